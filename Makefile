@@ -1,0 +1,107 @@
+# Atoll top-level build.
+#
+# Everything is found by wildcard so that adding a file never needs a Makefile
+# edit: library code lives in util/ isa/ sim/ firmware/ compiler/, the front
+# end is tools/atoll.c plus one tools/cmd_NAME.c per subcommand (the command
+# table is generated from those file names), tests are test/*/test_*.c (one
+# binary each) and test/cli/*.sh, benchmarks bench/bench_*.c, fuzzers
+# fuzz/fuzz_*.c.
+#
+#   make            build/atoll and build/libatoll.a
+#   make test       every test, then again under ASan+UBSan; ends "N passed, N failed"
+#   make bench      benchmark table
+#   make fuzz       libFuzzer harnesses, FUZZ_SECONDS each
+#   make install PREFIX=/usr/local
+
+CC      ?= cc
+BUILD   ?= build
+PREFIX  ?= /usr/local
+SAN     ?= 0
+FUZZ_SECONDS ?= 20
+VERSION := 0.1.0
+
+WARN    := -Wall -Wextra -Werror -Wno-unused-parameter -Wno-format-truncation
+CSTD    := -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE
+ifeq ($(SAN),1)
+OPT     := -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
+else
+OPT     := -O2 -g
+endif
+CFLAGS_ALL := $(CSTD) $(OPT) $(WARN) -Iinclude -I. -I$(BUILD)/gen -DATOLL_VERSION='"$(VERSION)"' $(CFLAGS)
+LDLIBS_ALL := -lz -lm $(LDLIBS)
+
+LIB_DIRS  := util isa sim firmware compiler
+LIB_SRCS  := $(sort $(foreach d,$(LIB_DIRS),$(wildcard $(d)/*.c)))
+TOOL_SRCS := $(sort $(wildcard tools/*.c))
+CMD_SRCS  := $(sort $(wildcard tools/cmd_*.c))
+TEST_SRCS := $(sort $(wildcard test/*/test_*.c))
+BENCH_SRCS:= $(sort $(wildcard bench/bench_*.c))
+FUZZ_SRCS := $(sort $(wildcard fuzz/fuzz_*.c))
+
+LIB_OBJS  := $(LIB_SRCS:%.c=$(BUILD)/obj/%.o)
+TOOL_OBJS := $(TOOL_SRCS:%.c=$(BUILD)/obj/%.o)
+TEST_BINS := $(patsubst test/%.c,$(BUILD)/test/%,$(TEST_SRCS))
+BENCH_BINS:= $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCH_SRCS))
+LIB       := $(BUILD)/libatoll.a
+ATOLL     := $(BUILD)/atoll
+
+.PHONY: all test check bench fuzz install clean conformance demo
+all: $(ATOLL) $(LIB)
+
+$(BUILD)/gen/commands.h: $(CMD_SRCS) Makefile
+	@mkdir -p $(dir $@)
+	@{ for f in $(CMD_SRCS); do n=$${f#tools/cmd_}; echo "COMMAND($${n%.c})"; done; } > $@.tmp && mv $@.tmp $@
+
+$(BUILD)/obj/%.o: %.c $(BUILD)/gen/commands.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -MMD -MP -c $< -o $@
+
+$(LIB): $(LIB_OBJS)
+	@mkdir -p $(dir $@)
+	rm -f $@ && ar rcs $@ $^
+
+$(ATOLL): $(TOOL_OBJS) $(LIB)
+	$(CC) $(CFLAGS_ALL) $(TOOL_OBJS) $(LIB) $(LDLIBS_ALL) -o $@
+
+# Test binaries may also use the command implementations (for in-process CLI tests).
+$(BUILD)/test/%: test/%.c test/test.h $(LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) $< $(LIB) $(LDLIBS_ALL) -o $@
+
+$(BUILD)/bench/%: bench/%.c $(LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) $< $(LIB) $(LDLIBS_ALL) -o $@
+
+# One pass of the suite for the current BUILD/SAN; writes $(BUILD)/results.txt.
+check: $(ATOLL) $(TEST_BINS)
+	@sh test/run.sh $(BUILD) $(TEST_BINS)
+
+test:
+	@$(MAKE) --no-print-directory check BUILD=build SAN=0
+	@$(MAKE) --no-print-directory check BUILD=build/san SAN=1
+	@sh test/total.sh build/results.txt build/san/results.txt
+
+bench: $(ATOLL) $(BENCH_BINS)
+	@for b in $(BENCH_BINS); do $$b || exit 1; done
+
+FUZZ_BINS := $(patsubst fuzz/%.c,$(BUILD)/fuzz/%,$(FUZZ_SRCS))
+$(BUILD)/fuzz/%: fuzz/%.c $(LIB_SRCS)
+	@mkdir -p $(dir $@)
+	clang $(CSTD) -O1 -g -fsanitize=fuzzer,address,undefined -Iinclude -I. -I$(BUILD)/gen $< $(LIB_SRCS) $(LDLIBS_ALL) -o $@
+fuzz: $(BUILD)/gen/commands.h $(FUZZ_BINS)
+	@for f in $(FUZZ_BINS); do n=$$(basename $$f); mkdir -p $(BUILD)/fuzz/corpus-$$n; \
+	  seeds=fuzz/seeds/$$n; [ -d $$seeds ] || seeds=; \
+	  $$f -max_total_time=$(FUZZ_SECONDS) -rss_limit_mb=2048 $(BUILD)/fuzz/corpus-$$n $$seeds >$(BUILD)/fuzz/$$n.log 2>&1 \
+	    && echo "fuzz $$n: ok ($(FUZZ_SECONDS) s)" || { tail -40 $(BUILD)/fuzz/$$n.log; echo "fuzz $$n: FAILED"; exit 1; }; done
+
+install: $(ATOLL) $(LIB)
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/include
+	install -m 755 $(ATOLL) $(DESTDIR)$(PREFIX)/bin/atoll
+	install -m 644 $(LIB) $(DESTDIR)$(PREFIX)/lib/libatoll.a
+	install -m 644 include/*.h $(DESTDIR)$(PREFIX)/include/
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' tools/atoll.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/atoll.pc
+
+clean:
+	rm -rf build
+
+-include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)

@@ -1,0 +1,70 @@
+/* test.h - the whole unit-test harness, header only.
+ *
+ * A test file defines functions with TEST(name), lists them in main() with
+ * RUN(name), and ends with `return test_summary("file");`. CHECK records a
+ * failure and continues; REQUIRE records a failure and leaves the test.
+ * The last line a test binary prints is "NAME: N passed, N failed", which
+ * test/run.sh sums across binaries. A test counts once, failed if any check
+ * in it failed.
+ */
+#ifndef ATOLL_TEST_H
+#define ATOLL_TEST_H
+#include <stdio.h>
+#include <string.h>
+#include <math.h>
+
+static int test_passed, test_failed, test_current_failed;
+static const char *test_current_name;
+
+#define TEST(name) static void name(void)
+#define RUN(name) test_run_one(name, #name)
+
+#define CHECK(cond) \
+    do { if (!(cond)) test_fail_at(__FILE__, __LINE__, "CHECK(%s)", #cond); } while (0)
+#define CHECKF(cond, ...) \
+    do { if (!(cond)) test_fail_at(__FILE__, __LINE__, __VA_ARGS__); } while (0)
+#define REQUIRE(cond) \
+    do { if (!(cond)) { test_fail_at(__FILE__, __LINE__, "REQUIRE(%s)", #cond); return; } } while (0)
+#define CHECK_EQ_INT(a, b) \
+    do { long long a_ = (long long)(a), b_ = (long long)(b); \
+         if (a_ != b_) test_fail_at(__FILE__, __LINE__, "%s == %s: %lld != %lld", #a, #b, a_, b_); } while (0)
+#define CHECK_STR_CONTAINS(hay, needle) \
+    do { const char *h_ = (hay), *n_ = (needle); \
+         if (!h_ || !strstr(h_, n_)) test_fail_at(__FILE__, __LINE__, "\"%s\" does not contain \"%s\"", h_ ? h_ : "(null)", n_); } while (0)
+#define CHECK_NEAR(a, b, tol) \
+    do { double a_ = (a), b_ = (b); \
+         if (!(fabs(a_ - b_) <= (tol))) test_fail_at(__FILE__, __LINE__, "%s ~ %s: %.9g vs %.9g", #a, #b, a_, b_); } while (0)
+
+#if defined(__GNUC__)
+__attribute__((format(printf, 3, 4)))
+#endif
+static void test_fail_at(const char *file, int line, const char *fmt, ...);
+
+#include <stdarg.h>
+static void test_fail_at(const char *file, int line, const char *fmt, ...)
+{
+    va_list ap;
+    printf("  FAIL %s (%s:%d): ", test_current_name, file, line);
+    va_start(ap, fmt);
+    vprintf(fmt, ap);
+    va_end(ap);
+    printf("\n");
+    test_current_failed = 1;
+}
+
+static void test_run_one(void (*fn)(void), const char *name)
+{
+    test_current_name = name;
+    test_current_failed = 0;
+    fn();
+    if (test_current_failed) { test_failed++; printf("not ok %s\n", name); }
+    else { test_passed++; printf("ok %s\n", name); }
+    fflush(stdout);
+}
+
+static int test_summary(const char *suite)
+{
+    printf("%s: %d passed, %d failed\n", suite, test_passed, test_failed);
+    return test_failed ? 1 : 0;
+}
+#endif
