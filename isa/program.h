@@ -1,0 +1,66 @@
+/* program.h - a program image: what `atoll asm` produces and `atoll sim`
+ * runs. It holds one instruction stream per (core, engine) of the chip and
+ * the DRAM contents to preload, plus checks to verify after the run.
+ *
+ * Cores are numbered globally: core = cluster * cores_per_cluster + index.
+ * Ownership: everything is owned by the AtlProgram; free with prog_free.
+ */
+#ifndef ATOLL_ISA_PROGRAM_H
+#define ATOLL_ISA_PROGRAM_H
+#include <stdint.h>
+#include <stddef.h>
+#include "isa/isa.h"
+
+typedef struct AtlStream {
+    AtlInsn *insns;
+    int count, cap;
+    int *src_line;         /* source line of each instruction (0 if unknown) */
+} AtlStream;
+
+/* Bytes placed in DRAM before the run. */
+typedef struct AtlDataSeg {
+    char name[64];
+    uint64_t addr;
+    size_t size;
+    uint8_t *bytes;
+} AtlDataSeg;
+
+/* A region of DRAM compared after the run (the `.expect` directive), or
+ * saved to the output file (`.output`). */
+typedef struct AtlRegion {
+    char name[64];
+    uint64_t addr;
+    int dtype;
+    int ndim;
+    uint32_t shape[4];
+    uint8_t *expect;       /* NULL for .output regions */
+    double tolerance;      /* absolute, for float dtypes */
+} AtlRegion;
+
+typedef struct AtlProgram {
+    char source[256];      /* file name, for messages */
+    int ncores;            /* streams has ncores * ISA_NUM_ENGINES entries */
+    AtlStream *streams;
+    AtlDataSeg *segs;
+    int nsegs;
+    AtlRegion *regions;
+    int nregions;
+} AtlProgram;
+
+static inline AtlStream *prog_stream(AtlProgram *p, int core, int engine)
+{
+    return &p->streams[core * ISA_NUM_ENGINES + engine];
+}
+
+int prog_init(AtlProgram *p, int ncores, AtlErr *e);
+int prog_append(AtlProgram *p, int core, int engine, const AtlInsn *in, int line, AtlErr *e);
+void prog_free(AtlProgram *p);
+
+/* Text assembly: parses the whole program text (see docs/asm.md). */
+int prog_assemble(const char *name, const char *text, AtlProgram *p, AtlErr *e);
+/* Binary image (`atoll asm -o`): serialise / parse. */
+int prog_save(const AtlProgram *p, const char *path, AtlErr *e);
+int prog_load(const char *path, AtlProgram *p, AtlErr *e);
+/* Reads .s (text) or a binary image, chosen by the file's magic. */
+int prog_load_any(const char *path, AtlProgram *p, AtlErr *e);
+#endif
