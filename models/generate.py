@@ -102,7 +102,7 @@ def save_npz(path, arrays):
 
 def write_bytes(path, data):
     """Write a file through a temporary name, so a failure leaves no partial file."""
-    tmp = path + ".tmp"
+    tmp = path + ".tmp.part"
     with open(tmp, "wb") as f:
         f.write(data)
     os.replace(tmp, path)
@@ -568,7 +568,7 @@ def is_weight(tensor):
 def externalize(model, data_path, location):
     """Move weight initializers into `data_path` (64-byte aligned, graph order)
     and point the tensors at it by relative `location`."""
-    tmp = data_path + ".tmp"
+    tmp = data_path + ".tmp.part"
     with open(tmp, "wb") as f:
         for tensor in model.graph.initializer:
             if not is_weight(tensor):
