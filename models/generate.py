@@ -445,6 +445,7 @@ def build_vit_tiny():
 
 
 def full_size_norms(model, seed):
+    """Non-trivial norm parameters and BN statistics for graph-only models."""
     gen = torch.Generator().manual_seed(seed)
     randomize_norms(model, gen)
     randomize_bn_stats(model, gen)
