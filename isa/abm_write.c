@@ -37,6 +37,7 @@ static int buf_put(Buf *b, const void *d, size_t n)
 }
 static int buf_zero(Buf *b, size_t n)
 {
+    if (n == 0) return 0;
     if (buf_reserve(b, n)) return -1;
     memset(b->p + b->n, 0, n);
     b->n += n;
