@@ -2,7 +2,8 @@
  * the fuzz seeds, and (run without arguments) tests that each of them is
  * what the CLI tests expect: valid, or broken in exactly one way.
  *
- *   test_abm_gen --write DIR    writes DIR/{a,b,otherchip,badcrc,truncated,badver}.abm
+ *   test_abm_gen --write DIR    writes DIR/{a,b,raw,otherchip,badcrc,truncated,badver}.abm
+ *                               (raw.abm: variant 0 with compression off)
  *   test_abm_gen                self-test (part of make test)
  */
 #include <stdlib.h>
@@ -11,11 +12,11 @@
 #include "test/isa/abm_sample.h"
 #include "util/file.h"
 
-static int write_sample(const char *dir, const char *name, uint64_t chip, int variant, int damage, AtlErr *e)
+static int write_sample(const char *dir, const char *name, uint64_t chip, int variant, int level, int damage, AtlErr *e)
 {
     char path[4096];
     snprintf(path, sizeof path, "%s/%s", dir, name);
-    AbmWriter *w = sample_model(chip, variant, 6, e);
+    AbmWriter *w = sample_model(chip, variant, level, e);
     if (!w) return -1;
     uint8_t *buf;
     size_t n;
@@ -44,11 +45,12 @@ static int write_sample(const char *dir, const char *name, uint64_t chip, int va
 
 static int write_all(const char *dir, AtlErr *e)
 {
-    return write_sample(dir, "a.abm", SAMPLE_CHIP, 0, 0, e) || write_sample(dir, "b.abm", SAMPLE_CHIP, 1, 0, e) ||
-           write_sample(dir, "otherchip.abm", SAMPLE_CHIP ^ 1, 1, 0, e) ||
-           write_sample(dir, "badcrc.abm", SAMPLE_CHIP, 0, 1, e) ||
-           write_sample(dir, "truncated.abm", SAMPLE_CHIP, 0, 2, e) ||
-           write_sample(dir, "badver.abm", SAMPLE_CHIP, 0, 3, e) ? -1 : 0;
+    return write_sample(dir, "a.abm", SAMPLE_CHIP, 0, 6, 0, e) || write_sample(dir, "b.abm", SAMPLE_CHIP, 1, 6, 0, e) ||
+           write_sample(dir, "raw.abm", SAMPLE_CHIP, 0, 0, 0, e) ||
+           write_sample(dir, "otherchip.abm", SAMPLE_CHIP ^ 1, 1, 6, 0, e) ||
+           write_sample(dir, "badcrc.abm", SAMPLE_CHIP, 0, 6, 1, e) ||
+           write_sample(dir, "truncated.abm", SAMPLE_CHIP, 0, 6, 2, e) ||
+           write_sample(dir, "badver.abm", SAMPLE_CHIP, 0, 6, 3, e) ? -1 : 0;
 }
 
 static char dir[] = "/tmp/atoll_abm_genXXXXXX";
@@ -71,6 +73,9 @@ TEST(samples_are_what_the_cli_tests_expect)
     abm_model_free(&m);
     CHECK(load("b.abm", SAMPLE_CHIP, 0, &m, &e) == 0);
     abm_model_free(&m);
+    CHECK(load("raw.abm", SAMPLE_CHIP, 0, &m, &e) == 0);
+    for (uint32_t i = 0; i < m.view.section_count; i++) CHECK_EQ_INT(m.view.sec[i].compression, ABM_COMP_NONE);
+    abm_model_free(&m);
     CHECK(load("otherchip.abm", SAMPLE_CHIP, 0, &m, &e) == -1);
     CHECK_STR_CONTAINS(e.msg, "wrong chip");
     CHECK(load("badcrc.abm", 0, 0, &m, &e) == -1);
@@ -83,8 +88,8 @@ TEST(samples_are_what_the_cli_tests_expect)
     CHECK_STR_CONTAINS(e.msg, "truncated");
     CHECK(load("badver.abm", 0, 0, &m, &e) == -1);
     CHECK_STR_CONTAINS(e.msg, "unsupported format version 2.0");
-    const char *names[] = { "a", "b", "otherchip", "badcrc", "truncated", "badver" };
-    for (int i = 0; i < 6; i++) {
+    const char *names[] = { "a", "b", "raw", "otherchip", "badcrc", "truncated", "badver" };
+    for (int i = 0; i < 7; i++) {
         char p[4200];
         snprintf(p, sizeof p, "%s/%s.abm", dir, names[i]);
         remove(p);
