@@ -222,6 +222,20 @@ static void e_zlib_ratio(uint8_t *b, const AbmView *v)
     wr64(ent + 24, get64(ent + 16) * 2000);
 }
 static void e_zlib_raw_small(uint8_t *b, const AbmView *v) { (void)v; wr64(entry(b, ABM_SEC_CMDS) + 24, 64); }
+static void e_zlib_header(uint8_t *b, const AbmView *v) { sec_ptr(b, v, ABM_SEC_CMDS)[0] ^= 0x01; }
+static void e_zlib_trailing(uint8_t *b, const AbmView *v)
+{
+    uint8_t *ent = entry(b, ABM_SEC_CMDS);
+    (void)v;
+    wr64(ent + 16, get64(ent + 16) + 1);   /* takes in one zero padding byte */
+}
+static void e_zlib_cut(uint8_t *b, const AbmView *v)
+{
+    uint8_t *ent = entry(b, ABM_SEC_CMDS);
+    uint64_t sz = get64(ent + 16);
+    memset(sec_ptr(b, v, ABM_SEC_CMDS) + sz - 10, 0, 10);
+    wr64(ent + 16, sz - 10);
+}
 static void e_padding(uint8_t *b, const AbmView *v) { b[v->sec[v->by_type[ABM_SEC_NETS]].offset + 32 + 1] = 1; }
 static void e_record_multiple(uint8_t *b, const AbmView *v)
 {
@@ -266,13 +280,17 @@ static void e_strings_nul(uint8_t *b, const AbmView *v)
     b[s->offset + s->stored_size - 1] = 'x';
 }
 
-TEST(each_problem_has_its_own_message)
+TEST(header_problems_have_their_own_messages)
 {
     expect_error(0, e_magic, 0, "bad magic at offset 0");
     expect_error(0, e_version, 0, "unsupported format version 2.0");
     expect_error(0, e_nothing, 0x1234, "wrong chip: model compiled for chip fingerprint 0xa1c0ffee12345678");
     expect_error(0, e_flags, 0, "unknown bits 0x80");
     expect_error(0, e_section_count, 0, "count overflow: header field section_count");
+}
+
+TEST(section_problems_have_their_own_messages)
+{
     expect_error(0, e_table_past_end, 0, "truncated: section table at offset");
     expect_error(0, e_section_size, 0, "section 3 (tensors) past end of file");
     expect_error(0, e_misaligned, 0, "is not 64-byte aligned");
@@ -282,8 +300,15 @@ TEST(each_problem_has_its_own_message)
     expect_error(0, e_compression, 0, "unknown compression 7");
     expect_error(6, e_zlib_ratio, 0, "is impossible for");
     expect_error(6, e_zlib_raw_small, 0, "inflates to more bytes than raw_size");
+    expect_error(6, e_zlib_header, 0, "section 6 (cmds) at offset 1280: corrupt zlib stream");
+    expect_error(6, e_zlib_trailing, 0, "trailing bytes after the end of the zlib stream");
+    expect_error(6, e_zlib_cut, 0, "zlib stream is truncated");
     expect_error(0, e_padding, 0, "nonzero padding byte");
     expect_error(0, e_record_multiple, 0, "is not a multiple of its 64-byte record");
+}
+
+TEST(record_problems_have_their_own_messages)
+{
     expect_error(0, e_dims_overflow, 0, "count overflow: element count of 'input'");
     expect_error(0, e_tensor_count, 0, "field 'tensor_count'");
     expect_error(0, e_string_index, 0, "string index out of range: 2147483647");
@@ -359,7 +384,9 @@ int main(void)
     RUN(truncated_at_every_length);
     RUN(flipped_bit_in_every_byte_uncompressed);
     RUN(flipped_bit_in_every_byte_compressed);
-    RUN(each_problem_has_its_own_message);
+    RUN(header_problems_have_their_own_messages);
+    RUN(section_problems_have_their_own_messages);
+    RUN(record_problems_have_their_own_messages);
     RUN(messages_name_section_record_field_and_offset);
     RUN(crc_tolerant_mode_reports_bad_sections);
     RUN(null_and_empty_buffers);
