@@ -4,7 +4,10 @@
  * fuzzer can reach the structural checks behind them (a checksum would
  * otherwise stop almost every mutation at the door). A valid view is then
  * walked completely, every blob inflated, so that any field the validator
- * let through unchecked shows up as an ASan/UBSan report. Seeds in
+ * let through unchecked shows up as an ASan/UBSan report. A valid view is
+ * also merged into a fresh writer and serialised: whatever the reader
+ * accepts, the writer must reproduce (its own re-validation must pass), so a
+ * mismatch between the two traps. Seeds in
  * fuzz/seeds/fuzz_abm/ are the sample models of test/isa/abm_sample.h
  * (written by `build/test/isa/test_abm_gen --write DIR`).
  */
@@ -43,6 +46,27 @@ static void walk(const AbmView *v)
     (void)sum;
 }
 
+/* Merge + serialise must succeed for every valid view whose weights read back. */
+static void remerge(const AbmView *v)
+{
+    uint64_t raw = 0;
+    for (uint32_t i = 0; i < v->n_blobs; i++) {
+        AbmBlob b = abm_blob(v, i);
+        if (b.raw_size > (16u << 20) - raw) return;
+        raw += b.raw_size;
+    }
+    AbmWriter *w = abm_writer_new(v->chip_fingerprint ? v->chip_fingerprint : 1);
+    if (!w) return;
+    AtlErr e;
+    if (v->chip_fingerprint && abm_writer_merge(w, v, &e) == 0) {
+        uint8_t *buf;
+        size_t n;
+        if (abm_serialize(w, &buf, &n, &e)) __builtin_trap();
+        free(buf);
+    }
+    abm_writer_free(w);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     for (unsigned flags = 0; flags <= ABM_OPEN_IGNORE_CRC; flags += ABM_OPEN_IGNORE_CRC) {
@@ -52,7 +76,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (v.scratch_needed > (64u << 20)) continue;
         uint8_t *scratch = malloc(v.scratch_needed);
         if (!scratch) continue;
-        if (abm_decode(&v, scratch, v.scratch_needed, &e) == 0) walk(&v);
+        if (abm_decode(&v, scratch, v.scratch_needed, &e) == 0) {
+            walk(&v);
+            remerge(&v);
+        }
         free(scratch);
     }
     return 0;

@@ -288,7 +288,7 @@ int abm_open(AbmView *v, const void *buf, size_t len, uint64_t expect_chip, unsi
         v->bad_crcs++;
     }
     uint64_t tab_end = tab + tab_bytes;
-    uint64_t scratch = ABM_INFLATE_WORK_BYTES;
+    uint64_t scratch = ABM_INFLATE_WORK_BYTES + 16;   /* + slack to align the workspace */
     for (uint32_t i = 0; i < v->section_count; i++) {
         const uint8_t *p = b + tab + (uint64_t)i * ABM_SECTION_ENTRY_BYTES;
         uint64_t at = tab + (uint64_t)i * ABM_SECTION_ENTRY_BYTES;
@@ -318,16 +318,19 @@ int abm_open(AbmView *v, const void *buf, size_t len, uint64_t expect_chip, unsi
         if (s->compression == ABM_COMP_NONE && s->raw_size != s->stored_size)
             return fail(e, "section %u (%s): uncompressed but raw_size %llu != stored size %llu (entry at offset %llu)", i, nm,
                         (unsigned long long)s->raw_size, (unsigned long long)s->stored_size, (unsigned long long)at);
+        int known = s->type > 0 && s->type < ABM_SEC_LIMIT;
         if (s->compression == ABM_COMP_ZLIB) {
             if (s->stored_size > UINT64_MAX / ABM_ZLIB_MAX_RATIO || s->raw_size > s->stored_size * ABM_ZLIB_MAX_RATIO)
                 return fail(e, "section %u (%s): raw_size %llu is impossible for %llu bytes of zlib data (entry at offset %llu)",
                             i, nm, (unsigned long long)s->raw_size, (unsigned long long)s->stored_size, (unsigned long long)at);
+        }
+        if (s->compression == ABM_COMP_ZLIB && known) {   /* unknown sections are skipped, never inflated */
             uint64_t need = align_up(s->raw_size);
             if (need < s->raw_size || scratch > UINT64_MAX - need)
                 return fail(e, "count overflow: section %u (%s) raw sizes overflow 64 bits", i, nm);
             scratch += need;
         }
-        if (s->type > 0 && s->type < ABM_SEC_LIMIT) {
+        if (known) {
             if (v->by_type[s->type] >= 0)
                 return fail(e, "duplicate section: sections %d and %u are both '%s'", v->by_type[s->type], i, nm);
             v->by_type[s->type] = (int)i;
@@ -614,12 +617,14 @@ int abm_decode(AbmView *v, void *scratch, size_t scratch_len, AtlErr *e)
     if (scratch_len < v->scratch_needed || !scratch)
         return fail(e, "scratch buffer too small: %llu bytes, decoding needs %llu",
                     (unsigned long long)scratch_len, (unsigned long long)v->scratch_needed);
-    uint8_t *sc = scratch;
+    /* zlib keeps pointers in its state: give it a 16-byte aligned workspace */
+    uint8_t *sc = (uint8_t *)scratch + ((16 - ((uintptr_t)scratch & 15)) & 15);
     v->work = sc;
     uint64_t pos = ABM_INFLATE_WORK_BYTES;
     for (uint32_t i = 0; i < v->section_count; i++) {
         AbmSection *s = &v->sec[i];
         if (s->compression == ABM_COMP_NONE) { s->data = v->buf + s->offset; continue; }
+        if (s->type == 0 || s->type >= ABM_SEC_LIMIT) { s->data = NULL; continue; }
         const char *why = "";
         if (inflate_exact(v->work, v->buf + s->offset, s->stored_size, sc + pos, s->raw_size, &why))
             return fail(e, "section %u (%s) at offset %llu: %s (stored %llu bytes, raw_size %llu)", i, sec_label(s->type),

@@ -366,6 +366,43 @@ TEST(crc_tolerant_mode_reports_bad_sections)
     free(b);
 }
 
+/* A newer minor version may add sections; this reader must skip them. */
+TEST(unknown_sections_are_skipped)
+{
+    AtlErr e;
+    size_t n;
+    uint8_t *b = small_file(0, &n);
+    REQUIRE(b);
+    REQUIRE(get32(b + 28) == 10 && get64(b + 32) == 64);   /* room for one more entry before offset 512 */
+    size_t n2 = (n + 63) / 64 * 64 + 64;
+    uint8_t *c = calloc(1, n2);
+    REQUIRE(c);
+    memcpy(c, b, n);
+    for (int k = 0; k < 64; k++) c[n2 - 64 + k] = (uint8_t)(k * 5 + 1);
+    uint8_t *ent = c + 64 + 10 * ABM_SECTION_ENTRY_BYTES;
+    wr32(ent, 77);
+    wr32(ent + 4, ABM_COMP_ZLIB);          /* not even valid zlib: it must never be inflated */
+    wr64(ent + 8, n2 - 64);
+    wr64(ent + 16, 64);
+    wr64(ent + 24, 1000);
+    wr32(c + 28, 11);
+    wr64(c + 40, n2);
+    refix(c, n2);
+    CHECKF(parse_all(c, n2, SAMPLE_CHIP, 0, &e) == 0, "%s", e.msg);
+    AbmView v;
+    REQUIRE(abm_open(&v, c, n2, 0, 0, &e) == 0);
+    CHECK_EQ_INT(v.section_count, 11);
+    CHECK_EQ_INT(v.sec[10].type, 77);
+    /* and a scratch buffer at an odd address works (the workspace gets aligned) */
+    uint8_t *sc = malloc(v.scratch_needed + 1);
+    REQUIRE(sc);
+    CHECKF(abm_decode(&v, sc + 1, v.scratch_needed, &e) == 0, "%s", e.msg);
+    CHECK(v.sec[10].data == NULL);
+    free(sc);
+    free(c);
+    free(b);
+}
+
 TEST(null_and_empty_buffers)
 {
     AtlErr e;
@@ -389,6 +426,7 @@ int main(void)
     RUN(record_problems_have_their_own_messages);
     RUN(messages_name_section_record_field_and_offset);
     RUN(crc_tolerant_mode_reports_bad_sections);
+    RUN(unknown_sections_are_skipped);
     RUN(null_and_empty_buffers);
     return test_summary("test_abm_robust");
 }
