@@ -61,8 +61,10 @@ static void remerge(const AbmView *v)
     if (v->chip_fingerprint && abm_writer_merge(w, v, &e) == 0) {
         uint8_t *buf;
         size_t n;
-        if (abm_serialize(w, &buf, &n, &e)) __builtin_trap();
-        free(buf);
+        /* the one thing the writer refuses that the reader accepts: two
+         * stages of a net that a runtime could not tell apart */
+        if (abm_serialize(w, &buf, &n, &e) == 0) free(buf);
+        else if (!strstr(e.msg, "the same input shapes")) __builtin_trap();
     }
     abm_writer_free(w);
 }

@@ -162,6 +162,10 @@ AbmMeta abm_meta(const AbmView *v);
 int abm_blob_read(const AbmView *v, uint32_t i, void *dst, uint64_t dst_len, AtlErr *e);
 /* Index of the net named name, or -1. */
 int abm_find_net(const AbmView *v, const char *name);
+/* Global index of net's first stage compiled for batch, or -1. */
+int abm_find_stage(const AbmView *v, uint32_t net, uint32_t batch);
+/* Global index of the tensor called name in stage, or -1. */
+int abm_find_tensor(const AbmView *v, uint32_t stage, const char *name);
 
 /* 64-bit FNV-1a content hash used for weight dedup. */
 uint64_t abm_hash64(const void *data, uint64_t len);
@@ -222,7 +226,9 @@ int abm_set_mem_plan(AbmWriter *w, uint32_t stage, uint64_t activation_bytes, ui
 int abm_set_metadata(AbmWriter *w, const char *producer, const char *options, const uint8_t hash[ABM_HASH_BYTES], AtlErr *e);
 /* Statistics after abm_add_weight calls. */
 void abm_writer_weight_stats(const AbmWriter *w, uint64_t *blobs, uint64_t *raw_bytes, uint64_t *stored_bytes, uint64_t *dedup_hits);
-/* Serialises (and re-validates) the model; *buf is malloc'd, caller frees. */
+/* Serialises (and re-validates) the model; *buf is malloc'd, caller frees.
+ * Fails on a net without stages and on two stages of one net with the same
+ * batch and input shapes (a runtime could not tell them apart). */
 int abm_serialize(AbmWriter *w, uint8_t **buf, size_t *len, AtlErr *e);
 int abm_write_file(AbmWriter *w, const char *path, AtlErr *e);
 /* Adds every net and stage of a decoded view (weights deduplicated against

@@ -758,6 +758,24 @@ int abm_find_net(const AbmView *v, const char *name)
     return -1;
 }
 
+int abm_find_stage(const AbmView *v, uint32_t net, uint32_t batch)
+{
+    if (net >= v->n_nets) return -1;
+    AbmNet n = abm_net(v, net);
+    for (uint32_t k = 0; k < n.stage_count; k++)
+        if (abm_stage(v, n.first_stage + k).batch == batch) return (int)(n.first_stage + k);
+    return -1;
+}
+
+int abm_find_tensor(const AbmView *v, uint32_t stage, const char *name)
+{
+    if (stage >= v->n_stages) return -1;
+    AbmStage st = abm_stage(v, stage);
+    for (uint32_t t = 0; t < st.tensor_count; t++)
+        if (strcmp(abm_tensor(v, st.tensor_first + t).name, name) == 0) return (int)(st.tensor_first + t);
+    return -1;
+}
+
 int abm_blob_read(const AbmView *v, uint32_t i, void *dst, uint64_t dst_len, AtlErr *e)
 {
     if (!v->decoded || i >= v->n_blobs) return fail(e, "weight blob %u does not exist", i);

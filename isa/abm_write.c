@@ -408,14 +408,58 @@ int abm_add_tensor(AbmWriter *w, uint32_t stage, const AbmTensorDesc *t, uint32_
 
 typedef struct Sections {
     Buf b[ABM_SEC_LIMIT];
+    uint32_t *str_slots;          /* string offset + 1 by hash, 0 = empty */
+    size_t n_slots, n_strs;
 } Sections;
 
-static int add_str(Buf *strings, const char *s, uint32_t *ref)
+/* Appends s to the strings section once; equal strings share an offset. */
+static int add_str(Sections *S, const char *s, uint32_t *ref)
 {
+    Buf *strings = &S->b[ABM_SEC_STRINGS];
     if (!*s) { *ref = 0; return 0; }
-    if (strings->n > UINT32_MAX) return -1;
+    size_t len = strlen(s);
+    if ((S->n_strs + 1) * 2 > S->n_slots) {
+        size_t ns = S->n_slots ? S->n_slots * 2 : 256;
+        uint32_t *sl = calloc(ns, sizeof *sl);
+        if (!sl) return -1;
+        for (size_t i = 0; i < S->n_slots; i++) {
+            if (!S->str_slots[i]) continue;
+            const char *old = (const char *)strings->p + S->str_slots[i] - 1;
+            size_t j = abm_hash64(old, strlen(old)) & (ns - 1);
+            while (sl[j]) j = (j + 1) & (ns - 1);
+            sl[j] = S->str_slots[i];
+        }
+        free(S->str_slots);
+        S->str_slots = sl;
+        S->n_slots = ns;
+    }
+    size_t j = abm_hash64(s, len) & (S->n_slots - 1);
+    for (; S->str_slots[j]; j = (j + 1) & (S->n_slots - 1)) {
+        const char *old = (const char *)strings->p + S->str_slots[j] - 1;
+        if (!strcmp(old, s)) { *ref = S->str_slots[j] - 1; return 0; }
+    }
+    if (strings->n + len + 1 > UINT32_MAX) return -1;
     *ref = (uint32_t)strings->n;
-    return buf_put(strings, s, strlen(s) + 1);
+    if (buf_put(strings, s, len + 1)) return -1;
+    S->str_slots[j] = *ref + 1;
+    S->n_strs++;
+    return 0;
+}
+
+/* Same batch and same input tensors (dtype, shape, in order)? */
+static int same_stage(const WStage *a, const WStage *b)
+{
+    if (a->batch != b->batch) return 0;
+    size_t i = 0, j = 0;
+    for (;;) {
+        while (i < a->n_tensors && a->tensors[i].d.role != ABM_ROLE_INPUT) i++;
+        while (j < b->n_tensors && b->tensors[j].d.role != ABM_ROLE_INPUT) j++;
+        if (i == a->n_tensors || j == b->n_tensors) return i == a->n_tensors && j == b->n_tensors;
+        const AbmTensorDesc *x = &a->tensors[i].d, *y = &b->tensors[j].d;
+        if (x->dtype != y->dtype || x->ndim != y->ndim || memcmp(x->dims, y->dims, x->ndim * sizeof x->dims[0])) return 0;
+        i++;
+        j++;
+    }
 }
 
 static int build_sections(AbmWriter *w, Sections *S, AtlErr *e)
@@ -427,7 +471,12 @@ static int build_sections(AbmWriter *w, Sections *S, AtlErr *e)
         uint32_t name, count = 0;
         for (size_t i = 0; i < w->n_stages; i++) count += w->stages[i].net == n;
         if (count == 0) return atl_fail(e, "abm_serialize: net '%s' has no stages", w->nets[n]);
-        if (add_str(str, w->nets[n], &name)) goto oom;
+        for (size_t i = 0; i < w->n_stages; i++)
+            for (size_t k = i + 1; k < w->n_stages; k++)
+                if (w->stages[i].net == n && w->stages[k].net == n && same_stage(&w->stages[i], &w->stages[k]))
+                    return atl_fail(e, "abm_serialize: net '%s' has two stages (%zu and %zu) with batch %u and the same input shapes",
+                                    w->nets[n], i, k, w->stages[i].batch);
+        if (add_str(S, w->nets[n], &name)) goto oom;
         Buf *nb = &S->b[ABM_SEC_NETS];
         if (put32(nb, name) || put32(nb, stage_pos) || put32(nb, count) || put32(nb, 0)) goto oom;
         stage_pos += count;
@@ -446,7 +495,7 @@ static int build_sections(AbmWriter *w, Sections *S, AtlErr *e)
                 const AbmTensorDesc *t = &s->tensors[k].d;
                 Buf *tb = &S->b[ABM_SEC_TENSORS];
                 uint32_t tname;
-                if (add_str(str, t->name, &tname)) goto oom;
+                if (add_str(S, t->name, &tname)) goto oom;
                 if (put32(tb, tname) || put8(tb, t->dtype) || put8(tb, t->role) || put8(tb, t->region) || put8(tb, t->layout) ||
                     put8(tb, t->ndim) || put8(tb, t->quant_kind) || put8(tb, t->quant_axis) || put8(tb, 0) ||
                     put32(tb, s->tensors[k].blob))
@@ -481,7 +530,7 @@ static int build_sections(AbmWriter *w, Sections *S, AtlErr *e)
     }
     uint32_t prod, opts;
     Buf *mb = &S->b[ABM_SEC_META];
-    if (add_str(str, w->producer, &prod) || add_str(str, w->options, &opts) || put32(mb, prod) || put32(mb, opts) ||
+    if (add_str(S, w->producer, &prod) || add_str(S, w->options, &opts) || put32(mb, prod) || put32(mb, opts) ||
         buf_put(mb, w->source_hash, ABM_HASH_BYTES))
         goto oom;
     if (str->n > UINT32_MAX) return atl_fail(e, "abm_serialize: strings section exceeds 4 GiB");
@@ -564,6 +613,7 @@ int abm_serialize(AbmWriter *w, uint8_t **out, size_t *out_len, AtlErr *e)
     rc = 0;
 done:
     for (int t = 0; t < ABM_SEC_LIMIT; t++) { free(S.b[t].p); free(packed[t]); }
+    free(S.str_slots);
     free(file.p);
     return rc;
 }

@@ -382,6 +382,62 @@ TEST(merge_combines_nets_and_dedups_weights)
     abm_model_free(&b);
 }
 
+TEST(lookups_and_shared_strings)
+{
+    AtlErr e;
+    AbmModel m;
+    AbmWriter *w = sample_model(SAMPLE_CHIP, 0, 6, &e);
+    REQUIRE(w);
+    size_t n;
+    uint8_t *buf = serialize(w, &n);
+    abm_writer_free(w);
+    REQUIRE(buf);
+    REQUIRE(abm_load_buffer(&m, buf, n, 0, 0, &e) == 0);
+    free(buf);
+    const AbmView *v = &m.view;
+    CHECK_EQ_INT(abm_find_stage(v, 0, 4), 1);
+    CHECK_EQ_INT(abm_find_stage(v, 0, 2), -1);
+    CHECK_EQ_INT(abm_find_stage(v, 1, 1), 2);
+    CHECK_EQ_INT(abm_find_stage(v, 9, 1), -1);
+    int t = abm_find_tensor(v, 1, "logits");
+    REQUIRE(t >= 0);
+    CHECK_EQ_INT(abm_tensor(v, (uint32_t)t).dims[0], 4);
+    CHECK_EQ_INT(abm_find_tensor(v, 1, "nope"), -1);
+    CHECK_EQ_INT(abm_find_tensor(v, 7, "logits"), -1);
+    /* every stage names its input "input": the strings section holds it once */
+    CHECK(abm_tensor(v, abm_stage(v, 0).tensor_first).name == abm_tensor(v, abm_stage(v, 2).tensor_first).name);
+    abm_model_free(&m);
+}
+
+TEST(writer_refuses_indistinguishable_stages)
+{
+    AtlErr e;
+    AbmWriter *w = abm_writer_new(1);
+    REQUIRE(w);
+    uint32_t net, s0, s1, s2;
+    REQUIRE(abm_add_net(w, "n", &net, &e) == 0);
+    REQUIRE(abm_add_stage(w, net, 2, 1, &s0, &e) == 0);
+    REQUIRE(abm_add_stage(w, net, 2, 1, &s1, &e) == 0);
+    AbmTensorDesc a = { .name = "x", .dtype = ABM_DTYPE_INT8, .role = ABM_ROLE_INPUT, .region = ABM_REGION_IO,
+                        .ndim = 2, .dims = { 2, 8 } };
+    AbmTensorDesc b = a;
+    b.dims[1] = 16;                    /* same batch, other input shape: a distinct stage */
+    REQUIRE(abm_add_tensor(w, s0, &a, NULL, &e) == 0);
+    REQUIRE(abm_add_tensor(w, s1, &b, NULL, &e) == 0);
+    REQUIRE(abm_set_mem_plan(w, s0, 0, 64, &e) == 0);
+    REQUIRE(abm_set_mem_plan(w, s1, 0, 64, &e) == 0);
+    uint8_t *buf = NULL;
+    size_t n;
+    CHECKF(abm_serialize(w, &buf, &n, &e) == 0, "%s", e.msg);
+    free(buf);
+    REQUIRE(abm_add_stage(w, net, 2, 1, &s2, &e) == 0);
+    REQUIRE(abm_add_tensor(w, s2, &a, NULL, &e) == 0);
+    REQUIRE(abm_set_mem_plan(w, s2, 0, 64, &e) == 0);
+    CHECK(abm_serialize(w, &buf, &n, &e) == -1);
+    CHECK_STR_CONTAINS(e.msg, "net 'n' has two stages (0 and 2) with batch 2 and the same input shapes");
+    abm_writer_free(w);
+}
+
 TEST(names_of_enums)
 {
     CHECK(strcmp(abm_section_name(ABM_SEC_TENSORS), "tensors") == 0);
@@ -408,6 +464,8 @@ int main(void)
     RUN(write_file_then_load_file);
     RUN(decode_needs_enough_scratch);
     RUN(merge_combines_nets_and_dedups_weights);
+    RUN(lookups_and_shared_strings);
+    RUN(writer_refuses_indistinguishable_stages);
     RUN(names_of_enums);
     return test_summary("test_abm");
 }

@@ -171,7 +171,7 @@ TEST(flipped_bit_in_every_byte_compressed) { flip_every_byte(6); }
  * and checks that parsing fails with a message containing want. */
 typedef void (*Edit)(uint8_t *b, const AbmView *v);
 
-static void expect_error(int level, Edit edit, uint64_t chip, const char *want)
+static void expect_error2(int level, Edit edit, uint64_t chip, const char *want, const char *want2)
 {
     AtlErr e;
     size_t n;
@@ -188,7 +188,13 @@ static void expect_error(int level, Edit edit, uint64_t chip, const char *want)
     int rc = parse_all(b, n, chip, 0, &e);
     CHECKF(rc == -1, "edit for \"%s\" accepted", want);
     if (rc == -1) CHECK_STR_CONTAINS(e.msg, want);
+    if (rc == -1 && want2) CHECK_STR_CONTAINS(e.msg, want2);
     free(b);
+}
+
+static void expect_error(int level, Edit edit, uint64_t chip, const char *want)
+{
+    expect_error2(level, edit, chip, want, NULL);
 }
 
 static uint8_t *sec_ptr(uint8_t *b, const AbmView *v, uint32_t type) { return b + v->sec[v->by_type[type]].offset; }
@@ -300,7 +306,7 @@ TEST(section_problems_have_their_own_messages)
     expect_error(0, e_compression, 0, "unknown compression 7");
     expect_error(6, e_zlib_ratio, 0, "is impossible for");
     expect_error(6, e_zlib_raw_small, 0, "inflates to more bytes than raw_size");
-    expect_error(6, e_zlib_header, 0, "section 6 (cmds) at offset 1280: corrupt zlib stream");
+    expect_error2(6, e_zlib_header, 0, "section 6 (cmds) at offset ", ": corrupt zlib stream");
     expect_error(6, e_zlib_trailing, 0, "trailing bytes after the end of the zlib stream");
     expect_error(6, e_zlib_cut, 0, "zlib stream is truncated");
     expect_error(0, e_padding, 0, "nonzero padding byte");
