@@ -121,4 +121,25 @@ fail:
     abm_writer_free(w);
     return NULL;
 }
+static inline void sample_wr32(uint8_t *p, uint32_t x) { for (int i = 0; i < 4; i++) p[i] = (uint8_t)(x >> (8 * i)); }
+static inline uint32_t sample_get32(const uint8_t *p) { return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24; }
+static inline uint64_t sample_get64(const uint8_t *p) { return sample_get32(p) | (uint64_t)sample_get32(p + 4) << 32; }
+
+/* Recomputes every CRC after a deliberate edit, so that the structural
+ * check behind it is what fires. Sections that point outside are skipped. */
+static inline void sample_refix(uint8_t *b, size_t n)
+{
+    uint32_t count = sample_get32(b + 28);
+    uint64_t tab = sample_get64(b + 32);
+    if (count <= ABM_MAX_SECTIONS && tab <= n && (uint64_t)count * ABM_SECTION_ENTRY_BYTES <= n - tab) {
+        for (uint32_t i = 0; i < count; i++) {
+            uint8_t *ent = b + tab + (uint64_t)i * ABM_SECTION_ENTRY_BYTES;
+            uint64_t off = sample_get64(ent + 8), sz = sample_get64(ent + 16);
+            if (off <= n && sz <= n - off) sample_wr32(ent + 32, abm_crc32(b + off, sz));
+        }
+        sample_wr32(b + 48, abm_crc32(b + tab, (uint64_t)count * ABM_SECTION_ENTRY_BYTES));
+    }
+    sample_wr32(b + 60, abm_crc32(b, 60));
+}
+
 #endif

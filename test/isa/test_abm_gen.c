@@ -2,8 +2,10 @@
  * the fuzz seeds, and (run without arguments) tests that each of them is
  * what the CLI tests expect: valid, or broken in exactly one way.
  *
- *   test_abm_gen --write DIR    writes DIR/{a,b,raw,otherchip,badcrc,truncated,badver}.abm
- *                               (raw.abm: variant 0 with compression off)
+ *   test_abm_gen --write DIR    writes DIR/{a,b,raw,otherchip,badcrc,truncated,badver,badref}.abm
+ *                               (raw.abm: variant 0 with compression off;
+ *                               badref.abm: raw.abm with a bad blob index and
+ *                               correct checksums)
  *   test_abm_gen                self-test (part of make test)
  */
 #include <stdlib.h>
@@ -38,6 +40,11 @@ static int write_sample(const char *dir, const char *name, uint64_t chip, int va
         uint32_t c = abm_crc32(buf, 60);
         for (int i = 0; i < 4; i++) buf[60 + i] = (uint8_t)(c >> (8 * i));
     }
+    if (damage == 4) {                          /* valid CRCs, a weight tensor naming blob 77 */
+        uint8_t *t = buf + v.sec[v.by_type[ABM_SEC_TENSORS]].offset + ABM_TENSOR_BYTES;
+        sample_wr32(t + 12, 77);
+        sample_refix(buf, n);
+    }
     rc = atl_write_file_atomic(path, buf, n, e);
     free(buf);
     return rc;
@@ -50,7 +57,8 @@ static int write_all(const char *dir, AtlErr *e)
            write_sample(dir, "otherchip.abm", SAMPLE_CHIP ^ 1, 1, 6, 0, e) ||
            write_sample(dir, "badcrc.abm", SAMPLE_CHIP, 0, 6, 1, e) ||
            write_sample(dir, "truncated.abm", SAMPLE_CHIP, 0, 6, 2, e) ||
-           write_sample(dir, "badver.abm", SAMPLE_CHIP, 0, 6, 3, e) ? -1 : 0;
+           write_sample(dir, "badver.abm", SAMPLE_CHIP, 0, 6, 3, e) ||
+           write_sample(dir, "badref.abm", SAMPLE_CHIP, 0, 0, 4, e) ? -1 : 0;
 }
 
 static char dir[] = "/tmp/atoll_abm_genXXXXXX";
@@ -88,8 +96,10 @@ TEST(samples_are_what_the_cli_tests_expect)
     CHECK_STR_CONTAINS(e.msg, "truncated");
     CHECK(load("badver.abm", 0, 0, &m, &e) == -1);
     CHECK_STR_CONTAINS(e.msg, "unsupported format version 2.0");
-    const char *names[] = { "a", "b", "raw", "otherchip", "badcrc", "truncated", "badver" };
-    for (int i = 0; i < 7; i++) {
+    CHECK(load("badref.abm", 0, 0, &m, &e) == -1);
+    CHECK_STR_CONTAINS(e.msg, "section 'tensors' record 1 field 'blob'");
+    const char *names[] = { "a", "b", "raw", "otherchip", "badcrc", "truncated", "badver", "badref" };
+    for (int i = 0; i < 8; i++) {
         char p[4200];
         snprintf(p, sizeof p, "%s/%s.abm", dir, names[i]);
         remove(p);

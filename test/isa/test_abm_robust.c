@@ -22,23 +22,6 @@ static void wr64(uint8_t *p, uint64_t x) { for (int i = 0; i < 8; i++) p[i] = (u
 static uint32_t get32(const uint8_t *p) { return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24; }
 static uint64_t get64(const uint8_t *p) { return get32(p) | (uint64_t)get32(p + 4) << 32; }
 
-/* Recomputes every CRC after a deliberate edit, so that the structural
- * check behind it is what fires. Sections that point outside are skipped. */
-static void refix(uint8_t *b, size_t n)
-{
-    uint32_t count = get32(b + 28);
-    uint64_t tab = get64(b + 32);
-    if (count <= ABM_MAX_SECTIONS && tab <= n && (uint64_t)count * ABM_SECTION_ENTRY_BYTES <= n - tab) {
-        for (uint32_t i = 0; i < count; i++) {
-            uint8_t *ent = b + tab + (uint64_t)i * ABM_SECTION_ENTRY_BYTES;
-            uint64_t off = get64(ent + 8), sz = get64(ent + 16);
-            if (off <= n && sz <= n - off) wr32(ent + 32, abm_crc32(b + off, sz));
-        }
-        wr32(b + 48, abm_crc32(b + tab, (uint64_t)count * ABM_SECTION_ENTRY_BYTES));
-    }
-    wr32(b + 60, abm_crc32(b, 60));
-}
-
 /* Open + decode + touch every byte the view hands out. 0 if valid. */
 static int parse_all(const uint8_t *buf, size_t n, uint64_t chip, unsigned flags, AtlErr *e)
 {
@@ -184,7 +167,7 @@ static void expect_error2(int level, Edit edit, uint64_t chip, const char *want,
     REQUIRE(abm_decode(&v, sc, v.scratch_needed, &e) == 0);
     edit(b, &v);
     free(sc);
-    refix(b, n);
+    sample_refix(b, n);
     int rc = parse_all(b, n, chip, 0, &e);
     CHECKF(rc == -1, "edit for \"%s\" accepted", want);
     if (rc == -1) CHECK_STR_CONTAINS(e.msg, want);
@@ -344,7 +327,7 @@ TEST(messages_name_section_record_field_and_offset)
     REQUIRE(abm_open(&v, b, n, 0, 0, &e) == 0);
     uint64_t at = v.sec[v.by_type[ABM_SEC_TENSORS]].offset + 2 * ABM_TENSOR_BYTES + 4;
     b[at] = 99;                         /* dtype of tensor 2 */
-    refix(b, n);
+    sample_refix(b, n);
     REQUIRE(parse_all(b, n, 0, 0, &e) == -1);
     char want[120];
     snprintf(want, sizeof want, "section 'tensors' record 2 field 'dtype' (file offset 0x%llx): unknown dtype 99",
@@ -393,7 +376,7 @@ TEST(unknown_sections_are_skipped)
     wr64(ent + 24, 1000);
     wr32(c + 28, 11);
     wr64(c + 40, n2);
-    refix(c, n2);
+    sample_refix(c, n2);
     CHECKF(parse_all(c, n2, SAMPLE_CHIP, 0, &e) == 0, "%s", e.msg);
     AbmView v;
     REQUIRE(abm_open(&v, c, n2, 0, 0, &e) == 0);
