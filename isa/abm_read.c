@@ -233,6 +233,9 @@ int abm_open(AbmView *v, const void *buf, size_t len, uint64_t expect_chip, unsi
     int ignore_crc = (flags & ABM_OPEN_IGNORE_CRC) != 0;
     v->flags_open = flags;
     if (!b && len) return fail(e, "no buffer");
+    if (len == 0) return fail(e, "truncated: 0 bytes, too short for the 8-byte magic");
+    if (memcmp(b, ABM_MAGIC, len < 8 ? len : 8) != 0)
+        return fail(e, "bad magic at offset 0: not an Atoll model file (expected \"ATOLLABM\")");
     if (len < 8) return fail(e, "truncated: %llu bytes, too short for the 8-byte magic", (unsigned long long)len);
     if (memcmp(b, ABM_MAGIC, 8) != 0)
         return fail(e, "bad magic at offset 0: not an Atoll model file (expected \"ATOLLABM\")");
@@ -267,8 +270,6 @@ int abm_open(AbmView *v, const void *buf, size_t len, uint64_t expect_chip, unsi
                     (unsigned long long)len, (unsigned long long)fsize);
     if (fsize < ABM_HEADER_BYTES)
         return fail(e, "header field file_size (offset 40) is %llu, smaller than the header", (unsigned long long)fsize);
-    v->buf = b;
-    v->size = fsize;
     v->section_count = rd32(b + 28);
     if (v->section_count > ABM_MAX_SECTIONS)
         return fail(e, "count overflow: header field section_count (offset 28) is %u, at most %u allowed",
@@ -375,6 +376,8 @@ int abm_open(AbmView *v, const void *buf, size_t len, uint64_t expect_chip, unsi
     for (uint64_t q = pos; q < fsize; q++)
         if (b[q]) return fail(e, "nonzero padding byte at offset %llu (after the last section)", (unsigned long long)q);
     v->scratch_needed = scratch;
+    v->buf = b;                   /* only now: abm_decode refuses a view whose open failed */
+    v->size = fsize;
     return 0;
 }
 

@@ -402,6 +402,22 @@ TEST(null_and_empty_buffers)
     CHECK(abm_open(&v, "ATOLLABM", 8, 0, 0, &e) == -1);
     CHECK_STR_CONTAINS(e.msg, "truncated: 8 bytes, the header alone needs 64");
     CHECK(abm_decode(&v, NULL, 0, &e) == -1);
+    CHECK(abm_open(&v, "ATOL", 4, 0, 0, &e) == -1);
+    CHECK_STR_CONTAINS(e.msg, "truncated: 4 bytes");
+    CHECK(abm_open(&v, "PK\3\4", 4, 0, 0, &e) == -1);
+    CHECK_STR_CONTAINS(e.msg, "bad magic");
+    /* a view whose open failed cannot be decoded */
+    size_t n;
+    uint8_t *b = small_file(0, &n);
+    REQUIRE(b);
+    b[70] ^= 1;
+    CHECK(abm_open(&v, b, n, 0, 0, &e) == -1);
+    uint8_t *sc = malloc(1 << 20);
+    REQUIRE(sc);
+    CHECK(abm_decode(&v, sc, 1 << 20, &e) == -1);
+    CHECK_STR_CONTAINS(e.msg, "view was not opened");
+    free(sc);
+    free(b);
 }
 
 int main(void)
