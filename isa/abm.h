@@ -79,6 +79,8 @@ const char *abm_role_name(uint32_t role);
 const char *abm_region_name(uint32_t region);
 const char *abm_layout_name(uint32_t layout);
 const char *abm_engine_name(uint32_t engine);
+/* The DRAM region a tensor of this role lives in (ABM_REGION_COUNT if unknown). */
+uint32_t abm_role_region(uint32_t role);
 /* Bytes per element, 0 for an unknown dtype. */
 uint32_t abm_dtype_bytes(uint32_t dtype);
 

@@ -53,6 +53,7 @@ const char *abm_role_name(uint32_t r) { return r < ABM_ROLE_COUNT ? role_names[r
 const char *abm_region_name(uint32_t r) { return r < ABM_REGION_COUNT ? region_names[r] : "?"; }
 const char *abm_layout_name(uint32_t l) { return l < ABM_LAYOUT_COUNT ? layout_names[l] : "?"; }
 const char *abm_engine_name(uint32_t g) { return g < ABM_ENGINES ? engine_names[g] : "?"; }
+uint32_t abm_role_region(uint32_t r) { return r < ABM_ROLE_COUNT ? role_region[r] : ABM_REGION_COUNT; }
 uint32_t abm_dtype_bytes(uint32_t d) { return d < ABM_DTYPE_COUNT ? dtype_sizes[d] : 0; }
 
 /* ---- message formatting without stdio: %s %c %u %d %x %llu %llx %lld %% ---- */

@@ -350,6 +350,9 @@ int abm_add_tensor(AbmWriter *w, uint32_t stage, const AbmTensorDesc *t, uint32_
     if (t->role >= ABM_ROLE_COUNT) return atl_fail(e, "abm_add_tensor: tensor '%s': unknown role %u", nm, t->role);
     if (t->region >= ABM_REGION_COUNT) return atl_fail(e, "abm_add_tensor: tensor '%s': unknown region %u", nm, t->region);
     if (t->layout >= ABM_LAYOUT_COUNT) return atl_fail(e, "abm_add_tensor: tensor '%s': unknown layout %u", nm, t->layout);
+    if (abm_role_region(t->role) != t->region)
+        return atl_fail(e, "abm_add_tensor: tensor '%s': a tensor with role %s lives in region %s, not %s", nm,
+                        abm_role_name(t->role), abm_region_name(abm_role_region(t->role)), abm_region_name(t->region));
     if (t->ndim > ABM_MAX_DIMS) return atl_fail(e, "abm_add_tensor: tensor '%s': %u dimensions, at most %u", nm, t->ndim, ABM_MAX_DIMS);
     if (t->quant_kind >= ABM_QUANT_KIND_COUNT) return atl_fail(e, "abm_add_tensor: tensor '%s': unknown quantisation kind %u", nm, t->quant_kind);
     uint64_t numel = 1;

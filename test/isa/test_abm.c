@@ -226,6 +226,10 @@ TEST(writer_rejects_bad_arguments)
     CHECK(abm_add_tensor(w, st, &t, NULL, &e) == -1);
     CHECK_STR_CONTAINS(e.msg, "not inside one blob");
     t.dims[0] = 64;
+    t.region = ABM_REGION_IO;
+    CHECK(abm_add_tensor(w, st, &t, NULL, &e) == -1);
+    CHECK_STR_CONTAINS(e.msg, "tensor 'w': a tensor with role weight lives in region weights, not io");
+    t.region = ABM_REGION_WEIGHTS;
     t.quant_kind = ABM_QUANT_PER_CHANNEL;
     t.quant_count = 3;
     CHECK(abm_add_tensor(w, st, &t, NULL, &e) == -1);
