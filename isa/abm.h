@@ -159,8 +159,8 @@ AbmQuant abm_quant(const AbmView *v, uint32_t i);
 AbmStream abm_stream(const AbmView *v, uint32_t stage, uint32_t core, uint32_t engine);
 AbmBlob abm_blob(const AbmView *v, uint32_t i);
 AbmMeta abm_meta(const AbmView *v);
-/* Copies or inflates blob i into dst (>= raw_size bytes), checks its CRC
- * and hash. Uses the view's inflate workspace: one call at a time per view. */
+/* Copies or inflates blob i into dst (>= raw_size bytes), checks its CRC.
+ * Uses the view's inflate workspace: one call at a time per view. */
 int abm_blob_read(const AbmView *v, uint32_t i, void *dst, uint64_t dst_len, AtlErr *e);
 /* Index of the net named name, or -1. */
 int abm_find_net(const AbmView *v, const char *name);
