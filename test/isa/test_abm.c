@@ -442,6 +442,23 @@ TEST(writer_refuses_indistinguishable_stages)
     abm_writer_free(w);
 }
 
+TEST(output_is_deterministic)
+{
+    AtlErr e;
+    AbmWriter *w1 = sample_model(SAMPLE_CHIP, 0, 6, &e), *w2 = sample_model(SAMPLE_CHIP, 0, 6, &e);
+    REQUIRE(w1 && w2);
+    size_t n1, n2, n3;
+    uint8_t *b1 = serialize(w1, &n1), *b2 = serialize(w2, &n2), *b3 = serialize(w1, &n3);
+    REQUIRE(b1 && b2 && b3);
+    CHECK(n1 == n2 && memcmp(b1, b2, n1) == 0);
+    CHECK(n1 == n3 && memcmp(b1, b3, n1) == 0);
+    free(b1);
+    free(b2);
+    free(b3);
+    abm_writer_free(w1);
+    abm_writer_free(w2);
+}
+
 TEST(names_of_enums)
 {
     CHECK(strcmp(abm_section_name(ABM_SEC_TENSORS), "tensors") == 0);
@@ -470,6 +487,7 @@ int main(void)
     RUN(merge_combines_nets_and_dedups_weights);
     RUN(lookups_and_shared_strings);
     RUN(writer_refuses_indistinguishable_stages);
+    RUN(output_is_deterministic);
     RUN(names_of_enums);
     return test_summary("test_abm");
 }
