@@ -308,4 +308,8 @@ int isa_decode(const uint8_t in[ISA_INSN_BYTES], AtlInsn *out, AtlErr *e);
 /* One-line disassembly in the assembler's syntax (round-trips through
  * isa_asm_line). Returns the length written (truncated to cap-1). */
 int isa_disasm(const AtlInsn *in, char *buf, size_t cap);
+/* Addition (isa branch): parses one instruction line in the assembler's
+ * syntax (docs/asm.md) without directives or symbols; the inverse of
+ * isa_disasm. Errors name the mnemonic and field. */
+int isa_asm_line(const char *text, AtlInsn *out, AtlErr *e);
 #endif
