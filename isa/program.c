@@ -10,7 +10,8 @@
  *   ...    the instructions, 64 encoded bytes each, streams in the same order
  *   ...    segments: name[64] (NUL padded), addr u64, size u64, bytes
  *   ...    regions:  name[64], addr u64, dtype u32, ndim u32, shape u32[4],
- *                    tolerance f64, has_expect u32, expected bytes
+ *                    tolerance f64, has_expect u32 (44 bytes after the name),
+ *                    expected bytes
  *                    (product of shape x dtype size) if has_expect
  *   end-4  4  CRC-32 (zlib) of every byte before it
  * prog_load checks every count and size against the bytes present, decodes
@@ -270,7 +271,7 @@ int prog_load_mem(const char *name, const uint8_t *data, size_t size, AtlProgram
     size_t nstreams = (size_t)ncores * ISA_NUM_ENGINES;
     if (rd_need(&r, 4 * nstreams, "stream counts", e)) return -1;
     if (nsegs > r.len / (PROG_NAME_BYTES + 16)) return atl_fail(e, "%s: segment count %" PRIu32 " exceeds the file size", name, nsegs);
-    if (nregions > r.len / (PROG_NAME_BYTES + 48)) return atl_fail(e, "%s: region count %" PRIu32 " exceeds the file size", name, nregions);
+    if (nregions > r.len / (PROG_NAME_BYTES + 44)) return atl_fail(e, "%s: region count %" PRIu32 " exceeds the file size", name, nregions);
     if (prog_init(p, (int)ncores, e)) return atl_err_prefix(e, "%s", name);
     snprintf(p->source, sizeof p->source, "%s", name);
     uint32_t *counts = malloc(nstreams * sizeof *counts);
@@ -314,6 +315,7 @@ int prog_load_mem(const char *name, const uint8_t *data, size_t size, AtlProgram
         g->addr = rd_u64(&r);
         uint64_t sz = rd_u64(&r);
         if (sz > r.len - r.pos) { prog_free(p); return atl_fail(e, "%s: segment %s: size %" PRIu64 " exceeds the file size", name, g->name, sz); }
+        if (sz == 0) { prog_free(p); return atl_fail(e, "%s: segment %s is empty", name, g->name); }
         if (g->addr + sz < g->addr) { prog_free(p); return atl_fail(e, "%s: segment %s: address + size overflows", name, g->name); }
         g->size = (size_t)sz;
         g->bytes = malloc(sz ? sz : 1);
@@ -328,7 +330,7 @@ int prog_load_mem(const char *name, const uint8_t *data, size_t size, AtlProgram
     for (uint32_t i = 0; i < nregions; i++) {
         AtlRegion *g = &p->regions[i];
         p->nregions = (int)i + 1;
-        if (rd_name(&r, g->name, "region name", e) || rd_need(&r, 48, "region header", e)) { prog_free(p); return -1; }
+        if (rd_name(&r, g->name, "region name", e) || rd_need(&r, 44, "region header", e)) { prog_free(p); return -1; }
         g->addr = rd_u64(&r);
         uint32_t dt = rd_u32(&r), nd = rd_u32(&r);
         for (int k = 0; k < 4; k++) g->shape[k] = rd_u32(&r);
