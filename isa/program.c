@@ -252,6 +252,7 @@ static int rd_name(Rd *r, char *out, const char *what, AtlErr *e)
     return 0;
 }
 
+#define LOAD_FAIL(...) do { atl_fail(e, __VA_ARGS__); goto fail; } while (0)
 int prog_load_mem(const char *name, const uint8_t *data, size_t size, AtlProgram *p, AtlErr *e)
 {
     memset(p, 0, sizeof *p);
@@ -275,7 +276,7 @@ int prog_load_mem(const char *name, const uint8_t *data, size_t size, AtlProgram
     if (prog_init(p, (int)ncores, e)) return atl_err_prefix(e, "%s", name);
     snprintf(p->source, sizeof p->source, "%s", name);
     uint32_t *counts = malloc(nstreams * sizeof *counts);
-    if (!counts) { prog_free(p); return atl_fail(e, "out of memory"); }
+    if (!counts) LOAD_FAIL("out of memory");
     uint64_t total = 0;
     for (size_t i = 0; i < nstreams; i++) { counts[i] = rd_u32(&r); total += counts[i]; }
     if (total > (r.len - r.pos) / ISA_INSN_BYTES) {
@@ -300,68 +301,72 @@ int prog_load_mem(const char *name, const uint8_t *data, size_t size, AtlProgram
                                 isa_engine_name(eng), j, isa_ops[in.op].mnemonic, isa_engine_name(oe));
             }
             r.pos += ISA_INSN_BYTES;
-            if (prog_append(p, core, eng, &in, 0, e)) { free(counts); prog_free(p); return atl_err_prefix(e, "%s", name); }
+            if (prog_append(p, core, eng, &in, 0, e)) { free(counts); goto fail; }
         }
     }
     free(counts);
     if (nsegs) {
         p->segs = calloc(nsegs, sizeof *p->segs);
-        if (!p->segs) { prog_free(p); return atl_fail(e, "out of memory"); }
+        if (!p->segs) LOAD_FAIL("out of memory");
     }
     for (uint32_t i = 0; i < nsegs; i++) {
         AtlDataSeg *g = &p->segs[i];
         p->nsegs = (int)i + 1;
-        if (rd_name(&r, g->name, "segment name", e) || rd_need(&r, 16, "segment header", e)) { prog_free(p); return -1; }
+        if (rd_name(&r, g->name, "segment name", e) || rd_need(&r, 16, "segment header", e)) goto fail;
         g->addr = rd_u64(&r);
         uint64_t sz = rd_u64(&r);
-        if (sz > r.len - r.pos) { prog_free(p); return atl_fail(e, "%s: segment %s: size %" PRIu64 " exceeds the file size", name, g->name, sz); }
-        if (sz == 0) { prog_free(p); return atl_fail(e, "%s: segment %s is empty", name, g->name); }
-        if (g->addr + sz < g->addr) { prog_free(p); return atl_fail(e, "%s: segment %s: address + size overflows", name, g->name); }
+        if (sz > r.len - r.pos) LOAD_FAIL("%s: segment %s: size %" PRIu64 " exceeds the file size", name, g->name, sz);
+        if (sz == 0) LOAD_FAIL("%s: segment %s is empty", name, g->name);
+        if (g->addr + sz < g->addr) LOAD_FAIL("%s: segment %s: address + size overflows", name, g->name);
         g->size = (size_t)sz;
         g->bytes = malloc(sz ? sz : 1);
-        if (!g->bytes) { prog_free(p); return atl_fail(e, "out of memory"); }
+        if (!g->bytes) LOAD_FAIL("out of memory");
         memcpy(g->bytes, r.d + r.pos, sz);
         r.pos += sz;
     }
     if (nregions) {
         p->regions = calloc(nregions, sizeof *p->regions);
-        if (!p->regions) { prog_free(p); return atl_fail(e, "out of memory"); }
+        if (!p->regions) LOAD_FAIL("out of memory");
     }
     for (uint32_t i = 0; i < nregions; i++) {
         AtlRegion *g = &p->regions[i];
         p->nregions = (int)i + 1;
-        if (rd_name(&r, g->name, "region name", e) || rd_need(&r, 44, "region header", e)) { prog_free(p); return -1; }
+        if (rd_name(&r, g->name, "region name", e) || rd_need(&r, 44, "region header", e)) goto fail;
         g->addr = rd_u64(&r);
         uint32_t dt = rd_u32(&r), nd = rd_u32(&r);
         for (int k = 0; k < 4; k++) g->shape[k] = rd_u32(&r);
         uint64_t tb = rd_u64(&r);
         memcpy(&g->tolerance, &tb, 8);
         uint32_t has = rd_u32(&r);
-        if (dt >= ISA_NUM_DTYPES) { prog_free(p); return atl_fail(e, "%s: region %s: bad dtype code %" PRIu32, name, g->name, dt); }
-        if (nd < 1 || nd > 4) { prog_free(p); return atl_fail(e, "%s: region %s: rank %" PRIu32 " out of range 1..4", name, g->name, nd); }
+        if (dt >= ISA_NUM_DTYPES) LOAD_FAIL("%s: region %s: bad dtype code %" PRIu32, name, g->name, dt);
+        if (nd < 1 || nd > 4) LOAD_FAIL("%s: region %s: rank %" PRIu32 " out of range 1..4", name, g->name, nd);
         g->dtype = (int)dt;
         g->ndim = (int)nd;
         uint64_t bytes = (uint64_t)isa_dtype_size(g->dtype);
         for (uint32_t k = 0; k < 4; k++) {
-            if (k < nd && (g->shape[k] == 0 || g->shape[k] > (1u << 30))) { prog_free(p); return atl_fail(e, "%s: region %s: dimension %" PRIu32 " is %" PRIu32, name, g->name, k, g->shape[k]); }
-            if (k >= nd && g->shape[k] != 0) { prog_free(p); return atl_fail(e, "%s: region %s: unused dimension %" PRIu32 " is not zero", name, g->name, k); }
+            if (k < nd && (g->shape[k] == 0 || g->shape[k] > (1u << 30))) LOAD_FAIL("%s: region %s: dimension %" PRIu32 " is %" PRIu32, name, g->name, k, g->shape[k]);
+            if (k >= nd && g->shape[k] != 0) LOAD_FAIL("%s: region %s: unused dimension %" PRIu32 " is not zero", name, g->name, k);
             if (k < nd) bytes *= g->shape[k];
-            if (bytes > ((uint64_t)1 << 40)) { prog_free(p); return atl_fail(e, "%s: region %s: too large", name, g->name); }
+            if (bytes > ((uint64_t)1 << 40)) LOAD_FAIL("%s: region %s: too large", name, g->name);
         }
-        if (!isfinite(g->tolerance) || g->tolerance < 0) { prog_free(p); return atl_fail(e, "%s: region %s: bad tolerance", name, g->name); }
-        if (has > 1) { prog_free(p); return atl_fail(e, "%s: region %s: bad expect flag %" PRIu32, name, g->name, has); }
-        if (g->addr + bytes < g->addr) { prog_free(p); return atl_fail(e, "%s: region %s: address + size overflows", name, g->name); }
+        if (!isfinite(g->tolerance) || g->tolerance < 0) LOAD_FAIL("%s: region %s: bad tolerance", name, g->name);
+        if (has > 1) LOAD_FAIL("%s: region %s: bad expect flag %" PRIu32, name, g->name, has);
+        if (g->addr + bytes < g->addr) LOAD_FAIL("%s: region %s: address + size overflows", name, g->name);
         if (has) {
-            if (bytes > r.len - r.pos) { prog_free(p); return atl_fail(e, "%s: region %s: expected values (%" PRIu64 " bytes) exceed the file size", name, g->name, bytes); }
+            if (bytes > r.len - r.pos) LOAD_FAIL("%s: region %s: expected values (%" PRIu64 " bytes) exceed the file size", name, g->name, bytes);
             g->expect = malloc(bytes ? bytes : 1);
-            if (!g->expect) { prog_free(p); return atl_fail(e, "out of memory"); }
+            if (!g->expect) LOAD_FAIL("out of memory");
             memcpy(g->expect, r.d + r.pos, bytes);
             r.pos += bytes;
         }
     }
-    if (r.pos != r.len) { prog_free(p); return atl_fail(e, "%s: %zu unexpected trailing bytes", name, r.len - r.pos); }
+    if (r.pos != r.len) LOAD_FAIL("%s: %zu unexpected trailing bytes", name, r.len - r.pos);
     return 0;
+fail:
+    prog_free(p);
+    return -1;
 }
+#undef LOAD_FAIL
 
 int prog_load(const char *path, AtlProgram *p, AtlErr *e)
 {
