@@ -36,7 +36,9 @@ int cfg_key_is_bytes(const AtlCfgKey *k)
 
 const char *cfg_key_unit(const AtlCfgKey *k)
 {
-    return cfg_key_is_bytes(k) ? "bytes" : k->unit;
+    if (!cfg_key_is_bytes(k)) return k->unit;
+    size_t n = strlen(k->key);
+    return n > 10 && !strcmp(k->key + n - 10, "_per_cycle") ? "bytes/cycle" : "bytes";
 }
 
 int cfg_key_index(const char *section, const char *key)

@@ -122,7 +122,8 @@ extern const AtlCfgKey cfg_keys[];
 extern const int cfg_num_keys;
 /* 1 if the key is a byte count (accepts K/M/G suffixes). */
 int cfg_key_is_bytes(const AtlCfgKey *k);
-/* The unit to print after a value ("" if none): "bytes" for byte counts. */
+/* The unit to print after a value ("" if none): "bytes" for byte counts,
+ * "bytes/cycle" for the *_per_cycle ones. */
 const char *cfg_key_unit(const AtlCfgKey *k);
 /* The value of key k in c as INI text (%d, %.17g or the text). */
 void cfg_format_value(const AtlChip *c, const AtlCfgKey *k, char *buf, size_t cap);
