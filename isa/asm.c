@@ -25,7 +25,7 @@ static const AtlFieldId optional_fields[] = {
     ISA_F_SRC_CORE, ISA_F_MASK, ISA_F_ACC, ISA_F_COUNTPAD, ISA_F_PERCH, ISA_F_ALPHA, ISA_F_BETA,
 };
 
-#define ASM_MAX_COUNT (1 << 28) /* elements one data generator may produce */
+#define ASM_MAX_COUNT (1 << 26) /* elements one data generator may produce */
 #define ASM_ADDR_LIMIT ((uint64_t)1 << 40)
 
 /* ---- symbols ---- */
