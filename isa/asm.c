@@ -52,13 +52,7 @@ static const Sym *sym_find(const Syms *s, const char *name, size_t len)
 static int is_ident_start(int c) { return isalpha(c) || c == '_'; }
 static int is_ident_char(int c) { return isalnum(c) || c == '_' || c == '.'; }
 
-static int valid_name(const char *s)
-{
-    if (!is_ident_start((unsigned char)*s) || strlen(s) >= 64) return 0;
-    for (const char *q = s; *q; q++)
-        if (!is_ident_char((unsigned char)*q)) return 0;
-    return 1;
-}
+static int valid_name(const char *s) { return prog_valid_name(s); }
 
 /* ---- integer expressions: + - * ( ), numbers (dec, 0x, 0b), symbols ---- */
 
@@ -791,14 +785,21 @@ static int add_region(Asm *a, char **t, int n, int with_values)
         if (!comma) break;
         p = comma + 1;
     }
-    size_t bytes = prog_region_bytes(&r);
-    if (r.addr + bytes > ASM_ADDR_LIMIT || bytes > ((size_t)1 << 34)) return asm_fail(a, "%s %s: region too large", dn, t[0]);
+    uint64_t total = (uint64_t)isa_dtype_size(r.dtype);
+    for (int d = 0; d < r.ndim; d++) {
+        total *= r.shape[d]; /* each factor <= 2^30 and total stays <= 2^40 before it, so no overflow */
+        if (total > ASM_ADDR_LIMIT) break;
+    }
+    if (total > ASM_ADDR_LIMIT || r.addr + total > ASM_ADDR_LIMIT)
+        return asm_fail(a, "%s %s: region [0x%" PRIx64 ", +%" PRIu64 " bytes) goes beyond the 40-bit DRAM address space", dn, t[0], r.addr, total);
+    size_t bytes = (size_t)total;
     int k = 4;
     if (with_values) {
         if (k < n && !strncmp(t[k], "tol=", 4)) {
             char err[200];
             if (eval_real(t[k] + 4, &a->syms, &r.tolerance, err, sizeof err)) return asm_fail(a, ".expect %s: tol: %s", t[0], err);
             if (!isfinite(r.tolerance) || r.tolerance < 0) return asm_fail(a, ".expect %s: tol must be finite and >= 0", t[0]);
+            if (r.tolerance == 0) r.tolerance = 0; /* -0 -> +0: images hold canonical tolerances */
             k++;
         }
         size_t nb;

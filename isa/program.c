@@ -17,6 +17,7 @@
  * prog_load checks every count and size against the bytes present, decodes
  * every instruction and names stream and index in any error.
  */
+#include <ctype.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
@@ -28,6 +29,7 @@
 #define PROG_MAGIC "ATOLLPRG"
 #define PROG_VERSION 1
 #define PROG_NAME_BYTES 64
+#define PROG_ADDR_LIMIT ((uint64_t)1 << 40) /* DMA addresses are 40 bits */
 
 int prog_init(AtlProgram *p, int ncores, AtlErr *e)
 {
@@ -241,12 +243,24 @@ static uint64_t rd_u64(Rd *r)
     return lo | (uint64_t)rd_u32(r) << 32;
 }
 
+int prog_valid_name(const char *s)
+{
+    if (!(isalpha((unsigned char)*s) || *s == '_') || strlen(s) >= PROG_NAME_BYTES) return 0;
+    for (; *s; s++)
+        if (!(isalnum((unsigned char)*s) || *s == '_' || *s == '.')) return 0;
+    return 1;
+}
+
+/* A name field: an assembler name (prog_valid_name), NUL-padded to 64 bytes. */
 static int rd_name(Rd *r, char *out, const char *what, AtlErr *e)
 {
     if (rd_need(r, PROG_NAME_BYTES, what, e)) return -1;
     const uint8_t *s = r->d + r->pos;
-    if (!memchr(s, 0, PROG_NAME_BYTES))
-        return atl_fail(e, "%s: %s at byte %zu is not NUL-terminated", r->name, what, r->pos);
+    const uint8_t *nul = memchr(s, 0, PROG_NAME_BYTES);
+    if (!nul) return atl_fail(e, "%s: %s at byte %zu is not NUL-terminated", r->name, what, r->pos);
+    for (const uint8_t *q = nul; q < s + PROG_NAME_BYTES; q++)
+        if (*q) return atl_fail(e, "%s: %s at byte %zu is not NUL-padded", r->name, what, r->pos);
+    if (!prog_valid_name((const char *)s)) return atl_fail(e, "%s: %s at byte %zu is not a valid name", r->name, what, r->pos);
     memcpy(out, s, PROG_NAME_BYTES);
     r->pos += PROG_NAME_BYTES;
     return 0;
@@ -350,6 +364,8 @@ int prog_load_mem(const char *name, const uint8_t *data, size_t size, AtlProgram
             if (bytes > ((uint64_t)1 << 40)) LOAD_FAIL("%s: region %s: too large", name, g->name);
         }
         if (!isfinite(g->tolerance) || g->tolerance < 0) LOAD_FAIL("%s: region %s: bad tolerance", name, g->name);
+        if (signbit(g->tolerance)) LOAD_FAIL("%s: region %s: negative tolerance", name, g->name);
+        if (!has && g->tolerance != 0) LOAD_FAIL("%s: region %s: an output region has a tolerance", name, g->name);
         if (has > 1) LOAD_FAIL("%s: region %s: bad expect flag %" PRIu32, name, g->name, has);
         if (g->addr + bytes < g->addr) LOAD_FAIL("%s: region %s: address + size overflows", name, g->name);
         if (has) {
@@ -361,6 +377,23 @@ int prog_load_mem(const char *name, const uint8_t *data, size_t size, AtlProgram
         }
     }
     if (r.pos != r.len) LOAD_FAIL("%s: %zu unexpected trailing bytes", name, r.len - r.pos);
+    /* the invariants the assembler enforces, so that every image disassembles
+     * to text that assembles again */
+    for (int i = 0; i < p->nsegs; i++) {
+        const AtlDataSeg *g = &p->segs[i];
+        if (g->addr + g->size > PROG_ADDR_LIMIT) LOAD_FAIL("%s: segment %s lies beyond the 40-bit address space", name, g->name);
+        for (int j = 0; j < i; j++) {
+            const AtlDataSeg *h = &p->segs[j];
+            if (!strcmp(g->name, h->name)) LOAD_FAIL("%s: segment name %s used twice", name, g->name);
+            if (g->addr < h->addr + h->size && h->addr < g->addr + g->size) LOAD_FAIL("%s: segment %s overlaps %s", name, g->name, h->name);
+        }
+    }
+    for (int i = 0; i < p->nregions; i++) {
+        const AtlRegion *g = &p->regions[i];
+        if (g->addr + prog_region_bytes(g) > PROG_ADDR_LIMIT) LOAD_FAIL("%s: region %s lies beyond the 40-bit address space", name, g->name);
+        for (int j = 0; j < i; j++)
+            if (!strcmp(g->name, p->regions[j].name)) LOAD_FAIL("%s: region name %s used twice", name, g->name);
+    }
     return 0;
 fail:
     prog_free(p);

@@ -76,4 +76,7 @@ int prog_load_mem(const char *name, const uint8_t *data, size_t size, AtlProgram
 /* The whole program as assembler text that prog_assemble reads back to the
  * same program. Returns a malloc'd string (caller frees), NULL if out of memory. */
 char *prog_to_text(const AtlProgram *p);
+/* 1 if s is a valid segment/region/symbol name: a letter or _, then
+ * letters, digits, _ or ., at most 63 characters. */
+int prog_valid_name(const char *s);
 #endif

@@ -227,6 +227,8 @@ TEST(program_errors_name_file_and_line)
     expect_prog_error(".expect O dram:0 i32 shape=2,2 1 2 3\n", "t.s:1: .expect O: 3 values given, shape needs 4");
     expect_prog_error(".expect O dram:0 i32 2,2 1 2 3 4\n", "expected shape=D0,D1,.. after the dtype");
     expect_prog_error(".expect O dram:0 f32 shape=1 tol=-1 0\n", "tol must be finite and >= 0");
+    expect_prog_error(".output O dram:0xffffffffff i16 shape=1\n", "t.s:1: .output O: region [0xffffffffff, +2 bytes) goes beyond the 40-bit DRAM address space");
+    expect_prog_error(".data A dram:0xffffffffff i8 1 2\n", "t.s:1: A: 0xffffffffff + 2 bytes is beyond the 40-bit DRAM address space");
     expect_prog_error(".output O dram:0 i32 shape=1,1,1,1,1\n", "shape has more than 4 dimensions");
     expect_prog_error(".output O dram:0 i32 shape=2\n.output O dram:8 i8 shape=1\n", "t.s:2: .output: region 'O' defined twice");
     expect_prog_error(".cores 2\n.core 2\n", "t.s:2: .core 2 is beyond .cores 2");
@@ -411,6 +413,21 @@ TEST(binary_image_corruption_is_reported)
     expect_load_error(d, n, "img: region raw: expected values (28 bytes) exceed the file size");
     RESET(); memset(d + reg, 'x', 64); fix_crc(d, n);
     expect_load_error(d, n, "region name at byte");
+    RESET(); d[reg + 10] = 'x'; fix_crc(d, n);
+    expect_load_error(d, n, "is not NUL-padded");
+    RESET(); d[reg] = '9'; fix_crc(d, n);
+    expect_load_error(d, n, "is not a valid name");
+    RESET(); memcpy(d + reg, "out", 4); fix_crc(d, n);
+    expect_load_error(d, n, "img: region name out used twice");
+    RESET(); d[reg + 96 + 7] = 0x80; fix_crc(d, n);
+    expect_load_error(d, n, "img: region raw: negative tolerance");
+    RESET(); d[reg + 96 + 6] = 0xf0; d[reg + 96 + 7] = 0x3f; fix_crc(d, n);
+    expect_load_error(d, n, "img: region raw: an output region has a tolerance");
+    RESET(); memcpy(d + seg + 64, "\xff\xff\xff\xff\xff\x00\x00\x00", 8); fix_crc(d, n);
+    expect_load_error(d, n, "img: segment seg0 lies beyond the 40-bit address space");
+    /* seg1 is at 0x2000 with 101 bytes; move seg0 (100 bytes) to 0x1fa0 */
+    RESET(); memcpy(d + seg + 64, "\xa0\x1f\x00\x00\x00\x00\x00\x00", 8); fix_crc(d, n);
+    expect_load_error(d, n, "img: segment seg1 overlaps seg0");
     uint8_t *big = malloc(n + 4);
     memcpy(big, img, n - 4);
     memset(big + n - 4, 0, 4);
