@@ -410,16 +410,26 @@ double cfg_dram_bytes_per_cycle(const AtlChip *c)
     return c->dram_gbps * 1e9 / (c->freq_mhz * 1e6);
 }
 
+/* Which rate key governs each matrix-unit dtype; i16/i32 have none (the
+ * matrix unit has no such mode) and peak at 0. */
+static const struct {
+    int dtype;
+    size_t rate_offset;
+} mm_rates[] = {
+    {ISA_I8, offsetof(AtlChip, mm_rate_i8)},
+    {ISA_F16, offsetof(AtlChip, mm_rate_f16)},
+    {ISA_BF16, offsetof(AtlChip, mm_rate_bf16)},
+    {ISA_F32, offsetof(AtlChip, mm_rate_f32)},
+};
+
 double cfg_peak_ops_per_s(const AtlChip *c, int dtype)
 {
-    int rate;
-    switch (dtype) {
-    case ISA_I8: rate = c->mm_rate_i8; break;
-    case ISA_F16: rate = c->mm_rate_f16; break;
-    case ISA_BF16: rate = c->mm_rate_bf16; break;
-    case ISA_F32: rate = c->mm_rate_f32; break;
-    default: return 0; /* the matrix unit has no i16/i32 mode */
+    for (size_t i = 0; i < sizeof mm_rates / sizeof mm_rates[0]; i++) {
+        if (mm_rates[i].dtype != dtype) continue;
+        int rate;
+        memcpy(&rate, (const char *)c + mm_rates[i].rate_offset, sizeof rate);
+        if (rate <= 0) return 0;
+        return 2.0 * c->mm_rows * c->mm_cols * cfg_total_cores(c) * c->freq_mhz * 1e6 / rate;
     }
-    if (rate <= 0) return 0;
-    return 2.0 * c->mm_rows * c->mm_cols * cfg_total_cores(c) * c->freq_mhz * 1e6 / rate;
+    return 0;
 }

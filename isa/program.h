@@ -79,4 +79,10 @@ char *prog_to_text(const AtlProgram *p);
 /* 1 if s is a valid segment/region/symbol name: a letter or _, then
  * letters, digits, _ or ., at most 63 characters. */
 int prog_valid_name(const char *s);
+/* Static checks against a chip (isa/prog_check.c): cores exist, data and
+ * regions fit in DRAM, semaphores, masks, source cores, base addresses,
+ * LMEM alignment and matrix dtypes are valid. Errors name the source line
+ * (if known), core, engine, index and the disassembled instruction. */
+struct AtlChip;
+int prog_check_chip(const AtlProgram *p, const struct AtlChip *chip, AtlErr *e);
 #endif

@@ -1,8 +1,8 @@
 /* cmd_asm.c - `atoll asm PROG.s -o PROG.bin [--chip FILE]`: assembles
  * program text (docs/asm.md) into the binary program image, written
- * atomically. With --chip, also checks that the program fits the chip:
- * its cores exist and its data and regions lie inside DRAM. */
-#include <inttypes.h>
+ * atomically. With --chip, also checks the program against that chip
+ * (prog_check_chip: cores, DRAM extents, semaphores, masks, addresses,
+ * LMEM alignment, matrix dtypes). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,23 +16,6 @@ const char cmd_asm_summary[] = "assemble program text into a binary program imag
 static void usage(FILE *fp)
 {
     fprintf(fp, "usage: atoll asm PROG.s -o PROG.bin [--chip FILE]\n");
-}
-
-/* Fails if the program needs more cores or DRAM than the chip has. */
-static int check_fits(const AtlProgram *p, const AtlChip *c, const char *chip_path, AtlErr *e)
-{
-    if (p->ncores > cfg_total_cores(c))
-        return atl_fail(e, "%s: program uses %d cores, chip %s (%s) has %d", p->source, p->ncores, c->name, chip_path,
-                        cfg_total_cores(c));
-    for (int i = 0; i < p->nsegs; i++)
-        if (p->segs[i].addr + p->segs[i].size > (uint64_t)c->dram_bytes)
-            return atl_fail(e, "%s: data %s ends at 0x%" PRIx64 ", beyond chip %s's %d bytes of DRAM", p->source, p->segs[i].name,
-                            p->segs[i].addr + p->segs[i].size, c->name, c->dram_bytes);
-    for (int i = 0; i < p->nregions; i++)
-        if (p->regions[i].addr + prog_region_bytes(&p->regions[i]) > (uint64_t)c->dram_bytes)
-            return atl_fail(e, "%s: region %s ends beyond chip %s's %d bytes of DRAM", p->source, p->regions[i].name, c->name,
-                            c->dram_bytes);
-    return 0;
 }
 
 int cmd_asm(int argc, char **argv)
@@ -61,7 +44,7 @@ int cmd_asm(int argc, char **argv)
     if (rc) { fprintf(stderr, "atoll asm: %s\n", e.msg); return 1; }
     if (chip) {
         AtlChip c;
-        if (cfg_load(chip, &c, &e) || check_fits(&p, &c, chip, &e)) {
+        if (cfg_load(chip, &c, &e) || prog_check_chip(&p, &c, &e)) {
             fprintf(stderr, "atoll asm: %s\n", e.msg);
             prog_free(&p);
             return 1;

@@ -9,6 +9,7 @@
 #include "test/test.h"
 #include "test/isa/rand_insn.h"
 #include "isa/program.h"
+#include "isa/config.h"
 #include "util/file.h"
 
 TEST(disasm_asm_round_trip_every_op)
@@ -439,6 +440,44 @@ TEST(binary_image_corruption_is_reported)
     prog_free(&p);
 }
 
+/* Assembles `text` and checks it against configs/tiny.ini. */
+static void expect_chip_error(const char *text, const char *msg)
+{
+    AtlChip c;
+    AtlProgram p;
+    AtlErr e = {{0}};
+    REQUIRE(cfg_load("configs/tiny.ini", &c, &e) == 0);
+    if (prog_assemble("c.s", text, &p, &e)) { CHECKF(0, "does not assemble: %s", e.msg); return; }
+    int rc = prog_check_chip(&p, &c, &e);
+    prog_free(&p);
+    if (!msg) { CHECKF(rc == 0, "rejected: %s", e.msg); return; }
+    CHECKF(rc == -1, "accepted, wanted \"%s\"", msg);
+    CHECK_STR_CONTAINS(e.msg, msg);
+}
+
+TEST(program_checked_against_a_chip)
+{
+    expect_chip_error(".engine dma\ndma.copy dtype=i8 dst=lmem:0x40 src=dram:0x1000 shape=64 dstride=1 sstride=1 wait=15\n"
+                      ".engine vec\nv.relu dtype=f32 dst=0x80 src=0x40 shape=16 dstride=1 sstride=1\n"
+                      ".engine mat\nmm dtype=bf16 dst=0 src=0x40 src2=0x80 m=8 k=8 n=8 lda=8 ldb=8 ldc=8\n", NULL);
+    expect_chip_error(".core 1\n", "c.s: program uses 2 cores, chip tiny has 1");
+    expect_chip_error(".data D dram:0xffffff i8 1 2\n", "c.s: data D ends at 0x1000001, beyond chip tiny's 16777216 bytes of DRAM");
+    expect_chip_error(".output O dram:0xfffff0 i32 shape=8\n", "c.s: region O ends at 0x1000010, beyond chip tiny's");
+    expect_chip_error(".engine vec\n\nnop wait=16\n", "c.s:3: core 0 vec insn 0: semaphore 16 beyond the core's 16 (nop wait=16)");
+    expect_chip_error(".engine dma\ndma.fill dtype=i8 dst=lmem:0 mask=2 shape=4 dstride=1 value=0\n",
+                      "c.s:2: core 0 dma insn 0: mask 0x2 names cores beyond the cluster's 1");
+    expect_chip_error(".engine dma\ndma.copy dtype=i8 dst=dram:0 src=lmem:0 src_core=1 shape=4 dstride=1 sstride=1\n",
+                      "src_core 1 beyond the cluster's 1 cores");
+    expect_chip_error(".engine dma\ndma.copy dtype=i8 dst=sram:0x40000 src=dram:0 shape=4 dstride=1 sstride=1\n",
+                      "dst sram:0x40000 beyond the 262144 bytes of sram");
+    expect_chip_error(".engine vec\nv.relu dtype=f32 dst=0x10000 src=0 shape=4 dstride=1 sstride=1\n",
+                      "dst 0x10000 beyond the 65536 bytes of LMEM");
+    expect_chip_error(".engine vec\nv.relu dtype=f32 dst=0x20 src=0 shape=4 dstride=1 sstride=1\n",
+                      "c.s:2: core 0 vec insn 0: dst 0x20 is not 64-byte aligned");
+    expect_chip_error(".engine mat\nmm dtype=i16 dst=0 src=0 src2=0 m=8 k=8 n=8 lda=8 ldb=8 ldc=8\n",
+                      "c.s:2: core 0 mat insn 0: the matrix unit has no i16 mode");
+}
+
 int main(void)
 {
     RUN(disasm_asm_round_trip_every_op);
@@ -450,5 +489,6 @@ int main(void)
     RUN(program_text_round_trip);
     RUN(binary_image_round_trip);
     RUN(binary_image_corruption_is_reported);
+    RUN(program_checked_against_a_chip);
     return test_summary("test_asm");
 }
