@@ -607,20 +607,25 @@ static int asm_values(Asm *a, int d, char **tok, int ntok, uint8_t **out, size_t
                 if (rc) { free(b); return -1; }
             }
         } else {
+            double fstart = 0, fstep = 0;
+            int64_t istart = 0, istep = 0;
+            if (isf) {
+                if (eval_real(tok[1], &a->syms, &fstart, err, sizeof err) || eval_real(tok[2], &a->syms, &fstep, err, sizeof err)) {
+                    free(b);
+                    return asm_fail(a, "range: %s", err);
+                }
+            } else if (asm_int(a, "range: start", tok[1], INT64_MIN, INT64_MAX, &istart) ||
+                       asm_int(a, "range: step", tok[2], INT64_MIN, INT64_MAX, &istep)) {
+                free(b);
+                return -1;
+            }
             for (size_t i = 0; i < count; i++) {
                 int rc;
                 if (isf) {
-                    double start, step;
-                    if (eval_real(tok[1], &a->syms, &start, err, sizeof err) || eval_real(tok[2], &a->syms, &step, err, sizeof err)) {
-                        free(b);
-                        return asm_fail(a, "range: %s", err);
-                    }
-                    rc = store_elem(a, d, 0, start + (double)i * step, b, i);
+                    rc = store_elem(a, d, 0, fstart + (double)i * fstep, b, i);
                 } else {
-                    int64_t start, step, v;
-                    if (asm_int(a, "range: start", tok[1], INT64_MIN, INT64_MAX, &start) ||
-                        asm_int(a, "range: step", tok[2], INT64_MIN, INT64_MAX, &step)) { free(b); return -1; }
-                    if (__builtin_mul_overflow(step, (int64_t)i, &v) || __builtin_add_overflow(v, start, &v)) {
+                    int64_t v;
+                    if (__builtin_mul_overflow(istep, (int64_t)i, &v) || __builtin_add_overflow(v, istart, &v)) {
                         free(b);
                         return asm_fail(a, "range: overflow at index %zu", i);
                     }

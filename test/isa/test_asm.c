@@ -193,6 +193,69 @@ TEST(random_generator_is_deterministic)
     prog_free(&p2);
 }
 
+/* One element of dtype `d` from a .data line, as raw bits. */
+static int data_bits(const char *dtype, const char *value, uint32_t *bits, char *err)
+{
+    char text[128];
+    snprintf(text, sizeof text, ".data V dram:0 %s %s\n", dtype, value);
+    AtlProgram p;
+    AtlErr e;
+    if (prog_assemble("h.s", text, &p, &e)) { snprintf(err, 200, "%s", e.msg); return -1; }
+    *bits = 0;
+    memcpy(bits, p.segs[0].bytes, p.segs[0].size);
+    prog_free(&p);
+    return 0;
+}
+
+TEST(half_precision_rounding)
+{
+    static const struct { const char *dtype, *value; uint32_t bits; } cases[] = {
+        {"f16", "1", 0x3c00},        {"f16", "-0", 0x8000},       {"f16", "65504", 0x7bff},
+        {"f16", "65519", 0x7bff},    /* just below the halfway point to 65536 */
+        {"f16", "6.1035156e-05", 0x0400}, /* smallest normal */
+        {"f16", "5.9604645e-08", 0x0001}, /* smallest subnormal */
+        {"f16", "2.9802322e-08", 0x0000}, /* half of it: ties to even (0) */
+        {"f16", "8.9406967e-08", 0x0002}, /* 1.5 x smallest: ties to even (2) */
+        {"f16", "1e-9", 0x0000},     {"f16", "inf", 0x7c00},      {"f16", "-inf", 0xfc00},
+        {"f16", "1.0009766", 0x3c01}, {"f16", "1.00048828125", 0x3c00}, /* tie -> even */
+        {"f16", "1.00146484375", 0x3c02}, /* tie -> even (up) */
+        {"bf16", "1", 0x3f80},       {"bf16", "1.00390625", 0x3f80}, /* tie -> even */
+        {"bf16", "1.01171875", 0x3f82}, /* tie -> even (up) */
+        {"bf16", "-2.5", 0xc020},    {"bf16", "3.3895314e38", 0x7f7f},
+        {"f32", "0.1", 0x3dcccccd},  {"i16", "-2", 0xfffe},       {"i32", "-1", 0xffffffff},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        uint32_t b;
+        char err[200];
+        if (data_bits(cases[i].dtype, cases[i].value, &b, err)) { CHECKF(0, "%s %s: %s", cases[i].dtype, cases[i].value, err); continue; }
+        CHECKF(b == cases[i].bits, "%s %s -> 0x%x, want 0x%x", cases[i].dtype, cases[i].value, b, cases[i].bits);
+    }
+    uint32_t b;
+    char err[200];
+    CHECK(data_bits("f16", "65520", &b, err) == -1); /* rounds to 65536 = inf */
+    CHECK_STR_CONTAINS(err, "value 65520 at index 0 overflows f16");
+    CHECK(data_bits("bf16", "3.4e38", &b, err) == -1);
+    CHECK_STR_CONTAINS(err, "overflows bf16");
+    CHECK(data_bits("f32", "1e39", &b, err) == -1);
+    CHECK_STR_CONTAINS(err, "overflows f32");
+}
+
+TEST(disasm_truncates_safely)
+{
+    AtlInsn in;
+    AtlErr e;
+    REQUIRE(isa_asm_line("mm dtype=i8 dst=0 src=0x40 src2=0x80 m=8 k=8 n=8 lda=8 ldb=8 ldc=8", &in, &e) == 0);
+    char full[256], small[16];
+    int n = isa_disasm(&in, full, sizeof full);
+    CHECK_EQ_INT(n, (int)strlen(full));
+    CHECK_EQ_INT(isa_disasm(&in, small, sizeof small), 15);
+    CHECK_EQ_INT(strlen(small), 15);
+    CHECK(strncmp(small, full, 15) == 0);
+    in.op = ISA_NUM_OPS;
+    isa_disasm(&in, full, sizeof full);
+    CHECK_STR_CONTAINS(full, ".invalid op=31");
+}
+
 static void expect_prog_error(const char *text, const char *msg)
 {
     AtlProgram p;
@@ -485,6 +548,8 @@ int main(void)
     RUN(instruction_errors_name_mnemonic_and_field);
     RUN(program_directives_and_generators);
     RUN(random_generator_is_deterministic);
+    RUN(half_precision_rounding);
+    RUN(disasm_truncates_safely);
     RUN(program_errors_name_file_and_line);
     RUN(program_text_round_trip);
     RUN(binary_image_round_trip);
