@@ -877,8 +877,8 @@ int prog_assemble(const char *name, const char *text, AtlProgram *p, AtlErr *e)
             const char *nl = strchr(s, '\n');
             size_t len = nl ? (size_t)(nl - s) : strlen(s);
             lineno++;
-            size_t keep = strcspn(s, "#;");
-            if (keep > len) keep = len;
+            size_t keep = 0;
+            while (keep < len && s[keep] != '#' && s[keep] != ';') keep++;
             while (keep && isspace((unsigned char)s[keep - 1])) keep--;
             more = keep && s[keep - 1] == '\\';
             if (more) keep--;

@@ -52,30 +52,31 @@ static int check_fit(const AtlFieldInfo *f, int idx, int bits, uint64_t v, const
                      uint64_t *out, AtlErr *e)
 {
     char label[48];
-    field_label(label, sizeof label, f, idx);
+#define LABEL() (field_label(label, sizeof label, f, idx), label)
     switch (f->kind) {
     case ISA_K_INT:
     case ISA_K_STRIDES: {
         int64_t s = (int64_t)v;
         if (s < isa_smin(bits) || s > isa_smax(bits))
             return atl_fail(e, "%s: field %s: value %" PRId64 " does not fit in %d signed bits (%" PRId64 "..%" PRId64 ")",
-                            mn, label, s, bits, isa_smin(bits), isa_smax(bits));
+                            mn, LABEL(), s, bits, isa_smin(bits), isa_smax(bits));
         *out = v & isa_umax(bits);
         return 0;
     }
     case ISA_K_DTYPE:
         if (v >= ISA_NUM_DTYPES)
-            return atl_fail(e, "%s: field %s: bad dtype code %" PRIu64, mn, label, v);
+            return atl_fail(e, "%s: field %s: bad dtype code %" PRIu64, mn, LABEL(), v);
         break;
     case ISA_K_FLAG:
-        if (v > 1) return atl_fail(e, "%s: field %s: flag must be 0 or 1, not %" PRIu64, mn, label, v);
+        if (v > 1) return atl_fail(e, "%s: field %s: flag must be 0 or 1, not %" PRIu64, mn, LABEL(), v);
         break;
     default:
         break;
     }
     if (v > isa_umax(bits))
         return atl_fail(e, "%s: field %s: value %" PRIu64 " (0x%" PRIx64 ") does not fit in %d bits (max 0x%" PRIx64 ")",
-                        mn, label, v, v, bits, isa_umax(bits));
+                        mn, LABEL(), v, v, bits, isa_umax(bits));
+#undef LABEL
     *out = v;
     return 0;
 }

@@ -36,13 +36,20 @@ static void text_printf(Text *t, const char *fmt, ...)
     }
 }
 
+/* " hex \" then 32 bytes per continuation line. */
 static void hex_bytes(Text *t, const uint8_t *b, size_t n)
 {
+    static const char digits[] = "0123456789abcdef";
     text_printf(t, " hex");
-    for (size_t i = 0; i < n; i++) {
-        if (i % 32 == 0) text_printf(t, " \\\n   ");
-        if (i % 32 == 0) text_printf(t, " ");
-        text_printf(t, "%02x", b[i]);
+    for (size_t i = 0; i < n; i += 32) {
+        char line[2 * 32 + 1];
+        size_t k = 0;
+        for (size_t j = i; j < n && j < i + 32; j++) {
+            line[k++] = digits[b[j] >> 4];
+            line[k++] = digits[b[j] & 15];
+        }
+        line[k] = 0;
+        text_printf(t, " \\\n    %s", line);
     }
     text_printf(t, "\n");
 }
