@@ -12,6 +12,7 @@
  */
 #include <ctype.h>
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -111,7 +112,10 @@ static int parse_value(const AtlCfgKey *k, const char *v, AtlChip *chip, char *m
             snprintf(msg, cap, "[%s] %s: suffix '%s' is only allowed on byte counts", k->section, k->key, end);
             return -1;
         }
-        if (x > (1LL << 40) || x < -(1LL << 40)) { snprintf(msg, cap, "[%s] %s: '%s' is too large", k->section, k->key, v); return -1; }
+        if (x > LLONG_MAX / byte_suffixes[i].mult || x < -(LLONG_MAX / byte_suffixes[i].mult)) {
+            snprintf(msg, cap, "[%s] %s: '%s' is too large", k->section, k->key, v);
+            return -1;
+        }
         x *= byte_suffixes[i].mult;
     }
     if ((double)x < k->min || (double)x > k->max) {

@@ -180,6 +180,8 @@ TEST(bad_values)
     expect_edit_error(A1, "bytes = 1G", "bytes = 2G", "bytes = 2G", "[dram] bytes = 2147483648 is out of range 1048576..2147483647");
     expect_edit_error(A1, "rows = 32", "rows = 1K", "rows = 1K", "[matrix] rows: suffix 'K' is only allowed on byte counts");
     expect_edit_error(A1, "bytes = 512K", "bytes = 512Q", "bytes = 512Q", "[lmem] bytes: '512Q' is not an integer");
+    expect_edit_error(A1, "bytes = 512K", "bytes = 9000000000000G", "bytes = 9000000000000G", "[lmem] bytes: '9000000000000G' is too large");
+    expect_edit_error(A1, "bytes = 512K", "bytes = 2000000K", "bytes = 2000000K", "[lmem] bytes = 2048000000 is out of range 4096..1073741824");
     expect_edit_error(A1, "name = a1", "name = \"\"", "name = \"\"", "[chip] name: empty value");
     char longname[100];
     memset(longname, 'n', 80);
