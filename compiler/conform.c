@@ -138,6 +138,15 @@ static void run_case(const char *dir, ConfCase *c)
     pick_op(&g, c);
     if (ir_toposort(&g, &e) || ir_verify(&g, &e)) { set_result(c, CONF_FAIL, e.msg); ir_free(&g); return; }
     if (ir_check_supported(&g, &e)) { set_result(c, CONF_UNSUPPORTED, e.msg); ir_free(&g); return; }
+    for (int i = 0; i < g.nin + g.nout; i++) {
+        int t = i < g.nin ? g.inputs[i] : g.outputs[i - g.nin];
+        if (g.t[t].dtype == IR_BF16) {
+            snprintf(why, sizeof why, "'%s' is bfloat16, which the 1.12 test data stores as uint16 (not comparable)", g.t[t].name);
+            set_result(c, CONF_UNSUPPORTED, why);
+            ir_free(&g);
+            return;
+        }
+    }
     for (int i = 0; i < g.nout; i++)
         if (!ir_dtype_size(g.t[g.outputs[i]].dtype)) {
             snprintf(why, sizeof why, "graph output '%s' is not a numeric tensor", g.t[g.outputs[i]].name);
@@ -159,9 +168,8 @@ static void run_case(const char *dir, ConfCase *c)
     for (int s = 0; s < nsets && c->status == CONF_PASS; s++) {
         IrTensor *ins = calloc((size_t)g.nin + 1, sizeof *ins), *outs = NULL;
         IrTensor *want = calloc((size_t)g.nout + 1, sizeof *want);
-        int nin_loaded = 0, nout_loaded = 0;
         if (!ins || !want) { set_result(c, CONF_FAIL, "out of memory"); free(ins); free(want); break; }
-        for (int i = 0; i < g.nin && c->status == CONF_PASS; i++, nin_loaded++) {
+        for (int i = 0; i < g.nin && c->status == CONF_PASS; i++) {
             snprintf(path, sizeof path, "%s/%s/input_%d.pb", dir, sets[s], i);
             if (onnx_load_tensor_file(path, &ins[i], &e)) {
                 set_result(c, unsupported_msg(e.msg) ? CONF_UNSUPPORTED : CONF_FAIL, e.msg);
@@ -170,7 +178,7 @@ static void run_case(const char *dir, ConfCase *c)
             free(ins[i].name);
             ins[i].name = ir_strdup(g.t[g.inputs[i]].name);
         }
-        for (int i = 0; i < g.nout && c->status == CONF_PASS; i++, nout_loaded++) {
+        for (int i = 0; i < g.nout && c->status == CONF_PASS; i++) {
             snprintf(path, sizeof path, "%s/%s/output_%d.pb", dir, sets[s], i);
             if (onnx_load_tensor_file(path, &want[i], &e)) {
                 set_result(c, unsupported_msg(e.msg) ? CONF_UNSUPPORTED : CONF_FAIL, e.msg);
@@ -199,8 +207,6 @@ static void run_case(const char *dir, ConfCase *c)
                 interp_free_outputs(outs, g.nout);
             }
         }
-        for (int i = 0; i < nin_loaded && i < g.nin; i++) ir_tensor_free_contents(&ins[i]);
-        for (int i = 0; i < nout_loaded && i < g.nout; i++) ir_tensor_free_contents(&want[i]);
         for (int i = 0; i < g.nin; i++) ir_tensor_free_contents(&ins[i]);
         for (int i = 0; i < g.nout; i++) ir_tensor_free_contents(&want[i]);
         free(ins);

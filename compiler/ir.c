@@ -433,8 +433,9 @@ int ir_toposort(IrGraph *g, AtlErr *e)
         }
     for (int i = 0; i < nn; i++)
         for (int j = 0; j < g->nodes[i].nin; j++) {
-            int t = g->nodes[i].in[j];
-            if (t >= 0 && prod[t] >= 0) indeg[i]++;
+            int t = g->nodes[i].in[j], dup = 0;
+            for (int k = 0; k < j; k++) if (g->nodes[i].in[k] == t) dup = 1;
+            if (t >= 0 && prod[t] >= 0 && !dup) indeg[i]++;
         }
     if (ir_consumers(g, &u, e)) goto out;
     int head = 0, tail = 0;

@@ -53,6 +53,13 @@ static void biter_next(BIter *it)
 static void legacy_view(IrOpCtx *c, IrTensor *b, IrTensor *view)
 {
     *view = *b;
+    if (c->opset < 7 && !strcmp(c->n->op, "PRelu") && c->in[0] && c->in[0]->ndim >= 2 && b->ndim == 1 &&
+        b->dims[0] == c->in[0]->dims[1] && b->dims[0] != c->in[0]->dims[c->in[0]->ndim - 1]) {
+        /* opset-6 PRelu: a per-channel slope lines up with axis 1 */
+        view->ndim = c->in[0]->ndim;
+        for (int k = 0; k < view->ndim; k++) view->dims[k] = k == 1 ? b->dims[0] : 1;
+        return;
+    }
     if (c->opset >= 7 || !ir_attr_int(c->n, "broadcast", 0) || !c->in[0] || c->in[0]->ndim < 0 || b->ndim < 0) return;
     int ra = c->in[0]->ndim;
     int64_t axis = ir_attr_int(c->n, "axis", ra - b->ndim);
@@ -367,7 +374,7 @@ int eval_identity(IrOpCtx *c)
 int infer_dropout(IrOpCtx *c)
 {
     if (c->opset >= 12 && c->nin > 2 && c->in[2]) {
-        if (!c->in[2]->data) return op_fail(c, "training_mode must be a constant");
+        if (!c->in[2]->data) return op_fail(c, "training_mode given as a runtime input (random dropout) is not supported");
         if (ir_get_i(c->in[2], 0)) return op_fail(c, "training_mode=true (random dropout) is not supported");
     }
     if (c->opset < 7 && !ir_attr_int(c->n, "is_test", 0) && c->nout > 1 && c->out[1])

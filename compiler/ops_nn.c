@@ -13,7 +13,7 @@
 
 static int need_f32(IrOpCtx *c, int i)
 {
-    if (c->in[i] && c->in[i]->dtype != IR_F32)
+    if (i < c->nin && c->in[i] && c->in[i]->dtype != IR_F32)
         return op_fail(c, "input %d has type %s; only float32 is supported", i, ir_dtype_name(c->in[i]->dtype));
     return 0;
 }
@@ -473,7 +473,6 @@ int infer_pool(IrOpCtx *c)
     for (int i = 0; i < g.ns; i++) y->dims[2 + i] = g.out[3 - g.ns + i];
     if (c->nout > 1 && c->out[1]) {
         if (!ismax) return op_fail(c, "has a second output");
-        if (ir_attr_int(c->n, "storage_order", 0)) return op_fail(c, "storage_order=1 is not supported");
         op_same_shape(c->out[1], y);
         c->out[1]->dtype = IR_I64;
     }
@@ -486,6 +485,7 @@ int eval_pool(IrOpCtx *c)
     IrTensor *y = c->out[0], *ind = c->nout > 1 ? c->out[1] : NULL;
     int ismax = !strcmp(c->n->op, "MaxPool");
     int cip = (int)ir_attr_int(c->n, "count_include_pad", 0);
+    int colmajor = (int)ir_attr_int(c->n, "storage_order", 0);
     int64_t k[3];
     Geo g;
     if (kernel_of(c, NULL, x->ndim - 2, k) || geo_init(c, x, k, x->ndim - 2, 0, &g)) return -1;
@@ -511,7 +511,12 @@ int eval_pool(IrOpCtx *c)
                                 }
                                 int64_t ix = (id * g.in[1] + ih) * g.in[2] + iw;
                                 double v = ir_get_f(x, p * isz + ix);
-                                if (ismax) { if (v > acc || best < 0) { acc = v; best = ix; } }
+                                if (ismax) {
+                                    if (v > acc || best < 0) {
+                                        acc = v;
+                                        best = colmajor ? (iw * g.in[1] + ih) * g.in[0] + id : ix;
+                                    }
+                                }
                                 else acc += v;
                                 cnt++;
                             }

@@ -142,17 +142,19 @@ static void cubic_coeffs(double s, double A, double *w)
 static void make_taps(const RParams *p, int k, int r, int64_t in, int64_t out, Tap *taps)
 {
     double scale = p->scales[k];
+    /* the spec's "length_resized" is in*scale, not the floored output size */
+    double lr = p->have_scales ? (double)in * scale : (double)out;
     for (int64_t o = 0; o < out; o++) {
         Tap *t = &taps[o];
         double x;
         switch (p->ctm) {
         case CT_HALF: x = (o + 0.5) / scale - 0.5; break;
-        case CT_PT_HALF: x = out > 1 ? (o + 0.5) / scale - 0.5 : 0; break;
-        case CT_ALIGN: x = out > 1 ? (double)o * (double)(in - 1) / (double)(out - 1) : 0; break;
+        case CT_PT_HALF: x = lr > 1 ? (o + 0.5) / scale - 0.5 : 0; break;
+        case CT_ALIGN: x = lr > 1 ? (double)o * (double)(in - 1) / (lr - 1) : 0; break;
         case CT_TF_HALF_NN: x = (o + 0.5) / scale; break;
         case CT_TF_CROP: {
             double s = p->roi[k], e = p->roi[r + k];
-            x = out > 1 ? s * (double)(in - 1) + (double)o * (e - s) * (double)(in - 1) / (double)(out - 1) : 0.5 * (s + e) * (double)(in - 1);
+            x = lr > 1 ? s * (double)(in - 1) + (double)o * (e - s) * (double)(in - 1) / (lr - 1) : 0.5 * (s + e) * (double)(in - 1);
             break;
         }
         default: x = o / scale;

@@ -1,7 +1,8 @@
 /* ops_table.c - the operator table (see ops.h) and helpers shared by the
  * op implementations. Opset ranges: 6 is accepted where the op's opset-6
  * semantics are handled (legacy `broadcast` attributes included); 18 is the
- * newest opset accepted. */
+ * newest opset accepted; ops whose semantics never changed (Not, Global*Pool)
+ * are accepted from opset 1. */
 #include "compiler/ops.h"
 #include <stdarg.h>
 #include <stdio.h>
@@ -10,7 +11,7 @@
 #define ROW(name, since, until, mi, ma, fam) {name, since, until, mi, ma, infer_##fam, eval_##fam}
 static const IrOpDef op_table[] = {
     ROW("Abs", 6, 18, 1, 1, unary), ROW("Add", 6, 18, 2, 2, binary),
-    ROW("AveragePool", 7, 18, 1, 1, pool), ROW("BatchNormalization", 6, 18, 5, 5, batchnorm),
+    ROW("AveragePool", 6, 18, 1, 1, pool), ROW("BatchNormalization", 6, 18, 5, 5, batchnorm),
     ROW("Cast", 6, 18, 1, 1, cast), ROW("Ceil", 6, 18, 1, 1, unary),
     ROW("Clip", 6, 18, 1, 3, clip), ROW("Concat", 6, 18, 1, 1 << 20, concat),
     ROW("Constant", 6, 18, 0, 0, constant), ROW("ConstantOfShape", 9, 18, 1, 1, constantofshape),
@@ -21,7 +22,7 @@ static const IrOpDef op_table[] = {
     ROW("Exp", 6, 18, 1, 1, unary), ROW("Expand", 8, 18, 2, 2, expand),
     ROW("Flatten", 6, 18, 1, 1, flatten), ROW("Floor", 6, 18, 1, 1, unary),
     ROW("Gather", 6, 18, 2, 2, gather), ROW("Gemm", 6, 18, 2, 3, gemm),
-    ROW("GlobalAveragePool", 6, 18, 1, 1, globalpool), ROW("GlobalMaxPool", 6, 18, 1, 1, globalpool),
+    ROW("GlobalAveragePool", 1, 18, 1, 1, globalpool), ROW("GlobalMaxPool", 1, 18, 1, 1, globalpool),
     ROW("Greater", 7, 18, 2, 2, binary), ROW("HardSigmoid", 6, 18, 1, 1, unary),
     ROW("HardSwish", 14, 18, 1, 1, unary), ROW("Identity", 6, 18, 1, 1, identity),
     ROW("InstanceNormalization", 6, 18, 3, 3, instancenorm), ROW("LRN", 6, 18, 1, 1, lrn),
@@ -31,8 +32,8 @@ static const IrOpDef op_table[] = {
     ROW("Max", 6, 18, 1, 1 << 20, variadic), ROW("MaxPool", 6, 18, 1, 1, pool),
     ROW("Mean", 6, 18, 1, 1 << 20, variadic), ROW("Min", 6, 18, 1, 1 << 20, variadic),
     ROW("Mul", 6, 18, 2, 2, binary), ROW("Neg", 6, 18, 1, 1, unary),
-    ROW("Not", 6, 18, 1, 1, unary), ROW("PRelu", 6, 18, 2, 2, binary),
-    ROW("Pad", 6, 18, 1, 4, pad), ROW("Pow", 7, 18, 2, 2, binary),
+    ROW("Not", 1, 18, 1, 1, unary), ROW("PRelu", 6, 18, 2, 2, binary),
+    ROW("Pad", 6, 18, 1, 4, pad), ROW("Pow", 6, 18, 2, 2, binary),
     ROW("Range", 11, 18, 3, 3, range), ROW("Reciprocal", 6, 18, 1, 1, unary),
     ROW("ReduceMax", 6, 18, 1, 2, reduce), ROW("ReduceMean", 6, 18, 1, 2, reduce),
     ROW("ReduceMin", 6, 18, 1, 2, reduce), ROW("ReduceSum", 6, 18, 1, 2, reduce),
