@@ -7,13 +7,16 @@
  * the interpreter, and compare every output with output_M.pb: same dtype and
  * shape, values within |a-b| <= 1e-5 + 1e-3*|b| for floats (NaN matches
  * NaN), exact for integers and bools. The statically inferred shape must
- * agree with the computed one wherever it is known. Errors whose message says
+ * agree with the computed one wherever it is known. A second copy of the
+ * model goes through pass_run_all and must match the expected outputs too,
+ * which checks that every canonicalisation pass preserves results. Errors whose message says
  * "not supported" (an attribute value, a dtype) count as unsupported. */
 #include "compiler/conform.h"
 #include "compiler/onnx.h"
 #include "compiler/infer.h"
 #include "compiler/interp.h"
 #include "compiler/ops.h"
+#include "compiler/passes.h"
 #include "util/file.h"
 #include <dirent.h>
 #include <stdlib.h>
@@ -161,6 +164,18 @@ static void run_case(const char *dir, ConfCase *c)
         ir_free(&g);
         return;
     }
+    /* a second copy goes through every canonicalisation pass; it must give
+     * the same results */
+    IrGraph g2;
+    snprintf(path, sizeof path, "%s/model.onnx", dir);
+    if (onnx_load_file(path, &g2, &e) || pass_run_all(&g2, &e)) {
+        char m[ATL_ERRLEN + 40];
+        snprintf(m, sizeof m, "passes: %s", e.msg);
+        set_result(c, CONF_FAIL, m);
+        ir_free(&g2);
+        ir_free(&g);
+        return;
+    }
     int nsets;
     char **sets = list_dir(dir, "test_data_set_", &nsets);
     set_result(c, CONF_PASS, "");
@@ -205,6 +220,20 @@ static void run_case(const char *dir, ConfCase *c)
                     }
                 }
                 interp_free_outputs(outs, g.nout);
+                outs = NULL;
+                if (c->status == CONF_PASS && interp_run(&g2, ins, g.nin, &outs, &e)) {
+                    char m[ATL_ERRLEN + 40];
+                    snprintf(m, sizeof m, "after passes: %s", e.msg);
+                    set_result(c, CONF_FAIL, m);
+                } else if (c->status == CONF_PASS) {
+                    for (int i = 0; i < g.nout && c->status == CONF_PASS; i++)
+                        if (compare(&outs[i], &want[i], why, sizeof why)) {
+                            char m[600];
+                            snprintf(m, sizeof m, "after passes: %s", why);
+                            set_result(c, CONF_FAIL, m);
+                        }
+                    interp_free_outputs(outs, g.nout);
+                }
             }
         }
         for (int i = 0; i < g.nin; i++) ir_tensor_free_contents(&ins[i]);
@@ -213,6 +242,7 @@ static void run_case(const char *dir, ConfCase *c)
         free(want);
     }
     free_list(sets, nsets);
+    ir_free(&g2);
     ir_free(&g);
 }
 

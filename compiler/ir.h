@@ -129,4 +129,18 @@ void ir_uses_free(IrUses *u);
 int ir_verify(const IrGraph *g, AtlErr *e);
 void ir_print(const IrGraph *g, FILE *fp);
 void ir_compact(IrGraph *g);
+
+/* Building graphs in code (tests, benchmark, passes); see ir_build.c.
+ * Each returns a tensor or node index, or -1 with e set. */
+int ir_add_input(IrGraph *g, const char *name, int dtype, int ndim, const int64_t *dims, AtlErr *e);
+int ir_add_output(IrGraph *g, const char *name, AtlErr *e);
+/* A constant; data (numel * dtype size bytes) is copied, NULL gives zeros. */
+int ir_add_const(IrGraph *g, const char *name, int dtype, int ndim, const int64_t *dims, const void *data, AtlErr *e);
+/* A node with comma-separated input and output names ("" entries are
+ * omitted optional inputs). */
+int ir_add_op(IrGraph *g, const char *op, const char *name, const char *ins, const char *outs, AtlErr *e);
+int ir_set_attr_int(IrGraph *g, int node, const char *name, int64_t v, AtlErr *e);
+int ir_set_attr_float(IrGraph *g, int node, const char *name, float v, AtlErr *e);
+int ir_set_attr_ints(IrGraph *g, int node, const char *name, const int64_t *v, int n, AtlErr *e);
+int ir_set_attr_str(IrGraph *g, int node, const char *name, const char *v, AtlErr *e);
 #endif
