@@ -28,6 +28,7 @@ int64_t ir_numel(const IrTensor *t)
     int64_t n = 1;
     for (int i = 0; i < t->ndim; i++) {
         if (t->dims[i] < 0) return -1;
+        if (t->dims[i] && n > INT64_MAX / 4 / t->dims[i]) return -1; /* absurd: treat as unknown */
         n *= t->dims[i];
     }
     return n;
@@ -459,7 +460,7 @@ int ir_toposort(IrGraph *g, AtlErr *e)
     IrNode *sorted = malloc(((size_t)nn + 1) * sizeof *sorted);
     if (!sorted) { atl_fail(e, "out of memory sorting the graph"); goto out; }
     for (int i = 0; i < nn; i++) sorted[i] = g->nodes[order[i]];
-    memcpy(g->nodes, sorted, (size_t)nn * sizeof *sorted);
+    if (nn) memcpy(g->nodes, sorted, (size_t)nn * sizeof *sorted);
     free(sorted);
     ir_compact(g);
     rc = 0;

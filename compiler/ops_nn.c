@@ -700,6 +700,7 @@ int infer_lrn(IrOpCtx *c)
 {
     if (need_f32(c, 0)) return -1;
     if (ir_attr_int(c->n, "size", 0) < 1) return op_fail(c, "attribute 'size' must be positive");
+    if (c->in[0]->ndim >= 0 && c->in[0]->ndim < 2) return op_fail(c, "input rank %d, needs at least 2", c->in[0]->ndim);
     op_same_shape(c->out[0], c->in[0]);
     return 0;
 }

@@ -126,6 +126,8 @@ int ir_node_infer(const IrGraph *g, const IrNode *n, IrTensor **in, IrTensor **o
     const IrOpDef *d = ir_op_find(n->op, g->opset);
     IrOpCtx c = {n, g->opset, in, n->nin, out, n->nout, e};
     if (!out[0]) return atl_fail(e, "node '%s' (%s): first output is omitted", n->name, n->op);
+    for (int j = 0; j < d->min_in; j++)
+        if (!in[j]) return atl_fail(e, "node '%s' (%s): input %d is required but omitted", n->name, n->op, j);
     if (d->infer(&c)) return atl_err_prefix(e, "node '%s' (%s)", n->name, n->op);
     for (int i = 0; i < n->nout; i++) {
         if (!out[i]) continue;
