@@ -92,31 +92,68 @@ static double u_erf(double x, const UParam *p) { (void)p; return erf(x); }
 static double u_floor(double x, const UParam *p) { (void)p; return floor(x); }
 static double u_ceil(double x, const UParam *p) { (void)p; return ceil(x); }
 static double u_not(double x, const UParam *p) { (void)p; return x == 0; }
+static double u_cos(double x, const UParam *p) { (void)p; return cos(x); }
+static double u_sin(double x, const UParam *p) { (void)p; return sin(x); }
+static double u_tan(double x, const UParam *p) { (void)p; return tan(x); }
+static double u_acos(double x, const UParam *p) { (void)p; return acos(x); }
+static double u_asin(double x, const UParam *p) { (void)p; return asin(x); }
+static double u_atan(double x, const UParam *p) { (void)p; return atan(x); }
+static double u_cosh(double x, const UParam *p) { (void)p; return cosh(x); }
+static double u_sinh(double x, const UParam *p) { (void)p; return sinh(x); }
+static double u_acosh(double x, const UParam *p) { (void)p; return acosh(x); }
+static double u_asinh(double x, const UParam *p) { (void)p; return asinh(x); }
+static double u_atanh(double x, const UParam *p) { (void)p; return atanh(x); }
+static double u_sign(double x, const UParam *p) { (void)p; return x > 0 ? 1 : x < 0 ? -1 : 0; }
+static double u_round(double x, const UParam *p) { (void)p; return nearbyint(x); }
+static double u_softplus(double x, const UParam *p) { (void)p; return x > 30 ? x : log1p(exp(x)); }
+static double u_softsign(double x, const UParam *p) { (void)p; return x / (1 + fabs(x)); }
+static double u_thrrelu(double x, const UParam *p) { return x > p->alpha ? x : 0; }
+static double u_celu(double x, const UParam *p) { return (x > 0 ? x : 0) + fmin(0, p->alpha * (exp(x / p->alpha) - 1)); }
+static double u_shrink(double x, const UParam *p) { return x < -p->alpha ? x + p->beta : x > p->alpha ? x - p->beta : 0; }
+static double u_isnan(double x, const UParam *p) { (void)p; return x != x; }
+static double u_isinf(double x, const UParam *p) { return isinf(x) && ((x > 0 && p->alpha != 0) || (x < 0 && p->beta != 0)); }
 
-static const struct { const char *op; UFn fn; double alpha, beta, gamma; } unary_ops[] = {
-    {"Abs", u_abs, 0, 0, 0}, {"Neg", u_neg, 0, 0, 0}, {"Sqrt", u_sqrt, 0, 0, 0},
-    {"Reciprocal", u_recip, 0, 0, 0}, {"Exp", u_exp, 0, 0, 0}, {"Log", u_log, 0, 0, 0},
-    {"Relu", u_relu, 0, 0, 0}, {"LeakyRelu", u_leaky, 0.01, 0, 0}, {"Elu", u_elu, 1.0, 0, 0},
-    {"Selu", u_selu, 1.67326319217681884765625, 0, 1.05070102214813232421875},
-    {"Sigmoid", u_sigmoid, 0, 0, 0}, {"Tanh", u_tanh, 0, 0, 0}, {"HardSigmoid", u_hsig, 0.2, 0.5, 0},
-    {"HardSwish", u_hswish, 0, 0, 0}, {"Erf", u_erf, 0, 0, 0}, {"Floor", u_floor, 0, 0, 0},
-    {"Ceil", u_ceil, 0, 0, 0}, {"Not", u_not, 0, 0, 0},
+/* op, kernel, default parameters, the attribute names that set them (NULL:
+ * "alpha"/"beta"/"gamma"), whether the output is bool */
+static const struct { const char *op; UFn fn; double alpha, beta, gamma; const char *an, *bn; int to_bool; } unary_ops[] = {
+    {"Abs", u_abs, 0, 0, 0, NULL, NULL, 0}, {"Neg", u_neg, 0, 0, 0, NULL, NULL, 0}, {"Sqrt", u_sqrt, 0, 0, 0, NULL, NULL, 0},
+    {"Reciprocal", u_recip, 0, 0, 0, NULL, NULL, 0}, {"Exp", u_exp, 0, 0, 0, NULL, NULL, 0}, {"Log", u_log, 0, 0, 0, NULL, NULL, 0},
+    {"Relu", u_relu, 0, 0, 0, NULL, NULL, 0}, {"LeakyRelu", u_leaky, 0.01, 0, 0, NULL, NULL, 0}, {"Elu", u_elu, 1.0, 0, 0, NULL, NULL, 0},
+    {"Selu", u_selu, 1.67326319217681884765625, 0, 1.05070102214813232421875, NULL, NULL, 0},
+    {"Sigmoid", u_sigmoid, 0, 0, 0, NULL, NULL, 0}, {"Tanh", u_tanh, 0, 0, 0, NULL, NULL, 0}, {"HardSigmoid", u_hsig, 0.2, 0.5, 0, NULL, NULL, 0},
+    {"HardSwish", u_hswish, 0, 0, 0, NULL, NULL, 0}, {"Erf", u_erf, 0, 0, 0, NULL, NULL, 0}, {"Floor", u_floor, 0, 0, 0, NULL, NULL, 0},
+    {"Ceil", u_ceil, 0, 0, 0, NULL, NULL, 0}, {"Not", u_not, 0, 0, 0, NULL, NULL, 0},
+    {"Cos", u_cos, 0, 0, 0, NULL, NULL, 0}, {"Sin", u_sin, 0, 0, 0, NULL, NULL, 0}, {"Tan", u_tan, 0, 0, 0, NULL, NULL, 0}, {"Acos", u_acos, 0, 0, 0, NULL, NULL, 0},
+    {"Asin", u_asin, 0, 0, 0, NULL, NULL, 0}, {"Atan", u_atan, 0, 0, 0, NULL, NULL, 0}, {"Cosh", u_cosh, 0, 0, 0, NULL, NULL, 0}, {"Sinh", u_sinh, 0, 0, 0, NULL, NULL, 0},
+    {"Acosh", u_acosh, 0, 0, 0, NULL, NULL, 0}, {"Asinh", u_asinh, 0, 0, 0, NULL, NULL, 0}, {"Atanh", u_atanh, 0, 0, 0, NULL, NULL, 0},
+    {"Sign", u_sign, 0, 0, 0, NULL, NULL, 0}, {"Round", u_round, 0, 0, 0, NULL, NULL, 0}, {"Softplus", u_softplus, 0, 0, 0, NULL, NULL, 0},
+    {"Softsign", u_softsign, 0, 0, 0, NULL, NULL, 0}, {"ThresholdedRelu", u_thrrelu, 1.0, 0, 0, NULL, NULL, 0}, {"Celu", u_celu, 1.0, 0, 0, NULL, NULL, 0},
+    {"Shrink", u_shrink, 0.5, 0, 0, "lambd", "bias", 0}, {"IsNaN", u_isnan, 0, 0, 0, NULL, NULL, 1},
+    {"IsInf", u_isinf, 1, 1, 0, "detect_positive", "detect_negative", 1},
 };
+
+static int find_unary(const char *op)
+{
+    for (int i = 0; i < (int)(sizeof unary_ops / sizeof unary_ops[0]); i++)
+        if (!strcmp(unary_ops[i].op, op)) return i;
+    return -1;
+}
 
 int infer_unary(IrOpCtx *c)
 {
     op_same_shape(c->out[0], c->in[0]);
     if (!strcmp(c->n->op, "Not") && c->in[0]->dtype != IR_BOOL) return op_fail(c, "input must be bool");
+    int k = find_unary(c->n->op);
+    if (k >= 0 && unary_ops[k].to_bool) c->out[0]->dtype = IR_BOOL;
     return 0;
 }
 
 int eval_unary(IrOpCtx *c)
 {
-    int k = -1;
-    for (int i = 0; i < (int)(sizeof unary_ops / sizeof unary_ops[0]); i++)
-        if (!strcmp(unary_ops[i].op, c->n->op)) k = i;
+    int k = find_unary(c->n->op);
     if (k < 0) return op_fail(c, "no unary kernel");
-    UParam p = {ir_attr_float(c->n, "alpha", (float)unary_ops[k].alpha), ir_attr_float(c->n, "beta", (float)unary_ops[k].beta),
+    const char *an = unary_ops[k].an ? unary_ops[k].an : "alpha", *bn = unary_ops[k].bn ? unary_ops[k].bn : "beta";
+    UParam p = {ir_attr_float(c->n, an, (float)unary_ops[k].alpha), ir_attr_float(c->n, bn, (float)unary_ops[k].beta),
                 ir_attr_float(c->n, "gamma", (float)unary_ops[k].gamma)};
     if (!strcmp(c->n->op, "Selu")) { /* keep full precision of the defaults */
         if (!ir_attr(c->n, "alpha")) p.alpha = unary_ops[k].alpha;
@@ -126,7 +163,7 @@ int eval_unary(IrOpCtx *c)
     IrTensor *y = c->out[0];
     int64_t n = ir_numel(y);
     UFn fn = unary_ops[k].fn;
-    if (x->dtype == IR_F32) {
+    if (x->dtype == IR_F32 && y->dtype == IR_F32) {
         const float *a = x->data;
         float *o = y->data;
         if (fn == u_relu) { for (int64_t i = 0; i < n; i++) o[i] = a[i] > 0 ? a[i] : 0; return 0; }
@@ -174,12 +211,37 @@ static int64_t i_gt(int64_t a, int64_t b) { return a > b; }
 static int64_t i_prelu(int64_t a, int64_t b) { return a < 0 ? i_mul(a, b) : a; }
 static int64_t i_max(int64_t a, int64_t b) { return a > b ? a : b; }
 static int64_t i_min(int64_t a, int64_t b) { return a < b ? a : b; }
+static double b_ge(double a, double b) { return a >= b; }
+static double b_le(double a, double b) { return a <= b; }
+static int64_t i_ge(int64_t a, int64_t b) { return a >= b; }
+static int64_t i_le(int64_t a, int64_t b) { return a <= b; }
+static double b_and(double a, double b) { return a != 0 && b != 0; }
+static double b_or(double a, double b) { return a != 0 || b != 0; }
+static double b_xor(double a, double b) { return (a != 0) != (b != 0); }
+static int64_t i_and(int64_t a, int64_t b) { return a && b; }
+static int64_t i_or(int64_t a, int64_t b) { return a || b; }
+static int64_t i_xor(int64_t a, int64_t b) { return !a != !b; }
+static double b_fmod(double a, double b) { return fmod(a, b); }
+static int64_t i_fmod(int64_t a, int64_t b) { return b == 0 || (b == -1 && a == INT64_MIN) ? 0 : a % b; }
+static double b_pymod(double a, double b) { double r = fmod(a, b); return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r; }
+static int64_t i_pymod(int64_t a, int64_t b)
+{
+    int64_t r = i_fmod(a, b);
+    return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
+}
+static double b_none(double a, double b) { (void)b; return a; }
+static int64_t i_shl(int64_t a, int64_t b) { return b < 0 || b >= 64 ? 0 : (int64_t)((uint64_t)a << b); }
+static int64_t i_shr(int64_t a, int64_t b) { return b < 0 || b >= 64 ? 0 : (int64_t)((uint64_t)a >> b); }
 
 static const struct { const char *op; BFn f; BIFn i; int cmp; } binary_ops[] = {
     {"Add", b_add, i_add, 0}, {"Sub", b_sub, i_sub, 0}, {"Mul", b_mul, i_mul, 0}, {"Div", b_div, i_div, 0},
     {"Pow", b_pow, i_pow, 0}, {"Equal", b_eq, i_eq, 1}, {"Less", b_lt, i_lt, 1}, {"Greater", b_gt, i_gt, 1},
     {"PRelu", b_prelu, i_prelu, 0}, {"Max", b_max, i_max, 0}, {"Min", b_min, i_min, 0},
     {"Sum", b_add, i_add, 0}, {"Mean", b_add, i_add, 0},
+    {"GreaterOrEqual", b_ge, i_ge, 1}, {"LessOrEqual", b_le, i_le, 1},
+    {"And", b_and, i_and, 1}, {"Or", b_or, i_or, 1}, {"Xor", b_xor, i_xor, 1},
+    {"Mod", b_pymod, i_pymod, 0}, {"Mod_fmod", b_fmod, i_fmod, 0},
+    {"BitShift", b_none, i_shl, 0}, {"BitShift_RIGHT", b_none, i_shr, 0},
 };
 
 static int find_binary(const char *op)
@@ -189,13 +251,24 @@ static int find_binary(const char *op)
     return -1;
 }
 
+/* the kernel row for this node: Mod and BitShift pick one by attribute */
+static int binary_row(IrOpCtx *c)
+{
+    if (!strcmp(c->n->op, "Mod") && ir_attr_int(c->n, "fmod", 0)) return find_binary("Mod_fmod");
+    if (!strcmp(c->n->op, "BitShift") && !strcmp(ir_attr_str(c->n, "direction", ""), "RIGHT")) return find_binary("BitShift_RIGHT");
+    return find_binary(c->n->op);
+}
+
 int infer_binary(IrOpCtx *c)
 {
     IrTensor bv;
     legacy_view(c, c->in[1], &bv);
     IrTensor *ins[2] = {c->in[0], &bv};
-    int k = find_binary(c->n->op);
+    int k = binary_row(c);
     if (k < 0) return op_fail(c, "no binary kernel");
+    if (!strcmp(c->n->op, "BitShift") && op_dtype_is_float(c->in[0]->dtype)) return op_fail(c, "BitShift needs integer inputs");
+    if (!strcmp(c->n->op, "Mod") && op_dtype_is_float(c->in[0]->dtype) && !ir_attr_int(c->n, "fmod", 0))
+        return op_fail(c, "Mod of floats needs fmod=1");
     if (strcmp(c->n->op, "Pow") && c->in[0]->dtype != c->in[1]->dtype)
         return op_fail(c, "input types differ: %s and %s", ir_dtype_name(c->in[0]->dtype), ir_dtype_name(c->in[1]->dtype));
     if (op_broadcast_shape(c, ins, 2, c->out[0])) return -1;
@@ -245,7 +318,7 @@ int eval_binary(IrOpCtx *c)
 {
     IrTensor bv;
     legacy_view(c, c->in[1], &bv);
-    apply_binary(find_binary(c->n->op), c->in[0], &bv, c->out[0]);
+    apply_binary(binary_row(c), c->in[0], &bv, c->out[0]);
     return 0;
 }
 
@@ -317,6 +390,15 @@ int infer_cast(IrOpCtx *c)
     c->out[0]->dtype = (int)to;
     return 0;
 }
+
+int infer_castlike(IrOpCtx *c)
+{
+    op_same_shape(c->out[0], c->in[0]);
+    c->out[0]->dtype = c->in[1]->dtype;
+    return 0;
+}
+
+int eval_castlike(IrOpCtx *c) { return eval_cast(c); }
 
 int eval_cast(IrOpCtx *c)
 {

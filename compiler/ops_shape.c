@@ -680,6 +680,15 @@ int infer_reduce(IrOpCtx *c)
     return 0;
 }
 
+/* Reductions: value fed to the accumulator, how two combine, and the final
+ * transform given the element count. */
+enum { R_SUM, R_MEAN, R_MAX, R_MIN, R_PROD, R_L1, R_L2, R_LOGSUM, R_LOGSUMEXP, R_SUMSQ };
+static const struct { const char *op; int kind; } reduce_ops[] = {
+    {"ReduceSum", R_SUM}, {"ReduceMean", R_MEAN}, {"ReduceMax", R_MAX}, {"ReduceMin", R_MIN},
+    {"ReduceProd", R_PROD}, {"ReduceL1", R_L1}, {"ReduceL2", R_L2}, {"ReduceLogSum", R_LOGSUM},
+    {"ReduceLogSumExp", R_LOGSUMEXP}, {"ReduceSumSquare", R_SUMSQ},
+};
+
 int eval_reduce(IrOpCtx *c)
 {
     const IrTensor *x = c->in[0];
@@ -688,19 +697,28 @@ int eval_reduce(IrOpCtx *c)
     if (reduce_axes(c, x->ndim, red, &noop)) return -1;
     int64_t n = ir_numel(x), m = ir_numel(y);
     if (noop) { memcpy(y->data, x->data, ir_nbytes(x)); return 0; }
-    const char *op = c->n->op;
-    int kind = !strcmp(op, "ReduceSum") ? 0 : !strcmp(op, "ReduceMean") ? 1 : !strcmp(op, "ReduceMax") ? 2 : 3;
+    int kind = -1;
+    for (size_t i = 0; i < sizeof reduce_ops / sizeof reduce_ops[0]; i++)
+        if (!strcmp(reduce_ops[i].op, c->n->op)) kind = reduce_ops[i].kind;
+    if (kind < 0) return op_fail(c, "no reduction kernel");
     double *acc = malloc(sizeof(double) * (size_t)(m + 1));
     if (!acc) return op_fail(c, "out of memory");
-    for (int64_t i = 0; i < m; i++) acc[i] = kind == 2 ? -INFINITY : kind == 3 ? INFINITY : 0;
+    double init = kind == R_MAX ? -INFINITY : kind == R_MIN ? INFINITY : kind == R_PROD ? 1 : 0;
+    for (int64_t i = 0; i < m; i++) acc[i] = init;
     int64_t ost[IR_MAXDIM], s = 1, idx[IR_MAXDIM] = {0};
     for (int k = x->ndim - 1; k >= 0; k--) { ost[k] = red[k] ? 0 : s; if (!red[k]) s *= x->dims[k]; }
     int64_t o = 0;
     for (int64_t i = 0; i < n; i++) {
         double v = ir_get_f(x, i);
-        if (kind <= 1) acc[o] += v;
-        else if (kind == 2) { if (v > acc[o] || v != v) acc[o] = v; }
-        else if (v < acc[o] || v != v) acc[o] = v;
+        switch (kind) {
+        case R_MAX: if (v > acc[o] || v != v) acc[o] = v; break;
+        case R_MIN: if (v < acc[o] || v != v) acc[o] = v; break;
+        case R_PROD: acc[o] *= v; break;
+        case R_L1: acc[o] += fabs(v); break;
+        case R_L2: case R_SUMSQ: acc[o] += v * v; break;
+        case R_LOGSUMEXP: acc[o] += exp(v); break;
+        default: acc[o] += v;
+        }
         for (int k = x->ndim - 1; k >= 0; k--) {
             o += ost[k];
             if (++idx[k] < x->dims[k]) break;
@@ -709,7 +727,13 @@ int eval_reduce(IrOpCtx *c)
         }
     }
     int64_t cnt = m ? n / m : 1;
-    for (int64_t i = 0; i < m; i++) ir_set_f(y, i, kind == 1 ? acc[i] / (double)(cnt ? cnt : 1) : acc[i]);
+    for (int64_t i = 0; i < m; i++) {
+        double v = acc[i];
+        if (kind == R_MEAN) v /= (double)(cnt ? cnt : 1);
+        else if (kind == R_L2) v = sqrt(v);
+        else if (kind == R_LOGSUM || kind == R_LOGSUMEXP) v = log(v);
+        ir_set_f(y, i, v);
+    }
     free(acc);
     return 0;
 }

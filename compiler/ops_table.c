@@ -47,6 +47,22 @@ static const IrOpDef op_table[] = {
     ROW("Tanh", 6, 18, 1, 1, unary), ROW("Tile", 6, 18, 2, 2, tile),
     ROW("Transpose", 6, 18, 1, 1, transpose), ROW("Unsqueeze", 6, 18, 1, 2, unsqueeze),
     ROW("Upsample", 7, 9, 1, 2, resize), ROW("Where", 9, 18, 3, 3, where),
+    /* beyond the core CNN set */
+    ROW("Acos", 7, 18, 1, 1, unary), ROW("Acosh", 9, 18, 1, 1, unary), ROW("And", 7, 18, 2, 2, binary),
+    ROW("ArgMax", 6, 18, 1, 1, argmax), ROW("ArgMin", 6, 18, 1, 1, argmax), ROW("Asin", 7, 18, 1, 1, unary),
+    ROW("Asinh", 9, 18, 1, 1, unary), ROW("Atan", 7, 18, 1, 1, unary), ROW("Atanh", 9, 18, 1, 1, unary),
+    ROW("BitShift", 11, 18, 2, 2, binary), ROW("CastLike", 15, 18, 2, 2, castlike), ROW("Celu", 12, 18, 1, 1, unary),
+    ROW("Cos", 7, 18, 1, 1, unary), ROW("Cosh", 9, 18, 1, 1, unary), ROW("CumSum", 11, 18, 2, 2, cumsum),
+    ROW("GatherElements", 11, 18, 2, 2, gatherelements), ROW("GreaterOrEqual", 12, 18, 2, 2, binary),
+    ROW("Hardmax", 6, 18, 1, 1, hardmax), ROW("IsInf", 10, 18, 1, 1, unary), ROW("IsNaN", 9, 18, 1, 1, unary),
+    ROW("LessOrEqual", 12, 18, 2, 2, binary), ROW("Mod", 10, 18, 2, 2, binary), ROW("Or", 7, 18, 2, 2, binary),
+    ROW("ReduceL1", 6, 18, 1, 2, reduce), ROW("ReduceL2", 6, 18, 1, 2, reduce), ROW("ReduceLogSum", 6, 18, 1, 2, reduce),
+    ROW("ReduceLogSumExp", 6, 18, 1, 2, reduce), ROW("ReduceProd", 6, 18, 1, 2, reduce),
+    ROW("ReduceSumSquare", 6, 18, 1, 2, reduce), ROW("Round", 11, 18, 1, 1, unary), ROW("Shrink", 9, 18, 1, 1, unary),
+    ROW("Sign", 9, 18, 1, 1, unary), ROW("Sin", 7, 18, 1, 1, unary), ROW("Sinh", 9, 18, 1, 1, unary),
+    ROW("Size", 6, 18, 1, 1, size), ROW("Softplus", 6, 18, 1, 1, unary), ROW("Softsign", 6, 18, 1, 1, unary),
+    ROW("Tan", 7, 18, 1, 1, unary), ROW("ThresholdedRelu", 10, 18, 1, 1, unary), ROW("Trilu", 14, 18, 1, 2, trilu),
+    ROW("Xor", 7, 18, 2, 2, binary),
 };
 enum { NOPS = sizeof op_table / sizeof op_table[0] };
 
@@ -76,7 +92,10 @@ const char *ir_op_names(void)
         "LayerNormalization LeakyRelu Less Log LogSoftmax MatMul Max MaxPool Mean Min Mul Neg Not PRelu Pad "
         "Pow Range Reciprocal ReduceMax ReduceMean ReduceMin ReduceSum Relu Reshape Resize Selu Shape "
         "Sigmoid Slice Softmax SpaceToDepth Split Sqrt Squeeze Sub Sum Tanh Tile Transpose Unsqueeze "
-        "Upsample Where";
+        "Upsample Where Acos Acosh And ArgMax ArgMin Asin Asinh Atan Atanh BitShift CastLike Celu Cos Cosh CumSum "
+        "GatherElements GreaterOrEqual Hardmax IsInf IsNaN LessOrEqual Mod Or ReduceL1 ReduceL2 ReduceLogSum "
+        "ReduceLogSumExp ReduceProd ReduceSumSquare Round Shrink Sign Sin Sinh Size Softplus Softsign Tan "
+        "ThresholdedRelu Trilu Xor";
     return names;
 }
 

@@ -1,0 +1,194 @@
+/* ops_extra.c - ops beyond the core CNN set that the ONNX test suite and
+ * exported models use: ArgMax/ArgMin, Size, GatherElements, Trilu, Hardmax,
+ * CumSum. Same contracts as the other ops_*.c files (see ops.h). */
+#include "compiler/ops.h"
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* outer x axis x inner decomposition of x around axis */
+static void split3(const IrTensor *x, int64_t axis, int64_t *outer, int64_t *dim, int64_t *inner)
+{
+    *outer = 1;
+    *inner = 1;
+    for (int k = 0; k < axis; k++) *outer *= x->dims[k];
+    for (int k = (int)axis + 1; k < x->ndim; k++) *inner *= x->dims[k];
+    *dim = x->ndim ? x->dims[axis] : 1;
+}
+
+int infer_argmax(IrOpCtx *c)
+{
+    const IrTensor *x = c->in[0];
+    IrTensor *y = c->out[0];
+    y->dtype = IR_I64;
+    y->ndim = -1;
+    if (x->ndim < 0) return 0;
+    int64_t axis;
+    if (op_axis(c, ir_attr_int(c->n, "axis", 0), x->ndim, &axis)) return -1;
+    int keep = (int)ir_attr_int(c->n, "keepdims", 1);
+    y->ndim = 0;
+    for (int k = 0; k < x->ndim; k++) {
+        if (k != axis) y->dims[y->ndim++] = x->dims[k];
+        else if (keep) y->dims[y->ndim++] = 1;
+    }
+    return 0;
+}
+
+int eval_argmax(IrOpCtx *c)
+{
+    const IrTensor *x = c->in[0];
+    int64_t axis, outer, D, inner;
+    op_axis(c, ir_attr_int(c->n, "axis", 0), x->ndim, &axis);
+    split3(x, axis, &outer, &D, &inner);
+    int ismin = !strcmp(c->n->op, "ArgMin"), last = (int)ir_attr_int(c->n, "select_last_index", 0);
+    int64_t *y = c->out[0]->data;
+    for (int64_t o = 0; o < outer; o++)
+        for (int64_t i = 0; i < inner; i++) {
+            int64_t best = 0;
+            double bv = ir_get_f(x, o * D * inner + i);
+            for (int64_t d = 1; d < D; d++) {
+                double v = ir_get_f(x, (o * D + d) * inner + i);
+                int better = ismin ? (v < bv || (last && v == bv)) : (v > bv || (last && v == bv));
+                if (better) { bv = v; best = d; }
+            }
+            y[o * inner + i] = best;
+        }
+    return 0;
+}
+
+int infer_size(IrOpCtx *c)
+{
+    c->out[0]->dtype = IR_I64;
+    c->out[0]->ndim = 0;
+    return 0;
+}
+
+int eval_size(IrOpCtx *c)
+{
+    ((int64_t *)c->out[0]->data)[0] = ir_numel(c->in[0]);
+    return 0;
+}
+
+int infer_gatherelements(IrOpCtx *c)
+{
+    const IrTensor *x = c->in[0], *ind = c->in[1];
+    if (ind->dtype != IR_I64 && ind->dtype != IR_I32) return op_fail(c, "indices must be int32 or int64");
+    if (x->ndim >= 0 && ind->ndim >= 0 && x->ndim != ind->ndim) return op_fail(c, "data rank %d and indices rank %d differ", x->ndim, ind->ndim);
+    op_same_shape(c->out[0], ind);
+    c->out[0]->dtype = x->dtype;
+    if (x->ndim >= 0) { int64_t a; if (op_axis(c, ir_attr_int(c->n, "axis", 0), x->ndim, &a)) return -1; }
+    return 0;
+}
+
+int eval_gatherelements(IrOpCtx *c)
+{
+    const IrTensor *x = c->in[0], *ind = c->in[1];
+    IrTensor *y = c->out[0];
+    int64_t axis;
+    op_axis(c, ir_attr_int(c->n, "axis", 0), x->ndim, &axis);
+    int64_t st[IR_MAXDIM], s = 1, idx[IR_MAXDIM] = {0};
+    for (int k = x->ndim - 1; k >= 0; k--) { st[k] = s; s *= x->dims[k]; }
+    size_t es = ir_dtype_size(x->dtype);
+    int64_t n = ir_numel(y);
+    for (int64_t i = 0; i < n; i++) {
+        int64_t v = ir_get_i(ind, i), A = x->dims[axis];
+        if (v < 0) v += A;
+        if (v < 0 || v >= A) return op_fail(c, "index %lld out of range for axis of size %lld", (long long)ir_get_i(ind, i), (long long)A);
+        int64_t off = 0;
+        for (int k = 0; k < x->ndim; k++) {
+            int64_t q = k == axis ? v : idx[k];
+            if (q >= x->dims[k]) return op_fail(c, "indices shape exceeds data shape on axis %d", k);
+            off += q * st[k];
+        }
+        memcpy((char *)y->data + (size_t)i * es, (const char *)x->data + (size_t)off * es, es);
+        for (int k = y->ndim - 1; k >= 0; k--) {
+            if (++idx[k] < y->dims[k]) break;
+            idx[k] = 0;
+        }
+    }
+    return 0;
+}
+
+int infer_trilu(IrOpCtx *c)
+{
+    if (c->in[0]->ndim >= 0 && c->in[0]->ndim < 2) return op_fail(c, "input rank %d, needs at least 2", c->in[0]->ndim);
+    op_same_shape(c->out[0], c->in[0]);
+    return 0;
+}
+
+int eval_trilu(IrOpCtx *c)
+{
+    const IrTensor *x = c->in[0];
+    IrTensor *y = c->out[0];
+    int64_t k = c->nin > 1 && c->in[1] ? ir_get_i(c->in[1], 0) : 0;
+    int upper = (int)ir_attr_int(c->n, "upper", 1);
+    int64_t N = x->dims[x->ndim - 2], M = x->dims[x->ndim - 1], n = ir_numel(x);
+    size_t es = ir_dtype_size(x->dtype);
+    for (int64_t i = 0; i < n; i++) {
+        int64_t col = i % M, row = (i / M) % (N ? N : 1);
+        int keep = upper ? col - row >= k : col - row <= k;
+        if (keep) memcpy((char *)y->data + (size_t)i * es, (const char *)x->data + (size_t)i * es, es);
+    }
+    return 0;
+}
+
+int infer_hardmax(IrOpCtx *c)
+{
+    op_same_shape(c->out[0], c->in[0]);
+    if (c->in[0]->ndim >= 0) {
+        int64_t a;
+        if (op_axis(c, ir_attr_int(c->n, "axis", c->opset >= 13 ? -1 : 1), c->in[0]->ndim, &a)) return -1;
+    }
+    return 0;
+}
+
+int eval_hardmax(IrOpCtx *c)
+{
+    const IrTensor *x = c->in[0];
+    int64_t axis, outer = 1, D = 1, inner = 1;
+    op_axis(c, ir_attr_int(c->n, "axis", c->opset >= 13 ? -1 : 1), x->ndim, &axis);
+    for (int k = 0; k < axis; k++) outer *= x->dims[k];
+    if (c->opset >= 13) { D = x->dims[axis]; for (int k = (int)axis + 1; k < x->ndim; k++) inner *= x->dims[k]; }
+    else for (int k = (int)axis; k < x->ndim; k++) D *= x->dims[k];
+    for (int64_t o = 0; o < outer; o++)
+        for (int64_t i = 0; i < inner; i++) {
+            int64_t best = 0;
+            double bv = ir_get_f(x, o * D * inner + i);
+            for (int64_t d = 1; d < D; d++) {
+                double v = ir_get_f(x, (o * D + d) * inner + i);
+                if (v > bv) { bv = v; best = d; }
+            }
+            ir_set_f(c->out[0], (o * D + best) * inner + i, 1.0);
+        }
+    return 0;
+}
+
+int infer_cumsum(IrOpCtx *c)
+{
+    op_same_shape(c->out[0], c->in[0]);
+    if (ir_numel(c->in[1]) > 1) return op_fail(c, "axis must be a scalar");
+    return 0;
+}
+
+int eval_cumsum(IrOpCtx *c)
+{
+    const IrTensor *x = c->in[0];
+    IrTensor *y = c->out[0];
+    int64_t axis, outer, D, inner;
+    if (op_axis(c, ir_get_i(c->in[1], 0), x->ndim, &axis)) return -1;
+    split3(x, axis, &outer, &D, &inner);
+    int excl = (int)ir_attr_int(c->n, "exclusive", 0), rev = (int)ir_attr_int(c->n, "reverse", 0);
+    int isf = op_dtype_is_float(x->dtype);
+    for (int64_t o = 0; o < outer; o++)
+        for (int64_t i = 0; i < inner; i++) {
+            double sf = 0;
+            int64_t si = 0;
+            for (int64_t q = 0; q < D; q++) {
+                int64_t d = rev ? D - 1 - q : q, at = (o * D + d) * inner + i;
+                if (excl) { if (isf) ir_set_f(y, at, sf); else ir_set_i(y, at, si); }
+                if (isf) sf += ir_get_f(x, at); else si = (int64_t)((uint64_t)si + (uint64_t)ir_get_i(x, at));
+                if (!excl) { if (isf) ir_set_f(y, at, sf); else ir_set_i(y, at, si); }
+            }
+        }
+    return 0;
+}
