@@ -455,10 +455,11 @@ int eval_identity(IrOpCtx *c)
 
 int infer_dropout(IrOpCtx *c)
 {
-    if (c->opset >= 12 && c->nin > 2 && c->in[2]) {
-        if (!c->in[2]->data) return op_fail(c, "training_mode given as a runtime input (random dropout) is not supported");
-        if (ir_get_i(c->in[2], 0)) return op_fail(c, "training_mode=true (random dropout) is not supported");
-    }
+    /* training_mode (opset 12+) with a non-zero ratio means random dropout:
+     * refused here when both are constant, otherwise by eval */
+    if (c->opset >= 12 && c->nin > 2 && c->in[2] && c->in[2]->data && ir_get_i(c->in[2], 0) &&
+        (c->nin < 2 || !c->in[1] || (c->in[1]->data && ir_get_f(c->in[1], 0) != 0)))
+        return op_fail(c, "training_mode=true with a non-zero ratio (random dropout) is not supported");
     if (c->opset < 7 && !ir_attr_int(c->n, "is_test", 0) && c->nout > 1 && c->out[1])
         return op_fail(c, "training mode (is_test=0) with a mask output is not supported");
     op_same_shape(c->out[0], c->in[0]);
@@ -471,6 +472,10 @@ int infer_dropout(IrOpCtx *c)
 
 int eval_dropout(IrOpCtx *c)
 {
+    if (c->opset >= 12 && c->nin > 2 && c->in[2] && ir_get_i(c->in[2], 0)) {
+        double ratio = c->nin > 1 && c->in[1] ? ir_get_f(c->in[1], 0) : 0.5;
+        if (ratio != 0) return op_fail(c, "training_mode=true with ratio %g (random dropout) is not supported", ratio);
+    }
     memcpy(c->out[0]->data, c->in[0]->data, ir_nbytes(c->in[0]));
     if (c->nout > 1 && c->out[1]) {
         int64_t n = ir_numel(c->out[1]);

@@ -192,3 +192,77 @@ int eval_cumsum(IrOpCtx *c)
         }
     return 0;
 }
+
+/* ---- NegativeLogLikelihoodLoss, SoftmaxCrossEntropyLoss ---- */
+
+int infer_nllloss(IrOpCtx *c)
+{
+    const IrTensor *x = c->in[0], *t = c->in[1];
+    if (!op_dtype_is_float(x->dtype)) return op_fail(c, "input must be a float tensor");
+    if (t->dtype != IR_I64 && t->dtype != IR_I32) return op_fail(c, "target must be int32 or int64");
+    if (x->ndim >= 0 && x->ndim < 2) return op_fail(c, "input rank %d, needs at least 2", x->ndim);
+    if (x->ndim >= 0 && t->ndim >= 0 && t->ndim != x->ndim - 1) return op_fail(c, "target rank %d, expected %d", t->ndim, x->ndim - 1);
+    const char *red = ir_attr_str(c->n, "reduction", "mean");
+    if (strcmp(red, "mean") && strcmp(red, "sum") && strcmp(red, "none")) return op_fail(c, "reduction '%s' is not supported", red);
+    IrTensor *y = c->out[0];
+    if (!strcmp(red, "none")) op_same_shape(y, t);
+    else y->ndim = 0;
+    y->dtype = x->dtype;
+    if (c->nout > 1 && c->out[1]) op_same_shape(c->out[1], x);
+    return 0;
+}
+
+/* loss from log-probabilities lp [N,C,D] (D = product of the trailing dims) */
+static int nll_core(IrOpCtx *c, const IrTensor *lp, const IrTensor *t, const IrTensor *w, IrTensor *y)
+{
+    int64_t N = lp->dims[0], C = lp->dims[1], D = 1;
+    for (int k = 2; k < lp->ndim; k++) D *= lp->dims[k];
+    const IrAttr *ia = ir_attr(c->n, "ignore_index");
+    int64_t ign = ia ? ia->i : 0;
+    const char *red = ir_attr_str(c->n, "reduction", "mean");
+    int none = !strcmp(red, "none"), mean = !strcmp(red, "mean");
+    double sum = 0, wsum = 0;
+    for (int64_t n = 0; n < N; n++)
+        for (int64_t d = 0; d < D; d++) {
+            int64_t cls = ir_get_i(t, n * D + d);
+            double loss = 0, wt = 0;
+            if (!(ia && cls == ign)) {
+                if (cls < 0 || cls >= C) return op_fail(c, "target %lld is out of range for %lld classes", (long long)cls, (long long)C);
+                wt = w ? ir_get_f(w, cls) : 1.0;
+                loss = -ir_get_f(lp, (n * C + cls) * D + d) * wt;
+            }
+            if (none) ir_set_f(y, n * D + d, loss);
+            sum += loss;
+            wsum += wt;
+        }
+    if (!none) ir_set_f(y, 0, mean ? sum / wsum : sum);
+    return 0;
+}
+
+int eval_nllloss(IrOpCtx *c)
+{
+    return nll_core(c, c->in[0], c->in[1], c->nin > 2 ? c->in[2] : NULL, c->out[0]);
+}
+
+int infer_sceloss(IrOpCtx *c) { return infer_nllloss(c); }
+
+int eval_sceloss(IrOpCtx *c)
+{
+    const IrTensor *x = c->in[0];
+    IrTensor lp = *x;
+    lp.data = malloc(ir_nbytes(x) + 8);
+    if (!lp.data) return op_fail(c, "out of memory");
+    int64_t N = x->dims[0], C = x->dims[1], D = 1;
+    for (int k = 2; k < x->ndim; k++) D *= x->dims[k];
+    for (int64_t n = 0; n < N; n++)
+        for (int64_t d = 0; d < D; d++) {
+            double mx = -INFINITY, s = 0;
+            for (int64_t k = 0; k < C; k++) { double v = ir_get_f(x, (n * C + k) * D + d); if (v > mx) mx = v; }
+            for (int64_t k = 0; k < C; k++) s += exp(ir_get_f(x, (n * C + k) * D + d) - mx);
+            for (int64_t k = 0; k < C; k++) ir_set_f(&lp, (n * C + k) * D + d, ir_get_f(x, (n * C + k) * D + d) - mx - log(s));
+        }
+    int rc = nll_core(c, &lp, c->in[1], c->nin > 2 ? c->in[2] : NULL, c->out[0]);
+    if (!rc && c->nout > 1 && c->out[1]) memcpy(c->out[1]->data, lp.data, ir_nbytes(x));
+    free(lp.data);
+    return rc;
+}

@@ -1,7 +1,8 @@
 /* ops_table.c - the operator table (see ops.h) and helpers shared by the
  * op implementations. Opset ranges: 6 is accepted where the op's opset-6
  * semantics are handled (legacy `broadcast` attributes included); 18 is the
- * newest opset accepted; ops whose semantics never changed (Not, Global*Pool)
+ * newest opset accepted; ops whose semantics never changed (Not, Global*Pool, Softplus,
+ * Softsign)
  * are accepted from opset 1. */
 #include "compiler/ops.h"
 #include <stdarg.h>
@@ -60,9 +61,10 @@ static const IrOpDef op_table[] = {
     ROW("ReduceLogSumExp", 6, 18, 1, 2, reduce), ROW("ReduceProd", 6, 18, 1, 2, reduce),
     ROW("ReduceSumSquare", 6, 18, 1, 2, reduce), ROW("Round", 11, 18, 1, 1, unary), ROW("Shrink", 9, 18, 1, 1, unary),
     ROW("Sign", 9, 18, 1, 1, unary), ROW("Sin", 7, 18, 1, 1, unary), ROW("Sinh", 9, 18, 1, 1, unary),
-    ROW("Size", 6, 18, 1, 1, size), ROW("Softplus", 6, 18, 1, 1, unary), ROW("Softsign", 6, 18, 1, 1, unary),
+    ROW("Size", 6, 18, 1, 1, size), ROW("Softplus", 1, 18, 1, 1, unary), ROW("Softsign", 1, 18, 1, 1, unary),
     ROW("Tan", 7, 18, 1, 1, unary), ROW("ThresholdedRelu", 10, 18, 1, 1, unary), ROW("Trilu", 14, 18, 1, 2, trilu),
-    ROW("Xor", 7, 18, 2, 2, binary),
+    ROW("Xor", 7, 18, 2, 2, binary), ROW("NegativeLogLikelihoodLoss", 12, 18, 2, 3, nllloss),
+    ROW("SoftmaxCrossEntropyLoss", 12, 18, 2, 3, sceloss),
 };
 enum { NOPS = sizeof op_table / sizeof op_table[0] };
 
@@ -95,7 +97,7 @@ const char *ir_op_names(void)
         "Upsample Where Acos Acosh And ArgMax ArgMin Asin Asinh Atan Atanh BitShift CastLike Celu Cos Cosh CumSum "
         "GatherElements GreaterOrEqual Hardmax IsInf IsNaN LessOrEqual Mod Or ReduceL1 ReduceL2 ReduceLogSum "
         "ReduceLogSumExp ReduceProd ReduceSumSquare Round Shrink Sign Sin Sinh Size Softplus Softsign Tan "
-        "ThresholdedRelu Trilu Xor";
+        "ThresholdedRelu Trilu Xor NegativeLogLikelihoodLoss SoftmaxCrossEntropyLoss";
     return names;
 }
 
