@@ -563,11 +563,13 @@ int eval_globalpool(IrOpCtx *c)
 int infer_batchnorm(IrOpCtx *c)
 {
     for (int i = 0; i < 5; i++) if (need_f32(c, i)) return -1;
-    if (c->opset >= 14 && ir_attr_int(c->n, "training_mode", 0)) return op_fail(c, "training_mode=1 is not supported");
+    int training = c->opset >= 14 && ir_attr_int(c->n, "training_mode", 0);
     for (int i = 1; i < c->nout; i++)
-        if (c->out[i]) return op_fail(c, "training outputs (running mean/var) are not supported");
+        if (c->out[i] && !training) return op_fail(c, "running mean/var outputs without training_mode=1 are not supported");
     const IrTensor *x = c->in[0];
     op_same_shape(c->out[0], x);
+    for (int i = 1; i < c->nout && i < 3; i++)
+        if (c->out[i]) op_same_shape(c->out[i], c->in[2 + i]);
     if (x->ndim >= 0 && x->ndim < 2) return op_fail(c, "input rank %d, needs at least 2", x->ndim);
     for (int i = 1; i < 5; i++)
         if (x->ndim >= 0 && x->dims[1] >= 0 && ir_numel(c->in[i]) >= 0 && ir_numel(c->in[i]) != x->dims[1])
@@ -583,8 +585,24 @@ int eval_batchnorm(IrOpCtx *c)
     float *Y = c->out[0]->data;
     int64_t N = x->dims[0], C = x->dims[1], sp = 1;
     for (int i = 2; i < x->ndim; i++) sp *= x->dims[i];
+    int training = c->opset >= 14 && ir_attr_int(c->n, "training_mode", 0);
+    float mom = ir_attr_float(c->n, "momentum", 0.9f);
     for (int64_t ch = 0; ch < C; ch++) {
-        float a = sc[ch] / sqrtf(va[ch] + eps), b = bi[ch] - mu[ch] * a;
+        float m = mu[ch], v = va[ch];
+        if (training) { /* batch statistics; running stats updated with momentum */
+            double s = 0, q = 0;
+            for (int64_t n = 0; n < N; n++)
+                for (int64_t i = 0; i < sp; i++) s += X[(n * C + ch) * sp + i];
+            s /= (double)(N * sp);
+            for (int64_t n = 0; n < N; n++)
+                for (int64_t i = 0; i < sp; i++) { double d = X[(n * C + ch) * sp + i] - s; q += d * d; }
+            q /= (double)(N * sp);
+            if (c->nout > 1 && c->out[1]) ((float *)c->out[1]->data)[ch] = (float)(mu[ch] * mom + s * (1 - mom));
+            if (c->nout > 2 && c->out[2]) ((float *)c->out[2]->data)[ch] = (float)(va[ch] * mom + q * (1 - mom));
+            m = (float)s;
+            v = (float)q;
+        }
+        float a = sc[ch] / sqrtf(v + eps), b = bi[ch] - m * a;
         for (int64_t n = 0; n < N; n++) {
             const float *r = X + (n * C + ch) * sp;
             float *o = Y + (n * C + ch) * sp;

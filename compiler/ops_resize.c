@@ -62,6 +62,27 @@ static int resize_params(IrOpCtx *c, const IrTensor *x, RParams *p)
     }
     int r = x->ndim;
     const IrTensor *sc = NULL, *sz = NULL, *roi = NULL;
+    /* opset 18: axes select which dimensions scales/sizes/roi describe */
+    int64_t axes[IR_MAXDIM];
+    int na = r;
+    for (int k = 0; k < r; k++) axes[k] = k;
+    const char *policy = "stretch";
+    if (!upsample && c->opset >= 18) {
+        if (ir_attr_int(c->n, "antialias", 0)) return op_fail(c, "antialias=1 is not supported");
+        policy = ir_attr_str(c->n, "keep_aspect_ratio_policy", "stretch");
+        if (strcmp(policy, "stretch") && strcmp(policy, "not_larger") && strcmp(policy, "not_smaller"))
+            return op_fail(c, "keep_aspect_ratio_policy '%s' is not supported", policy);
+        const IrAttr *aa = ir_attr(c->n, "axes");
+        if (aa) {
+            if (aa->type != IR_ATTR_INTS || aa->n > r) return op_fail(c, "axes must list at most %d axes", r);
+            na = aa->n;
+            int seen[IR_MAXDIM] = {0};
+            for (int i = 0; i < na; i++) {
+                if (op_axis(c, aa->ints[i], r, &axes[i])) return -1;
+                if (seen[axes[i]]++) return op_fail(c, "axis %lld repeated", (long long)axes[i]);
+            }
+        }
+    }
     if (upsample && c->opset < 9) {
         const IrAttr *a = ir_attr(c->n, "scales");
         if (!a || a->type != IR_ATTR_FLOATS || a->n != r) return op_fail(c, "attribute 'scales' must have %d values", r);
@@ -82,15 +103,16 @@ static int resize_params(IrOpCtx *c, const IrTensor *x, RParams *p)
     for (int k = 0; k < r; k++) { p->roi[k] = 0; p->roi[r + k] = 1; }
     if (roi && p->ctm == CT_TF_CROP) {
         if (!roi->data) return 0;
-        if (ir_numel(roi) != 2 * r) return op_fail(c, "roi must have %d values", 2 * r);
-        for (int k = 0; k < 2 * r; k++) p->roi[k] = ir_get_f(roi, k);
+        if (ir_numel(roi) != 2 * na) return op_fail(c, "roi must have %d values", 2 * na);
+        for (int i = 0; i < na; i++) { p->roi[axes[i]] = ir_get_f(roi, i); p->roi[r + axes[i]] = ir_get_f(roi, na + i); }
     }
     if (sc) {
         if (!sc->data) return 0;
-        if (ir_numel(sc) != r) return op_fail(c, "scales has %lld values for rank %d", (long long)ir_numel(sc), r);
-        for (int k = 0; k < r; k++) {
-            p->scales[k] = ir_get_f(sc, k);
-            if (!(p->scales[k] > 0)) return op_fail(c, "scale %g must be positive", p->scales[k]);
+        if (ir_numel(sc) != na) return op_fail(c, "scales has %lld values for %d axes", (long long)ir_numel(sc), na);
+        for (int k = 0; k < r; k++) p->scales[k] = 1;
+        for (int i = 0; i < na; i++) {
+            p->scales[axes[i]] = ir_get_f(sc, i);
+            if (!(p->scales[axes[i]] > 0)) return op_fail(c, "scale %g must be positive", p->scales[axes[i]]);
         }
         p->have_scales = 1;
     }
@@ -103,11 +125,24 @@ static int resize_params(IrOpCtx *c, const IrTensor *x, RParams *p)
         }
     } else {
         if (!sz->data) return 0;
-        if (ir_numel(sz) != r) return op_fail(c, "sizes has %lld values for rank %d", (long long)ir_numel(sz), r);
-        for (int k = 0; k < r; k++) {
-            p->sizes[k] = ir_get_i(sz, k);
+        if (ir_numel(sz) != na) return op_fail(c, "sizes has %lld values for %d axes", (long long)ir_numel(sz), na);
+        for (int k = 0; k < r; k++) { p->sizes[k] = x->dims[k]; p->scales[k] = 1; }
+        for (int i = 0; i < na; i++) {
+            int64_t k = axes[i];
+            p->sizes[k] = ir_get_i(sz, i);
             if (p->sizes[k] < 0) return op_fail(c, "negative size");
             p->scales[k] = x->dims[k] > 0 ? (double)p->sizes[k] / (double)x->dims[k] : 1;
+        }
+        if (strcmp(policy, "stretch")) { /* one scale for all listed axes */
+            double s = p->scales[axes[0]];
+            for (int i = 1; i < na; i++) {
+                double v = p->scales[axes[i]];
+                s = !strcmp(policy, "not_larger") ? (v < s ? v : s) : (v > s ? v : s);
+            }
+            for (int i = 0; i < na; i++) {
+                p->scales[axes[i]] = s;
+                p->sizes[axes[i]] = (int64_t)nearbyint(s * (double)x->dims[axes[i]]);
+            }
         }
     }
     return 1;

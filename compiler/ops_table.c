@@ -39,7 +39,7 @@ static const IrOpDef op_table[] = {
     ROW("ReduceMax", 6, 18, 1, 2, reduce), ROW("ReduceMean", 6, 18, 1, 2, reduce),
     ROW("ReduceMin", 6, 18, 1, 2, reduce), ROW("ReduceSum", 6, 18, 1, 2, reduce),
     ROW("Relu", 6, 18, 1, 1, unary), ROW("Reshape", 5, 18, 1, 2, reshape),
-    ROW("Resize", 10, 17, 1, 4, resize), ROW("Selu", 6, 18, 1, 1, unary),
+    ROW("Resize", 10, 18, 1, 4, resize), ROW("Selu", 6, 18, 1, 1, unary),
     ROW("Shape", 6, 18, 1, 1, shape), ROW("Sigmoid", 6, 18, 1, 1, unary),
     ROW("Slice", 6, 18, 1, 5, slice), ROW("Softmax", 6, 18, 1, 1, softmax),
     ROW("SpaceToDepth", 6, 18, 1, 1, depthspace), ROW("Split", 6, 18, 1, 2, split),

@@ -93,6 +93,7 @@ int pass_fold_batchnorm(IrGraph *g, AtlErr *e)
     for (int i = 0; i < g->nn; i++) {
         IrNode *bn = &g->nodes[i];
         if (bn->dead || strcmp(bn->op, "BatchNormalization") || bn->nin < 5 || bn->in[0] < 0) continue;
+        if (ir_attr_int(bn, "training_mode", 0)) continue; /* uses batch statistics */
         if (bn->nout > 1) { int extra = 0; for (int j = 1; j < bn->nout; j++) if (bn->out[j] >= 0) extra = 1; if (extra) continue; }
         int x = bn->in[0], pi = g->t[x].producer;
         if (pi < 0 || g->nodes[pi].dead || g->t[x].is_output || u.start[x + 1] - u.start[x] != 1) continue;

@@ -31,4 +31,7 @@ expect_fail input_wrong_name "graph input 'x' was not given" "$ATOLL" interp $D/
 expect_fail input_missing_file "nope.npy" "$ATOLL" interp $D/convbn.onnx --input $D/nope.npy
 expect_fail no_input "no --input" "$ATOLL" interp $D/convbn.onnx
 expect_fail bad_npy "bad magic" "$ATOLL" interp $D/convbn.onnx --input x=$D/convbn.onnx
+expect_fail conformance_no_data "does not exist (install the libonnx-testdata package)" "$ATOLL" conformance /nonexistent/onnx
+expect_ok conformance_filter "$ATOLL" conformance --filter test_relu
+expect_grep conformance_table "TOTAL" "$TMPD/out"
 cli_summary onnx

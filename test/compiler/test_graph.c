@@ -299,6 +299,39 @@ TEST(pass_pipeline_dead_code)
     ir_free(&g);
 }
 
+/* Resize at opset 18: axes + keep_aspect_ratio_policy, hand computed */
+TEST(resize_opset18_axes_policy)
+{
+    IrGraph g;
+    ir_init(&g);
+    g.opset = 18;
+    int64_t xd[4] = {1, 1, 2, 2}, two[1] = {2}, sizes[2] = {4, 6}, axes[2] = {2, 3};
+    ir_add_input(&g, "x", IR_F32, 4, xd, &e);
+    ir_add_const(&g, "sizes", IR_I64, 1, two, sizes, &e);
+    int n = ir_add_op(&g, "Resize", "rs", "x,,,sizes", "y", &e);
+    REQUIRE(n >= 0);
+    ir_set_attr_ints(&g, n, "axes", axes, 2, &e);
+    ir_set_attr_str(&g, n, "keep_aspect_ratio_policy", "not_larger", &e);
+    ir_set_attr_str(&g, n, "coordinate_transformation_mode", "asymmetric", &e);
+    ir_set_attr_str(&g, n, "nearest_mode", "floor", &e);
+    ir_add_output(&g, "y", &e);
+    REQUIRE(ir_infer_shapes(&g, &e) == 0);
+    int y = ir_find(&g, "y");
+    CHECK_EQ_INT(g.t[y].dims[2], 4);
+    CHECK_EQ_INT(g.t[y].dims[3], 4);
+    float xv[4] = {1, 2, 3, 4};
+    IrTensor in = {.name = "x", .dtype = IR_F32, .ndim = 4, .dims = {1, 1, 2, 2}, .data = xv};
+    IrTensor *out;
+    REQUIRE(run1(&g, &in, 1, &out) == 0);
+    const float want[16] = {1, 1, 2, 2, 1, 1, 2, 2, 3, 3, 4, 4, 3, 3, 4, 4};
+    for (int i = 0; i < 16; i++) CHECK_NEAR(((float *)out[0].data)[i], want[i], 0);
+    interp_free_outputs(out, 1);
+    ir_set_attr_int(&g, n, "antialias", 1, &e);
+    CHECK(ir_infer_shapes(&g, &e) == -1);
+    CHECK_STR_CONTAINS(e.msg, "node 'rs' (Resize): antialias=1 is not supported");
+    ir_free(&g);
+}
+
 /* the supported-op list in error messages names exactly the table's ops */
 TEST(op_names_match_table)
 {
@@ -324,6 +357,7 @@ TEST(op_names_match_table)
 int main(void)
 {
     RUN(op_names_match_table);
+    RUN(resize_opset18_axes_policy);
     RUN(toposort_and_cycles);
     RUN(printer);
     RUN(input_shape_fixing);
