@@ -266,3 +266,198 @@ int eval_sceloss(IrOpCtx *c)
     free(lp.data);
     return rc;
 }
+
+/* ---- QuantizeLinear / DequantizeLinear ---- */
+
+/* per-tensor or per-axis (1-D scale along `axis`) parameter index of element i */
+static int64_t qparam_index(const IrTensor *x, const IrTensor *scale, int64_t axis, int64_t i)
+{
+    if (ir_numel(scale) <= 1) return 0;
+    int64_t inner = 1;
+    for (int k = (int)axis + 1; k < x->ndim; k++) inner *= x->dims[k];
+    return (i / inner) % x->dims[axis];
+}
+
+static int quant_common(IrOpCtx *c, int64_t *axis)
+{
+    const IrTensor *x = c->in[0], *s = c->in[1];
+    *axis = 0;
+    if (s->ndim > 1) return op_fail(c, "scale must be a scalar or 1-D");
+    if (s->ndim == 1 && ir_numel(s) != 1 && x->ndim >= 0) {
+        if (op_axis(c, ir_attr_int(c->n, "axis", 1), x->ndim, axis)) return -1;
+        if (x->dims[*axis] >= 0 && s->dims[0] >= 0 && s->dims[0] != x->dims[*axis])
+            return op_fail(c, "scale has %lld values for axis %lld of size %lld", (long long)s->dims[0], (long long)*axis, (long long)x->dims[*axis]);
+    }
+    if (c->nin > 2 && c->in[2] && c->in[2]->ndim >= 0 && s->ndim >= 0 && ir_numel(c->in[2]) != ir_numel(s))
+        return op_fail(c, "zero point and scale sizes differ");
+    return 0;
+}
+
+int infer_quantize(IrOpCtx *c)
+{
+    int64_t axis;
+    if (!op_dtype_is_float(c->in[0]->dtype)) return op_fail(c, "input must be float");
+    if (quant_common(c, &axis)) return -1;
+    op_same_shape(c->out[0], c->in[0]);
+    int dt = c->nin > 2 && c->in[2] ? c->in[2]->dtype : IR_U8;
+    if (dt != IR_U8 && dt != IR_I8) return op_fail(c, "zero point type %s is not supported (uint8, int8)", ir_dtype_name(dt));
+    c->out[0]->dtype = dt;
+    return 0;
+}
+
+int eval_quantize(IrOpCtx *c)
+{
+    const IrTensor *x = c->in[0], *s = c->in[1], *z = c->nin > 2 ? c->in[2] : NULL;
+    IrTensor *y = c->out[0];
+    int64_t axis;
+    if (quant_common(c, &axis)) return -1;
+    double lo = y->dtype == IR_U8 ? 0 : -128, hi = y->dtype == IR_U8 ? 255 : 127;
+    int64_t n = ir_numel(x);
+    for (int64_t i = 0; i < n; i++) {
+        int64_t q = qparam_index(x, s, axis, i);
+        /* divide in the input precision, as the reference does */
+        double r = x->dtype == IR_F32 ? (double)((float)ir_get_f(x, i) / (float)ir_get_f(s, q)) : ir_get_f(x, i) / ir_get_f(s, q);
+        double v = nearbyint(r) + (z ? ir_get_f(z, q) : 0);
+        ir_set_f(y, i, v < lo ? lo : v > hi ? hi : v);
+    }
+    return 0;
+}
+
+int infer_dequantize(IrOpCtx *c)
+{
+    int64_t axis;
+    if (quant_common(c, &axis)) return -1;
+    op_same_shape(c->out[0], c->in[0]);
+    c->out[0]->dtype = c->in[1]->dtype;
+    return 0;
+}
+
+int eval_dequantize(IrOpCtx *c)
+{
+    const IrTensor *x = c->in[0], *s = c->in[1], *z = c->nin > 2 ? c->in[2] : NULL;
+    int64_t axis;
+    if (quant_common(c, &axis)) return -1;
+    int64_t n = ir_numel(x);
+    for (int64_t i = 0; i < n; i++) {
+        int64_t q = qparam_index(x, s, axis, i);
+        ir_set_f(c->out[0], i, (ir_get_f(x, i) - (z ? ir_get_f(z, q) : 0)) * ir_get_f(s, q));
+    }
+    return 0;
+}
+
+/* ---- OneHot, EyeLike ---- */
+
+int infer_onehot(IrOpCtx *c)
+{
+    const IrTensor *ind = c->in[0], *depth = c->in[1], *vals = c->in[2];
+    IrTensor *y = c->out[0];
+    y->dtype = vals->dtype;
+    y->ndim = -1;
+    if (ind->ndim < 0) return 0;
+    int r = ind->ndim + 1;
+    if (r > IR_MAXDIM) return op_fail(c, "result rank too large");
+    int64_t axis;
+    if (op_axis(c, ir_attr_int(c->n, "axis", -1), r, &axis)) return -1;
+    int64_t d = -1;
+    if (depth->data) {
+        if (ir_numel(depth) != 1) return op_fail(c, "depth must have one value");
+        d = (int64_t)ir_get_f(depth, 0);
+        if (d < 1) return op_fail(c, "depth %lld must be positive", (long long)d);
+    }
+    if (vals->ndim >= 0 && ir_numel(vals) != 2) return op_fail(c, "values must have 2 elements");
+    y->ndim = r;
+    for (int k = 0, j = 0; k < r; k++) y->dims[k] = k == axis ? d : ind->dims[j++];
+    return 0;
+}
+
+int eval_onehot(IrOpCtx *c)
+{
+    const IrTensor *ind = c->in[0], *vals = c->in[2];
+    IrTensor *y = c->out[0];
+    int64_t axis;
+    op_axis(c, ir_attr_int(c->n, "axis", -1), y->ndim, &axis);
+    int64_t D = y->dims[axis], outer = 1, inner = 1;
+    for (int k = 0; k < axis; k++) outer *= y->dims[k];
+    for (int k = (int)axis + 1; k < y->ndim; k++) inner *= y->dims[k];
+    size_t es = ir_dtype_size(y->dtype);
+    int64_t n = ir_numel(y);
+    for (int64_t i = 0; i < n; i++) memcpy((char *)y->data + (size_t)i * es, vals->data, es);
+    for (int64_t o = 0; o < outer; o++)
+        for (int64_t i = 0; i < inner; i++) {
+            int64_t v = (int64_t)ir_get_f(ind, o * inner + i);
+            if (v < 0) v += D;
+            if (v < 0 || v >= D) continue;
+            memcpy((char *)y->data + (size_t)((o * D + v) * inner + i) * es, (const char *)vals->data + es, es);
+        }
+    return 0;
+}
+
+int infer_eyelike(IrOpCtx *c)
+{
+    const IrTensor *x = c->in[0];
+    if (x->ndim >= 0 && x->ndim != 2) return op_fail(c, "input must be 2-D");
+    op_same_shape(c->out[0], x);
+    int64_t dt = ir_attr_int(c->n, "dtype", x->dtype);
+    if (dt <= 0 || dt >= IR_NDTYPES || !ir_dtype_size((int)dt)) return op_fail(c, "dtype %lld is not supported", (long long)dt);
+    c->out[0]->dtype = (int)dt;
+    return 0;
+}
+
+int eval_eyelike(IrOpCtx *c)
+{
+    IrTensor *y = c->out[0];
+    int64_t k = ir_attr_int(c->n, "k", 0), R = y->dims[0], C = y->dims[1];
+    for (int64_t i = 0; i < R; i++)
+        if (i + k >= 0 && i + k < C) ir_set_f(y, i * C + i + k, 1.0);
+    return 0;
+}
+
+/* ---- ScatterElements ---- */
+
+int infer_scatterelements(IrOpCtx *c)
+{
+    const IrTensor *x = c->in[0], *ind = c->in[1], *upd = c->in[2];
+    if (ind->dtype != IR_I64 && ind->dtype != IR_I32) return op_fail(c, "indices must be int32 or int64");
+    if (upd->dtype != x->dtype) return op_fail(c, "updates type differs from data");
+    if (ind->ndim >= 0 && upd->ndim >= 0) {
+        int same = ind->ndim == upd->ndim;
+        for (int k = 0; same && k < ind->ndim; k++) same = ind->dims[k] == upd->dims[k];
+        if (!same) return op_fail(c, "indices and updates shapes differ");
+    }
+    const char *red = ir_attr_str(c->n, "reduction", "none");
+    if (strcmp(red, "none") && strcmp(red, "add") && strcmp(red, "mul")) return op_fail(c, "reduction '%s' is not supported", red);
+    op_same_shape(c->out[0], x);
+    return 0;
+}
+
+int eval_scatterelements(IrOpCtx *c)
+{
+    const IrTensor *x = c->in[0], *ind = c->in[1], *upd = c->in[2];
+    IrTensor *y = c->out[0];
+    memcpy(y->data, x->data, ir_nbytes(x));
+    int64_t axis;
+    if (op_axis(c, ir_attr_int(c->n, "axis", 0), x->ndim, &axis)) return -1;
+    const char *red = ir_attr_str(c->n, "reduction", "none");
+    int mode = !strcmp(red, "add") ? 1 : !strcmp(red, "mul") ? 2 : 0;
+    int64_t st[IR_MAXDIM], s = 1, idx[IR_MAXDIM] = {0};
+    for (int k = x->ndim - 1; k >= 0; k--) { st[k] = s; s *= x->dims[k]; }
+    int64_t n = ir_numel(ind);
+    for (int64_t i = 0; i < n; i++) {
+        int64_t v = ir_get_i(ind, i), A = x->dims[axis], off = 0;
+        if (v < 0) v += A;
+        if (v < 0 || v >= A) return op_fail(c, "index %lld out of range for axis of size %lld", (long long)ir_get_i(ind, i), (long long)A);
+        for (int k = 0; k < x->ndim; k++) {
+            int64_t q = k == axis ? v : idx[k];
+            if (q >= x->dims[k]) return op_fail(c, "indices shape exceeds data shape on axis %d", k);
+            off += q * st[k];
+        }
+        double u = ir_get_f(upd, i);
+        if (mode == 0 && !op_dtype_is_float(y->dtype)) ir_set_i(y, off, ir_get_i(upd, i));
+        else ir_set_f(y, off, mode == 1 ? ir_get_f(y, off) + u : mode == 2 ? ir_get_f(y, off) * u : u);
+        for (int k = ind->ndim - 1; k >= 0; k--) {
+            if (++idx[k] < ind->dims[k]) break;
+            idx[k] = 0;
+        }
+    }
+    return 0;
+}

@@ -64,7 +64,9 @@ static const IrOpDef op_table[] = {
     ROW("Size", 6, 18, 1, 1, size), ROW("Softplus", 1, 18, 1, 1, unary), ROW("Softsign", 1, 18, 1, 1, unary),
     ROW("Tan", 7, 18, 1, 1, unary), ROW("ThresholdedRelu", 10, 18, 1, 1, unary), ROW("Trilu", 14, 18, 1, 2, trilu),
     ROW("Xor", 7, 18, 2, 2, binary), ROW("NegativeLogLikelihoodLoss", 12, 18, 2, 3, nllloss),
-    ROW("SoftmaxCrossEntropyLoss", 12, 18, 2, 3, sceloss),
+    ROW("SoftmaxCrossEntropyLoss", 12, 18, 2, 3, sceloss), ROW("QuantizeLinear", 10, 18, 2, 3, quantize),
+    ROW("DequantizeLinear", 10, 18, 2, 3, dequantize), ROW("OneHot", 9, 18, 3, 3, onehot),
+    ROW("EyeLike", 9, 18, 1, 1, eyelike), ROW("ScatterElements", 11, 18, 3, 3, scatterelements),
 };
 enum { NOPS = sizeof op_table / sizeof op_table[0] };
 
@@ -97,7 +99,8 @@ const char *ir_op_names(void)
         "Upsample Where Acos Acosh And ArgMax ArgMin Asin Asinh Atan Atanh BitShift CastLike Celu Cos Cosh CumSum "
         "GatherElements GreaterOrEqual Hardmax IsInf IsNaN LessOrEqual Mod Or ReduceL1 ReduceL2 ReduceLogSum "
         "ReduceLogSumExp ReduceProd ReduceSumSquare Round Shrink Sign Sin Sinh Size Softplus Softsign Tan "
-        "ThresholdedRelu Trilu Xor NegativeLogLikelihoodLoss SoftmaxCrossEntropyLoss";
+        "ThresholdedRelu Trilu Xor NegativeLogLikelihoodLoss SoftmaxCrossEntropyLoss QuantizeLinear DequantizeLinear OneHot EyeLike "
+        "ScatterElements";
     return names;
 }
 
