@@ -104,11 +104,11 @@ static int kernel_of(IrOpCtx *c, const IrTensor *w, int ns, int64_t *k)
 
 /* ---- Conv ---- */
 
-int infer_conv(IrOpCtx *c)
+/* Output shape of a convolution of x by w (bias may be NULL); shared by
+ * Conv, ConvInteger and QLinearConv. */
+static int conv_shape(IrOpCtx *c, const IrTensor *x, const IrTensor *w, const IrTensor *bias, int dtype)
 {
-    const IrTensor *x = c->in[0], *w = c->in[1];
-    if (need_f32(c, 0) || need_f32(c, 1) || need_f32(c, 2)) return -1;
-    if (w->ndim < 0) { c->out[0]->dtype = IR_F32; c->out[0]->ndim = x->ndim; for (int i = 0; i < x->ndim; i++) c->out[0]->dims[i] = -1; return 0; }
+    if (w->ndim < 0) { c->out[0]->dtype = dtype; c->out[0]->ndim = x->ndim; for (int i = 0; i < x->ndim; i++) c->out[0]->dims[i] = -1; return 0; }
     if (w->ndim < 3) return op_fail(c, "weight has rank %d, needs at least 3", w->ndim);
     if (x->ndim >= 0 && x->ndim != w->ndim)
         return op_fail(c, "input rank %d does not match weight rank %d", x->ndim, w->ndim);
@@ -120,11 +120,10 @@ int infer_conv(IrOpCtx *c)
                        (long long)w->dims[1], (long long)group);
     if (w->dims[0] >= 0 && w->dims[0] % group)
         return op_fail(c, "%lld output channels are not divisible by group %lld", (long long)w->dims[0], (long long)group);
-    if (c->nin > 2 && c->in[2] && c->in[2]->ndim >= 0 && ir_numel(c->in[2]) >= 0 && w->dims[0] >= 0 &&
-        ir_numel(c->in[2]) != w->dims[0])
-        return op_fail(c, "bias has %lld values for %lld output channels", (long long)ir_numel(c->in[2]), (long long)w->dims[0]);
+    if (bias && bias->ndim >= 0 && ir_numel(bias) >= 0 && w->dims[0] >= 0 && ir_numel(bias) != w->dims[0])
+        return op_fail(c, "bias has %lld values for %lld output channels", (long long)ir_numel(bias), (long long)w->dims[0]);
     IrTensor *y = c->out[0];
-    y->dtype = IR_F32;
+    y->dtype = dtype;
     y->ndim = w->ndim;
     y->dims[0] = x->ndim >= 0 ? x->dims[0] : -1;
     y->dims[1] = w->dims[0];
@@ -134,6 +133,12 @@ int infer_conv(IrOpCtx *c)
     if (kernel_of(c, w, ns, k) || geo_init(c, x, k, ns, 0, &g)) return -1;
     for (int i = 0; i < ns; i++) y->dims[2 + i] = g.out[3 - ns + i];
     return 0;
+}
+
+int infer_conv(IrOpCtx *c)
+{
+    if (need_f32(c, 0) || need_f32(c, 1) || need_f32(c, 2)) return -1;
+    return conv_shape(c, c->in[0], c->in[1], c->nin > 2 ? c->in[2] : NULL, IR_F32);
 }
 
 int eval_conv(IrOpCtx *c)
@@ -383,12 +388,10 @@ int eval_gemm(IrOpCtx *c)
     return 0;
 }
 
-int infer_matmul(IrOpCtx *c)
+/* Numpy-style matmul output shape (1-D operands promoted, batch dims
+ * broadcast); shared by MatMul, MatMulInteger and QLinearMatMul. */
+static int matmul_shape(IrOpCtx *c, const IrTensor *a, const IrTensor *b, IrTensor *y)
 {
-    const IrTensor *a = c->in[0], *b = c->in[1];
-    if (need_f32(c, 0) || need_f32(c, 1)) return -1;
-    IrTensor *y = c->out[0];
-    y->dtype = IR_F32;
     if (a->ndim < 0 || b->ndim < 0) { y->ndim = -1; return 0; }
     if (a->ndim == 0 || b->ndim == 0) return op_fail(c, "scalar operands are not allowed");
     IrTensor ab = *a, bb = *b;
@@ -408,15 +411,22 @@ int infer_matmul(IrOpCtx *c)
     return 0;
 }
 
-int eval_matmul(IrOpCtx *c)
+int infer_matmul(IrOpCtx *c)
 {
-    const IrTensor *a = c->in[0], *b = c->in[1];
-    IrTensor *y = c->out[0];
+    if (need_f32(c, 0) || need_f32(c, 1)) return -1;
+    c->out[0]->dtype = IR_F32;
+    return matmul_shape(c, c->in[0], c->in[1], c->out[0]);
+}
+
+/* Calls kern(ctx, M, N, K, a_off, b_off, y_off) for every matrix of a
+ * batched matmul (offsets in elements). */
+typedef void (*MmKernel)(void *ctx, int64_t M, int64_t N, int64_t K, int64_t ao, int64_t bo, int64_t yo);
+static int matmul_batched(IrOpCtx *c, const IrTensor *a, const IrTensor *b, MmKernel kern, void *ctx)
+{
     IrTensor ab = *a, bb = *b;
     if (a->ndim == 1) { ab.ndim = 2; ab.dims[0] = 1; ab.dims[1] = a->dims[0]; }
     if (b->ndim == 1) { bb.ndim = 2; bb.dims[0] = b->dims[0]; bb.dims[1] = 1; }
     int64_t M = ab.dims[ab.ndim - 2], K = ab.dims[ab.ndim - 1], N = bb.dims[bb.ndim - 1];
-    /* batch shape */
     IrTensor ba = ab, bbb = bb, out;
     ba.ndim -= 2; bbb.ndim -= 2;
     IrTensor *ins[2] = {&ba, &bbb};
@@ -424,20 +434,15 @@ int eval_matmul(IrOpCtx *c)
     int64_t nb = ir_numel(&out);
     int r = out.ndim;
     int64_t sa[IR_MAXDIM], sb[IR_MAXDIM];
-    { /* batch strides in units of matrices */
+    const IrTensor *src[2] = {&ba, &bbb};
+    int64_t *dst[2] = {sa, sb};
+    for (int q = 0; q < 2; q++) { /* batch strides in units of matrices */
         int64_t s = 1;
+        int off = r - src[q]->ndim;
         for (int k = r - 1; k >= 0; k--) {
-            int off = r - ba.ndim;
-            if (k < off) { sa[k] = 0; continue; }
-            sa[k] = ba.dims[k - off] == 1 ? 0 : s;
-            s *= ba.dims[k - off];
-        }
-        s = 1;
-        for (int k = r - 1; k >= 0; k--) {
-            int off = r - bbb.ndim;
-            if (k < off) { sb[k] = 0; continue; }
-            sb[k] = bbb.dims[k - off] == 1 ? 0 : s;
-            s *= bbb.dims[k - off];
+            if (k < off) { dst[q][k] = 0; continue; }
+            dst[q][k] = src[q]->dims[k - off] == 1 ? 0 : s;
+            s *= src[q]->dims[k - off];
         }
     }
     for (int64_t i = 0; i < nb; i++) {
@@ -448,10 +453,22 @@ int eval_matmul(IrOpCtx *c)
             ia += idx * sa[k];
             ib += idx * sb[k];
         }
-        sgemm(M, N, K, (const float *)a->data + ia * M * K, K, 1, (const float *)b->data + ib * K * N, N, 1,
-              (float *)y->data + i * M * N, 1.0f);
+        kern(ctx, M, N, K, ia * M * K, ib * K * N, i * M * N);
     }
     return 0;
+}
+
+typedef struct MmF32 { const float *a, *b; float *y; } MmF32;
+static void mm_f32(void *ctx, int64_t M, int64_t N, int64_t K, int64_t ao, int64_t bo, int64_t yo)
+{
+    MmF32 *m = ctx;
+    sgemm(M, N, K, m->a + ao, K, 1, m->b + bo, N, 1, m->y + yo, 1.0f);
+}
+
+int eval_matmul(IrOpCtx *c)
+{
+    MmF32 m = {c->in[0]->data, c->in[1]->data, c->out[0]->data};
+    return matmul_batched(c, c->in[0], c->in[1], mm_f32, &m);
 }
 
 /* ---- pools ---- */
