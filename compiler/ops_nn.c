@@ -800,3 +800,185 @@ int eval_softmax(IrOpCtx *c)
         }
     return 0;
 }
+
+/* ---- integer convolution and matmul (ConvInteger, QLinearConv,
+ * MatMulInteger, QLinearMatMul) ----
+ * Operands are widened to int32 with their zero points subtracted and
+ * accumulated exactly in int32 (int64 for the matmul dot products); the
+ * QLinear ops then requantise: round-half-even(acc * s_a * s_b / s_y) + z_y,
+ * saturated to the output type. Zero points and scales are per tensor, or
+ * per output channel (weights) / per row (A) / per column (B). */
+
+static int need_8bit(IrOpCtx *c, int i)
+{
+    if (i < c->nin && c->in[i] && c->in[i]->dtype != IR_U8 && c->in[i]->dtype != IR_I8)
+        return op_fail(c, "input %d has type %s; only uint8 and int8 are supported", i, ir_dtype_name(c->in[i]->dtype));
+    return 0;
+}
+
+/* value of a per-tensor or per-index parameter (NULL -> 0) */
+static double qparam(const IrTensor *t, int64_t i)
+{
+    if (!t) return 0;
+    return ir_numel(t) <= 1 ? ir_get_f(t, 0) : ir_get_f(t, i);
+}
+
+/* int32 copy of t minus its zero point; per-channel zp indexes dim 0 */
+static int32_t *widen(const IrTensor *t, const IrTensor *zp)
+{
+    int64_t n = ir_numel(t), per = t->ndim > 0 && t->dims[0] ? n / t->dims[0] : 1;
+    int32_t *o = malloc(sizeof(int32_t) * (size_t)(n + 1));
+    if (!o) return NULL;
+    for (int64_t i = 0; i < n; i++) o[i] = (int32_t)ir_get_i(t, i) - (int32_t)qparam(zp, i / (per ? per : 1));
+    return o;
+}
+
+/* direct integer convolution, same loop order as eval_conv */
+static void conv_i32(const Geo *g, int64_t N, int64_t C, int64_t M, int64_t G, const int32_t *X, const int32_t *W, int32_t *Y)
+{
+    int64_t Cg = C / G, Mg = M / G, isz = g->in[0] * g->in[1] * g->in[2], osz = g->out[0] * g->out[1] * g->out[2];
+    int64_t ksz = g->k[0] * g->k[1] * g->k[2];
+    for (int64_t n = 0; n < N; n++)
+        for (int64_t m = 0; m < M; m++) {
+            int64_t gr = m / Mg;
+            int32_t *O = Y + (n * M + m) * osz;
+            for (int64_t ci = 0; ci < Cg; ci++) {
+                const int32_t *I = X + (n * C + gr * Cg + ci) * isz, *Wk = W + (m * Cg + ci) * ksz;
+                for (int64_t kd = 0; kd < g->k[0]; kd++)
+                    for (int64_t kh = 0; kh < g->k[1]; kh++)
+                        for (int64_t kw = 0; kw < g->k[2]; kw++) {
+                            int32_t wv = Wk[(kd * g->k[1] + kh) * g->k[2] + kw];
+                            for (int64_t od = 0; od < g->out[0]; od++) {
+                                int64_t id = od * g->s[0] - g->pb[0] + kd * g->d[0];
+                                if (id < 0 || id >= g->in[0]) continue;
+                                for (int64_t oh = 0; oh < g->out[1]; oh++) {
+                                    int64_t ih = oh * g->s[1] - g->pb[1] + kh * g->d[1];
+                                    if (ih < 0 || ih >= g->in[1]) continue;
+                                    for (int64_t ow = 0; ow < g->out[2]; ow++) {
+                                        int64_t iw = ow * g->s[2] - g->pb[2] + kw * g->d[2];
+                                        if (iw >= 0 && iw < g->in[2])
+                                            O[(od * g->out[1] + oh) * g->out[2] + ow] += wv * I[(id * g->in[1] + ih) * g->in[2] + iw];
+                                    }
+                                }
+                            }
+                        }
+            }
+        }
+}
+
+/* runs the integer conv of inputs (xi, wi) with zero points (xzi, wzi);
+ * returns a malloc'd int32 accumulator of y's shape */
+static int32_t *conv_int_acc(IrOpCtx *c, int xi, int xzi, int wi, int wzi)
+{
+    const IrTensor *x = c->in[xi], *w = c->in[wi];
+    const IrTensor *xz = xzi < c->nin ? c->in[xzi] : NULL, *wz = wzi < c->nin ? c->in[wzi] : NULL;
+    int ns = w->ndim - 2;
+    int64_t k[3];
+    Geo g;
+    if (kernel_of(c, w, ns, k) || geo_init(c, x, k, ns, 0, &g)) return NULL;
+    if (xz && ir_numel(xz) > 1) { op_fail(c, "x zero point must be a scalar"); return NULL; }
+    int32_t *X = widen(x, NULL), *W = widen(w, wz), *acc = calloc((size_t)ir_numel(c->out[0]) + 1, sizeof *acc);
+    if (!X || !W || !acc) { free(X); free(W); free(acc); op_fail(c, "out of memory"); return NULL; }
+    int32_t xzv = (int32_t)qparam(xz, 0);
+    for (int64_t i = 0; i < ir_numel(x); i++) X[i] -= xzv;
+    conv_i32(&g, x->dims[0], x->dims[1], w->dims[0], ir_attr_int(c->n, "group", 1), X, W, acc);
+    free(X);
+    free(W);
+    return acc;
+}
+
+int infer_convinteger(IrOpCtx *c)
+{
+    if (need_8bit(c, 0) || need_8bit(c, 1) || need_8bit(c, 2) || need_8bit(c, 3)) return -1;
+    return conv_shape(c, c->in[0], c->in[1], NULL, IR_I32);
+}
+
+int eval_convinteger(IrOpCtx *c)
+{
+    int32_t *acc = conv_int_acc(c, 0, 2, 1, 3);
+    if (!acc) return -1;
+    memcpy(c->out[0]->data, acc, ir_nbytes(c->out[0]));
+    free(acc);
+    return 0;
+}
+
+static void requant(IrTensor *y, int64_t i, double v, const IrTensor *yz)
+{
+    double lo = y->dtype == IR_U8 ? 0 : -128, hi = y->dtype == IR_U8 ? 255 : 127;
+    v = nearbyint(v) + qparam(yz, 0);
+    ir_set_f(y, i, v < lo ? lo : v > hi ? hi : v);
+}
+
+int infer_qlinearconv(IrOpCtx *c)
+{
+    if (need_8bit(c, 0) || need_8bit(c, 3) || need_8bit(c, 2) || need_8bit(c, 5) || need_8bit(c, 7)) return -1;
+    if (c->nin > 8 && c->in[8] && c->in[8]->dtype != IR_I32) return op_fail(c, "bias must be int32");
+    return conv_shape(c, c->in[0], c->in[3], c->nin > 8 ? c->in[8] : NULL, c->in[7]->dtype);
+}
+
+int eval_qlinearconv(IrOpCtx *c)
+{
+    int32_t *acc = conv_int_acc(c, 0, 2, 3, 5);
+    if (!acc) return -1;
+    IrTensor *y = c->out[0];
+    const IrTensor *B = c->nin > 8 ? c->in[8] : NULL;
+    int64_t M = y->dims[1], sp = ir_numel(y) / (y->dims[0] * M != 0 ? y->dims[0] * M : 1), n = ir_numel(y);
+    double xs = qparam(c->in[1], 0), ys = qparam(c->in[6], 0);
+    for (int64_t i = 0; i < n; i++) {
+        int64_t m = (i / sp) % M;
+        double a = (double)acc[i] + (B ? ir_get_f(B, m) : 0);
+        requant(y, i, (float)(a * (float)(xs * qparam(c->in[4], m) / ys)), c->in[7]);
+    }
+    free(acc);
+    return 0;
+}
+
+/* integer matmul with per-tensor/per-row (A) and per-column (B) zero points;
+ * dst gets the int32 sums */
+typedef struct MmInt { const IrTensor *a, *b, *az, *bz; int32_t *acc; } MmInt;
+static void mm_int(void *ctx, int64_t M, int64_t N, int64_t K, int64_t ao, int64_t bo, int64_t yo)
+{
+    MmInt *m = ctx;
+    for (int64_t i = 0; i < M; i++)
+        for (int64_t j = 0; j < N; j++) {
+            int64_t s = 0;
+            double za = qparam(m->az, i), zb = qparam(m->bz, j);
+            for (int64_t k = 0; k < K; k++)
+                s += (ir_get_i(m->a, ao + i * K + k) - (int64_t)za) * (ir_get_i(m->b, bo + k * N + j) - (int64_t)zb);
+            m->acc[yo + i * N + j] = (int32_t)s;
+        }
+}
+
+int infer_matmulinteger(IrOpCtx *c)
+{
+    if (need_8bit(c, 0) || need_8bit(c, 1) || need_8bit(c, 2) || need_8bit(c, 3)) return -1;
+    c->out[0]->dtype = IR_I32;
+    return matmul_shape(c, c->in[0], c->in[1], c->out[0]);
+}
+
+int eval_matmulinteger(IrOpCtx *c)
+{
+    MmInt m = {c->in[0], c->in[1], c->nin > 2 ? c->in[2] : NULL, c->nin > 3 ? c->in[3] : NULL, c->out[0]->data};
+    return matmul_batched(c, c->in[0], c->in[1], mm_int, &m);
+}
+
+int infer_qlinearmatmul(IrOpCtx *c)
+{
+    if (need_8bit(c, 0) || need_8bit(c, 3) || need_8bit(c, 2) || need_8bit(c, 5) || need_8bit(c, 7)) return -1;
+    c->out[0]->dtype = c->in[7]->dtype;
+    return matmul_shape(c, c->in[0], c->in[3], c->out[0]);
+}
+
+int eval_qlinearmatmul(IrOpCtx *c)
+{
+    IrTensor *y = c->out[0];
+    int64_t n = ir_numel(y);
+    int32_t *acc = calloc((size_t)n + 1, sizeof *acc);
+    if (!acc) return op_fail(c, "out of memory");
+    MmInt m = {c->in[0], c->in[3], c->in[2], c->in[5], acc};
+    if (matmul_batched(c, c->in[0], c->in[3], mm_int, &m)) { free(acc); return -1; }
+    float mult = (float)(qparam(c->in[1], 0) * qparam(c->in[4], 0) / qparam(c->in[6], 0));
+    for (int64_t i = 0; i < n; i++) requant(y, i, (float)((float)acc[i] * mult), c->in[7]);
+    free(acc);
+    return 0;
+}

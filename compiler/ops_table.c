@@ -67,6 +67,8 @@ static const IrOpDef op_table[] = {
     ROW("SoftmaxCrossEntropyLoss", 12, 18, 2, 3, sceloss), ROW("QuantizeLinear", 10, 18, 2, 3, quantize),
     ROW("DequantizeLinear", 10, 18, 2, 3, dequantize), ROW("OneHot", 9, 18, 3, 3, onehot),
     ROW("EyeLike", 9, 18, 1, 1, eyelike), ROW("ScatterElements", 11, 18, 3, 3, scatterelements),
+    ROW("ConvInteger", 10, 18, 2, 4, convinteger), ROW("QLinearConv", 10, 18, 8, 9, qlinearconv),
+    ROW("MatMulInteger", 10, 18, 2, 4, matmulinteger), ROW("QLinearMatMul", 10, 18, 8, 8, qlinearmatmul),
 };
 enum { NOPS = sizeof op_table / sizeof op_table[0] };
 
@@ -100,7 +102,7 @@ const char *ir_op_names(void)
         "GatherElements GreaterOrEqual Hardmax IsInf IsNaN LessOrEqual Mod Or ReduceL1 ReduceL2 ReduceLogSum "
         "ReduceLogSumExp ReduceProd ReduceSumSquare Round Shrink Sign Sin Sinh Size Softplus Softsign Tan "
         "ThresholdedRelu Trilu Xor NegativeLogLikelihoodLoss SoftmaxCrossEntropyLoss QuantizeLinear DequantizeLinear OneHot EyeLike "
-        "ScatterElements";
+        "ScatterElements ConvInteger QLinearConv MatMulInteger QLinearMatMul";
     return names;
 }
 
