@@ -210,11 +210,18 @@ static int read_external(Rd *r, size_t at, IrTensor *t, const char *loc, int64_t
     strcpy(full + dl, loc);
     FILE *fp = fopen(full, "rb");
     int rc = 0;
+    long fsize = -1;
+    if (fp && !fseek(fp, 0, SEEK_END)) fsize = ftell(fp);
     if (!fp) {
         rc = atl_fail(r->e, "%s: byte %zu: TensorProto.external_data of '%s': cannot open '%s'", fname(r->path), at, t->name, full);
-    } else if (fseek(fp, (long)off, SEEK_SET) || fread(t->data, 1, need, fp) != need) {
+    } else if (fsize < 0 || (uint64_t)off > (uint64_t)fsize || need > (uint64_t)fsize - (uint64_t)off) {
         rc = atl_fail(r->e, "%s: byte %zu: TensorProto.external_data of '%s': '%s' has fewer than %lld+%zu bytes",
                       fname(r->path), at, t->name, full, (long long)off, need);
+    } else if (ir_alloc_data(t, r->e)) {
+        rc = -1;
+    } else if (fseek(fp, (long)off, SEEK_SET) || fread(t->data, 1, need, fp) != need) {
+        rc = atl_fail(r->e, "%s: byte %zu: TensorProto.external_data of '%s': cannot read %zu bytes at offset %lld of '%s'",
+                      fname(r->path), at, t->name, need, (long long)off, full);
     }
     if (fp) fclose(fp);
     free(full);
@@ -322,8 +329,7 @@ static int decode_tensor(Rd *r, IrTensor *t)
         rc = 0;
         goto out;
     }
-    if (external) {
-        if (ir_alloc_data(t, r->e)) goto out;
+    if (external) { /* allocates only once the file is known to hold the data */
         rc = read_external(r, ext_at, t, loc, ext_off, ext_len);
         goto out;
     }
