@@ -4,6 +4,8 @@
 . test/cli/lib.inc
 D=test/data
 expect_ok interp_npz "$ATOLL" interp $D/convbn.onnx --input $D/convbn_x.npy --output "$TMPD/y.npz"
+expect_ok interp_npz_input "$ATOLL" interp $D/convbn.onnx --input $D/convbn_in.npz
+expect_grep interp_npz_shape "y: float32\[2x5\]" "$TMPD/out"
 expect_ok interp_print "$ATOLL" interp $D/convbn.onnx --input x=$D/convbn_x.npy
 expect_grep interp_print_shape "y: float32\[2x5\]" "$TMPD/out"
 expect_ok interp_passes "$ATOLL" interp $D/convbn.onnx --input $D/convbn_x.npy --passes --output "$TMPD/y2.npz"

@@ -73,3 +73,6 @@ g = helper.make_graph([helper.make_node("Add", ["x", "c4"], ["y"], name="add_bad
                       [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
                       [numpy_helper.from_array(np.ones(4, np.float32), "c4")])
 onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]), f"{d}/badshape.onnx")
+
+# convbn_in.npz: the same input as an .npz keyed by input name
+np.savez(f"{d}/convbn_in.npz", x=x)
