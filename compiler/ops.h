@@ -65,6 +65,10 @@ void op_same_shape(IrTensor *dst, const IrTensor *src);
 /* Numpy broadcast of in shapes into out (dims may be unknown). */
 int op_broadcast_shape(IrOpCtx *c, IrTensor **ins, int n, IrTensor *out);
 int op_dtype_is_float(int dt);
+/* Largest dimension an op may produce from attribute/input values (2^40);
+ * larger values from a malformed model are errors, never overflow. */
+#define OP_MAX_DIM ((int64_t)1 << 40)
+int op_check_dim(IrOpCtx *c, const char *what, double v);
 
 /* the op implementations, by file */
 #define OP(name) int infer_##name(IrOpCtx *c); int eval_##name(IrOpCtx *c);

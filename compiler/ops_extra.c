@@ -361,6 +361,7 @@ int infer_onehot(IrOpCtx *c)
     int64_t d = -1;
     if (depth->data) {
         if (ir_numel(depth) != 1) return op_fail(c, "depth must have one value");
+        if (op_check_dim(c, "depth", ir_get_f(depth, 0))) return -1;
         d = (int64_t)ir_get_f(depth, 0);
         if (d < 1) return op_fail(c, "depth %lld must be positive", (long long)d);
     }
@@ -458,6 +459,335 @@ int eval_scatterelements(IrOpCtx *c)
             if (++idx[k] < ind->dims[k]) break;
             idx[k] = 0;
         }
+    }
+    return 0;
+}
+
+/* ---- GatherND, ScatterND ---- */
+
+/* Splits a GatherND/ScatterND index tensor: returns k (index tuple length) */
+static int nd_k(IrOpCtx *c, const IrTensor *x, const IrTensor *ind, int b, int64_t *k)
+{
+    if (ind->dtype != IR_I64) return op_fail(c, "indices must be int64");
+    if (ind->ndim < 1) return op_fail(c, "indices must have rank >= 1");
+    *k = ind->dims[ind->ndim - 1];
+    if (*k < 0) return 0;
+    if (b < 0 || b >= ind->ndim || b > x->ndim) return op_fail(c, "batch_dims %d out of range", b);
+    if (b + *k > x->ndim) return op_fail(c, "index tuples of length %lld exceed data rank %d", (long long)*k, x->ndim);
+    return 0;
+}
+
+int infer_gathernd(IrOpCtx *c)
+{
+    const IrTensor *x = c->in[0], *ind = c->in[1];
+    IrTensor *y = c->out[0];
+    y->dtype = x->dtype;
+    y->ndim = -1;
+    if (x->ndim < 0 || ind->ndim < 0) return 0;
+    int b = (int)ir_attr_int(c->n, "batch_dims", 0);
+    int64_t k;
+    if (nd_k(c, x, ind, b, &k)) return -1;
+    if (k < 0) return 0;
+    int r = ind->ndim - 1 + x->ndim - b - (int)k;
+    if (r > IR_MAXDIM) return op_fail(c, "result rank too large");
+    y->ndim = 0;
+    for (int i = 0; i < ind->ndim - 1; i++) y->dims[y->ndim++] = ind->dims[i];
+    for (int i = b + (int)k; i < x->ndim; i++) y->dims[y->ndim++] = x->dims[i];
+    return 0;
+}
+
+int eval_gathernd(IrOpCtx *c)
+{
+    const IrTensor *x = c->in[0], *ind = c->in[1];
+    IrTensor *y = c->out[0];
+    int b = (int)ir_attr_int(c->n, "batch_dims", 0);
+    int64_t k = ind->dims[ind->ndim - 1], slice = 1, st[IR_MAXDIM], s = 1, batch = 1, per_batch = 1;
+    for (int i = x->ndim - 1; i >= 0; i--) { st[i] = s; s *= x->dims[i]; }
+    for (int i = b + (int)k; i < x->ndim; i++) slice *= x->dims[i];
+    for (int i = 0; i < b; i++) batch *= ind->dims[i];
+    int64_t tuples = ir_numel(ind) / (k ? k : 1);
+    per_batch = batch ? tuples / batch : 0;
+    int64_t bstride = b ? st[b - 1] : 0;
+    size_t es = ir_dtype_size(x->dtype);
+    for (int64_t t = 0; t < tuples; t++) {
+        int64_t off = (per_batch ? t / per_batch : 0) * bstride;
+        for (int64_t j = 0; j < k; j++) {
+            int64_t v = ir_get_i(ind, t * k + j), d = x->dims[b + j];
+            if (v < 0) v += d;
+            if (v < 0 || v >= d) return op_fail(c, "index %lld out of range for axis %lld", (long long)ir_get_i(ind, t * k + j), (long long)(b + j));
+            off += v * st[b + j];
+        }
+        memcpy((char *)y->data + (size_t)(t * slice) * es, (const char *)x->data + (size_t)off * es, (size_t)slice * es);
+    }
+    return 0;
+}
+
+int infer_scatternd(IrOpCtx *c)
+{
+    const IrTensor *x = c->in[0], *ind = c->in[1];
+    int64_t k;
+    if (c->in[2]->dtype != x->dtype) return op_fail(c, "updates type differs from data");
+    if (x->ndim >= 0 && ind->ndim >= 0 && nd_k(c, x, ind, 0, &k)) return -1;
+    const char *red = ir_attr_str(c->n, "reduction", "none");
+    if (strcmp(red, "none") && strcmp(red, "add") && strcmp(red, "mul")) return op_fail(c, "reduction '%s' is not supported", red);
+    op_same_shape(c->out[0], x);
+    return 0;
+}
+
+int eval_scatternd(IrOpCtx *c)
+{
+    const IrTensor *x = c->in[0], *ind = c->in[1], *upd = c->in[2];
+    IrTensor *y = c->out[0];
+    memcpy(y->data, x->data, ir_nbytes(x));
+    int64_t k = ind->dims[ind->ndim - 1], slice = 1, st[IR_MAXDIM], s = 1;
+    for (int i = x->ndim - 1; i >= 0; i--) { st[i] = s; s *= x->dims[i]; }
+    for (int i = (int)k; i < x->ndim; i++) slice *= x->dims[i];
+    int64_t tuples = ir_numel(ind) / (k ? k : 1);
+    if (ir_numel(upd) != tuples * slice) return op_fail(c, "updates have %lld elements, expected %lld", (long long)ir_numel(upd), (long long)(tuples * slice));
+    const char *red = ir_attr_str(c->n, "reduction", "none");
+    int mode = !strcmp(red, "add") ? 1 : !strcmp(red, "mul") ? 2 : 0;
+    for (int64_t t = 0; t < tuples; t++) {
+        int64_t off = 0;
+        for (int64_t j = 0; j < k; j++) {
+            int64_t v = ir_get_i(ind, t * k + j), d = x->dims[j];
+            if (v < 0) v += d;
+            if (v < 0 || v >= d) return op_fail(c, "index %lld out of range for axis %lld", (long long)ir_get_i(ind, t * k + j), (long long)j);
+            off += v * st[j];
+        }
+        for (int64_t q = 0; q < slice; q++) {
+            double u = ir_get_f(upd, t * slice + q), o = ir_get_f(y, off + q);
+            ir_set_f(y, off + q, mode == 1 ? o + u : mode == 2 ? o * u : u);
+        }
+    }
+    return 0;
+}
+
+/* ---- TopK ---- */
+
+typedef struct KV { double v; int64_t i; } KV;
+static int kv_desc(const void *a, const void *b)
+{
+    const KV *x = a, *y = b;
+    if (x->v != y->v) return x->v > y->v ? -1 : 1;
+    return x->i < y->i ? -1 : x->i > y->i;
+}
+static int kv_asc(const void *a, const void *b)
+{
+    const KV *x = a, *y = b;
+    if (x->v != y->v) return x->v < y->v ? -1 : 1;
+    return x->i < y->i ? -1 : x->i > y->i;
+}
+
+static int topk_k(IrOpCtx *c, int64_t *k)
+{
+    if (c->opset < 10) { *k = ir_attr_int(c->n, "k", -1); return 1; }
+    if (c->nin < 2 || !c->in[1]) return op_fail(c, "K input is required");
+    if (!c->in[1]->data) return 0;
+    if (ir_numel(c->in[1]) != 1) return op_fail(c, "K must have one value");
+    *k = ir_get_i(c->in[1], 0);
+    return 1;
+}
+
+int infer_topk(IrOpCtx *c)
+{
+    const IrTensor *x = c->in[0];
+    for (int o = 0; o < 2 && o < c->nout; o++) {
+        if (!c->out[o]) continue;
+        op_same_shape(c->out[o], x);
+        if (o == 1) c->out[1]->dtype = IR_I64;
+    }
+    if (x->ndim < 0) return 0;
+    int64_t axis, k;
+    if (op_axis(c, ir_attr_int(c->n, "axis", -1), x->ndim, &axis)) return -1;
+    int r = topk_k(c, &k);
+    if (r < 0) return -1;
+    if (r && (k < 0 || (x->dims[axis] >= 0 && k > x->dims[axis])))
+        return op_fail(c, "K=%lld is out of range for an axis of %lld", (long long)k, (long long)x->dims[axis]);
+    for (int o = 0; o < 2 && o < c->nout; o++)
+        if (c->out[o]) c->out[o]->dims[axis] = r ? k : -1;
+    return 0;
+}
+
+int eval_topk(IrOpCtx *c)
+{
+    const IrTensor *x = c->in[0];
+    int64_t axis, k, outer, D, inner;
+    op_axis(c, ir_attr_int(c->n, "axis", -1), x->ndim, &axis);
+    if (topk_k(c, &k) != 1) return op_fail(c, "K is not known");
+    split3(x, axis, &outer, &D, &inner);
+    int largest = (int)ir_attr_int(c->n, "largest", 1);
+    KV *kv = malloc(sizeof(KV) * (size_t)(D + 1));
+    if (!kv) return op_fail(c, "out of memory");
+    for (int64_t o = 0; o < outer; o++)
+        for (int64_t i = 0; i < inner; i++) {
+            for (int64_t d = 0; d < D; d++) { kv[d].v = ir_get_f(x, (o * D + d) * inner + i); kv[d].i = d; }
+            qsort(kv, (size_t)D, sizeof *kv, largest ? kv_desc : kv_asc);
+            for (int64_t j = 0; j < k; j++) {
+                int64_t at = (o * k + j) * inner + i;
+                if (c->out[0]) {
+                    if (op_dtype_is_float(x->dtype)) ir_set_f(c->out[0], at, kv[j].v);
+                    else ir_set_i(c->out[0], at, ir_get_i(x, (o * D + kv[j].i) * inner + i));
+                }
+                if (c->nout > 1 && c->out[1]) ((int64_t *)c->out[1]->data)[at] = kv[j].i;
+            }
+        }
+    free(kv);
+    return 0;
+}
+
+/* ---- NonZero, Compress ---- */
+
+int infer_nonzero(IrOpCtx *c)
+{
+    const IrTensor *x = c->in[0];
+    IrTensor *y = c->out[0];
+    y->dtype = IR_I64;
+    y->ndim = 2;
+    y->dims[0] = x->ndim < 0 ? -1 : (x->ndim ? x->ndim : 1);
+    y->dims[1] = -1;
+    if (x->data) {
+        int64_t n = ir_numel(x), nz = 0;
+        for (int64_t i = 0; i < n; i++) nz += ir_get_f(x, i) != 0;
+        y->dims[1] = nz;
+    }
+    return 0;
+}
+
+int eval_nonzero(IrOpCtx *c)
+{
+    const IrTensor *x = c->in[0];
+    IrTensor *y = c->out[0];
+    int64_t n = ir_numel(x), nz = y->dims[1], j = 0;
+    int r = x->ndim;
+    for (int64_t i = 0; i < n; i++) {
+        if (ir_get_f(x, i) == 0) continue;
+        int64_t rem = i;
+        for (int k = r - 1; k >= 0; k--) { ((int64_t *)y->data)[k * nz + j] = rem % x->dims[k]; rem /= x->dims[k]; }
+        if (r == 0) ((int64_t *)y->data)[j] = 0;
+        j++;
+    }
+    return 0;
+}
+
+int infer_compress(IrOpCtx *c)
+{
+    const IrTensor *x = c->in[0], *cond = c->in[1];
+    IrTensor *y = c->out[0];
+    y->dtype = x->dtype;
+    if (cond->dtype != IR_BOOL) return op_fail(c, "condition must be bool");
+    if (cond->ndim >= 0 && cond->ndim != 1) return op_fail(c, "condition must be 1-D");
+    const IrAttr *ax = ir_attr(c->n, "axis");
+    int64_t cnt = -1;
+    if (cond->data) { cnt = 0; for (int64_t i = 0; i < ir_numel(cond); i++) cnt += ir_get_i(cond, i) != 0; }
+    if (!ax) { y->ndim = 1; y->dims[0] = cnt; return 0; }
+    if (x->ndim < 0) { y->ndim = -1; return 0; }
+    int64_t axis;
+    if (op_axis(c, ax->i, x->ndim, &axis)) return -1;
+    if (cond->data && x->dims[axis] >= 0) {
+        int64_t lim = ir_numel(cond) < x->dims[axis] ? ir_numel(cond) : x->dims[axis];
+        cnt = 0;
+        for (int64_t i = 0; i < lim; i++) cnt += ir_get_i(cond, i) != 0;
+    }
+    op_same_shape(y, x);
+    y->dims[axis] = cnt;
+    return 0;
+}
+
+int eval_compress(IrOpCtx *c)
+{
+    const IrTensor *x = c->in[0], *cond = c->in[1];
+    IrTensor *y = c->out[0];
+    size_t es = ir_dtype_size(x->dtype);
+    const IrAttr *ax = ir_attr(c->n, "axis");
+    int64_t outer = 1, D = ir_numel(x), inner = 1, axis = 0;
+    if (ax) { op_axis(c, ax->i, x->ndim, &axis); split3(x, axis, &outer, &D, &inner); }
+    int64_t lim = ir_numel(cond) < D ? ir_numel(cond) : D;
+    char *dst = y->data;
+    for (int64_t o = 0; o < outer; o++)
+        for (int64_t d = 0; d < lim; d++)
+            if (ir_get_i(cond, d)) {
+                memcpy(dst, (const char *)x->data + (size_t)((o * D + d) * inner) * es, (size_t)inner * es);
+                dst += (size_t)inner * es;
+            }
+    return 0;
+}
+
+/* ---- MeanVarianceNormalization, window functions ---- */
+
+int infer_mvn(IrOpCtx *c)
+{
+    if (c->in[0]->dtype != IR_F32) return op_fail(c, "only float32 is supported");
+    op_same_shape(c->out[0], c->in[0]);
+    return 0;
+}
+
+int eval_mvn(IrOpCtx *c)
+{
+    const IrTensor *x = c->in[0];
+    IrTensor *y = c->out[0];
+    int red[IR_MAXDIM] = {0};
+    const IrAttr *a = ir_attr(c->n, "axes");
+    if (a) {
+        for (int i = 0; i < a->n; i++) { int64_t ax; if (op_axis(c, a->ints[i], x->ndim, &ax)) return -1; red[ax] = 1; }
+    } else {
+        int def[3] = {0, 2, 3};
+        for (int i = 0; i < 3; i++) if (def[i] < x->ndim) red[def[i]] = 1;
+    }
+    int64_t n = ir_numel(x), m = 1;
+    for (int k = 0; k < x->ndim; k++) if (!red[k]) m *= x->dims[k];
+    double *sum = calloc((size_t)m + 1, sizeof *sum), *sq = calloc((size_t)m + 1, sizeof *sq);
+    int64_t *map = malloc(sizeof(int64_t) * (size_t)(n + 1));
+    if (!sum || !sq || !map) { free(sum); free(sq); free(map); return op_fail(c, "out of memory"); }
+    for (int64_t i = 0; i < n; i++) { /* index of i's group */
+        int64_t rem = i, g = 0, s = 1;
+        for (int k = x->ndim - 1; k >= 0; k--) {
+            int64_t idx = rem % x->dims[k];
+            rem /= x->dims[k];
+            if (!red[k]) { g += idx * s; s *= x->dims[k]; }
+        }
+        map[i] = g;
+        double v = ir_get_f(x, i);
+        sum[g] += v;
+        sq[g] += v * v;
+    }
+    double cnt = (double)(m ? n / m : 1);
+    for (int64_t i = 0; i < n; i++) {
+        double mean = sum[map[i]] / cnt, var = sq[map[i]] / cnt - mean * mean;
+        ir_set_f(y, i, (ir_get_f(x, i) - mean) / sqrt(var + 1e-9));
+    }
+    free(sum); free(sq); free(map);
+    return 0;
+}
+
+int infer_window(IrOpCtx *c)
+{
+    IrTensor *y = c->out[0];
+    int64_t dt = ir_attr_int(c->n, "output_datatype", IR_F32);
+    if (dt <= 0 || dt >= IR_NDTYPES || !ir_dtype_size((int)dt)) return op_fail(c, "output_datatype %lld is not supported", (long long)dt);
+    y->dtype = (int)dt;
+    y->ndim = 1;
+    y->dims[0] = -1;
+    if (c->in[0]->data) {
+        if (ir_numel(c->in[0]) != 1) return op_fail(c, "size must be a scalar");
+        int64_t n = ir_get_i(c->in[0], 0);
+        if (n < 0 || n > ((int64_t)1 << 30)) return op_fail(c, "size %lld is out of range", (long long)n);
+        y->dims[0] = n;
+    }
+    return 0;
+}
+
+int eval_window(IrOpCtx *c)
+{
+    IrTensor *y = c->out[0];
+    int64_t n = y->dims[0];
+    double N = ir_attr_int(c->n, "periodic", 1) ? (double)n : (double)(n - 1);
+    const char *op = c->n->op;
+    for (int64_t i = 0; i < n; i++) {
+        double t = 2 * M_PI * (double)i / N, v;
+        if (!strcmp(op, "HannWindow")) v = 0.5 - 0.5 * cos(t);
+        else if (!strcmp(op, "HammingWindow")) v = 25.0 / 46.0 - (1 - 25.0 / 46.0) * cos(t);
+        else v = 0.42 - 0.5 * cos(t) + 0.08 * cos(2 * t);
+        ir_set_f(y, i, v);
     }
     return 0;
 }

@@ -58,6 +58,9 @@ static int geo_init(IrOpCtx *c, const IrTensor *x, const int64_t *kernel, int ns
         g->pb[j] = p[i];
         g->pe[j] = p[ns + i];
         if (s[i] < 1 || d[i] < 1 || kernel[i] < 1) return op_fail(c, "strides, dilations and kernel sizes must be positive");
+        if (s[i] > (1 << 20) || d[i] > (1 << 20) || kernel[i] > (1 << 20) || op_check_dim(c, "pad", (double)p[i]) ||
+            op_check_dim(c, "pad", (double)p[ns + i]))
+            return op_fail(c, "strides, dilations, kernel sizes (<= 2^20) or pads (<= 2^40) out of range");
         if (p[i] < 0 || p[ns + i] < 0) return op_fail(c, "negative pads are not supported");
         int64_t ek = (kernel[i] - 1) * d[i] + 1, in = g->in[j];
         if (in < 0) { g->out[j] = -1; continue; }

@@ -121,7 +121,8 @@ static int resize_params(IrOpCtx *c, const IrTensor *x, RParams *p)
             if (x->dims[k] < 0) { p->sizes[k] = -1; continue; }
             double in = (double)x->dims[k];
             if (p->ctm == CT_TF_CROP) in *= p->roi[r + k] - p->roi[k];
-            p->sizes[k] = (int64_t)floor(in * p->scales[k] + 1e-9 * 0);
+            if (op_check_dim(c, "output size", floor(in * p->scales[k]))) return -1;
+            p->sizes[k] = (int64_t)floor(in * p->scales[k]);
         }
     } else {
         if (!sz->data) return 0;
@@ -131,6 +132,7 @@ static int resize_params(IrOpCtx *c, const IrTensor *x, RParams *p)
             int64_t k = axes[i];
             p->sizes[k] = ir_get_i(sz, i);
             if (p->sizes[k] < 0) return op_fail(c, "negative size");
+            if (op_check_dim(c, "size", (double)p->sizes[k])) return -1;
             p->scales[k] = x->dims[k] > 0 ? (double)p->sizes[k] / (double)x->dims[k] : 1;
         }
         if (strcmp(policy, "stretch")) { /* one scale for all listed axes */
@@ -141,6 +143,7 @@ static int resize_params(IrOpCtx *c, const IrTensor *x, RParams *p)
             }
             for (int i = 0; i < na; i++) {
                 p->scales[axes[i]] = s;
+                if (op_check_dim(c, "size", nearbyint(s * (double)x->dims[axes[i]]))) return -1;
                 p->sizes[axes[i]] = (int64_t)nearbyint(s * (double)x->dims[axes[i]]);
             }
         }

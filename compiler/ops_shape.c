@@ -133,7 +133,11 @@ static int split_sizes(IrOpCtx *c, int64_t dim, int64_t *sz, int *known)
     if (rc == 1) {
         if (n != c->nout) return op_fail(c, "split has %d sizes for %d outputs", n, c->nout);
         int64_t s = 0;
-        for (int i = 0; i < n; i++) { if (sz[i] < 0) return op_fail(c, "negative split size"); s += sz[i]; }
+        for (int i = 0; i < n; i++) {
+            if (sz[i] < 0) return op_fail(c, "negative split size");
+            if (op_check_dim(c, "split size", (double)sz[i])) return -1;
+            s += sz[i];
+        }
         if (dim >= 0 && s != dim) return op_fail(c, "split sizes add up to %lld, axis has %lld", (long long)s, (long long)dim);
         return 0;
     }
@@ -292,6 +296,7 @@ int infer_reshape(IrOpCtx *c)
     int unknown = 0;
     for (int i = 0; i < n; i++) {
         int64_t d = sh[i];
+        if (op_check_dim(c, "target dimension", (double)d)) return -1;
         if (d == 0 && !allowzero) {
             if (x->ndim < 0 || i >= x->ndim) { if (x->ndim >= 0) return op_fail(c, "shape[%d]=0 copies a dimension the input does not have", i); unknown = 1; continue; }
             d = x->dims[i];
@@ -333,7 +338,9 @@ int infer_flatten(IrOpCtx *c)
     int64_t a = 1, b = 1;
     for (int k = 0; k < x->ndim; k++) {
         int64_t *p = k < axis ? &a : &b;
-        if (x->dims[k] < 0 || *p < 0) *p = -1; else *p *= x->dims[k];
+        if (x->dims[k] < 0 || *p < 0) *p = -1;
+        else if (op_check_dim(c, "flattened dimension", (double)*p * (double)x->dims[k])) return -1;
+        else *p *= x->dims[k];
     }
     y->dims[0] = a;
     y->dims[1] = b;
@@ -527,6 +534,7 @@ int infer_constantofshape(IrOpCtx *c)
     set_unknown(y, dt, n);
     for (int i = 0; i < n; i++) {
         if (sh[i] < 0) return op_fail(c, "negative dimension %lld", (long long)sh[i]);
+        if (op_check_dim(c, "dimension", (double)sh[i])) return -1;
         y->dims[i] = sh[i];
     }
     return 0;
@@ -778,6 +786,7 @@ int infer_pad(IrOpCtx *c)
     if (pad_params(c, x->ndim, pb, pe, &known)) return -1;
     if (!known) return 0;
     for (int k = 0; k < x->ndim; k++) {
+        if (op_check_dim(c, "pad", (double)pb[k]) || op_check_dim(c, "pad", (double)pe[k])) return -1;
         y->dims[k] = x->dims[k] < 0 ? -1 : x->dims[k] + pb[k] + pe[k];
         if (x->dims[k] >= 0 && y->dims[k] < 0) return op_fail(c, "pads remove more than axis %d has", k);
         if (!strcmp(mode, "reflect") && x->dims[k] >= 0 && (pb[k] > 0 || pe[k] > 0) && (pb[k] >= x->dims[k] || pe[k] >= x->dims[k]))
@@ -838,7 +847,10 @@ int infer_expand(IrOpCtx *c)
     if (rc != 1) { set_unknown(y, x->dtype, -1); return 0; }
     IrTensor t = {0};
     t.ndim = n;
-    for (int i = 0; i < n; i++) t.dims[i] = sh[i];
+    for (int i = 0; i < n; i++) {
+        if (sh[i] < 0 || op_check_dim(c, "shape value", (double)sh[i])) return op_fail(c, "shape value %lld is out of range", (long long)sh[i]);
+        t.dims[i] = sh[i];
+    }
     IrTensor *ins[2] = {c->in[0], &t};
     if (op_broadcast_shape(c, ins, 2, y)) return -1;
     y->dtype = x->dtype;
@@ -875,6 +887,7 @@ int infer_tile(IrOpCtx *c)
     if (n != x->ndim) return op_fail(c, "repeats has %d values for rank %d", n, x->ndim);
     for (int k = 0; k < n; k++) {
         if (rep[k] < 0) return op_fail(c, "negative repeat");
+        if (op_check_dim(c, "tiled dimension", (double)rep[k] * (double)(x->dims[k] < 0 ? 1 : x->dims[k]))) return -1;
         y->dims[k] = x->dims[k] < 0 ? -1 : x->dims[k] * rep[k];
     }
     return 0;
@@ -900,7 +913,7 @@ int infer_depthspace(IrOpCtx *c)
     const IrTensor *x = c->in[0];
     IrTensor *y = c->out[0];
     int64_t b = ir_attr_int(c->n, "blocksize", 0);
-    if (b < 1) return op_fail(c, "blocksize must be positive");
+    if (b < 1 || b > (1 << 20)) return op_fail(c, "blocksize must be between 1 and 2^20");
     set_unknown(y, x->dtype, 4);
     if (x->ndim < 0) return 0;
     if (x->ndim != 4) return op_fail(c, "input must be 4-D");

@@ -69,6 +69,10 @@ static const IrOpDef op_table[] = {
     ROW("EyeLike", 9, 18, 1, 1, eyelike), ROW("ScatterElements", 11, 18, 3, 3, scatterelements),
     ROW("ConvInteger", 10, 18, 2, 4, convinteger), ROW("QLinearConv", 10, 18, 8, 9, qlinearconv),
     ROW("MatMulInteger", 10, 18, 2, 4, matmulinteger), ROW("QLinearMatMul", 10, 18, 8, 8, qlinearmatmul),
+    ROW("GatherND", 11, 18, 2, 2, gathernd), ROW("ScatterND", 11, 18, 3, 3, scatternd), ROW("TopK", 6, 18, 1, 2, topk),
+    ROW("NonZero", 9, 18, 1, 1, nonzero), ROW("Compress", 9, 18, 2, 2, compress),
+    ROW("MeanVarianceNormalization", 9, 18, 1, 1, mvn), ROW("HannWindow", 17, 18, 1, 1, window),
+    ROW("HammingWindow", 17, 18, 1, 1, window), ROW("BlackmanWindow", 17, 18, 1, 1, window),
 };
 enum { NOPS = sizeof op_table / sizeof op_table[0] };
 
@@ -102,7 +106,8 @@ const char *ir_op_names(void)
         "GatherElements GreaterOrEqual Hardmax IsInf IsNaN LessOrEqual Mod Or ReduceL1 ReduceL2 ReduceLogSum "
         "ReduceLogSumExp ReduceProd ReduceSumSquare Round Shrink Sign Sin Sinh Size Softplus Softsign Tan "
         "ThresholdedRelu Trilu Xor NegativeLogLikelihoodLoss SoftmaxCrossEntropyLoss QuantizeLinear DequantizeLinear OneHot EyeLike "
-        "ScatterElements ConvInteger QLinearConv MatMulInteger QLinearMatMul";
+        "ScatterElements ConvInteger QLinearConv MatMulInteger QLinearMatMul GatherND ScatterND TopK NonZero "
+        "Compress MeanVarianceNormalization HannWindow HammingWindow BlackmanWindow";
     return names;
 }
 
@@ -212,6 +217,13 @@ void op_same_shape(IrTensor *dst, const IrTensor *src)
     dst->dtype = src->dtype;
     dst->ndim = src->ndim;
     memcpy(dst->dims, src->dims, sizeof dst->dims);
+}
+
+int op_check_dim(IrOpCtx *c, const char *what, double v)
+{
+    if (!(v >= -(double)OP_MAX_DIM && v <= (double)OP_MAX_DIM))
+        return op_fail(c, "%s %g is out of range (|value| <= 2^40)", what, v);
+    return 0;
 }
 
 int op_dtype_is_float(int dt)
