@@ -791,3 +791,219 @@ int eval_window(IrOpCtx *c)
     }
     return 0;
 }
+
+/* ---- NonMaxSuppression ---- */
+
+typedef struct Cand { float score; int64_t box; } Cand;
+static int cand_cmp(const void *a, const void *b)
+{
+    const Cand *x = a, *y = b;
+    if (x->score != y->score) return x->score > y->score ? -1 : 1;
+    return x->box < y->box ? -1 : x->box > y->box;
+}
+
+/* corners (y1, x1, y2, x2) of box i, normalised so y1 <= y2, x1 <= x2 */
+static void box_corners(const float *b, int center, float *o)
+{
+    if (center) {
+        o[0] = b[1] - b[3] / 2; o[2] = b[1] + b[3] / 2;
+        o[1] = b[0] - b[2] / 2; o[3] = b[0] + b[2] / 2;
+    } else {
+        o[0] = b[0] < b[2] ? b[0] : b[2]; o[2] = b[0] < b[2] ? b[2] : b[0];
+        o[1] = b[1] < b[3] ? b[1] : b[3]; o[3] = b[1] < b[3] ? b[3] : b[1];
+    }
+}
+
+static float iou(const float *a, const float *b)
+{
+    float ih = fminf(a[2], b[2]) - fmaxf(a[0], b[0]), iw = fminf(a[3], b[3]) - fmaxf(a[1], b[1]);
+    if (ih <= 0 || iw <= 0) return 0;
+    float inter = ih * iw, ua = (a[2] - a[0]) * (a[3] - a[1]) + (b[2] - b[0]) * (b[3] - b[1]) - inter;
+    return ua > 0 ? inter / ua : 0;
+}
+
+/* Runs NMS; with sel NULL only counts the selected boxes. */
+static int64_t nms_run(IrOpCtx *c, int64_t *sel)
+{
+    const IrTensor *boxes = c->in[0], *scores = c->in[1];
+    int64_t B = scores->dims[0], C = scores->dims[1], N = scores->dims[2];
+    int64_t maxout = c->nin > 2 && c->in[2] && ir_numel(c->in[2]) ? ir_get_i(c->in[2], 0) : 0;
+    float thr = c->nin > 3 && c->in[3] && ir_numel(c->in[3]) ? (float)ir_get_f(c->in[3], 0) : 0;
+    int has_st = c->nin > 4 && c->in[4] && ir_numel(c->in[4]);
+    float st = has_st ? (float)ir_get_f(c->in[4], 0) : 0;
+    int center = (int)ir_attr_int(c->n, "center_point_box", 0);
+    Cand *cand = malloc(sizeof(Cand) * (size_t)(N + 1));
+    int64_t *keep = malloc(sizeof(int64_t) * (size_t)(N + 1));
+    int64_t total = 0;
+    if (!cand || !keep) { free(cand); free(keep); op_fail(c, "out of memory"); return -1; }
+    for (int64_t b = 0; b < B; b++)
+        for (int64_t k = 0; k < C; k++) {
+            int64_t nc = 0, nk = 0;
+            for (int64_t i = 0; i < N; i++) {
+                float s = ((const float *)scores->data)[(b * C + k) * N + i];
+                if (!has_st || s > st) { cand[nc].score = s; cand[nc].box = i; nc++; }
+            }
+            qsort(cand, (size_t)nc, sizeof *cand, cand_cmp);
+            for (int64_t j = 0; j < nc && nk < maxout; j++) {
+                float bj[4], bk[4];
+                box_corners((const float *)boxes->data + (b * N + cand[j].box) * 4, center, bj);
+                int ok = 1;
+                for (int64_t q = 0; q < nk && ok; q++) {
+                    box_corners((const float *)boxes->data + (b * N + keep[q]) * 4, center, bk);
+                    if (iou(bj, bk) > thr) ok = 0;
+                }
+                if (!ok) continue;
+                keep[nk++] = cand[j].box;
+                if (sel) { sel[total * 3] = b; sel[total * 3 + 1] = k; sel[total * 3 + 2] = cand[j].box; }
+                total++;
+            }
+        }
+    free(cand);
+    free(keep);
+    return total;
+}
+
+int infer_nms(IrOpCtx *c)
+{
+    const IrTensor *boxes = c->in[0], *scores = c->in[1];
+    if (boxes->dtype != IR_F32 || scores->dtype != IR_F32) return op_fail(c, "boxes and scores must be float32");
+    if ((boxes->ndim >= 0 && boxes->ndim != 3) || (scores->ndim >= 0 && scores->ndim != 3))
+        return op_fail(c, "boxes must be [batch, boxes, 4] and scores [batch, classes, boxes]");
+    if (boxes->ndim == 3 && boxes->dims[2] >= 0 && boxes->dims[2] != 4) return op_fail(c, "boxes must have 4 coordinates");
+    IrTensor *y = c->out[0];
+    y->dtype = IR_I64;
+    y->ndim = 2;
+    y->dims[0] = -1;
+    y->dims[1] = 3;
+    int known = boxes->data && scores->data;
+    for (int i = 2; i < c->nin; i++) if (c->in[i] && !c->in[i]->data) known = 0;
+    if (known) {
+        if (boxes->dims[0] != scores->dims[0] || boxes->dims[1] != scores->dims[2])
+            return op_fail(c, "boxes and scores disagree on batch or box count");
+        int64_t n = nms_run(c, NULL);
+        if (n < 0) return -1;
+        y->dims[0] = n;
+    }
+    return 0;
+}
+
+int eval_nms(IrOpCtx *c)
+{
+    return nms_run(c, c->out[0]->data) < 0 ? -1 : 0;
+}
+
+/* ---- Einsum ---- */
+
+#define EIN_MAXIN 8
+typedef struct Ein {
+    int nin;
+    char in[EIN_MAXIN][IR_MAXDIM + 1]; /* letters per input axis ('.'-expanded to 'A'.. for ellipsis dims) */
+    char out[IR_MAXDIM + 1];
+    int64_t size[128];                 /* dimension per letter */
+} Ein;
+
+/* Parses the equation against the input ranks; ellipsis dims become the
+ * letters '0'.. so they broadcast like named ones. */
+static int ein_parse(IrOpCtx *c, Ein *q)
+{
+    const char *eq = ir_attr_str(c->n, "equation", NULL);
+    if (!eq) return op_fail(c, "attribute 'equation' is required");
+    memset(q, 0, sizeof *q);
+    q->nin = c->nin;
+    if (c->nin > EIN_MAXIN) return op_fail(c, "at most %d inputs", EIN_MAXIN);
+    const char *arrow = strstr(eq, "->");
+    int ell = 0; /* rank of the ellipsis part */
+    const char *p = eq;
+    for (int i = 0; i < c->nin; i++) {
+        const IrTensor *t = c->in[i];
+        char named[64];
+        int nn = 0, has_ell = 0;
+        while (*p && *p != ',' && (!arrow || p < arrow)) {
+            if (*p == '.') { if (strncmp(p, "...", 3)) return op_fail(c, "bad ellipsis in '%s'", eq); has_ell = 1; named[nn++] = '.'; p += 3; continue; }
+            if (*p != ' ') { if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z')) || nn > 60) return op_fail(c, "bad equation '%s'", eq); named[nn++] = *p; }
+            p++;
+        }
+        if (*p == ',') p++;
+        int ne = has_ell ? t->ndim - (nn - 1) : 0;
+        if (ne < 0 || (!has_ell && nn != t->ndim)) return op_fail(c, "input %d has rank %d, equation term has %d letters", i, t->ndim, nn - has_ell);
+        if (has_ell) ell = ne > ell ? ne : ell;
+        int k = 0;
+        for (int j = 0; j < nn; j++) {
+            if (named[j] == '.') { for (int e = 0; e < ne; e++) q->in[i][k++] = (char)('0' + (ell - ne) + e); }
+            else q->in[i][k++] = named[j];
+        }
+        for (int j = 0; j < k; j++) {
+            unsigned char l = (unsigned char)q->in[i][j];
+            int64_t d = t->dims[j];
+            if (q->size[l] && q->size[l] != d && d != 1 && q->size[l] != 1)
+                return op_fail(c, "dimension of '%c' differs between inputs", l);
+            if (!q->size[l] || q->size[l] == 1) q->size[l] = d;
+        }
+    }
+    int k = 0;
+    if (arrow) {
+        for (p = arrow + 2; *p; p++) {
+            if (*p == ' ') continue;
+            if (*p == '.') { for (int e = 0; e < ell; e++) q->out[k++] = (char)('0' + e); p += 2; continue; }
+            if (k >= IR_MAXDIM || !q->size[(unsigned char)*p]) return op_fail(c, "output letter '%c' is not an input letter", *p);
+            q->out[k++] = *p;
+        }
+    } else { /* implicit: ellipsis, then letters appearing once, alphabetically */
+        for (int e = 0; e < ell; e++) q->out[k++] = (char)('0' + e);
+        for (int l = 'A'; l <= 'z'; l++) {
+            if (!((l >= 'a' && l <= 'z') || (l >= 'A' && l <= 'Z'))) continue;
+            int cnt = 0;
+            for (int i = 0; i < q->nin; i++) for (const char *s = q->in[i]; *s; s++) cnt += *s == l;
+            if (cnt == 1 && k < IR_MAXDIM) q->out[k++] = (char)l;
+        }
+    }
+    q->out[k] = 0;
+    return 0;
+}
+
+int infer_einsum(IrOpCtx *c)
+{
+    IrTensor *y = c->out[0];
+    y->dtype = c->in[0]->dtype;
+    y->ndim = -1;
+    for (int i = 0; i < c->nin; i++) if (!c->in[i] || c->in[i]->ndim < 0) return 0;
+    Ein q;
+    if (ein_parse(c, &q)) return -1;
+    y->ndim = (int)strlen(q.out);
+    for (int k = 0; k < y->ndim; k++) y->dims[k] = q.size[(unsigned char)q.out[k]];
+    return 0;
+}
+
+int eval_einsum(IrOpCtx *c)
+{
+    Ein q;
+    if (ein_parse(c, &q)) return -1;
+    char letters[64];
+    int nl = 0;
+    for (int l = 0; l < 128; l++) if (q.size[l]) letters[nl++] = (char)l;
+    int64_t idx[128] = {0}, total = 1;
+    for (int j = 0; j < nl; j++) {
+        total *= q.size[(unsigned char)letters[j]];
+        if (total > ((int64_t)1 << 32)) return op_fail(c, "more than 2^32 index combinations: too large for the reference Einsum");
+    }
+    IrTensor *y = c->out[0];
+    double *acc = calloc((size_t)ir_numel(y) + 1, sizeof *acc);
+    if (!acc) return op_fail(c, "out of memory");
+    for (int64_t it = 0; it < total; it++) {
+        int64_t rem = it;
+        for (int j = nl - 1; j >= 0; j--) { unsigned char l = (unsigned char)letters[j]; idx[l] = rem % q.size[l]; rem /= q.size[l]; }
+        double prod = 1;
+        for (int i = 0; i < q.nin; i++) {
+            const IrTensor *t = c->in[i];
+            int64_t off = 0;
+            for (int k = 0; k < t->ndim; k++) off = off * t->dims[k] + (t->dims[k] == 1 ? 0 : idx[(unsigned char)q.in[i][k]]);
+            prod *= ir_get_f(t, off);
+        }
+        int64_t o = 0;
+        for (int k = 0; k < y->ndim; k++) o = o * y->dims[k] + idx[(unsigned char)q.out[k]];
+        acc[o] += prod;
+    }
+    for (int64_t i = 0; i < ir_numel(y); i++) ir_set_f(y, i, acc[i]);
+    free(acc);
+    return 0;
+}

@@ -73,6 +73,7 @@ static const IrOpDef op_table[] = {
     ROW("NonZero", 9, 18, 1, 1, nonzero), ROW("Compress", 9, 18, 2, 2, compress),
     ROW("MeanVarianceNormalization", 9, 18, 1, 1, mvn), ROW("HannWindow", 17, 18, 1, 1, window),
     ROW("HammingWindow", 17, 18, 1, 1, window), ROW("BlackmanWindow", 17, 18, 1, 1, window),
+    ROW("NonMaxSuppression", 10, 18, 2, 5, nms), ROW("Einsum", 12, 18, 1, 8, einsum),
 };
 enum { NOPS = sizeof op_table / sizeof op_table[0] };
 
@@ -107,7 +108,7 @@ const char *ir_op_names(void)
         "ReduceLogSumExp ReduceProd ReduceSumSquare Round Shrink Sign Sin Sinh Size Softplus Softsign Tan "
         "ThresholdedRelu Trilu Xor NegativeLogLikelihoodLoss SoftmaxCrossEntropyLoss QuantizeLinear DequantizeLinear OneHot EyeLike "
         "ScatterElements ConvInteger QLinearConv MatMulInteger QLinearMatMul GatherND ScatterND TopK NonZero "
-        "Compress MeanVarianceNormalization HannWindow HammingWindow BlackmanWindow";
+        "Compress MeanVarianceNormalization HannWindow HammingWindow BlackmanWindow NonMaxSuppression Einsum";
     return names;
 }
 
