@@ -74,6 +74,7 @@ static const IrOpDef op_table[] = {
     ROW("MeanVarianceNormalization", 9, 18, 1, 1, mvn), ROW("HannWindow", 17, 18, 1, 1, window),
     ROW("HammingWindow", 17, 18, 1, 1, window), ROW("BlackmanWindow", 17, 18, 1, 1, window),
     ROW("NonMaxSuppression", 10, 18, 2, 5, nms), ROW("Einsum", 12, 18, 1, 8, einsum),
+    ROW("RNN", 7, 18, 3, 6, rnn), ROW("GRU", 7, 18, 3, 6, rnn), ROW("LSTM", 7, 18, 3, 8, rnn),
 };
 enum { NOPS = sizeof op_table / sizeof op_table[0] };
 
@@ -108,7 +109,8 @@ const char *ir_op_names(void)
         "ReduceLogSumExp ReduceProd ReduceSumSquare Round Shrink Sign Sin Sinh Size Softplus Softsign Tan "
         "ThresholdedRelu Trilu Xor NegativeLogLikelihoodLoss SoftmaxCrossEntropyLoss QuantizeLinear DequantizeLinear OneHot EyeLike "
         "ScatterElements ConvInteger QLinearConv MatMulInteger QLinearMatMul GatherND ScatterND TopK NonZero "
-        "Compress MeanVarianceNormalization HannWindow HammingWindow BlackmanWindow NonMaxSuppression Einsum";
+        "Compress MeanVarianceNormalization HannWindow HammingWindow BlackmanWindow NonMaxSuppression Einsum "
+        "RNN GRU LSTM";
     return names;
 }
 
@@ -157,7 +159,10 @@ int ir_node_infer(const IrGraph *g, const IrNode *n, IrTensor **in, IrTensor **o
     if (node_supported(g, n, e)) return -1;
     const IrOpDef *d = ir_op_find(n->op, g->opset);
     IrOpCtx c = {n, g->opset, in, n->nin, out, n->nout, e};
-    if (!out[0]) return atl_fail(e, "node '%s' (%s): first output is omitted", n->name, n->op);
+    /* only the recurrent ops may omit their first output (Y; Y_h is used) */
+    int rec = !strcmp(n->op, "RNN") || !strcmp(n->op, "GRU") || !strcmp(n->op, "LSTM"), any = 0;
+    for (int j = 0; j < n->nout; j++) any |= out[j] != NULL;
+    if (!any || (!out[0] && !rec)) return atl_fail(e, "node '%s' (%s): first output is omitted", n->name, n->op);
     for (int j = 0; j < d->min_in; j++)
         if (!in[j]) return atl_fail(e, "node '%s' (%s): input %d is required but omitted", n->name, n->op, j);
     if (d->infer(&c)) return atl_err_prefix(e, "node '%s' (%s)", n->name, n->op);
