@@ -1,0 +1,152 @@
+/* mem.c - the memory and contention model. Every shared resource (DRAM
+ * channel, a cluster's NoC link per direction, a cluster SRAM port, an LMEM
+ * bank, a core's DMA port into LMEM) is a server with a next-free time and a
+ * bandwidth. A DMA burst reserves every server on its path at once, starting
+ * when all are free (cut-through); a matrix/vector instruction reserves the
+ * LMEM banks its operands touch. Waiting for a server is a resource stall. */
+#include <string.h>
+#include "sim/sim_int.h"
+#include "isa/timing.h"
+
+uint8_t *mem_space_ptr(AtlSim *s, int core, int space, int lcore)
+{
+    int cl = core / s->cpc;
+    switch (space) {
+    case ISA_SPACE_DRAM: return s->dram;
+    case ISA_SPACE_SRAM: return s->sram[cl];
+    default: return s->core[cl * s->cpc + lcore].lmem;
+    }
+}
+
+/* Byte address of linear element `idx` of a strided 4-D operand (byte strides). */
+static uint64_t elem_addr(uint64_t base, const uint32_t shape[4], const int32_t st[4], uint64_t idx)
+{
+    int64_t a = (int64_t)base;
+    for (int d = 3; d >= 0; d--) {
+        uint64_t i = idx % shape[d];
+        idx /= shape[d];
+        a += (int64_t)i * st[d];
+    }
+    return (uint64_t)a;
+}
+
+/* Bank servers touched by [addr, addr+bytes) of one core: first bank and count. */
+static void bank_span(const AtlSim *s, uint64_t addr, uint64_t bytes, int *first, int *nb)
+{
+    uint64_t w = (uint64_t)s->chip.lmem_bank_width, banks = (uint64_t)s->chip.lmem_banks;
+    uint64_t rows = (addr % w + bytes + w - 1) / w;
+    *first = (int)((addr / w) % banks);
+    *nb = (int)(rows < banks ? rows : banks);
+}
+
+uint64_t mem_lmem_reserve(AtlSim *s, int core, uint64_t t, const SimPre *pre)
+{
+    SimCore *c = &s->core[core];
+    int banks = s->chip.lmem_banks;
+    uint64_t used[4] = {0, 0, 0, 0};
+    int nb = 0;
+    for (int i = 0; i < pre->nr; i++) {
+        int f, n;
+        bank_span(s, pre->r[i].lo, pre->r[i].hi - pre->r[i].lo, &f, &n);
+        for (int j = 0; j < n; j++) {
+            int b = (f + j) % banks;
+            if (!(used[b >> 6] >> (b & 63) & 1)) { used[b >> 6] |= 1ull << (b & 63); nb++; }
+        }
+    }
+    if (!nb) return t;
+    uint64_t start = t;
+    for (int b = 0; b < banks; b++)
+        if ((used[b >> 6] >> (b & 63) & 1) && c->banks[b].free > start) start = c->banks[b].free;
+    uint64_t occ = tim_occupancy(pre->lmem_rd + pre->lmem_wr, (double)nb * s->chip.lmem_bank_bytes_per_cycle);
+    for (int b = 0; b < banks; b++)
+        if (used[b >> 6] >> (b & 63) & 1) c->banks[b].free = start + occ;
+    return start;
+}
+
+void mem_dma_begin(AtlSim *s, int core, int engine, const AtlInsn *in)
+{
+    SimEngine *e = &s->eng[sim_eid(core, engine)];
+    const SimPre *pre = &e->pre[e->pc];
+    e->dma_off = 0;
+    e->dma_end = pre->bytes;
+    int src = in->op == ISA_OP_DMA_FILL ? in->dst_space : in->src_space;
+    e->dma_latency = tim_dma_path_latency(&s->chip, in->dst_space, src);
+}
+
+static int add_lmem_end(AtlSim *s, SimPathEnt *p, int n, int core, uint64_t addr, uint64_t bytes)
+{
+    SimCore *c = &s->core[core];
+    int f, nb;
+    p[n++] = (SimPathEnt){&c->dma_port, bytes, 0};
+    bank_span(s, addr, bytes, &f, &nb);
+    uint64_t per = (bytes + (uint64_t)nb - 1) / (uint64_t)nb;
+    for (int j = 0; j < nb; j++) p[n++] = (SimPathEnt){&c->banks[(f + j) % s->chip.lmem_banks], per, 0};
+    return n;
+}
+
+static int add_end(AtlSim *s, SimPathEnt *p, int n, int core, int space, uint64_t addr, uint64_t bytes,
+                   uint32_t lcores)
+{
+    int cl = core / s->cpc;
+    switch (space) {
+    case ISA_SPACE_DRAM: {
+        int ch = (int)((addr / (uint64_t)s->chip.dram_interleave) % (uint64_t)s->chip.dram_channels);
+        p[n++] = (SimPathEnt){&s->dram_ch[ch], bytes, 1};
+        return n;
+    }
+    case ISA_SPACE_SRAM: {
+        SimServer *best = &s->sram_port[cl * s->chip.sram_ports];
+        for (int i = 1; i < s->chip.sram_ports; i++)
+            if (s->sram_port[cl * s->chip.sram_ports + i].free < best->free) best = &s->sram_port[cl * s->chip.sram_ports + i];
+        p[n++] = (SimPathEnt){best, bytes, 0};
+        return n;
+    }
+    default:
+        for (int i = 0; i < s->cpc; i++)
+            if (lcores >> i & 1) n = add_lmem_end(s, p, n, cl * s->cpc + i, addr, bytes);
+        return n;
+    }
+}
+
+uint64_t mem_dma_burst(AtlSim *s, int core, int engine, const AtlInsn *in, uint64_t t, uint64_t *done)
+{
+    SimEngine *e = &s->eng[sim_eid(core, engine)];
+    SimPathEnt *path = s->path;
+    int n = 0, es = isa_dtype_size(in->dtype);
+    uint64_t bytes = e->dma_end - e->dma_off;
+    if (bytes > (uint64_t)s->chip.dma_burst_bytes) bytes = (uint64_t)s->chip.dma_burst_bytes;
+    uint64_t idx = e->dma_off / (uint64_t)es;
+    uint32_t own = 1u << (core % s->cpc);
+    int cl = core / s->cpc;
+    uint64_t daddr = elem_addr(in->dst, in->shape, in->dst_stride, idx);
+    n = add_end(s, path, n, core, in->dst_space, daddr, bytes, in->mask ? in->mask : own);
+    int src_space = in->dst_space;
+    if (in->op == ISA_OP_DMA_COPY) {
+        src_space = in->src_space;
+        uint64_t saddr = elem_addr(in->src, in->shape, in->src_stride, idx);
+        n = add_end(s, path, n, core, in->src_space, saddr, bytes, 1u << in->src_core);
+    }
+    if (in->dst_space == ISA_SPACE_DRAM && (in->op == ISA_OP_DMA_FILL || src_space != ISA_SPACE_DRAM))
+        path[n++] = (SimPathEnt){&s->noc_out[cl], bytes, 0};
+    else if (src_space == ISA_SPACE_DRAM && in->dst_space != ISA_SPACE_DRAM)
+        path[n++] = (SimPathEnt){&s->noc_in[cl], bytes, 0};
+    else if (src_space == ISA_SPACE_DRAM) {
+        path[n++] = (SimPathEnt){&s->noc_in[cl], bytes, 0};
+        path[n++] = (SimPathEnt){&s->noc_out[cl], bytes, 0};
+    }
+    uint64_t t0 = t;
+    for (int i = 0; i < n; i++)
+        if (path[i].sv->free > t0) t0 = path[i].sv->free;
+    uint64_t occ_all = 0, occ_eng = 0;
+    for (int i = 0; i < n; i++) {
+        uint64_t o = tim_occupancy(path[i].bytes, path[i].sv->bw);
+        path[i].sv->free = t0 + o;
+        if (o > occ_all) occ_all = o;
+        if (!path[i].channel && o > occ_eng) occ_eng = o;
+    }
+    if (!occ_eng) occ_eng = occ_all;
+    e->st.stall_res += t0 - t;
+    e->dma_off += bytes;
+    *done = t0 + occ_all + e->dma_latency;
+    return t0 + occ_eng;
+}
