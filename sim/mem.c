@@ -39,8 +39,9 @@ static void bank_span(const AtlSim *s, uint64_t addr, uint64_t bytes, int *first
     *nb = (int)(rows < banks ? rows : banks);
 }
 
-uint64_t mem_lmem_reserve(AtlSim *s, int core, uint64_t t, const SimPre *pre)
+uint64_t mem_lmem_reserve(AtlSim *s, int core, int engine, uint64_t t, const SimPre *pre)
 {
+    int eid = sim_eid(core, engine);
     SimCore *c = &s->core[core];
     int banks = s->chip.lmem_banks;
     uint64_t used[4] = {0, 0, 0, 0};
@@ -59,7 +60,7 @@ uint64_t mem_lmem_reserve(AtlSim *s, int core, uint64_t t, const SimPre *pre)
         if ((used[b >> 6] >> (b & 63) & 1) && c->banks[b].free > start) start = c->banks[b].free;
     uint64_t occ = tim_occupancy(pre->lmem_rd + pre->lmem_wr, (double)nb * s->chip.lmem_bank_bytes_per_cycle);
     for (int b = 0; b < banks; b++)
-        if (used[b >> 6] >> (b & 63) & 1) c->banks[b].free = start + occ;
+        if (used[b >> 6] >> (b & 63) & 1) { c->banks[b].free = start + occ; c->banks[b].owner = eid; }
     return start;
 }
 
@@ -134,18 +135,23 @@ uint64_t mem_dma_burst(AtlSim *s, int core, int engine, const AtlInsn *in, uint6
         path[n++] = (SimPathEnt){&s->noc_in[cl], bytes, 0};
         path[n++] = (SimPathEnt){&s->noc_out[cl], bytes, 0};
     }
-    uint64_t t0 = t;
-    for (int i = 0; i < n; i++)
-        if (path[i].sv->free > t0) t0 = path[i].sv->free;
+    int eid = sim_eid(core, engine);
+    uint64_t t0 = t, tself = t;
+    for (int i = 0; i < n; i++) {
+        uint64_t f = path[i].sv->free;
+        if (f > t0) t0 = f;
+        if (path[i].sv->owner == eid && f > tself) tself = f;
+    }
     uint64_t occ_all = 0, occ_eng = 0;
     for (int i = 0; i < n; i++) {
         uint64_t o = tim_occupancy(path[i].bytes, path[i].sv->bw);
         path[i].sv->free = t0 + o;
+        path[i].sv->owner = eid;
         if (o > occ_all) occ_all = o;
         if (!path[i].channel && o > occ_eng) occ_eng = o;
     }
     if (!occ_eng) occ_eng = occ_all;
-    e->st.stall_res += t0 - t;
+    e->st.stall_res += t0 - tself;
     e->dma_off += bytes;
     *done = t0 + occ_all + e->dma_latency;
     return t0 + occ_eng;

@@ -102,21 +102,21 @@ static void sim_reset(AtlSim *s)
 {
     const AtlChip *c = &s->chip;
     double ch_bw = tim_dram_channel_bytes_per_cycle(c);
-    for (int i = 0; i < c->dram_channels; i++) s->dram_ch[i] = (SimServer){0, ch_bw};
+    for (int i = 0; i < c->dram_channels; i++) s->dram_ch[i] = (SimServer){0, ch_bw, -1};
     for (int i = 0; i < c->clusters; i++) {
-        s->noc_in[i] = (SimServer){0, (double)c->noc_bytes_per_cycle};
-        s->noc_out[i] = (SimServer){0, (double)c->noc_bytes_per_cycle};
+        s->noc_in[i] = (SimServer){0, (double)c->noc_bytes_per_cycle, -1};
+        s->noc_out[i] = (SimServer){0, (double)c->noc_bytes_per_cycle, -1};
         memset(s->sram[i], 0, (size_t)c->sram_bytes);
     }
-    for (int i = 0; i < c->clusters * c->sram_ports; i++) s->sram_port[i] = (SimServer){0, (double)c->sram_bytes_per_cycle};
+    for (int i = 0; i < c->clusters * c->sram_ports; i++) s->sram_port[i] = (SimServer){0, (double)c->sram_bytes_per_cycle, -1};
     for (int i = 0; i < s->ncores; i++) {
         SimCore *k = &s->core[i];
         memset(k->lmem, 0, (size_t)c->lmem_bytes);
         memset(k->sem, 0, sizeof k->sem);
         memset(k->sigq_n, 0, sizeof k->sigq_n);
         memset(k->sigq_head, 0, sizeof k->sigq_head);
-        for (int b = 0; b < c->lmem_banks; b++) k->banks[b] = (SimServer){0, (double)c->lmem_bank_bytes_per_cycle};
-        k->dma_port = (SimServer){0, (double)c->dma_lmem_bytes_per_cycle};
+        for (int b = 0; b < c->lmem_banks; b++) k->banks[b] = (SimServer){0, (double)c->lmem_bank_bytes_per_cycle, -1};
+        k->dma_port = (SimServer){0, (double)c->dma_lmem_bytes_per_cycle, -1};
         k->ninfl = 0;
     }
     for (int i = 0; i < (c->clusters + 1) * 256; i++) s->bar[i] = (SimBarrier){0, -1};
@@ -332,7 +332,7 @@ static void engine_try(AtlSim *s, int eid, uint64_t t)
             evq_push(&s->q, t + (uint64_t)s->chip.dma_issue_cycles, EV_BURST, (uint32_t)eid);
             return;
         }
-        uint64_t start = mem_lmem_reserve(s, core, t, pre);
+        uint64_t start = mem_lmem_reserve(s, core, en, t, pre);
         uint64_t occ = tim_occupancy(pre->lmem_rd + pre->lmem_wr, (double)s->chip.lmem_banks * s->chip.lmem_bank_bytes_per_cycle);
         uint64_t dur = pre->cycles > occ ? pre->cycles : occ;
         e->st.stall_res += start - t;

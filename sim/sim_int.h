@@ -55,6 +55,8 @@ typedef struct SimPre {
 typedef struct SimServer {
     uint64_t free;
     double bw;              /* bytes per cycle */
+    int owner;              /* engine id of the last reservation (-1 none):
+                               waiting on one's own earlier bursts is not a stall */
 } SimServer;
 /* One server on a burst's path and the bytes it carries. */
 typedef struct SimPathEnt { SimServer *sv; uint64_t bytes; uint8_t channel; } SimPathEnt;
@@ -140,7 +142,7 @@ void sim_raise_deadlock(AtlSim *s);
 int race_begin(AtlSim *s, int core, int engine, int index, const SimPre *pre);
 void race_end(AtlSim *s, int core, int engine, const SimPre *pre);
 /* mem.c: LMEM bank reservation for a mat/vec instruction; returns start */
-uint64_t mem_lmem_reserve(AtlSim *s, int core, uint64_t t, const SimPre *pre);
+uint64_t mem_lmem_reserve(AtlSim *s, int core, int engine, uint64_t t, const SimPre *pre);
 /* mem.c: DMA path setup and one burst; returns engine time for next burst */
 void mem_dma_begin(AtlSim *s, int core, int engine, const AtlInsn *in);
 uint64_t mem_dma_burst(AtlSim *s, int core, int engine, const AtlInsn *in,

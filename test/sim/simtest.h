@@ -148,7 +148,7 @@ static inline AtlInsn I_vec(int op, int dt, uint64_t dst, uint64_t src, uint64_t
 /* deterministic pseudo-random numbers */
 static uint32_t trand_state = 12345;
 static inline uint32_t trand(void) { trand_state = trand_state * 1103515245u + 12345u; return trand_state >> 8; }
-static int8_t trand_i8(void) { return (int8_t)(trand() & 0xff); }
+static inline int8_t trand_i8(void) { return (int8_t)(trand() & 0xff); }
 
 /* Creates a sim, loads and runs; returns the run result; *out keeps the sim. */
 static inline int trun(const AtlChip *c, const AtlProgram *p, AtlSimMode mode, AtlSim **out, AtlErr *e)
