@@ -78,10 +78,52 @@ static int add_lmem_end(AtlSim *s, SimPathEnt *p, int n, int core, uint64_t addr
 {
     SimCore *c = &s->core[core];
     int f, nb;
-    p[n++] = (SimPathEnt){&c->dma_port, bytes, 0};
+    p[n++] = (SimPathEnt){&c->dma_port, tim_occupancy(bytes, c->dma_port.bw), 0};
     bank_span(s, addr, bytes, &f, &nb);
-    uint64_t per = (bytes + (uint64_t)nb - 1) / (uint64_t)nb;
-    for (int j = 0; j < nb; j++) p[n++] = (SimPathEnt){&c->banks[(f + j) % s->chip.lmem_banks], per, 0};
+    uint64_t occ = tim_occupancy(bytes, (double)nb * s->chip.lmem_bank_bytes_per_cycle);
+    for (int j = 0, b = f; j < nb; j++, b = b + 1 == s->chip.lmem_banks ? 0 : b + 1) p[n++] = (SimPathEnt){&c->banks[b], occ, 0};
+    return n;
+}
+
+/* DRAM end of a burst: its elements' contiguous runs are split at channel
+ * interleave boundaries; each channel touched carries its share. */
+static int add_dram_end(AtlSim *s, SimPathEnt *p, int n, uint64_t base, const uint32_t shape[4],
+                        const int32_t st[4], int es, uint64_t idx, uint64_t nelem)
+{
+    uint64_t il = (uint64_t)s->chip.dram_interleave, nch = (uint64_t)s->chip.dram_channels;
+    int pow2 = !(il & (il - 1)) && !(nch & (nch - 1)), sh = 0;
+    while (pow2 && ((uint64_t)1 << sh) < il) sh++;
+    uint64_t *chb = s->chan_bytes;
+    int *touched = s->chan_touched, nt = 0;
+    /* dense suffix: how many consecutive elements are contiguous in memory */
+    uint64_t dense = 1;
+    int64_t expect = es;
+    for (int d = 3; d >= 0; d--) {
+        if (st[d] != expect && shape[d] > 1) break;
+        dense *= shape[d];
+        expect = (int64_t)shape[d] * st[d];
+    }
+    while (nelem) {
+        uint64_t run = dense - idx % dense;
+        if (run > nelem) run = nelem;
+        uint64_t ua = elem_addr(base, shape, st, idx), len = run * (uint64_t)es;
+        while (len) {
+            uint64_t ch, take;
+            if (pow2) { ch = (ua >> sh) & (nch - 1); take = il - (ua & (il - 1)); }
+            else { ch = (ua / il) % nch; take = il - ua % il; }
+            if (take > len) take = len;
+            if (!chb[ch]) touched[nt++] = (int)ch;
+            chb[ch] += take;
+            ua += take;
+            len -= take;
+        }
+        nelem -= run;
+        idx += run;
+    }
+    for (int k = 0; k < nt; k++) {
+        p[n++] = (SimPathEnt){&s->dram_ch[touched[k]], tim_occupancy(chb[touched[k]], s->dram_ch[touched[k]].bw), 1};
+        chb[touched[k]] = 0;
+    }
     return n;
 }
 
@@ -90,16 +132,11 @@ static int add_end(AtlSim *s, SimPathEnt *p, int n, int core, int space, uint64_
 {
     int cl = core / s->cpc;
     switch (space) {
-    case ISA_SPACE_DRAM: {
-        int ch = (int)((addr / (uint64_t)s->chip.dram_interleave) % (uint64_t)s->chip.dram_channels);
-        p[n++] = (SimPathEnt){&s->dram_ch[ch], bytes, 1};
-        return n;
-    }
     case ISA_SPACE_SRAM: {
         SimServer *best = &s->sram_port[cl * s->chip.sram_ports];
         for (int i = 1; i < s->chip.sram_ports; i++)
             if (s->sram_port[cl * s->chip.sram_ports + i].free < best->free) best = &s->sram_port[cl * s->chip.sram_ports + i];
-        p[n++] = (SimPathEnt){best, bytes, 0};
+        p[n++] = (SimPathEnt){best, tim_occupancy(bytes, best->bw), 0};
         return n;
     }
     default:
@@ -114,26 +151,33 @@ uint64_t mem_dma_burst(AtlSim *s, int core, int engine, const AtlInsn *in, uint6
     SimEngine *e = &s->eng[sim_eid(core, engine)];
     SimPathEnt *path = s->path;
     int n = 0, es = isa_dtype_size(in->dtype);
-    uint64_t bytes = e->dma_end - e->dma_off;
-    if (bytes > (uint64_t)s->chip.dma_burst_bytes) bytes = (uint64_t)s->chip.dma_burst_bytes;
-    uint64_t idx = e->dma_off / (uint64_t)es;
+    uint64_t bb = (uint64_t)s->chip.dma_burst_bytes, bytes = e->dma_end - e->dma_off;
+    if (bb >= (uint64_t)es) bb -= bb % (uint64_t)es;   /* whole elements per burst */
+    if (bytes > bb) bytes = bb;
+    uint64_t idx = e->dma_off / (uint64_t)es, nelem = bytes / (uint64_t)es;
     uint32_t own = 1u << (core % s->cpc);
     int cl = core / s->cpc;
-    uint64_t daddr = elem_addr(in->dst, in->shape, in->dst_stride, idx);
-    n = add_end(s, path, n, core, in->dst_space, daddr, bytes, in->mask ? in->mask : own);
+    if (in->dst_space == ISA_SPACE_DRAM)
+        n = add_dram_end(s, path, n, in->dst, in->shape, in->dst_stride, es, idx, nelem);
+    else
+        n = add_end(s, path, n, core, in->dst_space, elem_addr(in->dst, in->shape, in->dst_stride, idx), bytes,
+                    in->mask ? in->mask : own);
     int src_space = in->dst_space;
     if (in->op == ISA_OP_DMA_COPY) {
         src_space = in->src_space;
-        uint64_t saddr = elem_addr(in->src, in->shape, in->src_stride, idx);
-        n = add_end(s, path, n, core, in->src_space, saddr, bytes, 1u << in->src_core);
+        if (in->src_space == ISA_SPACE_DRAM)
+            n = add_dram_end(s, path, n, in->src, in->shape, in->src_stride, es, idx, nelem);
+        else
+            n = add_end(s, path, n, core, in->src_space, elem_addr(in->src, in->shape, in->src_stride, idx), bytes,
+                        1u << in->src_core);
     }
     if (in->dst_space == ISA_SPACE_DRAM && (in->op == ISA_OP_DMA_FILL || src_space != ISA_SPACE_DRAM))
-        path[n++] = (SimPathEnt){&s->noc_out[cl], bytes, 0};
+        path[n++] = (SimPathEnt){&s->noc_out[cl], tim_occupancy(bytes, s->noc_out[cl].bw), 0};
     else if (src_space == ISA_SPACE_DRAM && in->dst_space != ISA_SPACE_DRAM)
-        path[n++] = (SimPathEnt){&s->noc_in[cl], bytes, 0};
+        path[n++] = (SimPathEnt){&s->noc_in[cl], tim_occupancy(bytes, s->noc_in[cl].bw), 0};
     else if (src_space == ISA_SPACE_DRAM) {
-        path[n++] = (SimPathEnt){&s->noc_in[cl], bytes, 0};
-        path[n++] = (SimPathEnt){&s->noc_out[cl], bytes, 0};
+        path[n++] = (SimPathEnt){&s->noc_in[cl], tim_occupancy(bytes, s->noc_in[cl].bw), 0};
+        path[n++] = (SimPathEnt){&s->noc_out[cl], tim_occupancy(bytes, s->noc_out[cl].bw), 0};
     }
     int eid = sim_eid(core, engine);
     uint64_t t0 = t, tself = t;
@@ -144,7 +188,7 @@ uint64_t mem_dma_burst(AtlSim *s, int core, int engine, const AtlInsn *in, uint6
     }
     uint64_t occ_all = 0, occ_eng = 0;
     for (int i = 0; i < n; i++) {
-        uint64_t o = tim_occupancy(path[i].bytes, path[i].sv->bw);
+        uint64_t o = path[i].occ;
         path[i].sv->free = t0 + o;
         path[i].sv->owner = eid;
         if (o > occ_all) occ_all = o;

@@ -45,6 +45,8 @@ void sim_free(AtlSim *s)
     free(s->sram_port);
     free(s->bar);
     free(s->path);
+    free(s->chan_bytes);
+    free(s->chan_touched);
     free(s->scratch);
     free(s->stats.engine);
     free(s->stats.layers);
@@ -80,10 +82,12 @@ AtlSim *sim_create(const AtlChip *chip, const AtlSimOptions *opt, AtlErr *e)
     s->noc_out = calloc((size_t)chip->clusters, sizeof *s->noc_out);
     s->sram_port = calloc((size_t)chip->clusters * chip->sram_ports, sizeof *s->sram_port);
     s->bar = calloc((size_t)(chip->clusters + 1) * 256, sizeof *s->bar);
-    s->path = calloc(8 + 2 * (size_t)s->cpc * (1 + (size_t)nb), sizeof *s->path);
+    s->path = calloc(8 + 2 * ((size_t)s->cpc * (1 + (size_t)nb) + (size_t)chip->dram_channels), sizeof *s->path);
+    s->chan_bytes = calloc((size_t)chip->dram_channels, sizeof *s->chan_bytes);
+    s->chan_touched = calloc((size_t)chip->dram_channels, sizeof *s->chan_touched);
     s->stats.engine = calloc((size_t)s->ncores * ISA_NUM_ENGINES, sizeof *s->stats.engine);
     ok = s->core && s->eng && s->dram && s->sram && s->dram_ch && s->noc_in && s->noc_out &&
-         s->sram_port && s->bar && s->path && s->stats.engine;
+         s->sram_port && s->bar && s->path && s->stats.engine && s->chan_bytes && s->chan_touched;
     for (int i = 0; ok && i < chip->clusters; i++) ok = (s->sram[i] = calloc(1, (size_t)chip->sram_bytes + 1)) != NULL;
     for (int i = 0; ok && i < s->ncores; i++) {
         SimCore *c = &s->core[i];
@@ -275,6 +279,37 @@ static void barrier_release(AtlSim *s, int head, uint64_t t)
     }
 }
 
+/* An event at time t would be the very next one popped (its sequence number
+ * is larger than every queued one's, so it must be strictly earlier): doing
+ * its work inline gives the same order as pushing and popping it. */
+static int can_inline(const AtlSim *s, uint64_t t)
+{
+    const SimEvent *top = evq_top(&s->q);
+    return t <= s->max_cycles && (!top || t < top->time);
+}
+
+/* Sends bursts of the engine's DMA from time *t. Returns 1 when the
+ * transfer is complete and its completion at *t can run inline, else 0
+ * (an EV_BURST or EV_COMPLETE event was queued). */
+static int dma_bursts(AtlSim *s, int eid, uint64_t *t)
+{
+    SimEngine *e = &s->eng[eid];
+    int core = eid / ISA_NUM_ENGINES;
+    const AtlInsn *in = &e->insns[e->pc];
+    uint64_t now = *t;
+    for (;;) {
+        uint64_t done, next = mem_dma_burst(s, core, ISA_ENGINE_DMA, in, now, &done);
+        if (done > e->dma_done) e->dma_done = done;
+        if (e->dma_off >= e->dma_end) {
+            if (can_inline(s, e->dma_done)) { *t = e->dma_done; return 1; }
+            evq_push(&s->q, e->dma_done, EV_COMPLETE, (uint32_t)eid);
+            return 0;
+        }
+        if (!can_inline(s, next)) { evq_push(&s->q, next, EV_BURST, (uint32_t)eid); return 0; }
+        now = next;
+    }
+}
+
 /* Starts as many instructions of engine eid as can start at time t. */
 static void engine_try(AtlSim *s, int eid, uint64_t t)
 {
@@ -295,6 +330,10 @@ static void engine_try(AtlSim *s, int eid, uint64_t t)
         }
         const AtlInsn *in = &e->insns[e->pc];
         const SimPre *pre = &e->pre[e->pc];
+        /* the streams of all engines interleave: fetch ahead of the hardware prefetcher */
+        __builtin_prefetch(in + 2);
+        __builtin_prefetch((const char *)(in + 2) + 128);
+        __builtin_prefetch(pre + 2);
         if (in->wait) {
             int sid = in->wait - 1;
             if (c->sem[sid] <= 0) {
@@ -329,33 +368,21 @@ static void engine_try(AtlSim *s, int eid, uint64_t t)
         if (en == ISA_ENGINE_DMA) {
             mem_dma_begin(s, core, en, in);
             e->dma_done = t;
-            evq_push(&s->q, t + (uint64_t)s->chip.dma_issue_cycles, EV_BURST, (uint32_t)eid);
-            return;
+            uint64_t tb = t + (uint64_t)s->chip.dma_issue_cycles;
+            if (!can_inline(s, tb)) { evq_push(&s->q, tb, EV_BURST, (uint32_t)eid); return; }
+            if (!dma_bursts(s, eid, &tb)) return;
+            s->now = t = tb;
+            engine_complete(s, eid, t);
+            continue;
         }
         uint64_t start = mem_lmem_reserve(s, core, en, t, pre);
         uint64_t occ = tim_occupancy(pre->lmem_rd + pre->lmem_wr, (double)s->chip.lmem_banks * s->chip.lmem_bank_bytes_per_cycle);
         uint64_t dur = pre->cycles > occ ? pre->cycles : occ;
         e->st.stall_res += start - t;
         e->t_start = start;
-        evq_push(&s->q, start + dur, EV_COMPLETE, (uint32_t)eid);
-        return;
-    }
-}
-
-static void dma_bursts(AtlSim *s, int eid, uint64_t t)
-{
-    SimEngine *e = &s->eng[eid];
-    int core = eid / ISA_NUM_ENGINES;
-    const AtlInsn *in = &e->insns[e->pc];
-    for (;;) {
-        uint64_t done, next = mem_dma_burst(s, core, ISA_ENGINE_DMA, in, t, &done);
-        if (done > e->dma_done) e->dma_done = done;
-        if (e->dma_off >= e->dma_end) { evq_push(&s->q, e->dma_done, EV_COMPLETE, (uint32_t)eid); return; }
-        const SimEvent *top = evq_top(&s->q);
-        /* same order as pushing an event and popping it: only inline when
-         * it would be the very next event */
-        if (top && top->time <= next) { evq_push(&s->q, next, EV_BURST, (uint32_t)eid); return; }
-        t = next;
+        if (!can_inline(s, start + dur)) { evq_push(&s->q, start + dur, EV_COMPLETE, (uint32_t)eid); return; }
+        s->now = t = start + dur;
+        engine_complete(s, eid, t);
     }
 }
 
@@ -387,7 +414,15 @@ int sim_run(AtlSim *s, AtlErr *e)
             engine_complete(s, (int)ev.arg, ev.time);
             engine_try(s, (int)ev.arg, ev.time);
             break;
-        case EV_BURST: dma_bursts(s, (int)ev.arg, ev.time); break;
+        case EV_BURST: {
+            uint64_t t = ev.time;
+            if (dma_bursts(s, (int)ev.arg, &t)) {
+                s->now = t;
+                engine_complete(s, (int)ev.arg, t);
+                engine_try(s, (int)ev.arg, t);
+            }
+            break;
+        }
         case EV_BARRIER: barrier_release(s, (int)ev.arg, ev.time); break;
         }
     }

@@ -59,7 +59,7 @@ typedef struct SimServer {
                                waiting on one's own earlier bursts is not a stall */
 } SimServer;
 /* One server on a burst's path and the bytes it carries. */
-typedef struct SimPathEnt { SimServer *sv; uint64_t bytes; uint8_t channel; } SimPathEnt;
+typedef struct SimPathEnt { SimServer *sv; uint64_t occ; uint8_t channel; } SimPathEnt; /* occ: cycles busy */
 
 enum { ST_READY, ST_BUSY, ST_WAIT_SEM, ST_WAIT_BAR, ST_DONE, ST_FAULT };
 
@@ -122,7 +122,9 @@ struct AtlSim {
     AtlSimStats stats;
     const AtlProgram *prog;
     char exec_msg[256];         /* detail of a data fault raised by an exec function */
-    SimPathEnt *path;           /* burst path buffer: 8 + 2 * cpc * (1 + banks) entries */
+    uint64_t *chan_bytes;       /* per DRAM channel, scratch for one burst (all zero between bursts) */
+    int *chan_touched;
+    SimPathEnt *path;           /* burst path buffer: 8 + 2 * (cpc * (1 + banks) + channels) entries */
     uint8_t *scratch;           /* per-run scratch for exec (packed operands) */
     size_t scratch_cap;
     SimBuf trace;
