@@ -290,13 +290,16 @@ int sim_check_insn(const AtlSim *s, int core, int engine, const AtlInsn *in,
     if (want != ISA_ENGINE_ANY && want != engine)
         return bad(&c, SIM_FAULT_ILLEGAL, "a %s instruction in the %s engine's stream", isa_engine_name(want), isa_engine_name(engine));
     if (check_sync(&c, s, in)) return -1;
+    int rc;
     switch (isa_ops[in->op].format) {
     case ISA_FMT_DMA_COPY:
     case ISA_FMT_DMA_FILL: return check_dma(&c, s, core, in, pre);
-    case ISA_FMT_MM: return check_mm(&c, s, in, pre);
-    case ISA_FMT_CONV: return check_conv(&c, s, in, pre);
+    case ISA_FMT_MM: rc = check_mm(&c, s, in, pre); break;
+    case ISA_FMT_CONV: rc = check_conv(&c, s, in, pre); break;
     case ISA_FMT_BARRIER:
     case ISA_FMT_NONE: return 0;
-    default: return check_vec(&c, s, in, pre);
+    default: rc = check_vec(&c, s, in, pre); break;
     }
+    if (!rc) mem_pre_banks(s, pre);
+    return rc;
 }

@@ -39,28 +39,37 @@ static void bank_span(const AtlSim *s, uint64_t addr, uint64_t bytes, int *first
     *nb = (int)(rows < banks ? rows : banks);
 }
 
-uint64_t mem_lmem_reserve(AtlSim *s, int core, int engine, uint64_t t, const SimPre *pre)
+void mem_pre_banks(const AtlSim *s, SimPre *pre)
 {
-    int eid = sim_eid(core, engine);
-    SimCore *c = &s->core[core];
-    int banks = s->chip.lmem_banks;
-    uint64_t used[4] = {0, 0, 0, 0};
-    int nb = 0;
+    int banks = s->chip.lmem_banks, nb = 0;
+    memset(pre->banks, 0, sizeof pre->banks);
     for (int i = 0; i < pre->nr; i++) {
         int f, n;
         bank_span(s, pre->r[i].lo, pre->r[i].hi - pre->r[i].lo, &f, &n);
         for (int j = 0; j < n; j++) {
             int b = (f + j) % banks;
-            if (!(used[b >> 6] >> (b & 63) & 1)) { used[b >> 6] |= 1ull << (b & 63); nb++; }
+            if (!(pre->banks[b >> 6] >> (b & 63) & 1)) { pre->banks[b >> 6] |= 1ull << (b & 63); nb++; }
         }
     }
-    if (!nb) return t;
+    pre->lmem_occ = nb ? tim_occupancy(pre->lmem_rd + pre->lmem_wr, (double)nb * s->chip.lmem_bank_bytes_per_cycle) : 0;
+}
+
+uint64_t mem_lmem_reserve(AtlSim *s, int core, int engine, uint64_t t, const SimPre *pre)
+{
+    SimServer *bk = s->core[core].banks;
+    int eid = sim_eid(core, engine);
     uint64_t start = t;
-    for (int b = 0; b < banks; b++)
-        if ((used[b >> 6] >> (b & 63) & 1) && c->banks[b].free > start) start = c->banks[b].free;
-    uint64_t occ = tim_occupancy(pre->lmem_rd + pre->lmem_wr, (double)nb * s->chip.lmem_bank_bytes_per_cycle);
-    for (int b = 0; b < banks; b++)
-        if (used[b >> 6] >> (b & 63) & 1) { c->banks[b].free = start + occ; c->banks[b].owner = eid; }
+    for (int w = 0; w < 4; w++)
+        for (uint64_t m = pre->banks[w]; m; m &= m - 1) {
+            int b = w * 64 + __builtin_ctzll(m);
+            if (bk[b].free > start) start = bk[b].free;
+        }
+    for (int w = 0; w < 4; w++)
+        for (uint64_t m = pre->banks[w]; m; m &= m - 1) {
+            int b = w * 64 + __builtin_ctzll(m);
+            bk[b].free = start + pre->lmem_occ;
+            bk[b].owner = eid;
+        }
     return start;
 }
 

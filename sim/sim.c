@@ -376,8 +376,7 @@ static void engine_try(AtlSim *s, int eid, uint64_t t)
             continue;
         }
         uint64_t start = mem_lmem_reserve(s, core, en, t, pre);
-        uint64_t occ = tim_occupancy(pre->lmem_rd + pre->lmem_wr, (double)s->chip.lmem_banks * s->chip.lmem_bank_bytes_per_cycle);
-        uint64_t dur = pre->cycles > occ ? pre->cycles : occ;
+        uint64_t dur = pre->cycles > pre->lmem_occ ? pre->cycles : pre->lmem_occ;
         e->st.stall_res += start - t;
         e->t_start = start;
         if (!can_inline(s, start + dur)) { evq_push(&s->q, start + dur, EV_COMPLETE, (uint32_t)eid); return; }

@@ -47,6 +47,8 @@ typedef struct SimPre {
     uint64_t bytes;         /* DMA: bytes moved; mat/vec: LMEM bytes touched */
     uint64_t macs, elems;
     uint64_t lmem_rd, lmem_wr;
+    uint64_t lmem_occ;      /* mat/vec: cycles the touched banks are busy */
+    uint64_t banks[4];      /* mat/vec: LMEM banks touched (bit per bank) */
     uint8_t nr;
     SimRange r[SIM_MAX_RANGES];
 } SimPre;
@@ -145,6 +147,8 @@ int race_begin(AtlSim *s, int core, int engine, int index, const SimPre *pre);
 void race_end(AtlSim *s, int core, int engine, const SimPre *pre);
 /* mem.c: LMEM bank reservation for a mat/vec instruction; returns start */
 uint64_t mem_lmem_reserve(AtlSim *s, int core, int engine, uint64_t t, const SimPre *pre);
+/* mem.c: fills pre->banks and pre->lmem_occ from the ranges (check time) */
+void mem_pre_banks(const AtlSim *s, SimPre *pre);
 /* mem.c: DMA path setup and one burst; returns engine time for next burst */
 void mem_dma_begin(AtlSim *s, int core, int engine, const AtlInsn *in);
 uint64_t mem_dma_burst(AtlSim *s, int core, int engine, const AtlInsn *in,
