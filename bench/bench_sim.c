@@ -161,12 +161,19 @@ int main(void)
     AtlProgram big, small;
     build(&big, 2048, 2048, 2048, 128);   /* 8.6 G MACs, timing only */
     build(&small, 1024, 512, 1024, 128);  /* 0.5 G MACs, full mode */
-    double tt, tf, tfun;
+    double tt = 1e30, tf = 1e30, tfun = 1e30;
     AtlSimStats st, sf, sfun;
-    if (run(&c, &big, SIM_MODE_TIMING, &tt, &st) || run(&c, &small, SIM_MODE_FULL, &tf, &sf) ||
-        run(&c, &small, SIM_MODE_FUNCTIONAL, &tfun, &sfun)) return 1;
+    /* best of 3: the host is shared, the minimum is the least disturbed run */
+    for (int rep = 0; rep < 3; rep++) {
+        double a, b, d;
+        if (run(&c, &big, SIM_MODE_TIMING, &a, &st) || run(&c, &small, SIM_MODE_FULL, &b, &sf) ||
+            run(&c, &small, SIM_MODE_FUNCTIONAL, &d, &sfun)) return 1;
+        if (a < tt) tt = a;
+        if (b < tf) tf = b;
+        if (d < tfun) tfun = d;
+    }
     double ips = (double)st.insns / tt, cps = (double)st.cycles / tt, macs = (double)sf.macs / tf;
-    printf("bench_sim: 16-core int8 GEMM on %s (timing: 2048^3 in 32x32x128 mm tiles; full: 1024x1024x512)\n", c.name);
+    printf("bench_sim: 16-core int8 GEMM on %s (timing: 2048^3 in 32x32x128 mm tiles; full: 1024x1024x512; best of 3)\n", c.name);
     printf("%-44s %16s %16s %s\n", "metric", "measured", "target", "");
     printf("%-44s %16.3g %16s %s\n", "timing-only: simulated instructions / host s", ips, ">= 5e6", ips >= 5e6 ? "ok" : "BELOW");
     printf("%-44s %16.3g %16s\n", "timing-only: simulated cycles / host s", cps, "-");

@@ -331,9 +331,10 @@ static void engine_try(AtlSim *s, int eid, uint64_t t)
         const AtlInsn *in = &e->insns[e->pc];
         const SimPre *pre = &e->pre[e->pc];
         /* the streams of all engines interleave: fetch ahead of the hardware prefetcher */
-        __builtin_prefetch(in + 2);
-        __builtin_prefetch((const char *)(in + 2) + 128);
-        __builtin_prefetch(pre + 2);
+        if (e->pc + 2 < e->count) {
+            for (size_t off = 0; off < sizeof *in; off += 64) __builtin_prefetch((const char *)(in + 2) + off);
+            for (size_t off = 0; off < sizeof *pre; off += 64) __builtin_prefetch((const char *)(pre + 2) + off);
+        }
         if (in->wait) {
             int sid = in->wait - 1;
             if (c->sem[sid] <= 0) {
