@@ -24,7 +24,7 @@ static void a1_like(AtlChip *c)
     c->sram_bytes = 4 << 20; c->sram_ports = 4; c->sram_bytes_per_cycle = 64; c->sram_latency = 20;
     c->noc_bytes_per_cycle = 64; c->noc_latency = 30;
     c->dram_bytes = 256 << 20; c->dram_channels = 8; c->dram_interleave = 4096; c->dram_gbps = 64; c->dram_latency_ns = 100;
-    c->dma_burst_bytes = 4096; c->dma_issue_cycles = 16; c->dma_lmem_bytes_per_cycle = 128;
+    c->dma_burst_bytes = 256; c->dma_issue_cycles = 16; c->dma_lmem_bytes_per_cycle = 128;
     c->semaphores = 16; c->barrier_cycles = 20;
     strcpy(c->energy_source, "Horowitz ISSCC 2014 scaled");
     c->e_mac_i8 = 0.2; c->e_mac_f16 = 1.1; c->e_mac_f32 = 3.7; c->e_vec_op = 0.5;

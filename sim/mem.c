@@ -33,9 +33,9 @@ static uint64_t elem_addr(uint64_t base, const uint32_t shape[4], const int32_t 
 /* Bank servers touched by [addr, addr+bytes) of one core: first bank and count. */
 static void bank_span(const AtlSim *s, uint64_t addr, uint64_t bytes, int *first, int *nb)
 {
-    uint64_t w = (uint64_t)s->chip.lmem_bank_width, banks = (uint64_t)s->chip.lmem_banks;
-    uint64_t rows = (addr % w + bytes + w - 1) / w;
-    *first = (int)((addr / w) % banks);
+    uint64_t w = (uint64_t)s->chip.lmem_bank_width, banks = (uint64_t)s->chip.lmem_banks, row = addr / w;
+    uint64_t rows = (addr - row * w + bytes + w - 1) / w;
+    *first = (int)(banks & (banks - 1) ? row % banks : row & (banks - 1));
     *nb = (int)(rows < banks ? rows : banks);
 }
 
@@ -73,9 +73,32 @@ uint64_t mem_lmem_reserve(AtlSim *s, int core, int engine, uint64_t t, const Sim
     return start;
 }
 
+/* Occupancy of a server for `bytes`, remembering the last answer. */
+static inline uint64_t srv_occ(SimServer *v, uint64_t bytes)
+{
+    if (bytes != v->memo_bytes) { v->memo_bytes = bytes; v->memo_occ = tim_occupancy(bytes, v->bw); }
+    return v->memo_occ;
+}
+
+/* How many consecutive elements (from a multiple of the answer) are contiguous. */
+static uint64_t dense_run(const uint32_t shape[4], const int32_t st[4], int es)
+{
+    uint64_t dense = 1;
+    int64_t expect = es;
+    for (int d = 3; d >= 0; d--) {
+        if (st[d] != expect && shape[d] > 1) break;
+        dense *= shape[d];
+        expect = (int64_t)shape[d] * st[d];
+    }
+    return dense;
+}
+
 void mem_dma_begin(AtlSim *s, int core, int engine, const AtlInsn *in)
 {
     SimEngine *e = &s->eng[sim_eid(core, engine)];
+    int es = isa_dtype_size(in->dtype);
+    e->dma_dense[0] = dense_run(in->shape, in->dst_stride, es);
+    e->dma_dense[1] = in->op == ISA_OP_DMA_COPY ? dense_run(in->shape, in->src_stride, es) : 1;
     const SimPre *pre = &e->pre[e->pc];
     e->dma_off = 0;
     e->dma_end = pre->bytes;
@@ -87,9 +110,10 @@ static int add_lmem_end(AtlSim *s, SimPathEnt *p, int n, int core, uint64_t addr
 {
     SimCore *c = &s->core[core];
     int f, nb;
-    p[n++] = (SimPathEnt){&c->dma_port, tim_occupancy(bytes, c->dma_port.bw), 0};
+    p[n++] = (SimPathEnt){&c->dma_port, srv_occ(&c->dma_port, bytes), 0};
     bank_span(s, addr, bytes, &f, &nb);
-    uint64_t occ = tim_occupancy(bytes, (double)nb * s->chip.lmem_bank_bytes_per_cycle);
+    uint64_t occ = bytes == (uint64_t)s->chip.dma_burst_bytes ? s->bank_occ_full[nb]
+                 : tim_occupancy(bytes, (double)nb * s->chip.lmem_bank_bytes_per_cycle);
     for (int j = 0, b = f; j < nb; j++, b = b + 1 == s->chip.lmem_banks ? 0 : b + 1) p[n++] = (SimPathEnt){&c->banks[b], occ, 0};
     return n;
 }
@@ -97,25 +121,19 @@ static int add_lmem_end(AtlSim *s, SimPathEnt *p, int n, int core, uint64_t addr
 /* DRAM end of a burst: its elements' contiguous runs are split at channel
  * interleave boundaries; each channel touched carries its share. */
 static int add_dram_end(AtlSim *s, SimPathEnt *p, int n, uint64_t base, const uint32_t shape[4],
-                        const int32_t st[4], int es, uint64_t idx, uint64_t nelem)
+                        const int32_t st[4], int es, uint64_t idx, uint64_t nelem, uint64_t dense)
 {
     uint64_t il = (uint64_t)s->chip.dram_interleave, nch = (uint64_t)s->chip.dram_channels;
     int pow2 = !(il & (il - 1)) && !(nch & (nch - 1)), sh = 0;
     while (pow2 && ((uint64_t)1 << sh) < il) sh++;
     uint64_t *chb = s->chan_bytes;
     int *touched = s->chan_touched, nt = 0;
-    /* dense suffix: how many consecutive elements are contiguous in memory */
-    uint64_t dense = 1;
-    int64_t expect = es;
-    for (int d = 3; d >= 0; d--) {
-        if (st[d] != expect && shape[d] > 1) break;
-        dense *= shape[d];
-        expect = (int64_t)shape[d] * st[d];
-    }
+    uint64_t total = (uint64_t)shape[0] * shape[1] * shape[2] * shape[3];
     while (nelem) {
         uint64_t run = dense - idx % dense;
         if (run > nelem) run = nelem;
-        uint64_t ua = elem_addr(base, shape, st, idx), len = run * (uint64_t)es;
+        uint64_t ua = dense == total ? base + idx * (uint64_t)es : elem_addr(base, shape, st, idx);
+        uint64_t len = run * (uint64_t)es;
         while (len) {
             uint64_t ch, take;
             if (pow2) { ch = (ua >> sh) & (nch - 1); take = il - (ua & (il - 1)); }
@@ -130,7 +148,7 @@ static int add_dram_end(AtlSim *s, SimPathEnt *p, int n, uint64_t base, const ui
         idx += run;
     }
     for (int k = 0; k < nt; k++) {
-        p[n++] = (SimPathEnt){&s->dram_ch[touched[k]], tim_occupancy(chb[touched[k]], s->dram_ch[touched[k]].bw), 1};
+        p[n++] = (SimPathEnt){&s->dram_ch[touched[k]], srv_occ(&s->dram_ch[touched[k]], chb[touched[k]]), 1};
         chb[touched[k]] = 0;
     }
     return n;
@@ -145,7 +163,7 @@ static int add_end(AtlSim *s, SimPathEnt *p, int n, int core, int space, uint64_
         SimServer *best = &s->sram_port[cl * s->chip.sram_ports];
         for (int i = 1; i < s->chip.sram_ports; i++)
             if (s->sram_port[cl * s->chip.sram_ports + i].free < best->free) best = &s->sram_port[cl * s->chip.sram_ports + i];
-        p[n++] = (SimPathEnt){best, tim_occupancy(bytes, best->bw), 0};
+        p[n++] = (SimPathEnt){best, srv_occ(best, bytes), 0};
         return n;
     }
     default:
@@ -167,26 +185,28 @@ uint64_t mem_dma_burst(AtlSim *s, int core, int engine, const AtlInsn *in, uint6
     uint32_t own = 1u << (core % s->cpc);
     int cl = core / s->cpc;
     if (in->dst_space == ISA_SPACE_DRAM)
-        n = add_dram_end(s, path, n, in->dst, in->shape, in->dst_stride, es, idx, nelem);
+        n = add_dram_end(s, path, n, in->dst, in->shape, in->dst_stride, es, idx, nelem, e->dma_dense[0]);
     else
-        n = add_end(s, path, n, core, in->dst_space, elem_addr(in->dst, in->shape, in->dst_stride, idx), bytes,
+        n = add_end(s, path, n, core, in->dst_space, e->dma_dense[0] >= e->dma_end / (uint64_t)es ? in->dst + idx * (uint64_t)es
+                    : elem_addr(in->dst, in->shape, in->dst_stride, idx), bytes,
                     in->mask ? in->mask : own);
     int src_space = in->dst_space;
     if (in->op == ISA_OP_DMA_COPY) {
         src_space = in->src_space;
         if (in->src_space == ISA_SPACE_DRAM)
-            n = add_dram_end(s, path, n, in->src, in->shape, in->src_stride, es, idx, nelem);
+            n = add_dram_end(s, path, n, in->src, in->shape, in->src_stride, es, idx, nelem, e->dma_dense[1]);
         else
-            n = add_end(s, path, n, core, in->src_space, elem_addr(in->src, in->shape, in->src_stride, idx), bytes,
+            n = add_end(s, path, n, core, in->src_space, e->dma_dense[1] >= e->dma_end / (uint64_t)es ? in->src + idx * (uint64_t)es
+                        : elem_addr(in->src, in->shape, in->src_stride, idx), bytes,
                         1u << in->src_core);
     }
     if (in->dst_space == ISA_SPACE_DRAM && (in->op == ISA_OP_DMA_FILL || src_space != ISA_SPACE_DRAM))
-        path[n++] = (SimPathEnt){&s->noc_out[cl], tim_occupancy(bytes, s->noc_out[cl].bw), 0};
+        path[n++] = (SimPathEnt){&s->noc_out[cl], srv_occ(&s->noc_out[cl], bytes), 0};
     else if (src_space == ISA_SPACE_DRAM && in->dst_space != ISA_SPACE_DRAM)
-        path[n++] = (SimPathEnt){&s->noc_in[cl], tim_occupancy(bytes, s->noc_in[cl].bw), 0};
+        path[n++] = (SimPathEnt){&s->noc_in[cl], srv_occ(&s->noc_in[cl], bytes), 0};
     else if (src_space == ISA_SPACE_DRAM) {
-        path[n++] = (SimPathEnt){&s->noc_in[cl], tim_occupancy(bytes, s->noc_in[cl].bw), 0};
-        path[n++] = (SimPathEnt){&s->noc_out[cl], tim_occupancy(bytes, s->noc_out[cl].bw), 0};
+        path[n++] = (SimPathEnt){&s->noc_in[cl], srv_occ(&s->noc_in[cl], bytes), 0};
+        path[n++] = (SimPathEnt){&s->noc_out[cl], srv_occ(&s->noc_out[cl], bytes), 0};
     }
     int eid = sim_eid(core, engine);
     uint64_t t0 = t, tself = t;

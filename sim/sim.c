@@ -46,6 +46,7 @@ void sim_free(AtlSim *s)
     free(s->bar);
     free(s->path);
     free(s->chan_bytes);
+    free(s->bank_occ_full);
     free(s->chan_touched);
     free(s->scratch);
     free(s->stats.engine);
@@ -83,11 +84,12 @@ AtlSim *sim_create(const AtlChip *chip, const AtlSimOptions *opt, AtlErr *e)
     s->sram_port = calloc((size_t)chip->clusters * chip->sram_ports, sizeof *s->sram_port);
     s->bar = calloc((size_t)(chip->clusters + 1) * 256, sizeof *s->bar);
     s->path = calloc(8 + 2 * ((size_t)s->cpc * (1 + (size_t)nb) + (size_t)chip->dram_channels), sizeof *s->path);
+    s->bank_occ_full = calloc((size_t)nb + 1, sizeof *s->bank_occ_full);
     s->chan_bytes = calloc((size_t)chip->dram_channels, sizeof *s->chan_bytes);
     s->chan_touched = calloc((size_t)chip->dram_channels, sizeof *s->chan_touched);
     s->stats.engine = calloc((size_t)s->ncores * ISA_NUM_ENGINES, sizeof *s->stats.engine);
     ok = s->core && s->eng && s->dram && s->sram && s->dram_ch && s->noc_in && s->noc_out &&
-         s->sram_port && s->bar && s->path && s->stats.engine && s->chan_bytes && s->chan_touched;
+         s->sram_port && s->bar && s->path && s->stats.engine && s->chan_bytes && s->chan_touched && s->bank_occ_full;
     for (int i = 0; ok && i < chip->clusters; i++) ok = (s->sram[i] = calloc(1, (size_t)chip->sram_bytes + 1)) != NULL;
     for (int i = 0; ok && i < s->ncores; i++) {
         SimCore *c = &s->core[i];
@@ -98,6 +100,8 @@ AtlSim *sim_create(const AtlChip *chip, const AtlSimOptions *opt, AtlErr *e)
         ok = c->lmem && c->banks && c->infl;
     }
     if (!ok) { sim_free(s); atl_fail(e, "sim: out of memory for chip '%s'", chip->name); return NULL; }
+    for (int i = 1; i <= nb; i++)
+        s->bank_occ_full[i] = tim_occupancy((uint64_t)chip->dma_burst_bytes, (double)i * chip->lmem_bank_bytes_per_cycle);
     return s;
 }
 
@@ -106,21 +110,21 @@ static void sim_reset(AtlSim *s)
 {
     const AtlChip *c = &s->chip;
     double ch_bw = tim_dram_channel_bytes_per_cycle(c);
-    for (int i = 0; i < c->dram_channels; i++) s->dram_ch[i] = (SimServer){0, ch_bw, -1};
+    for (int i = 0; i < c->dram_channels; i++) s->dram_ch[i] = (SimServer){0, ch_bw, -1, 0, 0};
     for (int i = 0; i < c->clusters; i++) {
-        s->noc_in[i] = (SimServer){0, (double)c->noc_bytes_per_cycle, -1};
-        s->noc_out[i] = (SimServer){0, (double)c->noc_bytes_per_cycle, -1};
+        s->noc_in[i] = (SimServer){0, (double)c->noc_bytes_per_cycle, -1, 0, 0};
+        s->noc_out[i] = (SimServer){0, (double)c->noc_bytes_per_cycle, -1, 0, 0};
         memset(s->sram[i], 0, (size_t)c->sram_bytes);
     }
-    for (int i = 0; i < c->clusters * c->sram_ports; i++) s->sram_port[i] = (SimServer){0, (double)c->sram_bytes_per_cycle, -1};
+    for (int i = 0; i < c->clusters * c->sram_ports; i++) s->sram_port[i] = (SimServer){0, (double)c->sram_bytes_per_cycle, -1, 0, 0};
     for (int i = 0; i < s->ncores; i++) {
         SimCore *k = &s->core[i];
         memset(k->lmem, 0, (size_t)c->lmem_bytes);
         memset(k->sem, 0, sizeof k->sem);
         memset(k->sigq_n, 0, sizeof k->sigq_n);
         memset(k->sigq_head, 0, sizeof k->sigq_head);
-        for (int b = 0; b < c->lmem_banks; b++) k->banks[b] = (SimServer){0, (double)c->lmem_bank_bytes_per_cycle, -1};
-        k->dma_port = (SimServer){0, (double)c->dma_lmem_bytes_per_cycle, -1};
+        for (int b = 0; b < c->lmem_banks; b++) k->banks[b] = (SimServer){0, (double)c->lmem_bank_bytes_per_cycle, -1, 0, 0};
+        k->dma_port = (SimServer){0, (double)c->dma_lmem_bytes_per_cycle, -1, 0, 0};
         k->ninfl = 0;
     }
     for (int i = 0; i < (c->clusters + 1) * 256; i++) s->bar[i] = (SimBarrier){0, -1};

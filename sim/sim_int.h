@@ -59,6 +59,7 @@ typedef struct SimServer {
     double bw;              /* bytes per cycle */
     int owner;              /* engine id of the last reservation (-1 none):
                                waiting on one's own earlier bursts is not a stall */
+    uint64_t memo_bytes, memo_occ; /* last occupancy computed (bursts repeat sizes) */
 } SimServer;
 /* One server on a burst's path and the bytes it carries. */
 typedef struct SimPathEnt { SimServer *sv; uint64_t occ; uint8_t channel; } SimPathEnt; /* occ: cycles busy */
@@ -79,6 +80,7 @@ typedef struct SimEngine {
     /* DMA progress */
     uint64_t dma_off, dma_end;
     uint64_t dma_latency, dma_done;
+    uint64_t dma_dense[2];  /* contiguous-element run length of dst, src (elements) */
     AtlEngineStats st;
 } SimEngine;
 
@@ -124,6 +126,7 @@ struct AtlSim {
     AtlSimStats stats;
     const AtlProgram *prog;
     char exec_msg[256];         /* detail of a data fault raised by an exec function */
+    uint64_t *bank_occ_full;    /* [nb]: bank occupancy of a full burst spread over nb banks */
     uint64_t *chan_bytes;       /* per DRAM channel, scratch for one burst (all zero between bursts) */
     int *chan_touched;
     SimPathEnt *path;           /* burst path buffer: 8 + 2 * (cpc * (1 + banks) + channels) entries */
