@@ -156,27 +156,36 @@ static int run(const AtlChip *c, AtlProgram *p, AtlSimMode mode, double *secs, A
 
 int main(void)
 {
-    AtlChip c;
+    AtlChip c, c4k;
     a1_like(&c);
+    c4k = c;
+    c4k.dma_burst_bytes = 4096;
+    strcpy(c4k.name, "a1-bench, 4 KiB bursts");
     AtlProgram big, small;
     build(&big, 2048, 2048, 2048, 128);   /* 8.6 G MACs, timing only */
     build(&small, 1024, 512, 1024, 128);  /* 0.5 G MACs, full mode */
-    double tt = 1e30, tf = 1e30, tfun = 1e30;
-    AtlSimStats st, sf, sfun;
+    double tt = 1e30, tf = 1e30, tfun = 1e30, t4 = 1e30;
+    AtlSimStats st, sf, sfun, s4;
     /* best of 3: the host is shared, the minimum is the least disturbed run */
     for (int rep = 0; rep < 3; rep++) {
-        double a, b, d;
+        double a, b, d, g;
         if (run(&c, &big, SIM_MODE_TIMING, &a, &st) || run(&c, &small, SIM_MODE_FULL, &b, &sf) ||
-            run(&c, &small, SIM_MODE_FUNCTIONAL, &d, &sfun)) return 1;
+            run(&c, &small, SIM_MODE_FUNCTIONAL, &d, &sfun) || run(&c4k, &big, SIM_MODE_TIMING, &g, &s4)) return 1;
         if (a < tt) tt = a;
+        if (g < t4) t4 = g;
         if (b < tf) tf = b;
         if (d < tfun) tfun = d;
     }
     double ips = (double)st.insns / tt, cps = (double)st.cycles / tt, macs = (double)sf.macs / tf;
-    printf("bench_sim: 16-core int8 GEMM on %s (timing: 2048^3 in 32x32x128 mm tiles; full: 1024x1024x512; best of 3)\n", c.name);
+    printf("bench_sim: 16-core int8 GEMM on %s, %d-byte DMA bursts (timing: 2048^3 in 32x32x128 mm tiles;\n"
+           "  full: 1024x1024x512; best of 3). Every burst is an event: instructions/s falls with bytes per DMA.\n",
+           c.name, c.dma_burst_bytes);
     printf("%-44s %16s %16s %s\n", "metric", "measured", "target", "");
     printf("%-44s %16.3g %16s %s\n", "timing-only: simulated instructions / host s", ips, ">= 5e6", ips >= 5e6 ? "ok" : "BELOW");
     printf("%-44s %16.3g %16s\n", "timing-only: simulated cycles / host s", cps, "-");
+    printf("%-44s %16.3g %16s %s\n", "timing-only, 4 KiB bursts: instructions / s", (double)s4.insns / t4, ">= 5e6",
+           (double)s4.insns / t4 >= 5e6 ? "ok" : "BELOW");
+    printf("%-44s %16.3g %16s\n", "timing-only, 4 KiB bursts: cycles / host s", (double)s4.cycles / t4, "-");
     printf("%-44s %16.3g %16s\n", "timing-only: events / host s", (double)st.events / tt, "-");
     printf("%-44s %16.3g %16s %s\n", "full mode: host int8 MAC/s", macs, ">= 2e9", macs >= 2e9 ? "ok" : "BELOW");
     printf("%-44s %16.3g %16s\n", "functional mode: host int8 MAC/s", (double)sfun.macs / tfun, "-");
