@@ -30,19 +30,19 @@ int sim_scratch(AtlSim *s, size_t bytes)
     return 0;
 }
 
-/* acc[0..n) += a * b[0..n) */
-HOT static void axpy_i8(int32_t *restrict acc, int32_t a, const int8_t *restrict b, int n)
+/* acc[0..n) += a * b[0..n); 32-bit two's-complement wrap (unsigned math: no UB) */
+HOT static void axpy_i8(uint32_t *restrict acc, int32_t a, const int8_t *restrict b, int n)
 {
-    for (int j = 0; j < n; j++) acc[j] += a * (int32_t)b[j];
+    for (int j = 0; j < n; j++) acc[j] += (uint32_t)(a * (int32_t)b[j]);
 }
 
 /* acc[0..n) += a0*b0 + a1*b1 + a2*b2 + a3*b3 (four k steps at once) */
-HOT static void axpy4_i8(int32_t *restrict acc, int32_t a0, int32_t a1, int32_t a2, int32_t a3,
+HOT static void axpy4_i8(uint32_t *restrict acc, int32_t a0, int32_t a1, int32_t a2, int32_t a3,
                          const int8_t *restrict b0, const int8_t *restrict b1,
                          const int8_t *restrict b2, const int8_t *restrict b3, int n)
 {
     for (int j = 0; j < n; j++)
-        acc[j] += a0 * (int32_t)b0[j] + a1 * (int32_t)b1[j] + a2 * (int32_t)b2[j] + a3 * (int32_t)b3[j];
+        acc[j] += (uint32_t)(a0 * (int32_t)b0[j] + a1 * (int32_t)b1[j] + a2 * (int32_t)b2[j] + a3 * (int32_t)b3[j]);
 }
 
 HOT static void axpy_f32(float *restrict acc, float a, const float *restrict b, int n)
@@ -77,7 +77,7 @@ int sim_exec_fmt_MM(AtlSim *s, int core, const AtlInsn *in)
     if (in->dtype == ISA_I8) {
         const int8_t *A = (const int8_t *)(L + in->src), *B = (const int8_t *)(L + in->src2);
         if (sim_scratch(s, (size_t)n * 4)) return -1;
-        int32_t *acc = (int32_t *)s->scratch;
+        uint32_t *acc = (uint32_t *)s->scratch;
         for (int i = 0; i < m; i++) {
             uint8_t *crow = C + (size_t)i * in->ldc * 4;
             if (in->acc) memcpy(acc, crow, (size_t)n * 4); else memset(acc, 0, (size_t)n * 4);
@@ -121,7 +121,7 @@ int sim_exec_fmt_CONV(AtlSim *s, int core, const AtlInsn *in)
     size_t wn = (size_t)in->kh * in->kw * cg * OC;
     size_t need = (size_t)OC * 4 + (isf ? (wn + (size_t)H * W * C) * 4 : 0);
     if (sim_scratch(s, need)) return -1;
-    int32_t *acc = (int32_t *)s->scratch;
+    uint32_t *acc = (uint32_t *)s->scratch;
     float *accf = (float *)s->scratch, *wf = accf + OC, *xf = wf + wn;
     if (isf) { to_f32(wf, Wt, in->dtype, wn); to_f32(xf, X, in->dtype, (size_t)H * W * C); }
     float padf = (float)in->ival;

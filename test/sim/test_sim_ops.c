@@ -111,6 +111,17 @@ TEST(mm_i8_extremes)
     memcpy(&got, sim_lmem(s, 0, 32768, 4), 4);
     CHECK_EQ_INT(got, 64 * 16384);
     sim_free(s);
+    /* accumulating past INT32_MAX wraps (two's complement), it does not saturate */
+    memset(&c, 0, sizeof c);
+    c.dt = ISA_I8; c.m = 1; c.k = 1; c.n = 1; c.lda = 1; c.ldb = 1; c.ldc = 1;
+    c.A[0] = 1; c.B[0] = 1; c.C0[0] = INT32_MAX;
+    AtlInsn in = I_mm(ISA_I8, 32768, 0, 16384, 1, 1, 1);
+    in.acc = 1;
+    s = run_one(in, ISA_ENGINE_MAT, mm_setup, &c, SIM_MODE_FULL);
+    REQUIRE(s);
+    memcpy(&got, sim_lmem(s, 0, 32768, 4), 4);
+    CHECK_EQ_INT(got, INT32_MIN);
+    sim_free(s);
 }
 
 TEST(mm_float_dtypes)
