@@ -148,8 +148,8 @@ static void sim_reset(AtlSim *s)
 int sim_load(AtlSim *s, const AtlProgram *p, AtlErr *e)
 {
     s->loaded = 0;
-    if (p->ncores != s->ncores)
-        return atl_fail(e, "%s: program has %d cores but chip '%s' has %d", p->source, p->ncores, s->chip.name, s->ncores);
+    if (p->ncores > s->ncores || p->ncores < 1)
+        return atl_fail(e, "%s: program uses %d cores but chip '%s' has %d", p->source, p->ncores, s->chip.name, s->ncores);
     for (int i = 0; i < p->nsegs; i++) {
         const AtlDataSeg *g = &p->segs[i];
         if (g->addr > (uint64_t)s->chip.dram_bytes || g->size > (uint64_t)s->chip.dram_bytes - g->addr)
@@ -160,9 +160,11 @@ int sim_load(AtlSim *s, const AtlProgram *p, AtlErr *e)
     int maxlayer = 0;
     for (int eid = 0; eid < s->ncores * ISA_NUM_ENGINES; eid++) {
         SimEngine *en = &s->eng[eid];
-        const AtlStream *st = &p->streams[eid];
+        static const AtlStream none;
+        const AtlStream *st = eid < p->ncores * ISA_NUM_ENGINES ? &p->streams[eid] : &none;
         free(en->pre);
         memset(en, 0, sizeof *en);
+        if (!st->count) { en->state = ST_DONE; s->done_engines++; } /* nothing to run: ended */
         en->insns = st->insns;
         en->lines = st->src_line;
         en->count = st->count;
@@ -397,7 +399,8 @@ int sim_run(AtlSim *s, AtlErr *e)
     s->running = 1;
     if (s->opt.trace) trace_begin(s);
     int neng = s->ncores * ISA_NUM_ENGINES;
-    for (int eid = 0; eid < neng; eid++) evq_push(&s->q, 0, EV_ISSUE, (uint32_t)eid);
+    for (int eid = 0; eid < neng; eid++)
+        if (s->eng[eid].state != ST_DONE) evq_push(&s->q, 0, EV_ISSUE, (uint32_t)eid);
     SimEvent ev;
     while (s->fault.kind == SIM_FAULT_NONE && evq_pop(&s->q, &ev)) {
         s->stats.events++;

@@ -105,8 +105,9 @@ void sim_options_default(AtlSimOptions *o);
 AtlSim *sim_create(const AtlChip *chip, const AtlSimOptions *opt, AtlErr *e);
 void sim_free(AtlSim *s);
 /* Resets state, checks every instruction (bad ones fault when reached),
- * preloads the program's DRAM segments. Fails if the program's core count
- * differs from the chip's or a segment does not fit DRAM. */
+ * preloads the program's DRAM segments. Fails if the program has more cores
+ * than the chip or a segment does not fit DRAM. Cores beyond the program's
+ * and empty streams count as ended; a non-empty stream must end with `end`. */
 int sim_load(AtlSim *s, const AtlProgram *p, AtlErr *e);
 /* Runs to completion. 0 = every engine reached `end`; -1 = fault (or load
  * not done), message in e and sim_fault(). */

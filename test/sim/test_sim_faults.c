@@ -236,6 +236,21 @@ TEST(bad_requant_data)
     expect_fault(&p, SIM_FAULT_DATA, 0, ISA_ENGINE_VEC, 0, "shift 40", 0, SIM_MODE_FULL);
 }
 
+TEST(partial_program_runs)
+{
+    /* one core of two, only its DMA stream used: the rest counts as ended */
+    AtlProgram p;
+    tp_init(&p, 1);
+    tp_add(&p, 0, ISA_ENGINE_DMA, I_load(0, 0, 64));
+    tp_add(&p, 0, ISA_ENGINE_DMA, I(ISA_OP_END));
+    AtlSim *s;
+    AtlErr e = {{0}};
+    CHECKF(trun(&chip, &p, SIM_MODE_FULL, &s, &e) == 0, "%s", e.msg);
+    CHECK_EQ_INT(sim_stats(s)->insns, 2);
+    sim_free(s);
+    tp_free(&p);
+}
+
 TEST(load_errors)
 {
     AtlProgram p;
@@ -245,7 +260,7 @@ TEST(load_errors)
     AtlSim *s = sim_create(&chip, NULL, &e);
     REQUIRE(s);
     CHECK(sim_load(s, &p, &e) == -1);
-    CHECK_STR_CONTAINS(e.msg, "program has 3 cores but chip 'test' has 2");
+    CHECK_STR_CONTAINS(e.msg, "program uses 3 cores but chip 'test' has 2");
     CHECK(sim_run(s, &e) == -1);
     tp_free(&p);
     tp_init(&p, 2);
@@ -274,6 +289,7 @@ int main(void)
     RUN(missing_end);
     RUN(max_cycles);
     RUN(bad_requant_data);
+    RUN(partial_program_runs);
     RUN(load_errors);
     return test_summary("test_sim_faults");
 }
