@@ -46,7 +46,7 @@ void stats_account(AtlSim *s, int core, int engine, const AtlInsn *in, const Sim
         if (pre->macs && in->dtype < ISA_NUM_DTYPES) st->macs_by_dtype[in->dtype] += pre->macs;
         if (engine == ISA_ENGINE_VEC) st->vec_elems += pre->elems;
     }
-    if (in->layer < st->nlayers) {
+    if (in->layer < st->nlayers && in->op != ISA_OP_END) { /* `end` is no layer's work */
         AtlLayerStats *l = &st->layers[in->layer];
         if (!l->used || start < l->first) l->first = start;
         if (!l->used || end > l->last) l->last = end;

@@ -132,6 +132,7 @@ static void sim_reset(AtlSim *s)
     s->q.seq = 0;
     s->now = 0;
     s->done_engines = 0;
+    s->flow_seq = 0;
     memset(&s->fault, 0, sizeof s->fault);
     AtlEngineStats *es = s->stats.engine;
     AtlLayerStats *ls = s->stats.layers;
@@ -407,6 +408,7 @@ int sim_run(AtlSim *s, AtlErr *e)
         if (ev.time > s->max_cycles) {
             int who = 0;
             while (who < neng - 1 && s->eng[who].state == ST_DONE) who++;
+            s->now = s->max_cycles;
             sim_raise(s, SIM_FAULT_MAX_CYCLES, who / ISA_NUM_ENGINES, who % ISA_NUM_ENGINES, s->eng[who].pc,
                       "simulated time would pass the limit of %llu cycles (--max-cycles)", (unsigned long long)s->max_cycles);
             break;

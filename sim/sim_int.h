@@ -133,6 +133,7 @@ struct AtlSim {
     uint8_t *scratch;           /* per-run scratch for exec (packed operands) */
     size_t scratch_cap;
     SimBuf trace;
+    uint64_t flow_seq;          /* ids of trace flow arrows */
     int trace_first;
 };
 

@@ -47,7 +47,7 @@ void trace_insn(AtlSim *s, int core, int engine, int index, const AtlInsn *in, u
 void trace_flow(AtlSim *s, const SimSigRec *from, int core, int engine, int index, uint64_t t)
 {
     SimBuf *b = &s->trace;
-    uint64_t id = s->stats.events * 64 + (uint64_t)(core * ISA_NUM_ENGINES + engine) % 64;
+    uint64_t id = ++s->flow_seq;
     int fc = from->eid / ISA_NUM_ENGINES, fe = from->eid % ISA_NUM_ENGINES;
     sbuf_printf(b, "{\"ph\":\"s\",\"cat\":\"sem\",\"name\":\"signal\",\"id\":%llu,\"pid\":%d,\"tid\":%d,\"ts\":",
                 (unsigned long long)id, fc, fe);
