@@ -45,8 +45,20 @@ static void strided_range(uint64_t base, const uint32_t shape[4], const int32_t 
 
 static int need_shape(Ctx *c, const uint32_t shape[4])
 {
-    for (int d = 0; d < 4; d++)
+    for (int d = 0; d < 4; d++) {
         if (!shape[d]) return bad(c, SIM_FAULT_ILLEGAL, "field shape: dimension %d is 0", d);
+        if (shape[d] > 65535) return bad(c, SIM_FAULT_ILLEGAL, "field shape: dimension %d is %u > 65535 (16 bits)", d, shape[d]);
+    }
+    return 0;
+}
+
+/* Fields the encoding limits to 16 bits; a program built in C could exceed them. */
+static int check_16bit(Ctx *c, const AtlInsn *in)
+{
+    const uint32_t v[] = {in->m, in->k, in->n, in->lda, in->ldb, in->ldc, in->cin, in->ih, in->iw, in->cout};
+    static const char *const names[] = {"m", "k", "n", "lda", "ldb", "ldc", "c", "h", "w", "oc"};
+    for (int i = 0; i < 10; i++)
+        if (v[i] > 65535) return bad(c, SIM_FAULT_ILLEGAL, "field %s: %u > 65535 (16 bits)", names[i], v[i]);
     return 0;
 }
 
@@ -289,7 +301,7 @@ int sim_check_insn(const AtlSim *s, int core, int engine, const AtlInsn *in,
     int want = isa_ops[in->op].engine;
     if (want != ISA_ENGINE_ANY && want != engine)
         return bad(&c, SIM_FAULT_ILLEGAL, "a %s instruction in the %s engine's stream", isa_engine_name(want), isa_engine_name(engine));
-    if (check_sync(&c, s, in)) return -1;
+    if (check_sync(&c, s, in) || check_16bit(&c, in)) return -1;
     int rc;
     switch (isa_ops[in->op].format) {
     case ISA_FMT_DMA_COPY:

@@ -86,6 +86,18 @@ TEST(illegal_fields)
     tp_add(&p, 0, ISA_ENGINE_MAT, mm);
     tp_end_all(&p);
     expect_fault(&p, SIM_FAULT_ILLEGAL, 0, ISA_ENGINE_MAT, 0, "lda: 4 < k 8", 0, SIM_MODE_FULL);
+
+    /* values the 16-bit encoding cannot hold (a program built in C) */
+    tp_init(&p, 2);
+    AtlInsn d = I_load(0, 0, 64);
+    d.shape[0] = 100000;
+    tp_add(&p, 0, ISA_ENGINE_DMA, d);
+    tp_end_all(&p);
+    expect_fault(&p, SIM_FAULT_ILLEGAL, 0, ISA_ENGINE_DMA, 0, "dimension 0 is 100000", 0, SIM_MODE_FULL);
+    tp_init(&p, 2);
+    tp_add(&p, 0, ISA_ENGINE_MAT, I_mm(ISA_I8, 0, 0, 0, 70000, 4, 4));
+    tp_end_all(&p);
+    expect_fault(&p, SIM_FAULT_ILLEGAL, 0, ISA_ENGINE_MAT, 0, "field m: 70000", 0, SIM_MODE_FULL);
 }
 
 TEST(out_of_bounds)

@@ -261,6 +261,72 @@ TEST(expect_regions)
     tp_free(&p);
 }
 
+TEST(multicast_signals_every_destination)
+{
+    /* core 0 multicasts into cores 0..3; each core's vector unit waits on
+     * semaphore 3 of its own core, relus the data and stores it */
+    AtlChip c;
+    tchip(&c, 1, 4);
+    AtlProgram p;
+    tp_init(&p, 4);
+    int8_t x[256];
+    for (int i = 0; i < 256; i++) x[i] = (int8_t)(i - 128);
+    tp_seg(&p, 0, x, 256);
+    AtlInsn m = I_load(0, 0, 256);
+    m.mask = 0xf;
+    tp_add(&p, 0, ISA_ENGINE_DMA, I_sig(m, 3));
+    for (int k = 0; k < 4; k++) {
+        tp_add(&p, k, ISA_ENGINE_VEC, sync_ws(I_vec(ISA_OP_V_RELU, ISA_I8, 1024, 0, 0, 256), 3, 4));
+        AtlInsn st = I_store(4096 + (uint64_t)k * 256, 1024, 256);
+        st.src_core = (uint8_t)k;
+        tp_add(&p, k, ISA_ENGINE_DMA, I_wait(st, 4));
+        /* and a cluster barrier used twice by all four DMA engines */
+        for (int r = 0; r < 2; r++) {
+            AtlInsn b = I(ISA_OP_BARRIER);
+            b.scope = ISA_SCOPE_CLUSTER; b.bar_id = 9; b.bar_count = 4;
+            tp_add(&p, k, ISA_ENGINE_DMA, b);
+        }
+    }
+    tp_end_all(&p);
+    for (int mode = 0; mode < 2; mode++) {
+        AtlSim *s;
+        AtlErr e = {{0}};
+        int rc = trun(&c, &p, mode ? SIM_MODE_FUNCTIONAL : SIM_MODE_FULL, &s, &e);
+        CHECKF(rc == 0, "%s", e.msg);
+        if (!rc) {
+            for (int k = 0; k < 4; k++) {
+                const int8_t *y = (const int8_t *)sim_dram(s, 4096 + (uint64_t)k * 256, 256);
+                for (int i = 0; i < 256; i++) if (y[i] != (x[i] > 0 ? x[i] : 0)) { CHECKF(0, "core %d elem %d", k, i); break; }
+            }
+            if (!mode) CHECK(sim_stats(s)->total[ISA_ENGINE_DMA].stall_bar > 0);
+        }
+        sim_free(s);
+    }
+    tp_free(&p);
+}
+
+TEST(sram_ports_contend)
+{
+    /* 4 cores of a cluster read SRAM at once through 2 ports: about twice
+     * as long as one core alone */
+    AtlChip c;
+    tchip(&c, 1, 4);
+    uint64_t t1 = 0, t4 = 0;
+    for (int n = 1; n <= 4; n += 3) {
+        AtlProgram p;
+        tp_init(&p, 4);
+        for (int k = 0; k < n; k++) tp_add(&p, k, ISA_ENGINE_DMA, I_dma(ISA_I8, ISA_SPACE_LMEM, 0, 0, ISA_SPACE_SRAM, 0, 0, 1, 16384));
+        tp_end_all(&p);
+        AtlSim *s = run_prog(&c, &p, 0);
+        REQUIRE(s);
+        if (n == 1) t1 = sim_stats(s)->cycles; else t4 = sim_stats(s)->cycles;
+        sim_free(s);
+        tp_free(&p);
+    }
+    CHECK_EQ_INT(t1, tim_dma_cycles(&c, ISA_SPACE_LMEM, ISA_SPACE_SRAM, 16384));
+    CHECKF(t4 >= 2 * (t1 - 14) && t4 <= 2 * t1 + 64, "1 core %llu, 4 cores %llu", (unsigned long long)t1, (unsigned long long)t4);
+}
+
 int main(void)
 {
     RUN(one_dma_equals_formula);
@@ -270,5 +336,7 @@ int main(void)
     RUN(barrier_and_semaphore_timing);
     RUN(deterministic_stats_and_trace);
     RUN(expect_regions);
+    RUN(multicast_signals_every_destination);
+    RUN(sram_ports_contend);
     return test_summary("test_sim_timing");
 }
