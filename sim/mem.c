@@ -31,8 +31,15 @@ static uint64_t elem_addr(uint64_t base, const uint32_t shape[4], const int32_t 
 }
 
 /* Bank servers touched by [addr, addr+bytes) of one core: first bank and count. */
-static void bank_span(const AtlSim *s, uint64_t addr, uint64_t bytes, int *first, int *nb)
+static inline void bank_span(const AtlSim *s, uint64_t addr, uint64_t bytes, int *first, int *nb)
 {
+    if (s->bank_shift >= 0) {
+        uint64_t w = (uint64_t)1 << s->bank_shift, banks = (uint64_t)s->chip.lmem_banks;
+        uint64_t rows = ((addr & (w - 1)) + bytes + w - 1) >> s->bank_shift;
+        *first = (int)((addr >> s->bank_shift) & (banks - 1));
+        *nb = (int)(rows < banks ? rows : banks);
+        return;
+    }
     uint64_t w = (uint64_t)s->chip.lmem_bank_width, banks = (uint64_t)s->chip.lmem_banks, row = addr / w;
     uint64_t rows = (addr - row * w + bytes + w - 1) / w;
     *first = (int)(banks & (banks - 1) ? row % banks : row & (banks - 1));
@@ -99,6 +106,10 @@ void mem_dma_begin(AtlSim *s, int core, int engine, const AtlInsn *in)
     int es = isa_dtype_size(in->dtype);
     e->dma_dense[0] = dense_run(in->shape, in->dst_stride, es);
     e->dma_dense[1] = in->op == ISA_OP_DMA_COPY ? dense_run(in->shape, in->src_stride, es) : 1;
+    uint64_t total = (uint64_t)in->shape[0] * in->shape[1] * in->shape[2] * in->shape[3];
+    e->dma_es = es;
+    e->dma_flat[0] = e->dma_dense[0] >= total;
+    e->dma_flat[1] = e->dma_dense[1] >= total;
     const SimPre *pre = &e->pre[e->pc];
     e->dma_off = 0;
     e->dma_end = pre->bytes;
@@ -121,18 +132,16 @@ static int add_lmem_end(AtlSim *s, SimPathEnt *p, int n, int core, uint64_t addr
 /* DRAM end of a burst: its elements' contiguous runs are split at channel
  * interleave boundaries; each channel touched carries its share. */
 static int add_dram_end(AtlSim *s, SimPathEnt *p, int n, uint64_t base, const uint32_t shape[4],
-                        const int32_t st[4], int es, uint64_t idx, uint64_t nelem, uint64_t dense)
+                        const int32_t st[4], int es, uint64_t idx, uint64_t nelem, uint64_t dense, int flat)
 {
     uint64_t il = (uint64_t)s->chip.dram_interleave, nch = (uint64_t)s->chip.dram_channels;
-    int pow2 = !(il & (il - 1)) && !(nch & (nch - 1)), sh = 0;
-    while (pow2 && ((uint64_t)1 << sh) < il) sh++;
+    int sh = s->il_shift, pow2 = sh >= 0;
     uint64_t *chb = s->chan_bytes;
     int *touched = s->chan_touched, nt = 0;
-    uint64_t total = (uint64_t)shape[0] * shape[1] * shape[2] * shape[3];
     while (nelem) {
         uint64_t run = dense - idx % dense;
         if (run > nelem) run = nelem;
-        uint64_t ua = dense == total ? base + idx * (uint64_t)es : elem_addr(base, shape, st, idx);
+        uint64_t ua = flat ? base + idx * (uint64_t)es : elem_addr(base, shape, st, idx);
         uint64_t len = run * (uint64_t)es;
         while (len) {
             uint64_t ch, take;
@@ -177,7 +186,7 @@ uint64_t mem_dma_burst(AtlSim *s, int core, int engine, const AtlInsn *in, uint6
 {
     SimEngine *e = &s->eng[sim_eid(core, engine)];
     SimPathEnt *path = s->path;
-    int n = 0, es = isa_dtype_size(in->dtype);
+    int n = 0, es = e->dma_es;
     uint64_t bb = (uint64_t)s->chip.dma_burst_bytes, bytes = e->dma_end - e->dma_off;
     if (bb >= (uint64_t)es) bb -= bb % (uint64_t)es;   /* whole elements per burst */
     if (bytes > bb) bytes = bb;
@@ -185,18 +194,18 @@ uint64_t mem_dma_burst(AtlSim *s, int core, int engine, const AtlInsn *in, uint6
     uint32_t own = 1u << (core % s->cpc);
     int cl = core / s->cpc;
     if (in->dst_space == ISA_SPACE_DRAM)
-        n = add_dram_end(s, path, n, in->dst, in->shape, in->dst_stride, es, idx, nelem, e->dma_dense[0]);
+        n = add_dram_end(s, path, n, in->dst, in->shape, in->dst_stride, es, idx, nelem, e->dma_dense[0], e->dma_flat[0]);
     else
-        n = add_end(s, path, n, core, in->dst_space, e->dma_dense[0] >= e->dma_end / (uint64_t)es ? in->dst + idx * (uint64_t)es
+        n = add_end(s, path, n, core, in->dst_space, e->dma_flat[0] ? in->dst + idx * (uint64_t)es
                     : elem_addr(in->dst, in->shape, in->dst_stride, idx), bytes,
                     in->mask ? in->mask : own);
     int src_space = in->dst_space;
     if (in->op == ISA_OP_DMA_COPY) {
         src_space = in->src_space;
         if (in->src_space == ISA_SPACE_DRAM)
-            n = add_dram_end(s, path, n, in->src, in->shape, in->src_stride, es, idx, nelem, e->dma_dense[1]);
+            n = add_dram_end(s, path, n, in->src, in->shape, in->src_stride, es, idx, nelem, e->dma_dense[1], e->dma_flat[1]);
         else
-            n = add_end(s, path, n, core, in->src_space, e->dma_dense[1] >= e->dma_end / (uint64_t)es ? in->src + idx * (uint64_t)es
+            n = add_end(s, path, n, core, in->src_space, e->dma_flat[1] ? in->src + idx * (uint64_t)es
                         : elem_addr(in->src, in->shape, in->src_stride, idx), bytes,
                         1u << in->src_core);
     }

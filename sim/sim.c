@@ -100,6 +100,11 @@ AtlSim *sim_create(const AtlChip *chip, const AtlSimOptions *opt, AtlErr *e)
         ok = c->lmem && c->banks && c->infl;
     }
     if (!ok) { sim_free(s); atl_fail(e, "sim: out of memory for chip '%s'", chip->name); return NULL; }
+    s->il_shift = s->bank_shift = -1;
+    for (int i = 0; i < 31; i++) {
+        if ((1 << i) == chip->dram_interleave && !(chip->dram_channels & (chip->dram_channels - 1))) s->il_shift = i;
+        if ((1 << i) == chip->lmem_bank_width && !(chip->lmem_banks & (chip->lmem_banks - 1))) s->bank_shift = i;
+    }
     for (int i = 1; i <= nb; i++)
         s->bank_occ_full[i] = tim_occupancy((uint64_t)chip->dma_burst_bytes, (double)i * chip->lmem_bank_bytes_per_cycle);
     return s;

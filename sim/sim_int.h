@@ -81,6 +81,7 @@ typedef struct SimEngine {
     uint64_t dma_off, dma_end;
     uint64_t dma_latency, dma_done;
     uint64_t dma_dense[2];  /* contiguous-element run length of dst, src (elements) */
+    int dma_es, dma_flat[2];/* element size; whole dst / src operand contiguous */
     AtlEngineStats st;
 } SimEngine;
 
@@ -126,6 +127,7 @@ struct AtlSim {
     AtlSimStats stats;
     const AtlProgram *prog;
     char exec_msg[256];         /* detail of a data fault raised by an exec function */
+    int il_shift, bank_shift;   /* log2 of DRAM interleave / LMEM bank width, -1 if not a power of 2 */
     uint64_t *bank_occ_full;    /* [nb]: bank occupancy of a full burst spread over nb banks */
     uint64_t *chan_bytes;       /* per DRAM channel, scratch for one burst (all zero between bursts) */
     int *chan_touched;
