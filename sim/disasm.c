@@ -30,7 +30,7 @@ int sim_disasm(const AtlInsn *in, char *buf, size_t cap)
     for (int i = 0; i < f->nfields; i++) {
         const AtlFieldInfo *fi = &isa_fields[f->fields[i].field];
         const char *p = base + fi->offset;
-        put(buf, cap, &len, "%s%s=", i ? ", " : " ", fi->name);
+        put(buf, cap, &len, " %s=", fi->name);
         switch (fi->kind) {
         case ISA_K_DTYPE: put(buf, cap, &len, "%s", isa_dtype_name(*(const uint8_t *)p)); break;
         case ISA_K_ADDR: {
@@ -63,8 +63,8 @@ int sim_disasm(const AtlInsn *in, char *buf, size_t cap)
         }
         }
     }
-    if (in->wait) put(buf, cap, &len, "%swait=%d", f->nfields ? ", " : " ", in->wait - 1);
-    if (in->signal) put(buf, cap, &len, "%ssignal=%d", f->nfields || in->wait ? ", " : " ", in->signal - 1);
-    if (in->layer) put(buf, cap, &len, "%slayer=%d", f->nfields || in->wait || in->signal ? ", " : " ", in->layer);
+    if (in->wait) put(buf, cap, &len, " wait=%d", in->wait - 1);
+    if (in->signal) put(buf, cap, &len, " signal=%d", in->signal - 1);
+    if (in->layer) put(buf, cap, &len, " layer=%d", in->layer);
     return (int)len;
 }

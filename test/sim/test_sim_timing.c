@@ -179,7 +179,7 @@ TEST(barrier_and_semaphore_timing)
     REQUIRE(tr);
     CHECK_STR_CONTAINS(tr, "\"ph\":\"s\"");
     CHECK_STR_CONTAINS(tr, "\"ph\":\"f\"");
-    CHECK_STR_CONTAINS(tr, "barrier scope=1, id=5, count=4, signal=2");
+    CHECK_STR_CONTAINS(tr, "barrier scope=1 id=5 count=4 signal=2");
     free(tr);
     sim_free(s);
     tp_free(&p);
