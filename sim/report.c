@@ -221,6 +221,23 @@ char *sim_stats_json(const AtlSim *s)
     return sbuf_take(&b);
 }
 
+char *sim_layers_csv(const AtlSim *s)
+{
+    const AtlSimStats *st = &s->stats;
+    SimBuf b = {0};
+    sbuf_printf(&b, "layer,first,last,cycles,insns,macs,dma_bytes,busy_dma,busy_mat,busy_vec,sync,bound\n");
+    for (int i = 0; i < st->nlayers; i++) {
+        const AtlLayerStats *l = &st->layers[i];
+        if (!l->used) continue;
+        sbuf_printf(&b, "%d,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%s\n", i, (unsigned long long)l->first,
+                    (unsigned long long)l->last, (unsigned long long)(l->last - l->first), (unsigned long long)l->insns,
+                    (unsigned long long)l->macs, (unsigned long long)l->dma_bytes, (unsigned long long)l->busy[0],
+                    (unsigned long long)l->busy[1], (unsigned long long)l->busy[2], (unsigned long long)l->stall_sync,
+                    l->bound ? l->bound : "");
+    }
+    return sbuf_take(&b);
+}
+
 int sim_check_expect(AtlSim *s, const AtlProgram *p, char **report)
 {
     SimBuf b = {0};

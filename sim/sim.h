@@ -134,6 +134,8 @@ int sim_check_expect(AtlSim *s, const AtlProgram *p, char **report);
 char *sim_report_text(const AtlSim *s);
 char *sim_stats_json(const AtlSim *s);
 char *sim_trace_json(const AtlSim *s);
+/* Per-layer table as CSV (header line first; one row per layer id used). */
+char *sim_layers_csv(const AtlSim *s);
 
 /* One-line text of an instruction (the disassembler's syntax). */
 int sim_disasm(const AtlInsn *in, char *buf, size_t cap);

@@ -222,6 +222,12 @@ TEST(deterministic_stats_and_trace)
     CHECK_STR_CONTAINS(j1, "\"layers\"");
     CHECK_STR_CONTAINS(j1, "\"bound\"");
     CHECK(sim_stats(s1)->layers[1].used && sim_stats(s1)->layers[2].used);
+    char *csv = sim_layers_csv(s1);
+    REQUIRE(csv);
+    CHECK_STR_CONTAINS(csv, "layer,first,last,cycles,insns,macs");
+    CHECK_STR_CONTAINS(csv, "\n1,");
+    CHECK_STR_CONTAINS(csv, "\n2,");
+    free(csv);
     char *r = sim_report_text(s1);
     REQUIRE(r);
     CHECK_STR_CONTAINS(r, "utilisation");
