@@ -208,7 +208,7 @@ enum {
     X(QUERY,  5, "ARG0 model handle, ARG1 QK_* kind, ARG2 index, ARG3 sub-index (QUANT)", \
                "per kind, see docs/firmware.md; names in MB_MSG") \
     X(RUN,    6, "ARG0 model handle, ARG1 net index, ARG2 stage index within the net", \
-               "RESULT0/1 cycles, RESULT2/3 firmware cycles of the command, RESULT4/5 MACs, RESULT6/7 DRAM bytes, RESULT8..13 busy cycles per engine (LO/HI), RESULT14..19 stall cycles per engine, RESULT20 profile records, RESULT21/22 profile buffer address")
+               "RESULT0/1 cycles, RESULT2/3 firmware cycles of the command, RESULT4/5 MACs, RESULT6/7 DRAM bytes, RESULT8..13 busy cycles per engine (LO/HI), RESULT14..19 stall cycles per engine, RESULT20 profile records, RESULT21/22 profile buffer address; on ERR_FAULT: RESULT0/1 cycles, RESULT24 FAULT_* code, RESULT25 core, RESULT26 engine, RESULT27 instruction index")
 enum {
 #define X(id, v, args, res) ATL_MB_##id = (v),
     ATL_MB_CMDS(X)
