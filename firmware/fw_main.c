@@ -150,6 +150,12 @@ static int cmd_query(Fw *fw, const uint32_t *arg)
     }
 }
 
+static const char *const fault_names[] = {
+#define X(id, v, doc) [v] = #id,
+    ATL_FAULTS(X)
+#undef X
+};
+
 /* The fault of the last launch as an error for the host. */
 static int post_fault(Fw *fw)
 {
@@ -166,9 +172,10 @@ static int post_fault(Fw *fw)
     fw->result[26] = engine;
     fw->result[27] = index;
     fw_set64(fw, 0, fw_rd64(fw, ATL_REG_CYCLES_LO));
+    const char *name = fault < sizeof fault_names / sizeof fault_names[0] && fault_names[fault] ? fault_names[fault] : "?";
     if (core == 0xFFFFFFFFu)
-        return fw_error(fw, ATL_ERR_FW_FAULT, "fault %u: %s", fault, text);
-    return fw_error(fw, ATL_ERR_FW_FAULT, "fault %u on core %u engine %s instruction %u: %s", fault, core,
+        return fw_error(fw, ATL_ERR_FW_FAULT, "fault %u (%s): %s", fault, name, text);
+    return fw_error(fw, ATL_ERR_FW_FAULT, "fault %u (%s) on core %u engine %s instruction %u: %s", fault, name, core,
                     abm_engine_name(engine), index, text);
 }
 
