@@ -492,6 +492,23 @@ TEST(init_rejects_foreign_window)
     fake_free(&f);
 }
 
+/* docs/firmware.md lists every cost with its current value. */
+TEST(cost_table_documented)
+{
+    FILE *f = fopen("docs/firmware.md", "rb");
+    REQUIRE(f != NULL);
+    static char doc[65536];
+    size_t n = fread(doc, 1, sizeof doc - 1, f);
+    fclose(f);
+    doc[n] = 0;
+    char row[128];
+#define X(name, cycles, text) \
+    snprintf(row, sizeof row, "| %s | %d | %s |", #name, cycles, text); \
+    CHECKF(strstr(doc, row) != NULL, "docs/firmware.md lacks the row: %s", row);
+    FW_COSTS(X)
+#undef X
+}
+
 int main(void)
 {
     RUN(heap_alloc_free_coalesce);
@@ -504,5 +521,6 @@ int main(void)
     RUN(out_of_memory);
     RUN(run_errors);
     RUN(init_rejects_foreign_window);
+    RUN(cost_table_documented);
     return test_summary("test_fw");
 }
