@@ -19,6 +19,20 @@
 int onnx_load_buffer(const uint8_t *buf, size_t len, const char *path, IrGraph *g, AtlErr *e);
 int onnx_load_file(const char *path, IrGraph *g, AtlErr *e);
 
+/* Import options. With synthetic_weights set, an initializer whose
+ * external-data file does not exist is filled deterministically
+ * (compiler/synth_weights.h) instead of failing; a file that exists but is
+ * short or unreadable is still an error. nsynthetic / synthetic_bytes
+ * report what was invented. Without the option the error names the tensor
+ * and the missing file. */
+typedef struct OnnxLoadOpts {
+    int synthetic_weights;      /* in */
+    int nsynthetic;             /* out: tensors synthesised */
+    int64_t synthetic_bytes;    /* out: their bytes */
+} OnnxLoadOpts;
+int onnx_load_buffer_opts(const uint8_t *buf, size_t len, const char *path, OnnxLoadOpts *o, IrGraph *g, AtlErr *e);
+int onnx_load_file_opts(const char *path, OnnxLoadOpts *o, IrGraph *g, AtlErr *e);
+
 /* Decodes one serialized TensorProto (the test suites' input_N.pb files).
  * On success t holds name, dtype, shape and data (free with
  * ir_tensor_free_contents). */

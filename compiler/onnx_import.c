@@ -9,7 +9,9 @@
  * error, never in a read out of bounds.
  */
 #include "compiler/onnx.h"
+#include "compiler/synth_weights.h"
 #include "util/file.h"
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <stdio.h>
@@ -23,6 +25,7 @@ typedef struct Rd {
     const char *path;   /* for messages */
     const char *msg;    /* message type being read */
     AtlErr *e;
+    SynthList *synth;   /* non-NULL: a missing external file is synthesised */
 } Rd;
 
 typedef struct Field {
@@ -212,7 +215,14 @@ static int read_external(Rd *r, size_t at, IrTensor *t, const char *loc, int64_t
     int rc = 0;
     long fsize = -1;
     if (fp && !fseek(fp, 0, SEEK_END)) fsize = ftell(fp);
-    if (!fp) {
+    if (!fp && errno == ENOENT && r->synth) {
+        rc = synth_missing_tensor(r->synth, t, full, r->e);
+        if (rc) atl_err_prefix(r->e, "%s: byte %zu", fname(r->path), at);
+    } else if (!fp && errno == ENOENT) {
+        rc = atl_fail(r->e, "%s: byte %zu: TensorProto.external_data of '%s': cannot open '%s': no such file "
+                      "(generate it, or compile with --synthetic-weights for timing-only studies)",
+                      fname(r->path), at, t->name, full);
+    } else if (!fp) {
         rc = atl_fail(r->e, "%s: byte %zu: TensorProto.external_data of '%s': cannot open '%s'", fname(r->path), at, t->name, full);
     } else if (fsize < 0 || (uint64_t)off > (uint64_t)fsize || need > (uint64_t)fsize - (uint64_t)off) {
         rc = atl_fail(r->e, "%s: byte %zu: TensorProto.external_data of '%s': '%s' has fewer than %lld+%zu bytes",
@@ -374,7 +384,7 @@ int onnx_decode_tensor(const uint8_t *buf, size_t len, const char *path, IrTenso
 {
     memset(t, 0, sizeof *t);
     t->producer = -1;
-    Rd r = {buf, 0, len, path, "TensorProto", e};
+    Rd r = {buf, 0, len, path, "TensorProto", e, NULL};
     if (decode_tensor(&r, t)) { ir_tensor_free_contents(t); return -1; }
     return 0;
 }
@@ -658,11 +668,11 @@ static int decode_graph(Rd *r, IrGraph *g)
     return k < 0 ? -1 : 0;
 }
 
-int onnx_load_buffer(const uint8_t *buf, size_t len, const char *path, IrGraph *g, AtlErr *e)
+static int load_buffer(const uint8_t *buf, size_t len, const char *path, SynthList *synth, IrGraph *g, AtlErr *e)
 {
     ir_init(g);
     g->opset = 0;
-    Rd r = {buf, 0, len, path, "ModelProto", e};
+    Rd r = {buf, 0, len, path, "ModelProto", e, synth};
     Field f;
     int k, have_graph = 0;
     Field graph = {0};
@@ -707,13 +717,37 @@ int onnx_load_buffer(const uint8_t *buf, size_t len, const char *path, IrGraph *
     return 0;
 }
 
-int onnx_load_file(const char *path, IrGraph *g, AtlErr *e)
+int onnx_load_buffer_opts(const uint8_t *buf, size_t len, const char *path, OnnxLoadOpts *o, IrGraph *g, AtlErr *e)
+{
+    SynthList synth = {0};
+    int want = o && o->synthetic_weights;
+    int rc = load_buffer(buf, len, path, want ? &synth : NULL, g, e);
+    if (!rc && want) rc = synth_refine(g, &synth, e);
+    if (o) {
+        o->nsynthetic = synth.n;
+        o->synthetic_bytes = synth.bytes;
+    }
+    synth_list_free(&synth);
+    return rc;
+}
+
+int onnx_load_buffer(const uint8_t *buf, size_t len, const char *path, IrGraph *g, AtlErr *e)
+{
+    return load_buffer(buf, len, path, NULL, g, e);
+}
+
+int onnx_load_file_opts(const char *path, OnnxLoadOpts *o, IrGraph *g, AtlErr *e)
 {
     unsigned char *buf;
     size_t n;
     ir_init(g);
     if (atl_read_file(path, &buf, &n, e)) return -1;
-    int rc = onnx_load_buffer(buf, n, path, g, e);
+    int rc = onnx_load_buffer_opts(buf, n, path, o, g, e);
     free(buf);
     return rc;
+}
+
+int onnx_load_file(const char *path, IrGraph *g, AtlErr *e)
+{
+    return onnx_load_file_opts(path, NULL, g, e);
 }

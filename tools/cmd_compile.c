@@ -17,10 +17,11 @@ int cmd_compile(int argc, char **argv)
     const char *model = NULL, *v;
     IrInputShape shapes[MAXOPT];
     int nshapes = 0, bad = 0, dump = 0, nopasses = 0;
+    OnnxLoadOpts lopts = {0};
     AtlErr e = {{0}};
     for (int i = 1; i < argc; i++) {
         if (cli_is_help(argv[i])) {
-            printf("usage: atoll compile MODEL.onnx --dump-ir [--no-passes] [--input-shape NAME=1x3x224x224]...\n");
+            printf("usage: atoll compile MODEL.onnx --dump-ir [--no-passes] [--synthetic-weights] [--input-shape NAME=1x3x224x224]...\n");
             return 0;
         }
         if ((v = cli_opt(argc, argv, &i, "--input-shape", &bad))) {
@@ -29,6 +30,7 @@ int cmd_compile(int argc, char **argv)
         } else if (bad) return 2;
         else if (!strcmp(argv[i], "--dump-ir")) dump = 1;
         else if (!strcmp(argv[i], "--no-passes")) nopasses = 1;
+        else if (!strcmp(argv[i], "--synthetic-weights")) lopts.synthetic_weights = 1;
         else if (argv[i][0] == '-') { fprintf(stderr, "atoll compile: unknown option '%s'\n", argv[i]); return 2; }
         else if (!model) model = argv[i];
         else { fprintf(stderr, "atoll compile: more than one model given ('%s')\n", argv[i]); return 2; }
@@ -36,7 +38,11 @@ int cmd_compile(int argc, char **argv)
     if (!model) { fprintf(stderr, "atoll compile: no model given\n"); return 2; }
     IrGraph g;
     int rc = 1;
-    if (model_load(model, shapes, nshapes, &g, &e) || (!nopasses && pass_run_all(&g, &e))) {
+    int loaded = !model_load_opts(model, shapes, nshapes, &lopts, &g, &e);
+    if (loaded && lopts.nsynthetic)
+        fprintf(stderr, "atoll compile: note: %d initializers (%lld bytes) have synthetic values: their external data file is missing\n",
+                lopts.nsynthetic, (long long)lopts.synthetic_bytes);
+    if (!loaded || (!nopasses && pass_run_all(&g, &e))) {
         fprintf(stderr, "atoll compile: %s\n", e.msg);
     } else if (!dump) {
         fprintf(stderr, "atoll compile: %s: the .abm code-generation backend is not built yet; "

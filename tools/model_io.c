@@ -12,7 +12,12 @@ static const struct { AtlNpyDtype npy; int ir; } dmap[] = {
 
 int model_load(const char *path, const IrInputShape *shapes, int nshapes, IrGraph *g, AtlErr *e)
 {
-    if (onnx_load_file(path, g, e)) return -1;
+    return model_load_opts(path, shapes, nshapes, NULL, g, e);
+}
+
+int model_load_opts(const char *path, const IrInputShape *shapes, int nshapes, OnnxLoadOpts *o, IrGraph *g, AtlErr *e)
+{
+    if (onnx_load_file_opts(path, o, g, e)) return -1;
     if (ir_toposort(g, e) || ir_verify(g, e)) return atl_err_prefix(e, "%s", path);
     if (ir_apply_input_shapes(g, shapes, nshapes, e)) return -1;
     if (ir_infer_shapes(g, e)) return atl_err_prefix(e, "%s", path);

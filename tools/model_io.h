@@ -5,10 +5,13 @@
 #define ATOLL_TOOLS_MODEL_IO_H
 #include "compiler/ir.h"
 #include "compiler/infer.h"
+#include "compiler/onnx.h"
 #include "util/npy.h"
 
 /* Loads path, sorts, verifies, applies the shapes and infers shapes. */
 int model_load(const char *path, const IrInputShape *shapes, int nshapes, IrGraph *g, AtlErr *e);
+/* The same with import options (--synthetic-weights); o may be NULL. */
+int model_load_opts(const char *path, const IrInputShape *shapes, int nshapes, OnnxLoadOpts *o, IrGraph *g, AtlErr *e);
 /* Array -> tensor (data copied; name copied). */
 int model_tensor_from_array(const AtlNdArray *a, const char *name, IrTensor *t, AtlErr *e);
 /* Tensor -> array (data copied). Fails for dtypes .npy files cannot hold. */
