@@ -88,7 +88,7 @@ bench: $(ATOLL) $(BENCH_BINS)
 FUZZ_BINS := $(patsubst fuzz/%.c,$(BUILD)/fuzz/%,$(FUZZ_SRCS))
 $(BUILD)/fuzz/%: fuzz/%.c $(LIB_SRCS)
 	@mkdir -p $(dir $@)
-	clang $(CSTD) -O1 -g -fsanitize=fuzzer,address,undefined -Iinclude -I. -I$(BUILD)/gen $< $(LIB_SRCS) $(LDLIBS_ALL) -o $@
+	clang $(CSTD) -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -Iinclude -I. -I$(BUILD)/gen $< $(LIB_SRCS) $(LDLIBS_ALL) -o $@
 fuzz: $(BUILD)/gen/commands.h $(FUZZ_BINS)
 	@for f in $(FUZZ_BINS); do n=$$(basename $$f); mkdir -p $(BUILD)/fuzz/corpus-$$n; \
 	  seeds=fuzz/seeds/$$n; [ -d $$seeds ] || seeds=; \
