@@ -105,4 +105,30 @@ uint64_t cfg_fingerprint(const AtlChip *chip);
 static inline int cfg_total_cores(const AtlChip *c) { return c->clusters * c->cores_per_cluster; }
 double cfg_dram_bytes_per_cycle(const AtlChip *c);
 double cfg_peak_ops_per_s(const AtlChip *c, int dtype); /* 2 ops per MAC, whole chip */
+
+/* ---- additions (isa branch) ---- */
+#include <stddef.h>
+/* The CFG_KEYS table as an array, in table order (isa/config.c). */
+typedef struct AtlCfgKey {
+    const char *section, *key;
+    AtlCfgType type;
+    size_t offset, size;       /* of the AtlChip member */
+    double min, max;           /* inclusive; unused for CFG_TEXT */
+    const char *unit;          /* "bytes" and "MiB:1" mark byte counts (K/M/G suffixes allowed) */
+    const char *scope;         /* "FP" or "SIM" */
+    const char *doc;
+} AtlCfgKey;
+extern const AtlCfgKey cfg_keys[];
+extern const int cfg_num_keys;
+/* 1 if the key is a byte count (accepts K/M/G suffixes). */
+int cfg_key_is_bytes(const AtlCfgKey *k);
+/* The unit to print after a value ("" if none): "bytes" for byte counts,
+ * "bytes/cycle" for the *_per_cycle ones. */
+const char *cfg_key_unit(const AtlCfgKey *k);
+/* The value of key k in c as INI text (%d, %.17g or the text). */
+void cfg_format_value(const AtlChip *c, const AtlCfgKey *k, char *buf, size_t cap);
+/* Index of [section] key in cfg_keys, -1 if unknown. */
+int cfg_key_index(const char *section, const char *key);
+/* Text of cfg_validate's i-th cross-key rule (markdown), NULL past the end. */
+const char *cfg_rule_doc(int i);
 #endif

@@ -13,7 +13,10 @@
  * little-endian 512-bit string. Bits 0..39 are the common header
  * (op:8 wait:8 signal:8 layer:16); the op's format fields follow, packed in
  * table order from bit 40, each little-endian within the string; unused
- * high bits are zero (a decoder rejects non-zero padding).
+ * high bits are zero (a decoder rejects non-zero padding). A DIMS/STRIDES
+ * field is 4 elements of `bits` each, d0 (outermost) first; an ADDR field is
+ * its offset (`bits`) followed by its 2-bit space code (isa/encode.c,
+ * docs/isa.md).
  *
  * Conventions shared by every op:
  *   - shapes and strides are written outermost first, numpy style:
@@ -308,4 +311,8 @@ int isa_decode(const uint8_t in[ISA_INSN_BYTES], AtlInsn *out, AtlErr *e);
 /* One-line disassembly in the assembler's syntax (round-trips through
  * isa_asm_line). Returns the length written (truncated to cap-1). */
 int isa_disasm(const AtlInsn *in, char *buf, size_t cap);
+/* Addition (isa branch): parses one instruction line in the assembler's
+ * syntax (docs/asm.md) without directives or symbols; the inverse of
+ * isa_disasm. Errors name the mnemonic and field. */
+int isa_asm_line(const char *text, AtlInsn *out, AtlErr *e);
 #endif

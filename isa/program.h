@@ -63,4 +63,26 @@ int prog_save(const AtlProgram *p, const char *path, AtlErr *e);
 int prog_load(const char *path, AtlProgram *p, AtlErr *e);
 /* Reads .s (text) or a binary image, chosen by the file's magic. */
 int prog_load_any(const char *path, AtlProgram *p, AtlErr *e);
+/* ---- additions (isa branch) ---- */
+#define PROG_MAX_CORES 2048   /* 64 clusters x 32 cores, the config schema's limits */
+/* Grows (or shrinks, if the dropped cores are empty) the stream array. */
+int prog_set_cores(AtlProgram *p, int ncores, AtlErr *e);
+/* Bytes a region covers: product of shape[0..ndim) x dtype size. */
+size_t prog_region_bytes(const AtlRegion *r);
+/* The binary image in memory; *out is malloc'd, caller frees. */
+int prog_serialize(const AtlProgram *p, uint8_t **out, size_t *size, AtlErr *e);
+/* Parses a binary image from memory; `name` is used in messages. */
+int prog_load_mem(const char *name, const uint8_t *data, size_t size, AtlProgram *p, AtlErr *e);
+/* The whole program as assembler text that prog_assemble reads back to the
+ * same program. Returns a malloc'd string (caller frees), NULL if out of memory. */
+char *prog_to_text(const AtlProgram *p);
+/* 1 if s is a valid segment/region/symbol name: a letter or _, then
+ * letters, digits, _ or ., at most 63 characters. */
+int prog_valid_name(const char *s);
+/* Static checks against a chip (isa/prog_check.c): cores exist, data and
+ * regions fit in DRAM, semaphores, masks, source cores, base addresses,
+ * LMEM alignment and matrix dtypes are valid. Errors name the source line
+ * (if known), core, engine, index and the disassembled instruction. */
+struct AtlChip;
+int prog_check_chip(const AtlProgram *p, const struct AtlChip *chip, AtlErr *e);
 #endif

@@ -1,0 +1,286 @@
+/* test_config.c - the chip config loader: the shipped configs load with the
+ * documented figures, every error class (unknown section/key, missing key,
+ * duplicate, bad number, out of range, misplaced suffix, each cfg_validate
+ * rule) is reported with file, line and the key, and the fingerprint covers
+ * exactly the FP keys. */
+#include <stdlib.h>
+#include "test/test.h"
+#include "isa/config.h"
+#include "isa/isa.h"
+#include "util/file.h"
+
+static char *read_text(const char *path)
+{
+    unsigned char *d;
+    size_t n;
+    AtlErr e;
+    if (atl_read_file(path, &d, &n, &e)) return NULL;
+    return (char *)d;
+}
+
+/* Returns a malloc'd copy of text with the first `from` replaced by `to`. */
+static char *replace(const char *text, const char *from, const char *to)
+{
+    const char *p = strstr(text, from);
+    if (!p) return NULL;
+    size_t a = (size_t)(p - text), fl = strlen(from), tl = strlen(to), n = strlen(text);
+    char *out = malloc(n - fl + tl + 1);
+    memcpy(out, text, a);
+    memcpy(out + a, to, tl);
+    memcpy(out + a + tl, p + fl, n - a - fl + 1);
+    return out;
+}
+
+static int line_of(const char *text, const char *needle)
+{
+    const char *p = strstr(text, needle);
+    if (!p) return -1;
+    int line = 1;
+    for (const char *q = text; q < p; q++) line += *q == '\n';
+    return line;
+}
+
+TEST(a1_loads_with_documented_figures)
+{
+    AtlChip c;
+    AtlErr e;
+    if (cfg_load("configs/a1.ini", &c, &e)) { CHECKF(0, "%s", e.msg); return; }
+    CHECK(!strcmp(c.name, "a1"));
+    CHECK_EQ_INT(cfg_total_cores(&c), 16);
+    CHECK_EQ_INT(c.lmem_bytes, 512 * 1024);
+    CHECK_EQ_INT(c.sram_bytes, 4 << 20);
+    CHECK_EQ_INT(c.dram_bytes, 1 << 30);
+    CHECK_EQ_INT(c.mm_rows * c.mm_cols, 1024);
+    CHECK_NEAR(cfg_peak_ops_per_s(&c, ISA_I8), 16.0 * 1024 * 2 * 1e9, 1);
+    CHECK_NEAR(cfg_peak_ops_per_s(&c, ISA_I8) / 1e12, 32.768, 1e-9);
+    CHECK_NEAR(cfg_peak_ops_per_s(&c, ISA_F16), 16.384e12, 1);
+    CHECK_NEAR(cfg_peak_ops_per_s(&c, ISA_BF16), 16.384e12, 1);
+    CHECK_NEAR(cfg_peak_ops_per_s(&c, ISA_F32), 8.192e12, 1);
+    CHECK_NEAR(cfg_peak_ops_per_s(&c, ISA_I16), 0, 0);
+    CHECK_NEAR(cfg_dram_bytes_per_cycle(&c), 64.0, 1e-12);
+    CHECK_NEAR(c.e_mac_i8, 0.3, 1e-12);
+    CHECK_STR_CONTAINS(c.energy_source, "Horowitz");
+    CHECK(strchr(c.energy_source, '"') == NULL);
+}
+
+TEST(tiny_loads)
+{
+    AtlChip c;
+    AtlErr e;
+    if (cfg_load("configs/tiny.ini", &c, &e)) { CHECKF(0, "%s", e.msg); return; }
+    CHECK_EQ_INT(cfg_total_cores(&c), 1);
+    CHECK_EQ_INT(c.mm_rows, 8);
+    CHECK_EQ_INT(c.lmem_bytes, 65536);
+    CHECK_NEAR(cfg_peak_ops_per_s(&c, ISA_I8), 128e9, 1);
+}
+
+TEST(fingerprint_covers_fp_keys_only)
+{
+    AtlChip a, b;
+    AtlErr e;
+    REQUIRE(cfg_load("configs/a1.ini", &a, &e) == 0);
+    b = a;
+    CHECK(cfg_fingerprint(&a) == cfg_fingerprint(&b));
+    b.freq_mhz = 1500;           /* SIM key */
+    b.e_dram_byte = 1;
+    CHECK(cfg_fingerprint(&a) == cfg_fingerprint(&b));
+    b.lmem_bytes = 256 * 1024;   /* FP key */
+    CHECK(cfg_fingerprint(&a) != cfg_fingerprint(&b));
+    b = a;
+    b.mm_cols = 16;
+    CHECK(cfg_fingerprint(&a) != cfg_fingerprint(&b));
+    CHECK(cfg_fingerprint(&a) != 0xcbf29ce484222325ULL);
+}
+
+TEST(schema_limits_match_the_isa)
+{
+    int k = cfg_key_index("chip", "cores_per_cluster");
+    REQUIRE(k >= 0);
+    CHECK_EQ_INT(cfg_keys[k].max, CFG_MAX_CORES_PER_CLUSTER);
+    k = cfg_key_index("sync", "semaphores");
+    REQUIRE(k >= 0);
+    CHECK(cfg_keys[k].max <= ISA_MAX_SEMAPHORES);
+    CHECK_EQ_INT(cfg_key_index("chip", "nope"), -1);
+}
+
+/* Parses `base` with `from` replaced by `to` (and from2 by to2 when given)
+ * and expects "x.ini:LINE: msg", LINE being the line of `at` in the edited
+ * text (at == NULL: "x.ini: msg"). */
+static void expect_edit2_error(const char *base, const char *from, const char *to, const char *from2, const char *to2,
+                               const char *at, const char *msg)
+{
+    char *text = read_text(base);
+    REQUIRE(text);
+    char *ed = replace(text, from, to);
+    free(text);
+    CHECKF(ed != NULL, "'%s' not in %s", from, base);
+    if (!ed) return;
+    if (from2) {
+        char *ed2 = replace(ed, from2, to2);
+        free(ed);
+        CHECKF(ed2 != NULL, "'%s' not in %s", from2, base);
+        if (!ed2) return;
+        ed = ed2;
+    }
+    AtlChip c;
+    AtlErr e = {{0}};
+    int rc = cfg_parse("x.ini", ed, &c, &e);
+    CHECKF(rc == -1, "accepted %s -> %s", from, to);
+    char want[600];
+    if (at) snprintf(want, sizeof want, "x.ini:%d: %s", line_of(ed, at), msg);
+    else snprintf(want, sizeof want, "x.ini: %s", msg);
+    CHECK_STR_CONTAINS(e.msg, want);
+    free(ed);
+}
+
+static void expect_edit_error(const char *base, const char *from, const char *to, const char *at, const char *msg)
+{
+    expect_edit2_error(base, from, to, NULL, NULL, at, msg);
+}
+
+#define A1 "configs/a1.ini"
+#define TINY "configs/tiny.ini"
+
+TEST(syntax_errors)
+{
+    expect_edit_error(A1, "[matrix]\n", "[matrixx]\n", "[matrixx]", "unknown section [matrixx]");
+    expect_edit_error(A1, "[matrix]\n", "[matrix]\nfoo = 1\n", "foo = 1", "unknown key 'foo' in [matrix]");
+    expect_edit_error(A1, "[matrix]\n", "[matrix\n", "[matrix\n", "malformed section header '[matrix'");
+    expect_edit_error(A1, "[chip]\n", "rows = 3\n[chip]\n", "rows = 3", "key 'rows' outside any section");
+    expect_edit_error(A1, "[chip]\n", "[chip]\njust words\n", "just words", "expected 'key = value' or '[section]', got 'just words'");
+}
+
+TEST(missing_and_duplicate_keys)
+{
+    expect_edit_error(A1, "cols = 32", "# cols removed", NULL, "missing key [matrix] cols");
+    expect_edit_error(A1, "latency_ns = 100", "# gone", NULL, "missing key [dram] latency_ns");
+    char *text = read_text(A1);
+    REQUIRE(text);
+    int first = line_of(text, "rows = 32");
+    free(text);
+    char msg[128];
+    snprintf(msg, sizeof msg, "duplicate key [matrix] rows (first set on line %d)", first);
+    expect_edit_error(A1, "cols = 32", "cols = 32\nrows = 16", "rows = 16", msg);
+}
+
+TEST(bad_values)
+{
+    expect_edit_error(A1, "rows = 32", "rows = 3x", "rows = 3x", "[matrix] rows: '3x' is not an integer");
+    expect_edit_error(A1, "rows = 32", "rows = 032", "rows = 032", "[matrix] rows: '032' is not an integer");
+    expect_edit_error(A1, "rows = 32", "rows =", "rows =", "[matrix] rows: empty value");
+    expect_edit_error(A1, "gbps = 64", "gbps = fast", "gbps = fast", "[dram] gbps: 'fast' is not a number");
+    expect_edit_error(A1, "gbps = 64", "gbps = inf", "gbps = inf", "[dram] gbps: 'inf' is not a number");
+    expect_edit_error(A1, "rows = 32", "rows = 0", "rows = 0", "[matrix] rows = 0 is out of range 1..1024");
+    expect_edit_error(A1, "rows = 32", "rows = 99999999999999999999", "rows = 9",
+                      "[matrix] rows: '99999999999999999999' is not an integer");
+    expect_edit_error(A1, "clusters = 4", "clusters = 65", "clusters = 65", "[chip] clusters = 65 is out of range 1..64");
+    expect_edit_error(A1, "cores_per_cluster = 4", "cores_per_cluster = 33", "cores_per_cluster = 33",
+                      "[chip] cores_per_cluster = 33 is out of range 1..32");
+    expect_edit_error(A1, "gbps = 64", "gbps = 0", "gbps = 0", "[dram] gbps = 0 is out of range 0.001..100000");
+    expect_edit_error(A1, "bytes = 1G", "bytes = 2G", "bytes = 2G", "[dram] bytes = 2147483648 is out of range 1048576..2147483647");
+    expect_edit_error(A1, "rows = 32", "rows = 1K", "rows = 1K", "[matrix] rows: suffix 'K' is only allowed on byte counts");
+    expect_edit_error(A1, "bytes = 512K", "bytes = 512Q", "bytes = 512Q", "[lmem] bytes: '512Q' is not an integer");
+    expect_edit_error(A1, "bytes = 512K", "bytes = 9000000000000G", "bytes = 9000000000000G", "[lmem] bytes: '9000000000000G' is too large");
+    expect_edit_error(A1, "bytes = 512K", "bytes = 2000000K", "bytes = 2000000K", "[lmem] bytes = 2048000000 is out of range 4096..1073741824");
+    expect_edit_error(A1, "name = a1", "name = \"\"", "name = \"\"", "[chip] name: empty value");
+    char longname[100];
+    memset(longname, 'n', 80);
+    strcpy(longname + 80, "");
+    char line[128];
+    snprintf(line, sizeof line, "name = %s", longname);
+    expect_edit_error(A1, "name = a1", line, "name = nnn", "[chip] name: text longer than 63 characters");
+}
+
+TEST(suffixes_and_comments)
+{
+    char *text = read_text(A1);
+    REQUIRE(text);
+    char *ed = replace(text, "bytes = 512K", "bytes = 0x80000 ; hex, with a ; comment");
+    free(text);
+    REQUIRE(ed);
+    char *ed2 = replace(ed, "bytes = 4M", "bytes = 4096KiB");
+    free(ed);
+    REQUIRE(ed2);
+    AtlChip c;
+    AtlErr e;
+    if (cfg_parse("x.ini", ed2, &c, &e)) CHECKF(0, "%s", e.msg);
+    else {
+        CHECK_EQ_INT(c.lmem_bytes, 512 * 1024);
+        CHECK_EQ_INT(c.sram_bytes, 4 << 20);
+    }
+    free(ed2);
+}
+
+TEST(each_validate_rule)
+{
+    expect_edit_error(A1, "banks = 16", "banks = 3", "bytes = 512K",
+                      "[lmem] bytes = 524288 is not a multiple of banks x bank_width = 3 x 64 = 192");
+    expect_edit_error(A1, "alignment = 64", "alignment = 48", "alignment = 48", "[lmem] alignment = 48 is not a power of two");
+    expect_edit2_error(A1, "bytes = 512K", "bytes = 768K", "bank_width = 64", "bank_width = 48", "bank_width = 48",
+                       "[lmem] bank_width = 48 is not a power of two");
+    expect_edit_error(A1, "bank_bytes_per_cycle = 64", "bank_bytes_per_cycle = 128", "bank_bytes_per_cycle = 128",
+                      "[lmem] bank_bytes_per_cycle = 128 exceeds bank_width = 64");
+    expect_edit2_error(TINY, "rows = 8", "rows = 256", "cols = 8", "cols = 256", "bytes = 64K",
+                       "[lmem] bytes = 65536 cannot hold one f32 weight tile of the 256 x 256 array (262144 bytes)");
+    expect_edit_error(A1, "lanes = 64", "lanes = 512", "lanes = 512",
+                      "[vector] lanes = 512 needs 2048 bytes/cycle from LMEM but banks x bank_bytes_per_cycle gives 1024");
+    expect_edit_error(A1, "bytes = 4M", "bytes = 4194336", "bytes = 4194336",
+                      "[sram] bytes = 4194336 is not a multiple of [lmem] alignment = 64");
+    expect_edit_error(A1, "burst_bytes = 256", "burst_bytes = 384", "burst_bytes = 384", "[dma] burst_bytes = 384 is not a power of two");
+    expect_edit_error(A1, "lmem_bytes_per_cycle = 64", "lmem_bytes_per_cycle = 2048", "lmem_bytes_per_cycle = 2048",
+                      "[dma] lmem_bytes_per_cycle = 2048 exceeds the LMEM's banks x bank_bytes_per_cycle = 1024");
+    expect_edit_error(A1, "interleave = 4096", "interleave = 6144", "interleave = 6144", "[dram] interleave = 6144 is not a power of two");
+    expect_edit_error(A1, "interleave = 4096", "interleave = 128", "interleave = 128",
+                      "[dram] interleave = 128 is not a multiple of [dma] burst_bytes = 256");
+    expect_edit2_error(TINY, "channels = 1 ", "channels = 64 ", "interleave = 4096", "interleave = 1M", "channels = 64",
+                       "[dram] channels x interleave = 64 x 1048576 = 67108864 exceeds [dram] bytes = 16777216");
+    for (int i = 0; i < 12; i++) CHECKF(cfg_rule_doc(i) != NULL, "rule %d has no doc", i);
+    CHECK(cfg_rule_doc(12) == NULL);
+}
+
+TEST(validate_a_struct_directly)
+{
+    AtlChip c;
+    AtlErr e = {{0}};
+    REQUIRE(cfg_load(A1, &c, &e) == 0);
+    CHECK(cfg_validate(&c, "sweep", &e) == 0);
+    c.lmem_alignment = 3;
+    CHECK(cfg_validate(&c, "sweep", &e) == -1);
+    CHECK_STR_CONTAINS(e.msg, "sweep: [lmem] alignment = 3 is not a power of two");
+    c.lmem_alignment = 64;
+    c.cores_per_cluster = 33;
+    CHECK(cfg_validate(&c, "sweep", &e) == -1);
+    CHECK_STR_CONTAINS(e.msg, "sweep: [chip] cores_per_cluster = 33 is out of range 1..32");
+    c.cores_per_cluster = 4;
+    c.dram_gbps = 0;
+    CHECK(cfg_validate(&c, "sweep", &e) == -1);
+    CHECK_STR_CONTAINS(e.msg, "sweep: [dram] gbps = 0 is out of range");
+    c.dram_gbps = 64;
+    c.name[0] = 0;
+    CHECK(cfg_validate(&c, "sweep", &e) == -1);
+    CHECK_STR_CONTAINS(e.msg, "sweep: [chip] name: empty");
+}
+
+TEST(file_errors)
+{
+    AtlChip c;
+    AtlErr e = {{0}};
+    CHECK(cfg_load("/nonexistent/chip.ini", &c, &e) == -1);
+    CHECK_STR_CONTAINS(e.msg, "/nonexistent/chip.ini: cannot open");
+}
+
+int main(void)
+{
+    RUN(a1_loads_with_documented_figures);
+    RUN(tiny_loads);
+    RUN(fingerprint_covers_fp_keys_only);
+    RUN(schema_limits_match_the_isa);
+    RUN(syntax_errors);
+    RUN(missing_and_duplicate_keys);
+    RUN(bad_values);
+    RUN(suffixes_and_comments);
+    RUN(each_validate_rule);
+    RUN(validate_a_struct_directly);
+    RUN(file_errors);
+    return test_summary("test_config");
+}
