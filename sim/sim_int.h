@@ -95,7 +95,7 @@ typedef struct SimInflight {
 
 /* Recent signals of one semaphore, for trace flow arrows. */
 #define SIM_SIGQ 8
-typedef struct SimSigRec { int eid, index; uint64_t time; } SimSigRec;
+typedef struct SimSigRec { int eid, index; uint64_t start, time; } SimSigRec; /* signalling insn's span */
 
 typedef struct SimCore {
     uint8_t *lmem;
