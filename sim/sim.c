@@ -216,7 +216,7 @@ static void signal_one(AtlSim *s, int core, int sid, int eid, int index, uint64_
         int slot = (c->sigq_head[sid] + c->sigq_n[sid]) % SIM_SIGQ;
         if (c->sigq_n[sid] == SIM_SIGQ) c->sigq_head[sid] = (uint8_t)((c->sigq_head[sid] + 1) % SIM_SIGQ);
         else c->sigq_n[sid]++;
-        c->sigq[sid][slot] = (SimSigRec){eid, index, t};
+        c->sigq[sid][slot] = (SimSigRec){eid, index, s->eng[eid].t_start, t};
     }
     wake_sem(s, core, sid, t);
 }

@@ -81,7 +81,9 @@ typedef struct SimEngine {
     uint64_t dma_off, dma_end;
     uint64_t dma_latency, dma_done;
     uint64_t dma_dense[2];  /* contiguous-element run length of dst, src (elements) */
-    int dma_es, dma_flat[2];/* element size; whole dst / src operand contiguous */
+    int dma_es, dma_esh;    /* element size and its log2 */
+    int dma_flat[2];        /* whole dst / src operand contiguous */
+    uint64_t dma_bb;        /* burst bytes, whole elements */
     AtlEngineStats st;
 } SimEngine;
 
@@ -93,7 +95,7 @@ typedef struct SimInflight {
 
 /* Recent signals of one semaphore, for trace flow arrows. */
 #define SIM_SIGQ 8
-typedef struct SimSigRec { int eid, index; uint64_t time; } SimSigRec;
+typedef struct SimSigRec { int eid, index; uint64_t start, time; } SimSigRec; /* signalling insn's span */
 
 typedef struct SimCore {
     uint8_t *lmem;

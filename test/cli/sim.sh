@@ -30,6 +30,12 @@ if command -v python3 > /dev/null 2>&1; then
     if python3 -c "import json,sys; json.load(open(sys.argv[1])); json.load(open(sys.argv[2]))" "$TMPD/t1.json" "$TMPD/s1.json" 2>"$TMPD/py"; then ok json_valid; else fail json_valid "$(cat "$TMPD/py")"; fi
 fi
 
+# a binary image runs the same as its text
+expect_ok asm_conv "$ATOLL" asm examples/conv.s -o "$TMPD/conv.bin"
+expect_ok bin_runs "$ATOLL" sim --chip $A1 "$TMPD/conv.bin" --stats "$TMPD/sb.json"
+expect_grep bin_expect "expect Y_ref: pass" "$TMPD/out"
+if cmp -s "$TMPD/s1.json" "$TMPD/sb.json"; then ok bin_same_stats; else fail bin_same_stats "stats of conv.bin differ from conv.s"; fi
+
 # modes
 expect_ok timing_mode "$ATOLL" sim --chip $A1 examples/gemm1.s --mode timing
 expect_grep timing_no_expect "not checked in timing mode" "$TMPD/out"
