@@ -33,6 +33,12 @@ static int check_input(const IrTensor *decl, const IrTensor *given, AtlErr *e)
 
 int interp_run(const IrGraph *g, const IrTensor *inputs, int ninputs, IrTensor **outputs, AtlErr *e)
 {
+    return interp_run_observed(g, inputs, ninputs, outputs, NULL, NULL, e);
+}
+
+int interp_run_observed(const IrGraph *g, const IrTensor *inputs, int ninputs, IrTensor **outputs,
+                        InterpObserver observe, void *ctx, AtlErr *e)
+{
     *outputs = NULL;
     int nt = g->nt, rc = -1, maxio = 1;
     IrTensor *v = calloc((size_t)nt + 1, sizeof *v);
@@ -100,6 +106,8 @@ int interp_run(const IrGraph *g, const IrTensor *inputs, int ninputs, IrTensor *
         const IrOpDef *d = ir_op_find(n->op, g->opset);
         IrOpCtx c = {n, g->opset, in, n->nin, out, n->nout, e};
         if (d->eval(&c)) { atl_err_prefix(e, "node '%s' (%s)", n->name, n->op); goto done; }
+        for (int j = 0; observe && j < n->nout; j++)
+            if (out[j] && observe(ctx, n->out[j], out[j], e)) { atl_err_prefix(e, "node '%s' (%s)", n->name, n->op); goto done; }
         for (int j = 0; j < n->nin; j++) {
             int t = n->in[j];
             if (t >= 0 && --uses[t] == 0 && owned[t]) { free(v[t].data); v[t].data = NULL; owned[t] = 0; }

@@ -13,4 +13,11 @@
  * consumer has run. */
 int interp_run(const IrGraph *g, const IrTensor *inputs, int ninputs, IrTensor **outputs, AtlErr *e);
 void interp_free_outputs(IrTensor *outputs, int n);
+
+/* Called with every node output right after it is computed (tensor index
+ * in g, its value, valid only during the call); a non-zero return stops
+ * the run with the observer's error. Used to compare intermediates. */
+typedef int (*InterpObserver)(void *ctx, int tensor, const IrTensor *value, AtlErr *e);
+int interp_run_observed(const IrGraph *g, const IrTensor *inputs, int ninputs, IrTensor **outputs,
+                        InterpObserver observe, void *ctx, AtlErr *e);
 #endif

@@ -22,12 +22,6 @@ static void usage(FILE *fp)
                 "--passes runs the canonicalisation passes before interpreting.\n");
 }
 
-static int ends_with(const char *s, const char *suf)
-{
-    size_t a = strlen(s), b = strlen(suf);
-    return a >= b && !strcmp(s + a - b, suf);
-}
-
 static void summarize(const IrTensor *t)
 {
     char sh[128];
@@ -75,40 +69,7 @@ int cmd_interp(int argc, char **argv)
     int ntin = 0;
     if (model_load(model, shapes, nshapes, &g, &e)) goto done;
     if (passes && pass_run_all(&g, &e)) goto done;
-    tin = calloc(64 * MAXOPT, sizeof *tin);
-    if (!tin) { atl_fail(&e, "out of memory"); goto done; }
-    for (int i = 0; i < nin; i++) {
-        const char *spec = inputs[i], *eq = strchr(spec, '=');
-        if (ends_with(spec, ".npz") && !eq) {
-            AtlNdArray *l;
-            int n;
-            if (atl_npz_read(spec, &l, &n, &e)) goto done;
-            for (int k = 0; k < n && ntin < 64 * MAXOPT; k++)
-                if (model_tensor_from_array(&l[k], l[k].name, &tin[ntin++], &e)) { atl_ndarray_list_free(l, n); goto done; }
-            atl_ndarray_list_free(l, n);
-            continue;
-        }
-        char name[512];
-        const char *file = spec;
-        if (eq) {
-            size_t L = (size_t)(eq - spec);
-            if (L >= sizeof name) { atl_fail(&e, "--input '%s': name too long", spec); goto done; }
-            memcpy(name, spec, L);
-            name[L] = 0;
-            file = eq + 1;
-        } else {
-            if (g.nin != 1) {
-                atl_fail(&e, "--input %s: the model has %d inputs; name them (--input NAME=X.npy) or use an .npz", spec, g.nin);
-                goto done;
-            }
-            snprintf(name, sizeof name, "%s", g.t[g.inputs[0]].name);
-        }
-        AtlNdArray a;
-        if (atl_npy_read(file, &a, &e)) goto done;
-        int r = model_tensor_from_array(&a, name, &tin[ntin++], &e);
-        atl_ndarray_free(&a);
-        if (r) goto done;
-    }
+    if (model_read_inputs(&g, (const char *const *)inputs, nin, &tin, &ntin, &e)) goto done;
     if (interp_run(&g, tin, ntin, &outs, &e)) goto done;
     if (outpath) {
         AtlNdArray *arr = calloc((size_t)g.nout + 1, sizeof *arr);
@@ -125,8 +86,7 @@ int cmd_interp(int argc, char **argv)
 done:
     if (rc) fprintf(stderr, "atoll interp: %s\n", e.msg);
     interp_free_outputs(outs, g.nout);
-    for (int i = 0; i < ntin; i++) ir_tensor_free_contents(&tin[i]);
-    free(tin);
+    model_free_inputs(tin, ntin);
     ir_free(&g);
     return rc;
 }

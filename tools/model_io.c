@@ -54,3 +54,74 @@ int model_array_from_tensor(const IrTensor *t, AtlNdArray *a, AtlErr *e)
     a->name = ir_strdup(t->name);
     return a->name ? 0 : atl_fail(e, "out of memory");
 }
+
+static int ends_with(const char *s, const char *suf)
+{
+    size_t a = strlen(s), b = strlen(suf);
+    return a >= b && !strcmp(s + a - b, suf);
+}
+
+static int push_tensor(IrTensor **list, int *n, int *cap, AtlErr *e)
+{
+    if (*n < *cap) return 0;
+    int c = *cap ? 2 * *cap : 8;
+    IrTensor *p = realloc(*list, (size_t)c * sizeof *p);
+    if (!p) return atl_fail(e, "out of memory");
+    *list = p;
+    *cap = c;
+    return 0;
+}
+
+int model_read_inputs(const IrGraph *g, const char *const *specs, int nspecs, IrTensor **out, int *nout, AtlErr *e)
+{
+    IrTensor *list = NULL;
+    int n = 0, cap = 0;
+    for (int i = 0; i < nspecs; i++) {
+        const char *spec = specs[i], *eq = strchr(spec, '=');
+        if (ends_with(spec, ".npz") && !eq) {
+            AtlNdArray *l;
+            int k, m;
+            if (atl_npz_read(spec, &l, &m, e)) goto fail;
+            for (k = 0; k < m; k++) {
+                if (push_tensor(&list, &n, &cap, e) || model_tensor_from_array(&l[k], l[k].name, &list[n], e)) break;
+                n++;
+            }
+            atl_ndarray_list_free(l, m);
+            if (k < m) goto fail;
+            continue;
+        }
+        char name[512];
+        const char *file = spec;
+        if (eq) {
+            size_t L = (size_t)(eq - spec);
+            if (L >= sizeof name) { atl_fail(e, "--input '%s': name too long", spec); goto fail; }
+            memcpy(name, spec, L);
+            name[L] = 0;
+            file = eq + 1;
+        } else {
+            if (g->nin != 1) {
+                atl_fail(e, "--input %s: the model has %d inputs; name them (--input NAME=X.npy) or use an .npz", spec, g->nin);
+                goto fail;
+            }
+            snprintf(name, sizeof name, "%s", g->t[g->inputs[0]].name);
+        }
+        AtlNdArray a;
+        if (atl_npy_read(file, &a, e)) goto fail;
+        int r = push_tensor(&list, &n, &cap, e) || model_tensor_from_array(&a, name, &list[n], e);
+        atl_ndarray_free(&a);
+        if (r) goto fail;
+        n++;
+    }
+    *out = list;
+    *nout = n;
+    return 0;
+fail:
+    model_free_inputs(list, n);
+    return -1;
+}
+
+void model_free_inputs(IrTensor *list, int n)
+{
+    for (int i = 0; i < n; i++) ir_tensor_free_contents(&list[i]);
+    free(list);
+}

@@ -16,4 +16,9 @@ int model_load_opts(const char *path, const IrInputShape *shapes, int nshapes, O
 int model_tensor_from_array(const AtlNdArray *a, const char *name, IrTensor *t, AtlErr *e);
 /* Tensor -> array (data copied). Fails for dtypes .npy files cannot hold. */
 int model_array_from_tensor(const IrTensor *t, AtlNdArray *a, AtlErr *e);
+/* Reads --input specifications: X.npy (the only graph input), NAME=X.npy,
+ * or IN.npz (arrays by name). *out is a malloc'd list of *n tensors (free
+ * with model_free_inputs). */
+int model_read_inputs(const IrGraph *g, const char *const *specs, int nspecs, IrTensor **out, int *n, AtlErr *e);
+void model_free_inputs(IrTensor *list, int n);
 #endif

@@ -198,6 +198,41 @@ TEST(report_names_first_divergence)
     ir_tensor_free_contents(&p);
 }
 
+/* interp_run_observed sees every node output once, in order; a failing
+ * observer stops the run with its message */
+static int count_outputs(void *ctx, int tensor, const IrTensor *v, AtlErr *err)
+{
+    int *n = ctx;
+    if (!v->data || tensor < 0) return atl_fail(err, "no value");
+    if (++*n == 3 && n[1]) return atl_fail(err, "observer stop at '%s'", v->name);
+    return 0;
+}
+
+TEST(observer_sees_every_node_output)
+{
+    IrGraph g;
+    REQUIRE(onnx_load_file("test/data/convbn.onnx", &g, &e) == 0 && ir_toposort(&g, &e) == 0);
+    IrInputShape sh;
+    REQUIRE(ir_parse_input_shape("x=2x3x8x8", &sh, &e) == 0 && ir_apply_input_shapes(&g, &sh, 1, &e) == 0);
+    REQUIRE(ir_infer_shapes(&g, &e) == 0);
+    float x[2 * 3 * 8 * 8] = {0};
+    IrTensor in = {0}, *out = NULL;
+    in.name = "x"; in.dtype = IR_F32; in.ndim = 4;
+    in.dims[0] = 2; in.dims[1] = 3; in.dims[2] = 8; in.dims[3] = 8;
+    in.data = x;
+    int seen[2] = {0, 0}, want = 0;
+    for (int i = 0; i < g.nn; i++) want += g.nodes[i].nout;
+    REQUIRE(interp_run_observed(&g, &in, 1, &out, count_outputs, seen, &e) == 0);
+    CHECK_EQ_INT(seen[0], want);
+    interp_free_outputs(out, g.nout);
+    out = NULL;
+    seen[0] = 0; seen[1] = 1;
+    CHECK(interp_run_observed(&g, &in, 1, &out, count_outputs, seen, &e) == -1);
+    CHECK_STR_CONTAINS(e.msg, "observer stop at");
+    CHECK(out == NULL);
+    ir_free(&g);
+}
+
 int main(void)
 {
     if (run_convbn(1, &ref) || run_convbn(0, &nopass)) {
@@ -210,6 +245,7 @@ int main(void)
     RUN(perturbation_nan_and_shape);
     RUN(integer_and_zero_tensors);
     RUN(report_names_first_divergence);
+    RUN(observer_sees_every_node_output);
     ir_tensor_free_contents(&ref);
     ir_tensor_free_contents(&nopass);
     return test_summary("test_compare");
