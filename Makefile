@@ -11,6 +11,7 @@
 #   make test       every test, then again under ASan+UBSan; ends "N passed, N failed"
 #   make bench      benchmark table
 #   make fuzz       libFuzzer harnesses, FUZZ_SECONDS each
+#   make conformance  ONNX backend tests per op; regenerates docs/conformance.md
 #   make install PREFIX=/usr/local
 
 CC      ?= cc
@@ -93,6 +94,11 @@ fuzz: $(BUILD)/gen/commands.h $(FUZZ_BINS)
 	  seeds=fuzz/seeds/$$n; [ -d $$seeds ] || seeds=; \
 	  $$f -max_total_time=$(FUZZ_SECONDS) -rss_limit_mb=2048 $(BUILD)/fuzz/corpus-$$n $$seeds >$(BUILD)/fuzz/$$n.log 2>&1 \
 	    && echo "fuzz $$n: ok ($(FUZZ_SECONDS) s)" || { tail -40 $(BUILD)/fuzz/$$n.log; echo "fuzz $$n: FAILED"; exit 1; }; done
+
+# ONNX backend tests on the reference interpreter: per-op table, regenerates docs/conformance.md.
+ONNX_TESTDATA ?= /usr/share/libonnx-testdata/data
+conformance: $(ATOLL)
+	$(ATOLL) conformance $(ONNX_TESTDATA) --markdown docs/conformance.md
 
 install: $(ATOLL) $(LIB)
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/include
