@@ -1,0 +1,210 @@
+/* bk_compile.c - the backend driver and the .abm output.
+ *
+ * Reads: a canonicalised graph (compiler/passes.h), the chip, options.
+ * Does, in order: pattern absorption (bk_pattern.c), DRAM placement
+ *   (bk_place.c), one group schedule per remaining node in graph order
+ *   (bk_lower_*.c, each tile shape priced by bk_cost.c), the pipeline
+ *   emitter (bk_emit.c), then the writer: net, stage (batch = dim 0 of the
+ *   first input), tensors (io: inputs/outputs with dtype, NCHW/row-major
+ *   layout and shape; weights and activations are not listed: the streams
+ *   address them), streams encoded with isa_encode, the memory plan and
+ *   metadata. Views, absorbed nodes and shape-only nodes emit nothing.
+ * Guarantees: on success the stage runs on any chip with this chip's
+ *   fingerprint; on failure the writer may hold a partial net and the
+ *   message names the node and op. */
+#include <stdlib.h>
+#include <string.h>
+#include <stdio.h>
+#include "compiler/bk_int.h"
+
+void bk_options_default(BkOptions *o)
+{
+    memset(o, 0, sizeof *o);
+    o->dtype = ISA_F32;
+}
+
+void bk_summary_free(BkSummary *s)
+{
+    if (!s) return;
+    free(s->layers);
+    memset(s, 0, sizeof *s);
+}
+
+static const char *const elem_ops[] = {
+    "Add", "Sub", "Mul", "Div", "Max", "Min", "Pow", "Relu", "LeakyRelu", "Clip", "Sigmoid", "Tanh", "Exp",
+    "Log", "Sqrt", "Reciprocal", "Neg", "Abs", "HardSigmoid", "HardSwish", "Gelu", "BatchNormalization",
+    "Identity", NULL};
+static const char *const reduce_ops[] = {"ReduceMean", "ReduceSum", "ReduceMax", "ReduceMin", "GlobalAveragePool",
+                                         "GlobalMaxPool", NULL};
+static const char *const move_ops[] = {"Transpose", "Concat", "Slice", "Split", "Gather", "Pad", "Expand", NULL};
+
+static int in_list(const char *op, const char *const *l)
+{
+    for (int i = 0; l[i]; i++) if (!strcmp(op, l[i])) return 1;
+    return 0;
+}
+
+int bk_lower_node(BkCtx *c, int node, BkGroup *g, AtlErr *e)
+{
+    const IrNode *n = &c->g->nodes[node];
+    if (c->gelu_src[node] >= 0) return bk_lower_elem(c, node, g, e);
+    if (!strcmp(n->op, "Conv")) return bk_lower_conv(c, node, g, e);
+    if (!strcmp(n->op, "MaxPool") || !strcmp(n->op, "AveragePool")) return bk_lower_pool(c, node, g, e);
+    if (!strcmp(n->op, "Gemm") || !strcmp(n->op, "MatMul")) return bk_lower_mm(c, node, g, e);
+    if (!strcmp(n->op, "Softmax")) return bk_lower_softmax(c, node, g, e);
+    if (in_list(n->op, elem_ops)) return bk_lower_elem(c, node, g, e);
+    if (in_list(n->op, reduce_ops)) return bk_lower_reduce(c, node, g, e);
+    if (in_list(n->op, move_ops)) return bk_lower_move(c, node, g, e);
+    return bk_fail(c, node, e, "no lowering for this op on the Atoll chip");
+}
+
+static int encode_streams(BkCtx *c, uint32_t stage, AtlErr *e)
+{
+    for (int core = 0; core < c->ncores; core++)
+        for (int eng = 0; eng < ISA_NUM_ENGINES; eng++) {
+            AtlStream *s = prog_stream(&c->prog, core, eng);
+            uint8_t *buf = malloc((size_t)(s->count ? s->count : 1) * ISA_INSN_BYTES);
+            if (!buf) return atl_fail(e, "out of memory encoding streams");
+            for (int i = 0; i < s->count; i++)
+                if (isa_encode(&s->insns[i], buf + (size_t)i * ISA_INSN_BYTES, e)) {
+                    free(buf);
+                    return atl_err_prefix(e, "core %d %s instruction %d (layer %d)", core, isa_engine_name(eng), i,
+                                          s->insns[i].layer);
+                }
+            int rc = abm_set_stream(c->w, stage, (uint32_t)core, (uint32_t)eng, buf, (size_t)s->count * ISA_INSN_BYTES, e);
+            free(buf);
+            if (rc) return -1;
+        }
+    return 0;
+}
+
+static int add_io_tensors(BkCtx *c, uint32_t stage, AtlErr *e)
+{
+    const IrGraph *g = c->g;
+    uint32_t adt = c->dt == ISA_F16 ? ABM_DTYPE_FP16 : c->dt == ISA_BF16 ? ABM_DTYPE_BF16 : ABM_DTYPE_FP32;
+    for (int pass = 0; pass < 2; pass++) {
+        int cnt = pass ? g->nout : g->nin;
+        for (int k = 0; k < cnt; k++) {
+            int t = pass ? g->outputs[k] : g->inputs[k];
+            const IrTensor *x = &g->t[t];
+            if (x->ndim > ABM_MAX_DIMS) return atl_fail(e, "graph %s '%s' has rank %d (at most %d)", pass ? "output" : "input", x->name, x->ndim, ABM_MAX_DIMS);
+            AbmTensorDesc d;
+            memset(&d, 0, sizeof d);
+            d.name = x->name;
+            d.dtype = adt;
+            d.role = pass ? ABM_ROLE_OUTPUT : ABM_ROLE_INPUT;
+            d.region = ABM_REGION_IO;
+            d.layout = x->ndim == 4 ? ABM_LAYOUT_NCHW : ABM_LAYOUT_ROW_MAJOR;
+            d.ndim = (uint32_t)x->ndim;
+            for (int i = 0; i < x->ndim; i++) d.dims[i] = (uint32_t)x->dims[i];
+            uint64_t addr = bk_tensor_addr(c, t);
+            d.offset = addr & 0xffffffffu;
+            uint32_t idx;
+            if (abm_add_tensor(c->w, stage, &d, &idx, e)) return atl_err_prefix(e, "tensor '%s'", x->name);
+        }
+    }
+    return 0;
+}
+
+int bk_compile(const IrGraph *g, const AtlChip *chip, const BkOptions *opt, AbmWriter *w, BkSummary *sum, AtlErr *e)
+{
+    BkOptions dflt;
+    if (!opt) { bk_options_default(&dflt); opt = &dflt; }
+    if (sum) memset(sum, 0, sizeof *sum);
+    if (opt->dtype != ISA_F32 && opt->dtype != ISA_F16 && opt->dtype != ISA_BF16)
+        return atl_fail(e, "backend: dtype %s is not supported (f32, f16, bf16)", isa_dtype_name(opt->dtype));
+    if (chip->semaphores < BK_SEMS_USED)
+        return atl_fail(e, "backend: the chip has %d semaphores per core; the pipeline needs %d", chip->semaphores, BK_SEMS_USED);
+    BkCtx c;
+    memset(&c, 0, sizeof c);
+    c.g = g;
+    c.chip = chip;
+    c.w = w;
+    c.dt = opt->dtype;
+    c.es = isa_dtype_size(c.dt);
+    c.ncores = cfg_total_cores(chip);
+    uint64_t row = (uint64_t)chip->lmem_banks * chip->lmem_bank_width;
+    c.slot = (uint64_t)chip->lmem_bytes / 2 / row * row;
+    if (c.slot == 0) c.slot = (uint64_t)chip->lmem_bytes / 2;
+    c.align = (uint64_t)(chip->lmem_alignment > chip->lmem_bank_width ? chip->lmem_alignment : chip->lmem_bank_width);
+    int rc = -1;
+    c.pl = calloc((size_t)g->nt + 1, sizeof *c.pl);
+    c.skip = calloc((size_t)g->nn + 1, sizeof *c.skip);
+    c.gelu_src = malloc(((size_t)g->nn + 1) * sizeof *c.gelu_src);
+    c.act_on = calloc((size_t)g->nn + 1, sizeof *c.act_on);
+    c.groups = calloc((size_t)g->nn + 1, sizeof *c.groups);
+    if (!c.pl || !c.skip || !c.gelu_src || !c.act_on || !c.groups) { atl_fail(e, "out of memory"); goto done; }
+    for (int t = 0; t < g->nt; t++) c.pl[t].root = t;
+    for (int i = 0; i < g->nn; i++) c.gelu_src[i] = -1;
+    if (prog_init(&c.prog, c.ncores, e)) goto done;
+    for (int i = 0; i < g->nin; i++) {
+        const IrTensor *x = &g->t[g->inputs[i]];
+        if (x->dtype != IR_F32 && x->dtype != IR_F16)
+            { atl_fail(e, "graph input '%s' has dtype %s; the backend takes float inputs", x->name, ir_dtype_name(x->dtype)); goto done; }
+        if (!ir_shape_known(x)) { atl_fail(e, "graph input '%s' has an unknown shape (use --input-shape)", x->name); goto done; }
+    }
+    if (bk_match_patterns(&c, e) || bk_place(&c, e)) goto done;
+    for (int i = 0; i < g->nn; i++) {
+        const IrNode *n = &g->nodes[i];
+        if (n->dead || c.skip[i]) continue;
+        if (n->nout >= 1 && n->out[0] >= 0 && g->t[n->out[0]].is_view) continue;
+        if (n->nout >= 1 && n->out[0] >= 0 && g->t[n->out[0]].data) continue;
+        BkGroup *gr = &c.groups[c.ngroups];
+        memset(gr, 0, sizeof *gr);
+        gr->node = i;
+        gr->layer_id = c.ngroups;
+        c.ngroups++;
+        if (bk_lower_node(&c, i, gr, e)) goto done;
+        if (bk_emit_group(&c, gr, e)) goto done;
+    }
+    if (bk_emit_finish(&c, e)) goto done;
+    uint32_t net, stage;
+    char name[128];
+    snprintf(name, sizeof name, "%s", opt->net_name ? opt->net_name : (g->name && g->name[0] ? g->name : "net"));
+    int batch = g->nin > 0 && g->t[g->inputs[0]].ndim > 0 ? (int)g->t[g->inputs[0]].dims[0] : 1;
+    if (abm_add_net(w, name, &net, e) || abm_add_stage(w, net, (uint32_t)batch, (uint32_t)c.ncores, &stage, e)) goto done;
+    if (add_io_tensors(&c, stage, e) || encode_streams(&c, stage, e)) goto done;
+    if (abm_set_mem_plan(w, stage, c.act_bytes ? c.act_bytes : 64, c.io_bytes ? c.io_bytes : 64, e)) goto done;
+    if (!abm_writer_has_metadata(w)) {
+        uint8_t zero[ABM_HASH_BYTES] = {0};
+        if (abm_set_metadata(w, "atoll " ATOLL_VERSION, opt->options_text ? opt->options_text : "",
+                             opt->source_hash ? opt->source_hash : zero, e)) goto done;
+    }
+    if (sum) {
+        sum->layers = calloc((size_t)(c.ngroups ? c.ngroups : 1), sizeof *sum->layers);
+        if (!sum->layers) { atl_fail(e, "out of memory"); goto done; }
+        sum->nlayers = c.ngroups;
+        for (int i = 0; i < c.ngroups; i++) {
+            const BkGroup *gr = &c.groups[i];
+            BkLayerInfo *li = &sum->layers[i];
+            const IrNode *n = &g->nodes[gr->node];
+            snprintf(li->name, sizeof li->name, "%s", n->name ? n->name : "");
+            snprintf(li->op, sizeof li->op, "%s%s%s", c.gelu_src[gr->node] >= 0 ? "Gelu" : n->op,
+                     c.act_on[gr->node] ? "+" : "", c.act_on[gr->node] ? n->act : "");
+            li->layer_id = gr->layer_id;
+            li->tiles = gr->ntiles;
+            li->cores = gr->cores_used;
+            snprintf(li->split, sizeof li->split, "%s", gr->split);
+            li->macs = gr->macs;
+            li->est_cycles = gr->est_cycles;
+            li->est_compute = gr->est_compute;
+            li->est_dma = gr->est_dma;
+            li->is_matrix = gr->is_matrix;
+            sum->est_cycles += gr->est_cycles;
+        }
+        sum->weight_bytes = c.weight_bytes;
+        sum->act_peak = c.act_bytes;
+        sum->act_sum = c.act_sum;
+        sum->io_bytes = c.io_bytes;
+        sum->batch = batch;
+        sum->cores = c.ncores;
+        for (int k = 0; k < c.ncores * ISA_NUM_ENGINES; k++) sum->insns += (uint64_t)c.prog.streams[k].count;
+    }
+    rc = 0;
+done:
+    if (c.groups) for (int i = 0; i < c.ngroups; i++) { bk_group_free(&c.groups[i]); }
+    free(c.groups);
+    free(c.pl); free(c.skip); free(c.gelu_src); free(c.act_on);
+    prog_free(&c.prog);
+    return rc;
+}

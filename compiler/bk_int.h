@@ -1,0 +1,202 @@
+/* bk_int.h - the backend's internal data structures, shared by its passes
+ * (see compiler/backend.h for the file list).
+ *
+ * The central one is the group schedule (BkGroup): one or more layers (v1:
+ * exactly one IR node), the tiles its output is sliced into (how: `split`),
+ * which core runs each tile, the LMEM bytes one tile needs (a "slot"), and a
+ * generator that writes one tile's loads, computes and stores for a given
+ * slot base. The pipeline emitter (bk_emit.c) turns the tiles of each core
+ * into the 3-stage time-step table (load i+1 | compute i | store i-1) with
+ * two slots (double buffering); the cost model (bk_cost.c) prices the same
+ * table. Layer grouping (future) will build groups of several layers whose
+ * generator keeps intermediates in LMEM; nothing else has to change.
+ */
+#ifndef ATOLL_COMPILER_BK_INT_H
+#define ATOLL_COMPILER_BK_INT_H
+#include <stdint.h>
+#include "compiler/backend.h"
+#include "isa/isa.h"
+
+/* Semaphores used by the pipeline emitter, per slot b (0/1). */
+enum {
+    BK_SEM_LOADED = 0,   /* +b: the tile's loads have landed */
+    BK_SEM_COMPUTED = 2, /* +b: the tile's computes are done */
+    BK_SEM_TO_MAT = 4,   /* +b: hand-over inside a tile, vec -> mat */
+    BK_SEM_TO_VEC = 6,   /* +b: hand-over inside a tile, mat -> vec */
+    BK_SEMS_USED = 8
+};
+
+/* Instructions of one tile. ld_w[i] marks a load of weights that may be
+ * skipped when the same slot already holds them (same weight key). */
+typedef struct BkCode {
+    AtlInsn *ld, *cp, *st;
+    uint8_t *ld_w;
+    int nld, ncp, nst, capld, capcp, capst;
+    int oom;
+} BkCode;
+
+typedef struct BkCtx BkCtx;
+typedef struct BkGroup BkGroup;
+typedef int (*BkTileGen)(BkCtx *c, const BkGroup *g, int tile, uint64_t slot, BkCode *code, AtlErr *e);
+
+#define BK_MAXIN 4
+#define BK_MAXSTEP 8
+
+/* An elementwise step on registers: reg < nin are the loaded inputs, the
+ * others scratch; reg `out` is stored. */
+typedef struct BkStep { int op; int dst, a, b; float alpha, beta; } BkStep;
+
+typedef enum {
+    BK_K_CONV, BK_K_POOL, BK_K_MM, BK_K_ELEM, BK_K_REDUCE, BK_K_SOFTMAX, BK_K_MOVE
+} BkKind;
+
+/* Lowering state of one layer; which members are used depends on kind. */
+typedef struct BkLow {
+    BkKind kind;
+    /* conv / pool: NCHW geometry, tile = (n, group chunk, output rows) */
+    int N, C, H, W, OC, OH, OW, kh, kw, sh, sw, dh, dw, pt, pl, pb, pr, groups;
+    int pool_op, count_pad;
+    int gchunk, rows;             /* groups per tile, output rows per tile */
+    int ngc, nrc;                 /* chunks along groups and rows */
+    uint64_t x, y, w, b;          /* tagged DRAM addresses (b: f32 bias or 0) */
+    /* matmul: Y[bt][M][N] = A[bt][M][K] x B[bt][K][N] (+ bias[N] f32) */
+    int bt, M, K, Nn, mt, nt, nmc, nnc;
+    int64_t a_bs, a_rs, a_cs, b_bs, b_rs, b_cs; /* element strides of A, B (batch, row, col) */
+    /* elementwise / reduce / softmax: 4-D output box tiling */
+    uint32_t od[4];               /* output dims (collapsed) */
+    uint32_t chunk[4], nch[4];    /* tile extents and counts per dim */
+    int nin;
+    uint64_t in_addr[BK_MAXIN];
+    int64_t in_str[BK_MAXIN][4];  /* element strides in DRAM, 0 = broadcast */
+    int nsteps, nregs, out_reg;
+    BkStep steps[BK_MAXSTEP];
+    int red_op;                   /* reduce: ISA_OP_V_RSUM / V_RMAX */
+    float red_scale;              /* reduce: 1/count for means, else 1 */
+    uint32_t red_len;             /* reduce/softmax: length of the reduced axis */
+    /* act epilogue (conv, mm) */
+    char act[16];
+    float act_alpha, act_beta;
+    /* LMEM layout inside a slot */
+    uint64_t l_in, l_w, l_acc, l_b, l_out, l_tmp, l_reg[BK_MAXIN + BK_MAXSTEP];
+} BkLow;
+
+struct BkGroup {
+    int node;                     /* IR node of the (single) layer */
+    int layer_id;
+    int ntiles;
+    int *tile_core;               /* core of each tile (malloc'd) */
+    int *tile_wkey;               /* weight key of each tile, -1 none (malloc'd) */
+    uint64_t slot_bytes;
+    int direct;                   /* DMA-only layer: no pipeline, no slots */
+    BkTileGen gen;
+    BkLow lw;
+    char split[32];
+    uint64_t macs;
+    int is_matrix;
+    /* cost model results */
+    uint64_t est_cycles, est_compute, est_dma;
+    int cores_used;
+    struct BkCopy *copies;        /* DMA-only layers: the strided copies (malloc'd) */
+    int ncopies;
+};
+
+/* A strided copy of up to IR_MAXDIM dims (element strides), DRAM to DRAM,
+ * or a fill when fill = 1 (src unused, value = bit pattern). */
+typedef struct BkCopy {
+    int rank;
+    int64_t shape[IR_MAXDIM], dst_str[IR_MAXDIM], src_str[IR_MAXDIM];
+    uint64_t dst, src;
+    int fill;
+    int32_t value;
+} BkCopy;
+
+/* Where a tensor lives. */
+typedef struct BkPlace {
+    int root;                     /* tensor whose storage it shares (itself if none) */
+    int region;                   /* ABM_REGION_*, -1 not placed */
+    uint64_t offset;              /* inside the region (for views: root's) */
+    int placed;
+} BkPlace;
+
+struct BkCtx {
+    const IrGraph *g;
+    const AtlChip *chip;
+    AbmWriter *w;
+    int dt;                       /* storage dtype (ISA_F32/F16/BF16) */
+    int es;                       /* its size in bytes */
+    int ncores;
+    uint64_t slot;                /* LMEM bytes of one slot */
+    uint64_t align;               /* LMEM operand alignment */
+    BkPlace *pl;                  /* per tensor */
+    int *skip;                    /* per node: 1 = absorbed into another layer */
+    int *gelu_src;                /* per node: Gelu pattern input tensor, -1 none */
+    int *act_on;                  /* per node: 1 = apply IrNode.act in the epilogue */
+    BkGroup *groups;
+    int ngroups, capgroups;
+    uint64_t weight_bytes, act_bytes, act_sum, io_bytes;
+    AtlProgram prog;              /* per-core streams (DRAM operands tagged) */
+};
+
+/* bk_code.c */
+int bk_code_ld(BkCode *c, const AtlInsn *in, int weight);
+int bk_code_cp(BkCode *c, const AtlInsn *in);
+int bk_code_st(BkCode *c, const AtlInsn *in);
+void bk_code_reset(BkCode *c);
+void bk_code_free(BkCode *c);
+int bk_isa_dtype(int irdt);      /* IR dtype -> ISA dtype, -1 unsupported */
+uint64_t bk_addr(int region, uint64_t off);
+AtlInsn bk_dma(int dt, int dsp, uint64_t dst, int ssp, uint64_t src, const uint32_t sh[4],
+               const int64_t ds[4], const int64_t ss[4]);
+AtlInsn bk_vun(int op, int dt, uint64_t dst, uint64_t src, const uint32_t sh[4],
+               const int64_t ds[4], const int64_t ss[4], float alpha, float beta);
+AtlInsn bk_vbin(int op, int dt, uint64_t dst, uint64_t a, uint64_t b, const uint32_t sh[4],
+                const int64_t ds[4], const int64_t sa[4], const int64_t sb[4]);
+void bk_compact(const uint32_t sh[4], int64_t st[4]); /* row-major element strides */
+/* Appends the activation `act` on n contiguous elements at lmem p (in place). */
+int bk_act_code(BkCode *c, const char *act, float alpha, float beta, int dt, uint64_t p,
+                uint64_t tmp, uint32_t n, int layer);
+/* Adds a weight blob (data already in its final dtype and layout). */
+int bk_weight(BkCtx *c, const void *data, size_t bytes, uint64_t *tagged, AtlErr *e);
+/* A constant tensor in the storage dtype, row-major (placed on first use). */
+int bk_const_addr(BkCtx *c, int tensor, uint64_t *tagged, AtlErr *e);
+/* Float value of constant element i converted to the storage dtype bits. */
+void bk_store_elem(int dt, void *dst, size_t i, double v);
+
+/* bk_place.c */
+int bk_place(BkCtx *c, AtlErr *e);
+uint64_t bk_tensor_addr(const BkCtx *c, int tensor); /* tagged, for placed non-constants */
+int bk_tensor_in_dram(BkCtx *c, int tensor, uint64_t *tagged, AtlErr *e); /* constants too */
+
+/* bk_lower_*.c: fill a group for node n; each returns 0/-1 naming the node. */
+int bk_lower_node(BkCtx *c, int node, BkGroup *g, AtlErr *e);
+int bk_lower_conv(BkCtx *c, int node, BkGroup *g, AtlErr *e);
+int bk_lower_pool(BkCtx *c, int node, BkGroup *g, AtlErr *e);
+int bk_lower_mm(BkCtx *c, int node, BkGroup *g, AtlErr *e);
+int bk_lower_elem(BkCtx *c, int node, BkGroup *g, AtlErr *e);
+int bk_lower_reduce(BkCtx *c, int node, BkGroup *g, AtlErr *e);
+int bk_lower_softmax(BkCtx *c, int node, BkGroup *g, AtlErr *e);
+int bk_lower_move(BkCtx *c, int node, BkGroup *g, AtlErr *e);
+/* Marks nodes absorbed by patterns (fused activations, Gelu). */
+int bk_match_patterns(BkCtx *c, AtlErr *e);
+
+/* bk_tile.c */
+/* Slot allocator: returns the offset of a new buffer of `bytes`, aligned to
+ * the LMEM alignment and bank width; *used is the running size. */
+uint64_t bk_slot_alloc(const BkCtx *c, uint64_t *used, uint64_t bytes);
+/* Assigns tiles to cores: contiguous blocks, balanced. Allocates arrays. */
+int bk_assign_tiles(BkCtx *c, BkGroup *g, int ntiles, AtlErr *e);
+void bk_group_free(BkGroup *g);
+
+/* bk_cost.c */
+/* Prices a group by generating its tiles and running the time-step table of
+ * every core. Fills est_*. */
+int bk_cost_group(BkCtx *c, BkGroup *g, AtlErr *e);
+uint64_t bk_insn_cycles(const AtlChip *chip, const AtlInsn *in);
+
+/* bk_emit.c */
+int bk_emit_group(BkCtx *c, BkGroup *g, AtlErr *e);
+int bk_emit_finish(BkCtx *c, AtlErr *e);
+
+/* Node failure message: "node 'NAME' (OP): ...". */
+int bk_fail(const BkCtx *c, int node, AtlErr *e, const char *fmt, ...) ATL_PRINTF(4, 5);
+#endif

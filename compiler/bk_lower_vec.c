@@ -1,0 +1,484 @@
+/* bk_lower_vec.c - elementwise ops, reductions and Softmax on the vector unit.
+ *
+ * Elementwise (Add Sub Mul Div Max Min Pow, Relu LeakyRelu Clip Sigmoid Tanh
+ * Exp Log Sqrt Reciprocal Neg Abs HardSigmoid HardSwish Gelu, the Gelu/erf
+ * pattern, unfused BatchNormalization): the output is collapsed to at most
+ * 4 dims (adjacent dims merge when every input walks them contiguously),
+ * each input gets element strides per output dim (0 where it broadcasts).
+ * A tile is a box of the output; each input is loaded as its own box with
+ * extent 1 along broadcast dims (so broadcasting costs no DMA), and the
+ * vector ops read it with stride 0 there. The op becomes a short register
+ * program (BkStep): Div = recip + mul; Pow by a constant 2/3/1/0.5/-1 = mul/
+ * copy/sqrt/recip, otherwise exp(p * log x) (x > 0); BatchNormalization =
+ * x * s + t with s, t per channel computed at compile time; Neg = affine;
+ * Abs = max(x, -x); HardSwish = x * clip(x/6 + 1/2, 0, 1); a fused
+ * activation is appended.
+ * Reductions (ReduceSum/Mean/Max over a contiguous run of axes,
+ * GlobalAveragePool, GlobalMaxPool): [outer][red][inner], tiles over outer;
+ * v.rsum / v.rmax then v.affine by 1/count for means.
+ * Softmax: [rows][L] tiles: max, subtract (broadcast), exp, sum, recip, mul.
+ * All tile boxes are sized to fit one LMEM slot and, when possible, give
+ * every core at least one tile. */
+#include <stdlib.h>
+#include <string.h>
+#include <stdio.h>
+#include <math.h>
+#include "compiler/bk_int.h"
+
+static int op_is(const IrNode *n, const char *s) { return !strcmp(n->op, s); }
+
+/* ---- the box tiling shared by elementwise and reductions ---- */
+
+static void box_of(const BkLow *l, int t, uint32_t o[4], uint32_t ext[4])
+{
+    int r = t;
+    for (int d = 3; d >= 0; d--) {
+        int i = r % (int)l->nch[d];
+        r /= (int)l->nch[d];
+        o[d] = (uint32_t)i * l->chunk[d];
+        ext[d] = l->od[d] - o[d] < l->chunk[d] ? l->od[d] - o[d] : l->chunk[d];
+    }
+}
+
+static uint64_t box_elems(const uint32_t ch[4]) { return (uint64_t)ch[0] * ch[1] * ch[2] * ch[3]; }
+
+static void set_counts(BkLow *l)
+{
+    for (int d = 0; d < 4; d++) l->nch[d] = (l->od[d] + l->chunk[d] - 1) / l->chunk[d];
+}
+
+static int elem_gen(BkCtx *c, const BkGroup *g, int t, uint64_t slot, BkCode *k, AtlErr *e)
+{
+    const BkLow *l = &g->lw;
+    uint32_t o[4], ext[4];
+    box_of(l, t, o, ext);
+    int dt = c->dt;
+    int64_t full[4];
+    bk_compact(ext, full);
+    int64_t rs[BK_MAXIN + BK_MAXSTEP][4];
+    for (int i = 0; i < l->nin; i++) {
+        uint32_t ie[4];
+        int64_t ss[4], ds[4];
+        uint64_t src = l->in_addr[i];
+        for (int d = 0; d < 4; d++) {
+            ie[d] = l->in_str[i][d] ? ext[d] : 1;
+            src += (uint64_t)(o[d] * l->in_str[i][d]) * c->es;
+            ss[d] = l->in_str[i][d];
+        }
+        bk_compact(ie, ds);
+        for (int d = 0; d < 4; d++) rs[i][d] = l->in_str[i][d] ? ds[d] : 0;
+        AtlInsn in = bk_dma(dt, ISA_SPACE_LMEM, slot + l->l_reg[i], ISA_SPACE_DRAM, src, ie, ds, ss);
+        bk_code_ld(k, &in, 0);
+    }
+    for (int r = l->nin; r < l->nregs; r++) memcpy(rs[r], full, sizeof full);
+    for (int s = 0; s < l->nsteps; s++) {
+        const BkStep *st = &l->steps[s];
+        AtlInsn in;
+        if (st->b >= 0)
+            in = bk_vbin(st->op, dt, slot + l->l_reg[st->dst], slot + l->l_reg[st->a], slot + l->l_reg[st->b], ext,
+                         rs[st->dst], rs[st->a], rs[st->b]);
+        else
+            in = bk_vun(st->op, dt, slot + l->l_reg[st->dst], slot + l->l_reg[st->a], ext, rs[st->dst], rs[st->a],
+                        st->alpha, st->beta);
+        bk_code_cp(k, &in);
+    }
+    uint32_t n = (uint32_t)box_elems(ext);
+    if (l->act[0] && bk_act_code(k, l->act, l->act_alpha, l->act_beta, dt, slot + l->l_reg[l->out_reg],
+                                 slot + l->l_tmp, n, 0))
+        return bk_fail(c, g->node, e, "activation %s cannot be fused", l->act);
+    int64_t ds[4];
+    uint64_t dst = l->y;
+    bk_compact(l->od, ds);
+    for (int d = 0; d < 4; d++) dst += (uint64_t)(o[d] * ds[d]) * c->es;
+    AtlInsn in = bk_dma(dt, ISA_SPACE_DRAM, dst, ISA_SPACE_LMEM, slot + l->l_reg[l->out_reg], ext, ds, full);
+    bk_code_st(k, &in);
+    return 0;
+}
+
+/* Chooses chunk[] so that bytes_per_elem x box fits the slot and, when
+ * possible, there are at least `cores` tiles; keeps inner dims whole first.
+ * `keep` dims (bit d) are never split. */
+static int fit_box(BkCtx *c, BkLow *l, uint64_t bytes_per_elem, unsigned keep)
+{
+    for (int d = 0; d < 4; d++) l->chunk[d] = l->od[d];
+    for (;;) {
+        int fits = box_elems(l->chunk) * bytes_per_elem + 8 * c->align <= c->slot;
+        set_counts(l);
+        uint64_t tiles = (uint64_t)l->nch[0] * l->nch[1] * l->nch[2] * l->nch[3];
+        if (fits && (tiles >= (uint64_t)c->ncores || box_elems(l->chunk) <= 1024)) return 0;
+        int d = 0;
+        while (d < 4 && (l->chunk[d] == 1 || (keep >> d & 1))) d++;
+        if (d == 4) return fits ? 0 : -1;
+        l->chunk[d] = (l->chunk[d] + 1) / 2;
+    }
+}
+
+/* ---- elementwise ---- */
+
+/* Strides of input tensor shape (rank r) broadcast to output dims od (rank ro). */
+static void bcast_strides(const int64_t *dims, int r, const int64_t *od, int ro, int64_t *st)
+{
+    int64_t s = 1;
+    for (int d = ro - 1; d >= 0; d--) {
+        int id = d - (ro - r);
+        if (id < 0 || dims[id] == 1) st[d] = 0;
+        else { st[d] = s; s *= dims[id]; }
+        (void)od;
+    }
+}
+
+typedef struct ElemIn { uint64_t addr; int ndim; int64_t dims[IR_MAXDIM]; } ElemIn;
+
+static int add_step(BkLow *l, int op, int dst, int a, int b, float alpha, float beta)
+{
+    if (l->nsteps == BK_MAXSTEP) return -1;
+    l->steps[l->nsteps++] = (BkStep){op, dst, a, b, alpha, beta};
+    return 0;
+}
+
+static int const_scalar(const IrGraph *g, int t, double *v)
+{
+    if (t < 0 || !g->t[t].data || ir_numel(&g->t[t]) != 1) return 0;
+    *v = ir_get_f(&g->t[t], 0);
+    return 1;
+}
+
+int bk_lower_elem(BkCtx *c, int node, BkGroup *g, AtlErr *e)
+{
+    const IrGraph *gr = c->g;
+    const IrNode *nd = &gr->nodes[node];
+    BkLow *l = &g->lw;
+    l->kind = BK_K_ELEM;
+    const IrTensor *y = &gr->t[nd->out[0]];
+    ElemIn ins[BK_MAXIN];
+    int nin = 0;
+    int out = -1;
+    /* inputs */
+    int gelu = c->gelu_src[node];
+    if (gelu >= 0) {
+        ins[0].ndim = gr->t[gelu].ndim;
+        memcpy(ins[0].dims, gr->t[gelu].dims, sizeof ins[0].dims);
+        if (bk_tensor_in_dram(c, gelu, &ins[0].addr, e)) return -1;
+        nin = 1;
+    } else if (op_is(nd, "BatchNormalization")) {
+        const IrTensor *x = &gr->t[nd->in[0]];
+        int C = x->ndim >= 2 ? (int)x->dims[1] : 1;
+        float eps = ir_attr_float(nd, "epsilon", 1e-5f);
+        for (int i = 1; i < 5; i++)
+            if (nd->in[i] < 0 || !gr->t[nd->in[i]].data) return bk_fail(c, node, e, "BatchNormalization parameters must be constants");
+        uint8_t *s = malloc((size_t)C * c->es), *t = malloc((size_t)C * c->es);
+        if (!s || !t) { free(s); free(t); return bk_fail(c, node, e, "out of memory"); }
+        for (int ch = 0; ch < C; ch++) {
+            double sc = ir_get_f(&gr->t[nd->in[1]], ch) / sqrt(ir_get_f(&gr->t[nd->in[4]], ch) + eps);
+            bk_store_elem(c->dt, s, (size_t)ch, sc);
+            bk_store_elem(c->dt, t, (size_t)ch, ir_get_f(&gr->t[nd->in[2]], ch) - ir_get_f(&gr->t[nd->in[3]], ch) * sc);
+        }
+        ins[0].ndim = x->ndim;
+        memcpy(ins[0].dims, x->dims, sizeof ins[0].dims);
+        int rc = bk_tensor_in_dram(c, nd->in[0], &ins[0].addr, e);
+        for (int i = 1; i < 3 && !rc; i++) {
+            ins[i].ndim = x->ndim;
+            for (int d = 0; d < x->ndim; d++) ins[i].dims[d] = d == 1 ? C : 1;
+            rc = bk_weight(c, i == 1 ? s : t, (size_t)C * c->es, &ins[i].addr, e);
+        }
+        free(s); free(t);
+        if (rc) return -1;
+        nin = 3;
+    } else {
+        int lim = op_is(nd, "Pow") || op_is(nd, "Clip") ? 1 : nd->nin;
+        for (int i = 0; i < lim; i++) {
+            if (nd->in[i] < 0) continue;
+            if (nin == BK_MAXIN) return bk_fail(c, node, e, "more than %d inputs", BK_MAXIN);
+            const IrTensor *x = &gr->t[nd->in[i]];
+            ins[nin].ndim = x->ndim;
+            memcpy(ins[nin].dims, x->dims, sizeof ins[nin].dims);
+            if (bk_tensor_in_dram(c, nd->in[i], &ins[nin].addr, e)) return -1;
+            nin++;
+        }
+    }
+    if (nin < 1) return bk_fail(c, node, e, "no inputs");
+    /* register program */
+    l->nin = nin;
+    l->nsteps = 0;
+    int R = nin;               /* first scratch register */
+    out = R;
+    struct { const char *name; int op; } bin[] = {
+        {"Add", ISA_OP_V_ADD}, {"Sub", ISA_OP_V_SUB}, {"Mul", ISA_OP_V_MUL}, {"Max", ISA_OP_V_MAX}, {"Min", ISA_OP_V_MIN}, {NULL, 0}};
+    struct { const char *name; int op; } un[] = {
+        {"Relu", ISA_OP_V_RELU}, {"Sigmoid", ISA_OP_V_SIGMOID}, {"Tanh", ISA_OP_V_TANH}, {"Exp", ISA_OP_V_EXP},
+        {"Log", ISA_OP_V_LOG}, {"Sqrt", ISA_OP_V_SQRT}, {"Reciprocal", ISA_OP_V_RECIP}, {"Gelu", ISA_OP_V_GELU},
+        {"Identity", ISA_OP_V_MOV}, {NULL, 0}};
+    int done = 0;
+    if (gelu >= 0) { add_step(l, ISA_OP_V_GELU, out, 0, -1, 0, 0); done = 1; }
+    else if (op_is(nd, "BatchNormalization")) {
+        add_step(l, ISA_OP_V_MUL, out, 0, 1, 0, 0);
+        add_step(l, ISA_OP_V_ADD, out, out, 2, 0, 0);
+        done = 1;
+    }
+    for (int i = 0; !done && bin[i].name; i++)
+        if (op_is(nd, bin[i].name)) {
+            if (nin == 1) add_step(l, ISA_OP_V_MOV, out, 0, -1, 0, 0);
+            else {
+                add_step(l, bin[i].op, out, 0, 1, 0, 0);
+                for (int k = 2; k < nin; k++) add_step(l, bin[i].op, out, out, k, 0, 0);
+            }
+            done = 1;
+        }
+    for (int i = 0; !done && un[i].name; i++)
+        if (op_is(nd, un[i].name)) { add_step(l, un[i].op, out, 0, -1, 0, 0); done = 1; }
+    double pv;
+    if (!done) {
+        if (op_is(nd, "Div")) {
+            add_step(l, ISA_OP_V_RECIP, out, 1, -1, 0, 0);
+            add_step(l, ISA_OP_V_MUL, out, 0, out, 0, 0);
+        } else if (op_is(nd, "Pow")) {
+            if (!const_scalar(gr, nd->in[1], &pv)) return bk_fail(c, node, e, "Pow with a non-constant or non-scalar exponent is not lowered");
+            if (pv == 2) add_step(l, ISA_OP_V_MUL, out, 0, 0, 0, 0);
+            else if (pv == 3) { add_step(l, ISA_OP_V_MUL, out, 0, 0, 0, 0); add_step(l, ISA_OP_V_MUL, out, out, 0, 0, 0); }
+            else if (pv == 1) add_step(l, ISA_OP_V_MOV, out, 0, -1, 0, 0);
+            else if (pv == 0.5) add_step(l, ISA_OP_V_SQRT, out, 0, -1, 0, 0);
+            else if (pv == -1) add_step(l, ISA_OP_V_RECIP, out, 0, -1, 0, 0);
+            else if (pv == -0.5) add_step(l, ISA_OP_V_RSQRT, out, 0, -1, 0, 0);
+            else {
+                add_step(l, ISA_OP_V_LOG, out, 0, -1, 0, 0);
+                add_step(l, ISA_OP_V_AFFINE, out, out, -1, (float)pv, 0);
+                add_step(l, ISA_OP_V_EXP, out, out, -1, 0, 0);
+            }
+        } else if (op_is(nd, "LeakyRelu")) add_step(l, ISA_OP_V_LRELU, out, 0, -1, ir_attr_float(nd, "alpha", 0.01f), 0);
+        else if (op_is(nd, "Clip")) {
+            double lo = -INFINITY, hi = INFINITY;
+            if (nd->nin > 1 && nd->in[1] >= 0 && !const_scalar(gr, nd->in[1], &lo)) return bk_fail(c, node, e, "Clip min must be a constant");
+            if (nd->nin > 2 && nd->in[2] >= 0 && !const_scalar(gr, nd->in[2], &hi)) return bk_fail(c, node, e, "Clip max must be a constant");
+            if (nd->nin == 1) { lo = ir_attr_float(nd, "min", -INFINITY); hi = ir_attr_float(nd, "max", INFINITY); }
+            add_step(l, ISA_OP_V_CLIP, out, 0, -1, (float)lo, (float)hi);
+        } else if (op_is(nd, "Neg")) add_step(l, ISA_OP_V_AFFINE, out, 0, -1, -1.0f, 0);
+        else if (op_is(nd, "Abs")) {
+            add_step(l, ISA_OP_V_AFFINE, out, 0, -1, -1.0f, 0);
+            add_step(l, ISA_OP_V_MAX, out, 0, out, 0, 0);
+        } else if (op_is(nd, "HardSigmoid")) {
+            add_step(l, ISA_OP_V_AFFINE, out, 0, -1, ir_attr_float(nd, "alpha", 0.2f), ir_attr_float(nd, "beta", 0.5f));
+            add_step(l, ISA_OP_V_CLIP, out, out, -1, 0.0f, 1.0f);
+        } else if (op_is(nd, "HardSwish")) {
+            add_step(l, ISA_OP_V_AFFINE, out, 0, -1, 1.0f / 6.0f, 0.5f);
+            add_step(l, ISA_OP_V_CLIP, out, out, -1, 0.0f, 1.0f);
+            add_step(l, ISA_OP_V_MUL, out, 0, out, 0, 0);
+        } else return bk_fail(c, node, e, "the vector unit has no lowering for %s", nd->op);
+    }
+    l->nregs = R + 1;
+    l->out_reg = out;
+    if (c->act_on[node]) {
+        snprintf(l->act, sizeof l->act, "%s", nd->act);
+        l->act_alpha = nd->act_alpha;
+        l->act_beta = nd->act_beta;
+    }
+    /* shapes: collapse output dims */
+    int ro = y->ndim;
+    int64_t od[IR_MAXDIM], st[BK_MAXIN][IR_MAXDIM];
+    for (int d = 0; d < ro; d++) od[d] = y->dims[d];
+    for (int i = 0; i < nin; i++) bcast_strides(ins[i].dims, ins[i].ndim, od, ro, st[i]);
+    int64_t cd[IR_MAXDIM], cs[BK_MAXIN][IR_MAXDIM];
+    int nc = 0;
+    for (int d = 0; d < ro; d++) {
+        if (od[d] == 1) continue;
+        int merge = nc > 0;
+        for (int i = 0; i < nin && merge; i++)
+            if (cs[i][nc - 1] != st[i][d] * od[d]) merge = 0;
+        if (merge) {
+            cd[nc - 1] *= od[d];
+            for (int i = 0; i < nin; i++) cs[i][nc - 1] = st[i][d];
+        } else {
+            cd[nc] = od[d];
+            for (int i = 0; i < nin; i++) cs[i][nc] = st[i][d];
+            nc++;
+        }
+    }
+    if (nc > 4) return bk_fail(c, node, e, "broadcast pattern needs %d dimensions (at most 4 are lowered)", nc);
+    int pad = 4 - nc;
+    for (int d = 0; d < 4; d++) {
+        int s = d - pad;
+        int64_t v = s < 0 ? 1 : cd[s];
+        if (v > 65535) {
+            /* split a long contiguous dim into two: only possible in the leading pad */
+            if (s <= 0 && pad > 0 && d > 0) { /* handled below */ }
+        }
+        l->od[d] = (uint32_t)v;
+        for (int i = 0; i < nin; i++) l->in_str[i][d] = s < 0 ? 0 : cs[i][s];
+    }
+    /* a dim above 65535: split it into (q, r) using a free leading dim */
+    for (int d = 3; d >= 1; d--) {
+        if (l->od[d] <= 65535) continue;
+        if (l->od[0] != 1) return bk_fail(c, node, e, "tensor dimension %u too long for the vector unit", l->od[d]);
+        uint32_t f = 1;
+        for (uint32_t q = 2; q <= 65535; q++) if (l->od[d] % q == 0 && l->od[d] / q <= 65535) { f = q; break; }
+        if (f == 1) return bk_fail(c, node, e, "tensor dimension %u cannot be split for the vector unit", l->od[d]);
+        /* shift dims 1..d-1 outward by one, place (f, od/f) at d-1, d */
+        for (int k = 0; k < d - 1; k++) {
+            l->od[k] = l->od[k + 1];
+            for (int i = 0; i < nin; i++) l->in_str[i][k] = l->in_str[i][k + 1];
+        }
+        uint32_t in2 = l->od[d] / f;
+        for (int i = 0; i < nin; i++) l->in_str[i][d - 1] = l->in_str[i][d] * in2;
+        l->od[d - 1] = f;
+        l->od[d] = in2;
+    }
+    for (int i = 0; i < nin; i++) l->in_addr[i] = ins[i].addr;
+    if (bk_tensor_in_dram(c, nd->out[0], &l->y, e)) return -1;
+    /* LMEM: every register is a full box (inputs may be smaller; sized full) */
+    int hs = !strcmp(l->act, "HardSwish");
+    if (fit_box(c, l, (uint64_t)(l->nregs + hs) * c->es, 0))
+        return bk_fail(c, node, e, "even one element box does not fit LMEM");
+    uint64_t used = 0, box = box_elems(l->chunk) * c->es;
+    for (int r = 0; r < l->nregs; r++) l->l_reg[r] = bk_slot_alloc(c, &used, box);
+    l->l_tmp = hs ? bk_slot_alloc(c, &used, box) : 0;
+    if (used > c->slot) return bk_fail(c, node, e, "tile does not fit LMEM");
+    g->gen = elem_gen;
+    if (bk_assign_tiles(c, g, (int)(l->nch[0] * l->nch[1] * l->nch[2] * l->nch[3]), e)) return -1;
+    snprintf(g->split, sizeof g->split, "%ux%ux%ux%u", l->nch[0], l->nch[1], l->nch[2], l->nch[3]);
+    return bk_cost_group(c, g, e);
+}
+
+/* ---- reductions and softmax: [outer][red][inner] ---- */
+
+static int red_gen(BkCtx *c, const BkGroup *g, int t, uint64_t slot, BkCode *k, AtlErr *e)
+{
+    const BkLow *l = &g->lw;
+    (void)e;
+    /* od = {1, outer, red, inner}; chunk only along outer */
+    uint32_t o0 = (uint32_t)t * l->chunk[1];
+    uint32_t on = l->od[1] - o0 < l->chunk[1] ? l->od[1] - o0 : l->chunk[1];
+    uint32_t sh[4] = {1, on, l->od[2], l->od[3]};
+    int64_t cs[4];
+    bk_compact(sh, cs);
+    int dt = c->dt, es = c->es;
+    uint64_t src = l->x + (uint64_t)o0 * l->od[2] * l->od[3] * es;
+    AtlInsn in = bk_dma(dt, ISA_SPACE_LMEM, slot + l->l_in, ISA_SPACE_DRAM, src, sh, cs, cs);
+    bk_code_ld(k, &in, 0);
+    uint32_t rsh[4] = {1, on, 1, l->od[3]};
+    int64_t rc[4];
+    bk_compact(rsh, rc);
+    AtlInsn r;
+    memset(&r, 0, sizeof r);
+    r.dtype = (uint8_t)dt;
+    r.otype = (uint8_t)dt;
+    r.axis = 2;
+    memcpy(r.shape, sh, sizeof sh);
+    if (l->kind == BK_K_REDUCE) {
+        r.op = (uint8_t)l->red_op;
+        r.dst = slot + l->l_out;
+        r.src = slot + l->l_in;
+        bk_code_cp(k, &r);
+        if (l->red_scale != 1.0f) {
+            in = bk_vun(ISA_OP_V_AFFINE, dt, slot + l->l_out, slot + l->l_out, rsh, rc, rc, l->red_scale, 0);
+            bk_code_cp(k, &in);
+        }
+        in = bk_dma(dt, ISA_SPACE_DRAM, l->y + (uint64_t)o0 * l->od[3] * es, ISA_SPACE_LMEM, slot + l->l_out, rsh, rc, rc);
+        bk_code_st(k, &in);
+        return 0;
+    }
+    /* softmax along dim 2 (inner is 1 here or handled by strides) */
+    int64_t bst[4] = {rc[0], rc[1], 0, rc[3]};
+    r.op = ISA_OP_V_RMAX;
+    r.dst = slot + l->l_tmp;
+    r.src = slot + l->l_in;
+    bk_code_cp(k, &r);
+    in = bk_vbin(ISA_OP_V_SUB, dt, slot + l->l_in, slot + l->l_in, slot + l->l_tmp, sh, cs, cs, bst);
+    bk_code_cp(k, &in);
+    in = bk_vun(ISA_OP_V_EXP, dt, slot + l->l_in, slot + l->l_in, sh, cs, cs, 0, 0);
+    bk_code_cp(k, &in);
+    r.op = ISA_OP_V_RSUM;
+    bk_code_cp(k, &r);
+    in = bk_vun(ISA_OP_V_RECIP, dt, slot + l->l_tmp, slot + l->l_tmp, rsh, rc, rc, 0, 0);
+    bk_code_cp(k, &in);
+    in = bk_vbin(ISA_OP_V_MUL, dt, slot + l->l_in, slot + l->l_in, slot + l->l_tmp, sh, cs, cs, bst);
+    bk_code_cp(k, &in);
+    in = bk_dma(dt, ISA_SPACE_DRAM, l->y + (uint64_t)o0 * l->od[2] * l->od[3] * es, ISA_SPACE_LMEM, slot + l->l_in, sh, cs, cs);
+    bk_code_st(k, &in);
+    return 0;
+}
+
+static int red_setup(BkCtx *c, int node, BkGroup *g, int a0, int a1, AtlErr *e)
+{
+    const IrGraph *gr = c->g;
+    const IrNode *nd = &gr->nodes[node];
+    BkLow *l = &g->lw;
+    const IrTensor *x = &gr->t[nd->in[0]];
+    int64_t outer = 1, red = 1, inner = 1;
+    for (int d = 0; d < x->ndim; d++) {
+        if (d < a0) outer *= x->dims[d];
+        else if (d <= a1) red *= x->dims[d];
+        else inner *= x->dims[d];
+    }
+    if (outer > 65535 || red > 65535 || inner > 65535) return bk_fail(c, node, e, "reduced shape %lldx%lldx%lld exceeds 65535 per dimension",
+                                                                     (long long)outer, (long long)red, (long long)inner);
+    l->od[0] = 1; l->od[1] = (uint32_t)outer; l->od[2] = (uint32_t)red; l->od[3] = (uint32_t)inner;
+    l->red_len = (uint32_t)red;
+    if (bk_tensor_in_dram(c, nd->in[0], &l->x, e) || bk_tensor_in_dram(c, nd->out[0], &l->y, e)) return -1;
+    uint64_t per_outer = ((uint64_t)red * inner + 2 * (uint64_t)inner) * c->es;
+    uint64_t fit = (c->slot - 4 * c->align) / per_outer;
+    if (fit < 1) return bk_fail(c, node, e, "one reduced row (%lld x %lld elements) does not fit half of LMEM", (long long)red, (long long)inner);
+    uint64_t ch = (uint64_t)(outer + c->ncores - 1) / c->ncores;
+    if (ch > fit) ch = fit;
+    if (ch < 1) ch = 1;
+    l->chunk[0] = 1; l->chunk[1] = (uint32_t)ch; l->chunk[2] = (uint32_t)red; l->chunk[3] = (uint32_t)inner;
+    uint64_t used = 0;
+    l->l_in = bk_slot_alloc(c, &used, ch * red * inner * c->es);
+    l->l_out = bk_slot_alloc(c, &used, ch * inner * c->es);
+    l->l_tmp = bk_slot_alloc(c, &used, ch * inner * c->es);
+    if (used > c->slot) return bk_fail(c, node, e, "reduction tile does not fit LMEM");
+    g->gen = red_gen;
+    int nt = (int)((outer + ch - 1) / ch);
+    if (bk_assign_tiles(c, g, nt, e)) return -1;
+    snprintf(g->split, sizeof g->split, "rows %d", nt);
+    return bk_cost_group(c, g, e);
+}
+
+int bk_lower_reduce(BkCtx *c, int node, BkGroup *g, AtlErr *e)
+{
+    const IrGraph *gr = c->g;
+    const IrNode *nd = &gr->nodes[node];
+    BkLow *l = &g->lw;
+    l->kind = BK_K_REDUCE;
+    const IrTensor *x = &gr->t[nd->in[0]];
+    int r = x->ndim, a0, a1;
+    int glob = !strncmp(nd->op, "Global", 6);
+    if (glob) { a0 = 2; a1 = r - 1; }
+    else {
+        int64_t axes[IR_MAXDIM];
+        int na = 0;
+        const IrAttr *at = ir_attr(nd, "axes");
+        if (at) { for (int i = 0; i < at->n && i < IR_MAXDIM; i++) axes[na++] = at->ints[i]; }
+        else if (nd->nin > 1 && nd->in[1] >= 0 && gr->t[nd->in[1]].data) {
+            const IrTensor *ax = &gr->t[nd->in[1]];
+            for (int64_t i = 0; i < ir_numel(ax) && na < IR_MAXDIM; i++) axes[na++] = ir_get_i(ax, i);
+        }
+        if (na == 0) { if (ir_attr_int(nd, "noop_with_empty_axes", 0)) return bk_fail(c, node, e, "empty axes"); for (int d = 0; d < r; d++) axes[na++] = d; }
+        a0 = r; a1 = -1;
+        for (int i = 0; i < na; i++) {
+            int a = (int)(axes[i] < 0 ? axes[i] + r : axes[i]);
+            if (a < a0) a0 = a;
+            if (a > a1) a1 = a;
+        }
+        if (a1 - a0 + 1 != na) return bk_fail(c, node, e, "reducing non-adjacent axes is not lowered");
+    }
+    int64_t cnt = 1;
+    for (int d = a0; d <= a1; d++) cnt *= x->dims[d];
+    if (strstr(nd->op, "Max")) l->red_op = ISA_OP_V_RMAX;
+    else l->red_op = ISA_OP_V_RSUM;
+    l->red_scale = (strstr(nd->op, "Mean") || !strcmp(nd->op, "GlobalAveragePool")) ? (float)(1.0 / (double)cnt) : 1.0f;
+    if (!strcmp(nd->op, "ReduceMin")) return bk_fail(c, node, e, "ReduceMin has no vector reduction");
+    return red_setup(c, node, g, a0, a1, e);
+}
+
+int bk_lower_softmax(BkCtx *c, int node, BkGroup *g, AtlErr *e)
+{
+    const IrGraph *gr = c->g;
+    const IrNode *nd = &gr->nodes[node];
+    BkLow *l = &g->lw;
+    l->kind = BK_K_SOFTMAX;
+    const IrTensor *x = &gr->t[nd->in[0]];
+    int r = x->ndim;
+    int ax = (int)ir_attr_int(nd, "axis", gr->opset >= 13 ? -1 : 1);
+    if (ax < 0) ax += r;
+    if (gr->opset < 13) return red_setup(c, node, g, ax, r - 1, e);
+    return red_setup(c, node, g, ax, ax, e);
+}
