@@ -1,0 +1,114 @@
+/* chip_exec.c - compile to an in-memory .abm and run it on the simulator,
+ * reading tensors back by name (see chip_exec.h). */
+#include "tools/chip_exec.h"
+#include <stdlib.h>
+#include <string.h>
+
+static const struct { uint32_t abm; int ir; } dtypes[] = {
+    {ABM_DTYPE_INT8, IR_I8}, {ABM_DTYPE_UINT8, IR_U8}, {ABM_DTYPE_INT16, IR_I16}, {ABM_DTYPE_INT32, IR_I32},
+    {ABM_DTYPE_FP16, IR_F16}, {ABM_DTYPE_BF16, IR_BF16}, {ABM_DTYPE_FP32, IR_F32},
+};
+
+int chip_ir_dtype(uint32_t abm_dtype)
+{
+    for (size_t i = 0; i < sizeof dtypes / sizeof dtypes[0]; i++) if (dtypes[i].abm == abm_dtype) return dtypes[i].ir;
+    return 0;
+}
+
+int chip_compile_graph(const IrGraph *g, const AtlChip *chip, const BkOptions *opt, uint8_t **abm, size_t *len,
+                       BkSummary *sum, AtlErr *e)
+{
+    *abm = NULL;
+    *len = 0;
+    AbmWriter *w = abm_writer_new(cfg_fingerprint(chip));
+    if (!w) return atl_fail(e, "out of memory");
+    BkOptions def;
+    if (!opt) { bk_options_default(&def); opt = &def; }
+    int rc = bk_compile(g, chip, opt, w, sum, e) || abm_serialize(w, abm, len, e) ? -1 : 0;
+    abm_writer_free(w);
+    return rc;
+}
+
+int chip_exec_open(ChipExec *x, const AtlChip *chip, const uint8_t *abm, size_t len, AtlSimMode mode, int trace, AtlErr *e)
+{
+    memset(x, 0, sizeof *x);
+    x->chip = chip;
+    if (abm_load_buffer(&x->model, abm, len, cfg_fingerprint(chip), 0, e)) return -1;
+    if (!x->model.view.n_nets || !x->model.view.n_stages) return atl_fail(e, "the model has no stage to run");
+    AbmNet net = abm_net(&x->model.view, 0);
+    x->stage = net.first_stage;
+    if (bk_stage_program(&x->model, x->stage, chip->clusters * chip->cores_per_cluster, &x->prog, &x->bases, e)) return -1;
+    AtlSimOptions so;
+    sim_options_default(&so);
+    so.mode = mode;
+    so.trace = trace;
+    x->sim = sim_create(chip, &so, e);
+    return x->sim ? 0 : -1;
+}
+
+int chip_exec_find(const ChipExec *x, const char *name)
+{
+    AbmStage st = abm_stage(&x->model.view, x->stage);
+    for (uint32_t i = st.tensor_first; i < st.tensor_first + st.tensor_count; i++)
+        if (!strcmp(abm_tensor(&x->model.view, i).name, name)) return (int)i;
+    return -1;
+}
+
+static uint8_t *tensor_bytes(ChipExec *x, const AbmTensor *t)
+{
+    if (t->region >= ABM_REGION_COUNT) return NULL;
+    return sim_dram(x->sim, x->bases.base[t->region] + t->offset, t->size);
+}
+
+int chip_exec_run(ChipExec *x, const IrTensor *inputs, int ninputs, AtlErr *e)
+{
+    x->ran = 0;
+    if (sim_load(x->sim, &x->prog, e)) return -1;
+    AbmStage st = abm_stage(&x->model.view, x->stage);
+    for (uint32_t i = st.tensor_first; i < st.tensor_first + st.tensor_count; i++) {
+        AbmTensor t = abm_tensor(&x->model.view, i);
+        if (t.role != ABM_ROLE_INPUT) continue;
+        const IrTensor *in = NULL;
+        for (int k = 0; k < ninputs && !in; k++) if (inputs[k].name && !strcmp(inputs[k].name, t.name)) in = &inputs[k];
+        if (!in) return atl_fail(e, "input '%s' of the compiled model was not given", t.name);
+        if (chip_ir_dtype(t.dtype) != in->dtype || ir_nbytes(in) != t.size)
+            return atl_fail(e, "input '%s': given %s of %zu bytes, the compiled model takes %s of %llu bytes", t.name,
+                            ir_dtype_name(in->dtype), ir_nbytes(in), abm_dtype_name(t.dtype), (unsigned long long)t.size);
+        uint8_t *d = tensor_bytes(x, &t);
+        if (!d) return atl_fail(e, "input '%s' lies outside the chip's DRAM", t.name);
+        memcpy(d, in->data, t.size);
+    }
+    if (sim_run(x->sim, e)) return -1;
+    x->ran = 1;
+    return 0;
+}
+
+int chip_exec_read(ChipExec *x, const char *name, IrTensor *out, AtlErr *e)
+{
+    memset(out, 0, sizeof *out);
+    if (!x->ran) return atl_fail(e, "tensor '%s': the model has not run", name);
+    int k = chip_exec_find(x, name);
+    if (k < 0) return atl_fail(e, "tensor '%s' is not in the compiled model's tensor table", name);
+    AbmTensor t = abm_tensor(&x->model.view, (uint32_t)k);
+    out->dtype = chip_ir_dtype(t.dtype);
+    if (!out->dtype) return atl_fail(e, "tensor '%s': dtype %s has no IR equivalent", name, abm_dtype_name(t.dtype));
+    if (t.layout == ABM_LAYOUT_OPAQUE) return atl_fail(e, "tensor '%s' has an opaque layout", name);
+    out->ndim = (int)t.ndim;
+    for (uint32_t d = 0; d < t.ndim && d < IR_MAXDIM; d++) out->dims[d] = t.dims[d];
+    out->producer = -1;
+    if (ir_nbytes(out) != t.size) return atl_fail(e, "tensor '%s': %llu bytes for its shape", name, (unsigned long long)t.size);
+    const uint8_t *d = tensor_bytes(x, &t);
+    if (!d) return atl_fail(e, "tensor '%s' lies outside the chip's DRAM", name);
+    out->name = ir_strdup(name);
+    if (!out->name || ir_alloc_data(out, e)) { ir_tensor_free_contents(out); return atl_fail(e, "out of memory"); }
+    memcpy(out->data, d, t.size);
+    return 0;
+}
+
+void chip_exec_close(ChipExec *x)
+{
+    sim_free(x->sim);
+    prog_free(&x->prog);
+    abm_model_free(&x->model);
+    memset(x, 0, sizeof *x);
+}
