@@ -106,6 +106,40 @@ static int add_io_tensors(BkCtx *c, uint32_t stage, AtlErr *e)
     return 0;
 }
 
+/* Intermediates that a lowered layer writes to the activations region, as
+ * ABM_ROLE_ACTIVATION records named after their IR tensors, so that tools
+ * (atoll compare --all) can find and read them after a run. Tensors of
+ * absorbed nodes and views are not listed: nothing writes them as such. */
+static int add_activation_tensors(BkCtx *c, uint32_t stage, AtlErr *e)
+{
+    const IrGraph *g = c->g;
+    uint32_t adt = c->dt == ISA_F16 ? ABM_DTYPE_FP16 : c->dt == ISA_BF16 ? ABM_DTYPE_BF16 : ABM_DTYPE_FP32;
+    for (int i = 0; i < c->ngroups; i++) {
+        const IrNode *n = &g->nodes[c->groups[i].node];
+        for (int k = 0; k < n->nout; k++) {
+            int t = n->out[k];
+            if (t < 0) continue;
+            const IrTensor *x = &g->t[t];
+            const BkPlace *p = &c->pl[t];
+            if (x->is_output || x->is_input || x->is_view || x->data || !p->placed || p->root != t) continue;
+            if (p->region != ABM_REGION_ACTIVATIONS || x->ndim < 0 || x->ndim > ABM_MAX_DIMS || !ir_shape_known(x)) continue;
+            AbmTensorDesc d;
+            memset(&d, 0, sizeof d);
+            d.name = x->name;
+            d.dtype = adt;
+            d.role = ABM_ROLE_ACTIVATION;
+            d.region = ABM_REGION_ACTIVATIONS;
+            d.layout = x->ndim == 4 ? ABM_LAYOUT_NCHW : ABM_LAYOUT_ROW_MAJOR;
+            d.ndim = (uint32_t)x->ndim;
+            for (int j = 0; j < x->ndim; j++) d.dims[j] = (uint32_t)x->dims[j];
+            d.offset = p->offset;
+            uint32_t idx;
+            if (abm_add_tensor(c->w, stage, &d, &idx, e)) return atl_err_prefix(e, "tensor '%s'", x->name);
+        }
+    }
+    return 0;
+}
+
 int bk_compile(const IrGraph *g, const AtlChip *chip, const BkOptions *opt, AbmWriter *w, BkSummary *sum, AtlErr *e)
 {
     BkOptions dflt;
@@ -163,7 +197,7 @@ int bk_compile(const IrGraph *g, const AtlChip *chip, const BkOptions *opt, AbmW
     snprintf(name, sizeof name, "%s", opt->net_name ? opt->net_name : (g->name && g->name[0] ? g->name : "net"));
     int batch = g->nin > 0 && g->t[g->inputs[0]].ndim > 0 ? (int)g->t[g->inputs[0]].dims[0] : 1;
     if (abm_add_net(w, name, &net, e) || abm_add_stage(w, net, (uint32_t)batch, (uint32_t)c.ncores, &stage, e)) goto done;
-    if (add_io_tensors(&c, stage, e) || encode_streams(&c, stage, e)) goto done;
+    if (add_io_tensors(&c, stage, e) || add_activation_tensors(&c, stage, e) || encode_streams(&c, stage, e)) goto done;
     if (abm_set_mem_plan(w, stage, c.act_bytes ? c.act_bytes : 64, c.io_bytes ? c.io_bytes : 64, e)) goto done;
     if (!abm_writer_has_metadata(w)) {
         uint8_t zero[ABM_HASH_BYTES] = {0};
