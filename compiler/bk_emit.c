@@ -37,6 +37,9 @@
 static int put(BkCtx *c, int core, int engine, AtlInsn in, int layer, AtlErr *e)
 {
     in.layer = (uint16_t)layer;
+    /* an lmem: source is the issuing core's own LMEM */
+    if (in.op == ISA_OP_DMA_COPY && in.src_space == ISA_SPACE_LMEM)
+        in.src_core = (uint8_t)(core % c->chip->cores_per_cluster);
     return prog_append(&c->prog, core, engine, &in, 0, e);
 }
 

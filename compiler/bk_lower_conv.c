@@ -59,6 +59,12 @@ static int conv_gen(BkCtx *c, const BkGroup *g, int t, uint64_t slot, BkCode *k,
     int cpg = l->C / l->groups, opg = l->OC / l->groups;
     int g0 = gci * l->gchunk, gn = imin(l->gchunk, l->groups - g0);
     int c0 = g0 * cpg, cn = gn * cpg, oc0 = g0 * opg, ocn = gn * opg;
+    if (l->groups == 1 && l->kind == BK_K_CONV) {
+        /* one group: chunk the output channels, every tile reads all inputs */
+        oc0 = gci * l->gchunk;
+        ocn = imin(l->gchunk, l->OC - oc0);
+        gn = 1; c0 = 0; cn = l->C;
+    }
     int r0 = rci * l->rows, rn = imin(l->rows, l->OH - r0);
     int ia, ih, ptp, pbp;
     rows_needed(l, r0, rn, &ia, &ih, &ptp, &pbp);
@@ -154,6 +160,7 @@ static int layout(const BkCtx *c, BkLow *l)
     uint64_t used = 0;
     int cpg = l->C / l->groups, opg = l->OC / l->groups;
     int cn = l->gchunk * cpg, ocn = l->gchunk * opg;
+    if (l->groups == 1 && l->kind == BK_K_CONV) { cn = l->C; ocn = l->gchunk; }
     uint64_t ih = (uint64_t)max_in_rows(l, l->rows);
     uint64_t outn = (uint64_t)l->rows * l->OW;
     l->l_in = bk_slot_alloc(c, &used, ih * l->W * cn * c->es);
@@ -175,12 +182,13 @@ static int choose_tiles(BkCtx *c, BkGroup *g, AtlErr *e)
     BkLow *l = &g->lw;
     int best_gc = -1, best_r = -1;
     uint64_t best = UINT64_MAX;
-    for (int gc = l->groups;; gc = (gc + 1) / 2) {
+    int units = l->groups == 1 && l->kind == BK_K_CONV ? l->OC : l->groups;
+    for (int gc = units;; gc = (gc + 1) / 2) {
         for (int r = l->OH;; r = (r + 1) / 2) {
             l->gchunk = gc;
             l->rows = r;
             if (layout(c, l) == 0) {
-                l->ngc = (l->groups + gc - 1) / gc;
+                l->ngc = (units + gc - 1) / gc;
                 l->nrc = (l->OH + r - 1) / r;
                 if (bk_assign_tiles(c, g, l->ngc * l->N * l->nrc, e)) return -1;
                 for (int t = 0; t < g->ntiles; t++) g->tile_wkey[t] = l->kind == BK_K_CONV ? t / (l->N * l->nrc) : -1;
@@ -197,7 +205,7 @@ static int choose_tiles(BkCtx *c, BkGroup *g, AtlErr *e)
     l->gchunk = best_gc;
     l->rows = best_r;
     layout(c, l);
-    l->ngc = (l->groups + best_gc - 1) / best_gc;
+    l->ngc = (units + best_gc - 1) / best_gc;
     l->nrc = (l->OH + best_r - 1) / best_r;
     if (bk_assign_tiles(c, g, l->ngc * l->N * l->nrc, e)) return -1;
     for (int t = 0; t < g->ntiles; t++) g->tile_wkey[t] = l->kind == BK_K_CONV ? t / (l->N * l->nrc) : -1;

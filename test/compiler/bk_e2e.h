@@ -1,0 +1,173 @@
+/* bk_e2e.h - end-to-end harness shared by the backend tests: ONNX model ->
+ * passes -> bk_compile -> .abm bytes -> abm_load_buffer -> bk_stage_program
+ * -> simulator (inputs written into the io region, outputs read back) ->
+ * comparison with the reference outputs (models/NAME.ref.npz, PyTorch) and
+ * with the reference interpreter. Header only (one test binary each). */
+#ifndef ATOLL_TEST_BK_E2E_H
+#define ATOLL_TEST_BK_E2E_H
+#include <stdlib.h>
+#include <string.h>
+#include <math.h>
+#include "compiler/backend.h"
+#include "compiler/onnx.h"
+#include "compiler/infer.h"
+#include "compiler/passes.h"
+#include "compiler/interp.h"
+#include "isa/numerics.h"
+#include "sim/sim.h"
+#include "util/npy.h"
+
+typedef struct E2eResult {
+    double max_abs, max_rel, cosine;     /* vs PyTorch reference */
+    double interp_max_abs;               /* vs the interpreter */
+    uint64_t cycles;
+    int ok_compile, ok_sim;
+    char err[1024];
+    BkSummary sum;
+    AtlSimStats *stats;                  /* copy of the layer table */
+    uint64_t *layer_sim;                 /* simulated cycles per layer id */
+    int nlayer_sim;
+} E2eResult;
+
+static void e2e_free(E2eResult *r)
+{
+    bk_summary_free(&r->sum);
+    free(r->layer_sim);
+    memset(r, 0, sizeof *r);
+}
+
+static float e2e_load_elem(const uint8_t *p, int dt, size_t i)
+{
+    if (dt == ISA_F16) return num_f16_to_f32(((const uint16_t *)p)[i]);
+    if (dt == ISA_BF16) return num_bf16_to_f32(((const uint16_t *)p)[i]);
+    return ((const float *)p)[i];
+}
+
+static void e2e_store_elem(int dt, uint8_t *p, size_t i, float v)
+{
+    if (dt == ISA_F16) ((uint16_t *)p)[i] = num_f32_to_f16(v);
+    else if (dt == ISA_BF16) ((uint16_t *)p)[i] = num_f32_to_bf16(v);
+    else ((float *)p)[i] = v;
+}
+
+/* Loads the model with its first input fixed to the shape of `in`. */
+static int e2e_load_model(const char *path, const AtlNdArray *in, IrGraph *g, AtlErr *e)
+{
+    if (onnx_load_file(path, g, e)) return -1;
+    if (ir_toposort(g, e) || ir_verify(g, e)) return -1;
+    if (in && g->nin > 0) {
+        IrInputShape sh;
+        memset(&sh, 0, sizeof sh);
+        snprintf(sh.name, sizeof sh.name, "%s", g->t[g->inputs[0]].name);
+        sh.ndim = in->ndim;
+        for (int d = 0; d < in->ndim; d++) sh.dims[d] = in->shape[d];
+        if (ir_apply_input_shapes(g, &sh, 1, e)) return -1;
+    }
+    if (ir_infer_shapes(g, e) || pass_run_all(g, e)) return -1;
+    return 0;
+}
+
+/* Runs model NAME on chip file for dtype; fills r. Returns 0 if it ran. */
+static int e2e_run(const char *name, const char *chipfile, int dtype, E2eResult *r)
+{
+    memset(r, 0, sizeof *r);
+    AtlErr e = {{0}};
+    char path[512];
+    IrGraph g;
+    AtlChip chip;
+    AbmWriter *w = NULL;
+    uint8_t *buf = NULL;
+    size_t len = 0;
+    AbmModel m;
+    memset(&m, 0, sizeof m);
+    AtlProgram p;
+    memset(&p, 0, sizeof p);
+    AtlSim *s = NULL;
+    AtlNdArray *ref = NULL;
+    int nref = 0, rc = -1;
+    IrTensor *outs = NULL;
+    IrTensor in;
+    memset(&in, 0, sizeof in);
+    ir_init(&g);
+    snprintf(path, sizeof path, "models/%s.ref.npz", name);
+    if (atl_npz_read(path, &ref, &nref, &e)) goto done;
+    const AtlNdArray *rin = NULL, *rout = NULL;
+    for (int i = 0; i < nref; i++) {
+        if (!strcmp(ref[i].name, "input")) rin = &ref[i];
+        if (!strcmp(ref[i].name, "output")) rout = &ref[i];
+    }
+    if (!rin || !rout || rin->dtype != ATL_NPY_F32 || rout->dtype != ATL_NPY_F32) { atl_fail(&e, "%s: no f32 input/output", path); goto done; }
+    snprintf(path, sizeof path, "models/%s.onnx", name);
+    if (cfg_load(chipfile, &chip, &e) || e2e_load_model(path, rin, &g, &e)) goto done;
+    w = abm_writer_new(cfg_fingerprint(&chip));
+    BkOptions o;
+    bk_options_default(&o);
+    o.dtype = dtype;
+    if (!w || bk_compile(&g, &chip, &o, w, &r->sum, &e)) goto done;
+    r->ok_compile = 1;
+    if (abm_serialize(w, &buf, &len, &e) || abm_load_buffer(&m, buf, len, 0, 0, &e)) goto done;
+    BkRegionBases b;
+    if (bk_stage_program(&m, 0, cfg_total_cores(&chip), &p, &b, &e)) goto done;
+    AtlSimOptions so;
+    sim_options_default(&so);
+    s = sim_create(&chip, &so, &e);
+    if (!s || sim_load(s, &p, &e)) goto done;
+    /* input -> io region (first input tensor of the stage) */
+    AbmTensor ti = abm_tensor(&m.view, 0), to;
+    int oi = -1;
+    for (uint32_t i = 0; i < m.view.n_tensors; i++) if (abm_tensor(&m.view, i).role == ABM_ROLE_OUTPUT) { oi = (int)i; break; }
+    if (oi < 0) { atl_fail(&e, "no output tensor"); goto done; }
+    to = abm_tensor(&m.view, (uint32_t)oi);
+    int64_t nin = atl_ndarray_numel(rin), nout = atl_ndarray_numel(rout);
+    int es = isa_dtype_size(dtype);
+    uint8_t *din = sim_dram(s, b.base[ABM_REGION_IO] + ti.offset, (uint64_t)nin * es);
+    if (!din) { atl_fail(&e, "input outside DRAM"); goto done; }
+    for (int64_t i = 0; i < nin; i++) e2e_store_elem(dtype, din, (size_t)i, ((const float *)rin->data)[i]);
+    if (sim_run(s, &e)) goto done;
+    r->ok_sim = 1;
+    const AtlSimStats *st = sim_stats(s);
+    r->cycles = st->cycles;
+    r->nlayer_sim = st->nlayers;
+    r->layer_sim = calloc((size_t)(st->nlayers + 1), sizeof *r->layer_sim);
+    for (int i = 0; i < st->nlayers && r->layer_sim; i++)
+        if (st->layers[i].used) r->layer_sim[i] = st->layers[i].last - st->layers[i].first;
+    const uint8_t *dout = sim_dram(s, b.base[ABM_REGION_IO] + to.offset, (uint64_t)nout * es);
+    if (!dout) { atl_fail(&e, "output outside DRAM"); goto done; }
+    double dot = 0, na = 0, nb = 0;
+    for (int64_t i = 0; i < nout; i++) {
+        double a = e2e_load_elem(dout, dtype, (size_t)i), t = ((const float *)rout->data)[i];
+        double d = fabs(a - t);
+        if (d > r->max_abs) r->max_abs = d;
+        double rel = d / (fabs(t) > 1e-3 ? fabs(t) : 1e-3);
+        if (rel > r->max_rel) r->max_rel = rel;
+        dot += a * t; na += a * a; nb += t * t;
+    }
+    r->cosine = na > 0 && nb > 0 ? dot / sqrt(na * nb) : (na == nb ? 1 : 0);
+    /* the interpreter on the same input */
+    in.name = ir_strdup(g.t[g.inputs[0]].name);
+    in.dtype = IR_F32;
+    in.ndim = rin->ndim;
+    for (int d = 0; d < rin->ndim; d++) in.dims[d] = rin->shape[d];
+    in.producer = -1;
+    if (ir_alloc_data(&in, &e)) goto done;
+    memcpy(in.data, rin->data, (size_t)nin * 4);
+    if (interp_run(&g, &in, 1, &outs, &e)) goto done;
+    for (int64_t i = 0; i < nout && i < ir_numel(&outs[0]); i++) {
+        double d = fabs(e2e_load_elem(dout, dtype, (size_t)i) - ir_get_f(&outs[0], i));
+        if (d > r->interp_max_abs) r->interp_max_abs = d;
+    }
+    rc = 0;
+done:
+    if (rc) snprintf(r->err, sizeof r->err, "%s", e.msg);
+    if (outs) interp_free_outputs(outs, g.nout);
+    ir_tensor_free_contents(&in);
+    atl_ndarray_list_free(ref, nref);
+    sim_free(s);
+    prog_free(&p);
+    abm_model_free(&m);
+    free(buf);
+    abm_writer_free(w);
+    ir_free(&g);
+    return rc;
+}
+#endif
