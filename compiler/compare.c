@@ -160,17 +160,17 @@ void cmp_report_print(const CmpReport *r, FILE *fp)
     int w = 6;
     for (int i = 0; i < r->n; i++) { int l = (int)strlen(r->rows[i].name); if (l > w) w = l; }
     if (w > 48) w = 48;
-    fprintf(fp, "%-*s  %-6s  %-5s  %-16s  %10s  %11s  %11s  %-4s  %s\n", w, "tensor", "kind", "dtype", "shape",
+    fprintf(fp, "%-*s  %-6s  %-7s  %-16s  %10s  %11s  %11s  %-4s  %s\n", w, "tensor", "kind", "dtype", "shape",
             "cosine", "max abs", "max rel", "ok", "note");
     for (int i = 0; i < r->n; i++) {
         const CmpRow *row = &r->rows[i];
         const char *kind = row->is_output ? "output" : "inter";
         if (row->skipped) {
-            fprintf(fp, "%-*.*s  %-6s  %-5s  %-16s  %10s  %11s  %11s  %-4s  %s\n", w, w, row->name, kind, "-", "-",
+            fprintf(fp, "%-*.*s  %-6s  %-7s  %-16s  %10s  %11s  %11s  %-4s  %s\n", w, w, row->name, kind, "-", "-",
                     "-", "-", "-", "skip", row->note);
             continue;
         }
-        fprintf(fp, "%-*.*s  %-6s  %-5s  %-16s  %10.7f  %11.4e  %11.4e  %-4s  %s\n", w, w, row->name, kind,
+        fprintf(fp, "%-*.*s  %-6s  %-7s  %-16s  %10.7f  %11.4e  %11.4e  %-4s  %s\n", w, w, row->name, kind,
                 ir_dtype_name(row->dtype), row->shape, row->st.cosine, row->st.max_abs, row->st.max_rel,
                 row->pass ? "yes" : "NO", row->note);
     }

@@ -1,0 +1,235 @@
+/* cmd_compare.c - `atoll compare MODEL.onnx MODEL.abm --input X.npy|IN.npz
+ * [--chip FILE] [--all] [--rtol R] [--atol A] [--min-cos C]
+ * [--input-shape NAME=DIMS]... [--synthetic-weights]`: runs the model on
+ * the reference interpreter and the compiled .abm on the simulated chip,
+ * compares every model output (with --all also every intermediate the .abm
+ * lists in DRAM whose storage was not reused later in the run) by cosine
+ * similarity, max abs and max rel error (compiler/compare.h), prints the
+ * table, names the first tensor that diverges, and exits 1 if any output
+ * fails its thresholds.
+ *
+ * Outputs are checked against the interpreter on the model as imported
+ * (so a wrong canonicalisation pass shows up too); intermediates against
+ * the interpreter on the canonicalised graph, whose tensor names are the
+ * ones the backend wrote into the .abm. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "tools/cli.h"
+#include "tools/model_io.h"
+#include "tools/chip_exec.h"
+#include "compiler/compare.h"
+#include "compiler/interp.h"
+#include "compiler/passes.h"
+#include "util/file.h"
+
+const char cmd_compare_summary[] = "compare a compiled model on the simulated chip with the reference interpreter";
+
+#define MAXOPT 64
+
+static void usage(FILE *fp)
+{
+    fprintf(fp, "usage: atoll compare MODEL.onnx MODEL.abm --input X.npy|IN.npz|NAME=X.npy [--input ...]\n"
+                "                     [--chip FILE] [--all] [--rtol R] [--atol A] [--min-cos C]\n"
+                "                     [--input-shape NAME=1x3x224x224]... [--synthetic-weights]\n"
+                "Defaults by the chip's dtype: fp32 |got-ref| <= 1e-4*max|ref| + 1e-4*|ref|; fp16/bf16 cosine >= 0.999.\n"
+                "--chip defaults to configs/a1.ini. Exit status 1 when an output fails.\n");
+}
+
+/* What the observer collects: reference values of the intermediates the
+ * chip can give back, in the order the interpreter produced them. */
+typedef struct Collect {
+    ChipExec *x;
+    const IrGraph *g;
+    IrTensor *vals;      /* copies, in production order */
+    int *tensor;         /* their IR tensor indices */
+    int n, cap;
+} Collect;
+
+static int collect(void *ctx, int tensor, const IrTensor *v, AtlErr *e)
+{
+    Collect *c = ctx;
+    if (c->g->t[tensor].is_output || chip_exec_find(c->x, v->name) < 0) return 0;
+    if (c->n == c->cap) {
+        int cap = c->cap ? 2 * c->cap : 32;
+        IrTensor *a = realloc(c->vals, (size_t)cap * sizeof *a);
+        if (!a) return atl_fail(e, "out of memory");
+        c->vals = a;
+        int *b = realloc(c->tensor, (size_t)cap * sizeof *b);
+        if (!b) return atl_fail(e, "out of memory");
+        c->tensor = b;
+        c->cap = cap;
+    }
+    IrTensor *t = &c->vals[c->n];
+    *t = *v;
+    t->name = ir_strdup(v->name);
+    t->data = NULL;
+    if (!t->name || ir_alloc_data(t, e)) { free(t->name); return atl_fail(e, "out of memory"); }
+    memcpy(t->data, v->data, ir_nbytes(v));
+    c->tensor[c->n++] = tensor;
+    return 0;
+}
+
+/* Name of a tensor written later than position `pos` whose DRAM bytes
+ * overlap those of stage tensor `k` (its value is gone by the end of the
+ * run), or NULL. */
+static const char *overwritten_by(const ChipExec *x, const Collect *c, int pos)
+{
+    int k = chip_exec_find(x, c->vals[pos].name);
+    AbmTensor a = abm_tensor(&x->model.view, (uint32_t)k);
+    for (int j = pos + 1; j < c->n; j++) {
+        int m = chip_exec_find(x, c->vals[j].name);
+        AbmTensor b = abm_tensor(&x->model.view, (uint32_t)m);
+        if (b.region == a.region && b.offset < a.offset + a.size && a.offset < b.offset + b.size) return b.name;
+    }
+    return NULL;
+}
+
+static int to_chip_dtype(const IrTensor *in, int dtype, IrTensor *out, AtlErr *e)
+{
+    *out = *in;
+    out->dtype = dtype;
+    out->name = ir_strdup(in->name);
+    out->data = NULL;
+    if (!out->name || ir_alloc_data(out, e)) { free(out->name); out->name = NULL; return atl_fail(e, "out of memory"); }
+    for (int64_t i = 0; i < ir_numel(in); i++) ir_set_f(out, i, ir_get_f(in, i));
+    return 0;
+}
+
+static int parse_real(const char *opt, const char *v, double *out)
+{
+    char *end;
+    *out = strtod(v, &end);
+    if (end == v || *end || *out < 0) {
+        fprintf(stderr, "atoll compare: %s '%s' is not a non-negative number\n", opt, v);
+        return -1;
+    }
+    return 0;
+}
+
+int cmd_compare(int argc, char **argv)
+{
+    const char *model = NULL, *abm_path = NULL, *chip_path = "configs/a1.ini", *inputs[MAXOPT], *v;
+    IrInputShape shapes[MAXOPT];
+    int nin = 0, nshapes = 0, bad = 0, all = 0;
+    CmpThresholds user;
+    memset(&user, 0, sizeof user);
+    OnnxLoadOpts lopts = {0, 0, 0};
+    AtlErr e = {{0}};
+    for (int i = 1; i < argc; i++) {
+        if (cli_is_help(argv[i])) { usage(stdout); return 0; }
+        if ((v = cli_opt(argc, argv, &i, "--input-shape", &bad))) {
+            if (nshapes == MAXOPT) { fprintf(stderr, "atoll compare: too many --input-shape options\n"); return 2; }
+            if (ir_parse_input_shape(v, &shapes[nshapes++], &e)) { fprintf(stderr, "atoll compare: %s\n", e.msg); return 2; }
+        } else if ((v = cli_opt(argc, argv, &i, "--input", &bad))) {
+            if (nin == MAXOPT) { fprintf(stderr, "atoll compare: too many --input options\n"); return 2; }
+            inputs[nin++] = v;
+        } else if ((v = cli_opt(argc, argv, &i, "--chip", &bad))) chip_path = v;
+        else if ((v = cli_opt(argc, argv, &i, "--rtol", &bad))) {
+            if (parse_real("--rtol", v, &user.rtol)) return 2;
+            user.set_rtol = 1;
+        } else if ((v = cli_opt(argc, argv, &i, "--atol", &bad))) {
+            if (parse_real("--atol", v, &user.atol)) return 2;
+            user.set_atol = 1;
+        } else if ((v = cli_opt(argc, argv, &i, "--min-cos", &bad))) {
+            if (parse_real("--min-cos", v, &user.min_cos)) return 2;
+            if (user.min_cos > 1) { fprintf(stderr, "atoll compare: --min-cos %s is above 1\n", v); return 2; }
+            user.set_cos = 1;
+        } else if (bad) return 2;
+        else if (!strcmp(argv[i], "--all")) all = 1;
+        else if (!strcmp(argv[i], "--synthetic-weights")) lopts.synthetic_weights = 1;
+        else if (argv[i][0] == '-') { fprintf(stderr, "atoll compare: unknown option '%s'\n", argv[i]); usage(stderr); return 2; }
+        else if (!model) model = argv[i];
+        else if (!abm_path) abm_path = argv[i];
+        else { fprintf(stderr, "atoll compare: unexpected argument '%s'\n", argv[i]); return 2; }
+    }
+    if (!model || !abm_path) { fprintf(stderr, "atoll compare: give MODEL.onnx and MODEL.abm\n"); usage(stderr); return 2; }
+    if (!nin) { fprintf(stderr, "atoll compare: no --input given\n"); usage(stderr); return 2; }
+
+    int rc = 1;
+    IrGraph g, gp;
+    IrTensor *tin = NULL, *ref = NULL, *chip_in = NULL;
+    int ntin = 0, nchip_in = 0;
+    unsigned char *abm = NULL;
+    size_t abm_len = 0;
+    AtlChip chip;
+    ChipExec x;
+    CmpReport rep = {0};
+    Collect col;
+    memset(&x, 0, sizeof x);
+    memset(&col, 0, sizeof col);
+    ir_init(&g);
+    ir_init(&gp);
+    if (cfg_load(chip_path, &chip, &e)) goto done;
+    if (model_load_opts(model, shapes, nshapes, &lopts, &g, &e)) goto done;
+    if (model_load_opts(model, shapes, nshapes, &lopts, &gp, &e) || pass_run_all(&gp, &e)) goto done;
+    if (model_read_inputs(&g, inputs, nin, &tin, &ntin, &e)) goto done;
+    if (atl_read_file(abm_path, &abm, &abm_len, &e)) goto done;
+    if (chip_exec_open(&x, &chip, abm, abm_len, SIM_MODE_FULL, 0, &e)) { atl_err_prefix(&e, "%s", abm_path); goto done; }
+    /* the chip takes its inputs in its own dtype */
+    chip_in = calloc((size_t)ntin + 1, sizeof *chip_in);
+    if (!chip_in) { atl_fail(&e, "out of memory"); goto done; }
+    for (; nchip_in < ntin; nchip_in++) {
+        int k = chip_exec_find(&x, tin[nchip_in].name);
+        int dt = k >= 0 ? chip_ir_dtype(abm_tensor(&x.model.view, (uint32_t)k).dtype) : tin[nchip_in].dtype;
+        if (to_chip_dtype(&tin[nchip_in], dt ? dt : tin[nchip_in].dtype, &chip_in[nchip_in], &e)) goto done;
+    }
+    if (interp_run(&g, tin, ntin, &ref, &e)) { atl_err_prefix(&e, "reference interpreter"); goto done; }
+    col.x = &x;
+    col.g = &gp;
+    if (all) {
+        IrTensor *outs = NULL;
+        if (interp_run_observed(&gp, tin, ntin, &outs, collect, &col, &e)) { atl_err_prefix(&e, "reference interpreter (canonicalised graph)"); goto done; }
+        interp_free_outputs(outs, gp.nout);
+    }
+    if (chip_exec_run(&x, chip_in, nchip_in, &e)) { atl_err_prefix(&e, "simulated chip"); goto done; }
+    for (int i = 0; all && i < col.n; i++) {
+        const char *by = overwritten_by(&x, &col, i);
+        if (by) {
+            char why[96];
+            snprintf(why, sizeof why, "storage reused by '%.60s'", by);
+            if (cmp_report_skip(&rep, col.vals[i].name, 0, why, &e)) goto done;
+            continue;
+        }
+        IrTensor got;
+        if (chip_exec_read(&x, col.vals[i].name, &got, &e)) goto done;
+        int r = cmp_report_add(&rep, col.vals[i].name, 0, got.dtype, &col.vals[i], &got, &user, &e);
+        ir_tensor_free_contents(&got);
+        if (r) goto done;
+    }
+    for (int i = 0; i < g.nout; i++) {
+        IrTensor got;
+        if (chip_exec_read(&x, ref[i].name, &got, &e)) goto done;
+        int r = cmp_report_add(&rep, ref[i].name, 1, got.dtype, &ref[i], &got, &user, &e);
+        ir_tensor_free_contents(&got);
+        if (r) goto done;
+    }
+    const AtlSimStats *st = sim_stats(x.sim);
+    printf("%s on %s: %llu cycles, %.1f%% matrix-unit utilisation\n", abm_path, chip_path,
+           (unsigned long long)st->cycles, 100 * st->mm_util);
+    if (all) {
+        int unlisted = 0;
+        for (int t = 0; t < gp.nt; t++) {
+            const IrTensor *x2 = &gp.t[t];
+            if (x2->producer >= 0 && !x2->is_output && !x2->data && chip_exec_find(&x, x2->name) < 0) unlisted++;
+        }
+        printf("--all: %d intermediates in DRAM compared or skipped; %d not listed in the .abm (fused into a layer, views, or never stored)\n",
+               col.n, unlisted);
+    }
+    cmp_report_print(&rep, stdout);
+    rc = cmp_report_failed_outputs(&rep) ? 1 : 0;
+done:
+    if (rc && e.msg[0]) fprintf(stderr, "atoll compare: %s\n", e.msg);
+    cmp_report_free(&rep);
+    for (int i = 0; i < col.n; i++) ir_tensor_free_contents(&col.vals[i]);
+    free(col.vals);
+    free(col.tensor);
+    chip_exec_close(&x);
+    free(abm);
+    interp_free_outputs(ref, g.nout);
+    model_free_inputs(chip_in, nchip_in);
+    model_free_inputs(tin, ntin);
+    ir_free(&g);
+    ir_free(&gp);
+    return rc;
+}
