@@ -1,0 +1,43 @@
+# compare.sh - `atoll compile -o` and `atoll compare`: a compiled model agrees
+# with the reference interpreter (fp32 thresholds, fp16 cosine), a model
+# compiled with other (synthetic) weights diverges and the first diverging
+# tensor is named with exit status 1, thresholds from the command line
+# apply, and every usage error gets a message.
+. test/cli/lib.inc
+D=test/data
+T=configs/tiny.ini
+expect_ok compile_abm "$ATOLL" compile $D/synth.onnx -o "$TMPD/synth.abm" --chip $T
+expect_grep compile_summary "3 layers" "$TMPD/out"
+expect_ok compare_same "$ATOLL" compare $D/synth.onnx "$TMPD/synth.abm" --input $D/synth_x.npy --chip $T --all
+expect_grep compare_same_all "all 2 compared tensors within tolerance (1 outputs)" "$TMPD/out"
+expect_grep compare_same_row "^y  *output  float32  1x4 .* yes" "$TMPD/out"
+expect_grep compare_inter_row "^h  *inter  *float32  1x16 .* yes" "$TMPD/out"
+# the same graph compiled with synthetic weights: wrong everywhere
+cp $D/synth.onnx "$TMPD/fake.onnx"
+expect_ok compile_fake "$ATOLL" compile "$TMPD/fake.onnx" --synthetic-weights -o "$TMPD/fake.abm" --chip $T
+expect_fail compare_diverges "first diverging tensor: 'h' (intermediate); 1 of 1 outputs fail" \
+    "$ATOLL" compare $D/synth.onnx "$TMPD/fake.abm" --input $D/synth_x.npy --chip $T --all
+expect_fail compare_diverges_output "first diverging tensor: 'y' (output)" \
+    "$ATOLL" compare $D/synth.onnx "$TMPD/fake.abm" --input $D/synth_x.npy --chip $T
+# exact equality is more than fp32 on a different summation order gives
+expect_fail compare_exact "outside tolerance" \
+    "$ATOLL" compare $D/synth.onnx "$TMPD/synth.abm" --input $D/synth_x.npy --chip $T --rtol 0 --atol 0
+# loose thresholds accept the fake model's output
+expect_ok compare_loose "$ATOLL" compare $D/synth.onnx "$TMPD/fake.abm" --input $D/synth_x.npy --chip $T --rtol 1e9 --atol 1e9
+# fp16: within cosine 0.999, not within fp32's rtol
+expect_ok compile_f16 "$ATOLL" compile $D/synth.onnx -o "$TMPD/synth16.abm" --chip $T --dtype f16
+expect_ok compare_f16 "$ATOLL" compare $D/synth.onnx "$TMPD/synth16.abm" --input $D/synth_x.npy --chip $T
+expect_grep compare_f16_row "^y  *output  float16" "$TMPD/out"
+expect_fail compare_f16_rtol "outside tolerance" \
+    "$ATOLL" compare $D/synth.onnx "$TMPD/synth16.abm" --input $D/synth_x.npy --chip $T --rtol 1e-6 --atol 0
+# errors
+expect_fail compare_no_input "no --input given" "$ATOLL" compare $D/synth.onnx "$TMPD/synth.abm"
+expect_fail compare_no_abm "give MODEL.onnx and MODEL.abm" "$ATOLL" compare $D/synth.onnx --input $D/synth_x.npy
+expect_fail compare_bad_cos "--min-cos 2 is above 1" "$ATOLL" compare $D/synth.onnx "$TMPD/synth.abm" --input $D/synth_x.npy --min-cos 2
+expect_fail compare_bad_rtol "--rtol 'x' is not a non-negative number" "$ATOLL" compare $D/synth.onnx "$TMPD/synth.abm" --input $D/synth_x.npy --rtol x
+expect_fail compare_missing_abm "nope.abm" "$ATOLL" compare $D/synth.onnx "$TMPD/nope.abm" --input $D/synth_x.npy --chip $T
+expect_fail compare_wrong_chip "atoll compare: .*synth.abm" "$ATOLL" compare $D/synth.onnx "$TMPD/synth.abm" --input $D/synth_x.npy --chip configs/a1.ini
+expect_fail compare_wrong_input "input 'x'" "$ATOLL" compare $D/synth.onnx "$TMPD/synth.abm" --input $D/ones23.npy --chip $T
+expect_fail compile_bad_dtype "the backend compiles f32, f16 or bf16" "$ATOLL" compile $D/synth.onnx -o "$TMPD/x.abm" --dtype i8
+expect_fail compile_no_output "give -o MODEL.abm or --dump-ir" "$ATOLL" compile $D/synth.onnx
+cli_summary compare.sh
