@@ -12,6 +12,7 @@
 #   make bench      benchmark table
 #   make fuzz       libFuzzer harnesses, FUZZ_SECONDS each
 #   make conformance  ONNX backend tests per op; regenerates docs/conformance.md
+#   make demo       digits CNN on the simulated chip (accuracy, speed), ResNet-50 timing
 #   make install PREFIX=/usr/local
 
 CC      ?= cc
@@ -94,6 +95,11 @@ fuzz: $(BUILD)/gen/commands.h $(FUZZ_BINS)
 	  seeds=fuzz/seeds/$$n; [ -d $$seeds ] || seeds=; \
 	  $$f -max_total_time=$(FUZZ_SECONDS) -rss_limit_mb=2048 $(BUILD)/fuzz/corpus-$$n $$seeds >$(BUILD)/fuzz/$$n.log 2>&1 \
 	    && echo "fuzz $$n: ok ($(FUZZ_SECONDS) s)" || { tail -40 $(BUILD)/fuzz/$$n.log; echo "fuzz $$n: FAILED"; exit 1; }; done
+
+# The README's first command: the digits CNN over its test set on the simulated
+# chip (accuracy against PyTorch, speed, trace), then ResNet-50 timing-only.
+demo: $(ATOLL)
+	@$(ATOLL) demo
 
 # ONNX backend tests on the reference interpreter: per-op table, regenerates docs/conformance.md.
 ONNX_TESTDATA ?= /usr/share/libonnx-testdata/data

@@ -15,13 +15,14 @@ int chip_ir_dtype(uint32_t abm_dtype)
     return 0;
 }
 
-int chip_compile_graph(const IrGraph *g, const AtlChip *chip, const BkOptions *opt, uint8_t **abm, size_t *len,
-                       BkSummary *sum, AtlErr *e)
+int chip_compile_graph(const IrGraph *g, const AtlChip *chip, const BkOptions *opt, int zlevel, uint8_t **abm,
+                       size_t *len, BkSummary *sum, AtlErr *e)
 {
     *abm = NULL;
     *len = 0;
     AbmWriter *w = abm_writer_new(cfg_fingerprint(chip));
     if (!w) return atl_fail(e, "out of memory");
+    if (zlevel >= 0) abm_writer_set_level(w, zlevel);
     BkOptions def;
     if (!opt) { bk_options_default(&def); opt = &def; }
     int rc = bk_compile(g, chip, opt, w, sum, e) || abm_serialize(w, abm, len, e) ? -1 : 0;

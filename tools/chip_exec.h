@@ -18,9 +18,10 @@
 #include "sim/sim.h"
 
 /* Compiles g (after pass_run_all) for chip; *abm is malloc'd (caller frees).
- * sum may be NULL. */
-int chip_compile_graph(const IrGraph *g, const AtlChip *chip, const BkOptions *opt, uint8_t **abm, size_t *len,
-                       BkSummary *sum, AtlErr *e);
+ * zlevel is the zlib level of the image (-1: the writer's default; 0 stores
+ * weights raw, fastest for images that never leave memory). sum may be NULL. */
+int chip_compile_graph(const IrGraph *g, const AtlChip *chip, const BkOptions *opt, int zlevel, uint8_t **abm,
+                       size_t *len, BkSummary *sum, AtlErr *e);
 
 typedef struct ChipExec {
     const AtlChip *chip;

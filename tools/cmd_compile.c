@@ -79,7 +79,7 @@ int cmd_compile(int argc, char **argv)
         char options[256];
         snprintf(options, sizeof options, "chip=%s dtype=%s%s", chip_path, dtype, lopts.nsynthetic ? " synthetic-weights" : "");
         opt.options_text = options;
-        if (chip_compile_graph(&g, &chip, &opt, &abm, &len, &sum, &e)) { atl_err_prefix(&e, "%s", model); goto done; }
+        if (chip_compile_graph(&g, &chip, &opt, -1, &abm, &len, &sum, &e)) { atl_err_prefix(&e, "%s", model); goto done; }
         if (atl_write_file_atomic(out, abm, len, &e)) goto done;
         printf("%s: %d layers, %llu instructions, weights %llu bytes, activations %llu bytes (peak), io %llu bytes, %zu-byte .abm for %s\n",
                out, sum.nlayers, (unsigned long long)sum.insns, (unsigned long long)sum.weight_bytes,

@@ -1,0 +1,283 @@
+/* cmd_demo.c - `atoll demo`, what `make demo` runs: the digits CNN
+ * (models/digits_cnn.onnx) compiled for the chip and run on the simulated
+ * chip over its held-out test set (models/digits_cnn.test.npz, 360 images),
+ * with accuracy and every prediction checked against PyTorch's
+ * (models/digits_cnn.json), images per second at the chip's clock, cycles
+ * per image, matrix-unit utilisation and a Chrome trace of the first batch;
+ * then ResNet-50 (models/full/resnet50.onnx, weights synthesised when the
+ * external data file is missing) compiled and simulated in timing-only mode.
+ *
+ * Exit status 1 if any prediction differs from PyTorch's. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include "tools/cli.h"
+#include "tools/model_io.h"
+#include "tools/chip_exec.h"
+#include "compiler/passes.h"
+#include "util/file.h"
+#include "util/npy.h"
+
+const char cmd_demo_summary[] = "digits CNN on the simulated chip (accuracy vs PyTorch, speed) and ResNet-50 timing";
+
+typedef struct DemoOpts {
+    const char *chip_path, *models, *trace;
+    int images, batch, resnet;
+} DemoOpts;
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* Reads the integer array `"key": [ ... ]` of a JSON text; *out malloc'd. */
+static int json_int_array(const char *text, const char *key, int **out, int *n, AtlErr *e)
+{
+    char pat[64];
+    snprintf(pat, sizeof pat, "\"%s\"", key);
+    const char *p = strstr(text, pat);
+    if (!p) return atl_fail(e, "no \"%s\" array", key);
+    p = strchr(p + strlen(pat), '[');
+    if (!p) return atl_fail(e, "\"%s\" is not an array", key);
+    int cap = 64, k = 0;
+    int *v = malloc((size_t)cap * sizeof *v);
+    if (!v) return atl_fail(e, "out of memory");
+    p++;
+    for (;;) {
+        while (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t' || *p == ',') p++;
+        if (*p == ']') break;
+        char *end;
+        long x = strtol(p, &end, 10);
+        if (end == p) { free(v); return atl_fail(e, "\"%s\": element %d is not an integer", key, k); }
+        if (k == cap) {
+            int *q = realloc(v, (size_t)(cap *= 2) * sizeof *v);
+            if (!q) { free(v); return atl_fail(e, "out of memory"); }
+            v = q;
+        }
+        v[k++] = (int)x;
+        p = end;
+    }
+    *out = v;
+    *n = k;
+    return 0;
+}
+
+static const AtlNdArray *npz_array(const AtlNdArray *l, int n, const char *name)
+{
+    for (int i = 0; i < n; i++) if (!strcmp(l[i].name, name)) return &l[i];
+    return NULL;
+}
+
+/* Loads, canonicalises and compiles a model; reports the compile time. */
+static int compile_model(const char *path, const char *shape, int synthetic, const AtlChip *chip, IrGraph *g,
+                         uint8_t **abm, size_t *len, double *seconds, AtlErr *e)
+{
+    double t0 = now();
+    IrInputShape s;
+    OnnxLoadOpts lo = {synthetic, 0, 0};
+    if (ir_parse_input_shape(shape, &s, e)) return -1;
+    if (model_load_opts(path, &s, 1, &lo, g, e) || pass_run_all(g, e)) return -1;
+    if (chip_compile_graph(g, chip, NULL, 0, abm, len, NULL, e)) return atl_err_prefix(e, "%s", path);
+    *seconds = now() - t0;
+    return 0;
+}
+
+/* One batch of images through the chip; predictions appended to pred. */
+static int run_batch(ChipExec *x, const IrGraph *g, const float *images, int first, int count, int batch, int *pred,
+                     uint64_t *cycles, double *util_cycles, AtlErr *e)
+{
+    IrTensor in = g->t[g->inputs[0]];
+    in.data = NULL;
+    in.name = g->t[g->inputs[0]].name;
+    if (ir_alloc_data(&in, e)) return -1;
+    memcpy(in.data, images + (size_t)first * 64, (size_t)count * 64 * sizeof(float));
+    int rc = chip_exec_run(x, &in, 1, e);
+    free(in.data);
+    if (rc) return -1;
+    IrTensor out;
+    if (chip_exec_read(x, g->t[g->outputs[0]].name, &out, e)) return -1;
+    int classes = out.ndim == 2 ? (int)out.dims[1] : 0;
+    if (out.ndim != 2 || out.dims[0] != batch) {
+        ir_tensor_free_contents(&out);
+        return atl_fail(e, "digits output has an unexpected shape");
+    }
+    for (int i = 0; i < count; i++) {
+        int best = 0;
+        for (int c = 1; c < classes; c++)
+            if (ir_get_f(&out, (int64_t)i * classes + c) > ir_get_f(&out, (int64_t)i * classes + best)) best = c;
+        pred[first + i] = best;
+    }
+    ir_tensor_free_contents(&out);
+    const AtlSimStats *st = sim_stats(x->sim);
+    *cycles += st->cycles;
+    *util_cycles += st->mm_util * (double)st->cycles;
+    return 0;
+}
+
+static int demo_digits(const DemoOpts *o, const AtlChip *chip, AtlErr *e)
+{
+    char path[512], shape[64];
+    int rc = -1, *labels = NULL, *torch = NULL, *pred = NULL, nlab = 0, ntorch = 0, nimg = 0;
+    unsigned char *json = NULL;
+    size_t jlen;
+    AtlNdArray *set = NULL;
+    int nset = 0;
+    IrGraph g;
+    uint8_t *abm = NULL;
+    size_t len = 0;
+    ChipExec x;
+    memset(&x, 0, sizeof x);
+    ir_init(&g);
+    double t_start = now();
+    snprintf(path, sizeof path, "%s/digits_cnn.json", o->models);
+    if (atl_read_file(path, &json, &jlen, e)) goto out;
+    char *text = malloc(jlen + 1);
+    if (!text) { atl_fail(e, "out of memory"); goto out; }
+    memcpy(text, json, jlen);
+    text[jlen] = 0;
+    int jr = json_int_array(text, "labels", &labels, &nlab, e) || json_int_array(text, "predicted", &torch, &ntorch, e);
+    free(text);
+    if (jr) { atl_err_prefix(e, "%s", path); goto out; }
+    snprintf(path, sizeof path, "%s/digits_cnn.test.npz", o->models);
+    if (atl_npz_read(path, &set, &nset, e)) goto out;
+    const AtlNdArray *images = npz_array(set, nset, "input");
+    if (!images || images->dtype != ATL_NPY_F32 || images->ndim != 4 || images->shape[1] * images->shape[2] * images->shape[3] != 64) {
+        atl_fail(e, "%s: no float32 'input' array of Nx1x8x8 images", path);
+        goto out;
+    }
+    nimg = (int)images->shape[0];
+    if (nlab != nimg || ntorch != nimg) { atl_fail(e, "%d images but %d labels and %d PyTorch predictions", nimg, nlab, ntorch); goto out; }
+    if (o->images > 0 && o->images < nimg) nimg = o->images;
+    pred = calloc((size_t)nimg + 1, sizeof *pred);
+    if (!pred) { atl_fail(e, "out of memory"); goto out; }
+    snprintf(path, sizeof path, "%s/digits_cnn.onnx", o->models);
+    snprintf(shape, sizeof shape, "input=%dx1x8x8", o->batch);
+    double compile_s;
+    if (compile_model(path, shape, 0, chip, &g, &abm, &len, &compile_s, e)) goto out;
+    const float *px = images->data;
+    uint64_t cycles = 0;
+    double util_cycles = 0, t_sim = now();
+    /* the first batch with a trace, the rest without */
+    for (int first = 0, traced = 0; first < nimg; first += o->batch) {
+        int count = nimg - first < o->batch ? nimg - first : o->batch;
+        if (!x.sim && chip_exec_open(&x, chip, abm, len, SIM_MODE_FULL, !traced && o->trace, e)) goto out;
+        if (run_batch(&x, &g, px, first, count, o->batch, pred, &cycles, &util_cycles, e)) goto out;
+        if (!traced && o->trace) {
+            char *tr = sim_trace_json(x.sim);
+            int wr = tr ? atl_write_file_atomic(o->trace, tr, strlen(tr), e) : atl_fail(e, "out of memory");
+            free(tr);
+            if (wr) goto out;
+            chip_exec_close(&x);
+        }
+        traced = 1;
+    }
+    t_sim = now() - t_sim;
+    int correct = 0, torch_correct = 0, agree = 0, first_diff = -1;
+    for (int i = 0; i < nimg; i++) {
+        correct += pred[i] == labels[i];
+        torch_correct += torch[i] == labels[i];
+        if (pred[i] == torch[i]) agree++;
+        else if (first_diff < 0) first_diff = i;
+    }
+    double f = chip->freq_mhz * 1e6;
+    printf("digits CNN on %s (%d cores, %.0f MHz), batch %d, fp32:\n", o->chip_path,
+           chip->clusters * chip->cores_per_cluster, chip->freq_mhz, o->batch);
+    printf("  accuracy       %d/%d = %.2f%% (PyTorch: %d/%d = %.2f%%)\n", correct, nimg, 100.0 * correct / nimg,
+           torch_correct, nimg, 100.0 * torch_correct / nimg);
+    printf("  predictions    equal to PyTorch's for %d/%d images\n", agree, nimg);
+    printf("  images/s       %.0f (simulated, at %.0f MHz)\n", (double)nimg * f / (double)cycles, chip->freq_mhz);
+    printf("  cycles/image   %.0f\n", (double)cycles / nimg);
+    printf("  MAC util       %.2f%%\n", 100 * util_cycles / (double)cycles);
+    printf("  compile        %.3f s; simulation %.2f s on the host (%.0f images/s)\n", compile_s, t_sim, nimg / t_sim);
+    if (o->trace) printf("  trace          %s (first batch; open in chrome://tracing or Perfetto)\n", o->trace);
+    printf("  wall time      %.2f s\n", now() - t_start);
+    if (first_diff >= 0) {
+        atl_fail(e, "image %d: the chip predicts %d, PyTorch %d (%d of %d predictions differ)", first_diff, pred[first_diff],
+                 torch[first_diff], nimg - agree, nimg);
+        goto out;
+    }
+    rc = 0;
+out:
+    chip_exec_close(&x);
+    free(abm);
+    ir_free(&g);
+    atl_ndarray_list_free(set, nset);
+    free(json); free(labels); free(torch); free(pred);
+    return rc;
+}
+
+static int demo_resnet(const DemoOpts *o, const AtlChip *chip, AtlErr *e)
+{
+    char path[512];
+    IrGraph g;
+    uint8_t *abm = NULL;
+    size_t len = 0;
+    ChipExec x;
+    int rc = -1;
+    memset(&x, 0, sizeof x);
+    ir_init(&g);
+    snprintf(path, sizeof path, "%s/full/resnet50.onnx", o->models);
+    double compile_s, t0;
+    if (compile_model(path, "input=1x3x224x224", 1, chip, &g, &abm, &len, &compile_s, e)) goto out;
+    if (chip_exec_open(&x, chip, abm, len, SIM_MODE_TIMING, 0, e)) goto out;
+    IrTensor in = g.t[g.inputs[0]];
+    in.data = NULL;
+    if (ir_alloc_data(&in, e)) goto out;
+    t0 = now();
+    int r = chip_exec_run(&x, &in, 1, e);
+    free(in.data);
+    if (r) goto out;
+    const AtlSimStats *st = sim_stats(x.sim);
+    printf("ResNet-50 (models/full/resnet50.onnx, synthetic weights where the data file is missing), batch 1, fp32, timing only:\n");
+    printf("  images/s       %.1f (simulated, at %.0f MHz)\n", chip->freq_mhz * 1e6 / (double)st->cycles, chip->freq_mhz);
+    printf("  cycles/image   %llu\n", (unsigned long long)st->cycles);
+    printf("  MAC util       %.2f%%\n", 100 * st->mm_util);
+    printf("  compile        %.2f s; simulation %.2f s on the host\n", compile_s, now() - t0);
+    rc = 0;
+out:
+    chip_exec_close(&x);
+    free(abm);
+    ir_free(&g);
+    return rc;
+}
+
+static int parse_count(const char *v, int *out)
+{
+    char *end;
+    long n = strtol(v, &end, 10);
+    if (end == v || *end || n < 1 || n > 100000) { fprintf(stderr, "atoll demo: '%s' is not a positive count\n", v); return -1; }
+    *out = (int)n;
+    return 0;
+}
+
+int cmd_demo(int argc, char **argv)
+{
+    DemoOpts o = {"configs/a1.ini", "models", "build/demo-digits-trace.json", 0, 40, 1};
+    const char *v;
+    int bad = 0;
+    for (int i = 1; i < argc; i++) {
+        if (cli_is_help(argv[i])) {
+            printf("usage: atoll demo [--chip FILE] [--images N] [--batch B] [--trace FILE|--no-trace] [--no-resnet] [--models DIR]\n");
+            return 0;
+        }
+        if ((v = cli_opt(argc, argv, &i, "--chip", &bad))) o.chip_path = v;
+        else if ((v = cli_opt(argc, argv, &i, "--models", &bad))) o.models = v;
+        else if ((v = cli_opt(argc, argv, &i, "--trace", &bad))) o.trace = v;
+        else if ((v = cli_opt(argc, argv, &i, "--images", &bad))) { if (parse_count(v, &o.images)) return 2; }
+        else if ((v = cli_opt(argc, argv, &i, "--batch", &bad))) { if (parse_count(v, &o.batch)) return 2; }
+        else if (bad) return 2;
+        else if (!strcmp(argv[i], "--no-resnet")) o.resnet = 0;
+        else if (!strcmp(argv[i], "--no-trace")) o.trace = NULL;
+        else { fprintf(stderr, "atoll demo: unknown argument '%s'\n", argv[i]); return 2; }
+    }
+    AtlChip chip;
+    AtlErr e = {{0}};
+    if (cfg_load(o.chip_path, &chip, &e) || demo_digits(&o, &chip, &e) || (o.resnet && demo_resnet(&o, &chip, &e))) {
+        fprintf(stderr, "atoll demo: %s\n", e.msg);
+        return 1;
+    }
+    return 0;
+}
