@@ -12,6 +12,7 @@
 #   make bench      benchmark table
 #   make fuzz       libFuzzer harnesses, FUZZ_SECONDS each
 #   make conformance  ONNX backend tests per op; regenerates docs/conformance.md
+#   make conformance-chip  the same on the simulated chip; regenerates docs/conformance-chip.md
 #   make demo       digits CNN on the simulated chip (accuracy, speed), ResNet-50 timing
 #   make install PREFIX=/usr/local
 
@@ -47,7 +48,7 @@ BENCH_BINS:= $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCH_SRCS))
 LIB       := $(BUILD)/libatoll.a
 ATOLL     := $(BUILD)/atoll
 
-.PHONY: all test check bench fuzz install clean conformance demo
+.PHONY: all test check bench fuzz install clean conformance conformance-chip demo
 all: $(ATOLL) $(LIB)
 
 $(BUILD)/gen/commands.h: $(CMD_SRCS) Makefile
@@ -105,6 +106,11 @@ demo: $(ATOLL)
 ONNX_TESTDATA ?= /usr/share/libonnx-testdata/data
 conformance: $(ATOLL)
 	$(ATOLL) conformance $(ONNX_TESTDATA) --markdown docs/conformance.md
+
+# The same tests compiled by the backend and run on the simulated configs/tiny.ini;
+# regenerates docs/conformance-chip.md (exit 1 while any supported test fails).
+conformance-chip: $(ATOLL)
+	$(ATOLL) conformance $(ONNX_TESTDATA) --chip configs/tiny.ini --markdown docs/conformance-chip.md
 
 install: $(ATOLL) $(LIB)
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/include

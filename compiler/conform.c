@@ -221,7 +221,7 @@ static void run_case(const char *dir, const ConfRunner *runner, ConfCase *c)
                 }
                 interp_free_outputs(outs, g.nout);
                 outs = NULL;
-                const char *stage = runner ? "on the runner" : "after passes";
+                const char *stage = runner ? (runner->label ? runner->label : "on the runner") : "after passes";
                 int rc = c->status != CONF_PASS ? 0
                        : runner ? runner->run(runner->ctx, &g2, ins, g.nin, &outs, &e)
                        : interp_run(&g2, ins, g.nin, &outs, &e);

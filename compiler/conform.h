@@ -48,6 +48,7 @@ typedef struct ConfRunner {
     const char *how;        /* one paragraph: what runs and how outputs are compared */
     const char *make_target;/* e.g. "conformance-chip" */
     const char *command;    /* the command line, for the markdown header */
+    const char *label;      /* prefix of its failure reasons, e.g. "on the chip" */
 } ConfRunner;
 
 /* As conf_run, but each test that passes on the interpreter is then run on

@@ -38,7 +38,7 @@ static int run_refusing(void *ctx, const IrGraph *g, const IrTensor *in, int nin
 TEST(interpreter_runner_passes)
 {
     int calls = 0;
-    ConfRunner r = {run_interp, &calls, "t", "h", "m", "c"};
+    ConfRunner r = {run_interp, &calls, "t", "h", "m", "c", "on the test engine"};
     ConfResult res;
     REQUIRE(conf_run_with(DATA, "test_relu", &r, &res, &e) == 0);
     CHECK(res.n >= 1);
@@ -49,7 +49,7 @@ TEST(interpreter_runner_passes)
 
 TEST(perturbed_runner_fails)
 {
-    ConfRunner r = {run_perturbed, NULL, "t", "h", "m", "c"};
+    ConfRunner r = {run_perturbed, NULL, "t", "h", "m", "c", NULL};
     ConfResult res;
     REQUIRE(conf_run_with(DATA, "test_relu", &r, &res, &e) == 0);
     REQUIRE(res.n >= 1);
@@ -61,11 +61,12 @@ TEST(perturbed_runner_fails)
 TEST(refusing_runner_is_unsupported_and_markdown_names_it)
 {
     ConfRunner r = {run_refusing, NULL, "ONNX conformance on a test engine", "Runs nothing.", "conformance-test",
-                    "atoll conformance-test"};
+                    "atoll conformance-test", "on the test engine"};
     ConfResult res;
     REQUIRE(conf_run_with(DATA, "test_relu", &r, &res, &e) == 0);
     REQUIRE(res.n >= 1);
     CHECK_EQ_INT(res.unsupported, res.n);
+    CHECK_STR_CONTAINS(res.cases[0].reason, "on the test engine: node");
     CHECK_STR_CONTAINS(res.cases[0].reason, "is not supported by the backend");
     char path[128];
     snprintf(path, sizeof path, "/tmp/atoll_conf_runner_%d.md", (int)getpid());

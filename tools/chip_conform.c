@@ -1,0 +1,94 @@
+/* chip_conform.c - ONNX conformance on the simulated chip (see
+ * chip_conform.h). */
+#include "tools/chip_conform.h"
+#include "tools/chip_exec.h"
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Inputs converted to the dtype the compiled model takes. */
+static int convert_inputs(const ChipExec *x, const IrTensor *in, int n, IrTensor *out, AtlErr *e)
+{
+    for (int i = 0; i < n; i++) {
+        int k = chip_exec_find(x, in[i].name);
+        int dt = k >= 0 ? chip_ir_dtype(abm_tensor(&x->model.view, (uint32_t)k).dtype) : in[i].dtype;
+        out[i] = in[i];
+        out[i].dtype = dt ? dt : in[i].dtype;
+        out[i].data = NULL;
+        if (ir_alloc_data(&out[i], e)) return -1;
+        for (int64_t j = 0; j < ir_numel(&in[i]); j++) ir_set_f(&out[i], j, ir_get_f(&in[i], j));
+    }
+    return 0;
+}
+
+static int run_on_chip(void *ctx, const IrGraph *g, const IrTensor *inputs, int ninputs, IrTensor **outputs, AtlErr *e)
+{
+    ChipConform *cc = ctx;
+    uint8_t *abm = NULL;
+    size_t len = 0;
+    ChipExec x;
+    IrTensor *conv = NULL, *res = NULL;
+    int rc = -1, nres = 0;
+    memset(&x, 0, sizeof x);
+    *outputs = NULL;
+    if (chip_compile_graph(g, cc->chip, NULL, 0, &abm, &len, NULL, e)) {
+        char m[ATL_ERRLEN];
+        snprintf(m, sizeof m, "%s", e->msg);
+        return atl_fail(e, "not supported by the backend: %s", m);
+    }
+    if (chip_exec_open(&x, cc->chip, abm, len, SIM_MODE_FULL, 0, e)) goto out;
+    conv = calloc((size_t)ninputs + 1, sizeof *conv);
+    res = calloc((size_t)g->nout + 1, sizeof *res);
+    if (!conv || !res) { atl_fail(e, "out of memory"); goto out; }
+    if (convert_inputs(&x, inputs, ninputs, conv, e)) goto out;
+    if (chip_exec_run(&x, conv, ninputs, e)) { atl_err_prefix(e, "simulated chip"); goto out; }
+    for (; nres < g->nout; nres++) {
+        IrTensor got;
+        if (chip_exec_read(&x, g->t[g->outputs[nres]].name, &got, e)) goto out;
+        int want = g->t[g->outputs[nres]].dtype;
+        res[nres] = got;
+        if (got.dtype != want) { /* back to the model's dtype, as an application would read it */
+            res[nres].dtype = want;
+            res[nres].data = NULL;
+            if (ir_alloc_data(&res[nres], e)) { res[nres].dtype = got.dtype; res[nres].data = got.data; nres++; goto out; }
+            for (int64_t j = 0; j < ir_numel(&got); j++) ir_set_f(&res[nres], j, ir_get_f(&got, j));
+            free(got.data);
+        }
+    }
+    *outputs = res;
+    res = NULL;
+    rc = 0;
+out:
+    if (res) {
+        for (int i = 0; i < nres; i++) ir_tensor_free_contents(&res[i]);
+        free(res);
+    }
+    if (conv) {
+        for (int i = 0; i < ninputs; i++) free(conv[i].data);
+        free(conv);
+    }
+    chip_exec_close(&x);
+    free(abm);
+    return rc;
+}
+
+void chip_conform_init(ChipConform *cc, const AtlChip *chip, const char *chip_path, const char *markdown)
+{
+    memset(cc, 0, sizeof *cc);
+    cc->chip = chip;
+    cc->chip_path = chip_path;
+    snprintf(cc->command, sizeof cc->command, "atoll conformance --chip %s --markdown %s", chip_path,
+             markdown ? markdown : "FILE");
+    cc->runner.run = run_on_chip;
+    cc->runner.ctx = cc;
+    cc->runner.title = "ONNX conformance on the simulated chip";
+    cc->runner.how =
+        "Every test directory of the ONNX backend test suites (libonnx-testdata 1.12) that passes on the "
+        "reference interpreter is canonicalised, compiled by the backend (fp32) for the chip and run on the "
+        "simulator; each output must match the expected one within |a-b| <= 1e-5 + 1e-3*|b| (floats) or "
+        "exactly (integers, bools). A test whose graph the backend does not compile is unsupported "
+        "(reason in the table below); a simulator fault or a wrong value is a failure.";
+    cc->runner.make_target = "conformance-chip";
+    cc->runner.command = cc->command;
+    cc->runner.label = "on the chip";
+}
