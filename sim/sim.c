@@ -198,13 +198,31 @@ int sim_load(AtlSim *s, const AtlProgram *p, AtlErr *e)
     return 0;
 }
 
+/* ------------------------------------------------------------- events */
+
+/* The run loop leaves the event it is handling at the heap's root until the
+ * handler is done (s->live_top); the handler's first new event takes its
+ * place in one sift (same order as popping first, then pushing: keys are
+ * unique), and the loop pops the root only if nothing replaced it. */
+static void sim_push(AtlSim *s, uint64_t t, uint32_t kind, uint32_t arg)
+{
+    if (s->live_top) { evq_replace_top(&s->q, t, kind, arg); s->live_top = 0; }
+    else evq_push(&s->q, t, kind, arg);
+}
+
+/* The earliest event still to come (not the one being handled). */
+static const SimEvent *next_event(const AtlSim *s)
+{
+    return s->live_top ? evq_second(&s->q) : evq_top(&s->q);
+}
+
 /* ---------------------------------------------------------------- sync */
 
 static void wake_sem(AtlSim *s, int core, int sid, uint64_t t)
 {
     for (int en = 0; en < ISA_NUM_ENGINES; en++) {
         SimEngine *e = &s->eng[sim_eid(core, en)];
-        if (e->state == ST_WAIT_SEM && e->blocked_sem == sid) evq_push(&s->q, t, EV_ISSUE, (uint32_t)sim_eid(core, en));
+        if (e->state == ST_WAIT_SEM && e->blocked_sem == sid) sim_push(s, t, EV_ISSUE, (uint32_t)sim_eid(core, en));
     }
 }
 
@@ -271,7 +289,7 @@ static void barrier_arrive(AtlSim *s, int eid, const AtlInsn *in, uint64_t t)
     b->waiters = eid;
     if (++b->arrived >= in->bar_count) {
         uint64_t at = s->opt.mode == SIM_MODE_FUNCTIONAL ? t : t + (uint64_t)s->chip.barrier_cycles;
-        evq_push(&s->q, at, EV_BARRIER, (uint32_t)b->waiters);
+        sim_push(s, at, EV_BARRIER, (uint32_t)b->waiters);
         b->arrived = 0;
         b->waiters = -1;
     }
@@ -296,7 +314,7 @@ static void barrier_release(AtlSim *s, int head, uint64_t t)
  * its work inline gives the same order as pushing and popping it. */
 static int can_inline(const AtlSim *s, uint64_t t)
 {
-    const SimEvent *top = evq_top(&s->q);
+    const SimEvent *top = next_event(s);
     return t <= s->max_cycles && (!top || t < top->time);
 }
 
@@ -314,10 +332,10 @@ static int dma_bursts(AtlSim *s, int eid, uint64_t *t)
         if (done > e->dma_done) e->dma_done = done;
         if (e->dma_off >= e->dma_end) {
             if (can_inline(s, e->dma_done)) { *t = e->dma_done; return 1; }
-            evq_push(&s->q, e->dma_done, EV_COMPLETE, (uint32_t)eid);
+            sim_push(s, e->dma_done, EV_COMPLETE, (uint32_t)eid);
             return 0;
         }
-        if (!can_inline(s, next)) { evq_push(&s->q, next, EV_BURST, (uint32_t)eid); return 0; }
+        if (!can_inline(s, next)) { sim_push(s, next, EV_BURST, (uint32_t)eid); return 0; }
         now = next;
     }
 }
@@ -382,7 +400,7 @@ static void engine_try(AtlSim *s, int eid, uint64_t t)
             mem_dma_begin(s, core, en, in);
             e->dma_done = t;
             uint64_t tb = t + (uint64_t)s->chip.dma_issue_cycles;
-            if (!can_inline(s, tb)) { evq_push(&s->q, tb, EV_BURST, (uint32_t)eid); return; }
+            if (!can_inline(s, tb)) { sim_push(s, tb, EV_BURST, (uint32_t)eid); return; }
             if (!dma_bursts(s, eid, &tb)) return;
             s->now = t = tb;
             engine_complete(s, eid, t);
@@ -392,7 +410,7 @@ static void engine_try(AtlSim *s, int eid, uint64_t t)
         uint64_t dur = pre->cycles > pre->lmem_occ ? pre->cycles : pre->lmem_occ;
         e->st.stall_res += start - t;
         e->t_start = start;
-        if (!can_inline(s, start + dur)) { evq_push(&s->q, start + dur, EV_COMPLETE, (uint32_t)eid); return; }
+        if (!can_inline(s, start + dur)) { sim_push(s, start + dur, EV_COMPLETE, (uint32_t)eid); return; }
         s->now = t = start + dur;
         engine_complete(s, eid, t);
     }
@@ -406,9 +424,11 @@ int sim_run(AtlSim *s, AtlErr *e)
     if (s->opt.trace) trace_begin(s);
     int neng = s->ncores * ISA_NUM_ENGINES;
     for (int eid = 0; eid < neng; eid++)
-        if (s->eng[eid].state != ST_DONE) evq_push(&s->q, 0, EV_ISSUE, (uint32_t)eid);
+        if (s->eng[eid].state != ST_DONE) sim_push(s, 0, EV_ISSUE, (uint32_t)eid);
     SimEvent ev;
-    while (s->fault.kind == SIM_FAULT_NONE && evq_pop(&s->q, &ev)) {
+    while (s->fault.kind == SIM_FAULT_NONE && s->q.n) {
+        ev = s->q.h[0];
+        s->live_top = 1;
         s->stats.events++;
         if (ev.time > s->max_cycles) {
             int who = 0;
@@ -439,7 +459,9 @@ int sim_run(AtlSim *s, AtlErr *e)
         }
         case EV_BARRIER: barrier_release(s, (int)ev.arg, ev.time); break;
         }
+        if (s->live_top) { SimEvent gone; evq_pop(&s->q, &gone); s->live_top = 0; }
     }
+    s->live_top = 0;
     if (s->fault.kind == SIM_FAULT_NONE && s->done_engines < neng) sim_raise_deadlock(s);
     s->running = 0;
     stats_finish(s);
