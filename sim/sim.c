@@ -28,7 +28,6 @@ void sim_free(AtlSim *s)
     if (s->core)
         for (int i = 0; i < s->ncores; i++) {
             free(s->core[i].lmem);
-            free(s->core[i].banks);
             free(s->core[i].infl);
         }
     free(s->core);
@@ -39,10 +38,7 @@ void sim_free(AtlSim *s)
     if (s->sram)
         for (int i = 0; i < s->chip.clusters; i++) free(s->sram[i]);
     free(s->sram);
-    free(s->dram_ch);
-    free(s->noc_in);
-    free(s->noc_out);
-    free(s->sram_port);
+    free(s->servers);
     free(s->bar);
     free(s->path);
     free(s->chan_bytes);
@@ -78,23 +74,28 @@ AtlSim *sim_create(const AtlChip *chip, const AtlSimOptions *opt, AtlErr *e)
     s->eng = calloc((size_t)s->ncores * ISA_NUM_ENGINES, sizeof *s->eng);
     s->dram = calloc(1, (size_t)chip->dram_bytes);
     s->sram = calloc((size_t)chip->clusters, sizeof *s->sram);
-    s->dram_ch = calloc((size_t)chip->dram_channels, sizeof *s->dram_ch);
-    s->noc_in = calloc((size_t)chip->clusters, sizeof *s->noc_in);
-    s->noc_out = calloc((size_t)chip->clusters, sizeof *s->noc_out);
-    s->sram_port = calloc((size_t)chip->clusters * chip->sram_ports, sizeof *s->sram_port);
+    size_t nsrv = (size_t)chip->dram_channels + 2 * (size_t)chip->clusters + (size_t)chip->clusters * chip->sram_ports +
+                  (size_t)s->ncores * (1 + (size_t)nb);
+    s->servers = calloc(nsrv, sizeof *s->servers);
+    if (s->servers) {
+        s->dram_ch = s->servers;
+        s->noc_in = s->dram_ch + chip->dram_channels;
+        s->noc_out = s->noc_in + chip->clusters;
+        s->sram_port = s->noc_out + chip->clusters;
+    }
     s->bar = calloc((size_t)(chip->clusters + 1) * 256, sizeof *s->bar);
     s->path = calloc(8 + 2 * ((size_t)s->cpc * (1 + (size_t)nb) + (size_t)chip->dram_channels), sizeof *s->path);
     s->bank_occ_full = calloc((size_t)nb + 1, sizeof *s->bank_occ_full);
     s->chan_bytes = calloc((size_t)chip->dram_channels, sizeof *s->chan_bytes);
     s->chan_touched = calloc((size_t)chip->dram_channels, sizeof *s->chan_touched);
     s->stats.engine = calloc((size_t)s->ncores * ISA_NUM_ENGINES, sizeof *s->stats.engine);
-    ok = s->core && s->eng && s->dram && s->sram && s->dram_ch && s->noc_in && s->noc_out &&
-         s->sram_port && s->bar && s->path && s->stats.engine && s->chan_bytes && s->chan_touched && s->bank_occ_full;
+    ok = s->core && s->eng && s->dram && s->sram && s->servers && s->bar && s->path && s->stats.engine && s->chan_bytes && s->chan_touched && s->bank_occ_full;
     for (int i = 0; ok && i < chip->clusters; i++) ok = (s->sram[i] = calloc(1, (size_t)chip->sram_bytes + 1)) != NULL;
     for (int i = 0; ok && i < s->ncores; i++) {
         SimCore *c = &s->core[i];
         c->lmem = calloc(1, (size_t)chip->lmem_bytes);
-        c->banks = calloc((size_t)nb, sizeof *c->banks);
+        c->dma_port = s->sram_port + (size_t)chip->clusters * chip->sram_ports + (size_t)i * (1 + (size_t)nb);
+        c->banks = c->dma_port + 1;
         c->capinfl = SIM_MAX_RANGES * ISA_NUM_ENGINES * s->cpc;
         c->infl = calloc((size_t)c->capinfl, sizeof *c->infl);
         ok = c->lmem && c->banks && c->infl;
@@ -129,7 +130,7 @@ static void sim_reset(AtlSim *s)
         memset(k->sigq_n, 0, sizeof k->sigq_n);
         memset(k->sigq_head, 0, sizeof k->sigq_head);
         for (int b = 0; b < c->lmem_banks; b++) k->banks[b] = (SimServer){0, (double)c->lmem_bank_bytes_per_cycle, -1, 0, 0};
-        k->dma_port = (SimServer){0, (double)c->dma_lmem_bytes_per_cycle, -1, 0, 0};
+        *k->dma_port = (SimServer){0, (double)c->dma_lmem_bytes_per_cycle, -1, 0, 0};
         k->ninfl = 0;
     }
     for (int i = 0; i < (c->clusters + 1) * 256; i++) s->bar[i] = (SimBarrier){0, -1};

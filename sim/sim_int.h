@@ -113,7 +113,7 @@ typedef struct SimCore {
     SimSigRec sigq[ISA_MAX_SEMAPHORES][SIM_SIGQ];
     uint8_t sigq_head[ISA_MAX_SEMAPHORES], sigq_n[ISA_MAX_SEMAPHORES];
     SimServer *banks;
-    SimServer dma_port;
+    SimServer *dma_port;    /* just before banks[0] in AtlSim.servers */
     SimInflight *infl;
     int ninfl, capinfl;
 } SimCore;
@@ -130,6 +130,7 @@ struct AtlSim {
     SimEngine *eng;             /* ncores * ISA_NUM_ENGINES */
     uint8_t *dram;
     uint8_t **sram;             /* per cluster */
+    SimServer *servers;         /* every server, contiguous (locality): the pointers below point into it */
     SimServer *dram_ch, *noc_in, *noc_out, *sram_port; /* sram_port: clusters*ports */
     SimBarrier *bar;            /* (clusters + 1) * 256: cluster slots then chip */
     SimEvq q;
