@@ -58,6 +58,21 @@ int evq_pop(SimEvq *q, SimEvent *out)
     return 1;
 }
 
+void evq_replace_top(SimEvq *q, uint64_t time, uint32_t kind, uint32_t arg)
+{
+    SimEvent ev = {time, q->seq++, kind, arg};
+    size_t i = 0, n = q->n;
+    for (;;) {
+        size_t c = 2 * i + 1;
+        if (c >= n) break;
+        if (c + 1 < n && ev_less(&q->h[c + 1], &q->h[c])) c++;
+        if (!ev_less(&q->h[c], &ev)) break;
+        q->h[i] = q->h[c];
+        i = c;
+    }
+    q->h[i] = ev;
+}
+
 void evq_free(SimEvq *q)
 {
     free(q->h);

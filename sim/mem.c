@@ -124,7 +124,7 @@ static int add_lmem_end(AtlSim *s, SimPathEnt *p, int n, int core, uint64_t addr
 {
     SimCore *c = &s->core[core];
     int f, nb;
-    p[n++] = (SimPathEnt){&c->dma_port, srv_occ(&c->dma_port, bytes), 0};
+    p[n++] = (SimPathEnt){c->dma_port, srv_occ(c->dma_port, bytes), 0};
     bank_span(s, addr, bytes, &f, &nb);
     uint64_t occ = bytes == (uint64_t)s->chip.dma_burst_bytes ? s->bank_occ_full[nb]
                  : tim_occupancy(bytes, (double)nb * s->chip.lmem_bank_bytes_per_cycle);
