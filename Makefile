@@ -11,6 +11,7 @@
 #   make test       every test, then again under ASan+UBSan; ends "N passed, N failed"
 #   make bench      benchmark table
 #   make fuzz       libFuzzer harnesses, FUZZ_SECONDS each
+#   make conformance  ONNX backend tests per op; regenerates docs/conformance.md
 #   make install PREFIX=/usr/local
 
 CC      ?= cc
@@ -87,12 +88,17 @@ bench: $(ATOLL) $(BENCH_BINS)
 FUZZ_BINS := $(patsubst fuzz/%.c,$(BUILD)/fuzz/%,$(FUZZ_SRCS))
 $(BUILD)/fuzz/%: fuzz/%.c $(LIB_SRCS)
 	@mkdir -p $(dir $@)
-	clang $(CSTD) -O1 -g -fsanitize=fuzzer,address,undefined -Iinclude -I. -I$(BUILD)/gen $< $(LIB_SRCS) $(LDLIBS_ALL) -o $@
+	clang $(CSTD) -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -Iinclude -I. -I$(BUILD)/gen $< $(LIB_SRCS) $(LDLIBS_ALL) -o $@
 fuzz: $(BUILD)/gen/commands.h $(FUZZ_BINS)
 	@for f in $(FUZZ_BINS); do n=$$(basename $$f); mkdir -p $(BUILD)/fuzz/corpus-$$n; \
 	  seeds=fuzz/seeds/$$n; [ -d $$seeds ] || seeds=; \
 	  $$f -max_total_time=$(FUZZ_SECONDS) -rss_limit_mb=2048 $(BUILD)/fuzz/corpus-$$n $$seeds >$(BUILD)/fuzz/$$n.log 2>&1 \
 	    && echo "fuzz $$n: ok ($(FUZZ_SECONDS) s)" || { tail -40 $(BUILD)/fuzz/$$n.log; echo "fuzz $$n: FAILED"; exit 1; }; done
+
+# ONNX backend tests on the reference interpreter: per-op table, regenerates docs/conformance.md.
+ONNX_TESTDATA ?= /usr/share/libonnx-testdata/data
+conformance: $(ATOLL)
+	$(ATOLL) conformance $(ONNX_TESTDATA) --markdown docs/conformance.md
 
 install: $(ATOLL) $(LIB)
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/include

@@ -1,0 +1,370 @@
+/* test_graph.c - graph IR (topological sort, cycles, verifier, consumers,
+ * printer), shape inference with --input-shape, interpreter results on
+ * hand-computed cases, and the canonicalisation passes: each pass must leave
+ * the interpreter's outputs unchanged and do its job. */
+#include "test/test.h"
+#include "compiler/ir.h"
+#include "compiler/infer.h"
+#include "compiler/interp.h"
+#include "compiler/ops.h"
+#include "compiler/passes.h"
+#include <stdlib.h>
+
+static AtlErr e;
+
+static void fill(float *p, int n, unsigned seed)
+{
+    for (int i = 0; i < n; i++) {
+        seed = seed * 1103515245u + 12345u;
+        p[i] = (float)((seed >> 8) % 2000) / 1000.0f - 1.0f;
+    }
+}
+
+static int run1(IrGraph *g, const IrTensor *in, int nin, IrTensor **out)
+{
+    if (interp_run(g, in, nin, out, &e)) { printf("  interp: %s\n", e.msg); return -1; }
+    return 0;
+}
+
+static double maxdiff(const IrTensor *a, const IrTensor *b)
+{
+    if (ir_numel(a) != ir_numel(b)) return 1e30;
+    double m = 0;
+    for (int64_t i = 0; i < ir_numel(a); i++) {
+        double d = ir_get_f(a, i) - ir_get_f(b, i);
+        if (d < 0) d = -d;
+        if (d > m) m = d;
+    }
+    return m;
+}
+
+TEST(toposort_and_cycles)
+{
+    IrGraph g;
+    ir_init(&g);
+    int64_t d[1] = {2};
+    REQUIRE(ir_add_input(&g, "x", IR_F32, 1, d, &e) >= 0);
+    /* added out of order: c needs b needs a */
+    REQUIRE(ir_add_op(&g, "Relu", "c", "b", "y", &e) >= 0);
+    REQUIRE(ir_add_op(&g, "Neg", "b", "a", "b", &e) >= 0);
+    REQUIRE(ir_add_op(&g, "Abs", "a", "x", "a", &e) >= 0);
+    REQUIRE(ir_add_output(&g, "y", &e) >= 0);
+    CHECK(ir_verify(&g, &e) == -1);
+    CHECK_STR_CONTAINS(e.msg, "node 'c' (Relu): input 0 'b'");
+    REQUIRE(ir_toposort(&g, &e) == 0);
+    CHECK(!strcmp(g.nodes[0].name, "a") && !strcmp(g.nodes[2].name, "c"));
+    CHECK(ir_verify(&g, &e) == 0);
+    CHECK_EQ_INT(g.t[ir_find(&g, "b")].producer, 1);
+    IrUses u;
+    REQUIRE(ir_consumers(&g, &u, &e) == 0);
+    int a = ir_find(&g, "a");
+    CHECK_EQ_INT(u.start[a + 1] - u.start[a], 1);
+    CHECK_EQ_INT(u.list[u.start[a]], 1);
+    ir_uses_free(&u);
+    /* a cycle: x2 -> p -> q -> p */
+    REQUIRE(ir_add_op(&g, "Add", "p", "y,q", "p", &e) >= 0);
+    REQUIRE(ir_add_op(&g, "Relu", "q", "p", "q", &e) >= 0);
+    CHECK(ir_toposort(&g, &e) == -1);
+    CHECK_STR_CONTAINS(e.msg, "is on a cycle");
+    ir_free(&g);
+    /* two producers of one tensor */
+    ir_init(&g);
+    REQUIRE(ir_add_input(&g, "x", IR_F32, 1, d, &e) >= 0);
+    REQUIRE(ir_add_op(&g, "Relu", "r1", "x", "t", &e) >= 0);
+    REQUIRE(ir_add_op(&g, "Relu", "r2", "x", "t", &e) >= 0);
+    CHECK(ir_toposort(&g, &e) == -1);
+    CHECK_STR_CONTAINS(e.msg, "produced by both node 'r1' and node 'r2'");
+    ir_free(&g);
+}
+
+TEST(printer)
+{
+    IrGraph g;
+    ir_init(&g);
+    int64_t d[2] = {-1, 4};
+    REQUIRE(ir_add_input(&g, "x", IR_F32, 2, d, &e) >= 0);
+    int n = ir_add_op(&g, "Softmax", "sm", "x", "y", &e);
+    REQUIRE(n >= 0 && ir_set_attr_int(&g, n, "axis", 1, &e) == 0);
+    REQUIRE(ir_add_output(&g, "y", &e) >= 0);
+    REQUIRE(ir_infer_shapes(&g, &e) == 0);
+    char buf[2048] = {0};
+    FILE *fp = fmemopen(buf, sizeof buf - 1, "w");
+    REQUIRE(fp);
+    ir_print(&g, fp);
+    fclose(fp);
+    CHECK_STR_CONTAINS(buf, "sm = Softmax(%x:float32[?x4]) -> %y:float32[?x4] axis=1");
+    ir_free(&g);
+}
+
+TEST(input_shape_fixing)
+{
+    IrGraph g;
+    ir_init(&g);
+    int64_t d[2] = {-1, 4};
+    REQUIRE(ir_add_input(&g, "x", IR_F32, 2, d, &e) >= 0);
+    int64_t wd[2] = {4, 3};
+    float w[12];
+    fill(w, 12, 1);
+    REQUIRE(ir_add_const(&g, "w", IR_F32, 2, wd, w, &e) >= 0);
+    REQUIRE(ir_add_op(&g, "MatMul", "mm", "x,w", "y", &e) >= 0);
+    REQUIRE(ir_add_output(&g, "y", &e) >= 0);
+    REQUIRE(ir_infer_shapes(&g, &e) == 0);
+    int y = ir_find(&g, "y");
+    CHECK_EQ_INT(g.t[y].dims[0], -1);
+    CHECK_EQ_INT(g.t[y].dims[1], 3);
+    IrInputShape s;
+    REQUIRE(ir_parse_input_shape("x=5x4", &s, &e) == 0);
+    REQUIRE(ir_apply_input_shapes(&g, &s, 1, &e) == 0);
+    REQUIRE(ir_infer_shapes(&g, &e) == 0);
+    CHECK_EQ_INT(g.t[y].dims[0], 5);
+    CHECK(ir_parse_input_shape("x=5x", &s, &e) == -1);
+    CHECK(ir_parse_input_shape("x=0x3", &s, &e) == -1);
+    REQUIRE(ir_parse_input_shape("x=5x3", &s, &e) == 0);
+    CHECK(ir_apply_input_shapes(&g, &s, 1, &e) == -1);
+    CHECK_STR_CONTAINS(e.msg, "dimension 1 is fixed to 4");
+    ir_free(&g);
+}
+
+TEST(unsupported_op_message)
+{
+    IrGraph g;
+    ir_init(&g);
+    g.opset = 13;
+    int64_t d[1] = {2};
+    REQUIRE(ir_add_input(&g, "x", IR_F32, 1, d, &e) >= 0);
+    REQUIRE(ir_add_op(&g, "FancyOp", "hm7", "x", "y", &e) >= 0);
+    CHECK(ir_infer_shapes(&g, &e) == -1);
+    CHECK_STR_CONTAINS(e.msg, "node 'hm7': op 'FancyOp' (opset 13) is not supported; supported: Abs Add");
+    CHECK_STR_CONTAINS(e.msg, "Where");
+    ir_free(&g);
+    ir_init(&g);
+    g.opset = 12;
+    REQUIRE(ir_add_input(&g, "x", IR_F32, 1, d, &e) >= 0);
+    REQUIRE(ir_add_op(&g, "HardSwish", "hs", "x", "y", &e) >= 0);
+    CHECK(ir_infer_shapes(&g, &e) == -1);
+    CHECK_STR_CONTAINS(e.msg, "'HardSwish' is not supported at opset 12 (supported for opsets 14-18)");
+    ir_free(&g);
+}
+
+/* conv 1x1x3x3 input, 1 filter 2x2, stride 1, pad 0: hand computed */
+TEST(interp_conv_by_hand)
+{
+    IrGraph g;
+    ir_init(&g);
+    int64_t xd[4] = {1, 1, 3, 3}, wd[4] = {1, 1, 2, 2};
+    float w[4] = {1, 2, 3, 4};
+    REQUIRE(ir_add_input(&g, "x", IR_F32, 4, xd, &e) >= 0);
+    REQUIRE(ir_add_const(&g, "w", IR_F32, 4, wd, w, &e) >= 0);
+    REQUIRE(ir_add_op(&g, "Conv", "c", "x,w", "y", &e) >= 0);
+    REQUIRE(ir_add_output(&g, "y", &e) >= 0);
+    float xv[9] = {1, 2, 3, 4, 5, 6, 7, 8, 9};
+    IrTensor in = {.name = "x", .dtype = IR_F32, .ndim = 4, .dims = {1, 1, 3, 3}, .data = xv};
+    IrTensor *out;
+    REQUIRE(run1(&g, &in, 1, &out) == 0);
+    CHECK_EQ_INT(out[0].dims[2], 2);
+    float *y = out[0].data;
+    CHECK_NEAR(y[0], 1 * 1 + 2 * 2 + 4 * 3 + 5 * 4, 0);
+    CHECK_NEAR(y[3], 5 * 1 + 6 * 2 + 8 * 3 + 9 * 4, 0);
+    interp_free_outputs(out, 1);
+    /* missing and mismatched inputs */
+    CHECK(interp_run(&g, &in, 0, &out, &e) == -1);
+    CHECK_STR_CONTAINS(e.msg, "graph input 'x' was not given");
+    in.dims[3] = 4;
+    CHECK(interp_run(&g, &in, 1, &out, &e) == -1);
+    CHECK_STR_CONTAINS(e.msg, "given shape 1x1x3x4, the model expects 1x1x3x3");
+    ir_free(&g);
+}
+
+/* Conv -> BatchNormalization -> Relu, and Gemm -> BatchNormalization */
+static void build_conv_bn(IrGraph *g, int gemm)
+{
+    ir_init(g);
+    g->opset = 13;
+    int C = 4;
+    int64_t xd[4] = {2, 3, 6, 5}, wd[4] = {C, 3, 3, 3}, cd[1] = {C}, gxd[2] = {3, 7}, gwd[2] = {C, 7};
+    float w[4 * 3 * 3 * 3], b[4], sc[4], bi[4], mu[4], va[4];
+    fill(w, 108, 3); fill(b, 4, 4); fill(sc, 4, 5); fill(bi, 4, 6); fill(mu, 4, 7); fill(va, 4, 8);
+    for (int i = 0; i < 4; i++) va[i] = va[i] * va[i] + 0.3f;
+    if (!gemm) {
+        ir_add_input(g, "x", IR_F32, 4, xd, &e);
+        ir_add_const(g, "w", IR_F32, 4, wd, w, &e);
+    } else {
+        ir_add_input(g, "x", IR_F32, 2, gxd, &e);
+        ir_add_const(g, "w", IR_F32, 2, gwd, w, &e);
+    }
+    ir_add_const(g, "b", IR_F32, 1, cd, b, &e);
+    ir_add_const(g, "sc", IR_F32, 1, cd, sc, &e);
+    ir_add_const(g, "bi", IR_F32, 1, cd, bi, &e);
+    ir_add_const(g, "mu", IR_F32, 1, cd, mu, &e);
+    ir_add_const(g, "va", IR_F32, 1, cd, va, &e);
+    int n = ir_add_op(g, gemm ? "Gemm" : "Conv", "lin", "x,w,b", "c", &e);
+    if (gemm) ir_set_attr_int(g, n, "transB", 1, &e);
+    else { int64_t p[4] = {1, 0, 1, 2}; ir_set_attr_ints(g, n, "pads", p, 4, &e); }
+    ir_add_op(g, "BatchNormalization", "bn", "c,sc,bi,mu,va", "d", &e);
+    ir_add_op(g, "Relu", "relu", "d", "y", &e);
+    ir_add_output(g, "y", &e);
+}
+
+static void check_same(IrGraph *g, IrTensor *in, int nin, int (*pass)(IrGraph *, AtlErr *))
+{
+    IrTensor *before, *after;
+    REQUIRE(ir_toposort(g, &e) == 0 && ir_infer_shapes(g, &e) == 0);
+    REQUIRE(run1(g, in, nin, &before) == 0);
+    REQUIRE(pass(g, &e) == 0);
+    REQUIRE(ir_toposort(g, &e) == 0);
+    CHECKF(ir_verify(g, &e) == 0, "%s", e.msg);
+    REQUIRE(run1(g, in, nin, &after) == 0);
+    for (int i = 0; i < g->nout; i++) CHECKF(maxdiff(&before[i], &after[i]) < 1e-5, "output %d differs by %g", i, maxdiff(&before[i], &after[i]));
+    interp_free_outputs(before, g->nout);
+    interp_free_outputs(after, g->nout);
+}
+
+static int count_op(const IrGraph *g, const char *op)
+{
+    int n = 0;
+    for (int i = 0; i < g->nn; i++) if (!g->nodes[i].dead && !strcmp(g->nodes[i].op, op)) n++;
+    return n;
+}
+
+TEST(pass_bnfold_conv_and_gemm)
+{
+    for (int gemm = 0; gemm < 2; gemm++) {
+        IrGraph g;
+        build_conv_bn(&g, gemm);
+        float xv[2 * 3 * 6 * 5];
+        fill(xv, 180, 11);
+        IrTensor in = {.name = "x", .dtype = IR_F32, .ndim = gemm ? 2 : 4, .dims = {2, 3, 6, 5}, .data = xv};
+        if (gemm) { in.dims[0] = 3; in.dims[1] = 7; }
+        check_same(&g, &in, 1, pass_fold_batchnorm);
+        CHECK_EQ_INT(count_op(&g, "BatchNormalization"), 0);
+        check_same(&g, &in, 1, pass_fuse_activations);
+        CHECK(!strcmp(g.nodes[0].act, "Relu"));
+        ir_free(&g);
+    }
+}
+
+/* PyTorch-style flatten: Shape -> Gather(0) -> Unsqueeze -> Concat(-1) -> Reshape */
+TEST(pass_fold_shape_chain)
+{
+    IrGraph g;
+    ir_init(&g);
+    g.opset = 11;
+    int64_t xd[4] = {-1, 2, 3, 4}, sd[0] = {}, one[1] = {1};
+    int64_t zero = 0, m1 = -1;
+    ir_add_input(&g, "x", IR_F32, 4, xd, &e);
+    ir_add_const(&g, "zero", IR_I64, 0, sd, &zero, &e);
+    ir_add_const(&g, "m1", IR_I64, 1, one, &m1, &e);
+    ir_add_op(&g, "Shape", "shape", "x", "s", &e);
+    ir_add_op(&g, "Gather", "gather", "s,zero", "n", &e);
+    int u = ir_add_op(&g, "Unsqueeze", "unsq", "n", "n1", &e);
+    ir_set_attr_ints(&g, u, "axes", &zero, 1, &e);
+    int c = ir_add_op(&g, "Concat", "cat", "n1,m1", "shp", &e);
+    ir_set_attr_int(&g, c, "axis", 0, &e);
+    ir_add_op(&g, "Reshape", "reshape", "x,shp", "r", &e);
+    ir_add_op(&g, "Dropout", "drop", "r", "r2", &e);
+    ir_add_op(&g, "Identity", "id", "r2", "y", &e);
+    ir_add_output(&g, "y", &e);
+    REQUIRE(ir_infer_shapes(&g, &e) == 0);
+    CHECK_EQ_INT(g.t[ir_find(&g, "r")].ndim, 2);
+    CHECK_EQ_INT(g.t[ir_find(&g, "r")].dims[1], -1); /* not known before the batch is */
+    IrInputShape s;
+    REQUIRE(ir_parse_input_shape("x=3x2x3x4", &s, &e) == 0);
+    REQUIRE(ir_apply_input_shapes(&g, &s, 1, &e) == 0);
+    float xv[72];
+    fill(xv, 72, 5);
+    IrTensor in = {.name = "x", .dtype = IR_F32, .ndim = 4, .dims = {3, 2, 3, 4}, .data = xv};
+    check_same(&g, &in, 1, pass_fold_constants);
+    CHECK_EQ_INT(count_op(&g, "Shape") + count_op(&g, "Gather") + count_op(&g, "Concat"), 0);
+    int r = ir_find(&g, "r");
+    CHECK_EQ_INT(g.t[r].dims[0], 3);
+    CHECK_EQ_INT(g.t[r].dims[1], 24);
+    check_same(&g, &in, 1, pass_remove_identity);
+    CHECK_EQ_INT(count_op(&g, "Identity") + count_op(&g, "Dropout"), 0);
+    CHECK_EQ_INT(g.t[ir_find(&g, "y")].producer, 0); /* Reshape now writes the graph output */
+    check_same(&g, &in, 1, pass_mark_views);
+    CHECK(g.t[ir_find(&g, "y")].is_view);
+    ir_free(&g);
+}
+
+TEST(pass_pipeline_dead_code)
+{
+    IrGraph g;
+    build_conv_bn(&g, 0);
+    ir_add_op(&g, "Sigmoid", "unused", "c", "dangling", &e);
+    float xv[180];
+    fill(xv, 180, 9);
+    IrTensor in = {.name = "x", .dtype = IR_F32, .ndim = 4, .dims = {2, 3, 6, 5}, .data = xv};
+    check_same(&g, &in, 1, pass_run_all);
+    CHECK_EQ_INT(count_op(&g, "Sigmoid"), 0);
+    ir_free(&g);
+}
+
+/* Resize at opset 18: axes + keep_aspect_ratio_policy, hand computed */
+TEST(resize_opset18_axes_policy)
+{
+    IrGraph g;
+    ir_init(&g);
+    g.opset = 18;
+    int64_t xd[4] = {1, 1, 2, 2}, two[1] = {2}, sizes[2] = {4, 6}, axes[2] = {2, 3};
+    ir_add_input(&g, "x", IR_F32, 4, xd, &e);
+    ir_add_const(&g, "sizes", IR_I64, 1, two, sizes, &e);
+    int n = ir_add_op(&g, "Resize", "rs", "x,,,sizes", "y", &e);
+    REQUIRE(n >= 0);
+    ir_set_attr_ints(&g, n, "axes", axes, 2, &e);
+    ir_set_attr_str(&g, n, "keep_aspect_ratio_policy", "not_larger", &e);
+    ir_set_attr_str(&g, n, "coordinate_transformation_mode", "asymmetric", &e);
+    ir_set_attr_str(&g, n, "nearest_mode", "floor", &e);
+    ir_add_output(&g, "y", &e);
+    REQUIRE(ir_infer_shapes(&g, &e) == 0);
+    int y = ir_find(&g, "y");
+    CHECK_EQ_INT(g.t[y].dims[2], 4);
+    CHECK_EQ_INT(g.t[y].dims[3], 4);
+    float xv[4] = {1, 2, 3, 4};
+    IrTensor in = {.name = "x", .dtype = IR_F32, .ndim = 4, .dims = {1, 1, 2, 2}, .data = xv};
+    IrTensor *out;
+    REQUIRE(run1(&g, &in, 1, &out) == 0);
+    const float want[16] = {1, 1, 2, 2, 1, 1, 2, 2, 3, 3, 4, 4, 3, 3, 4, 4};
+    for (int i = 0; i < 16; i++) CHECK_NEAR(((float *)out[0].data)[i], want[i], 0);
+    interp_free_outputs(out, 1);
+    ir_set_attr_int(&g, n, "antialias", 1, &e);
+    CHECK(ir_infer_shapes(&g, &e) == -1);
+    CHECK_STR_CONTAINS(e.msg, "node 'rs' (Resize): antialias=1 is not supported");
+    ir_free(&g);
+}
+
+/* the supported-op list in error messages names exactly the table's ops */
+TEST(op_names_match_table)
+{
+    int n;
+    const IrOpDef *t = ir_op_table(&n);
+    const char *names = ir_op_names();
+    int words = 0;
+    for (const char *p = names; *p; p++) if (*p != ' ' && (p == names || p[-1] == ' ')) words++;
+    int distinct = 0;
+    for (int i = 0; i < n; i++) {
+        char pat[80];
+        snprintf(pat, sizeof pat, " %s ", t[i].name);
+        char padded[4096];
+        snprintf(padded, sizeof padded, " %s ", names);
+        CHECKF(strstr(padded, pat) != NULL, "%s missing from ir_op_names()", t[i].name);
+        int first = 1;
+        for (int j = 0; j < i; j++) if (!strcmp(t[j].name, t[i].name)) first = 0;
+        distinct += first;
+    }
+    CHECK_EQ_INT(words, distinct);
+}
+
+int main(void)
+{
+    RUN(op_names_match_table);
+    RUN(resize_opset18_axes_policy);
+    RUN(toposort_and_cycles);
+    RUN(printer);
+    RUN(input_shape_fixing);
+    RUN(unsupported_op_message);
+    RUN(interp_conv_by_hand);
+    RUN(pass_bnfold_conv_and_gemm);
+    RUN(pass_fold_shape_chain);
+    RUN(pass_pipeline_dead_code);
+    return test_summary("test_graph");
+}

@@ -1,0 +1,132 @@
+/* cmd_interp.c - `atoll interp MODEL.onnx --input X.npy|IN.npz [--input
+ * NAME=X.npy] [--input-shape NAME=DIMS]... [--output OUT.npz] [--passes]`:
+ * runs the model on the reference interpreter. Without --output it prints
+ * each output's name, dtype, shape and a short summary of its values. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "tools/cli.h"
+#include "tools/model_io.h"
+#include "compiler/interp.h"
+#include "compiler/passes.h"
+
+const char cmd_interp_summary[] = "run an ONNX model on the reference interpreter";
+
+#define MAXOPT 64
+
+static void usage(FILE *fp)
+{
+    fprintf(fp, "usage: atoll interp MODEL.onnx --input X.npy|IN.npz|NAME=X.npy [--input ...]\n"
+                "                    [--input-shape NAME=1x3x224x224]... [--output OUT.npz] [--passes]\n"
+                "A single .npy feeds the only graph input; an .npz feeds inputs by array name.\n"
+                "--passes runs the canonicalisation passes before interpreting.\n");
+}
+
+static int ends_with(const char *s, const char *suf)
+{
+    size_t a = strlen(s), b = strlen(suf);
+    return a >= b && !strcmp(s + a - b, suf);
+}
+
+static void summarize(const IrTensor *t)
+{
+    char sh[128];
+    printf("%s: %s[%s]", t->name, ir_dtype_name(t->dtype), ir_shape_str(t, sh, sizeof sh));
+    int64_t n = ir_numel(t);
+    if (n <= 0) { printf("\n"); return; }
+    double mn = ir_get_f(t, 0), mx = mn, sum = 0;
+    int64_t am = 0;
+    for (int64_t i = 0; i < n; i++) {
+        double v = ir_get_f(t, i);
+        if (v < mn) mn = v;
+        if (v > mx) { mx = v; am = i; }
+        sum += v;
+    }
+    printf(" min %.6g max %.6g (at %lld) mean %.6g  [", mn, mx, (long long)am, sum / (double)n);
+    for (int64_t i = 0; i < n && i < 6; i++) printf("%s%.6g", i ? ", " : "", ir_get_f(t, i));
+    printf("%s]\n", n > 6 ? ", ..." : "");
+}
+
+int cmd_interp(int argc, char **argv)
+{
+    const char *model = NULL, *outpath = NULL, *inputs[MAXOPT], *v;
+    IrInputShape shapes[MAXOPT];
+    int nin = 0, nshapes = 0, bad = 0, passes = 0, rc = 1;
+    AtlErr e = {{0}};
+    for (int i = 1; i < argc; i++) {
+        if (cli_is_help(argv[i])) { usage(stdout); return 0; }
+        if ((v = cli_opt(argc, argv, &i, "--input-shape", &bad))) {
+            if (nshapes == MAXOPT) { fprintf(stderr, "atoll interp: too many --input-shape options\n"); return 2; }
+            if (ir_parse_input_shape(v, &shapes[nshapes++], &e)) { fprintf(stderr, "atoll interp: %s\n", e.msg); return 2; }
+        } else if ((v = cli_opt(argc, argv, &i, "--input", &bad))) {
+            if (nin == MAXOPT) { fprintf(stderr, "atoll interp: too many --input options\n"); return 2; }
+            inputs[nin++] = v;
+        } else if ((v = cli_opt(argc, argv, &i, "--output", &bad))) outpath = v;
+        else if (bad) return 2;
+        else if (!strcmp(argv[i], "--passes")) passes = 1;
+        else if (argv[i][0] == '-') { fprintf(stderr, "atoll interp: unknown option '%s'\n", argv[i]); usage(stderr); return 2; }
+        else if (!model) model = argv[i];
+        else { fprintf(stderr, "atoll interp: more than one model given ('%s')\n", argv[i]); return 2; }
+    }
+    if (!model) { fprintf(stderr, "atoll interp: no model given\n"); usage(stderr); return 2; }
+    if (!nin) { fprintf(stderr, "atoll interp: no --input given\n"); usage(stderr); return 2; }
+    IrGraph g;
+    IrTensor *tin = NULL, *outs = NULL;
+    int ntin = 0;
+    if (model_load(model, shapes, nshapes, &g, &e)) goto done;
+    if (passes && pass_run_all(&g, &e)) goto done;
+    tin = calloc(64 * MAXOPT, sizeof *tin);
+    if (!tin) { atl_fail(&e, "out of memory"); goto done; }
+    for (int i = 0; i < nin; i++) {
+        const char *spec = inputs[i], *eq = strchr(spec, '=');
+        if (ends_with(spec, ".npz") && !eq) {
+            AtlNdArray *l;
+            int n;
+            if (atl_npz_read(spec, &l, &n, &e)) goto done;
+            for (int k = 0; k < n && ntin < 64 * MAXOPT; k++)
+                if (model_tensor_from_array(&l[k], l[k].name, &tin[ntin++], &e)) { atl_ndarray_list_free(l, n); goto done; }
+            atl_ndarray_list_free(l, n);
+            continue;
+        }
+        char name[512];
+        const char *file = spec;
+        if (eq) {
+            size_t L = (size_t)(eq - spec);
+            if (L >= sizeof name) { atl_fail(&e, "--input '%s': name too long", spec); goto done; }
+            memcpy(name, spec, L);
+            name[L] = 0;
+            file = eq + 1;
+        } else {
+            if (g.nin != 1) {
+                atl_fail(&e, "--input %s: the model has %d inputs; name them (--input NAME=X.npy) or use an .npz", spec, g.nin);
+                goto done;
+            }
+            snprintf(name, sizeof name, "%s", g.t[g.inputs[0]].name);
+        }
+        AtlNdArray a;
+        if (atl_npy_read(file, &a, &e)) goto done;
+        int r = model_tensor_from_array(&a, name, &tin[ntin++], &e);
+        atl_ndarray_free(&a);
+        if (r) goto done;
+    }
+    if (interp_run(&g, tin, ntin, &outs, &e)) goto done;
+    if (outpath) {
+        AtlNdArray *arr = calloc((size_t)g.nout + 1, sizeof *arr);
+        int k = 0, ok = arr != NULL;
+        for (; ok && k < g.nout; k++) if (model_array_from_tensor(&outs[k], &arr[k], &e)) ok = 0;
+        if (ok && atl_npz_write(outpath, arr, g.nout, &e)) ok = 0;
+        if (arr) atl_ndarray_list_free(arr, k);
+        if (!ok) goto done;
+        printf("wrote %d output%s to %s\n", g.nout, g.nout == 1 ? "" : "s", outpath);
+    } else {
+        for (int k = 0; k < g.nout; k++) summarize(&outs[k]);
+    }
+    rc = 0;
+done:
+    if (rc) fprintf(stderr, "atoll interp: %s\n", e.msg);
+    interp_free_outputs(outs, g.nout);
+    for (int i = 0; i < ntin; i++) ir_tensor_free_contents(&tin[i]);
+    free(tin);
+    ir_free(&g);
+    return rc;
+}

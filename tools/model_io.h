@@ -1,0 +1,16 @@
+/* model_io.h - what `atoll interp` and `atoll compile` share: loading a model
+ * with --input-shape options applied, and converting between .npy arrays
+ * and IR tensors. */
+#ifndef ATOLL_TOOLS_MODEL_IO_H
+#define ATOLL_TOOLS_MODEL_IO_H
+#include "compiler/ir.h"
+#include "compiler/infer.h"
+#include "util/npy.h"
+
+/* Loads path, sorts, verifies, applies the shapes and infers shapes. */
+int model_load(const char *path, const IrInputShape *shapes, int nshapes, IrGraph *g, AtlErr *e);
+/* Array -> tensor (data copied; name copied). */
+int model_tensor_from_array(const AtlNdArray *a, const char *name, IrTensor *t, AtlErr *e);
+/* Tensor -> array (data copied). Fails for dtypes .npy files cannot hold. */
+int model_array_from_tensor(const IrTensor *t, AtlNdArray *a, AtlErr *e);
+#endif
