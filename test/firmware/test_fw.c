@@ -3,6 +3,7 @@
  * and every mailbox command with every error path (bad version, wrong chip,
  * bad checksum, heap exhausted, DRAM exhausted, unknown net/stage/handle,
  * fault during run, hang, bad command, relocation errors).
+ * `test_fw --write-seed FILE` writes the sample model (the fuzz seed).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -554,8 +555,17 @@ TEST(cost_table_documented)
 #undef X
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+    if (argc == 3 && !strcmp(argv[1], "--write-seed")) {   /* fuzz/seeds/fuzz_fw/mlp.abm */
+        size_t len;
+        uint8_t *img = build_model(&(ModelOpts){ .chip = FAKE_CHIP, .level = 6 }, &len);
+        FILE *f = img ? fopen(argv[2], "wb") : NULL;
+        int ok = f && fwrite(img, 1, len, f) == len;
+        if (f && fclose(f)) ok = 0;
+        free(img);
+        return ok ? 0 : 1;
+    }
     RUN(heap_alloc_free_coalesce);
     RUN(dram_first_fit_and_owners);
     RUN(format_messages);
