@@ -1,0 +1,63 @@
+/* numerics.h - the numeric semantics every engine shares (and the compiler's
+ * reference interpreter will share): fp16/bf16 <-> fp32 conversion, rounding
+ * and saturating casts, requantisation, integer saturating arithmetic and the
+ * activation functions. docs/isa-numerics.md states every rule precisely;
+ * the simulator never does arithmetic on operands except through these.
+ */
+#ifndef ATOLL_ISA_NUMERICS_H
+#define ATOLL_ISA_NUMERICS_H
+#include <stdint.h>
+
+/* IEEE binary16 and bfloat16. Encoding rounds to nearest, ties to even;
+ * overflow gives +-inf; NaN stays NaN (quiet bit set, sign and the top
+ * payload bits kept); subnormals are produced and decoded; -0 is kept. */
+float num_f16_to_f32(uint16_t h);
+float num_bf16_to_f32(uint16_t h);
+uint16_t num_f32_to_f16(float f);
+uint16_t num_f32_to_bf16(float f);
+/* Directly from double (one rounding, no double rounding via f32). */
+uint16_t num_f64_to_f16(double x);
+uint16_t num_f64_to_bf16(double x);
+float num_f64_to_f32(double x);
+
+/* Round half to even of a finite double to an integer-valued double. */
+double num_round_half_even(double x);
+/* Float -> integer of range [lo, hi]: round half to even, saturate, NaN -> 0. */
+int64_t num_f64_to_int_sat(double x, int64_t lo, int64_t hi);
+int64_t num_sat(int64_t x, int64_t lo, int64_t hi);
+/* Range of an integer dtype (ISA_I8/I16/I32); 0 for others. */
+int num_int_range(int dtype, int64_t *lo, int64_t *hi);
+int num_is_float(int dtype);
+
+/* Requantise one i32 to i8:
+ *   s = 31 + shift, valid for 1 <= s <= 62 (returns -1 otherwise),
+ *   p = (int64)x * mult (exact),
+ *   r = sign(p) * floor((|p| + 2^(s-1)) / 2^s)   (round half away from zero),
+ *   y = clamp(zp + r, lo, hi).                                              */
+int num_requant(int32_t x, int32_t mult, int32_t shift, int32_t zp,
+                int32_t lo, int32_t hi, int8_t *y);
+
+/* Integer binary ops of vector unit (v.add/sub/mul/max/min by ISA opcode):
+ * computed exactly in 64 bits, then saturated to the dtype's range (i8, i16
+ * and i32 all saturate). Returns 0 for an op that is not binary. */
+int64_t num_int_binop(int op, int64_t a, int64_t b, int dtype);
+/* Float binary ops in fp32. */
+float num_f32_binop(int op, float a, float b);
+/* Float unary ops (v.mov .. v.rsqrt) in fp32 using libm's float functions. */
+float num_f32_unop(int op, float x, float alpha, float beta);
+/* Integer unary ops (mov, affine, relu, lrelu, clip): computed in double
+ * (exact for every i32), then round half to even and saturate. Transcendental
+ * ops are not defined for integers (returns 0; the simulator rejects them). */
+int64_t num_int_unop(int op, int64_t x, float alpha, float beta, int dtype);
+/* Whether a unary opcode is transcendental (priced at transcendental_cycles)
+ * and float-only. */
+int num_op_is_transcendental(int op);
+
+/* Element access by dtype. Loads widen exactly (ints to int64 / double,
+ * floats to double). num_store_f64 rounds to the dtype (floats: nearest even
+ * directly from double; ints: half to even + saturation, NaN -> 0). */
+double num_load_f64(const void *p, int dtype);
+int64_t num_load_int(const void *p, int dtype);
+void num_store_f64(void *p, int dtype, double v);
+void num_store_int(void *p, int dtype, int64_t v); /* saturates */
+#endif

@@ -1,0 +1,196 @@
+/* timing.c - closed-form instruction latencies (timing.h, docs/timing.md).
+ * Pure functions of the chip config and the instruction; the simulator adds
+ * contention on top, the compiler's cost model calls them directly. */
+#include <math.h>
+#include "isa/timing.h"
+#include "isa/numerics.h"
+
+static uint64_t ceil_div(uint64_t a, uint64_t b) { return b ? (a + b - 1) / b : 0; }
+
+int tim_mm_rate(const AtlChip *c, int dtype)
+{
+    switch (dtype) {
+    case ISA_I8: return c->mm_rate_i8;
+    case ISA_F16: return c->mm_rate_f16;
+    case ISA_BF16: return c->mm_rate_bf16;
+    case ISA_F32: return c->mm_rate_f32;
+    default: return 0;
+    }
+}
+
+uint64_t tim_mm_folds(const AtlChip *c, uint64_t k, uint64_t n)
+{
+    return ceil_div(k, (uint64_t)c->mm_rows) * ceil_div(n, (uint64_t)c->mm_cols);
+}
+
+/* Cycles of `folds` folds streaming m rows each, before the final -1. */
+static uint64_t fold_cycles(const AtlChip *c, uint64_t folds, uint64_t m)
+{
+    uint64_t R = (uint64_t)c->mm_rows, C = (uint64_t)c->mm_cols;
+    if (!folds) return 0;
+    if (!c->mm_weight_double_buffer) return folds * (2 * R + C + m - 2);
+    return (2 * R + C + m - 2) + (folds - 1) * (R + C + m - 2);
+}
+
+uint64_t tim_mm_cycles(const AtlChip *c, int dtype, uint64_t m, uint64_t k, uint64_t n)
+{
+    uint64_t folds = tim_mm_folds(c, k, n);
+    if (!folds || !m) return (uint64_t)c->mm_issue_cycles;
+    return fold_cycles(c, folds, m) * (uint64_t)tim_mm_rate(c, dtype) - 1 + (uint64_t)c->mm_issue_cycles;
+}
+
+uint32_t tim_conv_out(uint32_t in, uint32_t k, uint32_t stride, uint32_t dil, uint32_t pa, uint32_t pb)
+{
+    int64_t span = (int64_t)dil * ((int64_t)k - 1) + 1, full = (int64_t)in + pa + pb;
+    if (!stride || !k || span > full) return 0;
+    return (uint32_t)((full - span) / stride + 1);
+}
+
+static void conv_dims(const AtlInsn *in, uint64_t *m, uint64_t *k, uint64_t *n, uint64_t *g)
+{
+    uint32_t oh = tim_conv_out(in->ih, in->kh, in->sh, in->dh, in->pad_top, in->pad_bottom);
+    uint32_t ow = tim_conv_out(in->iw, in->kw, in->sw, in->dw, in->pad_left, in->pad_right);
+    uint64_t groups = in->groups ? in->groups : 1;
+    *g = groups;
+    *m = (uint64_t)oh * ow;
+    *k = (uint64_t)in->kh * in->kw * (in->cin / groups);
+    *n = in->cout / groups;
+}
+
+uint64_t tim_conv_cycles(const AtlChip *c, const AtlInsn *in)
+{
+    uint64_t m, k, n, g;
+    conv_dims(in, &m, &k, &n, &g);
+    uint64_t folds = tim_mm_folds(c, k, n) * g;
+    if (!folds || !m) return (uint64_t)c->mm_issue_cycles;
+    return fold_cycles(c, folds, m) * (uint64_t)tim_mm_rate(c, in->dtype) - 1 + (uint64_t)c->mm_issue_cycles;
+}
+
+uint64_t tim_mm_macs(const AtlInsn *in) { return (uint64_t)in->m * in->k * in->n; }
+
+uint64_t tim_conv_macs(const AtlInsn *in)
+{
+    uint64_t m, k, n, g;
+    conv_dims(in, &m, &k, &n, &g);
+    return g * m * k * n;
+}
+
+int tim_elems_per_lane(int dtype)
+{
+    int s = isa_dtype_size(dtype);
+    return s ? 4 / s : 1;
+}
+
+uint64_t tim_vec_cycles(const AtlChip *c, int op, int dtype, uint64_t elems)
+{
+    uint64_t per = (uint64_t)c->vec_lanes * (uint64_t)tim_elems_per_lane(dtype);
+    uint64_t steps = ceil_div(elems, per);
+    if (num_op_is_transcendental(op)) steps *= (uint64_t)c->vec_transcendental_cycles;
+    return steps + (uint64_t)c->vec_issue_cycles;
+}
+
+uint64_t tim_pool_cycles(const AtlChip *c, const AtlInsn *in)
+{
+    uint32_t oh = tim_conv_out(in->ih, in->kh, in->sh, 1, in->pad_top, in->pad_bottom);
+    uint32_t ow = tim_conv_out(in->iw, in->kw, in->sw, 1, in->pad_left, in->pad_right);
+    uint64_t per = (uint64_t)c->vec_lanes * (uint64_t)tim_elems_per_lane(in->dtype);
+    return ceil_div((uint64_t)oh * ow * in->cin, per) * in->kh * in->kw + (uint64_t)c->vec_issue_cycles;
+}
+
+uint64_t tim_reduce_cycles(const AtlChip *c, int dtype, uint64_t elems)
+{
+    uint64_t per = (uint64_t)c->vec_lanes * (uint64_t)tim_elems_per_lane(dtype);
+    return ceil_div(elems, per) + (uint64_t)c->vec_issue_cycles;
+}
+
+uint64_t tim_requant_cycles(const AtlChip *c, uint64_t elems)
+{
+    return ceil_div(elems, (uint64_t)c->vec_lanes) + (uint64_t)c->vec_issue_cycles;
+}
+
+uint64_t tim_cast_cycles(const AtlChip *c, int dtype, int otype, uint64_t elems)
+{
+    int wide = isa_dtype_size(dtype) >= isa_dtype_size(otype) ? dtype : otype;
+    uint64_t per = (uint64_t)c->vec_lanes * (uint64_t)tim_elems_per_lane(wide);
+    return ceil_div(elems, per) + (uint64_t)c->vec_issue_cycles;
+}
+
+static uint64_t shape_elems(const AtlInsn *in)
+{
+    return (uint64_t)in->shape[0] * in->shape[1] * in->shape[2] * in->shape[3];
+}
+
+uint64_t tim_compute_cycles(const AtlChip *c, const AtlInsn *in)
+{
+    if (in->op >= ISA_NUM_OPS) return 0;
+    switch (isa_ops[in->op].format) {
+    case ISA_FMT_MM: return tim_mm_cycles(c, in->dtype, in->m, in->k, in->n);
+    case ISA_FMT_CONV: return tim_conv_cycles(c, in);
+    case ISA_FMT_VBIN:
+    case ISA_FMT_VUN: return tim_vec_cycles(c, in->op, in->dtype, shape_elems(in));
+    case ISA_FMT_VPOOL: return tim_pool_cycles(c, in);
+    case ISA_FMT_VRED: return tim_reduce_cycles(c, in->dtype, shape_elems(in));
+    case ISA_FMT_VREQ: return tim_requant_cycles(c, shape_elems(in));
+    case ISA_FMT_VCAST: return tim_cast_cycles(c, in->dtype, in->otype, shape_elems(in));
+    default: return 0;
+    }
+}
+
+uint64_t tim_occupancy(uint64_t bytes, double bw)
+{
+    double r = (double)bytes / bw - 1e-9;
+    return r <= 0 ? 0 : (uint64_t)ceil(r);
+}
+
+double tim_dram_bytes_per_cycle(const AtlChip *c) { return c->dram_gbps * 1e3 / c->freq_mhz; }
+double tim_dram_channel_bytes_per_cycle(const AtlChip *c) { return tim_dram_bytes_per_cycle(c) / c->dram_channels; }
+
+uint64_t tim_dram_latency(const AtlChip *c)
+{
+    return (uint64_t)ceil(c->dram_latency_ns * c->freq_mhz / 1000.0 - 1e-9) + (uint64_t)c->noc_latency;
+}
+
+static double level_bw(const AtlChip *c, int space)
+{
+    switch (space) {
+    case ISA_SPACE_DRAM: {
+        double d = tim_dram_bytes_per_cycle(c), n = c->noc_bytes_per_cycle;
+        return d < n ? d : n;
+    }
+    case ISA_SPACE_SRAM: return c->sram_bytes_per_cycle;
+    default: {
+        double p = c->dma_lmem_bytes_per_cycle, b = (double)c->lmem_banks * c->lmem_bank_bytes_per_cycle;
+        return p < b ? p : b;
+    }
+    }
+}
+
+static uint64_t level_latency(const AtlChip *c, int space)
+{
+    switch (space) {
+    case ISA_SPACE_DRAM: return tim_dram_latency(c);
+    case ISA_SPACE_SRAM: return (uint64_t)c->sram_latency;
+    default: return 0;
+    }
+}
+
+double tim_dma_path_bw(const AtlChip *c, int dst, int src)
+{
+    double a = level_bw(c, dst), b = level_bw(c, src);
+    return a < b ? a : b;
+}
+
+uint64_t tim_dma_path_latency(const AtlChip *c, int dst, int src)
+{
+    uint64_t a = level_latency(c, dst), b = level_latency(c, src);
+    return a > b ? a : b;
+}
+
+uint64_t tim_dma_cycles(const AtlChip *c, int dst, int src, uint64_t bytes)
+{
+    double bw = tim_dma_path_bw(c, dst, src);
+    uint64_t bb = (uint64_t)c->dma_burst_bytes, full = bytes / bb, rest = bytes % bb;
+    uint64_t t = full * tim_occupancy(bb, bw);
+    if (rest) t += tim_occupancy(rest, bw);
+    return (uint64_t)c->dma_issue_cycles + tim_dma_path_latency(c, dst, src) + t;
+}

@@ -1,0 +1,67 @@
+/* timing.h - instruction latency formulas shared by the simulator and the
+ * compiler's cost model, so their estimates agree. docs/timing.md derives
+ * each one. All results are in core clock cycles and exclude contention
+ * (the simulator adds resource stalls on top).
+ */
+#ifndef ATOLL_ISA_TIMING_H
+#define ATOLL_ISA_TIMING_H
+#include <stdint.h>
+#include "isa/isa.h"
+#include "isa/config.h"
+
+/* Matrix unit rate (cycles per step) for an mm/conv operand dtype; 0 if the
+ * dtype is not a matrix dtype. */
+int tim_mm_rate(const AtlChip *c, int dtype);
+/* Weight-stationary R x C array, C[m,n] = A[m,k] x B[k,n]:
+ *   folds = ceil(k/R) * ceil(n/C)
+ *   weight_double_buffer = 0: folds * (2R + C + m - 2) * rate - 1
+ *   weight_double_buffer = 1: ((2R + C + m - 2) + (folds-1) * (R + C + m - 2)) * rate - 1
+ * plus issue_cycles. (SCALE-Sim WS: 32x32, m=k=n=256 -> 22,399.) */
+uint64_t tim_mm_cycles(const AtlChip *c, int dtype, uint64_t m, uint64_t k, uint64_t n);
+uint64_t tim_mm_folds(const AtlChip *c, uint64_t k, uint64_t n);
+/* Conv output size along one axis: (in + pad_a + pad_b - dil*(k-1) - 1)/stride + 1,
+ * 0 if the window does not fit. */
+uint32_t tim_conv_out(uint32_t in, uint32_t k, uint32_t stride, uint32_t dil, uint32_t pa, uint32_t pb);
+/* Conv as implicit GEMM per group: m = OH*OW, k = kh*kw*cin/groups,
+ * n = cout/groups; groups run back to back on the array:
+ *   groups * folds_g * per_fold * rate - 1 + issue (per_fold as for mm). */
+uint64_t tim_conv_cycles(const AtlChip *c, const AtlInsn *in);
+/* Useful multiply-accumulates of an mm / conv. */
+uint64_t tim_mm_macs(const AtlInsn *in);
+uint64_t tim_conv_macs(const AtlInsn *in);
+
+/* Elements per 32-bit lane for a dtype: 4 (8-bit), 2 (16-bit), 1 (32-bit). */
+int tim_elems_per_lane(int dtype);
+/* Elementwise: ceil(elems / (lanes * epl(dtype))) * (transcendental ? tc : 1) + issue. */
+uint64_t tim_vec_cycles(const AtlChip *c, int op, int dtype, uint64_t elems);
+/* Pooling: ceil(oh*ow*c / (lanes*epl)) * kh*kw + issue. */
+uint64_t tim_pool_cycles(const AtlChip *c, const AtlInsn *in);
+/* Reduction over a contiguous tensor of `elems` inputs: ceil(elems/(lanes*epl)) + issue. */
+uint64_t tim_reduce_cycles(const AtlChip *c, int dtype, uint64_t elems);
+/* Requant (i32 in): ceil(elems/lanes) + issue. Cast: ceil(elems/(lanes*epl(wider)))+issue. */
+uint64_t tim_requant_cycles(const AtlChip *c, uint64_t elems);
+uint64_t tim_cast_cycles(const AtlChip *c, int dtype, int otype, uint64_t elems);
+/* Cycles of any matrix/vector instruction (dispatches on the op's format);
+ * 0 for DMA and sync ops. */
+uint64_t tim_compute_cycles(const AtlChip *c, const AtlInsn *in);
+
+/* Cycles a server of `bw` bytes/cycle is busy with `bytes`: ceil(bytes/bw)
+ * (with a 1e-9 tolerance so exact ratios computed in floating point do not
+ * round up). Used for every burst and port occupancy. */
+uint64_t tim_occupancy(uint64_t bytes, double bw);
+
+/* DMA. Bandwidths in bytes per cycle; latencies in cycles. */
+double tim_dram_bytes_per_cycle(const AtlChip *c);      /* all channels */
+double tim_dram_channel_bytes_per_cycle(const AtlChip *c);
+uint64_t tim_dram_latency(const AtlChip *c);            /* ceil(latency_ns * MHz / 1000) + noc latency */
+/* Path bandwidth / latency for a copy from space `src` to `dst`
+ * (ISA_SPACE_*): the minimum bandwidth and the maximum latency of the
+ * levels on the path (DRAM is reached through the cluster's NoC link; the
+ * DMA engine's LMEM port is a level for LMEM ends). */
+double tim_dma_path_bw(const AtlChip *c, int dst, int src);
+uint64_t tim_dma_path_latency(const AtlChip *c, int dst, int src);
+/* One uncontended DMA of `bytes`, cut into bursts of burst_bytes, each
+ * burst occupying the bottleneck for ceil(burst/bw) cycles:
+ *   issue + latency + sum over bursts of ceil(burst_i / bw). */
+uint64_t tim_dma_cycles(const AtlChip *c, int dst, int src, uint64_t bytes);
+#endif

@@ -1,0 +1,317 @@
+/* check.c - static checks of one instruction before it runs, and its
+ * predecoded form (SimPre): compute cycles from isa/timing, MACs, LMEM
+ * ranges for the race detector and bank model, bytes per level. Everything
+ * that only depends on the instruction and the chip is done once here, so
+ * the run loop stays cheap. An instruction that fails a check faults when
+ * its engine reaches it (illegal field, out of bounds, misaligned). */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include "sim/sim_int.h"
+#include "isa/numerics.h"
+#include "isa/timing.h"
+
+typedef struct Ctx {
+    AtlSimFaultKind *kind;
+    char *msg;
+    size_t cap;
+    const char *mn;
+} Ctx;
+
+static int bad(Ctx *c, AtlSimFaultKind k, const char *fmt, ...) ATL_PRINTF(3, 4);
+static int bad(Ctx *c, AtlSimFaultKind k, const char *fmt, ...)
+{
+    va_list ap;
+    int n = snprintf(c->msg, c->cap, "%s: ", c->mn);
+    va_start(ap, fmt);
+    if (n >= 0 && (size_t)n < c->cap) vsnprintf(c->msg + n, c->cap - (size_t)n, fmt, ap);
+    va_end(ap);
+    *c->kind = k;
+    return -1;
+}
+
+/* Byte range touched by a strided 4-D operand; strides in units of `unit` bytes. */
+static void strided_range(uint64_t base, const uint32_t shape[4], const int32_t st[4],
+                          int64_t unit, int64_t esize, int64_t *lo, int64_t *hi)
+{
+    int64_t l = (int64_t)base, h = (int64_t)base;
+    for (int d = 0; d < 4; d++) {
+        int64_t span = ((int64_t)shape[d] - 1) * (int64_t)st[d] * unit;
+        if (span < 0) l += span; else h += span;
+    }
+    *lo = l;
+    *hi = h + esize;
+}
+
+static int need_shape(Ctx *c, const uint32_t shape[4])
+{
+    for (int d = 0; d < 4; d++) {
+        if (!shape[d]) return bad(c, SIM_FAULT_ILLEGAL, "field shape: dimension %d is 0", d);
+        if (shape[d] > 65535) return bad(c, SIM_FAULT_ILLEGAL, "field shape: dimension %d is %u > 65535 (16 bits)", d, shape[d]);
+    }
+    return 0;
+}
+
+/* Fields the encoding limits to 16 bits; a program built in C could exceed them. */
+static int check_16bit(Ctx *c, const AtlInsn *in)
+{
+    const uint32_t v[] = {in->m, in->k, in->n, in->lda, in->ldb, in->ldc, in->cin, in->ih, in->iw, in->cout};
+    static const char *const names[] = {"m", "k", "n", "lda", "ldb", "ldc", "c", "h", "w", "oc"};
+    for (int i = 0; i < 10; i++)
+        if (v[i] > 65535) return bad(c, SIM_FAULT_ILLEGAL, "field %s: %u > 65535 (16 bits)", names[i], v[i]);
+    return 0;
+}
+
+static uint64_t elems4(const uint32_t s[4]) { return (uint64_t)s[0] * s[1] * s[2] * s[3]; }
+
+/* Adds an LMEM range after bounds and alignment checks. */
+static int add_lmem(Ctx *c, SimPre *pre, const AtlSim *s, const char *what, int64_t lo, int64_t hi,
+                    uint64_t base, int align, uint32_t cores, int write)
+{
+    if (align > 1 && base % (uint64_t)align)
+        return bad(c, SIM_FAULT_MISALIGNED, "%s lmem:0x%llx is not aligned to %d bytes", what,
+                   (unsigned long long)base, align);
+    if (lo < 0 || hi > (int64_t)s->chip.lmem_bytes)
+        return bad(c, SIM_FAULT_OOB, "%s touches lmem bytes [%lld, %lld) outside LMEM of %d bytes", what,
+                   (long long)lo, (long long)hi, s->chip.lmem_bytes);
+    if (pre->nr < SIM_MAX_RANGES) {
+        SimRange *r = &pre->r[pre->nr++];
+        r->lo = (uint32_t)lo;
+        r->hi = (uint32_t)hi;
+        r->cores = cores;
+        r->write = (uint8_t)write;
+    }
+    return 0;
+}
+
+static uint64_t space_size(const AtlSim *s, int space)
+{
+    switch (space) {
+    case ISA_SPACE_DRAM: return (uint64_t)s->chip.dram_bytes;
+    case ISA_SPACE_SRAM: return (uint64_t)s->chip.sram_bytes;
+    case ISA_SPACE_LMEM: return (uint64_t)s->chip.lmem_bytes;
+    default: return 0;
+    }
+}
+
+static int check_dma_end(Ctx *c, const AtlSim *s, SimPre *pre, const char *what, int space, uint64_t addr,
+                         const uint32_t shape[4], const int32_t st[4], int es, uint32_t cores, int write)
+{
+    if (space < 0 || space >= ISA_NUM_SPACES) return bad(c, SIM_FAULT_ILLEGAL, "field %s: bad memory space %d", what, space);
+    if (addr % (uint64_t)es) return bad(c, SIM_FAULT_MISALIGNED, "%s %s:0x%llx is not aligned to the %d-byte element",
+                                        what, isa_space_name(space), (unsigned long long)addr, es);
+    for (int d = 0; d < 4; d++)
+        if (st[d] % es) return bad(c, SIM_FAULT_MISALIGNED, "%s stride %d (%d) is not a multiple of the %d-byte element",
+                                   what, d, st[d], es);
+    int64_t lo, hi;
+    strided_range(addr, shape, st, 1, es, &lo, &hi);
+    if (lo < 0 || (uint64_t)hi > space_size(s, space))
+        return bad(c, SIM_FAULT_OOB, "%s touches %s bytes [%lld, %lld) outside the %llu-byte space", what,
+                   isa_space_name(space), (long long)lo, (long long)hi, (unsigned long long)space_size(s, space));
+    if (space == ISA_SPACE_LMEM && pre->nr < SIM_MAX_RANGES) {
+        SimRange *r = &pre->r[pre->nr++];
+        r->lo = (uint32_t)lo; r->hi = (uint32_t)hi; r->cores = cores; r->write = (uint8_t)write;
+    }
+    return 0;
+}
+
+static int check_dma(Ctx *c, const AtlSim *s, int core, const AtlInsn *in, SimPre *pre)
+{
+    int es = isa_dtype_size(in->dtype);
+    if (!es) return bad(c, SIM_FAULT_ILLEGAL, "field dtype: bad dtype %d", in->dtype);
+    if (need_shape(c, in->shape)) return -1;
+    uint32_t all = s->cpc >= 32 ? 0xffffffffu : ((1u << s->cpc) - 1);
+    if (in->mask & ~all) return bad(c, SIM_FAULT_ILLEGAL, "field mask: 0x%x names cores beyond the %d of a cluster", in->mask, s->cpc);
+    if (in->mask && in->dst_space != ISA_SPACE_LMEM)
+        return bad(c, SIM_FAULT_ILLEGAL, "field mask: multicast needs an lmem destination");
+    uint32_t own = 1u << (core % s->cpc);
+    uint32_t dcores = in->mask ? in->mask : own;
+    pre->bytes = elems4(in->shape) * (uint64_t)es;
+    if (check_dma_end(c, s, pre, "dst", in->dst_space, in->dst, in->shape, in->dst_stride, es, dcores, 1)) return -1;
+    if (in->op == ISA_OP_DMA_COPY) {
+        if (in->src_space == ISA_SPACE_LMEM && in->src_core >= s->cpc)
+            return bad(c, SIM_FAULT_ILLEGAL, "field src_core: %d is not a core of the cluster (%d cores)", in->src_core, s->cpc);
+        uint32_t scores = 1u << in->src_core;
+        if (check_dma_end(c, s, pre, "src", in->src_space, in->src, in->shape, in->src_stride, es, scores, 0)) return -1;
+    }
+    return 0;
+}
+
+static int check_sync(Ctx *c, const AtlSim *s, const AtlInsn *in)
+{
+    if (in->wait > s->chip.semaphores) return bad(c, SIM_FAULT_ILLEGAL, "field wait: semaphore %d of %d", in->wait - 1, s->chip.semaphores);
+    if (in->signal > s->chip.semaphores) return bad(c, SIM_FAULT_ILLEGAL, "field signal: semaphore %d of %d", in->signal - 1, s->chip.semaphores);
+    if (in->op == ISA_OP_BARRIER) {
+        if (in->scope > ISA_SCOPE_CHIP) return bad(c, SIM_FAULT_ILLEGAL, "field scope: %d (0 cluster, 1 chip)", in->scope);
+        if (in->bar_id > 255) return bad(c, SIM_FAULT_ILLEGAL, "field id: %d > 255", in->bar_id);
+        int max = in->scope == ISA_SCOPE_CHIP ? s->ncores * ISA_NUM_ENGINES : s->cpc * ISA_NUM_ENGINES;
+        if (!in->bar_count || in->bar_count > max)
+            return bad(c, SIM_FAULT_ILLEGAL, "field count: %d (1..%d engines in the scope)", in->bar_count, max);
+    }
+    return 0;
+}
+
+static int mat_dtype_ok(int d) { return d == ISA_I8 || d == ISA_F16 || d == ISA_BF16 || d == ISA_F32; }
+
+static int check_mm(Ctx *c, const AtlSim *s, const AtlInsn *in, SimPre *pre)
+{
+    if (!mat_dtype_ok(in->dtype)) return bad(c, SIM_FAULT_ILLEGAL, "field dtype: %s is not a matrix dtype (i8 f16 bf16 f32)", isa_dtype_name(in->dtype));
+    if (!in->m || !in->k || !in->n) return bad(c, SIM_FAULT_ILLEGAL, "fields m,k,n: zero dimension (%u x %u x %u)", in->m, in->k, in->n);
+    if (in->lda < in->k) return bad(c, SIM_FAULT_ILLEGAL, "field lda: %u < k %u", in->lda, in->k);
+    if (in->ldb < in->n) return bad(c, SIM_FAULT_ILLEGAL, "field ldb: %u < n %u", in->ldb, in->n);
+    if (in->ldc < in->n) return bad(c, SIM_FAULT_ILLEGAL, "field ldc: %u < n %u", in->ldc, in->n);
+    int64_t es = isa_dtype_size(in->dtype), al = s->chip.lmem_alignment;
+    int64_t a = ((int64_t)(in->m - 1) * in->lda + in->k) * es;
+    int64_t b = ((int64_t)(in->k - 1) * in->ldb + in->n) * es;
+    int64_t cc = ((int64_t)(in->m - 1) * in->ldc + in->n) * 4;
+    if (add_lmem(c, pre, s, "src (A)", (int64_t)in->src, (int64_t)in->src + a, in->src, (int)al, 0, 0)) return -1;
+    if (add_lmem(c, pre, s, "src2 (B)", (int64_t)in->src2, (int64_t)in->src2 + b, in->src2, (int)al, 0, 0)) return -1;
+    if (add_lmem(c, pre, s, "dst (C)", (int64_t)in->dst, (int64_t)in->dst + cc, in->dst, (int)al, 0, 1)) return -1;
+    pre->macs = tim_mm_macs(in);
+    pre->lmem_rd = (uint64_t)(in->m * (uint64_t)in->k + in->k * (uint64_t)in->n) * (uint64_t)es + (in->acc ? (uint64_t)in->m * in->n * 4 : 0);
+    pre->lmem_wr = (uint64_t)in->m * in->n * 4;
+    pre->cycles = tim_mm_cycles(&s->chip, in->dtype, in->m, in->k, in->n);
+    return 0;
+}
+
+static int check_conv(Ctx *c, const AtlSim *s, const AtlInsn *in, SimPre *pre)
+{
+    if (!mat_dtype_ok(in->dtype)) return bad(c, SIM_FAULT_ILLEGAL, "field dtype: %s is not a matrix dtype (i8 f16 bf16 f32)", isa_dtype_name(in->dtype));
+    if (!in->cin || !in->ih || !in->iw || !in->cout || !in->kh || !in->kw)
+        return bad(c, SIM_FAULT_ILLEGAL, "fields c,h,w,oc,kh,kw: zero dimension");
+    if (!in->sh || !in->sw || !in->dh || !in->dw) return bad(c, SIM_FAULT_ILLEGAL, "fields sh,sw,dh,dw: must be >= 1");
+    if (!in->groups || in->cin % in->groups || in->cout % in->groups)
+        return bad(c, SIM_FAULT_ILLEGAL, "field groups: %u must divide c %u and oc %u", in->groups, in->cin, in->cout);
+    if (in->dtype == ISA_I8 && (in->ival < -128 || in->ival > 127))
+        return bad(c, SIM_FAULT_ILLEGAL, "field value: pad value %d is not an i8", in->ival);
+    uint32_t oh = tim_conv_out(in->ih, in->kh, in->sh, in->dh, in->pad_top, in->pad_bottom);
+    uint32_t ow = tim_conv_out(in->iw, in->kw, in->sw, in->dw, in->pad_left, in->pad_right);
+    if (!oh || !ow) return bad(c, SIM_FAULT_ILLEGAL, "fields kh,kw: the dilated kernel is larger than the padded input");
+    int64_t es = isa_dtype_size(in->dtype), al = s->chip.lmem_alignment;
+    int64_t x = (int64_t)in->ih * in->iw * in->cin * es;
+    int64_t w = (int64_t)in->kh * in->kw * (in->cin / in->groups) * in->cout * es;
+    int64_t y = (int64_t)oh * ow * in->cout * 4;
+    if (add_lmem(c, pre, s, "src (input)", (int64_t)in->src, (int64_t)in->src + x, in->src, (int)al, 0, 0)) return -1;
+    if (add_lmem(c, pre, s, "src2 (weights)", (int64_t)in->src2, (int64_t)in->src2 + w, in->src2, (int)al, 0, 0)) return -1;
+    if (add_lmem(c, pre, s, "dst (output)", (int64_t)in->dst, (int64_t)in->dst + y, in->dst, (int)al, 0, 1)) return -1;
+    pre->macs = tim_conv_macs(in);
+    pre->lmem_rd = (uint64_t)(x + w) + (in->acc ? (uint64_t)y : 0);
+    pre->lmem_wr = (uint64_t)y;
+    pre->cycles = tim_conv_cycles(&s->chip, in);
+    return 0;
+}
+
+static int check_vec_operand(Ctx *c, const AtlSim *s, SimPre *pre, const char *what, uint64_t base,
+                             const uint32_t shape[4], const int32_t st[4], int es, int write)
+{
+    int64_t lo, hi;
+    strided_range(base, shape, st, es, es, &lo, &hi);
+    return add_lmem(c, pre, s, what, lo, hi, base, s->chip.lmem_alignment, 0, write);
+}
+
+static int check_vec(Ctx *c, const AtlSim *s, const AtlInsn *in, SimPre *pre)
+{
+    int fmt = isa_ops[in->op].format, es = isa_dtype_size(in->dtype);
+    int al = s->chip.lmem_alignment;
+    const AtlChip *ch = &s->chip;
+    if (fmt != ISA_FMT_VREQ && !es) return bad(c, SIM_FAULT_ILLEGAL, "field dtype: bad dtype %d", in->dtype);
+    switch (fmt) {
+    case ISA_FMT_VBIN:
+    case ISA_FMT_VUN:
+    case ISA_FMT_VCAST: {
+        if (need_shape(c, in->shape)) return -1;
+        uint64_t n = elems4(in->shape);
+        int os = es;
+        if (fmt == ISA_FMT_VCAST) {
+            os = isa_dtype_size(in->otype);
+            if (!os) return bad(c, SIM_FAULT_ILLEGAL, "field otype: bad dtype %d", in->otype);
+        }
+        if (fmt == ISA_FMT_VUN && num_op_is_transcendental(in->op) && !num_is_float(in->dtype))
+            return bad(c, SIM_FAULT_ILLEGAL, "field dtype: %s needs a float dtype, not %s", c->mn, isa_dtype_name(in->dtype));
+        if (check_vec_operand(c, s, pre, "src", in->src, in->shape, in->src_stride, es, 0)) return -1;
+        if (fmt == ISA_FMT_VBIN && check_vec_operand(c, s, pre, "src2", in->src2, in->shape, in->src2_stride, es, 0)) return -1;
+        if (check_vec_operand(c, s, pre, "dst", in->dst, in->shape, in->dst_stride, os, 1)) return -1;
+        pre->elems = n;
+        pre->lmem_rd = n * (uint64_t)es * (fmt == ISA_FMT_VBIN ? 2 : 1);
+        pre->lmem_wr = n * (uint64_t)os;
+        pre->cycles = fmt == ISA_FMT_VCAST ? tim_cast_cycles(ch, in->dtype, in->otype, n) : tim_vec_cycles(ch, in->op, in->dtype, n);
+        return 0;
+    }
+    case ISA_FMT_VPOOL: {
+        if (!in->cin || !in->ih || !in->iw || !in->kh || !in->kw || !in->sh || !in->sw)
+            return bad(c, SIM_FAULT_ILLEGAL, "fields c,h,w,kh,kw,sh,sw: must be >= 1");
+        if (in->pad_top >= in->kh || in->pad_bottom >= in->kh || in->pad_left >= in->kw || in->pad_right >= in->kw)
+            return bad(c, SIM_FAULT_ILLEGAL, "fields pt,pb,pl,pr: padding must be smaller than the window");
+        uint32_t oh = tim_conv_out(in->ih, in->kh, in->sh, 1, in->pad_top, in->pad_bottom);
+        uint32_t ow = tim_conv_out(in->iw, in->kw, in->sw, 1, in->pad_left, in->pad_right);
+        if (!oh || !ow) return bad(c, SIM_FAULT_ILLEGAL, "fields kh,kw: window larger than the padded input");
+        int64_t x = (int64_t)in->ih * in->iw * in->cin * es, y = (int64_t)oh * ow * in->cin * es;
+        if (add_lmem(c, pre, s, "src", (int64_t)in->src, (int64_t)in->src + x, in->src, al, 0, 0)) return -1;
+        if (add_lmem(c, pre, s, "dst", (int64_t)in->dst, (int64_t)in->dst + y, in->dst, al, 0, 1)) return -1;
+        pre->elems = (uint64_t)oh * ow * in->cin * in->kh * in->kw;
+        pre->lmem_rd = (uint64_t)x;
+        pre->lmem_wr = (uint64_t)y;
+        pre->cycles = tim_pool_cycles(ch, in);
+        return 0;
+    }
+    case ISA_FMT_VRED: {
+        if (need_shape(c, in->shape)) return -1;
+        if (in->axis > 3) return bad(c, SIM_FAULT_ILLEGAL, "field axis: %d > 3", in->axis);
+        int os = isa_dtype_size(in->otype);
+        if (!os) return bad(c, SIM_FAULT_ILLEGAL, "field otype: bad dtype %d", in->otype);
+        if (num_is_float(in->dtype) != num_is_float(in->otype))
+            return bad(c, SIM_FAULT_ILLEGAL, "field otype: %s result for %s input mixes integer and float",
+                       isa_dtype_name(in->otype), isa_dtype_name(in->dtype));
+        uint64_t n = elems4(in->shape), on = n / in->shape[in->axis];
+        if (add_lmem(c, pre, s, "src", (int64_t)in->src, (int64_t)(in->src + n * (uint64_t)es), in->src, al, 0, 0)) return -1;
+        if (add_lmem(c, pre, s, "dst", (int64_t)in->dst, (int64_t)(in->dst + on * (uint64_t)os), in->dst, al, 0, 1)) return -1;
+        pre->elems = n;
+        pre->lmem_rd = n * (uint64_t)es;
+        pre->lmem_wr = on * (uint64_t)os;
+        pre->cycles = tim_reduce_cycles(ch, in->dtype, n);
+        return 0;
+    }
+    case ISA_FMT_VREQ: {
+        if (need_shape(c, in->shape)) return -1;
+        if (in->lo > in->hi || in->lo < -128 || in->hi > 127)
+            return bad(c, SIM_FAULT_ILLEGAL, "fields lo,hi: [%d, %d] is not an i8 range", in->lo, in->hi);
+        if (in->ival < -128 || in->ival > 127) return bad(c, SIM_FAULT_ILLEGAL, "field value: zero point %d is not an i8", in->ival);
+        uint64_t n = elems4(in->shape), np = in->per_channel ? in->shape[3] : 1;
+        if (add_lmem(c, pre, s, "src", (int64_t)in->src, (int64_t)(in->src + n * 4), in->src, al, 0, 0)) return -1;
+        if (add_lmem(c, pre, s, "src2 (params)", (int64_t)in->src2, (int64_t)(in->src2 + np * 8), in->src2, al, 0, 0)) return -1;
+        if (add_lmem(c, pre, s, "dst", (int64_t)in->dst, (int64_t)(in->dst + n), in->dst, al, 0, 1)) return -1;
+        pre->elems = n;
+        pre->lmem_rd = n * 4 + np * 8;
+        pre->lmem_wr = n;
+        pre->cycles = tim_requant_cycles(ch, n);
+        return 0;
+    }
+    default:
+        return bad(c, SIM_FAULT_ILLEGAL, "no vector format");
+    }
+}
+
+int sim_check_insn(const AtlSim *s, int core, int engine, const AtlInsn *in,
+                   SimPre *pre, AtlSimFaultKind *kind, char *msg, size_t cap)
+{
+    Ctx c = {kind, msg, cap, "?"};
+    memset(pre, 0, sizeof *pre);
+    if (in->op >= ISA_NUM_OPS) return bad(&c, SIM_FAULT_ILLEGAL, "illegal opcode %d", in->op);
+    c.mn = isa_ops[in->op].mnemonic;
+    int want = isa_ops[in->op].engine;
+    if (want != ISA_ENGINE_ANY && want != engine)
+        return bad(&c, SIM_FAULT_ILLEGAL, "a %s instruction in the %s engine's stream", isa_engine_name(want), isa_engine_name(engine));
+    if (check_sync(&c, s, in) || check_16bit(&c, in)) return -1;
+    int rc;
+    switch (isa_ops[in->op].format) {
+    case ISA_FMT_DMA_COPY:
+    case ISA_FMT_DMA_FILL: return check_dma(&c, s, core, in, pre);
+    case ISA_FMT_MM: rc = check_mm(&c, s, in, pre); break;
+    case ISA_FMT_CONV: rc = check_conv(&c, s, in, pre); break;
+    case ISA_FMT_BARRIER:
+    case ISA_FMT_NONE: return 0;
+    default: rc = check_vec(&c, s, in, pre); break;
+    }
+    if (!rc) mem_pre_banks(s, pre);
+    return rc;
+}

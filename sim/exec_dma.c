@@ -1,0 +1,59 @@
+/* exec_dma.c - data effect of dma.copy and dma.fill: strided 4-D element
+ * copies between DRAM, the cluster's SRAM and LMEM (multicast to every core
+ * of the mask), and constant fills. Bounds were checked in check.c. */
+#include <string.h>
+#include "sim/sim_int.h"
+
+static void copy4(uint8_t *dst, const int32_t ds[4], const uint8_t *src, const int32_t ss[4],
+                  const uint32_t sh[4], int es)
+{
+    int rows = ds[3] == es && ss[3] == es;
+    for (uint32_t a = 0; a < sh[0]; a++)
+        for (uint32_t b = 0; b < sh[1]; b++)
+            for (uint32_t c = 0; c < sh[2]; c++) {
+                uint8_t *d = dst + (int64_t)a * ds[0] + (int64_t)b * ds[1] + (int64_t)c * ds[2];
+                const uint8_t *sp = src + (int64_t)a * ss[0] + (int64_t)b * ss[1] + (int64_t)c * ss[2];
+                if (rows) { memmove(d, sp, (size_t)sh[3] * (size_t)es); continue; }
+                for (uint32_t i = 0; i < sh[3]; i++)
+                    memmove(d + (int64_t)i * ds[3], sp + (int64_t)i * ss[3], (size_t)es);
+            }
+}
+
+static uint32_t dst_cores(const AtlSim *s, int core, const AtlInsn *in)
+{
+    return in->mask ? in->mask : 1u << (core % s->cpc);
+}
+
+int sim_exec_fmt_DMA_COPY(AtlSim *s, int core, const AtlInsn *in)
+{
+    int es = isa_dtype_size(in->dtype);
+    const uint8_t *src = mem_space_ptr(s, core, in->src_space, in->src_core) + in->src;
+    if (in->dst_space != ISA_SPACE_LMEM) {
+        copy4(mem_space_ptr(s, core, in->dst_space, 0) + in->dst, in->dst_stride, src, in->src_stride, in->shape, es);
+        return 0;
+    }
+    uint32_t m = dst_cores(s, core, in);
+    for (int i = 0; i < s->cpc; i++)
+        if (m >> i & 1)
+            copy4(mem_space_ptr(s, core, ISA_SPACE_LMEM, i) + in->dst, in->dst_stride, src, in->src_stride, in->shape, es);
+    return 0;
+}
+
+int sim_exec_fmt_DMA_FILL(AtlSim *s, int core, const AtlInsn *in)
+{
+    int es = isa_dtype_size(in->dtype);
+    uint8_t pat[4];
+    uint32_t v = (uint32_t)in->ival;
+    for (int i = 0; i < 4; i++) pat[i] = (uint8_t)(v >> (8 * i));
+    static const int32_t zero[4] = {0, 0, 0, 0};
+    /* a fill is a copy from a broadcast (all-zero-stride) one-element source */
+    if (in->dst_space != ISA_SPACE_LMEM) {
+        copy4(mem_space_ptr(s, core, in->dst_space, 0) + in->dst, in->dst_stride, pat, zero, in->shape, es);
+        return 0;
+    }
+    uint32_t m = dst_cores(s, core, in);
+    for (int i = 0; i < s->cpc; i++)
+        if (m >> i & 1)
+            copy4(mem_space_ptr(s, core, ISA_SPACE_LMEM, i) + in->dst, in->dst_stride, pat, zero, in->shape, es);
+    return 0;
+}

@@ -1,0 +1,271 @@
+/* report.c - statistics and reports: per-instruction accounting (busy
+ * cycles, MACs, bytes per memory level, per-layer spans), the end-of-run
+ * figures (utilisation, energy from the config's pJ table), the text
+ * report, the stats JSON and the `.expect` checker. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "sim/sim_int.h"
+#include "isa/numerics.h"
+
+void stats_account(AtlSim *s, int core, int engine, const AtlInsn *in, const SimPre *pre,
+                   uint64_t start, uint64_t end)
+{
+    AtlSimStats *st = &s->stats;
+    SimEngine *e = &s->eng[sim_eid(core, engine)];
+    uint64_t busy = end - start;
+    e->st.insns++;
+    e->st.busy += busy;
+    st->insns++;
+    if (end > st->cycles) st->cycles = end;
+    int fmt = isa_ops[in->op].format;
+    AtlSimBytes *b = &st->bytes;
+    uint64_t dma_bytes = 0;
+    if (fmt == ISA_FMT_DMA_COPY || fmt == ISA_FMT_DMA_FILL) {
+        uint64_t n = pre->bytes, ndst = 1;
+        if (in->dst_space == ISA_SPACE_LMEM && in->mask) ndst = (uint64_t)__builtin_popcount(in->mask);
+        dma_bytes = n;
+        if (fmt == ISA_FMT_DMA_COPY) {
+            switch (in->src_space) {
+            case ISA_SPACE_DRAM: b->dram_rd += n; break;
+            case ISA_SPACE_SRAM: b->sram_rd += n; break;
+            default: b->lmem_rd += n;
+            }
+        }
+        switch (in->dst_space) {
+        case ISA_SPACE_DRAM: b->dram_wr += n; break;
+        case ISA_SPACE_SRAM: b->sram_wr += n * ndst; break;
+        default: b->lmem_wr += n * ndst;
+        }
+        if (in->dst_space == ISA_SPACE_DRAM || (fmt == ISA_FMT_DMA_COPY && in->src_space == ISA_SPACE_DRAM)) b->noc += n;
+    } else {
+        b->lmem_rd += pre->lmem_rd;
+        b->lmem_wr += pre->lmem_wr;
+        st->macs += pre->macs;
+        if (pre->macs && in->dtype < ISA_NUM_DTYPES) st->macs_by_dtype[in->dtype] += pre->macs;
+        if (engine == ISA_ENGINE_VEC) st->vec_elems += pre->elems;
+    }
+    if (in->layer < st->nlayers && in->op != ISA_OP_END) { /* `end` is no layer's work */
+        AtlLayerStats *l = &st->layers[in->layer];
+        if (!l->used || start < l->first) l->first = start;
+        if (!l->used || end > l->last) l->last = end;
+        l->used = 1;
+        l->insns++;
+        l->macs += pre->macs;
+        l->dma_bytes += dma_bytes;
+        l->busy[engine] += busy;
+    }
+}
+
+void stats_finish(AtlSim *s)
+{
+    AtlSimStats *st = &s->stats;
+    const AtlChip *c = &s->chip;
+    memset(st->total, 0, sizeof st->total);
+    for (int eid = 0; eid < s->ncores * ISA_NUM_ENGINES; eid++) {
+        AtlEngineStats *src = &s->eng[eid].st, *t = &st->total[eid % ISA_NUM_ENGINES];
+        st->engine[eid] = *src;
+        t->insns += src->insns;
+        t->busy += src->busy;
+        t->stall_sem += src->stall_sem;
+        t->stall_bar += src->stall_bar;
+        t->stall_res += src->stall_res;
+    }
+    st->seconds = (double)st->cycles / (c->freq_mhz * 1e6);
+    double peak = (double)st->cycles * c->mm_rows * c->mm_cols * s->ncores;
+    st->mm_util = peak > 0 ? (double)st->macs / peak : 0.0;
+    AtlSimEnergy *en = &st->energy;
+    en->mac = (double)st->macs_by_dtype[ISA_I8] * c->e_mac_i8 +
+              (double)(st->macs_by_dtype[ISA_F16] + st->macs_by_dtype[ISA_BF16]) * c->e_mac_f16 +
+              (double)st->macs_by_dtype[ISA_F32] * c->e_mac_f32;
+    en->vec = (double)st->vec_elems * c->e_vec_op;
+    en->lmem = (double)(st->bytes.lmem_rd + st->bytes.lmem_wr) * c->e_lmem_byte;
+    en->sram = (double)(st->bytes.sram_rd + st->bytes.sram_wr) * c->e_sram_byte;
+    en->noc = (double)st->bytes.noc * c->e_noc_byte;
+    en->dram = (double)(st->bytes.dram_rd + st->bytes.dram_wr) * c->e_dram_byte;
+    en->stat = c->e_static_mw_core * 1e-3 * s->ncores * st->seconds * 1e12;
+    en->total = en->mac + en->vec + en->lmem + en->sram + en->noc + en->dram + en->stat;
+    for (int i = 0; i < st->nlayers; i++) {
+        AtlLayerStats *l = &st->layers[i];
+        if (!l->used) continue;
+        uint64_t compute = l->busy[ISA_ENGINE_MAT] > l->busy[ISA_ENGINE_VEC] ? l->busy[ISA_ENGINE_MAT] : l->busy[ISA_ENGINE_VEC];
+        uint64_t span = l->last - l->first;
+        /* sync: the part of the span no engine kind was busy */
+        uint64_t busiest = compute > l->busy[ISA_ENGINE_DMA] ? compute : l->busy[ISA_ENGINE_DMA];
+        l->stall_sync = span > busiest ? span - busiest : 0;
+        l->bound = l->stall_sync > busiest ? "sync" : (l->busy[ISA_ENGINE_DMA] > compute ? "dma" : "compute");
+    }
+}
+
+static void human_bytes(char *buf, size_t cap, uint64_t b)
+{
+    if (b >= (1ull << 30)) snprintf(buf, cap, "%.2f GiB", (double)b / (1ull << 30));
+    else if (b >= (1ull << 20)) snprintf(buf, cap, "%.2f MiB", (double)b / (1ull << 20));
+    else if (b >= 1024) snprintf(buf, cap, "%.2f KiB", (double)b / 1024);
+    else snprintf(buf, cap, "%llu B", (unsigned long long)b);
+}
+
+char *sim_report_text(const AtlSim *s)
+{
+    const AtlSimStats *st = &s->stats;
+    SimBuf b = {0};
+    static const char *const mode[] = {"full", "timing", "functional"};
+    sbuf_printf(&b, "chip %s: %d clusters x %d cores, %dx%d array, %.0f MHz; mode %s\n", s->chip.name,
+                s->chip.clusters, s->cpc, s->chip.mm_rows, s->chip.mm_cols, s->chip.freq_mhz, mode[s->opt.mode]);
+    if (s->fault.kind != SIM_FAULT_NONE) sbuf_printf(&b, "FAULT: %s\n", s->fault.msg);
+    sbuf_printf(&b, "cycles          %llu (%.3f us)\n", (unsigned long long)st->cycles, st->seconds * 1e6);
+    sbuf_printf(&b, "instructions    %llu\n", (unsigned long long)st->insns);
+    sbuf_printf(&b, "MACs            %llu; matrix utilisation %.2f%% of peak\n", (unsigned long long)st->macs, st->mm_util * 100);
+    sbuf_printf(&b, "\nengine  insns        busy   stall:sem   stall:bar   stall:res  (sums over %d cores)\n", s->ncores);
+    for (int en = 0; en < ISA_NUM_ENGINES; en++) {
+        const AtlEngineStats *t = &st->total[en];
+        sbuf_printf(&b, "%-6s %6llu %11llu %11llu %11llu %11llu\n", isa_engine_name(en), (unsigned long long)t->insns,
+                    (unsigned long long)t->busy, (unsigned long long)t->stall_sem, (unsigned long long)t->stall_bar,
+                    (unsigned long long)t->stall_res);
+    }
+    char h[7][32];
+    human_bytes(h[0], 32, st->bytes.dram_rd); human_bytes(h[1], 32, st->bytes.dram_wr);
+    human_bytes(h[2], 32, st->bytes.sram_rd); human_bytes(h[3], 32, st->bytes.sram_wr);
+    human_bytes(h[4], 32, st->bytes.lmem_rd); human_bytes(h[5], 32, st->bytes.lmem_wr);
+    human_bytes(h[6], 32, st->bytes.noc);
+    sbuf_printf(&b, "\nbytes   DRAM rd %s wr %s | SRAM rd %s wr %s | LMEM rd %s wr %s | NoC %s\n",
+                h[0], h[1], h[2], h[3], h[4], h[5], h[6]);
+    const AtlSimEnergy *e = &st->energy;
+    sbuf_printf(&b, "energy  %.3f uJ: MAC %.3f, vector %.3f, LMEM %.3f, SRAM %.3f, NoC %.3f, DRAM %.3f, static %.3f uJ\n",
+                e->total * 1e-6, e->mac * 1e-6, e->vec * 1e-6, e->lmem * 1e-6, e->sram * 1e-6, e->noc * 1e-6,
+                e->dram * 1e-6, e->stat * 1e-6);
+    int any = 0;
+    for (int i = 0; i < st->nlayers; i++) any += st->layers[i].used;
+    if (any) {
+        sbuf_printf(&b, "\nlayer       first        last   insns          MACs   DMA bytes    dma busy    mat busy    vec busy  bound\n");
+        for (int i = 0; i < st->nlayers; i++) {
+            const AtlLayerStats *l = &st->layers[i];
+            if (!l->used) continue;
+            sbuf_printf(&b, "%5d %11llu %11llu %7llu %13llu %11llu %11llu %11llu %11llu  %s\n", i,
+                        (unsigned long long)l->first, (unsigned long long)l->last, (unsigned long long)l->insns,
+                        (unsigned long long)l->macs, (unsigned long long)l->dma_bytes,
+                        (unsigned long long)l->busy[0], (unsigned long long)l->busy[1], (unsigned long long)l->busy[2],
+                        l->bound ? l->bound : "-");
+        }
+    }
+    return sbuf_take(&b);
+}
+
+static void json_engine(SimBuf *b, const AtlEngineStats *t)
+{
+    sbuf_printf(b, "{\"insns\":%llu,\"busy\":%llu,\"stall_sem\":%llu,\"stall_bar\":%llu,\"stall_res\":%llu}",
+                (unsigned long long)t->insns, (unsigned long long)t->busy, (unsigned long long)t->stall_sem,
+                (unsigned long long)t->stall_bar, (unsigned long long)t->stall_res);
+}
+
+char *sim_stats_json(const AtlSim *s)
+{
+    const AtlSimStats *st = &s->stats;
+    SimBuf b = {0};
+    static const char *const mode[] = {"full", "timing", "functional"};
+    sbuf_printf(&b, "{\n  \"chip\": ");
+    sbuf_json_str(&b, s->chip.name);
+    sbuf_printf(&b, ",\n  \"mode\": \"%s\",\n  \"fault\": ", mode[s->opt.mode]);
+    if (s->fault.kind == SIM_FAULT_NONE) sbuf_printf(&b, "null");
+    else {
+        sbuf_printf(&b, "{\"kind\":\"%s\",\"core\":%d,\"engine\":\"%s\",\"index\":%d,\"cycle\":%llu,\"disasm\":",
+                    sim_fault_name(s->fault.kind), s->fault.core,
+                    s->fault.core >= 0 ? isa_engine_name(s->fault.engine) : "", s->fault.index,
+                    (unsigned long long)s->fault.time);
+        sbuf_json_str(&b, s->fault.disasm);
+        sbuf_printf(&b, ",\"message\":");
+        sbuf_json_str(&b, s->fault.msg);
+        sbuf_printf(&b, "}");
+    }
+    sbuf_printf(&b, ",\n  \"cycles\": %llu,\n  \"seconds\": %.9g,\n  \"instructions\": %llu,\n  \"events\": %llu,\n",
+                (unsigned long long)st->cycles, st->seconds, (unsigned long long)st->insns, (unsigned long long)st->events);
+    sbuf_printf(&b, "  \"macs\": %llu,\n  \"mm_utilisation\": %.6f,\n  \"vector_elements\": %llu,\n",
+                (unsigned long long)st->macs, st->mm_util, (unsigned long long)st->vec_elems);
+    const AtlSimBytes *y = &st->bytes;
+    sbuf_printf(&b, "  \"bytes\": {\"dram_rd\":%llu,\"dram_wr\":%llu,\"sram_rd\":%llu,\"sram_wr\":%llu,\"lmem_rd\":%llu,\"lmem_wr\":%llu,\"noc\":%llu},\n",
+                (unsigned long long)y->dram_rd, (unsigned long long)y->dram_wr, (unsigned long long)y->sram_rd,
+                (unsigned long long)y->sram_wr, (unsigned long long)y->lmem_rd, (unsigned long long)y->lmem_wr,
+                (unsigned long long)y->noc);
+    const AtlSimEnergy *e = &st->energy;
+    sbuf_printf(&b, "  \"energy_pj\": {\"mac\":%.6g,\"vector\":%.6g,\"lmem\":%.6g,\"sram\":%.6g,\"noc\":%.6g,\"dram\":%.6g,\"static\":%.6g,\"total\":%.6g},\n",
+                e->mac, e->vec, e->lmem, e->sram, e->noc, e->dram, e->stat, e->total);
+    sbuf_printf(&b, "  \"engines\": {");
+    for (int en = 0; en < ISA_NUM_ENGINES; en++) {
+        sbuf_printf(&b, "%s\"%s\":", en ? "," : "", isa_engine_name(en));
+        json_engine(&b, &st->total[en]);
+    }
+    sbuf_printf(&b, "},\n  \"cores\": [");
+    for (int c = 0; c < s->ncores; c++) {
+        sbuf_printf(&b, "%s\n    {\"core\":%d", c ? "," : "", c);
+        for (int en = 0; en < ISA_NUM_ENGINES; en++) {
+            sbuf_printf(&b, ",\"%s\":", isa_engine_name(en));
+            json_engine(&b, &st->engine[sim_eid(c, en)]);
+        }
+        sbuf_printf(&b, "}");
+    }
+    sbuf_printf(&b, "\n  ],\n  \"layers\": [");
+    int first = 1;
+    for (int i = 0; i < st->nlayers; i++) {
+        const AtlLayerStats *l = &st->layers[i];
+        if (!l->used) continue;
+        sbuf_printf(&b, "%s\n    {\"layer\":%d,\"first\":%llu,\"last\":%llu,\"insns\":%llu,\"macs\":%llu,\"dma_bytes\":%llu,"
+                    "\"busy_dma\":%llu,\"busy_mat\":%llu,\"busy_vec\":%llu,\"sync\":%llu,\"bound\":\"%s\"}",
+                    first ? "" : ",", i, (unsigned long long)l->first, (unsigned long long)l->last,
+                    (unsigned long long)l->insns, (unsigned long long)l->macs, (unsigned long long)l->dma_bytes,
+                    (unsigned long long)l->busy[0], (unsigned long long)l->busy[1], (unsigned long long)l->busy[2],
+                    (unsigned long long)l->stall_sync, l->bound ? l->bound : "");
+        first = 0;
+    }
+    sbuf_printf(&b, "\n  ]\n}\n");
+    return sbuf_take(&b);
+}
+
+char *sim_layers_csv(const AtlSim *s)
+{
+    const AtlSimStats *st = &s->stats;
+    SimBuf b = {0};
+    sbuf_printf(&b, "layer,first,last,cycles,insns,macs,dma_bytes,busy_dma,busy_mat,busy_vec,sync,bound\n");
+    for (int i = 0; i < st->nlayers; i++) {
+        const AtlLayerStats *l = &st->layers[i];
+        if (!l->used) continue;
+        sbuf_printf(&b, "%d,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%s\n", i, (unsigned long long)l->first,
+                    (unsigned long long)l->last, (unsigned long long)(l->last - l->first), (unsigned long long)l->insns,
+                    (unsigned long long)l->macs, (unsigned long long)l->dma_bytes, (unsigned long long)l->busy[0],
+                    (unsigned long long)l->busy[1], (unsigned long long)l->busy[2], (unsigned long long)l->stall_sync,
+                    l->bound ? l->bound : "");
+    }
+    return sbuf_take(&b);
+}
+
+int sim_check_expect(AtlSim *s, const AtlProgram *p, char **report)
+{
+    SimBuf b = {0};
+    int bad = 0;
+    for (int r = 0; r < p->nregions; r++) {
+        const AtlRegion *g = &p->regions[r];
+        if (!g->expect) continue;
+        int es = isa_dtype_size(g->dtype);
+        uint64_t n = 1;
+        for (int d = 0; d < g->ndim && d < 4; d++) n *= g->shape[d];
+        const uint8_t *got = es ? sim_dram(s, g->addr, n * (uint64_t)es) : NULL;
+        if (!got) { bad++; sbuf_printf(&b, "expect %s: FAIL: region outside DRAM or bad dtype\n", g->name); continue; }
+        uint64_t mism = 0, firsti = 0;
+        double gv0 = 0, ev0 = 0;
+        for (uint64_t i = 0; i < n; i++) {
+            double gv = num_load_f64(got + i * (uint64_t)es, g->dtype), ev = num_load_f64(g->expect + i * (uint64_t)es, g->dtype);
+            int ok = num_is_float(g->dtype) ? ((isnan(gv) && isnan(ev)) || gv == ev || fabs(gv - ev) <= g->tolerance)
+                                            : gv == ev;
+            if (!ok) { if (!mism) { firsti = i; gv0 = gv; ev0 = ev; } mism++; }
+        }
+        if (mism) {
+            bad++;
+            sbuf_printf(&b, "expect %s: FAIL: %llu of %llu elements differ; first at %llu: got %.9g, expected %.9g\n", g->name,
+                        (unsigned long long)mism, (unsigned long long)n, (unsigned long long)firsti, gv0, ev0);
+        } else {
+            sbuf_printf(&b, "expect %s: pass (%llu elements)\n", g->name, (unsigned long long)n);
+        }
+    }
+    if (report) *report = sbuf_take(&b); else sbuf_free(&b);
+    return bad;
+}

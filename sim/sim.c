@@ -1,0 +1,494 @@
+/* sim.c - the simulated chip and its run loop: creation from an AtlChip,
+ * program loading, and the event-driven execution of every core's three
+ * engines (in-order queues that meet only at semaphores and barriers).
+ *
+ * Events: EV_ISSUE (an engine tries its next instruction), EV_COMPLETE (the
+ * current instruction finishes: its result is applied, semaphores signalled,
+ * the next one issued), EV_BURST (a DMA engine sends its next burst),
+ * EV_BARRIER (a full barrier releases its waiters). An instruction's inputs
+ * cannot change while it is in flight without the race detector stopping
+ * the run, so computing the result at completion equals reading at start.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "sim/sim_int.h"
+#include "isa/timing.h"
+
+void sim_options_default(AtlSimOptions *o)
+{
+    memset(o, 0, sizeof *o);
+    o->mode = SIM_MODE_FULL;
+    o->max_cycles = 0;
+}
+
+void sim_free(AtlSim *s)
+{
+    if (!s) return;
+    if (s->core)
+        for (int i = 0; i < s->ncores; i++) {
+            free(s->core[i].lmem);
+            free(s->core[i].infl);
+        }
+    free(s->core);
+    if (s->eng)
+        for (int i = 0; i < s->ncores * ISA_NUM_ENGINES; i++) free(s->eng[i].pre);
+    free(s->eng);
+    free(s->dram);
+    if (s->sram)
+        for (int i = 0; i < s->chip.clusters; i++) free(s->sram[i]);
+    free(s->sram);
+    free(s->servers);
+    free(s->bar);
+    free(s->path);
+    free(s->chan_bytes);
+    free(s->bank_occ_full);
+    free(s->chan_touched);
+    free(s->scratch);
+    free(s->stats.engine);
+    free(s->stats.layers);
+    evq_free(&s->q);
+    sbuf_free(&s->trace);
+    free(s);
+}
+
+AtlSim *sim_create(const AtlChip *chip, const AtlSimOptions *opt, AtlErr *e)
+{
+    if (chip->clusters < 1 || chip->cores_per_cluster < 1 || chip->cores_per_cluster > CFG_MAX_CORES_PER_CLUSTER ||
+        chip->semaphores < 1 || chip->semaphores > ISA_MAX_SEMAPHORES || chip->lmem_banks < 1 || chip->lmem_banks > 256 ||
+        chip->lmem_bytes < 1 || chip->dram_bytes < 1 || chip->dram_channels < 1 || chip->sram_ports < 1 ||
+        chip->freq_mhz <= 0 || chip->dram_gbps <= 0 || chip->dma_burst_bytes < 1 || chip->mm_rows < 1 || chip->mm_cols < 1 ||
+        chip->vec_lanes < 1 || chip->lmem_bank_width < 1 || chip->dram_interleave < 1) {
+        atl_fail(e, "sim: chip '%s' has an invalid configuration (run it through cfg_validate)", chip->name);
+        return NULL;
+    }
+    AtlSim *s = calloc(1, sizeof *s);
+    if (!s) { atl_fail(e, "sim: out of memory"); return NULL; }
+    s->chip = *chip;
+    if (opt) s->opt = *opt; else sim_options_default(&s->opt);
+    s->cpc = chip->cores_per_cluster;
+    s->ncores = chip->clusters * s->cpc;
+    s->max_cycles = s->opt.max_cycles ? s->opt.max_cycles : 1000000000000ull;
+    int nb = chip->lmem_banks, ok = 1;
+    s->core = calloc((size_t)s->ncores, sizeof *s->core);
+    s->eng = calloc((size_t)s->ncores * ISA_NUM_ENGINES, sizeof *s->eng);
+    s->dram = calloc(1, (size_t)chip->dram_bytes);
+    s->sram = calloc((size_t)chip->clusters, sizeof *s->sram);
+    size_t nsrv = (size_t)chip->dram_channels + 2 * (size_t)chip->clusters + (size_t)chip->clusters * chip->sram_ports +
+                  (size_t)s->ncores * (1 + (size_t)nb);
+    s->servers = calloc(nsrv, sizeof *s->servers);
+    if (s->servers) {
+        s->dram_ch = s->servers;
+        s->noc_in = s->dram_ch + chip->dram_channels;
+        s->noc_out = s->noc_in + chip->clusters;
+        s->sram_port = s->noc_out + chip->clusters;
+    }
+    s->bar = calloc((size_t)(chip->clusters + 1) * 256, sizeof *s->bar);
+    s->path = calloc(8 + 2 * ((size_t)s->cpc * (1 + (size_t)nb) + (size_t)chip->dram_channels), sizeof *s->path);
+    s->bank_occ_full = calloc((size_t)nb + 1, sizeof *s->bank_occ_full);
+    s->chan_bytes = calloc((size_t)chip->dram_channels, sizeof *s->chan_bytes);
+    s->chan_touched = calloc((size_t)chip->dram_channels, sizeof *s->chan_touched);
+    s->stats.engine = calloc((size_t)s->ncores * ISA_NUM_ENGINES, sizeof *s->stats.engine);
+    ok = s->core && s->eng && s->dram && s->sram && s->servers && s->bar && s->path && s->stats.engine && s->chan_bytes && s->chan_touched && s->bank_occ_full;
+    for (int i = 0; ok && i < chip->clusters; i++) ok = (s->sram[i] = calloc(1, (size_t)chip->sram_bytes + 1)) != NULL;
+    for (int i = 0; ok && i < s->ncores; i++) {
+        SimCore *c = &s->core[i];
+        c->lmem = calloc(1, (size_t)chip->lmem_bytes);
+        c->dma_port = s->sram_port + (size_t)chip->clusters * chip->sram_ports + (size_t)i * (1 + (size_t)nb);
+        c->banks = c->dma_port + 1;
+        c->capinfl = SIM_MAX_RANGES * ISA_NUM_ENGINES * s->cpc;
+        c->infl = calloc((size_t)c->capinfl, sizeof *c->infl);
+        ok = c->lmem && c->banks && c->infl;
+    }
+    if (!ok) { sim_free(s); atl_fail(e, "sim: out of memory for chip '%s'", chip->name); return NULL; }
+    s->il_shift = s->bank_shift = -1;
+    for (int i = 0; i < 31; i++) {
+        if ((1 << i) == chip->dram_interleave && !(chip->dram_channels & (chip->dram_channels - 1))) s->il_shift = i;
+        if ((1 << i) == chip->lmem_bank_width && !(chip->lmem_banks & (chip->lmem_banks - 1))) s->bank_shift = i;
+    }
+    for (int i = 1; i <= nb; i++)
+        s->bank_occ_full[i] = tim_occupancy((uint64_t)chip->dma_burst_bytes, (double)i * chip->lmem_bank_bytes_per_cycle);
+    return s;
+}
+
+/* Puts every resource, engine, semaphore and counter back to time 0. */
+static void sim_reset(AtlSim *s)
+{
+    const AtlChip *c = &s->chip;
+    double ch_bw = tim_dram_channel_bytes_per_cycle(c);
+    for (int i = 0; i < c->dram_channels; i++) s->dram_ch[i] = (SimServer){0, ch_bw, -1, 0, 0};
+    for (int i = 0; i < c->clusters; i++) {
+        s->noc_in[i] = (SimServer){0, (double)c->noc_bytes_per_cycle, -1, 0, 0};
+        s->noc_out[i] = (SimServer){0, (double)c->noc_bytes_per_cycle, -1, 0, 0};
+        memset(s->sram[i], 0, (size_t)c->sram_bytes);
+    }
+    for (int i = 0; i < c->clusters * c->sram_ports; i++) s->sram_port[i] = (SimServer){0, (double)c->sram_bytes_per_cycle, -1, 0, 0};
+    for (int i = 0; i < s->ncores; i++) {
+        SimCore *k = &s->core[i];
+        memset(k->lmem, 0, (size_t)c->lmem_bytes);
+        memset(k->sem, 0, sizeof k->sem);
+        memset(k->sigq_n, 0, sizeof k->sigq_n);
+        memset(k->sigq_head, 0, sizeof k->sigq_head);
+        for (int b = 0; b < c->lmem_banks; b++) k->banks[b] = (SimServer){0, (double)c->lmem_bank_bytes_per_cycle, -1, 0, 0};
+        *k->dma_port = (SimServer){0, (double)c->dma_lmem_bytes_per_cycle, -1, 0, 0};
+        k->ninfl = 0;
+    }
+    for (int i = 0; i < (c->clusters + 1) * 256; i++) s->bar[i] = (SimBarrier){0, -1};
+    s->q.n = 0;
+    s->q.seq = 0;
+    s->now = 0;
+    s->done_engines = 0;
+    s->flow_seq = 0;
+    memset(&s->fault, 0, sizeof s->fault);
+    AtlEngineStats *es = s->stats.engine;
+    AtlLayerStats *ls = s->stats.layers;
+    int nl = s->stats.nlayers;
+    memset(&s->stats, 0, sizeof s->stats);
+    memset(es, 0, (size_t)s->ncores * ISA_NUM_ENGINES * sizeof *es);
+    s->stats.engine = es;
+    s->stats.layers = ls;
+    s->stats.nlayers = nl;
+    s->stats.ncores = s->ncores;
+    sbuf_free(&s->trace);
+}
+
+int sim_load(AtlSim *s, const AtlProgram *p, AtlErr *e)
+{
+    s->loaded = 0;
+    if (p->ncores > s->ncores || p->ncores < 1)
+        return atl_fail(e, "%s: program uses %d cores but chip '%s' has %d", p->source, p->ncores, s->chip.name, s->ncores);
+    for (int i = 0; i < p->nsegs; i++) {
+        const AtlDataSeg *g = &p->segs[i];
+        if (g->addr > (uint64_t)s->chip.dram_bytes || g->size > (uint64_t)s->chip.dram_bytes - g->addr)
+            return atl_fail(e, "%s: data segment '%s' [0x%llx, +%zu) does not fit the %d-byte DRAM", p->source, g->name,
+                            (unsigned long long)g->addr, g->size, s->chip.dram_bytes);
+    }
+    sim_reset(s);
+    int maxlayer = 0;
+    for (int eid = 0; eid < s->ncores * ISA_NUM_ENGINES; eid++) {
+        SimEngine *en = &s->eng[eid];
+        static const AtlStream none;
+        const AtlStream *st = eid < p->ncores * ISA_NUM_ENGINES ? &p->streams[eid] : &none;
+        free(en->pre);
+        memset(en, 0, sizeof *en);
+        if (!st->count) { en->state = ST_DONE; s->done_engines++; } /* nothing to run: ended */
+        en->insns = st->insns;
+        en->lines = st->src_line;
+        en->count = st->count;
+        en->bad_index = st->count;
+        en->next_waiter = -1;
+        en->pre = calloc((size_t)st->count + 1, sizeof *en->pre);
+        if (!en->pre) return atl_fail(e, "sim: out of memory");
+        for (int i = 0; i < st->count; i++) {
+            if (st->insns[i].layer > maxlayer) maxlayer = st->insns[i].layer;
+            if (sim_check_insn(s, eid / ISA_NUM_ENGINES, eid % ISA_NUM_ENGINES, &st->insns[i], &en->pre[i],
+                               &en->bad_kind, en->bad_msg, sizeof en->bad_msg)) {
+                en->bad_index = i;
+                break;
+            }
+            if (st->insns[i].op == ISA_OP_END) break; /* nothing after `end` runs */
+        }
+    }
+    free(s->stats.layers);
+    s->stats.nlayers = maxlayer + 1;
+    s->stats.layers = calloc((size_t)s->stats.nlayers, sizeof *s->stats.layers);
+    if (!s->stats.layers) return atl_fail(e, "sim: out of memory");
+    for (int i = 0; i < p->nsegs; i++) memcpy(s->dram + p->segs[i].addr, p->segs[i].bytes, p->segs[i].size);
+    s->prog = p;
+    s->loaded = 1;
+    return 0;
+}
+
+/* ------------------------------------------------------------- events */
+
+/* The run loop leaves the event it is handling at the heap's root until the
+ * handler is done (s->live_top); the handler's first new event takes its
+ * place in one sift (same order as popping first, then pushing: keys are
+ * unique), and the loop pops the root only if nothing replaced it. */
+static void sim_push(AtlSim *s, uint64_t t, uint32_t kind, uint32_t arg)
+{
+    if (s->live_top) { evq_replace_top(&s->q, t, kind, arg); s->live_top = 0; }
+    else evq_push(&s->q, t, kind, arg);
+}
+
+/* The earliest event still to come (not the one being handled). */
+static const SimEvent *next_event(const AtlSim *s)
+{
+    return s->live_top ? evq_second(&s->q) : evq_top(&s->q);
+}
+
+/* ---------------------------------------------------------------- sync */
+
+static void wake_sem(AtlSim *s, int core, int sid, uint64_t t)
+{
+    for (int en = 0; en < ISA_NUM_ENGINES; en++) {
+        SimEngine *e = &s->eng[sim_eid(core, en)];
+        if (e->state == ST_WAIT_SEM && e->blocked_sem == sid) sim_push(s, t, EV_ISSUE, (uint32_t)sim_eid(core, en));
+    }
+}
+
+static void signal_one(AtlSim *s, int core, int sid, int eid, int index, uint64_t t)
+{
+    SimCore *c = &s->core[core];
+    c->sem[sid]++;
+    if (s->opt.trace) {
+        int slot = (c->sigq_head[sid] + c->sigq_n[sid]) % SIM_SIGQ;
+        if (c->sigq_n[sid] == SIM_SIGQ) c->sigq_head[sid] = (uint8_t)((c->sigq_head[sid] + 1) % SIM_SIGQ);
+        else c->sigq_n[sid]++;
+        c->sigq[sid][slot] = (SimSigRec){eid, index, s->eng[eid].t_start, t};
+    }
+    wake_sem(s, core, sid, t);
+}
+
+static void do_signal(AtlSim *s, int core, int engine, const AtlInsn *in, int index, uint64_t t)
+{
+    if (!in->signal) return;
+    int sid = in->signal - 1, eid = sim_eid(core, engine);
+    if (engine == ISA_ENGINE_DMA && in->dst_space == ISA_SPACE_LMEM && in->mask &&
+        (in->op == ISA_OP_DMA_COPY || in->op == ISA_OP_DMA_FILL)) {
+        int base = core / s->cpc * s->cpc;
+        for (int i = 0; i < s->cpc; i++)
+            if (in->mask >> i & 1) signal_one(s, base + i, sid, eid, index, t);
+    } else {
+        signal_one(s, core, sid, eid, index, t);
+    }
+}
+
+/* -------------------------------------------------------------- engines */
+
+static void engine_try(AtlSim *s, int eid, uint64_t t);
+
+/* Completes the engine's current instruction at time t; the caller then
+ * issues the next one with engine_try (no recursion: streams can be long). */
+static void engine_complete(AtlSim *s, int eid, uint64_t t)
+{
+    SimEngine *e = &s->eng[eid];
+    int core = eid / ISA_NUM_ENGINES, en = eid % ISA_NUM_ENGINES;
+    const AtlInsn *in = &e->insns[e->pc];
+    const SimPre *pre = &e->pre[e->pc];
+    if (s->opt.mode != SIM_MODE_TIMING && sim_exec_table[in->op](s, core, in)) {
+        sim_raise(s, SIM_FAULT_DATA, core, en, e->pc, "%s", s->exec_msg);
+        return;
+    }
+    if (pre->nr && s->opt.mode != SIM_MODE_FUNCTIONAL) race_end(s, core, en, pre);
+    stats_account(s, core, en, in, pre, e->t_start, t);
+    if (s->opt.trace) trace_insn(s, core, en, e->pc, in, e->t_start, t);
+    do_signal(s, core, en, in, e->pc, t);
+    e->pc++;
+    e->state = ST_READY;
+}
+
+static void barrier_arrive(AtlSim *s, int eid, const AtlInsn *in, uint64_t t)
+{
+    SimEngine *e = &s->eng[eid];
+    int core = eid / ISA_NUM_ENGINES;
+    int slot = (in->scope == ISA_SCOPE_CHIP ? s->chip.clusters : core / s->cpc) * 256 + in->bar_id;
+    SimBarrier *b = &s->bar[slot];
+    e->state = ST_WAIT_BAR;
+    e->t_block = t;
+    e->next_waiter = b->waiters;
+    b->waiters = eid;
+    if (++b->arrived >= in->bar_count) {
+        uint64_t at = s->opt.mode == SIM_MODE_FUNCTIONAL ? t : t + (uint64_t)s->chip.barrier_cycles;
+        sim_push(s, at, EV_BARRIER, (uint32_t)b->waiters);
+        b->arrived = 0;
+        b->waiters = -1;
+    }
+}
+
+static void barrier_release(AtlSim *s, int head, uint64_t t)
+{
+    while (head >= 0) {
+        SimEngine *e = &s->eng[head];
+        int next = e->next_waiter;
+        e->next_waiter = -1;
+        e->st.stall_bar += t - e->t_block;
+        e->t_start = t;
+        engine_complete(s, head, t);
+        engine_try(s, head, t);
+        head = next;
+    }
+}
+
+/* An event at time t would be the very next one popped (its sequence number
+ * is larger than every queued one's, so it must be strictly earlier): doing
+ * its work inline gives the same order as pushing and popping it. */
+static int can_inline(const AtlSim *s, uint64_t t)
+{
+    const SimEvent *top = next_event(s);
+    return t <= s->max_cycles && (!top || t < top->time);
+}
+
+/* Sends bursts of the engine's DMA from time *t. Returns 1 when the
+ * transfer is complete and its completion at *t can run inline, else 0
+ * (an EV_BURST or EV_COMPLETE event was queued). */
+static int dma_bursts(AtlSim *s, int eid, uint64_t *t)
+{
+    SimEngine *e = &s->eng[eid];
+    int core = eid / ISA_NUM_ENGINES;
+    const AtlInsn *in = &e->insns[e->pc];
+    uint64_t now = *t;
+    for (;;) {
+        uint64_t done, next = mem_dma_burst(s, core, ISA_ENGINE_DMA, in, now, &done);
+        if (done > e->dma_done) e->dma_done = done;
+        if (e->dma_off >= e->dma_end) {
+            if (can_inline(s, e->dma_done)) { *t = e->dma_done; return 1; }
+            sim_push(s, e->dma_done, EV_COMPLETE, (uint32_t)eid);
+            return 0;
+        }
+        if (!can_inline(s, next)) { sim_push(s, next, EV_BURST, (uint32_t)eid); return 0; }
+        now = next;
+    }
+}
+
+/* Starts as many instructions of engine eid as can start at time t. */
+static void engine_try(AtlSim *s, int eid, uint64_t t)
+{
+    SimEngine *e = &s->eng[eid];
+    int core = eid / ISA_NUM_ENGINES, en = eid % ISA_NUM_ENGINES;
+    SimCore *c = &s->core[core];
+    while (s->fault.kind == SIM_FAULT_NONE) {
+        if (e->pc >= e->count) {
+            sim_raise(s, SIM_FAULT_NO_END, core, en, e->pc, "the %s stream ran off its end (%d instructions) without `end`",
+                      isa_engine_name(en), e->count);
+            e->state = ST_FAULT;
+            return;
+        }
+        if (e->pc == e->bad_index) {
+            sim_raise(s, e->bad_kind, core, en, e->pc, "%s", e->bad_msg);
+            e->state = ST_FAULT;
+            return;
+        }
+        const AtlInsn *in = &e->insns[e->pc];
+        const SimPre *pre = &e->pre[e->pc];
+        /* the streams of all engines interleave: fetch ahead of the hardware prefetcher */
+        if (e->pc + 2 < e->count) {
+            for (size_t off = 0; off < sizeof *in; off += 64) __builtin_prefetch((const char *)(in + 2) + off);
+            for (size_t off = 0; off < sizeof *pre; off += 64) __builtin_prefetch((const char *)(pre + 2) + off);
+        }
+        if (in->wait) {
+            int sid = in->wait - 1;
+            if (c->sem[sid] <= 0) {
+                if (e->state != ST_WAIT_SEM) { e->state = ST_WAIT_SEM; e->t_block = t; e->blocked_sem = sid; }
+                return;
+            }
+            c->sem[sid]--;
+            if (s->opt.trace && c->sigq_n[sid]) {
+                trace_flow(s, &c->sigq[sid][c->sigq_head[sid]], core, en, e->pc, t);
+                c->sigq_head[sid] = (uint8_t)((c->sigq_head[sid] + 1) % SIM_SIGQ);
+                c->sigq_n[sid]--;
+            }
+        }
+        if (e->state == ST_WAIT_SEM) e->st.stall_sem += t - e->t_block;
+        e->state = ST_BUSY;
+        e->t_start = t;
+        int op = in->op;
+        if (op == ISA_OP_END) {
+            e->state = ST_DONE;
+            s->done_engines++;
+            stats_account(s, core, en, in, pre, t, t);
+            do_signal(s, core, en, in, e->pc, t);
+            return;
+        }
+        if (op == ISA_OP_BARRIER) { barrier_arrive(s, eid, in, t); return; }
+        if (op == ISA_OP_NOP || s->opt.mode == SIM_MODE_FUNCTIONAL) {
+            /* zero-time: complete now and go on with the next instruction */
+            engine_complete(s, eid, t);
+            continue;
+        }
+        if (pre->nr && race_begin(s, core, en, e->pc, pre)) { e->state = ST_FAULT; return; }
+        if (en == ISA_ENGINE_DMA) {
+            mem_dma_begin(s, core, en, in);
+            e->dma_done = t;
+            uint64_t tb = t + (uint64_t)s->chip.dma_issue_cycles;
+            if (!can_inline(s, tb)) { sim_push(s, tb, EV_BURST, (uint32_t)eid); return; }
+            if (!dma_bursts(s, eid, &tb)) return;
+            s->now = t = tb;
+            engine_complete(s, eid, t);
+            continue;
+        }
+        uint64_t start = mem_lmem_reserve(s, core, en, t, pre);
+        uint64_t dur = pre->cycles > pre->lmem_occ ? pre->cycles : pre->lmem_occ;
+        e->st.stall_res += start - t;
+        e->t_start = start;
+        if (!can_inline(s, start + dur)) { sim_push(s, start + dur, EV_COMPLETE, (uint32_t)eid); return; }
+        s->now = t = start + dur;
+        engine_complete(s, eid, t);
+    }
+}
+
+int sim_run(AtlSim *s, AtlErr *e)
+{
+    if (!s->loaded) return atl_fail(e, "sim: no program loaded");
+    s->loaded = 0; /* a second run needs a fresh sim_load */
+    s->running = 1;
+    if (s->opt.trace) trace_begin(s);
+    int neng = s->ncores * ISA_NUM_ENGINES;
+    for (int eid = 0; eid < neng; eid++)
+        if (s->eng[eid].state != ST_DONE) sim_push(s, 0, EV_ISSUE, (uint32_t)eid);
+    SimEvent ev;
+    while (s->fault.kind == SIM_FAULT_NONE && s->q.n) {
+        ev = s->q.h[0];
+        s->live_top = 1;
+        s->stats.events++;
+        if (ev.time > s->max_cycles) {
+            int who = 0;
+            while (who < neng - 1 && s->eng[who].state == ST_DONE) who++;
+            s->now = s->max_cycles;
+            sim_raise(s, SIM_FAULT_MAX_CYCLES, who / ISA_NUM_ENGINES, who % ISA_NUM_ENGINES, s->eng[who].pc,
+                      "simulated time would pass the limit of %llu cycles (--max-cycles)", (unsigned long long)s->max_cycles);
+            break;
+        }
+        s->now = ev.time;
+        SimEngine *en = ev.kind == EV_BARRIER ? NULL : &s->eng[ev.arg];
+        switch (ev.kind) {
+        case EV_ISSUE:
+            if (en->state == ST_READY || en->state == ST_WAIT_SEM) engine_try(s, (int)ev.arg, ev.time);
+            break;
+        case EV_COMPLETE:
+            engine_complete(s, (int)ev.arg, ev.time);
+            engine_try(s, (int)ev.arg, ev.time);
+            break;
+        case EV_BURST: {
+            uint64_t t = ev.time;
+            if (dma_bursts(s, (int)ev.arg, &t)) {
+                s->now = t;
+                engine_complete(s, (int)ev.arg, t);
+                engine_try(s, (int)ev.arg, t);
+            }
+            break;
+        }
+        case EV_BARRIER: barrier_release(s, (int)ev.arg, ev.time); break;
+        }
+        if (s->live_top) { SimEvent gone; evq_pop(&s->q, &gone); s->live_top = 0; }
+    }
+    s->live_top = 0;
+    if (s->fault.kind == SIM_FAULT_NONE && s->done_engines < neng) sim_raise_deadlock(s);
+    s->running = 0;
+    stats_finish(s);
+    if (s->fault.kind != SIM_FAULT_NONE) return atl_fail(e, "%s", s->fault.msg);
+    return 0;
+}
+
+const AtlSimFault *sim_fault(const AtlSim *s) { return &s->fault; }
+const AtlSimStats *sim_stats(const AtlSim *s) { return &s->stats; }
+
+uint8_t *sim_dram(AtlSim *s, uint64_t addr, uint64_t size)
+{
+    if (addr > (uint64_t)s->chip.dram_bytes || size > (uint64_t)s->chip.dram_bytes - addr) return NULL;
+    return s->dram + addr;
+}
+
+uint8_t *sim_sram(AtlSim *s, int cluster, uint64_t addr, uint64_t size)
+{
+    if (cluster < 0 || cluster >= s->chip.clusters) return NULL;
+    if (addr > (uint64_t)s->chip.sram_bytes || size > (uint64_t)s->chip.sram_bytes - addr) return NULL;
+    return s->sram[cluster] + addr;
+}
+
+uint8_t *sim_lmem(AtlSim *s, int core, uint64_t addr, uint64_t size)
+{
+    if (core < 0 || core >= s->ncores) return NULL;
+    if (addr > (uint64_t)s->chip.lmem_bytes || size > (uint64_t)s->chip.lmem_bytes - addr) return NULL;
+    return s->core[core].lmem + addr;
+}

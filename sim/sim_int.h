@@ -1,0 +1,198 @@
+/* sim_int.h - the simulator's internal state, shared by the sim/ sources files
+ * (event queue, engines, memory model, exec functions, race detector,
+ * faults, report, trace). Not part of the public API (sim/sim.h). */
+#ifndef ATOLL_SIM_INT_H
+#define ATOLL_SIM_INT_H
+#include <stdint.h>
+#include <stddef.h>
+#include "sim/sim.h"
+
+/* ---- growable string buffer (strbuf.c) ---- */
+typedef struct SimBuf {
+    char *p;
+    size_t len, cap;
+    int oom;
+} SimBuf;
+void sbuf_put(SimBuf *b, const char *s, size_t n);
+void sbuf_printf(SimBuf *b, const char *fmt, ...) ATL_PRINTF(2, 3);
+void sbuf_json_str(SimBuf *b, const char *s);   /* quoted, escaped */
+char *sbuf_take(SimBuf *b);                     /* NULL on oom; resets b */
+void sbuf_free(SimBuf *b);
+
+/* ---- event queue (evq.c): binary heap keyed by (time, seq) ---- */
+enum { EV_ISSUE, EV_COMPLETE, EV_BURST, EV_BARRIER };
+typedef struct SimEvent {
+    uint64_t time, seq;
+    uint32_t kind, arg;     /* arg: engine id (core*3+engine) or barrier slot */
+} SimEvent;
+typedef struct SimEvq {
+    SimEvent *h;
+    size_t n, cap;
+    uint64_t seq;
+} SimEvq;
+int evq_push(SimEvq *q, uint64_t time, uint32_t kind, uint32_t arg);
+int evq_pop(SimEvq *q, SimEvent *out);      /* 0 if empty */
+/* Replaces the smallest event by a new one (a pop and a push in one sift). */
+void evq_replace_top(SimEvq *q, uint64_t time, uint32_t kind, uint32_t arg);
+/* The second-smallest event (smaller child of the root), or NULL. */
+static inline const SimEvent *evq_second(const SimEvq *q)
+{
+    if (q->n < 2) return NULL;
+    if (q->n == 2) return &q->h[1];
+    const SimEvent *a = &q->h[1], *b = &q->h[2];
+    return (b->time < a->time || (b->time == a->time && b->seq < a->seq)) ? b : a;
+}
+static inline const SimEvent *evq_top(const SimEvq *q) { return q->n ? &q->h[0] : NULL; }
+void evq_free(SimEvq *q);
+
+/* ---- predecoded instruction (check.c) ---- */
+#define SIM_MAX_RANGES 4
+typedef struct SimRange {
+    uint32_t lo, hi;        /* LMEM byte range [lo, hi) */
+    uint32_t cores;         /* cluster-local core mask the range is in (0 = own core) */
+    uint8_t write;
+} SimRange;
+typedef struct SimPre {
+    uint64_t cycles;        /* compute cycles (mat/vec), 0 otherwise */
+    uint64_t bytes;         /* DMA: bytes moved; mat/vec: LMEM bytes touched */
+    uint64_t macs, elems;
+    uint64_t lmem_rd, lmem_wr;
+    uint64_t lmem_occ;      /* mat/vec: cycles the touched banks are busy */
+    uint64_t banks[4];      /* mat/vec: LMEM banks touched (bit per bank) */
+    uint8_t nr;
+    SimRange r[SIM_MAX_RANGES];
+} SimPre;
+
+/* ---- servers (mem.c): a shared resource with a next-free time ---- */
+typedef struct SimServer {
+    uint64_t free;
+    double bw;              /* bytes per cycle */
+    int owner;              /* engine id of the last reservation (-1 none):
+                               waiting on one's own earlier bursts is not a stall */
+    uint64_t memo_bytes, memo_occ; /* last occupancy computed (bursts repeat sizes) */
+} SimServer;
+/* One server on a burst's path and the bytes it carries. */
+typedef struct SimPathEnt { SimServer *sv; uint64_t occ; uint8_t channel; } SimPathEnt; /* occ: cycles busy */
+
+enum { ST_READY, ST_BUSY, ST_WAIT_SEM, ST_WAIT_BAR, ST_DONE, ST_FAULT };
+
+typedef struct SimEngine {
+    const AtlInsn *insns;
+    const int *lines;
+    SimPre *pre;
+    int count;
+    int bad_index;          /* first invalid instruction (count if none) */
+    AtlSimFaultKind bad_kind;
+    char bad_msg[512];
+    int pc, state, blocked_sem;
+    uint64_t t_block, t_start;
+    int next_waiter;        /* barrier waiter list link (engine id or -1) */
+    /* DMA progress */
+    uint64_t dma_off, dma_end;
+    uint64_t dma_latency, dma_done;
+    uint64_t dma_dense[2];  /* contiguous-element run length of dst, src (elements) */
+    int dma_es, dma_esh;    /* element size and its log2 */
+    int dma_flat[2];        /* whole dst / src operand contiguous */
+    uint64_t dma_bb;        /* burst bytes, whole elements */
+    AtlEngineStats st;
+} SimEngine;
+
+typedef struct SimInflight {
+    uint32_t lo, hi;
+    int eid, index;         /* engine id and instruction index */
+    uint8_t write;
+} SimInflight;
+
+/* Recent signals of one semaphore, for trace flow arrows. */
+#define SIM_SIGQ 8
+typedef struct SimSigRec { int eid, index; uint64_t start, time; } SimSigRec; /* signalling insn's span */
+
+typedef struct SimCore {
+    uint8_t *lmem;
+    int32_t sem[ISA_MAX_SEMAPHORES];
+    SimSigRec sigq[ISA_MAX_SEMAPHORES][SIM_SIGQ];
+    uint8_t sigq_head[ISA_MAX_SEMAPHORES], sigq_n[ISA_MAX_SEMAPHORES];
+    SimServer *banks;
+    SimServer *dma_port;    /* just before banks[0] in AtlSim.servers */
+    SimInflight *infl;
+    int ninfl, capinfl;
+} SimCore;
+
+typedef struct SimBarrier {
+    int arrived, waiters;   /* waiters: head of engine list, -1 none */
+} SimBarrier;
+
+struct AtlSim {
+    AtlChip chip;
+    AtlSimOptions opt;
+    int ncores, cpc;
+    SimCore *core;
+    SimEngine *eng;             /* ncores * ISA_NUM_ENGINES */
+    uint8_t *dram;
+    uint8_t **sram;             /* per cluster */
+    SimServer *servers;         /* every server, contiguous (locality): the pointers below point into it */
+    SimServer *dram_ch, *noc_in, *noc_out, *sram_port; /* sram_port: clusters*ports */
+    SimBarrier *bar;            /* (clusters + 1) * 256: cluster slots then chip */
+    SimEvq q;
+    int live_top;               /* the event being handled is still the heap's root */
+    uint64_t now, max_cycles;
+    int loaded, running, done_engines;
+    AtlSimFault fault;
+    AtlSimStats stats;
+    const AtlProgram *prog;
+    char exec_msg[256];         /* detail of a data fault raised by an exec function */
+    int il_shift, bank_shift;   /* log2 of DRAM interleave / LMEM bank width, -1 if not a power of 2 */
+    uint64_t *bank_occ_full;    /* [nb]: bank occupancy of a full burst spread over nb banks */
+    uint64_t *chan_bytes;       /* per DRAM channel, scratch for one burst (all zero between bursts) */
+    int *chan_touched;
+    SimPathEnt *path;           /* burst path buffer: 8 + 2 * (cpc * (1 + banks) + channels) entries */
+    uint8_t *scratch;           /* per-run scratch for exec (packed operands) */
+    size_t scratch_cap;
+    SimBuf trace;
+    uint64_t flow_seq;          /* ids of trace flow arrows */
+    int trace_first;
+};
+
+static inline int sim_eid(int core, int engine) { return core * ISA_NUM_ENGINES + engine; }
+
+/* check.c */
+int sim_check_insn(const AtlSim *s, int core, int engine, const AtlInsn *in,
+                   SimPre *pre, AtlSimFaultKind *kind, char *msg, size_t cap);
+/* fault.c */
+void sim_raise(AtlSim *s, AtlSimFaultKind kind, int core, int engine, int index,
+               const char *fmt, ...) ATL_PRINTF(6, 7);
+void sim_raise_deadlock(AtlSim *s);
+/* race.c */
+int race_begin(AtlSim *s, int core, int engine, int index, const SimPre *pre);
+void race_end(AtlSim *s, int core, int engine, const SimPre *pre);
+/* mem.c: LMEM bank reservation for a mat/vec instruction; returns start */
+uint64_t mem_lmem_reserve(AtlSim *s, int core, int engine, uint64_t t, const SimPre *pre);
+/* mem.c: fills pre->banks and pre->lmem_occ from the ranges (check time) */
+void mem_pre_banks(const AtlSim *s, SimPre *pre);
+/* mem.c: DMA path setup and one burst; returns engine time for next burst */
+void mem_dma_begin(AtlSim *s, int core, int engine, const AtlInsn *in);
+uint64_t mem_dma_burst(AtlSim *s, int core, int engine, const AtlInsn *in,
+                       uint64_t t, uint64_t *done);
+/* memory pointers by space for exec */
+uint8_t *mem_space_ptr(AtlSim *s, int core, int space, int lcore);
+/* exec_*.c: one handler per instruction format; the per-opcode dispatch
+ * table (exec_table.c) is generated from ISA_OPS. A handler returns -1 with
+ * s->exec_msg set on a data fault. */
+typedef int (*SimExecFn)(AtlSim *s, int core, const AtlInsn *in);
+#define FMT(id, fields) int sim_exec_fmt_##id(AtlSim *s, int core, const AtlInsn *in);
+#define FLD(f, b)
+ISA_FORMATS(FMT, FLD)
+#undef FMT
+#undef FLD
+extern const SimExecFn sim_exec_table[ISA_NUM_OPS];
+int sim_scratch(AtlSim *s, size_t bytes);
+/* trace.c */
+void trace_insn(AtlSim *s, int core, int engine, int index, const AtlInsn *in,
+                uint64_t start, uint64_t end);
+void trace_flow(AtlSim *s, const SimSigRec *from, int core, int engine, int index, uint64_t t);
+void trace_begin(AtlSim *s);
+/* report.c */
+void stats_account(AtlSim *s, int core, int engine, const AtlInsn *in, const SimPre *pre,
+                   uint64_t start, uint64_t end);
+void stats_finish(AtlSim *s);
+#endif

@@ -1,0 +1,81 @@
+/* test_timing.c - isa/timing closed forms against hand-computed values and
+ * the SCALE-Sim weight-stationary reference numbers (docs/timing.md). */
+#include "test/test.h"
+#include "test/sim/simtest.h"
+
+TEST(scalesim_reference)
+{
+    AtlChip c;
+    tchip(&c, 1, 1);
+    c.mm_rows = c.mm_cols = 32;
+    CHECK_EQ_INT(tim_mm_cycles(&c, ISA_I8, 256, 256, 256), 22399);
+    AtlInsn cv = I(ISA_OP_CONV);
+    cv.dtype = ISA_I8; cv.cin = 256; cv.ih = 56; cv.iw = 56; cv.cout = 64; cv.kh = cv.kw = 1;
+    cv.sh = cv.sw = cv.dh = cv.dw = 1; cv.groups = 1;
+    CHECK_EQ_INT(tim_conv_cycles(&c, &cv), 51679);
+    CHECK_EQ_INT(tim_conv_macs(&cv), 3136ull * 256 * 64);
+    /* double-buffered weights: first fold 2R+C+M-2, later folds R+C+M-2 */
+    c.mm_weight_double_buffer = 1;
+    CHECK_EQ_INT(tim_mm_cycles(&c, ISA_I8, 256, 256, 256), 350 + 63 * 318 - 1);
+    CHECK(tim_mm_cycles(&c, ISA_I8, 256, 256, 256) < 22399);
+    c.mm_weight_double_buffer = 0;
+    /* rate and issue */
+    c.mm_issue_cycles = 7;
+    CHECK_EQ_INT(tim_mm_cycles(&c, ISA_F32, 256, 256, 256), 22400 * 4 - 1 + 7);
+    CHECK_EQ_INT(tim_mm_cycles(&c, ISA_F16, 1, 1, 1), (64 + 32 + 1 - 2) * 2 - 1 + 7);
+    CHECK_EQ_INT(tim_mm_folds(&c, 33, 64), 4);
+}
+
+TEST(conv_as_gemm)
+{
+    AtlChip c;
+    tchip(&c, 1, 1);
+    AtlInsn cv = I(ISA_OP_CONV);
+    cv.dtype = ISA_I8; cv.cin = 16; cv.ih = 10; cv.iw = 12; cv.cout = 24; cv.kh = 3; cv.kw = 3;
+    cv.sh = 2; cv.sw = 1; cv.dh = cv.dw = 1; cv.pad_top = cv.pad_bottom = 1; cv.pad_left = cv.pad_right = 1; cv.groups = 2;
+    /* OH = (10+2-3)/2+1 = 5, OW = 12; per group M=60, K=9*8=72, N=12 */
+    uint64_t folds = 9 * 2, per = 2 * 8 + 8 + 60 - 2;
+    CHECK_EQ_INT(tim_conv_out(10, 3, 2, 1, 1, 1), 5);
+    CHECK_EQ_INT(tim_conv_cycles(&c, &cv), 2 * folds * per - 1);
+    CHECK_EQ_INT(tim_conv_macs(&cv), 2ull * 60 * 72 * 12);
+    CHECK_EQ_INT(tim_conv_out(5, 7, 1, 1, 0, 0), 0);
+}
+
+TEST(vector_formulas)
+{
+    AtlChip c;
+    tchip(&c, 1, 1); /* 16 lanes, issue 2, transcendental 4 */
+    CHECK_EQ_INT(tim_vec_cycles(&c, ISA_OP_V_ADD, ISA_F32, 100), 7 + 2);
+    CHECK_EQ_INT(tim_vec_cycles(&c, ISA_OP_V_ADD, ISA_I8, 100), 2 + 2);
+    CHECK_EQ_INT(tim_vec_cycles(&c, ISA_OP_V_ADD, ISA_BF16, 64), 2 + 2);
+    CHECK_EQ_INT(tim_vec_cycles(&c, ISA_OP_V_EXP, ISA_F32, 100), 7 * 4 + 2);
+    CHECK_EQ_INT(tim_requant_cycles(&c, 100), 7 + 2);
+    CHECK_EQ_INT(tim_cast_cycles(&c, ISA_I8, ISA_F32, 64), 4 + 2);
+    CHECK_EQ_INT(tim_reduce_cycles(&c, ISA_I16, 64), 2 + 2);
+    AtlInsn p = I(ISA_OP_V_MAXPOOL);
+    p.dtype = ISA_I8; p.cin = 64; p.ih = 8; p.iw = 8; p.kh = p.kw = 2; p.sh = p.sw = 2;
+    CHECK_EQ_INT(tim_pool_cycles(&c, &p), 16 * 4 + 2); /* 4x4x64 = 1024 outputs / 64 per step, x 4 window */
+}
+
+TEST(dma_formula)
+{
+    AtlChip c;
+    tchip(&c, 1, 1); /* DRAM 16 B/cycle, latency 100 ns + NoC 20, issue 4, burst 256 */
+    CHECK_EQ_INT(tim_dram_latency(&c), 120);
+    CHECK(tim_dma_path_bw(&c, ISA_SPACE_LMEM, ISA_SPACE_DRAM) == 16.0);
+    CHECK_EQ_INT(tim_dma_cycles(&c, ISA_SPACE_LMEM, ISA_SPACE_DRAM, 4096), 4 + 120 + 256);
+    CHECK_EQ_INT(tim_dma_cycles(&c, ISA_SPACE_LMEM, ISA_SPACE_DRAM, 4100), 4 + 120 + 257);
+    CHECK_EQ_INT(tim_dma_cycles(&c, ISA_SPACE_LMEM, ISA_SPACE_SRAM, 4096), 4 + 10 + 128);
+    CHECK_EQ_INT(tim_dma_cycles(&c, ISA_SPACE_LMEM, ISA_SPACE_LMEM, 4096), 4 + 0 + 64);
+    CHECK_EQ_INT(tim_occupancy(256, 16.0), 16);
+    CHECK_EQ_INT(tim_occupancy(257, 16.0), 17);
+}
+
+int main(void)
+{
+    RUN(scalesim_reference);
+    RUN(conv_as_gemm);
+    RUN(vector_formulas);
+    RUN(dma_formula);
+    return test_summary("test_timing");
+}
