@@ -202,30 +202,35 @@ static AtlStatus describe(AtlDevice *d, AtlModel *m, uint32_t n_tensors)
             st->batch = d->result[1];
             st->cores = d->result[4];
             m->sdata[g] = (StageData){ g, n, k };
-            /* inputs first, then outputs, each in file order */
-            for (int role = ABM_ROLE_INPUT; role <= ABM_ROLE_OUTPUT; role++) {
-                AtlTensorInfo *start = &m->tensors[nt];
-                uint32_t have = 0;
-                for (uint32_t t = tfirst; t < tfirst + tcount; t++) {
-                    uint32_t qt[4] = { m->handle, ATL_QK_TENSOR, t, 0 };
-                    if ((s = post(d, ATL_MB_QUERY, qt, 4))) return s;
-                    if ((int)d->result[1] != role) continue;
-                    if (nt >= n_tensors) return fail(d, ATL_ERR_BAD_IMAGE, "more tensors than the model reported");
-                    AtlTensorInfo *ti = &m->tensors[nt++];
-                    if (!(ti->name = keep_name(m, d->msg))) return fail(d, ATL_ERR_HOST_MEMORY, "out of host memory");
-                    ti->dtype = (int)d->result[0];
-                    ti->ndim = (int)d->result[4];
-                    for (int i = 0; i < ATL_MAX_DIMS; i++) ti->dims[i] = d->result[5 + i];
-                    ti->device_addr = r64(d->result, 11);
-                    ti->bytes = r64(d->result, 13);
-                    ti->quant_count = d->result[17];
-                    ti->scale = 1.0f;
-                    if (ti->quant_count) { memcpy(&ti->scale, &d->result[18], 4); ti->zero_point = (int32_t)d->result[19]; }
-                    have++;
-                }
-                if (role == ABM_ROLE_INPUT) { st->inputs = start; st->n_inputs = have; }
-                else { st->outputs = start; st->n_outputs = have; }
+            /* inputs first, then outputs, each in file order; one QUERY per tensor */
+            AtlTensorInfo *ins = &m->tensors[nt], *outs = calloc(tcount ? tcount : 1, sizeof *outs);
+            uint32_t n_in = 0, n_out = 0;
+            if (!outs) return fail(d, ATL_ERR_HOST_MEMORY, "out of host memory");
+            for (uint32_t t = tfirst; t < tfirst + tcount; t++) {
+                uint32_t qt[4] = { m->handle, ATL_QK_TENSOR, t, 0 };
+                if ((s = post(d, ATL_MB_QUERY, qt, 4))) { free(outs); return s; }
+                uint32_t role = d->result[1];
+                if (role != ABM_ROLE_INPUT && role != ABM_ROLE_OUTPUT) continue;
+                if (nt + n_out >= n_tensors) { free(outs); return fail(d, ATL_ERR_BAD_IMAGE, "more tensors than the model reported"); }
+                AtlTensorInfo *ti = role == ABM_ROLE_INPUT ? &m->tensors[nt++] : &outs[n_out++];
+                if (role == ABM_ROLE_INPUT) n_in++;
+                if (!(ti->name = keep_name(m, d->msg))) { free(outs); return fail(d, ATL_ERR_HOST_MEMORY, "out of host memory"); }
+                ti->dtype = (int)d->result[0];
+                ti->ndim = (int)d->result[4];
+                for (int i = 0; i < ATL_MAX_DIMS; i++) ti->dims[i] = d->result[5 + i];
+                ti->device_addr = r64(d->result, 11);
+                ti->bytes = r64(d->result, 13);
+                ti->quant_count = d->result[17];
+                ti->scale = 1.0f;
+                ti->zero_point = 0;
+                if (ti->quant_count) { memcpy(&ti->scale, &d->result[18], 4); ti->zero_point = (int32_t)d->result[19]; }
             }
+            st->inputs = ins;
+            st->n_inputs = n_in;
+            st->outputs = &m->tensors[nt];
+            st->n_outputs = n_out;
+            for (uint32_t i = 0; i < n_out; i++) m->tensors[nt++] = outs[i];
+            free(outs);
         }
     }
     return ATL_OK;

@@ -252,6 +252,56 @@ TEST(undecodable_record_is_a_fault)
     free(img);
 }
 
+/* Inputs and outputs listed in file order whatever their interleaving, and
+ * matched by name or position when running. */
+TEST(listing_order_and_matching)
+{
+    AtlErr e;
+    AbmWriter *w = abm_writer_new(tiny_fp());
+    REQUIRE(w);
+    uint32_t net, st;
+    const char *names[4] = { "out1", "in1", "out2", "in2" };
+    REQUIRE(abm_add_net(w, "multi", &net, &e) == 0 && abm_add_stage(w, net, 1, 1, &st, &e) == 0);
+    for (int i = 0; i < 4; i++) {
+        AbmTensorDesc t = { .name = names[i], .dtype = ABM_DTYPE_INT32, .role = i % 2 ? ABM_ROLE_INPUT : ABM_ROLE_OUTPUT,
+                            .region = ABM_REGION_IO, .ndim = 1, .dims = { (uint32_t)(4 + i) }, .offset = 64 * (uint64_t)i };
+        REQUIRE(abm_add_tensor(w, st, &t, NULL, &e) == 0);
+    }
+    REQUIRE(abm_set_mem_plan(w, st, 0, 256, &e) == 0);
+    REQUIRE(mb_streams(w, st, "end.s", ".engine vec\n end\n", &e) == 0);
+    uint8_t *img;
+    size_t len;
+    REQUIRE(abm_serialize(w, &img, &len, &e) == 0);
+    abm_writer_free(w);
+    AtlDevice *dev;
+    REQUIRE(atl_open(&dev, CHIP_PATH, NULL) == ATL_OK);
+    AtlModel *m;
+    REQUIRE(atl_load_memory(dev, img, len, &m) == ATL_OK);
+    const AtlNetInfo *nets;
+    uint32_t nn;
+    REQUIRE(atl_nets(m, &nets, &nn) == ATL_OK && nn == 1);
+    const AtlStageInfo *s = &nets[0].stages[0];
+    REQUIRE(s->n_inputs == 2 && s->n_outputs == 2);
+    CHECK(!strcmp(s->inputs[0].name, "in1") && !strcmp(s->inputs[1].name, "in2"));
+    CHECK(!strcmp(s->outputs[0].name, "out1") && !strcmp(s->outputs[1].name, "out2"));
+    CHECK_EQ_INT(s->outputs[1].dims[0], 6);
+    CHECK_EQ_INT(s->outputs[1].bytes, 24);
+    int32_t a[5] = { 1, 2, 3, 4, 5 }, b[7] = { 0 }, o[6];
+    /* by name, in the other order */
+    AtlBuffer in[2] = { { .name = "in2", .data = b, .size = sizeof b, .ndim = 1, .dims = { 7 } },
+                        { .name = "in1", .data = a, .size = sizeof a, .ndim = 1, .dims = { 5 } } };
+    CHECK_EQ_INT(atl_run(m, "multi", in, 2, NULL), ATL_OK);
+    CHECK_EQ_INT(atl_output(m, NULL, 1, o, sizeof o), ATL_OK);
+    /* by position: sizes must match positions, so swapped unnamed buffers find no stage */
+    AtlBuffer swapped[2] = { { .data = b, .size = sizeof b }, { .data = a, .size = sizeof a } };
+    CHECK_EQ_INT(atl_run(m, NULL, swapped, 2, NULL), ATL_ERR_NO_STAGE);
+    AtlBuffer ordered[2] = { { .data = a, .size = sizeof a }, { .data = b, .size = sizeof b } };
+    CHECK_EQ_INT(atl_run(m, NULL, ordered, 2, NULL), ATL_OK);
+    CHECK_EQ_INT(atl_run(m, NULL, ordered, 1, NULL), ATL_ERR_NO_STAGE);
+    atl_close(dev);
+    free(img);
+}
+
 TEST(open_errors)
 {
     AtlDevice *dev;
@@ -294,6 +344,7 @@ int main(int argc, char **argv)
     RUN(run_errors_keep_the_device_usable);
     RUN(load_errors);
     RUN(undecodable_record_is_a_fault);
+    RUN(listing_order_and_matching);
     RUN(open_errors);
     return test_summary("test_host");
 }
