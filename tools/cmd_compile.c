@@ -1,50 +1,173 @@
-/* cmd_compile.c - `atoll compile MODEL.onnx --dump-ir [--input-shape
- * NAME=DIMS]...`: imports the model, runs shape inference and the
- * canonicalisation passes and prints the resulting IR. Code generation to
- * .abm is a later issue; without --dump-ir the command says so and fails. */
+/* cmd_compile.c - `atoll compile MODEL.onnx --chip FILE -o MODEL.abm`:
+ * imports the model, fixes input shapes (--input-shape, --batch), runs the
+ * canonicalisation passes and the backend (compiler/backend.h), writes the
+ * .abm atomically and prints a summary: layers, estimated cycles and the
+ * memory plan. --estimate adds the cost model's cycles per layer;
+ * --dump-ir prints the IR after the passes instead of compiling. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include "tools/cli.h"
 #include "tools/model_io.h"
 #include "compiler/passes.h"
+#include "compiler/backend.h"
+#include "compiler/onnx.h"
+#include "isa/config.h"
 
-const char cmd_compile_summary[] = "compile an ONNX model (for now: --dump-ir after the passes)";
+const char cmd_compile_summary[] = "compile an ONNX model for a chip into an .abm (or --dump-ir)";
 
 #define MAXOPT 64
 
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: atoll compile MODEL.onnx --chip CHIP.ini -o MODEL.abm [options]\n"
+            "       atoll compile MODEL.onnx --dump-ir [--no-passes] [--input-shape NAME=DIMS]...\n"
+            "options:\n"
+            "  --chip FILE            chip description (configs/*.ini)\n"
+            "  -o FILE                output .abm\n"
+            "  --dtype f32|fp32|f16|fp16|bf16   storage/compute dtype (default fp32)\n"
+            "  --batch N              set the batch (dim 0) of every graph input\n"
+            "  --input-shape NAME=1x3x224x224   fix an input's shape (repeatable)\n"
+            "  --name NAME            net name in the .abm (default: the graph's name)\n"
+            "  --estimate             print the cost model's cycles per layer\n"
+            "  --dump-ir              print the IR after the passes and stop\n"
+            "  --no-passes            with --dump-ir: the IR as imported\n");
+}
+
+static int parse_dtype(const char *s)
+{
+    if (!strcmp(s, "f32") || !strcmp(s, "fp32")) return ISA_F32;
+    if (!strcmp(s, "f16") || !strcmp(s, "fp16")) return ISA_F16;
+    if (!strcmp(s, "bf16")) return ISA_BF16;
+    return -1;
+}
+
+/* Adds NAME=N x (declared dims 1..) for every graph input not already given. */
+static int batch_shapes(const char *model, int batch, IrInputShape *shapes, int *n, AtlErr *e)
+{
+    IrGraph g;
+    if (onnx_load_file(model, &g, e)) return -1;
+    int rc = 0;
+    for (int i = 0; i < g.nin && !rc; i++) {
+        const IrTensor *t = &g.t[g.inputs[i]];
+        int given = 0;
+        for (int k = 0; k < *n; k++) if (!strcmp(shapes[k].name, t->name)) given = 1;
+        if (given) continue;
+        if (t->ndim < 1) { rc = atl_fail(e, "--batch: input '%s' has no batch dimension", t->name); break; }
+        if (*n == MAXOPT) { rc = atl_fail(e, "too many inputs"); break; }
+        IrInputShape *s = &shapes[(*n)++];
+        memset(s, 0, sizeof *s);
+        snprintf(s->name, sizeof s->name, "%s", t->name);
+        s->ndim = t->ndim;
+        s->dims[0] = batch;
+        for (int d = 1; d < t->ndim; d++) {
+            if (t->dims[d] < 0) { rc = atl_fail(e, "--batch: input '%s' dimension %d is unknown; give --input-shape", t->name, d); break; }
+            s->dims[d] = t->dims[d];
+        }
+    }
+    ir_free(&g);
+    return rc;
+}
+
+static void print_summary(const char *model, const char *out, const AtlChip *chip, const BkSummary *s, int dt)
+{
+    printf("%s -> %s: %d layers on %s (%d cores), batch %d, %s\n", model, out, s->nlayers, chip->name, s->cores,
+           s->batch, isa_dtype_name(dt));
+    printf("  estimated cycles : %llu (%.3f ms at %.0f MHz)\n", (unsigned long long)s->est_cycles,
+           (double)s->est_cycles / chip->freq_mhz / 1000.0, chip->freq_mhz);
+    printf("  instructions     : %llu\n", (unsigned long long)s->insns);
+    printf("  weights          : %llu bytes\n", (unsigned long long)s->weight_bytes);
+    printf("  activations      : %llu bytes peak (liveness packed) vs %llu bytes for all activation tensors\n",
+           (unsigned long long)s->act_peak, (unsigned long long)s->act_sum);
+    printf("  io               : %llu bytes\n", (unsigned long long)s->io_bytes);
+}
+
+static void print_estimate(const BkSummary *s)
+{
+    printf("%5s  %-40s %-18s %-14s %6s %5s %12s %12s %12s %12s\n", "layer", "node", "op", "split", "tiles", "cores",
+           "MACs", "est_cycles", "compute", "dma");
+    for (int i = 0; i < s->nlayers; i++) {
+        const BkLayerInfo *l = &s->layers[i];
+        printf("%5d  %-40.40s %-18.18s %-14.14s %6d %5d %12llu %12llu %12llu %12llu\n", l->layer_id, l->name, l->op, l->split,
+               l->tiles, l->cores, (unsigned long long)l->macs, (unsigned long long)l->est_cycles,
+               (unsigned long long)l->est_compute, (unsigned long long)l->est_dma);
+    }
+}
+
 int cmd_compile(int argc, char **argv)
 {
-    const char *model = NULL, *v;
+    const char *model = NULL, *chipf = NULL, *out = NULL, *name = NULL, *v;
     IrInputShape shapes[MAXOPT];
-    int nshapes = 0, bad = 0, dump = 0, nopasses = 0;
+    int nshapes = 0, bad = 0, dump = 0, nopasses = 0, estimate = 0, batch = 0, dt = ISA_F32;
     AtlErr e = {{0}};
+    char opts[512] = "";
     for (int i = 1; i < argc; i++) {
-        if (cli_is_help(argv[i])) {
-            printf("usage: atoll compile MODEL.onnx --dump-ir [--no-passes] [--input-shape NAME=1x3x224x224]...\n");
-            return 0;
-        }
+        if (cli_is_help(argv[i])) { usage(stdout); return 0; }
         if ((v = cli_opt(argc, argv, &i, "--input-shape", &bad))) {
             if (nshapes == MAXOPT) { fprintf(stderr, "atoll compile: too many --input-shape options\n"); return 2; }
             if (ir_parse_input_shape(v, &shapes[nshapes++], &e)) { fprintf(stderr, "atoll compile: %s\n", e.msg); return 2; }
         } else if (bad) return 2;
+        else if ((v = cli_opt(argc, argv, &i, "--chip", &bad))) chipf = v;
+        else if (bad) return 2;
+        else if ((v = cli_opt(argc, argv, &i, "-o", &bad))) out = v;
+        else if (bad) return 2;
+        else if ((v = cli_opt(argc, argv, &i, "--name", &bad))) name = v;
+        else if (bad) return 2;
+        else if ((v = cli_opt(argc, argv, &i, "--dtype", &bad))) {
+            if ((dt = parse_dtype(v)) < 0) { fprintf(stderr, "atoll compile: --dtype '%s': use fp32, fp16 or bf16\n", v); return 2; }
+        } else if (bad) return 2;
+        else if ((v = cli_opt(argc, argv, &i, "--batch", &bad))) {
+            char *end;
+            long b = strtol(v, &end, 10);
+            if (*end || b < 1 || b > 65535) { fprintf(stderr, "atoll compile: --batch '%s': a number 1..65535\n", v); return 2; }
+            batch = (int)b;
+        } else if (bad) return 2;
         else if (!strcmp(argv[i], "--dump-ir")) dump = 1;
         else if (!strcmp(argv[i], "--no-passes")) nopasses = 1;
-        else if (argv[i][0] == '-') { fprintf(stderr, "atoll compile: unknown option '%s'\n", argv[i]); return 2; }
+        else if (!strcmp(argv[i], "--estimate")) estimate = 1;
+        else if (argv[i][0] == '-') { fprintf(stderr, "atoll compile: unknown option '%s' (see --help)\n", argv[i]); return 2; }
         else if (!model) model = argv[i];
         else { fprintf(stderr, "atoll compile: more than one model given ('%s')\n", argv[i]); return 2; }
     }
-    if (!model) { fprintf(stderr, "atoll compile: no model given\n"); return 2; }
+    if (!model) { fprintf(stderr, "atoll compile: no model given (see --help)\n"); return 2; }
+    if (!dump && !chipf) { fprintf(stderr, "atoll compile: --chip FILE is required (or use --dump-ir)\n"); return 2; }
+    if (!dump && !out) { fprintf(stderr, "atoll compile: -o FILE is required (or use --dump-ir)\n"); return 2; }
+    AtlChip chip;
+    if (!dump && cfg_load(chipf, &chip, &e)) { fprintf(stderr, "atoll compile: %s\n", e.msg); return 1; }
+    if (batch && batch_shapes(model, batch, shapes, &nshapes, &e)) { fprintf(stderr, "atoll compile: %s: %s\n", model, e.msg); return 1; }
     IrGraph g;
     int rc = 1;
     if (model_load(model, shapes, nshapes, &g, &e) || (!nopasses && pass_run_all(&g, &e))) {
         fprintf(stderr, "atoll compile: %s\n", e.msg);
-    } else if (!dump) {
-        fprintf(stderr, "atoll compile: %s: the .abm code-generation backend is not built yet; "
-                        "only --dump-ir is available (the model imported and passed shape inference)\n", model);
-    } else {
+        ir_free(&g);
+        return 1;
+    }
+    if (dump) {
         ir_print(&g, stdout);
+        ir_free(&g);
+        return 0;
+    }
+    snprintf(opts, sizeof opts, "--chip %s --dtype %s", chip.name, isa_dtype_name(dt));
+    if (batch) snprintf(opts, sizeof opts, "--chip %s --dtype %s --batch %d", chip.name, isa_dtype_name(dt), batch);
+    AbmWriter *w = abm_writer_new(cfg_fingerprint(&chip));
+    BkOptions o;
+    bk_options_default(&o);
+    o.dtype = dt;
+    o.net_name = name;
+    o.options_text = opts;
+    BkSummary sum;
+    memset(&sum, 0, sizeof sum);
+    if (!w) fprintf(stderr, "atoll compile: out of memory\n");
+    else if (bk_compile(&g, &chip, &o, w, &sum, &e) || abm_write_file(w, out, &e))
+        fprintf(stderr, "atoll compile: %s: %s\n", model, e.msg);
+    else {
+        print_summary(model, out, &chip, &sum, dt);
+        if (estimate) print_estimate(&sum);
         rc = 0;
     }
+    bk_summary_free(&sum);
+    abm_writer_free(w);
     ir_free(&g);
     return rc;
 }

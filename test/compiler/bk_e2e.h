@@ -20,6 +20,7 @@
 typedef struct E2eResult {
     double max_abs, max_rel, cosine;     /* vs PyTorch reference */
     double interp_max_abs;               /* vs the interpreter */
+    int64_t tol_violations;              /* elements with |a-t| > 1e-5 + 1e-4|t| */
     uint64_t cycles;
     int ok_compile, ok_sim;
     char err[1024];
@@ -140,6 +141,7 @@ static int e2e_run(const char *name, const char *chipfile, int dtype, E2eResult 
         if (d > r->max_abs) r->max_abs = d;
         double rel = d / (fabs(t) > 1e-3 ? fabs(t) : 1e-3);
         if (rel > r->max_rel) r->max_rel = rel;
+        if (d > 1e-5 + 1e-4 * fabs(t)) r->tol_violations++;
         dot += a * t; na += a * a; nb += t * t;
     }
     r->cosine = na > 0 && nb > 0 ? dot / sqrt(na * nb) : (na == nb ? 1 : 0);
