@@ -27,7 +27,7 @@ static void usage(FILE *f)
             "  --chip FILE            chip description (configs/*.ini)\n"
             "  -o FILE                output .abm\n"
             "  --dtype f32|fp32|f16|fp16|bf16   storage/compute dtype (default fp32)\n"
-            "  --batch N              set the batch (dim 0) of every graph input\n"
+            "  --batch N              set the batch (dim 0) of every graph input (default: 1 where dynamic)\n"
             "  --input-shape NAME=1x3x224x224   fix an input's shape (repeatable)\n"
             "  --name NAME            net name in the .abm (default: the graph's name)\n"
             "  --estimate             print the cost model's cycles per layer\n"
@@ -43,8 +43,10 @@ static int parse_dtype(const char *s)
     return -1;
 }
 
-/* Adds NAME=N x (declared dims 1..) for every graph input not already given. */
-static int batch_shapes(const char *model, int batch, IrInputShape *shapes, int *n, AtlErr *e)
+/* Adds NAME=N x (declared dims 1..) for every graph input not already
+ * given; with only_unknown, just for inputs whose batch dim is dynamic
+ * (the default batch of 1). */
+static int batch_shapes(const char *model, int batch, int only_unknown, IrInputShape *shapes, int *n, AtlErr *e)
 {
     IrGraph g;
     if (onnx_load_file(model, &g, e)) return -1;
@@ -53,7 +55,7 @@ static int batch_shapes(const char *model, int batch, IrInputShape *shapes, int 
         const IrTensor *t = &g.t[g.inputs[i]];
         int given = 0;
         for (int k = 0; k < *n; k++) if (!strcmp(shapes[k].name, t->name)) given = 1;
-        if (given) continue;
+        if (given || (only_unknown && (t->ndim < 1 || t->dims[0] >= 0))) continue;
         if (t->ndim < 1) { rc = atl_fail(e, "--batch: input '%s' has no batch dimension", t->name); break; }
         if (*n == MAXOPT) { rc = atl_fail(e, "too many inputs"); break; }
         IrInputShape *s = &shapes[(*n)++];
@@ -135,7 +137,7 @@ int cmd_compile(int argc, char **argv)
     if (!dump && !out) { fprintf(stderr, "atoll compile: -o FILE is required (or use --dump-ir)\n"); return 2; }
     AtlChip chip;
     if (!dump && cfg_load(chipf, &chip, &e)) { fprintf(stderr, "atoll compile: %s\n", e.msg); return 1; }
-    if (batch && batch_shapes(model, batch, shapes, &nshapes, &e)) { fprintf(stderr, "atoll compile: %s: %s\n", model, e.msg); return 1; }
+    if ((batch || !dump) && batch_shapes(model, batch ? batch : 1, !batch, shapes, &nshapes, &e)) { fprintf(stderr, "atoll compile: %s: %s\n", model, e.msg); return 1; }
     IrGraph g;
     int rc = 1;
     if (model_load(model, shapes, nshapes, &g, &e) || (!nopasses && pass_run_all(&g, &e))) {
