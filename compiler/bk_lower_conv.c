@@ -73,10 +73,12 @@ static int conv_gen(BkCtx *c, const BkGroup *g, int t, uint64_t slot, BkCode *k,
     int es = c->es, dt = c->dt, is_pool = l->kind == BK_K_POOL;
     uint32_t sh[4];
     int64_t ds[4], ss[4];
-    /* input rows, NCHW -> HWC */
-    sh[0] = 1; sh[1] = (uint32_t)cn; sh[2] = (uint32_t)ih; sh[3] = (uint32_t)l->W;
-    ss[0] = 0; ss[1] = (int64_t)l->H * l->W; ss[2] = l->W; ss[3] = 1;
-    ds[0] = 0; ds[1] = 1; ds[2] = (int64_t)l->W * cn; ds[3] = cn;
+    /* input rows, NCHW -> HWC; walked row-major over (row, channel, x) so
+     * consecutive bursts come from different channel planes, which spreads
+     * them over the DRAM channels instead of streaming one plane */
+    sh[0] = 1; sh[1] = (uint32_t)ih; sh[2] = (uint32_t)cn; sh[3] = (uint32_t)l->W;
+    ss[0] = 0; ss[1] = l->W; ss[2] = (int64_t)l->H * l->W; ss[3] = 1;
+    ds[0] = 0; ds[1] = (int64_t)l->W * cn; ds[2] = 1; ds[3] = cn;
     uint64_t src = l->x + ((uint64_t)((int64_t)n * l->C + c0) * l->H + (uint64_t)ia) * l->W * es;
     AtlInsn in = bk_dma(dt, ISA_SPACE_LMEM, slot + l->l_in, ISA_SPACE_DRAM, src, sh, ds, ss);
     bk_code_ld(k, &in, 0);

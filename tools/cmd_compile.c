@@ -1,95 +1,186 @@
-/* cmd_compile.c - `atoll compile MODEL.onnx (--dump-ir | -o MODEL.abm)
- * [--chip FILE] [--dtype f32|f16|bf16] [--input-shape NAME=DIMS]...
- * [--synthetic-weights] [--no-passes]`: imports the model, runs shape
- * inference and the canonicalisation passes, then prints the IR
- * (--dump-ir) and/or compiles it with the backend (compiler/backend.h) for
- * the chip into an .abm written atomically. --synthetic-weights fills
- * initializers whose external data file is missing (timing studies on
- * full-size graphs; compiler/synth_weights.h). */
+/* cmd_compile.c - `atoll compile MODEL.onnx --chip FILE -o MODEL.abm`:
+ * imports the model, fixes input shapes (--input-shape, --batch), runs the
+ * canonicalisation passes and the backend (compiler/backend.h), writes the
+ * .abm atomically and prints a summary: layers, estimated cycles and the
+ * memory plan. --estimate adds the cost model's cycles per layer;
+ * --dump-ir prints the IR after the passes instead of compiling.
+ * --synthetic-weights fills initializers whose external data file is
+ * missing (timing studies on full-size graphs; compiler/synth_weights.h). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "tools/cli.h"
 #include "tools/model_io.h"
-#include "tools/chip_exec.h"
 #include "compiler/passes.h"
-#include "util/file.h"
+#include "compiler/backend.h"
+#include "compiler/onnx.h"
+#include "isa/config.h"
 
 const char cmd_compile_summary[] = "compile an ONNX model for a chip into an .abm (or --dump-ir)";
 
 #define MAXOPT 64
 
-static void usage(FILE *fp)
+static void usage(FILE *f)
 {
-    fprintf(fp, "usage: atoll compile MODEL.onnx (--dump-ir | -o MODEL.abm) [--chip FILE] [--dtype f32|f16|bf16]\n"
-                "                     [--no-passes] [--synthetic-weights] [--input-shape NAME=1x3x224x224]...\n"
-                "--chip defaults to configs/a1.ini.\n");
+    fprintf(f,
+            "usage: atoll compile MODEL.onnx --chip CHIP.ini -o MODEL.abm [options]\n"
+            "       atoll compile MODEL.onnx --dump-ir [--no-passes] [--input-shape NAME=DIMS]...\n"
+            "options:\n"
+            "  --chip FILE            chip description (configs/*.ini)\n"
+            "  -o FILE                output .abm\n"
+            "  --dtype f32|fp32|f16|fp16|bf16   storage/compute dtype (default fp32)\n"
+            "  --batch N              set the batch (dim 0) of every graph input (default: 1 where dynamic)\n"
+            "  --input-shape NAME=1x3x224x224   fix an input's shape (repeatable)\n"
+            "  --name NAME            net name in the .abm (default: the graph's name)\n"
+            "  --estimate             print the cost model's cycles per layer\n"
+            "  --dump-ir              print the IR after the passes and stop\n"
+            "  --synthetic-weights    invent initializers whose external data file is missing\n"
+            "  --no-passes            with --dump-ir: the IR as imported\n");
+}
+
+static int parse_dtype(const char *s)
+{
+    if (!strcmp(s, "f32") || !strcmp(s, "fp32")) return ISA_F32;
+    if (!strcmp(s, "f16") || !strcmp(s, "fp16")) return ISA_F16;
+    if (!strcmp(s, "bf16")) return ISA_BF16;
+    return -1;
+}
+
+/* Adds NAME=N x (declared dims 1..) for every graph input not already
+ * given; with only_unknown, just for inputs whose batch dim is dynamic
+ * (the default batch of 1). */
+static int batch_shapes(const char *model, int batch, int only_unknown, int synthetic, IrInputShape *shapes, int *n, AtlErr *e)
+{
+    IrGraph g;
+    OnnxLoadOpts lo = {synthetic, 0, 0};
+    if (onnx_load_file_opts(model, &lo, &g, e)) { ir_free(&g); return -1; }
+    int rc = 0;
+    for (int i = 0; i < g.nin && !rc; i++) {
+        const IrTensor *t = &g.t[g.inputs[i]];
+        int given = 0;
+        for (int k = 0; k < *n; k++) if (!strcmp(shapes[k].name, t->name)) given = 1;
+        if (given || (only_unknown && (t->ndim < 1 || t->dims[0] >= 0))) continue;
+        if (t->ndim < 1) { rc = atl_fail(e, "--batch: input '%s' has no batch dimension", t->name); break; }
+        if (*n == MAXOPT) { rc = atl_fail(e, "too many inputs"); break; }
+        IrInputShape *s = &shapes[(*n)++];
+        memset(s, 0, sizeof *s);
+        snprintf(s->name, sizeof s->name, "%s", t->name);
+        s->ndim = t->ndim;
+        s->dims[0] = batch;
+        for (int d = 1; d < t->ndim; d++) {
+            if (t->dims[d] < 0) { rc = atl_fail(e, "--batch: input '%s' dimension %d is unknown; give --input-shape", t->name, d); break; }
+            s->dims[d] = t->dims[d];
+        }
+    }
+    ir_free(&g);
+    return rc;
+}
+
+static void print_summary(const char *model, const char *out, const AtlChip *chip, const BkSummary *s, int dt)
+{
+    printf("%s -> %s: %d layers on %s (%d cores), batch %d, %s\n", model, out, s->nlayers, chip->name, s->cores,
+           s->batch, isa_dtype_name(dt));
+    printf("  estimated cycles : %llu (%.3f ms at %.0f MHz)\n", (unsigned long long)s->est_cycles,
+           (double)s->est_cycles / chip->freq_mhz / 1000.0, chip->freq_mhz);
+    printf("  instructions     : %llu\n", (unsigned long long)s->insns);
+    printf("  weights          : %llu bytes\n", (unsigned long long)s->weight_bytes);
+    printf("  activations      : %llu bytes peak (liveness packed) vs %llu bytes for all activation tensors\n",
+           (unsigned long long)s->act_peak, (unsigned long long)s->act_sum);
+    printf("  io               : %llu bytes\n", (unsigned long long)s->io_bytes);
+}
+
+static void print_estimate(const BkSummary *s)
+{
+    printf("%5s  %-40s %-18s %-14s %6s %5s %12s %12s %12s %12s\n", "layer", "node", "op", "split", "tiles", "cores",
+           "MACs", "est_cycles", "compute", "dma");
+    for (int i = 0; i < s->nlayers; i++) {
+        const BkLayerInfo *l = &s->layers[i];
+        printf("%5d  %-40.40s %-18.18s %-14.14s %6d %5d %12llu %12llu %12llu %12llu\n", l->layer_id, l->name, l->op, l->split,
+               l->tiles, l->cores, (unsigned long long)l->macs, (unsigned long long)l->est_cycles,
+               (unsigned long long)l->est_compute, (unsigned long long)l->est_dma);
+    }
 }
 
 int cmd_compile(int argc, char **argv)
 {
-    const char *model = NULL, *out = NULL, *chip_path = "configs/a1.ini", *dtype = "f32", *v;
+    const char *model = NULL, *chipf = NULL, *out = NULL, *name = NULL, *v;
     IrInputShape shapes[MAXOPT];
-    int nshapes = 0, bad = 0, dump = 0, nopasses = 0;
+    int nshapes = 0, bad = 0, dump = 0, nopasses = 0, estimate = 0, batch = 0, dt = ISA_F32;
     OnnxLoadOpts lopts = {0, 0, 0};
     AtlErr e = {{0}};
+    char opts[512] = "";
     for (int i = 1; i < argc; i++) {
         if (cli_is_help(argv[i])) { usage(stdout); return 0; }
         if ((v = cli_opt(argc, argv, &i, "--input-shape", &bad))) {
             if (nshapes == MAXOPT) { fprintf(stderr, "atoll compile: too many --input-shape options\n"); return 2; }
             if (ir_parse_input_shape(v, &shapes[nshapes++], &e)) { fprintf(stderr, "atoll compile: %s\n", e.msg); return 2; }
-        } else if ((v = cli_opt(argc, argv, &i, "-o", &bad))) out = v;
-        else if ((v = cli_opt(argc, argv, &i, "--chip", &bad))) chip_path = v;
-        else if ((v = cli_opt(argc, argv, &i, "--dtype", &bad))) dtype = v;
+        } else if (bad) return 2;
+        else if ((v = cli_opt(argc, argv, &i, "--chip", &bad))) chipf = v;
         else if (bad) return 2;
+        else if ((v = cli_opt(argc, argv, &i, "-o", &bad))) out = v;
+        else if (bad) return 2;
+        else if ((v = cli_opt(argc, argv, &i, "--name", &bad))) name = v;
+        else if (bad) return 2;
+        else if ((v = cli_opt(argc, argv, &i, "--dtype", &bad))) {
+            if ((dt = parse_dtype(v)) < 0) { fprintf(stderr, "atoll compile: --dtype '%s': use fp32, fp16 or bf16\n", v); return 2; }
+        } else if (bad) return 2;
+        else if ((v = cli_opt(argc, argv, &i, "--batch", &bad))) {
+            char *end;
+            long b = strtol(v, &end, 10);
+            if (*end || b < 1 || b > 65535) { fprintf(stderr, "atoll compile: --batch '%s': a number 1..65535\n", v); return 2; }
+            batch = (int)b;
+        } else if (bad) return 2;
         else if (!strcmp(argv[i], "--dump-ir")) dump = 1;
         else if (!strcmp(argv[i], "--no-passes")) nopasses = 1;
+        else if (!strcmp(argv[i], "--estimate")) estimate = 1;
         else if (!strcmp(argv[i], "--synthetic-weights")) lopts.synthetic_weights = 1;
-        else if (argv[i][0] == '-') { fprintf(stderr, "atoll compile: unknown option '%s'\n", argv[i]); usage(stderr); return 2; }
+        else if (argv[i][0] == '-') { fprintf(stderr, "atoll compile: unknown option '%s' (see --help)\n", argv[i]); return 2; }
         else if (!model) model = argv[i];
         else { fprintf(stderr, "atoll compile: more than one model given ('%s')\n", argv[i]); return 2; }
     }
-    if (!model) { fprintf(stderr, "atoll compile: no model given\n"); usage(stderr); return 2; }
-    if (!dump && !out) { fprintf(stderr, "atoll compile: give -o MODEL.abm or --dump-ir\n"); usage(stderr); return 2; }
-    int dt = isa_dtype_from_name(dtype);
-    if (dt != ISA_F32 && dt != ISA_F16 && dt != ISA_BF16) {
-        fprintf(stderr, "atoll compile: --dtype '%s': the backend compiles f32, f16 or bf16\n", dtype);
-        return 2;
-    }
-    if (out && nopasses) { fprintf(stderr, "atoll compile: the backend needs the passes; drop --no-passes with -o\n"); return 2; }
-    IrGraph g;
+    if (!model) { fprintf(stderr, "atoll compile: no model given (see --help)\n"); return 2; }
+    if (!dump && !chipf) { fprintf(stderr, "atoll compile: --chip FILE is required (or use --dump-ir)\n"); return 2; }
+    if (!dump && !out) { fprintf(stderr, "atoll compile: -o FILE is required (or use --dump-ir)\n"); return 2; }
     AtlChip chip;
+    if (!dump && cfg_load(chipf, &chip, &e)) { fprintf(stderr, "atoll compile: %s\n", e.msg); return 1; }
+    if ((batch || !dump) && batch_shapes(model, batch ? batch : 1, !batch, lopts.synthetic_weights, shapes, &nshapes, &e)) { fprintf(stderr, "atoll compile: %s: %s\n", model, e.msg); return 1; }
+    IrGraph g;
     int rc = 1;
-    uint8_t *abm = NULL;
-    size_t len = 0;
-    BkSummary sum;
-    memset(&sum, 0, sizeof sum);
-    ir_init(&g);
-    if (out && cfg_load(chip_path, &chip, &e)) goto done;
-    if (model_load_opts(model, shapes, nshapes, &lopts, &g, &e)) goto done;
-    if (lopts.nsynthetic)
+    int loaded = !model_load_opts(model, shapes, nshapes, &lopts, &g, &e);
+    if (loaded && lopts.nsynthetic)
         fprintf(stderr, "atoll compile: note: %d initializers (%lld bytes) have synthetic values: their external data file is missing\n",
                 lopts.nsynthetic, (long long)lopts.synthetic_bytes);
-    if (!nopasses && pass_run_all(&g, &e)) goto done;
-    if (dump) ir_print(&g, stdout);
-    if (out) {
-        BkOptions opt;
-        bk_options_default(&opt);
-        opt.dtype = dt;
-        char options[256];
-        snprintf(options, sizeof options, "chip=%s dtype=%s%s", chip_path, dtype, lopts.nsynthetic ? " synthetic-weights" : "");
-        opt.options_text = options;
-        if (chip_compile_graph(&g, &chip, &opt, -1, &abm, &len, &sum, &e)) { atl_err_prefix(&e, "%s", model); goto done; }
-        if (atl_write_file_atomic(out, abm, len, &e)) goto done;
-        printf("%s: %d layers, %llu instructions, weights %llu bytes, activations %llu bytes (peak), io %llu bytes, %zu-byte .abm for %s\n",
-               out, sum.nlayers, (unsigned long long)sum.insns, (unsigned long long)sum.weight_bytes,
-               (unsigned long long)sum.act_peak, (unsigned long long)sum.io_bytes, len, chip_path);
+    if (!loaded || (!nopasses && pass_run_all(&g, &e))) {
+        fprintf(stderr, "atoll compile: %s\n", e.msg);
+        ir_free(&g);
+        return 1;
     }
-    rc = 0;
-done:
-    if (rc) fprintf(stderr, "atoll compile: %s\n", e.msg);
+    if (dump) {
+        ir_print(&g, stdout);
+        ir_free(&g);
+        return 0;
+    }
+    snprintf(opts, sizeof opts, "--chip %s --dtype %s%s", chip.name, isa_dtype_name(dt), lopts.nsynthetic ? " --synthetic-weights" : "");
+    if (batch) snprintf(opts, sizeof opts, "--chip %s --dtype %s --batch %d%s", chip.name, isa_dtype_name(dt), batch,
+                        lopts.nsynthetic ? " --synthetic-weights" : "");
+    AbmWriter *w = abm_writer_new(cfg_fingerprint(&chip));
+    BkOptions o;
+    bk_options_default(&o);
+    o.dtype = dt;
+    o.net_name = name;
+    o.options_text = opts;
+    BkSummary sum;
+    memset(&sum, 0, sizeof sum);
+    if (!w) fprintf(stderr, "atoll compile: out of memory\n");
+    else if (bk_compile(&g, &chip, &o, w, &sum, &e) || abm_write_file(w, out, &e))
+        fprintf(stderr, "atoll compile: %s: %s\n", model, e.msg);
+    else {
+        print_summary(model, out, &chip, &sum, dt);
+        if (estimate) print_estimate(&sum);
+        rc = 0;
+    }
     bk_summary_free(&sum);
-    free(abm);
+    abm_writer_free(w);
     ir_free(&g);
     return rc;
 }

@@ -38,6 +38,6 @@ expect_fail compare_bad_rtol "--rtol 'x' is not a non-negative number" "$ATOLL" 
 expect_fail compare_missing_abm "nope.abm" "$ATOLL" compare $D/synth.onnx "$TMPD/nope.abm" --input $D/synth_x.npy --chip $T
 expect_fail compare_wrong_chip "atoll compare: .*synth.abm" "$ATOLL" compare $D/synth.onnx "$TMPD/synth.abm" --input $D/synth_x.npy --chip configs/a1.ini
 expect_fail compare_wrong_input "input 'x'" "$ATOLL" compare $D/synth.onnx "$TMPD/synth.abm" --input $D/ones23.npy --chip $T
-expect_fail compile_bad_dtype "the backend compiles f32, f16 or bf16" "$ATOLL" compile $D/synth.onnx -o "$TMPD/x.abm" --dtype i8
-expect_fail compile_no_output "give -o MODEL.abm or --dump-ir" "$ATOLL" compile $D/synth.onnx
+expect_fail compile_bad_dtype "use fp32, fp16 or bf16" "$ATOLL" compile $D/synth.onnx -o "$TMPD/x.abm" --chip $T --dtype i8
+expect_fail compile_no_output "-o FILE is required" "$ATOLL" compile $D/synth.onnx --chip $T
 cli_summary compare.sh

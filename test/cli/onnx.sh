@@ -15,7 +15,7 @@ expect_ok compile_dump "$ATOLL" compile $D/convbn.onnx --dump-ir --input-shape x
 expect_grep dump_fused "+fused(Relu)" "$TMPD/out"
 expect_grep dump_bn_folded "conv1_bnfold_w" "$TMPD/out"
 expect_grep dump_reshape_static "flat:float32\[2x256\](view)" "$TMPD/out"
-expect_fail compile_no_output "give -o MODEL.abm or --dump-ir" "$ATOLL" compile $D/convbn.onnx
+expect_fail compile_needs_chip "--chip FILE is required" "$ATOLL" compile $D/convbn.onnx
 expect_fail unsupported_op "node 'weird_node': op 'FancyOp' (opset 13) is not supported; supported: Abs" \
     "$ATOLL" interp $D/unsupported.onnx --input $D/ones23.npy
 expect_fail unsupported_compile "weird_node" "$ATOLL" compile $D/unsupported.onnx --dump-ir

@@ -1,0 +1,23 @@
+# compile.sh - `atoll compile` to .abm: summary, --estimate, --batch, --dtype, errors
+. test/cli/lib.inc
+M=models
+expect_ok compile_tiny "$ATOLL" compile $M/digits_cnn.onnx --chip configs/tiny.ini -o "$TMPD/d.abm"
+expect_grep summary_layers "5 layers on tiny (1 cores), batch 1, f32" "$TMPD/out"
+expect_grep summary_cycles "estimated cycles : [0-9]" "$TMPD/out"
+expect_grep summary_memplan "activations      : [0-9]* bytes peak (liveness packed) vs [0-9]* bytes" "$TMPD/out"
+expect_ok inspect_output "$ATOLL" inspect "$TMPD/d.abm"
+expect_grep inspect_io "input  input            fp32  \[1,1,8,8\] nchw" "$TMPD/out"
+expect_ok compile_estimate "$ATOLL" compile $M/resnet20_cifar.onnx --chip configs/a1.ini -o "$TMPD/r.abm" --estimate
+expect_grep estimate_table "/stages/stages.0/conv1/Conv *Conv+Relu" "$TMPD/out"
+expect_ok compile_batch_fp16 "$ATOLL" compile $M/digits_cnn.onnx --chip configs/a1.ini --batch 3 --dtype fp16 -o "$TMPD/d3.abm"
+expect_grep batch_fp16 "batch 3, f16" "$TMPD/out"
+expect_ok compile_bf16_shape "$ATOLL" compile $M/digits_cnn.onnx --chip configs/tiny.ini --dtype bf16 --input-shape input=2x1x8x8 -o "$TMPD/d2.abm"
+expect_grep bf16_shape "batch 2, bf16" "$TMPD/out"
+expect_fail bad_dtype "use fp32, fp16 or bf16" "$ATOLL" compile $M/digits_cnn.onnx --chip configs/tiny.ini --dtype int4 -o "$TMPD/x.abm"
+expect_fail no_output "-o FILE is required" "$ATOLL" compile $M/digits_cnn.onnx --chip configs/tiny.ini
+expect_fail bad_chip "nope.ini" "$ATOLL" compile $M/digits_cnn.onnx --chip nope.ini -o "$TMPD/x.abm"
+expect_fail fixed_batch "fixed to 1 by the model, given 4" "$ATOLL" compile $M/lenet5.onnx --chip configs/tiny.ini --batch 4 -o "$TMPD/x.abm"
+expect_fail bad_batch "a number 1..65535" "$ATOLL" compile $M/lenet5.onnx --chip configs/tiny.ini --batch 0 -o "$TMPD/x.abm"
+[ ! -e "$TMPD/x.abm" ] && ok no_partial_file || fail no_partial_file "x.abm exists after failures"
+expect_ok dump_ir_still "$ATOLL" compile $M/lenet5.onnx --dump-ir
+cli_summary compile
