@@ -113,3 +113,87 @@ void chip_exec_close(ChipExec *x)
     abm_model_free(&x->model);
     memset(x, 0, sizeof *x);
 }
+
+/* ---- through the host API ---- */
+
+static int host_fail(HostExec *h, AtlStatus st, const char *what, AtlErr *e)
+{
+    const char *msg = h->dev ? atl_last_error(h->dev) : "";
+    return atl_fail(e, "%s: %s%s%s", what, atl_status_name(st), msg[0] ? ": " : "", msg);
+}
+
+int host_exec_open(HostExec *h, const AtlChip *chip, const uint8_t *abm, size_t len, int trace, AtlErr *e)
+{
+    memset(h, 0, sizeof *h);
+    AtlOpenOptions o;
+    memset(&o, 0, sizeof o);
+    o.trace = trace;
+    AtlStatus st = atl_open_chip(&h->dev, chip, &o);
+    if (st != ATL_OK) return host_fail(h, st, "opening the device", e);
+    st = atl_load_memory(h->dev, abm, len, &h->model);
+    if (st != ATL_OK) return host_fail(h, st, "loading the model", e);
+    return 0;
+}
+
+static const AtlStageInfo *host_stage(const HostExec *h)
+{
+    const AtlNetInfo *nets;
+    uint32_t n;
+    if (atl_nets(h->model, &nets, &n) != ATL_OK || !n || h->stage >= nets[0].n_stages) return NULL;
+    return &nets[0].stages[h->stage];
+}
+
+int host_exec_input_dtype(const HostExec *h, const char *name)
+{
+    const AtlNetInfo *nets;
+    uint32_t n;
+    if (atl_nets(h->model, &nets, &n) != ATL_OK || !n || !nets[0].n_stages) return 0;
+    const AtlStageInfo *s = &nets[0].stages[0];
+    for (uint32_t i = 0; i < s->n_inputs; i++)
+        if (!strcmp(s->inputs[i].name, name)) return chip_ir_dtype((uint32_t)s->inputs[i].dtype);
+    return 0;
+}
+
+int host_exec_run(HostExec *h, const IrTensor *inputs, int ninputs, AtlErr *e)
+{
+    AtlBuffer *b = calloc((size_t)ninputs + 1, sizeof *b);
+    if (!b) return atl_fail(e, "out of memory");
+    for (int i = 0; i < ninputs; i++) {
+        if (inputs[i].ndim > ATL_MAX_DIMS) { free(b); return atl_fail(e, "input '%s' has rank %d", inputs[i].name, inputs[i].ndim); }
+        b[i].name = inputs[i].name;
+        b[i].data = inputs[i].data;
+        b[i].size = ir_nbytes(&inputs[i]);
+        b[i].ndim = inputs[i].ndim;
+        for (int k = 0; k < inputs[i].ndim; k++) b[i].dims[k] = (uint32_t)inputs[i].dims[k];
+    }
+    AtlStatus st = atl_run(h->model, NULL, b, (uint32_t)ninputs, &h->stage);
+    free(b);
+    return st == ATL_OK ? 0 : host_fail(h, st, "running the model", e);
+}
+
+int host_exec_output(HostExec *h, const char *name, IrTensor *t, AtlErr *e)
+{
+    memset(t, 0, sizeof *t);
+    const AtlStageInfo *s = host_stage(h);
+    const AtlTensorInfo *info = NULL;
+    for (uint32_t i = 0; s && i < s->n_outputs && !info; i++) if (!strcmp(s->outputs[i].name, name)) info = &s->outputs[i];
+    if (!info) return atl_fail(e, "the compiled model has no output '%s'", name);
+    t->dtype = chip_ir_dtype((uint32_t)info->dtype);
+    if (!t->dtype) return atl_fail(e, "output '%s': dtype %d has no IR equivalent", name, info->dtype);
+    t->ndim = info->ndim;
+    for (int k = 0; k < info->ndim && k < IR_MAXDIM; k++) t->dims[k] = info->dims[k];
+    t->producer = -1;
+    if (ir_nbytes(t) != info->bytes) return atl_fail(e, "output '%s': %llu bytes for its shape", name, (unsigned long long)info->bytes);
+    t->name = ir_strdup(name);
+    if (!t->name || ir_alloc_data(t, e)) { ir_tensor_free_contents(t); return atl_fail(e, "out of memory"); }
+    AtlStatus st = atl_output(h->model, name, 0, t->data, ir_nbytes(t));
+    if (st != ATL_OK) { ir_tensor_free_contents(t); return host_fail(h, st, "reading an output", e); }
+    return 0;
+}
+
+void host_exec_close(HostExec *h)
+{
+    if (h->model) atl_unload(h->model);
+    atl_close(h->dev);
+    memset(h, 0, sizeof *h);
+}

@@ -4,10 +4,15 @@
  * back as IR tensors (by their IR names, which the backend keeps in the
  * .abm tensor table).
  *
- * The run uses the backend's stage loader (bk_stage_program: streams
- * relocated to region bases as the firmware would do) on a simulator
- * created here, so every tensor's device address is known, including
- * intermediates in the activations region.
+ * Two ways to run:
+ *   - HostExec: through the host API (include/atoll.h), i.e. device,
+ *     firmware LOAD/RUN and simulator exactly as an application runs a
+ *     model; only inputs and outputs are visible;
+ *   - ChipExec: the backend's stage loader (bk_stage_program: streams
+ *     relocated to region bases as the firmware would do) on a simulator
+ *     created here, so every tensor's device address is known (also the
+ *     intermediates in the activations region) and the simulator's modes
+ *     (timing only) are available.
  */
 #ifndef ATOLL_TOOLS_CHIP_EXEC_H
 #define ATOLL_TOOLS_CHIP_EXEC_H
@@ -16,6 +21,7 @@
 #include "isa/abm.h"
 #include "isa/config.h"
 #include "sim/sim.h"
+#include "atoll.h"
 
 /* Compiles g (after pass_run_all) for chip; *abm is malloc'd (caller frees).
  * zlevel is the zlib level of the image (-1: the writer's default; 0 stores
@@ -47,4 +53,22 @@ int chip_exec_read(ChipExec *x, const char *name, IrTensor *t, AtlErr *e);
 /* IR dtype of an .abm dtype (0 if none). */
 int chip_ir_dtype(uint32_t abm_dtype);
 void chip_exec_close(ChipExec *x);
+
+typedef struct HostExec {
+    AtlDevice *dev;
+    AtlModel *model;
+    uint32_t stage;          /* of the last run */
+} HostExec;
+
+/* Opens a device for chip (with a Chrome trace of each run when trace is
+ * set) and loads the image through the firmware. */
+int host_exec_open(HostExec *h, const AtlChip *chip, const uint8_t *abm, size_t len, int trace, AtlErr *e);
+/* Runs the first net on inputs (by name, with their shapes). */
+int host_exec_run(HostExec *h, const IrTensor *inputs, int ninputs, AtlErr *e);
+/* Copies output `name` of the last run into t (allocated, IR dtype of the
+ * compiled tensor; free with ir_tensor_free_contents). */
+int host_exec_output(HostExec *h, const char *name, IrTensor *t, AtlErr *e);
+/* The compiled model's dtype (IR numbering) of input `name`, 0 if none. */
+int host_exec_input_dtype(const HostExec *h, const char *name);
+void host_exec_close(HostExec *h);
 #endif

@@ -1,11 +1,12 @@
 /* cmd_demo.c - `atoll demo`, what `make demo` runs: the digits CNN
- * (models/digits_cnn.onnx) compiled for the chip and run on the simulated
- * chip over its held-out test set (models/digits_cnn.test.npz, 360 images),
+ * (models/digits_cnn.onnx) compiled for the chip and run through the host
+ * API (include/atoll.h: device, firmware, simulator) over its held-out test set (models/digits_cnn.test.npz, 360 images),
  * with accuracy and every prediction checked against PyTorch's
  * (models/digits_cnn.json), images per second at the chip's clock, cycles
  * per image, matrix-unit utilisation and a Chrome trace of the first batch;
  * then ResNet-50 (models/full/resnet50.onnx, weights synthesised when the
- * external data file is missing) compiled and simulated in timing-only mode.
+ * external data file is missing) compiled and simulated in timing-only mode
+ * (on the simulator directly: the host API has no timing-only mode).
  *
  * Exit status 1 if any prediction differs from PyTorch's. */
 #include <stdio.h>
@@ -85,20 +86,25 @@ static int compile_model(const char *path, const char *shape, int synthetic, con
     return 0;
 }
 
-/* One batch of images through the chip; predictions appended to pred. */
-static int run_batch(ChipExec *x, const IrGraph *g, const float *images, int first, int count, int batch, int *pred,
-                     uint64_t *cycles, double *util_cycles, AtlErr *e)
+/* Totals over the runs of the digits set. */
+typedef struct DemoTotals {
+    uint64_t cycles, fw_cycles, macs;
+    double mat_busy;         /* matrix-engine busy cycles summed over cores */
+} DemoTotals;
+
+/* One batch of images through the host API; predictions stored in pred. */
+static int run_batch(HostExec *h, const IrGraph *g, const float *images, int first, int count, int batch, int *pred,
+                     DemoTotals *tot, AtlErr *e)
 {
     IrTensor in = g->t[g->inputs[0]];
     in.data = NULL;
-    in.name = g->t[g->inputs[0]].name;
     if (ir_alloc_data(&in, e)) return -1;
     memcpy(in.data, images + (size_t)first * 64, (size_t)count * 64 * sizeof(float));
-    int rc = chip_exec_run(x, &in, 1, e);
+    int rc = host_exec_run(h, &in, 1, e);
     free(in.data);
     if (rc) return -1;
     IrTensor out;
-    if (chip_exec_read(x, g->t[g->outputs[0]].name, &out, e)) return -1;
+    if (host_exec_output(h, g->t[g->outputs[0]].name, &out, e)) return -1;
     int classes = out.ndim == 2 ? (int)out.dims[1] : 0;
     if (out.ndim != 2 || out.dims[0] != batch) {
         ir_tensor_free_contents(&out);
@@ -111,9 +117,13 @@ static int run_batch(ChipExec *x, const IrGraph *g, const float *images, int fir
         pred[first + i] = best;
     }
     ir_tensor_free_contents(&out);
-    const AtlSimStats *st = sim_stats(x->sim);
-    *cycles += st->cycles;
-    *util_cycles += st->mm_util * (double)st->cycles;
+    AtlProfile p;
+    AtlStatus st = atl_profile(h->model, &p);
+    if (st != ATL_OK) return atl_fail(e, "profile: %s", atl_status_name(st));
+    tot->cycles += p.cycles;
+    tot->fw_cycles += p.fw_cycles;
+    tot->macs += p.macs;
+    tot->mat_busy += (double)p.busy[1];
     return 0;
 }
 
@@ -128,8 +138,8 @@ static int demo_digits(const DemoOpts *o, const AtlChip *chip, AtlErr *e)
     IrGraph g;
     uint8_t *abm = NULL;
     size_t len = 0;
-    ChipExec x;
-    memset(&x, 0, sizeof x);
+    HostExec h;
+    memset(&h, 0, sizeof h);
     ir_init(&g);
     double t_start = now();
     snprintf(path, sizeof path, "%s/digits_cnn.json", o->models);
@@ -158,19 +168,21 @@ static int demo_digits(const DemoOpts *o, const AtlChip *chip, AtlErr *e)
     double compile_s;
     if (compile_model(path, shape, 0, chip, &g, &abm, &len, &compile_s, e)) goto out;
     const float *px = images->data;
-    uint64_t cycles = 0;
-    double util_cycles = 0, t_sim = now();
-    /* the first batch with a trace, the rest without */
+    DemoTotals tot;
+    memset(&tot, 0, sizeof tot);
+    double t_sim = now();
+    /* the first batch on a device that keeps a trace, the rest without */
     for (int first = 0, traced = 0; first < nimg; first += o->batch) {
         int count = nimg - first < o->batch ? nimg - first : o->batch;
-        if (!x.sim && chip_exec_open(&x, chip, abm, len, SIM_MODE_FULL, !traced && o->trace, e)) goto out;
-        if (run_batch(&x, &g, px, first, count, o->batch, pred, &cycles, &util_cycles, e)) goto out;
+        if (!h.dev && host_exec_open(&h, chip, abm, len, !traced && o->trace, e)) goto out;
+        if (run_batch(&h, &g, px, first, count, o->batch, pred, &tot, e)) goto out;
         if (!traced && o->trace) {
-            char *tr = sim_trace_json(x.sim);
-            int wr = tr ? atl_write_file_atomic(o->trace, tr, strlen(tr), e) : atl_fail(e, "out of memory");
+            char *tr = NULL;
+            AtlStatus st = atl_trace_json(h.dev, &tr);
+            int wr = st != ATL_OK ? atl_fail(e, "trace: %s", atl_status_name(st)) : atl_write_file_atomic(o->trace, tr, strlen(tr), e);
             free(tr);
             if (wr) goto out;
-            chip_exec_close(&x);
+            host_exec_close(&h);
         }
         traced = 1;
     }
@@ -188,9 +200,15 @@ static int demo_digits(const DemoOpts *o, const AtlChip *chip, AtlErr *e)
     printf("  accuracy       %d/%d = %.2f%% (PyTorch: %d/%d = %.2f%%)\n", correct, nimg, 100.0 * correct / nimg,
            torch_correct, nimg, 100.0 * torch_correct / nimg);
     printf("  predictions    equal to PyTorch's for %d/%d images\n", agree, nimg);
-    printf("  images/s       %.0f (simulated, at %.0f MHz)\n", (double)nimg * f / (double)cycles, chip->freq_mhz);
-    printf("  cycles/image   %.0f\n", (double)cycles / nimg);
-    printf("  MAC util       %.2f%%\n", 100 * util_cycles / (double)cycles);
+    int cores = chip->clusters * chip->cores_per_cluster;
+    double peak = (double)chip->mm_rows * chip->mm_cols * cores;
+    uint64_t all = tot.cycles + tot.fw_cycles;
+    printf("  images/s       %.0f (simulated, at %.0f MHz, firmware included)\n", (double)nimg * f / (double)all, chip->freq_mhz);
+    printf("  cycles/image   %.0f (%.0f on the cores, %.0f in the firmware)\n", (double)all / nimg,
+           (double)tot.cycles / nimg, (double)tot.fw_cycles / nimg);
+    printf("  matrix unit    %.2f%% MAC utilisation (MACs / (cycles x %dx%d x %d cores)), busy %.2f%% of core cycles\n",
+           100 * (double)tot.macs / ((double)tot.cycles * peak), chip->mm_rows, chip->mm_cols, cores,
+           100 * tot.mat_busy / ((double)tot.cycles * cores));
     printf("  compile        %.3f s; simulation %.2f s on the host (%.0f images/s)\n", compile_s, t_sim, nimg / t_sim);
     if (o->trace) printf("  trace          %s (first batch; open in chrome://tracing or Perfetto)\n", o->trace);
     printf("  wall time      %.2f s\n", now() - t_start);
@@ -201,7 +219,7 @@ static int demo_digits(const DemoOpts *o, const AtlChip *chip, AtlErr *e)
     }
     rc = 0;
 out:
-    chip_exec_close(&x);
+    host_exec_close(&h);
     free(abm);
     ir_free(&g);
     atl_ndarray_list_free(set, nset);
@@ -234,7 +252,7 @@ static int demo_resnet(const DemoOpts *o, const AtlChip *chip, AtlErr *e)
     printf("ResNet-50 (models/full/resnet50.onnx, synthetic weights where the data file is missing), batch 1, fp32, timing only:\n");
     printf("  images/s       %.1f (simulated, at %.0f MHz)\n", chip->freq_mhz * 1e6 / (double)st->cycles, chip->freq_mhz);
     printf("  cycles/image   %llu\n", (unsigned long long)st->cycles);
-    printf("  MAC util       %.2f%%\n", 100 * st->mm_util);
+    printf("  matrix unit    %.2f%% MAC utilisation\n", 100 * st->mm_util);
     printf("  compile        %.2f s; simulation %.2f s on the host\n", compile_s, now() - t0);
     rc = 0;
 out:
