@@ -8,10 +8,14 @@
  * table, names the first tensor that diverges, and exits 1 if any output
  * fails its thresholds.
  *
- * Outputs are checked against the interpreter on the model as imported
- * (so a wrong canonicalisation pass shows up too); intermediates against
- * the interpreter on the canonicalised graph, whose tensor names are the
- * ones the backend wrote into the .abm. */
+ * The outputs come from a run through the host API (include/atoll.h:
+ * device, firmware, simulator) and are checked against the interpreter on
+ * the model as imported (so a wrong canonicalisation pass shows up too).
+ * The host API shows only inputs and outputs, so with --all the
+ * intermediates come from a second run of the same stage on the simulator
+ * directly (tools/chip_exec.h, relocated as the firmware does), checked
+ * against the interpreter on the canonicalised graph, whose tensor names
+ * are the ones the backend wrote into the .abm. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -154,9 +158,11 @@ int cmd_compare(int argc, char **argv)
     size_t abm_len = 0;
     AtlChip chip;
     ChipExec x;
+    HostExec h;
     CmpReport rep = {0};
     Collect col;
     memset(&x, 0, sizeof x);
+    memset(&h, 0, sizeof h);
     memset(&col, 0, sizeof col);
     ir_init(&g);
     ir_init(&gp);
@@ -165,13 +171,13 @@ int cmd_compare(int argc, char **argv)
     if (model_load_opts(model, shapes, nshapes, &lopts, &gp, &e) || pass_run_all(&gp, &e)) goto done;
     if (model_read_inputs(&g, inputs, nin, &tin, &ntin, &e)) goto done;
     if (atl_read_file(abm_path, &abm, &abm_len, &e)) goto done;
-    if (chip_exec_open(&x, &chip, abm, abm_len, SIM_MODE_FULL, 0, &e)) { atl_err_prefix(&e, "%s", abm_path); goto done; }
+    if (host_exec_open(&h, &chip, abm, abm_len, 0, &e)) { atl_err_prefix(&e, "%s", abm_path); goto done; }
+    if (all && chip_exec_open(&x, &chip, abm, abm_len, SIM_MODE_FULL, 0, &e)) { atl_err_prefix(&e, "%s", abm_path); goto done; }
     /* the chip takes its inputs in its own dtype */
     chip_in = calloc((size_t)ntin + 1, sizeof *chip_in);
     if (!chip_in) { atl_fail(&e, "out of memory"); goto done; }
     for (; nchip_in < ntin; nchip_in++) {
-        int k = chip_exec_find(&x, tin[nchip_in].name);
-        int dt = k >= 0 ? chip_ir_dtype(abm_tensor(&x.model.view, (uint32_t)k).dtype) : tin[nchip_in].dtype;
+        int dt = host_exec_input_dtype(&h, tin[nchip_in].name);
         if (to_chip_dtype(&tin[nchip_in], dt ? dt : tin[nchip_in].dtype, &chip_in[nchip_in], &e)) goto done;
     }
     if (interp_run(&g, tin, ntin, &ref, &e)) { atl_err_prefix(&e, "reference interpreter"); goto done; }
@@ -182,7 +188,8 @@ int cmd_compare(int argc, char **argv)
         if (interp_run_observed(&gp, tin, ntin, &outs, collect, &col, &e)) { atl_err_prefix(&e, "reference interpreter (canonicalised graph)"); goto done; }
         interp_free_outputs(outs, gp.nout);
     }
-    if (chip_exec_run(&x, chip_in, nchip_in, &e)) { atl_err_prefix(&e, "simulated chip"); goto done; }
+    if (host_exec_run(&h, chip_in, nchip_in, &e)) goto done;
+    if (all && chip_exec_run(&x, chip_in, nchip_in, &e)) { atl_err_prefix(&e, "simulated chip (--all run)"); goto done; }
     for (int i = 0; all && i < col.n; i++) {
         const char *by = overwritten_by(&x, &col, i);
         if (by) {
@@ -199,14 +206,15 @@ int cmd_compare(int argc, char **argv)
     }
     for (int i = 0; i < g.nout; i++) {
         IrTensor got;
-        if (chip_exec_read(&x, ref[i].name, &got, &e)) goto done;
+        if (host_exec_output(&h, ref[i].name, &got, &e)) goto done;
         int r = cmp_report_add(&rep, ref[i].name, 1, got.dtype, &ref[i], &got, &user, &e);
         ir_tensor_free_contents(&got);
         if (r) goto done;
     }
-    const AtlSimStats *st = sim_stats(x.sim);
-    printf("%s on %s: %llu cycles, %.1f%% matrix-unit utilisation\n", abm_path, chip_path,
-           (unsigned long long)st->cycles, 100 * st->mm_util);
+    AtlProfile prof;
+    if (atl_profile(h.model, &prof) == ATL_OK)
+        printf("%s on %s through the host API: %llu cycles (+%llu firmware), %.1f%% matrix-unit busy\n", abm_path, chip_path,
+               (unsigned long long)prof.cycles, (unsigned long long)prof.fw_cycles, 100 * prof.utilisation[1]);
     if (all) {
         int unlisted = 0;
         for (int t = 0; t < gp.nt; t++) {
@@ -225,6 +233,7 @@ done:
     free(col.vals);
     free(col.tensor);
     chip_exec_close(&x);
+    host_exec_close(&h);
     free(abm);
     interp_free_outputs(ref, g.nout);
     model_free_inputs(chip_in, nchip_in);
