@@ -108,21 +108,29 @@ static int add_io_tensors(BkCtx *c, uint32_t stage, AtlErr *e)
 
 /* Intermediates that a lowered layer writes to the activations region, as
  * ABM_ROLE_ACTIVATION records named after their IR tensors, so that tools
- * (atoll compare --all) can find and read them after a run. Tensors of
- * absorbed nodes and views are not listed: nothing writes them as such. */
+ * (atoll compare --all) can find and read them after a run. A layer writes
+ * the storage root of its output: the output itself, or the output of the
+ * node absorbed into it (bk_pattern.c), whose value the storage then holds;
+ * that root is the tensor listed. Views and absorbed intermediates are not
+ * listed: nothing stores them as such. */
 static int add_activation_tensors(BkCtx *c, uint32_t stage, AtlErr *e)
 {
     const IrGraph *g = c->g;
     uint32_t adt = c->dt == ISA_F16 ? ABM_DTYPE_FP16 : c->dt == ISA_BF16 ? ABM_DTYPE_BF16 : ABM_DTYPE_FP32;
-    for (int i = 0; i < c->ngroups; i++) {
+    char *listed = calloc((size_t)g->nt + 1, 1);
+    if (!listed) return atl_fail(e, "out of memory");
+    int rc = 0;
+    for (int i = 0; i < c->ngroups && !rc; i++) {
         const IrNode *n = &g->nodes[c->groups[i].node];
-        for (int k = 0; k < n->nout; k++) {
-            int t = n->out[k];
-            if (t < 0) continue;
-            const IrTensor *x = &g->t[t];
-            const BkPlace *p = &c->pl[t];
-            if (x->is_output || x->is_input || x->is_view || x->data || !p->placed || p->root != t) continue;
-            if (p->region != ABM_REGION_ACTIVATIONS || x->ndim < 0 || x->ndim > ABM_MAX_DIMS || !ir_shape_known(x)) continue;
+        for (int k = 0; k < n->nout && !rc; k++) {
+            int r = n->out[k];
+            if (r < 0) continue;
+            for (int hop = 0; hop < g->nt && c->pl[r].root != r; hop++) r = c->pl[r].root;
+            const IrTensor *x = &g->t[r];
+            if (listed[r] || x->is_output || x->is_input || x->is_view || x->data) continue;
+            const BkPlace *p = &c->pl[r];
+            if (!p->placed || p->region != ABM_REGION_ACTIVATIONS) continue;
+            if (x->ndim < 0 || x->ndim > ABM_MAX_DIMS || !ir_shape_known(x)) continue;
             AbmTensorDesc d;
             memset(&d, 0, sizeof d);
             d.name = x->name;
@@ -134,10 +142,12 @@ static int add_activation_tensors(BkCtx *c, uint32_t stage, AtlErr *e)
             for (int j = 0; j < x->ndim; j++) d.dims[j] = (uint32_t)x->dims[j];
             d.offset = p->offset;
             uint32_t idx;
-            if (abm_add_tensor(c->w, stage, &d, &idx, e)) return atl_err_prefix(e, "tensor '%s'", x->name);
+            if (abm_add_tensor(c->w, stage, &d, &idx, e)) rc = atl_err_prefix(e, "tensor '%s'", x->name);
+            listed[r] = 1;
         }
     }
-    return 0;
+    free(listed);
+    return rc;
 }
 
 int bk_compile(const IrGraph *g, const AtlChip *chip, const BkOptions *opt, AbmWriter *w, BkSummary *sum, AtlErr *e)

@@ -171,6 +171,7 @@ int bk_lower_move(BkCtx *c, int node, BkGroup *g, AtlErr *e)
             off += s->dims[ax];
         }
     } else if (!strcmp(nd->op, "Slice")) {
+        if (nd->nin < 3) return bk_fail(c, node, e, "Slice with starts/ends as attributes (opset < 10) is not lowered");
         int64_t st[IR_MAXDIM], en[IR_MAXDIM], axv[IR_MAXDIM], sp[IR_MAXDIM];
         int ns = const_ints(gr, nd->in[1], st, IR_MAXDIM), ne = const_ints(gr, nd->in[2], en, IR_MAXDIM);
         int na = nd->nin > 3 && nd->in[3] >= 0 ? const_ints(gr, nd->in[3], axv, IR_MAXDIM) : ns;

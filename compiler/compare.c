@@ -174,9 +174,10 @@ void cmp_report_print(const CmpReport *r, FILE *fp)
                 ir_dtype_name(row->dtype), row->shape, row->st.cosine, row->st.max_abs, row->st.max_rel,
                 row->pass ? "yes" : "NO", row->note);
     }
-    int first = cmp_report_first_failure(r), failed = cmp_report_failed_outputs(r), nout = 0;
-    for (int i = 0; i < r->n; i++) nout += r->rows[i].is_output;
-    if (first < 0) fprintf(fp, "all %d compared tensors within tolerance (%d outputs)\n", r->n, nout);
+    int first = cmp_report_first_failure(r), failed = cmp_report_failed_outputs(r), nout = 0, skipped = 0;
+    for (int i = 0; i < r->n; i++) { nout += r->rows[i].is_output; skipped += r->rows[i].skipped; }
+    if (first < 0) fprintf(fp, "all %d compared tensors within tolerance (%d outputs)%s\n", r->n - skipped, nout,
+                           skipped ? "; some not compared (skip)" : "");
     else fprintf(fp, "first diverging tensor: '%s' (%s); %d of %d outputs fail\n", r->rows[first].name,
                  r->rows[first].is_output ? "output" : "intermediate", failed, nout);
 }

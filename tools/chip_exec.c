@@ -39,11 +39,10 @@ int chip_exec_open(ChipExec *x, const AtlChip *chip, const uint8_t *abm, size_t 
     AbmNet net = abm_net(&x->model.view, 0);
     x->stage = net.first_stage;
     if (bk_stage_program(&x->model, x->stage, chip->clusters * chip->cores_per_cluster, &x->prog, &x->bases, e)) return -1;
-    AtlSimOptions so;
-    sim_options_default(&so);
-    so.mode = mode;
-    so.trace = trace;
-    x->sim = sim_create(chip, &so, e);
+    sim_options_default(&x->opt);
+    x->opt.mode = mode;
+    x->opt.trace = trace;
+    x->sim = sim_create(chip, &x->opt, e);
     return x->sim ? 0 : -1;
 }
 
@@ -61,7 +60,7 @@ static uint8_t *tensor_bytes(ChipExec *x, const AbmTensor *t)
     return sim_dram(x->sim, x->bases.base[t->region] + t->offset, t->size);
 }
 
-int chip_exec_run(ChipExec *x, const IrTensor *inputs, int ninputs, AtlErr *e)
+static int load_inputs(ChipExec *x, const IrTensor *inputs, int ninputs, AtlErr *e)
 {
     x->ran = 0;
     if (sim_load(x->sim, &x->prog, e)) return -1;
@@ -79,7 +78,26 @@ int chip_exec_run(ChipExec *x, const IrTensor *inputs, int ninputs, AtlErr *e)
         if (!d) return atl_fail(e, "input '%s' lies outside the chip's DRAM", t.name);
         memcpy(d, in->data, t.size);
     }
-    if (sim_run(x->sim, e)) return -1;
+    return 0;
+}
+
+int chip_exec_run(ChipExec *x, const IrTensor *inputs, int ninputs, AtlErr *e)
+{
+    if (load_inputs(x, inputs, ninputs, e) || sim_run(x->sim, e)) return -1;
+    x->ran = 1;
+    return 0;
+}
+
+int chip_exec_run_until(ChipExec *x, const IrTensor *inputs, int ninputs, uint64_t max_cycles, AtlErr *e)
+{
+    AtlSimOptions o = x->opt;
+    o.max_cycles = max_cycles ? max_cycles : x->opt.max_cycles;
+    AtlSim *s = sim_create(x->chip, &o, e);
+    if (!s) return -1;
+    sim_free(x->sim);
+    x->sim = s;
+    if (load_inputs(x, inputs, ninputs, e)) return -1;
+    if (sim_run(x->sim, e) && sim_fault(x->sim)->kind != SIM_FAULT_MAX_CYCLES) return -1;
     x->ran = 1;
     return 0;
 }
@@ -141,6 +159,26 @@ static const AtlStageInfo *host_stage(const HostExec *h)
     uint32_t n;
     if (atl_nets(h->model, &nets, &n) != ATL_OK || !n || h->stage >= nets[0].n_stages) return NULL;
     return &nets[0].stages[h->stage];
+}
+
+int host_exec_input_shapes(const HostExec *h, IrInputShape *shapes, int *n, int max, AtlErr *e)
+{
+    const AtlNetInfo *nets;
+    uint32_t cnt;
+    if (atl_nets(h->model, &nets, &cnt) != ATL_OK || !cnt || !nets[0].n_stages) return atl_fail(e, "the model has no stage");
+    const AtlStageInfo *s = &nets[0].stages[0];
+    for (uint32_t i = 0; i < s->n_inputs; i++) {
+        int given = 0;
+        for (int k = 0; k < *n; k++) if (!strcmp(shapes[k].name, s->inputs[i].name)) given = 1;
+        if (given) continue;
+        if (*n == max) return atl_fail(e, "too many inputs");
+        IrInputShape *x = &shapes[(*n)++];
+        memset(x, 0, sizeof *x);
+        snprintf(x->name, sizeof x->name, "%s", s->inputs[i].name);
+        x->ndim = s->inputs[i].ndim;
+        for (int d = 0; d < x->ndim && d < IR_MAXDIM; d++) x->dims[d] = s->inputs[i].dims[d];
+    }
+    return 0;
 }
 
 int host_exec_input_dtype(const HostExec *h, const char *name)

@@ -17,6 +17,7 @@
 #ifndef ATOLL_TOOLS_CHIP_EXEC_H
 #define ATOLL_TOOLS_CHIP_EXEC_H
 #include "compiler/ir.h"
+#include "compiler/infer.h"
 #include "compiler/backend.h"
 #include "isa/abm.h"
 #include "isa/config.h"
@@ -35,6 +36,7 @@ typedef struct ChipExec {
     AtlProgram prog;
     BkRegionBases bases;
     AtlSim *sim;
+    AtlSimOptions opt;
     uint32_t stage;
     int ran;
 } ChipExec;
@@ -45,6 +47,10 @@ int chip_exec_open(ChipExec *x, const AtlChip *chip, const uint8_t *abm, size_t 
 /* Loads the program (weights included), writes the inputs (matched by name
  * to the stage's input tensors; dtype and byte size must agree) and runs. */
 int chip_exec_run(ChipExec *x, const IrTensor *inputs, int ninputs, AtlErr *e);
+/* The same, stopping the simulation once simulated time passes max_cycles
+ * (memory then holds what was written up to that time). Reaching the limit
+ * is not an error; any other fault is. */
+int chip_exec_run_until(ChipExec *x, const IrTensor *inputs, int ninputs, uint64_t max_cycles, AtlErr *e);
 /* Index of the stage tensor called name, -1 if the .abm has none. */
 int chip_exec_find(const ChipExec *x, const char *name);
 /* Reads stage tensor `name` after a run into t (allocated; free with
@@ -68,6 +74,10 @@ int host_exec_run(HostExec *h, const IrTensor *inputs, int ninputs, AtlErr *e);
 /* Copies output `name` of the last run into t (allocated, IR dtype of the
  * compiled tensor; free with ir_tensor_free_contents). */
 int host_exec_output(HostExec *h, const char *name, IrTensor *t, AtlErr *e);
+/* Adds to shapes (up to max entries, *n in/out) the input shapes of the
+ * compiled model's first stage for inputs not already there, so that a
+ * model with dynamic dimensions is fixed the way it was compiled. */
+int host_exec_input_shapes(const HostExec *h, IrInputShape *shapes, int *n, int max, AtlErr *e);
 /* The compiled model's dtype (IR numbering) of input `name`, 0 if none. */
 int host_exec_input_dtype(const HostExec *h, const char *name);
 void host_exec_close(HostExec *h);

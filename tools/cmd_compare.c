@@ -89,6 +89,63 @@ static const char *overwritten_by(const ChipExec *x, const Collect *c, int pos)
     return NULL;
 }
 
+/* Layer id (the `layer` tag of its instructions) of the node producing each
+ * IR tensor of gp, found by compiling gp again for the chip and dtype of the
+ * given image and checking that the instruction streams come out byte for
+ * byte the same; *layer_of stays NULL (no mapping) when they do not. */
+static int layer_map(const IrGraph *gp, const AtlChip *chip, const ChipExec *x, int **layer_of, AtlErr *e)
+{
+    *layer_of = NULL;
+    const AbmView *v = &x->model.view;
+    AbmStage st = abm_stage(v, x->stage);
+    if (!st.tensor_count) return 0;
+    uint32_t adt = abm_tensor(v, st.tensor_first).dtype;
+    BkOptions opt;
+    bk_options_default(&opt);
+    opt.dtype = adt == ABM_DTYPE_FP16 ? ISA_F16 : adt == ABM_DTYPE_BF16 ? ISA_BF16 : ISA_F32;
+    uint8_t *abm = NULL;
+    size_t len = 0;
+    BkSummary sum;
+    AbmModel m;
+    memset(&m, 0, sizeof m);
+    memset(&sum, 0, sizeof sum);
+    int same = 0;
+    if (!chip_compile_graph(gp, chip, &opt, 0, &abm, &len, &sum, e) && !abm_load_buffer(&m, abm, len, cfg_fingerprint(chip), 0, e)
+        && m.view.n_stages > 0) {
+        AbmStage s2 = abm_stage(&m.view, 0);
+        same = s2.core_count == st.core_count;
+        for (uint32_t c = 0; same && c < st.core_count; c++)
+            for (uint32_t k = 0; same && k < ABM_ENGINES; k++) {
+                AbmStream a = abm_stream(v, x->stage, c, k), b = abm_stream(&m.view, 0, c, k);
+                same = a.size == b.size && (!a.size || !memcmp(a.data, b.data, a.size));
+            }
+    }
+    int *map = same ? malloc(((size_t)gp->nt + 1) * sizeof *map) : NULL;
+    if (map) {
+        for (int t = 0; t < gp->nt; t++) map[t] = -1;
+        for (int i = 0; i < sum.nlayers; i++)
+            for (int n = 0; n < gp->nn; n++) {
+                const IrNode *node = &gp->nodes[n];
+                if (node->dead || !node->name || strcmp(node->name, sum.layers[i].name)) continue;
+                for (int k = 0; k < node->nout; k++) if (node->out[k] >= 0) map[node->out[k]] = sum.layers[i].layer_id;
+            }
+        /* a node absorbed into a layer (an activation after a conv) has no
+         * layer of its own: its result is stored by the layer of its input */
+        for (int n = 0; n < gp->nn; n++) {
+            const IrNode *node = &gp->nodes[n];
+            if (node->dead || node->nin < 1 || node->in[0] < 0) continue;
+            for (int k = 0; k < node->nout; k++)
+                if (node->out[k] >= 0 && map[node->out[k]] < 0) map[node->out[k]] = map[node->in[0]];
+        }
+    }
+    *layer_of = map;
+    abm_model_free(&m);
+    bk_summary_free(&sum);
+    free(abm);
+    atl_err_clear(e);
+    return 0;
+}
+
 static int to_chip_dtype(const IrTensor *in, int dtype, IrTensor *out, AtlErr *e)
 {
     *out = *in;
@@ -161,24 +218,30 @@ int cmd_compare(int argc, char **argv)
     HostExec h;
     CmpReport rep = {0};
     Collect col;
+    int *layer_of = NULL, recovered = 0;
     memset(&x, 0, sizeof x);
     memset(&h, 0, sizeof h);
     memset(&col, 0, sizeof col);
     ir_init(&g);
     ir_init(&gp);
     if (cfg_load(chip_path, &chip, &e)) goto done;
+    if (atl_read_file(abm_path, &abm, &abm_len, &e)) goto done;
+    if (host_exec_open(&h, &chip, abm, abm_len, 0, &e)) { atl_err_prefix(&e, "%s", abm_path); goto done; }
+    /* dynamic dimensions as compiled, unless given */
+    if (host_exec_input_shapes(&h, shapes, &nshapes, MAXOPT, &e)) goto done;
     if (model_load_opts(model, shapes, nshapes, &lopts, &g, &e)) goto done;
     if (model_load_opts(model, shapes, nshapes, &lopts, &gp, &e) || pass_run_all(&gp, &e)) goto done;
     if (model_read_inputs(&g, inputs, nin, &tin, &ntin, &e)) goto done;
-    if (atl_read_file(abm_path, &abm, &abm_len, &e)) goto done;
-    if (host_exec_open(&h, &chip, abm, abm_len, 0, &e)) { atl_err_prefix(&e, "%s", abm_path); goto done; }
     if (all && chip_exec_open(&x, &chip, abm, abm_len, SIM_MODE_FULL, 0, &e)) { atl_err_prefix(&e, "%s", abm_path); goto done; }
     /* the chip takes its inputs in its own dtype */
     chip_in = calloc((size_t)ntin + 1, sizeof *chip_in);
     if (!chip_in) { atl_fail(&e, "out of memory"); goto done; }
-    for (; nchip_in < ntin; nchip_in++) {
-        int dt = host_exec_input_dtype(&h, tin[nchip_in].name);
-        if (to_chip_dtype(&tin[nchip_in], dt ? dt : tin[nchip_in].dtype, &chip_in[nchip_in], &e)) goto done;
+    for (int i = 0; i < ntin; i++) {
+        int k = ir_find(&g, tin[i].name);
+        if (k < 0 || !g.t[k].is_input) continue; /* e.g. the expected output stored in the same .npz */
+        int dt = host_exec_input_dtype(&h, tin[i].name);
+        if (to_chip_dtype(&tin[i], dt ? dt : tin[i].dtype, &chip_in[nchip_in], &e)) goto done;
+        nchip_in++;
     }
     if (interp_run(&g, tin, ntin, &ref, &e)) { atl_err_prefix(&e, "reference interpreter"); goto done; }
     col.x = &x;
@@ -190,20 +253,42 @@ int cmd_compare(int argc, char **argv)
     }
     if (host_exec_run(&h, chip_in, nchip_in, &e)) goto done;
     if (all && chip_exec_run(&x, chip_in, nchip_in, &e)) { atl_err_prefix(&e, "simulated chip (--all run)"); goto done; }
+    /* intermediates whose storage a later layer reuses are read from a run
+     * stopped when the layer that produced them ended (layers are separated
+     * by barriers, so nothing later has written yet) */
+    if (all && layer_map(&gp, &chip, &x, &layer_of, &e)) goto done;
+    const AtlSimStats *full = all ? sim_stats(x.sim) : NULL;
+    int nlayers = full ? full->nlayers : 0;
+    uint64_t *layer_end = calloc((size_t)nlayers + 1, sizeof *layer_end);
+    if (!layer_end) { atl_fail(&e, "out of memory"); goto done; }
+    for (int l = 0; l < nlayers; l++) layer_end[l] = full->layers[l].used ? full->layers[l].last : 0;
+    int cut = -1; /* layer the simulator was last stopped after; -1: the full run */
     for (int i = 0; all && i < col.n; i++) {
         const char *by = overwritten_by(&x, &col, i);
-        if (by) {
+        int l = layer_of ? layer_of[col.tensor[i]] : -1;
+        if (by && (l < 0 || l >= nlayers || !layer_end[l])) {
             char why[96];
             snprintf(why, sizeof why, "storage reused by '%.60s'", by);
-            if (cmp_report_skip(&rep, col.vals[i].name, 0, why, &e)) goto done;
+            if (cmp_report_skip(&rep, col.vals[i].name, 0, why, &e)) { free(layer_end); goto done; }
             continue;
         }
+        if (by && cut != l) {
+            if (chip_exec_run_until(&x, chip_in, nchip_in, layer_end[l], &e)) { atl_err_prefix(&e, "simulated chip stopped after layer %d", l); free(layer_end); goto done; }
+            cut = l;
+        }
+        if (by) recovered++; else if (!by && cut != -1) {
+            if (chip_exec_run_until(&x, chip_in, nchip_in, 0, &e)) { atl_err_prefix(&e, "simulated chip (--all run)"); free(layer_end); goto done; }
+            cut = -1;
+        }
         IrTensor got;
-        if (chip_exec_read(&x, col.vals[i].name, &got, &e)) goto done;
+        if (chip_exec_read(&x, col.vals[i].name, &got, &e)) { free(layer_end); goto done; }
         int r = cmp_report_add(&rep, col.vals[i].name, 0, got.dtype, &col.vals[i], &got, &user, &e);
         ir_tensor_free_contents(&got);
-        if (r) goto done;
+        if (r) { free(layer_end); goto done; }
+        if (by && rep.rows[rep.n - 1].pass)
+            snprintf(rep.rows[rep.n - 1].note, sizeof rep.rows[rep.n - 1].note, "read at the end of layer %d", l);
     }
+    free(layer_end);
     for (int i = 0; i < g.nout; i++) {
         IrTensor got;
         if (host_exec_output(&h, ref[i].name, &got, &e)) goto done;
@@ -221,14 +306,15 @@ int cmd_compare(int argc, char **argv)
             const IrTensor *x2 = &gp.t[t];
             if (x2->producer >= 0 && !x2->is_output && !x2->data && chip_exec_find(&x, x2->name) < 0) unlisted++;
         }
-        printf("--all: %d intermediates in DRAM compared or skipped; %d not listed in the .abm (fused into a layer, views, or never stored)\n",
-               col.n, unlisted);
+        printf("--all: %d intermediates in DRAM (%d read from runs stopped after their layer: storage reused later); "
+               "%d not listed in the .abm (fused into a layer, views, or never stored)\n", col.n, recovered, unlisted);
     }
     cmp_report_print(&rep, stdout);
     rc = cmp_report_failed_outputs(&rep) ? 1 : 0;
 done:
     if (rc && e.msg[0]) fprintf(stderr, "atoll compare: %s\n", e.msg);
     cmp_report_free(&rep);
+    free(layer_of);
     for (int i = 0; i < col.n; i++) ir_tensor_free_contents(&col.vals[i]);
     free(col.vals);
     free(col.tensor);
