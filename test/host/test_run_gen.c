@@ -7,6 +7,11 @@
  *   test_run_gen --compare OUT EXPECT.npy
  *                                 OUT (.npy, or .npz member "y") must equal
  *                                 EXPECT byte for byte; exit 0 or 1
+ *   test_run_gen --close OUT.npy EXPECT.npy TOL
+ *                                 float32 arrays of the same shape within
+ *                                 absolute tolerance TOL; exit 0 or 1
+ *   test_run_gen --extract IN.npz MEMBER OUT.npy
+ *                                 copies one member of an .npz to an .npy
  *   test_run_gen                  self-test: writes the files to a temporary
  *                                 directory and reads them back
  */
@@ -74,6 +79,49 @@ static int compare(const char *out, const char *expect)
     return rc;
 }
 
+/* 0 when two float32 .npy files have the same shape and values within tol. */
+static int close_enough(const char *out, const char *expect, double tol)
+{
+    AtlErr e;
+    AtlNdArray a, b;
+    if (atl_npy_read(out, &a, &e)) { printf("%s\n", e.msg); return 1; }
+    if (atl_npy_read(expect, &b, &e)) { printf("%s\n", e.msg); atl_ndarray_free(&a); return 1; }
+    int rc = 1;
+    if (a.dtype != ATL_NPY_F32 || b.dtype != ATL_NPY_F32 || a.ndim != b.ndim || memcmp(a.shape, b.shape, sizeof a.shape)) {
+        printf("%s and %s differ in dtype or shape\n", out, expect);
+    } else {
+        const float *x = a.data, *y = b.data;
+        int64_t n = atl_ndarray_numel(&a), worst = 0;
+        double max = 0;
+        for (int64_t i = 0; i < n; i++) {
+            double d = fabs((double)x[i] - (double)y[i]);
+            if (!(d <= max)) { max = d; worst = i; }
+        }
+        if (max <= tol) rc = 0;
+        else printf("%s: element %lld is %g, expected %g (difference %g > %g)\n", out, (long long)worst,
+                    (double)x[worst], (double)y[worst], max, tol);
+    }
+    atl_ndarray_free(&a);
+    atl_ndarray_free(&b);
+    return rc;
+}
+
+static int extract(const char *npz, const char *member, const char *out)
+{
+    AtlErr e;
+    AtlNdArray *list;
+    int n, rc = 1;
+    if (atl_npz_read(npz, &list, &n, &e)) { printf("%s\n", e.msg); return 1; }
+    for (int i = 0; i < n && rc; i++)
+        if (list[i].name && !strcmp(list[i].name, member)) {
+            rc = atl_npy_write(out, &list[i], &e) ? 1 : 0;
+            if (rc) printf("%s\n", e.msg);
+        }
+    if (rc) printf("%s has no member '%s'\n", npz, member);
+    atl_ndarray_list_free(list, n);
+    return rc;
+}
+
 static char tmpdir[64];
 
 TEST(files_round_trip)
@@ -87,6 +135,17 @@ TEST(files_round_trip)
     CHECK(compare(a, a) == 0);
     snprintf(b, sizeof b, "%s/x.npy", tmpdir);
     CHECK(compare(b, a) != 0);            /* the comparison can fail */
+    snprintf(b, sizeof b, "%s/x_f32.npy", tmpdir);
+    CHECK(close_enough(b, b, 0) == 0);
+    CHECK(close_enough(a, b, 1) != 0);    /* int8 vs float32 */
+    snprintf(a, sizeof a, "%s/in.npz", tmpdir);
+    snprintf(b, sizeof b, "%s/x_again.npy", tmpdir);
+    CHECK(extract(a, "x", b) == 0);
+    snprintf(a, sizeof a, "%s/x.npy", tmpdir);
+    CHECK(compare(b, a) == 0);
+    CHECK(unlink(b) == 0);
+    snprintf(a, sizeof a, "%s/in.npz", tmpdir);
+    CHECK(extract(a, "nope", b) != 0);
     AtlNdArray in;
     snprintf(b, sizeof b, "%s/x_batch2.npy", tmpdir);
     CHECKF(atl_npy_read(b, &in, &e) == 0, "%s", e.msg);
@@ -108,6 +167,8 @@ int main(int argc, char **argv)
         return 0;
     }
     if (argc == 4 && !strcmp(argv[1], "--compare")) return compare(argv[2], argv[3]);
+    if (argc == 5 && !strcmp(argv[1], "--extract")) return extract(argv[2], argv[3], argv[4]);
+    if (argc == 5 && !strcmp(argv[1], "--close")) return close_enough(argv[2], argv[3], atof(argv[4]));
     RUN(files_round_trip);
     return test_summary("test_run_gen");
 }
