@@ -55,23 +55,28 @@ $(BUILD)/gen/commands.h: $(CMD_SRCS) Makefile
 
 $(BUILD)/obj/%.o: %.c $(BUILD)/gen/commands.h
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_ALL) -MMD -MP -c $< -o $@
+	@echo "  CC      $<"
+	@$(CC) $(CFLAGS_ALL) -MMD -MP -c $< -o $@
 
 $(LIB): $(LIB_OBJS)
 	@mkdir -p $(dir $@)
-	rm -f $@ && ar rcs $@ $^
+	@echo "  AR      $@"
+	@rm -f $@ && ar rcs $@ $^
 
 $(ATOLL): $(TOOL_OBJS) $(LIB)
-	$(CC) $(CFLAGS_ALL) $(TOOL_OBJS) $(LIB) $(LDLIBS_ALL) -o $@
+	@echo "  LINK    $@"
+	@$(CC) $(CFLAGS_ALL) $(TOOL_OBJS) $(LIB) $(LDLIBS_ALL) -o $@
 
 # Test binaries may also use the command implementations (for in-process CLI tests).
 $(BUILD)/test/%: test/%.c test/test.h $(LIB)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_ALL) $< $(LIB) $(LDLIBS_ALL) -o $@
+	@echo "  LINK    $@"
+	@$(CC) $(CFLAGS_ALL) $< $(LIB) $(LDLIBS_ALL) -o $@
 
 $(BUILD)/bench/%: bench/%.c $(LIB)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_ALL) $< $(LIB) $(LDLIBS_ALL) -o $@
+	@echo "  LINK    $@"
+	@$(CC) $(CFLAGS_ALL) $< $(LIB) $(LDLIBS_ALL) -o $@
 
 # One pass of the suite for the current BUILD/SAN; writes $(BUILD)/results.txt.
 check: $(ATOLL) $(TEST_BINS)
@@ -88,7 +93,7 @@ bench: $(ATOLL) $(BENCH_BINS)
 FUZZ_BINS := $(patsubst fuzz/%.c,$(BUILD)/fuzz/%,$(FUZZ_SRCS))
 $(BUILD)/fuzz/%: fuzz/%.c $(LIB_SRCS)
 	@mkdir -p $(dir $@)
-	clang $(CSTD) -O1 -g -fsanitize=fuzzer,address,undefined -Iinclude -I. -I$(BUILD)/gen $< $(LIB_SRCS) $(LDLIBS_ALL) -o $@
+	clang $(CSTD) -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -Iinclude -I. -I$(BUILD)/gen $< $(LIB_SRCS) $(LDLIBS_ALL) -o $@
 fuzz: $(BUILD)/gen/commands.h $(FUZZ_BINS)
 	@for f in $(FUZZ_BINS); do n=$$(basename $$f); mkdir -p $(BUILD)/fuzz/corpus-$$n; \
 	  seeds=fuzz/seeds/$$n; [ -d $$seeds ] || seeds=; \

@@ -167,7 +167,7 @@ int main(void)
     printf("  %-42s %10s\n", "step", "time");
     printf("  %-42s %8.3f s\n", "generate + write model (not timed target)", t_gen);
     printf("  %-42s %8.3f s\n", "decode ONNX (best of 3)", best_load);
-    printf("  %-42s %8.3f s\n", "toposort + verify + shape inference", best_infer);
+    printf("  %-42s %8.4f s\n", "toposort + verify + shape inference", best_infer);
     printf("  %-42s %8.3f s  %s\n", "import + shape inference", best_load + best_infer,
            best_load + best_infer < 1.0 ? "(target < 1 s: met)" : "(target < 1 s: MISSED)");
     printf("  %-42s %8.3f s\n", "canonicalisation passes (BN fold etc.)", t_pass);

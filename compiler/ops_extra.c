@@ -1007,3 +1007,105 @@ int eval_einsum(IrOpCtx *c)
     free(acc);
     return 0;
 }
+
+/* ---- ReverseSequence, DynamicQuantizeLinear, Det ---- */
+
+int infer_reversesequence(IrOpCtx *c)
+{
+    const IrTensor *x = c->in[0];
+    if (c->in[1]->dtype != IR_I64) return op_fail(c, "sequence_lens must be int64");
+    if (x->ndim >= 0 && x->ndim < 2) return op_fail(c, "input rank %d, needs at least 2", x->ndim);
+    int64_t ta = ir_attr_int(c->n, "time_axis", 0), ba = ir_attr_int(c->n, "batch_axis", 1);
+    if (!((ta == 0 && ba == 1) || (ta == 1 && ba == 0))) return op_fail(c, "time_axis/batch_axis must be 0/1 or 1/0");
+    op_same_shape(c->out[0], x);
+    return 0;
+}
+
+int eval_reversesequence(IrOpCtx *c)
+{
+    const IrTensor *x = c->in[0];
+    IrTensor *y = c->out[0];
+    int64_t ta = ir_attr_int(c->n, "time_axis", 0), ba = 1 - ta;
+    int64_t T = x->dims[ta], Bn = x->dims[ba], inner = 1;
+    for (int k = 2; k < x->ndim; k++) inner *= x->dims[k];
+    size_t es = ir_dtype_size(x->dtype);
+    for (int64_t b = 0; b < Bn; b++) {
+        int64_t len = ir_get_i(c->in[1], b);
+        if (len < 0 || len > T) return op_fail(c, "sequence length %lld out of range", (long long)len);
+        for (int64_t t = 0; t < T; t++) {
+            int64_t src = t < len ? len - 1 - t : t;
+            int64_t di = ta == 0 ? t * Bn + b : b * T + t, si = ta == 0 ? src * Bn + b : b * T + src;
+            memcpy((char *)y->data + (size_t)(di * inner) * es, (const char *)x->data + (size_t)(si * inner) * es, (size_t)inner * es);
+        }
+    }
+    return 0;
+}
+
+int infer_dynquant(IrOpCtx *c)
+{
+    if (c->in[0]->dtype != IR_F32) return op_fail(c, "input must be float32");
+    op_same_shape(c->out[0], c->in[0]);
+    c->out[0]->dtype = IR_U8;
+    for (int o = 1; o < 3 && o < c->nout; o++)
+        if (c->out[o]) { c->out[o]->ndim = 0; c->out[o]->dtype = o == 1 ? IR_F32 : IR_U8; }
+    return 0;
+}
+
+int eval_dynquant(IrOpCtx *c)
+{
+    const IrTensor *x = c->in[0];
+    int64_t n = ir_numel(x);
+    float mn = 0, mx = 0;
+    for (int64_t i = 0; i < n; i++) { float v = ((const float *)x->data)[i]; if (v < mn) mn = v; if (v > mx) mx = v; }
+    float scale = (mx - mn) / 255.0f;
+    if (scale == 0) scale = 1; /* all zeros: any scale represents them */
+    float zf = nearbyintf(-mn / scale);
+    float zp = zf < 0 ? 0 : zf > 255 ? 255 : zf;
+    for (int64_t i = 0; i < n; i++) {
+        float v = nearbyintf(((const float *)x->data)[i] / scale) + zp;
+        ((uint8_t *)c->out[0]->data)[i] = (uint8_t)(v < 0 ? 0 : v > 255 ? 255 : v);
+    }
+    if (c->nout > 1 && c->out[1]) ((float *)c->out[1]->data)[0] = scale;
+    if (c->nout > 2 && c->out[2]) ((uint8_t *)c->out[2]->data)[0] = (uint8_t)zp;
+    return 0;
+}
+
+int infer_det(IrOpCtx *c)
+{
+    const IrTensor *x = c->in[0];
+    IrTensor *y = c->out[0];
+    if (!op_dtype_is_float(x->dtype)) return op_fail(c, "input must be float");
+    y->dtype = x->dtype;
+    if (x->ndim < 0) { y->ndim = -1; return 0; }
+    if (x->ndim < 2 || (x->dims[x->ndim - 1] >= 0 && x->dims[x->ndim - 2] >= 0 && x->dims[x->ndim - 1] != x->dims[x->ndim - 2]))
+        return op_fail(c, "input must be [..., M, M]");
+    y->ndim = x->ndim - 2;
+    memcpy(y->dims, x->dims, sizeof y->dims);
+    return 0;
+}
+
+int eval_det(IrOpCtx *c)
+{
+    const IrTensor *x = c->in[0];
+    int64_t M = x->dims[x->ndim - 1], nb = ir_numel(c->out[0]);
+    double *a = malloc(sizeof(double) * (size_t)(M * M + 1));
+    if (!a) return op_fail(c, "out of memory");
+    for (int64_t b = 0; b < nb; b++) {
+        for (int64_t i = 0; i < M * M; i++) a[i] = ir_get_f(x, b * M * M + i);
+        double det = 1;
+        for (int64_t k = 0; k < M && det != 0; k++) { /* LU with partial pivoting */
+            int64_t p = k;
+            for (int64_t i = k + 1; i < M; i++) if (fabs(a[i * M + k]) > fabs(a[p * M + k])) p = i;
+            if (a[p * M + k] == 0) { det = 0; break; }
+            if (p != k) { for (int64_t j = 0; j < M; j++) { double t = a[k * M + j]; a[k * M + j] = a[p * M + j]; a[p * M + j] = t; } det = -det; }
+            det *= a[k * M + k];
+            for (int64_t i = k + 1; i < M; i++) {
+                double f = a[i * M + k] / a[k * M + k];
+                for (int64_t j = k; j < M; j++) a[i * M + j] -= f * a[k * M + j];
+            }
+        }
+        ir_set_f(c->out[0], b, det);
+    }
+    free(a);
+    return 0;
+}

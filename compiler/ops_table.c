@@ -75,6 +75,8 @@ static const IrOpDef op_table[] = {
     ROW("HammingWindow", 17, 18, 1, 1, window), ROW("BlackmanWindow", 17, 18, 1, 1, window),
     ROW("NonMaxSuppression", 10, 18, 2, 5, nms), ROW("Einsum", 12, 18, 1, 8, einsum),
     ROW("RNN", 7, 18, 3, 6, rnn), ROW("GRU", 7, 18, 3, 6, rnn), ROW("LSTM", 7, 18, 3, 8, rnn),
+    ROW("Scatter", 9, 10, 3, 3, scatterelements), ROW("ReverseSequence", 10, 18, 2, 2, reversesequence),
+    ROW("DynamicQuantizeLinear", 11, 18, 1, 1, dynquant), ROW("Det", 11, 18, 1, 1, det),
 };
 enum { NOPS = sizeof op_table / sizeof op_table[0] };
 
@@ -110,7 +112,7 @@ const char *ir_op_names(void)
         "ThresholdedRelu Trilu Xor NegativeLogLikelihoodLoss SoftmaxCrossEntropyLoss QuantizeLinear DequantizeLinear OneHot EyeLike "
         "ScatterElements ConvInteger QLinearConv MatMulInteger QLinearMatMul GatherND ScatterND TopK NonZero "
         "Compress MeanVarianceNormalization HannWindow HammingWindow BlackmanWindow NonMaxSuppression Einsum "
-        "RNN GRU LSTM";
+        "RNN GRU LSTM Scatter ReverseSequence DynamicQuantizeLinear Det";
     return names;
 }
 

@@ -35,18 +35,42 @@ int evq_pop(SimEvq *q, SimEvent *out)
 {
     if (!q->n) return 0;
     *out = q->h[0];
-    SimEvent last = q->h[--q->n];
+    size_t n = --q->n;
+    if (!n) return 1;
+    SimEvent last = q->h[n];
+    /* bottom-up: move the hole to a leaf along the smaller children (one
+     * comparison per level), then sift the last element up from there */
+    size_t i = 0;
+    for (;;) {
+        size_t c = 2 * i + 1;
+        if (c >= n) break;
+        if (c + 1 < n && ev_less(&q->h[c + 1], &q->h[c])) c++;
+        q->h[i] = q->h[c];
+        i = c;
+    }
+    while (i) {
+        size_t p = (i - 1) / 2;
+        if (!ev_less(&last, &q->h[p])) break;
+        q->h[i] = q->h[p];
+        i = p;
+    }
+    q->h[i] = last;
+    return 1;
+}
+
+void evq_replace_top(SimEvq *q, uint64_t time, uint32_t kind, uint32_t arg)
+{
+    SimEvent ev = {time, q->seq++, kind, arg};
     size_t i = 0, n = q->n;
     for (;;) {
         size_t c = 2 * i + 1;
         if (c >= n) break;
         if (c + 1 < n && ev_less(&q->h[c + 1], &q->h[c])) c++;
-        if (!ev_less(&q->h[c], &last)) break;
+        if (!ev_less(&q->h[c], &ev)) break;
         q->h[i] = q->h[c];
         i = c;
     }
-    if (n) q->h[i] = last;
-    return 1;
+    q->h[i] = ev;
 }
 
 void evq_free(SimEvq *q)

@@ -108,6 +108,9 @@ void mem_dma_begin(AtlSim *s, int core, int engine, const AtlInsn *in)
     e->dma_dense[1] = in->op == ISA_OP_DMA_COPY ? dense_run(in->shape, in->src_stride, es) : 1;
     uint64_t total = (uint64_t)in->shape[0] * in->shape[1] * in->shape[2] * in->shape[3];
     e->dma_es = es;
+    e->dma_esh = es == 4 ? 2 : es == 2 ? 1 : 0;
+    e->dma_bb = (uint64_t)s->chip.dma_burst_bytes;
+    if (e->dma_bb >= (uint64_t)es) e->dma_bb -= e->dma_bb % (uint64_t)es;   /* whole elements per burst */
     e->dma_flat[0] = e->dma_dense[0] >= total;
     e->dma_flat[1] = e->dma_dense[1] >= total;
     const SimPre *pre = &e->pre[e->pc];
@@ -121,7 +124,7 @@ static int add_lmem_end(AtlSim *s, SimPathEnt *p, int n, int core, uint64_t addr
 {
     SimCore *c = &s->core[core];
     int f, nb;
-    p[n++] = (SimPathEnt){&c->dma_port, srv_occ(&c->dma_port, bytes), 0};
+    p[n++] = (SimPathEnt){c->dma_port, srv_occ(c->dma_port, bytes), 0};
     bank_span(s, addr, bytes, &f, &nb);
     uint64_t occ = bytes == (uint64_t)s->chip.dma_burst_bytes ? s->bank_occ_full[nb]
                  : tim_occupancy(bytes, (double)nb * s->chip.lmem_bank_bytes_per_cycle);
@@ -138,6 +141,15 @@ static int add_dram_end(AtlSim *s, SimPathEnt *p, int n, uint64_t base, const ui
     int sh = s->il_shift, pow2 = sh >= 0;
     uint64_t *chb = s->chan_bytes;
     int *touched = s->chan_touched, nt = 0;
+    if (flat && pow2) {
+        /* one contiguous run: usually inside one interleave unit */
+        uint64_t ua = base + idx * (uint64_t)es, len = nelem * (uint64_t)es;
+        if ((ua & (il - 1)) + len <= il) {
+            SimServer *ch = &s->dram_ch[(ua >> sh) & (nch - 1)];
+            p[n++] = (SimPathEnt){ch, srv_occ(ch, len), 1};
+            return n;
+        }
+    }
     while (nelem) {
         uint64_t run = dense - idx % dense;
         if (run > nelem) run = nelem;
@@ -176,8 +188,7 @@ static int add_end(AtlSim *s, SimPathEnt *p, int n, int core, int space, uint64_
         return n;
     }
     default:
-        for (int i = 0; i < s->cpc; i++)
-            if (lcores >> i & 1) n = add_lmem_end(s, p, n, cl * s->cpc + i, addr, bytes);
+        for (uint32_t m = lcores; m; m &= m - 1) n = add_lmem_end(s, p, n, cl * s->cpc + __builtin_ctz(m), addr, bytes);
         return n;
     }
 }
@@ -187,10 +198,9 @@ uint64_t mem_dma_burst(AtlSim *s, int core, int engine, const AtlInsn *in, uint6
     SimEngine *e = &s->eng[sim_eid(core, engine)];
     SimPathEnt *path = s->path;
     int n = 0, es = e->dma_es;
-    uint64_t bb = (uint64_t)s->chip.dma_burst_bytes, bytes = e->dma_end - e->dma_off;
-    if (bb >= (uint64_t)es) bb -= bb % (uint64_t)es;   /* whole elements per burst */
-    if (bytes > bb) bytes = bb;
-    uint64_t idx = e->dma_off / (uint64_t)es, nelem = bytes / (uint64_t)es;
+    uint64_t bytes = e->dma_end - e->dma_off;
+    if (bytes > e->dma_bb) bytes = e->dma_bb;
+    uint64_t idx = e->dma_off >> e->dma_esh, nelem = bytes >> e->dma_esh;
     uint32_t own = 1u << (core % s->cpc);
     int cl = core / s->cpc;
     if (in->dst_space == ISA_SPACE_DRAM)

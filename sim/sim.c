@@ -28,7 +28,6 @@ void sim_free(AtlSim *s)
     if (s->core)
         for (int i = 0; i < s->ncores; i++) {
             free(s->core[i].lmem);
-            free(s->core[i].banks);
             free(s->core[i].infl);
         }
     free(s->core);
@@ -39,10 +38,7 @@ void sim_free(AtlSim *s)
     if (s->sram)
         for (int i = 0; i < s->chip.clusters; i++) free(s->sram[i]);
     free(s->sram);
-    free(s->dram_ch);
-    free(s->noc_in);
-    free(s->noc_out);
-    free(s->sram_port);
+    free(s->servers);
     free(s->bar);
     free(s->path);
     free(s->chan_bytes);
@@ -78,23 +74,28 @@ AtlSim *sim_create(const AtlChip *chip, const AtlSimOptions *opt, AtlErr *e)
     s->eng = calloc((size_t)s->ncores * ISA_NUM_ENGINES, sizeof *s->eng);
     s->dram = calloc(1, (size_t)chip->dram_bytes);
     s->sram = calloc((size_t)chip->clusters, sizeof *s->sram);
-    s->dram_ch = calloc((size_t)chip->dram_channels, sizeof *s->dram_ch);
-    s->noc_in = calloc((size_t)chip->clusters, sizeof *s->noc_in);
-    s->noc_out = calloc((size_t)chip->clusters, sizeof *s->noc_out);
-    s->sram_port = calloc((size_t)chip->clusters * chip->sram_ports, sizeof *s->sram_port);
+    size_t nsrv = (size_t)chip->dram_channels + 2 * (size_t)chip->clusters + (size_t)chip->clusters * chip->sram_ports +
+                  (size_t)s->ncores * (1 + (size_t)nb);
+    s->servers = calloc(nsrv, sizeof *s->servers);
+    if (s->servers) {
+        s->dram_ch = s->servers;
+        s->noc_in = s->dram_ch + chip->dram_channels;
+        s->noc_out = s->noc_in + chip->clusters;
+        s->sram_port = s->noc_out + chip->clusters;
+    }
     s->bar = calloc((size_t)(chip->clusters + 1) * 256, sizeof *s->bar);
     s->path = calloc(8 + 2 * ((size_t)s->cpc * (1 + (size_t)nb) + (size_t)chip->dram_channels), sizeof *s->path);
     s->bank_occ_full = calloc((size_t)nb + 1, sizeof *s->bank_occ_full);
     s->chan_bytes = calloc((size_t)chip->dram_channels, sizeof *s->chan_bytes);
     s->chan_touched = calloc((size_t)chip->dram_channels, sizeof *s->chan_touched);
     s->stats.engine = calloc((size_t)s->ncores * ISA_NUM_ENGINES, sizeof *s->stats.engine);
-    ok = s->core && s->eng && s->dram && s->sram && s->dram_ch && s->noc_in && s->noc_out &&
-         s->sram_port && s->bar && s->path && s->stats.engine && s->chan_bytes && s->chan_touched && s->bank_occ_full;
+    ok = s->core && s->eng && s->dram && s->sram && s->servers && s->bar && s->path && s->stats.engine && s->chan_bytes && s->chan_touched && s->bank_occ_full;
     for (int i = 0; ok && i < chip->clusters; i++) ok = (s->sram[i] = calloc(1, (size_t)chip->sram_bytes + 1)) != NULL;
     for (int i = 0; ok && i < s->ncores; i++) {
         SimCore *c = &s->core[i];
         c->lmem = calloc(1, (size_t)chip->lmem_bytes);
-        c->banks = calloc((size_t)nb, sizeof *c->banks);
+        c->dma_port = s->sram_port + (size_t)chip->clusters * chip->sram_ports + (size_t)i * (1 + (size_t)nb);
+        c->banks = c->dma_port + 1;
         c->capinfl = SIM_MAX_RANGES * ISA_NUM_ENGINES * s->cpc;
         c->infl = calloc((size_t)c->capinfl, sizeof *c->infl);
         ok = c->lmem && c->banks && c->infl;
@@ -129,7 +130,7 @@ static void sim_reset(AtlSim *s)
         memset(k->sigq_n, 0, sizeof k->sigq_n);
         memset(k->sigq_head, 0, sizeof k->sigq_head);
         for (int b = 0; b < c->lmem_banks; b++) k->banks[b] = (SimServer){0, (double)c->lmem_bank_bytes_per_cycle, -1, 0, 0};
-        k->dma_port = (SimServer){0, (double)c->dma_lmem_bytes_per_cycle, -1, 0, 0};
+        *k->dma_port = (SimServer){0, (double)c->dma_lmem_bytes_per_cycle, -1, 0, 0};
         k->ninfl = 0;
     }
     for (int i = 0; i < (c->clusters + 1) * 256; i++) s->bar[i] = (SimBarrier){0, -1};
@@ -198,13 +199,31 @@ int sim_load(AtlSim *s, const AtlProgram *p, AtlErr *e)
     return 0;
 }
 
+/* ------------------------------------------------------------- events */
+
+/* The run loop leaves the event it is handling at the heap's root until the
+ * handler is done (s->live_top); the handler's first new event takes its
+ * place in one sift (same order as popping first, then pushing: keys are
+ * unique), and the loop pops the root only if nothing replaced it. */
+static void sim_push(AtlSim *s, uint64_t t, uint32_t kind, uint32_t arg)
+{
+    if (s->live_top) { evq_replace_top(&s->q, t, kind, arg); s->live_top = 0; }
+    else evq_push(&s->q, t, kind, arg);
+}
+
+/* The earliest event still to come (not the one being handled). */
+static const SimEvent *next_event(const AtlSim *s)
+{
+    return s->live_top ? evq_second(&s->q) : evq_top(&s->q);
+}
+
 /* ---------------------------------------------------------------- sync */
 
 static void wake_sem(AtlSim *s, int core, int sid, uint64_t t)
 {
     for (int en = 0; en < ISA_NUM_ENGINES; en++) {
         SimEngine *e = &s->eng[sim_eid(core, en)];
-        if (e->state == ST_WAIT_SEM && e->blocked_sem == sid) evq_push(&s->q, t, EV_ISSUE, (uint32_t)sim_eid(core, en));
+        if (e->state == ST_WAIT_SEM && e->blocked_sem == sid) sim_push(s, t, EV_ISSUE, (uint32_t)sim_eid(core, en));
     }
 }
 
@@ -216,7 +235,7 @@ static void signal_one(AtlSim *s, int core, int sid, int eid, int index, uint64_
         int slot = (c->sigq_head[sid] + c->sigq_n[sid]) % SIM_SIGQ;
         if (c->sigq_n[sid] == SIM_SIGQ) c->sigq_head[sid] = (uint8_t)((c->sigq_head[sid] + 1) % SIM_SIGQ);
         else c->sigq_n[sid]++;
-        c->sigq[sid][slot] = (SimSigRec){eid, index, t};
+        c->sigq[sid][slot] = (SimSigRec){eid, index, s->eng[eid].t_start, t};
     }
     wake_sem(s, core, sid, t);
 }
@@ -271,7 +290,7 @@ static void barrier_arrive(AtlSim *s, int eid, const AtlInsn *in, uint64_t t)
     b->waiters = eid;
     if (++b->arrived >= in->bar_count) {
         uint64_t at = s->opt.mode == SIM_MODE_FUNCTIONAL ? t : t + (uint64_t)s->chip.barrier_cycles;
-        evq_push(&s->q, at, EV_BARRIER, (uint32_t)b->waiters);
+        sim_push(s, at, EV_BARRIER, (uint32_t)b->waiters);
         b->arrived = 0;
         b->waiters = -1;
     }
@@ -296,7 +315,7 @@ static void barrier_release(AtlSim *s, int head, uint64_t t)
  * its work inline gives the same order as pushing and popping it. */
 static int can_inline(const AtlSim *s, uint64_t t)
 {
-    const SimEvent *top = evq_top(&s->q);
+    const SimEvent *top = next_event(s);
     return t <= s->max_cycles && (!top || t < top->time);
 }
 
@@ -314,10 +333,10 @@ static int dma_bursts(AtlSim *s, int eid, uint64_t *t)
         if (done > e->dma_done) e->dma_done = done;
         if (e->dma_off >= e->dma_end) {
             if (can_inline(s, e->dma_done)) { *t = e->dma_done; return 1; }
-            evq_push(&s->q, e->dma_done, EV_COMPLETE, (uint32_t)eid);
+            sim_push(s, e->dma_done, EV_COMPLETE, (uint32_t)eid);
             return 0;
         }
-        if (!can_inline(s, next)) { evq_push(&s->q, next, EV_BURST, (uint32_t)eid); return 0; }
+        if (!can_inline(s, next)) { sim_push(s, next, EV_BURST, (uint32_t)eid); return 0; }
         now = next;
     }
 }
@@ -382,7 +401,7 @@ static void engine_try(AtlSim *s, int eid, uint64_t t)
             mem_dma_begin(s, core, en, in);
             e->dma_done = t;
             uint64_t tb = t + (uint64_t)s->chip.dma_issue_cycles;
-            if (!can_inline(s, tb)) { evq_push(&s->q, tb, EV_BURST, (uint32_t)eid); return; }
+            if (!can_inline(s, tb)) { sim_push(s, tb, EV_BURST, (uint32_t)eid); return; }
             if (!dma_bursts(s, eid, &tb)) return;
             s->now = t = tb;
             engine_complete(s, eid, t);
@@ -392,7 +411,7 @@ static void engine_try(AtlSim *s, int eid, uint64_t t)
         uint64_t dur = pre->cycles > pre->lmem_occ ? pre->cycles : pre->lmem_occ;
         e->st.stall_res += start - t;
         e->t_start = start;
-        if (!can_inline(s, start + dur)) { evq_push(&s->q, start + dur, EV_COMPLETE, (uint32_t)eid); return; }
+        if (!can_inline(s, start + dur)) { sim_push(s, start + dur, EV_COMPLETE, (uint32_t)eid); return; }
         s->now = t = start + dur;
         engine_complete(s, eid, t);
     }
@@ -406,9 +425,11 @@ int sim_run(AtlSim *s, AtlErr *e)
     if (s->opt.trace) trace_begin(s);
     int neng = s->ncores * ISA_NUM_ENGINES;
     for (int eid = 0; eid < neng; eid++)
-        if (s->eng[eid].state != ST_DONE) evq_push(&s->q, 0, EV_ISSUE, (uint32_t)eid);
+        if (s->eng[eid].state != ST_DONE) sim_push(s, 0, EV_ISSUE, (uint32_t)eid);
     SimEvent ev;
-    while (s->fault.kind == SIM_FAULT_NONE && evq_pop(&s->q, &ev)) {
+    while (s->fault.kind == SIM_FAULT_NONE && s->q.n) {
+        ev = s->q.h[0];
+        s->live_top = 1;
         s->stats.events++;
         if (ev.time > s->max_cycles) {
             int who = 0;
@@ -439,7 +460,9 @@ int sim_run(AtlSim *s, AtlErr *e)
         }
         case EV_BARRIER: barrier_release(s, (int)ev.arg, ev.time); break;
         }
+        if (s->live_top) { SimEvent gone; evq_pop(&s->q, &gone); s->live_top = 0; }
     }
+    s->live_top = 0;
     if (s->fault.kind == SIM_FAULT_NONE && s->done_engines < neng) sim_raise_deadlock(s);
     s->running = 0;
     stats_finish(s);

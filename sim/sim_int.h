@@ -32,6 +32,16 @@ typedef struct SimEvq {
 } SimEvq;
 int evq_push(SimEvq *q, uint64_t time, uint32_t kind, uint32_t arg);
 int evq_pop(SimEvq *q, SimEvent *out);      /* 0 if empty */
+/* Replaces the smallest event by a new one (a pop and a push in one sift). */
+void evq_replace_top(SimEvq *q, uint64_t time, uint32_t kind, uint32_t arg);
+/* The second-smallest event (smaller child of the root), or NULL. */
+static inline const SimEvent *evq_second(const SimEvq *q)
+{
+    if (q->n < 2) return NULL;
+    if (q->n == 2) return &q->h[1];
+    const SimEvent *a = &q->h[1], *b = &q->h[2];
+    return (b->time < a->time || (b->time == a->time && b->seq < a->seq)) ? b : a;
+}
 static inline const SimEvent *evq_top(const SimEvq *q) { return q->n ? &q->h[0] : NULL; }
 void evq_free(SimEvq *q);
 
@@ -81,7 +91,9 @@ typedef struct SimEngine {
     uint64_t dma_off, dma_end;
     uint64_t dma_latency, dma_done;
     uint64_t dma_dense[2];  /* contiguous-element run length of dst, src (elements) */
-    int dma_es, dma_flat[2];/* element size; whole dst / src operand contiguous */
+    int dma_es, dma_esh;    /* element size and its log2 */
+    int dma_flat[2];        /* whole dst / src operand contiguous */
+    uint64_t dma_bb;        /* burst bytes, whole elements */
     AtlEngineStats st;
 } SimEngine;
 
@@ -93,7 +105,7 @@ typedef struct SimInflight {
 
 /* Recent signals of one semaphore, for trace flow arrows. */
 #define SIM_SIGQ 8
-typedef struct SimSigRec { int eid, index; uint64_t time; } SimSigRec;
+typedef struct SimSigRec { int eid, index; uint64_t start, time; } SimSigRec; /* signalling insn's span */
 
 typedef struct SimCore {
     uint8_t *lmem;
@@ -101,7 +113,7 @@ typedef struct SimCore {
     SimSigRec sigq[ISA_MAX_SEMAPHORES][SIM_SIGQ];
     uint8_t sigq_head[ISA_MAX_SEMAPHORES], sigq_n[ISA_MAX_SEMAPHORES];
     SimServer *banks;
-    SimServer dma_port;
+    SimServer *dma_port;    /* just before banks[0] in AtlSim.servers */
     SimInflight *infl;
     int ninfl, capinfl;
 } SimCore;
@@ -118,9 +130,11 @@ struct AtlSim {
     SimEngine *eng;             /* ncores * ISA_NUM_ENGINES */
     uint8_t *dram;
     uint8_t **sram;             /* per cluster */
+    SimServer *servers;         /* every server, contiguous (locality): the pointers below point into it */
     SimServer *dram_ch, *noc_in, *noc_out, *sram_port; /* sram_port: clusters*ports */
     SimBarrier *bar;            /* (clusters + 1) * 256: cluster slots then chip */
     SimEvq q;
+    int live_top;               /* the event being handled is still the heap's root */
     uint64_t now, max_cycles;
     int loaded, running, done_engines;
     AtlSimFault fault;

@@ -1,7 +1,10 @@
 /* trace.c - Chrome trace JSON (loads in Perfetto and chrome://tracing):
  * one process per core (pid = core), one thread per engine (tid = engine),
  * a complete event ("X") per instruction with its disassembly, and flow
- * events ("s"/"f") from each semaphore signal to the wait it released.
+ * events ("s"/"f") from each semaphore signal to the wait it released: the
+ * start is stamped inside the signalling instruction's slice (enclosing
+ * binding), the end at the moment the wait was satisfied, binding to the
+ * next slice of the waiting engine, i.e. the instruction that waited.
  * Timestamps are microseconds of simulated time (cycles / MHz) printed
  * with fixed precision, so the bytes are deterministic. */
 #include <stdio.h>
@@ -51,11 +54,12 @@ void trace_flow(AtlSim *s, const SimSigRec *from, int core, int engine, int inde
     int fc = from->eid / ISA_NUM_ENGINES, fe = from->eid % ISA_NUM_ENGINES;
     sbuf_printf(b, "{\"ph\":\"s\",\"cat\":\"sem\",\"name\":\"signal\",\"id\":%llu,\"pid\":%d,\"tid\":%d,\"ts\":",
                 (unsigned long long)id, fc, fe);
-    ts(b, s, from->time);
-    sbuf_printf(b, "},\n{\"ph\":\"f\",\"bp\":\"e\",\"cat\":\"sem\",\"name\":\"signal\",\"id\":%llu,\"pid\":%d,\"tid\":%d,\"ts\":",
+    ts(b, s, from->start);  /* inside the signalling slice, so the arrow binds to it */
+    sbuf_printf(b, "},\n{\"ph\":\"f\",\"cat\":\"sem\",\"name\":\"signal\",\"id\":%llu,\"pid\":%d,\"tid\":%d,\"ts\":",
                 (unsigned long long)id, core, engine);
     ts(b, s, t);
-    sbuf_printf(b, ",\"args\":{\"wait_index\":%d,\"signal_index\":%d}},\n", index, from->index);
+    sbuf_printf(b, ",\"args\":{\"wait_index\":%d,\"signal_index\":%d,\"signal_cycle\":%llu}},\n", index, from->index,
+                (unsigned long long)from->time);
 }
 
 char *sim_trace_json(const AtlSim *s)

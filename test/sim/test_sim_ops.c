@@ -287,6 +287,67 @@ TEST(vec_int_binary_saturating)
         }
 }
 
+TEST(vec_float_binary)
+{
+    static VecCase c;
+    static const int ops[] = {ISA_OP_V_ADD, ISA_OP_V_SUB, ISA_OP_V_MUL, ISA_OP_V_MAX, ISA_OP_V_MIN};
+    static const int dts[] = {ISA_F32, ISA_F16, ISA_BF16};
+    float av[12] = {1.5f, -0.0f, 0.0f, INFINITY, NAN, 3.0f, 60000.0f, -2.0f, 1e-7f, 0.1f, -INFINITY, 7.0f};
+    float bv[12] = {2.25f, 0.0f, -0.0f, -INFINITY, 1.0f, NAN, 60000.0f, -3.0f, 1e-7f, 0.2f, 5.0f, -7.0f};
+    for (int d = 0; d < 3; d++)
+        for (int o = 0; o < 5; o++) {
+            int dt = dts[d], es = isa_dtype_size(dt);
+            for (int i = 0; i < 12; i++) { num_store_f64(c.a + i * es, dt, av[i]); num_store_f64(c.b + i * es, dt, bv[i]); }
+            AtlSim *s = run_one(I_vec(ops[o], dt, 8192, 0, 4096, 12), ISA_ENGINE_VEC, vec_setup, &c, SIM_MODE_FULL);
+            REQUIRE(s);
+            const uint8_t *D = sim_lmem(s, 0, 8192, 64);
+            for (int i = 0; i < 12; i++) {
+                float a = (float)num_load_f64(c.a + i * es, dt), b = (float)num_load_f64(c.b + i * es, dt), r;
+                switch (ops[o]) {
+                case ISA_OP_V_ADD: r = a + b; break;
+                case ISA_OP_V_SUB: r = a - b; break;
+                case ISA_OP_V_MUL: r = a * b; break;
+                case ISA_OP_V_MAX: r = (isnan(a) || isnan(b)) ? NAN : a > b ? a : b > a ? b : (signbit(a) ? b : a); break;
+                default: r = (isnan(a) || isnan(b)) ? NAN : a < b ? a : b < a ? b : (signbit(a) ? a : b);
+                }
+                double got = num_load_f64(D + i * es, dt);
+                uint8_t want[4];
+                num_store_f64(want, dt, r);
+                int same = isnan(r) ? isnan(got) : !memcmp(want, D + i * es, (size_t)es);
+                if (!same) { CHECKF(0, "%s %s [%d]: %g op %g = %g, want %g", isa_ops[ops[o]].mnemonic, isa_dtype_name(dt), i, a, b, got, r); break; }
+            }
+            /* 60000 + 60000 overflows f16 to inf; bf16 and f32 hold it */
+            if (ops[o] == ISA_OP_V_ADD) CHECK(isinf(num_load_f64(D + 6 * es, dt)) == (dt == ISA_F16));
+            sim_free(s);
+        }
+}
+
+TEST(vec_int_relu_clip_mov)
+{
+    static VecCase c;
+    int16_t *a = (int16_t *)c.a;
+    for (int i = 0; i < 40; i++) a[i] = (int16_t)(i * 1700 - 32000);
+    AtlSim *s = run_one(I_vec(ISA_OP_V_RELU, ISA_I16, 8192, 0, 0, 40), ISA_ENGINE_VEC, vec_setup, &c, SIM_MODE_FULL);
+    REQUIRE(s);
+    const int16_t *d = (const int16_t *)sim_lmem(s, 0, 8192, 80);
+    for (int i = 0; i < 40; i++) CHECK_EQ_INT(d[i], a[i] > 0 ? a[i] : 0);
+    sim_free(s);
+    AtlInsn in = I_vec(ISA_OP_V_CLIP, ISA_I16, 8192, 0, 0, 40);
+    in.alpha = -1000.5f; in.beta = 2500.5f;   /* bounds round half to even: -1000, 2500 */
+    s = run_one(in, ISA_ENGINE_VEC, vec_setup, &c, SIM_MODE_FULL);
+    REQUIRE(s);
+    d = (const int16_t *)sim_lmem(s, 0, 8192, 80);
+    for (int i = 0; i < 40; i++) CHECK_EQ_INT(d[i], a[i] < -1000 ? -1000 : a[i] > 2500 ? 2500 : a[i]);
+    sim_free(s);
+    /* mov keeps NaN payloads bit for bit */
+    uint32_t nanbits = 0x7fa12345;
+    memcpy(c.a, &nanbits, 4);
+    s = run_one(I_vec(ISA_OP_V_MOV, ISA_F32, 8192, 0, 0, 1), ISA_ENGINE_VEC, vec_setup, &c, SIM_MODE_FULL);
+    REQUIRE(s);
+    CHECK(!memcmp(sim_lmem(s, 0, 8192, 4), &nanbits, 4));
+    sim_free(s);
+}
+
 TEST(vec_broadcast_strides)
 {
     /* dst[4][6] = a[4][6] (row stride 8) + b[6] broadcast over rows (stride 0), f32 */
@@ -461,6 +522,19 @@ TEST(vec_reduce)
     memcpy(&h, sim_lmem(s, 0, 8192, 2), 2);
     CHECK(num_f16_to_f32(h) == 8000.0f); /* 8002 rounds to the f16 grid (spacing 4) */
     sim_free(s);
+    /* f32 max along axis 2 of [1][1][3][2]: a NaN in a column makes that column NaN */
+    float v[6] = {1.0f, -5.0f, 4.0f, NAN, -2.0f, -1.0f};
+    memcpy(c.a, v, sizeof v);
+    in = I(ISA_OP_V_RMAX);
+    in.dtype = ISA_F32; in.otype = ISA_BF16; in.dst = 8192; in.src = 0; in.axis = 2;
+    in.shape[0] = in.shape[1] = 1; in.shape[2] = 3; in.shape[3] = 2;
+    s = run_one(in, ISA_ENGINE_VEC, vec_setup, &c, SIM_MODE_FULL);
+    REQUIRE(s);
+    uint16_t m2[2];
+    memcpy(m2, sim_lmem(s, 0, 8192, 4), 4);
+    CHECK(num_bf16_to_f32(m2[0]) == 4.0f);
+    CHECK(isnan(num_bf16_to_f32(m2[1])));
+    sim_free(s);
 }
 
 TEST(vec_requant)
@@ -597,6 +671,8 @@ int main(void)
     RUN(conv_i8_variants);
     RUN(conv_float);
     RUN(vec_int_binary_saturating);
+    RUN(vec_float_binary);
+    RUN(vec_int_relu_clip_mov);
     RUN(vec_broadcast_strides);
     RUN(vec_float_unary_and_dtypes);
     RUN(vec_int_unary);
