@@ -31,7 +31,7 @@ endif
 CFLAGS_ALL := $(CSTD) $(OPT) $(WARN) -Iinclude -I. -I$(BUILD)/gen -DATOLL_VERSION='"$(VERSION)"' $(CFLAGS)
 LDLIBS_ALL := -lz -lm $(LDLIBS)
 
-LIB_DIRS  := util isa sim firmware compiler
+LIB_DIRS  := util isa sim firmware compiler host
 LIB_SRCS  := $(sort $(foreach d,$(LIB_DIRS),$(wildcard $(d)/*.c)))
 TOOL_SRCS := $(sort $(wildcard tools/*.c))
 CMD_SRCS  := $(sort $(wildcard tools/cmd_*.c))

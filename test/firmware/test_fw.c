@@ -3,6 +3,7 @@
  * and every mailbox command with every error path (bad version, wrong chip,
  * bad checksum, heap exhausted, DRAM exhausted, unknown net/stage/handle,
  * fault during run, hang, bad command, relocation errors).
+ * `test_fw --write-seed FILE` writes the sample model (the fuzz seed).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -492,6 +493,51 @@ TEST(init_rejects_foreign_window)
     fake_free(&f);
 }
 
+/* Every byte of an image damaged in turn, plus a truncation: LOAD must fail
+ * with a code and a message (header, table and section CRCs and the
+ * zero-padding rule cover every byte of the file), never crash, and give
+ * back all firmware heap and DRAM; a model that did load would be run and
+ * unloaded. */
+TEST(load_survives_damage)
+{
+    Rig r;
+    REQUIRE(rig_init(&r, 1, 1 << 20, 1 << 20) == 0);
+    size_t len;
+    uint8_t *img = build_model(&(ModelOpts){ .chip = FAKE_CHIP, .level = 6 }, &len);
+    REQUIRE(img);
+    uint8_t *bad = malloc(len);
+    REQUIRE(bad);
+    int loaded = 0, failed = 0, leaks = 0, silent = 0;
+    for (size_t i = 0; i <= len; i++) {
+        size_t n = len;
+        memcpy(bad, img, len);
+        if (i < len) bad[i] ^= 0x5A;
+        else n = len / 2;
+        uint32_t h;
+        int rc = load_image(&r, bad, n, &h, NULL);
+        if (rc == 0) {
+            loaded++;
+            uint32_t run[3] = { h, 0, 0 }, u[1] = { h };
+            post(&r, ATL_MB_RUN, run, 3);
+            post(&r, ATL_MB_UNLOAD, u, 1);
+        } else {
+            failed++;
+            if (!msg(&r)[0]) silent++;
+        }
+        uint32_t f[2] = { (uint32_t)r.fw.dram.blk[0].addr, 0 };
+        post(&r, ATL_MB_FREE, f, 2);
+        if (r.fw.heap.used != 0 || r.fw.dram.n != 0) leaks++;
+    }
+    printf("  %zu damaged images: %d refused\n", len + 1, failed);
+    CHECK_EQ_INT(loaded, 0);          /* the CRCs cover every byte */
+    CHECK_EQ_INT(failed, (long long)len + 1);
+    CHECK_EQ_INT(silent, 0);
+    CHECK_EQ_INT(leaks, 0);
+    free(bad);
+    free(img);
+    rig_free(&r);
+}
+
 /* docs/firmware.md lists every cost with its current value. */
 TEST(cost_table_documented)
 {
@@ -509,8 +555,17 @@ TEST(cost_table_documented)
 #undef X
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+    if (argc == 3 && !strcmp(argv[1], "--write-seed")) {   /* fuzz/seeds/fuzz_fw/mlp.abm */
+        size_t len;
+        uint8_t *img = build_model(&(ModelOpts){ .chip = FAKE_CHIP, .level = 6 }, &len);
+        FILE *f = img ? fopen(argv[2], "wb") : NULL;
+        int ok = f && fwrite(img, 1, len, f) == len;
+        if (f && fclose(f)) ok = 0;
+        free(img);
+        return ok ? 0 : 1;
+    }
     RUN(heap_alloc_free_coalesce);
     RUN(dram_first_fit_and_owners);
     RUN(format_messages);
@@ -521,6 +576,7 @@ int main(void)
     RUN(out_of_memory);
     RUN(run_errors);
     RUN(init_rejects_foreign_window);
+    RUN(load_survives_damage);
     RUN(cost_table_documented);
     return test_summary("test_fw");
 }

@@ -1,0 +1,85 @@
+/* host_example.c - the Atoll host API in one page: open a simulated chip,
+ * load a compiled model, list what it contains, run it on zero-filled
+ * inputs (the shapes of each net's first stage), print the first outputs
+ * and the profile. Uses only include/atoll.h.
+ *
+ *   cc -Iinclude examples/host_example.c build/libatoll.a -lz -lm -o host_example
+ *   ./host_example configs/tiny.ini model.abm
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include "atoll.h"
+
+static const char *const dtype_names[] = { "int8", "uint8", "int16", "int32", "fp16", "bf16", "fp32" };
+
+static void print_tensor(const char *kind, const AtlTensorInfo *t)
+{
+    printf("    %s %s %s[", kind, t->name, dtype_names[t->dtype]);
+    for (int i = 0; i < t->ndim; i++) printf(i ? ",%u" : "%u", t->dims[i]);
+    printf("] scale %g zero point %d\n", t->scale, t->zero_point);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc != 3) {
+        fprintf(stderr, "usage: %s CHIP.ini MODEL.abm\n", argv[0]);
+        return 2;
+    }
+    AtlDevice *dev = NULL;
+    AtlModel *model = NULL;
+    AtlStatus s = atl_open(&dev, argv[1], NULL);
+    if (s == ATL_OK) s = atl_load_file(dev, argv[2], &model);
+    if (s != ATL_OK) {
+        fprintf(stderr, "host_example: %s: %s\n", atl_status_name(s), atl_last_error(dev));
+        atl_close(dev);
+        return 1;
+    }
+    const AtlNetInfo *nets;
+    uint32_t n_nets;
+    atl_nets(model, &nets, &n_nets);
+    int failed = 0;
+    for (uint32_t n = 0; n < n_nets; n++) {
+        printf("net %s: %u stage(s)\n", nets[n].name, nets[n].n_stages);
+        for (uint32_t k = 0; k < nets[n].n_stages; k++) {
+            const AtlStageInfo *st = &nets[n].stages[k];
+            printf("  stage %u: batch %u on %u core(s)\n", k, st->batch, st->cores);
+            for (uint32_t i = 0; i < st->n_inputs; i++) print_tensor("input ", &st->inputs[i]);
+            for (uint32_t i = 0; i < st->n_outputs; i++) print_tensor("output", &st->outputs[i]);
+        }
+        /* run the first stage on zeros */
+        const AtlStageInfo *st = &nets[n].stages[0];
+        AtlBuffer *in = calloc(st->n_inputs + 1, sizeof *in);
+        for (uint32_t i = 0; in && i < st->n_inputs; i++) {
+            in[i].name = st->inputs[i].name;
+            in[i].size = st->inputs[i].bytes;
+            in[i].data = calloc(1, in[i].size ? in[i].size : 1);
+            in[i].ndim = st->inputs[i].ndim;
+            for (int d = 0; d < st->inputs[i].ndim; d++) in[i].dims[d] = st->inputs[i].dims[d];
+        }
+        s = in ? atl_run(model, nets[n].name, in, st->n_inputs, NULL) : ATL_ERR_HOST_MEMORY;
+        if (s != ATL_OK) {
+            printf("  run: %s: %s\n", atl_status_name(s), atl_last_error(dev));
+            failed = 1;
+        } else {
+            for (uint32_t o = 0; o < st->n_outputs; o++) {
+                unsigned char *out = malloc(st->outputs[o].bytes ? st->outputs[o].bytes : 1);
+                if (out && atl_output(model, st->outputs[o].name, 0, out, st->outputs[o].bytes) == ATL_OK) {
+                    printf("  %s:", st->outputs[o].name);
+                    for (uint64_t b = 0; b < st->outputs[o].bytes && b < 8; b++) printf(" %02x", out[b]);
+                    printf("\n");
+                }
+                free(out);
+            }
+            AtlProfile p;
+            atl_profile(model, &p);
+            printf("  %llu cycles (%.3g s), firmware %llu cycles, %u layer(s); utilisation dma %.1f%% mat %.1f%% vec %.1f%%\n",
+                   (unsigned long long)p.cycles, p.seconds, (unsigned long long)p.fw_cycles, p.n_layers,
+                   100 * p.utilisation[0], 100 * p.utilisation[1], 100 * p.utilisation[2]);
+        }
+        for (uint32_t i = 0; in && i < st->n_inputs; i++) free(in[i].data);
+        free(in);
+    }
+    atl_unload(model);
+    atl_close(dev);
+    return failed;
+}

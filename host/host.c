@@ -1,0 +1,463 @@
+/* host.c - the host runtime (include/atoll.h) over the simulated device
+ * (sim/device.h): models go into device DRAM through mailbox commands to the
+ * firmware (ALLOC, LOAD, QUERY, RUN, UNLOAD, FREE), inputs and outputs are
+ * copied straight to and from their tensors' device addresses, and the
+ * profile comes from the RUN results plus the per-layer records the device
+ * writes to DRAM. The host keeps a copy of what QUERY reported (names,
+ * shapes, addresses), so listing a model never talks to the device.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "atoll.h"
+#include "isa/abm.h"
+#include "isa/config.h"
+#include "isa/regs.h"
+#include "sim/device.h"
+#include "util/err.h"
+#include "util/file.h"
+
+/* The host's status codes 1..16 are the firmware's error codes. */
+enum { ATL_ERR_OK = ATL_OK };
+#define X(id, v, doc) _Static_assert((int)ATL_ERR_##id == ATL_ERR_FW_##id, "atoll.h and isa/regs.h disagree on " #id);
+ATL_FW_ERRORS(X)
+#undef X
+
+struct AtlDevice {
+    AtlSimDevice *hw;
+    char err[ATL_ERRLEN];
+    AtlModel *models;
+    uint32_t result[ATL_MB_RESULTS];
+    char msg[ATL_MSG_BYTES];
+};
+
+typedef struct StageData {
+    uint32_t global, net, index_in_net;
+} StageData;
+
+struct AtlModel {
+    AtlDevice *dev;
+    AtlModel *next;
+    uint32_t handle;
+    uint64_t image_addr;
+    uint32_t n_nets, n_stages;
+    AtlNetInfo *nets;
+    AtlStageInfo *stages;
+    StageData *sdata;
+    AtlTensorInfo *tensors;
+    char **names;
+    uint32_t n_names;
+    int has_run;
+    uint32_t last_stage;
+    uint32_t run_result[ATL_MB_RESULTS];
+    AtlLayerProfile *layers;
+    uint32_t n_layers;
+};
+
+static AtlStatus fail(AtlDevice *d, AtlStatus s, const char *fmt, ...) ATL_PRINTF(3, 4);
+static AtlStatus fail(AtlDevice *d, AtlStatus s, const char *fmt, ...)
+{
+    if (!d) return s;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(d->err, sizeof d->err, fmt, ap);
+    va_end(ap);
+    return s;
+}
+
+const char *atl_last_error(const AtlDevice *d) { return d ? d->err : "no device"; }
+
+const char *atl_status_name(AtlStatus s)
+{
+    static const char *const fw[] = {
+#define X(id, v, doc) [v] = #id,
+        ATL_FW_ERRORS(X)
+#undef X
+    };
+    static const char *const host[] = { "INVALID", "IO", "CONFIG", "HOST_MEMORY", "NO_STAGE", "UNKNOWN_TENSOR", "SIZE", "NOT_RUN" };
+    if ((int)s >= 0 && (int)s < ATL_ERR_FW_COUNT) return fw[s];
+    if (s >= ATL_ERR_INVALID && s <= ATL_ERR_NOT_RUN) return host[s - ATL_ERR_INVALID];
+    return "?";
+}
+
+/* Posts a mailbox command; results land in d->result and d->msg. */
+static AtlStatus post(AtlDevice *d, uint32_t cmd, const uint32_t *args, int nargs)
+{
+    device_reg_write(d->hw, ATL_REG_MB_CMD, cmd);
+    for (int i = 0; i < ATL_MB_ARGS; i++) device_reg_write(d->hw, ATL_REG_MB_ARG + 4 * (uint32_t)i, i < nargs ? args[i] : 0);
+    device_reg_write(d->hw, ATL_REG_MB_DOORBELL, 1);
+    uint32_t status = device_reg_read(d->hw, ATL_REG_MB_STATUS), code = device_reg_read(d->hw, ATL_REG_MB_ERROR);
+    for (int i = 0; i < ATL_MB_RESULTS; i++) d->result[i] = device_reg_read(d->hw, ATL_REG_MB_RESULT + 4 * (uint32_t)i);
+    for (uint32_t w = 0; w < ATL_REG_MB_MSG_COUNT; w++) {
+        uint32_t x = device_reg_read(d->hw, ATL_REG_MB_MSG + 4 * w);
+        for (int b = 0; b < 4; b++) d->msg[4 * w + (uint32_t)b] = (char)(x >> (8 * b));
+    }
+    d->msg[sizeof d->msg - 1] = '\0';
+    if (status == ATL_MBS_DONE) return ATL_OK;
+    if (status != ATL_MBS_ERROR || code == 0) return fail(d, ATL_ERR_HANG, "firmware did not complete command %u (status %u)", cmd, status);
+    return fail(d, (AtlStatus)code, "%s", d->msg);
+}
+
+static uint64_t r64(const uint32_t *r, int i) { return r[i] | (uint64_t)r[i + 1] << 32; }
+
+static AtlStatus open_common(AtlDevice **out, const AtlChip *chip, const AtlOpenOptions *opt, const char *cfg_err)
+{
+    AtlDevice *d = calloc(1, sizeof *d);
+    *out = d;
+    if (!d) return ATL_ERR_HOST_MEMORY;
+    if (cfg_err) return fail(d, ATL_ERR_CONFIG, "%s", cfg_err);
+    AtlDeviceOptions o = { 0 };
+    if (opt) { o.fw_heap_bytes = opt->fw_heap_bytes; o.trace = opt->trace; o.max_cycles = opt->max_cycles; }
+    AtlErr e;
+    d->hw = device_create(chip, &o, &e);
+    if (!d->hw) return fail(d, ATL_ERR_CONFIG, "%s", e.msg);
+    return ATL_OK;
+}
+
+AtlStatus atl_open(AtlDevice **dev, const char *path, const AtlOpenOptions *opt)
+{
+    if (!dev) return ATL_ERR_INVALID;
+    AtlChip chip;
+    AtlErr e;
+    if (!path) return open_common(dev, NULL, opt, "atl_open: no chip config path");
+    if (cfg_load(path, &chip, &e)) return open_common(dev, NULL, opt, e.msg);
+    return open_common(dev, &chip, opt, NULL);
+}
+
+AtlStatus atl_open_chip(AtlDevice **dev, const struct AtlChip *chip, const AtlOpenOptions *opt)
+{
+    if (!dev) return ATL_ERR_INVALID;
+    return open_common(dev, chip, opt, chip ? NULL : "atl_open_chip: no chip");
+}
+
+static void model_free(AtlModel *m)
+{
+    for (uint32_t i = 0; i < m->n_names; i++) free(m->names[i]);
+    free(m->names);
+    free(m->nets);
+    free(m->stages);
+    free(m->sdata);
+    free(m->tensors);
+    free(m->layers);
+    free(m);
+}
+
+AtlStatus atl_unload(AtlModel *m)
+{
+    if (!m) return ATL_OK;
+    AtlDevice *d = m->dev;
+    uint32_t a[2] = { m->handle, 0 };
+    AtlStatus s = post(d, ATL_MB_UNLOAD, a, 1);
+    uint32_t f[2] = { (uint32_t)m->image_addr, (uint32_t)(m->image_addr >> 32) };
+    AtlStatus s2 = post(d, ATL_MB_FREE, f, 2);
+    for (AtlModel **p = &d->models; *p; p = &(*p)->next)
+        if (*p == m) { *p = m->next; break; }
+    model_free(m);
+    return s ? s : s2;
+}
+
+void atl_close(AtlDevice *d)
+{
+    if (!d) return;
+    while (d->models) atl_unload(d->models);
+    device_free(d->hw);
+    free(d);
+}
+
+static char *keep_name(AtlModel *m, const char *s)
+{
+    char *c = malloc(strlen(s) + 1);
+    if (!c) return NULL;
+    strcpy(c, s);
+    m->names[m->n_names++] = c;
+    return c;
+}
+
+/* Fills the host copy of nets, stages and io tensors with QUERY. */
+static AtlStatus describe(AtlDevice *d, AtlModel *m, uint32_t n_tensors)
+{
+    m->nets = calloc(m->n_nets ? m->n_nets : 1, sizeof *m->nets);
+    m->stages = calloc(m->n_stages ? m->n_stages : 1, sizeof *m->stages);
+    m->sdata = calloc(m->n_stages ? m->n_stages : 1, sizeof *m->sdata);
+    m->tensors = calloc(n_tensors ? n_tensors : 1, sizeof *m->tensors);
+    m->names = calloc((size_t)m->n_nets + n_tensors + 1, sizeof *m->names);
+    if (!m->nets || !m->stages || !m->sdata || !m->tensors || !m->names) return fail(d, ATL_ERR_HOST_MEMORY, "out of host memory");
+    AtlStatus s;
+    uint32_t nt = 0;
+    for (uint32_t n = 0; n < m->n_nets; n++) {
+        uint32_t q[4] = { m->handle, ATL_QK_NET, n, 0 };
+        if ((s = post(d, ATL_MB_QUERY, q, 4))) return s;
+        uint32_t first = d->result[0], count = d->result[1];
+        if (first > m->n_stages || count > m->n_stages - first) return fail(d, ATL_ERR_BAD_IMAGE, "net %u: stage range out of bounds", n);
+        if (!(m->nets[n].name = keep_name(m, d->msg))) return fail(d, ATL_ERR_HOST_MEMORY, "out of host memory");
+        m->nets[n].n_stages = count;
+        m->nets[n].stages = &m->stages[first];
+        for (uint32_t k = 0; k < count; k++) {
+            uint32_t g = first + k;
+            uint32_t qs[4] = { m->handle, ATL_QK_STAGE, g, 0 };
+            if ((s = post(d, ATL_MB_QUERY, qs, 4))) return s;
+            AtlStageInfo *st = &m->stages[g];
+            uint32_t tfirst = d->result[2], tcount = d->result[3];
+            st->batch = d->result[1];
+            st->cores = d->result[4];
+            m->sdata[g] = (StageData){ g, n, k };
+            /* inputs first, then outputs, each in file order; one QUERY per tensor */
+            AtlTensorInfo *ins = &m->tensors[nt], *outs = calloc(tcount ? tcount : 1, sizeof *outs);
+            uint32_t n_in = 0, n_out = 0;
+            if (!outs) return fail(d, ATL_ERR_HOST_MEMORY, "out of host memory");
+            for (uint32_t t = tfirst; t < tfirst + tcount; t++) {
+                uint32_t qt[4] = { m->handle, ATL_QK_TENSOR, t, 0 };
+                if ((s = post(d, ATL_MB_QUERY, qt, 4))) { free(outs); return s; }
+                uint32_t role = d->result[1];
+                if (role != ABM_ROLE_INPUT && role != ABM_ROLE_OUTPUT) continue;
+                if (nt + n_out >= n_tensors) { free(outs); return fail(d, ATL_ERR_BAD_IMAGE, "more tensors than the model reported"); }
+                AtlTensorInfo *ti = role == ABM_ROLE_INPUT ? &m->tensors[nt++] : &outs[n_out++];
+                if (role == ABM_ROLE_INPUT) n_in++;
+                if (!(ti->name = keep_name(m, d->msg))) { free(outs); return fail(d, ATL_ERR_HOST_MEMORY, "out of host memory"); }
+                ti->dtype = (int)d->result[0];
+                ti->ndim = (int)d->result[4];
+                for (int i = 0; i < ATL_MAX_DIMS; i++) ti->dims[i] = d->result[5 + i];
+                ti->device_addr = r64(d->result, 11);
+                ti->bytes = r64(d->result, 13);
+                ti->quant_count = d->result[17];
+                ti->scale = 1.0f;
+                ti->zero_point = 0;
+                if (ti->quant_count) { memcpy(&ti->scale, &d->result[18], 4); ti->zero_point = (int32_t)d->result[19]; }
+            }
+            st->inputs = ins;
+            st->n_inputs = n_in;
+            st->outputs = &m->tensors[nt];
+            st->n_outputs = n_out;
+            for (uint32_t i = 0; i < n_out; i++) m->tensors[nt++] = outs[i];
+            free(outs);
+        }
+    }
+    return ATL_OK;
+}
+
+AtlStatus atl_load_memory(AtlDevice *d, const void *data, size_t size, AtlModel **out)
+{
+    if (!d || !out) return ATL_ERR_INVALID;
+    *out = NULL;
+    if (!data || !size) return fail(d, ATL_ERR_INVALID, "atl_load_memory: empty model");
+    uint32_t a[3] = { (uint32_t)size, (uint32_t)((uint64_t)size >> 32), 64 };
+    AtlStatus s = post(d, ATL_MB_ALLOC, a, 3);
+    if (s) return fail(d, s, "model of %zu bytes does not fit device memory: %s", size, d->msg);
+    uint64_t addr = r64(d->result, 0);
+    uint8_t *dst = device_dram(d->hw, addr, size);
+    if (!dst) return fail(d, ATL_ERR_BAD_ARG, "firmware returned a block outside DRAM");
+    memcpy(dst, data, size);
+    uint32_t l[4] = { (uint32_t)addr, (uint32_t)(addr >> 32), (uint32_t)size, (uint32_t)((uint64_t)size >> 32) };
+    if ((s = post(d, ATL_MB_LOAD, l, 4))) {
+        char keep[ATL_ERRLEN];
+        memcpy(keep, d->err, sizeof keep);
+        uint32_t f[2] = { (uint32_t)addr, (uint32_t)(addr >> 32) };
+        post(d, ATL_MB_FREE, f, 2);
+        memcpy(d->err, keep, sizeof keep);
+        return s;
+    }
+    AtlModel *m = calloc(1, sizeof *m);
+    if (!m) {
+        uint32_t u[1] = { d->result[0] };
+        post(d, ATL_MB_UNLOAD, u, 1);
+        return fail(d, ATL_ERR_HOST_MEMORY, "out of host memory");
+    }
+    m->dev = d;
+    m->handle = d->result[0];
+    m->image_addr = addr;
+    m->n_nets = d->result[1];
+    m->n_stages = d->result[2];
+    uint32_t n_tensors = d->result[3];
+    m->next = d->models;
+    d->models = m;
+    if ((s = describe(d, m, n_tensors))) {
+        char keep[ATL_ERRLEN];
+        memcpy(keep, d->err, sizeof keep);
+        atl_unload(m);
+        memcpy(d->err, keep, sizeof keep);
+        return s;
+    }
+    *out = m;
+    return ATL_OK;
+}
+
+AtlStatus atl_load_file(AtlDevice *d, const char *path, AtlModel **out)
+{
+    if (!d || !out || !path) return ATL_ERR_INVALID;
+    *out = NULL;
+    unsigned char *data;
+    size_t size;
+    AtlErr e;
+    if (atl_read_file(path, &data, &size, &e)) return fail(d, ATL_ERR_IO, "%s", e.msg);
+    AtlStatus s = atl_load_memory(d, data, size, out);
+    free(data);
+    if (s) {
+        char keep[ATL_ERRLEN];
+        snprintf(keep, sizeof keep, "%s: %s", path, d->err);
+        memcpy(d->err, keep, sizeof keep);
+    }
+    return s;
+}
+
+AtlStatus atl_nets(const AtlModel *m, const AtlNetInfo **nets, uint32_t *count)
+{
+    if (!m || !nets || !count) return ATL_ERR_INVALID;
+    *nets = m->nets;
+    *count = m->n_nets;
+    return ATL_OK;
+}
+
+static const AtlTensorInfo *find_io(const AtlTensorInfo *t, uint32_t n, const char *name, uint32_t index)
+{
+    if (!name) return index < n ? &t[index] : NULL;
+    for (uint32_t i = 0; i < n; i++)
+        if (!strcmp(t[i].name, name)) return &t[i];
+    return NULL;
+}
+
+static int shape_matches(const AtlTensorInfo *t, const AtlBuffer *b)
+{
+    if (b->ndim == 0) return b->size == t->bytes;
+    if (b->ndim != t->ndim) return 0;
+    for (int i = 0; i < t->ndim; i++)
+        if (b->dims[i] != t->dims[i]) return 0;
+    return 1;
+}
+
+static void shape_text(char *buf, size_t cap, const AtlTensorInfo *t)
+{
+    size_t n = (size_t)snprintf(buf, cap, "%s[", t->name);
+    for (int i = 0; i < t->ndim && n < cap; i++) n += (size_t)snprintf(buf + n, cap - n, i ? ",%u" : "%u", t->dims[i]);
+    if (n < cap) snprintf(buf + n, cap - n, "]");
+}
+
+AtlStatus atl_run(AtlModel *m, const char *net, const AtlBuffer *in, uint32_t n_in, uint32_t *stage_out)
+{
+    if (!m) return ATL_ERR_INVALID;
+    AtlDevice *d = m->dev;
+    if (n_in && !in) return fail(d, ATL_ERR_INVALID, "atl_run: inputs missing");
+    uint32_t ni = 0;
+    if (net) {
+        while (ni < m->n_nets && strcmp(m->nets[ni].name, net)) ni++;
+        if (ni == m->n_nets) return fail(d, ATL_ERR_UNKNOWN_NET, "the model has no net named '%s'", net);
+    } else if (!m->n_nets) {
+        return fail(d, ATL_ERR_UNKNOWN_NET, "the model has no nets");
+    }
+    const AtlNetInfo *nt = &m->nets[ni];
+    uint32_t chosen = UINT32_MAX;
+    for (uint32_t k = 0; k < nt->n_stages && chosen == UINT32_MAX; k++) {
+        const AtlStageInfo *st = &nt->stages[k];
+        if (st->n_inputs != n_in) continue;
+        uint32_t i = 0;
+        for (; i < n_in; i++) {
+            const AtlTensorInfo *t = find_io(st->inputs, st->n_inputs, in[i].name, i);
+            if (!t || !shape_matches(t, &in[i])) break;
+        }
+        if (i == n_in) chosen = k;
+    }
+    if (chosen == UINT32_MAX) {
+        char text[ATL_ERRLEN] = "";
+        size_t n = 0;
+        for (uint32_t k = 0; k < nt->n_stages && n < sizeof text; k++) {
+            n += (size_t)snprintf(text + n, sizeof text - n, "%s stage %u (batch %u):", k ? ";" : "", k, nt->stages[k].batch);
+            for (uint32_t i = 0; i < nt->stages[k].n_inputs && n < sizeof text; i++) {
+                char s[128];
+                shape_text(s, sizeof s, &nt->stages[k].inputs[i]);
+                n += (size_t)snprintf(text + n, sizeof text - n, " %s", s);
+            }
+        }
+        return fail(d, ATL_ERR_NO_STAGE, "no stage of net '%s' takes these %u input(s); it has%s", nt->name, n_in, text);
+    }
+    const AtlStageInfo *st = &nt->stages[chosen];
+    for (uint32_t i = 0; i < n_in; i++) {
+        const AtlTensorInfo *t = find_io(st->inputs, st->n_inputs, in[i].name, i);
+        if (in[i].size != t->bytes)
+            return fail(d, ATL_ERR_SIZE, "input '%s': buffer has %zu bytes, the tensor %llu", t->name, in[i].size, (unsigned long long)t->bytes);
+        if (!in[i].data) return fail(d, ATL_ERR_INVALID, "input '%s': no data", t->name);
+        uint8_t *dst = device_dram(d->hw, t->device_addr, t->bytes);
+        if (!dst) return fail(d, ATL_ERR_BAD_ARG, "input '%s' lies outside device DRAM", t->name);
+        memcpy(dst, in[i].data, t->bytes);
+    }
+    m->has_run = 0;
+    uint32_t a[3] = { m->handle, ni, chosen };
+    AtlStatus s = post(d, ATL_MB_RUN, a, 3);
+    if (s) return s;
+    memcpy(m->run_result, d->result, sizeof m->run_result);
+    m->last_stage = (uint32_t)(st - m->stages);
+    /* per-layer records */
+    uint32_t nl = d->result[20];
+    const uint8_t *rec = nl ? device_dram(d->hw, r64(d->result, 21), (uint64_t)nl * ATL_PROF_RECORD_BYTES) : NULL;
+    free(m->layers);
+    m->layers = NULL;
+    m->n_layers = 0;
+    if (rec) {
+        m->layers = calloc(nl, sizeof *m->layers);
+        if (!m->layers) return fail(d, ATL_ERR_HOST_MEMORY, "out of host memory");
+        for (uint32_t i = 0; i < nl; i++) {
+            uint64_t f[ATL_PROF_NUM_FIELDS];
+            for (int k = 0; k < ATL_PROF_NUM_FIELDS; k++) {
+                f[k] = 0;
+                for (int b = 0; b < 8; b++) f[k] |= (uint64_t)rec[i * ATL_PROF_RECORD_BYTES + 8 * (uint32_t)k + (uint32_t)b] << (8 * b);
+            }
+            m->layers[i] = (AtlLayerProfile){ (uint32_t)f[ATL_PROF_LAYER], f[ATL_PROF_INSNS], f[ATL_PROF_FIRST], f[ATL_PROF_LAST],
+                                              f[ATL_PROF_MACS], f[ATL_PROF_DMA_BYTES], f[ATL_PROF_BUSY_MAT], f[ATL_PROF_BUSY_VEC] };
+        }
+        m->n_layers = nl;
+    }
+    m->has_run = 1;
+    if (stage_out) *stage_out = chosen;
+    return ATL_OK;
+}
+
+AtlStatus atl_output(AtlModel *m, const char *name, uint32_t index, void *dst, size_t size)
+{
+    if (!m) return ATL_ERR_INVALID;
+    AtlDevice *d = m->dev;
+    if (!m->has_run) return fail(d, ATL_ERR_NOT_RUN, "no successful run yet");
+    const AtlStageInfo *st = &m->stages[m->last_stage];
+    const AtlTensorInfo *t = find_io(st->outputs, st->n_outputs, name, index);
+    if (!t) {
+        if (name) return fail(d, ATL_ERR_UNKNOWN_TENSOR, "the stage has no output named '%s'", name);
+        return fail(d, ATL_ERR_UNKNOWN_TENSOR, "the stage has %u output(s), not %u", st->n_outputs, index + 1);
+    }
+    if (!dst || size != t->bytes)
+        return fail(d, ATL_ERR_SIZE, "output '%s': buffer has %zu bytes, the tensor %llu", t->name, size, (unsigned long long)t->bytes);
+    const uint8_t *src = device_dram(d->hw, t->device_addr, t->bytes);
+    if (!src) return fail(d, ATL_ERR_BAD_ARG, "output '%s' lies outside device DRAM", t->name);
+    memcpy(dst, src, t->bytes);
+    return ATL_OK;
+}
+
+AtlStatus atl_profile(const AtlModel *m, AtlProfile *p)
+{
+    if (!m || !p) return ATL_ERR_INVALID;
+    if (!m->has_run) return fail(m->dev, ATL_ERR_NOT_RUN, "no successful run yet");
+    const uint32_t *r = m->run_result;
+    memset(p, 0, sizeof *p);
+    p->cycles = r64(r, 0);
+    p->fw_cycles = r64(r, 2);
+    p->macs = r64(r, 4);
+    p->dram_bytes = r64(r, 6);
+    p->cores = m->stages[m->last_stage].cores;
+    p->seconds = (double)p->cycles / (device_chip(m->dev->hw)->freq_mhz * 1e6);
+    for (int g = 0; g < ATL_ENGINES; g++) {
+        p->busy[g] = r64(r, 8 + 2 * g);
+        p->stall[g] = r64(r, 14 + 2 * g);
+        p->utilisation[g] = p->cycles && p->cores ? (double)p->busy[g] / ((double)p->cycles * p->cores) : 0.0;
+    }
+    p->n_layers = m->n_layers;
+    p->layers = m->layers;
+    return ATL_OK;
+}
+
+static AtlStatus json_of(AtlDevice *d, char **json, char *(*get)(AtlSimDevice *))
+{
+    if (!d || !json) return ATL_ERR_INVALID;
+    *json = get(d->hw);
+    if (!*json) return fail(d, ATL_ERR_NOT_RUN, "nothing has run on the device yet (or out of memory)");
+    return ATL_OK;
+}
+
+AtlStatus atl_stats_json(AtlDevice *d, char **json) { return json_of(d, json, device_stats_json); }
+AtlStatus atl_trace_json(AtlDevice *d, char **json) { return json_of(d, json, device_trace_json); }

@@ -1,0 +1,146 @@
+/* atoll.h - the Atoll host runtime API: open a (simulated) device, load a
+ * compiled model (.abm), list its nets, stages and tensors, run it with host
+ * buffers, read outputs and the profile.
+ *
+ * The host writes the model into device memory and talks to the firmware on
+ * the device's control processor through the mailbox registers; the
+ * firmware validates and relocates the model, launches the cores and posts
+ * results. See docs/firmware.md for a walkthrough.
+ *
+ * Every call returns an AtlStatus (ATL_OK = 0); after a failure,
+ * atl_last_error(dev) gives the message. Codes 1..99 are the firmware's
+ * (the same numbers as MB_ERROR, docs/registers.md), 100 and above the
+ * host's. Handles are not thread-safe; use one device per thread.
+ */
+#ifndef ATOLL_H
+#define ATOLL_H
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum AtlStatus {
+    ATL_OK = 0,
+    /* reported by the firmware */
+    ATL_ERR_BAD_COMMAND = 1, ATL_ERR_BAD_ARG = 2, ATL_ERR_NO_MEMORY = 3, ATL_ERR_NO_DRAM = 4,
+    ATL_ERR_BAD_IMAGE = 5, ATL_ERR_VERSION = 6, ATL_ERR_CHIP = 7, ATL_ERR_CHECKSUM = 8, ATL_ERR_RELOC = 9,
+    ATL_ERR_TOO_MANY = 10, ATL_ERR_BAD_HANDLE = 11, ATL_ERR_UNKNOWN_NET = 12, ATL_ERR_UNKNOWN_STAGE = 13,
+    ATL_ERR_CORES = 14, ATL_ERR_FAULT = 15, ATL_ERR_HANG = 16,
+    /* reported by the host library */
+    ATL_ERR_INVALID = 100,      /* bad argument to an API call */
+    ATL_ERR_IO = 101,           /* a file could not be read */
+    ATL_ERR_CONFIG = 102,       /* the chip description is invalid */
+    ATL_ERR_HOST_MEMORY = 103,  /* host out of memory */
+    ATL_ERR_NO_STAGE = 104,     /* no stage of the net takes inputs of these shapes */
+    ATL_ERR_UNKNOWN_TENSOR = 105, /* no input/output of that name */
+    ATL_ERR_SIZE = 106,         /* a buffer does not have the tensor's size */
+    ATL_ERR_NOT_RUN = 107       /* outputs or profile asked before a successful run */
+} AtlStatus;
+
+/* Element types (the .abm numbering). */
+enum { ATL_INT8 = 0, ATL_UINT8 = 1, ATL_INT16 = 2, ATL_INT32 = 3, ATL_FP16 = 4, ATL_BF16 = 5, ATL_FP32 = 6 };
+
+#define ATL_MAX_DIMS 6
+#define ATL_ENGINES 3             /* 0 dma, 1 matrix, 2 vector */
+
+typedef struct AtlDevice AtlDevice;
+typedef struct AtlModel AtlModel;
+struct AtlChip;                   /* isa/config.h */
+
+typedef struct AtlTensorInfo {
+    const char *name;
+    int dtype;                    /* ATL_INT8 ... */
+    int ndim;
+    uint32_t dims[ATL_MAX_DIMS];
+    uint64_t bytes;               /* size in device memory */
+    uint32_t quant_count;         /* 0 none, 1 per tensor, else per channel */
+    float scale;                  /* first quantisation entry (1 and 0 when none) */
+    int32_t zero_point;
+    uint64_t device_addr;         /* where it lives in device DRAM */
+} AtlTensorInfo;
+
+typedef struct AtlStageInfo {
+    uint32_t batch, cores;
+    uint32_t n_inputs, n_outputs;
+    const AtlTensorInfo *inputs, *outputs;
+} AtlStageInfo;
+
+typedef struct AtlNetInfo {
+    const char *name;
+    uint32_t n_stages;
+    const AtlStageInfo *stages;
+} AtlNetInfo;
+
+/* A host buffer for one input (or output). name NULL: by position. For
+ * inputs, ndim/dims give the shape used to choose the stage; ndim 0 means
+ * "any stage whose tensor has exactly `size` bytes". */
+typedef struct AtlBuffer {
+    const char *name;
+    void *data;
+    size_t size;
+    int ndim;
+    uint32_t dims[ATL_MAX_DIMS];
+} AtlBuffer;
+
+typedef struct AtlLayerProfile {
+    uint32_t layer;
+    uint64_t insns, first, last, macs, dma_bytes, busy_mat, busy_vec;
+} AtlLayerProfile;
+
+typedef struct AtlProfile {
+    uint64_t cycles;              /* launch: first doorbell to last completion */
+    uint64_t fw_cycles;           /* control processor cycles of the RUN command */
+    double seconds;               /* cycles at the chip clock */
+    uint64_t macs, dram_bytes;
+    uint32_t cores;               /* cores of the stage */
+    uint64_t busy[ATL_ENGINES], stall[ATL_ENGINES];   /* summed over the stage's cores */
+    double utilisation[ATL_ENGINES];                  /* busy / (cycles x cores) */
+    uint32_t n_layers;
+    const AtlLayerProfile *layers;                    /* valid until the next run */
+} AtlProfile;
+
+typedef struct AtlOpenOptions {
+    size_t fw_heap_bytes;         /* control processor memory; 0 = 16 MiB */
+    int trace;                    /* keep a Chrome trace of each run (atl_trace_json) */
+    uint64_t max_cycles;          /* per run; 0 = simulator default */
+} AtlOpenOptions;
+
+/* Opens the simulated device described by an INI chip config (or an
+ * AtlChip). On failure *dev is still set when it could be allocated, so
+ * atl_last_error(*dev) explains; atl_close it either way. opt may be NULL. */
+AtlStatus atl_open(AtlDevice **dev, const char *chip_config_path, const AtlOpenOptions *opt);
+AtlStatus atl_open_chip(AtlDevice **dev, const struct AtlChip *chip, const AtlOpenOptions *opt);
+/* Unloads every model and releases the device. NULL is ignored. */
+void atl_close(AtlDevice *dev);
+/* Message of the last failed call on dev ("" if none). */
+const char *atl_last_error(const AtlDevice *dev);
+/* A short name for a status code. */
+const char *atl_status_name(AtlStatus s);
+
+AtlStatus atl_load_file(AtlDevice *dev, const char *path, AtlModel **model);
+AtlStatus atl_load_memory(AtlDevice *dev, const void *data, size_t size, AtlModel **model);
+/* Unloads and frees the model (NULL is ignored). */
+AtlStatus atl_unload(AtlModel *model);
+
+/* The model's nets, valid while the model is loaded. */
+AtlStatus atl_nets(const AtlModel *model, const AtlNetInfo **nets, uint32_t *count);
+
+/* Runs net (NULL: the first) on inputs; the stage is the one whose input
+ * shapes (or sizes) match. *stage (may be NULL) gets the stage index. */
+AtlStatus atl_run(AtlModel *model, const char *net, const AtlBuffer *inputs, uint32_t n_inputs, uint32_t *stage);
+/* Copies output `name` (NULL: output `index`) of the last run into dst, which
+ * must hold exactly the tensor's bytes. */
+AtlStatus atl_output(AtlModel *model, const char *name, uint32_t index, void *dst, size_t size);
+/* Profile of the last run. */
+AtlStatus atl_profile(const AtlModel *model, AtlProfile *profile);
+/* The simulator's statistics JSON and Chrome trace of the last run
+ * (malloc'd strings; the caller frees). */
+AtlStatus atl_stats_json(AtlDevice *dev, char **json);
+AtlStatus atl_trace_json(AtlDevice *dev, char **json);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,174 @@
+/* test_run_gen.c - files for the `atoll run` CLI tests (test/cli/run.sh).
+ *
+ *   test_run_gen --write DIR      writes x.npy and in.npz (the input of the
+ *                                 sample model, see test_host --write),
+ *                                 x_f32.npy (wrong dtype), x_batch2.npy (no
+ *                                 such stage), expect.npy (the reference)
+ *   test_run_gen --compare OUT EXPECT.npy
+ *                                 OUT (.npy, or .npz member "y") must equal
+ *                                 EXPECT byte for byte; exit 0 or 1
+ *   test_run_gen --close OUT.npy EXPECT.npy TOL
+ *                                 float32 arrays of the same shape within
+ *                                 absolute tolerance TOL; exit 0 or 1
+ *   test_run_gen --extract IN.npz MEMBER OUT.npy
+ *                                 copies one member of an .npz to an .npy
+ *   test_run_gen                  self-test: writes the files to a temporary
+ *                                 directory and reads them back
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "util/file.h"
+#include "util/npy.h"
+#include "test/host/model_build.h"
+#include "test/test.h"
+
+static int write_array(const char *dir, const char *name, AtlNpyDtype dt, int64_t rows, const void *data, size_t bytes, int npz, AtlErr *e)
+{
+    char path[4096];
+    AtlNdArray a = { .name = (char *)"x", .dtype = dt, .ndim = 2, .shape = { rows, 64 }, .data = (void *)data };
+    if (atl_ndarray_numel(&a) * (int64_t)atl_npy_dtype_size(dt) != (int64_t)bytes) return atl_fail(e, "%s: size mismatch", name);
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    return npz ? atl_npz_write(path, &a, 1, e) : atl_npy_write(path, &a, e);
+}
+
+static int write_all(const char *dir, AtlErr *e)
+{
+    int8_t x[64], y[64], x2[128];
+    float xf[64];
+    for (int i = 0; i < 64; i++) { x[i] = (int8_t)(2 * i - 60); xf[i] = (float)x[i]; }
+    memset(x2, 0, sizeof x2);
+    mb_bias_init();
+    mb_reference(x, y);
+    return write_array(dir, "x.npy", ATL_NPY_I8, 1, x, 64, 0, e) || write_array(dir, "in.npz", ATL_NPY_I8, 1, x, 64, 1, e) ||
+           write_array(dir, "x_f32.npy", ATL_NPY_F32, 1, xf, sizeof xf, 0, e) ||
+           write_array(dir, "x_batch2.npy", ATL_NPY_I8, 2, x2, sizeof x2, 0, e) ||
+           write_array(dir, "expect.npy", ATL_NPY_I8, 1, y, 64, 0, e) ? -1 : 0;
+}
+
+/* 0 when the arrays are equal in dtype, shape and bytes; else prints why. */
+static int compare(const char *out, const char *expect)
+{
+    AtlErr e;
+    AtlNdArray want, *got = NULL, *list = NULL;
+    int n = 0, rc = 1;
+    if (atl_npy_read(expect, &want, &e)) { printf("%s\n", e.msg); return 1; }
+    AtlNdArray single;
+    if (strstr(out, ".npz")) {
+        if (atl_npz_read(out, &list, &n, &e)) { printf("%s\n", e.msg); atl_ndarray_free(&want); return 1; }
+        for (int i = 0; i < n; i++)
+            if (list[i].name && !strcmp(list[i].name, "y")) got = &list[i];
+        if (!got) printf("%s has no member 'y'\n", out);
+    } else if (atl_npy_read(out, &single, &e) == 0) {
+        got = &single;
+    } else {
+        printf("%s\n", e.msg);
+    }
+    if (got) {
+        size_t bytes = (size_t)atl_ndarray_numel(&want) * atl_npy_dtype_size(want.dtype);
+        if (got->dtype != want.dtype || got->ndim != want.ndim || memcmp(got->shape, want.shape, sizeof want.shape) ||
+            memcmp(got->data, want.data, bytes))
+            printf("%s differs from %s\n", out, expect);
+        else
+            rc = 0;
+        if (got == &single) atl_ndarray_free(&single);
+    }
+    atl_ndarray_list_free(list, n);
+    atl_ndarray_free(&want);
+    return rc;
+}
+
+/* 0 when two float32 .npy files have the same shape and values within tol. */
+static int close_enough(const char *out, const char *expect, double tol)
+{
+    AtlErr e;
+    AtlNdArray a, b;
+    if (atl_npy_read(out, &a, &e)) { printf("%s\n", e.msg); return 1; }
+    if (atl_npy_read(expect, &b, &e)) { printf("%s\n", e.msg); atl_ndarray_free(&a); return 1; }
+    int rc = 1;
+    if (a.dtype != ATL_NPY_F32 || b.dtype != ATL_NPY_F32 || a.ndim != b.ndim || memcmp(a.shape, b.shape, sizeof a.shape)) {
+        printf("%s and %s differ in dtype or shape\n", out, expect);
+    } else {
+        const float *x = a.data, *y = b.data;
+        int64_t n = atl_ndarray_numel(&a), worst = 0;
+        double max = 0;
+        for (int64_t i = 0; i < n; i++) {
+            double d = fabs((double)x[i] - (double)y[i]);
+            if (!(d <= max)) { max = d; worst = i; }
+        }
+        if (max <= tol) rc = 0;
+        else printf("%s: element %lld is %g, expected %g (difference %g > %g)\n", out, (long long)worst,
+                    (double)x[worst], (double)y[worst], max, tol);
+    }
+    atl_ndarray_free(&a);
+    atl_ndarray_free(&b);
+    return rc;
+}
+
+static int extract(const char *npz, const char *member, const char *out)
+{
+    AtlErr e;
+    AtlNdArray *list;
+    int n, rc = 1;
+    if (atl_npz_read(npz, &list, &n, &e)) { printf("%s\n", e.msg); return 1; }
+    for (int i = 0; i < n && rc; i++)
+        if (list[i].name && !strcmp(list[i].name, member)) {
+            rc = atl_npy_write(out, &list[i], &e) ? 1 : 0;
+            if (rc) printf("%s\n", e.msg);
+        }
+    if (rc) printf("%s has no member '%s'\n", npz, member);
+    atl_ndarray_list_free(list, n);
+    return rc;
+}
+
+static char tmpdir[64];
+
+TEST(files_round_trip)
+{
+    AtlErr e;
+    snprintf(tmpdir, sizeof tmpdir, "/tmp/atoll_run_gen.XXXXXX");
+    REQUIRE(mkdtemp(tmpdir) != NULL);
+    CHECKF(write_all(tmpdir, &e) == 0, "%s", e.msg);
+    char a[128], b[128];
+    snprintf(a, sizeof a, "%s/expect.npy", tmpdir);
+    CHECK(compare(a, a) == 0);
+    snprintf(b, sizeof b, "%s/x.npy", tmpdir);
+    CHECK(compare(b, a) != 0);            /* the comparison can fail */
+    snprintf(b, sizeof b, "%s/x_f32.npy", tmpdir);
+    CHECK(close_enough(b, b, 0) == 0);
+    CHECK(close_enough(a, b, 1) != 0);    /* int8 vs float32 */
+    snprintf(a, sizeof a, "%s/in.npz", tmpdir);
+    snprintf(b, sizeof b, "%s/x_again.npy", tmpdir);
+    CHECK(extract(a, "x", b) == 0);
+    snprintf(a, sizeof a, "%s/x.npy", tmpdir);
+    CHECK(compare(b, a) == 0);
+    CHECK(unlink(b) == 0);
+    snprintf(a, sizeof a, "%s/in.npz", tmpdir);
+    CHECK(extract(a, "nope", b) != 0);
+    AtlNdArray in;
+    snprintf(b, sizeof b, "%s/x_batch2.npy", tmpdir);
+    CHECKF(atl_npy_read(b, &in, &e) == 0, "%s", e.msg);
+    CHECK(in.dtype == ATL_NPY_I8 && in.ndim == 2 && in.shape[0] == 2 && in.shape[1] == 64);
+    atl_ndarray_free(&in);
+    const char *names[] = { "x.npy", "in.npz", "x_f32.npy", "x_batch2.npy", "expect.npy" };
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        snprintf(b, sizeof b, "%s/%s", tmpdir, names[i]);
+        CHECKF(unlink(b) == 0, "%s was not written", b);
+    }
+    rmdir(tmpdir);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc == 3 && !strcmp(argv[1], "--write")) {
+        AtlErr e;
+        if (write_all(argv[2], &e)) { fprintf(stderr, "test_run_gen: %s\n", e.msg); return 1; }
+        return 0;
+    }
+    if (argc == 4 && !strcmp(argv[1], "--compare")) return compare(argv[2], argv[3]);
+    if (argc == 5 && !strcmp(argv[1], "--extract")) return extract(argv[2], argv[3], argv[4]);
+    if (argc == 5 && !strcmp(argv[1], "--close")) return close_enough(argv[2], argv[3], atof(argv[4]));
+    RUN(files_round_trip);
+    return test_summary("test_run_gen");
+}
