@@ -92,7 +92,9 @@ typedef struct BkRegionBases { uint64_t base[ABM_REGION_COUNT]; } BkRegionBases;
 /* Builds a program for the simulator from stage `stage` of a decoded model:
  * streams decoded, DRAM operands relocated to bases (as the firmware does),
  * the weight image as a data segment. Fills p (prog_free). *bases_out gets
- * the bases used: weights at 0, activations and io after it (4 KiB aligned). */
-int bk_stage_program(const AbmModel *m, uint32_t stage, int ncores, AtlProgram *p,
+ * the bases used: weights at 0, activations and io after it, each aligned
+ * to dram.interleave x dram.channels (at least 4 KiB), the alignment the
+ * cost model assumes. */
+int bk_stage_program(const AbmModel *m, uint32_t stage, const AtlChip *chip, AtlProgram *p,
                      BkRegionBases *bases_out, AtlErr *e);
 #endif

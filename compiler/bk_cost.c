@@ -1,20 +1,28 @@
 /* bk_cost.c - the cost model: estimated cycles of a group schedule.
  *
- * Reads: a BkGroup and the chip. Calls the isa/timing.h formulas the
- *   simulator uses for every instruction (tim_compute_cycles for mm/conv/
- *   vector ops, tim_dma_cycles for each copy), so estimate and simulation
- *   share their arithmetic.
+ * Reads: a BkGroup and the chip. Every duration comes from the isa/timing.h
+ *   formulas the simulator uses: tim_compute_cycles for mm/conv/vector ops,
+ *   tim_occupancy with the DRAM channel, NoC link and DMA port bandwidths
+ *   for each DMA burst, tim_dma_path_latency, dma.issue_cycles.
  * Does: generates every tile as the emitter would (same slots, same weight
- *   skipping) and replays each core's time-step table:
- *     DMA queue   L0, L1, S0, L2, S1, ...   (in order, one at a time)
- *     compute     Ci starts when Li has landed and its engines are free;
- *                 inside Ci an engine change waits for the previous one;
- *     store Si    starts when Ci is done and the DMA queue is free.
- *   The layer's estimate is the slowest core, but at least the DRAM
- *   bandwidth bound (all cores' DMA bytes / chip DRAM bytes per cycle) and
- *   the per-cluster NoC bound, plus the barrier that ends the layer.
- * Guarantees: est_cycles, est_compute (max over cores of the busiest
- *   compute engine) and est_dma (max over cores of DMA busy cycles).
+ *   skipping) and replays all cores' time-step tables together:
+ *     DMA queue of a core  L0, L1, S0, L2, S1, ...  (in order, one at a time)
+ *     compute              Ci starts when Li has landed and its engines are
+ *                          free; inside Ci an engine change waits for the
+ *                          previous engine (the emitter's hand-over);
+ *     store Si             waits for Ci.
+ *   DMAs are cut into bursts of dma.burst_bytes; each burst reserves, at
+ *   once, the DRAM channel(s) its bytes fall in (interleaved by
+ *   dram.interleave, region bases assumed interleave-aligned), the
+ *   cluster's NoC link in its direction and the core's DMA port, starting
+ *   when all are free; bursts of all cores are replayed in time order.
+ *   This is the simulator's resource model (docs/timing.md) without LMEM
+ *   banks, so DRAM contention between cores (e.g. many cores streaming the
+ *   same channel) shows up in the estimate. The layer ends with the
+ *   barrier.
+ * Guarantees: est_cycles (first instruction to barrier release), est_compute
+ *   (max over cores of the busiest compute engine) and est_dma (max over
+ *   cores of DMA engine busy time).
  * Why: the tile planner picks the tile shape with the lowest estimate, and
  *   `atoll compile --estimate` reports it per layer. */
 #include <stdlib.h>
@@ -39,85 +47,333 @@ uint64_t bk_insn_cycles(const AtlChip *chip, const AtlInsn *in)
 
 static uint64_t max64(uint64_t a, uint64_t b) { return a > b ? a : b; }
 
+/* One DMA of a core's queue. */
+typedef struct CDma {
+    AtlInsn in;
+    int dep;           /* tile whose compute must be done first, -1 none */
+    int loads_tile;    /* tile whose loads this completes, -1 none */
+} CDma;
+
+typedef struct CCore {
+    CDma *q;
+    int nq, capq;
+    AtlInsn *cp;       /* compute instructions of all tiles, concatenated */
+    int ncp, capcp;
+    int *cp_first;     /* per local tile: first compute index; [n] = ncp */
+    int n;             /* tiles */
+    uint64_t *c_end;   /* per local tile */
+    /* replay state */
+    int pos;           /* next DMA in q */
+    int active;        /* an instruction is sending bursts */
+    uint64_t off, total, next, done, start, dma_free, busy_dma;
+    uint64_t eng_free[ISA_NUM_ENGINES], busy[ISA_NUM_ENGINES];
+    int dense[2];
+    uint64_t dense_run[2];
+} CCore;
+
+static int q_push(CCore *k, const AtlInsn *in, int dep, int loads)
+{
+    if (k->nq == k->capq) {
+        int nc = k->capq ? 2 * k->capq : 16;
+        CDma *p = realloc(k->q, (size_t)nc * sizeof *p);
+        if (!p) return -1;
+        k->q = p;
+        k->capq = nc;
+    }
+    k->q[k->nq++] = (CDma){*in, dep, loads};
+    return 0;
+}
+
+static int cp_push(CCore *k, const AtlInsn *in)
+{
+    if (k->ncp == k->capcp) {
+        int nc = k->capcp ? 2 * k->capcp : 16;
+        AtlInsn *p = realloc(k->cp, (size_t)nc * sizeof *p);
+        if (!p) return -1;
+        k->cp = p;
+        k->capcp = nc;
+    }
+    k->cp[k->ncp++] = *in;
+    return 0;
+}
+
+/* Elements of the innermost dims that are contiguous in memory. */
+static uint64_t dense_run(const AtlInsn *in, const int32_t st[4], int es)
+{
+    uint64_t run = 1;
+    int64_t expect = es;
+    for (int d = 3; d >= 0; d--) {
+        if (in->shape[d] == 1) continue;
+        if (st[d] != expect) break;
+        run *= in->shape[d];
+        expect *= in->shape[d];
+    }
+    return run;
+}
+
+static uint64_t elem_addr(const AtlInsn *in, uint64_t base, const int32_t st[4], uint64_t idx)
+{
+    int64_t off = 0;
+    for (int d = 3; d >= 0; d--) {
+        uint64_t i = idx % in->shape[d];
+        idx /= in->shape[d];
+        off += (int64_t)i * st[d];
+    }
+    return base + (uint64_t)off;
+}
+
+typedef struct Servers {
+    uint64_t *chan, *noc_in, *noc_out, *port;
+    uint64_t *chan_bytes;
+    int nchan;
+} Servers;
+
+/* Sends the next burst of core k's active DMA at time >= k->next. */
+static void send_burst(const AtlChip *ch, Servers *sv, CCore *k, int core)
+{
+    const AtlInsn *in = &k->q[k->pos].in;
+    int es = isa_dtype_size(in->dtype);
+    uint64_t bb = (uint64_t)ch->dma_burst_bytes;
+    if (bb >= (uint64_t)es) bb -= bb % (uint64_t)es;
+    uint64_t bytes = k->total - k->off;
+    if (bytes > bb) bytes = bb;
+    uint64_t idx = k->off / (uint64_t)es, nel = bytes / (uint64_t)es;
+    int cl = core / ch->cores_per_cluster;
+    uint64_t t0 = k->next, occ_eng = 0, occ_all = 0;
+    double chbw = tim_dram_channel_bytes_per_cycle(ch);
+    int src_space = in->op == ISA_OP_DMA_FILL ? in->dst_space : in->src_space;
+    int touched[64], nt = 0;
+    /* DRAM ends: bytes per channel */
+    for (int side = 0; side < 2; side++) {
+        int space = side ? src_space : in->dst_space;
+        if (space != ISA_SPACE_DRAM || (side && in->op == ISA_OP_DMA_FILL)) continue;
+        const int32_t *st = side ? in->src_stride : in->dst_stride;
+        uint64_t base = (side ? in->src : in->dst) & 0xffffffffu;
+        uint64_t i = idx, left = nel, dr = k->dense_run[side];
+        while (left) {
+            uint64_t run = dr - i % dr;
+            if (run > left) run = left;
+            uint64_t a = elem_addr(in, base, st, i), len = run * (uint64_t)es;
+            while (len) {
+                uint64_t il = (uint64_t)ch->dram_interleave;
+                uint64_t c = (a / il) % (uint64_t)sv->nchan, take = il - a % il;
+                if (take > len) take = len;
+                if (!sv->chan_bytes[c] && nt < 64) touched[nt++] = (int)c;
+                sv->chan_bytes[c] += take;
+                a += take;
+                len -= take;
+            }
+            left -= run;
+            i += run;
+        }
+    }
+    uint64_t occ_ch[64];
+    for (int j = 0; j < nt; j++) {
+        occ_ch[j] = tim_occupancy(sv->chan_bytes[touched[j]], chbw);
+        t0 = max64(t0, sv->chan[touched[j]]);
+    }
+    int dram_in = src_space == ISA_SPACE_DRAM && in->op == ISA_OP_DMA_COPY;
+    int dram_out = in->dst_space == ISA_SPACE_DRAM;
+    int lmem = in->dst_space == ISA_SPACE_LMEM || (in->op == ISA_OP_DMA_COPY && src_space == ISA_SPACE_LMEM);
+    uint64_t occ_noc = tim_occupancy(bytes, (double)ch->noc_bytes_per_cycle);
+    uint64_t occ_port = tim_occupancy(bytes, (double)ch->dma_lmem_bytes_per_cycle);
+    if (dram_in) t0 = max64(t0, sv->noc_in[cl]);
+    if (dram_out) t0 = max64(t0, sv->noc_out[cl]);
+    if (lmem) t0 = max64(t0, sv->port[core]);
+    for (int j = 0; j < nt; j++) {
+        sv->chan[touched[j]] = t0 + occ_ch[j];
+        occ_all = max64(occ_all, occ_ch[j]);
+        sv->chan_bytes[touched[j]] = 0;
+    }
+    if (dram_in) { sv->noc_in[cl] = t0 + occ_noc; occ_eng = max64(occ_eng, occ_noc); }
+    if (dram_out) { sv->noc_out[cl] = t0 + occ_noc; occ_eng = max64(occ_eng, occ_noc); }
+    if (lmem) { sv->port[core] = t0 + occ_port; occ_eng = max64(occ_eng, occ_port); }
+    occ_all = max64(occ_all, occ_eng);
+    if (!occ_eng) occ_eng = occ_all;
+    uint64_t lat = tim_dma_path_latency(ch, in->dst_space, src_space);
+    k->done = max64(k->done, t0 + occ_all + lat);
+    k->off += bytes;
+    k->next = t0 + occ_eng;
+}
+
+/* Compute timeline of local tile i once its loads landed at t. */
+static void run_compute(const AtlChip *ch, CCore *k, int i, uint64_t t)
+{
+    uint64_t end = t;
+    int prev = -1;
+    for (int j = k->cp_first[i]; j < k->cp_first[i + 1]; j++) {
+        int eng = isa_ops[k->cp[j].op].engine;
+        if (eng == ISA_ENGINE_ANY) eng = ISA_ENGINE_VEC;
+        uint64_t start = k->eng_free[eng];
+        if (j == k->cp_first[i] || eng != prev) start = max64(start, end);
+        uint64_t cyc = tim_compute_cycles(ch, &k->cp[j]);
+        end = start + cyc;
+        k->eng_free[eng] = end;
+        k->busy[eng] += cyc;
+        prev = eng;
+    }
+    k->c_end[i] = end;
+}
+
+static int build_core(BkCtx *c, BkGroup *g, int core, CCore *k, BkCode *code, AtlErr *e)
+{
+    int n = 0;
+    for (int t = 0; t < g->ntiles; t++) if (g->tile_core[t] == core) n++;
+    k->n = n;
+    k->cp_first = calloc((size_t)n + 1, sizeof *k->cp_first);
+    k->c_end = calloc((size_t)n + 1, sizeof *k->c_end);
+    if (!k->cp_first || !k->c_end) return atl_fail(e, "out of memory in the cost model");
+    int li = 0, wk[2] = {-1, -1};
+    /* per local tile: loads (possibly skipped), computes, stores; queue order L0, L1, S0, L2, S1, ... */
+    AtlInsn *st_all = NULL;
+    int *st_first = calloc((size_t)n + 1, sizeof *st_first), nst = 0, capst = 0;
+    if (!st_first) return atl_fail(e, "out of memory in the cost model");
+    int rc = -1;
+    for (int t = 0; t < g->ntiles; t++) {
+        if (g->tile_core[t] != core) continue;
+        int s = li % 2;
+        bk_code_reset(code);
+        if (g->gen(c, g, t, (uint64_t)s * c->slot, code, e)) goto done;
+        if (code->oom) { atl_fail(e, "out of memory in the cost model"); goto done; }
+        if (g->direct) {
+            for (int j = 0; j < code->nst; j++) if (q_push(k, &code->st[j], -1, -1)) goto oom;
+            k->cp_first[li + 1] = k->ncp;
+            li++;
+            continue;
+        }
+        int key = g->tile_wkey[t];
+        int skip = key >= 0 && wk[s] == key;
+        wk[s] = key;
+        int last = -1;
+        for (int j = 0; j < code->nld; j++) if (!(skip && code->ld_w[j])) last = j;
+        /* loads of tile li go into the queue right before the stores of tile li-1 */
+        for (int j = 0; j < code->nld; j++) {
+            if (skip && code->ld_w[j]) continue;
+            if (q_push(k, &code->ld[j], -1, j == last ? li : -1)) goto oom;
+        }
+        if (last < 0) {
+            AtlInsn nop;
+            memset(&nop, 0, sizeof nop);
+            nop.op = ISA_OP_NOP;
+            if (q_push(k, &nop, -1, li)) goto oom;
+        }
+        if (li >= 1) for (int j = st_first[li - 1]; j < st_first[li]; j++)
+            if (q_push(k, &st_all[j], j == st_first[li - 1] ? li - 1 : -1, -1)) goto oom;
+        for (int j = 0; j < code->ncp; j++) if (cp_push(k, &code->cp[j])) goto oom;
+        k->cp_first[li + 1] = k->ncp;
+        for (int j = 0; j < code->nst; j++) {
+            if (nst == capst) {
+                int nc = capst ? 2 * capst : 16;
+                AtlInsn *p = realloc(st_all, (size_t)nc * sizeof *p);
+                if (!p) goto oom;
+                st_all = p;
+                capst = nc;
+            }
+            st_all[nst++] = code->st[j];
+        }
+        st_first[li + 1] = nst;
+        li++;
+    }
+    if (!g->direct && n > 0) {
+        for (int j = st_first[n - 1]; j < st_first[n]; j++)
+            if (q_push(k, &st_all[j], j == st_first[n - 1] ? n - 1 : -1, -1)) goto oom;
+        if (st_first[n] == st_first[n - 1]) {
+            AtlInsn nop;
+            memset(&nop, 0, sizeof nop);
+            nop.op = ISA_OP_NOP;
+            if (q_push(k, &nop, n - 1, -1)) goto oom;
+        }
+    }
+    rc = 0;
+    goto done;
+oom:
+    atl_fail(e, "out of memory in the cost model");
+done:
+    free(st_all);
+    free(st_first);
+    return rc;
+}
+
 int bk_cost_group(BkCtx *c, BkGroup *g, AtlErr *e)
 {
     const AtlChip *ch = c->chip;
+    int nc = c->ncores, rc = -1;
     BkCode code;
     memset(&code, 0, sizeof code);
-    int *idx = malloc((size_t)(g->ntiles ? g->ntiles : 1) * sizeof *idx);
-    uint64_t *cluster_bytes = calloc((size_t)ch->clusters, sizeof *cluster_bytes);
-    if (!idx || !cluster_bytes) { free(idx); free(cluster_bytes); return atl_fail(e, "out of memory in the cost model"); }
-    uint64_t worst = 0, wcomp = 0, wdma = 0, total_bytes = 0;
-    int rc = -1;
-    for (int core = 0; core < c->ncores; core++) {
-        int n = 0;
-        for (int t = 0; t < g->ntiles; t++) if (g->tile_core[t] == core) idx[n++] = t;
-        uint64_t dma_t = 0, dma_busy = 0, eng_free[ISA_NUM_ENGINES] = {0}, busy[ISA_NUM_ENGINES] = {0};
-        uint64_t l_end_prev = 0, l_end_next = 0;
-        int wk[2] = {-1, -1};
-        for (int i = -1; i < n; i++) {
-            /* load of tile i+1 */
-            if (i + 1 < n) {
-                int s = (i + 1) % 2;
-                bk_code_reset(&code);
-                if (g->gen(c, g, idx[i + 1], (uint64_t)s * c->slot, &code, e)) goto done;
-                int key = g->tile_wkey[idx[i + 1]];
-                int skip = !g->direct && key >= 0 && wk[s] == key;
-                wk[s] = key;
-                const AtlInsn *list = g->direct ? code.st : code.ld;
-                int cnt = g->direct ? code.nst : code.nld;
-                for (int k = 0; k < cnt; k++) {
-                    if (skip && !g->direct && code.ld_w[k]) continue;
-                    uint64_t cyc = bk_insn_cycles(ch, &list[k]);
-                    dma_t += cyc;
-                    dma_busy += cyc;
-                    total_bytes += dma_bytes(&list[k]);
-                    cluster_bytes[core / ch->cores_per_cluster] += dma_bytes(&list[k]);
-                }
-                l_end_prev = l_end_next;
-                l_end_next = dma_t;
-            } else l_end_prev = l_end_next;
-            if (i < 0 || g->direct) continue;
-            /* compute of tile i (regenerate: the code buffer holds i+1) */
-            bk_code_reset(&code);
-            if (g->gen(c, g, idx[i], (uint64_t)(i % 2) * c->slot, &code, e)) goto done;
-            uint64_t dep = l_end_prev, end = dep;
-            int prev = -1;
-            for (int k = 0; k < code.ncp; k++) {
-                int eng = isa_ops[code.cp[k].op].engine;
-                if (eng == ISA_ENGINE_ANY) eng = ISA_ENGINE_VEC;
-                uint64_t start = eng_free[eng];
-                if (k == 0 || eng != prev) start = max64(start, k == 0 ? dep : end);
-                uint64_t cyc = tim_compute_cycles(ch, &code.cp[k]);
-                end = start + cyc;
-                eng_free[eng] = end;
-                busy[eng] += cyc;
-                prev = eng;
-            }
-            /* store of tile i */
-            dma_t = max64(dma_t, end);
-            for (int k = 0; k < code.nst; k++) {
-                uint64_t cyc = bk_insn_cycles(ch, &code.st[k]);
-                dma_t += cyc;
-                dma_busy += cyc;
-                total_bytes += dma_bytes(&code.st[k]);
-                cluster_bytes[core / ch->cores_per_cluster] += dma_bytes(&code.st[k]);
-            }
+    CCore *ks = calloc((size_t)nc, sizeof *ks);
+    Servers sv;
+    memset(&sv, 0, sizeof sv);
+    sv.nchan = ch->dram_channels;
+    sv.chan = calloc((size_t)sv.nchan, sizeof *sv.chan);
+    sv.chan_bytes = calloc((size_t)sv.nchan, sizeof *sv.chan_bytes);
+    sv.noc_in = calloc((size_t)ch->clusters, sizeof *sv.noc_in);
+    sv.noc_out = calloc((size_t)ch->clusters, sizeof *sv.noc_out);
+    sv.port = calloc((size_t)nc, sizeof *sv.port);
+    if (!ks || !sv.chan || !sv.chan_bytes || !sv.noc_in || !sv.noc_out || !sv.port) { atl_fail(e, "out of memory in the cost model"); goto done; }
+    for (int core = 0; core < nc; core++) if (build_core(c, g, core, &ks[core], &code, e)) goto done;
+    /* replay: repeatedly advance the core whose next DMA event is earliest */
+    for (;;) {
+        int best = -1;
+        uint64_t bt = UINT64_MAX;
+        for (int core = 0; core < nc; core++) {
+            CCore *k = &ks[core];
+            uint64_t t;
+            if (k->active) t = k->next;
+            else if (k->pos < k->nq) {
+                const CDma *d = &k->q[k->pos];
+                t = k->dma_free;
+                if (d->dep >= 0) t = max64(t, k->c_end[d->dep]);
+            } else continue;
+            if (t < bt) { bt = t; best = core; }
         }
-        worst = max64(worst, dma_t);
-        wcomp = max64(wcomp, max64(busy[ISA_ENGINE_MAT], busy[ISA_ENGINE_VEC]));
-        wdma = max64(wdma, dma_busy);
+        if (best < 0) break;
+        CCore *k = &ks[best];
+        if (!k->active) {
+            const AtlInsn *in = &k->q[k->pos].in;
+            k->start = bt;
+            if (in->op == ISA_OP_NOP) {
+                k->done = bt;
+                k->total = 0;
+            } else {
+                k->active = 1;
+                k->off = 0;
+                k->total = dma_bytes(in);
+                k->dense_run[0] = dense_run(in, in->dst_stride, isa_dtype_size(in->dtype));
+                k->dense_run[1] = dense_run(in, in->src_stride, isa_dtype_size(in->dtype));
+                k->next = bt + (uint64_t)ch->dma_issue_cycles;
+                k->done = k->next;
+                continue;
+            }
+        } else {
+            send_burst(ch, &sv, k, best);
+            if (k->off < k->total) continue;
+            k->active = 0;
+        }
+        /* the instruction completed at k->done */
+        k->dma_free = k->done;
+        k->busy_dma += k->done - k->start;
+        int lt = k->q[k->pos].loads_tile;
+        if (lt >= 0) run_compute(ch, k, lt, k->done);
+        k->pos++;
     }
-    uint64_t bound = tim_occupancy(total_bytes, tim_dram_bytes_per_cycle(ch));
-    for (int k = 0; k < ch->clusters; k++)
-        bound = max64(bound, tim_occupancy(cluster_bytes[k], (double)ch->noc_bytes_per_cycle));
-    g->est_cycles = max64(worst, bound) + (uint64_t)ch->barrier_cycles;
+    uint64_t worst = 0, wcomp = 0, wdma = 0;
+    for (int core = 0; core < nc; core++) {
+        CCore *k = &ks[core];
+        worst = max64(worst, k->dma_free);
+        for (int eng = 0; eng < ISA_NUM_ENGINES; eng++) worst = max64(worst, k->eng_free[eng]);
+        wcomp = max64(wcomp, max64(k->busy[ISA_ENGINE_MAT], k->busy[ISA_ENGINE_VEC]));
+        wdma = max64(wdma, k->busy_dma);
+    }
+    g->est_cycles = worst + (uint64_t)ch->barrier_cycles;
     g->est_compute = wcomp;
     g->est_dma = wdma;
     rc = 0;
 done:
+    for (int core = 0; ks && core < nc; core++) {
+        free(ks[core].q); free(ks[core].cp); free(ks[core].cp_first); free(ks[core].c_end);
+    }
+    free(ks);
+    free(sv.chan); free(sv.chan_bytes); free(sv.noc_in); free(sv.noc_out); free(sv.port);
     bk_code_free(&code);
-    free(idx);
-    free(cluster_bytes);
     return rc;
 }

@@ -15,7 +15,11 @@
 #include "compiler/backend.h"
 #include "isa/regs.h"
 
-static uint64_t up4k(uint64_t v) { return (v + 4095) / 4096 * 4096; }
+/* Region bases are aligned to a whole round of DRAM channels
+ * (interleave x channels, at least 4 KiB), the placement the cost model
+ * assumes (bk_cost.c), so estimates and simulation see the same channel
+ * of every address. */
+static uint64_t round_up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
 
 static int reloc(uint64_t *addr, const BkRegionBases *b, const uint64_t size[3], AtlErr *e)
 {
@@ -28,8 +32,11 @@ static int reloc(uint64_t *addr, const BkRegionBases *b, const uint64_t size[3],
     return 0;
 }
 
-int bk_stage_program(const AbmModel *m, uint32_t stage, int ncores, AtlProgram *p, BkRegionBases *bases_out, AtlErr *e)
+int bk_stage_program(const AbmModel *m, uint32_t stage, const AtlChip *chip, AtlProgram *p, BkRegionBases *bases_out, AtlErr *e)
 {
+    int ncores = cfg_total_cores(chip);
+    uint64_t al = (uint64_t)chip->dram_interleave * (uint64_t)chip->dram_channels;
+    if (al < 4096) al = 4096;
     const AbmView *v = &m->view;
     if (stage >= v->n_stages) return atl_fail(e, "stage %u does not exist", stage);
     AbmStage st = abm_stage(v, stage);
@@ -37,8 +44,8 @@ int bk_stage_program(const AbmModel *m, uint32_t stage, int ncores, AtlProgram *
     BkRegionBases b;
     uint64_t size[3] = {m->weight_bytes, st.activation_bytes, st.io_bytes};
     b.base[ABM_REGION_WEIGHTS] = 0;
-    b.base[ABM_REGION_ACTIVATIONS] = up4k(m->weight_bytes);
-    b.base[ABM_REGION_IO] = b.base[ABM_REGION_ACTIVATIONS] + up4k(st.activation_bytes);
+    b.base[ABM_REGION_ACTIVATIONS] = round_up(m->weight_bytes, al);
+    b.base[ABM_REGION_IO] = b.base[ABM_REGION_ACTIVATIONS] + round_up(st.activation_bytes, al);
     if (prog_init(p, ncores, e)) return -1;
     for (uint32_t core = 0; core < st.core_count; core++)
         for (uint32_t eng = 0; eng < ABM_ENGINES; eng++) {

@@ -108,7 +108,7 @@ static inline int e2e_run(const char *name, const char *chipfile, int dtype, E2e
     r->ok_compile = 1;
     if (abm_serialize(w, &buf, &len, &e) || abm_load_buffer(&m, buf, len, 0, 0, &e)) goto done;
     BkRegionBases b;
-    if (bk_stage_program(&m, 0, cfg_total_cores(&chip), &p, &b, &e)) goto done;
+    if (bk_stage_program(&m, 0, &chip, &p, &b, &e)) goto done;
     AtlSimOptions so;
     sim_options_default(&so);
     s = sim_create(&chip, &so, &e);
@@ -217,7 +217,7 @@ static inline int e2e_graph(IrGraph *g, const char *chipfile, int dtype, double 
     if (!w || bk_compile(g, &chip, &o, w, NULL, &e)) goto done;
     if (abm_serialize(w, &buf, &len, &e) || abm_load_buffer(&m, buf, len, 0, 0, &e)) goto done;
     BkRegionBases b;
-    if (bk_stage_program(&m, 0, cfg_total_cores(&chip), &p, &b, &e)) goto done;
+    if (bk_stage_program(&m, 0, &chip, &p, &b, &e)) goto done;
     AtlSimOptions so;
     sim_options_default(&so);
     s = sim_create(&chip, &so, &e);

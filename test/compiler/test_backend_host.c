@@ -1,0 +1,144 @@
+/* test_backend_host.c - compiled models through the real runtime path:
+ * bk_compile -> .abm bytes -> host API (include/atoll.h) -> firmware LOAD
+ * (validation, relocation, placement) -> RUN on the simulated device ->
+ * atl_output, compared with the PyTorch reference (fp32: |a - t| <=
+ * 1e-5 + 1e-4 |t|; fp16: cosine >= 0.999). Also batch > 1 through a
+ * dynamic-batch model (digits_cnn at batch 3, every image checked against
+ * batch-1 runs of the same images). */
+#include <stdio.h>
+#include <stdlib.h>
+#include "test/test.h"
+#include "test/compiler/bk_e2e.h"
+#include "atoll.h"
+
+/* Compiles model for chip/dtype with its first input fixed to in's shape
+ * (batch overridden when batch > 0); returns malloc'd .abm bytes. */
+static uint8_t *compile_abm(const char *name, const char *chipfile, int dtype, const AtlNdArray *in, int batch, size_t *len, char *err)
+{
+    AtlErr e = {{0}};
+    IrGraph g;
+    AtlChip chip;
+    char path[256];
+    uint8_t *buf = NULL;
+    AtlNdArray shaped = *in;
+    if (batch > 0) shaped.shape[0] = batch;
+    ir_init(&g);
+    snprintf(path, sizeof path, "models/%s.onnx", name);
+    AbmWriter *w = NULL;
+    if (cfg_load(chipfile, &chip, &e) || e2e_load_model(path, &shaped, &g, &e)) goto done;
+    w = abm_writer_new(cfg_fingerprint(&chip));
+    BkOptions o;
+    bk_options_default(&o);
+    o.dtype = dtype;
+    if (!w || bk_compile(&g, &chip, &o, w, NULL, &e) || abm_serialize(w, &buf, len, &e)) { free(buf); buf = NULL; }
+done:
+    if (!buf) snprintf(err, 1024, "%s", e.msg);
+    abm_writer_free(w);
+    ir_free(&g);
+    return buf;
+}
+
+static void run_model(const char *name, const char *chipfile, int dtype)
+{
+    char path[256], err[1024] = "";
+    AtlNdArray *ref = NULL;
+    int nref = 0;
+    AtlErr e;
+    snprintf(path, sizeof path, "models/%s.ref.npz", name);
+    REQUIRE(atl_npz_read(path, &ref, &nref, &e) == 0);
+    const AtlNdArray *rin = NULL, *rout = NULL;
+    for (int i = 0; i < nref; i++) {
+        if (!strcmp(ref[i].name, "input")) rin = &ref[i];
+        if (!strcmp(ref[i].name, "output")) rout = &ref[i];
+    }
+    REQUIRE(rin && rout);
+    size_t len = 0;
+    uint8_t *abm = compile_abm(name, chipfile, dtype, rin, 0, &len, err);
+    CHECKF(abm != NULL, "%s: %s", name, err);
+    AtlDevice *dev = NULL;
+    AtlModel *m = NULL;
+    int es = isa_dtype_size(dtype);
+    int64_t nin = atl_ndarray_numel(rin), nout = atl_ndarray_numel(rout);
+    uint8_t *in = malloc((size_t)nin * es), *out = malloc((size_t)nout * es);
+    if (abm && in && out && atl_open(&dev, chipfile, NULL) == ATL_OK && atl_load_memory(dev, abm, len, &m) == ATL_OK) {
+        for (int64_t i = 0; i < nin; i++) e2e_store_elem(dtype, in, (size_t)i, ((float *)rin->data)[i]);
+        AtlBuffer b = {NULL, in, (size_t)nin * es, rin->ndim, {0}};
+        for (int d = 0; d < rin->ndim; d++) b.dims[d] = (uint32_t)rin->shape[d];
+        AtlStatus st = atl_run(m, NULL, &b, 1, NULL);
+        CHECKF(st == ATL_OK, "%s on %s: run: %s", name, chipfile, atl_last_error(dev));
+        if (st == ATL_OK && atl_output(m, NULL, 0, out, (size_t)nout * es) == ATL_OK) {
+            int64_t bad = 0;
+            double dot = 0, na = 0, nb = 0, mx = 0;
+            for (int64_t i = 0; i < nout; i++) {
+                double a = e2e_load_elem(out, dtype, (size_t)i), t = ((float *)rout->data)[i];
+                if (fabs(a - t) > 1e-5 + 1e-4 * fabs(t)) bad++;
+                if (fabs(a - t) > mx) mx = fabs(a - t);
+                dot += a * t; na += a * a; nb += t * t;
+            }
+            double cosv = dot / sqrt(na * nb);
+            AtlProfile pr;
+            uint64_t cyc = atl_profile(m, &pr) == ATL_OK ? pr.cycles : 0;
+            printf("  %-16s %-18s %-4s via firmware: max_abs %.3g cos %.6f cycles %llu\n", name, chipfile, isa_dtype_name(dtype),
+                   mx, cosv, (unsigned long long)cyc);
+            if (dtype == ISA_F32) CHECKF(bad == 0, "%s: %lld elements out of tolerance (max abs %g)", name, (long long)bad, mx);
+            else CHECKF(cosv >= 0.999, "%s: cosine %.6f", name, cosv);
+        } else CHECKF(0, "%s: output: %s", name, atl_last_error(dev));
+    } else if (abm) CHECKF(0, "%s on %s: open/load: %s", name, chipfile, dev ? atl_last_error(dev) : "no device");
+    atl_unload(m);
+    atl_close(dev);
+    free(in); free(out); free(abm);
+    atl_ndarray_list_free(ref, nref);
+}
+
+TEST(models_through_firmware)
+{
+    const char *models[] = {"digits_cnn", "lenet5", "encoder_block", "resnet20_cifar"};
+    for (int i = 0; i < 4; i++) {
+        run_model(models[i], "configs/tiny.ini", ISA_F32);
+        run_model(models[i], "configs/a1.ini", ISA_F32);
+    }
+    run_model("resnet20_cifar", "configs/a1.ini", ISA_F16);
+}
+
+/* digits_cnn at batch 3 equals three batch-1 runs (via the firmware). */
+TEST(batch3_matches_batch1)
+{
+    char err[1024] = "";
+    AtlNdArray *ref = NULL;
+    int nref = 0;
+    AtlErr e;
+    REQUIRE(atl_npz_read("models/digits_cnn.ref.npz", &ref, &nref, &e) == 0);
+    const AtlNdArray *rin = &ref[0];
+    if (strcmp(ref[0].name, "input")) rin = &ref[1];
+    size_t l3 = 0, l1 = 0;
+    uint8_t *a3 = compile_abm("digits_cnn", "configs/a1.ini", ISA_F32, rin, 3, &l3, err);
+    uint8_t *a1 = compile_abm("digits_cnn", "configs/a1.ini", ISA_F32, rin, 1, &l1, err);
+    CHECKF(a3 && a1, "compile: %s", err);
+    int64_t per = atl_ndarray_numel(rin) / rin->shape[0];
+    float *x = malloc((size_t)per * 3 * sizeof *x), y3[30], y1[10];
+    for (int64_t i = 0; i < per * 3; i++) x[i] = ((float *)rin->data)[i % per] * (1.0f + 0.25f * (float)(i / per));
+    AtlDevice *dev = NULL;
+    AtlModel *m3 = NULL, *m1 = NULL;
+    if (a3 && a1 && atl_open(&dev, "configs/a1.ini", NULL) == ATL_OK && atl_load_memory(dev, a3, l3, &m3) == ATL_OK &&
+        atl_load_memory(dev, a1, l1, &m1) == ATL_OK) {
+        AtlBuffer b = {NULL, x, (size_t)per * 3 * 4, 4, {3, 1, 8, 8}};
+        CHECK(atl_run(m3, NULL, &b, 1, NULL) == ATL_OK && atl_output(m3, NULL, 0, y3, sizeof y3) == ATL_OK);
+        for (int k = 0; k < 3; k++) {
+            AtlBuffer b1 = {NULL, x + k * per, (size_t)per * 4, 4, {1, 1, 8, 8}};
+            CHECK(atl_run(m1, NULL, &b1, 1, NULL) == ATL_OK && atl_output(m1, NULL, 0, y1, sizeof y1) == ATL_OK);
+            for (int j = 0; j < 10; j++) CHECK_NEAR(y3[k * 10 + j], y1[j], 1e-5 + 1e-5 * fabs(y1[j]));
+        }
+    } else CHECKF(0, "device: %s", dev ? atl_last_error(dev) : "none");
+    atl_unload(m3);
+    atl_unload(m1);
+    atl_close(dev);
+    free(x); free(a3); free(a1);
+    atl_ndarray_list_free(ref, nref);
+}
+
+int main(void)
+{
+    RUN(models_through_firmware);
+    RUN(batch3_matches_batch1);
+    return test_summary("test_backend_host");
+}
