@@ -104,7 +104,7 @@ static int bench_one(const AtlChip *chip, const char *name, Row *row, AtlErr *e)
     row->compile_s = now() - t0;
     if (abm_load_buffer(&m, buf, len, cfg_fingerprint(chip), 0, e)) goto out;
     BkRegionBases bases;
-    if (bk_stage_program(&m, 0, chip->clusters * chip->cores_per_cluster, &prog, &bases, e)) goto out;
+    if (bk_stage_program(&m, 0, chip, &prog, &bases, e)) goto out;
     AtlSimOptions so;
     sim_options_default(&so);
     so.mode = SIM_MODE_FULL;
