@@ -35,7 +35,7 @@ typedef struct Row {
     int batch;
     double compile_s, sim_s;
     uint64_t cycles, dram, compulsory, macs;
-    double ips, mm_util, cosine;
+    double ips, mm_util, cosine, max_abs;
     char error[300];
 } Row;
 
@@ -147,7 +147,10 @@ static int bench_one(const AtlChip *chip, const char *name, Row *row, AtlErr *e)
         got = want;
         got.data = sim_dram(sim, bases.base[t.region] + t.offset, t.size);
         CmpStats cs;
-        if (got.data && !cmp_tensors(&want, &got, &cs, e) && cs.cosine < row->cosine) row->cosine = cs.cosine;
+        if (got.data && !cmp_tensors(&want, &got, &cs, e)) {
+            if (cs.cosine < row->cosine) row->cosine = cs.cosine;
+            if (cs.max_abs > row->max_abs) row->max_abs = cs.max_abs;
+        }
     }
     row->compulsory = sum.weight_bytes + io_in + io_out;
     rc = 0;
@@ -168,18 +171,18 @@ static void format_table(const Row *rows, int n, const AtlChip *chip, char *out,
 {
     size_t k = 0;
     k += (size_t)snprintf(out + k, cap - k,
-                          "| model | batch | compile s | cycles | inf/s @ %.0f MHz | MAC util | DRAM bytes | compulsory | DRAM/compulsory | host sim s | cosine vs PyTorch |\n"
+                          "| model | batch | compile s | cycles | inf/s @ %.0f MHz | MAC util | DRAM bytes | compulsory | DRAM/compulsory | host sim s | vs PyTorch: cosine, max abs |\n"
                           "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n", chip->freq_mhz);
     for (int i = 0; i < n && k < cap; i++) {
         const Row *r = &rows[i];
         if (r->error[0]) {
-            k += (size_t)snprintf(out + k, cap - k, "| %s | | | | | | | | | | not compiled: %.160s |\n", r->model, r->error);
+            k += (size_t)snprintf(out + k, cap - k, "| %s | | | | | | | | | | failed: %.160s |\n", r->model, r->error);
             continue;
         }
-        k += (size_t)snprintf(out + k, cap - k, "| %s | %d | %.3f | %llu | %.1f | %.1f%% | %llu | %llu | %.2f | %.3f | %.6f |\n",
+        k += (size_t)snprintf(out + k, cap - k, "| %s | %d | %.3f | %llu | %.1f | %.2f%% | %llu | %llu | %.2f | %.3f | %.7f, %.2g |\n",
                               r->model, r->batch, r->compile_s, (unsigned long long)r->cycles, r->ips, 100 * r->mm_util,
                               (unsigned long long)r->dram, (unsigned long long)r->compulsory,
-                              r->compulsory ? (double)r->dram / (double)r->compulsory : 0, r->sim_s, r->cosine);
+                              r->compulsory ? (double)r->dram / (double)r->compulsory : 0, r->sim_s, r->cosine, r->max_abs);
     }
 }
 
