@@ -153,6 +153,8 @@ int bk_compile(const IrGraph *g, const AtlChip *chip, const BkOptions *opt, AbmW
         memset(gr, 0, sizeof *gr);
         gr->node = i;
         gr->layer_id = c.ngroups;
+        gr->slot_off = 0;
+        gr->slot_size = c.slot;
         c.ngroups++;
         if (bk_lower_node(&c, i, gr, e)) goto done;
         if (bk_emit_group(&c, gr, e)) goto done;
