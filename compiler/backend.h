@@ -81,7 +81,11 @@ void bk_options_default(BkOptions *o);
 void bk_summary_free(BkSummary *s);
 
 /* Compiles g (canonicalised by pass_run_all, shapes known) for chip into a
- * new net of w. sum may be NULL. Errors name the node and its op. */
+ * new stage of w: of the net named opt->net_name (or the graph's name),
+ * created if w does not have it yet, so compiling the same model at several
+ * batch sizes into one writer gives one net with a stage per batch size
+ * (weights shared by deduplication). sum may be NULL. Errors name the node
+ * and its op. */
 int bk_compile(const IrGraph *g, const AtlChip *chip, const BkOptions *opt,
                AbmWriter *w, BkSummary *sum, AtlErr *e);
 

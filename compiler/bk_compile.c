@@ -164,7 +164,9 @@ int bk_compile(const IrGraph *g, const AtlChip *chip, const BkOptions *opt, AbmW
     char name[128];
     snprintf(name, sizeof name, "%s", opt->net_name ? opt->net_name : (g->name && g->name[0] ? g->name : "net"));
     int batch = g->nin > 0 && g->t[g->inputs[0]].ndim > 0 ? (int)g->t[g->inputs[0]].dims[0] : 1;
-    if (abm_add_net(w, name, &net, e) || abm_add_stage(w, net, (uint32_t)batch, (uint32_t)c.ncores, &stage, e)) goto done;
+    /* a net of that name already in w gets one more stage (another batch size) */
+    if (abm_writer_find_net(w, name, &net) && abm_add_net(w, name, &net, e)) goto done;
+    if (abm_add_stage(w, net, (uint32_t)batch, (uint32_t)c.ncores, &stage, e)) goto done;
     if (add_io_tensors(&c, stage, e) || encode_streams(&c, stage, e)) goto done;
     if (abm_set_mem_plan(w, stage, c.act_bytes ? c.act_bytes : 64, c.io_bytes ? c.io_bytes : 64, e)) goto done;
     if (!abm_writer_has_metadata(w)) {
