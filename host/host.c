@@ -45,7 +45,8 @@ struct AtlModel {
     AtlNetInfo *nets;
     AtlStageInfo *stages;
     StageData *sdata;
-    AtlTensorInfo *tensors;
+    AtlTensorInfo *tensors;       /* per stage: inputs, then outputs */
+    AtlTensorInfo *all;           /* every tensor, in file order */
     char **names;
     uint32_t n_names;
     int has_run;
@@ -139,6 +140,7 @@ static void model_free(AtlModel *m)
     free(m->stages);
     free(m->sdata);
     free(m->tensors);
+    free(m->all);
     free(m->layers);
     free(m);
 }
@@ -181,8 +183,10 @@ static AtlStatus describe(AtlDevice *d, AtlModel *m, uint32_t n_tensors)
     m->stages = calloc(m->n_stages ? m->n_stages : 1, sizeof *m->stages);
     m->sdata = calloc(m->n_stages ? m->n_stages : 1, sizeof *m->sdata);
     m->tensors = calloc(n_tensors ? n_tensors : 1, sizeof *m->tensors);
+    m->all = calloc(n_tensors ? n_tensors : 1, sizeof *m->all);
     m->names = calloc((size_t)m->n_nets + n_tensors + 1, sizeof *m->names);
-    if (!m->nets || !m->stages || !m->sdata || !m->tensors || !m->names) return fail(d, ATL_ERR_HOST_MEMORY, "out of host memory");
+    if (!m->nets || !m->stages || !m->sdata || !m->tensors || !m->all || !m->names)
+        return fail(d, ATL_ERR_HOST_MEMORY, "out of host memory");
     AtlStatus s;
     uint32_t nt = 0;
     for (uint32_t n = 0; n < m->n_nets; n++) {
@@ -206,15 +210,16 @@ static AtlStatus describe(AtlDevice *d, AtlModel *m, uint32_t n_tensors)
             AtlTensorInfo *ins = &m->tensors[nt], *outs = calloc(tcount ? tcount : 1, sizeof *outs);
             uint32_t n_in = 0, n_out = 0;
             if (!outs) return fail(d, ATL_ERR_HOST_MEMORY, "out of host memory");
+            if (tfirst > n_tensors || tcount > n_tensors - tfirst) {
+                free(outs);
+                return fail(d, ATL_ERR_BAD_IMAGE, "stage %u: tensor range out of bounds", g);
+            }
             for (uint32_t t = tfirst; t < tfirst + tcount; t++) {
                 uint32_t qt[4] = { m->handle, ATL_QK_TENSOR, t, 0 };
                 if ((s = post(d, ATL_MB_QUERY, qt, 4))) { free(outs); return s; }
-                uint32_t role = d->result[1];
-                if (role != ABM_ROLE_INPUT && role != ABM_ROLE_OUTPUT) continue;
-                if (nt + n_out >= n_tensors) { free(outs); return fail(d, ATL_ERR_BAD_IMAGE, "more tensors than the model reported"); }
-                AtlTensorInfo *ti = role == ABM_ROLE_INPUT ? &m->tensors[nt++] : &outs[n_out++];
-                if (role == ABM_ROLE_INPUT) n_in++;
+                AtlTensorInfo *ti = &m->all[t];
                 if (!(ti->name = keep_name(m, d->msg))) { free(outs); return fail(d, ATL_ERR_HOST_MEMORY, "out of host memory"); }
+                ti->role = (int)d->result[1];
                 ti->dtype = (int)d->result[0];
                 ti->ndim = (int)d->result[4];
                 for (int i = 0; i < ATL_MAX_DIMS; i++) ti->dims[i] = d->result[5 + i];
@@ -224,7 +229,15 @@ static AtlStatus describe(AtlDevice *d, AtlModel *m, uint32_t n_tensors)
                 ti->scale = 1.0f;
                 ti->zero_point = 0;
                 if (ti->quant_count) { memcpy(&ti->scale, &d->result[18], 4); ti->zero_point = (int32_t)d->result[19]; }
+                if ((ti->role == ATL_ROLE_INPUT || ti->role == ATL_ROLE_OUTPUT) && nt + n_out >= n_tensors) {
+                    free(outs);
+                    return fail(d, ATL_ERR_BAD_IMAGE, "more inputs and outputs than the model has tensors");
+                }
+                if (ti->role == ATL_ROLE_INPUT) { m->tensors[nt++] = *ti; n_in++; }
+                else if (ti->role == ATL_ROLE_OUTPUT) outs[n_out++] = *ti;
             }
+            st->tensors = &m->all[tfirst];
+            st->n_tensors = tcount;
             st->inputs = ins;
             st->n_inputs = n_in;
             st->outputs = &m->tensors[nt];
@@ -425,6 +438,25 @@ AtlStatus atl_output(AtlModel *m, const char *name, uint32_t index, void *dst, s
         return fail(d, ATL_ERR_SIZE, "output '%s': buffer has %zu bytes, the tensor %llu", t->name, size, (unsigned long long)t->bytes);
     const uint8_t *src = device_dram(d->hw, t->device_addr, t->bytes);
     if (!src) return fail(d, ATL_ERR_BAD_ARG, "output '%s' lies outside device DRAM", t->name);
+    memcpy(dst, src, t->bytes);
+    return ATL_OK;
+}
+
+AtlStatus atl_read_tensor(AtlModel *m, const char *name, void *dst, size_t size)
+{
+    if (!m) return ATL_ERR_INVALID;
+    AtlDevice *d = m->dev;
+    if (!m->has_run) return fail(d, ATL_ERR_NOT_RUN, "no successful run yet");
+    if (!name) return fail(d, ATL_ERR_INVALID, "atl_read_tensor: no name");
+    const AtlStageInfo *st = &m->stages[m->last_stage];
+    const AtlTensorInfo *t = NULL;
+    for (uint32_t i = 0; i < st->n_tensors && !t; i++)
+        if (!strcmp(st->tensors[i].name, name)) t = &st->tensors[i];
+    if (!t) return fail(d, ATL_ERR_UNKNOWN_TENSOR, "the stage that ran has no tensor named '%s'", name);
+    if (!dst || size != t->bytes)
+        return fail(d, ATL_ERR_SIZE, "tensor '%s': buffer has %zu bytes, the tensor %llu", t->name, size, (unsigned long long)t->bytes);
+    const uint8_t *src = device_dram(d->hw, t->device_addr, t->bytes);
+    if (!src) return fail(d, ATL_ERR_BAD_ARG, "tensor '%s' lies outside device DRAM", t->name);
     memcpy(dst, src, t->bytes);
     return ATL_OK;
 }

@@ -41,6 +41,8 @@ typedef enum AtlStatus {
 
 /* Element types (the .abm numbering). */
 enum { ATL_INT8 = 0, ATL_UINT8 = 1, ATL_INT16 = 2, ATL_INT32 = 3, ATL_FP16 = 4, ATL_BF16 = 5, ATL_FP32 = 6 };
+/* Tensor roles (the .abm numbering). */
+enum { ATL_ROLE_INPUT = 0, ATL_ROLE_OUTPUT = 1, ATL_ROLE_WEIGHT = 2, ATL_ROLE_ACTIVATION = 3 };
 
 #define ATL_MAX_DIMS 6
 #define ATL_ENGINES 3             /* 0 dma, 1 matrix, 2 vector */
@@ -51,6 +53,7 @@ struct AtlChip;                   /* isa/config.h */
 
 typedef struct AtlTensorInfo {
     const char *name;
+    int role;                     /* ATL_ROLE_INPUT ... */
     int dtype;                    /* ATL_INT8 ... */
     int ndim;
     uint32_t dims[ATL_MAX_DIMS];
@@ -65,6 +68,8 @@ typedef struct AtlStageInfo {
     uint32_t batch, cores;
     uint32_t n_inputs, n_outputs;
     const AtlTensorInfo *inputs, *outputs;
+    uint32_t n_tensors;           /* every tensor of the stage (weights and */
+    const AtlTensorInfo *tensors; /* activations too), in file order */
 } AtlStageInfo;
 
 typedef struct AtlNetInfo {
@@ -133,6 +138,10 @@ AtlStatus atl_run(AtlModel *model, const char *net, const AtlBuffer *inputs, uin
 /* Copies output `name` (NULL: output `index`) of the last run into dst, which
  * must hold exactly the tensor's bytes. */
 AtlStatus atl_output(AtlModel *model, const char *name, uint32_t index, void *dst, size_t size);
+/* Copies any tensor of the stage that ran last (an activation, to compare
+ * intermediates with a reference; a weight; an input or output) into dst,
+ * which must hold exactly its bytes. */
+AtlStatus atl_read_tensor(AtlModel *model, const char *name, void *dst, size_t size);
 /* Profile of the last run. */
 AtlStatus atl_profile(const AtlModel *model, AtlProfile *profile);
 /* The simulator's statistics JSON and Chrome trace of the last run

@@ -1,12 +1,88 @@
 /* abm_merge.c - adds the nets and stages of a decoded model to a writer:
  * the library half of `atoll inspect --combine`. Weights go through
  * abm_add_weight, so blobs shared by both models are stored once; tensor
- * offsets are moved with their blob. Everything is checked before the
- * writer is touched, so a refused merge leaves it unchanged.
+ * offsets are moved with their blob, and so are the weight addresses in the
+ * command streams (DMA operands tagged as weights, docs/firmware.md
+ * "Relocation convention"). Everything is checked before the writer is
+ * touched, so a refused merge leaves it unchanged.
  */
 #include "isa/abm.h"
+#include "isa/isa.h"
+#include "isa/regs.h"
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* Byte extent [lo, hi) of a DMA operand relative to its address. */
+static void dma_extent(const AtlInsn *in, const int32_t *stride, int64_t *lo, int64_t *hi)
+{
+    *lo = 0;
+    *hi = isa_dtype_size(in->dtype);
+    for (int d = 0; d < 4; d++) {
+        if (in->shape[d] == 0) { *lo = *hi = 0; return; }
+        int64_t span = (int64_t)(in->shape[d] - 1) * stride[d];
+        if (span < 0) *lo += span; else *hi += span;
+    }
+}
+
+/* Moves one weight-tagged DRAM operand with its blob. */
+static int move_weight_addr(const AbmView *v, const uint64_t *newoff, const AtlInsn *in, uint64_t *addr,
+                            const int32_t *stride, const char *where, AtlErr *e)
+{
+    uint64_t off = *addr & 0xFFFFFFFFull;
+    int64_t lo, hi;
+    dma_extent(in, stride, &lo, &hi);
+    uint32_t a = 0, b = v->n_blobs;          /* last blob starting at or before off */
+    while (b - a > 1) {
+        uint32_t mid = a + (b - a) / 2;
+        if (abm_blob(v, mid).dram_offset <= off) a = mid; else b = mid;
+    }
+    AbmBlob blob = v->n_blobs ? abm_blob(v, a) : (AbmBlob){0};
+    if (!v->n_blobs || blob.dram_offset > off || (int64_t)off + lo < (int64_t)blob.dram_offset ||
+        (int64_t)off + hi > (int64_t)(blob.dram_offset + blob.raw_size))
+        return atl_fail(e, "%s: weights bytes [%lld, %lld) are not inside one weight blob, so they cannot follow it",
+                        where, (long long)off + lo, (long long)off + hi);
+    *addr = ATL_RELOC_ADDR(ABM_REGION_WEIGHTS, newoff[a] + (off - blob.dram_offset));
+    return 0;
+}
+
+/* A copy of stream bytes with every weight-tagged DRAM operand moved to its
+ * blob's new offset (records that do not decode are copied as they are).
+ * *out is malloc'd (caller frees). */
+static int relocate_stream(const AbmView *v, const uint64_t *newoff, AbmStream s, uint32_t stage, uint32_t core,
+                           uint32_t engine, uint8_t **out, AtlErr *e)
+{
+    uint8_t *buf = malloc(s.size ? (size_t)s.size : 1);
+    if (!buf) return atl_fail(e, "out of memory");
+    memcpy(buf, s.data, (size_t)s.size);
+    for (uint64_t i = 0; i < s.size / ABM_INSN_BYTES; i++) {
+        uint8_t *rec = buf + i * ABM_INSN_BYTES;
+        AtlInsn in;
+        char where[160];
+        /* The container treats records as opaque: one that does not decode
+         * has no operand we could move, and the device will refuse it. */
+        if (isa_decode(rec, &in, NULL)) continue;
+        int moved = 0;
+        const AtlFormatInfo *f = &isa_formats[isa_ops[in.op].format];
+        for (int k = 0; k < f->nfields; k++) {
+            int id = f->fields[k].field;
+            if (isa_fields[id].kind != ISA_K_ADDR) continue;
+            int dst = id == ISA_F_DST;
+            uint64_t *addr = dst ? &in.dst : &in.src;
+            if ((dst ? in.dst_space : in.src_space) != ISA_SPACE_DRAM || (*addr >> ATL_RELOC_SHIFT) != ABM_REGION_WEIGHTS + 1) continue;
+            snprintf(where, sizeof where, "merge: stage %u core %u engine %s instruction %llu", stage, core,
+                     abm_engine_name(engine), (unsigned long long)i);
+            if (move_weight_addr(v, newoff, &in, addr, dst ? in.dst_stride : in.src_stride, where, e)) { free(buf); return -1; }
+            moved = 1;
+        }
+        if (moved) {
+            memset(rec, 0, ABM_INSN_BYTES);
+            if (isa_encode(&in, rec, e)) { free(buf); return atl_err_prefix(e, "%s", where); }
+        }
+    }
+    *out = buf;
+    return 0;
+}
 
 /* Does the view's stage vs have the same inputs (count, dtype, shape) as the
  * view's stage of other? Works on two views or the same one. */
@@ -36,7 +112,7 @@ int abm_writer_merge(AbmWriter *w, const AbmView *v, AtlErr *e)
     uint8_t *scratch = NULL;
     uint64_t *newoff = NULL;
     uint8_t *tmp = NULL;
-    int rc = -1;
+    int rc = -1, moved = 0;       /* some blob lands at another offset */
     uint64_t chip = abm_writer_chip(w);
     if (chip != v->chip_fingerprint)
         return atl_fail(e, "cannot combine models for different chips: fingerprint 0x%llx vs 0x%llx",
@@ -66,6 +142,7 @@ int abm_writer_merge(AbmWriter *w, const AbmView *v, AtlErr *e)
         if (abm_add_weight(w, tmp, (size_t)b.raw_size, &newoff[i], e)) goto done;
         free(tmp);
         tmp = NULL;
+        if (newoff[i] != b.dram_offset) moved = 1;
     }
     for (uint32_t n = 0; n < v->n_nets; n++) {
         AbmNet net = abm_net(v, n);
@@ -106,7 +183,14 @@ int abm_writer_merge(AbmWriter *w, const AbmView *v, AtlErr *e)
             for (uint32_t c = 0; c < st.core_count; c++)
                 for (uint32_t g = 0; g < ABM_ENGINES; g++) {
                     AbmStream s = abm_stream(v, net.first_stage + k, c, g);
-                    if (abm_set_stream(w, ws, c, g, s.data, (size_t)s.size, e)) goto done;
+                    if (!moved) {
+                        if (abm_set_stream(w, ws, c, g, s.data, (size_t)s.size, e)) goto done;
+                        continue;
+                    }
+                    if (relocate_stream(v, newoff, s, net.first_stage + k, c, g, &tmp, e)) goto done;
+                    if (abm_set_stream(w, ws, c, g, tmp, (size_t)s.size, e)) goto done;
+                    free(tmp);
+                    tmp = NULL;
                 }
         }
     }

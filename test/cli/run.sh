@@ -20,6 +20,9 @@ expect_grep stats_json "cycles" "$TMPD/s.json"
 expect_grep trace_json "traceEvents" "$TMPD/t.json"
 expect_ok run_npz_input "$ATOLL" run "$TMPD/relu.abm" --chip $CHIP --input "$TMPD/in.npz" --output "$TMPD/out.npy"
 expect_ok npy_output_matches "$GEN" --compare "$TMPD/out.npy" "$TMPD/expect.npy"
+expect_ok dump_tensors "$ATOLL" run "$TMPD/relu.abm" --chip $CHIP --input "$TMPD/x.npy" --dump-tensors "$TMPD/all.npz"
+expect_ok dump_has_output "$GEN" --extract "$TMPD/all.npz" y "$TMPD/y_dumped.npy"
+expect_ok dumped_output_matches "$GEN" --compare "$TMPD/y_dumped.npy" "$TMPD/expect.npy"
 expect_fail fault_reported "FAULT" "$ATOLL" run "$TMPD/faulty.abm" --chip $CHIP --net bad --input "$TMPD/x.npy"
 expect_grep fault_names_instruction "core 0 engine vector instruction 0" "$TMPD/out"
 expect_fail wrong_chip "compiled for chip fingerprint" "$ATOLL" run "$TMPD/otherchip.abm" --chip $CHIP --input "$TMPD/x.npy"
@@ -29,6 +32,8 @@ expect_fail unknown_net "has no net named 'nope'" "$ATOLL" run "$TMPD/relu.abm" 
 expect_fail missing_model "missing.abm" "$ATOLL" run "$TMPD/missing.abm" --chip $CHIP --input "$TMPD/x.npy"
 expect_fail bad_chip "nonexistent.ini" "$ATOLL" run "$TMPD/relu.abm" --chip "$TMPD/nonexistent.ini" --input "$TMPD/x.npy"
 expect_fail tiny_fw_heap "firmware heap" "$ATOLL" run "$TMPD/relu.abm" --chip $CHIP --input "$TMPD/x.npy" --fw-heap 20000
+expect_fail max_cycles "fault 9 (MAX_CYCLES)" "$ATOLL" run "$TMPD/relu.abm" --chip $CHIP --input "$TMPD/x.npy" --max-cycles 100
+expect_fail bad_max_cycles "is not a positive number" "$ATOLL" run "$TMPD/relu.abm" --chip $CHIP --input "$TMPD/x.npy" --max-cycles ten
 "$ATOLL" run "$TMPD/relu.abm" --input "$TMPD/x.npy" > "$TMPD/out" 2>&1
 if [ $? -eq 2 ] && grep -q -- "--chip is required" "$TMPD/out"; then ok usage_exit_2; else fail usage_exit_2 "$(head -c 300 "$TMPD/out")"; fi
 rm -f "$TMPD/none.npz"

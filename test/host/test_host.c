@@ -67,6 +67,10 @@ TEST(load_list_run_profile)
     CHECK_NEAR(st->inputs[0].scale, 0.25, 0);
     CHECK_EQ_INT(st->inputs[0].bytes, 64);
     CHECK_EQ_INT(st->outputs[0].device_addr, st->inputs[0].device_addr + 64);
+    REQUIRE(st->n_tensors == 3);
+    CHECK(!strcmp(st->tensors[1].name, "b") && st->tensors[1].role == ATL_ROLE_WEIGHT);
+    CHECK(st->tensors[0].role == ATL_ROLE_INPUT && st->tensors[2].role == ATL_ROLE_OUTPUT);
+    CHECK(st->inputs[0].role == ATL_ROLE_INPUT && st->outputs[0].role == ATL_ROLE_OUTPUT);
     int8_t x[64], y[64], want[64];
     input(x);
     mb_reference(x, want);
@@ -84,6 +88,13 @@ TEST(load_list_run_profile)
     CHECK(memcmp(y, want, 64) == 0);
     CHECK_EQ_INT(atl_output(m, "y", 0, y, 63), ATL_ERR_SIZE);
     CHECK_EQ_INT(atl_output(m, "nope", 0, y, 64), ATL_ERR_UNKNOWN_TENSOR);
+    int8_t wb[64];
+    CHECK_EQ_INT(atl_read_tensor(m, "b", wb, 64), ATL_OK);       /* a weight, as placed by the firmware */
+    CHECK(memcmp(wb, sample_bias, 64) == 0);
+    CHECK_EQ_INT(atl_read_tensor(m, "y", wb, 64), ATL_OK);
+    CHECK(memcmp(wb, want, 64) == 0);
+    CHECK_EQ_INT(atl_read_tensor(m, "b", wb, 32), ATL_ERR_SIZE);
+    CHECK_EQ_INT(atl_read_tensor(m, "zz", wb, 64), ATL_ERR_UNKNOWN_TENSOR);
     CHECK_EQ_INT(atl_output(m, NULL, 1, y, 64), ATL_ERR_UNKNOWN_TENSOR);
     AtlProfile p;
     REQUIRE(atl_profile(m, &p) == ATL_OK);
