@@ -103,6 +103,28 @@ static int add_io_tensors(BkCtx *c, uint32_t stage, AtlErr *e)
             if (abm_add_tensor(c->w, stage, &d, &idx, e)) return atl_err_prefix(e, "tensor '%s'", x->name);
         }
     }
+    /* activations (and views of them); not tensors a fused activation
+     * overwrote in place, nor ones never materialised */
+    for (int t = 0; t < g->nt; t++) {
+        const IrTensor *x = &g->t[t];
+        if (x->data || x->is_input || x->is_output || x->ndim < 0 || x->ndim > ABM_MAX_DIMS) continue;
+        if (c->pl[t].root != t && !x->is_view) continue;
+        int r = t;
+        for (int k = 0; k < g->nt && c->pl[r].root != r; k++) r = c->pl[r].root;
+        if (!c->pl[r].placed || c->pl[r].region != ABM_REGION_ACTIVATIONS) continue;
+        AbmTensorDesc d;
+        memset(&d, 0, sizeof d);
+        d.name = x->name;
+        d.dtype = adt;
+        d.role = ABM_ROLE_ACTIVATION;
+        d.region = ABM_REGION_ACTIVATIONS;
+        d.layout = x->ndim == 4 ? ABM_LAYOUT_NCHW : ABM_LAYOUT_ROW_MAJOR;
+        d.ndim = (uint32_t)x->ndim;
+        for (int i = 0; i < x->ndim; i++) d.dims[i] = (uint32_t)x->dims[i];
+        d.offset = c->pl[r].offset;
+        uint32_t idx;
+        if (abm_add_tensor(c->w, stage, &d, &idx, e)) return atl_err_prefix(e, "tensor '%s'", x->name);
+    }
     return 0;
 }
 
@@ -123,6 +145,7 @@ int bk_compile(const IrGraph *g, const AtlChip *chip, const BkOptions *opt, AbmW
     c.dt = opt->dtype;
     c.es = isa_dtype_size(c.dt);
     c.ncores = cfg_total_cores(chip);
+    c.keep_activations = opt->keep_activations;
     uint64_t row = (uint64_t)chip->lmem_banks * chip->lmem_bank_width;
     c.slot = (uint64_t)chip->lmem_bytes / 2 / row * row;
     if (c.slot == 0) c.slot = (uint64_t)chip->lmem_bytes / 2;

@@ -132,6 +132,7 @@ struct BkCtx {
     int dt;                       /* storage dtype (ISA_F32/F16/BF16) */
     int es;                       /* its size in bytes */
     int ncores;
+    int keep_activations;         /* BkOptions.keep_activations */
     uint64_t slot;                /* LMEM bytes of one slot */
     uint64_t align;               /* LMEM operand alignment */
     BkPlace *pl;                  /* per tensor */

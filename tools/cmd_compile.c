@@ -34,6 +34,8 @@ static void usage(FILE *f)
             "  --input-shape NAME=1x3x224x224   fix an input's shape (repeatable)\n"
             "  --name NAME            net name in the .abm (default: the graph's name)\n"
             "  --estimate             print the cost model's cycles per layer\n"
+            "  --keep-activations     no reuse of activation memory: every activation listed in\n"
+            "                         the .abm keeps its value after a run (atoll run --dump-tensors)\n"
             "  --dump-ir              print the IR after the passes and stop\n"
             "  --no-passes            with --dump-ir: the IR as imported\n");
 }
@@ -105,7 +107,7 @@ int cmd_compile(int argc, char **argv)
     const char *model = NULL, *chipf = NULL, *out = NULL, *name = NULL, *v;
     IrInputShape shapes[MAXOPT];
     int nshapes = 0, bad = 0, dump = 0, nopasses = 0, estimate = 0, batch = 0, dt = ISA_F32;
-    int batches[MAXBATCH], nbatch = 0;
+    int batches[MAXBATCH], nbatch = 0, keep = 0;
     AtlErr e = {{0}};
     char opts[512] = "";
     for (int i = 1; i < argc; i++) {
@@ -141,6 +143,7 @@ int cmd_compile(int argc, char **argv)
         else if (!strcmp(argv[i], "--dump-ir")) dump = 1;
         else if (!strcmp(argv[i], "--no-passes")) nopasses = 1;
         else if (!strcmp(argv[i], "--estimate")) estimate = 1;
+        else if (!strcmp(argv[i], "--keep-activations")) keep = 1;
         else if (argv[i][0] == '-') { fprintf(stderr, "atoll compile: unknown option '%s' (see --help)\n", argv[i]); return 2; }
         else if (!model) model = argv[i];
         else { fprintf(stderr, "atoll compile: more than one model given ('%s')\n", argv[i]); return 2; }
@@ -196,6 +199,7 @@ int cmd_compile(int argc, char **argv)
         o.dtype = dt;
         o.net_name = name;
         o.options_text = opts;
+        o.keep_activations = keep;
         BkSummary sum;
         memset(&sum, 0, sizeof sum);
         if (bk_compile(&g, &chip, &o, w, &sum, &e)) {
