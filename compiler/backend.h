@@ -47,6 +47,9 @@ typedef struct BkOptions {
     const char *net_name;   /* NULL: the graph's name (or "net") */
     const char *options_text; /* recorded in the .abm metadata (NULL: "") */
     const uint8_t *source_hash; /* ABM_HASH_BYTES of the source model, NULL: zeros */
+    int keep_activations;   /* 1: no reuse of activation memory, so every
+                               activation listed in the .abm still holds its
+                               value after the run (per-tensor comparison) */
 } BkOptions;
 
 /* One row per lowered layer (group), in execution order. */
@@ -81,7 +84,14 @@ void bk_options_default(BkOptions *o);
 void bk_summary_free(BkSummary *s);
 
 /* Compiles g (canonicalised by pass_run_all, shapes known) for chip into a
- * new net of w. sum may be NULL. Errors name the node and its op. */
+ * new stage of w: of the net named opt->net_name (or the graph's name),
+ * created if w does not have it yet, so compiling the same model at several
+ * batch sizes into one writer gives one net with a stage per batch size
+ * (weights shared by deduplication). sum may be NULL. Errors name the node
+ * and its op. Every activation tensor (not fused away) is listed in the
+ * stage with role activation, so tools can read it after a run; with
+ * memory reuse (the default) a tensor's bytes may have been overwritten by
+ * a later one, use keep_activations for comparisons. */
 int bk_compile(const IrGraph *g, const AtlChip *chip, const BkOptions *opt,
                AbmWriter *w, BkSummary *sum, AtlErr *e);
 

@@ -103,51 +103,29 @@ static int add_io_tensors(BkCtx *c, uint32_t stage, AtlErr *e)
             if (abm_add_tensor(c->w, stage, &d, &idx, e)) return atl_err_prefix(e, "tensor '%s'", x->name);
         }
     }
-    return 0;
-}
-
-/* Intermediates that a lowered layer writes to the activations region, as
- * ABM_ROLE_ACTIVATION records named after their IR tensors, so that tools
- * (atoll compare --all) can find and read them after a run. A layer writes
- * the storage root of its output: the output itself, or the output of the
- * node absorbed into it (bk_pattern.c), whose value the storage then holds;
- * that root is the tensor listed. Views and absorbed intermediates are not
- * listed: nothing stores them as such. */
-static int add_activation_tensors(BkCtx *c, uint32_t stage, AtlErr *e)
-{
-    const IrGraph *g = c->g;
-    uint32_t adt = c->dt == ISA_F16 ? ABM_DTYPE_FP16 : c->dt == ISA_BF16 ? ABM_DTYPE_BF16 : ABM_DTYPE_FP32;
-    char *listed = calloc((size_t)g->nt + 1, 1);
-    if (!listed) return atl_fail(e, "out of memory");
-    int rc = 0;
-    for (int i = 0; i < c->ngroups && !rc; i++) {
-        const IrNode *n = &g->nodes[c->groups[i].node];
-        for (int k = 0; k < n->nout && !rc; k++) {
-            int r = n->out[k];
-            if (r < 0) continue;
-            for (int hop = 0; hop < g->nt && c->pl[r].root != r; hop++) r = c->pl[r].root;
-            const IrTensor *x = &g->t[r];
-            if (listed[r] || x->is_output || x->is_input || x->is_view || x->data) continue;
-            const BkPlace *p = &c->pl[r];
-            if (!p->placed || p->region != ABM_REGION_ACTIVATIONS) continue;
-            if (x->ndim < 0 || x->ndim > ABM_MAX_DIMS || !ir_shape_known(x)) continue;
-            AbmTensorDesc d;
-            memset(&d, 0, sizeof d);
-            d.name = x->name;
-            d.dtype = adt;
-            d.role = ABM_ROLE_ACTIVATION;
-            d.region = ABM_REGION_ACTIVATIONS;
-            d.layout = x->ndim == 4 ? ABM_LAYOUT_NCHW : ABM_LAYOUT_ROW_MAJOR;
-            d.ndim = (uint32_t)x->ndim;
-            for (int j = 0; j < x->ndim; j++) d.dims[j] = (uint32_t)x->dims[j];
-            d.offset = p->offset;
-            uint32_t idx;
-            if (abm_add_tensor(c->w, stage, &d, &idx, e)) rc = atl_err_prefix(e, "tensor '%s'", x->name);
-            listed[r] = 1;
-        }
+    /* activations (and views of them); not tensors a fused activation
+     * overwrote in place, nor ones never materialised */
+    for (int t = 0; t < g->nt; t++) {
+        const IrTensor *x = &g->t[t];
+        if (x->data || x->is_input || x->is_output || x->ndim < 0 || x->ndim > ABM_MAX_DIMS) continue;
+        if (c->pl[t].root != t && !x->is_view) continue;
+        int r = t;
+        for (int k = 0; k < g->nt && c->pl[r].root != r; k++) r = c->pl[r].root;
+        if (!c->pl[r].placed || c->pl[r].region != ABM_REGION_ACTIVATIONS) continue;
+        AbmTensorDesc d;
+        memset(&d, 0, sizeof d);
+        d.name = x->name;
+        d.dtype = adt;
+        d.role = ABM_ROLE_ACTIVATION;
+        d.region = ABM_REGION_ACTIVATIONS;
+        d.layout = x->ndim == 4 ? ABM_LAYOUT_NCHW : ABM_LAYOUT_ROW_MAJOR;
+        d.ndim = (uint32_t)x->ndim;
+        for (int i = 0; i < x->ndim; i++) d.dims[i] = (uint32_t)x->dims[i];
+        d.offset = c->pl[r].offset;
+        uint32_t idx;
+        if (abm_add_tensor(c->w, stage, &d, &idx, e)) return atl_err_prefix(e, "tensor '%s'", x->name);
     }
-    free(listed);
-    return rc;
+    return 0;
 }
 
 int bk_compile(const IrGraph *g, const AtlChip *chip, const BkOptions *opt, AbmWriter *w, BkSummary *sum, AtlErr *e)
@@ -167,6 +145,7 @@ int bk_compile(const IrGraph *g, const AtlChip *chip, const BkOptions *opt, AbmW
     c.dt = opt->dtype;
     c.es = isa_dtype_size(c.dt);
     c.ncores = cfg_total_cores(chip);
+    c.keep_activations = opt->keep_activations;
     uint64_t row = (uint64_t)chip->lmem_banks * chip->lmem_bank_width;
     c.slot = (uint64_t)chip->lmem_bytes / 2 / row * row;
     if (c.slot == 0) c.slot = (uint64_t)chip->lmem_bytes / 2;
@@ -197,6 +176,8 @@ int bk_compile(const IrGraph *g, const AtlChip *chip, const BkOptions *opt, AbmW
         memset(gr, 0, sizeof *gr);
         gr->node = i;
         gr->layer_id = c.ngroups;
+        gr->slot_off = 0;
+        gr->slot_size = c.slot;
         c.ngroups++;
         if (bk_lower_node(&c, i, gr, e)) goto done;
         if (bk_emit_group(&c, gr, e)) goto done;
@@ -206,8 +187,10 @@ int bk_compile(const IrGraph *g, const AtlChip *chip, const BkOptions *opt, AbmW
     char name[128];
     snprintf(name, sizeof name, "%s", opt->net_name ? opt->net_name : (g->name && g->name[0] ? g->name : "net"));
     int batch = g->nin > 0 && g->t[g->inputs[0]].ndim > 0 ? (int)g->t[g->inputs[0]].dims[0] : 1;
-    if (abm_add_net(w, name, &net, e) || abm_add_stage(w, net, (uint32_t)batch, (uint32_t)c.ncores, &stage, e)) goto done;
-    if (add_io_tensors(&c, stage, e) || add_activation_tensors(&c, stage, e) || encode_streams(&c, stage, e)) goto done;
+    /* a net of that name already in w gets one more stage (another batch size) */
+    if (abm_writer_find_net(w, name, &net) && abm_add_net(w, name, &net, e)) goto done;
+    if (abm_add_stage(w, net, (uint32_t)batch, (uint32_t)c.ncores, &stage, e)) goto done;
+    if (add_io_tensors(&c, stage, e) || encode_streams(&c, stage, e)) goto done;
     if (abm_set_mem_plan(w, stage, c.act_bytes ? c.act_bytes : 64, c.io_bytes ? c.io_bytes : 64, e)) goto done;
     if (!abm_writer_has_metadata(w)) {
         uint8_t zero[ABM_HASH_BYTES] = {0};

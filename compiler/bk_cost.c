@@ -61,7 +61,10 @@ typedef struct CCore {
     int ncp, capcp;
     int *cp_first;     /* per local tile: first compute index; [n] = ncp */
     int n;             /* tiles */
-    uint64_t *c_end;   /* per local tile */
+    uint64_t *c_end;   /* per local tile; UINT64_MAX until computed */
+    uint64_t *l_end;   /* per local tile: loads landed */
+    int loaded, computed;
+    int need_w;        /* waits for the cluster's multicast weights */
     /* replay state */
     int pos;           /* next DMA in q */
     int active;        /* an instruction is sending bursts */
@@ -179,7 +182,10 @@ static void send_burst(const AtlChip *ch, Servers *sv, CCore *k, int core)
     uint64_t occ_port = tim_occupancy(bytes, (double)ch->dma_lmem_bytes_per_cycle);
     if (dram_in) t0 = max64(t0, sv->noc_in[cl]);
     if (dram_out) t0 = max64(t0, sv->noc_out[cl]);
-    if (lmem) t0 = max64(t0, sv->port[core]);
+    int cpc = ch->cores_per_cluster;
+    uint32_t ports = in->dst_space == ISA_SPACE_LMEM && in->mask ? in->mask : 1u << (core % cpc);
+    if (lmem)
+        for (int j = 0; j < cpc; j++) if (ports >> j & 1) t0 = max64(t0, sv->port[cl * cpc + j]);
     for (int j = 0; j < nt; j++) {
         sv->chan[touched[j]] = t0 + occ_ch[j];
         occ_all = max64(occ_all, occ_ch[j]);
@@ -187,7 +193,10 @@ static void send_burst(const AtlChip *ch, Servers *sv, CCore *k, int core)
     }
     if (dram_in) { sv->noc_in[cl] = t0 + occ_noc; occ_eng = max64(occ_eng, occ_noc); }
     if (dram_out) { sv->noc_out[cl] = t0 + occ_noc; occ_eng = max64(occ_eng, occ_noc); }
-    if (lmem) { sv->port[core] = t0 + occ_port; occ_eng = max64(occ_eng, occ_port); }
+    if (lmem) {
+        for (int j = 0; j < cpc; j++) if (ports >> j & 1) sv->port[cl * cpc + j] = t0 + occ_port;
+        occ_eng = max64(occ_eng, occ_port);
+    }
     occ_all = max64(occ_all, occ_eng);
     if (!occ_eng) occ_eng = occ_all;
     uint64_t lat = tim_dma_path_latency(ch, in->dst_space, src_space);
@@ -215,6 +224,17 @@ static void run_compute(const AtlChip *ch, CCore *k, int i, uint64_t t)
     k->c_end[i] = end;
 }
 
+/* Computes every loaded tile whose inputs (and resident weights) are in. */
+static void advance(const AtlChip *ch, CCore *k, uint64_t wdone, int wknown)
+{
+    while (k->computed < k->loaded && (!k->need_w || wknown)) {
+        uint64_t t = k->l_end[k->computed];
+        if (k->need_w) t = max64(t, wdone);
+        run_compute(ch, k, k->computed, t);
+        k->computed++;
+    }
+}
+
 static int build_core(BkCtx *c, BkGroup *g, int core, CCore *k, BkCode *code, AtlErr *e)
 {
     int n = 0;
@@ -222,7 +242,9 @@ static int build_core(BkCtx *c, BkGroup *g, int core, CCore *k, BkCode *code, At
     k->n = n;
     k->cp_first = calloc((size_t)n + 1, sizeof *k->cp_first);
     k->c_end = calloc((size_t)n + 1, sizeof *k->c_end);
-    if (!k->cp_first || !k->c_end) return atl_fail(e, "out of memory in the cost model");
+    k->l_end = calloc((size_t)n + 1, sizeof *k->l_end);
+    if (!k->cp_first || !k->c_end || !k->l_end) return atl_fail(e, "out of memory in the cost model");
+    for (int i = 0; i <= n; i++) k->c_end[i] = UINT64_MAX;
     int li = 0, wk[2] = {-1, -1};
     /* per local tile: loads (possibly skipped), computes, stores; queue order L0, L1, S0, L2, S1, ... */
     AtlInsn *st_all = NULL;
@@ -233,7 +255,7 @@ static int build_core(BkCtx *c, BkGroup *g, int core, CCore *k, BkCode *code, At
         if (g->tile_core[t] != core) continue;
         int s = li % 2;
         bk_code_reset(code);
-        if (g->gen(c, g, t, (uint64_t)s * c->slot, code, e)) goto done;
+        if (g->gen(c, g, t, g->slot_off + (uint64_t)s * g->slot_size, code, e)) goto done;
         if (code->oom) { atl_fail(e, "out of memory in the cost model"); goto done; }
         if (g->direct) {
             for (int j = 0; j < code->nst; j++) if (q_push(k, &code->st[j], -1, -1)) goto oom;
@@ -310,7 +332,27 @@ int bk_cost_group(BkCtx *c, BkGroup *g, AtlErr *e)
     sv.noc_out = calloc((size_t)ch->clusters, sizeof *sv.noc_out);
     sv.port = calloc((size_t)nc, sizeof *sv.port);
     if (!ks || !sv.chan || !sv.chan_bytes || !sv.noc_in || !sv.noc_out || !sv.port) { atl_fail(e, "out of memory in the cost model"); goto done; }
-    for (int core = 0; core < nc; core++) if (build_core(c, g, core, &ks[core], &code, e)) goto done;
+    uint64_t *wdone = calloc((size_t)ch->clusters, sizeof *wdone);
+    int *wknown = calloc((size_t)ch->clusters, sizeof *wknown);
+    if (!wdone || !wknown) { free(wdone); free(wknown); atl_fail(e, "out of memory in the cost model"); goto done; }
+    if (g->mcast) {
+        int cpc = ch->cores_per_cluster;
+        for (int cl = 0; cl < ch->clusters; cl++) {
+            uint32_t m = bk_cluster_mask(c, g, cl);
+            if (!m) { wknown[cl] = 1; continue; }
+            bk_code_reset(&code);
+            if (g->prologue(c, g, &code, e)) { free(wdone); free(wknown); goto done; }
+            CCore *lead = &ks[cl * cpc + __builtin_ctz(m)];
+            for (int i = 0; i < code.nst; i++) {
+                AtlInsn in = code.st[i];
+                in.mask = m;
+                if (q_push(lead, &in, -1, i == code.nst - 1 ? -2 : -1)) { free(wdone); free(wknown); atl_fail(e, "out of memory"); goto done; }
+            }
+            for (int j = 0; j < cpc; j++) if (m >> j & 1) ks[cl * cpc + j].need_w = 1;
+        }
+    }
+    for (int core = 0; core < nc; core++)
+        if (build_core(c, g, core, &ks[core], &code, e)) { free(wdone); free(wknown); goto done; }
     /* replay: repeatedly advance the core whose next DMA event is earliest */
     for (;;) {
         int best = -1;
@@ -352,10 +394,17 @@ int bk_cost_group(BkCtx *c, BkGroup *g, AtlErr *e)
         /* the instruction completed at k->done */
         k->dma_free = k->done;
         k->busy_dma += k->done - k->start;
-        int lt = k->q[k->pos].loads_tile;
-        if (lt >= 0) run_compute(ch, k, lt, k->done);
+        int lt = k->q[k->pos].loads_tile, cl = best / ch->cores_per_cluster;
+        if (lt >= 0) { k->l_end[lt] = k->done; k->loaded = lt + 1; }
+        if (lt == -2) {
+            wdone[cl] = k->done;
+            wknown[cl] = 1;
+            for (int j = 0; j < ch->cores_per_cluster; j++) advance(ch, &ks[cl * ch->cores_per_cluster + j], wdone[cl], 1);
+        } else advance(ch, k, wdone[cl], wknown[cl]);
         k->pos++;
     }
+    free(wdone);
+    free(wknown);
     uint64_t worst = 0, wcomp = 0, wdma = 0;
     for (int core = 0; core < nc; core++) {
         CCore *k = &ks[core];
@@ -370,7 +419,7 @@ int bk_cost_group(BkCtx *c, BkGroup *g, AtlErr *e)
     rc = 0;
 done:
     for (int core = 0; ks && core < nc; core++) {
-        free(ks[core].q); free(ks[core].cp); free(ks[core].cp_first); free(ks[core].c_end);
+        free(ks[core].q); free(ks[core].cp); free(ks[core].cp_first); free(ks[core].c_end); free(ks[core].l_end);
     }
     free(ks);
     free(sv.chan); free(sv.chan_bytes); free(sv.noc_in); free(sv.noc_out); free(sv.port);

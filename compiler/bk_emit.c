@@ -115,6 +115,42 @@ static int emit_stores(BkCtx *c, int core, const BkCode *k, int b, int layer, At
     return 0;
 }
 
+uint32_t bk_cluster_mask(const BkCtx *c, const BkGroup *g, int cluster)
+{
+    int cpc = c->chip->cores_per_cluster;
+    uint32_t m = 0;
+    for (int t = 0; t < g->ntiles; t++)
+        if (g->tile_core[t] / cpc == cluster) m |= 1u << (g->tile_core[t] % cpc);
+    return m;
+}
+
+/* Weight multicast: per cluster, the lowest core that runs tiles sends the
+ * resident weights to every core of the cluster that runs tiles (DMA mask);
+ * the last copy signals WEIGHTS on each of them, and each waits for it on
+ * its matrix stream before its first tile. The region is free because the
+ * previous layer ended with a barrier. */
+static int bk_emit_prologue(BkCtx *c, const BkGroup *g, BkCode *code, AtlErr *e)
+{
+    int cpc = c->chip->cores_per_cluster;
+    for (int cl = 0; cl < c->chip->clusters; cl++) {
+        uint32_t m = bk_cluster_mask(c, g, cl);
+        if (!m) continue;
+        int leader = cl * cpc + __builtin_ctz(m);
+        bk_code_reset(code);
+        if (g->prologue(c, g, code, e)) return -1;
+        if (code->oom) return atl_fail(e, "out of memory generating code");
+        for (int i = 0; i < code->nst; i++) {
+            AtlInsn in = code->st[i];
+            in.mask = m;
+            in.signal = (uint8_t)(i == code->nst - 1 ? BK_SEM_WEIGHTS + 1 : 0);
+            if (put(c, leader, ISA_ENGINE_DMA, in, g->layer_id, e)) return -1;
+        }
+        for (int k = 0; k < cpc; k++)
+            if (m >> k & 1 && put(c, cl * cpc + k, ISA_ENGINE_MAT, nop(BK_SEM_WEIGHTS, -1), g->layer_id, e)) return -1;
+    }
+    return 0;
+}
+
 int bk_emit_group(BkCtx *c, BkGroup *g, AtlErr *e)
 {
     int rc = -1, layer = g->layer_id;
@@ -122,6 +158,7 @@ int bk_emit_group(BkCtx *c, BkGroup *g, AtlErr *e)
     memset(code, 0, sizeof code);
     int *idx = malloc((size_t)(g->ntiles ? g->ntiles : 1) * sizeof *idx);
     if (!idx) return atl_fail(e, "out of memory in the emitter");
+    if (g->mcast && bk_emit_prologue(c, g, &code[0], e)) goto done;
     for (int core = 0; core < c->ncores; core++) {
         int n = 0;
         for (int t = 0; t < g->ntiles; t++) if (g->tile_core[t] == core) idx[n++] = t;
@@ -139,7 +176,7 @@ int bk_emit_group(BkCtx *c, BkGroup *g, AtlErr *e)
         /* L0 */
         if (n > 0) {
             bk_code_reset(&code[0]);
-            if (g->gen(c, g, idx[0], 0, &code[0], e)) goto done;
+            if (g->gen(c, g, idx[0], g->slot_off, &code[0], e)) goto done;
             wk[0] = g->tile_wkey[idx[0]];
             if (emit_loads(c, core, &code[0], 0, 0, layer, e)) goto done;
         }
@@ -148,7 +185,7 @@ int bk_emit_group(BkCtx *c, BkGroup *g, AtlErr *e)
             BkCode *cur = &code[b], *nx = &code[nb];
             if (i + 1 < n) {
                 bk_code_reset(nx);
-                if (g->gen(c, g, idx[i + 1], (uint64_t)nb * c->slot, nx, e)) goto done;
+                if (g->gen(c, g, idx[i + 1], g->slot_off + (uint64_t)nb * g->slot_size, nx, e)) goto done;
                 if (nx->oom) { atl_fail(e, "out of memory generating code"); goto done; }
                 int key = g->tile_wkey[idx[i + 1]];
                 int skip = key >= 0 && wk[nb] == key;

@@ -23,7 +23,8 @@ enum {
     BK_SEM_COMPUTED = 2, /* +b: the tile's computes are done */
     BK_SEM_TO_MAT = 4,   /* +b: hand-over inside a tile, vec -> mat */
     BK_SEM_TO_VEC = 6,   /* +b: hand-over inside a tile, mat -> vec */
-    BK_SEMS_USED = 8
+    BK_SEM_WEIGHTS = 8,  /* the multicast resident weights have landed */
+    BK_SEMS_USED = 9
 };
 
 /* Instructions of one tile. ld_w[i] marks a load of weights that may be
@@ -78,6 +79,7 @@ typedef struct BkLow {
     float act_alpha, act_beta;
     /* LMEM layout inside a slot */
     uint64_t l_in, l_w, l_acc, l_b, l_out, l_tmp, l_reg[BK_MAXIN + BK_MAXSTEP];
+    uint64_t l_wres, l_bres;      /* resident (multicast) weights and bias, absolute LMEM */
 } BkLow;
 
 struct BkGroup {
@@ -86,7 +88,7 @@ struct BkGroup {
     int ntiles;
     int *tile_core;               /* core of each tile (malloc'd) */
     int *tile_wkey;               /* weight key of each tile, -1 none (malloc'd) */
-    uint64_t slot_bytes;
+    uint64_t slot_off, slot_size; /* LMEM of the two slots: slot b at slot_off + b * slot_size */
     int direct;                   /* DMA-only layer: no pipeline, no slots */
     BkTileGen gen;
     BkLow lw;
@@ -96,6 +98,11 @@ struct BkGroup {
     /* cost model results */
     uint64_t est_cycles, est_compute, est_dma;
     int cores_used;
+    /* weight multicast: the layer's whole weights live in a resident LMEM
+     * region [0, slot_off) of every core of a cluster that runs its tiles,
+     * written once per cluster by one multicast DMA (prologue) */
+    int mcast;
+    int (*prologue)(BkCtx *c, const BkGroup *g, BkCode *code, AtlErr *e);
     struct BkCopy *copies;        /* DMA-only layers: the strided copies (malloc'd) */
     int ncopies;
 };
@@ -125,6 +132,7 @@ struct BkCtx {
     int dt;                       /* storage dtype (ISA_F32/F16/BF16) */
     int es;                       /* its size in bytes */
     int ncores;
+    int keep_activations;         /* BkOptions.keep_activations */
     uint64_t slot;                /* LMEM bytes of one slot */
     uint64_t align;               /* LMEM operand alignment */
     BkPlace *pl;                  /* per tensor */
@@ -196,6 +204,8 @@ uint64_t bk_insn_cycles(const AtlChip *chip, const AtlInsn *in);
 /* bk_emit.c */
 int bk_emit_group(BkCtx *c, BkGroup *g, AtlErr *e);
 int bk_emit_finish(BkCtx *c, AtlErr *e);
+/* Bit i set when core i of the cluster runs a tile of g. */
+uint32_t bk_cluster_mask(const BkCtx *c, const BkGroup *g, int cluster);
 
 /* Node failure message: "node 'NAME' (OP): ...". */
 int bk_fail(const BkCtx *c, int node, AtlErr *e, const char *fmt, ...) ATL_PRINTF(4, 5);

@@ -51,6 +51,9 @@ static void tile_pos(const BkLow *l, int t, int *gci, int *n, int *rci)
     *rci = r % l->nrc;
 }
 
+static int chunk_width(const BkLow *l);
+static uint64_t weight_chunk_bytes(const BkCtx *c, const BkLow *l);
+static uint64_t bias_chunk_bytes(const BkCtx *c, const BkLow *l);
 static int conv_gen(BkCtx *c, const BkGroup *g, int t, uint64_t slot, BkCode *k, AtlErr *e)
 {
     const BkLow *l = &g->lw;
@@ -93,13 +96,20 @@ static int conv_gen(BkCtx *c, const BkGroup *g, int t, uint64_t slot, BkCode *k,
     uint64_t res;            /* LMEM of the HWC result in the storage dtype */
     uint32_t ochan;
     if (!is_pool) {
+        uint64_t wsrc = slot + l->l_w, bsrc = slot + l->l_b;
+        if (g->mcast) {
+            /* resident, chunk-major [chunk][kh*kw*cpg][chunk width] (multicast prologue) */
+            wsrc = l->l_wres + (uint64_t)gci * weight_chunk_bytes(c, l);
+            bsrc = l->l_bres + (uint64_t)gci * bias_chunk_bytes(c, l);
+        } else {
         /* weights [kh][kw][cpg][OC] -> [kh][kw][cpg][ocn] */
         sh[0] = 1; sh[1] = 1; sh[2] = (uint32_t)(l->kh * l->kw * cpg); sh[3] = (uint32_t)ocn;
         ss[0] = 0; ss[1] = 0; ss[2] = l->OC; ss[3] = 1;
         bk_compact(sh, ds);
         in = bk_dma(dt, ISA_SPACE_LMEM, slot + l->l_w, ISA_SPACE_DRAM, l->w + (uint64_t)oc0 * es, sh, ds, ss);
         bk_code_ld(k, &in, 1);
-        if (l->b) {
+        }
+        if (l->b && !g->mcast) {
             sh[2] = 1;
             ss[2] = 0;
             bk_compact(sh, ds);
@@ -108,7 +118,7 @@ static int conv_gen(BkCtx *c, const BkGroup *g, int t, uint64_t slot, BkCode *k,
         }
         op.op = ISA_OP_CONV;
         op.dst = slot + l->l_acc;
-        op.src2 = slot + l->l_w;
+        op.src2 = wsrc;
         op.cout = (uint32_t)ocn;
         op.dh = (uint8_t)l->dh; op.dw = (uint8_t)l->dw;
         op.groups = (uint16_t)gn;
@@ -117,7 +127,7 @@ static int conv_gen(BkCtx *c, const BkGroup *g, int t, uint64_t slot, BkCode *k,
         int64_t oc[4], bs[4] = {0, 0, 0, 1};
         bk_compact(osh, oc);
         if (l->b) {
-            in = bk_vbin(ISA_OP_V_ADD, ISA_F32, slot + l->l_acc, slot + l->l_acc, slot + l->l_b, osh, oc, oc, bs);
+            in = bk_vbin(ISA_OP_V_ADD, ISA_F32, slot + l->l_acc, slot + l->l_acc, bsrc, osh, oc, oc, bs);
             bk_code_cp(k, &in);
         }
         uint32_t cnt = (uint32_t)rn * l->OW * ocn;
@@ -156,8 +166,102 @@ static int conv_gen(BkCtx *c, const BkGroup *g, int t, uint64_t slot, BkCode *k,
     return 0;
 }
 
+
+/* The multicast prologue: DRAM [R][OC] -> resident [chunk][R][width], then
+ * the f32 bias [OC]. The emitter sets the mask and the signal. */
+static int conv_prologue(BkCtx *c, const BkGroup *g, BkCode *k, AtlErr *e)
+{
+    const BkLow *l = &g->lw;
+    (void)e;
+    uint32_t R = (uint32_t)(l->kh * l->kw * (l->C / l->groups)), w = (uint32_t)chunk_width(l);
+    uint32_t full = (uint32_t)l->OC / w, rest = (uint32_t)l->OC % w;
+    int es = c->es;
+    uint32_t sh[4];
+    int64_t ds[4], ss[4];
+    AtlInsn in;
+    if (full) {
+        sh[0] = 1; sh[1] = full; sh[2] = R; sh[3] = w;
+        ss[0] = 0; ss[1] = w; ss[2] = l->OC; ss[3] = 1;
+        bk_compact(sh, ds);
+        ds[1] = (int64_t)(weight_chunk_bytes(c, l) / (uint64_t)es);
+        in = bk_dma(c->dt, ISA_SPACE_LMEM, l->l_wres, ISA_SPACE_DRAM, l->w, sh, ds, ss);
+        bk_code_st(k, &in);
+    }
+    if (rest) {
+        sh[0] = 1; sh[1] = 1; sh[2] = R; sh[3] = rest;
+        ss[0] = 0; ss[1] = 0; ss[2] = l->OC; ss[3] = 1;
+        bk_compact(sh, ds);
+        in = bk_dma(c->dt, ISA_SPACE_LMEM, l->l_wres + (uint64_t)full * weight_chunk_bytes(c, l), ISA_SPACE_DRAM,
+                    l->w + (uint64_t)full * w * es, sh, ds, ss);
+        bk_code_st(k, &in);
+    }
+    /* f32 bias, one aligned block per chunk (vector operands are aligned) */
+    uint64_t bstride = bias_chunk_bytes(c, l) / 4;
+    if (l->b && full) {
+        sh[0] = 1; sh[1] = full; sh[2] = 1; sh[3] = w;
+        ss[0] = 0; ss[1] = w; ss[2] = 0; ss[3] = 1;
+        ds[0] = 0; ds[1] = (int64_t)bstride; ds[2] = 0; ds[3] = 1;
+        in = bk_dma(ISA_F32, ISA_SPACE_LMEM, l->l_bres, ISA_SPACE_DRAM, l->b, sh, ds, ss);
+        bk_code_st(k, &in);
+    }
+    if (l->b && rest) {
+        sh[0] = 1; sh[1] = 1; sh[2] = 1; sh[3] = rest;
+        bk_compact(sh, ds);
+        in = bk_dma(ISA_F32, ISA_SPACE_LMEM, l->l_bres + (uint64_t)full * bstride * 4, ISA_SPACE_DRAM,
+                    l->b + (uint64_t)full * w * 4, sh, ds, ds);
+        bk_code_st(k, &in);
+    }
+    return 0;
+}
+
+/* Output channels of one chunk (the last one may be narrower). */
+static int chunk_width(const BkLow *l)
+{
+    return l->groups == 1 && l->kind == BK_K_CONV ? l->gchunk : l->gchunk * (l->OC / l->groups);
+}
+
+/* Bytes between the resident weight blocks of consecutive chunks. */
+static uint64_t weight_chunk_bytes(const BkCtx *c, const BkLow *l)
+{
+    uint64_t b = (uint64_t)l->kh * l->kw * (l->C / l->groups) * (uint64_t)chunk_width(l) * c->es;
+    return (b + c->align - 1) / c->align * c->align;
+}
+
+/* Bytes between the resident f32 bias blocks of consecutive chunks. */
+static uint64_t bias_chunk_bytes(const BkCtx *c, const BkLow *l)
+{
+    uint64_t b = (uint64_t)chunk_width(l) * 4;
+    return (b + c->align - 1) / c->align * c->align;
+}
+
+/* Mode 0: weights loaded per tile into the slot. Mode 1: the whole layer's
+ * weights (chunk-major) and f32 bias resident below the slots, multicast
+ * once per cluster. Sets the slot geometry; -1 if mode 1 leaves no room. */
+static int set_mode(const BkCtx *c, BkGroup *g, int m)
+{
+    BkLow *l = &g->lw;
+    uint64_t row = (uint64_t)c->chip->lmem_banks * c->chip->lmem_bank_width;
+    g->mcast = m;
+    g->prologue = NULL;
+    if (!m) { g->slot_off = 0; g->slot_size = c->slot; return 0; }
+    int units = l->groups == 1 ? l->OC : l->groups;
+    uint64_t nch = (uint64_t)(units + l->gchunk - 1) / l->gchunk;
+    uint64_t wbytes = nch * weight_chunk_bytes(c, l);
+    l->l_wres = 0;
+    l->l_bres = (wbytes + c->align - 1) / c->align * c->align;
+    uint64_t total = l->l_bres + (l->b ? nch * bias_chunk_bytes(c, l) : 0);
+    uint64_t off = (total + row - 1) / row * row;
+    if (off >= (uint64_t)c->chip->lmem_bytes) return -1;
+    uint64_t sz = ((uint64_t)c->chip->lmem_bytes - off) / 2 / row * row;
+    if (sz == 0) return -1;
+    g->slot_off = off;
+    g->slot_size = sz;
+    g->prologue = conv_prologue;
+    return 0;
+}
+
 /* LMEM layout for the tile shape in l; 0 if it fits the slot. */
-static int layout(const BkCtx *c, BkLow *l)
+static int layout(const BkCtx *c, const BkGroup *g, BkLow *l)
 {
     uint64_t used = 0;
     int cpg = l->C / l->groups, opg = l->OC / l->groups;
@@ -167,8 +271,8 @@ static int layout(const BkCtx *c, BkLow *l)
     uint64_t outn = (uint64_t)l->rows * l->OW;
     l->l_in = bk_slot_alloc(c, &used, ih * l->W * cn * c->es);
     if (l->kind == BK_K_CONV) {
-        l->l_w = bk_slot_alloc(c, &used, (uint64_t)l->kh * l->kw * cpg * ocn * c->es);
-        l->l_b = l->b ? bk_slot_alloc(c, &used, (uint64_t)ocn * 4) : 0;
+        l->l_w = g->mcast ? 0 : bk_slot_alloc(c, &used, (uint64_t)l->kh * l->kw * cpg * ocn * c->es);
+        l->l_b = l->b && !g->mcast ? bk_slot_alloc(c, &used, (uint64_t)ocn * 4) : 0;
         l->l_acc = bk_slot_alloc(c, &used, outn * ocn * 4);
         l->l_tmp = !strcmp(l->act, "HardSwish") ? bk_slot_alloc(c, &used, outn * ocn * 4) : 0;
         l->l_out = c->dt != ISA_F32 ? bk_slot_alloc(c, &used, outn * ocn * c->es) : 0;
@@ -176,7 +280,7 @@ static int layout(const BkCtx *c, BkLow *l)
         l->l_out = bk_slot_alloc(c, &used, outn * cn * c->es);
     }
     if (ih > 65535 || (uint64_t)l->W > 65535 || (uint64_t)cn > 65535) return -1;
-    return used <= c->slot ? 0 : -1;
+    return used <= g->slot_size ? 0 : -1;
 }
 
 static int choose_tiles(BkCtx *c, BkGroup *g, AtlErr *e)
@@ -185,17 +289,20 @@ static int choose_tiles(BkCtx *c, BkGroup *g, AtlErr *e)
     int best_gc = -1, best_r = -1;
     uint64_t best = UINT64_MAX;
     int units = l->groups == 1 && l->kind == BK_K_CONV ? l->OC : l->groups;
+    int best_m = 0;
+    int modes = l->kind == BK_K_CONV && c->chip->cores_per_cluster > 1 ? 2 : 1;
+    for (int m = 0; m < modes; m++)
     for (int gc = units;; gc = (gc + 1) / 2) {
         for (int r = l->OH;; r = (r + 1) / 2) {
             l->gchunk = gc;
             l->rows = r;
-            if (layout(c, l) == 0) {
+            if (set_mode(c, g, m) == 0 && layout(c, g, l) == 0) {
                 l->ngc = (units + gc - 1) / gc;
                 l->nrc = (l->OH + r - 1) / r;
                 if (bk_assign_tiles(c, g, l->ngc * l->N * l->nrc, e)) return -1;
                 for (int t = 0; t < g->ntiles; t++) g->tile_wkey[t] = l->kind == BK_K_CONV ? t / (l->N * l->nrc) : -1;
                 if (bk_cost_group(c, g, e)) return -1;
-                if (g->est_cycles < best) { best = g->est_cycles; best_gc = gc; best_r = r; }
+                if (g->est_cycles < best) { best = g->est_cycles; best_gc = gc; best_r = r; best_m = m; }
             }
             if (r == 1) break;
         }
@@ -203,15 +310,16 @@ static int choose_tiles(BkCtx *c, BkGroup *g, AtlErr *e)
     }
     if (best_gc < 0)
         return bk_fail(c, g->node, e, "even one output row of one channel group does not fit half of LMEM "
-                       "(%d bytes): input width %d, %d channels", (int)c->slot, l->W, l->C / l->groups);
+                       "(%d bytes): input width %d, %d channels", (int)g->slot_size, l->W, l->C / l->groups);
     l->gchunk = best_gc;
     l->rows = best_r;
-    layout(c, l);
+    set_mode(c, g, best_m);
+    layout(c, g, l);
     l->ngc = (units + best_gc - 1) / best_gc;
     l->nrc = (l->OH + best_r - 1) / best_r;
     if (bk_assign_tiles(c, g, l->ngc * l->N * l->nrc, e)) return -1;
     for (int t = 0; t < g->ntiles; t++) g->tile_wkey[t] = l->kind == BK_K_CONV ? t / (l->N * l->nrc) : -1;
-    snprintf(g->split, sizeof g->split, "N%d C%d H%d", l->N, l->ngc, l->nrc);
+    snprintf(g->split, sizeof g->split, "N%d C%d H%d%s", l->N, l->ngc, l->nrc, g->mcast ? " mc" : "");
     return bk_cost_group(c, g, e);
 }
 

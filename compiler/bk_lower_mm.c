@@ -88,7 +88,7 @@ static int mm_gen(BkCtx *c, const BkGroup *g, int t, uint64_t slot, BkCode *k, A
     return 0;
 }
 
-static int layout(const BkCtx *c, BkLow *l)
+static int layout(const BkCtx *c, const BkGroup *g, BkLow *l)
 {
     uint64_t used = 0, mt = (uint64_t)l->mt, nt = (uint64_t)l->nt;
     l->l_in = bk_slot_alloc(c, &used, mt * l->K * c->es);
@@ -97,7 +97,7 @@ static int layout(const BkCtx *c, BkLow *l)
     l->l_acc = bk_slot_alloc(c, &used, mt * nt * 4);
     l->l_tmp = !strcmp(l->act, "HardSwish") ? bk_slot_alloc(c, &used, mt * nt * 4) : 0;
     l->l_out = c->dt != ISA_F32 ? bk_slot_alloc(c, &used, mt * nt * c->es) : 0;
-    return used <= c->slot ? 0 : -1;
+    return used <= g->slot_size ? 0 : -1;
 }
 
 static void keys(BkGroup *g)
@@ -117,7 +117,7 @@ static int choose(BkCtx *c, BkGroup *g, AtlErr *e)
     for (int nt = l->Nn;; nt = (nt + 1) / 2) {
         for (int mt = l->M;; mt = (mt + 1) / 2) {
             l->mt = mt; l->nt = nt;
-            if (layout(c, l) == 0) {
+            if (layout(c, g, l) == 0) {
                 l->nmc = (l->M + mt - 1) / mt;
                 l->nnc = (l->Nn + nt - 1) / nt;
                 if (bk_assign_tiles(c, g, l->nnc * l->bt * l->nmc, e)) return -1;
@@ -131,9 +131,9 @@ static int choose(BkCtx *c, BkGroup *g, AtlErr *e)
     }
     if (bm < 0)
         return bk_fail(c, g->node, e, "K = %d is too deep: one row of A and one column of B do not fit half of "
-                       "LMEM (%d bytes); splitting K is not lowered yet", l->K, (int)c->slot);
+                       "LMEM (%d bytes); splitting K is not lowered yet", l->K, (int)g->slot_size);
     l->mt = bm; l->nt = bn;
-    layout(c, l);
+    layout(c, g, l);
     l->nmc = (l->M + bm - 1) / bm;
     l->nnc = (l->Nn + bn - 1) / bn;
     if (bk_assign_tiles(c, g, l->nnc * l->bt * l->nmc, e)) return -1;

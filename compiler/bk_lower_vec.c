@@ -98,11 +98,11 @@ static int elem_gen(BkCtx *c, const BkGroup *g, int t, uint64_t slot, BkCode *k,
 /* Chooses chunk[] so that bytes_per_elem x box fits the slot and, when
  * possible, there are at least `cores` tiles; keeps inner dims whole first.
  * `keep` dims (bit d) are never split. */
-static int fit_box(BkCtx *c, BkLow *l, uint64_t bytes_per_elem, unsigned keep)
+static int fit_box(BkCtx *c, BkLow *l, uint64_t cap, uint64_t bytes_per_elem, unsigned keep)
 {
     for (int d = 0; d < 4; d++) l->chunk[d] = l->od[d];
     for (;;) {
-        int fits = box_elems(l->chunk) * bytes_per_elem + 8 * c->align <= c->slot;
+        int fits = box_elems(l->chunk) * bytes_per_elem + 8 * c->align <= cap;
         set_counts(l);
         uint64_t tiles = (uint64_t)l->nch[0] * l->nch[1] * l->nch[2] * l->nch[3];
         if (fits && (tiles >= (uint64_t)c->ncores || box_elems(l->chunk) <= 1024)) return 0;
@@ -325,12 +325,12 @@ int bk_lower_elem(BkCtx *c, int node, BkGroup *g, AtlErr *e)
     if (bk_tensor_in_dram(c, nd->out[0], &l->y, e)) return -1;
     /* LMEM: every register is a full box (inputs may be smaller; sized full) */
     int hs = !strcmp(l->act, "HardSwish");
-    if (fit_box(c, l, (uint64_t)(l->nregs + hs) * c->es, 0))
+    if (fit_box(c, l, g->slot_size, (uint64_t)(l->nregs + hs) * c->es, 0))
         return bk_fail(c, node, e, "even one element box does not fit LMEM");
     uint64_t used = 0, box = box_elems(l->chunk) * c->es;
     for (int r = 0; r < l->nregs; r++) l->l_reg[r] = bk_slot_alloc(c, &used, box);
     l->l_tmp = hs ? bk_slot_alloc(c, &used, box) : 0;
-    if (used > c->slot) return bk_fail(c, node, e, "tile does not fit LMEM");
+    if (used > g->slot_size) return bk_fail(c, node, e, "tile does not fit LMEM");
     g->gen = elem_gen;
     if (bk_assign_tiles(c, g, (int)(l->nch[0] * l->nch[1] * l->nch[2] * l->nch[3]), e)) return -1;
     snprintf(g->split, sizeof g->split, "%ux%ux%ux%u", l->nch[0], l->nch[1], l->nch[2], l->nch[3]);
@@ -414,7 +414,7 @@ static int red_setup(BkCtx *c, int node, BkGroup *g, int a0, int a1, AtlErr *e)
     l->red_len = (uint32_t)red;
     if (bk_tensor_in_dram(c, nd->in[0], &l->x, e) || bk_tensor_in_dram(c, nd->out[0], &l->y, e)) return -1;
     uint64_t per_outer = ((uint64_t)red * inner + 2 * (uint64_t)inner) * c->es;
-    uint64_t fit = (c->slot - 4 * c->align) / per_outer;
+    uint64_t fit = g->slot_size > 4 * c->align ? (g->slot_size - 4 * c->align) / per_outer : 0;
     if (fit < 1) return bk_fail(c, node, e, "one reduced row (%lld x %lld elements) does not fit half of LMEM", (long long)red, (long long)inner);
     uint64_t ch = (uint64_t)(outer + c->ncores - 1) / c->ncores;
     if (ch > fit) ch = fit;
@@ -424,7 +424,7 @@ static int red_setup(BkCtx *c, int node, BkGroup *g, int a0, int a1, AtlErr *e)
     l->l_in = bk_slot_alloc(c, &used, ch * red * inner * c->es);
     l->l_out = bk_slot_alloc(c, &used, ch * inner * c->es);
     l->l_tmp = bk_slot_alloc(c, &used, ch * inner * c->es);
-    if (used > c->slot) return bk_fail(c, node, e, "reduction tile does not fit LMEM");
+    if (used > g->slot_size) return bk_fail(c, node, e, "reduction tile does not fit LMEM");
     g->gen = red_gen;
     int nt = (int)((outer + ch - 1) / ch);
     if (bk_assign_tiles(c, g, nt, e)) return -1;

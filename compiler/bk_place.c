@@ -79,7 +79,7 @@ int bk_place(BkCtx *c, AtlErr *e)
     /* liveness of roots: producer step .. last consumer step */
     for (int i = 0; i < g->nn; i++) {
         const IrNode *n = &g->nodes[i];
-        if (n->dead) continue;
+        if (n->dead || c->skip[i]) continue;   /* absorbed nodes read and write nothing */
         for (int k = 0; k < n->nout; k++) {
             int t = n->out[k];
             if (t < 0 || g->t[t].data) continue;
@@ -87,8 +87,9 @@ int bk_place(BkCtx *c, AtlErr *e)
             if (first[r] < 0 || i < first[r]) first[r] = i;
             if (i > last[r]) last[r] = i;
         }
-        for (int k = 0; k < n->nin; k++) {
-            int t = n->in[k];
+        int gelu = c->gelu_src[i];          /* a Gelu layer reads only x */
+        for (int k = 0; k < (gelu >= 0 ? 1 : n->nin); k++) {
+            int t = gelu >= 0 ? gelu : n->in[k];
             if (t < 0 || g->t[t].data) continue;
             int r = root_of(c, t);
             if (first[r] < 0) first[r] = 0;
@@ -128,7 +129,14 @@ int bk_place(BkCtx *c, AtlErr *e)
     }
     MemPlanResult res;
     memset(&res, 0, sizeof res);
-    if (nb && memplan_assign(bufs, nb, &res, e)) { atl_err_prefix(e, "activation placement"); goto done; }
+    if (c->keep_activations) {
+        /* every buffer its own range, so all values survive the run */
+        for (int i = 0; i < nb; i++) {
+            bufs[i].offset = res.footprint;
+            res.footprint = round_up(res.footprint + bufs[i].size, 64);
+        }
+        res.sum_of_buffers = res.footprint;
+    } else if (nb && memplan_assign(bufs, nb, &res, e)) { atl_err_prefix(e, "activation placement"); goto done; }
     for (int t = 0; t < nt; t++) {
         if (bufi[t] < 0) continue;
         c->pl[t].placed = 1;

@@ -75,13 +75,14 @@ static int collect(void *ctx, int tensor, const IrTensor *v, AtlErr *e)
 }
 
 /* Name of a tensor written later than position `pos` whose DRAM bytes
- * overlap those of stage tensor `k` (its value is gone by the end of the
- * run), or NULL. */
+ * overlap those of the tensor at `pos` (its value is gone by the end of
+ * the run), or NULL. Views share storage without writing it. */
 static const char *overwritten_by(const ChipExec *x, const Collect *c, int pos)
 {
     int k = chip_exec_find(x, c->vals[pos].name);
     AbmTensor a = abm_tensor(&x->model.view, (uint32_t)k);
     for (int j = pos + 1; j < c->n; j++) {
+        if (c->g->t[c->tensor[j]].is_view) continue; /* shares storage, writes nothing */
         int m = chip_exec_find(x, c->vals[j].name);
         AbmTensor b = abm_tensor(&x->model.view, (uint32_t)m);
         if (b.region == a.region && b.offset < a.offset + a.size && a.offset < b.offset + b.size) return b.name;

@@ -2,10 +2,11 @@
  * imports the model, fixes input shapes (--input-shape, --batch), runs the
  * canonicalisation passes and the backend (compiler/backend.h), writes the
  * .abm atomically and prints a summary: layers, estimated cycles and the
- * memory plan. --estimate adds the cost model's cycles per layer;
- * --dump-ir prints the IR after the passes instead of compiling.
- * --synthetic-weights fills initializers whose external data file is
- * missing (timing studies on full-size graphs; compiler/synth_weights.h). */
+ * memory plan. `--batch 1,8` compiles one stage per batch size into the same
+ * net. --estimate adds the cost model's cycles per layer; --dump-ir prints
+ * the IR after the passes instead of compiling. --synthetic-weights fills
+ * initializers whose external data file is missing (timing studies on
+ * full-size graphs; compiler/synth_weights.h). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +20,7 @@
 const char cmd_compile_summary[] = "compile an ONNX model for a chip into an .abm (or --dump-ir)";
 
 #define MAXOPT 64
+#define MAXBATCH 16
 
 static void usage(FILE *f)
 {
@@ -29,10 +31,13 @@ static void usage(FILE *f)
             "  --chip FILE            chip description (configs/*.ini)\n"
             "  -o FILE                output .abm\n"
             "  --dtype f32|fp32|f16|fp16|bf16   storage/compute dtype (default fp32)\n"
-            "  --batch N              set the batch (dim 0) of every graph input (default: 1 where dynamic)\n"
+            "  --batch N[,N...]       set the batch (dim 0) of every graph input (default: 1 where dynamic);\n"
+            "                         several sizes give one stage each in the same net\n"
             "  --input-shape NAME=1x3x224x224   fix an input's shape (repeatable)\n"
             "  --name NAME            net name in the .abm (default: the graph's name)\n"
             "  --estimate             print the cost model's cycles per layer\n"
+            "  --keep-activations     no reuse of activation memory: every activation listed in\n"
+            "                         the .abm keeps its value after a run (atoll run --dump-tensors)\n"
             "  --dump-ir              print the IR after the passes and stop\n"
             "  --synthetic-weights    invent initializers whose external data file is missing\n"
             "  --no-passes            with --dump-ir: the IR as imported\n");
@@ -106,6 +111,7 @@ int cmd_compile(int argc, char **argv)
     const char *model = NULL, *chipf = NULL, *out = NULL, *name = NULL, *v;
     IrInputShape shapes[MAXOPT];
     int nshapes = 0, bad = 0, dump = 0, nopasses = 0, estimate = 0, batch = 0, dt = ISA_F32;
+    int batches[MAXBATCH], nbatch = 0, keep = 0;
     OnnxLoadOpts lopts = {0, 0, 0};
     AtlErr e = {{0}};
     char opts[512] = "";
@@ -125,14 +131,24 @@ int cmd_compile(int argc, char **argv)
             if ((dt = parse_dtype(v)) < 0) { fprintf(stderr, "atoll compile: --dtype '%s': use fp32, fp16 or bf16\n", v); return 2; }
         } else if (bad) return 2;
         else if ((v = cli_opt(argc, argv, &i, "--batch", &bad))) {
-            char *end;
-            long b = strtol(v, &end, 10);
-            if (*end || b < 1 || b > 65535) { fprintf(stderr, "atoll compile: --batch '%s': a number 1..65535\n", v); return 2; }
-            batch = (int)b;
+            const char *p = v;
+            for (;;) {
+                char *end;
+                long b = strtol(p, &end, 10);
+                if (end == p || (*end && *end != ',') || b < 1 || b > 65535 || nbatch == MAXBATCH) {
+                    fprintf(stderr, "atoll compile: --batch '%s': numbers 1..65535, comma separated, at most %d\n", v, MAXBATCH);
+                    return 2;
+                }
+                batches[nbatch++] = (int)b;
+                if (!*end) break;
+                p = end + 1;
+            }
+            batch = batches[0];
         } else if (bad) return 2;
         else if (!strcmp(argv[i], "--dump-ir")) dump = 1;
         else if (!strcmp(argv[i], "--no-passes")) nopasses = 1;
         else if (!strcmp(argv[i], "--estimate")) estimate = 1;
+        else if (!strcmp(argv[i], "--keep-activations")) keep = 1;
         else if (!strcmp(argv[i], "--synthetic-weights")) lopts.synthetic_weights = 1;
         else if (argv[i][0] == '-') { fprintf(stderr, "atoll compile: unknown option '%s' (see --help)\n", argv[i]); return 2; }
         else if (!model) model = argv[i];
@@ -143,44 +159,77 @@ int cmd_compile(int argc, char **argv)
     if (!dump && !out) { fprintf(stderr, "atoll compile: -o FILE is required (or use --dump-ir)\n"); return 2; }
     AtlChip chip;
     if (!dump && cfg_load(chipf, &chip, &e)) { fprintf(stderr, "atoll compile: %s\n", e.msg); return 1; }
-    if ((batch || !dump) && batch_shapes(model, batch ? batch : 1, !batch, lopts.synthetic_weights, shapes, &nshapes, &e)) { fprintf(stderr, "atoll compile: %s: %s\n", model, e.msg); return 1; }
-    IrGraph g;
-    int rc = 1;
-    int loaded = !model_load_opts(model, shapes, nshapes, &lopts, &g, &e);
-    if (loaded && lopts.nsynthetic)
-        fprintf(stderr, "atoll compile: note: %d initializers (%lld bytes) have synthetic values: their external data file is missing\n",
-                lopts.nsynthetic, (long long)lopts.synthetic_bytes);
-    if (!loaded || (!nopasses && pass_run_all(&g, &e))) {
-        fprintf(stderr, "atoll compile: %s\n", e.msg);
-        ir_free(&g);
-        return 1;
-    }
     if (dump) {
+        if (batch && batch_shapes(model, batch, 0, lopts.synthetic_weights, shapes, &nshapes, &e)) { fprintf(stderr, "atoll compile: %s: %s\n", model, e.msg); return 1; }
+        IrGraph g;
+        int loaded = !model_load_opts(model, shapes, nshapes, &lopts, &g, &e);
+        if (loaded && lopts.nsynthetic)
+            fprintf(stderr, "atoll compile: note: %d initializers (%lld bytes) have synthetic values: their external data file is missing\n",
+                    lopts.nsynthetic, (long long)lopts.synthetic_bytes);
+        if (!loaded || (!nopasses && pass_run_all(&g, &e))) {
+            fprintf(stderr, "atoll compile: %s\n", e.msg);
+            ir_free(&g);
+            return 1;
+        }
         ir_print(&g, stdout);
         ir_free(&g);
         return 0;
     }
-    snprintf(opts, sizeof opts, "--chip %s --dtype %s%s", chip.name, isa_dtype_name(dt), lopts.nsynthetic ? " --synthetic-weights" : "");
-    if (batch) snprintf(opts, sizeof opts, "--chip %s --dtype %s --batch %d%s", chip.name, isa_dtype_name(dt), batch,
-                        lopts.nsynthetic ? " --synthetic-weights" : "");
+    if (nbatch == 0) batches[nbatch++] = 0;   /* 0: the model's batch, 1 where dynamic */
     AbmWriter *w = abm_writer_new(cfg_fingerprint(&chip));
-    BkOptions o;
-    bk_options_default(&o);
-    o.dtype = dt;
-    o.net_name = name;
-    o.options_text = opts;
-    BkSummary sum;
-    memset(&sum, 0, sizeof sum);
-    if (!w) fprintf(stderr, "atoll compile: out of memory\n");
-    else if (bk_compile(&g, &chip, &o, w, &sum, &e) || abm_write_file(w, out, &e))
-        fprintf(stderr, "atoll compile: %s: %s\n", model, e.msg);
-    else {
-        print_summary(model, out, &chip, &sum, dt);
-        if (estimate) print_estimate(&sum);
-        rc = 0;
+    if (!w) { fprintf(stderr, "atoll compile: out of memory\n"); return 1; }
+    int rc = 0;
+    for (int bi = 0; bi < nbatch && rc == 0; bi++) {
+        IrInputShape sh[MAXOPT];
+        int nsh = nshapes;
+        memcpy(sh, shapes, sizeof shapes[0] * (size_t)nshapes);
+        if (batch_shapes(model, batches[bi] ? batches[bi] : 1, !batches[bi], lopts.synthetic_weights, sh, &nsh, &e)) {
+            fprintf(stderr, "atoll compile: %s: %s\n", model, e.msg);
+            rc = 1;
+            break;
+        }
+        IrGraph g;
+        int loaded = !model_load_opts(model, sh, nsh, &lopts, &g, &e);
+        if (loaded && bi == 0 && lopts.nsynthetic)
+            fprintf(stderr, "atoll compile: note: %d initializers (%lld bytes) have synthetic values: their external data file is missing\n",
+                    lopts.nsynthetic, (long long)lopts.synthetic_bytes);
+        if (!loaded || pass_run_all(&g, &e)) {
+            fprintf(stderr, "atoll compile: %s\n", e.msg);
+            ir_free(&g);
+            rc = 1;
+            break;
+        }
+        snprintf(opts, sizeof opts, "--chip %s --dtype %s%s", chip.name, isa_dtype_name(dt), lopts.nsynthetic ? " --synthetic-weights" : "");
+        if (batches[bi]) {
+            size_t n = strlen(opts);
+            snprintf(opts + n, sizeof opts - n, " --batch ");
+            for (int k = 0; k < nbatch; k++) {
+                n = strlen(opts);
+                snprintf(opts + n, sizeof opts - n, "%s%d", k ? "," : "", batches[k]);
+            }
+        }
+        BkOptions o;
+        bk_options_default(&o);
+        o.dtype = dt;
+        o.net_name = name;
+        o.options_text = opts;
+        o.keep_activations = keep;
+        BkSummary sum;
+        memset(&sum, 0, sizeof sum);
+        if (bk_compile(&g, &chip, &o, w, &sum, &e)) {
+            fprintf(stderr, "atoll compile: %s: %s\n", model, e.msg);
+            rc = 1;
+        } else {
+            print_summary(model, out, &chip, &sum, dt);
+            if (estimate) print_estimate(&sum);
+        }
+        bk_summary_free(&sum);
+        ir_free(&g);
     }
-    bk_summary_free(&sum);
+    if (rc == 0 && abm_write_file(w, out, &e)) {
+        fprintf(stderr, "atoll compile: %s: %s\n", model, e.msg);
+        rc = 1;
+    }
     abm_writer_free(w);
-    ir_free(&g);
     return rc;
 }

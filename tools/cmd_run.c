@@ -18,7 +18,7 @@ static void usage(FILE *fp)
     fprintf(fp,
             "usage: atoll run MODEL.abm --chip CHIP.ini --input X.npy|IN.npz [--net NAME]\n"
             "                 [--output OUT.npz|OUT.npy] [--trace T.json] [--stats S.json] [--profile]\n"
-            "                 [--fw-heap BYTES] [--max-cycles N]\n"
+            "                 [--dump-tensors ALL.npz] [--fw-heap BYTES] [--max-cycles N]\n"
             "\n"
             "Loads MODEL.abm into a simulated device described by CHIP.ini (the firmware\n"
             "validates, relocates and places it), runs net NAME (default: the first) on\n"
@@ -31,6 +31,10 @@ static void usage(FILE *fp)
             "  --trace      Chrome/Perfetto trace of the run\n"
             "  --stats      the simulator's statistics of the run (JSON)\n"
             "  --profile    print cycles, per-engine utilisation and the per-layer table\n"
+            "  --dump-tensors  every activation and output of the stage after the run, as\n"
+            "               found in device memory (to compare intermediates with `atoll\n"
+            "               interp`); a tensor whose dtype .npy lacks, or whose layout is\n"
+            "               padded, is written as its raw bytes (uint8, 1-D)\n"
             "  --fw-heap    memory of the control processor for the firmware (default 16 MiB)\n"
             "  --max-cycles stop the run with a fault after N cycles\n"
             "Exit status: 0 ok, 1 error (message names the cause), 2 usage.\n");
@@ -179,10 +183,43 @@ static int write_outputs(AtlModel *m, AtlDevice *dev, const AtlStageInfo *st, co
     return rc;
 }
 
+/* Every activation and output of the stage, read back from device memory. */
+static int dump_tensors(AtlModel *m, AtlDevice *dev, const AtlStageInfo *st, const char *path)
+{
+    AtlNdArray *arr = calloc(st->n_tensors + 1, sizeof *arr);
+    if (!arr) { fprintf(stderr, "atoll run: out of memory\n"); return -1; }
+    int n = 0, rc = 0;
+    AtlErr e;
+    for (uint32_t i = 0; i < st->n_tensors && !rc; i++) {
+        const AtlTensorInfo *t = &st->tensors[i];
+        if (t->role != ATL_ROLE_ACTIVATION && t->role != ATL_ROLE_OUTPUT) continue;
+        AtlNdArray *a = &arr[n++];
+        uint64_t dense = 1;
+        for (int d = 0; d < t->ndim; d++) dense *= t->dims[d];
+        int typed = npy_of_dtype[t->dtype] >= 0 && dense * atl_npy_dtype_size((AtlNpyDtype)npy_of_dtype[t->dtype]) == t->bytes;
+        if (typed) {
+            a->dtype = (AtlNpyDtype)npy_of_dtype[t->dtype];
+            a->ndim = t->ndim;
+            for (int d = 0; d < t->ndim; d++) a->shape[d] = t->dims[d];
+        } else {
+            a->dtype = ATL_NPY_U8;
+            a->ndim = 1;
+            a->shape[0] = (int64_t)t->bytes;
+        }
+        a->name = malloc(strlen(t->name) + 1);
+        if (!a->name || atl_ndarray_alloc(a, &e)) { fprintf(stderr, "atoll run: out of memory\n"); rc = -1; break; }
+        strcpy(a->name, t->name);
+        if (atl_read_tensor(m, t->name, a->data, (size_t)t->bytes)) { fprintf(stderr, "atoll run: %s\n", atl_last_error(dev)); rc = -1; }
+    }
+    if (!rc && atl_npz_write(path, arr, n, &e)) { fprintf(stderr, "atoll run: %s\n", e.msg); rc = -1; }
+    atl_ndarray_list_free(arr, n);
+    return rc;
+}
+
 int cmd_run(int argc, char **argv)
 {
     const char *model_path = NULL, *chip = NULL, *input = NULL, *output = NULL, *trace = NULL, *stats = NULL, *net_name = NULL;
-    const char *heap = NULL, *maxc = NULL, *v;
+    const char *heap = NULL, *maxc = NULL, *dump = NULL, *v;
     int profile = 0, bad = 0;
     for (int i = 1; i < argc && !bad; i++) {
         if (cli_is_help(argv[i])) { usage(stdout); return 0; }
@@ -194,6 +231,7 @@ int cmd_run(int argc, char **argv)
         else if ((v = cli_opt(argc, argv, &i, "--net", &bad))) net_name = v;
         else if ((v = cli_opt(argc, argv, &i, "--fw-heap", &bad))) heap = v;
         else if ((v = cli_opt(argc, argv, &i, "--max-cycles", &bad))) maxc = v;
+        else if ((v = cli_opt(argc, argv, &i, "--dump-tensors", &bad))) dump = v;
         else if (bad) break;
         else if (!strcmp(argv[i], "--profile")) profile = 1;
         else if (argv[i][0] == '-') { fprintf(stderr, "atoll run: unknown option '%s'\n", argv[i]); bad = 1; }
@@ -256,6 +294,7 @@ int cmd_run(int argc, char **argv)
     }
     if (profile) print_profile(&p);
     if (output && write_outputs(m, dev, st, output)) goto out;
+    if (dump && dump_tensors(m, dev, st, dump)) goto out;
     char *json = NULL;
     if (stats) {
         if (atl_stats_json(dev, &json)) { fprintf(stderr, "atoll run: %s\n", atl_last_error(dev)); goto out; }

@@ -9,7 +9,7 @@ T=configs/tiny.ini
 expect_ok compile_abm "$ATOLL" compile $D/synth.onnx -o "$TMPD/synth.abm" --chip $T
 expect_grep compile_summary "3 layers" "$TMPD/out"
 expect_ok compare_same "$ATOLL" compare $D/synth.onnx "$TMPD/synth.abm" --input $D/synth_x.npy --chip $T --all
-expect_grep compare_same_all "all 3 compared tensors within tolerance (1 outputs)" "$TMPD/out"
+expect_grep compare_same_all "all 4 compared tensors within tolerance (1 outputs)" "$TMPD/out"
 expect_grep compare_same_row "^y  *output  float32  1x4 .* yes" "$TMPD/out"
 expect_grep compare_inter_row "^h  *inter  *float32  1x16 .* yes" "$TMPD/out"
 expect_grep compare_relu_row "^r  *inter  *float32  1x8x4x4 .* yes" "$TMPD/out"
@@ -32,12 +32,12 @@ expect_grep compare_f16_row "^y  *output  float16" "$TMPD/out"
 expect_fail compare_f16_rtol "outside tolerance" \
     "$ATOLL" compare $D/synth.onnx "$TMPD/synth16.abm" --input $D/synth_x.npy --chip $T --rtol 1e-6 --atol 0
 # intermediates whose storage a later layer reuses are read from runs
-# stopped at the end of their layer (lenet5 on tiny: three of them)
+# stopped at the end of their layer (lenet5 on tiny: four of them)
 expect_ok compile_lenet "$ATOLL" compile models/lenet5.onnx -o "$TMPD/lenet5.abm" --chip $T
 expect_ok compare_lenet_all "$ATOLL" compare models/lenet5.onnx "$TMPD/lenet5.abm" --input models/lenet5.ref.npz --chip $T --all
-expect_grep compare_lenet_stopped "8 intermediates in DRAM (3 read from runs stopped after their layer" "$TMPD/out"
+expect_grep compare_lenet_stopped "9 intermediates in DRAM (4 read from runs stopped after their layer" "$TMPD/out"
 expect_grep compare_lenet_note "read at the end of layer" "$TMPD/out"
-expect_grep compare_lenet_all_ok "all 9 compared tensors within tolerance (1 outputs)$" "$TMPD/out"
+expect_grep compare_lenet_all_ok "all 10 compared tensors within tolerance (1 outputs)$" "$TMPD/out"
 # errors
 expect_fail compare_no_input "no --input given" "$ATOLL" compare $D/synth.onnx "$TMPD/synth.abm"
 expect_fail compare_no_abm "give MODEL.onnx and MODEL.abm" "$ATOLL" compare $D/synth.onnx --input $D/synth_x.npy

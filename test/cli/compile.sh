@@ -13,11 +13,17 @@ expect_ok compile_batch_fp16 "$ATOLL" compile $M/digits_cnn.onnx --chip configs/
 expect_grep batch_fp16 "batch 3, f16" "$TMPD/out"
 expect_ok compile_bf16_shape "$ATOLL" compile $M/digits_cnn.onnx --chip configs/tiny.ini --dtype bf16 --input-shape input=2x1x8x8 -o "$TMPD/d2.abm"
 expect_grep bf16_shape "batch 2, bf16" "$TMPD/out"
+expect_ok compile_two_stages "$ATOLL" compile $M/digits_cnn.onnx --chip configs/a1.ini --batch 1,4 -o "$TMPD/d14.abm"
+expect_ok inspect_two_stages "$ATOLL" inspect "$TMPD/d14.abm"
+expect_grep two_stages "net 'torch_jit': 2 stages" "$TMPD/out"
+expect_grep stage_batch4 "input  input            fp32  \[4,1,8,8\] nchw" "$TMPD/out"
+expect_ok compile_keep "$ATOLL" compile $M/digits_cnn.onnx --chip configs/tiny.ini --keep-activations -o "$TMPD/dk.abm"
+expect_grep keep_no_reuse "activations      : \([0-9]*\) bytes peak (liveness packed) vs \1 bytes" "$TMPD/out"
 expect_fail bad_dtype "use fp32, fp16 or bf16" "$ATOLL" compile $M/digits_cnn.onnx --chip configs/tiny.ini --dtype int4 -o "$TMPD/x.abm"
 expect_fail no_output "-o FILE is required" "$ATOLL" compile $M/digits_cnn.onnx --chip configs/tiny.ini
 expect_fail bad_chip "nope.ini" "$ATOLL" compile $M/digits_cnn.onnx --chip nope.ini -o "$TMPD/x.abm"
 expect_fail fixed_batch "fixed to 1 by the model, given 4" "$ATOLL" compile $M/lenet5.onnx --chip configs/tiny.ini --batch 4 -o "$TMPD/x.abm"
-expect_fail bad_batch "a number 1..65535" "$ATOLL" compile $M/lenet5.onnx --chip configs/tiny.ini --batch 0 -o "$TMPD/x.abm"
+expect_fail bad_batch "numbers 1..65535" "$ATOLL" compile $M/lenet5.onnx --chip configs/tiny.ini --batch 0 -o "$TMPD/x.abm"
 [ ! -e "$TMPD/x.abm" ] && ok no_partial_file || fail no_partial_file "x.abm exists after failures"
 expect_ok dump_ir_still "$ATOLL" compile $M/lenet5.onnx --dump-ir
 cli_summary compile

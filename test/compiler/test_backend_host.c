@@ -136,9 +136,98 @@ TEST(batch3_matches_batch1)
     atl_ndarray_list_free(ref, nref);
 }
 
+/* With keep_activations every activation the .abm lists holds, after a run
+ * through the firmware, what the interpreter computes for that tensor. */
+TEST(every_activation_matches_interpreter)
+{
+    const char *models[] = {"encoder_block", "lenet5"};
+    for (int mi = 0; mi < 2; mi++) {
+        AtlErr e = {{0}};
+        char path[256];
+        AtlNdArray *ref = NULL;
+        int nref = 0;
+        snprintf(path, sizeof path, "models/%s.ref.npz", models[mi]);
+        REQUIRE(atl_npz_read(path, &ref, &nref, &e) == 0);
+        const AtlNdArray *rin = !strcmp(ref[0].name, "input") ? &ref[0] : &ref[1];
+        IrGraph g;
+        AtlChip chip;
+        ir_init(&g);
+        snprintf(path, sizeof path, "models/%s.onnx", models[mi]);
+        REQUIRE(cfg_load("configs/a1.ini", &chip, &e) == 0);
+        REQUIRE(e2e_load_model(path, rin, &g, &e) == 0);
+        AbmWriter *w = abm_writer_new(cfg_fingerprint(&chip));
+        BkOptions o;
+        bk_options_default(&o);
+        o.keep_activations = 1;
+        uint8_t *buf = NULL;
+        size_t len = 0;
+        REQUIRE(w && bk_compile(&g, &chip, &o, w, NULL, &e) == 0 && abm_serialize(w, &buf, &len, &e) == 0);
+        abm_writer_free(w);
+        /* the interpreter with every listed activation made an output */
+        AbmModel am;
+        memset(&am, 0, sizeof am);
+        REQUIRE(abm_load_buffer(&am, buf, len, 0, ABM_LOAD_SKIP_WEIGHTS, &e) == 0);
+        int nact = 0;
+        for (uint32_t i = 0; i < am.view.n_tensors; i++) {
+            AbmTensor t = abm_tensor(&am.view, i);
+            if (t.role != ABM_ROLE_ACTIVATION) continue;
+            ir_add_output(&g, t.name, &e);
+            nact++;
+        }
+        CHECK(nact > 5);
+        IrTensor in;
+        memset(&in, 0, sizeof in);
+        in.name = ir_strdup(g.t[g.inputs[0]].name);
+        in.dtype = IR_F32;
+        in.ndim = rin->ndim;
+        for (int d = 0; d < rin->ndim; d++) in.dims[d] = rin->shape[d];
+        in.producer = -1;
+        IrTensor *outs = NULL;
+        REQUIRE(ir_alloc_data(&in, &e) == 0);
+        memcpy(in.data, rin->data, ir_nbytes(&in));
+        REQUIRE(interp_run(&g, &in, 1, &outs, &e) == 0);
+        AtlDevice *dev = NULL;
+        AtlModel *m = NULL;
+        int checked = 0;
+        if (atl_open(&dev, "configs/a1.ini", NULL) == ATL_OK && atl_load_memory(dev, buf, len, &m) == ATL_OK) {
+            AtlBuffer b = {NULL, in.data, ir_nbytes(&in), rin->ndim, {0}};
+            for (int d = 0; d < rin->ndim; d++) b.dims[d] = (uint32_t)rin->shape[d];
+            CHECK(atl_run(m, NULL, &b, 1, NULL) == ATL_OK);
+            for (int k = 0; k < g.nout; k++) {
+                const IrTensor *want = &outs[k];
+                if (g.t[g.outputs[k]].is_input) continue;
+                int64_t n = ir_numel(want);
+                float *got = malloc((size_t)(n ? n : 1) * 4);
+                AtlStatus st = atl_read_tensor(m, want->name, got, (size_t)n * 4);
+                if (st == ATL_OK) {
+                    double mx = 0;
+                    for (int64_t i = 0; i < n; i++) {
+                        double d = fabs(got[i] - ir_get_f(want, i)) / (1 + fabs(ir_get_f(want, i)));
+                        if (!(d <= mx)) mx = d;
+                    }
+                    CHECKF(mx <= 1e-5, "%s: activation '%s' differs by %g", models[mi], want->name, mx);
+                    checked++;
+                } else if (k > 0) CHECKF(0, "%s: read '%s': %s", models[mi], want->name, atl_last_error(dev));
+                free(got);
+            }
+        } else CHECKF(0, "device: %s", dev ? atl_last_error(dev) : "none");
+        printf("  %s: %d activations match the interpreter after a run through the firmware\n", models[mi], checked);
+        CHECK(checked >= nact);
+        atl_unload(m);
+        atl_close(dev);
+        interp_free_outputs(outs, g.nout);
+        ir_tensor_free_contents(&in);
+        abm_model_free(&am);
+        free(buf);
+        ir_free(&g);
+        atl_ndarray_list_free(ref, nref);
+    }
+}
+
 int main(void)
 {
     RUN(models_through_firmware);
     RUN(batch3_matches_batch1);
+    RUN(every_activation_matches_interpreter);
     return test_summary("test_backend_host");
 }

@@ -56,14 +56,29 @@ static void check_program(const AtlProgram *p, const char *chipfile, const char 
     AtlChip chip;
     AtlErr e;
     REQUIRE(cfg_load(chipfile, &chip, &e) == 0);
+    /* signals of a multicast DMA land on every core of its mask */
+    int (*sig)[ISA_MAX_SEMAPHORES] = calloc((size_t)p->ncores, sizeof *sig);
+    REQUIRE(sig);
+    for (int core = 0; core < p->ncores; core++)
+        for (int eng = 0; eng < ISA_NUM_ENGINES; eng++) {
+            const AtlStream *s = &p->streams[core * ISA_NUM_ENGINES + eng];
+            for (int i = 0; i < s->count; i++) {
+                const AtlInsn *in = &s->insns[i];
+                if (!in->signal) continue;
+                if ((in->op == ISA_OP_DMA_COPY || in->op == ISA_OP_DMA_FILL) && in->dst_space == ISA_SPACE_LMEM && in->mask) {
+                    int base = core / chip.cores_per_cluster * chip.cores_per_cluster;
+                    for (int k = 0; k < chip.cores_per_cluster; k++)
+                        if (in->mask >> k & 1) sig[base + k][in->signal - 1]++;
+                } else sig[core][in->signal - 1]++;
+            }
+        }
     for (int core = 0; core < p->ncores; core++) {
-        int sig[ISA_MAX_SEMAPHORES] = {0}, wai[ISA_MAX_SEMAPHORES] = {0}, bars[ISA_NUM_ENGINES] = {0};
+        int wai[ISA_MAX_SEMAPHORES] = {0}, bars[ISA_NUM_ENGINES] = {0};
         for (int eng = 0; eng < ISA_NUM_ENGINES; eng++) {
             const AtlStream *s = &p->streams[core * ISA_NUM_ENGINES + eng];
             CHECKF(s->count > 0 && s->insns[s->count - 1].op == ISA_OP_END, "%s: core %d engine %d does not end with end", what, core, eng);
             for (int i = 0; i < s->count; i++) {
                 const AtlInsn *in = &s->insns[i];
-                if (in->signal) sig[in->signal - 1]++;
                 if (in->wait) wai[in->wait - 1]++;
                 if (in->op == ISA_OP_BARRIER) bars[eng]++;
                 int f = isa_ops[in->op].format;
@@ -79,9 +94,10 @@ static void check_program(const AtlProgram *p, const char *chipfile, const char 
             }
         }
         for (int k = 0; k < ISA_MAX_SEMAPHORES; k++)
-            CHECKF(sig[k] == wai[k], "%s: core %d semaphore %d signalled %d times, waited %d times", what, core, k, sig[k], wai[k]);
+            CHECKF(sig[core][k] == wai[k], "%s: core %d semaphore %d signalled %d times, waited %d times", what, core, k, sig[core][k], wai[k]);
         CHECKF(bars[0] == bars[1] && bars[1] == bars[2], "%s: core %d barrier counts differ per engine", what, core);
     }
+    free(sig);
 }
 
 static void run_graph(IrGraph *g, const char *what, double tol)
