@@ -104,7 +104,8 @@ fuzz: $(BUILD)/gen/commands.h $(FUZZ_BINS)
 
 # The README's first command: the digits CNN over its test set on the simulated
 # chip (accuracy against PyTorch, speed, trace), then ResNet-50 timing-only.
-demo: $(ATOLL)
+demo:
+	@$(MAKE) --no-print-directory -j2 $(ATOLL)
 	@$(ATOLL) demo
 
 # ONNX backend tests on the reference interpreter: per-op table, regenerates docs/conformance.md.
