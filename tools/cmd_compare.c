@@ -147,6 +147,59 @@ static int layer_map(const IrGraph *gp, const AtlChip *chip, const ChipExec *x, 
     return 0;
 }
 
+/* Compares the collected intermediates with the chip's (x has run once in
+ * full). One whose storage a later tensor reuses is read from a run
+ * stopped when the layer that produced it ended (layers end in barriers,
+ * so nothing later has written yet); *recovered counts those. */
+static int compare_intermediates(ChipExec *x, const Collect *col, const IrGraph *gp, const AtlChip *chip,
+                                 const IrTensor *in, int nin, const CmpThresholds *user, CmpReport *rep,
+                                 int *recovered, AtlErr *e)
+{
+    int *layer_of = NULL, rc = -1;
+    if (layer_map(gp, chip, x, &layer_of, e)) return -1;
+    const AtlSimStats *full = sim_stats(x->sim);
+    int nlayers = full->nlayers;
+    /* copied: the stopped runs replace the simulator */
+    uint64_t *layer_end = calloc((size_t)nlayers + 1, sizeof *layer_end);
+    if (!layer_end) { free(layer_of); return atl_fail(e, "out of memory"); }
+    for (int l = 0; l < nlayers; l++) layer_end[l] = full->layers[l].used ? full->layers[l].last : 0;
+    int cut = -1; /* the layer the simulator was last stopped after; -1: a full run */
+    for (int i = 0; i < col->n; i++) {
+        const char *by = overwritten_by(x, col, i);
+        int l = layer_of ? layer_of[col->tensor[i]] : -1;
+        if (by && (l < 0 || l >= nlayers || !layer_end[l])) {
+            char why[96];
+            snprintf(why, sizeof why, "storage reused by '%.60s'", by);
+            if (cmp_report_skip(rep, col->vals[i].name, 0, why, e)) goto out;
+            continue;
+        }
+        int want = by ? l : -1;
+        if (want != cut) {
+            if (chip_exec_run_until(x, in, nin, want >= 0 ? layer_end[want] : 0, e)) {
+                if (want >= 0) atl_err_prefix(e, "simulated chip stopped after layer %d", want);
+                else atl_err_prefix(e, "simulated chip (--all run)");
+                goto out;
+            }
+            cut = want;
+        }
+        IrTensor got;
+        if (chip_exec_read(x, col->vals[i].name, &got, e)) goto out;
+        int r = cmp_report_add(rep, col->vals[i].name, 0, got.dtype, &col->vals[i], &got, user, e);
+        ir_tensor_free_contents(&got);
+        if (r) goto out;
+        if (by) {
+            (*recovered)++;
+            CmpRow *row = &rep->rows[rep->n - 1];
+            if (row->pass) snprintf(row->note, sizeof row->note, "read at the end of layer %d", l);
+        }
+    }
+    rc = 0;
+out:
+    free(layer_end);
+    free(layer_of);
+    return rc;
+}
+
 static int to_chip_dtype(const IrTensor *in, int dtype, IrTensor *out, AtlErr *e)
 {
     *out = *in;
@@ -219,7 +272,7 @@ int cmd_compare(int argc, char **argv)
     HostExec h;
     CmpReport rep = {0};
     Collect col;
-    int *layer_of = NULL, recovered = 0;
+    int recovered = 0;
     memset(&x, 0, sizeof x);
     memset(&h, 0, sizeof h);
     memset(&col, 0, sizeof col);
@@ -254,42 +307,7 @@ int cmd_compare(int argc, char **argv)
     }
     if (host_exec_run(&h, chip_in, nchip_in, &e)) goto done;
     if (all && chip_exec_run(&x, chip_in, nchip_in, &e)) { atl_err_prefix(&e, "simulated chip (--all run)"); goto done; }
-    /* intermediates whose storage a later layer reuses are read from a run
-     * stopped when the layer that produced them ended (layers are separated
-     * by barriers, so nothing later has written yet) */
-    if (all && layer_map(&gp, &chip, &x, &layer_of, &e)) goto done;
-    const AtlSimStats *full = all ? sim_stats(x.sim) : NULL;
-    int nlayers = full ? full->nlayers : 0;
-    uint64_t *layer_end = calloc((size_t)nlayers + 1, sizeof *layer_end);
-    if (!layer_end) { atl_fail(&e, "out of memory"); goto done; }
-    for (int l = 0; l < nlayers; l++) layer_end[l] = full->layers[l].used ? full->layers[l].last : 0;
-    int cut = -1; /* layer the simulator was last stopped after; -1: the full run */
-    for (int i = 0; all && i < col.n; i++) {
-        const char *by = overwritten_by(&x, &col, i);
-        int l = layer_of ? layer_of[col.tensor[i]] : -1;
-        if (by && (l < 0 || l >= nlayers || !layer_end[l])) {
-            char why[96];
-            snprintf(why, sizeof why, "storage reused by '%.60s'", by);
-            if (cmp_report_skip(&rep, col.vals[i].name, 0, why, &e)) { free(layer_end); goto done; }
-            continue;
-        }
-        if (by && cut != l) {
-            if (chip_exec_run_until(&x, chip_in, nchip_in, layer_end[l], &e)) { atl_err_prefix(&e, "simulated chip stopped after layer %d", l); free(layer_end); goto done; }
-            cut = l;
-        }
-        if (by) recovered++; else if (!by && cut != -1) {
-            if (chip_exec_run_until(&x, chip_in, nchip_in, 0, &e)) { atl_err_prefix(&e, "simulated chip (--all run)"); free(layer_end); goto done; }
-            cut = -1;
-        }
-        IrTensor got;
-        if (chip_exec_read(&x, col.vals[i].name, &got, &e)) { free(layer_end); goto done; }
-        int r = cmp_report_add(&rep, col.vals[i].name, 0, got.dtype, &col.vals[i], &got, &user, &e);
-        ir_tensor_free_contents(&got);
-        if (r) { free(layer_end); goto done; }
-        if (by && rep.rows[rep.n - 1].pass)
-            snprintf(rep.rows[rep.n - 1].note, sizeof rep.rows[rep.n - 1].note, "read at the end of layer %d", l);
-    }
-    free(layer_end);
+    if (all && compare_intermediates(&x, &col, &gp, &chip, chip_in, nchip_in, &user, &rep, &recovered, &e)) goto done;
     for (int i = 0; i < g.nout; i++) {
         IrTensor got;
         if (host_exec_output(&h, ref[i].name, &got, &e)) goto done;
@@ -315,7 +333,6 @@ int cmd_compare(int argc, char **argv)
 done:
     if (rc && e.msg[0]) fprintf(stderr, "atoll compare: %s\n", e.msg);
     cmp_report_free(&rep);
-    free(layer_of);
     for (int i = 0; i < col.n; i++) ir_tensor_free_contents(&col.vals[i]);
     free(col.vals);
     free(col.tensor);
