@@ -36,7 +36,8 @@ static const char *const elem_ops[] = {
     "Identity", NULL};
 static const char *const reduce_ops[] = {"ReduceMean", "ReduceSum", "ReduceMax", "ReduceMin", "GlobalAveragePool",
                                          "GlobalMaxPool", NULL};
-static const char *const move_ops[] = {"Transpose", "Concat", "Slice", "Split", "Gather", "Pad", "Expand", NULL};
+static const char *const move_ops[] = {"Transpose", "Concat", "Slice", "Split", "Gather", "Pad", "Expand", "Resize",
+                                       "Upsample", NULL};
 
 static int in_list(const char *op, const char *const *l)
 {
