@@ -73,6 +73,7 @@ typedef struct BkLow {
     BkStep steps[BK_MAXSTEP];
     int red_op;                   /* reduce: ISA_OP_V_RSUM / V_RMAX */
     float red_scale;              /* reduce: 1/count for means, else 1 */
+    int red_neg;                  /* reduce: min as -max(-x) */
     uint32_t red_len;             /* reduce/softmax: length of the reduced axis */
     /* act epilogue (conv, mm) */
     char act[16];

@@ -13,9 +13,9 @@
  * x * s + t with s, t per channel computed at compile time; Neg = affine;
  * Abs = max(x, -x); HardSwish = x * clip(x/6 + 1/2, 0, 1); a fused
  * activation is appended.
- * Reductions (ReduceSum/Mean/Max over a contiguous run of axes,
+ * Reductions (ReduceSum/Mean/Max/Min over a contiguous run of axes,
  * GlobalAveragePool, GlobalMaxPool): [outer][red][inner], tiles over outer;
- * v.rsum / v.rmax then v.affine by 1/count for means.
+ * v.rsum / v.rmax then v.affine by 1/count for means; min = -max(-x).
  * Softmax: [rows][L] tiles: max, subtract (broadcast), exp, sum, recip, mul.
  * All tile boxes are sized to fit one LMEM slot and, when possible, give
  * every core at least one tile. */
@@ -363,12 +363,17 @@ static int red_gen(BkCtx *c, const BkGroup *g, int t, uint64_t slot, BkCode *k, 
     r.axis = 2;
     memcpy(r.shape, sh, sizeof sh);
     if (l->kind == BK_K_REDUCE) {
+        if (l->red_neg) {
+            in = bk_vun(ISA_OP_V_AFFINE, dt, slot + l->l_in, slot + l->l_in, sh, cs, cs, -1.0f, 0);
+            bk_code_cp(k, &in);
+        }
         r.op = (uint8_t)l->red_op;
         r.dst = slot + l->l_out;
         r.src = slot + l->l_in;
         bk_code_cp(k, &r);
-        if (l->red_scale != 1.0f) {
-            in = bk_vun(ISA_OP_V_AFFINE, dt, slot + l->l_out, slot + l->l_out, rsh, rc, rc, l->red_scale, 0);
+        if (l->red_scale != 1.0f || l->red_neg) {
+            in = bk_vun(ISA_OP_V_AFFINE, dt, slot + l->l_out, slot + l->l_out, rsh, rc, rc,
+                        l->red_neg ? -l->red_scale : l->red_scale, 0);
             bk_code_cp(k, &in);
         }
         in = bk_dma(dt, ISA_SPACE_DRAM, l->y + (uint64_t)o0 * l->od[3] * es, ISA_SPACE_LMEM, slot + l->l_out, rsh, rc, rc);
@@ -462,10 +467,10 @@ int bk_lower_reduce(BkCtx *c, int node, BkGroup *g, AtlErr *e)
     }
     int64_t cnt = 1;
     for (int d = a0; d <= a1; d++) cnt *= x->dims[d];
-    if (strstr(nd->op, "Max")) l->red_op = ISA_OP_V_RMAX;
+    l->red_neg = !strcmp(nd->op, "ReduceMin");
+    if (strstr(nd->op, "Max") || l->red_neg) l->red_op = ISA_OP_V_RMAX;
     else l->red_op = ISA_OP_V_RSUM;
     l->red_scale = (strstr(nd->op, "Mean") || !strcmp(nd->op, "GlobalAveragePool")) ? (float)(1.0 / (double)cnt) : 1.0f;
-    if (!strcmp(nd->op, "ReduceMin")) return bk_fail(c, node, e, "ReduceMin has no vector reduction");
     return red_setup(c, node, g, a0, a1, e);
 }
 

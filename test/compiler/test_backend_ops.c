@@ -292,7 +292,10 @@ TEST(softmax_and_reductions)
     int64_t axl[1] = {-1};
     ir_set_attr_ints(&g, n, "axes", axl, 1, &e);
     ir_set_attr_int(&g, n, "keepdims", 0, &e);
-    ir_add_op(&g, "GlobalAveragePool", "gap", "x", "gp", &e);        /* [2,3,1,1] */
+    ir_add_op(&g, "GlobalAveragePool", "gap0", "x", "gp0", &e);      /* [2,3,1,1] */
+    n = ir_add_op(&g, "ReduceMin", "rmin", "x", "mn", &e);           /* [2,3,1,1] */
+    ir_set_attr_ints(&g, n, "axes", ax23, 2, &e);
+    ir_add_op(&g, "Add", "gpm", "gp0,mn", "gp", &e);
     ir_add_op(&g, "Add", "dg", "d,gp", "dd", &e);                    /* [2,3,1,1] */
     ir_add_op(&g, "Flatten", "fl", "dd", "fd", &e);                  /* [2,3] view */
     ir_add_op(&g, "Flatten", "fh", "h", "fh2", &e);                  /* [2,4] */
