@@ -48,7 +48,7 @@ typedef int (*BkTileGen)(BkCtx *c, const BkGroup *g, int tile, uint64_t slot, Bk
 typedef struct BkStep { int op; int dst, a, b; float alpha, beta; } BkStep;
 
 typedef enum {
-    BK_K_CONV, BK_K_POOL, BK_K_MM, BK_K_ELEM, BK_K_REDUCE, BK_K_SOFTMAX, BK_K_MOVE
+    BK_K_CONV, BK_K_POOL, BK_K_MM, BK_K_ELEM, BK_K_REDUCE, BK_K_SOFTMAX, BK_K_LAYERNORM, BK_K_MOVE
 } BkKind;
 
 /* Lowering state of one layer; which members are used depends on kind. */
@@ -74,6 +74,7 @@ typedef struct BkLow {
     int red_op;                   /* reduce: ISA_OP_V_RSUM / V_RMAX */
     float red_scale;              /* reduce: 1/count for means, else 1 */
     int red_neg;                  /* reduce: min as -max(-x) */
+    float eps;                    /* layernorm epsilon */
     uint32_t red_len;             /* reduce/softmax: length of the reduced axis */
     /* act epilogue (conv, mm) */
     char act[16];
@@ -184,6 +185,7 @@ int bk_lower_mm(BkCtx *c, int node, BkGroup *g, AtlErr *e);
 int bk_lower_elem(BkCtx *c, int node, BkGroup *g, AtlErr *e);
 int bk_lower_reduce(BkCtx *c, int node, BkGroup *g, AtlErr *e);
 int bk_lower_softmax(BkCtx *c, int node, BkGroup *g, AtlErr *e);
+int bk_lower_layernorm(BkCtx *c, int node, BkGroup *g, AtlErr *e);
 int bk_lower_move(BkCtx *c, int node, BkGroup *g, AtlErr *e);
 /* Marks nodes absorbed by patterns (fused activations, Gelu). */
 int bk_match_patterns(BkCtx *c, AtlErr *e);

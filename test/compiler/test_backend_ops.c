@@ -394,6 +394,21 @@ TEST(resize_nearest)
     resize_case("resize 1.5x", odd, NULL, NULL, 0);
 }
 
+TEST(layernorm_opset17)
+{
+    IrGraph g;
+    AtlErr e;
+    int64_t xd[3] = {2, 7, 24}, ld[1] = {24};
+    new_graph(&g, "x", 3, xd);
+    g.opset = 17;
+    cst(&g, "gamma", 1, ld, 1.0f);
+    cst(&g, "beta", 1, ld, 1.0f);
+    ir_add_op(&g, "LayerNormalization", "ln", "x,gamma,beta", "y", &e);
+    ir_add_output(&g, "y", &e);
+    run_graph(&g, "layernorm", 1e-5);
+    ir_free(&g);
+}
+
 TEST(batchnorm_unfused)
 {
     IrGraph g;
@@ -440,6 +455,7 @@ int main(void)
     RUN(pools);
     RUN(data_movement);
     RUN(resize_nearest);
+    RUN(layernorm_opset17);
     RUN(batchnorm_unfused);
     RUN(unsupported_op_names_node);
     return test_summary("test_backend_ops");
