@@ -209,6 +209,13 @@ int bk_emit_group(BkCtx *c, BkGroup *g, AtlErr *e);
 int bk_emit_finish(BkCtx *c, AtlErr *e);
 /* Bit i set when core i of the cluster runs a tile of g. */
 uint32_t bk_cluster_mask(const BkCtx *c, const BkGroup *g, int cluster);
+/* Index of the lowest set bit of m (m != 0). */
+static inline int bk_lowest_bit(uint32_t m)
+{
+    int i = 0;
+    while (!(m >> i & 1)) i++;
+    return i;
+}
 
 /* Node failure message: "node 'NAME' (OP): ...". */
 int bk_fail(const BkCtx *c, int node, AtlErr *e, const char *fmt, ...) ATL_PRINTF(4, 5);
