@@ -36,7 +36,8 @@ static const char *const elem_ops[] = {
     "Identity", NULL};
 static const char *const reduce_ops[] = {"ReduceMean", "ReduceSum", "ReduceMax", "ReduceMin", "GlobalAveragePool",
                                          "GlobalMaxPool", NULL};
-static const char *const move_ops[] = {"Transpose", "Concat", "Slice", "Split", "Gather", "Pad", "Expand", NULL};
+static const char *const move_ops[] = {"Transpose", "Concat", "Slice", "Split", "Gather", "Pad", "Expand", "Resize",
+                                       "Upsample", NULL};
 
 static int in_list(const char *op, const char *const *l)
 {
@@ -52,6 +53,7 @@ int bk_lower_node(BkCtx *c, int node, BkGroup *g, AtlErr *e)
     if (!strcmp(n->op, "MaxPool") || !strcmp(n->op, "AveragePool")) return bk_lower_pool(c, node, g, e);
     if (!strcmp(n->op, "Gemm") || !strcmp(n->op, "MatMul")) return bk_lower_mm(c, node, g, e);
     if (!strcmp(n->op, "Softmax")) return bk_lower_softmax(c, node, g, e);
+    if (!strcmp(n->op, "LayerNormalization")) return bk_lower_layernorm(c, node, g, e);
     if (in_list(n->op, elem_ops)) return bk_lower_elem(c, node, g, e);
     if (in_list(n->op, reduce_ops)) return bk_lower_reduce(c, node, g, e);
     if (in_list(n->op, move_ops)) return bk_lower_move(c, node, g, e);

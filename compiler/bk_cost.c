@@ -342,7 +342,7 @@ int bk_cost_group(BkCtx *c, BkGroup *g, AtlErr *e)
             if (!m) { wknown[cl] = 1; continue; }
             bk_code_reset(&code);
             if (g->prologue(c, g, &code, e)) { free(wdone); free(wknown); goto done; }
-            CCore *lead = &ks[cl * cpc + __builtin_ctz(m)];
+            CCore *lead = &ks[cl * cpc + bk_lowest_bit(m)];
             for (int i = 0; i < code.nst; i++) {
                 AtlInsn in = code.st[i];
                 in.mask = m;

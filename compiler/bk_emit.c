@@ -135,7 +135,7 @@ static int bk_emit_prologue(BkCtx *c, const BkGroup *g, BkCode *code, AtlErr *e)
     for (int cl = 0; cl < c->chip->clusters; cl++) {
         uint32_t m = bk_cluster_mask(c, g, cl);
         if (!m) continue;
-        int leader = cl * cpc + __builtin_ctz(m);
+        int leader = cl * cpc + bk_lowest_bit(m);
         bk_code_reset(code);
         if (g->prologue(c, g, code, e)) return -1;
         if (code->oom) return atl_fail(e, "out of memory generating code");

@@ -48,7 +48,7 @@ typedef int (*BkTileGen)(BkCtx *c, const BkGroup *g, int tile, uint64_t slot, Bk
 typedef struct BkStep { int op; int dst, a, b; float alpha, beta; } BkStep;
 
 typedef enum {
-    BK_K_CONV, BK_K_POOL, BK_K_MM, BK_K_ELEM, BK_K_REDUCE, BK_K_SOFTMAX, BK_K_MOVE
+    BK_K_CONV, BK_K_POOL, BK_K_MM, BK_K_ELEM, BK_K_REDUCE, BK_K_SOFTMAX, BK_K_LAYERNORM, BK_K_MOVE
 } BkKind;
 
 /* Lowering state of one layer; which members are used depends on kind. */
@@ -73,6 +73,8 @@ typedef struct BkLow {
     BkStep steps[BK_MAXSTEP];
     int red_op;                   /* reduce: ISA_OP_V_RSUM / V_RMAX */
     float red_scale;              /* reduce: 1/count for means, else 1 */
+    int red_neg;                  /* reduce: min as -max(-x) */
+    float eps;                    /* layernorm epsilon */
     uint32_t red_len;             /* reduce/softmax: length of the reduced axis */
     /* act epilogue (conv, mm) */
     char act[16];
@@ -183,6 +185,7 @@ int bk_lower_mm(BkCtx *c, int node, BkGroup *g, AtlErr *e);
 int bk_lower_elem(BkCtx *c, int node, BkGroup *g, AtlErr *e);
 int bk_lower_reduce(BkCtx *c, int node, BkGroup *g, AtlErr *e);
 int bk_lower_softmax(BkCtx *c, int node, BkGroup *g, AtlErr *e);
+int bk_lower_layernorm(BkCtx *c, int node, BkGroup *g, AtlErr *e);
 int bk_lower_move(BkCtx *c, int node, BkGroup *g, AtlErr *e);
 /* Marks nodes absorbed by patterns (fused activations, Gelu). */
 int bk_match_patterns(BkCtx *c, AtlErr *e);
@@ -206,6 +209,13 @@ int bk_emit_group(BkCtx *c, BkGroup *g, AtlErr *e);
 int bk_emit_finish(BkCtx *c, AtlErr *e);
 /* Bit i set when core i of the cluster runs a tile of g. */
 uint32_t bk_cluster_mask(const BkCtx *c, const BkGroup *g, int cluster);
+/* Index of the lowest set bit of m (m != 0). */
+static inline int bk_lowest_bit(uint32_t m)
+{
+    int i = 0;
+    while (!(m >> i & 1)) i++;
+    return i;
+}
 
 /* Node failure message: "node 'NAME' (OP): ...". */
 int bk_fail(const BkCtx *c, int node, AtlErr *e, const char *fmt, ...) ATL_PRINTF(4, 5);

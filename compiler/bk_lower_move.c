@@ -11,12 +11,18 @@
  * (looping over dims beyond 4). These layers are `direct`: no LMEM, no
  * pipeline, only the DMA streams, ordered by the layer barriers; a fill
  * precedes the copies on the same core because both pieces of a Pad go to
- * one core in order.
+ * one core in order. Resize/Upsample in nearest mode: each axis's index
+ * map (computed with the spec's coordinate and rounding modes) must be an
+ * integer upsampling, which becomes two dims (input, repeat) with a zero
+ * source stride, or an arithmetic progression (identity, integer
+ * downsampling, crop offsets); other maps and linear/cubic modes fail with
+ * a message.
  * Guarantees: output bytes equal the op's result (DMA moves bytes
  * unchanged). */
 #include <stdlib.h>
 #include <string.h>
 #include <stdio.h>
+#include <math.h>
 #include "compiler/bk_int.h"
 
 static void strides_of(const IrTensor *t, int64_t *st)
@@ -72,6 +78,91 @@ static int emit_copy(const BkCtx *c, const BkCopy *cp, BkCode *k)
         }
         if (bk_code_st(k, &in)) return -1;
     }
+    return 0;
+}
+
+static int push_copy(BkGroup *g, int *cap, const BkCopy *cp);
+
+/* Nearest-neighbour index of output coordinate o along one axis, as the
+ * ONNX spec (and compiler/ops_resize.c) defines it. ctm: 0 half_pixel,
+ * 1 pytorch_half_pixel, 2 align_corners, 3 asymmetric, 4 tf_half_pixel_for_nn;
+ * nm: 0 round_prefer_floor, 1 round_prefer_ceil, 2 floor, 3 ceil. */
+static int64_t nearest_index(int ctm, int nm, double scale, int64_t in, int64_t out, int64_t o)
+{
+    double lr = (double)in * scale, x;
+    (void)out;
+    switch (ctm) {
+    case 0: x = (o + 0.5) / scale - 0.5; break;
+    case 1: x = lr > 1 ? (o + 0.5) / scale - 0.5 : 0; break;
+    case 2: x = lr > 1 ? (double)o * (double)(in - 1) / (lr - 1) : 0; break;
+    case 4: x = (o + 0.5) / scale; break;
+    default: x = (double)o / scale;
+    }
+    double f = floor(x), v;
+    switch (nm) {
+    case 0: v = (x - f == 0.5) ? f : round(x); break;
+    case 1: v = (x - f == 0.5) ? f + 1 : round(x); break;
+    case 2: v = f; break;
+    default: v = ceil(x);
+    }
+    int64_t i = (int64_t)v;
+    return i < 0 ? 0 : i >= in ? in - 1 : i;
+}
+
+/* Nearest Resize as copies: every axis's index map must be either an
+ * integer upsampling (each input index repeated s times, in order) or an
+ * arithmetic progression (identity, integer downsampling, offsets). */
+static int lower_resize(BkCtx *c, int node, BkGroup *g, int *cap, uint64_t xa, uint64_t ya, AtlErr *e)
+{
+    const IrGraph *gr = c->g;
+    const IrNode *nd = &gr->nodes[node];
+    const IrTensor *x = &gr->t[nd->in[0]], *y = &gr->t[nd->out[0]];
+    int r = x->ndim;
+    if (strcmp(ir_attr_str(nd, "mode", "nearest"), "nearest"))
+        return bk_fail(c, node, e, "only nearest Resize is lowered (mode '%s')", ir_attr_str(nd, "mode", "nearest"));
+    static const char *ctms[] = {"half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric", "tf_half_pixel_for_nn"};
+    static const char *nms[] = {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"};
+    int old = !strcmp(nd->op, "Upsample") || gr->opset < 11;
+    int ctm = old ? 3 : -1, nm = old ? 2 : -1;
+    const char *cs = ir_attr_str(nd, "coordinate_transformation_mode", "half_pixel");
+    const char *ns = ir_attr_str(nd, "nearest_mode", "round_prefer_floor");
+    for (int i = 0; i < 5 && ctm < 0; i++) if (!strcmp(cs, ctms[i])) ctm = i;
+    for (int i = 0; i < 4 && nm < 0; i++) if (!strcmp(ns, nms[i])) nm = i;
+    if (ctm < 0 || nm < 0) return bk_fail(c, node, e, "coordinate mode '%s' / nearest mode '%s' is not lowered", cs, ns);
+    int si = old ? 1 : 2;
+    const IrTensor *sc = nd->nin > si && nd->in[si] >= 0 && gr->t[nd->in[si]].data && ir_numel(&gr->t[nd->in[si]]) == r
+                         ? &gr->t[nd->in[si]] : NULL;
+    int64_t xs[IR_MAXDIM], ys[IR_MAXDIM];
+    strides_of(x, xs);
+    strides_of(y, ys);
+    BkCopy cp;
+    memset(&cp, 0, sizeof cp);
+    int64_t soff = 0;
+    for (int k = 0; k < r; k++) {
+        int64_t in = x->dims[k], out = y->dims[k];
+        double scale = sc ? ir_get_f(sc, k) : (double)out / (double)in;
+        int64_t i0 = nearest_index(ctm, nm, scale, in, out, 0);
+        int64_t s = in > 0 && out % in == 0 ? out / in : 0;
+        int up = s > 1;
+        for (int64_t o = 0; o < out && up; o++) if (nearest_index(ctm, nm, scale, in, out, o) != o / s) up = 0;
+        if (up) {
+            if (cp.rank + 2 > IR_MAXDIM) return bk_fail(c, node, e, "too many upsampled axes");
+            cp.shape[cp.rank] = in; cp.src_str[cp.rank] = xs[k]; cp.dst_str[cp.rank] = s * ys[k]; cp.rank++;
+            cp.shape[cp.rank] = s; cp.src_str[cp.rank] = 0; cp.dst_str[cp.rank] = ys[k]; cp.rank++;
+            continue;
+        }
+        int64_t d = out > 1 ? nearest_index(ctm, nm, scale, in, out, 1) - i0 : 0;
+        for (int64_t o = 0; o < out; o++)
+            if (nearest_index(ctm, nm, scale, in, out, o) != i0 + o * d)
+                return bk_fail(c, node, e, "axis %d maps %lld -> %lld elements by a pattern that is neither an integer "
+                               "upsampling nor a stride (not lowered)", k, (long long)in, (long long)out);
+        if (cp.rank + 1 > IR_MAXDIM) return bk_fail(c, node, e, "too many axes");
+        cp.shape[cp.rank] = out; cp.src_str[cp.rank] = d * xs[k]; cp.dst_str[cp.rank] = ys[k]; cp.rank++;
+        soff += i0 * xs[k];
+    }
+    cp.dst = ya;
+    cp.src = xa + (uint64_t)soff * c->es;
+    if (push_copy(g, cap, &cp)) return bk_fail(c, node, e, "out of memory");
     return 0;
 }
 
@@ -250,6 +341,8 @@ int bk_lower_move(BkCtx *c, int node, BkGroup *g, AtlErr *e)
         g->gen = move_gen;
         snprintf(g->split, sizeof g->split, "fill+copy");
         return bk_cost_group(c, g, e);
+    } else if (!strcmp(nd->op, "Resize") || !strcmp(nd->op, "Upsample")) {
+        if (lower_resize(c, node, g, &cap, xa, ya, e)) return -1;
     } else return bk_fail(c, node, e, "no DMA pattern for this op");
     /* cut copies along their outermost dim so every core gets work */
     {

@@ -13,10 +13,12 @@
  * x * s + t with s, t per channel computed at compile time; Neg = affine;
  * Abs = max(x, -x); HardSwish = x * clip(x/6 + 1/2, 0, 1); a fused
  * activation is appended.
- * Reductions (ReduceSum/Mean/Max over a contiguous run of axes,
+ * Reductions (ReduceSum/Mean/Max/Min over a contiguous run of axes,
  * GlobalAveragePool, GlobalMaxPool): [outer][red][inner], tiles over outer;
- * v.rsum / v.rmax then v.affine by 1/count for means.
+ * v.rsum / v.rmax then v.affine by 1/count for means; min = -max(-x).
  * Softmax: [rows][L] tiles: max, subtract (broadcast), exp, sum, recip, mul.
+ * LayerNormalization (opset 17): [rows][L] tiles: sum/L, subtract, square,
+ * sum/L + eps, rsqrt, multiply, scale, shift (scale/bias kept in the slot).
  * All tile boxes are sized to fit one LMEM slot and, when possible, give
  * every core at least one tile. */
 #include <stdlib.h>
@@ -363,15 +365,61 @@ static int red_gen(BkCtx *c, const BkGroup *g, int t, uint64_t slot, BkCode *k, 
     r.axis = 2;
     memcpy(r.shape, sh, sizeof sh);
     if (l->kind == BK_K_REDUCE) {
+        if (l->red_neg) {
+            in = bk_vun(ISA_OP_V_AFFINE, dt, slot + l->l_in, slot + l->l_in, sh, cs, cs, -1.0f, 0);
+            bk_code_cp(k, &in);
+        }
         r.op = (uint8_t)l->red_op;
         r.dst = slot + l->l_out;
         r.src = slot + l->l_in;
         bk_code_cp(k, &r);
-        if (l->red_scale != 1.0f) {
-            in = bk_vun(ISA_OP_V_AFFINE, dt, slot + l->l_out, slot + l->l_out, rsh, rc, rc, l->red_scale, 0);
+        if (l->red_scale != 1.0f || l->red_neg) {
+            in = bk_vun(ISA_OP_V_AFFINE, dt, slot + l->l_out, slot + l->l_out, rsh, rc, rc,
+                        l->red_neg ? -l->red_scale : l->red_scale, 0);
             bk_code_cp(k, &in);
         }
         in = bk_dma(dt, ISA_SPACE_DRAM, l->y + (uint64_t)o0 * l->od[3] * es, ISA_SPACE_LMEM, slot + l->l_out, rsh, rc, rc);
+        bk_code_st(k, &in);
+        return 0;
+    }
+    if (l->kind == BK_K_LAYERNORM) {
+        /* rows x L: mean, centre, variance, 1/sqrt(var + eps), scale, shift */
+        int64_t bst[4] = {rc[0], rc[1], 0, rc[3]}, gst[4] = {0, 0, 1, 0};
+        uint32_t gsh[4] = {1, 1, l->od[2], 1};
+        int64_t gcs[4];
+        bk_compact(gsh, gcs);
+        in = bk_dma(dt, ISA_SPACE_LMEM, slot + l->l_w, ISA_SPACE_DRAM, l->w, gsh, gcs, gcs);
+        bk_code_ld(k, &in, 1);
+        if (l->b) {
+            in = bk_dma(dt, ISA_SPACE_LMEM, slot + l->l_b, ISA_SPACE_DRAM, l->b, gsh, gcs, gcs);
+            bk_code_ld(k, &in, 1);
+        }
+        r.op = ISA_OP_V_RSUM;
+        r.dst = slot + l->l_tmp;
+        r.src = slot + l->l_in;
+        bk_code_cp(k, &r);
+        in = bk_vun(ISA_OP_V_AFFINE, dt, slot + l->l_tmp, slot + l->l_tmp, rsh, rc, rc, 1.0f / (float)l->od[2], 0);
+        bk_code_cp(k, &in);
+        in = bk_vbin(ISA_OP_V_SUB, dt, slot + l->l_in, slot + l->l_in, slot + l->l_tmp, sh, cs, cs, bst);
+        bk_code_cp(k, &in);
+        in = bk_vbin(ISA_OP_V_MUL, dt, slot + l->l_acc, slot + l->l_in, slot + l->l_in, sh, cs, cs, cs);
+        bk_code_cp(k, &in);
+        r.dst = slot + l->l_out;
+        r.src = slot + l->l_acc;
+        bk_code_cp(k, &r);
+        in = bk_vun(ISA_OP_V_AFFINE, dt, slot + l->l_out, slot + l->l_out, rsh, rc, rc, 1.0f / (float)l->od[2], l->eps);
+        bk_code_cp(k, &in);
+        in = bk_vun(ISA_OP_V_RSQRT, dt, slot + l->l_out, slot + l->l_out, rsh, rc, rc, 0, 0);
+        bk_code_cp(k, &in);
+        in = bk_vbin(ISA_OP_V_MUL, dt, slot + l->l_in, slot + l->l_in, slot + l->l_out, sh, cs, cs, bst);
+        bk_code_cp(k, &in);
+        in = bk_vbin(ISA_OP_V_MUL, dt, slot + l->l_in, slot + l->l_in, slot + l->l_w, sh, cs, cs, gst);
+        bk_code_cp(k, &in);
+        if (l->b) {
+            in = bk_vbin(ISA_OP_V_ADD, dt, slot + l->l_in, slot + l->l_in, slot + l->l_b, sh, cs, cs, gst);
+            bk_code_cp(k, &in);
+        }
+        in = bk_dma(dt, ISA_SPACE_DRAM, l->y + (uint64_t)o0 * l->od[2] * es, ISA_SPACE_LMEM, slot + l->l_in, sh, cs, cs);
         bk_code_st(k, &in);
         return 0;
     }
@@ -462,11 +510,72 @@ int bk_lower_reduce(BkCtx *c, int node, BkGroup *g, AtlErr *e)
     }
     int64_t cnt = 1;
     for (int d = a0; d <= a1; d++) cnt *= x->dims[d];
-    if (strstr(nd->op, "Max")) l->red_op = ISA_OP_V_RMAX;
+    l->red_neg = !strcmp(nd->op, "ReduceMin");
+    if (strstr(nd->op, "Max") || l->red_neg) l->red_op = ISA_OP_V_RMAX;
     else l->red_op = ISA_OP_V_RSUM;
     l->red_scale = (strstr(nd->op, "Mean") || !strcmp(nd->op, "GlobalAveragePool")) ? (float)(1.0 / (double)cnt) : 1.0f;
-    if (!strcmp(nd->op, "ReduceMin")) return bk_fail(c, node, e, "ReduceMin has no vector reduction");
     return red_setup(c, node, g, a0, a1, e);
+}
+
+/* LayerNormalization (opset 17) over the trailing axes from `axis`: rows of
+ * L elements; scale and bias broadcast to [L] at compile time. */
+int bk_lower_layernorm(BkCtx *c, int node, BkGroup *g, AtlErr *e)
+{
+    const IrGraph *gr = c->g;
+    const IrNode *nd = &gr->nodes[node];
+    BkLow *l = &g->lw;
+    l->kind = BK_K_LAYERNORM;
+    const IrTensor *x = &gr->t[nd->in[0]];
+    int r = x->ndim;
+    int ax = (int)ir_attr_int(nd, "axis", -1);
+    if (ax < 0) ax += r;
+    for (int k = 1; k < nd->nout; k++)
+        if (nd->out[k] >= 0) return bk_fail(c, node, e, "the Mean / InvStdDev outputs are not lowered");
+    int64_t outer = 1, L = 1;
+    for (int d = 0; d < x->ndim; d++) { if (d < ax) outer *= x->dims[d]; else L *= x->dims[d]; }
+    if (outer > 65535 || L > 65535) return bk_fail(c, node, e, "shape exceeds 65535 per dimension");
+    l->od[0] = 1; l->od[1] = (uint32_t)outer; l->od[2] = (uint32_t)L; l->od[3] = 1;
+    l->eps = ir_attr_float(nd, "epsilon", 1e-5f);
+    if (bk_tensor_in_dram(c, nd->in[0], &l->x, e) || bk_tensor_in_dram(c, nd->out[0], &l->y, e)) return -1;
+    l->b = 0;
+    for (int i = 1; i < 3 && i < nd->nin; i++) {
+        if (nd->in[i] < 0) continue;
+        const IrTensor *p = &gr->t[nd->in[i]];
+        if (!p->data) return bk_fail(c, node, e, "scale/bias must be constants");
+        int64_t pn = ir_numel(p);
+        if (pn != 1 && pn != L) return bk_fail(c, node, e, "scale/bias of %lld elements for rows of %lld", (long long)pn, (long long)L);
+        uint8_t *v = malloc((size_t)L * c->es);
+        if (!v) return bk_fail(c, node, e, "out of memory");
+        for (int64_t j = 0; j < L; j++) bk_store_elem(c->dt, v, (size_t)j, ir_get_f(p, pn == 1 ? 0 : j));
+        int rc = bk_weight(c, v, (size_t)L * c->es, i == 1 ? &l->w : &l->b, e);
+        free(v);
+        if (rc) return -1;
+    }
+    uint64_t per_row = (2 * (uint64_t)L + 2) * c->es + 1;
+    uint64_t fixed = 2 * (uint64_t)L * c->es + 8 * c->align;
+    uint64_t fit = g->slot_size > fixed ? (g->slot_size - fixed) / per_row : 0;
+    if (fit < 1) return bk_fail(c, node, e, "one row of %lld elements does not fit half of LMEM", (long long)L);
+    uint64_t ch = (uint64_t)(outer + c->ncores - 1) / c->ncores;
+    if (ch > fit) ch = fit;
+    for (;;) {
+        uint64_t used = 0;
+        l->l_in = bk_slot_alloc(c, &used, ch * L * c->es);
+        l->l_acc = bk_slot_alloc(c, &used, ch * L * c->es);
+        l->l_tmp = bk_slot_alloc(c, &used, ch * c->es);
+        l->l_out = bk_slot_alloc(c, &used, ch * c->es);
+        l->l_w = bk_slot_alloc(c, &used, (uint64_t)L * c->es);
+        l->l_b = bk_slot_alloc(c, &used, (uint64_t)L * c->es);
+        if (used <= g->slot_size) break;
+        if (ch == 1) return bk_fail(c, node, e, "tile does not fit LMEM");
+        ch = (ch + 1) / 2;
+    }
+    l->chunk[0] = 1; l->chunk[1] = (uint32_t)ch; l->chunk[2] = (uint32_t)L; l->chunk[3] = 1;
+    g->gen = red_gen;
+    int nt = (int)((outer + ch - 1) / ch);
+    if (bk_assign_tiles(c, g, nt, e)) return -1;
+    for (int t = 0; t < nt; t++) g->tile_wkey[t] = 0;   /* scale/bias stay in the slot */
+    snprintf(g->split, sizeof g->split, "rows %d", nt);
+    return bk_cost_group(c, g, e);
 }
 
 int bk_lower_softmax(BkCtx *c, int node, BkGroup *g, AtlErr *e)

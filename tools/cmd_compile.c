@@ -16,6 +16,8 @@
 #include "compiler/backend.h"
 #include "compiler/onnx.h"
 #include "isa/config.h"
+#include "util/file.h"
+#include "util/sha256.h"
 
 const char cmd_compile_summary[] = "compile an ONNX model for a chip into an .abm (or --dump-ir)";
 
@@ -176,6 +178,13 @@ int cmd_compile(int argc, char **argv)
         return 0;
     }
     if (nbatch == 0) batches[nbatch++] = 0;   /* 0: the model's batch, 1 where dynamic */
+    /* the .abm records the SHA-256 of the ONNX file it came from */
+    uint8_t hash[ATL_SHA256_BYTES];
+    unsigned char *src = NULL;
+    size_t srclen = 0;
+    if (atl_read_file(model, &src, &srclen, &e)) { fprintf(stderr, "atoll compile: %s\n", e.msg); return 1; }
+    atl_sha256(src, srclen, hash);
+    free(src);
     AbmWriter *w = abm_writer_new(cfg_fingerprint(&chip));
     if (!w) { fprintf(stderr, "atoll compile: out of memory\n"); return 1; }
     int rc = 0;
@@ -214,6 +223,7 @@ int cmd_compile(int argc, char **argv)
         o.net_name = name;
         o.options_text = opts;
         o.keep_activations = keep;
+        o.source_hash = hash;
         BkSummary sum;
         memset(&sum, 0, sizeof sum);
         if (bk_compile(&g, &chip, &o, w, &sum, &e)) {

@@ -6,6 +6,8 @@ expect_grep summary_layers "5 layers on tiny (1 cores), batch 1, f32" "$TMPD/out
 expect_grep summary_cycles "estimated cycles : [0-9]" "$TMPD/out"
 expect_grep summary_memplan "activations      : [0-9]* bytes peak (liveness packed) vs [0-9]* bytes" "$TMPD/out"
 expect_ok inspect_output "$ATOLL" inspect "$TMPD/d.abm"
+H=$(sha256sum $M/digits_cnn.onnx | cut -c1-64)
+expect_grep source_hash "source:   $H" "$TMPD/out"
 expect_grep inspect_io "input  input            fp32  \[1,1,8,8\] nchw" "$TMPD/out"
 expect_ok compile_estimate "$ATOLL" compile $M/resnet20_cifar.onnx --chip configs/a1.ini -o "$TMPD/r.abm" --estimate
 expect_grep estimate_table "/stages/stages.0/conv1/Conv *Conv+Relu" "$TMPD/out"

@@ -292,7 +292,10 @@ TEST(softmax_and_reductions)
     int64_t axl[1] = {-1};
     ir_set_attr_ints(&g, n, "axes", axl, 1, &e);
     ir_set_attr_int(&g, n, "keepdims", 0, &e);
-    ir_add_op(&g, "GlobalAveragePool", "gap", "x", "gp", &e);        /* [2,3,1,1] */
+    ir_add_op(&g, "GlobalAveragePool", "gap0", "x", "gp0", &e);      /* [2,3,1,1] */
+    n = ir_add_op(&g, "ReduceMin", "rmin", "x", "mn", &e);           /* [2,3,1,1] */
+    ir_set_attr_ints(&g, n, "axes", ax23, 2, &e);
+    ir_add_op(&g, "Add", "gpm", "gp0,mn", "gp", &e);
     ir_add_op(&g, "Add", "dg", "d,gp", "dd", &e);                    /* [2,3,1,1] */
     ir_add_op(&g, "Flatten", "fl", "dd", "fd", &e);                  /* [2,3] view */
     ir_add_op(&g, "Flatten", "fh", "h", "fh2", &e);                  /* [2,4] */
@@ -358,6 +361,54 @@ TEST(data_movement)
     ir_free(&g);
 }
 
+static void resize_case(const char *what, const float *scales, const char *ctm, const char *nm, int expect_ok)
+{
+    IrGraph g;
+    AtlErr e;
+    int64_t xd[4] = {1, 3, 5, 4}, four = 4;
+    new_graph(&g, "x", 4, xd);
+    ir_add_const(&g, "roi", IR_F32, 1, (int64_t[]){0}, NULL, &e);
+    ir_add_const(&g, "scales", IR_F32, 1, &four, scales, &e);
+    int n = ir_add_op(&g, "Resize", "rs", "x,roi,scales", "r", &e);
+    if (ctm) ir_set_attr_str(&g, n, "coordinate_transformation_mode", ctm, &e);
+    if (nm) ir_set_attr_str(&g, n, "nearest_mode", nm, &e);
+    ir_add_op(&g, "Relu", "relu", "r", "y", &e);          /* a consumer, so the Resize is not the output */
+    ir_add_output(&g, "y", &e);
+    if (expect_ok) run_graph(&g, what, 0);
+    else {
+        double err;
+        char msg[1024] = "";
+        CHECK(e2e_graph(&g, "configs/tiny.ini", ISA_F32, &err, NULL, msg, sizeof msg) != 0);
+        CHECK_STR_CONTAINS(msg, "node 'rs' (Resize)");
+        printf("  %-22s rejected: %s\n", what, msg);
+    }
+    ir_free(&g);
+}
+
+TEST(resize_nearest)
+{
+    const float up2[4] = {1, 1, 2, 2}, up3[4] = {1, 1, 3, 1}, down2[4] = {1, 1, 0.5f, 0.5f}, odd[4] = {1, 1, 1.5f, 1};
+    resize_case("resize 2x half_pixel", up2, NULL, NULL, 1);
+    resize_case("resize 3x asymmetric", up3, "asymmetric", "floor", 1);
+    resize_case("resize 0.5x", down2, "asymmetric", "floor", 1);
+    resize_case("resize 1.5x", odd, NULL, NULL, 0);
+}
+
+TEST(layernorm_opset17)
+{
+    IrGraph g;
+    AtlErr e;
+    int64_t xd[3] = {2, 7, 24}, ld[1] = {24};
+    new_graph(&g, "x", 3, xd);
+    g.opset = 17;
+    cst(&g, "gamma", 1, ld, 1.0f);
+    cst(&g, "beta", 1, ld, 1.0f);
+    ir_add_op(&g, "LayerNormalization", "ln", "x,gamma,beta", "y", &e);
+    ir_add_output(&g, "y", &e);
+    run_graph(&g, "layernorm", 1e-5);
+    ir_free(&g);
+}
+
 TEST(batchnorm_unfused)
 {
     IrGraph g;
@@ -403,6 +454,8 @@ int main(void)
     RUN(softmax_and_reductions);
     RUN(pools);
     RUN(data_movement);
+    RUN(resize_nearest);
+    RUN(layernorm_opset17);
     RUN(batchnorm_unfused);
     RUN(unsupported_op_names_node);
     return test_summary("test_backend_ops");
