@@ -1,5 +1,5 @@
-/* chip_conform.c - ONNX conformance on the simulated chip (see
- * chip_conform.h). */
+/* chip_conform.c - ONNX conformance on the simulated chip, through the
+ * host API as an application runs a model (see chip_conform.h). */
 #include "tools/chip_conform.h"
 #include "tools/chip_exec.h"
 #include <stdio.h>
@@ -7,11 +7,10 @@
 #include <string.h>
 
 /* Inputs converted to the dtype the compiled model takes. */
-static int convert_inputs(const ChipExec *x, const IrTensor *in, int n, IrTensor *out, AtlErr *e)
+static int convert_inputs(const HostExec *h, const IrTensor *in, int n, IrTensor *out, AtlErr *e)
 {
     for (int i = 0; i < n; i++) {
-        int k = chip_exec_find(x, in[i].name);
-        int dt = k >= 0 ? chip_ir_dtype(abm_tensor(&x->model.view, (uint32_t)k).dtype) : in[i].dtype;
+        int dt = host_exec_input_dtype(h, in[i].name);
         out[i] = in[i];
         out[i].dtype = dt ? dt : in[i].dtype;
         out[i].data = NULL;
@@ -26,25 +25,25 @@ static int run_on_chip(void *ctx, const IrGraph *g, const IrTensor *inputs, int 
     ChipConform *cc = ctx;
     uint8_t *abm = NULL;
     size_t len = 0;
-    ChipExec x;
+    HostExec h;
     IrTensor *conv = NULL, *res = NULL;
     int rc = -1, nres = 0;
-    memset(&x, 0, sizeof x);
+    memset(&h, 0, sizeof h);
     *outputs = NULL;
     if (chip_compile_graph(g, cc->chip, NULL, 0, &abm, &len, NULL, e)) {
         char m[ATL_ERRLEN];
         snprintf(m, sizeof m, "%s", e->msg);
         return atl_fail(e, "not supported by the backend: %s", m);
     }
-    if (chip_exec_open(&x, cc->chip, abm, len, SIM_MODE_FULL, 0, e)) goto out;
+    if (host_exec_open(&h, cc->chip, abm, len, 0, e)) goto out;
     conv = calloc((size_t)ninputs + 1, sizeof *conv);
     res = calloc((size_t)g->nout + 1, sizeof *res);
     if (!conv || !res) { atl_fail(e, "out of memory"); goto out; }
-    if (convert_inputs(&x, inputs, ninputs, conv, e)) goto out;
-    if (chip_exec_run(&x, conv, ninputs, e)) { atl_err_prefix(e, "simulated chip"); goto out; }
+    if (convert_inputs(&h, inputs, ninputs, conv, e)) goto out;
+    if (host_exec_run(&h, conv, ninputs, e)) goto out;
     for (; nres < g->nout; nres++) {
         IrTensor got;
-        if (chip_exec_read(&x, g->t[g->outputs[nres]].name, &got, e)) goto out;
+        if (host_exec_output(&h, g->t[g->outputs[nres]].name, &got, e)) goto out;
         int want = g->t[g->outputs[nres]].dtype;
         res[nres] = got;
         if (got.dtype != want) { /* back to the model's dtype, as an application would read it */
@@ -67,7 +66,7 @@ out:
         for (int i = 0; i < ninputs; i++) free(conv[i].data);
         free(conv);
     }
-    chip_exec_close(&x);
+    host_exec_close(&h);
     free(abm);
     return rc;
 }
@@ -84,8 +83,8 @@ void chip_conform_init(ChipConform *cc, const AtlChip *chip, const char *chip_pa
     cc->runner.title = "ONNX conformance on the simulated chip";
     cc->runner.how =
         "Every test directory of the ONNX backend test suites (libonnx-testdata 1.12) that passes on the "
-        "reference interpreter is canonicalised, compiled by the backend (fp32) for the chip and run on the "
-        "simulator; each output must match the expected one within |a-b| <= 1e-5 + 1e-3*|b| (floats) or "
+        "reference interpreter is canonicalised, compiled by the backend (fp32) for the chip and run through "
+        "the host API (include/atoll.h: device, firmware LOAD/RUN, simulator); each output must match the expected one within |a-b| <= 1e-5 + 1e-3*|b| (floats) or "
         "exactly (integers, bools). A test whose graph the backend does not compile is unsupported "
         "(reason in the table below); a simulator fault or a wrong value is a failure.";
     cc->runner.make_target = "conformance-chip";

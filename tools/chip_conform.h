@@ -1,7 +1,8 @@
 /* chip_conform.h - the chip path as a conformance runner (compiler/conform.h
  * ConfRunner): each ONNX backend test that passes on the interpreter is
- * compiled by the backend for a chip and run on the simulator, and its
- * outputs are checked against the expected ones by conform.c's own rule. */
+ * compiled by the backend for a chip and run through the host API (device,
+ * firmware, simulator), and its outputs are checked against the expected
+ * ones by conform.c's own rule. */
 #ifndef ATOLL_TOOLS_CHIP_CONFORM_H
 #define ATOLL_TOOLS_CHIP_CONFORM_H
 #include "compiler/conform.h"
@@ -15,7 +16,7 @@ typedef struct ChipConform {
 } ChipConform;
 
 /* Fills cc->runner (ctx = cc). A backend compile error counts as
- * "not supported by the backend" (unsupported); a simulator fault or an
- * unreadable output is a failure. */
+ * "not supported by the backend" (unsupported); a load or run error (the
+ * firmware's or a simulator fault) or an unreadable output is a failure. */
 void chip_conform_init(ChipConform *cc, const AtlChip *chip, const char *chip_path, const char *markdown);
 #endif
