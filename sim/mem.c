@@ -118,6 +118,67 @@ void mem_dma_begin(AtlSim *s, int core, int engine, const AtlInsn *in)
     e->dma_end = pre->bytes;
     int src = in->op == ISA_OP_DMA_FILL ? in->dst_space : in->src_space;
     e->dma_latency = tim_dma_path_latency(&s->chip, in->dst_space, src);
+    /* the fast path: a contiguous copy between DRAM and the LMEM of one core */
+    int cl = core / s->cpc, lcore = -1;
+    e->dma_fast = 0;
+    if (in->op != ISA_OP_DMA_COPY || !e->dma_flat[0] || !e->dma_flat[1] || s->il_shift < 0 || s->bank_shift < 0) return;
+    if (in->dst_space == ISA_SPACE_LMEM && in->src_space == ISA_SPACE_DRAM && !(in->mask & (in->mask - 1u))) {
+        lcore = in->mask ? __builtin_ctz(in->mask) : core % s->cpc;
+        e->dma_lmem = in->dst;
+        e->dma_dram = in->src;
+        e->dma_noc = &s->noc_in[cl];
+    } else if (in->dst_space == ISA_SPACE_DRAM && in->src_space == ISA_SPACE_LMEM) {
+        lcore = in->src_core;
+        e->dma_lmem = in->src;
+        e->dma_dram = in->dst;
+        e->dma_noc = &s->noc_out[cl];
+    } else {
+        return;
+    }
+    SimCore *lc = &s->core[cl * s->cpc + lcore];
+    e->dma_fast = 1;
+    e->dma_port = lc->dma_port;
+    e->dma_banks = lc->banks;
+    e->dma_occ_noc = tim_occupancy(e->dma_bb, e->dma_noc->bw);
+    e->dma_occ_port = tim_occupancy(e->dma_bb, e->dma_port->bw);
+    e->dma_occ_ch = tim_occupancy(e->dma_bb, s->dram_ch[0].bw);
+}
+
+/* One burst of a fast-path transfer (see mem_dma_begin), with the same
+ * result as the general path below: the DRAM channel, the cluster's link,
+ * the LMEM DMA port and the banks the burst covers. Returns 0 without doing
+ * anything when the burst crosses a channel interleave boundary (the
+ * general path splits it). */
+static int dma_burst_fast(AtlSim *s, SimEngine *e, int eid, uint64_t t, uint64_t bytes, uint64_t *next, uint64_t *done)
+{
+    uint64_t off = e->dma_off, il = (uint64_t)s->chip.dram_interleave, ua = e->dma_dram + off;
+    if ((ua & (il - 1)) + bytes > il) return 0;
+    SimServer *ch = &s->dram_ch[(ua >> s->il_shift) & ((uint64_t)s->chip.dram_channels - 1)];
+    SimServer *noc = e->dma_noc, *port = e->dma_port, *bk = e->dma_banks;
+    int f, nb, mask = s->chip.lmem_banks - 1;
+    bank_span(s, e->dma_lmem + off, bytes, &f, &nb);
+    uint64_t oc = e->dma_occ_ch, on = e->dma_occ_noc, op = e->dma_occ_port;
+    if (bytes != e->dma_bb) { oc = tim_occupancy(bytes, ch->bw); on = tim_occupancy(bytes, noc->bw); op = tim_occupancy(bytes, port->bw); }
+    uint64_t ob = bytes == (uint64_t)s->chip.dma_burst_bytes ? s->bank_occ_full[nb]
+                : tim_occupancy(bytes, (double)nb * s->chip.lmem_bank_bytes_per_cycle);
+    uint64_t t0 = t, tself = t;
+#define SEE(v) do { uint64_t fr_ = (v)->free; if (fr_ > t0) t0 = fr_; if ((v)->owner == eid && fr_ > tself) tself = fr_; } while (0)
+    SEE(ch); SEE(noc); SEE(port);
+    for (int j = 0; j < nb; j++) SEE(&bk[(f + j) & mask]);
+#undef SEE
+    ch->free = t0 + oc; ch->owner = eid;
+    noc->free = t0 + on; noc->owner = eid;
+    port->free = t0 + op; port->owner = eid;
+    for (int j = 0; j < nb; j++) { bk[(f + j) & mask].free = t0 + ob; bk[(f + j) & mask].owner = eid; }
+    uint64_t occ_eng = on > op ? on : op;
+    if (ob > occ_eng) occ_eng = ob;
+    uint64_t occ_all = oc > occ_eng ? oc : occ_eng;
+    if (!occ_eng) occ_eng = occ_all;
+    e->st.stall_res += t0 - tself;
+    e->dma_off += bytes;
+    *done = t0 + occ_all + e->dma_latency;
+    *next = t0 + occ_eng;
+    return 1;
 }
 
 static int add_lmem_end(AtlSim *s, SimPathEnt *p, int n, int core, uint64_t addr, uint64_t bytes)
@@ -200,6 +261,8 @@ uint64_t mem_dma_burst(AtlSim *s, int core, int engine, const AtlInsn *in, uint6
     int n = 0, es = e->dma_es;
     uint64_t bytes = e->dma_end - e->dma_off;
     if (bytes > e->dma_bb) bytes = e->dma_bb;
+    uint64_t next;
+    if (e->dma_fast && dma_burst_fast(s, e, sim_eid(core, engine), t, bytes, &next, done)) return next;
     uint64_t idx = e->dma_off >> e->dma_esh, nelem = bytes >> e->dma_esh;
     uint32_t own = 1u << (core % s->cpc);
     int cl = core / s->cpc;

@@ -94,6 +94,11 @@ typedef struct SimEngine {
     int dma_es, dma_esh;    /* element size and its log2 */
     int dma_flat[2];        /* whole dst / src operand contiguous */
     uint64_t dma_bb;        /* burst bytes, whole elements */
+    /* fast path (mem.c): a contiguous copy between DRAM and one core's LMEM */
+    int dma_fast;           /* this transfer takes the fast path */
+    uint64_t dma_dram, dma_lmem;           /* base byte address of the DRAM / LMEM end */
+    SimServer *dma_noc, *dma_port, *dma_banks; /* link, DMA port and banks of the LMEM end */
+    uint64_t dma_occ_noc, dma_occ_port, dma_occ_ch; /* occupancies of a full burst */
     AtlEngineStats st;
 } SimEngine;
 
