@@ -125,13 +125,17 @@ static void ps_advance(AtlSim *s, int i, double t)
     SimPs *p = &s->ps[i];
     if (t < p->tv) return;
     while (p->n) {
-        double rate = p->n <= p->ports ? 1.0 : (double)p->ports / p->n;
-        double end = p->tv + (p->job[0].f - p->v) / rate;
-        if (end > t) { p->v += (t - p->tv) * rate; p->tv = t; return; }
+        int shared = p->n > p->ports;
+        double end = p->tv + (p->job[0].f - p->v) * (shared ? (double)p->n / p->ports : 1.0);
+        if (end > t) { p->v += (t - p->tv) * (shared ? (double)p->ports / p->n : 1.0); p->tv = t; return; }
         SimEngine *e = &s->eng[p->job[0].eid];
         if (p->job[0].gen == e->dma_gen)
             for (int u = 0; u < e->nuse; u++)
-                if (e->use[u].ps == i) { e->use[u].gone = 1; e->use[u].fin = end - ps_lag_after(p, 0); }
+                if (e->use[u].ps == i) {
+                    e->use[u].gone = 1;
+                    /* a projection made since the last join there is this already */
+                    if (e->use[u].joins != p->joins) e->use[u].fin = end - ps_lag_after(p, 0);
+                }
         p->tv = end;
         p->v = p->job[0].f;
         p->n--;
@@ -148,7 +152,8 @@ static double ps_fluid_finish(const SimPs *p, int eid, uint32_t gen, int *at)
     double t = p->tv, v = p->v;
     int n = p->n;
     for (int i = 0; i < p->n; i++, n--) {
-        double slow = n <= p->ports ? 1.0 : (double)n / p->ports; /* real cycles per virtual cycle */
+        /* real cycles per virtual cycle */
+        double slow = n <= p->ports ? 1.0 : p->ports == 1 ? (double)n : (double)n / p->ports;
         t += (p->job[i].f - v) * slow;
         v = p->job[i].f;
         if (p->job[i].eid == eid && p->job[i].gen == gen) { *at = i; return t; }
@@ -180,7 +185,7 @@ static void use_add(SimEngine *e, int ps, uint64_t work, uint64_t bursts)
             if (work > e->use[i].work) { e->use[i].work = work; e->use[i].bursts = bursts; }
             return;
         }
-    e->use[e->nuse++] = (SimUse){ps, 0, work, bursts, 0, 0};
+    e->use[e->nuse++] = (SimUse){ps, 0, work, bursts, 0, 0, 0, 0};
 }
 
 /* Work per channel of the DRAM end of one burst, times mult: the burst's
@@ -319,8 +324,12 @@ int mem_dma_plan(AtlSim *s, int core, int engine, const AtlInsn *in, SimPre *pre
         use_add(e, s->ps_noc_out + cl, w[2], nbursts);
     }
     pre->dma_solo = 0;
-    for (int i = 0; i < e->nuse; i++)
-        if (e->use[i].work > pre->dma_solo) pre->dma_solo = e->use[i].work;
+    for (int i = 0; i < e->nuse; i++) {
+        SimUse *us = &e->use[i];
+        if (us->work > pre->dma_solo) pre->dma_solo = us->work;
+        us->q = us->bursts ? (double)us->work / (double)us->bursts : 0;
+        us->iq = us->q > 0 ? 1 / us->q : 0;
+    }
     if (e->nplan + (size_t)e->nuse > e->capplan) {
         size_t cap = e->capplan ? 2 * e->capplan : 64;
         while (cap < e->nplan + (size_t)e->nuse) cap *= 2;
@@ -361,10 +370,10 @@ void mem_dma_join(AtlSim *s, int eid, const SimPre *pre, uint64_t t)
         }
         SimUse *us = &e->use[u];
         us->joins = 0; /* no projection yet (the server has had a join: this one) */
-        double f = p->v + (double)us->work, q = us->bursts ? (double)us->work / (double)us->bursts : 0;
+        double f = p->v + (double)us->work;
         int k = p->n;
         while (k > 0 && p->job[k - 1].f > f) { p->job[k] = p->job[k - 1]; k--; }
-        p->job[k] = (SimPsJob){f, p->v, q, q > 0 ? 1 / q : 0, eid, e->dma_gen};
+        p->job[k] = (SimPsJob){f, p->v, us->q, us->iq, eid, e->dma_gen};
         p->n++;
         p->joins++;
     }

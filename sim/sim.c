@@ -397,6 +397,9 @@ static void engine_try(AtlSim *s, int eid, uint64_t t)
             for (size_t off = 0; off < sizeof *in; off += 64) __builtin_prefetch((const char *)(in + 2) + off);
             for (size_t off = 0; off < sizeof *pre; off += 64) __builtin_prefetch((const char *)(pre + 2) + off);
         }
+        if (pre[1].nuse) /* the next transfer's plan (pre + 1 was fetched ahead already) */
+            for (size_t off = 0; off < pre[1].nuse * sizeof *e->plan; off += 64)
+                __builtin_prefetch((const char *)(e->plan + pre[1].use_at) + off);
         if (in->wait) {
             int sid = in->wait - 1;
             if (c->sem[sid] <= 0) {

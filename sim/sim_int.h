@@ -96,6 +96,7 @@ typedef struct SimUse {
     int ps;                 /* index in AtlSim.ps */
     int gone;               /* its work there is done, at time fin */
     uint64_t work, bursts;  /* busy cycles, bursts that touch the server */
+    double q, iq;           /* busy cycles of one burst (work / bursts), 1 / q */
     double fin;             /* done there at (gone), or projected to be done at */
     uint64_t joins;         /* the server's joins when fin was projected */
 } SimUse;
