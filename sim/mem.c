@@ -69,14 +69,18 @@ void mem_pre_banks(const AtlSim *s, SimPre *pre)
 
 uint64_t mem_lmem_reserve(AtlSim *s, int core, int engine, uint64_t t, const SimPre *pre)
 {
-    SimServer *bk = s->core[core].banks;
+    SimCore *c = &s->core[core];
+    SimServer *bk = c->banks;
     int eid = sim_eid(core, engine);
     uint64_t start = t;
-    for (int w = 0; w < 4; w++)
-        for (uint64_t m = pre->banks[w]; m; m &= m - 1) {
-            int b = w * 64 + __builtin_ctzll(m);
-            if (bk[b].free > start) start = bk[b].free;
-        }
+    if (c->banks_free < t) c->banks_free = t;
+    if (c->banks_free > t) /* some bank is reserved beyond t */
+        for (int w = 0; w < 4; w++)
+            for (uint64_t m = pre->banks[w]; m; m &= m - 1) {
+                int b = w * 64 + __builtin_ctzll(m);
+                if (bk[b].free > start) start = bk[b].free;
+            }
+    if (start + pre->lmem_occ > c->banks_free) c->banks_free = start + pre->lmem_occ;
     for (int w = 0; w < 4; w++)
         for (uint64_t m = pre->banks[w]; m; m &= m - 1) {
             int b = w * 64 + __builtin_ctzll(m);
@@ -98,7 +102,7 @@ uint64_t mem_lmem_reserve(AtlSim *s, int core, int engine, uint64_t t, const Sim
  * once. */
 static inline double floor_pos(double x) { return (double)(int64_t)x; } /* x >= 0 */
 
-static double ps_lag(const SimPsJob *j, double x)
+static inline double ps_lag(const SimPsJob *j, double x)
 {
     double got = x - j->v0, w = j->f - j->v0;
     if (got <= 1e-9 || j->q <= 0) return 0;
@@ -109,7 +113,7 @@ static double ps_lag(const SimPsJob *j, double x)
 }
 
 /* Lag of the transfers after position i of server p when job i's work is done. */
-static double ps_lag_after(const SimPs *p, int i)
+static inline double ps_lag_after(const SimPs *p, int i)
 {
     if (p->ports != 1) return 0; /* several ports: the fluid share as is */
     double lag = 0, x = p->job[i].f;
@@ -185,7 +189,7 @@ static void use_add(SimEngine *e, int ps, uint64_t work, uint64_t bursts)
             if (work > e->use[i].work) { e->use[i].work = work; e->use[i].bursts = bursts; }
             return;
         }
-    e->use[e->nuse++] = (SimUse){ps, 0, work, bursts, 0, 0, 0, 0};
+    e->use[e->nuse++] = (SimUse){ps, 0, 0, work, bursts, 0, 0, 0, 0};
 }
 
 /* Work per channel of the DRAM end of one burst, times mult: the burst's
@@ -359,6 +363,11 @@ void mem_dma_join(AtlSim *s, int eid, const SimPre *pre, uint64_t t)
     for (int u = 0; u < e->nuse; u++) {
         int i = e->use[u].ps;
         SimPs *p = &s->ps[i];
+        if (e->use[u].excl) { /* alone there, always: done after its work */
+            e->use[u].gone = 1;
+            e->use[u].fin = (double)(t + e->use[u].work);
+            continue;
+        }
         ps_advance(s, i, (double)t);
         e->use[u].gone = 0;
         if (p->n == p->cap) {
@@ -396,7 +405,10 @@ uint64_t mem_dma_due(AtlSim *s, int eid)
     }
     /* integer work and one transfer alone give exact integers; shares are
      * rounded up to the next cycle */
-    return (uint64_t)ceil(last - 1e-6) + e->dma_latency;
+    double x = last - 1e-6;
+    uint64_t c = x > 0 ? (uint64_t)x : 0;
+    if ((double)c < x) c++; /* ceil */
+    return c + e->dma_latency;
 }
 
 /* A delivered transfer whose fluid share of a server is not used up yet
@@ -407,6 +419,22 @@ void mem_dma_leave(AtlSim *s, int eid, uint64_t t)
 {
     (void)t;
     s->eng[eid].nuse = 0;
+}
+
+int mem_dma_mark_exclusive(AtlSim *s)
+{
+    int *user = malloc((size_t)s->nps * sizeof *user), neng = s->ncores * ISA_NUM_ENGINES;
+    if (!user) return -1;
+    for (int i = 0; i < s->nps; i++) user[i] = -1;  /* -1 nobody, -2 several engines, else the engine */
+    for (int eid = 0; eid < neng; eid++)
+        for (size_t k = 0; k < s->eng[eid].nplan; k++) {
+            int i = s->eng[eid].plan[k].ps;
+            user[i] = user[i] == -1 || user[i] == eid ? eid : -2;
+        }
+    for (int eid = 0; eid < neng; eid++)
+        for (size_t k = 0; k < s->eng[eid].nplan; k++) s->eng[eid].plan[k].excl = user[s->eng[eid].plan[k].ps] >= 0;
+    free(user);
+    return 0;
 }
 
 /* Puts every DMA server back to idle at time 0. */

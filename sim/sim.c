@@ -141,6 +141,7 @@ static void sim_reset(AtlSim *s)
         memset(k->sigq_n, 0, sizeof k->sigq_n);
         memset(k->sigq_head, 0, sizeof k->sigq_head);
         for (int b = 0; b < c->lmem_banks; b++) k->banks[b] = (SimServer){0, -1};
+        k->banks_free = 0;
         k->ninfl = 0;
     }
     for (int i = 0; i < (c->clusters + 1) * 256; i++) s->bar[i] = (SimBarrier){0, -1};
@@ -205,6 +206,7 @@ int sim_load(AtlSim *s, const AtlProgram *p, AtlErr *e)
             if (op == ISA_OP_END) break; /* nothing after `end` runs */
         }
     }
+    if (mem_dma_mark_exclusive(s)) return atl_fail(e, "sim: out of memory");
     free(s->stats.layers);
     s->stats.nlayers = maxlayer + 1;
     s->stats.layers = calloc((size_t)s->stats.nlayers, sizeof *s->stats.layers);

@@ -95,6 +95,7 @@ typedef struct SimPs {
 typedef struct SimUse {
     int ps;                 /* index in AtlSim.ps */
     int gone;               /* its work there is done, at time fin */
+    int excl;               /* no other engine's transfers ever use the server: it is never shared */
     uint64_t work, bursts;  /* busy cycles, bursts that touch the server */
     double q, iq;           /* busy cycles of one burst (work / bursts), 1 / q */
     double fin;             /* done there at (gone), or projected to be done at */
@@ -147,6 +148,7 @@ typedef struct SimCore {
     SimSigRec sigq[ISA_MAX_SEMAPHORES][SIM_SIGQ];
     uint8_t sigq_head[ISA_MAX_SEMAPHORES], sigq_n[ISA_MAX_SEMAPHORES];
     SimServer *banks;
+    uint64_t banks_free;    /* no bank is reserved beyond this time */
     SimInflight *infl;
     int ninfl, capinfl;
 } SimCore;
@@ -215,6 +217,8 @@ void mem_dma_join(AtlSim *s, int eid, const SimPre *pre, uint64_t t);
 uint64_t mem_dma_due(AtlSim *s, int eid);
 void mem_dma_leave(AtlSim *s, int eid, uint64_t t);
 void mem_reset(AtlSim *s);
+/* mem.c: after every plan of a load, marks the uses of servers only one engine uses (-1: out of memory) */
+int mem_dma_mark_exclusive(AtlSim *s);
 /* memory pointers by space for exec */
 uint8_t *mem_space_ptr(AtlSim *s, int core, int space, int lcore);
 /* exec_*.c: one handler per instruction format; the per-opcode dispatch
