@@ -1,9 +1,15 @@
-/* mem.c - the memory and contention model. Every shared resource (DRAM
- * channel, a cluster's NoC link per direction, a cluster SRAM port, an LMEM
- * bank, a core's DMA port into LMEM) is a server with a next-free time and a
- * bandwidth. A DMA burst reserves every server on its path at once, starting
- * when all are free (cut-through); a matrix/vector instruction reserves the
- * LMEM banks its operands touch. Waiting for a server is a resource stall. */
+/* mem.c - the memory and contention model. A matrix/vector instruction
+ * reserves the LMEM banks its operands touch (each bank has a next-free
+ * time). A DMA transfer is a flow: it occupies every shared resource on its
+ * path (DRAM channels, its cluster's NoC link, the cluster's SRAM ports, the
+ * LMEM DMA port of each core it reads or writes) from its start to its
+ * delivery, and each resource shares its time equally among the transfers on
+ * it (processor sharing, the fluid limit of round-robin bursts). A transfer
+ * costs two events whatever its size, and its delivery time moves only when
+ * another transfer joins one of its resources. Waiting for a resource held
+ * by others is a resource stall. */
+#include <math.h>
+#include <stdlib.h>
 #include <string.h>
 #include "sim/sim_int.h"
 #include "isa/timing.h"
@@ -63,14 +69,18 @@ void mem_pre_banks(const AtlSim *s, SimPre *pre)
 
 uint64_t mem_lmem_reserve(AtlSim *s, int core, int engine, uint64_t t, const SimPre *pre)
 {
-    SimServer *bk = s->core[core].banks;
+    SimCore *c = &s->core[core];
+    SimServer *bk = c->banks;
     int eid = sim_eid(core, engine);
     uint64_t start = t;
-    for (int w = 0; w < 4; w++)
-        for (uint64_t m = pre->banks[w]; m; m &= m - 1) {
-            int b = w * 64 + __builtin_ctzll(m);
-            if (bk[b].free > start) start = bk[b].free;
-        }
+    if (c->banks_free < t) c->banks_free = t;
+    if (c->banks_free > t) /* some bank is reserved beyond t */
+        for (int w = 0; w < 4; w++)
+            for (uint64_t m = pre->banks[w]; m; m &= m - 1) {
+                int b = w * 64 + __builtin_ctzll(m);
+                if (bk[b].free > start) start = bk[b].free;
+            }
+    if (start + pre->lmem_occ > c->banks_free) c->banks_free = start + pre->lmem_occ;
     for (int w = 0; w < 4; w++)
         for (uint64_t m = pre->banks[w]; m; m &= m - 1) {
             int b = w * 64 + __builtin_ctzll(m);
@@ -80,11 +90,80 @@ uint64_t mem_lmem_reserve(AtlSim *s, int core, int engine, uint64_t t, const Sim
     return start;
 }
 
-/* Occupancy of a server for `bytes`, remembering the last answer. */
-static inline uint64_t srv_occ(SimServer *v, uint64_t bytes)
+
+/* ------------------------------------------------------------ DMA flows */
+
+/* Busy time transfer j still lacks behind its fluid share when the server
+ * has given x of virtual time: bursts are served whole, in the order of
+ * their virtual finish (ties: arrival order), so j, later in that order
+ * than the transfer finishing at x, has had only its bursts that end
+ * before x. This is what keeps identical transfers that start together
+ * finishing one burst apart, as round-robin bursts do, instead of all at
+ * once. */
+static inline double floor_pos(double x) { return (double)(int64_t)x; } /* x >= 0 */
+
+static inline double ps_lag(const SimPsJob *j, double x)
 {
-    if (bytes != v->memo_bytes) { v->memo_bytes = bytes; v->memo_occ = tim_occupancy(bytes, v->bw); }
-    return v->memo_occ;
+    double got = x - j->v0, w = j->f - j->v0;
+    if (got <= 1e-9 || j->q <= 0) return 0;
+    if (got >= w - 1e-9) return w - floor_pos((w - 1e-9) * j->iq) * j->q; /* its last burst */
+    double r = got - floor_pos(got * j->iq) * j->q;
+    if (r < 1e-9) r = j->q;
+    return r < got ? r : got;
+}
+
+/* Lag of the transfers after position i of server p when job i's work is done. */
+static inline double ps_lag_after(const SimPs *p, int i)
+{
+    if (p->ports != 1) return 0; /* several ports: the fluid share as is */
+    double lag = 0, x = p->job[i].f;
+    for (int k = i + 1; k < p->n; k++) lag += ps_lag(&p->job[k], x);
+    return lag;
+}
+
+/* Moves server i's virtual time to real time t; transfers whose work there
+ * is done by then leave it (the transfer's SimUse records when, unless it
+ * was delivered already and stayed as a ghost). */
+static void ps_advance(AtlSim *s, int i, double t)
+{
+    SimPs *p = &s->ps[i];
+    if (t < p->tv) return;
+    while (p->n) {
+        int shared = p->n > p->ports;
+        double end = p->tv + (p->job[0].f - p->v) * (shared ? (double)p->n / p->ports : 1.0);
+        if (end > t) { p->v += (t - p->tv) * (shared ? (double)p->ports / p->n : 1.0); p->tv = t; return; }
+        SimEngine *e = &s->eng[p->job[0].eid];
+        if (p->job[0].gen == e->dma_gen)
+            for (int u = 0; u < e->nuse; u++)
+                if (e->use[u].ps == i) {
+                    e->use[u].gone = 1;
+                    /* a projection made since the last join there is this already */
+                    if (e->use[u].joins != p->joins) e->use[u].fin = end - ps_lag_after(p, 0);
+                }
+        p->tv = end;
+        p->v = p->job[0].f;
+        p->n--;
+        for (int k = 0; k < p->n; k++) p->job[k] = p->job[k + 1];
+    }
+    p->v = 0; /* idle: restart the virtual clock (keeps it small and exact) */
+    p->tv = t;
+}
+
+/* Real time at which the fluid schedule of p reaches the virtual finish of
+ * engine eid's current transfer if nothing else joins; *at: its position. */
+static double ps_fluid_finish(const SimPs *p, int eid, uint32_t gen, int *at)
+{
+    double t = p->tv, v = p->v;
+    int n = p->n;
+    for (int i = 0; i < p->n; i++, n--) {
+        /* real cycles per virtual cycle */
+        double slow = n <= p->ports ? 1.0 : p->ports == 1 ? (double)n : (double)n / p->ports;
+        t += (p->job[i].f - v) * slow;
+        v = p->job[i].f;
+        if (p->job[i].eid == eid && p->job[i].gen == gen) { *at = i; return t; }
+    }
+    *at = -1;
+    return t;
 }
 
 /* How many consecutive elements (from a multiple of the answer) are contiguous. */
@@ -100,56 +179,29 @@ static uint64_t dense_run(const uint32_t shape[4], const int32_t st[4], int es)
     return dense;
 }
 
-void mem_dma_begin(AtlSim *s, int core, int engine, const AtlInsn *in)
+
+/* Adds the transfer's work on server ps; both ends of a transfer on one
+ * server (SRAM to SRAM, LMEM to the same LMEM) overlap: the larger counts. */
+static void use_add(SimEngine *e, int ps, uint64_t work, uint64_t bursts)
 {
-    SimEngine *e = &s->eng[sim_eid(core, engine)];
-    int es = isa_dtype_size(in->dtype);
-    e->dma_dense[0] = dense_run(in->shape, in->dst_stride, es);
-    e->dma_dense[1] = in->op == ISA_OP_DMA_COPY ? dense_run(in->shape, in->src_stride, es) : 1;
-    uint64_t total = (uint64_t)in->shape[0] * in->shape[1] * in->shape[2] * in->shape[3];
-    e->dma_es = es;
-    e->dma_esh = es == 4 ? 2 : es == 2 ? 1 : 0;
-    e->dma_bb = (uint64_t)s->chip.dma_burst_bytes;
-    if (e->dma_bb >= (uint64_t)es) e->dma_bb -= e->dma_bb % (uint64_t)es;   /* whole elements per burst */
-    e->dma_flat[0] = e->dma_dense[0] >= total;
-    e->dma_flat[1] = e->dma_dense[1] >= total;
-    const SimPre *pre = &e->pre[e->pc];
-    e->dma_off = 0;
-    e->dma_end = pre->bytes;
-    int src = in->op == ISA_OP_DMA_FILL ? in->dst_space : in->src_space;
-    e->dma_latency = tim_dma_path_latency(&s->chip, in->dst_space, src);
+    for (int i = 0; i < e->nuse; i++)
+        if (e->use[i].ps == ps) {
+            if (work > e->use[i].work) { e->use[i].work = work; e->use[i].bursts = bursts; }
+            return;
+        }
+    e->use[e->nuse++] = (SimUse){ps, 0, 0, work, bursts, 0, 0, 0, 0};
 }
 
-static int add_lmem_end(AtlSim *s, SimPathEnt *p, int n, int core, uint64_t addr, uint64_t bytes)
-{
-    SimCore *c = &s->core[core];
-    int f, nb;
-    p[n++] = (SimPathEnt){c->dma_port, srv_occ(c->dma_port, bytes), 0};
-    bank_span(s, addr, bytes, &f, &nb);
-    uint64_t occ = bytes == (uint64_t)s->chip.dma_burst_bytes ? s->bank_occ_full[nb]
-                 : tim_occupancy(bytes, (double)nb * s->chip.lmem_bank_bytes_per_cycle);
-    for (int j = 0, b = f; j < nb; j++, b = b + 1 == s->chip.lmem_banks ? 0 : b + 1) p[n++] = (SimPathEnt){&c->banks[b], occ, 0};
-    return n;
-}
-
-/* DRAM end of a burst: its elements' contiguous runs are split at channel
- * interleave boundaries; each channel touched carries its share. */
-static int add_dram_end(AtlSim *s, SimPathEnt *p, int n, uint64_t base, const uint32_t shape[4],
-                        const int32_t st[4], int es, uint64_t idx, uint64_t nelem, uint64_t dense, int flat)
+/* Work per channel of the DRAM end of one burst, times mult: the burst's
+ * contiguous runs are split at channel interleave boundaries; each channel
+ * is busy for its bytes at its bandwidth. */
+static void dram_burst_work(AtlSim *s, int end, uint64_t base, const uint32_t shape[4], const int32_t st[4], int es,
+                            uint64_t idx, uint64_t nelem, uint64_t dense, int flat, uint64_t mult)
 {
     uint64_t il = (uint64_t)s->chip.dram_interleave, nch = (uint64_t)s->chip.dram_channels;
-    int sh = s->il_shift, pow2 = sh >= 0;
-    uint64_t *chb = s->chan_bytes;
-    int *touched = s->chan_touched, nt = 0;
-    if (flat && pow2) {
-        /* one contiguous run: usually inside one interleave unit */
-        uint64_t ua = base + idx * (uint64_t)es, len = nelem * (uint64_t)es;
-        if ((ua & (il - 1)) + len <= il) {
-            SimServer *ch = &s->dram_ch[(ua >> sh) & (nch - 1)];
-            p[n++] = (SimPathEnt){ch, srv_occ(ch, len), 1};
-            return n;
-        }
-    }
+    int sh = s->il_shift, pow2 = sh >= 0, nt = 0;
+    uint64_t *chb = s->chan_bytes, *w = s->chan_work[end];
+    int *touched = s->chan_touched;
     while (nelem) {
         uint64_t run = dense - idx % dense;
         if (run > nelem) run = nelem;
@@ -168,83 +220,231 @@ static int add_dram_end(AtlSim *s, SimPathEnt *p, int n, uint64_t base, const ui
         nelem -= run;
         idx += run;
     }
+    double bw = tim_dram_channel_bytes_per_cycle(&s->chip);
     for (int k = 0; k < nt; k++) {
-        p[n++] = (SimPathEnt){&s->dram_ch[touched[k]], srv_occ(&s->dram_ch[touched[k]], chb[touched[k]]), 1};
-        chb[touched[k]] = 0;
+        int ch = touched[k];
+        if (!w[ch]) s->chan_list[end][s->nchan[end]++] = ch;
+        w[ch] += mult * tim_occupancy(chb[ch], bw);
+        s->chan_bursts[end][ch] += mult;
+        chb[ch] = 0;
     }
-    return n;
 }
 
-static int add_end(AtlSim *s, SimPathEnt *p, int n, int core, int space, uint64_t addr, uint64_t bytes,
-                   uint32_t lcores)
+/* Work of one burst (at byte offset off, `bytes` long), times mult, on every
+ * server of the path: w[0]/w[1] the dst/src end if SRAM or LMEM, w[2] the
+ * NoC link; DRAM ends go to s->chan_work. */
+static void burst_work(AtlSim *s, const SimEngine *e, const AtlInsn *in, uint64_t off, uint64_t bytes, uint64_t mult,
+                       uint64_t w[3])
 {
-    int cl = core / s->cpc;
-    switch (space) {
-    case ISA_SPACE_SRAM: {
-        SimServer *best = &s->sram_port[cl * s->chip.sram_ports];
-        for (int i = 1; i < s->chip.sram_ports; i++)
-            if (s->sram_port[cl * s->chip.sram_ports + i].free < best->free) best = &s->sram_port[cl * s->chip.sram_ports + i];
-        p[n++] = (SimPathEnt){best, srv_occ(best, bytes), 0};
-        return n;
+    const AtlChip *c = &s->chip;
+    uint64_t idx = off >> e->dma_esh, nelem = bytes >> e->dma_esh;
+    int ends = in->op == ISA_OP_DMA_COPY ? 2 : 1;
+    for (int end = 0; end < ends; end++) {
+        int space = end ? in->src_space : in->dst_space;
+        uint64_t base = end ? in->src : in->dst;
+        const int32_t *st = end ? in->src_stride : in->dst_stride;
+        if (space == ISA_SPACE_DRAM) {
+            dram_burst_work(s, end, base, in->shape, st, e->dma_es, idx, nelem, e->dma_dense[end], e->dma_flat[end], mult);
+        } else if (space == ISA_SPACE_SRAM) {
+            w[end] += mult * tim_occupancy(bytes, (double)c->sram_bytes_per_cycle);
+        } else {
+            uint64_t a = e->dma_flat[end] ? base + idx * (uint64_t)e->dma_es : elem_addr(base, in->shape, st, idx);
+            int f, nb;
+            bank_span(s, a, bytes, &f, &nb);
+            uint64_t op = tim_occupancy(bytes, (double)c->dma_lmem_bytes_per_cycle);
+            uint64_t ob = tim_occupancy(bytes, (double)nb * c->lmem_bank_bytes_per_cycle);
+            w[end] += mult * (op > ob ? op : ob);
+        }
     }
-    default:
-        for (uint32_t m = lcores; m; m &= m - 1) n = add_lmem_end(s, p, n, cl * s->cpc + __builtin_ctz(m), addr, bytes);
-        return n;
-    }
+    w[2] += mult * tim_occupancy(bytes, (double)c->noc_bytes_per_cycle);
 }
 
-uint64_t mem_dma_burst(AtlSim *s, int core, int engine, const AtlInsn *in, uint64_t t, uint64_t *done)
+/* Every burst of an end looks the same: a contiguous DRAM range inside one
+ * interleave unit, a contiguous LMEM range with bursts of whole bank rows,
+ * or SRAM. */
+static int end_uniform(const AtlSim *s, const SimEngine *e, int space, uint64_t base, int flat, uint64_t bytes)
+{
+    if (space == ISA_SPACE_SRAM) return 1;
+    if (!flat) return 0;
+    if (space == ISA_SPACE_DRAM) {
+        uint64_t il = (uint64_t)s->chip.dram_interleave;
+        return base % il + bytes <= il;
+    }
+    return e->dma_bb % (uint64_t)s->chip.lmem_bank_width == 0;
+}
+
+int mem_dma_plan(AtlSim *s, int core, int engine, const AtlInsn *in, SimPre *pre)
 {
     SimEngine *e = &s->eng[sim_eid(core, engine)];
-    SimPathEnt *path = s->path;
-    int n = 0, es = e->dma_es;
-    uint64_t bytes = e->dma_end - e->dma_off;
-    if (bytes > e->dma_bb) bytes = e->dma_bb;
-    uint64_t idx = e->dma_off >> e->dma_esh, nelem = bytes >> e->dma_esh;
-    uint32_t own = 1u << (core % s->cpc);
-    int cl = core / s->cpc;
-    if (in->dst_space == ISA_SPACE_DRAM)
-        n = add_dram_end(s, path, n, in->dst, in->shape, in->dst_stride, es, idx, nelem, e->dma_dense[0], e->dma_flat[0]);
-    else
-        n = add_end(s, path, n, core, in->dst_space, e->dma_flat[0] ? in->dst + idx * (uint64_t)es
-                    : elem_addr(in->dst, in->shape, in->dst_stride, idx), bytes,
-                    in->mask ? in->mask : own);
-    int src_space = in->dst_space;
-    if (in->op == ISA_OP_DMA_COPY) {
-        src_space = in->src_space;
-        if (in->src_space == ISA_SPACE_DRAM)
-            n = add_dram_end(s, path, n, in->src, in->shape, in->src_stride, es, idx, nelem, e->dma_dense[1], e->dma_flat[1]);
-        else
-            n = add_end(s, path, n, core, in->src_space, e->dma_flat[1] ? in->src + idx * (uint64_t)es
-                        : elem_addr(in->src, in->shape, in->src_stride, idx), bytes,
-                        1u << in->src_core);
+    int es = isa_dtype_size(in->dtype), cl = core / s->cpc;
+    e->dma_dense[0] = dense_run(in->shape, in->dst_stride, es);
+    e->dma_dense[1] = in->op == ISA_OP_DMA_COPY ? dense_run(in->shape, in->src_stride, es) : 1;
+    uint64_t total = (uint64_t)in->shape[0] * in->shape[1] * in->shape[2] * in->shape[3];
+    e->dma_es = es;
+    e->dma_esh = es == 4 ? 2 : es == 2 ? 1 : 0;
+    e->dma_bb = (uint64_t)s->chip.dma_burst_bytes;
+    if (e->dma_bb >= (uint64_t)es) e->dma_bb -= e->dma_bb % (uint64_t)es;   /* whole elements per burst */
+    e->dma_flat[0] = e->dma_dense[0] >= total;
+    e->dma_flat[1] = e->dma_dense[1] >= total;
+    uint64_t bytes = pre->bytes;
+    int copy = in->op == ISA_OP_DMA_COPY;
+    int src_space = copy ? in->src_space : in->dst_space;
+    pre->dma_latency = tim_dma_path_latency(&s->chip, in->dst_space, src_space) + (uint64_t)s->chip.dma_issue_cycles;
+    /* work on each server: bursts of dma_bb bytes, each busy for its bytes
+     * there at that server's bandwidth; summed over bursts (two bursts stand
+     * for all when every burst looks the same) */
+    uint64_t w[3] = {0, 0, 0}, full = bytes / e->dma_bb, rest = bytes % e->dma_bb, nbursts = full + (rest != 0);
+    if (end_uniform(s, e, in->dst_space, in->dst, e->dma_flat[0], bytes) &&
+        (!copy || end_uniform(s, e, in->src_space, in->src, e->dma_flat[1], bytes))) {
+        if (full) burst_work(s, e, in, 0, e->dma_bb, full, w);
+        if (rest) burst_work(s, e, in, full * e->dma_bb, rest, 1, w);
+    } else {
+        for (uint64_t off = 0; off < bytes; off += e->dma_bb)
+            burst_work(s, e, in, off, bytes - off < e->dma_bb ? bytes - off : e->dma_bb, 1, w);
     }
-    if (in->dst_space == ISA_SPACE_DRAM && (in->op == ISA_OP_DMA_FILL || src_space != ISA_SPACE_DRAM))
-        path[n++] = (SimPathEnt){&s->noc_out[cl], srv_occ(&s->noc_out[cl], bytes), 0};
+    e->nuse = 0;
+    for (int end = 0; end < 1 + copy; end++) {
+        int space = end ? in->src_space : in->dst_space;
+        if (space == ISA_SPACE_DRAM) {
+            for (int k = 0; k < s->nchan[end]; k++) {
+                int ch = s->chan_list[end][k];
+                use_add(e, ch, s->chan_work[end][ch], s->chan_bursts[end][ch]);
+                s->chan_work[end][ch] = s->chan_bursts[end][ch] = 0;
+            }
+            s->nchan[end] = 0;
+        } else if (space == ISA_SPACE_SRAM) {
+            use_add(e, s->ps_sram + cl, w[end], nbursts);
+        } else {
+            uint32_t m = end ? 1u << in->src_core : in->mask ? in->mask : 1u << (core % s->cpc);
+            for (; m; m &= m - 1) use_add(e, s->ps_port + cl * s->cpc + __builtin_ctz(m), w[end], nbursts);
+        }
+    }
+    if (in->dst_space == ISA_SPACE_DRAM && (!copy || src_space != ISA_SPACE_DRAM))
+        use_add(e, s->ps_noc_out + cl, w[2], nbursts);
     else if (src_space == ISA_SPACE_DRAM && in->dst_space != ISA_SPACE_DRAM)
-        path[n++] = (SimPathEnt){&s->noc_in[cl], srv_occ(&s->noc_in[cl], bytes), 0};
-    else if (src_space == ISA_SPACE_DRAM) {
-        path[n++] = (SimPathEnt){&s->noc_in[cl], srv_occ(&s->noc_in[cl], bytes), 0};
-        path[n++] = (SimPathEnt){&s->noc_out[cl], srv_occ(&s->noc_out[cl], bytes), 0};
+        use_add(e, s->ps_noc_in + cl, w[2], nbursts);
+    else if (src_space == ISA_SPACE_DRAM && copy) {
+        use_add(e, s->ps_noc_in + cl, w[2], nbursts);
+        use_add(e, s->ps_noc_out + cl, w[2], nbursts);
     }
-    int eid = sim_eid(core, engine);
-    uint64_t t0 = t, tself = t;
-    for (int i = 0; i < n; i++) {
-        uint64_t f = path[i].sv->free;
-        if (f > t0) t0 = f;
-        if (path[i].sv->owner == eid && f > tself) tself = f;
+    pre->dma_solo = 0;
+    for (int i = 0; i < e->nuse; i++) {
+        SimUse *us = &e->use[i];
+        if (us->work > pre->dma_solo) pre->dma_solo = us->work;
+        us->q = us->bursts ? (double)us->work / (double)us->bursts : 0;
+        us->iq = us->q > 0 ? 1 / us->q : 0;
     }
-    uint64_t occ_all = 0, occ_eng = 0;
-    for (int i = 0; i < n; i++) {
-        uint64_t o = path[i].occ;
-        path[i].sv->free = t0 + o;
-        path[i].sv->owner = eid;
-        if (o > occ_all) occ_all = o;
-        if (!path[i].channel && o > occ_eng) occ_eng = o;
+    if (e->nplan + (size_t)e->nuse > e->capplan) {
+        size_t cap = e->capplan ? 2 * e->capplan : 64;
+        while (cap < e->nplan + (size_t)e->nuse) cap *= 2;
+        SimUse *pl = realloc(e->plan, cap * sizeof *pl);
+        if (!pl) return -1;
+        e->plan = pl;
+        e->capplan = cap;
     }
-    if (!occ_eng) occ_eng = occ_all;
-    e->st.stall_res += t0 - tself;
-    e->dma_off += bytes;
-    *done = t0 + occ_all + e->dma_latency;
-    return t0 + occ_eng;
+    pre->use_at = (uint32_t)e->nplan;
+    pre->nuse = (uint32_t)e->nuse;
+    memcpy(e->plan + e->nplan, e->use, (size_t)e->nuse * sizeof *e->use);
+    e->nplan += (size_t)e->nuse;
+    e->nuse = 0;
+    e->use = e->scratch;
+    return 0;
+}
+
+void mem_dma_join(AtlSim *s, int eid, const SimPre *pre, uint64_t t)
+{
+    SimEngine *e = &s->eng[eid];
+    e->nuse = pre->nuse;
+    e->use = e->plan + pre->use_at; /* each instruction runs once per load: its plan is its state */
+    e->dma_solo = pre->dma_solo;
+    e->dma_latency = pre->dma_latency;
+    e->dma_start = t;
+    e->dma_gen++;
+    for (int u = 0; u < e->nuse; u++) {
+        int i = e->use[u].ps;
+        SimPs *p = &s->ps[i];
+        if (e->use[u].excl) { /* alone there, always: done after its work */
+            e->use[u].gone = 1;
+            e->use[u].fin = (double)(t + e->use[u].work);
+            continue;
+        }
+        ps_advance(s, i, (double)t);
+        e->use[u].gone = 0;
+        if (p->n == p->cap) {
+            SimPsJob *j = realloc(p->job, 2 * (size_t)p->cap * sizeof *j);
+            /* out of memory: the transfer is not seen by the others there */
+            if (!j) { e->use[u].gone = 1; e->use[u].fin = (double)(t + e->use[u].work); continue; }
+            p->job = j;
+            p->cap *= 2;
+        }
+        SimUse *us = &e->use[u];
+        us->joins = 0; /* no projection yet (the server has had a join: this one) */
+        double f = p->v + (double)us->work;
+        int k = p->n;
+        while (k > 0 && p->job[k - 1].f > f) { p->job[k] = p->job[k - 1]; k--; }
+        p->job[k] = (SimPsJob){f, p->v, us->q, us->iq, eid, e->dma_gen};
+        p->n++;
+        p->joins++;
+    }
+}
+
+uint64_t mem_dma_due(AtlSim *s, int eid)
+{
+    SimEngine *e = &s->eng[eid];
+    double last = (double)e->dma_start;
+    for (int u = 0; u < e->nuse; u++) {
+        SimUse *us = &e->use[u];
+        const SimPs *p = &s->ps[us->ps];
+        if (!us->gone && us->joins != p->joins) { /* somebody joined since the last projection there */
+            int at;
+            double tf = ps_fluid_finish(p, eid, e->dma_gen, &at);
+            us->fin = at >= 0 ? tf - ps_lag_after(p, at) : tf;
+            us->joins = p->joins;
+        }
+        if (us->fin > last) last = us->fin;
+    }
+    /* integer work and one transfer alone give exact integers; shares are
+     * rounded up to the next cycle */
+    double x = last - 1e-6;
+    uint64_t c = x > 0 ? (uint64_t)x : 0;
+    if ((double)c < x) c++; /* ceil */
+    return c + e->dma_latency;
+}
+
+/* A delivered transfer whose fluid share of a server is not used up yet
+ * (it was served ahead of others' partial bursts) stays there as a ghost
+ * until it is: the others are behind by just that much, so nobody's
+ * projected delivery moves earlier. */
+void mem_dma_leave(AtlSim *s, int eid, uint64_t t)
+{
+    (void)t;
+    s->eng[eid].nuse = 0;
+}
+
+int mem_dma_mark_exclusive(AtlSim *s)
+{
+    int *user = malloc((size_t)s->nps * sizeof *user), neng = s->ncores * ISA_NUM_ENGINES;
+    if (!user) return -1;
+    for (int i = 0; i < s->nps; i++) user[i] = -1;  /* -1 nobody, -2 several engines, else the engine */
+    for (int eid = 0; eid < neng; eid++)
+        for (size_t k = 0; k < s->eng[eid].nplan; k++) {
+            int i = s->eng[eid].plan[k].ps;
+            user[i] = user[i] == -1 || user[i] == eid ? eid : -2;
+        }
+    for (int eid = 0; eid < neng; eid++)
+        for (size_t k = 0; k < s->eng[eid].nplan; k++) s->eng[eid].plan[k].excl = user[s->eng[eid].plan[k].ps] >= 0;
+    free(user);
+    return 0;
+}
+
+/* Puts every DMA server back to idle at time 0. */
+void mem_reset(AtlSim *s)
+{
+    for (int i = 0; i < s->nps; i++) {
+        s->ps[i].v = s->ps[i].tv = 0;
+        s->ps[i].n = 0;
+        s->ps[i].joins = 0;
+        s->ps[i].ports = i >= s->ps_sram && i < s->ps_port ? s->chip.sram_ports : 1;
+    }
+    for (int i = 0; i < s->ncores * ISA_NUM_ENGINES; i++) s->eng[i].nuse = 0;
 }

@@ -17,9 +17,8 @@ int race_begin(AtlSim *s, int core, int engine, int index, const SimPre *pre)
     int eid = sim_eid(core, engine), base = core / s->cpc * s->cpc;
     for (int i = 0; i < pre->nr; i++) {
         const SimRange *r = &pre->r[i];
-        uint32_t m = range_cores(s, core, r);
-        for (int lc = 0; lc < s->cpc; lc++) {
-            if (!(m >> lc & 1)) continue;
+        for (uint32_t m = range_cores(s, core, r); m; m &= m - 1) {
+            int lc = __builtin_ctz(m);
             SimCore *c = &s->core[base + lc];
             for (int j = 0; j < c->ninfl; j++) {
                 const SimInflight *f = &c->infl[j];
@@ -38,10 +37,8 @@ int race_begin(AtlSim *s, int core, int engine, int index, const SimPre *pre)
     }
     for (int i = 0; i < pre->nr; i++) {
         const SimRange *r = &pre->r[i];
-        uint32_t m = range_cores(s, core, r);
-        for (int lc = 0; lc < s->cpc; lc++) {
-            if (!(m >> lc & 1)) continue;
-            SimCore *c = &s->core[base + lc];
+        for (uint32_t m = range_cores(s, core, r); m; m &= m - 1) {
+            SimCore *c = &s->core[base + __builtin_ctz(m)];
             if (c->ninfl < c->capinfl)
                 c->infl[c->ninfl++] = (SimInflight){r->lo, r->hi, eid, index, r->write};
         }
@@ -54,9 +51,8 @@ void race_end(AtlSim *s, int core, int engine, const SimPre *pre)
     int eid = sim_eid(core, engine), base = core / s->cpc * s->cpc;
     uint32_t m = 0;
     for (int i = 0; i < pre->nr; i++) m |= range_cores(s, core, &pre->r[i]);
-    for (int lc = 0; lc < s->cpc; lc++) {
-        if (!(m >> lc & 1)) continue;
-        SimCore *c = &s->core[base + lc];
+    for (; m; m &= m - 1) {
+        SimCore *c = &s->core[base + __builtin_ctz(m)];
         int k = 0;
         for (int j = 0; j < c->ninfl; j++)
             if (c->infl[j].eid != eid) c->infl[k++] = c->infl[j];

@@ -4,8 +4,10 @@
  *
  * Events: EV_ISSUE (an engine tries its next instruction), EV_COMPLETE (the
  * current instruction finishes: its result is applied, semaphores signalled,
- * the next one issued), EV_BURST (a DMA engine sends its next burst),
- * EV_BARRIER (a full barrier releases its waiters). An instruction's inputs
+ * the next one issued), EV_DMA_CHECK (a DMA transfer's projected delivery:
+ * it completes, or re-projects if other transfers joined its resources
+ * since), EV_BARRIER (a full barrier releases its waiters). A DMA joins
+ * the resources on its path when it starts (no event of its own). An instruction's inputs
  * cannot change while it is in flight without the race detector stopping
  * the run, so computing the result at completion equals reading at start.
  */
@@ -32,17 +34,24 @@ void sim_free(AtlSim *s)
         }
     free(s->core);
     if (s->eng)
-        for (int i = 0; i < s->ncores * ISA_NUM_ENGINES; i++) free(s->eng[i].pre);
+        for (int i = 0; i < s->ncores * ISA_NUM_ENGINES; i++) { free(s->eng[i].pre); free(s->eng[i].plan); }
     free(s->eng);
     free(s->dram);
     if (s->sram)
         for (int i = 0; i < s->chip.clusters; i++) free(s->sram[i]);
     free(s->sram);
     free(s->servers);
+    for (int i = 0; s->ps && i < s->nps; i++) free(s->ps[i].job);
+    free(s->ps);
+    free(s->uses);
+    free(s->chan_work[0]);
+    free(s->chan_work[1]);
+    free(s->chan_list[0]);
+    free(s->chan_list[1]);
+    free(s->chan_bursts[0]);
+    free(s->chan_bursts[1]);
     free(s->bar);
-    free(s->path);
     free(s->chan_bytes);
-    free(s->bank_occ_full);
     free(s->chan_touched);
     free(s->scratch);
     free(s->stats.engine);
@@ -74,28 +83,38 @@ AtlSim *sim_create(const AtlChip *chip, const AtlSimOptions *opt, AtlErr *e)
     s->eng = calloc((size_t)s->ncores * ISA_NUM_ENGINES, sizeof *s->eng);
     s->dram = calloc(1, (size_t)chip->dram_bytes);
     s->sram = calloc((size_t)chip->clusters, sizeof *s->sram);
-    size_t nsrv = (size_t)chip->dram_channels + 2 * (size_t)chip->clusters + (size_t)chip->clusters * chip->sram_ports +
-                  (size_t)s->ncores * (1 + (size_t)nb);
-    s->servers = calloc(nsrv, sizeof *s->servers);
-    if (s->servers) {
-        s->dram_ch = s->servers;
-        s->noc_in = s->dram_ch + chip->dram_channels;
-        s->noc_out = s->noc_in + chip->clusters;
-        s->sram_port = s->noc_out + chip->clusters;
+    s->servers = calloc((size_t)s->ncores * (size_t)nb, sizeof *s->servers);
+    /* DMA servers: channels, NoC in and out per cluster, SRAM per cluster, LMEM port per core */
+    s->ps_noc_in = chip->dram_channels;
+    s->ps_noc_out = s->ps_noc_in + chip->clusters;
+    s->ps_sram = s->ps_noc_out + chip->clusters;
+    s->ps_port = s->ps_sram + chip->clusters;
+    s->nps = s->ps_port + s->ncores;
+    s->ps = calloc((size_t)s->nps, sizeof *s->ps);
+    s->maxuse = 2 * chip->dram_channels + s->cpc + 4;
+    s->uses = calloc((size_t)s->ncores * ISA_NUM_ENGINES * (size_t)s->maxuse, sizeof *s->uses);
+    for (int i = 0; i < 2; i++) {
+        s->chan_work[i] = calloc((size_t)chip->dram_channels, sizeof *s->chan_work[i]);
+        s->chan_list[i] = calloc((size_t)chip->dram_channels, sizeof *s->chan_list[i]);
+        s->chan_bursts[i] = calloc((size_t)chip->dram_channels, sizeof *s->chan_bursts[i]);
     }
     s->bar = calloc((size_t)(chip->clusters + 1) * 256, sizeof *s->bar);
-    s->path = calloc(8 + 2 * ((size_t)s->cpc * (1 + (size_t)nb) + (size_t)chip->dram_channels), sizeof *s->path);
-    s->bank_occ_full = calloc((size_t)nb + 1, sizeof *s->bank_occ_full);
     s->chan_bytes = calloc((size_t)chip->dram_channels, sizeof *s->chan_bytes);
     s->chan_touched = calloc((size_t)chip->dram_channels, sizeof *s->chan_touched);
     s->stats.engine = calloc((size_t)s->ncores * ISA_NUM_ENGINES, sizeof *s->stats.engine);
-    ok = s->core && s->eng && s->dram && s->sram && s->servers && s->bar && s->path && s->stats.engine && s->chan_bytes && s->chan_touched && s->bank_occ_full;
+    ok = s->core && s->eng && s->dram && s->sram && s->servers && s->bar && s->stats.engine && s->chan_bytes && s->chan_touched &&
+         s->ps && s->uses && s->chan_work[0] && s->chan_work[1] && s->chan_list[0] && s->chan_list[1] &&
+         s->chan_bursts[0] && s->chan_bursts[1];
+    /* room for one transfer per DMA engine, and as many ghosts (grows if needed) */
+    for (int i = 0; ok && i < s->nps; i++) {
+        s->ps[i].cap = 2 * s->ncores;
+        ok = (s->ps[i].job = calloc((size_t)s->ps[i].cap, sizeof *s->ps[i].job)) != NULL;
+    }
     for (int i = 0; ok && i < chip->clusters; i++) ok = (s->sram[i] = calloc(1, (size_t)chip->sram_bytes + 1)) != NULL;
     for (int i = 0; ok && i < s->ncores; i++) {
         SimCore *c = &s->core[i];
         c->lmem = calloc(1, (size_t)chip->lmem_bytes);
-        c->dma_port = s->sram_port + (size_t)chip->clusters * chip->sram_ports + (size_t)i * (1 + (size_t)nb);
-        c->banks = c->dma_port + 1;
+        c->banks = s->servers ? s->servers + (size_t)i * nb : NULL;
         c->capinfl = SIM_MAX_RANGES * ISA_NUM_ENGINES * s->cpc;
         c->infl = calloc((size_t)c->capinfl, sizeof *c->infl);
         ok = c->lmem && c->banks && c->infl;
@@ -106,8 +125,6 @@ AtlSim *sim_create(const AtlChip *chip, const AtlSimOptions *opt, AtlErr *e)
         if ((1 << i) == chip->dram_interleave && !(chip->dram_channels & (chip->dram_channels - 1))) s->il_shift = i;
         if ((1 << i) == chip->lmem_bank_width && !(chip->lmem_banks & (chip->lmem_banks - 1))) s->bank_shift = i;
     }
-    for (int i = 1; i <= nb; i++)
-        s->bank_occ_full[i] = tim_occupancy((uint64_t)chip->dma_burst_bytes, (double)i * chip->lmem_bank_bytes_per_cycle);
     return s;
 }
 
@@ -115,22 +132,16 @@ AtlSim *sim_create(const AtlChip *chip, const AtlSimOptions *opt, AtlErr *e)
 static void sim_reset(AtlSim *s)
 {
     const AtlChip *c = &s->chip;
-    double ch_bw = tim_dram_channel_bytes_per_cycle(c);
-    for (int i = 0; i < c->dram_channels; i++) s->dram_ch[i] = (SimServer){0, ch_bw, -1, 0, 0};
-    for (int i = 0; i < c->clusters; i++) {
-        s->noc_in[i] = (SimServer){0, (double)c->noc_bytes_per_cycle, -1, 0, 0};
-        s->noc_out[i] = (SimServer){0, (double)c->noc_bytes_per_cycle, -1, 0, 0};
-        memset(s->sram[i], 0, (size_t)c->sram_bytes);
-    }
-    for (int i = 0; i < c->clusters * c->sram_ports; i++) s->sram_port[i] = (SimServer){0, (double)c->sram_bytes_per_cycle, -1, 0, 0};
+    mem_reset(s);
+    for (int i = 0; i < c->clusters; i++) memset(s->sram[i], 0, (size_t)c->sram_bytes);
     for (int i = 0; i < s->ncores; i++) {
         SimCore *k = &s->core[i];
         memset(k->lmem, 0, (size_t)c->lmem_bytes);
         memset(k->sem, 0, sizeof k->sem);
         memset(k->sigq_n, 0, sizeof k->sigq_n);
         memset(k->sigq_head, 0, sizeof k->sigq_head);
-        for (int b = 0; b < c->lmem_banks; b++) k->banks[b] = (SimServer){0, (double)c->lmem_bank_bytes_per_cycle, -1, 0, 0};
-        *k->dma_port = (SimServer){0, (double)c->dma_lmem_bytes_per_cycle, -1, 0, 0};
+        for (int b = 0; b < c->lmem_banks; b++) k->banks[b] = (SimServer){0, -1};
+        k->banks_free = 0;
         k->ninfl = 0;
     }
     for (int i = 0; i < (c->clusters + 1) * 256; i++) s->bar[i] = (SimBarrier){0, -1};
@@ -170,7 +181,9 @@ int sim_load(AtlSim *s, const AtlProgram *p, AtlErr *e)
         static const AtlStream none;
         const AtlStream *st = eid < p->ncores * ISA_NUM_ENGINES ? &p->streams[eid] : &none;
         free(en->pre);
+        free(en->plan);
         memset(en, 0, sizeof *en);
+        en->use = en->scratch = s->uses + (size_t)eid * s->maxuse;
         if (!st->count) { en->state = ST_DONE; s->done_engines++; } /* nothing to run: ended */
         en->insns = st->insns;
         en->lines = st->src_line;
@@ -186,9 +199,14 @@ int sim_load(AtlSim *s, const AtlProgram *p, AtlErr *e)
                 en->bad_index = i;
                 break;
             }
-            if (st->insns[i].op == ISA_OP_END) break; /* nothing after `end` runs */
+            int op = st->insns[i].op;
+            if ((op == ISA_OP_DMA_COPY || op == ISA_OP_DMA_FILL) && eid % ISA_NUM_ENGINES == ISA_ENGINE_DMA &&
+                mem_dma_plan(s, eid / ISA_NUM_ENGINES, ISA_ENGINE_DMA, &st->insns[i], &en->pre[i]))
+                return atl_fail(e, "sim: out of memory");
+            if (op == ISA_OP_END) break; /* nothing after `end` runs */
         }
     }
+    if (mem_dma_mark_exclusive(s)) return atl_fail(e, "sim: out of memory");
     free(s->stats.layers);
     s->stats.nlayers = maxlayer + 1;
     s->stats.layers = calloc((size_t)s->stats.nlayers, sizeof *s->stats.layers);
@@ -319,26 +337,41 @@ static int can_inline(const AtlSim *s, uint64_t t)
     return t <= s->max_cycles && (!top || t < top->time);
 }
 
-/* Sends bursts of the engine's DMA from time *t. Returns 1 when the
- * transfer is complete and its completion at *t can run inline, else 0
- * (an EV_BURST or EV_COMPLETE event was queued). */
-static int dma_bursts(AtlSim *s, int eid, uint64_t *t)
+/* The engine's DMA transfer is delivered at time t: it leaves its servers;
+ * the time it lost to other transfers is a resource stall. */
+static void dma_finish(AtlSim *s, int eid, uint64_t t)
 {
     SimEngine *e = &s->eng[eid];
-    int core = eid / ISA_NUM_ENGINES;
-    const AtlInsn *in = &e->insns[e->pc];
-    uint64_t now = *t;
-    for (;;) {
-        uint64_t done, next = mem_dma_burst(s, core, ISA_ENGINE_DMA, in, now, &done);
-        if (done > e->dma_done) e->dma_done = done;
-        if (e->dma_off >= e->dma_end) {
-            if (can_inline(s, e->dma_done)) { *t = e->dma_done; return 1; }
-            sim_push(s, e->dma_done, EV_COMPLETE, (uint32_t)eid);
-            return 0;
-        }
-        if (!can_inline(s, next)) { sim_push(s, next, EV_BURST, (uint32_t)eid); return 0; }
-        now = next;
-    }
+    mem_dma_leave(s, eid, t);
+    uint64_t alone = e->dma_start + e->dma_solo + e->dma_latency;
+    if (t > alone) e->st.stall_res += t - alone;
+}
+
+/* The engine's DMA transfer joins its servers at *t (its issue cycles are
+ * added after delivery, with the path latency: alone, the order does not
+ * matter, and it saves an event per transfer). Returns 1 when it is
+ * delivered before any other event and its completion at *t can run
+ * inline, else 0 (an EV_DMA_CHECK event was queued at its projected
+ * delivery). */
+static int dma_start(AtlSim *s, int eid, uint64_t *t)
+{
+    SimEngine *e = &s->eng[eid];
+    mem_dma_join(s, eid, &e->pre[e->pc], *t);
+    uint64_t due = mem_dma_due(s, eid);
+    if (can_inline(s, due)) { dma_finish(s, eid, due); *t = due; return 1; }
+    sim_push(s, due, EV_DMA_CHECK, (uint32_t)eid);
+    return 0;
+}
+
+/* The projected delivery of the engine's DMA at t: 1 if it is delivered
+ * (later arrivals on its servers can only have delayed it), else 0 and the
+ * new projection is queued. */
+static int dma_check(AtlSim *s, int eid, uint64_t t)
+{
+    uint64_t due = mem_dma_due(s, eid);
+    if (due > t) { sim_push(s, due, EV_DMA_CHECK, (uint32_t)eid); return 0; }
+    dma_finish(s, eid, t);
+    return 1;
 }
 
 /* Starts as many instructions of engine eid as can start at time t. */
@@ -366,6 +399,9 @@ static void engine_try(AtlSim *s, int eid, uint64_t t)
             for (size_t off = 0; off < sizeof *in; off += 64) __builtin_prefetch((const char *)(in + 2) + off);
             for (size_t off = 0; off < sizeof *pre; off += 64) __builtin_prefetch((const char *)(pre + 2) + off);
         }
+        if (pre[1].nuse) /* the next transfer's plan (pre + 1 was fetched ahead already) */
+            for (size_t off = 0; off < pre[1].nuse * sizeof *e->plan; off += 64)
+                __builtin_prefetch((const char *)(e->plan + pre[1].use_at) + off);
         if (in->wait) {
             int sid = in->wait - 1;
             if (c->sem[sid] <= 0) {
@@ -398,11 +434,8 @@ static void engine_try(AtlSim *s, int eid, uint64_t t)
         }
         if (pre->nr && race_begin(s, core, en, e->pc, pre)) { e->state = ST_FAULT; return; }
         if (en == ISA_ENGINE_DMA) {
-            mem_dma_begin(s, core, en, in);
-            e->dma_done = t;
-            uint64_t tb = t + (uint64_t)s->chip.dma_issue_cycles;
-            if (!can_inline(s, tb)) { sim_push(s, tb, EV_BURST, (uint32_t)eid); return; }
-            if (!dma_bursts(s, eid, &tb)) return;
+            uint64_t tb = t;
+            if (!dma_start(s, eid, &tb)) return;
             s->now = t = tb;
             engine_complete(s, eid, t);
             continue;
@@ -449,15 +482,12 @@ int sim_run(AtlSim *s, AtlErr *e)
             engine_complete(s, (int)ev.arg, ev.time);
             engine_try(s, (int)ev.arg, ev.time);
             break;
-        case EV_BURST: {
-            uint64_t t = ev.time;
-            if (dma_bursts(s, (int)ev.arg, &t)) {
-                s->now = t;
-                engine_complete(s, (int)ev.arg, t);
-                engine_try(s, (int)ev.arg, t);
+        case EV_DMA_CHECK:
+            if (dma_check(s, (int)ev.arg, ev.time)) {
+                engine_complete(s, (int)ev.arg, ev.time);
+                engine_try(s, (int)ev.arg, ev.time);
             }
             break;
-        }
         case EV_BARRIER: barrier_release(s, (int)ev.arg, ev.time); break;
         }
         if (s->live_top) { SimEvent gone; evq_pop(&s->q, &gone); s->live_top = 0; }

@@ -20,7 +20,7 @@ char *sbuf_take(SimBuf *b);                     /* NULL on oom; resets b */
 void sbuf_free(SimBuf *b);
 
 /* ---- event queue (evq.c): binary heap keyed by (time, seq) ---- */
-enum { EV_ISSUE, EV_COMPLETE, EV_BURST, EV_BARRIER };
+enum { EV_ISSUE, EV_COMPLETE, EV_DMA_CHECK, EV_BARRIER };
 typedef struct SimEvent {
     uint64_t time, seq;
     uint32_t kind, arg;     /* arg: engine id (core*3+engine) or barrier slot */
@@ -59,20 +59,48 @@ typedef struct SimPre {
     uint64_t lmem_rd, lmem_wr;
     uint64_t lmem_occ;      /* mat/vec: cycles the touched banks are busy */
     uint64_t banks[4];      /* mat/vec: LMEM banks touched (bit per bank) */
+    uint64_t dma_solo;      /* DMA: busy cycles on its slowest server if alone (mem_dma_plan) */
+    uint64_t dma_latency;   /* DMA: path latency + issue cycles (both after delivery) */
+    uint32_t use_at;        /* DMA: its servers and work there, SimEngine.plan[use_at..+nuse) */
+    uint32_t nuse;
     uint8_t nr;
     SimRange r[SIM_MAX_RANGES];
 } SimPre;
 
-/* ---- servers (mem.c): a shared resource with a next-free time ---- */
+/* ---- LMEM banks (mem.c): reserved by matrix/vector instructions ---- */
 typedef struct SimServer {
-    uint64_t free;
-    double bw;              /* bytes per cycle */
-    int owner;              /* engine id of the last reservation (-1 none):
-                               waiting on one's own earlier bursts is not a stall */
-    uint64_t memo_bytes, memo_occ; /* last occupancy computed (bursts repeat sizes) */
+    uint64_t free;          /* next-free time */
+    int owner;              /* engine id of the last reservation (-1 none) */
 } SimServer;
-/* One server on a burst's path and the bytes it carries. */
-typedef struct SimPathEnt { SimServer *sv; uint64_t occ; uint8_t channel; } SimPathEnt; /* occ: cycles busy */
+
+/* ---- DMA flows (mem.c): processor sharing on the shared DMA resources ----
+ * A server (DRAM channel, a cluster's NoC link per direction, a cluster's
+ * SRAM ports, a core's LMEM DMA port) shares its time equally among the
+ * transfers on it (up to `ports` at full speed). Its virtual time v is the
+ * busy time each of them has received; a transfer with w busy cycles of
+ * work there, joining at virtual time v0, is done there when v reaches
+ * v0 + w (its virtual finish). */
+typedef struct SimPsJob {
+    double f, v0, q, iq;    /* virtual finish, virtual start, busy cycles of one burst, 1 / q */
+    int eid;
+    uint32_t gen;           /* the engine's transfer number (a delivered transfer may stay on as a ghost) */
+} SimPsJob;
+typedef struct SimPs {
+    double v, tv;           /* virtual time v at real time tv */
+    int ports, n, cap;
+    uint64_t joins;         /* flows that joined so far (a projection is stale when this moved) */
+    SimPsJob *job;          /* the n transfers on it, by virtual finish (ties: arrival order) */
+} SimPs;
+/* A transfer's work on one server (busy cycles if it were alone). */
+typedef struct SimUse {
+    int ps;                 /* index in AtlSim.ps */
+    int gone;               /* its work there is done, at time fin */
+    int excl;               /* no other engine's transfers ever use the server: it is never shared */
+    uint64_t work, bursts;  /* busy cycles, bursts that touch the server */
+    double q, iq;           /* busy cycles of one burst (work / bursts), 1 / q */
+    double fin;             /* done there at (gone), or projected to be done at */
+    uint64_t joins;         /* the server's joins when fin was projected */
+} SimUse;
 
 enum { ST_READY, ST_BUSY, ST_WAIT_SEM, ST_WAIT_BAR, ST_DONE, ST_FAULT };
 
@@ -87,10 +115,17 @@ typedef struct SimEngine {
     int pc, state, blocked_sem;
     uint64_t t_block, t_start;
     int next_waiter;        /* barrier waiter list link (engine id or -1) */
-    /* DMA progress */
-    uint64_t dma_off, dma_end;
-    uint64_t dma_latency, dma_done;
-    uint64_t dma_dense[2];  /* contiguous-element run length of dst, src (elements) */
+    /* DMA transfer in flight (mem.c) */
+    SimUse *use;            /* servers it occupies, nuse of them (in plan; scratch while planning) */
+    SimUse *scratch;        /* room for AtlSim.maxuse */
+    int nuse;
+    SimUse *plan;           /* every DMA instruction's servers and work (SimPre.use_at) */
+    size_t nplan, capplan;
+    uint64_t dma_start;     /* when it joined its servers (when it started) */
+    uint64_t dma_solo;      /* busy cycles on its slowest server if it were alone */
+    uint64_t dma_latency;
+    uint32_t dma_gen;       /* transfers started so far */
+    uint64_t dma_dense[2];  /* planning scratch: contiguous-element run length of dst, src (elements) */
     int dma_es, dma_esh;    /* element size and its log2 */
     int dma_flat[2];        /* whole dst / src operand contiguous */
     uint64_t dma_bb;        /* burst bytes, whole elements */
@@ -113,7 +148,7 @@ typedef struct SimCore {
     SimSigRec sigq[ISA_MAX_SEMAPHORES][SIM_SIGQ];
     uint8_t sigq_head[ISA_MAX_SEMAPHORES], sigq_n[ISA_MAX_SEMAPHORES];
     SimServer *banks;
-    SimServer *dma_port;    /* just before banks[0] in AtlSim.servers */
+    uint64_t banks_free;    /* no bank is reserved beyond this time */
     SimInflight *infl;
     int ninfl, capinfl;
 } SimCore;
@@ -130,8 +165,11 @@ struct AtlSim {
     SimEngine *eng;             /* ncores * ISA_NUM_ENGINES */
     uint8_t *dram;
     uint8_t **sram;             /* per cluster */
-    SimServer *servers;         /* every server, contiguous (locality): the pointers below point into it */
-    SimServer *dram_ch, *noc_in, *noc_out, *sram_port; /* sram_port: clusters*ports */
+    SimServer *servers;         /* every core's LMEM banks, contiguous */
+    SimPs *ps;                  /* DMA servers: channels, NoC in, NoC out, SRAM (per cluster), LMEM port (per core) */
+    int ps_noc_in, ps_noc_out, ps_sram, ps_port, nps; /* first index of each kind in ps, count */
+    SimUse *uses;               /* every engine's SimEngine.use, maxuse each */
+    int maxuse;
     SimBarrier *bar;            /* (clusters + 1) * 256: cluster slots then chip */
     SimEvq q;
     int live_top;               /* the event being handled is still the heap's root */
@@ -142,10 +180,11 @@ struct AtlSim {
     const AtlProgram *prog;
     char exec_msg[256];         /* detail of a data fault raised by an exec function */
     int il_shift, bank_shift;   /* log2 of DRAM interleave / LMEM bank width, -1 if not a power of 2 */
-    uint64_t *bank_occ_full;    /* [nb]: bank occupancy of a full burst spread over nb banks */
     uint64_t *chan_bytes;       /* per DRAM channel, scratch for one burst (all zero between bursts) */
     int *chan_touched;
-    SimPathEnt *path;           /* burst path buffer: 8 + 2 * (cpc * (1 + banks) + channels) entries */
+    uint64_t *chan_work[2];     /* per DRAM channel, work of the transfer's dst / src end (zero between transfers) */
+    uint64_t *chan_bursts[2];   /* per DRAM channel, bursts of that end touching it */
+    int *chan_list[2], nchan[2];/* channels with work, per end */
     uint8_t *scratch;           /* per-run scratch for exec (packed operands) */
     size_t scratch_cap;
     SimBuf trace;
@@ -169,10 +208,17 @@ void race_end(AtlSim *s, int core, int engine, const SimPre *pre);
 uint64_t mem_lmem_reserve(AtlSim *s, int core, int engine, uint64_t t, const SimPre *pre);
 /* mem.c: fills pre->banks and pre->lmem_occ from the ranges (check time) */
 void mem_pre_banks(const AtlSim *s, SimPre *pre);
-/* mem.c: DMA path setup and one burst; returns engine time for next burst */
-void mem_dma_begin(AtlSim *s, int core, int engine, const AtlInsn *in);
-uint64_t mem_dma_burst(AtlSim *s, int core, int engine, const AtlInsn *in,
-                       uint64_t t, uint64_t *done);
+/* mem.c: DMA flows. plan computes (at load) the transfer's work on every
+ * server on its path into pre (-1: out of memory); join puts it on them at
+ * time t; due is its projected delivery time (later arrivals can only delay
+ * it); leave takes it off at time t. */
+int mem_dma_plan(AtlSim *s, int core, int engine, const AtlInsn *in, SimPre *pre);
+void mem_dma_join(AtlSim *s, int eid, const SimPre *pre, uint64_t t);
+uint64_t mem_dma_due(AtlSim *s, int eid);
+void mem_dma_leave(AtlSim *s, int eid, uint64_t t);
+void mem_reset(AtlSim *s);
+/* mem.c: after every plan of a load, marks the uses of servers only one engine uses (-1: out of memory) */
+int mem_dma_mark_exclusive(AtlSim *s);
 /* memory pointers by space for exec */
 uint8_t *mem_space_ptr(AtlSim *s, int core, int space, int lcore);
 /* exec_*.c: one handler per instruction format; the per-opcode dispatch

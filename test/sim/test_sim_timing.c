@@ -69,6 +69,46 @@ TEST(cores_share_dram_bandwidth)
     }
 }
 
+/* One DRAM channel shared by transfers of different clusters (separate NoC
+ * links): processor sharing served in whole bursts (docs/timing.md). */
+TEST(dram_channel_is_shared_fairly_in_bursts)
+{
+    AtlChip c;
+    tchip(&c, 2, 2);
+    c.noc_bytes_per_cycle = 64; /* DRAM (16 B/cycle, one channel) is the bottleneck */
+    uint64_t B = 4096, burst = 256 / 16; /* 256 busy cycles alone, 16 per burst */
+    /* B and 2B at once: the small one gets half the channel until it is
+     * done, its last burst served before the big one's current burst */
+    AtlProgram p;
+    tp_init(&p, 4);
+    tp_add(&p, 0, ISA_ENGINE_DMA, I_load(0, 0, (uint32_t)B));
+    tp_add(&p, 2, ISA_ENGINE_DMA, I_load(0, 65536, (uint32_t)(2 * B)));
+    tp_end_all(&p);
+    AtlSim *s = run_prog(&c, &p, 0);
+    REQUIRE(s);
+    CHECK_EQ_INT(sim_stats(s)->engine[0 * 3 + ISA_ENGINE_DMA].busy,
+                 tim_dma_cycles(&c, ISA_SPACE_LMEM, ISA_SPACE_DRAM, B) + B / 16 - burst);
+    CHECK_EQ_INT(sim_stats(s)->engine[2 * 3 + ISA_ENGINE_DMA].busy,
+                 tim_dma_cycles(&c, ISA_SPACE_LMEM, ISA_SPACE_DRAM, 2 * B) + B / 16);
+    /* 12 engine issues; per transfer its delivery, plus one re-projection
+     * of the first when the second joins: not one per burst (48) */
+    CHECKF(sim_stats(s)->events == 4 * 3 + 2 + 1, "%llu events", (unsigned long long)sim_stats(s)->events);
+    sim_free(s);
+    tp_free(&p);
+    /* four equal transfers at once finish one burst apart, in start order,
+     * the last after all the work: no lock step */
+    tp_init(&p, 4);
+    for (int k = 0; k < 4; k++) tp_add(&p, k, ISA_ENGINE_DMA, I_load(0, (uint64_t)k * 65536, (uint32_t)B));
+    tp_end_all(&p);
+    s = run_prog(&c, &p, 0);
+    REQUIRE(s);
+    for (int k = 0; k < 4; k++)
+        CHECK_EQ_INT(sim_stats(s)->engine[k * 3 + ISA_ENGINE_DMA].busy,
+                     tim_dma_cycles(&c, ISA_SPACE_LMEM, ISA_SPACE_DRAM, B) + 3 * B / 16 - (uint64_t)(3 - k) * burst);
+    sim_free(s);
+    tp_free(&p);
+}
+
 static void big_chip(AtlChip *c, int wdb)
 {
     tchip(c, 1, 1);
@@ -337,6 +377,7 @@ int main(void)
 {
     RUN(one_dma_equals_formula);
     RUN(cores_share_dram_bandwidth);
+    RUN(dram_channel_is_shared_fairly_in_bursts);
     RUN(mm_equals_scalesim);
     RUN(double_buffering_overlaps);
     RUN(barrier_and_semaphore_timing);
