@@ -25,6 +25,13 @@
  * Weight keys: when tile i has the same weight key as the previous tile of
  *   the same slot on this core, its loads marked as weights are skipped
  *   (the slot still holds them).
+ * Weight multicast (g->mcast): before the tiles, per cluster, the lowest
+ *   core that runs tiles sends the layer's resident weights (g->prologue)
+ *   with one masked DMA per piece into every core of the cluster that runs
+ *   tiles; the last piece signals WEIGHTS on each of them, and each waits
+ *   on it with a `nop` on its matrix stream before its first tile. The
+ *   resident region lies below the slots, so loads into the slots never
+ *   touch it, and the previous layer's barrier makes it free to overwrite.
  * Layers are separated by a chip-wide barrier that all three engines of
  *   every core join (count = 3 x cores): layer L+1 reads what any core wrote
  *   in layer L only after every engine finished layer L. DMA-only layers
