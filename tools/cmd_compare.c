@@ -74,10 +74,10 @@ static int collect(void *ctx, int tensor, const IrTensor *v, AtlErr *e)
     return 0;
 }
 
-/* Name of a tensor written later than position `pos` whose DRAM bytes
- * overlap those of the tensor at `pos` (its value is gone by the end of
- * the run), or NULL. Views share storage without writing it. */
-static const char *overwritten_by(const ChipExec *x, const Collect *c, int pos)
+/* Position of the first tensor written later than position `pos` whose
+ * DRAM bytes overlap those of the tensor at `pos` (its value is gone by the
+ * end of the run), or -1. Views share storage without writing it. */
+static int overwritten_by(const ChipExec *x, const Collect *c, int pos)
 {
     int k = chip_exec_find(x, c->vals[pos].name);
     AbmTensor a = abm_tensor(&x->model.view, (uint32_t)k);
@@ -85,9 +85,9 @@ static const char *overwritten_by(const ChipExec *x, const Collect *c, int pos)
         if (c->g->t[c->tensor[j]].is_view) continue; /* shares storage, writes nothing */
         int m = chip_exec_find(x, c->vals[j].name);
         AbmTensor b = abm_tensor(&x->model.view, (uint32_t)m);
-        if (b.region == a.region && b.offset < a.offset + a.size && a.offset < b.offset + b.size) return b.name;
+        if (b.region == a.region && b.offset < a.offset + a.size && a.offset < b.offset + b.size) return j;
     }
-    return NULL;
+    return -1;
 }
 
 /* Layer id (the `layer` tag of its instructions) of the node producing each
@@ -160,23 +160,38 @@ static int compare_intermediates(ChipExec *x, const Collect *col, const IrGraph 
     const AtlSimStats *full = sim_stats(x->sim);
     int nlayers = full->nlayers;
     /* copied: the stopped runs replace the simulator */
+    /* a layer's stores may be tagged with, or still be in flight behind,
+     * an earlier layer's work: stop when every layer up to it has ended,
+     * but before the layer that overwrites the tensor starts */
     uint64_t *layer_end = calloc((size_t)nlayers + 1, sizeof *layer_end);
-    if (!layer_end) { free(layer_of); return atl_fail(e, "out of memory"); }
-    for (int l = 0; l < nlayers; l++) layer_end[l] = full->layers[l].used ? full->layers[l].last : 0;
-    int cut = -1; /* the layer the simulator was last stopped after; -1: a full run */
+    uint64_t *layer_start = calloc((size_t)nlayers + 1, sizeof *layer_start);
+    if (!layer_end || !layer_start) { free(layer_end); free(layer_start); free(layer_of); return atl_fail(e, "out of memory"); }
+    for (int l = 0; l < nlayers; l++) {
+        layer_end[l] = full->layers[l].used ? full->layers[l].last : 0;
+        if (l > 0 && layer_end[l] && layer_end[l - 1] > layer_end[l]) layer_end[l] = layer_end[l - 1];
+        layer_start[l] = full->layers[l].used ? full->layers[l].first : 0;
+    }
+    uint64_t cut = 0; /* the cycle the simulator was last stopped at; 0: a full run */
     for (int i = 0; i < col->n; i++) {
-        const char *by = overwritten_by(x, col, i);
+        int j = overwritten_by(x, col, i);
+        const char *by = j >= 0 ? col->vals[j].name : NULL;
         int l = layer_of ? layer_of[col->tensor[i]] : -1;
-        if (by && (l < 0 || l >= nlayers || !layer_end[l])) {
+        int lo = j >= 0 && layer_of ? layer_of[col->tensor[j]] : -1;
+        uint64_t stop = l >= 0 && l < nlayers ? layer_end[l] : 0;
+        /* the layer that reuses the storage started before this one's work
+         * had ended: no instant holds the value */
+        int overlap = stop && lo >= 0 && lo < nlayers && layer_start[lo] && stop >= layer_start[lo];
+        if (by && (!stop || overlap)) {
             char why[96];
-            snprintf(why, sizeof why, "storage reused by '%.60s'", by);
+            snprintf(why, sizeof why, "%s '%.50s'%s", overlap ? "overlapped by" : "storage reused by", by,
+                     overlap ? "; use --keep-activations" : "");
             if (cmp_report_skip(rep, col->vals[i].name, 0, why, e)) goto out;
             continue;
         }
-        int want = by ? l : -1;
+        uint64_t want = by ? stop : 0;
         if (want != cut) {
-            if (chip_exec_run_until(x, in, nin, want >= 0 ? layer_end[want] : 0, e)) {
-                if (want >= 0) atl_err_prefix(e, "simulated chip stopped after layer %d", want);
+            if (chip_exec_run_until(x, in, nin, want, e)) {
+                if (want) atl_err_prefix(e, "simulated chip stopped at cycle %llu (layer %d)", (unsigned long long)want, l);
                 else atl_err_prefix(e, "simulated chip (--all run)");
                 goto out;
             }
@@ -190,12 +205,13 @@ static int compare_intermediates(ChipExec *x, const Collect *col, const IrGraph 
         if (by) {
             (*recovered)++;
             CmpRow *row = &rep->rows[rep->n - 1];
-            if (row->pass) snprintf(row->note, sizeof row->note, "read at the end of layer %d", l);
+            if (row->pass) snprintf(row->note, sizeof row->note, "read at cycle %llu (end of layer %d)", (unsigned long long)stop, l);
         }
     }
     rc = 0;
 out:
     free(layer_end);
+    free(layer_start);
     free(layer_of);
     return rc;
 }
