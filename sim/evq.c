@@ -5,9 +5,11 @@
 #include <stdlib.h>
 #include "sim/sim_int.h"
 
+/* (time, seq) as one 128-bit number: one compare without a data-dependent branch */
 static inline int ev_less(const SimEvent *a, const SimEvent *b)
 {
-    return a->time < b->time || (a->time == b->time && a->seq < b->seq);
+    unsigned __int128 ka = (unsigned __int128)a->time << 64 | a->seq, kb = (unsigned __int128)b->time << 64 | b->seq;
+    return ka < kb;
 }
 
 int evq_push(SimEvq *q, uint64_t time, uint32_t kind, uint32_t arg)

@@ -67,29 +67,44 @@ void mem_pre_banks(const AtlSim *s, SimPre *pre)
     pre->lmem_occ = nb ? tim_occupancy(pre->lmem_rd + pre->lmem_wr, (double)nb * s->chip.lmem_bank_bytes_per_cycle) : 0;
 }
 
+/* Length of the run of ones at the bottom of x. */
+static inline int run_len(uint64_t x) { return ~x ? __builtin_ctzll(~x) : 64; }
+
 uint64_t mem_lmem_reserve(AtlSim *s, int core, int engine, uint64_t t, const SimPre *pre)
 {
     SimCore *c = &s->core[core];
     SimServer *bk = c->banks;
-    int eid = sim_eid(core, engine);
     uint64_t start = t;
     if (c->banks_free < t) c->banks_free = t;
-    if (c->banks_free > t) /* some bank is reserved beyond t */
-        for (int w = 0; w < 4; w++)
-            for (uint64_t m = pre->banks[w]; m; m &= m - 1) {
-                int b = w * 64 + __builtin_ctzll(m);
+    int busy = c->banks_free > t; /* some bank is reserved beyond t */
+    for (int w = 0; w < 4 && busy; w++) {
+        uint64_t m = pre->banks[w];
+        if (!m) continue;
+        int lo = __builtin_ctzll(m);
+        if (!(((m >> lo) + 1) & (m >> lo))) { /* one run of banks: a plain loop */
+            for (int b = w * 64 + lo, hi = b + run_len(m >> lo); b < hi; b++)
                 if (bk[b].free > start) start = bk[b].free;
-            }
-    if (start + pre->lmem_occ > c->banks_free) c->banks_free = start + pre->lmem_occ;
-    for (int w = 0; w < 4; w++)
-        for (uint64_t m = pre->banks[w]; m; m &= m - 1) {
-            int b = w * 64 + __builtin_ctzll(m);
-            bk[b].free = start + pre->lmem_occ;
-            bk[b].owner = eid;
+            continue;
         }
+        for (; m; m &= m - 1) {
+            int b = w * 64 + __builtin_ctzll(m);
+            if (bk[b].free > start) start = bk[b].free;
+        }
+    }
+    uint64_t until = start + pre->lmem_occ;
+    if (until > c->banks_free) c->banks_free = until;
+    for (int w = 0; w < 4; w++) {
+        uint64_t m = pre->banks[w];
+        if (!m) continue;
+        int lo = __builtin_ctzll(m);
+        if (!(((m >> lo) + 1) & (m >> lo))) {
+            for (int b = w * 64 + lo, hi = b + run_len(m >> lo); b < hi; b++) bk[b].free = until;
+            continue;
+        }
+        for (; m; m &= m - 1) bk[w * 64 + __builtin_ctzll(m)].free = until;
+    }
     return start;
 }
-
 
 /* ------------------------------------------------------------ DMA flows */
 
@@ -130,7 +145,9 @@ static void ps_advance(AtlSim *s, int i, double t)
     if (t < p->tv) return;
     while (p->n) {
         int shared = p->n > p->ports;
-        double end = p->tv + (p->job[0].f - p->v) * (shared ? (double)p->n / p->ports : 1.0);
+        /* real cycles per virtual cycle (n / 1 is n: no division for one port) */
+        double slow = !shared ? 1.0 : p->ports == 1 ? (double)p->n : (double)p->n / p->ports;
+        double end = p->tv + (p->job[0].f - p->v) * slow;
         if (end > t) { p->v += (t - p->tv) * (shared ? (double)p->ports / p->n : 1.0); p->tv = t; return; }
         SimEngine *e = &s->eng[p->job[0].eid];
         if (p->job[0].gen == e->dma_gen)
@@ -143,8 +160,9 @@ static void ps_advance(AtlSim *s, int i, double t)
         p->tv = end;
         p->v = p->job[0].f;
         p->n--;
-        for (int k = 0; k < p->n; k++) p->job[k] = p->job[k + 1];
+        p->job++; /* the rest move up when a join needs the room (mem_dma_join) */
     }
+    p->job = p->mem;
     p->v = 0; /* idle: restart the virtual clock (keeps it small and exact) */
     p->tv = t;
 }
@@ -155,6 +173,16 @@ static double ps_fluid_finish(const SimPs *p, int eid, uint32_t gen, int *at)
 {
     double t = p->tv, v = p->v;
     int n = p->n;
+    if (p->ports == 1) { /* the common case: n flows share it, n real cycles per virtual one */
+        double dn = (double)n; /* n counted down as a double (exact) */
+        for (int i = 0; i < p->n; i++, dn -= 1.0) {
+            t += (p->job[i].f - v) * dn;
+            v = p->job[i].f;
+            if (p->job[i].eid == eid && p->job[i].gen == gen) { *at = i; return t; }
+        }
+        *at = -1;
+        return t;
+    }
     for (int i = 0; i < p->n; i++, n--) {
         /* real cycles per virtual cycle */
         double slow = n <= p->ports ? 1.0 : p->ports == 1 ? (double)n : (double)n / p->ports;
@@ -370,11 +398,15 @@ void mem_dma_join(AtlSim *s, int eid, const SimPre *pre, uint64_t t)
         }
         ps_advance(s, i, (double)t);
         e->use[u].gone = 0;
+        if (p->job + p->n == p->mem + p->cap && p->job != p->mem) { /* no room after the last: move up */
+            memmove(p->mem, p->job, (size_t)p->n * sizeof *p->job);
+            p->job = p->mem;
+        }
         if (p->n == p->cap) {
-            SimPsJob *j = realloc(p->job, 2 * (size_t)p->cap * sizeof *j);
+            SimPsJob *j = realloc(p->mem, 2 * (size_t)p->cap * sizeof *j);
             /* out of memory: the transfer is not seen by the others there */
             if (!j) { e->use[u].gone = 1; e->use[u].fin = (double)(t + e->use[u].work); continue; }
-            p->job = j;
+            p->mem = p->job = j;
             p->cap *= 2;
         }
         SimUse *us = &e->use[u];
@@ -443,6 +475,7 @@ void mem_reset(AtlSim *s)
     for (int i = 0; i < s->nps; i++) {
         s->ps[i].v = s->ps[i].tv = 0;
         s->ps[i].n = 0;
+        s->ps[i].job = s->ps[i].mem;
         s->ps[i].joins = 0;
         s->ps[i].ports = i >= s->ps_sram && i < s->ps_port ? s->chip.sram_ports : 1;
     }

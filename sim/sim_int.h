@@ -70,7 +70,6 @@ typedef struct SimPre {
 /* ---- LMEM banks (mem.c): reserved by matrix/vector instructions ---- */
 typedef struct SimServer {
     uint64_t free;          /* next-free time */
-    int owner;              /* engine id of the last reservation (-1 none) */
 } SimServer;
 
 /* ---- DMA flows (mem.c): processor sharing on the shared DMA resources ----
@@ -89,7 +88,8 @@ typedef struct SimPs {
     double v, tv;           /* virtual time v at real time tv */
     int ports, n, cap;
     uint64_t joins;         /* flows that joined so far (a projection is stale when this moved) */
-    SimPsJob *job;          /* the n transfers on it, by virtual finish (ties: arrival order) */
+    SimPsJob *job;          /* the n transfers on it, by virtual finish (ties: arrival order), in mem */
+    SimPsJob *mem;          /* room for cap jobs; job moves up as the first ones leave */
 } SimPs;
 /* A transfer's work on one server (busy cycles if it were alone). */
 typedef struct SimUse {
