@@ -63,6 +63,7 @@ typedef struct SimPre {
     uint64_t dma_latency;   /* DMA: path latency + issue cycles (both after delivery) */
     uint32_t use_at;        /* DMA: its servers and work there, SimEngine.plan[use_at..+nuse) */
     uint32_t nuse;
+    uint32_t nshared;       /* DMA: the first nshared of them are shared with other engines (mem_dma_mark_exclusive) */
     uint8_t nr;
     SimRange r[SIM_MAX_RANGES];
 } SimPre;
@@ -81,9 +82,11 @@ typedef struct SimServer {
  * v0 + w (its virtual finish). */
 typedef struct SimPsJob {
     double f, v0, q, iq;    /* virtual finish, virtual start, busy cycles of one burst, 1 / q */
-    int eid;
-    uint32_t gen;           /* the engine's transfer number (a delivered transfer may stay on as a ghost) */
+    double wl, last, none;  /* for its lag: work - 1e-9, lag in its last burst, no lag up to (mem.c ps_lag) */
+    uint64_t tag;           /* engine id | the engine's transfer number << 32 (a delivered transfer may stay on as a ghost) */
 } SimPsJob;
+static inline uint64_t ps_job_tag(int eid, uint32_t gen) { return (uint64_t)gen << 32 | (uint32_t)eid; }
+static inline int ps_job_eid(const SimPsJob *j) { return (int)(uint32_t)j->tag; }
 typedef struct SimPs {
     double v, tv;           /* virtual time v at real time tv */
     int ports, n, cap;
@@ -118,7 +121,8 @@ typedef struct SimEngine {
     /* DMA transfer in flight (mem.c) */
     SimUse *use;            /* servers it occupies, nuse of them (in plan; scratch while planning) */
     SimUse *scratch;        /* room for AtlSim.maxuse */
-    int nuse;
+    int nuse, nshared;      /* the first nshared are servers other engines use too */
+    double dma_last0;       /* max of its start and its done times on the unshared servers */
     SimUse *plan;           /* every DMA instruction's servers and work (SimPre.use_at) */
     size_t nplan, capplan;
     uint64_t dma_start;     /* when it joined its servers (when it started) */
