@@ -114,7 +114,6 @@ typedef struct SimEngine {
     int count;
     int bad_index;          /* first invalid instruction (count if none) */
     AtlSimFaultKind bad_kind;
-    char bad_msg[512];
     int pc, state, blocked_sem;
     uint64_t t_block, t_start;
     int next_waiter;        /* barrier waiter list link (engine id or -1) */
@@ -134,6 +133,7 @@ typedef struct SimEngine {
     int dma_flat[2];        /* whole dst / src operand contiguous */
     uint64_t dma_bb;        /* burst bytes, whole elements */
     AtlEngineStats st;
+    char bad_msg[512];      /* last: the fields above are the hot ones */
 } SimEngine;
 
 typedef struct SimInflight {
@@ -149,12 +149,12 @@ typedef struct SimSigRec { int eid, index; uint64_t start, time; } SimSigRec; /*
 typedef struct SimCore {
     uint8_t *lmem;
     int32_t sem[ISA_MAX_SEMAPHORES];
-    SimSigRec sigq[ISA_MAX_SEMAPHORES][SIM_SIGQ];
-    uint8_t sigq_head[ISA_MAX_SEMAPHORES], sigq_n[ISA_MAX_SEMAPHORES];
     SimServer *banks;
     uint64_t banks_free;    /* no bank is reserved beyond this time */
     SimInflight *infl;
     int ninfl, capinfl;
+    uint8_t sigq_head[ISA_MAX_SEMAPHORES], sigq_n[ISA_MAX_SEMAPHORES];
+    SimSigRec sigq[ISA_MAX_SEMAPHORES][SIM_SIGQ]; /* last: only traces use it (4 KiB) */
 } SimCore;
 
 typedef struct SimBarrier {
