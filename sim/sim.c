@@ -145,8 +145,7 @@ static void sim_reset(AtlSim *s)
         k->ninfl = 0;
     }
     for (int i = 0; i < (c->clusters + 1) * 256; i++) s->bar[i] = (SimBarrier){0, -1};
-    s->q.n = 0;
-    s->q.seq = 0;
+    evq_reset(&s->q);
     s->now = 0;
     s->done_engines = 0;
     s->flow_seq = 0;

@@ -43,6 +43,7 @@ static inline const SimEvent *evq_second(const SimEvq *q)
     return (b->time < a->time || (b->time == a->time && b->seq < a->seq)) ? b : a;
 }
 static inline const SimEvent *evq_top(const SimEvq *q) { return q->n ? &q->h[0] : NULL; }
+void evq_reset(SimEvq *q);                  /* empty, sequence numbers from 0 */
 void evq_free(SimEvq *q);
 
 /* ---- predecoded instruction (check.c) ---- */
