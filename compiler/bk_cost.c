@@ -11,15 +11,18 @@
  *                          free; inside Ci an engine change waits for the
  *                          previous engine (the emitter's hand-over);
  *     store Si             waits for Ci.
- *   DMAs are cut into bursts of dma.burst_bytes; each burst reserves, at
- *   once, the DRAM channel(s) its bytes fall in (interleaved by
- *   dram.interleave, region bases assumed interleave-aligned), the
- *   cluster's NoC link in its direction and the core's DMA port, starting
- *   when all are free; bursts of all cores are replayed in time order.
- *   This is the simulator's resource model (docs/timing.md) without LMEM
- *   banks, so DRAM contention between cores (e.g. many cores streaming the
- *   same channel) shows up in the estimate. The layer ends with the
- *   barrier.
+ *   each DMA is one flow whose work on a server is the sum over its bursts
+ *   (dma.burst_bytes) of its bytes there at that server's bandwidth: the
+ *   DRAM channel(s) its bytes fall in (interleaved by dram.interleave,
+ *   region bases assumed aligned to interleave x channels), the cluster's
+ *   NoC link in its direction, the DMA port of every LMEM end's core (no
+ *   faster than the banks a burst covers; every destination of a
+ *   multicast). Servers are shared equally among the flows on them
+ *   (processor sharing, as in the simulator, docs/timing.md); a flow is done
+ *   when done on every server and its instruction completes latency + issue
+ *   cycles later. Not modelled: the simulator's burst-order correction and
+ *   ghost flows, LMEM bank conflicts with matrix/vector instructions. The
+ *   layer ends with the barrier.
  * Guarantees: est_cycles (first instruction to barrier release), est_compute
  *   (max over cores of the busiest compute engine) and est_dma (max over
  *   cores of DMA engine busy time).
@@ -27,6 +30,7 @@
  *   `atoll compile --estimate` reports it per layer. */
 #include <stdlib.h>
 #include <string.h>
+#include <math.h>
 #include "compiler/bk_int.h"
 #include "isa/timing.h"
 
@@ -67,11 +71,13 @@ typedef struct CCore {
     int need_w;        /* waits for the cluster's multicast weights */
     /* replay state */
     int pos;           /* next DMA in q */
-    int active;        /* an instruction is sending bursts */
-    uint64_t off, total, next, done, start, dma_free, busy_dma;
+    int active;        /* a DMA flow is on its servers */
+    uint64_t start, dma_free, busy_dma;
     uint64_t eng_free[ISA_NUM_ENGINES], busy[ISA_NUM_ENGINES];
-    int dense[2];
-    uint64_t dense_run[2];
+    int nuse;          /* servers of the active flow */
+    int *use_sv;       /* server index per use */
+    double *use_rem;   /* work left there (cycles of exclusive service) */
+    uint64_t lat;      /* latency + issue, counted after the flow */
 } CCore;
 
 static int q_push(CCore *k, const AtlInsn *in, int dep, int loads)
@@ -125,84 +131,96 @@ static uint64_t elem_addr(const AtlInsn *in, uint64_t base, const int32_t st[4],
     return base + (uint64_t)off;
 }
 
+/* Servers of the processor-sharing model: DRAM channels, then per cluster
+ * the NoC link in and out, then per core its DMA port into LMEM. */
 typedef struct Servers {
-    uint64_t *chan, *noc_in, *noc_out, *port;
+    int nchan, nsv;
+    int noc_in, noc_out, port;  /* first index of each kind */
+    int *nflows;                /* active flows per server */
+    uint64_t *work;             /* scratch: work of the flow being planned */
+    int *touched, nt;
     uint64_t *chan_bytes;
-    int nchan;
 } Servers;
 
-/* Sends the next burst of core k's active DMA at time >= k->next. */
-static void send_burst(const AtlChip *ch, Servers *sv, CCore *k, int core)
+static void add_work(Servers *sv, int s, uint64_t w)
 {
-    const AtlInsn *in = &k->q[k->pos].in;
-    int es = isa_dtype_size(in->dtype);
+    if (!w) return;
+    if (!sv->work[s]) sv->touched[sv->nt++] = s;
+    sv->work[s] += w;
+}
+
+/* Plans a DMA as one flow: for every burst, its bytes on each server at
+ * that server's bandwidth (DRAM channel of each byte, the NoC link in its
+ * direction, the DMA port of each LMEM end's core, which is no faster than
+ * the banks the burst covers); the work per server is the sum over bursts. */
+static void plan_flow(const AtlChip *ch, Servers *sv, CCore *k, int core, const AtlInsn *in)
+{
+    int es = isa_dtype_size(in->dtype), cpc = ch->cores_per_cluster, cl = core / cpc;
     uint64_t bb = (uint64_t)ch->dma_burst_bytes;
     if (bb >= (uint64_t)es) bb -= bb % (uint64_t)es;
-    uint64_t bytes = k->total - k->off;
-    if (bytes > bb) bytes = bb;
-    uint64_t idx = k->off / (uint64_t)es, nel = bytes / (uint64_t)es;
-    int cl = core / ch->cores_per_cluster;
-    uint64_t t0 = k->next, occ_eng = 0, occ_all = 0;
+    uint64_t total = dma_bytes(in);
+    int copy = in->op == ISA_OP_DMA_COPY;
+    int src_space = copy ? in->src_space : in->dst_space;
     double chbw = tim_dram_channel_bytes_per_cycle(ch);
-    int src_space = in->op == ISA_OP_DMA_FILL ? in->dst_space : in->src_space;
-    int touched[64], nt = 0;
-    /* DRAM ends: bytes per channel */
-    for (int side = 0; side < 2; side++) {
-        int space = side ? src_space : in->dst_space;
-        if (space != ISA_SPACE_DRAM || (side && in->op == ISA_OP_DMA_FILL)) continue;
-        const int32_t *st = side ? in->src_stride : in->dst_stride;
-        uint64_t base = (side ? in->src : in->dst) & 0xffffffffu;
-        uint64_t i = idx, left = nel, dr = k->dense_run[side];
-        while (left) {
-            uint64_t run = dr - i % dr;
-            if (run > left) run = left;
-            uint64_t a = elem_addr(in, base, st, i), len = run * (uint64_t)es;
-            while (len) {
-                uint64_t il = (uint64_t)ch->dram_interleave;
-                uint64_t c = (a / il) % (uint64_t)sv->nchan, take = il - a % il;
-                if (take > len) take = len;
-                if (!sv->chan_bytes[c] && nt < 64) touched[nt++] = (int)c;
-                sv->chan_bytes[c] += take;
-                a += take;
-                len -= take;
+    uint64_t dr[2] = {dense_run(in, in->dst_stride, es), copy ? dense_run(in, in->src_stride, es) : 1};
+    sv->nt = 0;
+    for (uint64_t off = 0; off < total; off += bb) {
+        uint64_t bytes = total - off < bb ? total - off : bb, idx = off / (uint64_t)es, nel = bytes / (uint64_t)es;
+        for (int end = 0; end < 1 + copy; end++) {
+            int space = end ? in->src_space : in->dst_space;
+            const int32_t *st = end ? in->src_stride : in->dst_stride;
+            uint64_t base = end ? in->src : in->dst;
+            if (space == ISA_SPACE_DRAM) {
+                base &= 0xffffffffu;
+                int tl[64], ntl = 0;
+                uint64_t i = idx, left = nel;
+                while (left) {
+                    uint64_t run = dr[end] - i % dr[end];
+                    if (run > left) run = left;
+                    uint64_t a = elem_addr(in, base, st, i), len = run * (uint64_t)es;
+                    while (len) {
+                        uint64_t il = (uint64_t)ch->dram_interleave;
+                        uint64_t c = (a / il) % (uint64_t)sv->nchan, take = il - a % il;
+                        if (take > len) take = len;
+                        if (!sv->chan_bytes[c] && ntl < 64) tl[ntl++] = (int)c;
+                        sv->chan_bytes[c] += take;
+                        a += take;
+                        len -= take;
+                    }
+                    left -= run;
+                    i += run;
+                }
+                for (int j = 0; j < ntl; j++) {
+                    add_work(sv, tl[j], tim_occupancy(sv->chan_bytes[tl[j]], chbw));
+                    sv->chan_bytes[tl[j]] = 0;
+                }
+            } else if (space == ISA_SPACE_LMEM) {
+                uint64_t a = elem_addr(in, base, st, idx), w = (uint64_t)ch->lmem_bank_width;
+                uint64_t rows = (a % w + bytes + w - 1) / w;
+                uint64_t nb = rows < (uint64_t)ch->lmem_banks ? rows : (uint64_t)ch->lmem_banks;
+                uint64_t op = tim_occupancy(bytes, (double)ch->dma_lmem_bytes_per_cycle);
+                uint64_t ob = tim_occupancy(bytes, (double)nb * ch->lmem_bank_bytes_per_cycle);
+                uint32_t m = end ? 1u << (core % cpc) : in->mask ? in->mask : 1u << (core % cpc);
+                for (int j = 0; j < cpc; j++)
+                    if (m >> j & 1) add_work(sv, sv->port + cl * cpc + j, op > ob ? op : ob);
             }
-            left -= run;
-            i += run;
         }
+        uint64_t wn = tim_occupancy(bytes, (double)ch->noc_bytes_per_cycle);
+        if (in->dst_space == ISA_SPACE_DRAM && src_space != ISA_SPACE_DRAM) add_work(sv, sv->noc_out + cl, wn);
+        else if (src_space == ISA_SPACE_DRAM && in->dst_space != ISA_SPACE_DRAM) add_work(sv, sv->noc_in + cl, wn);
+        else if (src_space == ISA_SPACE_DRAM && copy) { add_work(sv, sv->noc_in + cl, wn); add_work(sv, sv->noc_out + cl, wn); }
     }
-    uint64_t occ_ch[64];
-    for (int j = 0; j < nt; j++) {
-        occ_ch[j] = tim_occupancy(sv->chan_bytes[touched[j]], chbw);
-        t0 = max64(t0, sv->chan[touched[j]]);
+    k->nuse = 0;
+    for (int j = 0; j < sv->nt; j++) {
+        int s = sv->touched[j];
+        if (sv->work[s]) {
+            k->use_sv[k->nuse] = s;
+            k->use_rem[k->nuse++] = (double)sv->work[s];
+            sv->nflows[s]++;
+        }
+        sv->work[s] = 0;
     }
-    int dram_in = src_space == ISA_SPACE_DRAM && in->op == ISA_OP_DMA_COPY;
-    int dram_out = in->dst_space == ISA_SPACE_DRAM;
-    int lmem = in->dst_space == ISA_SPACE_LMEM || (in->op == ISA_OP_DMA_COPY && src_space == ISA_SPACE_LMEM);
-    uint64_t occ_noc = tim_occupancy(bytes, (double)ch->noc_bytes_per_cycle);
-    uint64_t occ_port = tim_occupancy(bytes, (double)ch->dma_lmem_bytes_per_cycle);
-    if (dram_in) t0 = max64(t0, sv->noc_in[cl]);
-    if (dram_out) t0 = max64(t0, sv->noc_out[cl]);
-    int cpc = ch->cores_per_cluster;
-    uint32_t ports = in->dst_space == ISA_SPACE_LMEM && in->mask ? in->mask : 1u << (core % cpc);
-    if (lmem)
-        for (int j = 0; j < cpc; j++) if (ports >> j & 1) t0 = max64(t0, sv->port[cl * cpc + j]);
-    for (int j = 0; j < nt; j++) {
-        sv->chan[touched[j]] = t0 + occ_ch[j];
-        occ_all = max64(occ_all, occ_ch[j]);
-        sv->chan_bytes[touched[j]] = 0;
-    }
-    if (dram_in) { sv->noc_in[cl] = t0 + occ_noc; occ_eng = max64(occ_eng, occ_noc); }
-    if (dram_out) { sv->noc_out[cl] = t0 + occ_noc; occ_eng = max64(occ_eng, occ_noc); }
-    if (lmem) {
-        for (int j = 0; j < cpc; j++) if (ports >> j & 1) sv->port[cl * cpc + j] = t0 + occ_port;
-        occ_eng = max64(occ_eng, occ_port);
-    }
-    occ_all = max64(occ_all, occ_eng);
-    if (!occ_eng) occ_eng = occ_all;
-    uint64_t lat = tim_dma_path_latency(ch, in->dst_space, src_space);
-    k->done = max64(k->done, t0 + occ_all + lat);
-    k->off += bytes;
-    k->next = t0 + occ_eng;
+    k->lat = tim_dma_path_latency(ch, in->dst_space, src_space) + (uint64_t)ch->dma_issue_cycles;
 }
 
 /* Compute timeline of local tile i once its loads landed at t. */
@@ -326,12 +344,20 @@ int bk_cost_group(BkCtx *c, BkGroup *g, AtlErr *e)
     Servers sv;
     memset(&sv, 0, sizeof sv);
     sv.nchan = ch->dram_channels;
-    sv.chan = calloc((size_t)sv.nchan, sizeof *sv.chan);
+    sv.noc_in = sv.nchan;
+    sv.noc_out = sv.noc_in + ch->clusters;
+    sv.port = sv.noc_out + ch->clusters;
+    sv.nsv = sv.port + nc;
+    sv.nflows = calloc((size_t)sv.nsv, sizeof *sv.nflows);
+    sv.work = calloc((size_t)sv.nsv, sizeof *sv.work);
+    sv.touched = calloc((size_t)sv.nsv, sizeof *sv.touched);
     sv.chan_bytes = calloc((size_t)sv.nchan, sizeof *sv.chan_bytes);
-    sv.noc_in = calloc((size_t)ch->clusters, sizeof *sv.noc_in);
-    sv.noc_out = calloc((size_t)ch->clusters, sizeof *sv.noc_out);
-    sv.port = calloc((size_t)nc, sizeof *sv.port);
-    if (!ks || !sv.chan || !sv.chan_bytes || !sv.noc_in || !sv.noc_out || !sv.port) { atl_fail(e, "out of memory in the cost model"); goto done; }
+    if (!ks || !sv.nflows || !sv.work || !sv.touched || !sv.chan_bytes) { atl_fail(e, "out of memory in the cost model"); goto done; }
+    for (int core = 0; core < nc; core++) {
+        ks[core].use_sv = calloc((size_t)sv.nsv, sizeof *ks[core].use_sv);
+        ks[core].use_rem = calloc((size_t)sv.nsv, sizeof *ks[core].use_rem);
+        if (!ks[core].use_sv || !ks[core].use_rem) { atl_fail(e, "out of memory in the cost model"); goto done; }
+    }
     uint64_t *wdone = calloc((size_t)ch->clusters, sizeof *wdone);
     int *wknown = calloc((size_t)ch->clusters, sizeof *wknown);
     if (!wdone || !wknown) { free(wdone); free(wknown); atl_fail(e, "out of memory in the cost model"); goto done; }
@@ -353,55 +379,83 @@ int bk_cost_group(BkCtx *c, BkGroup *g, AtlErr *e)
     }
     for (int core = 0; core < nc; core++)
         if (build_core(c, g, core, &ks[core], &code, e)) { free(wdone); free(wknown); goto done; }
-    /* replay: repeatedly advance the core whose next DMA event is earliest */
+    /* replay: processor sharing. Each server divides its time equally
+     * among the flows on it; a flow is done when it has received its work
+     * on every server, and its instruction completes latency + issue
+     * cycles later. Events: flow starts and per-server completions. */
+    double t = 0;
     for (;;) {
-        int best = -1;
-        uint64_t bt = UINT64_MAX;
+        int cs = -1;
+        double ts = INFINITY, tc = INFINITY;
         for (int core = 0; core < nc; core++) {
             CCore *k = &ks[core];
-            uint64_t t;
-            if (k->active) t = k->next;
-            else if (k->pos < k->nq) {
+            if (k->active) {
+                for (int u = 0; u < k->nuse; u++)
+                    if (k->use_sv[u] >= 0) {
+                        double f = t + k->use_rem[u] * sv.nflows[k->use_sv[u]];
+                        if (f < tc) tc = f;
+                    }
+            } else if (k->pos < k->nq) {
                 const CDma *d = &k->q[k->pos];
-                t = k->dma_free;
-                if (d->dep >= 0) t = max64(t, k->c_end[d->dep]);
-            } else continue;
-            if (t < bt) { bt = t; best = core; }
-        }
-        if (best < 0) break;
-        CCore *k = &ks[best];
-        if (!k->active) {
-            const AtlInsn *in = &k->q[k->pos].in;
-            k->start = bt;
-            if (in->op == ISA_OP_NOP) {
-                k->done = bt;
-                k->total = 0;
-            } else {
-                k->active = 1;
-                k->off = 0;
-                k->total = dma_bytes(in);
-                k->dense_run[0] = dense_run(in, in->dst_stride, isa_dtype_size(in->dtype));
-                k->dense_run[1] = dense_run(in, in->src_stride, isa_dtype_size(in->dtype));
-                k->next = bt + (uint64_t)ch->dma_issue_cycles;
-                k->done = k->next;
-                continue;
+                double r = (double)k->dma_free;
+                if (d->dep >= 0) r = k->c_end[d->dep] == UINT64_MAX ? INFINITY : fmax(r, (double)k->c_end[d->dep]);
+                if (r < ts) { ts = r; cs = core; }
             }
-        } else {
-            send_burst(ch, &sv, k, best);
-            if (k->off < k->total) continue;
-            k->active = 0;
         }
-        /* the instruction completed at k->done */
-        k->dma_free = k->done;
-        k->busy_dma += k->done - k->start;
-        int lt = k->q[k->pos].loads_tile, cl = best / ch->cores_per_cluster;
-        if (lt >= 0) { k->l_end[lt] = k->done; k->loaded = lt + 1; }
-        if (lt == -2) {
-            wdone[cl] = k->done;
-            wknown[cl] = 1;
-            for (int j = 0; j < ch->cores_per_cluster; j++) advance(ch, &ks[cl * ch->cores_per_cluster + j], wdone[cl], 1);
-        } else advance(ch, k, wdone[cl], wknown[cl]);
-        k->pos++;
+        if (ts == INFINITY && tc == INFINITY) break;
+        double next = fmin(ts, tc);
+        if (next < t) next = t;
+        double dt = next - t;
+        if (dt > 0)
+            for (int core = 0; core < nc; core++) {
+                CCore *k = &ks[core];
+                if (!k->active) continue;
+                for (int u = 0; u < k->nuse; u++)
+                    if (k->use_sv[u] >= 0) k->use_rem[u] -= dt / sv.nflows[k->use_sv[u]];
+            }
+        t = next;
+        for (int core = 0; core < nc; core++) {
+            CCore *k = &ks[core];
+            if (!k->active) continue;
+            int left = 0;
+            /* a use whose work is received leaves its server (marked < 0) */
+            for (int u = 0; u < k->nuse; u++) {
+                if (k->use_sv[u] >= 0 && k->use_rem[u] <= 1e-6) { sv.nflows[k->use_sv[u]]--; k->use_sv[u] = -1; }
+                if (k->use_sv[u] >= 0) left = 1;
+            }
+            if (left) continue;
+            k->active = 0;
+            uint64_t done = (uint64_t)ceil(t - 1e-6) + k->lat;
+            k->dma_free = done;
+            k->busy_dma += done - k->start;
+            int lt = k->q[k->pos].loads_tile, cl = core / ch->cores_per_cluster;
+            if (lt >= 0) { k->l_end[lt] = done; k->loaded = lt + 1; }
+            if (lt == -2) {
+                wdone[cl] = done;
+                wknown[cl] = 1;
+                for (int j = 0; j < ch->cores_per_cluster; j++) advance(ch, &ks[cl * ch->cores_per_cluster + j], wdone[cl], 1);
+            } else advance(ch, k, wdone[cl], wknown[cl]);
+            k->pos++;
+        }
+        if (cs >= 0 && ts <= t) {
+            CCore *k = &ks[cs];
+            const AtlInsn *in = &k->q[k->pos].in;
+            k->start = (uint64_t)ceil(t - 1e-6);
+            if (in->op != ISA_OP_NOP) plan_flow(ch, &sv, k, cs, in);
+            else k->nuse = 0;
+            if (k->nuse > 0) { k->active = 1; continue; }
+            /* nothing to move: done at once (a nop), or after the fixed costs */
+            uint64_t done = k->start + (in->op == ISA_OP_NOP ? 0 : k->lat);
+            k->dma_free = done;
+            int lt = k->q[k->pos].loads_tile, cl = cs / ch->cores_per_cluster;
+            if (lt >= 0) { k->l_end[lt] = done; k->loaded = lt + 1; }
+            if (lt == -2) {
+                wdone[cl] = done;
+                wknown[cl] = 1;
+                for (int j = 0; j < ch->cores_per_cluster; j++) advance(ch, &ks[cl * ch->cores_per_cluster + j], wdone[cl], 1);
+            } else advance(ch, k, wdone[cl], wknown[cl]);
+            k->pos++;
+        }
     }
     free(wdone);
     free(wknown);
@@ -420,9 +474,10 @@ int bk_cost_group(BkCtx *c, BkGroup *g, AtlErr *e)
 done:
     for (int core = 0; ks && core < nc; core++) {
         free(ks[core].q); free(ks[core].cp); free(ks[core].cp_first); free(ks[core].c_end); free(ks[core].l_end);
+        free(ks[core].use_sv); free(ks[core].use_rem);
     }
     free(ks);
-    free(sv.chan); free(sv.chan_bytes); free(sv.noc_in); free(sv.noc_out); free(sv.port);
+    free(sv.nflows); free(sv.work); free(sv.touched); free(sv.chan_bytes);
     bk_code_free(&code);
     return rc;
 }

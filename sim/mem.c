@@ -67,29 +67,44 @@ void mem_pre_banks(const AtlSim *s, SimPre *pre)
     pre->lmem_occ = nb ? tim_occupancy(pre->lmem_rd + pre->lmem_wr, (double)nb * s->chip.lmem_bank_bytes_per_cycle) : 0;
 }
 
+/* Length of the run of ones at the bottom of x. */
+static inline int run_len(uint64_t x) { return ~x ? __builtin_ctzll(~x) : 64; }
+
 uint64_t mem_lmem_reserve(AtlSim *s, int core, int engine, uint64_t t, const SimPre *pre)
 {
     SimCore *c = &s->core[core];
     SimServer *bk = c->banks;
-    int eid = sim_eid(core, engine);
     uint64_t start = t;
     if (c->banks_free < t) c->banks_free = t;
-    if (c->banks_free > t) /* some bank is reserved beyond t */
-        for (int w = 0; w < 4; w++)
-            for (uint64_t m = pre->banks[w]; m; m &= m - 1) {
-                int b = w * 64 + __builtin_ctzll(m);
+    int busy = c->banks_free > t; /* some bank is reserved beyond t */
+    for (int w = 0; w < 4 && busy; w++) {
+        uint64_t m = pre->banks[w];
+        if (!m) continue;
+        int lo = __builtin_ctzll(m);
+        if (!(((m >> lo) + 1) & (m >> lo))) { /* one run of banks: a plain loop */
+            for (int b = w * 64 + lo, hi = b + run_len(m >> lo); b < hi; b++)
                 if (bk[b].free > start) start = bk[b].free;
-            }
-    if (start + pre->lmem_occ > c->banks_free) c->banks_free = start + pre->lmem_occ;
-    for (int w = 0; w < 4; w++)
-        for (uint64_t m = pre->banks[w]; m; m &= m - 1) {
-            int b = w * 64 + __builtin_ctzll(m);
-            bk[b].free = start + pre->lmem_occ;
-            bk[b].owner = eid;
+            continue;
         }
+        for (; m; m &= m - 1) {
+            int b = w * 64 + __builtin_ctzll(m);
+            if (bk[b].free > start) start = bk[b].free;
+        }
+    }
+    uint64_t until = start + pre->lmem_occ;
+    if (until > c->banks_free) c->banks_free = until;
+    for (int w = 0; w < 4; w++) {
+        uint64_t m = pre->banks[w];
+        if (!m) continue;
+        int lo = __builtin_ctzll(m);
+        if (!(((m >> lo) + 1) & (m >> lo))) {
+            for (int b = w * 64 + lo, hi = b + run_len(m >> lo); b < hi; b++) bk[b].free = until;
+            continue;
+        }
+        for (; m; m &= m - 1) bk[w * 64 + __builtin_ctzll(m)].free = until;
+    }
     return start;
 }
-
 
 /* ------------------------------------------------------------ DMA flows */
 
@@ -104,12 +119,23 @@ static inline double floor_pos(double x) { return (double)(int64_t)x; } /* x >= 
 
 static inline double ps_lag(const SimPsJob *j, double x)
 {
-    double got = x - j->v0, w = j->f - j->v0;
-    if (got <= 1e-9 || j->q <= 0) return 0;
-    if (got >= w - 1e-9) return w - floor_pos((w - 1e-9) * j->iq) * j->q; /* its last burst */
+    /* without branches on the data: every case is computed, the right one
+     * selected (the values are those of the case alone) */
+    double got = x - j->v0;
     double r = got - floor_pos(got * j->iq) * j->q;
-    if (r < 1e-9) r = j->q;
-    return r < got ? r : got;
+    r = r < 1e-9 ? j->q : r;
+    r = r < got ? r : got;
+    r = got >= j->wl ? j->last : r;            /* its last burst */
+    return got <= j->none ? 0 : r;
+}
+
+/* The parts of ps_lag that depend on the job alone, computed when it joins. */
+static inline void ps_job_prepare(SimPsJob *j)
+{
+    double w = j->f - j->v0;
+    j->wl = w - 1e-9;
+    j->last = w - floor_pos((w - 1e-9) * j->iq) * j->q;
+    j->none = j->q <= 0 ? INFINITY : 1e-9;
 }
 
 /* Lag of the transfers after position i of server p when job i's work is done. */
@@ -130,10 +156,12 @@ static void ps_advance(AtlSim *s, int i, double t)
     if (t < p->tv) return;
     while (p->n) {
         int shared = p->n > p->ports;
-        double end = p->tv + (p->job[0].f - p->v) * (shared ? (double)p->n / p->ports : 1.0);
+        /* real cycles per virtual cycle (n / 1 is n: no division for one port) */
+        double slow = !shared ? 1.0 : p->ports == 1 ? (double)p->n : (double)p->n / p->ports;
+        double end = p->tv + (p->job[0].f - p->v) * slow;
         if (end > t) { p->v += (t - p->tv) * (shared ? (double)p->ports / p->n : 1.0); p->tv = t; return; }
-        SimEngine *e = &s->eng[p->job[0].eid];
-        if (p->job[0].gen == e->dma_gen)
+        SimEngine *e = &s->eng[ps_job_eid(&p->job[0])];
+        if (p->job[0].tag == ps_job_tag(ps_job_eid(&p->job[0]), e->dma_gen))
             for (int u = 0; u < e->nuse; u++)
                 if (e->use[u].ps == i) {
                     e->use[u].gone = 1;
@@ -143,8 +171,9 @@ static void ps_advance(AtlSim *s, int i, double t)
         p->tv = end;
         p->v = p->job[0].f;
         p->n--;
-        for (int k = 0; k < p->n; k++) p->job[k] = p->job[k + 1];
+        p->job++; /* the rest move up when a join needs the room (mem_dma_join) */
     }
+    p->job = p->mem;
     p->v = 0; /* idle: restart the virtual clock (keeps it small and exact) */
     p->tv = t;
 }
@@ -153,14 +182,25 @@ static void ps_advance(AtlSim *s, int i, double t)
  * engine eid's current transfer if nothing else joins; *at: its position. */
 static double ps_fluid_finish(const SimPs *p, int eid, uint32_t gen, int *at)
 {
+    uint64_t tag = ps_job_tag(eid, gen);
     double t = p->tv, v = p->v;
     int n = p->n;
+    if (p->ports == 1) { /* the common case: n flows share it, n real cycles per virtual one */
+        double dn = (double)n; /* n counted down as a double (exact) */
+        for (int i = 0; i < p->n; i++, dn -= 1.0) {
+            t += (p->job[i].f - v) * dn;
+            v = p->job[i].f;
+            if (p->job[i].tag == tag) { *at = i; return t; }
+        }
+        *at = -1;
+        return t;
+    }
     for (int i = 0; i < p->n; i++, n--) {
         /* real cycles per virtual cycle */
         double slow = n <= p->ports ? 1.0 : p->ports == 1 ? (double)n : (double)n / p->ports;
         t += (p->job[i].f - v) * slow;
         v = p->job[i].f;
-        if (p->job[i].eid == eid && p->job[i].gen == gen) { *at = i; return t; }
+        if (p->job[i].tag == tag) { *at = i; return t; }
     }
     *at = -1;
     return t;
@@ -343,7 +383,7 @@ int mem_dma_plan(AtlSim *s, int core, int engine, const AtlInsn *in, SimPre *pre
         e->capplan = cap;
     }
     pre->use_at = (uint32_t)e->nplan;
-    pre->nuse = (uint32_t)e->nuse;
+    pre->nuse = pre->nshared = (uint32_t)e->nuse;
     memcpy(e->plan + e->nplan, e->use, (size_t)e->nuse * sizeof *e->use);
     e->nplan += (size_t)e->nuse;
     e->nuse = 0;
@@ -355,10 +395,12 @@ void mem_dma_join(AtlSim *s, int eid, const SimPre *pre, uint64_t t)
 {
     SimEngine *e = &s->eng[eid];
     e->nuse = pre->nuse;
+    e->nshared = pre->nshared;
     e->use = e->plan + pre->use_at; /* each instruction runs once per load: its plan is its state */
     e->dma_solo = pre->dma_solo;
     e->dma_latency = pre->dma_latency;
     e->dma_start = t;
+    e->dma_last0 = (double)t;
     e->dma_gen++;
     for (int u = 0; u < e->nuse; u++) {
         int i = e->use[u].ps;
@@ -366,15 +408,20 @@ void mem_dma_join(AtlSim *s, int eid, const SimPre *pre, uint64_t t)
         if (e->use[u].excl) { /* alone there, always: done after its work */
             e->use[u].gone = 1;
             e->use[u].fin = (double)(t + e->use[u].work);
+            if (e->use[u].fin > e->dma_last0) e->dma_last0 = e->use[u].fin;
             continue;
         }
         ps_advance(s, i, (double)t);
         e->use[u].gone = 0;
+        if (p->job + p->n == p->mem + p->cap && p->job != p->mem) { /* no room after the last: move up */
+            memmove(p->mem, p->job, (size_t)p->n * sizeof *p->job);
+            p->job = p->mem;
+        }
         if (p->n == p->cap) {
-            SimPsJob *j = realloc(p->job, 2 * (size_t)p->cap * sizeof *j);
+            SimPsJob *j = realloc(p->mem, 2 * (size_t)p->cap * sizeof *j);
             /* out of memory: the transfer is not seen by the others there */
             if (!j) { e->use[u].gone = 1; e->use[u].fin = (double)(t + e->use[u].work); continue; }
-            p->job = j;
+            p->mem = p->job = j;
             p->cap *= 2;
         }
         SimUse *us = &e->use[u];
@@ -382,7 +429,8 @@ void mem_dma_join(AtlSim *s, int eid, const SimPre *pre, uint64_t t)
         double f = p->v + (double)us->work;
         int k = p->n;
         while (k > 0 && p->job[k - 1].f > f) { p->job[k] = p->job[k - 1]; k--; }
-        p->job[k] = (SimPsJob){f, p->v, us->q, us->iq, eid, e->dma_gen};
+        p->job[k] = (SimPsJob){f, p->v, us->q, us->iq, 0, 0, 0, ps_job_tag(eid, e->dma_gen)};
+        ps_job_prepare(&p->job[k]);
         p->n++;
         p->joins++;
     }
@@ -391,8 +439,8 @@ void mem_dma_join(AtlSim *s, int eid, const SimPre *pre, uint64_t t)
 uint64_t mem_dma_due(AtlSim *s, int eid)
 {
     SimEngine *e = &s->eng[eid];
-    double last = (double)e->dma_start;
-    for (int u = 0; u < e->nuse; u++) {
+    double last = e->dma_last0; /* the start and the unshared servers (fixed at join) */
+    for (int u = 0; u < e->nshared; u++) {
         SimUse *us = &e->use[u];
         const SimPs *p = &s->ps[us->ps];
         if (!us->gone && us->joins != p->joins) { /* somebody joined since the last projection there */
@@ -434,6 +482,23 @@ int mem_dma_mark_exclusive(AtlSim *s)
     for (int eid = 0; eid < neng; eid++)
         for (size_t k = 0; k < s->eng[eid].nplan; k++) s->eng[eid].plan[k].excl = user[s->eng[eid].plan[k].ps] >= 0;
     free(user);
+    /* every transfer's shared servers first (mem_dma_due looks at those
+     * only); servers are independent, so their order changes nothing */
+    for (int eid = 0; eid < neng; eid++) {
+        SimEngine *e = &s->eng[eid];
+        for (int i = 0; i < e->count; i++) {
+            SimPre *pre = &e->pre[i];
+            SimUse *u = e->plan + pre->use_at, tmp;
+            uint32_t ns = 0;
+            for (uint32_t k = 0; k < pre->nuse; k++)
+                if (!u[k].excl) {
+                    tmp = u[k];
+                    memmove(u + ns + 1, u + ns, (k - ns) * sizeof *u); /* keeps both groups in order */
+                    u[ns++] = tmp;
+                }
+            pre->nshared = ns;
+        }
+    }
     return 0;
 }
 
@@ -443,6 +508,7 @@ void mem_reset(AtlSim *s)
     for (int i = 0; i < s->nps; i++) {
         s->ps[i].v = s->ps[i].tv = 0;
         s->ps[i].n = 0;
+        s->ps[i].job = s->ps[i].mem;
         s->ps[i].joins = 0;
         s->ps[i].ports = i >= s->ps_sram && i < s->ps_port ? s->chip.sram_ports : 1;
     }

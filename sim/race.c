@@ -7,17 +7,19 @@
  * each operand (docs/simulator.md). */
 #include "sim/sim_int.h"
 
-static uint32_t range_cores(const AtlSim *s, int core, const SimRange *r)
+/* Cluster-local cores of a range; own: the mask of the instruction's own core. */
+static inline uint32_t range_cores(const SimRange *r, uint32_t own)
 {
-    return r->cores ? r->cores : 1u << (core % s->cpc);
+    return r->cores ? r->cores : own;
 }
 
 int race_begin(AtlSim *s, int core, int engine, int index, const SimPre *pre)
 {
-    int eid = sim_eid(core, engine), base = core / s->cpc * s->cpc;
+    int eid = sim_eid(core, engine), lcore = core % s->cpc, base = core - lcore;
+    uint32_t own = 1u << lcore;
     for (int i = 0; i < pre->nr; i++) {
         const SimRange *r = &pre->r[i];
-        for (uint32_t m = range_cores(s, core, r); m; m &= m - 1) {
+        for (uint32_t m = range_cores(r, own); m; m &= m - 1) {
             int lc = __builtin_ctz(m);
             SimCore *c = &s->core[base + lc];
             for (int j = 0; j < c->ninfl; j++) {
@@ -37,7 +39,7 @@ int race_begin(AtlSim *s, int core, int engine, int index, const SimPre *pre)
     }
     for (int i = 0; i < pre->nr; i++) {
         const SimRange *r = &pre->r[i];
-        for (uint32_t m = range_cores(s, core, r); m; m &= m - 1) {
+        for (uint32_t m = range_cores(r, own); m; m &= m - 1) {
             SimCore *c = &s->core[base + __builtin_ctz(m)];
             if (c->ninfl < c->capinfl)
                 c->infl[c->ninfl++] = (SimInflight){r->lo, r->hi, eid, index, r->write};
@@ -48,9 +50,9 @@ int race_begin(AtlSim *s, int core, int engine, int index, const SimPre *pre)
 
 void race_end(AtlSim *s, int core, int engine, const SimPre *pre)
 {
-    int eid = sim_eid(core, engine), base = core / s->cpc * s->cpc;
-    uint32_t m = 0;
-    for (int i = 0; i < pre->nr; i++) m |= range_cores(s, core, &pre->r[i]);
+    int eid = sim_eid(core, engine), lcore = core % s->cpc, base = core - lcore;
+    uint32_t m = 0, own = 1u << lcore;
+    for (int i = 0; i < pre->nr; i++) m |= range_cores(&pre->r[i], own);
     for (; m; m &= m - 1) {
         SimCore *c = &s->core[base + __builtin_ctz(m)];
         int k = 0;

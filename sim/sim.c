@@ -41,7 +41,7 @@ void sim_free(AtlSim *s)
         for (int i = 0; i < s->chip.clusters; i++) free(s->sram[i]);
     free(s->sram);
     free(s->servers);
-    for (int i = 0; s->ps && i < s->nps; i++) free(s->ps[i].job);
+    for (int i = 0; s->ps && i < s->nps; i++) free(s->ps[i].mem);
     free(s->ps);
     free(s->uses);
     free(s->chan_work[0]);
@@ -108,7 +108,7 @@ AtlSim *sim_create(const AtlChip *chip, const AtlSimOptions *opt, AtlErr *e)
     /* room for one transfer per DMA engine, and as many ghosts (grows if needed) */
     for (int i = 0; ok && i < s->nps; i++) {
         s->ps[i].cap = 2 * s->ncores;
-        ok = (s->ps[i].job = calloc((size_t)s->ps[i].cap, sizeof *s->ps[i].job)) != NULL;
+        ok = (s->ps[i].mem = s->ps[i].job = calloc((size_t)s->ps[i].cap, sizeof *s->ps[i].job)) != NULL;
     }
     for (int i = 0; ok && i < chip->clusters; i++) ok = (s->sram[i] = calloc(1, (size_t)chip->sram_bytes + 1)) != NULL;
     for (int i = 0; ok && i < s->ncores; i++) {
@@ -140,13 +140,12 @@ static void sim_reset(AtlSim *s)
         memset(k->sem, 0, sizeof k->sem);
         memset(k->sigq_n, 0, sizeof k->sigq_n);
         memset(k->sigq_head, 0, sizeof k->sigq_head);
-        for (int b = 0; b < c->lmem_banks; b++) k->banks[b] = (SimServer){0, -1};
+        for (int b = 0; b < c->lmem_banks; b++) k->banks[b] = (SimServer){0};
         k->banks_free = 0;
         k->ninfl = 0;
     }
     for (int i = 0; i < (c->clusters + 1) * 256; i++) s->bar[i] = (SimBarrier){0, -1};
-    s->q.n = 0;
-    s->q.seq = 0;
+    evq_reset(&s->q);
     s->now = 0;
     s->done_engines = 0;
     s->flow_seq = 0;

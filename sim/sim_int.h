@@ -43,6 +43,7 @@ static inline const SimEvent *evq_second(const SimEvq *q)
     return (b->time < a->time || (b->time == a->time && b->seq < a->seq)) ? b : a;
 }
 static inline const SimEvent *evq_top(const SimEvq *q) { return q->n ? &q->h[0] : NULL; }
+void evq_reset(SimEvq *q);                  /* empty, sequence numbers from 0 */
 void evq_free(SimEvq *q);
 
 /* ---- predecoded instruction (check.c) ---- */
@@ -63,6 +64,7 @@ typedef struct SimPre {
     uint64_t dma_latency;   /* DMA: path latency + issue cycles (both after delivery) */
     uint32_t use_at;        /* DMA: its servers and work there, SimEngine.plan[use_at..+nuse) */
     uint32_t nuse;
+    uint32_t nshared;       /* DMA: the first nshared of them are shared with other engines (mem_dma_mark_exclusive) */
     uint8_t nr;
     SimRange r[SIM_MAX_RANGES];
 } SimPre;
@@ -70,7 +72,6 @@ typedef struct SimPre {
 /* ---- LMEM banks (mem.c): reserved by matrix/vector instructions ---- */
 typedef struct SimServer {
     uint64_t free;          /* next-free time */
-    int owner;              /* engine id of the last reservation (-1 none) */
 } SimServer;
 
 /* ---- DMA flows (mem.c): processor sharing on the shared DMA resources ----
@@ -82,14 +83,17 @@ typedef struct SimServer {
  * v0 + w (its virtual finish). */
 typedef struct SimPsJob {
     double f, v0, q, iq;    /* virtual finish, virtual start, busy cycles of one burst, 1 / q */
-    int eid;
-    uint32_t gen;           /* the engine's transfer number (a delivered transfer may stay on as a ghost) */
+    double wl, last, none;  /* for its lag: work - 1e-9, lag in its last burst, no lag up to (mem.c ps_lag) */
+    uint64_t tag;           /* engine id | the engine's transfer number << 32 (a delivered transfer may stay on as a ghost) */
 } SimPsJob;
+static inline uint64_t ps_job_tag(int eid, uint32_t gen) { return (uint64_t)gen << 32 | (uint32_t)eid; }
+static inline int ps_job_eid(const SimPsJob *j) { return (int)(uint32_t)j->tag; }
 typedef struct SimPs {
     double v, tv;           /* virtual time v at real time tv */
     int ports, n, cap;
     uint64_t joins;         /* flows that joined so far (a projection is stale when this moved) */
-    SimPsJob *job;          /* the n transfers on it, by virtual finish (ties: arrival order) */
+    SimPsJob *job;          /* the n transfers on it, by virtual finish (ties: arrival order), in mem */
+    SimPsJob *mem;          /* room for cap jobs; job moves up as the first ones leave */
 } SimPs;
 /* A transfer's work on one server (busy cycles if it were alone). */
 typedef struct SimUse {
@@ -111,14 +115,14 @@ typedef struct SimEngine {
     int count;
     int bad_index;          /* first invalid instruction (count if none) */
     AtlSimFaultKind bad_kind;
-    char bad_msg[512];
     int pc, state, blocked_sem;
     uint64_t t_block, t_start;
     int next_waiter;        /* barrier waiter list link (engine id or -1) */
     /* DMA transfer in flight (mem.c) */
     SimUse *use;            /* servers it occupies, nuse of them (in plan; scratch while planning) */
     SimUse *scratch;        /* room for AtlSim.maxuse */
-    int nuse;
+    int nuse, nshared;      /* the first nshared are servers other engines use too */
+    double dma_last0;       /* max of its start and its done times on the unshared servers */
     SimUse *plan;           /* every DMA instruction's servers and work (SimPre.use_at) */
     size_t nplan, capplan;
     uint64_t dma_start;     /* when it joined its servers (when it started) */
@@ -130,6 +134,7 @@ typedef struct SimEngine {
     int dma_flat[2];        /* whole dst / src operand contiguous */
     uint64_t dma_bb;        /* burst bytes, whole elements */
     AtlEngineStats st;
+    char bad_msg[512];      /* last: the fields above are the hot ones */
 } SimEngine;
 
 typedef struct SimInflight {
@@ -145,12 +150,12 @@ typedef struct SimSigRec { int eid, index; uint64_t start, time; } SimSigRec; /*
 typedef struct SimCore {
     uint8_t *lmem;
     int32_t sem[ISA_MAX_SEMAPHORES];
-    SimSigRec sigq[ISA_MAX_SEMAPHORES][SIM_SIGQ];
-    uint8_t sigq_head[ISA_MAX_SEMAPHORES], sigq_n[ISA_MAX_SEMAPHORES];
     SimServer *banks;
     uint64_t banks_free;    /* no bank is reserved beyond this time */
     SimInflight *infl;
     int ninfl, capinfl;
+    uint8_t sigq_head[ISA_MAX_SEMAPHORES], sigq_n[ISA_MAX_SEMAPHORES];
+    SimSigRec sigq[ISA_MAX_SEMAPHORES][SIM_SIGQ]; /* last: only traces use it (4 KiB) */
 } SimCore;
 
 typedef struct SimBarrier {

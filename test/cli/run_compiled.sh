@@ -1,0 +1,16 @@
+# run_compiled.sh - the whole chain on a real network: models/digits_cnn.onnx
+# compiled by `atoll compile` for configs/tiny.ini, described by `atoll
+# inspect`, run through `atoll run` (host API, device, firmware relocation,
+# simulator), output within 1e-4 of PyTorch's (models/digits_cnn.ref.npz).
+. test/cli/lib.inc
+CHIP=configs/tiny.ini
+GEN=$BUILD/test/host/test_run_gen
+expect_ok compile "$ATOLL" compile models/digits_cnn.onnx --chip $CHIP --batch 1 -o "$TMPD/digits.abm"
+expect_ok inspect "$ATOLL" inspect "$TMPD/digits.abm"
+expect_grep inspect_input "input .*fp32 *\[1,1,8,8\]" "$TMPD/out"
+expect_ok reference_input "$GEN" --extract models/digits_cnn.ref.npz input "$TMPD/input.npy"
+expect_ok reference_output "$GEN" --extract models/digits_cnn.ref.npz output "$TMPD/output.npy"
+expect_ok run "$ATOLL" run "$TMPD/digits.abm" --chip $CHIP --input "$TMPD/input.npy" --output "$TMPD/out.npy" --profile
+expect_grep run_profile "matrix" "$TMPD/out"
+expect_ok matches_pytorch "$GEN" --close "$TMPD/out.npy" "$TMPD/output.npy" 1e-4
+cli_summary run_compiled
