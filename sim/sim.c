@@ -322,7 +322,7 @@ static void barrier_release(AtlSim *s, int head, uint64_t t)
         e->st.stall_bar += t - e->t_block;
         e->t_start = t;
         engine_complete(s, head, t);
-        engine_try(s, head, t);
+        sim_push(s, t, EV_ISSUE, (uint32_t)head);
         head = next;
     }
 }

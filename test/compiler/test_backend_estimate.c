@@ -3,20 +3,20 @@
  * Every bundled model is compiled for configs/tiny.ini and configs/a1.ini
  * (fp32); the simulator's per-layer span (first instruction start to last
  * completion of the layer id) is compared with the cost model's estimate
- * (bk_compile's BkSummary; it includes the barrier that ends the layer, so
- * the barrier latency is subtracted for the comparison). The table of
- * every layer is printed with the relative error |est - sim| / sim; the test
- * fails if the median error over conv and matmul layers exceeds 15% over
- * all layers of both chips, or on the single-core tiny chip alone.
- * The a1 median is printed but not gated. The cost model replays the
- * simulator's DMA model (processor sharing of DRAM channels, NoC links and
- * DMA ports, docs/timing.md) but not its burst-order correction, its
- * ghost flows or LMEM bank effects; on the multi-core a1 it currently reads
- * about 29% (estimates high on small models, low on mobilenet), on the
- * single-core tiny about 3%. Against the simulator's previous reservation
- * model the same replay (then also reservation-based) measured 2.4% / 1.6%
- * once a barrier-release ordering artefact was removed. Gate a1 too once
- * the remaining differences are modelled. */
+ * (bk_compile's BkSummary). Both include the barrier that ends the layer:
+ * the barrier instructions carry the layer id and complete at its release,
+ * so the span runs to the release, as est_cycles does. The table of every
+ * layer is printed with the relative error |est - sim| / sim, with the
+ * median over conv and matmul layers per model and per chip; the test fails
+ * if that median exceeds 15% on any chip.
+ *
+ * History worth keeping: this test found a causality bug in the simulator.
+ * barrier_release used to issue each released engine inline, so the first
+ * one's DMA ran ahead of the engines released with it and its LOADED signal
+ * was consumed at the release cycle by a compute engine (a flow from cycle
+ * 2473 to a wait at 1117 in digits_cnn layer 1 on a1). Every released
+ * engine now goes through the event queue; the a1 median fell from 28.6% to
+ * about 1.4%. */
 #include <stdio.h>
 #include <stdlib.h>
 #include "test/test.h"
@@ -56,24 +56,25 @@ TEST(estimate_vs_sim)
             int rc = e2e_run(models[m], chips[c], ISA_F32, &r);
             CHECKF(rc == 0, "%s on %s: %s", models[m], chips[c], r.err);
             if (rc) { e2e_free(&r); continue; }
+            int first = nmat; /* this model's errors are mat[first..nmat) */
             for (int i = 0; i < r.sum.nlayers; i++) {
                 const BkLayerInfo *l = &r.sum.layers[i];
                 if (l->layer_id >= r.nlayer_sim) continue;
                 double sim = (double)r.layer_sim[l->layer_id];
-                double est = (double)l->est_cycles - chip.barrier_cycles;
+                double est = (double)l->est_cycles;
                 double err = sim > 0 ? fabs(est - sim) / sim : 0;
                 printf("%-16s %5d  %-40.40s %-16.16s %10.0f %10.0f %6.1f%%%s\n", models[m], l->layer_id, l->name, l->op, est,
                        sim, 100 * err, l->is_matrix ? "" : "  (not matrix)");
                 if (l->is_matrix && nmat < cap && nall < cap) { mat[nmat++] = err; all[nall++] = err; }
             }
-            printf("%-16s total: estimate %llu, simulated %llu cycles\n", models[m], (unsigned long long)r.sum.est_cycles,
-                   (unsigned long long)r.cycles);
+            printf("%-16s total: estimate %llu, simulated %llu cycles; median error over %d conv/matmul layers %.1f%%\n",
+                   models[m], (unsigned long long)r.sum.est_cycles, (unsigned long long)r.cycles, nmat - first,
+                   100 * median(mat + first, nmat - first));
             e2e_free(&r);
         }
         double med = median(mat, nmat);
         printf("%s: median error over %d conv/matmul layers: %.1f%%\n", chips[c], nmat, 100 * med);
-        if (chip.clusters * chip.cores_per_cluster == 1)
-            CHECKF(med <= 0.15, "%s: median conv/matmul estimate error %.1f%% > 15%%", chips[c], 100 * med);
+        CHECKF(med <= 0.15, "%s: median conv/matmul estimate error %.1f%% > 15%%", chips[c], 100 * med);
         free(mat);
     }
     double med = median(all, nall);

@@ -225,6 +225,33 @@ TEST(barrier_and_semaphore_timing)
     tp_free(&p);
 }
 
+/* Engines released by one barrier start together: the DMA engine released
+ * first must not run its transfer ahead while the matrix engine released
+ * with it is still waiting to be issued (it once did, and the mm consumed
+ * a LOADED signal sent in its future). */
+TEST(barrier_release_keeps_causality)
+{
+    AtlChip c;
+    tchip(&c, 1, 1);
+    AtlProgram p;
+    tp_init(&p, 1);
+    AtlInsn b = I(ISA_OP_BARRIER);
+    b.scope = ISA_SCOPE_CLUSTER; b.bar_id = 1; b.bar_count = 2;
+    tp_add(&p, 0, ISA_ENGINE_DMA, I_load(0, 0, 256));   /* arrives last, so it is released first */
+    tp_add(&p, 0, ISA_ENGINE_DMA, b);
+    tp_add(&p, 0, ISA_ENGINE_DMA, I_sig(I_load(0, 0, 8192), 0));
+    tp_add(&p, 0, ISA_ENGINE_MAT, b);
+    tp_add(&p, 0, ISA_ENGINE_MAT, I_wait(I_mm(ISA_I8, 16384, 0, 4096, 8, 8, 8), 0));
+    tp_end_all(&p);
+    AtlSim *s = run_prog(&c, &p, 1);
+    REQUIRE(s);
+    uint64_t load = tim_dma_cycles(&c, ISA_SPACE_LMEM, ISA_SPACE_DRAM, 8192);
+    /* the mm waits for the whole second load after the release */
+    CHECK(sim_stats(s)->engine[ISA_ENGINE_MAT].stall_sem >= load);
+    sim_free(s);
+    tp_free(&p);
+}
+
 static void multi_prog(AtlProgram *p)
 {
     tp_init(p, 8);
@@ -381,6 +408,7 @@ int main(void)
     RUN(mm_equals_scalesim);
     RUN(double_buffering_overlaps);
     RUN(barrier_and_semaphore_timing);
+    RUN(barrier_release_keeps_causality);
     RUN(deterministic_stats_and_trace);
     RUN(expect_regions);
     RUN(multicast_signals_every_destination);
