@@ -415,6 +415,18 @@ int eval_eyelike(IrOpCtx *c)
 
 /* ---- ScatterElements ---- */
 
+/* The reduction attribute of ScatterElements and ScatterND as its index in
+ * scatter_reductions (0 none, 1 add, 2 mul); -1 with a message otherwise. */
+static const char *const scatter_reductions[] = {"none", "add", "mul"};
+
+static int scatter_mode(IrOpCtx *c)
+{
+    const char *red = ir_attr_str(c->n, "reduction", "none");
+    for (int m = 0; m < (int)(sizeof scatter_reductions / sizeof scatter_reductions[0]); m++)
+        if (!strcmp(red, scatter_reductions[m])) return m;
+    return op_fail(c, "reduction '%s' is not supported", red);
+}
+
 int infer_scatterelements(IrOpCtx *c)
 {
     const IrTensor *x = c->in[0], *ind = c->in[1], *upd = c->in[2];
@@ -425,8 +437,7 @@ int infer_scatterelements(IrOpCtx *c)
         for (int k = 0; same && k < ind->ndim; k++) same = ind->dims[k] == upd->dims[k];
         if (!same) return op_fail(c, "indices and updates shapes differ");
     }
-    const char *red = ir_attr_str(c->n, "reduction", "none");
-    if (strcmp(red, "none") && strcmp(red, "add") && strcmp(red, "mul")) return op_fail(c, "reduction '%s' is not supported", red);
+    if (scatter_mode(c) < 0) return -1;
     op_same_shape(c->out[0], x);
     return 0;
 }
@@ -438,8 +449,8 @@ int eval_scatterelements(IrOpCtx *c)
     memcpy(y->data, x->data, ir_nbytes(x));
     int64_t axis;
     if (op_axis(c, ir_attr_int(c->n, "axis", 0), x->ndim, &axis)) return -1;
-    const char *red = ir_attr_str(c->n, "reduction", "none");
-    int mode = !strcmp(red, "add") ? 1 : !strcmp(red, "mul") ? 2 : 0;
+    int mode = scatter_mode(c);
+    if (mode < 0) return -1;
     int64_t st[IR_MAXDIM], s = 1, idx[IR_MAXDIM] = {0};
     for (int k = x->ndim - 1; k >= 0; k--) { st[k] = s; s *= x->dims[k]; }
     int64_t n = ir_numel(ind);
@@ -528,8 +539,7 @@ int infer_scatternd(IrOpCtx *c)
     int64_t k;
     if (c->in[2]->dtype != x->dtype) return op_fail(c, "updates type differs from data");
     if (x->ndim >= 0 && ind->ndim >= 0 && nd_k(c, x, ind, 0, &k)) return -1;
-    const char *red = ir_attr_str(c->n, "reduction", "none");
-    if (strcmp(red, "none") && strcmp(red, "add") && strcmp(red, "mul")) return op_fail(c, "reduction '%s' is not supported", red);
+    if (scatter_mode(c) < 0) return -1;
     op_same_shape(c->out[0], x);
     return 0;
 }
@@ -544,8 +554,8 @@ int eval_scatternd(IrOpCtx *c)
     for (int i = (int)k; i < x->ndim; i++) slice *= x->dims[i];
     int64_t tuples = ir_numel(ind) / (k ? k : 1);
     if (ir_numel(upd) != tuples * slice) return op_fail(c, "updates have %lld elements, expected %lld", (long long)ir_numel(upd), (long long)(tuples * slice));
-    const char *red = ir_attr_str(c->n, "reduction", "none");
-    int mode = !strcmp(red, "add") ? 1 : !strcmp(red, "mul") ? 2 : 0;
+    int mode = scatter_mode(c);
+    if (mode < 0) return -1;
     for (int64_t t = 0; t < tuples; t++) {
         int64_t off = 0;
         for (int64_t j = 0; j < k; j++) {
