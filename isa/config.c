@@ -212,7 +212,8 @@ static int rule_dma_port(const AtlChip *c, char *m, size_t n)
 }
 
 /* Each rule names the key whose line an error points at, and says what it
- * requires (docs/config.md lists these). The schema's ranges already
+ * requires (docs/config.md lists these); RULE_POW2 rows need no function
+ * of their own. The schema's ranges already
  * enforce cores_per_cluster <= 32 (DMA masks) and semaphores <= 32 (ISA). */
 static const struct {
     const char *section, *key;
