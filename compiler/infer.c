@@ -88,29 +88,51 @@ static int merge_shape(const IrNode *n, IrTensor *decl, const IrTensor *inf, Atl
     return 0;
 }
 
-int ir_infer_shapes(IrGraph *g, AtlErr *e)
+int ir_node_io_alloc(const IrGraph *g, IrNodeIo *io, AtlErr *e)
 {
-    if (ir_check_supported(g, e)) return -1;
     int maxio = 1;
     for (int i = 0; i < g->nn; i++) {
         if (g->nodes[i].nin > maxio) maxio = g->nodes[i].nin;
         if (g->nodes[i].nout > maxio) maxio = g->nodes[i].nout;
     }
-    IrTensor **in = calloc((size_t)maxio, sizeof *in), **out = calloc((size_t)maxio, sizeof *out);
-    IrTensor *tmp = calloc((size_t)maxio, sizeof *tmp);
+    io->in = calloc((size_t)maxio, sizeof *io->in);
+    io->out = calloc((size_t)maxio, sizeof *io->out);
+    io->tmp = calloc((size_t)maxio, sizeof *io->tmp);
+    if (io->in && io->out && io->tmp) return 0;
+    ir_node_io_free(io);
+    return atl_fail(e, "out of memory");
+}
+
+void ir_node_io_bind(const IrGraph *g, const IrNode *n, IrNodeIo *io)
+{
+    for (int j = 0; j < n->nin; j++) io->in[j] = n->in[j] >= 0 ? &g->t[n->in[j]] : NULL;
+    for (int j = 0; j < n->nout; j++) {
+        if (n->out[j] < 0) { io->out[j] = NULL; continue; }
+        memset(&io->tmp[j], 0, sizeof io->tmp[j]);
+        io->tmp[j].name = g->t[n->out[j]].name;
+        io->tmp[j].ndim = -1;
+        io->out[j] = &io->tmp[j];
+    }
+}
+
+void ir_node_io_free(IrNodeIo *io)
+{
+    free(io->in); free(io->out); free(io->tmp);
+    io->in = io->out = NULL;
+    io->tmp = NULL;
+}
+
+int ir_infer_shapes(IrGraph *g, AtlErr *e)
+{
+    if (ir_check_supported(g, e)) return -1;
+    IrNodeIo io;
+    if (ir_node_io_alloc(g, &io, e)) return -1;
+    IrTensor **in = io.in, **out = io.out;
     int rc = -1;
-    if (!in || !out || !tmp) { atl_fail(e, "out of memory"); goto done; }
     for (int i = 0; i < g->nn; i++) {
         IrNode *n = &g->nodes[i];
         if (n->dead) continue;
-        for (int j = 0; j < n->nin; j++) in[j] = n->in[j] >= 0 ? &g->t[n->in[j]] : NULL;
-        for (int j = 0; j < n->nout; j++) {
-            if (n->out[j] < 0) { out[j] = NULL; continue; }
-            memset(&tmp[j], 0, sizeof tmp[j]);
-            tmp[j].name = g->t[n->out[j]].name;
-            tmp[j].ndim = -1;
-            out[j] = &tmp[j];
-        }
+        ir_node_io_bind(g, n, &io);
         for (int j = 0; j < n->nin; j++)
             if (in[j] && !ir_dtype_size(in[j]->dtype)) {
                 atl_fail(e, "node '%s' (%s): input '%s' has %s type", n->name, n->op, in[j]->name,
@@ -123,6 +145,6 @@ int ir_infer_shapes(IrGraph *g, AtlErr *e)
     }
     rc = 0;
 done:
-    free(in); free(out); free(tmp);
+    ir_node_io_free(&io);
     return rc;
 }

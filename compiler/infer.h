@@ -19,4 +19,16 @@ int ir_apply_input_shapes(IrGraph *g, const IrInputShape *s, int n, AtlErr *e);
  * ir_toposort first). Known dimensions that contradict the model's
  * value_info are errors naming the node. Checks op support first. */
 int ir_infer_shapes(IrGraph *g, AtlErr *e);
+
+/* Scratch for running one node's infer or eval function at a time: in[]
+ * points at the node's input tensors, out[] at fresh copies in tmp[] (name
+ * set, shape unknown) or NULL for absent outputs. Sized for the graph's
+ * widest node by ir_node_io_alloc; freed by ir_node_io_free. */
+typedef struct IrNodeIo {
+    IrTensor **in, **out;
+    IrTensor *tmp;
+} IrNodeIo;
+int ir_node_io_alloc(const IrGraph *g, IrNodeIo *io, AtlErr *e);
+void ir_node_io_bind(const IrGraph *g, const IrNode *n, IrNodeIo *io);
+void ir_node_io_free(IrNodeIo *io);
 #endif

@@ -34,6 +34,21 @@ int infer_argmax(IrOpCtx *c)
     return 0;
 }
 
+/* Index d of the largest x[o, d, i] (x viewed as outer x D x inner), the
+ * smallest with ismin; the first of equal ones, or the last with last.
+ * ArgMax/ArgMin and Hardmax. */
+static int64_t arg_best(const IrTensor *x, int64_t o, int64_t D, int64_t inner, int64_t i, int ismin, int last)
+{
+    int64_t best = 0;
+    double bv = ir_get_f(x, o * D * inner + i);
+    for (int64_t d = 1; d < D; d++) {
+        double v = ir_get_f(x, (o * D + d) * inner + i);
+        int better = ismin ? (v < bv || (last && v == bv)) : (v > bv || (last && v == bv));
+        if (better) { bv = v; best = d; }
+    }
+    return best;
+}
+
 int eval_argmax(IrOpCtx *c)
 {
     const IrTensor *x = c->in[0];
@@ -43,16 +58,7 @@ int eval_argmax(IrOpCtx *c)
     int ismin = !strcmp(c->n->op, "ArgMin"), last = (int)ir_attr_int(c->n, "select_last_index", 0);
     int64_t *y = c->out[0]->data;
     for (int64_t o = 0; o < outer; o++)
-        for (int64_t i = 0; i < inner; i++) {
-            int64_t best = 0;
-            double bv = ir_get_f(x, o * D * inner + i);
-            for (int64_t d = 1; d < D; d++) {
-                double v = ir_get_f(x, (o * D + d) * inner + i);
-                int better = ismin ? (v < bv || (last && v == bv)) : (v > bv || (last && v == bv));
-                if (better) { bv = v; best = d; }
-            }
-            y[o * inner + i] = best;
-        }
+        for (int64_t i = 0; i < inner; i++) y[o * inner + i] = arg_best(x, o, D, inner, i, ismin, last);
     return 0;
 }
 
@@ -151,15 +157,7 @@ int eval_hardmax(IrOpCtx *c)
     if (c->opset >= 13) { D = x->dims[axis]; for (int k = (int)axis + 1; k < x->ndim; k++) inner *= x->dims[k]; }
     else for (int k = (int)axis; k < x->ndim; k++) D *= x->dims[k];
     for (int64_t o = 0; o < outer; o++)
-        for (int64_t i = 0; i < inner; i++) {
-            int64_t best = 0;
-            double bv = ir_get_f(x, o * D * inner + i);
-            for (int64_t d = 1; d < D; d++) {
-                double v = ir_get_f(x, (o * D + d) * inner + i);
-                if (v > bv) { bv = v; best = d; }
-            }
-            ir_set_f(c->out[0], (o * D + best) * inner + i, 1.0);
-        }
+        for (int64_t i = 0; i < inner; i++) ir_set_f(c->out[0], (o * D + arg_best(x, o, D, inner, i, 0, 0)) * inner + i, 1.0);
     return 0;
 }
 
@@ -415,6 +413,18 @@ int eval_eyelike(IrOpCtx *c)
 
 /* ---- ScatterElements ---- */
 
+/* The reduction attribute of ScatterElements and ScatterND as its index in
+ * scatter_reductions (0 none, 1 add, 2 mul); -1 with a message otherwise. */
+static const char *const scatter_reductions[] = {"none", "add", "mul"};
+
+static int scatter_mode(IrOpCtx *c)
+{
+    const char *red = ir_attr_str(c->n, "reduction", "none");
+    for (int m = 0; m < (int)(sizeof scatter_reductions / sizeof scatter_reductions[0]); m++)
+        if (!strcmp(red, scatter_reductions[m])) return m;
+    return op_fail(c, "reduction '%s' is not supported", red);
+}
+
 int infer_scatterelements(IrOpCtx *c)
 {
     const IrTensor *x = c->in[0], *ind = c->in[1], *upd = c->in[2];
@@ -425,8 +435,7 @@ int infer_scatterelements(IrOpCtx *c)
         for (int k = 0; same && k < ind->ndim; k++) same = ind->dims[k] == upd->dims[k];
         if (!same) return op_fail(c, "indices and updates shapes differ");
     }
-    const char *red = ir_attr_str(c->n, "reduction", "none");
-    if (strcmp(red, "none") && strcmp(red, "add") && strcmp(red, "mul")) return op_fail(c, "reduction '%s' is not supported", red);
+    if (scatter_mode(c) < 0) return -1;
     op_same_shape(c->out[0], x);
     return 0;
 }
@@ -438,8 +447,8 @@ int eval_scatterelements(IrOpCtx *c)
     memcpy(y->data, x->data, ir_nbytes(x));
     int64_t axis;
     if (op_axis(c, ir_attr_int(c->n, "axis", 0), x->ndim, &axis)) return -1;
-    const char *red = ir_attr_str(c->n, "reduction", "none");
-    int mode = !strcmp(red, "add") ? 1 : !strcmp(red, "mul") ? 2 : 0;
+    int mode = scatter_mode(c);
+    if (mode < 0) return -1;
     int64_t st[IR_MAXDIM], s = 1, idx[IR_MAXDIM] = {0};
     for (int k = x->ndim - 1; k >= 0; k--) { st[k] = s; s *= x->dims[k]; }
     int64_t n = ir_numel(ind);
@@ -528,8 +537,7 @@ int infer_scatternd(IrOpCtx *c)
     int64_t k;
     if (c->in[2]->dtype != x->dtype) return op_fail(c, "updates type differs from data");
     if (x->ndim >= 0 && ind->ndim >= 0 && nd_k(c, x, ind, 0, &k)) return -1;
-    const char *red = ir_attr_str(c->n, "reduction", "none");
-    if (strcmp(red, "none") && strcmp(red, "add") && strcmp(red, "mul")) return op_fail(c, "reduction '%s' is not supported", red);
+    if (scatter_mode(c) < 0) return -1;
     op_same_shape(c->out[0], x);
     return 0;
 }
@@ -544,8 +552,8 @@ int eval_scatternd(IrOpCtx *c)
     for (int i = (int)k; i < x->ndim; i++) slice *= x->dims[i];
     int64_t tuples = ir_numel(ind) / (k ? k : 1);
     if (ir_numel(upd) != tuples * slice) return op_fail(c, "updates have %lld elements, expected %lld", (long long)ir_numel(upd), (long long)(tuples * slice));
-    const char *red = ir_attr_str(c->n, "reduction", "none");
-    int mode = !strcmp(red, "add") ? 1 : !strcmp(red, "mul") ? 2 : 0;
+    int mode = scatter_mode(c);
+    if (mode < 0) return -1;
     for (int64_t t = 0; t < tuples; t++) {
         int64_t off = 0;
         for (int64_t j = 0; j < k; j++) {
@@ -564,6 +572,7 @@ int eval_scatternd(IrOpCtx *c)
 
 /* ---- TopK ---- */
 
+/* A value and its index; sorted by value, ties by index (TopK, NonMaxSuppression). */
 typedef struct KV { double v; int64_t i; } KV;
 static int kv_desc(const void *a, const void *b)
 {
@@ -794,14 +803,6 @@ int eval_window(IrOpCtx *c)
 
 /* ---- NonMaxSuppression ---- */
 
-typedef struct Cand { float score; int64_t box; } Cand;
-static int cand_cmp(const void *a, const void *b)
-{
-    const Cand *x = a, *y = b;
-    if (x->score != y->score) return x->score > y->score ? -1 : 1;
-    return x->box < y->box ? -1 : x->box > y->box;
-}
-
 /* corners (y1, x1, y2, x2) of box i, normalised so y1 <= y2, x1 <= x2 */
 static void box_corners(const float *b, int center, float *o)
 {
@@ -832,7 +833,7 @@ static int64_t nms_run(IrOpCtx *c, int64_t *sel)
     int has_st = c->nin > 4 && c->in[4] && ir_numel(c->in[4]);
     float st = has_st ? (float)ir_get_f(c->in[4], 0) : 0;
     int center = (int)ir_attr_int(c->n, "center_point_box", 0);
-    Cand *cand = malloc(sizeof(Cand) * (size_t)(N + 1));
+    KV *cand = malloc(sizeof(KV) * (size_t)(N + 1));   /* score, box; sorted by kv_desc (TopK's order) */
     int64_t *keep = malloc(sizeof(int64_t) * (size_t)(N + 1));
     int64_t total = 0;
     if (!cand || !keep) { free(cand); free(keep); op_fail(c, "out of memory"); return -1; }
@@ -841,20 +842,20 @@ static int64_t nms_run(IrOpCtx *c, int64_t *sel)
             int64_t nc = 0, nk = 0;
             for (int64_t i = 0; i < N; i++) {
                 float s = ((const float *)scores->data)[(b * C + k) * N + i];
-                if (!has_st || s > st) { cand[nc].score = s; cand[nc].box = i; nc++; }
+                if (!has_st || s > st) { cand[nc].v = s; cand[nc].i = i; nc++; }
             }
-            qsort(cand, (size_t)nc, sizeof *cand, cand_cmp);
+            qsort(cand, (size_t)nc, sizeof *cand, kv_desc);
             for (int64_t j = 0; j < nc && nk < maxout; j++) {
                 float bj[4], bk[4];
-                box_corners((const float *)boxes->data + (b * N + cand[j].box) * 4, center, bj);
+                box_corners((const float *)boxes->data + (b * N + cand[j].i) * 4, center, bj);
                 int ok = 1;
                 for (int64_t q = 0; q < nk && ok; q++) {
                     box_corners((const float *)boxes->data + (b * N + keep[q]) * 4, center, bk);
                     if (iou(bj, bk) > thr) ok = 0;
                 }
                 if (!ok) continue;
-                keep[nk++] = cand[j].box;
-                if (sel) { sel[total * 3] = b; sel[total * 3 + 1] = k; sel[total * 3 + 2] = cand[j].box; }
+                keep[nk++] = cand[j].i;
+                if (sel) { sel[total * 3] = b; sel[total * 3 + 1] = k; sel[total * 3 + 2] = cand[j].i; }
                 total++;
             }
         }

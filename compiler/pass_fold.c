@@ -14,6 +14,7 @@
  * Why: later passes and the backend need static shapes and must not spend
  *   device time on computations known at compile time. */
 #include "compiler/passes.h"
+#include "compiler/infer.h"
 #include "compiler/ops.h"
 #include <stdlib.h>
 #include <string.h>
@@ -34,26 +35,15 @@ static int foldable(const IrGraph *g, const IrNode *n)
 
 int pass_fold_constants(IrGraph *g, AtlErr *e)
 {
-    int maxio = 1;
-    for (int i = 0; i < g->nn; i++) {
-        if (g->nodes[i].nin > maxio) maxio = g->nodes[i].nin;
-        if (g->nodes[i].nout > maxio) maxio = g->nodes[i].nout;
-    }
-    IrTensor **in = calloc((size_t)maxio, sizeof *in), **out = calloc((size_t)maxio, sizeof *out);
-    IrTensor *tmp = calloc((size_t)maxio, sizeof *tmp);
+    IrNodeIo io;
+    if (ir_node_io_alloc(g, &io, e)) return -1;
+    IrTensor **in = io.in, **out = io.out;
     IrTensor shape_in;
     int rc = -1;
-    if (!in || !out || !tmp) { atl_fail(e, "out of memory"); goto done; }
     for (int i = 0; i < g->nn; i++) {
         IrNode *n = &g->nodes[i];
         if (n->dead) continue;
-        for (int j = 0; j < n->nin; j++) in[j] = n->in[j] >= 0 ? &g->t[n->in[j]] : NULL;
-        for (int j = 0; j < n->nout; j++) {
-            memset(&tmp[j], 0, sizeof tmp[j]);
-            tmp[j].ndim = -1;
-            tmp[j].name = n->out[j] >= 0 ? g->t[n->out[j]].name : NULL;
-            out[j] = n->out[j] >= 0 ? &tmp[j] : NULL;
-        }
+        ir_node_io_bind(g, n, &io);
         int fold = foldable(g, n);
         if (fold && !strcmp(n->op, "Shape")) {
             /* Shape needs only the input's dims: give it a dummy data pointer */
@@ -99,6 +89,6 @@ int pass_fold_constants(IrGraph *g, AtlErr *e)
     }
     rc = 0;
 done:
-    free(in); free(out); free(tmp);
+    ir_node_io_free(&io);
     return rc;
 }

@@ -423,6 +423,18 @@ AtlStatus atl_run(AtlModel *m, const char *net, const AtlBuffer *in, uint32_t n_
     return ATL_OK;
 }
 
+/* Copies tensor t of the last run from device DRAM into dst, which must
+ * have exactly its size; `what` ("output", "tensor") starts the messages. */
+static AtlStatus copy_out(AtlDevice *d, const AtlTensorInfo *t, const char *what, void *dst, size_t size)
+{
+    if (!dst || size != t->bytes)
+        return fail(d, ATL_ERR_SIZE, "%s '%s': buffer has %zu bytes, the tensor %llu", what, t->name, size, (unsigned long long)t->bytes);
+    const uint8_t *src = device_dram(d->hw, t->device_addr, t->bytes);
+    if (!src) return fail(d, ATL_ERR_BAD_ARG, "%s '%s' lies outside device DRAM", what, t->name);
+    memcpy(dst, src, t->bytes);
+    return ATL_OK;
+}
+
 AtlStatus atl_output(AtlModel *m, const char *name, uint32_t index, void *dst, size_t size)
 {
     if (!m) return ATL_ERR_INVALID;
@@ -434,12 +446,7 @@ AtlStatus atl_output(AtlModel *m, const char *name, uint32_t index, void *dst, s
         if (name) return fail(d, ATL_ERR_UNKNOWN_TENSOR, "the stage has no output named '%s'", name);
         return fail(d, ATL_ERR_UNKNOWN_TENSOR, "the stage has %u output(s), not %u", st->n_outputs, index + 1);
     }
-    if (!dst || size != t->bytes)
-        return fail(d, ATL_ERR_SIZE, "output '%s': buffer has %zu bytes, the tensor %llu", t->name, size, (unsigned long long)t->bytes);
-    const uint8_t *src = device_dram(d->hw, t->device_addr, t->bytes);
-    if (!src) return fail(d, ATL_ERR_BAD_ARG, "output '%s' lies outside device DRAM", t->name);
-    memcpy(dst, src, t->bytes);
-    return ATL_OK;
+    return copy_out(d, t, "output", dst, size);
 }
 
 AtlStatus atl_read_tensor(AtlModel *m, const char *name, void *dst, size_t size)
@@ -453,12 +460,7 @@ AtlStatus atl_read_tensor(AtlModel *m, const char *name, void *dst, size_t size)
     for (uint32_t i = 0; i < st->n_tensors && !t; i++)
         if (!strcmp(st->tensors[i].name, name)) t = &st->tensors[i];
     if (!t) return fail(d, ATL_ERR_UNKNOWN_TENSOR, "the stage that ran has no tensor named '%s'", name);
-    if (!dst || size != t->bytes)
-        return fail(d, ATL_ERR_SIZE, "tensor '%s': buffer has %zu bytes, the tensor %llu", t->name, size, (unsigned long long)t->bytes);
-    const uint8_t *src = device_dram(d->hw, t->device_addr, t->bytes);
-    if (!src) return fail(d, ATL_ERR_BAD_ARG, "tensor '%s' lies outside device DRAM", t->name);
-    memcpy(dst, src, t->bytes);
-    return ATL_OK;
+    return copy_out(d, t, "tensor", dst, size);
 }
 
 AtlStatus atl_profile(const AtlModel *m, AtlProfile *p)

@@ -132,6 +132,17 @@ static int is_pow2(long long x) { return x > 0 && (x & (x - 1)) == 0; }
 
 typedef int (*RuleFn)(const AtlChip *c, char *msg, size_t cap);
 
+/* A rule without a function requires its own key to be a power of two. */
+#define RULE_POW2 NULL
+
+static int rule_pow2(const AtlChip *c, const char *section, const char *key, char *m, size_t n)
+{
+    int v = *member_int((AtlChip *)c, &cfg_keys[cfg_key_index(section, key)]);
+    if (is_pow2(v)) return 0;
+    snprintf(m, n, "[%s] %s = %d is not a power of two", section, key, v);
+    return 1;
+}
+
 static int rule_lmem_banks(const AtlChip *c, char *m, size_t n)
 {
     long long unit = (long long)c->lmem_banks * c->lmem_bank_width;
@@ -141,39 +152,11 @@ static int rule_lmem_banks(const AtlChip *c, char *m, size_t n)
     return 1;
 }
 
-static int rule_lmem_alignment(const AtlChip *c, char *m, size_t n)
-{
-    if (is_pow2(c->lmem_alignment)) return 0;
-    snprintf(m, n, "[lmem] alignment = %d is not a power of two", c->lmem_alignment);
-    return 1;
-}
-
-static int rule_bank_width(const AtlChip *c, char *m, size_t n)
-{
-    if (is_pow2(c->lmem_bank_width)) return 0;
-    snprintf(m, n, "[lmem] bank_width = %d is not a power of two", c->lmem_bank_width);
-    return 1;
-}
-
 static int rule_bank_rate(const AtlChip *c, char *m, size_t n)
 {
     if (c->lmem_bank_bytes_per_cycle <= c->lmem_bank_width) return 0;
     snprintf(m, n, "[lmem] bank_bytes_per_cycle = %d exceeds bank_width = %d (a bank serves at most one row per cycle)",
              c->lmem_bank_bytes_per_cycle, c->lmem_bank_width);
-    return 1;
-}
-
-static int rule_burst_pow2(const AtlChip *c, char *m, size_t n)
-{
-    if (is_pow2(c->dma_burst_bytes)) return 0;
-    snprintf(m, n, "[dma] burst_bytes = %d is not a power of two", c->dma_burst_bytes);
-    return 1;
-}
-
-static int rule_interleave_pow2(const AtlChip *c, char *m, size_t n)
-{
-    if (is_pow2(c->dram_interleave)) return 0;
-    snprintf(m, n, "[dram] interleave = %d is not a power of two", c->dram_interleave);
     return 1;
 }
 
@@ -229,7 +212,8 @@ static int rule_dma_port(const AtlChip *c, char *m, size_t n)
 }
 
 /* Each rule names the key whose line an error points at, and says what it
- * requires (docs/config.md lists these). The schema's ranges already
+ * requires (docs/config.md lists these); RULE_POW2 rows need no function
+ * of their own. The schema's ranges already
  * enforce cores_per_cluster <= 32 (DMA masks) and semaphores <= 32 (ISA). */
 static const struct {
     const char *section, *key;
@@ -237,15 +221,15 @@ static const struct {
     const char *doc;
 } rules[] = {
     {"lmem", "bytes", rule_lmem_banks, "`[lmem] bytes` is a multiple of `banks x bank_width`"},
-    {"lmem", "alignment", rule_lmem_alignment, "`[lmem] alignment` is a power of two"},
-    {"lmem", "bank_width", rule_bank_width, "`[lmem] bank_width` is a power of two"},
+    {"lmem", "alignment", RULE_POW2, "`[lmem] alignment` is a power of two"},
+    {"lmem", "bank_width", RULE_POW2, "`[lmem] bank_width` is a power of two"},
     {"lmem", "bank_bytes_per_cycle", rule_bank_rate, "`[lmem] bank_bytes_per_cycle <= bank_width` (one row per bank per cycle)"},
     {"lmem", "bytes", rule_weight_tile, "`[lmem] bytes` holds one f32 weight tile: `rows x cols x 4`"},
     {"vector", "lanes", rule_vector_bandwidth, "`[vector] lanes x 4 <= [lmem] banks x bank_bytes_per_cycle` (LMEM feeds the vector unit)"},
     {"sram", "bytes", rule_sram_alignment, "`[sram] bytes` is a multiple of `[lmem] alignment`"},
-    {"dma", "burst_bytes", rule_burst_pow2, "`[dma] burst_bytes` is a power of two"},
+    {"dma", "burst_bytes", RULE_POW2, "`[dma] burst_bytes` is a power of two"},
     {"dma", "lmem_bytes_per_cycle", rule_dma_port, "`[dma] lmem_bytes_per_cycle <= [lmem] banks x bank_bytes_per_cycle`"},
-    {"dram", "interleave", rule_interleave_pow2, "`[dram] interleave` is a power of two"},
+    {"dram", "interleave", RULE_POW2, "`[dram] interleave` is a power of two"},
     {"dram", "interleave", rule_interleave_burst, "`[dram] interleave` is a multiple of `[dma] burst_bytes` (a burst stays in one channel)"},
     {"dram", "channels", rule_dram_channels, "`[dram] channels x interleave <= [dram] bytes`"},
 };
@@ -285,7 +269,9 @@ static int validate(const AtlChip *c, const char *name, const int *lines, AtlErr
         }
     }
     for (size_t r = 0; r < sizeof rules / sizeof rules[0]; r++) {
-        if (!rules[r].check(c, msg, sizeof msg)) continue;
+        int broken = rules[r].check ? rules[r].check(c, msg, sizeof msg)
+                                    : rule_pow2(c, rules[r].section, rules[r].key, msg, sizeof msg);
+        if (!broken) continue;
         int ki = cfg_key_index(rules[r].section, rules[r].key);
         if (lines && ki >= 0) return atl_fail(e, "%s:%d: %s", name, lines[ki], msg);
         return atl_fail(e, "%s: %s", name, msg);

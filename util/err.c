@@ -26,8 +26,3 @@ int atl_err_prefix(AtlErr *e, const char *fmt, ...)
     snprintf(e->msg, sizeof e->msg, "%s: %s", head, old);
     return -1;
 }
-
-void atl_err_clear(AtlErr *e)
-{
-    if (e) e->msg[0] = '\0';
-}

@@ -25,5 +25,4 @@ typedef struct AtlErr {
 int atl_fail(AtlErr *e, const char *fmt, ...) ATL_PRINTF(2, 3);
 /* Puts "prefix: " in front of the current message. Returns -1. */
 int atl_err_prefix(AtlErr *e, const char *fmt, ...) ATL_PRINTF(2, 3);
-void atl_err_clear(AtlErr *e);
 #endif
