@@ -116,6 +116,22 @@ fuzz: $(BUILD)/gen/commands.h $(FUZZ_BINS)
 	  else tail -40 $(BUILD)/fuzz/$$n.log; echo "not ok fuzz $$n"; bad=$$((bad + 1)); fi; done; \
 	  echo "$$ok $$bad" > $(BUILD)/fuzz/results.txt; echo "fuzz: $$ok passed, $$bad failed"; [ $$bad -eq 0 ]
 
+# The README's first command: the digits CNN over its test set on the simulated
+# chip (accuracy against PyTorch, speed, trace), then ResNet-50 timing-only.
+demo:
+	@$(MAKE) --no-print-directory -j2 $(ATOLL)
+	@$(ATOLL) demo
+
+# ONNX backend tests on the reference interpreter: per-op table, regenerates docs/conformance.md.
+ONNX_TESTDATA ?= /usr/share/libonnx-testdata/data
+conformance: $(ATOLL)
+	$(ATOLL) conformance $(ONNX_TESTDATA) --markdown docs/conformance.md
+
+# The same tests compiled by the backend and run on the simulated configs/tiny.ini;
+# regenerates docs/conformance-chip.md (exit 1 while any supported test fails).
+conformance-chip: $(ATOLL)
+	$(ATOLL) conformance $(ONNX_TESTDATA) --chip configs/tiny.ini --markdown docs/conformance-chip.md
+
 install: $(ATOLL) $(LIB)
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/include
 	install -m 755 $(ATOLL) $(DESTDIR)$(PREFIX)/bin/atoll
