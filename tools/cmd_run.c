@@ -111,11 +111,29 @@ static int read_inputs(const char *path, AtlNdArray **arrays, int *n)
     return 0;
 }
 
-/* Checks each array against the net's inputs (by name for .npz) and fills buffers. */
+/* 1 if some stage of the net has an output called name. */
+static int is_output_name(const AtlNetInfo *net, const char *name)
+{
+    for (uint32_t k = 0; k < net->n_stages; k++)
+        for (uint32_t j = 0; j < net->stages[k].n_outputs; j++)
+            if (!strcmp(net->stages[k].outputs[j].name, name)) return 1;
+    return 0;
+}
+
+/* Checks each array against the net's inputs (by name for .npz) and fills
+ * buffers; returns how many it filled, or -1. Arrays of an .npz named like
+ * one of the net's outputs (a reference file holding inputs and expected
+ * outputs) are skipped with a note. */
 static int make_buffers(const AtlNetInfo *net, const AtlNdArray *arr, int n, int by_name, AtlBuffer *buf, const char *path)
 {
+    int used = 0;
     for (int i = 0; i < n; i++) {
         const AtlNdArray *a = &arr[i];
+        if (by_name && is_output_name(net, a->name)) {
+            fprintf(stderr, "atoll run: note: %s: array '%s' is an output of net '%s'; not used as an input\n", path,
+                    a->name, net->name);
+            continue;
+        }
         if (a->ndim > ATL_MAX_DIMS) {
             fprintf(stderr, "atoll run: %s: array '%s' has %d dimensions (at most %d)\n", path, a->name ? a->name : "", a->ndim, ATL_MAX_DIMS);
             return -1;
@@ -133,13 +151,14 @@ static int make_buffers(const AtlNetInfo *net, const AtlNdArray *arr, int n, int
                     atl_npy_dtype_name(a->dtype), dtype_names[t->dtype]);
             return -1;
         }
-        buf[i].name = by_name ? a->name : NULL;
-        buf[i].data = a->data;
-        buf[i].size = (size_t)atl_ndarray_numel(a) * atl_npy_dtype_size(a->dtype);
-        buf[i].ndim = a->ndim;
-        for (int d = 0; d < a->ndim; d++) buf[i].dims[d] = (uint32_t)a->shape[d];
+        AtlBuffer *b = &buf[used++];
+        b->name = by_name ? a->name : NULL;
+        b->data = a->data;
+        b->size = (size_t)atl_ndarray_numel(a) * atl_npy_dtype_size(a->dtype);
+        b->ndim = a->ndim;
+        for (int d = 0; d < a->ndim; d++) b->dims[d] = (uint32_t)a->shape[d];
     }
-    return 0;
+    return used;
 }
 
 static int write_outputs(AtlModel *m, AtlDevice *dev, const AtlStageInfo *st, const char *path)
@@ -276,9 +295,10 @@ int cmd_run(int argc, char **argv)
         fprintf(stderr, "atoll run: %s has no net%s%s%s\n", model_path, net_name ? " named '" : "s", net_name ? net_name : "", net_name ? "'" : "");
         goto out;
     }
-    if (make_buffers(&nets[ni], arr, narr, ends_with(input, ".npz"), buf, input)) goto out;
+    int nbuf = make_buffers(&nets[ni], arr, narr, ends_with(input, ".npz"), buf, input);
+    if (nbuf < 0) goto out;
     uint32_t stage;
-    s = atl_run(m, nets[ni].name, buf, (uint32_t)narr, &stage);
+    s = atl_run(m, nets[ni].name, buf, (uint32_t)nbuf, &stage);
     if (s != ATL_OK) {
         fprintf(stderr, "atoll run: %s (%s)\n", atl_last_error(dev), atl_status_name(s));
         goto out;
