@@ -182,10 +182,8 @@ int bk_weight(BkCtx *c, const void *data, size_t bytes, uint64_t *tagged, AtlErr
     return 0;
 }
 
-int bk_const_addr(BkCtx *c, int tensor, uint64_t *tagged, AtlErr *e)
+int bk_const_image(BkCtx *c, int tensor, uint64_t *tagged, AtlErr *e)
 {
-    BkPlace *p = &c->pl[tensor];
-    if (p->placed) { *tagged = bk_addr(p->region, p->offset); return 0; }
     const IrTensor *t = &c->g->t[tensor];
     int64_t n = ir_numel(t);
     if (n < 0) return atl_fail(e, "constant '%s' has an unknown shape", t->name);
@@ -197,11 +195,19 @@ int bk_const_addr(BkCtx *c, int tensor, uint64_t *tagged, AtlErr *e)
     free(buf);
     if (rc) return -1;
     if (off + (uint64_t)n * c->es > c->weight_bytes) c->weight_bytes = off + (uint64_t)n * c->es;
+    *tagged = bk_addr(ABM_REGION_WEIGHTS, off);
+    return 0;
+}
+
+int bk_const_addr(BkCtx *c, int tensor, uint64_t *tagged, AtlErr *e)
+{
+    BkPlace *p = &c->pl[tensor];
+    if (p->placed) { *tagged = bk_addr(p->region, p->offset); return 0; }
+    if (bk_const_image(c, tensor, tagged, e)) return -1;
     p->placed = 1;
     p->region = ABM_REGION_WEIGHTS;
-    p->offset = off;
+    p->offset = *tagged & 0xffffffffu;
     p->root = tensor;
-    *tagged = bk_addr(ABM_REGION_WEIGHTS, off);
     return 0;
 }
 

@@ -157,7 +157,7 @@ int bk_compile(const IrGraph *g, const AtlChip *chip, const BkOptions *opt, AbmW
     c.skip = calloc((size_t)g->nn + 1, sizeof *c.skip);
     c.gelu_src = malloc(((size_t)g->nn + 1) * sizeof *c.gelu_src);
     c.act_on = calloc((size_t)g->nn + 1, sizeof *c.act_on);
-    c.groups = calloc((size_t)g->nn + 1, sizeof *c.groups);
+    c.groups = calloc((size_t)g->nn + (size_t)g->nout + 1, sizeof *c.groups);
     if (!c.pl || !c.skip || !c.gelu_src || !c.act_on || !c.groups) { atl_fail(e, "out of memory"); goto done; }
     for (int t = 0; t < g->nt; t++) c.pl[t].root = t;
     for (int i = 0; i < g->nn; i++) c.gelu_src[i] = -1;
@@ -184,6 +184,20 @@ int bk_compile(const IrGraph *g, const AtlChip *chip, const BkOptions *opt, AbmW
         if (bk_lower_node(&c, i, gr, e)) goto done;
         if (bk_emit_group(&c, gr, e)) goto done;
     }
+    /* graph outputs that folding turned into constants are copied into place */
+    for (int k = 0; k < g->nout; k++) {
+        int t = g->outputs[k];
+        if (!g->t[t].data) continue;
+        BkGroup *gr = &c.groups[c.ngroups];
+        memset(gr, 0, sizeof *gr);
+        gr->node = -1;
+        gr->tensor = t;
+        gr->layer_id = c.ngroups;
+        gr->slot_size = c.slot;
+        c.ngroups++;
+        if (bk_lower_const_output(&c, t, gr, e) || bk_emit_group(&c, gr, e))
+            { atl_err_prefix(e, "graph output '%s'", g->t[t].name); goto done; }
+    }
     if (bk_emit_finish(&c, e)) goto done;
     uint32_t net, stage;
     char name[128];
@@ -206,10 +220,15 @@ int bk_compile(const IrGraph *g, const AtlChip *chip, const BkOptions *opt, AbmW
         for (int i = 0; i < c.ngroups; i++) {
             const BkGroup *gr = &c.groups[i];
             BkLayerInfo *li = &sum->layers[i];
-            const IrNode *n = &g->nodes[gr->node];
-            snprintf(li->name, sizeof li->name, "%s", n->name ? n->name : "");
-            snprintf(li->op, sizeof li->op, "%s%s%s", c.gelu_src[gr->node] >= 0 ? "Gelu" : n->op,
-                     c.act_on[gr->node] ? "+" : "", c.act_on[gr->node] ? n->act : "");
+            if (gr->node < 0) {
+                snprintf(li->name, sizeof li->name, "%s", g->t[gr->tensor].name);
+                snprintf(li->op, sizeof li->op, "Constant");
+            } else {
+                const IrNode *n = &g->nodes[gr->node];
+                snprintf(li->name, sizeof li->name, "%s", n->name ? n->name : "");
+                snprintf(li->op, sizeof li->op, "%s%s%s", c.gelu_src[gr->node] >= 0 ? "Gelu" : n->op,
+                         c.act_on[gr->node] ? "+" : "", c.act_on[gr->node] ? n->act : "");
+            }
             li->layer_id = gr->layer_id;
             li->tiles = gr->ntiles;
             li->cores = gr->cores_used;

@@ -85,7 +85,8 @@ typedef struct BkLow {
 } BkLow;
 
 struct BkGroup {
-    int node;                     /* IR node of the (single) layer */
+    int node;                     /* IR node of the (single) layer; -1 for a constant output */
+    int tensor;                   /* node -1: the constant graph output this layer writes */
     int layer_id;
     int ntiles;
     int *tile_core;               /* core of each tile (malloc'd) */
@@ -169,6 +170,9 @@ int bk_act_code(BkCode *c, const char *act, float alpha, float beta, int dt, uin
 int bk_weight(BkCtx *c, const void *data, size_t bytes, uint64_t *tagged, AtlErr *e);
 /* A constant tensor in the storage dtype, row-major (placed on first use). */
 int bk_const_addr(BkCtx *c, int tensor, uint64_t *tagged, AtlErr *e);
+/* Stores constant `tensor` in the weights region in the compute dtype and
+ * returns its tagged address, without making that its placement. */
+int bk_const_image(BkCtx *c, int tensor, uint64_t *tagged, AtlErr *e);
 /* Float value of constant element i converted to the storage dtype bits. */
 void bk_store_elem(int dt, void *dst, size_t i, double v);
 
@@ -187,6 +191,9 @@ int bk_lower_reduce(BkCtx *c, int node, BkGroup *g, AtlErr *e);
 int bk_lower_softmax(BkCtx *c, int node, BkGroup *g, AtlErr *e);
 int bk_lower_layernorm(BkCtx *c, int node, BkGroup *g, AtlErr *e);
 int bk_lower_move(BkCtx *c, int node, BkGroup *g, AtlErr *e);
+/* A graph output that constant folding made a constant: a copy from its
+ * weights-region image into its io slot (nothing else writes it). */
+int bk_lower_const_output(BkCtx *c, int tensor, BkGroup *g, AtlErr *e);
 /* Marks nodes absorbed by patterns (fused activations, Gelu). */
 int bk_match_patterns(BkCtx *c, AtlErr *e);
 

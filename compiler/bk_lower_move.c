@@ -195,6 +195,30 @@ static int const_ints(const IrGraph *gr, int t, int64_t *v, int max)
     return (int)n;
 }
 
+int bk_lower_const_output(BkCtx *c, int tensor, BkGroup *g, AtlErr *e)
+{
+    const IrTensor *y = &c->g->t[tensor];
+    int64_t n = ir_numel(y);
+    uint64_t src;
+    g->lw.kind = BK_K_MOVE;
+    g->direct = 1;
+    if (n < 0) return atl_fail(e, "graph output '%s' has an unknown shape", y->name);
+    if (bk_const_image(c, tensor, &src, e)) return -1;
+    BkCopy cp;
+    memset(&cp, 0, sizeof cp);
+    cp.rank = 1;
+    cp.shape[0] = n;
+    cp.dst_str[0] = cp.src_str[0] = 1;
+    cp.dst = bk_tensor_addr(c, tensor);
+    cp.src = src;
+    int cap = 0;
+    if (n > 0 && push_copy(g, &cap, &cp)) return atl_fail(e, "out of memory");
+    if (bk_assign_tiles(c, g, g->ncopies, e)) return -1;
+    g->gen = move_gen;
+    snprintf(g->split, sizeof g->split, "constant");
+    return bk_cost_group(c, g, e);
+}
+
 int bk_lower_move(BkCtx *c, int node, BkGroup *g, AtlErr *e)
 {
     const IrGraph *gr = c->g;
@@ -315,7 +339,7 @@ int bk_lower_move(BkCtx *c, int node, BkGroup *g, AtlErr *e)
         if (np < 0) { const IrAttr *pa = ir_attr(nd, "pads"); if (pa) { np = pa->n; for (int i = 0; i < np; i++) pads[i] = pa->ints[i]; } }
         if (np != 2 * r) return bk_fail(c, node, e, "pads must be a constant of %d values", 2 * r);
         if (nd->nin > 3 && nd->in[3] >= 0) return bk_fail(c, node, e, "Pad axes input is not lowered");
-        double v = 0;
+        double v = ir_attr_float(nd, "value", 0.0f);   /* opset < 11: an attribute */
         if (nd->nin > 2 && nd->in[2] >= 0 && gr->t[nd->in[2]].data) v = ir_get_f(&gr->t[nd->in[2]], 0);
         uint32_t bits = 0;
         uint8_t tmp[4] = {0};
