@@ -16,31 +16,7 @@
  */
 #include "firmware/fw.h"
 #include "isa/isa.h"
-
-#define SPACE_BITS 2
-
-static uint64_t get_bits(const uint8_t *b, unsigned pos, unsigned n)
-{
-    uint64_t v = 0;
-    for (unsigned i = 0; i < n; i++)
-        v |= (uint64_t)((b[(pos + i) >> 3] >> ((pos + i) & 7)) & 1u) << i;
-    return v;
-}
-
-static void set_bits(uint8_t *b, unsigned pos, unsigned n, uint64_t v)
-{
-    for (unsigned i = 0; i < n; i++) {
-        uint8_t m = (uint8_t)(1u << ((pos + i) & 7));
-        if ((v >> i) & 1u) b[(pos + i) >> 3] |= m;
-        else b[(pos + i) >> 3] &= (uint8_t)~m;
-    }
-}
-
-static int64_t sext(uint64_t v, unsigned bits)
-{
-    uint64_t sign = (uint64_t)1 << (bits - 1);
-    return (int64_t)((v ^ sign) - sign);
-}
+#include "isa/layout.h"
 
 /* Where each field of a format sits in the record. */
 typedef struct Layout { int present; unsigned pos, bits; } Layout;
@@ -49,15 +25,10 @@ static void layout_of(int format, Layout lay[ISA_NUM_FIELDS])
 {
     for (int i = 0; i < ISA_NUM_FIELDS; i++) lay[i].present = 0;
     const AtlFormatInfo *f = &isa_formats[format];
-    unsigned pos = ISA_HEADER_BITS;
-    for (int i = 0; i < f->nfields; i++) {
-        int id = f->fields[i].field;
-        unsigned bits = f->fields[i].bits, kind = isa_fields[id].kind, width = bits;
-        if (kind == ISA_K_DIMS || kind == ISA_K_STRIDES) width = 4 * bits;
-        else if (kind == ISA_K_ADDR) width = bits + SPACE_BITS;
-        lay[id] = (Layout){ 1, pos, bits };
-        pos += width;
-    }
+    int pos[ISA_MAX_FORMAT_FIELDS];
+    isa_format_layout(f, pos);
+    for (int i = 0; i < f->nfields; i++)
+        lay[f->fields[i].field] = (Layout){ 1, (unsigned)pos[i], f->fields[i].bits };
 }
 
 static const char *const region_names[ABM_REGION_COUNT] = { "weights", "activations", "io" };
@@ -73,7 +44,7 @@ int fw_reloc_insn(uint8_t rec[64], const uint64_t base[ABM_REGION_COUNT], const 
         if (!lay[id].present || isa_fields[id].kind != ISA_K_ADDR) continue;
         const char *fname = isa_fields[id].name, *mn = isa_ops[op].mnemonic;
         unsigned apos = lay[id].pos, abits = lay[id].bits;
-        uint64_t addr = get_bits(rec, apos, abits), space = get_bits(rec, apos + abits, SPACE_BITS);
+        uint64_t addr = isa_bits_get(rec, apos, abits), space = isa_bits_get(rec, apos + abits, ISA_SPACE_BITS);
         if (space != ISA_SPACE_DRAM) continue;
         uint64_t tag = addr >> ATL_RELOC_SHIFT, off = addr & (((uint64_t)1 << ATL_RELOC_SHIFT) - 1);
         if (tag < 1 || tag > ABM_REGION_COUNT) {
@@ -89,13 +60,13 @@ int fw_reloc_insn(uint8_t rec[64], const uint64_t base[ABM_REGION_COUNT], const 
             fw_fmt(why, cap, "%s: %s in DRAM without shape, strides and dtype", mn, fname);
             return -1;
         }
-        int esize = isa_dtype_size((int)get_bits(rec, lay[ISA_F_DTYPE].pos, lay[ISA_F_DTYPE].bits));
+        int esize = isa_dtype_size((int)isa_bits_get(rec, lay[ISA_F_DTYPE].pos, lay[ISA_F_DTYPE].bits));
         int64_t lo = 0, hi = esize;
         int empty = 0;
         for (unsigned d = 0; d < 4; d++) {
-            uint64_t n = get_bits(rec, lay[ISA_F_SHAPE].pos + d * lay[ISA_F_SHAPE].bits, lay[ISA_F_SHAPE].bits);
+            uint64_t n = isa_bits_get(rec, lay[ISA_F_SHAPE].pos + d * lay[ISA_F_SHAPE].bits, lay[ISA_F_SHAPE].bits);
             unsigned sb = lay[stride_id].bits;
-            int64_t s = sext(get_bits(rec, lay[stride_id].pos + d * sb, sb), sb);
+            int64_t s = isa_sext(isa_bits_get(rec, lay[stride_id].pos + d * sb, sb), sb);
             if (n == 0) { empty = 1; break; }
             int64_t span = (int64_t)(n - 1) * s;   /* |n-1| < 2^16, |s| < 2^31: no overflow */
             if (span < 0) lo += span; else hi += span;
@@ -112,7 +83,7 @@ int fw_reloc_insn(uint8_t rec[64], const uint64_t base[ABM_REGION_COUNT], const 
             fw_fmt(why, cap, "%s: relocated %s 0x%llx does not fit %u bits", mn, fname, (unsigned long long)phys, abits);
             return -1;
         }
-        set_bits(rec, apos, abits, phys);
+        isa_bits_put(rec, apos, abits, phys);
     }
     return 0;
 }

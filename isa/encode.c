@@ -13,32 +13,7 @@
 #include <string.h>
 #include "isa/isa.h"
 #include "isa/field_access.h"
-
-#define SPACE_BITS 2
-
-static void put_bits(uint8_t *buf, int pos, int n, uint64_t v)
-{
-    for (int done = 0; done < n;) {
-        int byte = (pos + done) >> 3, off = (pos + done) & 7;
-        int take = 8 - off < n - done ? 8 - off : n - done;
-        uint8_t chunk = (uint8_t)((v >> done) & ((1u << take) - 1));
-        buf[byte] |= (uint8_t)(chunk << off);
-        done += take;
-    }
-}
-
-static uint64_t get_bits(const uint8_t *buf, int pos, int n)
-{
-    uint64_t v = 0;
-    for (int done = 0; done < n;) {
-        int byte = (pos + done) >> 3, off = (pos + done) & 7;
-        int take = 8 - off < n - done ? 8 - off : n - done;
-        uint64_t chunk = (uint64_t)((buf[byte] >> off) & ((1u << take) - 1));
-        v |= chunk << done;
-        done += take;
-    }
-    return v;
-}
+#include "isa/layout.h"
 
 static void field_label(char *out, size_t cap, const AtlFieldInfo *f, int idx)
 {
@@ -91,10 +66,10 @@ int isa_encode(const AtlInsn *in, uint8_t out[ISA_INSN_BYTES], AtlErr *e)
         return atl_fail(e, "%s: field wait: semaphore %d out of range 0..%d", mn, in->wait - 1, ISA_MAX_SEMAPHORES - 1);
     if (in->signal > ISA_MAX_SEMAPHORES)
         return atl_fail(e, "%s: field signal: semaphore %d out of range 0..%d", mn, in->signal - 1, ISA_MAX_SEMAPHORES - 1);
-    put_bits(out, 0, 8, in->op);
-    put_bits(out, 8, 8, in->wait);
-    put_bits(out, 16, 8, in->signal);
-    put_bits(out, 24, 16, in->layer);
+    isa_bits_put(out, 0, 8, in->op);
+    isa_bits_put(out, 8, 8, in->wait);
+    isa_bits_put(out, 16, 8, in->signal);
+    isa_bits_put(out, 24, 16, in->layer);
     int pos = ISA_HEADER_BITS;
     const AtlFormatInfo *fmt = &isa_formats[op->format];
     for (int i = 0; i < fmt->nfields; i++) {
@@ -103,14 +78,14 @@ int isa_encode(const AtlInsn *in, uint8_t out[ISA_INSN_BYTES], AtlErr *e)
         for (int j = 0; j < isa_field_elems(f); j++) {
             uint64_t v = 0;
             if (check_fit(f, j, bits, isa_field_get(in, f, j), mn, &v, e)) return -1;
-            put_bits(out, pos, bits, v);
+            isa_bits_put(out, pos, bits, v);
             pos += bits;
         }
         if (f->kind == ISA_K_ADDR) {
             uint8_t sp = *isa_field_space((AtlInsn *)in, f);
             if (sp >= ISA_NUM_SPACES) return atl_fail(e, "%s: field %s: bad space code %u", mn, f->name, sp);
-            put_bits(out, pos, SPACE_BITS, sp);
-            pos += SPACE_BITS;
+            isa_bits_put(out, pos, ISA_SPACE_BITS, sp);
+            pos += ISA_SPACE_BITS;
         }
     }
     return 0;
@@ -119,14 +94,14 @@ int isa_encode(const AtlInsn *in, uint8_t out[ISA_INSN_BYTES], AtlErr *e)
 int isa_decode(const uint8_t in[ISA_INSN_BYTES], AtlInsn *out, AtlErr *e)
 {
     memset(out, 0, sizeof *out);
-    unsigned opc = (unsigned)get_bits(in, 0, 8);
+    unsigned opc = (unsigned)isa_bits_get(in, 0, 8);
     if (opc >= ISA_NUM_OPS) return atl_fail(e, "unknown opcode 0x%02x", opc);
     const AtlOpInfo *op = &isa_ops[opc];
     const char *mn = op->mnemonic;
     out->op = (uint8_t)opc;
-    out->wait = (uint8_t)get_bits(in, 8, 8);
-    out->signal = (uint8_t)get_bits(in, 16, 8);
-    out->layer = (uint16_t)get_bits(in, 24, 16);
+    out->wait = (uint8_t)isa_bits_get(in, 8, 8);
+    out->signal = (uint8_t)isa_bits_get(in, 16, 8);
+    out->layer = (uint16_t)isa_bits_get(in, 24, 16);
     if (out->wait > ISA_MAX_SEMAPHORES)
         return atl_fail(e, "%s: field wait: semaphore code %u out of range 0..%d", mn, out->wait, ISA_MAX_SEMAPHORES);
     if (out->signal > ISA_MAX_SEMAPHORES)
@@ -137,7 +112,7 @@ int isa_decode(const uint8_t in[ISA_INSN_BYTES], AtlInsn *out, AtlErr *e)
         const AtlFieldInfo *f = &isa_fields[fmt->fields[i].field];
         int bits = fmt->fields[i].bits;
         for (int j = 0; j < isa_field_elems(f); j++) {
-            uint64_t v = get_bits(in, pos, bits);
+            uint64_t v = isa_bits_get(in, pos, bits);
             pos += bits;
             if (isa_field_signed(f) && bits < 64 && (v >> (bits - 1)) & 1) v |= ~isa_umax(bits);
             if (f->kind == ISA_K_DTYPE && v >= ISA_NUM_DTYPES)
@@ -145,8 +120,8 @@ int isa_decode(const uint8_t in[ISA_INSN_BYTES], AtlInsn *out, AtlErr *e)
             isa_field_set(out, f, j, v);
         }
         if (f->kind == ISA_K_ADDR) {
-            unsigned sp = (unsigned)get_bits(in, pos, SPACE_BITS);
-            pos += SPACE_BITS;
+            unsigned sp = (unsigned)isa_bits_get(in, pos, ISA_SPACE_BITS);
+            pos += ISA_SPACE_BITS;
             if (sp >= ISA_NUM_SPACES) return atl_fail(e, "%s: field %s: bad space code %u", mn, f->name, sp);
             *isa_field_space(out, f) = (uint8_t)sp;
         }

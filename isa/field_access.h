@@ -8,11 +8,12 @@
 #include <stdint.h>
 #include <string.h>
 #include "isa/isa.h"
+#include "isa/layout.h"
 
 /* Number of elements a field holds: 4 for DIMS/STRIDES, 1 otherwise. */
 static inline int isa_field_elems(const AtlFieldInfo *f)
 {
-    return (f->kind == ISA_K_DIMS || f->kind == ISA_K_STRIDES) ? 4 : 1;
+    return isa_kind_elems(f->kind);
 }
 
 /* Signed kinds are sign-extended when read. */

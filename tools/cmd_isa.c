@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "isa/isa.h"
+#include "isa/layout.h"
 #include "tools/cli.h"
 
 const char cmd_isa_summary[] = "list the instruction set, or print docs/isa.md (--doc)";
@@ -106,15 +107,6 @@ static const char semantics[] =
     "- **end** ends the engine's stream; a core is done when all three of its\n"
     "  streams have ended. **nop** does nothing but wait and signal.\n";
 
-static int format_bits(const AtlFormatInfo *f)
-{
-    int bits = ISA_HEADER_BITS;
-    for (int i = 0; i < f->nfields; i++) {
-        AtlFieldKind k = isa_fields[f->fields[i].field].kind;
-        bits += f->fields[i].bits * ((k == ISA_K_DIMS || k == ISA_K_STRIDES) ? 4 : 1) + (k == ISA_K_ADDR ? 2 : 0);
-    }
-    return bits;
-}
 
 static void list_ops(void)
 {
@@ -122,7 +114,7 @@ static void list_ops(void)
     for (int i = 0; i < ISA_NUM_OPS; i++) {
         const AtlOpInfo *op = &isa_ops[i];
         printf("0x%02x   %-10s %-6s %-9s %d\n", i, op->mnemonic, isa_engine_name(op->engine), isa_formats[op->format].name,
-               format_bits(&isa_formats[op->format]));
+               isa_format_layout(&isa_formats[op->format], NULL));
     }
 }
 
@@ -138,23 +130,20 @@ static void doc_format(int fi)
         return;
     }
     printf("| field | kind | bits | bit offset |\n| --- | --- | --- | --- |\n");
-    int pos = ISA_HEADER_BITS;
+    int at[ISA_MAX_FORMAT_FIELDS], end = isa_format_layout(f, at);
     for (int i = 0; i < f->nfields; i++) {
         const AtlFieldInfo *fl = &isa_fields[f->fields[i].field];
-        int b = f->fields[i].bits;
-        if (fl->kind == ISA_K_DIMS || fl->kind == ISA_K_STRIDES) {
+        int b = f->fields[i].bits, pos = at[i];
+        if (isa_kind_elems(fl->kind) == 4)
             printf("| `%s` | %s | 4 x %d | %d, %d, %d, %d (d0..d3) |\n", fl->name, kind_names[fl->kind], b, pos, pos + b,
                    pos + 2 * b, pos + 3 * b);
-            pos += 4 * b;
-        } else if (fl->kind == ISA_K_ADDR) {
-            printf("| `%s` | %s | %d + 2 | %d (space code at %d) |\n", fl->name, kind_names[fl->kind], b, pos, pos + b);
-            pos += b + 2;
-        } else {
+        else if (fl->kind == ISA_K_ADDR)
+            printf("| `%s` | %s | %d + %d | %d (space code at %d) |\n", fl->name, kind_names[fl->kind], b, ISA_SPACE_BITS,
+                   pos, pos + b);
+        else
             printf("| `%s` | %s | %d | %d |\n", fl->name, kind_names[fl->kind], b, pos);
-            pos += b;
-        }
     }
-    printf("\nBits %d..%d are padding (must be zero).\n", pos, ISA_INSN_BYTES * 8 - 1);
+    printf("\nBits %d..%d are padding (must be zero).\n", end, ISA_INSN_BYTES * 8 - 1);
 }
 
 static void doc(void)
@@ -197,7 +186,7 @@ static void doc(void)
     for (int i = 0; i < ISA_NUM_OPS; i++) {
         const AtlOpInfo *op = &isa_ops[i];
         printf("| 0x%02x | `%s` | %s | %s | %d | %s |\n", i, op->mnemonic, isa_engine_name(op->engine),
-               isa_formats[op->format].name, format_bits(&isa_formats[op->format]), op->summary);
+               isa_formats[op->format].name, isa_format_layout(&isa_formats[op->format], NULL), op->summary);
     }
     printf("\n## Formats\n");
     for (int f = 0; f < ISA_NUM_FORMATS; f++) doc_format(f);

@@ -2,17 +2,11 @@
  * in 64 bytes, mnemonics are unique and look up both ways. */
 #include "test/test.h"
 #include "isa/isa.h"
+#include "isa/layout.h"
 
 static int format_bits(const AtlFormatInfo *f)
 {
-    int bits = ISA_HEADER_BITS;
-    for (int i = 0; i < f->nfields; i++) {
-        const AtlFormatField *ff = &f->fields[i];
-        AtlFieldKind k = isa_fields[ff->field].kind;
-        int n = (k == ISA_K_DIMS || k == ISA_K_STRIDES) ? 4 : 1;
-        bits += ff->bits * n + (k == ISA_K_ADDR ? 2 : 0);
-    }
-    return bits;
+    return isa_format_layout(f, NULL);
 }
 
 TEST(every_format_fits_in_an_instruction)
