@@ -26,6 +26,7 @@ static const AtlFieldId optional_fields[] = {
 };
 
 #define ASM_MAX_COUNT (1 << 26) /* elements one data generator may produce */
+#define ASM_MAX_DATA_BYTES ((uint64_t)1 << 28) /* bytes of .data/.zero in one program (256 MiB) */
 #define ASM_ADDR_LIMIT ((uint64_t)1 << 40)
 
 /* ---- symbols ---- */
@@ -405,6 +406,7 @@ typedef struct {
     int core, engine;      /* engine -1 until .engine */
     int cores_fixed;       /* .cores given */
     const char *ctx;       /* "directive NAME" put in front of value errors */
+    uint64_t data_bytes;   /* bytes of DRAM data defined so far */
     AtlErr *e;
 } Asm;
 
@@ -661,9 +663,20 @@ static int asm_values(Asm *a, int d, char **tok, int ntok, uint8_t **out, size_t
 
 /* ---- directives ---- */
 
+/* Fails when n more bytes of DRAM data would pass the program's budget. */
+static int data_budget(Asm *a, const char *name, uint64_t n)
+{
+    if (n > ASM_MAX_DATA_BYTES - a->data_bytes)
+        return asm_fail(a, "%s: %" PRIu64 " more bytes of DRAM data would pass the %" PRIu64
+                        " MiB a program may define (%" PRIu64 " bytes so far)", name, n, ASM_MAX_DATA_BYTES >> 20,
+                        a->data_bytes);
+    return 0;
+}
+
 static int add_segment(Asm *a, const char *name, uint64_t addr, uint8_t *bytes, size_t n)
 {
     AtlProgram *p = a->p;
+    if (data_budget(a, name, n)) { free(bytes); return -1; }
     if (addr + n > ASM_ADDR_LIMIT) { free(bytes); return asm_fail(a, "%s: 0x%" PRIx64 " + %zu bytes is beyond the 40-bit DRAM address space", name, addr, n); }
     for (int i = 0; i < p->nsegs; i++) {
         const AtlDataSeg *g = &p->segs[i];
@@ -684,6 +697,7 @@ static int add_segment(Asm *a, const char *name, uint64_t addr, uint8_t *bytes, 
     g->addr = addr;
     g->size = n;
     g->bytes = bytes;
+    a->data_bytes += n;
     return 0;
 }
 
@@ -759,6 +773,7 @@ static int dir_zero(Asm *a, char **t, int n)
     uint64_t addr;
     int64_t bytes;
     if (asm_dram_addr(a, ".zero", t[1], &addr) || asm_int(a, ".zero: bytes", t[2], 1, (int64_t)1 << 31, &bytes)) return -1;
+    if (data_budget(a, t[0], (uint64_t)bytes)) return -1; /* before allocating it */
     uint8_t *b = calloc((size_t)bytes, 1);
     if (!b) return asm_fail(a, "out of memory");
     return add_segment(a, t[0], addr, b, (size_t)bytes);
@@ -863,7 +878,7 @@ int prog_assemble(const char *name, const char *text, AtlProgram *p, AtlErr *e)
 {
     if (prog_init(p, 1, e)) return -1;
     snprintf(p->source, sizeof p->source, "%s", name);
-    Asm a = {name, 0, p, {0}, 0, -1, 0, NULL, e};
+    Asm a = {.file = name, .p = p, .engine = -1, .e = e};
     size_t tlen = strlen(text);
     char *logical = malloc(tlen + 2);
     if (!logical) { prog_free(p); return atl_fail(e, "out of memory"); }

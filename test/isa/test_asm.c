@@ -288,6 +288,10 @@ TEST(program_errors_name_file_and_line)
     expect_prog_error(".data A dram:0 i8 range 100 10 4\n", "value 130 at index 3 out of i8 range");
     expect_prog_error(".data A dram:0 i8 1\n.data A dram:8 i8 1\n", "t.s:2: data 'A' defined twice");
     expect_prog_error(".zero Z dram:0 0\n", ".zero: bytes: 0 out of range");
+    /* the fuzzer's case: one .zero asking for 671 MB is refused before allocating */
+    expect_prog_error(".zero Z dram:0 0x28002800\n", "t.s:1: Z: 671098880 more bytes of DRAM data would pass the 256 MiB");
+    expect_prog_error(".zero A dram:0 0x8000000\n.zero B dram:0x8000000 0x8000000\n.zero C dram:0x10000000 1\n",
+                      "t.s:3: C: 1 more bytes of DRAM data would pass the 256 MiB a program may define (268435456 bytes so far)");
     expect_prog_error(".expect O dram:0 i32 shape=2,2 1 2 3\n", "t.s:1: .expect O: 3 values given, shape needs 4");
     expect_prog_error(".expect O dram:0 i32 2,2 1 2 3 4\n", "expected shape=D0,D1,.. after the dtype");
     expect_prog_error(".expect O dram:0 f32 shape=1 tol=-1 0\n", "tol must be finite and >= 0");
