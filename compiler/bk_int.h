@@ -203,6 +203,9 @@ int bk_match_patterns(BkCtx *c, AtlErr *e);
 uint64_t bk_slot_alloc(const BkCtx *c, uint64_t *used, uint64_t bytes);
 /* Assigns tiles to cores: contiguous blocks, balanced. Allocates arrays. */
 int bk_assign_tiles(BkCtx *c, BkGroup *g, int ntiles, AtlErr *e);
+/* The same, with tiles [k*run, (k+1)*run) always on one core, in order;
+ * ntiles must be a multiple of run. */
+int bk_assign_tile_runs(BkCtx *c, BkGroup *g, int ntiles, int run, AtlErr *e);
 void bk_group_free(BkGroup *g);
 
 /* bk_cost.c */

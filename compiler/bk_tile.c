@@ -16,7 +16,10 @@
  *   - tiles go to cores in contiguous, balanced blocks (tile t of T on core
  *     floor(t*cores/T)); consecutive tiles of one core share weights when
  *     the lowering orders tiles weight-chunk-major, which lets the emitter
- *     skip re-loading them (weight keys).
+ *     skip re-loading them (weight keys);
+ *   - bk_assign_tile_runs keeps runs of `run` consecutive tiles on one core
+ *     (tiles that accumulate into one LMEM-resident result, e.g. the
+ *     K chunks of one output tile).
  * Each lowering chooses its tile shape by trying candidates that fit the
  *   slot and keeping the one bk_cost_group prices cheapest. */
 #include <stdlib.h>
@@ -32,6 +35,12 @@ uint64_t bk_slot_alloc(const BkCtx *c, uint64_t *used, uint64_t bytes)
 
 int bk_assign_tiles(BkCtx *c, BkGroup *g, int ntiles, AtlErr *e)
 {
+    return bk_assign_tile_runs(c, g, ntiles, 1, e);
+}
+
+int bk_assign_tile_runs(BkCtx *c, BkGroup *g, int ntiles, int run, AtlErr *e)
+{
+    if (run < 1 || ntiles % run) return atl_fail(e, "internal: %d tiles are not whole runs of %d", ntiles, run);
     free(g->tile_core);
     free(g->tile_wkey);
     g->tile_core = malloc((size_t)(ntiles ? ntiles : 1) * sizeof(int));
@@ -40,7 +49,8 @@ int bk_assign_tiles(BkCtx *c, BkGroup *g, int ntiles, AtlErr *e)
     g->ntiles = ntiles;
     int used = 0, last = -1;
     for (int t = 0; t < ntiles; t++) {
-        g->tile_core[t] = (int)((int64_t)t * c->ncores / ntiles);
+        int units = ntiles / run;
+        g->tile_core[t] = (int)((int64_t)(t / run) * c->ncores / units);
         g->tile_wkey[t] = -1;
         if (g->tile_core[t] != last) { used++; last = g->tile_core[t]; }
     }
