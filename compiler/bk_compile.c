@@ -93,7 +93,7 @@ static int add_io_tensors(BkCtx *c, uint32_t stage, AtlErr *e)
             AbmTensorDesc d;
             memset(&d, 0, sizeof d);
             d.name = x->name;
-            d.dtype = adt;
+            d.dtype = !pass && bk_is_index_input(g, t) ? ABM_DTYPE_INT32 : adt;
             d.role = pass ? ABM_ROLE_OUTPUT : ABM_ROLE_INPUT;
             d.region = ABM_REGION_IO;
             d.layout = x->ndim == 4 ? ABM_LAYOUT_NCHW : ABM_LAYOUT_ROW_MAJOR;
@@ -164,8 +164,8 @@ int bk_compile(const IrGraph *g, const AtlChip *chip, const BkOptions *opt, AbmW
     if (prog_init(&c.prog, c.ncores, e)) goto done;
     for (int i = 0; i < g->nin; i++) {
         const IrTensor *x = &g->t[g->inputs[i]];
-        if (x->dtype != IR_F32 && x->dtype != IR_F16)
-            { atl_fail(e, "graph input '%s' has dtype %s; the backend takes float inputs", x->name, ir_dtype_name(x->dtype)); goto done; }
+        if (x->dtype != IR_F32 && x->dtype != IR_F16 && !bk_is_index_input(g, g->inputs[i]))
+            { atl_fail(e, "graph input '%s' has dtype %s; the backend takes float inputs (and integer Gather indices)", x->name, ir_dtype_name(x->dtype)); goto done; }
         if (!ir_shape_known(x)) { atl_fail(e, "graph input '%s' has an unknown shape (use --input-shape)", x->name); goto done; }
     }
     if (bk_match_patterns(&c, e) || bk_place(&c, e)) goto done;

@@ -82,6 +82,7 @@ typedef struct BkLow {
     /* LMEM layout inside a slot */
     uint64_t l_in, l_w, l_acc, l_b, l_out, l_tmp, l_reg[BK_MAXIN + BK_MAXSTEP];
     uint64_t l_wres, l_bres;      /* resident (multicast) weights and bias, absolute LMEM */
+    int32_t *aux;                 /* per-kind table (malloc'd, freed with the group): resize bands */
 } BkLow;
 
 struct BkGroup {
@@ -180,6 +181,9 @@ void bk_store_elem(int dt, void *dst, size_t i, double v);
 int bk_place(BkCtx *c, AtlErr *e);
 uint64_t bk_tensor_addr(const BkCtx *c, int tensor); /* tagged, for placed non-constants */
 int bk_tensor_in_dram(BkCtx *c, int tensor, uint64_t *tagged, AtlErr *e); /* constants too */
+/* 1 when tensor t is an integer graph input used only as Gather indices:
+ * it is an i32 table in the io region (dma.gather reads it at run time). */
+int bk_is_index_input(const IrGraph *g, int t);
 
 /* bk_lower_*.c: fill a group for node n; each returns 0/-1 naming the node. */
 int bk_lower_node(BkCtx *c, int node, BkGroup *g, AtlErr *e);
@@ -191,6 +195,14 @@ int bk_lower_reduce(BkCtx *c, int node, BkGroup *g, AtlErr *e);
 int bk_lower_softmax(BkCtx *c, int node, BkGroup *g, AtlErr *e);
 int bk_lower_layernorm(BkCtx *c, int node, BkGroup *g, AtlErr *e);
 int bk_lower_move(BkCtx *c, int node, BkGroup *g, AtlErr *e);
+/* Appends a copy to a DMA-only group's list (*cap: its capacity). */
+int bk_push_copy(BkGroup *g, int *cap, const BkCopy *cp);
+/* bk_lower_pad.c: the copies and fills of a Pad node (x at xa, y at ya). */
+/* bk_lower_gather.c: Gather with run-time indices (dma.gather). */
+int bk_lower_gather(BkCtx *c, int node, BkGroup *g, AtlErr *e);
+/* bk_lower_resize.c: interpolating Resize on the matrix unit. */
+int bk_lower_resize(BkCtx *c, int node, BkGroup *g, AtlErr *e);
+int bk_pad_copies(BkCtx *c, int node, BkGroup *g, int *cap, uint64_t xa, uint64_t ya, AtlErr *e);
 /* A graph output that constant folding made a constant: a copy from its
  * weights-region image into its io slot (nothing else writes it). */
 int bk_lower_const_output(BkCtx *c, int tensor, BkGroup *g, AtlErr *e);

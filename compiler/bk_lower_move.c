@@ -3,20 +3,20 @@
  * Transpose (permuted source strides), Concat (one copy per input into its
  * slice of the output), Split (one copy per output), Slice (start offset and
  * step strides, constant starts/ends/axes/steps), Gather with constant
- * indices (one copy per index), Pad in constant mode (fill the output, then
- * copy the input into its interior), Expand (zero source strides).
+ * indices (one copy per index; run-time indices: bk_lower_gather.c), Pad
+ * (bk_lower_pad.c: one copy or fill per box of the axes' source-map runs),
+ * Expand (zero source strides).
  * Each op becomes a list of strided copies (BkCopy, up to 8 dims); the
  * list is cut along each copy's outermost dim into at least one piece per
  * core, and every piece is emitted as 4-D dma.copy/dma.fill instructions
  * (looping over dims beyond 4). These layers are `direct`: no LMEM, no
- * pipeline, only the DMA streams, ordered by the layer barriers; a fill
- * precedes the copies on the same core because both pieces of a Pad go to
- * one core in order. Resize/Upsample in nearest mode: each axis's index
+ * pipeline, only the DMA streams, ordered by the layer barriers; the
+ * pieces of one layer write disjoint output boxes. Resize/Upsample in nearest mode: each axis's index
  * map (computed with the spec's coordinate and rounding modes) must be an
  * integer upsampling, which becomes two dims (input, repeat) with a zero
  * source stride, or an arithmetic progression (identity, integer
- * downsampling, crop offsets); other maps and linear/cubic modes fail with
- * a message.
+ * downsampling, crop offsets); other maps and the linear/cubic modes go to
+ * bk_lower_resize.c (interpolation matrices on the matrix unit).
  * Guarantees: output bytes equal the op's result (DMA moves bytes
  * unchanged). */
 #include <stdlib.h>
@@ -81,8 +81,6 @@ static int emit_copy(const BkCtx *c, const BkCopy *cp, BkCode *k)
     return 0;
 }
 
-static int push_copy(BkGroup *g, int *cap, const BkCopy *cp);
-
 /* Nearest-neighbour index of output coordinate o along one axis, as the
  * ONNX spec (and compiler/ops_resize.c) defines it. ctm: 0 half_pixel,
  * 1 pytorch_half_pixel, 2 align_corners, 3 asymmetric, 4 tf_half_pixel_for_nn;
@@ -109,17 +107,17 @@ static int64_t nearest_index(int ctm, int nm, double scale, int64_t in, int64_t 
     return i < 0 ? 0 : i >= in ? in - 1 : i;
 }
 
-/* Nearest Resize as copies: every axis's index map must be either an
+/* Nearest Resize as copies when every axis's index map is either an
  * integer upsampling (each input index repeated s times, in order) or an
- * arithmetic progression (identity, integer downsampling, offsets). */
+ * arithmetic progression (identity, integer downsampling, offsets).
+ * Returns 1 (nothing added) for other modes and maps. */
 static int lower_resize(BkCtx *c, int node, BkGroup *g, int *cap, uint64_t xa, uint64_t ya, AtlErr *e)
 {
     const IrGraph *gr = c->g;
     const IrNode *nd = &gr->nodes[node];
     const IrTensor *x = &gr->t[nd->in[0]], *y = &gr->t[nd->out[0]];
     int r = x->ndim;
-    if (strcmp(ir_attr_str(nd, "mode", "nearest"), "nearest"))
-        return bk_fail(c, node, e, "only nearest Resize is lowered (mode '%s')", ir_attr_str(nd, "mode", "nearest"));
+    if (strcmp(ir_attr_str(nd, "mode", "nearest"), "nearest")) return 1;
     static const char *ctms[] = {"half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric", "tf_half_pixel_for_nn"};
     static const char *nms[] = {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"};
     int old = !strcmp(nd->op, "Upsample") || gr->opset < 11;
@@ -128,7 +126,7 @@ static int lower_resize(BkCtx *c, int node, BkGroup *g, int *cap, uint64_t xa, u
     const char *ns = ir_attr_str(nd, "nearest_mode", "round_prefer_floor");
     for (int i = 0; i < 5 && ctm < 0; i++) if (!strcmp(cs, ctms[i])) ctm = i;
     for (int i = 0; i < 4 && nm < 0; i++) if (!strcmp(ns, nms[i])) nm = i;
-    if (ctm < 0 || nm < 0) return bk_fail(c, node, e, "coordinate mode '%s' / nearest mode '%s' is not lowered", cs, ns);
+    if (ctm < 0 || nm < 0) return 1;
     int si = old ? 1 : 2;
     const IrTensor *sc = nd->nin > si && nd->in[si] >= 0 && gr->t[nd->in[si]].data && ir_numel(&gr->t[nd->in[si]]) == r
                          ? &gr->t[nd->in[si]] : NULL;
@@ -153,16 +151,14 @@ static int lower_resize(BkCtx *c, int node, BkGroup *g, int *cap, uint64_t xa, u
         }
         int64_t d = out > 1 ? nearest_index(ctm, nm, scale, in, out, 1) - i0 : 0;
         for (int64_t o = 0; o < out; o++)
-            if (nearest_index(ctm, nm, scale, in, out, o) != i0 + o * d)
-                return bk_fail(c, node, e, "axis %d maps %lld -> %lld elements by a pattern that is neither an integer "
-                               "upsampling nor a stride (not lowered)", k, (long long)in, (long long)out);
+            if (nearest_index(ctm, nm, scale, in, out, o) != i0 + o * d) return 1;
         if (cp.rank + 1 > IR_MAXDIM) return bk_fail(c, node, e, "too many axes");
         cp.shape[cp.rank] = out; cp.src_str[cp.rank] = d * xs[k]; cp.dst_str[cp.rank] = ys[k]; cp.rank++;
         soff += i0 * xs[k];
     }
     cp.dst = ya;
     cp.src = xa + (uint64_t)soff * c->es;
-    if (push_copy(g, cap, &cp)) return bk_fail(c, node, e, "out of memory");
+    if (bk_push_copy(g, cap, &cp)) return bk_fail(c, node, e, "out of memory");
     return 0;
 }
 
@@ -173,7 +169,7 @@ static int move_gen(BkCtx *c, const BkGroup *g, int t, uint64_t slot, BkCode *k,
     return 0;
 }
 
-static int push_copy(BkGroup *g, int *cap, const BkCopy *cp)
+int bk_push_copy(BkGroup *g, int *cap, const BkCopy *cp)
 {
     if (g->ncopies == *cap) {
         int nc = *cap ? *cap * 2 : 16;
@@ -212,7 +208,7 @@ int bk_lower_const_output(BkCtx *c, int tensor, BkGroup *g, AtlErr *e)
     cp.dst = bk_tensor_addr(c, tensor);
     cp.src = src;
     int cap = 0;
-    if (n > 0 && push_copy(g, &cap, &cp)) return atl_fail(e, "out of memory");
+    if (n > 0 && bk_push_copy(g, &cap, &cp)) return atl_fail(e, "out of memory");
     if (bk_assign_tiles(c, g, g->ncopies, e)) return -1;
     g->gen = move_gen;
     snprintf(g->split, sizeof g->split, "constant");
@@ -245,7 +241,7 @@ int bk_lower_move(BkCtx *c, int node, BkGroup *g, AtlErr *e)
             cp.shape[d] = y->dims[d]; cp.dst_str[d] = ys[d]; cp.src_str[d] = xs[pd];
         }
         cp.dst = ya; cp.src = xa;
-        if (push_copy(g, &cap, &cp)) goto oom;
+        if (bk_push_copy(g, &cap, &cp)) goto oom;
     } else if (!strcmp(nd->op, "Expand")) {
         cp.rank = y->ndim;
         for (int d = 0; d < y->ndim; d++) {
@@ -254,7 +250,7 @@ int bk_lower_move(BkCtx *c, int node, BkGroup *g, AtlErr *e)
             cp.src_str[d] = id < 0 || x->dims[id] == 1 ? 0 : xs[id];
         }
         cp.dst = ya; cp.src = xa;
-        if (push_copy(g, &cap, &cp)) goto oom;
+        if (bk_push_copy(g, &cap, &cp)) goto oom;
     } else if (!strcmp(nd->op, "Concat") || !strcmp(nd->op, "Split")) {
         int concat = !strcmp(nd->op, "Concat");
         const IrTensor *big = concat ? y : x;
@@ -282,7 +278,7 @@ int bk_lower_move(BkCtx *c, int node, BkGroup *g, AtlErr *e)
             uint64_t boff = (uint64_t)(off * bs[ax]) * c->es;
             cp.dst = concat ? ya + boff : sa;
             cp.src = concat ? sa : xa + boff;
-            if (ir_numel(s) > 0 && push_copy(g, &cap, &cp)) goto oom;
+            if (ir_numel(s) > 0 && bk_push_copy(g, &cap, &cp)) goto oom;
             off += s->dims[ax];
         }
     } else if (!strcmp(nd->op, "Slice")) {
@@ -307,12 +303,12 @@ int bk_lower_move(BkCtx *c, int node, BkGroup *g, AtlErr *e)
             cp.src_str[a] = xs[a] * sp[i];
         }
         cp.dst = ya; cp.src = xa + (uint64_t)soff * c->es;
-        if (ir_numel(y) > 0 && push_copy(g, &cap, &cp)) goto oom;
+        if (ir_numel(y) > 0 && bk_push_copy(g, &cap, &cp)) goto oom;
     } else if (!strcmp(nd->op, "Gather")) {
         int ax = (int)ir_attr_int(nd, "axis", 0);
         if (ax < 0) ax += r;
         const IrTensor *it = &gr->t[nd->in[1]];
-        if (!it->data) return bk_fail(c, node, e, "indices must be a constant");
+        if (!it->data) return bk_lower_gather(c, node, g, e);   /* run-time indices: dma.gather */
         int64_t ni = ir_numel(it);
         /* y = x[..., idx, ...]: per index a copy of the [outer][inner] slab */
         int64_t outer = 1, inner = 1;
@@ -329,44 +325,20 @@ int bk_lower_move(BkCtx *c, int node, BkGroup *g, AtlErr *e)
             cp.src_str[0] = x->dims[ax] * inner; cp.src_str[1] = 1;
             cp.dst = ya + (uint64_t)(i * inner) * c->es;
             cp.src = xa + (uint64_t)(idx * inner) * c->es;
-            if (push_copy(g, &cap, &cp)) goto oom;
+            if (bk_push_copy(g, &cap, &cp)) goto oom;
         }
     } else if (!strcmp(nd->op, "Pad")) {
-        const char *mode = ir_attr_str(nd, "mode", "constant");
-        if (strcmp(mode, "constant")) return bk_fail(c, node, e, "Pad mode '%s' is not lowered (constant only)", mode);
-        int64_t pads[2 * IR_MAXDIM];
-        int np = nd->nin > 1 && nd->in[1] >= 0 ? const_ints(gr, nd->in[1], pads, 2 * IR_MAXDIM) : -1;
-        if (np < 0) { const IrAttr *pa = ir_attr(nd, "pads"); if (pa) { np = pa->n; for (int i = 0; i < np; i++) pads[i] = pa->ints[i]; } }
-        if (np != 2 * r) return bk_fail(c, node, e, "pads must be a constant of %d values", 2 * r);
-        if (nd->nin > 3 && nd->in[3] >= 0) return bk_fail(c, node, e, "Pad axes input is not lowered");
-        double v = ir_attr_float(nd, "value", 0.0f);   /* opset < 11: an attribute */
-        if (nd->nin > 2 && nd->in[2] >= 0 && gr->t[nd->in[2]].data) v = ir_get_f(&gr->t[nd->in[2]], 0);
-        uint32_t bits = 0;
-        uint8_t tmp[4] = {0};
-        bk_store_elem(c->dt, tmp, 0, v);
-        memcpy(&bits, tmp, 4);
-        for (int i = 0; i < np; i++) if (pads[i] < 0) return bk_fail(c, node, e, "negative pads are not lowered");
-        memset(&cp, 0, sizeof cp);
-        cp.rank = r;
-        for (int d = 0; d < r; d++) { cp.shape[d] = y->dims[d]; cp.dst_str[d] = ys[d]; }
-        cp.dst = ya; cp.fill = 1; cp.value = (int32_t)bits;
-        if (push_copy(g, &cap, &cp)) goto oom;
-        memset(&cp, 0, sizeof cp);
-        cp.rank = r;
-        int64_t doff = 0;
-        for (int d = 0; d < r; d++) { cp.shape[d] = x->dims[d]; cp.dst_str[d] = ys[d]; cp.src_str[d] = xs[d]; doff += pads[d] * ys[d]; }
-        cp.dst = ya + (uint64_t)doff * c->es; cp.src = xa;
-        if (ir_numel(x) > 0 && push_copy(g, &cap, &cp)) goto oom;
-        /* the fill must precede the copy on one core: keep both as one piece list in order */
-        g->split[0] = 0;
-        if (bk_assign_tiles(c, g, g->ncopies, e)) return -1;
-        for (int t = 0; t < g->ntiles; t++) g->tile_core[t] = 0;
-        g->cores_used = 1;
-        g->gen = move_gen;
-        snprintf(g->split, sizeof g->split, "fill+copy");
-        return bk_cost_group(c, g, e);
+        if (bk_pad_copies(c, node, g, &cap, xa, ya, e)) return -1;
     } else if (!strcmp(nd->op, "Resize") || !strcmp(nd->op, "Upsample")) {
-        if (lower_resize(c, node, g, &cap, xa, ya, e)) return -1;
+        int rc = lower_resize(c, node, g, &cap, xa, ya, e);
+        if (rc < 0) return -1;
+        if (rc > 0) {   /* not a DMA pattern: interpolation matrices */
+            free(g->copies);
+            g->copies = NULL;
+            g->ncopies = 0;
+            g->direct = 0;
+            return bk_lower_resize(c, node, g, e);
+        }
     } else return bk_fail(c, node, e, "no DMA pattern for this op");
     /* cut copies along their outermost dim so every core gets work */
     {
@@ -385,7 +357,7 @@ int bk_lower_move(BkCtx *c, int node, BkGroup *g, AtlErr *e)
                 pc.shape[d] = base.shape[d] - s0 < per ? base.shape[d] - s0 : per;
                 pc.dst += (uint64_t)(s0 * base.dst_str[d]) * c->es;
                 pc.src += (uint64_t)(s0 * base.src_str[d]) * c->es;
-                if (push_copy(g, &cap, &pc)) goto oom;
+                if (bk_push_copy(g, &cap, &pc)) goto oom;
             }
         }
     }

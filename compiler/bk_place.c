@@ -110,7 +110,7 @@ int bk_place(BkCtx *c, AtlErr *e)
             c->pl[r].placed = 1;
             c->pl[r].region = ABM_REGION_IO;
             c->pl[r].offset = iooff;
-            iooff += (uint64_t)ne * c->es;
+            iooff += (uint64_t)ne * (bk_is_index_input(g, t) ? 4 : (uint64_t)c->es);
         }
     }
     c->io_bytes = round_up(iooff, 64);
@@ -149,4 +149,21 @@ int bk_place(BkCtx *c, AtlErr *e)
 done:
     free(first); free(last); free(io); free(bufi); free(bufs);
     return rc;
+}
+
+int bk_is_index_input(const IrGraph *g, int t)
+{
+    const IrTensor *x = &g->t[t];
+    if (!x->is_input || x->is_output || (x->dtype != IR_I32 && x->dtype != IR_I64)) return 0;
+    int uses = 0;
+    for (int i = 0; i < g->nn; i++) {
+        const IrNode *n = &g->nodes[i];
+        if (n->dead) continue;
+        for (int k = 0; k < n->nin; k++) {
+            if (n->in[k] != t) continue;
+            if (strcmp(n->op, "Gather") || k != 1) return 0;
+            uses++;
+        }
+    }
+    return uses > 0;
 }

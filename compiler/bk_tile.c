@@ -65,4 +65,6 @@ void bk_group_free(BkGroup *g)
     g->tile_core = g->tile_wkey = NULL;
     free(g->copies);
     g->copies = NULL;
+    free(g->lw.aux);
+    g->lw.aux = NULL;
 }

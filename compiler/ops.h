@@ -52,6 +52,14 @@ int ir_check_supported(const IrGraph *g, AtlErr *e);
  * constant folding and the interpreter). */
 int ir_node_infer(const IrGraph *g, const IrNode *n, IrTensor **in, IrTensor **out, AtlErr *e);
 
+/* The interpolation of axis k of Resize/Upsample node `node` (scales, sizes
+ * and roi constant) exactly as eval_resize computes it, as a dense
+ * row-major [out][in] matrix m (taps whose clamped indices coincide are
+ * summed) and per output index outside[o] (tf_crop_and_resize: that output
+ * takes *extrap instead). Used by the backend (bk_lower_resize.c). Returns
+ * 0, or -1 with e set. */
+int resize_axis_matrix(const IrGraph *g, int node, int k, double *m, uint8_t *outside, double *extrap, AtlErr *e);
+
 /* ---- helpers shared by the ops_*.c files ---- */
 int op_fail(IrOpCtx *c, const char *fmt, ...) ATL_PRINTF(2, 3);
 /* Normalises a possibly negative axis against rank r. */

@@ -5,7 +5,9 @@
  * Interpolation is separable: for each axis and each output coordinate we
  * precompute up to 4 (input index, weight) taps; an output element is the
  * sum over the product of its axes' taps. Taps with zero weight are dropped,
- * so unscaled axes cost one tap. */
+ * so unscaled axes cost one tap. resize_axis_matrix gives one axis's taps
+ * as a dense matrix to the backend (bk_lower_resize.c), so the chip
+ * interpolates with exactly the interpreter's weights. */
 #include "compiler/ops.h"
 #include <math.h>
 #include <stdlib.h>
@@ -277,6 +279,34 @@ int eval_resize(IrOpCtx *c)
             idx[k] = 0;
         }
     }
+    free(taps);
+    return 0;
+}
+
+int resize_axis_matrix(const IrGraph *g, int node, int k, double *m, uint8_t *outside, double *extrap, AtlErr *e)
+{
+    const IrNode *n = &g->nodes[node];
+    IrTensor *in[8] = {0}, *out[1];
+    int nin = n->nin < 8 ? n->nin : 8;
+    for (int i = 0; i < nin; i++) in[i] = n->in[i] >= 0 ? (IrTensor *)&g->t[n->in[i]] : NULL;
+    out[0] = (IrTensor *)&g->t[n->out[0]];
+    IrOpCtx c = {n, g->opset, in, nin, out, 1, e};
+    const IrTensor *x = in[0];
+    RParams p;
+    int rc = resize_params(&c, x, &p);
+    if (rc < 0) return -1;
+    if (rc == 0) return atl_fail(e, "scales/sizes/roi are not constants");
+    int r = x->ndim;
+    int64_t ni = x->dims[k], no = p.sizes[k];
+    Tap *taps = malloc(sizeof(Tap) * (size_t)(no + 1));
+    if (!taps) return atl_fail(e, "out of memory");
+    make_taps(&p, k, r, ni, no, taps);
+    memset(m, 0, sizeof *m * (size_t)(ni * no));
+    for (int64_t o = 0; o < no; o++) {
+        for (int j = 0; j < taps[o].n; j++) m[o * ni + taps[o].idx[j]] += taps[o].w[j];
+        outside[o] = (uint8_t)taps[o].outside;
+    }
+    *extrap = p.extrapolation;
     free(taps);
     return 0;
 }

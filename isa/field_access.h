@@ -48,10 +48,11 @@ static inline void isa_field_set(AtlInsn *in, const AtlFieldInfo *f, int idx, ui
 }
 
 /* The member that holds the space of an ADDR field (dst -> dst_space,
- * src -> src_space). */
+ * src -> src_space, idx (src2) -> src2_space). */
 static inline uint8_t *isa_field_space(AtlInsn *in, const AtlFieldInfo *f)
 {
-    return f->offset == offsetof(AtlInsn, dst) ? &in->dst_space : &in->src_space;
+    return f->offset == offsetof(AtlInsn, dst) ? &in->dst_space
+         : f->offset == offsetof(AtlInsn, src2) ? &in->src2_space : &in->src_space;
 }
 
 /* Largest member value a field of `bits` can hold (unsigned) and the

@@ -92,6 +92,7 @@ typedef struct AtlInsn {
     uint16_t layer;
     uint8_t dtype, otype;      /* operand dtype, result dtype */
     uint8_t dst_space, src_space;
+    uint8_t src2_space;        /* dma.gather: space of the index table */
     uint8_t src_core;          /* DMA: which core's LMEM a lmem source is in (within the cluster) */
     uint32_t mask;             /* DMA: destination core mask for LMEM (0 = own core) */
     uint64_t dst, src, src2, src3;                /* byte addresses within their space */
@@ -109,6 +110,7 @@ typedef struct AtlInsn {
     uint8_t axis;              /* reductions: 0..3 */
     uint8_t scope;             /* barriers */
     uint16_t bar_id, bar_count;
+    uint32_t limit;            /* dma.gather: source rows along d1 (valid indices -limit..limit-1) */
     int32_t ival;              /* fill pattern bits / zero point / conv pad value */
     int32_t lo, hi;            /* requant clamp */
     float alpha, beta;         /* activation parameters (f32) */
@@ -137,6 +139,8 @@ typedef enum {
     F(LSRC,     "src",      ISA_K_LMEM,    src,         "first source LMEM offset") \
     F(LSRC2,    "src2",     ISA_K_LMEM,    src2,        "second source LMEM offset") \
     F(LSRC3,    "src3",     ISA_K_LMEM,    src3,        "third source LMEM offset") \
+    F(IDX,      "idx",      ISA_K_ADDR,    src2,        "index table (space:offset): one i32 per position along d1") \
+    F(LIMIT,    "limit",    ISA_K_UINT,    limit,       "source rows along d1; an index i reads row i (i >= 0) or i + limit (i < 0)") \
     F(SRC_CORE, "src_core", ISA_K_UINT,    src_core,    "core (in cluster) whose LMEM an lmem: source is in") \
     F(MASK,     "mask",     ISA_K_UINT,    mask,        "LMEM destination core mask, bit i = core i of the cluster; 0 = own core") \
     F(SHAPE,    "shape",    ISA_K_DIMS,    shape,       "4-D shape, outermost first") \
@@ -191,6 +195,8 @@ typedef enum {
     FMT(DMA_COPY, FLD(DTYPE,3) FLD(DST,40) FLD(SRC,40) FLD(SRC_CORE,5) FLD(MASK,32) \
                   FLD(SHAPE,16) FLD(DSTRIDE,32) FLD(SSTRIDE,32)) \
     FMT(DMA_FILL, FLD(DTYPE,3) FLD(DST,40) FLD(MASK,32) FLD(SHAPE,16) FLD(DSTRIDE,32) FLD(IVAL,32)) \
+    FMT(DMA_GATHER, FLD(DTYPE,3) FLD(DST,40) FLD(SRC,40) FLD(IDX,40) FLD(SHAPE,16) FLD(DSTRIDE,32) \
+                  FLD(SSTRIDE,32) FLD(LIMIT,22)) \
     FMT(MM,       FLD(DTYPE,3) FLD(ACC,1) FLD(LDST,32) FLD(LSRC,32) FLD(LSRC2,32) \
                   FLD(M,16) FLD(K,16) FLD(N,16) FLD(LDA,16) FLD(LDB,16) FLD(LDC,16)) \
     FMT(CONV,     FLD(DTYPE,3) FLD(ACC,1) FLD(LDST,32) FLD(LSRC,32) FLD(LSRC2,32) \
@@ -246,7 +252,8 @@ typedef enum {
     X(V_RSUM,   "v.rsum",   ISA_ENGINE_VEC, VRED,     "sum of a contiguous 4-D tensor along `axis`") \
     X(V_RMAX,   "v.rmax",   ISA_ENGINE_VEC, VRED,     "maximum of a contiguous 4-D tensor along `axis`") \
     X(V_REQUANT,"v.requant",ISA_ENGINE_VEC, VREQ,     "i32 -> i8: clamp(zp + round(x * mult / 2^(31+shift)), lo, hi), params (i32 mult, i32 shift) at src2") \
-    X(V_CAST,   "v.cast",   ISA_ENGINE_VEC, VCAST,    "convert dtype -> otype (round to nearest even, saturate)")
+    X(V_CAST,   "v.cast",   ISA_ENGINE_VEC, VCAST,    "convert dtype -> otype (round to nearest even, saturate)") \
+    X(DMA_GATHER,"dma.gather",ISA_ENGINE_DMA, DMA_GATHER, "strided 4-D copy whose d1 source row is read from an i32 index table: dst[a,j,c,d] = src[a,idx[j],c,d]; an index outside [-limit, limit) faults")
 
 typedef enum {
 #define X(id, mn, eng, fmt, doc) ISA_OP_##id,

@@ -194,3 +194,9 @@ uint64_t tim_dma_cycles(const AtlChip *c, int dst, int src, uint64_t bytes)
     if (rest) t += tim_occupancy(rest, bw);
     return (uint64_t)c->dma_issue_cycles + tim_dma_path_latency(c, dst, src) + t;
 }
+
+uint64_t tim_gather_index_cycles(const AtlChip *c, int idx_space, uint64_t n)
+{
+    /* the table is read into the engine before the rows it names */
+    return tim_dma_path_latency(c, idx_space, idx_space) + tim_occupancy(4 * n, tim_dma_path_bw(c, idx_space, idx_space));
+}

@@ -137,6 +137,25 @@ static int check_dma(Ctx *c, const AtlSim *s, int core, const AtlInsn *in, SimPr
     return 0;
 }
 
+/* dma.gather: the source extent covers all `limit` rows along d1, the index
+ * table one i32 per d1 position; the indices themselves are checked when
+ * they are read (exec_dma.c). All three ends are in the issuing core's
+ * LMEM when in LMEM. */
+static int check_gather(Ctx *c, const AtlSim *s, int core, const AtlInsn *in, SimPre *pre)
+{
+    int es = isa_dtype_size(in->dtype);
+    if (!es) return bad(c, SIM_FAULT_ILLEGAL, "field dtype: bad dtype %d", in->dtype);
+    if (need_shape(c, in->shape)) return -1;
+    if (!in->limit) return bad(c, SIM_FAULT_ILLEGAL, "field limit: 0 source rows");
+    uint32_t own = 1u << (core % s->cpc);
+    uint32_t sshape[4] = {in->shape[0], in->limit, in->shape[2], in->shape[3]}, ishape[4] = {1, in->shape[1], 1, 1};
+    static const int32_t istride[4] = {0, 4, 0, 0};
+    pre->bytes = elems4(in->shape) * (uint64_t)es;
+    if (check_dma_end(c, s, pre, "dst", in->dst_space, in->dst, in->shape, in->dst_stride, es, own, 1)) return -1;
+    if (check_dma_end(c, s, pre, "src", in->src_space, in->src, sshape, in->src_stride, es, own, 0)) return -1;
+    return check_dma_end(c, s, pre, "idx", in->src2_space, in->src2, ishape, istride, 4, own, 0);
+}
+
 static int check_sync(Ctx *c, const AtlSim *s, const AtlInsn *in)
 {
     if (in->wait > s->chip.semaphores) return bad(c, SIM_FAULT_ILLEGAL, "field wait: semaphore %d of %d", in->wait - 1, s->chip.semaphores);
@@ -306,6 +325,7 @@ int sim_check_insn(const AtlSim *s, int core, int engine, const AtlInsn *in,
     switch (isa_ops[in->op].format) {
     case ISA_FMT_DMA_COPY:
     case ISA_FMT_DMA_FILL: return check_dma(&c, s, core, in, pre);
+    case ISA_FMT_DMA_GATHER: return check_gather(&c, s, core, in, pre);
     case ISA_FMT_MM: rc = check_mm(&c, s, in, pre); break;
     case ISA_FMT_CONV: rc = check_conv(&c, s, in, pre); break;
     case ISA_FMT_BARRIER:

@@ -1,6 +1,11 @@
-/* exec_dma.c - data effect of dma.copy and dma.fill: strided 4-D element
- * copies between DRAM, the cluster's SRAM and LMEM (multicast to every core
- * of the mask), and constant fills. Bounds were checked in check.c. */
+/* exec_dma.c - data effect of dma.copy, dma.fill and dma.gather: strided
+ * 4-D element copies between DRAM, the cluster's SRAM and LMEM (multicast
+ * to every core of the mask), constant fills, and copies whose d1 source
+ * row comes from an i32 index table. Bounds of the static extents were
+ * checked in check.c; a gather's indices are checked here, when they are
+ * read, and an index outside [-limit, limit) is a data fault that names
+ * the index and its position. */
+#include <stdio.h>
 #include <string.h>
 #include "sim/sim_int.h"
 
@@ -55,5 +60,33 @@ int sim_exec_fmt_DMA_FILL(AtlSim *s, int core, const AtlInsn *in)
     for (int i = 0; i < s->cpc; i++)
         if (m >> i & 1)
             copy4(mem_space_ptr(s, core, ISA_SPACE_LMEM, i) + in->dst, in->dst_stride, pat, zero, in->shape, es);
+    return 0;
+}
+
+int sim_exec_fmt_DMA_GATHER(AtlSim *s, int core, const AtlInsn *in)
+{
+    int es = isa_dtype_size(in->dtype);
+    int own = core % s->cpc;
+    const uint8_t *idx = mem_space_ptr(s, core, in->src2_space, own) + in->src2;
+    const uint8_t *src = mem_space_ptr(s, core, in->src_space, own) + in->src;
+    uint8_t *dst = mem_space_ptr(s, core, in->dst_space, own) + in->dst;
+    uint32_t row[4] = {in->shape[0], 1, in->shape[2], in->shape[3]};
+    /* all indices are checked before any byte moves: a fault leaves dst untouched */
+    for (uint32_t j = 0; j < in->shape[1]; j++) {
+        int32_t v;
+        memcpy(&v, idx + 4 * (size_t)j, 4);
+        int64_t r = v < 0 ? (int64_t)v + in->limit : v;
+        if (r < 0 || r >= (int64_t)in->limit) {
+            snprintf(s->exec_msg, sizeof s->exec_msg, "dma.gather: index %d (entry %u of idx) is outside [-%u, %u)",
+                     v, j, in->limit, in->limit);
+            return -1;
+        }
+    }
+    for (uint32_t j = 0; j < in->shape[1]; j++) {
+        int32_t v;
+        memcpy(&v, idx + 4 * (size_t)j, 4);
+        int64_t r = v < 0 ? (int64_t)v + in->limit : v;
+        copy4(dst + (int64_t)j * in->dst_stride[1], in->dst_stride, src + r * in->src_stride[1], in->src_stride, row, es);
+    }
     return 0;
 }

@@ -278,7 +278,7 @@ static void burst_work(AtlSim *s, const SimEngine *e, const AtlInsn *in, uint64_
 {
     const AtlChip *c = &s->chip;
     uint64_t idx = off >> e->dma_esh, nelem = bytes >> e->dma_esh;
-    int ends = in->op == ISA_OP_DMA_COPY ? 2 : 1;
+    int ends = in->op != ISA_OP_DMA_FILL ? 2 : 1;
     for (int end = 0; end < ends; end++) {
         int space = end ? in->src_space : in->dst_space;
         uint64_t base = end ? in->src : in->dst;
@@ -318,7 +318,7 @@ int mem_dma_plan(AtlSim *s, int core, int engine, const AtlInsn *in, SimPre *pre
     SimEngine *e = &s->eng[sim_eid(core, engine)];
     int es = isa_dtype_size(in->dtype), cl = core / s->cpc;
     e->dma_dense[0] = dense_run(in->shape, in->dst_stride, es);
-    e->dma_dense[1] = in->op == ISA_OP_DMA_COPY ? dense_run(in->shape, in->src_stride, es) : 1;
+    e->dma_dense[1] = in->op != ISA_OP_DMA_FILL ? dense_run(in->shape, in->src_stride, es) : 1;
     uint64_t total = (uint64_t)in->shape[0] * in->shape[1] * in->shape[2] * in->shape[3];
     e->dma_es = es;
     e->dma_esh = es == 4 ? 2 : es == 2 ? 1 : 0;
@@ -327,9 +327,10 @@ int mem_dma_plan(AtlSim *s, int core, int engine, const AtlInsn *in, SimPre *pre
     e->dma_flat[0] = e->dma_dense[0] >= total;
     e->dma_flat[1] = e->dma_dense[1] >= total;
     uint64_t bytes = pre->bytes;
-    int copy = in->op == ISA_OP_DMA_COPY;
+    int copy = in->op != ISA_OP_DMA_FILL;
     int src_space = copy ? in->src_space : in->dst_space;
     pre->dma_latency = tim_dma_path_latency(&s->chip, in->dst_space, src_space) + (uint64_t)s->chip.dma_issue_cycles;
+    if (in->op == ISA_OP_DMA_GATHER) pre->dma_latency += tim_gather_index_cycles(&s->chip, in->src2_space, in->shape[1]);
     /* work on each server: bursts of dma_bb bytes, each busy for its bytes
      * there at that server's bandwidth; summed over bursts (two bursts stand
      * for all when every burst looks the same) */

@@ -22,11 +22,11 @@ void stats_account(AtlSim *s, int core, int engine, const AtlInsn *in, const Sim
     int fmt = isa_ops[in->op].format;
     AtlSimBytes *b = &st->bytes;
     uint64_t dma_bytes = 0;
-    if (fmt == ISA_FMT_DMA_COPY || fmt == ISA_FMT_DMA_FILL) {
+    if (fmt == ISA_FMT_DMA_COPY || fmt == ISA_FMT_DMA_FILL || fmt == ISA_FMT_DMA_GATHER) {
         uint64_t n = pre->bytes, ndst = 1;
         if (in->dst_space == ISA_SPACE_LMEM && in->mask) ndst = (uint64_t)__builtin_popcount(in->mask);
         dma_bytes = n;
-        if (fmt == ISA_FMT_DMA_COPY) {
+        if (fmt != ISA_FMT_DMA_FILL) {
             switch (in->src_space) {
             case ISA_SPACE_DRAM: b->dram_rd += n; break;
             case ISA_SPACE_SRAM: b->sram_rd += n; break;
@@ -38,7 +38,7 @@ void stats_account(AtlSim *s, int core, int engine, const AtlInsn *in, const Sim
         case ISA_SPACE_SRAM: b->sram_wr += n * ndst; break;
         default: b->lmem_wr += n * ndst;
         }
-        if (in->dst_space == ISA_SPACE_DRAM || (fmt == ISA_FMT_DMA_COPY && in->src_space == ISA_SPACE_DRAM)) b->noc += n;
+        if (in->dst_space == ISA_SPACE_DRAM || (fmt != ISA_FMT_DMA_FILL && in->src_space == ISA_SPACE_DRAM)) b->noc += n;
     } else {
         b->lmem_rd += pre->lmem_rd;
         b->lmem_wr += pre->lmem_wr;

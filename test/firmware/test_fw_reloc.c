@@ -66,6 +66,8 @@ TEST(every_op_round_trips)
         in.dst = ATL_RELOC_ADDR(ABM_REGION_IO, 0x100);
         in.src_space = ISA_SPACE_DRAM;
         in.src = ATL_RELOC_ADDR(ABM_REGION_WEIGHTS, 0x2000);
+        int has_idx = op == ISA_OP_DMA_GATHER;   /* and its index table in activations */
+        if (has_idx) { in.src2_space = ISA_SPACE_DRAM; in.src2 = ATL_RELOC_ADDR(ABM_REGION_ACTIVATIONS, 0x40); in.limit = 3; }
         memset(rec, 0, 64);
         REQUIRE(isa_encode(&in, rec, &e) == 0);
         REQUIRE(isa_decode(rec, &in, &e) == 0);
@@ -75,6 +77,7 @@ TEST(every_op_round_trips)
         want.dst = base[ABM_REGION_IO] + 0x100;
         if (in.src_space == ISA_SPACE_DRAM && in.src == ATL_RELOC_ADDR(ABM_REGION_WEIGHTS, 0x2000))
             want.src = base[ABM_REGION_WEIGHTS] + 0x2000;
+        if (has_idx) want.src2 = base[ABM_REGION_ACTIVATIONS] + 0x40;
         CHECKF(memcmp(&want, &out, sizeof want) == 0, "%s: relocated instruction differs in more than its DRAM operands",
                isa_ops[op].mnemonic);
         /* the same op with an SRAM destination keeps it */
@@ -97,7 +100,7 @@ TEST(every_op_round_trips)
         REQUIRE(isa_encode(&in, rec, &e) == 0);
         CHECKF(fw_reloc_insn(rec, base, size, why, sizeof why) == 0, "%s: exact fit refused: %s", isa_ops[op].mnemonic, why);
     }
-    CHECK_EQ_INT(dma_ops, 2);   /* dma.copy and dma.fill */
+    CHECK_EQ_INT(dma_ops, 3);   /* dma.copy, dma.fill and dma.gather */
 }
 
 int main(void)
