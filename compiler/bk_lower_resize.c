@@ -99,6 +99,33 @@ static AtlInsn mm_f32(uint64_t dst, uint64_t a, uint64_t b, int m, int kk, int n
     return mm;
 }
 
+/* v.cast of the contiguous block sh at src into dst; returns dst. */
+static uint64_t cast_block(BkCode *k, int from, int to, uint64_t dst, uint64_t src, const uint32_t sh[4])
+{
+    int64_t st[4];
+    bk_compact(sh, st);
+    AtlInsn in;
+    memset(&in, 0, sizeof in);
+    in.op = ISA_OP_V_CAST;
+    in.dtype = (uint8_t)from;
+    in.otype = (uint8_t)to;
+    in.dst = dst;
+    in.src = src;
+    for (int d = 0; d < 4; d++) { in.shape[d] = sh[d]; in.dst_stride[d] = in.src_stride[d] = (int32_t)st[d]; }
+    bk_code_cp(k, &in);
+    return dst;
+}
+
+/* Loads rows x cols f32 of a DRAM matrix with row stride ld into LMEM. */
+static void load_block(BkCode *k, uint64_t lmem, uint64_t dram, int rows, int cols, int ld)
+{
+    uint32_t sh[4] = {1, 1, (uint32_t)rows, (uint32_t)cols};
+    int64_t ds[4], ss[4] = {0, 0, ld, 1};
+    bk_compact(sh, ds);
+    AtlInsn in = bk_dma(ISA_F32, ISA_SPACE_LMEM, lmem, ISA_SPACE_DRAM, dram, sh, ds, ss);
+    bk_code_ld(k, &in, 0);
+}
+
 static int resize_gen(BkCtx *c, const BkGroup *g, int t, uint64_t slot, BkCode *k, AtlErr *e)
 {
     (void)e;
@@ -118,33 +145,15 @@ static int resize_gen(BkCtx *c, const BkGroup *g, int t, uint64_t slot, BkCode *
     AtlInsn in = bk_dma(dt, ISA_SPACE_LMEM, slot + l->l_in, ISA_SPACE_DRAM, src, sh, ds, ss);
     bk_code_ld(k, &in, 0);
     uint64_t cur = slot + l->l_in;
-    if (dt != ISA_F32) {
-        memset(&in, 0, sizeof in);
-        in.op = ISA_OP_V_CAST;
-        in.dtype = (uint8_t)dt;
-        in.otype = ISA_F32;
-        in.dst = slot + l->l_tmp;
-        in.src = cur;
-        for (int d = 0; d < 4; d++) { in.shape[d] = sh[d]; in.dst_stride[d] = in.src_stride[d] = (int32_t)ds[d]; }
-        bk_code_cp(k, &in);
-        cur = slot + l->l_tmp;
-    }
+    if (dt != ISA_F32) cur = cast_block(k, dt, ISA_F32, slot + l->l_tmp, cur, sh);
     if (do_h) {
-        uint32_t rs[4] = {1, 1, (uint32_t)mn, (uint32_t)bh};
-        int64_t rd[4], rq[4] = {0, 0, l->H, 1};
-        bk_compact(rs, rd);
-        in = bk_dma(ISA_F32, ISA_SPACE_LMEM, slot + l->l_w, ISA_SPACE_DRAM, l->w + ((uint64_t)o0 * l->H + (uint64_t)lh) * 4, rs, rd, rq);
-        bk_code_ld(k, &in, 0);
+        load_block(k, slot + l->l_w, l->w + ((uint64_t)o0 * l->H + (uint64_t)lh) * 4, mn, bh, l->H);
         in = mm_f32(slot + l->l_out, slot + l->l_w, cur, mn, bh, bw);
         bk_code_cp(k, &in);
         cur = slot + l->l_out;
     }
     if (do_w) {
-        uint32_t rs[4] = {1, 1, (uint32_t)bw, (uint32_t)nn};
-        int64_t rd[4], rq[4] = {0, 0, l->OW, 1};
-        bk_compact(rs, rd);
-        in = bk_dma(ISA_F32, ISA_SPACE_LMEM, slot + l->l_b, ISA_SPACE_DRAM, l->b + ((uint64_t)lw * l->OW + (uint64_t)c0) * 4, rs, rd, rq);
-        bk_code_ld(k, &in, 0);
+        load_block(k, slot + l->l_b, l->b + ((uint64_t)lw * l->OW + (uint64_t)c0) * 4, bw, nn, l->OW);
         in = mm_f32(slot + l->l_acc, cur, slot + l->l_b, mn, bw, nn);
         bk_code_cp(k, &in);
         cur = slot + l->l_acc;
@@ -152,17 +161,7 @@ static int resize_gen(BkCtx *c, const BkGroup *g, int t, uint64_t slot, BkCode *
     uint32_t osh[4] = {1, 1, (uint32_t)mn, (uint32_t)nn};
     int64_t oc[4];
     bk_compact(osh, oc);
-    if (dt != ISA_F32) {
-        memset(&in, 0, sizeof in);
-        in.op = ISA_OP_V_CAST;
-        in.dtype = ISA_F32;
-        in.otype = (uint8_t)dt;
-        in.dst = slot + l->l_tmp;
-        in.src = cur;
-        for (int d = 0; d < 4; d++) { in.shape[d] = osh[d]; in.dst_stride[d] = in.src_stride[d] = (int32_t)oc[d]; }
-        bk_code_cp(k, &in);
-        cur = slot + l->l_tmp;
-    }
+    if (dt != ISA_F32) cur = cast_block(k, ISA_F32, dt, slot + l->l_tmp, cur, osh);
     int64_t yd[4] = {0, 0, l->OW, 1};
     uint64_t dst = l->y + ((uint64_t)p * l->OH * l->OW + (uint64_t)o0 * l->OW + (uint64_t)c0) * es;
     /* a tile with nothing to compute still needs one compute to hand over */

@@ -151,19 +151,11 @@ done:
     return rc;
 }
 
+static int gather_indices(const IrNode *n, int k) { return k == 1 && !strcmp(n->op, "Gather"); }
+
 int bk_is_index_input(const IrGraph *g, int t)
 {
     const IrTensor *x = &g->t[t];
     if (!x->is_input || x->is_output || (x->dtype != IR_I32 && x->dtype != IR_I64)) return 0;
-    int uses = 0;
-    for (int i = 0; i < g->nn; i++) {
-        const IrNode *n = &g->nodes[i];
-        if (n->dead) continue;
-        for (int k = 0; k < n->nin; k++) {
-            if (n->in[k] != t) continue;
-            if (strcmp(n->op, "Gather") || k != 1) return 0;
-            uses++;
-        }
-    }
-    return uses > 0;
+    return ir_uses_where(g, t, gather_indices) > 0;
 }

@@ -470,6 +470,21 @@ out:
     return rc;
 }
 
+int ir_uses_where(const IrGraph *g, int t, int (*accept)(const IrNode *n, int k))
+{
+    int uses = 0;
+    for (int i = 0; i < g->nn; i++) {
+        const IrNode *n = &g->nodes[i];
+        if (n->dead) continue;
+        for (int k = 0; k < n->nin; k++) {
+            if (n->in[k] != t) continue;
+            if (!accept(n, k)) return -1;
+            uses++;
+        }
+    }
+    return uses;
+}
+
 int ir_consumers(const IrGraph *g, IrUses *u, AtlErr *e)
 {
     u->start = calloc((size_t)g->nt + 2, sizeof *u->start);

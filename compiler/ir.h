@@ -124,6 +124,9 @@ int ir_toposort(IrGraph *g, AtlErr *e);
 typedef struct IrUses { int *start, *list; } IrUses;
 int ir_consumers(const IrGraph *g, IrUses *u, AtlErr *e);
 void ir_uses_free(IrUses *u);
+/* How many times live nodes read tensor t, or -1 as soon as one use fails
+ * accept(node, input index). */
+int ir_uses_where(const IrGraph *g, int t, int (*accept)(const IrNode *n, int k));
 /* Checks that every input is defined before use, each tensor has one
  * producer, outputs are defined, node order is topological. */
 int ir_verify(const IrGraph *g, AtlErr *e);

@@ -13,21 +13,16 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Input k of n sets a shape: Resize roi/scales/sizes, Upsample scales, Pad pads/value/axes. */
+static int shape_parameter(const IrNode *n, int k)
+{
+    return k >= 1 && (!strcmp(n->op, "Resize") || !strcmp(n->op, "Upsample") || !strcmp(n->op, "Pad"));
+}
+
 /* 1 when every use of tensor t is a shape parameter of its consumer. */
 static int only_shape_parameter(const IrGraph *g, int t)
 {
-    int uses = 0;
-    for (int i = 0; i < g->nn; i++) {
-        const IrNode *n = &g->nodes[i];
-        if (n->dead) continue;
-        for (int k = 0; k < n->nin; k++) {
-            if (n->in[k] != t) continue;
-            uses++;
-            int param = k >= 1 && (!strcmp(n->op, "Resize") || !strcmp(n->op, "Upsample") || !strcmp(n->op, "Pad"));
-            if (!param) return 0;
-        }
-    }
-    return uses > 0 && !g->t[t].is_output;
+    return !g->t[t].is_output && ir_uses_where(g, t, shape_parameter) > 0;
 }
 
 /* *out = g with its shape-parameter inputs made constants (values from

@@ -68,6 +68,29 @@ static inline int e2e_load_model(const char *path, const AtlNdArray *in, IrGraph
     return 0;
 }
 
+/* Compiles g for chip in dtype (summary into sum if given; *compiled = 1
+ * once bk_compile succeeded), serializes the .abm (*buf, *len), loads it
+ * back (*m), makes the stage a simulator program (*p, region bases *b) and
+ * loads it into a new simulator (*s). The caller frees all of them, also
+ * on failure. */
+static inline int e2e_build(const IrGraph *g, const AtlChip *chip, int dtype, BkSummary *sum, int *compiled, uint8_t **buf,
+                            size_t *len, AbmModel *m, AtlProgram *p, BkRegionBases *b, AtlSim **s, AtlErr *e)
+{
+    AbmWriter *w = abm_writer_new(cfg_fingerprint(chip));
+    BkOptions o;
+    bk_options_default(&o);
+    o.dtype = dtype;
+    int rc = !w || bk_compile(g, chip, &o, w, sum, e) ? -1 : 0;
+    if (!rc && compiled) *compiled = 1;
+    if (!rc) rc = abm_serialize(w, buf, len, e) || abm_load_buffer(m, *buf, *len, 0, 0, e) ? -1 : 0;
+    abm_writer_free(w);
+    if (rc || bk_stage_program(m, 0, chip, p, b, e)) return -1;
+    AtlSimOptions so;
+    sim_options_default(&so);
+    *s = sim_create(chip, &so, e);
+    return !*s || sim_load(*s, p, e) ? -1 : 0;
+}
+
 /* Runs model NAME on chip file for dtype; fills r. Returns 0 if it ran. */
 static inline int e2e_run(const char *name, const char *chipfile, int dtype, E2eResult *r)
 {
@@ -76,7 +99,6 @@ static inline int e2e_run(const char *name, const char *chipfile, int dtype, E2e
     char path[512];
     IrGraph g;
     AtlChip chip;
-    AbmWriter *w = NULL;
     uint8_t *buf = NULL;
     size_t len = 0;
     AbmModel m;
@@ -100,19 +122,8 @@ static inline int e2e_run(const char *name, const char *chipfile, int dtype, E2e
     if (!rin || !rout || rin->dtype != ATL_NPY_F32 || rout->dtype != ATL_NPY_F32) { atl_fail(&e, "%s: no f32 input/output", path); goto done; }
     snprintf(path, sizeof path, "models/%s.onnx", name);
     if (cfg_load(chipfile, &chip, &e) || e2e_load_model(path, rin, &g, &e)) goto done;
-    w = abm_writer_new(cfg_fingerprint(&chip));
-    BkOptions o;
-    bk_options_default(&o);
-    o.dtype = dtype;
-    if (!w || bk_compile(&g, &chip, &o, w, &r->sum, &e)) goto done;
-    r->ok_compile = 1;
-    if (abm_serialize(w, &buf, &len, &e) || abm_load_buffer(&m, buf, len, 0, 0, &e)) goto done;
     BkRegionBases b;
-    if (bk_stage_program(&m, 0, &chip, &p, &b, &e)) goto done;
-    AtlSimOptions so;
-    sim_options_default(&so);
-    s = sim_create(&chip, &so, &e);
-    if (!s || sim_load(s, &p, &e)) goto done;
+    if (e2e_build(&g, &chip, dtype, &r->sum, &r->ok_compile, &buf, &len, &m, &p, &b, &s, &e)) goto done;
     /* input -> io region (first input tensor of the stage) */
     AbmTensor ti = abm_tensor(&m.view, 0), to;
     int oi = -1;
@@ -168,7 +179,6 @@ done:
     prog_free(&p);
     abm_model_free(&m);
     free(buf);
-    abm_writer_free(w);
     ir_free(&g);
     return rc;
 }
@@ -182,7 +192,6 @@ static inline int e2e_graph(IrGraph *g, const char *chipfile, int dtype, double 
 {
     AtlErr e = {{0}};
     AtlChip chip;
-    AbmWriter *w = NULL;
     uint8_t *buf = NULL;
     size_t len = 0;
     AbmModel m;
@@ -210,18 +219,8 @@ static inline int e2e_graph(IrGraph *g, const char *chipfile, int dtype, double 
         ((float *)in.data)[i] = (float)((seed >> 8) & 0xffff) / 32768.0f - 1.0f;
     }
     if (interp_run(g, &in, 1, &outs, &e)) goto done;
-    w = abm_writer_new(cfg_fingerprint(&chip));
-    BkOptions o;
-    bk_options_default(&o);
-    o.dtype = dtype;
-    if (!w || bk_compile(g, &chip, &o, w, NULL, &e)) goto done;
-    if (abm_serialize(w, &buf, &len, &e) || abm_load_buffer(&m, buf, len, 0, 0, &e)) goto done;
     BkRegionBases b;
-    if (bk_stage_program(&m, 0, &chip, &p, &b, &e)) goto done;
-    AtlSimOptions so;
-    sim_options_default(&so);
-    s = sim_create(&chip, &so, &e);
-    if (!s || sim_load(s, &p, &e)) goto done;
+    if (e2e_build(g, &chip, dtype, NULL, NULL, &buf, &len, &m, &p, &b, &s, &e)) goto done;
     AbmTensor ti = abm_tensor(&m.view, 0), to = abm_tensor(&m.view, 1);
     int es = isa_dtype_size(dtype);
     uint8_t *din = sim_dram(s, b.base[ABM_REGION_IO] + ti.offset, (uint64_t)n * es);
@@ -247,7 +246,6 @@ done:
     if (prog_out && rc == 0) *prog_out = p; else prog_free(&p);
     abm_model_free(&m);
     free(buf);
-    abm_writer_free(w);
     return rc;
 }
 #endif

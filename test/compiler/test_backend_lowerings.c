@@ -173,7 +173,6 @@ static double run_indices(IrGraph *g, const char *chipfile, const int64_t *idx, 
     memset(&m, 0, sizeof m);
     memset(&p, 0, sizeof p);
     memset(in, 0, sizeof in);
-    AbmWriter *w = NULL;
     if (cfg_load(chipfile, &chip, &e) || ir_toposort(g, &e) || ir_infer_shapes(g, &e) || pass_run_all(g, &e)) goto done;
     for (int i = 0; i < 2; i++) {
         const IrTensor *gi = &g->t[g->inputs[i]];
@@ -187,15 +186,8 @@ static double run_indices(IrGraph *g, const char *chipfile, const int64_t *idx, 
     }
     if (ir_numel(&in[1]) != ni) { atl_fail(&e, "test: %lld indices given", (long long)ni); goto done; }
     int irc = interp_run(g, in, 2, &outs, &e);
-    w = abm_writer_new(cfg_fingerprint(&chip));
-    if (!w || bk_compile(g, &chip, NULL, w, NULL, &e)) goto done;
-    if (abm_serialize(w, &buf, &len, &e) || abm_load_buffer(&m, buf, len, 0, 0, &e)) goto done;
     BkRegionBases b;
-    if (bk_stage_program(&m, 0, &chip, &p, &b, &e)) goto done;
-    AtlSimOptions so;
-    sim_options_default(&so);
-    s = sim_create(&chip, &so, &e);
-    if (!s || sim_load(s, &p, &e)) goto done;
+    if (e2e_build(g, &chip, ISA_F32, NULL, NULL, &buf, &len, &m, &p, &b, &s, &e)) goto done;
     AbmStage st = abm_stage(&m.view, 0);
     uint64_t yoff = 0;
     for (uint32_t t = st.tensor_first; t < st.tensor_first + st.tensor_count; t++) {
@@ -226,7 +218,6 @@ done:
     prog_free(&p);
     abm_model_free(&m);
     free(buf);
-    abm_writer_free(w);
     return err;
 }
 

@@ -106,6 +106,19 @@ TEST(exec_matches_plain_c)
     gather_case(ISA_SPACE_DRAM, 1);
 }
 
+/* Ends p's streams, runs it and checks the run fails (the message in e). */
+static AtlSim *run_failing(AtlProgram *p, AtlErr *e)
+{
+    tp_end_all(p);
+    AtlSimOptions o;
+    sim_options_default(&o);
+    AtlSim *s = sim_create(&chip, &o, e);
+    if (!s) return NULL;
+    if (sim_load(s, p, e)) { sim_free(s); return NULL; }
+    CHECK(sim_run(s, e) == -1);
+    return s;
+}
+
 static void fault_case(int32_t bad, const char *needle)
 {
     AtlProgram p;
@@ -117,14 +130,9 @@ static void fault_case(int32_t bad, const char *needle)
     tp_seg(&p, 0x4000, sentinel, sizeof sentinel);
     tp_add(&p, 0, ISA_ENGINE_DMA, I(ISA_OP_NOP));
     tp_add(&p, 0, ISA_ENGINE_DMA, gather_f32(ISA_SPACE_DRAM, 0x4000, 0x1000, 0x2000, 1, 2, 4, 2));
-    tp_end_all(&p);
-    AtlSimOptions o;
-    sim_options_default(&o);
     AtlErr e = {{0}};
-    AtlSim *s = sim_create(&chip, &o, &e);
+    AtlSim *s = run_failing(&p, &e);
     REQUIRE(s);
-    REQUIRE(sim_load(s, &p, &e) == 0);
-    CHECK(sim_run(s, &e) == -1);
     const AtlSimFault *f = sim_fault(s);
     CHECK(f->kind == SIM_FAULT_DATA);
     CHECK_EQ_INT(f->index, 1);
@@ -150,14 +158,9 @@ static void refuse_case(AtlInsn g, const char *needle)
     AtlProgram p;
     tp_init(&p, 1);
     tp_add(&p, 0, ISA_ENGINE_DMA, g);
-    tp_end_all(&p);
-    AtlSimOptions o;
-    sim_options_default(&o);
     AtlErr e = {{0}};
-    AtlSim *s = sim_create(&chip, &o, &e);
+    AtlSim *s = run_failing(&p, &e);
     REQUIRE(s);
-    REQUIRE(sim_load(s, &p, &e) == 0);
-    CHECK(sim_run(s, &e) == -1);
     CHECK_STR_CONTAINS(e.msg, needle);
     sim_free(s);
     tp_free(&p);
