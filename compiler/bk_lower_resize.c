@@ -11,11 +11,15 @@
  * f32). The last two axes (H, W; only W for rank 1) may be resized; every
  * other axis must map identically (else a clear error). Per plane
  * (product of the other axes): Y = R_h X R_w^T as two `mm`s in f32.
- * Tiles: (plane, output row chunk, output column chunk). R_h and R_w are
+ * Tiles: (plane, output row chunk, output column chunk), the chunk sizes
+ * the cheapest by an estimate of `mm` and DMA cycles (isa/timing.h) among
+ * the halvings that fit a slot. R_h and R_w are
  * banded: output rows [o0, o1) read only the input rows between their
  * first and last non-zero weight, so a tile loads that band of X, the
  * matching block of R_h ([rows][band], from the DRAM copy of R_h) and of
- * R_w^T ([band][cols]); T = R_h_blk x X_band, Y = T x R_w^T_blk. An axis
+ * R_w^T ([band][cols]); T = R_h_blk x X_band, Y = T x R_w^T_blk. Planes
+ * are the innermost tile index and the blocks are weight loads keyed by
+ * the chunk, so a core loads them once per chunk, not per plane. An axis
  * whose matrix is the identity skips its `mm`. tf_crop_and_resize outputs
  * outside the input are overwritten by dma.fill after the tile's store.
  * f16/bf16 storage: the band is cast to f32 and the result back.
@@ -30,6 +34,7 @@
 #include <stdio.h>
 #include "compiler/bk_int.h"
 #include "compiler/ops.h"
+#include "isa/timing.h"
 
 /* aux table layout: lo_h[OH] hi_h[OH] lo_w[OW] hi_w[OW] out_h[OH] out_w[OW] */
 typedef struct Bands { const int32_t *lo_h, *hi_h, *lo_w, *hi_w, *out_h, *out_w; } Bands;
@@ -116,14 +121,15 @@ static uint64_t cast_block(BkCode *k, int from, int to, uint64_t dst, uint64_t s
     return dst;
 }
 
-/* Loads rows x cols f32 of a DRAM matrix with row stride ld into LMEM. */
+/* Loads rows x cols f32 of a DRAM matrix with row stride ld into LMEM, as
+ * a weight load (the tile's weight key is its row and column chunk). */
 static void load_block(BkCode *k, uint64_t lmem, uint64_t dram, int rows, int cols, int ld)
 {
     uint32_t sh[4] = {1, 1, (uint32_t)rows, (uint32_t)cols};
     int64_t ds[4], ss[4] = {0, 0, ld, 1};
     bk_compact(sh, ds);
     AtlInsn in = bk_dma(ISA_F32, ISA_SPACE_LMEM, lmem, ISA_SPACE_DRAM, dram, sh, ds, ss);
-    bk_code_ld(k, &in, 0);
+    bk_code_ld(k, &in, 1);   /* skipped when the slot holds this chunk's blocks already */
 }
 
 static int resize_gen(BkCtx *c, const BkGroup *g, int t, uint64_t slot, BkCode *k, AtlErr *e)
@@ -132,7 +138,8 @@ static int resize_gen(BkCtx *c, const BkGroup *g, int t, uint64_t slot, BkCode *
     const BkLow *l = &g->lw;
     Bands bd = bands_of(l);
     int do_h = l->kh, do_w = l->kw, es = c->es, dt = c->dt;
-    int cci = t % l->nnc, rci = t / l->nnc % l->nmc, p = t / (l->nnc * l->nmc);
+    /* planes innermost: a core's consecutive tiles reuse the R blocks */
+    int p = (int)(t % l->N), cci = t / l->N % l->nnc, rci = t / l->N / l->nnc;
     int o0 = rci * l->mt, mn = l->OH - o0 < l->mt ? l->OH - o0 : l->mt;
     int c0 = cci * l->nt, nn = l->OW - c0 < l->nt ? l->OW - c0 : l->nt;
     int lh, bh, lw, bw;
@@ -199,6 +206,48 @@ static int layout(const BkCtx *c, const BkGroup *g, BkLow *l)
     l->l_b = l->kw ? bk_slot_alloc(c, &used, bw * nt * 4) : 0;
     l->l_acc = bk_slot_alloc(c, &used, mt * nt * 4);
     return used <= g->slot_size ? 0 : -1;
+}
+
+/* Estimated cycles of the layer with output chunks mt x nt: the cores'
+ * share the tiles; a tile's load, compute and store overlap (pipeline),
+ * so it costs the slowest of its DMA (bands of X and R, the result) and its
+ * two `mm`s (isa/timing.h), for the widest bands. */
+static uint64_t tile_estimate(const BkCtx *c, const BkLow *l, int64_t planes)
+{
+    Bands bd = bands_of(l);
+    uint64_t bh = (uint64_t)max_band(bd.lo_h, bd.hi_h, l->kh, l->OH, l->mt);
+    uint64_t bw = (uint64_t)max_band(bd.lo_w, bd.hi_w, l->kw, l->OW, l->nt);
+    uint64_t mt = (uint64_t)l->mt, nt = (uint64_t)l->nt;
+    uint64_t mm = (l->kh ? tim_mm_cycles(c->chip, ISA_F32, mt, bh, bw) : 0) + (l->kw ? tim_mm_cycles(c->chip, ISA_F32, mt, bw, nt) : 0);
+    uint64_t bytes = bh * bw * c->es + (l->kh ? mt * bh * 4 : 0) + (l->kw ? bw * nt * 4 : 0) + mt * nt * c->es;
+    uint64_t dma = tim_dma_cycles(c->chip, ISA_SPACE_LMEM, ISA_SPACE_DRAM, bytes);
+    uint64_t ntiles = (uint64_t)planes * ((uint64_t)(l->OH + l->mt - 1) / mt) * ((uint64_t)(l->OW + l->nt - 1) / nt);
+    uint64_t rounds = (ntiles + (uint64_t)c->ncores - 1) / (uint64_t)c->ncores;
+    return rounds * (mm > dma ? mm : dma);
+}
+
+/* The cheapest output chunks (by tile_estimate) among the halvings of OH
+ * and OW whose tile fits a slot; -1 if none does. */
+static int choose_tile(const BkCtx *c, const BkGroup *g, BkLow *l, int64_t planes)
+{
+    int bm = 0, bn = 0;
+    uint64_t best = UINT64_MAX;
+    for (int nt = l->OW;; nt = (nt + 1) / 2) {
+        for (int mt = l->OH;; mt = (mt + 1) / 2) {
+            l->mt = mt;
+            l->nt = nt;
+            if (layout(c, g, l) == 0) {
+                uint64_t est = tile_estimate(c, l, planes);
+                if (est < best) { best = est; bm = mt; bn = nt; }
+            }
+            if (mt == 1) break;
+        }
+        if (nt == 1) break;
+    }
+    if (!bm) return -1;
+    l->mt = bm;
+    l->nt = bn;
+    return layout(c, g, l);
 }
 
 /* Fills the [out][in] f32 matrix (transposed when `transpose`), its bands
@@ -278,25 +327,14 @@ int bk_lower_resize(BkCtx *c, int node, BkGroup *g, AtlErr *e)
     l->kh = !ident_h;
     l->kw = !ident_w;
     l->act_alpha = (float)extrap;
-    /* largest tile that fits, then smaller rows until every core has one */
-    int found = 0;
-    for (l->nt = l->OW; !found; l->nt = (l->nt + 1) / 2) {
-        for (l->mt = l->OH; !found; l->mt = (l->mt + 1) / 2) {
-            if (layout(c, g, l) == 0) found = 1;
-            else if (l->mt == 1) break;
-        }
-        if (found) break;
-        if (l->nt == 1) return bk_fail(c, node, e, "one output row of %d x %d does not fit a %llu-byte LMEM slot",
-                                       l->H, l->W, (unsigned long long)g->slot_size);
-    }
-    while ((int64_t)planes * ((l->OH + l->mt - 1) / l->mt) * ((l->OW + l->nt - 1) / l->nt) < c->ncores && l->mt > 4)
-        l->mt = (l->mt + 1) / 2;
-    if (layout(c, g, l)) return bk_fail(c, node, e, "tile layout failed");
+    if (choose_tile(c, g, l, planes)) return bk_fail(c, node, e, "one output element of a %d x %d plane does not fit a "
+                                                      "%llu-byte LMEM slot", l->H, l->W, (unsigned long long)g->slot_size);
     l->nmc = (l->OH + l->mt - 1) / l->mt;
     l->nnc = (l->OW + l->nt - 1) / l->nt;
     int64_t ntiles = planes * l->nmc * l->nnc;
     if (ntiles > (1 << 24)) return bk_fail(c, node, e, "%lld tiles is too many", (long long)ntiles);
     if (bk_assign_tiles(c, g, (int)ntiles, e)) return -1;
+    for (int64_t t = 0; t < ntiles; t++) g->tile_wkey[t] = (int)(t / planes);
     g->gen = resize_gen;
     uint64_t macs = 0;
     for (int o = 0; o < l->OH && l->kh; o++) macs += (uint64_t)(bd.hi_h[o] - bd.lo_h[o] + 1) * (uint64_t)l->W;

@@ -91,6 +91,26 @@ TEST(resize_crop_and_large)
     resize_run("linear 200x300 -> 300x450", 4, big, "linear", NULL, sc, NULL);
 }
 
+/* f16/bf16 storage: the band is cast to f32, interpolated, cast back */
+TEST(resize_half_dtypes)
+{
+    int64_t xd[4] = {2, 3, 6, 5};
+    const float sc[4] = {1, 1, 1.5f, 2.2f};
+    const int dts[2] = {ISA_F16, ISA_BF16};
+    const double tol[2] = {2e-3, 1.6e-2};   /* one rounding of the input, one of the result */
+    for (int i = 0; i < 2; i++)
+        for (int c = 0; c < 2; c++) {
+            IrGraph g;
+            resize_graph(&g, 4, xd, i ? "cubic" : "linear", NULL, sc, NULL, NULL);
+            double err;
+            char msg[1024] = "";
+            int rc = e2e_graph(&g, chips[c], dts[i], &err, NULL, msg, sizeof msg);
+            printf("  resize %-15s %-18s max err %.3g %s\n", isa_dtype_name(dts[i]), chips[c], rc ? -1 : err, msg);
+            CHECKF(rc == 0 && err <= tol[i], "%s on %s: %s err %g", isa_dtype_name(dts[i]), chips[c], msg, err);
+            ir_free(&g);
+        }
+}
+
 TEST(resize_not_lowered_names_node)
 {
     int64_t xd[4] = {1, 3, 4, 4};
@@ -278,6 +298,7 @@ int main(void)
     RUN(resize_linear);
     RUN(resize_cubic);
     RUN(resize_crop_and_large);
+    RUN(resize_half_dtypes);
     RUN(resize_not_lowered_names_node);
     RUN(pad_modes);
     RUN(pad_reflect_too_wide_is_refused);
