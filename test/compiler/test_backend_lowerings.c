@@ -194,7 +194,8 @@ static double run_indices(IrGraph *g, const char *chipfile, const int64_t *idx, 
     memset(&p, 0, sizeof p);
     memset(in, 0, sizeof in);
     if (cfg_load(chipfile, &chip, &e) || ir_toposort(g, &e) || ir_infer_shapes(g, &e) || pass_run_all(g, &e)) goto done;
-    for (int i = 0; i < 2; i++) {
+    int nin = g->nin, ii = nin - 1;   /* idx is the last input; x the first when it is no constant */
+    for (int i = 0; i < nin; i++) {
         const IrTensor *gi = &g->t[g->inputs[i]];
         in[i].name = ir_strdup(gi->name);
         in[i].dtype = gi->dtype;
@@ -202,10 +203,10 @@ static double run_indices(IrGraph *g, const char *chipfile, const int64_t *idx, 
         memcpy(in[i].dims, gi->dims, sizeof in[i].dims);
         in[i].producer = -1;
         if (ir_alloc_data(&in[i], &e)) goto done;
-        for (int64_t k = 0; k < ir_numel(&in[i]); k++) ir_set_f(&in[i], k, i ? (double)idx[k] : frand());
+        for (int64_t k = 0; k < ir_numel(&in[i]); k++) ir_set_f(&in[i], k, i == ii ? (double)idx[k] : frand());
     }
-    if (ir_numel(&in[1]) != ni) { atl_fail(&e, "test: %lld indices given", (long long)ni); goto done; }
-    int irc = interp_run(g, in, 2, &outs, &e);
+    if (ir_numel(&in[ii]) != ni) { atl_fail(&e, "test: %lld indices given", (long long)ni); goto done; }
+    int irc = interp_run(g, in, nin, &outs, &e);
     BkRegionBases b;
     if (e2e_build(g, &chip, ISA_F32, NULL, NULL, &buf, &len, &m, &p, &b, &s, &e)) goto done;
     AbmStage st = abm_stage(&m.view, 0);
@@ -214,7 +215,7 @@ static double run_indices(IrGraph *g, const char *chipfile, const int64_t *idx, 
         AbmTensor at = abm_tensor(&m.view, t);
         uint8_t *d = sim_dram(s, b.base[ABM_REGION_IO] + at.offset, at.size);
         if (!d) { atl_fail(&e, "test: tensor '%s' outside DRAM", at.name); goto done; }
-        if (!strcmp(at.name, "x"))
+        if (!strcmp(at.name, "x") && nin == 2)
             for (int64_t k = 0; k < ir_numel(&in[0]); k++) { float v = (float)ir_get_f(&in[0], k); memcpy(d + 4 * k, &v, 4); }
         else if (!strcmp(at.name, "idx")) {
             CHECK_EQ_INT(at.dtype, ABM_DTYPE_INT32);
@@ -241,10 +242,16 @@ done:
     return err;
 }
 
+/* x is an input, or a constant table (an embedding) when r < 0 (rank -r) */
 static void gather_graph(IrGraph *g, int r, const int64_t *xd, int axis, int ir, const int64_t *id)
 {
     AtlErr e;
-    new_graph(g, "x", r, xd);
+    if (r > 0) new_graph(g, "x", r, xd);
+    else {
+        ir_init(g);
+        g->opset = 14;
+        cst(g, "x", -r, xd, 1.0f);
+    }
     ir_add_input(g, "idx", IR_I64, ir, id, &e);
     int n = ir_add_op(g, "Gather", "ga", "x,idx", "y", &e);
     ir_set_attr_int(g, n, "axis", axis, &e);
@@ -274,6 +281,8 @@ TEST(gather_runtime_indices)
     gather_run("gather axis 1, 2-D idx", 3, xd, 1, 2, i2, v2);
     int64_t x4[4] = {2, 3, 40, 6}, v3[5] = {39, -40, 0, 17, -2};
     gather_run("gather axis 2 of 4-D", 4, x4, 2, 1, i1, v3);
+    int64_t emb[2] = {50, 16}, v4[6] = {49, 0, 7, 7, -50, 12};
+    gather_run("embedding (constant)", -2, emb, 0, 2, i2, v4);
 }
 
 TEST(gather_out_of_range_faults)
