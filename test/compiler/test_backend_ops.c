@@ -2,39 +2,23 @@
  * (odd sizes, broadcasts, groups, strides, dilations, padding, transposes),
  * compiled for configs/tiny.ini and configs/a1.ini, run on the simulator
  * and compared with the reference interpreter. Each compiled program is
- * also checked structurally:
- *   - tile planner: every matrix/vector operand and every LMEM end of a DMA
- *     lies inside LMEM, matrix/vector operands are aligned to the chip's
- *     LMEM alignment;
- *   - pipeline emitter: per core, every semaphore is signalled exactly as
- *     often as it is waited on (no leftover counts, no wait without a
- *     signal), every engine stream has the same number of barriers and
- *     ends with `end`; the simulator (race detector on) ran it to the end.
- * Plus error messages that name the node and op. */
+ * also checked structurally (test/compiler/bk_check.h: operands inside
+ * LMEM and aligned, semaphores balanced, barriers and `end` per stream;
+ * the simulator, race detector on, ran it to the end). Plus error messages
+ * that name the node and op. (Matmul K split and multicast:
+ * test_backend_mm.c.) */
 #include <stdio.h>
 #include <stdlib.h>
 #include "test/test.h"
-#include "test/compiler/bk_e2e.h"
+#include "test/compiler/bk_check.h"
 
 static const char *const chips[] = {"configs/tiny.ini", "configs/a1.ini"};
 
 static uint32_t rng = 1;
-static float frand(void)
-{
-    rng = rng * 1664525u + 1013904223u;
-    return (float)((rng >> 8) & 0xffff) / 32768.0f - 1.0f;
-}
 
 static int cst(IrGraph *g, const char *name, int ndim, const int64_t *dims, float scale)
 {
-    int64_t n = 1;
-    for (int i = 0; i < ndim; i++) n *= dims[i];
-    float *v = malloc((size_t)(n ? n : 1) * sizeof *v);
-    for (int64_t i = 0; i < n; i++) v[i] = frand() * scale;
-    AtlErr e;
-    int t = ir_add_const(g, name, IR_F32, ndim, dims, v, &e);
-    free(v);
-    return t;
+    return bkc_const(g, name, ndim, dims, scale, &rng);
 }
 
 static int cst_i64(IrGraph *g, const char *name, int n, const int64_t *v)
@@ -50,96 +34,18 @@ static int cst_scalar(IrGraph *g, const char *name, float v)
     return ir_add_const(g, name, IR_F32, 0, NULL, &v, &e);
 }
 
-/* Structural checks of a compiled program (see the file comment). */
-static void check_program(const AtlProgram *p, const char *chipfile, const char *what)
-{
-    AtlChip chip;
-    AtlErr e;
-    REQUIRE(cfg_load(chipfile, &chip, &e) == 0);
-    /* signals of a multicast DMA land on every core of its mask */
-    int (*sig)[ISA_MAX_SEMAPHORES] = calloc((size_t)p->ncores, sizeof *sig);
-    REQUIRE(sig);
-    for (int core = 0; core < p->ncores; core++)
-        for (int eng = 0; eng < ISA_NUM_ENGINES; eng++) {
-            const AtlStream *s = &p->streams[core * ISA_NUM_ENGINES + eng];
-            for (int i = 0; i < s->count; i++) {
-                const AtlInsn *in = &s->insns[i];
-                if (!in->signal) continue;
-                if ((in->op == ISA_OP_DMA_COPY || in->op == ISA_OP_DMA_FILL) && in->dst_space == ISA_SPACE_LMEM && in->mask) {
-                    int base = core / chip.cores_per_cluster * chip.cores_per_cluster;
-                    for (int k = 0; k < chip.cores_per_cluster; k++)
-                        if (in->mask >> k & 1) sig[base + k][in->signal - 1]++;
-                } else sig[core][in->signal - 1]++;
-            }
-        }
-    for (int core = 0; core < p->ncores; core++) {
-        int wai[ISA_MAX_SEMAPHORES] = {0}, bars[ISA_NUM_ENGINES] = {0};
-        for (int eng = 0; eng < ISA_NUM_ENGINES; eng++) {
-            const AtlStream *s = &p->streams[core * ISA_NUM_ENGINES + eng];
-            CHECKF(s->count > 0 && s->insns[s->count - 1].op == ISA_OP_END, "%s: core %d engine %d does not end with end", what, core, eng);
-            for (int i = 0; i < s->count; i++) {
-                const AtlInsn *in = &s->insns[i];
-                if (in->wait) wai[in->wait - 1]++;
-                if (in->op == ISA_OP_BARRIER) bars[eng]++;
-                int f = isa_ops[in->op].format;
-                if (f == ISA_FMT_MM || f == ISA_FMT_CONV || f == ISA_FMT_VBIN || f == ISA_FMT_VUN || f == ISA_FMT_VPOOL ||
-                    f == ISA_FMT_VRED || f == ISA_FMT_VCAST) {
-                    CHECKF(in->dst % (uint64_t)chip.lmem_alignment == 0 && in->src % (uint64_t)chip.lmem_alignment == 0,
-                           "%s: core %d: misaligned operand of %s", what, core, isa_ops[in->op].mnemonic);
-                    CHECKF(in->dst < (uint64_t)chip.lmem_bytes && in->src < (uint64_t)chip.lmem_bytes,
-                           "%s: core %d: operand outside LMEM", what, core);
-                }
-                if (in->op == ISA_OP_DMA_COPY && in->dst_space == ISA_SPACE_LMEM)
-                    CHECKF(in->dst < (uint64_t)chip.lmem_bytes, "%s: DMA into LMEM beyond its size", what);
-            }
-        }
-        for (int k = 0; k < ISA_MAX_SEMAPHORES; k++)
-            CHECKF(sig[core][k] == wai[k], "%s: core %d semaphore %d signalled %d times, waited %d times", what, core, k, sig[core][k], wai[k]);
-        CHECKF(bars[0] == bars[1] && bars[1] == bars[2], "%s: core %d barrier counts differ per engine", what, core);
-    }
-    free(sig);
-}
-
 static void run_graph(IrGraph *g, const char *what, double tol)
 {
-    for (int c = 0; c < 2; c++) {
-        IrGraph copy;
-        /* each chip gets a fresh copy: passes modify the graph */
-        PbBuf pb = {0};
-        AtlErr e;
-        REQUIRE(onnx_save_buffer(g, &pb, &e) == 0);
-        REQUIRE(onnx_load_buffer(pb.p, pb.n, what, &copy, &e) == 0);
-        pb_free(&pb);
-        double err;
-        char msg[1024] = "";
-        AtlProgram p;
-        memset(&p, 0, sizeof p);
-        int rc = e2e_graph(&copy, chips[c], ISA_F32, &err, &p, msg, sizeof msg);
-        printf("  %-22s %-18s max err %.3g%s%s\n", what, chips[c], rc ? -1.0 : err, rc ? " ERROR: " : "", msg);
-        CHECKF(rc == 0, "%s on %s: %s", what, chips[c], msg);
-        if (rc == 0) {
-            CHECKF(err <= tol, "%s on %s: error %g > %g", what, chips[c], err, tol);
-            check_program(&p, chips[c], what);
-            prog_free(&p);
-        }
-        ir_free(&copy);
-    }
+    for (int c = 0; c < 2; c++) bkc_run_checked(g, chips[c], ISA_F32, what, tol, NULL);
 }
 
-static void new_graph(IrGraph *g, const char *in, int ndim, const int64_t *dims)
-{
-    AtlErr e;
-    ir_init(g);
-    g->opset = 14;
-    ir_add_input(g, in, IR_F32, ndim, dims, &e);
-}
 
 TEST(conv_grouped_strided)
 {
     IrGraph g;
     AtlErr e;
     int64_t xd[4] = {1, 4, 9, 11}, wd[4] = {6, 2, 3, 3}, bd[1] = {6};
-    new_graph(&g, "x", 4, xd);
+    bkc_new_graph(&g, "x", 4, xd);
     cst(&g, "w", 4, wd, 0.5f);
     cst(&g, "b", 1, bd, 0.5f);
     int n = ir_add_op(&g, "Conv", "conv", "x,w,b", "y", &e);
@@ -157,7 +63,7 @@ TEST(conv_dilated_relu)
     IrGraph g;
     AtlErr e;
     int64_t xd[4] = {2, 3, 12, 12}, wd[4] = {5, 3, 3, 3};
-    new_graph(&g, "x", 4, xd);
+    bkc_new_graph(&g, "x", 4, xd);
     cst(&g, "w", 4, wd, 0.5f);
     int n = ir_add_op(&g, "Conv", "conv", "x,w", "c", &e);
     int64_t pads[4] = {2, 2, 2, 2}, dl[2] = {2, 2};
@@ -174,7 +80,7 @@ TEST(conv_depthwise_clip)
     IrGraph g;
     AtlErr e;
     int64_t xd[4] = {2, 8, 10, 10}, wd[4] = {8, 1, 3, 3}, bd[1] = {8};
-    new_graph(&g, "x", 4, xd);
+    bkc_new_graph(&g, "x", 4, xd);
     cst(&g, "w", 4, wd, 1.0f);
     cst(&g, "b", 1, bd, 0.5f);
     cst_scalar(&g, "lo", 0.0f);
@@ -194,7 +100,7 @@ TEST(gemm_transposed)
     IrGraph g;
     AtlErr e;
     int64_t xd[2] = {7, 5}, bd[2] = {4, 7}, cd[1] = {4};
-    new_graph(&g, "x", 2, xd);
+    bkc_new_graph(&g, "x", 2, xd);
     cst(&g, "B", 2, bd, 0.5f);
     cst(&g, "C", 1, cd, 0.5f);
     int n = ir_add_op(&g, "Gemm", "gemm", "x,B,C", "y", &e);
@@ -212,7 +118,7 @@ TEST(matmul_batched_and_activations)
     IrGraph g;
     AtlErr e;
     int64_t xd[3] = {3, 5, 16}, bd[2] = {16, 9}, biasd[1] = {9}, perm[3] = {0, 2, 1};
-    new_graph(&g, "x", 3, xd);
+    bkc_new_graph(&g, "x", 3, xd);
     cst(&g, "B", 2, bd, 0.5f);
     cst(&g, "bias", 1, biasd, 0.5f);
     ir_add_op(&g, "MatMul", "mm", "x,B", "m", &e);
@@ -230,7 +136,7 @@ TEST(elementwise_broadcast)
     IrGraph g;
     AtlErr e;
     int64_t xd[4] = {2, 3, 4, 5}, c1[3] = {3, 1, 1}, c2[1] = {5}, c3[3] = {1, 4, 1};
-    new_graph(&g, "x", 4, xd);
+    bkc_new_graph(&g, "x", 4, xd);
     cst(&g, "c1", 3, c1, 1.0f);
     cst(&g, "c2", 1, c2, 1.0f);
     int t3 = cst(&g, "c3", 3, c3, 1.0f);
@@ -251,7 +157,7 @@ TEST(activations)
     IrGraph g;
     AtlErr e;
     int64_t xd[2] = {3, 37};
-    new_graph(&g, "x", 2, xd);
+    bkc_new_graph(&g, "x", 2, xd);
     ir_add_op(&g, "Sigmoid", "sig", "x", "a", &e);
     ir_add_op(&g, "Tanh", "tanh", "a", "b", &e);
     int n = ir_add_op(&g, "LeakyRelu", "lrelu", "x", "c", &e);
@@ -279,7 +185,7 @@ TEST(softmax_and_reductions)
     IrGraph g;
     AtlErr e;
     int64_t xd[4] = {2, 3, 4, 6}, ax23[2] = {2, 3}, ax1[1] = {1};
-    new_graph(&g, "x", 4, xd);
+    bkc_new_graph(&g, "x", 4, xd);
     ir_add_op(&g, "Softmax", "sm", "x", "a", &e);                   /* axis -1 */
     int n = ir_add_op(&g, "Softmax", "sm1", "x", "b", &e);
     ir_set_attr_int(&g, n, "axis", 1, &e);                           /* inner > 1 */
@@ -311,7 +217,7 @@ TEST(pools)
     IrGraph g;
     AtlErr e;
     int64_t xd[4] = {2, 5, 11, 9}, k3[2] = {3, 3}, s2[2] = {2, 2}, p1[4] = {1, 1, 1, 1}, k2[2] = {2, 2};
-    new_graph(&g, "x", 4, xd);
+    bkc_new_graph(&g, "x", 4, xd);
     int n = ir_add_op(&g, "MaxPool", "mp", "x", "a", &e);            /* [2,5,6,5] */
     ir_set_attr_ints(&g, n, "kernel_shape", k3, 2, &e);
     ir_set_attr_ints(&g, n, "strides", s2, 2, &e);
@@ -335,7 +241,7 @@ TEST(data_movement)
     IrGraph g;
     AtlErr e;
     int64_t xd[4] = {2, 3, 6, 5}, perm[4] = {0, 2, 3, 1};
-    new_graph(&g, "x", 4, xd);
+    bkc_new_graph(&g, "x", 4, xd);
     int n = ir_add_op(&g, "Transpose", "tr", "x", "t", &e);          /* [2,6,5,3] */
     ir_set_attr_ints(&g, n, "perm", perm, 4, &e);
     int64_t st[2] = {1, 0}, en[2] = {6, 5}, ax[2] = {1, 2}, sp[2] = {2, 2};
@@ -366,7 +272,7 @@ static void resize_case(const char *what, const float *scales, const char *ctm, 
     IrGraph g;
     AtlErr e;
     int64_t xd[4] = {1, 3, 5, 4}, four = 4;
-    new_graph(&g, "x", 4, xd);
+    bkc_new_graph(&g, "x", 4, xd);
     ir_add_const(&g, "roi", IR_F32, 1, (int64_t[]){0}, NULL, &e);
     ir_add_const(&g, "scales", IR_F32, 1, &four, scales, &e);
     int n = ir_add_op(&g, "Resize", "rs", "x,roi,scales", "r", &e);
@@ -399,7 +305,7 @@ TEST(layernorm_opset17)
     IrGraph g;
     AtlErr e;
     int64_t xd[3] = {2, 7, 24}, ld[1] = {24};
-    new_graph(&g, "x", 3, xd);
+    bkc_new_graph(&g, "x", 3, xd);
     g.opset = 17;
     cst(&g, "gamma", 1, ld, 1.0f);
     cst(&g, "beta", 1, ld, 1.0f);
@@ -414,7 +320,7 @@ TEST(batchnorm_unfused)
     IrGraph g;
     AtlErr e;
     int64_t xd[4] = {2, 4, 3, 5}, cd[1] = {4};
-    new_graph(&g, "x", 4, xd);
+    bkc_new_graph(&g, "x", 4, xd);
     cst(&g, "s", 1, cd, 1.0f);
     cst(&g, "bb", 1, cd, 1.0f);
     cst(&g, "m", 1, cd, 1.0f);
@@ -431,7 +337,7 @@ TEST(unsupported_op_names_node)
     IrGraph g;
     AtlErr e = {{0}};
     int64_t xd[2] = {2, 3};
-    new_graph(&g, "x", 2, xd);
+    bkc_new_graph(&g, "x", 2, xd);
     ir_add_op(&g, "Erf", "lonely_erf", "x", "y", &e);
     ir_add_output(&g, "y", &e);
     double err;
