@@ -328,6 +328,9 @@ int bk_lower_mm(BkCtx *c, int node, BkGroup *g, AtlErr *e)
     if ((abt != 1 && abt != ybt) || (bbt != 1 && bbt != ybt))
         return bk_fail(c, node, e, "partially broadcast batch dimensions are not lowered");
     if (M > 65535 || K > 65535 || N > 65535) return bk_fail(c, node, e, "a matrix dimension exceeds 65535");
+    if (M < 1 || K < 1 || N < 1 || ybt < 1)
+        return bk_fail(c, node, e, "an empty product (batch %lld, M %lld, K %lld, N %lld) is not lowered", (long long)ybt,
+                       (long long)M, (long long)K, (long long)N);
     l->bt = (int)ybt; l->M = (int)M; l->K = (int)K; l->Nn = (int)N;
     l->a_bs = abt == 1 ? 0 : M * K;
     l->a_rs = ta ? 1 : K; l->a_cs = ta ? M : 1;

@@ -8,7 +8,7 @@
  * with 16 KiB of LMEM, configs/a1.ini and a copy of a1 with less LMEM.
  * The program itself shows what the planner chose: the number of k chunks
  * is 1 + (mm with acc=1) / (mm with acc=0), multicast is a DMA into LMEM
- * with a core mask. */
+ * with a core mask. Plus the error for an empty product (K = 0). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -198,6 +198,29 @@ TEST(models_on_16k_lmem)
     unlink(lm16);
 }
 
+/* K = 0: a clear error naming the node, not a division by zero. */
+TEST(empty_product_names_node)
+{
+    IrGraph g;
+    AtlErr e;
+    int64_t xd[2] = {3, 0}, bd[2] = {0, 4};
+    bkc_new_graph(&g, "x", 2, xd);
+    cst(&g, "B", 2, bd, 0.5f);
+    ir_add_op(&g, "MatMul", "empty_mm", "x,B", "y", &e);
+    ir_add_output(&g, "y", &e);
+    AtlChip chip;
+    REQUIRE(cfg_load("configs/tiny.ini", &chip, &e) == 0);
+    REQUIRE(ir_toposort(&g, &e) == 0 && ir_infer_shapes(&g, &e) == 0 && pass_run_all(&g, &e) == 0);
+    AbmWriter *w = abm_writer_new(cfg_fingerprint(&chip));
+    BkOptions o;
+    bk_options_default(&o);
+    CHECK(bk_compile(&g, &chip, &o, w, NULL, &e) != 0);
+    CHECK_STR_CONTAINS(e.msg, "empty_mm");
+    CHECK_STR_CONTAINS(e.msg, "empty product");
+    abm_writer_free(w);
+    ir_free(&g);
+}
+
 int main(void)
 {
     RUN(k_split_gemm_bias_relu_transb);
@@ -205,5 +228,6 @@ int main(void)
     RUN(multicast_constant_b_a1);
     RUN(multicast_with_k_split);
     RUN(models_on_16k_lmem);
+    RUN(empty_product_names_node);
     return test_summary("test_backend_mm");
 }
