@@ -18,6 +18,8 @@
  *                generator of each tile's loads, computes and stores.
  *   bk_tile.c    the LMEM tile planner (slot layout, alignment, banks) and
  *                the choice of tile shape by the cost model.
+ *   bk_resident.c the group-resident LMEM region below the slots (multicast
+ *                weights, K-split accumulators).
  *   bk_cost.c    the cost model (isa/timing.h formulas per instruction,
  *                3-stage pipeline time-step table per core).
  *   bk_emit.c    the pipeline emitter: tiles -> per-core DMA/MAT/VEC streams

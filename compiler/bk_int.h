@@ -62,6 +62,7 @@ typedef struct BkLow {
     uint64_t x, y, w, b;          /* tagged DRAM addresses (b: f32 bias or 0) */
     /* matmul: Y[bt][M][N] = A[bt][M][K] x B[bt][K][N] (+ bias[N] f32) */
     int bt, M, K, Nn, mt, nt, nmc, nnc;
+    int kt, nkc;                  /* K chunk depth and count (nkc > 1: K split) */
     int64_t a_bs, a_rs, a_cs, b_bs, b_rs, b_cs; /* element strides of A, B (batch, row, col) */
     /* elementwise / reduce / softmax: 4-D output box tiling */
     uint32_t od[4];               /* output dims (collapsed) */
@@ -83,6 +84,7 @@ typedef struct BkLow {
     uint64_t l_in, l_w, l_acc, l_b, l_out, l_tmp, l_reg[BK_MAXIN + BK_MAXSTEP];
     uint64_t l_wres, l_bres;      /* resident (multicast) weights and bias, absolute LMEM */
     int32_t *aux;                 /* per-kind table (malloc'd, freed with the group): resize bands */
+    uint64_t l_accres;            /* K split: two resident f32 accumulators, absolute LMEM */
 } BkLow;
 
 struct BkGroup {
@@ -92,7 +94,8 @@ struct BkGroup {
     int ntiles;
     int *tile_core;               /* core of each tile (malloc'd) */
     int *tile_wkey;               /* weight key of each tile, -1 none (malloc'd) */
-    uint64_t slot_off, slot_size; /* LMEM of the two slots: slot b at slot_off + b * slot_size */
+    uint64_t slot_off, slot_size; /* LMEM of the two slots: slot b at slot_off + b * slot_size;
+                                   * [0, slot_off) is group-resident (bk_resident.c) */
     int direct;                   /* DMA-only layer: no pipeline, no slots */
     BkTileGen gen;
     BkLow lw;
@@ -219,6 +222,14 @@ int bk_assign_tiles(BkCtx *c, BkGroup *g, int ntiles, AtlErr *e);
  * ntiles must be a multiple of run. */
 int bk_assign_tile_runs(BkCtx *c, BkGroup *g, int ntiles, int run, AtlErr *e);
 void bk_group_free(BkGroup *g);
+
+/* bk_resident.c */
+/* Rounds bytes up to the LMEM operand alignment. */
+uint64_t bk_align_up(const BkCtx *c, uint64_t bytes);
+/* Reserves `bytes` of group-resident LMEM below the slots and sets
+ * g->slot_off/slot_size (0 bytes: the default slots); -1 if no slot room
+ * is left. */
+int bk_reserve_resident(const BkCtx *c, BkGroup *g, uint64_t bytes);
 
 /* bk_cost.c */
 /* Prices a group by generating its tiles and running the time-step table of

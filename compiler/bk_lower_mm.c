@@ -1,5 +1,5 @@
 /* bk_lower_mm.c - Gemm and MatMul (batched, broadcast, transposed) on the
- * matrix unit.
+ * matrix unit, with K split and weight multicast.
  *
  * Reads: Gemm (transA, transB, alpha, beta, C) or MatMul with any batch
  *   dims that are either full or broadcast (all 1) on each side.
@@ -7,12 +7,53 @@
  *   [bt][K][N] in the storage dtype with alpha folded in; an activation B
  *   (or A) is read through DMA strides, so transposes cost nothing extra.
  *   Gemm's C (times beta) is stored in f32, per column or full [M][N].
- * Tiles: (n chunk, batch, m chunk), n-chunk-major so consecutive tiles of a
- *   core keep the same B slice (weight key); K is whole inside a tile. A
- *   tile loads A rows and a B column block, runs one `mm` into an f32
- *   accumulator, adds the bias, applies the fused activation, casts to the
- *   storage dtype if needed and stores the block. The tile shape is the
- *   cheapest by the cost model among halvings of M and N that fit a slot. */
+ * Tiles: a tile is (output tile, k chunk); output tiles are (n chunk,
+ *   batch, m chunk), n-chunk-major so consecutive tiles of a core keep the
+ *   same B slice (weight key = B block). A tile loads its A block
+ *   [mt][kt] and B block [kt][nt] and runs one `mm`. With one k chunk
+ *   (K whole) the f32 accumulator is in the slot; the tile adds the bias,
+ *   applies the fused activation, casts to the storage dtype if needed and
+ *   stores the block.
+ * K split (only when no tile with K whole fits a slot): the k chunks of one
+ *   output tile are consecutive tiles on one core (bk_assign_tile_runs).
+ *   Its f32 accumulator is group-resident (bk_resident.c), one of TWO
+ *   buffers chosen by the output tile's parity: chunk 0 runs `mm` without
+ *   acc, later chunks with acc=1 (same k order as one unsplit `mm`, so the
+ *   sums are bit-identical), the last chunk adds the bias, applies the
+ *   activation, casts, and its store stage stores the block; the other
+ *   chunks store nothing.
+ *   Why two buffers suffice with the pipeline emitter unchanged: the
+ *   emitter queues a core's DMAs as L0, L1, S0, L2, S1, ..., so the loads of
+ *   local tile i follow the stores of local tile i-2; the simulator's DMA
+ *   engine runs one instruction at a time, in queue order (docs/simulator.md),
+ *   so those loads complete, and LOADED is signalled, only after those
+ *   stores finished. Output tile j's last chunk is local tile (j+1)kc-1 and
+ *   output tile j+2's first chunk is local tile (j+2)kc; its loads follow
+ *   the stores of tile (j+2)kc-2 >= (j+1)kc-1 (kc >= 1), which waited for
+ *   tile j's last compute (COMPUTED). So the first `mm` of output tile j+2,
+ *   which waits for its LOADED, starts after output tile j's result was
+ *   computed and stored, and overwrites the buffer j+2 shares with j only
+ *   then; output tile j+1 uses the other buffer. Chunks of one output tile
+ *   add into it in order: their `mm`s run on the one in-order matrix
+ *   engine, and the vector epilogue of the last chunk is ordered after its
+ *   `mm` by the emitter's hand-over. Buffer parity is the global output
+ *   tile index: each core runs whole runs of consecutive output tiles, so
+ *   its consecutive output tiles alternate too. The full-simulation tests
+ *   (race detector on) check this: one buffer instead of two races.
+ * Weight multicast (constant, unbatched B on a chip with clusters of
+ *   several cores): the whole B, block-major [n chunk][k chunk][kt][nt]
+ *   (each block aligned), is group-resident in every core of a cluster that
+ *   runs tiles, written once per cluster by the emitter's multicast
+ *   prologue (mm_prologue); tiles then load only A and the bias. With a K
+ *   split too, the resident region holds B first, then the accumulators.
+ * Tile shape: the cheapest by the cost model among halvings of M and N (and
+ *   both B modes, per-tile loads or multicast, when multicast is possible)
+ *   that fit, at one K depth: K whole when a tile with K whole fills the
+ *   matrix unit (mt >= its rows and nt >= its columns, or all of M, N),
+ *   else the first halving of K where one does (choose()). Only that depth
+ *   is priced, and only its shapes with few enough tiles, which keeps the
+ *   search cheap: a chip whose LMEM holds useful whole-K tiles prices no
+ *   split at all. */
 #include <stdlib.h>
 #include <string.h>
 #include <stdio.h>
@@ -21,124 +62,246 @@
 
 static int imin(int a, int b) { return a < b ? a : b; }
 
-static int mm_gen(BkCtx *c, const BkGroup *g, int t, uint64_t slot, BkCode *k, AtlErr *e)
+/* Position of tile t: output tile j = (nci, bi, mci), k chunk kci. */
+typedef struct MmTile { int j, nci, bi, mci, kci, m0, mn, n0, nn, k0, kn; } MmTile;
+
+static MmTile tile_at(const BkLow *l, int t)
+{
+    MmTile p;
+    p.kci = t % l->nkc;
+    p.j = t / l->nkc;
+    p.nci = p.j / (l->bt * l->nmc);
+    int r = p.j % (l->bt * l->nmc);
+    p.bi = r / l->nmc;
+    p.mci = r % l->nmc;
+    p.m0 = p.mci * l->mt; p.mn = imin(l->mt, l->M - p.m0);
+    p.n0 = p.nci * l->nt; p.nn = imin(l->nt, l->Nn - p.n0);
+    p.k0 = p.kci * l->kt; p.kn = imin(l->kt, l->K - p.k0);
+    return p;
+}
+
+/* Bytes between resident B blocks, and between the two accumulators. */
+static uint64_t wblock_bytes(const BkCtx *c, const BkLow *l) { return bk_align_up(c, (uint64_t)l->kt * l->nt * c->es); }
+static uint64_t acc_bytes(const BkCtx *c, const BkLow *l) { return bk_align_up(c, (uint64_t)l->mt * l->nt * 4); }
+
+/* The bias, activation, cast and store of an output tile whose f32 sums
+ * are at acc. */
+static int epilogue(BkCtx *c, const BkGroup *g, const MmTile *p, uint64_t slot, uint64_t acc, BkCode *k, AtlErr *e)
 {
     const BkLow *l = &g->lw;
-    int nci = t / (l->bt * l->nmc), r = t % (l->bt * l->nmc), bi = r / l->nmc, mci = r % l->nmc;
-    int m0 = mci * l->mt, mn = imin(l->mt, l->M - m0), n0 = nci * l->nt, nn = imin(l->nt, l->Nn - n0);
     int es = c->es, dt = c->dt;
-    uint32_t sh[4] = {1, 1, (uint32_t)mn, (uint32_t)l->K};
-    int64_t ds[4], ss[4] = {0, 0, l->a_rs, l->a_cs};
-    bk_compact(sh, ds);
-    uint64_t src = l->x + (uint64_t)(bi * l->a_bs + m0 * l->a_rs) * es;
-    AtlInsn in = bk_dma(dt, ISA_SPACE_LMEM, slot + l->l_in, ISA_SPACE_DRAM, src, sh, ds, ss);
-    bk_code_ld(k, &in, 0);
-    sh[2] = (uint32_t)l->K; sh[3] = (uint32_t)nn;
-    ss[2] = l->b_rs; ss[3] = l->b_cs;
-    bk_compact(sh, ds);
-    src = l->w + (uint64_t)(bi * l->b_bs + n0 * l->b_cs) * es;
-    in = bk_dma(dt, ISA_SPACE_LMEM, slot + l->l_w, ISA_SPACE_DRAM, src, sh, ds, ss);
-    bk_code_ld(k, &in, l->b_bs == 0 && l->count_pad);   /* count_pad: B is a constant */
-    uint32_t osh[4] = {1, 1, (uint32_t)mn, (uint32_t)nn};
-    int64_t oc[4];
+    uint32_t osh[4] = {1, 1, (uint32_t)p->mn, (uint32_t)p->nn};
+    int64_t oc[4], ds[4];
     bk_compact(osh, oc);
+    AtlInsn in;
     if (l->b) {
-        /* pool_op: 1 = bias is [M][N], 0 = per column */
-        sh[2] = l->pool_op ? (uint32_t)mn : 1; sh[3] = (uint32_t)nn;
-        ss[2] = l->pool_op ? l->Nn : 0; ss[3] = 1;
-        bk_compact(sh, ds);
-        src = l->b + (uint64_t)((l->pool_op ? m0 * l->Nn : 0) + n0) * 4;
-        in = bk_dma(ISA_F32, ISA_SPACE_LMEM, slot + l->l_b, ISA_SPACE_DRAM, src, sh, ds, ss);
-        bk_code_ld(k, &in, !l->pool_op);
-    }
-    AtlInsn mm;
-    memset(&mm, 0, sizeof mm);
-    mm.op = ISA_OP_MM;
-    mm.dtype = (uint8_t)dt;
-    mm.dst = slot + l->l_acc;
-    mm.src = slot + l->l_in;
-    mm.src2 = slot + l->l_w;
-    mm.m = (uint32_t)mn; mm.k = (uint32_t)l->K; mm.n = (uint32_t)nn;
-    mm.lda = (uint32_t)l->K; mm.ldb = (uint32_t)nn; mm.ldc = (uint32_t)nn;
-    bk_code_cp(k, &mm);
-    if (l->b) {
-        int64_t bs[4] = {0, 0, l->pool_op ? nn : 0, 1};
-        in = bk_vbin(ISA_OP_V_ADD, ISA_F32, slot + l->l_acc, slot + l->l_acc, slot + l->l_b, osh, oc, oc, bs);
+        int64_t bs[4] = {0, 0, l->pool_op ? p->nn : 0, 1};
+        in = bk_vbin(ISA_OP_V_ADD, ISA_F32, acc, acc, slot + l->l_b, osh, oc, oc, bs);
         bk_code_cp(k, &in);
     }
-    if (l->act[0] && bk_act_code(k, l->act, l->act_alpha, l->act_beta, ISA_F32, slot + l->l_acc, slot + l->l_tmp,
-                                 (uint32_t)(mn * nn), 0))
+    if (l->act[0] && bk_act_code(k, l->act, l->act_alpha, l->act_beta, ISA_F32, acc, slot + l->l_tmp,
+                                 (uint32_t)(p->mn * p->nn), 0))
         return bk_fail(c, g->node, e, "activation %s cannot be fused", l->act);
-    uint64_t res = slot + l->l_acc;
+    uint64_t res = acc;
     if (dt != ISA_F32) {
         memset(&in, 0, sizeof in);
         in.op = ISA_OP_V_CAST;
         in.dtype = ISA_F32;
         in.otype = (uint8_t)dt;
         in.dst = slot + l->l_out;
-        in.src = res;
+        in.src = acc;
         for (int d = 0; d < 4; d++) { in.shape[d] = osh[d]; in.dst_stride[d] = (int32_t)oc[d]; in.src_stride[d] = (int32_t)oc[d]; }
         bk_code_cp(k, &in);
         res = slot + l->l_out;
     }
     ds[0] = 0; ds[1] = 0; ds[2] = l->Nn; ds[3] = 1;
-    uint64_t dst = l->y + ((uint64_t)bi * l->M * l->Nn + (uint64_t)m0 * l->Nn + (uint64_t)n0) * es;
+    uint64_t dst = l->y + ((uint64_t)p->bi * l->M * l->Nn + (uint64_t)p->m0 * l->Nn + (uint64_t)p->n0) * es;
     in = bk_dma(dt, ISA_SPACE_DRAM, dst, ISA_SPACE_LMEM, res, osh, ds, oc);
     bk_code_st(k, &in);
     return 0;
 }
 
-static int layout(const BkCtx *c, const BkGroup *g, BkLow *l)
+static int mm_gen(BkCtx *c, const BkGroup *g, int t, uint64_t slot, BkCode *k, AtlErr *e)
 {
-    uint64_t used = 0, mt = (uint64_t)l->mt, nt = (uint64_t)l->nt;
-    l->l_in = bk_slot_alloc(c, &used, mt * l->K * c->es);
-    l->l_w = bk_slot_alloc(c, &used, (uint64_t)l->K * nt * c->es);
+    const BkLow *l = &g->lw;
+    MmTile p = tile_at(l, t);
+    int es = c->es, dt = c->dt, last = p.kci == l->nkc - 1;
+    uint32_t sh[4] = {1, 1, (uint32_t)p.mn, (uint32_t)p.kn};
+    int64_t ds[4], ss[4] = {0, 0, l->a_rs, l->a_cs};
+    bk_compact(sh, ds);
+    uint64_t src = l->x + (uint64_t)(p.bi * l->a_bs + p.m0 * l->a_rs + p.k0 * l->a_cs) * es;
+    AtlInsn in = bk_dma(dt, ISA_SPACE_LMEM, slot + l->l_in, ISA_SPACE_DRAM, src, sh, ds, ss);
+    bk_code_ld(k, &in, 0);
+    uint64_t bsrc = slot + l->l_w;
+    if (g->mcast) {
+        bsrc = l->l_wres + (uint64_t)(p.nci * l->nkc + p.kci) * wblock_bytes(c, l);
+    } else {
+        sh[2] = (uint32_t)p.kn; sh[3] = (uint32_t)p.nn;
+        ss[2] = l->b_rs; ss[3] = l->b_cs;
+        bk_compact(sh, ds);
+        src = l->w + (uint64_t)(p.bi * l->b_bs + p.k0 * l->b_rs + p.n0 * l->b_cs) * es;
+        in = bk_dma(dt, ISA_SPACE_LMEM, bsrc, ISA_SPACE_DRAM, src, sh, ds, ss);
+        bk_code_ld(k, &in, l->b_bs == 0 && l->count_pad);   /* count_pad: B is a constant */
+    }
+    if (l->b && last) {
+        /* pool_op: 1 = bias is [M][N], 0 = per column */
+        sh[2] = l->pool_op ? (uint32_t)p.mn : 1; sh[3] = (uint32_t)p.nn;
+        ss[2] = l->pool_op ? l->Nn : 0; ss[3] = 1;
+        bk_compact(sh, ds);
+        src = l->b + (uint64_t)((l->pool_op ? p.m0 * l->Nn : 0) + p.n0) * 4;
+        in = bk_dma(ISA_F32, ISA_SPACE_LMEM, slot + l->l_b, ISA_SPACE_DRAM, src, sh, ds, ss);
+        bk_code_ld(k, &in, !l->pool_op);
+    }
+    uint64_t acc = l->nkc > 1 ? l->l_accres + (uint64_t)(p.j % 2) * acc_bytes(c, l) : slot + l->l_acc;
+    AtlInsn mm;
+    memset(&mm, 0, sizeof mm);
+    mm.op = ISA_OP_MM;
+    mm.dtype = (uint8_t)dt;
+    mm.acc = p.kci > 0;
+    mm.dst = acc;
+    mm.src = slot + l->l_in;
+    mm.src2 = bsrc;
+    mm.m = (uint32_t)p.mn; mm.k = (uint32_t)p.kn; mm.n = (uint32_t)p.nn;
+    mm.lda = (uint32_t)p.kn; mm.ldb = (uint32_t)p.nn; mm.ldc = (uint32_t)p.nn;
+    bk_code_cp(k, &mm);
+    return last ? epilogue(c, g, &p, slot, acc, k, e) : 0;
+}
+
+/* The multicast prologue: constant B [K][N] in DRAM -> resident blocks
+ * [n chunk][k chunk][kn][nn], one DMA per kind of block (full or last,
+ * along n and k). The emitter sets the mask and the signal. */
+static int mm_prologue(BkCtx *c, const BkGroup *g, BkCode *k, AtlErr *e)
+{
+    const BkLow *l = &g->lw;
+    (void)e;
+    int es = c->es, fn = l->Nn / l->nt, rn = l->Nn % l->nt, fk = l->K / l->kt, rk = l->K % l->kt;
+    int64_t blk = (int64_t)(wblock_bytes(c, l) / (uint64_t)es);
+    for (int pn = 0; pn < 2; pn++)
+        for (int pk = 0; pk < 2; pk++) {
+            int cn = pn ? rn > 0 : fn, wn = pn ? rn : l->nt, ck = pk ? rk > 0 : fk, wk = pk ? rk : l->kt;
+            int nc0 = pn ? fn : 0, kc0 = pk ? fk : 0;
+            if (!cn || !ck) continue;
+            uint32_t sh[4] = {(uint32_t)cn, (uint32_t)ck, (uint32_t)wk, (uint32_t)wn};
+            int64_t ss[4] = {l->nt, (int64_t)l->kt * l->Nn, l->Nn, 1};
+            int64_t ds[4] = {l->nkc * blk, blk, wn, 1};
+            uint64_t dst = l->l_wres + (uint64_t)(nc0 * l->nkc + kc0) * (uint64_t)blk * es;
+            uint64_t src = l->w + ((uint64_t)kc0 * l->kt * l->Nn + (uint64_t)nc0 * l->nt) * es;
+            AtlInsn in = bk_dma(c->dt, ISA_SPACE_LMEM, dst, ISA_SPACE_DRAM, src, sh, ds, ss);
+            bk_code_st(k, &in);
+        }
+    return 0;
+}
+
+/* Chunk counts, resident region (multicast B, K-split accumulators) and
+ * slot layout for the tile shape in l and B mode m (1 = multicast);
+ * 0 if it fits. */
+static int plan(const BkCtx *c, BkGroup *g, int m)
+{
+    BkLow *l = &g->lw;
+    uint64_t mt = (uint64_t)l->mt, nt = (uint64_t)l->nt, kt = (uint64_t)l->kt;
+    l->nmc = (l->M + l->mt - 1) / l->mt;
+    l->nnc = (l->Nn + l->nt - 1) / l->nt;
+    l->nkc = (l->K + l->kt - 1) / l->kt;
+    g->mcast = m;
+    g->prologue = m ? mm_prologue : NULL;
+    l->l_wres = 0;
+    uint64_t res = m ? (uint64_t)l->nnc * l->nkc * wblock_bytes(c, l) : 0;
+    l->l_accres = res;
+    if (l->nkc > 1) res += 2 * acc_bytes(c, l);
+    if (bk_reserve_resident(c, g, res)) return -1;
+    uint64_t used = 0;
+    l->l_in = bk_slot_alloc(c, &used, mt * kt * c->es);
+    l->l_w = m ? 0 : bk_slot_alloc(c, &used, kt * nt * c->es);
     l->l_b = l->b ? bk_slot_alloc(c, &used, (l->pool_op ? mt : 1) * nt * 4) : 0;
-    l->l_acc = bk_slot_alloc(c, &used, mt * nt * 4);
+    l->l_acc = l->nkc == 1 ? bk_slot_alloc(c, &used, mt * nt * 4) : 0;
     l->l_tmp = !strcmp(l->act, "HardSwish") ? bk_slot_alloc(c, &used, mt * nt * 4) : 0;
     l->l_out = c->dt != ISA_F32 ? bk_slot_alloc(c, &used, mt * nt * c->es) : 0;
     return used <= g->slot_size ? 0 : -1;
 }
 
-static void keys(BkGroup *g)
+/* Assigns the tiles of the planned shape (k chunks of an output tile as
+ * one run) and their weight keys (the B block; B of every batch is the
+ * same block when B is not batched). */
+static int assign(BkCtx *c, BkGroup *g, AtlErr *e)
 {
     const BkLow *l = &g->lw;
+    if (bk_assign_tile_runs(c, g, l->nnc * l->bt * l->nmc * l->nkc, l->nkc, e)) return -1;
     for (int t = 0; t < g->ntiles; t++) {
-        int nci = t / (l->bt * l->nmc), bi = t % (l->bt * l->nmc) / l->nmc;
-        g->tile_wkey[t] = l->b_bs == 0 ? nci : nci * l->bt + bi;
+        MmTile p = tile_at(l, t);
+        g->tile_wkey[t] = (l->b_bs == 0 ? p.nci : p.nci * l->bt + p.bi) * l->nkc + p.kci;
     }
+    return 0;
 }
 
+typedef struct MmShape { int mt, nt, kt, mode; uint64_t cycles; } MmShape;
+
+/* The candidates with depth kt: every (B mode, nt, mt) halving that fits.
+ * Without `best`: counts them into d (how many, the fewest tiles per B
+ * mode, whether one fills the matrix unit: nt >= its columns and mt >= its
+ * rows, or all of N, M). With `best`: prices those of mode m with at most
+ * limit[m] tiles and keeps the cheapest in *best. -1 on error. */
+typedef struct MmDepth { int fitted, full; int64_t min_tiles[2]; } MmDepth;
+
+static int scan_depth(BkCtx *c, BkGroup *g, int kt, int modes, const int64_t *limit, MmShape *best, MmDepth *d,
+                      AtlErr *e)
+{
+    BkLow *l = &g->lw;
+    memset(d, 0, sizeof *d);
+    d->min_tiles[0] = d->min_tiles[1] = INT64_MAX;
+    for (int m = 0; m < modes; m++)
+        for (int nt = l->Nn;; nt = (nt + 1) / 2) {
+            for (int mt = l->M;; mt = (mt + 1) / 2) {
+                l->mt = mt; l->nt = nt; l->kt = kt;
+                if (plan(c, g, m) == 0) {
+                    int64_t tiles = (int64_t)l->nnc * l->bt * l->nmc * l->nkc;
+                    d->fitted++;
+                    if (tiles < d->min_tiles[m]) d->min_tiles[m] = tiles;
+                    if (nt >= imin(l->Nn, c->chip->mm_cols) && mt >= imin(l->M, c->chip->mm_rows)) d->full = 1;
+                    if (best && tiles <= limit[m]) {
+                        if (assign(c, g, e) || bk_cost_group(c, g, e)) return -1;
+                        if (g->est_cycles < best->cycles) *best = (MmShape){mt, nt, kt, m, g->est_cycles};
+                    }
+                }
+                if (mt == 1) break;
+            }
+            if (nt == 1) break;
+        }
+    return 0;
+}
+
+/* The depth: K whole when a tile with K whole fills the matrix unit, else
+ * K halved until one does (or until halving again would go below the
+ * unit's rows, or to 1). Only that depth is priced, and only its shapes
+ * with at most max(16 x cores, 2 x the fewest of their B mode) tiles: many
+ * small tiles are slow to price and never cheapest (per mode: the slots
+ * of the multicast mode are smaller, so its tiles are too). */
 static int choose(BkCtx *c, BkGroup *g, AtlErr *e)
 {
     BkLow *l = &g->lw;
-    int bm = -1, bn = -1;
-    uint64_t best = UINT64_MAX;
-    for (int nt = l->Nn;; nt = (nt + 1) / 2) {
-        for (int mt = l->M;; mt = (mt + 1) / 2) {
-            l->mt = mt; l->nt = nt;
-            if (layout(c, g, l) == 0) {
-                l->nmc = (l->M + mt - 1) / mt;
-                l->nnc = (l->Nn + nt - 1) / nt;
-                if (bk_assign_tiles(c, g, l->nnc * l->bt * l->nmc, e)) return -1;
-                keys(g);
-                if (bk_cost_group(c, g, e)) return -1;
-                if (g->est_cycles < best) { best = g->est_cycles; bm = mt; bn = nt; }
-            }
-            if (mt == 1) break;
-        }
-        if (nt == 1) break;
+    MmShape best = {0, 0, 0, 0, UINT64_MAX};
+    MmDepth d;
+    int modes = l->count_pad && l->b_bs == 0 && c->chip->cores_per_cluster > 1 ? 2 : 1;
+    int kt = l->K;
+    for (;; kt = (kt + 1) / 2) {
+        if (scan_depth(c, g, kt, modes, 0, NULL, &d, e)) return -1;
+        if (d.full || kt == 1 || (d.fitted && (kt + 1) / 2 < c->chip->mm_rows)) break;
     }
-    if (bm < 0)
-        return bk_fail(c, g->node, e, "K = %d is too deep: one row of A and one column of B do not fit half of "
-                       "LMEM (%d bytes); splitting K is not lowered yet", l->K, (int)g->slot_size);
-    l->mt = bm; l->nt = bn;
-    layout(c, g, l);
-    l->nmc = (l->M + bm - 1) / bm;
-    l->nnc = (l->Nn + bn - 1) / bn;
-    if (bk_assign_tiles(c, g, l->nnc * l->bt * l->nmc, e)) return -1;
-    keys(g);
-    snprintf(g->split, sizeof g->split, "B%d M%d N%d", l->bt, l->nmc, l->nnc);
+    if (d.fitted) {
+        int64_t limit[2];
+        for (int m = 0; m < 2; m++) {
+            int64_t few = d.min_tiles[m] == INT64_MAX ? 0 : 2 * d.min_tiles[m];
+            limit[m] = few > 16 * (int64_t)c->ncores ? few : 16 * (int64_t)c->ncores;
+        }
+        if (scan_depth(c, g, kt, modes, limit, &best, &d, e)) return -1;
+    }
+    if (best.mt == 0)
+        return bk_fail(c, g->node, e, "one row of A and one column of B do not fit half of LMEM (%d bytes) even "
+                       "with K = %d split into chunks of 1", (int)c->slot, l->K);
+    l->mt = best.mt; l->nt = best.nt; l->kt = best.kt;
+    plan(c, g, best.mode);
+    if (assign(c, g, e)) return -1;
+    snprintf(g->split, sizeof g->split, "B%d M%d N%d%s%.0d%s", l->bt, l->nmc, l->nnc, l->nkc > 1 ? " K" : "",
+             l->nkc > 1 ? l->nkc : 0, g->mcast ? " mc" : "");
     return bk_cost_group(c, g, e);
 }
 
@@ -165,6 +328,9 @@ int bk_lower_mm(BkCtx *c, int node, BkGroup *g, AtlErr *e)
     if ((abt != 1 && abt != ybt) || (bbt != 1 && bbt != ybt))
         return bk_fail(c, node, e, "partially broadcast batch dimensions are not lowered");
     if (M > 65535 || K > 65535 || N > 65535) return bk_fail(c, node, e, "a matrix dimension exceeds 65535");
+    if (M < 1 || K < 1 || N < 1 || ybt < 1)
+        return bk_fail(c, node, e, "an empty product (batch %lld, M %lld, K %lld, N %lld) is not lowered", (long long)ybt,
+                       (long long)M, (long long)K, (long long)N);
     l->bt = (int)ybt; l->M = (int)M; l->K = (int)K; l->Nn = (int)N;
     l->a_bs = abt == 1 ? 0 : M * K;
     l->a_rs = ta ? 1 : K; l->a_cs = ta ? M : 1;

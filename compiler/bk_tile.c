@@ -3,8 +3,8 @@
  * LMEM of every core is split into two equal slots (double buffering): the
  * tile being computed uses one while the next tile loads into the other
  * (a group may first reserve a resident region at the bottom of LMEM for
- * multicast weights; its slots then share what is left: BkGroup.slot_off,
- * slot_size).
+ * multicast weights or K-split accumulators, bk_resident.c; its slots then
+ * share what is left: BkGroup.slot_off, slot_size).
  * Reads: the chip (lmem bytes, alignment, bank width and count).
  * Guarantees:
  *   - a slot is lmem/2 rounded down to a multiple of the bank row

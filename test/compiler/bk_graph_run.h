@@ -1,37 +1,22 @@
-/* bk_graph_run.h - helpers of the backend op tests (test_backend_ops.c,
- * test_backend_lowerings.c): small graphs built in code with random
- * constants, compiled for configs/tiny.ini and configs/a1.ini, run on the
- * simulator and compared with the reference interpreter (run_graph), plus
- * the structural checks of each compiled program (check_program: operands
- * inside LMEM and aligned, every semaphore signalled as often as waited on,
- * equal barrier counts per engine, every stream ends with `end`).
- * Header only: one test binary each. */
+/* bk_graph_run.h - the short names the backend op tests
+ * (test_backend_ops.c, test_backend_lowerings.c) build their graphs with:
+ * one shared pseudo-random generator state per test binary, constants,
+ * and run_graph (compile for configs/tiny.ini and configs/a1.ini in f32,
+ * run, compare with the interpreter, check the program structurally), all
+ * on top of test/compiler/bk_check.h. Header only: one test binary each. */
 #ifndef ATOLL_TEST_BK_GRAPH_RUN_H
 #define ATOLL_TEST_BK_GRAPH_RUN_H
-#include <stdio.h>
-#include <stdlib.h>
-#include "test/test.h"
-#include "test/compiler/bk_e2e.h"
+#include "test/compiler/bk_check.h"
 
 static const char *const chips[] = {"configs/tiny.ini", "configs/a1.ini"};
 
 static uint32_t rng = 1;
-static inline float frand(void)
-{
-    rng = rng * 1664525u + 1013904223u;
-    return (float)((rng >> 8) & 0xffff) / 32768.0f - 1.0f;
-}
+
+static inline float frand(void) { return bkc_frand(&rng); }
 
 static inline int cst(IrGraph *g, const char *name, int ndim, const int64_t *dims, float scale)
 {
-    int64_t n = 1;
-    for (int i = 0; i < ndim; i++) n *= dims[i];
-    float *v = malloc((size_t)(n ? n : 1) * sizeof *v);
-    for (int64_t i = 0; i < n; i++) v[i] = frand() * scale;
-    AtlErr e;
-    int t = ir_add_const(g, name, IR_F32, ndim, dims, v, &e);
-    free(v);
-    return t;
+    return bkc_const(g, name, ndim, dims, scale, &rng);
 }
 
 static inline int cst_i64(IrGraph *g, const char *name, int n, const int64_t *v)
@@ -47,88 +32,13 @@ static inline int cst_scalar(IrGraph *g, const char *name, float v)
     return ir_add_const(g, name, IR_F32, 0, NULL, &v, &e);
 }
 
-/* Structural checks of a compiled program (see the file comment). */
-static inline void check_program(const AtlProgram *p, const char *chipfile, const char *what)
+static inline void new_graph(IrGraph *g, const char *in, int ndim, const int64_t *dims)
 {
-    AtlChip chip;
-    AtlErr e;
-    REQUIRE(cfg_load(chipfile, &chip, &e) == 0);
-    /* signals of a multicast DMA land on every core of its mask */
-    int (*sig)[ISA_MAX_SEMAPHORES] = calloc((size_t)p->ncores, sizeof *sig);
-    REQUIRE(sig);
-    for (int core = 0; core < p->ncores; core++)
-        for (int eng = 0; eng < ISA_NUM_ENGINES; eng++) {
-            const AtlStream *s = &p->streams[core * ISA_NUM_ENGINES + eng];
-            for (int i = 0; i < s->count; i++) {
-                const AtlInsn *in = &s->insns[i];
-                if (!in->signal) continue;
-                if ((in->op == ISA_OP_DMA_COPY || in->op == ISA_OP_DMA_FILL) && in->dst_space == ISA_SPACE_LMEM && in->mask) {
-                    int base = core / chip.cores_per_cluster * chip.cores_per_cluster;
-                    for (int k = 0; k < chip.cores_per_cluster; k++)
-                        if (in->mask >> k & 1) sig[base + k][in->signal - 1]++;
-                } else sig[core][in->signal - 1]++;
-            }
-        }
-    for (int core = 0; core < p->ncores; core++) {
-        int wai[ISA_MAX_SEMAPHORES] = {0}, bars[ISA_NUM_ENGINES] = {0};
-        for (int eng = 0; eng < ISA_NUM_ENGINES; eng++) {
-            const AtlStream *s = &p->streams[core * ISA_NUM_ENGINES + eng];
-            CHECKF(s->count > 0 && s->insns[s->count - 1].op == ISA_OP_END, "%s: core %d engine %d does not end with end", what, core, eng);
-            for (int i = 0; i < s->count; i++) {
-                const AtlInsn *in = &s->insns[i];
-                if (in->wait) wai[in->wait - 1]++;
-                if (in->op == ISA_OP_BARRIER) bars[eng]++;
-                int f = isa_ops[in->op].format;
-                if (f == ISA_FMT_MM || f == ISA_FMT_CONV || f == ISA_FMT_VBIN || f == ISA_FMT_VUN || f == ISA_FMT_VPOOL ||
-                    f == ISA_FMT_VRED || f == ISA_FMT_VCAST) {
-                    CHECKF(in->dst % (uint64_t)chip.lmem_alignment == 0 && in->src % (uint64_t)chip.lmem_alignment == 0,
-                           "%s: core %d: misaligned operand of %s", what, core, isa_ops[in->op].mnemonic);
-                    CHECKF(in->dst < (uint64_t)chip.lmem_bytes && in->src < (uint64_t)chip.lmem_bytes,
-                           "%s: core %d: operand outside LMEM", what, core);
-                }
-                if (in->op == ISA_OP_DMA_COPY && in->dst_space == ISA_SPACE_LMEM)
-                    CHECKF(in->dst < (uint64_t)chip.lmem_bytes, "%s: DMA into LMEM beyond its size", what);
-            }
-        }
-        for (int k = 0; k < ISA_MAX_SEMAPHORES; k++)
-            CHECKF(sig[core][k] == wai[k], "%s: core %d semaphore %d signalled %d times, waited %d times", what, core, k, sig[core][k], wai[k]);
-        CHECKF(bars[0] == bars[1] && bars[1] == bars[2], "%s: core %d barrier counts differ per engine", what, core);
-    }
-    free(sig);
+    bkc_new_graph(g, in, ndim, dims);
 }
 
 static inline void run_graph(IrGraph *g, const char *what, double tol)
 {
-    for (int c = 0; c < 2; c++) {
-        IrGraph copy;
-        /* each chip gets a fresh copy: passes modify the graph */
-        PbBuf pb = {0};
-        AtlErr e;
-        REQUIRE(onnx_save_buffer(g, &pb, &e) == 0);
-        REQUIRE(onnx_load_buffer(pb.p, pb.n, what, &copy, &e) == 0);
-        pb_free(&pb);
-        double err;
-        char msg[1024] = "";
-        AtlProgram p;
-        memset(&p, 0, sizeof p);
-        int rc = e2e_graph(&copy, chips[c], ISA_F32, &err, &p, msg, sizeof msg);
-        printf("  %-22s %-18s max err %.3g%s%s\n", what, chips[c], rc ? -1.0 : err, rc ? " ERROR: " : "", msg);
-        CHECKF(rc == 0, "%s on %s: %s", what, chips[c], msg);
-        if (rc == 0) {
-            CHECKF(err <= tol, "%s on %s: error %g > %g", what, chips[c], err, tol);
-            check_program(&p, chips[c], what);
-            prog_free(&p);
-        }
-        ir_free(&copy);
-    }
+    for (int c = 0; c < 2; c++) bkc_run_checked(g, chips[c], ISA_F32, what, tol, NULL);
 }
-
-static inline void new_graph(IrGraph *g, const char *in, int ndim, const int64_t *dims)
-{
-    AtlErr e;
-    ir_init(g);
-    g->opset = 14;
-    ir_add_input(g, in, IR_F32, ndim, dims, &e);
-}
-
 #endif

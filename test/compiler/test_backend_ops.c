@@ -2,15 +2,11 @@
  * (odd sizes, broadcasts, groups, strides, dilations, padding, transposes),
  * compiled for configs/tiny.ini and configs/a1.ini, run on the simulator
  * and compared with the reference interpreter. Each compiled program is
- * also checked structurally:
- *   - tile planner: every matrix/vector operand and every LMEM end of a DMA
- *     lies inside LMEM, matrix/vector operands are aligned to the chip's
- *     LMEM alignment;
- *   - pipeline emitter: per core, every semaphore is signalled exactly as
- *     often as it is waited on (no leftover counts, no wait without a
- *     signal), every engine stream has the same number of barriers and
- *     ends with `end`; the simulator (race detector on) ran it to the end.
- * Plus error messages that name the node and op. */
+ * also checked structurally (test/compiler/bk_check.h: operands inside
+ * LMEM and aligned, semaphores balanced, barriers and `end` per stream;
+ * the simulator, race detector on, ran it to the end). Plus error messages
+ * that name the node and op. (Matmul K split and multicast:
+ * test_backend_mm.c.) */
 #include <stdio.h>
 #include <stdlib.h>
 #include "test/test.h"
@@ -21,7 +17,7 @@ TEST(conv_grouped_strided)
     IrGraph g;
     AtlErr e;
     int64_t xd[4] = {1, 4, 9, 11}, wd[4] = {6, 2, 3, 3}, bd[1] = {6};
-    new_graph(&g, "x", 4, xd);
+    bkc_new_graph(&g, "x", 4, xd);
     cst(&g, "w", 4, wd, 0.5f);
     cst(&g, "b", 1, bd, 0.5f);
     int n = ir_add_op(&g, "Conv", "conv", "x,w,b", "y", &e);
@@ -39,7 +35,7 @@ TEST(conv_dilated_relu)
     IrGraph g;
     AtlErr e;
     int64_t xd[4] = {2, 3, 12, 12}, wd[4] = {5, 3, 3, 3};
-    new_graph(&g, "x", 4, xd);
+    bkc_new_graph(&g, "x", 4, xd);
     cst(&g, "w", 4, wd, 0.5f);
     int n = ir_add_op(&g, "Conv", "conv", "x,w", "c", &e);
     int64_t pads[4] = {2, 2, 2, 2}, dl[2] = {2, 2};
@@ -56,7 +52,7 @@ TEST(conv_depthwise_clip)
     IrGraph g;
     AtlErr e;
     int64_t xd[4] = {2, 8, 10, 10}, wd[4] = {8, 1, 3, 3}, bd[1] = {8};
-    new_graph(&g, "x", 4, xd);
+    bkc_new_graph(&g, "x", 4, xd);
     cst(&g, "w", 4, wd, 1.0f);
     cst(&g, "b", 1, bd, 0.5f);
     cst_scalar(&g, "lo", 0.0f);
@@ -76,7 +72,7 @@ TEST(gemm_transposed)
     IrGraph g;
     AtlErr e;
     int64_t xd[2] = {7, 5}, bd[2] = {4, 7}, cd[1] = {4};
-    new_graph(&g, "x", 2, xd);
+    bkc_new_graph(&g, "x", 2, xd);
     cst(&g, "B", 2, bd, 0.5f);
     cst(&g, "C", 1, cd, 0.5f);
     int n = ir_add_op(&g, "Gemm", "gemm", "x,B,C", "y", &e);
@@ -94,7 +90,7 @@ TEST(matmul_batched_and_activations)
     IrGraph g;
     AtlErr e;
     int64_t xd[3] = {3, 5, 16}, bd[2] = {16, 9}, biasd[1] = {9}, perm[3] = {0, 2, 1};
-    new_graph(&g, "x", 3, xd);
+    bkc_new_graph(&g, "x", 3, xd);
     cst(&g, "B", 2, bd, 0.5f);
     cst(&g, "bias", 1, biasd, 0.5f);
     ir_add_op(&g, "MatMul", "mm", "x,B", "m", &e);
@@ -112,7 +108,7 @@ TEST(elementwise_broadcast)
     IrGraph g;
     AtlErr e;
     int64_t xd[4] = {2, 3, 4, 5}, c1[3] = {3, 1, 1}, c2[1] = {5}, c3[3] = {1, 4, 1};
-    new_graph(&g, "x", 4, xd);
+    bkc_new_graph(&g, "x", 4, xd);
     cst(&g, "c1", 3, c1, 1.0f);
     cst(&g, "c2", 1, c2, 1.0f);
     int t3 = cst(&g, "c3", 3, c3, 1.0f);
@@ -133,7 +129,7 @@ TEST(activations)
     IrGraph g;
     AtlErr e;
     int64_t xd[2] = {3, 37};
-    new_graph(&g, "x", 2, xd);
+    bkc_new_graph(&g, "x", 2, xd);
     ir_add_op(&g, "Sigmoid", "sig", "x", "a", &e);
     ir_add_op(&g, "Tanh", "tanh", "a", "b", &e);
     int n = ir_add_op(&g, "LeakyRelu", "lrelu", "x", "c", &e);
@@ -161,7 +157,7 @@ TEST(softmax_and_reductions)
     IrGraph g;
     AtlErr e;
     int64_t xd[4] = {2, 3, 4, 6}, ax23[2] = {2, 3}, ax1[1] = {1};
-    new_graph(&g, "x", 4, xd);
+    bkc_new_graph(&g, "x", 4, xd);
     ir_add_op(&g, "Softmax", "sm", "x", "a", &e);                   /* axis -1 */
     int n = ir_add_op(&g, "Softmax", "sm1", "x", "b", &e);
     ir_set_attr_int(&g, n, "axis", 1, &e);                           /* inner > 1 */
@@ -193,7 +189,7 @@ TEST(pools)
     IrGraph g;
     AtlErr e;
     int64_t xd[4] = {2, 5, 11, 9}, k3[2] = {3, 3}, s2[2] = {2, 2}, p1[4] = {1, 1, 1, 1}, k2[2] = {2, 2};
-    new_graph(&g, "x", 4, xd);
+    bkc_new_graph(&g, "x", 4, xd);
     int n = ir_add_op(&g, "MaxPool", "mp", "x", "a", &e);            /* [2,5,6,5] */
     ir_set_attr_ints(&g, n, "kernel_shape", k3, 2, &e);
     ir_set_attr_ints(&g, n, "strides", s2, 2, &e);
@@ -217,7 +213,7 @@ TEST(data_movement)
     IrGraph g;
     AtlErr e;
     int64_t xd[4] = {2, 3, 6, 5}, perm[4] = {0, 2, 3, 1};
-    new_graph(&g, "x", 4, xd);
+    bkc_new_graph(&g, "x", 4, xd);
     int n = ir_add_op(&g, "Transpose", "tr", "x", "t", &e);          /* [2,6,5,3] */
     ir_set_attr_ints(&g, n, "perm", perm, 4, &e);
     int64_t st[2] = {1, 0}, en[2] = {6, 5}, ax[2] = {1, 2}, sp[2] = {2, 2};
@@ -248,7 +244,7 @@ static void resize_case(const char *what, const float *scales, const char *ctm, 
     IrGraph g;
     AtlErr e;
     int64_t xd[4] = {1, 3, 5, 4}, four = 4;
-    new_graph(&g, "x", 4, xd);
+    bkc_new_graph(&g, "x", 4, xd);
     ir_add_const(&g, "roi", IR_F32, 1, (int64_t[]){0}, NULL, &e);
     ir_add_const(&g, "scales", IR_F32, 1, &four, scales, &e);
     int n = ir_add_op(&g, "Resize", "rs", "x,roi,scales", "r", &e);
@@ -275,7 +271,7 @@ TEST(layernorm_opset17)
     IrGraph g;
     AtlErr e;
     int64_t xd[3] = {2, 7, 24}, ld[1] = {24};
-    new_graph(&g, "x", 3, xd);
+    bkc_new_graph(&g, "x", 3, xd);
     g.opset = 17;
     cst(&g, "gamma", 1, ld, 1.0f);
     cst(&g, "beta", 1, ld, 1.0f);
@@ -290,7 +286,7 @@ TEST(batchnorm_unfused)
     IrGraph g;
     AtlErr e;
     int64_t xd[4] = {2, 4, 3, 5}, cd[1] = {4};
-    new_graph(&g, "x", 4, xd);
+    bkc_new_graph(&g, "x", 4, xd);
     cst(&g, "s", 1, cd, 1.0f);
     cst(&g, "bb", 1, cd, 1.0f);
     cst(&g, "m", 1, cd, 1.0f);
@@ -307,7 +303,7 @@ TEST(unsupported_op_names_node)
     IrGraph g;
     AtlErr e = {{0}};
     int64_t xd[2] = {2, 3};
-    new_graph(&g, "x", 2, xd);
+    bkc_new_graph(&g, "x", 2, xd);
     ir_add_op(&g, "Erf", "lonely_erf", "x", "y", &e);
     ir_add_output(&g, "y", &e);
     double err;
