@@ -20,6 +20,8 @@
  *                the choice of tile shape by the cost model.
  *   bk_cost.c    the cost model (isa/timing.h formulas per instruction,
  *                3-stage pipeline time-step table per core).
+ *   bk_flow.c    the cost model's DMA pricing: work per DRAM channel, NoC
+ *                link and DMA port of one DMA (fast walk, exact memo).
  *   bk_emit.c    the pipeline emitter: tiles -> per-core DMA/MAT/VEC streams
  *                with double-buffered LMEM and semaphores; layer barriers.
  *   bk_compile.c the driver and the .abm output.

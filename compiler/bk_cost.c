@@ -13,13 +13,11 @@
  *     store Si             waits for Ci.
  *   each DMA is one flow whose work on a server is the sum over its bursts
  *   (dma.burst_bytes) of its bytes there at that server's bandwidth: the
- *   DRAM channel(s) its bytes fall in (interleaved by dram.interleave,
- *   region bases assumed aligned to interleave x channels), the cluster's
- *   NoC link in its direction, the DMA port of every LMEM end's core (no
- *   faster than the banks a burst covers; every destination of a
- *   multicast). Servers are shared equally among the flows on them
- *   (processor sharing, as in the simulator, docs/timing.md); a flow is done
- *   when done on every server and its instruction completes latency + issue
+ *   DRAM channel(s), the cluster's NoC link, the DMA port of every LMEM
+ *   end's core (bk_flow.c computes it, memoised exactly per end). Servers
+ *   are shared equally among the flows on them (processor sharing, as in
+ *   the simulator, docs/timing.md); a flow is done when done on every
+ *   server and its instruction completes latency + issue
  *   cycles later. Not modelled: the simulator's burst-order correction and
  *   ghost flows, LMEM bank conflicts with matrix/vector instructions. The
  *   layer ends with the barrier.
@@ -75,7 +73,7 @@ typedef struct CCore {
     uint64_t start, dma_free, busy_dma;
     uint64_t eng_free[ISA_NUM_ENGINES], busy[ISA_NUM_ENGINES];
     int nuse;          /* servers of the active flow */
-    int *use_sv;       /* server index per use */
+    int *use_sv;       /* server index per use (a use leaves once its work is received) */
     double *use_rem;   /* work left there (cycles of exclusive service) */
     uint64_t lat;      /* latency + issue, counted after the flow */
 } CCore;
@@ -104,123 +102,6 @@ static int cp_push(CCore *k, const AtlInsn *in)
     }
     k->cp[k->ncp++] = *in;
     return 0;
-}
-
-/* Elements of the innermost dims that are contiguous in memory. */
-static uint64_t dense_run(const AtlInsn *in, const int32_t st[4], int es)
-{
-    uint64_t run = 1;
-    int64_t expect = es;
-    for (int d = 3; d >= 0; d--) {
-        if (in->shape[d] == 1) continue;
-        if (st[d] != expect) break;
-        run *= in->shape[d];
-        expect *= in->shape[d];
-    }
-    return run;
-}
-
-static uint64_t elem_addr(const AtlInsn *in, uint64_t base, const int32_t st[4], uint64_t idx)
-{
-    int64_t off = 0;
-    for (int d = 3; d >= 0; d--) {
-        uint64_t i = idx % in->shape[d];
-        idx /= in->shape[d];
-        off += (int64_t)i * st[d];
-    }
-    return base + (uint64_t)off;
-}
-
-/* Servers of the processor-sharing model: DRAM channels, then per cluster
- * the NoC link in and out, then per core its DMA port into LMEM. */
-typedef struct Servers {
-    int nchan, nsv;
-    int noc_in, noc_out, port;  /* first index of each kind */
-    int *nflows;                /* active flows per server */
-    uint64_t *work;             /* scratch: work of the flow being planned */
-    int *touched, nt;
-    uint64_t *chan_bytes;
-} Servers;
-
-static void add_work(Servers *sv, int s, uint64_t w)
-{
-    if (!w) return;
-    if (!sv->work[s]) sv->touched[sv->nt++] = s;
-    sv->work[s] += w;
-}
-
-/* Plans a DMA as one flow: for every burst, its bytes on each server at
- * that server's bandwidth (DRAM channel of each byte, the NoC link in its
- * direction, the DMA port of each LMEM end's core, which is no faster than
- * the banks the burst covers); the work per server is the sum over bursts. */
-static void plan_flow(const AtlChip *ch, Servers *sv, CCore *k, int core, const AtlInsn *in)
-{
-    int es = isa_dtype_size(in->dtype), cpc = ch->cores_per_cluster, cl = core / cpc;
-    uint64_t bb = (uint64_t)ch->dma_burst_bytes;
-    if (bb >= (uint64_t)es) bb -= bb % (uint64_t)es;
-    uint64_t total = dma_bytes(in);
-    int copy = in->op == ISA_OP_DMA_COPY;
-    int src_space = copy ? in->src_space : in->dst_space;
-    double chbw = tim_dram_channel_bytes_per_cycle(ch);
-    uint64_t dr[2] = {dense_run(in, in->dst_stride, es), copy ? dense_run(in, in->src_stride, es) : 1};
-    sv->nt = 0;
-    for (uint64_t off = 0; off < total; off += bb) {
-        uint64_t bytes = total - off < bb ? total - off : bb, idx = off / (uint64_t)es, nel = bytes / (uint64_t)es;
-        for (int end = 0; end < 1 + copy; end++) {
-            int space = end ? in->src_space : in->dst_space;
-            const int32_t *st = end ? in->src_stride : in->dst_stride;
-            uint64_t base = end ? in->src : in->dst;
-            if (space == ISA_SPACE_DRAM) {
-                base &= 0xffffffffu;
-                int tl[64], ntl = 0;
-                uint64_t i = idx, left = nel;
-                while (left) {
-                    uint64_t run = dr[end] - i % dr[end];
-                    if (run > left) run = left;
-                    uint64_t a = elem_addr(in, base, st, i), len = run * (uint64_t)es;
-                    while (len) {
-                        uint64_t il = (uint64_t)ch->dram_interleave;
-                        uint64_t c = (a / il) % (uint64_t)sv->nchan, take = il - a % il;
-                        if (take > len) take = len;
-                        if (!sv->chan_bytes[c] && ntl < 64) tl[ntl++] = (int)c;
-                        sv->chan_bytes[c] += take;
-                        a += take;
-                        len -= take;
-                    }
-                    left -= run;
-                    i += run;
-                }
-                for (int j = 0; j < ntl; j++) {
-                    add_work(sv, tl[j], tim_occupancy(sv->chan_bytes[tl[j]], chbw));
-                    sv->chan_bytes[tl[j]] = 0;
-                }
-            } else if (space == ISA_SPACE_LMEM) {
-                uint64_t a = elem_addr(in, base, st, idx), w = (uint64_t)ch->lmem_bank_width;
-                uint64_t rows = (a % w + bytes + w - 1) / w;
-                uint64_t nb = rows < (uint64_t)ch->lmem_banks ? rows : (uint64_t)ch->lmem_banks;
-                uint64_t op = tim_occupancy(bytes, (double)ch->dma_lmem_bytes_per_cycle);
-                uint64_t ob = tim_occupancy(bytes, (double)nb * ch->lmem_bank_bytes_per_cycle);
-                uint32_t m = end ? 1u << (core % cpc) : in->mask ? in->mask : 1u << (core % cpc);
-                for (int j = 0; j < cpc; j++)
-                    if (m >> j & 1) add_work(sv, sv->port + cl * cpc + j, op > ob ? op : ob);
-            }
-        }
-        uint64_t wn = tim_occupancy(bytes, (double)ch->noc_bytes_per_cycle);
-        if (in->dst_space == ISA_SPACE_DRAM && src_space != ISA_SPACE_DRAM) add_work(sv, sv->noc_out + cl, wn);
-        else if (src_space == ISA_SPACE_DRAM && in->dst_space != ISA_SPACE_DRAM) add_work(sv, sv->noc_in + cl, wn);
-        else if (src_space == ISA_SPACE_DRAM && copy) { add_work(sv, sv->noc_in + cl, wn); add_work(sv, sv->noc_out + cl, wn); }
-    }
-    k->nuse = 0;
-    for (int j = 0; j < sv->nt; j++) {
-        int s = sv->touched[j];
-        if (sv->work[s]) {
-            k->use_sv[k->nuse] = s;
-            k->use_rem[k->nuse++] = (double)sv->work[s];
-            sv->nflows[s]++;
-        }
-        sv->work[s] = 0;
-    }
-    k->lat = tim_dma_path_latency(ch, in->dst_space, src_space) + (uint64_t)ch->dma_issue_cycles;
 }
 
 /* Compute timeline of local tile i once its loads landed at t. */
@@ -341,21 +222,17 @@ int bk_cost_group(BkCtx *c, BkGroup *g, AtlErr *e)
     BkCode code;
     memset(&code, 0, sizeof code);
     CCore *ks = calloc((size_t)nc, sizeof *ks);
-    Servers sv;
-    memset(&sv, 0, sizeof sv);
-    sv.nchan = ch->dram_channels;
-    sv.noc_in = sv.nchan;
-    sv.noc_out = sv.noc_in + ch->clusters;
-    sv.port = sv.noc_out + ch->clusters;
-    sv.nsv = sv.port + nc;
-    sv.nflows = calloc((size_t)sv.nsv, sizeof *sv.nflows);
-    sv.work = calloc((size_t)sv.nsv, sizeof *sv.work);
-    sv.touched = calloc((size_t)sv.nsv, sizeof *sv.touched);
-    sv.chan_bytes = calloc((size_t)sv.nchan, sizeof *sv.chan_bytes);
-    if (!ks || !sv.nflows || !sv.work || !sv.touched || !sv.chan_bytes) { atl_fail(e, "out of memory in the cost model"); goto done; }
+    int *nflows = NULL;  /* active flows per server */
+    double *share = NULL; /* per server: service each of its flows got in the last step */
+    BkFlowPlanner *fp = bk_flow_new(ch, e);
+    if (!fp) goto done;
+    int nsv = bk_flow_servers(fp);
+    nflows = calloc((size_t)nsv, sizeof *nflows);
+    share = calloc((size_t)nsv, sizeof *share);
+    if (!ks || !nflows || !share) { atl_fail(e, "out of memory in the cost model"); goto done; }
     for (int core = 0; core < nc; core++) {
-        ks[core].use_sv = calloc((size_t)sv.nsv, sizeof *ks[core].use_sv);
-        ks[core].use_rem = calloc((size_t)sv.nsv, sizeof *ks[core].use_rem);
+        ks[core].use_sv = calloc((size_t)nsv, sizeof *ks[core].use_sv);
+        ks[core].use_rem = calloc((size_t)nsv, sizeof *ks[core].use_rem);
         if (!ks[core].use_sv || !ks[core].use_rem) { atl_fail(e, "out of memory in the cost model"); goto done; }
     }
     uint64_t *wdone = calloc((size_t)ch->clusters, sizeof *wdone);
@@ -390,11 +267,10 @@ int bk_cost_group(BkCtx *c, BkGroup *g, AtlErr *e)
         for (int core = 0; core < nc; core++) {
             CCore *k = &ks[core];
             if (k->active) {
-                for (int u = 0; u < k->nuse; u++)
-                    if (k->use_sv[u] >= 0) {
-                        double f = t + k->use_rem[u] * sv.nflows[k->use_sv[u]];
-                        if (f < tc) tc = f;
-                    }
+                for (int u = 0; u < k->nuse; u++) {
+                    double f = t + k->use_rem[u] * nflows[k->use_sv[u]];
+                    if (f < tc) tc = f;
+                }
             } else if (k->pos < k->nq) {
                 const CDma *d = &k->q[k->pos];
                 double r = (double)k->dma_free;
@@ -406,24 +282,29 @@ int bk_cost_group(BkCtx *c, BkGroup *g, AtlErr *e)
         double next = fmin(ts, tc);
         if (next < t) next = t;
         double dt = next - t;
-        if (dt > 0)
+        if (dt > 0) {
+            /* each server's share of dt, once per server (the same value for every flow on it) */
+            for (int sv = 0; sv < nsv; sv++) if (nflows[sv]) share[sv] = dt / nflows[sv];
             for (int core = 0; core < nc; core++) {
                 CCore *k = &ks[core];
                 if (!k->active) continue;
-                for (int u = 0; u < k->nuse; u++)
-                    if (k->use_sv[u] >= 0) k->use_rem[u] -= dt / sv.nflows[k->use_sv[u]];
+                for (int u = 0; u < k->nuse; u++) k->use_rem[u] -= share[k->use_sv[u]];
             }
+        }
         t = next;
         for (int core = 0; core < nc; core++) {
             CCore *k = &ks[core];
             if (!k->active) continue;
-            int left = 0;
-            /* a use whose work is received leaves its server (marked < 0) */
-            for (int u = 0; u < k->nuse; u++) {
-                if (k->use_sv[u] >= 0 && k->use_rem[u] <= 1e-6) { sv.nflows[k->use_sv[u]]--; k->use_sv[u] = -1; }
-                if (k->use_sv[u] >= 0) left = 1;
+            /* a use whose work is received leaves its server (and the list: the order of uses does not matter) */
+            for (int u = 0; u < k->nuse;) {
+                if (k->use_rem[u] <= 1e-6) {
+                    nflows[k->use_sv[u]]--;
+                    k->nuse--;
+                    k->use_sv[u] = k->use_sv[k->nuse];
+                    k->use_rem[u] = k->use_rem[k->nuse];
+                } else u++;
             }
-            if (left) continue;
+            if (k->nuse > 0) continue;
             k->active = 0;
             uint64_t done = (uint64_t)ceil(t - 1e-6) + k->lat;
             k->dma_free = done;
@@ -441,8 +322,18 @@ int bk_cost_group(BkCtx *c, BkGroup *g, AtlErr *e)
             CCore *k = &ks[cs];
             const AtlInsn *in = &k->q[k->pos].in;
             k->start = (uint64_t)ceil(t - 1e-6);
-            if (in->op != ISA_OP_NOP) plan_flow(ch, &sv, k, cs, in);
-            else k->nuse = 0;
+            k->nuse = 0;
+            if (in->op != ISA_OP_NOP) {
+                BkFlowPlan fl;
+                if (bk_flow_plan(fp, cs, in, BK_FLOW_MEMO, &fl, e)) { free(wdone); free(wknown); goto done; }
+                for (int u = 0; u < fl.nuse; u++) {
+                    k->use_sv[u] = fl.use[u].server;
+                    k->use_rem[u] = (double)fl.use[u].work;
+                    nflows[fl.use[u].server]++;
+                }
+                k->nuse = fl.nuse;
+                k->lat = fl.lat;
+            }
             if (k->nuse > 0) { k->active = 1; continue; }
             /* nothing to move: done at once (a nop), or after the fixed costs */
             uint64_t done = k->start + (in->op == ISA_OP_NOP ? 0 : k->lat);
@@ -477,7 +368,9 @@ done:
         free(ks[core].use_sv); free(ks[core].use_rem);
     }
     free(ks);
-    free(sv.nflows); free(sv.work); free(sv.touched); free(sv.chan_bytes);
+    free(nflows);
+    free(share);
+    bk_flow_free(fp);
     bk_code_free(&code);
     return rc;
 }
