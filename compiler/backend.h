@@ -69,7 +69,18 @@ typedef struct BkLayerInfo {
     int is_matrix;          /* 1 for conv / matmul layers */
 } BkLayerInfo;
 
+/* Backend phases timed in BkSummary.phase_s (wall seconds, summed over
+ * calls into the same phase). */
+typedef enum {
+    BK_PHASE_ADDRESS,       /* pattern matching + DRAM placement (bk_place.c) */
+    BK_PHASE_LOWER,         /* lowering + tile search, priced by the cost model */
+    BK_PHASE_EMIT,          /* pipeline emission, stream encoding, .abm records */
+    BK_NPHASES
+} BkPhase;
+extern const char *const bk_phase_names[BK_NPHASES];
+
 typedef struct BkSummary {
+    double phase_s[BK_NPHASES];
     int nlayers;
     BkLayerInfo *layers;    /* malloc'd; bk_summary_free */
     uint64_t est_cycles;    /* sum over layers */

@@ -24,6 +24,9 @@
  * Guarantees: est_cycles (first instruction to barrier release), est_compute
  *   (max over cores of the busiest compute engine) and est_dma (max over
  *   cores of DMA engine busy time).
+ *   bk_cost_group_bounded stops as soon as the estimate is known to exceed
+ *   a bound (an event at time t means some DMA completes at or after t), so
+ *   a tile search can drop a candidate worse than its best so far early.
  * Why: the tile planner picks the tile shape with the lowest estimate, and
  *   `atoll compile --estimate` reports it per layer. */
 #include <stdlib.h>
@@ -72,9 +75,7 @@ typedef struct CCore {
     int active;        /* a DMA flow is on its servers */
     uint64_t start, dma_free, busy_dma;
     uint64_t eng_free[ISA_NUM_ENGINES], busy[ISA_NUM_ENGINES];
-    int nuse;          /* servers of the active flow */
-    int *use_sv;       /* server index per use (a use leaves once its work is received) */
-    double *use_rem;   /* work left there (cycles of exclusive service) */
+    int nuse;          /* uses of the active flow not yet received */
     uint64_t lat;      /* latency + issue, counted after the flow */
 } CCore;
 
@@ -217,6 +218,11 @@ done:
 
 int bk_cost_group(BkCtx *c, BkGroup *g, AtlErr *e)
 {
+    return bk_cost_group_bounded(c, g, UINT64_MAX, e) < 0 ? -1 : 0;
+}
+
+int bk_cost_group_bounded(BkCtx *c, BkGroup *g, uint64_t bound, AtlErr *e)
+{
     const AtlChip *ch = c->chip;
     int nc = c->ncores, rc = -1;
     BkCode code;
@@ -224,16 +230,28 @@ int bk_cost_group(BkCtx *c, BkGroup *g, AtlErr *e)
     CCore *ks = calloc((size_t)nc, sizeof *ks);
     int *nflows = NULL;  /* active flows per server */
     double *share = NULL; /* per server: service each of its flows got in the last step */
+    double *by_n = NULL;  /* dt / n for the flow counts n met in this step */
+    uint64_t *by_n_stamp = NULL, *sv_stamp = NULL, stamp = 0; /* stamp: the current step */
+    int *done_sv = NULL, *fin = NULL;     /* servers left in this step; cores whose flow finished */
+    int *u_sv = NULL, *u_core = NULL, nu = 0; /* uses of the active flows */
+    double *u_rem = NULL;
     BkFlowPlanner *fp = bk_flow_new(ch, e);
     if (!fp) goto done;
     int nsv = bk_flow_servers(fp);
+    size_t maxu = (size_t)nsv * (size_t)nc;  /* each core has at most one flow, on distinct servers */
     nflows = calloc((size_t)nsv, sizeof *nflows);
     share = calloc((size_t)nsv, sizeof *share);
-    if (!ks || !nflows || !share) { atl_fail(e, "out of memory in the cost model"); goto done; }
-    for (int core = 0; core < nc; core++) {
-        ks[core].use_sv = calloc((size_t)nsv, sizeof *ks[core].use_sv);
-        ks[core].use_rem = calloc((size_t)nsv, sizeof *ks[core].use_rem);
-        if (!ks[core].use_sv || !ks[core].use_rem) { atl_fail(e, "out of memory in the cost model"); goto done; }
+    by_n = calloc((size_t)nc + 1, sizeof *by_n);
+    by_n_stamp = calloc((size_t)nc + 1, sizeof *by_n_stamp);
+    sv_stamp = calloc((size_t)nsv, sizeof *sv_stamp);
+    done_sv = calloc(maxu, sizeof *done_sv);
+    fin = calloc((size_t)nc, sizeof *fin);
+    u_sv = calloc(maxu, sizeof *u_sv);
+    u_core = calloc(maxu, sizeof *u_core);
+    u_rem = calloc(maxu, sizeof *u_rem);
+    if (!ks || !nflows || !share || !by_n || !by_n_stamp || !sv_stamp || !done_sv || !fin || !u_sv || !u_core || !u_rem) {
+        atl_fail(e, "out of memory in the cost model");
+        goto done;
     }
     uint64_t *wdone = calloc((size_t)ch->clusters, sizeof *wdone);
     int *wknown = calloc((size_t)ch->clusters, sizeof *wknown);
@@ -259,52 +277,73 @@ int bk_cost_group(BkCtx *c, BkGroup *g, AtlErr *e)
     /* replay: processor sharing. Each server divides its time equally
      * among the flows on it; a flow is done when it has received its work
      * on every server, and its instruction completes latency + issue
-     * cycles later. Events: flow starts and per-server completions. */
+     * cycles later. Events: flow starts and per-server completions. The
+     * uses of all active flows are one list (server, work left, core); the
+     * order of uses never matters (the next event is a minimum, and each
+     * use's update is its own). */
     double t = 0;
     for (;;) {
         int cs = -1;
         double ts = INFINITY, tc = INFINITY;
+        for (int u = 0; u < nu; u++) {
+            double f = t + u_rem[u] * nflows[u_sv[u]];
+            if (f < tc) tc = f;
+        }
         for (int core = 0; core < nc; core++) {
             CCore *k = &ks[core];
-            if (k->active) {
-                for (int u = 0; u < k->nuse; u++) {
-                    double f = t + k->use_rem[u] * nflows[k->use_sv[u]];
-                    if (f < tc) tc = f;
-                }
-            } else if (k->pos < k->nq) {
-                const CDma *d = &k->q[k->pos];
-                double r = (double)k->dma_free;
-                if (d->dep >= 0) r = k->c_end[d->dep] == UINT64_MAX ? INFINITY : fmax(r, (double)k->c_end[d->dep]);
-                if (r < ts) { ts = r; cs = core; }
-            }
+            if (k->active || k->pos >= k->nq) continue;
+            const CDma *d = &k->q[k->pos];
+            double r = (double)k->dma_free;
+            if (d->dep >= 0) r = k->c_end[d->dep] == UINT64_MAX ? INFINITY : fmax(r, (double)k->c_end[d->dep]);
+            if (r < ts) { ts = r; cs = core; }
         }
         if (ts == INFINITY && tc == INFINITY) break;
         double next = fmin(ts, tc);
         if (next < t) next = t;
-        double dt = next - t;
-        if (dt > 0) {
-            /* each server's share of dt, once per server (the same value for every flow on it) */
-            for (int sv = 0; sv < nsv; sv++) if (nflows[sv]) share[sv] = dt / nflows[sv];
-            for (int core = 0; core < nc; core++) {
-                CCore *k = &ks[core];
-                if (!k->active) continue;
-                for (int u = 0; u < k->nuse; u++) k->use_rem[u] -= share[k->use_sv[u]];
-            }
+        /* something completes at or after `next`, so est_cycles is at least this */
+        uint64_t at_least = (uint64_t)ceil(next - 1e-6) + (uint64_t)ch->barrier_cycles;
+        if (bound != UINT64_MAX && at_least > bound) {
+            g->est_cycles = at_least;
+            g->est_compute = g->est_dma = 0;
+            free(wdone);
+            free(wknown);
+            rc = 1;
+            goto done;
         }
+        double dt = next - t;
+        stamp++;
         t = next;
-        for (int core = 0; core < nc; core++) {
-            CCore *k = &ks[core];
-            if (!k->active) continue;
-            /* a use whose work is received leaves its server (and the list: the order of uses does not matter) */
-            for (int u = 0; u < k->nuse;) {
-                if (k->use_rem[u] <= 1e-6) {
-                    nflows[k->use_sv[u]]--;
-                    k->nuse--;
-                    k->use_sv[u] = k->use_sv[k->nuse];
-                    k->use_rem[u] = k->use_rem[k->nuse];
-                } else u++;
+        /* each use gets its server's share of dt (dt / flows there, computed
+         * once per server and flow count); a use whose work is received
+         * leaves the list, and its server once every share is handed out */
+        int ndone = 0, nfin = 0;
+        for (int u = 0; u < nu;) {
+            int sv = u_sv[u];
+            if (dt > 0) {
+                if (sv_stamp[sv] != stamp) {
+                    int n = nflows[sv];
+                    if (by_n_stamp[n] != stamp) { by_n[n] = dt / n; by_n_stamp[n] = stamp; }
+                    share[sv] = by_n[n];
+                    sv_stamp[sv] = stamp;
+                }
+                u_rem[u] -= share[sv];
             }
-            if (k->nuse > 0) continue;
+            if (u_rem[u] <= 1e-6) {
+                done_sv[ndone++] = sv;
+                if (--ks[u_core[u]].nuse == 0) fin[nfin++] = u_core[u];
+                nu--;
+                u_sv[u] = u_sv[nu];
+                u_rem[u] = u_rem[nu];
+                u_core[u] = u_core[nu];
+            } else u++;
+        }
+        for (int j = 0; j < ndone; j++) nflows[done_sv[j]]--;
+        /* finished flows in core order */
+        for (int j = 1; j < nfin; j++)
+            for (int i = j; i > 0 && fin[i - 1] > fin[i]; i--) { int x = fin[i]; fin[i] = fin[i - 1]; fin[i - 1] = x; }
+        for (int j = 0; j < nfin; j++) {
+            int core = fin[j];
+            CCore *k = &ks[core];
             k->active = 0;
             uint64_t done = (uint64_t)ceil(t - 1e-6) + k->lat;
             k->dma_free = done;
@@ -327,8 +366,9 @@ int bk_cost_group(BkCtx *c, BkGroup *g, AtlErr *e)
                 BkFlowPlan fl;
                 if (bk_flow_plan(fp, cs, in, BK_FLOW_MEMO, &fl, e)) { free(wdone); free(wknown); goto done; }
                 for (int u = 0; u < fl.nuse; u++) {
-                    k->use_sv[u] = fl.use[u].server;
-                    k->use_rem[u] = (double)fl.use[u].work;
+                    u_sv[nu] = fl.use[u].server;
+                    u_rem[nu] = (double)fl.use[u].work;
+                    u_core[nu++] = cs;
                     nflows[fl.use[u].server]++;
                 }
                 k->nuse = fl.nuse;
@@ -365,11 +405,18 @@ int bk_cost_group(BkCtx *c, BkGroup *g, AtlErr *e)
 done:
     for (int core = 0; ks && core < nc; core++) {
         free(ks[core].q); free(ks[core].cp); free(ks[core].cp_first); free(ks[core].c_end); free(ks[core].l_end);
-        free(ks[core].use_sv); free(ks[core].use_rem);
     }
     free(ks);
     free(nflows);
     free(share);
+    free(by_n);
+    free(by_n_stamp);
+    free(sv_stamp);
+    free(done_sv);
+    free(fin);
+    free(u_sv);
+    free(u_core);
+    free(u_rem);
     bk_flow_free(fp);
     bk_code_free(&code);
     return rc;

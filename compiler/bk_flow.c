@@ -302,7 +302,7 @@ typedef struct Walk {
     const AtlInsn *in;
     const int32_t *st;
     uint64_t base, run, left, addr;
-    int64_t step;
+    int64_t step, off;             /* off: of the current row start */
     int outer;
     uint32_t i[4];
     int started;
@@ -337,14 +337,13 @@ static void walk_next(Walk *w)
 {
     if (w->started) {
         for (int d = w->outer - 1; d >= 0; d--) {
-            if (++w->i[d] < w->in->shape[d]) break;
+            if (++w->i[d] < w->in->shape[d]) { w->off += w->st[d]; break; }
+            w->off -= (int64_t)(w->in->shape[d] - 1) * w->st[d];
             w->i[d] = 0;
         }
     }
     w->started = 1;
-    int64_t off = 0;
-    for (int d = 0; d < w->outer; d++) off += (int64_t)w->i[d] * w->st[d];
-    w->addr = w->base + (uint64_t)off;
+    w->addr = w->base + (uint64_t)w->off;
     w->left = w->run;
 }
 
@@ -392,7 +391,9 @@ static void dram_piece(BkFlowPlanner *p, Walk *w, uint64_t take, int es, int *tl
     } else {  /* whole elements step bytes apart: count those in each interleave chunk */
         uint64_t s = (uint64_t)w->step;
         while (take) {
-            uint64_t c = chan_of(p, a), cnt = (il - a % il + s - 1) / s;
+            uint64_t c = chan_of(p, a), in_chunk = il - (p->il_shift >= 0 ? a & (il - 1) : a % il);
+            /* all the elements left in this chunk, or as many as fit */
+            uint64_t cnt = (take - 1) * s < in_chunk ? take : (in_chunk + s - 1) / s;
             if (cnt > take) cnt = take;
             if (!p->chan_bytes[c]) tl[(*ntl)++] = (int)c;
             p->chan_bytes[c] += cnt * (uint64_t)es;
@@ -476,9 +477,12 @@ static int walk_end_ok(const BkFlowPlanner *p, const AtlInsn *in, int space, con
 
 static int walk_applies(const BkFlowPlanner *p, const AtlInsn *in)
 {
-    uint64_t es = (uint64_t)isa_dtype_size(in->dtype);
-    if (!(es > 0 && p->burst >= es && p->burst % es == 0 && p->nchan <= 64)) return 0;
-    for (int d = 0; d < 4; d++) if (in->dst_stride[d] % (int64_t)es || in->src_stride[d] % (int64_t)es) return 0;
+    int64_t es = isa_dtype_size(in->dtype);
+    if (!(es > 0 && (es & (es - 1)) == 0 && p->burst >= (uint64_t)es && p->burst % (uint64_t)es == 0 && p->nchan <= 64))
+        return 0;
+    int32_t bits = 0;
+    for (int d = 0; d < 4; d++) bits |= in->dst_stride[d] | in->src_stride[d];
+    if (bits & (int32_t)(es - 1)) return 0; /* strides of whole elements */
     if (!walk_end_ok(p, in, in->dst_space, in->dst_stride, in->dst)) return 0;
     return in->op != ISA_OP_DMA_COPY || walk_end_ok(p, in, in->src_space, in->src_stride, in->src);
 }

@@ -212,6 +212,13 @@ void bk_group_free(BkGroup *g);
 /* Prices a group by generating its tiles and running the time-step table of
  * every core. Fills est_*. */
 int bk_cost_group(BkCtx *c, BkGroup *g, AtlErr *e);
+/* The same, but may stop once est_cycles is known to exceed `bound`
+ * (UINT64_MAX: never): returns 1 then, with est_cycles = a lower bound
+ * > bound and est_compute = est_dma = 0; returns 0 with the exact est_*
+ * of bk_cost_group otherwise, -1 on error. A tile search that keeps a
+ * candidate only when est_cycles < best can pass bound = best and skip
+ * the candidate on 1: the choice is the same, found sooner. */
+int bk_cost_group_bounded(BkCtx *c, BkGroup *g, uint64_t bound, AtlErr *e);
 uint64_t bk_insn_cycles(const AtlChip *chip, const AtlInsn *in);
 
 /* bk_flow.c: the work one DMA puts on each server of the cost model's
