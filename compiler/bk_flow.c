@@ -31,11 +31,14 @@
  *     take the reference.
  * On top, a memo per end: an end's work depends only on its dtype, space,
  * shape, strides and its address modulo the period that matters there
- * (DRAM: interleave x channels, tag bits dropped; LMEM: bank_width) as
- * long as its strides are not negative (so no address wraps; else the full
- * address). The key holds exactly those fields, so a hit returns what the
- * walk would; server numbers (the core's cluster link, ports) are applied
- * after the lookup, so one tile load on every core is priced once.
+ * (LMEM: bank_width; DRAM, tag bits dropped: the interleave, because moving
+ * every address by k interleaves moves every byte k channels on, so the
+ * work per channel is the reduced address's rotated by k) as long as its
+ * strides are not negative (so no address wraps; else the full address).
+ * The key holds exactly those fields, so a hit returns what the walk
+ * would; the rotation and the server numbers (the core's cluster link,
+ * ports) are applied after the lookup, so one tile load on every core is
+ * priced once.
  * test/compiler/test_bk_flow.c compares the walk and the memo with the
  * reference on random DMAs.
  * Owns: its tables and memo (bk_flow_free). */
@@ -495,12 +498,17 @@ static int strides_nonneg(const int32_t st[4])
     return 1;
 }
 
-/* An address reduced to what the work depends on (see the file comment). */
-static uint64_t key_addr(const BkFlowPlanner *p, int space, uint64_t a, const int32_t st[4])
+/* An address reduced to what the work depends on (see the file comment);
+ * *rot: the DRAM channels to rotate the reduced address's work by. */
+static uint64_t key_addr(const BkFlowPlanner *p, int space, uint64_t a, const int32_t st[4], int *rot)
 {
+    *rot = 0;
     if (space == ISA_SPACE_DRAM) {
         a &= 0xffffffffu;
-        return strides_nonneg(st) ? a % ((uint64_t)p->ch->dram_interleave * (uint64_t)p->nchan) : a;
+        if (!strides_nonneg(st)) return a;
+        uint64_t il = (uint64_t)p->ch->dram_interleave;
+        *rot = (int)(a / il % (uint64_t)p->nchan);
+        return a % il;
     }
     return strides_nonneg(st) ? a % (uint64_t)p->ch->lmem_bank_width : a;
 }
@@ -566,21 +574,24 @@ static uint64_t *memo_store(BkFlowPlanner *p, const EndKey *k, const uint64_t *v
     return p->pool + p->tab[h].first;
 }
 
-/* The work of one end: DRAM per channel (nchan values) or the LMEM port
- * sum (one value), from the memo when `memo`. NULL on OOM. */
+/* The work of one end: DRAM per channel (nchan values; channel c's work
+ * is at [(c - *rot) mod nchan]) or the LMEM port sum (one value), from the
+ * memo when `memo`. NULL on OOM. */
 static const uint64_t *end_work(BkFlowPlanner *p, const AtlInsn *in, int space, const int32_t st[4], uint64_t base,
-                                int memo)
+                                int memo, int *rot)
 {
     int es = isa_dtype_size(in->dtype), n = space == ISA_SPACE_DRAM ? p->nchan : 1;
     uint64_t bel = p->burst / (uint64_t)es, nel = dma_bytes(in) / (uint64_t)es;
     EndKey k;
+    *rot = 0;
     if (memo) {
         memset(&k, 0, sizeof k);
         k.dtype = in->dtype;
         k.space = (uint8_t)space;
         memcpy(k.shape, in->shape, sizeof k.shape);
         memcpy(k.stride, st, sizeof k.stride);
-        k.base = key_addr(p, space, base, st);
+        k.base = key_addr(p, space, base, st, rot);
+        base = k.base;  /* priced at the reduced address, then rotated */
         const EndEntry *f = memo_find(p, &k);
         if (f) { p->hits++; return p->pool + f->first; }
         p->misses++;
@@ -602,10 +613,11 @@ static int plan_walk(BkFlowPlanner *p, int core, const AtlInsn *in, int memo)
         const int32_t *st = end ? in->src_stride : in->dst_stride;
         uint64_t base = end ? in->src : in->dst;
         if (space != ISA_SPACE_DRAM && space != ISA_SPACE_LMEM) continue;
-        const uint64_t *v = end_work(p, in, space, st, base, memo);
+        int rot;
+        const uint64_t *v = end_work(p, in, space, st, base, memo, &rot);
         if (!v) return -1;
         if (space == ISA_SPACE_DRAM) {
-            for (int c = 0; c < p->nchan; c++) add_work(p, c, v[c]);
+            for (int c = 0; c < p->nchan; c++) add_work(p, (c + rot) % p->nchan, v[c]);
         } else {
             uint32_t m = end ? 1u << (core % cpc) : in->mask ? in->mask : 1u << (core % cpc);
             for (int j = 0; j < cpc; j++)
