@@ -22,6 +22,8 @@
  *                weights, K-split accumulators).
  *   bk_cost.c    the cost model (isa/timing.h formulas per instruction,
  *                3-stage pipeline time-step table per core).
+ *   bk_flow.c    the cost model's DMA pricing: work per DRAM channel, NoC
+ *                link and DMA port of one DMA (fast walk, exact memo).
  *   bk_emit.c    the pipeline emitter: tiles -> per-core DMA/MAT/VEC streams
  *                with double-buffered LMEM and semaphores; layer barriers.
  *   bk_compile.c the driver and the .abm output.
@@ -69,7 +71,18 @@ typedef struct BkLayerInfo {
     int is_matrix;          /* 1 for conv / matmul layers */
 } BkLayerInfo;
 
+/* Backend phases timed in BkSummary.phase_s (wall seconds, summed over
+ * calls into the same phase). */
+typedef enum {
+    BK_PHASE_ADDRESS,       /* pattern matching + DRAM placement (bk_place.c) */
+    BK_PHASE_LOWER,         /* lowering + tile search, priced by the cost model */
+    BK_PHASE_EMIT,          /* pipeline emission, stream encoding, .abm records */
+    BK_NPHASES
+} BkPhase;
+extern const char *const bk_phase_names[BK_NPHASES];
+
 typedef struct BkSummary {
+    double phase_s[BK_NPHASES];
     int nlayers;
     BkLayerInfo *layers;    /* malloc'd; bk_summary_free */
     uint64_t est_cycles;    /* sum over layers */

@@ -11,11 +11,13 @@
  *   metadata. Views, absorbed nodes and shape-only nodes emit nothing.
  * Guarantees: on success the stage runs on any chip with this chip's
  *   fingerprint; on failure the writer may hold a partial net and the
- *   message names the node and op. */
+ *   message names the node and op. The summary carries the wall time of
+ *   each backend phase (bk_phase_names) for `atoll compile --time`. */
 #include <stdlib.h>
 #include <string.h>
 #include <stdio.h>
 #include "compiler/bk_int.h"
+#include "util/clock.h"
 
 void bk_options_default(BkOptions *o)
 {
@@ -130,6 +132,8 @@ static int add_io_tensors(BkCtx *c, uint32_t stage, AtlErr *e)
     return 0;
 }
 
+const char *const bk_phase_names[BK_NPHASES] = {"address assignment", "lowering+tile search", "emit"};
+
 int bk_compile(const IrGraph *g, const AtlChip *chip, const BkOptions *opt, AbmWriter *w, BkSummary *sum, AtlErr *e)
 {
     BkOptions dflt;
@@ -168,7 +172,10 @@ int bk_compile(const IrGraph *g, const AtlChip *chip, const BkOptions *opt, AbmW
             { atl_fail(e, "graph input '%s' has dtype %s; the backend takes float inputs (and integer Gather indices)", x->name, ir_dtype_name(x->dtype)); goto done; }
         if (!ir_shape_known(x)) { atl_fail(e, "graph input '%s' has an unknown shape (use --input-shape)", x->name); goto done; }
     }
+    double phase[BK_NPHASES] = {0}, t0 = atl_clock_s(), t1;
     if (bk_match_patterns(&c, e) || bk_place(&c, e)) goto done;
+    t1 = atl_clock_s();
+    phase[BK_PHASE_ADDRESS] += t1 - t0;
     for (int i = 0; i < g->nn; i++) {
         const IrNode *n = &g->nodes[i];
         if (n->dead || c.skip[i]) continue;
@@ -181,8 +188,12 @@ int bk_compile(const IrGraph *g, const AtlChip *chip, const BkOptions *opt, AbmW
         gr->slot_off = 0;
         gr->slot_size = c.slot;
         c.ngroups++;
+        t0 = atl_clock_s();
         if (bk_lower_node(&c, i, gr, e)) goto done;
+        t1 = atl_clock_s();
+        phase[BK_PHASE_LOWER] += t1 - t0;
         if (bk_emit_group(&c, gr, e)) goto done;
+        phase[BK_PHASE_EMIT] += atl_clock_s() - t1;
     }
     /* graph outputs that folding turned into constants are copied into place */
     for (int k = 0; k < g->nout; k++) {
@@ -195,9 +206,14 @@ int bk_compile(const IrGraph *g, const AtlChip *chip, const BkOptions *opt, AbmW
         gr->layer_id = c.ngroups;
         gr->slot_size = c.slot;
         c.ngroups++;
-        if (bk_lower_const_output(&c, t, gr, e) || bk_emit_group(&c, gr, e))
-            { atl_err_prefix(e, "graph output '%s'", g->t[t].name); goto done; }
+        t0 = atl_clock_s();
+        if (bk_lower_const_output(&c, t, gr, e)) { atl_err_prefix(e, "graph output '%s'", g->t[t].name); goto done; }
+        t1 = atl_clock_s();
+        phase[BK_PHASE_LOWER] += t1 - t0;
+        if (bk_emit_group(&c, gr, e)) { atl_err_prefix(e, "graph output '%s'", g->t[t].name); goto done; }
+        phase[BK_PHASE_EMIT] += atl_clock_s() - t1;
     }
+    t0 = atl_clock_s();
     if (bk_emit_finish(&c, e)) goto done;
     uint32_t net, stage;
     char name[128];
@@ -213,7 +229,9 @@ int bk_compile(const IrGraph *g, const AtlChip *chip, const BkOptions *opt, AbmW
         if (abm_set_metadata(w, "atoll " ATOLL_VERSION, opt->options_text ? opt->options_text : "",
                              opt->source_hash ? opt->source_hash : zero, e)) goto done;
     }
+    phase[BK_PHASE_EMIT] += atl_clock_s() - t0;
     if (sum) {
+        memcpy(sum->phase_s, phase, sizeof phase);
         sum->layers = calloc((size_t)(c.ngroups ? c.ngroups : 1), sizeof *sum->layers);
         if (!sum->layers) { atl_fail(e, "out of memory"); goto done; }
         sum->nlayers = c.ngroups;

@@ -13,19 +13,20 @@
  *     store Si             waits for Ci.
  *   each DMA is one flow whose work on a server is the sum over its bursts
  *   (dma.burst_bytes) of its bytes there at that server's bandwidth: the
- *   DRAM channel(s) its bytes fall in (interleaved by dram.interleave,
- *   region bases assumed aligned to interleave x channels), the cluster's
- *   NoC link in its direction, the DMA port of every LMEM end's core (no
- *   faster than the banks a burst covers; every destination of a
- *   multicast). Servers are shared equally among the flows on them
- *   (processor sharing, as in the simulator, docs/timing.md); a flow is done
- *   when done on every server and its instruction completes latency + issue
+ *   DRAM channel(s), the cluster's NoC link, the DMA port of every LMEM
+ *   end's core (bk_flow.c computes it, memoised exactly per end). Servers
+ *   are shared equally among the flows on them (processor sharing, as in
+ *   the simulator, docs/timing.md); a flow is done when done on every
+ *   server and its instruction completes latency + issue
  *   cycles later. Not modelled: the simulator's burst-order correction and
  *   ghost flows, LMEM bank conflicts with matrix/vector instructions. The
  *   layer ends with the barrier.
  * Guarantees: est_cycles (first instruction to barrier release), est_compute
  *   (max over cores of the busiest compute engine) and est_dma (max over
  *   cores of DMA engine busy time).
+ *   bk_cost_group_bounded stops as soon as the estimate is known to exceed
+ *   a bound (an event at time t means some DMA completes at or after t), so
+ *   a tile search can drop a candidate worse than its best so far early.
  * Why: the tile planner picks the tile shape with the lowest estimate, and
  *   `atoll compile --estimate` reports it per layer. */
 #include <stdlib.h>
@@ -74,9 +75,7 @@ typedef struct CCore {
     int active;        /* a DMA flow is on its servers */
     uint64_t start, dma_free, busy_dma;
     uint64_t eng_free[ISA_NUM_ENGINES], busy[ISA_NUM_ENGINES];
-    int nuse;          /* servers of the active flow */
-    int *use_sv;       /* server index per use */
-    double *use_rem;   /* work left there (cycles of exclusive service) */
+    int nuse;          /* uses of the active flow not yet received */
     uint64_t lat;      /* latency + issue, counted after the flow */
 } CCore;
 
@@ -104,123 +103,6 @@ static int cp_push(CCore *k, const AtlInsn *in)
     }
     k->cp[k->ncp++] = *in;
     return 0;
-}
-
-/* Elements of the innermost dims that are contiguous in memory. */
-static uint64_t dense_run(const AtlInsn *in, const int32_t st[4], int es)
-{
-    uint64_t run = 1;
-    int64_t expect = es;
-    for (int d = 3; d >= 0; d--) {
-        if (in->shape[d] == 1) continue;
-        if (st[d] != expect) break;
-        run *= in->shape[d];
-        expect *= in->shape[d];
-    }
-    return run;
-}
-
-static uint64_t elem_addr(const AtlInsn *in, uint64_t base, const int32_t st[4], uint64_t idx)
-{
-    int64_t off = 0;
-    for (int d = 3; d >= 0; d--) {
-        uint64_t i = idx % in->shape[d];
-        idx /= in->shape[d];
-        off += (int64_t)i * st[d];
-    }
-    return base + (uint64_t)off;
-}
-
-/* Servers of the processor-sharing model: DRAM channels, then per cluster
- * the NoC link in and out, then per core its DMA port into LMEM. */
-typedef struct Servers {
-    int nchan, nsv;
-    int noc_in, noc_out, port;  /* first index of each kind */
-    int *nflows;                /* active flows per server */
-    uint64_t *work;             /* scratch: work of the flow being planned */
-    int *touched, nt;
-    uint64_t *chan_bytes;
-} Servers;
-
-static void add_work(Servers *sv, int s, uint64_t w)
-{
-    if (!w) return;
-    if (!sv->work[s]) sv->touched[sv->nt++] = s;
-    sv->work[s] += w;
-}
-
-/* Plans a DMA as one flow: for every burst, its bytes on each server at
- * that server's bandwidth (DRAM channel of each byte, the NoC link in its
- * direction, the DMA port of each LMEM end's core, which is no faster than
- * the banks the burst covers); the work per server is the sum over bursts. */
-static void plan_flow(const AtlChip *ch, Servers *sv, CCore *k, int core, const AtlInsn *in)
-{
-    int es = isa_dtype_size(in->dtype), cpc = ch->cores_per_cluster, cl = core / cpc;
-    uint64_t bb = (uint64_t)ch->dma_burst_bytes;
-    if (bb >= (uint64_t)es) bb -= bb % (uint64_t)es;
-    uint64_t total = dma_bytes(in);
-    int copy = in->op == ISA_OP_DMA_COPY;
-    int src_space = copy ? in->src_space : in->dst_space;
-    double chbw = tim_dram_channel_bytes_per_cycle(ch);
-    uint64_t dr[2] = {dense_run(in, in->dst_stride, es), copy ? dense_run(in, in->src_stride, es) : 1};
-    sv->nt = 0;
-    for (uint64_t off = 0; off < total; off += bb) {
-        uint64_t bytes = total - off < bb ? total - off : bb, idx = off / (uint64_t)es, nel = bytes / (uint64_t)es;
-        for (int end = 0; end < 1 + copy; end++) {
-            int space = end ? in->src_space : in->dst_space;
-            const int32_t *st = end ? in->src_stride : in->dst_stride;
-            uint64_t base = end ? in->src : in->dst;
-            if (space == ISA_SPACE_DRAM) {
-                base &= 0xffffffffu;
-                int tl[64], ntl = 0;
-                uint64_t i = idx, left = nel;
-                while (left) {
-                    uint64_t run = dr[end] - i % dr[end];
-                    if (run > left) run = left;
-                    uint64_t a = elem_addr(in, base, st, i), len = run * (uint64_t)es;
-                    while (len) {
-                        uint64_t il = (uint64_t)ch->dram_interleave;
-                        uint64_t c = (a / il) % (uint64_t)sv->nchan, take = il - a % il;
-                        if (take > len) take = len;
-                        if (!sv->chan_bytes[c] && ntl < 64) tl[ntl++] = (int)c;
-                        sv->chan_bytes[c] += take;
-                        a += take;
-                        len -= take;
-                    }
-                    left -= run;
-                    i += run;
-                }
-                for (int j = 0; j < ntl; j++) {
-                    add_work(sv, tl[j], tim_occupancy(sv->chan_bytes[tl[j]], chbw));
-                    sv->chan_bytes[tl[j]] = 0;
-                }
-            } else if (space == ISA_SPACE_LMEM) {
-                uint64_t a = elem_addr(in, base, st, idx), w = (uint64_t)ch->lmem_bank_width;
-                uint64_t rows = (a % w + bytes + w - 1) / w;
-                uint64_t nb = rows < (uint64_t)ch->lmem_banks ? rows : (uint64_t)ch->lmem_banks;
-                uint64_t op = tim_occupancy(bytes, (double)ch->dma_lmem_bytes_per_cycle);
-                uint64_t ob = tim_occupancy(bytes, (double)nb * ch->lmem_bank_bytes_per_cycle);
-                uint32_t m = end ? 1u << (core % cpc) : in->mask ? in->mask : 1u << (core % cpc);
-                for (int j = 0; j < cpc; j++)
-                    if (m >> j & 1) add_work(sv, sv->port + cl * cpc + j, op > ob ? op : ob);
-            }
-        }
-        uint64_t wn = tim_occupancy(bytes, (double)ch->noc_bytes_per_cycle);
-        if (in->dst_space == ISA_SPACE_DRAM && src_space != ISA_SPACE_DRAM) add_work(sv, sv->noc_out + cl, wn);
-        else if (src_space == ISA_SPACE_DRAM && in->dst_space != ISA_SPACE_DRAM) add_work(sv, sv->noc_in + cl, wn);
-        else if (src_space == ISA_SPACE_DRAM && copy) { add_work(sv, sv->noc_in + cl, wn); add_work(sv, sv->noc_out + cl, wn); }
-    }
-    k->nuse = 0;
-    for (int j = 0; j < sv->nt; j++) {
-        int s = sv->touched[j];
-        if (sv->work[s]) {
-            k->use_sv[k->nuse] = s;
-            k->use_rem[k->nuse++] = (double)sv->work[s];
-            sv->nflows[s]++;
-        }
-        sv->work[s] = 0;
-    }
-    k->lat = tim_dma_path_latency(ch, in->dst_space, src_space) + (uint64_t)ch->dma_issue_cycles;
 }
 
 /* Compute timeline of local tile i once its loads landed at t. */
@@ -336,27 +218,40 @@ done:
 
 int bk_cost_group(BkCtx *c, BkGroup *g, AtlErr *e)
 {
+    return bk_cost_group_bounded(c, g, UINT64_MAX, e) < 0 ? -1 : 0;
+}
+
+int bk_cost_group_bounded(BkCtx *c, BkGroup *g, uint64_t bound, AtlErr *e)
+{
     const AtlChip *ch = c->chip;
     int nc = c->ncores, rc = -1;
     BkCode code;
     memset(&code, 0, sizeof code);
     CCore *ks = calloc((size_t)nc, sizeof *ks);
-    Servers sv;
-    memset(&sv, 0, sizeof sv);
-    sv.nchan = ch->dram_channels;
-    sv.noc_in = sv.nchan;
-    sv.noc_out = sv.noc_in + ch->clusters;
-    sv.port = sv.noc_out + ch->clusters;
-    sv.nsv = sv.port + nc;
-    sv.nflows = calloc((size_t)sv.nsv, sizeof *sv.nflows);
-    sv.work = calloc((size_t)sv.nsv, sizeof *sv.work);
-    sv.touched = calloc((size_t)sv.nsv, sizeof *sv.touched);
-    sv.chan_bytes = calloc((size_t)sv.nchan, sizeof *sv.chan_bytes);
-    if (!ks || !sv.nflows || !sv.work || !sv.touched || !sv.chan_bytes) { atl_fail(e, "out of memory in the cost model"); goto done; }
-    for (int core = 0; core < nc; core++) {
-        ks[core].use_sv = calloc((size_t)sv.nsv, sizeof *ks[core].use_sv);
-        ks[core].use_rem = calloc((size_t)sv.nsv, sizeof *ks[core].use_rem);
-        if (!ks[core].use_sv || !ks[core].use_rem) { atl_fail(e, "out of memory in the cost model"); goto done; }
+    int *nflows = NULL;  /* active flows per server */
+    double *share = NULL; /* per server: service each of its flows got in the last step */
+    double *by_n = NULL;  /* dt / n for the flow counts n met in this step */
+    uint64_t *by_n_stamp = NULL, *sv_stamp = NULL, stamp = 0; /* stamp: the current step */
+    int *done_sv = NULL, *fin = NULL;     /* servers left in this step; cores whose flow finished */
+    int *u_sv = NULL, *u_core = NULL, nu = 0; /* uses of the active flows */
+    double *u_rem = NULL;
+    BkFlowPlanner *fp = bk_flow_new(ch, e);
+    if (!fp) goto done;
+    int nsv = bk_flow_servers(fp);
+    size_t maxu = (size_t)nsv * (size_t)nc;  /* each core has at most one flow, on distinct servers */
+    nflows = calloc((size_t)nsv, sizeof *nflows);
+    share = calloc((size_t)nsv, sizeof *share);
+    by_n = calloc((size_t)nc + 1, sizeof *by_n);
+    by_n_stamp = calloc((size_t)nc + 1, sizeof *by_n_stamp);
+    sv_stamp = calloc((size_t)nsv, sizeof *sv_stamp);
+    done_sv = calloc(maxu, sizeof *done_sv);
+    fin = calloc((size_t)nc, sizeof *fin);
+    u_sv = calloc(maxu, sizeof *u_sv);
+    u_core = calloc(maxu, sizeof *u_core);
+    u_rem = calloc(maxu, sizeof *u_rem);
+    if (!ks || !nflows || !share || !by_n || !by_n_stamp || !sv_stamp || !done_sv || !fin || !u_sv || !u_core || !u_rem) {
+        atl_fail(e, "out of memory in the cost model");
+        goto done;
     }
     uint64_t *wdone = calloc((size_t)ch->clusters, sizeof *wdone);
     int *wknown = calloc((size_t)ch->clusters, sizeof *wknown);
@@ -382,48 +277,73 @@ int bk_cost_group(BkCtx *c, BkGroup *g, AtlErr *e)
     /* replay: processor sharing. Each server divides its time equally
      * among the flows on it; a flow is done when it has received its work
      * on every server, and its instruction completes latency + issue
-     * cycles later. Events: flow starts and per-server completions. */
+     * cycles later. Events: flow starts and per-server completions. The
+     * uses of all active flows are one list (server, work left, core); the
+     * order of uses never matters (the next event is a minimum, and each
+     * use's update is its own). */
     double t = 0;
     for (;;) {
         int cs = -1;
         double ts = INFINITY, tc = INFINITY;
+        for (int u = 0; u < nu; u++) {
+            double f = t + u_rem[u] * nflows[u_sv[u]];
+            if (f < tc) tc = f;
+        }
         for (int core = 0; core < nc; core++) {
             CCore *k = &ks[core];
-            if (k->active) {
-                for (int u = 0; u < k->nuse; u++)
-                    if (k->use_sv[u] >= 0) {
-                        double f = t + k->use_rem[u] * sv.nflows[k->use_sv[u]];
-                        if (f < tc) tc = f;
-                    }
-            } else if (k->pos < k->nq) {
-                const CDma *d = &k->q[k->pos];
-                double r = (double)k->dma_free;
-                if (d->dep >= 0) r = k->c_end[d->dep] == UINT64_MAX ? INFINITY : fmax(r, (double)k->c_end[d->dep]);
-                if (r < ts) { ts = r; cs = core; }
-            }
+            if (k->active || k->pos >= k->nq) continue;
+            const CDma *d = &k->q[k->pos];
+            double r = (double)k->dma_free;
+            if (d->dep >= 0) r = k->c_end[d->dep] == UINT64_MAX ? INFINITY : fmax(r, (double)k->c_end[d->dep]);
+            if (r < ts) { ts = r; cs = core; }
         }
         if (ts == INFINITY && tc == INFINITY) break;
         double next = fmin(ts, tc);
         if (next < t) next = t;
+        /* something completes at or after `next`, so est_cycles is at least this */
+        uint64_t at_least = (uint64_t)ceil(next - 1e-6) + (uint64_t)ch->barrier_cycles;
+        if (bound != UINT64_MAX && at_least > bound) {
+            g->est_cycles = at_least;
+            g->est_compute = g->est_dma = 0;
+            free(wdone);
+            free(wknown);
+            rc = 1;
+            goto done;
+        }
         double dt = next - t;
-        if (dt > 0)
-            for (int core = 0; core < nc; core++) {
-                CCore *k = &ks[core];
-                if (!k->active) continue;
-                for (int u = 0; u < k->nuse; u++)
-                    if (k->use_sv[u] >= 0) k->use_rem[u] -= dt / sv.nflows[k->use_sv[u]];
-            }
+        stamp++;
         t = next;
-        for (int core = 0; core < nc; core++) {
-            CCore *k = &ks[core];
-            if (!k->active) continue;
-            int left = 0;
-            /* a use whose work is received leaves its server (marked < 0) */
-            for (int u = 0; u < k->nuse; u++) {
-                if (k->use_sv[u] >= 0 && k->use_rem[u] <= 1e-6) { sv.nflows[k->use_sv[u]]--; k->use_sv[u] = -1; }
-                if (k->use_sv[u] >= 0) left = 1;
+        /* each use gets its server's share of dt (dt / flows there, computed
+         * once per server and flow count); a use whose work is received
+         * leaves the list, and its server once every share is handed out */
+        int ndone = 0, nfin = 0;
+        for (int u = 0; u < nu;) {
+            int sv = u_sv[u];
+            if (dt > 0) {
+                if (sv_stamp[sv] != stamp) {
+                    int n = nflows[sv];
+                    if (by_n_stamp[n] != stamp) { by_n[n] = dt / n; by_n_stamp[n] = stamp; }
+                    share[sv] = by_n[n];
+                    sv_stamp[sv] = stamp;
+                }
+                u_rem[u] -= share[sv];
             }
-            if (left) continue;
+            if (u_rem[u] <= 1e-6) {
+                done_sv[ndone++] = sv;
+                if (--ks[u_core[u]].nuse == 0) fin[nfin++] = u_core[u];
+                nu--;
+                u_sv[u] = u_sv[nu];
+                u_rem[u] = u_rem[nu];
+                u_core[u] = u_core[nu];
+            } else u++;
+        }
+        for (int j = 0; j < ndone; j++) nflows[done_sv[j]]--;
+        /* finished flows in core order */
+        for (int j = 1; j < nfin; j++)
+            for (int i = j; i > 0 && fin[i - 1] > fin[i]; i--) { int x = fin[i]; fin[i] = fin[i - 1]; fin[i - 1] = x; }
+        for (int j = 0; j < nfin; j++) {
+            int core = fin[j];
+            CCore *k = &ks[core];
             k->active = 0;
             uint64_t done = (uint64_t)ceil(t - 1e-6) + k->lat;
             k->dma_free = done;
@@ -441,8 +361,19 @@ int bk_cost_group(BkCtx *c, BkGroup *g, AtlErr *e)
             CCore *k = &ks[cs];
             const AtlInsn *in = &k->q[k->pos].in;
             k->start = (uint64_t)ceil(t - 1e-6);
-            if (in->op != ISA_OP_NOP) plan_flow(ch, &sv, k, cs, in);
-            else k->nuse = 0;
+            k->nuse = 0;
+            if (in->op != ISA_OP_NOP) {
+                BkFlowPlan fl;
+                if (bk_flow_plan(fp, cs, in, BK_FLOW_MEMO, &fl, e)) { free(wdone); free(wknown); goto done; }
+                for (int u = 0; u < fl.nuse; u++) {
+                    u_sv[nu] = fl.use[u].server;
+                    u_rem[nu] = (double)fl.use[u].work;
+                    u_core[nu++] = cs;
+                    nflows[fl.use[u].server]++;
+                }
+                k->nuse = fl.nuse;
+                k->lat = fl.lat;
+            }
             if (k->nuse > 0) { k->active = 1; continue; }
             /* nothing to move: done at once (a nop), or after the fixed costs */
             uint64_t done = k->start + (in->op == ISA_OP_NOP ? 0 : k->lat);
@@ -474,10 +405,19 @@ int bk_cost_group(BkCtx *c, BkGroup *g, AtlErr *e)
 done:
     for (int core = 0; ks && core < nc; core++) {
         free(ks[core].q); free(ks[core].cp); free(ks[core].cp_first); free(ks[core].c_end); free(ks[core].l_end);
-        free(ks[core].use_sv); free(ks[core].use_rem);
     }
     free(ks);
-    free(sv.nflows); free(sv.work); free(sv.touched); free(sv.chan_bytes);
+    free(nflows);
+    free(share);
+    free(by_n);
+    free(by_n_stamp);
+    free(sv_stamp);
+    free(done_sv);
+    free(fin);
+    free(u_sv);
+    free(u_core);
+    free(u_rem);
+    bk_flow_free(fp);
     bk_code_free(&code);
     return rc;
 }

@@ -235,7 +235,30 @@ int bk_reserve_resident(const BkCtx *c, BkGroup *g, uint64_t bytes);
 /* Prices a group by generating its tiles and running the time-step table of
  * every core. Fills est_*. */
 int bk_cost_group(BkCtx *c, BkGroup *g, AtlErr *e);
+/* The same, but may stop once est_cycles is known to exceed `bound`
+ * (UINT64_MAX: never): returns 1 then, with est_cycles = a lower bound
+ * > bound and est_compute = est_dma = 0; returns 0 with the exact est_*
+ * of bk_cost_group otherwise, -1 on error. A tile search that keeps a
+ * candidate only when est_cycles < best can pass bound = best and skip
+ * the candidate on 1: the choice is the same, found sooner. */
+int bk_cost_group_bounded(BkCtx *c, BkGroup *g, uint64_t bound, AtlErr *e);
 uint64_t bk_insn_cycles(const AtlChip *chip, const AtlInsn *in);
+
+/* bk_flow.c: the work one DMA puts on each server of the cost model's
+ * processor-sharing replay. Servers: DRAM channels [0, channels), NoC link
+ * in per cluster, NoC link out per cluster, DMA port per core. */
+typedef struct BkFlowPlanner BkFlowPlanner;
+typedef struct BkFlowUse { int server; uint64_t work; } BkFlowUse;
+/* use[0..nuse): servers with work (cycles of exclusive service); valid
+ * until the next bk_flow_plan call. lat: latency + issue after the flow. */
+typedef struct BkFlowPlan { const BkFlowUse *use; int nuse; uint64_t lat; } BkFlowPlan;
+enum { BK_FLOW_MEMO = 0, BK_FLOW_WALK = 1, BK_FLOW_REFERENCE = 2 }; /* how: all give the same plan */
+BkFlowPlanner *bk_flow_new(const AtlChip *chip, AtlErr *e);
+void bk_flow_free(BkFlowPlanner *p);
+int bk_flow_servers(const BkFlowPlanner *p);
+/* Plans DMA `in` (DMA_COPY or DMA_FILL) issued by core `core`. */
+int bk_flow_plan(BkFlowPlanner *p, int core, const AtlInsn *in, int how, BkFlowPlan *out, AtlErr *e);
+void bk_flow_stats(const BkFlowPlanner *p, uint64_t *hits, uint64_t *misses);
 
 /* bk_emit.c */
 int bk_emit_group(BkCtx *c, BkGroup *g, AtlErr *e);

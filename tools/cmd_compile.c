@@ -6,7 +6,8 @@
  * net. --estimate adds the cost model's cycles per layer; --dump-ir prints
  * the IR after the passes instead of compiling. --synthetic-weights fills
  * initializers whose external data file is missing (timing studies on
- * full-size graphs; compiler/synth_weights.h). */
+ * full-size graphs; compiler/synth_weights.h). --time prints the wall time
+ * of each compiler phase (import, passes, the backend's phases, write). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +19,7 @@
 #include "isa/config.h"
 #include "util/file.h"
 #include "util/sha256.h"
+#include "util/clock.h"
 
 const char cmd_compile_summary[] = "compile an ONNX model for a chip into an .abm (or --dump-ir)";
 
@@ -38,6 +40,7 @@ static void usage(FILE *f)
             "  --input-shape NAME=1x3x224x224   fix an input's shape (repeatable)\n"
             "  --name NAME            net name in the .abm (default: the graph's name)\n"
             "  --estimate             print the cost model's cycles per layer\n"
+            "  --time                 print the wall time of each compiler phase\n"
             "  --keep-activations     no reuse of activation memory: every activation listed in\n"
             "                         the .abm keeps its value after a run (atoll run --dump-tensors)\n"
             "  --dump-ir              print the IR after the passes and stop\n"
@@ -108,12 +111,30 @@ static void print_estimate(const BkSummary *s)
     }
 }
 
+/* Wall seconds per phase: import, passes, the backend's, write. */
+enum { PH_IMPORT, PH_PASSES, PH_BACKEND, PH_WRITE = PH_BACKEND + BK_NPHASES, PH_COUNT };
+
+static void print_times(const double *t)
+{
+    const char *names[PH_COUNT] = {"import", "passes"};
+    for (int i = 0; i < BK_NPHASES; i++) names[PH_BACKEND + i] = bk_phase_names[i];
+    names[PH_WRITE] = "write";
+    double total = 0;
+    printf("  compile time (wall):\n");
+    for (int i = 0; i < PH_COUNT; i++) {
+        printf("    %-22s %8.3f s\n", names[i], t[i]);
+        total += t[i];
+    }
+    printf("    %-22s %8.3f s\n", "total", total);
+}
+
 int cmd_compile(int argc, char **argv)
 {
     const char *model = NULL, *chipf = NULL, *out = NULL, *name = NULL, *v;
     IrInputShape shapes[MAXOPT];
     int nshapes = 0, bad = 0, dump = 0, nopasses = 0, estimate = 0, batch = 0, dt = ISA_F32;
-    int batches[MAXBATCH], nbatch = 0, keep = 0;
+    int batches[MAXBATCH], nbatch = 0, keep = 0, timing = 0;
+    double times[PH_COUNT] = {0}, t0;
     OnnxLoadOpts lopts = {0, 0, 0};
     AtlErr e = {{0}};
     char opts[512] = "";
@@ -150,6 +171,7 @@ int cmd_compile(int argc, char **argv)
         else if (!strcmp(argv[i], "--dump-ir")) dump = 1;
         else if (!strcmp(argv[i], "--no-passes")) nopasses = 1;
         else if (!strcmp(argv[i], "--estimate")) estimate = 1;
+        else if (!strcmp(argv[i], "--time")) timing = 1;
         else if (!strcmp(argv[i], "--keep-activations")) keep = 1;
         else if (!strcmp(argv[i], "--synthetic-weights")) lopts.synthetic_weights = 1;
         else if (argv[i][0] == '-') { fprintf(stderr, "atoll compile: unknown option '%s' (see --help)\n", argv[i]); return 2; }
@@ -191,6 +213,7 @@ int cmd_compile(int argc, char **argv)
     for (int bi = 0; bi < nbatch && rc == 0; bi++) {
         IrInputShape sh[MAXOPT];
         int nsh = nshapes;
+        t0 = atl_clock_s();
         memcpy(sh, shapes, sizeof shapes[0] * (size_t)nshapes);
         if (batch_shapes(model, batches[bi] ? batches[bi] : 1, !batches[bi], lopts.synthetic_weights, sh, &nsh, &e)) {
             fprintf(stderr, "atoll compile: %s: %s\n", model, e.msg);
@@ -202,7 +225,11 @@ int cmd_compile(int argc, char **argv)
         if (loaded && bi == 0 && lopts.nsynthetic)
             fprintf(stderr, "atoll compile: note: %d initializers (%lld bytes) have synthetic values: their external data file is missing\n",
                     lopts.nsynthetic, (long long)lopts.synthetic_bytes);
-        if (!loaded || pass_run_all(&g, &e)) {
+        times[PH_IMPORT] += atl_clock_s() - t0;
+        t0 = atl_clock_s();
+        if (loaded) loaded = !pass_run_all(&g, &e);
+        times[PH_PASSES] += atl_clock_s() - t0;
+        if (!loaded) {
             fprintf(stderr, "atoll compile: %s\n", e.msg);
             ir_free(&g);
             rc = 1;
@@ -232,14 +259,18 @@ int cmd_compile(int argc, char **argv)
         } else {
             print_summary(model, out, &chip, &sum, dt);
             if (estimate) print_estimate(&sum);
+            for (int i = 0; i < BK_NPHASES; i++) times[PH_BACKEND + i] += sum.phase_s[i];
         }
         bk_summary_free(&sum);
         ir_free(&g);
     }
+    t0 = atl_clock_s();
     if (rc == 0 && abm_write_file(w, out, &e)) {
         fprintf(stderr, "atoll compile: %s: %s\n", model, e.msg);
         rc = 1;
     }
+    times[PH_WRITE] = atl_clock_s() - t0;
+    if (rc == 0 && timing) print_times(times);
     abm_writer_free(w);
     return rc;
 }

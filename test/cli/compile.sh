@@ -1,4 +1,4 @@
-# compile.sh - `atoll compile` to .abm: summary, --estimate, --batch, --dtype, errors
+# compile.sh - `atoll compile` to .abm: summary, --estimate, --batch, --dtype, --time, errors
 . test/cli/lib.inc
 M=models
 expect_ok compile_tiny "$ATOLL" compile $M/digits_cnn.onnx --chip configs/tiny.ini -o "$TMPD/d.abm"
@@ -27,5 +27,12 @@ expect_fail bad_chip "nope.ini" "$ATOLL" compile $M/digits_cnn.onnx --chip nope.
 expect_fail fixed_batch "fixed to 1 by the model, given 4" "$ATOLL" compile $M/lenet5.onnx --chip configs/tiny.ini --batch 4 -o "$TMPD/x.abm"
 expect_fail bad_batch "numbers 1..65535" "$ATOLL" compile $M/lenet5.onnx --chip configs/tiny.ini --batch 0 -o "$TMPD/x.abm"
 [ ! -e "$TMPD/x.abm" ] && ok no_partial_file || fail no_partial_file "x.abm exists after failures"
+expect_ok compile_time "$ATOLL" compile $M/digits_cnn.onnx --chip configs/tiny.ini --time -o "$TMPD/dt.abm"
+expect_grep time_header "compile time (wall):" "$TMPD/out"
+for ph in import passes "address assignment" "lowering+tile search" emit write total; do
+    expect_grep "time_$(echo "$ph" | tr ' +' '__')" "^    $ph  *[0-9][0-9.]* s$" "$TMPD/out"
+done
+expect_ok compile_no_time "$ATOLL" compile $M/digits_cnn.onnx --chip configs/tiny.ini -o "$TMPD/dt.abm"
+grep -q "compile time" "$TMPD/out" && fail no_time_without_flag "phase times printed without --time" || ok no_time_without_flag
 expect_ok dump_ir_still "$ATOLL" compile $M/lenet5.onnx --dump-ir
 cli_summary compile

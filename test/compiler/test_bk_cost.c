@@ -1,0 +1,114 @@
+/* test_bk_cost.c - bounded pricing (bk_cost_group_bounded, compiler/bk_cost.c).
+ *
+ * A hand-made group on configs/a1.ini: T tiles, each loading a block of
+ * rows from DRAM, applying a vector op and storing it back, spread over the
+ * 16 cores. Checked: with a bound at or above the exact estimate, or
+ * UINT64_MAX, the bounded call prices exactly like bk_cost_group; with a
+ * lower bound it either prices exactly or stops with est_cycles above the
+ * bound; a tiny bound stops; and a search over tile counts that passes its
+ * best so far as the bound picks the same tile count as the unbounded one. */
+#include <stdlib.h>
+#include "test/test.h"
+#include "compiler/bk_int.h"
+#include "isa/config.h"
+
+#define ROWS 512
+#define COLS 96
+
+/* Tile t of g->ntiles: rows [t*ROWS/T, (t+1)*ROWS/T) of a ROWS x COLS f32
+ * matrix in DRAM, relu'd in LMEM, stored to a second matrix. */
+static int rows_gen(BkCtx *c, const BkGroup *g, int tile, uint64_t slot, BkCode *code, AtlErr *e)
+{
+    (void)c; (void)e;
+    int r0 = tile * ROWS / g->ntiles, r1 = (tile + 1) * ROWS / g->ntiles;
+    uint32_t sh[4] = {1, 1, (uint32_t)(r1 - r0), COLS};
+    int64_t st[4];
+    bk_compact(sh, st);
+    uint64_t src = bk_addr(ABM_REGION_ACTIVATIONS, (uint64_t)r0 * COLS * 4);
+    uint64_t dst = bk_addr(ABM_REGION_ACTIVATIONS, (uint64_t)(ROWS + r0) * COLS * 4);
+    AtlInsn ld = bk_dma(ISA_F32, ISA_SPACE_LMEM, slot, ISA_SPACE_DRAM, src, sh, st, st);
+    AtlInsn op = bk_vun(ISA_OP_V_RELU, ISA_F32, slot, slot, sh, st, st, 0, 0);
+    AtlInsn sto = bk_dma(ISA_F32, ISA_SPACE_DRAM, dst, ISA_SPACE_LMEM, slot, sh, st, st);
+    if (bk_code_ld(code, &ld, 0) || bk_code_cp(code, &op) || bk_code_st(code, &sto)) return -1;
+    return 0;
+}
+
+typedef struct Fixture {
+    AtlChip chip;
+    BkCtx c;
+    BkGroup g;
+} Fixture;
+
+static int setup(Fixture *f, int ntiles)
+{
+    AtlErr e;
+    memset(f, 0, sizeof *f);
+    if (cfg_load("configs/a1.ini", &f->chip, &e)) return -1;
+    f->c.chip = &f->chip;
+    f->c.ncores = cfg_total_cores(&f->chip);
+    f->c.dt = ISA_F32;
+    f->c.es = 4;
+    f->g.node = -1;
+    f->g.slot_off = 0;
+    f->g.slot_size = (uint64_t)f->chip.lmem_bytes / 2;
+    f->g.gen = rows_gen;
+    return bk_assign_tiles(&f->c, &f->g, ntiles, &e);
+}
+
+TEST(bounded_matches_exact_or_stops_above_bound)
+{
+    Fixture f;
+    AtlErr e;
+    REQUIRE(setup(&f, 64) == 0);
+    REQUIRE(bk_cost_group(&f.c, &f.g, &e) == 0);
+    uint64_t est = f.g.est_cycles, comp = f.g.est_compute, dma = f.g.est_dma;
+    CHECK(est > 0 && dma > 0);
+    uint64_t bounds[] = {UINT64_MAX, est + 1000, est, est - 1, est / 2, est / 10, 1};
+    int stopped = 0;
+    for (size_t i = 0; i < sizeof bounds / sizeof bounds[0]; i++) {
+        int rc = bk_cost_group_bounded(&f.c, &f.g, bounds[i], &e);
+        CHECKF(rc == 0 || rc == 1, "bound %llu: rc %d", (unsigned long long)bounds[i], rc);
+        if (bounds[i] >= est) CHECKF(rc == 0, "bound %llu >= estimate %llu stopped", (unsigned long long)bounds[i], (unsigned long long)est);
+        if (rc == 0) {
+            CHECK_EQ_INT(f.g.est_cycles, est);
+            CHECK_EQ_INT(f.g.est_compute, comp);
+            CHECK_EQ_INT(f.g.est_dma, dma);
+        } else {
+            stopped++;
+            CHECKF(f.g.est_cycles > bounds[i], "stopped at %llu, not above bound %llu", (unsigned long long)f.g.est_cycles,
+                   (unsigned long long)bounds[i]);
+        }
+    }
+    CHECK(stopped >= 2); /* est/10 and 1 cannot be priced to the end */
+    bk_group_free(&f.g);
+}
+
+TEST(bounded_search_picks_the_same_tiles)
+{
+    static const int counts[] = {16, 32, 8, 64, 128, 256, 512};
+    uint64_t best = UINT64_MAX, best_b = UINT64_MAX;
+    int pick = -1, pick_b = -1, stops = 0;
+    for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++) {
+        Fixture f;
+        AtlErr e;
+        REQUIRE(setup(&f, counts[i]) == 0);
+        REQUIRE(bk_cost_group(&f.c, &f.g, &e) == 0);
+        if (f.g.est_cycles < best) { best = f.g.est_cycles; pick = counts[i]; }
+        int rc = bk_cost_group_bounded(&f.c, &f.g, best_b, &e);
+        REQUIRE(rc >= 0);
+        stops += rc == 1;
+        if (rc == 0 && f.g.est_cycles < best_b) { best_b = f.g.est_cycles; pick_b = counts[i]; }
+        bk_group_free(&f.g);
+    }
+    CHECK_EQ_INT(pick_b, pick);
+    CHECK_EQ_INT(best_b, best);
+    CHECK(stops > 0); /* some candidate was dropped early */
+    printf("  picked %d tiles (%llu cycles), %d candidates stopped early\n", pick, (unsigned long long)best, stops);
+}
+
+int main(void)
+{
+    RUN(bounded_matches_exact_or_stops_above_bound);
+    RUN(bounded_search_picks_the_same_tiles);
+    return test_summary("test_bk_cost");
+}
