@@ -258,8 +258,10 @@ static int scan_depth(BkCtx *c, BkGroup *g, int kt, int modes, const int64_t *li
                     if (tiles < d->min_tiles[m]) d->min_tiles[m] = tiles;
                     if (nt >= imin(l->Nn, c->chip->mm_cols) && mt >= imin(l->M, c->chip->mm_rows)) d->full = 1;
                     if (best && tiles <= limit[m]) {
-                        if (assign(c, g, e) || bk_cost_group(c, g, e)) return -1;
-                        if (g->est_cycles < best->cycles) *best = (MmShape){mt, nt, kt, m, g->est_cycles};
+                        if (assign(c, g, e)) return -1;
+                        int over = bk_cost_group_bounded(c, g, best->cycles, e);
+                        if (over < 0) return -1;
+                        if (!over && g->est_cycles < best->cycles) *best = (MmShape){mt, nt, kt, m, g->est_cycles};
                     }
                 }
                 if (mt == 1) break;
