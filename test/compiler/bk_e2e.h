@@ -51,6 +51,24 @@ static inline void e2e_store_elem(int dt, uint8_t *p, size_t i, float v)
     else ((float *)p)[i] = v;
 }
 
+/* Adds an f32 constant of pseudo-random values in [-scale, scale) drawn
+ * from the LCG state *seed; returns its tensor id. */
+static inline int e2e_rand_const(IrGraph *g, const char *name, int ndim, const int64_t *dims, float scale, uint32_t *seed)
+{
+    int64_t n = 1;
+    for (int i = 0; i < ndim; i++) n *= dims[i];
+    float *v = malloc((size_t)(n ? n : 1) * sizeof *v);
+    if (!v) return -1;
+    for (int64_t i = 0; i < n; i++) {
+        *seed = *seed * 1664525u + 1013904223u;
+        v[i] = ((float)((*seed >> 8) & 0xffff) / 32768.0f - 1.0f) * scale;
+    }
+    AtlErr e;
+    int t = ir_add_const(g, name, IR_F32, ndim, dims, v, &e);
+    free(v);
+    return t;
+}
+
 /* Loads the model with its first input fixed to the shape of `in`. */
 static inline int e2e_load_model(const char *path, const AtlNdArray *in, IrGraph *g, AtlErr *e)
 {
@@ -177,8 +195,10 @@ done:
  * after inference), runs it on the simulator with a deterministic
  * pseudo-random input and compares with the interpreter. Returns 0 if it
  * ran; *max_err gets max |sim - interp| / (1 + |interp|). The program is
- * left in *prog_out when non-NULL (caller prog_free). */
-static inline int e2e_graph(IrGraph *g, const char *chipfile, int dtype, double *max_err, AtlProgram *prog_out, char *err, size_t errlen)
+ * left in *prog_out when non-NULL (caller prog_free); the per-layer
+ * summary in *sum when non-NULL (caller bk_summary_free). */
+static inline int e2e_graph_sum(IrGraph *g, const char *chipfile, int dtype, double *max_err, AtlProgram *prog_out,
+                                BkSummary *sum, char *err, size_t errlen)
 {
     AtlErr e = {{0}};
     AtlChip chip;
@@ -214,7 +234,7 @@ static inline int e2e_graph(IrGraph *g, const char *chipfile, int dtype, double 
     BkOptions o;
     bk_options_default(&o);
     o.dtype = dtype;
-    if (!w || bk_compile(g, &chip, &o, w, NULL, &e)) goto done;
+    if (!w || bk_compile(g, &chip, &o, w, sum, &e)) goto done;
     if (abm_serialize(w, &buf, &len, &e) || abm_load_buffer(&m, buf, len, 0, 0, &e)) goto done;
     BkRegionBases b;
     if (bk_stage_program(&m, 0, &chip, &p, &b, &e)) goto done;
@@ -249,5 +269,10 @@ done:
     free(buf);
     abm_writer_free(w);
     return rc;
+}
+/* e2e_graph_sum without the per-layer summary. */
+static inline int e2e_graph(IrGraph *g, const char *chipfile, int dtype, double *max_err, AtlProgram *prog_out, char *err, size_t errlen)
+{
+    return e2e_graph_sum(g, chipfile, dtype, max_err, prog_out, NULL, err, errlen);
 }
 #endif

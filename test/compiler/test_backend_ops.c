@@ -19,22 +19,10 @@
 static const char *const chips[] = {"configs/tiny.ini", "configs/a1.ini"};
 
 static uint32_t rng = 1;
-static float frand(void)
-{
-    rng = rng * 1664525u + 1013904223u;
-    return (float)((rng >> 8) & 0xffff) / 32768.0f - 1.0f;
-}
 
 static int cst(IrGraph *g, const char *name, int ndim, const int64_t *dims, float scale)
 {
-    int64_t n = 1;
-    for (int i = 0; i < ndim; i++) n *= dims[i];
-    float *v = malloc((size_t)(n ? n : 1) * sizeof *v);
-    for (int64_t i = 0; i < n; i++) v[i] = frand() * scale;
-    AtlErr e;
-    int t = ir_add_const(g, name, IR_F32, ndim, dims, v, &e);
-    free(v);
-    return t;
+    return e2e_rand_const(g, name, ndim, dims, scale, &rng);
 }
 
 static int cst_i64(IrGraph *g, const char *name, int n, const int64_t *v)
