@@ -52,7 +52,8 @@
  *   with its two largest fitting row counts. Candidates are priced fewest
  *   tiles first, at least MIN_COSTED, then while the tiles priced stay
  *   under TILE_BUDGET: the cost model generates and replays every tile and
- *   dominates compile time, and small-LMEM chips make tiles many.
+ *   dominates compile time, and small-LMEM chips make tiles many. Shapes of
+ *   more than MAX_TILES tiles are not candidates.
  * Guarantees: the output equals the ONNX op's (f32 accumulation order of
  *   the matrix unit: kh, kw, c within a k chunk, chunks in order). */
 #include <stdlib.h>
@@ -61,7 +62,7 @@
 #include "compiler/bk_int.h"
 #include "isa/timing.h"
 
-enum { SPLIT_PAIRS = 3, MIN_COSTED = 2, TILE_BUDGET = 1 << 16 };
+enum { SPLIT_PAIRS = 3, MIN_COSTED = 2, TILE_BUDGET = 1 << 16, MAX_TILES = 1 << 24 };
 
 static int imin(int a, int b) { return a < b ? a : b; }
 static uint64_t align_up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
@@ -301,6 +302,8 @@ static uint64_t bias_chunk_bytes(const BkCtx *c, const BkLow *l)
     return (b + c->align - 1) / c->align * c->align;
 }
 
+/* Output channels (groups == 1 conv) or groups per tile can be chunked. */
+static int group_units(const BkLow *l) { return is_kconv(l) ? l->OC : l->groups; }
 
 /* LMEM plan of the tile shape in l for weight mode m (0: weights loaded per
  * tile into the slot; 1: the whole layer's weights, chunk-major, and f32
@@ -319,8 +322,7 @@ static int plan(const BkCtx *c, BkGroup *g, int m)
     g->mcast = m;
     g->prologue = m ? conv_prologue : NULL;
     if (m) {
-        int units = is_kconv(l) ? l->OC : l->groups;
-        uint64_t nch = (uint64_t)(units + l->gchunk - 1) / l->gchunk;
+        uint64_t nch = (uint64_t)(group_units(l) + l->gchunk - 1) / l->gchunk;
         l->l_wres = 0;
         l->l_bres = align_up(nch * weight_chunk_bytes(c, l), c->align);
         res = l->l_bres + (l->b ? nch * bias_chunk_bytes(c, l) : 0);
@@ -356,9 +358,6 @@ static int plan(const BkCtx *c, BkGroup *g, int m)
     if (ih > 65535 || iw > 65535 || (uint64_t)cn > 65535) return -1;
     return used <= g->slot_size ? 0 : -1;
 }
-
-/* Output channels (groups == 1 conv) or groups per tile can be chunked. */
-static int group_units(const BkLow *l) { return is_kconv(l) ? l->OC : l->groups; }
 
 /* Sets the tile shape and the derived chunk counts. */
 static void set_shape(BkLow *l, int gc, int r, int w, int kc)
@@ -398,10 +397,14 @@ static int fits(const BkCtx *c, BkGroup *g, Shape s)
     return plan(c, g, s.m) == 0;
 }
 
-/* Adds s if it fits; 1 if it did, 0 if not, -1 out of memory. */
+/* Adds s if it fits (in LMEM, and in at most MAX_TILES tiles); 1 if it
+ * did, 0 if not, -1 out of memory. */
 static int add_shape(const BkCtx *c, BkGroup *g, Shape s, Search *q, AtlErr *e)
 {
     if (!fits(c, g, s)) return 0;
+    const BkLow *l = &g->lw;
+    int64_t tiles = (int64_t)l->ngc * l->N * l->nrc * l->nwc * l->nkc;
+    if (tiles > MAX_TILES) return 0;
     if (q->n == q->cap) {
         int nc = q->cap ? 2 * q->cap : 64;
         Shape *v = realloc(q->v, (size_t)nc * sizeof *v);
@@ -411,10 +414,8 @@ static int add_shape(const BkCtx *c, BkGroup *g, Shape s, Search *q, AtlErr *e)
         if (!v || !t) return bk_fail(c, g->node, e, "out of memory in the tile search");
         q->cap = nc;
     }
-    const BkLow *l = &g->lw;
-    int64_t tiles = (int64_t)l->ngc * l->N * l->nrc * l->nwc * l->nkc;
     q->v[q->n] = s;
-    q->tiles[q->n] = tiles > INT32_MAX ? INT32_MAX : (int)tiles;
+    q->tiles[q->n] = (int)tiles;
     q->n++;
     return 1;
 }
