@@ -54,11 +54,12 @@ typedef enum {
 /* Lowering state of one layer; which members are used depends on kind. */
 typedef struct BkLow {
     BkKind kind;
-    /* conv / pool: NCHW geometry, tile = (n, group chunk, output rows) */
+    /* conv / pool: NCHW geometry, tile = (group chunk, n, output rows,
+     * output columns, k chunk) */
     int N, C, H, W, OC, OH, OW, kh, kw, sh, sw, dh, dw, pt, pl, pb, pr, groups;
     int pool_op, count_pad;
-    int gchunk, rows;             /* groups per tile, output rows per tile */
-    int ngc, nrc;                 /* chunks along groups and rows */
+    int gchunk, rows, cols, kchunk; /* per tile: groups, output rows, output columns, input channels */
+    int ngc, nrc, nwc, nkc;       /* chunks along groups, rows, columns, input channels */
     uint64_t x, y, w, b;          /* tagged DRAM addresses (b: f32 bias or 0) */
     /* matmul: Y[bt][M][N] = A[bt][M][K] x B[bt][K][N] (+ bias[N] f32) */
     int bt, M, K, Nn, mt, nt, nmc, nnc;
@@ -84,7 +85,7 @@ typedef struct BkLow {
     uint64_t l_in, l_w, l_acc, l_b, l_out, l_tmp, l_reg[BK_MAXIN + BK_MAXSTEP];
     uint64_t l_wres, l_bres;      /* resident (multicast) weights and bias, absolute LMEM */
     int32_t *aux;                 /* per-kind table (malloc'd, freed with the group): resize bands */
-    uint64_t l_accres;            /* K split: two resident f32 accumulators, absolute LMEM */
+    uint64_t l_accres, acc_bytes; /* K split: two resident f32 accumulators, absolute LMEM, and one's size */
 } BkLow;
 
 struct BkGroup {

@@ -18,26 +18,6 @@
 #include "test/test.h"
 #include "test/compiler/bk_e2e.h"
 
-/* Uniform in [-1, 1) from the LCG state *rng. */
-static inline float bkc_frand(uint32_t *rng)
-{
-    *rng = *rng * 1664525u + 1013904223u;
-    return (float)((*rng >> 8) & 0xffff) / 32768.0f - 1.0f;
-}
-
-/* A constant f32 tensor of random values times scale; returns its index. */
-static inline int bkc_const(IrGraph *g, const char *name, int ndim, const int64_t *dims, float scale, uint32_t *rng)
-{
-    int64_t n = 1;
-    for (int i = 0; i < ndim; i++) n *= dims[i];
-    float *v = malloc((size_t)(n ? n : 1) * sizeof *v);
-    for (int64_t i = 0; i < n; i++) v[i] = bkc_frand(rng) * scale;
-    AtlErr e;
-    int t = ir_add_const(g, name, IR_F32, ndim, dims, v, &e);
-    free(v);
-    return t;
-}
-
 /* An empty opset-14 graph with one f32 input. */
 static inline void bkc_new_graph(IrGraph *g, const char *in, int ndim, const int64_t *dims)
 {

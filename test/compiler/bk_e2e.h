@@ -51,6 +51,28 @@ static inline void e2e_store_elem(int dt, uint8_t *p, size_t i, float v)
     else ((float *)p)[i] = v;
 }
 
+/* Uniform in [-1, 1) from the LCG state *seed. */
+static inline float e2e_frand(uint32_t *seed)
+{
+    *seed = *seed * 1664525u + 1013904223u;
+    return (float)((*seed >> 8) & 0xffff) / 32768.0f - 1.0f;
+}
+
+/* Adds an f32 constant of pseudo-random values in [-scale, scale) drawn
+ * from the LCG state *seed; returns its tensor id. */
+static inline int e2e_rand_const(IrGraph *g, const char *name, int ndim, const int64_t *dims, float scale, uint32_t *seed)
+{
+    int64_t n = 1;
+    for (int i = 0; i < ndim; i++) n *= dims[i];
+    float *v = malloc((size_t)(n ? n : 1) * sizeof *v);
+    if (!v) return -1;
+    for (int64_t i = 0; i < n; i++) v[i] = e2e_frand(seed) * scale;
+    AtlErr e;
+    int t = ir_add_const(g, name, IR_F32, ndim, dims, v, &e);
+    free(v);
+    return t;
+}
+
 /* Loads the model with its first input fixed to the shape of `in`. */
 static inline int e2e_load_model(const char *path, const AtlNdArray *in, IrGraph *g, AtlErr *e)
 {
@@ -187,8 +209,10 @@ done:
  * after inference), runs it on the simulator with a deterministic
  * pseudo-random input and compares with the interpreter. Returns 0 if it
  * ran; *max_err gets max |sim - interp| / (1 + |interp|). The program is
- * left in *prog_out when non-NULL (caller prog_free). */
-static inline int e2e_graph(IrGraph *g, const char *chipfile, int dtype, double *max_err, AtlProgram *prog_out, char *err, size_t errlen)
+ * left in *prog_out when non-NULL (caller prog_free); the per-layer
+ * summary in *sum when non-NULL (caller bk_summary_free). */
+static inline int e2e_graph_sum(IrGraph *g, const char *chipfile, int dtype, double *max_err, AtlProgram *prog_out,
+                                BkSummary *sum, char *err, size_t errlen)
 {
     AtlErr e = {{0}};
     AtlChip chip;
@@ -214,13 +238,10 @@ static inline int e2e_graph(IrGraph *g, const char *chipfile, int dtype, double 
     if (ir_alloc_data(&in, &e)) goto done;
     uint32_t seed = 12345;
     int64_t n = ir_numel(&in);
-    for (int64_t i = 0; i < n; i++) {
-        seed = seed * 1664525u + 1013904223u;
-        ((float *)in.data)[i] = (float)((seed >> 8) & 0xffff) / 32768.0f - 1.0f;
-    }
+    for (int64_t i = 0; i < n; i++) ((float *)in.data)[i] = e2e_frand(&seed);
     if (interp_run(g, &in, 1, &outs, &e)) goto done;
     BkRegionBases b;
-    if (e2e_build(g, &chip, dtype, NULL, NULL, &buf, &len, &m, &p, &b, &s, &e)) goto done;
+    if (e2e_build(g, &chip, dtype, sum, NULL, &buf, &len, &m, &p, &b, &s, &e)) goto done;
     AbmTensor ti = abm_tensor(&m.view, 0), to = abm_tensor(&m.view, 1);
     int es = isa_dtype_size(dtype);
     uint8_t *din = sim_dram(s, b.base[ABM_REGION_IO] + ti.offset, (uint64_t)n * es);
@@ -247,5 +268,10 @@ done:
     abm_model_free(&m);
     free(buf);
     return rc;
+}
+/* e2e_graph_sum without the per-layer summary. */
+static inline int e2e_graph(IrGraph *g, const char *chipfile, int dtype, double *max_err, AtlProgram *prog_out, char *err, size_t errlen)
+{
+    return e2e_graph_sum(g, chipfile, dtype, max_err, prog_out, NULL, err, errlen);
 }
 #endif

@@ -12,11 +12,11 @@ static const char *const chips[] = {"configs/tiny.ini", "configs/a1.ini"};
 
 static uint32_t rng = 1;
 
-static inline float frand(void) { return bkc_frand(&rng); }
+static inline float frand(void) { return e2e_frand(&rng); }
 
 static inline int cst(IrGraph *g, const char *name, int ndim, const int64_t *dims, float scale)
 {
-    return bkc_const(g, name, ndim, dims, scale, &rng);
+    return e2e_rand_const(g, name, ndim, dims, scale, &rng);
 }
 
 static inline int cst_i64(IrGraph *g, const char *name, int n, const int64_t *v)

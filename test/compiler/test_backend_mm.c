@@ -19,7 +19,7 @@ static uint32_t rng = 7;
 
 static int cst(IrGraph *g, const char *name, int ndim, const int64_t *dims, float scale)
 {
-    return bkc_const(g, name, ndim, dims, scale, &rng);
+    return e2e_rand_const(g, name, ndim, dims, scale, &rng);
 }
 
 

@@ -92,8 +92,8 @@ TEST(encode_rejects_values_that_do_not_fit)
     expect_encode_error(&in, "v.requant: field lo: value -129 does not fit in 8 signed bits (-128..127)");
     memset(&in, 0, sizeof in);
     in.op = ISA_OP_CONV;
-    in.sh = 16;
-    expect_encode_error(&in, "conv: field sh: value 16");
+    in.sh = 64;
+    expect_encode_error(&in, "conv: field sh: value 64");
     memset(&in, 0, sizeof in);
     in.op = ISA_OP_DMA_COPY;
     in.src_core = 32;
