@@ -63,7 +63,7 @@ typedef struct BkLow {
     uint64_t x, y, w, b;          /* tagged DRAM addresses (b: f32 bias or 0) */
     /* matmul: Y[bt][M][N] = A[bt][M][K] x B[bt][K][N] (+ bias[N] f32) */
     int bt, M, K, Nn, mt, nt, nmc, nnc;
-    int kt, nkc;                  /* K chunk depth and count (nkc > 1: K split) */
+    int kt;                       /* K chunk depth (the count is nkc above; nkc > 1: K split) */
     int64_t a_bs, a_rs, a_cs, b_bs, b_rs, b_cs; /* element strides of A, B (batch, row, col) */
     /* elementwise / reduce / softmax: 4-D output box tiling */
     uint32_t od[4];               /* output dims (collapsed) */

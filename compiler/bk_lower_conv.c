@@ -65,7 +65,6 @@
 enum { SPLIT_PAIRS = 3, MIN_COSTED = 2, TILE_BUDGET = 1 << 16, MAX_TILES = 1 << 24 };
 
 static int imin(int a, int b) { return a < b ? a : b; }
-static uint64_t align_up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
 
 /* One axis of the input an output block needs: outputs [o0, o0+on) with
  * stride s, padding pad before, dilation d, kernel k over an input of
@@ -291,15 +290,13 @@ static int chunk_width(const BkLow *l)
 /* Bytes between the resident weight blocks of consecutive chunks. */
 static uint64_t weight_chunk_bytes(const BkCtx *c, const BkLow *l)
 {
-    uint64_t b = (uint64_t)l->kh * l->kw * (l->C / l->groups) * (uint64_t)chunk_width(l) * c->es;
-    return (b + c->align - 1) / c->align * c->align;
+    return bk_align_up(c, (uint64_t)l->kh * l->kw * (l->C / l->groups) * (uint64_t)chunk_width(l) * c->es);
 }
 
 /* Bytes between the resident f32 bias blocks of consecutive chunks. */
 static uint64_t bias_chunk_bytes(const BkCtx *c, const BkLow *l)
 {
-    uint64_t b = (uint64_t)chunk_width(l) * 4;
-    return (b + c->align - 1) / c->align * c->align;
+    return bk_align_up(c, (uint64_t)chunk_width(l) * 4);
 }
 
 /* Output channels (groups == 1 conv) or groups per tile can be chunked. */
@@ -313,7 +310,6 @@ static int group_units(const BkLow *l) { return is_kconv(l) ? l->OC : l->groups;
 static int plan(const BkCtx *c, BkGroup *g, int m)
 {
     BkLow *l = &g->lw;
-    uint64_t row = (uint64_t)c->chip->lmem_banks * c->chip->lmem_bank_width, lm = (uint64_t)c->chip->lmem_bytes;
     int cpg = l->C / l->groups, conv = l->kind == BK_K_CONV;
     int cn = l->gchunk * cpg, ocn = chunk_width(l);
     if (is_kconv(l)) cn = l->kchunk;
@@ -324,24 +320,16 @@ static int plan(const BkCtx *c, BkGroup *g, int m)
     if (m) {
         uint64_t nch = (uint64_t)(group_units(l) + l->gchunk - 1) / l->gchunk;
         l->l_wres = 0;
-        l->l_bres = align_up(nch * weight_chunk_bytes(c, l), c->align);
+        l->l_bres = bk_align_up(c, nch * weight_chunk_bytes(c, l));
         res = l->l_bres + (l->b ? nch * bias_chunk_bytes(c, l) : 0);
     }
     l->acc_bytes = 0;
     if (conv && l->nkc > 1) {
-        l->acc_bytes = align_up(outn * ocn * 4, c->align);
-        l->l_accres = align_up(res, c->align);
+        l->acc_bytes = bk_align_up(c, outn * ocn * 4);
+        l->l_accres = bk_align_up(c, res);
         res = l->l_accres + 2 * l->acc_bytes;
     }
-    if (res == 0) {
-        g->slot_off = 0;
-        g->slot_size = c->slot;
-    } else {
-        uint64_t off = align_up(res, row);
-        if (off >= lm || (lm - off) / 2 / row == 0) return -1;
-        g->slot_off = off;
-        g->slot_size = (lm - off) / 2 / row * row;
-    }
+    if (bk_reserve_resident(c, g, res)) return -1;
     uint64_t used = 0;
     uint64_t ih = (uint64_t)max_span(l->rows, l->sh, l->dh, l->kh, l->H);
     uint64_t iw = (uint64_t)max_span(l->cols, l->sw, l->dw, l->kw, l->W);
@@ -441,8 +429,9 @@ static int price(BkCtx *c, BkGroup *g, Search *q, AtlErr *e)
         if (i >= MIN_COSTED && spent > TILE_BUDGET) break;
         set_shape(&g->lw, s.gc, s.r, s.w, s.kc);
         plan(c, g, s.m);
-        if (assign(c, g, e) || bk_cost_group(c, g, e)) { free(order); return -1; }
-        if (g->est_cycles < q->best_cost) { q->best_cost = g->est_cycles; q->best = s; }
+        int over = assign(c, g, e) ? -1 : bk_cost_group_bounded(c, g, q->best_cost, e);
+        if (over < 0) { free(order); return -1; }
+        if (!over && g->est_cycles < q->best_cost) { q->best_cost = g->est_cycles; q->best = s; }
     }
     free(order);
     return 0;
