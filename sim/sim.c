@@ -115,7 +115,7 @@ AtlSim *sim_create(const AtlChip *chip, const AtlSimOptions *opt, AtlErr *e)
         SimCore *c = &s->core[i];
         c->lmem = calloc(1, (size_t)chip->lmem_bytes);
         c->banks = s->servers ? s->servers + (size_t)i * nb : NULL;
-        c->capinfl = SIM_MAX_RANGES * ISA_NUM_ENGINES * s->cpc;
+        c->capinfl = ISA_NUM_ENGINES * s->cpc;
         c->infl = calloc((size_t)c->capinfl, sizeof *c->infl);
         ok = c->lmem && c->banks && c->infl;
     }
@@ -257,15 +257,15 @@ static void signal_one(AtlSim *s, int core, int sid, int eid, int index, uint64_
     wake_sem(s, core, sid, t);
 }
 
-static void do_signal(AtlSim *s, int core, int engine, const AtlInsn *in, int index, uint64_t t)
+static void do_signal(AtlSim *s, int core, int engine, const SimPre *pre, int index, uint64_t t)
 {
-    if (!in->signal) return;
-    int sid = in->signal - 1, eid = sim_eid(core, engine);
-    if (engine == ISA_ENGINE_DMA && in->dst_space == ISA_SPACE_LMEM && in->mask &&
-        (in->op == ISA_OP_DMA_COPY || in->op == ISA_OP_DMA_FILL)) {
+    if (!pre->signal) return;
+    int sid = pre->signal - 1, eid = sim_eid(core, engine);
+    if (engine == ISA_ENGINE_DMA && pre->dst_space == ISA_SPACE_LMEM && pre->mask &&
+        (pre->op == ISA_OP_DMA_COPY || pre->op == ISA_OP_DMA_FILL)) {
         int base = core / s->cpc * s->cpc;
         for (int i = 0; i < s->cpc; i++)
-            if (in->mask >> i & 1) signal_one(s, base + i, sid, eid, index, t);
+            if (pre->mask >> i & 1) signal_one(s, base + i, sid, eid, index, t);
     } else {
         signal_one(s, core, sid, eid, index, t);
     }
@@ -281,16 +281,15 @@ static void engine_complete(AtlSim *s, int eid, uint64_t t)
 {
     SimEngine *e = &s->eng[eid];
     int core = eid / ISA_NUM_ENGINES, en = eid % ISA_NUM_ENGINES;
-    const AtlInsn *in = &e->insns[e->pc];
     const SimPre *pre = &e->pre[e->pc];
-    if (s->opt.mode != SIM_MODE_TIMING && sim_exec_table[in->op](s, core, in)) {
+    if (s->opt.mode != SIM_MODE_TIMING && sim_exec_table[pre->op](s, core, &e->insns[e->pc])) {
         sim_raise(s, SIM_FAULT_DATA, core, en, e->pc, "%s", s->exec_msg);
         return;
     }
     if (pre->nr && s->opt.mode != SIM_MODE_FUNCTIONAL) race_end(s, core, en, pre);
-    stats_account(s, core, en, in, pre, e->t_start, t);
-    if (s->opt.trace) trace_insn(s, core, en, e->pc, in, e->t_start, t);
-    do_signal(s, core, en, in, e->pc, t);
+    stats_account(s, core, en, pre, e->t_start, t);
+    if (s->opt.trace) trace_insn(s, core, en, e->pc, &e->insns[e->pc], e->t_start, t);
+    do_signal(s, core, en, pre, e->pc, t);
     e->pc++;
     e->state = ST_READY;
 }
@@ -355,8 +354,7 @@ static void dma_finish(AtlSim *s, int eid, uint64_t t)
 static int dma_start(AtlSim *s, int eid, uint64_t *t)
 {
     SimEngine *e = &s->eng[eid];
-    mem_dma_join(s, eid, &e->pre[e->pc], *t);
-    uint64_t due = mem_dma_due(s, eid);
+    uint64_t due = mem_dma_join(s, eid, &e->pre[e->pc], *t);
     if (can_inline(s, due)) { dma_finish(s, eid, due); *t = due; return 1; }
     sim_push(s, due, EV_DMA_CHECK, (uint32_t)eid);
     return 0;
@@ -391,18 +389,15 @@ static void engine_try(AtlSim *s, int eid, uint64_t t)
             e->state = ST_FAULT;
             return;
         }
-        const AtlInsn *in = &e->insns[e->pc];
         const SimPre *pre = &e->pre[e->pc];
         /* the streams of all engines interleave: fetch ahead of the hardware prefetcher */
-        if (e->pc + 2 < e->count) {
-            for (size_t off = 0; off < sizeof *in; off += 64) __builtin_prefetch((const char *)(in + 2) + off);
+        if (e->pc + 2 < e->count)
             for (size_t off = 0; off < sizeof *pre; off += 64) __builtin_prefetch((const char *)(pre + 2) + off);
-        }
-        if (pre[1].nuse) /* the next transfer's plan (pre + 1 was fetched ahead already) */
+        if (sim_pre_is_dma(&pre[1])) /* the next transfer's plan (pre + 1 was fetched ahead already) */
             for (size_t off = 0; off < pre[1].nuse * sizeof *e->plan; off += 64)
                 __builtin_prefetch((const char *)(e->plan + pre[1].use_at) + off);
-        if (in->wait) {
-            int sid = in->wait - 1;
+        if (pre->wait) {
+            int sid = pre->wait - 1;
             if (c->sem[sid] <= 0) {
                 if (e->state != ST_WAIT_SEM) { e->state = ST_WAIT_SEM; e->t_block = t; e->blocked_sem = sid; }
                 return;
@@ -417,15 +412,15 @@ static void engine_try(AtlSim *s, int eid, uint64_t t)
         if (e->state == ST_WAIT_SEM) e->st.stall_sem += t - e->t_block;
         e->state = ST_BUSY;
         e->t_start = t;
-        int op = in->op;
+        int op = pre->op;
         if (op == ISA_OP_END) {
             e->state = ST_DONE;
             s->done_engines++;
-            stats_account(s, core, en, in, pre, t, t);
-            do_signal(s, core, en, in, e->pc, t);
+            stats_account(s, core, en, pre, t, t);
+            do_signal(s, core, en, pre, e->pc, t);
             return;
         }
-        if (op == ISA_OP_BARRIER) { barrier_arrive(s, eid, in, t); return; }
+        if (op == ISA_OP_BARRIER) { barrier_arrive(s, eid, &e->insns[e->pc], t); return; }
         if (op == ISA_OP_NOP || s->opt.mode == SIM_MODE_FUNCTIONAL) {
             /* zero-time: complete now and go on with the next instruction */
             engine_complete(s, eid, t);
