@@ -224,7 +224,7 @@ static void use_add(SimEngine *e, int ps, uint64_t work, uint64_t bursts)
             if (work > e->use[i].work) { e->use[i].work = work; e->use[i].bursts = bursts; }
             return;
         }
-    e->use[e->nuse++] = (SimUse){ps, 0, 0, work, bursts, 0, 0, 0, 0};
+    e->use[e->nuse++] = (SimUse){.ps = ps, .work = work, .bursts = bursts};
 }
 
 /* Work per channel of the DRAM end of one burst, times mult: the burst's
@@ -368,6 +368,7 @@ int mem_dma_plan(AtlSim *s, int core, int engine, const AtlInsn *in, SimPre *pre
         if (us->work > pre->dma_solo) pre->dma_solo = us->work;
         us->q = us->bursts ? (double)us->work / (double)us->bursts : 0;
         us->iq = us->q > 0 ? 1 / us->q : 0;
+        us->fin = 0; /* the room of bursts from now on */
     }
     if (e->nplan + (size_t)e->nuse > e->capplan) {
         size_t cap = e->capplan ? 2 * e->capplan : 64;
@@ -437,14 +438,33 @@ uint64_t mem_dma_join(AtlSim *s, int eid, const SimPre *pre, uint64_t t)
         }
         SimUse *us = &e->use[u];
         double f = p->v + (double)us->work;
-        int k = p->n;
-        while (k > 0 && p->job[k - 1].f > f) { p->job[k] = p->job[k - 1]; k--; }
-        p->job[k] = (SimPsJob){f, p->v, us->q, us->iq, 0, 0, 0, us};
-        ps_job_prepare(&p->job[k]);
-        p->n++;
-        p->joins++;
-        /* its first projection there: no other server's join can move it */
-        us->fin = ps_project(p, us);
+        SimPsJob job = {f, p->v, us->q, us->iq, 0, 0, 0, us};
+        ps_job_prepare(&job);
+        if (p->ports == 1) {
+            /* one pass: its place (after those done no later), its first
+             * projection there (the walk of ps_project, with the flow count
+             * it joins to), then the lags of those after it as they move up */
+            int n = p->n, k = 0;
+            double t = p->tv, v = p->v, dn = (double)(n + 1), lag = 0;
+            for (; k < n && p->job[k].f <= f; k++, dn -= 1.0) {
+                t += (p->job[k].f - v) * dn;
+                v = p->job[k].f;
+            }
+            t += (f - v) * dn;
+            for (int i = n; i > k; i--) p->job[i] = p->job[i - 1];
+            for (int i = k + 1; i <= n; i++) lag += ps_lag(&p->job[i], f);
+            p->job[k] = job;
+            p->n++;
+            p->joins++;
+            us->fin = t - lag; /* no other server's join can move it */
+        } else {
+            int k = p->n;
+            while (k > 0 && p->job[k - 1].f > f) { p->job[k] = p->job[k - 1]; k--; }
+            p->job[k] = job;
+            p->n++;
+            p->joins++;
+            us->fin = ps_project(p, us);
+        }
         us->joins = p->joins;
         if (us->fin > last) last = us->fin;
     }

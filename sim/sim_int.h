@@ -113,12 +113,15 @@ typedef struct SimPs {
 } SimPs;
 /* A transfer's work on one server (busy cycles if it were alone). */
 typedef struct SimUse {
-    int ps;                 /* index in AtlSim.ps */
-    int gone;               /* its work there is done, at time fin */
-    int excl;               /* no other engine's transfers ever use the server: it is never shared */
-    uint64_t work, bursts;  /* busy cycles, bursts that touch the server */
+    int32_t ps;             /* index in AtlSim.ps */
+    uint8_t gone;           /* its work there is done, at time fin */
+    uint8_t excl;           /* no other engine's transfers ever use the server: it is never shared */
+    uint64_t work;          /* busy cycles */
     double q, iq;           /* busy cycles of one burst (work / bursts), 1 / q */
-    double fin;             /* done there at (gone), or projected to be done at */
+    union {                 /* (48 bytes in all: a transfer's plan is read from memory as it starts) */
+        uint64_t bursts;    /* while planning: bursts that touch the server */
+        double fin;         /* while running: done there at (gone), or projected to be done at */
+    };
     uint64_t joins;         /* the server's joins when fin was projected */
 } SimUse;
 
