@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "sim/sim_int.h"
+#include "sim/account.h"
 #include "isa/timing.h"
 
 void sim_options_default(AtlSimOptions *o)
@@ -236,7 +237,7 @@ static const SimEvent *next_event(const AtlSim *s)
 
 /* ---------------------------------------------------------------- sync */
 
-static void wake_sem(AtlSim *s, int core, int sid, uint64_t t)
+SIM_HOT static void wake_sem(AtlSim *s, int core, int sid, uint64_t t)
 {
     for (int en = 0; en < ISA_NUM_ENGINES; en++) {
         SimEngine *e = &s->eng[sim_eid(core, en)];
@@ -244,7 +245,7 @@ static void wake_sem(AtlSim *s, int core, int sid, uint64_t t)
     }
 }
 
-static void signal_one(AtlSim *s, int core, int sid, int eid, int index, uint64_t t)
+SIM_HOT static void signal_one(AtlSim *s, int core, int sid, int eid, int index, uint64_t t)
 {
     SimCore *c = &s->core[core];
     c->sem[sid]++;
@@ -257,7 +258,7 @@ static void signal_one(AtlSim *s, int core, int sid, int eid, int index, uint64_
     wake_sem(s, core, sid, t);
 }
 
-static void do_signal(AtlSim *s, int core, int engine, const SimPre *pre, int index, uint64_t t)
+SIM_HOT static void do_signal(AtlSim *s, int core, int engine, const SimPre *pre, int index, uint64_t t)
 {
     if (!pre->signal) return;
     int sid = pre->signal - 1, eid = sim_eid(core, engine);
@@ -329,7 +330,7 @@ static void barrier_release(AtlSim *s, int head, uint64_t t)
 /* An event at time t would be the very next one popped (its sequence number
  * is larger than every queued one's, so it must be strictly earlier): doing
  * its work inline gives the same order as pushing and popping it. */
-static int can_inline(const AtlSim *s, uint64_t t)
+SIM_HOT static int can_inline(const AtlSim *s, uint64_t t)
 {
     const SimEvent *top = next_event(s);
     return t <= s->max_cycles && (!top || t < top->time);
@@ -337,7 +338,7 @@ static int can_inline(const AtlSim *s, uint64_t t)
 
 /* The engine's DMA transfer is delivered at time t: it leaves its servers;
  * the time it lost to other transfers is a resource stall. */
-static void dma_finish(AtlSim *s, int eid, uint64_t t)
+SIM_HOT static void dma_finish(AtlSim *s, int eid, uint64_t t)
 {
     SimEngine *e = &s->eng[eid];
     mem_dma_leave(s, eid, t);
@@ -351,7 +352,7 @@ static void dma_finish(AtlSim *s, int eid, uint64_t t)
  * delivered before any other event and its completion at *t can run
  * inline, else 0 (an EV_DMA_CHECK event was queued at its projected
  * delivery). */
-static int dma_start(AtlSim *s, int eid, uint64_t *t)
+SIM_HOT static int dma_start(AtlSim *s, int eid, uint64_t *t)
 {
     SimEngine *e = &s->eng[eid];
     uint64_t due = mem_dma_join(s, eid, &e->pre[e->pc], *t);
@@ -363,7 +364,7 @@ static int dma_start(AtlSim *s, int eid, uint64_t *t)
 /* The projected delivery of the engine's DMA at t: 1 if it is delivered
  * (later arrivals on its servers can only have delayed it), else 0 and the
  * new projection is queued. */
-static int dma_check(AtlSim *s, int eid, uint64_t t)
+SIM_HOT static int dma_check(AtlSim *s, int eid, uint64_t t)
 {
     uint64_t due = mem_dma_due(s, eid);
     if (due > t) { sim_push(s, due, EV_DMA_CHECK, (uint32_t)eid); return 0; }

@@ -215,6 +215,10 @@ struct AtlSim {
     int trace_first;
 };
 
+/* A small function of the per-instruction path, inlined where it is called
+ * (it runs once or more per simulated instruction: a call costs as much). */
+#define SIM_HOT __attribute__((always_inline)) inline
+
 static inline int sim_eid(int core, int engine) { return core * ISA_NUM_ENGINES + engine; }
 
 /* check.c */
@@ -261,6 +265,5 @@ void trace_insn(AtlSim *s, int core, int engine, int index, const AtlInsn *in,
 void trace_flow(AtlSim *s, const SimSigRec *from, int core, int engine, int index, uint64_t t);
 void trace_begin(AtlSim *s);
 /* report.c */
-void stats_account(AtlSim *s, int core, int engine, const SimPre *pre, uint64_t start, uint64_t end);
 void stats_finish(AtlSim *s);
 #endif
