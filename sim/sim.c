@@ -29,10 +29,7 @@ void sim_free(AtlSim *s)
 {
     if (!s) return;
     if (s->core)
-        for (int i = 0; i < s->ncores; i++) {
-            free(s->core[i].lmem);
-            free(s->core[i].infl);
-        }
+        for (int i = 0; i < s->ncores; i++) free(s->core[i].lmem);
     free(s->core);
     if (s->eng)
         for (int i = 0; i < s->ncores * ISA_NUM_ENGINES; i++) { free(s->eng[i].pre); free(s->eng[i].plan); }
@@ -117,8 +114,7 @@ AtlSim *sim_create(const AtlChip *chip, const AtlSimOptions *opt, AtlErr *e)
         c->lmem = calloc(1, (size_t)chip->lmem_bytes);
         c->banks = s->servers ? s->servers + (size_t)i * nb : NULL;
         c->capinfl = ISA_NUM_ENGINES * s->cpc;
-        c->infl = calloc((size_t)c->capinfl, sizeof *c->infl);
-        ok = c->lmem && c->banks && c->infl;
+        ok = c->lmem && c->banks;
     }
     if (!ok) { sim_free(s); atl_fail(e, "sim: out of memory for chip '%s'", chip->name); return NULL; }
     s->il_shift = s->bank_shift = -1;

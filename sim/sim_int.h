@@ -170,9 +170,12 @@ typedef struct SimCore {
     int32_t sem[ISA_MAX_SEMAPHORES];
     SimServer *banks;
     uint64_t banks_free;    /* no bank is reserved beyond this time */
-    SimInflight *infl;      /* the in-flight instructions (of the cluster's engines) that touch this LMEM, in the order they began (race.c) */
     int ninfl, capinfl;
     uint8_t sigq_head[ISA_MAX_SEMAPHORES], sigq_n[ISA_MAX_SEMAPHORES];
+    /* the in-flight instructions (of the cluster's engines, one each at most)
+     * that touch this LMEM, in the order they began (race.c); in place: the
+     * count and the first ones share a cache line */
+    SimInflight infl[ISA_NUM_ENGINES * CFG_MAX_CORES_PER_CLUSTER];
     SimSigRec sigq[ISA_MAX_SEMAPHORES][SIM_SIGQ]; /* last: only traces use it (4 KiB) */
 } SimCore;
 
