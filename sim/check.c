@@ -1,9 +1,11 @@
 /* check.c - static checks of one instruction before it runs, and its
  * predecoded form (SimPre): compute cycles from isa/timing, MACs, LMEM
- * ranges for the race detector and bank model, bytes per level. Everything
- * that only depends on the instruction and the chip is done once here, so
- * the run loop stays cheap. An instruction that fails a check faults when
- * its engine reaches it (illegal field, out of bounds, misaligned). */
+ * ranges for the race detector and bank model, bytes per level, and the
+ * instruction fields the run loop reads (a timing-only run reads no AtlInsn
+ * but a barrier's). Everything that only depends on the instruction and the
+ * chip is done once here, so the run loop stays cheap. An instruction that
+ * fails a check faults when its engine reaches it (illegal field, out of
+ * bounds, misaligned). */
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>

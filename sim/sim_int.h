@@ -128,31 +128,33 @@ typedef struct SimUse {
 enum { ST_READY, ST_BUSY, ST_WAIT_SEM, ST_WAIT_BAR, ST_DONE, ST_FAULT };
 
 typedef struct SimEngine {
-    const AtlInsn *insns;
-    const int *lines;
+    /* hot: what the run loop touches per instruction */
     SimPre *pre;
-    int count;
+    int pc, state, count;
     int bad_index;          /* first invalid instruction (count if none) */
-    AtlSimFaultKind bad_kind;
-    int pc, state, blocked_sem;
-    uint64_t t_block, t_start;
+    int blocked_sem;
     int next_waiter;        /* barrier waiter list link (engine id or -1) */
+    uint64_t t_block, t_start;
     /* DMA transfer in flight (mem.c) */
     SimUse *use;            /* servers it occupies, nuse of them (in plan; scratch while planning) */
-    SimUse *scratch;        /* room for AtlSim.maxuse */
     int nuse, nshared;      /* the first nshared are servers other engines use too */
     double dma_last0;       /* max of its start and its done times on the unshared servers */
     SimUse *plan;           /* every DMA instruction's servers and work (SimPre.use_at) */
-    size_t nplan, capplan;
     uint64_t dma_start;     /* when it joined its servers (when it started) */
     uint64_t dma_solo;      /* busy cycles on its slowest server if it were alone */
     uint64_t dma_latency;
+    AtlEngineStats st;
+    /* cold: the program, planning scratch, faults */
+    const AtlInsn *insns;
+    const int *lines;
+    AtlSimFaultKind bad_kind;
+    SimUse *scratch;        /* room for AtlSim.maxuse */
+    size_t nplan, capplan;
     uint64_t dma_dense[2];  /* planning scratch: contiguous-element run length of dst, src (elements) */
     int dma_es, dma_esh;    /* element size and its log2 */
     int dma_flat[2];        /* whole dst / src operand contiguous */
     uint64_t dma_bb;        /* burst bytes, whole elements */
-    AtlEngineStats st;
-    char bad_msg[512];      /* last: the fields above are the hot ones */
+    char bad_msg[512];
 } SimEngine;
 
 /* An engine's in-flight instruction with LMEM ranges (race.c). */
