@@ -270,11 +270,11 @@ SIM_HOT static void do_signal(AtlSim *s, int core, int engine, const SimPre *pre
 
 /* -------------------------------------------------------------- engines */
 
-static void engine_try(AtlSim *s, int eid, uint64_t t);
+SIM_HOT static void engine_try(AtlSim *s, int eid, uint64_t t);
 
 /* Completes the engine's current instruction at time t; the caller then
  * issues the next one with engine_try (no recursion: streams can be long). */
-static void engine_complete(AtlSim *s, int eid, uint64_t t)
+SIM_HOT static void engine_complete(AtlSim *s, int eid, uint64_t t)
 {
     SimEngine *e = &s->eng[eid];
     int core = eid / ISA_NUM_ENGINES, en = eid % ISA_NUM_ENGINES;
@@ -369,7 +369,7 @@ SIM_HOT static int dma_check(AtlSim *s, int eid, uint64_t t)
 }
 
 /* Starts as many instructions of engine eid as can start at time t. */
-static void engine_try(AtlSim *s, int eid, uint64_t t)
+SIM_HOT static void engine_try(AtlSim *s, int eid, uint64_t t)
 {
     SimEngine *e = &s->eng[eid];
     int core = eid / ISA_NUM_ENGINES, en = eid % ISA_NUM_ENGINES;
@@ -464,22 +464,15 @@ int sim_run(AtlSim *s, AtlErr *e)
             break;
         }
         s->now = ev.time;
-        SimEngine *en = ev.kind == EV_BARRIER ? NULL : &s->eng[ev.arg];
-        switch (ev.kind) {
-        case EV_ISSUE:
-            if (en->state == ST_READY || en->state == ST_WAIT_SEM) engine_try(s, (int)ev.arg, ev.time);
-            break;
-        case EV_COMPLETE:
-            engine_complete(s, (int)ev.arg, ev.time);
-            engine_try(s, (int)ev.arg, ev.time);
-            break;
-        case EV_DMA_CHECK:
-            if (dma_check(s, (int)ev.arg, ev.time)) {
-                engine_complete(s, (int)ev.arg, ev.time);
+        if (ev.kind == EV_BARRIER) {
+            barrier_release(s, (int)ev.arg, ev.time);
+        } else {
+            /* one call site each: engine_complete and engine_try are inlined here */
+            SimEngine *en = &s->eng[ev.arg];
+            int done = ev.kind == EV_COMPLETE || (ev.kind == EV_DMA_CHECK && dma_check(s, (int)ev.arg, ev.time));
+            if (done) engine_complete(s, (int)ev.arg, ev.time);
+            if (done || (ev.kind == EV_ISSUE && (en->state == ST_READY || en->state == ST_WAIT_SEM)))
                 engine_try(s, (int)ev.arg, ev.time);
-            }
-            break;
-        case EV_BARRIER: barrier_release(s, (int)ev.arg, ev.time); break;
         }
         if (s->live_top) { SimEvent gone; evq_pop(&s->q, &gone); s->live_top = 0; }
     }
