@@ -1,9 +1,11 @@
 /* check.c - static checks of one instruction before it runs, and its
  * predecoded form (SimPre): compute cycles from isa/timing, MACs, LMEM
- * ranges for the race detector and bank model, bytes per level. Everything
- * that only depends on the instruction and the chip is done once here, so
- * the run loop stays cheap. An instruction that fails a check faults when
- * its engine reaches it (illegal field, out of bounds, misaligned). */
+ * ranges for the race detector and bank model, bytes per level, and the
+ * instruction fields the run loop reads (a timing-only run reads no AtlInsn
+ * but a barrier's). Everything that only depends on the instruction and the
+ * chip is done once here, so the run loop stays cheap. An instruction that
+ * fails a check faults when its engine reaches it (illegal field, out of
+ * bounds, misaligned). */
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -317,6 +319,15 @@ int sim_check_insn(const AtlSim *s, int core, int engine, const AtlInsn *in,
     memset(pre, 0, sizeof *pre);
     if (in->op >= ISA_NUM_OPS) return bad(&c, SIM_FAULT_ILLEGAL, "illegal opcode %d", in->op);
     c.mn = isa_ops[in->op].mnemonic;
+    pre->op = in->op;
+    pre->fmt = (uint8_t)isa_ops[in->op].format;
+    pre->wait = in->wait;
+    pre->signal = in->signal;
+    pre->dtype = in->dtype;
+    pre->dst_space = in->dst_space;
+    pre->src_space = in->src_space;
+    pre->mask = in->mask;
+    pre->layer = in->layer;
     int want = isa_ops[in->op].engine;
     if (want != ISA_ENGINE_ANY && want != engine)
         return bad(&c, SIM_FAULT_ILLEGAL, "a %s instruction in the %s engine's stream", isa_engine_name(want), isa_engine_name(engine));
@@ -324,14 +335,20 @@ int sim_check_insn(const AtlSim *s, int core, int engine, const AtlInsn *in,
     int rc;
     switch (isa_ops[in->op].format) {
     case ISA_FMT_DMA_COPY:
-    case ISA_FMT_DMA_FILL: return check_dma(&c, s, core, in, pre);
-    case ISA_FMT_DMA_GATHER: return check_gather(&c, s, core, in, pre);
+    case ISA_FMT_DMA_FILL: rc = check_dma(&c, s, core, in, pre); break;
+    case ISA_FMT_DMA_GATHER: rc = check_gather(&c, s, core, in, pre); break;
     case ISA_FMT_MM: rc = check_mm(&c, s, in, pre); break;
     case ISA_FMT_CONV: rc = check_conv(&c, s, in, pre); break;
     case ISA_FMT_BARRIER:
     case ISA_FMT_NONE: return 0;
     default: rc = check_vec(&c, s, in, pre); break;
     }
-    if (!rc) mem_pre_banks(s, pre);
-    return rc;
+    if (rc) return rc;
+    /* the race detector's cores: a range on the own core names it */
+    for (int i = 0; i < pre->nr; i++) {
+        if (!pre->r[i].cores) pre->r[i].cores = 1u << (core % s->cpc);
+        pre->cores |= pre->r[i].cores;
+    }
+    if (!sim_pre_is_dma(pre)) mem_pre_banks(s, pre);
+    return 0;
 }

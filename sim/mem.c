@@ -149,7 +149,7 @@ static inline double ps_lag_after(const SimPs *p, int i)
 
 /* Moves server i's virtual time to real time t; transfers whose work there
  * is done by then leave it (the transfer's SimUse records when, unless it
- * was delivered already and stayed as a ghost). */
+ * was delivered already and stayed as a ghost: its uses are gone then). */
 static void ps_advance(AtlSim *s, int i, double t)
 {
     SimPs *p = &s->ps[i];
@@ -160,14 +160,12 @@ static void ps_advance(AtlSim *s, int i, double t)
         double slow = !shared ? 1.0 : p->ports == 1 ? (double)p->n : (double)p->n / p->ports;
         double end = p->tv + (p->job[0].f - p->v) * slow;
         if (end > t) { p->v += (t - p->tv) * (shared ? (double)p->ports / p->n : 1.0); p->tv = t; return; }
-        SimEngine *e = &s->eng[ps_job_eid(&p->job[0])];
-        if (p->job[0].tag == ps_job_tag(ps_job_eid(&p->job[0]), e->dma_gen))
-            for (int u = 0; u < e->nuse; u++)
-                if (e->use[u].ps == i) {
-                    e->use[u].gone = 1;
-                    /* a projection made since the last join there is this already */
-                    if (e->use[u].joins != p->joins) e->use[u].fin = end - ps_lag_after(p, 0);
-                }
+        SimUse *us = p->job[0].use;
+        if (!us->gone) {
+            us->gone = 1;
+            /* a projection made since the last join there is this already */
+            if (us->joins != p->joins) us->fin = end - ps_lag_after(p, 0);
+        }
         p->tv = end;
         p->v = p->job[0].f;
         p->n--;
@@ -178,31 +176,28 @@ static void ps_advance(AtlSim *s, int i, double t)
     p->tv = t;
 }
 
-/* Real time at which the fluid schedule of p reaches the virtual finish of
- * engine eid's current transfer if nothing else joins; *at: its position. */
-static double ps_fluid_finish(const SimPs *p, int eid, uint32_t gen, int *at)
+/* Projected time at which the transfer with work us on p is done there if
+ * nothing else joins: the real time at which p's fluid schedule reaches its
+ * virtual finish, less the burst lags of the transfers after it. */
+static double ps_project(const SimPs *p, const SimUse *us)
 {
-    uint64_t tag = ps_job_tag(eid, gen);
     double t = p->tv, v = p->v;
-    int n = p->n;
     if (p->ports == 1) { /* the common case: n flows share it, n real cycles per virtual one */
-        double dn = (double)n; /* n counted down as a double (exact) */
+        double dn = (double)p->n; /* n counted down as a double (exact) */
         for (int i = 0; i < p->n; i++, dn -= 1.0) {
             t += (p->job[i].f - v) * dn;
             v = p->job[i].f;
-            if (p->job[i].tag == tag) { *at = i; return t; }
+            if (p->job[i].use == us) return t - ps_lag_after(p, i);
         }
-        *at = -1;
         return t;
     }
-    for (int i = 0; i < p->n; i++, n--) {
-        /* real cycles per virtual cycle */
-        double slow = n <= p->ports ? 1.0 : p->ports == 1 ? (double)n : (double)n / p->ports;
+    for (int i = 0, n = p->n; i < p->n; i++, n--) {
+        /* real cycles per virtual cycle; several ports: the fluid share as is */
+        double slow = n <= p->ports ? 1.0 : (double)n / p->ports;
         t += (p->job[i].f - v) * slow;
         v = p->job[i].f;
-        if (p->job[i].tag == tag) { *at = i; return t; }
+        if (p->job[i].use == us) return t;
     }
-    *at = -1;
     return t;
 }
 
@@ -229,7 +224,7 @@ static void use_add(SimEngine *e, int ps, uint64_t work, uint64_t bursts)
             if (work > e->use[i].work) { e->use[i].work = work; e->use[i].bursts = bursts; }
             return;
         }
-    e->use[e->nuse++] = (SimUse){ps, 0, 0, work, bursts, 0, 0, 0, 0};
+    e->use[e->nuse++] = (SimUse){.ps = ps, .work = work, .bursts = bursts};
 }
 
 /* Work per channel of the DRAM end of one burst, times mult: the burst's
@@ -374,6 +369,7 @@ int mem_dma_plan(AtlSim *s, int core, int engine, const AtlInsn *in, SimPre *pre
         if (us->work > pre->dma_solo) pre->dma_solo = us->work;
         us->q = us->bursts ? (double)us->work / (double)us->bursts : 0;
         us->iq = us->q > 0 ? 1 / us->q : 0;
+        us->fin = 0; /* the room of bursts from now on */
     }
     if (e->nplan + (size_t)e->nuse > e->capplan) {
         size_t cap = e->capplan ? 2 * e->capplan : 64;
@@ -392,7 +388,18 @@ int mem_dma_plan(AtlSim *s, int core, int engine, const AtlInsn *in, SimPre *pre
     return 0;
 }
 
-void mem_dma_join(AtlSim *s, int eid, const SimPre *pre, uint64_t t)
+/* Delivery time of engine e's transfer when its last server is done at
+ * `last`: integer work and one transfer alone give exact integers; shares
+ * are rounded up to the next cycle; then its path latency. */
+static inline uint64_t dma_due_at(const SimEngine *e, double last)
+{
+    double x = last - 1e-6;
+    uint64_t c = x > 0 ? (uint64_t)x : 0;
+    if ((double)c < x) c++; /* ceil */
+    return c + e->dma_latency;
+}
+
+uint64_t mem_dma_join(AtlSim *s, int eid, const SimPre *pre, uint64_t t)
 {
     SimEngine *e = &s->eng[eid];
     e->nuse = pre->nuse;
@@ -402,7 +409,7 @@ void mem_dma_join(AtlSim *s, int eid, const SimPre *pre, uint64_t t)
     e->dma_latency = pre->dma_latency;
     e->dma_start = t;
     e->dma_last0 = (double)t;
-    e->dma_gen++;
+    double last = (double)t; /* the latest done time on a shared server */
     for (int u = 0; u < e->nuse; u++) {
         int i = e->use[u].ps;
         SimPs *p = &s->ps[i];
@@ -421,20 +428,48 @@ void mem_dma_join(AtlSim *s, int eid, const SimPre *pre, uint64_t t)
         if (p->n == p->cap) {
             SimPsJob *j = realloc(p->mem, 2 * (size_t)p->cap * sizeof *j);
             /* out of memory: the transfer is not seen by the others there */
-            if (!j) { e->use[u].gone = 1; e->use[u].fin = (double)(t + e->use[u].work); continue; }
+            if (!j) {
+                e->use[u].gone = 1;
+                e->use[u].fin = (double)(t + e->use[u].work);
+                if (e->use[u].fin > last) last = e->use[u].fin;
+                continue;
+            }
             p->mem = p->job = j;
             p->cap *= 2;
         }
         SimUse *us = &e->use[u];
-        us->joins = 0; /* no projection yet (the server has had a join: this one) */
         double f = p->v + (double)us->work;
-        int k = p->n;
-        while (k > 0 && p->job[k - 1].f > f) { p->job[k] = p->job[k - 1]; k--; }
-        p->job[k] = (SimPsJob){f, p->v, us->q, us->iq, 0, 0, 0, ps_job_tag(eid, e->dma_gen)};
-        ps_job_prepare(&p->job[k]);
-        p->n++;
-        p->joins++;
+        SimPsJob job = {f, p->v, us->q, us->iq, 0, 0, 0, us};
+        ps_job_prepare(&job);
+        if (p->ports == 1) {
+            /* one pass: its place (after those done no later), its first
+             * projection there (the walk of ps_project, with the flow count
+             * it joins to), then the lags of those after it as they move up */
+            int n = p->n, k = 0;
+            double t = p->tv, v = p->v, dn = (double)(n + 1), lag = 0;
+            for (; k < n && p->job[k].f <= f; k++, dn -= 1.0) {
+                t += (p->job[k].f - v) * dn;
+                v = p->job[k].f;
+            }
+            t += (f - v) * dn;
+            for (int i = n; i > k; i--) p->job[i] = p->job[i - 1];
+            for (int i = k + 1; i <= n; i++) lag += ps_lag(&p->job[i], f);
+            p->job[k] = job;
+            p->n++;
+            p->joins++;
+            us->fin = t - lag; /* no other server's join can move it */
+        } else {
+            int k = p->n;
+            while (k > 0 && p->job[k - 1].f > f) { p->job[k] = p->job[k - 1]; k--; }
+            p->job[k] = job;
+            p->n++;
+            p->joins++;
+            us->fin = ps_project(p, us);
+        }
+        us->joins = p->joins;
+        if (us->fin > last) last = us->fin;
     }
+    return dma_due_at(e, e->dma_last0 > last ? e->dma_last0 : last); /* as mem_dma_due would find */
 }
 
 uint64_t mem_dma_due(AtlSim *s, int eid)
@@ -445,19 +480,12 @@ uint64_t mem_dma_due(AtlSim *s, int eid)
         SimUse *us = &e->use[u];
         const SimPs *p = &s->ps[us->ps];
         if (!us->gone && us->joins != p->joins) { /* somebody joined since the last projection there */
-            int at;
-            double tf = ps_fluid_finish(p, eid, e->dma_gen, &at);
-            us->fin = at >= 0 ? tf - ps_lag_after(p, at) : tf;
+            us->fin = ps_project(p, us);
             us->joins = p->joins;
         }
         if (us->fin > last) last = us->fin;
     }
-    /* integer work and one transfer alone give exact integers; shares are
-     * rounded up to the next cycle */
-    double x = last - 1e-6;
-    uint64_t c = x > 0 ? (uint64_t)x : 0;
-    if ((double)c < x) c++; /* ceil */
-    return c + e->dma_latency;
+    return dma_due_at(e, last);
 }
 
 /* A delivered transfer whose fluid share of a server is not used up yet
@@ -467,7 +495,9 @@ uint64_t mem_dma_due(AtlSim *s, int eid)
 void mem_dma_leave(AtlSim *s, int eid, uint64_t t)
 {
     (void)t;
-    s->eng[eid].nuse = 0;
+    SimEngine *e = &s->eng[eid];
+    for (int u = 0; u < e->nshared; u++) e->use[u].gone = 1; /* ghosts where not done yet */
+    e->nuse = 0;
 }
 
 int mem_dma_mark_exclusive(AtlSim *s)
@@ -489,6 +519,7 @@ int mem_dma_mark_exclusive(AtlSim *s)
         SimEngine *e = &s->eng[eid];
         for (int i = 0; i < e->count; i++) {
             SimPre *pre = &e->pre[i];
+            if (!sim_pre_is_dma(pre)) continue; /* (its DMA fields share room with the mat/vec ones) */
             SimUse *u = e->plan + pre->use_at, tmp;
             uint32_t ns = 0;
             for (uint32_t k = 0; k < pre->nuse; k++)

@@ -1,62 +1,13 @@
-/* report.c - statistics and reports: per-instruction accounting (busy
- * cycles, MACs, bytes per memory level, per-layer spans), the end-of-run
- * figures (utilisation, energy from the config's pJ table), the text
- * report, the stats JSON and the `.expect` checker. */
+/* report.c - statistics and reports: the end-of-run figures (utilisation,
+ * energy from the config's pJ table), the text report, the stats JSON and
+ * the `.expect` checker. The per-instruction accounting they start from is
+ * sim/account.h. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "sim/sim_int.h"
 #include "isa/numerics.h"
-
-void stats_account(AtlSim *s, int core, int engine, const AtlInsn *in, const SimPre *pre,
-                   uint64_t start, uint64_t end)
-{
-    AtlSimStats *st = &s->stats;
-    SimEngine *e = &s->eng[sim_eid(core, engine)];
-    uint64_t busy = end - start;
-    e->st.insns++;
-    e->st.busy += busy;
-    st->insns++;
-    if (end > st->cycles) st->cycles = end;
-    int fmt = isa_ops[in->op].format;
-    AtlSimBytes *b = &st->bytes;
-    uint64_t dma_bytes = 0;
-    if (fmt == ISA_FMT_DMA_COPY || fmt == ISA_FMT_DMA_FILL || fmt == ISA_FMT_DMA_GATHER) {
-        uint64_t n = pre->bytes, ndst = 1;
-        if (in->dst_space == ISA_SPACE_LMEM && in->mask) ndst = (uint64_t)__builtin_popcount(in->mask);
-        dma_bytes = n;
-        if (fmt != ISA_FMT_DMA_FILL) {
-            switch (in->src_space) {
-            case ISA_SPACE_DRAM: b->dram_rd += n; break;
-            case ISA_SPACE_SRAM: b->sram_rd += n; break;
-            default: b->lmem_rd += n;
-            }
-        }
-        switch (in->dst_space) {
-        case ISA_SPACE_DRAM: b->dram_wr += n; break;
-        case ISA_SPACE_SRAM: b->sram_wr += n * ndst; break;
-        default: b->lmem_wr += n * ndst;
-        }
-        if (in->dst_space == ISA_SPACE_DRAM || (fmt != ISA_FMT_DMA_FILL && in->src_space == ISA_SPACE_DRAM)) b->noc += n;
-    } else {
-        b->lmem_rd += pre->lmem_rd;
-        b->lmem_wr += pre->lmem_wr;
-        st->macs += pre->macs;
-        if (pre->macs && in->dtype < ISA_NUM_DTYPES) st->macs_by_dtype[in->dtype] += pre->macs;
-        if (engine == ISA_ENGINE_VEC) st->vec_elems += pre->elems;
-    }
-    if (in->layer < st->nlayers && in->op != ISA_OP_END) { /* `end` is no layer's work */
-        AtlLayerStats *l = &st->layers[in->layer];
-        if (!l->used || start < l->first) l->first = start;
-        if (!l->used || end > l->last) l->last = end;
-        l->used = 1;
-        l->insns++;
-        l->macs += pre->macs;
-        l->dma_bytes += dma_bytes;
-        l->busy[engine] += busy;
-    }
-}
 
 void stats_finish(AtlSim *s)
 {

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "sim/sim_int.h"
+#include "sim/account.h"
 #include "isa/timing.h"
 
 void sim_options_default(AtlSimOptions *o)
@@ -28,10 +29,7 @@ void sim_free(AtlSim *s)
 {
     if (!s) return;
     if (s->core)
-        for (int i = 0; i < s->ncores; i++) {
-            free(s->core[i].lmem);
-            free(s->core[i].infl);
-        }
+        for (int i = 0; i < s->ncores; i++) free(s->core[i].lmem);
     free(s->core);
     if (s->eng)
         for (int i = 0; i < s->ncores * ISA_NUM_ENGINES; i++) { free(s->eng[i].pre); free(s->eng[i].plan); }
@@ -115,9 +113,8 @@ AtlSim *sim_create(const AtlChip *chip, const AtlSimOptions *opt, AtlErr *e)
         SimCore *c = &s->core[i];
         c->lmem = calloc(1, (size_t)chip->lmem_bytes);
         c->banks = s->servers ? s->servers + (size_t)i * nb : NULL;
-        c->capinfl = SIM_MAX_RANGES * ISA_NUM_ENGINES * s->cpc;
-        c->infl = calloc((size_t)c->capinfl, sizeof *c->infl);
-        ok = c->lmem && c->banks && c->infl;
+        c->capinfl = ISA_NUM_ENGINES * s->cpc;
+        ok = c->lmem && c->banks;
     }
     if (!ok) { sim_free(s); atl_fail(e, "sim: out of memory for chip '%s'", chip->name); return NULL; }
     s->il_shift = s->bank_shift = -1;
@@ -236,7 +233,7 @@ static const SimEvent *next_event(const AtlSim *s)
 
 /* ---------------------------------------------------------------- sync */
 
-static void wake_sem(AtlSim *s, int core, int sid, uint64_t t)
+SIM_HOT static void wake_sem(AtlSim *s, int core, int sid, uint64_t t)
 {
     for (int en = 0; en < ISA_NUM_ENGINES; en++) {
         SimEngine *e = &s->eng[sim_eid(core, en)];
@@ -244,7 +241,7 @@ static void wake_sem(AtlSim *s, int core, int sid, uint64_t t)
     }
 }
 
-static void signal_one(AtlSim *s, int core, int sid, int eid, int index, uint64_t t)
+SIM_HOT static void signal_one(AtlSim *s, int core, int sid, int eid, int index, uint64_t t)
 {
     SimCore *c = &s->core[core];
     c->sem[sid]++;
@@ -257,15 +254,15 @@ static void signal_one(AtlSim *s, int core, int sid, int eid, int index, uint64_
     wake_sem(s, core, sid, t);
 }
 
-static void do_signal(AtlSim *s, int core, int engine, const AtlInsn *in, int index, uint64_t t)
+SIM_HOT static void do_signal(AtlSim *s, int core, int engine, const SimPre *pre, int index, uint64_t t)
 {
-    if (!in->signal) return;
-    int sid = in->signal - 1, eid = sim_eid(core, engine);
-    if (engine == ISA_ENGINE_DMA && in->dst_space == ISA_SPACE_LMEM && in->mask &&
-        (in->op == ISA_OP_DMA_COPY || in->op == ISA_OP_DMA_FILL)) {
+    if (!pre->signal) return;
+    int sid = pre->signal - 1, eid = sim_eid(core, engine);
+    if (engine == ISA_ENGINE_DMA && pre->dst_space == ISA_SPACE_LMEM && pre->mask &&
+        (pre->op == ISA_OP_DMA_COPY || pre->op == ISA_OP_DMA_FILL)) {
         int base = core / s->cpc * s->cpc;
         for (int i = 0; i < s->cpc; i++)
-            if (in->mask >> i & 1) signal_one(s, base + i, sid, eid, index, t);
+            if (pre->mask >> i & 1) signal_one(s, base + i, sid, eid, index, t);
     } else {
         signal_one(s, core, sid, eid, index, t);
     }
@@ -273,24 +270,23 @@ static void do_signal(AtlSim *s, int core, int engine, const AtlInsn *in, int in
 
 /* -------------------------------------------------------------- engines */
 
-static void engine_try(AtlSim *s, int eid, uint64_t t);
+SIM_HOT static void engine_try(AtlSim *s, int eid, uint64_t t);
 
 /* Completes the engine's current instruction at time t; the caller then
  * issues the next one with engine_try (no recursion: streams can be long). */
-static void engine_complete(AtlSim *s, int eid, uint64_t t)
+SIM_HOT static void engine_complete(AtlSim *s, int eid, uint64_t t)
 {
     SimEngine *e = &s->eng[eid];
     int core = eid / ISA_NUM_ENGINES, en = eid % ISA_NUM_ENGINES;
-    const AtlInsn *in = &e->insns[e->pc];
     const SimPre *pre = &e->pre[e->pc];
-    if (s->opt.mode != SIM_MODE_TIMING && sim_exec_table[in->op](s, core, in)) {
+    if (s->opt.mode != SIM_MODE_TIMING && sim_exec_table[pre->op](s, core, &e->insns[e->pc])) {
         sim_raise(s, SIM_FAULT_DATA, core, en, e->pc, "%s", s->exec_msg);
         return;
     }
     if (pre->nr && s->opt.mode != SIM_MODE_FUNCTIONAL) race_end(s, core, en, pre);
-    stats_account(s, core, en, in, pre, e->t_start, t);
-    if (s->opt.trace) trace_insn(s, core, en, e->pc, in, e->t_start, t);
-    do_signal(s, core, en, in, e->pc, t);
+    stats_account(s, core, en, pre, e->t_start, t);
+    if (s->opt.trace) trace_insn(s, core, en, e->pc, &e->insns[e->pc], e->t_start, t);
+    do_signal(s, core, en, pre, e->pc, t);
     e->pc++;
     e->state = ST_READY;
 }
@@ -330,7 +326,7 @@ static void barrier_release(AtlSim *s, int head, uint64_t t)
 /* An event at time t would be the very next one popped (its sequence number
  * is larger than every queued one's, so it must be strictly earlier): doing
  * its work inline gives the same order as pushing and popping it. */
-static int can_inline(const AtlSim *s, uint64_t t)
+SIM_HOT static int can_inline(const AtlSim *s, uint64_t t)
 {
     const SimEvent *top = next_event(s);
     return t <= s->max_cycles && (!top || t < top->time);
@@ -338,7 +334,7 @@ static int can_inline(const AtlSim *s, uint64_t t)
 
 /* The engine's DMA transfer is delivered at time t: it leaves its servers;
  * the time it lost to other transfers is a resource stall. */
-static void dma_finish(AtlSim *s, int eid, uint64_t t)
+SIM_HOT static void dma_finish(AtlSim *s, int eid, uint64_t t)
 {
     SimEngine *e = &s->eng[eid];
     mem_dma_leave(s, eid, t);
@@ -352,11 +348,10 @@ static void dma_finish(AtlSim *s, int eid, uint64_t t)
  * delivered before any other event and its completion at *t can run
  * inline, else 0 (an EV_DMA_CHECK event was queued at its projected
  * delivery). */
-static int dma_start(AtlSim *s, int eid, uint64_t *t)
+SIM_HOT static int dma_start(AtlSim *s, int eid, uint64_t *t)
 {
     SimEngine *e = &s->eng[eid];
-    mem_dma_join(s, eid, &e->pre[e->pc], *t);
-    uint64_t due = mem_dma_due(s, eid);
+    uint64_t due = mem_dma_join(s, eid, &e->pre[e->pc], *t);
     if (can_inline(s, due)) { dma_finish(s, eid, due); *t = due; return 1; }
     sim_push(s, due, EV_DMA_CHECK, (uint32_t)eid);
     return 0;
@@ -365,7 +360,7 @@ static int dma_start(AtlSim *s, int eid, uint64_t *t)
 /* The projected delivery of the engine's DMA at t: 1 if it is delivered
  * (later arrivals on its servers can only have delayed it), else 0 and the
  * new projection is queued. */
-static int dma_check(AtlSim *s, int eid, uint64_t t)
+SIM_HOT static int dma_check(AtlSim *s, int eid, uint64_t t)
 {
     uint64_t due = mem_dma_due(s, eid);
     if (due > t) { sim_push(s, due, EV_DMA_CHECK, (uint32_t)eid); return 0; }
@@ -374,7 +369,7 @@ static int dma_check(AtlSim *s, int eid, uint64_t t)
 }
 
 /* Starts as many instructions of engine eid as can start at time t. */
-static void engine_try(AtlSim *s, int eid, uint64_t t)
+SIM_HOT static void engine_try(AtlSim *s, int eid, uint64_t t)
 {
     SimEngine *e = &s->eng[eid];
     int core = eid / ISA_NUM_ENGINES, en = eid % ISA_NUM_ENGINES;
@@ -391,18 +386,15 @@ static void engine_try(AtlSim *s, int eid, uint64_t t)
             e->state = ST_FAULT;
             return;
         }
-        const AtlInsn *in = &e->insns[e->pc];
         const SimPre *pre = &e->pre[e->pc];
         /* the streams of all engines interleave: fetch ahead of the hardware prefetcher */
-        if (e->pc + 2 < e->count) {
-            for (size_t off = 0; off < sizeof *in; off += 64) __builtin_prefetch((const char *)(in + 2) + off);
+        if (e->pc + 2 < e->count)
             for (size_t off = 0; off < sizeof *pre; off += 64) __builtin_prefetch((const char *)(pre + 2) + off);
-        }
-        if (pre[1].nuse) /* the next transfer's plan (pre + 1 was fetched ahead already) */
+        if (sim_pre_is_dma(&pre[1])) /* the next transfer's plan (pre + 1 was fetched ahead already) */
             for (size_t off = 0; off < pre[1].nuse * sizeof *e->plan; off += 64)
                 __builtin_prefetch((const char *)(e->plan + pre[1].use_at) + off);
-        if (in->wait) {
-            int sid = in->wait - 1;
+        if (pre->wait) {
+            int sid = pre->wait - 1;
             if (c->sem[sid] <= 0) {
                 if (e->state != ST_WAIT_SEM) { e->state = ST_WAIT_SEM; e->t_block = t; e->blocked_sem = sid; }
                 return;
@@ -417,15 +409,15 @@ static void engine_try(AtlSim *s, int eid, uint64_t t)
         if (e->state == ST_WAIT_SEM) e->st.stall_sem += t - e->t_block;
         e->state = ST_BUSY;
         e->t_start = t;
-        int op = in->op;
+        int op = pre->op;
         if (op == ISA_OP_END) {
             e->state = ST_DONE;
             s->done_engines++;
-            stats_account(s, core, en, in, pre, t, t);
-            do_signal(s, core, en, in, e->pc, t);
+            stats_account(s, core, en, pre, t, t);
+            do_signal(s, core, en, pre, e->pc, t);
             return;
         }
-        if (op == ISA_OP_BARRIER) { barrier_arrive(s, eid, in, t); return; }
+        if (op == ISA_OP_BARRIER) { barrier_arrive(s, eid, &e->insns[e->pc], t); return; }
         if (op == ISA_OP_NOP || s->opt.mode == SIM_MODE_FUNCTIONAL) {
             /* zero-time: complete now and go on with the next instruction */
             engine_complete(s, eid, t);
@@ -472,22 +464,15 @@ int sim_run(AtlSim *s, AtlErr *e)
             break;
         }
         s->now = ev.time;
-        SimEngine *en = ev.kind == EV_BARRIER ? NULL : &s->eng[ev.arg];
-        switch (ev.kind) {
-        case EV_ISSUE:
-            if (en->state == ST_READY || en->state == ST_WAIT_SEM) engine_try(s, (int)ev.arg, ev.time);
-            break;
-        case EV_COMPLETE:
-            engine_complete(s, (int)ev.arg, ev.time);
-            engine_try(s, (int)ev.arg, ev.time);
-            break;
-        case EV_DMA_CHECK:
-            if (dma_check(s, (int)ev.arg, ev.time)) {
-                engine_complete(s, (int)ev.arg, ev.time);
+        if (ev.kind == EV_BARRIER) {
+            barrier_release(s, (int)ev.arg, ev.time);
+        } else {
+            /* one call site each: engine_complete and engine_try are inlined here */
+            SimEngine *en = &s->eng[ev.arg];
+            int done = ev.kind == EV_COMPLETE || (ev.kind == EV_DMA_CHECK && dma_check(s, (int)ev.arg, ev.time));
+            if (done) engine_complete(s, (int)ev.arg, ev.time);
+            if (done || (ev.kind == EV_ISSUE && (en->state == ST_READY || en->state == ST_WAIT_SEM)))
                 engine_try(s, (int)ev.arg, ev.time);
-            }
-            break;
-        case EV_BARRIER: barrier_release(s, (int)ev.arg, ev.time); break;
         }
         if (s->live_top) { SimEvent gone; evq_pop(&s->q, &gone); s->live_top = 0; }
     }

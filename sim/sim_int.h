@@ -46,11 +46,15 @@ static inline const SimEvent *evq_top(const SimEvq *q) { return q->n ? &q->h[0] 
 void evq_reset(SimEvq *q);                  /* empty, sequence numbers from 0 */
 void evq_free(SimEvq *q);
 
-/* ---- predecoded instruction (check.c) ---- */
-#define SIM_MAX_RANGES 4
+/* ---- predecoded instruction (check.c) ----
+ * Everything a timing-only run needs of an instruction, so that the run
+ * loop reads one record per instruction and not the AtlInsn as well (the
+ * engines' streams interleave: every byte per instruction is a cache line
+ * fetched from memory). */
+#define SIM_MAX_RANGES 3    /* operands in LMEM: at most src, src2 and dst */
 typedef struct SimRange {
     uint32_t lo, hi;        /* LMEM byte range [lo, hi) */
-    uint32_t cores;         /* cluster-local core mask the range is in (0 = own core) */
+    uint32_t cores;         /* cluster-local core mask the range is in (the own core's bit for its own LMEM) */
     uint8_t write;
 } SimRange;
 typedef struct SimPre {
@@ -58,16 +62,31 @@ typedef struct SimPre {
     uint64_t bytes;         /* DMA: bytes moved; mat/vec: LMEM bytes touched */
     uint64_t macs, elems;
     uint64_t lmem_rd, lmem_wr;
-    uint64_t lmem_occ;      /* mat/vec: cycles the touched banks are busy */
-    uint64_t banks[4];      /* mat/vec: LMEM banks touched (bit per bank) */
-    uint64_t dma_solo;      /* DMA: busy cycles on its slowest server if alone (mem_dma_plan) */
-    uint64_t dma_latency;   /* DMA: path latency + issue cycles (both after delivery) */
-    uint32_t use_at;        /* DMA: its servers and work there, SimEngine.plan[use_at..+nuse) */
-    uint32_t nuse;
-    uint32_t nshared;       /* DMA: the first nshared of them are shared with other engines (mem_dma_mark_exclusive) */
+    union {
+        struct {            /* mat/vec */
+            uint64_t lmem_occ;      /* cycles the touched banks are busy */
+            uint64_t banks[4];      /* LMEM banks touched (bit per bank) */
+        };
+        struct {            /* DMA */
+            uint64_t dma_solo;      /* busy cycles on its slowest server if alone (mem_dma_plan) */
+            uint64_t dma_latency;   /* path latency + issue cycles (both after delivery) */
+            uint32_t use_at;        /* its servers and work there, SimEngine.plan[use_at..+nuse) */
+            uint32_t nuse;
+            uint32_t nshared;       /* the first nshared of them are shared with other engines (mem_dma_mark_exclusive) */
+        };
+    };
+    uint32_t cores;         /* cluster-local cores of all its ranges */
+    /* copied from the AtlInsn */
+    uint32_t mask;
+    uint16_t layer;
+    uint8_t op, fmt, wait, signal, dtype, dst_space, src_space;
     uint8_t nr;
     SimRange r[SIM_MAX_RANGES];
 } SimPre;
+static inline int sim_pre_is_dma(const SimPre *pre)
+{
+    return pre->fmt == ISA_FMT_DMA_COPY || pre->fmt == ISA_FMT_DMA_FILL || pre->fmt == ISA_FMT_DMA_GATHER;
+}
 
 /* ---- LMEM banks (mem.c): reserved by matrix/vector instructions ---- */
 typedef struct SimServer {
@@ -81,13 +100,13 @@ typedef struct SimServer {
  * busy time each of them has received; a transfer with w busy cycles of
  * work there, joining at virtual time v0, is done there when v reaches
  * v0 + w (its virtual finish). */
+struct SimUse;
 typedef struct SimPsJob {
     double f, v0, q, iq;    /* virtual finish, virtual start, busy cycles of one burst, 1 / q */
     double wl, last, none;  /* for its lag: work - 1e-9, lag in its last burst, no lag up to (mem.c ps_lag) */
-    uint64_t tag;           /* engine id | the engine's transfer number << 32 (a delivered transfer may stay on as a ghost) */
+    struct SimUse *use;     /* the transfer's work there: its instruction's own plan entry, so it names
+                             * the transfer (a delivered transfer may stay on as a ghost: its uses are gone) */
 } SimPsJob;
-static inline uint64_t ps_job_tag(int eid, uint32_t gen) { return (uint64_t)gen << 32 | (uint32_t)eid; }
-static inline int ps_job_eid(const SimPsJob *j) { return (int)(uint32_t)j->tag; }
 typedef struct SimPs {
     double v, tv;           /* virtual time v at real time tv */
     int ports, n, cap;
@@ -97,50 +116,54 @@ typedef struct SimPs {
 } SimPs;
 /* A transfer's work on one server (busy cycles if it were alone). */
 typedef struct SimUse {
-    int ps;                 /* index in AtlSim.ps */
-    int gone;               /* its work there is done, at time fin */
-    int excl;               /* no other engine's transfers ever use the server: it is never shared */
-    uint64_t work, bursts;  /* busy cycles, bursts that touch the server */
+    int32_t ps;             /* index in AtlSim.ps */
+    uint8_t gone;           /* its work there is done, at time fin */
+    uint8_t excl;           /* no other engine's transfers ever use the server: it is never shared */
+    uint64_t work;          /* busy cycles */
     double q, iq;           /* busy cycles of one burst (work / bursts), 1 / q */
-    double fin;             /* done there at (gone), or projected to be done at */
+    union {                 /* (48 bytes in all: a transfer's plan is read from memory as it starts) */
+        uint64_t bursts;    /* while planning: bursts that touch the server */
+        double fin;         /* while running: done there at (gone), or projected to be done at */
+    };
     uint64_t joins;         /* the server's joins when fin was projected */
 } SimUse;
 
 enum { ST_READY, ST_BUSY, ST_WAIT_SEM, ST_WAIT_BAR, ST_DONE, ST_FAULT };
 
 typedef struct SimEngine {
-    const AtlInsn *insns;
-    const int *lines;
+    /* hot: what the run loop touches per instruction */
     SimPre *pre;
-    int count;
+    int pc, state, count;
     int bad_index;          /* first invalid instruction (count if none) */
-    AtlSimFaultKind bad_kind;
-    int pc, state, blocked_sem;
-    uint64_t t_block, t_start;
+    int blocked_sem;
     int next_waiter;        /* barrier waiter list link (engine id or -1) */
+    uint64_t t_block, t_start;
     /* DMA transfer in flight (mem.c) */
     SimUse *use;            /* servers it occupies, nuse of them (in plan; scratch while planning) */
-    SimUse *scratch;        /* room for AtlSim.maxuse */
     int nuse, nshared;      /* the first nshared are servers other engines use too */
     double dma_last0;       /* max of its start and its done times on the unshared servers */
     SimUse *plan;           /* every DMA instruction's servers and work (SimPre.use_at) */
-    size_t nplan, capplan;
     uint64_t dma_start;     /* when it joined its servers (when it started) */
     uint64_t dma_solo;      /* busy cycles on its slowest server if it were alone */
     uint64_t dma_latency;
-    uint32_t dma_gen;       /* transfers started so far */
+    AtlEngineStats st;
+    /* cold: the program, planning scratch, faults */
+    const AtlInsn *insns;
+    const int *lines;
+    AtlSimFaultKind bad_kind;
+    SimUse *scratch;        /* room for AtlSim.maxuse */
+    size_t nplan, capplan;
     uint64_t dma_dense[2];  /* planning scratch: contiguous-element run length of dst, src (elements) */
     int dma_es, dma_esh;    /* element size and its log2 */
     int dma_flat[2];        /* whole dst / src operand contiguous */
     uint64_t dma_bb;        /* burst bytes, whole elements */
-    AtlEngineStats st;
-    char bad_msg[512];      /* last: the fields above are the hot ones */
+    char bad_msg[512];
 } SimEngine;
 
+/* An engine's in-flight instruction with LMEM ranges (race.c). */
 typedef struct SimInflight {
-    uint32_t lo, hi;
-    int eid, index;         /* engine id and instruction index */
-    uint8_t write;
+    const SimPre *pre;      /* its ranges */
+    int eid;
 } SimInflight;
 
 /* Recent signals of one semaphore, for trace flow arrows. */
@@ -152,9 +175,12 @@ typedef struct SimCore {
     int32_t sem[ISA_MAX_SEMAPHORES];
     SimServer *banks;
     uint64_t banks_free;    /* no bank is reserved beyond this time */
-    SimInflight *infl;
     int ninfl, capinfl;
     uint8_t sigq_head[ISA_MAX_SEMAPHORES], sigq_n[ISA_MAX_SEMAPHORES];
+    /* the in-flight instructions (of the cluster's engines, one each at most)
+     * that touch this LMEM, in the order they began (race.c); in place: the
+     * count and the first ones share a cache line */
+    SimInflight infl[ISA_NUM_ENGINES * CFG_MAX_CORES_PER_CLUSTER];
     SimSigRec sigq[ISA_MAX_SEMAPHORES][SIM_SIGQ]; /* last: only traces use it (4 KiB) */
 } SimCore;
 
@@ -197,6 +223,10 @@ struct AtlSim {
     int trace_first;
 };
 
+/* A small function of the per-instruction path, inlined where it is called
+ * (it runs once or more per simulated instruction: a call costs as much). */
+#define SIM_HOT __attribute__((always_inline)) inline
+
 static inline int sim_eid(int core, int engine) { return core * ISA_NUM_ENGINES + engine; }
 
 /* check.c */
@@ -215,10 +245,10 @@ uint64_t mem_lmem_reserve(AtlSim *s, int core, int engine, uint64_t t, const Sim
 void mem_pre_banks(const AtlSim *s, SimPre *pre);
 /* mem.c: DMA flows. plan computes (at load) the transfer's work on every
  * server on its path into pre (-1: out of memory); join puts it on them at
- * time t; due is its projected delivery time (later arrivals can only delay
- * it); leave takes it off at time t. */
+ * time t and returns its projected delivery time; due is that time again
+ * (later arrivals can only have delayed it); leave takes it off at time t. */
 int mem_dma_plan(AtlSim *s, int core, int engine, const AtlInsn *in, SimPre *pre);
-void mem_dma_join(AtlSim *s, int eid, const SimPre *pre, uint64_t t);
+uint64_t mem_dma_join(AtlSim *s, int eid, const SimPre *pre, uint64_t t);
 uint64_t mem_dma_due(AtlSim *s, int eid);
 void mem_dma_leave(AtlSim *s, int eid, uint64_t t);
 void mem_reset(AtlSim *s);
@@ -243,7 +273,5 @@ void trace_insn(AtlSim *s, int core, int engine, int index, const AtlInsn *in,
 void trace_flow(AtlSim *s, const SimSigRec *from, int core, int engine, int index, uint64_t t);
 void trace_begin(AtlSim *s);
 /* report.c */
-void stats_account(AtlSim *s, int core, int engine, const AtlInsn *in, const SimPre *pre,
-                   uint64_t start, uint64_t end);
 void stats_finish(AtlSim *s);
 #endif

@@ -199,6 +199,27 @@ TEST(race_detected)
     expect_fault(&p, SIM_FAULT_RACE, 0, ISA_ENGINE_DMA, 1, "is still reading", 0, SIM_MODE_FULL);
 }
 
+TEST(race_reports_first_begun)
+{
+    /* two DMA writes in flight into core 0's LMEM (its own, and core 1's
+     * multicast) that a vector read overlaps: the report names the one that
+     * began first, whichever engine it is */
+    for (int own_first = 1; own_first >= 0; own_first--) {
+        AtlProgram p;
+        tp_init(&p, 2);
+        if (!own_first) tp_add(&p, 0, ISA_ENGINE_DMA, I_load(20480, 0, 256)); /* core 0's big load begins later */
+        tp_add(&p, 0, ISA_ENGINE_DMA, I_load(0, 0, 4096));
+        AtlInsn m = I_load(4096, 0, 4096);
+        m.mask = 0x1;
+        tp_add(&p, 1, ISA_ENGINE_DMA, m);
+        tp_add(&p, 0, ISA_ENGINE_VEC, I_vec(ISA_OP_V_RELU, ISA_I8, 49152, 32768, 0, 4096)); /* no conflict: time passes */
+        tp_add(&p, 0, ISA_ENGINE_VEC, I_vec(ISA_OP_V_RELU, ISA_I8, 49152, 4000, 0, 1024)); /* reads across both */
+        tp_end_all(&p);
+        expect_fault(&p, SIM_FAULT_RACE, 0, ISA_ENGINE_VEC, 1,
+                     own_first ? "while core 0 dma instruction #0" : "while core 1 dma instruction #0", 0, SIM_MODE_TIMING);
+    }
+}
+
 TEST(no_race_with_semaphore)
 {
     AtlProgram p;
@@ -297,6 +318,7 @@ int main(void)
     RUN(misaligned);
     RUN(deadlock);
     RUN(race_detected);
+    RUN(race_reports_first_begun);
     RUN(no_race_with_semaphore);
     RUN(missing_end);
     RUN(max_cycles);

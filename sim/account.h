@@ -1,0 +1,56 @@
+/* account.h - per-instruction statistics (busy cycles, MACs, bytes per
+ * memory level, per-layer spans), counted as each instruction completes.
+ * Inline in the run loop (sim.c, its only user): it runs once per simulated
+ * instruction. report.c turns the counts into the end-of-run figures. */
+#ifndef ATOLL_SIM_ACCOUNT_H
+#define ATOLL_SIM_ACCOUNT_H
+#include "sim/sim_int.h"
+
+SIM_HOT static void stats_account(AtlSim *s, int core, int engine, const SimPre *pre, uint64_t start, uint64_t end)
+{
+    AtlSimStats *st = &s->stats;
+    SimEngine *e = &s->eng[sim_eid(core, engine)];
+    uint64_t busy = end - start;
+    e->st.insns++;
+    e->st.busy += busy;
+    st->insns++;
+    if (end > st->cycles) st->cycles = end;
+    int fmt = pre->fmt;
+    AtlSimBytes *b = &st->bytes;
+    uint64_t dma_bytes = 0;
+    if (sim_pre_is_dma(pre)) {
+        uint64_t n = pre->bytes, ndst = 1;
+        if (pre->dst_space == ISA_SPACE_LMEM && pre->mask) ndst = (uint64_t)__builtin_popcount(pre->mask);
+        dma_bytes = n;
+        if (fmt != ISA_FMT_DMA_FILL) {
+            switch (pre->src_space) {
+            case ISA_SPACE_DRAM: b->dram_rd += n; break;
+            case ISA_SPACE_SRAM: b->sram_rd += n; break;
+            default: b->lmem_rd += n;
+            }
+        }
+        switch (pre->dst_space) {
+        case ISA_SPACE_DRAM: b->dram_wr += n; break;
+        case ISA_SPACE_SRAM: b->sram_wr += n * ndst; break;
+        default: b->lmem_wr += n * ndst;
+        }
+        if (pre->dst_space == ISA_SPACE_DRAM || (fmt != ISA_FMT_DMA_FILL && pre->src_space == ISA_SPACE_DRAM)) b->noc += n;
+    } else {
+        b->lmem_rd += pre->lmem_rd;
+        b->lmem_wr += pre->lmem_wr;
+        st->macs += pre->macs;
+        if (pre->macs && pre->dtype < ISA_NUM_DTYPES) st->macs_by_dtype[pre->dtype] += pre->macs;
+        if (engine == ISA_ENGINE_VEC) st->vec_elems += pre->elems;
+    }
+    if (pre->layer < st->nlayers && pre->op != ISA_OP_END) { /* `end` is no layer's work */
+        AtlLayerStats *l = &st->layers[pre->layer];
+        if (!l->used || start < l->first) l->first = start;
+        if (!l->used || end > l->last) l->last = end;
+        l->used = 1;
+        l->insns++;
+        l->macs += pre->macs;
+        l->dma_bytes += dma_bytes;
+        l->busy[engine] += busy;
+    }
+}
+#endif
