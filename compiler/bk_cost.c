@@ -10,7 +10,8 @@
  *     compute              Ci starts when Li has landed and its engines are
  *                          free; inside Ci an engine change waits for the
  *                          previous engine (the emitter's hand-over);
- *     store Si             waits for Ci.
+ *     store Si             waits for Ci (a tile without stores leaves
+ *                          the emitter's nop, which waits all the same).
  *   each DMA is one flow whose work on a server is the sum over its bursts
  *   (dma.burst_bytes) of its bytes there at that server's bandwidth: the
  *   DRAM channel(s), the cluster's NoC link, the DMA port of every LMEM
@@ -178,6 +179,14 @@ static int build_core(BkCtx *c, BkGroup *g, int core, CCore *k, BkCode *code, At
             memset(&nop, 0, sizeof nop);
             nop.op = ISA_OP_NOP;
             if (q_push(k, &nop, -1, li)) goto oom;
+        }
+        if (li >= 1 && st_first[li] == st_first[li - 1]) {
+            /* a tile without stores (a K chunk before the last): the
+             * emitter's nop in its place still waits for its compute */
+            AtlInsn nop;
+            memset(&nop, 0, sizeof nop);
+            nop.op = ISA_OP_NOP;
+            if (q_push(k, &nop, li - 1, -1)) goto oom;
         }
         if (li >= 1) for (int j = st_first[li - 1]; j < st_first[li]; j++)
             if (q_push(k, &st_all[j], j == st_first[li - 1] ? li - 1 : -1, -1)) goto oom;
