@@ -2,7 +2,9 @@
 # (`atoll conformance --chip configs/tiny.ini`, what `make conformance-chip`
 # runs): every test whose ops compile passes (243 when this was written; a
 # drop below that means tests that used to compile no longer do), and the
-# markdown report is written.
+# markdown report is written. The same suite on configs/a1.ini (16 cores)
+# and configs/edge16k.ini (16 KiB of LMEM: K splits, W tiles) must pass
+# the same tests with no failures.
 . test/cli/lib.inc
 DATA=/usr/share/libonnx-testdata/data
 MIN_PASSED=243
@@ -14,4 +16,11 @@ if [ "${3:-1}" -eq 0 ]; then ok chip_conformance_no_failures; else fail chip_con
 expect_grep chip_conformance_md_title "# ONNX conformance on the simulated chip" "$TMPD/cc.md"
 expect_grep chip_conformance_md_totals "Totals: ${2:-?} passed" "$TMPD/cc.md"
 expect_grep chip_conformance_md_relu "| Relu | yes | [1-9]" "$TMPD/cc.md"
+for chip in a1 edge16k; do
+    "$ATOLL" conformance $DATA --chip configs/$chip.ini > "$TMPD/cc_$chip.out" 2>&1; rc=$?
+    if [ $rc -eq 0 ]; then ok chip_conformance_runs_$chip; else fail chip_conformance_runs_$chip "exit $rc: $(grep '^FAIL' "$TMPD/cc_$chip.out" | head -5)"; fi
+    set -- $(grep '^TOTAL' "$TMPD/cc_$chip.out")
+    if [ "${2:-0}" -ge $MIN_PASSED ] && [ "${3:-1}" -eq 0 ]; then ok chip_conformance_$chip
+    else fail chip_conformance_$chip "passed ${2:-none} (>= $MIN_PASSED expected), failed ${3:-?}"; fi
+done
 cli_summary conformance_chip.sh
