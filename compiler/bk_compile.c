@@ -8,7 +8,9 @@
  *   first input), tensors (io: inputs/outputs with dtype, NCHW/row-major
  *   layout and shape; weights and activations are not listed: the streams
  *   address them), streams encoded with isa_encode, the memory plan and
- *   metadata. Views, absorbed nodes and shape-only nodes emit nothing.
+ *   metadata. Views (except the copies placement asks for: a graph output
+ *   that is a view of a graph input), absorbed nodes and shape-only nodes
+ *   emit nothing.
  * Guarantees: on success the stage runs on any chip with this chip's
  *   fingerprint; on failure the writer may hold a partial net and the
  *   message names the node and op. The summary carries the wall time of
@@ -39,7 +41,7 @@ static const char *const elem_ops[] = {
 static const char *const reduce_ops[] = {"ReduceMean", "ReduceSum", "ReduceMax", "ReduceMin", "GlobalAveragePool",
                                          "GlobalMaxPool", NULL};
 static const char *const move_ops[] = {"Transpose", "Concat", "Slice", "Split", "Gather", "Pad", "Expand", "Resize",
-                                       "Upsample", NULL};
+                                       "Upsample", "Reshape", "Flatten", "Squeeze", "Unsqueeze", "Dropout", NULL};
 
 static int in_list(const char *op, const char *const *l)
 {
@@ -179,7 +181,8 @@ int bk_compile(const IrGraph *g, const AtlChip *chip, const BkOptions *opt, AbmW
     for (int i = 0; i < g->nn; i++) {
         const IrNode *n = &g->nodes[i];
         if (n->dead || c.skip[i]) continue;
-        if (n->nout >= 1 && n->out[0] >= 0 && g->t[n->out[0]].is_view) continue;
+        /* a view emits nothing unless placement gave it its own storage */
+        if (n->nout >= 1 && n->out[0] >= 0 && g->t[n->out[0]].is_view && c.pl[n->out[0]].root != n->out[0]) continue;
         if (n->nout >= 1 && n->out[0] >= 0 && g->t[n->out[0]].data) continue;
         BkGroup *gr = &c.groups[c.ngroups];
         memset(gr, 0, sizeof *gr);

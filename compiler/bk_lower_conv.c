@@ -1,7 +1,9 @@
 /* bk_lower_conv.c - Conv and MaxPool/AveragePool on the matrix / vector unit.
  *
  * Reads: a Conv (any kernel, stride, pad, dilation, groups incl. depthwise,
- *   optional bias, fused activation) or pool node, NCHW tensors in DRAM.
+ *   optional bias, fused activation) or pool node, NCHW tensors in DRAM;
+ *   1-D ones (NCW, rank 3) run as 2-D with H = 1 (same bytes in DRAM),
+ *   3-D ones fail naming the node.
  * Tiles: (group chunk, image n, output rows, output columns, k chunk), in
  *   that order (k innermost). The group chunk is a chunk of output channels
  *   for a groups == 1 conv, of groups otherwise (pools: of channels). Tiles
@@ -555,27 +557,44 @@ static uint64_t field_max(int fmt, AtlFieldId f)
     return 0;
 }
 
+/* Attribute `name` with one value per spatial dim (ns: 1 or 2) as an
+ * (H, W) pair; a 1-D op is a 2-D one with H = 1, so its H value is h1.
+ * Absent or of another length: dflt. */
+static void spatial_pair(const IrNode *nd, const char *name, int ns, int dflt, int h1, int *h, int *w)
+{
+    const IrAttr *a = ir_attr(nd, name);
+    int ok = a && a->n == ns;
+    *h = ns == 1 ? h1 : ok ? (int)a->ints[0] : dflt;
+    *w = ok ? (int)a->ints[ns - 1] : dflt;
+}
+
 static int geometry(BkCtx *c, int node, BkLow *l, AtlErr *e)
 {
     const IrGraph *gr = c->g;
     const IrNode *nd = &gr->nodes[node];
     const IrTensor *x = &gr->t[nd->in[0]], *y = &gr->t[nd->out[0]];
-    if (x->ndim != 4 || y->ndim != 4)
-        return bk_fail(c, node, e, "only 2-D convolution/pooling (4-D NCHW tensors) is lowered; input has rank %d", x->ndim);
-    l->N = (int)x->dims[0]; l->C = (int)x->dims[1]; l->H = (int)x->dims[2]; l->W = (int)x->dims[3];
-    l->OC = (int)y->dims[1]; l->OH = (int)y->dims[2]; l->OW = (int)y->dims[3];
+    if ((x->ndim != 4 && x->ndim != 3) || y->ndim != x->ndim)
+        return bk_fail(c, node, e, "only 1-D and 2-D convolution/pooling (3-D NCW or 4-D NCHW tensors) is lowered; "
+                       "input has rank %d", x->ndim);
+    int ns = x->ndim - 2;   /* spatial dims; 1-D (NCW) runs as NCHW with H = 1 */
+    l->N = (int)x->dims[0]; l->C = (int)x->dims[1];
+    l->H = ns == 2 ? (int)x->dims[2] : 1; l->W = (int)x->dims[x->ndim - 1];
+    l->OC = (int)y->dims[1];
+    l->OH = ns == 2 ? (int)y->dims[2] : 1; l->OW = (int)y->dims[y->ndim - 1];
     const IrAttr *ks = ir_attr(nd, "kernel_shape");
-    if (ks && ks->n == 2) { l->kh = (int)ks->ints[0]; l->kw = (int)ks->ints[1]; }
+    if (ks && ks->n == ns) spatial_pair(nd, "kernel_shape", ns, 1, 1, &l->kh, &l->kw);
     else if (!strcmp(nd->op, "Conv")) {
         const IrTensor *w = &gr->t[nd->in[1]];
-        l->kh = (int)w->dims[2]; l->kw = (int)w->dims[3];
+        if (w->ndim != x->ndim) return bk_fail(c, node, e, "weights '%s' have rank %d, input rank %d", w->name, w->ndim, x->ndim);
+        l->kh = ns == 2 ? (int)w->dims[2] : 1; l->kw = (int)w->dims[w->ndim - 1];
     } else return bk_fail(c, node, e, "no kernel_shape");
-    const IrAttr *st = ir_attr(nd, "strides"), *dl = ir_attr(nd, "dilations"), *pd = ir_attr(nd, "pads");
-    l->sh = st && st->n == 2 ? (int)st->ints[0] : 1; l->sw = st && st->n == 2 ? (int)st->ints[1] : 1;
-    l->dh = dl && dl->n == 2 ? (int)dl->ints[0] : 1; l->dw = dl && dl->n == 2 ? (int)dl->ints[1] : 1;
+    spatial_pair(nd, "strides", ns, 1, 1, &l->sh, &l->sw);
+    spatial_pair(nd, "dilations", ns, 1, 1, &l->dh, &l->dw);
+    const IrAttr *pd = ir_attr(nd, "pads");
     l->pt = l->pl = l->pb = l->pr = 0;
     const char *ap = ir_attr_str(nd, "auto_pad", "NOTSET");
-    if (pd && pd->n == 4) { l->pt = (int)pd->ints[0]; l->pl = (int)pd->ints[1]; l->pb = (int)pd->ints[2]; l->pr = (int)pd->ints[3]; }
+    if (pd && pd->n == 4 && ns == 2) { l->pt = (int)pd->ints[0]; l->pl = (int)pd->ints[1]; l->pb = (int)pd->ints[2]; l->pr = (int)pd->ints[3]; }
+    else if (pd && pd->n == 2 && ns == 1) { l->pl = (int)pd->ints[0]; l->pr = (int)pd->ints[1]; }
     else if (!strcmp(ap, "SAME_UPPER") || !strcmp(ap, "SAME_LOWER")) {
         int th = (l->OH - 1) * l->sh + l->dh * (l->kh - 1) + 1 - l->H, tw = (l->OW - 1) * l->sw + l->dw * (l->kw - 1) + 1 - l->W;
         if (th < 0) th = 0;

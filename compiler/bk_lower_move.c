@@ -5,7 +5,9 @@
  * step strides, constant starts/ends/axes/steps), Gather with constant
  * indices (one copy per index; run-time indices: bk_lower_gather.c), Pad
  * (bk_lower_pad.c: one copy or fill per box of the axes' source-map runs),
- * Expand (zero source strides).
+ * Expand (zero source strides), a view (Reshape/Flatten/Squeeze/Unsqueeze)
+ * that placement gave its own storage and inference Dropout (one flat copy;
+ * Dropout's bool mask, if requested, a fill of 1.0).
  * Each op becomes a list of strided copies (BkCopy, up to 8 dims); the
  * list is cut along each copy's outermost dim into at least one piece per
  * core, and every piece is emitted as 4-D dma.copy/dma.fill instructions
@@ -215,6 +217,40 @@ int bk_lower_const_output(BkCtx *c, int tensor, BkGroup *g, AtlErr *e)
     return bk_cost_group(c, g, e);
 }
 
+/* Ops whose output is the input's bytes unchanged: views that placement
+ * gave their own storage, and Dropout at inference. */
+static int is_flat_copy(const char *op)
+{
+    static const char *const ops[] = {"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Dropout", NULL};
+    for (int i = 0; ops[i]; i++) if (!strcmp(op, ops[i])) return 1;
+    return 0;
+}
+
+/* Dropout's mask at inference: all true, written as 1.0 in the storage
+ * dtype (the host reads a bool output back from its float image). */
+static int dropout_mask(BkCtx *c, int node, BkGroup *g, int *cap, AtlErr *e)
+{
+    int m = c->g->nodes[node].out[1];
+    const IrTensor *mt = &c->g->t[m];
+    if (mt->dtype != IR_BOOL)
+        return bk_fail(c, node, e, "mask output '%s' has dtype %s; only a bool mask (1.0 in the storage dtype) is lowered",
+                       mt->name, ir_dtype_name(mt->dtype));
+    uint64_t ma;
+    if (bk_tensor_in_dram(c, m, &ma, e)) return -1;
+    uint8_t bits[4] = {0};
+    bk_store_elem(c->dt, bits, 0, 1.0);
+    BkCopy cp;
+    memset(&cp, 0, sizeof cp);
+    cp.rank = 1;
+    cp.shape[0] = ir_numel(mt);
+    cp.dst_str[0] = 1;
+    cp.dst = ma;
+    cp.fill = 1;
+    memcpy(&cp.value, bits, 4);
+    if (cp.shape[0] > 0 && bk_push_copy(g, cap, &cp)) return bk_fail(c, node, e, "out of memory");
+    return 0;
+}
+
 int bk_lower_move(BkCtx *c, int node, BkGroup *g, AtlErr *e)
 {
     const IrGraph *gr = c->g;
@@ -327,6 +363,14 @@ int bk_lower_move(BkCtx *c, int node, BkGroup *g, AtlErr *e)
             cp.src = xa + (uint64_t)(idx * inner) * c->es;
             if (bk_push_copy(g, &cap, &cp)) goto oom;
         }
+    } else if (is_flat_copy(nd->op)) {
+        /* same bytes in the same order: one contiguous copy */
+        cp.rank = 1;
+        cp.shape[0] = ir_numel(y);
+        cp.dst_str[0] = cp.src_str[0] = 1;
+        cp.dst = ya; cp.src = xa;
+        if (cp.shape[0] > 0 && bk_push_copy(g, &cap, &cp)) goto oom;
+        if (!strcmp(nd->op, "Dropout") && nd->nout > 1 && nd->out[1] >= 0 && dropout_mask(c, node, g, &cap, e)) return -1;
     } else if (!strcmp(nd->op, "Pad")) {
         if (bk_pad_copies(c, node, g, &cap, xa, ya, e)) return -1;
     } else if (!strcmp(nd->op, "Resize") || !strcmp(nd->op, "Upsample")) {

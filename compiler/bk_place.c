@@ -5,6 +5,8 @@
  * Does:
  *   - views (Reshape/Flatten/Squeeze/Unsqueeze) share their input's storage:
  *     a tensor's root is found by following view inputs and fusion aliases;
+ *     a view whose output and input would both be graph inputs/outputs
+ *     keeps its own storage instead (the compiler lowers it as a copy);
  *   - a root that is (or has a view that is) a graph input or output lives
  *     in the io region, packed in graph order, 64-byte aligned;
  *   - other roots live in the activations region, packed by liveness with
@@ -15,8 +17,8 @@
  *     re-lays out (conv, matmul) are stored once, in the layout used.
  * Guarantees: every non-constant tensor a lowered node reads or writes has
  *   a region and offset; no two activation roots alive at the same step
- *   overlap. Fails when a graph output would share storage with a graph
- *   input or another output (would need a copy; not lowered in v1).
+ *   overlap. Fails when a fused result would make a graph output share
+ *   storage with a graph input or another output (would need a copy).
  * Why row-major ONNX order in DRAM: see docs/backend.md (views stay free and
  *   the io tensors keep ONNX's layout with no conversion pass). */
 #include <stdlib.h>
@@ -47,21 +49,40 @@ int bk_tensor_in_dram(BkCtx *c, int tensor, uint64_t *tagged, AtlErr *e)
 
 static uint64_t round_up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
 
+static int is_io(const IrTensor *x) { return !x->data && (x->is_input || x->is_output); }
+
+/* Views share their input's storage (in graph order, so a chain of views
+ * ends at one root), except a view that would join two graph inputs or
+ * outputs in one storage: it keeps its own root and is lowered as a copy
+ * (bk_lower_move.c). io_of[r] (scratch, nt entries): the graph
+ * input/output in root r's storage, -1 none. */
+static void share_views(BkCtx *c, int *io_of)
+{
+    const IrGraph *g = c->g;
+    for (int t = 0; t < g->nt; t++)
+        if (is_io(&g->t[t]) && io_of[root_of(c, t)] < 0) io_of[root_of(c, t)] = t;
+    for (int i = 0; i < g->nn; i++) {
+        const IrNode *n = &g->nodes[i];
+        if (n->dead || n->nout < 1 || n->out[0] < 0 || !g->t[n->out[0]].is_view) continue;
+        if (n->in[0] < 0 || g->t[n->in[0]].data) continue;
+        int rin = root_of(c, n->in[0]), rout = root_of(c, n->out[0]);
+        if (io_of[rin] >= 0 && io_of[rout] >= 0) continue;
+        c->pl[n->out[0]].root = n->in[0];
+        if (io_of[rin] < 0) io_of[rin] = io_of[rout];
+    }
+}
+
 int bk_place(BkCtx *c, AtlErr *e)
 {
     const IrGraph *g = c->g;
     int nt = g->nt, rc = -1;
-    /* views share their input's storage */
-    for (int i = 0; i < g->nn; i++) {
-        const IrNode *n = &g->nodes[i];
-        if (n->dead || n->nout < 1 || n->out[0] < 0 || !g->t[n->out[0]].is_view) continue;
-        if (n->in[0] >= 0 && !g->t[n->in[0]].data) c->pl[n->out[0]].root = n->in[0];
-    }
     int *first = malloc((size_t)nt * sizeof *first), *last = malloc((size_t)nt * sizeof *last);
     int *io = malloc((size_t)nt * sizeof *io), *bufi = malloc((size_t)nt * sizeof *bufi);
     MemBuffer *bufs = calloc((size_t)nt + 1, sizeof *bufs);
     if (!first || !last || !io || !bufi || !bufs) { atl_fail(e, "out of memory in placement"); goto done; }
     for (int t = 0; t < nt; t++) { first[t] = -1; last[t] = -1; io[t] = -1; bufi[t] = -1; }
+    share_views(c, io);
+    for (int t = 0; t < nt; t++) io[t] = -1;
     /* io roots: one graph input/output each */
     for (int t = 0; t < nt; t++) {
         const IrTensor *x = &g->t[t];
@@ -69,7 +90,7 @@ int bk_place(BkCtx *c, AtlErr *e)
         int r = root_of(c, t);
         if (io[r] >= 0 && io[r] != t) {
             atl_fail(e, "graph %s '%s' shares storage with graph %s '%s' (a view or fused result); "
-                     "an explicit copy is needed, which v1 does not emit",
+                     "an explicit copy is needed, which is not emitted for fused results",
                      x->is_output ? "output" : "input", x->name,
                      g->t[io[r]].is_input ? "input" : "output", g->t[io[r]].name);
             goto done;

@@ -5,7 +5,8 @@
  * also checked structurally (test/compiler/bk_check.h: operands inside
  * LMEM and aligned, semaphores balanced, barriers and `end` per stream;
  * the simulator, race detector on, ran it to the end). Plus error messages
- * that name the node and op. (Matmul K split and multicast:
+ * that name the node and op; graph outputs that are views of graph inputs
+ * (copies) and inference Dropout with its mask. (Matmul K split and multicast:
  * test_backend_mm.c.) */
 #include <stdio.h>
 #include <stdlib.h>
@@ -298,6 +299,85 @@ TEST(batchnorm_unfused)
     ir_free(&g);
 }
 
+/* 1-D (NCW) conv and pools run as 2-D with H = 1; 3-D fails naming the node. */
+TEST(conv_pool_1d)
+{
+    IrGraph g;
+    AtlErr e = {{0}};
+    int64_t xd[3] = {2, 4, 13}, wd[3] = {6, 2, 3}, bd[1] = {6}, k3[1] = {3}, s2[1] = {2}, p12[2] = {1, 2}, dl[1] = {2};
+    bkc_new_graph(&g, "x", 3, xd);
+    cst(&g, "w", 3, wd, 0.5f);
+    cst(&g, "b", 1, bd, 0.5f);
+    int n = ir_add_op(&g, "Conv", "conv1d", "x,w,b", "c", &e);       /* [2,6,8] */
+    ir_set_attr_int(&g, n, "group", 2, &e);
+    ir_set_attr_ints(&g, n, "pads", p12, 2, &e);
+    ir_set_attr_ints(&g, n, "strides", s2, 1, &e);
+    ir_set_attr_ints(&g, n, "dilations", dl, 1, &e);
+    n = ir_add_op(&g, "MaxPool", "mp1d", "c", "m", &e);              /* [2,6,4] */
+    ir_set_attr_ints(&g, n, "kernel_shape", k3, 1, &e);
+    ir_set_attr_ints(&g, n, "strides", s2, 1, &e);
+    ir_set_attr_ints(&g, n, "pads", p12, 2, &e);
+    n = ir_add_op(&g, "AveragePool", "ap1d", "m", "y", &e);          /* [2,6,2] */
+    ir_set_attr_ints(&g, n, "kernel_shape", k3, 1, &e);
+    ir_set_attr_ints(&g, n, "strides", s2, 1, &e);
+    ir_set_attr_ints(&g, n, "pads", p12, 2, &e);
+    ir_set_attr_int(&g, n, "count_include_pad", 1, &e);
+    ir_add_output(&g, "y", &e);
+    run_graph(&g, "conv1d/maxpool1d/avgpool1d", 1e-5);
+    ir_free(&g);
+
+    int64_t x5[5] = {1, 2, 4, 4, 4}, k222[3] = {2, 2, 2};
+    bkc_new_graph(&g, "x", 5, x5);
+    n = ir_add_op(&g, "MaxPool", "mp3d", "x", "y", &e);
+    ir_set_attr_ints(&g, n, "kernel_shape", k222, 3, &e);
+    ir_add_output(&g, "y", &e);
+    double err;
+    char msg[1024] = "";
+    CHECK(e2e_graph(&g, "configs/tiny.ini", ISA_F32, &err, NULL, msg, sizeof msg) != 0);
+    CHECK_STR_CONTAINS(msg, "mp3d");
+    CHECK_STR_CONTAINS(msg, "rank 5");
+    ir_free(&g);
+}
+
+/* Graph outputs that are views of a graph input (or of another output)
+ * cannot share its storage: each becomes a copy. */
+TEST(view_outputs_copied)
+{
+    IrGraph g;
+    AtlErr e;
+    int64_t xd[4] = {2, 3, 1, 5};
+    bkc_new_graph(&g, "x", 4, xd);
+    int n = ir_add_op(&g, "Flatten", "fl", "x", "f", &e);             /* [2,15] */
+    ir_set_attr_int(&g, n, "axis", 1, &e);
+    n = ir_add_op(&g, "Flatten", "fl2", "f", "ff", &e);                /* [30,1] of an output */
+    ir_set_attr_int(&g, n, "axis", 2, &e);
+    int64_t ax[1] = {2};
+    cst_i64(&g, "ax", 1, ax);
+    ir_add_op(&g, "Squeeze", "sq", "x,ax", "s", &e);                   /* [2,3,5], not an output */
+    ir_add_op(&g, "Relu", "r", "s", "y", &e);
+    ir_add_output(&g, "f", &e);
+    ir_add_output(&g, "ff", &e);
+    ir_add_output(&g, "y", &e);
+    run_graph(&g, "flatten of input, flatten of output", 0);
+    ir_free(&g);
+}
+
+/* Inference Dropout from a graph input to a graph output, its bool mask
+ * requested: a copy and a fill of true. */
+TEST(dropout_with_mask)
+{
+    IrGraph g;
+    AtlErr e;
+    int64_t xd[3] = {3, 4, 7};
+    bkc_new_graph(&g, "x", 3, xd);
+    g.opset = 13;
+    ir_add_op(&g, "Dropout", "drop", "x", "y,mask", &e);
+    ir_add_output(&g, "y", &e);
+    ir_add_output(&g, "mask", &e);
+    run_graph(&g, "dropout + mask", 0);
+    ir_free(&g);
+}
+
 TEST(unsupported_op_names_node)
 {
     IrGraph g;
@@ -329,6 +409,9 @@ int main(void)
     RUN(resize_nearest);
     RUN(layernorm_opset17);
     RUN(batchnorm_unfused);
+    RUN(conv_pool_1d);
+    RUN(view_outputs_copied);
+    RUN(dropout_with_mask);
     RUN(unsupported_op_names_node);
     return test_summary("test_backend_ops");
 }
