@@ -65,6 +65,9 @@ typedef struct BkLow {
     int bt, M, K, Nn, mt, nt, nmc, nnc;
     int kt;                       /* K chunk depth (the count is nkc above; nkc > 1: K split) */
     int64_t a_bs, a_rs, a_cs, b_bs, b_rs, b_cs; /* element strides of A, B (batch, row, col) */
+    uint64_t cx;                  /* Gemm's non-constant C (tagged, storage dtype), 0 none */
+    int64_t c_rs, c_cs;           /* C's element strides as [M][N] (0 = broadcast) */
+    float c_beta, mm_alpha;       /* beta on that C; alpha on A x B when B is not a constant */
     /* elementwise / reduce / softmax: 4-D output box tiling */
     uint32_t od[4];               /* output dims (collapsed) */
     uint32_t chunk[4], nch[4];    /* tile extents and counts per dim */
@@ -83,6 +86,7 @@ typedef struct BkLow {
     float act_alpha, act_beta;
     /* LMEM layout inside a slot */
     uint64_t l_in, l_w, l_acc, l_b, l_out, l_tmp, l_reg[BK_MAXIN + BK_MAXSTEP];
+    uint64_t l_c;                 /* matmul: a non-constant C block in a non-f32 storage dtype */
     uint64_t l_wres, l_bres;      /* resident (multicast) weights and bias, absolute LMEM */
     int32_t *aux;                 /* per-kind table (malloc'd, freed with the group): resize bands */
     uint64_t l_accres, acc_bytes; /* K split: two resident f32 accumulators, absolute LMEM, and one's size */

@@ -6,7 +6,10 @@
  * Y[bt][M][N] = A[bt][M][K] x B[bt][K][N]: a constant B is stored once as
  *   [bt][K][N] in the storage dtype with alpha folded in; an activation B
  *   (or A) is read through DMA strides, so transposes cost nothing extra.
- *   Gemm's C (times beta) is stored in f32, per column or full [M][N].
+ *   Gemm's constant C (times beta) is stored in f32, per column or full
+ *   [M][N]; a non-constant C is read per tile from DRAM with broadcast
+ *   strides, cast to f32 and scaled by beta in the epilogue. With an
+ *   activation B, alpha scales the f32 sums in the epilogue.
  * Tiles: a tile is (output tile, k chunk); output tiles are (n chunk,
  *   batch, m chunk), n-chunk-major so consecutive tiles of a core keep the
  *   same B slice (weight key = B block). A tile loads its A block
@@ -94,8 +97,28 @@ static int epilogue(BkCtx *c, const BkGroup *g, const MmTile *p, uint64_t slot, 
     int64_t oc[4], ds[4];
     bk_compact(osh, oc);
     AtlInsn in;
-    if (l->b) {
-        int64_t bs[4] = {0, 0, l->pool_op ? p->nn : 0, 1};
+    if (l->mm_alpha != 1.0f) {
+        in = bk_vun(ISA_OP_V_AFFINE, ISA_F32, acc, acc, osh, oc, oc, l->mm_alpha, 0.0f);
+        bk_code_cp(k, &in);
+    }
+    if (l->cx) {   /* C block [mn][nn] loaded (storage dtype) -> f32 at l_b, times beta */
+        if (dt != ISA_F32) {
+            memset(&in, 0, sizeof in);
+            in.op = ISA_OP_V_CAST;
+            in.dtype = (uint8_t)dt;
+            in.otype = ISA_F32;
+            in.dst = slot + l->l_b;
+            in.src = slot + l->l_c;
+            for (int d = 0; d < 4; d++) { in.shape[d] = osh[d]; in.dst_stride[d] = (int32_t)oc[d]; in.src_stride[d] = (int32_t)oc[d]; }
+            bk_code_cp(k, &in);
+        }
+        if (l->c_beta != 1.0f) {
+            in = bk_vun(ISA_OP_V_AFFINE, ISA_F32, slot + l->l_b, slot + l->l_b, osh, oc, oc, l->c_beta, 0.0f);
+            bk_code_cp(k, &in);
+        }
+    }
+    if (l->b || l->cx) {
+        int64_t bs[4] = {0, 0, l->pool_op || l->cx ? p->nn : 0, 1};
         in = bk_vbin(ISA_OP_V_ADD, ISA_F32, acc, acc, slot + l->l_b, osh, oc, oc, bs);
         bk_code_cp(k, &in);
     }
@@ -151,6 +174,15 @@ static int mm_gen(BkCtx *c, const BkGroup *g, int t, uint64_t slot, BkCode *k, A
         src = l->b + (uint64_t)((l->pool_op ? p.m0 * l->Nn : 0) + p.n0) * 4;
         in = bk_dma(ISA_F32, ISA_SPACE_LMEM, slot + l->l_b, ISA_SPACE_DRAM, src, sh, ds, ss);
         bk_code_ld(k, &in, !l->pool_op);
+    }
+    if (l->cx && last) {
+        /* C read with its broadcast strides, compact [mn][nn] in the slot */
+        sh[2] = (uint32_t)p.mn; sh[3] = (uint32_t)p.nn;
+        ss[2] = l->c_rs; ss[3] = l->c_cs;
+        bk_compact(sh, ds);
+        src = l->cx + (uint64_t)(p.m0 * l->c_rs + p.n0 * l->c_cs) * es;
+        in = bk_dma(dt, ISA_SPACE_LMEM, slot + (dt == ISA_F32 ? l->l_b : l->l_c), ISA_SPACE_DRAM, src, sh, ds, ss);
+        bk_code_ld(k, &in, 0);
     }
     uint64_t acc = l->nkc > 1 ? l->l_accres + (uint64_t)(p.j % 2) * acc_bytes(c, l) : slot + l->l_acc;
     AtlInsn mm;
@@ -212,7 +244,8 @@ static int plan(const BkCtx *c, BkGroup *g, int m)
     uint64_t used = 0;
     l->l_in = bk_slot_alloc(c, &used, mt * kt * c->es);
     l->l_w = m ? 0 : bk_slot_alloc(c, &used, kt * nt * c->es);
-    l->l_b = l->b ? bk_slot_alloc(c, &used, (l->pool_op ? mt : 1) * nt * 4) : 0;
+    l->l_b = l->b || l->cx ? bk_slot_alloc(c, &used, (l->pool_op || l->cx ? mt : 1) * nt * 4) : 0;
+    l->l_c = l->cx && c->dt != ISA_F32 ? bk_slot_alloc(c, &used, mt * nt * c->es) : 0;
     l->l_acc = l->nkc == 1 ? bk_slot_alloc(c, &used, mt * nt * 4) : 0;
     l->l_tmp = !strcmp(l->act, "HardSwish") ? bk_slot_alloc(c, &used, mt * nt * 4) : 0;
     l->l_out = c->dt != ISA_F32 ? bk_slot_alloc(c, &used, mt * nt * c->es) : 0;
@@ -307,6 +340,39 @@ static int choose(BkCtx *c, BkGroup *g, AtlErr *e)
     return bk_cost_group(c, g, e);
 }
 
+/* Gemm's C as an activation: read from DRAM per tile, broadcast to
+ * [M][N] by the ONNX unidirectional rule (shape (), (N), (1|M, 1|N)). */
+static int gemm_runtime_c(BkCtx *c, int node, BkLow *l, float beta, AtlErr *e)
+{
+    const IrTensor *ct = &c->g->t[c->g->nodes[node].in[2]];
+    int r = ct->ndim;
+    int64_t cm = r >= 2 ? ct->dims[r - 2] : 1, cn = r >= 1 ? ct->dims[r - 1] : 1;
+    if (r > 2 || (cm != 1 && cm != l->M) || (cn != 1 && cn != l->Nn))
+        return bk_fail(c, node, e, "C '%s' (rank %d) does not broadcast to [%d][%d]", ct->name, r, l->M, l->Nn);
+    if (bk_tensor_in_dram(c, c->g->nodes[node].in[2], &l->cx, e)) return -1;
+    l->c_rs = cm == 1 ? 0 : cn;
+    l->c_cs = cn == 1 ? 0 : 1;
+    l->c_beta = beta;
+    return 0;
+}
+
+/* Fused activation, generator and the tile search, once A, B and the
+ * bias or C are set. */
+static int finish(BkCtx *c, int node, BkGroup *g, AtlErr *e)
+{
+    const IrNode *nd = &c->g->nodes[node];
+    BkLow *l = &g->lw;
+    if (c->act_on[node]) {
+        snprintf(l->act, sizeof l->act, "%s", nd->act);
+        l->act_alpha = nd->act_alpha;
+        l->act_beta = nd->act_beta;
+    }
+    g->gen = mm_gen;
+    g->is_matrix = 1;
+    g->macs = (uint64_t)l->bt * l->M * l->K * l->Nn;
+    return choose(c, g, e);
+}
+
 int bk_lower_mm(BkCtx *c, int node, BkGroup *g, AtlErr *e)
 {
     const IrGraph *gr = c->g;
@@ -352,8 +418,9 @@ int bk_lower_mm(BkCtx *c, int node, BkGroup *g, AtlErr *e)
         if (rc) return -1;
         l->b_rs = N; l->b_cs = 1;
         l->count_pad = 1;            /* marks B as constant (weight loads may be skipped) */
+        l->mm_alpha = 1.0f;
     } else {
-        if (alpha != 1.0f) return bk_fail(c, node, e, "alpha != 1 with a non-constant B is not lowered");
+        l->mm_alpha = alpha;          /* applied to the f32 sums in the epilogue */
         if (bk_tensor_in_dram(c, nd->in[1], &l->w, e)) return -1;
         l->b_rs = tb ? 1 : N; l->b_cs = tb ? K : 1;
         l->count_pad = 0;
@@ -363,7 +430,7 @@ int bk_lower_mm(BkCtx *c, int node, BkGroup *g, AtlErr *e)
     l->pool_op = 0;
     if (gemm && nd->nin > 2 && nd->in[2] >= 0) {
         const IrTensor *ct = &gr->t[nd->in[2]];
-        if (!ct->data) return bk_fail(c, node, e, "a non-constant C is not lowered");
+        if (!ct->data) return gemm_runtime_c(c, node, l, beta, e) ? -1 : finish(c, node, g, e);
         int64_t cn = ir_numel(ct);
         int full = cn == M * N && !(ct->ndim >= 1 && ct->dims[ct->ndim - 1] == N && cn == N);
         if (!(cn == 1 || cn == N || full)) return bk_fail(c, node, e, "C of shape %lld elements is not lowered", (long long)cn);
@@ -376,13 +443,5 @@ int bk_lower_mm(BkCtx *c, int node, BkGroup *g, AtlErr *e)
         if (rc) return -1;
         l->pool_op = full;
     }
-    if (c->act_on[node]) {
-        snprintf(l->act, sizeof l->act, "%s", nd->act);
-        l->act_alpha = nd->act_alpha;
-        l->act_beta = nd->act_beta;
-    }
-    g->gen = mm_gen;
-    g->is_matrix = 1;
-    g->macs = (uint64_t)ybt * M * K * N;
-    return choose(c, g, e);
+    return finish(c, node, g, e);
 }

@@ -86,6 +86,62 @@ TEST(gemm_transposed)
     ir_free(&g);
 }
 
+/* Gemm with C an activation in every broadcast form (scalar, [N], [M,1],
+ * [M,N]) and an activation B with alpha != 1, transposes, beta; B and C
+ * are computed from the one graph input x [K][M] (A = x^T). */
+static void gemm_runtime_c_graph(IrGraph *g, int ci, int64_t M, int64_t K, int64_t N)
+{
+    AtlErr e;
+    int64_t xd[2] = {K, M}, w1[2] = {N, M}, w3[2] = {K, N}, perm[2] = {1, 0}, one[1] = {1}, zero[1] = {0};
+    bkc_new_graph(g, "x", 2, xd);
+    cst(g, "w1", 2, w1, 0.5f);
+    cst(g, "w3", 2, w3, 0.5f);
+    int n = ir_add_op(g, "Transpose", "xt", "x", "xt", &e);               /* [M,K] */
+    ir_set_attr_ints(g, n, "perm", perm, 2, &e);
+    ir_add_op(g, "MatMul", "mkb", "w1,xt", "b", &e);                      /* B [N,K] */
+    if (ci == 0) {
+        n = ir_add_op(g, "ReduceMean", "mkc", "x", "c", &e);             /* () */
+        ir_set_attr_int(g, n, "keepdims", 0, &e);
+    } else if (ci == 1) {
+        cst_i64(g, "ax1", 1, one);
+        n = ir_add_op(g, "ReduceSum", "mkc", "b,ax1", "c", &e);          /* [N] */
+        ir_set_attr_int(g, n, "keepdims", 0, &e);
+    } else if (ci == 2) {
+        cst_i64(g, "ax0", 1, zero);
+        ir_add_op(g, "ReduceSum", "mkc", "x,ax0", "ct", &e);             /* [1,M] */
+        n = ir_add_op(g, "Transpose", "mkc2", "ct", "c", &e);            /* [M,1] */
+        ir_set_attr_ints(g, n, "perm", perm, 2, &e);
+    } else ir_add_op(g, "MatMul", "mkc", "xt,w3", "c", &e);              /* [M,N] */
+    n = ir_add_op(g, "Gemm", "gemm", "x,b,c", "y", &e);
+    ir_set_attr_int(g, n, "transA", 1, &e);
+    ir_set_attr_int(g, n, "transB", 1, &e);
+    ir_set_attr_float(g, n, "alpha", 0.5f, &e);
+    ir_set_attr_float(g, n, "beta", ci == 2 ? 1.0f : -1.5f, &e);
+    ir_add_output(g, "y", &e);
+}
+
+TEST(gemm_runtime_c)
+{
+    static const char *const what[4] = {"gemm C scalar", "gemm C [N]", "gemm C [M,1]", "gemm C [M,N]"};
+    for (int ci = 0; ci < 4; ci++) {
+        IrGraph g;
+        gemm_runtime_c_graph(&g, ci, 9, 6, 11);
+        run_graph(&g, what[ci], 1e-5);
+        ir_free(&g);
+    }
+    /* f16 storage: C loaded in f16, cast to f32 before the add */
+    for (int c = 0; c < 2; c++) {
+        IrGraph g;
+        gemm_runtime_c_graph(&g, 3, 9, 6, 11);
+        double err;
+        char msg[1024] = "";
+        int rc = e2e_graph(&g, chips[c], ISA_F16, &err, NULL, msg, sizeof msg);
+        printf("  gemm C [M,N] f16      %-18s max err %.3g %s\n", chips[c], rc ? -1 : err, msg);
+        CHECKF(rc == 0 && err <= 2e-2, "gemm f16 on %s: %s err %g", chips[c], msg, err);
+        ir_free(&g);
+    }
+}
+
 TEST(matmul_batched_and_activations)
 {
     IrGraph g;
@@ -400,6 +456,7 @@ int main(void)
     RUN(conv_dilated_relu);
     RUN(conv_depthwise_clip);
     RUN(gemm_transposed);
+    RUN(gemm_runtime_c);
     RUN(matmul_batched_and_activations);
     RUN(elementwise_broadcast);
     RUN(activations);
