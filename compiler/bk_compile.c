@@ -35,7 +35,8 @@ void bk_summary_free(BkSummary *s)
 static const char *const elem_ops[] = {
     "Add", "Sub", "Mul", "Div", "Max", "Min", "Pow", "Relu", "LeakyRelu", "Clip", "Sigmoid", "Tanh", "Exp",
     "Log", "Sqrt", "Reciprocal", "Neg", "Abs", "HardSigmoid", "HardSwish", "Gelu", "BatchNormalization",
-    "Identity", "PRelu", "Elu", "Celu", "Selu", "Softplus", "Softsign", "Shrink", NULL};
+    "Identity", "PRelu", "Elu", "Celu", "Selu", "Softplus", "Softsign", "Shrink",
+    "ThresholdedRelu", NULL};
 static const char *const reduce_ops[] = {"ReduceMean", "ReduceSum", "ReduceMax", "ReduceMin", "GlobalAveragePool",
                                          "GlobalMaxPool", "ReduceSumSquare", "ReduceL1", "ReduceL2",
                                          "ReduceLogSum", "ReduceLogSumExp", NULL};

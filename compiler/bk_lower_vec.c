@@ -12,8 +12,9 @@
  * copy/sqrt/recip, otherwise exp(p * log x) (x > 0); BatchNormalization =
  * x * s + t with s, t per channel computed at compile time; Neg = affine;
  * Abs = max(x, -x); HardSwish = x * clip(x/6 + 1/2, 0, 1); PRelu Elu Celu
- * Selu Softplus Softsign and soft Shrink use a second scratch register
- * (act_steps); a fused activation is appended.
+ * Selu Softplus Softsign Shrink ThresholdedRelu use a second scratch
+ * register (act_steps; comparisons as exact 0/1 masks, mask_steps); a fused
+ * activation is appended.
  * Reductions (ReduceSum/Mean/Max/Min/SumSquare/L1/L2/LogSum/LogSumExp over
  * a contiguous run of axes, GlobalAveragePool, GlobalMaxPool), Softmax and
  * LogSoftmax: [outer][red][inner], tiles over outer; one register program
@@ -161,6 +162,16 @@ static void neg_exp_steps(BkLow *l, int out, int tmp, float k, float a)
     add_step(l, ISA_OP_V_ADD, out, out, tmp, 0, 0);
 }
 
+/* dst = clip(src * 2^254, lo, 1): with lo = 0 the step 1 if src > 0 else 0,
+ * with lo = -1 the sign of src; exact, since the smallest denormal times
+ * 2^254 still exceeds 1 and the vector unit compares no other way. */
+static void mask_steps(BkLow *l, int dst, int src, float lo)
+{
+    add_step(l, ISA_OP_V_AFFINE, dst, src, -1, 0x1p127f, 0);
+    add_step(l, ISA_OP_V_AFFINE, dst, dst, -1, 0x1p127f, 0);
+    add_step(l, ISA_OP_V_CLIP, dst, dst, -1, lo, 1.0f);
+}
+
 /* Activations that need a second scratch register `tmp` (x is register 0,
  * PRelu's slope register 1). Returns -1 with *why set when the op or its
  * attributes have no exact form with the vector ops. */
@@ -197,14 +208,28 @@ static int act_steps(BkLow *l, const IrNode *nd, int out, int tmp, const char **
         add_step(l, ISA_OP_V_RECIP, tmp, tmp, -1, 0, 0);
         add_step(l, ISA_OP_V_MUL, out, 0, tmp, 0, 0);
     } else if (op_is(nd, "Shrink")) {
-        /* with bias == lambd (soft shrink): x - clip(x, -lambd, lambd) */
         float lambd = ir_attr_float(nd, "lambd", 0.5f), bias = ir_attr_float(nd, "bias", 0.0f);
-        if (bias != lambd || lambd < 0) {
-            *why = "Shrink is lowered only with bias == lambd >= 0 (soft shrink); the vector unit has no compare";
-            return -1;
+        if (lambd < 0) { *why = "Shrink with a negative lambd is not lowered"; return -1; }
+        if (bias == lambd) {
+            /* soft shrink: x - clip(x, -lambd, lambd) */
+            add_step(l, ISA_OP_V_CLIP, tmp, 0, -1, -lambd, lambd);
+            add_step(l, ISA_OP_V_SUB, out, 0, tmp, 0, 0);
+        } else {
+            /* step(|x| - lambd) * (x - bias * sign(x)) */
+            add_step(l, ISA_OP_V_AFFINE, tmp, 0, -1, -1.0f, 0);
+            add_step(l, ISA_OP_V_MAX, tmp, 0, tmp, 0, 0);
+            add_step(l, ISA_OP_V_AFFINE, tmp, tmp, -1, 1.0f, -lambd);
+            mask_steps(l, tmp, tmp, 0.0f);
+            mask_steps(l, out, 0, -1.0f);
+            add_step(l, ISA_OP_V_AFFINE, out, out, -1, -bias, 0);
+            add_step(l, ISA_OP_V_ADD, out, out, 0, 0, 0);
+            add_step(l, ISA_OP_V_MUL, out, out, tmp, 0, 0);
         }
-        add_step(l, ISA_OP_V_CLIP, tmp, 0, -1, -lambd, lambd);
-        add_step(l, ISA_OP_V_SUB, out, 0, tmp, 0, 0);
+    } else if (op_is(nd, "ThresholdedRelu")) {
+        /* x * step(x - alpha) */
+        add_step(l, ISA_OP_V_AFFINE, tmp, 0, -1, 1.0f, -ir_attr_float(nd, "alpha", 1.0f));
+        mask_steps(l, tmp, tmp, 0.0f);
+        add_step(l, ISA_OP_V_MUL, out, 0, tmp, 0, 0);
     } else {
         *why = "the vector unit has no lowering for this op";
         return -1;
