@@ -39,7 +39,7 @@ static const char *const elem_ops[] = {
     "ThresholdedRelu", NULL};
 static const char *const reduce_ops[] = {"ReduceMean", "ReduceSum", "ReduceMax", "ReduceMin", "GlobalAveragePool",
                                          "GlobalMaxPool", "ReduceSumSquare", "ReduceL1", "ReduceL2",
-                                         "ReduceLogSum", "ReduceLogSumExp", NULL};
+                                         "ReduceLogSum", "ReduceLogSumExp", "ReduceProd", NULL};
 static const char *const move_ops[] = {"Transpose", "Concat", "Slice", "Split", "Gather", "Pad", "Expand", "Resize",
                                        "Upsample", NULL};
 

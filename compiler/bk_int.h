@@ -47,10 +47,13 @@ typedef int (*BkTileGen)(BkCtx *c, const BkGroup *g, int tile, uint64_t slot, Bk
  * others scratch; reg `out` is stored. */
 typedef struct BkStep { int op; int dst, a, b; float alpha, beta; } BkStep;
 
-/* Registers of a reduction / softmax tile (bk_lower_vec.c): the input box
- * and a scratch of its size, the reduced box and the row maximum. A step
- * whose dst is a full box runs over the full box (reduced operands
- * broadcast along the reduced axis), otherwise over the reduced box. */
+/* Registers of a reduction / softmax tile (bk_lower_vec.c; its program is
+ * BkLow.steps): the input box and a scratch of its size, the reduced box
+ * (stored by reductions) and a second reduced one (e.g. the row maximum).
+ * A v.rsum / v.rmax step reduces its full-box `a` along the reduced axis
+ * into its reduced `dst`; another step whose dst is a full box runs over
+ * the full box (reduced operands broadcast along the reduced axis),
+ * otherwise over the reduced box. */
 enum { BK_R_IN, BK_R_ACC, BK_R_OUT, BK_R_MAX, BK_R_NREGS };
 
 typedef enum {
@@ -79,12 +82,6 @@ typedef struct BkLow {
     int64_t in_str[BK_MAXIN][4];  /* element strides in DRAM, 0 = broadcast */
     int nsteps, nregs, out_reg;
     BkStep steps[BK_MAXSTEP];
-    /* reduce / softmax program on the registers BK_R_*: steps[0, npre)
-     * run before the reduction, steps[npre, nsteps) after it */
-    int red_op;                   /* ISA_OP_V_RSUM / V_RMAX of red_src into BK_R_OUT */
-    int red_src;                  /* BK_R_IN or BK_R_ACC */
-    int red_shift;                /* 1: first the row maximum into BK_R_MAX */
-    int npre;
     float eps;                    /* layernorm epsilon */
     uint32_t red_len;             /* reduce/softmax: length of the reduced axis */
     /* act epilogue (conv, mm) */

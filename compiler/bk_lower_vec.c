@@ -15,12 +15,12 @@
  * Selu Softplus Softsign Shrink ThresholdedRelu use a second scratch
  * register (act_steps; comparisons as exact 0/1 masks, mask_steps); a fused
  * activation is appended.
- * Reductions (ReduceSum/Mean/Max/Min/SumSquare/L1/L2/LogSum/LogSumExp over
+ * Reductions (ReduceSum/Mean/Max/Min/SumSquare/L1/L2/LogSum/LogSumExp/Prod over
  * a contiguous run of axes, GlobalAveragePool, GlobalMaxPool), Softmax and
  * LogSoftmax: [outer][red][inner], tiles over outer; one register program
- * per op (table red_defs: optional row maximum, steps before and after one
- * v.rsum / v.rmax), e.g. min = -max(-x), L2 = sqrt(sum(x*x)), LogSumExp and
- * (Log)Softmax subtract the row maximum first.
+ * per op (table red_defs: vector steps and v.rsum / v.rmax steps), e.g.
+ * min = -max(-x), L2 = sqrt(sum(x*x)), LogSumExp and (Log)Softmax subtract
+ * the row maximum first, ReduceProd = sign * exp(sum(log |x|)).
  * LayerNormalization (opset 17): [rows][L] tiles: sum/L, subtract, square,
  * sum/L + eps, rsqrt, multiply, scale, shift (scale/bias kept in the slot).
  * All tile boxes are sized to fit one LMEM slot and, when possible, give
@@ -448,8 +448,7 @@ int bk_lower_elem(BkCtx *c, int node, BkGroup *g, AtlErr *e)
 static int red_full(int reg) { return reg == BK_R_IN || reg == BK_R_ACC; }
 
 /* The register program of one reduction / softmax tile of shape sh
- * (reduced along dim 2): optional row maximum, pre steps, the reduction,
- * post steps. */
+ * (reduced along dim 2). */
 static void red_program(const BkLow *l, int dt, uint64_t slot, const uint32_t sh[4], BkCode *k)
 {
     uint32_t rsh[4] = {sh[0], sh[1], 1, sh[3]};
@@ -458,31 +457,24 @@ static void red_program(const BkLow *l, int dt, uint64_t slot, const uint32_t sh
     bk_compact(rsh, rc);
     int64_t bst[4] = {rc[0], rc[1], 0, rc[3]};
     const uint64_t addr[BK_R_NREGS] = {l->l_in, l->l_acc, l->l_out, l->l_tmp};
-    AtlInsn r;
-    memset(&r, 0, sizeof r);
-    r.dtype = (uint8_t)dt;
-    r.otype = (uint8_t)dt;
-    r.axis = 2;
-    memcpy(r.shape, sh, sizeof r.shape);
-    if (l->red_shift) {
-        r.op = ISA_OP_V_RMAX;
-        r.dst = slot + l->l_tmp;
-        r.src = slot + l->l_in;
-        bk_code_cp(k, &r);
-    }
-    for (int s = 0; s <= l->nsteps; s++) {
-        if (s == l->npre) {
-            r.op = (uint8_t)l->red_op;
-            r.dst = slot + l->l_out;
-            r.src = slot + addr[l->red_src];
-            bk_code_cp(k, &r);
-        }
-        if (s == l->nsteps) break;
+    for (int s = 0; s < l->nsteps; s++) {
         const BkStep *st = &l->steps[s];
+        AtlInsn in;
+        if (st->op == ISA_OP_V_RSUM || st->op == ISA_OP_V_RMAX) {
+            memset(&in, 0, sizeof in);
+            in.op = (uint8_t)st->op;
+            in.dtype = (uint8_t)dt;
+            in.otype = (uint8_t)dt;
+            in.axis = 2;
+            memcpy(in.shape, sh, sizeof in.shape);
+            in.dst = slot + addr[st->dst];
+            in.src = slot + addr[st->a];
+            bk_code_cp(k, &in);
+            continue;
+        }
         int full = red_full(st->dst);
         const uint32_t *shape = full ? sh : rsh;
         const int64_t *sd = full ? cs : rc, *sa = red_full(st->a) ? cs : full ? bst : rc;
-        AtlInsn in;
         if (st->b >= 0)
             in = bk_vbin(st->op, dt, slot + addr[st->dst], slot + addr[st->a], slot + addr[st->b], shape, sd, sa,
                          red_full(st->b) ? cs : full ? bst : rc);
@@ -568,38 +560,47 @@ static int red_gen(BkCtx *c, const BkGroup *g, int t, uint64_t slot, BkCode *k, 
     return bk_fail(c, g->node, e, "internal: reduction kind %d", (int)l->kind);
 }
 
-/* Reductions, Softmax and LogSoftmax as register programs around one
- * v.rsum / v.rmax (registers BK_R_*; b = -1: unary step). ReduceMin is
- * -max(-x); means scale the result by 1/count (mean = 1); the stable
- * forms subtract the row maximum first (shift = 1). */
+/* Reductions, Softmax and LogSoftmax as register programs (registers
+ * BK_R_*; b = -1: unary step). ReduceMin is -max(-x); means scale the
+ * result by 1/count (mean = 1); the stable forms subtract the row maximum
+ * first. ReduceProd: sign * exp(sum(log |x|)), the sign 1 - 8 (h - r)^2
+ * with h = n/2 for n negatives and r = h rounded to an integer (ties to
+ * even, by adding and subtracting 2^23): h - r is 0 or +-1/2. */
 typedef struct RedDef {
     const char *op;
-    int red_op, src, shift, mean, npre, npost;
-    BkStep pre[2], post[2];
+    int mean, nsteps;
+    BkStep steps[BK_MAXSTEP];
 } RedDef;
 
-#define NEG_STEP(r) {ISA_OP_V_AFFINE, r, r, -1, -1.0f, 0}
-#define UN_STEP(op, r) {ISA_OP_V_##op, r, r, -1, 0, 0}
-#define SQUARE_STEP {ISA_OP_V_MUL, BK_R_IN, BK_R_IN, BK_R_IN, 0, 0}
-#define SHIFT_STEP {ISA_OP_V_SUB, BK_R_IN, BK_R_IN, BK_R_MAX, 0, 0}
+#define NEG(r) {ISA_OP_V_AFFINE, r, r, -1, -1.0f, 0}
+#define UN(op, r) {ISA_OP_V_##op, r, r, -1, 0, 0}
+#define BIN(op, d, a, b) {ISA_OP_V_##op, d, a, b, 0, 0}
+#define AFF(d, a, al, be) {ISA_OP_V_AFFINE, d, a, -1, al, be}
+#define RED(op, d, a) {ISA_OP_V_##op, d, a, -1, 0, 0}
+#define SUM RED(RSUM, BK_R_OUT, BK_R_IN)
+#define SHIFT RED(RMAX, BK_R_MAX, BK_R_IN), BIN(SUB, BK_R_IN, BK_R_IN, BK_R_MAX)
 static const RedDef red_defs[] = {
-    {"ReduceSum", ISA_OP_V_RSUM, BK_R_IN, 0, 0, 0, 0, {{0}}, {{0}}},
-    {"ReduceMean", ISA_OP_V_RSUM, BK_R_IN, 0, 1, 0, 0, {{0}}, {{0}}},
-    {"GlobalAveragePool", ISA_OP_V_RSUM, BK_R_IN, 0, 1, 0, 0, {{0}}, {{0}}},
-    {"ReduceMax", ISA_OP_V_RMAX, BK_R_IN, 0, 0, 0, 0, {{0}}, {{0}}},
-    {"GlobalMaxPool", ISA_OP_V_RMAX, BK_R_IN, 0, 0, 0, 0, {{0}}, {{0}}},
-    {"ReduceMin", ISA_OP_V_RMAX, BK_R_IN, 0, 0, 1, 1, {NEG_STEP(BK_R_IN)}, {NEG_STEP(BK_R_OUT)}},
-    {"ReduceSumSquare", ISA_OP_V_RSUM, BK_R_IN, 0, 0, 1, 0, {SQUARE_STEP}, {{0}}},
-    {"ReduceL1", ISA_OP_V_RSUM, BK_R_IN, 0, 0, 2, 0,
-     {{ISA_OP_V_AFFINE, BK_R_ACC, BK_R_IN, -1, -1.0f, 0}, {ISA_OP_V_MAX, BK_R_IN, BK_R_IN, BK_R_ACC, 0, 0}}, {{0}}},
-    {"ReduceL2", ISA_OP_V_RSUM, BK_R_IN, 0, 0, 1, 1, {SQUARE_STEP}, {UN_STEP(SQRT, BK_R_OUT)}},
-    {"ReduceLogSum", ISA_OP_V_RSUM, BK_R_IN, 0, 0, 0, 1, {{0}}, {UN_STEP(LOG, BK_R_OUT)}},
-    {"ReduceLogSumExp", ISA_OP_V_RSUM, BK_R_IN, 1, 0, 2, 2, {SHIFT_STEP, UN_STEP(EXP, BK_R_IN)},
-     {UN_STEP(LOG, BK_R_OUT), {ISA_OP_V_ADD, BK_R_OUT, BK_R_OUT, BK_R_MAX, 0, 0}}},
-    {"Softmax", ISA_OP_V_RSUM, BK_R_IN, 1, 0, 2, 2, {SHIFT_STEP, UN_STEP(EXP, BK_R_IN)},
-     {UN_STEP(RECIP, BK_R_OUT), {ISA_OP_V_MUL, BK_R_IN, BK_R_IN, BK_R_OUT, 0, 0}}},
-    {"LogSoftmax", ISA_OP_V_RSUM, BK_R_ACC, 1, 0, 2, 2, {SHIFT_STEP, {ISA_OP_V_EXP, BK_R_ACC, BK_R_IN, -1, 0, 0}},
-     {UN_STEP(LOG, BK_R_OUT), {ISA_OP_V_SUB, BK_R_IN, BK_R_IN, BK_R_OUT, 0, 0}}},
+    {"ReduceSum", 0, 1, {SUM}},
+    {"ReduceMean", 1, 1, {SUM}},
+    {"GlobalAveragePool", 1, 1, {SUM}},
+    {"ReduceMax", 0, 1, {RED(RMAX, BK_R_OUT, BK_R_IN)}},
+    {"GlobalMaxPool", 0, 1, {RED(RMAX, BK_R_OUT, BK_R_IN)}},
+    {"ReduceMin", 0, 3, {NEG(BK_R_IN), RED(RMAX, BK_R_OUT, BK_R_IN), NEG(BK_R_OUT)}},
+    {"ReduceSumSquare", 0, 2, {BIN(MUL, BK_R_IN, BK_R_IN, BK_R_IN), SUM}},
+    {"ReduceL1", 0, 3, {AFF(BK_R_ACC, BK_R_IN, -1.0f, 0), BIN(MAX, BK_R_IN, BK_R_IN, BK_R_ACC), SUM}},
+    {"ReduceL2", 0, 3, {BIN(MUL, BK_R_IN, BK_R_IN, BK_R_IN), SUM, UN(SQRT, BK_R_OUT)}},
+    {"ReduceLogSum", 0, 2, {SUM, UN(LOG, BK_R_OUT)}},
+    {"ReduceLogSumExp", 0, 6, {SHIFT, UN(EXP, BK_R_IN), SUM, UN(LOG, BK_R_OUT), BIN(ADD, BK_R_OUT, BK_R_OUT, BK_R_MAX)}},
+    {"ReduceProd", 0, 16,
+     {AFF(BK_R_ACC, BK_R_IN, -0x1p127f, 0), AFF(BK_R_ACC, BK_R_ACC, 0x1p127f, 0), {ISA_OP_V_CLIP, BK_R_ACC, BK_R_ACC, -1, 0, 1.0f},
+      RED(RSUM, BK_R_MAX, BK_R_ACC), AFF(BK_R_OUT, BK_R_MAX, 0.5f, 0x1p23f), AFF(BK_R_OUT, BK_R_OUT, 1.0f, -0x1p23f),
+      AFF(BK_R_MAX, BK_R_MAX, 0.5f, 0), BIN(SUB, BK_R_MAX, BK_R_MAX, BK_R_OUT), BIN(MUL, BK_R_MAX, BK_R_MAX, BK_R_MAX),
+      AFF(BK_R_MAX, BK_R_MAX, -8.0f, 1.0f), AFF(BK_R_ACC, BK_R_IN, -1.0f, 0), BIN(MAX, BK_R_ACC, BK_R_IN, BK_R_ACC),
+      UN(LOG, BK_R_ACC), RED(RSUM, BK_R_OUT, BK_R_ACC), UN(EXP, BK_R_OUT), BIN(MUL, BK_R_OUT, BK_R_OUT, BK_R_MAX)}},
+    {"Softmax", 0, 6, {SHIFT, UN(EXP, BK_R_IN), SUM, UN(RECIP, BK_R_OUT), BIN(MUL, BK_R_IN, BK_R_IN, BK_R_OUT)}},
+    {"LogSoftmax", 0, 6,
+     {SHIFT, {ISA_OP_V_EXP, BK_R_ACC, BK_R_IN, -1, 0, 0}, RED(RSUM, BK_R_OUT, BK_R_ACC), UN(LOG, BK_R_OUT),
+      BIN(SUB, BK_R_IN, BK_R_IN, BK_R_OUT)}},
 };
 
 static const RedDef *red_def(const char *op)
@@ -609,16 +610,13 @@ static const RedDef *red_def(const char *op)
     return NULL;
 }
 
-static void red_program_of(BkLow *l, const RedDef *d, float scale)
+/* Copies d's program into l, then the mean's 1/count scaling (scale != 1). */
+static int red_program_of(BkLow *l, const RedDef *d, float scale)
 {
-    l->red_op = d->red_op;
-    l->red_src = d->src;
-    l->red_shift = d->shift;
-    l->npre = d->npre;
-    l->nsteps = 0;
-    for (int i = 0; i < d->npre; i++) l->steps[l->nsteps++] = d->pre[i];
-    for (int i = 0; i < d->npost; i++) l->steps[l->nsteps++] = d->post[i];
-    if (scale != 1.0f) l->steps[l->nsteps++] = (BkStep){ISA_OP_V_AFFINE, BK_R_OUT, BK_R_OUT, -1, scale, 0};
+    l->nsteps = d->nsteps;
+    memcpy(l->steps, d->steps, (size_t)d->nsteps * sizeof d->steps[0]);
+    if (scale != 1.0f) return add_step(l, ISA_OP_V_AFFINE, BK_R_OUT, BK_R_OUT, -1, scale, 0);
+    return 0;
 }
 
 static int red_setup(BkCtx *c, int node, BkGroup *g, int a0, int a1, AtlErr *e)
@@ -638,7 +636,7 @@ static int red_setup(BkCtx *c, int node, BkGroup *g, int a0, int a1, AtlErr *e)
     l->od[0] = 1; l->od[1] = (uint32_t)outer; l->od[2] = (uint32_t)red; l->od[3] = (uint32_t)inner;
     l->red_len = (uint32_t)red;
     if (bk_tensor_in_dram(c, nd->in[0], &l->x, e) || bk_tensor_in_dram(c, nd->out[0], &l->y, e)) return -1;
-    int acc = l->red_src == BK_R_ACC;
+    int acc = 0;
     for (int i = 0; i < l->nsteps; i++) acc |= l->steps[i].dst == BK_R_ACC;
     uint64_t per_outer = ((uint64_t)(1 + acc) * red * inner + 2 * (uint64_t)inner) * c->es;
     uint64_t fit = g->slot_size > 4 * c->align ? (g->slot_size - 4 * c->align) / per_outer : 0;
@@ -692,7 +690,7 @@ int bk_lower_reduce(BkCtx *c, int node, BkGroup *g, AtlErr *e)
     for (int d = a0; d <= a1; d++) cnt *= x->dims[d];
     const RedDef *d = red_def(nd->op);
     if (!d) return bk_fail(c, node, e, "the vector unit has no lowering for %s", nd->op);
-    red_program_of(l, d, d->mean ? (float)(1.0 / (double)cnt) : 1.0f);
+    if (red_program_of(l, d, d->mean ? (float)(1.0 / (double)cnt) : 1.0f)) return bk_fail(c, node, e, "program too long");
     return red_setup(c, node, g, a0, a1, e);
 }
 

@@ -217,6 +217,8 @@ TEST(reductions_with_pre_and_post_steps)
     reduce_case("ReduceLogSum", a12, 2, 1, 1.0f, 1, 14);
     reduce_case("ReduceLogSumExp", a2, 1, 0, 1.0f, 0, 14);
     reduce_case("ReduceLogSumExp", a3, 1, 1, 200.0f, 0, 14);   /* exp(200) overflows f32 unless shifted */
+    reduce_case("ReduceProd", a1, 1, 1, 3.0f, 0, 14);          /* 3 factors: signs of 0..3 negatives */
+    reduce_case("ReduceProd", a23, 2, 0, 2.7f, 0, 14);         /* 35 factors, E log|x| ~ 0 */
 }
 
 TEST(log_softmax)
