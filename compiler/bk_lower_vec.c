@@ -1,4 +1,4 @@
-/* bk_lower_vec.c - elementwise ops, reductions and Softmax on the vector unit.
+/* bk_lower_vec.c - elementwise ops, reductions and (Log)Softmax on the vector unit.
  *
  * Elementwise (Add Sub Mul Div Max Min Pow, Relu LeakyRelu Clip Sigmoid Tanh
  * Exp Log Sqrt Reciprocal Neg Abs HardSigmoid HardSwish Gelu, the Gelu/erf
@@ -565,10 +565,11 @@ static int red_gen(BkCtx *c, const BkGroup *g, int t, uint64_t slot, BkCode *k, 
  * result by 1/count (mean = 1); the stable forms subtract the row maximum
  * first. ReduceProd: sign * exp(sum(log |x|)), the sign 1 - 8 (h - r)^2
  * with h = n/2 for n negatives and r = h rounded to an integer (ties to
- * even, by adding and subtracting 2^23): h - r is 0 or +-1/2. */
+ * even, by adding and subtracting 2^23): h - r is 0 or +-1/2; f32 only,
+ * since f16 / bf16 cannot hold 2^23 + h (f32_only). */
 typedef struct RedDef {
     const char *op;
-    int mean, nsteps;
+    int mean, f32_only, nsteps;
     BkStep steps[BK_MAXSTEP];
 } RedDef;
 
@@ -580,25 +581,25 @@ typedef struct RedDef {
 #define SUM RED(RSUM, BK_R_OUT, BK_R_IN)
 #define SHIFT RED(RMAX, BK_R_MAX, BK_R_IN), BIN(SUB, BK_R_IN, BK_R_IN, BK_R_MAX)
 static const RedDef red_defs[] = {
-    {"ReduceSum", 0, 1, {SUM}},
-    {"ReduceMean", 1, 1, {SUM}},
-    {"GlobalAveragePool", 1, 1, {SUM}},
-    {"ReduceMax", 0, 1, {RED(RMAX, BK_R_OUT, BK_R_IN)}},
-    {"GlobalMaxPool", 0, 1, {RED(RMAX, BK_R_OUT, BK_R_IN)}},
-    {"ReduceMin", 0, 3, {NEG(BK_R_IN), RED(RMAX, BK_R_OUT, BK_R_IN), NEG(BK_R_OUT)}},
-    {"ReduceSumSquare", 0, 2, {BIN(MUL, BK_R_IN, BK_R_IN, BK_R_IN), SUM}},
-    {"ReduceL1", 0, 3, {AFF(BK_R_ACC, BK_R_IN, -1.0f, 0), BIN(MAX, BK_R_IN, BK_R_IN, BK_R_ACC), SUM}},
-    {"ReduceL2", 0, 3, {BIN(MUL, BK_R_IN, BK_R_IN, BK_R_IN), SUM, UN(SQRT, BK_R_OUT)}},
-    {"ReduceLogSum", 0, 2, {SUM, UN(LOG, BK_R_OUT)}},
-    {"ReduceLogSumExp", 0, 6, {SHIFT, UN(EXP, BK_R_IN), SUM, UN(LOG, BK_R_OUT), BIN(ADD, BK_R_OUT, BK_R_OUT, BK_R_MAX)}},
-    {"ReduceProd", 0, 16,
+    {"ReduceSum", 0, 0, 1, {SUM}},
+    {"ReduceMean", 1, 0, 1, {SUM}},
+    {"GlobalAveragePool", 1, 0, 1, {SUM}},
+    {"ReduceMax", 0, 0, 1, {RED(RMAX, BK_R_OUT, BK_R_IN)}},
+    {"GlobalMaxPool", 0, 0, 1, {RED(RMAX, BK_R_OUT, BK_R_IN)}},
+    {"ReduceMin", 0, 0, 3, {NEG(BK_R_IN), RED(RMAX, BK_R_OUT, BK_R_IN), NEG(BK_R_OUT)}},
+    {"ReduceSumSquare", 0, 0, 2, {BIN(MUL, BK_R_IN, BK_R_IN, BK_R_IN), SUM}},
+    {"ReduceL1", 0, 0, 3, {AFF(BK_R_ACC, BK_R_IN, -1.0f, 0), BIN(MAX, BK_R_IN, BK_R_IN, BK_R_ACC), SUM}},
+    {"ReduceL2", 0, 0, 3, {BIN(MUL, BK_R_IN, BK_R_IN, BK_R_IN), SUM, UN(SQRT, BK_R_OUT)}},
+    {"ReduceLogSum", 0, 0, 2, {SUM, UN(LOG, BK_R_OUT)}},
+    {"ReduceLogSumExp", 0, 0, 6, {SHIFT, UN(EXP, BK_R_IN), SUM, UN(LOG, BK_R_OUT), BIN(ADD, BK_R_OUT, BK_R_OUT, BK_R_MAX)}},
+    {"ReduceProd", 0, 1, 16,
      {AFF(BK_R_ACC, BK_R_IN, -0x1p127f, 0), AFF(BK_R_ACC, BK_R_ACC, 0x1p127f, 0), {ISA_OP_V_CLIP, BK_R_ACC, BK_R_ACC, -1, 0, 1.0f},
       RED(RSUM, BK_R_MAX, BK_R_ACC), AFF(BK_R_OUT, BK_R_MAX, 0.5f, 0x1p23f), AFF(BK_R_OUT, BK_R_OUT, 1.0f, -0x1p23f),
       AFF(BK_R_MAX, BK_R_MAX, 0.5f, 0), BIN(SUB, BK_R_MAX, BK_R_MAX, BK_R_OUT), BIN(MUL, BK_R_MAX, BK_R_MAX, BK_R_MAX),
       AFF(BK_R_MAX, BK_R_MAX, -8.0f, 1.0f), AFF(BK_R_ACC, BK_R_IN, -1.0f, 0), BIN(MAX, BK_R_ACC, BK_R_IN, BK_R_ACC),
       UN(LOG, BK_R_ACC), RED(RSUM, BK_R_OUT, BK_R_ACC), UN(EXP, BK_R_OUT), BIN(MUL, BK_R_OUT, BK_R_OUT, BK_R_MAX)}},
-    {"Softmax", 0, 6, {SHIFT, UN(EXP, BK_R_IN), SUM, UN(RECIP, BK_R_OUT), BIN(MUL, BK_R_IN, BK_R_IN, BK_R_OUT)}},
-    {"LogSoftmax", 0, 6,
+    {"Softmax", 0, 0, 6, {SHIFT, UN(EXP, BK_R_IN), SUM, UN(RECIP, BK_R_OUT), BIN(MUL, BK_R_IN, BK_R_IN, BK_R_OUT)}},
+    {"LogSoftmax", 0, 0, 6,
      {SHIFT, {ISA_OP_V_EXP, BK_R_ACC, BK_R_IN, -1, 0, 0}, RED(RSUM, BK_R_OUT, BK_R_ACC), UN(LOG, BK_R_OUT),
       BIN(SUB, BK_R_IN, BK_R_IN, BK_R_OUT)}},
 };
@@ -690,6 +691,7 @@ int bk_lower_reduce(BkCtx *c, int node, BkGroup *g, AtlErr *e)
     for (int d = a0; d <= a1; d++) cnt *= x->dims[d];
     const RedDef *d = red_def(nd->op);
     if (!d) return bk_fail(c, node, e, "the vector unit has no lowering for %s", nd->op);
+    if (d->f32_only && c->dt != ISA_F32) return bk_fail(c, node, e, "%s is lowered for f32 only", nd->op);
     if (red_program_of(l, d, d->mean ? (float)(1.0 / (double)cnt) : 1.0f)) return bk_fail(c, node, e, "program too long");
     return red_setup(c, node, g, a0, a1, e);
 }

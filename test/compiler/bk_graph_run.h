@@ -38,15 +38,20 @@ static inline void new_graph(IrGraph *g, const char *in, int ndim, const int64_t
     bkc_new_graph(g, in, ndim, dims);
 }
 
-/* g must fail to compile for configs/tiny.ini with a message containing
- * both strings (the node's name, the reason). */
-static inline void expect_not_lowered(IrGraph *g, const char *has1, const char *has2)
+/* g must fail to compile for configs/tiny.ini in dtype with a message
+ * containing both strings (the node's name, the reason). */
+static inline void expect_not_lowered_in(IrGraph *g, int dtype, const char *has1, const char *has2)
 {
     double err;
     char msg[1024] = "";
-    CHECK(e2e_graph(g, "configs/tiny.ini", ISA_F32, &err, NULL, msg, sizeof msg) != 0);
+    CHECK(e2e_graph(g, "configs/tiny.ini", dtype, &err, NULL, msg, sizeof msg) != 0);
     CHECK_STR_CONTAINS(msg, has1);
     CHECK_STR_CONTAINS(msg, has2);
+}
+
+static inline void expect_not_lowered(IrGraph *g, const char *has1, const char *has2)
+{
+    expect_not_lowered_in(g, ISA_F32, has1, has2);
 }
 
 static inline void run_graph(IrGraph *g, const char *what, double tol)

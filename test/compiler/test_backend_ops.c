@@ -434,6 +434,19 @@ TEST(unsupported_op_names_node)
     ir_free(&g);
 }
 
+TEST(reduce_prod_f16_names_node)
+{
+    IrGraph g;
+    AtlErr e = {{0}};
+    int64_t xd[2] = {2, 3}, ax[1] = {1};
+    bkc_new_graph(&g, "x", 2, xd);
+    int n = ir_add_op(&g, "ReduceProd", "prod16", "x", "y", &e);
+    ir_set_attr_ints(&g, n, "axes", ax, 1, &e);
+    ir_add_output(&g, "y", &e);
+    expect_not_lowered_in(&g, ISA_F16, "prod16", "f32 only");
+    ir_free(&g);
+}
+
 int main(void)
 {
     RUN(conv_grouped_strided);
@@ -449,6 +462,7 @@ int main(void)
     RUN(activations_with_scratch);
     RUN(prelu_slopes);
     RUN(shrink_negative_lambd_names_node);
+    RUN(reduce_prod_f16_names_node);
     RUN(pools);
     RUN(data_movement);
     RUN(resize_nearest);
