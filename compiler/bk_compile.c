@@ -37,9 +37,11 @@ void bk_summary_free(BkSummary *s)
 static const char *const elem_ops[] = {
     "Add", "Sub", "Mul", "Div", "Max", "Min", "Pow", "Relu", "LeakyRelu", "Clip", "Sigmoid", "Tanh", "Exp",
     "Log", "Sqrt", "Reciprocal", "Neg", "Abs", "HardSigmoid", "HardSwish", "Gelu", "BatchNormalization",
-    "Identity", NULL};
+    "Identity", "PRelu", "Elu", "Celu", "Selu", "Softplus", "Softsign", "Shrink",
+    "ThresholdedRelu", NULL};
 static const char *const reduce_ops[] = {"ReduceMean", "ReduceSum", "ReduceMax", "ReduceMin", "GlobalAveragePool",
-                                         "GlobalMaxPool", NULL};
+                                         "GlobalMaxPool", "ReduceSumSquare", "ReduceL1", "ReduceL2",
+                                         "ReduceLogSum", "ReduceLogSumExp", "ReduceProd", NULL};
 static const char *const move_ops[] = {"Transpose", "Concat", "Slice", "Split", "Gather", "Pad", "Expand", "Resize",
                                        "Upsample", "Reshape", "Flatten", "Squeeze", "Unsqueeze", "Dropout", NULL};
 
@@ -56,7 +58,7 @@ int bk_lower_node(BkCtx *c, int node, BkGroup *g, AtlErr *e)
     if (!strcmp(n->op, "Conv")) return bk_lower_conv(c, node, g, e);
     if (!strcmp(n->op, "MaxPool") || !strcmp(n->op, "AveragePool")) return bk_lower_pool(c, node, g, e);
     if (!strcmp(n->op, "Gemm") || !strcmp(n->op, "MatMul")) return bk_lower_mm(c, node, g, e);
-    if (!strcmp(n->op, "Softmax")) return bk_lower_softmax(c, node, g, e);
+    if (!strcmp(n->op, "Softmax") || !strcmp(n->op, "LogSoftmax")) return bk_lower_softmax(c, node, g, e);
     if (!strcmp(n->op, "LayerNormalization")) return bk_lower_layernorm(c, node, g, e);
     if (in_list(n->op, elem_ops)) return bk_lower_elem(c, node, g, e);
     if (in_list(n->op, reduce_ops)) return bk_lower_reduce(c, node, g, e);

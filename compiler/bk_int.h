@@ -41,11 +41,20 @@ typedef struct BkGroup BkGroup;
 typedef int (*BkTileGen)(BkCtx *c, const BkGroup *g, int tile, uint64_t slot, BkCode *code, AtlErr *e);
 
 #define BK_MAXIN 4
-#define BK_MAXSTEP 8
+#define BK_MAXSTEP 16
 
 /* An elementwise step on registers: reg < nin are the loaded inputs, the
  * others scratch; reg `out` is stored. */
 typedef struct BkStep { int op; int dst, a, b; float alpha, beta; } BkStep;
+
+/* Registers of a reduction / softmax tile (bk_lower_vec.c; its program is
+ * BkLow.steps): the input box and a scratch of its size, the reduced box
+ * (stored by reductions) and a second reduced one (e.g. the row maximum).
+ * A v.rsum / v.rmax step reduces its full-box `a` along the reduced axis
+ * into its reduced `dst`; another step whose dst is a full box runs over
+ * the full box (reduced operands broadcast along the reduced axis),
+ * otherwise over the reduced box. */
+enum { BK_R_IN, BK_R_ACC, BK_R_OUT, BK_R_MAX, BK_R_NREGS };
 
 typedef enum {
     BK_K_CONV, BK_K_POOL, BK_K_MM, BK_K_ELEM, BK_K_REDUCE, BK_K_SOFTMAX, BK_K_LAYERNORM, BK_K_MOVE
@@ -76,9 +85,6 @@ typedef struct BkLow {
     int64_t in_str[BK_MAXIN][4];  /* element strides in DRAM, 0 = broadcast */
     int nsteps, nregs, out_reg;
     BkStep steps[BK_MAXSTEP];
-    int red_op;                   /* reduce: ISA_OP_V_RSUM / V_RMAX */
-    float red_scale;              /* reduce: 1/count for means, else 1 */
-    int red_neg;                  /* reduce: min as -max(-x) */
     float eps;                    /* layernorm epsilon */
     uint32_t red_len;             /* reduce/softmax: length of the reduced axis */
     /* act epilogue (conv, mm) */

@@ -1,4 +1,4 @@
-/* bk_lower_vec.c - elementwise ops, reductions and Softmax on the vector unit.
+/* bk_lower_vec.c - elementwise ops, reductions and (Log)Softmax on the vector unit.
  *
  * Elementwise (Add Sub Mul Div Max Min Pow, Relu LeakyRelu Clip Sigmoid Tanh
  * Exp Log Sqrt Reciprocal Neg Abs HardSigmoid HardSwish Gelu, the Gelu/erf
@@ -11,12 +11,16 @@
  * program (BkStep): Div = recip + mul; Pow by a constant 2/3/1/0.5/-1 = mul/
  * copy/sqrt/recip, otherwise exp(p * log x) (x > 0); BatchNormalization =
  * x * s + t with s, t per channel computed at compile time; Neg = affine;
- * Abs = max(x, -x); HardSwish = x * clip(x/6 + 1/2, 0, 1); a fused
+ * Abs = max(x, -x); HardSwish = x * clip(x/6 + 1/2, 0, 1); PRelu Elu Celu
+ * Selu Softplus Softsign Shrink ThresholdedRelu use a second scratch
+ * register (act_steps; comparisons as exact 0/1 masks, mask_steps); a fused
  * activation is appended.
- * Reductions (ReduceSum/Mean/Max/Min over a contiguous run of axes,
- * GlobalAveragePool, GlobalMaxPool): [outer][red][inner], tiles over outer;
- * v.rsum / v.rmax then v.affine by 1/count for means; min = -max(-x).
- * Softmax: [rows][L] tiles: max, subtract (broadcast), exp, sum, recip, mul.
+ * Reductions (ReduceSum/Mean/Max/Min/SumSquare/L1/L2/LogSum/LogSumExp/Prod over
+ * a contiguous run of axes, GlobalAveragePool, GlobalMaxPool), Softmax and
+ * LogSoftmax: [outer][red][inner], tiles over outer; one register program
+ * per op (table red_defs: vector steps and v.rsum / v.rmax steps), e.g.
+ * min = -max(-x), L2 = sqrt(sum(x*x)), LogSumExp and (Log)Softmax subtract
+ * the row maximum first, ReduceProd = sign * exp(sum(log |x|)).
  * LayerNormalization (opset 17): [rows][L] tiles: sum/L, subtract, square,
  * sum/L + eps, rsqrt, multiply, scale, shift (scale/bias kept in the slot).
  * All tile boxes are sized to fit one LMEM slot and, when possible, give
@@ -145,6 +149,94 @@ static int const_scalar(const IrGraph *g, int t, double *v)
     return 1;
 }
 
+/* out = max(x, 0) + a * (exp(k * min(x, 0)) - 1): the negative branch of
+ * Elu (k = 1), Celu (k = 1/alpha), Selu (then times gamma); min(x, 0) is
+ * x - max(x, 0), exact. */
+static void neg_exp_steps(BkLow *l, int out, int tmp, float k, float a)
+{
+    add_step(l, ISA_OP_V_RELU, out, 0, -1, 0, 0);
+    add_step(l, ISA_OP_V_SUB, tmp, 0, out, 0, 0);
+    if (k != 1.0f) add_step(l, ISA_OP_V_AFFINE, tmp, tmp, -1, k, 0);
+    add_step(l, ISA_OP_V_EXP, tmp, tmp, -1, 0, 0);
+    add_step(l, ISA_OP_V_AFFINE, tmp, tmp, -1, a, -a);
+    add_step(l, ISA_OP_V_ADD, out, out, tmp, 0, 0);
+}
+
+/* dst = clip(src * 2^254, lo, 1): with lo = 0 the step 1 if src > 0 else 0,
+ * with lo = -1 the sign of src; exact, since the smallest denormal times
+ * 2^254 still exceeds 1 and the vector unit compares no other way. */
+static void mask_steps(BkLow *l, int dst, int src, float lo)
+{
+    add_step(l, ISA_OP_V_AFFINE, dst, src, -1, 0x1p127f, 0);
+    add_step(l, ISA_OP_V_AFFINE, dst, dst, -1, 0x1p127f, 0);
+    add_step(l, ISA_OP_V_CLIP, dst, dst, -1, lo, 1.0f);
+}
+
+/* Activations that need a second scratch register `tmp` (x is register 0,
+ * PRelu's slope register 1). Returns -1 with *why set when the op or its
+ * attributes have no exact form with the vector ops. */
+static int act_steps(BkLow *l, const IrNode *nd, int out, int tmp, const char **why)
+{
+    if (op_is(nd, "PRelu")) {
+        /* max(x, 0) + slope * min(x, 0) */
+        add_step(l, ISA_OP_V_RELU, out, 0, -1, 0, 0);
+        add_step(l, ISA_OP_V_SUB, tmp, 0, out, 0, 0);
+        add_step(l, ISA_OP_V_MUL, tmp, tmp, 1, 0, 0);
+        add_step(l, ISA_OP_V_ADD, out, out, tmp, 0, 0);
+    } else if (op_is(nd, "Elu")) neg_exp_steps(l, out, tmp, 1.0f, ir_attr_float(nd, "alpha", 1.0f));
+    else if (op_is(nd, "Celu")) {
+        float a = ir_attr_float(nd, "alpha", 1.0f);
+        if (a == 0) { *why = "Celu with alpha 0"; return -1; }
+        neg_exp_steps(l, out, tmp, 1.0f / a, a);
+    } else if (op_is(nd, "Selu")) {
+        neg_exp_steps(l, out, tmp, 1.0f, ir_attr_float(nd, "alpha", 1.67326319217681884765625f));
+        add_step(l, ISA_OP_V_AFFINE, out, out, -1, ir_attr_float(nd, "gamma", 1.05070102214813232421875f), 0);
+    } else if (op_is(nd, "Softplus")) {
+        /* max(x, 0) + log(1 + exp(-|x|)): no overflow for large |x| */
+        add_step(l, ISA_OP_V_RELU, out, 0, -1, 0, 0);
+        add_step(l, ISA_OP_V_AFFINE, tmp, 0, -1, -1.0f, 0);
+        add_step(l, ISA_OP_V_MIN, tmp, 0, tmp, 0, 0);
+        add_step(l, ISA_OP_V_EXP, tmp, tmp, -1, 0, 0);
+        add_step(l, ISA_OP_V_AFFINE, tmp, tmp, -1, 1.0f, 1.0f);
+        add_step(l, ISA_OP_V_LOG, tmp, tmp, -1, 0, 0);
+        add_step(l, ISA_OP_V_ADD, out, out, tmp, 0, 0);
+    } else if (op_is(nd, "Softsign")) {
+        /* x / (1 + |x|) */
+        add_step(l, ISA_OP_V_AFFINE, tmp, 0, -1, -1.0f, 0);
+        add_step(l, ISA_OP_V_MAX, tmp, 0, tmp, 0, 0);
+        add_step(l, ISA_OP_V_AFFINE, tmp, tmp, -1, 1.0f, 1.0f);
+        add_step(l, ISA_OP_V_RECIP, tmp, tmp, -1, 0, 0);
+        add_step(l, ISA_OP_V_MUL, out, 0, tmp, 0, 0);
+    } else if (op_is(nd, "Shrink")) {
+        float lambd = ir_attr_float(nd, "lambd", 0.5f), bias = ir_attr_float(nd, "bias", 0.0f);
+        if (lambd < 0) { *why = "Shrink with a negative lambd is not lowered"; return -1; }
+        if (bias == lambd) {
+            /* soft shrink: x - clip(x, -lambd, lambd) */
+            add_step(l, ISA_OP_V_CLIP, tmp, 0, -1, -lambd, lambd);
+            add_step(l, ISA_OP_V_SUB, out, 0, tmp, 0, 0);
+        } else {
+            /* step(|x| - lambd) * (x - bias * sign(x)) */
+            add_step(l, ISA_OP_V_AFFINE, tmp, 0, -1, -1.0f, 0);
+            add_step(l, ISA_OP_V_MAX, tmp, 0, tmp, 0, 0);
+            add_step(l, ISA_OP_V_AFFINE, tmp, tmp, -1, 1.0f, -lambd);
+            mask_steps(l, tmp, tmp, 0.0f);
+            mask_steps(l, out, 0, -1.0f);
+            add_step(l, ISA_OP_V_AFFINE, out, out, -1, -bias, 0);
+            add_step(l, ISA_OP_V_ADD, out, out, 0, 0, 0);
+            add_step(l, ISA_OP_V_MUL, out, out, tmp, 0, 0);
+        }
+    } else if (op_is(nd, "ThresholdedRelu")) {
+        /* x * step(x - alpha) */
+        add_step(l, ISA_OP_V_AFFINE, tmp, 0, -1, 1.0f, -ir_attr_float(nd, "alpha", 1.0f));
+        mask_steps(l, tmp, tmp, 0.0f);
+        add_step(l, ISA_OP_V_MUL, out, 0, tmp, 0, 0);
+    } else {
+        *why = "the vector unit has no lowering for this op";
+        return -1;
+    }
+    return 0;
+}
+
 int bk_lower_elem(BkCtx *c, int node, BkGroup *g, AtlErr *e)
 {
     const IrGraph *gr = c->g;
@@ -197,12 +289,20 @@ int bk_lower_elem(BkCtx *c, int node, BkGroup *g, AtlErr *e)
             if (bk_tensor_in_dram(c, nd->in[i], &ins[nin].addr, e)) return -1;
             nin++;
         }
+        if (op_is(nd, "PRelu") && nin == 2 && gr->opset < 7 && ins[0].ndim >= 2 && ins[1].ndim == 1 &&
+            ins[1].dims[0] == ins[0].dims[1] && ins[1].dims[0] != ins[0].dims[ins[0].ndim - 1]) {
+            /* opset-6 PRelu: a per-channel slope lines up with axis 1 */
+            int64_t ch = ins[1].dims[0];
+            ins[1].ndim = ins[0].ndim;
+            for (int d = 0; d < ins[1].ndim; d++) ins[1].dims[d] = d == 1 ? ch : 1;
+        }
     }
     if (nin < 1) return bk_fail(c, node, e, "no inputs");
     /* register program */
     l->nin = nin;
     l->nsteps = 0;
     int R = nin;               /* first scratch register */
+    int scratch = 1;           /* scratch registers: out, and a temporary for act_steps */
     out = R;
     struct { const char *name; int op; } bin[] = {
         {"Add", ISA_OP_V_ADD}, {"Sub", ISA_OP_V_SUB}, {"Mul", ISA_OP_V_MUL}, {"Max", ISA_OP_V_MAX}, {"Min", ISA_OP_V_MIN}, {NULL, 0}};
@@ -264,9 +364,13 @@ int bk_lower_elem(BkCtx *c, int node, BkGroup *g, AtlErr *e)
             add_step(l, ISA_OP_V_AFFINE, out, 0, -1, 1.0f / 6.0f, 0.5f);
             add_step(l, ISA_OP_V_CLIP, out, out, -1, 0.0f, 1.0f);
             add_step(l, ISA_OP_V_MUL, out, 0, out, 0, 0);
-        } else return bk_fail(c, node, e, "the vector unit has no lowering for %s", nd->op);
+        } else {
+            const char *why = NULL;
+            if (act_steps(l, nd, out, out + 1, &why)) return bk_fail(c, node, e, "%s", why);
+            scratch = 2;
+        }
     }
-    l->nregs = R + 1;
+    l->nregs = R + scratch;
     l->out_reg = out;
     if (c->act_on[node]) {
         snprintf(l->act, sizeof l->act, "%s", nd->act);
@@ -341,6 +445,45 @@ int bk_lower_elem(BkCtx *c, int node, BkGroup *g, AtlErr *e)
 
 /* ---- reductions and softmax: [outer][red][inner] ---- */
 
+static int red_full(int reg) { return reg == BK_R_IN || reg == BK_R_ACC; }
+
+/* The register program of one reduction / softmax tile of shape sh
+ * (reduced along dim 2). */
+static void red_program(const BkLow *l, int dt, uint64_t slot, const uint32_t sh[4], BkCode *k)
+{
+    uint32_t rsh[4] = {sh[0], sh[1], 1, sh[3]};
+    int64_t cs[4], rc[4];
+    bk_compact(sh, cs);
+    bk_compact(rsh, rc);
+    int64_t bst[4] = {rc[0], rc[1], 0, rc[3]};
+    const uint64_t addr[BK_R_NREGS] = {l->l_in, l->l_acc, l->l_out, l->l_tmp};
+    for (int s = 0; s < l->nsteps; s++) {
+        const BkStep *st = &l->steps[s];
+        AtlInsn in;
+        if (st->op == ISA_OP_V_RSUM || st->op == ISA_OP_V_RMAX) {
+            memset(&in, 0, sizeof in);
+            in.op = (uint8_t)st->op;
+            in.dtype = (uint8_t)dt;
+            in.otype = (uint8_t)dt;
+            in.axis = 2;
+            memcpy(in.shape, sh, sizeof in.shape);
+            in.dst = slot + addr[st->dst];
+            in.src = slot + addr[st->a];
+            bk_code_cp(k, &in);
+            continue;
+        }
+        int full = red_full(st->dst);
+        const uint32_t *shape = full ? sh : rsh;
+        const int64_t *sd = full ? cs : rc, *sa = red_full(st->a) ? cs : full ? bst : rc;
+        if (st->b >= 0)
+            in = bk_vbin(st->op, dt, slot + addr[st->dst], slot + addr[st->a], slot + addr[st->b], shape, sd, sa,
+                         red_full(st->b) ? cs : full ? bst : rc);
+        else
+            in = bk_vun(st->op, dt, slot + addr[st->dst], slot + addr[st->a], shape, sd, sa, st->alpha, st->beta);
+        bk_code_cp(k, &in);
+    }
+}
+
 static int red_gen(BkCtx *c, const BkGroup *g, int t, uint64_t slot, BkCode *k, AtlErr *e)
 {
     const BkLow *l = &g->lw;
@@ -364,21 +507,12 @@ static int red_gen(BkCtx *c, const BkGroup *g, int t, uint64_t slot, BkCode *k, 
     r.otype = (uint8_t)dt;
     r.axis = 2;
     memcpy(r.shape, sh, sizeof sh);
-    if (l->kind == BK_K_REDUCE) {
-        if (l->red_neg) {
-            in = bk_vun(ISA_OP_V_AFFINE, dt, slot + l->l_in, slot + l->l_in, sh, cs, cs, -1.0f, 0);
-            bk_code_cp(k, &in);
-        }
-        r.op = (uint8_t)l->red_op;
-        r.dst = slot + l->l_out;
-        r.src = slot + l->l_in;
-        bk_code_cp(k, &r);
-        if (l->red_scale != 1.0f || l->red_neg) {
-            in = bk_vun(ISA_OP_V_AFFINE, dt, slot + l->l_out, slot + l->l_out, rsh, rc, rc,
-                        l->red_neg ? -l->red_scale : l->red_scale, 0);
-            bk_code_cp(k, &in);
-        }
-        in = bk_dma(dt, ISA_SPACE_DRAM, l->y + (uint64_t)o0 * l->od[3] * es, ISA_SPACE_LMEM, slot + l->l_out, rsh, rc, rc);
+    if (l->kind == BK_K_REDUCE || l->kind == BK_K_SOFTMAX) {
+        red_program(l, dt, slot, sh, k);
+        int full = l->kind == BK_K_SOFTMAX;
+        uint64_t dst = l->y + (uint64_t)o0 * (full ? l->od[2] : 1) * l->od[3] * es;
+        in = bk_dma(dt, ISA_SPACE_DRAM, dst, ISA_SPACE_LMEM, slot + (full ? l->l_in : l->l_out), full ? sh : rsh,
+                    full ? cs : rc, full ? cs : rc);
         bk_code_st(k, &in);
         return 0;
     }
@@ -423,24 +557,66 @@ static int red_gen(BkCtx *c, const BkGroup *g, int t, uint64_t slot, BkCode *k, 
         bk_code_st(k, &in);
         return 0;
     }
-    /* softmax along dim 2 (inner is 1 here or handled by strides) */
-    int64_t bst[4] = {rc[0], rc[1], 0, rc[3]};
-    r.op = ISA_OP_V_RMAX;
-    r.dst = slot + l->l_tmp;
-    r.src = slot + l->l_in;
-    bk_code_cp(k, &r);
-    in = bk_vbin(ISA_OP_V_SUB, dt, slot + l->l_in, slot + l->l_in, slot + l->l_tmp, sh, cs, cs, bst);
-    bk_code_cp(k, &in);
-    in = bk_vun(ISA_OP_V_EXP, dt, slot + l->l_in, slot + l->l_in, sh, cs, cs, 0, 0);
-    bk_code_cp(k, &in);
-    r.op = ISA_OP_V_RSUM;
-    bk_code_cp(k, &r);
-    in = bk_vun(ISA_OP_V_RECIP, dt, slot + l->l_tmp, slot + l->l_tmp, rsh, rc, rc, 0, 0);
-    bk_code_cp(k, &in);
-    in = bk_vbin(ISA_OP_V_MUL, dt, slot + l->l_in, slot + l->l_in, slot + l->l_tmp, sh, cs, cs, bst);
-    bk_code_cp(k, &in);
-    in = bk_dma(dt, ISA_SPACE_DRAM, l->y + (uint64_t)o0 * l->od[2] * l->od[3] * es, ISA_SPACE_LMEM, slot + l->l_in, sh, cs, cs);
-    bk_code_st(k, &in);
+    return bk_fail(c, g->node, e, "internal: reduction kind %d", (int)l->kind);
+}
+
+/* Reductions, Softmax and LogSoftmax as register programs (registers
+ * BK_R_*; b = -1: unary step). ReduceMin is -max(-x); means scale the
+ * result by 1/count (mean = 1); the stable forms subtract the row maximum
+ * first. ReduceProd: sign * exp(sum(log |x|)), the sign 1 - 8 (h - r)^2
+ * with h = n/2 for n negatives and r = h rounded to an integer (ties to
+ * even, by adding and subtracting 2^23): h - r is 0 or +-1/2; f32 only,
+ * since f16 / bf16 cannot hold 2^23 + h (f32_only). */
+typedef struct RedDef {
+    const char *op;
+    int mean, f32_only, nsteps;
+    BkStep steps[BK_MAXSTEP];
+} RedDef;
+
+#define NEG(r) {ISA_OP_V_AFFINE, r, r, -1, -1.0f, 0}
+#define UN(op, r) {ISA_OP_V_##op, r, r, -1, 0, 0}
+#define BIN(op, d, a, b) {ISA_OP_V_##op, d, a, b, 0, 0}
+#define AFF(d, a, al, be) {ISA_OP_V_AFFINE, d, a, -1, al, be}
+#define RED(op, d, a) {ISA_OP_V_##op, d, a, -1, 0, 0}
+#define SUM RED(RSUM, BK_R_OUT, BK_R_IN)
+#define SHIFT RED(RMAX, BK_R_MAX, BK_R_IN), BIN(SUB, BK_R_IN, BK_R_IN, BK_R_MAX)
+static const RedDef red_defs[] = {
+    {"ReduceSum", 0, 0, 1, {SUM}},
+    {"ReduceMean", 1, 0, 1, {SUM}},
+    {"GlobalAveragePool", 1, 0, 1, {SUM}},
+    {"ReduceMax", 0, 0, 1, {RED(RMAX, BK_R_OUT, BK_R_IN)}},
+    {"GlobalMaxPool", 0, 0, 1, {RED(RMAX, BK_R_OUT, BK_R_IN)}},
+    {"ReduceMin", 0, 0, 3, {NEG(BK_R_IN), RED(RMAX, BK_R_OUT, BK_R_IN), NEG(BK_R_OUT)}},
+    {"ReduceSumSquare", 0, 0, 2, {BIN(MUL, BK_R_IN, BK_R_IN, BK_R_IN), SUM}},
+    {"ReduceL1", 0, 0, 3, {AFF(BK_R_ACC, BK_R_IN, -1.0f, 0), BIN(MAX, BK_R_IN, BK_R_IN, BK_R_ACC), SUM}},
+    {"ReduceL2", 0, 0, 3, {BIN(MUL, BK_R_IN, BK_R_IN, BK_R_IN), SUM, UN(SQRT, BK_R_OUT)}},
+    {"ReduceLogSum", 0, 0, 2, {SUM, UN(LOG, BK_R_OUT)}},
+    {"ReduceLogSumExp", 0, 0, 6, {SHIFT, UN(EXP, BK_R_IN), SUM, UN(LOG, BK_R_OUT), BIN(ADD, BK_R_OUT, BK_R_OUT, BK_R_MAX)}},
+    {"ReduceProd", 0, 1, 16,
+     {AFF(BK_R_ACC, BK_R_IN, -0x1p127f, 0), AFF(BK_R_ACC, BK_R_ACC, 0x1p127f, 0), {ISA_OP_V_CLIP, BK_R_ACC, BK_R_ACC, -1, 0, 1.0f},
+      RED(RSUM, BK_R_MAX, BK_R_ACC), AFF(BK_R_OUT, BK_R_MAX, 0.5f, 0x1p23f), AFF(BK_R_OUT, BK_R_OUT, 1.0f, -0x1p23f),
+      AFF(BK_R_MAX, BK_R_MAX, 0.5f, 0), BIN(SUB, BK_R_MAX, BK_R_MAX, BK_R_OUT), BIN(MUL, BK_R_MAX, BK_R_MAX, BK_R_MAX),
+      AFF(BK_R_MAX, BK_R_MAX, -8.0f, 1.0f), AFF(BK_R_ACC, BK_R_IN, -1.0f, 0), BIN(MAX, BK_R_ACC, BK_R_IN, BK_R_ACC),
+      UN(LOG, BK_R_ACC), RED(RSUM, BK_R_OUT, BK_R_ACC), UN(EXP, BK_R_OUT), BIN(MUL, BK_R_OUT, BK_R_OUT, BK_R_MAX)}},
+    {"Softmax", 0, 0, 6, {SHIFT, UN(EXP, BK_R_IN), SUM, UN(RECIP, BK_R_OUT), BIN(MUL, BK_R_IN, BK_R_IN, BK_R_OUT)}},
+    {"LogSoftmax", 0, 0, 6,
+     {SHIFT, {ISA_OP_V_EXP, BK_R_ACC, BK_R_IN, -1, 0, 0}, RED(RSUM, BK_R_OUT, BK_R_ACC), UN(LOG, BK_R_OUT),
+      BIN(SUB, BK_R_IN, BK_R_IN, BK_R_OUT)}},
+};
+
+static const RedDef *red_def(const char *op)
+{
+    for (size_t i = 0; i < sizeof red_defs / sizeof red_defs[0]; i++)
+        if (!strcmp(red_defs[i].op, op)) return &red_defs[i];
+    return NULL;
+}
+
+/* Copies d's program into l, then the mean's 1/count scaling (scale != 1). */
+static int red_program_of(BkLow *l, const RedDef *d, float scale)
+{
+    l->nsteps = d->nsteps;
+    memcpy(l->steps, d->steps, (size_t)d->nsteps * sizeof d->steps[0]);
+    if (scale != 1.0f) return add_step(l, ISA_OP_V_AFFINE, BK_R_OUT, BK_R_OUT, -1, scale, 0);
     return 0;
 }
 
@@ -461,7 +637,9 @@ static int red_setup(BkCtx *c, int node, BkGroup *g, int a0, int a1, AtlErr *e)
     l->od[0] = 1; l->od[1] = (uint32_t)outer; l->od[2] = (uint32_t)red; l->od[3] = (uint32_t)inner;
     l->red_len = (uint32_t)red;
     if (bk_tensor_in_dram(c, nd->in[0], &l->x, e) || bk_tensor_in_dram(c, nd->out[0], &l->y, e)) return -1;
-    uint64_t per_outer = ((uint64_t)red * inner + 2 * (uint64_t)inner) * c->es;
+    int acc = 0;
+    for (int i = 0; i < l->nsteps; i++) acc |= l->steps[i].dst == BK_R_ACC;
+    uint64_t per_outer = ((uint64_t)(1 + acc) * red * inner + 2 * (uint64_t)inner) * c->es;
     uint64_t fit = g->slot_size > 4 * c->align ? (g->slot_size - 4 * c->align) / per_outer : 0;
     if (fit < 1) return bk_fail(c, node, e, "one reduced row (%lld x %lld elements) does not fit half of LMEM", (long long)red, (long long)inner);
     uint64_t ch = (uint64_t)(outer + c->ncores - 1) / c->ncores;
@@ -470,6 +648,7 @@ static int red_setup(BkCtx *c, int node, BkGroup *g, int a0, int a1, AtlErr *e)
     l->chunk[0] = 1; l->chunk[1] = (uint32_t)ch; l->chunk[2] = (uint32_t)red; l->chunk[3] = (uint32_t)inner;
     uint64_t used = 0;
     l->l_in = bk_slot_alloc(c, &used, ch * red * inner * c->es);
+    l->l_acc = acc ? bk_slot_alloc(c, &used, ch * red * inner * c->es) : 0;
     l->l_out = bk_slot_alloc(c, &used, ch * inner * c->es);
     l->l_tmp = bk_slot_alloc(c, &used, ch * inner * c->es);
     if (used > g->slot_size) return bk_fail(c, node, e, "reduction tile does not fit LMEM");
@@ -510,10 +689,10 @@ int bk_lower_reduce(BkCtx *c, int node, BkGroup *g, AtlErr *e)
     }
     int64_t cnt = 1;
     for (int d = a0; d <= a1; d++) cnt *= x->dims[d];
-    l->red_neg = !strcmp(nd->op, "ReduceMin");
-    if (strstr(nd->op, "Max") || l->red_neg) l->red_op = ISA_OP_V_RMAX;
-    else l->red_op = ISA_OP_V_RSUM;
-    l->red_scale = (strstr(nd->op, "Mean") || !strcmp(nd->op, "GlobalAveragePool")) ? (float)(1.0 / (double)cnt) : 1.0f;
+    const RedDef *d = red_def(nd->op);
+    if (!d) return bk_fail(c, node, e, "the vector unit has no lowering for %s", nd->op);
+    if (d->f32_only && c->dt != ISA_F32) return bk_fail(c, node, e, "%s is lowered for f32 only", nd->op);
+    if (red_program_of(l, d, d->mean ? (float)(1.0 / (double)cnt) : 1.0f)) return bk_fail(c, node, e, "program too long");
     return red_setup(c, node, g, a0, a1, e);
 }
 
@@ -588,6 +767,9 @@ int bk_lower_softmax(BkCtx *c, int node, BkGroup *g, AtlErr *e)
     int r = x->ndim;
     int ax = (int)ir_attr_int(nd, "axis", gr->opset >= 13 ? -1 : 1);
     if (ax < 0) ax += r;
+    const RedDef *d = red_def(nd->op);
+    if (!d) return bk_fail(c, node, e, "the vector unit has no lowering for %s", nd->op);
+    red_program_of(l, d, 1.0f);
     if (gr->opset < 13) return red_setup(c, node, g, ax, r - 1, e);
     return red_setup(c, node, g, ax, ax, e);
 }
