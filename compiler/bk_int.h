@@ -217,6 +217,11 @@ int bk_lower_const_output(BkCtx *c, int tensor, BkGroup *g, AtlErr *e);
 /* Marks nodes absorbed by patterns (fused activations, Gelu). */
 int bk_match_patterns(BkCtx *c, AtlErr *e);
 
+/* bk_rewrite_convt.c: ConvTranspose -> (Reshape, Pad, Reshape, [Pad],) Conv
+ * on the backend's own copy of the graph; count = live ConvTranspose nodes. */
+int bk_rewrite_count(const IrGraph *g);
+int bk_rewrite_convtranspose(IrGraph *g, AtlErr *e);
+
 /* bk_tile.c */
 /* Slot allocator: returns the offset of a new buffer of `bytes`, aligned to
  * the LMEM alignment and bank width; *used is the running size. */
