@@ -61,6 +61,7 @@ typedef struct BkLow {
     int gchunk, rows, cols, kchunk; /* per tile: groups, output rows, output columns, input channels */
     int ngc, nrc, nwc, nkc;       /* chunks along groups, rows, columns, input channels */
     uint64_t x, y, w, b;          /* tagged DRAM addresses (b: f32 bias or 0) */
+    int w_oihw;                   /* conv: w is a run-time OIHW tensor, not the [kh][kw][cpg][OC] image */
     /* matmul: Y[bt][M][N] = A[bt][M][K] x B[bt][K][N] (+ bias[N] f32) */
     int bt, M, K, Nn, mt, nt, nmc, nnc;
     int kt;                       /* K chunk depth (the count is nkc above; nkc > 1: K split) */

@@ -13,6 +13,9 @@
  *              bias, pads = the non-negative borders, weights flipped in
  *              the kernel axes with in/out channels swapped per group
  *   (the Reshape/Pad steps are left out when every stride is 1). The Conv
+ *   weights may be run-time too: the flip and swap are then graph ops
+ *   (Reshape, Transpose, a Gather per kernel axis, Reshape), and the conv
+ *   lowering gathers OIHW weights per tile. The Conv
  *   writes the ConvTranspose's output tensor and takes over its fused
  *   activation. The borders come from the inferred output size O: begin
  *   B = dk - p_begin and end = O + dk - (I-1)s - 1 - B, with dk = d(k-1)
@@ -178,6 +181,39 @@ static int flipped_weights(IrGraph *g, const char *base, int wt, int64_t G, AtlE
     return t;
 }
 
+/* The same for run-time weights, as graph ops the chip lowers by DMA:
+ * Reshape [G*Cg][Mg][k] -> [G][Cg][Mg][k], Transpose to [G][Mg][Cg][k],
+ * per kernel axis a Gather of the indices k-1 .. 0 (any opset, unlike
+ * Slice steps), Reshape to [G*Mg][Cg][k]. */
+static int runtime_flipped_weights(IrGraph *g, const char *base, int wt, int64_t G, AtlErr *e)
+{
+    const IrTensor *w = &g->t[wt];
+    int nd = w->ndim, ns = nd - 2;
+    int64_t d5[5] = {G, w->dims[0] / G, w->dims[1]}, perm[5] = {0, 2, 1, 3, 4}, dout[4] = {G * w->dims[1], w->dims[0] / G};
+    for (int i = 0; i < ns; i++) d5[3 + i] = dout[2 + i] = w->dims[2 + i];
+    int t = add_reshape(g, base, "convt_w_groups", wt, d5, nd + 1, e);
+    if (t < 0) return -1;
+    int cur = new_tensor(g, base, "convt_w_swapped", e), k;
+    if (cur < 0 || (k = add_node(g, "Transpose", base, &t, 1, cur, e)) < 0 || ir_set_attr_ints(g, k, "perm", perm, nd + 1, e))
+        return -1;
+    for (int i = 0; i < ns; i++) {
+        int64_t kn = d5[3 + i], *rev = malloc((size_t)kn * sizeof *rev);
+        if (!rev) return atl_fail(e, "out of memory");
+        for (int64_t j = 0; j < kn; j++) rev[j] = kn - 1 - j;
+        char what[32], iname[32];
+        snprintf(what, sizeof what, "convt_w_flip%d", i);
+        snprintf(iname, sizeof iname, "convt_w_flip%d_idx", i);
+        int ins[2] = {cur, int_const(g, base, iname, rev, (int)kn, e)};
+        free(rev);
+        int out = new_tensor(g, base, what, e);
+        if (ins[1] < 0 || out < 0 || (k = add_node(g, "Gather", base, ins, 2, out, e)) < 0 ||
+            ir_set_attr_int(g, k, "axis", 3 + i, e))
+            return -1;
+        cur = out;
+    }
+    return add_reshape(g, base, "weights", cur, dout, nd, e);
+}
+
 static int rewrite_one(IrGraph *g, int node, AtlErr *e)
 {
     ConvtGeo q;
@@ -187,7 +223,7 @@ static int rewrite_one(IrGraph *g, int node, AtlErr *e)
     int x = n->in[0], wt = n->in[1], b = n->nin > 2 ? n->in[2] : -1, y = n->out[0];
     int64_t G = ir_attr_int(n, "group", 1);
     const IrTensor *w = &g->t[wt];
-    if (!w->data || w->dtype != IR_F32) return atl_fail(e, "node '%s' (ConvTranspose): the weight must be an f32 constant", nm);
+    if (w->dtype != IR_F32 || !ir_shape_known(w)) return atl_fail(e, "node '%s' (ConvTranspose): the weight must be f32 of a known shape", nm);
     if (G < 1 || w->dims[0] % G || g->t[x].dims[1] != w->dims[0])
         return atl_fail(e, "node '%s' (ConvTranspose): group %lld does not divide the %lld input channels", nm, (long long)G,
                         (long long)w->dims[0]);
@@ -221,7 +257,7 @@ static int rewrite_one(IrGraph *g, int node, AtlErr *e)
         cpads[q.ns + i] = q.end[i] < 0 ? 0 : q.end[i];
     }
     if (need_crop && (cur = add_pad(g, base, "convt_crop", cur, crop, r, e)) < 0) return -1;
-    int wc = flipped_weights(g, base, wt, G, e);
+    int wc = g->t[wt].data ? flipped_weights(g, base, wt, G, e) : runtime_flipped_weights(g, base, wt, G, e);
     if (wc < 0) return -1;
     int ins[3] = {cur, wc, b};
     char cname[400];

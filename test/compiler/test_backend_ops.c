@@ -8,7 +8,8 @@
  * that name the node and op; graph outputs that are views of graph inputs
  * (copies) and inference Dropout with its mask; ConvTranspose (strides,
  * output_padding, pads that crop, groups, dilations, output_shape,
- * auto_pad, 1-D) through the backend's rewrite into a Conv. (Matmul K split and multicast:
+ * auto_pad, 1-D, run-time weights) through the backend's rewrite into a
+ * Conv; Conv with run-time weights. (Matmul K split and multicast:
  * test_backend_mm.c.) */
 #include <stdio.h>
 #include <stdlib.h>
@@ -539,6 +540,73 @@ TEST(convtranspose_output_shape_and_same)
     ir_free(&g);
 }
 
+/* Weights computed at run time: w = wc + mean(x) (over all axes, or the
+ * spatial ones when per_channel; broadcast), so neither constant folding
+ * nor the weight image applies. */
+static void runtime_weights(IrGraph *g, const char *wc, const char *w, int per_channel)
+{
+    AtlErr e;
+    char outs[64];
+    int64_t hw[2] = {2, 3};
+    snprintf(outs, sizeof outs, "%s_mean", w);
+    int n = ir_add_op(g, "ReduceMean", outs, "x", outs, &e);
+    ir_set_attr_int(g, n, "keepdims", 1, &e);
+    if (per_channel) ir_set_attr_ints(g, n, "axes", hw, 2, &e);
+    char ins[128];
+    snprintf(ins, sizeof ins, "%s,%s", wc, outs);
+    ir_add_op(g, "Add", w, ins, w, &e);
+}
+
+/* Run-time weights: ConvTranspose (groups, stride 2, bias; flipped by
+ * Transpose + Gather ops) and Conv (OIHW gathered per tile; on edge16k
+ * with K split). */
+TEST(conv_and_convtranspose_runtime_weights)
+{
+    IrGraph g;
+    AtlErr e;
+    int64_t xd[4] = {1, 4, 5, 6}, wd[4] = {4, 3, 3, 2}, bd[1] = {6}, st[2] = {2, 2}, pads[4] = {1, 0, 1, 1};
+    bkc_new_graph(&g, "x", 4, xd);
+    cst(&g, "wc", 4, wd, 0.5f);
+    cst(&g, "b", 1, bd, 0.5f);
+    runtime_weights(&g, "wc", "w", 0);
+    convt_node(&g, "x,w,b", "y", st, pads, NULL, NULL, 2, 2); /* [1,6,9,11] */
+    ir_add_output(&g, "y", &e);
+    run_graph(&g, "convT run-time w", 1e-4);
+    ir_free(&g);
+
+    int64_t cd[4] = {6, 2, 3, 3};
+    bkc_new_graph(&g, "x", 4, xd);
+    cst(&g, "wc", 4, cd, 0.5f);
+    cst(&g, "b", 1, bd, 0.5f);
+    runtime_weights(&g, "wc", "w", 0);
+    int n = ir_add_op(&g, "Conv", "conv", "x,w,b", "c", &e);
+    ir_set_attr_int(&g, n, "group", 2, &e);
+    ir_set_attr_ints(&g, n, "pads", pads, 4, &e);
+    ir_add_op(&g, "Relu", "relu", "c", "y", &e);
+    ir_add_output(&g, "y", &e);
+    run_graph(&g, "conv run-time w", 1e-4);
+    ir_free(&g);
+
+    int64_t xk[4] = {1, 96, 6, 6}, wk[4] = {24, 96, 3, 3}, p1[4] = {1, 1, 1, 1};
+    bkc_new_graph(&g, "x", 4, xk);
+    cst(&g, "wc", 4, wk, 0.1f);
+    runtime_weights(&g, "wc", "w", 1);
+    n = ir_add_op(&g, "Conv", "conv", "x,w", "y", &e);
+    ir_set_attr_ints(&g, n, "pads", p1, 4, &e);
+    ir_add_output(&g, "y", &e);
+    double err;
+    char msg[1024] = "";
+    BkSummary sum;
+    memset(&sum, 0, sizeof sum);
+    CHECKF(e2e_graph_sum(&g, "configs/edge16k.ini", ISA_F32, &err, NULL, &sum, msg, sizeof msg) == 0, "%s", msg);
+    CHECKF(err <= 1e-4, "K split run-time weights: error %g", err);
+    int ksplit = 0;
+    for (int i = 0; i < sum.nlayers; i++) ksplit |= !strcmp(sum.layers[i].op, "Conv") && strstr(sum.layers[i].split, " K");
+    CHECK(ksplit);
+    bk_summary_free(&sum);
+    ir_free(&g);
+}
+
 /* bk_compile of g for tiny.ini: nonzero when it failed (its message in
  * msg); 0 when it compiled or failed before the backend. */
 static int compile_only(IrGraph *g, char *msg, size_t len)
@@ -557,7 +625,7 @@ static int compile_only(IrGraph *g, char *msg, size_t len)
 }
 
 /* The backend rewrites its own copy: the caller's graph keeps its
- * ConvTranspose. Runtime weights and 3-D fail naming the node. */
+ * ConvTranspose. A run-time bias and 3-D fail naming the node. */
 TEST(convtranspose_caller_graph_and_errors)
 {
     IrGraph g;
@@ -577,13 +645,15 @@ TEST(convtranspose_caller_graph_and_errors)
     CHECK(ir_find(&g, "y#weights") < 0);
     ir_free(&g);
 
+    int64_t bd[1] = {2};
     bkc_new_graph(&g, "x", 4, xd);
-    ir_add_input(&g, "wrt", IR_F32, 4, wd, &e);
-    convt_node(&g, "x,wrt", "y", st, NULL, NULL, NULL, 2, 1);
+    cst(&g, "w", 4, wd, 0.5f);
+    ir_add_input(&g, "brt", IR_F32, 1, bd, &e);
+    convt_node(&g, "x,w,brt", "y", st, NULL, NULL, NULL, 2, 1);
     ir_add_output(&g, "y", &e);
     CHECK(compile_only(&g, msg, sizeof msg) != 0);
-    CHECK_STR_CONTAINS(msg, "'convt' (ConvTranspose)");
-    CHECK_STR_CONTAINS(msg, "constant");
+    CHECK_STR_CONTAINS(msg, "'convt'");
+    CHECK_STR_CONTAINS(msg, "bias 'brt' is not a constant");
     ir_free(&g);
 
     int64_t x5[5] = {1, 2, 3, 3, 3}, w5[5] = {2, 2, 2, 2, 2};
@@ -622,5 +692,6 @@ int main(void)
     RUN(convtranspose_1x1_stride2_cropped_relu);
     RUN(convtranspose_output_shape_and_same);
     RUN(convtranspose_caller_graph_and_errors);
+    RUN(conv_and_convtranspose_runtime_weights);
     return test_summary("test_backend_ops");
 }
