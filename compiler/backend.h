@@ -13,6 +13,8 @@
  *   bk_place.c   DRAM placement: constants -> weights (deduplicated by the
  *                abm writer), activations by liveness (compiler/memplan.h,
  *                views share storage), graph inputs/outputs -> io region.
+ *   bk_rewrite_convt.c ConvTranspose -> spread input (Reshape/Pad) + Conv,
+ *                on a private copy of the graph (ir_clone.c) before the rest.
  *   bk_lower_*.c lowering of each op to a group schedule (bk_int.h): the
  *                tiles of its output, the LMEM buffers of one tile and a
  *                generator of each tile's loads, computes and stores.

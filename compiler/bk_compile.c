@@ -1,7 +1,9 @@
 /* bk_compile.c - the backend driver and the .abm output.
  *
  * Reads: a canonicalised graph (compiler/passes.h), the chip, options.
- * Does, in order: pattern absorption (bk_pattern.c), DRAM placement
+ * Does, in order: on a private copy when the graph has ConvTranspose
+ *   nodes, their rewrite into Reshape/Pad/Conv (bk_rewrite_convt.c) and
+ *   re-inference; pattern absorption (bk_pattern.c), DRAM placement
  *   (bk_place.c), one group schedule per remaining node in graph order
  *   (bk_lower_*.c, each tile shape priced by bk_cost.c), the pipeline
  *   emitter (bk_emit.c), then the writer: net, stage (batch = dim 0 of the
@@ -19,6 +21,8 @@
 #include <string.h>
 #include <stdio.h>
 #include "compiler/bk_int.h"
+#include "compiler/infer.h"
+#include "compiler/passes.h"
 #include "util/clock.h"
 
 void bk_options_default(BkOptions *o)
@@ -138,7 +142,7 @@ static int add_io_tensors(BkCtx *c, uint32_t stage, AtlErr *e)
 
 const char *const bk_phase_names[BK_NPHASES] = {"address assignment", "lowering+tile search", "emit"};
 
-int bk_compile(const IrGraph *g, const AtlChip *chip, const BkOptions *opt, AbmWriter *w, BkSummary *sum, AtlErr *e)
+static int compile_graph(const IrGraph *g, const AtlChip *chip, const BkOptions *opt, AbmWriter *w, BkSummary *sum, AtlErr *e)
 {
     BkOptions dflt;
     if (!opt) { bk_options_default(&dflt); opt = &dflt; }
@@ -277,5 +281,18 @@ done:
     free(c.groups);
     free(c.pl); free(c.skip); free(c.gelu_src); free(c.act_on);
     prog_free(&c.prog);
+    return rc;
+}
+
+/* Graphs with ops the backend rewrites (bk_rewrite_convt.c) are compiled
+ * from a rewritten private copy; the caller's graph stays as it was. */
+int bk_compile(const IrGraph *g, const AtlChip *chip, const BkOptions *opt, AbmWriter *w, BkSummary *sum, AtlErr *e)
+{
+    if (!bk_rewrite_count(g)) return compile_graph(g, chip, opt, w, sum, e);
+    IrGraph copy;
+    if (ir_clone(g, &copy, e)) return -1;
+    int rc = bk_rewrite_convtranspose(&copy, e) || ir_toposort(&copy, e) || ir_infer_shapes(&copy, e) ||
+             pass_mark_views(&copy, e) ? -1 : compile_graph(&copy, chip, opt, w, sum, e);
+    ir_free(&copy);
     return rc;
 }

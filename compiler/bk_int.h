@@ -70,6 +70,7 @@ typedef struct BkLow {
     int gchunk, rows, cols, kchunk; /* per tile: groups, output rows, output columns, input channels */
     int ngc, nrc, nwc, nkc;       /* chunks along groups, rows, columns, input channels */
     uint64_t x, y, w, b;          /* tagged DRAM addresses (b: f32 bias or 0) */
+    int w_oihw;                   /* conv: w is a run-time OIHW tensor, not the [kh][kw][cpg][OC] image */
     /* matmul: Y[bt][M][N] = A[bt][M][K] x B[bt][K][N] (+ bias[N] f32) */
     int bt, M, K, Nn, mt, nt, nmc, nnc;
     int kt;                       /* K chunk depth (the count is nkc above; nkc > 1: K split) */
@@ -222,6 +223,11 @@ int bk_pad_copies(BkCtx *c, int node, BkGroup *g, int *cap, uint64_t xa, uint64_
 int bk_lower_const_output(BkCtx *c, int tensor, BkGroup *g, AtlErr *e);
 /* Marks nodes absorbed by patterns (fused activations, Gelu). */
 int bk_match_patterns(BkCtx *c, AtlErr *e);
+
+/* bk_rewrite_convt.c: ConvTranspose -> (Reshape, Pad, Reshape, [Pad],) Conv
+ * on the backend's own copy of the graph; count = live ConvTranspose nodes. */
+int bk_rewrite_count(const IrGraph *g);
+int bk_rewrite_convtranspose(IrGraph *g, AtlErr *e);
 
 /* bk_tile.c */
 /* Slot allocator: returns the offset of a new buffer of `bytes`, aligned to

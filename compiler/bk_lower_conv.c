@@ -1,7 +1,10 @@
 /* bk_lower_conv.c - Conv and MaxPool/AveragePool on the matrix / vector unit.
  *
  * Reads: a Conv (any kernel, stride, pad, dilation, groups incl. depthwise,
- *   optional bias, fused activation) or pool node, NCHW tensors in DRAM;
+ *   optional constant bias, fused activation) or pool node, NCHW tensors in
+ *   DRAM; constant weights become a [kh][kw][cpg][OC] image, run-time ones
+ *   (an activation or graph input, OIHW) are gathered into that tile layout
+ *   by the tile's weight DMA itself (4-D strides; no multicast mode);
  *   1-D ones (NCW, rank 3) run as 2-D with H = 1 (same bytes in DRAM),
  *   3-D ones fail naming the node.
  * Tiles: (group chunk, image n, output rows, output columns, k chunk), in
@@ -161,6 +164,15 @@ static int conv_gen(BkCtx *c, const BkGroup *g, int t, uint64_t slot, BkCode *k,
             /* resident, chunk-major [chunk][kh*kw*cpg][chunk width] (multicast prologue) */
             wsrc = l->l_wres + (uint64_t)p.gci * weight_chunk_bytes(c, l);
             bsrc = l->l_bres + (uint64_t)p.gci * bias_chunk_bytes(c, l);
+        } else if (l->w_oihw) {
+            /* run-time weights OIHW [OC][C/groups][kh][kw] -> [kh][kw][cn][ocn] (strided gather) */
+            int64_t ksz = (int64_t)l->kh * l->kw, cstride = l->nkc == 1 ? cpg : l->C;
+            sh[0] = (uint32_t)l->kh; sh[1] = (uint32_t)l->kw; sh[2] = (uint32_t)(l->nkc == 1 ? cpg : cn); sh[3] = (uint32_t)ocn;
+            ss[0] = l->kw; ss[1] = 1; ss[2] = ksz; ss[3] = cstride * ksz;
+            bk_compact(sh, ds);
+            uint64_t first = ((uint64_t)oc0 * (uint64_t)cstride + (uint64_t)(l->nkc == 1 ? 0 : c0)) * (uint64_t)ksz;
+            in = bk_dma(dt, ISA_SPACE_LMEM, slot + l->l_w, ISA_SPACE_DRAM, l->w + first * es, sh, ds, ss);
+            bk_code_ld(k, &in, 1);
         } else if (l->nkc == 1) {
             /* weights [kh][kw][cpg][OC] -> [kh][kw][cpg][ocn] */
             sh[0] = 1; sh[1] = 1; sh[2] = (uint32_t)(l->kh * l->kw * cpg); sh[3] = (uint32_t)ocn;
@@ -490,7 +502,7 @@ static int search_splits(BkCtx *c, BkGroup *g, Search *q, AtlErr *e)
         Shape smallest = {1, 1, pairs[i].w, pairs[i].kc, 0};
         if (!fits(c, g, smallest)) continue;
         found++;
-        int modes = l->kind == BK_K_CONV && c->chip->cores_per_cluster > 1 && pairs[i].nk == 1 ? 2 : 1;
+        int modes = l->kind == BK_K_CONV && !l->w_oihw && c->chip->cores_per_cluster > 1 && pairs[i].nk == 1 ? 2 : 1;
         for (int m = 0; m < modes; m++)
             for (int gc = units;; gc = (gc + 1) / 2) {
                 int taken = 0;
@@ -515,7 +527,7 @@ static int choose_tiles(BkCtx *c, BkGroup *g, AtlErr *e)
     memset(&q, 0, sizeof q);
     q.best_cost = UINT64_MAX;
     int units = group_units(l), rc = -1;
-    int modes = l->kind == BK_K_CONV && c->chip->cores_per_cluster > 1 ? 2 : 1;
+    int modes = l->kind == BK_K_CONV && !l->w_oihw && c->chip->cores_per_cluster > 1 ? 2 : 1;
     /* whole K and width: every halving of (group chunk, rows) */
     for (int m = 0; m < modes; m++)
         for (int gc = units;; gc = (gc + 1) / 2) {
@@ -622,20 +634,11 @@ static int geometry(BkCtx *c, int node, BkLow *l, AtlErr *e)
     return 0;
 }
 
-int bk_lower_conv(BkCtx *c, int node, BkGroup *g, AtlErr *e)
+/* Constant weights OIHW -> the [kh][kw][cpg][OC] image in the weights
+ * region (storage dtype); l->w its tagged address. */
+static int conv_weight_image(BkCtx *c, int node, BkLow *l, const IrTensor *w, AtlErr *e)
 {
-    const IrGraph *gr = c->g;
-    const IrNode *nd = &gr->nodes[node];
-    BkLow *l = &g->lw;
-    l->kind = BK_K_CONV;
-    if (geometry(c, node, l, e)) return -1;
-    l->groups = (int)ir_attr_int(nd, "group", 1);
-    const IrTensor *w = &gr->t[nd->in[1]];
-    if (!w->data) return bk_fail(c, node, e, "weights '%s' are not a constant", w->name);
-    if (l->groups < 1 || l->C % l->groups || l->OC % l->groups)
-        return bk_fail(c, node, e, "group=%d does not divide %d input / %d output channels", l->groups, l->C, l->OC);
     int cpg = l->C / l->groups;
-    /* weights OIHW -> [kh][kw][cpg][OC] */
     size_t nw = (size_t)l->kh * l->kw * cpg * l->OC;
     uint8_t *wb = malloc(nw * (size_t)c->es);
     if (!wb) return bk_fail(c, node, e, "out of memory");
@@ -649,7 +652,27 @@ int bk_lower_conv(BkCtx *c, int node, BkGroup *g, AtlErr *e)
                 }
     int rc = bk_weight(c, wb, nw * c->es, &l->w, e);
     free(wb);
-    if (rc) return -1;
+    return rc;
+}
+
+int bk_lower_conv(BkCtx *c, int node, BkGroup *g, AtlErr *e)
+{
+    const IrGraph *gr = c->g;
+    const IrNode *nd = &gr->nodes[node];
+    BkLow *l = &g->lw;
+    l->kind = BK_K_CONV;
+    if (geometry(c, node, l, e)) return -1;
+    l->groups = (int)ir_attr_int(nd, "group", 1);
+    const IrTensor *w = &gr->t[nd->in[1]];
+    if (l->groups < 1 || l->C % l->groups || l->OC % l->groups)
+        return bk_fail(c, node, e, "group=%d does not divide %d input / %d output channels", l->groups, l->C, l->OC);
+    l->w_oihw = !w->data;
+    if (l->w_oihw && ir_numel(w) != (int64_t)l->OC * (l->C / l->groups) * l->kh * l->kw)
+        return bk_fail(c, node, e, "run-time weights '%s' do not have %d x %d x %d x %d values", w->name, l->OC,
+                       l->C / l->groups, l->kh, l->kw);
+    if (l->w_oihw && bk_tensor_in_dram(c, nd->in[1], &l->w, e)) return -1;
+    if (!l->w_oihw && conv_weight_image(c, node, l, w, e)) return -1;
+    int rc;
     l->b = 0;
     if (nd->nin > 2 && nd->in[2] >= 0) {
         const IrTensor *b = &gr->t[nd->in[2]];

@@ -132,6 +132,9 @@ int ir_uses_where(const IrGraph *g, int t, int (*accept)(const IrNode *n, int k)
 int ir_verify(const IrGraph *g, AtlErr *e);
 void ir_print(const IrGraph *g, FILE *fp);
 void ir_compact(IrGraph *g);
+/* A deep copy of src into dst (ir_init'ed here; same tensor and node
+ * indices); on failure dst is left empty. (ir_clone.c) */
+int ir_clone(const IrGraph *src, IrGraph *dst, AtlErr *e);
 
 /* Building graphs in code (tests, benchmark, passes); see ir_build.c.
  * Each returns a tensor or node index, or -1 with e set. */

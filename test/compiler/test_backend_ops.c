@@ -6,7 +6,10 @@
  * LMEM and aligned, semaphores balanced, barriers and `end` per stream;
  * the simulator, race detector on, ran it to the end). Plus error messages
  * that name the node and op; graph outputs that are views of graph inputs
- * (copies) and inference Dropout with its mask. (Matmul K split and multicast:
+ * (copies) and inference Dropout with its mask; ConvTranspose (strides,
+ * output_padding, pads that crop, groups, dilations, output_shape,
+ * auto_pad, 1-D, run-time weights) through the backend's rewrite into a
+ * Conv; Conv with run-time weights. (Matmul K split and multicast:
  * test_backend_mm.c.) */
 #include <stdio.h>
 #include <stdlib.h>
@@ -583,6 +586,220 @@ TEST(reduce_prod_f16_names_node)
     ir_free(&g);
 }
 
+/* ConvTranspose: rewritten by the backend (bk_rewrite_convt.c) into a
+ * spread of the input by the stride and a Conv with flipped weights. */
+static int convt_node(IrGraph *g, const char *ins, const char *out, const int64_t *st, const int64_t *pads,
+                      const int64_t *dil, const int64_t *opad, int ns, int group)
+{
+    AtlErr e;
+    int n = ir_add_op(g, "ConvTranspose", "convt", ins, out, &e);
+    if (st) ir_set_attr_ints(g, n, "strides", st, ns, &e);
+    if (pads) ir_set_attr_ints(g, n, "pads", pads, 2 * ns, &e);
+    if (dil) ir_set_attr_ints(g, n, "dilations", dil, ns, &e);
+    if (opad) ir_set_attr_ints(g, n, "output_padding", opad, ns, &e);
+    if (group > 1) ir_set_attr_int(g, n, "group", group, &e);
+    return n;
+}
+
+TEST(convtranspose_stride2_output_padding_bias)
+{
+    IrGraph g;
+    AtlErr e;
+    int64_t xd[4] = {2, 4, 5, 6}, wd[4] = {4, 3, 3, 3}, bd[1] = {3};
+    int64_t st[2] = {2, 2}, pads[4] = {1, 0, 0, 1}, op[2] = {1, 0};
+    bkc_new_graph(&g, "x", 4, xd);
+    cst(&g, "w", 4, wd, 0.5f);
+    cst(&g, "b", 1, bd, 0.5f);
+    convt_node(&g, "x,w,b", "y", st, pads, NULL, op, 2, 1); /* [2,3,11,12] */
+    ir_add_output(&g, "y", &e);
+    run_graph(&g, "convT s2 opad bias", 1e-4);
+    ir_free(&g);
+}
+
+TEST(convtranspose_groups_dilation_uneven)
+{
+    IrGraph g;
+    AtlErr e;
+    int64_t xd[4] = {1, 6, 7, 5}, wd[4] = {6, 2, 3, 2}, bd[1] = {6};
+    int64_t st[2] = {1, 3}, pads[4] = {2, 1, 0, 2}, dil[2] = {2, 3}, op[2] = {0, 2};
+    bkc_new_graph(&g, "x", 4, xd);
+    cst(&g, "w", 4, wd, 0.5f);
+    cst(&g, "b", 1, bd, 0.5f);
+    convt_node(&g, "x,w,b", "y", st, pads, dil, op, 2, 3);
+    ir_add_output(&g, "y", &e);
+    run_graph(&g, "convT g3 dil s1x3", 1e-4);
+    ir_free(&g);
+}
+
+/* pads larger than (k-1)*d: the spread input is cropped before the conv;
+ * a fused Relu follows into the Conv's epilogue. */
+TEST(convtranspose_1x1_stride2_cropped_relu)
+{
+    IrGraph g;
+    AtlErr e;
+    int64_t xd[4] = {1, 5, 6, 7}, wd[4] = {5, 4, 1, 1};
+    int64_t st[2] = {2, 2}, pads[4] = {1, 2, 1, 0};
+    bkc_new_graph(&g, "x", 4, xd);
+    cst(&g, "w", 4, wd, 0.5f);
+    convt_node(&g, "x,w", "c", st, pads, NULL, NULL, 2, 1);
+    ir_add_op(&g, "Relu", "relu", "c", "y", &e);
+    ir_add_output(&g, "y", &e);
+    run_graph(&g, "convT 1x1 s2 crop+relu", 1e-4);
+    ir_free(&g);
+}
+
+/* Output size from output_shape (2-D) and auto_pad SAME_LOWER (1-D). */
+TEST(convtranspose_output_shape_and_same)
+{
+    IrGraph g;
+    AtlErr e;
+    int64_t xd[4] = {1, 3, 4, 5}, wd[4] = {3, 2, 3, 3}, st[2] = {2, 2}, os[2] = {10, 9};
+    bkc_new_graph(&g, "x", 4, xd);
+    cst(&g, "w", 4, wd, 0.5f);
+    int n = convt_node(&g, "x,w", "y", st, NULL, NULL, NULL, 2, 1);
+    ir_set_attr_ints(&g, n, "output_shape", os, 2, &e);
+    ir_add_output(&g, "y", &e);
+    run_graph(&g, "convT output_shape", 1e-4);
+    ir_free(&g);
+
+    int64_t x1[3] = {2, 4, 7}, w1[3] = {4, 3, 4}, b1[1] = {3}, s3[1] = {3};
+    bkc_new_graph(&g, "x", 3, x1);
+    cst(&g, "w", 3, w1, 0.5f);
+    cst(&g, "b", 1, b1, 0.5f);
+    n = convt_node(&g, "x,w,b", "y", s3, NULL, NULL, NULL, 1, 1);
+    ir_set_attr_str(&g, n, "auto_pad", "SAME_LOWER", &e);
+    ir_add_output(&g, "y", &e);
+    run_graph(&g, "convT 1d same_lower", 1e-4);
+    ir_free(&g);
+}
+
+/* Weights computed at run time: w = wc + mean(x) (over all axes, or the
+ * spatial ones when per_channel; broadcast), so neither constant folding
+ * nor the weight image applies. */
+static void runtime_weights(IrGraph *g, const char *wc, const char *w, int per_channel)
+{
+    AtlErr e;
+    char outs[64];
+    int64_t hw[2] = {2, 3};
+    snprintf(outs, sizeof outs, "%s_mean", w);
+    int n = ir_add_op(g, "ReduceMean", outs, "x", outs, &e);
+    ir_set_attr_int(g, n, "keepdims", 1, &e);
+    if (per_channel) ir_set_attr_ints(g, n, "axes", hw, 2, &e);
+    char ins[128];
+    snprintf(ins, sizeof ins, "%s,%s", wc, outs);
+    ir_add_op(g, "Add", w, ins, w, &e);
+}
+
+/* Run-time weights: ConvTranspose (groups, stride 2, bias; flipped by
+ * Transpose + Gather ops) and Conv (OIHW gathered per tile; on edge16k
+ * with K split). */
+TEST(conv_and_convtranspose_runtime_weights)
+{
+    IrGraph g;
+    AtlErr e;
+    int64_t xd[4] = {1, 4, 5, 6}, wd[4] = {4, 3, 3, 2}, bd[1] = {6}, st[2] = {2, 2}, pads[4] = {1, 0, 1, 1};
+    bkc_new_graph(&g, "x", 4, xd);
+    cst(&g, "wc", 4, wd, 0.5f);
+    cst(&g, "b", 1, bd, 0.5f);
+    runtime_weights(&g, "wc", "w", 0);
+    convt_node(&g, "x,w,b", "y", st, pads, NULL, NULL, 2, 2); /* [1,6,9,11] */
+    ir_add_output(&g, "y", &e);
+    run_graph(&g, "convT run-time w", 1e-4);
+    ir_free(&g);
+
+    int64_t cd[4] = {6, 2, 3, 3};
+    bkc_new_graph(&g, "x", 4, xd);
+    cst(&g, "wc", 4, cd, 0.5f);
+    cst(&g, "b", 1, bd, 0.5f);
+    runtime_weights(&g, "wc", "w", 0);
+    int n = ir_add_op(&g, "Conv", "conv", "x,w,b", "c", &e);
+    ir_set_attr_int(&g, n, "group", 2, &e);
+    ir_set_attr_ints(&g, n, "pads", pads, 4, &e);
+    ir_add_op(&g, "Relu", "relu", "c", "y", &e);
+    ir_add_output(&g, "y", &e);
+    run_graph(&g, "conv run-time w", 1e-4);
+    ir_free(&g);
+
+    int64_t xk[4] = {1, 96, 6, 6}, wk[4] = {24, 96, 3, 3}, p1[4] = {1, 1, 1, 1};
+    bkc_new_graph(&g, "x", 4, xk);
+    cst(&g, "wc", 4, wk, 0.1f);
+    runtime_weights(&g, "wc", "w", 1);
+    n = ir_add_op(&g, "Conv", "conv", "x,w", "y", &e);
+    ir_set_attr_ints(&g, n, "pads", p1, 4, &e);
+    ir_add_output(&g, "y", &e);
+    double err;
+    char msg[1024] = "";
+    BkSummary sum;
+    memset(&sum, 0, sizeof sum);
+    CHECKF(e2e_graph_sum(&g, "configs/edge16k.ini", ISA_F32, &err, NULL, &sum, msg, sizeof msg) == 0, "%s", msg);
+    CHECKF(err <= 1e-4, "K split run-time weights: error %g", err);
+    int ksplit = 0;
+    for (int i = 0; i < sum.nlayers; i++) ksplit |= !strcmp(sum.layers[i].op, "Conv") && strstr(sum.layers[i].split, " K");
+    CHECK(ksplit);
+    bk_summary_free(&sum);
+    ir_free(&g);
+}
+
+/* bk_compile of g for tiny.ini: nonzero when it failed (its message in
+ * msg); 0 when it compiled or failed before the backend. */
+static int compile_only(IrGraph *g, char *msg, size_t len)
+{
+    AtlErr e = {{0}};
+    AtlChip chip;
+    if (cfg_load("configs/tiny.ini", &chip, &e) || ir_toposort(g, &e) || ir_infer_shapes(g, &e) || pass_run_all(g, &e)) {
+        snprintf(msg, len, "before the backend: %s", e.msg);
+        return 0;
+    }
+    AbmWriter *w = abm_writer_new(cfg_fingerprint(&chip));
+    int rc = !w || bk_compile(g, &chip, NULL, w, NULL, &e);
+    snprintf(msg, len, "%s", e.msg);
+    abm_writer_free(w);
+    return rc;
+}
+
+/* The backend rewrites its own copy: the caller's graph keeps its
+ * ConvTranspose. A run-time bias and 3-D fail naming the node. */
+TEST(convtranspose_caller_graph_and_errors)
+{
+    IrGraph g;
+    AtlErr e = {{0}};
+    int64_t xd[4] = {1, 2, 3, 3}, wd[4] = {2, 2, 2, 2}, st[2] = {2, 2};
+    bkc_new_graph(&g, "x", 4, xd);
+    cst(&g, "w", 4, wd, 0.5f);
+    convt_node(&g, "x,w", "y", st, NULL, NULL, NULL, 2, 1);
+    ir_add_output(&g, "y", &e);
+    double err;
+    char msg[1024] = "";
+    CHECK(e2e_graph(&g, "configs/tiny.ini", ISA_F32, &err, NULL, msg, sizeof msg) == 0);
+    CHECK(err <= 1e-4);
+    int live = 0;
+    for (int i = 0; i < g.nn; i++) live += !g.nodes[i].dead && !strcmp(g.nodes[i].op, "ConvTranspose");
+    CHECK(live == 1);
+    CHECK(ir_find(&g, "y#weights") < 0);
+    ir_free(&g);
+
+    int64_t bd[1] = {2};
+    bkc_new_graph(&g, "x", 4, xd);
+    cst(&g, "w", 4, wd, 0.5f);
+    ir_add_input(&g, "brt", IR_F32, 1, bd, &e);
+    convt_node(&g, "x,w,brt", "y", st, NULL, NULL, NULL, 2, 1);
+    ir_add_output(&g, "y", &e);
+    CHECK(compile_only(&g, msg, sizeof msg) != 0);
+    CHECK_STR_CONTAINS(msg, "'convt'");
+    CHECK_STR_CONTAINS(msg, "bias 'brt' is not a constant");
+    ir_free(&g);
+
+    int64_t x5[5] = {1, 2, 3, 3, 3}, w5[5] = {2, 2, 2, 2, 2};
+    bkc_new_graph(&g, "x", 5, x5);
+    cst(&g, "w", 5, w5, 0.5f);
+    convt_node(&g, "x,w", "y", NULL, NULL, NULL, NULL, 3, 1);
+    ir_add_output(&g, "y", &e);
+    CHECK(compile_only(&g, msg, sizeof msg) != 0);
+    CHECK_STR_CONTAINS(msg, "'convt' (ConvTranspose)");
+    CHECK_STR_CONTAINS(msg, "3 spatial dimensions");
+    ir_free(&g);
+}
+
 int main(void)
 {
     RUN(conv_grouped_strided);
@@ -609,5 +826,11 @@ int main(void)
     RUN(view_outputs_copied);
     RUN(dropout_with_mask);
     RUN(unsupported_op_names_node);
+    RUN(convtranspose_stride2_output_padding_bias);
+    RUN(convtranspose_groups_dilation_uneven);
+    RUN(convtranspose_1x1_stride2_cropped_relu);
+    RUN(convtranspose_output_shape_and_same);
+    RUN(convtranspose_caller_graph_and_errors);
+    RUN(conv_and_convtranspose_runtime_weights);
     return test_summary("test_backend_ops");
 }
