@@ -18,7 +18,8 @@
  * register (act_steps; comparisons as exact 0/1 masks, mask_steps); a fused
  * activation is appended.
  * Reductions (ReduceSum/Mean/Max/Min/SumSquare/L1/L2/LogSum/LogSumExp/Prod over
- * a contiguous run of axes, GlobalAveragePool, GlobalMaxPool), Softmax and
+ * a contiguous run of axes; with noop_with_empty_axes and no axes a copy as a
+ * sum over one element; GlobalAveragePool, GlobalMaxPool), Softmax and
  * LogSoftmax: [outer][red][inner], tiles over outer; one register program
  * per op (table red_defs: vector steps and v.rsum / v.rmax steps), e.g.
  * min = -max(-x), L2 = sqrt(sum(x*x)), LogSumExp and (Log)Softmax subtract
@@ -706,7 +707,16 @@ int bk_lower_reduce(BkCtx *c, int node, BkGroup *g, AtlErr *e)
             const IrTensor *ax = &gr->t[nd->in[1]];
             for (int64_t i = 0; i < ir_numel(ax) && na < IR_MAXDIM; i++) axes[na++] = ir_get_i(ax, i);
         }
-        if (na == 0) { if (ir_attr_int(nd, "noop_with_empty_axes", 0)) return bk_fail(c, node, e, "empty axes"); for (int d = 0; d < r; d++) axes[na++] = d; }
+        if (na == 0 && ir_attr_int(nd, "noop_with_empty_axes", 0)) {
+            /* the output is x (as the interpreter defines it for every Reduce*): a
+             * sum over one element copies it; rows split where the inner part fits */
+            int k = 0;
+            int64_t inner = ir_numel(x);
+            while (k < r && inner > 65535) inner /= x->dims[k++];
+            red_program_of(l, red_def("ReduceSum"), 1.0f);
+            return red_setup(c, node, g, k, k - 1, e);
+        }
+        if (na == 0) for (int d = 0; d < r; d++) axes[na++] = d;
         a0 = r; a1 = -1;
         for (int i = 0; i < na; i++) {
             int a = (int)(axes[i] < 0 ? axes[i] + r : axes[i]);

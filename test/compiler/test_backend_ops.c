@@ -645,6 +645,29 @@ TEST(unsupported_op_names_node)
     ir_free(&g);
 }
 
+/* noop_with_empty_axes with an empty constant axes input: the output is x
+ * (ReduceSum at opset 13, ReduceL2 at opset 18 would otherwise square and
+ * root), small and over 65535 elements (rows split off) */
+TEST(reduce_noop_empty_axes)
+{
+    const char *ops[2] = {"ReduceSum", "ReduceL2"};
+    const int opsets[2] = {13, 18};
+    for (int big = 0; big < 2; big++)
+        for (int i = 0; i < 2; i++) {
+            IrGraph g;
+            AtlErr e = {{0}};
+            int64_t small[3] = {3, 2, 2}, large[3] = {2, 300, 250};
+            bkc_new_graph(&g, "x", 3, big ? large : small);
+            g.opset = opsets[i];
+            cst_i64(&g, "axes", 0, NULL);
+            int n = ir_add_op(&g, ops[i], "noop", "x,axes", "y", &e);
+            ir_set_attr_int(&g, n, "noop_with_empty_axes", 1, &e);
+            ir_add_output(&g, "y", &e);
+            run_graph(&g, ops[i], 0);
+            ir_free(&g);
+        }
+}
+
 TEST(reduce_prod_f16_names_node)
 {
     IrGraph g;
@@ -675,6 +698,7 @@ int main(void)
     RUN(prelu_slopes);
     RUN(shrink_negative_lambd_names_node);
     RUN(reduce_prod_f16_names_node);
+    RUN(reduce_noop_empty_axes);
     RUN(pools);
     RUN(data_movement);
     RUN(resize_nearest);
