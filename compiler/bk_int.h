@@ -87,6 +87,7 @@ typedef struct BkLow {
     int nsteps, nregs, out_reg;
     BkStep steps[BK_MAXSTEP];
     float eps;                    /* layernorm epsilon */
+    uint64_t y_mean, y_istd;      /* layernorm Mean / InvStdDev outputs (tagged DRAM), 0 = absent */
     uint32_t red_len;             /* reduce/softmax: length of the reduced axis */
     /* act epilogue (conv, mm) */
     char act[16];

@@ -11,18 +11,24 @@
  * program (BkStep): Div = recip + mul; Pow by a constant 2/3/1/0.5/-1 = mul/
  * copy/sqrt/recip, otherwise exp(p * log x) (x > 0); BatchNormalization =
  * x * s + t with s, t per channel computed at compile time; Neg = affine;
- * Abs = max(x, -x); HardSwish = x * clip(x/6 + 1/2, 0, 1); PRelu Elu Celu
+ * Abs = max(x, -x); HardSwish = x * clip(x/6 + 1/2, 0, 1); Clip by constant
+ * scalar bounds = v.clip, by a run-time (one-value) min / max = v.max /
+ * v.min with that bound as an input broadcast by stride 0; PRelu Elu Celu
  * Selu Softplus Softsign Shrink ThresholdedRelu use a second scratch
  * register (act_steps; comparisons as exact 0/1 masks, mask_steps); a fused
  * activation is appended.
  * Reductions (ReduceSum/Mean/Max/Min/SumSquare/L1/L2/LogSum/LogSumExp/Prod over
- * a contiguous run of axes, GlobalAveragePool, GlobalMaxPool), Softmax and
+ * a contiguous run of axes; with noop_with_empty_axes and no axes a copy as a
+ * sum over one element; GlobalAveragePool, GlobalMaxPool), Softmax and
  * LogSoftmax: [outer][red][inner], tiles over outer; one register program
  * per op (table red_defs: vector steps and v.rsum / v.rmax steps), e.g.
  * min = -max(-x), L2 = sqrt(sum(x*x)), LogSumExp and (Log)Softmax subtract
  * the row maximum first, ReduceProd = sign * exp(sum(log |x|)).
  * LayerNormalization (opset 17): [rows][L] tiles: sum/L, subtract, square,
- * sum/L + eps, rsqrt, multiply, scale, shift (scale/bias kept in the slot).
+ * sum/L + eps, rsqrt, multiply, scale, shift (scale/bias kept in the slot;
+ * constants or run-time tensors of L elements);
+ * the optional Mean and InvStdDev outputs ([rows], the normalised axes
+ * reduced to 1) are stored from the row mean and 1/sqrt registers.
  * All tile boxes are sized to fit one LMEM slot and, when possible, give
  * every core at least one tile. */
 #include <stdlib.h>
@@ -245,6 +251,7 @@ int bk_lower_elem(BkCtx *c, int node, BkGroup *g, AtlErr *e)
     l->kind = BK_K_ELEM;
     const IrTensor *y = &gr->t[nd->out[0]];
     ElemIn ins[BK_MAXIN];
+    int clip_reg[3] = {-1, -1, -1};   /* Clip: register of a run-time min / max, -1 constant or absent */
     int nin = 0;
     int out = -1;
     /* inputs */
@@ -279,9 +286,15 @@ int bk_lower_elem(BkCtx *c, int node, BkGroup *g, AtlErr *e)
         if (rc) return -1;
         nin = 3;
     } else {
-        int lim = op_is(nd, "Pow") || op_is(nd, "Clip") ? 1 : nd->nin;
+        int lim = op_is(nd, "Pow") ? 1 : nd->nin;
         for (int i = 0; i < lim; i++) {
             if (nd->in[i] < 0) continue;
+            double bound;
+            if (op_is(nd, "Clip") && i > 0) {   /* a constant scalar bound goes into v.clip, others are read */
+                if (const_scalar(gr, nd->in[i], &bound)) continue;
+                if (ir_numel(&gr->t[nd->in[i]]) != 1) return bk_fail(c, node, e, "Clip %s must hold one value", i == 1 ? "min" : "max");
+                clip_reg[i] = nin;
+            }
             if (nin == BK_MAXIN) return bk_fail(c, node, e, "more than %d inputs", BK_MAXIN);
             const IrTensor *x = &gr->t[nd->in[i]];
             ins[nin].ndim = x->ndim;
@@ -349,10 +362,17 @@ int bk_lower_elem(BkCtx *c, int node, BkGroup *g, AtlErr *e)
         } else if (op_is(nd, "LeakyRelu")) add_step(l, ISA_OP_V_LRELU, out, 0, -1, ir_attr_float(nd, "alpha", 0.01f), 0);
         else if (op_is(nd, "Clip")) {
             double lo = -INFINITY, hi = INFINITY;
-            if (nd->nin > 1 && nd->in[1] >= 0 && !const_scalar(gr, nd->in[1], &lo)) return bk_fail(c, node, e, "Clip min must be a constant");
-            if (nd->nin > 2 && nd->in[2] >= 0 && !const_scalar(gr, nd->in[2], &hi)) return bk_fail(c, node, e, "Clip max must be a constant");
+            if (clip_reg[1] < 0 && nd->nin > 1 && nd->in[1] >= 0) const_scalar(gr, nd->in[1], &lo);
+            if (clip_reg[2] < 0 && nd->nin > 2 && nd->in[2] >= 0) const_scalar(gr, nd->in[2], &hi);
             if (nd->nin == 1) { lo = ir_attr_float(nd, "min", -INFINITY); hi = ir_attr_float(nd, "max", INFINITY); }
-            add_step(l, ISA_OP_V_CLIP, out, 0, -1, (float)lo, (float)hi);
+            if (clip_reg[1] < 0 && clip_reg[2] < 0) add_step(l, ISA_OP_V_CLIP, out, 0, -1, (float)lo, (float)hi);
+            else {   /* min(max(x, lo), hi), a run-time bound by v.max / v.min (broadcast by its strides) */
+                int src = 0;
+                if (clip_reg[1] >= 0) { add_step(l, ISA_OP_V_MAX, out, src, clip_reg[1], 0, 0); src = out; }
+                else if (lo > -INFINITY) { add_step(l, ISA_OP_V_CLIP, out, src, -1, (float)lo, INFINITY); src = out; }
+                if (clip_reg[2] >= 0) add_step(l, ISA_OP_V_MIN, out, src, clip_reg[2], 0, 0);
+                else if (hi < INFINITY) add_step(l, ISA_OP_V_CLIP, out, src, -1, -INFINITY, (float)hi);
+            }
         } else if (op_is(nd, "Neg")) add_step(l, ISA_OP_V_AFFINE, out, 0, -1, -1.0f, 0);
         else if (op_is(nd, "Abs")) {
             add_step(l, ISA_OP_V_AFFINE, out, 0, -1, -1.0f, 0);
@@ -555,6 +575,15 @@ static int red_gen(BkCtx *c, const BkGroup *g, int t, uint64_t slot, BkCode *k, 
         }
         in = bk_dma(dt, ISA_SPACE_DRAM, l->y + (uint64_t)o0 * l->od[2] * es, ISA_SPACE_LMEM, slot + l->l_in, sh, cs, cs);
         bk_code_st(k, &in);
+        /* the optional per-row Mean (l_tmp) and InvStdDev (l_out) */
+        if (l->y_mean) {
+            in = bk_dma(dt, ISA_SPACE_DRAM, l->y_mean + (uint64_t)o0 * es, ISA_SPACE_LMEM, slot + l->l_tmp, rsh, rc, rc);
+            bk_code_st(k, &in);
+        }
+        if (l->y_istd) {
+            in = bk_dma(dt, ISA_SPACE_DRAM, l->y_istd + (uint64_t)o0 * es, ISA_SPACE_LMEM, slot + l->l_out, rsh, rc, rc);
+            bk_code_st(k, &in);
+        }
         return 0;
     }
     return bk_fail(c, g->node, e, "internal: reduction kind %d", (int)l->kind);
@@ -678,7 +707,16 @@ int bk_lower_reduce(BkCtx *c, int node, BkGroup *g, AtlErr *e)
             const IrTensor *ax = &gr->t[nd->in[1]];
             for (int64_t i = 0; i < ir_numel(ax) && na < IR_MAXDIM; i++) axes[na++] = ir_get_i(ax, i);
         }
-        if (na == 0) { if (ir_attr_int(nd, "noop_with_empty_axes", 0)) return bk_fail(c, node, e, "empty axes"); for (int d = 0; d < r; d++) axes[na++] = d; }
+        if (na == 0 && ir_attr_int(nd, "noop_with_empty_axes", 0)) {
+            /* the output is x (as the interpreter defines it for every Reduce*): a
+             * sum over one element copies it; rows split where the inner part fits */
+            int k = 0;
+            int64_t inner = ir_numel(x);
+            while (k < r && inner > 65535) inner /= x->dims[k++];
+            red_program_of(l, red_def("ReduceSum"), 1.0f);
+            return red_setup(c, node, g, k, k - 1, e);
+        }
+        if (na == 0) for (int d = 0; d < r; d++) axes[na++] = d;
         a0 = r; a1 = -1;
         for (int i = 0; i < na; i++) {
             int a = (int)(axes[i] < 0 ? axes[i] + r : axes[i]);
@@ -697,7 +735,8 @@ int bk_lower_reduce(BkCtx *c, int node, BkGroup *g, AtlErr *e)
 }
 
 /* LayerNormalization (opset 17) over the trailing axes from `axis`: rows of
- * L elements; scale and bias broadcast to [L] at compile time. */
+ * L elements; constant scale and bias broadcast to [L] at compile time,
+ * non-constant ones (L elements) read from DRAM as they are. */
 int bk_lower_layernorm(BkCtx *c, int node, BkGroup *g, AtlErr *e)
 {
     const IrGraph *gr = c->g;
@@ -708,21 +747,26 @@ int bk_lower_layernorm(BkCtx *c, int node, BkGroup *g, AtlErr *e)
     int r = x->ndim;
     int ax = (int)ir_attr_int(nd, "axis", -1);
     if (ax < 0) ax += r;
-    for (int k = 1; k < nd->nout; k++)
-        if (nd->out[k] >= 0) return bk_fail(c, node, e, "the Mean / InvStdDev outputs are not lowered");
     int64_t outer = 1, L = 1;
     for (int d = 0; d < x->ndim; d++) { if (d < ax) outer *= x->dims[d]; else L *= x->dims[d]; }
     if (outer > 65535 || L > 65535) return bk_fail(c, node, e, "shape exceeds 65535 per dimension");
     l->od[0] = 1; l->od[1] = (uint32_t)outer; l->od[2] = (uint32_t)L; l->od[3] = 1;
     l->eps = ir_attr_float(nd, "epsilon", 1e-5f);
     if (bk_tensor_in_dram(c, nd->in[0], &l->x, e) || bk_tensor_in_dram(c, nd->out[0], &l->y, e)) return -1;
+    l->y_mean = l->y_istd = 0;
+    if (nd->nout > 1 && nd->out[1] >= 0 && bk_tensor_in_dram(c, nd->out[1], &l->y_mean, e)) return -1;
+    if (nd->nout > 2 && nd->out[2] >= 0 && bk_tensor_in_dram(c, nd->out[2], &l->y_istd, e)) return -1;
     l->b = 0;
     for (int i = 1; i < 3 && i < nd->nin; i++) {
         if (nd->in[i] < 0) continue;
         const IrTensor *p = &gr->t[nd->in[i]];
-        if (!p->data) return bk_fail(c, node, e, "scale/bias must be constants");
         int64_t pn = ir_numel(p);
         if (pn != 1 && pn != L) return bk_fail(c, node, e, "scale/bias of %lld elements for rows of %lld", (long long)pn, (long long)L);
+        if (!p->data) {   /* a run-time scale/bias of L elements is loaded from where it lives */
+            if (pn != L) return bk_fail(c, node, e, "a non-constant scale/bias must have one value per row element (%lld)", (long long)L);
+            if (bk_tensor_in_dram(c, nd->in[i], i == 1 ? &l->w : &l->b, e)) return -1;
+            continue;
+        }
         uint8_t *v = malloc((size_t)L * c->es);
         if (!v) return bk_fail(c, node, e, "out of memory");
         for (int64_t j = 0; j < L; j++) bk_store_elem(c->dt, v, (size_t)j, ir_get_f(p, pn == 1 ? 0 : j));

@@ -2,7 +2,9 @@
  * host API as an application runs a model (see chip_conform.h).
  * The backend compiles static shapes: a graph input that only feeds a
  * shape parameter (Resize roi/scales/sizes, Upsample scales, Pad pads/
- * value/axes) is frozen to the test's value before compiling, as a
+ * value/axes, Reduce* axes, Reshape/Expand shape, Squeeze/Unsqueeze axes,
+ * Slice starts/ends/axes/steps, Split split, Tile repeats) is frozen to
+ * the test's value before compiling, as a
  * deployment would bake it into the model; the other inputs are fed at run
  * time. */
 #include "tools/chip_conform.h"
@@ -13,10 +15,21 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Input k of n sets a shape: Resize roi/scales/sizes, Upsample scales, Pad pads/value/axes. */
+/* Ops whose inputs from `first` on only set shapes or static parameters
+ * (the backend compiles static shapes, and a deployed model bakes them in). */
+static const struct { const char *op; int first; } shape_inputs[] = {
+    {"Resize", 1}, {"Upsample", 1}, {"Pad", 1},
+    {"ReduceSum", 1}, {"ReduceMean", 1}, {"ReduceMax", 1}, {"ReduceMin", 1}, {"ReduceProd", 1},
+    {"ReduceSumSquare", 1}, {"ReduceL1", 1}, {"ReduceL2", 1}, {"ReduceLogSum", 1}, {"ReduceLogSumExp", 1},
+    {"Reshape", 1}, {"Expand", 1}, {"Squeeze", 1}, {"Unsqueeze", 1}, {"Slice", 1}, {"Split", 1}, {"Tile", 1},
+};
+
+/* Input k of node n sets a shape (see shape_inputs). */
 static int shape_parameter(const IrNode *n, int k)
 {
-    return k >= 1 && (!strcmp(n->op, "Resize") || !strcmp(n->op, "Upsample") || !strcmp(n->op, "Pad"));
+    for (size_t i = 0; i < sizeof shape_inputs / sizeof *shape_inputs; i++)
+        if (!strcmp(n->op, shape_inputs[i].op)) return k >= shape_inputs[i].first;
+    return 0;
 }
 
 /* 1 when every use of tensor t is a shape parameter of its consumer. */
@@ -153,7 +166,9 @@ void chip_conform_init(ChipConform *cc, const AtlChip *chip, const char *chip_pa
         "Every test directory of the ONNX backend test suites (libonnx-testdata 1.12) that passes on the "
         "reference interpreter is canonicalised, compiled by the backend (fp32) for the chip and run through "
         "the host API (include/atoll.h: device, firmware LOAD/RUN, simulator); graph inputs that only feed shape "
-        "parameters (Resize roi/scales/sizes, Upsample scales, Pad pads/value/axes) are frozen to the test's "
+        "parameters (Resize roi/scales/sizes, Upsample scales, Pad pads/value/axes, Reduce* axes, Reshape and "
+        "Expand shape, Squeeze/Unsqueeze axes, Slice starts/ends/axes/steps, Split split, Tile repeats) are "
+        "frozen to the test's "
         "values before compiling (the chip compiles static shapes); each output must match the expected one within |a-b| <= 1e-5 + 1e-3*|b| (floats) or "
         "exactly (integers, bools). A test whose graph the backend does not compile is unsupported "
         "(reason in the table below); a simulator fault or a wrong value is a failure.";

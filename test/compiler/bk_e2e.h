@@ -205,10 +205,10 @@ done:
     return rc;
 }
 
-/* Compiles a graph built in code (one f32 input, one output; shapes known
+/* Compiles a graph built in code (one f32 input, one or more outputs; shapes known
  * after inference), runs it on the simulator with a deterministic
  * pseudo-random input and compares with the interpreter. Returns 0 if it
- * ran; *max_err gets max |sim - interp| / (1 + |interp|). The program is
+ * ran; *max_err gets max |sim - interp| / (1 + |interp|) over every output. The program is
  * left in *prog_out when non-NULL (caller prog_free); the per-layer
  * summary in *sum when non-NULL (caller bk_summary_free). */
 static inline int e2e_graph_sum(IrGraph *g, const char *chipfile, int dtype, double *max_err, AtlProgram *prog_out,
@@ -242,20 +242,28 @@ static inline int e2e_graph_sum(IrGraph *g, const char *chipfile, int dtype, dou
     if (interp_run(g, &in, 1, &outs, &e)) goto done;
     BkRegionBases b;
     if (e2e_build(g, &chip, dtype, sum, NULL, &buf, &len, &m, &p, &b, &s, &e)) goto done;
-    AbmTensor ti = abm_tensor(&m.view, 0), to = abm_tensor(&m.view, 1);
+    AbmTensor ti = abm_tensor(&m.view, 0);
     int es = isa_dtype_size(dtype);
     uint8_t *din = sim_dram(s, b.base[ABM_REGION_IO] + ti.offset, (uint64_t)n * es);
     if (!din) { atl_fail(&e, "input outside DRAM"); goto done; }
     for (int64_t i = 0; i < n; i++) e2e_store_elem(dtype, din, (size_t)i, ((float *)in.data)[i]);
     if (sim_run(s, &e)) goto done;
-    int64_t no = ir_numel(&outs[0]);
-    const uint8_t *dout = sim_dram(s, b.base[ABM_REGION_IO] + to.offset, (uint64_t)no * es);
-    if (!dout) { atl_fail(&e, "output outside DRAM"); goto done; }
     double mx = 0;
-    for (int64_t i = 0; i < no; i++) {
-        double t = ir_get_f(&outs[0], i), a = e2e_load_elem(dout, dtype, (size_t)i);
-        double d = fabs(a - t) / (1 + fabs(t));
-        if (!(d <= mx)) mx = d;
+    /* every graph output, found in the model's tensor table by name */
+    for (int k = 0; k < g->nout; k++) {
+        const char *name = g->t[g->outputs[k]].name;
+        uint32_t j = 0;
+        while (j < m.view.n_tensors && strcmp(abm_tensor(&m.view, j).name, name)) j++;
+        if (j == m.view.n_tensors) { atl_fail(&e, "output '%s' not in the model", name); goto done; }
+        AbmTensor to = abm_tensor(&m.view, j);
+        int64_t no = ir_numel(&outs[k]);
+        const uint8_t *dout = sim_dram(s, b.base[ABM_REGION_IO] + to.offset, (uint64_t)no * es);
+        if (!dout) { atl_fail(&e, "output '%s' outside DRAM", name); goto done; }
+        for (int64_t i = 0; i < no; i++) {
+            double t = ir_get_f(&outs[k], i), a = e2e_load_elem(dout, dtype, (size_t)i);
+            double d = fabs(a - t) / (1 + fabs(t));
+            if (!(d <= mx)) mx = d;
+        }
     }
     *max_err = mx;
     rc = 0;

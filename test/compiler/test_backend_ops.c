@@ -450,6 +450,40 @@ TEST(resize_nearest)
     resize_case("resize 1.5x", odd, NULL, NULL);
 }
 
+/* Clip bounds computed at run time (one value each: the mean of x and the
+ * sigmoid of it), alone or with a constant bound: v.max / v.min by an input
+ * broadcast by stride 0; a bound of several values is refused */
+static void clip_runtime_graph(IrGraph *g, const char *inputs)
+{
+    AtlErr e;
+    int64_t xd[3] = {4, 6, 10}, a2[1] = {2};
+    bkc_new_graph(g, "x", 3, xd);
+    int n = ir_add_op(g, "ReduceMean", "all", "x", "mean", &e);
+    ir_set_attr_int(g, n, "keepdims", 0, &e);
+    ir_add_op(g, "Sigmoid", "sig", "mean", "smean", &e);
+    n = ir_add_op(g, "ReduceMean", "rows", "x", "rowmean", &e);
+    ir_set_attr_ints(g, n, "axes", a2, 1, &e);
+    cst_scalar(g, "lo", -0.1f);
+    cst_scalar(g, "hi", 0.2f);
+    ir_add_op(g, "Clip", "clip", inputs, "y", &e);
+    ir_add_output(g, "y", &e);
+}
+
+TEST(clip_runtime_bounds)
+{
+    const char *cases[] = {"x,mean,hi", "x,lo,smean", "x,mean,smean", "x,smean,mean", "x,mean"};
+    for (int i = 0; i < 5; i++) {
+        IrGraph g;
+        clip_runtime_graph(&g, cases[i]);
+        run_graph(&g, cases[i], 1e-6);
+        ir_free(&g);
+    }
+    IrGraph g;
+    clip_runtime_graph(&g, "x,rowmean,hi");
+    expect_not_lowered(&g, "clip", "Clip min must hold one value");
+    ir_free(&g);
+}
+
 TEST(layernorm_opset17)
 {
     IrGraph g;
@@ -462,6 +496,47 @@ TEST(layernorm_opset17)
     ir_add_op(&g, "LayerNormalization", "ln", "x,gamma,beta", "y", &e);
     ir_add_output(&g, "y", &e);
     run_graph(&g, "layernorm", 1e-5);
+    ir_free(&g);
+}
+
+/* the optional Mean and InvStdDev outputs ([rows] with the normalised axes
+ * as 1), over the last axis and over two axes */
+TEST(layernorm_mean_invstddev)
+{
+    for (int axis = -1; axis >= -2; axis--) {
+        IrGraph g;
+        AtlErr e;
+        int64_t xd[3] = {6, 5, 12}, ld[2] = {5, 12};
+        bkc_new_graph(&g, "x", 3, xd);
+        g.opset = 17;
+        cst(&g, "gamma", axis == -1 ? 1 : 2, axis == -1 ? ld + 1 : ld, 1.0f);
+        int n = ir_add_op(&g, "LayerNormalization", "ln", "x,gamma", "y,mean,istd", &e);
+        ir_set_attr_int(&g, n, "axis", axis, &e);
+        ir_add_output(&g, "y", &e);
+        ir_add_output(&g, "mean", &e);
+        ir_add_output(&g, "istd", &e);
+        run_graph(&g, axis == -1 ? "layernorm mean/istd axis -1" : "layernorm mean/istd axis -2", 1e-5);
+        ir_free(&g);
+    }
+}
+
+/* scale and bias computed at run time (reductions of x to [L]) */
+TEST(layernorm_runtime_scale_bias)
+{
+    IrGraph g;
+    AtlErr e;
+    int64_t xd[3] = {6, 5, 12}, axes[2] = {0, 1};
+    bkc_new_graph(&g, "x", 3, xd);
+    g.opset = 17;
+    int n = ir_add_op(&g, "ReduceMax", "rmax", "x", "gamma", &e);
+    ir_set_attr_ints(&g, n, "axes", axes, 2, &e);
+    ir_set_attr_int(&g, n, "keepdims", 0, &e);
+    n = ir_add_op(&g, "ReduceMean", "rmean", "x", "beta", &e);
+    ir_set_attr_ints(&g, n, "axes", axes, 2, &e);
+    ir_set_attr_int(&g, n, "keepdims", 0, &e);
+    ir_add_op(&g, "LayerNormalization", "ln", "x,gamma,beta", "y", &e);
+    ir_add_output(&g, "y", &e);
+    run_graph(&g, "layernorm runtime scale", 1e-5);
     ir_free(&g);
 }
 
@@ -571,6 +646,29 @@ TEST(unsupported_op_names_node)
     ir_add_output(&g, "y", &e);
     expect_not_lowered(&g, "lonely_erf", "Erf");
     ir_free(&g);
+}
+
+/* noop_with_empty_axes with an empty constant axes input: the output is x
+ * (ReduceSum at opset 13, ReduceL2 at opset 18 would otherwise square and
+ * root), small and over 65535 elements (rows split off) */
+TEST(reduce_noop_empty_axes)
+{
+    const char *ops[2] = {"ReduceSum", "ReduceL2"};
+    const int opsets[2] = {13, 18};
+    for (int big = 0; big < 2; big++)
+        for (int i = 0; i < 2; i++) {
+            IrGraph g;
+            AtlErr e = {{0}};
+            int64_t small[3] = {3, 2, 2}, large[3] = {2, 300, 250};
+            bkc_new_graph(&g, "x", 3, big ? large : small);
+            g.opset = opsets[i];
+            cst_i64(&g, "axes", 0, NULL);
+            int n = ir_add_op(&g, ops[i], "noop", "x,axes", "y", &e);
+            ir_set_attr_int(&g, n, "noop_with_empty_axes", 1, &e);
+            ir_add_output(&g, "y", &e);
+            run_graph(&g, ops[i], 0);
+            ir_free(&g);
+        }
 }
 
 TEST(reduce_prod_f16_names_node)
@@ -817,10 +915,14 @@ int main(void)
     RUN(prelu_slopes);
     RUN(shrink_negative_lambd_names_node);
     RUN(reduce_prod_f16_names_node);
+    RUN(reduce_noop_empty_axes);
     RUN(pools);
     RUN(data_movement);
     RUN(resize_nearest);
+    RUN(clip_runtime_bounds);
     RUN(layernorm_opset17);
+    RUN(layernorm_mean_invstddev);
+    RUN(layernorm_runtime_scale_bias);
     RUN(batchnorm_unfused);
     RUN(conv_pool_1d);
     RUN(view_outputs_copied);
