@@ -166,6 +166,26 @@ int bk_act_code(BkCode *c, const char *act, float alpha, float beta, int dt, uin
     return 0;
 }
 
+int bk_matrix_epilogue(BkCode *c, const BkLow *l, int dt, uint64_t acc, uint64_t tmp, uint64_t out,
+                       const uint32_t osh[4], const int64_t ost[4], uint64_t *res)
+{
+    uint32_t n = osh[0] * osh[1] * osh[2] * osh[3];
+    if (l->act[0] && bk_act_code(c, l->act, l->act_alpha, l->act_beta, ISA_F32, acc, tmp, n, 0)) return -1;
+    *res = acc;
+    if (dt == ISA_F32) return 0;
+    AtlInsn in;
+    memset(&in, 0, sizeof in);
+    in.op = ISA_OP_V_CAST;
+    in.dtype = ISA_F32;
+    in.otype = (uint8_t)dt;
+    in.dst = out;
+    in.src = acc;
+    for (int d = 0; d < 4; d++) { in.shape[d] = osh[d]; in.dst_stride[d] = (int32_t)ost[d]; in.src_stride[d] = (int32_t)ost[d]; }
+    bk_code_cp(c, &in);
+    *res = out;
+    return 0;
+}
+
 void bk_store_elem(int dt, void *dst, size_t i, double v)
 {
     if (dt == ISA_F16) ((uint16_t *)dst)[i] = num_f64_to_f16(v);

@@ -136,6 +136,23 @@ static void advance(const AtlChip *ch, CCore *k, uint64_t wdone, int wknown)
     }
 }
 
+/* The DMA at the head of core's queue finished at done: its tile's loads
+ * (or the cluster's multicast weights, loads_tile -2) are in, so the
+ * computes waiting for them run; the queue moves on. */
+static void dma_finished(const AtlChip *ch, CCore *ks, int core, uint64_t done, uint64_t *wdone, int *wknown)
+{
+    CCore *k = &ks[core];
+    int cpc = ch->cores_per_cluster, cl = core / cpc, lt = k->q[k->pos].loads_tile;
+    k->dma_free = done;
+    if (lt >= 0) { k->l_end[lt] = done; k->loaded = lt + 1; }
+    if (lt == -2) {
+        wdone[cl] = done;
+        wknown[cl] = 1;
+        for (int j = 0; j < cpc; j++) advance(ch, &ks[cl * cpc + j], done, 1);
+    } else advance(ch, k, wdone[cl], wknown[cl]);
+    k->pos++;
+}
+
 static int build_core(BkCtx *c, BkGroup *g, int core, CCore *k, BkCode *code, AtlErr *e)
 {
     int n = 0;
@@ -355,16 +372,8 @@ int bk_cost_group_bounded(BkCtx *c, BkGroup *g, uint64_t bound, AtlErr *e)
             CCore *k = &ks[core];
             k->active = 0;
             uint64_t done = (uint64_t)ceil(t - 1e-6) + k->lat;
-            k->dma_free = done;
             k->busy_dma += done - k->start;
-            int lt = k->q[k->pos].loads_tile, cl = core / ch->cores_per_cluster;
-            if (lt >= 0) { k->l_end[lt] = done; k->loaded = lt + 1; }
-            if (lt == -2) {
-                wdone[cl] = done;
-                wknown[cl] = 1;
-                for (int j = 0; j < ch->cores_per_cluster; j++) advance(ch, &ks[cl * ch->cores_per_cluster + j], wdone[cl], 1);
-            } else advance(ch, k, wdone[cl], wknown[cl]);
-            k->pos++;
+            dma_finished(ch, ks, core, done, wdone, wknown);
         }
         if (cs >= 0 && ts <= t) {
             CCore *k = &ks[cs];
@@ -386,15 +395,7 @@ int bk_cost_group_bounded(BkCtx *c, BkGroup *g, uint64_t bound, AtlErr *e)
             if (k->nuse > 0) { k->active = 1; continue; }
             /* nothing to move: done at once (a nop), or after the fixed costs */
             uint64_t done = k->start + (in->op == ISA_OP_NOP ? 0 : k->lat);
-            k->dma_free = done;
-            int lt = k->q[k->pos].loads_tile, cl = cs / ch->cores_per_cluster;
-            if (lt >= 0) { k->l_end[lt] = done; k->loaded = lt + 1; }
-            if (lt == -2) {
-                wdone[cl] = done;
-                wknown[cl] = 1;
-                for (int j = 0; j < ch->cores_per_cluster; j++) advance(ch, &ks[cl * ch->cores_per_cluster + j], wdone[cl], 1);
-            } else advance(ch, k, wdone[cl], wknown[cl]);
-            k->pos++;
+            dma_finished(ch, ks, cs, done, wdone, wknown);
         }
     }
     free(wdone);

@@ -183,6 +183,12 @@ void bk_compact(const uint32_t sh[4], int64_t st[4]); /* row-major element strid
 /* Appends the activation `act` on n contiguous elements at lmem p (in place). */
 int bk_act_code(BkCode *c, const char *act, float alpha, float beta, int dt, uint64_t p,
                 uint64_t tmp, uint32_t n, int layer);
+/* The f32 epilogue of a conv/mm tile after its bias: l's fused activation
+ * in place on the block osh (row-major strides ost) at acc (scratch tmp),
+ * then, when the storage dtype dt is not f32, a cast into out. *res gets
+ * the LMEM of the result in dt. -1 when the activation cannot be fused. */
+int bk_matrix_epilogue(BkCode *c, const BkLow *l, int dt, uint64_t acc, uint64_t tmp, uint64_t out,
+                       const uint32_t osh[4], const int64_t ost[4], uint64_t *res);
 /* Adds a weight blob (data already in its final dtype and layout). */
 int bk_weight(BkCtx *c, const void *data, size_t bytes, uint64_t *tagged, AtlErr *e);
 /* A constant tensor in the storage dtype, row-major (placed on first use). */

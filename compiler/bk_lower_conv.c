@@ -213,21 +213,8 @@ static int conv_gen(BkCtx *c, const BkGroup *g, int t, uint64_t slot, BkCode *k,
             in = bk_vbin(ISA_OP_V_ADD, ISA_F32, acc, acc, bsrc, osh, oc, oc, bs);
             bk_code_cp(k, &in);
         }
-        uint32_t cnt = (uint32_t)rn * wn * ocn;
-        if (l->act[0] && bk_act_code(k, l->act, l->act_alpha, l->act_beta, ISA_F32, acc, slot + l->l_tmp, cnt, 0))
+        if (bk_matrix_epilogue(k, l, dt, acc, slot + l->l_tmp, slot + l->l_out, osh, oc, &res))
             return bk_fail(c, g->node, e, "activation %s cannot be fused", l->act);
-        res = acc;
-        if (dt != ISA_F32) {
-            memset(&in, 0, sizeof in);
-            in.op = ISA_OP_V_CAST;
-            in.dtype = ISA_F32;
-            in.otype = (uint8_t)dt;
-            in.dst = slot + l->l_out;
-            in.src = acc;
-            for (int d = 0; d < 4; d++) { in.shape[d] = osh[d]; in.dst_stride[d] = (int32_t)oc[d]; in.src_stride[d] = (int32_t)oc[d]; }
-            bk_code_cp(k, &in);
-            res = slot + l->l_out;
-        }
         ochan = (uint32_t)ocn;
     } else {
         op.op = (uint8_t)l->pool_op;

@@ -122,21 +122,9 @@ static int epilogue(BkCtx *c, const BkGroup *g, const MmTile *p, uint64_t slot, 
         in = bk_vbin(ISA_OP_V_ADD, ISA_F32, acc, acc, slot + l->l_b, osh, oc, oc, bs);
         bk_code_cp(k, &in);
     }
-    if (l->act[0] && bk_act_code(k, l->act, l->act_alpha, l->act_beta, ISA_F32, acc, slot + l->l_tmp,
-                                 (uint32_t)(p->mn * p->nn), 0))
+    uint64_t res;
+    if (bk_matrix_epilogue(k, l, dt, acc, slot + l->l_tmp, slot + l->l_out, osh, oc, &res))
         return bk_fail(c, g->node, e, "activation %s cannot be fused", l->act);
-    uint64_t res = acc;
-    if (dt != ISA_F32) {
-        memset(&in, 0, sizeof in);
-        in.op = ISA_OP_V_CAST;
-        in.dtype = ISA_F32;
-        in.otype = (uint8_t)dt;
-        in.dst = slot + l->l_out;
-        in.src = acc;
-        for (int d = 0; d < 4; d++) { in.shape[d] = osh[d]; in.dst_stride[d] = (int32_t)oc[d]; in.src_stride[d] = (int32_t)oc[d]; }
-        bk_code_cp(k, &in);
-        res = slot + l->l_out;
-    }
     ds[0] = 0; ds[1] = 0; ds[2] = l->Nn; ds[3] = 1;
     uint64_t dst = l->y + ((uint64_t)p->bi * l->M * l->Nn + (uint64_t)p->m0 * l->Nn + (uint64_t)p->n0) * es;
     in = bk_dma(dt, ISA_SPACE_DRAM, dst, ISA_SPACE_LMEM, res, osh, ds, oc);
