@@ -113,6 +113,17 @@ static inline int e2e_build(const IrGraph *g, const AtlChip *chip, int dtype, Bk
     return !*s || sim_load(*s, p, e) ? -1 : 0;
 }
 
+/* Writes n f32 values, converted to dtype, into io tensor ti of the staged
+ * model in the simulator's DRAM. */
+static inline int e2e_put_input(AtlSim *s, const BkRegionBases *b, AbmTensor ti, int dtype, const float *v, int64_t n,
+                                AtlErr *e)
+{
+    uint8_t *din = sim_dram(s, b->base[ABM_REGION_IO] + ti.offset, (uint64_t)n * isa_dtype_size(dtype));
+    if (!din) return atl_fail(e, "input outside DRAM");
+    for (int64_t i = 0; i < n; i++) e2e_store_elem(dtype, din, (size_t)i, v[i]);
+    return 0;
+}
+
 /* Runs model NAME on chip file for dtype; fills r. Returns 0 if it ran. */
 static inline int e2e_run(const char *name, const char *chipfile, int dtype, E2eResult *r)
 {
@@ -154,9 +165,7 @@ static inline int e2e_run(const char *name, const char *chipfile, int dtype, E2e
     to = abm_tensor(&m.view, (uint32_t)oi);
     int64_t nin = atl_ndarray_numel(rin), nout = atl_ndarray_numel(rout);
     int es = isa_dtype_size(dtype);
-    uint8_t *din = sim_dram(s, b.base[ABM_REGION_IO] + ti.offset, (uint64_t)nin * es);
-    if (!din) { atl_fail(&e, "input outside DRAM"); goto done; }
-    for (int64_t i = 0; i < nin; i++) e2e_store_elem(dtype, din, (size_t)i, ((const float *)rin->data)[i]);
+    if (e2e_put_input(s, &b, ti, dtype, (const float *)rin->data, nin, &e)) goto done;
     if (sim_run(s, &e)) goto done;
     r->ok_sim = 1;
     const AtlSimStats *st = sim_stats(s);
@@ -244,9 +253,7 @@ static inline int e2e_graph_sum(IrGraph *g, const char *chipfile, int dtype, dou
     if (e2e_build(g, &chip, dtype, sum, NULL, &buf, &len, &m, &p, &b, &s, &e)) goto done;
     AbmTensor ti = abm_tensor(&m.view, 0);
     int es = isa_dtype_size(dtype);
-    uint8_t *din = sim_dram(s, b.base[ABM_REGION_IO] + ti.offset, (uint64_t)n * es);
-    if (!din) { atl_fail(&e, "input outside DRAM"); goto done; }
-    for (int64_t i = 0; i < n; i++) e2e_store_elem(dtype, din, (size_t)i, ((float *)in.data)[i]);
+    if (e2e_put_input(s, &b, ti, dtype, (const float *)in.data, n, &e)) goto done;
     if (sim_run(s, &e)) goto done;
     double mx = 0;
     /* every graph output, found in the model's tensor table by name */
