@@ -10,7 +10,8 @@
 #   make            build/atoll and build/libatoll.a
 #   make test       every test, then again under ASan+UBSan; ends "N passed, N failed"
 #   make bench      benchmark table
-#   make fuzz       libFuzzer harnesses, FUZZ_SECONDS each
+#   make fuzz       libFuzzer harnesses, FUZZ_SECONDS each (explore), or
+#                   FUZZ_RUNS inputs each from seed 1 (reproducible, as CI runs it)
 #   make conformance  ONNX backend tests per op; regenerates docs/conformance.md
 #   make conformance-chip  the same on the simulated chip; regenerates docs/conformance-chip.md
 #   make demo       digits CNN on the simulated chip (accuracy, speed), ResNet-50 timing
@@ -21,6 +22,7 @@ BUILD   ?= build
 PREFIX  ?= /usr/local
 SAN     ?= 0
 FUZZ_SECONDS ?= 20
+FUZZ_RUNS ?=
 VERSION := 0.1.0
 
 WARN    := -Wall -Wextra -Werror -Wno-unused-parameter -Wno-format-truncation
@@ -94,7 +96,12 @@ bench: $(ATOLL) $(BENCH_BINS)
 
 # Fuzzers: the library is compiled once with coverage instrumentation
 # (fuzzer-no-link), then each harness links against it. Each runs for
-# FUZZ_SECONDS; $(BUILD)/fuzz/results.txt gets "passed failed" like run.sh.
+# FUZZ_SECONDS, or with FUZZ_RUNS set for that many inputs from a fixed seed,
+# so that a run (CI's) gives the same verdict on every machine and can be
+# replayed before pushing. $(BUILD)/fuzz/results.txt gets "passed failed"
+# like run.sh.
+FUZZ_BUDGET := $(if $(FUZZ_RUNS),-seed=1 -runs=$(FUZZ_RUNS),-max_total_time=$(FUZZ_SECONDS))
+FUZZ_WHAT   := $(if $(FUZZ_RUNS),$(FUZZ_RUNS) runs,$(FUZZ_SECONDS) s)
 FUZZ_BINS  := $(patsubst fuzz/%.c,$(BUILD)/fuzz/%,$(FUZZ_SRCS))
 FUZZ_FLAGS := $(CSTD) -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=undefined \
               -DATOLL_VERSION='"$(VERSION)"' -Iinclude -I. -I$(BUILD)/gen
@@ -111,8 +118,8 @@ $(BUILD)/fuzz/%: fuzz/%.c $(FUZZ_OBJS)
 fuzz: $(BUILD)/gen/commands.h $(FUZZ_BINS)
 	@ok=0; bad=0; for f in $(FUZZ_BINS); do n=$$(basename $$f); mkdir -p $(BUILD)/fuzz/corpus-$$n; \
 	  seeds=fuzz/seeds/$$n; [ -d $$seeds ] || seeds=; \
-	  if $$f -max_total_time=$(FUZZ_SECONDS) -rss_limit_mb=2048 $(BUILD)/fuzz/corpus-$$n $$seeds >$(BUILD)/fuzz/$$n.log 2>&1; \
-	  then echo "ok fuzz $$n ($(FUZZ_SECONDS) s)"; ok=$$((ok + 1)); \
+	  if $$f $(FUZZ_BUDGET) -rss_limit_mb=2048 $(BUILD)/fuzz/corpus-$$n $$seeds >$(BUILD)/fuzz/$$n.log 2>&1; \
+	  then echo "ok fuzz $$n ($(FUZZ_WHAT))"; ok=$$((ok + 1)); \
 	  else tail -40 $(BUILD)/fuzz/$$n.log; echo "not ok fuzz $$n"; bad=$$((bad + 1)); fi; done; \
 	  echo "$$ok $$bad" > $(BUILD)/fuzz/results.txt; echo "fuzz: $$ok passed, $$bad failed"; [ $$bad -eq 0 ]
 

@@ -378,7 +378,14 @@ int64_t ir_attr_int(const IrNode *n, const char *name, int64_t dflt)
 {
     const IrAttr *a = ir_attr(n, name);
     if (!a) return dflt;
-    if (a->type == IR_ATTR_FLOAT) return (int64_t)a->f;
+    if (a->type == IR_ATTR_FLOAT) {
+        /* a float where an int belongs: saturate, so that a range check
+         * downstream rejects it instead of the conversion being undefined */
+        if (!(a->f == a->f)) return dflt;
+        if (a->f >= 9.2e18f) return INT64_MAX;
+        if (a->f <= -9.2e18f) return INT64_MIN;
+        return (int64_t)a->f;
+    }
     return a->i;
 }
 

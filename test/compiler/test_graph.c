@@ -9,6 +9,7 @@
 #include "compiler/ops.h"
 #include "compiler/passes.h"
 #include <stdlib.h>
+#include <math.h>
 
 static AtlErr e;
 
@@ -143,6 +144,34 @@ TEST(unsupported_op_message)
     REQUIRE(ir_add_op(&g, "HardSwish", "hs", "x", "y", &e) >= 0);
     CHECK(ir_infer_shapes(&g, &e) == -1);
     CHECK_STR_CONTAINS(e.msg, "'HardSwish' is not supported at opset 12 (supported for opsets 14-18)");
+    ir_free(&g);
+}
+
+/* an int attribute written as a huge float (a fuzzer found -9.5e27 as
+ * Flatten's axis) saturates, so shape inference rejects it by name rather
+ * than converting out of range */
+TEST(float_attr_where_int_belongs)
+{
+    IrGraph g;
+    ir_init(&g);
+    g.opset = 13;
+    int64_t d[2] = {2, 3};
+    REQUIRE(ir_add_input(&g, "x", IR_F32, 2, d, &e) >= 0);
+    int n = ir_add_op(&g, "Flatten", "fl", "x", "y", &e);
+    REQUIRE(n >= 0);
+    IrAttr *a = ir_node_add_attr(&g, n, "axis", IR_ATTR_FLOAT, &e);
+    REQUIRE(a != NULL);
+    a->f = -9.5e27f;
+    CHECK(ir_attr_int(&g.nodes[n], "axis", 7) == INT64_MIN);
+    a->f = 3e30f;
+    CHECK(ir_attr_int(&g.nodes[n], "axis", 7) == INT64_MAX);
+    a->f = NAN;
+    CHECK(ir_attr_int(&g.nodes[n], "axis", 7) == 7);
+    a->f = -2.0f;
+    CHECK(ir_attr_int(&g.nodes[n], "axis", 7) == -2);
+    a->f = 1e20f;
+    CHECK(ir_infer_shapes(&g, &e) == -1);
+    CHECK_STR_CONTAINS(e.msg, "fl");
     ir_free(&g);
 }
 
@@ -362,6 +391,7 @@ int main(void)
     RUN(printer);
     RUN(input_shape_fixing);
     RUN(unsupported_op_message);
+    RUN(float_attr_where_int_belongs);
     RUN(interp_conv_by_hand);
     RUN(pass_bnfold_conv_and_gemm);
     RUN(pass_fold_shape_chain);
