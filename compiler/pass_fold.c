@@ -2,7 +2,7 @@
  *
  * Reads: nodes in topological order, inferred shapes, constant data.
  * Does: walks the nodes once; a node whose present inputs are all constants
- *   (or a Shape node whose input shape is fully known) is evaluated with the
+ *   (or a Shape or Size node whose input shape is fully known) is evaluated with the
  *   op table's kernel, its outputs become constants and the node is marked
  *   dead. Every other node is re-inferred, so shapes that became known
  *   through folding flow forward in the same walk.
@@ -21,9 +21,15 @@
 
 #define FOLD_MAX_ELEMS ((int64_t)1 << 24)
 
+/* Shape and Size read only their input's dims */
+static int shape_only(const IrNode *n)
+{
+    return !strcmp(n->op, "Shape") || !strcmp(n->op, "Size");
+}
+
 static int foldable(const IrGraph *g, const IrNode *n)
 {
-    if (!strcmp(n->op, "Shape")) {
+    if (shape_only(n)) {
         int t = n->in[0];
         return t >= 0 && ir_shape_known(&g->t[t]);
     }
@@ -45,8 +51,8 @@ int pass_fold_constants(IrGraph *g, AtlErr *e)
         if (n->dead) continue;
         ir_node_io_bind(g, n, &io);
         int fold = foldable(g, n);
-        if (fold && !strcmp(n->op, "Shape")) {
-            /* Shape needs only the input's dims: give it a dummy data pointer */
+        if (fold && shape_only(n)) {
+            /* Shape/Size need only the input's dims: give a dummy data pointer */
             shape_in = g->t[n->in[0]];
             shape_in.data = (void *)1;
             in[0] = &shape_in;

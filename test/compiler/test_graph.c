@@ -315,6 +315,25 @@ TEST(pass_fold_shape_chain)
     ir_free(&g);
 }
 
+/* Size, like Shape, folds once its input's shape is known */
+TEST(pass_fold_size)
+{
+    IrGraph g;
+    ir_init(&g);
+    g.opset = 13;
+    int64_t xd[3] = {2, 3, 5};
+    ir_add_input(&g, "x", IR_F32, 3, xd, &e);
+    ir_add_op(&g, "Size", "size", "x", "n", &e);
+    ir_add_output(&g, "n", &e);
+    REQUIRE(ir_infer_shapes(&g, &e) == 0);
+    REQUIRE(pass_fold_constants(&g, &e) == 0);
+    CHECK_EQ_INT(count_op(&g, "Size"), 0);
+    const IrTensor *n = &g.t[ir_find(&g, "n")];
+    REQUIRE(n->data != NULL);
+    CHECK_EQ_INT(((const int64_t *)n->data)[0], 30);
+    ir_free(&g);
+}
+
 TEST(pass_pipeline_dead_code)
 {
     IrGraph g;
@@ -395,6 +414,7 @@ int main(void)
     RUN(interp_conv_by_hand);
     RUN(pass_bnfold_conv_and_gemm);
     RUN(pass_fold_shape_chain);
+    RUN(pass_fold_size);
     RUN(pass_pipeline_dead_code);
     return test_summary("test_graph");
 }
