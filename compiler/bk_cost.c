@@ -48,6 +48,9 @@ uint64_t bk_insn_cycles(const AtlChip *chip, const AtlInsn *in)
     if (in->op == ISA_OP_DMA_COPY || in->op == ISA_OP_DMA_FILL)
         return tim_dma_cycles(chip, in->dst_space, in->op == ISA_OP_DMA_FILL ? in->dst_space : in->src_space,
                               dma_bytes(in));
+    if (in->op == ISA_OP_DMA_GATHER)
+        return tim_dma_cycles(chip, in->dst_space, in->src_space, dma_bytes(in)) +
+               tim_gather_index_cycles(chip, in->src2_space, in->shape[1]);
     return tim_compute_cycles(chip, in);
 }
 

@@ -197,15 +197,23 @@ static void collect(BkFlowPlanner *p)
     p->nt = 0;
 }
 
+/* A copy and a gather read a source; a fill reads nothing. A gather is
+ * priced as the copy of rows 0..shape[1]-1 (docs/timing.md): the rows it
+ * really reads are data, the bytes are the same. */
+static int reads_source(const AtlInsn *in)
+{
+    return in->op != ISA_OP_DMA_FILL;
+}
+
 /* Where a DMA's data comes from: a fill reads nothing (its own space). */
 static int src_space_of(const AtlInsn *in)
 {
-    return in->op == ISA_OP_DMA_COPY ? in->src_space : in->dst_space;
+    return reads_source(in) ? in->src_space : in->dst_space;
 }
 
 static void noc_work(BkFlowPlanner *p, const AtlInsn *in, int cl, uint64_t wn)
 {
-    int src_space = src_space_of(in), copy = in->op == ISA_OP_DMA_COPY;
+    int src_space = src_space_of(in), copy = reads_source(in);
     if (in->dst_space == ISA_SPACE_DRAM && src_space != ISA_SPACE_DRAM) add_work(p, p->noc_out + cl, wn);
     else if (src_space == ISA_SPACE_DRAM && in->dst_space != ISA_SPACE_DRAM) add_work(p, p->noc_in + cl, wn);
     else if (src_space == ISA_SPACE_DRAM && copy) { add_work(p, p->noc_in + cl, wn); add_work(p, p->noc_out + cl, wn); }
@@ -245,7 +253,7 @@ static void plan_reference(BkFlowPlanner *p, int core, const AtlInsn *in)
     uint64_t bb = (uint64_t)ch->dma_burst_bytes;
     if (bb >= (uint64_t)es) bb -= bb % (uint64_t)es;
     uint64_t total = dma_bytes(in);
-    int copy = in->op == ISA_OP_DMA_COPY;
+    int copy = reads_source(in);
     double chbw = tim_dram_channel_bytes_per_cycle(ch);
     uint64_t dr[2] = {dense_run(in, in->dst_stride, es), copy ? dense_run(in, in->src_stride, es) : 1};
     p->nt = 0;
@@ -487,7 +495,7 @@ static int walk_applies(const BkFlowPlanner *p, const AtlInsn *in)
     for (int d = 0; d < 4; d++) bits |= in->dst_stride[d] | in->src_stride[d];
     if (bits & (int32_t)(es - 1)) return 0; /* strides of whole elements */
     if (!walk_end_ok(p, in, in->dst_space, in->dst_stride, in->dst)) return 0;
-    return in->op != ISA_OP_DMA_COPY || walk_end_ok(p, in, in->src_space, in->src_stride, in->src);
+    return !reads_source(in) || walk_end_ok(p, in, in->src_space, in->src_stride, in->src);
 }
 
 /* ---- the memo of one end's work ---- */
@@ -606,7 +614,7 @@ static int plan_walk(BkFlowPlanner *p, int core, const AtlInsn *in, int memo)
 {
     const AtlChip *ch = p->ch;
     int cpc = ch->cores_per_cluster, cl = core / cpc;
-    int copy = in->op == ISA_OP_DMA_COPY;
+    int copy = reads_source(in);
     p->nt = 0;
     for (int end = 0; end < 1 + copy; end++) {
         int space = end ? in->src_space : in->dst_space;
@@ -633,6 +641,7 @@ static int plan_walk(BkFlowPlanner *p, int core, const AtlInsn *in, int memo)
 int bk_flow_plan(BkFlowPlanner *p, int core, const AtlInsn *in, int how, BkFlowPlan *out, AtlErr *e)
 {
     uint64_t lat = tim_dma_path_latency(p->ch, in->dst_space, src_space_of(in)) + (uint64_t)p->ch->dma_issue_cycles;
+    if (in->op == ISA_OP_DMA_GATHER) lat += tim_gather_index_cycles(p->ch, in->src2_space, in->shape[1]);
     if (how == BK_FLOW_REFERENCE || !walk_applies(p, in)) plan_reference(p, core, in);
     else if (plan_walk(p, core, in, how == BK_FLOW_MEMO)) return atl_fail(e, "out of memory in the cost model");
     *out = (BkFlowPlan){p->out, p->nout, lat};

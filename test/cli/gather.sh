@@ -13,6 +13,17 @@ expect_ok gather_inspect "$ATOLL" inspect "$TMPD/g.abm"
 expect_grep gather_inspect_idx "idx .*int32" "$TMPD/out"
 expect_ok gather_estimate "$ATOLL" compile $D/gather_rt.onnx --chip $CHIP -o "$TMPD/g2.abm" --estimate
 expect_grep gather_estimate_layer "gathers" "$TMPD/out"
+# the cost model prices a gather's source rows and its index-table read:
+# its estimate for the lookup layer is within 15% of the simulated span
+for chip in configs/tiny.ini configs/a1.ini; do
+    "$ATOLL" compile $D/gather_rt.onnx --chip $chip -o "$TMPD/ge.abm" --estimate >"$TMPD/est" 2>&1
+    "$ATOLL" run "$TMPD/ge.abm" --chip $chip --input $D/gather_rt_in.npz --output "$TMPD/ye.npy" --profile >"$TMPD/prof" 2>&1
+    est=$(awk '$2 == "lookup" { print $(NF-2) }' "$TMPD/est")
+    sim=$(awk '$1 == "layer" && $2 == "insns" { t = 1; next } t && $1 == "0" { print $4 - $3; exit }' "$TMPD/prof")
+    if [ -n "$est" ] && [ -n "$sim" ] && awk -v a="$est" -v b="$sim" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(b > 0 && d <= 0.15 * b) }'
+    then ok "gather_estimate_vs_sim $(basename $chip) ($est vs $sim)"
+    else fail "gather_estimate_vs_sim $(basename $chip)" "estimate '$est', simulated '$sim'"; fi
+done
 expect_ok gather_run "$ATOLL" run "$TMPD/g.abm" --chip $CHIP --input $D/gather_rt_in.npz --output "$TMPD/y.npy"
 expect_ok gather_matches_numpy "$GEN" --close "$TMPD/y.npy" $D/gather_rt_y.npy 0
 expect_fail gather_bad_index "dma.gather: index 7 (entry 1 of idx) is outside \[-5, 5)" \
