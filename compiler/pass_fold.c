@@ -2,7 +2,8 @@
  *
  * Reads: nodes in topological order, inferred shapes, constant data.
  * Does: walks the nodes once; a node whose present inputs are all constants
- *   (or a Shape or Size node whose input shape is fully known) is evaluated with the
+ *   (or a Shape, Size or EyeLike node whose input shape is fully known) is
+ *   evaluated with the
  *   op table's kernel, its outputs become constants and the node is marked
  *   dead. Every other node is re-inferred, so shapes that became known
  *   through folding flow forward in the same walk.
@@ -21,10 +22,10 @@
 
 #define FOLD_MAX_ELEMS ((int64_t)1 << 24)
 
-/* Shape and Size read only their input's dims */
+/* Shape, Size and EyeLike read only their input's dims (and dtype) */
 static int shape_only(const IrNode *n)
 {
-    return !strcmp(n->op, "Shape") || !strcmp(n->op, "Size");
+    return !strcmp(n->op, "Shape") || !strcmp(n->op, "Size") || !strcmp(n->op, "EyeLike");
 }
 
 static int foldable(const IrGraph *g, const IrNode *n)
@@ -52,7 +53,7 @@ int pass_fold_constants(IrGraph *g, AtlErr *e)
         ir_node_io_bind(g, n, &io);
         int fold = foldable(g, n);
         if (fold && shape_only(n)) {
-            /* Shape/Size need only the input's dims: give a dummy data pointer */
+            /* these need only the input's dims: give a dummy data pointer */
             shape_in = g->t[n->in[0]];
             shape_in.data = (void *)1;
             in[0] = &shape_in;

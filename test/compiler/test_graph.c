@@ -315,22 +315,29 @@ TEST(pass_fold_shape_chain)
     ir_free(&g);
 }
 
-/* Size, like Shape, folds once its input's shape is known */
-TEST(pass_fold_size)
+/* Size and EyeLike, like Shape, fold once their input's shape is known */
+TEST(pass_fold_size_eyelike)
 {
     IrGraph g;
     ir_init(&g);
     g.opset = 13;
-    int64_t xd[3] = {2, 3, 5};
+    int64_t xd[3] = {2, 3, 5}, md[2] = {3, 4};
     ir_add_input(&g, "x", IR_F32, 3, xd, &e);
+    ir_add_input(&g, "m", IR_I32, 2, md, &e);
     ir_add_op(&g, "Size", "size", "x", "n", &e);
+    int ey = ir_add_op(&g, "EyeLike", "eye", "m", "i", &e);
+    ir_set_attr_int(&g, ey, "k", 1, &e);
     ir_add_output(&g, "n", &e);
+    ir_add_output(&g, "i", &e);
     REQUIRE(ir_infer_shapes(&g, &e) == 0);
     REQUIRE(pass_fold_constants(&g, &e) == 0);
-    CHECK_EQ_INT(count_op(&g, "Size"), 0);
-    const IrTensor *n = &g.t[ir_find(&g, "n")];
-    REQUIRE(n->data != NULL);
+    CHECK_EQ_INT(count_op(&g, "Size") + count_op(&g, "EyeLike"), 0);
+    const IrTensor *n = &g.t[ir_find(&g, "n")], *i = &g.t[ir_find(&g, "i")];
+    REQUIRE(n->data != NULL && i->data != NULL);
     CHECK_EQ_INT(((const int64_t *)n->data)[0], 30);
+    CHECK_EQ_INT(i->dtype, IR_I32);
+    static const int32_t want[12] = {0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1};
+    for (int k = 0; k < 12; k++) CHECK_EQ_INT(((const int32_t *)i->data)[k], want[k]);
     ir_free(&g);
 }
 
@@ -414,7 +421,7 @@ int main(void)
     RUN(interp_conv_by_hand);
     RUN(pass_bnfold_conv_and_gemm);
     RUN(pass_fold_shape_chain);
-    RUN(pass_fold_size);
+    RUN(pass_fold_size_eyelike);
     RUN(pass_pipeline_dead_code);
     return test_summary("test_graph");
 }
