@@ -54,6 +54,7 @@ static void exec_sel(const AtlInsn *in, uint8_t *D, const uint8_t *A, const uint
 static int check_divisors(AtlSim *s, const AtlInsn *in, const uint8_t *B, int dt, int es)
 {
     uint64_t flat = 0;
+    if (!num_int_divisor_faults(in->op, 0)) return 0;  /* not a division: nothing to check */
     FOR4(in->shape, {
         if (num_int_divisor_faults(in->op, num_load_int(B + OFF(in->src2_stride) * es, dt))) {
             snprintf(s->exec_msg, sizeof s->exec_msg, "%s: zero divisor at element [%u,%u,%u,%u] (#%llu) of src2",
