@@ -38,7 +38,7 @@ typedef enum { CFG_INT, CFG_REAL, CFG_TEXT } AtlCfgType;
     K("matrix", "weight_double_buffer", mm_weight_double_buffer, CFG_INT, 0, 1,   "",       "SIM", "1: the next fold's weights load during the current fold") \
     K("matrix", "issue_cycles",       mm_issue_cycles,    CFG_INT,  0, 10000,    "cycles", "SIM", "fixed cost to start an mm/conv instruction") \
     K("vector", "lanes",              vec_lanes,          CFG_INT,  1, 4096,     "",       "FP",  "32-bit lanes: f32/i32 elements per cycle (16-bit x2, 8-bit x4)") \
-    K("vector", "transcendental_cycles", vec_transcendental_cycles, CFG_INT, 1, 64, "cycles", "SIM", "cycles per lane-group for exp/log/tanh/sigmoid/gelu/recip/sqrt/rsqrt") \
+    K("vector", "transcendental_cycles", vec_transcendental_cycles, CFG_INT, 1, 64, "cycles", "SIM", "cycles per lane-group for exp/log/tanh/sigmoid/gelu/recip/sqrt/rsqrt/trigonometric/hyperbolic/erf") \
     K("vector", "issue_cycles",       vec_issue_cycles,   CFG_INT,  0, 10000,    "cycles", "SIM", "fixed cost to start a vector instruction") \
     K("lmem",   "bytes",              lmem_bytes,         CFG_INT,  4096, 1<<30, "bytes",  "FP",  "local memory per core") \
     K("lmem",   "banks",              lmem_banks,         CFG_INT,  1, 256,      "",       "FP",  "LMEM banks (interleaved by bank_width)") \

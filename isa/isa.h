@@ -108,6 +108,7 @@ typedef struct AtlInsn {
     uint8_t count_pad;         /* avgpool: divide by the full window incl. padding */
     uint8_t per_channel;       /* requant: one (mult, shift) per innermost index */
     uint8_t axis;              /* reductions: 0..3 */
+    uint8_t last;              /* v.rargmax/v.rargmin: ties (and NaNs) give the last index */
     uint8_t scope;             /* barriers */
     uint16_t bar_id, bar_count;
     uint32_t limit;            /* dma.gather: source rows along d1 (valid indices -limit..limit-1) */
@@ -172,6 +173,7 @@ typedef enum {
     F(COUNTPAD, "countpad", ISA_K_FLAG,    count_pad,   "average over the whole window including padding") \
     F(PERCH,    "perch",    ISA_K_FLAG,    per_channel, "per-channel parameters along the innermost dimension") \
     F(AXIS,     "axis",     ISA_K_UINT,    axis,        "dimension to reduce, 0 = outermost") \
+    F(LAST,     "last",     ISA_K_FLAG,    last,        "arg-reductions: of equal extremes take the last index, not the first") \
     F(SCOPE,    "scope",    ISA_K_UINT,    scope,       "0 = cluster, 1 = chip") \
     F(BAR_ID,   "id",       ISA_K_UINT,    bar_id,      "barrier id") \
     F(BAR_CNT,  "count",    ISA_K_UINT,    bar_count,   "number of arrivals that release the barrier") \
@@ -216,7 +218,8 @@ typedef enum {
     FMT(VCAST,    FLD(DTYPE,3) FLD(OTYPE,3) FLD(LDST,32) FLD(LSRC,32) FLD(SHAPE,16) \
                   FLD(DSTRIDE,24) FLD(SSTRIDE,24)) \
     FMT(BARRIER,  FLD(SCOPE,1) FLD(BAR_ID,8) FLD(BAR_CNT,16)) \
-    FMT(NONE,     )
+    FMT(NONE,     ) \
+    FMT(VARG,     FLD(DTYPE,3) FLD(LDST,32) FLD(LSRC,32) FLD(SHAPE,16) FLD(AXIS,2) FLD(LAST,1))
 
 /* ISA_OPS(X): X(ID, mnemonic, engine, format, summary)
  * Numeric semantics of every op: docs/isa.md (generated from the summaries
@@ -253,7 +256,36 @@ typedef enum {
     X(V_RMAX,   "v.rmax",   ISA_ENGINE_VEC, VRED,     "maximum of a contiguous 4-D tensor along `axis`") \
     X(V_REQUANT,"v.requant",ISA_ENGINE_VEC, VREQ,     "i32 -> i8: clamp(zp + round(x * mult / 2^(31+shift)), lo, hi), params (i32 mult, i32 shift) at src2") \
     X(V_CAST,   "v.cast",   ISA_ENGINE_VEC, VCAST,    "convert dtype -> otype (round to nearest even, saturate)") \
-    X(DMA_GATHER,"dma.gather",ISA_ENGINE_DMA, DMA_GATHER, "strided 4-D copy whose d1 source row is read from an i32 index table: dst[a,j,c,d] = src[a,idx[j],c,d]; an index outside [-limit, limit) faults")
+    X(DMA_GATHER,"dma.gather",ISA_ENGINE_DMA, DMA_GATHER, "strided 4-D copy whose d1 source row is read from an i32 index table: dst[a,j,c,d] = src[a,idx[j],c,d]; an index outside [-limit, limit) faults") \
+    X(V_EQ,     "v.eq",     ISA_ENGINE_VEC, VBIN,     "dst = src == src2 ? 1 : 0 (NaN compares false)") \
+    X(V_LT,     "v.lt",     ISA_ENGINE_VEC, VBIN,     "dst = src < src2 ? 1 : 0") \
+    X(V_LE,     "v.le",     ISA_ENGINE_VEC, VBIN,     "dst = src <= src2 ? 1 : 0") \
+    X(V_SEL,    "v.sel",    ISA_ENGINE_VEC, VBIN,     "dst = src != 0 ? src2 : dst (conditional move; reads the old dst)") \
+    X(V_AND,    "v.and",    ISA_ENGINE_VEC, VBIN,     "dst = src & src2 (integer dtypes only)") \
+    X(V_OR,     "v.or",     ISA_ENGINE_VEC, VBIN,     "dst = src | src2 (integer dtypes only)") \
+    X(V_XOR,    "v.xor",    ISA_ENGINE_VEC, VBIN,     "dst = src ^ src2 (integer dtypes only)") \
+    X(V_DIV,    "v.div",    ISA_ENGINE_VEC, VBIN,     "dst = src / src2 (integers: toward zero, saturating; a zero divisor faults)") \
+    X(V_MOD,    "v.mod",    ISA_ENGINE_VEC, VBIN,     "dst = src mod src2 (integers: sign of the divisor, a zero divisor faults; floats: fmodf)") \
+    X(V_FLOOR,  "v.floor",  ISA_ENGINE_VEC, VUN,      "dst = floor(src)") \
+    X(V_CEIL,   "v.ceil",   ISA_ENGINE_VEC, VUN,      "dst = ceil(src)") \
+    X(V_ROUND,  "v.round",  ISA_ENGINE_VEC, VUN,      "dst = src rounded to the nearest integer, half to even") \
+    X(V_TRUNC,  "v.trunc",  ISA_ENGINE_VEC, VUN,      "dst = src rounded toward zero") \
+    X(V_SIGN,   "v.sign",   ISA_ENGINE_VEC, VUN,      "dst = -1, 0 or +1 by the sign of src (NaN stays NaN)") \
+    X(V_SIN,    "v.sin",    ISA_ENGINE_VEC, VUN,      "dst = sin(src)") \
+    X(V_COS,    "v.cos",    ISA_ENGINE_VEC, VUN,      "dst = cos(src)") \
+    X(V_TAN,    "v.tan",    ISA_ENGINE_VEC, VUN,      "dst = tan(src)") \
+    X(V_ASIN,   "v.asin",   ISA_ENGINE_VEC, VUN,      "dst = asin(src)") \
+    X(V_ACOS,   "v.acos",   ISA_ENGINE_VEC, VUN,      "dst = acos(src)") \
+    X(V_ATAN,   "v.atan",   ISA_ENGINE_VEC, VUN,      "dst = atan(src)") \
+    X(V_SINH,   "v.sinh",   ISA_ENGINE_VEC, VUN,      "dst = sinh(src)") \
+    X(V_COSH,   "v.cosh",   ISA_ENGINE_VEC, VUN,      "dst = cosh(src)") \
+    X(V_ASINH,  "v.asinh",  ISA_ENGINE_VEC, VUN,      "dst = asinh(src)") \
+    X(V_ACOSH,  "v.acosh",  ISA_ENGINE_VEC, VUN,      "dst = acosh(src)") \
+    X(V_ATANH,  "v.atanh",  ISA_ENGINE_VEC, VUN,      "dst = atanh(src)") \
+    X(V_ERF,    "v.erf",    ISA_ENGINE_VEC, VUN,      "dst = erf(src)") \
+    X(V_RMIN,   "v.rmin",   ISA_ENGINE_VEC, VRED,     "minimum of a contiguous 4-D tensor along `axis`") \
+    X(V_RARGMAX,"v.rargmax",ISA_ENGINE_VEC, VARG,     "i32 index along `axis` of the maximum of a contiguous 4-D tensor (first of ties, last if `last`; NaN is the maximum)") \
+    X(V_RARGMIN,"v.rargmin",ISA_ENGINE_VEC, VARG,     "i32 index along `axis` of the minimum of a contiguous 4-D tensor (first of ties, last if `last`; NaN is the minimum)")
 
 typedef enum {
 #define X(id, mn, eng, fmt, doc) ISA_OP_##id,

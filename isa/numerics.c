@@ -133,6 +133,22 @@ int num_requant(int32_t x, int32_t mult, int32_t shift, int32_t zp,
     return 0;
 }
 
+/* Integer division toward zero; the caller has excluded b == 0. The one
+ * overflowing case (INT_MIN / -1) is exact in 64 bits and saturates later. */
+static int64_t int_div_trunc(int64_t a, int64_t b) { return a / b; }
+
+/* Remainder with the sign of the divisor (Python %, ONNX Mod fmod=0). */
+static int64_t int_mod_floor(int64_t a, int64_t b)
+{
+    int64_t r = a % b;
+    return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
+}
+
+int num_int_divisor_faults(int op, int64_t b)
+{
+    return b == 0 && (op == ISA_OP_V_DIV || op == ISA_OP_V_MOD);
+}
+
 int64_t num_int_binop(int op, int64_t a, int64_t b, int dtype)
 {
     int64_t lo, hi, r;
@@ -143,6 +159,14 @@ int64_t num_int_binop(int op, int64_t a, int64_t b, int dtype)
     case ISA_OP_V_MUL: r = a * b; break;
     case ISA_OP_V_MAX: r = a > b ? a : b; break;
     case ISA_OP_V_MIN: r = a < b ? a : b; break;
+    case ISA_OP_V_EQ: r = a == b; break;
+    case ISA_OP_V_LT: r = a < b; break;
+    case ISA_OP_V_LE: r = a <= b; break;
+    case ISA_OP_V_AND: r = a & b; break;
+    case ISA_OP_V_OR: r = a | b; break;
+    case ISA_OP_V_XOR: r = a ^ b; break;
+    case ISA_OP_V_DIV: r = b ? int_div_trunc(a, b) : 0; break;
+    case ISA_OP_V_MOD: r = b ? int_mod_floor(a, b) : 0; break;
     default: return 0;
     }
     return num_sat(r, lo, hi);
@@ -157,6 +181,12 @@ float num_f32_binop(int op, float a, float b)
     /* max/min: NaN in either operand gives NaN (fmaxf would drop it) */
     case ISA_OP_V_MAX: return (isnan(a) || isnan(b)) ? a + b : (a > b ? a : (b > a ? b : (signbit(a) ? b : a)));
     case ISA_OP_V_MIN: return (isnan(a) || isnan(b)) ? a + b : (a < b ? a : (b < a ? b : (signbit(a) ? a : b)));
+    /* comparisons: IEEE (NaN unordered, -0 == +0) */
+    case ISA_OP_V_EQ: return a == b ? 1.0f : 0.0f;
+    case ISA_OP_V_LT: return a < b ? 1.0f : 0.0f;
+    case ISA_OP_V_LE: return a <= b ? 1.0f : 0.0f;
+    case ISA_OP_V_DIV: return a / b;
+    case ISA_OP_V_MOD: return fmodf(a, b);
     default: return 0.0f;
     }
 }
@@ -177,13 +207,70 @@ float num_f32_unop(int op, float x, float alpha, float beta)
     case ISA_OP_V_RECIP: return 1.0f / x;
     case ISA_OP_V_SQRT: return sqrtf(x);
     case ISA_OP_V_RSQRT: return 1.0f / sqrtf(x);
+    case ISA_OP_V_FLOOR: return floorf(x);
+    case ISA_OP_V_CEIL: return ceilf(x);
+    case ISA_OP_V_ROUND: return (float)num_round_half_even((double)x);
+    case ISA_OP_V_TRUNC: return truncf(x);
+    case ISA_OP_V_SIGN: return isnan(x) ? x : (x > 0.0f ? 1.0f : (x < 0.0f ? -1.0f : 0.0f));
+    case ISA_OP_V_SIN: return sinf(x);
+    case ISA_OP_V_COS: return cosf(x);
+    case ISA_OP_V_TAN: return tanf(x);
+    case ISA_OP_V_ASIN: return asinf(x);
+    case ISA_OP_V_ACOS: return acosf(x);
+    case ISA_OP_V_ATAN: return atanf(x);
+    case ISA_OP_V_SINH: return sinhf(x);
+    case ISA_OP_V_COSH: return coshf(x);
+    case ISA_OP_V_ASINH: return asinhf(x);
+    case ISA_OP_V_ACOSH: return acoshf(x);
+    case ISA_OP_V_ATANH: return atanhf(x);
+    case ISA_OP_V_ERF: return erff(x);
     default: return 0.0f;
     }
 }
 
+/* Which dtypes each vector op accepts beyond "any dtype": the transcendental
+ * class (float only, priced at transcendental_cycles) and the bitwise class
+ * (integer only). Indexed by opcode; unlisted ops are 0 = any dtype. */
+enum { CLASS_ANY = 0, CLASS_TRANSCENDENTAL, CLASS_INT_ONLY };
+static const uint8_t op_class[ISA_NUM_OPS] = {
+    [ISA_OP_V_SIGMOID] = CLASS_TRANSCENDENTAL, [ISA_OP_V_TANH] = CLASS_TRANSCENDENTAL,
+    [ISA_OP_V_EXP] = CLASS_TRANSCENDENTAL, [ISA_OP_V_LOG] = CLASS_TRANSCENDENTAL,
+    [ISA_OP_V_GELU] = CLASS_TRANSCENDENTAL, [ISA_OP_V_RECIP] = CLASS_TRANSCENDENTAL,
+    [ISA_OP_V_SQRT] = CLASS_TRANSCENDENTAL, [ISA_OP_V_RSQRT] = CLASS_TRANSCENDENTAL,
+    [ISA_OP_V_SIN] = CLASS_TRANSCENDENTAL, [ISA_OP_V_COS] = CLASS_TRANSCENDENTAL,
+    [ISA_OP_V_TAN] = CLASS_TRANSCENDENTAL, [ISA_OP_V_ASIN] = CLASS_TRANSCENDENTAL,
+    [ISA_OP_V_ACOS] = CLASS_TRANSCENDENTAL, [ISA_OP_V_ATAN] = CLASS_TRANSCENDENTAL,
+    [ISA_OP_V_SINH] = CLASS_TRANSCENDENTAL, [ISA_OP_V_COSH] = CLASS_TRANSCENDENTAL,
+    [ISA_OP_V_ASINH] = CLASS_TRANSCENDENTAL, [ISA_OP_V_ACOSH] = CLASS_TRANSCENDENTAL,
+    [ISA_OP_V_ATANH] = CLASS_TRANSCENDENTAL, [ISA_OP_V_ERF] = CLASS_TRANSCENDENTAL,
+    [ISA_OP_V_AND] = CLASS_INT_ONLY, [ISA_OP_V_OR] = CLASS_INT_ONLY, [ISA_OP_V_XOR] = CLASS_INT_ONLY,
+};
+
 int num_op_is_transcendental(int op)
 {
-    return op >= ISA_OP_V_SIGMOID && op <= ISA_OP_V_RSQRT;
+    return op >= 0 && op < ISA_NUM_OPS && op_class[op] == CLASS_TRANSCENDENTAL;
+}
+
+int num_op_dtype_ok(int op, int dtype)
+{
+    if (op < 0 || op >= ISA_NUM_OPS) return 0;
+    if (op_class[op] == CLASS_TRANSCENDENTAL) return num_is_float(dtype);
+    if (op_class[op] == CLASS_INT_ONLY) return !num_is_float(dtype);
+    return 1;
+}
+
+int num_is_nonzero(const void *p, int dtype)
+{
+    if (num_is_float(dtype)) return num_load_f64(p, dtype) != 0.0; /* NaN != 0; -0 == 0 */
+    return num_load_int(p, dtype) != 0;
+}
+
+int num_arg_replaces(int op, double v, double best, int last)
+{
+    if (isnan(best)) return last && isnan(v);
+    if (isnan(v)) return 1;
+    if (v == best) return last;
+    return op == ISA_OP_V_RARGMIN ? v < best : v > best;
 }
 
 int64_t num_int_unop(int op, int64_t x, float alpha, float beta, int dtype)
@@ -200,6 +287,8 @@ int64_t num_int_unop(int op, int64_t x, float alpha, float beta, int dtype)
         if (v < (double)alpha) v = (double)alpha;
         if (v > (double)beta) v = (double)beta;
         break;
+    case ISA_OP_V_FLOOR: case ISA_OP_V_CEIL: case ISA_OP_V_ROUND: case ISA_OP_V_TRUNC: return x;
+    case ISA_OP_V_SIGN: return (x > 0) - (x < 0);
     default: return 0;
     }
     return num_f64_to_int_sat(v, lo, hi);

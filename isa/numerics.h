@@ -37,21 +37,42 @@ int num_is_float(int dtype);
 int num_requant(int32_t x, int32_t mult, int32_t shift, int32_t zp,
                 int32_t lo, int32_t hi, int8_t *y);
 
-/* Integer binary ops of vector unit (v.add/sub/mul/max/min by ISA opcode):
- * computed exactly in 64 bits, then saturated to the dtype's range (i8, i16
- * and i32 all saturate). Returns 0 for an op that is not binary. */
+/* Integer binary ops of vector unit (v.add/sub/mul/max/min, comparisons
+ * v.eq/lt/le giving 0/1, bitwise v.and/or/xor, v.div toward zero, v.mod with
+ * the divisor's sign) by ISA opcode: computed exactly in 64 bits, then
+ * saturated to the dtype's range (i8, i16 and i32 all saturate; so does
+ * INT_MIN / -1). A zero divisor gives 0 here; the simulator faults first
+ * (num_int_divisor_faults). Returns 0 for an op that is not binary. v.sel is
+ * not a binop (num_is_nonzero). */
 int64_t num_int_binop(int op, int64_t a, int64_t b, int dtype);
-/* Float binary ops in fp32. */
+/* Whether integer op `op` with divisor b is a data fault (v.div/v.mod by 0). */
+int num_int_divisor_faults(int op, int64_t b);
+/* Float binary ops in fp32: arithmetic, max/min (NaN wins), comparisons
+ * (IEEE: NaN unordered, -0 == +0; result 1.0f / 0.0f), v.div (IEEE), v.mod
+ * (fmodf: the sign of the dividend). */
 float num_f32_binop(int op, float a, float b);
-/* Float unary ops (v.mov .. v.rsqrt) in fp32 using libm's float functions. */
+/* v.sel's condition: an element is "true" when non-zero; for floats NaN is
+ * true and -0 is zero. */
+int num_is_nonzero(const void *p, int dtype);
+/* Float unary ops (v.mov .. v.rsqrt, v.floor/ceil/round/trunc, v.sign,
+ * v.sin .. v.erf) in fp32 using libm's float functions. v.round is half to
+ * even; v.sign keeps NaN and maps both zeros to +0. */
 float num_f32_unop(int op, float x, float alpha, float beta);
 /* Integer unary ops (mov, affine, relu, lrelu, clip): computed in double
- * (exact for every i32), then round half to even and saturate. Transcendental
- * ops are not defined for integers (returns 0; the simulator rejects them). */
+ * (exact for every i32), then round half to even and saturate; floor, ceil,
+ * round and trunc are exact copies, sign gives -1/0/+1. Transcendental ops
+ * are not defined for integers (returns 0; the simulator rejects them). */
 int64_t num_int_unop(int op, int64_t x, float alpha, float beta, int dtype);
 /* Whether a unary opcode is transcendental (priced at transcendental_cycles)
  * and float-only. */
 int num_op_is_transcendental(int op);
+/* Whether op accepts operand dtype: transcendentals need a float dtype,
+ * v.and/or/xor an integer one; every other op accepts any dtype. */
+int num_op_dtype_ok(int op, int dtype);
+/* v.rargmax / v.rargmin step: whether value v at a later index replaces the
+ * current best. Strictly greater (less) replaces; equal replaces only with
+ * `last`; a NaN is the extreme (the first NaN, or the last NaN with last). */
+int num_arg_replaces(int op, double v, double best, int last);
 
 /* Element access by dtype. Loads widen exactly (ints to int64 / double,
  * floats to double). num_store_f64 rounds to the dtype (floats: nearest even

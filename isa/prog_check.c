@@ -3,7 +3,8 @@
  * regions fit in DRAM, and every instruction uses semaphores the core has,
  * core masks and source cores inside the cluster, base addresses inside
  * their memory, LMEM operands of the matrix/vector units at the configured
- * alignment, and matrix dtypes the unit supports. Extents of strided
+ * alignment, matrix dtypes the unit supports, and vector dtypes the op
+ * accepts (float-only transcendentals, integer-only bitwise ops). Extents of strided
  * accesses depend on op semantics and are checked by the simulator at run
  * time. Loops over the format table, no per-opcode code.
  */
@@ -12,6 +13,7 @@
 #include "isa/config.h"
 #include "isa/program.h"
 #include "isa/field_access.h"
+#include "isa/numerics.h"
 
 /* Size of the memory an ADDR field's space names. */
 static uint64_t space_bytes(const AtlChip *c, int space)
@@ -44,6 +46,10 @@ static int check_insn(const AtlProgram *p, const AtlChip *c, int core, int eng, 
     }
     if (op->engine == ISA_ENGINE_MAT && cfg_peak_ops_per_s(c, in->dtype) <= 0) {
         snprintf(what, sizeof what, "the matrix unit has no %s mode", isa_dtype_name(in->dtype));
+        return insn_fail(p, core, eng, idx, e, what);
+    }
+    if (op->engine == ISA_ENGINE_VEC && !num_op_dtype_ok(in->op, in->dtype)) {
+        snprintf(what, sizeof what, "%s does not accept dtype %s", op->mnemonic, isa_dtype_name(in->dtype));
         return insn_fail(p, core, eng, idx, e, what);
     }
     for (int i = 0; i < fmt->nfields; i++) {

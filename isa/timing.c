@@ -129,7 +129,8 @@ uint64_t tim_compute_cycles(const AtlChip *c, const AtlInsn *in)
     case ISA_FMT_VBIN:
     case ISA_FMT_VUN: return tim_vec_cycles(c, in->op, in->dtype, shape_elems(in));
     case ISA_FMT_VPOOL: return tim_pool_cycles(c, in);
-    case ISA_FMT_VRED: return tim_reduce_cycles(c, in->dtype, shape_elems(in));
+    case ISA_FMT_VRED:
+    case ISA_FMT_VARG: return tim_reduce_cycles(c, in->dtype, shape_elems(in));
     case ISA_FMT_VREQ: return tim_requant_cycles(c, shape_elems(in));
     case ISA_FMT_VCAST: return tim_cast_cycles(c, in->dtype, in->otype, shape_elems(in));
     default: return 0;

@@ -247,13 +247,15 @@ static int check_vec(Ctx *c, const AtlSim *s, const AtlInsn *in, SimPre *pre)
             os = isa_dtype_size(in->otype);
             if (!os) return bad(c, SIM_FAULT_ILLEGAL, "field otype: bad dtype %d", in->otype);
         }
-        if (fmt == ISA_FMT_VUN && num_op_is_transcendental(in->op) && !num_is_float(in->dtype))
-            return bad(c, SIM_FAULT_ILLEGAL, "field dtype: %s needs a float dtype, not %s", c->mn, isa_dtype_name(in->dtype));
+        if (!num_op_dtype_ok(in->op, in->dtype))
+            return bad(c, SIM_FAULT_ILLEGAL, "field dtype: %s needs %s dtype, not %s", c->mn,
+                       num_is_float(in->dtype) ? "an integer" : "a float", isa_dtype_name(in->dtype));
         if (check_vec_operand(c, s, pre, "src", in->src, in->shape, in->src_stride, es, 0)) return -1;
         if (fmt == ISA_FMT_VBIN && check_vec_operand(c, s, pre, "src2", in->src2, in->shape, in->src2_stride, es, 0)) return -1;
         if (check_vec_operand(c, s, pre, "dst", in->dst, in->shape, in->dst_stride, os, 1)) return -1;
         pre->elems = n;
-        pre->lmem_rd = n * (uint64_t)es * (fmt == ISA_FMT_VBIN ? 2 : 1);
+        /* v.sel also reads the old dst */
+        pre->lmem_rd = n * (uint64_t)es * (fmt == ISA_FMT_VBIN ? (in->op == ISA_OP_V_SEL ? 3 : 2) : 1);
         pre->lmem_wr = n * (uint64_t)os;
         pre->cycles = fmt == ISA_FMT_VCAST ? tim_cast_cycles(ch, in->dtype, in->otype, n) : tim_vec_cycles(ch, in->op, in->dtype, n);
         return 0;
@@ -289,6 +291,19 @@ static int check_vec(Ctx *c, const AtlSim *s, const AtlInsn *in, SimPre *pre)
         pre->elems = n;
         pre->lmem_rd = n * (uint64_t)es;
         pre->lmem_wr = on * (uint64_t)os;
+        pre->cycles = tim_reduce_cycles(ch, in->dtype, n);
+        return 0;
+    }
+    case ISA_FMT_VARG: {
+        if (need_shape(c, in->shape)) return -1;
+        if (in->axis > 3) return bad(c, SIM_FAULT_ILLEGAL, "field axis: %d > 3", in->axis);
+        if (in->last > 1) return bad(c, SIM_FAULT_ILLEGAL, "field last: %d is not 0 or 1", in->last);
+        uint64_t n = elems4(in->shape), on = n / in->shape[in->axis];
+        if (add_lmem(c, pre, s, "src", (int64_t)in->src, (int64_t)(in->src + n * (uint64_t)es), in->src, al, 0, 0)) return -1;
+        if (add_lmem(c, pre, s, "dst", (int64_t)in->dst, (int64_t)(in->dst + on * 4), in->dst, al, 0, 1)) return -1;
+        pre->elems = n;
+        pre->lmem_rd = n * (uint64_t)es;
+        pre->lmem_wr = on * 4;
         pre->cycles = tim_reduce_cycles(ch, in->dtype, n);
         return 0;
     }

@@ -1,5 +1,7 @@
 /* exec_vec.c - data effect of the vector unit: elementwise binary/unary ops
- * with strides and broadcast, pooling, reductions, requantisation and casts.
+ * with strides and broadcast (v.sel a conditional bit copy; integer v.div /
+ * v.mod fault on a zero divisor before writing), pooling, reductions and
+ * arg-reductions, requantisation and casts.
  * All arithmetic goes through isa/numerics (floats in fp32 rounded to the
  * dtype on store; integers exact then saturated). */
 #include <stdio.h>
@@ -37,16 +39,47 @@ static void st_f(uint8_t *p, int dt, float v)
                 for (uint32_t i3 = 0; i3 < (sh)[3]; i3++) { body }
 #define OFF(st) ((int64_t)i0 * (st)[0] + (int64_t)i1 * (st)[1] + (int64_t)i2 * (st)[2] + (int64_t)i3 * (st)[3])
 
+/* v.sel: a bit copy of src2's element where src's is non-zero; dst keeps
+ * its old element elsewhere. */
+static void exec_sel(const AtlInsn *in, uint8_t *D, const uint8_t *A, const uint8_t *B, int dt, int es)
+{
+    FOR4(in->shape, {
+        if (num_is_nonzero(A + OFF(in->src_stride) * es, dt))
+            memmove(D + OFF(in->dst_stride) * es, B + OFF(in->src2_stride) * es, (size_t)es);
+    })
+}
+
+/* Integer v.div / v.mod: every divisor is checked before anything is
+ * written, so a fault leaves dst untouched. */
+static int check_divisors(AtlSim *s, const AtlInsn *in, const uint8_t *B, int dt, int es)
+{
+    uint64_t flat = 0;
+    if (!num_int_divisor_faults(in->op, 0)) return 0;  /* not a division: nothing to check */
+    FOR4(in->shape, {
+        if (num_int_divisor_faults(in->op, num_load_int(B + OFF(in->src2_stride) * es, dt))) {
+            snprintf(s->exec_msg, sizeof s->exec_msg, "%s: zero divisor at element [%u,%u,%u,%u] (#%llu) of src2",
+                     isa_ops[in->op].mnemonic, i0, i1, i2, i3, (unsigned long long)flat);
+            return -1;
+        }
+        flat++;
+    })
+    return 0;
+}
+
 int sim_exec_fmt_VBIN(AtlSim *s, int core, const AtlInsn *in)
 {
     uint8_t *L = s->core[core].lmem, *D = L + in->dst;
     const uint8_t *A = L + in->src, *B = L + in->src2;
     int dt = in->dtype, es = isa_dtype_size(dt), op = in->op;
-    if (num_is_float(dt)) {
+    if (op == ISA_OP_V_SEL) {
+        exec_sel(in, D, A, B, dt, es);
+    } else if (num_is_float(dt)) {
         FOR4(in->shape, {
             float r = num_f32_binop(op, ld_f(A + OFF(in->src_stride) * es, dt), ld_f(B + OFF(in->src2_stride) * es, dt));
             st_f(D + OFF(in->dst_stride) * es, dt, r);
         })
+    } else if (check_divisors(s, in, B, dt, es)) {
+        return -1;
     } else if (dt == ISA_I8) {
         FOR4(in->shape, {
             int64_t r = num_int_binop(op, ((const int8_t *)A)[OFF(in->src_stride)], ((const int8_t *)B)[OFF(in->src2_stride)], dt);
@@ -120,12 +153,18 @@ int sim_exec_fmt_VPOOL(AtlSim *s, int core, const AtlInsn *in)
     return 0;
 }
 
+/* The binary op one step of a reduction applies: sum, max or min. */
+static int reduce_step_op(int op)
+{
+    return op == ISA_OP_V_RMAX ? ISA_OP_V_MAX : op == ISA_OP_V_RMIN ? ISA_OP_V_MIN : ISA_OP_V_ADD;
+}
+
 int sim_exec_fmt_VRED(AtlSim *s, int core, const AtlInsn *in)
 {
     uint8_t *L = s->core[core].lmem, *D = L + in->dst;
     const uint8_t *X = L + in->src;
     int dt = in->dtype, ot = in->otype, es = isa_dtype_size(dt), os = isa_dtype_size(ot);
-    int isf = num_is_float(dt), mx = in->op == ISA_OP_V_RMAX;
+    int isf = num_is_float(dt), step = reduce_step_op(in->op);
     uint64_t outer = 1, inner = 1, len = in->shape[in->axis];
     for (int d = 0; d < in->axis; d++) outer *= in->shape[d];
     for (int d = in->axis + 1; d < 4; d++) inner *= in->shape[d];
@@ -137,15 +176,39 @@ int sim_exec_fmt_VRED(AtlSim *s, int core, const AtlInsn *in)
                 const uint8_t *p = X + ((o * len + r) * inner + i) * (uint64_t)es;
                 if (isf) {
                     float v = ld_f(p, dt);
-                    fs = !r ? v : (mx ? num_f32_binop(ISA_OP_V_MAX, fs, v) : fs + v);
+                    fs = !r ? v : num_f32_binop(step, fs, v);
                 } else {
+                    /* exact in 64 bits: at most 2^64 / 2^31 elements never overflow here */
                     int64_t v = num_load_int(p, dt);
-                    is = !r ? v : (mx ? (v > is ? v : is) : is + v);
+                    is = !r ? v : step == ISA_OP_V_ADD ? is + v : step == ISA_OP_V_MAX ? (v > is ? v : is) : (v < is ? v : is);
                 }
             }
             uint8_t *q = D + (o * inner + i) * (uint64_t)os;
             if (isf) st_f(q, ot, fs);
             else num_store_int(q, ot, is);
+        }
+    return 0;
+}
+
+/* v.rargmax / v.rargmin: i32 index of the extreme along `axis`; the
+ * comparison (ties, NaN) is num_arg_replaces. */
+int sim_exec_fmt_VARG(AtlSim *s, int core, const AtlInsn *in)
+{
+    uint8_t *L = s->core[core].lmem, *D = L + in->dst;
+    const uint8_t *X = L + in->src;
+    int dt = in->dtype, es = isa_dtype_size(dt);
+    uint64_t outer = 1, inner = 1, len = in->shape[in->axis];
+    for (int d = 0; d < in->axis; d++) outer *= in->shape[d];
+    for (int d = in->axis + 1; d < 4; d++) inner *= in->shape[d];
+    for (uint64_t o = 0; o < outer; o++)
+        for (uint64_t i = 0; i < inner; i++) {
+            double best = 0.0;
+            int32_t at = 0;
+            for (uint64_t r = 0; r < len; r++) {
+                double v = num_load_f64(X + ((o * len + r) * inner + i) * (uint64_t)es, dt);
+                if (!r || num_arg_replaces(in->op, v, best, in->last)) { best = v; at = (int32_t)r; }
+            }
+            memcpy(D + (o * inner + i) * 4, &at, 4);
         }
     return 0;
 }

@@ -59,7 +59,7 @@ static inline void bkc_check_program(const AtlProgram *p, const char *chipfile, 
                 if (in->op == ISA_OP_BARRIER) bars[eng]++;
                 int f = isa_ops[in->op].format;
                 if (f == ISA_FMT_MM || f == ISA_FMT_CONV || f == ISA_FMT_VBIN || f == ISA_FMT_VUN || f == ISA_FMT_VPOOL ||
-                    f == ISA_FMT_VRED || f == ISA_FMT_VCAST) {
+                    f == ISA_FMT_VRED || f == ISA_FMT_VCAST || f == ISA_FMT_VARG) {
                     CHECKF(in->dst % (uint64_t)chip.lmem_alignment == 0 && in->src % (uint64_t)chip.lmem_alignment == 0,
                            "%s: core %d: misaligned operand of %s", what, core, isa_ops[in->op].mnemonic);
                     CHECKF(in->dst < (uint64_t)chip.lmem_bytes && in->src < (uint64_t)chip.lmem_bytes,

@@ -545,6 +545,14 @@ TEST(program_checked_against_a_chip)
                       "c.s:2: core 0 vec insn 0: dst 0x20 is not 64-byte aligned");
     expect_chip_error(".engine mat\nmm dtype=i16 dst=0 src=0 src2=0 m=8 k=8 n=8 lda=8 ldb=8 ldc=8\n",
                       "c.s:2: core 0 mat insn 0: the matrix unit has no i16 mode");
+    /* vector dtype classes: bitwise ops integer only, transcendentals float only */
+    expect_chip_error(".engine vec\nv.xor dtype=f32 dst=0x80 src=0 src2=0x40 shape=4 dstride=1 sstride=1 s2stride=1\n",
+                      "c.s:2: core 0 vec insn 0: v.xor does not accept dtype f32");
+    expect_chip_error(".engine vec\nv.sin dtype=i16 dst=0x80 src=0 shape=4 dstride=1 sstride=1\n",
+                      "c.s:2: core 0 vec insn 0: v.sin does not accept dtype i16");
+    expect_chip_error(".engine vec\nv.and dtype=i8 dst=0x80 src=0 src2=0x40 shape=4 dstride=1 sstride=1 s2stride=1\n"
+                      "v.erf dtype=bf16 dst=0x80 src=0 shape=4 dstride=1 sstride=1\n"
+                      "v.rargmin dtype=f16 dst=0x80 src=0 shape=2,3 axis=3 last=1\n", NULL);
 }
 
 int main(void)

@@ -1,7 +1,10 @@
 /* test_numerics.c - isa/numerics against the rules of docs/isa-numerics.md:
  * fp16/bf16 conversion (exhaustive f16 round trip, ties to even, overflow,
  * subnormals, NaN, -0), float->int rounding and saturation, requant
- * rounding (half away from zero) and clamping, saturating integer ops. */
+ * rounding (half away from zero) and clamping, saturating integer ops,
+ * comparisons, division/modulo (INT_MIN / -1, negative operands, zero
+ * divisors, IEEE x/0), rounding ops, sign, the new transcendentals, the
+ * v.sel condition, the arg-reduction step (ties, NaN) and op dtype classes. */
 #include <math.h>
 #include <stdint.h>
 #include "test/test.h"
@@ -156,6 +159,128 @@ TEST(float_ops)
     CHECK(num_op_is_transcendental(ISA_OP_V_EXP) && !num_op_is_transcendental(ISA_OP_V_RELU));
 }
 
+TEST(int_compare_bitwise_div_mod)
+{
+    CHECK_EQ_INT(num_int_binop(ISA_OP_V_EQ, -5, -5, ISA_I8), 1);
+    CHECK_EQ_INT(num_int_binop(ISA_OP_V_EQ, -5, 5, ISA_I8), 0);
+    CHECK_EQ_INT(num_int_binop(ISA_OP_V_LT, INT32_MIN, INT32_MAX, ISA_I32), 1);
+    CHECK_EQ_INT(num_int_binop(ISA_OP_V_LT, 3, 3, ISA_I16), 0);
+    CHECK_EQ_INT(num_int_binop(ISA_OP_V_LE, 3, 3, ISA_I16), 1);
+    CHECK_EQ_INT(num_int_binop(ISA_OP_V_LE, 4, 3, ISA_I16), 0);
+    CHECK_EQ_INT(num_int_binop(ISA_OP_V_AND, -1, 0x5a, ISA_I8), 0x5a);
+    CHECK_EQ_INT(num_int_binop(ISA_OP_V_OR, -128, 1, ISA_I8), -127);
+    CHECK_EQ_INT(num_int_binop(ISA_OP_V_XOR, -1, 0x0f, ISA_I8), -16);
+    CHECK_EQ_INT(num_int_binop(ISA_OP_V_XOR, INT32_MIN, -1, ISA_I32), INT32_MAX);
+    /* division truncates toward zero; INT_MIN / -1 saturates */
+    CHECK_EQ_INT(num_int_binop(ISA_OP_V_DIV, 7, 2, ISA_I32), 3);
+    CHECK_EQ_INT(num_int_binop(ISA_OP_V_DIV, -7, 2, ISA_I32), -3);
+    CHECK_EQ_INT(num_int_binop(ISA_OP_V_DIV, 7, -2, ISA_I32), -3);
+    CHECK_EQ_INT(num_int_binop(ISA_OP_V_DIV, INT32_MIN, -1, ISA_I32), INT32_MAX);
+    CHECK_EQ_INT(num_int_binop(ISA_OP_V_DIV, -128, -1, ISA_I8), 127);
+    CHECK_EQ_INT(num_int_binop(ISA_OP_V_DIV, -32768, -1, ISA_I16), 32767);
+    /* modulo takes the sign of the divisor */
+    CHECK_EQ_INT(num_int_binop(ISA_OP_V_MOD, 7, 3, ISA_I32), 1);
+    CHECK_EQ_INT(num_int_binop(ISA_OP_V_MOD, -7, 3, ISA_I32), 2);
+    CHECK_EQ_INT(num_int_binop(ISA_OP_V_MOD, 7, -3, ISA_I32), -2);
+    CHECK_EQ_INT(num_int_binop(ISA_OP_V_MOD, -7, -3, ISA_I32), -1);
+    CHECK_EQ_INT(num_int_binop(ISA_OP_V_MOD, -6, 3, ISA_I32), 0);
+    CHECK_EQ_INT(num_int_binop(ISA_OP_V_MOD, INT32_MIN, -1, ISA_I32), 0);
+    CHECK_EQ_INT(num_int_binop(ISA_OP_V_MOD, -128, 127, ISA_I8), 126);
+    CHECK(num_int_divisor_faults(ISA_OP_V_DIV, 0) && num_int_divisor_faults(ISA_OP_V_MOD, 0));
+    CHECK(!num_int_divisor_faults(ISA_OP_V_DIV, -1) && !num_int_divisor_faults(ISA_OP_V_ADD, 0));
+}
+
+TEST(float_compare_div_mod)
+{
+    CHECK(num_f32_binop(ISA_OP_V_EQ, -0.0f, 0.0f) == 1.0f);
+    CHECK(num_f32_binop(ISA_OP_V_EQ, NAN, NAN) == 0.0f);
+    CHECK(num_f32_binop(ISA_OP_V_LT, NAN, 1.0f) == 0.0f && num_f32_binop(ISA_OP_V_LE, 1.0f, NAN) == 0.0f);
+    CHECK(num_f32_binop(ISA_OP_V_LT, -INFINITY, -3e38f) == 1.0f);
+    CHECK(num_f32_binop(ISA_OP_V_LE, -0.0f, 0.0f) == 1.0f && num_f32_binop(ISA_OP_V_LT, -0.0f, 0.0f) == 0.0f);
+    CHECK(!signbit(num_f32_binop(ISA_OP_V_EQ, 1.0f, 2.0f)));
+    float pinf = num_f32_binop(ISA_OP_V_DIV, 1.0f, 0.0f), ninf = num_f32_binop(ISA_OP_V_DIV, 1.0f, -0.0f);
+    CHECK(isinf(pinf) && pinf > 0 && isinf(ninf) && ninf < 0);
+    CHECK(isnan(num_f32_binop(ISA_OP_V_DIV, 0.0f, 0.0f)));
+    CHECK(num_f32_binop(ISA_OP_V_DIV, 1.0f, 3.0f) == 1.0f / 3.0f);
+    CHECK(num_f32_binop(ISA_OP_V_MOD, -7.5f, 2.0f) == -1.5f);   /* sign of the dividend */
+    CHECK(num_f32_binop(ISA_OP_V_MOD, 7.5f, -2.0f) == 1.5f);
+    CHECK(signbit(num_f32_binop(ISA_OP_V_MOD, -4.0f, 2.0f)));   /* -0 */
+    CHECK(isnan(num_f32_binop(ISA_OP_V_MOD, 1.0f, 0.0f)) && isnan(num_f32_binop(ISA_OP_V_MOD, INFINITY, 1.0f)));
+    CHECK(num_f32_binop(ISA_OP_V_MOD, 5.0f, INFINITY) == 5.0f);
+}
+
+TEST(rounding_sign_and_transcendentals)
+{
+    static const int ops[] = {ISA_OP_V_FLOOR, ISA_OP_V_CEIL, ISA_OP_V_ROUND, ISA_OP_V_TRUNC};
+    /* x, floor, ceil, round (half even), trunc */
+    static const float t[][5] = {
+        {2.5f, 2, 3, 2, 2}, {3.5f, 3, 4, 4, 3}, {-2.5f, -3, -2, -2, -2}, {-0.5f, -1, -0.0f, -0.0f, -0.0f},
+        {0.49999997f, 0, 1, 0, 0}, {-7.0f, -7, -7, -7, -7}, {8388609.0f, 8388609.0f, 8388609.0f, 8388609.0f, 8388609.0f},
+    };
+    for (size_t i = 0; i < sizeof t / sizeof t[0]; i++)
+        for (int o = 0; o < 4; o++) {
+            float got = num_f32_unop(ops[o], t[i][0], 0, 0);
+            CHECKF(got == t[i][o + 1] && signbit(got) == signbit(t[i][o + 1]), "%s(%g) = %g want %g",
+                   isa_ops[ops[o]].mnemonic, t[i][0], got, t[i][o + 1]);
+        }
+    for (int o = 0; o < 4; o++) {
+        CHECK(isnan(num_f32_unop(ops[o], NAN, 0, 0)));
+        CHECK(num_f32_unop(ops[o], -INFINITY, 0, 0) == -INFINITY);
+        CHECK(signbit(num_f32_unop(ops[o], -0.0f, 0, 0)));
+        CHECK_EQ_INT(num_int_unop(ops[o], -77, 0, 0, ISA_I8), -77);
+        CHECK_EQ_INT(num_int_unop(ops[o], INT32_MIN, 0, 0, ISA_I32), INT32_MIN);
+    }
+    CHECK(num_f32_unop(ISA_OP_V_SIGN, -3e-40f, 0, 0) == -1.0f);
+    CHECK(num_f32_unop(ISA_OP_V_SIGN, INFINITY, 0, 0) == 1.0f);
+    CHECK(isnan(num_f32_unop(ISA_OP_V_SIGN, NAN, 0, 0)));
+    float z = num_f32_unop(ISA_OP_V_SIGN, -0.0f, 0, 0);
+    CHECK(z == 0.0f && !signbit(z));  /* -0 -> +0 */
+    CHECK_EQ_INT(num_int_unop(ISA_OP_V_SIGN, -128, 0, 0, ISA_I8), -1);
+    CHECK_EQ_INT(num_int_unop(ISA_OP_V_SIGN, 0, 0, 0, ISA_I8), 0);
+    CHECK_EQ_INT(num_int_unop(ISA_OP_V_SIGN, INT32_MAX, 0, 0, ISA_I32), 1);
+    CHECK(num_f32_unop(ISA_OP_V_SIN, 0.5f, 0, 0) == sinf(0.5f));
+    CHECK(num_f32_unop(ISA_OP_V_ACOS, 1.0f, 0, 0) == 0.0f);
+    CHECK(isnan(num_f32_unop(ISA_OP_V_ASIN, 2.0f, 0, 0)));
+    CHECK(isnan(num_f32_unop(ISA_OP_V_ACOSH, 0.5f, 0, 0)));
+    CHECK(isinf(num_f32_unop(ISA_OP_V_ATANH, 1.0f, 0, 0)));
+    CHECK(isinf(num_f32_unop(ISA_OP_V_COSH, 100.0f, 0, 0)));
+    CHECK(num_f32_unop(ISA_OP_V_ERF, INFINITY, 0, 0) == 1.0f);
+    CHECK(signbit(num_f32_unop(ISA_OP_V_ATAN, -0.0f, 0, 0)));
+}
+
+TEST(sel_condition_and_arg_step)
+{
+    float f[4] = {-0.0f, NAN, 0.0f, 1e-45f};
+    CHECK(!num_is_nonzero(&f[0], ISA_F32) && num_is_nonzero(&f[1], ISA_F32));
+    CHECK(!num_is_nonzero(&f[2], ISA_F32) && num_is_nonzero(&f[3], ISA_F32));
+    uint16_t bneg0 = 0x8000, bnan = 0x7fc1;
+    CHECK(!num_is_nonzero(&bneg0, ISA_BF16) && num_is_nonzero(&bnan, ISA_BF16) && num_is_nonzero(&bnan, ISA_F16));
+    int8_t i8 = -128;
+    CHECK(num_is_nonzero(&i8, ISA_I8) && num_is_nonzero(&bneg0, ISA_I16));
+    int32_t zero = 0;
+    CHECK(!num_is_nonzero(&zero, ISA_I32));
+    /* strictly better replaces; ties only with last; -0 ties +0 */
+    CHECK(num_arg_replaces(ISA_OP_V_RARGMAX, 2, 1, 0) && !num_arg_replaces(ISA_OP_V_RARGMAX, 1, 2, 1));
+    CHECK(num_arg_replaces(ISA_OP_V_RARGMIN, 1, 2, 0) && !num_arg_replaces(ISA_OP_V_RARGMIN, 2, 1, 1));
+    CHECK(!num_arg_replaces(ISA_OP_V_RARGMAX, 3, 3, 0) && num_arg_replaces(ISA_OP_V_RARGMAX, 3, 3, 1));
+    CHECK(!num_arg_replaces(ISA_OP_V_RARGMIN, -0.0, 0.0, 0) && num_arg_replaces(ISA_OP_V_RARGMIN, -0.0, 0.0, 1));
+    /* NaN is the extreme for both; the first NaN stays unless last */
+    CHECK(num_arg_replaces(ISA_OP_V_RARGMAX, NAN, INFINITY, 0) && num_arg_replaces(ISA_OP_V_RARGMIN, NAN, -INFINITY, 0));
+    CHECK(!num_arg_replaces(ISA_OP_V_RARGMAX, INFINITY, NAN, 1) && !num_arg_replaces(ISA_OP_V_RARGMIN, -INFINITY, NAN, 1));
+    CHECK(!num_arg_replaces(ISA_OP_V_RARGMAX, NAN, NAN, 0) && num_arg_replaces(ISA_OP_V_RARGMAX, NAN, NAN, 1));
+}
+
+TEST(op_dtype_classes)
+{
+    CHECK(num_op_is_transcendental(ISA_OP_V_SIN) && num_op_is_transcendental(ISA_OP_V_ERF));
+    CHECK(!num_op_is_transcendental(ISA_OP_V_FLOOR) && !num_op_is_transcendental(ISA_OP_V_DIV));
+    CHECK(!num_op_dtype_ok(ISA_OP_V_ATANH, ISA_I16) && num_op_dtype_ok(ISA_OP_V_ATANH, ISA_BF16));
+    CHECK(!num_op_dtype_ok(ISA_OP_V_EXP, ISA_I8));
+    CHECK(!num_op_dtype_ok(ISA_OP_V_XOR, ISA_F32) && !num_op_dtype_ok(ISA_OP_V_AND, ISA_F16) && num_op_dtype_ok(ISA_OP_V_OR, ISA_I8));
+    CHECK(num_op_dtype_ok(ISA_OP_V_DIV, ISA_I8) && num_op_dtype_ok(ISA_OP_V_SEL, ISA_BF16) && num_op_dtype_ok(ISA_OP_V_SIGN, ISA_I32));
+    CHECK(!num_op_dtype_ok(-1, ISA_F32) && !num_op_dtype_ok(ISA_NUM_OPS, ISA_F32));
+}
+
 int main(void)
 {
     RUN(f16_exhaustive_round_trip);
@@ -166,5 +291,10 @@ int main(void)
     RUN(requant_rounding);
     RUN(int_ops_saturate);
     RUN(float_ops);
+    RUN(int_compare_bitwise_div_mod);
+    RUN(float_compare_div_mod);
+    RUN(rounding_sign_and_transcendentals);
+    RUN(sel_condition_and_arg_step);
+    RUN(op_dtype_classes);
     return test_summary("test_numerics");
 }

@@ -52,6 +52,19 @@ TEST(vector_formulas)
     CHECK_EQ_INT(tim_requant_cycles(&c, 100), 7 + 2);
     CHECK_EQ_INT(tim_cast_cycles(&c, ISA_I8, ISA_F32, 64), 4 + 2);
     CHECK_EQ_INT(tim_reduce_cycles(&c, ISA_I16, 64), 2 + 2);
+    /* new ops: the transcendentals in v.exp's class, comparisons/rounding/div
+     * at the plain rate, arg-reductions and v.rmin like v.rmax */
+    CHECK_EQ_INT(tim_vec_cycles(&c, ISA_OP_V_ATANH, ISA_F32, 100), 7 * 4 + 2);
+    CHECK_EQ_INT(tim_vec_cycles(&c, ISA_OP_V_DIV, ISA_F32, 100), 7 + 2);
+    CHECK_EQ_INT(tim_vec_cycles(&c, ISA_OP_V_FLOOR, ISA_F16, 100), 4 + 2);
+    AtlInsn a = I(ISA_OP_V_RARGMAX);
+    a.dtype = ISA_I16; a.shape[0] = a.shape[1] = 1; a.shape[2] = 4; a.shape[3] = 16;
+    AtlInsn m = a;
+    m.op = ISA_OP_V_RMAX; m.otype = ISA_I16;
+    CHECK_EQ_INT(tim_compute_cycles(&c, &a), 2 + 2);
+    CHECK_EQ_INT(tim_compute_cycles(&c, &a), tim_compute_cycles(&c, &m));
+    a.op = ISA_OP_V_RMIN;
+    CHECK_EQ_INT(tim_compute_cycles(&c, &a), 2 + 2);
     AtlInsn p = I(ISA_OP_V_MAXPOOL);
     p.dtype = ISA_I8; p.cin = 64; p.ih = 8; p.iw = 8; p.kh = p.kw = 2; p.sh = p.sw = 2;
     CHECK_EQ_INT(tim_pool_cycles(&c, &p), 16 * 4 + 2); /* 4x4x64 = 1024 outputs / 64 per step, x 4 window */

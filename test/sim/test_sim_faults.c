@@ -2,7 +2,8 @@
  * core, engine, instruction index and disassembly: illegal field, illegal
  * engine, out of bounds, misaligned, deadlock (semaphore and barrier),
  * data race (and its absence when a semaphore orders the accesses),
- * missing end, max cycles, invalid operand data. Never a crash. */
+ * missing end, max cycles, invalid operand data (requant shift, integer
+ * zero divisor), dtype classes of vector ops. Never a crash. */
 #include "test/test.h"
 #include "test/sim/simtest.h"
 
@@ -269,6 +270,92 @@ TEST(bad_requant_data)
     expect_fault(&p, SIM_FAULT_DATA, 0, ISA_ENGINE_VEC, 0, "shift 40", 0, SIM_MODE_FULL);
 }
 
+/* Integer v.div / v.mod with a zero divisor: a data fault naming the
+ * element; nothing is written (dst keeps the loaded bytes). */
+static void zero_divisor_case(int op, int dt)
+{
+    AtlProgram p;
+    tp_init(&p, 2);
+    int es = isa_dtype_size(dt);
+    uint8_t data[64] = {0};
+    for (int i = 0; i < 16; i++) num_store_int(data + i * es, dt, i == 6 ? 0 : i - 8);  /* src2[6] = 0; src2[8] = 0 too */
+    tp_seg(&p, 0, data, sizeof data);
+    tp_add(&p, 0, ISA_ENGINE_DMA, I_sig(I_load(256, 0, 64), 0));
+    AtlInsn d = I_vec(op, dt, 512, 256, 256, 4);
+    d.shape[2] = 4; d.src_stride[2] = d.src2_stride[2] = d.dst_stride[2] = 4;
+    tp_add(&p, 0, ISA_ENGINE_VEC, I_wait(d, 0));
+    tp_end_all(&p);
+    expect_fault(&p, SIM_FAULT_DATA, 0, ISA_ENGINE_VEC, 0, "zero divisor at element [0,0,1,2] (#6) of src2", 0, SIM_MODE_FULL);
+}
+
+TEST(zero_divisor)
+{
+    zero_divisor_case(ISA_OP_V_DIV, ISA_I8);
+    zero_divisor_case(ISA_OP_V_DIV, ISA_I32);
+    zero_divisor_case(ISA_OP_V_MOD, ISA_I16);
+    /* dst untouched by the faulting instruction */
+    AtlProgram p;
+    tp_init(&p, 2);
+    int32_t data[4] = {5, 0, 7, 9};
+    tp_seg(&p, 0, data, sizeof data);
+    tp_add(&p, 0, ISA_ENGINE_DMA, I_sig(I_load(0, 0, 16), 0));
+    tp_add(&p, 0, ISA_ENGINE_VEC, I_wait(I_vec(ISA_OP_V_DIV, ISA_I32, 0, 0, 0, 4), 0));
+    tp_end_all(&p);
+    AtlSim *s;
+    AtlErr e = {{0}};
+    CHECK(trun(&chip, &p, SIM_MODE_FULL, &s, &e) == -1);
+    CHECK_STR_CONTAINS(e.msg, "v.div: zero divisor at element [0,0,0,1] (#1)");
+    CHECK(!memcmp(sim_lmem(s, 0, 0, 16), data, 16));
+    sim_free(s);
+    tp_free(&p);
+    /* float division by zero is IEEE, not a fault */
+    tp_init(&p, 2);
+    tp_add(&p, 0, ISA_ENGINE_VEC, I_vec(ISA_OP_V_DIV, ISA_F32, 0, 0, 64, 4));
+    tp_add(&p, 0, ISA_ENGINE_VEC, I_vec(ISA_OP_V_MOD, ISA_BF16, 0, 0, 64, 4));
+    tp_end_all(&p);
+    CHECKF(trun(&chip, &p, SIM_MODE_FULL, &s, &e) == 0, "%s", e.msg);
+    sim_free(s);
+    tp_free(&p);
+}
+
+TEST(vector_dtype_classes)
+{
+    static const int float_only[] = {ISA_OP_V_SIN, ISA_OP_V_ERF, ISA_OP_V_ACOSH};
+    static const int int_only[] = {ISA_OP_V_AND, ISA_OP_V_OR, ISA_OP_V_XOR};
+    AtlProgram p;
+    for (int i = 0; i < 3; i++) {
+        tp_init(&p, 2);
+        tp_add(&p, 0, ISA_ENGINE_VEC, I_vec(float_only[i], ISA_I32, 0, 0, 0, 4));
+        tp_end_all(&p);
+        expect_fault(&p, SIM_FAULT_ILLEGAL, 0, ISA_ENGINE_VEC, 0, "needs a float dtype, not i32", 0, SIM_MODE_TIMING);
+        tp_init(&p, 2);
+        tp_add(&p, 0, ISA_ENGINE_VEC, I_vec(int_only[i], i == 1 ? ISA_BF16 : ISA_F32, 0, 0, 0, 4));
+        tp_end_all(&p);
+        expect_fault(&p, SIM_FAULT_ILLEGAL, 0, ISA_ENGINE_VEC, 0, "field dtype: ", 0, SIM_MODE_FULL);
+    }
+    tp_init(&p, 2);
+    tp_add(&p, 0, ISA_ENGINE_VEC, I_vec(ISA_OP_V_AND, ISA_F32, 0, 0, 0, 4));
+    tp_end_all(&p);
+    expect_fault(&p, SIM_FAULT_ILLEGAL, 0, ISA_ENGINE_VEC, 0, "v.and: field dtype: v.and needs an integer dtype, not f32", 0, SIM_MODE_FULL);
+    /* arg-reductions: axis and the last flag are checked */
+    AtlInsn a = I(ISA_OP_V_RARGMAX);
+    a.dtype = ISA_F32; a.shape[0] = a.shape[1] = a.shape[2] = 1; a.shape[3] = 4; a.axis = 4;
+    tp_init(&p, 2);
+    tp_add(&p, 0, ISA_ENGINE_VEC, a);
+    tp_end_all(&p);
+    expect_fault(&p, SIM_FAULT_ILLEGAL, 0, ISA_ENGINE_VEC, 0, "field axis: 4 > 3", 0, SIM_MODE_FULL);
+    a.axis = 3; a.last = 2;
+    tp_init(&p, 2);
+    tp_add(&p, 0, ISA_ENGINE_VEC, a);
+    tp_end_all(&p);
+    expect_fault(&p, SIM_FAULT_ILLEGAL, 0, ISA_ENGINE_VEC, 0, "field last: 2 is not 0 or 1", 0, SIM_MODE_FULL);
+    a.last = 0; a.dst = (uint64_t)chip.lmem_bytes - 64; a.shape[2] = 32;  /* 32 i32 results = 128 bytes */
+    tp_init(&p, 2);
+    tp_add(&p, 0, ISA_ENGINE_VEC, a);
+    tp_end_all(&p);
+    expect_fault(&p, SIM_FAULT_OOB, 0, ISA_ENGINE_VEC, 0, "dst touches lmem bytes", 0, SIM_MODE_FULL);
+}
+
 TEST(partial_program_runs)
 {
     /* one core of two, only its DMA stream used: the rest counts as ended */
@@ -323,6 +410,8 @@ int main(void)
     RUN(missing_end);
     RUN(max_cycles);
     RUN(bad_requant_data);
+    RUN(zero_divisor);
+    RUN(vector_dtype_classes);
     RUN(partial_program_runs);
     RUN(load_errors);
     return test_summary("test_sim_faults");
