@@ -232,9 +232,14 @@ int bk_lower_const_output(BkCtx *c, int tensor, BkGroup *g, AtlErr *e);
 int bk_match_patterns(BkCtx *c, AtlErr *e);
 
 /* bk_rewrite_convt.c: ConvTranspose -> (Reshape, Pad, Reshape, [Pad],) Conv
- * on the backend's own copy of the graph; count = live ConvTranspose nodes. */
+ * on the backend's own copy of the graph; count = live nodes some
+ * bk_rewrite_*.c replaces (ConvTranspose, RNN, GRU, LSTM). */
 int bk_rewrite_count(const IrGraph *g);
 int bk_rewrite_convtranspose(IrGraph *g, AtlErr *e);
+/* bk_rewrite_rnn.c: RNN / GRU / LSTM unrolled into Gemm, element-wise ops
+ * and views on the same copy; count = live RNN, GRU and LSTM nodes. */
+int bk_rewrite_rnn_count(const IrGraph *g);
+int bk_rewrite_rnn(IrGraph *g, AtlErr *e);
 
 /* bk_tile.c */
 /* Slot allocator: returns the offset of a new buffer of `bytes`, aligned to
