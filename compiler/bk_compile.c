@@ -2,7 +2,8 @@
  *
  * Reads: a canonicalised graph (compiler/passes.h), the chip, options.
  * Does, in order: on a private copy when the graph has ConvTranspose
- *   nodes, their rewrite into Reshape/Pad/Conv (bk_rewrite_convt.c) and
+ *   nodes, their rewrite into Reshape/Pad/Conv (bk_rewrite_convt.c), of
+ *   ops run as other ops (bk_rewrite_ops.c, bk_rewrite_3d.c) and
  *   re-inference; pattern absorption (bk_pattern.c), DRAM placement
  *   (bk_place.c), one group schedule per remaining node in graph order
  *   (bk_lower_*.c, each tile shape priced by bk_cost.c), the pipeline
@@ -42,12 +43,13 @@ static const char *const elem_ops[] = {
     "Add", "Sub", "Mul", "Div", "Max", "Min", "Pow", "Relu", "LeakyRelu", "Clip", "Sigmoid", "Tanh", "Exp",
     "Log", "Sqrt", "Reciprocal", "Neg", "Abs", "HardSigmoid", "HardSwish", "Gelu", "BatchNormalization",
     "Identity", "PRelu", "Elu", "Celu", "Selu", "Softplus", "Softsign", "Shrink",
-    "ThresholdedRelu", NULL};
+    "ThresholdedRelu", "Sum", "Mean", NULL};
 static const char *const reduce_ops[] = {"ReduceMean", "ReduceSum", "ReduceMax", "ReduceMin", "GlobalAveragePool",
                                          "GlobalMaxPool", "ReduceSumSquare", "ReduceL1", "ReduceL2",
                                          "ReduceLogSum", "ReduceLogSumExp", "ReduceProd", NULL};
 static const char *const move_ops[] = {"Transpose", "Concat", "Slice", "Split", "Gather", "Pad", "Expand", "Resize",
-                                       "Upsample", "Reshape", "Flatten", "Squeeze", "Unsqueeze", "Dropout", NULL};
+                                       "Upsample", "Reshape", "Flatten", "Squeeze", "Unsqueeze", "Dropout",
+                                       "Tile", "DepthToSpace", "SpaceToDepth", NULL};
 
 static int in_list(const char *op, const char *const *l)
 {
@@ -284,14 +286,14 @@ done:
     return rc;
 }
 
-/* Graphs with ops the backend rewrites (bk_rewrite_convt.c) are compiled
+/* Graphs with ops the backend rewrites (bk_rewrite_convt.c, bk_rewrite_ops.c) are compiled
  * from a rewritten private copy; the caller's graph stays as it was. */
 int bk_compile(const IrGraph *g, const AtlChip *chip, const BkOptions *opt, AbmWriter *w, BkSummary *sum, AtlErr *e)
 {
-    if (!bk_rewrite_count(g)) return compile_graph(g, chip, opt, w, sum, e);
+    if (!bk_rewrite_count(g) && !bk_rewrite_ops_count(g)) return compile_graph(g, chip, opt, w, sum, e);
     IrGraph copy;
     if (ir_clone(g, &copy, e)) return -1;
-    int rc = bk_rewrite_convtranspose(&copy, e) || ir_toposort(&copy, e) || ir_infer_shapes(&copy, e) ||
+    int rc = bk_rewrite_convtranspose(&copy, e) || bk_rewrite_ops(&copy, e) || ir_toposort(&copy, e) || ir_infer_shapes(&copy, e) ||
              pass_mark_views(&copy, e) ? -1 : compile_graph(&copy, chip, opt, w, sum, e);
     ir_free(&copy);
     return rc;
