@@ -259,6 +259,8 @@ int bk_rw_node(IrGraph *g, const char *op, const char *name, const int *ins, int
 /* Node op(ins) -> a new tensor <base>#<what> (returns the tensor). */
 int bk_rw_op(IrGraph *g, const char *op, const char *base, const char *what, const int *ins, int nin, AtlErr *e);
 int bk_rw_reshape(IrGraph *g, const char *base, const char *what, int x, const int64_t *dims, int nd, AtlErr *e);
+/* The same, writing tensor `out` (-1: a new one). */
+int bk_rw_reshape_to(IrGraph *g, const char *base, const char *what, int x, const int64_t *dims, int nd, int out, AtlErr *e);
 /* x seen as dims: a reshaped copy of a constant, else a Reshape node. */
 int bk_rw_view(IrGraph *g, const char *base, const char *what, int x, const int64_t *dims, int nd, AtlErr *e);
 /* Constant Pad of x (rank r) by pads (2 r values) with `value`. */

@@ -19,10 +19,14 @@
  *     [size x 1] kernel of alpha/size and bias `bias` (pads floor((size-1)/2)
  *     before, ceil((size-1)/2) after along C) gives bias + alpha/size *
  *     window sum, then x * that^-beta (Pow: exp(-beta log t), t > 0);
+ *   - CumSum with a constant axis (forward / reverse, inclusive /
+ *     exclusive): a MatMul with a constant 0/1 triangular L x L matrix
+ *     (see cumsum_rewrite);
  *   - 3-D Conv / MaxPool / AveragePool and dilated MaxPool: bk_rewrite_3d.c.
  * Why: each is a composition of ops with existing lowerings, so it gets
  * their tilings and cost model without new instructions or tile code. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include "compiler/bk_int.h"
 #include "compiler/infer.h"
@@ -202,6 +206,52 @@ static int lrn_rewrite(IrGraph *g, int node, AtlErr *e)
     return p < 0 || bk_rw_node(g, "Mul", base, ins, 2, y, e) < 0 ? -1 : 0;
 }
 
+static int cumsum_applies(const IrGraph *g, int node)
+{
+    const IrNode *n = &g->nodes[node];
+    return n->nin >= 2 && n->in[1] >= 0 && g->t[n->in[1]].data && ir_numel(&g->t[n->in[1]]) == 1;
+}
+
+/* CumSum along an axis of length L as a matmul with a constant 0/1
+ * triangular matrix T: y[i] = sum_j T[i][j] x[j], T[i][j] = 1 for j <= i
+ * (forward), j >= i (reverse), strictly so when exclusive. x is seen as
+ * [outer, L] (axis last: y = x T^T) or [outer, L, inner] (y = T x, T
+ * broadcast over the batch). */
+static int cumsum_rewrite(IrGraph *g, int node, AtlErr *e)
+{
+    const IrNode *n = &g->nodes[node];
+    int x = n->in[0], y = n->out[0], r = g->t[x].ndim;
+    int64_t a = ir_get_i(&g->t[n->in[1]], 0);
+    int excl = (int)ir_attr_int(n, "exclusive", 0), rev = (int)ir_attr_int(n, "reverse", 0);
+    if (a < 0) a += r;
+    if (r < 1 || a < 0 || a >= r) return atl_fail(e, "node '%s' (CumSum): axis out of range for rank %d", nm(n), r);
+    int64_t outer = 1, L = g->t[x].dims[a], inner = 1;
+    for (int d = 0; d < r; d++) {
+        if (d < a) outer *= g->t[x].dims[d];
+        else if (d > a) inner *= g->t[x].dims[d];
+    }
+    if (L > 8192) return atl_fail(e, "node '%s' (CumSum): axis length %lld (at most 8192: an L x L matrix)", nm(n), (long long)L);
+    float *t = calloc((size_t)(L * L), sizeof *t);
+    if (!t) return atl_fail(e, "out of memory");
+    char base[400];
+    snprintf(base, sizeof base, "%s", g->t[y].name);
+    /* row i of the stored matrix: T[i][.] (inner > 1) or column i of T^T */
+    for (int64_t i = 0; i < L; i++)
+        for (int64_t j = 0; j < L; j++) {
+            int on = rev ? (excl ? j > i : j >= i) : (excl ? j < i : j <= i);
+            if (on) t[inner > 1 ? i * L + j : j * L + i] = 1.0f;
+        }
+    int64_t md[2] = {L, L}, x2[2] = {outer, L}, x3[3] = {outer, L, inner}, yd[IR_MAXDIM];
+    for (int d = 0; d < r; d++) yd[d] = g->t[x].dims[d];
+    int mt = bk_rw_float_const(g, base, "cumsum_band", 2, md, t, e);
+    free(t);
+    int xv = mt < 0 ? -1 : bk_rw_reshape(g, base, "cumsum_rows", x, inner > 1 ? x3 : x2, inner > 1 ? 3 : 2, e);
+    int ins[2] = {inner > 1 ? mt : xv, inner > 1 ? xv : mt};
+    int yv = xv < 0 ? -1 : bk_rw_op(g, "MatMul", base, "cumsum_mm", ins, 2, e);
+    if (yv < 0) return -1;
+    return bk_rw_reshape_to(g, base, "cumsum_out", yv, yd, r, y, e) < 0 ? -1 : 0;
+}
+
 typedef struct RewriteRule {
     const char *op;                       /* NULL: any op (applies decides) */
     int (*applies)(const IrGraph *g, int node);
@@ -213,6 +263,7 @@ static const RewriteRule rules[] = {
     {"InstanceNormalization", always, instnorm_rewrite},
     {"BatchNormalization", batchnorm_applies, batchnorm_rewrite},
     {"LRN", always, lrn_rewrite},
+    {"CumSum", cumsum_applies, cumsum_rewrite},
     {NULL, bk_rewrite_3d_applies, bk_rewrite_3d},
 };
 

@@ -55,11 +55,11 @@ int bk_rw_op(IrGraph *g, const char *op, const char *base, const char *what, con
     return y;
 }
 
-int bk_rw_reshape(IrGraph *g, const char *base, const char *what, int x, const int64_t *dims, int nd, AtlErr *e)
+int bk_rw_reshape_to(IrGraph *g, const char *base, const char *what, int x, const int64_t *dims, int nd, int out, AtlErr *e)
 {
     char sname[64];
     snprintf(sname, sizeof sname, "%s_shape", what);
-    int y = bk_rw_tensor(g, base, what, e), k;
+    int y = out >= 0 ? out : bk_rw_tensor(g, base, what, e), k;
     if (y < 0) return -1;
     if (g->opset >= 5) {
         int s = bk_rw_int_const(g, base, sname, dims, nd, e);
@@ -69,6 +69,11 @@ int bk_rw_reshape(IrGraph *g, const char *base, const char *what, int x, const i
         return -1;
     }
     return y;
+}
+
+int bk_rw_reshape(IrGraph *g, const char *base, const char *what, int x, const int64_t *dims, int nd, AtlErr *e)
+{
+    return bk_rw_reshape_to(g, base, what, x, dims, nd, -1, e);
 }
 
 int bk_rw_view(IrGraph *g, const char *base, const char *what, int x, const int64_t *dims, int nd, AtlErr *e)

@@ -3,7 +3,7 @@
  * The backend compiles static shapes: a graph input that only feeds a
  * shape parameter (Resize roi/scales/sizes, Upsample scales, Pad pads/
  * value/axes, Reduce* axes, Reshape/Expand shape, Squeeze/Unsqueeze axes,
- * Slice starts/ends/axes/steps, Split split, Tile repeats) is frozen to
+ * Slice starts/ends/axes/steps, Split split, Tile repeats, CumSum axis) is frozen to
  * the test's value before compiling, as a
  * deployment would bake it into the model; the other inputs are fed at run
  * time. */
@@ -22,6 +22,7 @@ static const struct { const char *op; int first; } shape_inputs[] = {
     {"ReduceSum", 1}, {"ReduceMean", 1}, {"ReduceMax", 1}, {"ReduceMin", 1}, {"ReduceProd", 1},
     {"ReduceSumSquare", 1}, {"ReduceL1", 1}, {"ReduceL2", 1}, {"ReduceLogSum", 1}, {"ReduceLogSumExp", 1},
     {"Reshape", 1}, {"Expand", 1}, {"Squeeze", 1}, {"Unsqueeze", 1}, {"Slice", 1}, {"Split", 1}, {"Tile", 1},
+    {"CumSum", 1},
 };
 
 /* Input k of node n sets a shape (see shape_inputs). */

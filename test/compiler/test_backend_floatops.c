@@ -3,7 +3,8 @@
  * Sum / Mean / Max / Min (bk_lower_vec.c, chains: bk_rewrite_ops.c),
  * InstanceNormalization, LRN and run-time BatchNormalization
  * (bk_rewrite_ops.c), 3-D Conv / MaxPool / AveragePool and dilated
- * MaxPool (bk_rewrite_3d.c). Graphs built in code, compiled for
+ * MaxPool (bk_rewrite_3d.c), CumSum (a triangular matmul,
+ * bk_rewrite_ops.c). Graphs built in code, compiled for
  * configs/tiny.ini and configs/a1.ini, simulated and compared with the
  * reference interpreter (data movement exactly), plus the structural
  * checks of bk_graph_run.h. Run-time parameters are computed from the one
@@ -333,6 +334,38 @@ TEST(avgpool3d_ceil_include_pad_hw_refused)
     ir_free(&g);
 }
 
+/* ---- CumSum ---- */
+
+static void cumsum_run(const char *what, int r, const int64_t *xd, int64_t axis, int excl, int rev)
+{
+    IrGraph g;
+    AtlErr e;
+    new_graph(&g, "x", r, xd);
+    ir_add_const(&g, "axis", IR_I64, 0, NULL, &axis, &e);
+    int n = ir_add_op(&g, "CumSum", "cs", "x,axis", "y", &e);
+    if (excl) ir_set_attr_int(&g, n, "exclusive", 1, &e);
+    if (rev) ir_set_attr_int(&g, n, "reverse", 1, &e);
+    ir_add_output(&g, "y", &e);
+    run_graph(&g, what, 1e-5);
+    ir_free(&g);
+}
+
+TEST(cumsum)
+{
+    int64_t x1[1] = {13}, x3[3] = {3, 7, 5};
+    for (int m = 0; m < 4; m++) {
+        char what[48];
+        snprintf(what, sizeof what, "cumsum 1-D ex%d rev%d", m & 1, m >> 1);
+        cumsum_run(what, 1, x1, 0, m & 1, m >> 1);
+        snprintf(what, sizeof what, "cumsum last ex%d rev%d", m & 1, m >> 1);
+        cumsum_run(what, 3, x3, -1, m & 1, m >> 1);
+        snprintf(what, sizeof what, "cumsum middle ex%d rev%d", m & 1, m >> 1);
+        cumsum_run(what, 3, x3, 1, m & 1, m >> 1);
+        snprintf(what, sizeof what, "cumsum first ex%d rev%d", m & 1, m >> 1);
+        cumsum_run(what, 3, x3, 0, m & 1, m >> 1);
+    }
+}
+
 int main(void)
 {
     RUN(tile);
@@ -346,5 +379,6 @@ int main(void)
     RUN(pool3d);
     RUN(maxpool_dilated);
     RUN(avgpool3d_ceil_include_pad_hw_refused);
+    RUN(cumsum);
     return test_summary("test_backend_floatops");
 }
