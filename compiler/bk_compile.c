@@ -2,8 +2,9 @@
  *
  * Reads: a canonicalised graph (compiler/passes.h), the chip, options.
  * Does, in order: on a private copy when the graph has ConvTranspose
- *   nodes, their rewrite into Reshape/Pad/Conv (bk_rewrite_convt.c), and
- *   RNN/GRU/LSTM nodes, their unrolling (bk_rewrite_rnn.c), and
+ *   nodes, their rewrite into Reshape/Pad/Conv (bk_rewrite_convt.c),
+ *   RNN/GRU/LSTM nodes, their unrolling (bk_rewrite_rnn.c), and ops
+ *   run as other ops (bk_rewrite_ops.c, bk_rewrite_3d.c), then
  *   re-inference; pattern absorption (bk_pattern.c), DRAM placement
  *   (bk_place.c), one group schedule per remaining node in graph order
  *   (bk_lower_*.c, each tile shape priced by bk_cost.c), the pipeline
@@ -43,12 +44,13 @@ static const char *const elem_ops[] = {
     "Add", "Sub", "Mul", "Div", "Max", "Min", "Pow", "Relu", "LeakyRelu", "Clip", "Sigmoid", "Tanh", "Exp",
     "Log", "Sqrt", "Reciprocal", "Neg", "Abs", "HardSigmoid", "HardSwish", "Gelu", "BatchNormalization",
     "Identity", "PRelu", "Elu", "Celu", "Selu", "Softplus", "Softsign", "Shrink",
-    "ThresholdedRelu", NULL};
+    "ThresholdedRelu", "Sum", "Mean", NULL};
 static const char *const reduce_ops[] = {"ReduceMean", "ReduceSum", "ReduceMax", "ReduceMin", "GlobalAveragePool",
                                          "GlobalMaxPool", "ReduceSumSquare", "ReduceL1", "ReduceL2",
                                          "ReduceLogSum", "ReduceLogSumExp", "ReduceProd", NULL};
 static const char *const move_ops[] = {"Transpose", "Concat", "Slice", "Split", "Gather", "Pad", "Expand", "Resize",
-                                       "Upsample", "Reshape", "Flatten", "Squeeze", "Unsqueeze", "Dropout", NULL};
+                                       "Upsample", "Reshape", "Flatten", "Squeeze", "Unsqueeze", "Dropout",
+                                       "Tile", "DepthToSpace", "SpaceToDepth", NULL};
 
 static int in_list(const char *op, const char *const *l)
 {
@@ -289,10 +291,11 @@ done:
  * from a rewritten private copy; the caller's graph stays as it was. */
 int bk_compile(const IrGraph *g, const AtlChip *chip, const BkOptions *opt, AbmWriter *w, BkSummary *sum, AtlErr *e)
 {
-    if (!bk_rewrite_count(g)) return compile_graph(g, chip, opt, w, sum, e);
+    if (!bk_rewrite_count(g) && !bk_rewrite_ops_count(g)) return compile_graph(g, chip, opt, w, sum, e);
     IrGraph copy;
     if (ir_clone(g, &copy, e)) return -1;
-    int rc = bk_rewrite_convtranspose(&copy, e) || bk_rewrite_rnn(&copy, e) || ir_toposort(&copy, e) || ir_infer_shapes(&copy, e) ||
+    int rc = bk_rewrite_convtranspose(&copy, e) || bk_rewrite_rnn(&copy, e) || bk_rewrite_ops(&copy, e) ||
+             ir_toposort(&copy, e) || ir_infer_shapes(&copy, e) ||
              pass_mark_views(&copy, e) ? -1 : compile_graph(&copy, chip, opt, w, sum, e);
     ir_free(&copy);
     return rc;

@@ -225,6 +225,8 @@ int bk_lower_gather(BkCtx *c, int node, BkGroup *g, AtlErr *e);
 /* bk_lower_resize.c: interpolating Resize on the matrix unit. */
 int bk_lower_resize(BkCtx *c, int node, BkGroup *g, AtlErr *e);
 int bk_pad_copies(BkCtx *c, int node, BkGroup *g, int *cap, uint64_t xa, uint64_t ya, AtlErr *e);
+/* bk_lower_layout.c: the copies of Tile, DepthToSpace, SpaceToDepth. */
+int bk_layout_copies(BkCtx *c, int node, BkGroup *g, int *cap, uint64_t xa, uint64_t ya, AtlErr *e);
 /* A graph output that constant folding made a constant: a copy from its
  * weights-region image into its io slot (nothing else writes it). */
 int bk_lower_const_output(BkCtx *c, int tensor, BkGroup *g, AtlErr *e);
@@ -240,6 +242,46 @@ int bk_rewrite_convtranspose(IrGraph *g, AtlErr *e);
  * and views on the same copy; count = live RNN, GRU and LSTM nodes. */
 int bk_rewrite_rnn_count(const IrGraph *g);
 int bk_rewrite_rnn(IrGraph *g, AtlErr *e);
+
+/* bk_rewrite_ops.c: ops the chip runs as other ops (variadic Sum/Mean/Max/
+ * Min of more than BK_MAXIN inputs, InstanceNormalization, LRN, run-time
+ * BatchNormalization, and bk_rewrite_3d.c's 3-D Conv/pools and dilated
+ * MaxPool), rewritten on the backend's own copy; count = nodes to rewrite. */
+int bk_rewrite_ops_count(const IrGraph *g);
+int bk_rewrite_ops(IrGraph *g, AtlErr *e);
+/* bk_rewrite_3d.c: which nodes it rewrites, and the rewrite of one. */
+int bk_rewrite_3d_applies(const IrGraph *g, int node);
+int bk_rewrite_3d(IrGraph *g, int node, AtlErr *e);
+
+/* bk_rewrite_util.c: graph building for the rewrites. New tensors are
+ * named "<base>#<what>"; each returns the new tensor (or node) or -1. */
+int bk_rw_tensor(IrGraph *g, const char *base, const char *what, AtlErr *e);
+int bk_rw_int_const(IrGraph *g, const char *base, const char *what, const int64_t *v, int n, AtlErr *e);
+int bk_rw_float_const(IrGraph *g, const char *base, const char *what, int ndim, const int64_t *dims, const float *v,
+                      AtlErr *e);
+/* Node op(ins) -> out (returns the node). */
+int bk_rw_node(IrGraph *g, const char *op, const char *name, const int *ins, int nin, int out, AtlErr *e);
+/* Node op(ins) -> a new tensor <base>#<what> (returns the tensor). */
+int bk_rw_op(IrGraph *g, const char *op, const char *base, const char *what, const int *ins, int nin, AtlErr *e);
+int bk_rw_reshape(IrGraph *g, const char *base, const char *what, int x, const int64_t *dims, int nd, AtlErr *e);
+/* The same, writing tensor `out` (-1: a new one). */
+int bk_rw_reshape_to(IrGraph *g, const char *base, const char *what, int x, const int64_t *dims, int nd, int out, AtlErr *e);
+/* x seen as dims: a reshaped copy of a constant, else a Reshape node. */
+int bk_rw_view(IrGraph *g, const char *base, const char *what, int x, const int64_t *dims, int nd, AtlErr *e);
+/* Constant Pad of x (rank r) by pads (2 r values) with `value`. */
+int bk_rw_pad(IrGraph *g, const char *base, const char *what, int x, const int64_t *pads, int r, float value, AtlErr *e);
+/* x[..., i, ...] along axis (the axis dropped): Gather by a scalar constant. */
+int bk_rw_index(IrGraph *g, const char *base, const char *what, int x, int axis, int64_t i, AtlErr *e);
+/* op (Sum / Max / Min) of n tensors as a chain of nodes of at most
+ * BK_MAXIN inputs; the last writes `out` (-1: a new tensor; one input
+ * is then returned as it is). */
+int bk_rw_fold(IrGraph *g, const char *op, const char *base, const char *what, const int *ins, int n, int out, AtlErr *e);
+/* Slice of x on n axes, [starts, ends) each, step 1 (before opset 10,
+ * where Slice takes attributes the chip does not lower: Gathers). */
+int bk_rw_slice(IrGraph *g, const char *base, const char *what, int x, int n, const int64_t *axes, const int64_t *starts,
+                const int64_t *ends, AtlErr *e);
+/* Integer list attribute of cnt values (dflt when absent); -1 wrong length. */
+int bk_rw_attr_ints(const IrNode *n, const char *name, int64_t *v, int cnt, int64_t dflt);
 
 /* bk_tile.c */
 /* Slot allocator: returns the offset of a new buffer of `bytes`, aligned to

@@ -5,7 +5,8 @@
  * step strides, constant starts/ends/axes/steps), Gather with constant
  * indices (one copy per index; run-time indices: bk_lower_gather.c), Pad
  * (bk_lower_pad.c: one copy or fill per box of the axes' source-map runs),
- * Expand (zero source strides), a view (Reshape/Flatten/Squeeze/Unsqueeze)
+ * Expand (zero source strides), Tile / DepthToSpace / SpaceToDepth
+ * (bk_lower_layout.c), a view (Reshape/Flatten/Squeeze/Unsqueeze)
  * that placement gave its own storage and inference Dropout (one flat copy;
  * Dropout's bool mask, if requested, a fill of 1.0).
  * Each op becomes a list of strided copies (BkCopy, up to 8 dims); the
@@ -373,6 +374,8 @@ int bk_lower_move(BkCtx *c, int node, BkGroup *g, AtlErr *e)
         if (!strcmp(nd->op, "Dropout") && nd->nout > 1 && nd->out[1] >= 0 && dropout_mask(c, node, g, &cap, e)) return -1;
     } else if (!strcmp(nd->op, "Pad")) {
         if (bk_pad_copies(c, node, g, &cap, xa, ya, e)) return -1;
+    } else if (!strcmp(nd->op, "Tile") || !strcmp(nd->op, "DepthToSpace") || !strcmp(nd->op, "SpaceToDepth")) {
+        if (bk_layout_copies(c, node, g, &cap, xa, ya, e)) return -1;
     } else if (!strcmp(nd->op, "Resize") || !strcmp(nd->op, "Upsample")) {
         int rc = lower_resize(c, node, g, &cap, xa, ya, e);
         if (rc < 0) return -1;

@@ -1,6 +1,8 @@
 /* bk_lower_vec.c - elementwise ops, reductions and (Log)Softmax on the vector unit.
  *
- * Elementwise (Add Sub Mul Div Max Min Pow, Relu LeakyRelu Clip Sigmoid Tanh
+ * Elementwise (Add Sub Mul Div Max Min Pow, variadic Sum Mean Max Min of up
+ * to BK_MAXIN inputs (Mean: the sum times 1/n; more inputs are chained
+ * into several nodes by bk_rewrite_ops.c), Relu LeakyRelu Clip Sigmoid Tanh
  * Exp Log Sqrt Reciprocal Neg Abs HardSigmoid HardSwish Gelu, the Gelu/erf
  * pattern, unfused BatchNormalization): the output is collapsed to at most
  * 4 dims (adjacent dims merge when every input walks them contiguously),
@@ -318,7 +320,8 @@ int bk_lower_elem(BkCtx *c, int node, BkGroup *g, AtlErr *e)
     int scratch = 1;           /* scratch registers: out, and a temporary for act_steps */
     out = R;
     struct { const char *name; int op; } bin[] = {
-        {"Add", ISA_OP_V_ADD}, {"Sub", ISA_OP_V_SUB}, {"Mul", ISA_OP_V_MUL}, {"Max", ISA_OP_V_MAX}, {"Min", ISA_OP_V_MIN}, {NULL, 0}};
+        {"Add", ISA_OP_V_ADD}, {"Sub", ISA_OP_V_SUB}, {"Mul", ISA_OP_V_MUL}, {"Max", ISA_OP_V_MAX}, {"Min", ISA_OP_V_MIN},
+        {"Sum", ISA_OP_V_ADD}, {"Mean", ISA_OP_V_ADD}, {NULL, 0}};
     struct { const char *name; int op; } un[] = {
         {"Relu", ISA_OP_V_RELU}, {"Sigmoid", ISA_OP_V_SIGMOID}, {"Tanh", ISA_OP_V_TANH}, {"Exp", ISA_OP_V_EXP},
         {"Log", ISA_OP_V_LOG}, {"Sqrt", ISA_OP_V_SQRT}, {"Reciprocal", ISA_OP_V_RECIP}, {"Gelu", ISA_OP_V_GELU},
@@ -337,6 +340,7 @@ int bk_lower_elem(BkCtx *c, int node, BkGroup *g, AtlErr *e)
                 add_step(l, bin[i].op, out, 0, 1, 0, 0);
                 for (int k = 2; k < nin; k++) add_step(l, bin[i].op, out, out, k, 0, 0);
             }
+            if (op_is(nd, "Mean") && nin > 1) add_step(l, ISA_OP_V_AFFINE, out, out, -1, 1.0f / (float)nin, 0);
             done = 1;
         }
     for (int i = 0; !done && un[i].name; i++)

@@ -5,7 +5,7 @@
  * value/axes, Reduce* axes, Reshape/Expand shape, Squeeze/Unsqueeze axes,
  * Slice starts/ends/axes/steps, Split split, Tile repeats, Trilu k,
  * ConstantOfShape shape, Range start/limit/delta, the window ops' size,
- * OneHot depth/values, TopK k) is frozen to
+ * OneHot depth/values, TopK k, CumSum axis) is frozen to
  * the test's value before compiling, as a
  * deployment would bake it into the model; the other inputs are fed at run
  * time. */
@@ -25,7 +25,7 @@ static const struct { const char *op; int first; } shape_inputs[] = {
     {"ReduceSumSquare", 1}, {"ReduceL1", 1}, {"ReduceL2", 1}, {"ReduceLogSum", 1}, {"ReduceLogSumExp", 1},
     {"Reshape", 1}, {"Expand", 1}, {"Squeeze", 1}, {"Unsqueeze", 1}, {"Slice", 1}, {"Split", 1}, {"Tile", 1},
     {"Trilu", 1}, {"ConstantOfShape", 0}, {"Range", 0}, {"HannWindow", 0}, {"HammingWindow", 0},
-    {"BlackmanWindow", 0}, {"OneHot", 1}, {"TopK", 1},
+    {"BlackmanWindow", 0}, {"OneHot", 1}, {"TopK", 1}, {"CumSum", 1},
 };
 
 /* Input k of node n sets a shape (see shape_inputs). */
