@@ -22,6 +22,12 @@
  *   - CumSum with a constant axis (forward / reverse, inclusive /
  *     exclusive): a MatMul with a constant 0/1 triangular L x L matrix
  *     (see cumsum_rewrite);
+ *   - AveragePool with count_include_pad=1 and ceil_mode=1: the pads made
+ *     explicit by a zero Pad, then the pool with no pads and
+ *     count_include_pad=0. ONNX divides by the window's part inside the
+ *     padded input (ceil_mode's extra windows reach beyond it); the pool
+ *     instruction's countpad divides by kh*kw, and its count of valid
+ *     positions, on the padded input, is exactly ONNX's divisor;
  *   - 3-D Conv / MaxPool / AveragePool and dilated MaxPool: bk_rewrite_3d.c.
  * Why: each is a composition of ops with existing lowerings, so it gets
  * their tilings and cost model without new instructions or tile code. */
@@ -252,6 +258,36 @@ static int cumsum_rewrite(IrGraph *g, int node, AtlErr *e)
     return bk_rw_reshape_to(g, base, "cumsum_out", yv, yd, r, y, e) < 0 ? -1 : 0;
 }
 
+static int avgpool_ceil_applies(const IrGraph *g, int node)
+{
+    const IrNode *n = &g->nodes[node];
+    return ir_attr_int(n, "count_include_pad", 0) && ir_attr_int(n, "ceil_mode", 0) &&
+           !strcmp(ir_attr_str(n, "auto_pad", "NOTSET"), "NOTSET") && g->t[n->in[0]].ndim >= 3;
+}
+
+static int avgpool_ceil_rewrite(IrGraph *g, int node, AtlErr *e)
+{
+    const IrNode *n = &g->nodes[node];
+    int x = n->in[0], y = n->out[0], r = g->t[x].ndim, ns = r - 2, any = 0;
+    int64_t pads[2 * IR_MAXDIM] = {0}, sp[2 * IR_MAXDIM], k[IR_MAXDIM], st[IR_MAXDIM];
+    if (bk_rw_attr_ints(n, "pads", sp, 2 * ns, 0) || bk_rw_attr_ints(n, "kernel_shape", k, ns, 0) ||
+        bk_rw_attr_ints(n, "strides", st, ns, 1))
+        return atl_fail(e, "node '%s' (AveragePool): pads, kernel_shape or strides of the wrong length", nm(n));
+    for (int i = 0; i < ns; i++) {
+        pads[2 + i] = sp[i];
+        pads[r + 2 + i] = sp[ns + i];
+        any |= sp[i] != 0 || sp[ns + i] != 0;
+    }
+    char base[400];
+    snprintf(base, sizeof base, "%s", g->t[y].name);
+    int xp = any ? bk_rw_pad(g, base, "avgpool_pads", x, pads, r, 0.0f, e) : x;
+    int pn = xp < 0 ? -1 : bk_rw_node(g, "AveragePool", base, &xp, 1, y, e);
+    if (pn < 0 || ir_set_attr_ints(g, pn, "kernel_shape", k, ns, e) || ir_set_attr_ints(g, pn, "strides", st, ns, e) ||
+        ir_set_attr_int(g, pn, "ceil_mode", 1, e) || ir_set_attr_int(g, pn, "count_include_pad", 0, e))
+        return -1;
+    return 0;
+}
+
 typedef struct RewriteRule {
     const char *op;                       /* NULL: any op (applies decides) */
     int (*applies)(const IrGraph *g, int node);
@@ -264,6 +300,7 @@ static const RewriteRule rules[] = {
     {"BatchNormalization", batchnorm_applies, batchnorm_rewrite},
     {"LRN", always, lrn_rewrite},
     {"CumSum", cumsum_applies, cumsum_rewrite},
+    {"AveragePool", avgpool_ceil_applies, avgpool_ceil_rewrite},
     {NULL, bk_rewrite_3d_applies, bk_rewrite_3d},
 };
 

@@ -316,22 +316,37 @@ TEST(maxpool_dilated)
     pool_run("maxpool 1-D SAME_UPPER", "MaxPool", 3, x1, k1, s3, d1, NULL, 0, 0, "SAME_UPPER");
 }
 
-TEST(avgpool3d_ceil_include_pad_hw_refused)
+/* count_include_pad=1 with ceil_mode windows past the end padding: ONNX
+ * divides by the window's part inside the padded input, which the chip
+ * gets by padding explicitly and pooling with count_include_pad=0 */
+static void avgpool_ceil_run(const char *what, int r, const int64_t *xd, const int64_t *k, const int64_t *s,
+                             const int64_t *pads)
 {
-    /* the 2-D pool instruction divides by kh*kw where the interpreter
-     * counts only the padded range: refused with the node named */
     IrGraph g;
     AtlErr e;
-    int64_t x[5] = {1, 2, 4, 5, 7}, k[3] = {2, 2, 3}, s[3] = {1, 2, 2};
-    new_graph(&g, "x", 5, x);
-    int n = ir_add_op(&g, "AveragePool", "avg3", "x", "y", &e);
-    set_ints(&g, n, "kernel_shape", k, 3);
-    set_ints(&g, n, "strides", s, 3);
+    new_graph(&g, "x", r, xd);
+    int n = ir_add_op(&g, "AveragePool", "avg", "x", "y", &e);
+    set_ints(&g, n, "kernel_shape", k, r - 2);
+    set_ints(&g, n, "strides", s, r - 2);
+    set_ints(&g, n, "pads", pads, 2 * (r - 2));
     ir_set_attr_int(&g, n, "ceil_mode", 1, &e);
     ir_set_attr_int(&g, n, "count_include_pad", 1, &e);
     ir_add_output(&g, "y", &e);
-    expect_not_lowered(&g, "node 'avg3' (AveragePool)", "count_include_pad with ceil_mode");
+    run_graph(&g, what, 1e-5);
     ir_free(&g);
+}
+
+TEST(avgpool_ceil_include_pad)
+{
+    int64_t x4[4] = {1, 3, 6, 7}, k2[2] = {3, 2}, s2[2] = {2, 2}, p2[4] = {1, 1, 1, 0}, p0[4] = {0, 0, 0, 0};
+    avgpool_ceil_run("2-D, pads, ceil windows past the end", 4, x4, k2, s2, p2);
+    avgpool_ceil_run("2-D, no pads, ceil windows past the end", 4, x4, k2, s2, p0);
+    int64_t x3[3] = {2, 3, 10}, k1[1] = {4}, s1[1] = {3}, p1[2] = {2, 1};
+    avgpool_ceil_run("1-D, pads, ceil", 3, x3, k1, s1, p1);
+    int64_t x5[5] = {1, 2, 4, 5, 7}, k3[3] = {2, 2, 3}, s3[3] = {1, 2, 2}, p3[6] = {0, 1, 0, 1, 0, 1};
+    avgpool_ceil_run("3-D, pads, ceil", 5, x5, k3, s3, p3);
+    int64_t p30[6] = {0, 0, 0, 0, 0, 0};
+    avgpool_ceil_run("3-D, no pads, ceil", 5, x5, k3, s3, p30);
 }
 
 /* ---- CumSum ---- */
@@ -378,7 +393,7 @@ int main(void)
     RUN(conv3d_runtime_weights);
     RUN(pool3d);
     RUN(maxpool_dilated);
-    RUN(avgpool3d_ceil_include_pad_hw_refused);
+    RUN(avgpool_ceil_include_pad);
     RUN(cumsum);
     return test_summary("test_backend_floatops");
 }
