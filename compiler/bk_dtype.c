@@ -15,8 +15,9 @@
  * (v.rsum/v.rmax on integers) and Cast; every data input of such a node
  * must have the output's storage dtype. Cast: the same storage dtype is a
  * copy; otherwise one v.cast (round half even, saturate) on the vector
- * unit, except float -> integer (ONNX truncates toward zero; v.cast rounds)
- * and anything -> bool (x != 0), which need instructions the chip lacks.
+ * unit (integer -> bool: min(|x|, 1) first), except float -> integer (ONNX
+ * truncates toward zero; v.cast rounds) and float -> bool (x != 0 with NaN
+ * true), which need instructions the chip lacks.
  * CastLike is a Cast to its second input's dtype (which it does not read). */
 #include <string.h>
 #include "compiler/bk_int.h"
@@ -118,11 +119,12 @@ int bk_lower_cast(BkCtx *c, int node, BkGroup *g, AtlErr *e)
     const IrTensor *x = &gr->t[n->in[0]], *y = &gr->t[n->out[0]];
     int xdt = bk_tensor_dt(c, n->in[0]), ydt = bk_tensor_dt(c, n->out[0]);
     if (xdt < 0) return bk_fail(c, node, e, "input '%s' has dtype %s, which the chip cannot hold", x->name, ir_dtype_name(x->dtype));
-    if (y->dtype == IR_BOOL && x->dtype != IR_BOOL)
-        return bk_fail(c, node, e, "Cast to bool (x != 0) needs a comparison instruction; not lowered");
-    if (xdt == ydt) return bk_lower_move(c, node, g, e);   /* the same chip values: a copy */
+    if (y->dtype == IR_BOOL && x->dtype != IR_BOOL && !bk_is_int_dt(xdt))
+        return bk_fail(c, node, e, "a float -> bool Cast (x != 0, NaN true) needs a comparison instruction; not lowered");
+    int to_bool = y->dtype == IR_BOOL && x->dtype != IR_BOOL;   /* int8 -> bool is not a copy */
+    if (xdt == ydt && !to_bool) return bk_lower_move(c, node, g, e);   /* the same chip values: a copy */
     if (!bk_is_int_dt(xdt) && bk_is_int_dt(ydt))
         return bk_fail(c, node, e, "a float -> integer Cast truncates toward zero (ONNX) but v.cast rounds half to even; "
                        "not lowered until the chip has a truncating instruction");
-    return bk_lower_elem(c, node, g, e);   /* one v.cast step */
+    return bk_lower_elem(c, node, g, e);   /* one v.cast step (to bool: min(|x|, 1) first) */
 }

@@ -34,7 +34,9 @@
  * the ops the vector unit does exactly on them (Add Sub Mul Max Min Neg
  * Abs Relu Clip Identity, ReduceSum/Max/Min; an integer Clip reads its
  * bounds as registers, v.max / v.min); Cast is a one-step program, a
- * v.cast from the input's dtype (loads) to the output's (store).
+ * v.cast from the input's dtype (loads) to the output's (store); an
+ * integer -> bool Cast is min(max(x, -x), 1) in the input's dtype, then
+ * that v.cast.
  * All tile boxes are sized to fit one LMEM slot and, when possible, give
  * every core at least one tile. */
 #include <stdlib.h>
@@ -98,7 +100,7 @@ static int elem_gen(BkCtx *c, const BkGroup *g, int t, uint64_t slot, BkCode *k,
         else
             in = bk_vun(st->op, dt, slot + l->l_reg[st->dst], slot + l->l_reg[st->a], ext, rs[st->dst], rs[st->a],
                         st->alpha, st->beta);
-        if (st->op == ISA_OP_V_CAST) in.otype = (uint8_t)l->dt;   /* Cast: the program's one step */
+        if (st->op == ISA_OP_V_CAST) in.otype = (uint8_t)l->dt;   /* Cast: the program's last step */
         bk_code_cp(k, &in);
     }
     uint32_t n = (uint32_t)box_elems(ext);
@@ -339,6 +341,15 @@ int bk_lower_elem(BkCtx *c, int node, BkGroup *g, AtlErr *e)
         {"Identity", ISA_OP_V_MOV}, {"Cast", ISA_OP_V_CAST}, {"CastLike", ISA_OP_V_CAST}, {NULL, 0}};
     int done = 0;
     if (gelu >= 0) { add_step(l, ISA_OP_V_GELU, out, 0, -1, 0, 0); done = 1; }
+    else if ((op_is(nd, "Cast") || op_is(nd, "CastLike")) && y->dtype == IR_BOOL) {
+        /* integer x != 0 as min(max(x, -x), 1): exact (|INT_MIN| saturates
+         * to INT_MAX), then v.cast into a second register when x is wider */
+        add_step(l, ISA_OP_V_AFFINE, out, 0, -1, -1.0f, 0);
+        add_step(l, ISA_OP_V_MAX, out, 0, out, 0, 0);
+        add_step(l, ISA_OP_V_CLIP, out, out, -1, 0.0f, 1.0f);
+        if (l->xdt != l->dt) { add_step(l, ISA_OP_V_CAST, out + 1, out, -1, 0, 0); out++; scratch = 2; }
+        done = 1;
+    }
     else if (op_is(nd, "BatchNormalization")) {
         add_step(l, ISA_OP_V_MUL, out, 0, 1, 0, 0);
         add_step(l, ISA_OP_V_ADD, out, out, 2, 0, 0);

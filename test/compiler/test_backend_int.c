@@ -318,10 +318,11 @@ TEST(int_unary_clip_reduce)
 TEST(int_cast)
 {
     /* int -> float, bool -> float and int, int -> int (narrowing and the
-     * same chip dtype), float -> float16 */
+     * same chip dtype), float -> float16, int -> bool (x != 0) */
     static const struct { int from, to; } casts[] = {
         {IR_I32, IR_F32}, {IR_I64, IR_F32}, {IR_BOOL, IR_F32}, {IR_BOOL, IR_I32}, {IR_I64, IR_I32},
         {IR_I32, IR_I8}, {IR_U8, IR_I32}, {IR_I8, IR_I64}, {IR_F32, IR_F16},
+        {IR_I32, IR_BOOL}, {IR_I64, IR_BOOL}, {IR_I8, IR_BOOL}, {IR_U8, IR_BOOL},
     };
     for (size_t k = 0; k < sizeof casts / sizeof *casts; k++) {
         IrGraph g;
@@ -404,6 +405,13 @@ TEST(int_rejections)
     ir_set_attr_int(&g, n, "to", IR_I32, &e);
     ir_add_output(&g, "y", &e);
     expect_rejected(&g, "tocast", "truncates toward zero");
+    ir_free(&g);
+    /* float -> bool needs a compare (NaN is true) */
+    new_int_graph(&g, "x", IR_F32, 2, xd);
+    n = ir_add_op(&g, "Cast", "tobool", "x", "y", &e);
+    ir_set_attr_int(&g, n, "to", IR_BOOL, &e);
+    ir_add_output(&g, "y", &e);
+    expect_rejected(&g, "tobool", "comparison instruction");
     ir_free(&g);
     /* an op the chip does not do on integers */
     new_int_graph(&g, "x", IR_I32, 2, xd);
