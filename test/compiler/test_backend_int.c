@@ -160,7 +160,7 @@ static int const_of(IrGraph *g, const char *name, int dtype, int ndim, const int
     memset(&t, 0, sizeof t);
     t.dtype = dtype;
     t.ndim = ndim;
-    memcpy(t.dims, dims, (size_t)ndim * sizeof *dims);
+    if (ndim) memcpy(t.dims, dims, (size_t)ndim * sizeof *dims);
     if (ir_alloc_data(&t, &e)) return -1;
     for (int64_t i = 0; i < n; i++) ir_set_i(&t, i, v[i]);
     int k = ir_add_const(g, name, dtype, ndim, dims, t.data, &e);
