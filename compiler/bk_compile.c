@@ -9,8 +9,9 @@
  *   (bk_place.c), one group schedule per remaining node in graph order
  *   (bk_lower_*.c, each tile shape priced by bk_cost.c), the pipeline
  *   emitter (bk_emit.c), then the writer: net, stage (batch = dim 0 of the
- *   first input), tensors (io: inputs/outputs with dtype, NCHW/row-major
- *   layout and shape; weights and activations are not listed: the streams
+ *   first input), tensors (io: inputs/outputs with their storage dtype
+ *   (bk_dtype.c: floats in --dtype, integers and bools as int8/16/32),
+ *   NCHW/row-major layout and shape; weights and activations are not listed: the streams
  *   address them), streams encoded with isa_encode, the memory plan and
  *   metadata. Views (except the copies placement asks for: a graph output
  *   that is a view of a graph input), absorbed nodes and shape-only nodes
@@ -61,7 +62,9 @@ static int in_list(const char *op, const char *const *l)
 int bk_lower_node(BkCtx *c, int node, BkGroup *g, AtlErr *e)
 {
     const IrNode *n = &c->g->nodes[node];
+    if (bk_check_dtypes(c, node, e)) return -1;
     if (c->gelu_src[node] >= 0) return bk_lower_elem(c, node, g, e);
+    if (!strcmp(n->op, "Cast") || !strcmp(n->op, "CastLike")) return bk_lower_cast(c, node, g, e);
     if (!strcmp(n->op, "Conv")) return bk_lower_conv(c, node, g, e);
     if (!strcmp(n->op, "MaxPool") || !strcmp(n->op, "AveragePool")) return bk_lower_pool(c, node, g, e);
     if (!strcmp(n->op, "Gemm") || !strcmp(n->op, "MatMul")) return bk_lower_mm(c, node, g, e);
@@ -96,7 +99,6 @@ static int encode_streams(BkCtx *c, uint32_t stage, AtlErr *e)
 static int add_io_tensors(BkCtx *c, uint32_t stage, AtlErr *e)
 {
     const IrGraph *g = c->g;
-    uint32_t adt = c->dt == ISA_F16 ? ABM_DTYPE_FP16 : c->dt == ISA_BF16 ? ABM_DTYPE_BF16 : ABM_DTYPE_FP32;
     for (int pass = 0; pass < 2; pass++) {
         int cnt = pass ? g->nout : g->nin;
         for (int k = 0; k < cnt; k++) {
@@ -106,7 +108,7 @@ static int add_io_tensors(BkCtx *c, uint32_t stage, AtlErr *e)
             AbmTensorDesc d;
             memset(&d, 0, sizeof d);
             d.name = x->name;
-            d.dtype = !pass && bk_is_index_input(g, t) ? ABM_DTYPE_INT32 : adt;
+            d.dtype = bk_abm_dtype(bk_tensor_dt(c, t));
             d.role = pass ? ABM_ROLE_OUTPUT : ABM_ROLE_INPUT;
             d.region = ABM_REGION_IO;
             d.layout = x->ndim == 4 ? ABM_LAYOUT_NCHW : ABM_LAYOUT_ROW_MAJOR;
@@ -130,7 +132,9 @@ static int add_io_tensors(BkCtx *c, uint32_t stage, AtlErr *e)
         AbmTensorDesc d;
         memset(&d, 0, sizeof d);
         d.name = x->name;
-        d.dtype = adt;
+        int dt = bk_tensor_dt(c, t);
+        if (dt < 0) continue;   /* never stored: no lowering writes such a tensor */
+        d.dtype = bk_abm_dtype(dt);
         d.role = ABM_ROLE_ACTIVATION;
         d.region = ABM_REGION_ACTIVATIONS;
         d.layout = x->ndim == 4 ? ABM_LAYOUT_NCHW : ABM_LAYOUT_ROW_MAJOR;
@@ -177,12 +181,16 @@ static int compile_graph(const IrGraph *g, const AtlChip *chip, const BkOptions 
     for (int t = 0; t < g->nt; t++) c.pl[t].root = t;
     for (int i = 0; i < g->nn; i++) c.gelu_src[i] = -1;
     if (prog_init(&c.prog, c.ncores, e)) goto done;
-    for (int i = 0; i < g->nin; i++) {
-        const IrTensor *x = &g->t[g->inputs[i]];
-        if (x->dtype != IR_F32 && x->dtype != IR_F16 && !bk_is_index_input(g, g->inputs[i]))
-            { atl_fail(e, "graph input '%s' has dtype %s; the backend takes float inputs (and integer Gather indices)", x->name, ir_dtype_name(x->dtype)); goto done; }
-        if (!ir_shape_known(x)) { atl_fail(e, "graph input '%s' has an unknown shape (use --input-shape)", x->name); goto done; }
-    }
+    for (int pass = 0; pass < 2; pass++)
+        for (int i = 0; i < (pass ? g->nout : g->nin); i++) {
+            const IrTensor *x = &g->t[pass ? g->outputs[i] : g->inputs[i]];
+            if (bk_tensor_dt(&c, pass ? g->outputs[i] : g->inputs[i]) < 0) {
+                atl_fail(e, "graph %s '%s' has dtype %s, which the chip cannot hold (it has no 64-bit integers; "
+                         "see docs/backend.md, Data types)", pass ? "output" : "input", x->name, ir_dtype_name(x->dtype));
+                goto done;
+            }
+            if (!pass && !ir_shape_known(x)) { atl_fail(e, "graph input '%s' has an unknown shape (use --input-shape)", x->name); goto done; }
+        }
     double phase[BK_NPHASES] = {0}, t0 = atl_clock_s(), t1;
     if (bk_match_patterns(&c, e) || bk_place(&c, e)) goto done;
     t1 = atl_clock_s();
