@@ -13,6 +13,8 @@
  *   beyond the 4 a dma.copy takes.
  * A copy with more than IR_MAXDIM dims (Tile of a rank > 4 tensor) is cut
  *   into one copy per index of its leading dims.
+ * Elements are the layer's storage dtype (BkLow.dt / es, set by
+ *   bk_lower_move from the output tensor), so integer tensors move too.
  * Why: these ops only move bytes, so DMA makes them exact and costs one
  * pass over the output. */
 #include <string.h>
@@ -46,7 +48,7 @@ static int push_dims(const BkCtx *c, BkGroup *g, int *cap, const LayoutDims *d, 
     BkCopy cp;
     memset(&cp, 0, sizeof cp);
     cp.rank = d->n - from;
-    cp.dt = g->lw.dt;   /* the tensor's storage dtype (bk_lower_move sets it) */
+    cp.dt = g->lw.dt;
     for (int k = 0; k < cp.rank; k++) {
         cp.shape[k] = d->shape[from + k];
         cp.dst_str[k] = d->dst[from + k];
