@@ -62,6 +62,7 @@ static int in_list(const char *op, const char *const *l)
 int bk_lower_node(BkCtx *c, int node, BkGroup *g, AtlErr *e)
 {
     const IrNode *n = &c->g->nodes[node];
+    if (bk_is_quant_op(n->op)) return bk_lower_quant(c, node, g, e);   /* integer and float tensors by design */
     if (bk_check_dtypes(c, node, e)) return -1;
     if (c->gelu_src[node] >= 0) return bk_lower_elem(c, node, g, e);
     if (!strcmp(n->op, "Cast") || !strcmp(n->op, "CastLike")) return bk_lower_cast(c, node, g, e);

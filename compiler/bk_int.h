@@ -103,6 +103,17 @@ typedef struct BkLow {
     uint64_t l_wres, l_bres;      /* resident (multicast) weights and bias, absolute LMEM */
     int32_t *aux;                 /* per-kind table (malloc'd, freed with the group): resize bands */
     uint64_t l_accres, acc_bytes; /* K split: two resident f32 accumulators, absolute LMEM, and one's size */
+    /* quantised ops (bk_lower_quant.c) */
+    int q_bdt;                    /* storage dtype of B (A's is xdt) */
+    int q_lo, q_hi;               /* clamp of a quantising tail (the output type's range) */
+    int q_tail;                   /* 1 = ends in the quantising tail (QuantizeLinear, QLinearMatMul) */
+    float q_mult, q_zp;           /* the f32 requantisation multiplier and output zero point */
+    uint64_t q_za, q_zb, q_kzb;   /* tagged i32 vectors: A's zero point per row, B's (or the conv
+                                   * weights') per column, K x B's */
+    int q_xz;                     /* integer conv: x's zero point shifted into i8 (the pad value) */
+    uint64_t q_ones, q_bias, q_mults; /* integer conv: i8 ones (the window-sum weights), i32 bias
+                                   * (0 none), f32 multipliers per output channel (QLinearConv) */
+    uint64_t q_yscale, q_yzp;     /* DynamicQuantizeLinear: its scale and zero-point outputs (tagged, 0 absent) */
 } BkLow;
 
 struct BkGroup {
@@ -233,6 +244,11 @@ int bk_lower_node(BkCtx *c, int node, BkGroup *g, AtlErr *e);
 int bk_lower_conv(BkCtx *c, int node, BkGroup *g, AtlErr *e);
 int bk_lower_pool(BkCtx *c, int node, BkGroup *g, AtlErr *e);
 int bk_lower_mm(BkCtx *c, int node, BkGroup *g, AtlErr *e);
+/* bk_lower_mm.c: the batch counts of matmul operands A, B and result Y
+ * (products of their dims before the last two) in bt[0..2]; -1 naming the
+ * node unless A's and B's are each 1 or Y's. */
+int bk_mm_batches(const BkCtx *c, int node, const IrTensor *a, const IrTensor *b, const IrTensor *y, int64_t bt[3],
+                  AtlErr *e);
 int bk_lower_elem(BkCtx *c, int node, BkGroup *g, AtlErr *e);
 int bk_lower_reduce(BkCtx *c, int node, BkGroup *g, AtlErr *e);
 int bk_lower_softmax(BkCtx *c, int node, BkGroup *g, AtlErr *e);
@@ -245,6 +261,15 @@ int bk_push_copy(BkGroup *g, int *cap, const BkCopy *cp);
 int bk_lower_gather(BkCtx *c, int node, BkGroup *g, AtlErr *e);
 /* bk_lower_resize.c: interpolating Resize on the matrix unit. */
 int bk_lower_resize(BkCtx *c, int node, BkGroup *g, AtlErr *e);
+/* bk_lower_vec.c: the 4-D box tiling of vector layers (BkLow od, chunk,
+ * nch): tile t's origin and extents; chunks that fit `cap` bytes at
+ * bytes_per_elem per box element, one tile per core when possible. */
+void bk_box_of(const BkLow *l, int t, uint32_t o[4], uint32_t ext[4]);
+int bk_fit_box(BkCtx *c, BkLow *l, uint64_t cap, uint64_t bytes_per_elem);
+/* bk_lower_quant.c: QuantizeLinear, DequantizeLinear, MatMulInteger and
+ * QLinearMatMul (bk_is_quant_op: 1 for those). */
+int bk_is_quant_op(const char *op);
+int bk_lower_quant(BkCtx *c, int node, BkGroup *g, AtlErr *e);
 int bk_pad_copies(BkCtx *c, int node, BkGroup *g, int *cap, uint64_t xa, uint64_t ya, AtlErr *e);
 /* bk_lower_layout.c: the copies of Tile, DepthToSpace, SpaceToDepth. */
 int bk_layout_copies(BkCtx *c, int node, BkGroup *g, int *cap, uint64_t xa, uint64_t ya, AtlErr *e);

@@ -361,6 +361,19 @@ static int finish(BkCtx *c, int node, BkGroup *g, AtlErr *e)
     return choose(c, g, e);
 }
 
+int bk_mm_batches(const BkCtx *c, int node, const IrTensor *a, const IrTensor *b, const IrTensor *y, int64_t bt[3],
+                  AtlErr *e)
+{
+    const IrTensor *t[3] = {a, b, y};
+    for (int i = 0; i < 3; i++) {
+        bt[i] = 1;
+        for (int d = 0; d < t[i]->ndim - 2; d++) bt[i] *= t[i]->dims[d];
+    }
+    if ((bt[0] != 1 && bt[0] != bt[2]) || (bt[1] != 1 && bt[1] != bt[2]))
+        return bk_fail(c, node, e, "partially broadcast batch dimensions are not lowered");
+    return 0;
+}
+
 int bk_lower_mm(BkCtx *c, int node, BkGroup *g, AtlErr *e)
 {
     const IrGraph *gr = c->g;
@@ -377,12 +390,9 @@ int bk_lower_mm(BkCtx *c, int node, BkGroup *g, AtlErr *e)
     if (ta) { int64_t s = M; M = K; K = s; }
     int64_t N = b->ndim == 1 ? 1 : b->dims[b->ndim - 1];
     if (tb) N = b->dims[0];
-    int64_t abt = 1, bbt = 1, ybt = 1;
-    for (int d = 0; d < a->ndim - 2; d++) abt *= a->dims[d];
-    for (int d = 0; d < b->ndim - 2; d++) bbt *= b->dims[d];
-    for (int d = 0; d < y->ndim - 2; d++) ybt *= y->dims[d];
-    if ((abt != 1 && abt != ybt) || (bbt != 1 && bbt != ybt))
-        return bk_fail(c, node, e, "partially broadcast batch dimensions are not lowered");
+    int64_t bt[3];
+    if (bk_mm_batches(c, node, a, b, y, bt, e)) return -1;
+    int64_t abt = bt[0], bbt = bt[1], ybt = bt[2];
     if (M > 65535 || K > 65535 || N > 65535) return bk_fail(c, node, e, "a matrix dimension exceeds 65535");
     if (M < 1 || K < 1 || N < 1 || ybt < 1)
         return bk_fail(c, node, e, "an empty product (batch %lld, M %lld, K %lld, N %lld) is not lowered", (long long)ybt,

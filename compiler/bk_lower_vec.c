@@ -137,6 +137,10 @@ static int fit_box(BkCtx *c, BkLow *l, uint64_t cap, uint64_t bytes_per_elem, un
     }
 }
 
+/* The box tiling for other vector lowerings (bk_lower_quant.c). */
+void bk_box_of(const BkLow *l, int t, uint32_t o[4], uint32_t ext[4]) { box_of(l, t, o, ext); }
+int bk_fit_box(BkCtx *c, BkLow *l, uint64_t cap, uint64_t bytes_per_elem) { return fit_box(c, l, cap, bytes_per_elem, 0); }
+
 /* ---- elementwise ---- */
 
 /* Strides of input tensor shape (rank r) broadcast to output dims od (rank ro). */

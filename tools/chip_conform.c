@@ -5,7 +5,9 @@
  * value/axes, Reduce* axes, Reshape/Expand shape, Squeeze/Unsqueeze axes,
  * Slice starts/ends/axes/steps, Split split, Tile repeats, Trilu k,
  * ConstantOfShape shape, Range start/limit/delta, the window ops' size,
- * OneHot depth/values, TopK k, CumSum axis) is frozen to
+ * OneHot depth/values, TopK k, CumSum axis) or a quantisation scale /
+ * zero point (QuantizeLinear, DequantizeLinear, MatMulInteger,
+ * QLinearMatMul, ConvInteger, QLinearConv) is frozen to
  * the test's value before compiling, as a
  * deployment would bake it into the model; the other inputs are fed at run
  * time. */
@@ -29,9 +31,20 @@ static const struct { const char *op; int first; } shape_inputs[] = {
     {"BlackmanWindow", 0}, {"OneHot", 1}, {"TopK", 1}, {"CumSum", 1},
 };
 
-/* Input k of node n sets a shape (see shape_inputs). */
+/* Quantised ops: the inputs (bit k = input k) holding scales and zero
+ * points, constants in a deployed quantised model (the chip compiles
+ * them in, compiler/bk_lower_quant.c). */
+static const struct { const char *op; unsigned mask; } quant_params[] = {
+    {"QuantizeLinear", 0x6}, {"DequantizeLinear", 0x6}, {"MatMulInteger", 0xc}, {"QLinearMatMul", 0xf6},
+    {"ConvInteger", 0xc}, {"QLinearConv", 0xf6},
+};
+
+/* Input k of node n sets a shape (see shape_inputs) or is a quantisation
+ * parameter (quant_params). */
 static int shape_parameter(const IrNode *n, int k)
 {
+    for (size_t i = 0; i < sizeof quant_params / sizeof *quant_params; i++)
+        if (!strcmp(n->op, quant_params[i].op)) return k < 32 && (quant_params[i].mask >> k & 1);
     for (size_t i = 0; i < sizeof shape_inputs / sizeof *shape_inputs; i++)
         if (!strcmp(n->op, shape_inputs[i].op)) return k >= shape_inputs[i].first;
     return 0;
