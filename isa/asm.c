@@ -407,6 +407,7 @@ typedef struct {
     int cores_fixed;       /* .cores given */
     const char *ctx;       /* "directive NAME" put in front of value errors */
     uint64_t data_bytes;   /* bytes of DRAM data defined so far */
+    uint64_t data_limit;   /* at most this many (prog_assemble_limited) */
     AtlErr *e;
 } Asm;
 
@@ -666,9 +667,9 @@ static int asm_values(Asm *a, int d, char **tok, int ntok, uint8_t **out, size_t
 /* Fails when n more bytes of DRAM data would pass the program's budget. */
 static int data_budget(Asm *a, const char *name, uint64_t n)
 {
-    if (n > ASM_MAX_DATA_BYTES - a->data_bytes)
+    if (n > a->data_limit - a->data_bytes)
         return asm_fail(a, "%s: %" PRIu64 " more bytes of DRAM data would pass the %" PRIu64
-                        " MiB a program may define (%" PRIu64 " bytes so far)", name, n, ASM_MAX_DATA_BYTES >> 20,
+                        " MiB a program may define (%" PRIu64 " bytes so far)", name, n, a->data_limit >> 20,
                         a->data_bytes);
     return 0;
 }
@@ -876,9 +877,15 @@ static int asm_statement(Asm *a, char **tok, int ntok)
 
 int prog_assemble(const char *name, const char *text, AtlProgram *p, AtlErr *e)
 {
+    return prog_assemble_limited(name, text, ASM_MAX_DATA_BYTES, p, e);
+}
+
+int prog_assemble_limited(const char *name, const char *text, uint64_t max_data_bytes, AtlProgram *p, AtlErr *e)
+{
+    if (max_data_bytes > ASM_MAX_DATA_BYTES) max_data_bytes = ASM_MAX_DATA_BYTES;
     if (prog_init(p, 1, e)) return -1;
     snprintf(p->source, sizeof p->source, "%s", name);
-    Asm a = {.file = name, .p = p, .engine = -1, .e = e};
+    Asm a = {.file = name, .p = p, .engine = -1, .e = e, .data_limit = max_data_bytes};
     size_t tlen = strlen(text);
     char *logical = malloc(tlen + 2);
     if (!logical) { prog_free(p); return atl_fail(e, "out of memory"); }

@@ -58,6 +58,10 @@ void prog_free(AtlProgram *p);
 
 /* Text assembly: parses the whole program text (see docs/asm.md). */
 int prog_assemble(const char *name, const char *text, AtlProgram *p, AtlErr *e);
+/* The same with a smaller budget of DRAM data (.data/.zero) than the
+ * default 256 MiB (larger values are clamped to it); fuzz_asm uses 1 MiB so
+ * that its inputs stay fast. */
+int prog_assemble_limited(const char *name, const char *text, uint64_t max_data_bytes, AtlProgram *p, AtlErr *e);
 /* Binary image (`atoll asm -o`): serialise / parse. */
 int prog_save(const AtlProgram *p, const char *path, AtlErr *e);
 int prog_load(const char *path, AtlProgram *p, AtlErr *e);

@@ -294,6 +294,17 @@ TEST(program_errors_name_file_and_line)
     expect_prog_error(".zero Z dram:0 0x28002800\n", "t.s:1: Z: 671098880 more bytes of DRAM data would pass the 256 MiB");
     expect_prog_error(".zero A dram:0 0x8000000\n.zero B dram:0x8000000 0x8000000\n.zero C dram:0x10000000 1\n",
                       "t.s:3: C: 1 more bytes of DRAM data would pass the 256 MiB a program may define (268435456 bytes so far)");
+    {
+        /* a smaller budget (fuzz_asm's 1 MiB): refused past it, accepted up to it */
+        AtlProgram p;
+        AtlErr e;
+        CHECK(prog_assemble_limited("t.s", ".zero A dram:0 0x100001\n", 1 << 20, &p, &e) == -1);
+        CHECK_STR_CONTAINS(e.msg, "t.s:1: A: 1048577 more bytes of DRAM data would pass the 1 MiB");
+        REQUIRE(prog_assemble_limited("t.s", ".zero A dram:0 0x100000\n", 1 << 20, &p, &e) == 0);
+        prog_free(&p);
+        CHECK(prog_assemble_limited("t.s", ".zero Z dram:0 0x28002800\n", UINT64_MAX, &p, &e) == -1);
+        CHECK_STR_CONTAINS(e.msg, "would pass the 256 MiB");
+    }
     expect_prog_error(".expect O dram:0 i32 shape=2,2 1 2 3\n", "t.s:1: .expect O: 3 values given, shape needs 4");
     expect_prog_error(".expect O dram:0 i32 2,2 1 2 3 4\n", "expected shape=D0,D1,.. after the dtype");
     expect_prog_error(".expect O dram:0 f32 shape=1 tol=-1 0\n", "tol must be finite and >= 0");
