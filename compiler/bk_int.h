@@ -41,7 +41,7 @@ typedef struct BkGroup BkGroup;
 typedef int (*BkTileGen)(BkCtx *c, const BkGroup *g, int tile, uint64_t slot, BkCode *code, AtlErr *e);
 
 #define BK_MAXIN 4
-#define BK_MAXSTEP 16
+#define BK_MAXSTEP 24
 
 /* An elementwise step on registers: reg < nin are the loaded inputs, the
  * others scratch; reg `out` is stored. */
@@ -206,6 +206,14 @@ int bk_tensor_in_dram(BkCtx *c, int tensor, uint64_t *tagged, AtlErr *e); /* con
 /* 1 when tensor t is an integer graph input used only as Gather indices:
  * it is an i32 table in the io region (dma.gather reads it at run time). */
 int bk_is_index_input(const IrGraph *g, int t);
+
+/* bk_elem_prog.c: the table of elementwise register programs built from
+ * the rounding, comparison, select and transcendental vector ops.
+ * bk_elem_program appends node nd's program to l (inputs are registers
+ * 0..nin-1, scratch from nin on) and sets its output register and scratch
+ * count: 1 done, 0 no table row for nd, -1 the program is too long. */
+int bk_elem_has_program(const IrNode *nd);
+int bk_elem_program(const IrNode *nd, BkLow *l, int nin, int *out, int *nscratch);
 
 /* bk_lower_*.c: fill a group for node n; each returns 0/-1 naming the node. */
 int bk_lower_node(BkCtx *c, int node, BkGroup *g, AtlErr *e);

@@ -16,7 +16,9 @@
  * v.min with that bound as an input broadcast by stride 0; PRelu Elu Celu
  * Selu Softplus Softsign Shrink ThresholdedRelu use a second scratch
  * register (act_steps; comparisons as exact 0/1 masks, mask_steps); a fused
- * activation is appended.
+ * activation is appended. Ops with a row in compiler/bk_elem_prog.c's table
+ * (rounding, Sign, trigonometric and hyperbolic functions, Erf, Mod fmod=1,
+ * Pow with a run-time or non-scalar exponent) take their program from it.
  * Reductions (ReduceSum/Mean/Max/Min/SumSquare/L1/L2/LogSum/LogSumExp/Prod over
  * a contiguous run of axes; with noop_with_empty_axes and no axes a copy as a
  * sum over one element; GlobalAveragePool, GlobalMaxPool), Softmax and
@@ -286,7 +288,8 @@ int bk_lower_elem(BkCtx *c, int node, BkGroup *g, AtlErr *e)
         if (rc) return -1;
         nin = 3;
     } else {
-        int lim = op_is(nd, "Pow") ? 1 : nd->nin;
+        double pv0;   /* a constant scalar exponent is folded into the steps, another one is read */
+        int lim = op_is(nd, "Pow") && const_scalar(gr, nd->in[1], &pv0) ? 1 : nd->nin;
         for (int i = 0; i < lim; i++) {
             if (nd->in[i] < 0) continue;
             double bound;
@@ -346,8 +349,7 @@ int bk_lower_elem(BkCtx *c, int node, BkGroup *g, AtlErr *e)
         if (op_is(nd, "Div")) {
             add_step(l, ISA_OP_V_RECIP, out, 1, -1, 0, 0);
             add_step(l, ISA_OP_V_MUL, out, 0, out, 0, 0);
-        } else if (op_is(nd, "Pow")) {
-            if (!const_scalar(gr, nd->in[1], &pv)) return bk_fail(c, node, e, "Pow with a non-constant or non-scalar exponent is not lowered");
+        } else if (op_is(nd, "Pow") && const_scalar(gr, nd->in[1], &pv)) {
             if (pv == 2) add_step(l, ISA_OP_V_MUL, out, 0, 0, 0, 0);
             else if (pv == 3) { add_step(l, ISA_OP_V_MUL, out, 0, 0, 0, 0); add_step(l, ISA_OP_V_MUL, out, out, 0, 0, 0); }
             else if (pv == 1) add_step(l, ISA_OP_V_MOV, out, 0, -1, 0, 0);
@@ -385,9 +387,11 @@ int bk_lower_elem(BkCtx *c, int node, BkGroup *g, AtlErr *e)
             add_step(l, ISA_OP_V_CLIP, out, out, -1, 0.0f, 1.0f);
             add_step(l, ISA_OP_V_MUL, out, 0, out, 0, 0);
         } else {
+            int rc = bk_elem_program(nd, l, nin, &out, &scratch);
+            if (rc < 0) return bk_fail(c, node, e, "program longer than %d steps", BK_MAXSTEP);
             const char *why = NULL;
-            if (act_steps(l, nd, out, out + 1, &why)) return bk_fail(c, node, e, "%s", why);
-            scratch = 2;
+            if (!rc && act_steps(l, nd, out, out + 1, &why)) return bk_fail(c, node, e, "%s", why);
+            if (!rc) scratch = 2;
         }
     }
     l->nregs = R + scratch;
