@@ -1,12 +1,17 @@
 /* test_backend_cmp.c - the elementwise ops lowered by table programs of the
- * rounding, comparison, select and transcendental vector instructions
- * (compiler/bk_elem_prog.c): rounding, Sign, trigonometric and hyperbolic
- * functions, Erf, Mod, Pow with a run-time exponent. Graphs built in code,
- * compiled for configs/tiny.ini and configs/a1.ini, simulated and compared
- * with the reference interpreter: on random inputs (run_graph, broadcast
- * shapes) and on chosen edge values (NaN, +-inf, -0, rounding ties,
- * negative Mod operands, Pow's special cases), where NaN must meet NaN and
- * an infinity the same infinity. */
+ * rounding, comparison, select, bitwise, integer division and
+ * transcendental vector instructions (compiler/bk_elem_prog.c): rounding,
+ * Sign, trigonometric and hyperbolic functions, Erf, Mod, Pow with a
+ * run-time (also integer) exponent, comparisons, Not/And/Or/Xor, IsNaN,
+ * IsInf, Where, float -> integer / bool Cast and CastLike, integer Div and
+ * Mod. Graphs built in code, compiled for configs/tiny.ini and
+ * configs/a1.ini (f32 storage; f16 and bf16 for a few), simulated and
+ * compared with the reference interpreter: on random inputs (run_graph,
+ * broadcast shapes) and on chosen edge values (NaN, +-inf, -0, rounding
+ * ties, negative Mod / Div operands, integer extremes, Pow's special
+ * cases), where NaN must meet NaN, an infinity the same infinity, and
+ * integer and bool outputs must be equal. Inputs are written, outputs read
+ * in the dtypes the .abm lists. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -64,10 +69,10 @@ static int compare_output(const AtlSim *s, const BkRegionBases *b, const AbmMode
     return bad;
 }
 
-/* Compiles g for chipfile in f32 (integers and bools in their chip dtypes),
- * runs it with graph input k set from iv[k] and compares every output with
- * the interpreter (compare_output). */
-static void run_values(IrGraph *g0, const char *chipfile, const InVals *iv, const char *what, double tol)
+/* Compiles g for chipfile with float storage dtype fdt (integers and bools
+ * in their chip dtypes), runs it with graph input k set from iv[k] and
+ * compares every output with the interpreter (compare_output). */
+static void run_values_in(IrGraph *g0, const char *chipfile, int fdt, const InVals *iv, const char *what, double tol)
 {
     IrGraph g;
     PbBuf pb = {0};
@@ -103,7 +108,7 @@ static void run_values(IrGraph *g0, const char *chipfile, const InVals *iv, cons
         }
     }
     BkRegionBases b;
-    ok = ok && !interp_run(&g, in, nin, &outs, &e) && !e2e_build(&g, &chip, ISA_F32, NULL, NULL, &buf, &len, &m, &p, &b, &s, &e);
+    ok = ok && !interp_run(&g, in, nin, &outs, &e) && !e2e_build(&g, &chip, fdt, NULL, NULL, &buf, &len, &m, &p, &b, &s, &e);
     for (int k = 0; ok && k < nin; k++) ok = !put_input(s, &b, &m, &in[k], &e);
     ok = ok && !sim_run(s, &e);
     CHECKF(ok, "%s on %s: %s", what, chipfile, e.msg);
@@ -122,7 +127,7 @@ static void run_values(IrGraph *g0, const char *chipfile, const InVals *iv, cons
 
 static void run_values_both(IrGraph *g, const InVals *iv, const char *what, double tol)
 {
-    for (int c = 0; c < 2; c++) run_values(g, chips[c], iv, what, tol);
+    for (int c = 0; c < 2; c++) run_values_in(g, chips[c], ISA_F32, iv, what, tol);
 }
 
 /* The edge values every unary op sees: NaN, infinities, signed zeros,
@@ -425,6 +430,37 @@ TEST(pow_integer_exponent)
     ir_free(&g);
 }
 
+TEST(half_storage_compare_where_cast)
+{
+    /* f16 and bf16 storage: the comparisons run in the half dtype, Where
+     * converts its bool condition into it, IsInf and the truncating Cast
+     * see half values (inputs chosen exact in both) */
+    static const double xv[] = {1.5, -2.5, 0.0, -0.0, INFINITY, -INFINITY, NAN, 3.0, -0.75, 96.0};
+    static const double c[] = {1, 0, 0, 1, 1, 0, 1};
+    static const int fdts[] = {ISA_F16, ISA_BF16};
+    for (int f = 0; f < 2; f++) {
+        AtlErr e;
+        IrGraph g;
+        ir_init(&g);
+        g.opset = 16;
+        ir_add_input(&g, "x", IR_F32, 2, (int64_t[]){7, 10}, &e);
+        ir_add_input(&g, "c", IR_BOOL, 2, (int64_t[]){7, 1}, &e);
+        ir_add_op(&g, "Neg", "neg", "x", "nx", &e);
+        ir_add_op(&g, "Less", "less", "x,nx", "lt", &e);
+        ir_add_op(&g, "IsInf", "isinf", "x", "inf", &e);
+        ir_add_op(&g, "Where", "where", "c,x,nx", "w", &e);
+        ir_add_op(&g, "Floor", "floor", "x", "fx", &e);
+        ir_add_op(&g, "Equal", "eq", "fx,x", "isint", &e);
+        ir_add_output(&g, "lt", &e);
+        ir_add_output(&g, "inf", &e);
+        ir_add_output(&g, "w", &e);
+        ir_add_output(&g, "isint", &e);
+        for (int k = 0; k < 2; k++)
+            run_values_in(&g, chips[k], fdts[f], (InVals[]){{xv, 10}, {c, 7}}, f ? "half ops bf16" : "half ops f16", 0);
+        ir_free(&g);
+    }
+}
+
 int main(void)
 {
     RUN(unary_ops_on_edge_values);
@@ -440,5 +476,6 @@ int main(void)
     RUN(cast_float_to_integer_truncates_and_to_bool);
     RUN(integer_div_and_mod_signs);
     RUN(pow_integer_exponent);
+    RUN(half_storage_compare_where_cast);
     return test_summary("backend_cmp");
 }
