@@ -21,6 +21,8 @@
  *   bk_lower_*.c lowering of each op to a group schedule (bk_int.h): the
  *                tiles of its output, the LMEM buffers of one tile and a
  *                generator of each tile's loads, computes and stores.
+ *   bk_elem_prog.c the table of elementwise register programs built from
+ *                the rounding / compare / select / trig vector ops.
  *   bk_tile.c    the LMEM tile planner (slot layout, alignment, banks) and
  *                the choice of tile shape by the cost model.
  *   bk_resident.c the group-resident LMEM region below the slots (multicast

@@ -11,13 +11,15 @@
  * docs/backend.md, "Data types").
  * Integer tensors are lowered for data movement (DMA moves bytes of any
  * dtype), the elementwise ops the vector unit does exactly on integers
- * (Add Sub Mul Max Min Neg Abs Relu Clip Identity), ReduceSum/Max/Min
- * (v.rsum/v.rmax on integers) and Cast; every data input of such a node
- * must have the output's storage dtype. Cast: the same storage dtype is a
- * copy; otherwise one v.cast (round half even, saturate) on the vector
- * unit (integer -> bool: min(|x|, 1) first), except float -> integer (ONNX
- * truncates toward zero; v.cast rounds) and float -> bool (x != 0 with NaN
- * true), which need instructions the chip lacks.
+ * (Add Sub Mul Max Min Neg Abs Relu Clip Identity, Div Mod), ReduceSum/
+ * Max/Min (v.rsum/v.rmax on integers) and Cast; every data input of such a
+ * node must have the output's storage dtype, except for the ops whose
+ * inputs differ by definition (comparisons, IsNaN, IsInf: bool results;
+ * Where: a bool condition; Pow: an integer exponent of a float base).
+ * Cast: the same storage dtype is a copy; otherwise one v.cast (round half
+ * even, saturate) on the vector unit (integer -> bool: min(|x|, 1) first;
+ * float -> integer: v.trunc first, as ONNX truncates toward zero; float ->
+ * bool: x != 0 with NaN true, by v.eq; compiler/bk_elem_prog.c).
  * CastLike is a Cast to its second input's dtype (which it does not read). */
 #include <string.h>
 #include "compiler/bk_int.h"
@@ -64,6 +66,10 @@ static const struct { const char *op; int data_in; } int_ops[] = {
     {"Resize", 1}, {"Upsample", 1},
     {"Add", -1}, {"Sub", -1}, {"Mul", -1}, {"Max", -1}, {"Min", -1}, {"Neg", 1}, {"Abs", 1}, {"Relu", 1}, {"Clip", -1},
     {"ReduceSum", 1}, {"ReduceMax", 1}, {"ReduceMin", 1},
+    /* bk_elem_prog.c: bool results of any inputs, bools, integer Div / Mod,
+     * Where's data of any dtype, a float Pow's integer exponent */
+    {"Equal", 0}, {"Less", 0}, {"Greater", 0}, {"LessOrEqual", 0}, {"GreaterOrEqual", 0}, {"IsNaN", 0}, {"IsInf", 0},
+    {"Not", -1}, {"And", -1}, {"Or", -1}, {"Xor", -1}, {"Div", -1}, {"Mod", -1}, {"Where", 0}, {"Pow", 1},
 };
 
 static int int_op_index(const char *op)
@@ -119,12 +125,9 @@ int bk_lower_cast(BkCtx *c, int node, BkGroup *g, AtlErr *e)
     const IrTensor *x = &gr->t[n->in[0]], *y = &gr->t[n->out[0]];
     int xdt = bk_tensor_dt(c, n->in[0]), ydt = bk_tensor_dt(c, n->out[0]);
     if (xdt < 0) return bk_fail(c, node, e, "input '%s' has dtype %s, which the chip cannot hold", x->name, ir_dtype_name(x->dtype));
-    if (y->dtype == IR_BOOL && x->dtype != IR_BOOL && !bk_is_int_dt(xdt))
-        return bk_fail(c, node, e, "a float -> bool Cast (x != 0, NaN true) needs a comparison instruction; not lowered");
     int to_bool = y->dtype == IR_BOOL && x->dtype != IR_BOOL;   /* int8 -> bool is not a copy */
     if (xdt == ydt && !to_bool) return bk_lower_move(c, node, g, e);   /* the same chip values: a copy */
-    if (!bk_is_int_dt(xdt) && bk_is_int_dt(ydt))
-        return bk_fail(c, node, e, "a float -> integer Cast truncates toward zero (ONNX) but v.cast rounds half to even; "
-                       "not lowered until the chip has a truncating instruction");
-    return bk_lower_elem(c, node, g, e);   /* one v.cast step (to bool: min(|x|, 1) first) */
+    /* one v.cast step (integer to bool: min(|x|, 1) first; float to integer:
+     * v.trunc first; float to bool: x != 0, bk_elem_prog.c) */
+    return bk_lower_elem(c, node, g, e);
 }

@@ -41,7 +41,7 @@ typedef struct BkGroup BkGroup;
 typedef int (*BkTileGen)(BkCtx *c, const BkGroup *g, int tile, uint64_t slot, BkCode *code, AtlErr *e);
 
 #define BK_MAXIN 4
-#define BK_MAXSTEP 16
+#define BK_MAXSTEP 24
 
 /* An elementwise step on registers: reg < nin are the loaded inputs, the
  * others scratch; reg `out` is stored. */
@@ -91,6 +91,7 @@ typedef struct BkLow {
     int64_t in_str[BK_MAXIN][4];  /* element strides in DRAM, 0 = broadcast */
     int nsteps, nregs, out_reg;
     BkStep steps[BK_MAXSTEP];
+    int8_t reg_dt[BK_MAXIN + BK_MAXSTEP]; /* elementwise: each register's dtype (bk_step_dtypes) */
     float eps;                    /* layernorm epsilon */
     uint64_t y_mean, y_istd;      /* layernorm Mean / InvStdDev outputs (tagged DRAM), 0 = absent */
     uint32_t red_len;             /* reduce/softmax: length of the reduced axis */
@@ -238,6 +239,18 @@ int bk_tensor_in_dram(BkCtx *c, int tensor, uint64_t *tagged, AtlErr *e); /* con
 int bk_check_dtypes(const BkCtx *c, int node, AtlErr *e);
 /* Cast, CastLike: a copy between equal storage dtypes, else one v.cast. */
 int bk_lower_cast(BkCtx *c, int node, BkGroup *g, AtlErr *e);
+
+/* bk_elem_prog.c: the table of elementwise register programs built from
+ * the rounding, comparison, select, bitwise and transcendental vector ops.
+ * bk_elem_program appends node nd's program to l (inputs are registers
+ * 0..nin-1 with their dtypes in l->reg_dt, scratch from nin on), sets the
+ * dtype of every register it writes, its output register and scratch
+ * count: 1 done, 0 no table row for nd, -1 the program is too long.
+ * bk_step_dtypes sets reg_dt of the dst of steps from..nsteps-1: a v.cast
+ * gives cast_dt, v.sel its moved operand's dtype, other steps their a's. */
+int bk_elem_has_program(const IrGraph *g, const IrNode *nd);
+int bk_elem_program(const IrGraph *g, const IrNode *nd, BkLow *l, int nin, int *out, int *nscratch);
+void bk_step_dtypes(BkLow *l, int from, int cast_dt);
 
 /* bk_lower_*.c: fill a group for node n; each returns 0/-1 naming the node. */
 int bk_lower_node(BkCtx *c, int node, BkGroup *g, AtlErr *e);

@@ -48,7 +48,7 @@ static int push_dims(const BkCtx *c, BkGroup *g, int *cap, const LayoutDims *d, 
     BkCopy cp;
     memset(&cp, 0, sizeof cp);
     cp.rank = d->n - from;
-    cp.dt = g->lw.dt;
+    cp.dt = g->lw.dt;   /* the tensor's storage dtype (bk_lower_move sets it) */
     for (int k = 0; k < cp.rank; k++) {
         cp.shape[k] = d->shape[from + k];
         cp.dst_str[k] = d->dst[from + k];

@@ -18,7 +18,9 @@
  * v.min with that bound as an input broadcast by stride 0; PRelu Elu Celu
  * Selu Softplus Softsign Shrink ThresholdedRelu use a second scratch
  * register (act_steps; comparisons as exact 0/1 masks, mask_steps); a fused
- * activation is appended.
+ * activation is appended. Ops with a row in compiler/bk_elem_prog.c's table
+ * (rounding, Sign, trigonometric and hyperbolic functions, Erf, Mod fmod=1,
+ * Pow with a run-time or non-scalar exponent) take their program from it.
  * Reductions (ReduceSum/Mean/Max/Min/SumSquare/L1/L2/LogSum/LogSumExp/Prod over
  * a contiguous run of axes; with noop_with_empty_axes and no axes a copy as a
  * sum over one element; GlobalAveragePool, GlobalMaxPool), Softmax and
@@ -31,13 +33,16 @@
  * constants or run-time tensors of L elements);
  * the optional Mean and InvStdDev outputs ([rows], the normalised axes
  * reduced to 1) are stored from the row mean and 1/sqrt registers.
- * Dtypes: each layer works in its tensors' storage dtype (BkLow.dt/xdt,
+ * Dtypes: each layer works in its tensors' storage dtypes (BkLow.dt/xdt,
  * compiler/bk_dtype.c): floats in the --dtype, integers as i8/i16/i32 for
  * the ops the vector unit does exactly on them (Add Sub Mul Max Min Neg
  * Abs Relu Clip Identity, ReduceSum/Max/Min; an integer Clip reads its
- * bounds as registers, v.max / v.min); Cast is a one-step program, a
- * v.cast from the input's dtype (loads) to the output's (store); an
- * integer -> bool Cast is min(max(x, -x), 1) in the input's dtype, then
+ * bounds as registers, v.max / v.min). Every register of an elementwise
+ * program has its own dtype (BkLow.reg_dt): inputs are loaded in their
+ * tensors' dtypes, a step computes in its source's, a v.cast writes the
+ * output's (bk_step_dtypes; table programs may convert inputs first). Cast
+ * is a one-step program, a v.cast from the input's dtype to the output's;
+ * an integer -> bool Cast is min(max(x, -x), 1) in the input's dtype, then
  * that v.cast.
  * All tile boxes are sized to fit one LMEM slot and, when possible, give
  * every core at least one tile. */
@@ -74,7 +79,6 @@ static int elem_gen(BkCtx *c, const BkGroup *g, int t, uint64_t slot, BkCode *k,
     const BkLow *l = &g->lw;
     uint32_t o[4], ext[4];
     box_of(l, t, o, ext);
-    int dt = l->xdt;
     int64_t full[4];
     bk_compact(ext, full);
     int64_t rs[BK_MAXIN + BK_MAXSTEP][4];
@@ -84,17 +88,18 @@ static int elem_gen(BkCtx *c, const BkGroup *g, int t, uint64_t slot, BkCode *k,
         uint64_t src = l->in_addr[i];
         for (int d = 0; d < 4; d++) {
             ie[d] = l->in_str[i][d] ? ext[d] : 1;
-            src += (uint64_t)(o[d] * l->in_str[i][d]) * (uint64_t)l->xes;
+            src += (uint64_t)(o[d] * l->in_str[i][d]) * (uint64_t)isa_dtype_size(l->reg_dt[i]);
             ss[d] = l->in_str[i][d];
         }
         bk_compact(ie, ds);
         for (int d = 0; d < 4; d++) rs[i][d] = l->in_str[i][d] ? ds[d] : 0;
-        AtlInsn in = bk_dma(dt, ISA_SPACE_LMEM, slot + l->l_reg[i], ISA_SPACE_DRAM, src, ie, ds, ss);
+        AtlInsn in = bk_dma(l->reg_dt[i], ISA_SPACE_LMEM, slot + l->l_reg[i], ISA_SPACE_DRAM, src, ie, ds, ss);
         bk_code_ld(k, &in, 0);
     }
     for (int r = l->nin; r < l->nregs; r++) memcpy(rs[r], full, sizeof full);
     for (int s = 0; s < l->nsteps; s++) {
         const BkStep *st = &l->steps[s];
+        int dt = l->reg_dt[st->a];   /* a v.cast converts into its dst's dtype */
         AtlInsn in;
         if (st->b >= 0)
             in = bk_vbin(st->op, dt, slot + l->l_reg[st->dst], slot + l->l_reg[st->a], slot + l->l_reg[st->b], ext,
@@ -102,11 +107,11 @@ static int elem_gen(BkCtx *c, const BkGroup *g, int t, uint64_t slot, BkCode *k,
         else
             in = bk_vun(st->op, dt, slot + l->l_reg[st->dst], slot + l->l_reg[st->a], ext, rs[st->dst], rs[st->a],
                         st->alpha, st->beta);
-        if (st->op == ISA_OP_V_CAST) in.otype = (uint8_t)l->dt;   /* Cast: the program's last step */
+        if (st->op == ISA_OP_V_CAST) in.otype = (uint8_t)l->reg_dt[st->dst];
         bk_code_cp(k, &in);
     }
     uint32_t n = (uint32_t)box_elems(ext);
-    dt = l->dt;
+    int dt = l->dt;
     if (l->act[0] && bk_act_code(k, l->act, l->act_alpha, l->act_beta, dt, slot + l->l_reg[l->out_reg],
                                  slot + l->l_tmp, n, 0))
         return bk_fail(c, g->node, e, "activation %s cannot be fused", l->act);
@@ -272,6 +277,10 @@ int bk_lower_elem(BkCtx *c, int node, BkGroup *g, AtlErr *e)
     l->es = isa_dtype_size(l->dt);
     l->xes = isa_dtype_size(l->xdt);
     int is_int = bk_is_int_dt(l->xdt);
+    if (is_int && op_is(nd, "Pow")) return bk_fail(c, node, e, "Pow on integer tensors is not lowered");
+    /* register dtypes: inputs as loaded, scratch in the inputs' dtype until
+     * a step writes it (bk_step_dtypes) */
+    for (int r = 0; r < BK_MAXIN + BK_MAXSTEP; r++) l->reg_dt[r] = (int8_t)l->xdt;
     ElemIn ins[BK_MAXIN];
     int clip_reg[3] = {-1, -1, -1};   /* Clip: register of a run-time min / max, -1 constant or absent */
     int nin = 0;
@@ -308,7 +317,8 @@ int bk_lower_elem(BkCtx *c, int node, BkGroup *g, AtlErr *e)
         if (rc) return -1;
         nin = 3;
     } else {
-        int lim = op_is(nd, "Pow") || op_is(nd, "CastLike") ? 1 : nd->nin;   /* not read: the exponent, the "like" */
+        double pv0;   /* not read: a constant scalar exponent (folded into the steps), the "like" */
+        int lim = (op_is(nd, "Pow") && const_scalar(gr, nd->in[1], &pv0)) || op_is(nd, "CastLike") ? 1 : nd->nin;
         for (int i = 0; i < lim; i++) {
             if (nd->in[i] < 0) continue;
             double bound;
@@ -322,7 +332,7 @@ int bk_lower_elem(BkCtx *c, int node, BkGroup *g, AtlErr *e)
             ins[nin].ndim = x->ndim;
             memcpy(ins[nin].dims, x->dims, sizeof ins[nin].dims);
             if (bk_tensor_in_dram(c, nd->in[i], &ins[nin].addr, e)) return -1;
-            nin++;
+            l->reg_dt[nin++] = (int8_t)bk_tensor_dt(c, nd->in[i]);
         }
         if (op_is(nd, "PRelu") && nin == 2 && gr->opset < 7 && ins[0].ndim >= 2 && ins[1].ndim == 1 &&
             ins[1].dims[0] == ins[0].dims[1] && ins[1].dims[0] != ins[0].dims[ins[0].ndim - 1]) {
@@ -346,8 +356,12 @@ int bk_lower_elem(BkCtx *c, int node, BkGroup *g, AtlErr *e)
         {"Relu", ISA_OP_V_RELU}, {"Sigmoid", ISA_OP_V_SIGMOID}, {"Tanh", ISA_OP_V_TANH}, {"Exp", ISA_OP_V_EXP},
         {"Log", ISA_OP_V_LOG}, {"Sqrt", ISA_OP_V_SQRT}, {"Reciprocal", ISA_OP_V_RECIP}, {"Gelu", ISA_OP_V_GELU},
         {"Identity", ISA_OP_V_MOV}, {"Cast", ISA_OP_V_CAST}, {"CastLike", ISA_OP_V_CAST}, {NULL, 0}};
-    int done = 0;
-    if (gelu >= 0) { add_step(l, ISA_OP_V_GELU, out, 0, -1, 0, 0); done = 1; }
+    /* a table program (bk_elem_prog.c) sets its registers' dtypes itself */
+    int table = gelu < 0 ? bk_elem_program(gr, nd, l, nin, &out, &scratch) : 0;
+    if (table < 0) return bk_fail(c, node, e, "program longer than %d steps", BK_MAXSTEP);
+    int done = table;
+    if (done) {}
+    else if (gelu >= 0) { add_step(l, ISA_OP_V_GELU, out, 0, -1, 0, 0); done = 1; }
     else if ((op_is(nd, "Cast") || op_is(nd, "CastLike")) && y->dtype == IR_BOOL) {
         /* integer x != 0 as min(max(x, -x), 1): exact (|INT_MIN| saturates
          * to INT_MAX), then v.cast into a second register when x is wider */
@@ -379,8 +393,7 @@ int bk_lower_elem(BkCtx *c, int node, BkGroup *g, AtlErr *e)
         if (op_is(nd, "Div")) {
             add_step(l, ISA_OP_V_RECIP, out, 1, -1, 0, 0);
             add_step(l, ISA_OP_V_MUL, out, 0, out, 0, 0);
-        } else if (op_is(nd, "Pow")) {
-            if (!const_scalar(gr, nd->in[1], &pv)) return bk_fail(c, node, e, "Pow with a non-constant or non-scalar exponent is not lowered");
+        } else if (op_is(nd, "Pow") && const_scalar(gr, nd->in[1], &pv)) {
             if (pv == 2) add_step(l, ISA_OP_V_MUL, out, 0, 0, 0, 0);
             else if (pv == 3) { add_step(l, ISA_OP_V_MUL, out, 0, 0, 0, 0); add_step(l, ISA_OP_V_MUL, out, out, 0, 0, 0); }
             else if (pv == 1) add_step(l, ISA_OP_V_MOV, out, 0, -1, 0, 0);
@@ -423,6 +436,7 @@ int bk_lower_elem(BkCtx *c, int node, BkGroup *g, AtlErr *e)
             scratch = 2;
         }
     }
+    if (!table) bk_step_dtypes(l, 0, l->dt);   /* a v.cast step converts to the output's dtype */
     l->nregs = R + scratch;
     l->out_reg = out;
     if (c->act_on[node]) {
@@ -484,7 +498,8 @@ int bk_lower_elem(BkCtx *c, int node, BkGroup *g, AtlErr *e)
     if (bk_tensor_in_dram(c, nd->out[0], &l->y, e)) return -1;
     /* LMEM: every register is a full box (inputs may be smaller; sized full) */
     int hs = !strcmp(l->act, "HardSwish");
-    uint64_t es = (uint64_t)(l->es > l->xes ? l->es : l->xes);
+    uint64_t es = (uint64_t)l->es;   /* every register sized for the widest dtype */
+    for (int r = 0; r < l->nregs; r++) if ((uint64_t)isa_dtype_size(l->reg_dt[r]) > es) es = (uint64_t)isa_dtype_size(l->reg_dt[r]);
     if (fit_box(c, l, g->slot_size, (uint64_t)(l->nregs + hs) * es, 0))
         return bk_fail(c, node, e, "even one element box does not fit LMEM");
     uint64_t used = 0, box = box_elems(l->chunk) * es;

@@ -1,0 +1,169 @@
+/* bk_elem_prog.c - register programs of the elementwise ops that are
+ * decompositions into the vector unit's rounding, comparison, select,
+ * bitwise, integer division and transcendental instructions (v.floor ..
+ * v.erf, v.eq/lt/le, v.sel, v.and/or/xor, v.div, v.mod).
+ *
+ * One table row per op (or attribute / dtype variant, see row_name): its
+ * steps on symbolic registers, the inputs X0..X2 and the scratch registers
+ * S0..S4, which bk_elem_program maps to registers nin, nin + 1, ... of the
+ * layer's program (compiler/bk_lower_vec.c runs it on each tile box, every
+ * register a box of the tile). Kept apart from bk_lower_vec.c so that
+ * adding an op is adding a row. Dtypes: every register has one (BkLow.
+ * reg_dt): the inputs their tensors' storage dtypes, a step's dst its
+ * source's, a v.cast's dst the layer's output dtype (comparisons end with
+ * one into bool = i8); an input whose dtype differs from the row's `like`
+ * input is converted first (Where's bool condition, Pow's integer exponent).
+ * The decompositions (docs/backend.md, lowering table):
+ * - single instructions: Floor Ceil Round (half to even) Sin Cos Tan Asin
+ *   Acos Atan Sinh Cosh Asinh Acosh Atanh Erf; And Or Xor on bools; Mod
+ *   (fmod=1 on floats: fmodf; integers fmod=0: v.mod), integer Div (v.div);
+ * - integer Mod fmod=1 (C %): a - trunc(a / b) * b;
+ * - Sign: v.sign, but 0 for NaN as the interpreter's (x > 0) - (x < 0):
+ *   m = (x == x), then m ? sign(x) : m;
+ * - comparisons: v.eq / v.lt / v.le (Greater, GreaterOrEqual with the
+ *   operands swapped), then v.cast to bool; Not = 1 - x; IsNaN = 1 - (x == x);
+ *   IsInf = (x == x) - (x - x == x - x), times (-x < x) or (x < -x) for one
+ *   sign only;
+ * - Where: c ? x : y as a copy of y, then v.sel(c, x);
+ * - Cast float -> integer: v.trunc then v.cast; float -> bool: 1 - (x == -x);
+ * - Pow with a run-time exponent (x^y as C pow): |x|^y = exp(y log|x|);
+ *   for x < 0 (x < |x|) times g = +1 for an even integer y (y/2 ==
+ *   trunc(y/2)), -1 for an odd one, NaN for a non-integer y (sqrt(I - 1)
+ *   with I = (trunc(y) == y) adds -0 or NaN); 1 where y == 0 (y == -y),
+ *   which also covers 0^0, inf^0 and NaN^0.
+ */
+#include <stdio.h>
+#include <string.h>
+#include "compiler/bk_int.h"
+#include "compiler/ops.h"
+
+enum { X0 = 0, X1 = 1, X2 = 2, S0 = 32, S1, S2, S3, S4 };
+
+/* like: the input whose dtype the program computes in (the others are
+ * converted to it first, see bk_elem_program); a v.cast step converts to
+ * the layer's output dtype. */
+typedef struct ElemProg {
+    const char *op;
+    int out, like, nsteps;
+    BkStep steps[BK_MAXSTEP];
+} ElemProg;
+
+#define UN(op, d, a) {ISA_OP_V_##op, d, a, -1, 0, 0}
+#define BIN(op, d, a, b) {ISA_OP_V_##op, d, a, b, 0, 0}
+#define AFF(d, a, al, be) {ISA_OP_V_AFFINE, d, a, -1, al, be}
+#define ONE_STEP(name, op) {name, S0, 0, 1, {UN(op, S0, X0)}}
+#define ONE_BIN(name, op) {name, S0, 0, 1, {BIN(op, S0, X0, X1)}}
+/* a comparison: 1 / 0 in the inputs' dtype, then v.cast to bool (i8) */
+#define CMP(name, op, a, b) {name, S1, 0, 2, {BIN(op, S0, a, b), UN(CAST, S1, S0)}}
+/* isinf(x) = (x == x) - (x - x == x - x): x - x is NaN for +-inf and NaN */
+#define ISINF_STEPS BIN(SUB, S1, X0, X0), BIN(EQ, S1, S1, S1), BIN(EQ, S0, X0, X0), BIN(SUB, S0, S0, S1)
+
+static const ElemProg progs[] = {
+    ONE_STEP("Floor", FLOOR), ONE_STEP("Ceil", CEIL), ONE_STEP("Round", ROUND),
+    ONE_STEP("Sin", SIN), ONE_STEP("Cos", COS), ONE_STEP("Tan", TAN),
+    ONE_STEP("Asin", ASIN), ONE_STEP("Acos", ACOS), ONE_STEP("Atan", ATAN),
+    ONE_STEP("Sinh", SINH), ONE_STEP("Cosh", COSH), ONE_STEP("Asinh", ASINH),
+    ONE_STEP("Acosh", ACOSH), ONE_STEP("Atanh", ATANH), ONE_STEP("Erf", ERF),
+    {"Sign", S0, 0, 3, {UN(SIGN, S1, X0), BIN(EQ, S0, X0, X0), BIN(SEL, S0, S0, S1)}},
+    ONE_BIN("Mod_fmod", MOD), ONE_BIN("Mod_int", MOD), ONE_BIN("Div_int", DIV),
+    /* C's remainder on integers: a - trunc(a / b) * b */
+    {"Mod_fmod_int", S0, 0, 3, {BIN(DIV, S0, X0, X1), BIN(MUL, S0, S0, X1), BIN(SUB, S0, X0, S0)}},
+    {"Pow", S0, 0, 20,
+     {AFF(S1, X0, -1.0f, 0), BIN(MAX, S1, X0, S1),      /* S1 = |x| */
+      BIN(LT, S4, X0, S1),                               /* S4 = x < 0 */
+      UN(LOG, S1, S1), BIN(MUL, S1, S1, X1), UN(EXP, S0, S1), /* S0 = |x|^y */
+      UN(TRUNC, S2, X1), BIN(EQ, S2, S2, X1), AFF(S2, S2, 1.0f, -1.0f), UN(SQRT, S2, S2), /* -0 or NaN */
+      AFF(S3, X1, 0.5f, 0), UN(TRUNC, S1, S3), BIN(EQ, S3, S1, S3), AFF(S3, S3, 2.0f, -1.0f), /* +-1 */
+      BIN(ADD, S3, S3, S2), BIN(MUL, S3, S3, S0), BIN(SEL, S0, S4, S3), /* x < 0: times g */
+      AFF(S1, X1, -1.0f, 0), BIN(EQ, S1, X1, S1), BIN(SEL, S0, S1, S1)}}, /* y == 0: 1 */
+    CMP("Equal", EQ, X0, X1), CMP("Less", LT, X0, X1), CMP("Greater", LT, X1, X0),
+    CMP("LessOrEqual", LE, X0, X1), CMP("GreaterOrEqual", LE, X1, X0),
+    {"Not", S0, 0, 1, {AFF(S0, X0, -1.0f, 1.0f)}},
+    ONE_BIN("And", AND), ONE_BIN("Or", OR), ONE_BIN("Xor", XOR),
+    {"IsNaN", S1, 0, 3, {BIN(EQ, S0, X0, X0), AFF(S0, S0, -1.0f, 1.0f), UN(CAST, S1, S0)}},
+    {"IsInf", S2, 0, 5, {ISINF_STEPS, UN(CAST, S2, S0)}},
+    {"IsInf_pos", S2, 0, 8, {ISINF_STEPS, AFF(S1, X0, -1.0f, 0), BIN(LT, S1, S1, X0), BIN(MUL, S0, S0, S1), UN(CAST, S2, S0)}},
+    {"IsInf_neg", S2, 0, 8, {ISINF_STEPS, AFF(S1, X0, -1.0f, 0), BIN(LT, S1, X0, S1), BIN(MUL, S0, S0, S1), UN(CAST, S2, S0)}},
+    {"IsInf_none", S1, 0, 3, {BIN(EQ, S0, X0, X0), BIN(LT, S0, S0, S0), UN(CAST, S1, S0)}},
+    /* the condition arrives converted to the data's dtype */
+    {"Where", S0, 1, 2, {UN(MOV, S0, X2), BIN(SEL, S0, X0, X1)}},
+    /* float -> integer truncates toward zero; float -> bool is x != 0
+     * (x == -x only for +-0; NaN is true) */
+    {"Cast_trunc", S1, 0, 2, {UN(TRUNC, S0, X0), UN(CAST, S1, S0)}},
+    {"Cast_nonzero", S1, 0, 4, {AFF(S0, X0, -1.0f, 0), BIN(EQ, S0, X0, S0), AFF(S0, S0, -1.0f, 1.0f), UN(CAST, S1, S0)}},
+};
+
+static int is_float(const IrGraph *g, int t) { return t >= 0 && op_dtype_is_float(g->t[t].dtype); }
+
+/* The table row of node nd ("" none): variants by attribute and dtype. */
+static void row_name(const IrGraph *g, const IrNode *nd, char *buf, size_t n)
+{
+    const char *op = nd->op;
+    int fx = is_float(g, nd->in[0]);
+    if (!strcmp(op, "Mod")) op = ir_attr_int(nd, "fmod", 0) ? (fx ? "Mod_fmod" : "Mod_fmod_int") : fx ? "" : "Mod_int";
+    else if (!strcmp(op, "Div")) op = fx ? "" : "Div_int";   /* floats: v.recip + v.mul (bk_lower_vec.c) */
+    else if (!strcmp(op, "Pow")) {
+        const IrTensor *y = &g->t[nd->in[1]];
+        op = fx && !(y->data && ir_numel(y) == 1) ? "Pow" : "";   /* a constant scalar exponent: bk_lower_vec.c */
+    } else if (!strcmp(op, "IsInf")) {
+        int pos = ir_attr_int(nd, "detect_positive", 1) != 0, neg = ir_attr_int(nd, "detect_negative", 1) != 0;
+        op = pos && neg ? "IsInf" : pos ? "IsInf_pos" : neg ? "IsInf_neg" : "IsInf_none";
+    } else if (!strcmp(op, "Cast") || !strcmp(op, "CastLike")) {
+        int yt = nd->out[0];
+        op = !fx || is_float(g, yt) ? "" : g->t[yt].dtype == IR_BOOL ? "Cast_nonzero" : "Cast_trunc";
+    }
+    snprintf(buf, n, "%s", op);
+}
+
+static const ElemProg *find_prog(const IrGraph *g, const IrNode *nd)
+{
+    char name[64];
+    row_name(g, nd, name, sizeof name);
+    for (size_t i = 0; i < sizeof progs / sizeof *progs; i++)
+        if (!strcmp(progs[i].op, name)) return &progs[i];
+    return NULL;
+}
+
+int bk_elem_has_program(const IrGraph *g, const IrNode *nd) { return find_prog(g, nd) != NULL; }
+
+void bk_step_dtypes(BkLow *l, int from, int cast_dt)
+{
+    for (int s = from; s < l->nsteps; s++) {
+        const BkStep *st = &l->steps[s];
+        l->reg_dt[st->dst] = (int8_t)(st->op == ISA_OP_V_CAST ? cast_dt : st->op == ISA_OP_V_SEL ? l->reg_dt[st->b] : l->reg_dt[st->a]);
+    }
+}
+
+int bk_elem_program(const IrGraph *g, const IrNode *nd, BkLow *l, int nin, int *out, int *nscratch)
+{
+    const ElemProg *p = find_prog(g, nd);
+    if (!p) return 0;
+    int top = p->out;
+    for (int s = 0; s < p->nsteps; s++) if (p->steps[s].dst > top) top = p->steps[s].dst;
+    int ntab = top - S0 + 1, nconv = 0, reg[BK_MAXIN];
+    /* inputs in another dtype than input `like` get a v.cast into a scratch
+     * register after the table's (e.g. Where's bool condition, Pow's
+     * integer exponent) */
+    int cdt = l->reg_dt[p->like];
+    for (int i = 0; i < nin; i++) {
+        reg[i] = i;
+        if (l->reg_dt[i] == cdt) continue;
+        if (l->nsteps == BK_MAXSTEP) return -1;
+        reg[i] = nin + ntab + nconv++;
+        l->steps[l->nsteps++] = (BkStep){ISA_OP_V_CAST, reg[i], i, -1, 0, 0};
+    }
+    bk_step_dtypes(l, 0, cdt);
+    if (l->nsteps + p->nsteps > BK_MAXSTEP) return -1;
+    int first = l->nsteps;
+    for (int s = 0; s < p->nsteps; s++) {
+        BkStep st = p->steps[s];
+        st.dst = st.dst >= S0 ? nin + (st.dst - S0) : reg[st.dst];
+        st.a = st.a >= S0 ? nin + (st.a - S0) : reg[st.a];
+        if (st.b >= 0) st.b = st.b >= S0 ? nin + (st.b - S0) : reg[st.b];
+        l->steps[l->nsteps++] = st;
+    }
+    bk_step_dtypes(l, first, l->dt);
+    *out = nin + (p->out - S0);
+    *nscratch = ntab + nconv;
+    return 1;
+}
