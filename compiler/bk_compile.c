@@ -65,6 +65,8 @@ int bk_lower_node(BkCtx *c, int node, BkGroup *g, AtlErr *e)
     if (!strcmp(n->op, "Gemm") || !strcmp(n->op, "MatMul")) return bk_lower_mm(c, node, g, e);
     if (!strcmp(n->op, "Softmax") || !strcmp(n->op, "LogSoftmax")) return bk_lower_softmax(c, node, g, e);
     if (!strcmp(n->op, "LayerNormalization")) return bk_lower_layernorm(c, node, g, e);
+    if (!strcmp(n->op, "Hardmax")) return bk_lower_arg(c, node, g, e);
+    if (!strcmp(n->op, "Trilu")) return bk_lower_trilu(c, node, g, e);
     if (in_list(n->op, elem_ops)) return bk_lower_elem(c, node, g, e);
     if (in_list(n->op, reduce_ops)) return bk_lower_reduce(c, node, g, e);
     if (in_list(n->op, move_ops)) return bk_lower_move(c, node, g, e);
