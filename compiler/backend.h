@@ -15,6 +15,9 @@
  *                views share storage), graph inputs/outputs -> io region.
  *   bk_rewrite_convt.c ConvTranspose -> spread input (Reshape/Pad) + Conv,
  *                on a private copy of the graph (ir_clone.c) before the rest.
+ *   bk_dtype.c   the storage dtype of each tensor on the chip (floats in
+ *                the --dtype, integers and bools as i8/i16/i32) and which
+ *                ops are lowered on integers (docs/backend.md, Data types).
  *   bk_lower_*.c lowering of each op to a group schedule (bk_int.h): the
  *                tiles of its output, the LMEM buffers of one tile and a
  *                generator of each tile's loads, computes and stores.

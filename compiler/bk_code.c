@@ -190,7 +190,8 @@ void bk_store_elem(int dt, void *dst, size_t i, double v)
 {
     if (dt == ISA_F16) ((uint16_t *)dst)[i] = num_f64_to_f16(v);
     else if (dt == ISA_BF16) ((uint16_t *)dst)[i] = num_f64_to_bf16(v);
-    else ((float *)dst)[i] = num_f64_to_f32(v);
+    else if (dt == ISA_F32) ((float *)dst)[i] = num_f64_to_f32(v);
+    else num_store_f64((uint8_t *)dst + i * (size_t)isa_dtype_size(dt), dt, v);
 }
 
 int bk_weight(BkCtx *c, const void *data, size_t bytes, uint64_t *tagged, AtlErr *e)
@@ -207,14 +208,29 @@ int bk_const_image(BkCtx *c, int tensor, uint64_t *tagged, AtlErr *e)
     const IrTensor *t = &c->g->t[tensor];
     int64_t n = ir_numel(t);
     if (n < 0) return atl_fail(e, "constant '%s' has an unknown shape", t->name);
-    void *buf = malloc((size_t)(n ? n : 1) * (size_t)c->es);
+    int dt = bk_tensor_dt(c, tensor), es = bk_tensor_es(c, tensor);
+    if (dt < 0) return atl_fail(e, "constant '%s' has dtype %s, which the chip cannot hold", t->name, ir_dtype_name(t->dtype));
+    void *buf = malloc((size_t)(n ? n : 1) * (size_t)es);
     if (!buf) return atl_fail(e, "out of memory placing constant '%s'", t->name);
-    for (int64_t i = 0; i < n; i++) bk_store_elem(c->dt, buf, (size_t)i, ir_get_f(t, i));
+    int64_t lo = 0, hi = 0;
+    if (num_int_range(dt, &lo, &hi)) {
+        /* integers stay integers: exact, or an error (never saturated) */
+        for (int64_t i = 0; i < n; i++) {
+            int64_t v = ir_get_i(t, i);
+            if (v < lo || v > hi) {
+                free(buf);
+                return atl_fail(e, "constant '%s' element %lld = %lld does not fit the chip's %s", t->name, (long long)i,
+                                (long long)v, isa_dtype_name(dt));
+            }
+            num_store_int((uint8_t *)buf + (size_t)i * (size_t)es, dt, v);
+        }
+    } else
+        for (int64_t i = 0; i < n; i++) bk_store_elem(dt, buf, (size_t)i, ir_get_f(t, i));
     uint64_t off;
-    int rc = abm_add_weight(c->w, buf, (size_t)n * (size_t)c->es, &off, e);
+    int rc = abm_add_weight(c->w, buf, (size_t)n * (size_t)es, &off, e);
     free(buf);
     if (rc) return -1;
-    if (off + (uint64_t)n * c->es > c->weight_bytes) c->weight_bytes = off + (uint64_t)n * c->es;
+    if (off + (uint64_t)n * es > c->weight_bytes) c->weight_bytes = off + (uint64_t)n * es;
     *tagged = bk_addr(ABM_REGION_WEIGHTS, off);
     return 0;
 }

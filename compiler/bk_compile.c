@@ -2,14 +2,16 @@
  *
  * Reads: a canonicalised graph (compiler/passes.h), the chip, options.
  * Does, in order: on a private copy when the graph has ConvTranspose
- *   nodes, their rewrite into Reshape/Pad/Conv (bk_rewrite_convt.c), and
- *   RNN/GRU/LSTM nodes, their unrolling (bk_rewrite_rnn.c), and
+ *   nodes, their rewrite into Reshape/Pad/Conv (bk_rewrite_convt.c),
+ *   RNN/GRU/LSTM nodes, their unrolling (bk_rewrite_rnn.c), and ops
+ *   run as other ops (bk_rewrite_ops.c, bk_rewrite_3d.c), then
  *   re-inference; pattern absorption (bk_pattern.c), DRAM placement
  *   (bk_place.c), one group schedule per remaining node in graph order
  *   (bk_lower_*.c, each tile shape priced by bk_cost.c), the pipeline
  *   emitter (bk_emit.c), then the writer: net, stage (batch = dim 0 of the
- *   first input), tensors (io: inputs/outputs with dtype, NCHW/row-major
- *   layout and shape; weights and activations are not listed: the streams
+ *   first input), tensors (io: inputs/outputs with their storage dtype
+ *   (bk_dtype.c: floats in --dtype, integers and bools as int8/16/32),
+ *   NCHW/row-major layout and shape; weights and activations are not listed: the streams
  *   address them), streams encoded with isa_encode, the memory plan and
  *   metadata. Views (except the copies placement asks for: a graph output
  *   that is a view of a graph input), absorbed nodes and shape-only nodes
@@ -43,12 +45,13 @@ static const char *const elem_ops[] = {
     "Add", "Sub", "Mul", "Div", "Max", "Min", "Pow", "Relu", "LeakyRelu", "Clip", "Sigmoid", "Tanh", "Exp",
     "Log", "Sqrt", "Reciprocal", "Neg", "Abs", "HardSigmoid", "HardSwish", "Gelu", "BatchNormalization",
     "Identity", "PRelu", "Elu", "Celu", "Selu", "Softplus", "Softsign", "Shrink",
-    "ThresholdedRelu", NULL};
+    "ThresholdedRelu", "Sum", "Mean", NULL};
 static const char *const reduce_ops[] = {"ReduceMean", "ReduceSum", "ReduceMax", "ReduceMin", "GlobalAveragePool",
                                          "GlobalMaxPool", "ReduceSumSquare", "ReduceL1", "ReduceL2",
                                          "ReduceLogSum", "ReduceLogSumExp", "ReduceProd", NULL};
 static const char *const move_ops[] = {"Transpose", "Concat", "Slice", "Split", "Gather", "Pad", "Expand", "Resize",
-                                       "Upsample", "Reshape", "Flatten", "Squeeze", "Unsqueeze", "Dropout", NULL};
+                                       "Upsample", "Reshape", "Flatten", "Squeeze", "Unsqueeze", "Dropout",
+                                       "Tile", "DepthToSpace", "SpaceToDepth", NULL};
 
 static int in_list(const char *op, const char *const *l)
 {
@@ -59,7 +62,9 @@ static int in_list(const char *op, const char *const *l)
 int bk_lower_node(BkCtx *c, int node, BkGroup *g, AtlErr *e)
 {
     const IrNode *n = &c->g->nodes[node];
+    if (bk_check_dtypes(c, node, e)) return -1;
     if (c->gelu_src[node] >= 0) return bk_lower_elem(c, node, g, e);
+    if (!strcmp(n->op, "Cast") || !strcmp(n->op, "CastLike")) return bk_lower_cast(c, node, g, e);
     if (!strcmp(n->op, "Conv")) return bk_lower_conv(c, node, g, e);
     if (!strcmp(n->op, "MaxPool") || !strcmp(n->op, "AveragePool")) return bk_lower_pool(c, node, g, e);
     if (!strcmp(n->op, "Gemm") || !strcmp(n->op, "MatMul")) return bk_lower_mm(c, node, g, e);
@@ -96,7 +101,6 @@ static int encode_streams(BkCtx *c, uint32_t stage, AtlErr *e)
 static int add_io_tensors(BkCtx *c, uint32_t stage, AtlErr *e)
 {
     const IrGraph *g = c->g;
-    uint32_t adt = c->dt == ISA_F16 ? ABM_DTYPE_FP16 : c->dt == ISA_BF16 ? ABM_DTYPE_BF16 : ABM_DTYPE_FP32;
     for (int pass = 0; pass < 2; pass++) {
         int cnt = pass ? g->nout : g->nin;
         for (int k = 0; k < cnt; k++) {
@@ -106,7 +110,7 @@ static int add_io_tensors(BkCtx *c, uint32_t stage, AtlErr *e)
             AbmTensorDesc d;
             memset(&d, 0, sizeof d);
             d.name = x->name;
-            d.dtype = !pass && bk_is_index_input(g, t) ? ABM_DTYPE_INT32 : adt;
+            d.dtype = bk_abm_dtype(bk_tensor_dt(c, t));
             d.role = pass ? ABM_ROLE_OUTPUT : ABM_ROLE_INPUT;
             d.region = ABM_REGION_IO;
             d.layout = x->ndim == 4 ? ABM_LAYOUT_NCHW : ABM_LAYOUT_ROW_MAJOR;
@@ -130,7 +134,9 @@ static int add_io_tensors(BkCtx *c, uint32_t stage, AtlErr *e)
         AbmTensorDesc d;
         memset(&d, 0, sizeof d);
         d.name = x->name;
-        d.dtype = adt;
+        int dt = bk_tensor_dt(c, t);
+        if (dt < 0) continue;   /* never stored: no lowering writes such a tensor */
+        d.dtype = bk_abm_dtype(dt);
         d.role = ABM_ROLE_ACTIVATION;
         d.region = ABM_REGION_ACTIVATIONS;
         d.layout = x->ndim == 4 ? ABM_LAYOUT_NCHW : ABM_LAYOUT_ROW_MAJOR;
@@ -177,12 +183,16 @@ static int compile_graph(const IrGraph *g, const AtlChip *chip, const BkOptions 
     for (int t = 0; t < g->nt; t++) c.pl[t].root = t;
     for (int i = 0; i < g->nn; i++) c.gelu_src[i] = -1;
     if (prog_init(&c.prog, c.ncores, e)) goto done;
-    for (int i = 0; i < g->nin; i++) {
-        const IrTensor *x = &g->t[g->inputs[i]];
-        if (x->dtype != IR_F32 && x->dtype != IR_F16 && !bk_is_index_input(g, g->inputs[i]))
-            { atl_fail(e, "graph input '%s' has dtype %s; the backend takes float inputs (and integer Gather indices)", x->name, ir_dtype_name(x->dtype)); goto done; }
-        if (!ir_shape_known(x)) { atl_fail(e, "graph input '%s' has an unknown shape (use --input-shape)", x->name); goto done; }
-    }
+    for (int pass = 0; pass < 2; pass++)
+        for (int i = 0; i < (pass ? g->nout : g->nin); i++) {
+            const IrTensor *x = &g->t[pass ? g->outputs[i] : g->inputs[i]];
+            if (bk_tensor_dt(&c, pass ? g->outputs[i] : g->inputs[i]) < 0) {
+                atl_fail(e, "graph %s '%s' has dtype %s, which the chip cannot hold (it has no 64-bit integers; "
+                         "see docs/backend.md, Data types)", pass ? "output" : "input", x->name, ir_dtype_name(x->dtype));
+                goto done;
+            }
+            if (!pass && !ir_shape_known(x)) { atl_fail(e, "graph input '%s' has an unknown shape (use --input-shape)", x->name); goto done; }
+        }
     double phase[BK_NPHASES] = {0}, t0 = atl_clock_s(), t1;
     if (bk_match_patterns(&c, e) || bk_place(&c, e)) goto done;
     t1 = atl_clock_s();
@@ -291,10 +301,11 @@ done:
  * from a rewritten private copy; the caller's graph stays as it was. */
 int bk_compile(const IrGraph *g, const AtlChip *chip, const BkOptions *opt, AbmWriter *w, BkSummary *sum, AtlErr *e)
 {
-    if (!bk_rewrite_count(g)) return compile_graph(g, chip, opt, w, sum, e);
+    if (!bk_rewrite_count(g) && !bk_rewrite_ops_count(g)) return compile_graph(g, chip, opt, w, sum, e);
     IrGraph copy;
     if (ir_clone(g, &copy, e)) return -1;
-    int rc = bk_rewrite_convtranspose(&copy, e) || bk_rewrite_rnn(&copy, e) || ir_toposort(&copy, e) || ir_infer_shapes(&copy, e) ||
+    int rc = bk_rewrite_convtranspose(&copy, e) || bk_rewrite_rnn(&copy, e) || bk_rewrite_ops(&copy, e) ||
+             ir_toposort(&copy, e) || ir_infer_shapes(&copy, e) ||
              pass_mark_views(&copy, e) ? -1 : compile_graph(&copy, chip, opt, w, sum, e);
     ir_free(&copy);
     return rc;

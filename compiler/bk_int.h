@@ -64,6 +64,11 @@ typedef enum {
 /* Lowering state of one layer; which members are used depends on kind. */
 typedef struct BkLow {
     BkKind kind;
+    /* storage dtype (ISA) and element size of the layer's data: its output's
+     * (bk_tensor_dt); xdt / xes: its data inputs' (differs only for Cast).
+     * Set by the lowerings that handle integer tensors (move, gather, pad,
+     * elementwise, reductions); the float-only ones use BkCtx.dt. */
+    int dt, es, xdt, xes;
     /* conv / pool: NCHW geometry, tile = (group chunk, n, output rows,
      * output columns, k chunk) */
     int N, C, H, W, OC, OH, OW, kh, kw, sh, sw, dh, dw, pt, pl, pb, pr, groups;
@@ -128,10 +133,11 @@ struct BkGroup {
     int ncopies;
 };
 
-/* A strided copy of up to IR_MAXDIM dims (element strides), DRAM to DRAM,
- * or a fill when fill = 1 (src unused, value = bit pattern). */
+/* A strided copy of up to IR_MAXDIM dims (element strides, elements of
+ * ISA dtype dt), DRAM to DRAM, or a fill when fill = 1 (src unused, value =
+ * bit pattern). */
 typedef struct BkCopy {
-    int rank;
+    int rank, dt;
     int64_t shape[IR_MAXDIM], dst_str[IR_MAXDIM], src_str[IR_MAXDIM];
     uint64_t dst, src;
     int fill;
@@ -173,6 +179,15 @@ int bk_code_st(BkCode *c, const AtlInsn *in);
 void bk_code_reset(BkCode *c);
 void bk_code_free(BkCode *c);
 int bk_isa_dtype(int irdt);      /* IR dtype -> ISA dtype, -1 unsupported */
+/* Storage dtype (ISA) of tensor t on the chip, the one mapping of
+ * docs/backend.md "Data types": float tensors (f32, f16, bf16, f64) in the
+ * backend's storage dtype BkCtx.dt; i8 -> i8; bool -> i8 (0/1); i16, u8 ->
+ * i16; i32, i64, u16, u32 -> i32 (no 64-bit integers on the chip); -1 for
+ * the others (u64, strings, complex). bk_tensor_es: its size in bytes. */
+int bk_tensor_dt(const BkCtx *c, int t);
+int bk_tensor_es(const BkCtx *c, int t);
+int bk_is_int_dt(int isa_dt);    /* 1 for ISA_I8/I16/I32 */
+uint32_t bk_abm_dtype(int isa_dt); /* the .abm tensor-table dtype of an ISA dtype */
 uint64_t bk_addr(int region, uint64_t off);
 AtlInsn bk_dma(int dt, int dsp, uint64_t dst, int ssp, uint64_t src, const uint32_t sh[4],
                const int64_t ds[4], const int64_t ss[4]);
@@ -192,21 +207,27 @@ int bk_matrix_epilogue(BkCode *c, const BkLow *l, int dt, uint64_t acc, uint64_t
                        const uint32_t osh[4], const int64_t ost[4], uint64_t *res);
 /* Adds a weight blob (data already in its final dtype and layout). */
 int bk_weight(BkCtx *c, const void *data, size_t bytes, uint64_t *tagged, AtlErr *e);
-/* A constant tensor in the storage dtype, row-major (placed on first use). */
+/* A constant tensor in its storage dtype (bk_tensor_dt; integers as chip
+ * integers, failing on a value outside their range), row-major (placed on
+ * first use). */
 int bk_const_addr(BkCtx *c, int tensor, uint64_t *tagged, AtlErr *e);
-/* Stores constant `tensor` in the weights region in the compute dtype and
+/* Stores constant `tensor` in the weights region in its storage dtype and
  * returns its tagged address, without making that its placement. */
 int bk_const_image(BkCtx *c, int tensor, uint64_t *tagged, AtlErr *e);
-/* Float value of constant element i converted to the storage dtype bits. */
+/* Value v converted to dtype dt (float: rounded; integer: rounded half
+ * even and saturated, as the chip converts) and stored as element i. */
 void bk_store_elem(int dt, void *dst, size_t i, double v);
 
 /* bk_place.c */
 int bk_place(BkCtx *c, AtlErr *e);
 uint64_t bk_tensor_addr(const BkCtx *c, int tensor); /* tagged, for placed non-constants */
 int bk_tensor_in_dram(BkCtx *c, int tensor, uint64_t *tagged, AtlErr *e); /* constants too */
-/* 1 when tensor t is an integer graph input used only as Gather indices:
- * it is an i32 table in the io region (dma.gather reads it at run time). */
-int bk_is_index_input(const IrGraph *g, int t);
+
+/* bk_dtype.c: 0 when node's tensor dtypes are ones its lowering handles
+ * (floats; integers for the ops listed there), else -1 naming the node. */
+int bk_check_dtypes(const BkCtx *c, int node, AtlErr *e);
+/* Cast, CastLike: a copy between equal storage dtypes, else one v.cast. */
+int bk_lower_cast(BkCtx *c, int node, BkGroup *g, AtlErr *e);
 
 /* bk_lower_*.c: fill a group for node n; each returns 0/-1 naming the node. */
 int bk_lower_node(BkCtx *c, int node, BkGroup *g, AtlErr *e);
@@ -240,6 +261,8 @@ int bk_iota_weight(BkCtx *c, int64_t n, int64_t hole, uint64_t *tagged, AtlErr *
 /* bk_lower_resize.c: interpolating Resize on the matrix unit. */
 int bk_lower_resize(BkCtx *c, int node, BkGroup *g, AtlErr *e);
 int bk_pad_copies(BkCtx *c, int node, BkGroup *g, int *cap, uint64_t xa, uint64_t ya, AtlErr *e);
+/* bk_lower_layout.c: the copies of Tile, DepthToSpace, SpaceToDepth. */
+int bk_layout_copies(BkCtx *c, int node, BkGroup *g, int *cap, uint64_t xa, uint64_t ya, AtlErr *e);
 /* A graph output that constant folding made a constant: a copy from its
  * weights-region image into its io slot (nothing else writes it). */
 int bk_lower_const_output(BkCtx *c, int tensor, BkGroup *g, AtlErr *e);
@@ -255,6 +278,46 @@ int bk_rewrite_convtranspose(IrGraph *g, AtlErr *e);
  * and views on the same copy; count = live RNN, GRU and LSTM nodes. */
 int bk_rewrite_rnn_count(const IrGraph *g);
 int bk_rewrite_rnn(IrGraph *g, AtlErr *e);
+
+/* bk_rewrite_ops.c: ops the chip runs as other ops (variadic Sum/Mean/Max/
+ * Min of more than BK_MAXIN inputs, InstanceNormalization, LRN, run-time
+ * BatchNormalization, and bk_rewrite_3d.c's 3-D Conv/pools and dilated
+ * MaxPool), rewritten on the backend's own copy; count = nodes to rewrite. */
+int bk_rewrite_ops_count(const IrGraph *g);
+int bk_rewrite_ops(IrGraph *g, AtlErr *e);
+/* bk_rewrite_3d.c: which nodes it rewrites, and the rewrite of one. */
+int bk_rewrite_3d_applies(const IrGraph *g, int node);
+int bk_rewrite_3d(IrGraph *g, int node, AtlErr *e);
+
+/* bk_rewrite_util.c: graph building for the rewrites. New tensors are
+ * named "<base>#<what>"; each returns the new tensor (or node) or -1. */
+int bk_rw_tensor(IrGraph *g, const char *base, const char *what, AtlErr *e);
+int bk_rw_int_const(IrGraph *g, const char *base, const char *what, const int64_t *v, int n, AtlErr *e);
+int bk_rw_float_const(IrGraph *g, const char *base, const char *what, int ndim, const int64_t *dims, const float *v,
+                      AtlErr *e);
+/* Node op(ins) -> out (returns the node). */
+int bk_rw_node(IrGraph *g, const char *op, const char *name, const int *ins, int nin, int out, AtlErr *e);
+/* Node op(ins) -> a new tensor <base>#<what> (returns the tensor). */
+int bk_rw_op(IrGraph *g, const char *op, const char *base, const char *what, const int *ins, int nin, AtlErr *e);
+int bk_rw_reshape(IrGraph *g, const char *base, const char *what, int x, const int64_t *dims, int nd, AtlErr *e);
+/* The same, writing tensor `out` (-1: a new one). */
+int bk_rw_reshape_to(IrGraph *g, const char *base, const char *what, int x, const int64_t *dims, int nd, int out, AtlErr *e);
+/* x seen as dims: a reshaped copy of a constant, else a Reshape node. */
+int bk_rw_view(IrGraph *g, const char *base, const char *what, int x, const int64_t *dims, int nd, AtlErr *e);
+/* Constant Pad of x (rank r) by pads (2 r values) with `value`. */
+int bk_rw_pad(IrGraph *g, const char *base, const char *what, int x, const int64_t *pads, int r, float value, AtlErr *e);
+/* x[..., i, ...] along axis (the axis dropped): Gather by a scalar constant. */
+int bk_rw_index(IrGraph *g, const char *base, const char *what, int x, int axis, int64_t i, AtlErr *e);
+/* op (Sum / Max / Min) of n tensors as a chain of nodes of at most
+ * BK_MAXIN inputs; the last writes `out` (-1: a new tensor; one input
+ * is then returned as it is). */
+int bk_rw_fold(IrGraph *g, const char *op, const char *base, const char *what, const int *ins, int n, int out, AtlErr *e);
+/* Slice of x on n axes, [starts, ends) each, step 1 (before opset 10,
+ * where Slice takes attributes the chip does not lower: Gathers). */
+int bk_rw_slice(IrGraph *g, const char *base, const char *what, int x, int n, const int64_t *axes, const int64_t *starts,
+                const int64_t *ends, AtlErr *e);
+/* Integer list attribute of cnt values (dflt when absent); -1 wrong length. */
+int bk_rw_attr_ints(const IrNode *n, const char *name, int64_t *v, int cnt, int64_t dflt);
 
 /* bk_tile.c */
 /* Slot allocator: returns the offset of a new buffer of `bytes`, aligned to

@@ -3,8 +3,9 @@
  *
  * y = x[..., idx, ...] along `axis` is y[outer][j][inner] =
  * x[outer][idx[j]][inner] with the indices flattened (any index rank).
- * The indices must be an integer graph input (bk_is_index_input): the
- * host hands them to the chip as an i32 table in the io region. Each
+ * The indices are any i32/i64 tensor in DRAM (a graph input the host
+ * converts, or the output of another layer): the chip holds them as an i32
+ * table (bk_tensor_dt), which is what dma.gather reads. Each
  * dma.gather moves [outer chunk][index chunk][inner] with the inner run
  * split into two dims; `limit` = x's extent along the axis, so the DMA
  * engine wraps negative indices (+limit) as ONNX does and faults, naming
@@ -26,12 +27,12 @@ static int gather_gen(BkCtx *c, const BkGroup *g, int t, uint64_t slot, BkCode *
 {
     (void)slot;
     const BkLow *l = &g->lw;
-    int64_t es = c->es, a0 = (int64_t)(t / l->nnc) * l->mt, j0 = (int64_t)(t % l->nnc) * l->nt;
+    int64_t es = l->es, a0 = (int64_t)(t / l->nnc) * l->mt, j0 = (int64_t)(t % l->nnc) * l->nt;
     int64_t na = l->bt - a0 < l->mt ? l->bt - a0 : l->mt, nj = l->M - j0 < l->nt ? l->M - j0 : l->nt;
     AtlInsn in;
     memset(&in, 0, sizeof in);
     in.op = ISA_OP_DMA_GATHER;
-    in.dtype = (uint8_t)c->dt;
+    in.dtype = (uint8_t)l->dt;
     in.dst_space = in.src_space = in.src2_space = ISA_SPACE_DRAM;
     in.dst = l->y + (uint64_t)((a0 * l->M + j0) * l->Nn * es);
     in.src = l->x + (uint64_t)(a0 * l->K * l->Nn * es);
@@ -53,9 +54,11 @@ int bk_lower_gather(BkCtx *c, int node, BkGroup *g, AtlErr *e)
     BkLow *l = &g->lw;
     l->kind = BK_K_MOVE;
     g->direct = 1;
-    if (!bk_is_index_input(gr, nd->in[1]))
-        return bk_fail(c, node, e, "indices '%s' are neither a constant nor an integer graph input used only as Gather "
-                       "indices", it->name);
+    l->dt = l->xdt = bk_tensor_dt(c, nd->out[0]);
+    l->es = l->xes = bk_tensor_es(c, nd->out[0]);
+    if (bk_tensor_dt(c, nd->in[1]) != ISA_I32)
+        return bk_fail(c, node, e, "indices '%s' have dtype %s; dma.gather reads an i32 table (int32/int64 indices)",
+                       it->name, ir_dtype_name(it->dtype));
     int r = x->ndim, ax = (int)ir_attr_int(nd, "axis", 0);
     if (ax < 0) ax += r;
     if (ax < 0 || ax >= r) return bk_fail(c, node, e, "axis out of range");
@@ -67,7 +70,7 @@ int bk_lower_gather(BkCtx *c, int node, BkGroup *g, AtlErr *e)
     int64_t i3 = inner <= MAX16 ? inner : MAX16;
     while (inner % i3) i3--;
     if (inner / i3 > MAX16) return bk_fail(c, node, e, "inner size %lld cannot be split into two 16-bit dims", (long long)inner);
-    int64_t big = (outer > ni ? outer : ni) * inner * c->es, src = rows * inner * c->es;
+    int64_t big = (outer > ni ? outer : ni) * inner * l->es, src = rows * inner * l->es;
     if (big > INT32_MAX || src > INT32_MAX) return bk_fail(c, node, e, "strides beyond 2 GiB are not lowered");
     if (bk_tensor_in_dram(c, nd->in[0], &l->x, e) || bk_tensor_in_dram(c, nd->out[0], &l->y, e) ||
         bk_tensor_in_dram(c, nd->in[1], &l->w, e))

@@ -5,7 +5,8 @@
  * step strides, constant starts/ends/axes/steps), Gather with constant
  * indices (one copy per index; run-time indices: bk_lower_gather.c), Pad
  * (bk_lower_pad.c: one copy or fill per box of the axes' source-map runs),
- * Expand (zero source strides), a view (Reshape/Flatten/Squeeze/Unsqueeze)
+ * Expand (zero source strides), Tile / DepthToSpace / SpaceToDepth
+ * (bk_lower_layout.c), a view (Reshape/Flatten/Squeeze/Unsqueeze)
  * that placement gave its own storage and inference Dropout (one flat copy;
  * Dropout's bool mask, if requested, a fill of 1.0).
  * Each op becomes a list of strided copies (BkCopy, up to 8 dims); the
@@ -34,8 +35,9 @@ static void strides_of(const IrTensor *t, int64_t *st)
 }
 
 /* Emits one copy as 4-D DMAs (outer dims looped; dims > 65535 split). */
-static int emit_copy(const BkCtx *c, const BkCopy *cp, BkCode *k)
+static int emit_copy(const BkCopy *cp, BkCode *k)
 {
+    int64_t es = isa_dtype_size(cp->dt);
     int64_t sh[IR_MAXDIM + 1], ds[IR_MAXDIM + 1], ss[IR_MAXDIM + 1];
     int r = 0;
     for (int d = 0; d < cp->rank; d++) {
@@ -69,8 +71,8 @@ static int emit_copy(const BkCtx *c, const BkCopy *cp, BkCode *k)
             d4[4 - inner + d] = ds[outer + d];
             q4[4 - inner + d] = ss[outer + d];
         }
-        AtlInsn in = bk_dma(c->dt, ISA_SPACE_DRAM, cp->dst + (uint64_t)doff * c->es, ISA_SPACE_DRAM,
-                            cp->src + (uint64_t)soff * c->es, s4, d4, q4);
+        AtlInsn in = bk_dma(cp->dt, ISA_SPACE_DRAM, cp->dst + (uint64_t)(doff * es), ISA_SPACE_DRAM,
+                            cp->src + (uint64_t)(soff * es), s4, d4, q4);
         if (cp->fill) {
             in.op = ISA_OP_DMA_FILL;
             in.src = 0;
@@ -137,6 +139,7 @@ static int lower_resize(BkCtx *c, int node, BkGroup *g, int *cap, uint64_t xa, u
     strides_of(y, ys);
     BkCopy cp;
     memset(&cp, 0, sizeof cp);
+    cp.dt = g->lw.dt;
     int64_t soff = 0;
     for (int k = 0; k < r; k++) {
         int64_t in = x->dims[k], out = y->dims[k];
@@ -159,7 +162,7 @@ static int lower_resize(BkCtx *c, int node, BkGroup *g, int *cap, uint64_t xa, u
         soff += i0 * xs[k];
     }
     cp.dst = ya;
-    cp.src = xa + (uint64_t)soff * c->es;
+    cp.src = xa + (uint64_t)soff * (uint64_t)g->lw.es;
     if (bk_push_copy(g, cap, &cp)) return bk_fail(c, node, e, "out of memory");
     return 0;
 }
@@ -167,7 +170,8 @@ static int lower_resize(BkCtx *c, int node, BkGroup *g, int *cap, uint64_t xa, u
 static int move_gen(BkCtx *c, const BkGroup *g, int t, uint64_t slot, BkCode *k, AtlErr *e)
 {
     (void)slot;
-    if (emit_copy(c, &g->copies[t], k)) return atl_fail(e, "out of memory");
+    (void)c;
+    if (emit_copy(&g->copies[t], k)) return atl_fail(e, "out of memory");
     return 0;
 }
 
@@ -199,12 +203,15 @@ int bk_lower_const_output(BkCtx *c, int tensor, BkGroup *g, AtlErr *e)
     int64_t n = ir_numel(y);
     uint64_t src;
     g->lw.kind = BK_K_MOVE;
+    g->lw.dt = g->lw.xdt = bk_tensor_dt(c, tensor);
+    g->lw.es = g->lw.xes = bk_tensor_es(c, tensor);
     g->direct = 1;
     if (n < 0) return atl_fail(e, "graph output '%s' has an unknown shape", y->name);
     if (bk_const_image(c, tensor, &src, e)) return -1;
     BkCopy cp;
     memset(&cp, 0, sizeof cp);
     cp.rank = 1;
+    cp.dt = g->lw.dt;
     cp.shape[0] = n;
     cp.dst_str[0] = cp.src_str[0] = 1;
     cp.dst = bk_tensor_addr(c, tensor);
@@ -218,29 +225,31 @@ int bk_lower_const_output(BkCtx *c, int tensor, BkGroup *g, AtlErr *e)
 }
 
 /* Ops whose output is the input's bytes unchanged: views that placement
- * gave their own storage, and Dropout at inference. */
+ * gave their own storage, Dropout at inference and a Cast between dtypes
+ * with the same storage dtype on the chip (bk_lower_cast). */
 static int is_flat_copy(const char *op)
 {
-    static const char *const ops[] = {"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Dropout", NULL};
+    static const char *const ops[] = {"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Dropout", "Cast", "CastLike", NULL};
     for (int i = 0; ops[i]; i++) if (!strcmp(op, ops[i])) return 1;
     return 0;
 }
 
-/* Dropout's mask at inference: all true, written as 1.0 in the storage
- * dtype (the host reads a bool output back from its float image). */
+/* Dropout's mask at inference: all true, a fill of 1 in the bool's chip
+ * dtype (i8). */
 static int dropout_mask(BkCtx *c, int node, BkGroup *g, int *cap, AtlErr *e)
 {
     int m = c->g->nodes[node].out[1];
     const IrTensor *mt = &c->g->t[m];
     if (mt->dtype != IR_BOOL)
-        return bk_fail(c, node, e, "mask output '%s' has dtype %s; only a bool mask (1.0 in the storage dtype) is lowered",
+        return bk_fail(c, node, e, "mask output '%s' has dtype %s; only a bool mask is lowered",
                        mt->name, ir_dtype_name(mt->dtype));
     uint64_t ma;
     if (bk_tensor_in_dram(c, m, &ma, e)) return -1;
     uint8_t bits[4] = {0};
-    bk_store_elem(c->dt, bits, 0, 1.0);
     BkCopy cp;
     memset(&cp, 0, sizeof cp);
+    cp.dt = bk_tensor_dt(c, m);
+    bk_store_elem(cp.dt, bits, 0, 1.0);
     cp.rank = 1;
     cp.shape[0] = ir_numel(mt);
     cp.dst_str[0] = 1;
@@ -257,6 +266,8 @@ int bk_lower_move(BkCtx *c, int node, BkGroup *g, AtlErr *e)
     const IrNode *nd = &gr->nodes[node];
     BkLow *l = &g->lw;
     l->kind = BK_K_MOVE;
+    l->dt = l->xdt = bk_tensor_dt(c, nd->out[0]);
+    l->es = l->xes = bk_tensor_es(c, nd->out[0]);
     g->direct = 1;
     int cap = 0;
     BkCopy cp;
@@ -268,6 +279,7 @@ int bk_lower_move(BkCtx *c, int node, BkGroup *g, AtlErr *e)
     if (bk_tensor_in_dram(c, nd->in[0], &xa, e)) return -1;
     if (bk_tensor_in_dram(c, nd->out[0], &ya, e)) return -1;
     memset(&cp, 0, sizeof cp);
+    cp.dt = l->dt;
     int r = x->ndim;
     if (!strcmp(nd->op, "Transpose")) {
         const IrAttr *p = ir_attr(nd, "perm");
@@ -305,13 +317,14 @@ int bk_lower_move(BkCtx *c, int node, BkGroup *g, AtlErr *e)
             uint64_t sa;
             if (bk_tensor_in_dram(c, t, &sa, e)) return -1;
             memset(&cp, 0, sizeof cp);
+            cp.dt = l->dt;
             cp.rank = s->ndim;
             for (int d = 0; d < s->ndim; d++) {
                 cp.shape[d] = s->dims[d];
                 cp.dst_str[d] = concat ? bs[d] : ss[d];
                 cp.src_str[d] = concat ? ss[d] : bs[d];
             }
-            uint64_t boff = (uint64_t)(off * bs[ax]) * c->es;
+            uint64_t boff = (uint64_t)(off * bs[ax]) * (uint64_t)l->es;
             cp.dst = concat ? ya + boff : sa;
             cp.src = concat ? sa : xa + boff;
             if (ir_numel(s) > 0 && bk_push_copy(g, &cap, &cp)) goto oom;
@@ -338,7 +351,7 @@ int bk_lower_move(BkCtx *c, int node, BkGroup *g, AtlErr *e)
             soff += s0 * xs[a];
             cp.src_str[a] = xs[a] * sp[i];
         }
-        cp.dst = ya; cp.src = xa + (uint64_t)soff * c->es;
+        cp.dst = ya; cp.src = xa + (uint64_t)soff * (uint64_t)l->es;
         if (ir_numel(y) > 0 && bk_push_copy(g, &cap, &cp)) goto oom;
     } else if (!strcmp(nd->op, "Gather")) {
         int ax = (int)ir_attr_int(nd, "axis", 0);
@@ -355,12 +368,13 @@ int bk_lower_move(BkCtx *c, int node, BkGroup *g, AtlErr *e)
             if (idx < 0) idx += x->dims[ax];
             if (idx < 0 || idx >= x->dims[ax]) return bk_fail(c, node, e, "index %lld out of range", (long long)idx);
             memset(&cp, 0, sizeof cp);
+            cp.dt = l->dt;
             cp.rank = 2;
             cp.shape[0] = outer; cp.shape[1] = inner;
             cp.dst_str[0] = ni * inner; cp.dst_str[1] = 1;
             cp.src_str[0] = x->dims[ax] * inner; cp.src_str[1] = 1;
-            cp.dst = ya + (uint64_t)(i * inner) * c->es;
-            cp.src = xa + (uint64_t)(idx * inner) * c->es;
+            cp.dst = ya + (uint64_t)(i * inner) * (uint64_t)l->es;
+            cp.src = xa + (uint64_t)(idx * inner) * (uint64_t)l->es;
             if (bk_push_copy(g, &cap, &cp)) goto oom;
         }
     } else if (is_flat_copy(nd->op)) {
@@ -373,9 +387,13 @@ int bk_lower_move(BkCtx *c, int node, BkGroup *g, AtlErr *e)
         if (!strcmp(nd->op, "Dropout") && nd->nout > 1 && nd->out[1] >= 0 && dropout_mask(c, node, g, &cap, e)) return -1;
     } else if (!strcmp(nd->op, "Pad")) {
         if (bk_pad_copies(c, node, g, &cap, xa, ya, e)) return -1;
+    } else if (!strcmp(nd->op, "Tile") || !strcmp(nd->op, "DepthToSpace") || !strcmp(nd->op, "SpaceToDepth")) {
+        if (bk_layout_copies(c, node, g, &cap, xa, ya, e)) return -1;
     } else if (!strcmp(nd->op, "Resize") || !strcmp(nd->op, "Upsample")) {
         int rc = lower_resize(c, node, g, &cap, xa, ya, e);
         if (rc < 0) return -1;
+        if (rc > 0 && bk_is_int_dt(l->dt))
+            return bk_fail(c, node, e, "only a nearest Resize that is a copy pattern is lowered on integer tensors");
         if (rc > 0) {   /* not a DMA pattern: interpolation matrices */
             free(g->copies);
             g->copies = NULL;
@@ -399,8 +417,8 @@ int bk_lower_move(BkCtx *c, int node, BkGroup *g, AtlErr *e)
             for (int64_t s0 = per; s0 < base.shape[d]; s0 += per) {
                 BkCopy pc = base;
                 pc.shape[d] = base.shape[d] - s0 < per ? base.shape[d] - s0 : per;
-                pc.dst += (uint64_t)(s0 * base.dst_str[d]) * c->es;
-                pc.src += (uint64_t)(s0 * base.src_str[d]) * c->es;
+                pc.dst += (uint64_t)(s0 * base.dst_str[d]) * (uint64_t)l->es;
+                pc.src += (uint64_t)(s0 * base.src_str[d]) * (uint64_t)l->es;
                 if (bk_push_copy(g, &cap, &pc)) goto oom;
             }
         }

@@ -107,7 +107,7 @@ int bk_pad_copies(BkCtx *c, int node, BkGroup *g, int *cap, uint64_t xa, uint64_
         v = ir_get_f(&gr->t[nd->in[2]], 0);
     }
     uint8_t bits[4] = {0};
-    bk_store_elem(c->dt, bits, 0, v);
+    bk_store_elem(g->lw.dt, bits, 0, v);
     int32_t value;
     memcpy(&value, bits, 4);
     int64_t xs[IR_MAXDIM], ys[IR_MAXDIM], sx = 1, sy = 1;
@@ -123,6 +123,7 @@ int bk_pad_copies(BkCtx *c, int node, BkGroup *g, int *cap, uint64_t xa, uint64_
     while (!rc) {
         BkCopy cp;
         memset(&cp, 0, sizeof cp);
+        cp.dt = g->lw.dt;
         cp.rank = r;
         int64_t doff = 0, soff = 0;
         for (int k = 0; k < r; k++) {
@@ -134,9 +135,9 @@ int bk_pad_copies(BkCtx *c, int node, BkGroup *g, int *cap, uint64_t xa, uint64_
             soff += u->s0 * xs[k];
             cp.fill |= u->fill;
         }
-        cp.dst = ya + (uint64_t)doff * c->es;
+        cp.dst = ya + (uint64_t)doff * (uint64_t)g->lw.es;
         if (cp.fill) { memset(cp.src_str, 0, sizeof cp.src_str); cp.value = value; }
-        else cp.src = xa + (uint64_t)soff * c->es;
+        else cp.src = xa + (uint64_t)soff * (uint64_t)g->lw.es;
         if (bk_push_copy(g, cap, &cp)) rc = bk_fail(c, node, e, "out of memory");
         int k = r - 1;
         while (k >= 0 && ++idx[k] == nr[k]) idx[k--] = 0;

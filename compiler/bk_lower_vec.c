@@ -1,6 +1,8 @@
 /* bk_lower_vec.c - elementwise ops, reductions and (Log)Softmax on the vector unit.
  *
- * Elementwise (Add Sub Mul Div Max Min Pow, Relu LeakyRelu Clip Sigmoid Tanh
+ * Elementwise (Add Sub Mul Div Max Min Pow, variadic Sum Mean Max Min of up
+ * to BK_MAXIN inputs (Mean: the sum times 1/n; more inputs are chained
+ * into several nodes by bk_rewrite_ops.c), Relu LeakyRelu Clip Sigmoid Tanh
  * Exp Log Sqrt Reciprocal Neg Abs HardSigmoid HardSwish Gelu, the Gelu/erf
  * pattern, unfused BatchNormalization): the output is collapsed to at most
  * 4 dims (adjacent dims merge when every input walks them contiguously),
@@ -29,6 +31,14 @@
  * constants or run-time tensors of L elements);
  * the optional Mean and InvStdDev outputs ([rows], the normalised axes
  * reduced to 1) are stored from the row mean and 1/sqrt registers.
+ * Dtypes: each layer works in its tensors' storage dtype (BkLow.dt/xdt,
+ * compiler/bk_dtype.c): floats in the --dtype, integers as i8/i16/i32 for
+ * the ops the vector unit does exactly on them (Add Sub Mul Max Min Neg
+ * Abs Relu Clip Identity, ReduceSum/Max/Min; an integer Clip reads its
+ * bounds as registers, v.max / v.min); Cast is a one-step program, a
+ * v.cast from the input's dtype (loads) to the output's (store); an
+ * integer -> bool Cast is min(max(x, -x), 1) in the input's dtype, then
+ * that v.cast.
  * All tile boxes are sized to fit one LMEM slot and, when possible, give
  * every core at least one tile. */
 #include <stdlib.h>
@@ -64,7 +74,7 @@ static int elem_gen(BkCtx *c, const BkGroup *g, int t, uint64_t slot, BkCode *k,
     const BkLow *l = &g->lw;
     uint32_t o[4], ext[4];
     box_of(l, t, o, ext);
-    int dt = c->dt;
+    int dt = l->xdt;
     int64_t full[4];
     bk_compact(ext, full);
     int64_t rs[BK_MAXIN + BK_MAXSTEP][4];
@@ -74,7 +84,7 @@ static int elem_gen(BkCtx *c, const BkGroup *g, int t, uint64_t slot, BkCode *k,
         uint64_t src = l->in_addr[i];
         for (int d = 0; d < 4; d++) {
             ie[d] = l->in_str[i][d] ? ext[d] : 1;
-            src += (uint64_t)(o[d] * l->in_str[i][d]) * c->es;
+            src += (uint64_t)(o[d] * l->in_str[i][d]) * (uint64_t)l->xes;
             ss[d] = l->in_str[i][d];
         }
         bk_compact(ie, ds);
@@ -92,16 +102,18 @@ static int elem_gen(BkCtx *c, const BkGroup *g, int t, uint64_t slot, BkCode *k,
         else
             in = bk_vun(st->op, dt, slot + l->l_reg[st->dst], slot + l->l_reg[st->a], ext, rs[st->dst], rs[st->a],
                         st->alpha, st->beta);
+        if (st->op == ISA_OP_V_CAST) in.otype = (uint8_t)l->dt;   /* Cast: the program's last step */
         bk_code_cp(k, &in);
     }
     uint32_t n = (uint32_t)box_elems(ext);
+    dt = l->dt;
     if (l->act[0] && bk_act_code(k, l->act, l->act_alpha, l->act_beta, dt, slot + l->l_reg[l->out_reg],
                                  slot + l->l_tmp, n, 0))
         return bk_fail(c, g->node, e, "activation %s cannot be fused", l->act);
     int64_t ds[4];
     uint64_t dst = l->y;
     bk_compact(l->od, ds);
-    for (int d = 0; d < 4; d++) dst += (uint64_t)(o[d] * ds[d]) * c->es;
+    for (int d = 0; d < 4; d++) dst += (uint64_t)(o[d] * ds[d]) * (uint64_t)l->es;
     AtlInsn in = bk_dma(dt, ISA_SPACE_DRAM, dst, ISA_SPACE_LMEM, slot + l->l_reg[l->out_reg], ext, ds, full);
     bk_code_st(k, &in);
     return 0;
@@ -250,6 +262,12 @@ int bk_lower_elem(BkCtx *c, int node, BkGroup *g, AtlErr *e)
     BkLow *l = &g->lw;
     l->kind = BK_K_ELEM;
     const IrTensor *y = &gr->t[nd->out[0]];
+    /* the inputs' dtype (a Gelu pattern's and BatchNormalization's are float) */
+    l->dt = bk_tensor_dt(c, nd->out[0]);
+    l->xdt = c->gelu_src[node] >= 0 ? c->dt : bk_tensor_dt(c, nd->in[0]);
+    l->es = isa_dtype_size(l->dt);
+    l->xes = isa_dtype_size(l->xdt);
+    int is_int = bk_is_int_dt(l->xdt);
     ElemIn ins[BK_MAXIN];
     int clip_reg[3] = {-1, -1, -1};   /* Clip: register of a run-time min / max, -1 constant or absent */
     int nin = 0;
@@ -286,12 +304,12 @@ int bk_lower_elem(BkCtx *c, int node, BkGroup *g, AtlErr *e)
         if (rc) return -1;
         nin = 3;
     } else {
-        int lim = op_is(nd, "Pow") ? 1 : nd->nin;
+        int lim = op_is(nd, "Pow") || op_is(nd, "CastLike") ? 1 : nd->nin;   /* not read: the exponent, the "like" */
         for (int i = 0; i < lim; i++) {
             if (nd->in[i] < 0) continue;
             double bound;
-            if (op_is(nd, "Clip") && i > 0) {   /* a constant scalar bound goes into v.clip, others are read */
-                if (const_scalar(gr, nd->in[i], &bound)) continue;
+            if (op_is(nd, "Clip") && i > 0) {   /* a constant float bound goes into v.clip, others are read */
+                if (!is_int && const_scalar(gr, nd->in[i], &bound)) continue;
                 if (ir_numel(&gr->t[nd->in[i]]) != 1) return bk_fail(c, node, e, "Clip %s must hold one value", i == 1 ? "min" : "max");
                 clip_reg[i] = nin;
             }
@@ -318,13 +336,23 @@ int bk_lower_elem(BkCtx *c, int node, BkGroup *g, AtlErr *e)
     int scratch = 1;           /* scratch registers: out, and a temporary for act_steps */
     out = R;
     struct { const char *name; int op; } bin[] = {
-        {"Add", ISA_OP_V_ADD}, {"Sub", ISA_OP_V_SUB}, {"Mul", ISA_OP_V_MUL}, {"Max", ISA_OP_V_MAX}, {"Min", ISA_OP_V_MIN}, {NULL, 0}};
+        {"Add", ISA_OP_V_ADD}, {"Sub", ISA_OP_V_SUB}, {"Mul", ISA_OP_V_MUL}, {"Max", ISA_OP_V_MAX}, {"Min", ISA_OP_V_MIN},
+        {"Sum", ISA_OP_V_ADD}, {"Mean", ISA_OP_V_ADD}, {NULL, 0}};
     struct { const char *name; int op; } un[] = {
         {"Relu", ISA_OP_V_RELU}, {"Sigmoid", ISA_OP_V_SIGMOID}, {"Tanh", ISA_OP_V_TANH}, {"Exp", ISA_OP_V_EXP},
         {"Log", ISA_OP_V_LOG}, {"Sqrt", ISA_OP_V_SQRT}, {"Reciprocal", ISA_OP_V_RECIP}, {"Gelu", ISA_OP_V_GELU},
-        {"Identity", ISA_OP_V_MOV}, {NULL, 0}};
+        {"Identity", ISA_OP_V_MOV}, {"Cast", ISA_OP_V_CAST}, {"CastLike", ISA_OP_V_CAST}, {NULL, 0}};
     int done = 0;
     if (gelu >= 0) { add_step(l, ISA_OP_V_GELU, out, 0, -1, 0, 0); done = 1; }
+    else if ((op_is(nd, "Cast") || op_is(nd, "CastLike")) && y->dtype == IR_BOOL) {
+        /* integer x != 0 as min(max(x, -x), 1): exact (|INT_MIN| saturates
+         * to INT_MAX), then v.cast into a second register when x is wider */
+        add_step(l, ISA_OP_V_AFFINE, out, 0, -1, -1.0f, 0);
+        add_step(l, ISA_OP_V_MAX, out, 0, out, 0, 0);
+        add_step(l, ISA_OP_V_CLIP, out, out, -1, 0.0f, 1.0f);
+        if (l->xdt != l->dt) { add_step(l, ISA_OP_V_CAST, out + 1, out, -1, 0, 0); out++; scratch = 2; }
+        done = 1;
+    }
     else if (op_is(nd, "BatchNormalization")) {
         add_step(l, ISA_OP_V_MUL, out, 0, 1, 0, 0);
         add_step(l, ISA_OP_V_ADD, out, out, 2, 0, 0);
@@ -337,6 +365,7 @@ int bk_lower_elem(BkCtx *c, int node, BkGroup *g, AtlErr *e)
                 add_step(l, bin[i].op, out, 0, 1, 0, 0);
                 for (int k = 2; k < nin; k++) add_step(l, bin[i].op, out, out, k, 0, 0);
             }
+            if (op_is(nd, "Mean") && nin > 1) add_step(l, ISA_OP_V_AFFINE, out, out, -1, 1.0f / (float)nin, 0);
             done = 1;
         }
     for (int i = 0; !done && un[i].name; i++)
@@ -451,9 +480,10 @@ int bk_lower_elem(BkCtx *c, int node, BkGroup *g, AtlErr *e)
     if (bk_tensor_in_dram(c, nd->out[0], &l->y, e)) return -1;
     /* LMEM: every register is a full box (inputs may be smaller; sized full) */
     int hs = !strcmp(l->act, "HardSwish");
-    if (fit_box(c, l, g->slot_size, (uint64_t)(l->nregs + hs) * c->es, 0))
+    uint64_t es = (uint64_t)(l->es > l->xes ? l->es : l->xes);
+    if (fit_box(c, l, g->slot_size, (uint64_t)(l->nregs + hs) * es, 0))
         return bk_fail(c, node, e, "even one element box does not fit LMEM");
-    uint64_t used = 0, box = box_elems(l->chunk) * c->es;
+    uint64_t used = 0, box = box_elems(l->chunk) * es;
     for (int r = 0; r < l->nregs; r++) l->l_reg[r] = bk_slot_alloc(c, &used, box);
     l->l_tmp = hs ? bk_slot_alloc(c, &used, box) : 0;
     if (used > g->slot_size) return bk_fail(c, node, e, "tile does not fit LMEM");
@@ -514,7 +544,7 @@ static int red_gen(BkCtx *c, const BkGroup *g, int t, uint64_t slot, BkCode *k, 
     uint32_t sh[4] = {1, on, l->od[2], l->od[3]};
     int64_t cs[4];
     bk_compact(sh, cs);
-    int dt = c->dt, es = c->es;
+    int dt = l->dt, es = l->es;
     uint64_t src = l->x + (uint64_t)o0 * l->od[2] * l->od[3] * es;
     AtlInsn in = bk_dma(dt, ISA_SPACE_LMEM, slot + l->l_in, ISA_SPACE_DRAM, src, sh, cs, cs);
     bk_code_ld(k, &in, 0);
@@ -668,7 +698,7 @@ static int red_setup(BkCtx *c, int node, BkGroup *g, int a0, int a1, AtlErr *e)
     if (bk_tensor_in_dram(c, nd->in[0], &l->x, e) || bk_tensor_in_dram(c, nd->out[0], &l->y, e)) return -1;
     int acc = 0;
     for (int i = 0; i < l->nsteps; i++) acc |= l->steps[i].dst == BK_R_ACC;
-    uint64_t per_outer = ((uint64_t)(1 + acc) * red * inner + 2 * (uint64_t)inner) * c->es;
+    uint64_t per_outer = ((uint64_t)(1 + acc) * red * inner + 2 * (uint64_t)inner) * (uint64_t)l->es;
     uint64_t fit = g->slot_size > 4 * c->align ? (g->slot_size - 4 * c->align) / per_outer : 0;
     if (fit < 1) return bk_fail(c, node, e, "one reduced row (%lld x %lld elements) does not fit half of LMEM", (long long)red, (long long)inner);
     uint64_t ch = (uint64_t)(outer + c->ncores - 1) / c->ncores;
@@ -676,10 +706,10 @@ static int red_setup(BkCtx *c, int node, BkGroup *g, int a0, int a1, AtlErr *e)
     if (ch < 1) ch = 1;
     l->chunk[0] = 1; l->chunk[1] = (uint32_t)ch; l->chunk[2] = (uint32_t)red; l->chunk[3] = (uint32_t)inner;
     uint64_t used = 0;
-    l->l_in = bk_slot_alloc(c, &used, ch * red * inner * c->es);
-    l->l_acc = acc ? bk_slot_alloc(c, &used, ch * red * inner * c->es) : 0;
-    l->l_out = bk_slot_alloc(c, &used, ch * inner * c->es);
-    l->l_tmp = bk_slot_alloc(c, &used, ch * inner * c->es);
+    l->l_in = bk_slot_alloc(c, &used, ch * red * inner * (uint64_t)l->es);
+    l->l_acc = acc ? bk_slot_alloc(c, &used, ch * red * inner * (uint64_t)l->es) : 0;
+    l->l_out = bk_slot_alloc(c, &used, ch * inner * (uint64_t)l->es);
+    l->l_tmp = bk_slot_alloc(c, &used, ch * inner * (uint64_t)l->es);
     if (used > g->slot_size) return bk_fail(c, node, e, "reduction tile does not fit LMEM");
     g->gen = red_gen;
     int nt = (int)((outer + ch - 1) / ch);
@@ -694,6 +724,8 @@ int bk_lower_reduce(BkCtx *c, int node, BkGroup *g, AtlErr *e)
     const IrNode *nd = &gr->nodes[node];
     BkLow *l = &g->lw;
     l->kind = BK_K_REDUCE;
+    l->dt = l->xdt = bk_tensor_dt(c, nd->out[0]);
+    l->es = l->xes = bk_tensor_es(c, nd->out[0]);
     const IrTensor *x = &gr->t[nd->in[0]];
     int r = x->ndim, a0, a1;
     int glob = !strncmp(nd->op, "Global", 6);
@@ -743,6 +775,8 @@ int bk_lower_layernorm(BkCtx *c, int node, BkGroup *g, AtlErr *e)
     const IrNode *nd = &gr->nodes[node];
     BkLow *l = &g->lw;
     l->kind = BK_K_LAYERNORM;
+    l->dt = l->xdt = c->dt;
+    l->es = l->xes = c->es;
     const IrTensor *x = &gr->t[nd->in[0]];
     int r = x->ndim;
     int ax = (int)ir_attr_int(nd, "axis", -1);
@@ -807,6 +841,8 @@ int bk_lower_softmax(BkCtx *c, int node, BkGroup *g, AtlErr *e)
     const IrNode *nd = &gr->nodes[node];
     BkLow *l = &g->lw;
     l->kind = BK_K_SOFTMAX;
+    l->dt = l->xdt = c->dt;
+    l->es = l->xes = c->es;
     const IrTensor *x = &gr->t[nd->in[0]];
     int r = x->ndim;
     int ax = (int)ir_attr_int(nd, "axis", gr->opset >= 13 ? -1 : 1);

@@ -12,6 +12,9 @@
  *   - other roots live in the activations region, packed by liveness with
  *     compiler/memplan.h (interval [producer step, last consumer step] of
  *     the root and all its aliases; steps are node indices);
+ *   - every tensor takes ir_numel x its storage dtype's size (bk_tensor_es:
+ *     float tensors in the storage dtype, integers and bools as chip
+ *     integers);
  *   - constants are placed in the weights region lazily, when a lowering
  *     first asks for them (bk_const_addr), so weights that a lowering
  *     re-lays out (conv, matmul) are stored once, in the layout used.
@@ -131,7 +134,7 @@ int bk_place(BkCtx *c, AtlErr *e)
             c->pl[r].placed = 1;
             c->pl[r].region = ABM_REGION_IO;
             c->pl[r].offset = iooff;
-            iooff += (uint64_t)ne * (bk_is_index_input(g, t) ? 4 : (uint64_t)c->es);
+            iooff += (uint64_t)ne * (uint64_t)bk_tensor_es(c, t);
         }
     }
     c->io_bytes = round_up(iooff, 64);
@@ -141,7 +144,7 @@ int bk_place(BkCtx *c, AtlErr *e)
         if (g->t[t].data || root_of(c, t) != t || c->pl[t].placed || first[t] < 0) continue;
         int64_t ne = ir_numel(&g->t[t]);
         if (ne < 0) { atl_fail(e, "tensor '%s' has an unknown shape", g->t[t].name); goto done; }
-        bufs[nb].size = (uint64_t)(ne ? ne : 1) * c->es;
+        bufs[nb].size = (uint64_t)(ne ? ne : 1) * (uint64_t)bk_tensor_es(c, t);
         bufs[nb].align = 64;
         bufs[nb].first = first[t];
         bufs[nb].last = last[t] < first[t] ? first[t] : last[t];
@@ -170,13 +173,4 @@ int bk_place(BkCtx *c, AtlErr *e)
 done:
     free(first); free(last); free(io); free(bufi); free(bufs);
     return rc;
-}
-
-static int gather_indices(const IrNode *n, int k) { return k == 1 && !strcmp(n->op, "Gather"); }
-
-int bk_is_index_input(const IrGraph *g, int t)
-{
-    const IrTensor *x = &g->t[t];
-    if (!x->is_input || x->is_output || (x->dtype != IR_I32 && x->dtype != IR_I64)) return 0;
-    return ir_uses_where(g, t, gather_indices) > 0;
 }

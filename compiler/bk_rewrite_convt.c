@@ -33,38 +33,10 @@
 #include <string.h>
 #include "compiler/bk_int.h"
 
-/* Constant Pad of x by pads (2 * rank values); an input from opset 11 on. */
-static int add_pad(IrGraph *g, const char *base, const char *what, int x, const int64_t *pads, int r, AtlErr *e)
-{
-    char pname[64];
-    snprintf(pname, sizeof pname, "%s_pads", what);
-    int y = ir_edit_tensor(g, base, what, e), k;
-    if (y < 0) return -1;
-    if (g->opset >= 11) {
-        int p = ir_edit_int_const(g, base, pname, pads, 2 * r, e);
-        int ins[2] = {x, p};
-        if (p < 0 || (k = ir_edit_node(g, "Pad", base, ins, 2, y, e)) < 0) return -1;
-    } else if ((k = ir_edit_node(g, "Pad", base, &x, 1, y, e)) < 0 ||
-               ir_set_attr_ints(g, k, g->opset < 2 ? "paddings" : "pads", pads, 2 * r, e)) {
-        return -1;
-    }
-    return y;
-}
-
 typedef struct ConvtGeo {
     int ns;
     int64_t in[2], out[2], k[2], s[2], d[2], begin[2], end[2]; /* borders of the conv over the spread input */
 } ConvtGeo;
-
-static int attr_ints(const IrNode *n, const char *name, int64_t *v, int cnt, int64_t dflt)
-{
-    const IrAttr *a = ir_attr(n, name);
-    for (int i = 0; i < cnt; i++) v[i] = dflt;
-    if (!a) return 0;
-    if (a->type != IR_ATTR_INTS || a->n != cnt) return -1;
-    for (int i = 0; i < cnt; i++) v[i] = a->ints[i];
-    return 0;
-}
 
 /* The geometry; messages name the node. */
 static int convt_geometry(const IrGraph *g, int node, ConvtGeo *q, AtlErr *e)
@@ -77,8 +49,8 @@ static int convt_geometry(const IrGraph *g, int node, ConvtGeo *q, AtlErr *e)
     if (ns < 1 || ns > 2) return atl_fail(e, "node '%s' (ConvTranspose): %d spatial dimensions; the chip lowers 1 and 2", nm, ns);
     if (!ir_shape_known(x) || !ir_shape_known(y)) return atl_fail(e, "node '%s' (ConvTranspose): input and output shapes must be known", nm);
     int64_t pads[4], op[2], os[2] = {0, 0};
-    if (attr_ints(n, "strides", q->s, ns, 1) || attr_ints(n, "dilations", q->d, ns, 1) ||
-        attr_ints(n, "pads", pads, 2 * ns, 0) || attr_ints(n, "output_padding", op, ns, 0))
+    if (bk_rw_attr_ints(n, "strides", q->s, ns, 1) || bk_rw_attr_ints(n, "dilations", q->d, ns, 1) ||
+        bk_rw_attr_ints(n, "pads", pads, 2 * ns, 0) || bk_rw_attr_ints(n, "output_padding", op, ns, 0))
         return atl_fail(e, "node '%s' (ConvTranspose): strides, dilations, pads or output_padding has the wrong length", nm);
     const IrAttr *ka = ir_attr(n, "kernel_shape"), *osa = ir_attr(n, "output_shape");
     const char *ap = ir_attr_str(n, "auto_pad", "NOTSET");
@@ -111,9 +83,9 @@ static int flipped_weights(IrGraph *g, const char *base, int wt, int64_t G, AtlE
     int64_t C = g->t[wt].dims[0], Mg = g->t[wt].dims[1], Cg = C / G, ksz = 1, dims[4];
     int nd = g->t[wt].ndim;
     for (int i = 2; i < nd; i++) ksz *= g->t[wt].dims[i];
-    int t = ir_edit_tensor(g, base, "weights", e);
+    int t = bk_rw_tensor(g, base, "weights", e);
     if (t < 0) return -1;
-    const float *W = g->t[wt].data; /* g->t may move in ir_edit_tensor: read it after */
+    const float *W = g->t[wt].data; /* g->t may move in bk_rw_tensor: read it after */
     IrTensor *o = &g->t[t];
     dims[0] = G * Mg;
     dims[1] = Cg;
@@ -142,10 +114,10 @@ static int runtime_flipped_weights(IrGraph *g, const char *base, int wt, int64_t
     int nd = w->ndim, ns = nd - 2;
     int64_t d5[5] = {G, w->dims[0] / G, w->dims[1]}, perm[5] = {0, 2, 1, 3, 4}, dout[4] = {G * w->dims[1], w->dims[0] / G};
     for (int i = 0; i < ns; i++) d5[3 + i] = dout[2 + i] = w->dims[2 + i];
-    int t = ir_edit_reshape(g, base, "convt_w_groups", wt, d5, nd + 1, e);
+    int t = bk_rw_reshape(g, base, "convt_w_groups", wt, d5, nd + 1, e);
     if (t < 0) return -1;
-    int cur = ir_edit_tensor(g, base, "convt_w_swapped", e), k;
-    if (cur < 0 || (k = ir_edit_node(g, "Transpose", base, &t, 1, cur, e)) < 0 || ir_set_attr_ints(g, k, "perm", perm, nd + 1, e))
+    int cur = bk_rw_tensor(g, base, "convt_w_swapped", e), k;
+    if (cur < 0 || (k = bk_rw_node(g, "Transpose", base, &t, 1, cur, e)) < 0 || ir_set_attr_ints(g, k, "perm", perm, nd + 1, e))
         return -1;
     for (int i = 0; i < ns; i++) {
         int64_t kn = d5[3 + i], *rev = malloc((size_t)kn * sizeof *rev);
@@ -154,15 +126,15 @@ static int runtime_flipped_weights(IrGraph *g, const char *base, int wt, int64_t
         char what[32], iname[32];
         snprintf(what, sizeof what, "convt_w_flip%d", i);
         snprintf(iname, sizeof iname, "convt_w_flip%d_idx", i);
-        int ins[2] = {cur, ir_edit_int_const(g, base, iname, rev, (int)kn, e)};
+        int ins[2] = {cur, bk_rw_int_const(g, base, iname, rev, (int)kn, e)};
         free(rev);
-        int out = ir_edit_tensor(g, base, what, e);
-        if (ins[1] < 0 || out < 0 || (k = ir_edit_node(g, "Gather", base, ins, 2, out, e)) < 0 ||
+        int out = bk_rw_tensor(g, base, what, e);
+        if (ins[1] < 0 || out < 0 || (k = bk_rw_node(g, "Gather", base, ins, 2, out, e)) < 0 ||
             ir_set_attr_int(g, k, "axis", 3 + i, e))
             return -1;
         cur = out;
     }
-    return ir_edit_reshape(g, base, "weights", cur, dout, nd, e);
+    return bk_rw_reshape(g, base, "weights", cur, dout, nd, e);
 }
 
 static int rewrite_one(IrGraph *g, int node, AtlErr *e)
@@ -193,9 +165,9 @@ static int rewrite_one(IrGraph *g, int node, AtlErr *e)
             d4[2 + i] = q.in[i] * q.s[i];
             q.end[i] -= q.s[i] - 1; /* the spread tensor already ends with s-1 zeros */
         }
-        if ((cur = ir_edit_reshape(g, base, "convt_rows", cur, d6, r6, e)) < 0 ||
-            (cur = add_pad(g, base, "convt_spread6", cur, p6, r6, e)) < 0 ||
-            (cur = ir_edit_reshape(g, base, "convt_spread", cur, d4, r, e)) < 0)
+        if ((cur = bk_rw_reshape(g, base, "convt_rows", cur, d6, r6, e)) < 0 ||
+            (cur = bk_rw_pad(g, base, "convt_spread6", cur, p6, r6, 0.0f, e)) < 0 ||
+            (cur = bk_rw_reshape(g, base, "convt_spread", cur, d4, r, e)) < 0)
             return -1;
     }
     int64_t crop[8] = {0}, cpads[4];
@@ -207,14 +179,14 @@ static int rewrite_one(IrGraph *g, int node, AtlErr *e)
         cpads[i] = q.begin[i] < 0 ? 0 : q.begin[i];
         cpads[q.ns + i] = q.end[i] < 0 ? 0 : q.end[i];
     }
-    if (need_crop && (cur = add_pad(g, base, "convt_crop", cur, crop, r, e)) < 0) return -1;
+    if (need_crop && (cur = bk_rw_pad(g, base, "convt_crop", cur, crop, r, 0.0f, e)) < 0) return -1;
     int wc = g->t[wt].data ? flipped_weights(g, base, wt, G, e) : runtime_flipped_weights(g, base, wt, G, e);
     if (wc < 0) return -1;
     int ins[3] = {cur, wc, b};
     char cname[400];
     snprintf(cname, sizeof cname, "%s", nm);
     int64_t ones[2] = {1, 1};
-    int k = ir_edit_node(g, "Conv", cname, ins, b >= 0 ? 3 : 2, y, e);
+    int k = bk_rw_node(g, "Conv", cname, ins, b >= 0 ? 3 : 2, y, e);
     if (k < 0 || ir_set_attr_int(g, k, "group", G, e) || ir_set_attr_ints(g, k, "strides", ones, q.ns, e) ||
         ir_set_attr_ints(g, k, "dilations", q.d, q.ns, e) || ir_set_attr_ints(g, k, "pads", cpads, 2 * q.ns, e) ||
         ir_set_attr_ints(g, k, "kernel_shape", q.k, q.ns, e))

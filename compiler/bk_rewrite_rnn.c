@@ -85,8 +85,8 @@ static const char *tag(const Rw *w, const char *part, char *buf, size_t n)
 static int node_to_new(Rw *w, const char *op, const int *ins, int nin, const char *part)
 {
     char what[128];
-    int y = ir_edit_tensor(w->g, w->base, tag(w, part, what, sizeof what), w->e);
-    return y < 0 || ir_edit_node(w->g, op, w->name, ins, nin, y, w->e) < 0 ? -1 : y;
+    int y = bk_rw_tensor(w->g, w->base, tag(w, part, what, sizeof what), w->e);
+    return y < 0 || bk_rw_node(w->g, op, w->name, ins, nin, y, w->e) < 0 ? -1 : y;
 }
 
 static int op2(Rw *w, const char *op, int a, int b, const char *part)
@@ -98,13 +98,13 @@ static int op2(Rw *w, const char *op, int a, int b, const char *part)
 static int reshape(Rw *w, int x, const int64_t *dims, int nd, const char *part)
 {
     char what[128];
-    return x < 0 ? -1 : ir_edit_reshape(w->g, w->base, tag(w, part, what, sizeof what), x, dims, nd, w->e);
+    return x < 0 ? -1 : bk_rw_reshape(w->g, w->base, tag(w, part, what, sizeof what), x, dims, nd, w->e);
 }
 
 static int slice(Rw *w, int x, int n, const int64_t *axes, const int64_t *starts, const int64_t *ends, const char *part)
 {
     char what[128];
-    return ir_edit_slice(w->g, w->base, tag(w, part, what, sizeof what), x, n, axes, starts, ends, w->e);
+    return bk_rw_slice(w->g, w->base, tag(w, part, what, sizeof what), x, n, axes, starts, ends, w->e);
 }
 
 /* Gemm(a, b^T (+ c)); c < 0: none. */
@@ -121,7 +121,7 @@ static int gemm(Rw *w, int a, int b, int c, const char *part)
 static int f32_const(Rw *w, const char *part, int nd, const int64_t *dims, float v)
 {
     char what[128];
-    int t = ir_edit_tensor(w->g, w->base, tag(w, part, what, sizeof what), w->e);
+    int t = bk_rw_tensor(w->g, w->base, tag(w, part, what, sizeof what), w->e);
     if (t < 0) return -1;
     IrTensor *x = &w->g->t[t];
     x->dtype = IR_F32;
@@ -207,7 +207,7 @@ static int split_steps(Rw *w, int xp, int *xs, const char *gn)
     if (k < 0 || ir_node_add_input(w->g, k, xp, w->e) || ir_set_attr_int(w->g, k, "axis", w->layout ? 1 : 0, w->e)) return -1;
     for (int64_t t = 0; t < w->S; t++) {
         snprintf(part, sizeof part, "xs_%s_%lld", gn, (long long)t);
-        if ((xs[t] = ir_edit_tensor(w->g, w->base, tag(w, part, what, sizeof what), w->e)) < 0 ||
+        if ((xs[t] = bk_rw_tensor(w->g, w->base, tag(w, part, what, sizeof what), w->e)) < 0 ||
             ir_node_add_output(w->g, k, xs[t], w->e))
             return -1;
     }
@@ -331,7 +331,7 @@ static int assemble(Rw *w, int out, const int *parts, int n, const int64_t *pdim
         if ((cat = node_to_new(w, "Concat", big, n, p2)) < 0 || ir_set_attr_int(w->g, w->g->nn - 1, "axis", axis, w->e)) goto done;
     }
     char what[128];
-    rc = ir_edit_reshape_to(w->g, w->base, tag(w, part, what, sizeof what), cat, dims, nd, out, w->e) < 0 ? -1 : 0;
+    rc = bk_rw_reshape_to(w->g, w->base, tag(w, part, what, sizeof what), cat, dims, nd, out, w->e) < 0 ? -1 : 0;
 done:
     if (big != ins) free(big);
     return rc;

@@ -149,17 +149,4 @@ int ir_set_attr_int(IrGraph *g, int node, const char *name, int64_t v, AtlErr *e
 int ir_set_attr_float(IrGraph *g, int node, const char *name, float v, AtlErr *e);
 int ir_set_attr_ints(IrGraph *g, int node, const char *name, const int64_t *v, int n, AtlErr *e);
 int ir_set_attr_str(IrGraph *g, int node, const char *name, const char *v, AtlErr *e);
-/* Edits for the backend's graph rewrites (ir_edit.c). New tensors are named
- * "<base>#<what>" and must not exist yet; each returns a tensor or node
- * index, or -1 with e set. */
-int ir_edit_tensor(IrGraph *g, const char *base, const char *what, AtlErr *e);
-int ir_edit_int_const(IrGraph *g, const char *base, const char *what, const int64_t *v, int n, AtlErr *e);
-/* Node op(ins[0..nin)) -> out named name; returns the node. */
-int ir_edit_node(IrGraph *g, const char *op, const char *name, const int *ins, int nin, int out, AtlErr *e);
-/* Reshape of x to dims into a new tensor, or (_to) into the existing y. */
-int ir_edit_reshape(IrGraph *g, const char *base, const char *what, int x, const int64_t *dims, int nd, AtlErr *e);
-int ir_edit_reshape_to(IrGraph *g, const char *base, const char *what, int x, const int64_t *dims, int nd, int y, AtlErr *e);
-/* Slice of x on n axes, [starts, ends) each, step 1 (Gathers before opset 10). */
-int ir_edit_slice(IrGraph *g, const char *base, const char *what, int x, int n, const int64_t *axes, const int64_t *starts,
-                  const int64_t *ends, AtlErr *e);
 #endif

@@ -5,12 +5,13 @@
  * value/axes, Reduce* axes, Reshape/Expand shape, Squeeze/Unsqueeze axes,
  * Slice starts/ends/axes/steps, Split split, Tile repeats, Trilu k,
  * ConstantOfShape shape, Range start/limit/delta, the window ops' size,
- * OneHot depth/values, TopK k) is frozen to
+ * OneHot depth/values, TopK k, CumSum axis) is frozen to
  * the test's value before compiling, as a
  * deployment would bake it into the model; the other inputs are fed at run
  * time. */
 #include "tools/chip_conform.h"
 #include "tools/chip_exec.h"
+#include "tools/chip_convert.h"
 #include "compiler/onnx.h"
 #include "compiler/passes.h"
 #include <stdio.h>
@@ -25,7 +26,7 @@ static const struct { const char *op; int first; } shape_inputs[] = {
     {"ReduceSumSquare", 1}, {"ReduceL1", 1}, {"ReduceL2", 1}, {"ReduceLogSum", 1}, {"ReduceLogSumExp", 1},
     {"Reshape", 1}, {"Expand", 1}, {"Squeeze", 1}, {"Unsqueeze", 1}, {"Slice", 1}, {"Split", 1}, {"Tile", 1},
     {"Trilu", 1}, {"ConstantOfShape", 0}, {"Range", 0}, {"HannWindow", 0}, {"HammingWindow", 0},
-    {"BlackmanWindow", 0}, {"OneHot", 1}, {"TopK", 1},
+    {"BlackmanWindow", 0}, {"OneHot", 1}, {"TopK", 1}, {"CumSum", 1},
 };
 
 /* Input k of node n sets a shape (see shape_inputs). */
@@ -72,16 +73,13 @@ static int freeze_shape_inputs(const IrGraph *g, const IrTensor *inputs, int nin
     return pass_run_all(out, e);
 }
 
-/* Inputs converted to the dtype the compiled model takes. */
+/* Inputs converted to the dtype the compiled model takes (an integer
+ * that does not fit the chip's integer is an error naming it). */
 static int convert_inputs(const HostExec *h, const IrTensor *in, int n, IrTensor *out, AtlErr *e)
 {
     for (int i = 0; i < n; i++) {
         int dt = host_exec_input_dtype(h, in[i].name);
-        out[i] = in[i];
-        out[i].dtype = dt ? dt : in[i].dtype;
-        out[i].data = NULL;
-        if (ir_alloc_data(&out[i], e)) return -1;
-        for (int64_t j = 0; j < ir_numel(&in[i]); j++) ir_set_f(&out[i], j, ir_get_f(&in[i], j));
+        if (chip_convert_input(&in[i], dt ? dt : in[i].dtype, &out[i], e)) return -1;
     }
     return 0;
 }
@@ -128,15 +126,9 @@ static int run_on_chip(void *ctx, const IrGraph *g, const IrTensor *inputs, int 
     for (; nres < g->nout; nres++) {
         IrTensor got;
         if (host_exec_output(&h, g->t[g->outputs[nres]].name, &got, e)) goto out;
-        int want = g->t[g->outputs[nres]].dtype;
         res[nres] = got;
-        if (got.dtype != want) { /* back to the model's dtype, as an application would read it */
-            res[nres].dtype = want;
-            res[nres].data = NULL;
-            if (ir_alloc_data(&res[nres], e)) { res[nres].dtype = got.dtype; res[nres].data = got.data; nres++; goto out; }
-            for (int64_t j = 0; j < ir_numel(&got); j++) ir_set_f(&res[nres], j, ir_get_f(&got, j));
-            free(got.data);
-        }
+        /* back to the model's dtype, as an application would read it */
+        if (chip_convert_output(&res[nres], g->t[g->outputs[nres]].dtype, e)) { nres++; goto out; }
     }
     *outputs = res;
     res = NULL;
@@ -147,7 +139,7 @@ out:
         free(res);
     }
     if (conv) {
-        for (int i = 0; i < ninputs; i++) free(conv[i].data);
+        for (int i = 0; i < ninputs; i++) ir_tensor_free_contents(&conv[i]);
         free(conv);
     }
     host_exec_close(&h);

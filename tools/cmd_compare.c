@@ -15,13 +15,18 @@
  * intermediates come from a second run of the same stage on the simulator
  * directly (tools/chip_exec.h, relocated as the firmware does), checked
  * against the interpreter on the canonicalised graph, whose tensor names
- * are the ones the backend wrote into the .abm. */
+ * are the ones the backend wrote into the .abm.
+ * Graph inputs are converted to the chip's dtypes (an int64 beyond int32
+ * is an error naming the input and element; tools/chip_convert.h), outputs
+ * back to the graph's; integer and bool outputs must match exactly. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "tools/cli.h"
 #include "tools/model_io.h"
 #include "tools/chip_exec.h"
+#include "tools/chip_convert.h"
+#include "compiler/ops.h"
 #include "compiler/compare.h"
 #include "compiler/interp.h"
 #include "compiler/passes.h"
@@ -216,17 +221,6 @@ out:
     return rc;
 }
 
-static int to_chip_dtype(const IrTensor *in, int dtype, IrTensor *out, AtlErr *e)
-{
-    *out = *in;
-    out->dtype = dtype;
-    out->name = ir_strdup(in->name);
-    out->data = NULL;
-    if (!out->name || ir_alloc_data(out, e)) { free(out->name); out->name = NULL; return atl_fail(e, "out of memory"); }
-    for (int64_t i = 0; i < ir_numel(in); i++) ir_set_f(out, i, ir_get_f(in, i));
-    return 0;
-}
-
 static int parse_real(const char *opt, const char *v, double *out)
 {
     char *end;
@@ -310,7 +304,7 @@ int cmd_compare(int argc, char **argv)
         int k = ir_find(&g, tin[i].name);
         if (k < 0 || !g.t[k].is_input) continue; /* e.g. the expected output stored in the same .npz */
         int dt = host_exec_input_dtype(&h, tin[i].name);
-        if (to_chip_dtype(&tin[i], dt ? dt : tin[i].dtype, &chip_in[nchip_in], &e)) goto done;
+        if (chip_convert_input(&tin[i], dt ? dt : tin[i].dtype, &chip_in[nchip_in], &e)) goto done;
         nchip_in++;
     }
     if (interp_run(&g, tin, ntin, &ref, &e)) { atl_err_prefix(&e, "reference interpreter"); goto done; }
@@ -327,7 +321,12 @@ int cmd_compare(int argc, char **argv)
     for (int i = 0; i < g.nout; i++) {
         IrTensor got;
         if (host_exec_output(&h, ref[i].name, &got, &e)) goto done;
-        int r = cmp_report_add(&rep, ref[i].name, 1, got.dtype, &ref[i], &got, &user, &e);
+        /* back to the graph's dtype; graph integers and bools compare exactly */
+        int chip_dt = got.dtype;
+        CmpThresholds th = user;
+        if (!op_dtype_is_float(ref[i].dtype) && !th.set_atol) { th.set_atol = 1; th.atol = 0; }
+        if (chip_convert_output(&got, ref[i].dtype, &e)) { ir_tensor_free_contents(&got); goto done; }
+        int r = cmp_report_add(&rep, ref[i].name, 1, chip_dt, &ref[i], &got, &th, &e);
         ir_tensor_free_contents(&got);
         if (r) goto done;
     }

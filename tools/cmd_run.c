@@ -1,7 +1,10 @@
 /* cmd_run.c - `atoll run`: run a compiled model on the simulated chip
  * through the host API (include/atoll.h), i.e. through the device's
  * firmware exactly as an application would. Inputs and outputs are
- * .npy/.npz files; the stage is chosen from the input shapes.
+ * .npy/.npz files; the stage is chosen from the input shapes. Integer and
+ * bool arrays are converted to an integer input of another width (the
+ * backend stores int64 as int32, uint8 as int16, bool as int8), failing on
+ * a value out of range, naming the input and element.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,8 +28,10 @@ static void usage(FILE *fp)
             "the inputs and writes every output of the stage that ran.\n"
             "  --input      one .npy (the stage's only input) or an .npz with one member\n"
             "               per input, named like the model's input tensors; dtypes must\n"
-            "               match (int8, uint8, int32, float16, float32); the shapes choose\n"
-            "               the stage (batch size)\n"
+            "               match (int8, uint8, int32, float16, float32), except that an\n"
+            "               integer or bool array feeds an integer input of another width\n"
+            "               (int64 -> int32, uint8 -> int16, bool -> int8) when every\n"
+            "               value fits; the shapes choose the stage (batch size)\n"
             "  --output     .npz with one member per output, or .npy for a single output\n"
             "  --trace      Chrome/Perfetto trace of the run\n"
             "  --stats      the simulator's statistics of the run (JSON)\n"
@@ -120,11 +125,59 @@ static int is_output_name(const AtlNetInfo *net, const char *name)
     return 0;
 }
 
+/* Element i of an integer or bool array as int64; 0 for other dtypes. */
+static int npy_int(const AtlNdArray *a, int64_t i, int64_t *v)
+{
+    switch (a->dtype) {
+    case ATL_NPY_I8: *v = ((const int8_t *)a->data)[i]; return 1;
+    case ATL_NPY_U8: *v = ((const uint8_t *)a->data)[i]; return 1;
+    case ATL_NPY_BOOL: *v = ((const uint8_t *)a->data)[i] != 0; return 1;
+    case ATL_NPY_I32: *v = ((const int32_t *)a->data)[i]; return 1;
+    case ATL_NPY_I64: *v = ((const int64_t *)a->data)[i]; return 1;
+    default: return 0;
+    }
+}
+
+/* An integer/bool array given for an integer input of another width (the
+ * backend stores int64 as int32, uint8 as int16, bool as int8): converted
+ * into *out (malloc'd), every value checked against the input's range.
+ * Returns 1 converted, 0 not an integer pair, -1 a value out of range. */
+static int convert_int_input(const AtlNdArray *a, const AtlTensorInfo *t, void **out, const char *path)
+{
+    static const struct { int dt, size; int64_t lo, hi; } chip[] = {
+        {ATL_INT8, 1, INT8_MIN, INT8_MAX}, {ATL_UINT8, 1, 0, UINT8_MAX},
+        {ATL_INT16, 2, INT16_MIN, INT16_MAX}, {ATL_INT32, 4, INT32_MIN, INT32_MAX},
+    };
+    int k = -1;
+    int64_t v, n = atl_ndarray_numel(a);
+    for (int i = 0; i < 4; i++) if (chip[i].dt == t->dtype) k = i;
+    if (k < 0 || !n || !npy_int(a, 0, &v)) return 0;
+    uint8_t *d = malloc((size_t)n * (size_t)chip[k].size);
+    if (!d) { fprintf(stderr, "atoll run: out of memory\n"); return -1; }
+    for (int64_t i = 0; i < n; i++) {
+        npy_int(a, i, &v);
+        if (v < chip[k].lo || v > chip[k].hi) {
+            fprintf(stderr, "atoll run: %s: input '%s' element %lld = %lld does not fit the model's %s\n", path, t->name,
+                    (long long)i, (long long)v, dtype_names[t->dtype]);
+            free(d);
+            return -1;
+        }
+        if (chip[k].size == 1) d[i] = (uint8_t)v;
+        else if (chip[k].size == 2) { int16_t x = (int16_t)v; memcpy(d + 2 * i, &x, 2); }
+        else { int32_t x = (int32_t)v; memcpy(d + 4 * i, &x, 4); }
+    }
+    *out = d;
+    return 1;
+}
+
 /* Checks each array against the net's inputs (by name for .npz) and fills
  * buffers; returns how many it filled, or -1. Arrays of an .npz named like
  * one of the net's outputs (a reference file holding inputs and expected
- * outputs) are skipped with a note. */
-static int make_buffers(const AtlNetInfo *net, const AtlNdArray *arr, int n, int by_name, AtlBuffer *buf, const char *path)
+ * outputs) are skipped with a note. An integer array for an integer input
+ * of another width is converted (convert_int_input; owned[i] gets the
+ * converted data, freed by the caller). */
+static int make_buffers(const AtlNetInfo *net, const AtlNdArray *arr, int n, int by_name, AtlBuffer *buf, void **owned,
+                        const char *path)
 {
     int used = 0;
     for (int i = 0; i < n; i++) {
@@ -146,15 +199,18 @@ static int make_buffers(const AtlNetInfo *net, const AtlNdArray *arr, int n, int
             fprintf(stderr, "atoll run: %s: net '%s' has no input named '%s'\n", path, net->name, by_name ? a->name : "");
             return -1;
         }
-        if (npy_of_dtype[t->dtype] != (int)a->dtype) {
+        int conv = npy_of_dtype[t->dtype] != (int)a->dtype ? convert_int_input(a, t, &owned[i], path) : 0;
+        if (conv < 0) return -1;
+        if (!conv && npy_of_dtype[t->dtype] != (int)a->dtype) {
             fprintf(stderr, "atoll run: %s: input '%s' is %s but the model expects %s\n", path, t->name,
                     atl_npy_dtype_name(a->dtype), dtype_names[t->dtype]);
             return -1;
         }
         AtlBuffer *b = &buf[used++];
         b->name = by_name ? a->name : NULL;
-        b->data = a->data;
-        b->size = (size_t)atl_ndarray_numel(a) * atl_npy_dtype_size(a->dtype);
+        b->data = conv ? owned[i] : a->data;
+        b->size = (size_t)atl_ndarray_numel(a) * (conv ? (size_t)(t->dtype == ATL_INT32 ? 4 : t->dtype == ATL_INT16 ? 2 : 1)
+                                                       : atl_npy_dtype_size(a->dtype));
         b->ndim = a->ndim;
         for (int d = 0; d < a->ndim; d++) b->dims[d] = (uint32_t)a->shape[d];
     }
@@ -281,7 +337,8 @@ int cmd_run(int argc, char **argv)
     AtlDevice *dev = NULL;
     AtlModel *m = NULL;
     AtlBuffer *buf = calloc((size_t)narr + 1, sizeof *buf);
-    AtlStatus s = buf ? atl_open(&dev, chip, &opt) : ATL_ERR_HOST_MEMORY;
+    void **owned = calloc((size_t)narr + 1, sizeof *owned);
+    AtlStatus s = buf && owned ? atl_open(&dev, chip, &opt) : ATL_ERR_HOST_MEMORY;
     if (s == ATL_OK) s = atl_load_file(dev, model_path, &m);
     if (s != ATL_OK) {
         fprintf(stderr, "atoll run: %s (%s)\n", dev ? atl_last_error(dev) : "out of memory", atl_status_name(s));
@@ -295,7 +352,7 @@ int cmd_run(int argc, char **argv)
         fprintf(stderr, "atoll run: %s has no net%s%s%s\n", model_path, net_name ? " named '" : "s", net_name ? net_name : "", net_name ? "'" : "");
         goto out;
     }
-    int nbuf = make_buffers(&nets[ni], arr, narr, ends_with(input, ".npz"), buf, input);
+    int nbuf = make_buffers(&nets[ni], arr, narr, ends_with(input, ".npz"), buf, owned, input);
     if (nbuf < 0) goto out;
     uint32_t stage;
     s = atl_run(m, nets[ni].name, buf, (uint32_t)nbuf, &stage);
@@ -333,6 +390,8 @@ out:
     atl_unload(m);
     atl_close(dev);
     free(buf);
+    for (int i = 0; owned && i < narr; i++) free(owned[i]);
+    free(owned);
     atl_ndarray_list_free(arr, narr);
     return rc;
 }

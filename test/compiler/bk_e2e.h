@@ -44,6 +44,15 @@ static inline float e2e_load_elem(const uint8_t *p, int dt, size_t i)
     return ((const float *)p)[i];
 }
 
+/* ISA dtype of an .abm tensor-table dtype (-1: none, uint8). */
+static inline int e2e_isa_of_abm(uint32_t abm)
+{
+    static const int isa[ABM_DTYPE_COUNT] = {
+        [ABM_DTYPE_INT8] = ISA_I8, [ABM_DTYPE_UINT8] = -1, [ABM_DTYPE_INT16] = ISA_I16, [ABM_DTYPE_INT32] = ISA_I32,
+        [ABM_DTYPE_FP16] = ISA_F16, [ABM_DTYPE_BF16] = ISA_BF16, [ABM_DTYPE_FP32] = ISA_F32};
+    return abm < ABM_DTYPE_COUNT ? isa[abm] : -1;
+}
+
 static inline void e2e_store_elem(int dt, uint8_t *p, size_t i, float v)
 {
     if (dt == ISA_F16) ((uint16_t *)p)[i] = num_f32_to_f16(v);
@@ -252,7 +261,6 @@ static inline int e2e_graph_sum(IrGraph *g, const char *chipfile, int dtype, dou
     BkRegionBases b;
     if (e2e_build(g, &chip, dtype, sum, NULL, &buf, &len, &m, &p, &b, &s, &e)) goto done;
     AbmTensor ti = abm_tensor(&m.view, 0);
-    int es = isa_dtype_size(dtype);
     if (e2e_put_input(s, &b, ti, dtype, (const float *)in.data, n, &e)) goto done;
     if (sim_run(s, &e)) goto done;
     double mx = 0;
@@ -264,10 +272,12 @@ static inline int e2e_graph_sum(IrGraph *g, const char *chipfile, int dtype, dou
         if (j == m.view.n_tensors) { atl_fail(&e, "output '%s' not in the model", name); goto done; }
         AbmTensor to = abm_tensor(&m.view, j);
         int64_t no = ir_numel(&outs[k]);
-        const uint8_t *dout = sim_dram(s, b.base[ABM_REGION_IO] + to.offset, (uint64_t)no * es);
+        /* each output in the dtype the model lists (a bool mask is int8) */
+        int odt = e2e_isa_of_abm(to.dtype), oes = isa_dtype_size(odt);
+        const uint8_t *dout = sim_dram(s, b.base[ABM_REGION_IO] + to.offset, (uint64_t)no * oes);
         if (!dout) { atl_fail(&e, "output '%s' outside DRAM", name); goto done; }
         for (int64_t i = 0; i < no; i++) {
-            double t = ir_get_f(&outs[k], i), a = e2e_load_elem(dout, dtype, (size_t)i);
+            double t = ir_get_f(&outs[k], i), a = num_load_f64(dout + i * oes, odt);
             double d = fabs(a - t) / (1 + fabs(t));
             if (!(d <= mx)) mx = d;
         }
