@@ -58,7 +58,7 @@ enum { BK_R_IN, BK_R_ACC, BK_R_OUT, BK_R_MAX, BK_R_NREGS };
 
 typedef enum {
     BK_K_CONV, BK_K_POOL, BK_K_MM, BK_K_ELEM, BK_K_REDUCE, BK_K_SOFTMAX, BK_K_LAYERNORM, BK_K_MOVE,
-    BK_K_ARG, BK_K_LOSS, BK_K_TRILU
+    BK_K_ARG, BK_K_LOSS, BK_K_TRILU, BK_K_GATHER_EL, BK_K_GATHER_ND, BK_K_ONEHOT, BK_K_TOPK
 } BkKind;
 
 /* Lowering state of one layer; which members are used depends on kind. */
@@ -254,8 +254,19 @@ int bk_row_tiles(BkCtx *c, int node, BkGroup *g, int64_t outer, uint64_t per_row
 uint32_t bk_row_range(const BkLow *l, int t, uint32_t *on);
 /* bk_lower_loss.c: NegativeLogLikelihoodLoss, SoftmaxCrossEntropyLoss. */
 int bk_lower_loss(BkCtx *c, int node, BkGroup *g, AtlErr *e);
+/* bk_lower_gather_el.c: GatherElements (flat indices on chip, dma.gather). */
+int bk_lower_gather_elements(BkCtx *c, int node, BkGroup *g, AtlErr *e);
+/* bk_lower_gather_nd.c: GatherND (row indices on chip, dma.gather). */
+int bk_lower_gather_nd(BkCtx *c, int node, BkGroup *g, AtlErr *e);
+/* bk_lower_onehot.c: OneHot (v.eq against constant tables, v.sel). */
+int bk_lower_onehot(BkCtx *c, int node, BkGroup *g, AtlErr *e);
+/* bk_lower_topk.c: TopK by k rounds of v.rargmax / v.rargmin. */
+int bk_lower_topk(BkCtx *c, int node, BkGroup *g, AtlErr *e);
 /* bk_lower_trilu.c: Trilu as a select by a constant mask. */
 int bk_lower_trilu(BkCtx *c, int node, BkGroup *g, AtlErr *e);
+/* 0 when tensor t's storage dtype is `want`, else -1 naming node, t and
+ * both dtypes (the checks of the lowerings that mix dtypes). */
+int bk_need_dt(const BkCtx *c, int node, int t, int want, AtlErr *e);
 /* An i32 weight 0..n-1, with INT32_MIN at index `hole` (-1: none). */
 int bk_iota_weight(BkCtx *c, int64_t n, int64_t hole, uint64_t *tagged, AtlErr *e);
 /* bk_lower_resize.c: interpolating Resize on the matrix unit. */

@@ -37,6 +37,15 @@ int bk_row_tiles(BkCtx *c, int node, BkGroup *g, int64_t outer, uint64_t per_row
 }
 
 /* Rows [o0, o0 + *on) of tile t (chunk[1] rows per tile, od[1] in all). */
+int bk_need_dt(const BkCtx *c, int node, int t, int want, AtlErr *e)
+{
+    const IrTensor *x = &c->g->t[t];
+    int dt = bk_tensor_dt(c, t);
+    if (dt == want) return 0;
+    return bk_fail(c, node, e, "'%s' is %s (chip %s); this lowering takes chip %s there", x->name, ir_dtype_name(x->dtype),
+                   dt < 0 ? "none" : isa_dtype_name(dt), isa_dtype_name(want));
+}
+
 uint32_t bk_row_range(const BkLow *l, int t, uint32_t *on)
 {
     uint32_t o0 = (uint32_t)t * l->chunk[1];
@@ -108,8 +117,7 @@ int bk_lower_arg(BkCtx *c, int node, BkGroup *g, AtlErr *e)
     BkLow *l = &g->lw;
     l->kind = BK_K_ARG;
     int hard = !strcmp(nd->op, "Hardmax"), r = x->ndim;
-    if (x->dtype != IR_F32 && x->dtype != IR_F16 && x->dtype != IR_BF16 && x->dtype != IR_F64)
-        return bk_fail(c, node, e, "input '%s' is %s: only float inputs are lowered", x->name, ir_dtype_name(x->dtype));
+    if (bk_need_dt(c, node, nd->in[0], c->dt, e) || bk_need_dt(c, node, nd->out[0], hard ? c->dt : ISA_I32, e)) return -1;
     int ax = (int)ir_attr_int(nd, "axis", hard ? (gr->opset >= 13 ? -1 : 1) : 0);
     if (ax < 0) ax += r;
     if (ax < 0 || ax >= (r ? r : 1)) return bk_fail(c, node, e, "axis out of range");

@@ -38,14 +38,15 @@ static int push_dims(const BkCtx *c, BkGroup *g, int *cap, const LayoutDims *d, 
 {
     if (d->n - from > IR_MAXDIM) {
         for (int64_t i = 0; i < d->shape[from]; i++)
-            if (push_dims(c, g, cap, d, from + 1, ya + (uint64_t)(i * d->dst[from]) * c->es,
-                          xa + (uint64_t)(i * d->src[from]) * c->es))
+            if (push_dims(c, g, cap, d, from + 1, ya + (uint64_t)(i * d->dst[from]) * (uint64_t)g->lw.es,
+                          xa + (uint64_t)(i * d->src[from]) * (uint64_t)g->lw.es))
                 return -1;
         return 0;
     }
     BkCopy cp;
     memset(&cp, 0, sizeof cp);
     cp.rank = d->n - from;
+    cp.dt = g->lw.dt;   /* the tensor's storage dtype (bk_lower_move sets it) */
     for (int k = 0; k < cp.rank; k++) {
         cp.shape[k] = d->shape[from + k];
         cp.dst_str[k] = d->dst[from + k];

@@ -15,7 +15,8 @@
 #include "compiler/bk_int.h"
 
 /* Layer fields: od = {1, B, N, M}, chunk[1..2] = matrices and rows per
- * tile, nch[1..2] their counts; x, y; w = the mask. */
+ * tile, nch[1..2] their counts; x, y; w = the mask; dt / es x's storage
+ * dtype and size. */
 static int trilu_gen(BkCtx *c, const BkGroup *g, int t, uint64_t slot, BkCode *k, AtlErr *e)
 {
     (void)e;
@@ -29,11 +30,11 @@ static int trilu_gen(BkCtx *c, const BkGroup *g, int t, uint64_t slot, BkCode *k
     bk_compact(msh, ms);
     bk_compact(l->od, ds);
     int64_t mb[4] = {0, 0, ms[2], ms[3]};
-    int dt = c->dt;
-    uint64_t off = ((uint64_t)b0 * (uint64_t)ds[1] + (uint64_t)r0 * (uint64_t)ds[2]) * (uint64_t)c->es;
+    int dt = l->dt;
+    uint64_t off = ((uint64_t)b0 * (uint64_t)ds[1] + (uint64_t)r0 * (uint64_t)ds[2]) * (uint64_t)l->es;
     AtlInsn in = bk_dma(dt, ISA_SPACE_LMEM, slot + l->l_in, ISA_SPACE_DRAM, l->x + off, sh, cs, ds);
     bk_code_ld(k, &in, 0);
-    in = bk_dma(dt, ISA_SPACE_LMEM, slot + l->l_w, ISA_SPACE_DRAM, l->w + (uint64_t)r0 * l->od[3] * (uint64_t)c->es, msh, ms, ms);
+    in = bk_dma(dt, ISA_SPACE_LMEM, slot + l->l_w, ISA_SPACE_DRAM, l->w + (uint64_t)r0 * l->od[3] * (uint64_t)l->es, msh, ms, ms);
     bk_code_ld(k, &in, l->nch[2] == 1);
     in = bk_vbin(ISA_OP_V_SUB, dt, slot + l->l_out, slot + l->l_w, slot + l->l_w, sh, cs, mb, mb);
     bk_code_cp(k, &in);
@@ -51,6 +52,10 @@ int bk_lower_trilu(BkCtx *c, int node, BkGroup *g, AtlErr *e)
     const IrTensor *x = &gr->t[nd->in[0]];
     BkLow *l = &g->lw;
     l->kind = BK_K_TRILU;
+    l->dt = bk_tensor_dt(c, nd->in[0]);
+    if (l->dt < 0) return bk_fail(c, node, e, "input '%s' has dtype %s, which the chip cannot hold", x->name, ir_dtype_name(x->dtype));
+    l->es = isa_dtype_size(l->dt);
+    if (bk_need_dt(c, node, nd->out[0], l->dt, e)) return -1;
     int r = x->ndim;
     if (r < 2) return bk_fail(c, node, e, "input rank %d, needs at least 2", r);
     int64_t kk = 0;
@@ -67,18 +72,18 @@ int bk_lower_trilu(BkCtx *c, int node, BkGroup *g, AtlErr *e)
                                                           (long long)B, (long long)N, (long long)M);
     l->od[0] = 1; l->od[1] = (uint32_t)B; l->od[2] = (uint32_t)N; l->od[3] = (uint32_t)M;
     if (bk_tensor_in_dram(c, nd->in[0], &l->x, e) || bk_tensor_in_dram(c, nd->out[0], &l->y, e)) return -1;
-    uint8_t *mask = malloc((size_t)(N * M) * (size_t)c->es);
+    uint8_t *mask = malloc((size_t)(N * M) * (size_t)l->es);
     if (!mask) return bk_fail(c, node, e, "out of memory");
     for (int64_t i = 0; i < N * M; i++) {
         int64_t row = i / M, col = i % M;
-        bk_store_elem(c->dt, mask, (size_t)i, (upper ? col - row >= kk : col - row <= kk) ? 1.0 : 0.0);
+        bk_store_elem(l->dt, mask, (size_t)i, (upper ? col - row >= kk : col - row <= kk) ? 1.0 : 0.0);
     }
-    int rc = bk_weight(c, mask, (size_t)(N * M) * (size_t)c->es, &l->w, e);
+    int rc = bk_weight(c, mask, (size_t)(N * M) * (size_t)l->es, &l->w, e);
     free(mask);
     if (rc) return -1;
     /* matrices per tile when a whole one fits (x, y, mask), else rows of one */
     uint64_t room = g->slot_size > 8 * c->align ? g->slot_size - 8 * c->align : 0;
-    uint64_t row = (uint64_t)M * (uint64_t)c->es, mat = (uint64_t)N * row;
+    uint64_t row = (uint64_t)M * (uint64_t)l->es, mat = (uint64_t)N * row;
     if (3 * mat <= room) {
         uint64_t bc = (uint64_t)(B + c->ncores - 1) / (uint64_t)c->ncores, fit = (room - mat) / (2 * mat);
         l->chunk[1] = (uint32_t)(bc < fit ? bc : fit);

@@ -11,6 +11,7 @@
 #include <string.h>
 #include "test/test.h"
 #include "test/compiler/bk_graph_run.h"
+#include "compiler/ops.h"
 
 /* x [dims] -> (pre op, when given) -> Hardmax(axis) -> y, at `opset`. */
 static void hardmax_graph(IrGraph *g, int ndim, const int64_t *dims, int axis, int opset, const char *pre)
@@ -107,6 +108,448 @@ TEST(trilu_inf_and_big)
     ir_free(&g);
 }
 
+/* x [dims] -> TopK(k, axis, largest) -> values (indices unused) */
+static void topk_graph(IrGraph *g, int ndim, const int64_t *dims, int64_t k, int axis, int largest, int with_indices)
+{
+    AtlErr e;
+    new_graph(g, "x", ndim, dims);
+    cst_i64(g, "k", 1, &k);
+    int n = ir_add_op(g, "TopK", "topk", "x,k", "v,i", &e);
+    ir_set_attr_int(g, n, "axis", axis, &e);
+    ir_set_attr_int(g, n, "largest", largest, &e);
+    ir_add_output(g, "v", &e);
+    if (with_indices) ir_add_output(g, "i", &e);
+}
+
+TEST(topk_values)
+{
+    int64_t d[3] = {4, 9, 5};
+    for (int largest = 0; largest < 2; largest++)
+        for (int axis = 0; axis < 3; axis++) {
+            IrGraph g;
+            char what[64];
+            topk_graph(&g, 3, d, 3, axis, largest, 0);
+            snprintf(what, sizeof what, "topk3 ax%d %s", axis, largest ? "largest" : "smallest");
+            run_graph(&g, what, 0);
+            ir_free(&g);
+        }
+}
+
+/* ---- graphs with integer tensors and chosen input values ---- */
+
+/* Input values: vals[k] holds the numel of graph input k (as doubles:
+ * floats, NaN and inf included, or integers). */
+typedef struct Inputs { int n; const double *vals[4]; } Inputs;
+
+static int find_tensor(const AbmModel *m, const char *name)
+{
+    for (uint32_t j = 0; j < m->view.n_tensors; j++) if (!strcmp(abm_tensor(&m->view, j).name, name)) return (int)j;
+    return -1;
+}
+
+/* 1 when the chip's value matches the interpreter's: integers exactly,
+ * floats within tol relative (NaN matches NaN, an inf the same inf). */
+static int value_matches(double got, double want, double tol)
+{
+    if (isnan(want) || isnan(got)) return isnan(want) && isnan(got);
+    if (isinf(want) || isinf(got)) return got == want;
+    return fabs(got - want) <= tol * (1 + fabs(want));
+}
+
+/* Compiles g0 for chipfile, runs it with the given inputs (each written in
+ * the dtype the .abm lists) and compares every output with the
+ * interpreter's; 0 when all match, else -1 with msg. */
+static int run_values(const IrGraph *g0, const char *chipfile, const Inputs *iv, double tol, char *msg, size_t cap)
+{
+    IrGraph g;
+    PbBuf pb = {0};
+    AtlErr e = {{0}};
+    AtlChip chip;
+    IrTensor ins[4];
+    IrTensor *outs = NULL;
+    int nin = 0, rc = -1;
+    uint8_t *buf = NULL;
+    size_t len = 0;
+    AbmModel m;
+    AtlProgram p;
+    AtlSim *s = NULL;
+    BkRegionBases b;
+    memset(&m, 0, sizeof m);
+    memset(&p, 0, sizeof p);
+    memset(ins, 0, sizeof ins);
+    ir_init(&g);
+    if (onnx_save_buffer(g0, &pb, &e) || onnx_load_buffer(pb.p, pb.n, "arg", &g, &e)) goto done;
+    if (cfg_load(chipfile, &chip, &e) || ir_toposort(&g, &e) || ir_infer_shapes(&g, &e) || pass_run_all(&g, &e)) goto done;
+    if (g.nin != iv->n) { atl_fail(&e, "the graph has %d inputs, the test gives %d", g.nin, iv->n); goto done; }
+    for (; nin < g.nin; nin++) {
+        const IrTensor *gi = &g.t[g.inputs[nin]];
+        IrTensor *t = &ins[nin];
+        t->name = ir_strdup(gi->name);
+        t->dtype = gi->dtype;
+        t->ndim = gi->ndim;
+        memcpy(t->dims, gi->dims, sizeof t->dims);
+        t->producer = -1;
+        if (ir_alloc_data(t, &e)) goto done;
+        for (int64_t i = 0; i < ir_numel(t); i++) {
+            if (op_dtype_is_float(t->dtype)) ir_set_f(t, i, iv->vals[nin][i]);
+            else ir_set_i(t, i, (int64_t)iv->vals[nin][i]);
+        }
+    }
+    if (interp_run(&g, ins, nin, &outs, &e)) goto done;
+    if (e2e_build(&g, &chip, ISA_F32, NULL, NULL, &buf, &len, &m, &p, &b, &s, &e)) goto done;
+    for (int k = 0; k < nin; k++) {
+        int j = find_tensor(&m, ins[k].name);
+        if (j < 0) { atl_fail(&e, "input '%s' not in the model", ins[k].name); goto done; }
+        AbmTensor ti = abm_tensor(&m.view, (uint32_t)j);
+        int dt = e2e_isa_of_abm(ti.dtype), es = isa_dtype_size(dt);
+        uint8_t *d = sim_dram(s, b.base[ABM_REGION_IO] + ti.offset, (uint64_t)ir_numel(&ins[k]) * es);
+        if (!d) { atl_fail(&e, "input outside DRAM"); goto done; }
+        for (int64_t i = 0; i < ir_numel(&ins[k]); i++) {
+            if (num_is_float(dt)) num_store_f64(d + i * es, dt, ir_get_f(&ins[k], i));
+            else num_store_int(d + i * es, dt, ir_get_i(&ins[k], i));
+        }
+    }
+    if (sim_run(s, &e)) goto done;
+    for (int k = 0; k < g.nout; k++) {
+        const char *name = g.t[g.outputs[k]].name;
+        int j = find_tensor(&m, name);
+        if (j < 0) { atl_fail(&e, "output '%s' not in the model", name); goto done; }
+        AbmTensor to = abm_tensor(&m.view, (uint32_t)j);
+        int dt = e2e_isa_of_abm(to.dtype), es = isa_dtype_size(dt);
+        int64_t n = ir_numel(&outs[k]);
+        const uint8_t *d = sim_dram(s, b.base[ABM_REGION_IO] + to.offset, (uint64_t)n * es);
+        if (!d) { atl_fail(&e, "output outside DRAM"); goto done; }
+        if (op_dtype_is_float(outs[k].dtype) != num_is_float(dt)) {
+            atl_fail(&e, "output '%s' is %s, the chip holds %s", name, ir_dtype_name(outs[k].dtype), isa_dtype_name(dt));
+            goto done;
+        }
+        for (int64_t i = 0; i < n; i++) {
+            int ok = num_is_float(dt) ? value_matches(num_load_f64(d + i * es, dt), ir_get_f(&outs[k], i), tol)
+                                      : num_load_int(d + i * es, dt) == ir_get_i(&outs[k], i);
+            if (!ok) {
+                atl_fail(&e, "output '%s' element %lld: chip %g, interpreter %g", name, (long long)i,
+                         num_load_f64(d + i * es, dt), ir_get_f(&outs[k], i));
+                goto done;
+            }
+        }
+    }
+    bkc_check_program(&p, chipfile, "arg graph");
+    rc = 0;
+done:
+    if (rc) snprintf(msg, cap, "%s", e.msg);
+    pb_free(&pb);
+    if (outs) interp_free_outputs(outs, g.nout);
+    for (int k = 0; k < nin; k++) ir_tensor_free_contents(&ins[k]);
+    sim_free(s);
+    prog_free(&p);
+    abm_model_free(&m);
+    free(buf);
+    ir_free(&g);
+    return rc;
+}
+
+/* run_values on both chips; every output must match. */
+static void run_both(IrGraph *g, const char *what, const Inputs *iv, double tol)
+{
+    for (int c = 0; c < 2; c++) {
+        char msg[1024] = "";
+        int rc = run_values(g, chips[c], iv, tol, msg, sizeof msg);
+        printf("  %-34s %-18s %s%s\n", what, chips[c], rc ? "ERROR: " : "match", msg);
+        CHECKF(rc == 0, "%s on %s: %s", what, chips[c], msg);
+    }
+}
+
+/* Values in {-1, 0, 1, 2} (many ties) with a NaN every `nan_every`-th (0: none). */
+static void tie_values(double *v, int64_t n, int nan_every)
+{
+    for (int64_t i = 0; i < n; i++) {
+        v[i] = (double)((int)((frand() + 1.0f) * 2.0f) - 1);
+        if (nan_every && i % nan_every == nan_every - 1) v[i] = NAN;
+    }
+}
+
+TEST(argmax_argmin)
+{
+    int64_t d[3] = {4, 5, 6};
+    double x[120];
+    for (int nan = 0; nan < 2; nan++) {
+        tie_values(x, 120, nan ? 7 : 0);
+        Inputs iv = {1, {x}};
+        for (int op = 0; op < 2; op++)
+            for (int axis = -1; axis < 3; axis++)
+                for (int keep = 0; keep < 2; keep++)
+                    for (int last = 0; last < 2; last++) {
+                        IrGraph g;
+                        AtlErr e;
+                        char what[80];
+                        new_graph(&g, "x", 3, d);
+                        int n = ir_add_op(&g, op ? "ArgMin" : "ArgMax", "arg", "x", "y", &e);
+                        ir_set_attr_int(&g, n, "axis", axis, &e);
+                        ir_set_attr_int(&g, n, "keepdims", keep, &e);
+                        ir_set_attr_int(&g, n, "select_last_index", last, &e);
+                        ir_add_output(&g, "y", &e);
+                        snprintf(what, sizeof what, "%s ax%d keep%d last%d%s", op ? "argmin" : "argmax", axis, keep, last,
+                                 nan ? " nan" : "");
+                        run_both(&g, what, &iv, 0);
+                        ir_free(&g);
+                    }
+    }
+}
+
+/* x [dims] (float input) and labels (int64 input, x's dims without dim 1)
+ * -> op (reduction, optional constant weight [C], optional ignore_index)
+ * -> loss (and log_prob for SoftmaxCrossEntropyLoss when asked). */
+static void loss_graph(IrGraph *g, const char *op, int ndim, const int64_t *dims, const char *red, int weighted,
+                       const int64_t *ii, int log_prob)
+{
+    AtlErr e;
+    int64_t ld[IR_MAXDIM], wd[1] = {dims[1]};
+    ld[0] = dims[0];
+    for (int d = 2; d < ndim; d++) ld[d - 1] = dims[d];
+    new_graph(g, "x", ndim, dims);
+    ir_add_input(g, "labels", IR_I64, ndim - 1, ld, &e);
+    if (weighted) cst(g, "w", 1, wd, 1.0f);
+    int n = ir_add_op(g, op, "loss", weighted ? "x,labels,w" : "x,labels", log_prob ? "y,lp" : "y", &e);
+    ir_set_attr_str(g, n, "reduction", red, &e);
+    if (ii) ir_set_attr_int(g, n, "ignore_index", *ii, &e);
+    ir_add_output(g, "y", &e);
+    if (log_prob) ir_add_output(g, "lp", &e);
+}
+
+/* Labels in [0, C) with every fifth one `ii` (when given); x random, or
+ * for NLL log-probability-like (negative) with -inf at some classes no
+ * label picks (a multiply by a 0 mask would give NaN there). */
+static void loss_values(double *x, double *lab, int64_t N, int64_t C, int64_t D, const int64_t *ii, int nll)
+{
+    for (int64_t i = 0; i < N * D; i++) {
+        lab[i] = (double)((int64_t)((frand() + 1.0f) * 0.5f * (float)C) % C);
+        if (ii && i % 5 == 4) lab[i] = (double)*ii;
+    }
+    for (int64_t n = 0; n < N; n++)
+        for (int64_t c = 0; c < C; c++)
+            for (int64_t d = 0; d < D; d++) {
+                double v = frand() * 3.0;
+                if (nll) v = -fabs(v);
+                if (nll && c != (int64_t)lab[n * D + d] && (n + c + d) % 3 == 0) v = -INFINITY;
+                x[(n * C + c) * D + d] = v;
+            }
+}
+
+TEST(nll_and_sce_losses)
+{
+    static const char *const ops[] = {"NegativeLogLikelihoodLoss", "SoftmaxCrossEntropyLoss"};
+    static const char *const reds[] = {"none", "sum", "mean"};
+    static const int64_t iis[] = {2, -1};
+    int64_t d4[4] = {3, 5, 2, 2}, d2[2] = {6, 4};
+    double x[60], lab[12];
+    for (int op = 0; op < 2; op++)
+        for (int r = 0; r < 3; r++)
+            for (int w = 0; w < 2; w++)
+                for (int ii = -1; ii < 2; ii++) {
+                    const int64_t *pii = ii < 0 ? NULL : &iis[ii];
+                    int rank4 = (r + w + ii) % 2 == 0;
+                    const int64_t *dims = rank4 ? d4 : d2;
+                    int64_t N = dims[0], C = dims[1], D = rank4 ? 4 : 1;
+                    loss_values(x, lab, N, C, D, pii, op == 0);
+                    IrGraph g;
+                    char what[96];
+                    loss_graph(&g, ops[op], rank4 ? 4 : 2, dims, reds[r], w, pii, op == 1 && w);
+                    snprintf(what, sizeof what, "%s %s%s ii=%s", op ? "sce" : "nll", reds[r], w ? " w" : "",
+                             ii < 0 ? "-" : ii ? "-1" : "2");
+                    Inputs iv = {2, {x, lab}};
+                    run_both(&g, what, &iv, 1e-5);
+                    ir_free(&g);
+                }
+}
+
+TEST(loss_all_ignored_mean_is_nan)
+{
+    /* sum of weights 0: mean = 0/0 = NaN, as the interpreter */
+    int64_t d[2] = {4, 3}, ii = 1;
+    double x[12], lab[4] = {1, 1, 1, 1};
+    for (int i = 0; i < 12; i++) x[i] = -frand() - 1.0;
+    IrGraph g;
+    loss_graph(&g, "NegativeLogLikelihoodLoss", 2, d, "mean", 1, &ii, 0);
+    Inputs iv = {2, {x, lab}};
+    run_both(&g, "nll mean all ignored", &iv, 1e-6);
+    ir_free(&g);
+}
+
+/* g (any inputs) must fail to compile for configs/tiny.ini with a message
+ * containing both strings: the interpreter is not run. */
+static void expect_compile_error(IrGraph *g, const char *has1, const char *has2)
+{
+    AtlErr e = {{0}};
+    AtlChip chip;
+    uint8_t *buf = NULL;
+    size_t len = 0;
+    AbmModel m;
+    AtlProgram p;
+    AtlSim *s = NULL;
+    BkRegionBases b;
+    memset(&m, 0, sizeof m);
+    memset(&p, 0, sizeof p);
+    REQUIRE(cfg_load("configs/tiny.ini", &chip, &e) == 0);
+    REQUIRE(ir_toposort(g, &e) == 0 && ir_infer_shapes(g, &e) == 0 && pass_run_all(g, &e) == 0);
+    CHECK(e2e_build(g, &chip, ISA_F32, NULL, NULL, &buf, &len, &m, &p, &b, &s, &e) != 0);
+    CHECK_STR_CONTAINS(e.msg, has1);
+    CHECK_STR_CONTAINS(e.msg, has2);
+    sim_free(s);
+    prog_free(&p);
+    abm_model_free(&m);
+    free(buf);
+}
+
+TEST(loss_rejections)
+{
+    /* sum / mean need the whole input in one slot */
+    int64_t d[2] = {60000, 8};
+    IrGraph g;
+    loss_graph(&g, "NegativeLogLikelihoodLoss", 2, d, "sum", 0, NULL, 0);
+    expect_compile_error(&g, "'loss'", "one LMEM slot");
+    ir_free(&g);
+}
+
+TEST(trilu_int_and_runtime_k)
+{
+    int64_t d[3] = {2, 5, 7};
+    double x[70];
+    for (int i = 0; i < 70; i++) x[i] = (double)(i * 37 % 101) - 50;
+    for (int upper = 0; upper < 2; upper++) {
+        IrGraph g;
+        AtlErr e;
+        int64_t k = upper ? 1 : -2;
+        ir_init(&g);
+        g.opset = 14;
+        ir_add_input(&g, "x", IR_I64, 3, d, &e);
+        cst_i64(&g, "k", 1, &k);
+        int n = ir_add_op(&g, "Trilu", "trilu", "x,k", "y", &e);
+        ir_set_attr_int(&g, n, "upper", upper, &e);
+        ir_add_output(&g, "y", &e);
+        Inputs iv = {1, {x}};
+        run_both(&g, upper ? "triu int64 k=1" : "tril int64 k=-2", &iv, 0);
+        ir_free(&g);
+    }
+    IrGraph g;
+    AtlErr e;
+    int64_t one = 1;
+    new_graph(&g, "x", 2, d + 1);
+    ir_add_input(&g, "k", IR_I64, 1, &one, &e);
+    ir_add_op(&g, "Trilu", "trilu", "x,k", "y", &e);
+    ir_add_output(&g, "y", &e);
+    expect_compile_error(&g, "'trilu'", "must be a constant");
+    ir_free(&g);
+}
+
+TEST(topk_with_indices_ties)
+{
+    int64_t d[3] = {4, 9, 5};
+    double x[180];
+    tie_values(x, 180, 0);
+    Inputs iv = {1, {x}};
+    for (int largest = 0; largest < 2; largest++)
+        for (int axis = -1; axis < 2; axis++) {
+            IrGraph g;
+            char what[64];
+            topk_graph(&g, 3, d, 4, axis, largest, 1);
+            snprintf(what, sizeof what, "topk4+idx ax%d %s ties", axis, largest ? "largest" : "smallest");
+            run_both(&g, what, &iv, 0);
+            ir_free(&g);
+        }
+}
+
+/* Random integers in [lo, hi]. */
+static void int_values(double *v, int64_t n, int64_t lo, int64_t hi)
+{
+    for (int64_t i = 0; i < n; i++) {
+        int64_t q = lo + (int64_t)((frand() + 1.0f) * 0.5f * (float)(hi - lo + 1));
+        v[i] = (double)(q > hi ? hi : q);
+    }
+}
+
+TEST(gather_elements)
+{
+    int64_t xd[3] = {3, 4, 5};
+    double x[60], idx[60];
+    for (int i = 0; i < 60; i++) x[i] = frand();
+    for (int axis = 0; axis < 3; axis++) {
+        int64_t id[3] = {3, 4, 5};
+        id[axis] = 2 + axis;   /* fewer or more entries than the axis holds */
+        int64_t n = id[0] * id[1] * id[2];
+        int_values(idx, n, -xd[axis], xd[axis] - 1);
+        for (int constant = 0; constant < 2; constant++) {
+            IrGraph g;
+            AtlErr e;
+            char what[64];
+            new_graph(&g, "x", 3, xd);
+            if (constant) {
+                int64_t v[60];
+                for (int64_t i = 0; i < n; i++) v[i] = (int64_t)idx[i];
+                ir_add_const(&g, "idx", IR_I64, 3, id, v, &e);
+            } else ir_add_input(&g, "idx", IR_I64, 3, id, &e);
+            int nn = ir_add_op(&g, "GatherElements", "ge", "x,idx", "y", &e);
+            ir_set_attr_int(&g, nn, "axis", axis, &e);
+            ir_add_output(&g, "y", &e);
+            Inputs iv = {constant ? 1 : 2, {x, idx}};
+            snprintf(what, sizeof what, "gather_elements ax%d %s", axis, constant ? "const" : "input");
+            run_both(&g, what, &iv, 0);
+            ir_free(&g);
+        }
+    }
+}
+
+TEST(gather_nd)
+{
+    static const struct { int64_t id[2]; int bd; } cases[] = {{{5, 2}, 0}, {{3, 3}, 0}, {{2, 1}, 1}, {{2, 2}, 1}};
+    int64_t xd[3] = {2, 3, 4};
+    double x[24], idx[9];
+    for (int i = 0; i < 24; i++) x[i] = frand();
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        IrGraph g;
+        AtlErr e;
+        char what[64];
+        int64_t kk = cases[c].id[1], n = cases[c].id[0] * kk;
+        int bd = cases[c].bd;
+        for (int64_t i = 0; i < n; i++) int_values(&idx[i], 1, -xd[bd + i % kk], xd[bd + i % kk] - 1);
+        new_graph(&g, "x", 3, xd);
+        ir_add_input(&g, "idx", IR_I64, 2, cases[c].id, &e);
+        int nn = ir_add_op(&g, "GatherND", "gnd", "x,idx", "y", &e);
+        ir_set_attr_int(&g, nn, "batch_dims", bd, &e);
+        ir_add_output(&g, "y", &e);
+        Inputs iv = {2, {x, idx}};
+        snprintf(what, sizeof what, "gather_nd %lldx%lld b%d", (long long)cases[c].id[0], (long long)kk, bd);
+        run_both(&g, what, &iv, 0);
+        ir_free(&g);
+    }
+}
+
+TEST(onehot)
+{
+    int64_t id[2] = {3, 4}, two = 2;
+    double idx[12], vals[2] = {-2.5, 7.0};
+    for (int fl = 0; fl < 2; fl++)
+        for (int axis = -1; axis < 2; axis++) {
+            IrGraph g;
+            AtlErr e;
+            char what[64];
+            int64_t depth = 5;
+            int_values(idx, 12, -6, 5);   /* -6 and 5 are outside [-5, 5): all off */
+            if (fl) for (int i = 0; i < 12; i++) idx[i] += idx[i] < 0 ? -0.5 : 0.5;   /* truncated toward zero */
+            ir_init(&g);
+            g.opset = 14;
+            ir_add_input(&g, "idx", fl ? IR_F32 : IR_I64, 2, id, &e);
+            cst_i64(&g, "depth", 1, &depth);
+            ir_add_input(&g, "vals", IR_F32, 1, &two, &e);
+            int nn = ir_add_op(&g, "OneHot", "oh", "idx,depth,vals", "y", &e);
+            ir_set_attr_int(&g, nn, "axis", axis, &e);
+            ir_add_output(&g, "y", &e);
+            Inputs iv = {2, {idx, vals}};
+            snprintf(what, sizeof what, "onehot %s ax%d", fl ? "f32" : "i64", axis);
+            run_both(&g, what, &iv, 0);
+            ir_free(&g);
+        }
+}
+
 int main(void)
 {
     RUN(hardmax_axes);
@@ -114,5 +557,15 @@ int main(void)
     RUN(hardmax_ties_and_nan);
     RUN(trilu_float);
     RUN(trilu_inf_and_big);
+    RUN(topk_values);
+    RUN(argmax_argmin);
+    RUN(nll_and_sce_losses);
+    RUN(loss_all_ignored_mean_is_nan);
+    RUN(loss_rejections);
+    RUN(trilu_int_and_runtime_k);
+    RUN(topk_with_indices_ties);
+    RUN(gather_elements);
+    RUN(gather_nd);
+    RUN(onehot);
     return test_summary("test_backend_arg");
 }
