@@ -3,7 +3,8 @@
  *
  * x is [N][C][D] (D = the trailing dims), the labels [N][D] (int64 in the
  * graph, i32 on the chip), the optional weight [C]. A tile holds a run of
- * the N rows whole:
+ * the N rows with their whole [C][D] block, or, when one such row does not
+ * fit a slot, one row's [C][d chunk] block:
  *   SoftmaxCrossEntropyLoss first turns x into log-probabilities in place
  *     along C (v.rmax m, x - m, v.exp into a scratch box, v.rsum, v.log,
  *     subtract: the LogSoftmax steps of bk_lower_vec.c) and stores them as
@@ -25,8 +26,10 @@
  * load of x, one store), it needs no integer compare or Where lowering,
  * and SoftmaxCrossEntropyLoss at opset 12 would need LogSoftmax along one
  * axis, which opset < 13 LogSoftmax does not mean.
- * sum / mean reduce across rows, so they run as one tile (the whole
- * [N][C][D] in one slot; a larger one fails naming the node). */
+ * sum / mean reduce across tiles: all their tiles run in order on one core
+ * and add their partial sums into two accumulators in group-resident LMEM
+ * (bk_resident.c; the first tile moves, the others add); the last tile
+ * divides (mean) and stores. */
 #include <stdio.h>
 #include <string.h>
 #include "compiler/bk_int.h"
@@ -52,16 +55,22 @@ static void reduce_code(BkCode *k, int op, int dt, uint64_t dst, uint64_t src, c
     bk_code_cp(k, &in);
 }
 
-/* Layer fields: od = {1, N, C, D}; x, cx = labels (i32), b = weight (0
+/* Layer fields: od = {1, N, C, D}, chunk[1] / chunk[3] rows and d per
+ * tile, nch[1] / nch[3] their counts; x, cx = labels (i32), b = weight (0
  * none), w = iota, y = loss, y_mean = log_prob (0 none); nin = 1 for
- * SoftmaxCrossEntropyLoss; M = reduction (RED_*). */
+ * SoftmaxCrossEntropyLoss; M = reduction (RED_*); l_accres = the two
+ * resident accumulators (sum / mean over several tiles), acc_bytes apart. */
 static int loss_gen(BkCtx *c, const BkGroup *g, int t, uint64_t slot, BkCode *k, AtlErr *e)
 {
     (void)e;
     const BkLow *l = &g->lw;
-    uint32_t on, o0 = bk_row_range(l, t, &on), C = l->od[2], D = l->od[3];
-    uint32_t sh[4] = {1, on, C, D}, rsh[4] = {1, on, 1, D}, csh[4] = {1, 1, C, 1};
+    uint32_t C = l->od[2], D = l->od[3], nd3 = l->nch[3];
+    uint32_t o0 = (uint32_t)t / nd3 * l->chunk[1], d0 = (uint32_t)t % nd3 * l->chunk[3];
+    uint32_t on = l->od[1] - o0 < l->chunk[1] ? l->od[1] - o0 : l->chunk[1];
+    uint32_t dn = D - d0 < l->chunk[3] ? D - d0 : l->chunk[3];
+    uint32_t sh[4] = {1, on, C, dn}, rsh[4] = {1, on, 1, dn}, csh[4] = {1, 1, C, 1};
     int64_t cs[4], rc[4], ccs[4];
+    int64_t xs[4] = {0, (int64_t)C * D, D, 1}, ls[4] = {0, D, 0, 1};   /* DRAM element strides */
     bk_compact(sh, cs);
     bk_compact(rsh, rc);
     bk_compact(csh, ccs);
@@ -69,10 +78,10 @@ static int loss_gen(BkCtx *c, const BkGroup *g, int t, uint64_t slot, BkCode *k,
     int dt = c->dt;
     uint64_t es = (uint64_t)c->es, r[LNREG];
     for (int i = 0; i < LNREG; i++) r[i] = slot + l->l_reg[i];
-    uint64_t xoff = (uint64_t)o0 * C * D * es;
-    AtlInsn in = bk_dma(dt, ISA_SPACE_LMEM, r[LX], ISA_SPACE_DRAM, l->x + xoff, sh, cs, cs);
+    uint64_t xoff = ((uint64_t)o0 * C * D + d0) * es, roff = (uint64_t)o0 * D + d0;
+    AtlInsn in = bk_dma(dt, ISA_SPACE_LMEM, r[LX], ISA_SPACE_DRAM, l->x + xoff, sh, cs, xs);
     bk_code_ld(k, &in, 0);
-    in = bk_dma(ISA_I32, ISA_SPACE_LMEM, r[LL], ISA_SPACE_DRAM, l->cx + (uint64_t)o0 * D * 4, rsh, rc, rc);
+    in = bk_dma(ISA_I32, ISA_SPACE_LMEM, r[LL], ISA_SPACE_DRAM, l->cx + roff * 4, rsh, rc, ls);
     bk_code_ld(k, &in, 0);
     in = bk_dma(ISA_I32, ISA_SPACE_LMEM, r[LIOTA], ISA_SPACE_DRAM, l->w, csh, ccs, ccs);
     bk_code_ld(k, &in, 1);
@@ -92,7 +101,7 @@ static int loss_gen(BkCtx *c, const BkGroup *g, int t, uint64_t slot, BkCode *k,
         in = bk_vbin(ISA_OP_V_SUB, dt, r[LX], r[LX], r[LT], sh, cs, cs, brow);
         bk_code_cp(k, &in);
         if (l->y_mean) {
-            in = bk_dma(dt, ISA_SPACE_DRAM, l->y_mean + xoff, ISA_SPACE_LMEM, r[LX], sh, cs, cs);
+            in = bk_dma(dt, ISA_SPACE_DRAM, l->y_mean + xoff, ISA_SPACE_LMEM, r[LX], sh, xs, cs);
             bk_code_st(k, &in);
         }
     }
@@ -116,22 +125,32 @@ static int loss_gen(BkCtx *c, const BkGroup *g, int t, uint64_t slot, BkCode *k,
     in = bk_vun(ISA_OP_V_AFFINE, dt, r[LPS], r[LPS], rsh, rc, rc, -1.0f, 0);
     bk_code_cp(k, &in);
     if (l->M == RED_NONE) {
-        in = bk_dma(dt, ISA_SPACE_DRAM, l->y + (uint64_t)o0 * D * es, ISA_SPACE_LMEM, r[LPS], rsh, rc, rc);
+        in = bk_dma(dt, ISA_SPACE_DRAM, l->y + roff * es, ISA_SPACE_LMEM, r[LPS], rsh, ls, rc);
         bk_code_st(k, &in);
         return 0;
     }
-    /* over D per row, then over the rows (the interpreter's order) */
-    uint32_t dsh[4] = {1, on, D, 1}, nsh[4] = {1, 1, on, 1}, one[4] = {1, 1, 1, 1};
+    /* over d per row, then over the rows; across tiles into the accumulators */
+    uint32_t dsh[4] = {1, on, dn, 1}, nsh[4] = {1, 1, on, 1}, one[4] = {1, 1, 1, 1};
     int64_t st1[4] = {1, 1, 1, 1};
-    reduce_code(k, ISA_OP_V_RSUM, dt, r[LT], r[LPS], dsh);
-    reduce_code(k, ISA_OP_V_RSUM, dt, r[LS1], r[LT], nsh);
-    if (l->M == RED_MEAN) {
-        reduce_code(k, ISA_OP_V_RSUM, dt, r[LT], r[LWS], dsh);
-        reduce_code(k, ISA_OP_V_RSUM, dt, r[LS2], r[LT], nsh);
-        in = bk_vbin(ISA_OP_V_DIV, dt, r[LS1], r[LS1], r[LS2], one, st1, st1, st1);
+    int mean = l->M == RED_MEAN, many = g->ntiles > 1;
+    uint64_t acc[2] = {l->l_accres, l->l_accres + l->acc_bytes};
+    for (int i = 0; i < 1 + mean; i++) {
+        uint64_t part = r[i ? LS2 : LS1];
+        reduce_code(k, ISA_OP_V_RSUM, dt, r[LT], r[i ? LWS : LPS], dsh);
+        reduce_code(k, ISA_OP_V_RSUM, dt, part, r[LT], nsh);
+        if (!many) continue;
+        if (t == 0) in = bk_vun(ISA_OP_V_MOV, dt, acc[i], part, one, st1, st1, 0, 0);
+        else in = bk_vbin(ISA_OP_V_ADD, dt, acc[i], acc[i], part, one, st1, st1, st1);
         bk_code_cp(k, &in);
     }
-    in = bk_dma(dt, ISA_SPACE_DRAM, l->y, ISA_SPACE_LMEM, r[LS1], one, st1, st1);
+    if (t != g->ntiles - 1) return 0;
+    uint64_t s1 = many ? acc[0] : r[LS1], s2 = many ? acc[1] : r[LS2];
+    if (mean) {
+        in = bk_vbin(ISA_OP_V_DIV, dt, r[LS1], s1, s2, one, st1, st1, st1);
+        bk_code_cp(k, &in);
+        s1 = r[LS1];
+    }
+    in = bk_dma(dt, ISA_SPACE_DRAM, l->y, ISA_SPACE_LMEM, s1, one, st1, st1);
     bk_code_st(k, &in);
     return 0;
 }
@@ -169,22 +188,33 @@ int bk_lower_loss(BkCtx *c, int node, BkGroup *g, AtlErr *e)
         if (bk_need_dt(c, node, nd->in[2], c->dt, e) || bk_tensor_in_dram(c, nd->in[2], &l->b, e)) return -1;
     }
     if (l->nin && nd->nout > 1 && nd->out[1] >= 0 && bk_tensor_in_dram(c, nd->out[1], &l->y_mean, e)) return -1;
-    uint64_t es = (uint64_t)c->es, blk = (uint64_t)C * (uint64_t)D, al = c->align;
-    uint64_t per_row = blk * (3 * es + 4) + (uint64_t)D * (3 * es + 4) + 8 * al;
-    uint64_t fixed = (uint64_t)C * (4 + es) + 4 * es + 8 * al;
-    if (l->M == RED_NONE) {
-        if (bk_row_tiles(c, node, g, N, per_row, fixed, e)) return -1;
-    } else {
-        if ((uint64_t)N * per_row + fixed > g->slot_size)
-            return bk_fail(c, node, e, "reduction '%s' needs the whole %lldx%lldx%lld input in one LMEM slot", red,
-                           (long long)N, (long long)C, (long long)D);
-        l->chunk[0] = 1; l->chunk[1] = (uint32_t)N; l->chunk[2] = (uint32_t)C; l->chunk[3] = (uint32_t)D;
-        if (bk_assign_tiles(c, g, 1, e)) return -1;
-        snprintf(g->split, sizeof g->split, "rows 1");
+    uint64_t es = (uint64_t)c->es, al = c->align;
+    if (l->M != RED_NONE) {   /* two accumulators below the slots */
+        l->acc_bytes = bk_align_up(c, es);
+        l->l_accres = 0;
+        if (bk_reserve_resident(c, g, 2 * l->acc_bytes)) return bk_fail(c, node, e, "no LMEM left for the accumulators");
     }
-    uint64_t ch = l->chunk[1], used = 0;
-    const uint64_t bytes[LNREG] = {ch * blk * es, ch * blk * 4, ch * blk * es, ch * blk * es, ch * D * 4, ch * D * es,
-                                   ch * D * es, ch * D * es, (uint64_t)C * 4, (uint64_t)C * es, es, es};
+    /* bytes per (row, d) element of a tile: x, mask, its float copy, scratch
+     * ([C] each), label, picked sum, weight sum, row scratch */
+    uint64_t per_elem = (uint64_t)C * (3 * es + 4) + 3 * es + 4;
+    uint64_t fixed = (uint64_t)C * (4 + es) + 4 * es + 16 * al;
+    uint64_t room = g->slot_size > fixed ? g->slot_size - fixed : 0, fit = room / per_elem;
+    if (fit < 1) return bk_fail(c, node, e, "one element's %lld classes do not fit half of LMEM", (long long)C);
+    uint64_t rows = 1, dch = (uint64_t)D;
+    if (fit >= (uint64_t)D) {
+        rows = fit / (uint64_t)D;
+        uint64_t spread = (uint64_t)(N + c->ncores - 1) / (uint64_t)c->ncores;
+        if (l->M == RED_NONE && rows > spread) rows = spread;   /* sum / mean: one core anyway */
+        if (rows > (uint64_t)N) rows = (uint64_t)N;
+    } else dch = fit;
+    l->chunk[0] = 1; l->chunk[1] = (uint32_t)rows; l->chunk[2] = (uint32_t)C; l->chunk[3] = (uint32_t)dch;
+    for (int d = 0; d < 4; d++) l->nch[d] = (l->od[d] + l->chunk[d] - 1) / l->chunk[d];
+    int nt = (int)(l->nch[1] * l->nch[3]);
+    if (bk_assign_tile_runs(c, g, nt, l->M == RED_NONE ? 1 : nt, e)) return -1;
+    snprintf(g->split, sizeof g->split, "rows %u x d %u", l->nch[1], l->nch[3]);
+    uint64_t box = rows * dch, used = 0;
+    const uint64_t bytes[LNREG] = {box * C * es, box * C * 4, box * C * es, box * C * es, box * 4, box * es, box * es, box * es,
+                                   (uint64_t)C * 4, (uint64_t)C * es, es, es};
     for (int i = 0; i < LNREG; i++) l->l_reg[i] = bk_slot_alloc(c, &used, bytes[i]);
     if (used > g->slot_size) return bk_fail(c, node, e, "tile does not fit LMEM");
     for (int t = 0; t < g->ntiles; t++) g->tile_wkey[t] = 0;   /* iota and weight stay in the slot */

@@ -400,14 +400,25 @@ static void expect_compile_error(IrGraph *g, const char *has1, const char *has2)
     free(buf);
 }
 
-TEST(loss_rejections)
+TEST(loss_many_tiles)
 {
-    /* sum / mean need the whole input in one slot */
-    int64_t d[2] = {60000, 8};
-    IrGraph g;
-    loss_graph(&g, "NegativeLogLikelihoodLoss", 2, d, "sum", 0, NULL, 0);
-    expect_compile_error(&g, "'loss'", "one LMEM slot");
-    ir_free(&g);
+    /* more rows than a slot holds (sum / mean accumulate over the tiles of
+     * one core), and rows longer than a slot (d chunks) */
+    static const struct { int64_t d[3]; const char *red; } cases[] = {
+        {{3000, 6, 1}, "sum"}, {{3000, 6, 1}, "mean"}, {{2, 5, 9000}, "none"}, {{2, 5, 9000}, "mean"}};
+    static double x[2 * 5 * 9000 > 3000 * 6 ? 2 * 5 * 9000 : 3000 * 6], lab[18000];
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const int64_t *d = cases[i].d;
+        int64_t ii = 3;
+        loss_values(x, lab, d[0], d[1], d[2], &ii, 1);
+        IrGraph g;
+        char what[64];
+        loss_graph(&g, "NegativeLogLikelihoodLoss", d[2] > 1 ? 3 : 2, d, cases[i].red, 1, &ii, 0);
+        Inputs iv = {2, {x, lab}};
+        snprintf(what, sizeof what, "nll %s %lldx%lldx%lld", cases[i].red, (long long)d[0], (long long)d[1], (long long)d[2]);
+        run_both(&g, what, &iv, 1e-4);
+        ir_free(&g);
+    }
 }
 
 TEST(trilu_int_and_runtime_k)
@@ -561,7 +572,7 @@ int main(void)
     RUN(argmax_argmin);
     RUN(nll_and_sce_losses);
     RUN(loss_all_ignored_mean_is_nan);
-    RUN(loss_rejections);
+    RUN(loss_many_tiles);
     RUN(trilu_int_and_runtime_k);
     RUN(topk_with_indices_ties);
     RUN(gather_elements);
