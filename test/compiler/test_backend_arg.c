@@ -158,8 +158,10 @@ static int value_matches(double got, double want, double tol)
 
 /* Compiles g0 for chipfile, runs it with the given inputs (each written in
  * the dtype the .abm lists) and compares every output with the
- * interpreter's; 0 when all match, else -1 with msg. */
-static int run_values(const IrGraph *g0, const char *chipfile, const Inputs *iv, double tol, char *msg, size_t cap)
+ * interpreter's; 0 when all match, else -1 with msg. With `fault` set the
+ * interpreter is not run and the run must fail with a message holding it. */
+static int run_values(const IrGraph *g0, const char *chipfile, const Inputs *iv, double tol, const char *fault, char *msg,
+                      size_t cap)
 {
     IrGraph g;
     PbBuf pb = {0};
@@ -195,7 +197,7 @@ static int run_values(const IrGraph *g0, const char *chipfile, const Inputs *iv,
             else ir_set_i(t, i, (int64_t)iv->vals[nin][i]);
         }
     }
-    if (interp_run(&g, ins, nin, &outs, &e)) goto done;
+    if (!fault && interp_run(&g, ins, nin, &outs, &e)) goto done;
     if (e2e_build(&g, &chip, ISA_F32, NULL, NULL, &buf, &len, &m, &p, &b, &s, &e)) goto done;
     for (int k = 0; k < nin; k++) {
         int j = find_tensor(&m, ins[k].name);
@@ -208,6 +210,11 @@ static int run_values(const IrGraph *g0, const char *chipfile, const Inputs *iv,
             if (num_is_float(dt)) num_store_f64(d + i * es, dt, ir_get_f(&ins[k], i));
             else num_store_int(d + i * es, dt, ir_get_i(&ins[k], i));
         }
+    }
+    if (fault) {
+        if (!sim_run(s, &e)) atl_fail(&e, "the run did not fail");
+        else if (strstr(e.msg, fault)) { printf("    (%s)\n", e.msg); rc = 0; }
+        goto done;
     }
     if (sim_run(s, &e)) goto done;
     for (int k = 0; k < g.nout; k++) {
@@ -253,7 +260,7 @@ static void run_both(IrGraph *g, const char *what, const Inputs *iv, double tol)
 {
     for (int c = 0; c < 2; c++) {
         char msg[1024] = "";
-        int rc = run_values(g, chips[c], iv, tol, msg, sizeof msg);
+        int rc = run_values(g, chips[c], iv, tol, NULL, msg, sizeof msg);
         printf("  %-34s %-18s %s%s\n", what, chips[c], rc ? "ERROR: " : "match", msg);
         CHECKF(rc == 0, "%s on %s: %s", what, chips[c], msg);
     }
@@ -513,7 +520,7 @@ TEST(gather_nd)
 {
     static const struct { int64_t id[2]; int bd; } cases[] = {{{5, 2}, 0}, {{3, 3}, 0}, {{2, 1}, 1}, {{2, 2}, 1}};
     int64_t xd[3] = {2, 3, 4};
-    double x[24], idx[9];
+    double x[24], idx[16];
     for (int i = 0; i < 24; i++) x[i] = frand();
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
         IrGraph g;
@@ -561,6 +568,29 @@ TEST(onehot)
         }
 }
 
+TEST(gather_index_out_of_range_faults)
+{
+    /* GatherElements 4 and GatherND -4 on an axis of 3 (the interpreter
+     * rejects them too): the dma.gather faults naming its entry */
+    int64_t xd[2] = {2, 3}, id[2] = {2, 3}, nd[2] = {1, 2};
+    double x[6] = {1, 2, 3, 4, 5, 6}, ge[6] = {0, 1, 2, 4, 0, 1}, gn[2] = {1, -4};
+    for (int op = 0; op < 2; op++) {
+        IrGraph g;
+        AtlErr e;
+        new_graph(&g, "x", 2, xd);
+        ir_add_input(&g, "idx", IR_I64, 2, op ? nd : id, &e);
+        int n = ir_add_op(&g, op ? "GatherND" : "GatherElements", "g", "x,idx", "y", &e);
+        if (!op) ir_set_attr_int(&g, n, "axis", 1, &e);
+        ir_add_output(&g, "y", &e);
+        Inputs iv = {2, {x, op ? gn : ge}};
+        char msg[1024] = "";
+        int rc = run_values(&g, "configs/tiny.ini", &iv, 0, "dma.gather", msg, sizeof msg);
+        printf("  %-34s %s%s\n", op ? "gather_nd index -4 of 3" : "gather_elements index 4 of 3", rc ? "ERROR: " : "faults", msg);
+        CHECKF(rc == 0, "%s", msg);
+        ir_free(&g);
+    }
+}
+
 int main(void)
 {
     RUN(hardmax_axes);
@@ -578,5 +608,6 @@ int main(void)
     RUN(gather_elements);
     RUN(gather_nd);
     RUN(onehot);
+    RUN(gather_index_out_of_range_faults);
     return test_summary("test_backend_arg");
 }
