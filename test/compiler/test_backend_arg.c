@@ -1,10 +1,17 @@
 /* test_backend_arg.c - the index-producing and index-consuming ops on the
  * chip: Hardmax (v.rargmax + a one-hot by v.eq against an iota; axes,
- * the opset < 13 2-D coercion, ties, NaN) and Trilu (a select by a
- * constant mask; upper / lower, k of either sign, inf in zeroed places),
- * compiled for configs/tiny.ini and configs/a1.ini, run on the simulator
- * and compared with the reference interpreter; the rejections name the
- * node. */
+ * the opset < 13 2-D coercion, ties, NaN), Trilu (a select by a constant
+ * mask; upper / lower, k of either sign, inf in zeroed places, int64, a
+ * run-time k rejected), ArgMax / ArgMin (axes, keepdims,
+ * select_last_index, ties, NaN), NegativeLogLikelihoodLoss and
+ * SoftmaxCrossEntropyLoss (reductions, weight, ignore_index, -inf
+ * log-probabilities, log_prob, many tiles, long rows), TopK, GatherElements,
+ * GatherND, OneHot; out-of-range gather indices fault naming the entry.
+ * Graphs are compiled for configs/tiny.ini and configs/a1.ini, run on the
+ * simulator and compared with the reference interpreter: the float-input
+ * ones through bk_graph_run.h, the others with chosen input values written
+ * in the dtypes the .abm lists (run_values: integers exact, floats within
+ * a tolerance; also with bf16 float storage). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -160,8 +167,8 @@ static int value_matches(double got, double want, double tol)
  * the dtype the .abm lists) and compares every output with the
  * interpreter's; 0 when all match, else -1 with msg. With `fault` set the
  * interpreter is not run and the run must fail with a message holding it. */
-static int run_values(const IrGraph *g0, const char *chipfile, const Inputs *iv, double tol, const char *fault, char *msg,
-                      size_t cap)
+static int run_values(const IrGraph *g0, const char *chipfile, int dtype, const Inputs *iv, double tol, const char *fault,
+                      char *msg, size_t cap)
 {
     IrGraph g;
     PbBuf pb = {0};
@@ -198,7 +205,7 @@ static int run_values(const IrGraph *g0, const char *chipfile, const Inputs *iv,
         }
     }
     if (!fault && interp_run(&g, ins, nin, &outs, &e)) goto done;
-    if (e2e_build(&g, &chip, ISA_F32, NULL, NULL, &buf, &len, &m, &p, &b, &s, &e)) goto done;
+    if (e2e_build(&g, &chip, dtype, NULL, NULL, &buf, &len, &m, &p, &b, &s, &e)) goto done;
     for (int k = 0; k < nin; k++) {
         int j = find_tensor(&m, ins[k].name);
         if (j < 0) { atl_fail(&e, "input '%s' not in the model", ins[k].name); goto done; }
@@ -255,15 +262,25 @@ done:
     return rc;
 }
 
-/* run_values on both chips; every output must match. */
+/* run_values in f32 on both chips, then with bf16 float storage on the
+ * tiny one (floats within bf16_tol: the chip sees the inputs rounded to
+ * bf16, the interpreter does not); every output must match. */
+static void run_both_tol(IrGraph *g, const char *what, const Inputs *iv, double tol, double bf16_tol)
+{
+    static const struct { int chip, dtype; } runs[] = {{0, ISA_F32}, {1, ISA_F32}, {0, ISA_BF16}};
+    for (size_t r = 0; r < sizeof runs / sizeof runs[0]; r++) {
+        char msg[1024] = "";
+        const char *chip = chips[runs[r].chip];
+        int dt = runs[r].dtype;
+        int rc = run_values(g, chip, dt, iv, dt == ISA_F32 ? tol : bf16_tol, NULL, msg, sizeof msg);
+        printf("  %-34s %-18s %-4s %s%s\n", what, chip, isa_dtype_name(dt), rc ? "ERROR: " : "match", msg);
+        CHECKF(rc == 0, "%s on %s %s: %s", what, chip, isa_dtype_name(dt), msg);
+    }
+}
+
 static void run_both(IrGraph *g, const char *what, const Inputs *iv, double tol)
 {
-    for (int c = 0; c < 2; c++) {
-        char msg[1024] = "";
-        int rc = run_values(g, chips[c], iv, tol, NULL, msg, sizeof msg);
-        printf("  %-34s %-18s %s%s\n", what, chips[c], rc ? "ERROR: " : "match", msg);
-        CHECKF(rc == 0, "%s on %s: %s", what, chips[c], msg);
-    }
+    run_both_tol(g, what, iv, tol, tol);
 }
 
 /* Values in {-1, 0, 1, 2} (many ties) with a NaN every `nan_every`-th (0: none). */
@@ -364,7 +381,7 @@ TEST(nll_and_sce_losses)
                     snprintf(what, sizeof what, "%s %s%s ii=%s", op ? "sce" : "nll", reds[r], w ? " w" : "",
                              ii < 0 ? "-" : ii ? "-1" : "2");
                     Inputs iv = {2, {x, lab}};
-                    run_both(&g, what, &iv, 1e-5);
+                    run_both_tol(&g, what, &iv, 1e-5, 3e-2);
                     ir_free(&g);
                 }
 }
@@ -378,7 +395,7 @@ TEST(loss_all_ignored_mean_is_nan)
     IrGraph g;
     loss_graph(&g, "NegativeLogLikelihoodLoss", 2, d, "mean", 1, &ii, 0);
     Inputs iv = {2, {x, lab}};
-    run_both(&g, "nll mean all ignored", &iv, 1e-6);
+    run_both_tol(&g, "nll mean all ignored", &iv, 1e-6, 3e-2);
     ir_free(&g);
 }
 
@@ -423,7 +440,7 @@ TEST(loss_many_tiles)
         loss_graph(&g, "NegativeLogLikelihoodLoss", d[2] > 1 ? 3 : 2, d, cases[i].red, 1, &ii, 0);
         Inputs iv = {2, {x, lab}};
         snprintf(what, sizeof what, "nll %s %lldx%lldx%lld", cases[i].red, (long long)d[0], (long long)d[1], (long long)d[2]);
-        run_both(&g, what, &iv, 1e-4);
+        run_both_tol(&g, what, &iv, 1e-4, 3e-2);
         ir_free(&g);
     }
 }
@@ -510,7 +527,7 @@ TEST(gather_elements)
             ir_add_output(&g, "y", &e);
             Inputs iv = {constant ? 1 : 2, {x, idx}};
             snprintf(what, sizeof what, "gather_elements ax%d %s", axis, constant ? "const" : "input");
-            run_both(&g, what, &iv, 0);
+            run_both_tol(&g, what, &iv, 0, 1e-2);
             ir_free(&g);
         }
     }
@@ -536,7 +553,7 @@ TEST(gather_nd)
         ir_add_output(&g, "y", &e);
         Inputs iv = {2, {x, idx}};
         snprintf(what, sizeof what, "gather_nd %lldx%lld b%d", (long long)cases[c].id[0], (long long)kk, bd);
-        run_both(&g, what, &iv, 0);
+        run_both_tol(&g, what, &iv, 0, 1e-2);
         ir_free(&g);
     }
 }
@@ -584,7 +601,7 @@ TEST(gather_index_out_of_range_faults)
         ir_add_output(&g, "y", &e);
         Inputs iv = {2, {x, op ? gn : ge}};
         char msg[1024] = "";
-        int rc = run_values(&g, "configs/tiny.ini", &iv, 0, "dma.gather", msg, sizeof msg);
+        int rc = run_values(&g, "configs/tiny.ini", ISA_F32, &iv, 0, "dma.gather", msg, sizeof msg);
         printf("  %-34s %s%s\n", op ? "gather_nd index -4 of 3" : "gather_elements index 4 of 3", rc ? "ERROR: " : "faults", msg);
         CHECKF(rc == 0, "%s", msg);
         ir_free(&g);
