@@ -18,7 +18,10 @@
  * unit (integer -> bool: min(|x|, 1) first), except float -> integer (ONNX
  * truncates toward zero; v.cast rounds) and float -> bool (x != 0 with NaN
  * true), which need instructions the chip lacks.
- * CastLike is a Cast to its second input's dtype (which it does not read). */
+ * CastLike is a Cast to its second input's dtype (which it does not read).
+ * Not checked here: the index ops (bk_compile.c's index_ops: ArgMax,
+ * losses, gathers, OneHot, TopK, Trilu), whose lowerings check their
+ * mixed dtypes themselves (bk_need_dt). */
 #include <string.h>
 #include "compiler/bk_int.h"
 

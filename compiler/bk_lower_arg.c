@@ -12,9 +12,10 @@
  *     storage dtype.
  * NaN: v.rargmax / v.rargmin take a NaN as the extreme (numpy), as the
  * interpreter does (compiler/ops_extra.c).
- * bk_row_tiles, the "runs of outer rows spread over the cores" choice, is
- * shared with the other row-tiled lowerings of this kind (bk_lower_loss.c,
- * bk_lower_trilu.c). */
+ * Helpers shared with the other index lowerings: bk_row_tiles /
+ * bk_row_range (runs of outer rows spread over the cores; OneHot, TopK),
+ * bk_iota_weight (the i32 iota; losses, TopK) and bk_need_dt (their dtype
+ * checks). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
