@@ -10,12 +10,16 @@
  * v.cast to floats) picks the value (v.sel into a zeroed box, v.rsum: one
  * non-zero term, exact) -> round j's value box; then v.sel writes -inf
  * (+inf) over the picked element so the next round finds the next one.
+ * That marker can tie with values still unpicked (x holding -inf): from
+ * round 1 on, when the row's remaining extreme (v.rmax / v.rmin) equals
+ * the marker, every unpicked value of the row equals it too, so the index
+ * is replaced (v.eq, v.cast, v.sel) by the first still-unpicked one: the
+ * v.rargmax of an alive mask (1 unpicked, 0 picked; 1 - the picks so far).
  * Every round's boxes have their own aligned LMEM (vector operands must
  * start aligned, so no writing into column j of one box); the stores put
  * them into column j of the outputs by DMA strides. Cost: k passes over
  * the block, so k is limited to 64. Known limit: NaN (the interpreter's sort
- * has no order for it) and a row whose top k reaches values equal to the
- * -inf (+inf) marker, whose later indices may repeat a picked one. */
+ * has no defined order for it; the chip takes NaN as the extreme). */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -23,11 +27,25 @@
 
 #define TOPK_MAX 64
 
-/* LMEM registers: x, the i32 mask, its float copy, a scratch box
- * ([rows][D][inner]); the iota; the marker; then k index boxes and k value
- * boxes ([rows][inner]), TI + j and TI + k + j, each `round` bytes apart
- * (l->kt). */
-enum { TX, TM, TF, TQ, TIOTA, TINF, TI, TNREG };
+/* LMEM registers: x, the i32 mask, its float copy, a scratch box, the
+ * alive mask ([rows][D][inner]); the remaining extreme, it equal to the
+ * marker (float, i32), the first alive index ([rows][inner]); the iota; the
+ * marker; then k index boxes and k value boxes ([rows][inner]), TI + j and
+ * TI + k + j, each `round` bytes apart (l->kt). */
+enum { TX, TM, TF, TQ, TA, TC, TCI, TIB, TIOTA, TINF, TI, TNREG };
+
+static void arg_code(BkCode *k, int op, int dt, uint64_t dst, uint64_t src, const uint32_t sh[4])
+{
+    AtlInsn in;
+    memset(&in, 0, sizeof in);
+    in.op = (uint8_t)op;
+    in.dtype = in.otype = (uint8_t)dt;
+    in.dst = dst;
+    in.src = src;
+    memcpy(in.shape, sh, sizeof in.shape);
+    in.axis = 2;
+    bk_code_cp(k, &in);
+}
 
 /* Layer fields: od = {1, outer, D, inner}; x; y = values, y_mean =
  * indices (each 0 when unused); w = iota, b = the marker; K = k; M = 1
@@ -56,15 +74,21 @@ static int topk_gen(BkCtx *c, const BkGroup *g, int t, uint64_t slot, BkCode *k,
     in = bk_dma(dt, ISA_SPACE_LMEM, r[TINF], ISA_SPACE_DRAM, l->b, one, oc, oc);
     bk_code_ld(k, &in, 1);
     for (uint32_t j = 0; j < K; j++) {
-        memset(&in, 0, sizeof in);
-        in.op = l->M ? ISA_OP_V_RARGMIN : ISA_OP_V_RARGMAX;
-        in.dtype = (uint8_t)dt;
-        in.dst = r[TI] + j * round;
-        in.src = r[TX];
-        memcpy(in.shape, sh, sizeof in.shape);
-        in.axis = 2;
-        bk_code_cp(k, &in);
-        in = bk_vbin(ISA_OP_V_EQ, ISA_I32, r[TM], r[TI] + j * round, r[TIOTA], sh, cs, brow, bcls);
+        uint64_t idx = r[TI] + j * round, val = r[TI] + (K + j) * round;
+        arg_code(k, l->M ? ISA_OP_V_RARGMIN : ISA_OP_V_RARGMAX, dt, idx, r[TX], sh);
+        if (j > 0) {   /* the extreme is the marker: the first unpicked index */
+            arg_code(k, l->M ? ISA_OP_V_RMIN : ISA_OP_V_RMAX, dt, r[TC], r[TX], sh);
+            in = bk_vbin(ISA_OP_V_EQ, dt, r[TC], r[TC], r[TINF], rsh, rc, rc, bsc);
+            bk_code_cp(k, &in);
+            in = bk_vun(ISA_OP_V_CAST, dt, r[TCI], r[TC], rsh, rc, rc, 0, 0);
+            in.otype = ISA_I32;
+            bk_code_cp(k, &in);
+            arg_code(k, ISA_OP_V_RARGMAX, dt, r[TIB], r[TA], sh);
+            in = bk_vbin(ISA_OP_V_SEL, ISA_I32, idx, r[TCI], r[TIB], rsh, rc, rc, rc);
+            bk_code_cp(k, &in);
+        }
+        /* the one-hot of the index picks the value */
+        in = bk_vbin(ISA_OP_V_EQ, ISA_I32, r[TM], idx, r[TIOTA], sh, cs, brow, bcls);
         bk_code_cp(k, &in);
         in = bk_vun(ISA_OP_V_CAST, ISA_I32, r[TF], r[TM], sh, cs, cs, 0, 0);
         in.otype = (uint8_t)dt;
@@ -73,18 +97,17 @@ static int topk_gen(BkCtx *c, const BkGroup *g, int t, uint64_t slot, BkCode *k,
         bk_code_cp(k, &in);
         in = bk_vbin(ISA_OP_V_SEL, dt, r[TQ], r[TF], r[TX], sh, cs, cs, cs);
         bk_code_cp(k, &in);
-        memset(&in, 0, sizeof in);
-        in.op = ISA_OP_V_RSUM;
-        in.dtype = in.otype = (uint8_t)dt;
-        in.dst = r[TI] + (K + j) * round;
-        in.src = r[TQ];
-        memcpy(in.shape, sh, sizeof in.shape);
-        in.axis = 2;
+        arg_code(k, ISA_OP_V_RSUM, dt, val, r[TQ], sh);
+        if (j + 1 == K) break;
+        /* remove the pick: the marker over it, and off the alive mask */
+        in = bk_vbin(ISA_OP_V_SEL, dt, r[TX], r[TF], r[TINF], sh, cs, cs, bsc);
         bk_code_cp(k, &in);
-        if (j + 1 < K) {
-            in = bk_vbin(ISA_OP_V_SEL, dt, r[TX], r[TF], r[TINF], sh, cs, cs, bsc);
+        if (j == 0) {
+            in = bk_vun(ISA_OP_V_AFFINE, dt, r[TA], r[TF], sh, cs, cs, 0.0f, 1.0f);   /* 1s (F is finite) */
             bk_code_cp(k, &in);
         }
+        in = bk_vbin(ISA_OP_V_SUB, dt, r[TA], r[TA], r[TF], sh, cs, cs, cs);
+        bk_code_cp(k, &in);
     }
     for (uint32_t j = 0; j < K; j++) {
         if (l->y) {
@@ -141,11 +164,11 @@ int bk_lower_topk(BkCtx *c, int node, BkGroup *g, AtlErr *e)
     if (nd->nout > 0 && nd->out[0] >= 0 && bk_tensor_in_dram(c, nd->out[0], &l->y, e)) return -1;
     if (nd->nout > 1 && nd->out[1] >= 0 && bk_tensor_in_dram(c, nd->out[1], &l->y_mean, e)) return -1;
     uint64_t es = (uint64_t)c->es, blk = (uint64_t)D * (uint64_t)inner, al = c->align, I = (uint64_t)inner;
-    uint64_t per_row = blk * (3 * es + 4) + (uint64_t)kk * I * (4 + es) + 8 * al;
+    uint64_t per_row = blk * (4 * es + 4) + I * (es + 8) + (uint64_t)kk * I * (4 + es) + 12 * al;
     if (bk_row_tiles(c, node, g, outer, per_row, (uint64_t)D * 4 + es + 2 * (uint64_t)kk * al + 4 * al, e)) return -1;
     uint64_t ch = l->chunk[1], used = 0;
-    const uint64_t bytes[TNREG] = {ch * blk * es, ch * blk * 4, ch * blk * es, ch * blk * es, (uint64_t)D * 4, es,
-                                   2 * (uint64_t)kk * bk_align_up(c, ch * I * 4)};
+    const uint64_t bytes[TNREG] = {ch * blk * es, ch * blk * 4, ch * blk * es, ch * blk * es, ch * blk * es, ch * I * es,
+                                   ch * I * 4, ch * I * 4, (uint64_t)D * 4, es, 2 * (uint64_t)kk * bk_align_up(c, ch * I * 4)};
     for (int i = 0; i < TNREG; i++) l->l_reg[i] = bk_slot_alloc(c, &used, bytes[i]);
     l->kt = (int)bk_align_up(c, ch * I * 4);   /* holds an i32 box and a value box (es <= 4) */
     if (used > g->slot_size) return bk_fail(c, node, e, "tile does not fit LMEM");

@@ -493,6 +493,24 @@ TEST(topk_with_indices_ties)
         }
 }
 
+TEST(topk_infinities)
+{
+    /* rows full of -inf (+inf for the smallest), the marker the rounds
+     * write over picked values: later rounds must not repeat a pick */
+    int64_t d[2] = {6, 7};
+    double x[42];
+    for (int largest = 0; largest < 2; largest++) {
+        tie_values(x, 42, 0);
+        for (int i = 0; i < 42; i++)
+            if (i % 3 != 0 || i < 14) x[i] = largest ? -INFINITY : INFINITY;
+        IrGraph g;
+        topk_graph(&g, 2, d, 5, 1, largest, 1);
+        Inputs iv = {1, {x}};
+        run_both(&g, largest ? "topk5 largest of -inf rows" : "topk5 smallest of +inf rows", &iv, 0);
+        ir_free(&g);
+    }
+}
+
 /* Random integers in [lo, hi]. */
 static void int_values(double *v, int64_t n, int64_t lo, int64_t hi)
 {
@@ -622,6 +640,7 @@ int main(void)
     RUN(loss_many_tiles);
     RUN(trilu_int_and_runtime_k);
     RUN(topk_with_indices_ties);
+    RUN(topk_infinities);
     RUN(gather_elements);
     RUN(gather_nd);
     RUN(onehot);
