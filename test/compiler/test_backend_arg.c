@@ -579,9 +579,10 @@ TEST(gather_nd)
 TEST(onehot)
 {
     int64_t id[2] = {3, 4}, two = 2;
-    double idx[12], vals[2] = {-2.5, 7.0};
-    for (int fl = 0; fl < 2; fl++)
+    double idx[12], fvals[2] = {-2.5, 7.0}, ivals[2] = {-2, 7};
+    for (int kind = 0; kind < 4; kind++)   /* indices int64 / float x values float / int64 */
         for (int axis = -1; axis < 2; axis++) {
+            int fl = kind & 1, iv64 = kind >> 1;
             IrGraph g;
             AtlErr e;
             char what[64];
@@ -592,12 +593,12 @@ TEST(onehot)
             g.opset = 14;
             ir_add_input(&g, "idx", fl ? IR_F32 : IR_I64, 2, id, &e);
             cst_i64(&g, "depth", 1, &depth);
-            ir_add_input(&g, "vals", IR_F32, 1, &two, &e);
+            ir_add_input(&g, "vals", iv64 ? IR_I64 : IR_F32, 1, &two, &e);
             int nn = ir_add_op(&g, "OneHot", "oh", "idx,depth,vals", "y", &e);
             ir_set_attr_int(&g, nn, "axis", axis, &e);
             ir_add_output(&g, "y", &e);
-            Inputs iv = {2, {idx, vals}};
-            snprintf(what, sizeof what, "onehot %s ax%d", fl ? "f32" : "i64", axis);
+            Inputs iv = {2, {idx, iv64 ? ivals : fvals}};
+            snprintf(what, sizeof what, "onehot %s idx, %s values, ax%d", fl ? "f32" : "i64", iv64 ? "i64" : "f32", axis);
             run_both(&g, what, &iv, 0);
             ir_free(&g);
         }
