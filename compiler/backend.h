@@ -26,7 +26,7 @@
  *   bk_tile.c    the LMEM tile planner (slot layout, alignment, banks) and
  *                the choice of tile shape by the cost model.
  *   bk_resident.c the group-resident LMEM region below the slots (multicast
- *                weights, K-split accumulators).
+ *                weights, K-split and loss accumulators).
  *   bk_cost.c    the cost model (isa/timing.h formulas per instruction,
  *                3-stage pipeline time-step table per core).
  *   bk_flow.c    the cost model's DMA pricing: work per DRAM channel, NoC

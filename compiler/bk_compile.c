@@ -59,10 +59,21 @@ static int in_list(const char *op, const char *const *l)
     return 0;
 }
 
+/* Index-producing and index-consuming ops: their tensors mix integer and
+ * float dtypes, so each of these lowerings checks its own. */
+static const struct { const char *op; int (*lower)(BkCtx *, int, BkGroup *, AtlErr *); } index_ops[] = {
+    {"ArgMax", bk_lower_arg}, {"ArgMin", bk_lower_arg}, {"Hardmax", bk_lower_arg}, {"TopK", bk_lower_topk},
+    {"NegativeLogLikelihoodLoss", bk_lower_loss}, {"SoftmaxCrossEntropyLoss", bk_lower_loss},
+    {"Trilu", bk_lower_trilu}, {"OneHot", bk_lower_onehot}, {"GatherElements", bk_lower_gather_elements},
+    {"GatherND", bk_lower_gather_nd},
+};
+
 int bk_lower_node(BkCtx *c, int node, BkGroup *g, AtlErr *e)
 {
     const IrNode *n = &c->g->nodes[node];
     if (bk_is_quant_op(n->op)) return bk_lower_quant(c, node, g, e);   /* integer and float tensors by design */
+    for (size_t i = 0; i < sizeof index_ops / sizeof index_ops[0]; i++)
+        if (!strcmp(n->op, index_ops[i].op)) return index_ops[i].lower(c, node, g, e);
     if (bk_check_dtypes(c, node, e)) return -1;
     if (c->gelu_src[node] >= 0) return bk_lower_elem(c, node, g, e);
     if (!strcmp(n->op, "Cast") || !strcmp(n->op, "CastLike")) return bk_lower_cast(c, node, g, e);

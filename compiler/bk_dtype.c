@@ -20,7 +20,11 @@
  * even, saturate) on the vector unit (integer -> bool: min(|x|, 1) first;
  * float -> integer: v.trunc first, as ONNX truncates toward zero; float ->
  * bool: x != 0 with NaN true, by v.eq; compiler/bk_elem_prog.c).
- * CastLike is a Cast to its second input's dtype (which it does not read). */
+ * CastLike is a Cast to its second input's dtype (which it does not read).
+ * Not checked here: the quantised ops (bk_lower_quant.c) and the index
+ * ops (bk_compile.c's index_ops: ArgMax, losses, gathers, OneHot, TopK,
+ * Trilu), whose lowerings check their mixed dtypes themselves
+ * (bk_need_dt). */
 #include <string.h>
 #include "compiler/bk_int.h"
 

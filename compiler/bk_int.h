@@ -57,7 +57,8 @@ typedef struct BkStep { int op; int dst, a, b; float alpha, beta; } BkStep;
 enum { BK_R_IN, BK_R_ACC, BK_R_OUT, BK_R_MAX, BK_R_NREGS };
 
 typedef enum {
-    BK_K_CONV, BK_K_POOL, BK_K_MM, BK_K_ELEM, BK_K_REDUCE, BK_K_SOFTMAX, BK_K_LAYERNORM, BK_K_MOVE
+    BK_K_CONV, BK_K_POOL, BK_K_MM, BK_K_ELEM, BK_K_REDUCE, BK_K_SOFTMAX, BK_K_LAYERNORM, BK_K_MOVE,
+    BK_K_ARG, BK_K_LOSS, BK_K_TRILU, BK_K_GATHER_EL, BK_K_GATHER_ND, BK_K_ONEHOT, BK_K_TOPK
 } BkKind;
 
 /* Lowering state of one layer; which members are used depends on kind. */
@@ -272,6 +273,31 @@ int bk_push_copy(BkGroup *g, int *cap, const BkCopy *cp);
 /* bk_lower_pad.c: the copies and fills of a Pad node (x at xa, y at ya). */
 /* bk_lower_gather.c: Gather with run-time indices (dma.gather). */
 int bk_lower_gather(BkCtx *c, int node, BkGroup *g, AtlErr *e);
+/* bk_lower_arg.c: ArgMax, ArgMin, Hardmax (v.rargmax / v.rargmin). */
+int bk_lower_arg(BkCtx *c, int node, BkGroup *g, AtlErr *e);
+/* Row tiling of a [1][outer][od2][od3] layer (lw.od set): runs of outer
+ * rows, each per_row bytes of LMEM besides `fixed`, spread over the cores
+ * (chunk[1] rows a tile); assigns the tiles. bk_row_range: tile t's first
+ * row and *on = its row count. */
+int bk_row_tiles(BkCtx *c, int node, BkGroup *g, int64_t outer, uint64_t per_row, uint64_t fixed, AtlErr *e);
+uint32_t bk_row_range(const BkLow *l, int t, uint32_t *on);
+/* bk_lower_loss.c: NegativeLogLikelihoodLoss, SoftmaxCrossEntropyLoss. */
+int bk_lower_loss(BkCtx *c, int node, BkGroup *g, AtlErr *e);
+/* bk_lower_gather_el.c: GatherElements (flat indices on chip, dma.gather). */
+int bk_lower_gather_elements(BkCtx *c, int node, BkGroup *g, AtlErr *e);
+/* bk_lower_gather_nd.c: GatherND (row indices on chip, dma.gather). */
+int bk_lower_gather_nd(BkCtx *c, int node, BkGroup *g, AtlErr *e);
+/* bk_lower_onehot.c: OneHot (v.eq against constant tables, v.sel). */
+int bk_lower_onehot(BkCtx *c, int node, BkGroup *g, AtlErr *e);
+/* bk_lower_topk.c: TopK by k rounds of v.rargmax / v.rargmin. */
+int bk_lower_topk(BkCtx *c, int node, BkGroup *g, AtlErr *e);
+/* bk_lower_trilu.c: Trilu as a select by a constant mask. */
+int bk_lower_trilu(BkCtx *c, int node, BkGroup *g, AtlErr *e);
+/* 0 when tensor t's storage dtype is `want`, else -1 naming node, t and
+ * both dtypes (the checks of the lowerings that mix dtypes). */
+int bk_need_dt(const BkCtx *c, int node, int t, int want, AtlErr *e);
+/* An i32 weight 0..n-1, with INT32_MIN at index `hole` (-1: none). */
+int bk_iota_weight(BkCtx *c, int64_t n, int64_t hole, uint64_t *tagged, AtlErr *e);
 /* bk_lower_resize.c: interpolating Resize on the matrix unit. */
 int bk_lower_resize(BkCtx *c, int node, BkGroup *g, AtlErr *e);
 /* bk_lower_vec.c: the 4-D box tiling of vector layers (BkLow od, chunk,

@@ -11,7 +11,7 @@
  *   rounded down to a bank row. Reserving 0 bytes gives the default
  *   geometry (slot_off 0, slot_size = BkCtx.slot).
  * Shared by the lowerings that reserve such a region (bk_lower_mm.c,
- * bk_lower_conv.c). */
+ * bk_lower_conv.c, bk_lower_loss.c: the sums of a reduced loss). */
 #include "compiler/bk_int.h"
 
 uint64_t bk_align_up(const BkCtx *c, uint64_t bytes)

@@ -36,14 +36,19 @@ int infer_argmax(IrOpCtx *c)
 
 /* Index d of the largest x[o, d, i] (x viewed as outer x D x inner), the
  * smallest with ismin; the first of equal ones, or the last with last.
- * ArgMax/ArgMin and Hardmax. */
+ * A NaN is the extreme for both (numpy's argmax / argmin, the ONNX
+ * reference, and the chip's v.rargmax / v.rargmin): the first NaN, or the
+ * last one with last. ArgMax/ArgMin and Hardmax. */
 static int64_t arg_best(const IrTensor *x, int64_t o, int64_t D, int64_t inner, int64_t i, int ismin, int last)
 {
     int64_t best = 0;
     double bv = ir_get_f(x, o * D * inner + i);
     for (int64_t d = 1; d < D; d++) {
         double v = ir_get_f(x, (o * D + d) * inner + i);
-        int better = ismin ? (v < bv || (last && v == bv)) : (v > bv || (last && v == bv));
+        int better;
+        if (isnan(bv)) better = last && isnan(v);
+        else if (isnan(v)) better = 1;
+        else better = ismin ? (v < bv || (last && v == bv)) : (v > bv || (last && v == bv));
         if (better) { bv = v; best = d; }
     }
     return best;
