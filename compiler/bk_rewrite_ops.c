@@ -251,11 +251,21 @@ static int cumsum_rewrite(IrGraph *g, int node, AtlErr *e)
     for (int d = 0; d < r; d++) yd[d] = g->t[x].dims[d];
     int mt = bk_rw_float_const(g, base, "cumsum_band", 2, md, t, e);
     free(t);
-    int xv = mt < 0 ? -1 : bk_rw_reshape(g, base, "cumsum_rows", x, inner > 1 ? x3 : x2, inner > 1 ? 3 : 2, e);
+    /* a float64 (or f16) x: MatMul takes f32, so Casts around it (on the
+     * chip every float tensor has the one storage dtype: the Casts copy) */
+    int wide = g->t[x].dtype != IR_F32, xf = x;
+    if (mt >= 0 && wide) {
+        xf = bk_rw_op(g, "Cast", base, "cumsum_to_f32", &x, 1, e);
+        if (xf < 0 || ir_set_attr_int(g, g->nn - 1, "to", IR_F32, e)) return -1;
+    }
+    int xv = mt < 0 || xf < 0 ? -1 : bk_rw_reshape(g, base, "cumsum_rows", xf, inner > 1 ? x3 : x2, inner > 1 ? 3 : 2, e);
     int ins[2] = {inner > 1 ? mt : xv, inner > 1 ? xv : mt};
     int yv = xv < 0 ? -1 : bk_rw_op(g, "MatMul", base, "cumsum_mm", ins, 2, e);
     if (yv < 0) return -1;
-    return bk_rw_reshape_to(g, base, "cumsum_out", yv, yd, r, y, e) < 0 ? -1 : 0;
+    if (!wide) return bk_rw_reshape_to(g, base, "cumsum_out", yv, yd, r, y, e) < 0 ? -1 : 0;
+    int yr = bk_rw_reshape(g, base, "cumsum_out", yv, yd, r, e);
+    int cn = yr < 0 ? -1 : bk_rw_node(g, "Cast", base, &yr, 1, y, e);
+    return cn < 0 || ir_set_attr_int(g, cn, "to", g->t[y].dtype, e) ? -1 : 0;
 }
 
 static int avgpool_ceil_applies(const IrGraph *g, int node)
