@@ -314,8 +314,10 @@ int bk_compile(const IrGraph *g, const AtlChip *chip, const BkOptions *opt, AbmW
     if (!bk_rewrite_count(g) && !bk_rewrite_ops_count(g)) return compile_graph(g, chip, opt, w, sum, e);
     IrGraph copy;
     if (ir_clone(g, &copy, e)) return -1;
-    int rc = bk_rewrite_convtranspose(&copy, e) || bk_rewrite_rnn(&copy, e) || bk_rewrite_ops(&copy, e) ||
-             ir_toposort(&copy, e) || ir_infer_shapes(&copy, e) ||
+    /* shapes are inferred before bk_rewrite_ops: its rules read them (a
+     * 3-D ConvTranspose becomes a 3-D Conv that bk_rewrite_3d.c splits) */
+    int rc = bk_rewrite_convtranspose(&copy, e) || bk_rewrite_rnn(&copy, e) || ir_toposort(&copy, e) ||
+             ir_infer_shapes(&copy, e) || bk_rewrite_ops(&copy, e) || ir_toposort(&copy, e) || ir_infer_shapes(&copy, e) ||
              pass_mark_views(&copy, e) ? -1 : compile_graph(&copy, chip, opt, w, sum, e);
     ir_free(&copy);
     return rc;

@@ -2,7 +2,7 @@
  *
  * Reads: a canonicalised, shape-inferred graph (the backend's private copy,
  *   see bk_compile.c; the caller's graph is never changed).
- * Does: replaces each live 1-D or 2-D ConvTranspose (groups, strides, pads,
+ * Does: replaces each live 1-D, 2-D or 3-D ConvTranspose (groups, strides, pads,
  *   dilations, output_padding, output_shape, auto_pad, bias) by
  *     Reshape  x [N,C,H,W]       -> [N,C,H,1,W,1]          (a view)
  *     Pad      zeros at the end of the unit axes -> [N,C,H,sh,W,sw]
@@ -17,7 +17,8 @@
  *   (Reshape, Transpose, a Gather per kernel axis, Reshape), and the conv
  *   lowering gathers OIHW weights per tile. The Conv
  *   writes the ConvTranspose's output tensor and takes over its fused
- *   activation. The borders come from the inferred output size O: begin
+ *   activation (a 3-D one is then split into 2-D convs by bk_rewrite_3d.c,
+ *   which runs after this rewrite). The borders come from the inferred output size O: begin
  *   B = dk - p_begin and end = O + dk - (I-1)s - 1 - B, with dk = d(k-1)
  *   and p_begin as compiler/ops_nn.c's ConvTranspose computes it, so the
  *   result is the interpreter's for every way of giving the output size.
@@ -35,7 +36,7 @@
 
 typedef struct ConvtGeo {
     int ns;
-    int64_t in[2], out[2], k[2], s[2], d[2], begin[2], end[2]; /* borders of the conv over the spread input */
+    int64_t in[3], out[3], k[3], s[3], d[3], begin[3], end[3]; /* borders of the conv over the spread input */
 } ConvtGeo;
 
 /* The geometry; messages name the node. */
@@ -46,9 +47,9 @@ static int convt_geometry(const IrGraph *g, int node, ConvtGeo *q, AtlErr *e)
     const char *nm = n->name ? n->name : "?";
     q->ns = w->ndim - 2;
     int ns = q->ns;
-    if (ns < 1 || ns > 2) return atl_fail(e, "node '%s' (ConvTranspose): %d spatial dimensions; the chip lowers 1 and 2", nm, ns);
+    if (ns < 1 || ns > 3) return atl_fail(e, "node '%s' (ConvTranspose): %d spatial dimensions; the chip lowers 1 to 3", nm, ns);
     if (!ir_shape_known(x) || !ir_shape_known(y)) return atl_fail(e, "node '%s' (ConvTranspose): input and output shapes must be known", nm);
-    int64_t pads[4], op[2], os[2] = {0, 0};
+    int64_t pads[6], op[3], os[3] = {0, 0, 0};
     if (bk_rw_attr_ints(n, "strides", q->s, ns, 1) || bk_rw_attr_ints(n, "dilations", q->d, ns, 1) ||
         bk_rw_attr_ints(n, "pads", pads, 2 * ns, 0) || bk_rw_attr_ints(n, "output_padding", op, ns, 0))
         return atl_fail(e, "node '%s' (ConvTranspose): strides, dilations, pads or output_padding has the wrong length", nm);
@@ -112,7 +113,7 @@ static int runtime_flipped_weights(IrGraph *g, const char *base, int wt, int64_t
 {
     const IrTensor *w = &g->t[wt];
     int nd = w->ndim, ns = nd - 2;
-    int64_t d5[5] = {G, w->dims[0] / G, w->dims[1]}, perm[5] = {0, 2, 1, 3, 4}, dout[4] = {G * w->dims[1], w->dims[0] / G};
+    int64_t d5[6] = {G, w->dims[0] / G, w->dims[1]}, perm[6] = {0, 2, 1, 3, 4, 5}, dout[5] = {G * w->dims[1], w->dims[0] / G};
     for (int i = 0; i < ns; i++) d5[3 + i] = dout[2 + i] = w->dims[2 + i];
     int t = bk_rw_reshape(g, base, "convt_w_groups", wt, d5, nd + 1, e);
     if (t < 0) return -1;
@@ -157,7 +158,7 @@ static int rewrite_one(IrGraph *g, int node, AtlErr *e)
     for (int i = 0; i < q.ns; i++) spread |= q.s[i] > 1;
     if (spread) {
         int r6 = 2 + 2 * q.ns;
-        int64_t d6[6] = {N, C}, d4[4] = {N, C}, p6[12] = {0}; /* p6: begins [0, r6), ends [r6, 2 r6) */
+        int64_t d6[8] = {N, C}, d4[5] = {N, C}, p6[16] = {0}; /* p6: begins [0, r6), ends [r6, 2 r6) */
         for (int i = 0; i < q.ns; i++) {
             d6[2 + 2 * i] = q.in[i];
             d6[3 + 2 * i] = 1;
@@ -170,7 +171,7 @@ static int rewrite_one(IrGraph *g, int node, AtlErr *e)
             (cur = bk_rw_reshape(g, base, "convt_spread", cur, d4, r, e)) < 0)
             return -1;
     }
-    int64_t crop[8] = {0}, cpads[4];
+    int64_t crop[10] = {0}, cpads[6];
     int need_crop = 0;
     for (int i = 0; i < q.ns; i++) {
         crop[2 + i] = q.begin[i] < 0 ? q.begin[i] : 0;
@@ -185,7 +186,7 @@ static int rewrite_one(IrGraph *g, int node, AtlErr *e)
     int ins[3] = {cur, wc, b};
     char cname[400];
     snprintf(cname, sizeof cname, "%s", nm);
-    int64_t ones[2] = {1, 1};
+    int64_t ones[3] = {1, 1, 1};
     int k = bk_rw_node(g, "Conv", cname, ins, b >= 0 ? 3 : 2, y, e);
     if (k < 0 || ir_set_attr_int(g, k, "group", G, e) || ir_set_attr_ints(g, k, "strides", ones, q.ns, e) ||
         ir_set_attr_ints(g, k, "dilations", q.d, q.ns, e) || ir_set_attr_ints(g, k, "pads", cpads, 2 * q.ns, e) ||

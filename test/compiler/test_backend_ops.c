@@ -853,7 +853,7 @@ static int compile_only(IrGraph *g, char *msg, size_t len)
 }
 
 /* The backend rewrites its own copy: the caller's graph keeps its
- * ConvTranspose. A run-time bias and 3-D fail naming the node. */
+ * ConvTranspose. A run-time bias fails naming the node. */
 TEST(convtranspose_caller_graph_and_errors)
 {
     IrGraph g;
@@ -883,15 +883,31 @@ TEST(convtranspose_caller_graph_and_errors)
     CHECK_STR_CONTAINS(msg, "'convt'");
     CHECK_STR_CONTAINS(msg, "bias 'brt' is not a constant");
     ir_free(&g);
+}
 
-    int64_t x5[5] = {1, 2, 3, 3, 3}, w5[5] = {2, 2, 2, 2, 2};
+/* 3-D: the rewrite gives a 3-D Conv over the spread input, which
+ * bk_rewrite_3d.c splits into 2-D convs; constant and run-time weights */
+TEST(convtranspose_3d)
+{
+    IrGraph g;
+    AtlErr e;
+    int64_t x5[5] = {1, 2, 3, 4, 3}, w5[5] = {2, 3, 2, 3, 2}, b1[1] = {3};
+    int64_t st[3] = {2, 1, 2}, pads[6] = {0, 1, 1, 1, 0, 0}, op[3] = {1, 0, 0};
     bkc_new_graph(&g, "x", 5, x5);
     cst(&g, "w", 5, w5, 0.5f);
-    convt_node(&g, "x,w", "y", NULL, NULL, NULL, NULL, 3, 1);
+    cst(&g, "b", 1, b1, 0.5f);
+    convt_node(&g, "x,w,b", "y", st, pads, NULL, op, 3, 1);
     ir_add_output(&g, "y", &e);
-    CHECK(compile_only(&g, msg, sizeof msg) != 0);
-    CHECK_STR_CONTAINS(msg, "'convt' (ConvTranspose)");
-    CHECK_STR_CONTAINS(msg, "3 spatial dimensions");
+    run_graph(&g, "convT 3-D s2x1x2 bias", 1e-4);
+    ir_free(&g);
+
+    int64_t wg[5] = {2, 1, 2, 2, 2};
+    bkc_new_graph(&g, "x", 5, x5);
+    cst(&g, "w", 5, wg, 0.5f);
+    runtime_weights(&g, "w", "wr", 0);
+    convt_node(&g, "x,wr", "y", st, NULL, NULL, NULL, 3, 2);
+    ir_add_output(&g, "y", &e);
+    run_graph(&g, "convT 3-D g2 run-time w", 1e-4);
     ir_free(&g);
 }
 
@@ -930,6 +946,7 @@ int main(void)
     RUN(convtranspose_1x1_stride2_cropped_relu);
     RUN(convtranspose_output_shape_and_same);
     RUN(convtranspose_caller_graph_and_errors);
+    RUN(convtranspose_3d);
     RUN(conv_and_convtranspose_runtime_weights);
     return test_summary("test_backend_ops");
 }
