@@ -28,7 +28,8 @@
  *     padded input (ceil_mode's extra windows reach beyond it); the pool
  *     instruction's countpad divides by kh*kw, and its count of valid
  *     positions, on the padded input, is exactly ONNX's divisor;
- *   - 3-D Conv / MaxPool / AveragePool and dilated MaxPool: bk_rewrite_3d.c.
+ *   - 3-D Conv / MaxPool / AveragePool and dilated MaxPool: bk_rewrite_3d.c;
+ *   - Einsum of one or two inputs: bk_rewrite_einsum.c.
  * Why: each is a composition of ops with existing lowerings, so it gets
  * their tilings and cost model without new instructions or tile code. */
 #include <stdio.h>
@@ -312,6 +313,7 @@ static const RewriteRule rules[] = {
     {"CumSum", cumsum_applies, cumsum_rewrite},
     {"AveragePool", avgpool_ceil_applies, avgpool_ceil_rewrite},
     {NULL, bk_rewrite_3d_applies, bk_rewrite_3d},
+    {"Einsum", always, bk_rewrite_einsum},
 };
 
 static const RewriteRule *rule_of(const IrGraph *g, int node)

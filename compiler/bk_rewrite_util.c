@@ -184,3 +184,29 @@ int bk_rw_slice(IrGraph *g, const char *base, const char *what, int x, int n, co
     }
     return bk_rw_node(g, "Slice", base, ins, 4, y, e) < 0 ? -1 : y;
 }
+
+int bk_rw_transpose(IrGraph *g, const char *base, const char *what, int x, const int64_t *perm, int r, int out, AtlErr *e)
+{
+    int y = out >= 0 ? out : bk_rw_tensor(g, base, what, e), k;
+    if (y < 0 || (k = bk_rw_node(g, "Transpose", base, &x, 1, y, e)) < 0 || ir_set_attr_ints(g, k, "perm", perm, r, e))
+        return -1;
+    return y;
+}
+
+int bk_rw_reduce(IrGraph *g, const char *op, const char *base, const char *what, int x, const int64_t *axes, int na,
+                 int keepdims, int out, AtlErr *e)
+{
+    char aname[64];
+    snprintf(aname, sizeof aname, "%s_axes", what);
+    int y = out >= 0 ? out : bk_rw_tensor(g, base, what, e), k;
+    if (y < 0) return -1;
+    /* axes became an input in opset 13 for ReduceSum, 18 for the others */
+    if (g->opset >= (strcmp(op, "ReduceSum") ? 18 : 13)) {
+        int at = bk_rw_int_const(g, base, aname, axes, na, e);
+        int ins[2] = {x, at};
+        if (at < 0 || (k = bk_rw_node(g, op, base, ins, 2, y, e)) < 0) return -1;
+    } else if ((k = bk_rw_node(g, op, base, &x, 1, y, e)) < 0 || ir_set_attr_ints(g, k, "axes", axes, na, e)) {
+        return -1;
+    }
+    return ir_set_attr_int(g, k, "keepdims", keepdims, e) ? -1 : y;
+}
