@@ -330,7 +330,8 @@ int bk_rewrite_rnn(IrGraph *g, AtlErr *e);
 
 /* bk_rewrite_ops.c: ops the chip runs as other ops (variadic Sum/Mean/Max/
  * Min of more than BK_MAXIN inputs, InstanceNormalization, LRN, run-time
- * BatchNormalization, Einsum (bk_rewrite_einsum.c), and bk_rewrite_3d.c's
+ * BatchNormalization incl. training mode, MeanVarianceNormalization, Reduce*
+ * over non-adjacent axes, Einsum (bk_rewrite_einsum.c), and bk_rewrite_3d.c's
  * 3-D Conv/pools and dilated MaxPool), rewritten on the backend's own copy; count = nodes to rewrite. */
 int bk_rewrite_ops_count(const IrGraph *g);
 int bk_rewrite_ops(IrGraph *g, AtlErr *e);

@@ -1,10 +1,13 @@
 /* test_backend_misc.c - the last float ops given chip lowerings by graph
- * rewrites: Einsum (bk_rewrite_einsum.c). Graphs built in code, compiled
+ * rewrites: Einsum (bk_rewrite_einsum.c), MeanVarianceNormalization,
+ * training-mode BatchNormalization and Reduce* over non-adjacent axes
+ * (bk_rewrite_ops.c). Graphs built in code, compiled
  * for configs/tiny.ini and configs/a1.ini, simulated and compared with
  * the reference interpreter, plus the structural checks of bk_graph_run.h;
  * unsupported forms must fail naming the node and the reason. */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include "test/test.h"
 #include "test/compiler/bk_graph_run.h"
 
@@ -84,10 +87,108 @@ TEST(einsum_not_lowered)
     ir_free(&g);
 }
 
+/* ---- MeanVarianceNormalization ---- */
+
+static void mvn_run(const char *what, int r, const int64_t *xd, int na, const int64_t *axes)
+{
+    IrGraph g;
+    AtlErr e;
+    new_graph(&g, "x", r, xd);
+    int n = ir_add_op(&g, "MeanVarianceNormalization", "mvn", "x", "y", &e);
+    if (axes) ir_set_attr_ints(&g, n, "axes", axes, na, &e);
+    ir_add_output(&g, "y", &e);
+    run_graph(&g, what, 2e-5);
+    ir_free(&g);
+}
+
+TEST(mean_variance_normalization)
+{
+    int64_t x4[4] = {2, 3, 4, 5}, x3[3] = {4, 3, 6}, a1[1] = {1}, a2[2] = {0, 2}, a3[2] = {-1, -2}, a4[3] = {1, 2, 3};
+    mvn_run("mvn default axes", 4, x4, 0, NULL);
+    mvn_run("mvn axes [1]", 4, x4, 1, a1);
+    mvn_run("mvn axes [0,2] rank 3", 3, x3, 2, a2);
+    mvn_run("mvn axes [-1,-2]", 4, x4, 2, a3);
+    mvn_run("mvn axes [1,2,3]", 4, x4, 3, a4);
+}
+
+/* ---- BatchNormalization, training_mode=1 ---- */
+
+static void bn_training_run(const char *what, int r, const int64_t *xd, int nout)
+{
+    IrGraph g;
+    AtlErr e;
+    int64_t C = xd[1];
+    new_graph(&g, "x", r, xd);
+    cst(&g, "s", 1, &C, 1.0f);
+    cst(&g, "b", 1, &C, 1.0f);
+    cst(&g, "m", 1, &C, 1.0f);
+    cst(&g, "v", 1, &C, 1.0f);
+    static const char *const outs[3] = {"y", "y,rm", "y,rm,rv"};
+    int n = ir_add_op(&g, "BatchNormalization", "bnt", "x,s,b,m,v", outs[nout - 1], &e);
+    ir_set_attr_int(&g, n, "training_mode", 1, &e);
+    ir_set_attr_float(&g, n, "momentum", 0.7f, &e);
+    ir_set_attr_float(&g, n, "epsilon", 1e-3f, &e);
+    ir_add_output(&g, "y", &e);
+    if (nout > 1) ir_add_output(&g, "rm", &e);
+    if (nout > 2) ir_add_output(&g, "rv", &e);
+    run_graph(&g, what, 2e-5);
+    ir_free(&g);
+}
+
+TEST(batchnorm_training)
+{
+    int64_t x4[4] = {2, 3, 4, 5}, x2[2] = {6, 4}, x3[3] = {3, 5, 7};
+    bn_training_run("bn train rank 4", 4, x4, 3);
+    bn_training_run("bn train rank 2", 2, x2, 3);
+    bn_training_run("bn train rank 3 y, mean", 3, x3, 2);
+    bn_training_run("bn train y only", 4, x4, 1);
+}
+
+/* ---- Reduce* over non-adjacent axes ---- */
+
+static void reduce_gap_run(const char *op, int r, const int64_t *xd, int na, const int64_t *axes, int keep)
+{
+    IrGraph g;
+    AtlErr e;
+    char what[64];
+    snprintf(what, sizeof what, "%s axes %lld,%lld keep %d", op, (long long)axes[0], (long long)axes[1], keep);
+    new_graph(&g, "x", r, xd);
+    int n;
+    if (!strcmp(op, "ReduceSum")) { /* opset 13+: axes as an input */
+        cst_i64(&g, "axes", na, axes);
+        n = ir_add_op(&g, op, "red", "x,axes", "y", &e);
+    } else {
+        n = ir_add_op(&g, op, "red", "x", "y", &e);
+        ir_set_attr_ints(&g, n, "axes", axes, na, &e);
+    }
+    ir_set_attr_int(&g, n, "keepdims", keep, &e);
+    ir_add_output(&g, "y", &e);
+    run_graph(&g, what, 2e-5);
+    ir_free(&g);
+}
+
+TEST(reduce_non_adjacent_axes)
+{
+    int64_t x4[4] = {2, 3, 4, 5}, x5[5] = {2, 3, 2, 4, 3};
+    int64_t a02[2] = {0, 2}, a13[2] = {1, 3}, a03[2] = {0, -1}, a024[3] = {0, 2, 4}, a31[2] = {3, 1};
+    static const char *const ops[] = {"ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceL2", "ReduceLogSumExp"};
+    for (int i = 0; i < 6; i++) {
+        reduce_gap_run(ops[i], 4, x4, 2, a02, i & 1);
+        reduce_gap_run(ops[i], 4, x4, 2, a13, !(i & 1));
+    }
+    reduce_gap_run("ReduceSum", 4, x4, 2, a03, 0);
+    reduce_gap_run("ReduceMean", 5, x5, 3, a024, 1);
+    reduce_gap_run("ReduceMax", 5, x5, 3, a024, 0);
+    reduce_gap_run("ReduceSumSquare", 4, x4, 2, a31, 1);
+}
+
 int main(void)
 {
     RUN(einsum_one_input);
     RUN(einsum_two_inputs);
     RUN(einsum_not_lowered);
+    RUN(mean_variance_normalization);
+    RUN(batchnorm_training);
+    RUN(reduce_non_adjacent_axes);
     return test_summary("test_backend_misc");
 }
