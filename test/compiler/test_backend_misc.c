@@ -1,7 +1,8 @@
 /* test_backend_misc.c - the last float ops given chip lowerings by graph
  * rewrites: Einsum (bk_rewrite_einsum.c), MeanVarianceNormalization,
  * training-mode BatchNormalization and Reduce* over non-adjacent axes
- * (bk_rewrite_ops.c). Graphs built in code, compiled
+ * (bk_rewrite_ops.c), and Slice with starts/ends as attributes (opset 9,
+ * bk_lower_move.c). Graphs built in code, compiled
  * for configs/tiny.ini and configs/a1.ini, simulated and compared with
  * the reference interpreter, plus the structural checks of bk_graph_run.h;
  * unsupported forms must fail naming the node and the reason. */
@@ -182,6 +183,33 @@ TEST(reduce_non_adjacent_axes)
     reduce_gap_run("ReduceSumSquare", 4, x4, 2, a31, 1);
 }
 
+/* ---- Slice with starts/ends/axes as attributes (opset < 10) ---- */
+
+static void slice_attr_run(const char *what, int r, const int64_t *xd, int n, const int64_t *starts, const int64_t *ends,
+                           const int64_t *axes)
+{
+    IrGraph g;
+    AtlErr e;
+    new_graph(&g, "x", r, xd);
+    g.opset = 9;
+    int k = ir_add_op(&g, "Slice", "sl", "x", "y", &e);
+    ir_set_attr_ints(&g, k, "starts", starts, n, &e);
+    ir_set_attr_ints(&g, k, "ends", ends, n, &e);
+    if (axes) ir_set_attr_ints(&g, k, "axes", axes, n, &e);
+    ir_add_output(&g, "y", &e);
+    run_graph(&g, what, 0);
+    ir_free(&g);
+}
+
+TEST(slice_attributes)
+{
+    int64_t x3[3] = {4, 6, 5}, s1[2] = {1, 2}, e1[2] = {3, 5}, a1[2] = {0, 2};
+    int64_t s2[3] = {0, -4, 1}, e2[3] = {(int64_t)1 << 40, -1, 4}, s3[1] = {2}, e3[1] = {100}, a3[1] = {-2};
+    slice_attr_run("slice attrs axes 0,2", 3, x3, 2, s1, e1, a1);
+    slice_attr_run("slice attrs no axes", 3, x3, 3, s2, e2, NULL);
+    slice_attr_run("slice attrs axis -2", 3, x3, 1, s3, e3, a3);
+}
+
 int main(void)
 {
     RUN(einsum_one_input);
@@ -190,5 +218,6 @@ int main(void)
     RUN(mean_variance_normalization);
     RUN(batchnorm_training);
     RUN(reduce_non_adjacent_axes);
+    RUN(slice_attributes);
     return test_summary("test_backend_misc");
 }
