@@ -331,8 +331,9 @@ int bk_rewrite_rnn(IrGraph *g, AtlErr *e);
 /* bk_rewrite_ops.c: ops the chip runs as other ops (variadic Sum/Mean/Max/
  * Min of more than BK_MAXIN inputs, InstanceNormalization, LRN, run-time
  * BatchNormalization incl. training mode, MeanVarianceNormalization, Reduce*
- * over non-adjacent axes, Einsum (bk_rewrite_einsum.c), and bk_rewrite_3d.c's
- * 3-D Conv/pools and dilated MaxPool), rewritten on the backend's own copy; count = nodes to rewrite. */
+ * over non-adjacent axes, Einsum (bk_rewrite_einsum.c), Det (bk_rewrite_det.c),
+ * and bk_rewrite_3d.c's 3-D Conv/pools and dilated MaxPool), rewritten on
+ * the backend's own copy; count = nodes to rewrite. */
 int bk_rewrite_ops_count(const IrGraph *g);
 int bk_rewrite_ops(IrGraph *g, AtlErr *e);
 /* bk_rewrite_3d.c: which nodes it rewrites, and the rewrite of one. */
@@ -341,6 +342,9 @@ int bk_rewrite_3d(IrGraph *g, int node, AtlErr *e);
 /* bk_rewrite_einsum.c: Einsum of one or two inputs as Transpose / Reshape /
  * Gather / ReduceSum / MatMul. */
 int bk_rewrite_einsum(IrGraph *g, int node, AtlErr *e);
+/* bk_rewrite_det.c: Det of n x n matrices, n <= 3, by the explicit formula
+ * (Gathers, Muls, ReduceSums); larger n fail naming the node and n. */
+int bk_rewrite_det(IrGraph *g, int node, AtlErr *e);
 
 /* bk_rewrite_util.c: graph building for the rewrites. New tensors are
  * named "<base>#<what>"; each returns the new tensor (or node) or -1. */

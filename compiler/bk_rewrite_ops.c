@@ -39,7 +39,8 @@
  *     same Reduce over the (now adjacent) trailing axes keeping dims, a
  *     Reshape to the output's shape;
  *   - 3-D Conv / MaxPool / AveragePool and dilated MaxPool: bk_rewrite_3d.c;
- *   - Einsum of one or two inputs: bk_rewrite_einsum.c.
+ *   - Einsum of one or two inputs: bk_rewrite_einsum.c;
+ *   - Det of matrices up to 3x3: bk_rewrite_det.c.
  * Why: each is a composition of ops with existing lowerings, so it gets
  * their tilings and cost model without new instructions or tile code. */
 #include <stdio.h>
@@ -433,6 +434,7 @@ static const RewriteRule rules[] = {
     {"AveragePool", avgpool_ceil_applies, avgpool_ceil_rewrite},
     {NULL, bk_rewrite_3d_applies, bk_rewrite_3d},
     {"Einsum", always, bk_rewrite_einsum},
+    {"Det", always, bk_rewrite_det},
     {"MeanVarianceNormalization", always, mvn_rewrite},
     {"BatchNormalization", bn_training_applies, bn_training_rewrite},
     {NULL, reduce_gap_applies, reduce_gap_rewrite},

@@ -1,5 +1,6 @@
 /* test_backend_misc.c - the last float ops given chip lowerings by graph
- * rewrites: Einsum (bk_rewrite_einsum.c), MeanVarianceNormalization,
+ * rewrites: Einsum (bk_rewrite_einsum.c), Det (bk_rewrite_det.c),
+ * MeanVarianceNormalization,
  * training-mode BatchNormalization and Reduce* over non-adjacent axes
  * (bk_rewrite_ops.c), and Slice with starts/ends as attributes (opset 9,
  * bk_lower_move.c). Graphs built in code, compiled
@@ -210,6 +211,38 @@ TEST(slice_attributes)
     slice_attr_run("slice attrs axis -2", 3, x3, 1, s3, e3, a3);
 }
 
+/* ---- Det ---- */
+
+static void det_run(const char *what, int r, const int64_t *xd)
+{
+    IrGraph g;
+    AtlErr e;
+    new_graph(&g, "x", r, xd);
+    ir_add_op(&g, "Det", "det", "x", "y", &e);
+    ir_add_output(&g, "y", &e);
+    run_graph(&g, what, 1e-5);
+    ir_free(&g);
+}
+
+TEST(det)
+{
+    int64_t m1[2] = {1, 1}, m2[2] = {2, 2}, m3[2] = {3, 3}, b2[3] = {5, 2, 2}, b3[4] = {2, 3, 3, 3}, b1[3] = {4, 1, 1};
+    det_run("det 1x1", 2, m1);
+    det_run("det 2x2", 2, m2);
+    det_run("det 3x3", 2, m3);
+    det_run("det batch 1x1", 3, b1);
+    det_run("det batch 2x2", 3, b2);
+    det_run("det batch 2x3 3x3", 4, b3);
+    IrGraph g;
+    AtlErr e;
+    int64_t m4[3] = {2, 4, 4};
+    new_graph(&g, "x", 3, m4);
+    ir_add_op(&g, "Det", "det4", "x", "y", &e);
+    ir_add_output(&g, "y", &e);
+    expect_not_lowered(&g, "det4", "4 x 4");
+    ir_free(&g);
+}
+
 int main(void)
 {
     RUN(einsum_one_input);
@@ -219,5 +252,6 @@ int main(void)
     RUN(batchnorm_training);
     RUN(reduce_non_adjacent_axes);
     RUN(slice_attributes);
+    RUN(det);
     return test_summary("test_backend_misc");
 }
