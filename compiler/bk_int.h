@@ -330,13 +330,21 @@ int bk_rewrite_rnn(IrGraph *g, AtlErr *e);
 
 /* bk_rewrite_ops.c: ops the chip runs as other ops (variadic Sum/Mean/Max/
  * Min of more than BK_MAXIN inputs, InstanceNormalization, LRN, run-time
- * BatchNormalization, and bk_rewrite_3d.c's 3-D Conv/pools and dilated
- * MaxPool), rewritten on the backend's own copy; count = nodes to rewrite. */
+ * BatchNormalization incl. training mode, MeanVarianceNormalization, Reduce*
+ * over non-adjacent axes, Einsum (bk_rewrite_einsum.c), Det (bk_rewrite_det.c),
+ * and bk_rewrite_3d.c's 3-D Conv/pools and dilated MaxPool), rewritten on
+ * the backend's own copy; count = nodes to rewrite. */
 int bk_rewrite_ops_count(const IrGraph *g);
 int bk_rewrite_ops(IrGraph *g, AtlErr *e);
 /* bk_rewrite_3d.c: which nodes it rewrites, and the rewrite of one. */
 int bk_rewrite_3d_applies(const IrGraph *g, int node);
 int bk_rewrite_3d(IrGraph *g, int node, AtlErr *e);
+/* bk_rewrite_einsum.c: Einsum of one or two inputs as Transpose / Reshape /
+ * Gather / ReduceSum / MatMul. */
+int bk_rewrite_einsum(IrGraph *g, int node, AtlErr *e);
+/* bk_rewrite_det.c: Det of n x n matrices, n <= 3, by the explicit formula
+ * (Gathers, Muls, ReduceSums); larger n fail naming the node and n. */
+int bk_rewrite_det(IrGraph *g, int node, AtlErr *e);
 
 /* bk_rewrite_util.c: graph building for the rewrites. New tensors are
  * named "<base>#<what>"; each returns the new tensor (or node) or -1. */
@@ -367,6 +375,12 @@ int bk_rw_slice(IrGraph *g, const char *base, const char *what, int x, int n, co
                 const int64_t *ends, AtlErr *e);
 /* Integer list attribute of cnt values (dflt when absent); -1 wrong length. */
 int bk_rw_attr_ints(const IrNode *n, const char *name, int64_t *v, int cnt, int64_t dflt);
+/* Transpose of x (rank r) by perm, into out (or a new tensor if out < 0). */
+int bk_rw_transpose(IrGraph *g, const char *base, const char *what, int x, const int64_t *perm, int r, int out, AtlErr *e);
+/* Reduce op (ReduceSum, ReduceMean, ...) of x over axes, its axes an
+ * attribute or an input as the opset wants, into out (or a new tensor). */
+int bk_rw_reduce(IrGraph *g, const char *op, const char *base, const char *what, int x, const int64_t *axes, int na,
+                 int keepdims, int out, AtlErr *e);
 
 /* bk_tile.c */
 /* Slot allocator: returns the offset of a new buffer of `bytes`, aligned to

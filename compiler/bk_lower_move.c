@@ -2,7 +2,8 @@
  *
  * Transpose (permuted source strides), Concat (one copy per input into its
  * slice of the output), Split (one copy per output), Slice (start offset and
- * step strides, constant starts/ends/axes/steps), Gather with constant
+ * step strides, constant starts/ends/axes/steps, inputs or the attributes
+ * of opset < 10), Gather with constant
  * indices (one copy per index; run-time indices: bk_lower_gather.c), Pad
  * (bk_lower_pad.c: one copy or fill per box of the axes' source-map runs),
  * Expand (zero source strides), Tile / DepthToSpace / SpaceToDepth
@@ -197,6 +198,42 @@ static int const_ints(const IrGraph *gr, int t, int64_t *v, int max)
     return (int)n;
 }
 
+/* The ints of attribute `name` (-1: absent, not ints, or more than max). */
+static int attr_ints(const IrNode *nd, const char *name, int64_t *v, int max)
+{
+    const IrAttr *a = ir_attr(nd, name);
+    if (!a || a->type != IR_ATTR_INTS || a->n > max) return -1;
+    for (int i = 0; i < a->n; i++) v[i] = a->ints[i];
+    return a->n;
+}
+
+/* Slice's starts/ends/axes/steps: inputs 1-4 (opset 10+), or the starts,
+ * ends, axes attributes before opset 10 (steps 1). Absent axes: 0, 1, ...;
+ * absent steps: 1. Returns the count, -1 if not constant or inconsistent. */
+static int slice_ranges(const IrGraph *gr, const IrNode *nd, int64_t *st, int64_t *en, int64_t *axv, int64_t *sp)
+{
+    int attrs = nd->nin < 3, has_axes, has_steps;
+    int ns, ne, na, np;
+    if (attrs) {
+        ns = attr_ints(nd, "starts", st, IR_MAXDIM);
+        ne = attr_ints(nd, "ends", en, IR_MAXDIM);
+        has_axes = ir_attr(nd, "axes") != NULL;
+        has_steps = 0;
+        na = has_axes ? attr_ints(nd, "axes", axv, IR_MAXDIM) : ns;
+    } else {
+        ns = const_ints(gr, nd->in[1], st, IR_MAXDIM);
+        ne = const_ints(gr, nd->in[2], en, IR_MAXDIM);
+        has_axes = nd->nin > 3 && nd->in[3] >= 0;
+        has_steps = nd->nin > 4 && nd->in[4] >= 0;
+        na = has_axes ? const_ints(gr, nd->in[3], axv, IR_MAXDIM) : ns;
+    }
+    np = has_steps ? const_ints(gr, nd->in[4], sp, IR_MAXDIM) : ns;
+    if (ns < 0 || ne != ns || na != ns || np != ns) return -1;
+    if (!has_axes) for (int i = 0; i < ns; i++) axv[i] = i;
+    if (!has_steps) for (int i = 0; i < ns; i++) sp[i] = 1;
+    return ns;
+}
+
 int bk_lower_const_output(BkCtx *c, int tensor, BkGroup *g, AtlErr *e)
 {
     const IrTensor *y = &c->g->t[tensor];
@@ -331,14 +368,9 @@ int bk_lower_move(BkCtx *c, int node, BkGroup *g, AtlErr *e)
             off += s->dims[ax];
         }
     } else if (!strcmp(nd->op, "Slice")) {
-        if (nd->nin < 3) return bk_fail(c, node, e, "Slice with starts/ends as attributes (opset < 10) is not lowered");
         int64_t st[IR_MAXDIM], en[IR_MAXDIM], axv[IR_MAXDIM], sp[IR_MAXDIM];
-        int ns = const_ints(gr, nd->in[1], st, IR_MAXDIM), ne = const_ints(gr, nd->in[2], en, IR_MAXDIM);
-        int na = nd->nin > 3 && nd->in[3] >= 0 ? const_ints(gr, nd->in[3], axv, IR_MAXDIM) : ns;
-        int np = nd->nin > 4 && nd->in[4] >= 0 ? const_ints(gr, nd->in[4], sp, IR_MAXDIM) : ns;
-        if (ns < 0 || ne != ns || na != ns || np != ns) return bk_fail(c, node, e, "starts/ends/axes/steps must be constants");
-        if (!(nd->nin > 3 && nd->in[3] >= 0)) for (int i = 0; i < ns; i++) axv[i] = i;
-        if (!(nd->nin > 4 && nd->in[4] >= 0)) for (int i = 0; i < ns; i++) sp[i] = 1;
+        int ns = slice_ranges(gr, nd, st, en, axv, sp);
+        if (ns < 0) return bk_fail(c, node, e, "starts/ends/axes/steps must be constants (attributes before opset 10) of one length");
         cp.rank = r;
         int64_t soff = 0;
         for (int d = 0; d < r; d++) { cp.shape[d] = y->dims[d]; cp.dst_str[d] = ys[d]; cp.src_str[d] = xs[d]; }

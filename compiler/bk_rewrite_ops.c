@@ -28,7 +28,19 @@
  *     padded input (ceil_mode's extra windows reach beyond it); the pool
  *     instruction's countpad divides by kh*kw, and its count of valid
  *     positions, on the padded input, is exactly ONNX's divisor;
- *   - 3-D Conv / MaxPool / AveragePool and dilated MaxPool: bk_rewrite_3d.c.
+ *   - MeanVarianceNormalization: as InstanceNormalization over its axes
+ *     (default [0, 2, 3]) without scale and bias, eps 1e-9 as the
+ *     interpreter's;
+ *   - BatchNormalization with training_mode=1: the batch statistics over N
+ *     and the spatial axes as InstanceNormalization's, then scale and bias
+ *     per channel; running mean / var = input * momentum + batch statistic
+ *     * (1 - momentum);
+ *   - Reduce* over non-adjacent axes: a Transpose moving them last, the
+ *     same Reduce over the (now adjacent) trailing axes keeping dims, a
+ *     Reshape to the output's shape;
+ *   - 3-D Conv / MaxPool / AveragePool and dilated MaxPool: bk_rewrite_3d.c;
+ *   - Einsum of one or two inputs: bk_rewrite_einsum.c;
+ *   - Det of matrices up to 3x3: bk_rewrite_det.c.
  * Why: each is a composition of ops with existing lowerings, so it gets
  * their tilings and cost model without new instructions or tile code. */
 #include <stdio.h>
@@ -62,24 +74,25 @@ static int pow_const(IrGraph *g, const char *base, const char *what, int x, floa
     return pt < 0 ? -1 : bin(g, "Pow", base, what, x, pt, e);
 }
 
-/* ReduceMean of x over axes [a0, r) keeping them (axes: input from opset 18). */
-static int mean_over(IrGraph *g, const char *base, const char *what, int x, int a0, int r, AtlErr *e)
+/* ReduceMean of x over the given axes keeping them. */
+static int mean_axes(IrGraph *g, const char *base, const char *what, int x, const int64_t *axes, int na, AtlErr *e)
 {
-    int64_t axes[IR_MAXDIM];
-    int na = 0, k;
-    for (int d = a0; d < r; d++) axes[na++] = d;
-    int y = bk_rw_tensor(g, base, what, e);
-    if (y < 0) return -1;
-    if (g->opset >= 18) {
-        char aname[64];
-        snprintf(aname, sizeof aname, "%s_axes", what);
-        int at = bk_rw_int_const(g, base, aname, axes, na, e);
-        int ins[2] = {x, at};
-        if (at < 0 || (k = bk_rw_node(g, "ReduceMean", base, ins, 2, y, e)) < 0) return -1;
-    } else if ((k = bk_rw_node(g, "ReduceMean", base, &x, 1, y, e)) < 0 || ir_set_attr_ints(g, k, "axes", axes, na, e)) {
-        return -1;
-    }
-    return ir_set_attr_int(g, k, "keepdims", 1, e) ? -1 : y;
+    return bk_rw_reduce(g, "ReduceMean", base, what, x, axes, na, 1, -1, e);
+}
+
+/* x - mean(x) and (var(x) + eps)^-1/2 over the given axes (kept), as the
+ * normalisations compute them: the variance from the centred values. */
+static int centre_scale(IrGraph *g, const char *base, int x, const int64_t *axes, int na, float eps, int *d, int *rstd,
+                        int *mean, int *var, AtlErr *e)
+{
+    *mean = mean_axes(g, base, "norm_mean", x, axes, na, e);
+    *d = *mean < 0 ? -1 : bin(g, "Sub", base, "norm_centred", x, *mean, e);
+    int sq = *d < 0 ? -1 : bin(g, "Mul", base, "norm_square", *d, *d, e);
+    *var = sq < 0 ? -1 : mean_axes(g, base, "norm_var", sq, axes, na, e);
+    int et = *var < 0 ? -1 : scalar_const(g, base, "norm_eps", eps, e);
+    int ve = et < 0 ? -1 : bin(g, "Add", base, "norm_var_eps", *var, et, e);
+    *rstd = ve < 0 ? -1 : pow_const(g, base, "norm_rstd", ve, -0.5f, e);
+    return *rstd < 0 ? -1 : 0;
 }
 
 /* t (C values) seen as [C, 1, ...] against an input of rank r. */
@@ -143,14 +156,11 @@ static int instnorm_rewrite(IrGraph *g, int node, AtlErr *e)
     if (r < 3) return atl_fail(e, "node '%s' (InstanceNormalization): input rank %d (at least 3)", nm(n), r);
     char base[400];
     snprintf(base, sizeof base, "%s", g->t[y].name);
-    int mean = mean_over(g, base, "in_mean", x, 2, r, e);
-    int d = mean < 0 ? -1 : bin(g, "Sub", base, "in_centred", x, mean, e);
-    int sq = d < 0 ? -1 : bin(g, "Mul", base, "in_square", d, d, e);
-    int var = sq < 0 ? -1 : mean_over(g, base, "in_var", sq, 2, r, e);
-    int et = var < 0 ? -1 : scalar_const(g, base, "in_eps", eps, e);
-    int ve = et < 0 ? -1 : bin(g, "Add", base, "in_var_eps", var, et, e);
-    int rs = ve < 0 ? -1 : pow_const(g, base, "in_rstd", ve, -0.5f, e);
-    int nr = rs < 0 ? -1 : bin(g, "Mul", base, "in_normed", d, rs, e);
+    int64_t axes[IR_MAXDIM];
+    int na = 0, d, rs, mean, var;
+    for (int a = 2; a < r; a++) axes[na++] = a;
+    if (centre_scale(g, base, x, axes, na, eps, &d, &rs, &mean, &var, e)) return -1;
+    int nr = bin(g, "Mul", base, "in_normed", d, rs, e);
     return nr < 0 ? -1 : channel_affine(g, base, "in_affine", nr, s, b, C, r, y, e);
 }
 
@@ -179,6 +189,117 @@ static int batchnorm_rewrite(IrGraph *g, int node, AtlErr *e)
     int mk = k < 0 ? -1 : bin(g, "Mul", base, "bn_mk", m, k, e);
     int t = mk < 0 ? -1 : bin(g, "Sub", base, "bn_t", b, mk, e);
     return t < 0 ? -1 : channel_affine(g, base, "bn_affine", x, k, t, C, r, y, e);
+}
+
+static int mvn_rewrite(IrGraph *g, int node, AtlErr *e)
+{
+    const IrNode *n = &g->nodes[node];
+    int x = n->in[0], y = n->out[0], r = g->t[x].ndim, na = 0, d, rs, mean, var;
+    int64_t axes[IR_MAXDIM];
+    const IrAttr *a = ir_attr(n, "axes");
+    if (a && (a->type != IR_ATTR_INTS || a->n > r))
+        return atl_fail(e, "node '%s' (MeanVarianceNormalization): axes must list at most %d axes", nm(n), r);
+    if (a) for (int i = 0; i < a->n; i++) axes[na++] = a->ints[i] < 0 ? a->ints[i] + r : a->ints[i];
+    else for (int i = 0; i < 4; i += 1 + (i == 0)) if (i < r) axes[na++] = i; /* default [0, 2, 3] */
+    for (int i = 0; i < na; i++)
+        if (axes[i] < 0 || axes[i] >= r) return atl_fail(e, "node '%s' (MeanVarianceNormalization): axis out of range for rank %d", nm(n), r);
+    char base[400];
+    snprintf(base, sizeof base, "%s", g->t[y].name);
+    /* the interpreter's epsilon: (x - mean) / sqrt(var + 1e-9) */
+    if (centre_scale(g, base, x, axes, na, 1e-9f, &d, &rs, &mean, &var, e)) return -1;
+    int ins[2] = {d, rs};
+    return bk_rw_node(g, "Mul", base, ins, 2, y, e) < 0 ? -1 : 0;
+}
+
+static int bn_training_applies(const IrGraph *g, int node)
+{
+    const IrNode *n = &g->nodes[node];
+    return n->nin >= 5 && g->opset >= 14 && ir_attr_int(n, "training_mode", 0);
+}
+
+/* running = stat_in * momentum + batch (seen as [C]) * (1 - momentum), into out */
+static int running_stat(IrGraph *g, const char *base, const char *what, int stat_in, int batch, int64_t C, float mom,
+                        int out, AtlErr *e)
+{
+    char w[5][64];
+    static const char *const sfx[5] = {"c", "mom", "old", "rest", "new"};
+    for (int i = 0; i < 5; i++) snprintf(w[i], sizeof w[i], "%s_%s", what, sfx[i]);
+    int bc = bk_rw_reshape(g, base, w[0], batch, &C, 1, e);
+    int mt = bc < 0 ? -1 : scalar_const(g, base, w[1], mom, e);
+    int om = mt < 0 ? -1 : bin(g, "Mul", base, w[2], stat_in, mt, e);
+    int rt = om < 0 ? -1 : scalar_const(g, base, w[3], 1.0f - mom, e);
+    int nw = rt < 0 ? -1 : bin(g, "Mul", base, w[4], bc, rt, e);
+    int ins[2] = {om, nw};
+    return nw < 0 || bk_rw_node(g, "Add", base, ins, 2, out, e) < 0 ? -1 : 0;
+}
+
+/* Training-mode BatchNormalization: the batch statistics over N and the
+ * spatial axes normalise x; running mean / var (outputs 1, 2) blend the
+ * inputs with the batch statistics by momentum. */
+static int bn_training_rewrite(IrGraph *g, int node, AtlErr *e)
+{
+    const IrNode *n = &g->nodes[node];
+    int x = n->in[0], y = n->out[0], r = g->t[x].ndim, na = 0, d, rs, mean, var;
+    if (r < 2) return atl_fail(e, "node '%s' (BatchNormalization): input rank %d (at least 2)", nm(n), r);
+    float eps = ir_attr_float(n, "epsilon", 1e-5f), mom = ir_attr_float(n, "momentum", 0.9f);
+    int64_t C = g->t[x].dims[1], axes[IR_MAXDIM];
+    for (int a = 0; a < r; a++) if (a != 1) axes[na++] = a;
+    char base[400];
+    snprintf(base, sizeof base, "%s", g->t[y].name);
+    int outs[3] = {y, n->nout > 1 ? n->out[1] : -1, n->nout > 2 ? n->out[2] : -1};
+    int ins[5] = {n->in[0], n->in[1], n->in[2], n->in[3], n->in[4]};
+    if (centre_scale(g, base, x, axes, na, eps, &d, &rs, &mean, &var, e)) return -1;
+    int nr = bin(g, "Mul", base, "bn_normed", d, rs, e);
+    if (nr < 0 || channel_affine(g, base, "bn_affine", nr, ins[1], ins[2], C, r, y, e)) return -1;
+    if (outs[1] >= 0 && running_stat(g, base, "bn_run_mean", ins[3], mean, C, mom, outs[1], e)) return -1;
+    return outs[2] >= 0 ? running_stat(g, base, "bn_run_var", ins[4], var, C, mom, outs[2], e) : 0;
+}
+
+/* A Reduce* over constant axes that are not one adjacent run. */
+static int reduce_axes(const IrGraph *g, const IrNode *n, int64_t *axes)
+{
+    int na = 0, r = g->t[n->in[0]].ndim;
+    const IrAttr *a = ir_attr(n, "axes");
+    if (a && a->type == IR_ATTR_INTS && a->n <= IR_MAXDIM) for (int i = 0; i < a->n; i++) axes[na++] = a->ints[i];
+    else if (!a && n->nin > 1 && n->in[1] >= 0 && g->t[n->in[1]].data && ir_numel(&g->t[n->in[1]]) <= IR_MAXDIM)
+        for (int64_t i = 0; i < ir_numel(&g->t[n->in[1]]); i++) axes[na++] = ir_get_i(&g->t[n->in[1]], i);
+    for (int i = 0; i < na; i++) if (axes[i] < 0) axes[i] += r;
+    return na;
+}
+
+static int reduce_gap_applies(const IrGraph *g, int node)
+{
+    const IrNode *n = &g->nodes[node];
+    int64_t axes[IR_MAXDIM];
+    if (strncmp(n->op, "Reduce", 6) || !ir_shape_known(&g->t[n->in[0]])) return 0;
+    int na = reduce_axes(g, n, axes), r = g->t[n->in[0]].ndim, red[IR_MAXDIM] = {0}, runs = 0;
+    for (int i = 0; i < na; i++) {
+        if (axes[i] < 0 || axes[i] >= r) return 0; /* the lowering reports it */
+        red[axes[i]] = 1;
+    }
+    for (int d = 0; d < r; d++) runs += red[d] && (d == 0 || !red[d - 1]);
+    return runs > 1;
+}
+
+/* The kept axes first, the reduced ones last (now adjacent) by a Transpose,
+ * the same Reduce over them, a Reshape to the output's shape. */
+static int reduce_gap_rewrite(IrGraph *g, int node, AtlErr *e)
+{
+    const IrNode *n = &g->nodes[node];
+    int64_t axes[IR_MAXDIM], perm[IR_MAXDIM], tail[IR_MAXDIM];
+    int x = n->in[0], y = n->out[0], r = g->t[x].ndim, na = reduce_axes(g, n, axes), red[IR_MAXDIM] = {0}, k = 0, nr = 0;
+    for (int i = 0; i < na; i++) red[axes[i]] = 1;
+    for (int d = 0; d < r; d++) if (!red[d]) perm[k++] = d;
+    for (int d = 0; d < r; d++) if (red[d]) { tail[nr++] = k; perm[k++] = d; }
+    char base[400], op[32];
+    snprintf(base, sizeof base, "%s", g->t[y].name);
+    snprintf(op, sizeof op, "%s", n->op);
+    int64_t yd[IR_MAXDIM];
+    int yr = g->t[y].ndim;
+    for (int d = 0; d < yr; d++) yd[d] = g->t[y].dims[d];
+    int xt = bk_rw_transpose(g, base, "reduce_moved", x, perm, r, -1, e);
+    int rd = xt < 0 ? -1 : bk_rw_reduce(g, op, base, "reduce_tail", xt, tail, nr, 1, -1, e);
+    return rd < 0 || bk_rw_reshape_to(g, base, "reduce_out", rd, yd, yr, y, e) < 0 ? -1 : 0;
 }
 
 static int lrn_rewrite(IrGraph *g, int node, AtlErr *e)
@@ -312,6 +433,11 @@ static const RewriteRule rules[] = {
     {"CumSum", cumsum_applies, cumsum_rewrite},
     {"AveragePool", avgpool_ceil_applies, avgpool_ceil_rewrite},
     {NULL, bk_rewrite_3d_applies, bk_rewrite_3d},
+    {"Einsum", always, bk_rewrite_einsum},
+    {"Det", always, bk_rewrite_det},
+    {"MeanVarianceNormalization", always, mvn_rewrite},
+    {"BatchNormalization", bn_training_applies, bn_training_rewrite},
+    {NULL, reduce_gap_applies, reduce_gap_rewrite},
 };
 
 static const RewriteRule *rule_of(const IrGraph *g, int node)

@@ -144,37 +144,19 @@ int bk_rw_attr_ints(const IrNode *n, const char *name, int64_t *v, int cnt, int6
     return 0;
 }
 
-/* Opsets before 10 take Slice's starts/ends as attributes, which the chip
- * does not lower: one Gather of the index range per axis instead. */
-static int slice_by_gathers(IrGraph *g, const char *base, const char *what, int x, int n, const int64_t *axes,
-                            const int64_t *starts, const int64_t *ends, int y, AtlErr *e)
-{
-    char nm[128];
-    for (int i = 0; i < n; i++) {
-        int64_t cnt = ends[i] - starts[i], idx[1];
-        int64_t *v = cnt > 1 ? malloc((size_t)cnt * sizeof *v) : idx;
-        if (!v) return atl_fail(e, "out of memory");
-        for (int64_t j = 0; j < cnt; j++) v[j] = starts[i] + j;
-        snprintf(nm, sizeof nm, "%s_idx%d", what, i);
-        int ins[2] = {x, bk_rw_int_const(g, base, nm, v, (int)cnt, e)};
-        if (v != idx) free(v);
-        snprintf(nm, sizeof nm, "%s_axis%d", what, i);
-        int out = i == n - 1 ? y : bk_rw_tensor(g, base, nm, e), k;
-        if (ins[1] < 0 || out < 0 || (k = bk_rw_node(g, "Gather", base, ins, 2, out, e)) < 0 ||
-            ir_set_attr_int(g, k, "axis", axes[i], e))
-            return -1;
-        x = out;
-    }
-    return y;
-}
-
 int bk_rw_slice(IrGraph *g, const char *base, const char *what, int x, int n, const int64_t *axes, const int64_t *starts,
                   const int64_t *ends, AtlErr *e)
 {
     char nm[96];
     int y = bk_rw_tensor(g, base, what, e);
     if (y < 0) return -1;
-    if (g->opset < 10) return slice_by_gathers(g, base, what, x, n, axes, starts, ends, y, e);
+    if (g->opset < 10) { /* starts, ends, axes as attributes */
+        int k = bk_rw_node(g, "Slice", base, &x, 1, y, e);
+        if (k < 0 || ir_set_attr_ints(g, k, "starts", starts, n, e) || ir_set_attr_ints(g, k, "ends", ends, n, e) ||
+            ir_set_attr_ints(g, k, "axes", axes, n, e))
+            return -1;
+        return y;
+    }
     int ins[4] = {x};
     static const char *const parts[3] = {"starts", "ends", "axes"};
     const int64_t *vals[3] = {starts, ends, axes};
@@ -183,4 +165,30 @@ int bk_rw_slice(IrGraph *g, const char *base, const char *what, int x, int n, co
         if ((ins[1 + i] = bk_rw_int_const(g, base, nm, vals[i], n, e)) < 0) return -1;
     }
     return bk_rw_node(g, "Slice", base, ins, 4, y, e) < 0 ? -1 : y;
+}
+
+int bk_rw_transpose(IrGraph *g, const char *base, const char *what, int x, const int64_t *perm, int r, int out, AtlErr *e)
+{
+    int y = out >= 0 ? out : bk_rw_tensor(g, base, what, e), k;
+    if (y < 0 || (k = bk_rw_node(g, "Transpose", base, &x, 1, y, e)) < 0 || ir_set_attr_ints(g, k, "perm", perm, r, e))
+        return -1;
+    return y;
+}
+
+int bk_rw_reduce(IrGraph *g, const char *op, const char *base, const char *what, int x, const int64_t *axes, int na,
+                 int keepdims, int out, AtlErr *e)
+{
+    char aname[64];
+    snprintf(aname, sizeof aname, "%s_axes", what);
+    int y = out >= 0 ? out : bk_rw_tensor(g, base, what, e), k;
+    if (y < 0) return -1;
+    /* axes became an input in opset 13 for ReduceSum, 18 for the others */
+    if (g->opset >= (strcmp(op, "ReduceSum") ? 18 : 13)) {
+        int at = bk_rw_int_const(g, base, aname, axes, na, e);
+        int ins[2] = {x, at};
+        if (at < 0 || (k = bk_rw_node(g, op, base, ins, 2, y, e)) < 0) return -1;
+    } else if ((k = bk_rw_node(g, op, base, &x, 1, y, e)) < 0 || ir_set_attr_ints(g, k, "axes", axes, na, e)) {
+        return -1;
+    }
+    return ir_set_attr_int(g, k, "keepdims", keepdims, e) ? -1 : y;
 }

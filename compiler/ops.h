@@ -73,6 +73,18 @@ void op_same_shape(IrTensor *dst, const IrTensor *src);
 /* Numpy broadcast of in shapes into out (dims may be unknown). */
 int op_broadcast_shape(IrOpCtx *c, IrTensor **ins, int n, IrTensor *out);
 int op_dtype_is_float(int dt);
+/* Einsum's equation against its inputs' ranks (ops_extra.c; the backend's
+ * Einsum rewrite reads it too): letters per input axis and of the output,
+ * ellipsis dims as the letters '0'.. so they broadcast like named ones,
+ * the implicit output (no "->") made explicit; size[letter] its dimension. */
+#define OP_EINSUM_MAXIN 8
+typedef struct OpEinsum {
+    int nin;
+    char in[OP_EINSUM_MAXIN][IR_MAXDIM + 1];
+    char out[IR_MAXDIM + 1];
+    int64_t size[128];
+} OpEinsum;
+int op_einsum_parse(IrOpCtx *c, OpEinsum *q);
 /* Largest dimension an op may produce from attribute/input values (2^40);
  * larger values from a malformed model are errors, never overflow. */
 #define OP_MAX_DIM ((int64_t)1 << 40)

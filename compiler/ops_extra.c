@@ -900,23 +900,13 @@ int eval_nms(IrOpCtx *c)
 
 /* ---- Einsum ---- */
 
-#define EIN_MAXIN 8
-typedef struct Ein {
-    int nin;
-    char in[EIN_MAXIN][IR_MAXDIM + 1]; /* letters per input axis ('.'-expanded to 'A'.. for ellipsis dims) */
-    char out[IR_MAXDIM + 1];
-    int64_t size[128];                 /* dimension per letter */
-} Ein;
-
-/* Parses the equation against the input ranks; ellipsis dims become the
- * letters '0'.. so they broadcast like named ones. */
-static int ein_parse(IrOpCtx *c, Ein *q)
+int op_einsum_parse(IrOpCtx *c, OpEinsum *q)
 {
     const char *eq = ir_attr_str(c->n, "equation", NULL);
     if (!eq) return op_fail(c, "attribute 'equation' is required");
     memset(q, 0, sizeof *q);
     q->nin = c->nin;
-    if (c->nin > EIN_MAXIN) return op_fail(c, "at most %d inputs", EIN_MAXIN);
+    if (c->nin > OP_EINSUM_MAXIN) return op_fail(c, "at most %d inputs", OP_EINSUM_MAXIN);
     const char *arrow = strstr(eq, "->");
     int ell = 0; /* rank of the ellipsis part */
     const char *p = eq;
@@ -973,8 +963,8 @@ int infer_einsum(IrOpCtx *c)
     y->dtype = c->in[0]->dtype;
     y->ndim = -1;
     for (int i = 0; i < c->nin; i++) if (!c->in[i] || c->in[i]->ndim < 0) return 0;
-    Ein q;
-    if (ein_parse(c, &q)) return -1;
+    OpEinsum q;
+    if (op_einsum_parse(c, &q)) return -1;
     y->ndim = (int)strlen(q.out);
     for (int k = 0; k < y->ndim; k++) y->dims[k] = q.size[(unsigned char)q.out[k]];
     return 0;
@@ -982,8 +972,8 @@ int infer_einsum(IrOpCtx *c)
 
 int eval_einsum(IrOpCtx *c)
 {
-    Ein q;
-    if (ein_parse(c, &q)) return -1;
+    OpEinsum q;
+    if (op_einsum_parse(c, &q)) return -1;
     char letters[64];
     int nl = 0;
     for (int l = 0; l < 128; l++) if (q.size[l]) letters[nl++] = (char)l;
