@@ -412,8 +412,9 @@ enum { BK_FLOW_MEMO = 0, BK_FLOW_WALK = 1, BK_FLOW_REFERENCE = 2 }; /* how: all 
 BkFlowPlanner *bk_flow_new(const AtlChip *chip, AtlErr *e);
 void bk_flow_free(BkFlowPlanner *p);
 int bk_flow_servers(const BkFlowPlanner *p);
-/* Plans DMA `in` (DMA_COPY, DMA_FILL or DMA_GATHER, the latter as the copy
- * of rows 0..shape[1]-1 plus its index read) issued by core `core`. */
+/* Plans DMA `in` (DMA_COPY, DMA_FILL, DMA_GATHER or DMA_SCATTER, the last
+ * two as the copy from/into rows 0..shape[1]-1 plus the index read) issued
+ * by core `core`. */
 int bk_flow_plan(BkFlowPlanner *p, int core, const AtlInsn *in, int how, BkFlowPlan *out, AtlErr *e);
 void bk_flow_stats(const BkFlowPlanner *p, uint64_t *hits, uint64_t *misses);
 
