@@ -58,7 +58,8 @@ enum { BK_R_IN, BK_R_ACC, BK_R_OUT, BK_R_MAX, BK_R_NREGS };
 
 typedef enum {
     BK_K_CONV, BK_K_POOL, BK_K_MM, BK_K_ELEM, BK_K_REDUCE, BK_K_SOFTMAX, BK_K_LAYERNORM, BK_K_MOVE,
-    BK_K_ARG, BK_K_LOSS, BK_K_TRILU, BK_K_GATHER_EL, BK_K_GATHER_ND, BK_K_ONEHOT, BK_K_TOPK
+    BK_K_ARG, BK_K_LOSS, BK_K_TRILU, BK_K_GATHER_EL, BK_K_GATHER_ND, BK_K_ONEHOT, BK_K_TOPK,
+    BK_K_SCATTER_EL, BK_K_SCATTER_ND
 } BkKind;
 
 /* Lowering state of one layer; which members are used depends on kind. */
@@ -283,10 +284,20 @@ int bk_row_tiles(BkCtx *c, int node, BkGroup *g, int64_t outer, uint64_t per_row
 uint32_t bk_row_range(const BkLow *l, int t, uint32_t *on);
 /* bk_lower_loss.c: NegativeLogLikelihoodLoss, SoftmaxCrossEntropyLoss. */
 int bk_lower_loss(BkCtx *c, int node, BkGroup *g, AtlErr *e);
-/* bk_lower_gather_el.c: GatherElements (flat indices on chip, dma.gather). */
+/* bk_lower_gather_el.c: GatherElements (flat indices on chip, dma.gather);
+ * ScatterElements and Scatter (the same indices, dma.scatter). */
 int bk_lower_gather_elements(BkCtx *c, int node, BkGroup *g, AtlErr *e);
-/* bk_lower_gather_nd.c: GatherND (row indices on chip, dma.gather). */
+/* bk_lower_gather_nd.c: GatherND (row indices on chip, dma.gather);
+ * ScatterND (the same rows, dma.scatter). */
 int bk_lower_gather_nd(BkCtx *c, int node, BkGroup *g, AtlErr *e);
+/* bk_scatter.c: shared by ScatterElements / Scatter (bk_lower_gather_el.c)
+ * and ScatterND (bk_lower_gather_nd.c). bk_scatter_check: reduction "none"
+ * and updates (input 2) in chip dtype dt, else -1 naming the node.
+ * bk_scatter_tiles: all tiles on one core, in order. bk_scatter_copy_loads:
+ * the flat DRAM copy of n elements x -> y as loads (first tile only). */
+int bk_scatter_check(const BkCtx *c, int node, int dt, AtlErr *e);
+int bk_scatter_tiles(BkCtx *c, BkGroup *g, int ntiles, AtlErr *e);
+void bk_scatter_copy_loads(BkCode *k, int dt, uint64_t y, uint64_t x, uint64_t n);
 /* bk_lower_onehot.c: OneHot (v.eq against constant tables, v.sel). */
 int bk_lower_onehot(BkCtx *c, int node, BkGroup *g, AtlErr *e);
 /* bk_lower_topk.c: TopK by k rounds of v.rargmax / v.rargmin. */
