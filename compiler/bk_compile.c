@@ -66,7 +66,7 @@ static const struct { const char *op; int (*lower)(BkCtx *, int, BkGroup *, AtlE
     {"NegativeLogLikelihoodLoss", bk_lower_loss}, {"SoftmaxCrossEntropyLoss", bk_lower_loss},
     {"Trilu", bk_lower_trilu}, {"OneHot", bk_lower_onehot}, {"GatherElements", bk_lower_gather_elements},
     {"GatherND", bk_lower_gather_nd}, {"ScatterElements", bk_lower_gather_elements},
-    {"Scatter", bk_lower_gather_elements}, {"ScatterND", bk_lower_gather_nd},
+    {"Scatter", bk_lower_gather_elements}, {"ScatterND", bk_lower_gather_nd}, {"ReverseSequence", bk_lower_revseq},
 };
 
 int bk_lower_node(BkCtx *c, int node, BkGroup *g, AtlErr *e)

@@ -59,7 +59,7 @@ enum { BK_R_IN, BK_R_ACC, BK_R_OUT, BK_R_MAX, BK_R_NREGS };
 typedef enum {
     BK_K_CONV, BK_K_POOL, BK_K_MM, BK_K_ELEM, BK_K_REDUCE, BK_K_SOFTMAX, BK_K_LAYERNORM, BK_K_MOVE,
     BK_K_ARG, BK_K_LOSS, BK_K_TRILU, BK_K_GATHER_EL, BK_K_GATHER_ND, BK_K_ONEHOT, BK_K_TOPK,
-    BK_K_SCATTER_EL, BK_K_SCATTER_ND
+    BK_K_SCATTER_EL, BK_K_SCATTER_ND, BK_K_REVSEQ
 } BkKind;
 
 /* Lowering state of one layer; which members are used depends on kind. */
@@ -290,6 +290,14 @@ int bk_lower_gather_elements(BkCtx *c, int node, BkGroup *g, AtlErr *e);
 /* bk_lower_gather_nd.c: GatherND (row indices on chip, dma.gather);
  * ScatterND (the same rows, dma.scatter). */
 int bk_lower_gather_nd(BkCtx *c, int node, BkGroup *g, AtlErr *e);
+/* The DMA `op` (dma.gather / dma.scatter) of n rows of l->Nn elements (dt,
+ * es; split as l->mt x l->nt), DRAM to DRAM, indexed by the i32 table at
+ * LMEM idx, l->K rows along the indexed end. bk_row_slices: sets Nn, mt, nt
+ * for rows of `slice` elements, or -1 naming the node. */
+AtlInsn bk_row_index_dma(const BkLow *l, int op, uint64_t dst, uint64_t src, uint64_t idx, uint32_t n);
+int bk_row_slices(BkCtx *c, int node, BkLow *l, int64_t slice, AtlErr *e);
+/* bk_lower_revseq.c: ReverseSequence (source rows on chip, dma.gather). */
+int bk_lower_revseq(BkCtx *c, int node, BkGroup *g, AtlErr *e);
 /* bk_scatter.c: shared by ScatterElements / Scatter (bk_lower_gather_el.c)
  * and ScatterND (bk_lower_gather_nd.c). bk_scatter_check: reduction "none"
  * and updates (input 2) in chip dtype dt, else -1 naming the node.

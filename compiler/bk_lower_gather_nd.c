@@ -16,7 +16,8 @@
  * ScatterND (no batch dims): the same row of data (= y's shape) per tuple;
  * updates are [tuples][slice], and one dma.scatter per tile writes its
  * rows into y, which starts as a copy of data (ordering and the single
- * core in bk_scatter.c). */
+ * core in bk_scatter.c). The row DMA and the slice split
+ * (bk_row_index_dma, bk_row_slices) are shared with bk_lower_revseq.c. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -91,23 +92,42 @@ static int gnd_gen(BkCtx *c, const BkGroup *g, int t, uint64_t slot, BkCode *k, 
     }
     in = bk_vbin(ISA_OP_V_SEL, ISA_I32, r[NR], r[NB], r[NLIM], rsh, rc, rc, bs);
     bk_code_cp(k, &in);
-    int64_t es = l->es, slice = l->Nn;
+    uint64_t run = (uint64_t)((int64_t)t0 * l->Nn * l->es);   /* this tile's first tuple's slice */
+    in = bk_row_index_dma(l, scatter ? ISA_OP_DMA_SCATTER : ISA_OP_DMA_GATHER, scatter ? l->y : l->y + run,
+                          scatter ? l->in_addr[0] + run : l->x, r[NR], tn);
+    bk_code_st(k, &in);
+    return 0;
+}
+
+AtlInsn bk_row_index_dma(const BkLow *l, int op, uint64_t dst, uint64_t src, uint64_t idx, uint32_t n)
+{
+    AtlInsn in;
+    int64_t es = l->es, row = (int64_t)l->Nn * es;
     memset(&in, 0, sizeof in);
-    in.op = scatter ? ISA_OP_DMA_SCATTER : ISA_OP_DMA_GATHER;
+    in.op = (uint8_t)op;
     in.dtype = (uint8_t)l->dt;
     in.dst_space = in.src_space = ISA_SPACE_DRAM;
     in.src2_space = ISA_SPACE_LMEM;
-    uint64_t run = (uint64_t)((int64_t)t0 * slice * es);   /* this tile's first tuple's slice */
-    in.dst = scatter ? l->y : l->y + run;
-    in.src = scatter ? l->in_addr[0] + run : l->x;
-    in.src2 = r[NR];
-    in.shape[0] = 1; in.shape[1] = tn; in.shape[2] = (uint32_t)l->mt; in.shape[3] = (uint32_t)l->nt;
-    in.dst_stride[0] = in.src_stride[0] = (int32_t)(slice * es);
-    in.dst_stride[1] = in.src_stride[1] = (int32_t)(slice * es);
+    in.dst = dst;
+    in.src = src;
+    in.src2 = idx;
+    in.shape[0] = 1; in.shape[1] = n; in.shape[2] = (uint32_t)l->mt; in.shape[3] = (uint32_t)l->nt;
+    in.dst_stride[0] = in.src_stride[0] = in.dst_stride[1] = in.src_stride[1] = (int32_t)row;
     in.dst_stride[2] = in.src_stride[2] = (int32_t)(l->nt * es);
     in.dst_stride[3] = in.src_stride[3] = (int32_t)es;
     in.limit = (uint32_t)l->K;
-    bk_code_st(k, &in);
+    return in;
+}
+
+int bk_row_slices(BkCtx *c, int node, BkLow *l, int64_t slice, AtlErr *e)
+{
+    if (slice * l->es > INT32_MAX) return bk_fail(c, node, e, "slices beyond 2 GiB are not lowered");
+    int64_t i3 = slice <= MAX16 ? slice : MAX16;
+    while (slice % i3) i3--;
+    if (slice / i3 > MAX16) return bk_fail(c, node, e, "slice size %lld cannot be split into two 16-bit dims", (long long)slice);
+    l->Nn = (int)slice;
+    l->mt = (int)(slice / i3);
+    l->nt = (int)i3;
     return 0;
 }
 
@@ -135,10 +155,7 @@ int bk_lower_gather_nd(BkCtx *c, int node, BkGroup *g, AtlErr *e)
     if (T == 0 || slice == 0) return bk_fail(c, node, e, "an empty %s is not lowered", nd->op);
     if (rows >= (1 << 22)) return bk_fail(c, node, e, "%lld rows of x (%s takes 1..2^22-1)", (long long)rows, mn);
     if (kk > MAX16 || T > INT32_MAX) return bk_fail(c, node, e, "too many indices");
-    if ((int64_t)slice * l->es > INT32_MAX) return bk_fail(c, node, e, "slices beyond 2 GiB are not lowered");
-    int64_t i3 = slice <= MAX16 ? slice : MAX16;
-    while (slice % i3) i3--;
-    if (slice / i3 > MAX16) return bk_fail(c, node, e, "slice size %lld cannot be split into two 16-bit dims", (long long)slice);
+    if (bk_row_slices(c, node, l, slice, e)) return -1;
     /* tables: extents, row strides, zeros, the row count; batch bases */
     int32_t *tab = calloc((size_t)(3 * kk + 1), sizeof *tab);
     if (!tab) return bk_fail(c, node, e, "out of memory");
@@ -166,9 +183,6 @@ int bk_lower_gather_nd(BkCtx *c, int node, BkGroup *g, AtlErr *e)
         bk_tensor_in_dram(c, nd->out[0], &l->y, e))
         return -1;
     l->K = (int)rows;
-    l->Nn = (int)slice;
-    l->mt = (int)(slice / i3);
-    l->nt = (int)i3;
     l->od[0] = l->od[1] = 1;
     l->od[2] = (uint32_t)(T < MAX16 ? T : MAX16);
     if (T > MAX16) return bk_fail(c, node, e, "%lld index tuples (at most 65535 are lowered)", (long long)T);

@@ -1,10 +1,13 @@
 /* test_backend_scatter.c - ScatterElements, Scatter (opset 10) and
- * ScatterND on the chip (a copy of data, then dma.scatter of the updates
+ * ScatterND on the chip (a copy of data , then dma.scatter of the updates
  * at row indices computed on the chip): every axis, negative indices,
  * int64 and int32 indices, run-time and constant, float and integer data,
  * repeated indices (the last update wins, as in the interpreter), enough
  * updates for several tiles; an out-of-range run-time index faults naming
  * dma.scatter and its entry; reductions are rejected naming the node.
+ * ReverseSequence (a dma.gather of rows whose source row is computed on
+ * the chip): time_axis 0 and 1, rank 2 to 4, run-time and constant
+ * lengths, f32 and i32 data; a length outside [0, T] faults in the gather.
  * Compiled for configs/tiny.ini and configs/a1.ini, run on the simulator,
  * compared EXACTLY with the reference interpreter (bk_int_run.h). */
 #include "test/compiler/bk_int_run.h"
@@ -132,6 +135,53 @@ TEST(reductions_rejected)
         }
 }
 
+/* x [dims] (dtype dt) -> ReverseSequence(time_axis ta) with lens [B]
+ * (constant lv when given) -> y. */
+static void revseq_graph(IrGraph *g, int dt, int nd, const int64_t *dims, int ta, const int64_t *lv)
+{
+    AtlErr e;
+    int64_t B = dims[1 - ta];
+    new_int_graph(g, "x", dt, nd, dims);
+    g->opset = 10;
+    if (lv) const_of(g, "lens", IR_I64, 1, &B, lv);
+    else ir_add_input(g, "lens", IR_I64, 1, &B, &e);
+    int n = ir_add_op(g, "ReverseSequence", "rs", "x,lens", "y", &e);
+    ir_set_attr_int(g, n, "time_axis", ta, &e);
+    ir_set_attr_int(g, n, "batch_axis", 1 - ta, &e);
+    ir_add_output(g, "y", &e);
+}
+
+TEST(reverse_sequence)
+{
+    static const struct { int nd; int64_t dims[4]; } shapes[] = {{2, {5, 5}}, {3, {5, 7, 3}}, {4, {7, 5, 2, 3}}, {3, {40, 60, 2}}};
+    for (size_t c = 0; c < sizeof shapes / sizeof shapes[0]; c++)
+        for (int ta = 0; ta < 2; ta++)
+            for (int k = 0; k < 3; k++) {   /* 0: run-time lens, f32; 1: constant lens; 2: run-time lens, i32 data */
+                int64_t T = shapes[c].dims[ta], B = shapes[c].dims[1 - ta], lv[60];
+                if (T < 5) continue;
+                index_values(lv, B, 0, T);
+                IrGraph g;
+                char what[64];
+                revseq_graph(&g, k == 2 ? IR_I32 : IR_F32, shapes[c].nd, shapes[c].dims, ta, k == 1 ? lv : NULL);
+                snprintf(what, sizeof what, "revseq shape %zu time_axis %d %s", c, ta, k == 1 ? "const" : k ? "input i32" : "input");
+                run_exact(&g, what, 0, 5);   /* lengths 0..5 <= T */
+                ir_free(&g);
+            }
+}
+
+TEST(reverse_sequence_bad_length_faults)
+{
+    int64_t dims[3] = {5, 4, 2};
+    for (int neg = 0; neg < 2; neg++) {
+        IrGraph g;
+        char msg[1024] = "";
+        revseq_graph(&g, IR_I32, 3, dims, 0, NULL);
+        int rc = run_int_or_fault(&g, "configs/tiny.ini", neg ? -3 : 6, neg ? -1 : 9, "dma.gather: index", msg, sizeof msg);
+        CHECKF(rc == 0, "lengths %s: %s", neg ? "negative" : "beyond T", msg);
+        ir_free(&g);
+    }
+}
+
 int main(void)
 {
     RUN(scatter_elements_every_axis);
@@ -139,5 +189,7 @@ int main(void)
     RUN(scatter_nd);
     RUN(out_of_range_index_faults);
     RUN(reductions_rejected);
+    RUN(reverse_sequence);
+    RUN(reverse_sequence_bad_length_faults);
     return test_summary("test_backend_scatter");
 }
