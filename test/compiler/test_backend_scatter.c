@@ -1,5 +1,5 @@
 /* test_backend_scatter.c - ScatterElements, Scatter (opset 10) and
- * ScatterND on the chip (a copy of data , then dma.scatter of the updates
+ * ScatterND on the chip (a copy of data, then dma.scatter of the updates
  * at row indices computed on the chip): every axis, negative indices,
  * int64 and int32 indices, run-time and constant, float and integer data,
  * repeated indices (the last update wins, as in the interpreter), enough
@@ -51,7 +51,7 @@ TEST(scatter_elements_every_axis)
     static const int dts[2] = {IR_I32, IR_F32};
     for (int axis = -1; axis < 3; axis++)
         for (int k = 0; k < 4; k++) {   /* bit 0: constant indices; bit 1: f32 data, int32 indices */
-            int64_t idims[3] = {3, 4, 5}, iv[60];
+            int64_t idims[3] = {3, 4, 5}, iv[6 * 4 * 5];
             idims[(axis + 3) % 3] = 6;   /* more entries than the axis holds: repeated indices */
             int64_t n = idims[0] * idims[1] * idims[2];
             index_values(iv, n, -4, 3);

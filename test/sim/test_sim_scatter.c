@@ -6,7 +6,8 @@
  * index outside [-limit, limit) is a data fault naming the index and its
  * entry with nothing written; a destination whose `limit` rows leave
  * memory is refused before the run; the firmware relocator bounds the
- * destination by all `limit` rows and the table by shape[1] i32s; the
+ * destination by all `limit` rows and the table by shape[1] i32s, as does
+ * the race detector (a read of an unnamed row within them races); the
  * compiler's cost of a scatter equals that of the gather of the same
  * shape. */
 #include "test/test.h"
@@ -223,6 +224,46 @@ TEST(firmware_bounds_dst_by_limit_rows)
     CHECK_STR_CONTAINS(why, "idx=activations+0xffc");
 }
 
+/* The race detector sees a scatter write all `limit` rows of its
+ * destination: a vector read of row 7 while a scatter of 2 rows into 8 is
+ * in flight is a race; with limit 2 it is not. */
+static void race_case(uint32_t limit, int expect_race)
+{
+    AtlProgram p;
+    tp_init(&p, 1);
+    float x[2 * 64] = {0};
+    int32_t idx[2] = {0, 1};
+    tp_seg(&p, 0x1000, x, sizeof x);
+    tp_seg(&p, 0x2000, idx, sizeof idx);
+    AtlInsn g = scatter_f32(ISA_SPACE_LMEM, ISA_SPACE_DRAM, 0, 0x1000, 0x2000, 1, 2, 8, 64);
+    g.limit = limit;
+    tp_add(&p, 0, ISA_ENGINE_DMA, g);
+    tp_add(&p, 0, ISA_ENGINE_VEC, I_vec(ISA_OP_V_RELU, ISA_I8, 0x4000, 7 * 256, 0, 64));
+    if (!expect_race) {
+        tp_end_all(&p);
+        AtlSim *s;
+        AtlErr e = {{0}};
+        int rc = trun(&chip, &p, SIM_MODE_FULL, &s, &e);
+        CHECKF(rc == 0, "%s", e.msg);
+        sim_free(s);
+        tp_free(&p);
+        return;
+    }
+    AtlErr e = {{0}};
+    AtlSim *s = run_failing(&p, &e);
+    REQUIRE(s);
+    CHECK(sim_fault(s)->kind == SIM_FAULT_RACE);
+    CHECK_STR_CONTAINS(e.msg, "dma instruction #0");
+    sim_free(s);
+    tp_free(&p);
+}
+
+TEST(race_detector_sees_limit_rows_written)
+{
+    race_case(8, 1);
+    race_case(2, 0);
+}
+
 TEST(cost_equals_the_mirror_gather)
 {
     AtlInsn sc = scatter_f32(ISA_SPACE_LMEM, ISA_SPACE_DRAM, 0x100, 0x1000, 0x2000, 3, 4, 6, 5), ga = sc, cp = sc;
@@ -241,6 +282,7 @@ int main(void)
     RUN(out_of_range_index_faults);
     RUN(static_checks_bound_dst_by_limit_rows);
     RUN(firmware_bounds_dst_by_limit_rows);
+    RUN(race_detector_sees_limit_rows_written);
     RUN(cost_equals_the_mirror_gather);
     return test_summary("test_sim_scatter");
 }
