@@ -65,7 +65,8 @@ static const struct { const char *op; int (*lower)(BkCtx *, int, BkGroup *, AtlE
     {"ArgMax", bk_lower_arg}, {"ArgMin", bk_lower_arg}, {"Hardmax", bk_lower_arg}, {"TopK", bk_lower_topk},
     {"NegativeLogLikelihoodLoss", bk_lower_loss}, {"SoftmaxCrossEntropyLoss", bk_lower_loss},
     {"Trilu", bk_lower_trilu}, {"OneHot", bk_lower_onehot}, {"GatherElements", bk_lower_gather_elements},
-    {"GatherND", bk_lower_gather_nd},
+    {"GatherND", bk_lower_gather_nd}, {"ScatterElements", bk_lower_gather_elements},
+    {"Scatter", bk_lower_gather_elements}, {"ScatterND", bk_lower_gather_nd}, {"ReverseSequence", bk_lower_revseq},
 };
 
 int bk_lower_node(BkCtx *c, int node, BkGroup *g, AtlErr *e)

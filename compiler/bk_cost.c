@@ -48,7 +48,7 @@ uint64_t bk_insn_cycles(const AtlChip *chip, const AtlInsn *in)
     if (in->op == ISA_OP_DMA_COPY || in->op == ISA_OP_DMA_FILL)
         return tim_dma_cycles(chip, in->dst_space, in->op == ISA_OP_DMA_FILL ? in->dst_space : in->src_space,
                               dma_bytes(in));
-    if (in->op == ISA_OP_DMA_GATHER)
+    if (isa_ops[in->op].format == ISA_FMT_DMA_GATHER)   /* gather and scatter */
         return tim_dma_cycles(chip, in->dst_space, in->src_space, dma_bytes(in)) +
                tim_gather_index_cycles(chip, in->src2_space, in->shape[1]);
     return tim_compute_cycles(chip, in);

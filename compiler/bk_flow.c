@@ -197,9 +197,10 @@ static void collect(BkFlowPlanner *p)
     p->nt = 0;
 }
 
-/* A copy and a gather read a source; a fill reads nothing. A gather is
- * priced as the copy of rows 0..shape[1]-1 (docs/timing.md): the rows it
- * really reads are data, the bytes are the same. */
+/* A copy, a gather and a scatter read a source; a fill reads nothing. A
+ * gather is priced as the copy of rows 0..shape[1]-1 and a scatter as the
+ * copy into rows 0..shape[1]-1 (docs/timing.md): the rows really touched
+ * are data, the bytes are the same. */
 static int reads_source(const AtlInsn *in)
 {
     return in->op != ISA_OP_DMA_FILL;
@@ -641,7 +642,7 @@ static int plan_walk(BkFlowPlanner *p, int core, const AtlInsn *in, int memo)
 int bk_flow_plan(BkFlowPlanner *p, int core, const AtlInsn *in, int how, BkFlowPlan *out, AtlErr *e)
 {
     uint64_t lat = tim_dma_path_latency(p->ch, in->dst_space, src_space_of(in)) + (uint64_t)p->ch->dma_issue_cycles;
-    if (in->op == ISA_OP_DMA_GATHER) lat += tim_gather_index_cycles(p->ch, in->src2_space, in->shape[1]);
+    if (isa_ops[in->op].format == ISA_FMT_DMA_GATHER) lat += tim_gather_index_cycles(p->ch, in->src2_space, in->shape[1]);
     if (how == BK_FLOW_REFERENCE || !walk_applies(p, in)) plan_reference(p, core, in);
     else if (plan_walk(p, core, in, how == BK_FLOW_MEMO)) return atl_fail(e, "out of memory in the cost model");
     *out = (BkFlowPlan){p->out, p->nout, lat};

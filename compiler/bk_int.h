@@ -58,7 +58,8 @@ enum { BK_R_IN, BK_R_ACC, BK_R_OUT, BK_R_MAX, BK_R_NREGS };
 
 typedef enum {
     BK_K_CONV, BK_K_POOL, BK_K_MM, BK_K_ELEM, BK_K_REDUCE, BK_K_SOFTMAX, BK_K_LAYERNORM, BK_K_MOVE,
-    BK_K_ARG, BK_K_LOSS, BK_K_TRILU, BK_K_GATHER_EL, BK_K_GATHER_ND, BK_K_ONEHOT, BK_K_TOPK
+    BK_K_ARG, BK_K_LOSS, BK_K_TRILU, BK_K_GATHER_EL, BK_K_GATHER_ND, BK_K_ONEHOT, BK_K_TOPK,
+    BK_K_SCATTER_EL, BK_K_SCATTER_ND, BK_K_REVSEQ
 } BkKind;
 
 /* Lowering state of one layer; which members are used depends on kind. */
@@ -283,10 +284,28 @@ int bk_row_tiles(BkCtx *c, int node, BkGroup *g, int64_t outer, uint64_t per_row
 uint32_t bk_row_range(const BkLow *l, int t, uint32_t *on);
 /* bk_lower_loss.c: NegativeLogLikelihoodLoss, SoftmaxCrossEntropyLoss. */
 int bk_lower_loss(BkCtx *c, int node, BkGroup *g, AtlErr *e);
-/* bk_lower_gather_el.c: GatherElements (flat indices on chip, dma.gather). */
+/* bk_lower_gather_el.c: GatherElements (flat indices on chip, dma.gather);
+ * ScatterElements and Scatter (the same indices, dma.scatter). */
 int bk_lower_gather_elements(BkCtx *c, int node, BkGroup *g, AtlErr *e);
-/* bk_lower_gather_nd.c: GatherND (row indices on chip, dma.gather). */
+/* bk_lower_gather_nd.c: GatherND (row indices on chip, dma.gather);
+ * ScatterND (the same rows, dma.scatter). */
 int bk_lower_gather_nd(BkCtx *c, int node, BkGroup *g, AtlErr *e);
+/* The DMA `op` (dma.gather / dma.scatter) of n rows of l->Nn elements (dt,
+ * es; split as l->mt x l->nt), DRAM to DRAM, indexed by the i32 table at
+ * LMEM idx, l->K rows along the indexed end. bk_row_slices: sets Nn, mt, nt
+ * for rows of `slice` elements, or -1 naming the node. */
+AtlInsn bk_row_index_dma(const BkLow *l, int op, uint64_t dst, uint64_t src, uint64_t idx, uint32_t n);
+int bk_row_slices(BkCtx *c, int node, BkLow *l, int64_t slice, AtlErr *e);
+/* bk_lower_revseq.c: ReverseSequence (source rows on chip, dma.gather). */
+int bk_lower_revseq(BkCtx *c, int node, BkGroup *g, AtlErr *e);
+/* bk_scatter.c: shared by ScatterElements / Scatter (bk_lower_gather_el.c)
+ * and ScatterND (bk_lower_gather_nd.c). bk_scatter_check: reduction "none"
+ * and updates (input 2) in chip dtype dt, else -1 naming the node.
+ * bk_scatter_tiles: all tiles on one core, in order. bk_scatter_copy_loads:
+ * the flat DRAM copy of n elements x -> y as loads (first tile only). */
+int bk_scatter_check(const BkCtx *c, int node, int dt, AtlErr *e);
+int bk_scatter_tiles(BkCtx *c, BkGroup *g, int ntiles, AtlErr *e);
+void bk_scatter_copy_loads(BkCode *k, int dt, uint64_t y, uint64_t x, uint64_t n);
 /* bk_lower_onehot.c: OneHot (v.eq against constant tables, v.sel). */
 int bk_lower_onehot(BkCtx *c, int node, BkGroup *g, AtlErr *e);
 /* bk_lower_topk.c: TopK by k rounds of v.rargmax / v.rargmin. */
@@ -426,8 +445,9 @@ enum { BK_FLOW_MEMO = 0, BK_FLOW_WALK = 1, BK_FLOW_REFERENCE = 2 }; /* how: all 
 BkFlowPlanner *bk_flow_new(const AtlChip *chip, AtlErr *e);
 void bk_flow_free(BkFlowPlanner *p);
 int bk_flow_servers(const BkFlowPlanner *p);
-/* Plans DMA `in` (DMA_COPY, DMA_FILL or DMA_GATHER, the latter as the copy
- * of rows 0..shape[1]-1 plus its index read) issued by core `core`. */
+/* Plans DMA `in` (DMA_COPY, DMA_FILL, DMA_GATHER or DMA_SCATTER, the last
+ * two as the copy from/into rows 0..shape[1]-1 plus the index read) issued
+ * by core `core`. */
 int bk_flow_plan(BkFlowPlanner *p, int core, const AtlInsn *in, int how, BkFlowPlan *out, AtlErr *e);
 void bk_flow_stats(const BkFlowPlanner *p, uint64_t *hits, uint64_t *misses);
 

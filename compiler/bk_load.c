@@ -54,12 +54,12 @@ int bk_stage_program(const AbmModel *m, uint32_t stage, const AtlChip *chip, Atl
                 AtlInsn in;
                 if (isa_decode(s.data + i, &in, e)) goto fail;
                 int rc = 0;
-                int dma = in.op == ISA_OP_DMA_COPY || in.op == ISA_OP_DMA_FILL || in.op == ISA_OP_DMA_GATHER;
+                int dma = isa_ops[in.op].engine == ISA_ENGINE_DMA;
                 if (dma && in.dst_space == ISA_SPACE_DRAM)
                     rc = reloc(&in.dst, &b, size, e);
                 if (!rc && dma && in.op != ISA_OP_DMA_FILL && in.src_space == ISA_SPACE_DRAM)
                     rc = reloc(&in.src, &b, size, e);
-                if (!rc && in.op == ISA_OP_DMA_GATHER && in.src2_space == ISA_SPACE_DRAM)
+                if (!rc && isa_ops[in.op].format == ISA_FMT_DMA_GATHER && in.src2_space == ISA_SPACE_DRAM)
                     rc = reloc(&in.src2, &b, size, e);
                 if (rc) { atl_err_prefix(e, "core %u engine %u instruction %llu", core, eng, (unsigned long long)(i / ISA_INSN_BYTES)); goto fail; }
                 if (prog_append(p, (int)core, (int)eng, &in, 0, e)) goto fail;

@@ -1,4 +1,5 @@
-/* bk_lower_gather_el.c - GatherElements, constant or run-time indices.
+/* bk_lower_gather_el.c - GatherElements, and its mirror ScatterElements
+ * (and Scatter, opset 9/10), constant or run-time indices.
  *
  * y[p] = x[p with its `axis` coordinate replaced by idx[p]]: in flat terms
  * y[p] = x[base[p] + idx'[p] * stride], with base[p] the offset of p's
@@ -11,7 +12,12 @@
  * its entry instead of reading a neighbour), and one dma.gather over x
  * viewed as rows of one element copies the elements, reading the index
  * table straight from LMEM. Why a gather: the chip has no other way to
- * address memory by data (the same reason as bk_lower_gather.c). */
+ * address memory by data (the same reason as bk_lower_gather.c).
+ * ScatterElements: y[p with its axis coordinate replaced by idx[p]] =
+ * updates[p], the same flat indices (into data's shape, which is y's), the
+ * tile a run of update elements, ending in one dma.scatter of updates into
+ * y viewed as rows of one element; y starts as a copy of data, ordering
+ * and the single core in bk_scatter.c. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,7 +31,7 @@ enum { GI, GB, GM, GM2, GC, GNREG = GC + C_N };
 
 /* Layer fields: od = {1, 1, 1, P}, chunk[3] elements a tile; x, y; cx =
  * indices (i32); w = base table; b = the constants; K = numel(x); dt / es
- * x's storage dtype and size. */
+ * x's storage dtype and size; scatter: in_addr[0] = updates. */
 static int gel_gen(BkCtx *c, const BkGroup *g, int t, uint64_t slot, BkCode *k, AtlErr *e)
 {
     (void)e;
@@ -36,6 +42,7 @@ static int gel_gen(BkCtx *c, const BkGroup *g, int t, uint64_t slot, BkCode *k, 
     bk_compact(sh, cs);
     uint64_t r[GNREG], *cst = r + GC;
     for (int i = 0; i < GNREG; i++) r[i] = slot + l->l_reg[i];
+    if (l->kind == BK_K_SCATTER_EL && t == 0) bk_scatter_copy_loads(k, l->dt, l->y, l->x, (uint64_t)l->K);
     AtlInsn in = bk_dma(ISA_I32, ISA_SPACE_LMEM, r[GI], ISA_SPACE_DRAM, l->cx + 4 * (uint64_t)p0, sh, cs, cs);
     bk_code_ld(k, &in, 0);
     in = bk_dma(ISA_I32, ISA_SPACE_LMEM, r[GB], ISA_SPACE_DRAM, l->w + 4 * (uint64_t)p0, sh, cs, cs);
@@ -61,13 +68,14 @@ static int gel_gen(BkCtx *c, const BkGroup *g, int t, uint64_t slot, BkCode *k, 
         in = bk_vbin(prog[s].op, ISA_I32, r[prog[s].dst], a, b, sh, cs, prog[s].a >= 0 ? cs : bc, prog[s].b >= 0 ? cs : bc);
         bk_code_cp(k, &in);
     }
+    int scatter = l->kind == BK_K_SCATTER_EL;
     memset(&in, 0, sizeof in);
-    in.op = ISA_OP_DMA_GATHER;
+    in.op = scatter ? ISA_OP_DMA_SCATTER : ISA_OP_DMA_GATHER;
     in.dtype = (uint8_t)l->dt;
     in.dst_space = in.src_space = ISA_SPACE_DRAM;
     in.src2_space = ISA_SPACE_LMEM;
-    in.dst = l->y + (uint64_t)p0 * (uint64_t)l->es;
-    in.src = l->x;
+    in.dst = scatter ? l->y : l->y + (uint64_t)p0 * (uint64_t)l->es;
+    in.src = scatter ? l->in_addr[0] + (uint64_t)p0 * (uint64_t)l->es : l->x;
     in.src2 = r[GI];
     in.shape[0] = 1; in.shape[1] = pn; in.shape[2] = 1; in.shape[3] = 1;
     for (int d = 0; d < 4; d++) in.dst_stride[d] = in.src_stride[d] = l->es;
@@ -82,17 +90,20 @@ int bk_lower_gather_elements(BkCtx *c, int node, BkGroup *g, AtlErr *e)
     const IrNode *nd = &gr->nodes[node];
     const IrTensor *x = &gr->t[nd->in[0]], *it = &gr->t[nd->in[1]];
     BkLow *l = &g->lw;
-    l->kind = BK_K_GATHER_EL;
+    int scatter = strcmp(nd->op, "GatherElements") != 0;   /* ScatterElements, Scatter */
+    const char *mn = scatter ? "dma.scatter" : "dma.gather";
+    l->kind = scatter ? BK_K_SCATTER_EL : BK_K_GATHER_EL;
     l->dt = bk_tensor_dt(c, nd->in[0]);
     if (l->dt < 0) return bk_fail(c, node, e, "data '%s' has dtype %s, which the chip cannot hold", x->name, ir_dtype_name(x->dtype));
     l->es = isa_dtype_size(l->dt);
     if (bk_need_dt(c, node, nd->in[1], ISA_I32, e) || bk_need_dt(c, node, nd->out[0], l->dt, e)) return -1;
+    if (scatter && (bk_scatter_check(c, node, l->dt, e) || bk_tensor_in_dram(c, nd->in[2], &l->in_addr[0], e))) return -1;
     int r = x->ndim, ax = (int)ir_attr_int(nd, "axis", 0);
     if (ax < 0) ax += r;
     if (ax < 0 || ax >= r || it->ndim != r) return bk_fail(c, node, e, "axis or index rank out of range");
     int64_t nx = ir_numel(x), P = ir_numel(it), xs[IR_MAXDIM], s = 1;
-    if (nx == 0 || P == 0) return bk_fail(c, node, e, "an empty GatherElements is not lowered");
-    if (nx >= (1 << 22)) return bk_fail(c, node, e, "x has %lld elements (dma.gather takes rows 1..2^22-1)", (long long)nx);
+    if (nx == 0 || P == 0) return bk_fail(c, node, e, "an empty %s is not lowered", nd->op);
+    if (nx >= (1 << 22)) return bk_fail(c, node, e, "x has %lld elements (%s takes rows 1..2^22-1)", (long long)nx, mn);
     if (P > INT32_MAX) return bk_fail(c, node, e, "too many indices");
     for (int d = r - 1; d >= 0; d--) { xs[d] = s; s *= x->dims[d]; }
     int32_t *base = malloc((size_t)P * sizeof *base);
@@ -120,7 +131,8 @@ int bk_lower_gather_elements(BkCtx *c, int node, BkGroup *g, AtlErr *e)
     /* runs of output elements: at most 65535 (one 16-bit gather dim), at
      * least one run per core, four i32 boxes within the slot */
     uint64_t room = g->slot_size > 8 * c->align ? g->slot_size - 8 * c->align : 0;
-    uint64_t ch = (uint64_t)(P + c->ncores - 1) / (uint64_t)c->ncores;
+    int cores = scatter ? 1 : c->ncores;   /* a scatter runs on one core (bk_scatter.c) */
+    uint64_t ch = (uint64_t)(P + cores - 1) / (uint64_t)cores;
     if (ch > 65535) ch = 65535;
     if (ch > room / 16) ch = room / 16;
     if (ch < 1) return bk_fail(c, node, e, "tile does not fit LMEM");
@@ -130,7 +142,7 @@ int bk_lower_gather_elements(BkCtx *c, int node, BkGroup *g, AtlErr *e)
     for (int i = 0; i < GNREG; i++) l->l_reg[i] = bk_slot_alloc(c, &used, i >= GC ? 4 : 4 * ch);
     if (used > g->slot_size) return bk_fail(c, node, e, "tile does not fit LMEM");
     int nt = (int)(((uint64_t)P + ch - 1) / ch);
-    if (bk_assign_tiles(c, g, nt, e)) return -1;
+    if (scatter ? bk_scatter_tiles(c, g, nt, e) : bk_assign_tiles(c, g, nt, e)) return -1;
     for (int t = 0; t < nt; t++) g->tile_wkey[t] = 0;   /* the constants stay in the slot */
     snprintf(g->split, sizeof g->split, "runs %d", nt);
     g->gen = gel_gen;

@@ -1,4 +1,5 @@
-/* bk_lower_gather_nd.c - GatherND, constant or run-time indices.
+/* bk_lower_gather_nd.c - GatherND, and its mirror ScatterND, constant or
+ * run-time indices.
  *
  * Each index tuple (k components, the last index dim) picks a slice of x
  * (the dims after batch_dims + k): y[t] = x[batch(t)][v_0]...[v_k-1][...].
@@ -11,7 +12,12 @@
  * broadcast along the tuples, summed over k (v.rsum), and a tuple with any
  * component outside [-d_j, d_j) (v.rmax of its flags) gets the row count,
  * so the gather faults naming its entry; one dma.gather then copies the
- * rows, reading its index table from LMEM. */
+ * rows, reading its index table from LMEM.
+ * ScatterND (no batch dims): the same row of data (= y's shape) per tuple;
+ * updates are [tuples][slice], and one dma.scatter per tile writes its
+ * rows into y, which starts as a copy of data (ordering and the single
+ * core in bk_scatter.c). The row DMA and the slice split
+ * (bk_row_index_dma, bk_row_slices) are shared with bk_lower_revseq.c. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,7 +33,8 @@ enum { NI, NM, NM2, NR, NB, NBASE, NEXT, NRS, NZERO, NLIM, NNREG };
 /* Layer fields: od = {1, 1, T, k}; chunk[2] tuples a tile; x, y; cx =
  * indices (i32); w = tables {extents[k], strides[k], zeros[k], rows};
  * b = batch base table (0 none); K = rows of x; Nn = slice elements,
- * od2 split as i2 x i3 in mt x nt; dt / es x's storage dtype. */
+ * od2 split as i2 x i3 in mt x nt; dt / es x's storage dtype; scatter:
+ * in_addr[0] = updates. */
 static int gnd_gen(BkCtx *c, const BkGroup *g, int t, uint64_t slot, BkCode *k, AtlErr *e)
 {
     (void)c; (void)e;
@@ -41,6 +48,8 @@ static int gnd_gen(BkCtx *c, const BkGroup *g, int t, uint64_t slot, BkCode *k, 
     bk_compact(ksh, kc);
     uint64_t r[NNREG];
     for (int i = 0; i < NNREG; i++) r[i] = slot + l->l_reg[i];
+    int scatter = l->kind == BK_K_SCATTER_ND;
+    if (scatter && t == 0) bk_scatter_copy_loads(k, l->dt, l->y, l->x, (uint64_t)l->K * (uint64_t)l->Nn);
     AtlInsn in = bk_dma(ISA_I32, ISA_SPACE_LMEM, r[NI], ISA_SPACE_DRAM, l->cx + 4 * (uint64_t)t0 * kk, sh, cs, cs);
     bk_code_ld(k, &in, 0);
     for (int i = 0; i < 3; i++) {
@@ -83,22 +92,42 @@ static int gnd_gen(BkCtx *c, const BkGroup *g, int t, uint64_t slot, BkCode *k, 
     }
     in = bk_vbin(ISA_OP_V_SEL, ISA_I32, r[NR], r[NB], r[NLIM], rsh, rc, rc, bs);
     bk_code_cp(k, &in);
-    int64_t es = l->es, slice = l->Nn;
+    uint64_t run = (uint64_t)((int64_t)t0 * l->Nn * l->es);   /* this tile's first tuple's slice */
+    in = bk_row_index_dma(l, scatter ? ISA_OP_DMA_SCATTER : ISA_OP_DMA_GATHER, scatter ? l->y : l->y + run,
+                          scatter ? l->in_addr[0] + run : l->x, r[NR], tn);
+    bk_code_st(k, &in);
+    return 0;
+}
+
+AtlInsn bk_row_index_dma(const BkLow *l, int op, uint64_t dst, uint64_t src, uint64_t idx, uint32_t n)
+{
+    AtlInsn in;
+    int64_t es = l->es, row = (int64_t)l->Nn * es;
     memset(&in, 0, sizeof in);
-    in.op = ISA_OP_DMA_GATHER;
+    in.op = (uint8_t)op;
     in.dtype = (uint8_t)l->dt;
     in.dst_space = in.src_space = ISA_SPACE_DRAM;
     in.src2_space = ISA_SPACE_LMEM;
-    in.dst = l->y + (uint64_t)((int64_t)t0 * slice * es);
-    in.src = l->x;
-    in.src2 = r[NR];
-    in.shape[0] = 1; in.shape[1] = tn; in.shape[2] = (uint32_t)l->mt; in.shape[3] = (uint32_t)l->nt;
-    in.dst_stride[0] = in.src_stride[0] = (int32_t)(slice * es);
-    in.dst_stride[1] = in.src_stride[1] = (int32_t)(slice * es);
+    in.dst = dst;
+    in.src = src;
+    in.src2 = idx;
+    in.shape[0] = 1; in.shape[1] = n; in.shape[2] = (uint32_t)l->mt; in.shape[3] = (uint32_t)l->nt;
+    in.dst_stride[0] = in.src_stride[0] = in.dst_stride[1] = in.src_stride[1] = (int32_t)row;
     in.dst_stride[2] = in.src_stride[2] = (int32_t)(l->nt * es);
     in.dst_stride[3] = in.src_stride[3] = (int32_t)es;
     in.limit = (uint32_t)l->K;
-    bk_code_st(k, &in);
+    return in;
+}
+
+int bk_row_slices(BkCtx *c, int node, BkLow *l, int64_t slice, AtlErr *e)
+{
+    if (slice * l->es > INT32_MAX) return bk_fail(c, node, e, "slices beyond 2 GiB are not lowered");
+    int64_t i3 = slice <= MAX16 ? slice : MAX16;
+    while (slice % i3) i3--;
+    if (slice / i3 > MAX16) return bk_fail(c, node, e, "slice size %lld cannot be split into two 16-bit dims", (long long)slice);
+    l->Nn = (int)slice;
+    l->mt = (int)(slice / i3);
+    l->nt = (int)i3;
     return 0;
 }
 
@@ -108,11 +137,14 @@ int bk_lower_gather_nd(BkCtx *c, int node, BkGroup *g, AtlErr *e)
     const IrNode *nd = &gr->nodes[node];
     const IrTensor *x = &gr->t[nd->in[0]], *it = &gr->t[nd->in[1]];
     BkLow *l = &g->lw;
-    l->kind = BK_K_GATHER_ND;
+    int scatter = !strcmp(nd->op, "ScatterND");
+    const char *mn = scatter ? "dma.scatter" : "dma.gather";
+    l->kind = scatter ? BK_K_SCATTER_ND : BK_K_GATHER_ND;
     l->dt = bk_tensor_dt(c, nd->in[0]);
     if (l->dt < 0) return bk_fail(c, node, e, "data '%s' has a dtype the chip cannot hold", x->name);
     l->es = isa_dtype_size(l->dt);
     if (bk_need_dt(c, node, nd->in[1], ISA_I32, e) || bk_need_dt(c, node, nd->out[0], l->dt, e)) return -1;
+    if (scatter && (bk_scatter_check(c, node, l->dt, e) || bk_tensor_in_dram(c, nd->in[2], &l->in_addr[0], e))) return -1;
     int bd = (int)ir_attr_int(nd, "batch_dims", 0);
     if (it->ndim < 1) return bk_fail(c, node, e, "indices must have rank >= 1");
     int64_t kk = it->dims[it->ndim - 1], T = ir_numel(it) / (kk ? kk : 1), slice = 1, rows, nb = 1;
@@ -120,13 +152,10 @@ int bk_lower_gather_nd(BkCtx *c, int node, BkGroup *g, AtlErr *e)
     for (int d = bd + (int)kk; d < x->ndim; d++) slice *= x->dims[d];
     for (int d = 0; d < bd; d++) nb *= it->dims[d];
     rows = ir_numel(x) / (slice ? slice : 1);
-    if (T == 0 || slice == 0) return bk_fail(c, node, e, "an empty GatherND is not lowered");
-    if (rows >= (1 << 22)) return bk_fail(c, node, e, "%lld rows of x (dma.gather takes 1..2^22-1)", (long long)rows);
+    if (T == 0 || slice == 0) return bk_fail(c, node, e, "an empty %s is not lowered", nd->op);
+    if (rows >= (1 << 22)) return bk_fail(c, node, e, "%lld rows of x (%s takes 1..2^22-1)", (long long)rows, mn);
     if (kk > MAX16 || T > INT32_MAX) return bk_fail(c, node, e, "too many indices");
-    if ((int64_t)slice * l->es > INT32_MAX) return bk_fail(c, node, e, "slices beyond 2 GiB are not lowered");
-    int64_t i3 = slice <= MAX16 ? slice : MAX16;
-    while (slice % i3) i3--;
-    if (slice / i3 > MAX16) return bk_fail(c, node, e, "slice size %lld cannot be split into two 16-bit dims", (long long)slice);
+    if (bk_row_slices(c, node, l, slice, e)) return -1;
     /* tables: extents, row strides, zeros, the row count; batch bases */
     int32_t *tab = calloc((size_t)(3 * kk + 1), sizeof *tab);
     if (!tab) return bk_fail(c, node, e, "out of memory");
@@ -154,15 +183,13 @@ int bk_lower_gather_nd(BkCtx *c, int node, BkGroup *g, AtlErr *e)
         bk_tensor_in_dram(c, nd->out[0], &l->y, e))
         return -1;
     l->K = (int)rows;
-    l->Nn = (int)slice;
-    l->mt = (int)(slice / i3);
-    l->nt = (int)i3;
     l->od[0] = l->od[1] = 1;
     l->od[2] = (uint32_t)(T < MAX16 ? T : MAX16);
     if (T > MAX16) return bk_fail(c, node, e, "%lld index tuples (at most 65535 are lowered)", (long long)T);
     l->od[3] = (uint32_t)kk;
     uint64_t room = g->slot_size > 16 * c->align ? g->slot_size - 16 * c->align : 0;
-    uint64_t per_t = 4 * (3 * (uint64_t)kk + 3), ch = (uint64_t)(T + c->ncores - 1) / (uint64_t)c->ncores;
+    int cores = scatter ? 1 : c->ncores;   /* a scatter runs on one core (bk_scatter.c) */
+    uint64_t per_t = 4 * (3 * (uint64_t)kk + 3), ch = (uint64_t)(T + cores - 1) / (uint64_t)cores;
     if (ch > room / per_t) ch = room / per_t;
     if (ch < 1) return bk_fail(c, node, e, "tile does not fit LMEM");
     l->chunk[0] = l->chunk[1] = 1;
@@ -174,7 +201,7 @@ int bk_lower_gather_nd(BkCtx *c, int node, BkGroup *g, AtlErr *e)
     for (int i = 0; i < NNREG; i++) l->l_reg[i] = bk_slot_alloc(c, &used, bytes[i]);
     if (used > g->slot_size) return bk_fail(c, node, e, "tile does not fit LMEM");
     int nt = (int)(((uint64_t)T + ch - 1) / ch);
-    if (bk_assign_tiles(c, g, nt, e)) return -1;
+    if (scatter ? bk_scatter_tiles(c, g, nt, e) : bk_assign_tiles(c, g, nt, e)) return -1;
     for (int t = 0; t < nt; t++) g->tile_wkey[t] = 0;   /* the tables stay in the slot */
     snprintf(g->split, sizeof g->split, "tuples %d", nt);
     g->gen = gnd_gen;

@@ -6,8 +6,9 @@
  * At load time the firmware, which chose the regions' DRAM bases, rewrites
  * it to base[region] + offset, after checking that every byte the strided
  * access can touch (shape, byte strides, element size) lies inside the
- * region (a dma.gather's source: all `limit` rows along d1; its idx table:
- * one i32 per d1 position). SRAM and LMEM operands are left alone.
+ * region (the indexed end of a dma.gather (source) or dma.scatter
+ * (destination): all `limit` rows along d1; the idx table: one i32 per d1
+ * position). SRAM and LMEM operands are left alone.
  *
  * The instruction layout comes from the ISA tables (isa/isa.h): fields are
  * packed in format order from bit ISA_HEADER_BITS, DIMS/STRIDES take four
@@ -56,8 +57,9 @@ int fw_reloc_insn(uint8_t rec[64], const uint64_t base[ABM_REGION_COUNT], const 
         }
         unsigned region = (unsigned)tag - 1;
         /* Extent of the strided access: lowest and one past the highest byte.
-         * A gather's index table is one i32 per d1 position; its source
-         * spans `limit` rows along d1 (any of them may be named). */
+         * An index table is one i32 per d1 position; the indexed end (a
+         * gather's source, a scatter's destination) spans `limit` rows
+         * along d1 (any of them may be named). */
         int stride_id = id == ISA_F_DST ? ISA_F_DSTRIDE : ISA_F_SSTRIDE;
         if (!lay[ISA_F_SHAPE].present || !lay[stride_id].present || !lay[ISA_F_DTYPE].present) {
             fw_fmt(why, cap, "%s: %s in DRAM without shape, strides and dtype", mn, fname);
@@ -65,13 +67,14 @@ int fw_reloc_insn(uint8_t rec[64], const uint64_t base[ABM_REGION_COUNT], const 
         }
         int esize = isa_dtype_size((int)isa_bits_get(rec, lay[ISA_F_DTYPE].pos, lay[ISA_F_DTYPE].bits));
         int64_t lo = 0, hi = id == ISA_F_IDX ? 4 : esize;
+        int indexed_end = op == ISA_OP_DMA_SCATTER ? ISA_F_DST : ISA_F_SRC;
         int empty = 0;
         for (unsigned d = 0; d < 4; d++) {
             uint64_t n = isa_bits_get(rec, lay[ISA_F_SHAPE].pos + d * lay[ISA_F_SHAPE].bits, lay[ISA_F_SHAPE].bits);
             unsigned sb = lay[stride_id].bits;
             int64_t s = isa_sext(isa_bits_get(rec, lay[stride_id].pos + d * sb, sb), sb);
             if (id == ISA_F_IDX) s = d == 1 ? 4 : 0;
-            if (id == ISA_F_SRC && d == 1 && lay[ISA_F_LIMIT].present)
+            if (id == indexed_end && d == 1 && lay[ISA_F_LIMIT].present)
                 n = isa_bits_get(rec, lay[ISA_F_LIMIT].pos, lay[ISA_F_LIMIT].bits);
             if (n == 0) { empty = 1; break; }
             int64_t span = (int64_t)(n - 1) * s;   /* |n-1| < 2^16, |s| < 2^31: no overflow */

@@ -92,7 +92,7 @@ typedef struct AtlInsn {
     uint16_t layer;
     uint8_t dtype, otype;      /* operand dtype, result dtype */
     uint8_t dst_space, src_space;
-    uint8_t src2_space;        /* dma.gather: space of the index table */
+    uint8_t src2_space;        /* dma.gather/dma.scatter: space of the index table */
     uint8_t src_core;          /* DMA: which core's LMEM a lmem source is in (within the cluster) */
     uint32_t mask;             /* DMA: destination core mask for LMEM (0 = own core) */
     uint64_t dst, src, src2, src3;                /* byte addresses within their space */
@@ -111,7 +111,7 @@ typedef struct AtlInsn {
     uint8_t last;              /* v.rargmax/v.rargmin: ties (and NaNs) give the last index */
     uint8_t scope;             /* barriers */
     uint16_t bar_id, bar_count;
-    uint32_t limit;            /* dma.gather: source rows along d1 (valid indices -limit..limit-1) */
+    uint32_t limit;            /* dma.gather: source rows, dma.scatter: destination rows along d1 (valid indices -limit..limit-1) */
     int32_t ival;              /* fill pattern bits / zero point / conv pad value */
     int32_t lo, hi;            /* requant clamp */
     float alpha, beta;         /* activation parameters (f32) */
@@ -141,7 +141,7 @@ typedef enum {
     F(LSRC2,    "src2",     ISA_K_LMEM,    src2,        "second source LMEM offset") \
     F(LSRC3,    "src3",     ISA_K_LMEM,    src3,        "third source LMEM offset") \
     F(IDX,      "idx",      ISA_K_ADDR,    src2,        "index table (space:offset): one i32 per position along d1") \
-    F(LIMIT,    "limit",    ISA_K_UINT,    limit,       "source rows along d1; an index i reads row i (i >= 0) or i + limit (i < 0)") \
+    F(LIMIT,    "limit",    ISA_K_UINT,    limit,       "rows along d1 of the indexed end (dma.gather: src, dma.scatter: dst); an index i names row i (i >= 0) or i + limit (i < 0)") \
     F(SRC_CORE, "src_core", ISA_K_UINT,    src_core,    "core (in cluster) whose LMEM an lmem: source is in") \
     F(MASK,     "mask",     ISA_K_UINT,    mask,        "LMEM destination core mask, bit i = core i of the cluster; 0 = own core") \
     F(SHAPE,    "shape",    ISA_K_DIMS,    shape,       "4-D shape, outermost first") \
@@ -285,7 +285,8 @@ typedef enum {
     X(V_ERF,    "v.erf",    ISA_ENGINE_VEC, VUN,      "dst = erf(src)") \
     X(V_RMIN,   "v.rmin",   ISA_ENGINE_VEC, VRED,     "minimum of a contiguous 4-D tensor along `axis`") \
     X(V_RARGMAX,"v.rargmax",ISA_ENGINE_VEC, VARG,     "i32 index along `axis` of the maximum of a contiguous 4-D tensor (first of ties, last if `last`; NaN is the maximum)") \
-    X(V_RARGMIN,"v.rargmin",ISA_ENGINE_VEC, VARG,     "i32 index along `axis` of the minimum of a contiguous 4-D tensor (first of ties, last if `last`; NaN is the minimum)")
+    X(V_RARGMIN,"v.rargmin",ISA_ENGINE_VEC, VARG,     "i32 index along `axis` of the minimum of a contiguous 4-D tensor (first of ties, last if `last`; NaN is the minimum)") \
+    X(DMA_SCATTER,"dma.scatter",ISA_ENGINE_DMA, DMA_GATHER, "strided 4-D copy whose d1 destination row is read from an i32 index table: dst[a,idx[j],c,d] = src[a,j,c,d], rows in j order (a repeated index keeps the last); an index outside [-limit, limit) faults")
 
 typedef enum {
 #define X(id, mn, eng, fmt, doc) ISA_OP_##id,

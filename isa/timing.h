@@ -64,8 +64,8 @@ uint64_t tim_dma_path_latency(const AtlChip *c, int dst, int src);
  * burst occupying the bottleneck for ceil(burst/bw) cycles:
  *   issue + latency + sum over bursts of ceil(burst_i / bw). */
 uint64_t tim_dma_cycles(const AtlChip *c, int dst, int src, uint64_t bytes);
-/* dma.gather: reading its n i32 indices from `idx_space` comes before the
- * row transfers (which are priced like a dma.copy of the same shape):
+/* dma.gather and dma.scatter: reading the n i32 indices from `idx_space`
+ * comes before the row transfers (priced like a dma.copy of the same shape):
  *   latency(idx_space) + ceil(4n / bw(idx_space)). */
 uint64_t tim_gather_index_cycles(const AtlChip *c, int idx_space, uint64_t n);
 #endif

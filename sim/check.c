@@ -139,22 +139,24 @@ static int check_dma(Ctx *c, const AtlSim *s, int core, const AtlInsn *in, SimPr
     return 0;
 }
 
-/* dma.gather: the source extent covers all `limit` rows along d1, the index
- * table one i32 per d1 position; the indices themselves are checked when
- * they are read (exec_dma.c). All three ends are in the issuing core's
- * LMEM when in LMEM. */
+/* dma.gather / dma.scatter: the indexed end (gather's source, scatter's
+ * destination) covers all `limit` rows along d1, the other end `shape`, the
+ * index table one i32 per d1 position; the indices themselves are checked
+ * when they are read (exec_dma.c). All three ends are in the issuing
+ * core's LMEM when in LMEM. */
 static int check_gather(Ctx *c, const AtlSim *s, int core, const AtlInsn *in, SimPre *pre)
 {
     int es = isa_dtype_size(in->dtype);
     if (!es) return bad(c, SIM_FAULT_ILLEGAL, "field dtype: bad dtype %d", in->dtype);
     if (need_shape(c, in->shape)) return -1;
-    if (!in->limit) return bad(c, SIM_FAULT_ILLEGAL, "field limit: 0 source rows");
+    if (!in->limit) return bad(c, SIM_FAULT_ILLEGAL, "field limit: 0 indexed rows");
     uint32_t own = 1u << (core % s->cpc);
-    uint32_t sshape[4] = {in->shape[0], in->limit, in->shape[2], in->shape[3]}, ishape[4] = {1, in->shape[1], 1, 1};
+    uint32_t lshape[4] = {in->shape[0], in->limit, in->shape[2], in->shape[3]}, ishape[4] = {1, in->shape[1], 1, 1};
     static const int32_t istride[4] = {0, 4, 0, 0};
+    int scatter = in->op == ISA_OP_DMA_SCATTER;
     pre->bytes = elems4(in->shape) * (uint64_t)es;
-    if (check_dma_end(c, s, pre, "dst", in->dst_space, in->dst, in->shape, in->dst_stride, es, own, 1)) return -1;
-    if (check_dma_end(c, s, pre, "src", in->src_space, in->src, sshape, in->src_stride, es, own, 0)) return -1;
+    if (check_dma_end(c, s, pre, "dst", in->dst_space, in->dst, scatter ? lshape : in->shape, in->dst_stride, es, own, 1)) return -1;
+    if (check_dma_end(c, s, pre, "src", in->src_space, in->src, scatter ? in->shape : lshape, in->src_stride, es, own, 0)) return -1;
     return check_dma_end(c, s, pre, "idx", in->src2_space, in->src2, ishape, istride, 4, own, 0);
 }
 

@@ -1,10 +1,11 @@
-/* exec_dma.c - data effect of dma.copy, dma.fill and dma.gather: strided
- * 4-D element copies between DRAM, the cluster's SRAM and LMEM (multicast
- * to every core of the mask), constant fills, and copies whose d1 source
- * row comes from an i32 index table. Bounds of the static extents were
- * checked in check.c; a gather's indices are checked here, when they are
- * read, and an index outside [-limit, limit) is a data fault that names
- * the index and its position. */
+/* exec_dma.c - data effect of dma.copy, dma.fill, dma.gather and
+ * dma.scatter: strided 4-D element copies between DRAM, the cluster's SRAM
+ * and LMEM (multicast to every core of the mask), constant fills, and
+ * copies whose d1 source (gather) or destination (scatter) row comes from
+ * an i32 index table. Bounds of the static extents were checked in
+ * check.c; the indices are checked here, when they are read, and an index
+ * outside [-limit, limit) is a data fault that names the index and its
+ * position. */
 #include <stdio.h>
 #include <string.h>
 #include "sim/sim_int.h"
@@ -63,6 +64,20 @@ int sim_exec_fmt_DMA_FILL(AtlSim *s, int core, const AtlInsn *in)
     return 0;
 }
 
+/* Row r of the indexed end for entry j of the table, or -1 (with the fault
+ * message set) when the index is outside [-limit, limit). */
+static int64_t indexed_row(AtlSim *s, const AtlInsn *in, const uint8_t *idx, uint32_t j)
+{
+    int32_t v;
+    memcpy(&v, idx + 4 * (size_t)j, 4);
+    int64_t r = v < 0 ? (int64_t)v + in->limit : v;
+    if (r >= 0 && r < (int64_t)in->limit) return r;
+    snprintf(s->exec_msg, sizeof s->exec_msg, "%s: index %d (entry %u of idx) is outside [-%u, %u)",
+             isa_ops[in->op].mnemonic, v, j, in->limit, in->limit);
+    return -1;
+}
+
+/* dma.gather (source row indexed) and dma.scatter (destination row indexed). */
 int sim_exec_fmt_DMA_GATHER(AtlSim *s, int core, const AtlInsn *in)
 {
     int es = isa_dtype_size(in->dtype);
@@ -71,22 +86,15 @@ int sim_exec_fmt_DMA_GATHER(AtlSim *s, int core, const AtlInsn *in)
     const uint8_t *src = mem_space_ptr(s, core, in->src_space, own) + in->src;
     uint8_t *dst = mem_space_ptr(s, core, in->dst_space, own) + in->dst;
     uint32_t row[4] = {in->shape[0], 1, in->shape[2], in->shape[3]};
+    int scatter = in->op == ISA_OP_DMA_SCATTER;
     /* all indices are checked before any byte moves: a fault leaves dst untouched */
+    for (uint32_t j = 0; j < in->shape[1]; j++)
+        if (indexed_row(s, in, idx, j) < 0) return -1;
+    /* rows in j order: a scatter's repeated index keeps the last row */
     for (uint32_t j = 0; j < in->shape[1]; j++) {
-        int32_t v;
-        memcpy(&v, idx + 4 * (size_t)j, 4);
-        int64_t r = v < 0 ? (int64_t)v + in->limit : v;
-        if (r < 0 || r >= (int64_t)in->limit) {
-            snprintf(s->exec_msg, sizeof s->exec_msg, "dma.gather: index %d (entry %u of idx) is outside [-%u, %u)",
-                     v, j, in->limit, in->limit);
-            return -1;
-        }
-    }
-    for (uint32_t j = 0; j < in->shape[1]; j++) {
-        int32_t v;
-        memcpy(&v, idx + 4 * (size_t)j, 4);
-        int64_t r = v < 0 ? (int64_t)v + in->limit : v;
-        copy4(dst + (int64_t)j * in->dst_stride[1], in->dst_stride, src + r * in->src_stride[1], in->src_stride, row, es);
+        int64_t r = indexed_row(s, in, idx, j);
+        int64_t drow = scatter ? r : j, srow = scatter ? j : r;
+        copy4(dst + drow * in->dst_stride[1], in->dst_stride, src + srow * in->src_stride[1], in->src_stride, row, es);
     }
     return 0;
 }

@@ -325,7 +325,7 @@ int mem_dma_plan(AtlSim *s, int core, int engine, const AtlInsn *in, SimPre *pre
     int copy = in->op != ISA_OP_DMA_FILL;
     int src_space = copy ? in->src_space : in->dst_space;
     pre->dma_latency = tim_dma_path_latency(&s->chip, in->dst_space, src_space) + (uint64_t)s->chip.dma_issue_cycles;
-    if (in->op == ISA_OP_DMA_GATHER) pre->dma_latency += tim_gather_index_cycles(&s->chip, in->src2_space, in->shape[1]);
+    if (isa_ops[in->op].format == ISA_FMT_DMA_GATHER) pre->dma_latency += tim_gather_index_cycles(&s->chip, in->src2_space, in->shape[1]);
     /* work on each server: bursts of dma_bb bytes, each busy for its bytes
      * there at that server's bandwidth; summed over bursts (two bursts stand
      * for all when every burst looks the same) */

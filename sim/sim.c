@@ -196,7 +196,7 @@ int sim_load(AtlSim *s, const AtlProgram *p, AtlErr *e)
                 break;
             }
             int op = st->insns[i].op;
-            if ((op == ISA_OP_DMA_COPY || op == ISA_OP_DMA_FILL || op == ISA_OP_DMA_GATHER) && eid % ISA_NUM_ENGINES == ISA_ENGINE_DMA &&
+            if (isa_ops[op].engine == ISA_ENGINE_DMA && eid % ISA_NUM_ENGINES == ISA_ENGINE_DMA &&
                 mem_dma_plan(s, eid / ISA_NUM_ENGINES, ISA_ENGINE_DMA, &st->insns[i], &en->pre[i]))
                 return atl_fail(e, "sim: out of memory");
             if (op == ISA_OP_END) break; /* nothing after `end` runs */

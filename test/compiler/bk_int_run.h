@@ -4,7 +4,8 @@
  * [-1, 1)) written in the dtype the .abm lists for it, the simulator run,
  * every output read back in its listed dtype and compared with the
  * reference interpreter EXACTLY (floats within 1e-6), on configs/tiny.ini
- * and configs/a1.ini (run_exact); graph builders (new_int_graph, const_of)
+ * and configs/a1.ini (run_exact), or a run that must fault
+ * (run_int_or_fault); graph builders (new_int_graph, const_of)
  * and expect_rejected (the compile error names the node and the reason).
  * Header only: one test binary each. */
 #ifndef ATOLL_TEST_BK_INT_RUN_H
@@ -38,8 +39,11 @@ static void fill_input(IrTensor *t, int64_t lo, int64_t hi, uint32_t *seed)
     }
 }
 
-/* Runs the graph on chipfile; 0 when every output matches, else -1 with msg. */
-static int run_int(const IrGraph *g0, const char *chipfile, int64_t lo, int64_t hi, char *msg, size_t cap)
+/* Runs the graph on chipfile; 0 when every output matches, else -1 with
+ * msg. With `fault` set the interpreter is not run and the run must fail
+ * with a message holding it (printed). */
+static int run_int_or_fault(const IrGraph *g0, const char *chipfile, int64_t lo, int64_t hi, const char *fault,
+                            char *msg, size_t cap)
 {
     IrGraph g;
     PbBuf pb = {0};
@@ -72,7 +76,7 @@ static int run_int(const IrGraph *g0, const char *chipfile, int64_t lo, int64_t 
         if (ir_alloc_data(t, &e)) goto done;
         fill_input(t, lo, hi, &seed);
     }
-    if (interp_run(&g, ins, nin, &outs, &e)) goto done;
+    if (!fault && interp_run(&g, ins, nin, &outs, &e)) goto done;
     if (e2e_build(&g, &chip, ISA_F32, NULL, NULL, &buf, &len, &m, &p, &b, &s, &e)) goto done;
     for (int k = 0; k < nin; k++) {
         int j = find_tensor(&m, ins[k].name);
@@ -85,6 +89,11 @@ static int run_int(const IrGraph *g0, const char *chipfile, int64_t lo, int64_t 
             if (op_dtype_is_float(ins[k].dtype)) num_store_f64(d + i * es, dt, ir_get_f(&ins[k], i));
             else num_store_int(d + i * es, dt, ir_get_i(&ins[k], i));
         }
+    }
+    if (fault) {
+        if (!sim_run(s, &e)) atl_fail(&e, "the run did not fail");
+        else if (strstr(e.msg, fault)) { printf("    (%s)\n", e.msg); rc = 0; }
+        goto done;
     }
     if (sim_run(s, &e)) goto done;
     for (int k = 0; k < g.nout; k++) {
@@ -129,6 +138,11 @@ done:
     free(buf);
     ir_free(&g);
     return rc;
+}
+
+static int run_int(const IrGraph *g0, const char *chipfile, int64_t lo, int64_t hi, char *msg, size_t cap)
+{
+    return run_int_or_fault(g0, chipfile, lo, hi, NULL, msg, cap);
 }
 
 /* Runs g on both chips with inputs in [lo, hi]; every output exact. */

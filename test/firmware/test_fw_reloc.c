@@ -66,8 +66,9 @@ TEST(every_op_round_trips)
         in.dst = ATL_RELOC_ADDR(ABM_REGION_IO, 0x100);
         in.src_space = ISA_SPACE_DRAM;
         in.src = ATL_RELOC_ADDR(ABM_REGION_WEIGHTS, 0x2000);
-        int has_idx = op == ISA_OP_DMA_GATHER;   /* and its index table in activations */
-        if (has_idx) { in.src2_space = ISA_SPACE_DRAM; in.src2 = ATL_RELOC_ADDR(ABM_REGION_ACTIVATIONS, 0x40); in.limit = 3; }
+        int has_idx = isa_ops[op].format == ISA_FMT_DMA_GATHER;   /* and its index table in activations */
+        /* a scatter's dst spans `limit` rows: shape[1] of them keeps the dst bounds below exact */
+        if (has_idx) { in.src2_space = ISA_SPACE_DRAM; in.src2 = ATL_RELOC_ADDR(ABM_REGION_ACTIVATIONS, 0x40); in.limit = op == ISA_OP_DMA_SCATTER ? in.shape[1] : 3; }
         memset(rec, 0, 64);
         REQUIRE(isa_encode(&in, rec, &e) == 0);
         REQUIRE(isa_decode(rec, &in, &e) == 0);
@@ -100,7 +101,7 @@ TEST(every_op_round_trips)
         REQUIRE(isa_encode(&in, rec, &e) == 0);
         CHECKF(fw_reloc_insn(rec, base, size, why, sizeof why) == 0, "%s: exact fit refused: %s", isa_ops[op].mnemonic, why);
     }
-    CHECK_EQ_INT(dma_ops, 3);   /* dma.copy, dma.fill and dma.gather */
+    CHECK_EQ_INT(dma_ops, 4);   /* dma.copy, dma.fill, dma.gather and dma.scatter */
 }
 
 int main(void)

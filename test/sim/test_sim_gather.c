@@ -170,7 +170,7 @@ TEST(static_checks)
 {
     AtlInsn g = gather_f32(ISA_SPACE_DRAM, 0x4000, 0x1000, 0x2000, 1, 2, 4, 2);
     g.limit = 0;
-    refuse_case(g, "field limit: 0 source rows");
+    refuse_case(g, "field limit: 0 indexed rows");
     g = gather_f32(ISA_SPACE_DRAM, 0x4000, (uint64_t)chip.dram_bytes - 24, 0x2000, 1, 2, 4, 2);
     refuse_case(g, "src touches dram");   /* 2 rows of 8 bytes fit below the end, all 4 do not */
     g = gather_f32(ISA_SPACE_DRAM, 0x4000, 0x1000, (uint64_t)chip.dram_bytes - 4, 1, 2, 4, 2);
