@@ -26,6 +26,8 @@
  *   sign only;
  * - Where: c ? x : y as a copy of y, then v.sel(c, x);
  * - Cast float -> integer: v.trunc then v.cast; float -> bool: 1 - (x == -x);
+ * - BitShift(x, 2^s) (after bk_rewrite_int.c): RIGHT x / 2^s (v.div);
+ *   LEFT (x & (2^W / 2^s - 1)) * 2^s, the bits shifted out masked first;
  * - Pow with a run-time exponent (x^y as C pow): |x|^y = exp(y log|x|);
  *   for x < 0 (x < |x|) times g = +1 for an even integer y (y/2 ==
  *   trunc(y/2)), -1 for an odd one, NaN for a non-integer y (sqrt(I - 1)
@@ -87,6 +89,17 @@ static const ElemProg progs[] = {
     {"IsInf_none", S1, 0, 3, {BIN(EQ, S0, X0, X0), BIN(LT, S0, S0, S0), UN(CAST, S1, S0)}},
     /* the condition arrives converted to the data's dtype */
     {"Where", S0, 1, 2, {UN(MOV, S0, X2), BIN(SEL, S0, X0, X1)}},
+    /* BitShift(x, p = 2^s) (bk_rewrite_int.c), x >= 0: RIGHT is x / p;
+     * LEFT keeps the bits that stay below 2^W, m = 2^W / p - 1, then
+     * (x & m) * p < 2^W never saturates. uint32 (i32, values < 2^31):
+     * m = (2^31 - 1) / p, so the result is x << s mod 2^31 */
+    ONE_BIN("BitShift_right", DIV),
+    {"BitShift_left8", S0, 0, 5, {AFF(S1, X1, 0, 256.0f), BIN(DIV, S1, S1, X1), AFF(S1, S1, 1.0f, -1.0f),
+                                  BIN(AND, S0, X0, S1), BIN(MUL, S0, S0, X1)}},
+    {"BitShift_left16", S0, 0, 5, {AFF(S1, X1, 0, 65536.0f), BIN(DIV, S1, S1, X1), AFF(S1, S1, 1.0f, -1.0f),
+                                   BIN(AND, S0, X0, S1), BIN(MUL, S0, S0, X1)}},
+    {"BitShift_left32", S0, 0, 4, {AFF(S1, X1, 0, 2147483647.0f), BIN(DIV, S1, S1, X1), BIN(AND, S0, X0, S1),
+                                   BIN(MUL, S0, S0, X1)}},
     /* float -> integer truncates toward zero; float -> bool is x != 0
      * (x == -x only for +-0; NaN is true) */
     {"Cast_trunc", S1, 0, 2, {UN(TRUNC, S0, X0), UN(CAST, S1, S0)}},
@@ -105,6 +118,11 @@ static void row_name(const IrGraph *g, const IrNode *nd, char *buf, size_t n)
     else if (!strcmp(op, "Pow")) {
         const IrTensor *y = &g->t[nd->in[1]];
         op = fx && !(y->data && ir_numel(y) == 1) ? "Pow" : "";   /* a constant scalar exponent: bk_lower_vec.c */
+    } else if (!strcmp(op, "BitShift")) {
+        int dt = g->t[nd->in[0]].dtype;
+        if (!ir_attr_int(nd, BK_SHIFT_BY_POW2, 0)) op = "";   /* not rewritten (bk_rewrite_int.c) */
+        else if (!strcmp(ir_attr_str(nd, "direction", ""), "RIGHT")) op = "BitShift_right";
+        else op = dt == IR_U8 ? "BitShift_left8" : dt == IR_U16 ? "BitShift_left16" : dt == IR_U32 ? "BitShift_left32" : "";
     } else if (!strcmp(op, "IsInf")) {
         int pos = ir_attr_int(nd, "detect_positive", 1) != 0, neg = ir_attr_int(nd, "detect_negative", 1) != 0;
         op = pos && neg ? "IsInf" : pos ? "IsInf_pos" : neg ? "IsInf_neg" : "IsInf_none";

@@ -338,10 +338,19 @@ int bk_rewrite_ops(IrGraph *g, AtlErr *e);
 int bk_rewrite_3d_applies(const IrGraph *g, int node);
 int bk_rewrite_3d(IrGraph *g, int node, AtlErr *e);
 
+/* bk_rewrite_int.c: BitShift(x, s) -> BitShift(x, 2^s) marked with the
+ * attribute BK_SHIFT_BY_POW2 (applies: not yet marked). */
+#define BK_SHIFT_BY_POW2 "atoll_shift_by_pow2"
+int bk_rewrite_bitshift_applies(const IrGraph *g, int node);
+int bk_rewrite_bitshift(IrGraph *g, int node, AtlErr *e);
+
 /* bk_rewrite_util.c: graph building for the rewrites. New tensors are
  * named "<base>#<what>"; each returns the new tensor (or node) or -1. */
 int bk_rw_tensor(IrGraph *g, const char *base, const char *what, AtlErr *e);
 int bk_rw_int_const(IrGraph *g, const char *base, const char *what, const int64_t *v, int n, AtlErr *e);
+/* A constant of IR dtype `dtype` (v: its raw elements; NULL: zeros). */
+int bk_rw_typed_const(IrGraph *g, const char *base, const char *what, int dtype, int ndim, const int64_t *dims,
+                      const void *v, AtlErr *e);
 int bk_rw_float_const(IrGraph *g, const char *base, const char *what, int ndim, const int64_t *dims, const float *v,
                       AtlErr *e);
 /* Node op(ins) -> out (returns the node). */

@@ -28,6 +28,7 @@
  *     padded input (ceil_mode's extra windows reach beyond it); the pool
  *     instruction's countpad divides by kh*kw, and its count of valid
  *     positions, on the padded input, is exactly ONNX's divisor;
+ *   - BitShift: its shift amount s replaced by 2^s (bk_rewrite_int.c);
  *   - 3-D Conv / MaxPool / AveragePool and dilated MaxPool: bk_rewrite_3d.c.
  * Why: each is a composition of ops with existing lowerings, so it gets
  * their tilings and cost model without new instructions or tile code. */
@@ -311,6 +312,7 @@ static const RewriteRule rules[] = {
     {"LRN", always, lrn_rewrite},
     {"CumSum", cumsum_applies, cumsum_rewrite},
     {"AveragePool", avgpool_ceil_applies, avgpool_ceil_rewrite},
+    {"BitShift", bk_rewrite_bitshift_applies, bk_rewrite_bitshift},
     {NULL, bk_rewrite_3d_applies, bk_rewrite_3d},
 };
 

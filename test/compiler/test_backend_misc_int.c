@@ -1,0 +1,106 @@
+/* test_backend_misc_int.c - the last integer ops lowered on the chip:
+ * BitShift on uint8 / uint16 / uint32 (chip i16 / i32 / i32; compiler/
+ * bk_rewrite_int.c and the BitShift rows of bk_elem_prog.c), LEFT and
+ * RIGHT, with run-time and constant shift amounts, edge values (shifts by
+ * 0 and by width-1, bits shifted out, x = 0 / 1 / all ones), compiled for
+ * configs/tiny.ini and configs/a1.ini, run on the simulator and compared
+ * with the reference interpreter EXACTLY; plus the rejection of a
+ * constant shift the chip's tables do not hold. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "test/test.h"
+#include "test/compiler/bk_int_run.h"
+
+static const struct { int dt, width; } ushifts[] = {{IR_U8, 8}, {IR_U16, 16}, {IR_U32, 32}};
+static const char *const dirs[] = {"LEFT", "RIGHT"};
+
+static void shift_node(IrGraph *g, const char *ins, const char *dir)
+{
+    AtlErr e;
+    int n = ir_add_op(g, "BitShift", "shift", ins, "y", &e);
+    ir_set_attr_str(g, n, "direction", dir, &e);
+    ir_add_output(g, "y", &e);
+}
+
+/* x and s both graph inputs (s gathered from the 2^s table on the chip) */
+TEST(bitshift_runtime_amounts)
+{
+    for (size_t k = 0; k < sizeof ushifts / sizeof *ushifts; k++)
+        for (int d = 0; d < 2; d++) {
+            IrGraph g;
+            AtlErr e;
+            int64_t xd[2] = {3, 8}, sd[1] = {8};
+            new_int_graph(&g, "x", ushifts[k].dt, 2, xd);
+            g.opset = 11;
+            ir_add_input(&g, "s", ushifts[k].dt, 1, sd, &e);
+            shift_node(&g, "x,s", dirs[d]);
+            char what[64];
+            snprintf(what, sizeof what, "BitShift %s %s runtime", dirs[d], ir_dtype_name(ushifts[k].dt));
+            /* values and shifts in [0, min(W, 16) - 1]: uint8 and uint16
+             * LEFT shift bits out (wrap); uint32 results stay below 2^31 */
+            int64_t hi = (ushifts[k].width < 16 ? ushifts[k].width : 16) - 1;
+            run_exact(&g, what, 0, hi);
+            ir_free(&g);
+        }
+}
+
+/* edge values of x (0, 1, the top bit, all ones) against run-time shifts */
+TEST(bitshift_edge_values_runtime_shift)
+{
+    for (size_t k = 0; k < 2; k++)
+        for (int d = 0; d < 2; d++) {
+            IrGraph g;
+            int64_t sd[2] = {4, 1}, xd[1] = {6}, W = ushifts[k].width, top = (int64_t)1 << (W - 1);
+            new_int_graph(&g, "s", ushifts[k].dt, 2, sd);
+            g.opset = 11;
+            const_of(&g, "x", ushifts[k].dt, 1, xd, (int64_t[]){0, 1, top, 2 * top - 1, 2 * top - 2, top - 1});
+            shift_node(&g, "x,s", dirs[d]);
+            char what[64];
+            snprintf(what, sizeof what, "BitShift %s %s edges", dirs[d], ir_dtype_name(ushifts[k].dt));
+            run_exact(&g, what, 0, W - 1);
+            ir_free(&g);
+        }
+}
+
+/* constant shift amounts 0, 1, W/2 and W-1 (uint32: results below 2^31) */
+TEST(bitshift_constant_amounts)
+{
+    for (size_t k = 0; k < sizeof ushifts / sizeof *ushifts; k++)
+        for (int d = 0; d < 2; d++) {
+            IrGraph g;
+            int64_t xd[2] = {5, 4}, sd[1] = {4}, W = ushifts[k].width;
+            int u32left = W == 32 && d == 0;
+            new_int_graph(&g, "x", ushifts[k].dt, 2, xd);
+            g.opset = 11;
+            int64_t s[4] = {0, 1, W / 2, u32left ? 16 : W == 32 ? 30 : W - 1};
+            const_of(&g, "s", ushifts[k].dt, 1, sd, s);
+            shift_node(&g, "x,s", dirs[d]);
+            char what[64];
+            snprintf(what, sizeof what, "BitShift %s %s const", dirs[d], ir_dtype_name(ushifts[k].dt));
+            int64_t hi = u32left ? 32767 : W == 32 ? 2147483647 : ((int64_t)1 << W) - 1;
+            run_exact(&g, what, 0, hi);
+            ir_free(&g);
+        }
+}
+
+TEST(bitshift_rejections)
+{
+    IrGraph g;
+    int64_t xd[1] = {3};
+    new_int_graph(&g, "x", IR_U8, 1, xd);
+    g.opset = 11;
+    const_of(&g, "s", IR_U8, 1, xd, (int64_t[]){1, 8, 2});
+    shift_node(&g, "x,s", "LEFT");
+    expect_rejected(&g, "shift 8 of 's' is outside 0..7", "BitShift");
+    ir_free(&g);
+}
+
+int main(void)
+{
+    RUN(bitshift_runtime_amounts);
+    RUN(bitshift_edge_values_runtime_shift);
+    RUN(bitshift_constant_amounts);
+    RUN(bitshift_rejections);
+    return test_summary("test_backend_misc_int");
+}
