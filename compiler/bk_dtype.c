@@ -11,11 +11,11 @@
  * docs/backend.md, "Data types").
  * Integer tensors are lowered for data movement (DMA moves bytes of any
  * dtype), the elementwise ops the vector unit does exactly on integers
- * (Add Sub Mul Max Min Neg Abs Relu Clip Identity, Div Mod, BitShift), ReduceSum/
+ * (Add Sub Mul Max Min Neg Abs Relu Clip Identity, Div Mod, BitShift, Pow), ReduceSum/
  * Max/Min (v.rsum/v.rmax on integers) and Cast; every data input of such a
  * node must have the output's storage dtype, except for the ops whose
  * inputs differ by definition (comparisons, IsNaN, IsInf: bool results;
- * Where: a bool condition; Pow: an integer exponent of a float base).
+ * Where: a bool condition; Pow: an exponent of another dtype than the base).
  * Cast: the same storage dtype is a copy; otherwise one v.cast (round half
  * even, saturate) on the vector unit (integer -> bool: min(|x|, 1) first;
  * float -> integer: v.trunc first, as ONNX truncates toward zero; float ->

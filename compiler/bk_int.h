@@ -41,7 +41,7 @@ typedef struct BkGroup BkGroup;
 typedef int (*BkTileGen)(BkCtx *c, const BkGroup *g, int tile, uint64_t slot, BkCode *code, AtlErr *e);
 
 #define BK_MAXIN 4
-#define BK_MAXSTEP 24
+#define BK_MAXSTEP 168   /* integer Pow: 5 steps per exponent bit (bk_elem_prog.c) */
 
 /* An elementwise step on registers: reg < nin are the loaded inputs, the
  * others scratch; reg `out` is stored. */

@@ -96,11 +96,97 @@ TEST(bitshift_rejections)
     ir_free(&g);
 }
 
+/* base and exponent both graph inputs, with negative exponents (0, 1 and
+ * -1 bases then give 0, 1 and +-1), in each integer dtype; ranges whose
+ * powers fit the dtype (the chip saturates where ONNX wraps) */
+TEST(pow_int_runtime)
+{
+    static const struct { int dt; int64_t lo, hi; } cases[] = {
+        {IR_I32, -6, 11}, {IR_I64, -6, 11}, {IR_I16, -4, 6}, {IR_U8, 0, 4}, {IR_I8, -3, 3}};
+    for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
+        IrGraph g;
+        AtlErr e;
+        int64_t xd[2] = {4, 16}, yd[2] = {4, 16};
+        new_int_graph(&g, "x", cases[k].dt, 2, xd);
+        ir_add_input(&g, "y", cases[k].dt, 2, yd, &e);
+        ir_add_op(&g, "Pow", "ipow", "x,y", "z", &e);
+        ir_add_output(&g, "z", &e);
+        char what[64];
+        snprintf(what, sizeof what, "Pow %s runtime", ir_dtype_name(cases[k].dt));
+        run_exact(&g, what, cases[k].lo, cases[k].hi);
+        ir_free(&g);
+    }
+}
+
+/* edge bases against the largest exponents (31 bits: 2^31 - 1 odd and
+ * 2^31 - 2 even, also negated), exact int32 limits ((-2)^31, 2^30,
+ * 46340^2) and 0^0 = 1; base and exponent made run-time by adding the
+ * input x (all zeros), so that nothing is constant-folded */
+TEST(pow_int_edges)
+{
+    IrGraph g;
+    AtlErr e;
+    int64_t xd[1] = {10};
+    new_int_graph(&g, "x", IR_I32, 1, xd);
+    const_of(&g, "b", IR_I32, 1, xd, (int64_t[]){0, 1, -1, 0, 1, -1, -2, 2, 46340, -1});
+    const_of(&g, "y", IR_I32, 1, xd,
+             (int64_t[]){2147483647, 2147483646, 2147483647, 0, -2147483647, -2147483646, 31, 30, 2, -2147483647});
+    ir_add_op(&g, "Add", "brt", "x,b", "br", &e);
+    ir_add_op(&g, "Add", "yrt", "x,y", "yr", &e);
+    ir_add_op(&g, "Pow", "pedge", "br,yr", "z", &e);
+    ir_add_output(&g, "z", &e);
+    run_exact(&g, "Pow int32 edges", 0, 0);
+    ir_free(&g);
+}
+
+/* a constant base by a run-time exponent, a run-time base by a constant
+ * scalar exponent */
+TEST(pow_int_constant_operands)
+{
+    IrGraph g;
+    AtlErr e;
+    int64_t xd[2] = {3, 5}, bd[1] = {5};
+    new_int_graph(&g, "x", IR_I32, 2, xd);
+    const_of(&g, "b", IR_I32, 1, bd, (int64_t[]){0, 1, -1, 3, -7});
+    const_of(&g, "three", IR_I32, 0, NULL, (int64_t[]){3});
+    ir_add_op(&g, "Pow", "pbase", "b,x", "w", &e);
+    ir_add_op(&g, "Pow", "pcube", "x,three", "q", &e);
+    ir_add_output(&g, "w", &e);
+    ir_add_output(&g, "q", &e);
+    run_exact(&g, "Pow int32 constant operand", -5, 9);
+    ir_free(&g);
+}
+
+/* an integer base by float exponents (integer-valued: the chip truncates
+ * the exponent, the interpreter the float power) */
+TEST(pow_int_base_float_exponent)
+{
+    static const int dts[] = {IR_I32, IR_I64};
+    for (size_t k = 0; k < 2; k++) {
+        IrGraph g;
+        AtlErr e;
+        int64_t xd[2] = {3, 6}, yd[1] = {6};
+        new_int_graph(&g, "x", dts[k], 2, xd);
+        float yv[6] = {0.0f, 1.0f, 2.0f, 3.0f, -1.0f, 5.0f};
+        ir_add_const(&g, "y", IR_F32, 1, yd, yv, &e);
+        ir_add_op(&g, "Pow", "fpow", "x,y", "z", &e);
+        ir_add_output(&g, "z", &e);
+        char what[64];
+        snprintf(what, sizeof what, "Pow %s ^ float", ir_dtype_name(dts[k]));
+        run_exact(&g, what, -7, 7);
+        ir_free(&g);
+    }
+}
+
 int main(void)
 {
     RUN(bitshift_runtime_amounts);
     RUN(bitshift_edge_values_runtime_shift);
     RUN(bitshift_constant_amounts);
     RUN(bitshift_rejections);
+    RUN(pow_int_runtime);
+    RUN(pow_int_edges);
+    RUN(pow_int_constant_operands);
+    RUN(pow_int_base_float_exponent);
     return test_summary("test_backend_misc_int");
 }
