@@ -344,6 +344,11 @@ int bk_rewrite_3d(IrGraph *g, int node, AtlErr *e);
 int bk_rewrite_bitshift_applies(const IrGraph *g, int node);
 int bk_rewrite_bitshift(IrGraph *g, int node, AtlErr *e);
 
+/* bk_rewrite_pool_idx.c: MaxPool with its Indices output as the pool,
+ * per-tap strided Slices, Equal and a Where chain (applies: Indices present). */
+int bk_rewrite_pool_idx_applies(const IrGraph *g, int node);
+int bk_rewrite_pool_idx(IrGraph *g, int node, AtlErr *e);
+
 /* bk_rewrite_util.c: graph building for the rewrites. New tensors are
  * named "<base>#<what>"; each returns the new tensor (or node) or -1. */
 int bk_rw_tensor(IrGraph *g, const char *base, const char *what, AtlErr *e);

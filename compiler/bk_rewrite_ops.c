@@ -29,6 +29,8 @@
  *     instruction's countpad divides by kh*kw, and its count of valid
  *     positions, on the padded input, is exactly ONNX's divisor;
  *   - BitShift: its shift amount s replaced by 2^s (bk_rewrite_int.c);
+ *   - MaxPool with its Indices output: per-tap Slices, Equal with the
+ *     pooled maximum and a Where chain (bk_rewrite_pool_idx.c);
  *   - 3-D Conv / MaxPool / AveragePool and dilated MaxPool: bk_rewrite_3d.c.
  * Why: each is a composition of ops with existing lowerings, so it gets
  * their tilings and cost model without new instructions or tile code. */
@@ -313,6 +315,7 @@ static const RewriteRule rules[] = {
     {"CumSum", cumsum_applies, cumsum_rewrite},
     {"AveragePool", avgpool_ceil_applies, avgpool_ceil_rewrite},
     {"BitShift", bk_rewrite_bitshift_applies, bk_rewrite_bitshift},
+    {"MaxPool", bk_rewrite_pool_idx_applies, bk_rewrite_pool_idx},
     {NULL, bk_rewrite_3d_applies, bk_rewrite_3d},
 };
 

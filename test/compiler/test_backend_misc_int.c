@@ -2,10 +2,15 @@
  * BitShift on uint8 / uint16 / uint32 (chip i16 / i32 / i32; compiler/
  * bk_rewrite_int.c and the BitShift rows of bk_elem_prog.c), LEFT and
  * RIGHT, with run-time and constant shift amounts, edge values (shifts by
- * 0 and by width-1, bits shifted out, x = 0 / 1 / all ones), compiled for
- * configs/tiny.ini and configs/a1.ini, run on the simulator and compared
- * with the reference interpreter EXACTLY; plus the rejection of a
- * constant shift the chip's tables do not hold. */
+ * 0 and by width-1, bits shifted out, x = 0 / 1 / all ones); Pow of
+ * integer bases (every integer dtype, negative exponents, bases 0 / 1 / -1
+ * with 31-bit exponents, int32 limits, constant operands, float
+ * exponents); MaxPool of integers; MaxPool's Indices (bk_rewrite_pool_idx.c:
+ * pads, strides, ceil_mode, auto_pad, storage_order 0 / 1, ties) — compiled
+ * for configs/tiny.ini and configs/a1.ini, run on the simulator and
+ * compared with the reference interpreter EXACTLY (floats within 1e-6);
+ * plus rejections (a constant shift the chip's tables do not hold,
+ * Indices of an integer MaxPool). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -178,6 +183,89 @@ TEST(pow_int_base_float_exponent)
     }
 }
 
+/* MaxPool on uint8 / int8 (ONNX's integer pools; v.maxpool on the chip integer), with
+ * padding (the pad never wins), strides, ceil_mode, 1-D */
+TEST(maxpool_integer)
+{
+    static const int dts[] = {IR_U8, IR_I8};
+    for (size_t k = 0; k < sizeof dts / sizeof *dts; k++) {
+        IrGraph g;
+        AtlErr e;
+        int64_t xd[4] = {2, 3, 7, 6}, x1[3] = {1, 2, 9};
+        new_int_graph(&g, "x", dts[k], 4, xd);
+        ir_add_input(&g, "v", dts[k], 3, x1, &e);
+        int n = ir_add_op(&g, "MaxPool", "mp", "x", "y", &e);
+        ir_set_attr_ints(&g, n, "kernel_shape", (int64_t[]){3, 2}, 2, &e);
+        ir_set_attr_ints(&g, n, "strides", (int64_t[]){2, 2}, 2, &e);
+        ir_set_attr_ints(&g, n, "pads", (int64_t[]){1, 1, 1, 0}, 4, &e);
+        ir_set_attr_int(&g, n, "ceil_mode", 1, &e);
+        n = ir_add_op(&g, "MaxPool", "mp1", "v", "w", &e);
+        ir_set_attr_ints(&g, n, "kernel_shape", (int64_t[]){3}, 1, &e);
+        ir_set_attr_ints(&g, n, "pads", (int64_t[]){2, 1}, 2, &e);
+        ir_add_output(&g, "y", &e);
+        ir_add_output(&g, "w", &e);
+        char what[64];
+        snprintf(what, sizeof what, "MaxPool %s", ir_dtype_name(dts[k]));
+        run_exact(&g, what, dts[k] == IR_U8 ? 0 : -128, dts[k] == IR_U8 ? 255 : 127);
+        ir_free(&g);
+    }
+}
+
+/* a MaxPool with Indices on x (run-time) = in + c: in is the graph input
+ * (all 0 when ties are wanted, so x = c with its repeated values) */
+static void pool_indices_case(const char *what, const int64_t *k, const int64_t *st, const int64_t *pads, const char *auto_pad,
+                              int ceil, int order, int ties)
+{
+    IrGraph g;
+    AtlErr e;
+    int64_t xd[4] = {2, 2, 5, 7};
+    float c[70];
+    for (int i = 0; i < 70; i++) c[i] = ties ? (float)((i * 7) % 4) : 0.0f;
+    new_int_graph(&g, "in", IR_F32, 4, xd);
+    g.opset = 12;
+    ir_add_const(&g, "c", IR_F32, 4, xd, c, &e);
+    ir_add_op(&g, "Add", "mk", "in,c", "x", &e);
+    int n = ir_add_op(&g, "MaxPool", "mpi", "x", "y,idx", &e);
+    ir_set_attr_ints(&g, n, "kernel_shape", k, 2, &e);
+    if (st) ir_set_attr_ints(&g, n, "strides", st, 2, &e);
+    if (pads) ir_set_attr_ints(&g, n, "pads", pads, 4, &e);
+    if (auto_pad) ir_set_attr_str(&g, n, "auto_pad", auto_pad, &e);
+    if (ceil) ir_set_attr_int(&g, n, "ceil_mode", 1, &e);
+    if (order) ir_set_attr_int(&g, n, "storage_order", 1, &e);
+    ir_add_output(&g, "y", &e);
+    ir_add_output(&g, "idx", &e);
+    run_exact(&g, what, 0, ties ? 0 : 1);
+    ir_free(&g);
+}
+
+TEST(maxpool_indices)
+{
+    const int64_t k22[2] = {2, 2}, k33[2] = {3, 3}, k23[2] = {2, 3}, s22[2] = {2, 2}, s12[2] = {1, 2};
+    const int64_t p1111[4] = {1, 1, 1, 1}, p0110[4] = {0, 1, 1, 0};
+    pool_indices_case("Indices 2x2 s2", k22, s22, NULL, NULL, 0, 0, 0);
+    pool_indices_case("Indices 3x3 pads", k33, NULL, p1111, NULL, 0, 0, 0);
+    pool_indices_case("Indices 3x3 pads col-major", k33, NULL, p1111, NULL, 0, 1, 0);
+    pool_indices_case("Indices 2x3 s12 ceil", k23, s12, p0110, NULL, 1, 0, 0);
+    pool_indices_case("Indices 3x3 s2 SAME_UPPER", k33, s22, NULL, "SAME_UPPER", 0, 1, 0);
+    pool_indices_case("Indices ties 3x3 pads", k33, NULL, p1111, NULL, 0, 0, 1);
+    pool_indices_case("Indices ties col-major s2", k23, s22, p0110, NULL, 1, 1, 1);
+}
+
+TEST(maxpool_indices_rejections)
+{
+    IrGraph g;
+    AtlErr e;
+    int64_t xd[4] = {1, 1, 4, 4};
+    new_int_graph(&g, "x", IR_U8, 4, xd);
+    g.opset = 12;
+    int n = ir_add_op(&g, "MaxPool", "mpu", "x", "y,idx", &e);
+    ir_set_attr_ints(&g, n, "kernel_shape", (int64_t[]){2, 2}, 2, &e);
+    ir_add_output(&g, "y", &e);
+    ir_add_output(&g, "idx", &e);
+    expect_rejected(&g, "mpu", "float tensors only");
+    ir_free(&g);
+}
+
 int main(void)
 {
     RUN(bitshift_runtime_amounts);
@@ -188,5 +276,8 @@ int main(void)
     RUN(pow_int_edges);
     RUN(pow_int_constant_operands);
     RUN(pow_int_base_float_exponent);
+    RUN(maxpool_integer);
+    RUN(maxpool_indices);
+    RUN(maxpool_indices_rejections);
     return test_summary("test_backend_misc_int");
 }
