@@ -116,6 +116,8 @@ typedef struct BkLow {
     uint64_t q_ones, q_bias, q_mults; /* integer conv: i8 ones (the window-sum weights), i32 bias
                                    * (0 none), f32 multipliers per output channel (QLinearConv) */
     uint64_t q_yscale, q_yzp;     /* DynamicQuantizeLinear: its scale and zero-point outputs (tagged, 0 absent) */
+    int q_sdt, q_zdt;             /* Quantize/DequantizeLinear: ISA dtypes of the scale / zero-point vectors
+                                   * at w / b (f32 when compiled in; run-time ones: their storage dtypes) */
 } BkLow;
 
 struct BkGroup {

@@ -6,7 +6,9 @@
  * integer bases (every integer dtype, negative exponents, bases 0 / 1 / -1
  * with 31-bit exponents, int32 limits, constant operands, float
  * exponents); MaxPool of integers; MaxPool's Indices (bk_rewrite_pool_idx.c:
- * pads, strides, ceil_mode, auto_pad, storage_order 0 / 1, ties) — compiled
+ * pads, strides, ceil_mode, auto_pad, storage_order 0 / 1, ties);
+ * QuantizeLinear / DequantizeLinear with run-time scale and zero point —
+ * compiled
  * for configs/tiny.ini and configs/a1.ini, run on the simulator and
  * compared with the reference interpreter EXACTLY (floats within 1e-6);
  * plus rejections (a constant shift the chip's tables do not hold,
@@ -266,6 +268,37 @@ TEST(maxpool_indices_rejections)
     ir_free(&g);
 }
 
+/* QuantizeLinear / DequantizeLinear with run-time scale and zero point
+ * (graph inputs made positive on the chip: scale = |s| + 1/64), per tensor
+ * and per axis, int8 and uint8 */
+TEST(quant_runtime_parameters)
+{
+    static const int qdts[] = {IR_U8, IR_I8};
+    for (size_t k = 0; k < 2; k++)
+        for (int per_axis = 0; per_axis < 2; per_axis++) {
+            IrGraph g;
+            AtlErr e;
+            int64_t xd[3] = {2, 3, 10}, cd[1] = {3};
+            new_int_graph(&g, "x", IR_F32, 3, xd);
+            ir_add_input(&g, "s", IR_F32, per_axis, cd, &e);
+            ir_add_input(&g, "zp", qdts[k], per_axis, cd, &e);
+            float eps = 1.0f / 64;
+            ir_add_const(&g, "eps", IR_F32, 0, NULL, &eps, &e);
+            ir_add_op(&g, "Abs", "sa", "s", "s_abs", &e);
+            ir_add_op(&g, "Add", "sp", "s_abs,eps", "scale", &e);
+            int n = ir_add_op(&g, "QuantizeLinear", "q", "x,scale,zp", "q_out", &e);
+            if (per_axis) ir_set_attr_int(&g, n, "axis", 1, &e);
+            n = ir_add_op(&g, "DequantizeLinear", "dq", "q_out,scale,zp", "dq_out", &e);
+            if (per_axis) ir_set_attr_int(&g, n, "axis", 1, &e);
+            ir_add_output(&g, "q_out", &e);
+            ir_add_output(&g, "dq_out", &e);
+            char what[64];
+            snprintf(what, sizeof what, "Q/DQ %s run-time %s", ir_dtype_name(qdts[k]), per_axis ? "axis" : "tensor");
+            run_exact(&g, what, qdts[k] == IR_U8 ? 0 : -128, qdts[k] == IR_U8 ? 255 : 127);
+            ir_free(&g);
+        }
+}
+
 int main(void)
 {
     RUN(bitshift_runtime_amounts);
@@ -279,5 +312,6 @@ int main(void)
     RUN(maxpool_integer);
     RUN(maxpool_indices);
     RUN(maxpool_indices_rejections);
+    RUN(quant_runtime_parameters);
     return test_summary("test_backend_misc_int");
 }
