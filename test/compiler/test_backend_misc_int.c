@@ -221,8 +221,8 @@ static void pool_indices_case(const char *what, const int64_t *k, const int64_t 
     IrGraph g;
     AtlErr e;
     int64_t xd[4] = {2, 2, 5, 7};
-    float c[70];
-    for (int i = 0; i < 70; i++) c[i] = ties ? (float)((i * 7) % 4) : 0.0f;
+    float c[2 * 2 * 5 * 7];
+    for (int i = 0; i < 2 * 2 * 5 * 7; i++) c[i] = ties ? (float)((i * 7) % 4) : 0.0f;
     new_int_graph(&g, "in", IR_F32, 4, xd);
     g.opset = 12;
     ir_add_const(&g, "c", IR_F32, 4, xd, c, &e);
