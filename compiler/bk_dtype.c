@@ -11,11 +11,11 @@
  * docs/backend.md, "Data types").
  * Integer tensors are lowered for data movement (DMA moves bytes of any
  * dtype), the elementwise ops the vector unit does exactly on integers
- * (Add Sub Mul Max Min Neg Abs Relu Clip Identity, Div Mod), ReduceSum/
+ * (Add Sub Mul Max Min Neg Abs Relu Clip Identity, Div Mod, BitShift, Pow), MaxPool (v.maxpool), ReduceSum/
  * Max/Min (v.rsum/v.rmax on integers) and Cast; every data input of such a
  * node must have the output's storage dtype, except for the ops whose
  * inputs differ by definition (comparisons, IsNaN, IsInf: bool results;
- * Where: a bool condition; Pow: an integer exponent of a float base).
+ * Where: a bool condition; Pow: an exponent of another dtype than the base).
  * Cast: the same storage dtype is a copy; otherwise one v.cast (round half
  * even, saturate) on the vector unit (integer -> bool: min(|x|, 1) first;
  * float -> integer: v.trunc first, as ONNX truncates toward zero; float ->
@@ -74,6 +74,7 @@ static const struct { const char *op; int data_in; } int_ops[] = {
      * Where's data of any dtype, a float Pow's integer exponent */
     {"Equal", 0}, {"Less", 0}, {"Greater", 0}, {"LessOrEqual", 0}, {"GreaterOrEqual", 0}, {"IsNaN", 0}, {"IsInf", 0},
     {"Not", -1}, {"And", -1}, {"Or", -1}, {"Xor", -1}, {"Div", -1}, {"Mod", -1}, {"Where", 0}, {"Pow", 1},
+    {"BitShift", -1}, {"MaxPool", 1},
 };
 
 static int int_op_index(const char *op)

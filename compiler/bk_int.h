@@ -41,7 +41,7 @@ typedef struct BkGroup BkGroup;
 typedef int (*BkTileGen)(BkCtx *c, const BkGroup *g, int tile, uint64_t slot, BkCode *code, AtlErr *e);
 
 #define BK_MAXIN 4
-#define BK_MAXSTEP 24
+#define BK_MAXSTEP 168   /* integer Pow: 5 steps per exponent bit (bk_elem_prog.c) */
 
 /* An elementwise step on registers: reg < nin are the loaded inputs, the
  * others scratch; reg `out` is stored. */
@@ -117,6 +117,8 @@ typedef struct BkLow {
     uint64_t q_ones, q_bias, q_mults; /* integer conv: i8 ones (the window-sum weights), i32 bias
                                    * (0 none), f32 multipliers per output channel (QLinearConv) */
     uint64_t q_yscale, q_yzp;     /* DynamicQuantizeLinear: its scale and zero-point outputs (tagged, 0 absent) */
+    int q_sdt, q_zdt;             /* Quantize/DequantizeLinear: ISA dtypes of the scale / zero-point vectors
+                                   * at w / b (f32 when compiled in; run-time ones: their storage dtypes) */
 } BkLow;
 
 struct BkGroup {
@@ -365,10 +367,24 @@ int bk_rewrite_einsum(IrGraph *g, int node, AtlErr *e);
  * (Gathers, Muls, ReduceSums); larger n fail naming the node and n. */
 int bk_rewrite_det(IrGraph *g, int node, AtlErr *e);
 
+/* bk_rewrite_int.c: BitShift(x, s) -> BitShift(x, 2^s) marked with the
+ * attribute BK_SHIFT_BY_POW2 (applies: not yet marked). */
+#define BK_SHIFT_BY_POW2 "atoll_shift_by_pow2"
+int bk_rewrite_bitshift_applies(const IrGraph *g, int node);
+int bk_rewrite_bitshift(IrGraph *g, int node, AtlErr *e);
+
+/* bk_rewrite_pool_idx.c: MaxPool with its Indices output as the pool,
+ * per-tap strided Slices, Equal and a Where chain (applies: Indices present). */
+int bk_rewrite_pool_idx_applies(const IrGraph *g, int node);
+int bk_rewrite_pool_idx(IrGraph *g, int node, AtlErr *e);
+
 /* bk_rewrite_util.c: graph building for the rewrites. New tensors are
  * named "<base>#<what>"; each returns the new tensor (or node) or -1. */
 int bk_rw_tensor(IrGraph *g, const char *base, const char *what, AtlErr *e);
 int bk_rw_int_const(IrGraph *g, const char *base, const char *what, const int64_t *v, int n, AtlErr *e);
+/* A constant of IR dtype `dtype` (v: its raw elements; NULL: zeros). */
+int bk_rw_typed_const(IrGraph *g, const char *base, const char *what, int dtype, int ndim, const int64_t *dims,
+                      const void *v, AtlErr *e);
 int bk_rw_float_const(IrGraph *g, const char *base, const char *what, int ndim, const int64_t *dims, const float *v,
                       AtlErr *e);
 /* Node op(ins) -> out (returns the node). */

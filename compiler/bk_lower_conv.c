@@ -1,7 +1,8 @@
 /* bk_lower_conv.c - Conv and MaxPool/AveragePool on the matrix / vector unit.
  *
  * Reads: a Conv (any kernel, stride, pad, dilation, groups incl. depthwise,
- *   optional constant bias, fused activation) or pool node, NCHW tensors in
+ *   optional constant bias, fused activation) or pool node (MaxPool also of
+ *   int8 / uint8: v.maxpool in the chip integer, BkLow.dt), NCHW tensors in
  *   DRAM; constant weights become a [kh][kw][cpg][OC] image, run-time ones
  *   (an activation or graph input, OIHW) are gathered into that tile layout
  *   by the tile's weight DMA itself (4-D strides; no multicast mode);
@@ -135,7 +136,7 @@ static int conv_gen(BkCtx *c, const BkGroup *g, int t, uint64_t slot, BkCode *k,
     if (ys.n <= 0 || xs.n <= 0 || ys.pa > 63 || ys.pb > 63 || xs.pa > 63 || xs.pb > 63)
         return bk_fail(c, g->node, e, "output rows %d..%d, columns %d..%d read no input (padding too large)",
                        r0, r0 + rn - 1, w0, w0 + wn - 1);
-    int es = c->es, dt = c->dt, is_pool = l->kind == BK_K_POOL;
+    int es = l->es, dt = l->dt, is_pool = l->kind == BK_K_POOL;
     int last_k = p.kci == l->nkc - 1;
     uint32_t sh[4];
     int64_t ds[4], ss[4];
@@ -334,7 +335,7 @@ static int plan(const BkCtx *c, BkGroup *g, int m)
     uint64_t used = 0;
     uint64_t ih = (uint64_t)max_span(l->rows, l->sh, l->dh, l->kh, l->H);
     uint64_t iw = (uint64_t)max_span(l->cols, l->sw, l->dw, l->kw, l->W);
-    l->l_in = bk_slot_alloc(c, &used, ih * iw * cn * c->es);
+    l->l_in = bk_slot_alloc(c, &used, ih * iw * cn * l->es);
     if (conv) {
         l->l_w = m ? 0 : bk_slot_alloc(c, &used, (uint64_t)l->kh * l->kw * (is_kconv(l) ? cn : cpg) * ocn * c->es);
         l->l_b = l->b && !m ? bk_slot_alloc(c, &used, (uint64_t)ocn * 4) : 0;
@@ -342,7 +343,7 @@ static int plan(const BkCtx *c, BkGroup *g, int m)
         l->l_tmp = !strcmp(l->act, "HardSwish") ? bk_slot_alloc(c, &used, outn * ocn * 4) : 0;
         l->l_out = c->dt != ISA_F32 ? bk_slot_alloc(c, &used, outn * ocn * c->es) : 0;
     } else {
-        l->l_out = bk_slot_alloc(c, &used, outn * cn * c->es);
+        l->l_out = bk_slot_alloc(c, &used, outn * cn * l->es);
     }
     if (ih > 65535 || iw > 65535 || (uint64_t)cn > 65535) return -1;
     return used <= g->slot_size ? 0 : -1;
@@ -648,6 +649,8 @@ int bk_lower_conv(BkCtx *c, int node, BkGroup *g, AtlErr *e)
     const IrNode *nd = &gr->nodes[node];
     BkLow *l = &g->lw;
     l->kind = BK_K_CONV;
+    l->dt = c->dt;
+    l->es = c->es;
     if (geometry(c, node, l, e)) return -1;
     l->groups = (int)ir_attr_int(nd, "group", 1);
     const IrTensor *w = &gr->t[nd->in[1]];
@@ -693,6 +696,8 @@ int bk_lower_pool(BkCtx *c, int node, BkGroup *g, AtlErr *e)
     const IrNode *nd = &c->g->nodes[node];
     BkLow *l = &g->lw;
     l->kind = BK_K_POOL;
+    l->dt = bk_tensor_dt(c, nd->out[0]);   /* MaxPool of integers: v.maxpool on the chip integer */
+    l->es = isa_dtype_size(l->dt);
     if (geometry(c, node, l, e)) return -1;
     if (l->dh != 1 || l->dw != 1) return bk_fail(c, node, e, "dilated pooling is not lowered");
     l->groups = l->C;          /* channel chunks ride on the group machinery */

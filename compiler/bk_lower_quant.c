@@ -6,10 +6,12 @@
  * result is the reference interpreter's exactly (compiler/ops_extra.c,
  * ops_nn.c); docs/backend.md "Quantised ops".
  *
- * Quantisation parameters (scales, zero points) must be constants: the
- * lowering compiles them in (f32 or i32 vectors in the weights region), as
- * a deployed quantised model has them. Storage: int8 -> chip i8, uint8 ->
- * chip i16 (compiler/bk_dtype.c).
+ * Quantisation parameters (scales, zero points) are compiled in (f32 or
+ * i32 vectors in the weights region), as a deployed quantised model has
+ * them; only QuantizeLinear / DequantizeLinear also take run-time ones
+ * (e.g. computed by DynamicQuantizeLinear's expansion): each tile loads
+ * their chunk in the storage dtype and converts it to f32 by v.cast
+ * (exact). Storage: int8 -> chip i8, uint8 -> chip i16 (compiler/bk_dtype.c).
  *
  * DequantizeLinear y = (x - zp) * scale, x int8 / uint8, per tensor or per
  *   axis: x is seen as [outer][C][i1][i2] (C = the axis' size, 1 per
@@ -131,8 +133,20 @@ int bk_q_const_one(const IrGraph *g, int t, double *v)
 /* ---- QuantizeLinear / DequantizeLinear ---- */
 
 /* registers: x as loaded, the f32 work block, the output, scale and zero
- * point chunks */
-enum { Q_X, Q_F, Q_Y, Q_S, Q_Z, Q_NREGS };
+ * point chunks (f32), and those as loaded when they are run-time tensors */
+enum { Q_X, Q_F, Q_Y, Q_S, Q_Z, Q_SRAW, Q_ZRAW, Q_NREGS };
+
+/* Loads the parameter chunk at src (dtype dt) into f32 register dst, via
+ * raw and a v.cast when dt is not f32. */
+static void load_param(BkCode *k, int dt, uint64_t dst, uint64_t raw, uint64_t src, const uint32_t sh[4],
+                       const int64_t cs[4])
+{
+    AtlInsn in = bk_dma(dt, ISA_SPACE_LMEM, dt == ISA_F32 ? dst : raw, ISA_SPACE_DRAM, src, sh, cs, cs);
+    bk_code_ld(k, &in, 0);
+    if (dt == ISA_F32) return;
+    in = bk_q_cast(dt, ISA_F32, dst, raw, sh, cs, cs);
+    bk_code_cp(k, &in);
+}
 
 static int qdq_gen(BkCtx *c, const BkGroup *g, int t, uint64_t slot, BkCode *k, AtlErr *e)
 {
@@ -153,12 +167,9 @@ static int qdq_gen(BkCtx *c, const BkGroup *g, int t, uint64_t slot, BkCode *k, 
     uint32_t psh[4] = {1, 1, 1, ext[1]};
     int64_t pcs[4], ps[4] = {0, 1, 0, 0};
     bk_compact(psh, pcs);
-    in = bk_dma(ISA_F32, ISA_SPACE_LMEM, r[Q_S], ISA_SPACE_DRAM, l->w + (uint64_t)o[1] * 4, psh, pcs, pcs);
-    bk_code_ld(k, &in, 0);
-    if (l->b) {
-        in = bk_dma(ISA_F32, ISA_SPACE_LMEM, r[Q_Z], ISA_SPACE_DRAM, l->b + (uint64_t)o[1] * 4, psh, pcs, pcs);
-        bk_code_ld(k, &in, 0);
-    }
+    load_param(k, l->q_sdt, r[Q_S], r[Q_SRAW], l->w + (uint64_t)o[1] * (uint64_t)isa_dtype_size(l->q_sdt), psh, pcs);
+    if (l->b)
+        load_param(k, l->q_zdt, r[Q_Z], r[Q_ZRAW], l->b + (uint64_t)o[1] * (uint64_t)isa_dtype_size(l->q_zdt), psh, pcs);
     uint64_t x = r[Q_X], f = r[Q_F], z = l->b ? r[Q_Z] : 0, res = f;
     if (l->xdt != ISA_F32) {
         in = bk_q_cast(l->xdt, ISA_F32, f, x, ext, cs, cs);
@@ -212,8 +223,6 @@ static int qdq_lower(BkCtx *c, int node, BkGroup *g, AtlErr *e)
     if (qt != IR_I8 && qt != IR_U8)
         return bk_fail(c, node, e, "%s '%s' is %s; int8 and uint8 are lowered", l->q_tail ? "output" : "input",
                        l->q_tail ? y->name : x->name, ir_dtype_name(qt));
-    if (!s->data || (zt >= 0 && !gr->t[zt].data))
-        return bk_fail(c, node, e, "scale and zero point must be constants (the chip compiles them in)");
     int64_t C = ir_numel(s), outer = 1, inner = ir_numel(x);
     if (C > 1) {
         int64_t axis = ir_attr_int(nd, "axis", 1);
@@ -237,25 +246,29 @@ static int qdq_lower(BkCtx *c, int node, BkGroup *g, AtlErr *e)
     l->dt = bk_tensor_dt(c, nd->out[0]);
     l->es = bk_tensor_es(c, nd->out[0]);
     bk_q_range(qt, &l->q_lo, &l->q_hi);
-    /* scale and zero point as f32 vectors of C */
+    /* scale and zero point: constants as f32 vectors of C, run-time ones
+     * read in their storage dtypes */
     float *v = malloc((size_t)C * 2 * sizeof *v);
     if (!v) return bk_fail(c, node, e, "out of memory");
     for (int64_t i = 0; i < C; i++) {
-        v[i] = (float)ir_get_f(s, i);
-        v[C + i] = zt >= 0 ? (float)ir_get_i(&gr->t[zt], i) : 0.0f;
+        v[i] = s->data ? (float)ir_get_f(s, i) : 0.0f;
+        v[C + i] = zt >= 0 && gr->t[zt].data ? (float)ir_get_i(&gr->t[zt], i) : 0.0f;
     }
-    int rc = bk_weight(c, v, (size_t)C * 4, &l->w, e);
+    l->q_sdt = s->data ? ISA_F32 : bk_tensor_dt(c, nd->in[1]);
+    l->q_zdt = zt >= 0 && !gr->t[zt].data ? bk_tensor_dt(c, zt) : ISA_F32;
+    int rc = s->data ? bk_weight(c, v, (size_t)C * 4, &l->w, e) : bk_tensor_in_dram(c, nd->in[1], &l->w, e);
     l->b = 0;
-    if (!rc && zt >= 0) rc = bk_weight(c, v + C, (size_t)C * 4, &l->b, e);
+    if (!rc && zt >= 0)
+        rc = gr->t[zt].data ? bk_weight(c, v + C, (size_t)C * 4, &l->b, e) : bk_tensor_in_dram(c, zt, &l->b, e);
     free(v);
     if (rc || bk_tensor_in_dram(c, nd->in[0], &l->x, e) || bk_tensor_in_dram(c, nd->out[0], &l->y, e)) return -1;
     /* per box element: x, the f32 block, the output, and at most one
-     * scale and zero point each */
-    if (bk_fit_box(c, l, g->slot_size, (uint64_t)l->xes + 4 + (uint64_t)l->es + 8))
+     * scale and zero point each, f32 and as loaded */
+    if (bk_fit_box(c, l, g->slot_size, (uint64_t)l->xes + 4 + (uint64_t)l->es + 16))
         return bk_fail(c, node, e, "even one element box does not fit LMEM");
     uint64_t n = (uint64_t)l->chunk[0] * l->chunk[1] * l->chunk[2] * l->chunk[3], used = 0;
     const uint64_t bytes[Q_NREGS] = {n * (uint64_t)l->xes, n * 4, n * (uint64_t)l->es, (uint64_t)l->chunk[1] * 4,
-                                     (uint64_t)l->chunk[1] * 4};
+                                     (uint64_t)l->chunk[1] * 4, (uint64_t)l->chunk[1] * 4, (uint64_t)l->chunk[1] * 4};
     for (int i = 0; i < Q_NREGS; i++) l->l_reg[i] = bk_slot_alloc(c, &used, bytes[i]);
     if (used > g->slot_size) return bk_fail(c, node, e, "tile does not fit LMEM");
     g->gen = qdq_gen;

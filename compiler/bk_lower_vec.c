@@ -20,7 +20,8 @@
  * register (act_steps; comparisons as exact 0/1 masks, mask_steps); a fused
  * activation is appended. Ops with a row in compiler/bk_elem_prog.c's table
  * (rounding, Sign, trigonometric and hyperbolic functions, Erf, Mod fmod=1,
- * Pow with a run-time or non-scalar exponent) take their program from it.
+ * Pow with a run-time or non-scalar exponent, Pow of an integer base,
+ * BitShift) take their program from it.
  * Reductions (ReduceSum/Mean/Max/Min/SumSquare/L1/L2/LogSum/LogSumExp/Prod over
  * a contiguous run of axes; with noop_with_empty_axes and no axes a copy as a
  * sum over one element; GlobalAveragePool, GlobalMaxPool), Softmax and
@@ -277,7 +278,6 @@ int bk_lower_elem(BkCtx *c, int node, BkGroup *g, AtlErr *e)
     l->es = isa_dtype_size(l->dt);
     l->xes = isa_dtype_size(l->xdt);
     int is_int = bk_is_int_dt(l->xdt);
-    if (is_int && op_is(nd, "Pow")) return bk_fail(c, node, e, "Pow on integer tensors is not lowered");
     /* register dtypes: inputs as loaded, scratch in the inputs' dtype until
      * a step writes it (bk_step_dtypes) */
     for (int r = 0; r < BK_MAXIN + BK_MAXSTEP; r++) l->reg_dt[r] = (int8_t)l->xdt;
@@ -317,8 +317,8 @@ int bk_lower_elem(BkCtx *c, int node, BkGroup *g, AtlErr *e)
         if (rc) return -1;
         nin = 3;
     } else {
-        double pv0;   /* not read: a constant scalar exponent (folded into the steps), the "like" */
-        int lim = (op_is(nd, "Pow") && const_scalar(gr, nd->in[1], &pv0)) || op_is(nd, "CastLike") ? 1 : nd->nin;
+        double pv0;   /* not read: a float base's constant scalar exponent (folded into the steps), the "like" */
+        int lim = (op_is(nd, "Pow") && !is_int && const_scalar(gr, nd->in[1], &pv0)) || op_is(nd, "CastLike") ? 1 : nd->nin;
         for (int i = 0; i < lim; i++) {
             if (nd->in[i] < 0) continue;
             double bound;

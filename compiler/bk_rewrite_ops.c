@@ -38,6 +38,9 @@
  *   - Reduce* over non-adjacent axes: a Transpose moving them last, the
  *     same Reduce over the (now adjacent) trailing axes keeping dims, a
  *     Reshape to the output's shape;
+ *   - BitShift: its shift amount s replaced by 2^s (bk_rewrite_int.c);
+ *   - MaxPool with its Indices output: per-tap Slices, Equal with the
+ *     pooled maximum and a Where chain (bk_rewrite_pool_idx.c);
  *   - 3-D Conv / MaxPool / AveragePool and dilated MaxPool: bk_rewrite_3d.c;
  *   - Einsum of one or two inputs: bk_rewrite_einsum.c;
  *   - Det of matrices up to 3x3: bk_rewrite_det.c.
@@ -432,6 +435,8 @@ static const RewriteRule rules[] = {
     {"LRN", always, lrn_rewrite},
     {"CumSum", cumsum_applies, cumsum_rewrite},
     {"AveragePool", avgpool_ceil_applies, avgpool_ceil_rewrite},
+    {"BitShift", bk_rewrite_bitshift_applies, bk_rewrite_bitshift},
+    {"MaxPool", bk_rewrite_pool_idx_applies, bk_rewrite_pool_idx},
     {NULL, bk_rewrite_3d_applies, bk_rewrite_3d},
     {"Einsum", always, bk_rewrite_einsum},
     {"Det", always, bk_rewrite_det},

@@ -35,6 +35,12 @@ int bk_rw_int_const(IrGraph *g, const char *base, const char *what, const int64_
     return named_const(g, base, what, IR_I64, 1, &d, v, e);
 }
 
+int bk_rw_typed_const(IrGraph *g, const char *base, const char *what, int dtype, int ndim, const int64_t *dims,
+                      const void *v, AtlErr *e)
+{
+    return named_const(g, base, what, dtype, ndim, dims, v, e);
+}
+
 int bk_rw_float_const(IrGraph *g, const char *base, const char *what, int ndim, const int64_t *dims, const float *v,
                       AtlErr *e)
 {

@@ -224,14 +224,6 @@ TEST(int_rejections)
     IrGraph g;
     AtlErr e;
     int64_t xd[2] = {3, 5};
-    /* Pow of an integer base: no exact lowering (a float exp(y log x) would
-     * round large powers) */
-    new_int_graph(&g, "x", IR_I32, 2, xd);
-    ir_add_input(&g, "z", IR_I32, 2, xd, &e);
-    ir_add_op(&g, "Pow", "ipow", "x,z", "y", &e);
-    ir_add_output(&g, "y", &e);
-    expect_rejected(&g, "ipow", "Pow on integer tensors");
-    ir_free(&g);
     /* an op the chip does not do on integers */
     new_int_graph(&g, "x", IR_I32, 2, xd);
     ir_add_op(&g, "Sigmoid", "sig", "x", "y", &e);
