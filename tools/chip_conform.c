@@ -175,12 +175,23 @@ void chip_conform_init(ChipConform *cc, const AtlChip *chip, const char *chip_pa
         "Every test directory of the ONNX backend test suites (libonnx-testdata 1.12) that passes on the "
         "reference interpreter is canonicalised, compiled by the backend (fp32) for the chip and run through "
         "the host API (include/atoll.h: device, firmware LOAD/RUN, simulator); graph inputs that only feed shape "
-        "parameters (Resize roi/scales/sizes, Upsample scales, Pad pads/value/axes, Reduce* axes, Reshape and "
-        "Expand shape, Squeeze/Unsqueeze axes, Slice starts/ends/axes/steps, Split split, Tile repeats) are "
-        "frozen to the test's "
-        "values before compiling (the chip compiles static shapes); each output must match the expected one within |a-b| <= 1e-5 + 1e-3*|b| (floats) or "
+        "or static parameters (Resize roi/scales/sizes, Upsample scales, Pad pads/value/axes, Reduce* axes, "
+        "Reshape and Expand shape, Squeeze/Unsqueeze axes, Slice starts/ends/axes/steps, Split split, Tile "
+        "repeats, Trilu k, ConstantOfShape shape, Range bounds, the window ops' size, OneHot depth/values, TopK k, "
+        "CumSum axis, the scales and zero points of the quantised ops) are frozen to the test's "
+        "values before compiling (the chip compiles static shapes, and a deployed model bakes these in); "
+        "integer, bool and float64 inputs are converted to the chip's storage types by the host (an int64 "
+        "beyond int32 or a float64 beyond float32 is refused, so the test counts as unsupported); each output "
+        "must match the expected one within |a-b| <= 1e-5 + 1e-3*|b| (floats) or "
         "exactly (integers, bools). A test whose graph the backend does not compile is unsupported "
-        "(reason in the table below); a simulator fault or a wrong value is a failure.";
+        "(reason in the table below); a simulator fault or a wrong value is a failure. What the chip leaves "
+        "unsupported, beyond the ops the front end itself lacks (strings, sequences, optionals, Loop/If/Scan, "
+        "training and random ops, DFT/STFT, GridSample, RoiAlign, MaxUnpool, Unique, TfIdfVectorizer): outputs "
+        "whose shape depends on data (NonZero, Compress, NonMaxSuppression, window ops whose size is computed "
+        "at run time), since the chip runs static schedules; uint64 and values beyond int32 (no 64-bit integers "
+        "on the chip); float64 values beyond float32's range; rank above 6 (the .abm tensor table holds 6 "
+        "dims); empty tensors; Scatter reductions add/mul (the DMA engine cannot accumulate); an LSTM whose "
+        "sequence_lens is a run-time input.";
     cc->runner.make_target = "conformance-chip";
     cc->runner.command = cc->command;
     cc->runner.label = "on the chip";
