@@ -18,6 +18,7 @@
 #include <string.h>
 #include "test/test.h"
 #include "test/compiler/bk_graph_run.h"
+#include "test/compiler/bk_chip_run.h"
 #include "compiler/ops.h"
 
 /* x [dims] -> (pre op, when given) -> Hardmax(axis) -> y, at `opset`. */
@@ -146,120 +147,14 @@ TEST(topk_values)
 
 /* Input values: vals[k] holds the numel of graph input k (as doubles:
  * floats, NaN and inf included, or integers). */
-typedef struct Inputs { int n; const double *vals[4]; } Inputs;
+typedef ChipInputs Inputs;
 
-static int find_tensor(const AbmModel *m, const char *name)
-{
-    for (uint32_t j = 0; j < m->view.n_tensors; j++) if (!strcmp(abm_tensor(&m->view, j).name, name)) return (int)j;
-    return -1;
-}
-
-/* 1 when the chip's value matches the interpreter's: integers exactly,
- * floats within tol relative (NaN matches NaN, an inf the same inf). */
-static int value_matches(double got, double want, double tol)
-{
-    if (isnan(want) || isnan(got)) return isnan(want) && isnan(got);
-    if (isinf(want) || isinf(got)) return got == want;
-    return fabs(got - want) <= tol * (1 + fabs(want));
-}
-
-/* Compiles g0 for chipfile, runs it with the given inputs (each written in
- * the dtype the .abm lists) and compares every output with the
- * interpreter's; 0 when all match, else -1 with msg. With `fault` set the
- * interpreter is not run and the run must fail with a message holding it. */
+/* Compiles g0 for chipfile in storage dtype `dtype`, runs it with the given
+ * inputs and compares every output with the interpreter's (bk_chip_run.h). */
 static int run_values(const IrGraph *g0, const char *chipfile, int dtype, const Inputs *iv, double tol, const char *fault,
                       char *msg, size_t cap)
 {
-    IrGraph g;
-    PbBuf pb = {0};
-    AtlErr e = {{0}};
-    AtlChip chip;
-    IrTensor ins[4];
-    IrTensor *outs = NULL;
-    int nin = 0, rc = -1;
-    uint8_t *buf = NULL;
-    size_t len = 0;
-    AbmModel m;
-    AtlProgram p;
-    AtlSim *s = NULL;
-    BkRegionBases b;
-    memset(&m, 0, sizeof m);
-    memset(&p, 0, sizeof p);
-    memset(ins, 0, sizeof ins);
-    ir_init(&g);
-    if (onnx_save_buffer(g0, &pb, &e) || onnx_load_buffer(pb.p, pb.n, "arg", &g, &e)) goto done;
-    if (cfg_load(chipfile, &chip, &e) || ir_toposort(&g, &e) || ir_infer_shapes(&g, &e) || pass_run_all(&g, &e)) goto done;
-    if (g.nin != iv->n) { atl_fail(&e, "the graph has %d inputs, the test gives %d", g.nin, iv->n); goto done; }
-    for (; nin < g.nin; nin++) {
-        const IrTensor *gi = &g.t[g.inputs[nin]];
-        IrTensor *t = &ins[nin];
-        t->name = ir_strdup(gi->name);
-        t->dtype = gi->dtype;
-        t->ndim = gi->ndim;
-        memcpy(t->dims, gi->dims, sizeof t->dims);
-        t->producer = -1;
-        if (ir_alloc_data(t, &e)) goto done;
-        for (int64_t i = 0; i < ir_numel(t); i++) {
-            if (op_dtype_is_float(t->dtype)) ir_set_f(t, i, iv->vals[nin][i]);
-            else ir_set_i(t, i, (int64_t)iv->vals[nin][i]);
-        }
-    }
-    if (!fault && interp_run(&g, ins, nin, &outs, &e)) goto done;
-    if (e2e_build(&g, &chip, dtype, NULL, NULL, &buf, &len, &m, &p, &b, &s, &e)) goto done;
-    for (int k = 0; k < nin; k++) {
-        int j = find_tensor(&m, ins[k].name);
-        if (j < 0) { atl_fail(&e, "input '%s' not in the model", ins[k].name); goto done; }
-        AbmTensor ti = abm_tensor(&m.view, (uint32_t)j);
-        int dt = e2e_isa_of_abm(ti.dtype), es = isa_dtype_size(dt);
-        uint8_t *d = sim_dram(s, b.base[ABM_REGION_IO] + ti.offset, (uint64_t)ir_numel(&ins[k]) * es);
-        if (!d) { atl_fail(&e, "input outside DRAM"); goto done; }
-        for (int64_t i = 0; i < ir_numel(&ins[k]); i++) {
-            if (num_is_float(dt)) num_store_f64(d + i * es, dt, ir_get_f(&ins[k], i));
-            else num_store_int(d + i * es, dt, ir_get_i(&ins[k], i));
-        }
-    }
-    if (fault) {
-        if (!sim_run(s, &e)) atl_fail(&e, "the run did not fail");
-        else if (strstr(e.msg, fault)) { printf("    (%s)\n", e.msg); rc = 0; }
-        goto done;
-    }
-    if (sim_run(s, &e)) goto done;
-    for (int k = 0; k < g.nout; k++) {
-        const char *name = g.t[g.outputs[k]].name;
-        int j = find_tensor(&m, name);
-        if (j < 0) { atl_fail(&e, "output '%s' not in the model", name); goto done; }
-        AbmTensor to = abm_tensor(&m.view, (uint32_t)j);
-        int dt = e2e_isa_of_abm(to.dtype), es = isa_dtype_size(dt);
-        int64_t n = ir_numel(&outs[k]);
-        const uint8_t *d = sim_dram(s, b.base[ABM_REGION_IO] + to.offset, (uint64_t)n * es);
-        if (!d) { atl_fail(&e, "output outside DRAM"); goto done; }
-        if (op_dtype_is_float(outs[k].dtype) != num_is_float(dt)) {
-            atl_fail(&e, "output '%s' is %s, the chip holds %s", name, ir_dtype_name(outs[k].dtype), isa_dtype_name(dt));
-            goto done;
-        }
-        for (int64_t i = 0; i < n; i++) {
-            int ok = num_is_float(dt) ? value_matches(num_load_f64(d + i * es, dt), ir_get_f(&outs[k], i), tol)
-                                      : num_load_int(d + i * es, dt) == ir_get_i(&outs[k], i);
-            if (!ok) {
-                atl_fail(&e, "output '%s' element %lld: chip %g, interpreter %g", name, (long long)i,
-                         num_load_f64(d + i * es, dt), ir_get_f(&outs[k], i));
-                goto done;
-            }
-        }
-    }
-    bkc_check_program(&p, chipfile, "arg graph");
-    rc = 0;
-done:
-    if (rc) snprintf(msg, cap, "%s", e.msg);
-    pb_free(&pb);
-    if (outs) interp_free_outputs(outs, g.nout);
-    for (int k = 0; k < nin; k++) ir_tensor_free_contents(&ins[k]);
-    sim_free(s);
-    prog_free(&p);
-    abm_model_free(&m);
-    free(buf);
-    ir_free(&g);
-    return rc;
+    return bk_run_on_chip(g0, chipfile, dtype, iv, 0, 0, tol, fault, msg, cap);
 }
 
 /* run_values in f32 on both chips, then with bf16 float storage on the
