@@ -3,6 +3,7 @@
  * instruction constructors. Header-only; included by test/sim/test_*.c. */
 #ifndef ATOLL_TEST_SIMTEST_H
 #define ATOLL_TEST_SIMTEST_H
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "sim/sim.h"
@@ -89,6 +90,23 @@ static inline void tp_end_all(AtlProgram *p)
             tp_add(p, i / ISA_NUM_ENGINES, i % ISA_NUM_ENGINES, e);
         }
     }
+}
+
+/* Ends p's streams and runs p on chip; returns the simulator when the run
+ * stopped with a fault (its message in e, the report in sim_fault), else
+ * NULL (a run that did not fail says so in e). The caller frees it. */
+static inline AtlSim *tp_run_to_fault(const AtlChip *chip, AtlProgram *p, AtlErr *e)
+{
+    tp_end_all(p);
+    AtlSimOptions o;
+    sim_options_default(&o);
+    AtlSim *s = sim_create(chip, &o, e);
+    if (!s) return NULL;
+    if (sim_load(s, p, e)) { sim_free(s); return NULL; }
+    if (sim_run(s, e) == -1) return s;
+    sim_free(s);
+    snprintf(e->msg, sizeof e->msg, "the run did not fail");
+    return NULL;
 }
 
 static inline void tp_free(AtlProgram *p)

@@ -128,19 +128,6 @@ TEST(exec_matches_plain_c)
     scatter_case(ISA_SPACE_DRAM, 1);
 }
 
-/* Ends p's streams, runs it and checks the run fails (the message in e). */
-static AtlSim *run_failing(AtlProgram *p, AtlErr *e)
-{
-    tp_end_all(p);
-    AtlSimOptions o;
-    sim_options_default(&o);
-    AtlSim *s = sim_create(&chip, &o, e);
-    if (!s) return NULL;
-    if (sim_load(s, p, e)) { sim_free(s); return NULL; }
-    CHECK(sim_run(s, e) == -1);
-    return s;
-}
-
 static void fault_case(int32_t bad, const char *needle)
 {
     AtlProgram p;
@@ -153,7 +140,7 @@ static void fault_case(int32_t bad, const char *needle)
     tp_add(&p, 0, ISA_ENGINE_DMA, I(ISA_OP_NOP));
     tp_add(&p, 0, ISA_ENGINE_DMA, scatter_f32(ISA_SPACE_DRAM, ISA_SPACE_DRAM, 0x4000, 0x1000, 0x2000, 1, 2, 4, 2));
     AtlErr e = {{0}};
-    AtlSim *s = run_failing(&p, &e);
+    AtlSim *s = tp_run_to_fault(&chip, &p, &e);
     REQUIRE(s);
     const AtlSimFault *f = sim_fault(s);
     CHECK(f->kind == SIM_FAULT_DATA);
@@ -179,7 +166,7 @@ static void refuse_case(AtlInsn g, const char *needle)
     tp_init(&p, 1);
     tp_add(&p, 0, ISA_ENGINE_DMA, g);
     AtlErr e = {{0}};
-    AtlSim *s = run_failing(&p, &e);
+    AtlSim *s = tp_run_to_fault(&chip, &p, &e);
     REQUIRE(s);
     CHECK_STR_CONTAINS(e.msg, needle);
     sim_free(s);
@@ -250,7 +237,7 @@ static void race_case(uint32_t limit, int expect_race)
         return;
     }
     AtlErr e = {{0}};
-    AtlSim *s = run_failing(&p, &e);
+    AtlSim *s = tp_run_to_fault(&chip, &p, &e);
     REQUIRE(s);
     CHECK(sim_fault(s)->kind == SIM_FAULT_RACE);
     CHECK_STR_CONTAINS(e.msg, "dma instruction #0");
