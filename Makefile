@@ -35,9 +35,12 @@ endif
 CFLAGS_ALL := $(CSTD) $(OPT) $(WARN) -Iinclude -I. -I$(BUILD)/gen -DATOLL_VERSION='"$(VERSION)"' $(CFLAGS)
 LDLIBS_ALL := -lz -lm $(LDLIBS)
 
-LIB_DIRS  := util isa sim firmware compiler host
+LIB_DIRS  := util isa sim firmware $(sort $(wildcard compiler/*)) host
 LIB_SRCS  := $(sort $(foreach d,$(LIB_DIRS),$(wildcard $(d)/*.c)))
-TOOL_SRCS := $(sort $(wildcard tools/*.c))
+# tools/: the front end (atoll.c and one cmd_NAME.c per subcommand) and the
+# tool code beside it (runners, file conversion), which tests link too.
+TOOL_SRCS := $(sort $(wildcard tools/atoll.c tools/cmd_*.c))
+TLIB_SRCS := $(sort $(filter-out $(TOOL_SRCS),$(wildcard tools/*.c)))
 CMD_SRCS  := $(sort $(wildcard tools/cmd_*.c))
 TEST_SRCS := $(sort $(wildcard test/*/test_*.c))
 BENCH_SRCS:= $(sort $(wildcard bench/bench_*.c))
@@ -45,9 +48,11 @@ FUZZ_SRCS := $(sort $(wildcard fuzz/fuzz_*.c))
 
 LIB_OBJS  := $(LIB_SRCS:%.c=$(BUILD)/obj/%.o)
 TOOL_OBJS := $(TOOL_SRCS:%.c=$(BUILD)/obj/%.o)
+TLIB_OBJS := $(TLIB_SRCS:%.c=$(BUILD)/obj/%.o)
 TEST_BINS := $(patsubst test/%.c,$(BUILD)/test/%,$(TEST_SRCS))
 BENCH_BINS:= $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCH_SRCS))
 LIB       := $(BUILD)/libatoll.a
+TLIB      := $(BUILD)/libatoll_tools.a
 ATOLL     := $(BUILD)/atoll
 
 .PHONY: all test check bench fuzz install clean conformance conformance-chip demo
@@ -67,20 +72,25 @@ $(LIB): $(LIB_OBJS)
 	@echo "  AR      $@"
 	@rm -f $@ && ar rcs $@ $^
 
-$(ATOLL): $(TOOL_OBJS) $(LIB)
+$(TLIB): $(TLIB_OBJS)
+	@mkdir -p $(dir $@)
+	@echo "  AR      $@"
+	@rm -f $@ && ar rcs $@ $^
+
+$(ATOLL): $(TOOL_OBJS) $(TLIB) $(LIB)
 	@echo "  LINK    $@"
-	@$(CC) $(CFLAGS_ALL) $(TOOL_OBJS) $(LIB) $(LDLIBS_ALL) -o $@
+	@$(CC) $(CFLAGS_ALL) $(TOOL_OBJS) $(TLIB) $(LIB) $(LDLIBS_ALL) -o $@
 
 # Test binaries may also use the command implementations (for in-process CLI tests).
-$(BUILD)/test/%: test/%.c test/test.h $(LIB)
+$(BUILD)/test/%: test/%.c test/test.h $(TLIB) $(LIB)
 	@mkdir -p $(dir $@)
 	@echo "  LINK    $@"
-	@$(CC) $(CFLAGS_ALL) $< $(LIB) $(LDLIBS_ALL) -o $@
+	@$(CC) $(CFLAGS_ALL) $< $(TLIB) $(LIB) $(LDLIBS_ALL) -o $@
 
-$(BUILD)/bench/%: bench/%.c $(LIB)
+$(BUILD)/bench/%: bench/%.c $(TLIB) $(LIB)
 	@mkdir -p $(dir $@)
 	@echo "  LINK    $@"
-	@$(CC) $(CFLAGS_ALL) $< $(LIB) $(LDLIBS_ALL) -o $@
+	@$(CC) $(CFLAGS_ALL) $< $(TLIB) $(LIB) $(LDLIBS_ALL) -o $@
 
 # One pass of the suite for the current BUILD/SAN; writes $(BUILD)/results.txt.
 check: $(ATOLL) $(TEST_BINS)

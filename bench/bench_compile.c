@@ -14,10 +14,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include "compiler/onnx.h"
-#include "compiler/infer.h"
-#include "compiler/passes.h"
-#include "compiler/backend.h"
+#include "compiler/onnx/onnx.h"
+#include "compiler/ops/infer.h"
+#include "compiler/passes/passes.h"
+#include "compiler/backend/backend.h"
 #include "isa/config.h"
 #include "isa/abm.h"
 #include "util/clock.h"

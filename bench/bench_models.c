@@ -6,7 +6,7 @@
  * (cosine against the PyTorch output stored in NAME.ref.npz).
  *
  * Each model runs as compiled, at the batch of its reference input, on the
- * simulator directly (bk_stage_program: the streams relocated as the
+ * simulator directly (abm_stage_program: the streams relocated as the
  * firmware would), so the cycles are the model's alone, without firmware
  * or host overheads. Prints the table and replaces the generated section of
  * docs/benchmarks.md (run from the repository root; --no-doc skips it). */
@@ -14,11 +14,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include "compiler/onnx.h"
-#include "compiler/infer.h"
-#include "compiler/passes.h"
-#include "compiler/backend.h"
-#include "compiler/compare.h"
+#include "compiler/onnx/onnx.h"
+#include "compiler/ops/infer.h"
+#include "compiler/passes/passes.h"
+#include "compiler/backend/backend.h"
+#include "isa/abm_program.h"
+#include "tools/compare.h"
 #include "isa/config.h"
 #include "isa/abm.h"
 #include "sim/sim.h"
@@ -103,8 +104,8 @@ static int bench_one(const AtlChip *chip, const char *name, Row *row, AtlErr *e)
     if (bk_compile(&g, chip, &opt, w, &sum, e) || abm_serialize(w, &buf, &len, e)) goto out;
     row->compile_s = now() - t0;
     if (abm_load_buffer(&m, buf, len, cfg_fingerprint(chip), 0, e)) goto out;
-    BkRegionBases bases;
-    if (bk_stage_program(&m, 0, chip, &prog, &bases, e)) goto out;
+    AbmRegionBases bases;
+    if (abm_stage_program(&m, 0, chip, &prog, &bases, e)) goto out;
     AtlSimOptions so;
     sim_options_default(&so);
     so.mode = SIM_MODE_FULL;

@@ -11,10 +11,10 @@
 #include <time.h>
 #include <unistd.h>
 #include <math.h>
-#include "compiler/onnx.h"
-#include "compiler/infer.h"
-#include "compiler/interp.h"
-#include "compiler/passes.h"
+#include "compiler/onnx/onnx.h"
+#include "compiler/ops/infer.h"
+#include "compiler/interp/interp.h"
+#include "compiler/passes/passes.h"
 
 static double now(void)
 {

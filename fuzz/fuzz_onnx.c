@@ -4,9 +4,9 @@
  * decoding is exercised on the same bytes. */
 #include <stdint.h>
 #include <stddef.h>
-#include "compiler/onnx.h"
-#include "compiler/infer.h"
-#include "compiler/passes.h"
+#include "compiler/onnx/onnx.h"
+#include "compiler/ops/infer.h"
+#include "compiler/passes/passes.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -14,8 +14,8 @@
 #include "tools/chip_conform.h"
 #include "tools/chip_exec.h"
 #include "tools/chip_convert.h"
-#include "compiler/onnx.h"
-#include "compiler/passes.h"
+#include "compiler/onnx/onnx.h"
+#include "compiler/passes/passes.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -5,7 +5,7 @@
  * ones by conform.c's own rule. */
 #ifndef ATOLL_TOOLS_CHIP_CONFORM_H
 #define ATOLL_TOOLS_CHIP_CONFORM_H
-#include "compiler/conform.h"
+#include "tools/conform.h"
 #include "isa/config.h"
 
 typedef struct ChipConform {

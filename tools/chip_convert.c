@@ -1,6 +1,6 @@
 /* chip_convert.c - graph-dtype values <-> chip dtypes (see chip_convert.h). */
 #include "tools/chip_convert.h"
-#include "compiler/ops.h"
+#include "compiler/ops/ops.h"
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>

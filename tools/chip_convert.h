@@ -6,7 +6,7 @@
  * compiled model's dtype, outputs back to the graph's. */
 #ifndef ATOLL_TOOLS_CHIP_CONVERT_H
 #define ATOLL_TOOLS_CHIP_CONVERT_H
-#include "compiler/ir.h"
+#include "compiler/ir/ir.h"
 
 /* out = in converted to IR dtype `dtype` (data allocated, name copied).
  * A value that does not fit (an integer outside an integer dtype, e.g. an

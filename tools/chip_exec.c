@@ -38,7 +38,7 @@ int chip_exec_open(ChipExec *x, const AtlChip *chip, const uint8_t *abm, size_t 
     if (!x->model.view.n_nets || !x->model.view.n_stages) return atl_fail(e, "the model has no stage to run");
     AbmNet net = abm_net(&x->model.view, 0);
     x->stage = net.first_stage;
-    if (bk_stage_program(&x->model, x->stage, chip, &x->prog, &x->bases, e)) return -1;
+    if (abm_stage_program(&x->model, x->stage, chip, &x->prog, &x->bases, e)) return -1;
     sim_options_default(&x->opt);
     x->opt.mode = mode;
     x->opt.trace = trace;

@@ -8,7 +8,7 @@
  *   - HostExec: through the host API (include/atoll.h), i.e. device,
  *     firmware LOAD/RUN and simulator exactly as an application runs a
  *     model; only inputs and outputs are visible;
- *   - ChipExec: the backend's stage loader (bk_stage_program: streams
+ *   - ChipExec: the backend's stage loader (abm_stage_program: streams
  *     relocated to region bases as the firmware would do) on a simulator
  *     created here, so every tensor's device address is known (also the
  *     intermediates in the activations region) and the simulator's modes
@@ -16,9 +16,10 @@
  */
 #ifndef ATOLL_TOOLS_CHIP_EXEC_H
 #define ATOLL_TOOLS_CHIP_EXEC_H
-#include "compiler/ir.h"
-#include "compiler/infer.h"
-#include "compiler/backend.h"
+#include "compiler/ir/ir.h"
+#include "compiler/ops/infer.h"
+#include "compiler/backend/backend.h"
+#include "isa/abm_program.h"
 #include "isa/abm.h"
 #include "isa/config.h"
 #include "sim/sim.h"
@@ -34,7 +35,7 @@ typedef struct ChipExec {
     const AtlChip *chip;
     AbmModel model;
     AtlProgram prog;
-    BkRegionBases bases;
+    AbmRegionBases bases;
     AtlSim *sim;
     AtlSimOptions opt;
     uint32_t stage;

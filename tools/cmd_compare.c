@@ -26,10 +26,10 @@
 #include "tools/model_io.h"
 #include "tools/chip_exec.h"
 #include "tools/chip_convert.h"
-#include "compiler/ops.h"
-#include "compiler/compare.h"
-#include "compiler/interp.h"
-#include "compiler/passes.h"
+#include "compiler/ops/ops.h"
+#include "tools/compare.h"
+#include "compiler/interp/interp.h"
+#include "compiler/passes/passes.h"
 #include "util/file.h"
 
 const char cmd_compare_summary[] = "compare a compiled model on the simulated chip with the reference interpreter";

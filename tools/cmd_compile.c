@@ -13,9 +13,9 @@
 #include <string.h>
 #include "tools/cli.h"
 #include "tools/model_io.h"
-#include "compiler/passes.h"
-#include "compiler/backend.h"
-#include "compiler/onnx.h"
+#include "compiler/passes/passes.h"
+#include "compiler/backend/backend.h"
+#include "compiler/onnx/onnx.h"
 #include "isa/config.h"
 #include "util/file.h"
 #include "util/sha256.h"

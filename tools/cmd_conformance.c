@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "tools/cli.h"
-#include "compiler/conform.h"
+#include "tools/conform.h"
 #include "tools/chip_conform.h"
 
 const char cmd_conformance_summary[] = "run ONNX's backend tests on the reference interpreter";

@@ -16,7 +16,7 @@
 #include "tools/cli.h"
 #include "tools/model_io.h"
 #include "tools/chip_exec.h"
-#include "compiler/passes.h"
+#include "compiler/passes/passes.h"
 #include "util/file.h"
 #include "util/npy.h"
 

@@ -7,8 +7,8 @@
 #include <string.h>
 #include "tools/cli.h"
 #include "tools/model_io.h"
-#include "compiler/interp.h"
-#include "compiler/passes.h"
+#include "compiler/interp/interp.h"
+#include "compiler/passes/passes.h"
 
 const char cmd_interp_summary[] = "run an ONNX model on the reference interpreter";
 

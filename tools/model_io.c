@@ -1,7 +1,7 @@
 /* model_io.c - model loading and array/tensor conversion for the CLI
  * (see model_io.h). */
 #include "tools/model_io.h"
-#include "compiler/onnx.h"
+#include "compiler/onnx/onnx.h"
 #include <stdlib.h>
 #include <string.h>
 

@@ -3,9 +3,9 @@
  * and IR tensors. */
 #ifndef ATOLL_TOOLS_MODEL_IO_H
 #define ATOLL_TOOLS_MODEL_IO_H
-#include "compiler/ir.h"
-#include "compiler/infer.h"
-#include "compiler/onnx.h"
+#include "compiler/ir/ir.h"
+#include "compiler/ops/infer.h"
+#include "compiler/onnx/onnx.h"
 #include "util/npy.h"
 
 /* Loads path, sorts, verifies, applies the shapes and infers shapes. */

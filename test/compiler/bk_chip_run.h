@@ -17,7 +17,7 @@
 #include <string.h>
 #include "test/test.h"
 #include "test/compiler/bk_check.h"
-#include "compiler/ops.h"
+#include "compiler/ops/ops.h"
 
 #define BK_RUN_MAXIN 8
 
@@ -71,7 +71,7 @@ static int bk_run_on_chip(const IrGraph *g0, const char *chipfile, int dtype, co
     AbmModel m;
     AtlProgram p;
     AtlSim *s = NULL;
-    BkRegionBases b;
+    AbmRegionBases b;
     memset(&m, 0, sizeof m);
     memset(&p, 0, sizeof p);
     memset(ins, 0, sizeof ins);

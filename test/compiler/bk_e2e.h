@@ -1,5 +1,5 @@
 /* bk_e2e.h - end-to-end harness shared by the backend tests: ONNX model ->
- * passes -> bk_compile -> .abm bytes -> abm_load_buffer -> bk_stage_program
+ * passes -> bk_compile -> .abm bytes -> abm_load_buffer -> abm_stage_program
  * -> simulator (inputs written into the io region, outputs read back) ->
  * comparison with the reference outputs (models/NAME.ref.npz, PyTorch) and
  * with the reference interpreter. Header only (one test binary each). */
@@ -8,11 +8,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <math.h>
-#include "compiler/backend.h"
-#include "compiler/onnx.h"
-#include "compiler/infer.h"
-#include "compiler/passes.h"
-#include "compiler/interp.h"
+#include "compiler/backend/backend.h"
+#include "isa/abm_program.h"
+#include "compiler/onnx/onnx.h"
+#include "compiler/ops/infer.h"
+#include "compiler/passes/passes.h"
+#include "compiler/interp/interp.h"
 #include "isa/numerics.h"
 #include "sim/sim.h"
 #include "util/npy.h"
@@ -105,7 +106,7 @@ static inline int e2e_load_model(const char *path, const AtlNdArray *in, IrGraph
  * loads it into a new simulator (*s). The caller frees all of them, also
  * on failure. */
 static inline int e2e_build(const IrGraph *g, const AtlChip *chip, int dtype, BkSummary *sum, int *compiled, uint8_t **buf,
-                            size_t *len, AbmModel *m, AtlProgram *p, BkRegionBases *b, AtlSim **s, AtlErr *e)
+                            size_t *len, AbmModel *m, AtlProgram *p, AbmRegionBases *b, AtlSim **s, AtlErr *e)
 {
     AbmWriter *w = abm_writer_new(cfg_fingerprint(chip));
     BkOptions o;
@@ -115,7 +116,7 @@ static inline int e2e_build(const IrGraph *g, const AtlChip *chip, int dtype, Bk
     if (!rc && compiled) *compiled = 1;
     if (!rc) rc = abm_serialize(w, buf, len, e) || abm_load_buffer(m, *buf, *len, 0, 0, e) ? -1 : 0;
     abm_writer_free(w);
-    if (rc || bk_stage_program(m, 0, chip, p, b, e)) return -1;
+    if (rc || abm_stage_program(m, 0, chip, p, b, e)) return -1;
     AtlSimOptions so;
     sim_options_default(&so);
     *s = sim_create(chip, &so, e);
@@ -124,7 +125,7 @@ static inline int e2e_build(const IrGraph *g, const AtlChip *chip, int dtype, Bk
 
 /* Writes n f32 values, converted to dtype, into io tensor ti of the staged
  * model in the simulator's DRAM. */
-static inline int e2e_put_input(AtlSim *s, const BkRegionBases *b, AbmTensor ti, int dtype, const float *v, int64_t n,
+static inline int e2e_put_input(AtlSim *s, const AbmRegionBases *b, AbmTensor ti, int dtype, const float *v, int64_t n,
                                 AtlErr *e)
 {
     uint8_t *din = sim_dram(s, b->base[ABM_REGION_IO] + ti.offset, (uint64_t)n * isa_dtype_size(dtype));
@@ -164,7 +165,7 @@ static inline int e2e_run(const char *name, const char *chipfile, int dtype, E2e
     if (!rin || !rout || rin->dtype != ATL_NPY_F32 || rout->dtype != ATL_NPY_F32) { atl_fail(&e, "%s: no f32 input/output", path); goto done; }
     snprintf(path, sizeof path, "models/%s.onnx", name);
     if (cfg_load(chipfile, &chip, &e) || e2e_load_model(path, rin, &g, &e)) goto done;
-    BkRegionBases b;
+    AbmRegionBases b;
     if (e2e_build(&g, &chip, dtype, &r->sum, &r->ok_compile, &buf, &len, &m, &p, &b, &s, &e)) goto done;
     /* input -> io region (first input tensor of the stage) */
     AbmTensor ti = abm_tensor(&m.view, 0), to;
@@ -258,7 +259,7 @@ static inline int e2e_graph_sum(IrGraph *g, const char *chipfile, int dtype, dou
     int64_t n = ir_numel(&in);
     for (int64_t i = 0; i < n; i++) ((float *)in.data)[i] = e2e_frand(&seed);
     if (interp_run(g, &in, 1, &outs, &e)) goto done;
-    BkRegionBases b;
+    AbmRegionBases b;
     if (e2e_build(g, &chip, dtype, sum, NULL, &buf, &len, &m, &p, &b, &s, &e)) goto done;
     AbmTensor ti = abm_tensor(&m.view, 0);
     if (e2e_put_input(s, &b, ti, dtype, (const float *)in.data, n, &e)) goto done;

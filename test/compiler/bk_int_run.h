@@ -16,7 +16,7 @@
 #include <string.h>
 #include "test/test.h"
 #include "test/compiler/bk_chip_run.h"
-#include "compiler/ops.h"
+#include "compiler/ops/ops.h"
 
 static const char *const chips[] = {"configs/tiny.ini", "configs/a1.ini"};
 

@@ -19,7 +19,7 @@
 #include "test/test.h"
 #include "test/compiler/bk_graph_run.h"
 #include "test/compiler/bk_chip_run.h"
-#include "compiler/ops.h"
+#include "compiler/ops/ops.h"
 
 /* x [dims] -> (pre op, when given) -> Hardmax(axis) -> y, at `opset`. */
 static void hardmax_graph(IrGraph *g, int ndim, const int64_t *dims, int axis, int opset, const char *pre)
@@ -305,7 +305,7 @@ static void expect_compile_error(IrGraph *g, const char *has1, const char *has2)
     AbmModel m;
     AtlProgram p;
     AtlSim *s = NULL;
-    BkRegionBases b;
+    AbmRegionBases b;
     memset(&m, 0, sizeof m);
     memset(&p, 0, sizeof p);
     REQUIRE(cfg_load("configs/tiny.ini", &chip, &e) == 0);

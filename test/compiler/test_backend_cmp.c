@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "test/test.h"
-#include "compiler/ops.h"
+#include "compiler/ops/ops.h"
 #include "test/compiler/bk_graph_run.h"
 
 /* Values of one graph input (repeated to its size; integers truncated). */
@@ -30,7 +30,7 @@ static int find_tensor(const AbmModel *m, const char *name)
 }
 
 /* Writes input t into the simulator in the dtype the model lists for it. */
-static int put_input(AtlSim *s, const BkRegionBases *b, const AbmModel *m, const IrTensor *t, AtlErr *e)
+static int put_input(AtlSim *s, const AbmRegionBases *b, const AbmModel *m, const IrTensor *t, AtlErr *e)
 {
     int j = find_tensor(m, t->name);
     if (j < 0) return atl_fail(e, "input '%s' not in the model", t->name);
@@ -48,7 +48,7 @@ static int put_input(AtlSim *s, const BkRegionBases *b, const AbmModel *m, const
 /* Compares output k (ref) with the chip's copy; returns the mismatches:
  * floats NaN with NaN, an infinity with the same one, else
  * |chip - ref| / (1 + |ref|) <= tol; integers and bools exactly. */
-static int compare_output(const AtlSim *s, const BkRegionBases *b, const AbmModel *m, const IrTensor *ref,
+static int compare_output(const AtlSim *s, const AbmRegionBases *b, const AbmModel *m, const IrTensor *ref,
                           const char *name, double tol, const char *what)
 {
     int j = find_tensor(m, name), bad = 0;
@@ -107,7 +107,7 @@ static void run_values_in(IrGraph *g0, const char *chipfile, int fdt, const InVa
             else ir_set_i(&in[nin], i, (int64_t)v);
         }
     }
-    BkRegionBases b;
+    AbmRegionBases b;
     ok = ok && !interp_run(&g, in, nin, &outs, &e) && !e2e_build(&g, &chip, fdt, NULL, NULL, &buf, &len, &m, &p, &b, &s, &e);
     for (int k = 0; ok && k < nin; k++) ok = !put_input(s, &b, &m, &in[k], &e);
     ok = ok && !sim_run(s, &e);

@@ -203,7 +203,7 @@ static double run_indices(IrGraph *g, const char *chipfile, const int64_t *idx, 
     }
     if (ir_numel(&in[ii]) != ni) { atl_fail(&e, "test: %lld indices given", (long long)ni); goto done; }
     int irc = interp_run(g, in, nin, &outs, &e);
-    BkRegionBases b;
+    AbmRegionBases b;
     if (e2e_build(g, &chip, ISA_F32, NULL, NULL, &buf, &len, &m, &p, &b, &s, &e)) goto done;
     AbmStage st = abm_stage(&m.view, 0);
     uint64_t yoff = 0;

@@ -9,7 +9,7 @@
  * best so far as the bound picks the same tile count as the unbounded one. */
 #include <stdlib.h>
 #include "test/test.h"
-#include "compiler/bk_int.h"
+#include "compiler/target/target.h"
 #include "isa/config.h"
 
 #define ROWS 512

@@ -5,11 +5,11 @@
  * shape mismatch and explicit thresholds behave as documented; the report
  * names the first diverging tensor. */
 #include "test/test.h"
-#include "compiler/compare.h"
-#include "compiler/onnx.h"
-#include "compiler/infer.h"
-#include "compiler/interp.h"
-#include "compiler/passes.h"
+#include "tools/compare.h"
+#include "compiler/onnx/onnx.h"
+#include "compiler/ops/infer.h"
+#include "compiler/interp/interp.h"
+#include "compiler/passes/passes.h"
 #include "util/npy.h"
 #include <stdlib.h>
 

@@ -4,8 +4,8 @@
  * that reports "not supported" makes them unsupported, and the markdown
  * header carries the runner's title and command. */
 #include "test/test.h"
-#include "compiler/conform.h"
-#include "compiler/interp.h"
+#include "tools/conform.h"
+#include "compiler/interp/interp.h"
 #include "util/file.h"
 #include <stdlib.h>
 #include <unistd.h>

@@ -2,7 +2,7 @@
  * test whose ops are supported must pass. Fails (does not skip) when the
  * test data is not installed, so CI cannot pass without running it. */
 #include "test/test.h"
-#include "compiler/conform.h"
+#include "tools/conform.h"
 #include <stdlib.h>
 
 static const char *datadir(void)

@@ -3,11 +3,11 @@
  * hand-computed cases, and the canonicalisation passes: each pass must leave
  * the interpreter's outputs unchanged and do its job. */
 #include "test/test.h"
-#include "compiler/ir.h"
-#include "compiler/infer.h"
-#include "compiler/interp.h"
-#include "compiler/ops.h"
-#include "compiler/passes.h"
+#include "compiler/ir/ir.h"
+#include "compiler/ops/infer.h"
+#include "compiler/interp/interp.h"
+#include "compiler/ops/ops.h"
+#include "compiler/passes/passes.h"
 #include <stdlib.h>
 #include <math.h>
 

@@ -2,7 +2,7 @@
  * alignment, errors and determinism. */
 #include <stdlib.h>
 #include "test/test.h"
-#include "compiler/memplan.h"
+#include "compiler/alloc/memplan.h"
 
 static MemBuffer buf(uint64_t size, int first, int last)
 {

@@ -5,10 +5,10 @@
  * test/data/gen_models.py computed with NumPy alone. Also checks external
  * data and the .npz input path of the array conversion. */
 #include "test/test.h"
-#include "compiler/onnx.h"
-#include "compiler/infer.h"
-#include "compiler/interp.h"
-#include "compiler/passes.h"
+#include "compiler/onnx/onnx.h"
+#include "compiler/ops/infer.h"
+#include "compiler/interp/interp.h"
+#include "compiler/passes/passes.h"
 #include "util/npy.h"
 #include <stdlib.h>
 

@@ -2,7 +2,7 @@
  * raw tensor data, external data, and malformed input of every kind (each
  * error names the byte offset and field; no input crashes). */
 #include "test/test.h"
-#include "compiler/onnx.h"
+#include "compiler/onnx/onnx.h"
 #include "util/file.h"
 #include <stdlib.h>
 #include <unistd.h>

@@ -6,10 +6,10 @@
  * at the scale its consumer implies, the graph runs on the interpreter to a
  * finite result, and a short (present) data file is still an error. */
 #include "test/test.h"
-#include "compiler/onnx.h"
-#include "compiler/infer.h"
-#include "compiler/interp.h"
-#include "compiler/synth_weights.h"
+#include "compiler/onnx/onnx.h"
+#include "compiler/ops/infer.h"
+#include "compiler/interp/interp.h"
+#include "compiler/onnx/synth_weights.h"
 #include "util/file.h"
 #include <stdlib.h>
 #include <unistd.h>

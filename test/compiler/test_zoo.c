@@ -6,10 +6,10 @@
  * must equal PyTorch's (models/digits_cnn.json). */
 #include <stdlib.h>
 #include "test/test.h"
-#include "compiler/onnx.h"
-#include "compiler/infer.h"
-#include "compiler/interp.h"
-#include "compiler/passes.h"
+#include "compiler/onnx/onnx.h"
+#include "compiler/ops/infer.h"
+#include "compiler/interp/interp.h"
+#include "compiler/passes/passes.h"
 #include "util/npy.h"
 #include "util/file.h"
 

@@ -1,0 +1,176 @@
+/* place.c - DRAM placement of every tensor.
+ *
+ * Reads: the graph, the storage roots set by bk_match_patterns (fused
+ *   activation outputs) and the view marks of pass_views.c.
+ * Does:
+ *   - views (Reshape/Flatten/Squeeze/Unsqueeze) share their input's storage:
+ *     a tensor's root is found by following view inputs and fusion aliases;
+ *     a view whose output and input would both be graph inputs/outputs
+ *     keeps its own storage instead (the compiler lowers it as a copy);
+ *   - a root that is (or has a view that is) a graph input or output lives
+ *     in the io region, packed in graph order, 64-byte aligned;
+ *   - other roots live in the activations region, packed by liveness with
+ *     compiler/memplan.h (interval [producer step, last consumer step] of
+ *     the root and all its aliases; steps are node indices);
+ *   - every tensor takes ir_numel x its storage dtype's size (bk_tensor_es:
+ *     float tensors in the storage dtype, integers and bools as chip
+ *     integers);
+ *   - constants are placed in the weights region lazily, when a lowering
+ *     first asks for them (bk_const_addr), so weights that a lowering
+ *     re-lays out (conv, matmul) are stored once, in the layout used.
+ * Guarantees: every non-constant tensor a lowered node reads or writes has
+ *   a region and offset; no two activation roots alive at the same step
+ *   overlap. Fails when a fused result would make a graph output share
+ *   storage with a graph input or another output (would need a copy).
+ * Why row-major ONNX order in DRAM: see docs/backend.md (views stay free and
+ *   the io tensors keep ONNX's layout with no conversion pass). */
+#include <stdlib.h>
+#include <string.h>
+#include "compiler/target/target.h"
+#include "compiler/alloc/memplan.h"
+
+static int root_of(const BkCtx *c, int t)
+{
+    for (int k = 0; k < c->g->nt && c->pl[t].root != t; k++) t = c->pl[t].root;
+    return t;
+}
+
+uint64_t bk_tensor_addr(const BkCtx *c, int tensor)
+{
+    const BkPlace *p = &c->pl[root_of(c, tensor)];
+    return bk_addr(p->region, p->offset);
+}
+
+int bk_tensor_in_dram(BkCtx *c, int tensor, uint64_t *tagged, AtlErr *e)
+{
+    if (c->g->t[tensor].data) return bk_const_addr(c, tensor, tagged, e);
+    int r = root_of(c, tensor);
+    if (!c->pl[r].placed) return atl_fail(e, "tensor '%s' has no DRAM placement", c->g->t[tensor].name);
+    *tagged = bk_addr(c->pl[r].region, c->pl[r].offset);
+    return 0;
+}
+
+static uint64_t round_up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
+
+static int is_io(const IrTensor *x) { return !x->data && (x->is_input || x->is_output); }
+
+/* Views share their input's storage (in graph order, so a chain of views
+ * ends at one root), except a view that would join two graph inputs or
+ * outputs in one storage: it keeps its own root and is lowered as a copy
+ * (bk_lower_move.c). io_of[r] (scratch, nt entries): the graph
+ * input/output in root r's storage, -1 none. */
+static void share_views(BkCtx *c, int *io_of)
+{
+    const IrGraph *g = c->g;
+    for (int t = 0; t < g->nt; t++)
+        if (is_io(&g->t[t]) && io_of[root_of(c, t)] < 0) io_of[root_of(c, t)] = t;
+    for (int i = 0; i < g->nn; i++) {
+        const IrNode *n = &g->nodes[i];
+        if (n->dead || n->nout < 1 || n->out[0] < 0 || !g->t[n->out[0]].is_view) continue;
+        if (n->in[0] < 0 || g->t[n->in[0]].data) continue;
+        int rin = root_of(c, n->in[0]), rout = root_of(c, n->out[0]);
+        if (io_of[rin] >= 0 && io_of[rout] >= 0) continue;
+        c->pl[n->out[0]].root = n->in[0];
+        if (io_of[rin] < 0) io_of[rin] = io_of[rout];
+    }
+}
+
+int bk_place(BkCtx *c, AtlErr *e)
+{
+    const IrGraph *g = c->g;
+    int nt = g->nt, rc = -1;
+    int *first = malloc((size_t)nt * sizeof *first), *last = malloc((size_t)nt * sizeof *last);
+    int *io = malloc((size_t)nt * sizeof *io), *bufi = malloc((size_t)nt * sizeof *bufi);
+    MemBuffer *bufs = calloc((size_t)nt + 1, sizeof *bufs);
+    if (!first || !last || !io || !bufi || !bufs) { atl_fail(e, "out of memory in placement"); goto done; }
+    for (int t = 0; t < nt; t++) { first[t] = -1; last[t] = -1; io[t] = -1; bufi[t] = -1; }
+    share_views(c, io);
+    for (int t = 0; t < nt; t++) io[t] = -1;
+    /* io roots: one graph input/output each */
+    for (int t = 0; t < nt; t++) {
+        const IrTensor *x = &g->t[t];
+        if (x->data || !(x->is_input || x->is_output)) continue;
+        int r = root_of(c, t);
+        if (io[r] >= 0 && io[r] != t) {
+            atl_fail(e, "graph %s '%s' shares storage with graph %s '%s' (a view or fused result); "
+                     "an explicit copy is needed, which is not emitted for fused results",
+                     x->is_output ? "output" : "input", x->name,
+                     g->t[io[r]].is_input ? "input" : "output", g->t[io[r]].name);
+            goto done;
+        }
+        io[r] = t;
+    }
+    /* liveness of roots: producer step .. last consumer step */
+    for (int i = 0; i < g->nn; i++) {
+        const IrNode *n = &g->nodes[i];
+        if (n->dead || c->skip[i]) continue;   /* absorbed nodes read and write nothing */
+        for (int k = 0; k < n->nout; k++) {
+            int t = n->out[k];
+            if (t < 0 || g->t[t].data) continue;
+            int r = root_of(c, t);
+            if (first[r] < 0 || i < first[r]) first[r] = i;
+            if (i > last[r]) last[r] = i;
+        }
+        int gelu = c->gelu_src[i];          /* a Gelu layer reads only x */
+        for (int k = 0; k < (gelu >= 0 ? 1 : n->nin); k++) {
+            int t = gelu >= 0 ? gelu : n->in[k];
+            if (t < 0 || g->t[t].data) continue;
+            int r = root_of(c, t);
+            if (first[r] < 0) first[r] = 0;
+            if (i > last[r]) last[r] = i;
+        }
+    }
+    /* io region: inputs then outputs, in graph order */
+    uint64_t iooff = 0;
+    for (int pass = 0; pass < 2; pass++) {
+        int cnt = pass ? g->nout : g->nin;
+        for (int k = 0; k < cnt; k++) {
+            int t = pass ? g->outputs[k] : g->inputs[k];
+            int r = root_of(c, t);
+            if (c->pl[r].placed) continue;
+            int64_t ne = ir_numel(&g->t[t]);
+            if (ne < 0) { atl_fail(e, "graph %s '%s' has an unknown shape", pass ? "output" : "input", g->t[t].name); goto done; }
+            iooff = round_up(iooff, 64);
+            c->pl[r].placed = 1;
+            c->pl[r].region = ABM_REGION_IO;
+            c->pl[r].offset = iooff;
+            iooff += (uint64_t)ne * (uint64_t)bk_tensor_es(c, t);
+        }
+    }
+    c->io_bytes = round_up(iooff, 64);
+    /* activations: memplan over the remaining roots */
+    int nb = 0;
+    for (int t = 0; t < nt; t++) {
+        if (g->t[t].data || root_of(c, t) != t || c->pl[t].placed || first[t] < 0) continue;
+        int64_t ne = ir_numel(&g->t[t]);
+        if (ne < 0) { atl_fail(e, "tensor '%s' has an unknown shape", g->t[t].name); goto done; }
+        bufs[nb].size = (uint64_t)(ne ? ne : 1) * (uint64_t)bk_tensor_es(c, t);
+        bufs[nb].align = 64;
+        bufs[nb].first = first[t];
+        bufs[nb].last = last[t] < first[t] ? first[t] : last[t];
+        bufs[nb].alias_of = -1;
+        bufi[t] = nb++;
+    }
+    MemPlanResult res;
+    memset(&res, 0, sizeof res);
+    if (c->keep_activations) {
+        /* every buffer its own range, so all values survive the run */
+        for (int i = 0; i < nb; i++) {
+            bufs[i].offset = res.footprint;
+            res.footprint = round_up(res.footprint + bufs[i].size, 64);
+        }
+        res.sum_of_buffers = res.footprint;
+    } else if (nb && memplan_assign(bufs, nb, &res, e)) { atl_err_prefix(e, "activation placement"); goto done; }
+    for (int t = 0; t < nt; t++) {
+        if (bufi[t] < 0) continue;
+        c->pl[t].placed = 1;
+        c->pl[t].region = ABM_REGION_ACTIVATIONS;
+        c->pl[t].offset = bufs[bufi[t]].offset;
+    }
+    c->act_bytes = round_up(res.footprint, 64);
+    c->act_sum = res.sum_of_buffers;
+    rc = 0;
+done:
+    free(first); free(last); free(io); free(bufi); free(bufs);
+    return rc;
+}

@@ -1,0 +1,712 @@
+/* conv.c - Conv and MaxPool/AveragePool on the matrix / vector unit.
+ *
+ * Reads: a Conv (any kernel, stride, pad, dilation, groups incl. depthwise,
+ *   optional constant bias, fused activation) or pool node (MaxPool also of
+ *   int8 / uint8: v.maxpool in the chip integer, BkLow.dt), NCHW tensors in
+ *   DRAM; constant weights become a [kh][kw][cpg][OC] image, run-time ones
+ *   (an activation or graph input, OIHW) are gathered into that tile layout
+ *   by the tile's weight DMA itself (4-D strides; no multicast mode);
+ *   1-D ones (NCW, rank 3) run as 2-D with H = 1 (same bytes in DRAM),
+ *   3-D ones fail naming the node.
+ * Tiles: (group chunk, image n, output rows, output columns, k chunk), in
+ *   that order (k innermost). The group chunk is a chunk of output channels
+ *   for a groups == 1 conv, of groups otherwise (pools: of channels). Tiles
+ *   are chunk-major so one core's consecutive tiles share weights (weight
+ *   key = group chunk x k chunks + k chunk). A tile loads the input rows and
+ *   columns its output block needs (with the halo, clipped to the image; the
+ *   part outside becomes the instruction's top/bottom/left/right padding)
+ *   transposed NCHW -> HWC by one strided DMA, the weights
+ *   [kh][kw][its input channels][oc chunk] and the f32 bias, runs one
+ *   `conv` into an f32 HWC accumulator, adds the bias and applies the
+ *   activation on the vector unit, casts to the storage dtype if it is not
+ *   f32, and stores its block HWC -> NCHW.
+ * K splitting (groups == 1 convs whose weights or input rows do not fit a
+ *   slot): the input channels are cut into nkc chunks; the nkc tiles of one
+ *   output tile are consecutive on one core (bk_assign_tile_runs). They
+ *   accumulate into an f32 accumulator that lives outside the slots, in a
+ *   resident region below them (BkGroup.slot_off, like multicast weights),
+ *   as TWO buffers used by output tiles of even / odd index. Chunk 0 runs
+ *   `conv` with acc=0, later chunks with acc=1; only the last chunk runs the
+ *   epilogue (bias, activation, cast into the slot) and has stores (in f32
+ *   the store reads the accumulator itself); the others have none.
+ *   Why two buffers suffice with the emitter unchanged (bk_emit.c): let
+ *   output tile j's chunks be the core's local tiles i .. i+K-1 (K = nkc
+ *   >= 2), so output tile j+2 starts at local tile i+2K, and it is the
+ *   next one to use buffer j % 2. The DMA queue of a core is in order, one
+ *   transfer at a time: L0, L1, S0, L2, S1, ..., i.e. the loads of local
+ *   tile m come after the stores of tile m-2. Tile j's store is S(i+K-1)
+ *   and i+K-1 <= i+2K-2, so the loads L(i+2K) of tile j+2's first chunk
+ *   come after it, and that store waited (COMPUTED) for the whole last
+ *   compute of tile j (its instructions are chained through the hand-over
+ *   semaphores, so its last one completes last). Chunk 0 of tile j+2 waits
+ *   for its loads, so it writes the buffer only after every read and write
+ *   of tile j (conv, epilogue, store) is complete. Tile j+1 uses the other
+ *   buffer, so its first conv may overlap tile j's epilogue. Chunks without
+ *   stores get the emitter's `nop` waiting for COMPUTED, so the queue order
+ *   holds for them too. test_backend_tiling.c runs K-split convs with
+ *   several output tiles per core in the simulator's full mode, whose race
+ *   detector flags any overlap (a single buffer is flagged there).
+ * W tiling: a tile covers `cols` output columns; it loads the input columns
+ *   they need, like rows.
+ * Tile shape: first every (group chunk, rows) candidate, halving from the
+ *   whole layer, that fits one LMEM slot without K or W splits, in both
+ *   weight modes; the cost model picks the cheapest (this is how the
+ *   parallel split over cores by channels, rows or batch is chosen: tiles
+ *   are spread over all cores). Only when none fits, (k chunks, column
+ *   chunks) pairs are tried in order of their product (fewer k chunks on
+ *   ties); the first SPLIT_PAIRS pairs that fit at all add each group chunk
+ *   with its two largest fitting row counts. Candidates are priced fewest
+ *   tiles first, at least MIN_COSTED, then while the tiles priced stay
+ *   under TILE_BUDGET: the cost model generates and replays every tile and
+ *   dominates compile time, and small-LMEM chips make tiles many. Shapes of
+ *   more than MAX_TILES tiles are not candidates.
+ * Guarantees: the output equals the ONNX op's (f32 accumulation order of
+ *   the matrix unit: kh, kw, c within a k chunk, chunks in order). */
+#include <stdlib.h>
+#include <string.h>
+#include <stdio.h>
+#include "compiler/target/target.h"
+#include "isa/timing.h"
+
+enum { SPLIT_PAIRS = 3, MIN_COSTED = 2, TILE_BUDGET = 1 << 16, MAX_TILES = 1 << 24 };
+
+static int imin(int a, int b) { return a < b ? a : b; }
+
+/* One axis of the input an output block needs: outputs [o0, o0+on) with
+ * stride s, padding pad before, dilation d, kernel k over an input of
+ * `size`: first input index *a, count *n, and the padding before / after
+ * the loaded part (*pa, *pb). */
+typedef struct Span { int a, n, pa, pb; } Span;
+
+static Span span_needed(int o0, int on, int s, int pad, int d, int k, int size)
+{
+    int first = o0 * s - pad, last = (o0 + on - 1) * s - pad + d * (k - 1);
+    int a = first < 0 ? 0 : first, b = last > size - 1 ? size - 1 : last;
+    Span sp = {a, b - a + 1, a - first, last - b};
+    return sp;
+}
+
+/* Most input indexes `on` outputs need along one axis. */
+static int max_span(int on, int s, int d, int k, int size)
+{
+    int need = (on - 1) * s + d * (k - 1) + 1;
+    return need < size ? need : size;
+}
+
+static int is_kconv(const BkLow *l) { return l->groups == 1 && l->kind == BK_K_CONV; }
+
+typedef struct TilePos { int gci, n, rci, wci, kci, out; } TilePos;
+
+static TilePos tile_pos(const BkLow *l, int t)
+{
+    TilePos p;
+    p.kci = t % l->nkc;
+    p.out = t / l->nkc;
+    p.wci = p.out % l->nwc;
+    int r = p.out / l->nwc;
+    p.rci = r % l->nrc;
+    r /= l->nrc;
+    p.n = r % l->N;
+    p.gci = r / l->N;
+    return p;
+}
+
+static int chunk_width(const BkLow *l);
+static uint64_t weight_chunk_bytes(const BkCtx *c, const BkLow *l);
+static uint64_t bias_chunk_bytes(const BkCtx *c, const BkLow *l);
+static int conv_gen(BkCtx *c, const BkGroup *g, int t, uint64_t slot, BkCode *k, AtlErr *e)
+{
+    const BkLow *l = &g->lw;
+    TilePos p = tile_pos(l, t);
+    int cpg = l->C / l->groups, opg = l->OC / l->groups;
+    int g0 = p.gci * l->gchunk, gn = imin(l->gchunk, l->groups - g0);
+    int c0 = g0 * cpg, cn = gn * cpg, oc0 = g0 * opg, ocn = gn * opg;
+    if (is_kconv(l)) {
+        /* one group: chunk the output channels; a tile reads its k chunk */
+        oc0 = p.gci * l->gchunk;
+        ocn = imin(l->gchunk, l->OC - oc0);
+        gn = 1;
+        c0 = p.kci * l->kchunk;
+        cn = imin(l->kchunk, l->C - c0);
+    }
+    int r0 = p.rci * l->rows, rn = imin(l->rows, l->OH - r0);
+    int w0 = p.wci * l->cols, wn = imin(l->cols, l->OW - w0);
+    Span ys = span_needed(r0, rn, l->sh, l->pt, l->dh, l->kh, l->H);
+    Span xs = span_needed(w0, wn, l->sw, l->pl, l->dw, l->kw, l->W);
+    if (ys.n <= 0 || xs.n <= 0 || ys.pa > 63 || ys.pb > 63 || xs.pa > 63 || xs.pb > 63)
+        return bk_fail(c, g->node, e, "output rows %d..%d, columns %d..%d read no input (padding too large)",
+                       r0, r0 + rn - 1, w0, w0 + wn - 1);
+    int es = l->es, dt = l->dt, is_pool = l->kind == BK_K_POOL;
+    int last_k = p.kci == l->nkc - 1;
+    uint32_t sh[4];
+    int64_t ds[4], ss[4];
+    /* input block, NCHW -> HWC; walked row-major over (row, channel, x) so
+     * consecutive bursts come from different channel planes, which spreads
+     * them over the DRAM channels instead of streaming one plane */
+    sh[0] = 1; sh[1] = (uint32_t)ys.n; sh[2] = (uint32_t)cn; sh[3] = (uint32_t)xs.n;
+    ss[0] = 0; ss[1] = l->W; ss[2] = (int64_t)l->H * l->W; ss[3] = 1;
+    ds[0] = 0; ds[1] = (int64_t)xs.n * cn; ds[2] = 1; ds[3] = cn;
+    uint64_t src = l->x + (((uint64_t)((int64_t)p.n * l->C + c0) * l->H + (uint64_t)ys.a) * l->W + (uint64_t)xs.a) * es;
+    AtlInsn in = bk_dma(dt, ISA_SPACE_LMEM, slot + l->l_in, ISA_SPACE_DRAM, src, sh, ds, ss);
+    bk_code_ld(k, &in, 0);
+    AtlInsn op;
+    memset(&op, 0, sizeof op);
+    op.dtype = (uint8_t)dt;
+    op.src = slot + l->l_in;
+    op.cin = (uint32_t)cn; op.ih = (uint32_t)ys.n; op.iw = (uint32_t)xs.n;
+    op.kh = (uint8_t)l->kh; op.kw = (uint8_t)l->kw; op.sh = (uint8_t)l->sh; op.sw = (uint8_t)l->sw;
+    op.pad_top = (uint8_t)ys.pa; op.pad_bottom = (uint8_t)ys.pb;
+    op.pad_left = (uint8_t)xs.pa; op.pad_right = (uint8_t)xs.pb;
+    uint64_t res;            /* LMEM of the HWC result in the storage dtype */
+    uint32_t ochan;
+    if (!is_pool) {
+        uint64_t wsrc = slot + l->l_w, bsrc = slot + l->l_b;
+        if (g->mcast) {
+            /* resident, chunk-major [chunk][kh*kw*cpg][chunk width] (multicast prologue) */
+            wsrc = l->l_wres + (uint64_t)p.gci * weight_chunk_bytes(c, l);
+            bsrc = l->l_bres + (uint64_t)p.gci * bias_chunk_bytes(c, l);
+        } else if (l->w_oihw) {
+            /* run-time weights OIHW [OC][C/groups][kh][kw] -> [kh][kw][cn][ocn] (strided gather) */
+            int64_t ksz = (int64_t)l->kh * l->kw, cstride = l->nkc == 1 ? cpg : l->C;
+            sh[0] = (uint32_t)l->kh; sh[1] = (uint32_t)l->kw; sh[2] = (uint32_t)(l->nkc == 1 ? cpg : cn); sh[3] = (uint32_t)ocn;
+            ss[0] = l->kw; ss[1] = 1; ss[2] = ksz; ss[3] = cstride * ksz;
+            bk_compact(sh, ds);
+            uint64_t first = ((uint64_t)oc0 * (uint64_t)cstride + (uint64_t)(l->nkc == 1 ? 0 : c0)) * (uint64_t)ksz;
+            in = bk_dma(dt, ISA_SPACE_LMEM, slot + l->l_w, ISA_SPACE_DRAM, l->w + first * es, sh, ds, ss);
+            bk_code_ld(k, &in, 1);
+        } else if (l->nkc == 1) {
+            /* weights [kh][kw][cpg][OC] -> [kh][kw][cpg][ocn] */
+            sh[0] = 1; sh[1] = 1; sh[2] = (uint32_t)(l->kh * l->kw * cpg); sh[3] = (uint32_t)ocn;
+            ss[0] = 0; ss[1] = 0; ss[2] = l->OC; ss[3] = 1;
+            bk_compact(sh, ds);
+            in = bk_dma(dt, ISA_SPACE_LMEM, slot + l->l_w, ISA_SPACE_DRAM, l->w + (uint64_t)oc0 * es, sh, ds, ss);
+            bk_code_ld(k, &in, 1);
+        } else {
+            /* weights [kh][kw][C][OC] -> [kh][kw][cn][ocn] of this k chunk */
+            sh[0] = 1; sh[1] = (uint32_t)(l->kh * l->kw); sh[2] = (uint32_t)cn; sh[3] = (uint32_t)ocn;
+            ss[0] = 0; ss[1] = (int64_t)l->C * l->OC; ss[2] = l->OC; ss[3] = 1;
+            bk_compact(sh, ds);
+            in = bk_dma(dt, ISA_SPACE_LMEM, slot + l->l_w, ISA_SPACE_DRAM,
+                        l->w + ((uint64_t)c0 * l->OC + (uint64_t)oc0) * es, sh, ds, ss);
+            bk_code_ld(k, &in, 1);
+        }
+        if (l->b && !g->mcast && last_k) {
+            sh[0] = 1; sh[1] = 1; sh[2] = 1; sh[3] = (uint32_t)ocn;
+            bk_compact(sh, ds);
+            in = bk_dma(ISA_F32, ISA_SPACE_LMEM, slot + l->l_b, ISA_SPACE_DRAM, l->b + (uint64_t)oc0 * 4, sh, ds, ds);
+            bk_code_ld(k, &in, 1);
+        }
+        /* K split: the accumulator of output tile `out` is resident buffer out % 2 */
+        uint64_t acc = l->nkc > 1 ? l->l_accres + (uint64_t)(p.out & 1) * l->acc_bytes : slot + l->l_acc;
+        op.op = ISA_OP_CONV;
+        op.dst = acc;
+        op.src2 = wsrc;
+        op.cout = (uint32_t)ocn;
+        op.dh = (uint8_t)l->dh; op.dw = (uint8_t)l->dw;
+        op.groups = (uint16_t)gn;
+        op.acc = (uint8_t)(p.kci > 0);
+        bk_code_cp(k, &op);
+        if (!last_k) return 0;
+        uint32_t osh[4] = {1, (uint32_t)rn, (uint32_t)wn, (uint32_t)ocn};
+        int64_t oc[4], bs[4] = {0, 0, 0, 1};
+        bk_compact(osh, oc);
+        if (l->b) {
+            in = bk_vbin(ISA_OP_V_ADD, ISA_F32, acc, acc, bsrc, osh, oc, oc, bs);
+            bk_code_cp(k, &in);
+        }
+        if (bk_matrix_epilogue(k, l, dt, acc, slot + l->l_tmp, slot + l->l_out, osh, oc, &res))
+            return bk_fail(c, g->node, e, "activation %s cannot be fused", l->act);
+        ochan = (uint32_t)ocn;
+    } else {
+        op.op = (uint8_t)l->pool_op;
+        op.dst = slot + l->l_out;
+        op.count_pad = (uint8_t)l->count_pad;
+        bk_code_cp(k, &op);
+        res = slot + l->l_out;
+        ochan = (uint32_t)cn;
+        oc0 = c0;
+    }
+    /* HWC block -> NCHW */
+    sh[0] = 1; sh[1] = (uint32_t)rn; sh[2] = (uint32_t)wn; sh[3] = ochan;
+    bk_compact(sh, ss);
+    ds[0] = 0; ds[1] = l->OW; ds[2] = 1; ds[3] = (int64_t)l->OH * l->OW;
+    uint64_t dst = l->y + (((uint64_t)((int64_t)p.n * l->OC + oc0) * l->OH + (uint64_t)r0) * l->OW + (uint64_t)w0) * es;
+    in = bk_dma(dt, ISA_SPACE_DRAM, dst, ISA_SPACE_LMEM, res, sh, ds, ss);
+    bk_code_st(k, &in);
+    return 0;
+}
+
+/* The multicast prologue: DRAM [R][OC] -> resident [chunk][R][width], then
+ * the f32 bias [OC]. The emitter sets the mask and the signal. */
+static int conv_prologue(BkCtx *c, const BkGroup *g, BkCode *k, AtlErr *e)
+{
+    const BkLow *l = &g->lw;
+    (void)e;
+    uint32_t R = (uint32_t)(l->kh * l->kw * (l->C / l->groups)), w = (uint32_t)chunk_width(l);
+    uint32_t full = (uint32_t)l->OC / w, rest = (uint32_t)l->OC % w;
+    int es = c->es;
+    uint32_t sh[4];
+    int64_t ds[4], ss[4];
+    AtlInsn in;
+    if (full) {
+        sh[0] = 1; sh[1] = full; sh[2] = R; sh[3] = w;
+        ss[0] = 0; ss[1] = w; ss[2] = l->OC; ss[3] = 1;
+        bk_compact(sh, ds);
+        ds[1] = (int64_t)(weight_chunk_bytes(c, l) / (uint64_t)es);
+        in = bk_dma(c->dt, ISA_SPACE_LMEM, l->l_wres, ISA_SPACE_DRAM, l->w, sh, ds, ss);
+        bk_code_st(k, &in);
+    }
+    if (rest) {
+        sh[0] = 1; sh[1] = 1; sh[2] = R; sh[3] = rest;
+        ss[0] = 0; ss[1] = 0; ss[2] = l->OC; ss[3] = 1;
+        bk_compact(sh, ds);
+        in = bk_dma(c->dt, ISA_SPACE_LMEM, l->l_wres + (uint64_t)full * weight_chunk_bytes(c, l), ISA_SPACE_DRAM,
+                    l->w + (uint64_t)full * w * es, sh, ds, ss);
+        bk_code_st(k, &in);
+    }
+    /* f32 bias, one aligned block per chunk (vector operands are aligned) */
+    uint64_t bstride = bias_chunk_bytes(c, l) / 4;
+    if (l->b && full) {
+        sh[0] = 1; sh[1] = full; sh[2] = 1; sh[3] = w;
+        ss[0] = 0; ss[1] = w; ss[2] = 0; ss[3] = 1;
+        ds[0] = 0; ds[1] = (int64_t)bstride; ds[2] = 0; ds[3] = 1;
+        in = bk_dma(ISA_F32, ISA_SPACE_LMEM, l->l_bres, ISA_SPACE_DRAM, l->b, sh, ds, ss);
+        bk_code_st(k, &in);
+    }
+    if (l->b && rest) {
+        sh[0] = 1; sh[1] = 1; sh[2] = 1; sh[3] = rest;
+        bk_compact(sh, ds);
+        in = bk_dma(ISA_F32, ISA_SPACE_LMEM, l->l_bres + (uint64_t)full * bstride * 4, ISA_SPACE_DRAM,
+                    l->b + (uint64_t)full * w * 4, sh, ds, ds);
+        bk_code_st(k, &in);
+    }
+    return 0;
+}
+
+/* Output channels of one chunk (the last one may be narrower). */
+static int chunk_width(const BkLow *l)
+{
+    return l->groups == 1 && l->kind == BK_K_CONV ? l->gchunk : l->gchunk * (l->OC / l->groups);
+}
+
+/* Bytes between the resident weight blocks of consecutive chunks. */
+static uint64_t weight_chunk_bytes(const BkCtx *c, const BkLow *l)
+{
+    return bk_align_up(c, (uint64_t)l->kh * l->kw * (l->C / l->groups) * (uint64_t)chunk_width(l) * c->es);
+}
+
+/* Bytes between the resident f32 bias blocks of consecutive chunks. */
+static uint64_t bias_chunk_bytes(const BkCtx *c, const BkLow *l)
+{
+    return bk_align_up(c, (uint64_t)chunk_width(l) * 4);
+}
+
+/* Output channels (groups == 1 conv) or groups per tile can be chunked. */
+static int group_units(const BkLow *l) { return is_kconv(l) ? l->OC : l->groups; }
+
+/* LMEM plan of the tile shape in l for weight mode m (0: weights loaded per
+ * tile into the slot; 1: the whole layer's weights, chunk-major, and f32
+ * bias resident below the slots, multicast once per cluster). The resident
+ * region also holds the two K-split accumulators when nkc > 1. Sets the
+ * slot geometry and the buffers inside a slot; 0 if everything fits. */
+static int plan(const BkCtx *c, BkGroup *g, int m)
+{
+    BkLow *l = &g->lw;
+    int cpg = l->C / l->groups, conv = l->kind == BK_K_CONV;
+    int cn = l->gchunk * cpg, ocn = chunk_width(l);
+    if (is_kconv(l)) cn = l->kchunk;
+    uint64_t outn = (uint64_t)l->rows * l->cols;
+    uint64_t res = 0;
+    g->mcast = m;
+    g->prologue = m ? conv_prologue : NULL;
+    if (m) {
+        uint64_t nch = (uint64_t)(group_units(l) + l->gchunk - 1) / l->gchunk;
+        l->l_wres = 0;
+        l->l_bres = bk_align_up(c, nch * weight_chunk_bytes(c, l));
+        res = l->l_bres + (l->b ? nch * bias_chunk_bytes(c, l) : 0);
+    }
+    l->acc_bytes = 0;
+    if (conv && l->nkc > 1) {
+        l->acc_bytes = bk_align_up(c, outn * ocn * 4);
+        l->l_accres = bk_align_up(c, res);
+        res = l->l_accres + 2 * l->acc_bytes;
+    }
+    if (bk_reserve_resident(c, g, res)) return -1;
+    uint64_t used = 0;
+    uint64_t ih = (uint64_t)max_span(l->rows, l->sh, l->dh, l->kh, l->H);
+    uint64_t iw = (uint64_t)max_span(l->cols, l->sw, l->dw, l->kw, l->W);
+    l->l_in = bk_slot_alloc(c, &used, ih * iw * cn * l->es);
+    if (conv) {
+        l->l_w = m ? 0 : bk_slot_alloc(c, &used, (uint64_t)l->kh * l->kw * (is_kconv(l) ? cn : cpg) * ocn * c->es);
+        l->l_b = l->b && !m ? bk_slot_alloc(c, &used, (uint64_t)ocn * 4) : 0;
+        l->l_acc = l->nkc == 1 ? bk_slot_alloc(c, &used, outn * ocn * 4) : 0;
+        l->l_tmp = !strcmp(l->act, "HardSwish") ? bk_slot_alloc(c, &used, outn * ocn * 4) : 0;
+        l->l_out = c->dt != ISA_F32 ? bk_slot_alloc(c, &used, outn * ocn * c->es) : 0;
+    } else {
+        l->l_out = bk_slot_alloc(c, &used, outn * cn * l->es);
+    }
+    if (ih > 65535 || iw > 65535 || (uint64_t)cn > 65535) return -1;
+    return used <= g->slot_size ? 0 : -1;
+}
+
+/* Sets the tile shape and the derived chunk counts. */
+static void set_shape(BkLow *l, int gc, int r, int w, int kc)
+{
+    l->gchunk = gc; l->rows = r; l->cols = w; l->kchunk = kc;
+    l->ngc = (group_units(l) + gc - 1) / gc;
+    l->nrc = (l->OH + r - 1) / r;
+    l->nwc = (l->OW + w - 1) / w;
+    l->nkc = is_kconv(l) ? (l->C + kc - 1) / kc : 1;
+}
+
+/* Tiles to cores (k chunks of one output tile stay together) and weight keys. */
+static int assign(BkCtx *c, BkGroup *g, AtlErr *e)
+{
+    BkLow *l = &g->lw;
+    int per_chunk = l->N * l->nrc * l->nwc * l->nkc;
+    if (bk_assign_tile_runs(c, g, l->ngc * per_chunk, l->nkc, e)) return -1;
+    for (int t = 0; t < g->ntiles; t++)
+        g->tile_wkey[t] = l->kind == BK_K_CONV ? t / per_chunk * l->nkc + t % l->nkc : -1;
+    return 0;
+}
+
+typedef struct Shape { int gc, r, w, kc, m; } Shape;
+
+/* Candidates that fit, with their tile counts; then the cheapest of them. */
+typedef struct Search {
+    Shape *v;
+    int *tiles;
+    int n, cap;
+    Shape best;
+    uint64_t best_cost;
+} Search;
+
+static int fits(const BkCtx *c, BkGroup *g, Shape s)
+{
+    set_shape(&g->lw, s.gc, s.r, s.w, s.kc);
+    return plan(c, g, s.m) == 0;
+}
+
+/* Adds s if it fits (in LMEM, and in at most MAX_TILES tiles); 1 if it
+ * did, 0 if not, -1 out of memory. */
+static int add_shape(const BkCtx *c, BkGroup *g, Shape s, Search *q, AtlErr *e)
+{
+    if (!fits(c, g, s)) return 0;
+    const BkLow *l = &g->lw;
+    int64_t tiles = (int64_t)l->ngc * l->N * l->nrc * l->nwc * l->nkc;
+    if (tiles > MAX_TILES) return 0;
+    if (q->n == q->cap) {
+        int nc = q->cap ? 2 * q->cap : 64;
+        Shape *v = realloc(q->v, (size_t)nc * sizeof *v);
+        if (v) q->v = v;
+        int *t = realloc(q->tiles, (size_t)nc * sizeof *t);
+        if (t) q->tiles = t;
+        if (!v || !t) return bk_fail(c, g->node, e, "out of memory in the tile search");
+        q->cap = nc;
+    }
+    q->v[q->n] = s;
+    q->tiles[q->n] = (int)tiles;
+    q->n++;
+    return 1;
+}
+
+/* Prices the candidates, fewest tiles first, while the budget lasts: at
+ * least MIN_COSTED, then as long as the tiles priced stay under
+ * TILE_BUDGET (pricing is linear in tiles; more, smaller tiles only win
+ * by spreading a small layer over more cores, where tiles are few). */
+static int price(BkCtx *c, BkGroup *g, Search *q, AtlErr *e)
+{
+    int *order = malloc((size_t)(q->n ? q->n : 1) * sizeof *order);
+    if (!order) return bk_fail(c, g->node, e, "out of memory in the tile search");
+    for (int i = 0; i < q->n; i++) order[i] = i;
+    /* insertion sort by tile count, stable: equal counts keep search order */
+    for (int i = 1; i < q->n; i++)
+        for (int j = i; j > 0 && q->tiles[order[j - 1]] > q->tiles[order[j]]; j--) {
+            int t = order[j]; order[j] = order[j - 1]; order[j - 1] = t;
+        }
+    int64_t spent = 0;
+    for (int i = 0; i < q->n; i++) {
+        Shape s = q->v[order[i]];
+        spent += q->tiles[order[i]];
+        if (i >= MIN_COSTED && spent > TILE_BUDGET) break;
+        set_shape(&g->lw, s.gc, s.r, s.w, s.kc);
+        plan(c, g, s.m);
+        int over = assign(c, g, e) ? -1 : bk_cost_group_bounded(c, g, q->best_cost, e);
+        if (over < 0) { free(order); return -1; }
+        if (!over && g->est_cycles < q->best_cost) { q->best_cost = g->est_cycles; q->best = s; }
+    }
+    free(order);
+    return 0;
+}
+
+/* A (k chunks, column chunks) pair of the split search. */
+typedef struct Pair { int kc, w, prod, nk; } Pair;
+
+static int pair_cmp(const void *a, const void *b)
+{
+    const Pair *x = a, *y = b;
+    if (x->prod != y->prod) return x->prod < y->prod ? -1 : 1;
+    return x->nk < y->nk ? -1 : x->nk > y->nk;
+}
+
+/* Chunk sizes giving 1, 2, 3, 4, 6, 8, 12, 16, ... chunks of n (distinct
+ * sizes, down to 1) into out; returns the count. */
+static int chunk_sizes(int n, int *out, int cap)
+{
+    int cnt = 0, last = 0;
+    for (int k = 1; cnt < cap;) {
+        int sz = (n + k - 1) / k;
+        if (sz != last) { out[cnt++] = sz; last = sz; }
+        if (sz == 1) break;
+        k = k < 2 ? 2 : (k & (k - 1)) == 0 ? k + k / 2 : k / 3 * 4;
+    }
+    return cnt;
+}
+
+/* The split search (see the file comment): pairs other than (whole K,
+ * whole width) by ascending chunk product; the first SPLIT_PAIRS that fit
+ * at all add their group chunks x the two largest fitting row counts. */
+static int search_splits(BkCtx *c, BkGroup *g, Search *q, AtlErr *e)
+{
+    BkLow *l = &g->lw;
+    int ks[64], ws[64];
+    int nk = 1;
+    ks[0] = l->C;
+    if (is_kconv(l)) nk = chunk_sizes(l->C, ks, 64);
+    int nw = chunk_sizes(l->OW, ws, 64);
+    Pair *pairs = malloc((size_t)nk * nw * sizeof *pairs);
+    if (!pairs) return bk_fail(c, g->node, e, "out of memory in the tile search");
+    int np = 0;
+    for (int i = 0; i < nk; i++)
+        for (int j = 0; j < nw; j++) {
+            if (i == 0 && j == 0) continue;
+            int kn = is_kconv(l) ? (l->C + ks[i] - 1) / ks[i] : 1, wn = (l->OW + ws[j] - 1) / ws[j];
+            Pair p = {ks[i], ws[j], kn * wn, kn};
+            pairs[np++] = p;
+        }
+    qsort(pairs, (size_t)np, sizeof *pairs, pair_cmp);
+    int units = group_units(l), found = 0;
+    for (int i = 0; i < np && found < SPLIT_PAIRS; i++) {
+        Shape smallest = {1, 1, pairs[i].w, pairs[i].kc, 0};
+        if (!fits(c, g, smallest)) continue;
+        found++;
+        int modes = l->kind == BK_K_CONV && !l->w_oihw && c->chip->cores_per_cluster > 1 && pairs[i].nk == 1 ? 2 : 1;
+        for (int m = 0; m < modes; m++)
+            for (int gc = units;; gc = (gc + 1) / 2) {
+                int taken = 0;
+                for (int r = l->OH; taken < 2; r = (r + 1) / 2) {
+                    Shape s = {gc, r, pairs[i].w, pairs[i].kc, m};
+                    int rc = add_shape(c, g, s, q, e);
+                    if (rc < 0) { free(pairs); return -1; }
+                    taken += rc;
+                    if (r == 1) break;
+                }
+                if (gc == 1) break;
+            }
+    }
+    free(pairs);
+    return 0;
+}
+
+static int choose_tiles(BkCtx *c, BkGroup *g, AtlErr *e)
+{
+    BkLow *l = &g->lw;
+    Search q;
+    memset(&q, 0, sizeof q);
+    q.best_cost = UINT64_MAX;
+    int units = group_units(l), rc = -1;
+    int modes = l->kind == BK_K_CONV && !l->w_oihw && c->chip->cores_per_cluster > 1 ? 2 : 1;
+    /* whole K and width: every halving of (group chunk, rows) */
+    for (int m = 0; m < modes; m++)
+        for (int gc = units;; gc = (gc + 1) / 2) {
+            for (int r = l->OH;; r = (r + 1) / 2) {
+                Shape s = {gc, r, l->OW, l->C, m};
+                if (add_shape(c, g, s, &q, e) < 0) goto done;
+                if (r == 1) break;
+            }
+            if (gc == 1) break;
+        }
+    if (!q.n && search_splits(c, g, &q, e)) goto done;
+    if (!q.n) {
+        bk_fail(c, g->node, e, "even one output element of one channel group with one input channel does "
+                "not fit half of LMEM (%d bytes): kernel %dx%d, input width %d", (int)c->slot, l->kh, l->kw, l->W);
+        goto done;
+    }
+    if (price(c, g, &q, e)) goto done;
+    Shape b = q.best;
+    set_shape(l, b.gc, b.r, b.w, b.kc);
+    plan(c, g, b.m);
+    if (assign(c, g, e)) goto done;
+    int n = snprintf(g->split, sizeof g->split, "N%d C%d H%d", l->N, l->ngc, l->nrc);
+    if (l->nwc > 1) n += snprintf(g->split + n, sizeof g->split - (size_t)n, " W%d", l->nwc);
+    if (l->nkc > 1) n += snprintf(g->split + n, sizeof g->split - (size_t)n, " K%d", l->nkc);
+    if (g->mcast) snprintf(g->split + n, sizeof g->split - (size_t)n, " mc");
+    rc = bk_cost_group(c, g, e);
+done:
+    free(q.v);
+    free(q.tiles);
+    return rc;
+}
+
+/* Largest value field f holds in format fmt (from the ISA table). */
+static uint64_t field_max(int fmt, AtlFieldId f)
+{
+    const AtlFormatInfo *fi = &isa_formats[fmt];
+    for (int i = 0; i < fi->nfields; i++)
+        if (fi->fields[i].field == f) return ((uint64_t)1 << fi->fields[i].bits) - 1;
+    return 0;
+}
+
+/* Attribute `name` with one value per spatial dim (ns: 1 or 2) as an
+ * (H, W) pair; a 1-D op is a 2-D one with H = 1, so its H value is h1.
+ * Absent or of another length: dflt. */
+static void spatial_pair(const IrNode *nd, const char *name, int ns, int dflt, int h1, int *h, int *w)
+{
+    const IrAttr *a = ir_attr(nd, name);
+    int ok = a && a->n == ns;
+    *h = ns == 1 ? h1 : ok ? (int)a->ints[0] : dflt;
+    *w = ok ? (int)a->ints[ns - 1] : dflt;
+}
+
+static int geometry(BkCtx *c, int node, BkLow *l, AtlErr *e)
+{
+    const IrGraph *gr = c->g;
+    const IrNode *nd = &gr->nodes[node];
+    const IrTensor *x = &gr->t[nd->in[0]], *y = &gr->t[nd->out[0]];
+    if ((x->ndim != 4 && x->ndim != 3) || y->ndim != x->ndim)
+        return bk_fail(c, node, e, "only 1-D and 2-D convolution/pooling (3-D NCW or 4-D NCHW tensors) is lowered; "
+                       "input has rank %d", x->ndim);
+    int ns = x->ndim - 2;   /* spatial dims; 1-D (NCW) runs as NCHW with H = 1 */
+    l->N = (int)x->dims[0]; l->C = (int)x->dims[1];
+    l->H = ns == 2 ? (int)x->dims[2] : 1; l->W = (int)x->dims[x->ndim - 1];
+    l->OC = (int)y->dims[1];
+    l->OH = ns == 2 ? (int)y->dims[2] : 1; l->OW = (int)y->dims[y->ndim - 1];
+    const IrAttr *ks = ir_attr(nd, "kernel_shape");
+    if (ks && ks->n == ns) spatial_pair(nd, "kernel_shape", ns, 1, 1, &l->kh, &l->kw);
+    else if (!strcmp(nd->op, "Conv")) {
+        const IrTensor *w = &gr->t[nd->in[1]];
+        if (w->ndim != x->ndim) return bk_fail(c, node, e, "weights '%s' have rank %d, input rank %d", w->name, w->ndim, x->ndim);
+        l->kh = ns == 2 ? (int)w->dims[2] : 1; l->kw = (int)w->dims[w->ndim - 1];
+    } else return bk_fail(c, node, e, "no kernel_shape");
+    spatial_pair(nd, "strides", ns, 1, 1, &l->sh, &l->sw);
+    spatial_pair(nd, "dilations", ns, 1, 1, &l->dh, &l->dw);
+    const IrAttr *pd = ir_attr(nd, "pads");
+    l->pt = l->pl = l->pb = l->pr = 0;
+    const char *ap = ir_attr_str(nd, "auto_pad", "NOTSET");
+    if (pd && pd->n == 4 && ns == 2) { l->pt = (int)pd->ints[0]; l->pl = (int)pd->ints[1]; l->pb = (int)pd->ints[2]; l->pr = (int)pd->ints[3]; }
+    else if (pd && pd->n == 2 && ns == 1) { l->pl = (int)pd->ints[0]; l->pr = (int)pd->ints[1]; }
+    else if (!strcmp(ap, "SAME_UPPER") || !strcmp(ap, "SAME_LOWER")) {
+        int th = (l->OH - 1) * l->sh + l->dh * (l->kh - 1) + 1 - l->H, tw = (l->OW - 1) * l->sw + l->dw * (l->kw - 1) + 1 - l->W;
+        if (th < 0) th = 0;
+        if (tw < 0) tw = 0;
+        int up = !strcmp(ap, "SAME_UPPER");
+        l->pt = up ? th / 2 : th - th / 2; l->pb = th - l->pt;
+        l->pl = up ? tw / 2 : tw - tw / 2; l->pr = tw - l->pl;
+    }
+    /* extra bottom/right padding that ceil_mode (pools) implies */
+    int needh = (l->OH - 1) * l->sh + l->dh * (l->kh - 1) + 1 - l->H - l->pt;
+    int needw = (l->OW - 1) * l->sw + l->dw * (l->kw - 1) + 1 - l->W - l->pl;
+    if (needw > l->pr) l->pr = needw;
+    (void)needh;
+    int fmt = isa_ops[ISA_OP_CONV].format;
+    const int vals[] = {l->kh, l->kw, l->sh, l->sw, l->dh, l->dw, l->pl, l->pr};
+    const AtlFieldId ids[] = {ISA_F_KH, ISA_F_KW, ISA_F_SH, ISA_F_SW, ISA_F_DH, ISA_F_DW, ISA_F_PL, ISA_F_PR};
+    for (int i = 0; i < (int)(sizeof vals / sizeof vals[0]); i++)
+        if ((uint64_t)vals[i] > field_max(fmt, ids[i]))
+            return bk_fail(c, node, e, "kernel %dx%d, stride %dx%d, dilation %dx%d, left/right padding %d/%d: "
+                           "%s = %d exceeds the conv instruction's field (max %llu)", l->kh, l->kw, l->sh, l->sw,
+                           l->dh, l->dw, l->pl, l->pr, isa_fields[ids[i]].name, vals[i],
+                           (unsigned long long)field_max(fmt, ids[i]));
+    if (l->N <= 0 || l->C <= 0 || l->OH <= 0 || l->OW <= 0) return bk_fail(c, node, e, "empty tensor");
+    if (bk_tensor_in_dram(c, nd->in[0], &l->x, e) || bk_tensor_in_dram(c, nd->out[0], &l->y, e)) return -1;
+    return 0;
+}
+
+/* Constant weights OIHW -> the [kh][kw][cpg][OC] image in the weights
+ * region (storage dtype); l->w its tagged address. */
+static int conv_weight_image(BkCtx *c, int node, BkLow *l, const IrTensor *w, AtlErr *e)
+{
+    int cpg = l->C / l->groups;
+    size_t nw = (size_t)l->kh * l->kw * cpg * l->OC;
+    uint8_t *wb = malloc(nw * (size_t)c->es);
+    if (!wb) return bk_fail(c, node, e, "out of memory");
+    for (int o = 0; o < l->OC; o++)
+        for (int ci = 0; ci < cpg; ci++)
+            for (int y = 0; y < l->kh; y++)
+                for (int x = 0; x < l->kw; x++) {
+                    int64_t src = (((int64_t)o * cpg + ci) * l->kh + y) * l->kw + x;
+                    size_t dst = (((size_t)y * l->kw + x) * cpg + ci) * l->OC + o;
+                    bk_store_elem(c->dt, wb, dst, ir_get_f(w, src));
+                }
+    int rc = bk_weight(c, wb, nw * c->es, &l->w, e);
+    free(wb);
+    return rc;
+}
+
+int bk_lower_conv(BkCtx *c, int node, BkGroup *g, AtlErr *e)
+{
+    const IrGraph *gr = c->g;
+    const IrNode *nd = &gr->nodes[node];
+    BkLow *l = &g->lw;
+    l->kind = BK_K_CONV;
+    l->dt = c->dt;
+    l->es = c->es;
+    if (geometry(c, node, l, e)) return -1;
+    l->groups = (int)ir_attr_int(nd, "group", 1);
+    const IrTensor *w = &gr->t[nd->in[1]];
+    if (l->groups < 1 || l->C % l->groups || l->OC % l->groups)
+        return bk_fail(c, node, e, "group=%d does not divide %d input / %d output channels", l->groups, l->C, l->OC);
+    l->w_oihw = !w->data;
+    if (l->w_oihw && ir_numel(w) != (int64_t)l->OC * (l->C / l->groups) * l->kh * l->kw)
+        return bk_fail(c, node, e, "run-time weights '%s' do not have %d x %d x %d x %d values", w->name, l->OC,
+                       l->C / l->groups, l->kh, l->kw);
+    if (l->w_oihw && bk_tensor_in_dram(c, nd->in[1], &l->w, e)) return -1;
+    if (!l->w_oihw && conv_weight_image(c, node, l, w, e)) return -1;
+    int rc;
+    l->b = 0;
+    if (nd->nin > 2 && nd->in[2] >= 0) {
+        const IrTensor *b = &gr->t[nd->in[2]];
+        if (!b->data) return bk_fail(c, node, e, "bias '%s' is not a constant", b->name);
+        float *bb = malloc((size_t)l->OC * sizeof *bb);
+        if (!bb) return bk_fail(c, node, e, "out of memory");
+        for (int o = 0; o < l->OC; o++) bb[o] = (float)ir_get_f(b, o);
+        rc = bk_weight(c, bb, (size_t)l->OC * 4, &l->b, e);
+        free(bb);
+        if (rc) return -1;
+    }
+    if (c->act_on[node]) {
+        snprintf(l->act, sizeof l->act, "%s", nd->act);
+        l->act_alpha = nd->act_alpha;
+        l->act_beta = nd->act_beta;
+    }
+    g->gen = conv_gen;
+    g->is_matrix = 1;
+    AtlInsn probe;
+    memset(&probe, 0, sizeof probe);
+    probe.cin = (uint32_t)l->C; probe.ih = (uint32_t)l->H; probe.iw = (uint32_t)l->W; probe.cout = (uint32_t)l->OC;
+    probe.kh = (uint8_t)l->kh; probe.kw = (uint8_t)l->kw; probe.sh = (uint8_t)l->sh; probe.sw = (uint8_t)l->sw;
+    probe.dh = (uint8_t)l->dh; probe.dw = (uint8_t)l->dw; probe.pad_top = (uint8_t)l->pt; probe.pad_bottom = (uint8_t)l->pb;
+    probe.pad_left = (uint8_t)l->pl; probe.pad_right = (uint8_t)l->pr; probe.groups = (uint16_t)l->groups;
+    g->macs = tim_conv_macs(&probe) * (uint64_t)l->N;
+    return choose_tiles(c, g, e);
+}
+
+int bk_lower_pool(BkCtx *c, int node, BkGroup *g, AtlErr *e)
+{
+    const IrNode *nd = &c->g->nodes[node];
+    BkLow *l = &g->lw;
+    l->kind = BK_K_POOL;
+    l->dt = bk_tensor_dt(c, nd->out[0]);   /* MaxPool of integers: v.maxpool on the chip integer */
+    l->es = isa_dtype_size(l->dt);
+    if (geometry(c, node, l, e)) return -1;
+    if (l->dh != 1 || l->dw != 1) return bk_fail(c, node, e, "dilated pooling is not lowered");
+    l->groups = l->C;          /* channel chunks ride on the group machinery */
+    l->OC = l->C;
+    l->pool_op = !strcmp(nd->op, "MaxPool") ? ISA_OP_V_MAXPOOL : ISA_OP_V_AVGPOOL;
+    l->count_pad = (int)ir_attr_int(nd, "count_include_pad", 0);
+    if (l->pt >= l->kh || l->pl >= l->kw || l->pb >= l->kh || l->pr >= l->kw)
+        return bk_fail(c, node, e, "padding must be smaller than the window");
+    if (nd->nout > 1 && nd->out[1] >= 0) return bk_fail(c, node, e, "the Indices output of MaxPool is not lowered");
+    g->gen = conv_gen;
+    return choose_tiles(c, g, e);
+}

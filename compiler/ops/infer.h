@@ -1,0 +1,34 @@
+/* infer.h - static shape inference over the whole graph, and the
+ * `--input-shape name=1x3x224x224` fixing of dynamic input dimensions. */
+#ifndef ATOLL_COMPILER_INFER_H
+#define ATOLL_COMPILER_INFER_H
+#include "compiler/ir/ir.h"
+
+typedef struct IrInputShape {
+    char name[256];
+    int ndim;
+    int64_t dims[IR_MAXDIM];
+} IrInputShape;
+
+/* Parses "name=1x3x224x224" (a scalar is "name="). */
+int ir_parse_input_shape(const char *spec, IrInputShape *s, AtlErr *e);
+/* Sets the named graph inputs' shapes; a known dimension that differs from
+ * the model's declaration, a rank mismatch or an unknown name is an error. */
+int ir_apply_input_shapes(IrGraph *g, const IrInputShape *s, int n, AtlErr *e);
+/* Infers dtype and shape of every node output, in node order (call
+ * ir_toposort first). Known dimensions that contradict the model's
+ * value_info are errors naming the node. Checks op support first. */
+int ir_infer_shapes(IrGraph *g, AtlErr *e);
+
+/* Scratch for running one node's infer or eval function at a time: in[]
+ * points at the node's input tensors, out[] at fresh copies in tmp[] (name
+ * set, shape unknown) or NULL for absent outputs. Sized for the graph's
+ * widest node by ir_node_io_alloc; freed by ir_node_io_free. */
+typedef struct IrNodeIo {
+    IrTensor **in, **out;
+    IrTensor *tmp;
+} IrNodeIo;
+int ir_node_io_alloc(const IrGraph *g, IrNodeIo *io, AtlErr *e);
+void ir_node_io_bind(const IrGraph *g, const IrNode *n, IrNodeIo *io);
+void ir_node_io_free(IrNodeIo *io);
+#endif

@@ -1,0 +1,272 @@
+/* table.c - the operator table (see ops.h) and helpers shared by the
+ * op implementations. Opset ranges: 6 is accepted where the op's opset-6
+ * semantics are handled (legacy `broadcast` attributes included); 18 is the
+ * newest opset accepted; ops whose semantics never changed (Not, Global*Pool, Softplus,
+ * Softsign)
+ * are accepted from opset 1. */
+#include "compiler/ops/ops.h"
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#define ROW(name, since, until, mi, ma, fam) {name, since, until, mi, ma, infer_##fam, eval_##fam}
+static const IrOpDef op_table[] = {
+    ROW("Abs", 6, 18, 1, 1, unary), ROW("Add", 6, 18, 2, 2, binary),
+    ROW("AveragePool", 6, 18, 1, 1, pool), ROW("BatchNormalization", 6, 18, 5, 5, batchnorm),
+    ROW("Cast", 6, 18, 1, 1, cast), ROW("Ceil", 6, 18, 1, 1, unary),
+    ROW("Clip", 6, 18, 1, 3, clip), ROW("Concat", 6, 18, 1, 1 << 20, concat),
+    ROW("Constant", 6, 18, 0, 0, constant), ROW("ConstantOfShape", 9, 18, 1, 1, constantofshape),
+    ROW("Conv", 6, 18, 2, 3, conv), ROW("ConvTranspose", 6, 18, 2, 3, convtranspose),
+    ROW("DepthToSpace", 6, 18, 1, 1, depthspace), ROW("Div", 6, 18, 2, 2, binary),
+    ROW("Dropout", 6, 18, 1, 3, dropout), ROW("Elu", 6, 18, 1, 1, unary),
+    ROW("Equal", 7, 18, 2, 2, binary), ROW("Erf", 9, 18, 1, 1, unary),
+    ROW("Exp", 6, 18, 1, 1, unary), ROW("Expand", 8, 18, 2, 2, expand),
+    ROW("Flatten", 6, 18, 1, 1, flatten), ROW("Floor", 6, 18, 1, 1, unary),
+    ROW("Gather", 6, 18, 2, 2, gather), ROW("Gemm", 6, 18, 2, 3, gemm),
+    ROW("GlobalAveragePool", 1, 18, 1, 1, globalpool), ROW("GlobalMaxPool", 1, 18, 1, 1, globalpool),
+    ROW("Greater", 7, 18, 2, 2, binary), ROW("HardSigmoid", 6, 18, 1, 1, unary),
+    ROW("HardSwish", 14, 18, 1, 1, unary), ROW("Identity", 6, 18, 1, 1, identity),
+    ROW("InstanceNormalization", 6, 18, 3, 3, instancenorm), ROW("LRN", 6, 18, 1, 1, lrn),
+    ROW("LayerNormalization", 17, 18, 2, 3, layernorm), ROW("LeakyRelu", 6, 18, 1, 1, unary),
+    ROW("Less", 7, 18, 2, 2, binary), ROW("Log", 6, 18, 1, 1, unary),
+    ROW("LogSoftmax", 6, 18, 1, 1, softmax), ROW("MatMul", 6, 18, 2, 2, matmul),
+    ROW("Max", 6, 18, 1, 1 << 20, variadic), ROW("MaxPool", 6, 18, 1, 1, pool),
+    ROW("Mean", 6, 18, 1, 1 << 20, variadic), ROW("Min", 6, 18, 1, 1 << 20, variadic),
+    ROW("Mul", 6, 18, 2, 2, binary), ROW("Neg", 6, 18, 1, 1, unary),
+    ROW("Not", 1, 18, 1, 1, unary), ROW("PRelu", 6, 18, 2, 2, binary),
+    ROW("Pad", 6, 18, 1, 4, pad), ROW("Pow", 6, 18, 2, 2, binary),
+    ROW("Range", 11, 18, 3, 3, range), ROW("Reciprocal", 6, 18, 1, 1, unary),
+    ROW("ReduceMax", 6, 18, 1, 2, reduce), ROW("ReduceMean", 6, 18, 1, 2, reduce),
+    ROW("ReduceMin", 6, 18, 1, 2, reduce), ROW("ReduceSum", 6, 18, 1, 2, reduce),
+    ROW("Relu", 6, 18, 1, 1, unary), ROW("Reshape", 5, 18, 1, 2, reshape),
+    ROW("Resize", 10, 18, 1, 4, resize), ROW("Selu", 6, 18, 1, 1, unary),
+    ROW("Shape", 6, 18, 1, 1, shape), ROW("Sigmoid", 6, 18, 1, 1, unary),
+    ROW("Slice", 6, 18, 1, 5, slice), ROW("Softmax", 6, 18, 1, 1, softmax),
+    ROW("SpaceToDepth", 6, 18, 1, 1, depthspace), ROW("Split", 6, 18, 1, 2, split),
+    ROW("Sqrt", 6, 18, 1, 1, unary), ROW("Squeeze", 6, 18, 1, 2, squeeze),
+    ROW("Sub", 6, 18, 2, 2, binary), ROW("Sum", 6, 18, 1, 1 << 20, variadic),
+    ROW("Tanh", 6, 18, 1, 1, unary), ROW("Tile", 6, 18, 2, 2, tile),
+    ROW("Transpose", 6, 18, 1, 1, transpose), ROW("Unsqueeze", 6, 18, 1, 2, unsqueeze),
+    ROW("Upsample", 7, 9, 1, 2, resize), ROW("Where", 9, 18, 3, 3, where),
+    /* beyond the core CNN set */
+    ROW("Acos", 7, 18, 1, 1, unary), ROW("Acosh", 9, 18, 1, 1, unary), ROW("And", 7, 18, 2, 2, binary),
+    ROW("ArgMax", 6, 18, 1, 1, argmax), ROW("ArgMin", 6, 18, 1, 1, argmax), ROW("Asin", 7, 18, 1, 1, unary),
+    ROW("Asinh", 9, 18, 1, 1, unary), ROW("Atan", 7, 18, 1, 1, unary), ROW("Atanh", 9, 18, 1, 1, unary),
+    ROW("BitShift", 11, 18, 2, 2, binary), ROW("CastLike", 15, 18, 2, 2, castlike), ROW("Celu", 12, 18, 1, 1, unary),
+    ROW("Cos", 7, 18, 1, 1, unary), ROW("Cosh", 9, 18, 1, 1, unary), ROW("CumSum", 11, 18, 2, 2, cumsum),
+    ROW("GatherElements", 11, 18, 2, 2, gatherelements), ROW("GreaterOrEqual", 12, 18, 2, 2, binary),
+    ROW("Hardmax", 6, 18, 1, 1, hardmax), ROW("IsInf", 10, 18, 1, 1, unary), ROW("IsNaN", 9, 18, 1, 1, unary),
+    ROW("LessOrEqual", 12, 18, 2, 2, binary), ROW("Mod", 10, 18, 2, 2, binary), ROW("Or", 7, 18, 2, 2, binary),
+    ROW("ReduceL1", 6, 18, 1, 2, reduce), ROW("ReduceL2", 6, 18, 1, 2, reduce), ROW("ReduceLogSum", 6, 18, 1, 2, reduce),
+    ROW("ReduceLogSumExp", 6, 18, 1, 2, reduce), ROW("ReduceProd", 6, 18, 1, 2, reduce),
+    ROW("ReduceSumSquare", 6, 18, 1, 2, reduce), ROW("Round", 11, 18, 1, 1, unary), ROW("Shrink", 9, 18, 1, 1, unary),
+    ROW("Sign", 9, 18, 1, 1, unary), ROW("Sin", 7, 18, 1, 1, unary), ROW("Sinh", 9, 18, 1, 1, unary),
+    ROW("Size", 6, 18, 1, 1, size), ROW("Softplus", 1, 18, 1, 1, unary), ROW("Softsign", 1, 18, 1, 1, unary),
+    ROW("Tan", 7, 18, 1, 1, unary), ROW("ThresholdedRelu", 10, 18, 1, 1, unary), ROW("Trilu", 14, 18, 1, 2, trilu),
+    ROW("Xor", 7, 18, 2, 2, binary), ROW("NegativeLogLikelihoodLoss", 12, 18, 2, 3, nllloss),
+    ROW("SoftmaxCrossEntropyLoss", 12, 18, 2, 3, sceloss), ROW("QuantizeLinear", 10, 18, 2, 3, quantize),
+    ROW("DequantizeLinear", 10, 18, 2, 3, dequantize), ROW("OneHot", 9, 18, 3, 3, onehot),
+    ROW("EyeLike", 9, 18, 1, 1, eyelike), ROW("ScatterElements", 11, 18, 3, 3, scatterelements),
+    ROW("ConvInteger", 10, 18, 2, 4, convinteger), ROW("QLinearConv", 10, 18, 8, 9, qlinearconv),
+    ROW("MatMulInteger", 10, 18, 2, 4, matmulinteger), ROW("QLinearMatMul", 10, 18, 8, 8, qlinearmatmul),
+    ROW("GatherND", 11, 18, 2, 2, gathernd), ROW("ScatterND", 11, 18, 3, 3, scatternd), ROW("TopK", 6, 18, 1, 2, topk),
+    ROW("NonZero", 9, 18, 1, 1, nonzero), ROW("Compress", 9, 18, 2, 2, compress),
+    ROW("MeanVarianceNormalization", 9, 18, 1, 1, mvn), ROW("HannWindow", 17, 18, 1, 1, window),
+    ROW("HammingWindow", 17, 18, 1, 1, window), ROW("BlackmanWindow", 17, 18, 1, 1, window),
+    ROW("NonMaxSuppression", 10, 18, 2, 5, nms), ROW("Einsum", 12, 18, 1, 8, einsum),
+    ROW("RNN", 7, 18, 3, 6, rnn), ROW("GRU", 7, 18, 3, 6, rnn), ROW("LSTM", 7, 18, 3, 8, rnn),
+    ROW("Scatter", 9, 10, 3, 3, scatterelements), ROW("ReverseSequence", 10, 18, 2, 2, reversesequence),
+    ROW("DynamicQuantizeLinear", 11, 18, 1, 1, dynquant), ROW("Det", 11, 18, 1, 1, det),
+};
+enum { NOPS = sizeof op_table / sizeof op_table[0] };
+
+const IrOpDef *ir_op_table(int *n) { *n = NOPS; return op_table; }
+
+const IrOpDef *ir_op_find(const char *op, int opset)
+{
+    for (int i = 0; i < NOPS; i++)
+        if (!strcmp(op_table[i].name, op) && opset >= op_table[i].since && opset <= op_table[i].until)
+            return &op_table[i];
+    return NULL;
+}
+
+int ir_op_known(const char *op)
+{
+    for (int i = 0; i < NOPS; i++)
+        if (!strcmp(op_table[i].name, op)) return 1;
+    return 0;
+}
+
+const char *ir_op_names(void)
+{
+    static const char names[] =
+        "Abs Add AveragePool BatchNormalization Cast Ceil Clip Concat Constant ConstantOfShape Conv "
+        "ConvTranspose DepthToSpace Div Dropout Elu Equal Erf Exp Expand Flatten Floor Gather Gemm "
+        "GlobalAveragePool GlobalMaxPool Greater HardSigmoid HardSwish Identity InstanceNormalization LRN "
+        "LayerNormalization LeakyRelu Less Log LogSoftmax MatMul Max MaxPool Mean Min Mul Neg Not PRelu Pad "
+        "Pow Range Reciprocal ReduceMax ReduceMean ReduceMin ReduceSum Relu Reshape Resize Selu Shape "
+        "Sigmoid Slice Softmax SpaceToDepth Split Sqrt Squeeze Sub Sum Tanh Tile Transpose Unsqueeze "
+        "Upsample Where Acos Acosh And ArgMax ArgMin Asin Asinh Atan Atanh BitShift CastLike Celu Cos Cosh CumSum "
+        "GatherElements GreaterOrEqual Hardmax IsInf IsNaN LessOrEqual Mod Or ReduceL1 ReduceL2 ReduceLogSum "
+        "ReduceLogSumExp ReduceProd ReduceSumSquare Round Shrink Sign Sin Sinh Size Softplus Softsign Tan "
+        "ThresholdedRelu Trilu Xor NegativeLogLikelihoodLoss SoftmaxCrossEntropyLoss QuantizeLinear DequantizeLinear OneHot EyeLike "
+        "ScatterElements ConvInteger QLinearConv MatMulInteger QLinearMatMul GatherND ScatterND TopK NonZero "
+        "Compress MeanVarianceNormalization HannWindow HammingWindow BlackmanWindow NonMaxSuppression Einsum "
+        "RNN GRU LSTM Scatter ReverseSequence DynamicQuantizeLinear Det";
+    return names;
+}
+
+static int node_supported(const IrGraph *g, const IrNode *n, AtlErr *e)
+{
+    if (n->domain[0] && strcmp(n->domain, "ai.onnx"))
+        return atl_fail(e, "node '%s': op '%s' of domain '%s' is not supported (only the default ONNX domain); supported: %s",
+                        n->name, n->op, n->domain, ir_op_names());
+    const IrOpDef *d = ir_op_find(n->op, g->opset);
+    if (!d) {
+        if (ir_op_known(n->op)) {
+            int lo = 99, hi = 0;
+            for (int i = 0; i < NOPS; i++)
+                if (!strcmp(op_table[i].name, n->op)) {
+                    if (op_table[i].since < lo) lo = op_table[i].since;
+                    if (op_table[i].until > hi) hi = op_table[i].until;
+                }
+            return atl_fail(e, "node '%s': op '%s' is not supported at opset %d (supported for opsets %d-%d)",
+                            n->name, n->op, g->opset, lo, hi);
+        }
+        return atl_fail(e, "node '%s': op '%s' (opset %d) is not supported; supported: %s",
+                        n->name, n->op, g->opset, ir_op_names());
+    }
+    if (n->nin < d->min_in || n->nin > d->max_in)
+        return atl_fail(e, "node '%s' (%s): %d inputs, expected %d to %d", n->name, n->op, n->nin, d->min_in,
+                        d->max_in > 100 ? 100 : d->max_in);
+    if (n->nout < 1) return atl_fail(e, "node '%s' (%s): no outputs", n->name, n->op);
+    return 0;
+}
+
+int ir_check_supported(const IrGraph *g, AtlErr *e)
+{
+    for (int i = 0; i < g->nn; i++)
+        if (!g->nodes[i].dead && node_supported(g, &g->nodes[i], e)) return -1;
+    for (int i = 0; i < g->nin; i++) {
+        const IrTensor *t = &g->t[g->inputs[i]];
+        if (!ir_dtype_size(t->dtype))
+            return atl_fail(e, "graph input '%s': type %s is not supported (tensors of numeric types only)",
+                            t->name, t->dtype ? ir_dtype_name(t->dtype) : "non-tensor");
+    }
+    return 0;
+}
+
+int ir_node_infer(const IrGraph *g, const IrNode *n, IrTensor **in, IrTensor **out, AtlErr *e)
+{
+    if (node_supported(g, n, e)) return -1;
+    const IrOpDef *d = ir_op_find(n->op, g->opset);
+    IrOpCtx c = {n, g->opset, in, n->nin, out, n->nout, e};
+    /* only the recurrent ops may omit their first output (Y; Y_h is used) */
+    int rec = !strcmp(n->op, "RNN") || !strcmp(n->op, "GRU") || !strcmp(n->op, "LSTM"), any = 0;
+    for (int j = 0; j < n->nout; j++) any |= out[j] != NULL;
+    if (!any || (!out[0] && !rec)) return atl_fail(e, "node '%s' (%s): first output is omitted", n->name, n->op);
+    for (int j = 0; j < d->min_in; j++)
+        if (!in[j]) return atl_fail(e, "node '%s' (%s): input %d is required but omitted", n->name, n->op, j);
+    if (d->infer(&c)) return atl_err_prefix(e, "node '%s' (%s)", n->name, n->op);
+    for (int i = 0; i < n->nout; i++) {
+        if (!out[i]) continue;
+        if (out[i]->ndim > IR_MAXDIM)
+            return atl_fail(e, "node '%s' (%s): output '%s' has rank %d, more than %d", n->name, n->op, out[i]->name,
+                            out[i]->ndim, IR_MAXDIM);
+        for (int k = 0; k < out[i]->ndim; k++)
+            if (out[i]->dims[k] < -1)
+                return atl_fail(e, "node '%s' (%s): output '%s' would have negative dimension %lld", n->name, n->op,
+                                out[i]->name, (long long)out[i]->dims[k]);
+    }
+    return 0;
+}
+
+/* ---- helpers ---- */
+
+int op_fail(IrOpCtx *c, const char *fmt, ...)
+{
+    if (!c->e) return -1;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(c->e->msg, sizeof c->e->msg, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+int op_axis(IrOpCtx *c, int64_t axis, int r, int64_t *out)
+{
+    if (axis < -r || axis >= (r ? r : 1)) return op_fail(c, "axis %lld is out of range for rank %d", (long long)axis, r);
+    *out = axis < 0 ? axis + r : axis;
+    return 0;
+}
+
+int op_int_list(IrOpCtx *c, const char *attr, int idx, int64_t *vals, int max, int *n)
+{
+    const IrAttr *a = attr ? ir_attr(c->n, attr) : NULL;
+    if (a && (a->type == IR_ATTR_INTS || a->type == IR_ATTR_INT)) {
+        int cnt = a->type == IR_ATTR_INT ? 1 : a->n;
+        if (cnt > max) return op_fail(c, "attribute '%s' has %d values, at most %d supported", attr, cnt, max);
+        for (int i = 0; i < cnt; i++) vals[i] = a->type == IR_ATTR_INT ? a->i : a->ints[i];
+        *n = cnt;
+        return 1;
+    }
+    if (idx < 0 || idx >= c->nin || !c->in[idx]) return 0;
+    const IrTensor *t = c->in[idx];
+    if (!t->data) return 2;
+    int64_t cnt = ir_numel(t);
+    if (cnt > max) return op_fail(c, "input %d has %lld values, at most %d supported", idx, (long long)cnt, max);
+    for (int64_t i = 0; i < cnt; i++) vals[i] = ir_get_i(t, i);
+    *n = (int)cnt;
+    return 1;
+}
+
+void op_same_shape(IrTensor *dst, const IrTensor *src)
+{
+    dst->dtype = src->dtype;
+    dst->ndim = src->ndim;
+    memcpy(dst->dims, src->dims, sizeof dst->dims);
+}
+
+int op_check_dim(IrOpCtx *c, const char *what, double v)
+{
+    if (!(v >= -(double)OP_MAX_DIM && v <= (double)OP_MAX_DIM))
+        return op_fail(c, "%s %g is out of range (|value| <= 2^40)", what, v);
+    return 0;
+}
+
+int op_dtype_is_float(int dt)
+{
+    return dt == IR_F32 || dt == IR_F64 || dt == IR_F16 || dt == IR_BF16;
+}
+
+int op_broadcast_shape(IrOpCtx *c, IrTensor **ins, int n, IrTensor *out)
+{
+    int r = 0;
+    for (int i = 0; i < n; i++) {
+        if (!ins[i]) continue;
+        if (ins[i]->ndim < 0) { out->ndim = -1; return 0; }
+        if (ins[i]->ndim > r) r = ins[i]->ndim;
+    }
+    out->ndim = r;
+    for (int k = 0; k < r; k++) {
+        int64_t d = 1;
+        int unknown = 0;
+        for (int i = 0; i < n; i++) {
+            if (!ins[i]) continue;
+            int off = r - ins[i]->ndim;
+            if (k < off) continue;
+            int64_t x = ins[i]->dims[k - off];
+            if (x < 0) { unknown = 1; continue; }
+            if (x == 1) continue;
+            if (d != 1 && d != x) {
+                char a[128], b[128];
+                return op_fail(c, "shapes %s and %s cannot be broadcast (dimension %d: %lld vs %lld)",
+                               ir_shape_str(ins[0], a, sizeof a), ir_shape_str(ins[i], b, sizeof b), k,
+                               (long long)d, (long long)x);
+            }
+            d = x;
+        }
+        out->dims[k] = (unknown && d == 1) ? -1 : d;
+    }
+    return 0;
+}

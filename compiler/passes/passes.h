@@ -1,0 +1,23 @@
+/* passes.h - canonicalisation passes over the graph IR, one file each
+ * (compiler/pass_*.c; each file's header says what it reads, what it
+ * guarantees and why). All of them keep the graph's results unchanged; the
+ * tests check interpreter outputs before == after. They expect nodes in
+ * topological order and shapes inferred (ir_infer_shapes), and leave dead
+ * nodes marked (ir_compact / ir_toposort remove them). */
+#ifndef ATOLL_COMPILER_PASSES_H
+#define ATOLL_COMPILER_PASSES_H
+#include "compiler/ir/ir.h"
+
+int pass_fold_constants(IrGraph *g, AtlErr *e);    /* pass_fold.c */
+int pass_remove_identity(IrGraph *g, AtlErr *e);   /* pass_identity.c */
+int pass_fold_batchnorm(IrGraph *g, AtlErr *e);    /* pass_bnfold.c */
+int pass_mark_views(IrGraph *g, AtlErr *e);        /* pass_views.c */
+int pass_fuse_activations(IrGraph *g, AtlErr *e);  /* pass_fuse.c */
+int pass_remove_dead(IrGraph *g, AtlErr *e);       /* pass_dead.c */
+
+/* The canonical pipeline: toposort, shape inference, constant folding,
+ * Identity/Dropout removal, BatchNorm folding, folding again, dead-node
+ * removal, view marks, activation fusion marks, re-inference, verify.
+ * (pass_pipeline.c) */
+int pass_run_all(IrGraph *g, AtlErr *e);
+#endif

@@ -1,0 +1,259 @@
+/* code.c - small builders shared by the lowering passes: the per-tile
+ * instruction lists (BkCode), instruction constructors with the ISA's
+ * conventions (DMA strides in bytes, vector strides in elements, outermost
+ * first), activation epilogues, and weight placement through the abm
+ * writer (which deduplicates identical blobs).
+ * Reads: nothing global. Guarantees: instructions are complete except for
+ * the sync fields (wait/signal), which only the emitter sets, and `layer`,
+ * which the emitter stamps. */
+#include <stdlib.h>
+#include <string.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include "compiler/target/target.h"
+#include "isa/numerics.h"
+#include "isa/regs.h"
+
+static int push(AtlInsn **v, int *n, int *cap, const AtlInsn *in, int *oom)
+{
+    if (*n == *cap) {
+        int nc = *cap ? *cap * 2 : 32;
+        AtlInsn *p = realloc(*v, (size_t)nc * sizeof *p);
+        if (!p) { *oom = 1; return -1; }
+        *v = p;
+        *cap = nc;
+    }
+    (*v)[(*n)++] = *in;
+    return 0;
+}
+
+int bk_code_ld(BkCode *c, const AtlInsn *in, int weight)
+{
+    int cap = c->capld;
+    if (push(&c->ld, &c->nld, &c->capld, in, &c->oom)) return -1;
+    if (c->capld != cap) {
+        uint8_t *p = realloc(c->ld_w, (size_t)c->capld);
+        if (!p) { c->oom = 1; return -1; }
+        c->ld_w = p;
+    }
+    c->ld_w[c->nld - 1] = (uint8_t)weight;
+    return 0;
+}
+int bk_code_cp(BkCode *c, const AtlInsn *in) { return push(&c->cp, &c->ncp, &c->capcp, in, &c->oom); }
+int bk_code_st(BkCode *c, const AtlInsn *in) { return push(&c->st, &c->nst, &c->capst, in, &c->oom); }
+void bk_code_reset(BkCode *c) { c->nld = c->ncp = c->nst = 0; c->oom = 0; }
+void bk_code_free(BkCode *c)
+{
+    free(c->ld); free(c->cp); free(c->st); free(c->ld_w);
+    memset(c, 0, sizeof *c);
+}
+
+int bk_isa_dtype(int irdt)
+{
+    switch (irdt) {
+    case IR_F32: return ISA_F32;
+    case IR_F16: return ISA_F16;
+    case IR_BF16: return ISA_BF16;
+    case IR_I8: return ISA_I8;
+    case IR_I16: return ISA_I16;
+    case IR_I32: return ISA_I32;
+    default: return -1;
+    }
+}
+
+uint64_t bk_addr(int region, uint64_t off) { return ATL_RELOC_ADDR(region, off); }
+
+void bk_compact(const uint32_t sh[4], int64_t st[4])
+{
+    int64_t s = 1;
+    for (int d = 3; d >= 0; d--) { st[d] = s; s *= sh[d]; }
+}
+
+AtlInsn bk_dma(int dt, int dsp, uint64_t dst, int ssp, uint64_t src, const uint32_t sh[4],
+               const int64_t ds[4], const int64_t ss[4])
+{
+    AtlInsn in;
+    memset(&in, 0, sizeof in);
+    in.op = ISA_OP_DMA_COPY;
+    in.dtype = (uint8_t)dt;
+    in.dst_space = (uint8_t)dsp;
+    in.src_space = (uint8_t)ssp;
+    in.dst = dst;
+    in.src = src;
+    int es = isa_dtype_size(dt);
+    for (int d = 0; d < 4; d++) {
+        in.shape[d] = sh[d];
+        in.dst_stride[d] = (int32_t)(ds[d] * es);
+        in.src_stride[d] = (int32_t)(ss[d] * es);
+    }
+    return in;
+}
+
+AtlInsn bk_vun(int op, int dt, uint64_t dst, uint64_t src, const uint32_t sh[4],
+               const int64_t ds[4], const int64_t ss[4], float alpha, float beta)
+{
+    AtlInsn in;
+    memset(&in, 0, sizeof in);
+    in.op = (uint8_t)op;
+    in.dtype = (uint8_t)dt;
+    in.dst = dst;
+    in.src = src;
+    for (int d = 0; d < 4; d++) {
+        in.shape[d] = sh[d];
+        in.dst_stride[d] = (int32_t)ds[d];
+        in.src_stride[d] = (int32_t)ss[d];
+    }
+    in.alpha = alpha;
+    in.beta = beta;
+    return in;
+}
+
+AtlInsn bk_vbin(int op, int dt, uint64_t dst, uint64_t a, uint64_t b, const uint32_t sh[4],
+                const int64_t ds[4], const int64_t sa[4], const int64_t sb[4])
+{
+    AtlInsn in = bk_vun(op, dt, dst, a, sh, ds, sa, 0, 0);
+    in.src2 = b;
+    for (int d = 0; d < 4; d++) in.src2_stride[d] = (int32_t)sb[d];
+    return in;
+}
+
+/* Splits n contiguous elements into a 4-D shape with every dim < 65536:
+ * n = a*b*c*d exactly when possible, else the caller loops. Returns the
+ * elements covered (a multiple of the innermost run). */
+static uint32_t flat_shape(uint32_t n, uint32_t sh[4])
+{
+    uint32_t inner = n < 32768 ? n : 32768;
+    uint32_t outer = n / inner;
+    if (outer > 32768) outer = 32768;
+    sh[0] = 1; sh[1] = 1; sh[2] = outer; sh[3] = inner;
+    return outer * inner;
+}
+
+int bk_act_code(BkCode *c, const char *act, float alpha, float beta, int dt, uint64_t p,
+                uint64_t tmp, uint32_t n, int layer)
+{
+    (void)layer;
+    if (!act || !act[0]) return 0;
+    uint32_t done = 0;
+    while (done < n) {
+        uint32_t sh[4];
+        uint32_t k = flat_shape(n - done, sh);
+        int64_t st[4];
+        bk_compact(sh, st);
+        int es = isa_dtype_size(dt);
+        uint64_t q = p + (uint64_t)done * es, t = tmp + (uint64_t)done * es;
+        AtlInsn in;
+        if (!strcmp(act, "Relu")) in = bk_vun(ISA_OP_V_RELU, dt, q, q, sh, st, st, 0, 0);
+        else if (!strcmp(act, "LeakyRelu")) in = bk_vun(ISA_OP_V_LRELU, dt, q, q, sh, st, st, alpha, 0);
+        else if (!strcmp(act, "Clip")) in = bk_vun(ISA_OP_V_CLIP, dt, q, q, sh, st, st, alpha, beta);
+        else if (!strcmp(act, "Sigmoid")) in = bk_vun(ISA_OP_V_SIGMOID, dt, q, q, sh, st, st, 0, 0);
+        else if (!strcmp(act, "Tanh")) in = bk_vun(ISA_OP_V_TANH, dt, q, q, sh, st, st, 0, 0);
+        else if (!strcmp(act, "HardSigmoid")) {
+            in = bk_vun(ISA_OP_V_AFFINE, dt, q, q, sh, st, st, alpha, beta);
+            if (bk_code_cp(c, &in)) return -1;
+            in = bk_vun(ISA_OP_V_CLIP, dt, q, q, sh, st, st, 0.0f, 1.0f);
+        } else if (!strcmp(act, "HardSwish")) {
+            /* x * clip(x/6 + 1/2, 0, 1): the gate goes to tmp */
+            in = bk_vun(ISA_OP_V_AFFINE, dt, t, q, sh, st, st, 1.0f / 6.0f, 0.5f);
+            if (bk_code_cp(c, &in)) return -1;
+            in = bk_vun(ISA_OP_V_CLIP, dt, t, t, sh, st, st, 0.0f, 1.0f);
+            if (bk_code_cp(c, &in)) return -1;
+            in = bk_vbin(ISA_OP_V_MUL, dt, q, q, t, sh, st, st, st);
+        } else return -1;
+        if (bk_code_cp(c, &in)) return -1;
+        done += k;
+    }
+    return 0;
+}
+
+int bk_matrix_epilogue(BkCode *c, const BkLow *l, int dt, uint64_t acc, uint64_t tmp, uint64_t out,
+                       const uint32_t osh[4], const int64_t ost[4], uint64_t *res)
+{
+    uint32_t n = osh[0] * osh[1] * osh[2] * osh[3];
+    if (l->act[0] && bk_act_code(c, l->act, l->act_alpha, l->act_beta, ISA_F32, acc, tmp, n, 0)) return -1;
+    *res = acc;
+    if (dt == ISA_F32) return 0;
+    AtlInsn in;
+    memset(&in, 0, sizeof in);
+    in.op = ISA_OP_V_CAST;
+    in.dtype = ISA_F32;
+    in.otype = (uint8_t)dt;
+    in.dst = out;
+    in.src = acc;
+    for (int d = 0; d < 4; d++) { in.shape[d] = osh[d]; in.dst_stride[d] = (int32_t)ost[d]; in.src_stride[d] = (int32_t)ost[d]; }
+    bk_code_cp(c, &in);
+    *res = out;
+    return 0;
+}
+
+void bk_store_elem(int dt, void *dst, size_t i, double v)
+{
+    if (dt == ISA_F16) ((uint16_t *)dst)[i] = num_f64_to_f16(v);
+    else if (dt == ISA_BF16) ((uint16_t *)dst)[i] = num_f64_to_bf16(v);
+    else if (dt == ISA_F32) ((float *)dst)[i] = num_f64_to_f32(v);
+    else num_store_f64((uint8_t *)dst + i * (size_t)isa_dtype_size(dt), dt, v);
+}
+
+int bk_weight(BkCtx *c, const void *data, size_t bytes, uint64_t *tagged, AtlErr *e)
+{
+    uint64_t off;
+    if (abm_add_weight(c->w, data, bytes, &off, e)) return -1;
+    *tagged = bk_addr(ABM_REGION_WEIGHTS, off);
+    if (off + bytes > c->weight_bytes) c->weight_bytes = off + bytes;
+    return 0;
+}
+
+int bk_const_image(BkCtx *c, int tensor, uint64_t *tagged, AtlErr *e)
+{
+    const IrTensor *t = &c->g->t[tensor];
+    int64_t n = ir_numel(t);
+    if (n < 0) return atl_fail(e, "constant '%s' has an unknown shape", t->name);
+    int dt = bk_tensor_dt(c, tensor), es = bk_tensor_es(c, tensor);
+    if (dt < 0) return atl_fail(e, "constant '%s' has dtype %s, which the chip cannot hold", t->name, ir_dtype_name(t->dtype));
+    void *buf = malloc((size_t)(n ? n : 1) * (size_t)es);
+    if (!buf) return atl_fail(e, "out of memory placing constant '%s'", t->name);
+    int64_t lo = 0, hi = 0;
+    if (num_int_range(dt, &lo, &hi)) {
+        /* integers stay integers: exact, or an error (never saturated) */
+        for (int64_t i = 0; i < n; i++) {
+            int64_t v = ir_get_i(t, i);
+            if (v < lo || v > hi) {
+                free(buf);
+                return atl_fail(e, "constant '%s' element %lld = %lld does not fit the chip's %s", t->name, (long long)i,
+                                (long long)v, isa_dtype_name(dt));
+            }
+            num_store_int((uint8_t *)buf + (size_t)i * (size_t)es, dt, v);
+        }
+    } else
+        for (int64_t i = 0; i < n; i++) bk_store_elem(dt, buf, (size_t)i, ir_get_f(t, i));
+    uint64_t off;
+    int rc = abm_add_weight(c->w, buf, (size_t)n * (size_t)es, &off, e);
+    free(buf);
+    if (rc) return -1;
+    if (off + (uint64_t)n * es > c->weight_bytes) c->weight_bytes = off + (uint64_t)n * es;
+    *tagged = bk_addr(ABM_REGION_WEIGHTS, off);
+    return 0;
+}
+
+int bk_const_addr(BkCtx *c, int tensor, uint64_t *tagged, AtlErr *e)
+{
+    BkPlace *p = &c->pl[tensor];
+    if (p->placed) { *tagged = bk_addr(p->region, p->offset); return 0; }
+    if (bk_const_image(c, tensor, tagged, e)) return -1;
+    p->placed = 1;
+    p->region = ABM_REGION_WEIGHTS;
+    p->offset = *tagged & 0xffffffffu;
+    p->root = tensor;
+    return 0;
+}
+
+int bk_fail(const BkCtx *c, int node, AtlErr *e, const char *fmt, ...)
+{
+    char msg[768];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    const IrNode *n = &c->g->nodes[node];
+    return atl_fail(e, "node '%s' (%s): %s", n->name ? n->name : "?", n->op, msg);
+}
