@@ -26,7 +26,7 @@
  *   the io tensors keep ONNX's layout with no conversion pass). */
 #include <stdlib.h>
 #include <string.h>
-#include "compiler/target/target.h"
+#include "compiler/alloc/alloc.h"
 #include "compiler/alloc/memplan.h"
 
 static int root_of(const BkCtx *c, int t)

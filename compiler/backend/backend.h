@@ -82,8 +82,9 @@ typedef struct BkLayerInfo {
  * calls into the same phase). */
 typedef enum {
     BK_PHASE_ADDRESS,       /* pattern matching + DRAM placement (bk_place.c) */
-    BK_PHASE_LOWER,         /* lowering + tile search, priced by the cost model */
-    BK_PHASE_EMIT,          /* pipeline emission, stream encoding, .abm records */
+    BK_PHASE_LOWER,         /* lowering + tile-shape search, priced by the cost model */
+    BK_PHASE_COST,          /* pricing the schedule's segments for the summary */
+    BK_PHASE_EMIT,          /* stream emission, encoding, .abm records */
     BK_NPHASES
 } BkPhase;
 extern const char *const bk_phase_names[BK_NPHASES];

@@ -1,29 +1,39 @@
-/* compile.c - the backend driver and the .abm output.
+/* compile.c - the backend driver: graph -> lowered layers -> schedule ->
+ * cost -> streams -> .abm records.
  *
- * Reads: a canonicalised graph (compiler/passes.h), the chip, options.
- * Does, in order: on a private copy when the graph has ConvTranspose
- *   nodes, their rewrite into Reshape/Pad/Conv (bk_rewrite_convt.c),
- *   RNN/GRU/LSTM nodes, their unrolling (bk_rewrite_rnn.c), and ops
- *   run as other ops (bk_rewrite_ops.c, bk_rewrite_3d.c), then
- *   re-inference; pattern absorption (bk_pattern.c), DRAM placement
- *   (bk_place.c), one group schedule per remaining node in graph order
- *   (bk_lower_*.c, each tile shape priced by bk_cost.c), the pipeline
- *   emitter (bk_emit.c), then the writer: net, stage (batch = dim 0 of the
- *   first input), tensors (io: inputs/outputs with their storage dtype
- *   (bk_dtype.c: floats in --dtype, integers and bools as int8/16/32),
- *   NCHW/row-major layout and shape; weights and activations are not listed: the streams
- *   address them), streams encoded with isa_encode, the memory plan and
- *   metadata. Views (except the copies placement asks for: a graph output
- *   that is a view of a graph input), absorbed nodes and shape-only nodes
- *   emit nothing.
- * Guarantees: on success the stage runs on any chip with this chip's
+ * Reads: a canonicalised graph (compiler/passes/passes.h), the chip,
+ *   options.
+ * Does, in order:
+ *   1. legalize: on a private copy when the graph needs it, ConvTranspose
+ *      into Reshape/Pad/Conv, RNN/GRU/LSTM unrolled, ops run as other ops
+ *      (legalize/rewrite_*.c), then re-inference; pattern absorption
+ *      (legalize/pattern.c);
+ *   2. alloc: DRAM placement (alloc/place.c);
+ *   3. lower: one layer per remaining node in graph order (lower/: the op
+ *      table picks the lowering), then the tile-shape search on the
+ *      layer's core set (group/search.c); graph outputs that folding made
+ *      constants become a copy each;
+ *   4. schedule: the v1 schedule, one segment per layer on all cores of
+ *      the chip, each closed by barrier 0 of all engines;
+ *   5. cost: every segment priced (cost/cost.c) for the summary;
+ *   6. emit: every segment's tables into streams (emit/emit.c), then the
+ *      writer's records (emit/abm.c): a batch variant (batch = dim 0 of
+ *      the first input), io and activation tensors, streams, memory plan,
+ *      metadata.
+ *   Views (except the copies placement asks for: a graph output that is
+ *   a view of a graph input), absorbed nodes and shape-only nodes emit
+ *   nothing.
+ * Guarantees: on success the variant runs on any chip with this chip's
  *   fingerprint; on failure the writer may hold a partial net and the
  *   message names the node and op. The summary carries the wall time of
  *   each backend phase (bk_phase_names) for `atoll compile --time`. */
 #include <stdlib.h>
 #include <string.h>
 #include <stdio.h>
-#include "compiler/target/target.h"
+#include "compiler/emit/emit.h"
+#include "compiler/group/group.h"
+#include "compiler/legalize/legalize.h"
+#include "compiler/lower/lower.h"
 #include "compiler/ops/infer.h"
 #include "compiler/passes/passes.h"
 #include "util/clock.h"
@@ -41,126 +51,86 @@ void bk_summary_free(BkSummary *s)
     memset(s, 0, sizeof *s);
 }
 
-static const char *const elem_ops[] = {
-    "Add", "Sub", "Mul", "Div", "Max", "Min", "Pow", "Relu", "LeakyRelu", "Clip", "Sigmoid", "Tanh", "Exp",
-    "Log", "Sqrt", "Reciprocal", "Neg", "Abs", "HardSigmoid", "HardSwish", "Gelu", "BatchNormalization",
-    "Identity", "PRelu", "Elu", "Celu", "Selu", "Softplus", "Softsign", "Shrink",
-    "ThresholdedRelu", "Sum", "Mean", NULL};
-static const char *const reduce_ops[] = {"ReduceMean", "ReduceSum", "ReduceMax", "ReduceMin", "GlobalAveragePool",
-                                         "GlobalMaxPool", "ReduceSumSquare", "ReduceL1", "ReduceL2",
-                                         "ReduceLogSum", "ReduceLogSumExp", "ReduceProd", NULL};
-static const char *const move_ops[] = {"Transpose", "Concat", "Slice", "Split", "Gather", "Pad", "Expand", "Resize",
-                                       "Upsample", "Reshape", "Flatten", "Squeeze", "Unsqueeze", "Dropout",
-                                       "Tile", "DepthToSpace", "SpaceToDepth", NULL};
+const char *const bk_phase_names[BK_NPHASES] = {"address assignment", "lowering+tile search", "schedule+cost", "emit"};
 
-static int in_list(const char *op, const char *const *l)
-{
-    for (int i = 0; l[i]; i++) if (!strcmp(op, l[i])) return 1;
-    return 0;
-}
-
-/* Index-producing and index-consuming ops: their tensors mix integer and
- * float dtypes, so each of these lowerings checks its own. */
-static const struct { const char *op; int (*lower)(BkCtx *, int, BkGroup *, AtlErr *); } index_ops[] = {
-    {"ArgMax", bk_lower_arg}, {"ArgMin", bk_lower_arg}, {"Hardmax", bk_lower_arg}, {"TopK", bk_lower_topk},
-    {"NegativeLogLikelihoodLoss", bk_lower_loss}, {"SoftmaxCrossEntropyLoss", bk_lower_loss},
-    {"Trilu", bk_lower_trilu}, {"OneHot", bk_lower_onehot}, {"GatherElements", bk_lower_gather_elements},
-    {"GatherND", bk_lower_gather_nd}, {"ScatterElements", bk_lower_gather_elements},
-    {"Scatter", bk_lower_gather_elements}, {"ScatterND", bk_lower_gather_nd}, {"ReverseSequence", bk_lower_revseq},
-};
-
-int bk_lower_node(BkCtx *c, int node, BkGroup *g, AtlErr *e)
-{
-    const IrNode *n = &c->g->nodes[node];
-    if (bk_is_quant_op(n->op)) return bk_lower_quant(c, node, g, e);   /* integer and float tensors by design */
-    for (size_t i = 0; i < sizeof index_ops / sizeof index_ops[0]; i++)
-        if (!strcmp(n->op, index_ops[i].op)) return index_ops[i].lower(c, node, g, e);
-    if (bk_check_dtypes(c, node, e)) return -1;
-    if (c->gelu_src[node] >= 0) return bk_lower_elem(c, node, g, e);
-    if (!strcmp(n->op, "Cast") || !strcmp(n->op, "CastLike")) return bk_lower_cast(c, node, g, e);
-    if (!strcmp(n->op, "Conv")) return bk_lower_conv(c, node, g, e);
-    if (!strcmp(n->op, "MaxPool") || !strcmp(n->op, "AveragePool")) return bk_lower_pool(c, node, g, e);
-    if (!strcmp(n->op, "Gemm") || !strcmp(n->op, "MatMul")) return bk_lower_mm(c, node, g, e);
-    if (!strcmp(n->op, "Softmax") || !strcmp(n->op, "LogSoftmax")) return bk_lower_softmax(c, node, g, e);
-    if (!strcmp(n->op, "LayerNormalization")) return bk_lower_layernorm(c, node, g, e);
-    if (in_list(n->op, elem_ops) || bk_elem_has_program(c->g, n)) return bk_lower_elem(c, node, g, e);
-    if (in_list(n->op, reduce_ops)) return bk_lower_reduce(c, node, g, e);
-    if (in_list(n->op, move_ops)) return bk_lower_move(c, node, g, e);
-    return bk_fail(c, node, e, "no lowering for this op on the Atoll chip");
-}
-
-static int encode_streams(BkCtx *c, uint32_t stage, AtlErr *e)
-{
-    for (int core = 0; core < c->ncores; core++)
-        for (int eng = 0; eng < ISA_NUM_ENGINES; eng++) {
-            AtlStream *s = prog_stream(&c->prog, core, eng);
-            uint8_t *buf = malloc((size_t)(s->count ? s->count : 1) * ISA_INSN_BYTES);
-            if (!buf) return atl_fail(e, "out of memory encoding streams");
-            for (int i = 0; i < s->count; i++)
-                if (isa_encode(&s->insns[i], buf + (size_t)i * ISA_INSN_BYTES, e)) {
-                    free(buf);
-                    return atl_err_prefix(e, "core %d %s instruction %d (layer %d)", core, isa_engine_name(eng), i,
-                                          s->insns[i].layer);
-                }
-            int rc = abm_set_stream(c->w, stage, (uint32_t)core, (uint32_t)eng, buf, (size_t)s->count * ISA_INSN_BYTES, e);
-            free(buf);
-            if (rc) return -1;
-        }
-    return 0;
-}
-
-static int add_io_tensors(BkCtx *c, uint32_t stage, AtlErr *e)
+/* The nodes that become layers: not dead, not absorbed, not a view that
+ * shares its input's storage, not folded into a constant. */
+static int is_layer(const BkCtx *c, int i)
 {
     const IrGraph *g = c->g;
+    const IrNode *n = &g->nodes[i];
+    if (n->dead || c->skip[i]) return 0;
+    if (n->nout >= 1 && n->out[0] >= 0 && g->t[n->out[0]].is_view && c->pl[n->out[0]].root != n->out[0]) return 0;
+    if (n->nout >= 1 && n->out[0] >= 0 && g->t[n->out[0]].data) return 0;
+    return 1;
+}
+
+/* Lowers every layer into c->layers (count *n) and schedules each as a
+ * segment on all cores. */
+static int lower_all(BkCtx *c, BkLayer *layers, int *n, BkSchedule *sched, double *phase, AtlErr *e)
+{
+    const IrGraph *g = c->g;
+    BkCoreSet all = {0, cfg_total_cores(c->chip)};
+    c->ncores = all.count;
     for (int pass = 0; pass < 2; pass++) {
-        int cnt = pass ? g->nout : g->nin;
+        int cnt = pass ? g->nout : g->nn;
         for (int k = 0; k < cnt; k++) {
-            int t = pass ? g->outputs[k] : g->inputs[k];
-            const IrTensor *x = &g->t[t];
-            if (x->ndim > ABM_MAX_DIMS) return atl_fail(e, "graph %s '%s' has rank %d (at most %d)", pass ? "output" : "input", x->name, x->ndim, ABM_MAX_DIMS);
-            AbmTensorDesc d;
-            memset(&d, 0, sizeof d);
-            d.name = x->name;
-            d.dtype = bk_abm_dtype(bk_tensor_dt(c, t));
-            d.role = pass ? ABM_ROLE_OUTPUT : ABM_ROLE_INPUT;
-            d.region = ABM_REGION_IO;
-            d.layout = x->ndim == 4 ? ABM_LAYOUT_NCHW : ABM_LAYOUT_ROW_MAJOR;
-            d.ndim = (uint32_t)x->ndim;
-            for (int i = 0; i < x->ndim; i++) d.dims[i] = (uint32_t)x->dims[i];
-            uint64_t addr = bk_tensor_addr(c, t);
-            d.offset = addr & 0xffffffffu;
-            uint32_t idx;
-            if (abm_add_tensor(c->w, stage, &d, &idx, e)) return atl_err_prefix(e, "tensor '%s'", x->name);
+            int t = pass ? g->outputs[k] : -1;
+            if (pass ? !g->t[t].data : !is_layer(c, k)) continue;
+            BkLayer *ly = &layers[*n];
+            memset(ly, 0, sizeof *ly);
+            ly->node = pass ? -1 : k;
+            ly->tensor = t;
+            ly->layer_id = *n;
+            ly->slot_size = c->slot;
+            (*n)++;
+            double t0 = atl_clock_s();
+            int rc = pass ? bk_lower_const_output(c, t, ly, e) : bk_lower_node(c, k, ly, e);
+            if (!rc) rc = bk_choose_shape(c, ly, all, e);
+            if (!rc) rc = bk_sched_add(sched, ly, all, 0, e) < 0;
+            phase[BK_PHASE_LOWER] += atl_clock_s() - t0;
+            if (rc) return pass ? atl_err_prefix(e, "graph output '%s'", g->t[t].name) : -1;
         }
-    }
-    /* activations (and views of them); not tensors a fused activation
-     * overwrote in place, nor ones never materialised */
-    for (int t = 0; t < g->nt; t++) {
-        const IrTensor *x = &g->t[t];
-        if (x->data || x->is_input || x->is_output || x->ndim < 0 || x->ndim > ABM_MAX_DIMS) continue;
-        if (c->pl[t].root != t && !x->is_view) continue;
-        int r = t;
-        for (int k = 0; k < g->nt && c->pl[r].root != r; k++) r = c->pl[r].root;
-        if (!c->pl[r].placed || c->pl[r].region != ABM_REGION_ACTIVATIONS) continue;
-        AbmTensorDesc d;
-        memset(&d, 0, sizeof d);
-        d.name = x->name;
-        int dt = bk_tensor_dt(c, t);
-        if (dt < 0) continue;   /* never stored: no lowering writes such a tensor */
-        d.dtype = bk_abm_dtype(dt);
-        d.role = ABM_ROLE_ACTIVATION;
-        d.region = ABM_REGION_ACTIVATIONS;
-        d.layout = x->ndim == 4 ? ABM_LAYOUT_NCHW : ABM_LAYOUT_ROW_MAJOR;
-        d.ndim = (uint32_t)x->ndim;
-        for (int i = 0; i < x->ndim; i++) d.dims[i] = (uint32_t)x->dims[i];
-        d.offset = c->pl[r].offset;
-        uint32_t idx;
-        if (abm_add_tensor(c->w, stage, &d, &idx, e)) return atl_err_prefix(e, "tensor '%s'", x->name);
     }
     return 0;
 }
 
-const char *const bk_phase_names[BK_NPHASES] = {"address assignment", "lowering+tile search", "emit"};
+static void fill_summary(const BkCtx *c, const BkSchedule *sched, const BkEmit *x, int batch, BkSummary *sum)
+{
+    const IrGraph *g = c->g;
+    for (int i = 0; i < sched->n; i++) {
+        const BkSegment *sg = &sched->seg[i];
+        const BkLayer *ly = sg->layer;
+        BkLayerInfo *li = &sum->layers[i];
+        if (ly->node < 0) {
+            snprintf(li->name, sizeof li->name, "%s", g->t[ly->tensor].name);
+            snprintf(li->op, sizeof li->op, "Constant");
+        } else {
+            const IrNode *n = &g->nodes[ly->node];
+            snprintf(li->name, sizeof li->name, "%s", n->name ? n->name : "");
+            snprintf(li->op, sizeof li->op, "%s%s%s", c->gelu_src[ly->node] >= 0 ? "Gelu" : n->op,
+                     c->act_on[ly->node] ? "+" : "", c->act_on[ly->node] ? n->act : "");
+        }
+        li->layer_id = ly->layer_id;
+        li->tiles = ly->ntiles;
+        li->cores = sg->cores_used;
+        snprintf(li->split, sizeof li->split, "%s", ly->split);
+        li->macs = ly->macs;
+        li->est_cycles = sg->est_cycles;
+        li->est_compute = sg->est_compute;
+        li->est_dma = sg->est_dma;
+        li->is_matrix = ly->is_matrix;
+        sum->est_cycles += sg->est_cycles;
+    }
+    sum->nlayers = sched->n;
+    sum->weight_bytes = c->weight_bytes;
+    sum->act_peak = c->act_bytes;
+    sum->act_sum = c->act_sum;
+    sum->io_bytes = c->io_bytes;
+    sum->batch = batch;
+    sum->cores = x->prog.ncores;
+    for (int k = 0; k < x->prog.ncores * ISA_NUM_ENGINES; k++) sum->insns += (uint64_t)x->prog.streams[k].count;
+}
 
 static int compile_graph(const IrGraph *g, const AtlChip *chip, const BkOptions *opt, AbmWriter *w, BkSummary *sum, AtlErr *e)
 {
@@ -184,16 +154,19 @@ static int compile_graph(const IrGraph *g, const AtlChip *chip, const BkOptions 
     c.slot = (uint64_t)chip->lmem_bytes / 2 / row * row;
     if (c.slot == 0) c.slot = (uint64_t)chip->lmem_bytes / 2;
     c.align = (uint64_t)(chip->lmem_alignment > chip->lmem_bank_width ? chip->lmem_alignment : chip->lmem_bank_width);
-    int rc = -1;
+    int rc = -1, nlayers = 0;
+    BkSchedule sched;
+    bk_sched_init(&sched);
+    BkEmit emit;
+    memset(&emit, 0, sizeof emit);
     c.pl = calloc((size_t)g->nt + 1, sizeof *c.pl);
     c.skip = calloc((size_t)g->nn + 1, sizeof *c.skip);
     c.gelu_src = malloc(((size_t)g->nn + 1) * sizeof *c.gelu_src);
     c.act_on = calloc((size_t)g->nn + 1, sizeof *c.act_on);
-    c.groups = calloc((size_t)g->nn + (size_t)g->nout + 1, sizeof *c.groups);
-    if (!c.pl || !c.skip || !c.gelu_src || !c.act_on || !c.groups) { atl_fail(e, "out of memory"); goto done; }
+    BkLayer *layers = calloc((size_t)g->nn + (size_t)g->nout + 1, sizeof *layers);
+    if (!c.pl || !c.skip || !c.gelu_src || !c.act_on || !layers) { atl_fail(e, "out of memory"); goto done; }
     for (int t = 0; t < g->nt; t++) c.pl[t].root = t;
     for (int i = 0; i < g->nn; i++) c.gelu_src[i] = -1;
-    if (prog_init(&c.prog, c.ncores, e)) goto done;
     for (int pass = 0; pass < 2; pass++)
         for (int i = 0; i < (pass ? g->nout : g->nin); i++) {
             const IrTensor *x = &g->t[pass ? g->outputs[i] : g->inputs[i]];
@@ -204,107 +177,43 @@ static int compile_graph(const IrGraph *g, const AtlChip *chip, const BkOptions 
             }
             if (!pass && !ir_shape_known(x)) { atl_fail(e, "graph input '%s' has an unknown shape (use --input-shape)", x->name); goto done; }
         }
-    double phase[BK_NPHASES] = {0}, t0 = atl_clock_s(), t1;
+    double phase[BK_NPHASES] = {0}, t0 = atl_clock_s();
     if (bk_match_patterns(&c, e) || bk_place(&c, e)) goto done;
-    t1 = atl_clock_s();
-    phase[BK_PHASE_ADDRESS] += t1 - t0;
-    for (int i = 0; i < g->nn; i++) {
-        const IrNode *n = &g->nodes[i];
-        if (n->dead || c.skip[i]) continue;
-        /* a view emits nothing unless placement gave it its own storage */
-        if (n->nout >= 1 && n->out[0] >= 0 && g->t[n->out[0]].is_view && c.pl[n->out[0]].root != n->out[0]) continue;
-        if (n->nout >= 1 && n->out[0] >= 0 && g->t[n->out[0]].data) continue;
-        BkGroup *gr = &c.groups[c.ngroups];
-        memset(gr, 0, sizeof *gr);
-        gr->node = i;
-        gr->layer_id = c.ngroups;
-        gr->slot_off = 0;
-        gr->slot_size = c.slot;
-        c.ngroups++;
-        t0 = atl_clock_s();
-        if (bk_lower_node(&c, i, gr, e)) goto done;
-        t1 = atl_clock_s();
-        phase[BK_PHASE_LOWER] += t1 - t0;
-        if (bk_emit_group(&c, gr, e)) goto done;
-        phase[BK_PHASE_EMIT] += atl_clock_s() - t1;
-    }
-    /* graph outputs that folding turned into constants are copied into place */
-    for (int k = 0; k < g->nout; k++) {
-        int t = g->outputs[k];
-        if (!g->t[t].data) continue;
-        BkGroup *gr = &c.groups[c.ngroups];
-        memset(gr, 0, sizeof *gr);
-        gr->node = -1;
-        gr->tensor = t;
-        gr->layer_id = c.ngroups;
-        gr->slot_size = c.slot;
-        c.ngroups++;
-        t0 = atl_clock_s();
-        if (bk_lower_const_output(&c, t, gr, e)) { atl_err_prefix(e, "graph output '%s'", g->t[t].name); goto done; }
-        t1 = atl_clock_s();
-        phase[BK_PHASE_LOWER] += t1 - t0;
-        if (bk_emit_group(&c, gr, e)) { atl_err_prefix(e, "graph output '%s'", g->t[t].name); goto done; }
-        phase[BK_PHASE_EMIT] += atl_clock_s() - t1;
-    }
+    phase[BK_PHASE_ADDRESS] += atl_clock_s() - t0;
+    if (lower_all(&c, layers, &nlayers, &sched, phase, e)) goto done;
     t0 = atl_clock_s();
-    if (bk_emit_finish(&c, e)) goto done;
-    uint32_t net, stage;
+    for (int i = 0; i < sched.n; i++)
+        if (bk_cost_segment(&c, &sched.seg[i], UINT64_MAX, e) < 0) goto done;
+    phase[BK_PHASE_COST] += atl_clock_s() - t0;
+    t0 = atl_clock_s();
+    if (bk_emit_init(&emit, &c, e)) goto done;
+    for (int i = 0; i < sched.n; i++) {
+        const BkLayer *ly = sched.seg[i].layer;
+        if (bk_emit_segment(&emit, &sched.seg[i], e)) {
+            if (ly->node < 0) atl_err_prefix(e, "graph output '%s'", g->t[ly->tensor].name);
+            goto done;
+        }
+    }
+    if (bk_emit_finish(&emit, e)) goto done;
     char name[128];
     snprintf(name, sizeof name, "%s", opt->net_name ? opt->net_name : (g->name && g->name[0] ? g->name : "net"));
     int batch = g->nin > 0 && g->t[g->inputs[0]].ndim > 0 ? (int)g->t[g->inputs[0]].dims[0] : 1;
-    /* a net of that name already in w gets one more stage (another batch size) */
-    if (abm_writer_find_net(w, name, &net) && abm_add_net(w, name, &net, e)) goto done;
-    if (abm_add_stage(w, net, (uint32_t)batch, (uint32_t)c.ncores, &stage, e)) goto done;
-    if (add_io_tensors(&c, stage, e) || encode_streams(&c, stage, e)) goto done;
-    if (abm_set_mem_plan(w, stage, c.act_bytes ? c.act_bytes : 64, c.io_bytes ? c.io_bytes : 64, e)) goto done;
-    if (!abm_writer_has_metadata(w)) {
-        uint8_t zero[ABM_HASH_BYTES] = {0};
-        if (abm_set_metadata(w, "atoll " ATOLL_VERSION, opt->options_text ? opt->options_text : "",
-                             opt->source_hash ? opt->source_hash : zero, e)) goto done;
-    }
+    uint32_t variant;
+    if (bk_emit_abm(&emit, name, batch, opt, &variant, e)) goto done;
     phase[BK_PHASE_EMIT] += atl_clock_s() - t0;
     if (sum) {
         memcpy(sum->phase_s, phase, sizeof phase);
-        sum->layers = calloc((size_t)(c.ngroups ? c.ngroups : 1), sizeof *sum->layers);
+        sum->layers = calloc((size_t)(sched.n ? sched.n : 1), sizeof *sum->layers);
         if (!sum->layers) { atl_fail(e, "out of memory"); goto done; }
-        sum->nlayers = c.ngroups;
-        for (int i = 0; i < c.ngroups; i++) {
-            const BkGroup *gr = &c.groups[i];
-            BkLayerInfo *li = &sum->layers[i];
-            if (gr->node < 0) {
-                snprintf(li->name, sizeof li->name, "%s", g->t[gr->tensor].name);
-                snprintf(li->op, sizeof li->op, "Constant");
-            } else {
-                const IrNode *n = &g->nodes[gr->node];
-                snprintf(li->name, sizeof li->name, "%s", n->name ? n->name : "");
-                snprintf(li->op, sizeof li->op, "%s%s%s", c.gelu_src[gr->node] >= 0 ? "Gelu" : n->op,
-                         c.act_on[gr->node] ? "+" : "", c.act_on[gr->node] ? n->act : "");
-            }
-            li->layer_id = gr->layer_id;
-            li->tiles = gr->ntiles;
-            li->cores = gr->cores_used;
-            snprintf(li->split, sizeof li->split, "%s", gr->split);
-            li->macs = gr->macs;
-            li->est_cycles = gr->est_cycles;
-            li->est_compute = gr->est_compute;
-            li->est_dma = gr->est_dma;
-            li->is_matrix = gr->is_matrix;
-            sum->est_cycles += gr->est_cycles;
-        }
-        sum->weight_bytes = c.weight_bytes;
-        sum->act_peak = c.act_bytes;
-        sum->act_sum = c.act_sum;
-        sum->io_bytes = c.io_bytes;
-        sum->batch = batch;
-        sum->cores = c.ncores;
-        for (int k = 0; k < c.ncores * ISA_NUM_ENGINES; k++) sum->insns += (uint64_t)c.prog.streams[k].count;
+        fill_summary(&c, &sched, &emit, batch, sum);
     }
     rc = 0;
 done:
-    if (c.groups) for (int i = 0; i < c.ngroups; i++) { bk_group_free(&c.groups[i]); }
-    free(c.groups);
+    bk_emit_free(&emit);
+    bk_sched_free(&sched);
+    for (int i = 0; layers && i < nlayers; i++) bk_layer_free(&layers[i]);
+    free(layers);
     free(c.pl); free(c.skip); free(c.gelu_src); free(c.act_on);
-    prog_free(&c.prog);
     return rc;
 }
 

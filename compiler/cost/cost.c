@@ -1,39 +1,50 @@
-/* cost.c - the cost model: estimated cycles of a group schedule.
+/* cost.c - the cost model: estimated cycles of a schedule segment.
  *
- * Reads: a BkGroup and the chip. Every duration comes from the isa/timing.h
- *   formulas the simulator uses: tim_compute_cycles for mm/conv/vector ops,
- *   tim_occupancy with the DRAM channel, NoC link and DMA port bandwidths
- *   for each DMA burst, tim_dma_path_latency, dma.issue_cycles.
- * Does: generates every tile as the emitter would (same slots, same weight
- *   skipping) and replays all cores' time-step tables together:
- *     DMA queue of a core  L0, L1, S0, L2, S1, ...  (in order, one at a time)
- *     compute              Ci starts when Li has landed and its engines are
- *                          free; inside Ci an engine change waits for the
- *                          previous engine (the emitter's hand-over);
- *     store Si             waits for Ci (a tile without stores leaves
- *                          the emitter's nop, which waits all the same).
- *   each DMA is one flow whose work on a server is the sum over its bursts
+ * Reads: a segment of the schedule (schedule/schedule.h) and the chip.
+ *   Every duration comes from the isa/timing.h formulas the simulator
+ *   uses: tim_compute_cycles for mm/conv/vector ops, tim_occupancy with
+ *   the DRAM channel, NoC link and DMA port bandwidths for each DMA burst,
+ *   tim_dma_path_latency, dma.issue_cycles.
+ * Does: walks every core's time-step table (bk_sched_table, the one the
+ *   emitter walks: same tiles, slots, weight skipping and sync) and
+ *   replays all cores together, following the actions' semaphores:
+ *     DMA queue of a core  its DMA actions' instructions in table order,
+ *                          one at a time; an instruction that waits on a
+ *                          semaphore starts once it has been signalled;
+ *     compute              a compute action starts when the semaphore it
+ *                          waits on (its loads, or the multicast weights
+ *                          for the matrix-stream WAIT) has been signalled
+ *                          and its engines are free; inside it an engine
+ *                          change waits for the previous engine (the
+ *                          emitter's hand-over); an action without
+ *                          instructions completes when its wait is met;
+ *     signals              at the completion of the action's last
+ *                          instruction; a multicast's on every core of its
+ *                          mask. Each semaphore is waited on by one queue,
+ *                          so its k-th wait takes its k-th signal.
+ *   Each DMA is one flow whose work on a server is the sum over its bursts
  *   (dma.burst_bytes) of its bytes there at that server's bandwidth: the
  *   DRAM channel(s), the cluster's NoC link, the DMA port of every LMEM
- *   end's core (bk_flow.c computes it, memoised exactly per end). Servers
+ *   end's core (flow.c computes it, memoised exactly per end). Servers
  *   are shared equally among the flows on them (processor sharing, as in
  *   the simulator, docs/timing.md); a flow is done when done on every
- *   server and its instruction completes latency + issue
- *   cycles later. Not modelled: the simulator's burst-order correction and
- *   ghost flows, LMEM bank conflicts with matrix/vector instructions. The
- *   layer ends with the barrier.
- * Guarantees: est_cycles (first instruction to barrier release), est_compute
- *   (max over cores of the busiest compute engine) and est_dma (max over
- *   cores of DMA engine busy time).
- *   bk_cost_group_bounded stops as soon as the estimate is known to exceed
- *   a bound (an event at time t means some DMA completes at or after t), so
- *   a tile search can drop a candidate worse than its best so far early.
- * Why: the tile planner picks the tile shape with the lowest estimate, and
- *   `atoll compile --estimate` reports it per layer. */
+ *   server and its instruction completes latency + issue cycles later.
+ *   Not modelled: the simulator's burst-order correction and ghost flows,
+ *   LMEM bank conflicts with matrix/vector instructions. The segment ends
+ *   with its barrier.
+ * Guarantees: est_cycles (first instruction to barrier release),
+ *   est_compute (max over cores of the busiest compute engine) and
+ *   est_dma (max over cores of DMA engine busy time) of the segment.
+ *   bk_cost_segment with a bound stops as soon as the estimate is known
+ *   to exceed it (an event at time t means some DMA completes at or after
+ *   t), so a shape search can drop a candidate worse than its best so far
+ *   early.
+ * Why: the group search picks tile shapes by it, and `atoll compile
+ *   --estimate` reports it per layer. */
 #include <stdlib.h>
 #include <string.h>
 #include <math.h>
-#include "compiler/target/target.h"
+#include "compiler/cost/cost.h"
 #include "isa/timing.h"
 
 static uint64_t dma_bytes(const AtlInsn *in)
@@ -56,24 +67,34 @@ uint64_t bk_insn_cycles(const AtlChip *chip, const AtlInsn *in)
 
 static uint64_t max64(uint64_t a, uint64_t b) { return a > b ? a : b; }
 
-/* One DMA of a core's queue. */
+/* One DMA instruction of a core's queue. */
 typedef struct CDma {
     AtlInsn in;
-    int dep;           /* tile whose compute must be done first, -1 none */
-    int loads_tile;    /* tile whose loads this completes, -1 none */
+    int8_t wait, signal;   /* semaphores, -1 none */
+    uint32_t mask;         /* a multicast's signal goes to these cores of the cluster (0: this core) */
 } CDma;
+
+/* One compute action: its instructions cp[first, end). */
+typedef struct CComp {
+    int first, end;
+    int8_t wait, signal;
+    uint8_t nop_mat;       /* a WAIT: the matrix stream idles until its semaphore */
+} CComp;
+
+/* Signal times of one semaphore of a core, and how many were consumed. */
+typedef struct CSem {
+    uint64_t *t;
+    int n, cap, used;
+} CSem;
 
 typedef struct CCore {
     CDma *q;
     int nq, capq;
-    AtlInsn *cp;       /* compute instructions of all tiles, concatenated */
+    AtlInsn *cp;       /* compute instructions of all actions, concatenated */
     int ncp, capcp;
-    int *cp_first;     /* per local tile: first compute index; [n] = ncp */
-    int n;             /* tiles */
-    uint64_t *c_end;   /* per local tile; UINT64_MAX until computed */
-    uint64_t *l_end;   /* per local tile: loads landed */
-    int loaded, computed;
-    int need_w;        /* waits for the cluster's multicast weights */
+    CComp *comp;
+    int ncomp, capcomp, computed;
+    CSem sem[BK_SEMS_USED];
     /* replay state */
     int pos;           /* next DMA in q */
     int active;        /* a DMA flow is on its servers */
@@ -83,179 +104,195 @@ typedef struct CCore {
     uint64_t lat;      /* latency + issue, counted after the flow */
 } CCore;
 
-static int q_push(CCore *k, const AtlInsn *in, int dep, int loads)
+#define GROW(v, n, cap)                                                              \
+    ((n) < (cap) ? 0 : grow((void **)&(v), &(cap), sizeof *(v)))
+
+static int grow(void **v, int *cap, size_t size)
 {
-    if (k->nq == k->capq) {
-        int nc = k->capq ? 2 * k->capq : 16;
-        CDma *p = realloc(k->q, (size_t)nc * sizeof *p);
-        if (!p) return -1;
-        k->q = p;
-        k->capq = nc;
-    }
-    k->q[k->nq++] = (CDma){*in, dep, loads};
+    int nc = *cap ? 2 * *cap : 16;
+    void *p = realloc(*v, (size_t)nc * size);
+    if (!p) return -1;
+    *v = p;
+    *cap = nc;
+    return 0;
+}
+
+static int q_push(CCore *k, const AtlInsn *in, int wait, int signal, uint32_t mask)
+{
+    if (GROW(k->q, k->nq, k->capq)) return -1;
+    k->q[k->nq++] = (CDma){*in, (int8_t)wait, (int8_t)signal, mask};
+    return 0;
+}
+
+static int comp_push(CCore *k, int first, int wait, int signal, int nop_mat)
+{
+    if (GROW(k->comp, k->ncomp, k->capcomp)) return -1;
+    k->comp[k->ncomp++] = (CComp){first, k->ncp, (int8_t)wait, (int8_t)signal, (uint8_t)nop_mat};
     return 0;
 }
 
 static int cp_push(CCore *k, const AtlInsn *in)
 {
-    if (k->ncp == k->capcp) {
-        int nc = k->capcp ? 2 * k->capcp : 16;
-        AtlInsn *p = realloc(k->cp, (size_t)nc * sizeof *p);
-        if (!p) return -1;
-        k->cp = p;
-        k->capcp = nc;
-    }
+    if (GROW(k->cp, k->ncp, k->capcp)) return -1;
     k->cp[k->ncp++] = *in;
     return 0;
 }
 
-/* Compute timeline of local tile i once its loads landed at t. */
-static void run_compute(const AtlChip *ch, CCore *k, int i, uint64_t t)
+static int signal_at(CCore *k, int sem, uint64_t t)
 {
+    CSem *s = &k->sem[sem];
+    if (GROW(s->t, s->n, s->cap)) return -1;
+    s->t[s->n++] = t;
+    return 0;
+}
+
+/* 1 and the time when semaphore sem has a signal for the next wait. */
+static int signalled(const CCore *k, int sem, uint64_t *t)
+{
+    const CSem *s = &k->sem[sem];
+    if (s->used >= s->n) return 0;
+    *t = s->t[s->used];
+    return 1;
+}
+
+/* Compute timeline of action a once its wait was met at t. */
+static uint64_t run_compute(const AtlChip *ch, CCore *k, const CComp *a, uint64_t t)
+{
+    if (a->nop_mat) {
+        k->eng_free[ISA_ENGINE_MAT] = max64(k->eng_free[ISA_ENGINE_MAT], t);
+        return t;
+    }
     uint64_t end = t;
     int prev = -1;
-    for (int j = k->cp_first[i]; j < k->cp_first[i + 1]; j++) {
+    for (int j = a->first; j < a->end; j++) {
         int eng = isa_ops[k->cp[j].op].engine;
         if (eng == ISA_ENGINE_ANY) eng = ISA_ENGINE_VEC;
         uint64_t start = k->eng_free[eng];
-        if (j == k->cp_first[i] || eng != prev) start = max64(start, end);
+        if (j == a->first || eng != prev) start = max64(start, end);
         uint64_t cyc = tim_compute_cycles(ch, &k->cp[j]);
         end = start + cyc;
         k->eng_free[eng] = end;
         k->busy[eng] += cyc;
         prev = eng;
     }
-    k->c_end[i] = end;
+    return end;
 }
 
-/* Computes every loaded tile whose inputs (and resident weights) are in. */
-static void advance(const AtlChip *ch, CCore *k, uint64_t wdone, int wknown)
+/* Runs every compute action whose wait is met, in order. */
+static int advance(const AtlChip *ch, CCore *k)
 {
-    while (k->computed < k->loaded && (!k->need_w || wknown)) {
-        uint64_t t = k->l_end[k->computed];
-        if (k->need_w) t = max64(t, wdone);
-        run_compute(ch, k, k->computed, t);
+    while (k->computed < k->ncomp) {
+        const CComp *a = &k->comp[k->computed];
+        uint64_t t = 0;
+        if (a->wait >= 0) {
+            if (!signalled(k, a->wait, &t)) break;
+            k->sem[a->wait].used++;
+        }
+        uint64_t end = run_compute(ch, k, a, t);
+        if (a->signal >= 0 && signal_at(k, a->signal, end)) return -1;
         k->computed++;
     }
+    return 0;
 }
 
-/* The DMA at the head of core's queue finished at done: its tile's loads
- * (or the cluster's multicast weights, loads_tile -2) are in, so the
- * computes waiting for them run; the queue moves on. */
-static void dma_finished(const AtlChip *ch, CCore *ks, int core, uint64_t done, uint64_t *wdone, int *wknown)
+/* The DMA at the head of core's queue finished at done: its signal goes
+ * out (to every core of a multicast's mask), the computes waiting for it
+ * run; the queue moves on. */
+static int dma_finished(const AtlChip *ch, CCore *ks, int core, uint64_t done)
 {
     CCore *k = &ks[core];
-    int cpc = ch->cores_per_cluster, cl = core / cpc, lt = k->q[k->pos].loads_tile;
+    const CDma *d = &k->q[k->pos];
     k->dma_free = done;
-    if (lt >= 0) { k->l_end[lt] = done; k->loaded = lt + 1; }
-    if (lt == -2) {
-        wdone[cl] = done;
-        wknown[cl] = 1;
-        for (int j = 0; j < cpc; j++) advance(ch, &ks[cl * cpc + j], done, 1);
-    } else advance(ch, k, wdone[cl], wknown[cl]);
+    if (d->signal >= 0) {
+        if (d->mask) {
+            int cpc = ch->cores_per_cluster, base = core / cpc * cpc;
+            for (int j = 0; j < cpc; j++)
+                if (d->mask >> j & 1 && (signal_at(&ks[base + j], d->signal, done) || advance(ch, &ks[base + j])))
+                    return -1;
+        } else if (signal_at(k, d->signal, done)) return -1;
+    }
+    if (advance(ch, k)) return -1;
     k->pos++;
+    return 0;
 }
 
-static int build_core(BkCtx *c, BkGroup *g, int core, CCore *k, BkCode *code, AtlErr *e)
+static AtlInsn nop_insn(void)
 {
-    int n = 0;
-    for (int t = 0; t < g->ntiles; t++) if (g->tile_core[t] == core) n++;
-    k->n = n;
-    k->cp_first = calloc((size_t)n + 1, sizeof *k->cp_first);
-    k->c_end = calloc((size_t)n + 1, sizeof *k->c_end);
-    k->l_end = calloc((size_t)n + 1, sizeof *k->l_end);
-    if (!k->cp_first || !k->c_end || !k->l_end) return atl_fail(e, "out of memory in the cost model");
-    for (int i = 0; i <= n; i++) k->c_end[i] = UINT64_MAX;
-    int li = 0, wk[2] = {-1, -1};
-    /* per local tile: loads (possibly skipped), computes, stores; queue order L0, L1, S0, L2, S1, ... */
-    AtlInsn *st_all = NULL;
-    int *st_first = calloc((size_t)n + 1, sizeof *st_first), nst = 0, capst = 0;
-    if (!st_first) return atl_fail(e, "out of memory in the cost model");
-    int rc = -1;
-    for (int t = 0; t < g->ntiles; t++) {
-        if (g->tile_core[t] != core) continue;
-        int s = li % 2;
-        bk_code_reset(code);
-        if (g->gen(c, g, t, g->slot_off + (uint64_t)s * g->slot_size, code, e)) goto done;
-        if (code->oom) { atl_fail(e, "out of memory in the cost model"); goto done; }
-        if (g->direct) {
-            for (int j = 0; j < code->nst; j++) if (q_push(k, &code->st[j], -1, -1)) goto oom;
-            k->cp_first[li + 1] = k->ncp;
-            li++;
+    AtlInsn n;
+    memset(&n, 0, sizeof n);
+    n.op = ISA_OP_NOP;
+    return n;
+}
+
+/* Pushes a DMA action's instructions (a nop when it has none, as the
+ * emitter does), the wait on the first, the signal on the last. */
+static int push_dma(CCore *k, const AtlInsn *ins, const uint8_t *skip, int n, const BkAction *a)
+{
+    int first = -1, last = -1;
+    for (int j = 0; j < n; j++)
+        if (!(skip && skip[j])) { if (first < 0) first = j; last = j; }
+    if (last < 0) {
+        AtlInsn nop = nop_insn();
+        return q_push(k, &nop, a->wait, a->signal, a->mask);
+    }
+    for (int j = first; j <= last; j++) {
+        if (skip && skip[j]) continue;
+        if (q_push(k, &ins[j], j == first ? a->wait : -1, j == last ? a->signal : -1, j == last ? a->mask : 0))
+            return -1;
+    }
+    return 0;
+}
+
+/* The queues of `core` from its time-step table. */
+static int build_core(BkCtx *c, const BkSegment *sg, int core, CCore *k, BkTable *tab, BkWalk *w, AtlErr *e)
+{
+    if (bk_sched_table(c, sg, core, tab, e)) return -1;
+    for (int i = 0; i < tab->n; i++) {
+        const BkAction *a = &tab->a[i];
+        if (a->kind == BK_ACT_BARRIER) continue;
+        if (a->kind == BK_ACT_WAIT) {
+            if (comp_push(k, k->ncp, a->wait, a->signal, 1)) goto oom;
             continue;
         }
-        int key = g->tile_wkey[t];
-        int skip = key >= 0 && wk[s] == key;
-        wk[s] = key;
-        int last = -1;
-        for (int j = 0; j < code->nld; j++) if (!(skip && code->ld_w[j])) last = j;
-        /* loads of tile li go into the queue right before the stores of tile li-1 */
-        for (int j = 0; j < code->nld; j++) {
-            if (skip && code->ld_w[j]) continue;
-            if (q_push(k, &code->ld[j], -1, j == last ? li : -1)) goto oom;
-        }
-        if (last < 0) {
-            AtlInsn nop;
-            memset(&nop, 0, sizeof nop);
-            nop.op = ISA_OP_NOP;
-            if (q_push(k, &nop, -1, li)) goto oom;
-        }
-        if (li >= 1 && st_first[li] == st_first[li - 1]) {
-            /* a tile without stores (a K chunk before the last): the
-             * emitter's nop in its place still waits for its compute */
-            AtlInsn nop;
-            memset(&nop, 0, sizeof nop);
-            nop.op = ISA_OP_NOP;
-            if (q_push(k, &nop, li - 1, -1)) goto oom;
-        }
-        if (li >= 1) for (int j = st_first[li - 1]; j < st_first[li]; j++)
-            if (q_push(k, &st_all[j], j == st_first[li - 1] ? li - 1 : -1, -1)) goto oom;
-        for (int j = 0; j < code->ncp; j++) if (cp_push(k, &code->cp[j])) goto oom;
-        k->cp_first[li + 1] = k->ncp;
-        for (int j = 0; j < code->nst; j++) {
-            if (nst == capst) {
-                int nc = capst ? 2 * capst : 16;
-                AtlInsn *p = realloc(st_all, (size_t)nc * sizeof *p);
-                if (!p) goto oom;
-                st_all = p;
-                capst = nc;
+        const BkCode *code = bk_walk_code(c, sg, w, a, e);
+        if (!code) return -1;
+        int rc = 0;
+        switch (a->kind) {
+        case BK_ACT_MCAST:
+            for (int j = 0; j < code->nst && !rc; j++) {
+                AtlInsn in = code->st[j];
+                in.mask = a->mask;
+                rc = q_push(k, &in, -1, j == code->nst - 1 ? a->signal : -1, j == code->nst - 1 ? a->mask : 0);
             }
-            st_all[nst++] = code->st[j];
+            break;
+        case BK_ACT_LOAD: rc = push_dma(k, code->ld, a->skip_w ? code->ld_w : NULL, code->nld, a); break;
+        case BK_ACT_STORE: rc = push_dma(k, code->st, NULL, code->nst, a); break;
+        case BK_ACT_COPY:
+            for (int j = 0; j < code->nst && !rc; j++) rc = q_push(k, &code->st[j], -1, -1, 0);
+            break;
+        case BK_ACT_COMPUTE: {
+            int first = k->ncp;
+            for (int j = 0; j < code->ncp && !rc; j++) rc = cp_push(k, &code->cp[j]);
+            if (!rc) rc = comp_push(k, first, a->wait, a->signal, 0);
+            break;
         }
-        st_first[li + 1] = nst;
-        li++;
-    }
-    if (!g->direct && n > 0) {
-        for (int j = st_first[n - 1]; j < st_first[n]; j++)
-            if (q_push(k, &st_all[j], j == st_first[n - 1] ? n - 1 : -1, -1)) goto oom;
-        if (st_first[n] == st_first[n - 1]) {
-            AtlInsn nop;
-            memset(&nop, 0, sizeof nop);
-            nop.op = ISA_OP_NOP;
-            if (q_push(k, &nop, n - 1, -1)) goto oom;
+        default: break;
         }
+        if (rc) goto oom;
     }
-    rc = 0;
-    goto done;
+    return 0;
 oom:
-    atl_fail(e, "out of memory in the cost model");
-done:
-    free(st_all);
-    free(st_first);
-    return rc;
+    return atl_fail(e, "out of memory in the cost model");
 }
 
-int bk_cost_group(BkCtx *c, BkGroup *g, AtlErr *e)
-{
-    return bk_cost_group_bounded(c, g, UINT64_MAX, e) < 0 ? -1 : 0;
-}
-
-int bk_cost_group_bounded(BkCtx *c, BkGroup *g, uint64_t bound, AtlErr *e)
+int bk_cost_segment(BkCtx *c, BkSegment *sg, uint64_t bound, AtlErr *e)
 {
     const AtlChip *ch = c->chip;
-    int nc = c->ncores, rc = -1;
-    BkCode code;
-    memset(&code, 0, sizeof code);
+    int nc = cfg_total_cores(ch), rc = -1;
+    BkTable tab;
+    BkWalk walk;
+    memset(&tab, 0, sizeof tab);
+    memset(&walk, 0, sizeof walk);
     CCore *ks = calloc((size_t)nc, sizeof *ks);
     int *nflows = NULL;  /* active flows per server */
     double *share = NULL; /* per server: service each of its flows got in the last step */
@@ -282,27 +319,8 @@ int bk_cost_group_bounded(BkCtx *c, BkGroup *g, uint64_t bound, AtlErr *e)
         atl_fail(e, "out of memory in the cost model");
         goto done;
     }
-    uint64_t *wdone = calloc((size_t)ch->clusters, sizeof *wdone);
-    int *wknown = calloc((size_t)ch->clusters, sizeof *wknown);
-    if (!wdone || !wknown) { free(wdone); free(wknown); atl_fail(e, "out of memory in the cost model"); goto done; }
-    if (g->mcast) {
-        int cpc = ch->cores_per_cluster;
-        for (int cl = 0; cl < ch->clusters; cl++) {
-            uint32_t m = bk_cluster_mask(c, g, cl);
-            if (!m) { wknown[cl] = 1; continue; }
-            bk_code_reset(&code);
-            if (g->prologue(c, g, &code, e)) { free(wdone); free(wknown); goto done; }
-            CCore *lead = &ks[cl * cpc + bk_lowest_bit(m)];
-            for (int i = 0; i < code.nst; i++) {
-                AtlInsn in = code.st[i];
-                in.mask = m;
-                if (q_push(lead, &in, -1, i == code.nst - 1 ? -2 : -1)) { free(wdone); free(wknown); atl_fail(e, "out of memory"); goto done; }
-            }
-            for (int j = 0; j < cpc; j++) if (m >> j & 1) ks[cl * cpc + j].need_w = 1;
-        }
-    }
-    for (int core = 0; core < nc; core++)
-        if (build_core(c, g, core, &ks[core], &code, e)) { free(wdone); free(wknown); goto done; }
+    for (int core = sg->cores.first; core < sg->cores.first + sg->cores.count; core++)
+        if (build_core(c, sg, core, &ks[core], &tab, &walk, e) || advance(ch, &ks[core])) goto done;
     /* replay: processor sharing. Each server divides its time equally
      * among the flows on it; a flow is done when it has received its work
      * on every server, and its instruction completes latency + issue
@@ -323,7 +341,8 @@ int bk_cost_group_bounded(BkCtx *c, BkGroup *g, uint64_t bound, AtlErr *e)
             if (k->active || k->pos >= k->nq) continue;
             const CDma *d = &k->q[k->pos];
             double r = (double)k->dma_free;
-            if (d->dep >= 0) r = k->c_end[d->dep] == UINT64_MAX ? INFINITY : fmax(r, (double)k->c_end[d->dep]);
+            uint64_t sig;
+            if (d->wait >= 0) r = signalled(k, d->wait, &sig) ? fmax(r, (double)sig) : INFINITY;
             if (r < ts) { ts = r; cs = core; }
         }
         if (ts == INFINITY && tc == INFINITY) break;
@@ -332,10 +351,8 @@ int bk_cost_group_bounded(BkCtx *c, BkGroup *g, uint64_t bound, AtlErr *e)
         /* something completes at or after `next`, so est_cycles is at least this */
         uint64_t at_least = (uint64_t)ceil(next - 1e-6) + (uint64_t)ch->barrier_cycles;
         if (bound != UINT64_MAX && at_least > bound) {
-            g->est_cycles = at_least;
-            g->est_compute = g->est_dma = 0;
-            free(wdone);
-            free(wknown);
+            sg->est_cycles = at_least;
+            sg->est_compute = sg->est_dma = 0;
             rc = 1;
             goto done;
         }
@@ -376,16 +393,17 @@ int bk_cost_group_bounded(BkCtx *c, BkGroup *g, uint64_t bound, AtlErr *e)
             k->active = 0;
             uint64_t done = (uint64_t)ceil(t - 1e-6) + k->lat;
             k->busy_dma += done - k->start;
-            dma_finished(ch, ks, core, done, wdone, wknown);
+            if (dma_finished(ch, ks, core, done)) goto oom;
         }
         if (cs >= 0 && ts <= t) {
             CCore *k = &ks[cs];
             const AtlInsn *in = &k->q[k->pos].in;
+            if (k->q[k->pos].wait >= 0) k->sem[k->q[k->pos].wait].used++;
             k->start = (uint64_t)ceil(t - 1e-6);
             k->nuse = 0;
             if (in->op != ISA_OP_NOP) {
                 BkFlowPlan fl;
-                if (bk_flow_plan(fp, cs, in, BK_FLOW_MEMO, &fl, e)) { free(wdone); free(wknown); goto done; }
+                if (bk_flow_plan(fp, cs, in, BK_FLOW_MEMO, &fl, e)) goto done;
                 for (int u = 0; u < fl.nuse; u++) {
                     u_sv[nu] = fl.use[u].server;
                     u_rem[nu] = (double)fl.use[u].work;
@@ -398,11 +416,9 @@ int bk_cost_group_bounded(BkCtx *c, BkGroup *g, uint64_t bound, AtlErr *e)
             if (k->nuse > 0) { k->active = 1; continue; }
             /* nothing to move: done at once (a nop), or after the fixed costs */
             uint64_t done = k->start + (in->op == ISA_OP_NOP ? 0 : k->lat);
-            dma_finished(ch, ks, cs, done, wdone, wknown);
+            if (dma_finished(ch, ks, cs, done)) goto oom;
         }
     }
-    free(wdone);
-    free(wknown);
     uint64_t worst = 0, wcomp = 0, wdma = 0;
     for (int core = 0; core < nc; core++) {
         CCore *k = &ks[core];
@@ -411,13 +427,18 @@ int bk_cost_group_bounded(BkCtx *c, BkGroup *g, uint64_t bound, AtlErr *e)
         wcomp = max64(wcomp, max64(k->busy[ISA_ENGINE_MAT], k->busy[ISA_ENGINE_VEC]));
         wdma = max64(wdma, k->busy_dma);
     }
-    g->est_cycles = worst + (uint64_t)ch->barrier_cycles;
-    g->est_compute = wcomp;
-    g->est_dma = wdma;
+    sg->est_cycles = worst + (uint64_t)ch->barrier_cycles;
+    sg->est_compute = wcomp;
+    sg->est_dma = wdma;
     rc = 0;
+    goto done;
+oom:
+    atl_fail(e, "out of memory in the cost model");
 done:
     for (int core = 0; ks && core < nc; core++) {
-        free(ks[core].q); free(ks[core].cp); free(ks[core].cp_first); free(ks[core].c_end); free(ks[core].l_end);
+        CCore *k = &ks[core];
+        free(k->q); free(k->cp); free(k->comp);
+        for (int s = 0; s < BK_SEMS_USED; s++) free(k->sem[s].t);
     }
     free(ks);
     free(nflows);
@@ -431,6 +452,7 @@ done:
     free(u_core);
     free(u_rem);
     bk_flow_free(fp);
-    bk_code_free(&code);
+    bk_table_free(&tab);
+    bk_walk_free(&walk);
     return rc;
 }

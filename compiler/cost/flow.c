@@ -44,7 +44,7 @@
  * Owns: its tables and memo (bk_flow_free). */
 #include <stdlib.h>
 #include <string.h>
-#include "compiler/target/target.h"
+#include "compiler/cost/cost.h"
 #include "isa/config.h"
 #include "isa/timing.h"
 

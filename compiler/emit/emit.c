@@ -1,53 +1,37 @@
-/* emit.c - the pipeline emitter: a group schedule -> per-core streams.
+/* emit.c - the schedule -> per-core instruction streams.
  *
- * Reads: a BkGroup (tiles, their cores, the tile generator), the chip.
- * Does, for each core, with the core's tiles T0..Tn-1 in order and slot
- * b(i) = i % 2 at LMEM offset b(i) * slot_bytes:
- *   DMA stream:  L0, L1, S0, L2, S1, ..., L(n-1), S(n-2), S(n-1)
- *   compute:     C0, C1, ..., C(n-1) on the MAT/VEC streams
- * i.e. the 3-stage time-step table (load i+1 | compute i | store i-1).
- * Sync, all with the wait/signal fields of the instructions (ids in
- * bk_int.h):
- *   - the last load of Li signals LOADED[b]; the first compute of Ci waits
- *     on it;
- *   - inside Ci, whenever the engine changes (MAT -> VEC or back), the last
- *     instruction on the old engine signals TO_VEC[b]/TO_MAT[b] and the
- *     first on the new engine waits on it, so Ci's instructions run in
- *     order and its last instruction completes last;
- *   - the last compute of Ci signals COMPUTED[b]; the first store of Si
- *     waits on it;
- *   - Li+2 reuses slot b: it follows Si in the in-order DMA queue, and Si
- *     started only after Ci completed, so no semaphore is needed for that
- *     (write-after-read on the slot is ordered through COMPUTED).
- *   An instruction that would need two waits (or two signals) gets a `nop`
- *   on its engine carrying the extra one. Every signal is consumed exactly
- *   once, so all semaphores are 0 again at the end of each layer.
- * Weight keys: when tile i has the same weight key as the previous tile of
- *   the same slot on this core, its loads marked as weights are skipped
- *   (the slot still holds them).
- * Weight multicast (g->mcast): before the tiles, per cluster, the lowest
- *   core that runs tiles sends the layer's resident weights (g->prologue)
- *   with one masked DMA per piece into every core of the cluster that runs
- *   tiles; the last piece signals WEIGHTS on each of them, and each waits
- *   on it with a `nop` on its matrix stream before its first tile. The
- *   resident region lies below the slots, so loads into the slots never
- *   touch it, and the previous layer's barrier makes it free to overwrite.
- * Layers are separated by a chip-wide barrier that all three engines of
- *   every core join (count = 3 x cores): layer L+1 reads what any core wrote
- *   in layer L only after every engine finished layer L. DMA-only layers
- *   (direct) put their copies on the DMA streams between the barriers.
- * Every instruction gets layer = the group's layer id. */
-#include <stdlib.h>
+ * Reads: a schedule (schedule/schedule.h) and its layers.
+ * Does: for every segment, walks the time-step table of every core of its
+ *   core set (bk_sched_table, the one the cost model replays) and appends
+ *   each action's instructions to the core's DMA / MAT / VEC streams:
+ *   MCAST      the prologue's DMAs, masked; the last signals
+ *   WAIT       a nop on the matrix stream waiting on the semaphore
+ *   LOAD       the tile's loads (weight loads dropped when skip_w), the
+ *              last signals; none left: a DMA nop that signals
+ *   COMPUTE    the tile's computes on their engines, the first waiting and
+ *              the last signalling; at every engine change the old
+ *              engine's last instruction hands over through a nop that
+ *              signals TO_VEC/TO_MAT of the slot and the new engine's
+ *              first waits on it (a second wait goes on a nop of its
+ *              own); none: a vector nop that waits and signals
+ *   STORE      the tile's stores, the first waiting; none: a DMA nop that
+ *              waits
+ *   COPY       a DMA-only tile's copies
+ *   BARRIER    one barrier instruction on each of the core's engines
+ *              (chip scope, the segment's id and count)
+ *   and finally an `end` on every stream.
+ * Guarantees: every instruction carries the layer id of the segment's
+ *   layer; a DMA reading LMEM names its own core as the source core. */
 #include <string.h>
-#include "compiler/target/target.h"
+#include "compiler/emit/emit.h"
 
-static int put(BkCtx *c, int core, int engine, AtlInsn in, int layer, AtlErr *e)
+static int put(BkEmit *x, int core, int engine, AtlInsn in, int layer, AtlErr *e)
 {
     in.layer = (uint16_t)layer;
     /* an lmem: source is the issuing core's own LMEM */
     if (in.op == ISA_OP_DMA_COPY && in.src_space == ISA_SPACE_LMEM)
-        in.src_core = (uint8_t)(core % c->chip->cores_per_cluster);
-    return prog_append(&c->prog, core, engine, &in, 0, e);
+        in.src_core = (uint8_t)(core % x->c->chip->cores_per_cluster);
+    return prog_append(&x->prog, core, engine, &in, 0, e);
 }
 
 static AtlInsn nop(int wait, int signal)
@@ -66,171 +50,125 @@ static int engine_of(const AtlInsn *in)
     return eng == ISA_ENGINE_ANY ? ISA_ENGINE_VEC : eng;
 }
 
-/* Emits the compute of one tile on slot b. */
-static int emit_compute(BkCtx *c, int core, const BkCode *k, int b, int layer, AtlErr *e)
+static int emit_compute(BkEmit *x, int core, const BkCode *k, const BkAction *a, int layer, AtlErr *e)
 {
-    if (k->ncp == 0)
-        return put(c, core, ISA_ENGINE_VEC, nop(BK_SEM_LOADED + b, BK_SEM_COMPUTED + b), layer, e);
+    if (k->ncp == 0) return put(x, core, ISA_ENGINE_VEC, nop(a->wait, a->signal), layer, e);
     int prev = -1;
     for (int i = 0; i < k->ncp; i++) {
         AtlInsn in = k->cp[i];
         int eng = engine_of(&in);
-        int w1 = -1, w2 = -1;
-        if (i == 0) w1 = BK_SEM_LOADED + b;
+        int w1 = i == 0 ? a->wait : -1, w2 = -1;
         if (prev >= 0 && eng != prev) {
-            int sem = (eng == ISA_ENGINE_MAT ? BK_SEM_TO_MAT : BK_SEM_TO_VEC) + b;
+            int sem = (eng == ISA_ENGINE_MAT ? BK_SEM_TO_MAT : BK_SEM_TO_VEC) + a->slot;
             /* the previous engine's last instruction hands over */
-            if (put(c, core, prev, nop(-1, sem), layer, e)) return -1;
+            if (put(x, core, prev, nop(-1, sem), layer, e)) return -1;
             if (w1 < 0) w1 = sem; else w2 = sem;
         }
-        if (w2 >= 0 && put(c, core, eng, nop(w2, -1), layer, e)) return -1;
+        if (w2 >= 0 && put(x, core, eng, nop(w2, -1), layer, e)) return -1;
         in.wait = (uint8_t)(w1 >= 0 ? w1 + 1 : 0);
-        in.signal = 0;
-        int last = i == k->ncp - 1;
-        if (last) in.signal = (uint8_t)(BK_SEM_COMPUTED + b + 1);
-        if (put(c, core, eng, in, layer, e)) return -1;
+        in.signal = (uint8_t)(i == k->ncp - 1 && a->signal >= 0 ? a->signal + 1 : 0);
+        if (put(x, core, eng, in, layer, e)) return -1;
         prev = eng;
     }
     return 0;
 }
 
-static int emit_loads(BkCtx *c, int core, const BkCode *k, int b, int skipw, int layer, AtlErr *e)
+/* A DMA action's instructions (skipping skip[j]), the wait on the first
+ * and the signal (and multicast mask) on the last; a nop when none. */
+static int emit_dma(BkEmit *x, int core, const AtlInsn *ins, const uint8_t *skip, int n, const BkAction *a, int layer,
+                    AtlErr *e)
 {
-    int lastk = -1;
-    for (int i = 0; i < k->nld; i++)
-        if (!(skipw && k->ld_w[i])) lastk = i;
-    if (lastk < 0) return put(c, core, ISA_ENGINE_DMA, nop(-1, BK_SEM_LOADED + b), layer, e);
-    for (int i = 0; i < k->nld; i++) {
-        if (skipw && k->ld_w[i]) continue;
-        AtlInsn in = k->ld[i];
-        in.wait = 0;
-        in.signal = (uint8_t)(i == lastk ? BK_SEM_LOADED + b + 1 : 0);
-        if (put(c, core, ISA_ENGINE_DMA, in, layer, e)) return -1;
+    int first = -1, last = -1;
+    for (int j = 0; j < n; j++)
+        if (!(skip && skip[j])) { if (first < 0) first = j; last = j; }
+    if (last < 0) return put(x, core, ISA_ENGINE_DMA, nop(a->wait, a->signal), layer, e);
+    for (int j = first; j <= last; j++) {
+        if (skip && skip[j]) continue;
+        AtlInsn in = ins[j];
+        if (a->kind == BK_ACT_MCAST) in.mask = a->mask;
+        in.wait = (uint8_t)(j == first && a->wait >= 0 ? a->wait + 1 : 0);
+        in.signal = (uint8_t)(j == last && a->signal >= 0 ? a->signal + 1 : 0);
+        if (put(x, core, ISA_ENGINE_DMA, in, layer, e)) return -1;
     }
     return 0;
 }
 
-static int emit_stores(BkCtx *c, int core, const BkCode *k, int b, int layer, AtlErr *e)
+static int emit_barrier(BkEmit *x, int core, const BkSegment *sg, int layer, AtlErr *e)
 {
-    if (k->nst == 0) return put(c, core, ISA_ENGINE_DMA, nop(BK_SEM_COMPUTED + b, -1), layer, e);
-    for (int i = 0; i < k->nst; i++) {
-        AtlInsn in = k->st[i];
-        in.wait = (uint8_t)(i == 0 ? BK_SEM_COMPUTED + b + 1 : 0);
-        in.signal = 0;
-        if (put(c, core, ISA_ENGINE_DMA, in, layer, e)) return -1;
+    for (int eng = 0; eng < ISA_NUM_ENGINES; eng++) {
+        AtlInsn bar;
+        memset(&bar, 0, sizeof bar);
+        bar.op = ISA_OP_BARRIER;
+        bar.scope = ISA_SCOPE_CHIP;
+        bar.bar_id = (uint16_t)sg->bar.id;
+        bar.bar_count = (uint16_t)sg->bar.count;
+        if (put(x, core, eng, bar, layer, e)) return -1;
     }
     return 0;
 }
 
-uint32_t bk_cluster_mask(const BkCtx *c, const BkGroup *g, int cluster)
+static int emit_core(BkEmit *x, const BkSegment *sg, int core, AtlErr *e)
 {
-    int cpc = c->chip->cores_per_cluster;
-    uint32_t m = 0;
-    for (int t = 0; t < g->ntiles; t++)
-        if (g->tile_core[t] / cpc == cluster) m |= 1u << (g->tile_core[t] % cpc);
-    return m;
-}
-
-/* Weight multicast: per cluster, the lowest core that runs tiles sends the
- * resident weights to every core of the cluster that runs tiles (DMA mask);
- * the last copy signals WEIGHTS on each of them, and each waits for it on
- * its matrix stream before its first tile. The region is free because the
- * previous layer ended with a barrier. */
-static int bk_emit_prologue(BkCtx *c, const BkGroup *g, BkCode *code, AtlErr *e)
-{
-    int cpc = c->chip->cores_per_cluster;
-    for (int cl = 0; cl < c->chip->clusters; cl++) {
-        uint32_t m = bk_cluster_mask(c, g, cl);
-        if (!m) continue;
-        int leader = cl * cpc + bk_lowest_bit(m);
-        bk_code_reset(code);
-        if (g->prologue(c, g, code, e)) return -1;
-        if (code->oom) return atl_fail(e, "out of memory generating code");
-        for (int i = 0; i < code->nst; i++) {
-            AtlInsn in = code->st[i];
-            in.mask = m;
-            in.signal = (uint8_t)(i == code->nst - 1 ? BK_SEM_WEIGHTS + 1 : 0);
-            if (put(c, leader, ISA_ENGINE_DMA, in, g->layer_id, e)) return -1;
-        }
-        for (int k = 0; k < cpc; k++)
-            if (m >> k & 1 && put(c, cl * cpc + k, ISA_ENGINE_MAT, nop(BK_SEM_WEIGHTS, -1), g->layer_id, e)) return -1;
-    }
-    return 0;
-}
-
-int bk_emit_group(BkCtx *c, BkGroup *g, AtlErr *e)
-{
-    int rc = -1, layer = g->layer_id;
-    BkCode code[2];
-    memset(code, 0, sizeof code);
-    int *idx = malloc((size_t)(g->ntiles ? g->ntiles : 1) * sizeof *idx);
-    if (!idx) return atl_fail(e, "out of memory in the emitter");
-    if (g->mcast && bk_emit_prologue(c, g, &code[0], e)) goto done;
-    for (int core = 0; core < c->ncores; core++) {
-        int n = 0;
-        for (int t = 0; t < g->ntiles; t++) if (g->tile_core[t] == core) idx[n++] = t;
-        if (g->direct) {
-            for (int i = 0; i < n; i++) {
-                bk_code_reset(&code[0]);
-                if (g->gen(c, g, idx[i], 0, &code[0], e)) goto done;
-                if (code[0].oom) { atl_fail(e, "out of memory generating code"); goto done; }
-                for (int k = 0; k < code[0].nst; k++)
-                    if (put(c, core, ISA_ENGINE_DMA, code[0].st[k], layer, e)) goto done;
-            }
+    int layer = sg->layer->layer_id;
+    if (bk_sched_table(x->c, sg, core, &x->table, e)) return -1;
+    for (int i = 0; i < x->table.n; i++) {
+        const BkAction *a = &x->table.a[i];
+        if (a->kind == BK_ACT_BARRIER) {
+            if (emit_barrier(x, core, sg, layer, e)) return -1;
             continue;
         }
-        int wk[2] = {-1, -1};
-        /* L0 */
-        if (n > 0) {
-            bk_code_reset(&code[0]);
-            if (g->gen(c, g, idx[0], g->slot_off, &code[0], e)) goto done;
-            wk[0] = g->tile_wkey[idx[0]];
-            if (emit_loads(c, core, &code[0], 0, 0, layer, e)) goto done;
+        if (a->kind == BK_ACT_WAIT) {
+            if (put(x, core, ISA_ENGINE_MAT, nop(a->wait, a->signal), layer, e)) return -1;
+            continue;
         }
-        for (int i = 0; i < n; i++) {
-            int b = i % 2, nb = (i + 1) % 2;
-            BkCode *cur = &code[b], *nx = &code[nb];
-            if (i + 1 < n) {
-                bk_code_reset(nx);
-                if (g->gen(c, g, idx[i + 1], g->slot_off + (uint64_t)nb * g->slot_size, nx, e)) goto done;
-                if (nx->oom) { atl_fail(e, "out of memory generating code"); goto done; }
-                int key = g->tile_wkey[idx[i + 1]];
-                int skip = key >= 0 && wk[nb] == key;
-                wk[nb] = key;
-                if (emit_loads(c, core, nx, nb, skip, layer, e)) goto done;
-            }
-            if (cur->oom) { atl_fail(e, "out of memory generating code"); goto done; }
-            if (emit_compute(c, core, cur, b, layer, e)) goto done;
-            if (emit_stores(c, core, cur, b, layer, e)) goto done;
+        const BkCode *k = bk_walk_code(x->c, sg, &x->walk, a, e);
+        if (!k) return -1;
+        int rc = 0;
+        switch (a->kind) {
+        case BK_ACT_MCAST: rc = emit_dma(x, core, k->st, NULL, k->nst, a, layer, e); break;
+        case BK_ACT_LOAD: rc = emit_dma(x, core, k->ld, a->skip_w ? k->ld_w : NULL, k->nld, a, layer, e); break;
+        case BK_ACT_STORE: rc = emit_dma(x, core, k->st, NULL, k->nst, a, layer, e); break;
+        case BK_ACT_COMPUTE: rc = emit_compute(x, core, k, a, layer, e); break;
+        case BK_ACT_COPY:
+            for (int j = 0; j < k->nst && !rc; j++) rc = put(x, core, ISA_ENGINE_DMA, k->st[j], layer, e);
+            break;
+        default: break;
         }
+        if (rc) return -1;
     }
-    /* chip-wide barrier after the layer */
-    for (int core = 0; core < c->ncores; core++)
-        for (int eng = 0; eng < ISA_NUM_ENGINES; eng++) {
-            AtlInsn bar;
-            memset(&bar, 0, sizeof bar);
-            bar.op = ISA_OP_BARRIER;
-            bar.scope = ISA_SCOPE_CHIP;
-            bar.bar_id = 0;
-            bar.bar_count = (uint16_t)(ISA_NUM_ENGINES * c->ncores);
-            if (put(c, core, eng, bar, layer, e)) goto done;
-        }
-    rc = 0;
-done:
-    bk_code_free(&code[0]);
-    bk_code_free(&code[1]);
-    free(idx);
-    return rc;
+    return 0;
 }
 
-int bk_emit_finish(BkCtx *c, AtlErr *e)
+int bk_emit_init(BkEmit *x, BkCtx *c, AtlErr *e)
 {
-    for (int core = 0; core < c->ncores; core++)
+    memset(x, 0, sizeof *x);
+    x->c = c;
+    return prog_init(&x->prog, cfg_total_cores(c->chip), e);
+}
+
+void bk_emit_free(BkEmit *x)
+{
+    prog_free(&x->prog);
+    bk_table_free(&x->table);
+    bk_walk_free(&x->walk);
+}
+
+int bk_emit_segment(BkEmit *x, const BkSegment *sg, AtlErr *e)
+{
+    for (int core = sg->cores.first; core < sg->cores.first + sg->cores.count; core++)
+        if (emit_core(x, sg, core, e)) return -1;
+    return 0;
+}
+
+int bk_emit_finish(BkEmit *x, AtlErr *e)
+{
+    int ncores = cfg_total_cores(x->c->chip);
+    for (int core = 0; core < ncores; core++)
         for (int eng = 0; eng < ISA_NUM_ENGINES; eng++) {
             AtlInsn end;
             memset(&end, 0, sizeof end);
             end.op = ISA_OP_END;
-            if (prog_append(&c->prog, core, eng, &end, 0, e)) return -1;
+            if (prog_append(&x->prog, core, eng, &end, 0, e)) return -1;
         }
     return 0;
 }

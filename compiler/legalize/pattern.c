@@ -16,7 +16,7 @@
  *   trips. */
 #include <string.h>
 #include <math.h>
-#include "compiler/target/target.h"
+#include "compiler/legalize/legalize.h"
 
 static int is_op(const IrNode *n, const char *op) { return !strcmp(n->op, op); }
 

@@ -31,7 +31,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "compiler/target/target.h"
+#include "compiler/legalize/legalize.h"
 
 static const char *nm(const IrNode *n) { return n->name ? n->name : "?"; }
 

@@ -32,7 +32,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "compiler/target/target.h"
+#include "compiler/legalize/legalize.h"
 
 typedef struct ConvtGeo {
     int ns;

@@ -15,7 +15,7 @@
  * Why: Gathers, Muls and reductions are existing lowerings. */
 #include <stdio.h>
 #include <string.h>
-#include "compiler/target/target.h"
+#include "compiler/legalize/legalize.h"
 
 #define DET_MAXN 3
 #define DET_MAXPERM 6 /* 3! */

@@ -23,7 +23,7 @@
  * cost model; no Einsum-specific instruction or tile code. */
 #include <stdio.h>
 #include <string.h>
-#include "compiler/target/target.h"
+#include "compiler/legalize/legalize.h"
 #include "compiler/ops/ops.h"
 
 typedef struct Ein {

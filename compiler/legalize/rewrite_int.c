@@ -14,7 +14,7 @@
  * Why: the chip has no shift instruction; a multiply / divide by 2^s is
  * one, and 2^s of a run-time s needs an indexed load. */
 #include <stdio.h>
-#include "compiler/target/target.h"
+#include "compiler/legalize/legalize.h"
 
 /* Unsigned width of an integer IR dtype the rewrite handles, 0 otherwise. */
 static int uwidth(int dtype) { return dtype == IR_U8 ? 8 : dtype == IR_U16 ? 16 : dtype == IR_U32 ? 32 : 0; }

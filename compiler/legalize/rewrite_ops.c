@@ -49,7 +49,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "compiler/target/target.h"
+#include "compiler/legalize/legalize.h"
 #include "compiler/ops/infer.h"
 
 static int is_op(const IrNode *n, const char *op) { return !strcmp(n->op, op); }

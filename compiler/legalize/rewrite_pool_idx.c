@@ -23,7 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "compiler/target/target.h"
+#include "compiler/legalize/legalize.h"
 #include "compiler/ops/ops.h"
 
 int bk_rewrite_pool_idx_applies(const IrGraph *g, int node)

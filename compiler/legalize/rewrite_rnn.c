@@ -41,7 +41,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "compiler/target/target.h"
+#include "compiler/legalize/legalize.h"
 #include "compiler/ops/infer.h"
 #include "compiler/passes/passes.h"
 

@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "compiler/target/target.h"
+#include "compiler/legalize/legalize.h"
 
 int bk_rw_tensor(IrGraph *g, const char *base, const char *what, AtlErr *e)
 {

@@ -19,12 +19,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "compiler/target/target.h"
+#include "compiler/lower/lower.h"
 
-int bk_row_tiles(BkCtx *c, int node, BkGroup *g, int64_t outer, uint64_t per_row, uint64_t fixed, AtlErr *e)
+int bk_row_tiles(BkCtx *c, int node, BkLayer *ly, int64_t outer, uint64_t per_row, uint64_t fixed, AtlErr *e)
 {
-    BkLow *l = &g->lw;
-    uint64_t fit = g->slot_size > fixed ? (g->slot_size - fixed) / (per_row ? per_row : 1) : 0;
+    BkLow *l = &ly->lw;
+    uint64_t fit = ly->slot_size > fixed ? (ly->slot_size - fixed) / (per_row ? per_row : 1) : 0;
     if (fit < 1) return bk_fail(c, node, e, "one row (%llu bytes) does not fit half of LMEM", (unsigned long long)per_row);
     uint64_t ch = (uint64_t)(outer + c->ncores - 1) / (uint64_t)c->ncores;
     if (ch > fit) ch = fit;
@@ -32,8 +32,8 @@ int bk_row_tiles(BkCtx *c, int node, BkGroup *g, int64_t outer, uint64_t per_row
     if (ch < 1) ch = 1;
     l->chunk[0] = 1; l->chunk[1] = (uint32_t)ch; l->chunk[2] = l->od[2]; l->chunk[3] = l->od[3];
     int nt = (int)((outer + (int64_t)ch - 1) / (int64_t)ch);
-    if (bk_assign_tiles(c, g, nt, e)) return -1;
-    snprintf(g->split, sizeof g->split, "rows %d", nt);
+    if (bk_set_tiles(ly, nt, 1, e)) return -1;
+    snprintf(ly->split, sizeof ly->split, "rows %d", nt);
     return 0;
 }
 
@@ -57,10 +57,10 @@ uint32_t bk_row_range(const BkLow *l, int t, uint32_t *on)
 /* Layer fields: od = {1, outer, red, inner}; x, y; w = i32 iota (Hardmax);
  * M = 1 for ArgMin, K = select_last_index, nin = 1 for Hardmax;
  * l_in = x block, l_out = i32 indices, l_acc = i32 one-hot, l_w = iota. */
-static int arg_gen(BkCtx *c, const BkGroup *g, int t, uint64_t slot, BkCode *k, AtlErr *e)
+static int arg_gen(BkCtx *c, const BkLayer *ly, int t, uint64_t slot, BkCode *k, AtlErr *e)
 {
     (void)e;
-    const BkLow *l = &g->lw;
+    const BkLow *l = &ly->lw;
     uint32_t on, o0 = bk_row_range(l, t, &on);
     uint32_t sh[4] = {1, on, l->od[2], l->od[3]}, rsh[4] = {1, on, 1, l->od[3]};
     int64_t cs[4], rc[4];
@@ -110,12 +110,12 @@ int bk_iota_weight(BkCtx *c, int64_t n, int64_t hole, uint64_t *tagged, AtlErr *
     return rc;
 }
 
-int bk_lower_arg(BkCtx *c, int node, BkGroup *g, AtlErr *e)
+int bk_lower_arg(BkCtx *c, int node, BkLayer *ly, AtlErr *e)
 {
     const IrGraph *gr = c->g;
     const IrNode *nd = &gr->nodes[node];
     const IrTensor *x = &gr->t[nd->in[0]];
-    BkLow *l = &g->lw;
+    BkLow *l = &ly->lw;
     l->kind = BK_K_ARG;
     int hard = !strcmp(nd->op, "Hardmax"), r = x->ndim;
     if (bk_need_dt(c, node, nd->in[0], c->dt, e) || bk_need_dt(c, node, nd->out[0], hard ? c->dt : ISA_I32, e)) return -1;
@@ -141,14 +141,14 @@ int bk_lower_arg(BkCtx *c, int node, BkGroup *g, AtlErr *e)
     if (hard && bk_iota_weight(c, red, -1, &l->w, e)) return -1;
     uint64_t blk = (uint64_t)red * (uint64_t)inner;
     uint64_t per_row = blk * (uint64_t)c->es + (hard ? blk * 4 : 0) + (uint64_t)inner * 4 + 2 * c->align;
-    if (bk_row_tiles(c, node, g, outer, per_row, (uint64_t)red * 4 + 4 * c->align, e)) return -1;
+    if (bk_row_tiles(c, node, ly, outer, per_row, (uint64_t)red * 4 + 4 * c->align, e)) return -1;
     uint64_t ch = l->chunk[1], used = 0;
     l->l_in = bk_slot_alloc(c, &used, ch * blk * (uint64_t)c->es);
     l->l_out = bk_slot_alloc(c, &used, ch * (uint64_t)inner * 4);
     l->l_acc = hard ? bk_slot_alloc(c, &used, ch * blk * 4) : 0;
     l->l_w = hard ? bk_slot_alloc(c, &used, (uint64_t)red * 4) : 0;
-    if (used > g->slot_size) return bk_fail(c, node, e, "tile does not fit LMEM");
-    if (hard) for (int t = 0; t < g->ntiles; t++) g->tile_wkey[t] = 0;   /* the iota stays in the slot */
-    g->gen = arg_gen;
-    return bk_cost_group(c, g, e);
+    if (used > ly->slot_size) return bk_fail(c, node, e, "tile does not fit LMEM");
+    if (hard) for (int t = 0; t < ly->ntiles; t++) ly->tile_wkey[t] = 0;   /* the iota stays in the slot */
+    ly->gen = arg_gen;
+    return 0;
 }

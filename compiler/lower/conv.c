@@ -24,7 +24,7 @@
  *   slot): the input channels are cut into nkc chunks; the nkc tiles of one
  *   output tile are consecutive on one core (bk_assign_tile_runs). They
  *   accumulate into an f32 accumulator that lives outside the slots, in a
- *   resident region below them (BkGroup.slot_off, like multicast weights),
+ *   resident region below them (BkLayer.slot_off, like multicast weights),
  *   as TWO buffers used by output tiles of even / odd index. Chunk 0 runs
  *   `conv` with acc=0, later chunks with acc=1; only the last chunk runs the
  *   epilogue (bias, activation, cast into the slot) and has stores (in f32
@@ -65,7 +65,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <stdio.h>
-#include "compiler/target/target.h"
+#include "compiler/lower/lower.h"
 #include "isa/timing.h"
 
 enum { SPLIT_PAIRS = 3, MIN_COSTED = 2, TILE_BUDGET = 1 << 16, MAX_TILES = 1 << 24 };
@@ -114,9 +114,9 @@ static TilePos tile_pos(const BkLow *l, int t)
 static int chunk_width(const BkLow *l);
 static uint64_t weight_chunk_bytes(const BkCtx *c, const BkLow *l);
 static uint64_t bias_chunk_bytes(const BkCtx *c, const BkLow *l);
-static int conv_gen(BkCtx *c, const BkGroup *g, int t, uint64_t slot, BkCode *k, AtlErr *e)
+static int conv_gen(BkCtx *c, const BkLayer *ly, int t, uint64_t slot, BkCode *k, AtlErr *e)
 {
-    const BkLow *l = &g->lw;
+    const BkLow *l = &ly->lw;
     TilePos p = tile_pos(l, t);
     int cpg = l->C / l->groups, opg = l->OC / l->groups;
     int g0 = p.gci * l->gchunk, gn = imin(l->gchunk, l->groups - g0);
@@ -134,7 +134,7 @@ static int conv_gen(BkCtx *c, const BkGroup *g, int t, uint64_t slot, BkCode *k,
     Span ys = span_needed(r0, rn, l->sh, l->pt, l->dh, l->kh, l->H);
     Span xs = span_needed(w0, wn, l->sw, l->pl, l->dw, l->kw, l->W);
     if (ys.n <= 0 || xs.n <= 0 || ys.pa > 63 || ys.pb > 63 || xs.pa > 63 || xs.pb > 63)
-        return bk_fail(c, g->node, e, "output rows %d..%d, columns %d..%d read no input (padding too large)",
+        return bk_fail(c, ly->node, e, "output rows %d..%d, columns %d..%d read no input (padding too large)",
                        r0, r0 + rn - 1, w0, w0 + wn - 1);
     int es = l->es, dt = l->dt, is_pool = l->kind == BK_K_POOL;
     int last_k = p.kci == l->nkc - 1;
@@ -161,7 +161,7 @@ static int conv_gen(BkCtx *c, const BkGroup *g, int t, uint64_t slot, BkCode *k,
     uint32_t ochan;
     if (!is_pool) {
         uint64_t wsrc = slot + l->l_w, bsrc = slot + l->l_b;
-        if (g->mcast) {
+        if (ly->mcast) {
             /* resident, chunk-major [chunk][kh*kw*cpg][chunk width] (multicast prologue) */
             wsrc = l->l_wres + (uint64_t)p.gci * weight_chunk_bytes(c, l);
             bsrc = l->l_bres + (uint64_t)p.gci * bias_chunk_bytes(c, l);
@@ -190,7 +190,7 @@ static int conv_gen(BkCtx *c, const BkGroup *g, int t, uint64_t slot, BkCode *k,
                         l->w + ((uint64_t)c0 * l->OC + (uint64_t)oc0) * es, sh, ds, ss);
             bk_code_ld(k, &in, 1);
         }
-        if (l->b && !g->mcast && last_k) {
+        if (l->b && !ly->mcast && last_k) {
             sh[0] = 1; sh[1] = 1; sh[2] = 1; sh[3] = (uint32_t)ocn;
             bk_compact(sh, ds);
             in = bk_dma(ISA_F32, ISA_SPACE_LMEM, slot + l->l_b, ISA_SPACE_DRAM, l->b + (uint64_t)oc0 * 4, sh, ds, ds);
@@ -215,7 +215,7 @@ static int conv_gen(BkCtx *c, const BkGroup *g, int t, uint64_t slot, BkCode *k,
             bk_code_cp(k, &in);
         }
         if (bk_matrix_epilogue(k, l, dt, acc, slot + l->l_tmp, slot + l->l_out, osh, oc, &res))
-            return bk_fail(c, g->node, e, "activation %s cannot be fused", l->act);
+            return bk_fail(c, ly->node, e, "activation %s cannot be fused", l->act);
         ochan = (uint32_t)ocn;
     } else {
         op.op = (uint8_t)l->pool_op;
@@ -238,9 +238,9 @@ static int conv_gen(BkCtx *c, const BkGroup *g, int t, uint64_t slot, BkCode *k,
 
 /* The multicast prologue: DRAM [R][OC] -> resident [chunk][R][width], then
  * the f32 bias [OC]. The emitter sets the mask and the signal. */
-static int conv_prologue(BkCtx *c, const BkGroup *g, BkCode *k, AtlErr *e)
+static int conv_prologue(BkCtx *c, const BkLayer *ly, BkCode *k, AtlErr *e)
 {
-    const BkLow *l = &g->lw;
+    const BkLow *l = &ly->lw;
     (void)e;
     uint32_t R = (uint32_t)(l->kh * l->kw * (l->C / l->groups)), w = (uint32_t)chunk_width(l);
     uint32_t full = (uint32_t)l->OC / w, rest = (uint32_t)l->OC % w;
@@ -309,7 +309,7 @@ static int group_units(const BkLow *l) { return is_kconv(l) ? l->OC : l->groups;
  * bias resident below the slots, multicast once per cluster). The resident
  * region also holds the two K-split accumulators when nkc > 1. Sets the
  * slot geometry and the buffers inside a slot; 0 if everything fits. */
-static int plan(const BkCtx *c, BkGroup *g, int m)
+static int plan(const BkCtx *c, BkLayer *g, int m)
 {
     BkLow *l = &g->lw;
     int cpg = l->C / l->groups, conv = l->kind == BK_K_CONV;
@@ -360,83 +360,50 @@ static void set_shape(BkLow *l, int gc, int r, int w, int kc)
 }
 
 /* Tiles to cores (k chunks of one output tile stay together) and weight keys. */
-static int assign(BkCtx *c, BkGroup *g, AtlErr *e)
+static int assign(BkCtx *c, BkLayer *ly, AtlErr *e)
 {
-    BkLow *l = &g->lw;
+    BkLow *l = &ly->lw;
     int per_chunk = l->N * l->nrc * l->nwc * l->nkc;
-    if (bk_assign_tile_runs(c, g, l->ngc * per_chunk, l->nkc, e)) return -1;
-    for (int t = 0; t < g->ntiles; t++)
-        g->tile_wkey[t] = l->kind == BK_K_CONV ? t / per_chunk * l->nkc + t % l->nkc : -1;
+    if (bk_set_tiles(ly, l->ngc * per_chunk, l->nkc, e)) return -1;
+    for (int t = 0; t < ly->ntiles; t++)
+        ly->tile_wkey[t] = l->kind == BK_K_CONV ? t / per_chunk * l->nkc + t % l->nkc : -1;
     return 0;
 }
 
 typedef struct Shape { int gc, r, w, kc, m; } Shape;
 
-/* Candidates that fit, with their tile counts; then the cheapest of them. */
-typedef struct Search {
-    Shape *v;
-    int *tiles;
-    int n, cap;
-    Shape best;
-    uint64_t best_cost;
-} Search;
-
-static int fits(const BkCtx *c, BkGroup *g, Shape s)
+static int fits(const BkCtx *c, BkLayer *ly, Shape s)
 {
-    set_shape(&g->lw, s.gc, s.r, s.w, s.kc);
-    return plan(c, g, s.m) == 0;
+    set_shape(&ly->lw, s.gc, s.r, s.w, s.kc);
+    return plan(c, ly, s.m) == 0;
 }
 
-/* Adds s if it fits (in LMEM, and in at most MAX_TILES tiles); 1 if it
- * did, 0 if not, -1 out of memory. */
-static int add_shape(const BkCtx *c, BkGroup *g, Shape s, Search *q, AtlErr *e)
+/* Offers s as a candidate if it fits (in LMEM, and in at most MAX_TILES
+ * tiles); 1 if it did, 0 if not, -1 out of memory. */
+static int add_shape(const BkCtx *c, BkLayer *ly, Shape s, AtlErr *e)
 {
-    if (!fits(c, g, s)) return 0;
-    const BkLow *l = &g->lw;
+    if (!fits(c, ly, s)) return 0;
+    const BkLow *l = &ly->lw;
     int64_t tiles = (int64_t)l->ngc * l->N * l->nrc * l->nwc * l->nkc;
     if (tiles > MAX_TILES) return 0;
-    if (q->n == q->cap) {
-        int nc = q->cap ? 2 * q->cap : 64;
-        Shape *v = realloc(q->v, (size_t)nc * sizeof *v);
-        if (v) q->v = v;
-        int *t = realloc(q->tiles, (size_t)nc * sizeof *t);
-        if (t) q->tiles = t;
-        if (!v || !t) return bk_fail(c, g->node, e, "out of memory in the tile search");
-        q->cap = nc;
-    }
-    q->v[q->n] = s;
-    q->tiles[q->n] = (int)tiles;
-    q->n++;
-    return 1;
+    return bk_push_shape(ly, &s, sizeof s, tiles, e) ? -1 : 1;
 }
 
-/* Prices the candidates, fewest tiles first, while the budget lasts: at
- * least MIN_COSTED, then as long as the tiles priced stay under
- * TILE_BUDGET (pricing is linear in tiles; more, smaller tiles only win
- * by spreading a small layer over more cores, where tiles are few). */
-static int price(BkCtx *c, BkGroup *g, Search *q, AtlErr *e)
+/* Orders the candidates fewest tiles first (stable: equal counts keep
+ * search order) and sets the pricing budget: at least MIN_COSTED, then as
+ * long as the tiles priced stay under TILE_BUDGET (pricing is linear in
+ * tiles; more, smaller tiles only win by spreading a small layer over
+ * more cores, where tiles are few). */
+static void order_shapes(BkShapes *q)
 {
-    int *order = malloc((size_t)(q->n ? q->n : 1) * sizeof *order);
-    if (!order) return bk_fail(c, g->node, e, "out of memory in the tile search");
-    for (int i = 0; i < q->n; i++) order[i] = i;
-    /* insertion sort by tile count, stable: equal counts keep search order */
+    Shape *v = q->v;
     for (int i = 1; i < q->n; i++)
-        for (int j = i; j > 0 && q->tiles[order[j - 1]] > q->tiles[order[j]]; j--) {
-            int t = order[j]; order[j] = order[j - 1]; order[j - 1] = t;
+        for (int j = i; j > 0 && q->tiles[j - 1] > q->tiles[j]; j--) {
+            Shape ts = v[j]; v[j] = v[j - 1]; v[j - 1] = ts;
+            int64_t tt = q->tiles[j]; q->tiles[j] = q->tiles[j - 1]; q->tiles[j - 1] = tt;
         }
-    int64_t spent = 0;
-    for (int i = 0; i < q->n; i++) {
-        Shape s = q->v[order[i]];
-        spent += q->tiles[order[i]];
-        if (i >= MIN_COSTED && spent > TILE_BUDGET) break;
-        set_shape(&g->lw, s.gc, s.r, s.w, s.kc);
-        plan(c, g, s.m);
-        int over = assign(c, g, e) ? -1 : bk_cost_group_bounded(c, g, q->best_cost, e);
-        if (over < 0) { free(order); return -1; }
-        if (!over && g->est_cycles < q->best_cost) { q->best_cost = g->est_cycles; q->best = s; }
-    }
-    free(order);
-    return 0;
+    q->min_priced = MIN_COSTED;
+    q->tile_budget = TILE_BUDGET;
 }
 
 /* A (k chunks, column chunks) pair of the split search. */
@@ -466,16 +433,16 @@ static int chunk_sizes(int n, int *out, int cap)
 /* The split search (see the file comment): pairs other than (whole K,
  * whole width) by ascending chunk product; the first SPLIT_PAIRS that fit
  * at all add their group chunks x the two largest fitting row counts. */
-static int search_splits(BkCtx *c, BkGroup *g, Search *q, AtlErr *e)
+static int search_splits(BkCtx *c, BkLayer *ly, AtlErr *e)
 {
-    BkLow *l = &g->lw;
+    BkLow *l = &ly->lw;
     int ks[64], ws[64];
     int nk = 1;
     ks[0] = l->C;
     if (is_kconv(l)) nk = chunk_sizes(l->C, ks, 64);
     int nw = chunk_sizes(l->OW, ws, 64);
     Pair *pairs = malloc((size_t)nk * nw * sizeof *pairs);
-    if (!pairs) return bk_fail(c, g->node, e, "out of memory in the tile search");
+    if (!pairs) return bk_fail(c, ly->node, e, "out of memory in the tile search");
     int np = 0;
     for (int i = 0; i < nk; i++)
         for (int j = 0; j < nw; j++) {
@@ -488,7 +455,7 @@ static int search_splits(BkCtx *c, BkGroup *g, Search *q, AtlErr *e)
     int units = group_units(l), found = 0;
     for (int i = 0; i < np && found < SPLIT_PAIRS; i++) {
         Shape smallest = {1, 1, pairs[i].w, pairs[i].kc, 0};
-        if (!fits(c, g, smallest)) continue;
+        if (!fits(c, ly, smallest)) continue;
         found++;
         int modes = l->kind == BK_K_CONV && !l->w_oihw && c->chip->cores_per_cluster > 1 && pairs[i].nk == 1 ? 2 : 1;
         for (int m = 0; m < modes; m++)
@@ -496,7 +463,7 @@ static int search_splits(BkCtx *c, BkGroup *g, Search *q, AtlErr *e)
                 int taken = 0;
                 for (int r = l->OH; taken < 2; r = (r + 1) / 2) {
                     Shape s = {gc, r, pairs[i].w, pairs[i].kc, m};
-                    int rc = add_shape(c, g, s, q, e);
+                    int rc = add_shape(c, ly, s, e);
                     if (rc < 0) { free(pairs); return -1; }
                     taken += rc;
                     if (r == 1) break;
@@ -508,44 +475,44 @@ static int search_splits(BkCtx *c, BkGroup *g, Search *q, AtlErr *e)
     return 0;
 }
 
-static int choose_tiles(BkCtx *c, BkGroup *g, AtlErr *e)
+/* The plan of shape `shape` (a Shape): slot layout, tiles, split. */
+static int apply_shape(BkCtx *c, BkLayer *ly, const void *shape, AtlErr *e)
 {
-    BkLow *l = &g->lw;
-    Search q;
-    memset(&q, 0, sizeof q);
-    q.best_cost = UINT64_MAX;
-    int units = group_units(l), rc = -1;
+    const Shape *b = shape;
+    BkLow *l = &ly->lw;
+    if (!fits(c, ly, *b)) return bk_fail(c, ly->node, e, "internal: a candidate tile shape does not fit");
+    if (assign(c, ly, e)) return -1;
+    int n = snprintf(ly->split, sizeof ly->split, "N%d C%d H%d", l->N, l->ngc, l->nrc);
+    if (l->nwc > 1) n += snprintf(ly->split + n, sizeof ly->split - (size_t)n, " W%d", l->nwc);
+    if (l->nkc > 1) n += snprintf(ly->split + n, sizeof ly->split - (size_t)n, " K%d", l->nkc);
+    if (ly->mcast) snprintf(ly->split + n, sizeof ly->split - (size_t)n, " mc");
+    return 0;
+}
+
+/* The candidate shapes (see the file comment); the group search prices
+ * them. */
+static int choose_tiles(BkCtx *c, BkLayer *ly, AtlErr *e)
+{
+    BkLow *l = &ly->lw;
+    int units = group_units(l);
     int modes = l->kind == BK_K_CONV && !l->w_oihw && c->chip->cores_per_cluster > 1 ? 2 : 1;
     /* whole K and width: every halving of (group chunk, rows) */
     for (int m = 0; m < modes; m++)
         for (int gc = units;; gc = (gc + 1) / 2) {
             for (int r = l->OH;; r = (r + 1) / 2) {
                 Shape s = {gc, r, l->OW, l->C, m};
-                if (add_shape(c, g, s, &q, e) < 0) goto done;
+                if (add_shape(c, ly, s, e) < 0) return -1;
                 if (r == 1) break;
             }
             if (gc == 1) break;
         }
-    if (!q.n && search_splits(c, g, &q, e)) goto done;
-    if (!q.n) {
-        bk_fail(c, g->node, e, "even one output element of one channel group with one input channel does "
-                "not fit half of LMEM (%d bytes): kernel %dx%d, input width %d", (int)c->slot, l->kh, l->kw, l->W);
-        goto done;
-    }
-    if (price(c, g, &q, e)) goto done;
-    Shape b = q.best;
-    set_shape(l, b.gc, b.r, b.w, b.kc);
-    plan(c, g, b.m);
-    if (assign(c, g, e)) goto done;
-    int n = snprintf(g->split, sizeof g->split, "N%d C%d H%d", l->N, l->ngc, l->nrc);
-    if (l->nwc > 1) n += snprintf(g->split + n, sizeof g->split - (size_t)n, " W%d", l->nwc);
-    if (l->nkc > 1) n += snprintf(g->split + n, sizeof g->split - (size_t)n, " K%d", l->nkc);
-    if (g->mcast) snprintf(g->split + n, sizeof g->split - (size_t)n, " mc");
-    rc = bk_cost_group(c, g, e);
-done:
-    free(q.v);
-    free(q.tiles);
-    return rc;
+    if (!ly->shapes.n && search_splits(c, ly, e)) return -1;
+    if (!ly->shapes.n)
+        return bk_fail(c, ly->node, e, "even one output element of one channel group with one input channel does "
+                       "not fit half of LMEM (%d bytes): kernel %dx%d, input width %d", (int)c->slot, l->kh, l->kw, l->W);
+    order_shapes(&ly->shapes);
+    ly->shapes.apply = apply_shape;
+    return 0;
 }
 
 /* Largest value field f holds in format fmt (from the ISA table). */
@@ -643,11 +610,11 @@ static int conv_weight_image(BkCtx *c, int node, BkLow *l, const IrTensor *w, At
     return rc;
 }
 
-int bk_lower_conv(BkCtx *c, int node, BkGroup *g, AtlErr *e)
+int bk_lower_conv(BkCtx *c, int node, BkLayer *ly, AtlErr *e)
 {
     const IrGraph *gr = c->g;
     const IrNode *nd = &gr->nodes[node];
-    BkLow *l = &g->lw;
+    BkLow *l = &ly->lw;
     l->kind = BK_K_CONV;
     l->dt = c->dt;
     l->es = c->es;
@@ -679,22 +646,22 @@ int bk_lower_conv(BkCtx *c, int node, BkGroup *g, AtlErr *e)
         l->act_alpha = nd->act_alpha;
         l->act_beta = nd->act_beta;
     }
-    g->gen = conv_gen;
-    g->is_matrix = 1;
+    ly->gen = conv_gen;
+    ly->is_matrix = 1;
     AtlInsn probe;
     memset(&probe, 0, sizeof probe);
     probe.cin = (uint32_t)l->C; probe.ih = (uint32_t)l->H; probe.iw = (uint32_t)l->W; probe.cout = (uint32_t)l->OC;
     probe.kh = (uint8_t)l->kh; probe.kw = (uint8_t)l->kw; probe.sh = (uint8_t)l->sh; probe.sw = (uint8_t)l->sw;
     probe.dh = (uint8_t)l->dh; probe.dw = (uint8_t)l->dw; probe.pad_top = (uint8_t)l->pt; probe.pad_bottom = (uint8_t)l->pb;
     probe.pad_left = (uint8_t)l->pl; probe.pad_right = (uint8_t)l->pr; probe.groups = (uint16_t)l->groups;
-    g->macs = tim_conv_macs(&probe) * (uint64_t)l->N;
-    return choose_tiles(c, g, e);
+    ly->macs = tim_conv_macs(&probe) * (uint64_t)l->N;
+    return choose_tiles(c, ly, e);
 }
 
-int bk_lower_pool(BkCtx *c, int node, BkGroup *g, AtlErr *e)
+int bk_lower_pool(BkCtx *c, int node, BkLayer *ly, AtlErr *e)
 {
     const IrNode *nd = &c->g->nodes[node];
-    BkLow *l = &g->lw;
+    BkLow *l = &ly->lw;
     l->kind = BK_K_POOL;
     l->dt = bk_tensor_dt(c, nd->out[0]);   /* MaxPool of integers: v.maxpool on the chip integer */
     l->es = isa_dtype_size(l->dt);
@@ -707,6 +674,6 @@ int bk_lower_pool(BkCtx *c, int node, BkGroup *g, AtlErr *e)
     if (l->pt >= l->kh || l->pl >= l->kw || l->pb >= l->kh || l->pr >= l->kw)
         return bk_fail(c, node, e, "padding must be smaller than the window");
     if (nd->nout > 1 && nd->out[1] >= 0) return bk_fail(c, node, e, "the Indices output of MaxPool is not lowered");
-    g->gen = conv_gen;
-    return choose_tiles(c, g, e);
+    ly->gen = conv_gen;
+    return choose_tiles(c, ly, e);
 }

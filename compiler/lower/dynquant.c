@@ -27,7 +27,7 @@
  * i16), the constants 255 and 0, a scalar scratch */
 enum { D_X, D_F, D_Y, D_ROW, D_MX, D_MN, D_SC, D_SCO, D_ZP, D_ZPI, D_C255, D_ZERO, D_T, D_NREGS };
 
-static int dynq_gen(BkCtx *c, const BkGroup *g, int t, uint64_t slot, BkCode *k, AtlErr *e)
+static int dynq_gen(BkCtx *c, const BkLayer *g, int t, uint64_t slot, BkCode *k, AtlErr *e)
 {
     const BkLow *l = &g->lw;
     (void)c;
@@ -98,11 +98,11 @@ static int dynq_gen(BkCtx *c, const BkGroup *g, int t, uint64_t slot, BkCode *k,
     return 0;
 }
 
-int bk_lower_dynquant(BkCtx *c, int node, BkGroup *g, AtlErr *e)
+int bk_lower_dynquant(BkCtx *c, int node, BkLayer *ly, AtlErr *e)
 {
     const IrGraph *gr = c->g;
     const IrNode *nd = &gr->nodes[node];
-    BkLow *l = &g->lw;
+    BkLow *l = &ly->lw;
     l->kind = BK_K_REDUCE;
     const IrTensor *x = &gr->t[nd->in[0]];
     int64_t n = ir_numel(x);
@@ -122,11 +122,11 @@ int bk_lower_dynquant(BkCtx *c, int node, BkGroup *g, AtlErr *e)
     uint64_t used = 0, un = (uint64_t)n;
     const uint64_t bytes[D_NREGS] = {un * (uint64_t)l->xes, un * 4, un * 2, (uint64_t)l->od[2] * 4, 4, 4, 4, 4, 4, 4, 4, 4, 4};
     for (int i = 0; i < D_NREGS; i++) l->l_reg[i] = bk_slot_alloc(c, &used, bytes[i]);
-    if (used > g->slot_size)
+    if (used > ly->slot_size)
         return bk_fail(c, node, e, "x (%lld elements) does not fit one LMEM slot; the scale needs all of it in one tile",
                        (long long)n);
-    g->gen = dynq_gen;
-    if (bk_assign_tiles(c, g, 1, e)) return -1;
-    snprintf(g->split, sizeof g->split, "one tile");
-    return bk_cost_group(c, g, e);
+    ly->gen = dynq_gen;
+    if (bk_set_tiles(ly, 1, 1, e)) return -1;
+    snprintf(ly->split, sizeof ly->split, "one tile");
+    return 0;
 }

@@ -38,7 +38,8 @@
  */
 #include <stdio.h>
 #include <string.h>
-#include "compiler/target/target.h"
+#include "compiler/legalize/legalize.h"
+#include "compiler/lower/lower.h"
 #include "compiler/ops/ops.h"
 
 enum { X0 = 0, X1 = 1, X2 = 2, S0 = 32, S1, S2, S3, S4, S5 };

@@ -16,17 +16,17 @@
  * Constant indices stay plain copies (bk_lower_move.c). */
 #include <stdio.h>
 #include <string.h>
-#include "compiler/target/target.h"
+#include "compiler/lower/lower.h"
 
 #define MAX16 65535
 
 /* Layer fields used: bt = outer, M = indices, K = rows along the axis,
  * Nn = inner, mt / nt = outer / index chunk, nmc / nnc = their counts,
  * od[2..3] = inner split (i2 x i3), x / y / w = source, result, table. */
-static int gather_gen(BkCtx *c, const BkGroup *g, int t, uint64_t slot, BkCode *k, AtlErr *e)
+static int gather_gen(BkCtx *c, const BkLayer *ly, int t, uint64_t slot, BkCode *k, AtlErr *e)
 {
     (void)slot;
-    const BkLow *l = &g->lw;
+    const BkLow *l = &ly->lw;
     int64_t es = l->es, a0 = (int64_t)(t / l->nnc) * l->mt, j0 = (int64_t)(t % l->nnc) * l->nt;
     int64_t na = l->bt - a0 < l->mt ? l->bt - a0 : l->mt, nj = l->M - j0 < l->nt ? l->M - j0 : l->nt;
     AtlInsn in;
@@ -46,14 +46,14 @@ static int gather_gen(BkCtx *c, const BkGroup *g, int t, uint64_t slot, BkCode *
     return bk_code_st(k, &in) ? atl_fail(e, "out of memory") : 0;
 }
 
-int bk_lower_gather(BkCtx *c, int node, BkGroup *g, AtlErr *e)
+int bk_lower_gather(BkCtx *c, int node, BkLayer *ly, AtlErr *e)
 {
     const IrGraph *gr = c->g;
     const IrNode *nd = &gr->nodes[node];
     const IrTensor *x = &gr->t[nd->in[0]], *it = &gr->t[nd->in[1]];
-    BkLow *l = &g->lw;
+    BkLow *l = &ly->lw;
     l->kind = BK_K_MOVE;
-    g->direct = 1;
+    ly->direct = 1;
     l->dt = l->xdt = bk_tensor_dt(c, nd->out[0]);
     l->es = l->xes = bk_tensor_es(c, nd->out[0]);
     if (bk_tensor_dt(c, nd->in[1]) != ISA_I32)
@@ -86,8 +86,8 @@ int bk_lower_gather(BkCtx *c, int node, BkGroup *g, AtlErr *e)
     l->nt = (int)(nt < MAX16 ? nt : MAX16);
     l->nnc = (int)((ni + l->nt - 1) / l->nt);
     if ((int64_t)l->nmc * l->nnc > (1 << 24)) return bk_fail(c, node, e, "too many pieces");
-    if (bk_assign_tiles(c, g, l->nmc * l->nnc, e)) return -1;
-    g->gen = gather_gen;
-    snprintf(g->split, sizeof g->split, "gathers %d", l->nmc * l->nnc);
-    return bk_cost_group(c, g, e);
+    if (bk_set_tiles(ly, l->nmc * l->nnc, 1, e)) return -1;
+    ly->gen = gather_gen;
+    snprintf(ly->split, sizeof ly->split, "gathers %d", l->nmc * l->nnc);
+    return 0;
 }

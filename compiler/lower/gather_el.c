@@ -21,7 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "compiler/target/target.h"
+#include "compiler/lower/lower.h"
 
 /* LMEM registers: indices / flat indices, base entries, a mask, a second
  * mask, then the four i32 constants {0, A, stride, numel(x)}, one aligned
@@ -32,7 +32,7 @@ enum { GI, GB, GM, GM2, GC, GNREG = GC + C_N };
 /* Layer fields: od = {1, 1, 1, P}, chunk[3] elements a tile; x, y; cx =
  * indices (i32); w = base table; b = the constants; K = numel(x); dt / es
  * x's storage dtype and size; scatter: in_addr[0] = updates. */
-static int gel_gen(BkCtx *c, const BkGroup *g, int t, uint64_t slot, BkCode *k, AtlErr *e)
+static int gel_gen(BkCtx *c, const BkLayer *g, int t, uint64_t slot, BkCode *k, AtlErr *e)
 {
     (void)e;
     const BkLow *l = &g->lw;
@@ -84,12 +84,12 @@ static int gel_gen(BkCtx *c, const BkGroup *g, int t, uint64_t slot, BkCode *k, 
     return 0;
 }
 
-int bk_lower_gather_elements(BkCtx *c, int node, BkGroup *g, AtlErr *e)
+int bk_lower_gather_elements(BkCtx *c, int node, BkLayer *ly, AtlErr *e)
 {
     const IrGraph *gr = c->g;
     const IrNode *nd = &gr->nodes[node];
     const IrTensor *x = &gr->t[nd->in[0]], *it = &gr->t[nd->in[1]];
-    BkLow *l = &g->lw;
+    BkLow *l = &ly->lw;
     int scatter = strcmp(nd->op, "GatherElements") != 0;   /* ScatterElements, Scatter */
     const char *mn = scatter ? "dma.scatter" : "dma.gather";
     l->kind = scatter ? BK_K_SCATTER_EL : BK_K_GATHER_EL;
@@ -130,7 +130,7 @@ int bk_lower_gather_elements(BkCtx *c, int node, BkGroup *g, AtlErr *e)
     l->od[3] = (uint32_t)P;
     /* runs of output elements: at most 65535 (one 16-bit gather dim), at
      * least one run per core, four i32 boxes within the slot */
-    uint64_t room = g->slot_size > 8 * c->align ? g->slot_size - 8 * c->align : 0;
+    uint64_t room = ly->slot_size > 8 * c->align ? ly->slot_size - 8 * c->align : 0;
     int cores = scatter ? 1 : c->ncores;   /* a scatter runs on one core (bk_scatter.c) */
     uint64_t ch = (uint64_t)(P + cores - 1) / (uint64_t)cores;
     if (ch > 65535) ch = 65535;
@@ -140,11 +140,11 @@ int bk_lower_gather_elements(BkCtx *c, int node, BkGroup *g, AtlErr *e)
     l->chunk[3] = (uint32_t)ch;
     uint64_t used = 0;
     for (int i = 0; i < GNREG; i++) l->l_reg[i] = bk_slot_alloc(c, &used, i >= GC ? 4 : 4 * ch);
-    if (used > g->slot_size) return bk_fail(c, node, e, "tile does not fit LMEM");
+    if (used > ly->slot_size) return bk_fail(c, node, e, "tile does not fit LMEM");
     int nt = (int)(((uint64_t)P + ch - 1) / ch);
-    if (scatter ? bk_scatter_tiles(c, g, nt, e) : bk_assign_tiles(c, g, nt, e)) return -1;
-    for (int t = 0; t < nt; t++) g->tile_wkey[t] = 0;   /* the constants stay in the slot */
-    snprintf(g->split, sizeof g->split, "runs %d", nt);
-    g->gen = gel_gen;
-    return bk_cost_group(c, g, e);
+    if (scatter ? bk_scatter_tiles(c, ly, nt, e) : bk_set_tiles(ly, nt, 1, e)) return -1;
+    for (int t = 0; t < nt; t++) ly->tile_wkey[t] = 0;   /* the constants stay in the slot */
+    snprintf(ly->split, sizeof ly->split, "runs %d", nt);
+    ly->gen = gel_gen;
+    return 0;
 }

@@ -21,7 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "compiler/target/target.h"
+#include "compiler/lower/lower.h"
 
 #define MAX16 65535
 
@@ -35,7 +35,7 @@ enum { NI, NM, NM2, NR, NB, NBASE, NEXT, NRS, NZERO, NLIM, NNREG };
  * b = batch base table (0 none); K = rows of x; Nn = slice elements,
  * od2 split as i2 x i3 in mt x nt; dt / es x's storage dtype; scatter:
  * in_addr[0] = updates. */
-static int gnd_gen(BkCtx *c, const BkGroup *g, int t, uint64_t slot, BkCode *k, AtlErr *e)
+static int gnd_gen(BkCtx *c, const BkLayer *g, int t, uint64_t slot, BkCode *k, AtlErr *e)
 {
     (void)c; (void)e;
     const BkLow *l = &g->lw;
@@ -131,12 +131,12 @@ int bk_row_slices(BkCtx *c, int node, BkLow *l, int64_t slice, AtlErr *e)
     return 0;
 }
 
-int bk_lower_gather_nd(BkCtx *c, int node, BkGroup *g, AtlErr *e)
+int bk_lower_gather_nd(BkCtx *c, int node, BkLayer *ly, AtlErr *e)
 {
     const IrGraph *gr = c->g;
     const IrNode *nd = &gr->nodes[node];
     const IrTensor *x = &gr->t[nd->in[0]], *it = &gr->t[nd->in[1]];
-    BkLow *l = &g->lw;
+    BkLow *l = &ly->lw;
     int scatter = !strcmp(nd->op, "ScatterND");
     const char *mn = scatter ? "dma.scatter" : "dma.gather";
     l->kind = scatter ? BK_K_SCATTER_ND : BK_K_GATHER_ND;
@@ -187,7 +187,7 @@ int bk_lower_gather_nd(BkCtx *c, int node, BkGroup *g, AtlErr *e)
     l->od[2] = (uint32_t)(T < MAX16 ? T : MAX16);
     if (T > MAX16) return bk_fail(c, node, e, "%lld index tuples (at most 65535 are lowered)", (long long)T);
     l->od[3] = (uint32_t)kk;
-    uint64_t room = g->slot_size > 16 * c->align ? g->slot_size - 16 * c->align : 0;
+    uint64_t room = ly->slot_size > 16 * c->align ? ly->slot_size - 16 * c->align : 0;
     int cores = scatter ? 1 : c->ncores;   /* a scatter runs on one core (bk_scatter.c) */
     uint64_t per_t = 4 * (3 * (uint64_t)kk + 3), ch = (uint64_t)(T + cores - 1) / (uint64_t)cores;
     if (ch > room / per_t) ch = room / per_t;
@@ -199,11 +199,11 @@ int bk_lower_gather_nd(BkCtx *c, int node, BkGroup *g, AtlErr *e)
     const uint64_t bytes[NNREG] = {4 * ch * kk, 4 * ch * kk, 4 * ch * kk, 4 * ch, 4 * ch, 4 * ch,
                                    4 * (uint64_t)kk, 4 * (uint64_t)kk, 4 * (uint64_t)kk, 4};
     for (int i = 0; i < NNREG; i++) l->l_reg[i] = bk_slot_alloc(c, &used, bytes[i]);
-    if (used > g->slot_size) return bk_fail(c, node, e, "tile does not fit LMEM");
+    if (used > ly->slot_size) return bk_fail(c, node, e, "tile does not fit LMEM");
     int nt = (int)(((uint64_t)T + ch - 1) / ch);
-    if (scatter ? bk_scatter_tiles(c, g, nt, e) : bk_assign_tiles(c, g, nt, e)) return -1;
-    for (int t = 0; t < nt; t++) g->tile_wkey[t] = 0;   /* the tables stay in the slot */
-    snprintf(g->split, sizeof g->split, "tuples %d", nt);
-    g->gen = gnd_gen;
-    return bk_cost_group(c, g, e);
+    if (scatter ? bk_scatter_tiles(c, ly, nt, e) : bk_set_tiles(ly, nt, 1, e)) return -1;
+    for (int t = 0; t < nt; t++) ly->tile_wkey[t] = 0;   /* the tables stay in the slot */
+    snprintf(ly->split, sizeof ly->split, "tuples %d", nt);
+    ly->gen = gnd_gen;
+    return 0;
 }

@@ -18,7 +18,7 @@
  * Why: these ops only move bytes, so DMA makes them exact and costs one
  * pass over the output. */
 #include <string.h>
-#include "compiler/target/target.h"
+#include "compiler/lower/lower.h"
 
 /* Up to 2 * IR_MAXDIM copy dims before cutting. */
 typedef struct LayoutDims {
@@ -36,19 +36,19 @@ static void add_dim(LayoutDims *d, int64_t shape, int64_t dst, int64_t src)
 
 /* Pushes the copy of dims[from..n) at (ya, xa); leading dims beyond
  * IR_MAXDIM become one copy per index. */
-static int push_dims(const BkCtx *c, BkGroup *g, int *cap, const LayoutDims *d, int from, uint64_t ya, uint64_t xa)
+static int push_dims(const BkCtx *c, BkLayer *ly, int *cap, const LayoutDims *d, int from, uint64_t ya, uint64_t xa)
 {
     if (d->n - from > IR_MAXDIM) {
         for (int64_t i = 0; i < d->shape[from]; i++)
-            if (push_dims(c, g, cap, d, from + 1, ya + (uint64_t)(i * d->dst[from]) * (uint64_t)g->lw.es,
-                          xa + (uint64_t)(i * d->src[from]) * (uint64_t)g->lw.es))
+            if (push_dims(c, ly, cap, d, from + 1, ya + (uint64_t)(i * d->dst[from]) * (uint64_t)ly->lw.es,
+                          xa + (uint64_t)(i * d->src[from]) * (uint64_t)ly->lw.es))
                 return -1;
         return 0;
     }
     BkCopy cp;
     memset(&cp, 0, sizeof cp);
     cp.rank = d->n - from;
-    cp.dt = g->lw.dt;   /* the tensor's storage dtype (bk_lower_move sets it) */
+    cp.dt = ly->lw.dt;   /* the tensor's storage dtype (bk_lower_move sets it) */
     for (int k = 0; k < cp.rank; k++) {
         cp.shape[k] = d->shape[from + k];
         cp.dst_str[k] = d->dst[from + k];
@@ -56,7 +56,7 @@ static int push_dims(const BkCtx *c, BkGroup *g, int *cap, const LayoutDims *d, 
     }
     cp.dst = ya;
     cp.src = xa;
-    return bk_push_copy(g, cap, &cp);
+    return bk_push_copy(ly, cap, &cp);
 }
 
 static void row_major(const IrTensor *t, int64_t *st)
@@ -100,7 +100,7 @@ static void depth_space_dims(const IrTensor *x, const IrTensor *y, int64_t b, in
     }
 }
 
-int bk_layout_copies(BkCtx *c, int node, BkGroup *g, int *cap, uint64_t xa, uint64_t ya, AtlErr *e)
+int bk_layout_copies(BkCtx *c, int node, BkLayer *ly, int *cap, uint64_t xa, uint64_t ya, AtlErr *e)
 {
     const IrNode *nd = &c->g->nodes[node];
     const IrTensor *x = &c->g->t[nd->in[0]], *y = &c->g->t[nd->out[0]];
@@ -116,6 +116,6 @@ int bk_layout_copies(BkCtx *c, int node, BkGroup *g, int *cap, uint64_t xa, uint
         depth_space_dims(x, y, b, d2s, d2s && !strcmp(ir_attr_str(nd, "mode", "DCR"), "CRD"), &d);
     }
     if (ir_numel(y) == 0) return 0;
-    if (push_dims(c, g, cap, &d, 0, ya, xa)) return bk_fail(c, node, e, "out of memory");
+    if (push_dims(c, ly, cap, &d, 0, ya, xa)) return bk_fail(c, node, e, "out of memory");
     return 0;
 }

@@ -32,7 +32,7 @@
  * divides (mean) and stores. */
 #include <stdio.h>
 #include <string.h>
-#include "compiler/target/target.h"
+#include "compiler/lower/lower.h"
 
 /* LMEM registers (offsets in l_reg): x / log-probabilities, the i32 mask,
  * its float copy, a scratch box ([rows][C][D]); labels, picked sum,
@@ -60,10 +60,10 @@ static void reduce_code(BkCode *k, int op, int dt, uint64_t dst, uint64_t src, c
  * none), w = iota, y = loss, y_mean = log_prob (0 none); nin = 1 for
  * SoftmaxCrossEntropyLoss; M = reduction (RED_*); l_accres = the two
  * resident accumulators (sum / mean over several tiles), acc_bytes apart. */
-static int loss_gen(BkCtx *c, const BkGroup *g, int t, uint64_t slot, BkCode *k, AtlErr *e)
+static int loss_gen(BkCtx *c, const BkLayer *ly, int t, uint64_t slot, BkCode *k, AtlErr *e)
 {
     (void)e;
-    const BkLow *l = &g->lw;
+    const BkLow *l = &ly->lw;
     uint32_t C = l->od[2], D = l->od[3], nd3 = l->nch[3];
     uint32_t o0 = (uint32_t)t / nd3 * l->chunk[1], d0 = (uint32_t)t % nd3 * l->chunk[3];
     uint32_t on = l->od[1] - o0 < l->chunk[1] ? l->od[1] - o0 : l->chunk[1];
@@ -132,7 +132,7 @@ static int loss_gen(BkCtx *c, const BkGroup *g, int t, uint64_t slot, BkCode *k,
     /* over d per row, then over the rows; across tiles into the accumulators */
     uint32_t dsh[4] = {1, on, dn, 1}, nsh[4] = {1, 1, on, 1}, one[4] = {1, 1, 1, 1};
     int64_t st1[4] = {1, 1, 1, 1};
-    int mean = l->M == RED_MEAN, many = g->ntiles > 1;
+    int mean = l->M == RED_MEAN, many = ly->ntiles > 1;
     uint64_t acc[2] = {l->l_accres, l->l_accres + l->acc_bytes};
     for (int i = 0; i < 1 + mean; i++) {
         uint64_t part = r[i ? LS2 : LS1];
@@ -143,7 +143,7 @@ static int loss_gen(BkCtx *c, const BkGroup *g, int t, uint64_t slot, BkCode *k,
         else in = bk_vbin(ISA_OP_V_ADD, dt, acc[i], acc[i], part, one, st1, st1, st1);
         bk_code_cp(k, &in);
     }
-    if (t != g->ntiles - 1) return 0;
+    if (t != ly->ntiles - 1) return 0;
     uint64_t s1 = many ? acc[0] : r[LS1], s2 = many ? acc[1] : r[LS2];
     if (mean) {
         in = bk_vbin(ISA_OP_V_DIV, dt, r[LS1], s1, s2, one, st1, st1, st1);
@@ -155,12 +155,12 @@ static int loss_gen(BkCtx *c, const BkGroup *g, int t, uint64_t slot, BkCode *k,
     return 0;
 }
 
-int bk_lower_loss(BkCtx *c, int node, BkGroup *g, AtlErr *e)
+int bk_lower_loss(BkCtx *c, int node, BkLayer *ly, AtlErr *e)
 {
     const IrGraph *gr = c->g;
     const IrNode *nd = &gr->nodes[node];
     const IrTensor *x = &gr->t[nd->in[0]];
-    BkLow *l = &g->lw;
+    BkLow *l = &ly->lw;
     l->kind = BK_K_LOSS;
     l->nin = !strcmp(nd->op, "SoftmaxCrossEntropyLoss");
     const char *red = ir_attr_str(nd, "reduction", "mean");
@@ -192,13 +192,13 @@ int bk_lower_loss(BkCtx *c, int node, BkGroup *g, AtlErr *e)
     if (l->M != RED_NONE) {   /* two accumulators below the slots */
         l->acc_bytes = bk_align_up(c, es);
         l->l_accres = 0;
-        if (bk_reserve_resident(c, g, 2 * l->acc_bytes)) return bk_fail(c, node, e, "no LMEM left for the accumulators");
+        if (bk_reserve_resident(c, ly, 2 * l->acc_bytes)) return bk_fail(c, node, e, "no LMEM left for the accumulators");
     }
     /* bytes per (row, d) element of a tile: x, mask, its float copy, scratch
      * ([C] each), label, picked sum, weight sum, row scratch */
     uint64_t per_elem = (uint64_t)C * (3 * es + 4) + 3 * es + 4;
     uint64_t fixed = (uint64_t)C * (4 + es) + 4 * es + 16 * al;
-    uint64_t room = g->slot_size > fixed ? g->slot_size - fixed : 0, fit = room / per_elem;
+    uint64_t room = ly->slot_size > fixed ? ly->slot_size - fixed : 0, fit = room / per_elem;
     if (fit < 1) return bk_fail(c, node, e, "one element's %lld classes do not fit half of LMEM", (long long)C);
     uint64_t rows = 1, dch = (uint64_t)D;
     if (fit >= (uint64_t)D) {
@@ -210,14 +210,14 @@ int bk_lower_loss(BkCtx *c, int node, BkGroup *g, AtlErr *e)
     l->chunk[0] = 1; l->chunk[1] = (uint32_t)rows; l->chunk[2] = (uint32_t)C; l->chunk[3] = (uint32_t)dch;
     for (int d = 0; d < 4; d++) l->nch[d] = (l->od[d] + l->chunk[d] - 1) / l->chunk[d];
     int nt = (int)(l->nch[1] * l->nch[3]);
-    if (bk_assign_tile_runs(c, g, nt, l->M == RED_NONE ? 1 : nt, e)) return -1;
-    snprintf(g->split, sizeof g->split, "rows %u x d %u", l->nch[1], l->nch[3]);
+    if (bk_set_tiles(ly, nt, l->M == RED_NONE ? 1 : nt, e)) return -1;
+    snprintf(ly->split, sizeof ly->split, "rows %u x d %u", l->nch[1], l->nch[3]);
     uint64_t box = rows * dch, used = 0;
     const uint64_t bytes[LNREG] = {box * C * es, box * C * 4, box * C * es, box * C * es, box * 4, box * es, box * es, box * es,
                                    (uint64_t)C * 4, (uint64_t)C * es, es, es};
     for (int i = 0; i < LNREG; i++) l->l_reg[i] = bk_slot_alloc(c, &used, bytes[i]);
-    if (used > g->slot_size) return bk_fail(c, node, e, "tile does not fit LMEM");
-    for (int t = 0; t < g->ntiles; t++) g->tile_wkey[t] = 0;   /* iota and weight stay in the slot */
-    g->gen = loss_gen;
-    return bk_cost_group(c, g, e);
+    if (used > ly->slot_size) return bk_fail(c, node, e, "tile does not fit LMEM");
+    for (int t = 0; t < ly->ntiles; t++) ly->tile_wkey[t] = 0;   /* iota and weight stay in the slot */
+    ly->gen = loss_gen;
+    return 0;
 }

@@ -60,7 +60,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <stdio.h>
-#include "compiler/target/target.h"
+#include "compiler/lower/lower.h"
 #include "isa/timing.h"
 
 static int imin(int a, int b) { return a < b ? a : b; }
@@ -89,7 +89,7 @@ static uint64_t acc_bytes(const BkCtx *c, const BkLow *l) { return bk_align_up(c
 
 /* The bias, activation, cast and store of an output tile whose f32 sums
  * are at acc. */
-static int epilogue(BkCtx *c, const BkGroup *g, const MmTile *p, uint64_t slot, uint64_t acc, BkCode *k, AtlErr *e)
+static int epilogue(BkCtx *c, const BkLayer *g, const MmTile *p, uint64_t slot, uint64_t acc, BkCode *k, AtlErr *e)
 {
     const BkLow *l = &g->lw;
     int es = c->es, dt = c->dt;
@@ -132,9 +132,9 @@ static int epilogue(BkCtx *c, const BkGroup *g, const MmTile *p, uint64_t slot, 
     return 0;
 }
 
-static int mm_gen(BkCtx *c, const BkGroup *g, int t, uint64_t slot, BkCode *k, AtlErr *e)
+static int mm_gen(BkCtx *c, const BkLayer *ly, int t, uint64_t slot, BkCode *k, AtlErr *e)
 {
-    const BkLow *l = &g->lw;
+    const BkLow *l = &ly->lw;
     MmTile p = tile_at(l, t);
     int es = c->es, dt = c->dt, last = p.kci == l->nkc - 1;
     uint32_t sh[4] = {1, 1, (uint32_t)p.mn, (uint32_t)p.kn};
@@ -144,7 +144,7 @@ static int mm_gen(BkCtx *c, const BkGroup *g, int t, uint64_t slot, BkCode *k, A
     AtlInsn in = bk_dma(dt, ISA_SPACE_LMEM, slot + l->l_in, ISA_SPACE_DRAM, src, sh, ds, ss);
     bk_code_ld(k, &in, 0);
     uint64_t bsrc = slot + l->l_w;
-    if (g->mcast) {
+    if (ly->mcast) {
         bsrc = l->l_wres + (uint64_t)(p.nci * l->nkc + p.kci) * wblock_bytes(c, l);
     } else {
         sh[2] = (uint32_t)p.kn; sh[3] = (uint32_t)p.nn;
@@ -184,15 +184,15 @@ static int mm_gen(BkCtx *c, const BkGroup *g, int t, uint64_t slot, BkCode *k, A
     mm.m = (uint32_t)p.mn; mm.k = (uint32_t)p.kn; mm.n = (uint32_t)p.nn;
     mm.lda = (uint32_t)p.kn; mm.ldb = (uint32_t)p.nn; mm.ldc = (uint32_t)p.nn;
     bk_code_cp(k, &mm);
-    return last ? epilogue(c, g, &p, slot, acc, k, e) : 0;
+    return last ? epilogue(c, ly, &p, slot, acc, k, e) : 0;
 }
 
 /* The multicast prologue: constant B [K][N] in DRAM -> resident blocks
  * [n chunk][k chunk][kn][nn], one DMA per kind of block (full or last,
  * along n and k). The emitter sets the mask and the signal. */
-static int mm_prologue(BkCtx *c, const BkGroup *g, BkCode *k, AtlErr *e)
+static int mm_prologue(BkCtx *c, const BkLayer *ly, BkCode *k, AtlErr *e)
 {
-    const BkLow *l = &g->lw;
+    const BkLow *l = &ly->lw;
     (void)e;
     int es = c->es, fn = l->Nn / l->nt, rn = l->Nn % l->nt, fk = l->K / l->kt, rk = l->K % l->kt;
     int64_t blk = (int64_t)(wblock_bytes(c, l) / (uint64_t)es);
@@ -215,20 +215,20 @@ static int mm_prologue(BkCtx *c, const BkGroup *g, BkCode *k, AtlErr *e)
 /* Chunk counts, resident region (multicast B, K-split accumulators) and
  * slot layout for the tile shape in l and B mode m (1 = multicast);
  * 0 if it fits. */
-static int plan(const BkCtx *c, BkGroup *g, int m)
+static int plan(const BkCtx *c, BkLayer *ly, int m)
 {
-    BkLow *l = &g->lw;
+    BkLow *l = &ly->lw;
     uint64_t mt = (uint64_t)l->mt, nt = (uint64_t)l->nt, kt = (uint64_t)l->kt;
     l->nmc = (l->M + l->mt - 1) / l->mt;
     l->nnc = (l->Nn + l->nt - 1) / l->nt;
     l->nkc = (l->K + l->kt - 1) / l->kt;
-    g->mcast = m;
-    g->prologue = m ? mm_prologue : NULL;
+    ly->mcast = m;
+    ly->prologue = m ? mm_prologue : NULL;
     l->l_wres = 0;
     uint64_t res = m ? (uint64_t)l->nnc * l->nkc * wblock_bytes(c, l) : 0;
     l->l_accres = res;
     if (l->nkc > 1) res += 2 * acc_bytes(c, l);
-    if (bk_reserve_resident(c, g, res)) return -1;
+    if (bk_reserve_resident(c, ly, res)) return -1;
     uint64_t used = 0;
     l->l_in = bk_slot_alloc(c, &used, mt * kt * c->es);
     l->l_w = m ? 0 : bk_slot_alloc(c, &used, kt * nt * c->es);
@@ -237,53 +237,48 @@ static int plan(const BkCtx *c, BkGroup *g, int m)
     l->l_acc = l->nkc == 1 ? bk_slot_alloc(c, &used, mt * nt * 4) : 0;
     l->l_tmp = !strcmp(l->act, "HardSwish") ? bk_slot_alloc(c, &used, mt * nt * 4) : 0;
     l->l_out = c->dt != ISA_F32 ? bk_slot_alloc(c, &used, mt * nt * c->es) : 0;
-    return used <= g->slot_size ? 0 : -1;
+    return used <= ly->slot_size ? 0 : -1;
 }
 
 /* Assigns the tiles of the planned shape (k chunks of an output tile as
  * one run) and their weight keys (the B block; B of every batch is the
  * same block when B is not batched). */
-static int assign(BkCtx *c, BkGroup *g, AtlErr *e)
+static int assign(BkCtx *c, BkLayer *ly, AtlErr *e)
 {
-    const BkLow *l = &g->lw;
-    if (bk_assign_tile_runs(c, g, l->nnc * l->bt * l->nmc * l->nkc, l->nkc, e)) return -1;
-    for (int t = 0; t < g->ntiles; t++) {
+    const BkLow *l = &ly->lw;
+    if (bk_set_tiles(ly, l->nnc * l->bt * l->nmc * l->nkc, l->nkc, e)) return -1;
+    for (int t = 0; t < ly->ntiles; t++) {
         MmTile p = tile_at(l, t);
-        g->tile_wkey[t] = (l->b_bs == 0 ? p.nci : p.nci * l->bt + p.bi) * l->nkc + p.kci;
+        ly->tile_wkey[t] = (l->b_bs == 0 ? p.nci : p.nci * l->bt + p.bi) * l->nkc + p.kci;
     }
     return 0;
 }
 
-typedef struct MmShape { int mt, nt, kt, mode; uint64_t cycles; } MmShape;
+typedef struct MmShape { int mt, nt, kt, mode; } MmShape;
 
 /* The candidates with depth kt: every (B mode, nt, mt) halving that fits.
- * Without `best`: counts them into d (how many, the fewest tiles per B
- * mode, whether one fills the matrix unit: nt >= its columns and mt >= its
- * rows, or all of N, M). With `best`: prices those of mode m with at most
- * limit[m] tiles and keeps the cheapest in *best. -1 on error. */
+ * Counts them into d (how many, the fewest tiles per B mode, whether one
+ * fills the matrix unit: nt >= its columns and mt >= its rows, or all of
+ * N, M); with `limit`, also offers those of mode m with at most limit[m]
+ * tiles as candidate shapes, in this order. -1 on error. */
 typedef struct MmDepth { int fitted, full; int64_t min_tiles[2]; } MmDepth;
 
-static int scan_depth(BkCtx *c, BkGroup *g, int kt, int modes, const int64_t *limit, MmShape *best, MmDepth *d,
-                      AtlErr *e)
+static int scan_depth(BkCtx *c, BkLayer *ly, int kt, int modes, const int64_t *limit, MmDepth *d, AtlErr *e)
 {
-    BkLow *l = &g->lw;
+    BkLow *l = &ly->lw;
     memset(d, 0, sizeof *d);
     d->min_tiles[0] = d->min_tiles[1] = INT64_MAX;
     for (int m = 0; m < modes; m++)
         for (int nt = l->Nn;; nt = (nt + 1) / 2) {
             for (int mt = l->M;; mt = (mt + 1) / 2) {
                 l->mt = mt; l->nt = nt; l->kt = kt;
-                if (plan(c, g, m) == 0) {
+                if (plan(c, ly, m) == 0) {
                     int64_t tiles = (int64_t)l->nnc * l->bt * l->nmc * l->nkc;
                     d->fitted++;
                     if (tiles < d->min_tiles[m]) d->min_tiles[m] = tiles;
                     if (nt >= imin(l->Nn, c->chip->mm_cols) && mt >= imin(l->M, c->chip->mm_rows)) d->full = 1;
-                    if (best && tiles <= limit[m]) {
-                        if (assign(c, g, e)) return -1;
-                        int over = bk_cost_group_bounded(c, g, best->cycles, e);
-                        if (over < 0) return -1;
-                        if (!over && g->est_cycles < best->cycles) *best = (MmShape){mt, nt, kt, m, g->est_cycles};
-                    }
+                    MmShape s = {mt, nt, kt, m};
+                    if (limit && tiles <= limit[m] && bk_push_shape(ly, &s, sizeof s, tiles, e)) return -1;
                 }
                 if (mt == 1) break;
             }
@@ -292,21 +287,34 @@ static int scan_depth(BkCtx *c, BkGroup *g, int kt, int modes, const int64_t *li
     return 0;
 }
 
-/* The depth: K whole when a tile with K whole fills the matrix unit, else
- * K halved until one does (or until halving again would go below the
- * unit's rows, or to 1). Only that depth is priced, and only its shapes
- * with at most max(16 x cores, 2 x the fewest of their B mode) tiles: many
- * small tiles are slow to price and never cheapest (per mode: the slots
- * of the multicast mode are smaller, so its tiles are too). */
-static int choose(BkCtx *c, BkGroup *g, AtlErr *e)
+/* The plan of shape `shape` (an MmShape): slot layout, tiles, split. */
+static int apply_shape(BkCtx *c, BkLayer *ly, const void *shape, AtlErr *e)
 {
-    BkLow *l = &g->lw;
-    MmShape best = {0, 0, 0, 0, UINT64_MAX};
+    const MmShape *s = shape;
+    BkLow *l = &ly->lw;
+    l->mt = s->mt; l->nt = s->nt; l->kt = s->kt;
+    if (plan(c, ly, s->mode)) return bk_fail(c, ly->node, e, "internal: a candidate tile shape does not fit");
+    if (assign(c, ly, e)) return -1;
+    snprintf(ly->split, sizeof ly->split, "B%d M%d N%d%s%.0d%s", l->bt, l->nmc, l->nnc, l->nkc > 1 ? " K" : "",
+             l->nkc > 1 ? l->nkc : 0, ly->mcast ? " mc" : "");
+    return 0;
+}
+
+/* The candidate shapes. The depth: K whole when a tile with K whole fills
+ * the matrix unit, else K halved until one does (or until halving again
+ * would go below the unit's rows, or to 1). Only that depth is offered,
+ * and only its shapes with at most max(16 x cores, 2 x the fewest of their
+ * B mode) tiles: many small tiles are slow to price and never cheapest
+ * (per mode: the slots of the multicast mode are smaller, so its tiles
+ * are too). The group search prices them all. */
+static int choose(BkCtx *c, BkLayer *ly, AtlErr *e)
+{
+    BkLow *l = &ly->lw;
     MmDepth d;
     int modes = l->count_pad && l->b_bs == 0 && c->chip->cores_per_cluster > 1 ? 2 : 1;
     int kt = l->K;
     for (;; kt = (kt + 1) / 2) {
-        if (scan_depth(c, g, kt, modes, 0, NULL, &d, e)) return -1;
+        if (scan_depth(c, ly, kt, modes, NULL, &d, e)) return -1;
         if (d.full || kt == 1 || (d.fitted && (kt + 1) / 2 < c->chip->mm_rows)) break;
     }
     if (d.fitted) {
@@ -315,17 +323,13 @@ static int choose(BkCtx *c, BkGroup *g, AtlErr *e)
             int64_t few = d.min_tiles[m] == INT64_MAX ? 0 : 2 * d.min_tiles[m];
             limit[m] = few > 16 * (int64_t)c->ncores ? few : 16 * (int64_t)c->ncores;
         }
-        if (scan_depth(c, g, kt, modes, limit, &best, &d, e)) return -1;
+        if (scan_depth(c, ly, kt, modes, limit, &d, e)) return -1;
     }
-    if (best.mt == 0)
-        return bk_fail(c, g->node, e, "one row of A and one column of B do not fit half of LMEM (%d bytes) even "
+    if (ly->shapes.n == 0)
+        return bk_fail(c, ly->node, e, "one row of A and one column of B do not fit half of LMEM (%d bytes) even "
                        "with K = %d split into chunks of 1", (int)c->slot, l->K);
-    l->mt = best.mt; l->nt = best.nt; l->kt = best.kt;
-    plan(c, g, best.mode);
-    if (assign(c, g, e)) return -1;
-    snprintf(g->split, sizeof g->split, "B%d M%d N%d%s%.0d%s", l->bt, l->nmc, l->nnc, l->nkc > 1 ? " K" : "",
-             l->nkc > 1 ? l->nkc : 0, g->mcast ? " mc" : "");
-    return bk_cost_group(c, g, e);
+    ly->shapes.apply = apply_shape;
+    return 0;
 }
 
 /* Gemm's C as an activation: read from DRAM per tile, broadcast to
@@ -346,19 +350,19 @@ static int gemm_runtime_c(BkCtx *c, int node, BkLow *l, float beta, AtlErr *e)
 
 /* Fused activation, generator and the tile search, once A, B and the
  * bias or C are set. */
-static int finish(BkCtx *c, int node, BkGroup *g, AtlErr *e)
+static int finish(BkCtx *c, int node, BkLayer *ly, AtlErr *e)
 {
     const IrNode *nd = &c->g->nodes[node];
-    BkLow *l = &g->lw;
+    BkLow *l = &ly->lw;
     if (c->act_on[node]) {
         snprintf(l->act, sizeof l->act, "%s", nd->act);
         l->act_alpha = nd->act_alpha;
         l->act_beta = nd->act_beta;
     }
-    g->gen = mm_gen;
-    g->is_matrix = 1;
-    g->macs = (uint64_t)l->bt * l->M * l->K * l->Nn;
-    return choose(c, g, e);
+    ly->gen = mm_gen;
+    ly->is_matrix = 1;
+    ly->macs = (uint64_t)l->bt * l->M * l->K * l->Nn;
+    return choose(c, ly, e);
 }
 
 int bk_mm_batches(const BkCtx *c, int node, const IrTensor *a, const IrTensor *b, const IrTensor *y, int64_t bt[3],
@@ -374,11 +378,11 @@ int bk_mm_batches(const BkCtx *c, int node, const IrTensor *a, const IrTensor *b
     return 0;
 }
 
-int bk_lower_mm(BkCtx *c, int node, BkGroup *g, AtlErr *e)
+int bk_lower_mm(BkCtx *c, int node, BkLayer *ly, AtlErr *e)
 {
     const IrGraph *gr = c->g;
     const IrNode *nd = &gr->nodes[node];
-    BkLow *l = &g->lw;
+    BkLow *l = &ly->lw;
     l->kind = BK_K_MM;
     int gemm = !strcmp(nd->op, "Gemm");
     const IrTensor *a = &gr->t[nd->in[0]], *b = &gr->t[nd->in[1]], *y = &gr->t[nd->out[0]];
@@ -428,7 +432,7 @@ int bk_lower_mm(BkCtx *c, int node, BkGroup *g, AtlErr *e)
     l->pool_op = 0;
     if (gemm && nd->nin > 2 && nd->in[2] >= 0) {
         const IrTensor *ct = &gr->t[nd->in[2]];
-        if (!ct->data) return gemm_runtime_c(c, node, l, beta, e) ? -1 : finish(c, node, g, e);
+        if (!ct->data) return gemm_runtime_c(c, node, l, beta, e) ? -1 : finish(c, node, ly, e);
         int64_t cn = ir_numel(ct);
         int full = cn == M * N && !(ct->ndim >= 1 && ct->dims[ct->ndim - 1] == N && cn == N);
         if (!(cn == 1 || cn == N || full)) return bk_fail(c, node, e, "C of shape %lld elements is not lowered", (long long)cn);
@@ -441,5 +445,5 @@ int bk_lower_mm(BkCtx *c, int node, BkGroup *g, AtlErr *e)
         if (rc) return -1;
         l->pool_op = full;
     }
-    return finish(c, node, g, e);
+    return finish(c, node, ly, e);
 }

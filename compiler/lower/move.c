@@ -27,7 +27,7 @@
 #include <string.h>
 #include <stdio.h>
 #include <math.h>
-#include "compiler/target/target.h"
+#include "compiler/lower/lower.h"
 
 static void strides_of(const IrTensor *t, int64_t *st)
 {
@@ -116,7 +116,7 @@ static int64_t nearest_index(int ctm, int nm, double scale, int64_t in, int64_t 
  * integer upsampling (each input index repeated s times, in order) or an
  * arithmetic progression (identity, integer downsampling, offsets).
  * Returns 1 (nothing added) for other modes and maps. */
-static int lower_resize(BkCtx *c, int node, BkGroup *g, int *cap, uint64_t xa, uint64_t ya, AtlErr *e)
+static int lower_resize(BkCtx *c, int node, BkLayer *ly, int *cap, uint64_t xa, uint64_t ya, AtlErr *e)
 {
     const IrGraph *gr = c->g;
     const IrNode *nd = &gr->nodes[node];
@@ -140,7 +140,7 @@ static int lower_resize(BkCtx *c, int node, BkGroup *g, int *cap, uint64_t xa, u
     strides_of(y, ys);
     BkCopy cp;
     memset(&cp, 0, sizeof cp);
-    cp.dt = g->lw.dt;
+    cp.dt = ly->lw.dt;
     int64_t soff = 0;
     for (int k = 0; k < r; k++) {
         int64_t in = x->dims[k], out = y->dims[k];
@@ -163,29 +163,16 @@ static int lower_resize(BkCtx *c, int node, BkGroup *g, int *cap, uint64_t xa, u
         soff += i0 * xs[k];
     }
     cp.dst = ya;
-    cp.src = xa + (uint64_t)soff * (uint64_t)g->lw.es;
-    if (bk_push_copy(g, cap, &cp)) return bk_fail(c, node, e, "out of memory");
+    cp.src = xa + (uint64_t)soff * (uint64_t)ly->lw.es;
+    if (bk_push_copy(ly, cap, &cp)) return bk_fail(c, node, e, "out of memory");
     return 0;
 }
 
-static int move_gen(BkCtx *c, const BkGroup *g, int t, uint64_t slot, BkCode *k, AtlErr *e)
+static int move_gen(BkCtx *c, const BkLayer *ly, int t, uint64_t slot, BkCode *k, AtlErr *e)
 {
     (void)slot;
     (void)c;
-    if (emit_copy(&g->copies[t], k)) return atl_fail(e, "out of memory");
-    return 0;
-}
-
-int bk_push_copy(BkGroup *g, int *cap, const BkCopy *cp)
-{
-    if (g->ncopies == *cap) {
-        int nc = *cap ? *cap * 2 : 16;
-        BkCopy *p = realloc(g->copies, (size_t)nc * sizeof *p);
-        if (!p) return -1;
-        g->copies = p;
-        *cap = nc;
-    }
-    g->copies[g->ncopies++] = *cp;
+    if (emit_copy(&ly->copies[t], k)) return atl_fail(e, "out of memory");
     return 0;
 }
 
@@ -234,31 +221,31 @@ static int slice_ranges(const IrGraph *gr, const IrNode *nd, int64_t *st, int64_
     return ns;
 }
 
-int bk_lower_const_output(BkCtx *c, int tensor, BkGroup *g, AtlErr *e)
+int bk_lower_const_output(BkCtx *c, int tensor, BkLayer *ly, AtlErr *e)
 {
     const IrTensor *y = &c->g->t[tensor];
     int64_t n = ir_numel(y);
     uint64_t src;
-    g->lw.kind = BK_K_MOVE;
-    g->lw.dt = g->lw.xdt = bk_tensor_dt(c, tensor);
-    g->lw.es = g->lw.xes = bk_tensor_es(c, tensor);
-    g->direct = 1;
+    ly->lw.kind = BK_K_MOVE;
+    ly->lw.dt = ly->lw.xdt = bk_tensor_dt(c, tensor);
+    ly->lw.es = ly->lw.xes = bk_tensor_es(c, tensor);
+    ly->direct = 1;
     if (n < 0) return atl_fail(e, "graph output '%s' has an unknown shape", y->name);
     if (bk_const_image(c, tensor, &src, e)) return -1;
     BkCopy cp;
     memset(&cp, 0, sizeof cp);
     cp.rank = 1;
-    cp.dt = g->lw.dt;
+    cp.dt = ly->lw.dt;
     cp.shape[0] = n;
     cp.dst_str[0] = cp.src_str[0] = 1;
     cp.dst = bk_tensor_addr(c, tensor);
     cp.src = src;
     int cap = 0;
-    if (n > 0 && bk_push_copy(g, &cap, &cp)) return atl_fail(e, "out of memory");
-    if (bk_assign_tiles(c, g, g->ncopies, e)) return -1;
-    g->gen = move_gen;
-    snprintf(g->split, sizeof g->split, "constant");
-    return bk_cost_group(c, g, e);
+    if (n > 0 && bk_push_copy(ly, &cap, &cp)) return atl_fail(e, "out of memory");
+    if (bk_set_tiles(ly, ly->ncopies, 1, e)) return -1;
+    ly->gen = move_gen;
+    snprintf(ly->split, sizeof ly->split, "constant");
+    return 0;
 }
 
 /* Ops whose output is the input's bytes unchanged: views that placement
@@ -273,7 +260,7 @@ static int is_flat_copy(const char *op)
 
 /* Dropout's mask at inference: all true, a fill of 1 in the bool's chip
  * dtype (i8). */
-static int dropout_mask(BkCtx *c, int node, BkGroup *g, int *cap, AtlErr *e)
+static int dropout_mask(BkCtx *c, int node, BkLayer *ly, int *cap, AtlErr *e)
 {
     int m = c->g->nodes[node].out[1];
     const IrTensor *mt = &c->g->t[m];
@@ -293,19 +280,19 @@ static int dropout_mask(BkCtx *c, int node, BkGroup *g, int *cap, AtlErr *e)
     cp.dst = ma;
     cp.fill = 1;
     memcpy(&cp.value, bits, 4);
-    if (cp.shape[0] > 0 && bk_push_copy(g, cap, &cp)) return bk_fail(c, node, e, "out of memory");
+    if (cp.shape[0] > 0 && bk_push_copy(ly, cap, &cp)) return bk_fail(c, node, e, "out of memory");
     return 0;
 }
 
-int bk_lower_move(BkCtx *c, int node, BkGroup *g, AtlErr *e)
+int bk_lower_move(BkCtx *c, int node, BkLayer *ly, AtlErr *e)
 {
     const IrGraph *gr = c->g;
     const IrNode *nd = &gr->nodes[node];
-    BkLow *l = &g->lw;
+    BkLow *l = &ly->lw;
     l->kind = BK_K_MOVE;
     l->dt = l->xdt = bk_tensor_dt(c, nd->out[0]);
     l->es = l->xes = bk_tensor_es(c, nd->out[0]);
-    g->direct = 1;
+    ly->direct = 1;
     int cap = 0;
     BkCopy cp;
     const IrTensor *x = &gr->t[nd->in[0]], *y = &gr->t[nd->out[0]];
@@ -326,7 +313,7 @@ int bk_lower_move(BkCtx *c, int node, BkGroup *g, AtlErr *e)
             cp.shape[d] = y->dims[d]; cp.dst_str[d] = ys[d]; cp.src_str[d] = xs[pd];
         }
         cp.dst = ya; cp.src = xa;
-        if (bk_push_copy(g, &cap, &cp)) goto oom;
+        if (bk_push_copy(ly, &cap, &cp)) goto oom;
     } else if (!strcmp(nd->op, "Expand")) {
         cp.rank = y->ndim;
         for (int d = 0; d < y->ndim; d++) {
@@ -335,7 +322,7 @@ int bk_lower_move(BkCtx *c, int node, BkGroup *g, AtlErr *e)
             cp.src_str[d] = id < 0 || x->dims[id] == 1 ? 0 : xs[id];
         }
         cp.dst = ya; cp.src = xa;
-        if (bk_push_copy(g, &cap, &cp)) goto oom;
+        if (bk_push_copy(ly, &cap, &cp)) goto oom;
     } else if (!strcmp(nd->op, "Concat") || !strcmp(nd->op, "Split")) {
         int concat = !strcmp(nd->op, "Concat");
         const IrTensor *big = concat ? y : x;
@@ -364,7 +351,7 @@ int bk_lower_move(BkCtx *c, int node, BkGroup *g, AtlErr *e)
             uint64_t boff = (uint64_t)(off * bs[ax]) * (uint64_t)l->es;
             cp.dst = concat ? ya + boff : sa;
             cp.src = concat ? sa : xa + boff;
-            if (ir_numel(s) > 0 && bk_push_copy(g, &cap, &cp)) goto oom;
+            if (ir_numel(s) > 0 && bk_push_copy(ly, &cap, &cp)) goto oom;
             off += s->dims[ax];
         }
     } else if (!strcmp(nd->op, "Slice")) {
@@ -384,12 +371,12 @@ int bk_lower_move(BkCtx *c, int node, BkGroup *g, AtlErr *e)
             cp.src_str[a] = xs[a] * sp[i];
         }
         cp.dst = ya; cp.src = xa + (uint64_t)soff * (uint64_t)l->es;
-        if (ir_numel(y) > 0 && bk_push_copy(g, &cap, &cp)) goto oom;
+        if (ir_numel(y) > 0 && bk_push_copy(ly, &cap, &cp)) goto oom;
     } else if (!strcmp(nd->op, "Gather")) {
         int ax = (int)ir_attr_int(nd, "axis", 0);
         if (ax < 0) ax += r;
         const IrTensor *it = &gr->t[nd->in[1]];
-        if (!it->data) return bk_lower_gather(c, node, g, e);   /* run-time indices: dma.gather */
+        if (!it->data) return bk_lower_gather(c, node, ly, e);   /* run-time indices: dma.gather */
         int64_t ni = ir_numel(it);
         /* y = x[..., idx, ...]: per index a copy of the [outer][inner] slab */
         int64_t outer = 1, inner = 1;
@@ -407,7 +394,7 @@ int bk_lower_move(BkCtx *c, int node, BkGroup *g, AtlErr *e)
             cp.src_str[0] = x->dims[ax] * inner; cp.src_str[1] = 1;
             cp.dst = ya + (uint64_t)(i * inner) * (uint64_t)l->es;
             cp.src = xa + (uint64_t)(idx * inner) * (uint64_t)l->es;
-            if (bk_push_copy(g, &cap, &cp)) goto oom;
+            if (bk_push_copy(ly, &cap, &cp)) goto oom;
         }
     } else if (is_flat_copy(nd->op)) {
         /* same bytes in the same order: one contiguous copy */
@@ -415,50 +402,50 @@ int bk_lower_move(BkCtx *c, int node, BkGroup *g, AtlErr *e)
         cp.shape[0] = ir_numel(y);
         cp.dst_str[0] = cp.src_str[0] = 1;
         cp.dst = ya; cp.src = xa;
-        if (cp.shape[0] > 0 && bk_push_copy(g, &cap, &cp)) goto oom;
-        if (!strcmp(nd->op, "Dropout") && nd->nout > 1 && nd->out[1] >= 0 && dropout_mask(c, node, g, &cap, e)) return -1;
+        if (cp.shape[0] > 0 && bk_push_copy(ly, &cap, &cp)) goto oom;
+        if (!strcmp(nd->op, "Dropout") && nd->nout > 1 && nd->out[1] >= 0 && dropout_mask(c, node, ly, &cap, e)) return -1;
     } else if (!strcmp(nd->op, "Pad")) {
-        if (bk_pad_copies(c, node, g, &cap, xa, ya, e)) return -1;
+        if (bk_pad_copies(c, node, ly, &cap, xa, ya, e)) return -1;
     } else if (!strcmp(nd->op, "Tile") || !strcmp(nd->op, "DepthToSpace") || !strcmp(nd->op, "SpaceToDepth")) {
-        if (bk_layout_copies(c, node, g, &cap, xa, ya, e)) return -1;
+        if (bk_layout_copies(c, node, ly, &cap, xa, ya, e)) return -1;
     } else if (!strcmp(nd->op, "Resize") || !strcmp(nd->op, "Upsample")) {
-        int rc = lower_resize(c, node, g, &cap, xa, ya, e);
+        int rc = lower_resize(c, node, ly, &cap, xa, ya, e);
         if (rc < 0) return -1;
         if (rc > 0 && bk_is_int_dt(l->dt))
             return bk_fail(c, node, e, "only a nearest Resize that is a copy pattern is lowered on integer tensors");
         if (rc > 0) {   /* not a DMA pattern: interpolation matrices */
-            free(g->copies);
-            g->copies = NULL;
-            g->ncopies = 0;
-            g->direct = 0;
-            return bk_lower_resize(c, node, g, e);
+            free(ly->copies);
+            ly->copies = NULL;
+            ly->ncopies = 0;
+            ly->direct = 0;
+            return bk_lower_resize(c, node, ly, e);
         }
     } else return bk_fail(c, node, e, "no DMA pattern for this op");
     /* cut copies along their outermost dim so every core gets work */
     {
-        int n0 = g->ncopies;
+        int n0 = ly->ncopies;
         for (int i = 0; i < n0; i++) {
-            BkCopy base = g->copies[i];
+            BkCopy base = ly->copies[i];
             int d = 0;
             while (d < base.rank - 1 && base.shape[d] == 1) d++;
             int64_t pieces = c->ncores / (n0 ? n0 : 1);
             if (pieces > base.shape[d]) pieces = base.shape[d];
             if (pieces <= 1 || base.fill) continue;
             int64_t per = (base.shape[d] + pieces - 1) / pieces;
-            g->copies[i].shape[d] = per;
+            ly->copies[i].shape[d] = per;
             for (int64_t s0 = per; s0 < base.shape[d]; s0 += per) {
                 BkCopy pc = base;
                 pc.shape[d] = base.shape[d] - s0 < per ? base.shape[d] - s0 : per;
                 pc.dst += (uint64_t)(s0 * base.dst_str[d]) * (uint64_t)l->es;
                 pc.src += (uint64_t)(s0 * base.src_str[d]) * (uint64_t)l->es;
-                if (bk_push_copy(g, &cap, &pc)) goto oom;
+                if (bk_push_copy(ly, &cap, &pc)) goto oom;
             }
         }
     }
-    if (bk_assign_tiles(c, g, g->ncopies, e)) return -1;
-    g->gen = move_gen;
-    snprintf(g->split, sizeof g->split, "copies %d", g->ncopies);
-    return bk_cost_group(c, g, e);
+    if (bk_set_tiles(ly, ly->ncopies, 1, e)) return -1;
+    ly->gen = move_gen;
+    snprintf(ly->split, sizeof ly->split, "copies %d", ly->ncopies);
+    return 0;
 oom:
     return bk_fail(c, node, e, "out of memory");
 }

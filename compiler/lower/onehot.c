@@ -13,7 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "compiler/target/target.h"
+#include "compiler/lower/lower.h"
 
 /* LMEM registers: indices, the two tables, two masks ([rows][depth][inner]
  * each), the mask in y's dtype, y, the off and on values (each operand in
@@ -23,7 +23,7 @@ enum { OI, OT, OT2, OM, OM2, OF, OY, OV, OV2, ONREG };
 /* Layer fields: od = {1, outer, depth, inner}; x = indices, w = tables
  * [2][depth] in xdt, b = values, y; xdt / xes: the indices' dtype (ISA)
  * and size, dt / es y's; K = 1 for float indices. */
-static int onehot_gen(BkCtx *c, const BkGroup *g, int t, uint64_t slot, BkCode *k, AtlErr *e)
+static int onehot_gen(BkCtx *c, const BkLayer *g, int t, uint64_t slot, BkCode *k, AtlErr *e)
 {
     (void)c; (void)e;
     const BkLow *l = &g->lw;
@@ -74,12 +74,12 @@ static int onehot_gen(BkCtx *c, const BkGroup *g, int t, uint64_t slot, BkCode *
     return 0;
 }
 
-int bk_lower_onehot(BkCtx *c, int node, BkGroup *g, AtlErr *e)
+int bk_lower_onehot(BkCtx *c, int node, BkLayer *ly, AtlErr *e)
 {
     const IrGraph *gr = c->g;
     const IrNode *nd = &gr->nodes[node];
     const IrTensor *dep = &gr->t[nd->in[1]], *y = &gr->t[nd->out[0]];
-    BkLow *l = &g->lw;
+    BkLow *l = &ly->lw;
     l->kind = BK_K_ONEHOT;
     if (!dep->data) return bk_fail(c, node, e, "depth ('%s') must be a constant", dep->name);
     if (ir_numel(&gr->t[nd->in[2]]) != 2) return bk_fail(c, node, e, "values must have 2 elements");
@@ -117,13 +117,13 @@ int bk_lower_onehot(BkCtx *c, int node, BkGroup *g, AtlErr *e)
     uint64_t blk = (uint64_t)D * (uint64_t)inner, al = c->align;
     uint64_t per_row = blk * (uint64_t)(2 * xes + 2 * yes) + (uint64_t)inner * (uint64_t)xes + 6 * al;
     uint64_t fixed = (uint64_t)(2 * D * xes + 2 * yes) + 4 * al;
-    if (bk_row_tiles(c, node, g, outer, per_row, fixed, e)) return -1;
+    if (bk_row_tiles(c, node, ly, outer, per_row, fixed, e)) return -1;
     uint64_t ch = l->chunk[1], used = 0;
     const uint64_t bytes[ONREG] = {ch * inner * xes, (uint64_t)(D * xes), (uint64_t)(D * xes), ch * blk * xes,
                                    ch * blk * xes, ch * blk * yes, ch * blk * yes, (uint64_t)yes, (uint64_t)yes};
     for (int i = 0; i < ONREG; i++) l->l_reg[i] = bk_slot_alloc(c, &used, bytes[i]);
-    if (used > g->slot_size) return bk_fail(c, node, e, "tile does not fit LMEM");
-    for (int t = 0; t < g->ntiles; t++) g->tile_wkey[t] = 0;   /* tables and values stay in the slot */
-    g->gen = onehot_gen;
-    return bk_cost_group(c, g, e);
+    if (used > ly->slot_size) return bk_fail(c, node, e, "tile does not fit LMEM");
+    for (int t = 0; t < ly->ntiles; t++) ly->tile_wkey[t] = 0;   /* tables and values stay in the slot */
+    ly->gen = onehot_gen;
+    return 0;
 }

@@ -14,7 +14,7 @@
  * exact; a pad costs one pass over the output. */
 #include <stdlib.h>
 #include <string.h>
-#include "compiler/target/target.h"
+#include "compiler/lower/lower.h"
 
 typedef struct PadRun { int64_t o0, len, s0, step; int fill; } PadRun;
 
@@ -90,7 +90,7 @@ static int read_pads(const BkCtx *c, int node, int r, int64_t *pb, int64_t *pe, 
     return 0;
 }
 
-int bk_pad_copies(BkCtx *c, int node, BkGroup *g, int *cap, uint64_t xa, uint64_t ya, AtlErr *e)
+int bk_pad_copies(BkCtx *c, int node, BkLayer *ly, int *cap, uint64_t xa, uint64_t ya, AtlErr *e)
 {
     const IrGraph *gr = c->g;
     const IrNode *nd = &gr->nodes[node];
@@ -107,7 +107,7 @@ int bk_pad_copies(BkCtx *c, int node, BkGroup *g, int *cap, uint64_t xa, uint64_
         v = ir_get_f(&gr->t[nd->in[2]], 0);
     }
     uint8_t bits[4] = {0};
-    bk_store_elem(g->lw.dt, bits, 0, v);
+    bk_store_elem(ly->lw.dt, bits, 0, v);
     int32_t value;
     memcpy(&value, bits, 4);
     int64_t xs[IR_MAXDIM], ys[IR_MAXDIM], sx = 1, sy = 1;
@@ -123,7 +123,7 @@ int bk_pad_copies(BkCtx *c, int node, BkGroup *g, int *cap, uint64_t xa, uint64_
     while (!rc) {
         BkCopy cp;
         memset(&cp, 0, sizeof cp);
-        cp.dt = g->lw.dt;
+        cp.dt = ly->lw.dt;
         cp.rank = r;
         int64_t doff = 0, soff = 0;
         for (int k = 0; k < r; k++) {
@@ -135,10 +135,10 @@ int bk_pad_copies(BkCtx *c, int node, BkGroup *g, int *cap, uint64_t xa, uint64_
             soff += u->s0 * xs[k];
             cp.fill |= u->fill;
         }
-        cp.dst = ya + (uint64_t)doff * (uint64_t)g->lw.es;
+        cp.dst = ya + (uint64_t)doff * (uint64_t)ly->lw.es;
         if (cp.fill) { memset(cp.src_str, 0, sizeof cp.src_str); cp.value = value; }
-        else cp.src = xa + (uint64_t)soff * (uint64_t)g->lw.es;
-        if (bk_push_copy(g, cap, &cp)) rc = bk_fail(c, node, e, "out of memory");
+        else cp.src = xa + (uint64_t)soff * (uint64_t)ly->lw.es;
+        if (bk_push_copy(ly, cap, &cp)) rc = bk_fail(c, node, e, "out of memory");
         int k = r - 1;
         while (k >= 0 && ++idx[k] == nr[k]) idx[k--] = 0;
         if (k < 0) break;

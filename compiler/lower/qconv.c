@@ -91,13 +91,13 @@ static uint64_t load_operands(const BkLow *l, int n, const RowSpan *s, const uin
     return bk_q_to_i8(k, l->xdt, r[C_XRAW], r[C_X8], hsh, hcs, hcs);
 }
 
-static int qconv_gen(BkCtx *c, const BkGroup *g, int t, uint64_t slot, BkCode *k, AtlErr *e)
+static int qconv_gen(BkCtx *c, const BkLayer *ly, int t, uint64_t slot, BkCode *k, AtlErr *e)
 {
-    const BkLow *l = &g->lw;
+    const BkLow *l = &ly->lw;
     int n = t / l->nrc, r0 = t % l->nrc * l->rows, rn = imin(l->rows, l->OH - r0);
     RowSpan s = rows_read(l, r0, rn);
     if (s.h <= 0 || s.pa > 63 || s.pb > 63)
-        return bk_fail(c, g->node, e, "output rows %d..%d read no input (padding too large)", r0, r0 + rn - 1);
+        return bk_fail(c, ly->node, e, "output rows %d..%d read no input (padding too large)", r0, r0 + rn - 1);
     int OC = l->OC, KK = l->kh * l->kw * l->C;
     uint64_t r[C_NREGS];
     for (int i = 0; i < C_NREGS; i++) r[i] = slot + l->l_reg[i];
@@ -166,9 +166,9 @@ static int qconv_gen(BkCtx *c, const BkGroup *g, int t, uint64_t slot, BkCode *k
 }
 
 /* Slot layout for l->rows output rows; 0 if it fits. */
-static int qconv_plan(const BkCtx *c, BkGroup *g)
+static int qconv_plan(const BkCtx *c, BkLayer *ly)
 {
-    BkLow *l = &g->lw;
+    BkLow *l = &ly->lw;
     uint64_t h = (uint64_t)(l->rows - 1) * l->sh + (uint64_t)l->dh * (l->kh - 1) + 1;
     if (h > (uint64_t)l->H) h = (uint64_t)l->H;
     uint64_t in = h * l->W * l->C, KK = (uint64_t)l->kh * l->kw * l->C, OC = (uint64_t)l->OC;
@@ -179,7 +179,7 @@ static int qconv_plan(const BkCtx *c, BkGroup *g)
         l->q_tail ? out * (uint64_t)l->es : 0, OC * 4, OC * 4, OC * 4, OC * 4, OC * 4};
     for (int i = 0; i < C_NREGS; i++) l->l_reg[i] = bk_slot_alloc(c, &used, bytes[i]);
     l->nrc = (l->OH + l->rows - 1) / l->rows;
-    return used <= g->slot_size ? 0 : -1;
+    return used <= ly->slot_size ? 0 : -1;
 }
 
 /* Kernel, strides, dilations and pads from the node (2-D, explicit pads),
@@ -257,11 +257,11 @@ done:
     return rc ? -1 : 0;
 }
 
-int bk_lower_qconv(BkCtx *c, int node, BkGroup *g, AtlErr *e)
+int bk_lower_qconv(BkCtx *c, int node, BkLayer *ly, AtlErr *e)
 {
     const IrGraph *gr = c->g;
     const IrNode *nd = &gr->nodes[node];
-    BkLow *l = &g->lw;
+    BkLow *l = &ly->lw;
     l->kind = BK_K_CONV;
     l->q_tail = !strcmp(nd->op, "QLinearConv");
     int iw = l->q_tail ? 3 : 1, ixz = 2, iwz = l->q_tail ? 5 : 3, ib = l->q_tail ? 8 : -1;
@@ -287,18 +287,18 @@ int bk_lower_qconv(BkCtx *c, int node, BkGroup *g, AtlErr *e)
         return -1;
     /* the most output rows that fit, then fewer while some core has no tile */
     l->rows = l->OH;
-    while (qconv_plan(c, g)) {
+    while (qconv_plan(c, ly)) {
         if (l->rows == 1) return bk_fail(c, node, e, "one output row (all %d channels, whole weights) does not fit half of LMEM", l->OC);
         l->rows = (l->rows + 1) / 2;
     }
     while ((int64_t)l->N * l->nrc < c->ncores && l->rows > 1) {
         l->rows = (l->rows + 1) / 2;
-        qconv_plan(c, g);
+        qconv_plan(c, ly);
     }
-    g->gen = qconv_gen;
-    g->is_matrix = 1;
-    g->macs = (uint64_t)l->N * l->OH * l->OW * l->OC * l->kh * l->kw * l->C;
-    if (bk_assign_tiles(c, g, l->N * l->nrc, e)) return -1;
-    snprintf(g->split, sizeof g->split, "N%d H%d", l->N, l->nrc);
-    return bk_cost_group(c, g, e);
+    ly->gen = qconv_gen;
+    ly->is_matrix = 1;
+    ly->macs = (uint64_t)l->N * l->OH * l->OW * l->OC * l->kh * l->kw * l->C;
+    if (bk_set_tiles(ly, l->N * l->nrc, 1, e)) return -1;
+    snprintf(ly->split, sizeof ly->split, "N%d H%d", l->N, l->nrc);
+    return 0;
 }

@@ -1,10 +1,9 @@
 /* quant.c - quantised ONNX ops on the chip: QuantizeLinear and
  * DequantizeLinear as vector programs, MatMulInteger and QLinearMatMul on
- * the matrix unit's i8 path, and the helpers (bk_quant.h) that
- * bk_lower_qconv.c (ConvInteger, QLinearConv) and bk_lower_dynquant.c
- * (DynamicQuantizeLinear) share; bk_lower_quant dispatches all seven. Every
- * result is the reference interpreter's exactly (compiler/ops_extra.c,
- * ops_nn.c); docs/backend.md "Quantised ops".
+ * the matrix unit's i8 path (the instructions they share with qconv.c
+ * and dynquant.c are in qcommon.c). Every result is the reference
+ * interpreter's exactly (compiler/ops/extra.c, ops/nn.c); docs/backend.md
+ * "Quantised ops".
  *
  * Quantisation parameters (scales, zero points) are compiled in (f32 or
  * i32 vectors in the weights region), as a deployed quantised model has
@@ -61,75 +60,6 @@
 
 static int imin(int a, int b) { return a < b ? a : b; }
 
-int bk_is_quant_op(const char *op)
-{
-    static const char *const ops[] = {"QuantizeLinear", "DequantizeLinear", "MatMulInteger", "QLinearMatMul",
-                                      "ConvInteger", "QLinearConv", "DynamicQuantizeLinear", NULL};
-    for (int i = 0; ops[i]; i++) if (!strcmp(op, ops[i])) return 1;
-    return 0;
-}
-
-/* ---- instructions shared by both kinds ---- */
-
-AtlInsn bk_q_cast(int from, int to, uint64_t dst, uint64_t src, const uint32_t sh[4], const int64_t ds[4],
-                  const int64_t ss[4])
-{
-    AtlInsn in = bk_vun(ISA_OP_V_CAST, from, dst, src, sh, ds, ss, 0.0f, 0.0f);
-    in.otype = (uint8_t)to;
-    return in;
-}
-
-void bk_q_sub_outer(BkCode *k, uint64_t acc, uint64_t tmp, uint64_t a, const int64_t as[4], uint64_t b,
-                    const int64_t bs[4], const uint32_t sh[4], const int64_t cs[4])
-{
-    AtlInsn in = bk_vbin(ISA_OP_V_MUL, ISA_I32, tmp, a, b, sh, cs, as, bs);
-    bk_code_cp(k, &in);
-    in = bk_vbin(ISA_OP_V_SUB, ISA_I32, acc, acc, tmp, sh, cs, cs, cs);
-    bk_code_cp(k, &in);
-}
-
-void bk_q_requant(BkCode *k, const BkLow *l, uint64_t acc, uint64_t f, uint64_t mult, const int64_t ms[4], uint64_t y,
-                  const uint32_t sh[4], const int64_t cs[4])
-{
-    AtlInsn in = bk_q_cast(ISA_I32, ISA_F32, f, acc, sh, cs, cs);
-    bk_code_cp(k, &in);
-    if (mult) in = bk_vbin(ISA_OP_V_MUL, ISA_F32, f, f, mult, sh, cs, cs, ms);
-    else in = bk_vun(ISA_OP_V_AFFINE, ISA_F32, f, f, sh, cs, cs, l->q_mult, 0.0f);
-    bk_code_cp(k, &in);
-    bk_q_tail(k, f, 0, NULL, l->q_zp, l->q_lo, l->q_hi, l->dt, y, sh, cs);
-}
-
-void bk_q_tail(BkCode *k, uint64_t f, uint64_t z, const int64_t zs[4], float zp, int lo, int hi, int ydt,
-                       uint64_t y, const uint32_t sh[4], const int64_t cs[4])
-{
-    AtlInsn in = bk_vun(ISA_OP_V_ROUND, ISA_F32, f, f, sh, cs, cs, 0, 0);
-    bk_code_cp(k, &in);
-    if (z) {
-        in = bk_vbin(ISA_OP_V_ADD, ISA_F32, f, f, z, sh, cs, cs, zs);
-        bk_code_cp(k, &in);
-    } else if (zp != 0) {
-        in = bk_vun(ISA_OP_V_AFFINE, ISA_F32, f, f, sh, cs, cs, 1.0f, zp);
-        bk_code_cp(k, &in);
-    }
-    in = bk_vun(ISA_OP_V_CLIP, ISA_F32, f, f, sh, cs, cs, (float)lo, (float)hi);
-    bk_code_cp(k, &in);
-    in = bk_q_cast(ISA_F32, ydt, y, f, sh, cs, cs);
-    bk_code_cp(k, &in);
-}
-
-void bk_q_range(int irdt, int *lo, int *hi)
-{
-    *lo = irdt == IR_U8 ? 0 : -128;
-    *hi = irdt == IR_U8 ? 255 : 127;
-}
-
-int bk_q_const_one(const IrGraph *g, int t, double *v)
-{
-    if (t < 0 || !g->t[t].data || ir_numel(&g->t[t]) != 1) return -1;
-    *v = ir_get_f(&g->t[t], 0);
-    return 0;
-}
-
 /* ---- QuantizeLinear / DequantizeLinear ---- */
 
 /* registers: x as loaded, the f32 work block, the output, scale and zero
@@ -148,9 +78,9 @@ static void load_param(BkCode *k, int dt, uint64_t dst, uint64_t raw, uint64_t s
     bk_code_cp(k, &in);
 }
 
-static int qdq_gen(BkCtx *c, const BkGroup *g, int t, uint64_t slot, BkCode *k, AtlErr *e)
+static int qdq_gen(BkCtx *c, const BkLayer *ly, int t, uint64_t slot, BkCode *k, AtlErr *e)
 {
-    const BkLow *l = &g->lw;
+    const BkLow *l = &ly->lw;
     (void)c;
     (void)e;
     uint32_t o[4], ext[4];
@@ -199,22 +129,11 @@ static int qdq_gen(BkCtx *c, const BkGroup *g, int t, uint64_t slot, BkCode *k, 
     return 0;
 }
 
-int bk_q_split_dim(int64_t n, uint32_t *a, uint32_t *b)
-{
-    for (int64_t f = 1; f <= 65535; f++)
-        if (n % f == 0 && n / f <= 65535) {
-            *a = (uint32_t)f;
-            *b = (uint32_t)(n / f);
-            return 0;
-        }
-    return -1;
-}
-
-static int qdq_lower(BkCtx *c, int node, BkGroup *g, AtlErr *e)
+int bk_lower_qdq(BkCtx *c, int node, BkLayer *ly, AtlErr *e)
 {
     const IrGraph *gr = c->g;
     const IrNode *nd = &gr->nodes[node];
-    BkLow *l = &g->lw;
+    BkLow *l = &ly->lw;
     l->kind = BK_K_ELEM;
     l->q_tail = !strcmp(nd->op, "QuantizeLinear");
     const IrTensor *x = &gr->t[nd->in[0]], *s = &gr->t[nd->in[1]], *y = &gr->t[nd->out[0]];
@@ -264,17 +183,17 @@ static int qdq_lower(BkCtx *c, int node, BkGroup *g, AtlErr *e)
     if (rc || bk_tensor_in_dram(c, nd->in[0], &l->x, e) || bk_tensor_in_dram(c, nd->out[0], &l->y, e)) return -1;
     /* per box element: x, the f32 block, the output, and at most one
      * scale and zero point each, f32 and as loaded */
-    if (bk_fit_box(c, l, g->slot_size, (uint64_t)l->xes + 4 + (uint64_t)l->es + 16))
+    if (bk_fit_box(c, l, ly->slot_size, (uint64_t)l->xes + 4 + (uint64_t)l->es + 16))
         return bk_fail(c, node, e, "even one element box does not fit LMEM");
     uint64_t n = (uint64_t)l->chunk[0] * l->chunk[1] * l->chunk[2] * l->chunk[3], used = 0;
     const uint64_t bytes[Q_NREGS] = {n * (uint64_t)l->xes, n * 4, n * (uint64_t)l->es, (uint64_t)l->chunk[1] * 4,
                                      (uint64_t)l->chunk[1] * 4, (uint64_t)l->chunk[1] * 4, (uint64_t)l->chunk[1] * 4};
     for (int i = 0; i < Q_NREGS; i++) l->l_reg[i] = bk_slot_alloc(c, &used, bytes[i]);
-    if (used > g->slot_size) return bk_fail(c, node, e, "tile does not fit LMEM");
-    g->gen = qdq_gen;
-    if (bk_assign_tiles(c, g, (int)(l->nch[0] * l->nch[1] * l->nch[2] * l->nch[3]), e)) return -1;
-    snprintf(g->split, sizeof g->split, "%ux%ux%ux%u", l->nch[0], l->nch[1], l->nch[2], l->nch[3]);
-    return bk_cost_group(c, g, e);
+    if (used > ly->slot_size) return bk_fail(c, node, e, "tile does not fit LMEM");
+    ly->gen = qdq_gen;
+    if (bk_set_tiles(ly, (int)(l->nch[0] * l->nch[1] * l->nch[2] * l->nch[3]), 1, e)) return -1;
+    snprintf(ly->split, sizeof ly->split, "%ux%ux%ux%u", l->nch[0], l->nch[1], l->nch[2], l->nch[3]);
+    return 0;
 }
 
 /* ---- MatMulInteger / QLinearMatMul ---- */
@@ -284,43 +203,9 @@ static int qdq_lower(BkCtx *c, int node, BkGroup *g, AtlErr *e)
  * sums of B, the zero-point chunks (A's per row, B's per column, K x B's) */
 enum { M_ARAW, M_A8, M_BRAW, M_B8, M_ACC, M_TMP, M_F, M_Y, M_RA, M_CB, M_ZA, M_ZB, M_KZB, M_NREGS };
 
-uint64_t bk_q_to_i8(BkCode *k, int dt, uint64_t raw, uint64_t a8, const uint32_t sh[4], const int64_t cs[4],
-                    const int64_t ds[4])
+static int imm_gen(BkCtx *c, const BkLayer *ly, int t, uint64_t slot, BkCode *k, AtlErr *e)
 {
-    if (dt == ISA_I8) return raw;
-    AtlInsn in = bk_vun(ISA_OP_V_AFFINE, dt, raw, raw, sh, cs, cs, 1.0f, -128.0f);
-    bk_code_cp(k, &in);
-    in = bk_q_cast(dt, ISA_I8, a8, raw, sh, ds, cs);
-    bk_code_cp(k, &in);
-    return a8;
-}
-
-void bk_q_reduce(BkCode *k, int op, int dt, int ot, uint64_t dst, uint64_t src, const uint32_t sh[4], int axis)
-{
-    AtlInsn in;
-    memset(&in, 0, sizeof in);
-    in.op = (uint8_t)op;
-    in.dtype = (uint8_t)dt;
-    in.otype = (uint8_t)ot;
-    in.axis = (uint8_t)axis;
-    memcpy(in.shape, sh, sizeof in.shape);
-    in.dst = dst;
-    in.src = src;
-    bk_code_cp(k, &in);
-}
-
-void bk_q_load_vec(BkCode *k, int dt, uint64_t dst, uint64_t src, int n)
-{
-    uint32_t sh[4] = {1, 1, 1, (uint32_t)n};
-    int64_t cs[4];
-    bk_compact(sh, cs);
-    AtlInsn in = bk_dma(dt, ISA_SPACE_LMEM, dst, ISA_SPACE_DRAM, src, sh, cs, cs);
-    bk_code_ld(k, &in, 0);
-}
-
-static int imm_gen(BkCtx *c, const BkGroup *g, int t, uint64_t slot, BkCode *k, AtlErr *e)
-{
-    const BkLow *l = &g->lw;
+    const BkLow *l = &ly->lw;
     (void)c;
     (void)e;
     int nci = t % l->nnc, mci = t / l->nnc % l->nmc, bi = t / l->nnc / l->nmc;
@@ -385,9 +270,9 @@ static int imm_gen(BkCtx *c, const BkGroup *g, int t, uint64_t slot, BkCode *k, 
 
 /* Slot layout and chunk counts for the tile shape (mt, nt) in l; 0 if it
  * fits. */
-static int imm_plan(const BkCtx *c, BkGroup *g)
+static int imm_plan(const BkCtx *c, BkLayer *ly)
 {
-    BkLow *l = &g->lw;
+    BkLow *l = &ly->lw;
     uint64_t mt = (uint64_t)l->mt, nt = (uint64_t)l->nt, K = (uint64_t)l->K, used = 0;
     int ai8 = l->xdt == ISA_I8, bi8 = l->q_bdt == ISA_I8;
     const uint64_t bytes[M_NREGS] = {
@@ -397,23 +282,7 @@ static int imm_plan(const BkCtx *c, BkGroup *g)
     for (int i = 0; i < M_NREGS; i++) l->l_reg[i] = bk_slot_alloc(c, &used, bytes[i]);
     l->nmc = (l->M + l->mt - 1) / l->mt;
     l->nnc = (l->Nn + l->nt - 1) / l->nt;
-    return used <= g->slot_size ? 0 : -1;
-}
-
-int32_t *bk_q_zero_points(BkCtx *c, int node, int t, int64_t n, int shift, int *any, AtlErr *e)
-{
-    const IrGraph *g = c->g;
-    int64_t cnt = t >= 0 ? ir_numel(&g->t[t]) : 1;
-    if (t >= 0 && !g->t[t].data) { bk_fail(c, node, e, "zero point '%s' must be a constant (the chip compiles it in)", g->t[t].name); return NULL; }
-    if (cnt != 1 && cnt != n) { bk_fail(c, node, e, "zero point '%s' has %lld values for %lld rows/columns", g->t[t].name, (long long)cnt, (long long)n); return NULL; }
-    int32_t *v = malloc((size_t)n * sizeof *v);
-    if (!v) { bk_fail(c, node, e, "out of memory"); return NULL; }
-    *any = 0;
-    for (int64_t i = 0; i < n; i++) {
-        v[i] = (int32_t)(t >= 0 ? ir_get_i(&g->t[t], cnt == 1 ? 0 : i) : 0) - shift;
-        *any |= v[i] != 0;
-    }
-    return v;
+    return used <= ly->slot_size ? 0 : -1;
 }
 
 /* QLinearMatMul: the multiplier, output zero point and range. */
@@ -431,11 +300,11 @@ static int requant_params(BkCtx *c, int node, BkLow *l, AtlErr *e)
     return 0;
 }
 
-static int imm_lower(BkCtx *c, int node, BkGroup *g, AtlErr *e)
+int bk_lower_qmatmul(BkCtx *c, int node, BkLayer *ly, AtlErr *e)
 {
     const IrGraph *gr = c->g;
     const IrNode *nd = &gr->nodes[node];
-    BkLow *l = &g->lw;
+    BkLow *l = &ly->lw;
     l->kind = BK_K_MM;
     l->q_tail = !strcmp(nd->op, "QLinearMatMul");
     int ib = l->q_tail ? 3 : 1, iza = 2, izb = l->q_tail ? 5 : 3;
@@ -480,7 +349,7 @@ static int imm_lower(BkCtx *c, int node, BkGroup *g, AtlErr *e)
      * row chunks while some core has no tile and they still fill the unit */
     l->mt = l->M;
     l->nt = l->Nn;
-    while (imm_plan(c, g)) {
+    while (imm_plan(c, ly)) {
         if (l->mt == 1 && l->nt == 1)
             return bk_fail(c, node, e, "one row of A and one column of B (K = %d) do not fit half of LMEM", l->K);
         if (l->nt >= l->mt) l->nt = (l->nt + 1) / 2;
@@ -488,21 +357,12 @@ static int imm_lower(BkCtx *c, int node, BkGroup *g, AtlErr *e)
     }
     while ((int64_t)l->bt * l->nmc * l->nnc < c->ncores && l->mt > c->chip->mm_rows) {
         l->mt = (l->mt + 1) / 2;
-        imm_plan(c, g);
+        imm_plan(c, ly);
     }
-    g->gen = imm_gen;
-    g->is_matrix = 1;
-    g->macs = (uint64_t)l->bt * l->M * l->K * l->Nn;
-    if (bk_assign_tiles(c, g, l->bt * l->nmc * l->nnc, e)) return -1;
-    snprintf(g->split, sizeof g->split, "B%d M%d N%d", l->bt, l->nmc, l->nnc);
-    return bk_cost_group(c, g, e);
-}
-
-int bk_lower_quant(BkCtx *c, int node, BkGroup *g, AtlErr *e)
-{
-    const char *op = c->g->nodes[node].op;
-    if (!strcmp(op, "QuantizeLinear") || !strcmp(op, "DequantizeLinear")) return qdq_lower(c, node, g, e);
-    if (!strcmp(op, "ConvInteger") || !strcmp(op, "QLinearConv")) return bk_lower_qconv(c, node, g, e);
-    if (!strcmp(op, "DynamicQuantizeLinear")) return bk_lower_dynquant(c, node, g, e);
-    return imm_lower(c, node, g, e);
+    ly->gen = imm_gen;
+    ly->is_matrix = 1;
+    ly->macs = (uint64_t)l->bt * l->M * l->K * l->Nn;
+    if (bk_set_tiles(ly, l->bt * l->nmc * l->nnc, 1, e)) return -1;
+    snprintf(ly->split, sizeof ly->split, "B%d M%d N%d", l->bt, l->nmc, l->nnc);
+    return 0;
 }

@@ -1,11 +1,11 @@
-/* quant.h - the pieces the quantised-op lowerings share: matmuls,
- * quantise / dequantise (bk_lower_quant.c, which defines these helpers),
- * integer convolutions (bk_lower_qconv.c) and DynamicQuantizeLinear
- * (bk_lower_dynquant.c). See bk_lower_quant.c's
- * header for the numerics and docs/backend.md "Quantised ops". */
-#ifndef ATOLL_COMPILER_BK_QUANT_H
-#define ATOLL_COMPILER_BK_QUANT_H
-#include "compiler/target/target.h"
+/* quant.h - the quantised-op lowerings and the pieces they share
+ * (qcommon.c): quantise / dequantise and integer matmuls (quant.c),
+ * integer convolutions (qconv.c) and DynamicQuantizeLinear (dynquant.c).
+ * See quant.c's header for the numerics and docs/backend.md "Quantised
+ * ops". */
+#ifndef ATOLL_COMPILER_LOWER_QUANT_H
+#define ATOLL_COMPILER_LOWER_QUANT_H
+#include "compiler/lower/lower.h"
 
 /* v.cast from -> to of block sh (destination / source element strides). */
 AtlInsn bk_q_cast(int from, int to, uint64_t dst, uint64_t src, const uint32_t sh[4], const int64_t ds[4],
@@ -50,8 +50,11 @@ int32_t *bk_q_zero_points(BkCtx *c, int node, int t, int64_t n, int shift, int *
 /* n as a x b with both at most 65535 (a = 1 when n fits); -1 if impossible. */
 int bk_q_split_dim(int64_t n, uint32_t *a, uint32_t *b);
 
-/* bk_lower_qconv.c: ConvInteger and QLinearConv. */
-int bk_lower_qconv(BkCtx *c, int node, BkGroup *g, AtlErr *e);
-/* bk_lower_dynquant.c: DynamicQuantizeLinear. */
-int bk_lower_dynquant(BkCtx *c, int node, BkGroup *g, AtlErr *e);
+/* quant.c: QuantizeLinear and DequantizeLinear; MatMulInteger and QLinearMatMul. */
+int bk_lower_qdq(BkCtx *c, int node, BkLayer *ly, AtlErr *e);
+int bk_lower_qmatmul(BkCtx *c, int node, BkLayer *ly, AtlErr *e);
+/* qconv.c: ConvInteger and QLinearConv. */
+int bk_lower_qconv(BkCtx *c, int node, BkLayer *g, AtlErr *e);
+/* dynquant.c: DynamicQuantizeLinear. */
+int bk_lower_dynquant(BkCtx *c, int node, BkLayer *g, AtlErr *e);
 #endif

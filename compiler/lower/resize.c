@@ -32,7 +32,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <stdio.h>
-#include "compiler/target/target.h"
+#include "compiler/lower/lower.h"
 #include "compiler/ops/ops.h"
 #include "isa/timing.h"
 
@@ -132,10 +132,10 @@ static void load_block(BkCode *k, uint64_t lmem, uint64_t dram, int rows, int co
     bk_code_ld(k, &in, 1);   /* skipped when the slot holds this chunk's blocks already */
 }
 
-static int resize_gen(BkCtx *c, const BkGroup *g, int t, uint64_t slot, BkCode *k, AtlErr *e)
+static int resize_gen(BkCtx *c, const BkLayer *ly, int t, uint64_t slot, BkCode *k, AtlErr *e)
 {
     (void)e;
-    const BkLow *l = &g->lw;
+    const BkLow *l = &ly->lw;
     Bands bd = bands_of(l);
     int do_h = l->kh, do_w = l->kw, es = c->es, dt = c->dt;
     /* planes innermost: a core's consecutive tiles reuse the R blocks */
@@ -191,7 +191,7 @@ static int resize_gen(BkCtx *c, const BkGroup *g, int t, uint64_t slot, BkCode *
 static uint64_t umax(uint64_t a, uint64_t b) { return a > b ? a : b; }
 
 /* LMEM of one tile for output chunks mt x nt; 0 if it does not fit. */
-static int layout(const BkCtx *c, const BkGroup *g, BkLow *l)
+static int layout(const BkCtx *c, const BkLayer *g, BkLow *l)
 {
     Bands bd = bands_of(l);
     uint64_t bh = (uint64_t)max_band(bd.lo_h, bd.hi_h, l->kh, l->OH, l->mt);
@@ -228,7 +228,7 @@ static uint64_t tile_estimate(const BkCtx *c, const BkLow *l, int64_t planes)
 
 /* The cheapest output chunks (by tile_estimate) among the halvings of OH
  * and OW whose tile fits a slot; -1 if none does. */
-static int choose_tile(const BkCtx *c, const BkGroup *g, BkLow *l, int64_t planes)
+static int choose_tile(const BkCtx *c, const BkLayer *ly, BkLow *l, int64_t planes)
 {
     int bm = 0, bn = 0;
     uint64_t best = UINT64_MAX;
@@ -236,7 +236,7 @@ static int choose_tile(const BkCtx *c, const BkGroup *g, BkLow *l, int64_t plane
         for (int mt = l->OH;; mt = (mt + 1) / 2) {
             l->mt = mt;
             l->nt = nt;
-            if (layout(c, g, l) == 0) {
+            if (layout(c, ly, l) == 0) {
                 uint64_t est = tile_estimate(c, l, planes);
                 if (est < best) { best = est; bm = mt; bn = nt; }
             }
@@ -247,7 +247,7 @@ static int choose_tile(const BkCtx *c, const BkGroup *g, BkLow *l, int64_t plane
     if (!bm) return -1;
     l->mt = bm;
     l->nt = bn;
-    return layout(c, g, l);
+    return layout(c, ly, l);
 }
 
 /* Fills the [out][in] f32 matrix (transposed when `transpose`), its bands
@@ -280,18 +280,18 @@ done:
     return rc;
 }
 
-int bk_lower_resize(BkCtx *c, int node, BkGroup *g, AtlErr *e)
+int bk_lower_resize(BkCtx *c, int node, BkLayer *ly, AtlErr *e)
 {
     const IrGraph *gr = c->g;
     const IrNode *nd = &gr->nodes[node];
     const IrTensor *x = &gr->t[nd->in[0]], *y = &gr->t[nd->out[0]];
-    BkLow *l = &g->lw;
+    BkLow *l = &ly->lw;
     int r = x->ndim;
     if (r < 1) return bk_fail(c, node, e, "a rank-0 Resize is not lowered");
     if (!ir_shape_known(y)) return bk_fail(c, node, e, "the output shape is unknown (scales/sizes must be constants)");
     if (bk_tensor_in_dram(c, nd->in[0], &l->x, e) || bk_tensor_in_dram(c, nd->out[0], &l->y, e)) return -1;
     l->kind = BK_K_MOVE;
-    g->is_matrix = 1;
+    ly->is_matrix = 1;
     int64_t planes = 1;
     double extrap = 0;
     for (int k = 0; k < r - 2; k++) {
@@ -327,19 +327,19 @@ int bk_lower_resize(BkCtx *c, int node, BkGroup *g, AtlErr *e)
     l->kh = !ident_h;
     l->kw = !ident_w;
     l->act_alpha = (float)extrap;
-    if (choose_tile(c, g, l, planes)) return bk_fail(c, node, e, "one output element of a %d x %d plane does not fit a "
-                                                      "%llu-byte LMEM slot", l->H, l->W, (unsigned long long)g->slot_size);
+    if (choose_tile(c, ly, l, planes)) return bk_fail(c, node, e, "one output element of a %d x %d plane does not fit a "
+                                                      "%llu-byte LMEM slot", l->H, l->W, (unsigned long long)ly->slot_size);
     l->nmc = (l->OH + l->mt - 1) / l->mt;
     l->nnc = (l->OW + l->nt - 1) / l->nt;
     int64_t ntiles = planes * l->nmc * l->nnc;
     if (ntiles > (1 << 24)) return bk_fail(c, node, e, "%lld tiles is too many", (long long)ntiles);
-    if (bk_assign_tiles(c, g, (int)ntiles, e)) return -1;
-    for (int64_t t = 0; t < ntiles; t++) g->tile_wkey[t] = (int)(t / planes);
-    g->gen = resize_gen;
+    if (bk_set_tiles(ly, (int)ntiles, 1, e)) return -1;
+    for (int64_t t = 0; t < ntiles; t++) ly->tile_wkey[t] = (int)(t / planes);
+    ly->gen = resize_gen;
     uint64_t macs = 0;
     for (int o = 0; o < l->OH && l->kh; o++) macs += (uint64_t)(bd.hi_h[o] - bd.lo_h[o] + 1) * (uint64_t)l->W;
     for (int o = 0; o < l->OW && l->kw; o++) macs += (uint64_t)(bd.hi_w[o] - bd.lo_w[o] + 1) * (uint64_t)l->OH;
-    g->macs = macs * (uint64_t)planes;
-    snprintf(g->split, sizeof g->split, "%s%s rows %d cols %d", l->kh ? "H" : "", l->kw ? "W" : "", l->mt, l->nt);
-    return bk_cost_group(c, g, e);
+    ly->macs = macs * (uint64_t)planes;
+    snprintf(ly->split, sizeof ly->split, "%s%s rows %d cols %d", l->kh ? "H" : "", l->kw ? "W" : "", l->mt, l->nt);
+    return 0;
 }

@@ -16,7 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "compiler/target/target.h"
+#include "compiler/lower/lower.h"
 
 #define MAX16 65535   /* one 16-bit DMA dim */
 
@@ -33,7 +33,7 @@ enum { RL, RTT, RT1, RB, RM, RM2, RCST, RNREG = RCST + RC_N };
  * sequence_lens (i32); w = the row tables; b = the scalars; K = rows; Nn =
  * slice elements, split as mt x nt; the batch count in M; dt / es x's
  * storage dtype. */
-static int revseq_gen(BkCtx *c, const BkGroup *g, int t, uint64_t slot, BkCode *k, AtlErr *e)
+static int revseq_gen(BkCtx *c, const BkLayer *g, int t, uint64_t slot, BkCode *k, AtlErr *e)
 {
     (void)c; (void)e;
     const BkLow *l = &g->lw;
@@ -90,12 +90,12 @@ static int revseq_gen(BkCtx *c, const BkGroup *g, int t, uint64_t slot, BkCode *
     return 0;
 }
 
-int bk_lower_revseq(BkCtx *c, int node, BkGroup *g, AtlErr *e)
+int bk_lower_revseq(BkCtx *c, int node, BkLayer *ly, AtlErr *e)
 {
     const IrGraph *gr = c->g;
     const IrNode *nd = &gr->nodes[node];
     const IrTensor *x = &gr->t[nd->in[0]];
-    BkLow *l = &g->lw;
+    BkLow *l = &ly->lw;
     l->kind = BK_K_REVSEQ;
     l->dt = bk_tensor_dt(c, nd->in[0]);
     if (l->dt < 0) return bk_fail(c, node, e, "data '%s' has a dtype the chip cannot hold", x->name);
@@ -131,7 +131,7 @@ int bk_lower_revseq(BkCtx *c, int node, BkGroup *g, AtlErr *e)
     l->od[3] = (uint32_t)rows;
     /* runs of rows: at most 65535 (one 16-bit gather dim), at least one
      * run per core, the six i32 boxes within the slot */
-    uint64_t room = g->slot_size > 16 * c->align ? g->slot_size - 16 * c->align : 0;
+    uint64_t room = ly->slot_size > 16 * c->align ? ly->slot_size - 16 * c->align : 0;
     uint64_t ch = (uint64_t)(rows + c->ncores - 1) / (uint64_t)c->ncores;
     if (ch > MAX16) ch = MAX16;
     if (ch > room / 24) ch = room / 24;
@@ -140,11 +140,11 @@ int bk_lower_revseq(BkCtx *c, int node, BkGroup *g, AtlErr *e)
     l->chunk[3] = (uint32_t)ch;
     uint64_t used = 0;
     for (int i = 0; i < RNREG; i++) l->l_reg[i] = bk_slot_alloc(c, &used, i >= RCST ? 4 : 4 * ch);
-    if (used > g->slot_size) return bk_fail(c, node, e, "tile does not fit LMEM");
+    if (used > ly->slot_size) return bk_fail(c, node, e, "tile does not fit LMEM");
     int nt = (int)(((uint64_t)rows + ch - 1) / ch);
-    if (bk_assign_tiles(c, g, nt, e)) return -1;
-    for (int t = 0; t < nt; t++) g->tile_wkey[t] = 0;   /* the scalars stay in the slot */
-    snprintf(g->split, sizeof g->split, "rows %d", nt);
-    g->gen = revseq_gen;
-    return bk_cost_group(c, g, e);
+    if (bk_set_tiles(ly, nt, 1, e)) return -1;
+    for (int t = 0; t < nt; t++) ly->tile_wkey[t] = 0;   /* the scalars stay in the slot */
+    snprintf(ly->split, sizeof ly->split, "rows %d", nt);
+    ly->gen = revseq_gen;
+    return 0;
 }

@@ -12,7 +12,7 @@
  * on that core's DMA queue in tile order. The DMA engine cannot accumulate,
  * so only reduction "none" is lowered. */
 #include <string.h>
-#include "compiler/target/target.h"
+#include "compiler/lower/lower.h"
 
 int bk_scatter_check(const BkCtx *c, int node, int dt, AtlErr *e)
 {
@@ -23,9 +23,9 @@ int bk_scatter_check(const BkCtx *c, int node, int dt, AtlErr *e)
     return bk_need_dt(c, node, nd->in[2], dt, e);
 }
 
-int bk_scatter_tiles(BkCtx *c, BkGroup *g, int ntiles, AtlErr *e)
+int bk_scatter_tiles(BkCtx *c, BkLayer *ly, int ntiles, AtlErr *e)
 {
-    return bk_assign_tile_runs(c, g, ntiles, ntiles, e);   /* one run: all on the first core, in order */
+    return bk_set_tiles(ly, ntiles, ntiles, e);   /* one run: all on the first core, in order */
 }
 
 void bk_scatter_copy_loads(BkCode *k, int dt, uint64_t y, uint64_t x, uint64_t n)

@@ -23,7 +23,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
-#include "compiler/target/target.h"
+#include "compiler/lower/lower.h"
 
 #define TOPK_MAX 64
 
@@ -50,10 +50,10 @@ static void arg_code(BkCode *k, int op, int dt, uint64_t dst, uint64_t src, cons
 /* Layer fields: od = {1, outer, D, inner}; x; y = values, y_mean =
  * indices (each 0 when unused); w = iota, b = the marker; K = k; M = 1
  * for the smallest; kt = the bytes between round boxes. */
-static int topk_gen(BkCtx *c, const BkGroup *g, int t, uint64_t slot, BkCode *k, AtlErr *e)
+static int topk_gen(BkCtx *c, const BkLayer *ly, int t, uint64_t slot, BkCode *k, AtlErr *e)
 {
     (void)e;
-    const BkLow *l = &g->lw;
+    const BkLow *l = &ly->lw;
     uint32_t on, o0 = bk_row_range(l, t, &on), D = l->od[2], I = l->od[3], K = (uint32_t)l->K;
     uint32_t sh[4] = {1, on, D, I}, rsh[4] = {1, on, 1, I}, ksh[4] = {1, on, K, I}, ish[4] = {1, 1, D, 1}, one[4] = {1, 1, 1, 1};
     int64_t cs[4], rc[4], kc[4], ic[4], oc[4] = {1, 1, 1, 1};
@@ -124,12 +124,12 @@ static int topk_gen(BkCtx *c, const BkGroup *g, int t, uint64_t slot, BkCode *k,
     return 0;
 }
 
-int bk_lower_topk(BkCtx *c, int node, BkGroup *g, AtlErr *e)
+int bk_lower_topk(BkCtx *c, int node, BkLayer *ly, AtlErr *e)
 {
     const IrGraph *gr = c->g;
     const IrNode *nd = &gr->nodes[node];
     const IrTensor *x = &gr->t[nd->in[0]];
-    BkLow *l = &g->lw;
+    BkLow *l = &ly->lw;
     l->kind = BK_K_TOPK;
     if (bk_need_dt(c, node, nd->in[0], c->dt, e)) return -1;
     if (nd->nout > 1 && nd->out[1] >= 0 && bk_need_dt(c, node, nd->out[1], ISA_I32, e)) return -1;
@@ -165,14 +165,14 @@ int bk_lower_topk(BkCtx *c, int node, BkGroup *g, AtlErr *e)
     if (nd->nout > 1 && nd->out[1] >= 0 && bk_tensor_in_dram(c, nd->out[1], &l->y_mean, e)) return -1;
     uint64_t es = (uint64_t)c->es, blk = (uint64_t)D * (uint64_t)inner, al = c->align, I = (uint64_t)inner;
     uint64_t per_row = blk * (4 * es + 4) + I * (es + 8) + (uint64_t)kk * I * (4 + es) + 12 * al;
-    if (bk_row_tiles(c, node, g, outer, per_row, (uint64_t)D * 4 + es + 2 * (uint64_t)kk * al + 4 * al, e)) return -1;
+    if (bk_row_tiles(c, node, ly, outer, per_row, (uint64_t)D * 4 + es + 2 * (uint64_t)kk * al + 4 * al, e)) return -1;
     uint64_t ch = l->chunk[1], used = 0;
     const uint64_t bytes[TNREG] = {ch * blk * es, ch * blk * 4, ch * blk * es, ch * blk * es, ch * blk * es, ch * I * es,
                                    ch * I * 4, ch * I * 4, (uint64_t)D * 4, es, 2 * (uint64_t)kk * bk_align_up(c, ch * I * 4)};
     for (int i = 0; i < TNREG; i++) l->l_reg[i] = bk_slot_alloc(c, &used, bytes[i]);
     l->kt = (int)bk_align_up(c, ch * I * 4);   /* holds an i32 box and a value box (es <= 4) */
-    if (used > g->slot_size) return bk_fail(c, node, e, "tile does not fit LMEM");
-    for (int t = 0; t < g->ntiles; t++) g->tile_wkey[t] = 0;   /* iota and marker stay in the slot */
-    g->gen = topk_gen;
-    return bk_cost_group(c, g, e);
+    if (used > ly->slot_size) return bk_fail(c, node, e, "tile does not fit LMEM");
+    for (int t = 0; t < ly->ntiles; t++) ly->tile_wkey[t] = 0;   /* iota and marker stay in the slot */
+    ly->gen = topk_gen;
+    return 0;
 }

@@ -12,15 +12,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "compiler/target/target.h"
+#include "compiler/lower/lower.h"
 
 /* Layer fields: od = {1, B, N, M}, chunk[1..2] = matrices and rows per
  * tile, nch[1..2] their counts; x, y; w = the mask; dt / es x's storage
  * dtype and size. */
-static int trilu_gen(BkCtx *c, const BkGroup *g, int t, uint64_t slot, BkCode *k, AtlErr *e)
+static int trilu_gen(BkCtx *c, const BkLayer *ly, int t, uint64_t slot, BkCode *k, AtlErr *e)
 {
     (void)e;
-    const BkLow *l = &g->lw;
+    const BkLow *l = &ly->lw;
     uint32_t b0 = (uint32_t)(t / (int)l->nch[2]) * l->chunk[1], r0 = (uint32_t)(t % (int)l->nch[2]) * l->chunk[2];
     uint32_t bn = l->od[1] - b0 < l->chunk[1] ? l->od[1] - b0 : l->chunk[1];
     uint32_t rn = l->od[2] - r0 < l->chunk[2] ? l->od[2] - r0 : l->chunk[2];
@@ -45,12 +45,12 @@ static int trilu_gen(BkCtx *c, const BkGroup *g, int t, uint64_t slot, BkCode *k
     return 0;
 }
 
-int bk_lower_trilu(BkCtx *c, int node, BkGroup *g, AtlErr *e)
+int bk_lower_trilu(BkCtx *c, int node, BkLayer *ly, AtlErr *e)
 {
     const IrGraph *gr = c->g;
     const IrNode *nd = &gr->nodes[node];
     const IrTensor *x = &gr->t[nd->in[0]];
-    BkLow *l = &g->lw;
+    BkLow *l = &ly->lw;
     l->kind = BK_K_TRILU;
     l->dt = bk_tensor_dt(c, nd->in[0]);
     if (l->dt < 0) return bk_fail(c, node, e, "input '%s' has dtype %s, which the chip cannot hold", x->name, ir_dtype_name(x->dtype));
@@ -82,7 +82,7 @@ int bk_lower_trilu(BkCtx *c, int node, BkGroup *g, AtlErr *e)
     free(mask);
     if (rc) return -1;
     /* matrices per tile when a whole one fits (x, y, mask), else rows of one */
-    uint64_t room = g->slot_size > 8 * c->align ? g->slot_size - 8 * c->align : 0;
+    uint64_t room = ly->slot_size > 8 * c->align ? ly->slot_size - 8 * c->align : 0;
     uint64_t row = (uint64_t)M * (uint64_t)l->es, mat = (uint64_t)N * row;
     if (3 * mat <= room) {
         uint64_t bc = (uint64_t)(B + c->ncores - 1) / (uint64_t)c->ncores, fit = (room - mat) / (2 * mat);
@@ -99,11 +99,11 @@ int bk_lower_trilu(BkCtx *c, int node, BkGroup *g, AtlErr *e)
     l->l_in = bk_slot_alloc(c, &used, box);
     l->l_out = bk_slot_alloc(c, &used, box);
     l->l_w = bk_slot_alloc(c, &used, (uint64_t)l->chunk[2] * row);
-    if (used > g->slot_size) return bk_fail(c, node, e, "tile does not fit LMEM");
+    if (used > ly->slot_size) return bk_fail(c, node, e, "tile does not fit LMEM");
     int nt = (int)(l->nch[1] * l->nch[2]);
-    if (bk_assign_tiles(c, g, nt, e)) return -1;
-    if (l->nch[2] == 1) for (int t = 0; t < nt; t++) g->tile_wkey[t] = 0;   /* the whole mask stays in the slot */
-    snprintf(g->split, sizeof g->split, "%ux%u", l->nch[1], l->nch[2]);
-    g->gen = trilu_gen;
-    return bk_cost_group(c, g, e);
+    if (bk_set_tiles(ly, nt, 1, e)) return -1;
+    if (l->nch[2] == 1) for (int t = 0; t < nt; t++) ly->tile_wkey[t] = 0;   /* the whole mask stays in the slot */
+    snprintf(ly->split, sizeof ly->split, "%ux%u", l->nch[1], l->nch[2]);
+    ly->gen = trilu_gen;
+    return 0;
 }

@@ -51,7 +51,7 @@
 #include <string.h>
 #include <stdio.h>
 #include <math.h>
-#include "compiler/target/target.h"
+#include "compiler/lower/lower.h"
 
 static int op_is(const IrNode *n, const char *s) { return !strcmp(n->op, s); }
 
@@ -75,9 +75,9 @@ static void set_counts(BkLow *l)
     for (int d = 0; d < 4; d++) l->nch[d] = (l->od[d] + l->chunk[d] - 1) / l->chunk[d];
 }
 
-static int elem_gen(BkCtx *c, const BkGroup *g, int t, uint64_t slot, BkCode *k, AtlErr *e)
+static int elem_gen(BkCtx *c, const BkLayer *ly, int t, uint64_t slot, BkCode *k, AtlErr *e)
 {
-    const BkLow *l = &g->lw;
+    const BkLow *l = &ly->lw;
     uint32_t o[4], ext[4];
     box_of(l, t, o, ext);
     int64_t full[4];
@@ -115,7 +115,7 @@ static int elem_gen(BkCtx *c, const BkGroup *g, int t, uint64_t slot, BkCode *k,
     int dt = l->dt;
     if (l->act[0] && bk_act_code(k, l->act, l->act_alpha, l->act_beta, dt, slot + l->l_reg[l->out_reg],
                                  slot + l->l_tmp, n, 0))
-        return bk_fail(c, g->node, e, "activation %s cannot be fused", l->act);
+        return bk_fail(c, ly->node, e, "activation %s cannot be fused", l->act);
     int64_t ds[4];
     uint64_t dst = l->y;
     bk_compact(l->od, ds);
@@ -265,11 +265,11 @@ static int act_steps(BkLow *l, const IrNode *nd, int out, int tmp, const char **
     return 0;
 }
 
-int bk_lower_elem(BkCtx *c, int node, BkGroup *g, AtlErr *e)
+int bk_lower_elem(BkCtx *c, int node, BkLayer *ly, AtlErr *e)
 {
     const IrGraph *gr = c->g;
     const IrNode *nd = &gr->nodes[node];
-    BkLow *l = &g->lw;
+    BkLow *l = &ly->lw;
     l->kind = BK_K_ELEM;
     const IrTensor *y = &gr->t[nd->out[0]];
     /* the inputs' dtype (a Gelu pattern's and BatchNormalization's are float) */
@@ -500,16 +500,16 @@ int bk_lower_elem(BkCtx *c, int node, BkGroup *g, AtlErr *e)
     int hs = !strcmp(l->act, "HardSwish");
     uint64_t es = (uint64_t)l->es;   /* every register sized for the widest dtype */
     for (int r = 0; r < l->nregs; r++) if ((uint64_t)isa_dtype_size(l->reg_dt[r]) > es) es = (uint64_t)isa_dtype_size(l->reg_dt[r]);
-    if (fit_box(c, l, g->slot_size, (uint64_t)(l->nregs + hs) * es, 0))
+    if (fit_box(c, l, ly->slot_size, (uint64_t)(l->nregs + hs) * es, 0))
         return bk_fail(c, node, e, "even one element box does not fit LMEM");
     uint64_t used = 0, box = box_elems(l->chunk) * es;
     for (int r = 0; r < l->nregs; r++) l->l_reg[r] = bk_slot_alloc(c, &used, box);
     l->l_tmp = hs ? bk_slot_alloc(c, &used, box) : 0;
-    if (used > g->slot_size) return bk_fail(c, node, e, "tile does not fit LMEM");
-    g->gen = elem_gen;
-    if (bk_assign_tiles(c, g, (int)(l->nch[0] * l->nch[1] * l->nch[2] * l->nch[3]), e)) return -1;
-    snprintf(g->split, sizeof g->split, "%ux%ux%ux%u", l->nch[0], l->nch[1], l->nch[2], l->nch[3]);
-    return bk_cost_group(c, g, e);
+    if (used > ly->slot_size) return bk_fail(c, node, e, "tile does not fit LMEM");
+    ly->gen = elem_gen;
+    if (bk_set_tiles(ly, (int)(l->nch[0] * l->nch[1] * l->nch[2] * l->nch[3]), 1, e)) return -1;
+    snprintf(ly->split, sizeof ly->split, "%ux%ux%ux%u", l->nch[0], l->nch[1], l->nch[2], l->nch[3]);
+    return 0;
 }
 
 /* ---- reductions and softmax: [outer][red][inner] ---- */
@@ -553,9 +553,9 @@ static void red_program(const BkLow *l, int dt, uint64_t slot, const uint32_t sh
     }
 }
 
-static int red_gen(BkCtx *c, const BkGroup *g, int t, uint64_t slot, BkCode *k, AtlErr *e)
+static int red_gen(BkCtx *c, const BkLayer *ly, int t, uint64_t slot, BkCode *k, AtlErr *e)
 {
-    const BkLow *l = &g->lw;
+    const BkLow *l = &ly->lw;
     (void)e;
     /* od = {1, outer, red, inner}; chunk only along outer */
     uint32_t o0 = (uint32_t)t * l->chunk[1];
@@ -635,7 +635,7 @@ static int red_gen(BkCtx *c, const BkGroup *g, int t, uint64_t slot, BkCode *k, 
         }
         return 0;
     }
-    return bk_fail(c, g->node, e, "internal: reduction kind %d", (int)l->kind);
+    return bk_fail(c, ly->node, e, "internal: reduction kind %d", (int)l->kind);
 }
 
 /* Reductions, Softmax and LogSoftmax as register programs (registers
@@ -698,11 +698,11 @@ static int red_program_of(BkLow *l, const RedDef *d, float scale)
     return 0;
 }
 
-static int red_setup(BkCtx *c, int node, BkGroup *g, int a0, int a1, AtlErr *e)
+static int red_setup(BkCtx *c, int node, BkLayer *ly, int a0, int a1, AtlErr *e)
 {
     const IrGraph *gr = c->g;
     const IrNode *nd = &gr->nodes[node];
-    BkLow *l = &g->lw;
+    BkLow *l = &ly->lw;
     const IrTensor *x = &gr->t[nd->in[0]];
     int64_t outer = 1, red = 1, inner = 1;
     for (int d = 0; d < x->ndim; d++) {
@@ -718,7 +718,7 @@ static int red_setup(BkCtx *c, int node, BkGroup *g, int a0, int a1, AtlErr *e)
     int acc = 0;
     for (int i = 0; i < l->nsteps; i++) acc |= l->steps[i].dst == BK_R_ACC;
     uint64_t per_outer = ((uint64_t)(1 + acc) * red * inner + 2 * (uint64_t)inner) * (uint64_t)l->es;
-    uint64_t fit = g->slot_size > 4 * c->align ? (g->slot_size - 4 * c->align) / per_outer : 0;
+    uint64_t fit = ly->slot_size > 4 * c->align ? (ly->slot_size - 4 * c->align) / per_outer : 0;
     if (fit < 1) return bk_fail(c, node, e, "one reduced row (%lld x %lld elements) does not fit half of LMEM", (long long)red, (long long)inner);
     uint64_t ch = (uint64_t)(outer + c->ncores - 1) / c->ncores;
     if (ch > fit) ch = fit;
@@ -729,19 +729,19 @@ static int red_setup(BkCtx *c, int node, BkGroup *g, int a0, int a1, AtlErr *e)
     l->l_acc = acc ? bk_slot_alloc(c, &used, ch * red * inner * (uint64_t)l->es) : 0;
     l->l_out = bk_slot_alloc(c, &used, ch * inner * (uint64_t)l->es);
     l->l_tmp = bk_slot_alloc(c, &used, ch * inner * (uint64_t)l->es);
-    if (used > g->slot_size) return bk_fail(c, node, e, "reduction tile does not fit LMEM");
-    g->gen = red_gen;
+    if (used > ly->slot_size) return bk_fail(c, node, e, "reduction tile does not fit LMEM");
+    ly->gen = red_gen;
     int nt = (int)((outer + ch - 1) / ch);
-    if (bk_assign_tiles(c, g, nt, e)) return -1;
-    snprintf(g->split, sizeof g->split, "rows %d", nt);
-    return bk_cost_group(c, g, e);
+    if (bk_set_tiles(ly, nt, 1, e)) return -1;
+    snprintf(ly->split, sizeof ly->split, "rows %d", nt);
+    return 0;
 }
 
-int bk_lower_reduce(BkCtx *c, int node, BkGroup *g, AtlErr *e)
+int bk_lower_reduce(BkCtx *c, int node, BkLayer *ly, AtlErr *e)
 {
     const IrGraph *gr = c->g;
     const IrNode *nd = &gr->nodes[node];
-    BkLow *l = &g->lw;
+    BkLow *l = &ly->lw;
     l->kind = BK_K_REDUCE;
     l->dt = l->xdt = bk_tensor_dt(c, nd->out[0]);
     l->es = l->xes = bk_tensor_es(c, nd->out[0]);
@@ -765,7 +765,7 @@ int bk_lower_reduce(BkCtx *c, int node, BkGroup *g, AtlErr *e)
             int64_t inner = ir_numel(x);
             while (k < r && inner > 65535) inner /= x->dims[k++];
             red_program_of(l, red_def("ReduceSum"), 1.0f);
-            return red_setup(c, node, g, k, k - 1, e);
+            return red_setup(c, node, ly, k, k - 1, e);
         }
         if (na == 0) for (int d = 0; d < r; d++) axes[na++] = d;
         a0 = r; a1 = -1;
@@ -782,17 +782,17 @@ int bk_lower_reduce(BkCtx *c, int node, BkGroup *g, AtlErr *e)
     if (!d) return bk_fail(c, node, e, "the vector unit has no lowering for %s", nd->op);
     if (d->f32_only && c->dt != ISA_F32) return bk_fail(c, node, e, "%s is lowered for f32 only", nd->op);
     if (red_program_of(l, d, d->mean ? (float)(1.0 / (double)cnt) : 1.0f)) return bk_fail(c, node, e, "program too long");
-    return red_setup(c, node, g, a0, a1, e);
+    return red_setup(c, node, ly, a0, a1, e);
 }
 
 /* LayerNormalization (opset 17) over the trailing axes from `axis`: rows of
  * L elements; constant scale and bias broadcast to [L] at compile time,
  * non-constant ones (L elements) read from DRAM as they are. */
-int bk_lower_layernorm(BkCtx *c, int node, BkGroup *g, AtlErr *e)
+int bk_lower_layernorm(BkCtx *c, int node, BkLayer *ly, AtlErr *e)
 {
     const IrGraph *gr = c->g;
     const IrNode *nd = &gr->nodes[node];
-    BkLow *l = &g->lw;
+    BkLow *l = &ly->lw;
     l->kind = BK_K_LAYERNORM;
     l->dt = l->xdt = c->dt;
     l->es = l->xes = c->es;
@@ -829,7 +829,7 @@ int bk_lower_layernorm(BkCtx *c, int node, BkGroup *g, AtlErr *e)
     }
     uint64_t per_row = (2 * (uint64_t)L + 2) * c->es + 1;
     uint64_t fixed = 2 * (uint64_t)L * c->es + 8 * c->align;
-    uint64_t fit = g->slot_size > fixed ? (g->slot_size - fixed) / per_row : 0;
+    uint64_t fit = ly->slot_size > fixed ? (ly->slot_size - fixed) / per_row : 0;
     if (fit < 1) return bk_fail(c, node, e, "one row of %lld elements does not fit half of LMEM", (long long)L);
     uint64_t ch = (uint64_t)(outer + c->ncores - 1) / c->ncores;
     if (ch > fit) ch = fit;
@@ -841,24 +841,24 @@ int bk_lower_layernorm(BkCtx *c, int node, BkGroup *g, AtlErr *e)
         l->l_out = bk_slot_alloc(c, &used, ch * c->es);
         l->l_w = bk_slot_alloc(c, &used, (uint64_t)L * c->es);
         l->l_b = bk_slot_alloc(c, &used, (uint64_t)L * c->es);
-        if (used <= g->slot_size) break;
+        if (used <= ly->slot_size) break;
         if (ch == 1) return bk_fail(c, node, e, "tile does not fit LMEM");
         ch = (ch + 1) / 2;
     }
     l->chunk[0] = 1; l->chunk[1] = (uint32_t)ch; l->chunk[2] = (uint32_t)L; l->chunk[3] = 1;
-    g->gen = red_gen;
+    ly->gen = red_gen;
     int nt = (int)((outer + ch - 1) / ch);
-    if (bk_assign_tiles(c, g, nt, e)) return -1;
-    for (int t = 0; t < nt; t++) g->tile_wkey[t] = 0;   /* scale/bias stay in the slot */
-    snprintf(g->split, sizeof g->split, "rows %d", nt);
-    return bk_cost_group(c, g, e);
+    if (bk_set_tiles(ly, nt, 1, e)) return -1;
+    for (int t = 0; t < nt; t++) ly->tile_wkey[t] = 0;   /* scale/bias stay in the slot */
+    snprintf(ly->split, sizeof ly->split, "rows %d", nt);
+    return 0;
 }
 
-int bk_lower_softmax(BkCtx *c, int node, BkGroup *g, AtlErr *e)
+int bk_lower_softmax(BkCtx *c, int node, BkLayer *ly, AtlErr *e)
 {
     const IrGraph *gr = c->g;
     const IrNode *nd = &gr->nodes[node];
-    BkLow *l = &g->lw;
+    BkLow *l = &ly->lw;
     l->kind = BK_K_SOFTMAX;
     l->dt = l->xdt = c->dt;
     l->es = l->xes = c->es;
@@ -869,6 +869,6 @@ int bk_lower_softmax(BkCtx *c, int node, BkGroup *g, AtlErr *e)
     const RedDef *d = red_def(nd->op);
     if (!d) return bk_fail(c, node, e, "the vector unit has no lowering for %s", nd->op);
     red_program_of(l, d, 1.0f);
-    if (gr->opset < 13) return red_setup(c, node, g, ax, r - 1, e);
-    return red_setup(c, node, g, ax, ax, e);
+    if (gr->opset < 13) return red_setup(c, node, ly, ax, r - 1, e);
+    return red_setup(c, node, ly, ax, ax, e);
 }

@@ -10,7 +10,7 @@
 #include <string.h>
 #include <stdarg.h>
 #include <stdio.h>
-#include "compiler/target/target.h"
+#include "compiler/target/layer.h"
 #include "isa/numerics.h"
 #include "isa/regs.h"
 
@@ -47,21 +47,6 @@ void bk_code_free(BkCode *c)
     free(c->ld); free(c->cp); free(c->st); free(c->ld_w);
     memset(c, 0, sizeof *c);
 }
-
-int bk_isa_dtype(int irdt)
-{
-    switch (irdt) {
-    case IR_F32: return ISA_F32;
-    case IR_F16: return ISA_F16;
-    case IR_BF16: return ISA_BF16;
-    case IR_I8: return ISA_I8;
-    case IR_I16: return ISA_I16;
-    case IR_I32: return ISA_I32;
-    default: return -1;
-    }
-}
-
-uint64_t bk_addr(int region, uint64_t off) { return ATL_RELOC_ADDR(region, off); }
 
 void bk_compact(const uint32_t sh[4], int64_t st[4])
 {
@@ -184,76 +169,4 @@ int bk_matrix_epilogue(BkCode *c, const BkLow *l, int dt, uint64_t acc, uint64_t
     bk_code_cp(c, &in);
     *res = out;
     return 0;
-}
-
-void bk_store_elem(int dt, void *dst, size_t i, double v)
-{
-    if (dt == ISA_F16) ((uint16_t *)dst)[i] = num_f64_to_f16(v);
-    else if (dt == ISA_BF16) ((uint16_t *)dst)[i] = num_f64_to_bf16(v);
-    else if (dt == ISA_F32) ((float *)dst)[i] = num_f64_to_f32(v);
-    else num_store_f64((uint8_t *)dst + i * (size_t)isa_dtype_size(dt), dt, v);
-}
-
-int bk_weight(BkCtx *c, const void *data, size_t bytes, uint64_t *tagged, AtlErr *e)
-{
-    uint64_t off;
-    if (abm_add_weight(c->w, data, bytes, &off, e)) return -1;
-    *tagged = bk_addr(ABM_REGION_WEIGHTS, off);
-    if (off + bytes > c->weight_bytes) c->weight_bytes = off + bytes;
-    return 0;
-}
-
-int bk_const_image(BkCtx *c, int tensor, uint64_t *tagged, AtlErr *e)
-{
-    const IrTensor *t = &c->g->t[tensor];
-    int64_t n = ir_numel(t);
-    if (n < 0) return atl_fail(e, "constant '%s' has an unknown shape", t->name);
-    int dt = bk_tensor_dt(c, tensor), es = bk_tensor_es(c, tensor);
-    if (dt < 0) return atl_fail(e, "constant '%s' has dtype %s, which the chip cannot hold", t->name, ir_dtype_name(t->dtype));
-    void *buf = malloc((size_t)(n ? n : 1) * (size_t)es);
-    if (!buf) return atl_fail(e, "out of memory placing constant '%s'", t->name);
-    int64_t lo = 0, hi = 0;
-    if (num_int_range(dt, &lo, &hi)) {
-        /* integers stay integers: exact, or an error (never saturated) */
-        for (int64_t i = 0; i < n; i++) {
-            int64_t v = ir_get_i(t, i);
-            if (v < lo || v > hi) {
-                free(buf);
-                return atl_fail(e, "constant '%s' element %lld = %lld does not fit the chip's %s", t->name, (long long)i,
-                                (long long)v, isa_dtype_name(dt));
-            }
-            num_store_int((uint8_t *)buf + (size_t)i * (size_t)es, dt, v);
-        }
-    } else
-        for (int64_t i = 0; i < n; i++) bk_store_elem(dt, buf, (size_t)i, ir_get_f(t, i));
-    uint64_t off;
-    int rc = abm_add_weight(c->w, buf, (size_t)n * (size_t)es, &off, e);
-    free(buf);
-    if (rc) return -1;
-    if (off + (uint64_t)n * es > c->weight_bytes) c->weight_bytes = off + (uint64_t)n * es;
-    *tagged = bk_addr(ABM_REGION_WEIGHTS, off);
-    return 0;
-}
-
-int bk_const_addr(BkCtx *c, int tensor, uint64_t *tagged, AtlErr *e)
-{
-    BkPlace *p = &c->pl[tensor];
-    if (p->placed) { *tagged = bk_addr(p->region, p->offset); return 0; }
-    if (bk_const_image(c, tensor, tagged, e)) return -1;
-    p->placed = 1;
-    p->region = ABM_REGION_WEIGHTS;
-    p->offset = *tagged & 0xffffffffu;
-    p->root = tensor;
-    return 0;
-}
-
-int bk_fail(const BkCtx *c, int node, AtlErr *e, const char *fmt, ...)
-{
-    char msg[768];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    const IrNode *n = &c->g->nodes[node];
-    return atl_fail(e, "node '%s' (%s): %s", n->name ? n->name : "?", n->op, msg);
 }

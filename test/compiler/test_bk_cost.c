@@ -1,26 +1,26 @@
-/* test_bk_cost.c - bounded pricing (bk_cost_group_bounded, compiler/bk_cost.c).
+/* test_bk_cost.c - bounded pricing (bk_cost_segment, compiler/cost/cost.c).
  *
- * A hand-made group on configs/a1.ini: T tiles, each loading a block of
+ * A hand-made layer on configs/a1.ini: T tiles, each loading a block of
  * rows from DRAM, applying a vector op and storing it back, spread over the
- * 16 cores. Checked: with a bound at or above the exact estimate, or
- * UINT64_MAX, the bounded call prices exactly like bk_cost_group; with a
+ * 16 cores by the schedule. Checked: with a bound at or above the exact
+ * estimate, the bounded call prices exactly like the unbounded one; with a
  * lower bound it either prices exactly or stops with est_cycles above the
  * bound; a tiny bound stops; and a search over tile counts that passes its
  * best so far as the bound picks the same tile count as the unbounded one. */
 #include <stdlib.h>
 #include "test/test.h"
-#include "compiler/target/target.h"
+#include "compiler/cost/cost.h"
 #include "isa/config.h"
 
 #define ROWS 512
 #define COLS 96
 
-/* Tile t of g->ntiles: rows [t*ROWS/T, (t+1)*ROWS/T) of a ROWS x COLS f32
+/* Tile t of ly->ntiles: rows [t*ROWS/T, (t+1)*ROWS/T) of a ROWS x COLS f32
  * matrix in DRAM, relu'd in LMEM, stored to a second matrix. */
-static int rows_gen(BkCtx *c, const BkGroup *g, int tile, uint64_t slot, BkCode *code, AtlErr *e)
+static int rows_gen(BkCtx *c, const BkLayer *ly, int tile, uint64_t slot, BkCode *code, AtlErr *e)
 {
     (void)c; (void)e;
-    int r0 = tile * ROWS / g->ntiles, r1 = (tile + 1) * ROWS / g->ntiles;
+    int r0 = tile * ROWS / ly->ntiles, r1 = (tile + 1) * ROWS / ly->ntiles;
     uint32_t sh[4] = {1, 1, (uint32_t)(r1 - r0), COLS};
     int64_t st[4];
     bk_compact(sh, st);
@@ -36,7 +36,8 @@ static int rows_gen(BkCtx *c, const BkGroup *g, int tile, uint64_t slot, BkCode 
 typedef struct Fixture {
     AtlChip chip;
     BkCtx c;
-    BkGroup g;
+    BkLayer ly;
+    BkSegment sg;
 } Fixture;
 
 static int setup(Fixture *f, int ntiles)
@@ -48,11 +49,19 @@ static int setup(Fixture *f, int ntiles)
     f->c.ncores = cfg_total_cores(&f->chip);
     f->c.dt = ISA_F32;
     f->c.es = 4;
-    f->g.node = -1;
-    f->g.slot_off = 0;
-    f->g.slot_size = (uint64_t)f->chip.lmem_bytes / 2;
-    f->g.gen = rows_gen;
-    return bk_assign_tiles(&f->c, &f->g, ntiles, &e);
+    f->ly.node = -1;
+    f->ly.slot_off = 0;
+    f->ly.slot_size = (uint64_t)f->chip.lmem_bytes / 2;
+    f->ly.gen = rows_gen;
+    f->sg.layer = &f->ly;
+    f->sg.cores = (BkCoreSet){0, f->c.ncores};
+    return bk_set_tiles(&f->ly, ntiles, 1, &e) || bk_sched_distribute(&f->sg, &e) ? -1 : 0;
+}
+
+static void teardown(Fixture *f)
+{
+    bk_segment_free(&f->sg);
+    bk_layer_free(&f->ly);
 }
 
 TEST(bounded_matches_exact_or_stops_above_bound)
@@ -60,27 +69,27 @@ TEST(bounded_matches_exact_or_stops_above_bound)
     Fixture f;
     AtlErr e;
     REQUIRE(setup(&f, 64) == 0);
-    REQUIRE(bk_cost_group(&f.c, &f.g, &e) == 0);
-    uint64_t est = f.g.est_cycles, comp = f.g.est_compute, dma = f.g.est_dma;
+    REQUIRE(bk_cost_segment(&f.c, &f.sg, UINT64_MAX, &e) == 0);
+    uint64_t est = f.sg.est_cycles, comp = f.sg.est_compute, dma = f.sg.est_dma;
     CHECK(est > 0 && dma > 0);
     uint64_t bounds[] = {UINT64_MAX, est + 1000, est, est - 1, est / 2, est / 10, 1};
     int stopped = 0;
     for (size_t i = 0; i < sizeof bounds / sizeof bounds[0]; i++) {
-        int rc = bk_cost_group_bounded(&f.c, &f.g, bounds[i], &e);
+        int rc = bk_cost_segment(&f.c, &f.sg, bounds[i], &e);
         CHECKF(rc == 0 || rc == 1, "bound %llu: rc %d", (unsigned long long)bounds[i], rc);
         if (bounds[i] >= est) CHECKF(rc == 0, "bound %llu >= estimate %llu stopped", (unsigned long long)bounds[i], (unsigned long long)est);
         if (rc == 0) {
-            CHECK_EQ_INT(f.g.est_cycles, est);
-            CHECK_EQ_INT(f.g.est_compute, comp);
-            CHECK_EQ_INT(f.g.est_dma, dma);
+            CHECK_EQ_INT(f.sg.est_cycles, est);
+            CHECK_EQ_INT(f.sg.est_compute, comp);
+            CHECK_EQ_INT(f.sg.est_dma, dma);
         } else {
             stopped++;
-            CHECKF(f.g.est_cycles > bounds[i], "stopped at %llu, not above bound %llu", (unsigned long long)f.g.est_cycles,
+            CHECKF(f.sg.est_cycles > bounds[i], "stopped at %llu, not above bound %llu", (unsigned long long)f.sg.est_cycles,
                    (unsigned long long)bounds[i]);
         }
     }
     CHECK(stopped >= 2); /* est/10 and 1 cannot be priced to the end */
-    bk_group_free(&f.g);
+    teardown(&f);
 }
 
 TEST(bounded_search_picks_the_same_tiles)
@@ -92,13 +101,13 @@ TEST(bounded_search_picks_the_same_tiles)
         Fixture f;
         AtlErr e;
         REQUIRE(setup(&f, counts[i]) == 0);
-        REQUIRE(bk_cost_group(&f.c, &f.g, &e) == 0);
-        if (f.g.est_cycles < best) { best = f.g.est_cycles; pick = counts[i]; }
-        int rc = bk_cost_group_bounded(&f.c, &f.g, best_b, &e);
+        REQUIRE(bk_cost_segment(&f.c, &f.sg, UINT64_MAX, &e) == 0);
+        if (f.sg.est_cycles < best) { best = f.sg.est_cycles; pick = counts[i]; }
+        int rc = bk_cost_segment(&f.c, &f.sg, best_b, &e);
         REQUIRE(rc >= 0);
         stops += rc == 1;
-        if (rc == 0 && f.g.est_cycles < best_b) { best_b = f.g.est_cycles; pick_b = counts[i]; }
-        bk_group_free(&f.g);
+        if (rc == 0 && f.sg.est_cycles < best_b) { best_b = f.sg.est_cycles; pick_b = counts[i]; }
+        teardown(&f);
     }
     CHECK_EQ_INT(pick_b, pick);
     CHECK_EQ_INT(best_b, best);

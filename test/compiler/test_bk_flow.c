@@ -11,7 +11,7 @@
  * hits). */
 #include <stdlib.h>
 #include "test/test.h"
-#include "compiler/target/target.h"
+#include "compiler/cost/cost.h"
 #include "isa/config.h"
 
 static uint64_t rng = 88172645463325252ull;

@@ -13,7 +13,7 @@
 #include "test/test.h"
 #include "test/sim/simtest.h"
 #include "firmware/fw.h"
-#include "compiler/target/target.h"
+#include "compiler/cost/cost.h"
 #include "isa/timing.h"
 #include "isa/regs.h"
 

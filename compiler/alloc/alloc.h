@@ -1,0 +1,40 @@
+/* alloc.h - where things live: tensors and weights in DRAM, a layer's
+ * buffers in LMEM.
+ *   place.c   DRAM placement of every tensor: io region, activations by
+ *             liveness (memplan.c), views sharing their root's storage
+ *   weights.c constants in the weights region (deduplicated blobs)
+ *   lmem.c    a layer's two slots, its resident region, slot buffers
+ *   memplan.c the liveness packer (memplan.h) */
+#ifndef ATOLL_COMPILER_ALLOC_ALLOC_H
+#define ATOLL_COMPILER_ALLOC_ALLOC_H
+#include <stddef.h>
+#include <stdint.h>
+#include "compiler/target/layer.h"
+
+/* place.c */
+int bk_place(BkCtx *c, AtlErr *e);
+uint64_t bk_tensor_addr(const BkCtx *c, int tensor); /* tagged, for placed non-constants */
+int bk_tensor_in_dram(BkCtx *c, int tensor, uint64_t *tagged, AtlErr *e); /* constants too */
+
+/* weights.c */
+/* Adds a weight blob (data already in its final dtype and layout). */
+int bk_weight(BkCtx *c, const void *data, size_t bytes, uint64_t *tagged, AtlErr *e);
+/* A constant tensor in its storage dtype (bk_tensor_dt; integers as chip
+ * integers, failing on a value outside their range), row-major (placed on
+ * first use). */
+int bk_const_addr(BkCtx *c, int tensor, uint64_t *tagged, AtlErr *e);
+/* Stores constant `tensor` in the weights region in its storage dtype and
+ * returns its tagged address, without making that its placement. */
+int bk_const_image(BkCtx *c, int tensor, uint64_t *tagged, AtlErr *e);
+
+/* lmem.c */
+/* Rounds bytes up to the LMEM operand alignment. */
+uint64_t bk_align_up(const BkCtx *c, uint64_t bytes);
+/* Slot allocator: returns the offset of a new buffer of `bytes`, aligned to
+ * the LMEM alignment and bank width; *used is the running size. */
+uint64_t bk_slot_alloc(const BkCtx *c, uint64_t *used, uint64_t bytes);
+/* Reserves `bytes` of resident LMEM below the slots and sets
+ * ly->slot_off/slot_size (0 bytes: the default slots); -1 if no slot room
+ * is left. */
+int bk_reserve_resident(const BkCtx *c, BkLayer *ly, uint64_t bytes);
+#endif

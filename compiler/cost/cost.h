@@ -1,0 +1,38 @@
+/* cost.h - the cost model: what a schedule segment costs on the chip.
+ *   cost.c  replays a segment's time-step tables (schedule/schedule.h)
+ *           with the isa/timing.h formulas the simulator uses
+ *   flow.c  the DMA pricing: work per DRAM channel, NoC link and DMA port
+ *           of one DMA (fast walk, exact memo) */
+#ifndef ATOLL_COMPILER_COST_COST_H
+#define ATOLL_COMPILER_COST_COST_H
+#include <stdint.h>
+#include "compiler/schedule/schedule.h"
+
+/* Prices segment sg: fills its est_cycles, est_compute, est_dma; 0. With a
+ * bound (UINT64_MAX: none) it may stop once est_cycles is known to exceed
+ * it: returns 1 then, with est_cycles = a lower bound > bound and
+ * est_compute = est_dma = 0; -1 on error. A search that keeps a candidate
+ * only when est_cycles < best can pass bound = best and skip the
+ * candidate on 1: the choice is the same, found sooner. */
+int bk_cost_segment(BkCtx *c, BkSegment *sg, uint64_t bound, AtlErr *e);
+/* Cycles of one instruction alone (DMA: no contention). */
+uint64_t bk_insn_cycles(const AtlChip *chip, const AtlInsn *in);
+
+/* flow.c: the work one DMA puts on each server of the cost model's
+ * processor-sharing replay. Servers: DRAM channels [0, channels), NoC link
+ * in per cluster, NoC link out per cluster, DMA port per core. */
+typedef struct BkFlowPlanner BkFlowPlanner;
+typedef struct BkFlowUse { int server; uint64_t work; } BkFlowUse;
+/* use[0..nuse): servers with work (cycles of exclusive service); valid
+ * until the next bk_flow_plan call. lat: latency + issue after the flow. */
+typedef struct BkFlowPlan { const BkFlowUse *use; int nuse; uint64_t lat; } BkFlowPlan;
+enum { BK_FLOW_MEMO = 0, BK_FLOW_WALK = 1, BK_FLOW_REFERENCE = 2 }; /* how: all give the same plan */
+BkFlowPlanner *bk_flow_new(const AtlChip *chip, AtlErr *e);
+void bk_flow_free(BkFlowPlanner *p);
+int bk_flow_servers(const BkFlowPlanner *p);
+/* Plans DMA `in` (DMA_COPY, DMA_FILL, DMA_GATHER or DMA_SCATTER, the last
+ * two as the copy from/into rows 0..shape[1]-1 plus the index read) issued
+ * by core `core`. */
+int bk_flow_plan(BkFlowPlanner *p, int core, const AtlInsn *in, int how, BkFlowPlan *out, AtlErr *e);
+void bk_flow_stats(const BkFlowPlanner *p, uint64_t *hits, uint64_t *misses);
+#endif

@@ -1,0 +1,35 @@
+/* emit.h - the schedule -> instruction streams and .abm records.
+ *   emit.c  walks every core's time-step table and appends instructions
+ *           with their sync fields to the core's DMA / MAT / VEC streams
+ *   abm.c   the net's records in the .abm writer: the batch variant, its
+ *           io and activation tensors, the encoded streams, memory plan
+ *           and metadata */
+#ifndef ATOLL_COMPILER_EMIT_EMIT_H
+#define ATOLL_COMPILER_EMIT_EMIT_H
+#include "compiler/backend/backend.h"
+#include "compiler/schedule/schedule.h"
+#include "isa/program.h"
+
+/* The emitter's state: the per-core streams being built (DRAM operands
+ * region-tagged) and the scratch of table walks. bk_emit_free frees it. */
+typedef struct BkEmit {
+    BkCtx *c;
+    AtlProgram prog;
+    BkTable table;
+    BkWalk walk;
+} BkEmit;
+
+int bk_emit_init(BkEmit *x, BkCtx *c, AtlErr *e);
+void bk_emit_free(BkEmit *x);
+/* Appends the instructions of every core of segment sg. */
+int bk_emit_segment(BkEmit *x, const BkSegment *sg, AtlErr *e);
+/* Ends every stream. */
+int bk_emit_finish(BkEmit *x, AtlErr *e);
+
+/* abm.c: adds the compiled net to the writer: a new batch variant of the
+ * net named `name` (created if the writer does not have it yet) with
+ * `batch` and the chip's core count, the graph's io tensors and every
+ * activation that exists in DRAM, the streams, the memory plan, and the
+ * metadata (once per file). *variant gets its index. */
+int bk_emit_abm(BkEmit *x, const char *name, int batch, const BkOptions *opt, uint32_t *variant, AtlErr *e);
+#endif

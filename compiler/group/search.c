@@ -1,0 +1,54 @@
+/* search.c - the tile-shape search.
+ *
+ * Reads: a lowered layer with candidate shapes (BkLayer.shapes, offered by
+ *   its lowering in the order to price them) and a core set.
+ * Does: applies each candidate (the lowering's apply: tiles, slot layout,
+ *   weight keys), distributes its tiles over the core set as the schedule
+ *   will (bk_sched_distribute) and prices that segment with the cost model,
+ *   bounded by the best so far; stops once min_priced shapes were priced
+ *   and the tiles priced exceed the shapes' tile_budget (pricing is linear
+ *   in tiles). Applies the cheapest.
+ * Guarantees: the layer is left in the plan of the cheapest candidate
+ *   (ties: the earliest), the same choice an unbounded search makes; its
+ *   candidates are freed.
+ * Why here: the shape is a scheduling question (it depends on the cores
+ *   the layer runs on and on what the cost model says of the schedule),
+ *   so lowerings only say which shapes fit. */
+#include <stdlib.h>
+#include <string.h>
+#include "compiler/group/group.h"
+
+static void drop_shapes(BkLayer *ly)
+{
+    free(ly->shapes.v);
+    free(ly->shapes.tiles);
+    memset(&ly->shapes, 0, sizeof ly->shapes);
+}
+
+int bk_choose_shape(BkCtx *c, BkLayer *ly, BkCoreSet cores, AtlErr *e)
+{
+    BkShapes *q = &ly->shapes;
+    if (q->n == 0) return 0;
+    int pick = 0, rc = -1;
+    BkSegment sg;
+    memset(&sg, 0, sizeof sg);
+    if (q->n > 1) {
+        sg.layer = ly;
+        sg.cores = cores;
+        uint64_t best = UINT64_MAX;
+        int64_t spent = 0;
+        for (int i = 0; i < q->n; i++) {
+            spent += q->tiles[i];
+            if (q->tile_budget && i >= q->min_priced && spent > q->tile_budget) break;
+            if (q->apply(c, ly, (char *)q->v + (size_t)i * q->size, e) || bk_sched_distribute(&sg, e)) goto done;
+            int over = bk_cost_segment(c, &sg, best, e);
+            if (over < 0) goto done;
+            if (!over && sg.est_cycles < best) { best = sg.est_cycles; pick = i; }
+        }
+    }
+    rc = q->apply(c, ly, (char *)q->v + (size_t)pick * q->size, e);
+done:
+    bk_segment_free(&sg);
+    drop_shapes(ly);
+    return rc;
+}

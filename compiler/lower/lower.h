@@ -1,0 +1,124 @@
+/* lower.h - one op -> one lowered layer (target/layer.h).
+ *
+ * bk_lower_node looks the node's op up in the op table (optable.c: the
+ * one place that says which lowering runs an op and on which dtypes) and
+ * calls that lowering, which fills the layer: tiles, LMEM slot layout, the
+ * tile generator and, where the tile shape is open, the candidate shapes
+ * (BkLayer.shapes) the group search prices. A lowering never decides which
+ * core runs a tile, never orders tiles and never calls the cost model.
+ * slice.c answers slice inference: which box of an input an output box
+ * needs (halos included). Each lowering's file header says what it reads
+ * and guarantees. */
+#ifndef ATOLL_COMPILER_LOWER_LOWER_H
+#define ATOLL_COMPILER_LOWER_LOWER_H
+#include <stdint.h>
+#include "compiler/alloc/alloc.h"
+#include "compiler/target/layer.h"
+
+/* optable.c: lowers node `node` into ly (0, or -1 naming the node). */
+int bk_lower_node(BkCtx *c, int node, BkLayer *ly, AtlErr *e);
+/* 1 when the op table has a lowering for op (tools list what the chip runs). */
+int bk_op_lowered(const char *op);
+/* 0 when node's tensor dtypes are ones its lowering handles (floats;
+ * integers for the ops the table marks), else -1 naming the node. */
+int bk_check_dtypes(const BkCtx *c, int node, AtlErr *e);
+/* cast.c: Cast, CastLike: a copy between equal storage dtypes, else one v.cast. */
+int bk_lower_cast(BkCtx *c, int node, BkLayer *ly, AtlErr *e);
+
+/* slice.c: slice inference. A box of a tensor: per dim (the tensor's
+ * rank), the first index and the extent. */
+typedef struct BkBox { int rank; int64_t lo[IR_MAXDIM], n[IR_MAXDIM]; } BkBox;
+/* The box of input `in` of the layer's node that output box `out` (of
+ * output 0) needs: for convolutions and pools the rows and columns of
+ * the window with the halo (kernel, stride, dilation, padding), clipped
+ * to the input, all input channels of the output's groups; for
+ * elementwise ops the same box, a broadcast dim reduced to its one index;
+ * for every other layer the whole input. 0, or -1 naming the node. */
+int bk_slice_need(const BkCtx *c, const BkLayer *ly, int in, const BkBox *out, BkBox *need, AtlErr *e);
+
+/* elem_prog.c: the table of elementwise register programs built from
+ * the rounding, comparison, select, bitwise and transcendental vector ops.
+ * bk_elem_program appends node nd's program to l (inputs are registers
+ * 0..nin-1 with their dtypes in l->reg_dt, scratch from nin on), sets the
+ * dtype of every register it writes, its output register and scratch
+ * count: 1 done, 0 no table row for nd, -1 the program is too long.
+ * bk_step_dtypes sets reg_dt of the dst of steps from..nsteps-1: a v.cast
+ * gives cast_dt, v.sel its moved operand's dtype, other steps their a's. */
+int bk_elem_has_program(const IrGraph *g, const IrNode *nd);
+int bk_elem_program(const IrGraph *g, const IrNode *nd, BkLow *l, int nin, int *out, int *nscratch);
+void bk_step_dtypes(BkLow *l, int from, int cast_dt);
+
+/* The lowerings (one file each): fill ly for node `node`; 0, or -1 naming the node. */
+int bk_lower_conv(BkCtx *c, int node, BkLayer *ly, AtlErr *e);
+int bk_lower_pool(BkCtx *c, int node, BkLayer *ly, AtlErr *e);
+int bk_lower_mm(BkCtx *c, int node, BkLayer *ly, AtlErr *e);
+/* mm.c: the batch counts of matmul operands A, B and result Y
+ * (products of their dims before the last two) in bt[0..2]; -1 naming the
+ * node unless A's and B's are each 1 or Y's. */
+int bk_mm_batches(const BkCtx *c, int node, const IrTensor *a, const IrTensor *b, const IrTensor *y, int64_t bt[3],
+                  AtlErr *e);
+int bk_lower_elem(BkCtx *c, int node, BkLayer *ly, AtlErr *e);
+int bk_lower_reduce(BkCtx *c, int node, BkLayer *ly, AtlErr *e);
+int bk_lower_softmax(BkCtx *c, int node, BkLayer *ly, AtlErr *e);
+int bk_lower_layernorm(BkCtx *c, int node, BkLayer *ly, AtlErr *e);
+int bk_lower_move(BkCtx *c, int node, BkLayer *ly, AtlErr *e);
+/* pad.c: the copies and fills of a Pad node (x at xa, y at ya). */
+/* gather.c: Gather with run-time indices (dma.gather). */
+int bk_lower_gather(BkCtx *c, int node, BkLayer *ly, AtlErr *e);
+/* arg.c: ArgMax, ArgMin, Hardmax (v.rargmax / v.rargmin). */
+int bk_lower_arg(BkCtx *c, int node, BkLayer *ly, AtlErr *e);
+/* Row tiling of a [1][outer][od2][od3] layer (lw.od set): runs of outer
+ * rows, each per_row bytes of LMEM besides `fixed`, spread over the cores
+ * (chunk[1] rows a tile); assigns the tiles. bk_row_range: tile t's first
+ * row and *on = its row count. */
+int bk_row_tiles(BkCtx *c, int node, BkLayer *ly, int64_t outer, uint64_t per_row, uint64_t fixed, AtlErr *e);
+uint32_t bk_row_range(const BkLow *l, int t, uint32_t *on);
+/* loss.c: NegativeLogLikelihoodLoss, SoftmaxCrossEntropyLoss. */
+int bk_lower_loss(BkCtx *c, int node, BkLayer *ly, AtlErr *e);
+/* gather_el.c: GatherElements (flat indices on chip, dma.gather);
+ * ScatterElements and Scatter (the same indices, dma.scatter). */
+int bk_lower_gather_elements(BkCtx *c, int node, BkLayer *ly, AtlErr *e);
+/* gather_nd.c: GatherND (row indices on chip, dma.gather);
+ * ScatterND (the same rows, dma.scatter). */
+int bk_lower_gather_nd(BkCtx *c, int node, BkLayer *ly, AtlErr *e);
+/* The DMA `op` (dma.gather / dma.scatter) of n rows of l->Nn elements (dt,
+ * es; split as l->mt x l->nt), DRAM to DRAM, indexed by the i32 table at
+ * LMEM idx, l->K rows along the indexed end. bk_row_slices: sets Nn, mt, nt
+ * for rows of `slice` elements, or -1 naming the node. */
+AtlInsn bk_row_index_dma(const BkLow *l, int op, uint64_t dst, uint64_t src, uint64_t idx, uint32_t n);
+int bk_row_slices(BkCtx *c, int node, BkLow *l, int64_t slice, AtlErr *e);
+/* revseq.c: ReverseSequence (source rows on chip, dma.gather). */
+int bk_lower_revseq(BkCtx *c, int node, BkLayer *ly, AtlErr *e);
+/* scatter.c: shared by ScatterElements / Scatter (gather_el.c)
+ * and ScatterND (gather_nd.c). bk_scatter_check: reduction "none"
+ * and updates (input 2) in chip dtype dt, else -1 naming the node.
+ * bk_scatter_tiles: all tiles on one core, in order. bk_scatter_copy_loads:
+ * the flat DRAM copy of n elements x -> y as loads (first tile only). */
+int bk_scatter_check(const BkCtx *c, int node, int dt, AtlErr *e);
+int bk_scatter_tiles(BkCtx *c, BkLayer *ly, int ntiles, AtlErr *e);
+void bk_scatter_copy_loads(BkCode *k, int dt, uint64_t y, uint64_t x, uint64_t n);
+/* onehot.c: OneHot (v.eq against constant tables, v.sel). */
+int bk_lower_onehot(BkCtx *c, int node, BkLayer *ly, AtlErr *e);
+/* topk.c: TopK by k rounds of v.rargmax / v.rargmin. */
+int bk_lower_topk(BkCtx *c, int node, BkLayer *ly, AtlErr *e);
+/* trilu.c: Trilu as a select by a constant mask. */
+int bk_lower_trilu(BkCtx *c, int node, BkLayer *ly, AtlErr *e);
+/* 0 when tensor t's storage dtype is `want`, else -1 naming node, t and
+ * both dtypes (the checks of the lowerings that mix dtypes). */
+int bk_need_dt(const BkCtx *c, int node, int t, int want, AtlErr *e);
+/* An i32 weight 0..n-1, with INT32_MIN at index `hole` (-1: none). */
+int bk_iota_weight(BkCtx *c, int64_t n, int64_t hole, uint64_t *tagged, AtlErr *e);
+/* resize.c: interpolating Resize on the matrix unit. */
+int bk_lower_resize(BkCtx *c, int node, BkLayer *ly, AtlErr *e);
+/* vec.c: the 4-D box tiling of vector layers (BkLow od, chunk,
+ * nch): tile t's origin and extents; chunks that fit `cap` bytes at
+ * bytes_per_elem per box element, one tile per core when possible. */
+void bk_box_of(const BkLow *l, int t, uint32_t o[4], uint32_t ext[4]);
+int bk_fit_box(BkCtx *c, BkLow *l, uint64_t cap, uint64_t bytes_per_elem);
+int bk_pad_copies(BkCtx *c, int node, BkLayer *ly, int *cap, uint64_t xa, uint64_t ya, AtlErr *e);
+/* layout.c: the copies of Tile, DepthToSpace, SpaceToDepth. */
+int bk_layout_copies(BkCtx *c, int node, BkLayer *ly, int *cap, uint64_t xa, uint64_t ya, AtlErr *e);
+/* A graph output that constant folding made a constant: a copy from its
+ * weights-region image into its io slot (nothing else writes it). */
+int bk_lower_const_output(BkCtx *c, int tensor, BkLayer *ly, AtlErr *e);
+#endif

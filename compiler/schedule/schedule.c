@@ -1,0 +1,168 @@
+/* schedule.c - segments, tiles on cores, and the time-step table of each
+ * core (the sync scheme is in schedule.h's header). The order of loads,
+ * computes and stores is decided here and nowhere else: emit/emit.c and
+ * cost/cost.c both walk bk_sched_table. */
+#include <stdlib.h>
+#include <string.h>
+#include "compiler/schedule/schedule.h"
+
+void bk_sched_init(BkSchedule *s) { memset(s, 0, sizeof *s); }
+
+void bk_segment_free(BkSegment *sg)
+{
+    free(sg->tile_core);
+    sg->tile_core = NULL;
+}
+
+void bk_sched_free(BkSchedule *s)
+{
+    for (int i = 0; i < s->n; i++) bk_segment_free(&s->seg[i]);
+    free(s->seg);
+    memset(s, 0, sizeof *s);
+}
+
+int bk_sched_distribute(BkSegment *sg, AtlErr *e)
+{
+    const BkLayer *ly = sg->layer;
+    int nt = ly->ntiles, run = ly->tile_run > 0 ? ly->tile_run : 1;
+    if (nt % run) return atl_fail(e, "internal: %d tiles are not whole runs of %d", nt, run);
+    free(sg->tile_core);
+    sg->tile_core = malloc((size_t)(nt ? nt : 1) * sizeof *sg->tile_core);
+    if (!sg->tile_core) return atl_fail(e, "out of memory distributing tiles");
+    int units = nt / run, used = 0, last = -1;
+    for (int t = 0; t < nt; t++) {
+        sg->tile_core[t] = sg->cores.first + (int)((int64_t)(t / run) * sg->cores.count / units);
+        if (sg->tile_core[t] != last) { used++; last = sg->tile_core[t]; }
+    }
+    sg->cores_used = used;
+    return 0;
+}
+
+int bk_sched_add(BkSchedule *s, BkLayer *ly, BkCoreSet cores, int bar_id, AtlErr *e)
+{
+    if (s->n == s->cap) {
+        int nc = s->cap ? 2 * s->cap : 64;
+        BkSegment *p = realloc(s->seg, (size_t)nc * sizeof *p);
+        if (!p) return atl_fail(e, "out of memory in the schedule");
+        s->seg = p;
+        s->cap = nc;
+    }
+    BkSegment *sg = &s->seg[s->n];
+    memset(sg, 0, sizeof *sg);
+    sg->layer = ly;
+    sg->cores = cores;
+    sg->bar.id = bar_id;
+    sg->bar.count = ISA_NUM_ENGINES * cores.count;
+    if (bk_sched_distribute(sg, e)) return -1;
+    return s->n++;
+}
+
+uint32_t bk_sched_cluster_mask(const BkSegment *sg, int cpc, int cluster)
+{
+    uint32_t m = 0;
+    for (int t = 0; t < sg->layer->ntiles; t++)
+        if (sg->tile_core[t] / cpc == cluster) m |= 1u << (sg->tile_core[t] % cpc);
+    return m;
+}
+
+static int push(BkTable *t, BkActKind kind, int tile, int slot, int wait, int signal, AtlErr *e)
+{
+    if (t->n == t->cap) {
+        int nc = t->cap ? 2 * t->cap : 32;
+        BkAction *p = realloc(t->a, (size_t)nc * sizeof *p);
+        if (!p) return atl_fail(e, "out of memory in the schedule");
+        t->a = p;
+        t->cap = nc;
+    }
+    BkAction *a = &t->a[t->n++];
+    memset(a, 0, sizeof *a);
+    a->kind = (uint8_t)kind;
+    a->tile = tile;
+    a->slot = (uint8_t)slot;
+    a->wait = (int8_t)wait;
+    a->signal = (int8_t)signal;
+    return 0;
+}
+
+int bk_sched_table(const BkCtx *c, const BkSegment *sg, int core, BkTable *t, AtlErr *e)
+{
+    const BkLayer *ly = sg->layer;
+    t->n = 0;
+    if (ly->direct) {
+        for (int tile = 0; tile < ly->ntiles; tile++)
+            if (sg->tile_core[tile] == core && push(t, BK_ACT_COPY, tile, 0, -1, -1, e)) return -1;
+        return push(t, BK_ACT_BARRIER, -1, 0, -1, -1, e);
+    }
+    if (ly->mcast) {
+        int cpc = c->chip->cores_per_cluster, cl = core / cpc;
+        uint32_t m = bk_sched_cluster_mask(sg, cpc, cl);
+        if (m >> (core % cpc) & 1) {
+            if (core == cl * cpc + bk_lowest_bit(m)) {
+                if (push(t, BK_ACT_MCAST, -1, 0, -1, BK_SEM_WEIGHTS, e)) return -1;
+                t->a[t->n - 1].mask = m;
+            }
+            if (push(t, BK_ACT_WAIT, -1, 0, BK_SEM_WEIGHTS, -1, e)) return -1;
+        }
+    }
+    int prev = -1, wk[2] = {-1, -1}, i = 0;   /* prev: the tile loaded last, awaiting compute */
+    for (int tile = 0; tile <= ly->ntiles; tile++) {
+        int next = -1;
+        if (tile < ly->ntiles) {
+            if (sg->tile_core[tile] != core) continue;
+            next = tile;
+        }
+        if (next >= 0) {
+            int b = i % 2, key = ly->tile_wkey[next];
+            int skip = i > 0 && key >= 0 && wk[b] == key;
+            wk[b] = key;
+            if (push(t, BK_ACT_LOAD, next, b, -1, BK_SEM_LOADED + b, e)) return -1;
+            t->a[t->n - 1].skip_w = (uint8_t)skip;
+        }
+        if (prev >= 0) {
+            int b = (i - 1) % 2;
+            if (push(t, BK_ACT_COMPUTE, prev, b, BK_SEM_LOADED + b, BK_SEM_COMPUTED + b, e) ||
+                push(t, BK_ACT_STORE, prev, b, BK_SEM_COMPUTED + b, -1, e)) return -1;
+        }
+        if (next >= 0) { prev = next; i++; }
+    }
+    return push(t, BK_ACT_BARRIER, -1, 0, -1, -1, e);
+}
+
+void bk_table_free(BkTable *t)
+{
+    free(t->a);
+    memset(t, 0, sizeof *t);
+}
+
+uint64_t bk_slot_base(const BkLayer *ly, int b) { return ly->slot_off + (uint64_t)b * ly->slot_size; }
+
+const BkCode *bk_walk_code(BkCtx *c, const BkSegment *sg, BkWalk *w, const BkAction *a, AtlErr *e)
+{
+    const BkLayer *ly = sg->layer;
+    BkCode *k = &w->code[a->slot & 1];
+    switch (a->kind) {
+    case BK_ACT_MCAST:
+        k = &w->code[0];
+        bk_code_reset(k);
+        if (ly->prologue(c, ly, k, e)) return NULL;
+        break;
+    case BK_ACT_LOAD:
+    case BK_ACT_COPY:
+        bk_code_reset(k);
+        if (ly->gen(c, ly, a->tile, a->kind == BK_ACT_COPY ? 0 : bk_slot_base(ly, a->slot), k, e)) return NULL;
+        break;
+    case BK_ACT_COMPUTE:
+    case BK_ACT_STORE:
+        break;
+    default:
+        return NULL;
+    }
+    if (k->oom) { atl_fail(e, "out of memory generating code"); return NULL; }
+    return k;
+}
+
+void bk_walk_free(BkWalk *w)
+{
+    bk_code_free(&w->code[0]);
+    bk_code_free(&w->code[1]);
+}

@@ -1,0 +1,147 @@
+/* schedule.h - the one schedule: which core runs which tile of which
+ * layer group, in which order and LMEM slot, with which sync edges, and
+ * which barrier closes it. Emit (emit/) turns it into instruction
+ * streams, the cost model (cost/) replays it; neither holds an ordering
+ * of its own, both walk the time-step tables this file builds.
+ *
+ * A schedule is a list of segments. A segment runs one layer group (one
+ * layer today) on a core set and ends with a barrier of that set: every
+ * engine of every core of the set joins it, so the next segment on the
+ * set reads what any of them wrote. The v1 schedule is one instance: a
+ * segment per layer, every segment on all cores of the chip.
+ *
+ * Inside a segment, each core of the set has a time-step table (BkAction
+ * list, bk_sched_table): for its tiles T0..Tn-1 (the tiles the segment
+ * gives it, in order) and slot b(i) = i mod 2, the 3-stage software
+ * pipeline (load i+1 | compute i | store i-1):
+ *     [MCAST] [WAIT] L0  L1 C0 S0  L2 C1 S1 ... C(n-1) S(n-1)  BARRIER
+ * in issue order, DMA queue L0, L1, S0, L2, S1, ... Sync (semaphore ids
+ * below, per slot b), carried by the actions:
+ *   - the last load of Li signals LOADED[b]; the first compute of Ci
+ *     waits on it;
+ *   - inside Ci, whenever the engine changes (MAT -> VEC or back), the
+ *     last instruction on the old engine signals TO_VEC[b]/TO_MAT[b] and
+ *     the first on the new engine waits on it, so Ci's instructions run
+ *     in order and its last instruction completes last;
+ *   - the last compute of Ci signals COMPUTED[b]; the first store of Si
+ *     waits on it;
+ *   - Li+2 reuses slot b: it follows Si in the in-order DMA queue, and Si
+ *     started only after Ci completed, so no semaphore is needed for that
+ *     (write-after-read on the slot is ordered through COMPUTED).
+ *   Every signal is consumed exactly once, by one engine, so all
+ *   semaphores are 0 again at the end of each segment.
+ * Weight keys: a load of tile i is marked skip_w when the previous tile of
+ *   the same slot on this core has the same weight key (the slot still
+ *   holds those weights).
+ * Weight multicast (the layer's mcast): per cluster, the lowest core of
+ *   the set that runs tiles gets an MCAST action first: the prologue's
+ *   DMA with a mask of the cluster's cores that run tiles, the last one
+ *   signalling WEIGHTS on each of them; each of those gets a WAIT action
+ *   (a matrix-stream nop waiting on WEIGHTS) before its first tile. The
+ *   resident region lies below the slots, so loads into the slots never
+ *   touch it, and the previous segment's barrier makes it free.
+ * DMA-only layers (direct): one COPY action per tile, no slots, no sync.
+ */
+#ifndef ATOLL_COMPILER_SCHEDULE_SCHEDULE_H
+#define ATOLL_COMPILER_SCHEDULE_SCHEDULE_H
+#include <stdint.h>
+#include "compiler/target/layer.h"
+
+/* Semaphores of the sync scheme, per slot b (0/1). */
+enum {
+    BK_SEM_LOADED = 0,   /* +b: the tile's loads have landed */
+    BK_SEM_COMPUTED = 2, /* +b: the tile's computes are done */
+    BK_SEM_TO_MAT = 4,   /* +b: hand-over inside a tile, vec -> mat */
+    BK_SEM_TO_VEC = 6,   /* +b: hand-over inside a tile, mat -> vec */
+    BK_SEM_WEIGHTS = 8,  /* the multicast resident weights have landed */
+    BK_SEMS_USED = 9
+};
+
+/* Cores first .. first+count-1 (chip-wide core ids). */
+typedef struct BkCoreSet { int first, count; } BkCoreSet;
+
+/* The barrier closing a segment: every engine of every core of the set
+ * joins barrier `id` (chip scope); it opens when `count` have. */
+typedef struct BkBarrier { int id, count; } BkBarrier;
+
+/* One layer group on a core set, closed by a barrier of that set. */
+typedef struct BkSegment {
+    BkLayer *layer;               /* the group it runs (today: one layer; not owned) */
+    BkCoreSet cores;
+    int *tile_core;               /* core of each tile (malloc'd) */
+    int cores_used;               /* cores of the set that run at least one tile */
+    BkBarrier bar;
+    /* the cost model's estimate (cost/cost.c) */
+    uint64_t est_cycles;          /* first instruction to barrier release */
+    uint64_t est_compute;         /* max over cores of the busiest compute engine */
+    uint64_t est_dma;             /* max over cores of DMA busy cycles */
+} BkSegment;
+
+typedef struct BkSchedule {
+    BkSegment *seg;
+    int n, cap;
+} BkSchedule;
+
+/* One entry of a core's time-step table, in issue order. */
+typedef enum {
+    BK_ACT_MCAST,   /* the layer's prologue DMA, masked to `mask` (DMA) */
+    BK_ACT_WAIT,    /* a matrix-stream nop waiting on `wait` */
+    BK_ACT_LOAD,    /* tile's loads into its slot (DMA) */
+    BK_ACT_COMPUTE, /* tile's computes (matrix / vector, hand-overs inside) */
+    BK_ACT_STORE,   /* tile's stores (DMA) */
+    BK_ACT_COPY,    /* a DMA-only tile (DMA) */
+    BK_ACT_BARRIER  /* every engine joins the segment's barrier */
+} BkActKind;
+
+typedef struct BkAction {
+    uint8_t kind;                 /* BkActKind */
+    uint8_t slot;                 /* LOAD / COMPUTE / STORE: the slot b */
+    uint8_t skip_w;               /* LOAD: the slot still holds this tile's weights */
+    int8_t wait;                  /* semaphore the first instruction waits on, -1 none */
+    int8_t signal;                /* semaphore the last instruction signals, -1 none */
+    uint32_t mask;                /* MCAST: cores of the cluster written and signalled */
+    int tile;                     /* LOAD / COMPUTE / STORE / COPY: the layer's tile */
+} BkAction;
+
+/* A core's table: actions (malloc'd by bk_sched_table, grown as needed). */
+typedef struct BkTable {
+    BkAction *a;
+    int n, cap;
+} BkTable;
+
+void bk_sched_init(BkSchedule *s);
+void bk_sched_free(BkSchedule *s);
+/* Appends a segment running ly on cores and distributes its tiles over
+ * them (bk_sched_distribute); returns its index, or -1. */
+int bk_sched_add(BkSchedule *s, BkLayer *ly, BkCoreSet cores, int bar_id, AtlErr *e);
+/* Tiles to the segment's cores: runs of tile_run consecutive tiles stay
+ * on one core, in order; runs go to cores in contiguous balanced blocks
+ * (run k of K on core first + floor(k * count / K)); sets cores_used. */
+int bk_sched_distribute(BkSegment *sg, AtlErr *e);
+/* Frees one segment's arrays. */
+void bk_segment_free(BkSegment *sg);
+/* Bit i set when core i of the cluster runs a tile of the segment. */
+uint32_t bk_sched_cluster_mask(const BkSegment *sg, int cores_per_cluster, int cluster);
+/* The time-step table of `core` in segment sg (see the file comment),
+ * replacing t's contents. */
+int bk_sched_table(const BkCtx *c, const BkSegment *sg, int core, BkTable *t, AtlErr *e);
+void bk_table_free(BkTable *t);
+
+/* The code of the tiles a table walk is at: LOAD (or COPY) generates the
+ * tile's code into its slot's buffer, COMPUTE and STORE find it there.
+ * bk_walk_code returns the code an action uses (NULL for MCAST / WAIT /
+ * BARRIER), generating it when the action is a LOAD or COPY. */
+typedef struct BkWalk { BkCode code[2]; } BkWalk;
+const BkCode *bk_walk_code(BkCtx *c, const BkSegment *sg, BkWalk *w, const BkAction *a, AtlErr *e);
+void bk_walk_free(BkWalk *w);
+/* LMEM base of slot b of the segment's layer. */
+uint64_t bk_slot_base(const BkLayer *ly, int b);
+
+/* Index of the lowest set bit of m (m != 0). */
+static inline int bk_lowest_bit(uint32_t m)
+{
+    int i = 0;
+    while (!(m >> i & 1)) i++;
+    return i;
+}
+#endif

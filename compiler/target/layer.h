@@ -1,0 +1,203 @@
+/* layer.h - a lowered layer: what the lower phase hands to the schedule.
+ *
+ * A BkLayer is one ONNX node (or a constant graph output) lowered for the
+ * chip: its output cut into tiles, the LMEM one tile needs (a slot; a
+ * region below the two slots may be resident for the whole layer), a
+ * generator that writes a tile's loads, computes and stores for a given
+ * slot base (BkCode: three separate lists, so the schedule can place the
+ * boundary DMA and the LMEM-only compute independently), a weight key
+ * per tile (consecutive tiles of a core with the same key share the
+ * weights in the slot), and, when the lowering leaves the tile shape
+ * open, the candidate shapes the group search (group/) prices with the
+ * cost model. Which core runs a tile, in which order and slot, with
+ * which sync, is the schedule's (schedule/schedule.h), never the
+ * layer's. A layer group (group/) is one or more layers run as one unit.
+ *
+ * Also here: the instruction builders every lowering uses (code.c), with
+ * the ISA's conventions (DMA strides in bytes, vector strides in
+ * elements, outermost first). */
+#ifndef ATOLL_COMPILER_TARGET_LAYER_H
+#define ATOLL_COMPILER_TARGET_LAYER_H
+#include <stdint.h>
+#include "compiler/target/target.h"
+
+/* Instructions of one tile. ld_w[i] marks a load of weights that may be
+ * skipped when the same slot already holds them (same weight key). The
+ * sync fields (wait/signal) and `layer` are left 0: the emitter sets them. */
+typedef struct BkCode {
+    AtlInsn *ld, *cp, *st;
+    uint8_t *ld_w;
+    int nld, ncp, nst, capld, capcp, capst;
+    int oom;
+} BkCode;
+
+typedef struct BkLayer BkLayer;
+typedef int (*BkTileGen)(BkCtx *c, const BkLayer *ly, int tile, uint64_t slot, BkCode *code, AtlErr *e);
+
+#define BK_MAXSTEP 168   /* integer Pow: 5 steps per exponent bit (lower/elem_prog.c) */
+
+/* An elementwise step on registers: reg < nin are the loaded inputs, the
+ * others scratch; reg `out` is stored. */
+typedef struct BkStep { int op; int dst, a, b; float alpha, beta; } BkStep;
+
+/* Registers of a reduction / softmax tile (lower/vec.c; its program is
+ * BkLow.steps): the input box and a scratch of its size, the reduced box
+ * (stored by reductions) and a second reduced one (e.g. the row maximum).
+ * A v.rsum / v.rmax step reduces its full-box `a` along the reduced axis
+ * into its reduced `dst`; another step whose dst is a full box runs over
+ * the full box (reduced operands broadcast along the reduced axis),
+ * otherwise over the reduced box. */
+enum { BK_R_IN, BK_R_ACC, BK_R_OUT, BK_R_MAX, BK_R_NREGS };
+
+typedef enum {
+    BK_K_CONV, BK_K_POOL, BK_K_MM, BK_K_ELEM, BK_K_REDUCE, BK_K_SOFTMAX, BK_K_LAYERNORM, BK_K_MOVE,
+    BK_K_ARG, BK_K_LOSS, BK_K_TRILU, BK_K_GATHER_EL, BK_K_GATHER_ND, BK_K_ONEHOT, BK_K_TOPK,
+    BK_K_SCATTER_EL, BK_K_SCATTER_ND, BK_K_REVSEQ
+} BkKind;
+
+/* Lowering state of one layer; which members are used depends on kind. */
+typedef struct BkLow {
+    BkKind kind;
+    /* storage dtype (ISA) and element size of the layer's data: its output's
+     * (bk_tensor_dt); xdt / xes: its data inputs' (differs only for Cast).
+     * Set by the lowerings that handle integer tensors (move, gather, pad,
+     * elementwise, reductions); the float-only ones use BkCtx.dt. */
+    int dt, es, xdt, xes;
+    /* conv / pool: NCHW geometry, tile = (group chunk, n, output rows,
+     * output columns, k chunk) */
+    int N, C, H, W, OC, OH, OW, kh, kw, sh, sw, dh, dw, pt, pl, pb, pr, groups;
+    int pool_op, count_pad;
+    int gchunk, rows, cols, kchunk; /* per tile: groups, output rows, output columns, input channels */
+    int ngc, nrc, nwc, nkc;       /* chunks along groups, rows, columns, input channels */
+    uint64_t x, y, w, b;          /* tagged DRAM addresses (b: f32 bias or 0) */
+    int w_oihw;                   /* conv: w is a run-time OIHW tensor, not the [kh][kw][cpg][OC] image */
+    /* matmul: Y[bt][M][N] = A[bt][M][K] x B[bt][K][N] (+ bias[N] f32) */
+    int bt, M, K, Nn, mt, nt, nmc, nnc;
+    int kt;                       /* K chunk depth (the count is nkc above; nkc > 1: K split) */
+    int64_t a_bs, a_rs, a_cs, b_bs, b_rs, b_cs; /* element strides of A, B (batch, row, col) */
+    uint64_t cx;                  /* Gemm's non-constant C (tagged, storage dtype), 0 none */
+    int64_t c_rs, c_cs;           /* C's element strides as [M][N] (0 = broadcast) */
+    float c_beta, mm_alpha;       /* beta on that C; alpha on A x B when B is not a constant */
+    /* elementwise / reduce / softmax: 4-D output box tiling */
+    uint32_t od[4];               /* output dims (collapsed) */
+    uint32_t chunk[4], nch[4];    /* tile extents and counts per dim */
+    int nin;
+    uint64_t in_addr[BK_MAXIN];
+    int64_t in_str[BK_MAXIN][4];  /* element strides in DRAM, 0 = broadcast */
+    int nsteps, nregs, out_reg;
+    BkStep steps[BK_MAXSTEP];
+    int8_t reg_dt[BK_MAXIN + BK_MAXSTEP]; /* elementwise: each register's dtype (bk_step_dtypes) */
+    float eps;                    /* layernorm epsilon */
+    uint64_t y_mean, y_istd;      /* layernorm Mean / InvStdDev outputs (tagged DRAM), 0 = absent */
+    uint32_t red_len;             /* reduce/softmax: length of the reduced axis */
+    /* act epilogue (conv, mm) */
+    char act[16];
+    float act_alpha, act_beta;
+    /* LMEM layout inside a slot */
+    uint64_t l_in, l_w, l_acc, l_b, l_out, l_tmp, l_reg[BK_MAXIN + BK_MAXSTEP];
+    uint64_t l_c;                 /* matmul: a non-constant C block in a non-f32 storage dtype */
+    uint64_t l_wres, l_bres;      /* resident (multicast) weights and bias, absolute LMEM */
+    int32_t *aux;                 /* per-kind table (malloc'd, freed with the layer): resize bands */
+    uint64_t l_accres, acc_bytes; /* K split: two resident f32 accumulators, absolute LMEM, and one's size */
+    /* quantised ops (lower/quant.c) */
+    int q_bdt;                    /* storage dtype of B (A's is xdt) */
+    int q_lo, q_hi;               /* clamp of a quantising tail (the output type's range) */
+    int q_tail;                   /* 1 = ends in the quantising tail (QuantizeLinear, QLinearMatMul) */
+    float q_mult, q_zp;           /* the f32 requantisation multiplier and output zero point */
+    uint64_t q_za, q_zb, q_kzb;   /* tagged i32 vectors: A's zero point per row, B's (or the conv
+                                   * weights') per column, K x B's */
+    int q_xz;                     /* integer conv: x's zero point shifted into i8 (the pad value) */
+    uint64_t q_ones, q_bias, q_mults; /* integer conv: i8 ones (the window-sum weights), i32 bias
+                                   * (0 none), f32 multipliers per output channel (QLinearConv) */
+    uint64_t q_yscale, q_yzp;     /* DynamicQuantizeLinear: its scale and zero-point outputs (tagged, 0 absent) */
+    int q_sdt, q_zdt;             /* Quantize/DequantizeLinear: ISA dtypes of the scale / zero-point vectors
+                                   * at w / b (f32 when compiled in; run-time ones: their storage dtypes) */
+} BkLow;
+
+/* A strided copy of up to IR_MAXDIM dims (element strides, elements of
+ * ISA dtype dt), DRAM to DRAM, or a fill when fill = 1 (src unused, value =
+ * bit pattern). */
+typedef struct BkCopy {
+    int rank, dt;
+    int64_t shape[IR_MAXDIM], dst_str[IR_MAXDIM], src_str[IR_MAXDIM];
+    uint64_t dst, src;
+    int fill;
+    int32_t value;
+} BkCopy;
+
+/* The tile shapes a lowering leaves open: n opaque shapes of `size` bytes
+ * at v, in the order to price them, tiles[i] the tile count of shape i.
+ * apply() turns the layer into the complete plan of a shape (tiles, slot
+ * layout, weight keys, split). group/search.c prices them on the layer's
+ * core set and applies the cheapest: it stops once at least min_priced
+ * shapes were priced and the tiles priced exceed tile_budget (0: prices
+ * all). n = 0: the lowering applied its one plan itself. */
+typedef struct BkShapes {
+    void *v;
+    size_t size;
+    int n, cap;
+    int64_t *tiles;
+    int min_priced;
+    int64_t tile_budget;
+    int (*apply)(BkCtx *c, BkLayer *ly, const void *shape, AtlErr *e);
+} BkShapes;
+
+struct BkLayer {
+    int node;                     /* IR node; -1 for a constant graph output */
+    int tensor;                   /* node -1: the constant graph output this layer writes */
+    int layer_id;                 /* the `layer` tag of its instructions */
+    int ntiles;
+    int tile_run;                 /* tiles [k*run, (k+1)*run) run on one core, in order
+                                   * (K chunks of one output tile; run = ntiles: all on one core) */
+    int *tile_wkey;               /* weight key of each tile, -1 none (malloc'd) */
+    uint64_t slot_off, slot_size; /* LMEM of the two slots: slot b at slot_off + b * slot_size;
+                                   * [0, slot_off) is resident for the whole layer (alloc/lmem.c) */
+    int direct;                   /* DMA-only layer: its tiles are copies, no slots, no pipeline */
+    BkTileGen gen;
+    BkLow lw;
+    char split[32];               /* how the output was sliced, e.g. "N1 C2 H4" */
+    uint64_t macs;
+    int is_matrix;
+    /* weight multicast: the layer's whole weights live in the resident
+     * region of every core of a cluster that runs its tiles, written once
+     * per cluster by the DMA the prologue generates (its `st` list) */
+    int mcast;
+    int (*prologue)(BkCtx *c, const BkLayer *ly, BkCode *code, AtlErr *e);
+    BkCopy *copies;               /* DMA-only layers: the strided copies (malloc'd) */
+    int ncopies;
+    BkShapes shapes;              /* candidate tile shapes (malloc'd), see BkShapes */
+};
+
+/* layer.c: the layer's tiles: ntiles, run (see tile_run) and weight keys
+ * all -1 (allocates tile_wkey); -1 unless run divides ntiles. */
+int bk_set_tiles(BkLayer *ly, int ntiles, int run, AtlErr *e);
+/* Appends a copy to a DMA-only layer's list (*cap: its capacity). */
+int bk_push_copy(BkLayer *ly, int *cap, const BkCopy *cp);
+/* Appends a candidate shape (size bytes, tiles tiles) to ly->shapes. */
+int bk_push_shape(BkLayer *ly, const void *shape, size_t size, int64_t tiles, AtlErr *e);
+/* Frees what the layer owns. */
+void bk_layer_free(BkLayer *ly);
+
+/* code.c: tile code lists and instruction builders. */
+int bk_code_ld(BkCode *c, const AtlInsn *in, int weight);
+int bk_code_cp(BkCode *c, const AtlInsn *in);
+int bk_code_st(BkCode *c, const AtlInsn *in);
+void bk_code_reset(BkCode *c);
+void bk_code_free(BkCode *c);
+AtlInsn bk_dma(int dt, int dsp, uint64_t dst, int ssp, uint64_t src, const uint32_t sh[4],
+               const int64_t ds[4], const int64_t ss[4]);
+AtlInsn bk_vun(int op, int dt, uint64_t dst, uint64_t src, const uint32_t sh[4],
+               const int64_t ds[4], const int64_t ss[4], float alpha, float beta);
+AtlInsn bk_vbin(int op, int dt, uint64_t dst, uint64_t a, uint64_t b, const uint32_t sh[4],
+                const int64_t ds[4], const int64_t sa[4], const int64_t sb[4]);
+void bk_compact(const uint32_t sh[4], int64_t st[4]); /* row-major element strides */
+/* Appends the activation `act` on n contiguous elements at lmem p (in place). */
+int bk_act_code(BkCode *c, const char *act, float alpha, float beta, int dt, uint64_t p,
+                uint64_t tmp, uint32_t n, int layer);
+/* The f32 epilogue of a conv/mm tile after its bias: l's fused activation
+ * in place on the block osh (row-major strides ost) at acc (scratch tmp),
+ * then, when the storage dtype dt is not f32, a cast into out. *res gets
+ * the LMEM of the result in dt. -1 when the activation cannot be fused. */
+int bk_matrix_epilogue(BkCode *c, const BkLow *l, int dt, uint64_t acc, uint64_t tmp, uint64_t out,
+                       const uint32_t osh[4], const int64_t ost[4], uint64_t *res);
+#endif
