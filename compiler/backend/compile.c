@@ -30,6 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <stdio.h>
+#include "compiler/backend/backend.h"
 #include "compiler/emit/emit.h"
 #include "compiler/group/group.h"
 #include "compiler/legalize/legalize.h"
@@ -199,7 +200,7 @@ static int compile_graph(const IrGraph *g, const AtlChip *chip, const BkOptions 
     snprintf(name, sizeof name, "%s", opt->net_name ? opt->net_name : (g->name && g->name[0] ? g->name : "net"));
     int batch = g->nin > 0 && g->t[g->inputs[0]].ndim > 0 ? (int)g->t[g->inputs[0]].dims[0] : 1;
     uint32_t variant;
-    if (bk_emit_abm(&emit, name, batch, opt, &variant, e)) goto done;
+    if (bk_emit_abm(&emit, name, batch, opt->options_text, opt->source_hash, &variant, e)) goto done;
     phase[BK_PHASE_EMIT] += atl_clock_s() - t0;
     if (sum) {
         memcpy(sum->phase_s, phase, sizeof phase);

@@ -84,7 +84,8 @@ static int add_io_tensors(BkCtx *c, uint32_t stage, AtlErr *e)
     return 0;
 }
 
-int bk_emit_abm(BkEmit *x, const char *name, int batch, const BkOptions *opt, uint32_t *variant, AtlErr *e)
+int bk_emit_abm(BkEmit *x, const char *name, int batch, const char *options_text, const uint8_t *source_hash,
+                uint32_t *variant, AtlErr *e)
 {
     BkCtx *c = x->c;
     AbmWriter *w = c->w;
@@ -96,8 +97,8 @@ int bk_emit_abm(BkEmit *x, const char *name, int batch, const BkOptions *opt, ui
     if (abm_set_mem_plan(w, *variant, c->act_bytes ? c->act_bytes : 64, c->io_bytes ? c->io_bytes : 64, e)) return -1;
     if (!abm_writer_has_metadata(w)) {
         uint8_t zero[ABM_HASH_BYTES] = {0};
-        if (abm_set_metadata(w, "atoll " ATOLL_VERSION, opt->options_text ? opt->options_text : "",
-                             opt->source_hash ? opt->source_hash : zero, e)) return -1;
+        if (abm_set_metadata(w, "atoll " ATOLL_VERSION, options_text ? options_text : "", source_hash ? source_hash : zero,
+                             e)) return -1;
     }
     return 0;
 }

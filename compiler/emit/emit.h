@@ -6,7 +6,6 @@
  *           and metadata */
 #ifndef ATOLL_COMPILER_EMIT_EMIT_H
 #define ATOLL_COMPILER_EMIT_EMIT_H
-#include "compiler/backend/backend.h"
 #include "compiler/schedule/schedule.h"
 #include "isa/program.h"
 
@@ -30,6 +29,9 @@ int bk_emit_finish(BkEmit *x, AtlErr *e);
  * net named `name` (created if the writer does not have it yet) with
  * `batch` and the chip's core count, the graph's io tensors and every
  * activation that exists in DRAM, the streams, the memory plan, and the
- * metadata (once per file). *variant gets its index. */
-int bk_emit_abm(BkEmit *x, const char *name, int batch, const BkOptions *opt, uint32_t *variant, AtlErr *e);
+ * metadata once per file (the compile options as text and the source
+ * model's hash, ABM_HASH_BYTES; NULL: "" and zeros). *variant gets its
+ * index. */
+int bk_emit_abm(BkEmit *x, const char *name, int batch, const char *options_text, const uint8_t *source_hash,
+                uint32_t *variant, AtlErr *e);
 #endif
