@@ -72,27 +72,6 @@ enum { SPLIT_PAIRS = 3, MIN_COSTED = 2, TILE_BUDGET = 1 << 16, MAX_TILES = 1 << 
 
 static int imin(int a, int b) { return a < b ? a : b; }
 
-/* One axis of the input an output block needs: outputs [o0, o0+on) with
- * stride s, padding pad before, dilation d, kernel k over an input of
- * `size`: first input index *a, count *n, and the padding before / after
- * the loaded part (*pa, *pb). */
-typedef struct Span { int a, n, pa, pb; } Span;
-
-static Span span_needed(int o0, int on, int s, int pad, int d, int k, int size)
-{
-    int first = o0 * s - pad, last = (o0 + on - 1) * s - pad + d * (k - 1);
-    int a = first < 0 ? 0 : first, b = last > size - 1 ? size - 1 : last;
-    Span sp = {a, b - a + 1, a - first, last - b};
-    return sp;
-}
-
-/* Most input indexes `on` outputs need along one axis. */
-static int max_span(int on, int s, int d, int k, int size)
-{
-    int need = (on - 1) * s + d * (k - 1) + 1;
-    return need < size ? need : size;
-}
-
 static int is_kconv(const BkLow *l) { return l->groups == 1 && l->kind == BK_K_CONV; }
 
 typedef struct TilePos { int gci, n, rci, wci, kci, out; } TilePos;
@@ -131,8 +110,8 @@ static int conv_gen(BkCtx *c, const BkLayer *ly, int t, uint64_t slot, BkCode *k
     }
     int r0 = p.rci * l->rows, rn = imin(l->rows, l->OH - r0);
     int w0 = p.wci * l->cols, wn = imin(l->cols, l->OW - w0);
-    Span ys = span_needed(r0, rn, l->sh, l->pt, l->dh, l->kh, l->H);
-    Span xs = span_needed(w0, wn, l->sw, l->pl, l->dw, l->kw, l->W);
+    BkSpan ys = bk_window_span(r0, rn, l->sh, l->pt, l->dh, l->kh, l->H);
+    BkSpan xs = bk_window_span(w0, wn, l->sw, l->pl, l->dw, l->kw, l->W);
     if (ys.n <= 0 || xs.n <= 0 || ys.pa > 63 || ys.pb > 63 || xs.pa > 63 || xs.pb > 63)
         return bk_fail(c, ly->node, e, "output rows %d..%d, columns %d..%d read no input (padding too large)",
                        r0, r0 + rn - 1, w0, w0 + wn - 1);
@@ -333,8 +312,8 @@ static int plan(const BkCtx *c, BkLayer *g, int m)
     }
     if (bk_reserve_resident(c, g, res)) return -1;
     uint64_t used = 0;
-    uint64_t ih = (uint64_t)max_span(l->rows, l->sh, l->dh, l->kh, l->H);
-    uint64_t iw = (uint64_t)max_span(l->cols, l->sw, l->dw, l->kw, l->W);
+    uint64_t ih = (uint64_t)bk_window_extent(l->rows, l->sh, l->dh, l->kh, l->H);
+    uint64_t iw = (uint64_t)bk_window_extent(l->cols, l->sw, l->dw, l->kw, l->W);
     l->l_in = bk_slot_alloc(c, &used, ih * iw * cn * l->es);
     if (conv) {
         l->l_w = m ? 0 : bk_slot_alloc(c, &used, (uint64_t)l->kh * l->kw * (is_kconv(l) ? cn : cpg) * ocn * c->es);

@@ -35,6 +35,13 @@ typedef struct BkBox { int rank; int64_t lo[IR_MAXDIM], n[IR_MAXDIM]; } BkBox;
  * elementwise ops the same box, a broadcast dim reduced to its one index;
  * for every other layer the whole input. 0, or -1 naming the node. */
 int bk_slice_need(const BkCtx *c, const BkLayer *ly, int in, const BkBox *out, BkBox *need, AtlErr *e);
+/* One axis of a window (kernel k, stride s, dilation d, padding pad
+ * before) over an input of `size`: outputs [o0, o0+on) read inputs
+ * [a, a+n), and the window hangs pa before and pb after them (padding). */
+typedef struct BkSpan { int a, n, pa, pb; } BkSpan;
+BkSpan bk_window_span(int o0, int on, int s, int pad, int d, int k, int size);
+/* The most inputs `on` consecutive outputs read along that axis. */
+int bk_window_extent(int on, int s, int d, int k, int size);
 
 /* elem_prog.c: the table of elementwise register programs built from
  * the rounding, comparison, select, bitwise and transcendental vector ops.

@@ -45,28 +45,12 @@ static int imin(int a, int b) { return a < b ? a : b; }
  * zero point, KK x it, the bias, the multipliers */
 enum { C_XRAW, C_X8, C_WRAW, C_W8, C_ONES, C_S1, C_ACC, C_TMP, C_F, C_Y, C_WS, C_WZ, C_KWZ, C_BIAS, C_MULT, C_NREGS };
 
-/* Input rows [a, a + h) that output rows [r0, r0 + rn) read, and the
- * padding above (pa) and below (pb) them. */
-typedef struct RowSpan { int a, h, pa, pb; } RowSpan;
-
-static RowSpan rows_read(const BkLow *l, int r0, int rn)
-{
-    int first = r0 * l->sh - l->pt, last = (r0 + rn - 1) * l->sh - l->pt + l->dh * (l->kh - 1);
-    RowSpan s;
-    s.a = first < 0 ? 0 : first;
-    int b = last > l->H - 1 ? l->H - 1 : last;
-    s.h = b - s.a + 1;
-    s.pa = s.a - first;
-    s.pb = last - b;
-    return s;
-}
-
 /* The input rows (HWC, i8 at the returned address), the weights (i8 at
  * r[C_W8]) and, for the window sums, the ones of one tile. */
-static uint64_t load_operands(const BkLow *l, int n, const RowSpan *s, const uint64_t *r, BkCode *k)
+static uint64_t load_operands(const BkLow *l, int n, const BkSpan *s, const uint64_t *r, BkCode *k)
 {
     int C = l->C, OC = l->OC, KK = l->kh * l->kw * C;
-    uint32_t xsh[4] = {1, (uint32_t)s->h, (uint32_t)C, (uint32_t)l->W};
+    uint32_t xsh[4] = {1, (uint32_t)s->n, (uint32_t)C, (uint32_t)l->W};
     int64_t xss[4] = {0, l->W, (int64_t)l->H * l->W, 1}, xds[4] = {0, (int64_t)l->W * C, 1, C};
     uint64_t src = l->x + (((uint64_t)n * C * l->H + (uint64_t)s->a) * l->W) * (uint64_t)l->xes;
     AtlInsn in = bk_dma(l->xdt, ISA_SPACE_LMEM, r[C_XRAW], ISA_SPACE_DRAM, src, xsh, xds, xss);
@@ -85,7 +69,7 @@ static uint64_t load_operands(const BkLow *l, int n, const RowSpan *s, const uin
         in = bk_dma(ISA_I8, ISA_SPACE_LMEM, r[C_ONES], ISA_SPACE_DRAM, l->q_ones, osh, ocs, ocs);
         bk_code_ld(k, &in, 0);
     }
-    uint32_t hsh[4] = {1, (uint32_t)s->h, (uint32_t)l->W, (uint32_t)C};
+    uint32_t hsh[4] = {1, (uint32_t)s->n, (uint32_t)l->W, (uint32_t)C};
     int64_t hcs[4];
     bk_compact(hsh, hcs);
     return bk_q_to_i8(k, l->xdt, r[C_XRAW], r[C_X8], hsh, hcs, hcs);
@@ -95,8 +79,8 @@ static int qconv_gen(BkCtx *c, const BkLayer *ly, int t, uint64_t slot, BkCode *
 {
     const BkLow *l = &ly->lw;
     int n = t / l->nrc, r0 = t % l->nrc * l->rows, rn = imin(l->rows, l->OH - r0);
-    RowSpan s = rows_read(l, r0, rn);
-    if (s.h <= 0 || s.pa > 63 || s.pb > 63)
+    BkSpan s = bk_window_span(r0, rn, l->sh, l->pt, l->dh, l->kh, l->H);
+    if (s.n <= 0 || s.pa > 63 || s.pb > 63)
         return bk_fail(c, ly->node, e, "output rows %d..%d read no input (padding too large)", r0, r0 + rn - 1);
     int OC = l->OC, KK = l->kh * l->kw * l->C;
     uint64_t r[C_NREGS];
@@ -115,7 +99,7 @@ static int qconv_gen(BkCtx *c, const BkLayer *ly, int t, uint64_t slot, BkCode *
     op.dst = r[C_ACC];
     op.src = x8;
     op.src2 = r[C_W8];
-    op.cin = (uint32_t)l->C; op.ih = (uint32_t)s.h; op.iw = (uint32_t)l->W; op.cout = (uint32_t)OC;
+    op.cin = (uint32_t)l->C; op.ih = (uint32_t)s.n; op.iw = (uint32_t)l->W; op.cout = (uint32_t)OC;
     op.kh = (uint8_t)l->kh; op.kw = (uint8_t)l->kw; op.sh = (uint8_t)l->sh; op.sw = (uint8_t)l->sw;
     op.dh = (uint8_t)l->dh; op.dw = (uint8_t)l->dw;
     op.pad_top = (uint8_t)s.pa; op.pad_bottom = (uint8_t)s.pb;

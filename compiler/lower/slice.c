@@ -1,0 +1,115 @@
+/* slice.c - slice inference: which part of an input an output box needs.
+ *
+ * Reads: a lowered layer (its node's tensors and, for windows, the
+ *   geometry its lowering set in BkLow: kernel, stride, dilation, padding,
+ *   groups).
+ * Guarantees:
+ *   - windows (Conv, MaxPool, AveragePool; BK_K_CONV / BK_K_POOL): along H
+ *     and W, outputs [o0, o0 + on) read inputs from o0 * stride - pad to
+ *     (o0 + on - 1) * stride - pad + dilation * (kernel - 1), clipped to
+ *     the input; the part cut off is the padding before and after
+ *     (bk_window_span, the same arithmetic the window lowerings load
+ *     their tiles with). Channels: a groups == 1 conv reads every input
+ *     channel; a grouped conv (and a pool, one group per channel) the
+ *     channels of the groups its output channels belong to. The batch
+ *     index passes through. A conv's weights: the output channels' rows;
+ *     its bias: the output channels.
+ *   - elementwise layers (BK_K_ELEM): the same box, numpy-broadcast: an
+ *     input dim of size 1 (or a dim the input does not have) is read at
+ *     index 0 only.
+ *   - every other layer: the whole input (the answer that is always
+ *     right; a layer that can do better says so here).
+ * Why: a layer group keeps intermediates in LMEM slice by slice; which
+ *   slice of a member's input a slice of its output needs, halos included,
+ *   is propagated backwards through the group with this. */
+#include "compiler/lower/lower.h"
+
+BkSpan bk_window_span(int o0, int on, int s, int pad, int d, int k, int size)
+{
+    int first = o0 * s - pad, last = (o0 + on - 1) * s - pad + d * (k - 1);
+    int a = first < 0 ? 0 : first, b = last > size - 1 ? size - 1 : last;
+    BkSpan sp = {a, b - a + 1, a - first, last - b};
+    return sp;
+}
+
+int bk_window_extent(int on, int s, int d, int k, int size)
+{
+    int need = (on - 1) * s + d * (k - 1) + 1;
+    return need < size ? need : size;
+}
+
+static void whole(const IrTensor *x, BkBox *need)
+{
+    need->rank = x->ndim;
+    for (int d = 0; d < x->ndim; d++) { need->lo[d] = 0; need->n[d] = x->dims[d]; }
+}
+
+/* Output channels [c0, c0 + cn) of a grouped window: the input channels of
+ * their groups. */
+static void group_channels(const BkLow *l, int64_t c0, int64_t cn, int64_t *lo, int64_t *n)
+{
+    int64_t opg = l->OC / l->groups, cpg = l->C / l->groups;
+    int64_t g0 = c0 / opg, g1 = (c0 + cn - 1) / opg;
+    *lo = g0 * cpg;
+    *n = (g1 - g0 + 1) * cpg;
+}
+
+static int window_need(const BkCtx *c, const BkLayer *ly, int in, const BkBox *out, BkBox *need, AtlErr *e)
+{
+    const BkLow *l = &ly->lw;
+    const IrNode *nd = &c->g->nodes[ly->node];
+    const IrTensor *x = &c->g->t[nd->in[in]];
+    int rank = out->rank, hd = rank - 2, wd = rank - 1;   /* NCW: no H */
+    if (rank != 3 && rank != 4) return bk_fail(c, ly->node, e, "slice inference: output box of rank %d", rank);
+    whole(x, need);
+    if (in == 0) {
+        need->lo[0] = out->lo[0];
+        need->n[0] = out->n[0];
+        if (l->groups == 1 && l->kind == BK_K_CONV) { need->lo[1] = 0; need->n[1] = l->C; }
+        else group_channels(l, out->lo[1], out->n[1], &need->lo[1], &need->n[1]);
+        if (rank == 4) {
+            BkSpan ys = bk_window_span((int)out->lo[hd], (int)out->n[hd], l->sh, l->pt, l->dh, l->kh, l->H);
+            need->lo[hd] = ys.a;
+            need->n[hd] = ys.n;
+        }
+        BkSpan xs = bk_window_span((int)out->lo[wd], (int)out->n[wd], l->sw, l->pl, l->dw, l->kw, l->W);
+        need->lo[wd] = xs.a;
+        need->n[wd] = xs.n;
+    } else {
+        /* weights [OC][C/groups][k...] and bias [OC]: the output channels */
+        need->lo[0] = out->lo[1];
+        need->n[0] = out->n[1];
+    }
+    return 0;
+}
+
+static void broadcast_need(const IrTensor *x, const BkBox *out, BkBox *need)
+{
+    need->rank = x->ndim;
+    for (int d = 0; d < x->ndim; d++) {
+        int od = d + out->rank - x->ndim;
+        if (x->dims[d] == 1 || od < 0) { need->lo[d] = 0; need->n[d] = 1; }
+        else { need->lo[d] = out->lo[od]; need->n[d] = out->n[od]; }
+    }
+}
+
+int bk_slice_need(const BkCtx *c, const BkLayer *ly, int in, const BkBox *out, BkBox *need, AtlErr *e)
+{
+    if (ly->node < 0) return atl_fail(e, "slice inference: a constant output reads no input");
+    const IrNode *nd = &c->g->nodes[ly->node];
+    if (in < 0 || in >= nd->nin || nd->in[in] < 0)
+        return bk_fail(c, ly->node, e, "slice inference: no input %d", in);
+    const IrTensor *x = &c->g->t[nd->in[in]];
+    switch (ly->lw.kind) {
+    case BK_K_CONV:
+    case BK_K_POOL:
+        return window_need(c, ly, in, out, need, e);
+    case BK_K_ELEM:
+        if (c->gelu_src[ly->node] < 0) { broadcast_need(x, out, need); return 0; }
+        break;   /* a Gelu pattern reads its source, not its node's inputs */
+    default:
+        break;
+    }
+    whole(x, need);
+    return 0;
+}
