@@ -33,7 +33,7 @@ static const struct { const char *op; int first; } shape_inputs[] = {
 
 /* Quantised ops: the inputs (bit k = input k) holding scales and zero
  * points, constants in a deployed quantised model (the chip compiles
- * them in, compiler/bk_lower_quant.c). */
+ * them in, compiler/lower/quant.c). */
 static const struct { const char *op; unsigned mask; } quant_params[] = {
     {"QuantizeLinear", 0x6}, {"DequantizeLinear", 0x6}, {"MatMulInteger", 0xc}, {"QLinearMatMul", 0xf6},
     {"ConvInteger", 0xc}, {"QLinearConv", 0xf6},

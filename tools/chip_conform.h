@@ -1,8 +1,8 @@
-/* chip_conform.h - the chip path as a conformance runner (compiler/conform.h
+/* chip_conform.h - the chip path as a conformance runner (tools/conform.h
  * ConfRunner): each ONNX backend test that passes on the interpreter is
  * compiled by the backend for a chip and run through the host API (device,
  * firmware, simulator), and its outputs are checked against the expected
- * ones by conform.c's own rule. */
+ * ones by tools/conform.c's own rule. */
 #ifndef ATOLL_TOOLS_CHIP_CONFORM_H
 #define ATOLL_TOOLS_CHIP_CONFORM_H
 #include "tools/conform.h"

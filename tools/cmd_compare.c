@@ -4,7 +4,7 @@
  * the reference interpreter and the compiled .abm on the simulated chip,
  * compares every model output (with --all also every intermediate the .abm
  * lists in DRAM whose storage was not reused later in the run) by cosine
- * similarity, max abs and max rel error (compiler/compare.h), prints the
+ * similarity, max abs and max rel error (tools/compare.h), prints the
  * table, names the first tensor that diverges, and exits 1 if any output
  * fails its thresholds.
  *

@@ -1,12 +1,12 @@
 /* cmd_compile.c - `atoll compile MODEL.onnx --chip FILE -o MODEL.abm`:
  * imports the model, fixes input shapes (--input-shape, --batch), runs the
- * canonicalisation passes and the backend (compiler/backend.h), writes the
+ * canonicalisation passes and the backend (compiler/backend/backend.h), writes the
  * .abm atomically and prints a summary: layers, estimated cycles and the
  * memory plan. `--batch 1,8` compiles one stage per batch size into the same
  * net. --estimate adds the cost model's cycles per layer; --dump-ir prints
  * the IR after the passes instead of compiling. --synthetic-weights fills
  * initializers whose external data file is missing (timing studies on
- * full-size graphs; compiler/synth_weights.h). --time prints the wall time
+ * full-size graphs; compiler/onnx/synth_weights.h). --time prints the wall time
  * of each compiler phase (import, passes, the backend's phases, write). */
 #include <stdio.h>
 #include <stdlib.h>

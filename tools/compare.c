@@ -1,5 +1,5 @@
 /* compare.c - tensor comparison statistics, dtype-dependent thresholds and
- * the comparison report (see compare.h). Values are read through doubles
+ * the comparison report (see tools/compare.h). Values are read through doubles
  * (ir_get_f), so a chip tensor in fp16 compares directly against an fp32
  * reference. */
 #include "tools/compare.h"

@@ -1,4 +1,4 @@
-/* conform.c - the ONNX backend-test runner (see conform.h).
+/* conform.c - the ONNX backend-test runner (see tools/conform.h).
  *
  * Per test: import model.onnx; if any node's op/opset is not in the op table
  * or an input is not a numeric tensor, the test is "unsupported" with that

@@ -1,10 +1,10 @@
 /* alloc.h - where things live: tensors and weights in DRAM, a layer's
  * buffers in LMEM.
  *   place.c   DRAM placement of every tensor: io region, activations by
- *             liveness (memplan.c), views sharing their root's storage
+ *             liveness (alloc/memplan.c), views sharing their root's storage
  *   weights.c constants in the weights region (deduplicated blobs)
  *   lmem.c    a layer's two slots, its resident region, slot buffers
- *   memplan.c the liveness packer (memplan.h) */
+ *   alloc/memplan.c the liveness packer (alloc/memplan.h) */
 #ifndef ATOLL_COMPILER_ALLOC_ALLOC_H
 #define ATOLL_COMPILER_ALLOC_ALLOC_H
 #include <stddef.h>

@@ -1,4 +1,4 @@
-/* memplan.c - liveness-based packing of activation buffers (see memplan.h).
+/* memplan.c - liveness-based packing of activation buffers (see alloc/memplan.h).
  *
  * Aliases are folded into their root buffer first (the root's lifetime grows
  * to cover every view of it), then each packer places the roots in its own

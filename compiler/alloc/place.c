@@ -1,7 +1,7 @@
 /* place.c - DRAM placement of every tensor.
  *
  * Reads: the graph, the storage roots set by bk_match_patterns (fused
- *   activation outputs) and the view marks of pass_views.c.
+ *   activation outputs) and the view marks of passes/views.c.
  * Does:
  *   - views (Reshape/Flatten/Squeeze/Unsqueeze) share their input's storage:
  *     a tensor's root is found by following view inputs and fusion aliases;
@@ -10,7 +10,7 @@
  *   - a root that is (or has a view that is) a graph input or output lives
  *     in the io region, packed in graph order, 64-byte aligned;
  *   - other roots live in the activations region, packed by liveness with
- *     compiler/memplan.h (interval [producer step, last consumer step] of
+ *     compiler/alloc/memplan.h (interval [producer step, last consumer step] of
  *     the root and all its aliases; steps are node indices);
  *   - every tensor takes ir_numel x its storage dtype's size (bk_tensor_es:
  *     float tensors in the storage dtype, integers and bools as chip
@@ -57,7 +57,7 @@ static int is_io(const IrTensor *x) { return !x->data && (x->is_input || x->is_o
 /* Views share their input's storage (in graph order, so a chain of views
  * ends at one root), except a view that would join two graph inputs or
  * outputs in one storage: it keeps its own root and is lowered as a copy
- * (bk_lower_move.c). io_of[r] (scratch, nt entries): the graph
+ * (lower/move.c). io_of[r] (scratch, nt entries): the graph
  * input/output in root r's storage, -1 none. */
 static void share_views(BkCtx *c, int *io_of)
 {

@@ -1,43 +1,31 @@
-/* backend.h - the compiler backend: graph IR (after compiler/passes.h) ->
- * per-core instruction streams, DRAM placement and an .abm stage.
+/* backend.h - the compiler backend's public API: graph IR (after
+ * compiler/passes/passes.h) -> per-core instruction streams, DRAM placement
+ * and a batch variant of a net in an .abm writer.
  *
  * Entry point: bk_compile. It reads a canonicalised, shape-inferred graph
- * and a chip, and adds one net with one stage (batch = the graph's batch)
- * to an AbmWriter: tensors (inputs/outputs in the io region, constants in
- * the weights region, intermediates in the activations region), streams
- * (one per core and engine, DRAM operands tagged by region as in
- * docs/firmware.md), the weights, the memory plan and metadata. It also
- * fills a BkSummary with per-layer cost-model estimates.
+ * and a chip, and adds one net with one batch variant (batch = the graph's
+ * batch) to an AbmWriter: tensors (inputs/outputs in the io region,
+ * constants in the weights region, intermediates in the activations
+ * region), streams (one per core and engine, DRAM operands tagged by
+ * region as in docs/firmware.md), the weights, the memory plan and
+ * metadata. It also fills a BkSummary with per-layer cost-model estimates.
  *
- * Pipeline (one file per job, see each file's header):
- *   bk_place.c   DRAM placement: constants -> weights (deduplicated by the
- *                abm writer), activations by liveness (compiler/memplan.h,
- *                views share storage), graph inputs/outputs -> io region.
- *   bk_rewrite_convt.c ConvTranspose -> spread input (Reshape/Pad) + Conv,
- *                on a private copy of the graph (ir_clone.c) before the rest.
- *   bk_dtype.c   the storage dtype of each tensor on the chip (floats in
- *                the --dtype, integers and bools as i8/i16/i32) and which
- *                ops are lowered on integers (docs/backend.md, Data types).
- *   bk_lower_*.c lowering of each op to a group schedule (bk_int.h): the
- *                tiles of its output, the LMEM buffers of one tile and a
- *                generator of each tile's loads, computes and stores.
- *   bk_elem_prog.c the table of elementwise register programs built from
- *                the rounding / compare / select / trig vector ops.
- *   bk_tile.c    the LMEM tile planner (slot layout, alignment, banks) and
- *                the choice of tile shape by the cost model.
- *   bk_resident.c the group-resident LMEM region below the slots (multicast
- *                weights, K-split and loss accumulators).
- *   bk_cost.c    the cost model (isa/timing.h formulas per instruction,
- *                3-stage pipeline time-step table per core).
- *   bk_flow.c    the cost model's DMA pricing: work per DRAM channel, NoC
- *                link and DMA port of one DMA (fast walk, exact memo).
- *   bk_emit.c    the pipeline emitter: tiles -> per-core DMA/MAT/VEC streams
- *                with double-buffered LMEM and semaphores; layer barriers.
- *   bk_compile.c the driver and the .abm output.
- *   bk_load.c    .abm stage -> AtlProgram with relocated DRAM addresses, to
- *                run a compiled model on the simulator without firmware.
- * docs/backend.md describes lowering, tiling, the group schedule, address
- * assignment, the sync scheme and codegen.
+ * The backend has three phases around one data structure, the schedule
+ * (compiler/schedule/schedule.h), in folders ranked lowest first (a folder
+ * never includes or calls a higher one; test/cli/layering.sh):
+ *   target/    the context, the lowered-layer type, instruction builders
+ *   legalize/  rewrites of ops the chip runs as other ops; fusion patterns
+ *   alloc/     DRAM placement, weights, LMEM slots and resident region
+ *   lower/     one op -> one lowered layer: tiles, LMEM layout, a tile
+ *              generator (loads / computes / stores kept apart), slice
+ *              inference, candidate tile shapes; the op table
+ *   schedule/  segments (a layer group on a core set, closed by a barrier
+ *              of that set) and each core's time-step table
+ *   cost/      replays the tables with isa/timing.h
+ *   group/     the tile-shape search judged by the cost model
+ *   emit/      the tables -> streams; the .abm records
+ *   backend/   the driver (compile.c) and this API
+ * docs/backend.md describes the flow with a diagram.
  *
  * DRAM layout of activations: row-major in ONNX's own dimension order
  * (NCHW for images). Convolution and pooling tiles are transposed to HWC by
@@ -63,12 +51,12 @@ typedef struct BkOptions {
                                value after the run (per-tensor comparison) */
 } BkOptions;
 
-/* One row per lowered layer (group), in execution order. */
+/* One row per lowered layer, in execution order. */
 typedef struct BkLayerInfo {
     char name[128];         /* the IR node's name */
     char op[32];            /* the IR node's op */
     int layer_id;           /* the `layer` tag of its instructions (sim per-layer stats) */
-    int tiles;              /* tiles of its group schedule */
+    int tiles;              /* tiles its output was cut into */
     int cores;              /* cores that got at least one tile */
     char split[32];         /* how the output was sliced, e.g. "N1 C2 H4" */
     uint64_t macs;          /* useful multiply-accumulates */
@@ -81,7 +69,7 @@ typedef struct BkLayerInfo {
 /* Backend phases timed in BkSummary.phase_s (wall seconds, summed over
  * calls into the same phase). */
 typedef enum {
-    BK_PHASE_ADDRESS,       /* pattern matching + DRAM placement (bk_place.c) */
+    BK_PHASE_ADDRESS,       /* pattern matching + DRAM placement (alloc/place.c) */
     BK_PHASE_LOWER,         /* lowering + tile-shape search, priced by the cost model */
     BK_PHASE_COST,          /* pricing the schedule's segments for the summary */
     BK_PHASE_EMIT,          /* stream emission, encoding, .abm records */

@@ -226,7 +226,7 @@ int bk_compile(const IrGraph *g, const AtlChip *chip, const BkOptions *opt, AbmW
     IrGraph copy;
     if (ir_clone(g, &copy, e)) return -1;
     /* shapes are inferred before bk_rewrite_ops: its rules read them (a
-     * 3-D ConvTranspose becomes a 3-D Conv that bk_rewrite_3d.c splits) */
+     * 3-D ConvTranspose becomes a 3-D Conv that legalize/rewrite_3d.c splits) */
     int rc = bk_rewrite_convtranspose(&copy, e) || bk_rewrite_rnn(&copy, e) || ir_toposort(&copy, e) ||
              ir_infer_shapes(&copy, e) || bk_rewrite_ops(&copy, e) || ir_toposort(&copy, e) || ir_infer_shapes(&copy, e) ||
              pass_mark_views(&copy, e) ? -1 : compile_graph(&copy, chip, opt, w, sum, e);

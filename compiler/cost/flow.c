@@ -1,5 +1,5 @@
 /* flow.c - the cost model's DMA pricing: the work one DMA puts on each
- * server of the processor-sharing model (bk_cost.c replays the flows).
+ * server of the processor-sharing model (cost/cost.c replays the flows).
  *
  * Servers, numbered: the DRAM channels, then per cluster the NoC link in,
  * then per cluster the NoC link out, then per core its DMA port into LMEM.

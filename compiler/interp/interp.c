@@ -1,4 +1,4 @@
-/* interp.c - the reference interpreter (see interp.h). Values live in an
+/* interp.c - the reference interpreter (see interp/interp.h). Values live in an
  * array parallel to the graph's tensors; constants and caller inputs are
  * borrowed, node outputs owned and freed after their last use. Each node
  * runs its op's infer (which, with every input concrete, gives exact output

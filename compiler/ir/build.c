@@ -1,4 +1,4 @@
-/* build.c - helpers for building graphs in code (see ir.h): used by
+/* build.c - helpers for building graphs in code (see ir/ir.h): used by
  * tests, the benchmark and passes that insert tensors. */
 #include "compiler/ir/ir.h"
 #include <stdlib.h>

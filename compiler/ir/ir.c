@@ -1,5 +1,5 @@
 /* ir.c - graph IR construction, dtype helpers, topological sort, verifier
- * and printer (see ir.h). */
+ * and printer (see ir/ir.h). */
 #include "compiler/ir/ir.h"
 #include <stdlib.h>
 #include <string.h>

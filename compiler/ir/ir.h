@@ -133,10 +133,10 @@ int ir_verify(const IrGraph *g, AtlErr *e);
 void ir_print(const IrGraph *g, FILE *fp);
 void ir_compact(IrGraph *g);
 /* A deep copy of src into dst (ir_init'ed here; same tensor and node
- * indices); on failure dst is left empty. (ir_clone.c) */
+ * indices); on failure dst is left empty. (ir/clone.c) */
 int ir_clone(const IrGraph *src, IrGraph *dst, AtlErr *e);
 
-/* Building graphs in code (tests, benchmark, passes); see ir_build.c.
+/* Building graphs in code (tests, benchmark, passes); see ir/build.c.
  * Each returns a tensor or node index, or -1 with e set. */
 int ir_add_input(IrGraph *g, const char *name, int dtype, int ndim, const int64_t *dims, AtlErr *e);
 int ir_add_output(IrGraph *g, const char *name, AtlErr *e);

@@ -1,6 +1,6 @@
 /* pattern.c - absorbs nodes into their neighbours before lowering.
  *
- * Reads: the graph, IrNode.act marks of pass_fuse.c.
+ * Reads: the graph, IrNode.act marks of passes/fuse.c.
  * Does:
  *   - fused activations: a producer with `act` set applies the activation
  *     in its epilogue; the activation node is skipped and the producer's

@@ -1,6 +1,6 @@
 /* rewrite_3d.c - 3-D Conv / MaxPool / AveragePool (NCDHW) and dilated
  * MaxPool as 2-D ops, on the backend's private copy of the graph (rule
- * table in bk_rewrite_ops.c).
+ * table in legalize/rewrite_ops.c).
  *
  * Depth geometry: output depth od reads input depths id = od*sd - pd +
  *   kd*dd (kd < KD); pd is the begin padding along depth (pads[0], or the

@@ -1,7 +1,7 @@
 /* rewrite_convt.c - ConvTranspose as ops the chip already lowers.
  *
  * Reads: a canonicalised, shape-inferred graph (the backend's private copy,
- *   see bk_compile.c; the caller's graph is never changed).
+ *   see backend/compile.c; the caller's graph is never changed).
  * Does: replaces each live 1-D, 2-D or 3-D ConvTranspose (groups, strides, pads,
  *   dilations, output_padding, output_shape, auto_pad, bias) by
  *     Reshape  x [N,C,H,W]       -> [N,C,H,1,W,1]          (a view)
@@ -17,13 +17,13 @@
  *   (Reshape, Transpose, a Gather per kernel axis, Reshape), and the conv
  *   lowering gathers OIHW weights per tile. The Conv
  *   writes the ConvTranspose's output tensor and takes over its fused
- *   activation (a 3-D one is then split into 2-D convs by bk_rewrite_3d.c,
+ *   activation (a 3-D one is then split into 2-D convs by legalize/rewrite_3d.c,
  *   which runs after this rewrite). The borders come from the inferred output size O: begin
  *   B = dk - p_begin and end = O + dk - (I-1)s - 1 - B, with dk = d(k-1)
- *   and p_begin as compiler/ops_nn.c's ConvTranspose computes it, so the
+ *   and p_begin as compiler/ops/nn.c's ConvTranspose computes it, so the
  *   result is the interpreter's for every way of giving the output size.
  * Why: a transposed convolution is a convolution over the input spread
- *   out by the stride. The spreading is a pure DMA pass (bk_lower_pad.c:
+ *   out by the stride. The spreading is a pure DMA pass (lower/pad.c:
  *   one strided copy of x plus fills of the zeros) and the convolution then
  *   gets the conv lowering's tiling, splits and cost model unchanged;
  *   placement and liveness see ordinary tensors. No new instruction or

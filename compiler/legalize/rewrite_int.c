@@ -1,12 +1,12 @@
 /* rewrite_int.c - BitShift on the chip: the shift amount s replaced by
- * p = 2^s (a rule of bk_rewrite_ops.c's table, on the backend's private
+ * p = 2^s (a rule of legalize/rewrite_ops.c's table, on the backend's private
  * copy), so that the shift is a short elementwise program of
- * bk_elem_prog.c ("BitShift_right" / "BitShift_left<W>").
+ * lower/elem_prog.c ("BitShift_right" / "BitShift_left<W>").
  *
  * x, s are uint8 / uint16 / uint32 (chip i16 / i32 / i32, all values
  * non-negative). p comes from a table indexed by s: a constant s gives a
  * constant of s's shape, a run-time s a Gather from the constant table
- * [1, 2, 4, ...] by s cast to int64 (dma.gather, bk_lower_gather.c), which
+ * [1, 2, 4, ...] by s cast to int64 (dma.gather, lower/gather.c), which
  * faults naming the index on a shift of W (the unsigned width) or more:
  * the table holds s = 0 .. W-1 (uint32: 0 .. 30, as 2^31 is no chip i32).
  * The rewritten node is a BitShift(x, p) marked with the attribute

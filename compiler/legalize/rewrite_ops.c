@@ -1,7 +1,7 @@
 /* rewrite_ops.c - ops the chip runs as a few ops it already lowers.
  *
  * Reads: a canonicalised, shape-inferred graph (the backend's private copy,
- *   see bk_compile.c; the caller's graph is never changed).
+ *   see backend/compile.c; the caller's graph is never changed).
  * Does: replaces each live node of the table `rules` by a small graph
  *   whose last node writes the node's output (its tensor names start with
  *   the output's name and '#'):
@@ -14,7 +14,7 @@
  *   - BatchNormalization (inference) with a non-constant scale, bias, mean
  *     or var: k = scale * (var + eps)^-1/2, t = bias - mean * k on [C],
  *     then x * k + t with k, t seen as [C, 1, ...] (constant parameters
- *     keep the folded lowering of bk_lower_vec.c);
+ *     keep the folded lowering of lower/vec.c);
  *   - LRN: the squares seen as [N, 1, C, D1*...*Dk], a Conv with a
  *     [size x 1] kernel of alpha/size and bias `bias` (pads floor((size-1)/2)
  *     before, ceil((size-1)/2) after along C) gives bias + alpha/size *
@@ -38,12 +38,12 @@
  *   - Reduce* over non-adjacent axes: a Transpose moving them last, the
  *     same Reduce over the (now adjacent) trailing axes keeping dims, a
  *     Reshape to the output's shape;
- *   - BitShift: its shift amount s replaced by 2^s (bk_rewrite_int.c);
+ *   - BitShift: its shift amount s replaced by 2^s (legalize/rewrite_int.c);
  *   - MaxPool with its Indices output: per-tap Slices, Equal with the
- *     pooled maximum and a Where chain (bk_rewrite_pool_idx.c);
- *   - 3-D Conv / MaxPool / AveragePool and dilated MaxPool: bk_rewrite_3d.c;
- *   - Einsum of one or two inputs: bk_rewrite_einsum.c;
- *   - Det of matrices up to 3x3: bk_rewrite_det.c.
+ *     pooled maximum and a Where chain (legalize/rewrite_pool_idx.c);
+ *   - 3-D Conv / MaxPool / AveragePool and dilated MaxPool: legalize/rewrite_3d.c;
+ *   - Einsum of one or two inputs: legalize/rewrite_einsum.c;
+ *   - Det of matrices up to 3x3: legalize/rewrite_det.c.
  * Why: each is a composition of ops with existing lowerings, so it gets
  * their tilings and cost model without new instructions or tile code. */
 #include <stdio.h>

@@ -1,5 +1,5 @@
 /* rewrite_pool_idx.c - MaxPool's optional Indices output on the chip,
- * as ops it already lowers (a rule of bk_rewrite_ops.c's table, on the
+ * as ops it already lowers (a rule of legalize/rewrite_ops.c's table, on the
  * backend's private copy).
  *
  * For a 2-D float MaxPool (no dilation) with Indices:

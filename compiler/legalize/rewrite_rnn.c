@@ -2,7 +2,7 @@
  * unrolling the (static) sequence.
  *
  * Reads: a canonicalised, shape-inferred graph (the backend's private copy,
- *   see bk_compile.c; the caller's graph is never changed).
+ *   see backend/compile.c; the caller's graph is never changed).
  * Does: replaces each live RNN / GRU / LSTM node (forward, reverse,
  *   bidirectional; initial_h, initial_c, B, P each given or absent; clip;
  *   GRU linear_before_reset 0 or 1; layout 0 or 1; any of Y, Y_h, Y_c

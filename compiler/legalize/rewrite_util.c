@@ -1,5 +1,5 @@
 /* rewrite_util.c - building blocks of the backend's graph rewrites
- * (bk_rewrite_convt.c, bk_rewrite_ops.c, bk_rewrite_3d.c, bk_rewrite_rnn.c): new tensors
+ * (legalize/rewrite_convt.c, legalize/rewrite_ops.c, legalize/rewrite_3d.c, legalize/rewrite_rnn.c): new tensors
  * named "<base>#<what>", constants, nodes, and the ops whose form depends
  * on the opset (Reshape's shape, Pad's pads, Slice's ranges are inputs in
  * newer opsets, attributes in older ones).

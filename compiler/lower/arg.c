@@ -11,7 +11,7 @@
  *     and inner) and one v.cast of those exact 0/1 values to the float
  *     storage dtype.
  * NaN: v.rargmax / v.rargmin take a NaN as the extreme (numpy), as the
- * interpreter does (compiler/ops_extra.c).
+ * interpreter does (compiler/ops/extra.c).
  * Helpers shared with the other index lowerings: bk_row_tiles /
  * bk_row_range (runs of outer rows spread over the cores; OneHot, TopK),
  * bk_iota_weight (the i32 iota; losses, TopK) and bk_need_dt (their dtype

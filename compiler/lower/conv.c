@@ -6,8 +6,8 @@
  *   DRAM; constant weights become a [kh][kw][cpg][OC] image, run-time ones
  *   (an activation or graph input, OIHW) are gathered into that tile layout
  *   by the tile's weight DMA itself (4-D strides; no multicast mode);
- *   1-D ones (NCW, rank 3) run as 2-D with H = 1 (same bytes in DRAM),
- *   3-D ones fail naming the node.
+ *   1-D ones (NCW, rank 3) run as 2-D with H = 1 (same bytes in DRAM);
+ *   3-D ones never get here: legalize/rewrite_3d.c splits them into 2-D.
  * Tiles: (group chunk, image n, output rows, output columns, k chunk), in
  *   that order (k innermost). The group chunk is a chunk of output channels
  *   for a groups == 1 conv, of groups otherwise (pools: of channels). Tiles
@@ -22,14 +22,14 @@
  *   f32, and stores its block HWC -> NCHW.
  * K splitting (groups == 1 convs whose weights or input rows do not fit a
  *   slot): the input channels are cut into nkc chunks; the nkc tiles of one
- *   output tile are consecutive on one core (bk_assign_tile_runs). They
+ *   output tile are consecutive on one core (BkLayer.tile_run). They
  *   accumulate into an f32 accumulator that lives outside the slots, in a
  *   resident region below them (BkLayer.slot_off, like multicast weights),
  *   as TWO buffers used by output tiles of even / odd index. Chunk 0 runs
  *   `conv` with acc=0, later chunks with acc=1; only the last chunk runs the
  *   epilogue (bias, activation, cast into the slot) and has stores (in f32
  *   the store reads the accumulator itself); the others have none.
- *   Why two buffers suffice with the emitter unchanged (bk_emit.c): let
+ *   Why two buffers suffice with the emitter unchanged (emit/emit.c): let
  *   output tile j's chunks be the core's local tiles i .. i+K-1 (K = nkc
  *   >= 2), so output tile j+2 starts at local tile i+2K, and it is the
  *   next one to use buffer j % 2. The DMA queue of a core is in order, one
@@ -50,16 +50,17 @@
  *   they need, like rows.
  * Tile shape: first every (group chunk, rows) candidate, halving from the
  *   whole layer, that fits one LMEM slot without K or W splits, in both
- *   weight modes; the cost model picks the cheapest (this is how the
- *   parallel split over cores by channels, rows or batch is chosen: tiles
- *   are spread over all cores). Only when none fits, (k chunks, column
+ *   weight modes, are offered as candidates; the group search
+ *   (group/search.c) prices them on the layer's core set and keeps the
+ *   cheapest (this is how the parallel split over cores by channels, rows
+ *   or batch is chosen). Only when none fits, (k chunks, column
  *   chunks) pairs are tried in order of their product (fewer k chunks on
  *   ties); the first SPLIT_PAIRS pairs that fit at all add each group chunk
- *   with its two largest fitting row counts. Candidates are priced fewest
- *   tiles first, at least MIN_COSTED, then while the tiles priced stay
- *   under TILE_BUDGET: the cost model generates and replays every tile and
- *   dominates compile time, and small-LMEM chips make tiles many. Shapes of
- *   more than MAX_TILES tiles are not candidates.
+ *   with its two largest fitting row counts. Candidates are ordered fewest
+ *   tiles first and priced at least MIN_COSTED, then while the tiles priced
+ *   stay under TILE_BUDGET: the cost model generates and replays every tile
+ *   and dominates compile time, and small-LMEM chips make tiles many.
+ *   Shapes of more than MAX_TILES tiles are not candidates.
  * Guarantees: the output equals the ONNX op's (f32 accumulation order of
  *   the matrix unit: kh, kw, c within a k chunk, chunks in order). */
 #include <stdlib.h>

@@ -1,5 +1,5 @@
 /* dynquant.c - DynamicQuantizeLinear on the vector unit, exact
- * against the reference interpreter (ops_extra.c eval_dynquant).
+ * against the reference interpreter (ops/extra.c eval_dynquant).
  *
  * The reference: mx = max(0, max x), mn = min(0, min x) (f32), scale =
  * (mx - mn) / 255 in f32 (1 when that is 0), zp = saturate(nearbyint(-mn

@@ -6,8 +6,8 @@
  * One table row per op (or attribute / dtype variant, see row_name): its
  * steps on symbolic registers, the inputs X0..X2 and the scratch registers
  * S0..S4, which bk_elem_program maps to registers nin, nin + 1, ... of the
- * layer's program (compiler/bk_lower_vec.c runs it on each tile box, every
- * register a box of the tile). Kept apart from bk_lower_vec.c so that
+ * layer's program (compiler/lower/vec.c runs it on each tile box, every
+ * register a box of the tile). Kept apart from lower/vec.c so that
  * adding an op is adding a row. Dtypes: every register has one (BkLow.
  * reg_dt): the inputs their tensors' storage dtypes, a step's dst its
  * source's, a v.cast's dst the layer's output dtype (comparisons end with
@@ -28,7 +28,7 @@
  * - Cast float -> integer: v.trunc then v.cast; float -> bool: 1 - (x == -x);
  * - Pow of an integer base: generated (int_pow_program), exponentiation by
  *   squaring over the exponent's bits, longer than a table row;
- * - BitShift(x, 2^s) (after bk_rewrite_int.c): RIGHT x / 2^s (v.div);
+ * - BitShift(x, 2^s) (after legalize/rewrite_int.c): RIGHT x / 2^s (v.div);
  *   LEFT (x & (2^W / 2^s - 1)) * 2^s, the bits shifted out masked first;
  * - Pow with a run-time exponent (x^y as C pow): |x|^y = exp(y log|x|);
  *   for x < 0 (x < |x|) times g = +1 for an even integer y (y/2 ==
@@ -99,7 +99,7 @@ static const ElemProg progs[] = {
     {"IsInf_none", S1, 0, 3, {BIN(EQ, S0, X0, X0), BIN(LT, S0, S0, S0), UN(CAST, S1, S0)}},
     /* the condition arrives converted to the data's dtype */
     {"Where", S0, 1, 2, {UN(MOV, S0, X2), BIN(SEL, S0, X0, X1)}},
-    /* BitShift(x, p = 2^s) (bk_rewrite_int.c), x >= 0: RIGHT is x / p;
+    /* BitShift(x, p = 2^s) (legalize/rewrite_int.c), x >= 0: RIGHT is x / p;
      * LEFT keeps the bits that stay below 2^W, m = 2^W / p - 1, then
      * (x & m) * p < 2^W never saturates. uint32 (i32, values < 2^31):
      * m = (2^31 - 1) / p, so the result is x << s mod 2^31 */
@@ -126,14 +126,14 @@ static void row_name(const IrGraph *g, const IrNode *nd, char *buf, size_t n)
     const char *op = nd->op;
     int fx = is_float(g, nd->in[0]);
     if (!strcmp(op, "Mod")) op = ir_attr_int(nd, "fmod", 0) ? (fx ? "Mod_fmod" : "Mod_fmod_int") : fx ? "" : "Mod_int";
-    else if (!strcmp(op, "Div")) op = fx ? "" : "Div_int";   /* floats: v.recip + v.mul (bk_lower_vec.c) */
+    else if (!strcmp(op, "Div")) op = fx ? "" : "Div_int";   /* floats: v.recip + v.mul (lower/vec.c) */
     else if (!strcmp(op, "Pow")) {
         const IrTensor *y = &g->t[nd->in[1]];
-        /* a float base by a constant scalar exponent: bk_lower_vec.c */
+        /* a float base by a constant scalar exponent: lower/vec.c */
         op = !fx ? "Pow_int" : !(y->data && ir_numel(y) == 1) ? "Pow" : "";
     } else if (!strcmp(op, "BitShift")) {
         int dt = g->t[nd->in[0]].dtype;
-        if (!ir_attr_int(nd, BK_SHIFT_BY_POW2, 0)) op = "";   /* not rewritten (bk_rewrite_int.c) */
+        if (!ir_attr_int(nd, BK_SHIFT_BY_POW2, 0)) op = "";   /* not rewritten (legalize/rewrite_int.c) */
         else if (!strcmp(ir_attr_str(nd, "direction", ""), "RIGHT")) op = "BitShift_right";
         else op = dt == IR_U8 ? "BitShift_left8" : dt == IR_U16 ? "BitShift_left16" : dt == IR_U32 ? "BitShift_left32" : "";
     } else if (!strcmp(op, "IsInf")) {

@@ -13,7 +13,7 @@
  * any byte. The pieces (outer x index chunks) are spread over the cores.
  * Why an instruction: the chip has no other way to address memory by
  * data; an embedding lookup on a real accelerator is this descriptor.
- * Constant indices stay plain copies (bk_lower_move.c). */
+ * Constant indices stay plain copies (lower/move.c). */
 #include <stdio.h>
 #include <string.h>
 #include "compiler/lower/lower.h"

@@ -12,12 +12,12 @@
  * its entry instead of reading a neighbour), and one dma.gather over x
  * viewed as rows of one element copies the elements, reading the index
  * table straight from LMEM. Why a gather: the chip has no other way to
- * address memory by data (the same reason as bk_lower_gather.c).
+ * address memory by data (the same reason as lower/gather.c).
  * ScatterElements: y[p with its axis coordinate replaced by idx[p]] =
  * updates[p], the same flat indices (into data's shape, which is y's), the
  * tile a run of update elements, ending in one dma.scatter of updates into
  * y viewed as rows of one element; y starts as a copy of data, ordering
- * and the single core in bk_scatter.c. */
+ * and the single core in lower/scatter.c. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -131,7 +131,7 @@ int bk_lower_gather_elements(BkCtx *c, int node, BkLayer *ly, AtlErr *e)
     /* runs of output elements: at most 65535 (one 16-bit gather dim), at
      * least one run per core, four i32 boxes within the slot */
     uint64_t room = ly->slot_size > 8 * c->align ? ly->slot_size - 8 * c->align : 0;
-    int cores = scatter ? 1 : c->ncores;   /* a scatter runs on one core (bk_scatter.c) */
+    int cores = scatter ? 1 : c->ncores;   /* a scatter runs on one core (lower/scatter.c) */
     uint64_t ch = (uint64_t)(P + cores - 1) / (uint64_t)cores;
     if (ch > 65535) ch = 65535;
     if (ch > room / 16) ch = room / 16;

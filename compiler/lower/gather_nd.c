@@ -16,8 +16,8 @@
  * ScatterND (no batch dims): the same row of data (= y's shape) per tuple;
  * updates are [tuples][slice], and one dma.scatter per tile writes its
  * rows into y, which starts as a copy of data (ordering and the single
- * core in bk_scatter.c). The row DMA and the slice split
- * (bk_row_index_dma, bk_row_slices) are shared with bk_lower_revseq.c. */
+ * core in lower/scatter.c). The row DMA and the slice split
+ * (bk_row_index_dma, bk_row_slices) are shared with lower/revseq.c. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -188,7 +188,7 @@ int bk_lower_gather_nd(BkCtx *c, int node, BkLayer *ly, AtlErr *e)
     if (T > MAX16) return bk_fail(c, node, e, "%lld index tuples (at most 65535 are lowered)", (long long)T);
     l->od[3] = (uint32_t)kk;
     uint64_t room = ly->slot_size > 16 * c->align ? ly->slot_size - 16 * c->align : 0;
-    int cores = scatter ? 1 : c->ncores;   /* a scatter runs on one core (bk_scatter.c) */
+    int cores = scatter ? 1 : c->ncores;   /* a scatter runs on one core (lower/scatter.c) */
     uint64_t per_t = 4 * (3 * (uint64_t)kk + 3), ch = (uint64_t)(T + cores - 1) / (uint64_t)cores;
     if (ch > room / per_t) ch = room / per_t;
     if (ch < 1) return bk_fail(c, node, e, "tile does not fit LMEM");

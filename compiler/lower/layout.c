@@ -1,5 +1,5 @@
 /* layout.c - Tile, DepthToSpace and SpaceToDepth as strided
- * DRAM-to-DRAM copies (the DMA-only "direct" layers of bk_lower_move.c).
+ * DRAM-to-DRAM copies (the DMA-only "direct" layers of lower/move.c).
  *
  * Tile: per axis k with repeat r = out/in > 1 two copy dims, the repeat
  *   (source stride 0, destination stride in_k x the output stride) and the
@@ -9,7 +9,7 @@
  *   copy walks the output as [N][C'][H][b][W][b] (DepthToSpace; source
  *   channel (i*b + j)*C' + c in DCR mode, c*b*b + i*b + j in CRD mode) or
  *   as [N][b][b][C][H'][W'] (SpaceToDepth; source row h*b + i, column
- *   w*b + j). The emitter (bk_lower_move.c's emit_copy) loops the dims
+ *   w*b + j). The emitter (lower/move.c's emit_copy) loops the dims
  *   beyond the 4 a dma.copy takes.
  * A copy with more than IR_MAXDIM dims (Tile of a rank > 4 tensor) is cut
  *   into one copy per index of its leading dims.

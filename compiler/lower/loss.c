@@ -7,7 +7,7 @@
  * fit a slot, one row's [C][d chunk] block:
  *   SoftmaxCrossEntropyLoss first turns x into log-probabilities in place
  *     along C (v.rmax m, x - m, v.exp into a scratch box, v.rsum, v.log,
- *     subtract: the LogSoftmax steps of bk_lower_vec.c) and stores them as
+ *     subtract: the LogSoftmax steps of lower/vec.c) and stores them as
  *     the optional log_prob output.
  *   The label picks its class by a one-hot mask: v.eq (i32) of the label
  *     broadcast along C against a constant i32 iota [C] broadcast along N
@@ -20,15 +20,15 @@
  *   loss = -(picked * weight); reduction none stores it per (n, d); sum and
  *     mean reduce it (and, for mean, the picked weights) over D then N and
  *     divide with v.div: sum / sum of weights, so a fully ignored batch
- *     gives 0/0 = NaN exactly as compiler/ops_extra.c does.
+ *     gives 0/0 = NaN exactly as compiler/ops/extra.c does.
  * Why a step program and not a graph rewrite into LogSoftmax, Equal, Where
  * and reductions: the mask, the selects and both sums stay in LMEM (one
  * load of x, one store), it needs no integer compare or Where lowering,
  * and SoftmaxCrossEntropyLoss at opset 12 would need LogSoftmax along one
  * axis, which opset < 13 LogSoftmax does not mean.
  * sum / mean reduce across tiles: all their tiles run in order on one core
- * and add their partial sums into two accumulators in group-resident LMEM
- * (bk_resident.c; the first tile moves, the others add); the last tile
+ * and add their partial sums into two accumulators in resident LMEM
+ * (alloc/lmem.c; the first tile moves, the others add); the last tile
  * divides (mean) and stores. */
 #include <stdio.h>
 #include <string.h>

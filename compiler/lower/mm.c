@@ -18,8 +18,8 @@
  *   applies the fused activation, casts to the storage dtype if needed and
  *   stores the block.
  * K split (only when no tile with K whole fits a slot): the k chunks of one
- *   output tile are consecutive tiles on one core (bk_assign_tile_runs).
- *   Its f32 accumulator is group-resident (bk_resident.c), one of TWO
+ *   output tile are consecutive tiles on one core (BkLayer.tile_run).
+ *   Its f32 accumulator is resident (alloc/lmem.c), one of TWO
  *   buffers chosen by the output tile's parity: chunk 0 runs `mm` without
  *   acc, later chunks with acc=1 (same k order as one unsplit `mm`, so the
  *   sums are bit-identical), the last chunk adds the bias, applies the
@@ -45,11 +45,12 @@
  *   (race detector on) check this: one buffer instead of two races.
  * Weight multicast (constant, unbatched B on a chip with clusters of
  *   several cores): the whole B, block-major [n chunk][k chunk][kt][nt]
- *   (each block aligned), is group-resident in every core of a cluster that
- *   runs tiles, written once per cluster by the emitter's multicast
- *   prologue (mm_prologue); tiles then load only A and the bias. With a K
+ *   (each block aligned), is resident in every core of a cluster that
+ *   runs tiles, written once per cluster by the multicast prologue
+ *   (mm_prologue) the schedule places; tiles then load only A and the bias. With a K
  *   split too, the resident region holds B first, then the accumulators.
- * Tile shape: the cheapest by the cost model among halvings of M and N (and
+ * Tile shape: offered as candidates for the group search (group/search.c),
+ *   which keeps the cheapest by the cost model: halvings of M and N (and
  *   both B modes, per-tile loads or multicast, when multicast is possible)
  *   that fit, at one K depth: K whole when a tile with K whole fills the
  *   matrix unit (mt >= its rows and nt >= its columns, or all of M, N),

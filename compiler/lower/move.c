@@ -4,10 +4,10 @@
  * slice of the output), Split (one copy per output), Slice (start offset and
  * step strides, constant starts/ends/axes/steps, inputs or the attributes
  * of opset < 10), Gather with constant
- * indices (one copy per index; run-time indices: bk_lower_gather.c), Pad
- * (bk_lower_pad.c: one copy or fill per box of the axes' source-map runs),
+ * indices (one copy per index; run-time indices: lower/gather.c), Pad
+ * (lower/pad.c: one copy or fill per box of the axes' source-map runs),
  * Expand (zero source strides), Tile / DepthToSpace / SpaceToDepth
- * (bk_lower_layout.c), a view (Reshape/Flatten/Squeeze/Unsqueeze)
+ * (lower/layout.c), a view (Reshape/Flatten/Squeeze/Unsqueeze)
  * that placement gave its own storage and inference Dropout (one flat copy;
  * Dropout's bool mask, if requested, a fill of 1.0).
  * Each op becomes a list of strided copies (BkCopy, up to 8 dims); the
@@ -20,7 +20,7 @@
  * integer upsampling, which becomes two dims (input, repeat) with a zero
  * source stride, or an arithmetic progression (identity, integer
  * downsampling, crop offsets); other maps and the linear/cubic modes go to
- * bk_lower_resize.c (interpolation matrices on the matrix unit).
+ * lower/resize.c (interpolation matrices on the matrix unit).
  * Guarantees: output bytes equal the op's result (DMA moves bytes
  * unchanged). */
 #include <stdlib.h>
@@ -87,7 +87,7 @@ static int emit_copy(const BkCopy *cp, BkCode *k)
 }
 
 /* Nearest-neighbour index of output coordinate o along one axis, as the
- * ONNX spec (and compiler/ops_resize.c) defines it. ctm: 0 half_pixel,
+ * ONNX spec (and compiler/ops/resize.c) defines it. ctm: 0 half_pixel,
  * 1 pytorch_half_pixel, 2 align_corners, 3 asymmetric, 4 tf_half_pixel_for_nn;
  * nm: 0 round_prefer_floor, 1 round_prefer_ceil, 2 floor, 3 ceil. */
 static int64_t nearest_index(int ctm, int nm, double scale, int64_t in, int64_t out, int64_t o)

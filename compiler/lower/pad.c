@@ -2,7 +2,7 @@
  * DRAM-to-DRAM strided copies and fills.
  *
  * Every output coordinate along axis k reads source coordinate map_k(i)
- * (the same map compiler/ops_shape.c's eval_pad uses: -1 = the constant,
+ * (the same map compiler/ops/shape.c's eval_pad uses: -1 = the constant,
  * edge clamps, reflect folds with period 2(d-1)). Along each axis the map
  * is cut into runs where it is an arithmetic progression (interior: step 1,
  * an edge border: step 0, a reflected border: step -1) or all constant.

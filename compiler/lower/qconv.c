@@ -1,5 +1,5 @@
 /* qconv.c - ConvInteger and QLinearConv on the matrix unit's i8
- * `conv`, exact against the reference interpreter (ops_nn.c).
+ * `conv`, exact against the reference interpreter (ops/nn.c).
  *
  * Reads: 2-D NCHW, group 1, explicit pads (or none), strides, dilations;
  *   x and w int8 or uint8 (w constant or computed), x's zero point a
@@ -25,7 +25,7 @@
  *   sums are one v.rsum of the weight block. Corrections are i32 v.mul /
  *   v.affine / v.sub with stride-0 broadcasts; a zero point that is 0
  *   skips its term. Every term stays below 2^31 for KK <= 32767 (checked).
- *   The same reasoning as bk_lower_quant.c: a - zp spans -255..255, so
+ *   The same reasoning as lower/quant.c: a - zp spans -255..255, so
  *   subtracting first would leave the i8 path.
  * QLinearConv then adds the bias (i32), v.cast to f32 (exact below 2^24:
  *   the reference rounds (acc + bias) * multiplier from the exact value,

@@ -10,7 +10,7 @@
  * them; only QuantizeLinear / DequantizeLinear also take run-time ones
  * (e.g. computed by DynamicQuantizeLinear's expansion): each tile loads
  * their chunk in the storage dtype and converts it to f32 by v.cast
- * (exact). Storage: int8 -> chip i8, uint8 -> chip i16 (compiler/bk_dtype.c).
+ * (exact). Storage: int8 -> chip i8, uint8 -> chip i16 (compiler/target/dtype.c).
  *
  * DequantizeLinear y = (x - zp) * scale, x int8 / uint8, per tensor or per
  *   axis: x is seen as [outer][C][i1][i2] (C = the axis' size, 1 per

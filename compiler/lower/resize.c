@@ -3,11 +3,11 @@
  * of the interpreter (half_pixel, pytorch_half_pixel, align_corners,
  * asymmetric, tf_half_pixel_for_nn, tf_crop_and_resize with its
  * extrapolation value), cubic_coeff_a and exclude_outside, and nearest
- * maps that are not a DMA pattern (bk_lower_move.c tries those first).
+ * maps that are not a DMA pattern (lower/move.c tries those first).
  *
  * Interpolation is separable: along a resized axis, out[o] = sum_i R[o][i]
  * x[i] with R the [out][in] matrix of the interpreter's taps
- * (resize_axis_matrix in compiler/ops_resize.c, computed in f64, stored in
+ * (resize_axis_matrix in compiler/ops/resize.c, computed in f64, stored in
  * f32). The last two axes (H, W; only W for rank 1) may be resized; every
  * other axis must map identically (else a clear error). Per plane
  * (product of the other axes): Y = R_h X R_w^T as two `mm`s in f32.

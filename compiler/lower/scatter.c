@@ -1,5 +1,5 @@
 /* scatter.c - what the Scatter lowerings share (ScatterElements and
- * Scatter in bk_lower_gather_el.c, ScatterND in bk_lower_gather_nd.c, which
+ * Scatter in lower/gather_el.c, ScatterND in lower/gather_nd.c, which
  * compute the row indices exactly as their gather mirrors do and end each
  * tile with a dma.scatter instead of a dma.gather).
  *

@@ -2,7 +2,7 @@
  *
  * Elementwise (Add Sub Mul Div Max Min Pow, variadic Sum Mean Max Min of up
  * to BK_MAXIN inputs (Mean: the sum times 1/n; more inputs are chained
- * into several nodes by bk_rewrite_ops.c), Relu LeakyRelu Clip Sigmoid Tanh
+ * into several nodes by legalize/rewrite_ops.c), Relu LeakyRelu Clip Sigmoid Tanh
  * Exp Log Sqrt Reciprocal Neg Abs HardSigmoid HardSwish Gelu, the Gelu/erf
  * pattern, unfused BatchNormalization): the output is collapsed to at most
  * 4 dims (adjacent dims merge when every input walks them contiguously),
@@ -18,7 +18,7 @@
  * v.min with that bound as an input broadcast by stride 0; PRelu Elu Celu
  * Selu Softplus Softsign Shrink ThresholdedRelu use a second scratch
  * register (act_steps; comparisons as exact 0/1 masks, mask_steps); a fused
- * activation is appended. Ops with a row in compiler/bk_elem_prog.c's table
+ * activation is appended. Ops with a row in compiler/lower/elem_prog.c's table
  * (rounding, Sign, trigonometric and hyperbolic functions, Erf, Mod fmod=1,
  * Pow with a run-time or non-scalar exponent, Pow of an integer base,
  * BitShift) take their program from it.
@@ -35,7 +35,7 @@
  * the optional Mean and InvStdDev outputs ([rows], the normalised axes
  * reduced to 1) are stored from the row mean and 1/sqrt registers.
  * Dtypes: each layer works in its tensors' storage dtypes (BkLow.dt/xdt,
- * compiler/bk_dtype.c): floats in the --dtype, integers as i8/i16/i32 for
+ * compiler/target/dtype.c): floats in the --dtype, integers as i8/i16/i32 for
  * the ops the vector unit does exactly on them (Add Sub Mul Max Min Neg
  * Abs Relu Clip Identity, ReduceSum/Max/Min; an integer Clip reads its
  * bounds as registers, v.max / v.min). Every register of an elementwise
@@ -143,7 +143,7 @@ static int fit_box(BkCtx *c, BkLow *l, uint64_t cap, uint64_t bytes_per_elem, un
     }
 }
 
-/* The box tiling for other vector lowerings (bk_lower_quant.c). */
+/* The box tiling for other vector lowerings (lower/quant.c). */
 void bk_box_of(const BkLow *l, int t, uint32_t o[4], uint32_t ext[4]) { box_of(l, t, o, ext); }
 int bk_fit_box(BkCtx *c, BkLow *l, uint64_t cap, uint64_t bytes_per_elem) { return fit_box(c, l, cap, bytes_per_elem, 0); }
 
@@ -356,13 +356,15 @@ int bk_lower_elem(BkCtx *c, int node, BkLayer *ly, AtlErr *e)
         {"Relu", ISA_OP_V_RELU}, {"Sigmoid", ISA_OP_V_SIGMOID}, {"Tanh", ISA_OP_V_TANH}, {"Exp", ISA_OP_V_EXP},
         {"Log", ISA_OP_V_LOG}, {"Sqrt", ISA_OP_V_SQRT}, {"Reciprocal", ISA_OP_V_RECIP}, {"Gelu", ISA_OP_V_GELU},
         {"Identity", ISA_OP_V_MOV}, {"Cast", ISA_OP_V_CAST}, {"CastLike", ISA_OP_V_CAST}, {NULL, 0}};
-    /* a table program (bk_elem_prog.c) sets its registers' dtypes itself */
+    /* a table program (lower/elem_prog.c) sets its registers' dtypes itself */
     int table = gelu < 0 ? bk_elem_program(gr, nd, l, nin, &out, &scratch) : 0;
     if (table < 0) return bk_fail(c, node, e, "program longer than %d steps", BK_MAXSTEP);
     int done = table;
-    if (done) {}
-    else if (gelu >= 0) { add_step(l, ISA_OP_V_GELU, out, 0, -1, 0, 0); done = 1; }
-    else if ((op_is(nd, "Cast") || op_is(nd, "CastLike")) && y->dtype == IR_BOOL) {
+    if (!done && gelu >= 0) {
+        add_step(l, ISA_OP_V_GELU, out, 0, -1, 0, 0);
+        done = 1;
+    }
+    if (!done && (op_is(nd, "Cast") || op_is(nd, "CastLike")) && y->dtype == IR_BOOL) {
         /* integer x != 0 as min(max(x, -x), 1): exact (|INT_MIN| saturates
          * to INT_MAX), then v.cast into a second register when x is wider */
         add_step(l, ISA_OP_V_AFFINE, out, 0, -1, -1.0f, 0);
@@ -371,7 +373,7 @@ int bk_lower_elem(BkCtx *c, int node, BkLayer *ly, AtlErr *e)
         if (l->xdt != l->dt) { add_step(l, ISA_OP_V_CAST, out + 1, out, -1, 0, 0); out++; scratch = 2; }
         done = 1;
     }
-    else if (op_is(nd, "BatchNormalization")) {
+    if (!done && op_is(nd, "BatchNormalization")) {
         add_step(l, ISA_OP_V_MUL, out, 0, 1, 0, 0);
         add_step(l, ISA_OP_V_ADD, out, out, 2, 0, 0);
         done = 1;

@@ -1,5 +1,5 @@
 /* export.c - protobuf writing helpers and IR -> ONNX ModelProto
- * serialisation (see onnx.h). Used to build test models, fuzz seeds and the
+ * serialisation (see onnx/onnx.h). Used to build test models, fuzz seeds and the
  * synthetic benchmark model without any external tool. Nested messages are
  * built in their own buffer and then appended length-prefixed. */
 #include "compiler/onnx/onnx.h"

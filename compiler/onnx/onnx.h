@@ -21,7 +21,7 @@ int onnx_load_file(const char *path, IrGraph *g, AtlErr *e);
 
 /* Import options. With synthetic_weights set, an initializer whose
  * external-data file does not exist is filled deterministically
- * (compiler/synth_weights.h) instead of failing; a file that exists but is
+ * (compiler/onnx/synth_weights.h) instead of failing; a file that exists but is
  * short or unreadable is still an error. nsynthetic / synthetic_bytes
  * report what was invented. Without the option the error names the tensor
  * and the missing file. */

@@ -1,5 +1,5 @@
 /* synth_weights.c - deterministic synthetic initializers for models whose
- * external weight file is absent (see synth_weights.h).
+ * external weight file is absent (see onnx/synth_weights.h).
  *
  * Scale follows PyTorch's default initialisation: weights and biases uniform
  * in +-1/sqrt(fan_in), where fan_in depends on the consuming op (a Conv

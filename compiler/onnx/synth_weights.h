@@ -31,7 +31,7 @@ typedef struct SynthList {
 int synth_missing_tensor(SynthList *l, IrTensor *t, const char *file, AtlErr *e);
 
 /* Refills every listed tensor of g that is a constant, choosing the scale
- * from its first consumer (see synth_weights.c). Tensors not found in g
+ * from its first consumer (see onnx/synth_weights.c). Tensors not found in g
  * (e.g. inside node attributes) keep their generic fill. */
 int synth_refine(IrGraph *g, const SynthList *l, AtlErr *e);
 

@@ -1,4 +1,4 @@
-/* common.c - helpers the op implementations share (declared in ops.h):
+/* common.c - helpers the op implementations share (declared in ops/ops.h):
  * failure messages naming the node, axis and integer-list attributes,
  * shape checks and broadcasting. Apart from table.c so that the table,
  * which names every op's functions, is not also what they call. */

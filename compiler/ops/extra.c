@@ -1,6 +1,6 @@
 /* extra.c - ops beyond the core CNN set that the ONNX test suite and
  * exported models use: ArgMax/ArgMin, Size, GatherElements, Trilu, Hardmax,
- * CumSum. Same contracts as the other ops_*.c files (see ops.h). */
+ * CumSum. Same contracts as the other ops_*.c files (see ops/ops.h). */
 #include "compiler/ops/ops.h"
 #include <math.h>
 #include <stdlib.h>

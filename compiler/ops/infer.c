@@ -1,5 +1,5 @@
 /* infer.c - graph-wide shape inference and --input-shape handling (see
- * infer.h). Each node's shapes come from its op's infer function in the op
+ * ops/infer.h). Each node's shapes come from its op's infer function in the op
  * table; this file only walks the graph and reconciles the results with
  * the shapes declared in the model. */
 #include "compiler/ops/infer.h"

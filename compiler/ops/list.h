@@ -1,5 +1,5 @@
 /* list.h - the op implementation families (infer_X/eval_X pairs);
- * included by ops.h with OP() defined. Not an include-guarded header. */
+ * included by ops/ops.h with OP() defined. Not an include-guarded header. */
 OP(unary) OP(binary) OP(variadic) OP(where) OP(cast) OP(clip) OP(identity)
 OP(dropout) OP(conv) OP(convtranspose) OP(gemm) OP(matmul) OP(pool)
 OP(globalpool) OP(batchnorm) OP(instancenorm) OP(layernorm) OP(lrn)

@@ -1,7 +1,7 @@
 /* ops.h - the operator table: one row per ONNX op with its supported opset
  * range, a shape-inference function and an evaluation function.
  *
- * Adding an op is adding a row to ops_table.c plus its two functions.
+ * Adding an op is adding a row to ops/table.c plus its two functions.
  *
  * infer: sets dtype/ndim/dims of every present output from the inputs'
  *   dtypes and shapes. An input's data is available (non-NULL) only when it is
@@ -56,7 +56,7 @@ int ir_node_infer(const IrGraph *g, const IrNode *n, IrTensor **in, IrTensor **o
  * and roi constant) exactly as eval_resize computes it, as a dense
  * row-major [out][in] matrix m (taps whose clamped indices coincide are
  * summed) and per output index outside[o] (tf_crop_and_resize: that output
- * takes *extrap instead). Used by the backend (bk_lower_resize.c). Returns
+ * takes *extrap instead). Used by the backend (lower/resize.c). Returns
  * 0, or -1 with e set. */
 int resize_axis_matrix(const IrGraph *g, int node, int k, double *m, uint8_t *outside, double *extrap, AtlErr *e);
 
@@ -73,7 +73,7 @@ void op_same_shape(IrTensor *dst, const IrTensor *src);
 /* Numpy broadcast of in shapes into out (dims may be unknown). */
 int op_broadcast_shape(IrOpCtx *c, IrTensor **ins, int n, IrTensor *out);
 int op_dtype_is_float(int dt);
-/* Einsum's equation against its inputs' ranks (ops_extra.c; the backend's
+/* Einsum's equation against its inputs' ranks (ops/extra.c; the backend's
  * Einsum rewrite reads it too): letters per input axis and of the output,
  * ellipsis dims as the letters '0'.. so they broadcast like named ones,
  * the implicit output (no "->") made explicit; size[letter] its dimension. */

@@ -6,7 +6,7 @@
  * precompute up to 4 (input index, weight) taps; an output element is the
  * sum over the product of its axes' taps. Taps with zero weight are dropped,
  * so unscaled axes cost one tap. resize_axis_matrix gives one axis's taps
- * as a dense matrix to the backend (bk_lower_resize.c), so the chip
+ * as a dense matrix to the backend (lower/resize.c), so the chip
  * interpolates with exactly the interpreter's weights. */
 #include "compiler/ops/ops.h"
 #include <math.h>

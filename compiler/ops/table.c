@@ -1,4 +1,4 @@
-/* table.c - the operator table (see ops.h): each op's opsets, input
+/* table.c - the operator table (see ops/ops.h): each op's opsets, input
  * counts, shape inference and reference kernel (the helpers the op
  * implementations share are in common.c). Opset ranges: 6 is accepted where the op's opset-6
  * semantics are handled (legacy `broadcast` attributes included); 18 is the

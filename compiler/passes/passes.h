@@ -8,16 +8,16 @@
 #define ATOLL_COMPILER_PASSES_H
 #include "compiler/ir/ir.h"
 
-int pass_fold_constants(IrGraph *g, AtlErr *e);    /* pass_fold.c */
-int pass_remove_identity(IrGraph *g, AtlErr *e);   /* pass_identity.c */
-int pass_fold_batchnorm(IrGraph *g, AtlErr *e);    /* pass_bnfold.c */
-int pass_mark_views(IrGraph *g, AtlErr *e);        /* pass_views.c */
-int pass_fuse_activations(IrGraph *g, AtlErr *e);  /* pass_fuse.c */
-int pass_remove_dead(IrGraph *g, AtlErr *e);       /* pass_dead.c */
+int pass_fold_constants(IrGraph *g, AtlErr *e);    /* passes/fold.c */
+int pass_remove_identity(IrGraph *g, AtlErr *e);   /* passes/identity.c */
+int pass_fold_batchnorm(IrGraph *g, AtlErr *e);    /* passes/bnfold.c */
+int pass_mark_views(IrGraph *g, AtlErr *e);        /* passes/views.c */
+int pass_fuse_activations(IrGraph *g, AtlErr *e);  /* passes/fuse.c */
+int pass_remove_dead(IrGraph *g, AtlErr *e);       /* passes/dead.c */
 
 /* The canonical pipeline: toposort, shape inference, constant folding,
  * Identity/Dropout removal, BatchNorm folding, folding again, dead-node
  * removal, view marks, activation fusion marks, re-inference, verify.
- * (pass_pipeline.c) */
+ * (passes/pipeline.c) */
 int pass_run_all(IrGraph *g, AtlErr *e);
 #endif

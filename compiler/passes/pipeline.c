@@ -1,4 +1,4 @@
-/* pipeline.c - the canonical pass order (see passes.h). Folding runs
+/* pipeline.c - the canonical pass order (see passes/passes.h). Folding runs
  * before and after BatchNorm folding so that BN parameters computed from
  * constants are visible, and dead-node removal after both. */
 #include "compiler/passes/passes.h"

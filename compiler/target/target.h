@@ -19,7 +19,7 @@
  *   group/     choices priced by the cost model: the tile-shape search
  *              (layer groups and their slicing will live here)
  *   emit/      the schedule -> instruction streams and .abm records
- *   backend/   the driver (bk_compile) and the public API backend.h
+ *   backend/   the driver (bk_compile) and the public API backend/backend.h
  * docs/backend.md describes the flow. */
 #ifndef ATOLL_COMPILER_TARGET_TARGET_H
 #define ATOLL_COMPILER_TARGET_TARGET_H

@@ -1,6 +1,6 @@
 /* test_backend_cmp.c - the elementwise ops lowered by table programs of the
  * rounding, comparison, select, bitwise, integer division and
- * transcendental vector instructions (compiler/bk_elem_prog.c): rounding,
+ * transcendental vector instructions (compiler/lower/elem_prog.c): rounding,
  * Sign, trigonometric and hyperbolic functions, Erf, Mod, Pow with a
  * run-time (also integer) exponent, comparisons, Not/And/Or/Xor, IsNaN,
  * IsInf, Where, float -> integer / bool Cast and CastLike, integer Div and

@@ -1,10 +1,10 @@
 /* test_backend_floatops.c - float ops lowered as compositions on the chip:
- * Tile / DepthToSpace / SpaceToDepth copies (bk_lower_layout.c), variadic
- * Sum / Mean / Max / Min (bk_lower_vec.c, chains: bk_rewrite_ops.c),
+ * Tile / DepthToSpace / SpaceToDepth copies (lower/layout.c), variadic
+ * Sum / Mean / Max / Min (lower/vec.c, chains: legalize/rewrite_ops.c),
  * InstanceNormalization, LRN and run-time BatchNormalization
- * (bk_rewrite_ops.c), 3-D Conv / MaxPool / AveragePool and dilated
- * MaxPool (bk_rewrite_3d.c), CumSum (a triangular matmul,
- * bk_rewrite_ops.c). Graphs built in code, compiled for
+ * (legalize/rewrite_ops.c), 3-D Conv / MaxPool / AveragePool and dilated
+ * MaxPool (legalize/rewrite_3d.c), CumSum (a triangular matmul,
+ * legalize/rewrite_ops.c). Graphs built in code, compiled for
  * configs/tiny.ini and configs/a1.ini, simulated and compared with the
  * reference interpreter (data movement exactly), plus the structural
  * checks of bk_graph_run.h. Run-time parameters are computed from the one

@@ -1,6 +1,6 @@
 /* test_backend_int.c - the backend's integer datapath: graphs whose tensors
  * are int32 / int64 / uint8 / int8 / bool (stored on the chip as i32, i32,
- * i16, i8, i8; compiler/bk_dtype.c) through every data-movement op
+ * i16, i8, i8; compiler/target/dtype.c) through every data-movement op
  * (Transpose, Concat, Split, Slice, Gather with constant and run-time
  * indices, also indices computed on the chip, Pad with an integer value,
  * Expand, views copied to outputs, a constant output), the integer

@@ -1,6 +1,6 @@
-/* test_backend_lowerings.c - the interpolating Resize (bk_lower_resize.c),
- * every Pad mode (bk_lower_pad.c) and Gather with run-time indices
- * (bk_lower_gather.c, dma.gather) on the chip: graphs built in code,
+/* test_backend_lowerings.c - the interpolating Resize (lower/resize.c),
+ * every Pad mode (lower/pad.c) and Gather with run-time indices
+ * (lower/gather.c, dma.gather) on the chip: graphs built in code,
  * compiled for configs/tiny.ini and configs/a1.ini, simulated and compared
  * with the reference interpreter (fp32, relative 1e-5; exact for data
  * movement), plus the structural checks of bk_graph_run.h, the fault of an

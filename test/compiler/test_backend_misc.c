@@ -1,9 +1,9 @@
 /* test_backend_misc.c - the last float ops given chip lowerings by graph
- * rewrites: Einsum (bk_rewrite_einsum.c), Det (bk_rewrite_det.c),
+ * rewrites: Einsum (legalize/rewrite_einsum.c), Det (legalize/rewrite_det.c),
  * MeanVarianceNormalization,
  * training-mode BatchNormalization and Reduce* over non-adjacent axes
- * (bk_rewrite_ops.c), and Slice with starts/ends as attributes (opset 9,
- * bk_lower_move.c). Graphs built in code, compiled
+ * (legalize/rewrite_ops.c), and Slice with starts/ends as attributes (opset 9,
+ * lower/move.c). Graphs built in code, compiled
  * for configs/tiny.ini and configs/a1.ini, simulated and compared with
  * the reference interpreter, plus the structural checks of bk_graph_run.h;
  * unsupported forms must fail naming the node and the reason. */

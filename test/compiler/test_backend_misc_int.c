@@ -1,11 +1,11 @@
 /* test_backend_misc_int.c - the last integer ops lowered on the chip:
  * BitShift on uint8 / uint16 / uint32 (chip i16 / i32 / i32; compiler/
- * bk_rewrite_int.c and the BitShift rows of bk_elem_prog.c), LEFT and
+ * legalize/rewrite_int.c and the BitShift rows of lower/elem_prog.c), LEFT and
  * RIGHT, with run-time and constant shift amounts, edge values (shifts by
  * 0 and by width-1, bits shifted out, x = 0 / 1 / all ones); Pow of
  * integer bases (every integer dtype, negative exponents, bases 0 / 1 / -1
  * with 31-bit exponents, int32 limits, constant operands, float
- * exponents); MaxPool of integers; MaxPool's Indices (bk_rewrite_pool_idx.c:
+ * exponents); MaxPool of integers; MaxPool's Indices (legalize/rewrite_pool_idx.c:
  * pads, strides, ceil_mode, auto_pad, storage_order 0 / 1, ties);
  * QuantizeLinear / DequantizeLinear with run-time scale and zero point —
  * compiled

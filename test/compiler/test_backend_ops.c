@@ -558,7 +558,7 @@ TEST(batchnorm_unfused)
 }
 
 /* 1-D (NCW) conv and pools run as 2-D with H = 1; 3-D as 2-D pools per
- * depth slice (bk_rewrite_3d.c; more cases in test_backend_floatops.c). */
+ * depth slice (legalize/rewrite_3d.c; more cases in test_backend_floatops.c). */
 TEST(conv_pool_1d)
 {
     IrGraph g;
@@ -590,7 +590,7 @@ TEST(conv_pool_1d)
     n = ir_add_op(&g, "MaxPool", "mp3d", "x", "y", &e);
     ir_set_attr_ints(&g, n, "kernel_shape", k222, 3, &e);
     ir_add_output(&g, "y", &e);
-    run_graph(&g, "maxpool3d (2-D pools, bk_rewrite_3d.c)", 0);
+    run_graph(&g, "maxpool3d (2-D pools, legalize/rewrite_3d.c)", 0);
     ir_free(&g);
 }
 
@@ -681,7 +681,7 @@ TEST(reduce_prod_f16_names_node)
     ir_free(&g);
 }
 
-/* ConvTranspose: rewritten by the backend (bk_rewrite_convt.c) into a
+/* ConvTranspose: rewritten by the backend (legalize/rewrite_convt.c) into a
  * spread of the input by the stride and a Conv with flipped weights. */
 static int convt_node(IrGraph *g, const char *ins, const char *out, const int64_t *st, const int64_t *pads,
                       const int64_t *dil, const int64_t *opad, int ns, int group)
@@ -886,7 +886,7 @@ TEST(convtranspose_caller_graph_and_errors)
 }
 
 /* 3-D: the rewrite gives a 3-D Conv over the spread input, which
- * bk_rewrite_3d.c splits into 2-D convs; constant and run-time weights */
+ * legalize/rewrite_3d.c splits into 2-D convs; constant and run-time weights */
 TEST(convtranspose_3d)
 {
     IrGraph g;

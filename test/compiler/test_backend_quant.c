@@ -1,5 +1,5 @@
 /* test_backend_quant.c - the quantised ops on the chip
- * (compiler/bk_lower_quant.c): DequantizeLinear and QuantizeLinear (int8
+ * (compiler/lower/quant.c): DequantizeLinear and QuantizeLinear (int8
  * and uint8, per tensor and per axis), MatMulInteger (int8 / uint8
  * operands, zero points absent, per tensor, per row / column; batched;
  * constant B), QLinearMatMul, ConvInteger and QLinearConv (padding,

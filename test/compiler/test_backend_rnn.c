@@ -1,5 +1,5 @@
 /* test_backend_rnn.c - RNN, GRU and LSTM on the chip, unrolled by
- * compiler/bk_rewrite_rnn.c: graphs built in code, compiled for
+ * compiler/legalize/rewrite_rnn.c: graphs built in code, compiled for
  * configs/tiny.ini and configs/a1.ini, simulated and compared with the
  * reference interpreter (fp32, relative 1e-4), plus the structural checks of
  * bk_graph_run.h. Covers forward, reverse and bidirectional; initial_h /

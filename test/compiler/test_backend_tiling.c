@@ -11,7 +11,7 @@
  * split of the layer (BkSummary) is checked, so a test fails if the planner
  * stops using the split it is meant to exercise.
  * mobilenetv2_035's classifier Gemm (K = 1280) needs the matmul K split,
- * which bk_lower_mm.c does not have yet; the model is tested up to its last
+ * which lower/mm.c does not have yet; the model is tested up to its last
  * conv (the graph's output moved there). Its convs (0.35 width) fit
  * edge16k's slots without splits; resnet20_cifar's last stage needs K
  * splits there. */

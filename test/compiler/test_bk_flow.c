@@ -1,4 +1,4 @@
-/* test_bk_flow.c - the cost model's DMA pricing (compiler/bk_flow.c): the
+/* test_bk_flow.c - the cost model's DMA pricing (compiler/cost/flow.c): the
  * fast walk and the memo must give exactly the work of the reference
  * (burst by burst, every address by division) on every server.
  *
