@@ -224,21 +224,23 @@ static AtlInsn nop_insn(void)
     return n;
 }
 
-/* Pushes a DMA action's instructions (a nop when it has none, as the
- * emitter does), the wait on the first, the signal on the last. */
-static int push_dma(CCore *k, const AtlInsn *ins, const uint8_t *skip, int n, const BkAction *a)
+/* Queues a DMA action's instructions (bk_action_dma; a nop when it has
+ * none, as the emitter does), the wait on the first, the signal on the
+ * last. */
+static int push_dma(CCore *k, const BkCode *code, const BkAction *a)
 {
-    int first = -1, last = -1;
-    for (int j = 0; j < n; j++)
-        if (!(skip && skip[j])) { if (first < 0) first = j; last = j; }
+    int n, first, last;
+    const uint8_t *skip;
+    const AtlInsn *ins = bk_action_dma(a, code, &n, &skip, &first, &last);
     if (last < 0) {
         AtlInsn nop = nop_insn();
         return q_push(k, &nop, a->wait, a->signal, a->mask);
     }
     for (int j = first; j <= last; j++) {
         if (skip && skip[j]) continue;
-        if (q_push(k, &ins[j], j == first ? a->wait : -1, j == last ? a->signal : -1, j == last ? a->mask : 0))
-            return -1;
+        AtlInsn in = ins[j];
+        if (a->kind == BK_ACT_MCAST) in.mask = a->mask;
+        if (q_push(k, &in, j == first ? a->wait : -1, j == last ? a->signal : -1, j == last ? a->mask : 0)) return -1;
     }
     return 0;
 }
@@ -257,27 +259,11 @@ static int build_core(BkCtx *c, const BkSegment *sg, int core, CCore *k, BkTable
         const BkCode *code = bk_walk_code(c, sg, w, a, e);
         if (!code) return -1;
         int rc = 0;
-        switch (a->kind) {
-        case BK_ACT_MCAST:
-            for (int j = 0; j < code->nst && !rc; j++) {
-                AtlInsn in = code->st[j];
-                in.mask = a->mask;
-                rc = q_push(k, &in, -1, j == code->nst - 1 ? a->signal : -1, j == code->nst - 1 ? a->mask : 0);
-            }
-            break;
-        case BK_ACT_LOAD: rc = push_dma(k, code->ld, a->skip_w ? code->ld_w : NULL, code->nld, a); break;
-        case BK_ACT_STORE: rc = push_dma(k, code->st, NULL, code->nst, a); break;
-        case BK_ACT_COPY:
-            for (int j = 0; j < code->nst && !rc; j++) rc = q_push(k, &code->st[j], -1, -1, 0);
-            break;
-        case BK_ACT_COMPUTE: {
+        if (a->kind == BK_ACT_COMPUTE) {
             int first = k->ncp;
             for (int j = 0; j < code->ncp && !rc; j++) rc = cp_push(k, &code->cp[j]);
             if (!rc) rc = comp_push(k, first, a->wait, a->signal, 0);
-            break;
-        }
-        default: break;
-        }
+        } else if (a->kind != BK_ACT_COPY || code->nst) rc = push_dma(k, code, a);
         if (rc) goto oom;
     }
     return 0;

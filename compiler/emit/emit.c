@@ -73,21 +73,22 @@ static int emit_compute(BkEmit *x, int core, const BkCode *k, const BkAction *a,
     return 0;
 }
 
-/* A DMA action's instructions (skipping skip[j]), the wait on the first
- * and the signal (and multicast mask) on the last; a nop when none. */
-static int emit_dma(BkEmit *x, int core, const AtlInsn *ins, const uint8_t *skip, int n, const BkAction *a, int layer,
-                    AtlErr *e)
+/* A DMA action's instructions (bk_action_dma), the wait on the first and
+ * the signal (and multicast mask) on the last; a nop when none. */
+static int emit_dma(BkEmit *x, int core, const BkCode *k, const BkAction *a, int layer, AtlErr *e)
 {
-    int first = -1, last = -1;
-    for (int j = 0; j < n; j++)
-        if (!(skip && skip[j])) { if (first < 0) first = j; last = j; }
+    int n, first, last;
+    const uint8_t *skip;
+    const AtlInsn *ins = bk_action_dma(a, k, &n, &skip, &first, &last);
     if (last < 0) return put(x, core, ISA_ENGINE_DMA, nop(a->wait, a->signal), layer, e);
     for (int j = first; j <= last; j++) {
         if (skip && skip[j]) continue;
         AtlInsn in = ins[j];
         if (a->kind == BK_ACT_MCAST) in.mask = a->mask;
-        in.wait = (uint8_t)(j == first && a->wait >= 0 ? a->wait + 1 : 0);
-        in.signal = (uint8_t)(j == last && a->signal >= 0 ? a->signal + 1 : 0);
+        if (a->kind != BK_ACT_COPY) {
+            in.wait = (uint8_t)(j == first && a->wait >= 0 ? a->wait + 1 : 0);
+            in.signal = (uint8_t)(j == last && a->signal >= 0 ? a->signal + 1 : 0);
+        }
         if (put(x, core, ISA_ENGINE_DMA, in, layer, e)) return -1;
     }
     return 0;
@@ -124,16 +125,8 @@ static int emit_core(BkEmit *x, const BkSegment *sg, int core, AtlErr *e)
         const BkCode *k = bk_walk_code(x->c, sg, &x->walk, a, e);
         if (!k) return -1;
         int rc = 0;
-        switch (a->kind) {
-        case BK_ACT_MCAST: rc = emit_dma(x, core, k->st, NULL, k->nst, a, layer, e); break;
-        case BK_ACT_LOAD: rc = emit_dma(x, core, k->ld, a->skip_w ? k->ld_w : NULL, k->nld, a, layer, e); break;
-        case BK_ACT_STORE: rc = emit_dma(x, core, k->st, NULL, k->nst, a, layer, e); break;
-        case BK_ACT_COMPUTE: rc = emit_compute(x, core, k, a, layer, e); break;
-        case BK_ACT_COPY:
-            for (int j = 0; j < k->nst && !rc; j++) rc = put(x, core, ISA_ENGINE_DMA, k->st[j], layer, e);
-            break;
-        default: break;
-        }
+        if (a->kind == BK_ACT_COMPUTE) rc = emit_compute(x, core, k, a, layer, e);
+        else if (a->kind != BK_ACT_COPY || k->nst) rc = emit_dma(x, core, k, a, layer, e);
         if (rc) return -1;
     }
     return 0;

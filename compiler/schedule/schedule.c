@@ -134,6 +134,20 @@ void bk_table_free(BkTable *t)
     memset(t, 0, sizeof *t);
 }
 
+const AtlInsn *bk_action_dma(const BkAction *a, const BkCode *k, int *n, const uint8_t **skip, int *first, int *last)
+{
+    const AtlInsn *ins = a->kind == BK_ACT_LOAD ? k->ld : k->st;
+    *n = a->kind == BK_ACT_LOAD ? k->nld : k->nst;
+    *skip = a->kind == BK_ACT_LOAD && a->skip_w ? k->ld_w : NULL;
+    *first = *last = -1;
+    for (int j = 0; j < *n; j++)
+        if (!(*skip && (*skip)[j])) {
+            if (*first < 0) *first = j;
+            *last = j;
+        }
+    return ins;
+}
+
 uint64_t bk_slot_base(const BkLayer *ly, int b) { return ly->slot_off + (uint64_t)b * ly->slot_size; }
 
 const BkCode *bk_walk_code(BkCtx *c, const BkSegment *sg, BkWalk *w, const BkAction *a, AtlErr *e)

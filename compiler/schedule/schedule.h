@@ -134,6 +134,12 @@ void bk_table_free(BkTable *t);
 typedef struct BkWalk { BkCode code[2]; } BkWalk;
 const BkCode *bk_walk_code(BkCtx *c, const BkSegment *sg, BkWalk *w, const BkAction *a, AtlErr *e);
 void bk_walk_free(BkWalk *w);
+/* The instructions a DMA action (MCAST, LOAD, STORE, COPY) issues: the
+ * code's list for its kind (loads for LOAD, else the `st` list), *n of
+ * them, *skip marking those it leaves out (a LOAD's weight loads when
+ * skip_w; else NULL), *first / *last the first and last it issues (-1
+ * when none: the action is then a nop carrying its wait and signal). */
+const AtlInsn *bk_action_dma(const BkAction *a, const BkCode *k, int *n, const uint8_t **skip, int *first, int *last);
 /* LMEM base of slot b of the segment's layer. */
 uint64_t bk_slot_base(const BkLayer *ly, int b);
 
