@@ -83,7 +83,8 @@ $(BUILD)/bench/%: bench/%.c $(LIB)
 	@$(CC) $(CFLAGS_ALL) $< $(LIB) $(LDLIBS_ALL) -o $@
 
 # One pass of the suite for the current BUILD/SAN; writes $(BUILD)/results.txt.
-check: $(ATOLL) $(TEST_BINS)
+# The benchmarks are built too: test/cli/bench.sh runs them on small inputs.
+check: $(ATOLL) $(TEST_BINS) $(BENCH_BINS)
 	@sh test/run.sh $(BUILD) $(TEST_BINS)
 
 test:
