@@ -90,7 +90,7 @@ check: $(ATOLL) $(TEST_BINS) $(BENCH_BINS)
 test:
 	@$(MAKE) --no-print-directory check BUILD=build SAN=0
 	@$(MAKE) --no-print-directory check BUILD=build/san SAN=1
-	@sh test/total.sh build/results.txt build/san/results.txt
+	@sh test/total.sh --readme README.md build/results.txt build/san/results.txt
 
 bench: $(ATOLL) $(BENCH_BINS)
 	@for b in $(BENCH_BINS); do $$b || exit 1; done

@@ -39,28 +39,26 @@ static void run_one(const char *m, const char *chip, int dt)
     e2e_free(&r);
 }
 
-TEST(models_fp32)
-{
-    for (int i = 0; i < nmodels(); i++)
-        for (int c = 0; c < 2; c++) run_one(models[i], chips[c], ISA_F32);
-}
+/* One run: a model on a chip in a dtype. */
+typedef struct E2eCase { const char *model, *chip; int dtype; } E2eCase;
 
-TEST(models_fp16)
+static void run_case(const void *arg)
 {
-    for (int i = 0; i < nmodels(); i++)
-        for (int c = 0; c < 2; c++) run_one(models[i], chips[c], ISA_F16);
-}
-
-TEST(models_bf16)
-{
-    for (int i = 0; i < nmodels(); i++)
-        for (int c = 0; c < 2; c++) run_one(models[i], chips[c], ISA_BF16);
+    const E2eCase *c = arg;
+    run_one(c->model, c->chip, c->dtype);
 }
 
 int main(void)
 {
-    RUN(models_fp32);
-    RUN(models_fp16);
-    RUN(models_bf16);
+    /* each run (model x chip x dtype) is a test of its own */
+    static const int dtypes[] = {ISA_F32, ISA_F16, ISA_BF16};
+    for (int d = 0; d < 3; d++)
+        for (int i = 0; i < nmodels(); i++)
+            for (int c = 0; c < 2; c++) {
+                E2eCase k = {models[i], chips[c], dtypes[d]};
+                char name[128];
+                snprintf(name, sizeof name, "%s/%s/%s", models[i], chips[c], isa_dtype_name(dtypes[d]));
+                RUN_CASE(run_case, &k, name);
+            }
     return test_summary("test_backend_e2e");
 }

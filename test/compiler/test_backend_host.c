@@ -90,14 +90,13 @@ static void run_model(const char *name, const char *chipfile, int dtype)
     atl_ndarray_list_free(ref, nref);
 }
 
-TEST(models_through_firmware)
+/* One run through the firmware: a model on a chip in a dtype. */
+typedef struct HostCase { const char *model, *chip; int dtype; } HostCase;
+
+static void model_through_firmware(const void *arg)
 {
-    const char *models[] = {"digits_cnn", "lenet5", "encoder_block", "resnet20_cifar"};
-    for (int i = 0; i < 4; i++) {
-        run_model(models[i], "configs/tiny.ini", ISA_F32);
-        run_model(models[i], "configs/a1.ini", ISA_F32);
-    }
-    run_model("resnet20_cifar", "configs/a1.ini", ISA_F16);
+    const HostCase *c = arg;
+    run_model(c->model, c->chip, c->dtype);
 }
 
 /* digits_cnn at batch 3 equals three batch-1 runs (via the firmware). */
@@ -226,7 +225,19 @@ TEST(every_activation_matches_interpreter)
 
 int main(void)
 {
-    RUN(models_through_firmware);
+    /* each model run is a test of its own */
+    static const HostCase runs[] = {
+        {"digits_cnn", "configs/tiny.ini", ISA_F32}, {"digits_cnn", "configs/a1.ini", ISA_F32},
+        {"lenet5", "configs/tiny.ini", ISA_F32}, {"lenet5", "configs/a1.ini", ISA_F32},
+        {"encoder_block", "configs/tiny.ini", ISA_F32}, {"encoder_block", "configs/a1.ini", ISA_F32},
+        {"resnet20_cifar", "configs/tiny.ini", ISA_F32}, {"resnet20_cifar", "configs/a1.ini", ISA_F32},
+        {"resnet20_cifar", "configs/a1.ini", ISA_F16},
+    };
+    for (size_t i = 0; i < sizeof runs / sizeof runs[0]; i++) {
+        char name[128];
+        snprintf(name, sizeof name, "through_firmware/%s/%s/%s", runs[i].model, runs[i].chip, isa_dtype_name(runs[i].dtype));
+        RUN_CASE(model_through_firmware, &runs[i], name);
+    }
     RUN(batch3_matches_batch1);
     RUN(every_activation_matches_interpreter);
     return test_summary("test_backend_host");
