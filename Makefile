@@ -75,12 +75,12 @@ $(ATOLL): $(TOOL_OBJS) $(LIB)
 $(BUILD)/test/%: test/%.c test/test.h $(LIB)
 	@mkdir -p $(dir $@)
 	@echo "  LINK    $@"
-	@$(CC) $(CFLAGS_ALL) $< $(LIB) $(LDLIBS_ALL) -o $@
+	@$(CC) $(CFLAGS_ALL) -MMD -MP -MF $@.d $< $(LIB) $(LDLIBS_ALL) -o $@
 
 $(BUILD)/bench/%: bench/%.c $(LIB)
 	@mkdir -p $(dir $@)
 	@echo "  LINK    $@"
-	@$(CC) $(CFLAGS_ALL) $< $(LIB) $(LDLIBS_ALL) -o $@
+	@$(CC) $(CFLAGS_ALL) -MMD -MP -MF $@.d $< $(LIB) $(LDLIBS_ALL) -o $@
 
 # One pass of the suite for the current BUILD/SAN; writes $(BUILD)/results.txt.
 # The benchmarks are built too: test/cli/bench.sh runs them on small inputs.
@@ -153,4 +153,6 @@ install: $(ATOLL) $(LIB)
 clean:
 	rm -rf build
 
--include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)
+# header dependencies of objects, tests and benchmarks (a test helper such
+# as test/compiler/bk_e2e.h rebuilds the tests that include it)
+-include $(shell find $(BUILD)/obj $(BUILD)/test $(BUILD)/bench -name '*.d' 2>/dev/null)
