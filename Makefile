@@ -85,21 +85,22 @@ $(ATOLL): $(TOOL_OBJS) $(TLIB) $(LIB)
 $(BUILD)/test/%: test/%.c test/test.h $(TLIB) $(LIB)
 	@mkdir -p $(dir $@)
 	@echo "  LINK    $@"
-	@$(CC) $(CFLAGS_ALL) $< $(TLIB) $(LIB) $(LDLIBS_ALL) -o $@
+	@$(CC) $(CFLAGS_ALL) -MMD -MP -MF $@.d $< $(TLIB) $(LIB) $(LDLIBS_ALL) -o $@
 
 $(BUILD)/bench/%: bench/%.c $(TLIB) $(LIB)
 	@mkdir -p $(dir $@)
 	@echo "  LINK    $@"
-	@$(CC) $(CFLAGS_ALL) $< $(TLIB) $(LIB) $(LDLIBS_ALL) -o $@
+	@$(CC) $(CFLAGS_ALL) -MMD -MP -MF $@.d $< $(TLIB) $(LIB) $(LDLIBS_ALL) -o $@
 
 # One pass of the suite for the current BUILD/SAN; writes $(BUILD)/results.txt.
-check: $(ATOLL) $(TEST_BINS)
+# The benchmarks are built too: test/cli/bench.sh runs them on small inputs.
+check: $(ATOLL) $(TEST_BINS) $(BENCH_BINS)
 	@sh test/run.sh $(BUILD) $(TEST_BINS)
 
 test:
 	@$(MAKE) --no-print-directory check BUILD=build SAN=0
 	@$(MAKE) --no-print-directory check BUILD=build/san SAN=1
-	@sh test/total.sh build/results.txt build/san/results.txt
+	@sh test/total.sh --readme README.md build/results.txt build/san/results.txt
 
 bench: $(ATOLL) $(BENCH_BINS)
 	@for b in $(BENCH_BINS); do $$b || exit 1; done
@@ -162,4 +163,6 @@ install: $(ATOLL) $(LIB)
 clean:
 	rm -rf build
 
--include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)
+# header dependencies of objects, tests and benchmarks (a test helper such
+# as test/compiler/bk_e2e.h rebuilds the tests that include it)
+-include $(shell find $(BUILD)/obj $(BUILD)/test $(BUILD)/bench -name '*.d' 2>/dev/null)

@@ -9,7 +9,13 @@
  * simulator directly (abm_stage_program: the streams relocated as the
  * firmware would), so the cycles are the model's alone, without firmware
  * or host overheads. Prints the table and replaces the generated section of
- * docs/benchmarks.md (run from the repository root; --no-doc skips it). */
+ * docs/benchmarks.md (run from the repository root; --no-doc skips it).
+ *
+ * Fails (exit 1, the document left as it was) when any model fails to
+ * compile or run, has an output without a reference array of its name,
+ * size and shape, or an output outside the fp32 thresholds of
+ * compiler/compare.h; `--models DIR` and model names run others (what
+ * test/cli/bench.sh does with broken references). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -64,9 +70,9 @@ static void view_of(const AtlNdArray *a, IrTensor *t)
     t->data = a->data;
 }
 
-static int bench_one(const AtlChip *chip, const char *name, Row *row, AtlErr *e)
+static int bench_one(const AtlChip *chip, const char *dir, const char *name, Row *row, AtlErr *e)
 {
-    char path[256];
+    char path[1024];
     IrGraph g;
     AtlNdArray *ref = NULL;
     int nref = 0, rc = -1;
@@ -82,10 +88,10 @@ static int bench_one(const AtlChip *chip, const char *name, Row *row, AtlErr *e)
     memset(&sum, 0, sizeof sum);
     ir_init(&g);
     row->model = name;
-    snprintf(path, sizeof path, "models/%s.ref.npz", name);
+    snprintf(path, sizeof path, "%s/%s.ref.npz", dir, name);
     if (atl_npz_read(path, &ref, &nref, e)) goto out;
     double t0 = now();
-    snprintf(path, sizeof path, "models/%s.onnx", name);
+    snprintf(path, sizeof path, "%s/%s.onnx", dir, name);
     if (onnx_load_file(path, &g, e) || ir_toposort(&g, e)) goto out;
     /* fix every input to the reference input's shape */
     for (int i = 0; i < g.nin; i++) {
@@ -136,23 +142,45 @@ static int bench_one(const AtlChip *chip, const char *name, Row *row, AtlErr *e)
     row->mm_util = s->mm_util;
     row->dram = s->bytes.dram_rd + s->bytes.dram_wr;
     row->ips = s->cycles ? chip->freq_mhz * 1e6 / (double)s->cycles * row->batch : 0;
-    row->cosine = 1;
+    /* every output must have a reference of its size and shape and meet
+     * the fp32 thresholds of compiler/compare.h; any gap fails the model */
+    int compared = 0;
+    row->cosine = 2;   /* above any cosine: replaced by the first output's */
     for (uint32_t i = st.tensor_first; i < st.tensor_first + st.tensor_count; i++) {
         AbmTensor t = abm_tensor(&m.view, i);
         if (t.role != ABM_ROLE_OUTPUT) continue;
         io_out += t.size;
         const AtlNdArray *a = find_array(ref, nref, t.name);
-        if (!a || (uint64_t)atl_ndarray_numel(a) * 4 != t.size) continue;
+        if (!a) { atl_fail(e, "output '%s': %s.ref.npz has no array of that name", t.name, name); goto out; }
+        if (a->dtype != ATL_NPY_F32 || (uint64_t)atl_ndarray_numel(a) * 4 != t.size) {
+            atl_fail(e, "output '%s': the reference (%s, %lld elements) does not match the compiled tensor (%llu bytes of float32)",
+                     t.name, atl_npy_dtype_name(a->dtype), (long long)atl_ndarray_numel(a), (unsigned long long)t.size);
+            goto out;
+        }
         IrTensor want, got;
         view_of(a, &want);
-        got = want;
+        memset(&got, 0, sizeof got);
+        got.name = a->name;
+        got.dtype = IR_F32;
+        got.ndim = (int)t.ndim;
+        for (uint32_t k = 0; k < t.ndim && k < ABM_MAX_DIMS; k++) got.dims[k] = t.dims[k];
         got.data = sim_dram(sim, bases.base[t.region] + t.offset, t.size);
+        if (!got.data) { atl_fail(e, "output '%s' lies outside DRAM", t.name); goto out; }
         CmpStats cs;
-        if (got.data && !cmp_tensors(&want, &got, &cs, e)) {
-            if (cs.cosine < row->cosine) row->cosine = cs.cosine;
-            if (cs.max_abs > row->max_abs) row->max_abs = cs.max_abs;
+        CmpThresholds th;
+        if (cmp_tensors(&want, &got, &cs, e)) goto out;
+        cmp_thresholds_for(IR_F32, NULL, &th);
+        if (!cmp_verdict(&want, &got, &th, &cs)) {
+            atl_fail(e, "output '%s' differs from PyTorch's: %lld of %lld elements outside rtol %g atol %g x max|ref|, "
+                     "%lld NaN/inf mismatches, max abs %.3g, cosine %.7f", t.name, (long long)cs.over_tol, (long long)cs.n,
+                     th.rtol, th.atol, (long long)cs.nonfinite_mismatch, cs.max_abs, cs.cosine);
+            goto out;
         }
+        if (cs.cosine < row->cosine) row->cosine = cs.cosine;
+        if (cs.max_abs > row->max_abs) row->max_abs = cs.max_abs;
+        compared++;
     }
+    if (!compared) { atl_fail(e, "the compiled model has no output to compare"); goto out; }
     row->compulsory = sum.weight_bytes + io_in + io_out;
     rc = 0;
 out:
@@ -190,29 +218,48 @@ static void format_table(const Row *rows, int n, const AtlChip *chip, char *out,
 int main(int argc, char **argv)
 {
     int write_doc = 1;
-    const char *chip_path = CHIP;
+    const char *chip_path = CHIP, *dir = "models";
+    enum { MAXM = 32, NDEF = sizeof models / sizeof models[0] };
+    const char *names[MAXM];
+    int n = 0;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--no-doc")) write_doc = 0;
         else if (!strcmp(argv[i], "--chip") && i + 1 < argc) { chip_path = argv[++i]; write_doc = 0; }
-        else { fprintf(stderr, "usage: bench_models [--no-doc] [--chip FILE (implies --no-doc)]\n"); return 2; }
+        else if (!strcmp(argv[i], "--models") && i + 1 < argc) { dir = argv[++i]; write_doc = 0; }
+        else if (argv[i][0] != '-' && n < MAXM) { names[n++] = argv[i]; write_doc = 0; }
+        else {
+            fprintf(stderr, "usage: bench_models [--no-doc] [--chip FILE] [--models DIR] [NAME...]\n"
+                            "  (any of --chip, --models or NAME implies --no-doc)\n");
+            return 2;
+        }
     }
+    if (!n) for (; n < NDEF; n++) names[n] = models[n];
     AtlChip chip;
     AtlErr e = {{0}};
     if (cfg_load(chip_path, &chip, &e)) { fprintf(stderr, "bench_models: %s\n", e.msg); return 1; }
-    enum { N = sizeof models / sizeof models[0] };
-    Row rows[N];
+    Row rows[MAXM];
     memset(rows, 0, sizeof rows);
     int failed = 0;
-    for (int i = 0; i < N; i++)
-        if (bench_one(&chip, models[i], &rows[i], &e)) failed++;
+    for (int i = 0; i < n; i++)
+        if (bench_one(&chip, dir, names[i], &rows[i], &e)) {
+            fprintf(stderr, "bench_models: %s: %s\n", names[i], rows[i].error);
+            failed++;
+        }
     static char table[16384];
-    format_table(rows, N, &chip, table, sizeof table);
+    format_table(rows, n, &chip, table, sizeof table);
     printf("bench_models: bundled models on %s (%d cores, %.0f MHz)\n%s", chip_path, chip.clusters * chip.cores_per_cluster, chip.freq_mhz, table);
+    /* a model that fails to compile, to run, or to match its reference fails
+     * the benchmark, and the document keeps its last complete table */
+    if (failed) {
+        fprintf(stderr, "bench_models: %d of %d models failed%s\n", failed, n, write_doc ? "; " DOC " not written" : "");
+        return 1;
+    }
     if (write_doc) {
         static char body[20000];
         snprintf(body, sizeof body,
                  "Produced by `make bench` (`build/bench/bench_models`) on %s; each model at the batch "
-                 "of its reference input, simulated in full (timing and arithmetic) without firmware.\n\n%s",
+                 "of its reference input, simulated in full (timing and arithmetic) without firmware; every output "
+                 "within the fp32 thresholds of `atoll compare` of PyTorch's.\n\n%s",
                  CHIP, table);
         if (doc_section_write_file(DOC, "# Benchmarks", "bench_models", "## Bundled models on configs/a1.ini", body, &e)) {
             fprintf(stderr, "bench_models: %s\n", e.msg);
@@ -220,8 +267,5 @@ int main(int argc, char **argv)
         }
         printf("bench_models: wrote %s\n", DOC);
     }
-    /* a model the backend cannot compile yet is a row of the table, not a
-     * failed benchmark run */
-    (void)failed;
     return 0;
 }

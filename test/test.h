@@ -6,6 +6,11 @@
  * The last line a test binary prints is "NAME: N passed, N failed", which
  * test/run.sh sums across binaries. A test counts once, failed if any check
  * in it failed.
+ *
+ * A table of cases counts each case as a test: RUN_CASE(fn, arg, name)
+ * runs fn(arg) as a test of its own (each model run, each chip), and
+ * test_record(name, ok, why) counts a case whose outcome a suite runner
+ * computed (each ONNX conformance test of one conf_run call).
  */
 #ifndef ATOLL_TEST_H
 #define ATOLL_TEST_H
@@ -52,14 +57,42 @@ static void test_fail_at(const char *file, int line, const char *fmt, ...)
     test_current_failed = 1;
 }
 
-static void test_run_one(void (*fn)(void), const char *name)
+static inline void test_count(const char *name)
+{
+    if (test_current_failed) { test_failed++; printf("not ok %s\n", name); }
+    else { test_passed++; printf("ok %s\n", name); }
+    fflush(stdout);
+}
+
+static inline void test_run_one(void (*fn)(void), const char *name)
 {
     test_current_name = name;
     test_current_failed = 0;
     fn();
-    if (test_current_failed) { test_failed++; printf("not ok %s\n", name); }
-    else { test_passed++; printf("ok %s\n", name); }
-    fflush(stdout);
+    test_count(name);
+}
+
+#define RUN_CASE(fn, arg, name) test_run_case(fn, arg, name)
+static inline void test_run_case(void (*fn)(const void *), const void *arg, const char *name)
+{
+    test_current_name = name;
+    test_current_failed = 0;
+    fn(arg);
+    test_count(name);
+}
+
+/* Counts one case run elsewhere as a test; why: the failure's reason.
+ * The enclosing test's own verdict is kept. */
+static inline void test_record(const char *name, int ok, const char *why)
+{
+    const char *outer = test_current_name;
+    int outer_failed = test_current_failed;
+    test_current_name = name;
+    test_current_failed = !ok;
+    if (!ok) printf("  FAIL %s: %s\n", name, why ? why : "failed");
+    test_count(name);
+    test_current_name = outer;
+    test_current_failed = outer_failed;
 }
 
 static int test_summary(const char *suite)

@@ -14,6 +14,7 @@
 #include "tools/chip_conform.h"
 #include "tools/chip_exec.h"
 #include "tools/chip_convert.h"
+#include "tools/chip_limits.h"
 #include "compiler/onnx/onnx.h"
 #include "compiler/passes/passes.h"
 #include <stdio.h>
@@ -97,6 +98,19 @@ static int convert_inputs(const HostExec *h, const IrTensor *in, int n, IrTensor
     return 0;
 }
 
+/* A compile or input error: CONF_RUN_REFUSED when it is a refusal for a
+ * documented chip limit (chip_limits.h), else -1 naming it as no such
+ * refusal. */
+static int classify(const char *stage, AtlErr *e)
+{
+    char m[ATL_ERRLEN];
+    snprintf(m, sizeof m, "%s", e->msg);
+    const ChipLimit *l = chip_limit_match(m);
+    if (l) { atl_fail(e, "chip limit (%s): %s", l->name, m); return CONF_RUN_REFUSED; }
+    atl_fail(e, "%s failed, and not for a documented chip limit: %s", stage, m);
+    return -1;
+}
+
 static int run_on_chip(void *ctx, const IrGraph *g, const IrTensor *inputs, int ninputs, IrTensor **outputs, AtlErr *e)
 {
     ChipConform *cc = ctx;
@@ -113,7 +127,7 @@ static int run_on_chip(void *ctx, const IrGraph *g, const IrTensor *inputs, int 
         ir_free(&fz);
         return atl_err_prefix(e, "freezing shape inputs");
     }
-    int crc = chip_compile_graph(frozen ? &fz : g, cc->chip, NULL, 0, &abm, &len, NULL, e);
+    int crc = chip_limit_check_graph(frozen ? &fz : g, e) ? -1 : chip_compile_graph(frozen ? &fz : g, cc->chip, NULL, 0, &abm, &len, NULL, e);
     /* the inputs still fed at run time, in the frozen graph's order */
     IrTensor *fed = calloc((size_t)ninputs + 1, sizeof *fed);
     int nfed = 0;
@@ -123,10 +137,8 @@ static int run_on_chip(void *ctx, const IrGraph *g, const IrTensor *inputs, int 
     ir_free(&fz);
     if (!fed) { free(abm); return atl_fail(e, "out of memory"); }
     if (crc) {
-        char m[ATL_ERRLEN];
-        snprintf(m, sizeof m, "%s", e->msg);
         free(fed);
-        return atl_fail(e, "not supported by the backend: %s", m);
+        return classify("compiling", e);
     }
     inputs = fed;
     ninputs = nfed;
@@ -134,7 +146,7 @@ static int run_on_chip(void *ctx, const IrGraph *g, const IrTensor *inputs, int 
     conv = calloc((size_t)ninputs + 1, sizeof *conv);
     res = calloc((size_t)g->nout + 1, sizeof *res);
     if (!conv || !res) { atl_fail(e, "out of memory"); goto out; }
-    if (convert_inputs(&h, inputs, ninputs, conv, e)) goto out;
+    if (convert_inputs(&h, inputs, ninputs, conv, e)) { rc = classify("converting the inputs", e); goto out; }
     if (host_exec_run(&h, conv, ninputs, e)) goto out;
     for (; nres < g->nout; nres++) {
         IrTensor got;
@@ -161,6 +173,21 @@ out:
     return rc;
 }
 
+/* The limits table with how many tests each refused. */
+static void limits_notes(void *ctx, const ConfResult *r, FILE *fp)
+{
+    (void)ctx;
+    const char **reasons = calloc((size_t)r->n + 1, sizeof *reasons);
+    int n = 0;
+    for (int i = 0; reasons && i < r->n; i++)
+        if (r->cases[i].status == CONF_UNSUPPORTED) reasons[n++] = r->cases[i].reason;
+    fprintf(fp, "\n## Chip limits\n\nA test the interpreter passes counts as unsupported on the chip only when it is refused "
+                "for one of these limits (the refusal's message has one of the shapes listed in `tools/chip_limits.c`); "
+                "any other compile or input error fails the test.\n\n");
+    chip_limits_markdown(fp, reasons, n);
+    free(reasons);
+}
+
 void chip_conform_init(ChipConform *cc, const AtlChip *chip, const char *chip_path, const char *markdown)
 {
     memset(cc, 0, sizeof *cc);
@@ -169,6 +196,7 @@ void chip_conform_init(ChipConform *cc, const AtlChip *chip, const char *chip_pa
     snprintf(cc->command, sizeof cc->command, "atoll conformance --chip %s --markdown %s", chip_path,
              markdown ? markdown : "FILE");
     cc->runner.run = run_on_chip;
+    cc->runner.notes = limits_notes;
     cc->runner.ctx = cc;
     cc->runner.title = "ONNX conformance on the simulated chip";
     cc->runner.how =
@@ -183,15 +211,11 @@ void chip_conform_init(ChipConform *cc, const AtlChip *chip, const char *chip_pa
         "integer, bool and float64 inputs are converted to the chip's storage types by the host (an int64 "
         "beyond int32 or a float64 beyond float32 is refused, so the test counts as unsupported); each output "
         "must match the expected one within |a-b| <= 1e-5 + 1e-3*|b| (floats) or "
-        "exactly (integers, bools). A test whose graph the backend does not compile is unsupported "
-        "(reason in the table below); a simulator fault or a wrong value is a failure. What the chip leaves "
-        "unsupported, beyond the ops the front end itself lacks (strings, sequences, optionals, Loop/If/Scan, "
-        "training and random ops, DFT/STFT, GridSample, RoiAlign, MaxUnpool, Unique, TfIdfVectorizer): outputs "
-        "whose shape depends on data (NonZero, Compress, NonMaxSuppression, window ops whose size is computed "
-        "at run time), since the chip runs static schedules; uint64 and values beyond int32 (no 64-bit integers "
-        "on the chip); float64 values beyond float32's range; rank above 6 (the .abm tensor table holds 6 "
-        "dims); empty tensors; Scatter reductions add/mul (the DMA engine cannot accumulate); an LSTM whose "
-        "sequence_lens is a run-time input.";
+        "exactly (integers, bools). A test is unsupported on the chip only when it is refused for one of the "
+        "chip limits listed below (beyond the ops the front end itself lacks: strings, sequences, optionals, "
+        "Loop/If/Scan, training and random ops, DFT/STFT, GridSample, RoiAlign, MaxUnpool, Unique, "
+        "TfIdfVectorizer, which the interpreter already leaves unsupported); any other compile error, a "
+        "firmware error, a simulator fault or a wrong value is a failure.";
     cc->runner.make_target = "conformance-chip";
     cc->runner.command = cc->command;
     cc->runner.label = "on the chip";

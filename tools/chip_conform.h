@@ -15,8 +15,10 @@ typedef struct ChipConform {
     ConfRunner runner;
 } ChipConform;
 
-/* Fills cc->runner (ctx = cc). A backend compile error counts as
- * "not supported by the backend" (unsupported); a load or run error (the
- * firmware's or a simulator fault) or an unreadable output is a failure. */
+/* Fills cc->runner (ctx = cc). A graph with an empty tensor, a compile
+ * error or an input the chip's dtypes cannot hold is a refusal
+ * (unsupported) when its message matches a documented chip limit
+ * (tools/chip_limits.h), otherwise a failure; so are a load or run error
+ * (the firmware's or a simulator fault) and an unreadable output. */
 void chip_conform_init(ChipConform *cc, const AtlChip *chip, const char *chip_path, const char *markdown);
 #endif

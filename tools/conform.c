@@ -9,8 +9,10 @@
  * NaN), exact for integers and bools. The statically inferred shape must
  * agree with the computed one wherever it is known. A second copy of the
  * model goes through pass_run_all and must match the expected outputs too,
- * which checks that every canonicalisation pass preserves results. Errors whose message says
- * "not supported" (an attribute value, a dtype) count as unsupported. */
+ * which checks that every canonicalisation pass preserves results. Errors of
+ * the importer, shape inference and interpreter whose message says "not
+ * supported" (an attribute value, a dtype) count as unsupported; a runner
+ * (ConfRunner) says itself which of its failures are refusals. */
 #include "tools/conform.h"
 #include "compiler/onnx/onnx.h"
 #include "compiler/ops/infer.h"
@@ -228,7 +230,7 @@ static void run_case(const char *dir, const ConfRunner *runner, ConfCase *c)
                 if (c->status == CONF_PASS && rc) {
                     char m[ATL_ERRLEN + 40];
                     snprintf(m, sizeof m, "%s: %s", stage, e.msg);
-                    set_result(c, runner && unsupported_msg(e.msg) ? CONF_UNSUPPORTED : CONF_FAIL, m);
+                    set_result(c, runner && rc == CONF_RUN_REFUSED ? CONF_UNSUPPORTED : CONF_FAIL, m);
                 } else if (c->status == CONF_PASS) {
                     for (int i = 0; i < g.nout && c->status == CONF_PASS; i++)
                         if (compare(&outs[i], &want[i], why, sizeof why)) {
@@ -364,6 +366,7 @@ int conf_write_markdown_with(const ConfResult *r, const ConfRunner *runner, cons
         fprintf(fp, "| %s | %s | %d | %d | %d |\n", rows[i].op, ir_op_known(rows[i].op) ? "yes" : "no", rows[i].pass,
                 rows[i].fail, rows[i].unsup);
     free(rows);
+    if (runner && runner->notes) runner->notes(runner->ctx, r, fp);
     fprintf(fp, "\n## Tests not passing\n\n| suite | test | status | reason |\n|---|---|---|---|\n");
     for (int i = 0; i < r->n; i++) {
         const ConfCase *c = &r->cases[i];

@@ -39,8 +39,11 @@ void conf_free(ConfResult *r);
  * path: tools/chip_conform.c). `run` gets the graph after pass_run_all
  * (shapes inferred) and one data set's inputs (named as the graph inputs)
  * and returns g->nout outputs in a malloc'd array of tensors with owned
- * contents (freed with interp_free_outputs). A failure whose message says
- * "not supported" counts the test as unsupported, any other as failed. */
+ * contents (freed with interp_free_outputs). It returns 0, or
+ * CONF_RUN_REFUSED when it refuses the graph for a limit it documents (the
+ * test counts as unsupported, the reason is e's message), or -1 on any
+ * other failure (the test fails, whatever the message says). */
+#define CONF_RUN_REFUSED 1
 typedef struct ConfRunner {
     int (*run)(void *ctx, const IrGraph *g, const IrTensor *inputs, int ninputs, IrTensor **outputs, AtlErr *e);
     void *ctx;
@@ -49,6 +52,9 @@ typedef struct ConfRunner {
     const char *make_target;/* e.g. "conformance-chip" */
     const char *command;    /* the command line, for the markdown header */
     const char *label;      /* prefix of its failure reasons, e.g. "on the chip" */
+    /* optional: markdown written after the per-op table (e.g. the limits
+     * the runner refuses for, with their counts) */
+    void (*notes)(void *ctx, const ConfResult *r, FILE *fp);
 } ConfRunner;
 
 /* As conf_run, but each test that passes on the interpreter is then run on

@@ -1,6 +1,7 @@
 # onnx.sh - `atoll interp` and `atoll compile` on the models in test/data
 # (made by test/data/gen_models.py): results against NumPy, and every error
-# path (malformed file, unsupported op, bad --input-shape, bad inputs).
+# path (malformed file, unsupported op, bad --input-shape, bad inputs); the
+# interpreter's conformance report equals docs/conformance.md.
 . test/cli/lib.inc
 D=test/data
 expect_ok interp_npz "$ATOLL" interp $D/convbn.onnx --input $D/convbn_x.npy --output "$TMPD/y.npz"
@@ -36,4 +37,9 @@ expect_fail bad_npy "bad magic" "$ATOLL" interp $D/convbn.onnx --input x=$D/conv
 expect_fail conformance_no_data "does not exist (install the libonnx-testdata package)" "$ATOLL" conformance /nonexistent/onnx
 expect_ok conformance_filter "$ATOLL" conformance --filter test_relu
 expect_grep conformance_table "TOTAL" "$TMPD/out"
+# docs/conformance.md is this run's report below its header (make conformance)
+expect_ok conformance_md "$ATOLL" conformance --markdown "$TMPD/c.md"
+tail -n +4 docs/conformance.md > "$TMPD/doc.md"; tail -n +4 "$TMPD/c.md" > "$TMPD/run.md"
+if diff -u "$TMPD/doc.md" "$TMPD/run.md" > "$TMPD/c.diff" 2>&1; then ok conformance_md_in_step
+else fail conformance_md_in_step "docs/conformance.md differs from this run (make conformance): $(head -c 800 "$TMPD/c.diff")"; fi
 cli_summary onnx

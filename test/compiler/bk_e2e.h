@@ -20,6 +20,8 @@
 
 typedef struct E2eResult {
     double max_abs, max_rel, cosine;     /* vs PyTorch reference */
+    double rel_l2;                       /* ||a - t|| / ||t||: the error relative to the output's magnitude */
+    double gain;                         /* a.t / t.t: the least-squares scale of a against t (1 = none) */
     double interp_max_abs;               /* vs the interpreter */
     int64_t tol_violations;              /* elements with |a-t| > 1e-5 + 1e-4|t| */
     uint64_t cycles;
@@ -59,6 +61,63 @@ static inline void e2e_store_elem(int dt, uint8_t *p, size_t i, float v)
     if (dt == ISA_F16) ((uint16_t *)p)[i] = num_f32_to_f16(v);
     else if (dt == ISA_BF16) ((uint16_t *)p)[i] = num_f32_to_bf16(v);
     else ((float *)p)[i] = v;
+}
+
+/* An output (n elements of dtype at got) against the fp32 reference. */
+typedef struct E2eScore {
+    double max_abs, max_rel, cosine;
+    double rel_l2;                       /* ||got - ref|| / ||ref|| */
+    double gain;                         /* got.ref / ref.ref: the least-squares scale (1 = none) */
+    int64_t tol_violations;              /* elements with |a-t| > 1e-5 + 1e-4|t| */
+} E2eScore;
+
+static inline void e2e_score(const uint8_t *got, int dtype, const float *ref, int64_t n, E2eScore *s)
+{
+    double dot = 0, na = 0, nb = 0, nd = 0;
+    memset(s, 0, sizeof *s);
+    for (int64_t i = 0; i < n; i++) {
+        double a = e2e_load_elem(got, dtype, (size_t)i), t = ref[i];
+        double d = fabs(a - t);
+        if (d > s->max_abs) s->max_abs = d;
+        double rel = d / (fabs(t) > 1e-3 ? fabs(t) : 1e-3);
+        if (rel > s->max_rel) s->max_rel = rel;
+        if (d > 1e-5 + 1e-4 * fabs(t)) s->tol_violations++;
+        dot += a * t; na += a * a; nb += t * t; nd += d * d;
+    }
+    s->cosine = na > 0 && nb > 0 ? dot / sqrt(na * nb) : (na == nb ? 1 : 0);
+    s->rel_l2 = nb > 0 ? sqrt(nd / nb) : (nd > 0 ? INFINITY : 0);
+    s->gain = nb > 0 ? dot / nb : 1;
+}
+
+/* Bounds of a bundled model's fp16 / bf16 output against PyTorch's fp32
+ * one, set about 1.5x above what the chip achieves (gain: at least 0.0003; test_backend_e2e
+ * prints the measured figures): the error relative to the output's
+ * magnitude, ||got - ref|| / ||ref||, and the least-squares gain's distance
+ * from 1. The cosine ignores scale (a uniform 1% gain keeps it at 1); these
+ * do not: a 1% gain raises rel_l2 by about 0.01 (above every bound but
+ * mobilenetv2's, whose own fp16/bf16 errors are 0.020 and 0.146 of its
+ * magnitude) and moves the gain by 0.01 (a gain of 1.01 is above every
+ * gain bound; mobilenetv2's are the loosest, 0.011 and 0.012, because its
+ * low-precision error alone moves the gain by 0.007-0.008). Returns 0 if
+ * the model has no bounds. */
+static inline int e2e_reduced_bounds(const char *model, int dtype, double *rel_l2, double *gain_dev)
+{
+    static const struct { const char *model; double f16_rel, f16_gain, bf16_rel, bf16_gain; } b[] = {
+        /* measured (f16 rel, gain-1; bf16 rel, gain-1): */
+        {"digits_cnn", 0.0005, 0.0003, 0.0035, 0.0019},        /* 0.00033 -0.00015; 0.00222 -0.00126 */
+        {"lenet5", 0.0003, 0.0003, 0.003, 0.0011},           /* 0.00014  0.00008; 0.00183 -0.00070 */
+        {"encoder_block", 0.0012, 0.0003, 0.009, 0.0006},     /* 0.00077 -0.00001; 0.00608  0.00035 */
+        {"resnet20_cifar", 0.0014, 0.00075, 0.009, 0.0045},   /* 0.00092 -0.00049; 0.00627  0.00299 */
+        {"mobilenetv2_035", 0.03, 0.012, 0.2, 0.011},       /* 0.01983  0.00808; 0.14627  0.00721 */
+        {"vit_tiny", 0.0035, 0.00065, 0.012, 0.0004},         /* 0.00223  0.00042; 0.00848 -0.00023 */
+    };
+    for (size_t i = 0; i < sizeof b / sizeof b[0]; i++)
+        if (!strcmp(b[i].model, model)) {
+            *rel_l2 = dtype == ISA_BF16 ? b[i].bf16_rel : b[i].f16_rel;
+            *gain_dev = dtype == ISA_BF16 ? b[i].bf16_gain : b[i].f16_gain;
+            return 1;
+        }
+    return 0;
 }
 
 /* Uniform in [-1, 1) from the LCG state *seed. */
@@ -186,17 +245,10 @@ static inline int e2e_run(const char *name, const char *chipfile, int dtype, E2e
         if (st->layers[i].used) r->layer_sim[i] = st->layers[i].last - st->layers[i].first;
     const uint8_t *dout = sim_dram(s, b.base[ABM_REGION_IO] + to.offset, (uint64_t)nout * es);
     if (!dout) { atl_fail(&e, "output outside DRAM"); goto done; }
-    double dot = 0, na = 0, nb = 0;
-    for (int64_t i = 0; i < nout; i++) {
-        double a = e2e_load_elem(dout, dtype, (size_t)i), t = ((const float *)rout->data)[i];
-        double d = fabs(a - t);
-        if (d > r->max_abs) r->max_abs = d;
-        double rel = d / (fabs(t) > 1e-3 ? fabs(t) : 1e-3);
-        if (rel > r->max_rel) r->max_rel = rel;
-        if (d > 1e-5 + 1e-4 * fabs(t)) r->tol_violations++;
-        dot += a * t; na += a * a; nb += t * t;
-    }
-    r->cosine = na > 0 && nb > 0 ? dot / sqrt(na * nb) : (na == nb ? 1 : 0);
+    E2eScore sc;
+    e2e_score(dout, dtype, (const float *)rout->data, nout, &sc);
+    r->max_abs = sc.max_abs; r->max_rel = sc.max_rel; r->cosine = sc.cosine;
+    r->rel_l2 = sc.rel_l2; r->gain = sc.gain; r->tol_violations = sc.tol_violations;
     /* the interpreter on the same input */
     in.name = ir_strdup(g.t[g.inputs[0]].name);
     in.dtype = IR_F32;

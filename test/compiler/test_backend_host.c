@@ -2,7 +2,8 @@
  * bk_compile -> .abm bytes -> host API (include/atoll.h) -> firmware LOAD
  * (validation, relocation, placement) -> RUN on the simulated device ->
  * atl_output, compared with the PyTorch reference (fp32: |a - t| <=
- * 1e-5 + 1e-4 |t|; fp16: cosine >= 0.999). Also batch > 1 through a
+ * 1e-5 + 1e-4 |t|; fp16: cosine >= 0.999 and the bounds on the error
+ * relative to the output's magnitude and on the gain of bk_e2e.h). Also batch > 1 through a
  * dynamic-batch model (digits_cnn at batch 3, every image checked against
  * batch-1 runs of the same images). */
 #include <stdio.h>
@@ -67,21 +68,21 @@ static void run_model(const char *name, const char *chipfile, int dtype)
         AtlStatus st = atl_run(m, NULL, &b, 1, NULL);
         CHECKF(st == ATL_OK, "%s on %s: run: %s", name, chipfile, atl_last_error(dev));
         if (st == ATL_OK && atl_output(m, NULL, 0, out, (size_t)nout * es) == ATL_OK) {
-            int64_t bad = 0;
-            double dot = 0, na = 0, nb = 0, mx = 0;
-            for (int64_t i = 0; i < nout; i++) {
-                double a = e2e_load_elem(out, dtype, (size_t)i), t = ((float *)rout->data)[i];
-                if (fabs(a - t) > 1e-5 + 1e-4 * fabs(t)) bad++;
-                if (fabs(a - t) > mx) mx = fabs(a - t);
-                dot += a * t; na += a * a; nb += t * t;
-            }
-            double cosv = dot / sqrt(na * nb);
+            E2eScore sc;
+            e2e_score(out, dtype, (const float *)rout->data, nout, &sc);
             AtlProfile pr;
             uint64_t cyc = atl_profile(m, &pr) == ATL_OK ? pr.cycles : 0;
-            printf("  %-16s %-18s %-4s via firmware: max_abs %.3g cos %.6f cycles %llu\n", name, chipfile, isa_dtype_name(dtype),
-                   mx, cosv, (unsigned long long)cyc);
-            if (dtype == ISA_F32) CHECKF(bad == 0, "%s: %lld elements out of tolerance (max abs %g)", name, (long long)bad, mx);
-            else CHECKF(cosv >= 0.999, "%s: cosine %.6f", name, cosv);
+            printf("  %-16s %-18s %-4s via firmware: max_abs %.3g cos %.6f rel_l2 %.5f gain %.5f cycles %llu\n", name, chipfile,
+                   isa_dtype_name(dtype), sc.max_abs, sc.cosine, sc.rel_l2, sc.gain, (unsigned long long)cyc);
+            double rel_max, gain_max;
+            if (dtype == ISA_F32)
+                CHECKF(sc.tol_violations == 0, "%s: %lld elements out of tolerance (max abs %g)", name, (long long)sc.tol_violations, sc.max_abs);
+            else if (!e2e_reduced_bounds(name, dtype, &rel_max, &gain_max)) CHECKF(0, "%s: no fp16/bf16 bounds", name);
+            else {
+                CHECKF(sc.cosine >= 0.999, "%s: cosine %.6f", name, sc.cosine);
+                CHECKF(sc.rel_l2 <= rel_max, "%s: ||got - ref|| / ||ref|| = %.5f > %.5f", name, sc.rel_l2, rel_max);
+                CHECKF(fabs(sc.gain - 1) <= gain_max, "%s: gain %.5f, more than %.5f from 1", name, sc.gain, gain_max);
+            }
         } else CHECKF(0, "%s: output: %s", name, atl_last_error(dev));
     } else if (abm) CHECKF(0, "%s on %s: open/load: %s", name, chipfile, dev ? atl_last_error(dev) : "no device");
     atl_unload(m);
@@ -90,14 +91,13 @@ static void run_model(const char *name, const char *chipfile, int dtype)
     atl_ndarray_list_free(ref, nref);
 }
 
-TEST(models_through_firmware)
+/* One run through the firmware: a model on a chip in a dtype. */
+typedef struct HostCase { const char *model, *chip; int dtype; } HostCase;
+
+static void model_through_firmware(const void *arg)
 {
-    const char *models[] = {"digits_cnn", "lenet5", "encoder_block", "resnet20_cifar"};
-    for (int i = 0; i < 4; i++) {
-        run_model(models[i], "configs/tiny.ini", ISA_F32);
-        run_model(models[i], "configs/a1.ini", ISA_F32);
-    }
-    run_model("resnet20_cifar", "configs/a1.ini", ISA_F16);
+    const HostCase *c = arg;
+    run_model(c->model, c->chip, c->dtype);
 }
 
 /* digits_cnn at batch 3 equals three batch-1 runs (via the firmware). */
@@ -226,7 +226,19 @@ TEST(every_activation_matches_interpreter)
 
 int main(void)
 {
-    RUN(models_through_firmware);
+    /* each model run is a test of its own */
+    static const HostCase runs[] = {
+        {"digits_cnn", "configs/tiny.ini", ISA_F32}, {"digits_cnn", "configs/a1.ini", ISA_F32},
+        {"lenet5", "configs/tiny.ini", ISA_F32}, {"lenet5", "configs/a1.ini", ISA_F32},
+        {"encoder_block", "configs/tiny.ini", ISA_F32}, {"encoder_block", "configs/a1.ini", ISA_F32},
+        {"resnet20_cifar", "configs/tiny.ini", ISA_F32}, {"resnet20_cifar", "configs/a1.ini", ISA_F32},
+        {"resnet20_cifar", "configs/a1.ini", ISA_F16},
+    };
+    for (size_t i = 0; i < sizeof runs / sizeof runs[0]; i++) {
+        char name[128];
+        snprintf(name, sizeof name, "through_firmware/%s/%s/%s", runs[i].model, runs[i].chip, isa_dtype_name(runs[i].dtype));
+        RUN_CASE(model_through_firmware, &runs[i], name);
+    }
     RUN(batch3_matches_batch1);
     RUN(every_activation_matches_interpreter);
     return test_summary("test_backend_host");

@@ -1,0 +1,34 @@
+# bench.sh - the benchmarks' own honesty (make check builds bench/ too):
+# bench_sim measures host seconds on the simulating thread's CPU clock, so
+# time the thread spends off the CPU (here a sleep inside every measured
+# interval, --stall-ms) does not count. bench_models fails (exit 1) on a
+# model that does not compile and on every way an output can escape its
+# check: no reference of its name, a reference of another size or shape,
+# values 1% off (test/data/bench/*.ref.npz, by gen_bench_refs.py, each with
+# a copy of the digits CNN); the real digits CNN passes.
+. test/cli/lib.inc
+B=$BUILD/bench
+expect_ok bench_sim_quick "$B/bench_sim" --quick --stall-ms 500
+for what in "timing-only: host CPU seconds" "full mode: host CPU seconds"; do
+    s=$(sed -n "s/^$what *\([0-9.]*\).*/\1/p" "$TMPD/out")
+    name=bench_sim_cpu_clock_$(echo "$what" | cut -d: -f1 | tr -c 'a-z\n' _)
+    if [ -n "$s" ] && awk "BEGIN { exit !($s < 0.35) }"; then ok "$name"
+    else fail "$name" "'$what' is '${s:-missing}' after a 0.5 s sleep in the interval (must not count): $(tail -4 "$TMPD/out")"; fi
+done
+expect_fail bench_sim_bad_arg "usage: bench_sim" "$B/bench_sim" --stall-ms x
+M=$TMPD/models
+mkdir -p "$M"
+for c in noref short shape wrong; do cp models/digits_cnn.onnx "$M/$c.onnx"; cp test/data/bench/$c.ref.npz "$M/"; done
+cp models/digits_cnn.onnx models/digits_cnn.ref.npz "$M/"
+cp test/data/unsupported.onnx "$M/fancy.onnx"; cp test/data/bench/fancy.ref.npz "$M/"
+expect_ok bench_models_digits "$B/bench_models" --models "$M" digits_cnn
+expect_grep bench_models_digits_row "^| digits_cnn | 1 | " "$TMPD/out"
+expect_fail bench_models_no_reference "noref: output 'output': noref.ref.npz has no array of that name" "$B/bench_models" --models "$M" noref
+expect_fail bench_models_size "short: output 'output': the reference (float32, 9 elements) does not match" "$B/bench_models" --models "$M" short
+expect_fail bench_models_shape "shape: tensor 'output': shapes differ" "$B/bench_models" --models "$M" shape
+expect_fail bench_models_values "wrong: output 'output' differs from PyTorch's: 9 of 10 elements outside" "$B/bench_models" --models "$M" wrong
+expect_fail bench_models_compile "fancy: .*FancyOp" "$B/bench_models" --models "$M" fancy
+expect_grep bench_models_failed_count "bench_models: 1 of 1 models failed" "$TMPD/out"
+expect_fail bench_models_one_of_two "1 of 2 models failed" "$B/bench_models" --models "$M" digits_cnn wrong
+expect_fail bench_models_missing "nope.ref.npz" "$B/bench_models" --models "$M" nope
+cli_summary bench.sh

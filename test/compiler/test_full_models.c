@@ -1,0 +1,122 @@
+/* test_full_models.c - the full-size models of models/full (graphs only,
+ * weights synthesised as `atoll compile --synthetic-weights` does) compiled
+ * for configs/a1.ini and simulated in timing-only mode, as a user sizing a
+ * chip runs them. Each model is a test: it must compile and run to the end
+ * without a fault, its simulated MACs must equal the MACs of its Conv,
+ * MatMul and Gemm nodes counted here from the graph's shapes (so every
+ * layer ran, and none twice), the DRAM reads must cover the weights once,
+ * and the matrix unit cannot exceed its peak. ResNet-50 runs in
+ * test/cli/demo.sh (the second half of `make demo`). The image is written
+ * without compression (zlib level 0, as `atoll demo` does): at the default
+ * level vit_b16's 346 MB of weights take most of its compile time. About
+ * 10 s in the plain build, 20 s under the sanitizers. */
+#include <stdio.h>
+#include <stdlib.h>
+#include "test/test.h"
+#include "compiler/backend/backend.h"
+#include "isa/abm_program.h"
+#include "compiler/onnx/onnx.h"
+#include "compiler/ops/infer.h"
+#include "compiler/passes/passes.h"
+#include "isa/abm.h"
+#include "sim/sim.h"
+
+static const char *const full_models[] = {"bert_base_layer", "mobilenetv2_100", "vit_b16"};
+
+/* MACs of the graph's Conv / MatMul / Gemm nodes from their shapes. */
+static uint64_t graph_macs(const IrGraph *g)
+{
+    uint64_t macs = 0;
+    for (int i = 0; i < g->nn; i++) {
+        const IrNode *n = &g->nodes[i];
+        const IrTensor *y = &g->t[n->out[0]];
+        int64_t outs = ir_numel(y);
+        if (!strcmp(n->op, "Conv")) {
+            const IrTensor *w = &g->t[n->in[1]];
+            int64_t per = 1;   /* C/groups x kernel */
+            for (int d = 1; d < w->ndim; d++) per *= w->dims[d];
+            macs += (uint64_t)(outs * per);
+        } else if (!strcmp(n->op, "MatMul")) {
+            const IrTensor *a = &g->t[n->in[0]];
+            macs += (uint64_t)(outs * a->dims[a->ndim - 1]);
+        } else if (!strcmp(n->op, "Gemm")) {
+            const IrTensor *a = &g->t[n->in[0]];
+            int64_t k = ir_attr_int(n, "transA", 0) ? a->dims[0] : a->dims[1];
+            macs += (uint64_t)(outs * k);
+        }
+    }
+    return macs;
+}
+
+static void run_full_model(const void *arg)
+{
+    const char *name = arg;
+    char path[256];
+    snprintf(path, sizeof path, "models/full/%s.onnx", name);
+    AtlErr e = {{0}};
+    AtlChip chip;
+    IrGraph g;
+    ir_init(&g);
+    AbmWriter *w = NULL;
+    uint8_t *buf = NULL;
+    size_t len = 0;
+    AbmModel m;
+    AtlProgram p;
+    AtlSim *s = NULL;
+    BkSummary sum;
+    memset(&m, 0, sizeof m);
+    memset(&p, 0, sizeof p);
+    memset(&sum, 0, sizeof sum);
+    OnnxLoadOpts lo = {1, 0, 0};
+    int ok = !cfg_load("configs/a1.ini", &chip, &e) && !onnx_load_file_opts(path, &lo, &g, &e) && !ir_toposort(&g, &e) &&
+             !ir_infer_shapes(&g, &e) && !pass_run_all(&g, &e);
+    CHECKF(ok, "%s: %s", name, e.msg);
+    if (ok) {
+        BkOptions o;
+        bk_options_default(&o);
+        w = abm_writer_new(cfg_fingerprint(&chip));
+        if (w) abm_writer_set_level(w, 0);   /* the image never leaves memory */
+        ok = w && !bk_compile(&g, &chip, &o, w, &sum, &e) && !abm_serialize(w, &buf, &len, &e) &&
+             !abm_load_buffer(&m, buf, len, cfg_fingerprint(&chip), 0, &e) && !abm_stage_program(&m, 0, &chip, &p, NULL, &e);
+        CHECKF(ok, "%s: compile: %s", name, e.msg);
+    }
+    if (ok) {
+        AtlSimOptions so;
+        sim_options_default(&so);
+        so.mode = SIM_MODE_TIMING;
+        s = sim_create(&chip, &so, &e);
+        ok = s && !sim_load(s, &p, &e) && !sim_run(s, &e);
+        CHECKF(ok, "%s: timing-only run: %s", name, e.msg);
+    }
+    if (ok) {
+        const AtlSimStats *st = sim_stats(s);
+        uint64_t want = graph_macs(&g);
+        printf("  %-16s a1 timing-only: %llu cycles, %llu MACs (graph %llu), DRAM read %llu B (weights %llu B), "
+               "MAC utilisation %.2f%%, %d layers\n", name, (unsigned long long)st->cycles, (unsigned long long)st->macs,
+               (unsigned long long)want, (unsigned long long)st->bytes.dram_rd, (unsigned long long)sum.weight_bytes,
+               100 * st->mm_util, sum.nlayers);
+        CHECK(st->cycles > 0);
+        CHECKF(want > 0 && st->macs == want, "%s: simulated %llu MACs, the graph has %llu", name,
+               (unsigned long long)st->macs, (unsigned long long)want);
+        CHECKF(st->bytes.dram_rd >= sum.weight_bytes, "%s: %llu bytes read from DRAM, fewer than the %llu of weights",
+               name, (unsigned long long)st->bytes.dram_rd, (unsigned long long)sum.weight_bytes);
+        CHECKF(st->mm_util > 0 && st->mm_util <= 1, "%s: matrix utilisation %g", name, st->mm_util);
+    }
+    sim_free(s);
+    prog_free(&p);
+    abm_model_free(&m);
+    free(buf);
+    abm_writer_free(w);
+    bk_summary_free(&sum);
+    ir_free(&g);
+}
+
+int main(void)
+{
+    for (size_t i = 0; i < sizeof full_models / sizeof full_models[0]; i++) {
+        char name[96];
+        snprintf(name, sizeof name, "full/%s/a1/timing", full_models[i]);
+        RUN_CASE(run_full_model, full_models[i], name);
+    }
+    return test_summary("test_full_models");
+}
