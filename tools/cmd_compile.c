@@ -41,6 +41,8 @@ static void usage(FILE *f)
             "  --name NAME            net name in the .abm (default: the graph's name)\n"
             "  --estimate             print the cost model's cycles per layer\n"
             "  --time                 print the wall time of each compiler phase\n"
+            "  --group auto|none      auto (default): layer groups where the cost model finds them\n"
+            "                         cheaper (docs/backend.md); none: every layer on its own\n"
             "  --keep-activations     no reuse of activation memory: every activation listed in\n"
             "                         the .abm keeps its value after a run (atoll run --dump-tensors)\n"
             "  --dump-ir              print the IR after the passes and stop\n"
@@ -133,7 +135,7 @@ int cmd_compile(int argc, char **argv)
     const char *model = NULL, *chipf = NULL, *out = NULL, *name = NULL, *v;
     IrInputShape shapes[MAXOPT];
     int nshapes = 0, bad = 0, dump = 0, nopasses = 0, estimate = 0, batch = 0, dt = ISA_F32;
-    int batches[MAXBATCH], nbatch = 0, keep = 0, timing = 0;
+    int batches[MAXBATCH], nbatch = 0, keep = 0, timing = 0, group = BK_GROUP_AUTO;
     double times[PH_COUNT] = {0}, t0;
     OnnxLoadOpts lopts = {0, 0, 0};
     AtlErr e = {{0}};
@@ -173,6 +175,11 @@ int cmd_compile(int argc, char **argv)
         else if (!strcmp(argv[i], "--estimate")) estimate = 1;
         else if (!strcmp(argv[i], "--time")) timing = 1;
         else if (!strcmp(argv[i], "--keep-activations")) keep = 1;
+        else if ((v = cli_opt(argc, argv, &i, "--group", &bad))) {
+            if (!strcmp(v, "auto")) group = BK_GROUP_AUTO;
+            else if (!strcmp(v, "none")) group = BK_GROUP_NONE;
+            else { fprintf(stderr, "atoll compile: --group '%s': use auto or none\n", v); return 2; }
+        } else if (bad) return 2;
         else if (!strcmp(argv[i], "--synthetic-weights")) lopts.synthetic_weights = 1;
         else if (argv[i][0] == '-') { fprintf(stderr, "atoll compile: unknown option '%s' (see --help)\n", argv[i]); return 2; }
         else if (!model) model = argv[i];
@@ -235,7 +242,8 @@ int cmd_compile(int argc, char **argv)
             rc = 1;
             break;
         }
-        snprintf(opts, sizeof opts, "--chip %s --dtype %s%s", chip.name, isa_dtype_name(dt), lopts.nsynthetic ? " --synthetic-weights" : "");
+        snprintf(opts, sizeof opts, "--chip %s --dtype %s%s%s", chip.name, isa_dtype_name(dt),
+                 lopts.nsynthetic ? " --synthetic-weights" : "", group == BK_GROUP_NONE ? " --group none" : "");
         if (batches[bi]) {
             size_t n = strlen(opts);
             snprintf(opts + n, sizeof opts - n, " --batch ");
@@ -250,6 +258,7 @@ int cmd_compile(int argc, char **argv)
         o.net_name = name;
         o.options_text = opts;
         o.keep_activations = keep;
+        o.group = group;
         o.source_hash = hash;
         BkSummary sum;
         memset(&sum, 0, sizeof sum);

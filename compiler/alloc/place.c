@@ -112,8 +112,10 @@ int bk_place(BkCtx *c, AtlErr *e)
             if (i > last[r]) last[r] = i;
         }
         int gelu = c->gelu_src[i];          /* a Gelu layer reads only x */
-        for (int k = 0; k < (gelu >= 0 ? 1 : n->nin); k++) {
-            int t = gelu >= 0 ? gelu : n->in[k];
+        const IrNode *tail = c->tail[i] >= 0 ? &g->nodes[c->tail[i]] : NULL;
+        int nr = gelu >= 0 ? 1 : n->nin, na = tail ? tail->nin : 0;   /* a tail's residual is read here */
+        for (int k = 0; k < nr + na; k++) {
+            int t = k >= nr ? tail->in[k - nr] : gelu >= 0 ? gelu : n->in[k];
             if (t < 0 || g->t[t].data) continue;
             int r = root_of(c, t);
             if (first[r] < 0) first[r] = 0;

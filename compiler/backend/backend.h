@@ -41,11 +41,16 @@
 #include "isa/program.h"
 #include "util/err.h"
 
+enum { BK_GROUP_AUTO = 0, BK_GROUP_NONE = 1 };
+
 typedef struct BkOptions {
     int dtype;              /* storage/compute dtype: ISA_F32 (default), ISA_F16, ISA_BF16 */
     const char *net_name;   /* NULL: the graph's name (or "net") */
     const char *options_text; /* recorded in the .abm metadata (NULL: "") */
     const uint8_t *source_hash; /* ABM_HASH_BYTES of the source model, NULL: zeros */
+    int group;              /* BK_GROUP_AUTO (default): layer groups where the cost model
+                               finds them cheaper (a residual Add in its convolution's
+                               epilogue, ...); BK_GROUP_NONE: every layer on its own */
     int keep_activations;   /* 1: no reuse of activation memory, so every
                                activation listed in the .abm still holds its
                                value after the run (per-tensor comparison) */

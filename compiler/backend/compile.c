@@ -109,8 +109,11 @@ static void fill_summary(const BkCtx *c, const BkSchedule *sched, const BkEmit *
         } else {
             const IrNode *n = &g->nodes[ly->node];
             snprintf(li->name, sizeof li->name, "%s", n->name ? n->name : "");
-            snprintf(li->op, sizeof li->op, "%s%s%s", c->gelu_src[ly->node] >= 0 ? "Gelu" : n->op,
-                     c->act_on[ly->node] ? "+" : "", c->act_on[ly->node] ? n->act : "");
+            int tn = c->tail[ly->node];
+            const IrNode *t = tn >= 0 ? &g->nodes[tn] : NULL;
+            snprintf(li->op, sizeof li->op, "%s%s%s%s%s%s", c->gelu_src[ly->node] >= 0 ? "Gelu" : n->op,
+                     c->act_on[ly->node] ? "+" : "", c->act_on[ly->node] ? n->act : "", t ? "+Add" : "",
+                     t && c->act_on[tn] ? "+" : "", t && c->act_on[tn] ? t->act : "");
         }
         li->layer_id = ly->layer_id;
         li->tiles = ly->ntiles;
@@ -138,6 +141,8 @@ static int compile_graph(const IrGraph *g, const AtlChip *chip, const BkOptions 
     BkOptions dflt;
     if (!opt) { bk_options_default(&dflt); opt = &dflt; }
     if (sum) memset(sum, 0, sizeof *sum);
+    if (opt->group != BK_GROUP_AUTO && opt->group != BK_GROUP_NONE)
+        return atl_fail(e, "backend: group mode %d is not one of auto, none", opt->group);
     if (opt->dtype != ISA_F32 && opt->dtype != ISA_F16 && opt->dtype != ISA_BF16)
         return atl_fail(e, "backend: dtype %s is not supported (f32, f16, bf16)", isa_dtype_name(opt->dtype));
     if (chip->semaphores < BK_SEMS_USED)
@@ -151,6 +156,7 @@ static int compile_graph(const IrGraph *g, const AtlChip *chip, const BkOptions 
     c.es = isa_dtype_size(c.dt);
     c.ncores = cfg_total_cores(chip);
     c.keep_activations = opt->keep_activations;
+    c.grouping = opt->group != BK_GROUP_NONE;
     uint64_t row = (uint64_t)chip->lmem_banks * chip->lmem_bank_width;
     c.slot = (uint64_t)chip->lmem_bytes / 2 / row * row;
     if (c.slot == 0) c.slot = (uint64_t)chip->lmem_bytes / 2;
@@ -164,10 +170,11 @@ static int compile_graph(const IrGraph *g, const AtlChip *chip, const BkOptions 
     c.skip = calloc((size_t)g->nn + 1, sizeof *c.skip);
     c.gelu_src = malloc(((size_t)g->nn + 1) * sizeof *c.gelu_src);
     c.act_on = calloc((size_t)g->nn + 1, sizeof *c.act_on);
+    c.tail = malloc(((size_t)g->nn + 1) * sizeof *c.tail);
     BkLayer *layers = calloc((size_t)g->nn + (size_t)g->nout + 1, sizeof *layers);
-    if (!c.pl || !c.skip || !c.gelu_src || !c.act_on || !layers) { atl_fail(e, "out of memory"); goto done; }
+    if (!c.pl || !c.skip || !c.gelu_src || !c.act_on || !c.tail || !layers) { atl_fail(e, "out of memory"); goto done; }
     for (int t = 0; t < g->nt; t++) c.pl[t].root = t;
-    for (int i = 0; i < g->nn; i++) c.gelu_src[i] = -1;
+    for (int i = 0; i < g->nn; i++) c.gelu_src[i] = c.tail[i] = -1;
     for (int pass = 0; pass < 2; pass++)
         for (int i = 0; i < (pass ? g->nout : g->nin); i++) {
             const IrTensor *x = &g->t[pass ? g->outputs[i] : g->inputs[i]];
@@ -214,7 +221,7 @@ done:
     bk_sched_free(&sched);
     for (int i = 0; layers && i < nlayers; i++) bk_layer_free(&layers[i]);
     free(layers);
-    free(c.pl); free(c.skip); free(c.gelu_src); free(c.act_on);
+    free(c.pl); free(c.skip); free(c.gelu_src); free(c.act_on); free(c.tail);
     return rc;
 }
 

@@ -9,11 +9,21 @@
  *   - the Gelu pattern PyTorch exports (erf form):
  *       d = x / sqrt(2); e = Erf(d); a = e + 1; m = x * a; y = m * 0.5
  *     (either operand order of the Add/Muls) becomes one v.gelu layer at the
- *     last Mul; the inner nodes are skipped when nothing else uses them.
+ *     last Mul; the inner nodes are skipped when nothing else uses them;
+ *   - residual tails (unless grouping is off, BkCtx.grouping): an Add of
+ *     two same-shaped float tensors, one of them
+ *     the output of a Conv that nothing else reads, is absorbed into that
+ *     Conv's epilogue (BkCtx.tail; its fused activation too) when its other
+ *     operand exists before the Conv runs (a graph input, or produced by
+ *     an earlier node). The Conv then writes the Add's output: its own
+ *     output shares the Add's storage and never exists in DRAM. Of two
+ *     Conv operands, the later one takes the Add (the earlier one's output
+ *     is then the residual).
  * Guarantees: every skipped node's result is either unused or equal to a
  *   tensor that the absorbing layer writes.
  * Why: the vector unit has gelu but no erf, and fusing saves DRAM round
- *   trips. */
+ *   trips (a residual Add alone is a DRAM-bound layer: two reads and a
+ *   write per element). */
 #include <string.h>
 #include <math.h>
 #include "compiler/legalize/legalize.h"
@@ -74,6 +84,37 @@ static void match_gelu(BkCtx *c, const IrUses *u, int erf_node)
     c->gelu_src[ln] = x;
 }
 
+static int same_shape(const IrTensor *a, const IrTensor *b)
+{
+    if (a->ndim != b->ndim) return 0;
+    for (int d = 0; d < a->ndim; d++) if (a->dims[d] != b->dims[d]) return 0;
+    return 1;
+}
+
+static int is_float(int irdt) { return irdt == IR_F32 || irdt == IR_F16 || irdt == IR_BF16 || irdt == IR_F64; }
+
+static void match_tail(BkCtx *c, const IrUses *u, int an)
+{
+    const IrGraph *g = c->g;
+    const IrNode *a = &g->nodes[an];
+    if (a->nin != 2 || a->nout < 1 || a->out[0] < 0 || a->in[0] < 0 || a->in[1] < 0) return;
+    const IrTensor *y = &g->t[a->out[0]];
+    if (!is_float(y->dtype)) return;
+    int best = -1, bk = -1;
+    for (int k = 0; k < 2; k++) {
+        int t = a->in[k], q = a->in[1 - k], p = g->t[t].producer;
+        const IrTensor *x = &g->t[t], *r = &g->t[q];
+        if (p < 0 || x->data || r->data || x->is_output || !same_shape(x, y) || !same_shape(r, y)) continue;
+        if (!is_op(&g->nodes[p], "Conv") || c->skip[p] || c->tail[p] >= 0 || !single_use(u, t)) continue;
+        if (r->producer >= p) continue;   /* the residual must exist when the Conv runs */
+        if (p > best) { best = p; bk = k; }
+    }
+    if (best < 0) return;
+    c->skip[an] = 1;
+    c->tail[best] = an;
+    c->pl[a->in[bk]].root = a->out[0];
+}
+
 int bk_match_patterns(BkCtx *c, AtlErr *e)
 {
     const IrGraph *g = c->g;
@@ -95,6 +136,8 @@ int bk_match_patterns(BkCtx *c, AtlErr *e)
         c->act_on[i] = 1;
         c->pl[t].root = g->nodes[an].out[0];
     }
+    for (int i = 0; c->grouping && i < g->nn; i++)
+        if (!g->nodes[i].dead && !c->skip[i] && is_op(&g->nodes[i], "Add")) match_tail(c, &u, i);
     ir_uses_free(&u);
     return 0;
 }

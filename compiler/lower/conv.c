@@ -194,8 +194,26 @@ static int conv_gen(BkCtx *c, const BkLayer *ly, int t, uint64_t slot, BkCode *k
             in = bk_vbin(ISA_OP_V_ADD, ISA_F32, acc, acc, bsrc, osh, oc, oc, bs);
             bk_code_cp(k, &in);
         }
-        if (bk_matrix_epilogue(k, l, dt, acc, slot + l->l_tmp, slot + l->l_out, osh, oc, &res))
-            return bk_fail(c, ly->node, e, "activation %s cannot be fused", l->act);
+        uint64_t resid = 0;
+        if (l->t_x) {
+            /* the residual's block, NCHW -> HWC like the store in reverse,
+             * in f32 for the epilogue's add */
+            sh[0] = 1; sh[1] = (uint32_t)rn; sh[2] = (uint32_t)wn; sh[3] = (uint32_t)ocn;
+            bk_compact(sh, ds);
+            ss[0] = 0; ss[1] = l->OW; ss[2] = 1; ss[3] = (int64_t)l->OH * l->OW;
+            uint64_t rsrc = l->t_x + (((uint64_t)((int64_t)p.n * l->OC + oc0) * l->OH + (uint64_t)r0) * l->OW + (uint64_t)w0) * es;
+            in = bk_dma(dt, ISA_SPACE_LMEM, slot + l->l_res, ISA_SPACE_DRAM, rsrc, sh, ds, ss);
+            bk_code_ld(k, &in, 0);
+            resid = slot + l->l_res;
+            if (dt != ISA_F32) {
+                in = bk_vun(ISA_OP_V_CAST, dt, slot + l->l_resf, resid, osh, oc, oc, 0, 0);
+                in.otype = ISA_F32;
+                bk_code_cp(k, &in);
+                resid = slot + l->l_resf;
+            }
+        }
+        if (bk_matrix_epilogue(k, l, dt, acc, slot + l->l_tmp, slot + l->l_out, resid, osh, oc, &res))
+            return bk_fail(c, ly->node, e, "activation %s cannot be fused", l->act[0] ? l->act : l->t_act);
         ochan = (uint32_t)ocn;
     } else {
         op.op = (uint8_t)l->pool_op;
@@ -320,8 +338,10 @@ static int plan(const BkCtx *c, BkLayer *g, int m)
         l->l_w = m ? 0 : bk_slot_alloc(c, &used, (uint64_t)l->kh * l->kw * (is_kconv(l) ? cn : cpg) * ocn * c->es);
         l->l_b = l->b && !m ? bk_slot_alloc(c, &used, (uint64_t)ocn * 4) : 0;
         l->l_acc = l->nkc == 1 ? bk_slot_alloc(c, &used, outn * ocn * 4) : 0;
-        l->l_tmp = !strcmp(l->act, "HardSwish") ? bk_slot_alloc(c, &used, outn * ocn * 4) : 0;
+        l->l_tmp = !strcmp(l->act, "HardSwish") || !strcmp(l->t_act, "HardSwish") ? bk_slot_alloc(c, &used, outn * ocn * 4) : 0;
         l->l_out = c->dt != ISA_F32 ? bk_slot_alloc(c, &used, outn * ocn * c->es) : 0;
+        l->l_res = l->t_x ? bk_slot_alloc(c, &used, outn * ocn * c->es) : 0;
+        l->l_resf = l->t_x && c->dt != ISA_F32 ? bk_slot_alloc(c, &used, outn * ocn * 4) : 0;
     } else {
         l->l_out = bk_slot_alloc(c, &used, outn * cn * l->es);
     }
@@ -625,6 +645,18 @@ int bk_lower_conv(BkCtx *c, int node, BkLayer *ly, AtlErr *e)
         snprintf(l->act, sizeof l->act, "%s", nd->act);
         l->act_alpha = nd->act_alpha;
         l->act_beta = nd->act_beta;
+    }
+    int tn = c->tail[node];
+    if (tn >= 0) {
+        /* the residual Add absorbed by legalize/pattern.c: its other operand, its activation */
+        const IrNode *an = &gr->nodes[tn];
+        int q = an->in[0] == nd->out[0] ? an->in[1] : an->in[0];
+        if (bk_tensor_in_dram(c, q, &l->t_x, e)) return -1;
+        if (c->act_on[tn]) {
+            snprintf(l->t_act, sizeof l->t_act, "%s", an->act);
+            l->t_alpha = an->act_alpha;
+            l->t_beta = an->act_beta;
+        }
     }
     ly->gen = conv_gen;
     ly->is_matrix = 1;

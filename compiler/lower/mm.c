@@ -124,7 +124,7 @@ static int epilogue(BkCtx *c, const BkLayer *g, const MmTile *p, uint64_t slot, 
         bk_code_cp(k, &in);
     }
     uint64_t res;
-    if (bk_matrix_epilogue(k, l, dt, acc, slot + l->l_tmp, slot + l->l_out, osh, oc, &res))
+    if (bk_matrix_epilogue(k, l, dt, acc, slot + l->l_tmp, slot + l->l_out, 0, osh, oc, &res))
         return bk_fail(c, g->node, e, "activation %s cannot be fused", l->act);
     ds[0] = 0; ds[1] = 0; ds[2] = l->Nn; ds[3] = 1;
     uint64_t dst = l->y + ((uint64_t)p->bi * l->M * l->Nn + (uint64_t)p->m0 * l->Nn + (uint64_t)p->n0) * es;

@@ -151,11 +151,16 @@ int bk_act_code(BkCode *c, const char *act, float alpha, float beta, int dt, uin
     return 0;
 }
 
-int bk_matrix_epilogue(BkCode *c, const BkLow *l, int dt, uint64_t acc, uint64_t tmp, uint64_t out,
+int bk_matrix_epilogue(BkCode *c, const BkLow *l, int dt, uint64_t acc, uint64_t tmp, uint64_t out, uint64_t resid,
                        const uint32_t osh[4], const int64_t ost[4], uint64_t *res)
 {
     uint32_t n = osh[0] * osh[1] * osh[2] * osh[3];
     if (l->act[0] && bk_act_code(c, l->act, l->act_alpha, l->act_beta, ISA_F32, acc, tmp, n, 0)) return -1;
+    if (resid) {
+        AtlInsn add = bk_vbin(ISA_OP_V_ADD, ISA_F32, acc, acc, resid, osh, ost, ost, ost);
+        if (bk_code_cp(c, &add)) return -1;
+        if (l->t_act[0] && bk_act_code(c, l->t_act, l->t_alpha, l->t_beta, ISA_F32, acc, tmp, n, 0)) return -1;
+    }
     *res = acc;
     if (dt == ISA_F32) return 0;
     AtlInsn in;

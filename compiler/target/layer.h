@@ -93,6 +93,12 @@ typedef struct BkLow {
     /* act epilogue (conv, mm) */
     char act[16];
     float act_alpha, act_beta;
+    /* residual tail (conv): + the same box of tensor t_x (tagged DRAM,
+     * storage dtype) after the activation, then the Add's own activation */
+    uint64_t t_x;
+    char t_act[16];
+    float t_alpha, t_beta;
+    uint64_t l_res, l_resf;       /* the residual block in the storage dtype; in f32 (when that differs) */
     /* LMEM layout inside a slot */
     uint64_t l_in, l_w, l_acc, l_b, l_out, l_tmp, l_reg[BK_MAXIN + BK_MAXSTEP];
     uint64_t l_c;                 /* matmul: a non-constant C block in a non-f32 storage dtype */
@@ -196,8 +202,10 @@ int bk_act_code(BkCode *c, const char *act, float alpha, float beta, int dt, uin
                 uint64_t tmp, uint32_t n, int layer);
 /* The f32 epilogue of a conv/mm tile after its bias: l's fused activation
  * in place on the block osh (row-major strides ost) at acc (scratch tmp),
- * then, when the storage dtype dt is not f32, a cast into out. *res gets
- * the LMEM of the result in dt. -1 when the activation cannot be fused. */
-int bk_matrix_epilogue(BkCode *c, const BkLow *l, int dt, uint64_t acc, uint64_t tmp, uint64_t out,
+ * then with a residual tail (resid: the same block of the residual in f32,
+ * 0 none) its add and l->t_act, then, when the storage dtype dt is not
+ * f32, a cast into out. *res gets the LMEM of the result in dt. -1 when an
+ * activation cannot be fused. */
+int bk_matrix_epilogue(BkCode *c, const BkLow *l, int dt, uint64_t acc, uint64_t tmp, uint64_t out, uint64_t resid,
                        const uint32_t osh[4], const int64_t ost[4], uint64_t *res);
 #endif

@@ -54,12 +54,14 @@ typedef struct BkCtx {
     int ncores;                   /* cores the layer being lowered is spread over (the size of
                                    * its core set; the whole chip in the one-layer schedule) */
     int keep_activations;         /* BkOptions.keep_activations */
+    int grouping;                 /* 1: layer groups allowed (BkOptions.group auto) */
     uint64_t slot;                /* LMEM bytes of one slot (no resident region) */
     uint64_t align;               /* LMEM operand alignment */
     BkPlace *pl;                  /* per tensor */
     int *skip;                    /* per node: 1 = absorbed into another layer */
     int *gelu_src;                /* per node: Gelu pattern input tensor, -1 none */
     int *act_on;                  /* per node: 1 = apply IrNode.act in the epilogue */
+    int *tail;                    /* per node: a residual Add absorbed into its epilogue, -1 none */
     uint64_t weight_bytes, act_bytes, act_sum, io_bytes;
 } BkCtx;
 

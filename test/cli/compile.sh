@@ -35,4 +35,14 @@ done
 expect_ok compile_no_time "$ATOLL" compile $M/digits_cnn.onnx --chip configs/tiny.ini -o "$TMPD/dt.abm"
 grep -q "compile time" "$TMPD/out" && fail no_time_without_flag "phase times printed without --time" || ok no_time_without_flag
 expect_ok dump_ir_still "$ATOLL" compile $M/lenet5.onnx --dump-ir
+# --group: auto fuses resnet20's residual Adds into their convs, none keeps them as layers
+expect_ok group_auto "$ATOLL" compile $M/resnet20_cifar.onnx --chip configs/a1.ini -o "$TMPD/ga.abm" --estimate
+expect_grep group_auto_fused "Conv+Add+Relu" "$TMPD/out"
+expect_grep group_auto_layers "resnet20_cifar.onnx -> .*: 23 layers" "$TMPD/out"
+expect_ok group_none "$ATOLL" compile $M/resnet20_cifar.onnx --chip configs/a1.ini -o "$TMPD/gn.abm" --group none --estimate
+expect_grep group_none_layers "resnet20_cifar.onnx -> .*: 32 layers" "$TMPD/out"
+grep -q "Conv+Add" "$TMPD/out" && fail group_none_unfused "a fused Add with --group none" || ok group_none_unfused
+expect_ok group_none_recorded "$ATOLL" inspect "$TMPD/gn.abm"
+expect_grep group_none_options "options: .*--group none" "$TMPD/out"
+expect_fail group_bad "use auto or none" "$ATOLL" compile $M/digits_cnn.onnx --chip configs/tiny.ini --group some -o "$TMPD/x.abm"
 cli_summary compile

@@ -95,11 +95,14 @@ static inline void e2e_score(const uint8_t *got, int dtype, const float *ref, in
  * magnitude, ||got - ref|| / ||ref||, and the least-squares gain's distance
  * from 1. The cosine ignores scale (a uniform 1% gain keeps it at 1); these
  * do not: a 1% gain raises rel_l2 by about 0.01 (above every bound but
- * mobilenetv2's, whose own fp16/bf16 errors are 0.020 and 0.146 of its
+ * mobilenetv2's, whose own fp16/bf16 errors are 0.021 and 0.142 of its
  * magnitude) and moves the gain by 0.01 (a gain of 1.01 is above every
- * gain bound; mobilenetv2's are the loosest, 0.011 and 0.012, because its
- * low-precision error alone moves the gain by 0.007-0.008). Returns 0 if
- * the model has no bounds. */
+ * gain bound but mobilenetv2's in bf16: its low-precision error alone
+ * moves the gain by 0.009 in fp16 and by 0.022 in bf16, where where the
+ * residual Adds round (in the conv epilogue since they are fused into it,
+ * before that in a bf16 Add layer) moved it from +0.007 to -0.022; a 1%
+ * gain is below that model's bf16 noise). Returns 0 if the model has no
+ * bounds. */
 static inline int e2e_reduced_bounds(const char *model, int dtype, double *rel_l2, double *gain_dev)
 {
     static const struct { const char *model; double f16_rel, f16_gain, bf16_rel, bf16_gain; } b[] = {
@@ -107,8 +110,8 @@ static inline int e2e_reduced_bounds(const char *model, int dtype, double *rel_l
         {"digits_cnn", 0.0005, 0.0003, 0.0035, 0.0019},        /* 0.00033 -0.00015; 0.00222 -0.00126 */
         {"lenet5", 0.0003, 0.0003, 0.003, 0.0011},           /* 0.00014  0.00008; 0.00183 -0.00070 */
         {"encoder_block", 0.0012, 0.0003, 0.009, 0.0006},     /* 0.00077 -0.00001; 0.00608  0.00035 */
-        {"resnet20_cifar", 0.0014, 0.00075, 0.009, 0.0045},   /* 0.00092 -0.00049; 0.00627  0.00299 */
-        {"mobilenetv2_035", 0.03, 0.012, 0.2, 0.011},       /* 0.01983  0.00808; 0.14627  0.00721 */
+        {"resnet20_cifar", 0.0014, 0.00075, 0.011, 0.0045},   /* 0.00091 -0.00027; 0.00699  0.00154 */
+        {"mobilenetv2_035", 0.032, 0.014, 0.2, 0.033},       /* 0.02125  0.00891; 0.14152 -0.02206 */
         {"vit_tiny", 0.0035, 0.00065, 0.012, 0.0004},         /* 0.00223  0.00042; 0.00848 -0.00023 */
     };
     for (size_t i = 0; i < sizeof b / sizeof b[0]; i++)
