@@ -53,10 +53,16 @@
  *   weight modes, are offered as candidates; the group search
  *   (group/search.c) prices them on the layer's core set and keeps the
  *   cheapest (this is how the parallel split over cores by channels, rows
- *   or batch is chosen). Only when none fits, (k chunks, column
- *   chunks) pairs are tried in order of their product (fewer k chunks on
- *   ties); the first SPLIT_PAIRS pairs that fit at all add each group chunk
- *   with its two largest fitting row counts. Candidates are ordered fewest
+ *   or batch is chosen). Then (k chunks, column chunks) pairs, in order of
+ *   their product (fewer k chunks on ties): the first SPLIT_PAIRS pairs
+ *   that fit at all add each group chunk with its two largest fitting row
+ *   counts. The split shapes are offered even when unsplit ones fit
+ *   (except with --group none, which keeps the per-layer schedule of
+ *   before grouping): a
+ *   layer whose weights fill a slot otherwise takes narrow output-channel
+ *   chunks that each re-read the whole input (ResNet-50's layer4 convs:
+ *   chunks of 8 channels, GEMMs of 7 x 8, 1.27 M cycles for a 3x3 conv
+ *   whose weights take 0.15 M to read; with a K split 0.24 M). Candidates are ordered fewest
  *   tiles first and priced at least MIN_COSTED, then while the tiles priced
  *   stay under TILE_BUDGET: the cost model generates and replays every tile
  *   and dominates compile time, and small-LMEM chips make tiles many.
@@ -372,10 +378,26 @@ static int assign(BkCtx *c, BkLayer *ly, AtlErr *e)
 
 typedef struct Shape { int gc, r, w, kc, m; } Shape;
 
+/* 1 when every row chunk and column chunk of the shape reads some input
+ * and its padding fits the instruction's fields (a chunk of columns all
+ * in the padding reads nothing). */
+static int spans_ok(const BkLow *l)
+{
+    for (int i = 0; i < l->nrc; i++) {
+        BkSpan s = bk_window_span(i * l->rows, imin(l->rows, l->OH - i * l->rows), l->sh, l->pt, l->dh, l->kh, l->H);
+        if (s.n <= 0 || s.pa > 63 || s.pb > 63) return 0;
+    }
+    for (int i = 0; i < l->nwc; i++) {
+        BkSpan s = bk_window_span(i * l->cols, imin(l->cols, l->OW - i * l->cols), l->sw, l->pl, l->dw, l->kw, l->W);
+        if (s.n <= 0 || s.pa > 63 || s.pb > 63) return 0;
+    }
+    return 1;
+}
+
 static int fits(const BkCtx *c, BkLayer *ly, Shape s)
 {
     set_shape(&ly->lw, s.gc, s.r, s.w, s.kc);
-    return plan(c, ly, s.m) == 0;
+    return plan(c, ly, s.m) == 0 && spans_ok(&ly->lw);
 }
 
 /* Offers s as a candidate if it fits (in LMEM, and in at most MAX_TILES
@@ -506,7 +528,16 @@ static int choose_tiles(BkCtx *c, BkLayer *ly, AtlErr *e)
             }
             if (gc == 1) break;
         }
-    if (!ly->shapes.n && search_splits(c, ly, e)) return -1;
+    /* split shapes too: otherwise a layer whose weights fill a slot takes
+     * narrow output-channel chunks that each re-read the input (with
+     * --group none only when nothing else fits, as before grouping) */
+    if ((c->grouping || !ly->shapes.n) && search_splits(c, ly, e)) return -1;
+    if (!ly->shapes.n) {
+        set_shape(l, 1, 1, 1, 1);
+        if (plan(c, ly, 0) == 0 && !spans_ok(l))
+            return bk_fail(c, ly->node, e, "some output rows or columns read no input (padding too large for "
+                           "kernel %dx%d, dilation %dx%d)", l->kh, l->kw, l->dh, l->dw);
+    }
     if (!ly->shapes.n)
         return bk_fail(c, ly->node, e, "even one output element of one channel group with one input channel does "
                        "not fit half of LMEM (%d bytes): kernel %dx%d, input width %d", (int)c->slot, l->kh, l->kw, l->W);

@@ -1,0 +1,200 @@
+/* bench_groups.c - what layer grouping buys: every bundled model, ResNet-50
+ * and MobileNetV2 (224x224, models/full, synthetic weights) on
+ * configs/a1.ini in fp32 and bf16, compiled with --group auto and with
+ * --group none, run timing-only on the simulator (the same cycles and bytes
+ * as a full run; docs/simulator.md). Columns: simulated cycles, DRAM bytes
+ * read + written against the compulsory traffic (weights, inputs and
+ * outputs once each), MAC utilisation, layers, compile CPU seconds.
+ * Prints the table and replaces the generated section "bench_groups" of
+ * docs/benchmarks.md (run from the repository root; --no-doc skips it;
+ * --models a,b picks models by name; --quick: the bundled ones in fp32;
+ * --layers prints each layer's simulated span, estimate and DMA bytes). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include "compiler/backend/backend.h"
+#include "compiler/passes/passes.h"
+#include "tools/chip_exec.h"
+#include "tools/model_io.h"
+#include "util/docsection.h"
+
+#define CHIP "configs/a1.ini"
+#define DOC "docs/benchmarks.md"
+
+typedef struct Model { const char *name, *path, *shape; int synthetic, full; } Model;
+
+static const Model models[] = {
+    {"digits_cnn", "models/digits_cnn.onnx", NULL, 0, 0},
+    {"lenet5", "models/lenet5.onnx", NULL, 0, 0},
+    {"resnet20_cifar", "models/resnet20_cifar.onnx", NULL, 0, 0},
+    {"mobilenetv2_035", "models/mobilenetv2_035.onnx", NULL, 0, 0},
+    {"encoder_block", "models/encoder_block.onnx", NULL, 0, 0},
+    {"vit_tiny", "models/vit_tiny.onnx", NULL, 0, 0},
+    {"resnet50", "models/full/resnet50.onnx", "input=1x3x224x224", 1, 1},
+    {"mobilenetv2_100", "models/full/mobilenetv2_100.onnx", "input=1x3x224x224", 1, 1},
+};
+enum { NMODELS = sizeof models / sizeof models[0] };
+
+typedef struct Row {
+    const char *model;
+    int dtype, group, layers;
+    uint64_t cycles, dram, compulsory, macs;
+    double util, compile_cpu;
+    char error[256];
+} Row;
+
+static double cpu_s(void) { return (double)clock() / CLOCKS_PER_SEC; }
+
+/* With --layers: each layer's simulated span, DMA bytes and estimate. */
+static void print_layers(const Row *r, const BkSummary *sum, const AtlSimStats *st)
+{
+    fprintf(stderr, "%s %s %s: layer, op, split, simulated cycles, estimate, DMA bytes\n", r->model,
+            isa_dtype_name(r->dtype), r->group == BK_GROUP_NONE ? "none" : "auto");
+    for (int i = 0; i < sum->nlayers; i++) {
+        const BkLayerInfo *li = &sum->layers[i];
+        const AtlLayerStats *ls = li->layer_id < st->nlayers ? &st->layers[li->layer_id] : NULL;
+        uint64_t span = ls && ls->used ? ls->last - ls->first : 0;
+        fprintf(stderr, "  %3d %-40.40s %-18s %-14s %10llu %10llu %12llu\n", li->layer_id, li->name, li->op, li->split,
+                (unsigned long long)span, (unsigned long long)li->est_cycles,
+                (unsigned long long)(ls ? ls->dma_bytes : 0));
+    }
+}
+
+static int run_one(const AtlChip *chip, const Model *m, int dtype, int group, int layers, Row *r, AtlErr *e)
+{
+    IrGraph g;
+    IrInputShape s;
+    OnnxLoadOpts lo = {m->synthetic, 0, 0};
+    uint8_t *abm = NULL;
+    size_t len = 0;
+    BkSummary sum;
+    ChipExec x;
+    IrTensor *ins = NULL;
+    int nins = 0, rc = -1;
+    memset(&sum, 0, sizeof sum);
+    memset(&x, 0, sizeof x);
+    ir_init(&g);
+    r->model = m->name;
+    r->dtype = dtype;
+    r->group = group;
+    double c0 = cpu_s();
+    if (m->shape && ir_parse_input_shape(m->shape, &s, e)) goto out;
+    if (model_load_opts(m->path, m->shape ? &s : NULL, m->shape ? 1 : 0, &lo, &g, e) || pass_run_all(&g, e)) goto out;
+    BkOptions o;
+    bk_options_default(&o);
+    o.dtype = dtype;
+    o.group = group;
+    if (chip_compile_graph(&g, chip, &o, 0, &abm, &len, &sum, e)) goto out;
+    r->compile_cpu = cpu_s() - c0;
+    r->layers = sum.nlayers;
+    r->compulsory = sum.weight_bytes + sum.io_bytes;
+    if (chip_exec_open(&x, chip, abm, len, SIM_MODE_TIMING, 0, e)) goto out;
+    /* zero inputs of the compiled shapes: timing does not depend on values */
+    ins = calloc((size_t)g.nin, sizeof *ins);
+    if (!ins) { atl_fail(e, "out of memory"); goto out; }
+    for (int i = 0; i < g.nin; i++, nins++) {
+        ins[i] = g.t[g.inputs[i]];
+        ins[i].data = NULL;
+        if (ins[i].dtype == IR_F32) ins[i].dtype = dtype == ISA_BF16 ? IR_BF16 : dtype == ISA_F16 ? IR_F16 : IR_F32;
+        if (ir_alloc_data(&ins[i], e)) goto out;
+    }
+    if (chip_exec_run(&x, ins, nins, e)) goto out;
+    const AtlSimStats *st = sim_stats(x.sim);
+    r->cycles = st->cycles;
+    r->macs = st->macs;
+    r->util = st->mm_util;
+    r->dram = st->bytes.dram_rd + st->bytes.dram_wr;
+    if (layers) print_layers(r, &sum, st);
+    rc = 0;
+out:
+    if (rc) snprintf(r->error, sizeof r->error, "%s", e->msg);
+    for (int i = 0; i < nins; i++) free(ins[i].data);
+    free(ins);
+    chip_exec_close(&x);
+    free(abm);
+    bk_summary_free(&sum);
+    ir_free(&g);
+    return rc;
+}
+
+static int wanted(const char *list, const char *name)
+{
+    if (!list) return 1;
+    size_t n = strlen(name);
+    for (const char *p = list; (p = strstr(p, name)); p += n)
+        if ((p == list || p[-1] == ',') && (p[n] == ',' || !p[n])) return 1;
+    return 0;
+}
+
+static size_t format(const Row *rows, int n, char *out, size_t cap)
+{
+    size_t k = 0;
+    k += (size_t)snprintf(out + k, cap - k,
+                          "| model | dtype | groups | layers | cycles | vs none | DRAM bytes | DRAM/compulsory | MAC util | compile cpu s |\n"
+                          "|---|---|---|---:|---:|---:|---:|---:|---:|---:|\n");
+    for (int i = 0; i < n && k < cap; i++) {
+        const Row *r = &rows[i];
+        if (r->error[0]) {
+            k += (size_t)snprintf(out + k, cap - k, "| %s | %s | %s | error: %s |||||||\n", r->model, isa_dtype_name(r->dtype),
+                                  r->group == BK_GROUP_NONE ? "none" : "auto", r->error);
+            continue;
+        }
+        const Row *base = r->group == BK_GROUP_AUTO && i + 1 < n && !rows[i + 1].error[0] ? &rows[i + 1] : NULL;
+        char vs[32] = "";
+        if (base && r->cycles) snprintf(vs, sizeof vs, "%.2fx", (double)base->cycles / (double)r->cycles);
+        k += (size_t)snprintf(out + k, cap - k, "| %s | %s | %s | %d | %llu | %s | %llu | %.2f | %.2f%% | %.2f |\n", r->model,
+                              isa_dtype_name(r->dtype), r->group == BK_GROUP_NONE ? "none" : "auto", r->layers,
+                              (unsigned long long)r->cycles, vs, (unsigned long long)r->dram,
+                              r->compulsory ? (double)r->dram / (double)r->compulsory : 0.0, 100 * r->util, r->compile_cpu);
+    }
+    return k;
+}
+
+int main(int argc, char **argv)
+{
+    int write_doc = 1, quick = 0, layers = 0;
+    const char *list = NULL;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--no-doc")) write_doc = 0;
+        else if (!strcmp(argv[i], "--quick")) quick = 1;
+        else if (!strcmp(argv[i], "--layers")) layers = 1;
+        else if (!strcmp(argv[i], "--models") && i + 1 < argc) list = argv[++i];
+        else { fprintf(stderr, "usage: bench_groups [--no-doc] [--quick] [--layers] [--models a,b]\n"); return 2; }
+    }
+    if (quick || list || layers) write_doc = 0;   /* the doc holds the whole table only */
+    AtlErr e;
+    AtlChip chip;
+    if (cfg_load(CHIP, &chip, &e)) { fprintf(stderr, "bench_groups: %s\n", e.msg); return 1; }
+    static Row rows[NMODELS * 4];
+    int n = 0, failed = 0;
+    const int dtypes[2] = {ISA_F32, ISA_BF16};
+    for (int mi = 0; mi < NMODELS; mi++) {
+        if (!wanted(list, models[mi].name) || (quick && models[mi].full)) continue;
+        for (int d = 0; d < (quick ? 1 : 2); d++)
+            for (int gm = 0; gm < 2; gm++) {
+                Row *r = &rows[n++];
+                memset(r, 0, sizeof *r);
+                if (run_one(&chip, &models[mi], dtypes[d], gm ? BK_GROUP_NONE : BK_GROUP_AUTO, layers, r, &e)) failed = 1;
+                fprintf(stderr, "bench_groups: %s %s %s: %llu cycles\n", r->model, isa_dtype_name(r->dtype),
+                        gm ? "none" : "auto", (unsigned long long)r->cycles);
+            }
+    }
+    static char table[1 << 16];
+    format(rows, n, table, sizeof table);
+    printf("%s", table);
+    if (failed) { fprintf(stderr, "bench_groups: a model failed (see the table)\n"); return 1; }
+    if (write_doc) {
+        static char body[1 << 17];
+        snprintf(body, sizeof body,
+                 "Produced by `make bench` (`build/bench/bench_groups`) on " CHIP ": each model at batch 1, compiled with "
+                 "`--group auto` and `--group none`, run timing-only; `vs none` is none's cycles over auto's; compulsory = "
+                 "weights + inputs + outputs once; compile cpu s is the process's CPU time for import, passes and backend.\n\n%s",
+                 table);
+        if (doc_section_write_file(DOC, "# Benchmarks", "bench_groups", "## Layer groups", body, &e)) {
+            fprintf(stderr, "bench_groups: %s\n", e.msg);
+            return 1;
+        }
+    }
+    return 0;
+}
