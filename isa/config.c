@@ -240,6 +240,13 @@ const char *cfg_rule_doc(int i)
 }
 
 /* lines: per key, the line it was set on (NULL when validating a struct). */
+/* Keys of the optional [area] section (scope AREA) count only when the
+ * config has that section. */
+static int key_in_use(const AtlChip *c, const AtlCfgKey *k)
+{
+    return c->has_area || strcmp(k->scope, "AREA");
+}
+
 static int validate(const AtlChip *c, const char *name, const int *lines, AtlErr *e)
 {
     char msg[512];
@@ -247,6 +254,7 @@ static int validate(const AtlChip *c, const char *name, const int *lines, AtlErr
         const AtlCfgKey *k = &cfg_keys[i];
         AtlChip *m = (AtlChip *)c;
         int bad = 0;
+        if (!key_in_use(c, k)) continue;
         if (k->type == CFG_INT) {
             int v = *member_int(m, k);
             if (v < k->min || v > k->max) {
@@ -338,6 +346,7 @@ int cfg_parse(const char *name, const char *text, AtlChip *chip, AtlErr *e)
             char *sec = trim(line + 1);
             if (!section_known(sec)) { rc = atl_fail(e, "%s:%d: unknown section [%s]", name, lineno, sec); break; }
             snprintf(section, sizeof section, "%s", sec);
+            if (!strcmp(sec, "area")) chip->has_area = 1;
             continue;
         }
         char *eq = strchr(line, '=');
@@ -356,7 +365,10 @@ int cfg_parse(const char *name, const char *text, AtlChip *chip, AtlErr *e)
     }
     if (rc == 0)
         for (int i = 0; i < cfg_num_keys; i++)
-            if (!lines[i]) { rc = atl_fail(e, "%s: missing key [%s] %s", name, cfg_keys[i].section, cfg_keys[i].key); break; }
+            if (!lines[i] && key_in_use(chip, &cfg_keys[i])) {
+                rc = atl_fail(e, "%s: missing key [%s] %s", name, cfg_keys[i].section, cfg_keys[i].key);
+                break;
+            }
     if (rc == 0) rc = validate(chip, name, lines, e);
     free(lines);
     free(buf);
