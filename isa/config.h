@@ -144,6 +144,10 @@ int cfg_key_is_bytes(const AtlCfgKey *k);
 const char *cfg_key_unit(const AtlCfgKey *k);
 /* The value of key k in c as INI text (%d, %.17g or the text). */
 void cfg_format_value(const AtlChip *c, const AtlCfgKey *k, char *buf, size_t cap);
+/* Sets key (an index into cfg_keys) of chip from INI value text, with the
+ * loader's parsing and range check (not the cross-key rules: cfg_validate);
+ * errors read "[section] key ..." without a location. */
+int cfg_set_value(AtlChip *chip, int key, const char *text, AtlErr *e);
 /* Index of [section] key in cfg_keys, -1 if unknown. */
 int cfg_key_index(const char *section, const char *key);
 /* Text of cfg_validate's i-th cross-key rule (markdown), NULL past the end. */

@@ -56,36 +56,6 @@ static int parse_dtype(const char *s)
     return -1;
 }
 
-/* Adds NAME=N x (declared dims 1..) for every graph input not already
- * given; with only_unknown, just for inputs whose batch dim is dynamic
- * (the default batch of 1). */
-static int batch_shapes(const char *model, int batch, int only_unknown, int synthetic, IrInputShape *shapes, int *n, AtlErr *e)
-{
-    IrGraph g;
-    OnnxLoadOpts lo = {synthetic, 0, 0};
-    if (onnx_load_file_opts(model, &lo, &g, e)) { ir_free(&g); return -1; }
-    int rc = 0;
-    for (int i = 0; i < g.nin && !rc; i++) {
-        const IrTensor *t = &g.t[g.inputs[i]];
-        int given = 0;
-        for (int k = 0; k < *n; k++) if (!strcmp(shapes[k].name, t->name)) given = 1;
-        if (given || (only_unknown && (t->ndim < 1 || t->dims[0] >= 0))) continue;
-        if (t->ndim < 1) { rc = atl_fail(e, "--batch: input '%s' has no batch dimension", t->name); break; }
-        if (*n == MAXOPT) { rc = atl_fail(e, "too many inputs"); break; }
-        IrInputShape *s = &shapes[(*n)++];
-        memset(s, 0, sizeof *s);
-        snprintf(s->name, sizeof s->name, "%s", t->name);
-        s->ndim = t->ndim;
-        s->dims[0] = batch;
-        for (int d = 1; d < t->ndim; d++) {
-            if (t->dims[d] < 0) { rc = atl_fail(e, "--batch: input '%s' dimension %d is unknown; give --input-shape", t->name, d); break; }
-            s->dims[d] = t->dims[d];
-        }
-    }
-    ir_free(&g);
-    return rc;
-}
-
 static void print_summary(const char *model, const char *out, const AtlChip *chip, const BkSummary *s, int dt)
 {
     printf("%s -> %s: %d layers on %s (%d cores), batch %d, %s\n", model, out, s->nlayers, chip->name, s->cores,
@@ -184,7 +154,7 @@ int cmd_compile(int argc, char **argv)
     AtlChip chip;
     if (!dump && cfg_load(chipf, &chip, &e)) { fprintf(stderr, "atoll compile: %s\n", e.msg); return 1; }
     if (dump) {
-        if (batch && batch_shapes(model, batch, 0, lopts.synthetic_weights, shapes, &nshapes, &e)) { fprintf(stderr, "atoll compile: %s: %s\n", model, e.msg); return 1; }
+        if (batch && model_batch_shapes(model, batch, 0, lopts.synthetic_weights, shapes, &nshapes, MAXOPT, &e)) { fprintf(stderr, "atoll compile: %s: %s\n", model, e.msg); return 1; }
         IrGraph g;
         int loaded = !model_load_opts(model, shapes, nshapes, &lopts, &g, &e);
         if (loaded && lopts.nsynthetic)
@@ -215,7 +185,7 @@ int cmd_compile(int argc, char **argv)
         int nsh = nshapes;
         t0 = atl_clock_s();
         memcpy(sh, shapes, sizeof shapes[0] * (size_t)nshapes);
-        if (batch_shapes(model, batches[bi] ? batches[bi] : 1, !batches[bi], lopts.synthetic_weights, sh, &nsh, &e)) {
+        if (model_batch_shapes(model, batches[bi] ? batches[bi] : 1, !batches[bi], lopts.synthetic_weights, sh, &nsh, MAXOPT, &e)) {
             fprintf(stderr, "atoll compile: %s: %s\n", model, e.msg);
             rc = 1;
             break;
