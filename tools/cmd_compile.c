@@ -20,6 +20,8 @@
 #include "util/file.h"
 #include "util/sha256.h"
 #include "util/clock.h"
+#include "util/csv.h"
+#include "util/strbuf.h"
 
 const char cmd_compile_summary[] = "compile an ONNX model for a chip into an .abm (or --dump-ir)";
 
@@ -40,6 +42,8 @@ static void usage(FILE *f)
             "  --input-shape NAME=1x3x224x224   fix an input's shape (repeatable)\n"
             "  --name NAME            net name in the .abm (default: the graph's name)\n"
             "  --estimate             print the cost model's cycles per layer\n"
+            "  --csv FILE             write the cost model's per-layer table as CSV (batch, layer, name, op,\n"
+            "                         split, tiles, cores, macs, est_cycles, est_compute, est_dma, is_matrix)\n"
             "  --time                 print the wall time of each compiler phase\n"
             "  --keep-activations     no reuse of activation memory: every activation listed in\n"
             "                         the .abm keeps its value after a run (atoll run --dump-tensors)\n"
@@ -67,6 +71,24 @@ static void print_summary(const char *model, const char *out, const AtlChip *chi
     printf("  activations      : %llu bytes peak (liveness packed) vs %llu bytes for all activation tensors\n",
            (unsigned long long)s->act_peak, (unsigned long long)s->act_sum);
     printf("  io               : %llu bytes\n", (unsigned long long)s->io_bytes);
+}
+
+/* The per-layer estimate of one stage as CSV rows (the header is added by
+ * the caller once). */
+static void estimate_csv(const BkSummary *s, StrBuf *b)
+{
+    for (int i = 0; i < s->nlayers; i++) {
+        const BkLayerInfo *l = &s->layers[i];
+        sbuf_printf(b, "%d,%d,", s->batch, l->layer_id);
+        csv_put_field(b, l->name);
+        sbuf_put(b, ",", 1);
+        csv_put_field(b, l->op);
+        sbuf_put(b, ",", 1);
+        csv_put_field(b, l->split);
+        sbuf_printf(b, ",%d,%d,%llu,%llu,%llu,%llu,%d\n", l->tiles, l->cores, (unsigned long long)l->macs,
+                    (unsigned long long)l->est_cycles, (unsigned long long)l->est_compute, (unsigned long long)l->est_dma,
+                    l->is_matrix);
+    }
 }
 
 static void print_estimate(const BkSummary *s)
@@ -100,7 +122,8 @@ static void print_times(const double *t)
 
 int cmd_compile(int argc, char **argv)
 {
-    const char *model = NULL, *chipf = NULL, *out = NULL, *name = NULL, *v;
+    const char *model = NULL, *chipf = NULL, *out = NULL, *name = NULL, *csv = NULL, *v;
+    StrBuf csv_text = {0};
     IrInputShape shapes[MAXOPT];
     int nshapes = 0, bad = 0, dump = 0, nopasses = 0, estimate = 0, batch = 0, dt = ISA_F32;
     int batches[MAXBATCH], nbatch = 0, keep = 0, timing = 0;
@@ -119,6 +142,8 @@ int cmd_compile(int argc, char **argv)
         else if ((v = cli_opt(argc, argv, &i, "-o", &bad))) out = v;
         else if (bad) return 2;
         else if ((v = cli_opt(argc, argv, &i, "--name", &bad))) name = v;
+        else if (bad) return 2;
+        else if ((v = cli_opt(argc, argv, &i, "--csv", &bad))) csv = v;
         else if (bad) return 2;
         else if ((v = cli_opt(argc, argv, &i, "--dtype", &bad))) {
             if ((dt = parse_dtype(v)) < 0) { fprintf(stderr, "atoll compile: --dtype '%s': use fp32, fp16 or bf16\n", v); return 2; }
@@ -229,6 +254,7 @@ int cmd_compile(int argc, char **argv)
         } else {
             print_summary(model, out, &chip, &sum, dt);
             if (estimate) print_estimate(&sum);
+            if (csv) estimate_csv(&sum, &csv_text);
             for (int i = 0; i < BK_NPHASES; i++) times[PH_BACKEND + i] += sum.phase_s[i];
         }
         bk_summary_free(&sum);
@@ -240,6 +266,20 @@ int cmd_compile(int argc, char **argv)
         rc = 1;
     }
     times[PH_WRITE] = atl_clock_s() - t0;
+    if (rc == 0 && csv) {
+        StrBuf all = {0};
+        sbuf_printf(&all, "batch,layer,name,op,split,tiles,cores,macs,est_cycles,est_compute,est_dma,is_matrix\n");
+        char *rows = sbuf_take(&csv_text);
+        if (rows) sbuf_put(&all, rows, strlen(rows));
+        free(rows);
+        char *text = sbuf_take(&all);
+        if (!text || atl_write_file_atomic(csv, text, strlen(text), &e)) {
+            fprintf(stderr, "atoll compile: %s\n", text ? e.msg : "out of memory");
+            rc = 1;
+        }
+        free(text);
+    }
+    sbuf_free(&csv_text);
     if (rc == 0 && timing) print_times(times);
     abm_writer_free(w);
     return rc;
