@@ -18,11 +18,11 @@ const char *plot_bound_color(const char *bound)
     return "#bbbbbb";
 }
 
-static void bound_legend(SvgChart *c)
+static void bound_legend(SvgChart *c, int bottom)
 {
     const char *names[NBOUNDS], *colors[NBOUNDS];
     for (int i = 0; i < NBOUNDS; i++) { names[i] = bound_colors[i].bound; colors[i] = bound_colors[i].color; }
-    svg_legend(c, names, colors, NBOUNDS);
+    svg_legend(c, names, colors, NBOUNDS, bottom);
 }
 
 /* ---- Pareto ---- */
@@ -94,7 +94,7 @@ void plot_pareto(StrBuf *b, const char *id, const char *title, const char *xlabe
         for (int i = 0; i < n; i++)
             if (front[i]) svg_point(&c, p[i].x, p[i].y, 5, "#d62728", p[i].label);
         const char *names[] = {"Pareto front", "dominated"}, *colors[] = {"#d62728", "#c8c8c8"};
-        svg_legend(&c, names, colors, 2);
+        svg_legend(&c, names, colors, 2, 1);
     }
     free(front);
     free(o);
@@ -149,7 +149,7 @@ void plot_roofline(StrBuf *b, const char *id, const char *title, const PlotLayer
         snprintf(tip, sizeof tip, "%s: %.3g ops/byte, %s ops/s, %s-bound", l[i].label, ai, o, l[i].bound ? l[i].bound : "?");
         svg_point(&c, ai, ops, 4, plot_bound_color(l[i].bound), tip);
     }
-    bound_legend(&c);
+    bound_legend(&c, 1);
     svg_end(&c);
 }
 
@@ -174,7 +174,7 @@ void plot_layer_bounds(StrBuf *b, const char *id, const char *title, const PlotL
         snprintf(tip, sizeof tip, "%s: %.0f cycles, %s-bound", l[i].label, l[i].cycles, l[i].bound ? l[i].bound : "?");
         svg_bar(&c, i + 0.1, i + 0.9, 0, l[i].cycles, plot_bound_color(l[i].bound), tip);
     }
-    bound_legend(&c);
+    bound_legend(&c, 0);
     svg_end(&c);
 }
 
@@ -210,6 +210,6 @@ void plot_engine_timeline(StrBuf *b, const char *id, const char *title, double b
     }
     free(xs);
     free(ys);
-    svg_legend(&c, names, colors, 3);
+    svg_legend(&c, names, colors, 3, 0);
     svg_end(&c);
 }

@@ -172,11 +172,11 @@ void svg_text(SvgChart *c, double px, double py, const char *anchor, double size
     sbuf_printf(c->b, "</text>\n");
 }
 
-void svg_legend(SvgChart *c, const char *const *names, const char *const *colors, int n)
+void svg_legend(SvgChart *c, const char *const *names, const char *const *colors, int n, int bottom)
 {
     double w = 0;
     for (int i = 0; i < n; i++) if (strlen(names[i]) * 6.5 + 24 > w) w = strlen(names[i]) * 6.5 + 24;
-    double x = c->right - w - 8, y = c->top + 8;
+    double x = c->right - w - 8, y = bottom ? c->bottom - 8 - (18.0 * n + 6) : c->top + 8;
     sbuf_printf(c->b, "<g class=\"legend\"><rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"white\" "
                       "fill-opacity=\"0.9\" stroke=\"#999\"/>\n", x, y, w, 18.0 * n + 6);
     for (int i = 0; i < n; i++) {

@@ -44,8 +44,9 @@ void svg_line(SvgChart *c, const double *xs, const double *ys, int n, const char
 void svg_bar(SvgChart *c, double x0, double x1, double y0, double y1, const char *color, const char *title);
 /* Pixel-coordinate text; anchor "start", "middle" or "end". */
 void svg_text(SvgChart *c, double px, double py, const char *anchor, double size, const char *text);
-/* A legend in the top-right corner of the plot area. */
-void svg_legend(SvgChart *c, const char *const *names, const char *const *colors, int n);
+/* A legend in the top-right (bottom = 0) or bottom-right corner of the
+ * plot area. */
+void svg_legend(SvgChart *c, const char *const *names, const char *const *colors, int n, int bottom);
 void svg_end(SvgChart *c);
 /* A number for a tick or table: 3 significant digits with k/M/G/T. */
 void svg_format_number(double v, char *buf, size_t cap);
