@@ -40,13 +40,9 @@ static void info_from_json(const JsonValue *arr, LayerInfo *info, int n)
 /* The rows of the first batch size of an `atoll compile --csv` file. */
 static int info_from_csv(const char *path, LayerInfo *info, int n, AtlErr *e)
 {
-    unsigned char *text;
-    size_t len;
-    if (atl_read_file(path, &text, &len, e)) return -1;
     AtlCsv c;
-    int rc = csv_parse(path, (const char *)text, len, &c, e);
-    free(text);
-    if (rc) return -1;
+    if (csv_read_file(path, &c, e)) return -1;
+    int rc = 0;
     if (!c.nrecords || c.records[0].nfields < 9 || strcmp(c.records[0].fields[0], "batch") || strcmp(c.records[0].fields[2], "name")) {
         csv_free(&c);
         return atl_fail(e, "%s:1: not an `atoll compile --csv` table (batch,layer,name,op,...)", path);

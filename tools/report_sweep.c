@@ -179,13 +179,9 @@ static void failures(Report *rep, const AtlCsv *t, const SweepCols *c, int nfail
 
 int report_sweep(Report *rep, const char *path, AtlErr *e)
 {
-    unsigned char *text;
-    size_t len;
-    if (atl_read_file(path, &text, &len, e)) return -1;
     AtlCsv t;
-    int rc = csv_parse(path, (const char *)text, len, &t, e);
-    free(text);
-    if (rc) return -1;
+    if (csv_read_file(path, &t, e)) return -1;
+    int rc = 0;
     SweepCols c;
     if (!t.nrecords) rc = atl_fail(e, "%s: empty", path);
     if (!rc) rc = find_cols(&t.records[0], &c, path, e);

@@ -94,13 +94,9 @@ static int check_row(const SweepSpec *s, const AtlCsvRecord *r, int64_t id, cons
 int sweep_table_read(const char *path, const SweepSpec *spec, SweepTable *t, AtlErr *e)
 {
     memset(t, 0, sizeof *t);
-    unsigned char *text;
-    size_t len;
-    if (atl_read_file(path, &text, &len, e)) return -1;
     AtlCsv c;
-    int rc = csv_parse(path, (const char *)text, len, &c, e);
-    free(text);
-    if (rc) return -1;
+    if (csv_read_file(path, &c, e)) return -1;
+    int rc = 0;
     if (!c.nrecords) { csv_free(&c); return atl_fail(e, "%s: empty (no header line)", path); }
     t->header = record_text(&c.records[0]);
     if (!t->header) rc = atl_fail(e, "out of memory");

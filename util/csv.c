@@ -2,6 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "util/csv.h"
+#include "util/file.h"
 
 void csv_put_field(StrBuf *b, const char *f)
 {
@@ -120,5 +121,16 @@ int csv_parse(const char *name, const char *text, size_t len, AtlCsv *out, AtlEr
     for (int f = 0; f < s.rec.nfields; f++) free(s.rec.fields[f]);
     free(s.rec.fields);
     if (rc) csv_free(out);
+    return rc;
+}
+
+int csv_read_file(const char *path, AtlCsv *out, AtlErr *e)
+{
+    unsigned char *text;
+    size_t len;
+    memset(out, 0, sizeof *out);
+    if (atl_read_file(path, &text, &len, e)) return -1;
+    int rc = csv_parse(path, (const char *)text, len, out, e);
+    free(text);
     return rc;
 }

@@ -30,5 +30,7 @@ typedef struct AtlCsv {
 /* Parses len bytes of text. Errors ("NAME:LINE: ...") for a quote that
  * never closes, text after a closing quote, or a NUL byte. */
 int csv_parse(const char *name, const char *text, size_t len, AtlCsv *out, AtlErr *e);
+/* Reads and parses a file (errors name it). */
+int csv_read_file(const char *path, AtlCsv *out, AtlErr *e);
 void csv_free(AtlCsv *c);
 #endif
