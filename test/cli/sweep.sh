@@ -71,6 +71,15 @@ if [ "$n" -eq 8 ]; then ok every_point_has_a_row; else fail every_point_has_a_ro
 expect_ok retry_failed "$ATOLL" sweep "$TMPD/fail.ini" -o "$TMPD/fail.csv" --retry-failed
 expect_grep retry_reruns '2 already in' "$TMPD/out"
 expect_grep retry_fixed_killed '^6,64,64,65536,lenet5,fp32,1,[0-9a-f]*,ok,' "$TMPD/fail.csv"
+# compile = per-point: each bandwidth gets code compiled for it, so the
+# estimates differ where the shared compile's were equal
+sed 's/^batches = 1$/batches = 1\ncompile = per-point/' $S > "$TMPD/perpoint.ini"
+sed -i "s#\.\./#$PWD/#g" "$TMPD/perpoint.ini"
+expect_ok per_point "$ATOLL" sweep "$TMPD/perpoint.ini" -o "$TMPD/pp.csv"
+expect_grep per_point_compiles '8 to run (8 compile groups' "$TMPD/out"
+e8=$(awk -F, '$1==0 {print $10}' "$TMPD/one.csv"); e16=$(awk -F, '$1==2 {print $10}' "$TMPD/one.csv")
+p8=$(awk -F, '$1==0 {print $10}' "$TMPD/pp.csv"); p16=$(awk -F, '$1==2 {print $10}' "$TMPD/pp.csv")
+if [ "$e8" = "$e16" ] && [ "$p8" != "$p16" ] && [ "$p16" = "$e16" ]; then ok per_point_estimates; else fail per_point_estimates "shared $e8/$e16, per-point $p8/$p16"; fi
 # per-point stats for atoll report
 expect_ok stats_dir "$ATOLL" sweep $S -o "$TMPD/st.csv" --stats-dir "$TMPD/stats"
 expect_grep stats_layer_info '"layer_info": \[' "$TMPD/stats/point-3.json"
