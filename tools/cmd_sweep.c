@@ -250,23 +250,28 @@ static void progress(Sweep *sw, int64_t id, const char *row)
     csv_free(&c);
 }
 
-static int take_row(Sweep *sw, Worker *w, const char *line)
+/* Records the row of the worker's next point. */
+static int add_row(Sweep *sw, Worker *w, int64_t id, const char *row)
 {
     AtlErr e;
-    char *tab = strchr(line, '\t');
-    if (!tab || w->got >= w->job.n) { die_msg("a worker sent a malformed line"); return -1; }
-    int64_t id = strtoll(line, NULL, 10);
-    if (id != w->job.ids[w->got]) { die_msg("a worker sent rows out of order"); return -1; }
+    if (w->got >= w->job.n || id != w->job.ids[w->got]) { die_msg("a worker sent rows out of order"); return -1; }
     w->got++;
+    if (sweep_table_add(&sw->table, id, row, "this run", 0, &e)) { die_msg(e.msg); return -1; }
+    sw->done++;
+    sw->ran_here++;
+    progress(sw, id, row);
+    return 0;
+}
+
+/* One "ID<TAB>ROW" line from a worker. */
+static int take_row(Sweep *sw, Worker *w, const char *line)
+{
+    char *tab = strchr(line, '\t');
+    if (!tab) { die_msg("a worker sent a malformed line"); return -1; }
     char *row = malloc(strlen(tab + 1) + 2);
     if (!row) { die_msg("out of memory"); return -1; }
     sprintf(row, "%s\n", tab + 1);
-    int rc = sweep_table_add(&sw->table, id, row, "this run", 0, &e);
-    if (!rc) {
-        sw->done++;
-        sw->ran_here++;
-        progress(sw, id, row);
-    } else die_msg(e.msg);
+    int rc = add_row(sw, w, strtoll(line, NULL, 10), row);
     free(row);
     return rc;
 }
@@ -317,15 +322,8 @@ static int finish_worker(Sweep *sw, Worker *w)
         int64_t id = w->job.ids[w->got];
         sweep_failed_row(sw->spec, id, reason, &row);
         char *text = sbuf_take(&row);
-        char line[64];
-        snprintf(line, sizeof line, "%" PRId64 "\t", id);
-        StrBuf l = {0};
-        sbuf_printf(&l, "%s%s", line, text ? text : "");
+        rc = text ? add_row(sw, w, id, text) : -1;
         free(text);
-        char *lt = sbuf_take(&l);
-        if (lt) lt[strlen(lt) - 1] = 0;   /* take_row adds the newline */
-        rc = lt ? take_row(sw, w, lt) : -1;
-        free(lt);
         if (!rc && w->got < w->job.n && queue_push(&sw->q, w->job.ids + w->got, w->job.n - w->got)) rc = -1;
     }
     free(w->job.ids);
@@ -403,6 +401,7 @@ static int run_sweep(const char *spec_path, const char *out, int jobs, int shard
     SweepSpec s;
     AtlErr e;
     double t0 = atl_clock_s();
+    signal(SIGPIPE, SIG_IGN);   /* a closed stderr must not stop a long sweep; workers see EPIPE */
     if (sweep_spec_load(spec_path, &s, &e)) { die_msg(e.msg); return 1; }
     Sweep *sw = calloc(1, sizeof *sw);
     OrderItem *order = run_order(&s);
