@@ -1,6 +1,7 @@
 /* fuzz_csv.c - csv_parse on arbitrary bytes: records, or an error with a
  * message; a record written back with csv_put_field parses to the same
  * fields. */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include "util/csv.h"

@@ -1,5 +1,6 @@
 /* fuzz_json.c - json_parse on arbitrary bytes: a tree, or an error with a
  * message; never a crash or a leak. */
+#include <stdint.h>
 #include <stdlib.h>
 #include "util/json.h"
 
