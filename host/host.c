@@ -495,3 +495,4 @@ static AtlStatus json_of(AtlDevice *d, char **json, char *(*get)(AtlSimDevice *)
 
 AtlStatus atl_stats_json(AtlDevice *d, char **json) { return json_of(d, json, device_stats_json); }
 AtlStatus atl_trace_json(AtlDevice *d, char **json) { return json_of(d, json, device_trace_json); }
+AtlStatus atl_layers_csv(AtlDevice *d, char **csv) { return json_of(d, csv, device_layers_csv); }

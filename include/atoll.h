@@ -148,6 +148,10 @@ AtlStatus atl_profile(const AtlModel *model, AtlProfile *profile);
  * (malloc'd strings; the caller frees). */
 AtlStatus atl_stats_json(AtlDevice *dev, char **json);
 AtlStatus atl_trace_json(AtlDevice *dev, char **json);
+/* The per-layer table of the last run as CSV (malloc'd; the caller frees):
+ * a header line, then one row per layer id: layer, first, last, cycles,
+ * insns, macs, dma_bytes, busy_dma, busy_mat, busy_vec, sync, bound. */
+AtlStatus atl_layers_csv(AtlDevice *dev, char **csv);
 
 #ifdef __cplusplus
 }

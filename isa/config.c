@@ -4,11 +4,9 @@
  * cross-key rules. Every message reads "FILE:LINE: ..." (missing keys:
  * "FILE: missing key [section] key").
  *
- * Syntax details: a comment is a line whose first non-blank character is
- * `#` or `;`, or the rest of a line from a `#`/`;` that follows white space
- * (outside double quotes). Text values may be quoted. Integer values are
- * decimal or 0x hex; byte counts accept the suffixes K, M, G (also KiB, MiB,
- * GiB) meaning 2^10, 2^20, 2^30.
+ * Syntax details: the INI lines and comments of util/ini.h. Text values
+ * may be quoted. Integer values are decimal or 0x hex; byte counts accept
+ * the suffixes K, M, G (also KiB, MiB, GiB) meaning 2^10, 2^20, 2^30.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -21,6 +19,7 @@
 #include "isa/config.h"
 #include "isa/isa.h"
 #include "util/file.h"
+#include "util/ini.h"
 
 const AtlCfgKey cfg_keys[] = {
 #define K(sec, key, member, type, mn, mx, unit, scope, doc) \
@@ -123,6 +122,14 @@ static int parse_value(const AtlCfgKey *k, const char *v, AtlChip *chip, char *m
         return -1;
     }
     *member_int(chip, k) = (int)x;
+    return 0;
+}
+
+int cfg_set_value(AtlChip *chip, int key, const char *text, AtlErr *e)
+{
+    char msg[512];
+    if (key < 0 || key >= cfg_num_keys) return atl_fail(e, "no config key %d", key);
+    if (parse_value(&cfg_keys[key], text, chip, msg, sizeof msg)) return atl_fail(e, "%s", msg);
     return 0;
 }
 
@@ -240,6 +247,13 @@ const char *cfg_rule_doc(int i)
 }
 
 /* lines: per key, the line it was set on (NULL when validating a struct). */
+/* Keys of the optional [area] section (scope AREA) count only when the
+ * config has that section. */
+static int key_in_use(const AtlChip *c, const AtlCfgKey *k)
+{
+    return c->has_area || strcmp(k->scope, "AREA");
+}
+
 static int validate(const AtlChip *c, const char *name, const int *lines, AtlErr *e)
 {
     char msg[512];
@@ -247,6 +261,7 @@ static int validate(const AtlChip *c, const char *name, const int *lines, AtlErr
         const AtlCfgKey *k = &cfg_keys[i];
         AtlChip *m = (AtlChip *)c;
         int bad = 0;
+        if (!key_in_use(c, k)) continue;
         if (k->type == CFG_INT) {
             int v = *member_int(m, k);
             if (v < k->min || v > k->max) {
@@ -284,25 +299,7 @@ int cfg_validate(const AtlChip *chip, const char *name, AtlErr *e)
     return validate(chip, name, NULL, e);
 }
 
-/* ---- the INI parser ---- */
-
-static char *trim(char *s)
-{
-    while (isspace((unsigned char)*s)) s++;
-    size_t n = strlen(s);
-    while (n && isspace((unsigned char)s[n - 1])) s[--n] = 0;
-    return s;
-}
-
-/* Cuts a trailing comment: `#` or `;` after white space, outside quotes. */
-static void strip_comment(char *s)
-{
-    int quoted = 0;
-    for (char *p = s; *p; p++) {
-        if (*p == '"') quoted = !quoted;
-        else if (!quoted && (*p == '#' || *p == ';') && (p == s || isspace((unsigned char)p[-1]))) { *p = 0; return; }
-    }
-}
+/* ---- the INI parser (syntax: util/ini.h) ---- */
 
 static int section_known(const char *s)
 {
@@ -311,55 +308,44 @@ static int section_known(const char *s)
     return 0;
 }
 
+typedef struct CfgParse {
+    const char *name;
+    AtlChip *chip;
+    int *lines;                /* per key, the line it was set on */
+} CfgParse;
+
+static int cfg_line(void *ctx, const char *section, const char *key, const char *val, int lineno, AtlErr *e)
+{
+    CfgParse *p = ctx;
+    char msg[512];
+    if (!key) {
+        if (!section_known(section)) return atl_fail(e, "%s:%d: unknown section [%s]", p->name, lineno, section);
+        if (!strcmp(section, "area")) p->chip->has_area = 1;
+        return 0;
+    }
+    int ki = cfg_key_index(section, key);
+    if (ki < 0) return atl_fail(e, "%s:%d: unknown key '%s' in [%s]", p->name, lineno, key, section);
+    if (p->lines[ki])
+        return atl_fail(e, "%s:%d: duplicate key [%s] %s (first set on line %d)", p->name, lineno, section, key, p->lines[ki]);
+    if (parse_value(&cfg_keys[ki], val, p->chip, msg, sizeof msg)) return atl_fail(e, "%s:%d: %s", p->name, lineno, msg);
+    p->lines[ki] = lineno;
+    return 0;
+}
+
 int cfg_parse(const char *name, const char *text, AtlChip *chip, AtlErr *e)
 {
     memset(chip, 0, sizeof *chip);
-    int *lines = calloc((size_t)cfg_num_keys, sizeof *lines);
-    size_t tlen = strlen(text);
-    char *buf = malloc(tlen + 1);
-    if (!lines || !buf) { free(lines); free(buf); return atl_fail(e, "%s: out of memory", name); }
-    memcpy(buf, text, tlen + 1);
-    char section[64] = "";
-    int lineno = 0, rc = 0;
-    char msg[512];
-    for (char *s = buf; s && rc == 0;) {
-        char *nl = strchr(s, '\n');
-        if (nl) *nl = 0;
-        lineno++;
-        char *line = trim(s);
-        s = nl ? nl + 1 : NULL;
-        if (!*line || *line == '#' || *line == ';') continue;
-        strip_comment(line);
-        line = trim(line);
-        if (*line == '[') {
-            char *close = strchr(line, ']');
-            if (!close || trim(close + 1)[0]) { rc = atl_fail(e, "%s:%d: malformed section header '%s'", name, lineno, line); break; }
-            *close = 0;
-            char *sec = trim(line + 1);
-            if (!section_known(sec)) { rc = atl_fail(e, "%s:%d: unknown section [%s]", name, lineno, sec); break; }
-            snprintf(section, sizeof section, "%s", sec);
-            continue;
-        }
-        char *eq = strchr(line, '=');
-        if (!eq) { rc = atl_fail(e, "%s:%d: expected 'key = value' or '[section]', got '%s'", name, lineno, line); break; }
-        *eq = 0;
-        char *key = trim(line), *val = trim(eq + 1);
-        if (!section[0]) { rc = atl_fail(e, "%s:%d: key '%s' outside any section", name, lineno, key); break; }
-        int ki = cfg_key_index(section, key);
-        if (ki < 0) { rc = atl_fail(e, "%s:%d: unknown key '%s' in [%s]", name, lineno, key, section); break; }
-        if (lines[ki]) {
-            rc = atl_fail(e, "%s:%d: duplicate key [%s] %s (first set on line %d)", name, lineno, section, key, lines[ki]);
-            break;
-        }
-        if (parse_value(&cfg_keys[ki], val, chip, msg, sizeof msg)) { rc = atl_fail(e, "%s:%d: %s", name, lineno, msg); break; }
-        lines[ki] = lineno;
-    }
+    CfgParse p = {name, chip, calloc((size_t)cfg_num_keys, sizeof *p.lines)};
+    if (!p.lines) return atl_fail(e, "%s: out of memory", name);
+    int rc = ini_parse(name, text, cfg_line, &p, e);
     if (rc == 0)
         for (int i = 0; i < cfg_num_keys; i++)
-            if (!lines[i]) { rc = atl_fail(e, "%s: missing key [%s] %s", name, cfg_keys[i].section, cfg_keys[i].key); break; }
-    if (rc == 0) rc = validate(chip, name, lines, e);
-    free(lines);
-    free(buf);
+            if (!p.lines[i] && key_in_use(chip, &cfg_keys[i])) {
+                rc = atl_fail(e, "%s: missing key [%s] %s", name, cfg_keys[i].section, cfg_keys[i].key);
+                break;
+            }
+    if (rc == 0) rc = validate(chip, name, p.lines, e);
+    free(p.lines);
     return rc;
 }
 

@@ -4,7 +4,8 @@
  * The table CFG_KEYS below is the schema: section, key, member, type, allowed
  * range, unit and meaning. The loader, `atoll config show`, docs/config.md and
  * the fingerprint all iterate over it; nothing else lists keys by hand.
- * Every key is required (a config says everything explicitly), unknown keys
+ * Every key is required (a config says everything explicitly; the one
+ * exception is the optional [area] section, see below), unknown keys
  * and sections are errors, values outside the range are errors, and
  * cfg_validate checks the combinations (e.g. banks divide LMEM size).
  */
@@ -23,7 +24,10 @@ typedef enum { CFG_INT, CFG_REAL, CFG_TEXT } AtlCfgType;
  * "fingerprint" keys are those compiled code depends on (FP) vs. those only
  * the simulator's timing/energy use (SIM): the chip fingerprint in an .abm
  * hashes the FP keys, so a model compiled for one chip runs on a chip that
- * differs only in timing/energy parameters. */
+ * differs only in timing/energy parameters. AREA keys feed only the area
+ * model (isa/area.h); their section [area] is optional as a whole (a config
+ * without it has no area figure, has_area = 0), but a config that has the
+ * section gives every key of it. */
 #define CFG_KEYS(K) \
     K("chip",   "name",               name,               CFG_TEXT, 0, 0,        "",       "SIM", "a short name for reports") \
     K("chip",   "clusters",           clusters,           CFG_INT,  1, 64,       "",       "FP",  "number of clusters") \
@@ -70,7 +74,16 @@ typedef enum { CFG_INT, CFG_REAL, CFG_TEXT } AtlCfgType;
     K("energy", "sram_byte_pj",       e_sram_byte,        CFG_REAL, 0, 1e6,      "pJ",     "SIM", "one byte read or written in cluster SRAM") \
     K("energy", "noc_byte_pj",        e_noc_byte,         CFG_REAL, 0, 1e6,      "pJ",     "SIM", "one byte across a NoC link") \
     K("energy", "dram_byte_pj",       e_dram_byte,        CFG_REAL, 0, 1e6,      "pJ",     "SIM", "one byte read or written in DRAM") \
-    K("energy", "static_mw_per_core", e_static_mw_core,   CFG_REAL, 0, 1e6,      "mW",     "SIM", "leakage and clock power of one core, charged for the whole run")
+    K("energy", "static_mw_per_core", e_static_mw_core,   CFG_REAL, 0, 1e6,      "mW",     "SIM", "leakage and clock power of one core, charged for the whole run") \
+    K("area",   "node",               area_node,          CFG_TEXT, 0, 0,        "",       "AREA", "process node the area figures are for, e.g. \"45nm\"") \
+    K("area",   "source",             area_source,        CFG_TEXT, 0, 0,        "",       "AREA", "where the area numbers come from") \
+    K("area",   "mac_i8_mm2",         a_mac_i8,           CFG_REAL, 0, 1e3,      "mm2",    "AREA", "one int8 MAC of the matrix unit (multiplier + int32 accumulate adder)") \
+    K("area",   "mac_fp_mm2",         a_mac_fp,           CFG_REAL, 0, 1e3,      "mm2",    "AREA", "one fp16/bf16 MAC (fp32 accumulate); the array has rows x cols / f16_rate of them") \
+    K("area",   "vec_lane_mm2",       a_vec_lane,         CFG_REAL, 0, 1e3,      "mm2",    "AREA", "one 32-bit vector lane") \
+    K("area",   "lmem_mm2_per_mib",   a_lmem_mib,         CFG_REAL, 0, 1e4,      "mm2",    "AREA", "one MiB of LMEM (cells and periphery)") \
+    K("area",   "sram_mm2_per_mib",   a_sram_mib,         CFG_REAL, 0, 1e4,      "mm2",    "AREA", "one MiB of cluster SRAM (cells and periphery)") \
+    K("area",   "noc_mm2_per_cluster", a_noc_cluster,     CFG_REAL, 0, 1e4,      "mm2",    "AREA", "one cluster's NoC router and link") \
+    K("area",   "dram_phy_mm2_per_channel", a_dram_phy,   CFG_REAL, 0, 1e4,      "mm2",    "AREA", "one DRAM channel's controller and PHY")
 
 typedef struct AtlChip {
     char name[CFG_NAME_MAX];
@@ -90,6 +103,10 @@ typedef struct AtlChip {
     char energy_source[CFG_TEXT_MAX];
     double e_mac_i8, e_mac_f16, e_mac_f32, e_vec_op, e_lmem_byte, e_sram_byte,
            e_noc_byte, e_dram_byte, e_static_mw_core;
+    char area_node[CFG_NAME_MAX];
+    char area_source[CFG_TEXT_MAX];
+    double a_mac_i8, a_mac_fp, a_vec_lane, a_lmem_mib, a_sram_mib, a_noc_cluster, a_dram_phy;
+    int has_area;               /* 1 when the config has an [area] section */
 } AtlChip;
 
 /* Loads and validates an INI file. Errors read "FILE:LINE: message". */
@@ -115,7 +132,7 @@ typedef struct AtlCfgKey {
     size_t offset, size;       /* of the AtlChip member */
     double min, max;           /* inclusive; unused for CFG_TEXT */
     const char *unit;          /* "bytes" and "MiB:1" mark byte counts (K/M/G suffixes allowed) */
-    const char *scope;         /* "FP" or "SIM" */
+    const char *scope;         /* "FP", "SIM" or "AREA" (optional section) */
     const char *doc;
 } AtlCfgKey;
 extern const AtlCfgKey cfg_keys[];
@@ -127,6 +144,10 @@ int cfg_key_is_bytes(const AtlCfgKey *k);
 const char *cfg_key_unit(const AtlCfgKey *k);
 /* The value of key k in c as INI text (%d, %.17g or the text). */
 void cfg_format_value(const AtlChip *c, const AtlCfgKey *k, char *buf, size_t cap);
+/* Sets key (an index into cfg_keys) of chip from INI value text, with the
+ * loader's parsing and range check (not the cross-key rules: cfg_validate);
+ * errors read "[section] key ..." without a location. */
+int cfg_set_value(AtlChip *chip, int key, const char *text, AtlErr *e);
 /* Index of [section] key in cfg_keys, -1 if unknown. */
 int cfg_key_index(const char *section, const char *key);
 /* Text of cfg_validate's i-th cross-key rule (markdown), NULL past the end. */

@@ -6,6 +6,28 @@
 #define ATOLL_SIM_ACCOUNT_H
 #include "sim/sim_int.h"
 
+/* Adds the busy span [start, end) of one engine to the timeline (see
+ * AtlSimTimeline in sim.h), first widening the buckets while `end` lies
+ * past the last one. */
+static void timeline_add(AtlSimTimeline *t, int engine, uint64_t start, uint64_t end)
+{
+    if (end <= start) return;
+    if (!t->bucket_cycles) t->bucket_cycles = 64;
+    while (end > t->bucket_cycles * SIM_TIMELINE_BUCKETS) {
+        for (int g = 0; g < ISA_NUM_ENGINES; g++) {
+            uint64_t *b = t->busy[g];
+            for (int i = 0; i < SIM_TIMELINE_BUCKETS / 2; i++) b[i] = b[2 * i] + b[2 * i + 1];
+            for (int i = SIM_TIMELINE_BUCKETS / 2; i < SIM_TIMELINE_BUCKETS; i++) b[i] = 0;
+        }
+        t->bucket_cycles *= 2;
+    }
+    uint64_t w = t->bucket_cycles;
+    for (uint64_t i = start / w; i * w < end; i++) {
+        uint64_t lo = i * w > start ? i * w : start, hi = (i + 1) * w < end ? (i + 1) * w : end;
+        t->busy[engine][i] += hi - lo;
+    }
+}
+
 SIM_HOT static void stats_account(AtlSim *s, int core, int engine, const SimPre *pre, uint64_t start, uint64_t end)
 {
     AtlSimStats *st = &s->stats;
@@ -13,6 +35,7 @@ SIM_HOT static void stats_account(AtlSim *s, int core, int engine, const SimPre 
     uint64_t busy = end - start;
     e->st.insns++;
     e->st.busy += busy;
+    timeline_add(&st->timeline, engine, start, end);
     st->insns++;
     if (end > st->cycles) st->cycles = end;
     int fmt = pre->fmt;

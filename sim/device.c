@@ -364,3 +364,4 @@ const AtlChip *device_chip(const AtlSimDevice *d) { return &d->chip; }
 
 char *device_stats_json(AtlSimDevice *d) { return d->launched ? sim_stats_json(d->sim) : NULL; }
 char *device_trace_json(AtlSimDevice *d) { return d->launched ? sim_trace_json(d->sim) : NULL; }
+char *device_layers_csv(AtlSimDevice *d) { return d->launched ? sim_layers_csv(d->sim) : NULL; }

@@ -50,4 +50,5 @@ const AtlChip *device_chip(const AtlSimDevice *d);
  * of memory): the simulator's stats JSON and Chrome trace. */
 char *device_stats_json(AtlSimDevice *d);
 char *device_trace_json(AtlSimDevice *d);
+char *device_layers_csv(AtlSimDevice *d);
 #endif

@@ -8,6 +8,7 @@
 #include <string.h>
 #include "sim/sim_int.h"
 #include "isa/numerics.h"
+#include "isa/area.h"
 
 void stats_finish(AtlSim *s)
 {
@@ -110,6 +111,50 @@ static void json_engine(SimBuf *b, const AtlEngineStats *t)
                 (unsigned long long)t->stall_bar, (unsigned long long)t->stall_res);
 }
 
+/* What a reader of the stats needs to place them against the chip: clock,
+ * cores, array, peak ops/s per matrix dtype and DRAM bandwidth (the roofs
+ * of a roofline), and the area model's figures (null without [area]). */
+static void json_chip_figures(SimBuf *b, const AtlChip *c)
+{
+    sbuf_printf(b, "  \"chip_figures\": {\"freq_mhz\":%.9g,\"clusters\":%d,\"cores\":%d,\"mm_rows\":%d,\"mm_cols\":%d,"
+                "\"dram_bytes_per_s\":%.9g,\"peak_ops_per_s\":{", c->freq_mhz, c->clusters, cfg_total_cores(c), c->mm_rows,
+                c->mm_cols, c->dram_gbps * 1e9);
+    int first = 1;
+    for (int d = 0; d < ISA_NUM_DTYPES; d++) {
+        double ops = cfg_peak_ops_per_s(c, d);
+        if (ops <= 0) continue;
+        sbuf_printf(b, "%s\"%s\":%.9g", first ? "" : ",", isa_dtype_name(d), ops);
+        first = 0;
+    }
+    sbuf_printf(b, "}},\n  \"area_mm2\": ");
+    AtlArea a;
+    if (!cfg_area(c, &a)) sbuf_printf(b, "null");
+    else {
+        sbuf_printf(b, "{\"node\":");
+        sbuf_json_str(b, c->area_node);
+        for (int p = 0; p < AREA_PARTS; p++) sbuf_printf(b, ",\"%s\":%.6g", area_part_name(p), a.part[p]);
+        sbuf_printf(b, ",\"total\":%.6g}", a.total);
+    }
+    sbuf_printf(b, ",\n");
+}
+
+/* The engine-busy timeline (AtlSimTimeline): the buckets up to the end of
+ * the run, busy cycles summed over cores. */
+static void json_timeline(SimBuf *b, const AtlSimStats *st)
+{
+    const AtlSimTimeline *t = &st->timeline;
+    uint64_t w = t->bucket_cycles ? t->bucket_cycles : 64;
+    uint64_t n = (st->cycles + w - 1) / w;
+    if (n > SIM_TIMELINE_BUCKETS) n = SIM_TIMELINE_BUCKETS;
+    sbuf_printf(b, "  \"timeline\": {\"bucket_cycles\":%llu", (unsigned long long)w);
+    for (int g = 0; g < ISA_NUM_ENGINES; g++) {
+        sbuf_printf(b, ",\"%s\":[", isa_engine_name(g));
+        for (uint64_t i = 0; i < n; i++) sbuf_printf(b, "%s%llu", i ? "," : "", (unsigned long long)t->busy[g][i]);
+        sbuf_printf(b, "]");
+    }
+    sbuf_printf(b, "}\n");
+}
+
 char *sim_stats_json(const AtlSim *s)
 {
     const AtlSimStats *st = &s->stats;
@@ -141,6 +186,7 @@ char *sim_stats_json(const AtlSim *s)
     const AtlSimEnergy *e = &st->energy;
     sbuf_printf(&b, "  \"energy_pj\": {\"mac\":%.6g,\"vector\":%.6g,\"lmem\":%.6g,\"sram\":%.6g,\"noc\":%.6g,\"dram\":%.6g,\"static\":%.6g,\"total\":%.6g},\n",
                 e->mac, e->vec, e->lmem, e->sram, e->noc, e->dram, e->stat, e->total);
+    json_chip_figures(&b, &s->chip);
     sbuf_printf(&b, "  \"engines\": {");
     for (int en = 0; en < ISA_NUM_ENGINES; en++) {
         sbuf_printf(&b, "%s\"%s\":", en ? "," : "", isa_engine_name(en));
@@ -168,7 +214,9 @@ char *sim_stats_json(const AtlSim *s)
                     (unsigned long long)l->stall_sync, l->bound ? l->bound : "");
         first = 0;
     }
-    sbuf_printf(&b, "\n  ]\n}\n");
+    sbuf_printf(&b, "\n  ],\n");
+    json_timeline(&b, st);
+    sbuf_printf(&b, "}\n");
     return sbuf_take(&b);
 }
 

@@ -82,6 +82,17 @@ typedef struct AtlSimEnergy {             /* picojoules */
     double mac, vec, lmem, sram, noc, dram, stat, total;
 } AtlSimEnergy;
 
+/* Busy cycles of each engine kind over time, summed over cores, in
+ * SIM_TIMELINE_BUCKETS buckets of bucket_cycles each; the width starts at
+ * 64 cycles and doubles (neighbouring buckets merged) whenever the run
+ * outgrows the buckets, so any run ends with at most that many. An
+ * instruction's busy span is split over the buckets it overlaps. */
+#define SIM_TIMELINE_BUCKETS 256
+typedef struct AtlSimTimeline {
+    uint64_t bucket_cycles;               /* 0 until the first instruction */
+    uint64_t busy[ISA_NUM_ENGINES][SIM_TIMELINE_BUCKETS];
+} AtlSimTimeline;
+
 typedef struct AtlSimStats {
     uint64_t cycles;                      /* completion time of the last instruction */
     double seconds;
@@ -96,6 +107,7 @@ typedef struct AtlSimStats {
     AtlSimEnergy energy;
     AtlLayerStats *layers;                /* [layer id], nlayers entries */
     int nlayers;
+    AtlSimTimeline timeline;
 } AtlSimStats;
 
 typedef struct AtlSim AtlSim;

@@ -6,18 +6,10 @@
 #include <stdint.h>
 #include <stddef.h>
 #include "sim/sim.h"
+#include "util/strbuf.h"
 
-/* ---- growable string buffer (strbuf.c) ---- */
-typedef struct SimBuf {
-    char *p;
-    size_t len, cap;
-    int oom;
-} SimBuf;
-void sbuf_put(SimBuf *b, const char *s, size_t n);
-void sbuf_printf(SimBuf *b, const char *fmt, ...) ATL_PRINTF(2, 3);
-void sbuf_json_str(SimBuf *b, const char *s);   /* quoted, escaped */
-char *sbuf_take(SimBuf *b);                     /* NULL on oom; resets b */
-void sbuf_free(SimBuf *b);
+/* ---- growable string buffer (util/strbuf.h) ---- */
+typedef StrBuf SimBuf;
 
 /* ---- event queue (evq.c): binary heap keyed by (time, seq) ---- */
 enum { EV_ISSUE, EV_COMPLETE, EV_DMA_CHECK, EV_BARRIER };

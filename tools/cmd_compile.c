@@ -20,6 +20,8 @@
 #include "util/file.h"
 #include "util/sha256.h"
 #include "util/clock.h"
+#include "util/csv.h"
+#include "util/strbuf.h"
 
 const char cmd_compile_summary[] = "compile an ONNX model for a chip into an .abm (or --dump-ir)";
 
@@ -40,6 +42,8 @@ static void usage(FILE *f)
             "  --input-shape NAME=1x3x224x224   fix an input's shape (repeatable)\n"
             "  --name NAME            net name in the .abm (default: the graph's name)\n"
             "  --estimate             print the cost model's cycles per layer\n"
+            "  --csv FILE             write the cost model's per-layer table as CSV (batch, layer, name, op,\n"
+            "                         split, tiles, cores, macs, est_cycles, est_compute, est_dma, is_matrix)\n"
             "  --time                 print the wall time of each compiler phase\n"
             "  --group auto|none      auto (default): layer groups where the cost model finds them\n"
             "                         cheaper (docs/backend.md); none: every layer on its own\n"
@@ -58,36 +62,6 @@ static int parse_dtype(const char *s)
     return -1;
 }
 
-/* Adds NAME=N x (declared dims 1..) for every graph input not already
- * given; with only_unknown, just for inputs whose batch dim is dynamic
- * (the default batch of 1). */
-static int batch_shapes(const char *model, int batch, int only_unknown, int synthetic, IrInputShape *shapes, int *n, AtlErr *e)
-{
-    IrGraph g;
-    OnnxLoadOpts lo = {synthetic, 0, 0};
-    if (onnx_load_file_opts(model, &lo, &g, e)) { ir_free(&g); return -1; }
-    int rc = 0;
-    for (int i = 0; i < g.nin && !rc; i++) {
-        const IrTensor *t = &g.t[g.inputs[i]];
-        int given = 0;
-        for (int k = 0; k < *n; k++) if (!strcmp(shapes[k].name, t->name)) given = 1;
-        if (given || (only_unknown && (t->ndim < 1 || t->dims[0] >= 0))) continue;
-        if (t->ndim < 1) { rc = atl_fail(e, "--batch: input '%s' has no batch dimension", t->name); break; }
-        if (*n == MAXOPT) { rc = atl_fail(e, "too many inputs"); break; }
-        IrInputShape *s = &shapes[(*n)++];
-        memset(s, 0, sizeof *s);
-        snprintf(s->name, sizeof s->name, "%s", t->name);
-        s->ndim = t->ndim;
-        s->dims[0] = batch;
-        for (int d = 1; d < t->ndim; d++) {
-            if (t->dims[d] < 0) { rc = atl_fail(e, "--batch: input '%s' dimension %d is unknown; give --input-shape", t->name, d); break; }
-            s->dims[d] = t->dims[d];
-        }
-    }
-    ir_free(&g);
-    return rc;
-}
-
 static void print_summary(const char *model, const char *out, const AtlChip *chip, const BkSummary *s, int dt)
 {
     printf("%s -> %s: %d layers on %s (%d cores), batch %d, %s\n", model, out, s->nlayers, chip->name, s->cores,
@@ -99,6 +73,24 @@ static void print_summary(const char *model, const char *out, const AtlChip *chi
     printf("  activations      : %llu bytes peak (liveness packed) vs %llu bytes for all activation tensors\n",
            (unsigned long long)s->act_peak, (unsigned long long)s->act_sum);
     printf("  io               : %llu bytes\n", (unsigned long long)s->io_bytes);
+}
+
+/* The per-layer estimate of one stage as CSV rows (the header is added by
+ * the caller once). */
+static void estimate_csv(const BkSummary *s, StrBuf *b)
+{
+    for (int i = 0; i < s->nlayers; i++) {
+        const BkLayerInfo *l = &s->layers[i];
+        sbuf_printf(b, "%d,%d,", s->batch, l->layer_id);
+        csv_put_field(b, l->name);
+        sbuf_put(b, ",", 1);
+        csv_put_field(b, l->op);
+        sbuf_put(b, ",", 1);
+        csv_put_field(b, l->split);
+        sbuf_printf(b, ",%d,%d,%llu,%llu,%llu,%llu,%d\n", l->tiles, l->cores, (unsigned long long)l->macs,
+                    (unsigned long long)l->est_cycles, (unsigned long long)l->est_compute, (unsigned long long)l->est_dma,
+                    l->is_matrix);
+    }
 }
 
 static void print_estimate(const BkSummary *s)
@@ -132,7 +124,8 @@ static void print_times(const double *t)
 
 int cmd_compile(int argc, char **argv)
 {
-    const char *model = NULL, *chipf = NULL, *out = NULL, *name = NULL, *v;
+    const char *model = NULL, *chipf = NULL, *out = NULL, *name = NULL, *csv = NULL, *v;
+    StrBuf csv_text = {0};
     IrInputShape shapes[MAXOPT];
     int nshapes = 0, bad = 0, dump = 0, nopasses = 0, estimate = 0, batch = 0, dt = ISA_F32;
     int batches[MAXBATCH], nbatch = 0, keep = 0, timing = 0, group = BK_GROUP_AUTO;
@@ -151,6 +144,8 @@ int cmd_compile(int argc, char **argv)
         else if ((v = cli_opt(argc, argv, &i, "-o", &bad))) out = v;
         else if (bad) return 2;
         else if ((v = cli_opt(argc, argv, &i, "--name", &bad))) name = v;
+        else if (bad) return 2;
+        else if ((v = cli_opt(argc, argv, &i, "--csv", &bad))) csv = v;
         else if (bad) return 2;
         else if ((v = cli_opt(argc, argv, &i, "--dtype", &bad))) {
             if ((dt = parse_dtype(v)) < 0) { fprintf(stderr, "atoll compile: --dtype '%s': use fp32, fp16 or bf16\n", v); return 2; }
@@ -191,7 +186,7 @@ int cmd_compile(int argc, char **argv)
     AtlChip chip;
     if (!dump && cfg_load(chipf, &chip, &e)) { fprintf(stderr, "atoll compile: %s\n", e.msg); return 1; }
     if (dump) {
-        if (batch && batch_shapes(model, batch, 0, lopts.synthetic_weights, shapes, &nshapes, &e)) { fprintf(stderr, "atoll compile: %s: %s\n", model, e.msg); return 1; }
+        if (batch && model_batch_shapes(model, batch, 0, lopts.synthetic_weights, shapes, &nshapes, MAXOPT, &e)) { fprintf(stderr, "atoll compile: %s: %s\n", model, e.msg); return 1; }
         IrGraph g;
         int loaded = !model_load_opts(model, shapes, nshapes, &lopts, &g, &e);
         if (loaded && lopts.nsynthetic)
@@ -222,7 +217,7 @@ int cmd_compile(int argc, char **argv)
         int nsh = nshapes;
         t0 = atl_clock_s();
         memcpy(sh, shapes, sizeof shapes[0] * (size_t)nshapes);
-        if (batch_shapes(model, batches[bi] ? batches[bi] : 1, !batches[bi], lopts.synthetic_weights, sh, &nsh, &e)) {
+        if (model_batch_shapes(model, batches[bi] ? batches[bi] : 1, !batches[bi], lopts.synthetic_weights, sh, &nsh, MAXOPT, &e)) {
             fprintf(stderr, "atoll compile: %s: %s\n", model, e.msg);
             rc = 1;
             break;
@@ -268,6 +263,7 @@ int cmd_compile(int argc, char **argv)
         } else {
             print_summary(model, out, &chip, &sum, dt);
             if (estimate) print_estimate(&sum);
+            if (csv) estimate_csv(&sum, &csv_text);
             for (int i = 0; i < BK_NPHASES; i++) times[PH_BACKEND + i] += sum.phase_s[i];
         }
         bk_summary_free(&sum);
@@ -279,6 +275,20 @@ int cmd_compile(int argc, char **argv)
         rc = 1;
     }
     times[PH_WRITE] = atl_clock_s() - t0;
+    if (rc == 0 && csv) {
+        StrBuf all = {0};
+        sbuf_printf(&all, "batch,layer,name,op,split,tiles,cores,macs,est_cycles,est_compute,est_dma,is_matrix\n");
+        char *rows = sbuf_take(&csv_text);
+        if (rows) sbuf_put(&all, rows, strlen(rows));
+        free(rows);
+        char *text = sbuf_take(&all);
+        if (!text || atl_write_file_atomic(csv, text, strlen(text), &e)) {
+            fprintf(stderr, "atoll compile: %s\n", text ? e.msg : "out of memory");
+            rc = 1;
+        }
+        free(text);
+    }
+    sbuf_free(&csv_text);
     if (rc == 0 && timing) print_times(times);
     abm_writer_free(w);
     return rc;

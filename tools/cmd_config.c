@@ -10,6 +10,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
+#include "isa/area.h"
 #include "isa/config.h"
 #include "isa/isa.h"
 #include "tools/cli.h"
@@ -43,6 +44,7 @@ static void show(const AtlChip *c, const char *path)
     char val[CFG_TEXT_MAX + 32];
     for (int i = 0; i < cfg_num_keys; i++) {
         const AtlCfgKey *k = &cfg_keys[i];
+        if (!c->has_area && !strcmp(k->scope, "AREA")) continue;
         if (strcmp(section, k->section)) {
             section = k->section;
             printf("\n[%s]\n", section);
@@ -87,6 +89,14 @@ static void show(const AtlChip *c, const char *path)
     printf("\n  %-24s = ", "sram_total");
     print_bytes((long long)c->sram_bytes * c->clusters);
     printf("\n  %-24s = 0x%016" PRIx64 "\n", "fingerprint", cfg_fingerprint(c));
+    AtlArea a;
+    if (!cfg_area(c, &a)) {
+        printf("  %-24s = unknown (no [area] section)\n", "area");
+        return;
+    }
+    printf("  %-24s = %.3f mm2 at %s (", "area", a.total, c->area_node);
+    for (int p = 0; p < AREA_PARTS; p++) printf("%s%s %.3f", p ? ", " : "", area_part_name(p), a.part[p]);
+    printf(")\n");
 }
 
 static void doc(void)
@@ -113,7 +123,11 @@ static void doc(void)
            "  (FNV-1a 64 over the lines `section.key=value\\n` of the FP keys in table\n"
            "  order, integers in decimal, reals as `%%.17g`) changes only when one of\n"
            "  them does, so a model compiled for one chip runs on a chip that differs\n"
-           "  only in `SIM` (timing and energy) keys.\n\n");
+           "  only in `SIM` (timing and energy) keys.\n"
+           "- Scope `AREA` marks the keys of the optional `[area]` section: the area\n"
+           "  model (isa/area.h) that `atoll config show`, the stats JSON and the\n"
+           "  sweep CSV report. A config without the section has no area figure; one\n"
+           "  with it gives every key of it. Area is not in the fingerprint.\n\n");
     const char *section = "";
     for (int i = 0; i < cfg_num_keys; i++) {
         const AtlCfgKey *k = &cfg_keys[i];
@@ -142,7 +156,12 @@ static void doc(void)
            "- DRAM bytes per cycle = gbps x 1e9 / (freq_mhz x 1e6);\n"
            "- ridge point (ops per DRAM byte) = peak ops/s / DRAM bytes/s: a layer\n"
            "  with less arithmetic intensity than this is DRAM-bound;\n"
-           "- LMEM total = lmem bytes x cores; SRAM total = sram bytes x clusters.\n");
+           "- LMEM total = lmem bytes x cores; SRAM total = sram bytes x clusters;\n"
+           "- area (mm^2) = cores x (rows x cols x mac_i8_mm2 + rows x cols / f16_rate\n"
+           "  x mac_fp_mm2 + lanes x vec_lane_mm2 + LMEM MiB x lmem_mm2_per_mib)\n"
+           "  + clusters x (SRAM MiB x sram_mm2_per_mib + noc_mm2_per_cluster)\n"
+           "  + channels x dram_phy_mm2_per_channel (a half-rate fp16 mode counts as\n"
+           "  half as many fp MACs).\n");
 }
 
 int cmd_config(int argc, char **argv)

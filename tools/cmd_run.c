@@ -20,7 +20,7 @@ static void usage(FILE *fp)
 {
     fprintf(fp,
             "usage: atoll run MODEL.abm --chip CHIP.ini --input X.npy|IN.npz [--net NAME]\n"
-            "                 [--output OUT.npz|OUT.npy] [--trace T.json] [--stats S.json] [--profile]\n"
+            "                 [--output OUT.npz|OUT.npy] [--trace T.json] [--stats S.json] [--csv L.csv] [--profile]\n"
             "                 [--dump-tensors ALL.npz] [--fw-heap BYTES] [--max-cycles N]\n"
             "\n"
             "Loads MODEL.abm into a simulated device described by CHIP.ini (the firmware\n"
@@ -35,6 +35,8 @@ static void usage(FILE *fp)
             "  --output     .npz with one member per output, or .npy for a single output\n"
             "  --trace      Chrome/Perfetto trace of the run\n"
             "  --stats      the simulator's statistics of the run (JSON)\n"
+            "  --csv        the per-layer table of the run as CSV (layer, first, last, cycles,\n"
+            "               insns, macs, dma_bytes, busy_dma, busy_mat, busy_vec, sync, bound)\n"
             "  --profile    print cycles, per-engine utilisation and the per-layer table\n"
             "  --dump-tensors  every activation and output of the stage after the run, as\n"
             "               found in device memory (to compare intermediates with `atoll\n"
@@ -294,6 +296,7 @@ static int dump_tensors(AtlModel *m, AtlDevice *dev, const AtlStageInfo *st, con
 int cmd_run(int argc, char **argv)
 {
     const char *model_path = NULL, *chip = NULL, *input = NULL, *output = NULL, *trace = NULL, *stats = NULL, *net_name = NULL;
+    const char *csv = NULL;
     const char *heap = NULL, *maxc = NULL, *dump = NULL, *v;
     int profile = 0, bad = 0;
     for (int i = 1; i < argc && !bad; i++) {
@@ -303,6 +306,7 @@ int cmd_run(int argc, char **argv)
         else if ((v = cli_opt(argc, argv, &i, "--output", &bad))) output = v;
         else if ((v = cli_opt(argc, argv, &i, "--trace", &bad))) trace = v;
         else if ((v = cli_opt(argc, argv, &i, "--stats", &bad))) stats = v;
+        else if ((v = cli_opt(argc, argv, &i, "--csv", &bad))) csv = v;
         else if ((v = cli_opt(argc, argv, &i, "--net", &bad))) net_name = v;
         else if ((v = cli_opt(argc, argv, &i, "--fw-heap", &bad))) heap = v;
         else if ((v = cli_opt(argc, argv, &i, "--max-cycles", &bad))) maxc = v;
@@ -376,6 +380,12 @@ int cmd_run(int argc, char **argv)
     if (stats) {
         if (atl_stats_json(dev, &json)) { fprintf(stderr, "atoll run: %s\n", atl_last_error(dev)); goto out; }
         int w = write_text(stats, json);
+        free(json);
+        if (w) goto out;
+    }
+    if (csv) {
+        if (atl_layers_csv(dev, &json)) { fprintf(stderr, "atoll run: %s\n", atl_last_error(dev)); goto out; }
+        int w = write_text(csv, json);
         free(json);
         if (w) goto out;
     }

@@ -125,3 +125,31 @@ void model_free_inputs(IrTensor *list, int n)
     for (int i = 0; i < n; i++) ir_tensor_free_contents(&list[i]);
     free(list);
 }
+
+int model_batch_shapes(const char *model, int batch, int only_unknown, int synthetic, IrInputShape *shapes, int *n, int max,
+                       AtlErr *e)
+{
+    IrGraph g;
+    OnnxLoadOpts lo = {synthetic, 0, 0};
+    if (onnx_load_file_opts(model, &lo, &g, e)) { ir_free(&g); return -1; }
+    int rc = 0;
+    for (int i = 0; i < g.nin && !rc; i++) {
+        const IrTensor *t = &g.t[g.inputs[i]];
+        int given = 0;
+        for (int k = 0; k < *n; k++) if (!strcmp(shapes[k].name, t->name)) given = 1;
+        if (given || (only_unknown && (t->ndim < 1 || t->dims[0] >= 0))) continue;
+        if (t->ndim < 1) { rc = atl_fail(e, "--batch: input '%s' has no batch dimension", t->name); break; }
+        if (*n == max) { rc = atl_fail(e, "too many inputs"); break; }
+        IrInputShape *s = &shapes[(*n)++];
+        memset(s, 0, sizeof *s);
+        snprintf(s->name, sizeof s->name, "%s", t->name);
+        s->ndim = t->ndim;
+        s->dims[0] = batch;
+        for (int d = 1; d < t->ndim; d++) {
+            if (t->dims[d] < 0) { rc = atl_fail(e, "--batch: input '%s' dimension %d is unknown; give --input-shape", t->name, d); break; }
+            s->dims[d] = t->dims[d];
+        }
+    }
+    ir_free(&g);
+    return rc;
+}

@@ -21,4 +21,9 @@ int model_array_from_tensor(const IrTensor *t, AtlNdArray *a, AtlErr *e);
  * with model_free_inputs). */
 int model_read_inputs(const IrGraph *g, const char *const *specs, int nspecs, IrTensor **out, int *n, AtlErr *e);
 void model_free_inputs(IrTensor *list, int n);
+/* Adds NAME=batch x (declared dims 1..) to shapes (up to max entries, *n
+ * in/out) for every graph input of the ONNX file not already there; with
+ * only_unknown, just for inputs whose batch dimension is dynamic. */
+int model_batch_shapes(const char *model, int batch, int only_unknown, int synthetic, IrInputShape *shapes, int *n, int max,
+                       AtlErr *e);
 #endif

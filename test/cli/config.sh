@@ -17,6 +17,11 @@ expect_grep a1_fingerprint 'fingerprint *= 0x[0-9a-f]\{16\}' "$TMPD/a1.txt"
 n_keys=$(grep -c '^| `' docs/config.md)
 n_shown=$(sed -n '/^\[derived\]/q;/^  [a-z_0-9]* *= /p' "$TMPD/a1.txt" | wc -l)
 if [ "$n_keys" -eq "$n_shown" ] && [ "$n_keys" -gt 40 ]; then ok show_every_key; else fail show_every_key "$n_shown shown, $n_keys in the schema"; fi
+expect_grep a1_area 'area *= 192.516 mm2 at 45nm (mac_i8 6.865, mac_fp 47.710, vector 12.169, lmem 38.720, sram 66.400, noc 0.652, dram_phy 20.000)' "$TMPD/a1.txt"
+expect_grep a1_area_key 'dram_phy_mm2_per_channel = 5 mm2' "$TMPD/a1.txt"
+sed '/^\[area\]/,$d' configs/a1.ini > "$TMPD/noarea.ini"
+expect_ok show_no_area "$ATOLL" config show --chip "$TMPD/noarea.ini"
+expect_grep no_area_unknown 'area *= unknown (no \[area\] section)' "$TMPD/out"
 expect_ok check_tiny "$ATOLL" config check --chip configs/tiny.ini
 expect_grep tiny_ok 'configs/tiny.ini: ok (chip tiny' "$TMPD/out"
 sed 's/^rows = 32 .*/rows = 2000/' configs/a1.ini > "$TMPD/bad.ini"

@@ -3,9 +3,11 @@
  * duplicate, bad number, out of range, misplaced suffix, each cfg_validate
  * rule) is reported with file, line and the key, and the fingerprint covers
  * exactly the FP keys. */
+#include <math.h>
 #include <stdlib.h>
 #include "test/test.h"
 #include "isa/config.h"
+#include "isa/area.h"
 #include "isa/isa.h"
 #include "util/file.h"
 
@@ -261,6 +263,46 @@ TEST(validate_a_struct_directly)
     CHECK_STR_CONTAINS(e.msg, "sweep: [chip] name: empty");
 }
 
+TEST(area_section_is_optional_and_whole)
+{
+    AtlChip c, d;
+    AtlErr e = {{0}};
+    AtlArea a;
+    REQUIRE(cfg_load(A1, &c, &e) == 0);
+    CHECK(c.has_area);
+    CHECK(cfg_area(&c, &a) == 1);
+    /* 16 cores x 1024 MACs x 0.000419 mm^2, and so on (configs/a1.ini) */
+    CHECK(fabs(a.part[AREA_MAC_I8] - 16 * 1024 * 0.000419) < 1e-9);
+    CHECK(fabs(a.part[AREA_MAC_FP] - 16 * 512 * 0.005824) < 1e-9);
+    CHECK(fabs(a.part[AREA_LMEM] - 16 * 0.5 * 4.84) < 1e-9);
+    CHECK(fabs(a.part[AREA_SRAM] - 4 * 4 * 4.15) < 1e-9);
+    CHECK(fabs(a.part[AREA_DRAM_PHY] - 4 * 5.0) < 1e-9);
+    CHECK(fabs(a.total - 192.5159) < 1e-3);
+    CHECK_STR_CONTAINS(area_part_name(AREA_DRAM_PHY), "dram_phy");
+    /* without the section: loads, no area, same fingerprint */
+    char *text = read_text(A1);
+    REQUIRE(text);
+    char *cut = strstr(text, "\n[area]");
+    REQUIRE(cut);
+    cut[1] = 0;
+    if (cfg_parse("x.ini", text, &d, &e)) CHECKF(0, "%s", e.msg);
+    else {
+        CHECK(!d.has_area);
+        CHECK(cfg_area(&d, &a) == 0 && a.total == 0);
+        CHECK(cfg_fingerprint(&c) == cfg_fingerprint(&d));
+    }
+    free(text);
+    /* area figures never enter the fingerprint */
+    d = c;
+    d.a_mac_i8 *= 2;
+    snprintf(d.area_node, sizeof d.area_node, "7nm");
+    CHECK(cfg_fingerprint(&c) == cfg_fingerprint(&d));
+    /* a section that is there is checked whole */
+    expect_edit_error(A1, "mac_fp_mm2 = 0.005824", "# gone", NULL, "missing key [area] mac_fp_mm2");
+    expect_edit_error(A1, "noc_mm2_per_cluster = 0.163", "noc_mm2_per_cluster = -1", "noc_mm2_per_cluster = -1",
+                      "[area] noc_mm2_per_cluster = -1 is out of range 0..10000");
+}
+
 TEST(file_errors)
 {
     AtlChip c;
@@ -281,6 +323,7 @@ int main(void)
     RUN(suffixes_and_comments);
     RUN(each_validate_rule);
     RUN(validate_a_struct_directly);
+    RUN(area_section_is_optional_and_whole);
     RUN(file_errors);
     return test_summary("test_config");
 }

@@ -1,12 +1,13 @@
-/* strbuf.c - a growable string buffer for the report, stats JSON and trace
+/* strbuf.c - a growable string buffer (util/strbuf.h) for the simulator's
+ * report, stats JSON and trace writers and the tools' CSV, SVG and HTML
  * writers. Out-of-memory is sticky (oom flag) so writers need no checks. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "sim/sim_int.h"
+#include "util/strbuf.h"
 
-static int sbuf_grow(SimBuf *b, size_t need)
+static int sbuf_grow(StrBuf *b, size_t need)
 {
     if (b->oom) return -1;
     if (b->len + need + 1 <= b->cap) return 0;
@@ -19,7 +20,7 @@ static int sbuf_grow(SimBuf *b, size_t need)
     return 0;
 }
 
-void sbuf_put(SimBuf *b, const char *s, size_t n)
+void sbuf_put(StrBuf *b, const char *s, size_t n)
 {
     if (sbuf_grow(b, n)) return;
     memcpy(b->p + b->len, s, n);
@@ -27,7 +28,7 @@ void sbuf_put(SimBuf *b, const char *s, size_t n)
     b->p[b->len] = 0;
 }
 
-void sbuf_printf(SimBuf *b, const char *fmt, ...)
+void sbuf_printf(StrBuf *b, const char *fmt, ...)
 {
     char tmp[512];
     va_list ap;
@@ -43,7 +44,7 @@ void sbuf_printf(SimBuf *b, const char *fmt, ...)
     b->len += (size_t)n;
 }
 
-void sbuf_json_str(SimBuf *b, const char *s)
+void sbuf_json_str(StrBuf *b, const char *s)
 {
     sbuf_put(b, "\"", 1);
     for (; *s; s++) {
@@ -55,7 +56,7 @@ void sbuf_json_str(SimBuf *b, const char *s)
     sbuf_put(b, "\"", 1);
 }
 
-char *sbuf_take(SimBuf *b)
+char *sbuf_take(StrBuf *b)
 {
     if (b->oom) { sbuf_free(b); return NULL; }
     if (!b->p) sbuf_put(b, "", 0);
@@ -65,7 +66,7 @@ char *sbuf_take(SimBuf *b)
     return p;
 }
 
-void sbuf_free(SimBuf *b)
+void sbuf_free(StrBuf *b)
 {
     free(b->p);
     memset(b, 0, sizeof *b);
