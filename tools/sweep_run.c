@@ -7,7 +7,7 @@
 #include "tools/sweep_run.h"
 #include "tools/chip_exec.h"
 #include "tools/model_io.h"
-#include "compiler/passes.h"
+#include "compiler/passes/passes.h"
 #include "isa/area.h"
 #include "util/csv.h"
 #include "util/file.h"
