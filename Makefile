@@ -25,7 +25,7 @@ FUZZ_SECONDS ?= 20
 FUZZ_RUNS ?=
 VERSION := 0.1.0
 
-WARN    := -Wall -Wextra -Werror -Wno-unused-parameter -Wno-format-truncation
+WARN    := -Wall -Wextra -Werror -Wno-unused-parameter -Wno-format-truncation -Wno-unknown-warning-option
 CSTD    := -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE
 ifeq ($(SAN),1)
 OPT     := -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer

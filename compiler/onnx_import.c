@@ -11,6 +11,7 @@
 #include "compiler/onnx.h"
 #include "compiler/synth_weights.h"
 #include "util/file.h"
+#include <sys/types.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -211,25 +212,26 @@ static int read_external(Rd *r, size_t at, IrTensor *t, const char *loc, int64_t
     if (!full) return rd_fail(r, at, "external_data", 13, "out of memory");
     memcpy(full, r->path, dl);
     strcpy(full + dl, loc);
-    FILE *fp = fopen(full, "rb");
+    FILE *fp = NULL;
+    uint64_t fsize = 0;
+    AtlErr oe;
+    int open_rc = atl_open_regular(full, &fp, &fsize, &oe), err = errno;
     int rc = 0;
-    long fsize = -1;
-    if (fp && !fseek(fp, 0, SEEK_END)) fsize = ftell(fp);
-    if (!fp && errno == ENOENT && r->synth) {
+    if (open_rc && err == ENOENT && r->synth) {
         rc = synth_missing_tensor(r->synth, t, full, r->e);
         if (rc) atl_err_prefix(r->e, "%s: byte %zu", fname(r->path), at);
-    } else if (!fp && errno == ENOENT) {
+    } else if (open_rc && err == ENOENT) {
         rc = atl_fail(r->e, "%s: byte %zu: TensorProto.external_data of '%s': cannot open '%s': no such file "
                       "(generate it, or compile with --synthetic-weights for timing-only studies)",
                       fname(r->path), at, t->name, full);
-    } else if (!fp) {
-        rc = atl_fail(r->e, "%s: byte %zu: TensorProto.external_data of '%s': cannot open '%s'", fname(r->path), at, t->name, full);
-    } else if (fsize < 0 || (uint64_t)off > (uint64_t)fsize || need > (uint64_t)fsize - (uint64_t)off) {
+    } else if (open_rc) {
+        rc = atl_fail(r->e, "%s: byte %zu: TensorProto.external_data of '%s': %s", fname(r->path), at, t->name, oe.msg);
+    } else if ((uint64_t)off > fsize || need > fsize - (uint64_t)off) {
         rc = atl_fail(r->e, "%s: byte %zu: TensorProto.external_data of '%s': '%s' has fewer than %lld+%zu bytes",
                       fname(r->path), at, t->name, full, (long long)off, need);
     } else if (ir_alloc_data(t, r->e)) {
         rc = -1;
-    } else if (fseek(fp, (long)off, SEEK_SET) || fread(t->data, 1, need, fp) != need) {
+    } else if (fseeko(fp, (off_t)off, SEEK_SET) || fread(t->data, 1, need, fp) != need) {
         rc = atl_fail(r->e, "%s: byte %zu: TensorProto.external_data of '%s': cannot read %zu bytes at offset %lld of '%s'",
                       fname(r->path), at, t->name, need, (long long)off, full);
     }

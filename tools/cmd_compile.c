@@ -70,15 +70,15 @@ static int batch_shapes(const char *model, int batch, int only_unknown, int synt
         int given = 0;
         for (int k = 0; k < *n; k++) if (!strcmp(shapes[k].name, t->name)) given = 1;
         if (given || (only_unknown && (t->ndim < 1 || t->dims[0] >= 0))) continue;
-        if (t->ndim < 1) { rc = atl_fail(e, "--batch: input '%s' has no batch dimension", t->name); break; }
-        if (*n == MAXOPT) { rc = atl_fail(e, "too many inputs"); break; }
+        if (t->ndim < 1) { rc = atl_fail(e, "%s: --batch: input '%s' has no batch dimension", model, t->name); break; }
+        if (*n == MAXOPT) { rc = atl_fail(e, "%s: too many inputs", model); break; }
         IrInputShape *s = &shapes[(*n)++];
         memset(s, 0, sizeof *s);
         snprintf(s->name, sizeof s->name, "%s", t->name);
         s->ndim = t->ndim;
         s->dims[0] = batch;
         for (int d = 1; d < t->ndim; d++) {
-            if (t->dims[d] < 0) { rc = atl_fail(e, "--batch: input '%s' dimension %d is unknown; give --input-shape", t->name, d); break; }
+            if (t->dims[d] < 0) { rc = atl_fail(e, "%s: --batch: input '%s' dimension %d is unknown; give --input-shape", model, t->name, d); break; }
             s->dims[d] = t->dims[d];
         }
     }
@@ -181,10 +181,12 @@ int cmd_compile(int argc, char **argv)
     if (!model) { fprintf(stderr, "atoll compile: no model given (see --help)\n"); return 2; }
     if (!dump && !chipf) { fprintf(stderr, "atoll compile: --chip FILE is required (or use --dump-ir)\n"); return 2; }
     if (!dump && !out) { fprintf(stderr, "atoll compile: -o FILE is required (or use --dump-ir)\n"); return 2; }
+    CliPath ins[] = {{"model", model}, {"--chip", chipf}}, outs[] = {{"-o", out}};
+    if (!dump && cli_check_outputs("compile", ins, 2, outs, 1)) return 2;
     AtlChip chip;
     if (!dump && cfg_load(chipf, &chip, &e)) { fprintf(stderr, "atoll compile: %s\n", e.msg); return 1; }
     if (dump) {
-        if (batch && batch_shapes(model, batch, 0, lopts.synthetic_weights, shapes, &nshapes, &e)) { fprintf(stderr, "atoll compile: %s: %s\n", model, e.msg); return 1; }
+        if (batch && batch_shapes(model, batch, 0, lopts.synthetic_weights, shapes, &nshapes, &e)) { fprintf(stderr, "atoll compile: %s\n", e.msg); return 1; }
         IrGraph g;
         int loaded = !model_load_opts(model, shapes, nshapes, &lopts, &g, &e);
         if (loaded && lopts.nsynthetic)
@@ -207,6 +209,8 @@ int cmd_compile(int argc, char **argv)
     if (atl_read_file(model, &src, &srclen, &e)) { fprintf(stderr, "atoll compile: %s\n", e.msg); return 1; }
     atl_sha256(src, srclen, hash);
     free(src);
+    BkSummary sums[MAXBATCH];
+    memset(sums, 0, sizeof sums);
     AbmWriter *w = abm_writer_new(cfg_fingerprint(&chip));
     if (!w) { fprintf(stderr, "atoll compile: out of memory\n"); return 1; }
     int rc = 0;
@@ -216,7 +220,7 @@ int cmd_compile(int argc, char **argv)
         t0 = atl_clock_s();
         memcpy(sh, shapes, sizeof shapes[0] * (size_t)nshapes);
         if (batch_shapes(model, batches[bi] ? batches[bi] : 1, !batches[bi], lopts.synthetic_weights, sh, &nsh, &e)) {
-            fprintf(stderr, "atoll compile: %s: %s\n", model, e.msg);
+            fprintf(stderr, "atoll compile: %s\n", e.msg);
             rc = 1;
             break;
         }
@@ -251,26 +255,28 @@ int cmd_compile(int argc, char **argv)
         o.options_text = opts;
         o.keep_activations = keep;
         o.source_hash = hash;
-        BkSummary sum;
-        memset(&sum, 0, sizeof sum);
-        if (bk_compile(&g, &chip, &o, w, &sum, &e)) {
+        BkSummary *sum = &sums[bi];
+        if (bk_compile(&g, &chip, &o, w, sum, &e)) {
             fprintf(stderr, "atoll compile: %s: %s\n", model, e.msg);
             rc = 1;
         } else {
-            print_summary(model, out, &chip, &sum, dt);
-            if (estimate) print_estimate(&sum);
-            for (int i = 0; i < BK_NPHASES; i++) times[PH_BACKEND + i] += sum.phase_s[i];
+            for (int i = 0; i < BK_NPHASES; i++) times[PH_BACKEND + i] += sum->phase_s[i];
         }
-        bk_summary_free(&sum);
         ir_free(&g);
     }
     t0 = atl_clock_s();
     if (rc == 0 && abm_write_file(w, out, &e)) {
-        fprintf(stderr, "atoll compile: %s: %s\n", model, e.msg);
+        fprintf(stderr, "atoll compile: %s\n", e.msg);
         rc = 1;
     }
     times[PH_WRITE] = atl_clock_s() - t0;
+    /* the summary only once the .abm is in place */
+    for (int bi = 0; bi < nbatch && rc == 0; bi++) {
+        print_summary(model, out, &chip, &sums[bi], dt);
+        if (estimate) print_estimate(&sums[bi]);
+    }
     if (rc == 0 && timing) print_times(times);
+    for (int bi = 0; bi < nbatch; bi++) bk_summary_free(&sums[bi]);
     abm_writer_free(w);
     return rc;
 }

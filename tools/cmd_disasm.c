@@ -28,6 +28,8 @@ int cmd_disasm(int argc, char **argv)
         in = argv[i];
     }
     if (!in) { usage(stderr); return 2; }
+    CliPath ins[] = {{"program", in}}, outs[] = {{"-o", out}};
+    if (cli_check_outputs("disasm", ins, 1, outs, 1)) return 2;
     AtlProgram p;
     AtlErr e;
     if (prog_load_any(in, &p, &e)) { fprintf(stderr, "atoll disasm: %s\n", e.msg); return 1; }

@@ -173,6 +173,12 @@ static int combine(char **inputs, int n_inputs, const char *out)
     AtlErr e;
     AbmWriter *w = NULL;
     int rc = 1;
+    CliPath *ins = calloc((size_t)n_inputs + 1, sizeof *ins), outs[] = {{"-o", out}};
+    if (!ins) { fprintf(stderr, "atoll inspect: out of memory\n"); return 1; }
+    for (int i = 0; i < n_inputs; i++) ins[i] = (CliPath){"input", inputs[i]};
+    int clash = cli_check_outputs("inspect", ins, n_inputs, outs, 1);
+    free(ins);
+    if (clash) return 2;
     for (int i = 0; i < n_inputs; i++) {
         AbmModel m;
         if (abm_load_file(&m, inputs[i], 0, ABM_LOAD_SKIP_WEIGHTS, &e)) {
@@ -243,10 +249,8 @@ int cmd_inspect(int argc, char **argv)
         rc = 2;
     } else {
         uint64_t chip = 0;
-        char *end = NULL;
-        if (chip_s) chip = strtoull(chip_s, &end, 0);
-        if (chip_s && (!*chip_s || *end || chip == 0)) {
-            fprintf(stderr, "atoll inspect: --chip '%s' is not a nonzero number (e.g. 0xa1c0ffee12345678)\n", chip_s);
+        if (chip_s && cli_parse_u64("inspect", "--chip", chip_s, 1, UINT64_MAX, &chip)) {
+            fprintf(stderr, "atoll inspect: --chip takes a chip fingerprint, e.g. 0xa1c0ffee12345678\n");
             rc = 2;
         } else {
             rc = inspect_one(files[0], chip, show_cmds, show_weights);

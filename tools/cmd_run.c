@@ -21,7 +21,7 @@ static void usage(FILE *fp)
     fprintf(fp,
             "usage: atoll run MODEL.abm --chip CHIP.ini --input X.npy|IN.npz [--net NAME]\n"
             "                 [--output OUT.npz|OUT.npy] [--trace T.json] [--stats S.json] [--profile]\n"
-            "                 [--dump-tensors ALL.npz] [--fw-heap BYTES] [--max-cycles N]\n"
+            "                 [--dump-tensors ALL.npz] [--fw-heap BYTES] [--max-cycles N] [--max-work N]\n"
             "\n"
             "Loads MODEL.abm into a simulated device described by CHIP.ini (the firmware\n"
             "validates, relocates and places it), runs net NAME (default: the first) on\n"
@@ -40,8 +40,11 @@ static void usage(FILE *fp)
             "               found in device memory (to compare intermediates with `atoll\n"
             "               interp`); a tensor whose dtype .npy lacks, or whose layout is\n"
             "               padded, is written as its raw bytes (uint8, 1-D)\n"
-            "  --fw-heap    memory of the control processor for the firmware (default 16 MiB)\n"
-            "  --max-cycles stop the run with a fault after N cycles\n"
+            "  --fw-heap    memory of the control processor for the firmware, 4096 .. 2^32\n"
+            "               bytes (default 16 MiB)\n"
+            "  --max-cycles stop the run with a fault after N cycles (1 .. 2^62)\n"
+            "  --max-work   stop the run with a fault after N units of host work (elements\n"
+            "               moved or computed; default 2^36 or ATOLL_MAX_SIM_WORK)\n"
             "Exit status: 0 ok, 1 error (message names the cause), 2 usage.\n");
 }
 
@@ -294,7 +297,7 @@ static int dump_tensors(AtlModel *m, AtlDevice *dev, const AtlStageInfo *st, con
 int cmd_run(int argc, char **argv)
 {
     const char *model_path = NULL, *chip = NULL, *input = NULL, *output = NULL, *trace = NULL, *stats = NULL, *net_name = NULL;
-    const char *heap = NULL, *maxc = NULL, *dump = NULL, *v;
+    const char *heap = NULL, *maxc = NULL, *maxw = NULL, *dump = NULL, *v;
     int profile = 0, bad = 0;
     for (int i = 1; i < argc && !bad; i++) {
         if (cli_is_help(argv[i])) { usage(stdout); return 0; }
@@ -306,6 +309,7 @@ int cmd_run(int argc, char **argv)
         else if ((v = cli_opt(argc, argv, &i, "--net", &bad))) net_name = v;
         else if ((v = cli_opt(argc, argv, &i, "--fw-heap", &bad))) heap = v;
         else if ((v = cli_opt(argc, argv, &i, "--max-cycles", &bad))) maxc = v;
+        else if ((v = cli_opt(argc, argv, &i, "--max-work", &bad))) maxw = v;
         else if ((v = cli_opt(argc, argv, &i, "--dump-tensors", &bad))) dump = v;
         else if (bad) break;
         else if (!strcmp(argv[i], "--profile")) profile = 1;
@@ -318,16 +322,15 @@ int cmd_run(int argc, char **argv)
         bad = 1;
     }
     AtlOpenOptions opt = { 0 };
-    char *end;
-    if (!bad && heap && ((opt.fw_heap_bytes = strtoull(heap, &end, 0)) == 0 || *end)) {
-        fprintf(stderr, "atoll run: --fw-heap '%s' is not a positive byte count\n", heap);
-        bad = 1;
-    }
-    if (!bad && maxc && ((opt.max_cycles = strtoull(maxc, &end, 0)) == 0 || *end)) {
-        fprintf(stderr, "atoll run: --max-cycles '%s' is not a positive number\n", maxc);
-        bad = 1;
-    }
+    uint64_t heap_bytes = 0;
+    if (!bad && heap && cli_parse_u64("run", "--fw-heap", heap, 4096, (uint64_t)1 << 32, &heap_bytes)) bad = 1;
+    opt.fw_heap_bytes = (size_t)heap_bytes;
+    if (!bad && maxc && cli_parse_u64("run", "--max-cycles", maxc, 1, CLI_MAX_CYCLES, &opt.max_cycles)) bad = 1;
+    if (!bad && maxw && cli_parse_u64("run", "--max-work", maxw, 1, UINT64_MAX >> 1, &opt.max_work)) bad = 1;
     if (bad) { usage(stderr); return 2; }
+    CliPath ins[] = {{"model", model_path}, {"--chip", chip}, {"--input", input}};
+    CliPath outs[] = {{"--output", output}, {"--stats", stats}, {"--trace", trace}, {"--dump-tensors", dump}};
+    if (cli_check_outputs("run", ins, 3, outs, 4)) return 2;
     opt.trace = trace != NULL;
 
     AtlNdArray *arr = NULL;
