@@ -468,6 +468,16 @@ static int decode_value_info(Rd *r, IrGraph *g, int role)
     int t = ir_tensor(g, name, r->e);
     if (t < 0) goto out;
     IrTensor *x = &g->t[t];
+    if (role == 1 && x->is_input && !x->data) {   /* listed again: it must say the same */
+        int same = (!is_tensor || other_type) ? x->dtype == IR_UNDEF || !is_tensor : x->dtype == dtype && x->ndim == ndim;
+        for (int i = 0; same && is_tensor && !other_type && i < ndim; i++) same = x->dims[i] == dims[i];
+        if (!same) {
+            char what[400];
+            snprintf(what, sizeof what, "graph input '%.200s' is listed twice with different types or shapes", name);
+            rd_fail(r, at, "name", 1, what);
+            goto out;
+        }
+    }
     if (!x->data) {
         if (is_tensor && !other_type) {
             x->dtype = dtype;
@@ -551,6 +561,20 @@ static int decode_attr(Rd *r, IrGraph *g, int node)
     if (!tmp.type) { /* pre-IR-v2 files: infer from the field present */
         tmp.type = have_f ? IR_ATTR_FLOAT : have_i ? IR_ATTR_INT : have_s ? IR_ATTR_STRING : have_t ? IR_ATTR_TENSOR
                  : have_g ? IR_ATTR_GRAPH : nfl ? IR_ATTR_FLOATS : nin ? IR_ATTR_INTS : nstrings ? IR_ATTR_STRINGS : IR_ATTR_INTS;
+    }
+    /* ONNX's AttributeType runs from FLOAT (1) to TYPE_PROTOS (14) */
+    if (tmp.type < IR_ATTR_FLOAT || tmp.type > 14) {
+        char what[120];
+        snprintf(what, sizeof what, "attribute '%s' has unknown type %d (ONNX types are 1..14)", tmp.name, tmp.type);
+        rd_fail(r, at, "type", 20, what);
+        goto out;
+    }
+    if ((tmp.type == IR_ATTR_STRING && !have_s) || (tmp.type == IR_ATTR_TENSOR && !have_t)) {
+        char what[120];
+        snprintf(what, sizeof what, "%s attribute '%s' has no value (field %s)", tmp.type == IR_ATTR_STRING ? "STRING" : "TENSOR",
+                 tmp.name, tmp.type == IR_ATTR_STRING ? "s" : "t");
+        rd_fail(r, at, "type", 20, what);
+        goto out;
     }
     if (tmp.type == IR_ATTR_FLOATS || tmp.type == IR_ATTR_INTS) {
         size_t cnt = (size_t)(tmp.type == IR_ATTR_FLOATS ? nfl : nin);
@@ -723,6 +747,7 @@ int onnx_load_buffer_opts(const uint8_t *buf, size_t len, const char *path, Onnx
 {
     SynthList synth = {0};
     int want = o && o->synthetic_weights;
+    synth.max_bytes = o && o->synthetic_max_bytes > 0 ? o->synthetic_max_bytes : 0x7fffffff;
     int rc = load_buffer(buf, len, path, want ? &synth : NULL, g, e);
     if (!rc && want) rc = synth_refine(g, &synth, e);
     if (o) {

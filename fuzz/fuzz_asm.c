@@ -3,14 +3,14 @@
  * data is capped at 1 MiB (prog_assemble_limited): programs of hundreds of
  * MiB of .zero are valid but took the fuzzer from 12,000 to 200 inputs/s.
  * Inputs up to 256 KiB: an expression nested 50,000 levels deep once
- * overflowed the parser's stack (the seeds deep-*.s keep it reachable). */
+ * overflowed the parser's stack (the seeds deep_*.s keep it reachable). */
 #include <stdlib.h>
 #include <string.h>
 #include "isa/program.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    if (size > (1 << 18)) return 0; /* room for deep nesting (the seed deep-parens.s is 100 KB) */
+    if (size > (1 << 18)) return 0; /* room for deep nesting (the seed deep_parens.s is 100 KB) */
     char *text = malloc(size + 1);
     memcpy(text, data, size);
     text[size] = 0;

@@ -322,12 +322,16 @@ int cfg_parse(const char *name, const char *text, AtlChip *chip, AtlErr *e)
     char section[64] = "";
     int lineno = 0, rc = 0;
     char msg[512];
-    for (char *s = buf; s && rc == 0;) {
-        char *nl = strchr(s, '\n');
-        if (nl) *nl = 0;
+    char *start = buf;
+    if (!memcmp(start, "\xef\xbb\xbf", 3)) start += 3;   /* a UTF-8 byte order mark (Windows editors write one) */
+    for (char *s = start; s && rc == 0;) {
+        /* lines end in LF, CR LF or a lone CR (old Mac editors) */
+        char *nl = s + strcspn(s, "\r\n"), *next = NULL;
+        if (*nl) next = nl + (nl[0] == '\r' && nl[1] == '\n' ? 2 : 1);
+        *nl = 0;
         lineno++;
         char *line = trim(s);
-        s = nl ? nl + 1 : NULL;
+        s = next;
         if (!*line || *line == '#' || *line == ';') continue;
         strip_comment(line);
         line = trim(line);
@@ -368,7 +372,7 @@ int cfg_load(const char *path, AtlChip *chip, AtlErr *e)
     unsigned char *d;
     size_t n;
     memset(chip, 0, sizeof *chip);
-    if (atl_read_file(path, &d, &n, e)) return -1;
+    if (atl_read_file_max(path, CFG_FILE_MAX_BYTES, "a chip config", &d, &n, e)) return -1;
     int rc;
     if (memchr(d, 0, n)) rc = atl_fail(e, "%s: not a text file (contains NUL bytes)", path);
     else rc = cfg_parse(path, (const char *)d, chip, e);

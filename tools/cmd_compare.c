@@ -229,7 +229,7 @@ int cmd_compare(int argc, char **argv)
     int nin = 0, nshapes = 0, bad = 0, all = 0;
     CmpThresholds user;
     memset(&user, 0, sizeof user);
-    OnnxLoadOpts lopts = {0, 0, 0};
+    OnnxLoadOpts lopts = {0, 0, 0, 0};
     AtlErr e = {{0}};
     for (int i = 1; i < argc; i++) {
         if (cli_is_help(argv[i])) { usage(stdout); return 0; }

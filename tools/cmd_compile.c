@@ -59,10 +59,10 @@ static int parse_dtype(const char *s)
 /* Adds NAME=N x (declared dims 1..) for every graph input not already
  * given; with only_unknown, just for inputs whose batch dim is dynamic
  * (the default batch of 1). */
-static int batch_shapes(const char *model, int batch, int only_unknown, int synthetic, IrInputShape *shapes, int *n, AtlErr *e)
+static int batch_shapes(const char *model, int batch, int only_unknown, const OnnxLoadOpts *opts, IrInputShape *shapes, int *n, AtlErr *e)
 {
     IrGraph g;
-    OnnxLoadOpts lo = {synthetic, 0, 0};
+    OnnxLoadOpts lo = {opts->synthetic_weights, 0, 0, opts->synthetic_max_bytes};
     if (onnx_load_file_opts(model, &lo, &g, e)) { ir_free(&g); return -1; }
     int rc = 0;
     for (int i = 0; i < g.nin && !rc; i++) {
@@ -135,7 +135,7 @@ int cmd_compile(int argc, char **argv)
     int nshapes = 0, bad = 0, dump = 0, nopasses = 0, estimate = 0, batch = 0, dt = ISA_F32;
     int batches[MAXBATCH], nbatch = 0, keep = 0, timing = 0;
     double times[PH_COUNT] = {0}, t0;
-    OnnxLoadOpts lopts = {0, 0, 0};
+    OnnxLoadOpts lopts = {0, 0, 0, 0};
     AtlErr e = {{0}};
     char opts[512] = "";
     for (int i = 1; i < argc; i++) {
@@ -185,8 +185,9 @@ int cmd_compile(int argc, char **argv)
     if (!dump && cli_check_outputs("compile", ins, 2, outs, 1)) return 2;
     AtlChip chip;
     if (!dump && cfg_load(chipf, &chip, &e)) { fprintf(stderr, "atoll compile: %s\n", e.msg); return 1; }
+    if (!dump) lopts.synthetic_max_bytes = chip.dram_bytes;   /* invented weights must fit the chip */
     if (dump) {
-        if (batch && batch_shapes(model, batch, 0, lopts.synthetic_weights, shapes, &nshapes, &e)) { fprintf(stderr, "atoll compile: %s\n", e.msg); return 1; }
+        if (batch && batch_shapes(model, batch, 0, &lopts, shapes, &nshapes, &e)) { fprintf(stderr, "atoll compile: %s\n", e.msg); return 1; }
         IrGraph g;
         int loaded = !model_load_opts(model, shapes, nshapes, &lopts, &g, &e);
         if (loaded && lopts.nsynthetic)
@@ -219,7 +220,7 @@ int cmd_compile(int argc, char **argv)
         int nsh = nshapes;
         t0 = atl_clock_s();
         memcpy(sh, shapes, sizeof shapes[0] * (size_t)nshapes);
-        if (batch_shapes(model, batches[bi] ? batches[bi] : 1, !batches[bi], lopts.synthetic_weights, sh, &nsh, &e)) {
+        if (batch_shapes(model, batches[bi] ? batches[bi] : 1, !batches[bi], &lopts, sh, &nsh, &e)) {
             fprintf(stderr, "atoll compile: %s\n", e.msg);
             rc = 1;
             break;

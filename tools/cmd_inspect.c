@@ -10,6 +10,7 @@
 #include "isa/abm.h"
 #include "tools/cli.h"
 #include "util/file.h"
+#include "util/limits.h"
 
 const char cmd_inspect_summary[] = "describe an .abm model, or combine several into one";
 
@@ -100,16 +101,18 @@ static void describe(const AbmView *v, int show_cmds, int show_weights, int *bad
             AbmBlob b = abm_blob(v, i);
             raw += b.raw_size;
             stored += b.stored_size;
-            if (b.raw_size > biggest) biggest = b.raw_size;
+            if (b.raw_size > biggest && b.raw_size <= atl_limit(ATL_LIMIT_INFLATE_BYTES)) biggest = b.raw_size;
         }
         printf("weights: %u blobs, raw %" PRIu64 " bytes, stored %" PRIu64 " bytes (ratio %.3f)\n", v->n_blobs, raw, stored,
                stored ? (double)raw / (double)stored : 1.0);
+        /* every blob is inflated to check it, those within the inflate limit */
         uint8_t *tmp = biggest ? malloc(biggest) : NULL;
         for (uint32_t i = 0; i < v->n_blobs; i++) {
             AbmBlob b = abm_blob(v, i);
             AtlErr e;
             const char *status = "BAD";
-            if (!tmp) status = "unchecked (out of memory)";
+            if (b.raw_size > atl_limit(ATL_LIMIT_INFLATE_BYTES)) status = "unchecked (larger than ATOLL_MAX_INFLATE_BYTES)";
+            else if (!tmp) status = "unchecked (out of memory)";
             else if (abm_blob_read(v, i, tmp, b.raw_size, &e) == 0) status = "OK";
             else *bad = 1;
             printf("  blob %-4u dram @%-10" PRIu64 " raw %-10" PRIu64 " stored %-10" PRIu64 " %-4s crc 0x%08x %s\n", i,
@@ -143,6 +146,11 @@ static int inspect_one(const char *path, uint64_t chip, int show_cmds, int show_
         printf("  %2u  %-12s %10" PRIu64 " %10" PRIu64 " %10" PRIu64 "  %-4s  0x%08x  %s\n", i, abm_section_name(s->type),
                s->offset, s->stored_size, s->raw_size, s->compression == ABM_COMP_ZLIB ? "zlib" : "none", s->crc32,
                s->crc_ok ? "OK" : "BAD");
+    }
+    if (abm_check_host_limits(v, &e)) {
+        fprintf(stderr, "atoll inspect: %s: cannot describe further: %s\n", path, e.msg);
+        rc = 1;
+        goto done;
     }
     if (v->scratch_needed > SIZE_MAX || !(scratch = malloc((size_t)v->scratch_needed))) {
         fprintf(stderr, "atoll inspect: %s: out of memory (decoding needs %" PRIu64 " bytes)\n", path, v->scratch_needed);

@@ -99,12 +99,41 @@ static void print_profile(const AtlProfile *p)
     }
 }
 
-/* Reads the input file(s) into arrays. */
-static int read_inputs(const char *path, AtlNdArray **arrays, int *n)
+/* 1 if some stage of the net has an output called name. */
+static int is_output_name(const AtlNetInfo *net, const char *name);
+
+/* .npz members: the net's inputs, each no larger than its largest stage
+ * needs (elements x 8 bytes, the widest .npy dtype an input may come in);
+ * outputs (a reference file) are skipped unread with a note; any other
+ * name is refused. */
+static int select_inputs(void *ctx, const char *key, uint64_t *max_bytes, AtlErr *e)
+{
+    const AtlNetInfo *net = ctx;
+    uint64_t most = 0;
+    int found = 0;
+    for (uint32_t k = 0; k < net->n_stages; k++)
+        for (uint32_t j = 0; j < net->stages[k].n_inputs; j++) {
+            const AtlTensorInfo *t = &net->stages[k].inputs[j];
+            if (strcmp(t->name, key)) continue;
+            uint64_t n = 1;
+            for (int d = 0; d < t->ndim; d++) n *= t->dims[d];
+            if (n > most) most = n;
+            found = 1;
+        }
+    if (found) { *max_bytes = atl_npy_max_file_bytes(most * 8); return 1; }
+    if (is_output_name(net, key)) {
+        fprintf(stderr, "atoll run: note: array '%s' is an output of net '%s'; not used as an input\n", key, net->name);
+        return 0;
+    }
+    return atl_fail(e, "net '%s' has no input named '%s'", net->name, key);
+}
+
+/* Reads the input file(s) into arrays: an .npz by the net's input names. */
+static int read_inputs(const char *path, const AtlNetInfo *net, AtlNdArray **arrays, int *n)
 {
     AtlErr e;
     if (ends_with(path, ".npz")) {
-        if (atl_npz_read(path, arrays, n, &e)) { fprintf(stderr, "atoll run: %s\n", e.msg); return -1; }
+        if (atl_npz_read_select(path, select_inputs, (void *)net, arrays, n, &e)) { fprintf(stderr, "atoll run: %s\n", e.msg); return -1; }
         return 0;
     }
     *arrays = calloc(1, sizeof **arrays);
@@ -185,11 +214,6 @@ static int make_buffers(const AtlNetInfo *net, const AtlNdArray *arr, int n, int
     int used = 0;
     for (int i = 0; i < n; i++) {
         const AtlNdArray *a = &arr[i];
-        if (by_name && is_output_name(net, a->name)) {
-            fprintf(stderr, "atoll run: note: %s: array '%s' is an output of net '%s'; not used as an input\n", path,
-                    a->name, net->name);
-            continue;
-        }
         if (a->ndim > ATL_MAX_DIMS) {
             fprintf(stderr, "atoll run: %s: array '%s' has %d dimensions (at most %d)\n", path, a->name ? a->name : "", a->ndim, ATL_MAX_DIMS);
             return -1;
@@ -335,13 +359,12 @@ int cmd_run(int argc, char **argv)
 
     AtlNdArray *arr = NULL;
     int narr = 0;
-    if (read_inputs(input, &arr, &narr)) return 1;
     int rc = 1;
     AtlDevice *dev = NULL;
     AtlModel *m = NULL;
-    AtlBuffer *buf = calloc((size_t)narr + 1, sizeof *buf);
-    void **owned = calloc((size_t)narr + 1, sizeof *owned);
-    AtlStatus s = buf && owned ? atl_open(&dev, chip, &opt) : ATL_ERR_HOST_MEMORY;
+    AtlBuffer *buf = NULL;
+    void **owned = NULL;
+    AtlStatus s = atl_open(&dev, chip, &opt);
     if (s == ATL_OK) s = atl_load_file(dev, model_path, &m);
     if (s != ATL_OK) {
         fprintf(stderr, "atoll run: %s (%s)\n", dev ? atl_last_error(dev) : "out of memory", atl_status_name(s));
@@ -355,6 +378,11 @@ int cmd_run(int argc, char **argv)
         fprintf(stderr, "atoll run: %s has no net%s%s%s\n", model_path, net_name ? " named '" : "s", net_name ? net_name : "", net_name ? "'" : "");
         goto out;
     }
+    /* the inputs, read once the net says what they must be */
+    if (read_inputs(input, &nets[ni], &arr, &narr)) goto out;
+    buf = calloc((size_t)narr + 1, sizeof *buf);
+    owned = calloc((size_t)narr + 1, sizeof *owned);
+    if (!buf || !owned) { fprintf(stderr, "atoll run: out of memory\n"); goto out; }
     int nbuf = make_buffers(&nets[ni], arr, narr, ends_with(input, ".npz"), buf, owned, input);
     if (nbuf < 0) goto out;
     uint32_t stage;

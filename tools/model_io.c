@@ -34,7 +34,8 @@ int model_tensor_from_array(const AtlNdArray *a, const char *name, IrTensor *t, 
     t->ndim = a->ndim;
     for (int k = 0; k < a->ndim; k++) t->dims[k] = a->shape[k];
     t->name = ir_strdup(name);
-    if (!t->name || ir_alloc_data(t, e)) { ir_tensor_free_contents(t); return atl_fail(e, "out of memory"); }
+    if (!t->name) return atl_fail(e, "out of memory");
+    if (ir_alloc_data(t, e)) { ir_tensor_free_contents(t); return atl_err_prefix(e, "input '%s'", name); }
     memcpy(t->data, a->data, ir_nbytes(t));
     return 0;
 }
@@ -72,6 +73,38 @@ static int push_tensor(IrTensor **list, int *n, int *cap, AtlErr *e)
     return 0;
 }
 
+/* The graph input called name, or -1. */
+static int graph_input(const IrGraph *g, const char *name)
+{
+    for (int i = 0; i < g->nin; i++)
+        if (!strcmp(g->t[g->inputs[i]].name, name)) return g->inputs[i];
+    return -1;
+}
+
+static int input_unknown(const IrGraph *g, const char *spec, const char *name, AtlErr *e)
+{
+    char list[512] = "";
+    size_t k = 0;
+    for (int j = 0; j < g->nin && k < sizeof list - 1; j++)
+        k += (size_t)snprintf(list + k, sizeof list - k, "%s%s", j ? ", " : "", g->t[g->inputs[j]].name);
+    return atl_fail(e, "--input %s: the model has no input named '%s' (its inputs: %s)", spec, name, list);
+}
+
+/* .npz members: graph inputs are read, no larger than their shape needs
+ * when it is known; anything else (expected outputs in a reference file)
+ * is skipped without being inflated. */
+static int select_inputs(void *ctx, const char *key, uint64_t *max_bytes, AtlErr *e)
+{
+    const IrGraph *g = ctx;
+    (void)e;
+    int t = graph_input(g, key);
+    if (t < 0) return 0;
+    int64_t n = ir_numel(&g->t[t]);
+    size_t es = ir_dtype_size(g->t[t].dtype);
+    *max_bytes = n >= 0 && es ? atl_npy_max_file_bytes((uint64_t)n * es) : 0;
+    return 1;
+}
+
 int model_read_inputs(const IrGraph *g, const char *const *specs, int nspecs, IrTensor **out, int *nout, AtlErr *e)
 {
     IrTensor *list = NULL;
@@ -81,7 +114,7 @@ int model_read_inputs(const IrGraph *g, const char *const *specs, int nspecs, Ir
         if (ends_with(spec, ".npz") && !eq) {
             AtlNdArray *l;
             int k, m;
-            if (atl_npz_read(spec, &l, &m, e)) goto fail;
+            if (atl_npz_read_select(spec, select_inputs, (void *)g, &l, &m, e)) goto fail;
             for (k = 0; k < m; k++) {
                 if (push_tensor(&list, &n, &cap, e) || model_tensor_from_array(&l[k], l[k].name, &list[n], e)) break;
                 n++;
@@ -98,6 +131,7 @@ int model_read_inputs(const IrGraph *g, const char *const *specs, int nspecs, Ir
             memcpy(name, spec, L);
             name[L] = 0;
             file = eq + 1;
+            if (graph_input(g, name) < 0) { input_unknown(g, spec, name, e); goto fail; }
         } else {
             if (g->nin != 1) {
                 atl_fail(e, "--input %s: the model has %d inputs; name them (--input NAME=X.npy) or use an .npz", spec, g->nin);
