@@ -7,6 +7,7 @@
 #include <string.h>
 #include "tools/cli.h"
 #include "util/file.h"
+#include "util/limits.h"
 
 int cli_is_help(const char *arg)
 {
@@ -57,17 +58,14 @@ int cli_check_outputs(const char *cmd, const CliPath *inputs, int nin, const Cli
 
 int cli_parse_u64(const char *cmd, const char *option, const char *text, uint64_t min, uint64_t max, uint64_t *out)
 {
-    const char *p = text;
-    while (*p == ' ') p++;
-    char *end;
-    errno = 0;
-    unsigned long long v = *p >= '0' && *p <= '9' ? strtoull(p, &end, 0) : 0;
-    if (errno == ERANGE && *p >= '0' && *p <= '9' && !*end) {
+    uint64_t v = 0;
+    int r = atl_parse_size(text, &v);
+    if (r == -2) {
         fprintf(stderr, "atoll %s: %s %s is out of range (%llu .. %llu)\n", cmd, option, text, (unsigned long long)min,
                 (unsigned long long)max);
         return -1;
     }
-    if (*p < '0' || *p > '9' || *end) {
+    if (r) {
         fprintf(stderr, "atoll %s: %s '%s' is not a whole number (%llu .. %llu)\n", cmd, option, text,
                 (unsigned long long)min, (unsigned long long)max);
         return -1;

@@ -37,8 +37,9 @@ int cli_check_outputs(const char *cmd, const CliPath *inputs, int nin, const Cli
 
 /* Numeric options: the whole text must be a number in [min, max] (NaN,
  * infinities, signs where no negative is allowed, trailing junk and
- * overflow are refused). Print "atoll CMD: OPTION 'TEXT' ..." and return
- * -1 on a bad value. */
+ * overflow are refused; whole numbers may be 0x hex and take the suffixes
+ * K, M, G, T). Print "atoll CMD: OPTION 'TEXT' ..." and return -1 on a bad
+ * value. */
 #define CLI_MAX_CYCLES ((uint64_t)1 << 62)   /* --max-cycles: simulated times stay far from overflow */
 int cli_parse_u64(const char *cmd, const char *option, const char *text, uint64_t min, uint64_t max, uint64_t *out);
 int cli_parse_real(const char *cmd, const char *option, const char *text, double min, double max, double *out);

@@ -24,6 +24,7 @@ int atl_parse_size(const char *s, uint64_t *v)
     char *end;
     errno = 0;
     unsigned long long x = strtoull(s, &end, 0);
+    if (errno == ERANGE) return -2;
     if (errno) return -1;
     int shift = 0;
     if (*end) {
@@ -36,7 +37,7 @@ int atl_parse_size(const char *s, uint64_t *v)
         if (end[0] == 'i' && end[1] == 'B') end += 2;
         if (*end) return -1;
     }
-    if (shift && x > (UINT64_MAX >> shift)) return -1;
+    if (shift && x > (UINT64_MAX >> shift)) return -2;
     *v = (uint64_t)x << shift;
     return 0;
 }

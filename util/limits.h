@@ -35,6 +35,8 @@ uint64_t atl_limit(AtlLimit which);
 const AtlLimitInfo *atl_limit_info(AtlLimit which);
 /* Fails naming the first variable whose value does not parse. */
 int atl_limits_check(AtlErr *e);
-/* Parses "123", "0x10", "4K", "2M", "3G", "1T" (powers of 1024) into *v. */
+/* Parses "123", "0x10", "4K", "2M", "3G", "1T" (also "4KiB"...: powers of
+ * 1024) into *v. Returns 0, -1 for text that is not such a number, -2 for
+ * a number beyond 2^64 - 1. */
 int atl_parse_size(const char *s, uint64_t *v);
 #endif
