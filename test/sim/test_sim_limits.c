@@ -109,18 +109,29 @@ TEST(host_cost)
     CHECK(hc.upfront >= 65536 + 262145);
 }
 
-static const AtlSimFault *run_with(const char *text, const AtlSimOptions *o, AtlSim **sp, AtlProgram *p)
+/* Runs text on the 1-core test chip with options o; checks the fault kind,
+ * the instruction index (when faulting), that the message holds needle
+ * (may be NULL) and how many vector instructions ran (-1: any). */
+static void expect_run(const char *text, const AtlSimOptions *o, AtlSimFaultKind kind, int index, const char *needle,
+                       long vec_insns)
 {
     AtlChip chip;
     tchip(&chip, 1, 1);
     AtlErr e;
-    *sp = NULL;
-    if (assemble(text, p)) return NULL;
+    AtlProgram p;
+    REQUIRE(assemble(text, &p) == 0);
     AtlSim *s = sim_create(&chip, o, &e);
-    if (!s || sim_load(s, p, &e)) { printf("  %s\n", e.msg); sim_free(s); prog_free(p); return NULL; }
-    sim_run(s, &e);
-    *sp = s;
-    return sim_fault(s);
+    CHECKF(s && sim_load(s, &p, &e) == 0, "%s", e.msg);
+    if (s) {
+        sim_run(s, &e);
+        const AtlSimFault *f = sim_fault(s);
+        CHECKF(f->kind == kind, "fault %s, want %s: %s", sim_fault_name(f->kind), sim_fault_name(kind), f->msg);
+        if (kind != SIM_FAULT_NONE) CHECK_EQ_INT(f->index, index);
+        if (needle) CHECK_STR_CONTAINS(f->msg, needle);
+        if (vec_insns >= 0) CHECK_EQ_INT(sim_stats(s)->total[ISA_ENGINE_VEC].insns, vec_insns);
+    }
+    sim_free(s);
+    prog_free(&p);
 }
 
 TEST(work_charged_before_it_runs)
@@ -129,29 +140,13 @@ TEST(work_charged_before_it_runs)
                                "    v.exp dtype=f32 dst=0 src=0x1000 shape=1000 dstride=1 sstride=1\n    end\n";
     AtlSimOptions o;
     sim_options_default(&o);
-    o.max_work = 999;
-    AtlSim *s;
-    AtlProgram p;
-    const AtlSimFault *f = run_with(vexp, &o, &s, &p);
-    REQUIRE(f);
-    CHECK(f->kind == SIM_FAULT_WORK && f->engine == ISA_ENGINE_VEC && f->index == 0);
-    CHECK_STR_CONTAINS(f->msg, "its 1000 units of work");
-    CHECK_EQ_INT(sim_stats(s)->total[ISA_ENGINE_VEC].insns, 0);   /* it never ran */
-    sim_free(s);
-    prog_free(&p);
+    o.max_work = 999;   /* one short: it never runs */
+    expect_run(vexp, &o, SIM_FAULT_WORK, 0, "its 1000 units of work", 0);
     o.max_work = 1000;
-    f = run_with(vexp, &o, &s, &p);
-    REQUIRE(f);
-    CHECK(f->kind == SIM_FAULT_NONE);
-    sim_free(s);
-    prog_free(&p);
+    expect_run(vexp, &o, SIM_FAULT_NONE, 0, NULL, 2);   /* v.exp and end */
     o.mode = SIM_MODE_TIMING;   /* no arithmetic, no work */
     o.max_work = 1;
-    f = run_with(vexp, &o, &s, &p);
-    REQUIRE(f);
-    CHECK(f->kind == SIM_FAULT_NONE);
-    sim_free(s);
-    prog_free(&p);
+    expect_run(vexp, &o, SIM_FAULT_NONE, 0, NULL, 2);   /* v.exp and end */
 }
 
 TEST(transfer_beyond_max_cycles_faults_unplanned)
@@ -162,20 +157,9 @@ TEST(transfer_beyond_max_cycles_faults_unplanned)
     AtlSimOptions o;
     sim_options_default(&o);
     o.max_cycles = 1000;
-    AtlSim *s;
-    AtlProgram p;
-    const AtlSimFault *f = run_with(big, &o, &s, &p);
-    REQUIRE(f);
-    CHECK(f->kind == SIM_FAULT_MAX_CYCLES && f->index == 0);
-    CHECK_STR_CONTAINS(f->msg, "moving 1048576 bytes takes at least 16384 cycles");
-    sim_free(s);
-    prog_free(&p);
+    expect_run(big, &o, SIM_FAULT_MAX_CYCLES, 0, "moving 1048576 bytes takes at least 16384 cycles", -1);
     o.max_cycles = 100000;   /* it fits: it runs */
-    f = run_with(big, &o, &s, &p);
-    REQUIRE(f);
-    CHECK(f->kind == SIM_FAULT_NONE);
-    sim_free(s);
-    prog_free(&p);
+    expect_run(big, &o, SIM_FAULT_NONE, 0, NULL, -1);
 }
 
 /* A DMA stream whose first instruction fails its static check: the others
@@ -189,13 +173,7 @@ TEST(static_fault_never_planned)
         AtlSimOptions o;
         sim_options_default(&o);
         o.mode = (AtlSimMode)mode;
-        AtlSim *s;
-        AtlProgram p;
-        const AtlSimFault *f = run_with(text, &o, &s, &p);
-        REQUIRE(f);
-        CHECK(f->kind == SIM_FAULT_OOB && f->index == 0);
-        sim_free(s);
-        prog_free(&p);
+        expect_run(text, &o, SIM_FAULT_OOB, 0, "outside the", -1);
     }
 }
 
