@@ -20,10 +20,10 @@ void abm_model_free(AbmModel *m)
 
 int abm_check_host_limits(const AbmView *v, AtlErr *e)
 {
-    uint64_t max = atl_limit(ATL_LIMIT_INFLATE_BYTES);
+    uint64_t max = atl_limit(ATL_LIMIT_ABM_DECODE_BYTES);
     if (v->scratch_needed > max)
-        return atl_fail(e, "its compressed sections inflate to %llu bytes, more than the limit of %llu bytes inflated from "
-                        "one .abm (raise with ATOLL_MAX_INFLATE_BYTES)", (unsigned long long)v->scratch_needed,
+        return atl_fail(e, "its compressed sections inflate to %llu bytes, more than the limit of %llu bytes decoded from "
+                        "one .abm (raise with ATOLL_MAX_ABM_DECODE_BYTES)", (unsigned long long)v->scratch_needed,
                         (unsigned long long)max);
     if (v->weight_bytes > ABM_HOST_MAX_WEIGHT_BYTES)
         return atl_fail(e, "its weight region of %llu bytes is larger than any chip's DRAM (at most %llu bytes)",

@@ -142,7 +142,7 @@ char *sim_layers_csv(const AtlSim *s);
 
 /* Host memory needed to simulate a chip (sim/host_cost.c): `upfront` is
  * what sim_create commits before any program runs (per-core state and the
- * simulated memories under 1 MiB); `lazy` the simulated memories of 1 MiB
+ * simulated memories under 256 KiB); `lazy` the simulated memories of 256 KiB
  * or more, which take host memory only where a run touches them. */
 typedef struct AtlSimHostCost {
     uint64_t upfront, lazy;

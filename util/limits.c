@@ -11,8 +11,11 @@ static const AtlLimitInfo limits[ATL_NLIMITS] = {
                                 "one tensor built by the ONNX importer, constant folding, the reference interpreter "
                                 "or `--synthetic-weights`"},
     [ATL_LIMIT_INFLATE_BYTES] = {"ATOLL_MAX_INFLATE_BYTES", (uint64_t)1 << 30, "bytes",
-                                 "the inflated members of one `.npz` whose expected shapes are not known, and the "
-                                 "inflated sections of one `.abm`"},
+                                 "the inflated members of one `.npz` whose expected shapes are not known; one weight "
+                                 "blob `atoll inspect --weights` checks"},
+    [ATL_LIMIT_ABM_DECODE_BYTES] = {"ATOLL_MAX_ABM_DECODE_BYTES", (uint64_t)256 << 20, "bytes",
+                                    "the inflated sections of one `.abm` (instructions, tensors, strings; ResNet-50's "
+                                    "take 2.2 MB)"},
     [ATL_LIMIT_SIM_WORK] = {"ATOLL_MAX_SIM_WORK", (uint64_t)1 << 36, "units",
                             "host work of one simulation run: elements moved, computed or planned (about 10^8 to "
                             "10^9 per second); also `--max-work` of `atoll sim` and `atoll run`"},

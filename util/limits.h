@@ -18,7 +18,8 @@
 typedef enum {
     ATL_LIMIT_FILE_BYTES,     /* a file read whole (model, .abm, program, .npy/.npz, tensor file) */
     ATL_LIMIT_TENSOR_BYTES,   /* one tensor of the front end, interpreter, folding, synthetic weights */
-    ATL_LIMIT_INFLATE_BYTES,  /* the inflated contents of one .npz or one .abm's sections */
+    ATL_LIMIT_INFLATE_BYTES,  /* the inflated members of one .npz without expected sizes; one weight blob inspect checks */
+    ATL_LIMIT_ABM_DECODE_BYTES, /* the inflated sections (instructions, tensors, strings) of one .abm */
     ATL_LIMIT_SIM_WORK,       /* host work units of one simulation run (elements moved or computed) */
     ATL_NLIMITS
 } AtlLimit;

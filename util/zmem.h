@@ -5,8 +5,10 @@
  * of LMEM each is 4 GiB. Large blocks are anonymous mappings, so a page
  * takes memory only once written; zeroing one again (a new simulation run)
  * replaces its pages with fresh zero pages instead of writing every byte.
- * Small blocks are plain calloc'd memory (a system call would cost more
- * than a memset).
+ * Small blocks are plain calloc'd memory (a system call and the page
+ * faults cost more than a memset); from 256 KiB up, mapping wins: chip
+ * conformance on a1 (16 x 512 KiB of LMEM zeroed per load) took 0.9 s of
+ * CPU with calloc'd LMEM and 0.55 s with mapped LMEM.
  *
  * Ownership: atl_zmem_alloc allocates, atl_zmem_free releases (with the same
  * size).
@@ -16,7 +18,7 @@
 #include <stddef.h>
 
 /* Blocks from this size up are mapped lazily. */
-#define ATL_ZMEM_LAZY_MIN ((size_t)1 << 20)
+#define ATL_ZMEM_LAZY_MIN ((size_t)256 << 10)
 
 void *atl_zmem_alloc(size_t size);          /* NULL when out of memory or address space */
 void atl_zmem_zero(void *p, size_t size);   /* all zeros again; touched pages released */

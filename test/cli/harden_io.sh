@@ -28,8 +28,11 @@ expect_fail npz_entries_run "declares 1048704 bytes, more than" $T "$ATOLL" run 
 expect_fail npz_inflate_limit "more than the limit of 524288 bytes inflated from one .npz (raise with ATOLL_MAX_INFLATE_BYTES)" env ATOLL_MAX_INFLATE_BYTES=512K "$ATOLL" interp $H/relu_dyn.onnx --input $H/npz_bomb_entries.npz
 expect_ok npz_inflate_limit_raised env ATOLL_MAX_INFLATE_BYTES=2M "$ATOLL" interp $H/relu_dyn.onnx --input $H/npz_bomb_entries.npz
 # an .abm whose sections inflate beyond the limit
-expect_fail abm_inflate_limit "more than the limit of 64 bytes inflated from one .abm (raise with ATOLL_MAX_INFLATE_BYTES)" env ATOLL_MAX_INFLATE_BYTES=64 "$ATOLL" inspect "$TMPD/r.abm"
-expect_fail abm_inflate_limit_run "inflated from one .abm" env ATOLL_MAX_INFLATE_BYTES=64 "$ATOLL" compare $H/relu14.onnx "$TMPD/r.abm" --chip $TINY --input $H/x14.npy --all
+expect_fail abm_decode_limit "more than the limit of 64 bytes decoded from one .abm (raise with ATOLL_MAX_ABM_DECODE_BYTES)" env ATOLL_MAX_ABM_DECODE_BYTES=64 "$ATOLL" inspect "$TMPD/r.abm"
+expect_fail abm_decode_limit_compare "decoded from one .abm" env ATOLL_MAX_ABM_DECODE_BYTES=64 "$ATOLL" compare $H/relu14.onnx "$TMPD/r.abm" --chip $TINY --input $H/x14.npy --all
+"$ATOLL" compile test/data/convbn.onnx --chip $TINY -o "$TMPD/cb.abm" > /dev/null 2>&1
+env ATOLL_MAX_INFLATE_BYTES=1 "$ATOLL" inspect --weights "$TMPD/cb.abm" > "$TMPD/w.out" 2>&1
+expect_grep inspect_blob_limit "unchecked (larger than ATOLL_MAX_INFLATE_BYTES)" "$TMPD/w.out"
 
 # item 9: numeric options are checked in full
 expect_fail compare_rtol_nan "--rtol 'nan' is not a finite number" "$ATOLL" compare $H/relu14.onnx "$TMPD/r.abm" --chip $TINY --input $H/x14.npy --rtol nan

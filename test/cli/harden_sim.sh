@@ -29,7 +29,7 @@ expect_fail static_fault_reported "out-of-bounds access at cycle 0: core 0 (clus
 
 # item 7: memories are taken as touched; config check says what a chip costs
 "$ATOLL" config check --chip $A1 > "$TMPD/check.out" 2>&1
-expect_grep config_check_cost "host memory to simulate it: .* at once, plus up to 1090519044 bytes (1.02 GiB) as a run touches the simulated memories (DRAM 1073741824 bytes (1 GiB), SRAM 4 x 4194304 bytes (4 MiB), LMEM 16 x 524288 bytes (512 KiB))" "$TMPD/check.out"
+expect_grep config_check_cost "host memory to simulate it: .* at once, plus up to 1098907652 bytes (1.02 GiB) as a run touches the simulated memories (DRAM 1073741824 bytes (1 GiB), SRAM 4 x 4194304 bytes (4 MiB), LMEM 16 x 524288 bytes (512 KiB))" "$TMPD/check.out"
 sed 's/^bytes *= 512K .*/bytes = 1G/' $A1 > "$TMPD/lmem1g.ini"
 "$ATOLL" config check --chip "$TMPD/lmem1g.ini" > "$TMPD/check1g.out" 2>&1
 expect_grep config_check_cost_1g "LMEM 16 x 1073741824 bytes (1 GiB)" "$TMPD/check1g.out"
