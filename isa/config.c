@@ -323,7 +323,7 @@ int cfg_parse(const char *name, const char *text, AtlChip *chip, AtlErr *e)
     int lineno = 0, rc = 0;
     char msg[512];
     char *start = buf;
-    if (!memcmp(start, "\xef\xbb\xbf", 3)) start += 3;   /* a UTF-8 byte order mark (Windows editors write one) */
+    if (!strncmp(start, "\xef\xbb\xbf", 3)) start += 3;   /* a UTF-8 byte order mark (Windows editors write one) */
     for (char *s = start; s && rc == 0;) {
         /* lines end in LF, CR LF or a lone CR (old Mac editors) */
         char *nl = s + strcspn(s, "\r\n"), *next = NULL;
