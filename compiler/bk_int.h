@@ -235,12 +235,13 @@ void bk_store_elem(int dt, void *dst, size_t i, double v);
 
 /* bk_place.c */
 int bk_place(BkCtx *c, AtlErr *e);
-/* bk_limits.c: after placement, before lowering: no empty tensor but
- * constants, dimensions below 2^32, each tensor and the io + activation
- * regions within the chip's DRAM; the error names the tensor. */
-int bk_check_limits(const BkCtx *c, AtlErr *e);
 uint64_t bk_tensor_addr(const BkCtx *c, int tensor); /* tagged, for placed non-constants */
 int bk_tensor_in_dram(BkCtx *c, int tensor, uint64_t *tagged, AtlErr *e); /* constants too */
+
+/* bk_limits.c: after placement, before lowering: no empty tensor but
+ * constants, dimensions below 2^32, each tensor and the io + activation
+ * regions within the chip's DRAM; the error names the tensor (and node). */
+int bk_check_limits(const BkCtx *c, AtlErr *e);
 
 /* bk_dtype.c: 0 when node's tensor dtypes are ones its lowering handles
  * (floats; integers for the ops listed there), else -1 naming the node. */
