@@ -34,7 +34,7 @@ static int compile_once(const AtlChip *chip, double *t, double *cpu, int *layers
 {
     clock_t c0 = clock();
     IrGraph g;
-    OnnxLoadOpts lo = {1, 0, 0};
+    OnnxLoadOpts lo = {1, 0, 0, 0};
     AbmWriter *w = NULL;
     uint8_t *buf = NULL;
     size_t len = 0;

@@ -65,7 +65,7 @@ static int run_one(const AtlChip *chip, const Model *m, int dtype, int group, in
 {
     IrGraph g;
     IrInputShape s;
-    OnnxLoadOpts lo = {m->synthetic, 0, 0};
+    OnnxLoadOpts lo = {m->synthetic, 0, 0, 0};
     uint8_t *abm = NULL;
     size_t len = 0;
     BkSummary sum;

@@ -109,7 +109,7 @@ static AtlStatus open_common(AtlDevice **out, const AtlChip *chip, const AtlOpen
     if (!d) return ATL_ERR_HOST_MEMORY;
     if (cfg_err) return fail(d, ATL_ERR_CONFIG, "%s", cfg_err);
     AtlDeviceOptions o = { 0 };
-    if (opt) { o.fw_heap_bytes = opt->fw_heap_bytes; o.trace = opt->trace; o.max_cycles = opt->max_cycles; }
+    if (opt) { o.fw_heap_bytes = opt->fw_heap_bytes; o.trace = opt->trace; o.max_cycles = opt->max_cycles; o.max_work = opt->max_work; }
     AtlErr e;
     d->hw = device_create(chip, &o, &e);
     if (!d->hw) return fail(d, ATL_ERR_CONFIG, "%s", e.msg);

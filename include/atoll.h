@@ -110,6 +110,8 @@ typedef struct AtlOpenOptions {
     size_t fw_heap_bytes;         /* control processor memory; 0 = 16 MiB */
     int trace;                    /* keep a Chrome trace of each run (atl_trace_json) */
     uint64_t max_cycles;          /* per run; 0 = simulator default */
+    uint64_t max_work;            /* host work per run (elements moved or computed); 0 = default (2^36,
+                                   * or the environment variable ATOLL_MAX_SIM_WORK) */
 } AtlOpenOptions;
 
 /* Opens the simulated device described by an INI chip config (or an

@@ -190,6 +190,12 @@ typedef struct AbmModel {
 int abm_load_buffer(AbmModel *m, const void *buf, size_t len, uint64_t expect_chip, unsigned flags, AtlErr *e);
 int abm_load_file(AbmModel *m, const char *path, uint64_t expect_chip, unsigned flags, AtlErr *e);
 void abm_model_free(AbmModel *m);
+/* What a host may inflate from an opened file before it allocates: the
+ * decoded sections (scratch_needed) at most atl_limit(ATL_LIMIT_ABM_DECODE_BYTES),
+ * the weight region and every blob at most ABM_HOST_MAX_WEIGHT_BYTES (no
+ * chip's DRAM holds more). abm_load_* check it; so does `atoll inspect`. */
+#define ABM_HOST_MAX_WEIGHT_BYTES 0x7fffffffull
+int abm_check_host_limits(const AbmView *v, AtlErr *e);
 
 /* ---- writer (host) ---- */
 

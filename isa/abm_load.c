@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "util/file.h"
+#include "util/limits.h"
 
 void abm_model_free(AbmModel *m)
 {
@@ -17,13 +18,26 @@ void abm_model_free(AbmModel *m)
     memset(m, 0, sizeof *m);
 }
 
+int abm_check_host_limits(const AbmView *v, AtlErr *e)
+{
+    uint64_t max = atl_limit(ATL_LIMIT_ABM_DECODE_BYTES);
+    if (v->scratch_needed > max)
+        return atl_fail(e, "its compressed sections inflate to %llu bytes, more than the limit of %llu bytes decoded from "
+                        "one .abm (raise with ATOLL_MAX_ABM_DECODE_BYTES)", (unsigned long long)v->scratch_needed,
+                        (unsigned long long)max);
+    if (v->weight_bytes > ABM_HOST_MAX_WEIGHT_BYTES)
+        return atl_fail(e, "its weight region of %llu bytes is larger than any chip's DRAM (at most %llu bytes)",
+                        (unsigned long long)v->weight_bytes, (unsigned long long)ABM_HOST_MAX_WEIGHT_BYTES);
+    return 0;
+}
+
 /* Takes ownership of file (malloc'd, len bytes). */
 static int load_owned(AbmModel *m, uint8_t *file, size_t len, uint64_t expect_chip, unsigned flags, AtlErr *e)
 {
     memset(m, 0, sizeof *m);
     m->file = file;
     AbmView *v = &m->view;
-    if (abm_open(v, file, len, expect_chip, flags & ABM_OPEN_IGNORE_CRC, e)) goto fail;
+    if (abm_open(v, file, len, expect_chip, flags & ABM_OPEN_IGNORE_CRC, e) || abm_check_host_limits(v, e)) goto fail;
     if (v->scratch_needed > SIZE_MAX || !(m->scratch = malloc((size_t)v->scratch_needed))) {
         atl_fail(e, "out of memory: decoding needs %llu bytes of scratch", (unsigned long long)v->scratch_needed);
         goto fail;

@@ -57,15 +57,33 @@ static int valid_name(const char *s) { return prog_valid_name(s); }
 
 /* ---- integer expressions: + - * ( ), numbers (dec, 0x, 0b), symbols ---- */
 
+#define ASM_MAX_NESTING 64 /* parentheses and unary signs around one operand (the parser recurses) */
+
 typedef struct {
     const char *s;
     const Syms *syms;
     char err[160];
+    int depth;          /* nesting of the operand being parsed */
 } Ex;
 
 static int ex_sum(Ex *x, int64_t *v);
+static int ex_atom_nested(Ex *x, int64_t *v);
 
+/* An operand, at most ASM_MAX_NESTING levels deep: the recursion of the
+ * parser must not run out of stack on hostile text. */
 static int ex_atom(Ex *x, int64_t *v)
+{
+    if (x->depth >= ASM_MAX_NESTING) {
+        snprintf(x->err, sizeof x->err, "expression nested more than %d levels deep (parentheses and signs)", ASM_MAX_NESTING);
+        return -1;
+    }
+    x->depth++;
+    int rc = ex_atom_nested(x, v);
+    x->depth--;
+    return rc;
+}
+
+static int ex_atom_nested(Ex *x, int64_t *v)
 {
     const char *s = x->s;
     if (*s == '-') {
@@ -153,7 +171,7 @@ static int ex_sum(Ex *x, int64_t *v)
 /* Whole-string expression; on failure writes a message into err. */
 static int eval_int(const char *s, const Syms *syms, int64_t *v, char *err, size_t cap)
 {
-    Ex x = {s, syms, {0}};
+    Ex x = {s, syms, {0}, 0};
     if (ex_sum(&x, v) == 0 && *x.s == 0) return 0;
     if (!x.err[0]) snprintf(x.err, sizeof x.err, "unexpected '%s'", x.s);
     snprintf(err, cap, "%s", x.err);

@@ -354,7 +354,7 @@ int cfg_load(const char *path, AtlChip *chip, AtlErr *e)
     unsigned char *d;
     size_t n;
     memset(chip, 0, sizeof *chip);
-    if (atl_read_file(path, &d, &n, e)) return -1;
+    if (atl_read_file_max(path, CFG_FILE_MAX_BYTES, "a chip config", &d, &n, e)) return -1;
     int rc;
     if (memchr(d, 0, n)) rc = atl_fail(e, "%s: not a text file (contains NUL bytes)", path);
     else rc = cfg_parse(path, (const char *)d, chip, e);

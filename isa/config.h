@@ -109,7 +109,10 @@ typedef struct AtlChip {
     int has_area;               /* 1 when the config has an [area] section */
 } AtlChip;
 
-/* Loads and validates an INI file. Errors read "FILE:LINE: message". */
+/* Loads and validates an INI file (at most CFG_FILE_MAX_BYTES; a UTF-8
+ * byte order mark is skipped, lines may end in LF, CR LF or CR). Errors
+ * read "FILE:LINE: message". */
+#define CFG_FILE_MAX_BYTES ((uint64_t)1 << 20)
 int cfg_load(const char *path, AtlChip *chip, AtlErr *e);
 /* Same, from text in memory; `name` is used in messages. */
 int cfg_parse(const char *name, const char *text, AtlChip *chip, AtlErr *e);

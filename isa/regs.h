@@ -173,7 +173,8 @@ enum {
     X(NO_END,     8,  "a queue ran past its last instruction without `end`") \
     X(MAX_CYCLES, 9,  "the launch exceeded the device's cycle limit") \
     X(DATA,       10, "invalid operand data") \
-    X(DEVICE,     11, "the device could not run the launch (out of host memory in the model)")
+    X(DEVICE,     11, "the device could not run the launch (out of host memory in the model)") \
+    X(WORK,       12, "the launch exceeded the device's host work limit (elements moved or computed)")
 enum {
 #define X(id, v, doc) ATL_FAULT_##id = (v),
     ATL_FAULTS(X)

@@ -122,7 +122,7 @@ static const uint32_t fault_code[SIM_NUM_FAULTS] = {
     [SIM_FAULT_OOB] = ATL_FAULT_OOB,           [SIM_FAULT_MISALIGNED] = ATL_FAULT_MISALIGNED,
     [SIM_FAULT_DEADLOCK] = ATL_FAULT_DEADLOCK, [SIM_FAULT_RACE] = ATL_FAULT_RACE,
     [SIM_FAULT_NO_END] = ATL_FAULT_NO_END,     [SIM_FAULT_MAX_CYCLES] = ATL_FAULT_MAX_CYCLES,
-    [SIM_FAULT_DATA] = ATL_FAULT_DATA,
+    [SIM_FAULT_DATA] = ATL_FAULT_DATA,         [SIM_FAULT_WORK] = ATL_FAULT_WORK,
 };
 
 static void raise_fault(AtlSimDevice *d, uint32_t code, int core, int engine, int index, const char *msg)
@@ -319,6 +319,7 @@ AtlSimDevice *device_create(const AtlChip *chip, const AtlDeviceOptions *opt, At
     sim_options_default(&so);
     so.trace = o.trace;
     if (o.max_cycles) so.max_cycles = o.max_cycles;
+    so.max_work = o.max_work;
     if (!d->regs || !d->access || !d->rung || !d->fw || !d->fw_heap) { device_free(d); atl_fail(e, "device: out of memory"); return NULL; }
     d->sim = sim_create(chip, &so, e);
     if (!d->sim) { device_free(d); return NULL; }

@@ -335,6 +335,9 @@ int mem_dma_plan(AtlSim *s, int core, int engine, const AtlInsn *in, SimPre *pre
         if (full) burst_work(s, e, in, 0, e->dma_bb, full, w);
         if (rest) burst_work(s, e, in, full * e->dma_bb, rest, 1, w);
     } else {
+        /* every burst walked on the host: bounded by the run's work limit */
+        if (bytes > s->work_left) return 2;
+        s->work_left -= bytes;
         for (uint64_t off = 0; off < bytes; off += e->dma_bb)
             burst_work(s, e, in, off, bytes - off < e->dma_bb ? bytes - off : e->dma_bb, 1, w);
     }
@@ -519,7 +522,10 @@ int mem_dma_mark_exclusive(AtlSim *s)
         SimEngine *e = &s->eng[eid];
         for (int i = 0; i < e->count; i++) {
             SimPre *pre = &e->pre[i];
-            if (!sim_pre_is_dma(pre)) continue; /* (its DMA fields share room with the mat/vec ones) */
+            /* (its DMA fields share room with the mat/vec ones); an instruction
+             * never planned (not reached by the checks, or faulting) has none,
+             * and e->plan may be NULL then */
+            if (!sim_pre_is_dma(pre) || !pre->nuse) continue;
             SimUse *u = e->plan + pre->use_at, tmp;
             uint32_t ns = 0;
             for (uint32_t k = 0; k < pre->nuse; k++)

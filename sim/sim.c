@@ -17,6 +17,8 @@
 #include "sim/sim_int.h"
 #include "sim/account.h"
 #include "isa/timing.h"
+#include "util/limits.h"
+#include "util/zmem.h"
 
 void sim_options_default(AtlSimOptions *o)
 {
@@ -29,14 +31,14 @@ void sim_free(AtlSim *s)
 {
     if (!s) return;
     if (s->core)
-        for (int i = 0; i < s->ncores; i++) free(s->core[i].lmem);
+        for (int i = 0; i < s->ncores; i++) atl_zmem_free(s->core[i].lmem, (size_t)s->chip.lmem_bytes);
     free(s->core);
     if (s->eng)
         for (int i = 0; i < s->ncores * ISA_NUM_ENGINES; i++) { free(s->eng[i].pre); free(s->eng[i].plan); }
     free(s->eng);
-    free(s->dram);
+    atl_zmem_free(s->dram, (size_t)s->chip.dram_bytes);
     if (s->sram)
-        for (int i = 0; i < s->chip.clusters; i++) free(s->sram[i]);
+        for (int i = 0; i < s->chip.clusters; i++) atl_zmem_free(s->sram[i], (size_t)s->chip.sram_bytes + 1);
     free(s->sram);
     free(s->servers);
     for (int i = 0; s->ps && i < s->nps; i++) free(s->ps[i].mem);
@@ -76,10 +78,12 @@ AtlSim *sim_create(const AtlChip *chip, const AtlSimOptions *opt, AtlErr *e)
     s->cpc = chip->cores_per_cluster;
     s->ncores = chip->clusters * s->cpc;
     s->max_cycles = s->opt.max_cycles ? s->opt.max_cycles : 1000000000000ull;
+    if (!s->opt.max_work) s->opt.max_work = atl_limit(ATL_LIMIT_SIM_WORK);
     int nb = chip->lmem_banks, ok = 1;
     s->core = calloc((size_t)s->ncores, sizeof *s->core);
     s->eng = calloc((size_t)s->ncores * ISA_NUM_ENGINES, sizeof *s->eng);
-    s->dram = calloc(1, (size_t)chip->dram_bytes);
+    /* the memories cost host RAM only where a run touches them (util/zmem.h) */
+    s->dram = atl_zmem_alloc((size_t)chip->dram_bytes);
     s->sram = calloc((size_t)chip->clusters, sizeof *s->sram);
     s->servers = calloc((size_t)s->ncores * (size_t)nb, sizeof *s->servers);
     /* DMA servers: channels, NoC in and out per cluster, SRAM per cluster, LMEM port per core */
@@ -108,10 +112,10 @@ AtlSim *sim_create(const AtlChip *chip, const AtlSimOptions *opt, AtlErr *e)
         s->ps[i].cap = 2 * s->ncores;
         ok = (s->ps[i].mem = s->ps[i].job = calloc((size_t)s->ps[i].cap, sizeof *s->ps[i].job)) != NULL;
     }
-    for (int i = 0; ok && i < chip->clusters; i++) ok = (s->sram[i] = calloc(1, (size_t)chip->sram_bytes + 1)) != NULL;
+    for (int i = 0; ok && i < chip->clusters; i++) ok = (s->sram[i] = atl_zmem_alloc((size_t)chip->sram_bytes + 1)) != NULL;
     for (int i = 0; ok && i < s->ncores; i++) {
         SimCore *c = &s->core[i];
-        c->lmem = calloc(1, (size_t)chip->lmem_bytes);
+        c->lmem = atl_zmem_alloc((size_t)chip->lmem_bytes);
         c->banks = s->servers ? s->servers + (size_t)i * nb : NULL;
         c->capinfl = ISA_NUM_ENGINES * s->cpc;
         ok = c->lmem && c->banks;
@@ -130,10 +134,10 @@ static void sim_reset(AtlSim *s)
 {
     const AtlChip *c = &s->chip;
     mem_reset(s);
-    for (int i = 0; i < c->clusters; i++) memset(s->sram[i], 0, (size_t)c->sram_bytes);
+    for (int i = 0; i < c->clusters; i++) atl_zmem_zero(s->sram[i], (size_t)c->sram_bytes + 1);
     for (int i = 0; i < s->ncores; i++) {
         SimCore *k = &s->core[i];
-        memset(k->lmem, 0, (size_t)c->lmem_bytes);
+        atl_zmem_zero(k->lmem, (size_t)c->lmem_bytes);
         memset(k->sem, 0, sizeof k->sem);
         memset(k->sigq_n, 0, sizeof k->sigq_n);
         memset(k->sigq_head, 0, sizeof k->sigq_head);
@@ -144,6 +148,7 @@ static void sim_reset(AtlSim *s)
     for (int i = 0; i < (c->clusters + 1) * 256; i++) s->bar[i] = (SimBarrier){0, -1};
     evq_reset(&s->q);
     s->now = 0;
+    s->work_left = s->opt.max_work;
     s->done_engines = 0;
     s->flow_seq = 0;
     memset(&s->fault, 0, sizeof s->fault);
@@ -157,6 +162,28 @@ static void sim_reset(AtlSim *s)
     s->stats.nlayers = nl;
     s->stats.ncores = s->ncores;
     sbuf_free(&s->trace);
+}
+
+/* A DMA transfer that needs more cycles than the limit even at the chip's
+ * highest bandwidth can never complete in time: it faults when reached,
+ * without planning its bursts (whose host work grows with its size).
+ * Returns 1 (and the fault) when so, else 0. Functional runs take no time. */
+static int dma_within_limits(const AtlSim *s, const AtlInsn *in, const SimPre *pre, AtlSimFaultKind *kind, char *msg,
+                             size_t cap)
+{
+    if (s->opt.mode == SIM_MODE_FUNCTIONAL) return 0;
+    const AtlChip *c = &s->chip;
+    double bw = c->dram_channels * tim_dram_channel_bytes_per_cycle(c), x;
+    if ((x = (double)c->sram_ports * c->sram_bytes_per_cycle) > bw) bw = x;
+    if ((x = (double)c->noc_bytes_per_cycle) > bw) bw = x;
+    if ((x = (double)c->dma_lmem_bytes_per_cycle) > bw) bw = x;
+    double least = (double)pre->bytes / bw;
+    if (least <= (double)s->max_cycles) return 0;
+    *kind = SIM_FAULT_MAX_CYCLES;
+    snprintf(msg, cap, "%s: moving %llu bytes takes at least %.0f cycles (at %g bytes/cycle, the chip's highest "
+             "bandwidth), past the limit of %llu cycles (--max-cycles)", isa_ops[in->op].mnemonic,
+             (unsigned long long)pre->bytes, least, bw, (unsigned long long)s->max_cycles);
+    return 1;
 }
 
 int sim_load(AtlSim *s, const AtlProgram *p, AtlErr *e)
@@ -196,9 +223,23 @@ int sim_load(AtlSim *s, const AtlProgram *p, AtlErr *e)
                 break;
             }
             int op = st->insns[i].op;
-            if (isa_ops[op].engine == ISA_ENGINE_DMA && eid % ISA_NUM_ENGINES == ISA_ENGINE_DMA &&
-                mem_dma_plan(s, eid / ISA_NUM_ENGINES, ISA_ENGINE_DMA, &st->insns[i], &en->pre[i]))
-                return atl_fail(e, "sim: out of memory");
+            if (isa_ops[op].engine == ISA_ENGINE_DMA && eid % ISA_NUM_ENGINES == ISA_ENGINE_DMA) {
+                /* a transfer that cannot end in time or whose plan would take too
+                 * long on the host faults when reached, unplanned */
+                int r = dma_within_limits(s, &st->insns[i], &en->pre[i], &en->bad_kind, en->bad_msg, sizeof en->bad_msg);
+                if (!r) r = mem_dma_plan(s, eid / ISA_NUM_ENGINES, ISA_ENGINE_DMA, &st->insns[i], &en->pre[i]);
+                if (r < 0) return atl_fail(e, "sim: out of memory");
+                if (r > 0) {
+                    if (r == 2) {
+                        en->bad_kind = SIM_FAULT_WORK;
+                        snprintf(en->bad_msg, sizeof en->bad_msg, "%s: planning the bursts of its %llu bytes would pass the host work "
+                                 "limit of %llu (--max-work, ATOLL_MAX_SIM_WORK)", isa_ops[op].mnemonic,
+                                 (unsigned long long)sim_exec_work(&en->pre[i]), (unsigned long long)s->opt.max_work);
+                    }
+                    en->bad_index = i;
+                    break;
+                }
+            }
             if (op == ISA_OP_END) break; /* nothing after `end` runs */
         }
     }
@@ -418,6 +459,16 @@ SIM_HOT static void engine_try(AtlSim *s, int eid, uint64_t t)
             return;
         }
         if (op == ISA_OP_BARRIER) { barrier_arrive(s, eid, &e->insns[e->pc], t); return; }
+        if (s->opt.mode != SIM_MODE_TIMING) {   /* its arithmetic runs on the host: within the work limit */
+            uint64_t w = sim_exec_work(pre);
+            if (w > s->work_left) {
+                sim_raise(s, SIM_FAULT_WORK, core, en, e->pc, "its %llu units of work (bytes moved, elements computed) would pass the host work limit "
+                          "of %llu (--max-work, ATOLL_MAX_SIM_WORK)", (unsigned long long)w, (unsigned long long)s->opt.max_work);
+                e->state = ST_FAULT;
+                return;
+            }
+            s->work_left -= w;
+        }
         if (op == ISA_OP_NOP || s->opt.mode == SIM_MODE_FUNCTIONAL) {
             /* zero-time: complete now and go on with the next instruction */
             engine_complete(s, eid, t);

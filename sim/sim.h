@@ -30,6 +30,8 @@ typedef enum {
 typedef struct AtlSimOptions {
     AtlSimMode mode;
     uint64_t max_cycles;   /* stop with a fault when simulated time passes this; 0 = 1e12 */
+    uint64_t max_work;     /* stop with a fault before the host work of a run (elements moved,
+                            * computed or planned) would pass this; 0 = atl_limit(ATL_LIMIT_SIM_WORK) */
     int trace;             /* record a Chrome trace (sim_trace_json) */
 } AtlSimOptions;
 
@@ -42,7 +44,8 @@ typedef struct AtlSimOptions {
     X(RACE,       "data race") \
     X(NO_END,     "missing end") \
     X(MAX_CYCLES, "max cycles exceeded") \
-    X(DATA,       "invalid operand data")
+    X(DATA,       "invalid operand data") \
+    X(WORK,       "host work limit exceeded")
 typedef enum {
 #define X(id, name) SIM_FAULT_##id,
     SIM_FAULTS(X)
@@ -148,6 +151,18 @@ char *sim_stats_json(const AtlSim *s);
 char *sim_trace_json(const AtlSim *s);
 /* Per-layer table as CSV (header line first; one row per layer id used). */
 char *sim_layers_csv(const AtlSim *s);
+
+/* Host memory needed to simulate a chip (sim/host_cost.c): `upfront` is
+ * what sim_create commits before any program runs (per-core state and the
+ * simulated memories under 256 KiB); `lazy` the simulated memories of 256 KiB
+ * or more, which take host memory only where a run touches them. */
+typedef struct AtlSimHostCost {
+    uint64_t upfront, lazy;
+} AtlSimHostCost;
+void sim_host_cost(const AtlChip *chip, AtlSimHostCost *c);
+/* Host bytes per instruction of a loaded program (its predecoded form, the
+ * instruction, about one DMA plan entry). */
+size_t sim_insn_host_bytes(void);
 
 /* One-line text of an instruction (the disassembler's syntax). */
 int sim_disasm(const AtlInsn *in, char *buf, size_t cap);

@@ -79,6 +79,12 @@ static inline int sim_pre_is_dma(const SimPre *pre)
 {
     return pre->fmt == ISA_FMT_DMA_COPY || pre->fmt == ISA_FMT_DMA_FILL || pre->fmt == ISA_FMT_DMA_GATHER;
 }
+/* Host work units of an instruction's arithmetic (AtlSimOptions.max_work):
+ * bytes a transfer moves, MACs and elements a compute instruction does. */
+static inline uint64_t sim_exec_work(const SimPre *pre)
+{
+    return sim_pre_is_dma(pre) ? pre->bytes : pre->macs + pre->elems;
+}
 
 /* ---- LMEM banks (mem.c): reserved by matrix/vector instructions ---- */
 typedef struct SimServer {
@@ -197,6 +203,7 @@ struct AtlSim {
     SimEvq q;
     int live_top;               /* the event being handled is still the heap's root */
     uint64_t now, max_cycles;
+    uint64_t work_left;         /* host work the run may still do (AtlSimOptions.max_work, counted down) */
     int loaded, running, done_engines;
     AtlSimFault fault;
     AtlSimStats stats;
@@ -236,7 +243,8 @@ uint64_t mem_lmem_reserve(AtlSim *s, int core, int engine, uint64_t t, const Sim
 /* mem.c: fills pre->banks and pre->lmem_occ from the ranges (check time) */
 void mem_pre_banks(const AtlSim *s, SimPre *pre);
 /* mem.c: DMA flows. plan computes (at load) the transfer's work on every
- * server on its path into pre (-1: out of memory); join puts it on them at
+ * server on its path into pre (-1: out of memory; 2: its bursts are not
+ * alike and walking them would pass s->work_left, not planned); join puts it on them at
  * time t and returns its projected delivery time; due is that time again
  * (later arrivals can only have delayed it); leave takes it off at time t. */
 int mem_dma_plan(AtlSim *s, int core, int engine, const AtlInsn *in, SimPre *pre);

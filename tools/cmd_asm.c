@@ -33,6 +33,8 @@ int cmd_asm(int argc, char **argv)
         in = argv[i];
     }
     if (!in || !out) { usage(stderr); return 2; }
+    CliPath ins[] = {{"program", in}, {"--chip", chip}}, outs[] = {{"-o", out}};
+    if (cli_check_outputs("asm", ins, 2, outs, 1)) return 2;
     AtlErr e;
     unsigned char *text;
     size_t n;

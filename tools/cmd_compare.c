@@ -19,6 +19,7 @@
  * Graph inputs are converted to the chip's dtypes (an int64 beyond int32
  * is an error naming the input and element; tools/chip_convert.h), outputs
  * back to the graph's; integer and bool outputs must match exactly. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -221,17 +222,6 @@ out:
     return rc;
 }
 
-static int parse_real(const char *opt, const char *v, double *out)
-{
-    char *end;
-    *out = strtod(v, &end);
-    if (end == v || *end || *out < 0) {
-        fprintf(stderr, "atoll compare: %s '%s' is not a non-negative number\n", opt, v);
-        return -1;
-    }
-    return 0;
-}
-
 int cmd_compare(int argc, char **argv)
 {
     const char *model = NULL, *abm_path = NULL, *chip_path = "configs/a1.ini", *inputs[MAXOPT], *v;
@@ -239,7 +229,7 @@ int cmd_compare(int argc, char **argv)
     int nin = 0, nshapes = 0, bad = 0, all = 0;
     CmpThresholds user;
     memset(&user, 0, sizeof user);
-    OnnxLoadOpts lopts = {0, 0, 0};
+    OnnxLoadOpts lopts = {0, 0, 0, 0};
     AtlErr e = {{0}};
     for (int i = 1; i < argc; i++) {
         if (cli_is_help(argv[i])) { usage(stdout); return 0; }
@@ -251,14 +241,13 @@ int cmd_compare(int argc, char **argv)
             inputs[nin++] = v;
         } else if ((v = cli_opt(argc, argv, &i, "--chip", &bad))) chip_path = v;
         else if ((v = cli_opt(argc, argv, &i, "--rtol", &bad))) {
-            if (parse_real("--rtol", v, &user.rtol)) return 2;
+            if (cli_parse_real("compare", "--rtol", v, 0, HUGE_VAL, &user.rtol)) return 2;
             user.set_rtol = 1;
         } else if ((v = cli_opt(argc, argv, &i, "--atol", &bad))) {
-            if (parse_real("--atol", v, &user.atol)) return 2;
+            if (cli_parse_real("compare", "--atol", v, 0, HUGE_VAL, &user.atol)) return 2;
             user.set_atol = 1;
         } else if ((v = cli_opt(argc, argv, &i, "--min-cos", &bad))) {
-            if (parse_real("--min-cos", v, &user.min_cos)) return 2;
-            if (user.min_cos > 1) { fprintf(stderr, "atoll compare: --min-cos %s is above 1\n", v); return 2; }
+            if (cli_parse_real("compare", "--min-cos", v, 0, 1, &user.min_cos)) return 2;
             user.set_cos = 1;
         } else if (bad) return 2;
         else if (!strcmp(argv[i], "--all")) all = 1;

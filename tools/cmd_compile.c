@@ -130,7 +130,7 @@ int cmd_compile(int argc, char **argv)
     int nshapes = 0, bad = 0, dump = 0, nopasses = 0, estimate = 0, batch = 0, dt = ISA_F32;
     int batches[MAXBATCH], nbatch = 0, keep = 0, timing = 0, group = BK_GROUP_AUTO;
     double times[PH_COUNT] = {0}, t0;
-    OnnxLoadOpts lopts = {0, 0, 0};
+    OnnxLoadOpts lopts = {0, 0, 0, 0};
     AtlErr e = {{0}};
     char opts[512] = "";
     for (int i = 1; i < argc; i++) {
@@ -183,10 +183,13 @@ int cmd_compile(int argc, char **argv)
     if (!model) { fprintf(stderr, "atoll compile: no model given (see --help)\n"); return 2; }
     if (!dump && !chipf) { fprintf(stderr, "atoll compile: --chip FILE is required (or use --dump-ir)\n"); return 2; }
     if (!dump && !out) { fprintf(stderr, "atoll compile: -o FILE is required (or use --dump-ir)\n"); return 2; }
+    CliPath ins[] = {{"model", model}, {"--chip", chipf}}, outs[] = {{"-o", out}, {"--csv", csv}};
+    if (!dump && cli_check_outputs("compile", ins, 2, outs, 2)) return 2;
     AtlChip chip;
     if (!dump && cfg_load(chipf, &chip, &e)) { fprintf(stderr, "atoll compile: %s\n", e.msg); return 1; }
+    if (!dump) lopts.synthetic_max_bytes = chip.dram_bytes;   /* invented weights must fit the chip */
     if (dump) {
-        if (batch && model_batch_shapes(model, batch, 0, lopts.synthetic_weights, shapes, &nshapes, MAXOPT, &e)) { fprintf(stderr, "atoll compile: %s: %s\n", model, e.msg); return 1; }
+        if (batch && model_batch_shapes(model, batch, 0, &lopts, shapes, &nshapes, MAXOPT, &e)) { fprintf(stderr, "atoll compile: %s\n", e.msg); return 1; }
         IrGraph g;
         int loaded = !model_load_opts(model, shapes, nshapes, &lopts, &g, &e);
         if (loaded && lopts.nsynthetic)
@@ -209,6 +212,8 @@ int cmd_compile(int argc, char **argv)
     if (atl_read_file(model, &src, &srclen, &e)) { fprintf(stderr, "atoll compile: %s\n", e.msg); return 1; }
     atl_sha256(src, srclen, hash);
     free(src);
+    BkSummary sums[MAXBATCH];
+    memset(sums, 0, sizeof sums);
     AbmWriter *w = abm_writer_new(cfg_fingerprint(&chip));
     if (!w) { fprintf(stderr, "atoll compile: out of memory\n"); return 1; }
     int rc = 0;
@@ -217,8 +222,8 @@ int cmd_compile(int argc, char **argv)
         int nsh = nshapes;
         t0 = atl_clock_s();
         memcpy(sh, shapes, sizeof shapes[0] * (size_t)nshapes);
-        if (model_batch_shapes(model, batches[bi] ? batches[bi] : 1, !batches[bi], lopts.synthetic_weights, sh, &nsh, MAXOPT, &e)) {
-            fprintf(stderr, "atoll compile: %s: %s\n", model, e.msg);
+        if (model_batch_shapes(model, batches[bi] ? batches[bi] : 1, !batches[bi], &lopts, sh, &nsh, MAXOPT, &e)) {
+            fprintf(stderr, "atoll compile: %s\n", e.msg);
             rc = 1;
             break;
         }
@@ -255,23 +260,19 @@ int cmd_compile(int argc, char **argv)
         o.keep_activations = keep;
         o.group = group;
         o.source_hash = hash;
-        BkSummary sum;
-        memset(&sum, 0, sizeof sum);
-        if (bk_compile(&g, &chip, &o, w, &sum, &e)) {
+        BkSummary *sum = &sums[bi];
+        if (bk_compile(&g, &chip, &o, w, sum, &e)) {
             fprintf(stderr, "atoll compile: %s: %s\n", model, e.msg);
             rc = 1;
         } else {
-            print_summary(model, out, &chip, &sum, dt);
-            if (estimate) print_estimate(&sum);
-            if (csv) estimate_csv(&sum, &csv_text);
-            for (int i = 0; i < BK_NPHASES; i++) times[PH_BACKEND + i] += sum.phase_s[i];
+            if (csv) estimate_csv(sum, &csv_text);
+            for (int i = 0; i < BK_NPHASES; i++) times[PH_BACKEND + i] += sum->phase_s[i];
         }
-        bk_summary_free(&sum);
         ir_free(&g);
     }
     t0 = atl_clock_s();
     if (rc == 0 && abm_write_file(w, out, &e)) {
-        fprintf(stderr, "atoll compile: %s: %s\n", model, e.msg);
+        fprintf(stderr, "atoll compile: %s\n", e.msg);
         rc = 1;
     }
     times[PH_WRITE] = atl_clock_s() - t0;
@@ -289,7 +290,13 @@ int cmd_compile(int argc, char **argv)
         free(text);
     }
     sbuf_free(&csv_text);
+    /* the summary only once the .abm is in place */
+    for (int bi = 0; bi < nbatch && rc == 0; bi++) {
+        print_summary(model, out, &chip, &sums[bi], dt);
+        if (estimate) print_estimate(&sums[bi]);
+    }
     if (rc == 0 && timing) print_times(times);
+    for (int bi = 0; bi < nbatch; bi++) bk_summary_free(&sums[bi]);
     abm_writer_free(w);
     return rc;
 }

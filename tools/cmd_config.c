@@ -4,7 +4,8 @@
  *   atoll config show --chip FILE   every key by section with units, then
  *                                   peak ops/s per dtype, DRAM bytes/cycle,
  *                                   ridge points, LMEM/SRAM totals, fingerprint
- *   atoll config check --chip FILE  load + validate only
+ *   atoll config check --chip FILE  load + validate, and what simulating
+ *                                   the chip costs in host memory
  *   atoll config --doc              docs/config.md
  */
 #include <inttypes.h>
@@ -13,6 +14,7 @@
 #include "isa/area.h"
 #include "isa/config.h"
 #include "isa/isa.h"
+#include "sim/sim.h"
 #include "tools/cli.h"
 
 const char cmd_config_summary[] = "show or check a chip config (config show --chip FILE), or print docs/config.md";
@@ -35,6 +37,24 @@ static void print_bytes(long long v)
             printf(v % units[i].size ? " (%.2f %s)" : " (%.0f %s)", x, units[i].unit);
             return;
         }
+}
+
+/* What simulating the chip costs the host (sim/host_cost.c). */
+static void print_host_cost(const AtlChip *c, const char *indent)
+{
+    AtlSimHostCost hc;
+    sim_host_cost(c, &hc);
+    printf("%shost memory to simulate it: ", indent);
+    print_bytes((long long)hc.upfront);
+    printf(" at once, plus up to ");
+    print_bytes((long long)hc.lazy);
+    printf(" as a run touches the simulated memories (DRAM ");
+    print_bytes(c->dram_bytes);
+    printf(", SRAM %d x ", c->clusters);
+    print_bytes(c->sram_bytes);
+    printf(", LMEM %d x ", cfg_total_cores(c));
+    print_bytes(c->lmem_bytes);
+    printf("), plus about %zu bytes per instruction of the program\n", sim_insn_host_bytes());
 }
 
 static void show(const AtlChip *c, const char *path)
@@ -89,6 +109,7 @@ static void show(const AtlChip *c, const char *path)
     printf("\n  %-24s = ", "sram_total");
     print_bytes((long long)c->sram_bytes * c->clusters);
     printf("\n  %-24s = 0x%016" PRIx64 "\n", "fingerprint", cfg_fingerprint(c));
+    print_host_cost(c, "  ");
     AtlArea a;
     if (!cfg_area(c, &a)) {
         printf("  %-24s = unknown (no [area] section)\n", "area");
@@ -193,6 +214,9 @@ int cmd_config(int argc, char **argv)
     AtlErr e;
     if (cfg_load(chip, &c, &e)) { fprintf(stderr, "atoll config: %s\n", e.msg); return 1; }
     if (is_show) show(&c, chip);
-    else printf("%s: ok (chip %s, fingerprint 0x%016" PRIx64 ")\n", chip, c.name, cfg_fingerprint(&c));
+    else {
+        printf("%s: ok (chip %s, fingerprint 0x%016" PRIx64 ")\n", chip, c.name, cfg_fingerprint(&c));
+        print_host_cost(&c, "  ");
+    }
     return 0;
 }

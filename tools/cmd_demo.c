@@ -81,7 +81,7 @@ static int compile_model(const char *path, const char *shape, int synthetic, con
 {
     double t0 = now();
     IrInputShape s;
-    OnnxLoadOpts lo = {synthetic, 0, 0};
+    OnnxLoadOpts lo = {synthetic, 0, 0, 0};
     if (ir_parse_input_shape(shape, &s, e)) return -1;
     if (model_load_opts(path, &s, 1, &lo, g, e) || pass_run_all(g, e)) return -1;
     if (chip_compile_graph(g, chip, NULL, 0, abm, len, NULL, e)) return atl_err_prefix(e, "%s", path);

@@ -1,6 +1,7 @@
 /* cmd_disasm.c - `atoll disasm PROG [-o OUT.s]`: prints a program (binary
  * image or text, chosen by magic) as assembler text that `atoll asm` reads
  * back to the same image. */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,6 +29,8 @@ int cmd_disasm(int argc, char **argv)
         in = argv[i];
     }
     if (!in) { usage(stderr); return 2; }
+    CliPath ins[] = {{"program", in}}, outs[] = {{"-o", out}};
+    if (cli_check_outputs("disasm", ins, 1, outs, 1)) return 2;
     AtlProgram p;
     AtlErr e;
     if (prog_load_any(in, &p, &e)) { fprintf(stderr, "atoll disasm: %s\n", e.msg); return 1; }
@@ -39,7 +42,7 @@ int cmd_disasm(int argc, char **argv)
         if (atl_write_file_atomic(out, text, strlen(text), &e)) { fprintf(stderr, "atoll disasm: %s\n", e.msg); rc = 1; }
     } else {
         fputs(text, stdout);
-        if (fflush(stdout) != 0) { fprintf(stderr, "atoll disasm: write error\n"); rc = 1; }
+        if (fflush(stdout) != 0) { fprintf(stderr, "atoll disasm: write error on standard output: %s\n", strerror(errno)); rc = 1; }
     }
     free(text);
     return rc;

@@ -10,6 +10,7 @@
 #include "isa/abm.h"
 #include "tools/cli.h"
 #include "util/file.h"
+#include "util/limits.h"
 
 const char cmd_inspect_summary[] = "describe an .abm model, or combine several into one";
 
@@ -100,16 +101,18 @@ static void describe(const AbmView *v, int show_cmds, int show_weights, int *bad
             AbmBlob b = abm_blob(v, i);
             raw += b.raw_size;
             stored += b.stored_size;
-            if (b.raw_size > biggest) biggest = b.raw_size;
+            if (b.raw_size > biggest && b.raw_size <= atl_limit(ATL_LIMIT_INFLATE_BYTES)) biggest = b.raw_size;
         }
         printf("weights: %u blobs, raw %" PRIu64 " bytes, stored %" PRIu64 " bytes (ratio %.3f)\n", v->n_blobs, raw, stored,
                stored ? (double)raw / (double)stored : 1.0);
+        /* every blob is inflated to check it, those within the inflate limit */
         uint8_t *tmp = biggest ? malloc(biggest) : NULL;
         for (uint32_t i = 0; i < v->n_blobs; i++) {
             AbmBlob b = abm_blob(v, i);
             AtlErr e;
             const char *status = "BAD";
-            if (!tmp) status = "unchecked (out of memory)";
+            if (b.raw_size > atl_limit(ATL_LIMIT_INFLATE_BYTES)) status = "unchecked (larger than ATOLL_MAX_INFLATE_BYTES)";
+            else if (!tmp) status = "unchecked (out of memory)";
             else if (abm_blob_read(v, i, tmp, b.raw_size, &e) == 0) status = "OK";
             else *bad = 1;
             printf("  blob %-4u dram @%-10" PRIu64 " raw %-10" PRIu64 " stored %-10" PRIu64 " %-4s crc 0x%08x %s\n", i,
@@ -144,6 +147,11 @@ static int inspect_one(const char *path, uint64_t chip, int show_cmds, int show_
                s->offset, s->stored_size, s->raw_size, s->compression == ABM_COMP_ZLIB ? "zlib" : "none", s->crc32,
                s->crc_ok ? "OK" : "BAD");
     }
+    if (abm_check_host_limits(v, &e)) {
+        fprintf(stderr, "atoll inspect: %s: cannot describe further: %s\n", path, e.msg);
+        rc = 1;
+        goto done;
+    }
     if (v->scratch_needed > SIZE_MAX || !(scratch = malloc((size_t)v->scratch_needed))) {
         fprintf(stderr, "atoll inspect: %s: out of memory (decoding needs %" PRIu64 " bytes)\n", path, v->scratch_needed);
         rc = 1;
@@ -173,6 +181,12 @@ static int combine(char **inputs, int n_inputs, const char *out)
     AtlErr e;
     AbmWriter *w = NULL;
     int rc = 1;
+    CliPath *ins = calloc((size_t)n_inputs + 1, sizeof *ins), outs[] = {{"-o", out}};
+    if (!ins) { fprintf(stderr, "atoll inspect: out of memory\n"); return 1; }
+    for (int i = 0; i < n_inputs; i++) ins[i] = (CliPath){"input", inputs[i]};
+    int clash = cli_check_outputs("inspect", ins, n_inputs, outs, 1);
+    free(ins);
+    if (clash) return 2;
     for (int i = 0; i < n_inputs; i++) {
         AbmModel m;
         if (abm_load_file(&m, inputs[i], 0, ABM_LOAD_SKIP_WEIGHTS, &e)) {
@@ -243,10 +257,8 @@ int cmd_inspect(int argc, char **argv)
         rc = 2;
     } else {
         uint64_t chip = 0;
-        char *end = NULL;
-        if (chip_s) chip = strtoull(chip_s, &end, 0);
-        if (chip_s && (!*chip_s || *end || chip == 0)) {
-            fprintf(stderr, "atoll inspect: --chip '%s' is not a nonzero number (e.g. 0xa1c0ffee12345678)\n", chip_s);
+        if (chip_s && cli_parse_u64("inspect", "--chip", chip_s, 1, UINT64_MAX, &chip)) {
+            fprintf(stderr, "atoll inspect: --chip takes a chip fingerprint, e.g. 0xa1c0ffee12345678\n");
             rc = 2;
         } else {
             rc = inspect_one(files[0], chip, show_cmds, show_weights);

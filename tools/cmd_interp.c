@@ -64,6 +64,13 @@ int cmd_interp(int argc, char **argv)
     }
     if (!model) { fprintf(stderr, "atoll interp: no model given\n"); usage(stderr); return 2; }
     if (!nin) { fprintf(stderr, "atoll interp: no --input given\n"); usage(stderr); return 2; }
+    CliPath ins[MAXOPT + 1], outp[] = {{"--output", outpath}};
+    ins[0] = (CliPath){"model", model};
+    for (int k = 0; k < nin; k++) {
+        const char *eq = strchr(inputs[k], '=');   /* NAME=X.npy */
+        ins[k + 1] = (CliPath){"--input", eq ? eq + 1 : inputs[k]};
+    }
+    if (cli_check_outputs("interp", ins, nin + 1, outp, 1)) return 2;
     IrGraph g;
     IrTensor *tin = NULL, *outs = NULL;
     int ntin = 0;

@@ -21,7 +21,7 @@ static void usage(FILE *fp)
     fprintf(fp,
             "usage: atoll run MODEL.abm --chip CHIP.ini --input X.npy|IN.npz [--net NAME]\n"
             "                 [--output OUT.npz|OUT.npy] [--trace T.json] [--stats S.json] [--csv L.csv] [--profile]\n"
-            "                 [--dump-tensors ALL.npz] [--fw-heap BYTES] [--max-cycles N]\n"
+            "                 [--dump-tensors ALL.npz] [--fw-heap BYTES] [--max-cycles N] [--max-work N]\n"
             "\n"
             "Loads MODEL.abm into a simulated device described by CHIP.ini (the firmware\n"
             "validates, relocates and places it), runs net NAME (default: the first) on\n"
@@ -42,8 +42,11 @@ static void usage(FILE *fp)
             "               found in device memory (to compare intermediates with `atoll\n"
             "               interp`); a tensor whose dtype .npy lacks, or whose layout is\n"
             "               padded, is written as its raw bytes (uint8, 1-D)\n"
-            "  --fw-heap    memory of the control processor for the firmware (default 16 MiB)\n"
-            "  --max-cycles stop the run with a fault after N cycles\n"
+            "  --fw-heap    memory of the control processor for the firmware, 4096 .. 2^32\n"
+            "               bytes (default 16 MiB)\n"
+            "  --max-cycles stop the run with a fault after N cycles (1 .. 2^62)\n"
+            "  --max-work   stop the run with a fault after N units of host work (elements\n"
+            "               moved or computed; default 2^36 or ATOLL_MAX_SIM_WORK)\n"
             "Exit status: 0 ok, 1 error (message names the cause), 2 usage.\n");
 }
 
@@ -98,12 +101,41 @@ static void print_profile(const AtlProfile *p)
     }
 }
 
-/* Reads the input file(s) into arrays. */
-static int read_inputs(const char *path, AtlNdArray **arrays, int *n)
+/* 1 if some stage of the net has an output called name. */
+static int is_output_name(const AtlNetInfo *net, const char *name);
+
+/* .npz members: the net's inputs, each no larger than its largest stage
+ * needs (elements x 8 bytes, the widest .npy dtype an input may come in);
+ * outputs (a reference file) are skipped unread with a note; any other
+ * name is refused. */
+static int select_inputs(void *ctx, const char *key, uint64_t *max_bytes, AtlErr *e)
+{
+    const AtlNetInfo *net = ctx;
+    uint64_t most = 0;
+    int found = 0;
+    for (uint32_t k = 0; k < net->n_stages; k++)
+        for (uint32_t j = 0; j < net->stages[k].n_inputs; j++) {
+            const AtlTensorInfo *t = &net->stages[k].inputs[j];
+            if (strcmp(t->name, key)) continue;
+            uint64_t n = 1;
+            for (int d = 0; d < t->ndim; d++) n *= t->dims[d];
+            if (n > most) most = n;
+            found = 1;
+        }
+    if (found) { *max_bytes = atl_npy_max_file_bytes(most * 8); return 1; }
+    if (is_output_name(net, key)) {
+        fprintf(stderr, "atoll run: note: array '%s' is an output of net '%s'; not used as an input\n", key, net->name);
+        return 0;
+    }
+    return atl_fail(e, "net '%s' has no input named '%s'", net->name, key);
+}
+
+/* Reads the input file(s) into arrays: an .npz by the net's input names. */
+static int read_inputs(const char *path, const AtlNetInfo *net, AtlNdArray **arrays, int *n)
 {
     AtlErr e;
     if (ends_with(path, ".npz")) {
-        if (atl_npz_read(path, arrays, n, &e)) { fprintf(stderr, "atoll run: %s\n", e.msg); return -1; }
+        if (atl_npz_read_select(path, select_inputs, (void *)net, arrays, n, &e)) { fprintf(stderr, "atoll run: %s\n", e.msg); return -1; }
         return 0;
     }
     *arrays = calloc(1, sizeof **arrays);
@@ -184,11 +216,6 @@ static int make_buffers(const AtlNetInfo *net, const AtlNdArray *arr, int n, int
     int used = 0;
     for (int i = 0; i < n; i++) {
         const AtlNdArray *a = &arr[i];
-        if (by_name && is_output_name(net, a->name)) {
-            fprintf(stderr, "atoll run: note: %s: array '%s' is an output of net '%s'; not used as an input\n", path,
-                    a->name, net->name);
-            continue;
-        }
         if (a->ndim > ATL_MAX_DIMS) {
             fprintf(stderr, "atoll run: %s: array '%s' has %d dimensions (at most %d)\n", path, a->name ? a->name : "", a->ndim, ATL_MAX_DIMS);
             return -1;
@@ -297,7 +324,7 @@ int cmd_run(int argc, char **argv)
 {
     const char *model_path = NULL, *chip = NULL, *input = NULL, *output = NULL, *trace = NULL, *stats = NULL, *net_name = NULL;
     const char *csv = NULL;
-    const char *heap = NULL, *maxc = NULL, *dump = NULL, *v;
+    const char *heap = NULL, *maxc = NULL, *maxw = NULL, *dump = NULL, *v;
     int profile = 0, bad = 0;
     for (int i = 1; i < argc && !bad; i++) {
         if (cli_is_help(argv[i])) { usage(stdout); return 0; }
@@ -310,6 +337,7 @@ int cmd_run(int argc, char **argv)
         else if ((v = cli_opt(argc, argv, &i, "--net", &bad))) net_name = v;
         else if ((v = cli_opt(argc, argv, &i, "--fw-heap", &bad))) heap = v;
         else if ((v = cli_opt(argc, argv, &i, "--max-cycles", &bad))) maxc = v;
+        else if ((v = cli_opt(argc, argv, &i, "--max-work", &bad))) maxw = v;
         else if ((v = cli_opt(argc, argv, &i, "--dump-tensors", &bad))) dump = v;
         else if (bad) break;
         else if (!strcmp(argv[i], "--profile")) profile = 1;
@@ -322,27 +350,25 @@ int cmd_run(int argc, char **argv)
         bad = 1;
     }
     AtlOpenOptions opt = { 0 };
-    char *end;
-    if (!bad && heap && ((opt.fw_heap_bytes = strtoull(heap, &end, 0)) == 0 || *end)) {
-        fprintf(stderr, "atoll run: --fw-heap '%s' is not a positive byte count\n", heap);
-        bad = 1;
-    }
-    if (!bad && maxc && ((opt.max_cycles = strtoull(maxc, &end, 0)) == 0 || *end)) {
-        fprintf(stderr, "atoll run: --max-cycles '%s' is not a positive number\n", maxc);
-        bad = 1;
-    }
+    uint64_t heap_bytes = 0;
+    if (!bad && heap && cli_parse_u64("run", "--fw-heap", heap, 4096, (uint64_t)1 << 32, &heap_bytes)) bad = 1;
+    opt.fw_heap_bytes = (size_t)heap_bytes;
+    if (!bad && maxc && cli_parse_u64("run", "--max-cycles", maxc, 1, CLI_MAX_CYCLES, &opt.max_cycles)) bad = 1;
+    if (!bad && maxw && cli_parse_u64("run", "--max-work", maxw, 1, UINT64_MAX >> 1, &opt.max_work)) bad = 1;
     if (bad) { usage(stderr); return 2; }
+    CliPath ins[] = {{"model", model_path}, {"--chip", chip}, {"--input", input}};
+    CliPath outs[] = {{"--output", output}, {"--stats", stats}, {"--trace", trace}, {"--dump-tensors", dump}, {"--csv", csv}};
+    if (cli_check_outputs("run", ins, 3, outs, 5)) return 2;
     opt.trace = trace != NULL;
 
     AtlNdArray *arr = NULL;
     int narr = 0;
-    if (read_inputs(input, &arr, &narr)) return 1;
     int rc = 1;
     AtlDevice *dev = NULL;
     AtlModel *m = NULL;
-    AtlBuffer *buf = calloc((size_t)narr + 1, sizeof *buf);
-    void **owned = calloc((size_t)narr + 1, sizeof *owned);
-    AtlStatus s = buf && owned ? atl_open(&dev, chip, &opt) : ATL_ERR_HOST_MEMORY;
+    AtlBuffer *buf = NULL;
+    void **owned = NULL;
+    AtlStatus s = atl_open(&dev, chip, &opt);
     if (s == ATL_OK) s = atl_load_file(dev, model_path, &m);
     if (s != ATL_OK) {
         fprintf(stderr, "atoll run: %s (%s)\n", dev ? atl_last_error(dev) : "out of memory", atl_status_name(s));
@@ -356,6 +382,11 @@ int cmd_run(int argc, char **argv)
         fprintf(stderr, "atoll run: %s has no net%s%s%s\n", model_path, net_name ? " named '" : "s", net_name ? net_name : "", net_name ? "'" : "");
         goto out;
     }
+    /* the inputs, read once the net says what they must be */
+    if (read_inputs(input, &nets[ni], &arr, &narr)) goto out;
+    buf = calloc((size_t)narr + 1, sizeof *buf);
+    owned = calloc((size_t)narr + 1, sizeof *owned);
+    if (!buf || !owned) { fprintf(stderr, "atoll run: out of memory\n"); goto out; }
     int nbuf = make_buffers(&nets[ni], arr, narr, ends_with(input, ".npz"), buf, owned, input);
     if (nbuf < 0) goto out;
     uint32_t stage;

@@ -25,19 +25,11 @@ static void usage(FILE *fp)
             "  --stats FILE        statistics as JSON (schema: docs/simulator.md)\n"
             "  --csv FILE          per-layer table as CSV\n"
             "  --output FILE       raw little-endian bytes of every .output region, in order\n"
-            "  --max-cycles N      stop with a fault past N simulated cycles (default 1e12)\n"
+            "  --max-cycles N      stop with a fault past N simulated cycles (default 1e12, at most 2^62)\n"
+            "  --max-work N        stop with a fault past N units of host work: elements moved,\n"
+            "                      computed or planned (default 2^36 or ATOLL_MAX_SIM_WORK)\n"
             "  --quiet             print only faults and expect results\n"
             "exit: 0 ok, 1 fault / expect mismatch / bad input, 2 usage\n");
-}
-
-static int parse_u64(const char *s, uint64_t *v)
-{
-    char *end;
-    if (!*s || *s == '-') return -1;
-    unsigned long long x = strtoull(s, &end, 0);
-    if (*end) return -1;
-    *v = x;
-    return 0;
 }
 
 /* Writes every .output region's bytes, concatenated in program order. */
@@ -88,10 +80,11 @@ int cmd_sim(int argc, char **argv)
             continue;
         }
         if ((v = cli_opt(argc, argv, &i, "--max-cycles", &bad))) {
-            if (parse_u64(v, &opt.max_cycles) || !opt.max_cycles) {
-                fprintf(stderr, "atoll sim: --max-cycles needs a positive integer, not '%s'\n", v);
-                return 2;
-            }
+            if (cli_parse_u64("sim", "--max-cycles", v, 1, CLI_MAX_CYCLES, &opt.max_cycles)) return 2;
+            continue;
+        }
+        if ((v = cli_opt(argc, argv, &i, "--max-work", &bad))) {
+            if (cli_parse_u64("sim", "--max-work", v, 1, UINT64_MAX >> 1, &opt.max_work)) return 2;
             continue;
         }
         if (bad) return 2;
@@ -101,6 +94,9 @@ int cmd_sim(int argc, char **argv)
     }
     if (bad) return 2;
     if (!chip_path || !prog_path) { usage(stderr); return 2; }
+    CliPath ins[] = {{"--chip", chip_path}, {"program", prog_path}};
+    CliPath outs[] = {{"--trace", trace}, {"--stats", stats}, {"--csv", csv}, {"--output", output}};
+    if (cli_check_outputs("sim", ins, 2, outs, 4)) return 2;
     opt.trace = trace != NULL;
     AtlErr e;
     AtlChip chip;

@@ -34,7 +34,8 @@ int model_tensor_from_array(const AtlNdArray *a, const char *name, IrTensor *t, 
     t->ndim = a->ndim;
     for (int k = 0; k < a->ndim; k++) t->dims[k] = a->shape[k];
     t->name = ir_strdup(name);
-    if (!t->name || ir_alloc_data(t, e)) { ir_tensor_free_contents(t); return atl_fail(e, "out of memory"); }
+    if (!t->name) return atl_fail(e, "out of memory");
+    if (ir_alloc_data(t, e)) { ir_tensor_free_contents(t); return atl_err_prefix(e, "input '%s'", name); }
     memcpy(t->data, a->data, ir_nbytes(t));
     return 0;
 }
@@ -72,6 +73,38 @@ static int push_tensor(IrTensor **list, int *n, int *cap, AtlErr *e)
     return 0;
 }
 
+/* The graph input called name, or -1. */
+static int graph_input(const IrGraph *g, const char *name)
+{
+    for (int i = 0; i < g->nin; i++)
+        if (!strcmp(g->t[g->inputs[i]].name, name)) return g->inputs[i];
+    return -1;
+}
+
+static int input_unknown(const IrGraph *g, const char *spec, const char *name, AtlErr *e)
+{
+    char list[512] = "";
+    size_t k = 0;
+    for (int j = 0; j < g->nin && k < sizeof list - 1; j++)
+        k += (size_t)snprintf(list + k, sizeof list - k, "%s%s", j ? ", " : "", g->t[g->inputs[j]].name);
+    return atl_fail(e, "--input %s: the model has no input named '%s' (its inputs: %s)", spec, name, list);
+}
+
+/* .npz members: graph inputs are read, no larger than their shape needs
+ * when it is known; anything else (expected outputs in a reference file)
+ * is skipped without being inflated. */
+static int select_inputs(void *ctx, const char *key, uint64_t *max_bytes, AtlErr *e)
+{
+    const IrGraph *g = ctx;
+    (void)e;
+    int t = graph_input(g, key);
+    if (t < 0) return 0;
+    int64_t n = ir_numel(&g->t[t]);
+    size_t es = ir_dtype_size(g->t[t].dtype);
+    *max_bytes = n >= 0 && es ? atl_npy_max_file_bytes((uint64_t)n * es) : 0;
+    return 1;
+}
+
 int model_read_inputs(const IrGraph *g, const char *const *specs, int nspecs, IrTensor **out, int *nout, AtlErr *e)
 {
     IrTensor *list = NULL;
@@ -81,7 +114,7 @@ int model_read_inputs(const IrGraph *g, const char *const *specs, int nspecs, Ir
         if (ends_with(spec, ".npz") && !eq) {
             AtlNdArray *l;
             int k, m;
-            if (atl_npz_read(spec, &l, &m, e)) goto fail;
+            if (atl_npz_read_select(spec, select_inputs, (void *)g, &l, &m, e)) goto fail;
             for (k = 0; k < m; k++) {
                 if (push_tensor(&list, &n, &cap, e) || model_tensor_from_array(&l[k], l[k].name, &list[n], e)) break;
                 n++;
@@ -98,6 +131,7 @@ int model_read_inputs(const IrGraph *g, const char *const *specs, int nspecs, Ir
             memcpy(name, spec, L);
             name[L] = 0;
             file = eq + 1;
+            if (graph_input(g, name) < 0) { input_unknown(g, spec, name, e); goto fail; }
         } else {
             if (g->nin != 1) {
                 atl_fail(e, "--input %s: the model has %d inputs; name them (--input NAME=X.npy) or use an .npz", spec, g->nin);
@@ -126,11 +160,11 @@ void model_free_inputs(IrTensor *list, int n)
     free(list);
 }
 
-int model_batch_shapes(const char *model, int batch, int only_unknown, int synthetic, IrInputShape *shapes, int *n, int max,
-                       AtlErr *e)
+int model_batch_shapes(const char *model, int batch, int only_unknown, const OnnxLoadOpts *opts, IrInputShape *shapes,
+                       int *n, int max, AtlErr *e)
 {
     IrGraph g;
-    OnnxLoadOpts lo = {synthetic, 0, 0};
+    OnnxLoadOpts lo = {opts->synthetic_weights, 0, 0, opts->synthetic_max_bytes};
     if (onnx_load_file_opts(model, &lo, &g, e)) { ir_free(&g); return -1; }
     int rc = 0;
     for (int i = 0; i < g.nin && !rc; i++) {
@@ -138,15 +172,18 @@ int model_batch_shapes(const char *model, int batch, int only_unknown, int synth
         int given = 0;
         for (int k = 0; k < *n; k++) if (!strcmp(shapes[k].name, t->name)) given = 1;
         if (given || (only_unknown && (t->ndim < 1 || t->dims[0] >= 0))) continue;
-        if (t->ndim < 1) { rc = atl_fail(e, "--batch: input '%s' has no batch dimension", t->name); break; }
-        if (*n == max) { rc = atl_fail(e, "too many inputs"); break; }
+        if (t->ndim < 1) { rc = atl_fail(e, "%s: --batch: input '%s' has no batch dimension", model, t->name); break; }
+        if (*n == max) { rc = atl_fail(e, "%s: too many inputs", model); break; }
         IrInputShape *s = &shapes[(*n)++];
         memset(s, 0, sizeof *s);
         snprintf(s->name, sizeof s->name, "%s", t->name);
         s->ndim = t->ndim;
         s->dims[0] = batch;
         for (int d = 1; d < t->ndim; d++) {
-            if (t->dims[d] < 0) { rc = atl_fail(e, "--batch: input '%s' dimension %d is unknown; give --input-shape", t->name, d); break; }
+            if (t->dims[d] < 0) {
+                rc = atl_fail(e, "%s: --batch: input '%s' dimension %d is unknown; give --input-shape", model, t->name, d);
+                break;
+            }
             s->dims[d] = t->dims[d];
         }
     }

@@ -23,7 +23,9 @@ int model_read_inputs(const IrGraph *g, const char *const *specs, int nspecs, Ir
 void model_free_inputs(IrTensor *list, int n);
 /* Adds NAME=batch x (declared dims 1..) to shapes (up to max entries, *n
  * in/out) for every graph input of the ONNX file not already there; with
- * only_unknown, just for inputs whose batch dimension is dynamic. */
-int model_batch_shapes(const char *model, int batch, int only_unknown, int synthetic, IrInputShape *shapes, int *n, int max,
-                       AtlErr *e);
+ * only_unknown, just for inputs whose batch dimension is dynamic. The
+ * model is read with opts' synthetic weights and their cap. Errors name
+ * the model file. */
+int model_batch_shapes(const char *model, int batch, int only_unknown, const OnnxLoadOpts *opts, IrInputShape *shapes,
+                       int *n, int max, AtlErr *e);
 #endif

@@ -31,12 +31,16 @@ int ini_parse(const char *name, const char *text, IniLineFn fn, void *ctx, AtlEr
     memcpy(buf, text, tlen + 1);
     char section[64] = "";
     int lineno = 0, rc = 0;
-    for (char *s = buf; s && rc == 0;) {
-        char *nl = strchr(s, '\n');
-        if (nl) *nl = 0;
+    char *start = buf;
+    if (!strncmp(start, "\xef\xbb\xbf", 3)) start += 3;   /* a UTF-8 byte order mark (Windows editors write one) */
+    for (char *s = start; s && rc == 0;) {
+        /* lines end in LF, CR LF or a lone CR (old Mac editors) */
+        char *nl = s + strcspn(s, "\r\n"), *next = NULL;
+        if (*nl) next = nl + (nl[0] == '\r' && nl[1] == '\n' ? 2 : 1);
+        *nl = 0;
         lineno++;
         char *line = trim(s);
-        s = nl ? nl + 1 : NULL;
+        s = next;
         if (!*line || *line == '#' || *line == ';') continue;
         strip_comment(line);
         line = trim(line);

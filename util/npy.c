@@ -4,6 +4,8 @@
  * members, zip64 size fields in the central directory, and verifies CRC-32. */
 #include "util/npy.h"
 #include "util/file.h"
+#include "util/limits.h"
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -134,15 +136,23 @@ int atl_npy_parse(const uint8_t *buf, size_t n, const char *what, AtlNdArray *a,
         v = end;
         while (*v == 'L') v++;
     }
-    if (atl_ndarray_alloc(a, e)) { atl_err_prefix(e, "%s", what); goto out; }
-    size_t bytes = (size_t)atl_ndarray_numel(a) * atl_npy_dtype_size(a->dtype);
-    if (n - off - hl < bytes) {
-        atl_fail(e, "%s: data is truncated: %zu bytes, shape needs %zu", what, n - off - hl, bytes);
-        free(a->data);
-        a->data = NULL;
+    /* the data the shape needs must be there before anything is allocated */
+    uint64_t numel = 1;
+    for (int i = 0; i < a->ndim; i++) {
+        if (a->shape[i] && numel > ((uint64_t)1 << 40) / (uint64_t)a->shape[i]) {
+            atl_fail(e, "%s: shape has more than 2^40 elements", what);
+            goto out;
+        }
+        numel *= (uint64_t)a->shape[i];
+    }
+    uint64_t bytes = numel * atl_npy_dtype_size(a->dtype);
+    if ((uint64_t)(n - off - hl) < bytes) {
+        atl_fail(e, "%s: data is truncated: %zu bytes after the header, the shape needs %llu", what, n - off - hl,
+                 (unsigned long long)bytes);
         goto out;
     }
-    memcpy(a->data, buf + off + hl, bytes);
+    if (atl_ndarray_alloc(a, e)) { atl_err_prefix(e, "%s", what); goto out; }
+    memcpy(a->data, buf + off + hl, (size_t)bytes);
     rc = 0;
 out:
     free(h);
@@ -220,7 +230,19 @@ static int inflate_raw(const uint8_t *src, size_t sn, uint8_t *dst, size_t dn)
     return (r == Z_STREAM_END && got == dn) ? 0 : -1;
 }
 
-int atl_npz_read(const char *path, AtlNdArray **list, int *n, AtlErr *e)
+/* Member names are keys: the name without ".npy". */
+static void member_key(const char *name, char *key, size_t cap)
+{
+    snprintf(key, cap, "%s", name);
+    size_t L = strlen(key);
+    if (L > 4 && !strcmp(key + L - 4, ".npy")) key[L - 4] = 0;
+}
+
+/* The .npy bytes (header and data) an array of `data_bytes` may take: NumPy
+ * headers are under 64 KiB unless the shape is absurd. */
+uint64_t atl_npy_max_file_bytes(uint64_t data_bytes) { return data_bytes + 65536 + 12; }
+
+int atl_npz_read_select(const char *path, AtlNpzSelect select, void *ctx, AtlNdArray **list, int *n, AtlErr *e)
 {
     unsigned char *buf;
     size_t len;
@@ -229,6 +251,8 @@ int atl_npz_read(const char *path, AtlNdArray **list, int *n, AtlErr *e)
     if (atl_read_file(path, &buf, &len, e)) return -1;
     int rc = -1, cnt = 0;
     AtlNdArray *arr = NULL;
+    uint64_t *starts = NULL;           /* local header offset of each member read, to refuse overlaps */
+    uint64_t budget = atl_limit(ATL_LIMIT_INFLATE_BYTES);   /* for members without an expected size */
     /* end of central directory: scan back for its signature */
     size_t eocd = (size_t)-1;
     for (size_t i = len >= 22 ? len - 22 : 0; len >= 22; i--) {
@@ -240,7 +264,8 @@ int atl_npz_read(const char *path, AtlNdArray **list, int *n, AtlErr *e)
     uint64_t cd = rd32(buf + eocd + 16);
     if (cd > len) { atl_fail(e, "%s: central directory offset %llu is past the end of the file", path, (unsigned long long)cd); goto out; }
     arr = calloc((size_t)entries + 1, sizeof *arr);
-    if (!arr) { atl_fail(e, "%s: out of memory", path); goto out; }
+    starts = calloc((size_t)entries + 1, sizeof *starts);
+    if (!arr || !starts) { atl_fail(e, "%s: out of memory", path); goto out; }
     size_t p = (size_t)cd;
     for (uint32_t i = 0; i < entries; i++) {
         if (p + 46 > len || rd32(buf + p) != 0x02014b50) { atl_fail(e, "%s: byte %zu: bad central directory entry %u", path, p, i); goto out; }
@@ -261,15 +286,44 @@ int atl_npz_read(const char *path, AtlNdArray **list, int *n, AtlErr *e)
             }
             x += 4 + sz;
         }
-        char name[512];
+        char name[512], key[512];
         size_t cn = nl < sizeof name - 1 ? nl : sizeof name - 1;
         memcpy(name, buf + p + 46, cn);
         name[cn] = 0;
         p += 46 + nl + xl + cl;
+        member_key(name, key, sizeof key);
+        for (int k = 0; k < cnt; k++)
+            if (!strcmp(arr[k].name, key)) { atl_fail(e, "%s: member '%s' appears twice", path, name); goto out; }
+        /* what the caller wants of it: its size checked before anything is inflated */
+        uint64_t max = 0;
+        int want = 1;
+        if (select) {
+            want = select(ctx, key, &max, e);
+            if (want < 0) { atl_err_prefix(e, "%s", path); goto out; }
+            if (!want) continue;   /* not needed: never inflated */
+        }
+        if (max && usize > max) {
+            atl_fail(e, "%s: member '%s' declares %llu bytes, more than the %llu its array can take", path, name,
+                     (unsigned long long)usize, (unsigned long long)max);
+            goto out;
+        }
+        if (!max && usize > budget) {
+            atl_fail(e, "%s: member '%s' declares %llu bytes; with the members before it that is more than the limit of "
+                     "%llu bytes inflated from one .npz (raise with ATOLL_MAX_INFLATE_BYTES)", path, name,
+                     (unsigned long long)usize, (unsigned long long)atl_limit(ATL_LIMIT_INFLATE_BYTES));
+            goto out;
+        }
+        if (!max) budget -= usize;
         if (lho + 30 > len || rd32(buf + lho) != 0x04034b50) { atl_fail(e, "%s: member '%s': bad local header at byte %llu", path, name, (unsigned long long)lho); goto out; }
+        for (int k = 0; k < cnt; k++)
+            if (starts[k] == lho) { atl_fail(e, "%s: member '%s' shares its data with member '%s'", path, name, arr[k].name); goto out; }
         uint64_t data = lho + 30 + rd16(buf + lho + 26) + rd16(buf + lho + 28);
         if (data > len || csize > len - data) { atl_fail(e, "%s: member '%s': %llu bytes of data run past the end of the file", path, name, (unsigned long long)csize); goto out; }
-        if (usize > ((uint64_t)1 << 36)) { atl_fail(e, "%s: member '%s' is too large", path, name); goto out; }
+        if (method == 8 && csize && usize / csize > 1032) {  /* deflate expands at most 1032:1 */
+            atl_fail(e, "%s: member '%s': %llu deflated bytes cannot inflate to the %llu it declares", path, name,
+                     (unsigned long long)csize, (unsigned long long)usize);
+            goto out;
+        }
         uint8_t *raw = malloc((size_t)usize + 1);
         if (!raw) { atl_fail(e, "%s: out of memory", path); goto out; }
         if (method == 0) {
@@ -288,11 +342,10 @@ int atl_npz_read(const char *path, AtlNdArray **list, int *n, AtlErr *e)
         int r = atl_npy_parse(raw, (size_t)usize, what, &arr[cnt], e);
         free(raw);
         if (r) goto out;
-        size_t L = strlen(name);
-        if (L > 4 && !strcmp(name + L - 4, ".npy")) name[L - 4] = 0;
-        arr[cnt].name = malloc(strlen(name) + 1);
+        arr[cnt].name = malloc(strlen(key) + 1);
         if (!arr[cnt].name) { cnt++; atl_fail(e, "%s: out of memory", path); goto out; }
-        strcpy(arr[cnt].name, name);
+        strcpy(arr[cnt].name, key);
+        starts[cnt] = lho;
         cnt++;
     }
     *list = arr;
@@ -301,8 +354,24 @@ int atl_npz_read(const char *path, AtlNdArray **list, int *n, AtlErr *e)
     rc = 0;
 out:
     if (arr) atl_ndarray_list_free(arr, cnt);
+    free(starts);
     free(buf);
     return rc;
+}
+
+int atl_npz_read(const char *path, AtlNdArray **list, int *n, AtlErr *e)
+{
+    return atl_npz_read_select(path, NULL, NULL, list, n, e);
+}
+
+void atl_npz_member_name(const char *name, char *out, size_t cap)
+{
+    size_t k = 0;
+    for (; name[k] && k + 1 < cap; k++) {
+        unsigned char c = (unsigned char)name[k];
+        out[k] = c == '/' || c == '\\' || c < 0x20 || c == 0x7f ? '_' : (char)c;
+    }
+    out[k] = 0;
 }
 
 int atl_npz_write(const char *path, const AtlNdArray *list, int n, AtlErr *e)
@@ -311,8 +380,15 @@ int atl_npz_write(const char *path, const AtlNdArray *list, int n, AtlErr *e)
     for (int i = 0; i < n; i++) {
         if (!list[i].name || !list[i].name[0]) return atl_fail(e, "%s: array %d has no name", path, i);
         if (strlen(list[i].name) > 400) return atl_fail(e, "%s: array name '%.40s...' is too long", path, list[i].name);
-        for (int j = 0; j < i; j++)
+        char a[420], b[420];
+        atl_npz_member_name(list[i].name, a, sizeof a);
+        for (int j = 0; j < i; j++) {
             if (!strcmp(list[i].name, list[j].name)) return atl_fail(e, "%s: array name '%s' is used twice", path, list[i].name);
+            atl_npz_member_name(list[j].name, b, sizeof b);
+            if (!strcmp(a, b))
+                return atl_fail(e, "%s: arrays '%s' and '%s' would both be stored as member '%s.npy'", path, list[j].name,
+                                list[i].name, a);
+        }
     }
     uint8_t *cdir = malloc((size_t)n * 512 + 1);
     if (!cdir) return atl_fail(e, "out of memory");
@@ -337,15 +413,18 @@ int atl_npz_write(const char *path, const AtlNdArray *list, int n, AtlErr *e)
         if (zr != Z_STREAM_END) { free(comp); atl_fail(e, "%s: deflate failed", path); goto fail; }
         if (rn >= 0xffffffffu || off >= 0xffffffffu) { free(comp); atl_fail(e, "%s: member '%s' is too large for a non-zip64 archive", path, list[i].name); goto fail; }
         char name[420];
-        snprintf(name, sizeof name, "%s.npy", list[i].name);
+        atl_npz_member_name(list[i].name, name, sizeof name - 4);
+        strcat(name, ".npy");
         size_t nl = strlen(name);
         uint8_t lh[30] = {0};
         wr32(lh, 0x04034b50); wr16(lh + 4, 20); wr16(lh + 8, 8);
         wr16(lh + 10, 0); wr16(lh + 12, 0x21); /* 1980-01-01 00:00 */
         wr32(lh + 14, crc); wr32(lh + 18, (uint32_t)cn); wr32(lh + 22, (uint32_t)rn); wr16(lh + 26, (uint32_t)nl);
+        errno = 0;
         int wok = fwrite(lh, 1, 30, o.fp) == 30 && fwrite(name, 1, nl, o.fp) == nl && fwrite(comp, 1, cn, o.fp) == cn;
+        int err = errno;
         free(comp);
-        if (!wok) { atl_fail(e, "%s: write failed", path); goto fail; }
+        if (!wok) { atl_fail(e, "%s: write error: %s", path, err ? strerror(err) : "short write"); goto fail; }
         uint8_t *c = cdir + cdn;
         memset(c, 0, 46);
         wr32(c, 0x02014b50); wr16(c + 4, 20); wr16(c + 6, 20); wr16(c + 10, 8);
@@ -358,7 +437,11 @@ int atl_npz_write(const char *path, const AtlNdArray *list, int n, AtlErr *e)
     uint8_t end[22] = {0};
     wr32(end, 0x06054b50); wr16(end + 8, (uint32_t)n); wr16(end + 10, (uint32_t)n);
     wr32(end + 12, (uint32_t)cdn); wr32(end + 16, (uint32_t)off);
-    if (fwrite(cdir, 1, cdn, o.fp) != cdn || fwrite(end, 1, 22, o.fp) != 22) { atl_fail(e, "%s: write failed", path); goto fail; }
+    errno = 0;
+    if (fwrite(cdir, 1, cdn, o.fp) != cdn || fwrite(end, 1, 22, o.fp) != 22) {
+        atl_fail(e, "%s: write error: %s", path, errno ? strerror(errno) : "short write");
+        goto fail;
+    }
     free(cdir);
     return atl_out_commit(&o, e);
 fail:

@@ -44,7 +44,24 @@ int atl_npy_encode(const AtlNdArray *a, uint8_t **out, size_t *n, AtlErr *e);
 int atl_npy_write(const char *path, const AtlNdArray *a, AtlErr *e);
 
 /* .npz: *list is a malloc'd array of *n arrays (free with
- * atl_ndarray_list_free). Names must be unique and non-empty when writing. */
+ * atl_ndarray_list_free). Reading refuses a member name given twice, two
+ * members sharing their data, a deflated size no deflate stream reaches,
+ * and more than atl_limit(ATL_LIMIT_INFLATE_BYTES) inflated in all. */
 int atl_npz_read(const char *path, AtlNdArray **list, int *n, AtlErr *e);
+/* Which members to read when the caller knows what it expects: for each
+ * member (by key, the name without ".npy") select returns 1 to read it,
+ * with *max_bytes its largest acceptable .npy size (0: no expectation, the
+ * inflate limit applies), 0 to skip it without inflating, or -1 with e set
+ * to refuse the file. */
+typedef int (*AtlNpzSelect)(void *ctx, const char *key, uint64_t *max_bytes, AtlErr *e);
+int atl_npz_read_select(const char *path, AtlNpzSelect select, void *ctx, AtlNdArray **list, int *n, AtlErr *e);
+/* Largest .npy file (header and data) holding data_bytes of array data. */
+uint64_t atl_npy_max_file_bytes(uint64_t data_bytes);
+/* Names must be unique and non-empty. A member is stored as NAME.npy with
+ * '/', '\' and control characters of NAME replaced by '_' (an output named
+ * "../../x" must not become a path when the archive is unpacked); two names
+ * that become the same member are refused. */
 int atl_npz_write(const char *path, const AtlNdArray *list, int n, AtlErr *e);
+/* The member name (without ".npy") atl_npz_write stores `name` under. */
+void atl_npz_member_name(const char *name, char *out, size_t cap);
 #endif

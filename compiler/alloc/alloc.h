@@ -2,6 +2,7 @@
  * buffers in LMEM.
  *   place.c   DRAM placement of every tensor: io region, activations by
  *             liveness (alloc/memplan.c), views sharing their root's storage
+ *   limits.c  sizes checked against the chip before any lowering
  *   weights.c constants in the weights region (deduplicated blobs)
  *   lmem.c    a layer's two slots, its resident region, slot buffers
  *   alloc/memplan.c the liveness packer (alloc/memplan.h) */
@@ -15,6 +16,11 @@
 int bk_place(BkCtx *c, AtlErr *e);
 uint64_t bk_tensor_addr(const BkCtx *c, int tensor); /* tagged, for placed non-constants */
 int bk_tensor_in_dram(BkCtx *c, int tensor, uint64_t *tagged, AtlErr *e); /* constants too */
+
+/* limits.c: after placement, before lowering: no empty tensor but
+ * constants, dimensions below 2^32, each tensor and the io + activation
+ * regions within the chip's DRAM; the error names the tensor (and node). */
+int bk_check_limits(const BkCtx *c, AtlErr *e);
 
 /* weights.c */
 /* Adds a weight blob (data already in its final dtype and layout). */

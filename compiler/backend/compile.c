@@ -186,7 +186,7 @@ static int compile_graph(const IrGraph *g, const AtlChip *chip, const BkOptions 
             if (!pass && !ir_shape_known(x)) { atl_fail(e, "graph input '%s' has an unknown shape (use --input-shape)", x->name); goto done; }
         }
     double phase[BK_NPHASES] = {0}, t0 = atl_clock_s();
-    if (bk_match_patterns(&c, e) || bk_place(&c, e)) goto done;
+    if (bk_match_patterns(&c, e) || bk_place(&c, e) || bk_check_limits(&c, e)) goto done;
     phase[BK_PHASE_ADDRESS] += atl_clock_s() - t0;
     if (lower_all(&c, layers, &nlayers, &sched, phase, e)) goto done;
     t0 = atl_clock_s();

@@ -1,6 +1,7 @@
 /* ir.c - graph IR construction, dtype helpers, topological sort, verifier
  * and printer (see ir/ir.h). */
 #include "compiler/ir/ir.h"
+#include "util/limits.h"
 #include <stdlib.h>
 #include <string.h>
 #include <math.h>
@@ -359,8 +360,13 @@ int ir_alloc_data(IrTensor *t, AtlErr *e)
     size_t es = ir_dtype_size(t->dtype);
     if (n < 0) return atl_fail(e, "tensor '%s': cannot allocate data for an unknown shape", t->name);
     if (!es) return atl_fail(e, "tensor '%s': dtype %s is not supported", t->name, ir_dtype_name(t->dtype));
-    if (n > ((int64_t)1 << 34) / (int64_t)es)
-        return atl_fail(e, "tensor '%s': %lld elements is too large", t->name, (long long)n);
+    uint64_t max = atl_limit(ATL_LIMIT_TENSOR_BYTES);
+    if ((uint64_t)n > max / es) {
+        char sh[128];
+        return atl_fail(e, "tensor '%s' (%s %s) needs %.0f bytes, more than the limit of %llu bytes for one tensor "
+                        "(raise with ATOLL_MAX_TENSOR_BYTES)", t->name, ir_dtype_name(t->dtype), ir_shape_str(t, sh, sizeof sh),
+                        (double)n * (double)es, (unsigned long long)max);
+    }
     free(t->data);
     t->data = calloc((size_t)(n ? n : 1), es);
     if (!t->data) return atl_fail(e, "tensor '%s': out of memory for %lld elements", t->name, (long long)n);
@@ -538,6 +544,7 @@ void ir_uses_free(IrUses *u)
 
 int ir_verify(const IrGraph *g, AtlErr *e)
 {
+    if (g->nout == 0) return atl_fail(e, "the graph has no outputs (GraphProto.output, field 12): nothing to compute");
     char *defined = calloc((size_t)g->nt + 1, 1);
     if (!defined) return atl_fail(e, "out of memory verifying the graph");
     for (int t = 0; t < g->nt; t++)

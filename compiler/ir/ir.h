@@ -127,8 +127,9 @@ void ir_uses_free(IrUses *u);
 /* How many times live nodes read tensor t, or -1 as soon as one use fails
  * accept(node, input index). */
 int ir_uses_where(const IrGraph *g, int t, int (*accept)(const IrNode *n, int k));
-/* Checks that every input is defined before use, each tensor has one
- * producer, outputs are defined, node order is topological. */
+/* Checks that the graph has outputs, every input is defined before use,
+ * each tensor has one producer, outputs are defined, node order is
+ * topological. */
 int ir_verify(const IrGraph *g, AtlErr *e);
 void ir_print(const IrGraph *g, FILE *fp);
 void ir_compact(IrGraph *g);

@@ -11,6 +11,7 @@
 #include "compiler/onnx/onnx.h"
 #include "compiler/onnx/synth_weights.h"
 #include "util/file.h"
+#include <sys/types.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -211,25 +212,26 @@ static int read_external(Rd *r, size_t at, IrTensor *t, const char *loc, int64_t
     if (!full) return rd_fail(r, at, "external_data", 13, "out of memory");
     memcpy(full, r->path, dl);
     strcpy(full + dl, loc);
-    FILE *fp = fopen(full, "rb");
+    FILE *fp = NULL;
+    uint64_t fsize = 0;
+    AtlErr oe;
+    int open_rc = atl_open_regular(full, &fp, &fsize, &oe), err = errno;
     int rc = 0;
-    long fsize = -1;
-    if (fp && !fseek(fp, 0, SEEK_END)) fsize = ftell(fp);
-    if (!fp && errno == ENOENT && r->synth) {
+    if (open_rc && err == ENOENT && r->synth) {
         rc = synth_missing_tensor(r->synth, t, full, r->e);
         if (rc) atl_err_prefix(r->e, "%s: byte %zu", fname(r->path), at);
-    } else if (!fp && errno == ENOENT) {
+    } else if (open_rc && err == ENOENT) {
         rc = atl_fail(r->e, "%s: byte %zu: TensorProto.external_data of '%s': cannot open '%s': no such file "
                       "(generate it, or compile with --synthetic-weights for timing-only studies)",
                       fname(r->path), at, t->name, full);
-    } else if (!fp) {
-        rc = atl_fail(r->e, "%s: byte %zu: TensorProto.external_data of '%s': cannot open '%s'", fname(r->path), at, t->name, full);
-    } else if (fsize < 0 || (uint64_t)off > (uint64_t)fsize || need > (uint64_t)fsize - (uint64_t)off) {
+    } else if (open_rc) {
+        rc = atl_fail(r->e, "%s: byte %zu: TensorProto.external_data of '%s': %s", fname(r->path), at, t->name, oe.msg);
+    } else if ((uint64_t)off > fsize || need > fsize - (uint64_t)off) {
         rc = atl_fail(r->e, "%s: byte %zu: TensorProto.external_data of '%s': '%s' has fewer than %lld+%zu bytes",
                       fname(r->path), at, t->name, full, (long long)off, need);
     } else if (ir_alloc_data(t, r->e)) {
         rc = -1;
-    } else if (fseek(fp, (long)off, SEEK_SET) || fread(t->data, 1, need, fp) != need) {
+    } else if (fseeko(fp, (off_t)off, SEEK_SET) || fread(t->data, 1, need, fp) != need) {
         rc = atl_fail(r->e, "%s: byte %zu: TensorProto.external_data of '%s': cannot read %zu bytes at offset %lld of '%s'",
                       fname(r->path), at, t->name, need, (long long)off, full);
     }
@@ -466,6 +468,16 @@ static int decode_value_info(Rd *r, IrGraph *g, int role)
     int t = ir_tensor(g, name, r->e);
     if (t < 0) goto out;
     IrTensor *x = &g->t[t];
+    if (role == 1 && x->is_input && !x->data) {   /* listed again: it must say the same */
+        int same = (!is_tensor || other_type) ? x->dtype == IR_UNDEF || !is_tensor : x->dtype == dtype && x->ndim == ndim;
+        for (int i = 0; same && is_tensor && !other_type && i < ndim; i++) same = x->dims[i] == dims[i];
+        if (!same) {
+            char what[400];
+            snprintf(what, sizeof what, "graph input '%.200s' is listed twice with different types or shapes", name);
+            rd_fail(r, at, "name", 1, what);
+            goto out;
+        }
+    }
     if (!x->data) {
         if (is_tensor && !other_type) {
             x->dtype = dtype;
@@ -549,6 +561,20 @@ static int decode_attr(Rd *r, IrGraph *g, int node)
     if (!tmp.type) { /* pre-IR-v2 files: infer from the field present */
         tmp.type = have_f ? IR_ATTR_FLOAT : have_i ? IR_ATTR_INT : have_s ? IR_ATTR_STRING : have_t ? IR_ATTR_TENSOR
                  : have_g ? IR_ATTR_GRAPH : nfl ? IR_ATTR_FLOATS : nin ? IR_ATTR_INTS : nstrings ? IR_ATTR_STRINGS : IR_ATTR_INTS;
+    }
+    /* ONNX's AttributeType runs from FLOAT (1) to TYPE_PROTOS (14) */
+    if (tmp.type < IR_ATTR_FLOAT || tmp.type > 14) {
+        char what[120];
+        snprintf(what, sizeof what, "attribute '%s' has unknown type %d (ONNX types are 1..14)", tmp.name, tmp.type);
+        rd_fail(r, at, "type", 20, what);
+        goto out;
+    }
+    if ((tmp.type == IR_ATTR_STRING && !have_s) || (tmp.type == IR_ATTR_TENSOR && !have_t)) {
+        char what[120];
+        snprintf(what, sizeof what, "%s attribute '%s' has no value (field %s)", tmp.type == IR_ATTR_STRING ? "STRING" : "TENSOR",
+                 tmp.name, tmp.type == IR_ATTR_STRING ? "s" : "t");
+        rd_fail(r, at, "type", 20, what);
+        goto out;
     }
     if (tmp.type == IR_ATTR_FLOATS || tmp.type == IR_ATTR_INTS) {
         size_t cnt = (size_t)(tmp.type == IR_ATTR_FLOATS ? nfl : nin);
@@ -721,6 +747,7 @@ int onnx_load_buffer_opts(const uint8_t *buf, size_t len, const char *path, Onnx
 {
     SynthList synth = {0};
     int want = o && o->synthetic_weights;
+    synth.max_bytes = o && o->synthetic_max_bytes > 0 ? o->synthetic_max_bytes : 0x7fffffff;
     int rc = load_buffer(buf, len, path, want ? &synth : NULL, g, e);
     if (!rc && want) rc = synth_refine(g, &synth, e);
     if (o) {

@@ -29,6 +29,8 @@ typedef struct OnnxLoadOpts {
     int synthetic_weights;      /* in */
     int nsynthetic;             /* out: tensors synthesised */
     int64_t synthetic_bytes;    /* out: their bytes */
+    int64_t synthetic_max_bytes; /* in: refuse to invent more in all (the chip's DRAM); 0 = 2 GiB - 1,
+                                 * the largest DRAM a chip config can have */
 } OnnxLoadOpts;
 int onnx_load_buffer_opts(const uint8_t *buf, size_t len, const char *path, OnnxLoadOpts *o, IrGraph *g, AtlErr *e);
 int onnx_load_file_opts(const char *path, OnnxLoadOpts *o, IrGraph *g, AtlErr *e);

@@ -97,6 +97,11 @@ int synth_missing_tensor(SynthList *l, IrTensor *t, const char *file, AtlErr *e)
         return atl_fail(e, "external data of '%s' (%s): file '%s' is missing, and --synthetic-weights only "
                         "invents floating-point or int8/uint8 weights (an %s tensor defines the computation)",
                         name, ir_dtype_name(t->dtype), file, ir_dtype_name(t->dtype));
+    int64_t numel = ir_numel(t), es = (int64_t)ir_dtype_size(t->dtype);
+    if (l->max_bytes && numel >= 0 && (numel > (l->max_bytes - l->bytes) / es))
+        return atl_fail(e, "synthetic weights for '%s' (%lld bytes) would bring the invented weights to more than %lld "
+                        "bytes, more than the chip's DRAM holds: the model cannot run on it",
+                        name, (long long)(numel * es), (long long)l->max_bytes);
     if (ir_alloc_data(t, e)) return atl_err_prefix(e, "synthetic weights for '%s'", name);
     fill_fan_in(t, shape_fan_in(t));
     char *copy = ir_strdup(name);

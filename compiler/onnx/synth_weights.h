@@ -22,12 +22,14 @@ typedef struct SynthList {
     char **names;
     int n, cap;
     int64_t bytes;       /* total bytes synthesised */
+    int64_t max_bytes;   /* refuse to synthesise more than this in all (0: no limit) */
 } SynthList;
 
 /* Allocates t's data for its (known) shape, fills it from t's name and
  * shape, and records the name in l. Fails for integer dtypes other than
  * int8/uint8 (shape-like tensors define the computation; inventing them
- * would change the graph), naming the tensor and `file`. */
+ * would change the graph), naming the tensor and `file`, and when the total
+ * would pass l->max_bytes (checked before anything is allocated). */
 int synth_missing_tensor(SynthList *l, IrTensor *t, const char *file, AtlErr *e);
 
 /* Refills every listed tensor of g that is a constant, choosing the scale

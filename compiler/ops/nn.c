@@ -94,7 +94,13 @@ static int kernel_of(IrOpCtx *c, const IrTensor *w, int ns, int64_t *k)
     const IrAttr *a = ir_attr(c->n, "kernel_shape");
     if (a) {
         if (a->type != IR_ATTR_INTS || a->n != ns) return op_fail(c, "kernel_shape must have %d values", ns);
-        for (int i = 0; i < ns; i++) k[i] = a->ints[i];
+        for (int i = 0; i < ns; i++) {
+            k[i] = a->ints[i];
+            /* the weights decide: an attribute that says otherwise is an error, not a different kernel */
+            if (w && w->ndim == ns + 2 && w->dims[2 + i] >= 0 && k[i] != w->dims[2 + i])
+                return op_fail(c, "kernel_shape[%d] = %lld contradicts the weight's kernel size %lld (weight shape dimension %d)",
+                               i, (long long)k[i], (long long)w->dims[2 + i], 2 + i);
+        }
         return 0;
     }
     if (!w) return op_fail(c, "attribute 'kernel_shape' is required");

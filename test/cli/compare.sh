@@ -46,8 +46,8 @@ expect_grep compare_lenet_keep_ok "all 10 compared tensors within tolerance (1 o
 # errors
 expect_fail compare_no_input "no --input given" "$ATOLL" compare $D/synth.onnx "$TMPD/synth.abm"
 expect_fail compare_no_abm "give MODEL.onnx and MODEL.abm" "$ATOLL" compare $D/synth.onnx --input $D/synth_x.npy
-expect_fail compare_bad_cos "--min-cos 2 is above 1" "$ATOLL" compare $D/synth.onnx "$TMPD/synth.abm" --input $D/synth_x.npy --min-cos 2
-expect_fail compare_bad_rtol "--rtol 'x' is not a non-negative number" "$ATOLL" compare $D/synth.onnx "$TMPD/synth.abm" --input $D/synth_x.npy --rtol x
+expect_fail compare_bad_cos "--min-cos 2 is out of range (0 .. 1)" "$ATOLL" compare $D/synth.onnx "$TMPD/synth.abm" --input $D/synth_x.npy --min-cos 2
+expect_fail compare_bad_rtol "--rtol 'x' is not a finite number" "$ATOLL" compare $D/synth.onnx "$TMPD/synth.abm" --input $D/synth_x.npy --rtol x
 expect_fail compare_missing_abm "nope.abm" "$ATOLL" compare $D/synth.onnx "$TMPD/nope.abm" --input $D/synth_x.npy --chip $T
 expect_fail compare_wrong_chip "atoll compare: .*synth.abm" "$ATOLL" compare $D/synth.onnx "$TMPD/synth.abm" --input $D/synth_x.npy --chip configs/a1.ini
 expect_fail compare_wrong_input "input 'x'" "$ATOLL" compare $D/synth.onnx "$TMPD/synth.abm" --input $D/ones23.npy --chip $T

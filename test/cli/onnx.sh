@@ -30,7 +30,7 @@ expect_fail bad_shape_fixed "dimension 1 is fixed to 3 by the model, given 4" "$
 expect_fail bad_shape_rank "has rank 4" "$ATOLL" compile $D/convbn.onnx --dump-ir --input-shape x=1x3x8
 expect_fail bad_shape_conflict "node 'add_bad' (Add): shapes 2x3 and 4 cannot be broadcast" "$ATOLL" compile $D/badshape.onnx --dump-ir --input-shape x=2x3
 expect_fail input_shape_mismatch "given shape 2x3, the model expects ?x3x8x8" "$ATOLL" interp $D/convbn.onnx --input $D/ones23.npy
-expect_fail input_wrong_name "graph input 'x' was not given" "$ATOLL" interp $D/convbn.onnx --input other=$D/ones23.npy
+expect_fail input_wrong_name "--input other=$D/ones23.npy: the model has no input named 'other' (its inputs: x)" "$ATOLL" interp $D/convbn.onnx --input other=$D/ones23.npy
 expect_fail input_missing_file "nope.npy" "$ATOLL" interp $D/convbn.onnx --input $D/nope.npy
 expect_fail no_input "no --input" "$ATOLL" interp $D/convbn.onnx
 expect_fail bad_npy "bad magic" "$ATOLL" interp $D/convbn.onnx --input x=$D/convbn.onnx

@@ -33,7 +33,7 @@ expect_fail missing_model "missing.abm" "$ATOLL" run "$TMPD/missing.abm" --chip 
 expect_fail bad_chip "nonexistent.ini" "$ATOLL" run "$TMPD/relu.abm" --chip "$TMPD/nonexistent.ini" --input "$TMPD/x.npy"
 expect_fail tiny_fw_heap "firmware heap" "$ATOLL" run "$TMPD/relu.abm" --chip $CHIP --input "$TMPD/x.npy" --fw-heap 20000
 expect_fail max_cycles "fault 9 (MAX_CYCLES)" "$ATOLL" run "$TMPD/relu.abm" --chip $CHIP --input "$TMPD/x.npy" --max-cycles 100
-expect_fail bad_max_cycles "is not a positive number" "$ATOLL" run "$TMPD/relu.abm" --chip $CHIP --input "$TMPD/x.npy" --max-cycles ten
+expect_fail bad_max_cycles "--max-cycles 'ten' is not a whole number" "$ATOLL" run "$TMPD/relu.abm" --chip $CHIP --input "$TMPD/x.npy" --max-cycles ten
 "$ATOLL" run "$TMPD/relu.abm" --input "$TMPD/x.npy" > "$TMPD/out" 2>&1
 if [ $? -eq 2 ] && grep -q -- "--chip is required" "$TMPD/out"; then ok usage_exit_2; else fail usage_exit_2 "$(head -c 300 "$TMPD/out")"; fi
 rm -f "$TMPD/none.npz"

@@ -7,7 +7,7 @@ TINY=configs/tiny.ini
 expect_ok help "$ATOLL" sim --help
 expect_fail no_args "usage" "$ATOLL" sim
 expect_fail bad_mode "must be full, timing or functional" "$ATOLL" sim --chip $A1 examples/conv.s --mode fast
-expect_fail bad_max "positive integer" "$ATOLL" sim --chip $A1 examples/conv.s --max-cycles -5
+expect_fail bad_max "--max-cycles '-5' is not a whole number" "$ATOLL" sim --chip $A1 examples/conv.s --max-cycles -5
 expect_fail missing_chip "nope.ini" "$ATOLL" sim --chip nope.ini examples/conv.s
 expect_fail missing_prog "nope.s" "$ATOLL" sim --chip $A1 nope.s
 

@@ -67,7 +67,7 @@ static void run_full_model(const void *arg)
     memset(&m, 0, sizeof m);
     memset(&p, 0, sizeof p);
     memset(&sum, 0, sizeof sum);
-    OnnxLoadOpts lo = {1, 0, 0};
+    OnnxLoadOpts lo = {1, 0, 0, 0};
     int ok = !cfg_load("configs/a1.ini", &chip, &e) && !onnx_load_file_opts(path, &lo, &g, &e) && !ir_toposort(&g, &e) &&
              !ir_infer_shapes(&g, &e) && !pass_run_all(&g, &e);
     CHECKF(ok, "%s: %s", name, e.msg);

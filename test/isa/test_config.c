@@ -5,6 +5,7 @@
  * exactly the FP keys. */
 #include <math.h>
 #include <stdlib.h>
+#include <unistd.h>
 #include "test/test.h"
 #include "isa/config.h"
 #include "isa/area.h"
@@ -311,6 +312,59 @@ TEST(file_errors)
     CHECK_STR_CONTAINS(e.msg, "/nonexistent/chip.ini: cannot open");
 }
 
+/* issue 15: a UTF-8 byte order mark and CR-only line ends (old Mac
+ * editors) load as the plain file does; text shorter than a mark is read
+ * within its bounds; a file over 1 MiB is refused before it is read. */
+TEST(bom_and_line_ends)
+{
+    char *text = read_text(A1);
+    REQUIRE(text);
+    AtlChip want, got;
+    AtlErr e = {{0}};
+    REQUIRE(cfg_parse("a1", text, &want, &e) == 0);
+    size_t n = strlen(text);
+    char *bom = malloc(n + 4), *cr = malloc(n + 1), *crlf = malloc(2 * n + 1);
+    REQUIRE(bom && cr && crlf);
+    memcpy(bom, "\xef\xbb\xbf", 3);
+    memcpy(bom + 3, text, n + 1);
+    CHECKF(cfg_parse("bom.ini", bom, &got, &e) == 0, "%s", e.msg);
+    CHECK(cfg_fingerprint(&got) == cfg_fingerprint(&want));
+    size_t k = 0;
+    for (size_t i = 0; i <= n; i++) {
+        cr[i] = text[i] == '\n' ? '\r' : text[i];
+        if (text[i] == '\n') crlf[k++] = '\r';
+        crlf[k++] = text[i];
+    }
+    CHECKF(cfg_parse("cr.ini", cr, &got, &e) == 0, "%s", e.msg);
+    CHECK(cfg_fingerprint(&got) == cfg_fingerprint(&want));
+    CHECKF(cfg_parse("crlf.ini", crlf, &got, &e) == 0, "%s", e.msg);
+    /* line numbers still count: a bad value on line 3 of a CR-only file */
+    char *bad = replace(cr, "[chip]", "[chip]\rclusters = 0");
+    REQUIRE(bad);
+    CHECK(cfg_parse("cr.ini", bad, &got, &e) == -1);
+    CHECK_STR_CONTAINS(e.msg, "cr.ini:");
+    CHECK_STR_CONTAINS(e.msg, "clusters");
+    free(bad);
+    for (int len = 0; len < 3; len++) {   /* "", "\xef", "\xef\xbb": no read past the end */
+        char part[4] = {0};
+        memcpy(part, "\xef\xbb", (size_t)len);
+        CHECK(cfg_parse("short.ini", part, &got, &e) == -1);
+    }
+    free(bom);
+    free(cr);
+    free(crlf);
+    free(text);
+    char path[64];
+    snprintf(path, sizeof path, "/tmp/atoll_big_%d.ini", (int)getpid());
+    FILE *fp = fopen(path, "wb");
+    REQUIRE(fp);
+    for (int i = 0; i < (1 << 20) / 16 + 1; i++) fputs("# padding line.\n", fp);
+    fclose(fp);
+    CHECK(cfg_load(path, &got, &e) == -1);
+    CHECK_STR_CONTAINS(e.msg, "more than the limit of 1048576 bytes for a chip config");
+    remove(path);
+}
+
 int main(void)
 {
     RUN(a1_loads_with_documented_figures);
@@ -325,5 +379,6 @@ int main(void)
     RUN(validate_a_struct_directly);
     RUN(area_section_is_optional_and_whole);
     RUN(file_errors);
+    RUN(bom_and_line_ends);
     return test_summary("test_config");
 }

@@ -173,6 +173,119 @@ TEST(errors)
     CHECK(access(tmp("dup.npz"), F_OK) != 0);
 }
 
+/* issue 15: a header claiming 2^30 elements over 8 bytes of data says
+ * "truncated", before allocating 4 GiB */
+TEST(truncated_before_allocating)
+{
+    AtlNdArray a;
+    AtlErr e = {{0}};
+    CHECK(atl_npy_read("test/data/harden/truncated_2p30.npy", &a, &e) == -1);
+    CHECK_STR_CONTAINS(e.msg, "data is truncated: 8 bytes after the header, the shape needs 4294967296");
+    CHECK(a.data == NULL);
+}
+
+/* issue 15: 200 central directory entries over one member, a member named
+ * twice, and more inflated than the limit are refused */
+TEST(npz_bombs_refused)
+{
+    AtlNdArray *l = NULL;
+    int n = 0;
+    AtlErr e = {{0}};
+    CHECK(atl_npz_read("test/data/harden/npz_bomb_entries.npz", &l, &n, &e) == -1);
+    CHECK_STR_CONTAINS(e.msg, "member 'dup000.npy' shares its data with member 'x'");
+    /* the same member name twice */
+    AtlNdArray one = {.name = "x", .dtype = ATL_NPY_U8, .ndim = 1, .shape = {4}};
+    uint8_t v[4] = {1, 2, 3, 4};
+    one.data = v;
+    unsigned char *buf;
+    size_t len;
+    REQUIRE(atl_npz_write(tmp("one.npz"), &one, 1, &e) == 0);
+    REQUIRE(atl_read_file(tmp("one.npz"), &buf, &len, &e) == 0);
+    /* one local record + central entry + end: repeat the central entry with the same name */
+    size_t cd = (size_t)buf[len - 6] | (size_t)buf[len - 5] << 8, cdn = len - 22 - cd;
+    unsigned char *two = malloc(len + cdn);
+    REQUIRE(two);
+    memcpy(two, buf, cd + cdn);
+    memcpy(two + cd + cdn, buf + cd, cdn);
+    memcpy(two + cd + 2 * cdn, buf + len - 22, 22);
+    two[cd + 2 * cdn + 8] = two[cd + 2 * cdn + 10] = 2;   /* entries */
+    two[cd + 2 * cdn + 12] = (unsigned char)(2 * cdn);     /* directory size */
+    REQUIRE(atl_write_file_atomic(tmp("twice.npz"), two, len + cdn, &e) == 0);
+    CHECK(atl_npz_read(tmp("twice.npz"), &l, &n, &e) == -1);
+    CHECK_STR_CONTAINS(e.msg, "member 'x.npy' appears twice");
+    free(two);
+    free(buf);
+    /* the inflate limit where nothing is expected */
+    setenv("ATOLL_MAX_INFLATE_BYTES", "100", 1);
+    CHECK(atl_npz_read(tmp("one.npz"), &l, &n, &e) == -1);
+    CHECK_STR_CONTAINS(e.msg, "more than the limit of 100 bytes inflated from one .npz (raise with ATOLL_MAX_INFLATE_BYTES)");
+    unsetenv("ATOLL_MAX_INFLATE_BYTES");
+    REQUIRE(atl_npz_read(tmp("one.npz"), &l, &n, &e) == 0);
+    atl_ndarray_list_free(l, n);
+}
+
+/* selection: members skipped are never inflated, a size beyond what the
+ * caller expects is refused, and the caller may refuse a name */
+static int pick(void *ctx, const char *key, uint64_t *max, AtlErr *e)
+{
+    (void)ctx;
+    if (!strcmp(key, "a")) { *max = atl_npy_max_file_bytes(4); return 1; }
+    if (!strcmp(key, "b")) return 0;
+    return atl_fail(e, "no input '%s'", key);
+}
+
+TEST(npz_select)
+{
+    AtlNdArray *l = NULL;
+    int n = 0;
+    AtlErr e = {{0}};
+    /* np_stored.npz: a uint8[4], b int8[2,2] */
+    REQUIRE(atl_npz_read_select("test/data/np_stored.npz", pick, NULL, &l, &n, &e) == 0);
+    CHECK_EQ_INT(n, 1);
+    CHECK(n == 1 && !strcmp(l[0].name, "a"));
+    atl_ndarray_list_free(l, n);
+    CHECK(atl_npz_read_select("test/data/np_deflated.npz", pick, NULL, &l, &n, &e) == -1);
+    CHECK_STR_CONTAINS(e.msg, "np_deflated.npz: no input 'x'");
+}
+
+static int want_x_small(void *ctx, const char *key, uint64_t *max, AtlErr *e)
+{
+    (void)ctx; (void)e;
+    *max = atl_npy_max_file_bytes(16);
+    return !strcmp(key, "x");
+}
+
+TEST(npz_expected_size_checked_before_inflating)
+{
+    AtlNdArray *l = NULL;
+    int n = 0;
+    AtlErr e = {{0}};
+    CHECK(atl_npz_read_select("test/data/harden/npz_bomb_64m.npz", want_x_small, NULL, &l, &n, &e) == -1);
+    CHECK_STR_CONTAINS(e.msg, "member 'x.npy' declares 67108992 bytes, more than the 65564 its array can take");
+}
+
+/* issue 15: an output named like a path is stored under a plain member name */
+TEST(npz_member_names_sanitised)
+{
+    char out[64];
+    atl_npz_member_name("../../../tmp/x", out, sizeof out);
+    CHECK(!strcmp(out, ".._.._.._tmp_x"));
+    atl_npz_member_name("a\\b\nc:0", out, sizeof out);
+    CHECK(!strcmp(out, "a_b_c:0"));
+    AtlNdArray two[2] = {{.name = "a/b", .dtype = ATL_NPY_U8, .ndim = 1, .shape = {1}}, {.name = "a_b", .dtype = ATL_NPY_U8, .ndim = 1, .shape = {1}}};
+    uint8_t v = 1;
+    two[0].data = two[1].data = &v;
+    AtlErr e = {{0}};
+    CHECK(atl_npz_write(tmp("clash.npz"), two, 2, &e) == -1);
+    CHECK_STR_CONTAINS(e.msg, "arrays 'a/b' and 'a_b' would both be stored as member 'a_b.npy'");
+    REQUIRE(atl_npz_write(tmp("path.npz"), two, 1, &e) == 0);
+    AtlNdArray *l = NULL;
+    int n = 0;
+    REQUIRE(atl_npz_read(tmp("path.npz"), &l, &n, &e) == 0);
+    CHECK(n == 1 && !strcmp(l[0].name, "a_b"));
+    atl_ndarray_list_free(l, n);
+}
+
 int main(void)
 {
     snprintf(tmpdir, sizeof tmpdir, "/tmp/atoll_npy_%d", (int)getpid());
@@ -183,6 +296,11 @@ int main(void)
     RUN(reads_numpy_npz_stored_and_deflated);
     RUN(round_trip_every_dtype);
     RUN(errors);
+    RUN(truncated_before_allocating);
+    RUN(npz_bombs_refused);
+    RUN(npz_select);
+    RUN(npz_expected_size_checked_before_inflating);
+    RUN(npz_member_names_sanitised);
     char cmd[400];
     snprintf(cmd, sizeof cmd, "rm -rf %s", tmpdir);
     if (system(cmd)) {}
