@@ -395,6 +395,15 @@ void cfg_set_defaults(AtlChip *chip)
         if (cfg_keys[i].def) (void)parse_value(&cfg_keys[i], cfg_keys[i].def, chip, msg, sizeof msg); /* test_config checks every default parses */
 }
 
+int cfg_set(AtlChip *chip, const char *section, const char *key, const char *value, AtlErr *e)
+{
+    char msg[512];
+    int ki = cfg_key_index(section, key);
+    if (ki < 0) return atl_fail(e, "unknown key [%s] %s", section, key);
+    if (parse_value(&cfg_keys[ki], value, chip, msg, sizeof msg)) return atl_fail(e, "%s", msg);
+    return 0;
+}
+
 int cfg_parse(const char *name, const char *text, AtlChip *chip, AtlErr *e)
 {
     memset(chip, 0, sizeof *chip);

@@ -155,6 +155,9 @@ int cfg_parse(const char *name, const char *text, AtlChip *chip, AtlErr *e);
 /* Sets every key that has a default to it, leaving the others as they are
  * (for chips filled in C: a config file gets its defaults from cfg_parse). */
 void cfg_set_defaults(AtlChip *chip);
+/* Sets one key from its INI text, range-checked (cross-key rules are
+ * cfg_validate's). For sweeps and variants built from a loaded config. */
+int cfg_set(AtlChip *chip, const char *section, const char *key, const char *value, AtlErr *e);
 /* Cross-field checks (also run by cfg_load). */
 int cfg_validate(const AtlChip *chip, const char *name, AtlErr *e);
 /* FNV-1a 64 over the "FP" keys in table order (see CFG_KEYS). */
