@@ -63,22 +63,135 @@ static int rank_open(const AtlDram *d, const DramChan *c, int rank)
     return 0;
 }
 
-/* The request of q[0..n) whose next command can issue first (ties: the
- * oldest, then the first in the list); -1 if none can. */
-static int pick(const DramChan *c, const DramReq *q, int n, uint64_t floor, int check_held, uint64_t *t_out, int *cmd_out)
+/* Ready time of `cmd` at a request's bank, found once per pick (memo,
+ * stamped with the pick's generation); DRAM_NEVER for a precharge of a bank
+ * whose open row an activated request still needs (check_held). */
+static inline uint64_t bank_ready(DramChan *c, int cmd, int rank, int bgf, int bank, int check_held)
 {
+    static const uint8_t slot[DC_NUM] = {[DC_ACT] = 2, [DC_PRE] = 3, [DC_RD] = 0, [DC_WR] = 1};
+    uint32_t k = (uint32_t)bank * 4 + slot[cmd];
+    if (c->memo_gen[k] == c->gen) return c->memo[k];
+    uint64_t rt = ready_at(c, cmd, rank, bgf, bank);
+    if (cmd == DC_PRE && check_held && c->na && bank_held(c, bank)) rt = DRAM_NEVER;
+    c->memo[k] = rt;
+    c->memo_gen[k] = c->gen;
+    return rt;
+}
+
+static inline void new_pick(DramChan *c)
+{
+    if (++c->gen == 0) { /* wrapped: forget every stamp */
+        memset(c->memo_gen, 0, (size_t)c->nmemo * sizeof *c->memo_gen);
+        c->gen = 1;
+    }
+}
+
+static inline int group_cmd(const DramChan *c, const DramGroup *g, int write)
+{
+    int32_t open = c->open_row[g->bank];
+    if (open == (int32_t)g->row) return write ? DC_WR : DC_RD;
+    return open < 0 ? DC_ACT : DC_PRE;
+}
+
+/* The group of the read (write) queue whose oldest request's next command
+ * can issue first (ties: the oldest); -1 if none can. Groups are kept in
+ * the order of their oldest requests. */
+static int pick_group(DramChan *c, int ranks, int write, uint64_t floor, uint64_t *t_out, int *cmd_out)
+{
+    const DramGroup *g = c->grp[write];
+    int n = c->ngrp[write], best = -1, bcmd = 0;
+    uint64_t bt = DRAM_NEVER;
+    /* no group can go before the channel and its ranks allow some command:
+     * the oldest group that can go then is the one */
+    int col = write ? DC_WR : DC_RD;
+    uint64_t lb = DRAM_NEVER;
+    for (int r = 0; r < ranks; r++) {
+        uint64_t a = max64(c->ch.ready[col], c->rank[r].ready[col]), b = max64(c->ch.ready[DC_ACT], c->rank[r].ready[DC_ACT]);
+        uint64_t p = max64(c->ch.ready[DC_PRE], c->rank[r].ready[DC_PRE]);
+        a = a < b ? a : b;
+        a = a < p ? a : p;
+        if (a < lb) lb = a;
+    }
+    lb = max64(lb, floor);
+    for (int i = 0; i < n; i++) { /* oldest first */
+        int cmd = group_cmd(c, &g[i], write);
+        uint64_t rt = ready_at(c, cmd, g[i].rank, g[i].bgf, g[i].bank);
+        if (cmd == DC_PRE && c->na && bank_held(c, g[i].bank)) continue;
+        uint64_t t = max64(max64(rt, g[i].arrive), floor);
+        int better = t < bt;
+        bt = better ? t : bt;
+        best = better ? i : best;
+        bcmd = better ? cmd : bcmd;
+        if (t == lb) break; /* nobody goes sooner, and the rest are younger */
+    }
+    *t_out = bt;
+    *cmd_out = bcmd;
+    return best;
+}
+
+/* The activated request whose next command can issue first (ties: the oldest); -1 if none. */
+static int pick_active(DramChan *c, uint64_t floor, uint64_t *t_out, int *cmd_out)
+{
+    new_pick(c);
     int best = -1, bcmd = 0;
     uint64_t bt = DRAM_NEVER, barr = 0;
-    for (int i = 0; i < n; i++) {
-        const DramReq *r = &q[i];
+    for (int i = 0; i < c->na; i++) {
+        const DramReq *r = &c->aq[i];
         int cmd = next_cmd(c, r);
-        if (cmd == DC_PRE && check_held && c->na && bank_held(c, r->bank)) continue;
-        uint64_t t = max64(max64(ready_at(c, cmd, r->rank, r->bgf, r->bank), r->arrive), floor);
+        uint64_t t = max64(max64(bank_ready(c, cmd, r->rank, r->bgf, r->bank, 0), r->arrive), floor);
         if (t < bt || (t == bt && r->arrive < barr)) { bt = t; barr = r->arrive; best = i; bcmd = cmd; }
     }
     *t_out = bt;
     *cmd_out = bcmd;
     return best;
+}
+
+/* Index in queue q of the oldest request of bank/row from position `from`; n if none. */
+static inline int find_in_queue(const DramReq *q, int n, int from, int bank, uint32_t row)
+{
+    for (int i = from; i < n; i++)
+        if (q[i].bank == bank && q[i].row == row) return i;
+    return n;
+}
+
+/* Adds the request just queued at the end of its queue to its group;
+ * returns 1 if it started a group (it is the oldest of its row). */
+static int group_add(DramChan *c, const DramReq *r)
+{
+    DramGroup *g = c->grp[r->write];
+    int n = c->ngrp[r->write];
+    for (int i = 0; i < n; i++)
+        if (g[i].bank == r->bank && g[i].row == r->row) { g[i].count++; return 0; }
+    g[n] = (DramGroup){r->arrive, r->row, 1, r->bank, r->bgf, r->rank};
+    c->ngrp[r->write]++;
+    return 1;
+}
+
+/* Takes the request at index i (the oldest of its group) out of its queue. */
+static void queue_remove(DramChan *c, int write, int i)
+{
+    DramReq *q = write ? c->wq : c->rq;
+    int *n = write ? &c->nw : &c->nr;
+    int bank = q[i].bank;
+    uint32_t row = q[i].row;
+    if (write) c->wlines[q[i].line & 63]--;
+    memmove(q + i, q + i + 1, (size_t)(*n - i - 1) * sizeof *q);
+    (*n)--;
+    DramGroup *g = c->grp[write];
+    int ng = c->ngrp[write];
+    for (int k = 0; k < ng; k++) {
+        if (g[k].bank != bank || g[k].row != row) continue;
+        DramGroup moved = g[k];
+        memmove(g + k, g + k + 1, (size_t)(ng - k - 1) * sizeof *g);
+        if (!--moved.count) { c->ngrp[write]--; return; }
+        /* its next oldest request: back in arrival order */
+        moved.arrive = q[find_in_queue(q, *n, i, bank, row)].arrive;
+        int at = ng - 1;
+        while (at > k && g[at - 1].arrive > moved.arrive) at--;
+        memmove(g + at + 1, g + at, (size_t)(ng - 1 - at) * sizeof *g);
+        g[at] = moved;
+        return;
+    }
 }
 
 static void update_write_mode(const AtlDram *d, DramChan *c)
@@ -101,7 +214,7 @@ static void decide(AtlDram *d, DramChan *c)
     uint64_t floor = c->issued ? c->last_issue + 1 : 0;
     uint64_t ta = DRAM_NEVER, tb = DRAM_NEVER;
     int ca = 0, cb = 0, ib = -1, kb = DS_NONE;
-    int ia = c->na ? pick(c, c->aq, c->na, floor, 0, &ta, &ca) : -1;
+    int ia = c->na ? pick_active(c, floor, &ta, &ca) : -1;
     if (pending_ref) {
         int r = c->ref_rank;
         cb = rank_open(d, c, r) ? DC_PREA : DC_REF;
@@ -111,10 +224,12 @@ static void decide(AtlDram *d, DramChan *c)
         }
     } else {
         update_write_mode(d, c);
-        const DramReq *q = c->write_mode ? c->wq : c->rq;
-        int n = c->write_mode ? c->nw : c->nr;
-        ib = pick(c, q, n, floor, 1, &tb, &cb);
-        kb = ib >= 0 ? DS_QUEUE : DS_NONE;
+        int g = pick_group(c, d->ranks, c->write_mode, floor, &tb, &cb);
+        if (g >= 0) {
+            const DramGroup *gr = &c->grp[c->write_mode][g];
+            ib = find_in_queue(c->write_mode ? c->wq : c->rq, c->write_mode ? c->nw : c->nr, 0, gr->bank, gr->row);
+            kb = DS_QUEUE;
+        }
     }
     if (ia >= 0 && ta <= tb) { c->step_kind = DS_ACTIVE; c->step_t = ta; c->step_idx = ia; c->step_cmd = ca; }
     else if (kb != DS_NONE) { c->step_kind = kb; c->step_t = tb; c->step_idx = ib; c->step_cmd = cb; }
@@ -160,10 +275,34 @@ static void catch_up_refresh(AtlDram *d, DramChan *c, uint64_t t)
     c->next_ref += (uint64_t)d->refi;
 }
 
+/* The request just queued at the end of its queue changes the next step
+ * only if it can go strictly sooner (it is the youngest: it loses ties),
+ * or if it turns the write mode: then the step is worked out again. */
+static void consider_new(AtlDram *d, DramChan *c, int write, int started)
+{
+    if (c->ref_rank < d->ranks) return; /* a refresh waits: only activated requests may go */
+    int mode = c->write_mode;
+    update_write_mode(d, c);
+    int flipped = mode != c->write_mode;
+    c->write_mode = mode;
+    if (flipped) { c->dirty = 1; return; }
+    if (write != mode || !started) return; /* the other queue waits; or an older request of its row goes first */
+    const DramReq *r = write ? &c->wq[c->nw - 1] : &c->rq[c->nr - 1];
+    int cmd = next_cmd(c, r);
+    if (cmd == DC_PRE && c->na && bank_held(c, r->bank)) return;
+    uint64_t floor = c->issued ? c->last_issue + 1 : 0;
+    uint64_t t = max64(max64(ready_at(c, cmd, r->rank, r->bgf, r->bank), r->arrive), floor);
+    if (t >= c->step_t) return;
+    c->step_kind = DS_QUEUE;
+    c->step_t = t;
+    c->step_idx = (write ? c->nw : c->nr) - 1;
+    c->step_cmd = cmd;
+}
+
 int dram_push(AtlDram *d, const DramLoc *loc, uint64_t line, int write, uint64_t t, uint32_t tag, DramDone *done)
 {
     DramChan *c = &d->chan[loc->ch];
-    if (!write && c->nw)
+    if (!write && c->wlines[line & 63])
         for (int i = 0; i < c->nw; i++)
             if (c->wq[i].line == line) { /* forwarded from the write queue */
                 *done = (DramDone){tag, 0, t, t, t + 1};
@@ -184,9 +323,13 @@ int dram_push(AtlDram *d, const DramLoc *loc, uint64_t line, int write, uint64_t
     r.bank = (uint16_t)(r.bgf * (uint32_t)d->banks + loc->bank);
     r.write = (uint8_t)write;
     r.counted = 0;
+    int was_idle = !c->nr && !c->nw && !c->na;
     if (write) c->wq[c->nw++] = r;
     else c->rq[c->nr++] = r;
-    c->dirty = 1;
+    int started = group_add(c, &r);
+    if (write) c->wlines[line & 63]++;
+    if (!c->dirty && !was_idle) consider_new(d, c, write, started);
+    else c->dirty = 1;
     return 0;
 }
 
@@ -294,7 +437,7 @@ int dram_step(AtlDram *d, int ch, DramDone *done)
         c->open_row[r->bank] = (int32_t)r->row;
         if (kind != DS_ACTIVE && c->na < d->queue) { /* it waits among the activated now */
             c->aq[c->na++] = *r;
-            remove_at(q, n, c->step_idx);
+            queue_remove(c, r->write, c->step_idx);
         }
         return 0;
     case DC_PRE:
@@ -325,6 +468,7 @@ int dram_step(AtlDram *d, int ch, DramDone *done)
         c->st.read_latency += done->data_end + 1 - r->arrive;
         if (done->data_end > c->st.last) c->st.last = done->data_end;
     }
-    remove_at(q, n, c->step_idx);
+    if (kind == DS_ACTIVE) remove_at(q, n, c->step_idx);
+    else queue_remove(c, write, c->step_idx);
     return 1;
 }

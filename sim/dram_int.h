@@ -36,12 +36,24 @@ typedef struct DramReq {
     uint8_t rank, write, counted;
 } DramReq;
 
+/* The requests of a queue to one row of one bank: they need the same
+ * command at the same time, so the scheduler looks at the oldest only. */
+typedef struct DramGroup {
+    uint64_t arrive;        /* of its oldest request */
+    uint32_t row, count;
+    uint16_t bank, bgf;
+    uint8_t rank;
+} DramGroup;
+
 /* The step dram_next found, kept until the channel changes. */
 enum { DS_NONE, DS_TRIGGER, DS_ACTIVE, DS_QUEUE, DS_REFRESH };
 
 typedef struct DramChan {
     DramReq *rq, *wq, *aq;  /* read queue, write queue, activated requests: each in arrival order */
     int nr, nw, na;
+    DramGroup *grp[2];      /* the read and the write queue's requests by bank and row, oldest first */
+    int ngrp[2];
+    uint16_t wlines[64];    /* queued writes by line % 64: a read looks for one to forward from only if counted */
     int write_mode;
     int32_t *open_row;      /* per flat bank; -1 closed */
     DramNode ch, *rank, *bg, *bank;
@@ -53,6 +65,9 @@ typedef struct DramChan {
     uint64_t ref_due;       /* when the pending one fell due */
     int ref_rank;           /* the rank whose refresh is pending next; ranks when none */
     int last_dir;           /* data bus direction of the last access: 0 none, 1 read, 2 write */
+    uint64_t *memo;         /* per flat bank x {RD, WR, ACT, PRE}: ready time found by this pick (dram_ctrl.c) */
+    uint32_t *memo_gen, gen;
+    int nmemo;
     int dirty;              /* the cached step below is stale */
     int step_kind, step_idx, step_cmd;
     uint64_t step_t;

@@ -163,13 +163,19 @@ AtlDram *dram_new(const AtlChip *c, AtlErr *e)
         ch->rq = calloc((size_t)d->queue, sizeof *ch->rq);
         ch->wq = calloc((size_t)d->queue, sizeof *ch->wq);
         ch->aq = calloc((size_t)d->queue, sizeof *ch->aq);
+        ch->grp[0] = calloc((size_t)d->queue, sizeof *ch->grp[0]);
+        ch->grp[1] = calloc((size_t)d->queue, sizeof *ch->grp[1]);
         ch->open_row = calloc((size_t)nbank, sizeof *ch->open_row);
         ch->rank = calloc((size_t)d->ranks, sizeof *ch->rank);
         ch->bg = calloc((size_t)nbg, sizeof *ch->bg);
         ch->bank = calloc((size_t)nbank, sizeof *ch->bank);
         ch->act_hist = calloc((size_t)d->ranks * 4, sizeof *ch->act_hist);
         ch->act_head = calloc((size_t)d->ranks, sizeof *ch->act_head);
-        ok = ch->rq && ch->wq && ch->aq && ch->open_row && ch->rank && ch->bg && ch->bank && ch->act_hist && ch->act_head;
+        ch->memo = calloc((size_t)nbank * 4, sizeof *ch->memo);
+        ch->memo_gen = calloc((size_t)nbank * 4, sizeof *ch->memo_gen);
+        ch->nmemo = nbank * 4;
+        ok = ch->rq && ch->wq && ch->aq && ch->grp[0] && ch->grp[1] && ch->open_row && ch->rank && ch->bg && ch->bank && ch->act_hist && ch->act_head &&
+             ch->memo && ch->memo_gen;
     }
     if (!ok) { dram_free(d); atl_fail(e, "dram: out of memory"); return NULL; }
     dram_reset(d);
@@ -181,8 +187,9 @@ void dram_free(AtlDram *d)
     if (!d) return;
     for (int i = 0; d->chan && i < d->nch; i++) {
         DramChan *ch = &d->chan[i];
-        free(ch->rq); free(ch->wq); free(ch->aq); free(ch->open_row);
+        free(ch->rq); free(ch->wq); free(ch->aq); free(ch->grp[0]); free(ch->grp[1]); free(ch->open_row);
         free(ch->rank); free(ch->bg); free(ch->bank); free(ch->act_hist); free(ch->act_head);
+        free(ch->memo); free(ch->memo_gen);
     }
     free(d->chan);
     free(d);
@@ -194,6 +201,8 @@ void dram_reset(AtlDram *d)
     for (int i = 0; i < d->nch; i++) {
         DramChan *ch = &d->chan[i];
         ch->nr = ch->nw = ch->na = 0;
+        ch->ngrp[0] = ch->ngrp[1] = 0;
+        memset(ch->wlines, 0, sizeof ch->wlines);
         ch->write_mode = 0;
         for (int b = 0; b < nbank; b++) ch->open_row[b] = -1;
         memset(&ch->ch, 0, sizeof ch->ch);
@@ -209,6 +218,8 @@ void dram_reset(AtlDram *d)
         ch->ref_rank = d->ranks;
         ch->last_dir = 0;
         ch->dirty = 1;
+        memset(ch->memo_gen, 0, (size_t)nbank * 4 * sizeof *ch->memo_gen);
+        ch->gen = 0;
         memset(&ch->st, 0, sizeof ch->st);
     }
 }
