@@ -80,6 +80,8 @@ int dram_push(AtlDram *d, const DramLoc *loc, uint64_t line, int write, uint64_t
 /* DRAM cycle of channel ch's next step, DRAM_NEVER if it has nothing to
  * do (refreshes of an idle channel are caught up when work arrives). */
 uint64_t dram_next(AtlDram *d, int ch);
+/* dram_next, with dram_has_room for reads (room[0]) and writes (room[1]). */
+uint64_t dram_poll(AtlDram *d, int ch, int room[2]);
 /* Takes that step (a command, or a refresh falling due). Returns 1 and
  * fills *done if a request completed, else 0. */
 int dram_step(AtlDram *d, int ch, DramDone *done);

@@ -146,46 +146,43 @@ static int pick_active(DramChan *c, uint64_t floor, uint64_t *t_out, int *cmd_ou
     return best;
 }
 
-/* Index in queue q of the oldest request of bank/row from position `from`; n if none. */
-static inline int find_in_queue(const DramReq *q, int n, int from, int bank, uint32_t row)
+/* Adds the request in slot `slot` of its queue to its group; returns 1 if
+ * it started a group (it is the oldest of its row). */
+static int group_add(DramChan *c, const DramReq *r, int slot)
 {
-    for (int i = from; i < n; i++)
-        if (q[i].bank == bank && q[i].row == row) return i;
-    return n;
-}
-
-/* Adds the request just queued at the end of its queue to its group;
- * returns 1 if it started a group (it is the oldest of its row). */
-static int group_add(DramChan *c, const DramReq *r)
-{
-    DramGroup *g = c->grp[r->write];
-    int n = c->ngrp[r->write];
+    int w = r->write;
+    DramGroup *g = c->grp[w];
+    int n = c->ngrp[w];
+    c->link[w][slot] = -1;
     for (int i = 0; i < n; i++)
-        if (g[i].bank == r->bank && g[i].row == r->row) { g[i].count++; return 0; }
-    g[n] = (DramGroup){r->arrive, r->row, 1, r->bank, r->bgf, r->rank};
-    c->ngrp[r->write]++;
+        if (g[i].bank == r->bank && g[i].row == r->row) {
+            c->link[w][g[i].tail] = (int16_t)slot;
+            g[i].tail = (int16_t)slot;
+            g[i].count++;
+            return 0;
+        }
+    g[n] = (DramGroup){r->arrive, r->row, 1, r->bank, r->bgf, (int16_t)slot, (int16_t)slot, r->rank};
+    c->ngrp[w]++;
     return 1;
 }
 
-/* Takes the request at index i (the oldest of its group) out of its queue. */
-static void queue_remove(DramChan *c, int write, int i)
+/* Takes the request in slot `slot` (the oldest of its group) out of its
+ * queue; its group moves to the place of its next oldest request. */
+static void queue_remove(DramChan *c, int write, int slot)
 {
     DramReq *q = write ? c->wq : c->rq;
-    int *n = write ? &c->nw : &c->nr;
-    int bank = q[i].bank;
-    uint32_t row = q[i].row;
-    if (write) c->wlines[q[i].line & 63]--;
-    memmove(q + i, q + i + 1, (size_t)(*n - i - 1) * sizeof *q);
-    (*n)--;
+    if (write) { c->nw--; c->wlines[q[slot].line & 63]--; }
+    else c->nr--;
+    c->free_slot[write][c->nfree[write]++] = (int16_t)slot;
     DramGroup *g = c->grp[write];
     int ng = c->ngrp[write];
     for (int k = 0; k < ng; k++) {
-        if (g[k].bank != bank || g[k].row != row) continue;
+        if (g[k].head != slot) continue;
         DramGroup moved = g[k];
         memmove(g + k, g + k + 1, (size_t)(ng - k - 1) * sizeof *g);
         if (!--moved.count) { c->ngrp[write]--; return; }
-        /* its next oldest request: back in arrival order */
-        moved.arrive = q[find_in_queue(q, *n, i, bank, row)].arrive;
+        moved.head = c->link[write][slot];
+        moved.arrive = q[moved.head].arrive;
         int at = ng - 1;
         while (at > k && g[at - 1].arrive > moved.arrive) at--;
         memmove(g + at + 1, g + at, (size_t)(ng - 1 - at) * sizeof *g);
@@ -226,8 +223,7 @@ static void decide(AtlDram *d, DramChan *c)
         update_write_mode(d, c);
         int g = pick_group(c, d->ranks, c->write_mode, floor, &tb, &cb);
         if (g >= 0) {
-            const DramGroup *gr = &c->grp[c->write_mode][g];
-            ib = find_in_queue(c->write_mode ? c->wq : c->rq, c->write_mode ? c->nw : c->nr, 0, gr->bank, gr->row);
+            ib = c->grp[c->write_mode][g].head;
             kb = DS_QUEUE;
         }
     }
@@ -239,6 +235,15 @@ static void decide(AtlDram *d, DramChan *c)
 uint64_t dram_next(AtlDram *d, int ch)
 {
     DramChan *c = &d->chan[ch];
+    if (c->dirty) decide(d, c);
+    return c->step_t;
+}
+
+uint64_t dram_poll(AtlDram *d, int ch, int room[2])
+{
+    DramChan *c = &d->chan[ch];
+    room[0] = c->nr < d->queue;
+    room[1] = c->nw < d->queue;
     if (c->dirty) decide(d, c);
     return c->step_t;
 }
@@ -278,7 +283,7 @@ static void catch_up_refresh(AtlDram *d, DramChan *c, uint64_t t)
 /* The request just queued at the end of its queue changes the next step
  * only if it can go strictly sooner (it is the youngest: it loses ties),
  * or if it turns the write mode: then the step is worked out again. */
-static void consider_new(AtlDram *d, DramChan *c, int write, int started)
+static void consider_new(AtlDram *d, DramChan *c, int write, int slot, int started)
 {
     if (c->ref_rank < d->ranks) return; /* a refresh waits: only activated requests may go */
     int mode = c->write_mode;
@@ -287,7 +292,7 @@ static void consider_new(AtlDram *d, DramChan *c, int write, int started)
     c->write_mode = mode;
     if (flipped) { c->dirty = 1; return; }
     if (write != mode || !started) return; /* the other queue waits; or an older request of its row goes first */
-    const DramReq *r = write ? &c->wq[c->nw - 1] : &c->rq[c->nr - 1];
+    const DramReq *r = write ? &c->wq[slot] : &c->rq[slot];
     int cmd = next_cmd(c, r);
     if (cmd == DC_PRE && c->na && bank_held(c, r->bank)) return;
     uint64_t floor = c->issued ? c->last_issue + 1 : 0;
@@ -295,7 +300,7 @@ static void consider_new(AtlDram *d, DramChan *c, int write, int started)
     if (t >= c->step_t) return;
     c->step_kind = DS_QUEUE;
     c->step_t = t;
-    c->step_idx = (write ? c->nw : c->nr) - 1;
+    c->step_idx = slot;
     c->step_cmd = cmd;
 }
 
@@ -303,7 +308,8 @@ int dram_push(AtlDram *d, const DramLoc *loc, uint64_t line, int write, uint64_t
 {
     DramChan *c = &d->chan[loc->ch];
     if (!write && c->wlines[line & 63])
-        for (int i = 0; i < c->nw; i++)
+        for (int g = 0; g < c->ngrp[1]; g++)
+            for (int i = c->grp[1][g].head; i >= 0; i = c->link[1][i])
             if (c->wq[i].line == line) { /* forwarded from the write queue */
                 *done = (DramDone){tag, 0, t, t, t + 1};
                 c->st.reads++;
@@ -324,11 +330,11 @@ int dram_push(AtlDram *d, const DramLoc *loc, uint64_t line, int write, uint64_t
     r.write = (uint8_t)write;
     r.counted = 0;
     int was_idle = !c->nr && !c->nw && !c->na;
-    if (write) c->wq[c->nw++] = r;
-    else c->rq[c->nr++] = r;
-    int started = group_add(c, &r);
-    if (write) c->wlines[line & 63]++;
-    if (!c->dirty && !was_idle) consider_new(d, c, write, started);
+    int slot = c->free_slot[write][--c->nfree[write]];
+    if (write) { c->wq[slot] = r; c->nw++; c->wlines[line & 63]++; }
+    else { c->rq[slot] = r; c->nr++; }
+    int started = group_add(c, &r, slot);
+    if (!c->dirty && !was_idle) consider_new(d, c, write, slot, started);
     else c->dirty = 1;
     return 0;
 }
@@ -383,11 +389,15 @@ static void remove_at(DramReq *q, int *n, int i)
 /* Closed page: the access closes its row unless another queued request wants it. */
 static int row_wanted(const DramChan *c, const DramReq *r)
 {
-    const DramReq *qs[3] = {c->rq, c->wq, c->aq};
-    int ns[3] = {c->nr, c->nw, c->na};
-    for (int k = 0; k < 3; k++)
-        for (int i = 0; i < ns[k]; i++)
-            if (&qs[k][i] != r && qs[k][i].bank == r->bank && qs[k][i].row == r->row) return 1;
+    for (int i = 0; i < c->na; i++)
+        if (&c->aq[i] != r && c->aq[i].bank == r->bank && c->aq[i].row == r->row) return 1;
+    for (int w = 0; w < 2; w++)
+        for (int g = 0; g < c->ngrp[w]; g++) {
+            const DramGroup *gr = &c->grp[w][g];
+            if (gr->bank != r->bank || gr->row != r->row) continue;
+            const DramReq *head = w ? &c->wq[gr->head] : &c->rq[gr->head];
+            if (gr->count > 1 || head != r) return 1;
+        }
     return 0;
 }
 

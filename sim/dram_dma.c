@@ -50,6 +50,7 @@ typedef struct DdChan {
     uint64_t last_admit;    /* DRAM cycle of the last admission + 1 (0: none yet) */
     uint64_t next;          /* its next step (DRAM cycle), DRAM_NEVER if none */
     int adm;                /* that step admits a request (else the controller's) */
+    uint8_t room[2];        /* the read and write queues had room when it was planned */
     int dirty;
 } DdChan;
 
@@ -244,14 +245,16 @@ static void chan_plan(SimDdma *d, int ch)
     DdChan *c = &d->chan[ch];
     c->dirty = 0;
     uint64_t adm = DRAM_NEVER;
-    int room[2] = {dram_has_room(d->dram, ch, 0), dram_has_room(d->dram, ch, 1)};
+    int room[2];
+    uint64_t cmd = dram_poll(d->dram, ch, room);
+    c->room[0] = (uint8_t)room[0];
+    c->room[1] = (uint8_t)room[1];
     for (int i = 0; i < c->nsrc && (room[0] || room[1]); i++) {
         const DdSrc *sr = &d->src[c->src[i]];
         if (!room[sr->write]) continue;
         adm = sr->arrive > c->last_admit ? sr->arrive : c->last_admit;
         break;
     }
-    uint64_t cmd = dram_next(d->dram, ch);
     c->adm = adm != DRAM_NEVER && adm <= cmd;
     c->next = c->adm ? adm : cmd;
 }
@@ -317,7 +320,7 @@ static int admit(SimDdma *d, int ch, uint64_t at)
     int k = 0, i = c->rr < c->nsrc ? c->rr : 0;
     for (; k < c->nsrc; k++, i = i + 1 < c->nsrc ? i + 1 : 0) {
         const DdSrc *sr = &d->src[c->src[i]];
-        if (sr->arrive <= at && dram_has_room(d->dram, ch, sr->write)) break;
+        if (sr->arrive <= at && c->room[sr->write]) break;
     }
     int id = c->src[i], core = id / (2 * d->nch);
     DdSrc *sr = &d->src[id];
@@ -339,11 +342,18 @@ static int admit(SimDdma *d, int ch, uint64_t at)
 int ddma_advance(AtlSim *s, uint64_t t, int *core_out)
 {
     SimDdma *d = s->dd;
-    double limit = t == UINT64_MAX ? INFINITY : (double)t * d->core_ps;
+    /* the first DRAM cycle that does not start before core cycle t */
+    uint64_t lim = DRAM_NEVER;
+    if (t != UINT64_MAX) {
+        double limit = (double)t * d->core_ps;
+        lim = (uint64_t)(limit / d->tck_ps);
+        while (lim && (double)(lim - 1) * d->tck_ps >= limit) lim--;
+        while ((double)lim * d->tck_ps < limit) lim++;
+    }
     for (;;) {
         uint64_t at;
         int ch = earliest(d, &at);
-        if (ch < 0 || (double)at * d->tck_ps >= limit) return 0;
+        if (ch < 0 || at >= lim) return 0;
         DdChan *c = &d->chan[ch];
         c->dirty = 1;
         if (c->adm) {

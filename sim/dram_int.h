@@ -42,6 +42,7 @@ typedef struct DramGroup {
     uint64_t arrive;        /* of its oldest request */
     uint32_t row, count;
     uint16_t bank, bgf;
+    int16_t head, tail;     /* its requests' slots, oldest first (linked by DramChan.link) */
     uint8_t rank;
 } DramGroup;
 
@@ -49,7 +50,11 @@ typedef struct DramGroup {
 enum { DS_NONE, DS_TRIGGER, DS_ACTIVE, DS_QUEUE, DS_REFRESH };
 
 typedef struct DramChan {
-    DramReq *rq, *wq, *aq;  /* read queue, write queue, activated requests: each in arrival order */
+    DramReq *rq, *wq;       /* read and write queue: slots, in no order (their groups order them) */
+    int16_t *link[2];       /* per slot of each: the next request of its group, -1 none */
+    int16_t *free_slot[2];  /* the free slots of each, a stack */
+    int nfree[2];
+    DramReq *aq;            /* activated requests, in the order their activates issued */
     int nr, nw, na;
     DramGroup *grp[2];      /* the read and the write queue's requests by bank and row, oldest first */
     int ngrp[2];

@@ -165,6 +165,11 @@ AtlDram *dram_new(const AtlChip *c, AtlErr *e)
         ch->aq = calloc((size_t)d->queue, sizeof *ch->aq);
         ch->grp[0] = calloc((size_t)d->queue, sizeof *ch->grp[0]);
         ch->grp[1] = calloc((size_t)d->queue, sizeof *ch->grp[1]);
+        for (int k = 0; k < 2; k++) {
+            ch->link[k] = calloc((size_t)d->queue, sizeof *ch->link[k]);
+            ch->free_slot[k] = calloc((size_t)d->queue, sizeof *ch->free_slot[k]);
+            ok = ok && ch->link[k] && ch->free_slot[k];
+        }
         ch->open_row = calloc((size_t)nbank, sizeof *ch->open_row);
         ch->rank = calloc((size_t)d->ranks, sizeof *ch->rank);
         ch->bg = calloc((size_t)nbg, sizeof *ch->bg);
@@ -174,7 +179,7 @@ AtlDram *dram_new(const AtlChip *c, AtlErr *e)
         ch->memo = calloc((size_t)nbank * 4, sizeof *ch->memo);
         ch->memo_gen = calloc((size_t)nbank * 4, sizeof *ch->memo_gen);
         ch->nmemo = nbank * 4;
-        ok = ch->rq && ch->wq && ch->aq && ch->grp[0] && ch->grp[1] && ch->open_row && ch->rank && ch->bg && ch->bank && ch->act_hist && ch->act_head &&
+        ok = ok && ch->rq && ch->wq && ch->aq && ch->grp[0] && ch->grp[1] && ch->open_row && ch->rank && ch->bg && ch->bank && ch->act_hist && ch->act_head &&
              ch->memo && ch->memo_gen;
     }
     if (!ok) { dram_free(d); atl_fail(e, "dram: out of memory"); return NULL; }
@@ -188,6 +193,7 @@ void dram_free(AtlDram *d)
     for (int i = 0; d->chan && i < d->nch; i++) {
         DramChan *ch = &d->chan[i];
         free(ch->rq); free(ch->wq); free(ch->aq); free(ch->grp[0]); free(ch->grp[1]); free(ch->open_row);
+        for (int k = 0; k < 2; k++) { free(ch->link[k]); free(ch->free_slot[k]); }
         free(ch->rank); free(ch->bg); free(ch->bank); free(ch->act_hist); free(ch->act_head);
         free(ch->memo); free(ch->memo_gen);
     }
@@ -202,6 +208,10 @@ void dram_reset(AtlDram *d)
         DramChan *ch = &d->chan[i];
         ch->nr = ch->nw = ch->na = 0;
         ch->ngrp[0] = ch->ngrp[1] = 0;
+        for (int k = 0; k < 2; k++) { /* every slot free, the lowest on top */
+            ch->nfree[k] = d->queue;
+            for (int q = 0; q < d->queue; q++) ch->free_slot[k][q] = (int16_t)(d->queue - 1 - q);
+        }
         memset(ch->wlines, 0, sizeof ch->wlines);
         ch->write_mode = 0;
         for (int b = 0; b < nbank; b++) ch->open_row[b] = -1;
