@@ -266,6 +266,13 @@ static int rule_access_row(const AtlChip *c, char *m, size_t n)
     return 1;
 }
 
+static int rule_refresh(const AtlChip *c, char *m, size_t n)
+{
+    if (c->dram_refi == 0 || c->dram_refi > c->dram_rfc) return 0;
+    snprintf(m, n, "[dram_device] refi = %d is not above rfc = %d (a rank would do nothing but refresh)", c->dram_refi, c->dram_rfc);
+    return 1;
+}
+
 static int rule_write_marks(const AtlChip *c, char *m, size_t n)
 {
     if (c->dram_write_low < c->dram_write_high) return 0;
@@ -303,6 +310,7 @@ static const struct {
     {"dram_device", "row_bytes", RULE_POW2, "`[dram_device] row_bytes` is a power of two"},
     {"dram_device", "access_bytes", RULE_POW2, "`[dram_device] access_bytes` is a power of two"},
     {"dram_device", "access_bytes", rule_access_row, "`[dram_device] access_bytes <= row_bytes`"},
+    {"dram_device", "refi", rule_refresh, "`[dram_device] refi` is 0 (no refresh) or above `rfc`"},
 };
 
 const char *cfg_rule_doc(int i)

@@ -462,6 +462,16 @@ SIM_HOT static void engine_try(AtlSim *s, int eid, uint64_t t)
     }
 }
 
+/* The run would pass max_cycles: a fault at the first engine not done. */
+static void raise_max_cycles(AtlSim *s)
+{
+    int neng = s->ncores * ISA_NUM_ENGINES, who = 0;
+    while (who < neng - 1 && s->eng[who].state == ST_DONE) who++;
+    s->now = s->max_cycles;
+    sim_raise(s, SIM_FAULT_MAX_CYCLES, who / ISA_NUM_ENGINES, who % ISA_NUM_ENGINES, s->eng[who].pc,
+              "simulated time would pass the limit of %llu cycles (--max-cycles)", (unsigned long long)s->max_cycles);
+}
+
 int sim_run(AtlSim *s, AtlErr *e)
 {
     if (!s->loaded) return atl_fail(e, "sim: no program loaded");
@@ -474,27 +484,26 @@ int sim_run(AtlSim *s, AtlErr *e)
     SimEvent ev;
     while (s->fault.kind == SIM_FAULT_NONE) {
         if (s->dd) {
-            /* the banked DRAM's steps before the next event; the one finishing a
-             * transfer someone waits for queues its completion check */
+            /* the banked DRAM's steps before the next event (and before the
+             * cycle limit); the one finishing a transfer someone waits for
+             * queues its completion check */
             int core;
-            if (ddma_advance(s, s->q.n ? s->q.h[0].time : UINT64_MAX, &core)) {
+            uint64_t until = s->q.n && s->q.h[0].time <= s->max_cycles ? s->q.h[0].time : s->max_cycles + 1;
+            if (ddma_advance(s, until, &core)) {
                 int eid = sim_eid(core, ISA_ENGINE_DMA);
                 evq_push(&s->q, ddma_done_at(s, core) + s->eng[eid].dma_latency, EV_DMA_CHECK, (uint32_t)eid);
                 continue;
+            }
+            if (!s->q.n && s->done_engines < neng && ddma_before(s, UINT64_MAX)) { /* only DRAM work left, past the limit */
+                raise_max_cycles(s);
+                break;
             }
         }
         if (!s->q.n) break;
         ev = s->q.h[0];
         s->live_top = 1;
         s->stats.events++;
-        if (ev.time > s->max_cycles) {
-            int who = 0;
-            while (who < neng - 1 && s->eng[who].state == ST_DONE) who++;
-            s->now = s->max_cycles;
-            sim_raise(s, SIM_FAULT_MAX_CYCLES, who / ISA_NUM_ENGINES, who % ISA_NUM_ENGINES, s->eng[who].pc,
-                      "simulated time would pass the limit of %llu cycles (--max-cycles)", (unsigned long long)s->max_cycles);
-            break;
-        }
+        if (ev.time > s->max_cycles) { raise_max_cycles(s); break; }
         s->now = ev.time;
         if (ev.kind == EV_BARRIER) {
             barrier_release(s, (int)ev.arg, ev.time);

@@ -242,8 +242,10 @@ TEST(each_validate_rule)
                       "[dram_device] banks = 6 is not a power of two");
     expect_edit_error(A1, "latency_ns = 100", "latency_ns = 100\n[dram_device]\nrow_bytes = 1K\naccess_bytes = 2K", "access_bytes = 2K",
                       "[dram_device] access_bytes = 2048 exceeds row_bytes = 1024");
-    for (int i = 0; i < 21; i++) CHECKF(cfg_rule_doc(i) != NULL, "rule %d has no doc", i);
-    CHECK(cfg_rule_doc(21) == NULL);
+    expect_edit_error(A1, "latency_ns = 100", "latency_ns = 100\n[dram_device]\nrefi = 500", "refi = 500",
+                      "[dram_device] refi = 500 is not above rfc = 560 (a rank would do nothing but refresh)");
+    for (int i = 0; i < 22; i++) CHECKF(cfg_rule_doc(i) != NULL, "rule %d has no doc", i);
+    CHECK(cfg_rule_doc(22) == NULL);
 }
 
 /* Keys with a default may be left out (a1.ini names none of them) and read

@@ -160,6 +160,29 @@ TEST(every_dma_kind_moves_the_bytes)
     tp_free(&p);
 }
 
+/* A run whose DRAM work passes --max-cycles stops with that fault. */
+TEST(max_cycles_stops_dram_work)
+{
+    AtlChip c;
+    banked_chip(&c, 1);
+    AtlProgram p;
+    tp_init(&p, 1);
+    tp_add(&p, 0, ISA_ENGINE_DMA, I_load(0, 0, 32768));
+    tp_end_all(&p);
+    AtlSimOptions o;
+    sim_options_default(&o);
+    o.max_cycles = 500;
+    AtlErr e = {{0}};
+    AtlSim *s = sim_create(&c, &o, &e);
+    REQUIRE(s);
+    REQUIRE(sim_load(s, &p, &e) == 0);
+    CHECK(sim_run(s, &e) == -1);
+    CHECK_EQ_INT(sim_fault(s)->kind, SIM_FAULT_MAX_CYCLES);
+    CHECK_STR_CONTAINS(e.msg, "limit of 500 cycles");
+    sim_free(s);
+    tp_free(&p);
+}
+
 int main(void)
 {
     RUN(one_load_is_its_requests);
@@ -167,5 +190,6 @@ int main(void)
     RUN(mapping_changes_a_tile_load);
     RUN(cores_share_a_channel);
     RUN(every_dma_kind_moves_the_bytes);
+    RUN(max_cycles_stops_dram_work);
     return test_summary("test_sim_dram");
 }
