@@ -116,4 +116,6 @@ void dram_replay(AtlDram *d, const DramTraceReq *reqs, size_t n, DramReplay *out
  * per line, hexadecimal with 0x or decimal). *reqs is malloc'd (caller
  * frees); errors name the file and line. */
 int dram_trace_load(const char *path, DramTraceReq **reqs, size_t *n, AtlErr *e);
+/* The same from `size` bytes of text in memory; `path` names it in messages. */
+int dram_trace_parse(const char *path, const char *text, size_t size, DramTraceReq **reqs, size_t *n, AtlErr *e);
 #endif

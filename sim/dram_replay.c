@@ -57,9 +57,23 @@ int dram_trace_load(const char *path, DramTraceReq **reqs, size_t *n, AtlErr *e)
     *reqs = NULL;
     *n = 0;
     if (atl_read_file(path, &data, &size, e)) return -1;
+    int rc = dram_trace_parse(path, (char *)data, size, reqs, n, e);
+    free(data);
+    return rc;
+}
+
+int dram_trace_parse(const char *path, const char *text, size_t size, DramTraceReq **reqs, size_t *n, AtlErr *e)
+{
+    *reqs = NULL;
+    *n = 0;
+    if (memchr(text, 0, size)) return atl_fail(e, "%s: not a text file (contains NUL bytes)", path);
+    char *data = malloc(size + 1);
+    if (!data) return atl_fail(e, "%s: out of memory", path);
+    memcpy(data, text, size);
+    data[size] = 0;
     size_t cap = 0, lineno = 0;
     DramTraceReq *v = NULL;
-    char *s = (char *)data;
+    char *s = data;
     int rc = 0;
     while (*s && rc == 0) {
         char *nl = strchr(s, '\n');
