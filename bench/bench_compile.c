@@ -14,62 +14,25 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include "compiler/onnx/onnx.h"
-#include "compiler/ops/infer.h"
-#include "compiler/passes/passes.h"
-#include "compiler/backend/backend.h"
 #include "isa/config.h"
-#include "isa/abm.h"
-#include "util/clock.h"
+#include "bench/resnet50.h"
 #include "util/docsection.h"
 
 #define CHIP "configs/a1.ini"
-#define MODEL "models/full/resnet50.onnx"
+#define MODEL RESNET50
 #define DOC "docs/benchmarks.md"
 
-enum { PH_IMPORT, PH_PASSES, PH_BACKEND, PH_WRITE = PH_BACKEND + BK_NPHASES, PH_COUNT };
+enum { PH_COUNT = R50_NPHASES, PH_BACKEND = R50_BACKEND, PH_WRITE = R50_WRITE };
 
-/* Compiles MODEL for chip; fills the phase times and the layer count. */
+/* Compiles MODEL for chip; fills the phase times, the CPU seconds and the layer count. */
 static int compile_once(const AtlChip *chip, double *t, double *cpu, int *layers, AtlErr *e)
 {
     clock_t c0 = clock();
-    IrGraph g;
-    OnnxLoadOpts lo = {1, 0, 0, 0};
-    AbmWriter *w = NULL;
-    uint8_t *buf = NULL;
-    size_t len = 0;
-    BkSummary sum;
-    memset(&sum, 0, sizeof sum);
-    int rc = -1;
-    double t0 = atl_clock_s();
-    if (onnx_load_file_opts(MODEL, &lo, &g, e)) return -1;
-    if (ir_toposort(&g, e) || ir_verify(&g, e)) goto out;
-    for (int i = 0; i < g.nin; i++) {  /* a dynamic batch is 1, as atoll compile does */
-        IrTensor *x = &g.t[g.inputs[i]];
-        if (x->ndim > 0 && x->dims[0] < 0) x->dims[0] = 1;
-    }
-    if (ir_infer_shapes(&g, e)) goto out;
-    t[PH_IMPORT] = atl_clock_s() - t0;
-    t0 = atl_clock_s();
-    if (pass_run_all(&g, e)) goto out;
-    t[PH_PASSES] = atl_clock_s() - t0;
-    w = abm_writer_new(cfg_fingerprint(chip));
-    if (!w) { atl_fail(e, "out of memory"); goto out; }
-    BkOptions opt;
-    bk_options_default(&opt);
-    if (bk_compile(&g, chip, &opt, w, &sum, e)) goto out;
-    for (int i = 0; i < BK_NPHASES; i++) t[PH_BACKEND + i] = sum.phase_s[i];
-    *layers = sum.nlayers;
-    t0 = atl_clock_s();
-    if (abm_serialize(w, &buf, &len, e)) goto out;
-    t[PH_WRITE] = atl_clock_s() - t0;
+    uint8_t *buf;
+    size_t len;
+    int rc = r50_compile(chip, -1, &buf, &len, t, layers, e);
     *cpu = (double)(clock() - c0) / CLOCKS_PER_SEC;
-    rc = 0;
-out:
     free(buf);
-    abm_writer_free(w);
-    bk_summary_free(&sum);
-    ir_free(&g);
     return rc;
 }
 

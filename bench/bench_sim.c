@@ -22,6 +22,7 @@
 static void a1_like(AtlChip *c)
 {
     memset(c, 0, sizeof *c);
+    cfg_set_defaults(c);
     strcpy(c->name, "a1-bench");
     c->clusters = 4; c->cores_per_cluster = 4; c->freq_mhz = 1000;
     c->mm_rows = 32; c->mm_cols = 32; c->mm_rate_i8 = 1; c->mm_rate_f16 = 2; c->mm_rate_bf16 = 2; c->mm_rate_f32 = 4;

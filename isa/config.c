@@ -22,8 +22,8 @@
 #include "util/ini.h"
 
 const AtlCfgKey cfg_keys[] = {
-#define K(sec, key, member, type, mn, mx, unit, scope, doc) \
-    {sec, key, type, offsetof(AtlChip, member), sizeof(((AtlChip *)0)->member), (double)(mn), (double)(mx), unit, scope, doc},
+#define K(sec, key, member, type, mn, mx, unit, scope, def, doc) \
+    {sec, key, type, offsetof(AtlChip, member), sizeof(((AtlChip *)0)->member), (double)(mn), (double)(mx), unit, scope, def, doc},
     CFG_KEYS(K)
 #undef K
 };
@@ -31,11 +31,12 @@ const int cfg_num_keys = (int)(sizeof cfg_keys / sizeof cfg_keys[0]);
 
 int cfg_key_is_bytes(const AtlCfgKey *k)
 {
-    return !strcmp(k->unit, "bytes") || !strncmp(k->unit, "MiB", 3);
+    return k->type == CFG_INT && (!strcmp(k->unit, "bytes") || !strncmp(k->unit, "MiB", 3));
 }
 
 const char *cfg_key_unit(const AtlCfgKey *k)
 {
+    if (k->type == CFG_ENUM) return "";
     if (!cfg_key_is_bytes(k)) return k->unit;
     size_t n = strlen(k->key);
     return n > 10 && !strcmp(k->key + n - 10, "_per_cycle") ? "bytes/cycle" : "bytes";
@@ -52,10 +53,37 @@ static int *member_int(AtlChip *c, const AtlCfgKey *k) { return (int *)((char *)
 static double *member_real(AtlChip *c, const AtlCfgKey *k) { return (double *)((char *)c + k->offset); }
 static char *member_text(AtlChip *c, const AtlCfgKey *k) { return (char *)c + k->offset; }
 
+/* The i-th name of an enum key's '|'-separated list: start and length; 0 if none. */
+static int enum_item(const AtlCfgKey *k, int i, const char **start, size_t *len)
+{
+    const char *p = k->unit;
+    for (int n = 0; n < i; n++) {
+        p = strchr(p, '|');
+        if (!p) return 0;
+        p++;
+    }
+    const char *bar = strchr(p, '|');
+    *start = p;
+    *len = bar ? (size_t)(bar - p) : strlen(p);
+    return 1;
+}
+
+int cfg_enum_count(const AtlCfgKey *k)
+{
+    int n = 1;
+    for (const char *p = k->unit; *p; p++) n += *p == '|';
+    return n;
+}
+
 void cfg_format_value(const AtlChip *c, const AtlCfgKey *k, char *buf, size_t cap)
 {
     AtlChip *m = (AtlChip *)c;
-    if (k->type == CFG_INT) snprintf(buf, cap, "%d", *member_int(m, k));
+    if (k->type == CFG_ENUM) {
+        const char *p;
+        size_t n;
+        if (enum_item(k, *member_int(m, k), &p, &n)) snprintf(buf, cap, "%.*s", (int)n, p);
+        else snprintf(buf, cap, "?");
+    } else if (k->type == CFG_INT) snprintf(buf, cap, "%d", *member_int(m, k));
     else if (k->type == CFG_REAL) snprintf(buf, cap, "%.17g", *member_real(m, k));
     else snprintf(buf, cap, "%s", member_text(m, k));
 }
@@ -81,6 +109,19 @@ static int parse_value(const AtlCfgKey *k, const char *v, AtlChip *chip, char *m
         memcpy(member_text(chip, k), v, n);
         member_text(chip, k)[n] = 0;
         return 0;
+    }
+    if (k->type == CFG_ENUM) {
+        const char *p;
+        size_t n;
+        for (int i = 0; enum_item(k, i, &p, &n); i++)
+            if (strlen(v) == n && !strncmp(v, p, n)) { *member_int(chip, k) = i; return 0; }
+        snprintf(msg, cap, "[%s] %s: '%s' is not one of ", k->section, k->key, v);
+        size_t used = strlen(msg);
+        for (int i = 0; enum_item(k, i, &p, &n) && used < cap; i++) {
+            snprintf(msg + used, cap - used, "%s%.*s", i ? ", " : "", (int)n, p);
+            used = strlen(msg);
+        }
+        return -1;
     }
     char *end;
     errno = 0;
@@ -218,6 +259,34 @@ static int rule_dma_port(const AtlChip *c, char *m, size_t n)
     return 1;
 }
 
+static int rule_banked_channels(const AtlChip *c, char *m, size_t n)
+{
+    if (c->dram_model != CFG_DRAM_BANKED || is_pow2(c->dram_channels)) return 0;
+    snprintf(m, n, "[dram] channels = %d is not a power of two (model = banked maps address bits to channels)", c->dram_channels);
+    return 1;
+}
+
+static int rule_access_row(const AtlChip *c, char *m, size_t n)
+{
+    if (c->dram_access_bytes <= c->dram_row_bytes) return 0;
+    snprintf(m, n, "[dram_device] access_bytes = %d exceeds row_bytes = %d", c->dram_access_bytes, c->dram_row_bytes);
+    return 1;
+}
+
+static int rule_refresh(const AtlChip *c, char *m, size_t n)
+{
+    if (c->dram_refi == 0 || c->dram_refi > c->dram_rfc) return 0;
+    snprintf(m, n, "[dram_device] refi = %d is not above rfc = %d (a rank would do nothing but refresh)", c->dram_refi, c->dram_rfc);
+    return 1;
+}
+
+static int rule_write_marks(const AtlChip *c, char *m, size_t n)
+{
+    if (c->dram_write_low < c->dram_write_high) return 0;
+    snprintf(m, n, "[dram] write_low = %d is not below write_high = %d", c->dram_write_low, c->dram_write_high);
+    return 1;
+}
+
 /* Each rule names the key whose line an error points at, and says what it
  * requires (docs/config.md lists these); RULE_POW2 rows need no function
  * of their own. The schema's ranges already
@@ -239,6 +308,16 @@ static const struct {
     {"dram", "interleave", RULE_POW2, "`[dram] interleave` is a power of two"},
     {"dram", "interleave", rule_interleave_burst, "`[dram] interleave` is a multiple of `[dma] burst_bytes` (a burst stays in one channel)"},
     {"dram", "channels", rule_dram_channels, "`[dram] channels x interleave <= [dram] bytes`"},
+    {"dram", "channels", rule_banked_channels, "`[dram] channels` is a power of two when `model = banked`"},
+    {"dram", "write_low", rule_write_marks, "`[dram] write_low < write_high`"},
+    {"dram_device", "bankgroups", RULE_POW2, "`[dram_device] bankgroups` is a power of two"},
+    {"dram_device", "banks", RULE_POW2, "`[dram_device] banks` is a power of two"},
+    {"dram_device", "ranks", RULE_POW2, "`[dram_device] ranks` is a power of two"},
+    {"dram_device", "rows", RULE_POW2, "`[dram_device] rows` is a power of two"},
+    {"dram_device", "row_bytes", RULE_POW2, "`[dram_device] row_bytes` is a power of two"},
+    {"dram_device", "access_bytes", RULE_POW2, "`[dram_device] access_bytes` is a power of two"},
+    {"dram_device", "access_bytes", rule_access_row, "`[dram_device] access_bytes <= row_bytes`"},
+    {"dram_device", "refi", rule_refresh, "`[dram_device] refi` is 0 (no refresh) or above `rfc`"},
 };
 
 const char *cfg_rule_doc(int i)
@@ -262,7 +341,13 @@ static int validate(const AtlChip *c, const char *name, const int *lines, AtlErr
         AtlChip *m = (AtlChip *)c;
         int bad = 0;
         if (!key_in_use(c, k)) continue;
-        if (k->type == CFG_INT) {
+        if (k->type == CFG_ENUM) {
+            int v = *member_int(m, k);
+            if (v < 0 || v >= cfg_enum_count(k)) {
+                snprintf(msg, sizeof msg, "[%s] %s = %d is not a value of %s", k->section, k->key, v, k->unit);
+                bad = 1;
+            }
+        } else if (k->type == CFG_INT) {
             int v = *member_int(m, k);
             if (v < k->min || v > k->max) {
                 snprintf(msg, sizeof msg, "[%s] %s = %d is out of range %.0f..%.0f", k->section, k->key, v, k->min, k->max);
@@ -279,7 +364,7 @@ static int validate(const AtlChip *c, const char *name, const int *lines, AtlErr
             bad = 1;
         }
         if (bad) {
-            if (lines) return atl_fail(e, "%s:%d: %s", name, lines[i], msg);
+            if (lines && lines[i]) return atl_fail(e, "%s:%d: %s", name, lines[i], msg);
             return atl_fail(e, "%s: %s", name, msg);
         }
     }
@@ -288,7 +373,7 @@ static int validate(const AtlChip *c, const char *name, const int *lines, AtlErr
                                     : rule_pow2(c, rules[r].section, rules[r].key, msg, sizeof msg);
         if (!broken) continue;
         int ki = cfg_key_index(rules[r].section, rules[r].key);
-        if (lines && ki >= 0) return atl_fail(e, "%s:%d: %s", name, lines[ki], msg);
+        if (lines && ki >= 0 && lines[ki]) return atl_fail(e, "%s:%d: %s", name, lines[ki], msg);
         return atl_fail(e, "%s: %s", name, msg);
     }
     return 0;
@@ -332,15 +417,30 @@ static int cfg_line(void *ctx, const char *section, const char *key, const char 
     return 0;
 }
 
+void cfg_set_defaults(AtlChip *chip)
+{
+    char msg[256];
+    for (int i = 0; i < cfg_num_keys; i++)
+        if (cfg_keys[i].def) (void)parse_value(&cfg_keys[i], cfg_keys[i].def, chip, msg, sizeof msg); /* test_config checks every default parses */
+}
+
+int cfg_set(AtlChip *chip, const char *section, const char *key, const char *value, AtlErr *e)
+{
+    int ki = cfg_key_index(section, key);
+    if (ki < 0) return atl_fail(e, "unknown key [%s] %s", section, key);
+    return cfg_set_value(chip, ki, value, e);
+}
+
 int cfg_parse(const char *name, const char *text, AtlChip *chip, AtlErr *e)
 {
     memset(chip, 0, sizeof *chip);
+    cfg_set_defaults(chip);
     CfgParse p = {name, chip, calloc((size_t)cfg_num_keys, sizeof *p.lines)};
     if (!p.lines) return atl_fail(e, "%s: out of memory", name);
     int rc = ini_parse(name, text, cfg_line, &p, e);
     if (rc == 0)
         for (int i = 0; i < cfg_num_keys; i++)
-            if (!p.lines[i] && key_in_use(chip, &cfg_keys[i])) {
+            if (!p.lines[i] && !cfg_keys[i].def && key_in_use(chip, &cfg_keys[i])) {
                 rc = atl_fail(e, "%s: missing key [%s] %s", name, cfg_keys[i].section, cfg_keys[i].key);
                 break;
             }

@@ -23,13 +23,19 @@ uint64_t tim_mm_folds(const AtlChip *c, uint64_t k, uint64_t n)
     return ceil_div(k, (uint64_t)c->mm_rows) * ceil_div(n, (uint64_t)c->mm_cols);
 }
 
-/* Cycles of `folds` folds streaming m rows each, before the final -1. */
+/* Cycles of `folds` folds streaming m rows each, before the final -1.
+ * Without fold_overlap every fold pays its own fill and drain (SCALE-Sim);
+ * with it the next fold's rows follow the current fold's last row into the
+ * array, so a fold after the first adds only its weight load (hidden by
+ * double buffering when m >= R) and its m rows. */
 static uint64_t fold_cycles(const AtlChip *c, uint64_t folds, uint64_t m)
 {
     uint64_t R = (uint64_t)c->mm_rows, C = (uint64_t)c->mm_cols;
     if (!folds) return 0;
-    if (!c->mm_weight_double_buffer) return folds * (2 * R + C + m - 2);
-    return (2 * R + C + m - 2) + (folds - 1) * (R + C + m - 2);
+    uint64_t first = 2 * R + C + m - 2, next;
+    if (c->mm_fold_overlap) next = c->mm_weight_double_buffer ? (m > R ? m : R) : R + m;
+    else next = c->mm_weight_double_buffer ? R + C + m - 2 : first;
+    return first + (folds - 1) * next;
 }
 
 uint64_t tim_mm_cycles(const AtlChip *c, int dtype, uint64_t m, uint64_t k, uint64_t n)
@@ -81,12 +87,42 @@ int tim_elems_per_lane(int dtype)
     return s ? 4 / s : 1;
 }
 
+/* The ops of each class with a key of its own; every other elementwise op
+ * is in the add/mul class. */
+static const struct {
+    int op, cls;
+} vec_op_classes[] = {
+    {ISA_OP_V_DIV, TIM_VEC_DIV}, {ISA_OP_V_MOD, TIM_VEC_DIV},
+    {ISA_OP_V_EQ, TIM_VEC_COMPARE}, {ISA_OP_V_LT, TIM_VEC_COMPARE}, {ISA_OP_V_LE, TIM_VEC_COMPARE},
+    {ISA_OP_V_MAX, TIM_VEC_COMPARE}, {ISA_OP_V_MIN, TIM_VEC_COMPARE}, {ISA_OP_V_SEL, TIM_VEC_COMPARE},
+    {ISA_OP_V_RSUM, TIM_VEC_REDUCE}, {ISA_OP_V_RMAX, TIM_VEC_REDUCE}, {ISA_OP_V_RMIN, TIM_VEC_REDUCE},
+    {ISA_OP_V_RARGMAX, TIM_VEC_REDUCE}, {ISA_OP_V_RARGMIN, TIM_VEC_REDUCE},
+    {ISA_OP_V_MAXPOOL, TIM_VEC_REDUCE}, {ISA_OP_V_AVGPOOL, TIM_VEC_REDUCE},
+};
+
+int tim_vec_class(int op)
+{
+    if (num_op_is_transcendental(op)) return TIM_VEC_TRANSCENDENTAL;
+    for (size_t i = 0; i < sizeof vec_op_classes / sizeof vec_op_classes[0]; i++)
+        if (vec_op_classes[i].op == op) return vec_op_classes[i].cls;
+    return TIM_VEC_ARITH;
+}
+
+uint64_t tim_vec_class_cycles(const AtlChip *c, int cls)
+{
+    switch (cls) {
+    case TIM_VEC_DIV: return (uint64_t)c->vec_div_cycles;
+    case TIM_VEC_TRANSCENDENTAL: return (uint64_t)c->vec_transcendental_cycles;
+    case TIM_VEC_REDUCE: return (uint64_t)c->vec_reduce_cycles;
+    case TIM_VEC_COMPARE: return (uint64_t)c->vec_compare_cycles;
+    default: return (uint64_t)c->vec_arith_cycles;
+    }
+}
+
 uint64_t tim_vec_cycles(const AtlChip *c, int op, int dtype, uint64_t elems)
 {
     uint64_t per = (uint64_t)c->vec_lanes * (uint64_t)tim_elems_per_lane(dtype);
-    uint64_t steps = ceil_div(elems, per);
-    if (num_op_is_transcendental(op)) steps *= (uint64_t)c->vec_transcendental_cycles;
-    return steps + (uint64_t)c->vec_issue_cycles;
+    return ceil_div(elems, per) * tim_vec_class_cycles(c, tim_vec_class(op)) + (uint64_t)c->vec_issue_cycles;
 }
 
 uint64_t tim_pool_cycles(const AtlChip *c, const AtlInsn *in)
@@ -94,13 +130,14 @@ uint64_t tim_pool_cycles(const AtlChip *c, const AtlInsn *in)
     uint32_t oh = tim_conv_out(in->ih, in->kh, in->sh, 1, in->pad_top, in->pad_bottom);
     uint32_t ow = tim_conv_out(in->iw, in->kw, in->sw, 1, in->pad_left, in->pad_right);
     uint64_t per = (uint64_t)c->vec_lanes * (uint64_t)tim_elems_per_lane(in->dtype);
-    return ceil_div((uint64_t)oh * ow * in->cin, per) * in->kh * in->kw + (uint64_t)c->vec_issue_cycles;
+    return ceil_div((uint64_t)oh * ow * in->cin, per) * in->kh * in->kw * (uint64_t)c->vec_reduce_cycles +
+           (uint64_t)c->vec_issue_cycles;
 }
 
 uint64_t tim_reduce_cycles(const AtlChip *c, int dtype, uint64_t elems)
 {
     uint64_t per = (uint64_t)c->vec_lanes * (uint64_t)tim_elems_per_lane(dtype);
-    return ceil_div(elems, per) + (uint64_t)c->vec_issue_cycles;
+    return ceil_div(elems, per) * (uint64_t)c->vec_reduce_cycles + (uint64_t)c->vec_issue_cycles;
 }
 
 uint64_t tim_requant_cycles(const AtlChip *c, uint64_t elems)

@@ -16,6 +16,7 @@ int tim_mm_rate(const AtlChip *c, int dtype);
  *   folds = ceil(k/R) * ceil(n/C)
  *   weight_double_buffer = 0: folds * (2R + C + m - 2) * rate - 1
  *   weight_double_buffer = 1: ((2R + C + m - 2) + (folds-1) * (R + C + m - 2)) * rate - 1
+ *   fold_overlap = 1: ((2R + C + m - 2) + (folds-1) * (wdb ? max(m, R) : R + m)) * rate - 1
  * plus issue_cycles. (SCALE-Sim WS: 32x32, m=k=n=256 -> 22,399.) */
 uint64_t tim_mm_cycles(const AtlChip *c, int dtype, uint64_t m, uint64_t k, uint64_t n);
 uint64_t tim_mm_folds(const AtlChip *c, uint64_t k, uint64_t n);
@@ -32,11 +33,15 @@ uint64_t tim_conv_macs(const AtlInsn *in);
 
 /* Elements per 32-bit lane for a dtype: 4 (8-bit), 2 (16-bit), 1 (32-bit). */
 int tim_elems_per_lane(int dtype);
-/* Elementwise: ceil(elems / (lanes * epl(dtype))) * (transcendental ? tc : 1) + issue. */
+/* Vector op classes, each priced by a [vector] key: *_cycles per lane group. */
+enum { TIM_VEC_ARITH, TIM_VEC_DIV, TIM_VEC_TRANSCENDENTAL, TIM_VEC_REDUCE, TIM_VEC_COMPARE, TIM_VEC_NUM_CLASSES };
+int tim_vec_class(int op);
+uint64_t tim_vec_class_cycles(const AtlChip *c, int cls);
+/* Elementwise: ceil(elems / (lanes * epl(dtype))) * class_cycles(op) + issue. */
 uint64_t tim_vec_cycles(const AtlChip *c, int op, int dtype, uint64_t elems);
-/* Pooling: ceil(oh*ow*c / (lanes*epl)) * kh*kw + issue. */
+/* Pooling: ceil(oh*ow*c / (lanes*epl)) * kh*kw * reduce_cycles + issue. */
 uint64_t tim_pool_cycles(const AtlChip *c, const AtlInsn *in);
-/* Reduction over a contiguous tensor of `elems` inputs: ceil(elems/(lanes*epl)) + issue. */
+/* Reduction over a contiguous tensor of `elems` inputs: ceil(elems/(lanes*epl)) * reduce_cycles + issue. */
 uint64_t tim_reduce_cycles(const AtlChip *c, int dtype, uint64_t elems);
 /* Requant (i32 in): ceil(elems/lanes) + issue. Cast: ceil(elems/(lanes*epl(wider)))+issue. */
 uint64_t tim_requant_cycles(const AtlChip *c, uint64_t elems);

@@ -25,7 +25,7 @@ uint8_t *mem_space_ptr(AtlSim *s, int core, int space, int lcore)
 }
 
 /* Byte address of linear element `idx` of a strided 4-D operand (byte strides). */
-static uint64_t elem_addr(uint64_t base, const uint32_t shape[4], const int32_t st[4], uint64_t idx)
+uint64_t mem_elem_addr(uint64_t base, const uint32_t shape[4], const int32_t st[4], uint64_t idx)
 {
     int64_t a = (int64_t)base;
     for (int d = 3; d >= 0; d--) {
@@ -202,7 +202,7 @@ static double ps_project(const SimPs *p, const SimUse *us)
 }
 
 /* How many consecutive elements (from a multiple of the answer) are contiguous. */
-static uint64_t dense_run(const uint32_t shape[4], const int32_t st[4], int es)
+uint64_t mem_dense_run(const uint32_t shape[4], const int32_t st[4], int es)
 {
     uint64_t dense = 1;
     int64_t expect = es;
@@ -240,7 +240,7 @@ static void dram_burst_work(AtlSim *s, int end, uint64_t base, const uint32_t sh
     while (nelem) {
         uint64_t run = dense - idx % dense;
         if (run > nelem) run = nelem;
-        uint64_t ua = flat ? base + idx * (uint64_t)es : elem_addr(base, shape, st, idx);
+        uint64_t ua = flat ? base + idx * (uint64_t)es : mem_elem_addr(base, shape, st, idx);
         uint64_t len = run * (uint64_t)es;
         while (len) {
             uint64_t ch, take;
@@ -279,11 +279,12 @@ static void burst_work(AtlSim *s, const SimEngine *e, const AtlInsn *in, uint64_
         uint64_t base = end ? in->src : in->dst;
         const int32_t *st = end ? in->src_stride : in->dst_stride;
         if (space == ISA_SPACE_DRAM) {
-            dram_burst_work(s, end, base, in->shape, st, e->dma_es, idx, nelem, e->dma_dense[end], e->dma_flat[end], mult);
+            /* (the banked model serves the DRAM end as requests: sim/dram_dma.c) */
+            if (!s->dd) dram_burst_work(s, end, base, in->shape, st, e->dma_es, idx, nelem, e->dma_dense[end], e->dma_flat[end], mult);
         } else if (space == ISA_SPACE_SRAM) {
             w[end] += mult * tim_occupancy(bytes, (double)c->sram_bytes_per_cycle);
         } else {
-            uint64_t a = e->dma_flat[end] ? base + idx * (uint64_t)e->dma_es : elem_addr(base, in->shape, st, idx);
+            uint64_t a = e->dma_flat[end] ? base + idx * (uint64_t)e->dma_es : mem_elem_addr(base, in->shape, st, idx);
             int f, nb;
             bank_span(s, a, bytes, &f, &nb);
             uint64_t op = tim_occupancy(bytes, (double)c->dma_lmem_bytes_per_cycle);
@@ -312,8 +313,8 @@ int mem_dma_plan(AtlSim *s, int core, int engine, const AtlInsn *in, SimPre *pre
 {
     SimEngine *e = &s->eng[sim_eid(core, engine)];
     int es = isa_dtype_size(in->dtype), cl = core / s->cpc;
-    e->dma_dense[0] = dense_run(in->shape, in->dst_stride, es);
-    e->dma_dense[1] = in->op != ISA_OP_DMA_FILL ? dense_run(in->shape, in->src_stride, es) : 1;
+    e->dma_dense[0] = mem_dense_run(in->shape, in->dst_stride, es);
+    e->dma_dense[1] = in->op != ISA_OP_DMA_FILL ? mem_dense_run(in->shape, in->src_stride, es) : 1;
     uint64_t total = (uint64_t)in->shape[0] * in->shape[1] * in->shape[2] * in->shape[3];
     e->dma_es = es;
     e->dma_esh = es == 4 ? 2 : es == 2 ? 1 : 0;
@@ -325,6 +326,12 @@ int mem_dma_plan(AtlSim *s, int core, int engine, const AtlInsn *in, SimPre *pre
     int copy = in->op != ISA_OP_DMA_FILL;
     int src_space = copy ? in->src_space : in->dst_space;
     pre->dma_latency = tim_dma_path_latency(&s->chip, in->dst_space, src_space) + (uint64_t)s->chip.dma_issue_cycles;
+    if (s->dd && (in->dst_space == ISA_SPACE_DRAM || src_space == ISA_SPACE_DRAM)) {
+        /* the banked model times the DRAM access itself: only the NoC's latency stays fixed */
+        uint64_t a = in->dst_space == ISA_SPACE_DRAM ? (uint64_t)s->chip.noc_latency : tim_dma_path_latency(&s->chip, in->dst_space, in->dst_space);
+        uint64_t b = src_space == ISA_SPACE_DRAM ? (uint64_t)s->chip.noc_latency : tim_dma_path_latency(&s->chip, src_space, src_space);
+        pre->dma_latency = (a > b ? a : b) + (uint64_t)s->chip.dma_issue_cycles;
+    }
     if (isa_ops[in->op].format == ISA_FMT_DMA_GATHER) pre->dma_latency += tim_gather_index_cycles(&s->chip, in->src2_space, in->shape[1]);
     /* work on each server: bursts of dma_bb bytes, each busy for its bytes
      * there at that server's bandwidth; summed over bursts (two bursts stand
@@ -345,7 +352,7 @@ int mem_dma_plan(AtlSim *s, int core, int engine, const AtlInsn *in, SimPre *pre
     for (int end = 0; end < 1 + copy; end++) {
         int space = end ? in->src_space : in->dst_space;
         if (space == ISA_SPACE_DRAM) {
-            for (int k = 0; k < s->nchan[end]; k++) {
+            for (int k = 0; k < s->nchan[end]; k++) { /* (none with the banked model) */
                 int ch = s->chan_list[end][k];
                 use_add(e, ch, s->chan_work[end][ch], s->chan_bursts[end][ch]);
                 s->chan_work[end][ch] = s->chan_bursts[end][ch] = 0;

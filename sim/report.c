@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "sim/sim_int.h"
+#include "sim/dram.h"
 #include "isa/numerics.h"
 #include "isa/area.h"
 
@@ -25,6 +26,13 @@ void stats_finish(AtlSim *s)
         t->stall_res += src->stall_res;
     }
     st->seconds = (double)st->cycles / (c->freq_mhz * 1e6);
+    memset(&st->dram, 0, sizeof st->dram);
+    if (s->dd) {
+        DramStats d;
+        ddma_stats(s, &d);
+        st->dram = (AtlSimDram){1, d.reads, d.writes, d.row_hits, d.row_misses, d.row_conflicts, d.acts, d.pres, d.refs,
+                                d.reads ? (double)d.read_latency / (double)d.reads : 0};
+    }
     double peak = (double)st->cycles * c->mm_rows * c->mm_cols * s->ncores;
     st->mm_util = peak > 0 ? (double)st->macs / peak : 0.0;
     AtlSimEnergy *en = &st->energy;
@@ -83,6 +91,16 @@ char *sim_report_text(const AtlSim *s)
     human_bytes(h[6], 32, st->bytes.noc);
     sbuf_printf(&b, "\nbytes   DRAM rd %s wr %s | SRAM rd %s wr %s | LMEM rd %s wr %s | NoC %s\n",
                 h[0], h[1], h[2], h[3], h[4], h[5], h[6]);
+    if (st->dram.banked) {
+        const AtlSimDram *d = &st->dram;
+        uint64_t all = d->row_hits + d->row_misses + d->row_conflicts;
+        sbuf_printf(&b, "dram    %llu reads, %llu writes of %d bytes; rows %llu hits (%.1f%%), %llu misses, %llu conflicts; "
+                        "%llu ACT, %llu PRE, %llu REF; read latency %.1f DRAM cycles\n",
+                    (unsigned long long)d->reads, (unsigned long long)d->writes, s->chip.dram_access_bytes,
+                    (unsigned long long)d->row_hits, all ? 100.0 * (double)d->row_hits / (double)all : 0.0,
+                    (unsigned long long)d->row_misses, (unsigned long long)d->row_conflicts, (unsigned long long)d->acts,
+                    (unsigned long long)d->pres, (unsigned long long)d->refs, d->read_latency);
+    }
     const AtlSimEnergy *e = &st->energy;
     sbuf_printf(&b, "energy  %.3f uJ: MAC %.3f, vector %.3f, LMEM %.3f, SRAM %.3f, NoC %.3f, DRAM %.3f, static %.3f uJ\n",
                 e->total * 1e-6, e->mac * 1e-6, e->vec * 1e-6, e->lmem * 1e-6, e->sram * 1e-6, e->noc * 1e-6,
@@ -183,6 +201,14 @@ char *sim_stats_json(const AtlSim *s)
                 (unsigned long long)y->dram_rd, (unsigned long long)y->dram_wr, (unsigned long long)y->sram_rd,
                 (unsigned long long)y->sram_wr, (unsigned long long)y->lmem_rd, (unsigned long long)y->lmem_wr,
                 (unsigned long long)y->noc);
+    const AtlSimDram *d = &st->dram;
+    if (d->banked)
+        sbuf_printf(&b, "  \"dram\": {\"model\":\"banked\",\"reads\":%llu,\"writes\":%llu,\"row_hits\":%llu,\"row_misses\":%llu,"
+                        "\"row_conflicts\":%llu,\"acts\":%llu,\"pres\":%llu,\"refs\":%llu,\"read_latency_cycles\":%.3f},\n",
+                    (unsigned long long)d->reads, (unsigned long long)d->writes, (unsigned long long)d->row_hits,
+                    (unsigned long long)d->row_misses, (unsigned long long)d->row_conflicts, (unsigned long long)d->acts,
+                    (unsigned long long)d->pres, (unsigned long long)d->refs, d->read_latency);
+    else sbuf_printf(&b, "  \"dram\": {\"model\":\"flow\"},\n");
     const AtlSimEnergy *e = &st->energy;
     sbuf_printf(&b, "  \"energy_pj\": {\"mac\":%.6g,\"vector\":%.6g,\"lmem\":%.6g,\"sram\":%.6g,\"noc\":%.6g,\"dram\":%.6g,\"static\":%.6g,\"total\":%.6g},\n",
                 e->mac, e->vec, e->lmem, e->sram, e->noc, e->dram, e->stat, e->total);

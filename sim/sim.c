@@ -56,6 +56,7 @@ void sim_free(AtlSim *s)
     free(s->scratch);
     free(s->stats.engine);
     free(s->stats.layers);
+    ddma_free(s);
     evq_free(&s->q);
     sbuf_free(&s->trace);
     free(s);
@@ -121,6 +122,15 @@ AtlSim *sim_create(const AtlChip *chip, const AtlSimOptions *opt, AtlErr *e)
         ok = c->lmem && c->banks;
     }
     if (!ok) { sim_free(s); atl_fail(e, "sim: out of memory for chip '%s'", chip->name); return NULL; }
+    if (chip->dram_model == CFG_DRAM_BANKED) {
+        if (chip->dram_access_bytes < 1 || chip->dram_tck_ps < 1 || chip->dram_queue_depth < 1 || chip->dram_ranks < 1 ||
+            chip->dram_bankgroups < 1 || chip->dram_banks < 1 || chip->dram_rows < 1 || chip->dram_row_bytes < chip->dram_access_bytes) {
+            sim_free(s);
+            atl_fail(e, "sim: chip '%s' has an invalid [dram_device] (run it through cfg_validate)", chip->name);
+            return NULL;
+        }
+        if (ddma_create(s, e)) { sim_free(s); return NULL; }
+    }
     s->il_shift = s->bank_shift = -1;
     for (int i = 0; i < 31; i++) {
         if ((1 << i) == chip->dram_interleave && !(chip->dram_channels & (chip->dram_channels - 1))) s->il_shift = i;
@@ -134,6 +144,7 @@ static void sim_reset(AtlSim *s)
 {
     const AtlChip *c = &s->chip;
     mem_reset(s);
+    if (s->dd) ddma_reset(s);
     for (int i = 0; i < c->clusters; i++) atl_zmem_zero(s->sram[i], (size_t)c->sram_bytes + 1);
     for (int i = 0; i < s->ncores; i++) {
         SimCore *k = &s->core[i];
@@ -367,10 +378,10 @@ static void barrier_release(AtlSim *s, int head, uint64_t t)
 /* An event at time t would be the very next one popped (its sequence number
  * is larger than every queued one's, so it must be strictly earlier): doing
  * its work inline gives the same order as pushing and popping it. */
-SIM_HOT static int can_inline(const AtlSim *s, uint64_t t)
+SIM_HOT static int can_inline(AtlSim *s, uint64_t t)
 {
     const SimEvent *top = next_event(s);
-    return t <= s->max_cycles && (!top || t < top->time);
+    return t <= s->max_cycles && (!top || t < top->time) && !(s->dd && ddma_before(s, t));
 }
 
 /* The engine's DMA transfer is delivered at time t: it leaves its servers;
@@ -393,17 +404,27 @@ SIM_HOT static int dma_start(AtlSim *s, int eid, uint64_t *t)
 {
     SimEngine *e = &s->eng[eid];
     uint64_t due = mem_dma_join(s, eid, &e->pre[e->pc], *t);
-    if (can_inline(s, due)) { dma_finish(s, eid, due); *t = due; return 1; }
+    int dram = 0;
+    if (s->dd && (dram = ddma_start(s, eid / ISA_NUM_ENGINES, &e->insns[e->pc], *t)) < 0) {
+        sim_raise(s, SIM_FAULT_DATA, eid / ISA_NUM_ENGINES, ISA_ENGINE_DMA, e->pc, "out of memory for the DRAM requests");
+        return 0;
+    }
+    if (!dram && can_inline(s, due)) { dma_finish(s, eid, due); *t = due; return 1; }
     sim_push(s, due, EV_DMA_CHECK, (uint32_t)eid);
     return 0;
 }
 
 /* The projected delivery of the engine's DMA at t: 1 if it is delivered
  * (later arrivals on its servers can only have delayed it), else 0 and the
- * new projection is queued. */
+ * new projection is queued. With the banked DRAM model its DRAM requests
+ * must be done too; while they run, the last of them queues the check. */
 SIM_HOT static int dma_check(AtlSim *s, int eid, uint64_t t)
 {
-    uint64_t due = mem_dma_due(s, eid);
+    uint64_t due = mem_dma_due(s, eid), dram_done;
+    if (s->dd) {
+        if (ddma_check(s, eid / ISA_NUM_ENGINES, &dram_done)) return 0;
+        if (dram_done && dram_done + s->eng[eid].dma_latency > due) due = dram_done + s->eng[eid].dma_latency;
+    }
     if (due > t) { sim_push(s, due, EV_DMA_CHECK, (uint32_t)eid); return 0; }
     dma_finish(s, eid, t);
     return 1;
@@ -492,6 +513,16 @@ SIM_HOT static void engine_try(AtlSim *s, int eid, uint64_t t)
     }
 }
 
+/* The run would pass max_cycles: a fault at the first engine not done. */
+static void raise_max_cycles(AtlSim *s)
+{
+    int neng = s->ncores * ISA_NUM_ENGINES, who = 0;
+    while (who < neng - 1 && s->eng[who].state == ST_DONE) who++;
+    s->now = s->max_cycles;
+    sim_raise(s, SIM_FAULT_MAX_CYCLES, who / ISA_NUM_ENGINES, who % ISA_NUM_ENGINES, s->eng[who].pc,
+              "simulated time would pass the limit of %llu cycles (--max-cycles)", (unsigned long long)s->max_cycles);
+}
+
 int sim_run(AtlSim *s, AtlErr *e)
 {
     if (!s->loaded) return atl_fail(e, "sim: no program loaded");
@@ -502,18 +533,28 @@ int sim_run(AtlSim *s, AtlErr *e)
     for (int eid = 0; eid < neng; eid++)
         if (s->eng[eid].state != ST_DONE) sim_push(s, 0, EV_ISSUE, (uint32_t)eid);
     SimEvent ev;
-    while (s->fault.kind == SIM_FAULT_NONE && s->q.n) {
+    while (s->fault.kind == SIM_FAULT_NONE) {
+        if (s->dd) {
+            /* the banked DRAM's steps before the next event (and before the
+             * cycle limit); the one finishing a transfer someone waits for
+             * queues its completion check */
+            int core;
+            uint64_t until = s->q.n && s->q.h[0].time <= s->max_cycles ? s->q.h[0].time : s->max_cycles + 1;
+            if (ddma_advance(s, until, &core)) {
+                int eid = sim_eid(core, ISA_ENGINE_DMA);
+                evq_push(&s->q, ddma_done_at(s, core) + s->eng[eid].dma_latency, EV_DMA_CHECK, (uint32_t)eid);
+                continue;
+            }
+            if (!s->q.n && s->done_engines < neng && ddma_before(s, UINT64_MAX)) { /* only DRAM work left, past the limit */
+                raise_max_cycles(s);
+                break;
+            }
+        }
+        if (!s->q.n) break;
         ev = s->q.h[0];
         s->live_top = 1;
         s->stats.events++;
-        if (ev.time > s->max_cycles) {
-            int who = 0;
-            while (who < neng - 1 && s->eng[who].state == ST_DONE) who++;
-            s->now = s->max_cycles;
-            sim_raise(s, SIM_FAULT_MAX_CYCLES, who / ISA_NUM_ENGINES, who % ISA_NUM_ENGINES, s->eng[who].pc,
-                      "simulated time would pass the limit of %llu cycles (--max-cycles)", (unsigned long long)s->max_cycles);
-            break;
-        }
+        if (ev.time > s->max_cycles) { raise_max_cycles(s); break; }
         s->now = ev.time;
         if (ev.kind == EV_BARRIER) {
             barrier_release(s, (int)ev.arg, ev.time);

@@ -81,6 +81,15 @@ typedef struct AtlSimBytes {
     uint64_t dram_rd, dram_wr, sram_rd, sram_wr, lmem_rd, lmem_wr, noc;
 } AtlSimBytes;
 
+/* The banked DRAM model's counters (model = banked; zero with flow). */
+typedef struct AtlSimDram {
+    int banked;
+    uint64_t reads, writes;               /* requests of access_bytes served */
+    uint64_t row_hits, row_misses, row_conflicts;
+    uint64_t acts, pres, refs;            /* commands */
+    double read_latency;                  /* average, DRAM cycles from queueing to data */
+} AtlSimDram;
+
 typedef struct AtlSimEnergy {             /* picojoules */
     double mac, vec, lmem, sram, noc, dram, stat, total;
 } AtlSimEnergy;
@@ -107,6 +116,7 @@ typedef struct AtlSimStats {
     double mm_util;                       /* macs / (cycles * R * C * cores) */
     uint64_t vec_elems;
     AtlSimBytes bytes;
+    AtlSimDram dram;
     AtlSimEnergy energy;
     AtlLayerStats *layers;                /* [layer id], nlayers entries */
     int nlayers;

@@ -186,6 +186,8 @@ typedef struct SimBarrier {
     int arrived, waiters;   /* waiters: head of engine list, -1 none */
 } SimBarrier;
 
+typedef struct SimDdma SimDdma;
+
 struct AtlSim {
     AtlChip chip;
     AtlSimOptions opt;
@@ -217,6 +219,7 @@ struct AtlSim {
     int *chan_list[2], nchan[2];/* channels with work, per end */
     uint8_t *scratch;           /* per-run scratch for exec (packed operands) */
     size_t scratch_cap;
+    SimDdma *dd;                /* the banked DRAM model serving DMA (dram_dma.c); NULL with model = flow */
     SimBuf trace;
     uint64_t flow_seq;          /* ids of trace flow arrows */
     int trace_first;
@@ -254,6 +257,31 @@ void mem_dma_leave(AtlSim *s, int eid, uint64_t t);
 void mem_reset(AtlSim *s);
 /* mem.c: after every plan of a load, marks the uses of servers only one engine uses (-1: out of memory) */
 int mem_dma_mark_exclusive(AtlSim *s);
+/* mem.c: byte address of linear element idx of a strided operand; the
+ * number of consecutive elements (from a multiple of it) that are contiguous */
+uint64_t mem_elem_addr(uint64_t base, const uint32_t shape[4], const int32_t st[4], uint64_t idx);
+uint64_t mem_dense_run(const uint32_t shape[4], const int32_t st[4], int es);
+/* dram_dma.c: DMA served by the banked DRAM model. create/free/reset the
+ * state; start registers core's transfer's DRAM requests at core cycle t
+ * (1 if it has some, 0 if it touches no DRAM, -1 out of memory); before
+ * says whether a DRAM step comes before core cycle t's events (t =
+ * UINT64_MAX: whether any is left); advance takes the steps before t in
+ * order, and returns 1 with *core set as soon as one finishes a transfer
+ * whose completion check waits for it (0 when none is left before t);
+ * check returns 1 if core's transfer's DRAM part is still running
+ * (and marks it as waited for), else 0 with *done_at the core cycle its
+ * data was done (0 if it has no DRAM part). */
+int ddma_create(AtlSim *s, AtlErr *e);
+void ddma_free(AtlSim *s);
+void ddma_reset(AtlSim *s);
+int ddma_start(AtlSim *s, int core, const AtlInsn *in, uint64_t t);
+int ddma_before(AtlSim *s, uint64_t t);
+int ddma_advance(AtlSim *s, uint64_t t, int *core);
+int ddma_check(AtlSim *s, int core, uint64_t *done_at);
+uint64_t ddma_done_at(const AtlSim *s, int core);
+uint64_t ddma_dram_cycle(const AtlSim *s, uint64_t t);
+struct DramStats;
+void ddma_stats(const AtlSim *s, struct DramStats *out);
 /* memory pointers by space for exec */
 uint8_t *mem_space_ptr(AtlSim *s, int core, int space, int lcore);
 /* exec_*.c: one handler per instruction format; the per-opcode dispatch

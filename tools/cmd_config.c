@@ -80,7 +80,7 @@ static void show(const AtlChip *c, const char *path)
             sscanf(val, "%lf", &d);
             printf("%g%s%s", d, k->unit[0] ? " " : "", cfg_key_unit(k));
         } else {
-            printf("%s%s%s", val, k->unit[0] ? " " : "", cfg_key_unit(k));
+            printf("%s%s%s", val, cfg_key_unit(k)[0] ? " " : "", cfg_key_unit(k));
         }
         printf("\n");
     }
@@ -134,10 +134,14 @@ static void doc(void)
            "- A line whose first non-blank character is `#` or `;` is a comment; so is\n"
            "  the rest of a line from a `#` or `;` that follows white space (outside\n"
            "  double quotes). Text values may be quoted.\n"
-           "- Every key below is required; unknown sections, unknown keys and keys\n"
+           "- A key with a default may be left out and then has that value (those\n"
+           "  keys were added after the first configs were written, and their\n"
+           "  defaults keep what those configs described); every other key is\n"
+           "  required. Unknown sections, unknown keys and keys\n"
            "  given twice are errors, as are values that do not parse or lie outside\n"
            "  the range. Errors read `FILE:LINE: message`; a missing key reads\n"
            "  `FILE: missing key [section] key`.\n"
+           "- An enum key takes one of the names its range lists (case matters).\n"
            "- Integers are decimal or `0x` hex. Byte counts (unit `bytes`) accept the\n"
            "  suffixes `K`, `M`, `G` (also `KiB`, `MiB`, `GiB`): 2^10, 2^20, 2^30.\n"
            "- Scope `FP` marks keys compiled code depends on: the chip fingerprint\n"
@@ -154,15 +158,23 @@ static void doc(void)
         const AtlCfgKey *k = &cfg_keys[i];
         if (strcmp(section, k->section)) {
             section = k->section;
-            printf("%s## [%s]\n\n| key | type | range | unit | scope | meaning |\n| --- | --- | --- | --- | --- | --- |\n",
+            printf("%s## [%s]\n\n| key | type | range | unit | default | scope | meaning |\n"
+                   "| --- | --- | --- | --- | --- | --- | --- |\n",
                    i ? "\n" : "", section);
         }
-        static const char *const type_names[] = {"int", "real", "text"};
-        char range[64] = "";
+        static const char *const type_names[] = {"int", "real", "text", "enum"};
+        char range[128] = "";
         if (k->type == CFG_INT) snprintf(range, sizeof range, "%.0f .. %.0f", k->min, k->max);
         else if (k->type == CFG_REAL) snprintf(range, sizeof range, "%g .. %g", k->min, k->max);
-        else snprintf(range, sizeof range, "< %zu chars", k->size);
-        printf("| `%s` | %s | %s | %s | %s | %s |\n", k->key, type_names[k->type], range, cfg_key_unit(k), k->scope, k->doc);
+        else if (k->type == CFG_TEXT) snprintf(range, sizeof range, "< %zu chars", k->size);
+        else
+            for (size_t j = 0, n = 0; k->unit[j] && n + 3 < sizeof range; j++) {
+                if (k->unit[j] == '|') { range[n++] = ','; range[n++] = ' '; }
+                else range[n++] = k->unit[j];
+                range[n] = 0;
+            }
+        printf("| `%s` | %s | %s | %s | %s | %s | %s |\n", k->key, type_names[k->type], range, cfg_key_unit(k),
+               k->def ? k->def : "required", k->scope, k->doc);
     }
     printf("\n## Rules between keys (cfg_validate)\n\n"
            "Checked after every key has parsed; the error points at the line of the\n"

@@ -115,9 +115,31 @@ TEST(bounded_search_picks_the_same_tiles)
     printf("  picked %d tiles (%llu cycles), %d candidates stopped early\n", pick, (unsigned long long)best, stops);
 }
 
+/* The cost model prices vector instructions with the simulator's formula,
+ * so a class's [vector] key moves the estimate: relu is in the add/mul
+ * class, each of its 64 tiles' steps costing arith_cycles. */
+TEST(vector_class_keys_move_the_estimate)
+{
+    Fixture f;
+    AtlErr e;
+    REQUIRE(setup(&f, 64) == 0);
+    REQUIRE(bk_cost_segment(&f.c, &f.sg, UINT64_MAX, &e) == 0);
+    uint64_t comp = f.sg.est_compute;
+    f.chip.vec_arith_cycles = 3;
+    REQUIRE(bk_cost_segment(&f.c, &f.sg, UINT64_MAX, &e) == 0);
+    CHECKF(f.sg.est_compute > comp, "compute %llu with arith_cycles 3, %llu with 1", (unsigned long long)f.sg.est_compute,
+           (unsigned long long)comp);
+    f.chip.vec_arith_cycles = 1;
+    f.chip.vec_div_cycles = 9; /* no division here: nothing moves */
+    REQUIRE(bk_cost_segment(&f.c, &f.sg, UINT64_MAX, &e) == 0);
+    CHECK_EQ_INT(f.sg.est_compute, comp);
+    teardown(&f);
+}
+
 int main(void)
 {
     RUN(bounded_matches_exact_or_stops_above_bound);
     RUN(bounded_search_picks_the_same_tiles);
+    RUN(vector_class_keys_move_the_estimate);
     return test_summary("test_bk_cost");
 }

@@ -237,8 +237,70 @@ TEST(each_validate_rule)
                       "[dram] interleave = 128 is not a multiple of [dma] burst_bytes = 256");
     expect_edit2_error(TINY, "channels = 1 ", "channels = 64 ", "interleave = 4096", "interleave = 1M", "channels = 64",
                        "[dram] channels x interleave = 64 x 1048576 = 67108864 exceeds [dram] bytes = 16777216");
-    for (int i = 0; i < 12; i++) CHECKF(cfg_rule_doc(i) != NULL, "rule %d has no doc", i);
-    CHECK(cfg_rule_doc(12) == NULL);
+    expect_edit2_error(A1, "channels = 4 ", "channels = 3 ", "latency_ns = 100", "latency_ns = 100\nmodel = banked", "channels = 3",
+                      "[dram] channels = 3 is not a power of two (model = banked maps address bits to channels)");
+    expect_edit_error(A1, "latency_ns = 100", "latency_ns = 100\nwrite_low = 80", "write_low = 80",
+                      "[dram] write_low = 80 is not below write_high = 80");
+    expect_edit_error(A1, "latency_ns = 100", "latency_ns = 100\n[dram_device]\nbanks = 6", "banks = 6",
+                      "[dram_device] banks = 6 is not a power of two");
+    expect_edit_error(A1, "latency_ns = 100", "latency_ns = 100\n[dram_device]\nrow_bytes = 1K\naccess_bytes = 2K", "access_bytes = 2K",
+                      "[dram_device] access_bytes = 2048 exceeds row_bytes = 1024");
+    expect_edit_error(A1, "latency_ns = 100", "latency_ns = 100\n[dram_device]\nrefi = 500", "refi = 500",
+                      "[dram_device] refi = 500 is not above rfc = 560 (a rank would do nothing but refresh)");
+    for (int i = 0; i < 22; i++) CHECKF(cfg_rule_doc(i) != NULL, "rule %d has no doc", i);
+    CHECK(cfg_rule_doc(22) == NULL);
+}
+
+/* Keys with a default may be left out (a1.ini names none of them) and read
+ * as their default; every default parses and lies in its range. */
+TEST(defaults_and_enums)
+{
+    AtlChip c, d;
+    AtlErr e = {{0}};
+    REQUIRE(cfg_load(A1, &c, &e) == 0);
+    CHECK_EQ_INT(c.dram_model, CFG_DRAM_FLOW);
+    CHECK_EQ_INT(c.dram_mapping, CFG_MAP_ROBARACOCH);
+    CHECK_EQ_INT(c.mm_fold_overlap, 0);
+    CHECK_EQ_INT(c.vec_div_cycles, 1);
+    CHECK_EQ_INT(c.dram_row_bytes, 8192);
+    CHECK_EQ_INT(c.dram_tck_ps, 625);
+    memset(&d, 0, sizeof d);
+    cfg_set_defaults(&d);
+    int ndef = 0;
+    for (int i = 0; i < cfg_num_keys; i++) {
+        const AtlCfgKey *k = &cfg_keys[i];
+        if (!k->def) continue;
+        ndef++;
+        char a[CFG_TEXT_MAX + 16], b[CFG_TEXT_MAX + 16];
+        cfg_format_value(&c, k, a, sizeof a);
+        cfg_format_value(&d, k, b, sizeof b);
+        CHECKF(!strcmp(a, b), "[%s] %s: loaded %s, cfg_set_defaults %s", k->section, k->key, a, b);
+        CHECKF(strcmp(k->scope, "FP"), "[%s] %s has a default but is in the fingerprint", k->section, k->key);
+    }
+    CHECK(ndef >= 39);
+    CHECK(cfg_validate(&c, "defaults", &e) == 0);
+    /* an enum takes its names, and its value prints as the name */
+    char *text = read_text(A1);
+    REQUIRE(text);
+    char *ed = replace(text, "latency_ns = 100", "latency_ns = 100\nmodel = banked\nmapping = ChRaBaRoCo");
+    free(text);
+    REQUIRE(ed);
+    REQUIRE(cfg_parse("ed.ini", ed, &d, &e) == 0);
+    free(ed);
+    CHECK_EQ_INT(d.dram_model, CFG_DRAM_BANKED);
+    CHECK_EQ_INT(d.dram_mapping, CFG_MAP_CHRABAROCO);
+    char v[64];
+    cfg_format_value(&d, &cfg_keys[cfg_key_index("dram", "mapping")], v, sizeof v);
+    CHECK(!strcmp(v, "ChRaBaRoCo"));
+    CHECK(cfg_fingerprint(&c) == cfg_fingerprint(&d));
+    CHECK_EQ_INT(cfg_enum_count(&cfg_keys[cfg_key_index("dram", "model")]), 2);
+    expect_edit_error(A1, "latency_ns = 100", "latency_ns = 100\nmodel = cycle", "model = cycle",
+                      "[dram] model: 'cycle' is not one of flow, banked");
+    expect_edit_error(A1, "latency_ns = 100", "latency_ns = 100\nmapping = robaracoch", "mapping = robaracoch",
+                      "[dram] mapping: 'robaracoch' is not one of RoBaRaCoCh, ChRaBaRoCo");
+    c.dram_model = 7;
+    CHECK(cfg_validate(&c, "sweep", &e) == -1);
+    CHECK_STR_CONTAINS(e.msg, "sweep: [dram] model = 7 is not a value of flow|banked");
 }
 
 TEST(validate_a_struct_directly)
@@ -378,6 +440,7 @@ int main(void)
     RUN(each_validate_rule);
     RUN(validate_a_struct_directly);
     RUN(area_section_is_optional_and_whole);
+    RUN(defaults_and_enums);
     RUN(file_errors);
     RUN(bom_and_line_ends);
     return test_summary("test_config");

@@ -70,6 +70,61 @@ TEST(vector_formulas)
     CHECK_EQ_INT(tim_pool_cycles(&c, &p), 16 * 4 + 2); /* 4x4x64 = 1024 outputs / 64 per step, x 4 window */
 }
 
+/* fold_overlap: consecutive folds overlap their fill and drain; off, the
+ * SCALE-Sim formula above is untouched (scalesim_reference runs with it off). */
+TEST(fold_overlap)
+{
+    AtlChip c;
+    tchip(&c, 1, 1);
+    c.mm_rows = c.mm_cols = 32;
+    c.mm_fold_overlap = 1;
+    /* 64 folds: the first 2R+C+M-2 = 350, each later one R + M = 288 (weights not double-buffered) */
+    CHECK_EQ_INT(tim_mm_cycles(&c, ISA_I8, 256, 256, 256), 350 + 63 * 288 - 1);
+    c.mm_weight_double_buffer = 1; /* the weight load hides behind the M = 256 rows */
+    CHECK_EQ_INT(tim_mm_cycles(&c, ISA_I8, 256, 256, 256), 350 + 63 * 256 - 1);
+    /* a fully-connected layer at batch 1 (M = 1): later folds take R cycles, the weight load */
+    uint64_t fc_on = tim_mm_cycles(&c, ISA_I8, 1, 2048, 1000);
+    CHECK_EQ_INT(fc_on, (2 * 32 + 32 + 1 - 2) + (64 * 32 - 1) * 32ull - 1);
+    c.mm_fold_overlap = 0;
+    uint64_t fc_off = tim_mm_cycles(&c, ISA_I8, 1, 2048, 1000);
+    CHECK_EQ_INT(fc_off, (2 * 32 + 32 + 1 - 2) + (64 * 32 - 1) * (32ull + 32 + 1 - 2) - 1);
+    CHECK(fc_off > fc_on * 19 / 10);
+    /* conv: groups x folds, the same bracket; rate multiplies it */
+    c.mm_fold_overlap = 1;
+    c.mm_weight_double_buffer = 0;
+    AtlInsn cv = I(ISA_OP_CONV);
+    cv.dtype = ISA_F16; cv.cin = 256; cv.ih = 56; cv.iw = 56; cv.cout = 64; cv.kh = cv.kw = 1;
+    cv.sh = cv.sw = cv.dh = cv.dw = 1; cv.groups = 1;
+    CHECK_EQ_INT(tim_conv_cycles(&c, &cv), ((2 * 32 + 32 + 3136 - 2) + 15 * (32 + 3136ull)) * 2 - 1);
+}
+
+/* Each vector class has its own key; the defaults (1) price every class as before. */
+TEST(vector_classes)
+{
+    AtlChip c;
+    tchip(&c, 1, 1); /* 16 lanes, issue 2 */
+    static const struct { int op, cls; } ops[] = {
+        {ISA_OP_V_ADD, TIM_VEC_ARITH}, {ISA_OP_V_MUL, TIM_VEC_ARITH}, {ISA_OP_V_AND, TIM_VEC_ARITH},
+        {ISA_OP_V_FLOOR, TIM_VEC_ARITH}, {ISA_OP_V_DIV, TIM_VEC_DIV}, {ISA_OP_V_MOD, TIM_VEC_DIV},
+        {ISA_OP_V_EXP, TIM_VEC_TRANSCENDENTAL}, {ISA_OP_V_ERF, TIM_VEC_TRANSCENDENTAL},
+        {ISA_OP_V_EQ, TIM_VEC_COMPARE}, {ISA_OP_V_MAX, TIM_VEC_COMPARE}, {ISA_OP_V_SEL, TIM_VEC_COMPARE},
+        {ISA_OP_V_RSUM, TIM_VEC_REDUCE}, {ISA_OP_V_RARGMIN, TIM_VEC_REDUCE}, {ISA_OP_V_MAXPOOL, TIM_VEC_REDUCE},
+    };
+    for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++) CHECK_EQ_INT(tim_vec_class(ops[i].op), ops[i].cls);
+    c.vec_arith_cycles = 2; c.vec_div_cycles = 9; c.vec_compare_cycles = 3; c.vec_reduce_cycles = 5;
+    CHECK_EQ_INT(tim_vec_cycles(&c, ISA_OP_V_ADD, ISA_F32, 100), 7 * 2 + 2);
+    CHECK_EQ_INT(tim_vec_cycles(&c, ISA_OP_V_DIV, ISA_F32, 100), 7 * 9 + 2);
+    CHECK_EQ_INT(tim_vec_cycles(&c, ISA_OP_V_LT, ISA_F32, 100), 7 * 3 + 2);
+    CHECK_EQ_INT(tim_vec_cycles(&c, ISA_OP_V_EXP, ISA_F32, 100), 7 * 4 + 2);
+    CHECK_EQ_INT(tim_reduce_cycles(&c, ISA_I16, 64), 2 * 5 + 2);
+    AtlInsn p = I(ISA_OP_V_MAXPOOL);
+    p.dtype = ISA_I8; p.cin = 64; p.ih = 8; p.iw = 8; p.kh = p.kw = 2; p.sh = p.sw = 2;
+    CHECK_EQ_INT(tim_pool_cycles(&c, &p), 16 * 4 * 5 + 2);
+    AtlInsn d = I(ISA_OP_V_DIV);
+    d.dtype = ISA_F32; d.shape[0] = d.shape[1] = 1; d.shape[2] = 4; d.shape[3] = 25;
+    CHECK_EQ_INT(tim_compute_cycles(&c, &d), 7 * 9 + 2);
+}
+
 TEST(dma_formula)
 {
     AtlChip c;
@@ -89,6 +144,8 @@ int main(void)
     RUN(scalesim_reference);
     RUN(conv_as_gemm);
     RUN(vector_formulas);
+    RUN(fold_overlap);
+    RUN(vector_classes);
     RUN(dma_formula);
     return test_summary("test_timing");
 }

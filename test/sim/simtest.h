@@ -14,6 +14,7 @@
 static inline void tchip(AtlChip *c, int clusters, int cpc)
 {
     memset(c, 0, sizeof *c);
+    cfg_set_defaults(c);
     strcpy(c->name, "test");
     c->clusters = clusters; c->cores_per_cluster = cpc; c->freq_mhz = 1000;
     c->mm_rows = 8; c->mm_cols = 8;

@@ -1,0 +1,98 @@
+/* dram_int.h - the banked DRAM model's state, shared by its sources
+ * (dram_map.c: address mapping and construction; dram_ctrl.c: the
+ * controller). Not used outside sim/dram_*.c. */
+#ifndef ATOLL_SIM_DRAM_INT_H
+#define ATOLL_SIM_DRAM_INT_H
+#include "sim/dram.h"
+
+/* Commands, and the levels their timing constraints live at. */
+enum { DC_ACT, DC_PRE, DC_PREA, DC_RD, DC_WR, DC_RDA, DC_WRA, DC_REF, DC_NUM };
+enum { DL_CHANNEL, DL_RANK, DL_BANKGROUP, DL_BANK, DL_NUM };
+
+/* "A command `next` at this node may not issue before `lat` cycles after
+ * the command owning the list" (or after the 4th-latest such command for a
+ * window, tFAW). Sibling constraints apply to the other ranks. */
+typedef struct DramCons {
+    uint8_t next, window;
+    int32_t lat;
+} DramCons;
+#define DRAM_MAX_CONS 12
+typedef struct DramConsList {
+    int n;
+    DramCons c[DRAM_MAX_CONS];
+} DramConsList;
+
+/* Earliest cycle each command may issue at one node (a channel, rank, bank
+ * group or bank). */
+typedef struct DramNode {
+    uint64_t ready[DC_NUM];
+} DramNode;
+
+typedef struct DramReq {
+    uint64_t arrive, line;
+    uint32_t row, tag;
+    uint16_t bank;          /* flat bank index in the channel: (rank * bankgroups + bg) * banks + bank */
+    uint16_t bgf;           /* flat bank group index: rank * bankgroups + bg */
+    uint8_t rank, write, counted;
+} DramReq;
+
+/* The requests of a queue to one row of one bank: they need the same
+ * command at the same time, so the scheduler looks at the oldest only. */
+typedef struct DramGroup {
+    uint64_t arrive;        /* of its oldest request */
+    uint32_t row, count;
+    uint16_t bank, bgf;
+    int16_t head, tail;     /* its requests' slots, oldest first (linked by DramChan.link) */
+    uint8_t rank;
+} DramGroup;
+
+/* The step dram_next found, kept until the channel changes. */
+enum { DS_NONE, DS_TRIGGER, DS_ACTIVE, DS_QUEUE, DS_REFRESH };
+
+typedef struct DramChan {
+    DramReq *rq, *wq;       /* read and write queue: slots, in no order (their groups order them) */
+    int16_t *link[2];       /* per slot of each: the next request of its group, -1 none */
+    int16_t *free_slot[2];  /* the free slots of each, a stack */
+    int nfree[2];
+    DramReq *aq;            /* activated requests, in the order their activates issued */
+    int nr, nw, na;
+    DramGroup *grp[2];      /* the read and the write queue's requests by bank and row, oldest first */
+    int ngrp[2];
+    uint16_t wlines[64];    /* queued writes by line % 64: a read looks for one to forward from only if counted */
+    int write_mode;
+    int32_t *open_row;      /* per flat bank; -1 closed */
+    DramNode ch, *rank, *bg, *bank;
+    uint64_t *act_hist;     /* per rank: the last 4 activates (ring, for tFAW) */
+    uint8_t *act_head;
+    uint64_t last_issue;    /* the last command's cycle (commands issue one per cycle) */
+    int issued;             /* a command has issued (last_issue valid) */
+    uint64_t next_ref;      /* when the next refresh falls due */
+    uint64_t ref_due;       /* when the pending one fell due */
+    int ref_rank;           /* the rank whose refresh is pending next; ranks when none */
+    int last_dir;           /* data bus direction of the last access: 0 none, 1 read, 2 write */
+    uint64_t *memo;         /* per flat bank x {RD, WR, ACT, PRE}: ready time found by this pick (dram_ctrl.c) */
+    uint32_t *memo_gen, gen;
+    int nmemo;
+    int dirty;              /* the cached step below is stale */
+    int step_kind, step_idx, step_cmd;
+    uint64_t step_t;
+    DramStats st;
+} DramChan;
+
+struct AtlDram {
+    int nch, ranks, bgs, banks, rows;
+    int cols;                       /* accesses per row */
+    int tx_shift;                   /* log2(access_bytes) */
+    int field_lo[6], field_bits[6]; /* ch, rank, bg, bank, row, col: lowest bit in the access index, width */
+    int queue, write_high, write_low;
+    int closed_page, own_bus;
+    int cl, cwl, bl, refi, rfc;
+    double tck_ps;
+    DramConsList cons[DL_NUM][DC_NUM], sib[DC_NUM];
+    int faw;
+    DramChan *chan;
+};
+
+/* dram_map.c: the fields of a decoded address, the constraint tables */
+void dram_build_constraints(AtlDram *d, const AtlChip *c);
+#endif
