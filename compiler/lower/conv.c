@@ -126,23 +126,10 @@ static int conv_gen(BkCtx *c, const BkLayer *ly, int t, uint64_t slot, BkCode *k
     int last_k = p.kci == l->nkc - 1;
     uint32_t sh[4];
     int64_t ds[4], ss[4];
-    /* input block, NCHW -> HWC; walked row-major over (row, channel, x) so
-     * consecutive bursts come from different channel planes, which spreads
-     * them over the DRAM channels instead of streaming one plane */
-    sh[0] = 1; sh[1] = (uint32_t)ys.n; sh[2] = (uint32_t)cn; sh[3] = (uint32_t)xs.n;
-    ss[0] = 0; ss[1] = l->W; ss[2] = (int64_t)l->H * l->W; ss[3] = 1;
-    ds[0] = 0; ds[1] = (int64_t)xs.n * cn; ds[2] = 1; ds[3] = cn;
-    uint64_t src = l->x + (((uint64_t)((int64_t)p.n * l->C + c0) * l->H + (uint64_t)ys.a) * l->W + (uint64_t)xs.a) * es;
-    AtlInsn in = bk_dma(dt, ISA_SPACE_LMEM, slot + l->l_in, ISA_SPACE_DRAM, src, sh, ds, ss);
+    /* input block, NCHW -> HWC */
+    AtlInsn in = bk_nchw_box(dt, 1, l->x, l->C, l->H, l->W, p.n, c0, cn, ys.a, ys.n, xs.a, xs.n, slot + l->l_in);
     bk_code_ld(k, &in, 0);
-    AtlInsn op;
-    memset(&op, 0, sizeof op);
-    op.dtype = (uint8_t)dt;
-    op.src = slot + l->l_in;
-    op.cin = (uint32_t)cn; op.ih = (uint32_t)ys.n; op.iw = (uint32_t)xs.n;
-    op.kh = (uint8_t)l->kh; op.kw = (uint8_t)l->kw; op.sh = (uint8_t)l->sh; op.sw = (uint8_t)l->sw;
-    op.pad_top = (uint8_t)ys.pa; op.pad_bottom = (uint8_t)ys.pb;
-    op.pad_left = (uint8_t)xs.pa; op.pad_right = (uint8_t)xs.pb;
+    AtlInsn op = bk_window_insn(l, is_pool ? l->pool_op : ISA_OP_CONV, dt, slot + l->l_in, cn, ys, xs);
     uint64_t res;            /* LMEM of the HWC result in the storage dtype */
     uint32_t ochan;
     if (!is_pool) {
@@ -184,11 +171,9 @@ static int conv_gen(BkCtx *c, const BkLayer *ly, int t, uint64_t slot, BkCode *k
         }
         /* K split: the accumulator of output tile `out` is resident buffer out % 2 */
         uint64_t acc = l->nkc > 1 ? l->l_accres + (uint64_t)(p.out & 1) * l->acc_bytes : slot + l->l_acc;
-        op.op = ISA_OP_CONV;
         op.dst = acc;
         op.src2 = wsrc;
         op.cout = (uint32_t)ocn;
-        op.dh = (uint8_t)l->dh; op.dw = (uint8_t)l->dw;
         op.groups = (uint16_t)gn;
         op.acc = (uint8_t)(p.kci > 0);
         bk_code_cp(k, &op);
@@ -204,11 +189,7 @@ static int conv_gen(BkCtx *c, const BkLayer *ly, int t, uint64_t slot, BkCode *k
         if (l->t_x) {
             /* the residual's block, NCHW -> HWC like the store in reverse,
              * in f32 for the epilogue's add */
-            sh[0] = 1; sh[1] = (uint32_t)rn; sh[2] = (uint32_t)wn; sh[3] = (uint32_t)ocn;
-            bk_compact(sh, ds);
-            ss[0] = 0; ss[1] = l->OW; ss[2] = 1; ss[3] = (int64_t)l->OH * l->OW;
-            uint64_t rsrc = l->t_x + (((uint64_t)((int64_t)p.n * l->OC + oc0) * l->OH + (uint64_t)r0) * l->OW + (uint64_t)w0) * es;
-            in = bk_dma(dt, ISA_SPACE_LMEM, slot + l->l_res, ISA_SPACE_DRAM, rsrc, sh, ds, ss);
+            in = bk_nchw_box(dt, 1, l->t_x, l->OC, l->OH, l->OW, p.n, oc0, ocn, r0, rn, w0, wn, slot + l->l_res);
             bk_code_ld(k, &in, 0);
             resid = slot + l->l_res;
             if (dt != ISA_F32) {
@@ -222,20 +203,14 @@ static int conv_gen(BkCtx *c, const BkLayer *ly, int t, uint64_t slot, BkCode *k
             return bk_fail(c, ly->node, e, "activation %s cannot be fused", l->act[0] ? l->act : l->t_act);
         ochan = (uint32_t)ocn;
     } else {
-        op.op = (uint8_t)l->pool_op;
         op.dst = slot + l->l_out;
-        op.count_pad = (uint8_t)l->count_pad;
         bk_code_cp(k, &op);
         res = slot + l->l_out;
         ochan = (uint32_t)cn;
         oc0 = c0;
     }
     /* HWC block -> NCHW */
-    sh[0] = 1; sh[1] = (uint32_t)rn; sh[2] = (uint32_t)wn; sh[3] = ochan;
-    bk_compact(sh, ss);
-    ds[0] = 0; ds[1] = l->OW; ds[2] = 1; ds[3] = (int64_t)l->OH * l->OW;
-    uint64_t dst = l->y + (((uint64_t)((int64_t)p.n * l->OC + oc0) * l->OH + (uint64_t)r0) * l->OW + (uint64_t)w0) * es;
-    in = bk_dma(dt, ISA_SPACE_DRAM, dst, ISA_SPACE_LMEM, res, sh, ds, ss);
+    in = bk_nchw_box(dt, 0, l->y, l->OC, l->OH, l->OW, p.n, oc0, (int)ochan, r0, rn, w0, wn, res);
     bk_code_st(k, &in);
     return 0;
 }

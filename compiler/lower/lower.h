@@ -43,6 +43,17 @@ BkSpan bk_window_span(int o0, int on, int s, int pad, int d, int k, int size);
 /* The most inputs `on` consecutive outputs read along that axis. */
 int bk_window_extent(int on, int s, int d, int k, int size);
 
+/* window.c: the DMA of rows [r0, r0+rn) x columns [w0, w0+wn) x channels
+ * [c0, c0+cn) of image n of an NCHW tensor (C, H, W; tagged DRAM base) to
+ * (load) or from the HWC block [rn][wn][cn] at LMEM lmem. */
+AtlInsn bk_nchw_box(int dt, int load, uint64_t base, int C, int H, int W, int n, int c0, int cn, int r0, int rn, int w0,
+                    int wn, uint64_t lmem);
+/* The conv (op ISA_OP_CONV) or pool instruction of window layer l over the
+ * HWC input block at src of cin channels whose rows and columns are the
+ * spans ys, xs (their padding included); dst, weights, cout, groups and
+ * acc are the caller's. */
+AtlInsn bk_window_insn(const BkLow *l, int op, int dt, uint64_t src, int cin, BkSpan ys, BkSpan xs);
+
 /* elem_prog.c: the table of elementwise register programs built from
  * the rounding, comparison, select, bitwise and transcendental vector ops.
  * bk_elem_program appends node nd's program to l (inputs are registers
