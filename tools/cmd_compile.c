@@ -47,7 +47,9 @@ static void usage(FILE *f)
             "  --time                 print the wall time of each compiler phase\n"
             "  --group auto|none      auto (default): layer groups where the cost model finds them\n"
             "                         cheaper (docs/backend.md); none: every layer on its own\n"
-            "  --keep-activations     no reuse of activation memory: every activation listed in\n"
+            "  --group-max N          at most N layers in a group (1: fusions only, e.g. a residual\n"
+            "                         Add in its convolution)\n"
+            "  --keep-activations     no reuse of activation memory (and --group none): every activation listed in\n"
             "                         the .abm keeps its value after a run (atoll run --dump-tensors)\n"
             "  --dump-ir              print the IR after the passes and stop\n"
             "  --synthetic-weights    invent initializers whose external data file is missing\n"
@@ -128,7 +130,7 @@ int cmd_compile(int argc, char **argv)
     StrBuf csv_text = {0};
     IrInputShape shapes[MAXOPT];
     int nshapes = 0, bad = 0, dump = 0, nopasses = 0, estimate = 0, batch = 0, dt = ISA_F32;
-    int batches[MAXBATCH], nbatch = 0, keep = 0, timing = 0, group = BK_GROUP_AUTO;
+    int batches[MAXBATCH], nbatch = 0, keep = 0, timing = 0, group = BK_GROUP_AUTO, group_max = 0;
     double times[PH_COUNT] = {0}, t0;
     OnnxLoadOpts lopts = {0, 0, 0, 0};
     AtlErr e = {{0}};
@@ -170,6 +172,12 @@ int cmd_compile(int argc, char **argv)
         else if (!strcmp(argv[i], "--estimate")) estimate = 1;
         else if (!strcmp(argv[i], "--time")) timing = 1;
         else if (!strcmp(argv[i], "--keep-activations")) keep = 1;
+        else if ((v = cli_opt(argc, argv, &i, "--group-max", &bad))) {
+            char *end;
+            long n = strtol(v, &end, 10);
+            if (end == v || *end || n < 1 || n > 1000) { fprintf(stderr, "atoll compile: --group-max '%s': a number 1..1000\n", v); return 2; }
+            group_max = (int)n;
+        } else if (bad) return 2;
         else if ((v = cli_opt(argc, argv, &i, "--group", &bad))) {
             if (!strcmp(v, "auto")) group = BK_GROUP_AUTO;
             else if (!strcmp(v, "none")) group = BK_GROUP_NONE;
@@ -244,6 +252,7 @@ int cmd_compile(int argc, char **argv)
         }
         snprintf(opts, sizeof opts, "--chip %s --dtype %s%s%s", chip.name, isa_dtype_name(dt),
                  lopts.nsynthetic ? " --synthetic-weights" : "", group == BK_GROUP_NONE ? " --group none" : "");
+        if (group_max) snprintf(opts + strlen(opts), sizeof opts - strlen(opts), " --group-max %d", group_max);
         if (batches[bi]) {
             size_t n = strlen(opts);
             snprintf(opts + n, sizeof opts - n, " --batch ");
@@ -259,6 +268,7 @@ int cmd_compile(int argc, char **argv)
         o.options_text = opts;
         o.keep_activations = keep;
         o.group = group;
+        o.group_max = group_max;
         o.source_hash = hash;
         BkSummary *sum = &sums[bi];
         if (bk_compile(&g, &chip, &o, w, sum, &e)) {

@@ -51,7 +51,10 @@ typedef struct BkOptions {
     int group;              /* BK_GROUP_AUTO (default): layer groups where the cost model
                                finds them cheaper (a residual Add in its convolution's
                                epilogue, ...); BK_GROUP_NONE: every layer on its own */
-    int keep_activations;   /* 1: no reuse of activation memory, so every
+    int group_max;          /* at most this many layers in a group (0: as many as the
+                               group kind allows; 1: layers stay apart, but fusions such
+                               as a residual Add in its convolution's epilogue are made) */
+    int keep_activations;   /* 1 (implies group none): no reuse of activation memory, so every
                                activation listed in the .abm still holds its
                                value after the run (per-tensor comparison) */
 } BkOptions;
@@ -65,6 +68,8 @@ typedef struct BkLayerInfo {
     int cores;              /* cores that got at least one tile */
     char split[32];         /* how the output was sliced, e.g. "N1 C2 H4" */
     uint64_t macs;          /* useful multiply-accumulates */
+    uint64_t run_macs;      /* those its instructions execute: more than macs in a layer group,
+                               whose slices recompute the rows their halos need */
     uint64_t est_cycles;    /* cost model: first load to last store, plus the barrier */
     uint64_t est_compute;   /* max over cores of the busiest compute engine */
     uint64_t est_dma;       /* max over cores of DMA busy cycles */
@@ -76,6 +81,7 @@ typedef struct BkLayerInfo {
 typedef enum {
     BK_PHASE_ADDRESS,       /* pattern matching + DRAM placement (alloc/place.c) */
     BK_PHASE_LOWER,         /* lowering + tile-shape search, priced by the cost model */
+    BK_PHASE_GROUP,         /* layer group formation (group/form.c), priced by the cost model */
     BK_PHASE_COST,          /* pricing the schedule's segments for the summary */
     BK_PHASE_EMIT,          /* stream emission, encoding, .abm records */
     BK_NPHASES

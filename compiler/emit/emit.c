@@ -148,7 +148,7 @@ void bk_emit_free(BkEmit *x)
 
 int bk_emit_segment(BkEmit *x, const BkSegment *sg, AtlErr *e)
 {
-    for (int core = sg->cores.first; core < sg->cores.first + sg->cores.count; core++)
+    for (int core = sg->bar.set.first; core < sg->bar.set.first + sg->bar.set.count; core++)
         if (emit_core(x, sg, core, e)) return -1;
     return 0;
 }

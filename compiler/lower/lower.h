@@ -22,6 +22,21 @@ int bk_op_lowered(const char *op);
 /* 0 when node's tensor dtypes are ones its lowering handles (floats;
  * integers for the ops the table marks), else -1 naming the node. */
 int bk_check_dtypes(const BkCtx *c, int node, AtlErr *e);
+/* chain.c: a layer group of 2..BK_CHAIN_MAX window layers (their own
+ * lowerings, in execution order) lowered as one layer ly whose
+ * intermediates stay in LMEM, with its candidate slice heights; 0, 1 when
+ * the members do not form such a chain (ly then unusable), -1 on error. */
+#define BK_CHAIN_MAX 12
+typedef struct BkChain BkChain;
+int bk_lower_chain(BkCtx *c, const BkLayer *const *members, int nm, BkLayer *ly, AtlErr *e);
+/* The IR nodes of a chain layer's members, in order (at most max); their count. */
+int bk_chain_nodes(const BkLayer *ly, int *nodes, int max);
+/* Marks the tensors a chain layer keeps in LMEM (every member's output but
+ * the last's) as BkPlace.internal. */
+void bk_chain_mark_internal(BkCtx *c, const BkLayer *ly);
+/* Bytes of LMEM a chain layer uses on each core: resident weights and both slots. */
+uint64_t bk_chain_lmem(const BkLayer *ly);
+
 /* cast.c: Cast, CastLike: a copy between equal storage dtypes, else one v.cast. */
 int bk_lower_cast(BkCtx *c, int node, BkLayer *ly, AtlErr *e);
 

@@ -4,11 +4,13 @@
  * streams, the cost model (cost/) replays it; neither holds an ordering
  * of its own, both walk the time-step tables this file builds.
  *
- * A schedule is a list of segments. A segment runs one layer group (one
- * layer today) on a core set and ends with a barrier of that set: every
- * engine of every core of the set joins it, so the next segment on the
- * set reads what any of them wrote. The v1 schedule is one instance: a
- * segment per layer, every segment on all cores of the chip.
+ * A schedule is a list of segments. A segment runs one layer or one layer
+ * group on a core set and ends with a barrier of a set containing it:
+ * every engine of every core of that set joins it, so the next segment on
+ * those cores reads what any of them wrote. The v1 schedule is one
+ * instance: a segment per layer, every segment on all cores of the chip;
+ * with grouping a group may run on one cluster while the other cores only
+ * join its barrier.
  *
  * Inside a segment, each core of the set has a time-step table (BkAction
  * list, bk_sched_table): for its tiles T0..Tn-1 (the tiles the segment
@@ -60,9 +62,12 @@ enum {
 /* Cores first .. first+count-1 (chip-wide core ids). */
 typedef struct BkCoreSet { int first, count; } BkCoreSet;
 
-/* The barrier closing a segment: every engine of every core of the set
- * joins barrier `id` (chip scope); it opens when `count` have. */
-typedef struct BkBarrier { int id, count; } BkBarrier;
+/* The barrier closing a segment: every engine of every core of `set`
+ * joins barrier `id` (chip scope); it opens when `count` have. The set
+ * holds the segment's core set and may be larger: cores that run nothing
+ * of the segment then only wait for it (so the next segment on them reads
+ * what it wrote). */
+typedef struct BkBarrier { int id, count; BkCoreSet set; } BkBarrier;
 
 /* One layer group on a core set, closed by a barrier of that set. */
 typedef struct BkSegment {
@@ -111,9 +116,10 @@ typedef struct BkTable {
 
 void bk_sched_init(BkSchedule *s);
 void bk_sched_free(BkSchedule *s);
-/* Appends a segment running ly on cores and distributes its tiles over
- * them (bk_sched_distribute); returns its index, or -1. */
-int bk_sched_add(BkSchedule *s, BkLayer *ly, BkCoreSet cores, int bar_id, AtlErr *e);
+/* Appends a segment running ly on cores, closed by barrier bar_id over
+ * bar_set (which must contain cores), and distributes its tiles over the
+ * cores (bk_sched_distribute); returns its index, or -1. */
+int bk_sched_add(BkSchedule *s, BkLayer *ly, BkCoreSet cores, BkCoreSet bar_set, int bar_id, AtlErr *e);
 /* Tiles to the segment's cores: runs of tile_run consecutive tiles stay
  * on one core, in order; runs go to cores in contiguous balanced blocks
  * (run k of K on core first + floor(k * count / K)); sets cores_used. */

@@ -41,6 +41,7 @@ typedef struct BkPlace {
     int region;                   /* ABM_REGION_*, -1 not placed */
     uint64_t offset;              /* inside the region (for views: root's) */
     int placed;
+    int internal;                 /* lives only in LMEM inside a layer group: never in DRAM, not listed */
 } BkPlace;
 
 /* The compilation context. The driver (backend/compile.c) owns it and
@@ -55,6 +56,7 @@ typedef struct BkCtx {
                                    * its core set; the whole chip in the one-layer schedule) */
     int keep_activations;         /* BkOptions.keep_activations */
     int grouping;                 /* 1: layer groups allowed (BkOptions.group auto) */
+    int group_max;                /* most layers in a group (BkOptions.group_max; 0: no limit) */
     uint64_t slot;                /* LMEM bytes of one slot (no resident region) */
     uint64_t align;               /* LMEM operand alignment */
     BkPlace *pl;                  /* per tensor */

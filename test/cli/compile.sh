@@ -1,7 +1,7 @@
 # compile.sh - `atoll compile` to .abm: summary, --estimate, --batch, --dtype, --time, errors
 . test/cli/lib.inc
 M=models
-expect_ok compile_tiny "$ATOLL" compile $M/digits_cnn.onnx --chip configs/tiny.ini -o "$TMPD/d.abm"
+expect_ok compile_tiny "$ATOLL" compile $M/digits_cnn.onnx --chip configs/tiny.ini -o "$TMPD/d.abm" --group none
 expect_grep summary_layers "5 layers on tiny (1 cores), batch 1, f32" "$TMPD/out"
 expect_grep summary_cycles "estimated cycles : [0-9]" "$TMPD/out"
 expect_grep summary_memplan "activations      : [0-9]* bytes peak (liveness packed) vs [0-9]* bytes" "$TMPD/out"
@@ -9,7 +9,7 @@ expect_ok inspect_output "$ATOLL" inspect "$TMPD/d.abm"
 H=$(sha256sum $M/digits_cnn.onnx | cut -c1-64)
 expect_grep source_hash "source:   $H" "$TMPD/out"
 expect_grep inspect_io "input  input            fp32  \[1,1,8,8\] nchw" "$TMPD/out"
-expect_ok compile_estimate "$ATOLL" compile $M/resnet20_cifar.onnx --chip configs/a1.ini -o "$TMPD/r.abm" --estimate
+expect_ok compile_estimate "$ATOLL" compile $M/resnet20_cifar.onnx --chip configs/a1.ini -o "$TMPD/r.abm" --estimate --group none
 expect_grep estimate_table "/stages/stages.0/conv1/Conv *Conv+Relu" "$TMPD/out"
 expect_ok compile_batch_fp16 "$ATOLL" compile $M/digits_cnn.onnx --chip configs/a1.ini --batch 3 --dtype fp16 -o "$TMPD/d3.abm"
 expect_grep batch_fp16 "batch 3, f16" "$TMPD/out"
@@ -35,10 +35,15 @@ done
 expect_ok compile_no_time "$ATOLL" compile $M/digits_cnn.onnx --chip configs/tiny.ini -o "$TMPD/dt.abm"
 grep -q "compile time" "$TMPD/out" && fail no_time_without_flag "phase times printed without --time" || ok no_time_without_flag
 expect_ok dump_ir_still "$ATOLL" compile $M/lenet5.onnx --dump-ir
-# --group: auto fuses resnet20's residual Adds into their convs, none keeps them as layers
+# --group: auto groups resnet20's convs (Group(n) rows), --group-max 1 only
+# fuses its residual Adds into their convs, none keeps every layer apart
 expect_ok group_auto "$ATOLL" compile $M/resnet20_cifar.onnx --chip configs/a1.ini -o "$TMPD/ga.abm" --estimate
-expect_grep group_auto_fused "Conv+Add+Relu" "$TMPD/out"
-expect_grep group_auto_layers "resnet20_cifar.onnx -> .*: 23 layers" "$TMPD/out"
+expect_grep group_auto_groups "Group([0-9]*) *N1 H" "$TMPD/out"
+expect_ok group_max1 "$ATOLL" compile $M/resnet20_cifar.onnx --chip configs/a1.ini -o "$TMPD/g1.abm" --estimate --group-max 1
+expect_grep group_max1_fused "Conv+Add+Relu" "$TMPD/out"
+expect_grep group_max1_layers "resnet20_cifar.onnx -> .*: 23 layers" "$TMPD/out"
+grep -q "Group(" "$TMPD/out" && fail group_max1_no_groups "a group with --group-max 1" || ok group_max1_no_groups
+expect_fail group_max_bad "a number 1..1000" "$ATOLL" compile $M/digits_cnn.onnx --chip configs/tiny.ini --group-max 0 -o "$TMPD/x.abm"
 expect_ok group_none "$ATOLL" compile $M/resnet20_cifar.onnx --chip configs/a1.ini -o "$TMPD/gn.abm" --group none --estimate
 expect_grep group_none_layers "resnet20_cifar.onnx -> .*: 32 layers" "$TMPD/out"
 grep -q "Conv+Add" "$TMPD/out" && fail group_none_unfused "a fused Add with --group none" || ok group_none_unfused
