@@ -106,6 +106,7 @@ typedef struct Fw {
     FwModel model[FW_MAX_MODELS];
     uint32_t ncores, cores_per_cluster;
     uint64_t chip_fp;
+    int timing_only;               /* DEVICE_MODE 1: no values in memory, weights are not moved */
     uint64_t cmd_cycles;           /* cycles charged by the current command */
     uint32_t result[ATL_MB_RESULTS];
     char msg[ATL_MSG_BYTES];

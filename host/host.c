@@ -6,10 +6,12 @@
  * writes to DRAM. The host keeps a copy of what QUERY reported (names,
  * shapes, addresses), so listing a model never talks to the device.
  */
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include "atoll.h"
 #include "isa/abm.h"
 #include "isa/config.h"
@@ -109,7 +111,7 @@ static AtlStatus open_common(AtlDevice **out, const AtlChip *chip, const AtlOpen
     if (!d) return ATL_ERR_HOST_MEMORY;
     if (cfg_err) return fail(d, ATL_ERR_CONFIG, "%s", cfg_err);
     AtlDeviceOptions o = { 0 };
-    if (opt) { o.fw_heap_bytes = opt->fw_heap_bytes; o.trace = opt->trace; o.max_cycles = opt->max_cycles; }
+    if (opt) { o.fw_heap_bytes = opt->fw_heap_bytes; o.trace = opt->trace; o.max_cycles = opt->max_cycles; o.timing_only = opt->timing_only; }
     AtlErr e;
     d->hw = device_create(chip, &o, &e);
     if (!d->hw) return fail(d, ATL_ERR_CONFIG, "%s", e.msg);
@@ -249,31 +251,85 @@ static AtlStatus describe(AtlDevice *d, AtlModel *m, uint32_t n_tensors)
     return ATL_OK;
 }
 
-AtlStatus atl_load_memory(AtlDevice *d, const void *data, size_t size, AtlModel **out)
+/* The chip an image was compiled for, by name: its metadata's options
+ * start with "--chip NAME" (atoll compile); "?" when that cannot be read. */
+static void image_chip_name(const void *img, size_t len, char *name, size_t cap)
 {
-    if (!d || !out) return ATL_ERR_INVALID;
-    *out = NULL;
-    if (!data || !size) return fail(d, ATL_ERR_INVALID, "atl_load_memory: empty model");
+    AbmModel m;
+    snprintf(name, cap, "?");
+    if (abm_load_buffer(&m, img, len, 0, ABM_LOAD_SKIP_WEIGHTS | ABM_OPEN_IGNORE_CRC, NULL)) return;
+    const char *o = abm_meta(&m.view).options, *at = o ? strstr(o, "--chip ") : NULL;
+    if (at) {
+        at += strlen("--chip ");
+        size_t n = strcspn(at, " ");
+        snprintf(name, cap, "%.*s", (int)(n < cap ? n : cap - 1), at);
+    }
+    abm_model_free(&m);
+}
+
+/* The chip fingerprint is checked before anything else (the firmware would
+ * first need device memory for the image, and a model for a larger chip
+ * does not fit a smaller one's): 1 and *fp set when the header is an
+ * intact version-1 header, 0 otherwise (the firmware then says what is
+ * wrong with it). */
+static int header_chip(const uint8_t *h, size_t n, uint64_t *fp)
+{
+    if (n < ABM_HEADER_BYTES || memcmp(h, ABM_MAGIC, 8) || (h[8] | h[9] << 8) != ABM_VERSION_MAJOR) return 0;
+    uint32_t crc = (uint32_t)h[60] | (uint32_t)h[61] << 8 | (uint32_t)h[62] << 16 | (uint32_t)h[63] << 24;
+    if (abm_crc32(h, 60) != crc) return 0;
+    *fp = 0;
+    for (int b = 0; b < 8; b++) *fp |= (uint64_t)h[16 + b] << (8 * b);
+    return 1;
+}
+
+/* ATL_OK, or ATL_ERR_CHIP naming both chips; img/len (may be NULL) is the
+ * whole image, read for the model's chip name. */
+static AtlStatus check_chip(AtlDevice *d, const uint8_t *hdr, size_t n, const void *img, size_t len)
+{
+    uint64_t fp, want = cfg_fingerprint(device_chip(d->hw));
+    if (!header_chip(hdr, n, &fp) || fp == want) return ATL_OK;
+    char name[64] = "?", what[96] = "another chip";
+    if (img) image_chip_name(img, len, name, sizeof name);
+    if (strcmp(name, "?")) snprintf(what, sizeof what, "chip '%s'", name);
+    const char *dev = device_chip(d->hw)->name;
+    return fail(d, ATL_ERR_CHIP,
+                "the model was compiled for %s (fingerprint 0x%016llx), but the device is chip '%s' (0x%016llx): "
+                "compile it for '%s'%s%s", what, (unsigned long long)fp, dev, (unsigned long long)want, dev,
+                strcmp(name, "?") ? " or run it on " : "", strcmp(name, "?") ? name : "");
+}
+
+/* ALLOC: device memory for an image of size bytes at *addr. */
+static AtlStatus alloc_image(AtlDevice *d, size_t size, uint64_t *addr)
+{
     uint32_t a[3] = { (uint32_t)size, (uint32_t)((uint64_t)size >> 32), 64 };
     AtlStatus s = post(d, ATL_MB_ALLOC, a, 3);
     if (s) return fail(d, s, "model of %zu bytes does not fit device memory: %s", size, d->msg);
-    uint64_t addr = r64(d->result, 0);
-    uint8_t *dst = device_dram(d->hw, addr, size);
-    if (!dst) return fail(d, ATL_ERR_BAD_ARG, "firmware returned a block outside DRAM");
-    memcpy(dst, data, size);
+    *addr = r64(d->result, 0);
+    if (!device_dram(d->hw, *addr, size)) return fail(d, ATL_ERR_BAD_ARG, "firmware returned a block outside DRAM");
+    return ATL_OK;
+}
+
+static void free_image(AtlDevice *d, uint64_t addr)
+{
+    char keep[ATL_ERRLEN];
+    memcpy(keep, d->err, sizeof keep);
+    uint32_t f[2] = { (uint32_t)addr, (uint32_t)(addr >> 32) };
+    post(d, ATL_MB_FREE, f, 2);
+    memcpy(d->err, keep, sizeof keep);
+}
+
+/* LOAD of the image at addr, then the host copy of its description. The
+ * image block is freed on failure. */
+static AtlStatus load_image(AtlDevice *d, uint64_t addr, size_t size, AtlModel **out)
+{
     uint32_t l[4] = { (uint32_t)addr, (uint32_t)(addr >> 32), (uint32_t)size, (uint32_t)((uint64_t)size >> 32) };
-    if ((s = post(d, ATL_MB_LOAD, l, 4))) {
-        char keep[ATL_ERRLEN];
-        memcpy(keep, d->err, sizeof keep);
-        uint32_t f[2] = { (uint32_t)addr, (uint32_t)(addr >> 32) };
-        post(d, ATL_MB_FREE, f, 2);
-        memcpy(d->err, keep, sizeof keep);
-        return s;
-    }
+    AtlStatus s = post(d, ATL_MB_LOAD, l, 4);
+    if (s) { free_image(d, addr); return s; }
     AtlModel *m = calloc(1, sizeof *m);
     if (!m) {
         uint32_t u[1] = { d->result[0] };
         post(d, ATL_MB_UNLOAD, u, 1);
+        free_image(d, addr);
         return fail(d, ATL_ERR_HOST_MEMORY, "out of host memory");
     }
     m->dev = d;
@@ -295,16 +351,69 @@ AtlStatus atl_load_memory(AtlDevice *d, const void *data, size_t size, AtlModel 
     return ATL_OK;
 }
 
+AtlStatus atl_load_memory(AtlDevice *d, const void *data, size_t size, AtlModel **out)
+{
+    if (!d || !out) return ATL_ERR_INVALID;
+    *out = NULL;
+    if (!data || !size) return fail(d, ATL_ERR_INVALID, "atl_load_memory: empty model");
+    uint64_t addr;
+    AtlStatus s = check_chip(d, data, size, data, size);
+    if (s || (s = alloc_image(d, size, &addr))) return s;
+    memcpy(device_dram(d->hw, addr, size), data, size);
+    return load_image(d, addr, size, out);
+}
+
+/* The file goes straight into device memory (no host copy of the image). */
+static AtlStatus load_file(AtlDevice *d, const char *path, AtlModel **out)
+{
+    FILE *fp = fopen(path, "rb");
+    if (!fp) return fail(d, ATL_ERR_IO, "cannot open: %s", strerror(errno));
+    struct stat sb;
+    uint8_t hdr[ABM_HEADER_BYTES];
+    size_t nh = fread(hdr, 1, sizeof hdr, fp);
+    AtlStatus s = ATL_OK;
+    if (fstat(fileno(fp), &sb) || !S_ISREG(sb.st_mode) || sb.st_size <= 0 || (uint64_t)sb.st_size > SIZE_MAX) {
+        /* not a plain file (a pipe, a device): read it whole */
+        fclose(fp);
+        unsigned char *data;
+        size_t size;
+        AtlErr e;
+        if (atl_read_file(path, &data, &size, &e)) return fail(d, ATL_ERR_IO, "%s", e.msg);
+        s = atl_load_memory(d, data, size, out);
+        free(data);
+        return s;
+    }
+    size_t size = (size_t)sb.st_size;
+    uint64_t fpr;
+    if (header_chip(hdr, nh, &fpr) && fpr != cfg_fingerprint(device_chip(d->hw))) {
+        fclose(fp);
+        unsigned char *data = NULL;
+        size_t n = 0;
+        AtlErr e;
+        if (atl_read_file(path, &data, &n, &e)) return fail(d, ATL_ERR_IO, "%s", e.msg);
+        s = check_chip(d, data, n, data, n);
+        free(data);
+        return s;
+    }
+    uint64_t addr;
+    if ((s = alloc_image(d, size, &addr))) { fclose(fp); return s; }
+    uint8_t *dst = device_dram(d->hw, addr, size);
+    memcpy(dst, hdr, nh < size ? nh : size);
+    size_t got = nh < size ? nh + fread(dst + nh, 1, size - nh, fp) : size;
+    int bad = ferror(fp) || got != size;
+    fclose(fp);
+    if (bad) {
+        free_image(d, addr);
+        return fail(d, ATL_ERR_IO, "read error (%zu of %zu bytes)", got, size);
+    }
+    return load_image(d, addr, size, out);
+}
+
 AtlStatus atl_load_file(AtlDevice *d, const char *path, AtlModel **out)
 {
     if (!d || !out || !path) return ATL_ERR_INVALID;
     *out = NULL;
-    unsigned char *data;
-    size_t size;
-    AtlErr e;
-    if (atl_read_file(path, &data, &size, &e)) return fail(d, ATL_ERR_IO, "%s", e.msg);
-    AtlStatus s = atl_load_memory(d, data, size, out);
-    free(data);
+    AtlStatus s = load_file(d, path, out);
     if (s) {
         char keep[ATL_ERRLEN];
         snprintf(keep, sizeof keep, "%s: %s", path, d->err);

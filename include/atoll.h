@@ -110,6 +110,9 @@ typedef struct AtlOpenOptions {
     size_t fw_heap_bytes;         /* control processor memory; 0 = 16 MiB */
     int trace;                    /* keep a Chrome trace of each run (atl_trace_json) */
     uint64_t max_cycles;          /* per run; 0 = simulator default */
+    int timing_only;              /* simulate time only: cycles and profile as a full
+                                     run gives them, no values computed (outputs
+                                     are not meaningful) */
 } AtlOpenOptions;
 
 /* Opens the simulated device described by an INI chip config (or an

@@ -88,6 +88,8 @@ uint32_t abm_dtype_bytes(uint32_t dtype);
 
 /* abm_open flags */
 #define ABM_OPEN_IGNORE_CRC 0x1u  /* record CRC mismatches instead of failing */
+#define ABM_OPEN_SKIP_WEIGHT_CRC 0x2u /* do not checksum weight_data (a loader that never
+                                         reads the weights: timing-only devices) */
 
 typedef struct AbmSection {
     uint32_t type, compression;

@@ -231,7 +231,7 @@ int abm_open(AbmView *v, const void *buf, size_t len, uint64_t expect_chip, unsi
     memset(v, 0, sizeof *v);
     for (int t = 0; t < ABM_SEC_LIMIT; t++) v->by_type[t] = -1;
     const uint8_t *b = buf;
-    int ignore_crc = (flags & ABM_OPEN_IGNORE_CRC) != 0;
+    int ignore_crc = (flags & ABM_OPEN_IGNORE_CRC) != 0, skip_weight_crc = (flags & ABM_OPEN_SKIP_WEIGHT_CRC) != 0;
     v->flags_open = flags;
     if (!b && len) return fail(e, "no buffer");
     if (len == 0) return fail(e, "truncated: 0 bytes, too short for the 8-byte magic");
@@ -337,7 +337,8 @@ int abm_open(AbmView *v, const void *buf, size_t len, uint64_t expect_chip, unsi
                 return fail(e, "duplicate section: sections %d and %u are both '%s'", v->by_type[s->type], i, nm);
             v->by_type[s->type] = (int)i;
         }
-        s->crc_ok = abm_crc32(b + s->offset, s->stored_size) == s->crc32;
+        /* a loader that never reads the weights may leave their checksum unchecked */
+        s->crc_ok = (skip_weight_crc && s->type == ABM_SEC_WEIGHT_DATA) || abm_crc32(b + s->offset, s->stored_size) == s->crc32;
         if (!s->crc_ok) {
             if (!ignore_crc)
                 return fail(e, "CRC mismatch in section %u (%s) at offset %llu, %llu bytes: stored 0x%x, computed 0x%x",

@@ -55,6 +55,7 @@ typedef enum {
     R(CHIP_FP_LO,       0x010, 1,  RO,  "chip fingerprint (cfg_fingerprint), low word") \
     R(CHIP_FP_HI,       0x014, 1,  RO,  "chip fingerprint, high word") \
     R(DRAM_SIZE,        0x018, 1,  RO,  "device DRAM in bytes") \
+    R(DEVICE_MODE,      0x01C, 1,  RO,  "0: the engines compute values; 1: timing only (the simulator's timing mode): memories keep no values, so the firmware does not move weights or check their checksum (it charges the same cycles)") \
     R(INT_STATUS,       0x020, 1,  W1C, "pending interrupts (INT_* bits)") \
     R(INT_MASK,         0x024, 1,  RW,  "enabled interrupts: wait_for_interrupt returns on INT_STATUS & INT_MASK") \
     R(FAULT_CODE,       0x030, 1,  RO,  "FAULT_* code of the first fault of the last launch (0 none)") \

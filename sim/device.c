@@ -318,6 +318,7 @@ AtlSimDevice *device_create(const AtlChip *chip, const AtlDeviceOptions *opt, At
     AtlSimOptions so;
     sim_options_default(&so);
     so.trace = o.trace;
+    if (o.timing_only) so.mode = SIM_MODE_TIMING;
     if (o.max_cycles) so.max_cycles = o.max_cycles;
     if (!d->regs || !d->access || !d->rung || !d->fw || !d->fw_heap) { device_free(d); atl_fail(e, "device: out of memory"); return NULL; }
     d->sim = sim_create(chip, &so, e);
@@ -331,6 +332,7 @@ AtlSimDevice *device_create(const AtlChip *chip, const AtlDeviceOptions *opt, At
     d->regs[ATL_REG_CORES_PER_CLUSTER / 4] = (uint32_t)chip->cores_per_cluster;
     set64(d, ATL_REG_CHIP_FP_LO, cfg_fingerprint(chip));
     d->regs[ATL_REG_DRAM_SIZE / 4] = (uint32_t)d->dram_size;
+    d->regs[ATL_REG_DEVICE_MODE / 4] = o.timing_only ? 1u : 0u;
     FwHal hal = { d, hal_read, hal_write, d->dram, d->dram_size, hal_wait, hal_charge };
     if (fw_init(d->fw, &hal, d->fw_heap, o.fw_heap_bytes)) {
         device_free(d);

@@ -27,6 +27,7 @@ typedef struct AtlDeviceOptions {
     size_t fw_heap_bytes;   /* control processor memory for the firmware's heap; 0 = 16 MiB */
     int trace;              /* record a Chrome trace of every launch (device_trace_json) */
     uint64_t max_cycles;    /* per launch; 0 = the simulator's default */
+    int timing_only;        /* the simulator's timing mode: cycles, no values computed */
 } AtlDeviceOptions;
 
 typedef struct AtlSimDevice AtlSimDevice;

@@ -290,7 +290,7 @@ int cmd_compare(int argc, char **argv)
     ir_init(&gp);
     if (cfg_load(chip_path, &chip, &e)) goto done;
     if (atl_read_file(abm_path, &abm, &abm_len, &e)) goto done;
-    if (host_exec_open(&h, &chip, abm, abm_len, 0, &e)) { atl_err_prefix(&e, "%s", abm_path); goto done; }
+    if (host_exec_open(&h, &chip, abm, abm_len, NULL, &e)) { atl_err_prefix(&e, "%s", abm_path); goto done; }
     /* dynamic dimensions as compiled, unless given */
     if (host_exec_input_shapes(&h, shapes, &nshapes, MAXOPT, &e)) goto done;
     if (model_load_opts(model, shapes, nshapes, &lopts, &g, &e)) goto done;

@@ -295,7 +295,7 @@ int cmd_run(int argc, char **argv)
 {
     const char *model_path = NULL, *chip = NULL, *input = NULL, *output = NULL, *trace = NULL, *stats = NULL, *net_name = NULL;
     const char *heap = NULL, *maxc = NULL, *dump = NULL, *v;
-    int profile = 0, bad = 0;
+    int profile = 0, bad = 0, timing_only = 0;
     for (int i = 1; i < argc && !bad; i++) {
         if (cli_is_help(argv[i])) { usage(stdout); return 0; }
         if ((v = cli_opt(argc, argv, &i, "--chip", &bad))) chip = v;
@@ -309,6 +309,7 @@ int cmd_run(int argc, char **argv)
         else if ((v = cli_opt(argc, argv, &i, "--dump-tensors", &bad))) dump = v;
         else if (bad) break;
         else if (!strcmp(argv[i], "--profile")) profile = 1;
+        else if (!strcmp(argv[i], "--timing-only")) timing_only = 1;
         else if (argv[i][0] == '-') { fprintf(stderr, "atoll run: unknown option '%s'\n", argv[i]); bad = 1; }
         else if (!model_path) model_path = argv[i];
         else { fprintf(stderr, "atoll run: more than one model given ('%s')\n", argv[i]); bad = 1; }
@@ -329,6 +330,7 @@ int cmd_run(int argc, char **argv)
     }
     if (bad) { usage(stderr); return 2; }
     opt.trace = trace != NULL;
+    opt.timing_only = timing_only;
 
     AtlNdArray *arr = NULL;
     int narr = 0;

@@ -3,6 +3,8 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdint.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 int atl_read_file(const char *path, unsigned char **data, size_t *size, AtlErr *e)
@@ -11,7 +13,12 @@ int atl_read_file(const char *path, unsigned char **data, size_t *size, AtlErr *
     *size = 0;
     FILE *fp = fopen(path, "rb");
     if (!fp) return atl_fail(e, "%s: cannot open: %s", path, strerror(errno));
+    /* a regular file's size is known: one allocation, no copies (a pipe
+     * or a file that grows meanwhile still works, by doubling) */
+    struct stat sb;
     size_t cap = 1 << 16, n = 0;
+    if (!fstat(fileno(fp), &sb) && S_ISREG(sb.st_mode) && sb.st_size > 0 && (uint64_t)sb.st_size < ((uint64_t)1 << 40))
+        cap = (size_t)sb.st_size + 1; /* +1: reading on finds the end without a doubling */
     unsigned char *buf = malloc(cap + 1);
     if (!buf) { fclose(fp); return atl_fail(e, "%s: out of memory", path); }
     for (;;) {

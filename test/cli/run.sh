@@ -25,7 +25,7 @@ expect_ok dump_has_output "$GEN" --extract "$TMPD/all.npz" y "$TMPD/y_dumped.npy
 expect_ok dumped_output_matches "$GEN" --compare "$TMPD/y_dumped.npy" "$TMPD/expect.npy"
 expect_fail fault_reported "FAULT" "$ATOLL" run "$TMPD/faulty.abm" --chip $CHIP --net bad --input "$TMPD/x.npy"
 expect_grep fault_names_instruction "core 0 engine vector instruction 0" "$TMPD/out"
-expect_fail wrong_chip "compiled for chip fingerprint" "$ATOLL" run "$TMPD/otherchip.abm" --chip $CHIP --input "$TMPD/x.npy"
+expect_fail wrong_chip "compiled for another chip (fingerprint" "$ATOLL" run "$TMPD/otherchip.abm" --chip $CHIP --input "$TMPD/x.npy"
 expect_fail wrong_dtype "is float32 but the model expects int8" "$ATOLL" run "$TMPD/relu.abm" --chip $CHIP --input "$TMPD/x_f32.npy"
 expect_fail no_stage "no stage of net 'relu_bias'" "$ATOLL" run "$TMPD/relu.abm" --chip $CHIP --input "$TMPD/x_batch2.npy"
 expect_fail unknown_net "has no net named 'nope'" "$ATOLL" run "$TMPD/relu.abm" --chip $CHIP --net nope --input "$TMPD/x.npy"

@@ -312,6 +312,45 @@ TEST(decode_needs_enough_scratch)
     abm_writer_free(w);
 }
 
+/* ABM_OPEN_SKIP_WEIGHT_CRC: a damaged weight_data section passes abm_open
+ * (its blobs' own CRCs still catch it when read); any other section does not. */
+TEST(skip_weight_crc_only_skips_weights)
+{
+    AtlErr e;
+    AbmWriter *w = sample_model(SAMPLE_CHIP, 0, 6, &e);
+    REQUIRE(w);
+    size_t n;
+    uint8_t *buf = serialize(w, &n);
+    REQUIRE(buf);
+    AbmView v;
+    REQUIRE(abm_open(&v, buf, n, 0, 0, &e) == 0);
+    const AbmSection *wd = &v.sec[v.by_type[ABM_SEC_WEIGHT_DATA]], *cm = &v.sec[v.by_type[ABM_SEC_CMDS]];
+    REQUIRE(wd->stored_size > 0 && cm->stored_size > 0);
+    uint64_t woff = wd->offset, coff = cm->offset;
+    buf[woff] ^= 1;
+    CHECK(abm_open(&v, buf, n, 0, 0, &e) == -1);
+    CHECK_STR_CONTAINS(e.msg, "CRC mismatch in section");
+    CHECK(abm_open(&v, buf, n, 0, ABM_OPEN_SKIP_WEIGHT_CRC, &e) == 0);
+    uint8_t *sc = malloc(v.scratch_needed);
+    REQUIRE(sc);
+    REQUIRE(abm_decode(&v, sc, v.scratch_needed, &e) == 0);
+    int bad_blobs = 0;
+    for (uint32_t i = 0; i < v.n_blobs; i++) {
+        AbmBlob b = abm_blob(&v, i);
+        uint8_t *dst = malloc(b.raw_size);
+        REQUIRE(dst);
+        bad_blobs += abm_blob_read(&v, i, dst, b.raw_size, &e) != 0;
+        free(dst);
+    }
+    CHECK_EQ_INT(bad_blobs, 1);
+    buf[woff] ^= 1;
+    buf[coff] ^= 1;
+    CHECK(abm_open(&v, buf, n, 0, ABM_OPEN_SKIP_WEIGHT_CRC, &e) == -1);
+    free(sc);
+    free(buf);
+    abm_writer_free(w);
+}
+
 static int load_sample(AbmModel *m, int variant, uint64_t chip)
 {
     AtlErr e;
@@ -484,6 +523,7 @@ int main(void)
     RUN(writer_rejects_bad_arguments);
     RUN(write_file_then_load_file);
     RUN(decode_needs_enough_scratch);
+    RUN(skip_weight_crc_only_skips_weights);
     RUN(merge_combines_nets_and_dedups_weights);
     RUN(lookups_and_shared_strings);
     RUN(writer_refuses_indistinguishable_stages);
