@@ -154,7 +154,7 @@ static int load_into(Fw *fw, uint32_t handle, uint64_t addr, uint64_t len)
     for (int r = 0; r < ABM_REGION_COUNT; r++)
         if (place(fw, handle, m->size[r], &m->base[r], what[r])) return ATL_ERR_FW_NO_DRAM;
     if (place(fw, handle, code, &m->code_addr, "command stream")) return ATL_ERR_FW_NO_DRAM;
-    if (place(fw, handle, (uint64_t)FW_PROF_RECORDS * ATL_PROF_RECORD_BYTES, &m->prof_addr, "profile")) return ATL_ERR_FW_NO_DRAM;
+    if (place(fw, handle, FW_PROF_BYTES, &m->prof_addr, "profile")) return ATL_ERR_FW_NO_DRAM;
     int rc = load_weights(fw, m);
     if (rc) return rc;
     rc = load_streams(fw, m);

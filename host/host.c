@@ -56,6 +56,8 @@ struct AtlModel {
     uint32_t run_result[ATL_MB_RESULTS];
     AtlLayerProfile *layers;
     uint32_t n_layers;
+    AtlLayerInfo *rows;           /* the compiler's layer rows of every stage */
+    char *row_text;               /* their strings */
 };
 
 static AtlStatus fail(AtlDevice *d, AtlStatus s, const char *fmt, ...) ATL_PRINTF(3, 4);
@@ -144,6 +146,8 @@ static void model_free(AtlModel *m)
     free(m->tensors);
     free(m->all);
     free(m->layers);
+    free(m->rows);
+    free(m->row_text);
     free(m);
 }
 
@@ -258,12 +262,7 @@ static void image_chip_name(const void *img, size_t len, char *name, size_t cap)
     AbmModel m;
     snprintf(name, cap, "?");
     if (abm_load_buffer(&m, img, len, 0, ABM_LOAD_SKIP_WEIGHTS | ABM_OPEN_IGNORE_CRC, NULL)) return;
-    const char *o = abm_meta(&m.view).options, *at = o ? strstr(o, "--chip ") : NULL;
-    if (at) {
-        at += strlen("--chip ");
-        size_t n = strcspn(at, " ");
-        snprintf(name, cap, "%.*s", (int)(n < cap ? n : cap - 1), at);
-    }
+    abm_options_chip(abm_meta(&m.view).options, name, cap);
     abm_model_free(&m);
 }
 
@@ -296,6 +295,52 @@ static AtlStatus check_chip(AtlDevice *d, const uint8_t *hdr, size_t n, const vo
                 "the model was compiled for %s (fingerprint 0x%016llx), but the device is chip '%s' (0x%016llx): "
                 "compile it for '%s'%s%s", what, (unsigned long long)fp, dev, (unsigned long long)want, dev,
                 strcmp(name, "?") ? " or run it on " : "", strcmp(name, "?") ? name : "");
+}
+
+/* The compiler's layer rows (the optional layers section) of the image at
+ * img into m->rows, attached to their stages. Only the small sections are
+ * checksummed and inflated (the firmware has checked the whole image). */
+static AtlStatus read_layer_rows(AtlDevice *d, AtlModel *m, const uint8_t *img, size_t len)
+{
+    AbmView v;
+    AtlErr e;
+    if (abm_open(&v, img, len, 0, ABM_OPEN_SKIP_WEIGHT_CRC, &e)) return fail(d, ATL_ERR_BAD_IMAGE, "%s", e.msg);
+    if (v.by_type[ABM_SEC_LAYERS] < 0) return ATL_OK;
+    AbmModel am;
+    if (abm_load_buffer(&am, img, len, 0, ABM_LOAD_SKIP_WEIGHTS, &e)) return fail(d, ATL_ERR_BAD_IMAGE, "%s", e.msg);
+    const AbmView *av = &am.view;
+    size_t text = 0;
+    for (uint32_t i = 0; i < av->n_layers; i++) {
+        AbmLayer l = abm_layer(av, i);
+        text += strlen(l.name) + strlen(l.op) + strlen(l.split) + 3;
+    }
+    m->rows = calloc(av->n_layers + 1, sizeof *m->rows);
+    m->row_text = malloc(text + 1);
+    if (!m->rows || !m->row_text || av->n_stages != m->n_stages) {
+        abm_model_free(&am);
+        return fail(d, m->rows && m->row_text ? ATL_ERR_BAD_IMAGE : ATL_ERR_HOST_MEMORY, "layer rows: out of memory or stage count");
+    }
+    char *p = m->row_text;
+    for (uint32_t i = 0; i < av->n_layers; i++) {
+        AbmLayer l = abm_layer(av, i);
+        AtlLayerInfo *r = &m->rows[i];
+        const char *src[3] = {l.name, l.op, l.split};
+        const char **dst[3] = {&r->name, &r->op, &r->split};
+        for (int k = 0; k < 3; k++) { *dst[k] = p; strcpy(p, src[k]); p += strlen(src[k]) + 1; }
+        r->layer = l.layer;
+        r->tiles = l.tiles;
+        r->cores = l.cores;
+        r->matrix = (l.flags & ABM_LAYER_MATRIX) != 0;
+        r->macs = l.macs;
+        r->est_cycles = l.est_cycles;
+        r->est_compute = l.est_compute;
+        r->est_dma = l.est_dma;
+        AtlStageInfo *st = &m->stages[l.stage];  /* rows come in stage order (the reader checks) */
+        if (!st->n_layers) st->layers = r;
+        st->n_layers++;
+    }
+    abm_model_free(&am);
+    return ATL_OK;
 }
 
 /* ALLOC: device memory for an image of size bytes at *addr. */
@@ -340,7 +385,7 @@ static AtlStatus load_image(AtlDevice *d, uint64_t addr, size_t size, AtlModel *
     uint32_t n_tensors = d->result[3];
     m->next = d->models;
     d->models = m;
-    if ((s = describe(d, m, n_tensors))) {
+    if ((s = describe(d, m, n_tensors)) || (s = read_layer_rows(d, m, device_dram(d->hw, addr, size), size))) {
         char keep[ATL_ERRLEN];
         memcpy(keep, d->err, sizeof keep);
         atl_unload(m);
@@ -522,8 +567,12 @@ AtlStatus atl_run(AtlModel *m, const char *net, const AtlBuffer *in, uint32_t n_
                 f[k] = 0;
                 for (int b = 0; b < 8; b++) f[k] |= (uint64_t)rec[i * ATL_PROF_RECORD_BYTES + 8 * (uint32_t)k + (uint32_t)b] << (8 * b);
             }
+            static const char *const bound[] = {[ATL_BOUND_COMPUTE] = "compute", [ATL_BOUND_DMA] = "dma", [ATL_BOUND_SYNC] = "sync"};
             m->layers[i] = (AtlLayerProfile){ (uint32_t)f[ATL_PROF_LAYER], f[ATL_PROF_INSNS], f[ATL_PROF_FIRST], f[ATL_PROF_LAST],
-                                              f[ATL_PROF_MACS], f[ATL_PROF_DMA_BYTES], f[ATL_PROF_BUSY_MAT], f[ATL_PROF_BUSY_VEC] };
+                                              f[ATL_PROF_MACS], f[ATL_PROF_DMA_BYTES], f[ATL_PROF_BUSY_MAT], f[ATL_PROF_BUSY_VEC],
+                                              f[ATL_PROF_BUSY_DMA], f[ATL_PROF_SYNC],
+                                              f[ATL_PROF_BOUND] <= ATL_BOUND_SYNC ? bound[f[ATL_PROF_BOUND]] : "?",
+                                              f[ATL_PROF_DRAM_BYTES] };
         }
         m->n_layers = nl;
     }

@@ -21,7 +21,8 @@
 
 #define ABM_MAGIC "ATOLLABM"          /* 8 bytes, no NUL in the file */
 #define ABM_VERSION_MAJOR 1
-#define ABM_VERSION_MINOR 0
+#define ABM_VERSION_MINOR 0           /* files without the optional sections */
+#define ABM_VERSION_MINOR_LAYERS 1    /* files with a layers section (1.1) */
 #define ABM_HEADER_BYTES 64
 #define ABM_SECTION_ENTRY_BYTES 40
 #define ABM_ALIGN 64                  /* sections, streams and weight blobs */
@@ -42,6 +43,7 @@
 #define ABM_STREAM_BYTES 16
 #define ABM_BLOB_BYTES 48
 #define ABM_META_BYTES 40
+#define ABM_LAYER_BYTES 64
 
 /* Header flags. Unknown bits are rejected. */
 #define ABM_FLAG_COMBINED 0x1u        /* produced by merging several files */
@@ -58,7 +60,8 @@ typedef enum AbmSectionType {
     ABM_SEC_WEIGHT_DIR = 8,
     ABM_SEC_WEIGHT_DATA = 9,
     ABM_SEC_META = 10,
-    ABM_SEC_LIMIT = 11                /* one past the last known type */
+    ABM_SEC_LAYERS = 11,              /* optional: the compiler's per-layer table */
+    ABM_SEC_LIMIT = 12                /* one past the last known type */
 } AbmSectionType;
 
 typedef enum AbmCompression { ABM_COMP_NONE = 0, ABM_COMP_ZLIB = 1 } AbmCompression;
@@ -116,9 +119,9 @@ typedef struct AbmView {
     uint8_t *work;                /* inflate workspace inside the scratch */
     int decoded;
     /* after abm_decode: record counts and raw section bytes */
-    uint32_t n_nets, n_stages, n_tensors, n_quant, n_streams, n_blobs;
+    uint32_t n_nets, n_stages, n_tensors, n_quant, n_streams, n_blobs, n_layers;
     uint64_t strings_size, cmds_size, wdata_size;
-    const uint8_t *strings, *nets, *stages, *tensors, *quant, *streams, *cmds, *wdir, *wdata, *meta;
+    const uint8_t *strings, *nets, *stages, *tensors, *quant, *streams, *cmds, *wdir, *wdata, *meta, *layers;
     uint64_t weight_bytes;        /* size of the DRAM weight region */
 } AbmView;
 
@@ -151,6 +154,16 @@ typedef struct AbmBlob {
     const uint8_t *stored;        /* stored bytes inside the file */
 } AbmBlob;
 typedef struct AbmMeta { const char *producer, *options; const uint8_t *source_hash; } AbmMeta;
+/* One row of the optional layers section: what the compiler knew of a
+ * layer of a stage (its name and op, how it was split, the cost model's
+ * estimate), for per-layer reports next to the simulated cycles. */
+#define ABM_LAYER_MATRIX 0x1u         /* flags: a matrix-unit layer (conv, matmul) */
+typedef struct AbmLayer {
+    uint32_t stage, layer;            /* global stage index; the layer id of its instructions */
+    const char *name, *op, *split;
+    uint32_t tiles, cores, flags;
+    uint64_t macs, est_cycles, est_compute, est_dma;
+} AbmLayer;
 
 /* Accessors for a decoded view; the index must be below the matching count. */
 AbmNet abm_net(const AbmView *v, uint32_t i);
@@ -161,6 +174,8 @@ AbmQuant abm_quant(const AbmView *v, uint32_t i);
 AbmStream abm_stream(const AbmView *v, uint32_t stage, uint32_t core, uint32_t engine);
 AbmBlob abm_blob(const AbmView *v, uint32_t i);
 AbmMeta abm_meta(const AbmView *v);
+/* Layer row i < v->n_layers (0 rows when the file has no layers section). */
+AbmLayer abm_layer(const AbmView *v, uint32_t i);
 /* Copies or inflates blob i into dst (>= raw_size bytes), checks its CRC.
  * Uses the view's inflate workspace: one call at a time per view. */
 int abm_blob_read(const AbmView *v, uint32_t i, void *dst, uint64_t dst_len, AtlErr *e);
@@ -192,6 +207,14 @@ typedef struct AbmModel {
 int abm_load_buffer(AbmModel *m, const void *buf, size_t len, uint64_t expect_chip, unsigned flags, AtlErr *e);
 int abm_load_file(AbmModel *m, const char *path, uint64_t expect_chip, unsigned flags, AtlErr *e);
 void abm_model_free(AbmModel *m);
+
+/* The chip fingerprint and the compiler options (metadata) of an .abm
+ * file, reading only its header, section table, meta and strings sections
+ * (CRCs checked); options is truncated to cap bytes. Host only. */
+int abm_file_info(const char *path, uint64_t *fingerprint, char *options, size_t cap, AtlErr *e);
+/* The chip name in compiler options ("--chip NAME ..."): 0 and name set,
+ * -1 when the options name none. */
+int abm_options_chip(const char *options, char *name, size_t cap);
 
 /* ---- writer (host) ---- */
 
@@ -228,6 +251,10 @@ int abm_set_stream(AbmWriter *w, uint32_t stage, uint32_t core, uint32_t engine,
 int abm_add_weight(AbmWriter *w, const void *data, size_t len, uint64_t *offset, AtlErr *e);
 int abm_set_mem_plan(AbmWriter *w, uint32_t stage, uint64_t activation_bytes, uint64_t io_bytes, AtlErr *e);
 int abm_set_metadata(AbmWriter *w, const char *producer, const char *options, const uint8_t hash[ABM_HASH_BYTES], AtlErr *e);
+/* Adds a row of the optional layers section for stage (l->stage is
+ * ignored). A file gets the section (and version 1.1) only when a row was
+ * added, so the bytes of every other file stay as they were. */
+int abm_add_layer(AbmWriter *w, uint32_t stage, const AbmLayer *l, AtlErr *e);
 /* Statistics after abm_add_weight calls. */
 void abm_writer_weight_stats(const AbmWriter *w, uint64_t *blobs, uint64_t *raw_bytes, uint64_t *stored_bytes, uint64_t *dedup_hits);
 /* Serialises (and re-validates) the model; *buf is malloc'd, caller frees.

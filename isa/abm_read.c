@@ -33,7 +33,7 @@ static uint64_t align_up(uint64_t x) { return (x + (ABM_ALIGN - 1)) & ~(uint64_t
 /* ---- names ---- */
 
 static const char *const section_names[ABM_SEC_LIMIT] = {
-    "?", "strings", "nets", "stages", "tensors", "quant", "streams", "cmds", "weight_dir", "weight_data", "meta",
+    "?", "strings", "nets", "stages", "tensors", "quant", "streams", "cmds", "weight_dir", "weight_data", "meta", "layers",
 };
 static const char *const dtype_names[ABM_DTYPE_COUNT] = { "int8", "uint8", "int16", "int32", "fp16", "bf16", "fp32" };
 static const uint32_t dtype_sizes[ABM_DTYPE_COUNT] = { 1, 1, 2, 4, 2, 2, 4 };
@@ -391,7 +391,7 @@ static const uint32_t required[] = {
 };
 static const uint32_t record_bytes[ABM_SEC_LIMIT] = {
     0, 1, ABM_NET_BYTES, ABM_STAGE_BYTES, ABM_TENSOR_BYTES, ABM_QUANT_BYTES, ABM_STREAM_BYTES, 1,
-    ABM_BLOB_BYTES, 1, ABM_META_BYTES,
+    ABM_BLOB_BYTES, 1, ABM_META_BYTES, ABM_LAYER_BYTES,
 };
 
 static int check_str(const AbmView *v, AtlErr *e, uint32_t type, uint64_t idx, uint64_t rb, uint64_t fo,
@@ -536,6 +536,27 @@ static int check_tensor(const AbmView *v, AtlErr *e, uint32_t ti, const AbmStage
     return 0;
 }
 
+/* Layer rows: a stage that exists (rows in stage order), their strings,
+ * known flags. */
+static int check_layers(const AbmView *v, AtlErr *e)
+{
+    const uint32_t L = ABM_SEC_LAYERS, RB = ABM_LAYER_BYTES;
+    uint32_t prev = 0;
+    for (uint32_t i = 0; i < v->n_layers; i++) {
+        const uint8_t *p = v->layers + (uint64_t)i * RB;
+        uint32_t stage = rd32(p);
+        if (stage >= v->n_stages || stage < prev)
+            return rec_fail(e, v, L, i, RB, 0, "stage", "stage %u: not one of the %u stages, or before the previous row's %u",
+                            stage, v->n_stages, prev);
+        prev = stage;
+        if (check_str(v, e, L, i, RB, 8, "name", rd32(p + 8)) || check_str(v, e, L, i, RB, 12, "op", rd32(p + 12)) ||
+            check_str(v, e, L, i, RB, 16, "split", rd32(p + 16)))
+            return -1;
+        if (rd32(p + 28) & ~ABM_LAYER_MATRIX) return rec_fail(e, v, L, i, RB, 28, "flags", "unknown bits 0x%x", rd32(p + 28));
+    }
+    return 0;
+}
+
 static int check_records(AbmView *v, AtlErr *e)
 {
     if (v->strings_size == 0 || v->strings[v->strings_size - 1] != 0)
@@ -544,6 +565,7 @@ static int check_records(AbmView *v, AtlErr *e)
     if (check_str(v, e, ABM_SEC_META, 0, ABM_META_BYTES, 0, "producer", rd32(v->meta))) return -1;
     if (check_str(v, e, ABM_SEC_META, 0, ABM_META_BYTES, 4, "options", rd32(v->meta + 4))) return -1;
     if (check_blobs(v, e)) return -1;
+    if (check_layers(v, e)) return -1;
     /* nets tile the stages in order */
     uint64_t next_stage = 0;
     for (uint32_t i = 0; i < v->n_nets; i++) {
@@ -666,6 +688,16 @@ int abm_decode(AbmView *v, void *scratch, size_t scratch_len, AtlErr *e)
     v->wdir = SEC(ABM_SEC_WEIGHT_DIR)->data;   v->n_blobs = (uint32_t)(SEC(ABM_SEC_WEIGHT_DIR)->raw_size / ABM_BLOB_BYTES);
     v->wdata = SEC(ABM_SEC_WEIGHT_DATA)->data; v->wdata_size = SEC(ABM_SEC_WEIGHT_DATA)->raw_size;
     v->meta = SEC(ABM_SEC_META)->data;
+    v->layers = NULL;
+    v->n_layers = 0;
+    if (v->by_type[ABM_SEC_LAYERS] >= 0) { /* optional */
+        const AbmSection *ls = SEC(ABM_SEC_LAYERS);
+        if (ls->raw_size % ABM_LAYER_BYTES || ls->raw_size / ABM_LAYER_BYTES > UINT32_MAX)
+            return fail(e, "section %d (layers): size %llu is not a whole number of %u-byte records", v->by_type[ABM_SEC_LAYERS],
+                        (unsigned long long)ls->raw_size, ABM_LAYER_BYTES);
+        v->layers = ls->data;
+        v->n_layers = (uint32_t)(ls->raw_size / ABM_LAYER_BYTES);
+    }
 #undef SEC
     if (check_records(v, e)) return -1;
     v->decoded = 1;
@@ -673,6 +705,14 @@ int abm_decode(AbmView *v, void *scratch, size_t scratch_len, AtlErr *e)
 }
 
 /* ---- accessors (on a decoded view) ---- */
+
+AbmLayer abm_layer(const AbmView *v, uint32_t i)
+{
+    const uint8_t *p = v->layers + (uint64_t)i * ABM_LAYER_BYTES;
+    AbmLayer l = { rd32(p), rd32(p + 4), str_at(v, rd32(p + 8)), str_at(v, rd32(p + 12)), str_at(v, rd32(p + 16)),
+                   rd32(p + 20), rd32(p + 24), rd32(p + 28), rd64(p + 32), rd64(p + 40), rd64(p + 48), rd64(p + 56) };
+    return l;
+}
 
 AbmNet abm_net(const AbmView *v, uint32_t i)
 {

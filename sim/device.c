@@ -188,6 +188,10 @@ static void write_profile(AtlSimDevice *d, const AtlSimStats *st)
                 [ATL_PROF_LAYER] = (uint64_t)l, [ATL_PROF_INSNS] = ls->insns, [ATL_PROF_FIRST] = ls->first,
                 [ATL_PROF_LAST] = ls->last, [ATL_PROF_MACS] = ls->macs, [ATL_PROF_DMA_BYTES] = ls->dma_bytes,
                 [ATL_PROF_BUSY_MAT] = ls->busy[ISA_ENGINE_MAT], [ATL_PROF_BUSY_VEC] = ls->busy[ISA_ENGINE_VEC],
+                [ATL_PROF_BUSY_DMA] = ls->busy[ISA_ENGINE_DMA], [ATL_PROF_SYNC] = ls->stall_sync,
+                [ATL_PROF_DRAM_BYTES] = ls->dram_bytes,
+                [ATL_PROF_BOUND] = !ls->bound || !strcmp(ls->bound, "compute") ? ATL_BOUND_COMPUTE
+                                   : !strcmp(ls->bound, "dma") ? ATL_BOUND_DMA : ATL_BOUND_SYNC,
             };
             uint8_t *rec = d->dram + addr + n * ATL_PROF_RECORD_BYTES;
             for (int i = 0; i < ATL_PROF_NUM_FIELDS; i++)

@@ -1,52 +1,55 @@
-/* cmd_compile.c - `atoll compile MODEL.onnx --chip FILE -o MODEL.abm`:
- * imports the model, fixes input shapes (--input-shape, --batch), runs the
- * canonicalisation passes and the backend (compiler/backend.h), writes the
- * .abm atomically and prints a summary: layers, estimated cycles and the
- * memory plan. `--batch 1,8` compiles one stage per batch size into the same
- * net. --estimate adds the cost model's cycles per layer; --dump-ir prints
- * the IR after the passes instead of compiling. --synthetic-weights fills
- * initializers whose external data file is missing (timing studies on
- * full-size graphs; compiler/synth_weights.h). --time prints the wall time
- * of each compiler phase (import, passes, the backend's phases, write). */
+/* cmd_compile.c - `atoll compile MODEL.onnx [--chip CHIP] -o MODEL.abm`:
+ * the compile driver (compiler/driver.h: import, input shapes, passes,
+ * backend per batch size), the .abm written atomically, and a summary:
+ * layers, estimated cycles and the memory plan. `--batch 1,8` compiles one
+ * stage per batch size into the same net; a dimension the model fixed may
+ * be changed (fixed-batch exports at another batch). --estimate adds the
+ * cost model's cycles per layer, --layer-info records them in the .abm for
+ * `atoll run --profile`; --dump-ir prints the IR after the passes instead
+ * of compiling. --synthetic-weights fills initializers whose external data
+ * file is missing (timing studies on full-size graphs). --time prints the
+ * wall time of each compiler phase. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "tools/cli.h"
 #include "tools/model_io.h"
+#include "compiler/driver.h"
 #include "compiler/passes.h"
-#include "compiler/backend.h"
-#include "compiler/onnx.h"
 #include "isa/config.h"
-#include "util/file.h"
-#include "util/sha256.h"
 #include "util/clock.h"
 
 const char cmd_compile_summary[] = "compile an ONNX model for a chip into an .abm (or --dump-ir)";
 
 #define MAXOPT 64
-#define MAXBATCH 16
 
-static void usage(FILE *f)
-{
-    fprintf(f,
-            "usage: atoll compile MODEL.onnx --chip CHIP.ini -o MODEL.abm [options]\n"
-            "       atoll compile MODEL.onnx --dump-ir [--no-passes] [--input-shape NAME=DIMS]...\n"
-            "options:\n"
-            "  --chip FILE            chip description (configs/*.ini)\n"
-            "  -o FILE                output .abm\n"
-            "  --dtype f32|fp32|f16|fp16|bf16   storage/compute dtype (default fp32)\n"
-            "  --batch N[,N...]       set the batch (dim 0) of every graph input (default: 1 where dynamic);\n"
-            "                         several sizes give one stage each in the same net\n"
-            "  --input-shape NAME=1x3x224x224   fix an input's shape (repeatable)\n"
-            "  --name NAME            net name in the .abm (default: the graph's name)\n"
-            "  --estimate             print the cost model's cycles per layer\n"
-            "  --time                 print the wall time of each compiler phase\n"
-            "  --keep-activations     no reuse of activation memory: every activation listed in\n"
-            "                         the .abm keeps its value after a run (atoll run --dump-tensors)\n"
-            "  --dump-ir              print the IR after the passes and stop\n"
-            "  --synthetic-weights    invent initializers whose external data file is missing\n"
-            "  --no-passes            with --dump-ir: the IR as imported\n");
-}
+static const char usage_text[] =
+    "usage: atoll compile MODEL.onnx [--chip CHIP] -o MODEL.abm [options]\n"
+    "       atoll compile MODEL.onnx --dump-ir [--no-passes] [--input-shape NAME=DIMS]... [--batch N]\n"
+    "options:\n"
+    "  --chip CHIP            a config file, or a name (a1 = configs/a1.ini, or the installed\n"
+    "                         share/atoll/configs/a1.ini); default a1\n"
+    "  -o FILE                output .abm\n"
+    "  --dtype f32|fp32|f16|fp16|bf16   storage/compute dtype (default fp32)\n"
+    "  --batch N[,N...]       set dimension 0 of every graph input (default: the model's, 1\n"
+    "                         where it is open); several sizes give one stage each in the\n"
+    "                         same net; also for models exported with a fixed batch\n"
+    "  --input-shape NAME=1x3x224x224   fix or change an input's shape (repeatable)\n"
+    "  --name NAME            net name in the .abm (default: the graph's name)\n"
+    "  --estimate             print the cost model's cycles per layer\n"
+    "  --layer-info           record each layer's name, op and estimate in the .abm (read by\n"
+    "                         atoll run --profile; the file becomes version 1.1)\n"
+    "  --time                 print the wall time of each compiler phase\n"
+    "  --zlevel N             zlib level of weights and sections, 0..9 (default 6); 0 stores\n"
+    "                         them raw: a faster compile (ResNet-50: 3 of its 5 CPU-s are\n"
+    "                         deflating weights), a larger file; the model is the same\n"
+    "  --keep-activations     no reuse of activation memory: every activation listed in\n"
+    "                         the .abm keeps its value after a run (atoll run --dump-tensors)\n"
+    "  --dump-ir              print the IR after the passes and stop\n"
+    "  --synthetic-weights    invent initializers whose external data file is missing\n"
+    "  --no-passes            with --dump-ir: the IR as imported\n"
+    "  --progress             report progress on stderr even when it is not a terminal\n"
+    "Exit status: 0 ok, 1 error (the message names the model, node or option), 2 usage.\n";
 
 static int parse_dtype(const char *s)
 {
@@ -54,36 +57,6 @@ static int parse_dtype(const char *s)
     if (!strcmp(s, "f16") || !strcmp(s, "fp16")) return ISA_F16;
     if (!strcmp(s, "bf16")) return ISA_BF16;
     return -1;
-}
-
-/* Adds NAME=N x (declared dims 1..) for every graph input not already
- * given; with only_unknown, just for inputs whose batch dim is dynamic
- * (the default batch of 1). */
-static int batch_shapes(const char *model, int batch, int only_unknown, int synthetic, IrInputShape *shapes, int *n, AtlErr *e)
-{
-    IrGraph g;
-    OnnxLoadOpts lo = {synthetic, 0, 0};
-    if (onnx_load_file_opts(model, &lo, &g, e)) { ir_free(&g); return -1; }
-    int rc = 0;
-    for (int i = 0; i < g.nin && !rc; i++) {
-        const IrTensor *t = &g.t[g.inputs[i]];
-        int given = 0;
-        for (int k = 0; k < *n; k++) if (!strcmp(shapes[k].name, t->name)) given = 1;
-        if (given || (only_unknown && (t->ndim < 1 || t->dims[0] >= 0))) continue;
-        if (t->ndim < 1) { rc = atl_fail(e, "--batch: input '%s' has no batch dimension", t->name); break; }
-        if (*n == MAXOPT) { rc = atl_fail(e, "too many inputs"); break; }
-        IrInputShape *s = &shapes[(*n)++];
-        memset(s, 0, sizeof *s);
-        snprintf(s->name, sizeof s->name, "%s", t->name);
-        s->ndim = t->ndim;
-        s->dims[0] = batch;
-        for (int d = 1; d < t->ndim; d++) {
-            if (t->dims[d] < 0) { rc = atl_fail(e, "--batch: input '%s' dimension %d is unknown; give --input-shape", t->name, d); break; }
-            s->dims[d] = t->dims[d];
-        }
-    }
-    ir_free(&g);
-    return rc;
 }
 
 static void print_summary(const char *model, const char *out, const AtlChip *chip, const BkSummary *s, int dt)
@@ -111,166 +84,146 @@ static void print_estimate(const BkSummary *s)
     }
 }
 
-/* Wall seconds per phase: import, passes, the backend's, write. */
-enum { PH_IMPORT, PH_PASSES, PH_BACKEND, PH_WRITE = PH_BACKEND + BK_NPHASES, PH_COUNT };
-
-static void print_times(const double *t)
+static void print_times(const double *t, double write_s)
 {
-    const char *names[PH_COUNT] = {"import", "passes"};
-    for (int i = 0; i < BK_NPHASES; i++) names[PH_BACKEND + i] = bk_phase_names[i];
-    names[PH_WRITE] = "write";
-    double total = 0;
+    double total = write_s;
     printf("  compile time (wall):\n");
-    for (int i = 0; i < PH_COUNT; i++) {
-        printf("    %-22s %8.3f s\n", names[i], t[i]);
+    for (int i = 0; i < DRV_NPHASES; i++) {
+        printf("    %-22s %8.3f s\n", drv_phase_name(i), t[i]);
         total += t[i];
     }
+    printf("    %-22s %8.3f s\n", "write", write_s);
     printf("    %-22s %8.3f s\n", "total", total);
+}
+
+static void show_phase(void *ctx, const char *what) { cli_progress(ctx, "%s", what); }
+
+/* --dump-ir: the IR (after the passes unless --no-passes). */
+static int dump_ir(const char *model, const IrInputShape *shapes, int nshapes, int batch, OnnxLoadOpts *lo, int passes)
+{
+    IrGraph g;
+    AtlErr e = {{0}};
+    IrInputShape sh[MAXOPT];
+    int nsh = nshapes;
+    memcpy(sh, shapes, sizeof sh[0] * (size_t)nshapes);
+    int ok = !model_import(model, lo, &g, &e) && (!batch || !drv_batch_shapes(&g, batch, sh, &nsh, MAXOPT, NULL, 0, &e)) &&
+             !model_fix_shapes("compile", &g, sh, nsh, model, &e);
+    if (ok && lo->nsynthetic)
+        fprintf(stderr, "atoll compile: note: %d initializers (%lld bytes) have synthetic values: their external data file is missing\n",
+                lo->nsynthetic, (long long)lo->synthetic_bytes);
+    if (!ok || (passes && pass_run_all(&g, &e))) {
+        fprintf(stderr, "atoll compile: %s\n", e.msg);
+        ir_free(&g);
+        return 1;
+    }
+    ir_print(&g, stdout);
+    ir_free(&g);
+    return 0;
 }
 
 int cmd_compile(int argc, char **argv)
 {
-    const char *model = NULL, *chipf = NULL, *out = NULL, *name = NULL, *v;
+    const char *model = NULL, *chip_arg = NULL, *out = NULL, *v;
     IrInputShape shapes[MAXOPT];
-    int nshapes = 0, bad = 0, dump = 0, nopasses = 0, estimate = 0, batch = 0, dt = ISA_F32;
-    int batches[MAXBATCH], nbatch = 0, keep = 0, timing = 0;
-    double times[PH_COUNT] = {0}, t0;
-    OnnxLoadOpts lopts = {0, 0, 0};
+    int nshapes = 0, bad = 0, dump = 0, nopasses = 0, estimate = 0, timing = 0, zlevel = -1;
+    CliProgressMode pmode = CLI_PROGRESS_AUTO;
+    DrvRequest rq;
+    memset(&rq, 0, sizeof rq);
+    rq.dtype = ISA_F32;
     AtlErr e = {{0}};
-    char opts[512] = "";
     for (int i = 1; i < argc; i++) {
-        if (cli_is_help(argv[i])) { usage(stdout); return 0; }
+        if (cli_is_help(argv[i])) { fputs(usage_text, stdout); return 0; }
         if ((v = cli_opt(argc, argv, &i, "--input-shape", &bad))) {
             if (nshapes == MAXOPT) { fprintf(stderr, "atoll compile: too many --input-shape options\n"); return 2; }
             if (ir_parse_input_shape(v, &shapes[nshapes++], &e)) { fprintf(stderr, "atoll compile: %s\n", e.msg); return 2; }
         } else if (bad) return 2;
-        else if ((v = cli_opt(argc, argv, &i, "--chip", &bad))) chipf = v;
+        else if ((v = cli_opt(argc, argv, &i, "--chip", &bad))) chip_arg = v;
         else if (bad) return 2;
         else if ((v = cli_opt(argc, argv, &i, "-o", &bad))) out = v;
         else if (bad) return 2;
-        else if ((v = cli_opt(argc, argv, &i, "--name", &bad))) name = v;
+        else if ((v = cli_opt(argc, argv, &i, "--name", &bad))) rq.net_name = v;
+        else if (bad) return 2;
+        else if ((v = cli_opt(argc, argv, &i, "--zlevel", &bad))) {
+            char *end;
+            long z = strtol(v, &end, 10);
+            if (end == v || *end || z < 0 || z > 9) { fprintf(stderr, "atoll compile: --zlevel '%s': a number 0..9\n", v); return 2; }
+            zlevel = (int)z;
+        }
         else if (bad) return 2;
         else if ((v = cli_opt(argc, argv, &i, "--dtype", &bad))) {
-            if ((dt = parse_dtype(v)) < 0) { fprintf(stderr, "atoll compile: --dtype '%s': use fp32, fp16 or bf16\n", v); return 2; }
+            if ((rq.dtype = parse_dtype(v)) < 0) { fprintf(stderr, "atoll compile: --dtype '%s': use fp32, fp16 or bf16\n", v); return 2; }
         } else if (bad) return 2;
         else if ((v = cli_opt(argc, argv, &i, "--batch", &bad))) {
             const char *p = v;
+            rq.nbatch = 0;
             for (;;) {
                 char *end;
                 long b = strtol(p, &end, 10);
-                if (end == p || (*end && *end != ',') || b < 1 || b > 65535 || nbatch == MAXBATCH) {
-                    fprintf(stderr, "atoll compile: --batch '%s': numbers 1..65535, comma separated, at most %d\n", v, MAXBATCH);
+                if (end == p || (*end && *end != ',') || b < 1 || b > 65535 || rq.nbatch == DRV_MAX_BATCHES) {
+                    fprintf(stderr, "atoll compile: --batch '%s': numbers 1..65535, comma separated, at most %d\n", v, DRV_MAX_BATCHES);
                     return 2;
                 }
-                batches[nbatch++] = (int)b;
+                rq.batches[rq.nbatch++] = (int)b;
                 if (!*end) break;
                 p = end + 1;
             }
-            batch = batches[0];
         } else if (bad) return 2;
         else if (!strcmp(argv[i], "--dump-ir")) dump = 1;
         else if (!strcmp(argv[i], "--no-passes")) nopasses = 1;
         else if (!strcmp(argv[i], "--estimate")) estimate = 1;
+        else if (!strcmp(argv[i], "--layer-info")) rq.layer_info = 1;
         else if (!strcmp(argv[i], "--time")) timing = 1;
-        else if (!strcmp(argv[i], "--keep-activations")) keep = 1;
-        else if (!strcmp(argv[i], "--synthetic-weights")) lopts.synthetic_weights = 1;
-        else if (argv[i][0] == '-') { fprintf(stderr, "atoll compile: unknown option '%s' (see --help)\n", argv[i]); return 2; }
+        else if (!strcmp(argv[i], "--keep-activations")) rq.keep_activations = 1;
+        else if (!strcmp(argv[i], "--synthetic-weights")) rq.synthetic_weights = 1;
+        else if (!strcmp(argv[i], "--progress")) pmode = CLI_PROGRESS_ON;
+        else if (argv[i][0] == '-') return cli_bad_option("compile", argv[i], usage_text);
         else if (!model) model = argv[i];
         else { fprintf(stderr, "atoll compile: more than one model given ('%s')\n", argv[i]); return 2; }
     }
     if (!model) { fprintf(stderr, "atoll compile: no model given (see --help)\n"); return 2; }
-    if (!dump && !chipf) { fprintf(stderr, "atoll compile: --chip FILE is required (or use --dump-ir)\n"); return 2; }
-    if (!dump && !out) { fprintf(stderr, "atoll compile: -o FILE is required (or use --dump-ir)\n"); return 2; }
-    AtlChip chip;
-    if (!dump && cfg_load(chipf, &chip, &e)) { fprintf(stderr, "atoll compile: %s\n", e.msg); return 1; }
     if (dump) {
-        if (batch && batch_shapes(model, batch, 0, lopts.synthetic_weights, shapes, &nshapes, &e)) { fprintf(stderr, "atoll compile: %s: %s\n", model, e.msg); return 1; }
-        IrGraph g;
-        int loaded = !model_load_opts(model, shapes, nshapes, &lopts, &g, &e);
-        if (loaded && lopts.nsynthetic)
-            fprintf(stderr, "atoll compile: note: %d initializers (%lld bytes) have synthetic values: their external data file is missing\n",
-                    lopts.nsynthetic, (long long)lopts.synthetic_bytes);
-        if (!loaded || (!nopasses && pass_run_all(&g, &e))) {
-            fprintf(stderr, "atoll compile: %s\n", e.msg);
-            ir_free(&g);
-            return 1;
-        }
-        ir_print(&g, stdout);
-        ir_free(&g);
-        return 0;
+        OnnxLoadOpts lo = {rq.synthetic_weights, 0, 0};
+        return dump_ir(model, shapes, nshapes, rq.nbatch ? rq.batches[0] : 0, &lo, !nopasses);
     }
-    if (nbatch == 0) batches[nbatch++] = 0;   /* 0: the model's batch, 1 where dynamic */
-    /* the .abm records the SHA-256 of the ONNX file it came from */
-    uint8_t hash[ATL_SHA256_BYTES];
-    unsigned char *src = NULL;
-    size_t srclen = 0;
-    if (atl_read_file(model, &src, &srclen, &e)) { fprintf(stderr, "atoll compile: %s\n", e.msg); return 1; }
-    atl_sha256(src, srclen, hash);
-    free(src);
+    if (!out) { fprintf(stderr, "atoll compile: -o FILE is required (or use --dump-ir)\n"); return 2; }
+    AtlChip chip;
+    if (cli_load_chip("compile", chip_arg, NULL, &chip, NULL, 0)) return 1;
+    rq.chip = &chip;
+    rq.shapes = shapes;
+    rq.nshapes = nshapes;
+    CliProgress pr;
+    cli_progress_init(&pr, "compile", pmode);
+    rq.progress = show_phase;
+    rq.progress_ctx = &pr;
     AbmWriter *w = abm_writer_new(cfg_fingerprint(&chip));
     if (!w) { fprintf(stderr, "atoll compile: out of memory\n"); return 1; }
-    int rc = 0;
-    for (int bi = 0; bi < nbatch && rc == 0; bi++) {
-        IrInputShape sh[MAXOPT];
-        int nsh = nshapes;
-        t0 = atl_clock_s();
-        memcpy(sh, shapes, sizeof shapes[0] * (size_t)nshapes);
-        if (batch_shapes(model, batches[bi] ? batches[bi] : 1, !batches[bi], lopts.synthetic_weights, sh, &nsh, &e)) {
-            fprintf(stderr, "atoll compile: %s: %s\n", model, e.msg);
-            rc = 1;
-            break;
+    if (zlevel >= 0) abm_writer_set_level(w, zlevel);
+    DrvResult res;
+    int rc = drv_compile(model, &rq, w, &res, &e) ? 1 : 0;
+    cli_progress(&pr, "writing %s", out);
+    double t0 = atl_clock_s();
+    if (rc == 0 && abm_write_file(w, out, &e)) rc = 1;
+    double write_s = atl_clock_s() - t0;
+    cli_progress_end(&pr);
+    if (res.nsynthetic)
+        fprintf(stderr, "atoll compile: note: %d initializers (%lld bytes) have synthetic values: their external data file is missing\n",
+                res.nsynthetic, (long long)res.synthetic_bytes);
+    if (res.chose_batch[0])
+        fprintf(stderr, "atoll compile: note: input %s has an open batch (dimension 0); compiled for batch 1 "
+                        "(--batch N for another, --batch 1,8 for several)\n", res.chose_batch);
+    if (rc) {
+        /* a list of unsupported ops longer than a message is printed whole */
+        if (res.unsupported && strstr(e.msg, "\n  ... and "))
+            fprintf(stderr, "atoll compile: %s: these ops are not supported:\n%s", model, res.unsupported);
+        fprintf(stderr, "atoll compile: %s\n", e.msg);
+    } else {
+        for (int i = 0; i < res.nstages; i++) {
+            print_summary(model, out, &chip, &res.stages[i], rq.dtype);
+            if (estimate) print_estimate(&res.stages[i]);
         }
-        IrGraph g;
-        int loaded = !model_load_opts(model, sh, nsh, &lopts, &g, &e);
-        if (loaded && bi == 0 && lopts.nsynthetic)
-            fprintf(stderr, "atoll compile: note: %d initializers (%lld bytes) have synthetic values: their external data file is missing\n",
-                    lopts.nsynthetic, (long long)lopts.synthetic_bytes);
-        times[PH_IMPORT] += atl_clock_s() - t0;
-        t0 = atl_clock_s();
-        if (loaded) loaded = !pass_run_all(&g, &e);
-        times[PH_PASSES] += atl_clock_s() - t0;
-        if (!loaded) {
-            fprintf(stderr, "atoll compile: %s\n", e.msg);
-            ir_free(&g);
-            rc = 1;
-            break;
-        }
-        snprintf(opts, sizeof opts, "--chip %s --dtype %s%s", chip.name, isa_dtype_name(dt), lopts.nsynthetic ? " --synthetic-weights" : "");
-        if (batches[bi]) {
-            size_t n = strlen(opts);
-            snprintf(opts + n, sizeof opts - n, " --batch ");
-            for (int k = 0; k < nbatch; k++) {
-                n = strlen(opts);
-                snprintf(opts + n, sizeof opts - n, "%s%d", k ? "," : "", batches[k]);
-            }
-        }
-        BkOptions o;
-        bk_options_default(&o);
-        o.dtype = dt;
-        o.net_name = name;
-        o.options_text = opts;
-        o.keep_activations = keep;
-        o.source_hash = hash;
-        BkSummary sum;
-        memset(&sum, 0, sizeof sum);
-        if (bk_compile(&g, &chip, &o, w, &sum, &e)) {
-            fprintf(stderr, "atoll compile: %s: %s\n", model, e.msg);
-            rc = 1;
-        } else {
-            print_summary(model, out, &chip, &sum, dt);
-            if (estimate) print_estimate(&sum);
-            for (int i = 0; i < BK_NPHASES; i++) times[PH_BACKEND + i] += sum.phase_s[i];
-        }
-        bk_summary_free(&sum);
-        ir_free(&g);
+        if (timing) print_times(res.phase_s, write_s);
     }
-    t0 = atl_clock_s();
-    if (rc == 0 && abm_write_file(w, out, &e)) {
-        fprintf(stderr, "atoll compile: %s: %s\n", model, e.msg);
-        rc = 1;
-    }
-    times[PH_WRITE] = atl_clock_s() - t0;
-    if (rc == 0 && timing) print_times(times);
+    drv_result_free(&res);
     abm_writer_free(w);
     return rc;
 }

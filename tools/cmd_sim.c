@@ -15,10 +15,10 @@
 
 const char cmd_sim_summary[] = "run a program on the cycle-approximate chip simulator";
 
-static void usage(FILE *fp)
-{
-    fprintf(fp,
-            "usage: atoll sim --chip FILE PROG.s|PROG.bin [options]\n"
+static const char usage_text[] =
+            "usage: atoll sim [--chip CHIP] PROG.s|PROG.bin [options]\n"
+            "  --chip CHIP         a config file, or a name (a1 = configs/a1.ini, or the\n"
+            "                      installed share/atoll/configs/a1.ini); default a1\n"
             "  --mode full|timing|functional   arithmetic and timing (default), timing only, or\n"
             "                                  arithmetic only (zero-latency, program order)\n"
             "  --trace FILE        Chrome/Perfetto trace JSON (one track per engine per core)\n"
@@ -27,8 +27,9 @@ static void usage(FILE *fp)
             "  --output FILE       raw little-endian bytes of every .output region, in order\n"
             "  --max-cycles N      stop with a fault past N simulated cycles (default 1e12)\n"
             "  --quiet             print only faults and expect results\n"
-            "exit: 0 ok, 1 fault / expect mismatch / bad input, 2 usage\n");
-}
+            "exit: 0 ok, 1 fault / expect mismatch / bad input, 2 usage\n";
+
+static void usage(FILE *fp) { fputs(usage_text, fp); }
 
 static int parse_u64(const char *s, uint64_t *v)
 {
@@ -96,15 +97,16 @@ int cmd_sim(int argc, char **argv)
         }
         if (bad) return 2;
         if (!strcmp(argv[i], "--quiet")) { quiet = 1; continue; }
-        if (argv[i][0] == '-' || prog_path) { fprintf(stderr, "atoll sim: unexpected argument '%s'\n", argv[i]); usage(stderr); return 2; }
+        if (argv[i][0] == '-') return cli_bad_option("sim", argv[i], usage_text);
+        if (prog_path) { fprintf(stderr, "atoll sim: unexpected argument '%s' (one program)\n", argv[i]); return 2; }
         prog_path = argv[i];
     }
     if (bad) return 2;
-    if (!chip_path || !prog_path) { usage(stderr); return 2; }
+    if (!prog_path) { fprintf(stderr, "atoll sim: no program given\n"); usage(stderr); return 2; }
     opt.trace = trace != NULL;
     AtlErr e;
     AtlChip chip;
-    if (cfg_load(chip_path, &chip, &e)) { fprintf(stderr, "atoll sim: %s\n", e.msg); return 1; }
+    if (cli_load_chip("sim", chip_path, NULL, &chip, NULL, 0)) return 1;
     AtlProgram prog;
     if (prog_load_any(prog_path, &prog, &e)) { fprintf(stderr, "atoll sim: %s\n", e.msg); return 1; }
     AtlSim *s = sim_create(&chip, &opt, &e);

@@ -51,6 +51,6 @@ expect_fail combine_needs_output "needs at least two input models" "$ATOLL" insp
 
 expect_fail no_args "give exactly one model" "$ATOLL" inspect
 expect_fail unknown_option "unknown option" "$ATOLL" inspect --frob "$TMPD/a.abm"
-expect_fail bad_chip_value "not a nonzero number" "$ATOLL" inspect --chip zz "$TMPD/a.abm"
+expect_fail bad_chip_value "no such file, and no chip config of that name" "$ATOLL" inspect --chip zz "$TMPD/a.abm"
 expect_ok help "$ATOLL" inspect --help
 cli_summary abm_inspect

@@ -351,6 +351,82 @@ TEST(skip_weight_crc_only_skips_weights)
     abm_writer_free(w);
 }
 
+/* The optional layers section: absent (and the file 1.0 with ten
+ * sections) unless rows were added; rows come back per stage in the file's
+ * stage order (net 'resnet''s stages first, though 'tiny''s was added
+ * between them), survive --combine, and a bad row is refused. */
+TEST(layers_section_round_trip)
+{
+    AtlErr e;
+    AbmWriter *w = sample_model(SAMPLE_CHIP, 0, 6, &e);
+    REQUIRE(w);
+    size_t n0;
+    uint8_t *plain = serialize(w, &n0);
+    REQUIRE(plain);
+    CHECK_EQ_INT(plain[10], 0);                 /* version 1.0 */
+    CHECK_EQ_INT(plain[28], ABM_SEC_META);      /* ten sections */
+    /* writer stages: 0 resnet b1, 1 tiny, 2 resnet b4 (file order: 0, 2, 1) */
+    AbmLayer a = {0, 3, "/conv1/Conv", "Conv", "N1 C2", 8, 2, ABM_LAYER_MATRIX, 1000, 500, 400, 300};
+    AbmLayer b = {0, 0, "tiny_relu", "Relu", "", 1, 1, 0, 0, 20, 10, 15};
+    REQUIRE(abm_add_layer(w, 1, &b, &e) == 0);
+    REQUIRE(abm_add_layer(w, 2, &a, &e) == 0);
+    CHECK(abm_add_layer(w, 9, &a, &e) == -1);
+    CHECK_STR_CONTAINS(e.msg, "no stage 9");
+    abm_writer_set_level(w, 0); /* sections stored raw: the damage below hits a row */
+    size_t n;
+    uint8_t *buf = serialize(w, &n);
+    REQUIRE(buf);
+    CHECK_EQ_INT(buf[10], 1);                   /* version 1.1 */
+    CHECK_EQ_INT(buf[28], ABM_SEC_LAYERS);
+    /* everything before the optional section is as it was, except the header and table */
+    AbmModel m;
+    REQUIRE(abm_load_buffer(&m, buf, n, SAMPLE_CHIP, 0, &e) == 0);
+    const AbmView *v = &m.view;
+    REQUIRE(v->n_layers == 2);
+    AbmLayer r0 = abm_layer(v, 0), r1 = abm_layer(v, 1);
+    CHECK_EQ_INT(r0.stage, 1);                  /* resnet b4 is file stage 1 */
+    CHECK_EQ_INT(r0.layer, 3);
+    CHECK(!strcmp(r0.name, "/conv1/Conv") && !strcmp(r0.op, "Conv") && !strcmp(r0.split, "N1 C2"));
+    CHECK(r0.tiles == 8 && r0.cores == 2 && r0.flags == ABM_LAYER_MATRIX);
+    CHECK(r0.macs == 1000 && r0.est_cycles == 500 && r0.est_compute == 400 && r0.est_dma == 300);
+    CHECK_EQ_INT(r1.stage, 2);                  /* tiny */
+    CHECK(!strcmp(r1.name, "tiny_relu"));
+    /* combined with a model that has none: the rows follow their stages */
+    AbmWriter *c = abm_writer_new(SAMPLE_CHIP);
+    REQUIRE(c);
+    CHECK(abm_writer_merge(c, v, &e) == 0);
+    size_t cn;
+    uint8_t *cb = serialize(c, &cn);
+    REQUIRE(cb);
+    AbmModel cm;
+    REQUIRE(abm_load_buffer(&cm, cb, cn, SAMPLE_CHIP, 0, &e) == 0);
+    CHECK_EQ_INT(cm.view.n_layers, 2);
+    CHECK(!strcmp(abm_layer(&cm.view, 1).name, "tiny_relu"));
+    abm_model_free(&cm);
+    free(cb);
+    abm_writer_free(c);
+    /* a row naming a stage past the last is refused by the reader */
+    AbmView bad;
+    uint8_t *copy = malloc(n);
+    REQUIRE(copy);
+    memcpy(copy, buf, n);
+    const AbmSection *ls = &v->sec[v->by_type[ABM_SEC_LAYERS]];
+    REQUIRE(ls->compression == ABM_COMP_NONE);
+    copy[ls->offset] = 7;
+    sample_refix(copy, n);
+    REQUIRE(abm_open(&bad, copy, n, 0, 0, &e) == 0);
+    uint8_t *sc = malloc(bad.scratch_needed);
+    REQUIRE(sc);
+    CHECK(abm_decode(&bad, sc, bad.scratch_needed, &e) == -1);
+    CHECK_STR_CONTAINS(e.msg, "field 'stage'");
+    free(sc);
+    free(copy);
+    abm_model_free(&m);
+    free(buf);
+    free(plain);
+    abm_writer_free(w);
+}
+
 static int load_sample(AbmModel *m, int variant, uint64_t chip)
 {
     AtlErr e;
@@ -524,6 +600,7 @@ int main(void)
     RUN(write_file_then_load_file);
     RUN(decode_needs_enough_scratch);
     RUN(skip_weight_crc_only_skips_weights);
+    RUN(layers_section_round_trip);
     RUN(merge_combines_nets_and_dedups_weights);
     RUN(lookups_and_shared_strings);
     RUN(writer_refuses_indistinguishable_stages);
