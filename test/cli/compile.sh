@@ -36,4 +36,15 @@ done
 expect_ok compile_no_time "$ATOLL" compile $M/digits_cnn.onnx --chip configs/tiny.ini -o "$TMPD/dt.abm"
 grep -q "compile time" "$TMPD/out" && fail no_time_without_flag "phase times printed without --time" || ok no_time_without_flag
 expect_ok dump_ir_still "$ATOLL" compile $M/lenet5.onnx --dump-ir
+# --zlevel 0: weights and sections stored raw, a larger file, the same model
+expect_ok zlevel_default "$ATOLL" compile $M/lenet5.onnx --chip tiny -o "$TMPD/z6.abm"
+expect_ok zlevel_0 "$ATOLL" compile $M/lenet5.onnx --chip tiny -o "$TMPD/z0.abm" --zlevel 0
+s6=$(wc -c < "$TMPD/z6.abm"); s0=$(wc -c < "$TMPD/z0.abm")
+if [ "$s0" -gt "$s6" ]; then ok "zlevel_0_larger ($s0 > $s6)"; else fail zlevel_0_larger "$s0 <= $s6"; fi
+expect_ok zlevel_0_raw "$ATOLL" inspect "$TMPD/z0.abm" --weights
+if grep -q " zlib " "$TMPD/out"; then fail zlevel_0_nothing_deflated "$(grep zlib "$TMPD/out" | head -3)"; else ok zlevel_0_nothing_deflated; fi
+"$ATOLL" run "$TMPD/z6.abm" --timing-only | head -1 | sed 's/ on .*//' > "$TMPD/c6"
+"$ATOLL" run "$TMPD/z0.abm" --timing-only | head -1 | sed 's/ on .*//' > "$TMPD/c0"
+if [ -s "$TMPD/c6" ] && cmp -s "$TMPD/c6" "$TMPD/c0"; then ok zlevel_same_cycles; else fail zlevel_same_cycles "$(cat "$TMPD/c6" "$TMPD/c0")"; fi
+expect_fail zlevel_bad "--zlevel '10': a number 0..9" "$ATOLL" compile $M/lenet5.onnx -o "$TMPD/z.abm" --zlevel 10
 cli_summary compile
