@@ -297,32 +297,26 @@ static AtlStatus check_chip(AtlDevice *d, const uint8_t *hdr, size_t n, const vo
                 strcmp(name, "?") ? " or run it on " : "", strcmp(name, "?") ? name : "");
 }
 
-/* The compiler's layer rows (the optional layers section) of the image at
- * img into m->rows, attached to their stages. Only the small sections are
- * checksummed and inflated (the firmware has checked the whole image). */
-static AtlStatus read_layer_rows(AtlDevice *d, AtlModel *m, const uint8_t *img, size_t len)
+/* The compiler's layer rows (the optional layers section, raw bytes) into
+ * m->rows, attached to their stages. */
+static AtlStatus keep_layer_rows(AtlDevice *d, AtlModel *m, const uint8_t *raw, uint64_t n)
 {
     AbmView v;
     AtlErr e;
-    if (abm_open(&v, img, len, 0, ABM_OPEN_SKIP_WEIGHT_CRC, &e)) return fail(d, ATL_ERR_BAD_IMAGE, "%s", e.msg);
-    if (v.by_type[ABM_SEC_LAYERS] < 0) return ATL_OK;
-    AbmModel am;
-    if (abm_load_buffer(&am, img, len, 0, ABM_LOAD_SKIP_WEIGHTS, &e)) return fail(d, ATL_ERR_BAD_IMAGE, "%s", e.msg);
-    const AbmView *av = &am.view;
+    memset(&v, 0, sizeof v);
+    v.n_stages = m->n_stages;
+    if (abm_layers_view(&v, raw, n, &e)) return fail(d, ATL_ERR_BAD_IMAGE, "%s", e.msg);
     size_t text = 0;
-    for (uint32_t i = 0; i < av->n_layers; i++) {
-        AbmLayer l = abm_layer(av, i);
+    for (uint32_t i = 0; i < v.n_layers; i++) {
+        AbmLayer l = abm_layer(&v, i);
         text += strlen(l.name) + strlen(l.op) + strlen(l.split) + 3;
     }
-    m->rows = calloc(av->n_layers + 1, sizeof *m->rows);
+    m->rows = calloc(v.n_layers + 1, sizeof *m->rows);
     m->row_text = malloc(text + 1);
-    if (!m->rows || !m->row_text || av->n_stages != m->n_stages) {
-        abm_model_free(&am);
-        return fail(d, m->rows && m->row_text ? ATL_ERR_BAD_IMAGE : ATL_ERR_HOST_MEMORY, "layer rows: out of memory or stage count");
-    }
+    if (!m->rows || !m->row_text) return fail(d, ATL_ERR_HOST_MEMORY, "out of host memory");
     char *p = m->row_text;
-    for (uint32_t i = 0; i < av->n_layers; i++) {
-        AbmLayer l = abm_layer(av, i);
+    for (uint32_t i = 0; i < v.n_layers; i++) {
+        AbmLayer l = abm_layer(&v, i);
         AtlLayerInfo *r = &m->rows[i];
         const char *src[3] = {l.name, l.op, l.split};
         const char **dst[3] = {&r->name, &r->op, &r->split};
@@ -335,12 +329,30 @@ static AtlStatus read_layer_rows(AtlDevice *d, AtlModel *m, const uint8_t *img, 
         r->est_cycles = l.est_cycles;
         r->est_compute = l.est_compute;
         r->est_dma = l.est_dma;
-        AtlStageInfo *st = &m->stages[l.stage];  /* rows come in stage order (the reader checks) */
+        AtlStageInfo *st = &m->stages[l.stage];  /* rows come in stage order (checked) */
         if (!st->n_layers) st->layers = r;
         st->n_layers++;
     }
-    abm_model_free(&am);
     return ATL_OK;
+}
+
+/* Offset and stored size of a table entry. */
+static void entry_span(const uint8_t *ent, uint64_t *off, uint64_t *stored)
+{
+    *off = *stored = 0;
+    for (int b = 0; b < 8; b++) { *off |= (uint64_t)ent[8 + b] << (8 * b); *stored |= (uint64_t)ent[16 + b] << (8 * b); }
+}
+
+/* The layer rows from the layers section's stored bytes. */
+static AtlStatus rows_from_stored(AtlDevice *d, AtlModel *m, const uint8_t *ent, const uint8_t *stored)
+{
+    AtlErr e;
+    uint64_t n;
+    uint8_t *raw = abm_entry_raw(ent, stored, &n, "model", &e);
+    if (!raw) return fail(d, ATL_ERR_BAD_IMAGE, "%s", e.msg);
+    AtlStatus s = keep_layer_rows(d, m, raw, n);
+    free(raw);
+    return s;
 }
 
 /* ALLOC: device memory for an image of size bytes at *addr. */
@@ -363,9 +375,38 @@ static void free_image(AtlDevice *d, uint64_t addr)
     memcpy(d->err, keep, sizeof keep);
 }
 
-/* LOAD of the image at addr, then the host copy of its description. The
- * image block is freed on failure. */
-static AtlStatus load_image(AtlDevice *d, uint64_t addr, size_t size, AtlModel **out)
+/* Where load_image gets the compiler's layer rows (host information the
+ * device never sees): an image in memory, or a file. */
+typedef struct RowSource {
+    const uint8_t *img;        /* the whole image, or NULL */
+    size_t len;
+    FILE *fp;                  /* else the file, with its header and table */
+    const uint8_t *head;
+    size_t nhead;
+    uint64_t size;
+} RowSource;
+
+static AtlStatus read_rows(AtlDevice *d, AtlModel *m, const RowSource *src)
+{
+    const uint8_t *ent = abm_find_entry(src->img ? src->img : src->head, src->img ? src->len : src->nhead, ABM_SEC_LAYERS);
+    if (!ent) return ATL_OK;
+    uint64_t off, stored, total = src->img ? src->len : src->size;
+    entry_span(ent, &off, &stored);
+    if (off > total || stored > total - off) return fail(d, ATL_ERR_BAD_IMAGE, "section 'layers' lies outside the model");
+    if (src->img) return rows_from_stored(d, m, ent, src->img + off);
+    uint8_t *buf = malloc(stored ? (size_t)stored : 1);
+    if (!buf || fseek(src->fp, (long)off, SEEK_SET) || fread(buf, 1, (size_t)stored, src->fp) != stored) {
+        free(buf);
+        return fail(d, ATL_ERR_IO, "cannot read the layers section");
+    }
+    AtlStatus s = rows_from_stored(d, m, ent, buf);
+    free(buf);
+    return s;
+}
+
+/* LOAD of the image at addr, then the host copy of its description and the
+ * compiler's layer rows from src. The image block is freed on failure. */
+static AtlStatus load_image(AtlDevice *d, uint64_t addr, size_t size, AtlModel **out, const RowSource *src)
 {
     uint32_t l[4] = { (uint32_t)addr, (uint32_t)(addr >> 32), (uint32_t)size, (uint32_t)((uint64_t)size >> 32) };
     AtlStatus s = post(d, ATL_MB_LOAD, l, 4);
@@ -385,7 +426,7 @@ static AtlStatus load_image(AtlDevice *d, uint64_t addr, size_t size, AtlModel *
     uint32_t n_tensors = d->result[3];
     m->next = d->models;
     d->models = m;
-    if ((s = describe(d, m, n_tensors)) || (s = read_layer_rows(d, m, device_dram(d->hw, addr, size), size))) {
+    if ((s = describe(d, m, n_tensors)) || (s = read_rows(d, m, src))) {
         char keep[ATL_ERRLEN];
         memcpy(keep, d->err, sizeof keep);
         atl_unload(m);
@@ -396,16 +437,28 @@ static AtlStatus load_image(AtlDevice *d, uint64_t addr, size_t size, AtlModel *
     return ATL_OK;
 }
 
+/* The part of an image the device gets: without the optional trailing
+ * layers section (host information; abm.h), so that a model compiled with
+ * --layer-info is placed, and runs, exactly as without it. */
+static uint64_t device_size(const uint8_t *head, size_t n, uint64_t size)
+{
+    uint64_t req;
+    return !abm_required_size(head, n, &req) && req < size ? req : size;
+}
+
 AtlStatus atl_load_memory(AtlDevice *d, const void *data, size_t size, AtlModel **out)
 {
     if (!d || !out) return ATL_ERR_INVALID;
     *out = NULL;
     if (!data || !size) return fail(d, ATL_ERR_INVALID, "atl_load_memory: empty model");
-    uint64_t addr;
+    uint64_t addr, n = device_size(data, size, size);
     AtlStatus s = check_chip(d, data, size, data, size);
-    if (s || (s = alloc_image(d, size, &addr))) return s;
-    memcpy(device_dram(d->hw, addr, size), data, size);
-    return load_image(d, addr, size, out);
+    if (s || (s = alloc_image(d, (size_t)n, &addr))) return s;
+    uint8_t *dst = device_dram(d->hw, addr, n);
+    memcpy(dst, data, (size_t)n);
+    if (n < size) abm_drop_optional(dst, (size_t)n);
+    RowSource src = { data, size, NULL, NULL, 0, 0 };
+    return load_image(d, addr, (size_t)n, out, &src);
 }
 
 /* The file goes straight into device memory (no host copy of the image). */
@@ -414,8 +467,8 @@ static AtlStatus load_file(AtlDevice *d, const char *path, AtlModel **out)
     FILE *fp = fopen(path, "rb");
     if (!fp) return fail(d, ATL_ERR_IO, "cannot open: %s", strerror(errno));
     struct stat sb;
-    uint8_t hdr[ABM_HEADER_BYTES];
-    size_t nh = fread(hdr, 1, sizeof hdr, fp);
+    uint8_t head[ABM_HEADER_BYTES + ABM_MAX_SECTIONS * ABM_SECTION_ENTRY_BYTES];
+    size_t nh = fread(head, 1, sizeof head, fp);
     AtlStatus s = ATL_OK;
     if (fstat(fileno(fp), &sb) || !S_ISREG(sb.st_mode) || sb.st_size <= 0 || (uint64_t)sb.st_size > SIZE_MAX) {
         /* not a plain file (a pipe, a device): read it whole */
@@ -430,7 +483,7 @@ static AtlStatus load_file(AtlDevice *d, const char *path, AtlModel **out)
     }
     size_t size = (size_t)sb.st_size;
     uint64_t fpr;
-    if (header_chip(hdr, nh, &fpr) && fpr != cfg_fingerprint(device_chip(d->hw))) {
+    if (header_chip(head, nh, &fpr) && fpr != cfg_fingerprint(device_chip(d->hw))) {
         fclose(fp);
         unsigned char *data = NULL;
         size_t n = 0;
@@ -440,18 +493,23 @@ static AtlStatus load_file(AtlDevice *d, const char *path, AtlModel **out)
         free(data);
         return s;
     }
+    size_t n = (size_t)device_size(head, nh, size);
     uint64_t addr;
-    if ((s = alloc_image(d, size, &addr))) { fclose(fp); return s; }
-    uint8_t *dst = device_dram(d->hw, addr, size);
-    memcpy(dst, hdr, nh < size ? nh : size);
-    size_t got = nh < size ? nh + fread(dst + nh, 1, size - nh, fp) : size;
-    int bad = ferror(fp) || got != size;
-    fclose(fp);
-    if (bad) {
+    if ((s = alloc_image(d, n, &addr))) { fclose(fp); return s; }
+    uint8_t *dst = device_dram(d->hw, addr, n);
+    size_t first = nh < n ? nh : n;
+    memcpy(dst, head, first);
+    size_t got = first + (first < n ? fread(dst + first, 1, n - first, fp) : 0);
+    if (ferror(fp) || got != n) {
+        fclose(fp);
         free_image(d, addr);
-        return fail(d, ATL_ERR_IO, "read error (%zu of %zu bytes)", got, size);
+        return fail(d, ATL_ERR_IO, "read error (%zu of %zu bytes)", got, n);
     }
-    return load_image(d, addr, size, out);
+    if (n < size) abm_drop_optional(dst, n);
+    RowSource src = { NULL, 0, fp, head, nh, size };
+    s = load_image(d, addr, n, out, &src);
+    fclose(fp);
+    return s;
 }
 
 AtlStatus atl_load_file(AtlDevice *d, const char *path, AtlModel **out)

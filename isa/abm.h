@@ -43,7 +43,8 @@
 #define ABM_STREAM_BYTES 16
 #define ABM_BLOB_BYTES 48
 #define ABM_META_BYTES 40
-#define ABM_LAYER_BYTES 64
+#define ABM_LAYER_BYTES 64            /* layers section: one row */
+#define ABM_LAYERS_HEADER_BYTES 16    /* layers section: rows, row size, reserved */
 
 /* Header flags. Unknown bits are rejected. */
 #define ABM_FLAG_COMBINED 0x1u        /* produced by merging several files */
@@ -122,6 +123,8 @@ typedef struct AbmView {
     uint32_t n_nets, n_stages, n_tensors, n_quant, n_streams, n_blobs, n_layers;
     uint64_t strings_size, cmds_size, wdata_size;
     const uint8_t *strings, *nets, *stages, *tensors, *quant, *streams, *cmds, *wdir, *wdata, *meta, *layers;
+    const uint8_t *layer_strings; /* the layers section's own strings */
+    uint64_t layer_strings_size;
     uint64_t weight_bytes;        /* size of the DRAM weight region */
 } AbmView;
 
@@ -176,6 +179,30 @@ AbmBlob abm_blob(const AbmView *v, uint32_t i);
 AbmMeta abm_meta(const AbmView *v);
 /* Layer row i < v->n_layers (0 rows when the file has no layers section). */
 AbmLayer abm_layer(const AbmView *v, uint32_t i);
+/* Points v's layer fields at a layers section's raw bytes and checks them
+ * (rows, strings, stages below v->n_stages, flags); abm_decode does this
+ * for a whole file, a host reading the section alone calls it directly. */
+int abm_layers_view(AbmView *v, const uint8_t *raw, uint64_t n, AtlErr *e);
+
+/* The layers section holds only what host tools show: it is placed last,
+ * with its own strings, so that the file without it is byte for byte the
+ * file compiled without --layer-info. Given the header and section table
+ * (n bytes from the start of a file), abm_required_size gives the size of
+ * that file (its file_size when there is no such trailing section), and
+ * abm_drop_optional rewrites the header and table in place to describe
+ * it (section count, minor version, file_size, CRCs). The host loads that
+ * prefix into the device, so a model runs with the same placement and
+ * cycles whichever way it was compiled. 0, or -1 when the bytes are not an
+ * intact header and table. */
+int abm_required_size(const uint8_t *head, size_t n, uint64_t *size);
+int abm_drop_optional(uint8_t *head, size_t n);
+/* The section table entry of type in the header and table head (n bytes),
+ * NULL when absent or the header or table is damaged (host only). */
+const uint8_t *abm_find_entry(const uint8_t *head, size_t n, uint32_t type);
+/* The raw bytes of a section from its table entry and its stored bytes:
+ * CRC checked, inflated when compressed; malloc'd (the caller frees). NULL
+ * with e set (naming `what`) on a bad entry, CRC or stream. */
+uint8_t *abm_entry_raw(const uint8_t *entry, const uint8_t *stored, uint64_t *raw_n, const char *what, AtlErr *e);
 /* Copies or inflates blob i into dst (>= raw_size bytes), checks its CRC.
  * Uses the view's inflate workspace: one call at a time per view. */
 int abm_blob_read(const AbmView *v, uint32_t i, void *dst, uint64_t dst_len, AtlErr *e);

@@ -391,7 +391,7 @@ static const uint32_t required[] = {
 };
 static const uint32_t record_bytes[ABM_SEC_LIMIT] = {
     0, 1, ABM_NET_BYTES, ABM_STAGE_BYTES, ABM_TENSOR_BYTES, ABM_QUANT_BYTES, ABM_STREAM_BYTES, 1,
-    ABM_BLOB_BYTES, 1, ABM_META_BYTES, ABM_LAYER_BYTES,
+    ABM_BLOB_BYTES, 1, ABM_META_BYTES, 1,
 };
 
 static int check_str(const AbmView *v, AtlErr *e, uint32_t type, uint64_t idx, uint64_t rb, uint64_t fo,
@@ -536,23 +536,48 @@ static int check_tensor(const AbmView *v, AtlErr *e, uint32_t ti, const AbmStage
     return 0;
 }
 
-/* Layer rows: a stage that exists (rows in stage order), their strings,
- * known flags. */
-static int check_layers(const AbmView *v, AtlErr *e)
+/* A layers-section string reference: inside its pool (which ends in NUL). */
+static int check_layer_str(const AbmView *v, AtlErr *e, uint32_t i, uint64_t fo, const char *field, uint32_t ref)
 {
-    const uint32_t L = ABM_SEC_LAYERS, RB = ABM_LAYER_BYTES;
+    if (ref >= v->layer_strings_size)
+        return fail(e, "section 'layers' row %u field '%s' (byte %llu of the section): string index out of range: %u, the "
+                    "section has %llu bytes of strings", i, field, (unsigned long long)(ABM_LAYERS_HEADER_BYTES + (uint64_t)i * ABM_LAYER_BYTES + fo),
+                    ref, (unsigned long long)v->layer_strings_size);
+    return 0;
+}
+
+int abm_layers_view(AbmView *v, const uint8_t *raw, uint64_t n, AtlErr *e)
+{
+    const uint32_t RB = ABM_LAYER_BYTES;
+    v->layers = NULL;
+    v->n_layers = 0;
+    v->layer_strings = NULL;
+    v->layer_strings_size = 0;
+    if (n < ABM_LAYERS_HEADER_BYTES) return fail(e, "section 'layers': %llu bytes, less than its %u-byte header", (unsigned long long)n, ABM_LAYERS_HEADER_BYTES);
+    uint32_t rows = rd32(raw);
+    if (rd32(raw + 4) != RB || rd64(raw + 8) != 0)
+        return fail(e, "section 'layers': header says rows of %u bytes (expected %u) or has reserved bits set", rd32(raw + 4), RB);
+    if ((uint64_t)rows * RB > n - ABM_LAYERS_HEADER_BYTES)
+        return fail(e, "section 'layers': %u rows of %u bytes run past its %llu bytes", rows, RB, (unsigned long long)n);
+    v->layers = raw + ABM_LAYERS_HEADER_BYTES;
+    v->n_layers = rows;
+    v->layer_strings = v->layers + (uint64_t)rows * RB;
+    v->layer_strings_size = n - ABM_LAYERS_HEADER_BYTES - (uint64_t)rows * RB;
+    if (v->layer_strings_size && v->layer_strings[v->layer_strings_size - 1] != 0)
+        return fail(e, "section 'layers': its strings do not end with a NUL byte");
     uint32_t prev = 0;
-    for (uint32_t i = 0; i < v->n_layers; i++) {
+    for (uint32_t i = 0; i < rows; i++) {
         const uint8_t *p = v->layers + (uint64_t)i * RB;
         uint32_t stage = rd32(p);
         if (stage >= v->n_stages || stage < prev)
-            return rec_fail(e, v, L, i, RB, 0, "stage", "stage %u: not one of the %u stages, or before the previous row's %u",
-                            stage, v->n_stages, prev);
+            return fail(e, "section 'layers' row %u field 'stage': stage %u is not one of the %u stages, or before the previous "
+                        "row's %u", i, stage, v->n_stages, prev);
         prev = stage;
-        if (check_str(v, e, L, i, RB, 8, "name", rd32(p + 8)) || check_str(v, e, L, i, RB, 12, "op", rd32(p + 12)) ||
-            check_str(v, e, L, i, RB, 16, "split", rd32(p + 16)))
+        if (check_layer_str(v, e, i, 8, "name", rd32(p + 8)) || check_layer_str(v, e, i, 12, "op", rd32(p + 12)) ||
+            check_layer_str(v, e, i, 16, "split", rd32(p + 16)))
             return -1;
-        if (rd32(p + 28) & ~ABM_LAYER_MATRIX) return rec_fail(e, v, L, i, RB, 28, "flags", "unknown bits 0x%x", rd32(p + 28));
+        if (rd32(p + 28) & ~ABM_LAYER_MATRIX)
+            return fail(e, "section 'layers' row %u field 'flags': unknown bits 0x%x", i, rd32(p + 28));
     }
     return 0;
 }
@@ -565,7 +590,6 @@ static int check_records(AbmView *v, AtlErr *e)
     if (check_str(v, e, ABM_SEC_META, 0, ABM_META_BYTES, 0, "producer", rd32(v->meta))) return -1;
     if (check_str(v, e, ABM_SEC_META, 0, ABM_META_BYTES, 4, "options", rd32(v->meta + 4))) return -1;
     if (check_blobs(v, e)) return -1;
-    if (check_layers(v, e)) return -1;
     /* nets tile the stages in order */
     uint64_t next_stage = 0;
     for (uint32_t i = 0; i < v->n_nets; i++) {
@@ -688,18 +712,15 @@ int abm_decode(AbmView *v, void *scratch, size_t scratch_len, AtlErr *e)
     v->wdir = SEC(ABM_SEC_WEIGHT_DIR)->data;   v->n_blobs = (uint32_t)(SEC(ABM_SEC_WEIGHT_DIR)->raw_size / ABM_BLOB_BYTES);
     v->wdata = SEC(ABM_SEC_WEIGHT_DATA)->data; v->wdata_size = SEC(ABM_SEC_WEIGHT_DATA)->raw_size;
     v->meta = SEC(ABM_SEC_META)->data;
-    v->layers = NULL;
-    v->n_layers = 0;
-    if (v->by_type[ABM_SEC_LAYERS] >= 0) { /* optional */
-        const AbmSection *ls = SEC(ABM_SEC_LAYERS);
-        if (ls->raw_size % ABM_LAYER_BYTES || ls->raw_size / ABM_LAYER_BYTES > UINT32_MAX)
-            return fail(e, "section %d (layers): size %llu is not a whole number of %u-byte records", v->by_type[ABM_SEC_LAYERS],
-                        (unsigned long long)ls->raw_size, ABM_LAYER_BYTES);
-        v->layers = ls->data;
-        v->n_layers = (uint32_t)(ls->raw_size / ABM_LAYER_BYTES);
-    }
 #undef SEC
     if (check_records(v, e)) return -1;
+    v->layers = v->layer_strings = NULL;
+    v->n_layers = 0;
+    v->layer_strings_size = 0;
+    if (v->by_type[ABM_SEC_LAYERS] >= 0) {  /* optional; its rows name stages */
+        const AbmSection *ls = &v->sec[v->by_type[ABM_SEC_LAYERS]];
+        if (abm_layers_view(v, ls->data, ls->raw_size, e)) return -1;
+    }
     v->decoded = 1;
     return 0;
 }
@@ -709,7 +730,8 @@ int abm_decode(AbmView *v, void *scratch, size_t scratch_len, AtlErr *e)
 AbmLayer abm_layer(const AbmView *v, uint32_t i)
 {
     const uint8_t *p = v->layers + (uint64_t)i * ABM_LAYER_BYTES;
-    AbmLayer l = { rd32(p), rd32(p + 4), str_at(v, rd32(p + 8)), str_at(v, rd32(p + 12)), str_at(v, rd32(p + 16)),
+    const char *st = (const char *)v->layer_strings;
+    AbmLayer l = { rd32(p), rd32(p + 4), st + rd32(p + 8), st + rd32(p + 12), st + rd32(p + 16),
                    rd32(p + 20), rd32(p + 24), rd32(p + 28), rd64(p + 32), rd64(p + 40), rd64(p + 48), rd64(p + 56) };
     return l;
 }

@@ -438,6 +438,7 @@ int abm_add_tensor(AbmWriter *w, uint32_t stage, const AbmTensorDesc *t, uint32_
 
 typedef struct Sections {
     Buf b[ABM_SEC_LIMIT];
+    Buf layer_strings;            /* the layers section's string pool */
     uint32_t *str_slots;          /* string offset + 1 by hash, 0 = empty */
     size_t n_slots, n_strs;
 } Sections;
@@ -548,14 +549,22 @@ static int build_sections(AbmWriter *w, Sections *S, AtlErr *e)
                     buf_put(cb, s->streams[k].p, s->streams[k].n) || buf_align(cb))
                     goto oom;
             }
-            /* layer rows (their strings after every other string of the stage) */
+            /* layer rows: their strings in the section's own pool, so the
+             * strings section (and every byte before the layers section)
+             * is the same as without them */
             for (size_t k = 0; k < s->n_layers; k++) {
                 const AbmLayer *l = &s->layers[k];
-                Buf *lb = &S->b[ABM_SEC_LAYERS];
-                uint32_t nm, op, sp;
-                if (add_str(S, l->name, &nm) || add_str(S, l->op, &op) || add_str(S, l->split, &sp) ||
-                    put32(lb, stage_pos - count + (uint32_t)stage_in_net) || put32(lb, l->layer) || put32(lb, nm) ||
-                    put32(lb, op) || put32(lb, sp) || put32(lb, l->tiles) || put32(lb, l->cores) || put32(lb, l->flags) ||
+                Buf *lb = &S->b[ABM_SEC_LAYERS], *ls = &S->layer_strings;
+                uint32_t ref[3];
+                const char *txt[3] = {l->name, l->op, l->split};
+                for (int q = 0; q < 3; q++) {
+                    if (ls->n > UINT32_MAX - strlen(txt[q]) - 1) goto oom;
+                    ref[q] = (uint32_t)ls->n;
+                    if (buf_put(ls, txt[q], strlen(txt[q]) + 1)) goto oom;
+                }
+                if (!lb->n && buf_zero(lb, ABM_LAYERS_HEADER_BYTES)) goto oom;
+                if (put32(lb, stage_pos - count + (uint32_t)stage_in_net) || put32(lb, l->layer) || put32(lb, ref[0]) ||
+                    put32(lb, ref[1]) || put32(lb, ref[2]) || put32(lb, l->tiles) || put32(lb, l->cores) || put32(lb, l->flags) ||
                     put64(lb, l->macs) || put64(lb, l->est_cycles) || put64(lb, l->est_compute) || put64(lb, l->est_dma))
                     goto oom;
             }
@@ -577,6 +586,13 @@ static int build_sections(AbmWriter *w, Sections *S, AtlErr *e)
         buf_put(mb, w->source_hash, ABM_HASH_BYTES))
         goto oom;
     if (str->n > UINT32_MAX) return atl_fail(e, "abm_serialize: strings section exceeds 4 GiB");
+    Buf *lb = &S->b[ABM_SEC_LAYERS];
+    if (lb->n) { /* header: rows, row size; then the strings */
+        uint64_t rows = (lb->n - ABM_LAYERS_HEADER_BYTES) / ABM_LAYER_BYTES;
+        set32(lb->p, (uint32_t)rows);
+        set32(lb->p + 4, ABM_LAYER_BYTES);
+        if (buf_put(lb, S->layer_strings.p, S->layer_strings.n)) goto oom;
+    }
     return 0;
 oom:
     return atl_fail(e, "abm_serialize: out of memory");
@@ -657,6 +673,7 @@ int abm_serialize(AbmWriter *w, uint8_t **out, size_t *out_len, AtlErr *e)
     rc = 0;
 done:
     for (int t = 0; t < ABM_SEC_LIMIT; t++) { free(S.b[t].p); free(packed[t]); }
+    free(S.layer_strings.p);
     free(S.str_slots);
     free(file.p);
     return rc;

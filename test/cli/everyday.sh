@@ -70,6 +70,13 @@ expect_grep profile_header " id layer  *op  *bound  *est  *cycles  *MACs  *DRAM 
 expect_grep profile_row_conv "^ *0 /features.0/Conv  *Conv[+A-Za-z]*  *\(compute\|dma\|sync\)  *[0-9][0-9]*  *[0-9][0-9]* " "$TMPD/out"
 w=$(awk '{ if (length($0) > m) m = length($0) } END { print m }' "$TMPD/out")
 if [ "$w" -le 100 ]; then ok "profile_fits_100_columns ($w)"; else fail profile_fits_100_columns "$w columns"; fi
+# the layer rows are host information: the device gets the same image, so
+# the same placement and cycles (on a1, where DRAM channels make them differ)
+"$ATOLL" compile $M/mobilenetv2_035.onnx --chip a1 -o "$TMPD/m0.abm" > /dev/null 2>&1
+"$ATOLL" compile $M/mobilenetv2_035.onnx --chip a1 -o "$TMPD/m1.abm" --layer-info > /dev/null 2>&1
+"$ATOLL" run "$TMPD/m0.abm" --timing-only --profile | grep "^profile" > "$TMPD/p0"
+"$ATOLL" run "$TMPD/m1.abm" --timing-only --profile | grep "^profile" > "$TMPD/p1"
+if [ -s "$TMPD/p0" ] && cmp -s "$TMPD/p0" "$TMPD/p1"; then ok layer_info_same_cycles; else fail layer_info_same_cycles "$(cat "$TMPD/p0" "$TMPD/p1")"; fi
 expect_ok profile_timing_only_no_input "$ATOLL" run "$TMPD/l.abm" --timing-only --profile
 expect_grep timing_only_says_so "(timing only)" "$TMPD/out"
 expect_fail timing_only_no_output "--timing-only computes no values: --output needs a full run" \

@@ -378,7 +378,31 @@ TEST(layers_section_round_trip)
     REQUIRE(buf);
     CHECK_EQ_INT(buf[10], 1);                   /* version 1.1 */
     CHECK_EQ_INT(buf[28], ABM_SEC_LAYERS);
-    /* everything before the optional section is as it was, except the header and table */
+    /* without the trailing layers section the file is byte for byte the
+     * plain one (what the host loads into the device) */
+    uint64_t req = 0;
+    REQUIRE(abm_required_size(buf, n, &req) == 0);
+    CHECK(req < n);
+    uint8_t *cut = malloc(n);
+    REQUIRE(cut);
+    memcpy(cut, buf, n);
+    CHECK(abm_drop_optional(cut, (size_t)req) == 0);
+    abm_writer_set_level(w, 6);
+    size_t np;
+    uint8_t *plain6 = serialize(w, &np);   /* layers and all, at the plain file's level */
+    REQUIRE(plain6);
+    uint64_t req6 = 0;
+    REQUIRE(abm_required_size(plain6, np, &req6) == 0);
+    CHECK(abm_drop_optional(plain6, (size_t)req6) == 0);
+    CHECK_EQ_INT(req6, n0);
+    CHECK(req6 == n0 && !memcmp(plain6, plain, n0));
+    free(plain6);
+    abm_writer_set_level(w, 0);
+    uint64_t same = 0;
+    CHECK(abm_required_size(plain, n0, &same) == 0 && same == n0);   /* nothing to drop */
+    const uint8_t *ent = abm_find_entry(buf, n, ABM_SEC_LAYERS);
+    CHECK(ent != NULL && abm_find_entry(plain, n0, ABM_SEC_LAYERS) == NULL);
+    free(cut);
     AbmModel m;
     REQUIRE(abm_load_buffer(&m, buf, n, SAMPLE_CHIP, 0, &e) == 0);
     const AbmView *v = &m.view;
@@ -412,13 +436,13 @@ TEST(layers_section_round_trip)
     memcpy(copy, buf, n);
     const AbmSection *ls = &v->sec[v->by_type[ABM_SEC_LAYERS]];
     REQUIRE(ls->compression == ABM_COMP_NONE);
-    copy[ls->offset] = 7;
+    copy[ls->offset + ABM_LAYERS_HEADER_BYTES] = 7;   /* row 0's stage */
     sample_refix(copy, n);
     REQUIRE(abm_open(&bad, copy, n, 0, 0, &e) == 0);
     uint8_t *sc = malloc(bad.scratch_needed);
     REQUIRE(sc);
     CHECK(abm_decode(&bad, sc, bad.scratch_needed, &e) == -1);
-    CHECK_STR_CONTAINS(e.msg, "field 'stage'");
+    CHECK_STR_CONTAINS(e.msg, "row 0 field 'stage': stage 7 is not one of the 3 stages");
     free(sc);
     free(copy);
     abm_model_free(&m);
