@@ -19,6 +19,9 @@ uint16_t num_f32_to_bf16(float f);
 uint16_t num_f64_to_f16(double x);
 uint16_t num_f64_to_bf16(double x);
 float num_f64_to_f32(double x);
+/* The bits of x in a binary format of eb exponent and mb mantissa bits
+ * (eb + mb < 32), by the rules above: what the three encoders share. */
+uint32_t num_f64_to_bits(double x, int eb, int mb);
 
 /* Round half to even of a finite double to an integer-valued double. */
 double num_round_half_even(double x);

@@ -140,13 +140,10 @@ static int host_fail(HostExec *h, AtlStatus st, const char *what, AtlErr *e)
     return atl_fail(e, "%s: %s%s%s", what, atl_status_name(st), msg[0] ? ": " : "", msg);
 }
 
-int host_exec_open(HostExec *h, const AtlChip *chip, const uint8_t *abm, size_t len, int trace, AtlErr *e)
+int host_exec_open(HostExec *h, const AtlChip *chip, const uint8_t *abm, size_t len, const AtlOpenOptions *o, AtlErr *e)
 {
     memset(h, 0, sizeof *h);
-    AtlOpenOptions o;
-    memset(&o, 0, sizeof o);
-    o.trace = trace;
-    AtlStatus st = atl_open_chip(&h->dev, chip, &o);
+    AtlStatus st = atl_open_chip(&h->dev, chip, o);
     if (st != ATL_OK) return host_fail(h, st, "opening the device", e);
     st = atl_load_memory(h->dev, abm, len, &h->model);
     if (st != ATL_OK) return host_fail(h, st, "loading the model", e);

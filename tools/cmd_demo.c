@@ -5,17 +5,18 @@
  * (models/digits_cnn.json), images per second at the chip's clock, cycles
  * per image, matrix-unit utilisation and a Chrome trace of the first batch;
  * then ResNet-50 (models/full/resnet50.onnx, weights synthesised when the
- * external data file is missing) compiled and simulated in timing-only mode
- * (on the simulator directly: the host API has no timing-only mode). Both
- * images are built with zlib level 0 (they never leave memory), so the
- * compile times printed leave out the weight compression that `atoll
- * compile` does (about 2.5 s of CPU for ResNet-50's 102 MB).
+ * external data file is missing) compiled and run through the host API on
+ * a timing-only device (AtlOpenOptions.timing_only). Both images are built
+ * with zlib level 0 (they never leave memory), so the compile times printed
+ * leave out the weight compression that `atoll compile` does (about 2.5 s
+ * of CPU for ResNet-50's 102 MB).
  *
  * Exit status 1 if any prediction differs from PyTorch's. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 #include "tools/cli.h"
 #include "tools/model_io.h"
 #include "tools/chip_exec.h"
@@ -28,6 +29,7 @@ const char cmd_demo_summary[] = "digits CNN on the simulated chip (accuracy vs P
 typedef struct DemoOpts {
     const char *chip_path, *models, *trace;
     int images, batch, resnet;
+    CliProgress *progress;
 } DemoOpts;
 
 static double now(void)
@@ -83,7 +85,7 @@ static int compile_model(const char *path, const char *shape, int synthetic, con
     IrInputShape s;
     OnnxLoadOpts lo = {synthetic, 0, 0, 0};
     if (ir_parse_input_shape(shape, &s, e)) return -1;
-    if (model_load_opts(path, &s, 1, &lo, g, e) || pass_run_all(g, e)) return -1;
+    if (model_load_opts("demo", path, &s, 1, &lo, g, e) || pass_run_all(g, e)) return -1;
     if (chip_compile_graph(g, chip, NULL, 0, abm, len, NULL, e)) return atl_err_prefix(e, "%s", path);
     *seconds = now() - t0;
     return 0;
@@ -177,7 +179,9 @@ static int demo_digits(const DemoOpts *o, const AtlChip *chip, AtlErr *e)
     /* the first batch on a device that keeps a trace, the rest without */
     for (int first = 0, traced = 0; first < nimg; first += o->batch) {
         int count = nimg - first < o->batch ? nimg - first : o->batch;
-        if (!h.dev && host_exec_open(&h, chip, abm, len, !traced && o->trace, e)) goto out;
+        AtlOpenOptions ho = {.trace = !traced && o->trace};
+        if (!h.dev && host_exec_open(&h, chip, abm, len, &ho, e)) goto out;
+        cli_progress(o->progress, "digits: image %d of %d", first, nimg);
         if (run_batch(&h, &g, px, first, count, o->batch, pred, &tot, e)) goto out;
         if (!traced && o->trace) {
             char *tr = NULL;
@@ -190,6 +194,7 @@ static int demo_digits(const DemoOpts *o, const AtlChip *chip, AtlErr *e)
         traced = 1;
     }
     t_sim = now() - t_sim;
+    cli_progress_end(o->progress);
     int correct = 0, torch_correct = 0, agree = 0, first_diff = -1;
     for (int i = 0; i < nimg; i++) {
         correct += pred[i] == labels[i];
@@ -236,31 +241,39 @@ static int demo_resnet(const DemoOpts *o, const AtlChip *chip, AtlErr *e)
     IrGraph g;
     uint8_t *abm = NULL;
     size_t len = 0;
-    ChipExec x;
+    HostExec h;
     int rc = -1;
-    memset(&x, 0, sizeof x);
+    memset(&h, 0, sizeof h);
     ir_init(&g);
     snprintf(path, sizeof path, "%s/full/resnet50.onnx", o->models);
     double compile_s, t0;
+    cli_progress(o->progress, "compiling ResNet-50");
     if (compile_model(path, "input=1x3x224x224", 1, chip, &g, &abm, &len, &compile_s, e)) goto out;
-    if (chip_exec_open(&x, chip, abm, len, SIM_MODE_TIMING, 0, e)) goto out;
+    cli_progress(o->progress, "running ResNet-50 (timing only)");
+    t0 = now();
+    AtlOpenOptions ho = {.timing_only = 1};
+    if (host_exec_open(&h, chip, abm, len, &ho, e)) goto out;
     IrTensor in = g.t[g.inputs[0]];
     in.data = NULL;
     if (ir_alloc_data(&in, e)) goto out;
-    t0 = now();
-    int r = chip_exec_run(&x, &in, 1, e);
+    int r = host_exec_run(&h, &in, 1, e);
     free(in.data);
     if (r) goto out;
-    const AtlSimStats *st = sim_stats(x.sim);
+    AtlProfile p;
+    AtlStatus st = atl_profile(h.model, &p);
+    if (st != ATL_OK) { atl_fail(e, "profile: %s", atl_status_name(st)); goto out; }
+    int cores = chip->clusters * chip->cores_per_cluster;
+    cli_progress_end(o->progress);
     printf("ResNet-50 (models/full/resnet50.onnx, synthetic weights where the data file is missing), batch 1, fp32, timing only:\n");
-    printf("  images/s       %.1f (simulated, at %.0f MHz)\n", chip->freq_mhz * 1e6 / (double)st->cycles, chip->freq_mhz);
-    printf("  cycles/image   %llu\n", (unsigned long long)st->cycles);
-    printf("  matrix unit    %.2f%% MAC utilisation\n", 100 * st->mm_util);
+    printf("  images/s       %.1f (simulated, at %.0f MHz)\n", chip->freq_mhz * 1e6 / (double)p.cycles, chip->freq_mhz);
+    printf("  cycles/image   %llu\n", (unsigned long long)p.cycles);
+    printf("  matrix unit    %.2f%% MAC utilisation\n",
+           100 * (double)p.macs / ((double)p.cycles * chip->mm_rows * chip->mm_cols * cores));
     printf("  compile        %.2f s (weights left uncompressed: the image stays in memory); simulation %.2f s on the host\n",
            compile_s, now() - t0);
     rc = 0;
 out:
-    chip_exec_close(&x);
+    host_exec_close(&h);
     free(abm);
     ir_free(&g);
     return rc;
@@ -275,17 +288,34 @@ static int parse_count(const char *v, int *out)
     return 0;
 }
 
+static const char usage_text[] =
+    "usage: atoll demo [--chip CHIP] [--images N] [--batch B] [--trace FILE|--no-trace] [--no-resnet]\n"
+    "                  [--models DIR] [--progress]\n"
+    "The digits CNN over its 360 held-out images on the simulated chip (accuracy and\n"
+    "every prediction against PyTorch's, speed, a Chrome trace of the first batch),\n"
+    "then ResNet-50 compiled and run on a timing-only device.\n"
+    "  --chip CHIP    a config file or a name (default a1)\n"
+    "  --images N     only the first N images\n"
+    "  --batch B      images per run (default 40)\n"
+    "  --trace FILE   where the trace goes (default build/demo-digits-trace.json)\n"
+    "  --no-trace     no trace\n"
+    "  --no-resnet    skip ResNet-50\n"
+    "  --models DIR   the model directory (default: ./models, else the installed\n"
+    "                 share/atoll/models)\n"
+    "  --progress     report progress on stderr even when it is not a terminal\n"
+    "Exit status: 0 ok, 1 a prediction differs from PyTorch's or an error, 2 usage.\n";
+
 int cmd_demo(int argc, char **argv)
 {
-    DemoOpts o = {"configs/a1.ini", "models", "build/demo-digits-trace.json", 0, 40, 1};
-    const char *v;
+    char models[4096], chip_path[4096];
+    cli_data_dir("models", models, sizeof models);
+    DemoOpts o = {NULL, models, "build/demo-digits-trace.json", 0, 40, 1, NULL};
+    const char *v, *chip_arg = NULL;
     int bad = 0;
+    CliProgressMode pmode = CLI_PROGRESS_AUTO;
     for (int i = 1; i < argc; i++) {
-        if (cli_is_help(argv[i])) {
-            printf("usage: atoll demo [--chip FILE] [--images N] [--batch B] [--trace FILE|--no-trace] [--no-resnet] [--models DIR]\n");
-            return 0;
-        }
-        if ((v = cli_opt(argc, argv, &i, "--chip", &bad))) o.chip_path = v;
+        if (cli_is_help(argv[i])) { fputs(usage_text, stdout); return 0; }
+        if ((v = cli_opt(argc, argv, &i, "--chip", &bad))) chip_arg = v;
         else if ((v = cli_opt(argc, argv, &i, "--models", &bad))) o.models = v;
         else if ((v = cli_opt(argc, argv, &i, "--trace", &bad))) o.trace = v;
         else if ((v = cli_opt(argc, argv, &i, "--images", &bad))) { if (parse_count(v, &o.images)) return 2; }
@@ -293,11 +323,22 @@ int cmd_demo(int argc, char **argv)
         else if (bad) return 2;
         else if (!strcmp(argv[i], "--no-resnet")) o.resnet = 0;
         else if (!strcmp(argv[i], "--no-trace")) o.trace = NULL;
-        else { fprintf(stderr, "atoll demo: unknown argument '%s'\n", argv[i]); return 2; }
+        else if (!strcmp(argv[i], "--progress")) pmode = CLI_PROGRESS_ON;
+        else if (argv[i][0] == '-') return cli_bad_option("demo", argv[i], usage_text);
+        else { fprintf(stderr, "atoll demo: unexpected argument '%s'\n", argv[i]); return 2; }
     }
     AtlChip chip;
     AtlErr e = {{0}};
-    if (cfg_load(o.chip_path, &chip, &e) || demo_digits(&o, &chip, &e) || (o.resnet && demo_resnet(&o, &chip, &e))) {
+    if (cli_load_chip("demo", chip_arg, NULL, &chip, chip_path, sizeof chip_path)) return 1;
+    o.chip_path = chip_path;
+    /* the trace's default place is the build directory, which an installed copy lacks */
+    if (o.trace && !strcmp(o.trace, "build/demo-digits-trace.json") && access("build", W_OK)) o.trace = "demo-digits-trace.json";
+    CliProgress pr;
+    cli_progress_init(&pr, "demo", pmode);
+    o.progress = &pr;
+    int failed = demo_digits(&o, &chip, &e) || (o.resnet && demo_resnet(&o, &chip, &e));
+    cli_progress_end(&pr);
+    if (failed) {
         fprintf(stderr, "atoll demo: %s\n", e.msg);
         return 1;
     }

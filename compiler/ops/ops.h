@@ -44,9 +44,15 @@ int ir_op_known(const char *op);
 const char *ir_op_names(void);
 const IrOpDef *ir_op_table(int *n);
 
-/* Checks that every node of g is supported at g->opset; the error names the
- * node, its op, the opset and the supported list. */
+/* Checks that every node of g is supported at g->opset. One unsupported
+ * node: the error names it, its op and the opset. Several: the error counts
+ * them and lists, per op, the nodes (as many lines as fit the message). */
 int ir_check_supported(const IrGraph *g, AtlErr *e);
+/* Every unsupported op of g, one line per op ("  op 'X' (opset 13) is not
+ * supported (...): 3 nodes: 'a', 'b', 'c'\n"), malloc'd (the caller
+ * frees); NULL when every op is supported (or out of memory). *nops and
+ * *nnodes (may be NULL) get the counts. */
+char *ir_unsupported_report(const IrGraph *g, int *nops, int *nnodes);
 
 /* Runs a node's infer function on graph tensors (used by shape inference,
  * constant folding and the interpreter). */

@@ -7,8 +7,9 @@
 int pass_run_all(IrGraph *g, AtlErr *e)
 {
     if (ir_toposort(g, e) || ir_infer_shapes(g, e)) return -1;
-    if (pass_fold_constants(g, e) || pass_remove_identity(g, e) || pass_fold_batchnorm(g, e)) return -1;
-    if (pass_fold_constants(g, e) || pass_remove_dead(g, e) || ir_toposort(g, e)) return -1;
+    /* folding evaluates nodes: one that contradicts changed input shapes is named with why */
+    if (pass_fold_constants(g, e) || pass_remove_identity(g, e) || pass_fold_batchnorm(g, e)) return ir_reshape_hint(g, e);
+    if (pass_fold_constants(g, e) || pass_remove_dead(g, e) || ir_toposort(g, e)) return ir_reshape_hint(g, e);
     if (pass_mark_views(g, e) || pass_fuse_activations(g, e)) return -1;
     if (ir_infer_shapes(g, e)) return atl_err_prefix(e, "after passes");
     return ir_verify(g, e) ? atl_err_prefix(e, "after passes") : 0;

@@ -19,7 +19,9 @@
  *   group/     choices priced by the cost model: the tile-shape search
  *              (layer groups and their slicing will live here)
  *   emit/      the schedule -> instruction streams and .abm records
- *   backend/   the driver (bk_compile) and the public API backend/backend.h
+ *   backend/   the backend's driver (bk_compile) and its API backend/backend.h
+ *   driver/    above the backend: an ONNX file through the front end and the
+ *              backend into an .abm (what atoll compile and atl_compile run)
  * docs/backend.md describes the flow. */
 #ifndef ATOLL_COMPILER_TARGET_TARGET_H
 #define ATOLL_COMPILER_TARGET_TARGET_H

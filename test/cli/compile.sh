@@ -24,7 +24,8 @@ expect_grep keep_no_reuse "activations      : \([0-9]*\) bytes peak (liveness pa
 expect_fail bad_dtype "use fp32, fp16 or bf16" "$ATOLL" compile $M/digits_cnn.onnx --chip configs/tiny.ini --dtype int4 -o "$TMPD/x.abm"
 expect_fail no_output "-o FILE is required" "$ATOLL" compile $M/digits_cnn.onnx --chip configs/tiny.ini
 expect_fail bad_chip "nope.ini" "$ATOLL" compile $M/digits_cnn.onnx --chip nope.ini -o "$TMPD/x.abm"
-expect_fail fixed_batch "fixed to 1 by the model, given 4" "$ATOLL" compile $M/lenet5.onnx --chip configs/tiny.ini --batch 4 -o "$TMPD/x.abm"
+expect_fail fixed_batch_graph "node '/attn/Reshape' (Reshape): cannot reshape 4x16x64" "$ATOLL" compile $M/encoder_block.onnx --chip configs/tiny.ini --batch 4 -o "$TMPD/x.abm"
+expect_grep fixed_batch_says_why "the graph itself depends on the exported shape at this node" "$TMPD/out"
 expect_fail bad_batch "numbers 1..65535" "$ATOLL" compile $M/lenet5.onnx --chip configs/tiny.ini --batch 0 -o "$TMPD/x.abm"
 [ ! -e "$TMPD/x.abm" ] && ok no_partial_file || fail no_partial_file "x.abm exists after failures"
 expect_ok compile_time "$ATOLL" compile $M/digits_cnn.onnx --chip configs/tiny.ini --time -o "$TMPD/dt.abm"
@@ -50,4 +51,15 @@ grep -q "Conv+Add" "$TMPD/out" && fail group_none_unfused "a fused Add with --gr
 expect_ok group_none_recorded "$ATOLL" inspect "$TMPD/gn.abm"
 expect_grep group_none_options "options: .*--group none" "$TMPD/out"
 expect_fail group_bad "use auto or none" "$ATOLL" compile $M/digits_cnn.onnx --chip configs/tiny.ini --group some -o "$TMPD/x.abm"
+# --zlevel 0: weights and sections stored raw, a larger file, the same model
+expect_ok zlevel_default "$ATOLL" compile $M/lenet5.onnx --chip tiny -o "$TMPD/z6.abm"
+expect_ok zlevel_0 "$ATOLL" compile $M/lenet5.onnx --chip tiny -o "$TMPD/z0.abm" --zlevel 0
+s6=$(wc -c < "$TMPD/z6.abm"); s0=$(wc -c < "$TMPD/z0.abm")
+if [ "$s0" -gt "$s6" ]; then ok "zlevel_0_larger ($s0 > $s6)"; else fail zlevel_0_larger "$s0 <= $s6"; fi
+expect_ok zlevel_0_raw "$ATOLL" inspect "$TMPD/z0.abm" --weights
+if grep -q " zlib " "$TMPD/out"; then fail zlevel_0_nothing_deflated "$(grep zlib "$TMPD/out" | head -3)"; else ok zlevel_0_nothing_deflated; fi
+"$ATOLL" run "$TMPD/z6.abm" --timing-only | head -1 | sed 's/ on .*//' > "$TMPD/c6"
+"$ATOLL" run "$TMPD/z0.abm" --timing-only | head -1 | sed 's/ on .*//' > "$TMPD/c0"
+if [ -s "$TMPD/c6" ] && cmp -s "$TMPD/c6" "$TMPD/c0"; then ok zlevel_same_cycles; else fail zlevel_same_cycles "$(cat "$TMPD/c6" "$TMPD/c0")"; fi
+expect_fail zlevel_bad "--zlevel '10': a number 0..9" "$ATOLL" compile $M/lenet5.onnx -o "$TMPD/z.abm" --zlevel 10
 cli_summary compile

@@ -29,5 +29,5 @@ expect_ok demo_partial_batch "$ATOLL" demo --images 13 --batch 5 --no-resnet --n
 expect_grep demo_partial_predictions "equal to PyTorch's for 13/13 images" "$TMPD/out"
 expect_fail demo_bad_batch "'0' is not a positive count" "$ATOLL" demo --batch 0
 expect_fail demo_bad_models "nowhere/digits_cnn.json" "$ATOLL" demo --models "$TMPD/nowhere" --no-resnet
-expect_fail demo_bad_arg "unknown argument '--fast'" "$ATOLL" demo --fast
+expect_fail demo_bad_arg "unknown option '--fast'" "$ATOLL" demo --fast
 cli_summary demo.sh

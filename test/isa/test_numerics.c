@@ -88,6 +88,23 @@ TEST(f32_from_double)
     CHECK(fbits(num_f64_to_f32(ldexp(1, -149))) == 1);
     CHECK(fbits(num_f64_to_f32(ldexp(1, -150))) == 0);         /* tie to even -> 0 */
     CHECK(signbit(num_f64_to_f32(-0.0)));
+    /* the fast path (the host's conversion) against the generic encoder:
+     * random bit patterns over every exponent, and the rounding boundaries */
+    uint64_t s = 0x243f6a8885a308d3ull;
+    int same = 0, n = 0;
+    for (int i = 0; i < 2000000; i++, n++) {
+        s ^= s << 13; s ^= s >> 7; s ^= s << 17;
+        double x;
+        uint64_t bits = i % 2 ? s : (s & 0x800fffffffffffffull) | ((uint64_t)(0x380 + (s >> 20) % 0x100) << 52);
+        memcpy(&x, &bits, 8);
+        same += isnan(x) || fbits(num_f64_to_f32(x)) == num_f64_to_bits(x, 8, 23);
+    }
+    static const double edges[] = {0x1.fffffefffffffp+127, 0x1.ffffffp+127, 0x1.fffffep+127, 0x1p-149, 0x1.8p-149,
+                                   0x1p-150, 0x1.0000000000001p-150, 0x1p-126, 0x1.fffffcp-127, 0x1.fffffep-127, 1e-320};
+    for (size_t i = 0; i < sizeof edges / sizeof edges[0]; i++, n += 2)
+        same += (fbits(num_f64_to_f32(edges[i])) == num_f64_to_bits(edges[i], 8, 23)) +
+                (fbits(num_f64_to_f32(-edges[i])) == num_f64_to_bits(-edges[i], 8, 23));
+    CHECK_EQ_INT(same, n);
 }
 
 TEST(float_to_int)
