@@ -40,8 +40,12 @@ static const char usage_text[] =
     "  --input-shape NAME=1x3x224x224   fix or change an input's shape (repeatable)\n"
     "  --name NAME            net name in the .abm (default: the graph's name)\n"
     "  --estimate             print the cost model's cycles per layer\n"
+    "  --groups               print the schedule's units (a layer, or a layer group whose inner\n"
+    "                         tensors stay in LMEM): members, core set, slicing, LMEM per core,\n"
+    "                         DRAM bytes in and out, estimated cycles\n"
     "  --csv FILE             write the cost model's per-layer table as CSV (batch, layer, name, op,\n"
-    "                         split, tiles, cores, macs, est_cycles, est_compute, est_dma, is_matrix)\n"
+    "                         split, tiles, cores, macs, est_cycles, est_compute, est_dma, is_matrix,\n"
+    "                         members, core_first, core_count, dram_rd, dram_wr, lmem_peak)\n"
     "  --layer-info           record each layer's name, op and estimate in the .abm (read by\n"
     "                         atoll run --profile; the file becomes version 1.1)\n"
     "  --time                 print the wall time of each compiler phase\n"
@@ -91,9 +95,10 @@ static void estimate_csv(const BkSummary *s, StrBuf *b)
         csv_put_field(b, l->op);
         sbuf_put(b, ",", 1);
         csv_put_field(b, l->split);
-        sbuf_printf(b, ",%d,%d,%llu,%llu,%llu,%llu,%d\n", l->tiles, l->cores, (unsigned long long)l->macs,
-                    (unsigned long long)l->est_cycles, (unsigned long long)l->est_compute, (unsigned long long)l->est_dma,
-                    l->is_matrix);
+        sbuf_printf(b, ",%d,%d,%llu,%llu,%llu,%llu,%d,%d,%d,%d,%llu,%llu,%llu\n", l->tiles, l->cores,
+                    (unsigned long long)l->macs, (unsigned long long)l->est_cycles, (unsigned long long)l->est_compute,
+                    (unsigned long long)l->est_dma, l->is_matrix, l->nmembers, l->core_first, l->core_count,
+                    (unsigned long long)l->dram_rd, (unsigned long long)l->dram_wr, (unsigned long long)l->lmem_peak);
     }
 }
 
@@ -101,7 +106,8 @@ static void estimate_csv(const BkSummary *s, StrBuf *b)
 static int write_csv(const char *path, const DrvResult *res, AtlErr *e)
 {
     StrBuf b = {0};
-    sbuf_printf(&b, "batch,layer,name,op,split,tiles,cores,macs,est_cycles,est_compute,est_dma,is_matrix\n");
+    sbuf_printf(&b, "batch,layer,name,op,split,tiles,cores,macs,est_cycles,est_compute,est_dma,is_matrix,"
+                    "members,core_first,core_count,dram_rd,dram_wr,lmem_peak\n");
     for (int i = 0; i < res->nstages; i++) estimate_csv(&res->stages[i], &b);
     char *text = sbuf_take(&b);
     int rc = !text ? atl_fail(e, "out of memory") : atl_write_file_atomic(path, text, strlen(text), e);
@@ -120,6 +126,49 @@ static void print_estimate(const BkSummary *s)
                l->tiles, l->cores, (unsigned long long)l->macs, (unsigned long long)l->est_cycles,
                (unsigned long long)l->est_compute, (unsigned long long)l->est_dma);
     }
+}
+
+/* 1234567 -> "1.2 MB" (binary prefixes for LMEM, decimal for DRAM traffic). */
+static void bytes_text(uint64_t v, int binary, char *out, size_t cap)
+{
+    static const char *const dec[] = {"B", "KB", "MB", "GB"}, *const bin[] = {"B", "KiB", "MiB", "GiB"};
+    double x = (double)v, step = binary ? 1024 : 1000;
+    int k = 0;
+    while (x >= step && k < 3) { x /= step; k++; }
+    snprintf(out, cap, k ? "%.1f %s" : "%.0f %s", x, binary ? bin[k] : dec[k]);
+}
+
+/* --groups: each unit of the schedule, the members of a layer group below it. */
+static void print_groups(const BkSummary *s, const AtlChip *chip)
+{
+    int cpc = chip->cores_per_cluster, total = chip->clusters * cpc;
+    printf("%4s  %-44s %-11s %-14s %10s %10s %10s %11s\n", "unit", "layer (or group: first .. last)", "cores", "slicing",
+           "LMEM/core", "DRAM in", "DRAM out", "est cycles");
+    uint64_t rd = 0, wr = 0;
+    for (int i = 0; i < s->nlayers; i++) {
+        const BkLayerInfo *l = &s->layers[i];
+        char cores[32], lm[16], in[16], out[16];
+        if (l->core_count == total) snprintf(cores, sizeof cores, "all %d", total);
+        else if (l->core_first % cpc == 0 && l->core_count == cpc) snprintf(cores, sizeof cores, "cluster %d", l->core_first / cpc);
+        else snprintf(cores, sizeof cores, "%d-%d", l->core_first, l->core_first + l->core_count - 1);
+        bytes_text(l->lmem_peak, 1, lm, sizeof lm);
+        bytes_text(l->dram_rd, 0, in, sizeof in);
+        bytes_text(l->dram_wr, 0, out, sizeof out);
+        printf("%4d  %-44.44s %-11s %-14.14s %10s %10s %10s %11llu\n", l->layer_id, l->nmembers > 1 ? l->op : l->name, cores,
+               l->split, lm, in, out, (unsigned long long)l->est_cycles);
+        for (const char *m = l->nmembers > 1 && l->members ? l->members : ""; *m;) {
+            const char *tab = strchr(m, '\t'), *nl = strchr(m, '\n');
+            if (!tab || !nl) break;
+            printf("        %-40.*s %.*s\n", (int)(tab - m), m, (int)(nl - tab - 1), tab + 1);
+            m = nl + 1;
+        }
+        rd += l->dram_rd;
+        wr += l->dram_wr;
+    }
+    char in[16], out[16];
+    bytes_text(rd, 0, in, sizeof in);
+    bytes_text(wr, 0, out, sizeof out);
+    printf("%4s  %-44s %-11s %-14s %10s %10s %10s %11llu\n", "", "total", "", "", "", in, out, (unsigned long long)s->est_cycles);
 }
 
 static void print_times(const double *t, double write_s)
@@ -160,7 +209,7 @@ int cmd_compile(int argc, char **argv)
 {
     const char *model = NULL, *chip_arg = NULL, *out = NULL, *csv = NULL, *v;
     IrInputShape shapes[MAXOPT];
-    int nshapes = 0, bad = 0, dump = 0, nopasses = 0, estimate = 0, timing = 0, zlevel = -1;
+    int nshapes = 0, bad = 0, dump = 0, nopasses = 0, estimate = 0, groups = 0, timing = 0, zlevel = -1;
     CliProgressMode pmode = CLI_PROGRESS_AUTO;
     DrvRequest rq;
     memset(&rq, 0, sizeof rq);
@@ -206,6 +255,7 @@ int cmd_compile(int argc, char **argv)
         else if (!strcmp(argv[i], "--dump-ir")) dump = 1;
         else if (!strcmp(argv[i], "--no-passes")) nopasses = 1;
         else if (!strcmp(argv[i], "--estimate")) estimate = 1;
+        else if (!strcmp(argv[i], "--groups")) groups = 1;
         else if (!strcmp(argv[i], "--layer-info")) rq.layer_info = 1;
         else if (!strcmp(argv[i], "--time")) timing = 1;
         else if ((v = cli_opt(argc, argv, &i, "--csv", &bad))) csv = v;
@@ -272,6 +322,7 @@ int cmd_compile(int argc, char **argv)
         for (int i = 0; i < res.nstages; i++) {
             print_summary(model, out, &chip, &res.stages[i], rq.dtype);
             if (estimate) print_estimate(&res.stages[i]);
+            if (groups) print_groups(&res.stages[i], &chip);
         }
         if (timing) print_times(res.phase_s, write_s);
     }

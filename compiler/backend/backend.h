@@ -74,6 +74,11 @@ typedef struct BkLayerInfo {
     uint64_t est_compute;   /* max over cores of the busiest compute engine */
     uint64_t est_dma;       /* max over cores of DMA busy cycles */
     int is_matrix;          /* 1 for conv / matmul layers */
+    int core_first, core_count; /* the core set it runs on (chip-wide ids) */
+    uint64_t dram_rd, dram_wr;  /* bytes its instructions read from / write to DRAM */
+    uint64_t lmem_peak;     /* highest LMEM byte any of its instructions touches, on any core */
+    int nmembers;           /* layers it runs: more than 1 for a layer group */
+    char *members;          /* each member's node name and op, one per line (malloc'd; bk_summary_free) */
 } BkLayerInfo;
 
 /* Backend phases timed in BkSummary.phase_s (wall seconds, summed over

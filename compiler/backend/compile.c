@@ -48,6 +48,7 @@ void bk_options_default(BkOptions *o)
 void bk_summary_free(BkSummary *s)
 {
     if (!s) return;
+    for (int i = 0; s->layers && i < s->nlayers; i++) free(s->layers[i].members);
     free(s->layers);
     memset(s, 0, sizeof *s);
 }
@@ -122,9 +123,40 @@ done:
     return rc;
 }
 
-static void fill_summary(const BkCtx *c, const BkSchedule *sched, const BkEmit *x, int batch, BkSummary *sum)
+/* The op of node's layer as the summary names it: the op, its fused
+ * activation, a fused residual Add and that one's activation
+ * ("Conv+Add+Relu"). */
+static void layer_op(const BkCtx *c, int node, char *out, size_t cap)
+{
+    const IrNode *n = &c->g->nodes[node];
+    int tn = c->tail[node];
+    const IrNode *t = tn >= 0 ? &c->g->nodes[tn] : NULL;
+    snprintf(out, cap, "%s%s%s%s%s%s", c->gelu_src[node] >= 0 ? "Gelu" : n->op, c->act_on[node] ? "+" : "",
+             c->act_on[node] ? n->act : "", t ? "+Add" : "", t && c->act_on[tn] ? "+" : "", t && c->act_on[tn] ? t->act : "");
+}
+
+/* "name\top\n" for each member node (malloc'd; NULL when out of memory). */
+static char *member_list(const BkCtx *c, const int *nodes, int n)
+{
+    size_t cap = 1;
+    for (int i = 0; i < n; i++) cap += strlen(c->g->nodes[nodes[i]].name ? c->g->nodes[nodes[i]].name : "") + 48;
+    char *s = malloc(cap);
+    if (!s) return NULL;
+    size_t k = 0;
+    s[0] = 0;
+    for (int i = 0; i < n; i++) {
+        char op[40];
+        layer_op(c, nodes[i], op, sizeof op);
+        const char *nm = c->g->nodes[nodes[i]].name;
+        k += (size_t)snprintf(s + k, cap - k, "%s\t%s\n", nm ? nm : "", op);
+    }
+    return s;
+}
+
+static int fill_summary(const BkCtx *c, const BkSchedule *sched, const BkEmit *x, int batch, BkSummary *sum, AtlErr *e)
 {
     const IrGraph *g = c->g;
+    sum->nlayers = sched->n;
     for (int i = 0; i < sched->n; i++) {
         const BkSegment *sg = &sched->seg[i];
         const BkLayer *ly = sg->layer;
@@ -141,25 +173,29 @@ static void fill_summary(const BkCtx *c, const BkSchedule *sched, const BkEmit *
         } else {
             const IrNode *n = &g->nodes[ly->node];
             snprintf(li->name, sizeof li->name, "%s", n->name ? n->name : "");
-            int tn = c->tail[ly->node];
-            const IrNode *t = tn >= 0 ? &g->nodes[tn] : NULL;
-            snprintf(li->op, sizeof li->op, "%s%s%s%s%s%s", c->gelu_src[ly->node] >= 0 ? "Gelu" : n->op,
-                     c->act_on[ly->node] ? "+" : "", c->act_on[ly->node] ? n->act : "", t ? "+Add" : "",
-                     t && c->act_on[tn] ? "+" : "", t && c->act_on[tn] ? t->act : "");
+            layer_op(c, ly->node, li->op, sizeof li->op);
+            members[0] = ly->node;
+            nm = 1;
         }
+        li->nmembers = nm ? nm : 1;
+        if (nm && !(li->members = member_list(c, members, nm))) return atl_fail(e, "out of memory");
         li->layer_id = ly->layer_id;
         li->tiles = ly->ntiles;
         li->cores = sg->cores_used;
+        li->core_first = sg->cores.first;
+        li->core_count = sg->cores.count;
         snprintf(li->split, sizeof li->split, "%s", ly->split);
         li->macs = ly->macs;
         li->run_macs = ly->run_macs ? ly->run_macs : ly->macs;
         li->est_cycles = sg->est_cycles;
         li->est_compute = sg->est_compute;
         li->est_dma = sg->est_dma;
+        li->dram_rd = sg->dram_rd;
+        li->dram_wr = sg->dram_wr;
+        li->lmem_peak = sg->lmem_peak;
         li->is_matrix = ly->is_matrix;
         sum->est_cycles += sg->est_cycles;
     }
-    sum->nlayers = sched->n;
     sum->weight_bytes = c->weight_bytes;
     sum->act_peak = c->act_bytes;
     sum->act_sum = c->act_sum;
@@ -167,6 +203,7 @@ static void fill_summary(const BkCtx *c, const BkSchedule *sched, const BkEmit *
     sum->batch = batch;
     sum->cores = x->prog.ncores;
     for (int k = 0; k < x->prog.ncores * ISA_NUM_ENGINES; k++) sum->insns += (uint64_t)x->prog.streams[k].count;
+    return 0;
 }
 
 static int compile_graph(const IrGraph *g, const AtlChip *chip, const BkOptions *opt, AbmWriter *w, BkSummary *sum, AtlErr *e)
@@ -237,6 +274,9 @@ static int compile_graph(const IrGraph *g, const AtlChip *chip, const BkOptions 
             if (ly->node < 0) atl_err_prefix(e, "graph output '%s'", g->t[ly->tensor].name);
             goto done;
         }
+        sched.seg[i].dram_rd = emit.use.dram_rd;
+        sched.seg[i].dram_wr = emit.use.dram_wr;
+        sched.seg[i].lmem_peak = emit.use.lmem_peak;
     }
     if (bk_emit_finish(&emit, e)) goto done;
     char name[128];
@@ -249,7 +289,7 @@ static int compile_graph(const IrGraph *g, const AtlChip *chip, const BkOptions 
         memcpy(sum->phase_s, phase, sizeof phase);
         sum->layers = calloc((size_t)(sched.n ? sched.n : 1), sizeof *sum->layers);
         if (!sum->layers) { atl_fail(e, "out of memory"); goto done; }
-        fill_summary(&c, &sched, &emit, batch, sum);
+        if (fill_summary(&c, &sched, &emit, batch, sum, e)) goto done;
     }
     rc = 0;
 done:

@@ -24,10 +24,27 @@
  *   layer; a DMA reading LMEM names its own core as the source core. */
 #include <string.h>
 #include "compiler/emit/emit.h"
+#include "isa/operands.h"
+
+/* Adds what in moves and occupies to x->use. */
+static void account(BkEmit *x, const AtlInsn *in)
+{
+    IsaOperand ops[ISA_MAX_OPERANDS];
+    int n = isa_operands(in, ops);
+    uint64_t bytes = (uint64_t)isa_dtype_size(in->dtype);
+    for (int d = 0; d < 4; d++) bytes *= in->shape[d];
+    for (int i = 0; i < n; i++) {
+        if (ops[i].space == ISA_SPACE_LMEM && ops[i].hi > 0 && (uint64_t)ops[i].hi > x->use.lmem_peak)
+            x->use.lmem_peak = (uint64_t)ops[i].hi;
+        if (ops[i].space == ISA_SPACE_DRAM && ops[i].end == 0) x->use.dram_wr += bytes;
+        if (ops[i].space == ISA_SPACE_DRAM && ops[i].end == 1) x->use.dram_rd += bytes;
+    }
+}
 
 static int put(BkEmit *x, int core, int engine, AtlInsn in, int layer, AtlErr *e)
 {
     in.layer = (uint16_t)layer;
+    account(x, &in);
     /* an lmem: source is the issuing core's own LMEM */
     if (in.op == ISA_OP_DMA_COPY && in.src_space == ISA_SPACE_LMEM)
         in.src_core = (uint8_t)(core % x->c->chip->cores_per_cluster);
@@ -148,6 +165,7 @@ void bk_emit_free(BkEmit *x)
 
 int bk_emit_segment(BkEmit *x, const BkSegment *sg, AtlErr *e)
 {
+    memset(&x->use, 0, sizeof x->use);
     for (int core = sg->bar.set.first; core < sg->bar.set.first + sg->bar.set.count; core++)
         if (emit_core(x, sg, core, e)) return -1;
     return 0;

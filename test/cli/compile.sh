@@ -40,6 +40,12 @@ expect_ok dump_ir_still "$ATOLL" compile $M/lenet5.onnx --dump-ir
 # fuses its residual Adds into their convs, none keeps every layer apart
 expect_ok group_auto "$ATOLL" compile $M/resnet20_cifar.onnx --chip configs/a1.ini -o "$TMPD/ga.abm" --estimate
 expect_grep group_auto_groups "Group([0-9]*) *N1 H" "$TMPD/out"
+# --groups: each unit, a group's members under it (name and op), a total row
+expect_ok groups_print "$ATOLL" compile $M/resnet20_cifar.onnx --chip configs/a1.ini -o "$TMPD/gp.abm" --groups
+expect_grep groups_header "^unit  layer (or group: first .. last) .*LMEM/core *DRAM in *DRAM out *est cycles" "$TMPD/out"
+expect_grep groups_member "^        /stages/stages.0/conv2/Conv  *Conv+Add+Relu$" "$TMPD/out"
+expect_grep groups_unit "^   0  Group(3) .*KiB .*KB .*KB  *[0-9][0-9]*$" "$TMPD/out"
+expect_grep groups_total "^ *total  .*[KMG]B .*[KMG]*B  *[0-9][0-9]*$" "$TMPD/out"
 expect_ok group_max1 "$ATOLL" compile $M/resnet20_cifar.onnx --chip configs/a1.ini -o "$TMPD/g1.abm" --estimate --group-max 1
 expect_grep group_max1_fused "Conv+Add+Relu" "$TMPD/out"
 expect_grep group_max1_layers "resnet20_cifar.onnx -> .*: 23 layers" "$TMPD/out"
