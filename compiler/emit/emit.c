@@ -4,8 +4,9 @@
  * Does: for every segment, walks the time-step table of every core of its
  *   core set (bk_sched_table, the one the cost model replays) and appends
  *   each action's instructions to the core's DMA / MAT / VEC streams:
- *   MCAST      the prologue's DMAs, masked; the last signals
- *   WAIT       a nop on the matrix stream waiting on the semaphore
+ *   MCAST      the prologue's DMAs, those into LMEM masked; the last
+ *              signals
+ *   WAIT       a nop on the action's stream waiting on the semaphore
  *   LOAD       the tile's loads (weight loads dropped when skip_w), the
  *              last signals; none left: a DMA nop that signals
  *   COMPUTE    the tile's computes on their engines, the first waiting and
@@ -101,7 +102,7 @@ static int emit_dma(BkEmit *x, int core, const BkCode *k, const BkAction *a, int
     for (int j = first; j <= last; j++) {
         if (skip && skip[j]) continue;
         AtlInsn in = ins[j];
-        if (a->kind == BK_ACT_MCAST) in.mask = a->mask;
+        if (a->kind == BK_ACT_MCAST && in.dst_space == ISA_SPACE_LMEM) in.mask = a->mask;
         if (a->kind != BK_ACT_COPY) {
             in.wait = (uint8_t)(j == first && a->wait >= 0 ? a->wait + 1 : 0);
             in.signal = (uint8_t)(j == last && a->signal >= 0 ? a->signal + 1 : 0);
@@ -136,7 +137,7 @@ static int emit_core(BkEmit *x, const BkSegment *sg, int core, AtlErr *e)
             continue;
         }
         if (a->kind == BK_ACT_WAIT) {
-            if (put(x, core, ISA_ENGINE_MAT, nop(a->wait, a->signal), layer, e)) return -1;
+            if (put(x, core, a->engine, nop(a->wait, a->signal), layer, e)) return -1;
             continue;
         }
         const BkCode *k = bk_walk_code(x->c, sg, &x->walk, a, e);

@@ -126,8 +126,12 @@ static int conv_gen(BkCtx *c, const BkLayer *ly, int t, uint64_t slot, BkCode *k
     int last_k = p.kci == l->nkc - 1;
     uint32_t sh[4];
     int64_t ds[4], ss[4];
-    /* input block, NCHW -> HWC */
+    /* input block, NCHW -> HWC (from the cluster's SRAM copy when staged) */
     AtlInsn in = bk_nchw_box(dt, 1, l->x, l->C, l->H, l->W, p.n, c0, cn, ys.a, ys.n, xs.a, xs.n, slot + l->l_in);
+    if (ly->stage_in) {
+        in.src_space = ISA_SPACE_SRAM;
+        in.src -= l->x;
+    }
     bk_code_ld(k, &in, 0);
     AtlInsn op = bk_window_insn(l, is_pool ? l->pool_op : ISA_OP_CONV, dt, slot + l->l_in, cn, ys, xs);
     uint64_t res;            /* LMEM of the HWC result in the storage dtype */
@@ -215,12 +219,49 @@ static int conv_gen(BkCtx *c, const BkLayer *ly, int t, uint64_t slot, BkCode *k
     return 0;
 }
 
-/* The multicast prologue: DRAM [R][OC] -> resident [chunk][R][width], then
- * the f32 bias [OC]. The emitter sets the mask and the signal. */
+/* Input staging: the whole input tensor, DRAM -> the cluster's SRAM at 0
+ * (contiguous NCHW, in rows of STAGE_ROW elements and the rest), then,
+ * unless the weights' multicast follows, a 64-byte multicast flag whose
+ * signal tells every core of the cluster that the copy has landed (the
+ * DMA queue runs one transfer at a time, so the flag starts after it). */
+#define STAGE_ROW 4096
+static void stage_input(BkCtx *c, const BkLayer *ly, BkCode *k)
+{
+    const BkLow *l = &ly->lw;
+    uint64_t n = (uint64_t)l->N * l->C * l->H * l->W, rows = n / STAGE_ROW, rest = n % STAGE_ROW;
+    uint32_t sh[4] = {1, 1, (uint32_t)rows, STAGE_ROW};
+    int64_t st[4];
+    bk_compact(sh, st);
+    AtlInsn in;
+    if (rows) {
+        in = bk_dma(l->dt, ISA_SPACE_SRAM, 0, ISA_SPACE_DRAM, l->x, sh, st, st);
+        bk_code_st(k, &in);
+    }
+    if (rest) {
+        uint32_t rs[4] = {1, 1, 1, (uint32_t)rest};
+        bk_compact(rs, st);
+        uint64_t off = rows * STAGE_ROW * (uint64_t)l->es;
+        in = bk_dma(l->dt, ISA_SPACE_SRAM, off, ISA_SPACE_DRAM, l->x + off, rs, st, st);
+        bk_code_st(k, &in);
+    }
+    if (!ly->mcast) {
+        uint32_t fs[4] = {1, 1, 1, 64 / (uint32_t)isa_dtype_size(c->dt)};
+        bk_compact(fs, st);
+        in = bk_dma(c->dt, ISA_SPACE_LMEM, ly->l_flag, ISA_SPACE_SRAM, 0, fs, st, st);
+        bk_code_st(k, &in);
+    }
+}
+
+/* The prologue: the input staged (stage_input), then the multicast of the
+ * resident weights, DRAM [R][OC] -> resident [chunk][R][width], and the
+ * f32 bias [OC]. The emitter sets the mask of the LMEM multicasts and the
+ * signal of the last. */
 static int conv_prologue(BkCtx *c, const BkLayer *ly, BkCode *k, AtlErr *e)
 {
     const BkLow *l = &ly->lw;
     (void)e;
+    if (ly->stage_in) stage_input(c, ly, k);
+    if (!ly->mcast) return 0;
     uint32_t R = (uint32_t)(l->kh * l->kw * (l->C / l->groups)), w = (uint32_t)chunk_width(l);
     uint32_t full = (uint32_t)l->OC / w, rest = (uint32_t)l->OC % w;
     int es = c->es;
@@ -288,7 +329,7 @@ static int group_units(const BkLow *l) { return is_kconv(l) ? l->OC : l->groups;
  * bias resident below the slots, multicast once per cluster). The resident
  * region also holds the two K-split accumulators when nkc > 1. Sets the
  * slot geometry and the buffers inside a slot; 0 if everything fits. */
-static int plan(const BkCtx *c, BkLayer *g, int m)
+static int plan(const BkCtx *c, BkLayer *g, int m, int st)
 {
     BkLow *l = &g->lw;
     int cpg = l->C / l->groups, conv = l->kind == BK_K_CONV;
@@ -297,12 +338,17 @@ static int plan(const BkCtx *c, BkLayer *g, int m)
     uint64_t outn = (uint64_t)l->rows * l->cols;
     uint64_t res = 0;
     g->mcast = m;
-    g->prologue = m ? conv_prologue : NULL;
+    g->stage_in = st;
+    g->prologue = m || st ? conv_prologue : NULL;
     if (m) {
         uint64_t nch = (uint64_t)(group_units(l) + l->gchunk - 1) / l->gchunk;
         l->l_wres = 0;
         l->l_bres = bk_align_up(c, nch * weight_chunk_bytes(c, l));
         res = l->l_bres + (l->b ? nch * bias_chunk_bytes(c, l) : 0);
+    }
+    if (st && !m) {
+        g->l_flag = bk_align_up(c, res);
+        res = g->l_flag + 64;
     }
     l->acc_bytes = 0;
     if (conv && l->nkc > 1) {
@@ -351,7 +397,9 @@ static int assign(BkCtx *c, BkLayer *ly, AtlErr *e)
     return 0;
 }
 
-typedef struct Shape { int gc, r, w, kc, m; } Shape;
+/* A candidate: group chunk, rows, columns, k chunk, weights multicast
+ * (m), input staged in SRAM (st). */
+typedef struct Shape { int gc, r, w, kc, m, st; } Shape;
 
 /* 1 when every row chunk and column chunk of the shape reads some input
  * and its padding fits the instruction's fields (a chunk of columns all
@@ -372,18 +420,44 @@ static int spans_ok(const BkLow *l)
 static int fits(const BkCtx *c, BkLayer *ly, Shape s)
 {
     set_shape(&ly->lw, s.gc, s.r, s.w, s.kc);
-    return plan(c, ly, s.m) == 0 && spans_ok(&ly->lw);
+    return plan(c, ly, s.m, s.st) == 0 && spans_ok(&ly->lw);
 }
 
 /* Offers s as a candidate if it fits (in LMEM, and in at most MAX_TILES
  * tiles); 1 if it did, 0 if not, -1 out of memory. */
-static int add_shape(const BkCtx *c, BkLayer *ly, Shape s, AtlErr *e)
+static int add_one(const BkCtx *c, BkLayer *ly, Shape s, AtlErr *e)
 {
     if (!fits(c, ly, s)) return 0;
     const BkLow *l = &ly->lw;
     int64_t tiles = (int64_t)l->ngc * l->N * l->nrc * l->nwc * l->nkc;
     if (tiles > MAX_TILES) return 0;
     return bk_push_shape(ly, &s, sizeof s, tiles, e) ? -1 : 1;
+}
+
+/* 1 when the layer's input may be staged in SRAM: a convolution whose
+ * tiles read parts of the input more than once in all (several output
+ * channel chunks, or windows that overlap between row or column chunks),
+ * whose input fits the cluster's SRAM, when grouping (--group none keeps
+ * the per-layer schedule of before). */
+static int may_stage(const BkCtx *c, const BkLayer *ly)
+{
+    const BkLow *l = &ly->lw;
+    uint64_t bytes = (uint64_t)l->N * l->C * l->H * l->W * (uint64_t)l->es;
+    int rereads = l->ngc > 1 || (l->nrc > 1 && l->kh > l->sh) || (l->nwc > 1 && l->kw > l->sw);
+    return c->grouping && l->kind == BK_K_CONV && bytes <= (uint64_t)c->chip->sram_bytes && rereads;
+}
+
+/* Offers s, and s with its input staged in SRAM where that may pay. */
+static int add_shape(const BkCtx *c, BkLayer *ly, Shape s, AtlErr *e)
+{
+    int rc = add_one(c, ly, s, e);
+    if (rc < 0) return -1;
+    if (!rc) return 0;
+    if (may_stage(c, ly)) {
+        s.st = 1;
+        if (add_one(c, ly, s, e) < 0) return -1;
+    }
+    return 1;
 }
 
 /* Orders the candidates fewest tiles first (stable: equal counts keep
@@ -451,7 +525,7 @@ static int search_splits(BkCtx *c, BkLayer *ly, AtlErr *e)
     qsort(pairs, (size_t)np, sizeof *pairs, pair_cmp);
     int units = group_units(l), found = 0;
     for (int i = 0; i < np && found < SPLIT_PAIRS; i++) {
-        Shape smallest = {1, 1, pairs[i].w, pairs[i].kc, 0};
+        Shape smallest = {1, 1, pairs[i].w, pairs[i].kc, 0, 0};
         if (!fits(c, ly, smallest)) continue;
         found++;
         int modes = l->kind == BK_K_CONV && !l->w_oihw && c->chip->cores_per_cluster > 1 && pairs[i].nk == 1 ? 2 : 1;
@@ -459,7 +533,7 @@ static int search_splits(BkCtx *c, BkLayer *ly, AtlErr *e)
             for (int gc = units;; gc = (gc + 1) / 2) {
                 int taken = 0;
                 for (int r = l->OH; taken < 2; r = (r + 1) / 2) {
-                    Shape s = {gc, r, pairs[i].w, pairs[i].kc, m};
+                    Shape s = {gc, r, pairs[i].w, pairs[i].kc, m, 0};
                     int rc = add_shape(c, ly, s, e);
                     if (rc < 0) { free(pairs); return -1; }
                     taken += rc;
@@ -482,7 +556,8 @@ static int apply_shape(BkCtx *c, BkLayer *ly, const void *shape, AtlErr *e)
     int n = snprintf(ly->split, sizeof ly->split, "N%d C%d H%d", l->N, l->ngc, l->nrc);
     if (l->nwc > 1) n += snprintf(ly->split + n, sizeof ly->split - (size_t)n, " W%d", l->nwc);
     if (l->nkc > 1) n += snprintf(ly->split + n, sizeof ly->split - (size_t)n, " K%d", l->nkc);
-    if (ly->mcast) snprintf(ly->split + n, sizeof ly->split - (size_t)n, " mc");
+    if (ly->mcast) n += snprintf(ly->split + n, sizeof ly->split - (size_t)n, " mc");
+    if (ly->stage_in) snprintf(ly->split + n, sizeof ly->split - (size_t)n, " sram");
     return 0;
 }
 
@@ -497,7 +572,7 @@ static int choose_tiles(BkCtx *c, BkLayer *ly, AtlErr *e)
     for (int m = 0; m < modes; m++)
         for (int gc = units;; gc = (gc + 1) / 2) {
             for (int r = l->OH;; r = (r + 1) / 2) {
-                Shape s = {gc, r, l->OW, l->C, m};
+                Shape s = {gc, r, l->OW, l->C, m, 0};
                 if (add_shape(c, ly, s, e) < 0) return -1;
                 if (r == 1) break;
             }
@@ -509,7 +584,7 @@ static int choose_tiles(BkCtx *c, BkLayer *ly, AtlErr *e)
     if ((c->grouping || !ly->shapes.n) && search_splits(c, ly, e)) return -1;
     if (!ly->shapes.n) {
         set_shape(l, 1, 1, 1, 1);
-        if (plan(c, ly, 0) == 0 && !spans_ok(l))
+        if (plan(c, ly, 0, 0) == 0 && !spans_ok(l))
             return bk_fail(c, ly->node, e, "some output rows or columns read no input (padding too large for "
                            "kernel %dx%d, dilation %dx%d)", l->kh, l->kw, l->dh, l->dw);
     }

@@ -35,13 +35,17 @@
  * Weight keys: a load of tile i is marked skip_w when the previous tile of
  *   the same slot on this core has the same weight key (the slot still
  *   holds those weights).
- * Weight multicast (the layer's mcast): per cluster, the lowest core of
- *   the set that runs tiles gets an MCAST action first: the prologue's
- *   DMA with a mask of the cluster's cores that run tiles, the last one
- *   signalling WEIGHTS on each of them; each of those gets a WAIT action
- *   (a matrix-stream nop waiting on WEIGHTS) before its first tile. The
- *   resident region lies below the slots, so loads into the slots never
- *   touch it, and the previous segment's barrier makes it free.
+ * Weight multicast (the layer's mcast) and input staging (stage_in): per
+ *   cluster, the lowest core of the set that runs tiles gets an MCAST
+ *   action first: the prologue's DMAs, those writing LMEM with a mask of
+ *   the cluster's cores that run tiles, the last one signalling WEIGHTS on
+ *   each of them; each of those gets a WAIT action (a nop waiting on
+ *   WEIGHTS) before its first tile: on the matrix stream for resident
+ *   weights (the loads into the slots may go ahead), on the DMA stream
+ *   when the input is staged in SRAM (the loads read it). The resident
+ *   region lies below the slots, so loads into the slots never touch it;
+ *   the previous segment's barrier, which every segment's spans the whole
+ *   chip, makes it and the SRAM free.
  * DMA-only layers (direct): one COPY action per tile, no slots, no sync.
  */
 #ifndef ATOLL_COMPILER_SCHEDULE_SCHEDULE_H
@@ -93,7 +97,7 @@ typedef struct BkSchedule {
 /* One entry of a core's time-step table, in issue order. */
 typedef enum {
     BK_ACT_MCAST,   /* the layer's prologue DMA, masked to `mask` (DMA) */
-    BK_ACT_WAIT,    /* a matrix-stream nop waiting on `wait` */
+    BK_ACT_WAIT,    /* a nop on `engine`'s stream waiting on `wait` */
     BK_ACT_LOAD,    /* tile's loads into its slot (DMA) */
     BK_ACT_COMPUTE, /* tile's computes (matrix / vector, hand-overs inside) */
     BK_ACT_STORE,   /* tile's stores (DMA) */
@@ -105,9 +109,11 @@ typedef struct BkAction {
     uint8_t kind;                 /* BkActKind */
     uint8_t slot;                 /* LOAD / COMPUTE / STORE: the slot b */
     uint8_t skip_w;               /* LOAD: the slot still holds this tile's weights */
+    uint8_t engine;               /* WAIT: the stream it holds (ISA_ENGINE_MAT, or DMA when
+                                   * the tiles' loads read what the prologue staged) */
     int8_t wait;                  /* semaphore the first instruction waits on, -1 none */
     int8_t signal;                /* semaphore the last instruction signals, -1 none */
-    uint32_t mask;                /* MCAST: cores of the cluster written and signalled */
+    uint32_t mask;                /* MCAST: cores of the cluster its LMEM writes go to and its signal reaches */
     int tile;                     /* LOAD / COMPUTE / STORE / COPY: the layer's tile */
 } BkAction;
 
