@@ -75,7 +75,7 @@
 #include "compiler/lower/lower.h"
 #include "isa/timing.h"
 
-enum { SPLIT_PAIRS = 3, MIN_COSTED = 2, TILE_BUDGET = 1 << 16, MAX_TILES = 1 << 24 };
+enum { SPLIT_PAIRS = 6, SPLIT_PAIRS_NONE = 3, MIN_COSTED = 2, TILE_BUDGET = 1 << 16, MAX_TILES = 1 << 24 };
 
 static int imin(int a, int b) { return a < b ? a : b; }
 
@@ -434,26 +434,30 @@ static int add_one(const BkCtx *c, BkLayer *ly, Shape s, AtlErr *e)
     return bk_push_shape(ly, &s, sizeof s, tiles, e) ? -1 : 1;
 }
 
-/* 1 when the layer's input may be staged in SRAM: a convolution whose
- * tiles read parts of the input more than once in all (several output
- * channel chunks, or windows that overlap between row or column chunks),
- * whose input fits the cluster's SRAM, when grouping (--group none keeps
- * the per-layer schedule of before). */
+/* 1 when the layer's input may be staged in SRAM: a convolution cut into
+ * several output-channel chunks (each chunk's tiles read the whole input
+ * again; the halo rows that row chunks share are too few to pay for the
+ * copy), whose input fits the cluster's SRAM, when grouping (--group none
+ * keeps the per-layer schedule of before). */
 static int may_stage(const BkCtx *c, const BkLayer *ly)
 {
     const BkLow *l = &ly->lw;
     uint64_t bytes = (uint64_t)l->N * l->C * l->H * l->W * (uint64_t)l->es;
-    int rereads = l->ngc > 1 || (l->nrc > 1 && l->kh > l->sh) || (l->nwc > 1 && l->kw > l->sw);
-    return c->grouping && l->kind == BK_K_CONV && bytes <= (uint64_t)c->chip->sram_bytes && rereads;
+    int rereads = l->ngc > 1;
+    return c->grouping && !c->stage_never && l->kind == BK_K_CONV && bytes <= (uint64_t)c->chip->sram_bytes && rereads;
 }
 
-/* Offers s, and s with its input staged in SRAM where that may pay. */
+/* Offers s, and s with its input staged in SRAM where that may pay (only
+ * the staged one with BkOptions.stage = always). */
 static int add_shape(const BkCtx *c, BkLayer *ly, Shape s, AtlErr *e)
 {
-    int rc = add_one(c, ly, s, e);
-    if (rc < 0) return -1;
-    if (!rc) return 0;
-    if (may_stage(c, ly)) {
+    if (!fits(c, ly, s)) return 0;
+    int stage = may_stage(c, ly);
+    if (!(stage && c->stage_always)) {
+        int rc = add_one(c, ly, s, e);
+        if (rc <= 0) return rc;
+    }
+    if (stage) {
         s.st = 1;
         if (add_one(c, ly, s, e) < 0) return -1;
     }
@@ -524,7 +528,8 @@ static int search_splits(BkCtx *c, BkLayer *ly, AtlErr *e)
         }
     qsort(pairs, (size_t)np, sizeof *pairs, pair_cmp);
     int units = group_units(l), found = 0;
-    for (int i = 0; i < np && found < SPLIT_PAIRS; i++) {
+    int most = c->grouping ? SPLIT_PAIRS : SPLIT_PAIRS_NONE;   /* --group none: the search of before */
+    for (int i = 0; i < np && found < most; i++) {
         Shape smallest = {1, 1, pairs[i].w, pairs[i].kc, 0, 0};
         if (!fits(c, ly, smallest)) continue;
         found++;

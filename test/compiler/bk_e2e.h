@@ -292,11 +292,12 @@ done:
  * pseudo-random input and compares with the interpreter. Returns 0 if it
  * ran; *max_err gets max |sim - interp| / (1 + |interp|) over every output. The program is
  * left in *prog_out when non-NULL (caller prog_free); the per-layer
- * summary in *sum when non-NULL (caller bk_summary_free). group_max:
- * BkOptions.group_max (0: the default). */
-static inline int e2e_graph_sum_opt(IrGraph *g, const char *chipfile, int dtype, int group_max, double *max_err,
-                                    AtlProgram *prog_out, BkSummary *sum, char *err, size_t errlen)
+ * summary in *sum when non-NULL (caller bk_summary_free). Compiled with
+ * opt. */
+static inline int e2e_graph_run(IrGraph *g, const char *chipfile, const BkOptions *opt, double *max_err,
+                                AtlProgram *prog_out, BkSummary *sum, char *err, size_t errlen)
 {
+    int dtype = opt->dtype;
     AtlErr e = {{0}};
     AtlChip chip;
     uint8_t *buf = NULL;
@@ -324,11 +325,7 @@ static inline int e2e_graph_sum_opt(IrGraph *g, const char *chipfile, int dtype,
     for (int64_t i = 0; i < n; i++) ((float *)in.data)[i] = e2e_frand(&seed);
     if (interp_run(g, &in, 1, &outs, &e)) goto done;
     AbmRegionBases b;
-    BkOptions o;
-    bk_options_default(&o);
-    o.dtype = dtype;
-    o.group_max = group_max;
-    if (e2e_build_opt(g, &chip, &o, sum, NULL, &buf, &len, &m, &p, &b, &s, &e)) goto done;
+    if (e2e_build_opt(g, &chip, opt, sum, NULL, &buf, &len, &m, &p, &b, &s, &e)) goto done;
     AbmTensor ti = abm_tensor(&m.view, 0);
     if (e2e_put_input(s, &b, ti, dtype, (const float *)in.data, n, &e)) goto done;
     if (sim_run(s, &e)) goto done;
@@ -364,6 +361,16 @@ done:
     return rc;
 }
 /* e2e_graph_sum_opt with groups as the default options form them. */
+/* e2e_graph_run with the default options in dtype and group_max. */
+static inline int e2e_graph_sum_opt(IrGraph *g, const char *chipfile, int dtype, int group_max, double *max_err,
+                                    AtlProgram *prog_out, BkSummary *sum, char *err, size_t errlen)
+{
+    BkOptions o;
+    bk_options_default(&o);
+    o.dtype = dtype;
+    o.group_max = group_max;
+    return e2e_graph_run(g, chipfile, &o, max_err, prog_out, sum, err, errlen);
+}
 static inline int e2e_graph_sum(IrGraph *g, const char *chipfile, int dtype, double *max_err, AtlProgram *prog_out,
                                 BkSummary *sum, char *err, size_t errlen)
 {

@@ -3,15 +3,16 @@
  * cluster by the prologue, read by every tile from there.
  *
  * Checked on configs/a1.ini against the interpreter, in the simulator's
- * full mode: a ResNet-50 layer3-sized 3x3 convolution (the search stages
- * its input: its tiles are output-channel chunks that would each re-read
- * it from DRAM) gives the interpreter's results; the program has the
+ * full mode: a ResNet-50 layer3-sized 3x3 convolution compiled with
+ * BkOptions.stage = always (its tiles are output-channel chunks that
+ * would each re-read the input from DRAM) gives the interpreter's results; the program has the
  * staging copy (DRAM -> SRAM) on one core per cluster, tile loads from
  * SRAM, and on every core that runs tiles a DMA-stream nop waiting on the
  * prologue's signal before its first load; DRAM reads are fewer than the
- * same layer's with --group none (no staging there: that schedule keeps
- * the per-layer plan of before). A layer whose tiles read the input once
- * (a 1x1 conv over row chunks) is never staged. */
+ * same layer's with staging never; --group none never stages (that
+ * schedule keeps the per-layer plan of before). A layer whose tiles read
+ * the input once (one output-channel chunk) is not staged even with
+ * always. */
 #include <stdio.h>
 #include <string.h>
 #include "test/test.h"
@@ -57,7 +58,10 @@ TEST(staged_conv_matches_the_interpreter)
     memset(&sum, 0, sizeof sum);
     AtlProgram p;
     memset(&p, 0, sizeof p);
-    int rc = e2e_graph_sum(&g, A1, ISA_F32, &err, &p, &sum, msg, sizeof msg);
+    BkOptions o;
+    bk_options_default(&o);
+    o.stage = BK_STAGE_ALWAYS;
+    int rc = e2e_graph_run(&g, A1, &o, &err, &p, &sum, msg, sizeof msg);
     CHECKF(rc == 0, "%s", msg);
     if (rc == 0) {
         printf("  split %s, err %.3g, DRAM read %llu bytes\n", sum.layers[0].split, err, (unsigned long long)sum.layers[0].dram_rd);
@@ -88,21 +92,25 @@ TEST(staged_conv_matches_the_interpreter)
         for (int core = 0; core < p.ncores; core++) tiles += from_sram[core] > 0;
         CHECKF(tiles == p.ncores, "%d of %d cores load from SRAM", tiles, p.ncores);
         prog_free(&p);
-        /* --group none: the plan of before, reading more from DRAM */
-        IrGraph g2;
-        conv_graph(&g2, 256, 14, 14, 256, 3);
-        BkOptions o;
-        bk_options_default(&o);
-        o.group = BK_GROUP_NONE;
-        BkSummary s2;
-        memset(&s2, 0, sizeof s2);
-        REQUIRE(compile_only(&g2, &o, &s2) == 0);
-        printf("  --group none: split %s, DRAM read %llu bytes\n", s2.layers[0].split, (unsigned long long)s2.layers[0].dram_rd);
-        CHECKF(!strstr(s2.layers[0].split, "sram"), "--group none staged: %s", s2.layers[0].split);
-        CHECKF(s2.layers[0].dram_rd > sum.layers[0].dram_rd, "staging read %llu >= %llu", (unsigned long long)sum.layers[0].dram_rd,
-               (unsigned long long)s2.layers[0].dram_rd);
-        bk_summary_free(&s2);
-        ir_free(&g2);
+        /* staging never, and --group none: more DRAM reads, no staging */
+        for (int mode = 0; mode < 2; mode++) {
+            IrGraph g2;
+            conv_graph(&g2, 256, 14, 14, 256, 3);
+            BkOptions o2;
+            bk_options_default(&o2);
+            if (mode == 0) o2.stage = BK_STAGE_NEVER;
+            else { o2.group = BK_GROUP_NONE; o2.stage = BK_STAGE_ALWAYS; }
+            BkSummary s2;
+            memset(&s2, 0, sizeof s2);
+            REQUIRE(compile_only(&g2, &o2, &s2) == 0);
+            printf("  %s: split %s, DRAM read %llu bytes\n", mode ? "--group none" : "staging never", s2.layers[0].split,
+                   (unsigned long long)s2.layers[0].dram_rd);
+            CHECKF(!strstr(s2.layers[0].split, "sram"), "mode %d staged: %s", mode, s2.layers[0].split);
+            CHECKF(s2.layers[0].dram_rd > sum.layers[0].dram_rd, "staged read %llu >= %llu", (unsigned long long)sum.layers[0].dram_rd,
+                   (unsigned long long)s2.layers[0].dram_rd);
+            bk_summary_free(&s2);
+            ir_free(&g2);
+        }
     }
     bk_summary_free(&sum);
     ir_free(&g);
@@ -114,13 +122,26 @@ TEST(a_single_read_input_is_not_staged)
     conv_graph(&g, 32, 64, 16, 16, 1);
     BkOptions o;
     bk_options_default(&o);
+    o.stage = BK_STAGE_ALWAYS;
     BkSummary sum;
     memset(&sum, 0, sizeof sum);
     REQUIRE(compile_only(&g, &o, &sum) == 0);
-    printf("  1x1 conv: split %s\n", sum.layers[0].split);
-    int chunks = 0;
-    sscanf(strstr(sum.layers[0].split, " C") ? strstr(sum.layers[0].split, " C") : " C0", " C%d", &chunks);
-    CHECKF(chunks > 1 || !strstr(sum.layers[0].split, "sram"), "staged with one channel chunk: %s", sum.layers[0].split);
+    printf("  1x1 conv, 16 outputs: split %s\n", sum.layers[0].split);
+    CHECKF(strstr(sum.layers[0].split, " C1 ") && !strstr(sum.layers[0].split, "sram"), "split %s", sum.layers[0].split);
+    bk_summary_free(&sum);
+    ir_free(&g);
+}
+
+TEST(a_bad_staging_mode_is_refused)
+{
+    IrGraph g;
+    conv_graph(&g, 8, 8, 8, 8, 3);
+    BkOptions o;
+    bk_options_default(&o);
+    o.stage = 7;
+    BkSummary sum;
+    memset(&sum, 0, sizeof sum);
+    CHECK(compile_only(&g, &o, &sum) != 0);
     bk_summary_free(&sum);
     ir_free(&g);
 }
@@ -129,5 +150,6 @@ int main(void)
 {
     RUN(staged_conv_matches_the_interpreter);
     RUN(a_single_read_input_is_not_staged);
+    RUN(a_bad_staging_mode_is_refused);
     return test_summary("test_backend_stage");
 }
