@@ -42,7 +42,7 @@
 #include "util/err.h"
 
 enum { BK_GROUP_AUTO = 0, BK_GROUP_NONE = 1 };
-enum { BK_STAGE_AUTO = 0, BK_STAGE_NEVER = 1, BK_STAGE_ALWAYS = 2 };
+enum { BK_SRAM_AUTO = 0, BK_SRAM_NEVER = 1, BK_SRAM_ALWAYS = 2 };
 
 typedef struct BkOptions {
     int dtype;              /* storage/compute dtype: ISA_F32 (default), ISA_F16, ISA_BF16 */
@@ -58,9 +58,9 @@ typedef struct BkOptions {
     int keep_activations;   /* 1 (implies group none): no reuse of activation memory, so every
                                activation listed in the .abm still holds its
                                value after the run (per-tensor comparison) */
-    int stage;              /* input staging in cluster SRAM (docs/backend.md): BK_STAGE_AUTO
-                               (default) where the cost model finds it cheaper; BK_STAGE_NEVER;
-                               BK_STAGE_ALWAYS for every layer that may stage (tests,
+    int sram_input;         /* convolution inputs copied to cluster SRAM (docs/backend.md):
+                               BK_SRAM_AUTO (default) where the cost model finds it cheaper;
+                               BK_SRAM_NEVER; BK_SRAM_ALWAYS for every layer that may (tests,
                                studies); only with grouping on */
 } BkOptions;
 

@@ -213,8 +213,8 @@ static int compile_graph(const IrGraph *g, const AtlChip *chip, const BkOptions 
     if (sum) memset(sum, 0, sizeof *sum);
     if (opt->group != BK_GROUP_AUTO && opt->group != BK_GROUP_NONE)
         return atl_fail(e, "backend: group mode %d is not one of auto, none", opt->group);
-    if (opt->stage < BK_STAGE_AUTO || opt->stage > BK_STAGE_ALWAYS)
-        return atl_fail(e, "backend: staging mode %d is not one of auto, never, always", opt->stage);
+    if (opt->sram_input < BK_SRAM_AUTO || opt->sram_input > BK_SRAM_ALWAYS)
+        return atl_fail(e, "backend: SRAM input mode %d is not one of auto, never, always", opt->sram_input);
     if (opt->dtype != ISA_F32 && opt->dtype != ISA_F16 && opt->dtype != ISA_BF16)
         return atl_fail(e, "backend: dtype %s is not supported (f32, f16, bf16)", isa_dtype_name(opt->dtype));
     if (chip->semaphores < BK_SEMS_USED)
@@ -231,8 +231,8 @@ static int compile_graph(const IrGraph *g, const AtlChip *chip, const BkOptions 
     /* keeping every activation for comparison keeps every layer on its own */
     c.grouping = opt->group != BK_GROUP_NONE && !opt->keep_activations;
     c.group_max = opt->group_max;
-    c.stage_never = opt->stage == BK_STAGE_NEVER;
-    c.stage_always = opt->stage == BK_STAGE_ALWAYS;
+    c.sram_never = opt->sram_input == BK_SRAM_NEVER;
+    c.sram_always = opt->sram_input == BK_SRAM_ALWAYS;
     uint64_t row = (uint64_t)chip->lmem_banks * chip->lmem_bank_width;
     c.slot = (uint64_t)chip->lmem_bytes / 2 / row * row;
     if (c.slot == 0) c.slot = (uint64_t)chip->lmem_bytes / 2;

@@ -126,9 +126,9 @@ static int conv_gen(BkCtx *c, const BkLayer *ly, int t, uint64_t slot, BkCode *k
     int last_k = p.kci == l->nkc - 1;
     uint32_t sh[4];
     int64_t ds[4], ss[4];
-    /* input block, NCHW -> HWC (from the cluster's SRAM copy when staged) */
+    /* input block, NCHW -> HWC (from the cluster's SRAM copy when in_sram) */
     AtlInsn in = bk_nchw_box(dt, 1, l->x, l->C, l->H, l->W, p.n, c0, cn, ys.a, ys.n, xs.a, xs.n, slot + l->l_in);
-    if (ly->stage_in) {
+    if (ly->in_sram) {
         in.src_space = ISA_SPACE_SRAM;
         in.src -= l->x;
     }
@@ -220,16 +220,16 @@ static int conv_gen(BkCtx *c, const BkLayer *ly, int t, uint64_t slot, BkCode *k
 }
 
 /* Input staging: the whole input tensor, DRAM -> the cluster's SRAM at 0
- * (contiguous NCHW, in rows of STAGE_ROW elements and the rest), then,
+ * (contiguous NCHW, in rows of SRAM_ROW elements and the rest), then,
  * unless the weights' multicast follows, a 64-byte multicast flag whose
  * signal tells every core of the cluster that the copy has landed (the
  * DMA queue runs one transfer at a time, so the flag starts after it). */
-#define STAGE_ROW 4096
-static void stage_input(BkCtx *c, const BkLayer *ly, BkCode *k)
+#define SRAM_ROW 4096
+static void copy_input_to_sram(BkCtx *c, const BkLayer *ly, BkCode *k)
 {
     const BkLow *l = &ly->lw;
-    uint64_t n = (uint64_t)l->N * l->C * l->H * l->W, rows = n / STAGE_ROW, rest = n % STAGE_ROW;
-    uint32_t sh[4] = {1, 1, (uint32_t)rows, STAGE_ROW};
+    uint64_t n = (uint64_t)l->N * l->C * l->H * l->W, rows = n / SRAM_ROW, rest = n % SRAM_ROW;
+    uint32_t sh[4] = {1, 1, (uint32_t)rows, SRAM_ROW};
     int64_t st[4];
     bk_compact(sh, st);
     AtlInsn in;
@@ -240,7 +240,7 @@ static void stage_input(BkCtx *c, const BkLayer *ly, BkCode *k)
     if (rest) {
         uint32_t rs[4] = {1, 1, 1, (uint32_t)rest};
         bk_compact(rs, st);
-        uint64_t off = rows * STAGE_ROW * (uint64_t)l->es;
+        uint64_t off = rows * SRAM_ROW * (uint64_t)l->es;
         in = bk_dma(l->dt, ISA_SPACE_SRAM, off, ISA_SPACE_DRAM, l->x + off, rs, st, st);
         bk_code_st(k, &in);
     }
@@ -252,7 +252,7 @@ static void stage_input(BkCtx *c, const BkLayer *ly, BkCode *k)
     }
 }
 
-/* The prologue: the input staged (stage_input), then the multicast of the
+/* The prologue: the input copied to SRAM (copy_input_to_sram), then the multicast of the
  * resident weights, DRAM [R][OC] -> resident [chunk][R][width], and the
  * f32 bias [OC]. The emitter sets the mask of the LMEM multicasts and the
  * signal of the last. */
@@ -260,7 +260,7 @@ static int conv_prologue(BkCtx *c, const BkLayer *ly, BkCode *k, AtlErr *e)
 {
     const BkLow *l = &ly->lw;
     (void)e;
-    if (ly->stage_in) stage_input(c, ly, k);
+    if (ly->in_sram) copy_input_to_sram(c, ly, k);
     if (!ly->mcast) return 0;
     uint32_t R = (uint32_t)(l->kh * l->kw * (l->C / l->groups)), w = (uint32_t)chunk_width(l);
     uint32_t full = (uint32_t)l->OC / w, rest = (uint32_t)l->OC % w;
@@ -338,7 +338,7 @@ static int plan(const BkCtx *c, BkLayer *g, int m, int st)
     uint64_t outn = (uint64_t)l->rows * l->cols;
     uint64_t res = 0;
     g->mcast = m;
-    g->stage_in = st;
+    g->in_sram = st;
     g->prologue = m || st ? conv_prologue : NULL;
     if (m) {
         uint64_t nch = (uint64_t)(group_units(l) + l->gchunk - 1) / l->gchunk;
@@ -398,7 +398,7 @@ static int assign(BkCtx *c, BkLayer *ly, AtlErr *e)
 }
 
 /* A candidate: group chunk, rows, columns, k chunk, weights multicast
- * (m), input staged in SRAM (st). */
+ * (m), input read from the cluster's SRAM copy (st). */
 typedef struct Shape { int gc, r, w, kc, m, st; } Shape;
 
 /* 1 when every row chunk and column chunk of the shape reads some input
@@ -434,30 +434,30 @@ static int add_one(const BkCtx *c, BkLayer *ly, Shape s, AtlErr *e)
     return bk_push_shape(ly, &s, sizeof s, tiles, e) ? -1 : 1;
 }
 
-/* 1 when the layer's input may be staged in SRAM: a convolution cut into
+/* 1 when the layer's input may be read from an SRAM copy: a convolution cut into
  * several output-channel chunks (each chunk's tiles read the whole input
  * again; the halo rows that row chunks share are too few to pay for the
  * copy), whose input fits the cluster's SRAM, when grouping (--group none
  * keeps the per-layer schedule of before). */
-static int may_stage(const BkCtx *c, const BkLayer *ly)
+static int may_use_sram(const BkCtx *c, const BkLayer *ly)
 {
     const BkLow *l = &ly->lw;
     uint64_t bytes = (uint64_t)l->N * l->C * l->H * l->W * (uint64_t)l->es;
     int rereads = l->ngc > 1;
-    return c->grouping && !c->stage_never && l->kind == BK_K_CONV && bytes <= (uint64_t)c->chip->sram_bytes && rereads;
+    return c->grouping && !c->sram_never && l->kind == BK_K_CONV && bytes <= (uint64_t)c->chip->sram_bytes && rereads;
 }
 
-/* Offers s, and s with its input staged in SRAM where that may pay (only
- * the staged one with BkOptions.stage = always). */
+/* Offers s, and s with its input in SRAM where that may pay (only the
+ * latter with BkOptions.sram_input = always). */
 static int add_shape(const BkCtx *c, BkLayer *ly, Shape s, AtlErr *e)
 {
     if (!fits(c, ly, s)) return 0;
-    int stage = may_stage(c, ly);
-    if (!(stage && c->stage_always)) {
+    int sram = may_use_sram(c, ly);
+    if (!(sram && c->sram_always)) {
         int rc = add_one(c, ly, s, e);
         if (rc <= 0) return rc;
     }
-    if (stage) {
+    if (sram) {
         s.st = 1;
         if (add_one(c, ly, s, e) < 0) return -1;
     }
@@ -562,7 +562,7 @@ static int apply_shape(BkCtx *c, BkLayer *ly, const void *shape, AtlErr *e)
     if (l->nwc > 1) n += snprintf(ly->split + n, sizeof ly->split - (size_t)n, " W%d", l->nwc);
     if (l->nkc > 1) n += snprintf(ly->split + n, sizeof ly->split - (size_t)n, " K%d", l->nkc);
     if (ly->mcast) n += snprintf(ly->split + n, sizeof ly->split - (size_t)n, " mc");
-    if (ly->stage_in) snprintf(ly->split + n, sizeof ly->split - (size_t)n, " sram");
+    if (ly->in_sram) snprintf(ly->split + n, sizeof ly->split - (size_t)n, " sram");
     return 0;
 }
 

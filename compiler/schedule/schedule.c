@@ -98,7 +98,7 @@ int bk_sched_table(const BkCtx *c, const BkSegment *sg, int core, BkTable *t, At
             if (sg->tile_core[tile] == core && push(t, BK_ACT_COPY, tile, 0, -1, -1, e)) return -1;
         return push(t, BK_ACT_BARRIER, -1, 0, -1, -1, e);
     }
-    if (ly->mcast || ly->stage_in) {
+    if (ly->mcast || ly->in_sram) {
         int cpc = c->chip->cores_per_cluster, cl = core / cpc;
         uint32_t m = bk_sched_cluster_mask(sg, cpc, cl);
         if (m >> (core % cpc) & 1) {
@@ -107,7 +107,7 @@ int bk_sched_table(const BkCtx *c, const BkSegment *sg, int core, BkTable *t, At
                 t->a[t->n - 1].mask = m;
             }
             if (push(t, BK_ACT_WAIT, -1, 0, BK_SEM_WEIGHTS, -1, e)) return -1;
-            t->a[t->n - 1].engine = (uint8_t)(ly->stage_in ? ISA_ENGINE_DMA : ISA_ENGINE_MAT);
+            t->a[t->n - 1].engine = (uint8_t)(ly->in_sram ? ISA_ENGINE_DMA : ISA_ENGINE_MAT);
         }
     }
     int prev = -1, wk[2] = {-1, -1}, i = 0;   /* prev: the tile loaded last, awaiting compute */

@@ -35,14 +35,14 @@
  * Weight keys: a load of tile i is marked skip_w when the previous tile of
  *   the same slot on this core has the same weight key (the slot still
  *   holds those weights).
- * Weight multicast (the layer's mcast) and input staging (stage_in): per
+ * Weight multicast (the layer's mcast) and inputs in SRAM (in_sram): per
  *   cluster, the lowest core of the set that runs tiles gets an MCAST
  *   action first: the prologue's DMAs, those writing LMEM with a mask of
  *   the cluster's cores that run tiles, the last one signalling WEIGHTS on
  *   each of them; each of those gets a WAIT action (a nop waiting on
  *   WEIGHTS) before its first tile: on the matrix stream for resident
  *   weights (the loads into the slots may go ahead), on the DMA stream
- *   when the input is staged in SRAM (the loads read it). The resident
+ *   when the input is copied to SRAM (the loads read it). The resident
  *   region lies below the slots, so loads into the slots never touch it;
  *   the previous segment's barrier, which every segment's spans the whole
  *   chip, makes it and the SRAM free.
@@ -110,7 +110,7 @@ typedef struct BkAction {
     uint8_t slot;                 /* LOAD / COMPUTE / STORE: the slot b */
     uint8_t skip_w;               /* LOAD: the slot still holds this tile's weights */
     uint8_t engine;               /* WAIT: the stream it holds (ISA_ENGINE_MAT, or DMA when
-                                   * the tiles' loads read what the prologue staged) */
+                                   * the tiles' loads read what the prologue copied to SRAM) */
     int8_t wait;                  /* semaphore the first instruction waits on, -1 none */
     int8_t signal;                /* semaphore the last instruction signals, -1 none */
     uint32_t mask;                /* MCAST: cores of the cluster its LMEM writes go to and its signal reaches */

@@ -170,14 +170,14 @@ struct BkLayer {
      * region of every core of a cluster that runs its tiles, written once
      * per cluster by the DMA the prologue generates (its `st` list) */
     int mcast;
-    /* input staging: the layer's input is copied once per cluster from
+    /* input in SRAM: the layer's input is copied once per cluster from
      * DRAM into the cluster's SRAM (at address 0) by the prologue, and
      * every tile loads its input from there; the schedule's WAIT then holds
      * the DMA queue (the loads), not the matrix stream. The prologue's last
      * DMA is a multicast (the weights', or a 64-byte flag into l_flag) so
      * that its signal reaches every core of the cluster */
-    int stage_in;
-    uint64_t l_flag;              /* resident LMEM the flag lands in (stage_in without mcast) */
+    int in_sram;
+    uint64_t l_flag;              /* resident LMEM the flag lands in (in_sram without mcast) */
     int (*prologue)(BkCtx *c, const BkLayer *ly, BkCode *code, AtlErr *e);
     BkCopy *copies;               /* DMA-only layers: the strided copies (malloc'd) */
     int ncopies;

@@ -59,9 +59,9 @@ typedef struct BkCtx {
     int keep_activations;         /* BkOptions.keep_activations */
     int grouping;                 /* 1: layer groups allowed (BkOptions.group auto) */
     int group_max;                /* most layers in a group (BkOptions.group_max; 0: no limit) */
-    int stage_never, stage_always; /* input staging in SRAM (BkOptions.stage): never; only
-                                   * staged shapes where a layer may stage; neither: the
-                                   * cost model chooses */
+    int sram_never, sram_always; /* inputs in SRAM (BkOptions.sram_input): never; only
+                                   * those shapes where a layer may; neither: the cost
+                                   * model chooses */
     uint64_t slot;                /* LMEM bytes of one slot (no resident region) */
     uint64_t align;               /* LMEM operand alignment */
     BkPlace *pl;                  /* per tensor */

@@ -1,17 +1,17 @@
-/* test_backend_stage.c - a convolution's input staged in the cluster's
- * SRAM (lower/conv.c, BkLayer.stage_in): copied from DRAM once per
+/* test_backend_sram.c - a convolution's input copied to the cluster's
+ * SRAM (lower/conv.c, BkLayer.in_sram): copied from DRAM once per
  * cluster by the prologue, read by every tile from there.
  *
  * Checked on configs/a1.ini against the interpreter, in the simulator's
  * full mode: a ResNet-50 layer3-sized 3x3 convolution compiled with
- * BkOptions.stage = always (its tiles are output-channel chunks that
+ * BkOptions.sram_input = always (its tiles are output-channel chunks that
  * would each re-read the input from DRAM) gives the interpreter's results; the program has the
- * staging copy (DRAM -> SRAM) on one core per cluster, tile loads from
+ * copy (DRAM -> SRAM) on one core per cluster, tile loads from
  * SRAM, and on every core that runs tiles a DMA-stream nop waiting on the
  * prologue's signal before its first load; DRAM reads are fewer than the
- * same layer's with staging never; --group none never stages (that
+ * same layer's with SRAM inputs never; --group none never copies (that
  * schedule keeps the per-layer plan of before). A layer whose tiles read
- * the input once (one output-channel chunk) is not staged even with
+ * the input once (one output-channel chunk) is not copied even with
  * always. */
 #include <stdio.h>
 #include <string.h>
@@ -48,7 +48,7 @@ static int compile_only(IrGraph *g, const BkOptions *o, BkSummary *sum)
     return rc;
 }
 
-TEST(staged_conv_matches_the_interpreter)
+TEST(sram_input_conv_matches_the_interpreter)
 {
     IrGraph g;
     conv_graph(&g, 256, 14, 14, 256, 3);
@@ -60,17 +60,17 @@ TEST(staged_conv_matches_the_interpreter)
     memset(&p, 0, sizeof p);
     BkOptions o;
     bk_options_default(&o);
-    o.stage = BK_STAGE_ALWAYS;
+    o.sram_input = BK_SRAM_ALWAYS;
     int rc = e2e_graph_run(&g, A1, &o, &err, &p, &sum, msg, sizeof msg);
     CHECKF(rc == 0, "%s", msg);
     if (rc == 0) {
         printf("  split %s, err %.3g, DRAM read %llu bytes\n", sum.layers[0].split, err, (unsigned long long)sum.layers[0].dram_rd);
         CHECKF(err <= 2e-5, "error %g", err);
-        CHECKF(sum.nlayers == 1 && strstr(sum.layers[0].split, "sram"), "split '%s' is not staged", sum.layers[0].split);
+        CHECKF(sum.nlayers == 1 && strstr(sum.layers[0].split, "sram"), "split '%s' does not read SRAM", sum.layers[0].split);
         AtlChip chip;
         AtlErr e;
         REQUIRE(cfg_load(A1, &chip, &e) == 0);
-        int cpc = chip.cores_per_cluster, staged[64] = {0}, from_sram[64] = {0}, waits[64] = {0};
+        int cpc = chip.cores_per_cluster, copied[64] = {0}, from_sram[64] = {0}, waits[64] = {0};
         for (int core = 0; core < p.ncores; core++) {
             const AtlStream *dma = &p.streams[core * ISA_NUM_ENGINES + ISA_ENGINE_DMA];
             int loads_before_wait = 0, waited = 0;
@@ -78,35 +78,35 @@ TEST(staged_conv_matches_the_interpreter)
                 const AtlInsn *in = &dma->insns[i];
                 if (in->op == ISA_OP_NOP && in->wait == BK_SEM_WEIGHTS + 1) { waits[core]++; waited = 1; }
                 if (in->op != ISA_OP_DMA_COPY) continue;
-                if (in->dst_space == ISA_SPACE_SRAM && in->src_space == ISA_SPACE_DRAM) staged[core / cpc]++;
+                if (in->dst_space == ISA_SPACE_SRAM && in->src_space == ISA_SPACE_DRAM) copied[core / cpc]++;
                 if (in->src_space == ISA_SPACE_SRAM && in->dst_space == ISA_SPACE_LMEM && !in->mask) {
                     from_sram[core]++;
                     if (!waited) loads_before_wait++;
                 }
             }
-            CHECKF(loads_before_wait == 0, "core %d loads from SRAM before waiting for the staging", core);
+            CHECKF(loads_before_wait == 0, "core %d loads from SRAM before waiting for the copy", core);
             CHECKF(!from_sram[core] || waits[core] == 1, "core %d: %d waits", core, waits[core]);
         }
-        for (int cl = 0; cl < chip.clusters; cl++) CHECKF(staged[cl] >= 1, "cluster %d stages nothing", cl);
+        for (int cl = 0; cl < chip.clusters; cl++) CHECKF(copied[cl] >= 1, "cluster %d copies nothing", cl);
         int tiles = 0;
         for (int core = 0; core < p.ncores; core++) tiles += from_sram[core] > 0;
         CHECKF(tiles == p.ncores, "%d of %d cores load from SRAM", tiles, p.ncores);
         prog_free(&p);
-        /* staging never, and --group none: more DRAM reads, no staging */
+        /* SRAM inputs never, and --group none: more DRAM reads, no copy */
         for (int mode = 0; mode < 2; mode++) {
             IrGraph g2;
             conv_graph(&g2, 256, 14, 14, 256, 3);
             BkOptions o2;
             bk_options_default(&o2);
-            if (mode == 0) o2.stage = BK_STAGE_NEVER;
-            else { o2.group = BK_GROUP_NONE; o2.stage = BK_STAGE_ALWAYS; }
+            if (mode == 0) o2.sram_input = BK_SRAM_NEVER;
+            else { o2.group = BK_GROUP_NONE; o2.sram_input = BK_SRAM_ALWAYS; }
             BkSummary s2;
             memset(&s2, 0, sizeof s2);
             REQUIRE(compile_only(&g2, &o2, &s2) == 0);
-            printf("  %s: split %s, DRAM read %llu bytes\n", mode ? "--group none" : "staging never", s2.layers[0].split,
+            printf("  %s: split %s, DRAM read %llu bytes\n", mode ? "--group none" : "SRAM never", s2.layers[0].split,
                    (unsigned long long)s2.layers[0].dram_rd);
-            CHECKF(!strstr(s2.layers[0].split, "sram"), "mode %d staged: %s", mode, s2.layers[0].split);
-            CHECKF(s2.layers[0].dram_rd > sum.layers[0].dram_rd, "staged read %llu >= %llu", (unsigned long long)sum.layers[0].dram_rd,
+            CHECKF(!strstr(s2.layers[0].split, "sram"), "mode %d copied: %s", mode, s2.layers[0].split);
+            CHECKF(s2.layers[0].dram_rd > sum.layers[0].dram_rd, "SRAM input read %llu >= %llu", (unsigned long long)sum.layers[0].dram_rd,
                    (unsigned long long)s2.layers[0].dram_rd);
             bk_summary_free(&s2);
             ir_free(&g2);
@@ -116,13 +116,13 @@ TEST(staged_conv_matches_the_interpreter)
     ir_free(&g);
 }
 
-TEST(a_single_read_input_is_not_staged)
+TEST(a_single_read_input_stays_in_dram)
 {
     IrGraph g;
     conv_graph(&g, 32, 64, 16, 16, 1);
     BkOptions o;
     bk_options_default(&o);
-    o.stage = BK_STAGE_ALWAYS;
+    o.sram_input = BK_SRAM_ALWAYS;
     BkSummary sum;
     memset(&sum, 0, sizeof sum);
     REQUIRE(compile_only(&g, &o, &sum) == 0);
@@ -132,13 +132,13 @@ TEST(a_single_read_input_is_not_staged)
     ir_free(&g);
 }
 
-TEST(a_bad_staging_mode_is_refused)
+TEST(a_bad_sram_input_mode_is_refused)
 {
     IrGraph g;
     conv_graph(&g, 8, 8, 8, 8, 3);
     BkOptions o;
     bk_options_default(&o);
-    o.stage = 7;
+    o.sram_input = 7;
     BkSummary sum;
     memset(&sum, 0, sizeof sum);
     CHECK(compile_only(&g, &o, &sum) != 0);
@@ -148,8 +148,8 @@ TEST(a_bad_staging_mode_is_refused)
 
 int main(void)
 {
-    RUN(staged_conv_matches_the_interpreter);
-    RUN(a_single_read_input_is_not_staged);
-    RUN(a_bad_staging_mode_is_refused);
-    return test_summary("test_backend_stage");
+    RUN(sram_input_conv_matches_the_interpreter);
+    RUN(a_single_read_input_stays_in_dram);
+    RUN(a_bad_sram_input_mode_is_refused);
+    return test_summary("test_backend_sram");
 }
