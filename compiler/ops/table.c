@@ -116,7 +116,7 @@ const char *ir_op_names(void)
         "ThresholdedRelu Trilu Xor NegativeLogLikelihoodLoss SoftmaxCrossEntropyLoss QuantizeLinear DequantizeLinear OneHot EyeLike "
         "ScatterElements ConvInteger QLinearConv MatMulInteger QLinearMatMul GatherND ScatterND TopK NonZero "
         "Compress MeanVarianceNormalization HannWindow HammingWindow BlackmanWindow NonMaxSuppression Einsum "
-        "RNN GRU LSTM Scatter ReverseSequence DynamicQuantizeLinear Det";
+        "RNN GRU LSTM Scatter ReverseSequence DynamicQuantizeLinear Det Int8Conv Int8MatMul Int8Add Int8GlobalAveragePool";
     return names;
 }
 
