@@ -13,6 +13,7 @@
 #include <string.h>
 #include "tools/cli.h"
 #include "tools/model_io.h"
+#include "tools/quantize.h"
 #include "compiler/passes/passes.h"
 #include "compiler/backend/backend.h"
 #include "compiler/onnx/onnx.h"
@@ -36,7 +37,14 @@ static void usage(FILE *f)
             "options:\n"
             "  --chip FILE            chip description (configs/*.ini)\n"
             "  -o FILE                output .abm\n"
-            "  --dtype f32|fp32|f16|fp16|bf16   storage/compute dtype (default fp32)\n"
+            "  --dtype f32|fp32|f16|fp16|bf16|int8   storage/compute dtype (default fp32); int8 quantises\n"
+            "                         the model first (needs --calib; docs/quantization.md)\n"
+            "  --calib DATA           int8: calibration data (.npy, .npz or a folder of them; repeatable)\n"
+            "  --method M             int8: minmax (default), percentile, kl, mse\n"
+            "  --fallback auto|none   int8: keep the most sensitive layers float until --target-cos (0.99)\n"
+            "  --target-cos C         int8: the cosine --fallback auto reaches on the calibration data\n"
+            "  --float-dtype fp32|bf16 int8: the dtype of the layers that stay float (default fp32)\n"
+            "  --qdq FILE             int8: also write the QDQ model (the interpreter's golden model)\n"
             "  --batch N[,N...]       set the batch (dim 0) of every graph input (default: 1 where dynamic);\n"
             "                         several sizes give one stage each in the same net\n"
             "  --input-shape NAME=1x3x224x224   fix an input's shape (repeatable)\n"
@@ -54,8 +62,11 @@ static void usage(FILE *f)
             "  --no-passes            with --dump-ir: the IR as imported\n");
 }
 
+enum { DT_INT8 = 100 };   /* --dtype int8: a QDQ model compiled with float parts in --float-dtype */
+
 static int parse_dtype(const char *s)
 {
+    if (!strcmp(s, "int8") || !strcmp(s, "i8")) return DT_INT8;
     if (!strcmp(s, "f32") || !strcmp(s, "fp32")) return ISA_F32;
     if (!strcmp(s, "f16") || !strcmp(s, "fp16")) return ISA_F16;
     if (!strcmp(s, "bf16")) return ISA_BF16;
@@ -122,13 +133,45 @@ static void print_times(const double *t)
     printf("    %-22s %8.3f s\n", "total", total);
 }
 
+/* --dtype int8: the batch-1 model quantised (tools/quantize.h) and
+ * serialised into *buf (declared shapes kept); also written to qdq_out. */
+static int quantize_model(const char *model, IrInputShape *shapes, int nshapes, OnnxLoadOpts *lopts, const char *const *calib,
+                          int ncalib, const QzOptions *qo, const char *qdq_out, PbBuf *buf, AtlErr *e)
+{
+    IrInputShape sh[MAXOPT];
+    int nsh = nshapes, rc = -1;
+    memcpy(sh, shapes, sizeof shapes[0] * (size_t)nshapes);
+    IrGraph g;
+    CalibData d;
+    QzResult r;
+    memset(&d, 0, sizeof d);
+    memset(&r, 0, sizeof r);
+    ir_init(&g);
+    ir_init(&r.qdq);
+    if (model_batch_shapes(model, 1, 1, lopts, sh, &nsh, MAXOPT, e)) goto done;
+    if (model_load_opts(model, sh, nsh, lopts, &g, e) || pass_run_all(&g, e)) goto done;
+    if (calib_data_read(&g, calib, ncalib, 0, &d, e) || qz_quantize(&g, &d, qo, &r, e)) goto done;
+    if (qz_restore_declared(model, lopts, &r.qdq, e) || onnx_save_buffer(&r.qdq, buf, e)) goto done;
+    if (qdq_out && atl_write_file_atomic(qdq_out, buf->p, buf->n, e)) goto done;
+    rc = 0;
+done:
+    qz_result_free(&r);
+    calib_data_free(&d);
+    ir_free(&g);
+    return rc;
+}
+
 int cmd_compile(int argc, char **argv)
 {
     const char *model = NULL, *chipf = NULL, *out = NULL, *name = NULL, *csv = NULL, *v;
     StrBuf csv_text = {0};
     IrInputShape shapes[MAXOPT];
     int nshapes = 0, bad = 0, dump = 0, nopasses = 0, estimate = 0, batch = 0, dt = ISA_F32;
-    int batches[MAXBATCH], nbatch = 0, keep = 0, timing = 0, group = BK_GROUP_AUTO;
+    int batches[MAXBATCH], nbatch = 0, keep = 0, timing = 0, group = BK_GROUP_AUTO, fdt = ISA_F32;
+    const char *calib[MAXOPT], *qdq_out = NULL;
+    int ncalib = 0;
+    QzOptions qo;
+    qz_options_default(&qo);
     double times[PH_COUNT] = {0}, t0;
     OnnxLoadOpts lopts = {0, 0, 0, 0};
     AtlErr e = {{0}};
@@ -148,7 +191,27 @@ int cmd_compile(int argc, char **argv)
         else if ((v = cli_opt(argc, argv, &i, "--csv", &bad))) csv = v;
         else if (bad) return 2;
         else if ((v = cli_opt(argc, argv, &i, "--dtype", &bad))) {
-            if ((dt = parse_dtype(v)) < 0) { fprintf(stderr, "atoll compile: --dtype '%s': use fp32, fp16 or bf16\n", v); return 2; }
+            if ((dt = parse_dtype(v)) < 0) { fprintf(stderr, "atoll compile: --dtype '%s': use fp32, fp16, bf16 or int8\n", v); return 2; }
+        } else if (bad) return 2;
+        else if ((v = cli_opt(argc, argv, &i, "--float-dtype", &bad))) {
+            if ((fdt = parse_dtype(v)) < 0 || fdt == DT_INT8) { fprintf(stderr, "atoll compile: --float-dtype '%s': use fp32, fp16 or bf16\n", v); return 2; }
+        } else if (bad) return 2;
+        else if ((v = cli_opt(argc, argv, &i, "--calib", &bad))) {
+            if (ncalib == MAXOPT) { fprintf(stderr, "atoll compile: too many --calib options\n"); return 2; }
+            calib[ncalib++] = v;
+        } else if (bad) return 2;
+        else if ((v = cli_opt(argc, argv, &i, "--qdq", &bad))) qdq_out = v;
+        else if (bad) return 2;
+        else if ((v = cli_opt(argc, argv, &i, "--method", &bad))) {
+            if ((qo.method = calib_method_parse(v)) < 0) { fprintf(stderr, "atoll compile: --method '%s': use minmax, percentile, kl or mse\n", v); return 2; }
+        } else if (bad) return 2;
+        else if ((v = cli_opt(argc, argv, &i, "--target-cos", &bad))) {
+            if (cli_parse_real("compile", "--target-cos", v, -1, 1, &qo.target_cos)) return 2;
+        } else if (bad) return 2;
+        else if ((v = cli_opt(argc, argv, &i, "--fallback", &bad))) {
+            if (!strcmp(v, "auto")) qo.fallback = QZ_FALLBACK_AUTO;
+            else if (!strcmp(v, "none")) qo.fallback = QZ_FALLBACK_NONE;
+            else { fprintf(stderr, "atoll compile: --fallback '%s': use auto or none\n", v); return 2; }
         } else if (bad) return 2;
         else if ((v = cli_opt(argc, argv, &i, "--batch", &bad))) {
             const char *p = v;
@@ -183,8 +246,12 @@ int cmd_compile(int argc, char **argv)
     if (!model) { fprintf(stderr, "atoll compile: no model given (see --help)\n"); return 2; }
     if (!dump && !chipf) { fprintf(stderr, "atoll compile: --chip FILE is required (or use --dump-ir)\n"); return 2; }
     if (!dump && !out) { fprintf(stderr, "atoll compile: -o FILE is required (or use --dump-ir)\n"); return 2; }
-    CliPath ins[] = {{"model", model}, {"--chip", chipf}}, outs[] = {{"-o", out}, {"--csv", csv}};
-    if (!dump && cli_check_outputs("compile", ins, 2, outs, 2)) return 2;
+    if (dt == DT_INT8 && !ncalib) { fprintf(stderr, "atoll compile: --dtype int8 needs --calib DATA (or compile a quantised model)\n"); return 2; }
+    if (dt != DT_INT8 && (ncalib || qdq_out)) { fprintf(stderr, "atoll compile: --calib and --qdq go with --dtype int8\n"); return 2; }
+    if (dt == DT_INT8 && dump) { fprintf(stderr, "atoll compile: --dump-ir of an int8 model: write it with --qdq or atoll quantize\n"); return 2; }
+    CliPath ins[MAXOPT + 2] = {{"model", model}, {"--chip", chipf}}, outs[] = {{"-o", out}, {"--csv", csv}, {"--qdq", qdq_out}};
+    for (int k = 0; k < ncalib; k++) ins[k + 2] = (CliPath){"--calib", calib[k]};
+    if (!dump && cli_check_outputs("compile", ins, 2 + ncalib, outs, 3)) return 2;
     AtlChip chip;
     if (!dump && cfg_load(chipf, &chip, &e)) { fprintf(stderr, "atoll compile: %s\n", e.msg); return 1; }
     if (!dump) lopts.synthetic_max_bytes = chip.dram_bytes;   /* invented weights must fit the chip */
@@ -212,6 +279,16 @@ int cmd_compile(int argc, char **argv)
     if (atl_read_file(model, &src, &srclen, &e)) { fprintf(stderr, "atoll compile: %s\n", e.msg); return 1; }
     atl_sha256(src, srclen, hash);
     free(src);
+    /* --dtype int8: quantise the batch-1 model, then compile the QDQ model at every batch */
+    PbBuf qbuf = {0};
+    if (dt == DT_INT8) {
+        qo.progress = stderr;
+        qo.keep_float = NULL;
+        if (quantize_model(model, shapes, nshapes, &lopts, calib, ncalib, &qo, qdq_out, &qbuf, &e)) {
+            fprintf(stderr, "atoll compile: %s\n", e.msg);
+            return 1;
+        }
+    }
     BkSummary sums[MAXBATCH];
     memset(sums, 0, sizeof sums);
     AbmWriter *w = abm_writer_new(cfg_fingerprint(&chip));
@@ -228,7 +305,8 @@ int cmd_compile(int argc, char **argv)
             break;
         }
         IrGraph g;
-        int loaded = !model_load_opts(model, sh, nsh, &lopts, &g, &e);
+        int loaded = dt == DT_INT8 ? !model_load_buffer(qbuf.p, qbuf.n, model, sh, nsh, &g, &e)
+                                   : !model_load_opts(model, sh, nsh, &lopts, &g, &e);
         if (loaded && bi == 0 && lopts.nsynthetic)
             fprintf(stderr, "atoll compile: note: %d initializers (%lld bytes) have synthetic values: their external data file is missing\n",
                     lopts.nsynthetic, (long long)lopts.synthetic_bytes);
@@ -242,8 +320,13 @@ int cmd_compile(int argc, char **argv)
             rc = 1;
             break;
         }
-        snprintf(opts, sizeof opts, "--chip %s --dtype %s%s%s", chip.name, isa_dtype_name(dt),
-                 lopts.nsynthetic ? " --synthetic-weights" : "", group == BK_GROUP_NONE ? " --group none" : "");
+        if (dt == DT_INT8)
+            snprintf(opts, sizeof opts, "--chip %s --dtype int8 --float-dtype %s --method %s --fallback %s%s%s", chip.name,
+                     isa_dtype_name(fdt), calib_method_name(qo.method), qo.fallback == QZ_FALLBACK_AUTO ? "auto" : "none",
+                     lopts.nsynthetic ? " --synthetic-weights" : "", group == BK_GROUP_NONE ? " --group none" : "");
+        else
+            snprintf(opts, sizeof opts, "--chip %s --dtype %s%s%s", chip.name, isa_dtype_name(dt),
+                     lopts.nsynthetic ? " --synthetic-weights" : "", group == BK_GROUP_NONE ? " --group none" : "");
         if (batches[bi]) {
             size_t n = strlen(opts);
             snprintf(opts + n, sizeof opts - n, " --batch ");
@@ -254,7 +337,7 @@ int cmd_compile(int argc, char **argv)
         }
         BkOptions o;
         bk_options_default(&o);
-        o.dtype = dt;
+        o.dtype = dt == DT_INT8 ? fdt : dt;
         o.net_name = name;
         o.options_text = opts;
         o.keep_activations = keep;
@@ -291,8 +374,9 @@ int cmd_compile(int argc, char **argv)
     }
     sbuf_free(&csv_text);
     /* the summary only once the .abm is in place */
+    pb_free(&qbuf);
     for (int bi = 0; bi < nbatch && rc == 0; bi++) {
-        print_summary(model, out, &chip, &sums[bi], dt);
+        print_summary(model, out, &chip, &sums[bi], dt == DT_INT8 ? ISA_I8 : dt);
         if (estimate) print_estimate(&sums[bi]);
     }
     if (rc == 0 && timing) print_times(times);

@@ -34,6 +34,7 @@ static void usage(FILE *f)
             "  --max-samples N        use at most N calibration samples\n"
             "  --table FILE           write the ranges, scales and zero points as a table\n"
             "  --input-shape NAME=DIMS fix an input's shape (a dynamic batch is 1 by default)\n"
+            "  --synthetic-weights    invent initializers whose external data file is missing\n"
             "  --quiet                no progress on stderr\n");
 }
 
@@ -50,28 +51,11 @@ static int write_table(const char *path, const IrGraph *g, const QzResult *r, co
     return rc;
 }
 
-/* The declared (possibly dynamic) input and output dims of the file. */
-static int restore_declared(const char *model, IrGraph *q, AtlErr *e)
-{
-    IrGraph raw;
-    if (onnx_load_file(model, &raw, e)) { ir_free(&raw); return -1; }
-    for (int i = 0; i < raw.nin; i++) {
-        int t = ir_find(q, raw.t[raw.inputs[i]].name);
-        if (t >= 0) { q->t[t].ndim = raw.t[raw.inputs[i]].ndim; memcpy(q->t[t].dims, raw.t[raw.inputs[i]].dims, sizeof q->t[t].dims); }
-    }
-    for (int i = 0; i < raw.nout; i++) {
-        int t = ir_find(q, raw.t[raw.outputs[i]].name);
-        if (t >= 0) { q->t[t].ndim = raw.t[raw.outputs[i]].ndim; memcpy(q->t[t].dims, raw.t[raw.outputs[i]].dims, sizeof q->t[t].dims); }
-    }
-    ir_free(&raw);
-    return 0;
-}
-
 int cmd_quantize(int argc, char **argv)
 {
     const char *model = NULL, *out = NULL, *table = NULL, *calib[MAXOPT], *keep[MAXOPT], *v;
     IrInputShape shapes[MAXOPT];
-    int ncalib = 0, nkeep = 0, nshapes = 0, bad = 0, quiet = 0;
+    int ncalib = 0, nkeep = 0, nshapes = 0, bad = 0, quiet = 0, synth = 0;
     uint64_t max_samples = 0;
     QzOptions o;
     qz_options_default(&o);
@@ -103,6 +87,7 @@ int cmd_quantize(int argc, char **argv)
             if (ir_parse_input_shape(v, &shapes[nshapes++], &e)) { fprintf(stderr, "atoll quantize: %s\n", e.msg); return 2; }
         } else if (bad) return 2;
         else if (!strcmp(argv[i], "--quiet")) quiet = 1;
+        else if (!strcmp(argv[i], "--synthetic-weights")) synth = 1;
         else if (argv[i][0] == '-') { fprintf(stderr, "atoll quantize: unknown option '%s'\n", argv[i]); usage(stderr); return 2; }
         else if (!model) model = argv[i];
         else { fprintf(stderr, "atoll quantize: more than one model given ('%s')\n", argv[i]); return 2; }
@@ -117,7 +102,7 @@ int cmd_quantize(int argc, char **argv)
     o.keep_float = keep;
     o.nkeep = nkeep;
     o.progress = quiet ? NULL : stderr;
-    OnnxLoadOpts lo = {0};
+    OnnxLoadOpts lo = {synth, 0, 0, 0};
     IrGraph g;
     CalibData d;
     QzResult r;
@@ -130,7 +115,7 @@ int cmd_quantize(int argc, char **argv)
     if (model_load_opts(model, shapes, nshapes, &lo, &g, &e) || pass_run_all(&g, &e)) goto done;
     if (calib_data_read(&g, calib, ncalib, (int)max_samples, &d, &e)) goto done;
     if (qz_quantize(&g, &d, &o, &r, &e)) goto done;
-    if (restore_declared(model, &r.qdq, &e) || onnx_save_file(&r.qdq, out, &e)) goto done;
+    if (qz_restore_declared(model, &lo, &r.qdq, &e) || onnx_save_file(&r.qdq, out, &e)) goto done;
     if (table && write_table(table, &g, &r, &o, &e)) goto done;
     int kept = 0;
     for (int i = 0; i < r.nlayers; i++) kept += r.layers[i].kept_float;

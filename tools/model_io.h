@@ -12,6 +12,9 @@
 int model_load(const char *path, const IrInputShape *shapes, int nshapes, IrGraph *g, AtlErr *e);
 /* The same with import options (--synthetic-weights); o may be NULL. */
 int model_load_opts(const char *path, const IrInputShape *shapes, int nshapes, OnnxLoadOpts *o, IrGraph *g, AtlErr *e);
+/* The same from a serialised model in memory (`name` in messages). */
+int model_load_buffer(const uint8_t *buf, size_t len, const char *name, const IrInputShape *shapes, int nshapes, IrGraph *g,
+                      AtlErr *e);
 /* Array -> tensor (data copied; name copied). */
 int model_tensor_from_array(const AtlNdArray *a, const char *name, IrTensor *t, AtlErr *e);
 /* Tensor -> array (data copied). Fails for dtypes .npy files cannot hold. */

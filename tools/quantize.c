@@ -7,6 +7,7 @@
 #include "tools/quantize.h"
 #include "compiler/interp/interp.h"
 #include "compiler/ops/qdq.h"
+#include "compiler/onnx/onnx.h"
 
 void qz_options_default(QzOptions *o)
 {
@@ -259,4 +260,21 @@ void qz_write_table(const IrGraph *g, const QzResult *r, const QzOptions *o, FIL
         fprintf(f, "%-48s %-12s %14.6f  %s\n", g->nodes[l->node].name, g->nodes[l->node].op, l->cos_alone,
                 l->kept_float ? "float (fallback)" : "int8");
     }
+}
+
+int qz_restore_declared(const char *model, const OnnxLoadOpts *lo, IrGraph *q, AtlErr *e)
+{
+    IrGraph raw;
+    OnnxLoadOpts o = {lo ? lo->synthetic_weights : 0, 0, 0, lo ? lo->synthetic_max_bytes : 0};
+    if (onnx_load_file_opts(model, &o, &raw, e)) { ir_free(&raw); return -1; }
+    for (int pass = 0; pass < 2; pass++)
+        for (int i = 0; i < (pass ? raw.nout : raw.nin); i++) {
+            const IrTensor *d = &raw.t[pass ? raw.outputs[i] : raw.inputs[i]];
+            int t = ir_find(q, d->name);
+            if (t < 0) continue;
+            q->t[t].ndim = d->ndim;
+            memcpy(q->t[t].dims, d->dims, sizeof q->t[t].dims);
+        }
+    ir_free(&raw);
+    return 0;
 }

@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include "compiler/ir/ir.h"
 #include "tools/calib.h"
+#include "compiler/onnx/onnx.h"
 
 enum { QZ_FALLBACK_NONE, QZ_FALLBACK_AUTO };
 
@@ -76,6 +77,9 @@ int qz_build(const IrGraph *g, const int *unit, const int *qt, const float *scal
 
 /* Calibrates g on d, builds the QDQ graph, runs the fallback search. */
 int qz_quantize(const IrGraph *g, const CalibData *d, const QzOptions *o, QzResult *r, AtlErr *e);
+/* Gives q's inputs and outputs the shapes the ONNX file `model` declares
+ * (a dynamic batch stays dynamic in the written QDQ model). */
+int qz_restore_declared(const char *model, const OnnxLoadOpts *lo, IrGraph *q, AtlErr *e);
 /* The readable range table (one row per quantised tensor, then the layers). */
 void qz_write_table(const IrGraph *g, const QzResult *r, const QzOptions *o, FILE *f);
 #endif
