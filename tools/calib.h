@@ -14,10 +14,13 @@
  *   minmax      [min, max]
  *   percentile  the p-th and (100 - p)-th percentiles (p = 99.99 default)
  *   kl          TensorRT's entropy calibration: the |x| threshold T of
- *               least KL(P || Q) over candidate bins 128..2048, P the
- *               histogram up to T with the rest folded into its last bin,
- *               Q that merged into 128 levels; range [-T, T] clipped to
- *               [min, max] (so [0, T] after a Relu)
+ *               least KL(P || Q) over candidate bins i = 128..2048, P the
+ *               first i bins with the rest folded into the last, Q the
+ *               first i bins merged into 128 levels (i / 128 bins each,
+ *               the last level takes the remainder) and each level spread
+ *               evenly over the bins where P is not 0; T = (i + 0.5) bin
+ *               widths; range [-T, T] clipped to [min, max] (so [0, T]
+ *               after a Relu)
  *   mse         the [min, max] shrunk by k/128 (k = 1..128) whose int8
  *               quantisation has the least squared error over the
  *               histogram

@@ -92,12 +92,15 @@ static double kl_threshold(const CalibStat *s)
         double psum = 0, qsum = 0;
         for (int b = 0; b < i; b++) p[b] = h[b];
         p[i - 1] += tail[i];
+        /* Q: the first i bins merged into LEVELS levels (the last takes the
+         * remainder), each level spread over the bins where P is not 0 */
+        int per = i / LEVELS;
         for (int j = 0; j < LEVELS; j++) {
-            int a = (int)((int64_t)j * i / LEVELS), z = (int)((int64_t)(j + 1) * i / LEVELS);
+            int a = j * per, z = j == LEVELS - 1 ? i : a + per;
             double sum = 0;
             int nz = 0;
-            for (int b = a; b < z; b++) { sum += h[b]; nz += h[b] != 0; }
-            for (int b = a; b < z; b++) q[b] = h[b] != 0 ? sum / nz : 0;
+            for (int b = a; b < z; b++) { sum += h[b]; nz += p[b] != 0; }
+            for (int b = a; b < z; b++) q[b] = p[b] != 0 && nz ? sum / nz : 0;
         }
         for (int b = 0; b < i; b++) { psum += p[b]; qsum += q[b]; }
         if (!(psum > 0) || !(qsum > 0)) continue;

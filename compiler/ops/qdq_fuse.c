@@ -47,13 +47,26 @@ typedef struct QP {
 
 static int is_op(const IrNode *n, const char *op) { return !strcmp(n->op, op); }
 
+/* The live node writing t, or -1 (found by scanning, so the graph's
+ * producer fields need not be current: hand-built graphs, nodes added by
+ * the rewrite itself). */
+static int producer(const IrGraph *g, int t)
+{
+    if (t < 0) return -1;
+    for (int i = g->nn - 1; i >= 0; i--) {
+        if (g->nodes[i].dead) continue;
+        for (int k = 0; k < g->nodes[i].nout; k++) if (g->nodes[i].out[k] == t) return i;
+    }
+    return -1;
+}
+
 /* The constant value of tensor t: its data, or a Constant node's value. */
 static const IrTensor *cval(const IrGraph *g, int t)
 {
     if (t < 0) return NULL;
     if (g->t[t].data) return &g->t[t];
-    int p = g->t[t].producer;
-    if (p < 0 || g->nodes[p].dead || !is_op(&g->nodes[p], "Constant")) return NULL;
+    int p = producer(g, t);
+    if (p < 0 || !is_op(&g->nodes[p], "Constant")) return NULL;
     const IrAttr *a = ir_attr(&g->nodes[p], "value");
     return a && a->type == IR_ATTR_TENSOR && a->t && a->t->data ? a->t : NULL;
 }
@@ -88,9 +101,8 @@ static int node_qp(const IrGraph *g, const IrNode *n, int per_axis, QP *q)
  * parameters. */
 static int dq_act(const IrGraph *g, int t, QP *q)
 {
-    if (t < 0) return 0;
-    int p = g->t[t].producer;
-    if (p < 0 || g->nodes[p].dead || !is_op(&g->nodes[p], "DequantizeLinear")) return 0;
+    int p = producer(g, t);
+    if (p < 0 || !is_op(&g->nodes[p], "DequantizeLinear")) return 0;
     const IrNode *n = &g->nodes[p];
     int x = n->in[0];
     if (cval(g, x) || (g->t[x].dtype != IR_I8 && g->t[x].dtype != IR_U8)) return 0;
@@ -103,9 +115,8 @@ static int dq_act(const IrGraph *g, int t, QP *q)
  * `axis`, zero point 0). */
 static int dq_const(const IrGraph *g, int t, int dt, int64_t axis, QP *q, const IrTensor **val)
 {
-    if (t < 0) return 0;
-    int p = g->t[t].producer;
-    if (p < 0 || g->nodes[p].dead || !is_op(&g->nodes[p], "DequantizeLinear")) return 0;
+    int p = producer(g, t);
+    if (p < 0 || !is_op(&g->nodes[p], "DequantizeLinear")) return 0;
     const IrNode *n = &g->nodes[p];
     const IrTensor *v = cval(g, n->in[0]);
     if (!v || v->dtype != dt || !node_qp(g, n, 1, q) || q->zp != 0) return 0;
@@ -200,14 +211,16 @@ static int find_unit(const IrGraph *g, const IrUses *us, int qi, Unit *u)
     if (q->dead || !is_op(q, "QuantizeLinear") || !q_node(g, q, &u->y)) return 0;
     u->lo = u->y.dt == IR_U8 ? 0 : -128;
     u->hi = u->y.dt == IR_U8 ? 255 : 127;
-    int t = q->in[0], p = g->t[t].producer;
-    if (p < 0 || g->nodes[p].dead || !only_reader(g, us, t, qi)) return 0;
+    int t = q->in[0], p = producer(g, t);
+    if (p < 0) return 0;
+    /* DequantizeLinear -> QuantizeLinear reads the int8 tensor itself: others may read the float one too */
     if (is_op(&g->nodes[p], "DequantizeLinear")) { u->kind = QDQ_NONE; u->core = p; return 1; }
+    if (!only_reader(g, us, t, qi)) return 0;
     if (qdq_unit_op(g->nodes[p].op) == QDQ_ACT) {
-        int t2 = g->nodes[p].in[0], p2 = g->t[t2].producer;
+        int t2 = g->nodes[p].in[0], p2 = producer(g, t2);
         if (!act_clamp(g, &g->nodes[p], u)) return 0;
         u->act = p;
-        int k = p2 >= 0 && !g->nodes[p2].dead && only_reader(g, us, t2, p) ? qdq_unit_op(g->nodes[p2].op) : QDQ_NONE;
+        int k = p2 >= 0 && only_reader(g, us, t2, p) ? qdq_unit_op(g->nodes[p2].op) : QDQ_NONE;
         if (k == QDQ_MATRIX || k == QDQ_ADD) p = p2;
         else { u->kind = QDQ_ACT; u->core = p; u->act = -1; return 1; }   /* Relu / Clip alone: a clamped rescale */
     }
@@ -217,8 +230,8 @@ static int find_unit(const IrGraph *g, const IrUses *us, int qi, Unit *u)
     /* MatMul followed by a constant bias Add */
     if (u->kind == QDQ_ADD && c->nin == 2) {
         for (int k = 0; k < 2; k++) {
-            int m = g->t[c->in[1 - k]].producer;
-            if (cval(g, c->in[k]) && m >= 0 && !g->nodes[m].dead && is_op(&g->nodes[m], "MatMul") &&
+            int m = producer(g, c->in[1 - k]);
+            if (cval(g, c->in[k]) && m >= 0 && is_op(&g->nodes[m], "MatMul") &&
                 only_reader(g, us, c->in[1 - k], p)) {
                 u->bias_add = p;
                 u->core = m;
@@ -255,7 +268,6 @@ static int new_node(IrGraph *g, const char *op, const char *base, const int *ins
     if (n < 0) return -1;
     for (int i = 0; i < nin; i++) if (ir_node_add_input(g, n, ins[i], e)) return -1;
     if (ir_node_add_output(g, n, out, e)) return -1;
-    g->t[out].producer = n;
     if (src < 0) return n;
     /* g->nodes may have moved: index, not pointer */
     for (int k = 0; k < g->nodes[src].nattrs; k++) {
@@ -449,6 +461,7 @@ static int fuse_move(IrGraph *g, Unit *u, int dry, AtlErr *e)
     for (int k = 0; k < ndata; k++) {
         ins[k] = in[k].src;
         if (concat && !same_qp(&in[k], &u->y)) {   /* each input into the output's parameters */
+            snprintf(nb, sizeof nb, "%s_input%d", base, k);
             int t = int8_like(g, in[k].src, u->y.dt, e);
             Unit v = *u;
             v.lo = u->y.dt == IR_U8 ? 0 : -128;
