@@ -133,34 +133,6 @@ static void print_times(const double *t)
     printf("    %-22s %8.3f s\n", "total", total);
 }
 
-/* --dtype int8: the batch-1 model quantised (tools/quantize.h) and
- * serialised into *buf (declared shapes kept); also written to qdq_out. */
-static int quantize_model(const char *model, IrInputShape *shapes, int nshapes, OnnxLoadOpts *lopts, const char *const *calib,
-                          int ncalib, const QzOptions *qo, const char *qdq_out, PbBuf *buf, AtlErr *e)
-{
-    IrInputShape sh[MAXOPT];
-    int nsh = nshapes, rc = -1;
-    memcpy(sh, shapes, sizeof shapes[0] * (size_t)nshapes);
-    IrGraph g;
-    CalibData d;
-    QzResult r;
-    memset(&d, 0, sizeof d);
-    memset(&r, 0, sizeof r);
-    ir_init(&g);
-    ir_init(&r.qdq);
-    if (model_batch_shapes(model, 1, 1, lopts, sh, &nsh, MAXOPT, e)) goto done;
-    if (model_load_opts(model, sh, nsh, lopts, &g, e) || pass_run_all(&g, e)) goto done;
-    if (calib_data_read(&g, calib, ncalib, 0, &d, e) || qz_quantize(&g, &d, qo, &r, e)) goto done;
-    if (qz_restore_declared(model, lopts, &r.qdq, e) || onnx_save_buffer(&r.qdq, buf, e)) goto done;
-    if (qdq_out && atl_write_file_atomic(qdq_out, buf->p, buf->n, e)) goto done;
-    rc = 0;
-done:
-    qz_result_free(&r);
-    calib_data_free(&d);
-    ir_free(&g);
-    return rc;
-}
-
 int cmd_compile(int argc, char **argv)
 {
     const char *model = NULL, *chipf = NULL, *out = NULL, *name = NULL, *csv = NULL, *v;
@@ -284,7 +256,7 @@ int cmd_compile(int argc, char **argv)
     if (dt == DT_INT8) {
         qo.progress = stderr;
         qo.keep_float = NULL;
-        if (quantize_model(model, shapes, nshapes, &lopts, calib, ncalib, &qo, qdq_out, &qbuf, &e)) {
+        if (qz_quantize_model(model, &lopts, shapes, nshapes, calib, ncalib, NULL, &qo, qdq_out, &qbuf, NULL, &e)) {
             fprintf(stderr, "atoll compile: %s\n", e.msg);
             return 1;
         }

@@ -8,6 +8,9 @@
 #include "compiler/interp/interp.h"
 #include "compiler/ops/qdq.h"
 #include "compiler/onnx/onnx.h"
+#include "compiler/passes/passes.h"
+#include "tools/model_io.h"
+#include "util/file.h"
 
 void qz_options_default(QzOptions *o)
 {
@@ -228,6 +231,12 @@ int qz_quantize(const IrGraph *g, const CalibData *d, const QzOptions *o, QzResu
     for (int i = 0; i < nn; i++)
         if (is_layer(z.unit[i])) { r->layers[r->nlayers].node = i; r->layers[r->nlayers++].cos_alone = NAN; }
     r->nsamples = d->nsamples;
+    if (o->skip_eval && o->fallback == QZ_FALLBACK_NONE) {   /* no cosine: the QDQ graph only */
+        r->cos = NAN;
+        if (build_plan(&z, &r->qdq, e)) goto done;
+        rc = 0;
+        goto done;
+    }
     if (plan_cos(&z, &r->cos, NULL, e)) goto done;
     if (o->progress) fprintf(o->progress, "int8 model: %d layers in int8, cosine %.6f to the float model\n", r->nlayers, r->cos);
     if (o->fallback == QZ_FALLBACK_AUTO && r->cos < o->target_cos && fallback(&z, r, e)) goto done;
@@ -277,4 +286,35 @@ int qz_restore_declared(const char *model, const OnnxLoadOpts *lo, IrGraph *q, A
         }
     ir_free(&raw);
     return 0;
+}
+
+int qz_quantize_model(const char *model, OnnxLoadOpts *lo, const IrInputShape *shapes, int nshapes,
+                      const char *const *calib, int ncalib, const CalibData *data, const QzOptions *o, const char *qdq_out,
+                      PbBuf *buf, double *cos, AtlErr *e)
+{
+    IrInputShape sh[64];
+    int nsh = nshapes < 64 ? nshapes : 64, rc = -1;
+    if (nsh) memcpy(sh, shapes, sizeof sh[0] * (size_t)nsh);
+    IrGraph g;
+    CalibData d;
+    QzResult r;
+    memset(&d, 0, sizeof d);
+    memset(&r, 0, sizeof r);
+    memset(buf, 0, sizeof *buf);
+    ir_init(&g);
+    ir_init(&r.qdq);
+    if (model_batch_shapes(model, 1, 1, lo, sh, &nsh, 64, e)) goto done;
+    if (model_load_opts(model, sh, nsh, lo, &g, e) || pass_run_all(&g, e)) goto done;
+    if (!data && calib_data_read(&g, calib, ncalib, 0, &d, e)) goto done;
+    if (qz_quantize(&g, data ? data : &d, o, &r, e)) goto done;
+    if (qz_restore_declared(model, lo, &r.qdq, e) || onnx_save_buffer(&r.qdq, buf, e)) goto done;
+    if (qdq_out && atl_write_file_atomic(qdq_out, buf->p, buf->n, e)) goto done;
+    if (cos) *cos = r.cos;
+    rc = 0;
+done:
+    if (rc) pb_free(buf);
+    qz_result_free(&r);
+    calib_data_free(&d);
+    ir_free(&g);
+    return rc;
 }

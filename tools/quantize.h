@@ -23,6 +23,7 @@
 #include "compiler/ir/ir.h"
 #include "tools/calib.h"
 #include "compiler/onnx/onnx.h"
+#include "compiler/ops/infer.h"
 
 enum { QZ_FALLBACK_NONE, QZ_FALLBACK_AUTO };
 
@@ -34,6 +35,7 @@ typedef struct QzOptions {
     const char *const *keep_float; /* node names never quantised */
     int nkeep;
     FILE *progress;              /* progress lines (stderr), NULL quiet */
+    int skip_eval;               /* fallback none: leave out the cosine (cos = NaN), one interpreter run less per sample */
 } QzOptions;
 void qz_options_default(QzOptions *o);
 
@@ -80,6 +82,14 @@ int qz_quantize(const IrGraph *g, const CalibData *d, const QzOptions *o, QzResu
 /* Gives q's inputs and outputs the shapes the ONNX file `model` declares
  * (a dynamic batch stays dynamic in the written QDQ model). */
 int qz_restore_declared(const char *model, const OnnxLoadOpts *lo, IrGraph *q, AtlErr *e);
+/* The whole of `atoll compile --dtype int8`'s first step: model (batch 1
+ * where dynamic, shapes applied) canonicalised, calibrated on data (or,
+ * when data is NULL, on the files calib), quantised; the QDQ model with
+ * its declared shapes serialised into *buf (pb_free it) and written to
+ * qdq_out when given; *cos (may be NULL) its cosine to the float model. */
+int qz_quantize_model(const char *model, OnnxLoadOpts *lo, const IrInputShape *shapes, int nshapes,
+                      const char *const *calib, int ncalib, const CalibData *data, const QzOptions *o, const char *qdq_out,
+                      PbBuf *buf, double *cos, AtlErr *e);
 /* The readable range table (one row per quantised tensor, then the layers). */
 void qz_write_table(const IrGraph *g, const QzResult *r, const QzOptions *o, FILE *f);
 #endif
