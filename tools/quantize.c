@@ -217,7 +217,8 @@ int qz_quantize(const IrGraph *g, const CalibData *d, const QzOptions *o, QzResu
         q->same_as = z.same[t];
         q->min = s->min;
         q->max = s->max;
-        calib_range(s, o->method, o->percentile, &q->lo, &q->hi);
+        /* a graph output keeps its whole range: clipping it changes the model's answer itself */
+        calib_range(s, g->t[t].is_output ? CALIB_MINMAX : o->method, o->percentile, &q->lo, &q->hi);
         calib_params(q->lo, q->hi, &z.scale[t], &z.zp[t]);
     }
     for (int i = 0; i < r->ntensors; i++) {   /* shared parameters (data movement) */

@@ -71,6 +71,36 @@ static const IrTensor *cval(const IrGraph *g, int t)
     return a && a->type == IR_ATTR_TENSOR && a->t && a->t->data ? a->t : NULL;
 }
 
+/* Makes tensor t a constant when a small subgraph of constants computes
+ * it (PyTorch exports a bias zero point as Cast(ConstantOfShape(...))):
+ * its producer is evaluated with the op table once its inputs are
+ * constants (depth levels deep), its output stored as t's data and the
+ * node marked dead. 1 when t is (now) a constant, 0 when not, -1 error. */
+static int materialize(IrGraph *g, int t, int depth, AtlErr *e)
+{
+    if (t < 0) return 0;
+    if (g->t[t].data) return 1;
+    int p = producer(g, t);
+    if (p < 0 || depth <= 0 || is_op(&g->nodes[p], "DequantizeLinear") || is_op(&g->nodes[p], "QuantizeLinear") ||
+        g->nodes[p].nout != 1 || !ir_op_find(g->nodes[p].op, g->opset))
+        return 0;
+    for (int k = 0; k < g->nodes[p].nin; k++) {
+        int r = materialize(g, g->nodes[p].in[k], depth - 1, e);
+        if (r <= 0) return r;
+    }
+    IrNode *n = &g->nodes[p];
+    IrTensor *in[16], out = g->t[t], *outs[1] = {&out};
+    if (n->nin > 16) return 0;
+    for (int k = 0; k < n->nin; k++) in[k] = n->in[k] >= 0 ? &g->t[n->in[k]] : NULL;
+    out.data = NULL;
+    if (ir_node_infer(g, n, in, outs, e) || !ir_shape_known(&out) || ir_numel(&out) > 65536 || ir_alloc_data(&out, e)) return -1;
+    IrOpCtx c = {n, g->opset, in, n->nin, outs, 1, e};
+    if (ir_op_find(n->op, g->opset)->eval(&c)) { free(out.data); return atl_err_prefix(e, "node '%s' (%s)", n->name, n->op); }
+    g->t[t] = out;
+    n->dead = 1;
+    return 1;
+}
+
 /* Scale (float, scalar) and zero point (int8/uint8/int32 scalar or absent)
  * of a Quantize/DequantizeLinear node; per-axis allowed when per_axis. */
 static int node_qp(const IrGraph *g, const IrNode *n, int per_axis, QP *q)
@@ -548,6 +578,12 @@ static int drop_unread(IrGraph *g, AtlErr *e)
 static int walk(IrGraph *g, int dry, int *count, AtlErr *e)
 {
     *count = 0;
+    /* the parameters of every Quantize/DequantizeLinear (and a dequantised constant) as constants */
+    for (int i = 0; !dry && i < g->nn; i++) {
+        if (g->nodes[i].dead || (!is_op(&g->nodes[i], "DequantizeLinear") && !is_op(&g->nodes[i], "QuantizeLinear"))) continue;
+        for (int k = is_op(&g->nodes[i], "DequantizeLinear") ? 0 : 1; k < g->nodes[i].nin; k++)
+            if (materialize(g, g->nodes[i].in[k], 4, e) < 0) return -1;
+    }
     int nn = g->nn;   /* units of the graph as given, not the nodes added */
     for (int i = 0; i < nn; i++) {
         if (g->nodes[i].dead || !is_op(&g->nodes[i], "QuantizeLinear")) continue;

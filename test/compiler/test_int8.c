@@ -2,7 +2,8 @@
  * even) and saturation by hand, QDQ units fused (ONNX Runtime's uint8 form
  * included) and not fused, the calibration methods on data with known
  * ranges, bad calibration data (wrong dtype or shape, NaN, an empty
- * folder, a missing array: messages name the file and tensor), and every
+ * folder, a missing array: messages name the file and tensor), a PyTorch
+ * FX-quantised model (PyTorch's own int8 output), and every
  * int8 tensor of the chip's run equal to the reference interpreter's run of
  * the QDQ model: hand-built units and the bundled models quantised by
  * `atoll quantize`'s code, on tiny and a1 (full simulation). */
@@ -546,6 +547,38 @@ TEST(bad_calibration_data)
     expect_calib_error("missing.npy", "no such file", NULL);
 }
 
+/* PyTorch's FX post-training quantisation exported to ONNX
+ * (models/quant/make_fx_model.py): the interpreter's int8 operators give
+ * PyTorch's own quantised output, and the chip the interpreter's. */
+TEST(pytorch_fx_model)
+{
+    AtlErr e = {{0}};
+    IrGraph g;
+    AtlNdArray *ref = NULL;
+    int nref = 0;
+    ir_init(&g);
+    REQUIRE(model_load("models/quant/fx_cnn.q.onnx", NULL, 0, &g, &e) == 0);
+    REQUIRE(atl_npz_read("models/quant/fx_cnn.ref.npz", &ref, &nref, &e) == 0);
+    const AtlNdArray *x = NULL, *want = NULL;
+    for (int i = 0; i < nref; i++) {
+        if (!strcmp(ref[i].name, "input")) x = &ref[i];
+        if (!strcmp(ref[i].name, "output")) want = &ref[i];
+    }
+    REQUIRE(x && want);
+    IrTensor in, *outs = NULL;
+    REQUIRE(model_tensor_from_array(x, "input", &in, &e) == 0);
+    CHECK(qdq_count_units(&g) >= 1);   /* the convolutions count once their bias zero points are folded */
+    REQUIRE(interp_run(&g, &in, 1, &outs, &e) == 0);
+    double worst = 0;
+    for (int i = 0; i < 10; i++) worst = fmax(worst, fabs(ir_get_f(&outs[0], i) - ((const float *)want->data)[i]));
+    CHECKF(worst <= 1e-6, "the interpreter differs from PyTorch's int8 output by %g", worst);
+    interp_free_outputs(outs, 1);
+    for (int c = 0; c < 2; c++) CHECK(chip_equals_interp(&g, chips[c], &in, 1) >= 5);
+    ir_tensor_free_contents(&in);
+    atl_ndarray_list_free(ref, nref);
+    ir_free(&g);
+}
+
 /* ---- the bundled models ---- */
 
 static void bundled(const char *name)
@@ -589,6 +622,7 @@ int main(void)
     RUN(calibration_methods_known_ranges);
     RUN(calibration_on_a_model);
     RUN(bad_calibration_data);
+    RUN(pytorch_fx_model);
     const char *models[] = {"digits_cnn", "lenet5", "resnet20_cifar", "mobilenetv2_035", "encoder_block", "vit_tiny"};
     for (int i = 0; i < 6; i++) RUN_CASE(bundled_case, models[i], models[i]);
     char cmd[128];
