@@ -140,23 +140,7 @@ static int scalar_i(IrGraph *g, const char *name, int dt, int v)
     return t;
 }
 
-/* name_q = QuantizeLinear(src, s, z) and name = DequantizeLinear(name_q) */
-static void qdq(IrGraph *g, const char *src, const char *name, float s, int z, int dt)
-{
-    AtlErr e;
-    char b[256], sn[256], zn[256], q[256];
-    snprintf(sn, sizeof sn, "%s_s", name);
-    snprintf(zn, sizeof zn, "%s_z", name);
-    snprintf(q, sizeof q, "%s_q", name);
-    scalar_f(g, sn, s);
-    scalar_i(g, zn, dt, z);
-    snprintf(b, sizeof b, "%s,%s,%s", src, sn, zn);
-    ir_add_op(g, "QuantizeLinear", NULL, b, q, &e);
-    snprintf(b, sizeof b, "%s,%s,%s", q, sn, zn);
-    ir_add_op(g, "DequantizeLinear", NULL, b, name, &e);
-}
-
-/* DequantizeLinear of the int8 input `src` (s, z) into `name`. */
+/* DequantizeLinear of the int8 tensor `src` (s, z) into `name`. */
 static void dq_in(IrGraph *g, const char *src, const char *name, float s, int z, int dt)
 {
     AtlErr e;
@@ -167,6 +151,17 @@ static void dq_in(IrGraph *g, const char *src, const char *name, float s, int z,
     scalar_i(g, zn, dt, z);
     snprintf(b, sizeof b, "%s,%s,%s", src, sn, zn);
     ir_add_op(g, "DequantizeLinear", NULL, b, name, &e);
+}
+
+/* name_q = QuantizeLinear(src, s, z) and name = DequantizeLinear(name_q) */
+static void qdq(IrGraph *g, const char *src, const char *name, float s, int z, int dt)
+{
+    AtlErr e;
+    char b[256], q[256];
+    snprintf(q, sizeof q, "%s_q", name);
+    dq_in(g, q, name, s, z, dt);
+    snprintf(b, sizeof b, "%s,%s_s,%s_z", src, name, name);
+    ir_add_op(g, "QuantizeLinear", NULL, b, q, &e);
 }
 
 /* A constant int8 weight w (dims, values) behind a per-axis DequantizeLinear with scales sc. */
