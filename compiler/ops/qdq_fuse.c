@@ -135,7 +135,7 @@ static int dq_act(const IrGraph *g, int t, QP *q)
     if (p < 0 || !is_op(&g->nodes[p], "DequantizeLinear")) return 0;
     const IrNode *n = &g->nodes[p];
     int x = n->in[0];
-    if (cval(g, x) || (g->t[x].dtype != IR_I8 && g->t[x].dtype != IR_U8)) return 0;
+    if (x < 0 || n->nin < 2 || cval(g, x) || (g->t[x].dtype != IR_I8 && g->t[x].dtype != IR_U8)) return 0;
     if (!node_qp(g, n, 0, q) || q->dt != g->t[x].dtype) return 0;
     q->src = x;
     return 1;
@@ -148,7 +148,7 @@ static int dq_const(const IrGraph *g, int t, int dt, int64_t axis, QP *q, const 
     int p = producer(g, t);
     if (p < 0 || !is_op(&g->nodes[p], "DequantizeLinear")) return 0;
     const IrNode *n = &g->nodes[p];
-    const IrTensor *v = cval(g, n->in[0]);
+    const IrTensor *v = n->nin < 2 ? NULL : cval(g, n->in[0]);
     if (!v || v->dtype != dt || !node_qp(g, n, 1, q) || q->zp != 0) return 0;
     if (q->nsc > 1) {
         int64_t ax = q->axis < 0 ? q->axis + v->ndim : q->axis;
@@ -238,7 +238,9 @@ static int find_unit(const IrGraph *g, const IrUses *us, int qi, Unit *u)
     const IrNode *q = &g->nodes[qi];
     memset(u, 0, sizeof *u);
     u->q = qi; u->act = u->core = u->bias_add = -1;
-    if (q->dead || !is_op(q, "QuantizeLinear") || !q_node(g, q, &u->y)) return 0;
+    if (q->dead || !is_op(q, "QuantizeLinear") || q->nin < 2 || q->in[0] < 0 || q->nout < 1 || q->out[0] < 0 ||
+        !q_node(g, q, &u->y))
+        return 0;
     u->lo = u->y.dt == IR_U8 ? 0 : -128;
     u->hi = u->y.dt == IR_U8 ? 255 : 127;
     int t = q->in[0], p = producer(g, t);
