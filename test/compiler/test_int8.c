@@ -339,6 +339,51 @@ TEST(qdq_units_fused)
     ir_free(&g);
 }
 
+/* ResNet-50's deepest 3x3 convolutions (layer3: 256 -> 256 at 14x14;
+ * layer4: 512 -> 512 at 7x7) as int8 units: they fit tiny (64 KiB of
+ * LMEM) only with channel chunks and K splits, and stay exact. */
+static void deep_conv(IrGraph *g, int c, int hw)
+{
+    AtlErr e;
+    int64_t xd[4] = {1, c, hw, hw}, wd[4] = {c, c, 3, 3};
+    int64_t nw = (int64_t)c * c * 9;
+    int8_t *w = malloc((size_t)nw);
+    float *sc = malloc((size_t)c * sizeof *sc);
+    for (int64_t i = 0; i < nw; i++) w[i] = (int8_t)((i * 7919) % 255 - 127);
+    for (int i = 0; i < c; i++) sc[i] = 0.0004f + 0.00001f * (float)(i % 17);
+    ir_init(g);
+    g->opset = 13;
+    ir_add_input(g, "x", IR_I8, 4, xd, &e);
+    dq_in(g, "x", "xf", 0.05f, -3, IR_I8);
+    dq_weight(g, "w", 4, wd, w, c, sc, 0);
+    int n = ir_add_op(g, "Conv", "conv", "xf,w", "c", &e);
+    int64_t pads[4] = {1, 1, 1, 1};
+    ir_set_attr_ints(g, n, "pads", pads, 4, &e);
+    ir_add_op(g, "Relu", "relu", "c", "r", &e);
+    qdq(g, "r", "y", 0.25f, -128, IR_I8);
+    ir_add_output(g, "y_q", &e);
+    ir_toposort(g, &e);
+    ir_infer_shapes(g, &e);
+    free(w);
+    free(sc);
+}
+
+TEST(resnet50_deep_shapes)
+{
+    const int shapes[2][2] = {{256, 14}, {512, 7}};
+    for (int k = 0; k < 2; k++) {
+        IrGraph g;
+        deep_conv(&g, shapes[k][0], shapes[k][1]);
+        IrTensor in;
+        int64_t xd[4] = {1, shapes[k][0], shapes[k][1], shapes[k][1]};
+        int8_input(&in, "x", IR_I8, 4, xd);
+        for (int64_t i = 0; i < ir_numel(&in); i++) ir_set_i(&in, i, (i * 131) % 256 - 128);
+        for (int c = 0; c < 2; c++) CHECK(chip_equals_interp(&g, chips[c], &in, 1) >= 1);
+        ir_tensor_free_contents(&in);
+        ir_free(&g);
+    }
+}
+
 /* ---- calibration ---- */
 
 static IrTensor vec(const double *v, int n)
@@ -614,6 +659,7 @@ int main(void)
     if (!mkdtemp(tmpdir)) return 1;
     RUN(rounding_ties_and_saturation);
     RUN(qdq_units_fused);
+    RUN(resnet50_deep_shapes);
     RUN(calibration_methods_known_ranges);
     RUN(calibration_on_a_model);
     RUN(bad_calibration_data);
