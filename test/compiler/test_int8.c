@@ -528,6 +528,35 @@ TEST(calibration_on_a_model)
     CHECK(qdq_count_units(&r.qdq) == 1);
     qz_result_free(&r);
     calib_data_free(&cd);
+    /* every method on 200 samples of an even grid over [-1, 3]: y = 2x, a
+     * graph output, keeps [min, max] = [-2, 6]; x's range per method */
+    enum { NS = 200 };
+    float *grid = malloc(NS * 4 * sizeof *grid);
+    for (int i = 0; i < NS * 4; i++) grid[i] = -1.0f + 4.0f * (float)i / (NS * 4 - 1);
+    int64_t gs[2] = {NS, 4};
+    write_f32("grid.npy", 2, gs, grid);
+    free(grid);
+    snprintf(path, sizeof path, "%s/grid.npy", tmpdir);
+    REQUIRE(calib_data_read(&g, paths, 1, 0, &cd, &e) == 0);
+    CHECK_EQ_INT(cd.nsamples, NS);
+    const double want_lo[CALIB_NMETHODS][2] = {{-1, -1}, {-1, -0.99}, {-1, -0.9}, {-1, -0.9}};
+    const double want_hi[CALIB_NMETHODS][2] = {{3, 3}, {2.99, 3}, {2.9, 3}, {2.9, 3}};
+    for (int m = 0; m < CALIB_NMETHODS; m++) {
+        o.method = m;
+        o.percentile = 99.9;
+        REQUIRE(qz_quantize(&g, &cd, &o, &r, &e) == 0);
+        for (int i = 0; i < r.ntensors; i++) {
+            const QzTensor *q = &r.tensors[i];
+            if (!strcmp(g.t[q->t].name, "y")) CHECKF(q->lo == -4 * 0.5 && q->hi == 6, "%s: y [%g, %g]", calib_method_name(m), q->lo, q->hi);
+            if (strcmp(g.t[q->t].name, "x")) continue;
+            CHECKF(q->min == -1 && q->max == 3, "%s: x min %g max %g", calib_method_name(m), q->min, q->max);
+            CHECKF(q->lo >= want_lo[m][0] && q->lo <= want_lo[m][1] && q->hi >= want_hi[m][0] && q->hi <= want_hi[m][1],
+                   "%s: x range [%g, %g]", calib_method_name(m), q->lo, q->hi);
+        }
+        CHECKF(r.cos > 0.999, "%s: cosine %f", calib_method_name(m), r.cos);
+        qz_result_free(&r);
+    }
+    calib_data_free(&cd);
     ir_free(&g);
 }
 
