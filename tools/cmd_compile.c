@@ -66,7 +66,7 @@ enum { DT_INT8 = 100 };   /* --dtype int8: a QDQ model compiled with float parts
 
 static int parse_dtype(const char *s)
 {
-    if (!strcmp(s, "int8") || !strcmp(s, "i8")) return DT_INT8;
+    if (!strcmp(s, "int8")) return DT_INT8;
     if (!strcmp(s, "f32") || !strcmp(s, "fp32")) return ISA_F32;
     if (!strcmp(s, "f16") || !strcmp(s, "fp16")) return ISA_F16;
     if (!strcmp(s, "bf16")) return ISA_BF16;
