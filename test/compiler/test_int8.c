@@ -579,7 +579,7 @@ static void expect_calib_error(const char *file, const char *want1, const char *
 
 TEST(bad_calibration_data)
 {
-    float d[12] = {0};
+    float d[15] = {0};
     int64_t s34[2] = {3, 4}, s35[2] = {3, 5}, s3[1] = {12};
     write_f32("shape.npy", 2, s35, d);
     expect_calib_error("shape.npy", "tensor 'x' has shape 3x5", "1x4");
