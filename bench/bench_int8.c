@@ -41,26 +41,6 @@ typedef struct Run { uint64_t cycles, dram; double util, cpu, cos; char error[25
 
 static double cpu_s(void) { return (double)clock() / CLOCKS_PER_SEC; }
 
-/* One deterministic pseudo-random sample of g's input (values in [-2, 2)). */
-static int random_calib(const IrGraph *g, CalibData *d, AtlErr *e)
-{
-    memset(d, 0, sizeof *d);
-    d->in = calloc(1, sizeof *d->in);
-    if (!d->in) return atl_fail(e, "out of memory");
-    d->nin = d->nsamples = 1;
-    IrTensor *t = &d->in[0];
-    *t = g->t[g->inputs[0]];
-    t->data = NULL;
-    t->name = ir_strdup(t->name);
-    if (!t->name || ir_alloc_data(t, e)) return t->name ? -1 : atl_fail(e, "out of memory");
-    uint32_t s = 12345;
-    for (int64_t i = 0; i < ir_numel(t); i++) {
-        s = s * 1664525u + 1013904223u;
-        ((float *)t->data)[i] = (float)(s >> 8) / (float)(1 << 22) - 2.0f;
-    }
-    return 0;
-}
-
 /* Compiles (int8: quantises first) and runs m timing-only. */
 static int run(const AtlChip *chip, const Model *m, int int8, Run *r, AtlErr *e)
 {
@@ -86,7 +66,7 @@ static int run(const AtlChip *chip, const Model *m, int int8, Run *r, AtlErr *e)
         qz_options_default(&o);
         o.skip_eval = !m->calib;
         const char *paths[1] = {m->calib};
-        if (!m->calib && random_calib(&g, &cd, e)) goto out;
+        if (!m->calib && calib_data_random(&g, 12345, &cd, e)) goto out;
         if (qz_quantize_model(m->path, &lo, &s, 1, paths, m->calib ? 1 : 0, m->calib ? NULL : &cd, &o, NULL, &q, &r->cos, e))
             goto out;
         ir_free(&g);

@@ -43,6 +43,10 @@ typedef struct CalibData {
  * max_samples > 0 stops after that many. */
 int calib_data_read(const IrGraph *g, const char *const *paths, int npaths, int max_samples, CalibData *d, AtlErr *e);
 void calib_data_free(CalibData *d);
+/* One deterministic pseudo-random sample of every input of g (values in
+ * [-2, 2), a linear congruential generator from seed): for timing studies
+ * of models without data (the demo's and the benchmark's ResNet-50). */
+int calib_data_random(const IrGraph *g, uint32_t seed, CalibData *d, AtlErr *e);
 
 enum { CALIB_MINMAX, CALIB_PERCENTILE, CALIB_KL, CALIB_MSE, CALIB_NMETHODS };
 const char *calib_method_name(int m);

@@ -164,3 +164,25 @@ int calib_data_read(const IrGraph *g, const char *const *paths, int npaths, int 
     if (!d->nsamples) return atl_fail(e, "the calibration data holds no sample");
     return 0;
 }
+
+int calib_data_random(const IrGraph *g, uint32_t seed, CalibData *d, AtlErr *e)
+{
+    memset(d, 0, sizeof *d);
+    d->in = calloc((size_t)g->nin + 1, sizeof *d->in);
+    if (!d->in) return atl_fail(e, "out of memory");
+    d->nin = g->nin;
+    d->nsamples = 1;
+    uint32_t s = seed;
+    for (int i = 0; i < g->nin; i++) {
+        IrTensor *t = &d->in[i];
+        *t = g->t[g->inputs[i]];
+        t->data = NULL;
+        t->name = ir_strdup(t->name);
+        if (!t->name || ir_alloc_data(t, e)) { calib_data_free(d); return atl_fail(e, "out of memory for a calibration sample"); }
+        for (int64_t k = 0; k < ir_numel(t); k++) {
+            s = s * 1664525u + 1013904223u;
+            ir_set_f(t, k, (double)(s >> 8) / (double)(1 << 22) - 2.0);
+        }
+    }
+    return 0;
+}

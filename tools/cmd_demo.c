@@ -303,27 +303,6 @@ out:
     return rc;
 }
 
-/* One deterministic pseudo-random image (values in [-2, 2)) as calibration data. */
-static int resnet_calib(const IrGraph *g, CalibData *d, AtlErr *e)
-{
-    memset(d, 0, sizeof d[0]);
-    d->in = calloc(1, sizeof *d->in);
-    if (!d->in) return atl_fail(e, "out of memory");
-    d->nin = 1;
-    d->nsamples = 1;
-    IrTensor *t = &d->in[0];
-    *t = g->t[g->inputs[0]];
-    t->data = NULL;
-    t->name = ir_strdup(t->name);
-    if (!t->name || ir_alloc_data(t, e)) return t->name ? -1 : atl_fail(e, "out of memory");
-    uint32_t s = 12345;
-    for (int64_t i = 0; i < ir_numel(t); i++) {
-        s = s * 1664525u + 1013904223u;
-        ((float *)t->data)[i] = (float)(s >> 8) / (float)(1 << 22) - 2.0f;
-    }
-    return 0;
-}
-
 static int demo_resnet(const DemoOpts *o, const AtlChip *chip, int int8, AtlErr *e)
 {
     char path[512];
@@ -343,7 +322,7 @@ static int demo_resnet(const DemoOpts *o, const AtlChip *chip, int int8, AtlErr 
         OnnxLoadOpts lo = {1, 0, 0, 0};
         IrGraph raw;
         int r = ir_parse_input_shape("input=1x3x224x224", &s, e) || model_load_opts(path, &s, 1, &lo, &raw, e) ||
-                resnet_calib(&raw, &calib, e);
+                calib_data_random(&raw, 12345, &calib, e);
         ir_free(&raw);
         if (r) goto out;
     }
