@@ -21,7 +21,8 @@
  * framework the model came from, in a second table.
  * Graph inputs are converted to the chip's dtypes (an int64 beyond int32
  * is an error naming the input and element; tools/chip_convert.h), outputs
- * back to the graph's; integer and bool outputs must match exactly. */
+ * back to the graph's; integer and bool outputs, and with --all integer
+ * intermediates (a QDQ model's int8 tensors), must match exactly. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -223,7 +224,10 @@ static int compare_intermediates(ChipExec *x, const Collect *col, const IrGraph 
         }
         IrTensor got;
         if (chip_exec_read(x, col->vals[i].name, &got, e)) goto out;
-        int r = cmp_report_add(rep, col->vals[i].name, 0, got.dtype, &col->vals[i], &got, user, e);
+        /* integer tensors (a QDQ model's int8 ones among them) must be equal, as outputs */
+        CmpThresholds th = *user;
+        if (!op_dtype_is_float(col->vals[i].dtype) && !th.set_atol) { th.set_atol = 1; th.atol = 0; }
+        int r = cmp_report_add(rep, col->vals[i].name, 0, got.dtype, &col->vals[i], &got, &th, e);
         ir_tensor_free_contents(&got);
         if (r) goto out;
         if (by) {

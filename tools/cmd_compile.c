@@ -15,6 +15,7 @@
 #include "tools/cli.h"
 #include "util/file.h"
 #include "tools/model_io.h"
+#include "tools/quantize.h"
 #include "compiler/driver/driver.h"
 #include "compiler/passes/passes.h"
 #include "isa/config.h"
@@ -33,7 +34,14 @@ static const char usage_text[] =
     "  --chip CHIP            a config file, or a name (a1 = configs/a1.ini, or the installed\n"
     "                         share/atoll/configs/a1.ini); default a1\n"
     "  -o FILE                output .abm\n"
-    "  --dtype f32|fp32|f16|fp16|bf16   storage/compute dtype (default fp32)\n"
+    "  --dtype f32|fp32|f16|fp16|bf16|int8   storage/compute dtype (default fp32); int8 quantises\n"
+    "                         the model first (needs --calib; docs/quantization.md)\n"
+    "  --calib DATA           int8: calibration data (.npy, .npz or a folder of them; repeatable)\n"
+    "  --method M             int8: minmax (default), percentile, kl, mse\n"
+    "  --fallback auto|none   int8: keep the most sensitive layers float until --target-cos (0.99)\n"
+    "  --target-cos C         int8: the cosine --fallback auto reaches on the calibration data\n"
+    "  --float-dtype fp32|bf16 int8: the dtype of the layers that stay float (default fp32)\n"
+    "  --qdq FILE             int8: also write the QDQ model (the interpreter's golden model)\n"
     "  --batch N[,N...]       set dimension 0 of every graph input (default: the model's, 1\n"
     "                         where it is open); several sizes give one stage each in the\n"
     "                         same net; also for models exported with a fixed batch\n"
@@ -64,8 +72,11 @@ static const char usage_text[] =
     "  --progress             report progress on stderr even when it is not a terminal\n"
     "Exit status: 0 ok, 1 error (the message names the model, node or option), 2 usage.\n";
 
+enum { DT_INT8 = 100 };   /* --dtype int8: a QDQ model compiled with float parts in --float-dtype */
+
 static int parse_dtype(const char *s)
 {
+    if (!strcmp(s, "int8")) return DT_INT8;
     if (!strcmp(s, "f32") || !strcmp(s, "fp32")) return ISA_F32;
     if (!strcmp(s, "f16") || !strcmp(s, "fp16")) return ISA_F16;
     if (!strcmp(s, "bf16")) return ISA_BF16;
@@ -214,6 +225,10 @@ int cmd_compile(int argc, char **argv)
     DrvRequest rq;
     memset(&rq, 0, sizeof rq);
     rq.dtype = ISA_F32;
+    int dt = ISA_F32, fdt = ISA_F32, ncalib = 0;
+    const char *calib[MAXOPT], *qdq_out = NULL;
+    QzOptions qo;
+    qz_options_default(&qo);
     AtlErr e = {{0}};
     for (int i = 1; i < argc; i++) {
         if (cli_is_help(argv[i])) { fputs(usage_text, stdout); return 0; }
@@ -235,7 +250,27 @@ int cmd_compile(int argc, char **argv)
         }
         else if (bad) return 2;
         else if ((v = cli_opt(argc, argv, &i, "--dtype", &bad))) {
-            if ((rq.dtype = parse_dtype(v)) < 0) { fprintf(stderr, "atoll compile: --dtype '%s': use fp32, fp16 or bf16\n", v); return 2; }
+            if ((dt = parse_dtype(v)) < 0) { fprintf(stderr, "atoll compile: --dtype '%s': use fp32, fp16, bf16 or int8\n", v); return 2; }
+        } else if (bad) return 2;
+        else if ((v = cli_opt(argc, argv, &i, "--float-dtype", &bad))) {
+            if ((fdt = parse_dtype(v)) < 0 || fdt == DT_INT8) { fprintf(stderr, "atoll compile: --float-dtype '%s': use fp32, fp16 or bf16\n", v); return 2; }
+        } else if (bad) return 2;
+        else if ((v = cli_opt(argc, argv, &i, "--calib", &bad))) {
+            if (ncalib == MAXOPT) { fprintf(stderr, "atoll compile: too many --calib options\n"); return 2; }
+            calib[ncalib++] = v;
+        } else if (bad) return 2;
+        else if ((v = cli_opt(argc, argv, &i, "--qdq", &bad))) qdq_out = v;
+        else if (bad) return 2;
+        else if ((v = cli_opt(argc, argv, &i, "--method", &bad))) {
+            if ((qo.method = calib_method_parse(v)) < 0) { fprintf(stderr, "atoll compile: --method '%s': use minmax, percentile, kl or mse\n", v); return 2; }
+        } else if (bad) return 2;
+        else if ((v = cli_opt(argc, argv, &i, "--target-cos", &bad))) {
+            if (cli_parse_real("compile", "--target-cos", v, -1, 1, &qo.target_cos)) return 2;
+        } else if (bad) return 2;
+        else if ((v = cli_opt(argc, argv, &i, "--fallback", &bad))) {
+            if (!strcmp(v, "auto")) qo.fallback = QZ_FALLBACK_AUTO;
+            else if (!strcmp(v, "none")) qo.fallback = QZ_FALLBACK_NONE;
+            else { fprintf(stderr, "atoll compile: --fallback '%s': use auto or none\n", v); return 2; }
         } else if (bad) return 2;
         else if ((v = cli_opt(argc, argv, &i, "--batch", &bad))) {
             const char *p = v;
@@ -279,15 +314,21 @@ int cmd_compile(int argc, char **argv)
         else { fprintf(stderr, "atoll compile: more than one model given ('%s')\n", argv[i]); return 2; }
     }
     if (!model) { fprintf(stderr, "atoll compile: no model given (see --help)\n"); return 2; }
+    if (dt == DT_INT8 && !ncalib) { fprintf(stderr, "atoll compile: --dtype int8 needs --calib DATA (or compile a quantised model)\n"); return 2; }
+    if (dt != DT_INT8 && (ncalib || qdq_out)) { fprintf(stderr, "atoll compile: --calib and --qdq go with --dtype int8\n"); return 2; }
+    if (dt == DT_INT8 && dump) { fprintf(stderr, "atoll compile: --dump-ir of an int8 model: write it with --qdq or atoll quantize\n"); return 2; }
+    rq.dtype = dt == DT_INT8 ? fdt : dt;
     if (dump) {
         OnnxLoadOpts lo = {rq.synthetic_weights, 0, 0, 0};
         return dump_ir(model, shapes, nshapes, rq.nbatch ? rq.batches[0] : 0, &lo, !nopasses);
     }
     if (!out) { fprintf(stderr, "atoll compile: -o FILE is required (or use --dump-ir)\n"); return 2; }
-    CliPath ins[] = {{"model", model}, {"--chip", chip_arg}}, outs[] = {{"-o", out}, {"--csv", csv}};
-    if (cli_check_outputs("compile", ins, 2, outs, 2)) return 2;
     AtlChip chip;
-    if (cli_load_chip("compile", chip_arg, NULL, &chip, NULL, 0)) return 1;
+    char chip_file[4096];
+    if (cli_load_chip("compile", chip_arg, NULL, &chip, chip_file, sizeof chip_file)) return 1;
+    CliPath ins[MAXOPT + 2] = {{"model", model}, {"--chip", chip_file}}, outs[] = {{"-o", out}, {"--csv", csv}, {"--qdq", qdq_out}};
+    for (int k = 0; k < ncalib; k++) ins[k + 2] = (CliPath){"--calib", calib[k]};
+    if (cli_check_outputs("compile", ins, 2 + ncalib, outs, 3)) return 2;
     rq.chip = &chip;
     rq.synthetic_max_bytes = (uint64_t)chip.dram_bytes;   /* invented weights must fit the chip */
     rq.shapes = shapes;
@@ -296,20 +337,45 @@ int cmd_compile(int argc, char **argv)
     cli_progress_init(&pr, "compile", pmode);
     rq.progress = show_phase;
     rq.progress_ctx = &pr;
+    /* --dtype int8: quantise the batch-1 model, then compile the QDQ model at every batch */
+    PbBuf qbuf = {0};
+    char dtype_text[160] = "";
+    int qsyn = 0;                /* the quantised model's synthetic initializers */
+    int64_t qsyn_bytes = 0;
+    if (dt == DT_INT8) {
+        OnnxLoadOpts lo = {rq.synthetic_weights, 0, 0, rq.synthetic_max_bytes};
+        cli_progress(&pr, "quantising");
+        qo.keep_float = NULL;
+        qo.progress = pr.enabled ? stderr : NULL;   /* progress lines only where progress is shown */
+        if (qz_quantize_model(model, &lo, shapes, nshapes, calib, ncalib, NULL, &qo, qdq_out, &qbuf, NULL, &e)) {
+            cli_progress_end(&pr);
+            fprintf(stderr, "atoll compile: %s\n", e.msg);
+            return 1;
+        }
+        snprintf(dtype_text, sizeof dtype_text, "--dtype int8 --float-dtype %s --method %s --fallback %s", isa_dtype_name(fdt),
+                 calib_method_name(qo.method), qo.fallback == QZ_FALLBACK_AUTO ? "auto" : "none");
+        rq.model_buf = qbuf.p;
+        rq.model_len = qbuf.n;
+        rq.model_synthetic = lo.nsynthetic > 0;
+        qsyn = lo.nsynthetic;
+        qsyn_bytes = lo.synthetic_bytes;
+        rq.dtype_text = dtype_text;
+    }
     AbmWriter *w = abm_writer_new(cfg_fingerprint(&chip));
-    if (!w) { fprintf(stderr, "atoll compile: out of memory\n"); return 1; }
+    if (!w) { pb_free(&qbuf); fprintf(stderr, "atoll compile: out of memory\n"); return 1; }
     if (zlevel >= 0) abm_writer_set_level(w, zlevel);
     DrvResult res;
     int rc = drv_compile(model, &rq, w, &res, &e) ? 1 : 0;
+    pb_free(&qbuf);
     cli_progress(&pr, "writing %s", out);
     double t0 = atl_clock_s();
     if (rc == 0 && abm_write_file(w, out, &e)) rc = 1;
     if (rc == 0 && csv && write_csv(csv, &res, &e)) rc = 1;
     double write_s = atl_clock_s() - t0;
     cli_progress_end(&pr);
-    if (res.nsynthetic)
+    if (res.nsynthetic || qsyn)
         fprintf(stderr, "atoll compile: note: %d initializers (%lld bytes) have synthetic values: their external data file is missing\n",
-                res.nsynthetic, (long long)res.synthetic_bytes);
+                res.nsynthetic ? res.nsynthetic : qsyn, (long long)(res.nsynthetic ? res.synthetic_bytes : qsyn_bytes));
     if (res.chose_batch[0])
         fprintf(stderr, "atoll compile: note: input %s has an open batch (dimension 0); compiled for batch 1 "
                         "(--batch N for another, --batch 1,8 for several)\n", res.chose_batch);
@@ -320,7 +386,7 @@ int cmd_compile(int argc, char **argv)
         fprintf(stderr, "atoll compile: %s\n", e.msg);
     } else {
         for (int i = 0; i < res.nstages; i++) {
-            print_summary(model, out, &chip, &res.stages[i], rq.dtype);
+            print_summary(model, out, &chip, &res.stages[i], dt == DT_INT8 ? ISA_I8 : dt);
             if (estimate) print_estimate(&res.stages[i]);
             if (groups) print_groups(&res.stages[i], &chip);
         }

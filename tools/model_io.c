@@ -81,6 +81,16 @@ int model_load_batch(const char *cmd, const char *path, const IrInputShape *shap
     return model_fix_shapes(cmd, g, sh, nshapes, path, e);
 }
 
+int model_load_buffer(const uint8_t *buf, size_t len, const char *name, const IrInputShape *shapes, int nshapes, IrGraph *g,
+                      AtlErr *e)
+{
+    if (onnx_load_buffer(buf, len, NULL, g, e)) return atl_err_prefix(e, "%s", name);
+    if (ir_toposort(g, e) || ir_verify(g, e)) return atl_err_prefix(e, "%s", name);
+    if (ir_apply_input_shapes(g, shapes, nshapes, e)) return -1;
+    if (ir_infer_shapes(g, e)) return atl_err_prefix(e, "%s", name);
+    return 0;
+}
+
 int model_tensor_from_array(const AtlNdArray *a, const char *name, IrTensor *t, AtlErr *e)
 {
     memset(t, 0, sizeof *t);

@@ -26,6 +26,10 @@ int model_load_opts(const char *cmd, const char *path, const IrInputShape *shape
 #define MODEL_MAX_SHAPES 64
 int model_load_batch(const char *cmd, const char *path, const IrInputShape *shapes, int nshapes, int batch, OnnxLoadOpts *o,
                      IrGraph *g, AtlErr *e);
+/* Loads a serialised model in memory (`name` in messages), sorts,
+ * verifies, applies the shapes and infers shapes. */
+int model_load_buffer(const uint8_t *buf, size_t len, const char *name, const IrInputShape *shapes, int nshapes, IrGraph *g,
+                      AtlErr *e);
 /* Array -> tensor (data copied; name copied). */
 int model_tensor_from_array(const AtlNdArray *a, const char *name, IrTensor *t, AtlErr *e);
 /* Tensor -> array (data copied). Fails for dtypes .npy files cannot hold. */

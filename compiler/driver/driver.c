@@ -67,7 +67,9 @@ static void progress(const DrvRequest *rq, const char *what)
 /* The options text the .abm records (atoll compile's, whoever compiles). */
 static void options_text(const DrvRequest *rq, int synthetic, int batch, char *opts, size_t cap)
 {
-    snprintf(opts, cap, "--chip %s --dtype %s%s%s", rq->chip->name, isa_dtype_name(rq->dtype),
+    char dtype[48];
+    snprintf(dtype, sizeof dtype, "--dtype %s", isa_dtype_name(rq->dtype));
+    snprintf(opts, cap, "--chip %s %s%s%s", rq->chip->name, rq->dtype_text ? rq->dtype_text : dtype,
              synthetic ? " --synthetic-weights" : "", rq->group == BK_GROUP_NONE ? " --group none" : "");
     size_t n = strlen(opts);
     if (rq->group_max) snprintf(opts + n, cap - n, " --group-max %d", rq->group_max);
@@ -150,7 +152,8 @@ int drv_compile(const char *path, const DrvRequest *rq, AbmWriter *w, DrvResult 
     atl_sha256(src, srclen, hash);
     OnnxLoadOpts lo = {rq->synthetic_weights, 0, 0, rq->synthetic_max_bytes};
     IrGraph base;
-    int rc = onnx_load_buffer_opts(src, srclen, path, &lo, &base, e);
+    int rc = rq->model_buf ? onnx_load_buffer_opts(rq->model_buf, rq->model_len, path, &lo, &base, e)
+                           : onnx_load_buffer_opts(src, srclen, path, &lo, &base, e);
     free(src);
     if (!rc && (ir_toposort(&base, e) || ir_verify(&base, e))) rc = atl_err_prefix(e, "%s", path);
     res->phase_s[DRV_PH_IMPORT] += atl_clock_s() - t0;
@@ -168,7 +171,7 @@ int drv_compile(const char *path, const DrvRequest *rq, AbmWriter *w, DrvResult 
             g = base;            /* the last stage takes the import itself */
             ir_init(&base);
         }
-        rc = compile_stage(path, &g, rq, rq->nbatch ? rq->batches[b] : 0, hash, lo.nsynthetic > 0, w, res, e);
+        rc = compile_stage(path, &g, rq, rq->nbatch ? rq->batches[b] : 0, hash, lo.nsynthetic > 0 || rq->model_synthetic, w, res, e);
         ir_free(&g);
     }
     ir_free(&base);

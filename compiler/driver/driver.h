@@ -30,6 +30,12 @@ typedef struct DrvRequest {
     int keep_activations, synthetic_weights, layer_info;
     int group, group_max;          /* BkOptions.group (BK_GROUP_AUTO / NONE), group_max */
     uint64_t synthetic_max_bytes;  /* invented weights stop at this many bytes (0: no limit) */
+    const uint8_t *model_buf;      /* when set, the model is imported from these model_len bytes (a
+                                    * serialised ONNX model, e.g. the QDQ model quantisation made of
+                                    * the file at path); the .abm still records path's hash */
+    size_t model_len;
+    int model_synthetic;           /* model_buf was made from synthetic weights (recorded so) */
+    const char *dtype_text;        /* recorded in the .abm options instead of "--dtype <dtype>" (NULL) */
     /* called between phases (progress lines); may be NULL */
     void (*progress)(void *ctx, const char *what);
     void *progress_ctx;

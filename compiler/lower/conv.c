@@ -81,21 +81,6 @@ static int imin(int a, int b) { return a < b ? a : b; }
 
 static int is_kconv(const BkLow *l) { return l->groups == 1 && l->kind == BK_K_CONV; }
 
-typedef struct TilePos { int gci, n, rci, wci, kci, out; } TilePos;
-
-static TilePos tile_pos(const BkLow *l, int t)
-{
-    TilePos p;
-    p.kci = t % l->nkc;
-    p.out = t / l->nkc;
-    p.wci = p.out % l->nwc;
-    int r = p.out / l->nwc;
-    p.rci = r % l->nrc;
-    r /= l->nrc;
-    p.n = r % l->N;
-    p.gci = r / l->N;
-    return p;
-}
 
 static int chunk_width(const BkLow *l);
 static uint64_t weight_chunk_bytes(const BkCtx *c, const BkLow *l);
@@ -103,7 +88,7 @@ static uint64_t bias_chunk_bytes(const BkCtx *c, const BkLow *l);
 static int conv_gen(BkCtx *c, const BkLayer *ly, int t, uint64_t slot, BkCode *k, AtlErr *e)
 {
     const BkLow *l = &ly->lw;
-    TilePos p = tile_pos(l, t);
+    BkTilePos p = bk_tile_pos(l, t);
     int cpg = l->C / l->groups, opg = l->OC / l->groups;
     int g0 = p.gci * l->gchunk, gn = imin(l->gchunk, l->groups - g0);
     int c0 = g0 * cpg, cn = gn * cpg, oc0 = g0 * opg, ocn = gn * opg;
@@ -401,26 +386,11 @@ static int assign(BkCtx *c, BkLayer *ly, AtlErr *e)
  * (m), input read from the cluster's SRAM copy (st). */
 typedef struct Shape { int gc, r, w, kc, m, st; } Shape;
 
-/* 1 when every row chunk and column chunk of the shape reads some input
- * and its padding fits the instruction's fields (a chunk of columns all
- * in the padding reads nothing). */
-static int spans_ok(const BkLow *l)
-{
-    for (int i = 0; i < l->nrc; i++) {
-        BkSpan s = bk_window_span(i * l->rows, imin(l->rows, l->OH - i * l->rows), l->sh, l->pt, l->dh, l->kh, l->H);
-        if (s.n <= 0 || s.pa > 63 || s.pb > 63) return 0;
-    }
-    for (int i = 0; i < l->nwc; i++) {
-        BkSpan s = bk_window_span(i * l->cols, imin(l->cols, l->OW - i * l->cols), l->sw, l->pl, l->dw, l->kw, l->W);
-        if (s.n <= 0 || s.pa > 63 || s.pb > 63) return 0;
-    }
-    return 1;
-}
 
 static int fits(const BkCtx *c, BkLayer *ly, Shape s)
 {
     set_shape(&ly->lw, s.gc, s.r, s.w, s.kc);
-    return plan(c, ly, s.m, s.st) == 0 && spans_ok(&ly->lw);
+    return plan(c, ly, s.m, s.st) == 0 && bk_window_spans_ok(&ly->lw);
 }
 
 /* Offers s as a candidate if it fits (in LMEM, and in at most MAX_TILES
@@ -481,29 +451,7 @@ static void order_shapes(BkShapes *q)
     q->tile_budget = TILE_BUDGET;
 }
 
-/* A (k chunks, column chunks) pair of the split search. */
-typedef struct Pair { int kc, w, prod, nk; } Pair;
 
-static int pair_cmp(const void *a, const void *b)
-{
-    const Pair *x = a, *y = b;
-    if (x->prod != y->prod) return x->prod < y->prod ? -1 : 1;
-    return x->nk < y->nk ? -1 : x->nk > y->nk;
-}
-
-/* Chunk sizes giving 1, 2, 3, 4, 6, 8, 12, 16, ... chunks of n (distinct
- * sizes, down to 1) into out; returns the count. */
-static int chunk_sizes(int n, int *out, int cap)
-{
-    int cnt = 0, last = 0;
-    for (int k = 1; cnt < cap;) {
-        int sz = (n + k - 1) / k;
-        if (sz != last) { out[cnt++] = sz; last = sz; }
-        if (sz == 1) break;
-        k = k < 2 ? 2 : (k & (k - 1)) == 0 ? k + k / 2 : k / 3 * 4;
-    }
-    return cnt;
-}
 
 /* The split search (see the file comment): pairs other than (whole K,
  * whole width) by ascending chunk product; the first SPLIT_PAIRS that fit
@@ -514,19 +462,19 @@ static int search_splits(BkCtx *c, BkLayer *ly, AtlErr *e)
     int ks[64], ws[64];
     int nk = 1;
     ks[0] = l->C;
-    if (is_kconv(l)) nk = chunk_sizes(l->C, ks, 64);
-    int nw = chunk_sizes(l->OW, ws, 64);
-    Pair *pairs = malloc((size_t)nk * nw * sizeof *pairs);
+    if (is_kconv(l)) nk = bk_chunk_sizes(l->C, ks, 64);
+    int nw = bk_chunk_sizes(l->OW, ws, 64);
+    BkSplitPair *pairs = malloc((size_t)nk * nw * sizeof *pairs);
     if (!pairs) return bk_fail(c, ly->node, e, "out of memory in the tile search");
     int np = 0;
     for (int i = 0; i < nk; i++)
         for (int j = 0; j < nw; j++) {
             if (i == 0 && j == 0) continue;
             int kn = is_kconv(l) ? (l->C + ks[i] - 1) / ks[i] : 1, wn = (l->OW + ws[j] - 1) / ws[j];
-            Pair p = {ks[i], ws[j], kn * wn, kn};
+            BkSplitPair p = {ks[i], ws[j], kn * wn, kn};
             pairs[np++] = p;
         }
-    qsort(pairs, (size_t)np, sizeof *pairs, pair_cmp);
+    qsort(pairs, (size_t)np, sizeof *pairs, bk_split_pair_cmp);
     int units = group_units(l), found = 0;
     int most = c->grouping ? SPLIT_PAIRS : SPLIT_PAIRS_NONE;   /* --group none: the search of before */
     for (int i = 0; i < np && found < most; i++) {
@@ -558,9 +506,7 @@ static int apply_shape(BkCtx *c, BkLayer *ly, const void *shape, AtlErr *e)
     BkLow *l = &ly->lw;
     if (!fits(c, ly, *b)) return bk_fail(c, ly->node, e, "internal: a candidate tile shape does not fit");
     if (assign(c, ly, e)) return -1;
-    int n = snprintf(ly->split, sizeof ly->split, "N%d C%d H%d", l->N, l->ngc, l->nrc);
-    if (l->nwc > 1) n += snprintf(ly->split + n, sizeof ly->split - (size_t)n, " W%d", l->nwc);
-    if (l->nkc > 1) n += snprintf(ly->split + n, sizeof ly->split - (size_t)n, " K%d", l->nkc);
+    int n = bk_window_split(l, ly->split, sizeof ly->split);
     if (ly->mcast) n += snprintf(ly->split + n, sizeof ly->split - (size_t)n, " mc");
     if (ly->in_sram) snprintf(ly->split + n, sizeof ly->split - (size_t)n, " sram");
     return 0;
@@ -589,7 +535,7 @@ static int choose_tiles(BkCtx *c, BkLayer *ly, AtlErr *e)
     if ((c->grouping || !ly->shapes.n) && search_splits(c, ly, e)) return -1;
     if (!ly->shapes.n) {
         set_shape(l, 1, 1, 1, 1);
-        if (plan(c, ly, 0, 0) == 0 && !spans_ok(l))
+        if (plan(c, ly, 0, 0) == 0 && !bk_window_spans_ok(l))
             return bk_fail(c, ly->node, e, "some output rows or columns read no input (padding too large for "
                            "kernel %dx%d, dilation %dx%d)", l->kh, l->kw, l->dh, l->dw);
     }

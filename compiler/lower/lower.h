@@ -68,6 +68,24 @@ AtlInsn bk_nchw_box(int dt, int load, uint64_t base, int C, int H, int W, int n,
  * spans ys, xs (their padding included); dst, weights, cout, groups and
  * acc are the caller's. */
 AtlInsn bk_window_insn(const BkLow *l, int op, int dt, uint64_t src, int cin, BkSpan ys, BkSpan xs);
+/* The tile grid of a window layer with the matrix unit (conv.c, qmatrix.c):
+ * tile t's group (output-channel) chunk, image, row chunk, column chunk
+ * and k chunk, k innermost; `out` the output tile (t / nkc). */
+typedef struct BkTilePos { int gci, n, rci, wci, kci, out; } BkTilePos;
+BkTilePos bk_tile_pos(const BkLow *l, int t);
+/* 1 when every row chunk and column chunk of l's shape reads some input
+ * and its padding fits the instruction's fields (a chunk of columns all in
+ * the padding reads nothing). */
+int bk_window_spans_ok(const BkLow *l);
+/* Chunk sizes giving 1, 2, 3, 4, 6, 8, 12, 16, ... chunks of n (distinct
+ * sizes, down to 1) into out; returns the count. */
+int bk_chunk_sizes(int n, int *out, int cap);
+/* A (k chunks, column chunks) pair of the split search, and its order:
+ * ascending chunk product, fewer k chunks on ties (qsort). */
+typedef struct BkSplitPair { int kc, w, prod, nk; } BkSplitPair;
+int bk_split_pair_cmp(const void *a, const void *b);
+/* The split's text, "N1 C4 H8" and " W3", " K2" when split so; its length. */
+int bk_window_split(const BkLow *l, char *out, size_t cap);
 
 /* elem_prog.c: the table of elementwise register programs built from
  * the rounding, comparison, select, bitwise and transcendental vector ops.

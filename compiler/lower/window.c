@@ -2,9 +2,14 @@
  * at a time in conv.c, several chained in a layer group in chain.c) share:
  * the DMA of a box of an NCHW tensor in DRAM to or from an HWC block in
  * LMEM, and the conv / pool instruction over an HWC block of input rows.
+ * Also the tiling both window lowerings with a matrix unit share (conv.c
+ * for float, qmatrix.c for int8): where a tile index lies in the tile
+ * grid, which shapes read some input, the chunk counts the split search
+ * tries, its pair order and the split's text.
  * Why HWC in LMEM: the matrix unit's conv reads an HWC image, and the
  * vector unit's pools and epilogues work on its rows; DRAM stays NCHW
  * (docs/backend.md, "DRAM layout"). */
+#include <stdio.h>
 #include <string.h>
 #include "compiler/lower/lower.h"
 
@@ -43,4 +48,60 @@ AtlInsn bk_window_insn(const BkLow *l, int op, int dt, uint64_t src, int cin, Bk
     if (op == ISA_OP_CONV) { in.dh = (uint8_t)l->dh; in.dw = (uint8_t)l->dw; }
     else in.count_pad = (uint8_t)l->count_pad;
     return in;
+}
+
+BkTilePos bk_tile_pos(const BkLow *l, int t)
+{
+    BkTilePos p;
+    p.kci = t % l->nkc;
+    p.out = t / l->nkc;
+    p.wci = p.out % l->nwc;
+    int r = p.out / l->nwc;
+    p.rci = r % l->nrc;
+    r /= l->nrc;
+    p.n = r % l->N;
+    p.gci = r / l->N;
+    return p;
+}
+
+static int imin(int a, int b) { return a < b ? a : b; }
+
+int bk_window_spans_ok(const BkLow *l)
+{
+    for (int i = 0; i < l->nrc; i++) {
+        BkSpan s = bk_window_span(i * l->rows, imin(l->rows, l->OH - i * l->rows), l->sh, l->pt, l->dh, l->kh, l->H);
+        if (s.n <= 0 || s.pa > 63 || s.pb > 63) return 0;
+    }
+    for (int i = 0; i < l->nwc; i++) {
+        BkSpan s = bk_window_span(i * l->cols, imin(l->cols, l->OW - i * l->cols), l->sw, l->pl, l->dw, l->kw, l->W);
+        if (s.n <= 0 || s.pa > 63 || s.pb > 63) return 0;
+    }
+    return 1;
+}
+
+int bk_chunk_sizes(int n, int *out, int cap)
+{
+    int cnt = 0, last = 0;
+    for (int k = 1; cnt < cap;) {
+        int sz = (n + k - 1) / k;
+        if (sz != last) { out[cnt++] = sz; last = sz; }
+        if (sz == 1) break;
+        k = k < 2 ? 2 : (k & (k - 1)) == 0 ? k + k / 2 : k / 3 * 4;
+    }
+    return cnt;
+}
+
+int bk_split_pair_cmp(const void *a, const void *b)
+{
+    const BkSplitPair *x = a, *y = b;
+    if (x->prod != y->prod) return x->prod < y->prod ? -1 : 1;
+    return x->nk < y->nk ? -1 : x->nk > y->nk;
+}
+
+int bk_window_split(const BkLow *l, char *out, size_t cap)
+{
+    int n = snprintf(out, cap, "N%d C%d H%d", l->N, l->ngc, l->nrc);
+    if (l->nwc > 1) n += snprintf(out + n, cap - (size_t)n, " W%d", l->nwc);
+    if (l->nkc > 1) n += snprintf(out + n, cap - (size_t)n, " K%d", l->nkc);
+    return n;
 }

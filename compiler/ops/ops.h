@@ -96,6 +96,19 @@ int op_einsum_parse(IrOpCtx *c, OpEinsum *q);
 #define OP_MAX_DIM ((int64_t)1 << 40)
 int op_check_dim(IrOpCtx *c, const char *what, double v);
 
+/* nn.c: the integer convolution and matmul that ConvInteger, QLinearConv,
+ * MatMulInteger, QLinearMatMul and the int8 operators (ops/int8.c) share.
+ * op_conv_shape: the output shape of a convolution of x by w (node c's
+ * attributes) in dtype. op_conv_int: sum (x - xz)(w - wz) over each window
+ * (padding contributes 0; wz NULL, one value or one per output channel),
+ * exact int32, as a malloc'd array of out[0]'s shape (NULL with c->e set).
+ * op_matmul_shape: numpy matmul shape. op_matmul_int: acc (y's size) =
+ * sum (a - az) b, batched and broadcast like MatMul. */
+int op_conv_shape(IrOpCtx *c, const IrTensor *x, const IrTensor *w, const IrTensor *bias, int dtype);
+int32_t *op_conv_int(IrOpCtx *c, const IrTensor *x, int32_t xz, const IrTensor *w, const IrTensor *wz);
+int op_matmul_shape(IrOpCtx *c, const IrTensor *a, const IrTensor *b, IrTensor *y);
+int op_matmul_int(IrOpCtx *c, const IrTensor *a, const IrTensor *az, const IrTensor *b, int32_t *acc);
+
 /* the op implementations, by file */
 #define OP(name) int infer_##name(IrOpCtx *c); int eval_##name(IrOpCtx *c);
 #include "compiler/ops/list.h"

@@ -79,6 +79,9 @@ static const IrOpDef op_table[] = {
     ROW("RNN", 7, 18, 3, 6, rnn), ROW("GRU", 7, 18, 3, 6, rnn), ROW("LSTM", 7, 18, 3, 8, rnn),
     ROW("Scatter", 9, 10, 3, 3, scatterelements), ROW("ReverseSequence", 10, 18, 2, 2, reversesequence),
     ROW("DynamicQuantizeLinear", 11, 18, 1, 1, dynquant), ROW("Det", 11, 18, 1, 1, det),
+    /* the int8 operators QDQ node units run as (ops/int8.c, ops/qdq_fuse.c); not ONNX ops */
+    ROW("Int8Conv", 1, 18, 4, 4, int8conv), ROW("Int8MatMul", 1, 18, 4, 4, int8matmul),
+    ROW("Int8Add", 1, 18, 1, 2, int8add), ROW("Int8GlobalAveragePool", 1, 18, 1, 1, int8gap),
 };
 enum { NOPS = sizeof op_table / sizeof op_table[0] };
 
@@ -114,7 +117,7 @@ const char *ir_op_names(void)
         "ThresholdedRelu Trilu Xor NegativeLogLikelihoodLoss SoftmaxCrossEntropyLoss QuantizeLinear DequantizeLinear OneHot EyeLike "
         "ScatterElements ConvInteger QLinearConv MatMulInteger QLinearMatMul GatherND ScatterND TopK NonZero "
         "Compress MeanVarianceNormalization HannWindow HammingWindow BlackmanWindow NonMaxSuppression Einsum "
-        "RNN GRU LSTM Scatter ReverseSequence DynamicQuantizeLinear Det";
+        "RNN GRU LSTM Scatter ReverseSequence DynamicQuantizeLinear Det Int8Conv Int8MatMul Int8Add Int8GlobalAveragePool";
     return names;
 }
 

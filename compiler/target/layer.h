@@ -119,6 +119,8 @@ typedef struct BkLow {
     uint64_t q_yscale, q_yzp;     /* DynamicQuantizeLinear: its scale and zero-point outputs (tagged, 0 absent) */
     int q_sdt, q_zdt;             /* Quantize/DequantizeLinear: ISA dtypes of the scale / zero-point vectors
                                    * at w / b (f32 when compiled in; run-time ones: their storage dtypes) */
+    int q_mode;                   /* int8 matrix layers (lower/qmatrix.c): i32 out, f32 or integer requantisation */
+    int q_mm;                     /* int8 matrix layers: x is a matmul's A [rows][K], y [rows][N] */
 } BkLow;
 
 /* A strided copy of up to IR_MAXDIM dims (element strides, elements of

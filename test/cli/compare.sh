@@ -53,6 +53,6 @@ expect_fail compare_bad_rtol "--rtol 'x' is not a finite number" "$ATOLL" compar
 expect_fail compare_missing_abm "nope.abm" "$ATOLL" compare $D/synth.onnx "$TMPD/nope.abm" --input $D/synth_x.npy --chip $T
 expect_fail compare_wrong_chip "atoll compare: .*synth.abm" "$ATOLL" compare $D/synth.onnx "$TMPD/synth.abm" --input $D/synth_x.npy --chip configs/a1.ini
 expect_fail compare_wrong_input "input 'x'" "$ATOLL" compare $D/synth.onnx "$TMPD/synth.abm" --input $D/ones23.npy --chip $T
-expect_fail compile_bad_dtype "use fp32, fp16 or bf16" "$ATOLL" compile $D/synth.onnx -o "$TMPD/x.abm" --chip $T --dtype i8
+expect_fail compile_bad_dtype "use fp32, fp16, bf16 or int8" "$ATOLL" compile $D/synth.onnx -o "$TMPD/x.abm" --chip $T --dtype i8
 expect_fail compile_no_output "-o FILE is required" "$ATOLL" compile $D/synth.onnx --chip $T
 cli_summary compare.sh

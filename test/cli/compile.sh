@@ -21,7 +21,7 @@ expect_grep two_stages "net 'torch_jit': 2 stages" "$TMPD/out"
 expect_grep stage_batch4 "input  input            fp32  \[4,1,8,8\] nchw" "$TMPD/out"
 expect_ok compile_keep "$ATOLL" compile $M/digits_cnn.onnx --chip configs/tiny.ini --keep-activations -o "$TMPD/dk.abm"
 expect_grep keep_no_reuse "activations      : \([0-9]*\) bytes peak (liveness packed) vs \1 bytes" "$TMPD/out"
-expect_fail bad_dtype "use fp32, fp16 or bf16" "$ATOLL" compile $M/digits_cnn.onnx --chip configs/tiny.ini --dtype int4 -o "$TMPD/x.abm"
+expect_fail bad_dtype "use fp32, fp16, bf16 or int8" "$ATOLL" compile $M/digits_cnn.onnx --chip configs/tiny.ini --dtype int4 -o "$TMPD/x.abm"
 expect_fail no_output "-o FILE is required" "$ATOLL" compile $M/digits_cnn.onnx --chip configs/tiny.ini
 expect_fail bad_chip "nope.ini" "$ATOLL" compile $M/digits_cnn.onnx --chip nope.ini -o "$TMPD/x.abm"
 expect_fail fixed_batch_graph "node '/attn/Reshape' (Reshape): cannot reshape 4x16x64" "$ATOLL" compile $M/encoder_block.onnx --chip configs/tiny.ini --batch 4 -o "$TMPD/x.abm"
