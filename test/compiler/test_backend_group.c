@@ -281,8 +281,8 @@ static int k_split(const Run *r)
 }
 
 /* Tolerances: f32 within the interpreter's rounding, bf16 as the other
- * bf16 backend tests (test_backend_tail.c). */
-static double tol_of(int dtype) { return dtype == ISA_BF16 ? 3e-2 : 2e-5; }
+ * bf16 backend tests (test_backend_tail.c), f16 with its 3 more bits. */
+static double tol_of(int dtype) { return dtype == ISA_BF16 ? 3e-2 : dtype == ISA_F16 ? 2e-3 : 2e-5; }
 
 /* Compiles g on chipfile in dtype, grouped and with --group none; both
  * must run and match the interpreter, the grouped summary's ops must be
@@ -343,6 +343,7 @@ TEST(conv_conv_chain)
     const char *const ops[3] = {"Group(2)", NULL, NULL};
     check_chips(&g, "conv3x3->conv3x3", ISA_F32, ops);
     check_chips(&g, "conv3x3->conv3x3", ISA_BF16, ops);
+    check_on(&g, "conv3x3->conv3x3", A1, ISA_F16, "Group(2)", NULL);
     ir_free(&g);
 }
 
@@ -383,6 +384,7 @@ static const PoolCase pools[] = {
     {"conv->maxpool k3 s2 p1", "MaxPool", 3, 2, 1, 0, 0, 1},
     {"conv->maxpool k2 s2 ceil", "MaxPool", 2, 2, 0, 1, 0, 1},
     {"conv->maxpool k3 s1 p1", "MaxPool", 3, 1, 1, 0, 0, 0},
+    {"conv->maxpool k3 s2 p1 ceil", "MaxPool", 3, 2, 1, 1, 0, 1},
     {"conv->avgpool k3 s2 p1", "AveragePool", 3, 2, 1, 0, 0, 1},
     {"conv->avgpool k3 s2 p1 cip", "AveragePool", 3, 2, 1, 0, 1, 1},
     {"conv->avgpool k3 s2 ceil", "AveragePool", 3, 2, 0, 1, 0, 1},
@@ -639,12 +641,14 @@ TEST(border_rows_of_padding)
 }
 
 /* HardSwish (the activation temp), a residual that is an earlier member's
- * output, dilation, SAME_UPPER stride 2 (padding below only), no bias. */
+ * output, dilation, SAME_UPPER stride 2 (padding below only), no bias,
+ * pads that differ above and below. */
 TEST(more_members)
 {
     IrGraph g;
     AtlErr e;
     int64_t xd[4] = {1, 16, 20, 20}, wd[4] = {16, 32, 3, 3}, d2[2] = {2, 2}, s2[2] = {2, 2};
+    int64_t top0[4] = {0, 1, 2, 1}, bottom0[4] = {2, 1, 0, 1};   /* top, left, bottom, right */
     new_graph(&g, xd);
     conv(&g, "h1", "x", 16, 32, 3, 1, 1, 1, "a0");
     ir_add_op(&g, "HardSwish", "hs", "a0", "a", &e);
@@ -673,6 +677,16 @@ TEST(more_members)
     ir_set_attr_ints(&g, n, "strides", s2, 2, &e);
     ir_add_output(&g, "y", &e);
     check_on(&g, "dilated -> same_upper s2", A1, ISA_F32, "Group(2)", NULL);
+    ir_free(&g);
+
+    new_graph(&g, xd);
+    n = conv(&g, "a1", "x", 16, 32, 3, 1, 1, 1, "a0");
+    ir_set_attr_ints(&g, n, "pads", top0, 4, &e);
+    ir_add_op(&g, "Relu", "a1_relu", "a0", "a", &e);
+    n = conv(&g, "a2", "a", 32, 32, 3, 2, 1, 1, "y");
+    ir_set_attr_ints(&g, n, "pads", bottom0, 4, &e);
+    ir_add_output(&g, "y", &e);
+    check_on(&g, "pads 0/2 -> 2/0 s2", A1, ISA_F32, "Group(2)", NULL);
     ir_free(&g);
 }
 
