@@ -75,7 +75,7 @@ int model_load_batch(const char *cmd, const char *path, const IrInputShape *shap
 {
     IrInputShape sh[MODEL_MAX_SHAPES];
     if (nshapes > MODEL_MAX_SHAPES) return atl_fail(e, "%s: more than %d input shapes", path, MODEL_MAX_SHAPES);
-    if (nshapes) memcpy(sh, shapes, sizeof sh[0] * (size_t)nshapes);
+    if (nshapes > 0) memcpy(sh, shapes, sizeof sh[0] * (size_t)nshapes);   /* shapes may be NULL when there are none */
     if (model_import(path, o, g, e)) return -1;
     if (drv_batch_shapes(g, batch, sh, &nshapes, MODEL_MAX_SHAPES, NULL, 0, e)) return atl_err_prefix(e, "%s", path);
     return model_fix_shapes(cmd, g, sh, nshapes, path, e);

@@ -25,9 +25,15 @@
  *   overlap the computes of slice i.
  * Valid when: every member is a 2-D NCHW window layer with constant weights
  *   in the float storage dtype, every member's output but the last is read
- *   only by members (not by other layers, not a graph output), and the
- *   weights and two slots fit LMEM. bk_lower_chain returns 1 (no error)
- *   when the members are not such a chain.
+ *   only by members (not by other layers, a Gelu's input included, not a
+ *   graph output), and the weights and two slots fit LMEM. Slice heights
+ *   where some member's slice reads no input row (rows wholly in a padding
+ *   border) are not offered. bk_lower_chain returns 1 (no error) when the
+ *   members are not such a chain.
+ * Checked: bk_chain_check proves every plan the compiler applies sound
+ *   (buffers and scratch inside the slot, aligned, large enough for every
+ *   slice, disjoint; resident weights below the slots), so a bad plan is a
+ *   compile error, not a silent corruption.
  * Guarantees: the results equal the members' own lowerings' exactly (the
  *   same instructions on the same rows; f32 accumulation per conv), which
  *   test_backend_group.c checks against the interpreter. */
@@ -114,6 +120,22 @@ static int width_ok(const BkLow *l)
     return xs.pa <= 63 && xs.pb <= 63 && span >= 0 && span / l->sw + 1 == l->OW;
 }
 
+/* 1 when every member computing rows in slice r reads at least one input
+ * row, with no more padding rows than the instruction's fields hold (a
+ * slice of rows that lie wholly in a padding border, e.g. of a 1x1 conv
+ * with pads, cannot be generated). */
+static int slice_ok(const BkChain *ch, const ChainRows *r)
+{
+    for (int i = 0; i < ch->nm; i++) {
+        const BkLow *l = &ch->m[i].ly->lw;
+        int n = r->n[ch->m[i].out];
+        if (n <= 0) continue;
+        BkSpan ys = bk_window_span(r->lo[ch->m[i].out], n, l->sh, l->pt, l->dh, l->kh, l->H);
+        if (ys.n <= 0 || ys.pa > 63 || ys.pb > 63) return 0;
+    }
+    return 1;
+}
+
 /* Slot layout and resident region for ch->rows; 0 if it fits. */
 static int layout(const BkCtx *c, BkLayer *ly, BkChain *ch)
 {
@@ -122,6 +144,7 @@ static int layout(const BkCtx *c, BkLayer *ly, BkChain *ch)
     ChainRows r;
     for (int i = 0; i < ch->nrc; i++) {
         slice_rows(ch, i, &r);
+        if (!slice_ok(ch, &r)) return -1;
         for (int b = 0; b < ch->nb; b++) ch->buf[b].max_rows = imax(ch->buf[b].max_rows, r.n[b]);
     }
     if (bk_reserve_resident(c, ly, ch->resident)) return -1;
@@ -273,6 +296,7 @@ static int read_outside(const BkCtx *c, int r, const BkLayer *const *members, in
         int inside = 0;
         for (int m = 0; m < nm; m++) if (members[m]->node == owner) inside = 1;
         if (inside) continue;
+        if (c->gelu_src[i] >= 0 && bk_tensor_root(c, c->gelu_src[i]) == r) return 1;   /* a Gelu reads its x */
         for (int k = 0; k < n->nin; k++)
             if (n->in[k] >= 0 && !g->t[n->in[k]].data && bk_tensor_root(c, n->in[k]) == r) return 1;
     }
@@ -294,11 +318,122 @@ static uint64_t run_macs(const BkChain *ch)
     return n;
 }
 
+/* The checker (bk_chain_check): one LMEM region of the plan, [lo, hi),
+ * named by fmt with name for its %s. */
+typedef struct ChainRegion { char what[96]; uint64_t lo, hi; } ChainRegion;
+
+static void region(ChainRegion *r, int *n, uint64_t lo, uint64_t bytes, const char *fmt, const char *name)
+{
+    if (!bytes) return;
+    snprintf(r[*n].what, sizeof r[*n].what, fmt, name);
+    r[*n].lo = lo;
+    r[*n].hi = lo + bytes;
+    (*n)++;
+}
+
+/* 0 when every region is aligned, ends by `limit` and overlaps no other. */
+static int regions_sound(const BkCtx *c, int node, const ChainRegion *r, int n, uint64_t limit, const char *where,
+                         AtlErr *e)
+{
+    for (int i = 0; i < n; i++) {
+        if (r[i].lo % c->align)
+            return bk_fail(c, node, e, "layer group: %s at LMEM %llu is not aligned to %llu bytes", r[i].what,
+                           (unsigned long long)r[i].lo, (unsigned long long)c->align);
+        if (r[i].hi > limit)
+            return bk_fail(c, node, e, "layer group: %s [%llu, %llu) ends beyond the %s (%llu bytes)", r[i].what,
+                           (unsigned long long)r[i].lo, (unsigned long long)r[i].hi, where, (unsigned long long)limit);
+        for (int j = 0; j < i; j++)
+            if (r[i].lo < r[j].hi && r[j].lo < r[i].hi)
+                return bk_fail(c, node, e, "layer group: %s [%llu, %llu) overlaps %s [%llu, %llu) in the %s", r[j].what,
+                               (unsigned long long)r[j].lo, (unsigned long long)r[j].hi, r[i].what,
+                               (unsigned long long)r[i].lo, (unsigned long long)r[i].hi, where);
+    }
+    return 0;
+}
+
+/* 1 when rows [lo, lo+n) lie in the rows buffer b holds in slice r. */
+static int rows_inside(const ChainRows *r, int b, int lo, int n)
+{
+    return n <= 0 || (lo >= r->lo[b] && lo + n <= r->lo[b] + r->n[b]);
+}
+
+int bk_chain_check(const BkCtx *c, const BkLayer *ly, AtlErr *e)
+{
+    const BkChain *ch = ly->chain;
+    if (!ch) return atl_fail(e, "layer group check: the layer is not a layer group");
+    const IrGraph *g = c->g;
+    int node = ch->m[0].ly->node, es = c->es;
+    uint64_t lm = (uint64_t)c->chip->lmem_bytes;
+    if (ly->slot_off % c->align || ly->slot_size % c->align)
+        return bk_fail(c, node, e, "layer group: slots at %llu of %llu bytes are not aligned to %llu bytes",
+                       (unsigned long long)ly->slot_off, (unsigned long long)ly->slot_size, (unsigned long long)c->align);
+    if (ly->slot_off + 2 * ly->slot_size > lm)
+        return bk_fail(c, node, e, "layer group: slots at %llu of %llu bytes end beyond LMEM (%llu bytes)",
+                       (unsigned long long)ly->slot_off, (unsigned long long)ly->slot_size, (unsigned long long)lm);
+    if (ch->rows < 1 || ch->nrc != (ch->OH + ch->rows - 1) / ch->rows)
+        return bk_fail(c, node, e, "layer group: %d slices of %d rows do not cover %d output rows", ch->nrc, ch->rows,
+                       ch->OH);
+    /* every slice: the rows each buffer holds, what each member reads */
+    int most[CHAIN_MAX_BUFS] = {0};
+    ChainRows r;
+    for (int s = 0; s < ch->nrc; s++) {
+        slice_rows(ch, s, &r);
+        for (int b = 0; b < ch->nb; b++) {
+            most[b] = imax(most[b], r.n[b]);
+            if (r.n[b] > ch->buf[b].max_rows)
+                return bk_fail(c, node, e, "layer group: the row buffer of '%s' holds %d rows, slice %d puts %d in it",
+                               g->t[ch->buf[b].t].name, ch->buf[b].max_rows, s, r.n[b]);
+        }
+        for (int i = 0; i < ch->nm; i++) {
+            const ChainMember *m = &ch->m[i];
+            const BkLow *l = &m->ly->lw;
+            int lo = r.lo[m->out], n = r.n[m->out];
+            if (n <= 0) continue;
+            BkSpan ys = bk_window_span(lo, n, l->sh, l->pt, l->dh, l->kh, l->H);
+            if (!rows_inside(&r, m->in, ys.a, ys.n) || (m->res >= 0 && !rows_inside(&r, m->res, lo, n)))
+                return bk_fail(c, m->ly->node, e, "layer group: slice %d reads rows its buffers do not hold", s);
+        }
+    }
+    /* the slot: row buffers and scratch at the sizes the slices use */
+    ChainRegion reg[CHAIN_MAX_BUFS + 3];   /* the buffers and 3 scratch; then 2 resident per member */
+    int n = 0;
+    uint64_t acc = 0, resf = 0, tmp = 0;
+    for (int b = 0; b < ch->nb; b++) {
+        const ChainBuf *bf = &ch->buf[b];
+        region(reg, &n, bf->off, (uint64_t)most[b] * bf->W * bf->C * es, "the row buffer of '%s'", g->t[bf->t].name);
+    }
+    for (int i = 0; i < ch->nm; i++) {
+        const ChainMember *m = &ch->m[i];
+        const BkLow *l = &m->ly->lw;
+        uint64_t f32 = (uint64_t)most[m->out] * l->OW * l->OC * 4;
+        if (l->kind == BK_K_CONV && !is_f32(c->dt)) acc = f32 > acc ? f32 : acc;
+        if (m->res >= 0 && !is_f32(c->dt)) resf = f32 > resf ? f32 : resf;
+        if (!strcmp(l->act, "HardSwish") || !strcmp(l->t_act, "HardSwish")) tmp = f32 > tmp ? f32 : tmp;
+    }
+    region(reg, &n, ch->l_acc, acc, "the f32 accumulator", NULL);
+    region(reg, &n, ch->l_resf, resf, "the f32 residual", NULL);
+    region(reg, &n, ch->l_tmp, tmp, "the activation temp", NULL);
+    if (regions_sound(c, node, reg, n, ly->slot_size, "slot", e)) return -1;
+    /* the resident weights and biases, below the slots */
+    n = 0;
+    for (int i = 0; i < ch->nm; i++) {
+        const ChainMember *m = &ch->m[i];
+        const BkLow *l = &m->ly->lw;
+        const char *name = g->nodes[m->ly->node].name ? g->nodes[m->ly->node].name : "";
+        if (l->kind != BK_K_CONV) continue;
+        if (l->b && !m->b) return bk_fail(c, m->ly->node, e, "layer group: the bias is not resident");
+        region(reg, &n, m->w, (uint64_t)l->kh * l->kw * (l->C / l->groups) * l->OC * es, "the weights of '%s'", name);
+        if (l->b) region(reg, &n, m->b, (uint64_t)l->OC * 4, "the bias of '%s'", name);
+    }
+    return regions_sound(c, node, reg, n, ly->slot_off, "resident region below the slots", e);
+}
+
 static int apply_rows(BkCtx *c, BkLayer *ly, const void *shape, AtlErr *e)
 {
     BkChain *ch = ly->chain;
     ch->rows = *(const int *)shape;
     if (layout(c, ly, ch)) return atl_fail(e, "internal: a candidate slice height does not fit");
+    if (bk_chain_check(c, ly, e)) return -1;
     ly->run_macs = run_macs(ch);
     if (bk_set_tiles(ly, ch->N * ch->nrc, 1, e)) return -1;
     snprintf(ly->split, sizeof ly->split, "N%d H%d x%d", ch->N, ch->nrc, ch->nm);
@@ -365,8 +500,10 @@ int bk_lower_chain(BkCtx *c, const BkLayer *const *members, int nm, BkLayer *ly,
     ly->lw.kind = BK_K_CHAIN;
     ly->lw.dt = c->dt;
     ly->lw.es = c->es;
-    ly->mcast = 1;
-    ly->prologue = chain_prologue;
+    /* resident weights multicast once per cluster; a chain of pools has
+     * none (an empty multicast would leave its wait unsignalled) */
+    ly->mcast = ch->resident > 0;
+    ly->prologue = ly->mcast ? chain_prologue : NULL;
     ly->gen = chain_gen;
     ly->is_matrix = 1;
     for (int i = 0; i < nm; i++) ly->macs += members[i]->macs;

@@ -36,6 +36,15 @@ int bk_chain_nodes(const BkLayer *ly, int *nodes, int max);
 void bk_chain_mark_internal(BkCtx *c, const BkLayer *ly);
 /* Bytes of LMEM a chain layer uses on each core: resident weights and both slots. */
 uint64_t bk_chain_lmem(const BkLayer *ly);
+/* Proves a chain layer's LMEM plan sound (its slice height applied): every
+ * row buffer and the slot scratch (f32 accumulator, residual, activation
+ * temp) aligned, inside the slot, holding the most rows any slice puts in
+ * it, and overlapping no other; the resident weights and biases aligned,
+ * disjoint and below the slots; both slots inside LMEM; every member reads
+ * only rows its slice holds. 0, or -1 naming the first member's node and
+ * what is wrong (e.g. the two overlapping buffers). Called for every
+ * slice height the compiler applies (apply_rows). */
+int bk_chain_check(const BkCtx *c, const BkLayer *ly, AtlErr *e);
 
 /* cast.c: Cast, CastLike: a copy between equal storage dtypes, else one v.cast. */
 int bk_lower_cast(BkCtx *c, int node, BkLayer *ly, AtlErr *e);
