@@ -47,7 +47,7 @@ static int compile_once(const AtlChip *chip, int zlevel, double *t, double *cpu,
     int rc = drv_compile(MODEL, &rq, w, &res, e);
     if (!rc) {
         for (int i = 0; i < DRV_NPHASES; i++) t[i] = res.phase_s[i];
-        *layers = res.stages[0].nlayers;
+        *layers = res.variants[0].nlayers;
         double t0 = atl_clock_s();
         rc = abm_serialize(w, &buf, bytes, e);
         t[PH_WRITE] = atl_clock_s() - t0;

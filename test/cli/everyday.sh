@@ -47,7 +47,7 @@ expect_grep bf16_output_note "output 'output' is bfloat16, written as float32" "
 expect_ok bf16_output_close "$GEN" --close "$TMPD/yb.npy" "$TMPD/yref.npy" 0.05
 # ---- a fixed-batch export at another batch; an open batch says it chose 1
 expect_ok fixed_batch_4 "$ATOLL" compile $M/resnet20_cifar.onnx --chip tiny --batch 4 -o "$TMPD/r4.abm"
-expect_grep fixed_batch_4_stage "batch 4" "$TMPD/out"
+expect_grep fixed_batch_4_variant "batch 4" "$TMPD/out"
 expect_ok open_batch "$ATOLL" compile $M/digits_cnn.onnx --chip tiny -o "$TMPD/d.abm"
 expect_grep open_batch_note "input 'input' has an open batch (dimension 0); compiled for batch 1" "$TMPD/out"
 expect_ok repeat_in "$GEN" --repeat "$TMPD/x.npy" 2 "$TMPD/x2.npy"

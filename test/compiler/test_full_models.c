@@ -77,7 +77,7 @@ static void run_full_model(const void *arg)
         w = abm_writer_new(cfg_fingerprint(&chip));
         if (w) abm_writer_set_level(w, 0);   /* the image never leaves memory */
         ok = w && !bk_compile(&g, &chip, &o, w, &sum, &e) && !abm_serialize(w, &buf, &len, &e) &&
-             !abm_load_buffer(&m, buf, len, cfg_fingerprint(&chip), 0, &e) && !abm_stage_program(&m, 0, &chip, &p, NULL, &e);
+             !abm_load_buffer(&m, buf, len, cfg_fingerprint(&chip), 0, &e) && !abm_variant_program(&m, 0, &chip, &p, NULL, &e);
         CHECKF(ok, "%s: compile: %s", name, e.msg);
     }
     if (ok) {
