@@ -57,9 +57,10 @@ static const char usage_text[] =
     "  --layer-info           record each layer's name, op and estimate in the .abm (read by\n"
     "                         atoll run --profile; the file becomes version 1.1)\n"
     "  --time                 print the wall time of each compiler phase\n"
-    "  --zlevel N             zlib level of weights and sections, 0..9 (default 6); 0 stores\n"
-    "                         them raw: a faster compile (ResNet-50: 3 of its 5 CPU-s are\n"
-    "                         deflating weights), a larger file; the model is the same\n"
+    "  --zlevel N             zlib level of weights and sections, 0..9 (default 6, but 0 when\n"
+    "                         any weight is synthetic); 0 stores them raw: a faster compile\n"
+    "                         (ResNet-50: 3 of its 5 CPU-s are deflating weights), a larger\n"
+    "                         file; the model is the same\n"
     "  --group auto|none      auto (default): layer groups where the cost model finds them\n"
     "                         cheaper (docs/backend.md); none: every layer on its own\n"
     "  --group-max N          at most N layers in a group (1: fusions only, e.g. a residual\n"
@@ -364,6 +365,7 @@ int cmd_compile(int argc, char **argv)
     AbmWriter *w = abm_writer_new(cfg_fingerprint(&chip));
     if (!w) { pb_free(&qbuf); fprintf(stderr, "atoll compile: out of memory\n"); return 1; }
     if (zlevel >= 0) abm_writer_set_level(w, zlevel);
+    rq.synthetic_raw = zlevel < 0;    /* an explicit --zlevel applies to synthetic weights too */
     DrvResult res;
     int rc = drv_compile(model, &rq, w, &res, &e) ? 1 : 0;
     pb_free(&qbuf);
@@ -374,8 +376,9 @@ int cmd_compile(int argc, char **argv)
     double write_s = atl_clock_s() - t0;
     cli_progress_end(&pr);
     if (res.nsynthetic || qsyn)
-        fprintf(stderr, "atoll compile: note: %d initializers (%lld bytes) have synthetic values: their external data file is missing\n",
-                res.nsynthetic ? res.nsynthetic : qsyn, (long long)(res.nsynthetic ? res.synthetic_bytes : qsyn_bytes));
+        fprintf(stderr, "atoll compile: note: %d initializers (%lld bytes) have synthetic values: their external data file is missing%s\n",
+                res.nsynthetic ? res.nsynthetic : qsyn, (long long)(res.nsynthetic ? res.synthetic_bytes : qsyn_bytes),
+                zlevel < 0 ? " (stored raw; --zlevel N deflates them)" : "");
     if (res.chose_batch[0])
         fprintf(stderr, "atoll compile: note: input %s has an open batch (dimension 0); compiled for batch 1 "
                         "(--batch N for another, --batch 1,8 for several)\n", res.chose_batch);

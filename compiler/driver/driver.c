@@ -159,6 +159,7 @@ int drv_compile(const char *path, const DrvRequest *rq, AbmWriter *w, DrvResult 
     res->phase_s[DRV_PH_IMPORT] += atl_clock_s() - t0;
     res->nsynthetic = lo.nsynthetic;
     res->synthetic_bytes = lo.synthetic_bytes;
+    if (rq->synthetic_raw && (lo.nsynthetic > 0 || rq->model_synthetic)) abm_writer_set_level(w, 0);
     int n = rq->nbatch ? rq->nbatch : 1;
     for (int b = 0; b < n && !rc; b++) {
         IrGraph g;
