@@ -13,7 +13,7 @@ cp "$TMPD/out" "$TMPD/help1"
 "$ATOLL" run --help > "$TMPD/help2" 2>&1
 if cmp -s "$TMPD/help1" "$TMPD/help2" && grep -q -- "--timing-only" "$TMPD/help1"; then ok help_cmd_is_cmd_help
 else fail help_cmd_is_cmd_help "$(head -c 300 "$TMPD/help1")"; fi
-for c in asm disasm demo isa version compile run compare interp sim inspect config conformance; do
+for c in asm disasm demo isa version compile run compare interp sim inspect config conformance sweep report quantize dram; do
     "$ATOLL" help $c > "$TMPD/h" 2>&1 || { fail "help_$c" "exit $?"; continue; }
     n=$(grep -c -E '^ +(-o|--[a-z])' "$TMPD/h")
     if [ "$c" = version ] || [ "$n" -ge 1 ]; then ok "help_${c}_lists_options"; else fail "help_${c}_lists_options" "$(head -c 300 "$TMPD/h")"; fi
@@ -23,6 +23,11 @@ expect_fail did_you_mean_option "unknown option '--inptu'; did you mean '--input
 expect_fail did_you_mean_help "did you mean 'compare'" "$ATOLL" help compaer
 expect_fail version_bogus "unknown option '--bogus'" "$ATOLL" version --bogus
 expect_fail did_you_mean_compile "did you mean '--batch'" "$ATOLL" compile $M/lenet5.onnx --bacth 2
+expect_fail did_you_mean_sweep "unknown option '--shrad'; did you mean '--shard'?" "$ATOLL" sweep x.ini --shrad 1/2
+expect_fail did_you_mean_sweep_merge "did you mean '--spec'?" "$ATOLL" sweep merge --spc x.ini
+expect_fail did_you_mean_report "did you mean '--svg'?" "$ATOLL" report s.json --svgg d
+expect_fail did_you_mean_quantize "did you mean '--calib'?" "$ATOLL" quantize m.onnx --calbi x.npz
+expect_fail did_you_mean_dram "did you mean '--json'?" "$ATOLL" dram t.trace --jsn
 # ---- chips by name, and the model's own chip by default
 expect_ok compile_chip_name "$ATOLL" compile $M/lenet5.onnx --chip tiny -o "$TMPD/l.abm" --layer-info
 expect_grep compile_chip_name_used "on tiny (1 cores)" "$TMPD/out"
