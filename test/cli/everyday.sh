@@ -93,6 +93,15 @@ if [ -s "$TMPD/err" ]; then fail no_progress_in_pipes "$(head -c 300 "$TMPD/err"
 expect_grep progress_when_asked "^atoll compile: importing (0 s)" "$TMPD/err"
 "$ATOLL" run "$TMPD/l.abm" --input "$TMPD/x.npy" --progress 2> "$TMPD/err" > /dev/null
 expect_grep run_progress_when_asked "^atoll run: loading " "$TMPD/err"
+expect_ok compare_progress_run "$ATOLL" compare $M/lenet5.onnx "$TMPD/l.abm" --input "$TMPD/x.npy" --all --progress
+expect_grep compare_progress_when_asked "^atoll compare: loading " "$TMPD/out"
+# on a terminal (script(1) gives the command a pseudo-terminal), progress
+# is on by default and rewrites one line
+if command -v script > /dev/null 2>&1; then
+    script -qec "\"$ATOLL\" compile $M/lenet5.onnx --chip tiny -o \"$TMPD/t.abm\" > /dev/null" /dev/null > "$TMPD/tty" 2>&1
+    expect_grep progress_on_a_terminal "atoll compile: importing" "$TMPD/tty"
+    if grep -q "$(printf '\033')\[K" "$TMPD/tty"; then ok progress_rewrites_its_line; else fail progress_rewrites_its_line "$(od -c "$TMPD/tty" | head -3)"; fi
+fi
 # ---- every unsupported op, in full, though the list passes a message's 1 KB
 expect_ok write_unsupported "$BUILD/test/compiler/test_onnx" --write-unsupported "$TMPD/u.onnx"
 expect_fail unsupported_full "60 nodes use 30 ops that Atoll does not support" "$ATOLL" compile "$TMPD/u.onnx" -o "$TMPD/u.abm"
