@@ -304,28 +304,35 @@ static int try_deflate(const uint8_t *src, uint64_t n, int level, uint8_t **out,
     return 0;
 }
 
-int abm_add_weight(AbmWriter *w, const void *data, size_t len, uint64_t *offset, AtlErr *e)
+/* abm_add_weight and abm_add_weight_take: data is the caller's to keep
+ * (copied when stored) or, with owned, the writer's from now on (stored
+ * as it is, freed when a duplicate or on failure). */
+static int add_weight(AbmWriter *w, void *data, size_t len, int owned, uint64_t *offset, AtlErr *e)
 {
-    if (len == 0) return atl_fail(e, "abm_add_weight: empty weight blob");
+    if (len == 0) { if (owned) free(data); return atl_fail(e, "abm_add_weight: empty weight blob"); }
     uint64_t h = abm_hash64(data, len);
     for (size_t j = w->n_slots ? h & (w->n_slots - 1) : 0; w->n_slots && w->hash_slots[j]; j = (j + 1) & (w->n_slots - 1)) {
         WBlob *b = &w->blobs[w->hash_slots[j] - 1];
         if (b->hash == h && b->raw_size == len && !memcmp(b->raw, data, len)) {
             w->dedup_hits++;
             if (offset) *offset = b->dram_offset;
+            if (owned) free(data);
             return 0;
         }
     }
-    if (w->weight_end > UINT64_MAX - ABM_ALIGN - len) return atl_fail(e, "abm_add_weight: weight region overflows 64 bits");
-    if (grow(&w->blobs, &w->cap_blobs, w->n_blobs, sizeof *w->blobs)) return atl_fail(e, "abm_add_weight: out of memory");
+    if (w->weight_end > UINT64_MAX - ABM_ALIGN - len || grow(&w->blobs, &w->cap_blobs, w->n_blobs, sizeof *w->blobs)) {
+        if (owned) free(data);
+        return atl_fail(e, w->weight_end > UINT64_MAX - ABM_ALIGN - len ? "abm_add_weight: weight region overflows 64 bits"
+                                                                         : "abm_add_weight: out of memory");
+    }
     WBlob b;
     memset(&b, 0, sizeof b);
-    b.raw = malloc(len);
+    b.raw = owned ? data : malloc(len);
     if (!b.raw) return atl_fail(e, "abm_add_weight: out of memory for %zu bytes", len);
-    memcpy(b.raw, data, len);
+    if (!owned) memcpy(b.raw, data, len);
     b.raw_size = len;
     b.hash = h;
-    b.crc32 = abm_crc32(data, len);
+    b.crc32 = abm_crc32(b.raw, len);
     int r = try_deflate(b.raw, len, w->level, &b.stored, &b.stored_size);
     if (r < 0) { free(b.raw); return atl_fail(e, "abm_add_weight: zlib failed on a %zu-byte blob", len); }
     if (r == 1) { b.stored = b.raw; b.stored_size = len; b.compression = ABM_COMP_NONE; }
@@ -340,6 +347,16 @@ int abm_add_weight(AbmWriter *w, const void *data, size_t len, uint64_t *offset,
     w->weight_end = (b.dram_offset + len + ABM_ALIGN - 1) & ~(uint64_t)(ABM_ALIGN - 1);
     if (offset) *offset = b.dram_offset;
     return 0;
+}
+
+int abm_add_weight(AbmWriter *w, const void *data, size_t len, uint64_t *offset, AtlErr *e)
+{
+    return add_weight(w, (void *)data, len, 0, offset, e);
+}
+
+int abm_add_weight_take(AbmWriter *w, void *data, size_t len, uint64_t *offset, AtlErr *e)
+{
+    return add_weight(w, data, len, 1, offset, e);
 }
 
 void abm_writer_weight_stats(const AbmWriter *w, uint64_t *blobs, uint64_t *raw_bytes, uint64_t *stored_bytes, uint64_t *dedup_hits)

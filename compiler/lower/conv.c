@@ -637,9 +637,7 @@ static int conv_weight_image(BkCtx *c, int node, BkLow *l, const IrTensor *w, At
                     size_t dst = (((size_t)y * l->kw + x) * cpg + ci) * l->OC + o;
                     bk_store_elem(c->dt, wb, dst, ir_get_f(w, src));
                 }
-    int rc = bk_weight(c, wb, nw * c->es, &l->w, e);
-    free(wb);
-    return rc;
+    return bk_weight_take(c, wb, nw * c->es, &l->w, e);
 }
 
 int bk_lower_conv(BkCtx *c, int node, BkLayer *ly, AtlErr *e)
