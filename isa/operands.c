@@ -133,8 +133,11 @@ int isa_operands(const AtlInsn *in, IsaOperand ops[ISA_MAX_OPERANDS])
  * more than one position) as a window, and P the gcd of the other
  * dimensions' strides, every byte x of the operand has (x - r) mod P in
  * [0, w): r = base + the window's lowest offset, w = its span plus an
- * element. Two operands whose windows (for any k of each) are disjoint
- * modulo the gcd of their periods share no byte. */
+ * element. With every dimension in the window P is 0 (the bytes lie in
+ * [r, r + w), so modulo any period they lie in that window: gcd(0, q) =
+ * q). Two operands whose windows (for any k of each) are disjoint modulo
+ * the gcd of their periods share no byte: a row block beside the padding
+ * rows a fill writes around it, column tiles side by side. */
 static uint64_t gcd64(uint64_t a, uint64_t b)
 {
     while (b) { uint64_t t = a % b; a = b; b = t; }
@@ -143,8 +146,9 @@ static uint64_t gcd64(uint64_t a, uint64_t b)
 
 static uint64_t abs64(int64_t v) { return v < 0 ? (uint64_t)-v : (uint64_t)v; }
 
-/* The operand's windows, one per k with a finite period; returns how many. */
-static int windows(const IsaOperand *o, IsaWindow out[4])
+/* The operand's windows, one per k = 0..n (n its dimensions of more than
+ * one position, k = n the whole operand, period 0); returns how many. */
+static int windows(const IsaOperand *o, IsaWindow out[5])
 {
     int dim[4], n = 0, nw = 0;
     for (int d = 0; d < 4; d++) {
@@ -153,7 +157,7 @@ static int windows(const IsaOperand *o, IsaWindow out[4])
         while (j > 0 && abs64(o->stride[dim[j - 1]]) > abs64(o->stride[d])) { dim[j] = dim[j - 1]; j--; }
         dim[j] = d;
     }
-    for (int k = 0; k < n; k++) {
+    for (int k = 0; k <= n; k++) {
         int64_t lo = 0, hi = 0;
         uint64_t p = 0;
         for (int i = 0; i < n; i++) {
@@ -185,14 +189,16 @@ void isa_operand_windows(IsaOperand *o)
 int isa_operands_disjoint(const IsaOperand *a, const IsaOperand *b)
 {
     if (a->hi <= b->lo || b->hi <= a->lo) return 1;
-    IsaWindow own_a[4], own_b[4];
+    IsaWindow own_a[5], own_b[5];
     const IsaWindow *wa = a->win, *wb = b->win;
     int na = a->nwin, nb = b->nwin;
     if (na < 0) na = windows(a, own_a), wa = own_a;
     if (translate(a, b)) { /* b's windows are a's, moved: one pass (the common case, tiles of a tensor) */
         int64_t delta = (int64_t)(b->base - a->base);
         for (int i = 0; i < na; i++) {
-            int64_t p = (int64_t)wa[i].p, d = (delta % p + p) % p;
+            int64_t p = (int64_t)wa[i].p;
+            if (!p) continue; /* the whole operands: their byte ranges overlap */
+            int64_t d = (delta % p + p) % p;
             if (d >= wa[i].w && d + wa[i].w <= p) return 1;
         }
         return 0;
@@ -201,7 +207,7 @@ int isa_operands_disjoint(const IsaOperand *a, const IsaOperand *b)
     for (int i = 0; i < na; i++)
         for (int j = 0; j < nb; j++) {
             int64_t p = (int64_t)gcd64(wa[i].p, wb[j].p);
-            if (wa[i].w + wb[j].w > p) continue;
+            if (!p || wa[i].w + wb[j].w > p) continue; /* p 0: both whole, their byte ranges overlap */
             int64_t d = ((wb[j].r - wa[i].r) % p + p) % p; /* b's window starts d after a's, mod p */
             if (d >= wa[i].w && d + wb[j].w <= p) return 1;
         }

@@ -33,7 +33,7 @@ typedef struct IsaOperand {
     int64_t stride[4];       /* bytes */
     int64_t esize;
     int nwin;                /* -1 until isa_operand_windows fills win */
-    IsaWindow win[4];
+    IsaWindow win[5];
 } IsaOperand;
 
 /* The operands of in, in order src, src2, dst for compute instructions

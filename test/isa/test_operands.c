@@ -1,7 +1,7 @@
 /* test_operands.c - isa/operands.c: each operand's element geometry (shape,
  * byte strides, element size) next to its byte range, and
- * isa_operands_disjoint: tiles of one tensor side by side are proven
- * disjoint, overlapping ones are not, and over thousands of random strided
+ * isa_operands_disjoint: tiles of one tensor side by side, a block and the
+ * padding rows around it are proven disjoint, overlapping ones are not, and over thousands of random strided
  * operands it never calls two operands disjoint that share a byte (checked
  * byte by byte) while proving many whose byte ranges overlap. */
 #include <string.h>
@@ -77,6 +77,26 @@ TEST(tiles)
     r.dst -= 112; /* rows [13, 27): row 13 shared */
     IsaOperand r2 = dst_of(r);
     CHECK(!isa_operands_disjoint(&r0, &r2));
+    /* a fill of the padding rows around a block and the copy of the block
+     * (Pad, pooling with pads): rows 0 and 2 of 12 bytes, pitch 188, vs
+     * the 160 bytes between them */
+    AtlInsn fill = store(ISA_F32, 0x0, 2, 3, 188, 4);
+    fill.op = ISA_OP_DMA_FILL;
+    IsaOperand ops[ISA_MAX_OPERANDS];
+    CHECK_EQ_INT(isa_operands(&fill, ops), 1);
+    IsaOperand pad = ops[0];
+    IsaOperand mid = dst_of(store(ISA_F32, 0xc, 1, 40, 0, 4));
+    CHECK(isa_operands_disjoint(&pad, &mid));
+    CHECK(isa_operands_disjoint(&mid, &pad));
+    IsaOperand mid_long = dst_of(store(ISA_F32, 0xc, 1, 45, 0, 4)); /* reaches the second padding row */
+    CHECK(!isa_operands_disjoint(&pad, &mid_long));
+    /* every other element of 3 rows zeroed vs 5 elements between two rows */
+    fill = store(ISA_F32, 0x6c98, 3, 3, 48, 8);
+    fill.op = ISA_OP_DMA_FILL;
+    isa_operands(&fill, ops);
+    IsaOperand holes = ops[0];
+    IsaOperand gap = dst_of(store(ISA_F32, 0x6cb0, 1, 5, 0, 4));
+    CHECK(isa_operands_disjoint(&holes, &gap));
     /* byte ranges apart: disjoint whatever the geometry */
     IsaOperand far = dst_of(store(ISA_I8, 0x100000, 1, 1, 0, 1));
     CHECK(isa_operands_disjoint(&a, &far));
