@@ -21,6 +21,22 @@ static int run(AtlProgram *p, AtlSimMode mode, AtlErr *e, AtlSimFault *f)
     return rc;
 }
 
+/* Runs p in mode: a race at core's DMA instruction #index whose message
+ * has both needles (the second may be NULL). Frees p. */
+static void expect_race(AtlProgram *p, AtlSimMode mode, int core, int index, const char *needle, const char *needle2)
+{
+    AtlErr e = {{0}};
+    AtlSimFault f;
+    CHECK(run(p, mode, &e, &f) == -1);
+    CHECKF(f.kind == SIM_FAULT_RACE, "%s", e.msg);
+    CHECK_EQ_INT(f.core, core);
+    CHECK_EQ_INT(f.engine, ISA_ENGINE_DMA);
+    CHECK_EQ_INT(f.index, index);
+    CHECK_STR_CONTAINS(e.msg, needle);
+    if (needle2) CHECK_STR_CONTAINS(e.msg, needle2);
+    tp_free(p);
+}
+
 static AtlInsn copy(int dsp, uint64_t dst, int ssp, uint64_t src, uint32_t bytes)
 {
     return I_dma(ISA_I8, dsp, dst, 0, ssp, src, 0, 1, bytes);
@@ -34,16 +50,8 @@ TEST(dram_read_while_written)
         tp_init(&p, 3);
         tp_add(&p, 0, ISA_ENGINE_DMA, I_store(0x10000, 0, 4096));
         tp_add(&p, 2, ISA_ENGINE_DMA, I_load(0, 0x10800, 1024)); /* core 2 is in cluster 1 */
-        AtlErr e = {{0}};
-        AtlSimFault f;
-        CHECK(run(&p, modes[m], &e, &f) == -1);
-        CHECK(f.kind == SIM_FAULT_RACE);
-        CHECK_EQ_INT(f.core, 2);
-        CHECK_EQ_INT(f.engine, ISA_ENGINE_DMA);
-        CHECK_EQ_INT(f.index, 0);
-        CHECK_STR_CONTAINS(e.msg, "reads dram bytes [0x10800, 0x10c00) while core 0 dma instruction #0 `dma.copy");
-        CHECK_STR_CONTAINS(e.msg, "is still writing [0x10000, 0x11000); no semaphore or barrier orders them");
-        tp_free(&p);
+        expect_race(&p, modes[m], 2, 0, "reads dram bytes [0x10800, 0x10c00) while core 0 dma instruction #0 `dma.copy",
+                    "is still writing [0x10000, 0x11000); no semaphore or barrier orders them");
     }
 }
 
@@ -54,15 +62,8 @@ TEST(dram_written_while_read)
     tp_add(&p, 0, ISA_ENGINE_DMA, I_load(0, 0x40000, 64));       /* short, unrelated */
     tp_add(&p, 0, ISA_ENGINE_DMA, I_store(0x10100, 0, 16));      /* into what core 1 still reads */
     tp_add(&p, 1, ISA_ENGINE_DMA, I_load(0, 0x10000, 8192));
-    AtlErr e = {{0}};
-    AtlSimFault f;
-    CHECK(run(&p, SIM_MODE_TIMING, &e, &f) == -1);
-    CHECK(f.kind == SIM_FAULT_RACE);
-    CHECK_EQ_INT(f.core, 0);
-    CHECK_EQ_INT(f.index, 1);
-    CHECK_STR_CONTAINS(e.msg, "writes dram bytes [0x10100, 0x10110) while core 1 dma instruction #0");
-    CHECK_STR_CONTAINS(e.msg, "is still reading [0x10000, 0x12000)");
-    tp_free(&p);
+    expect_race(&p, SIM_MODE_TIMING, 0, 1, "writes dram bytes [0x10100, 0x10110) while core 1 dma instruction #0",
+                "is still reading [0x10000, 0x12000)");
 }
 
 TEST(sram_per_cluster)
@@ -81,11 +82,7 @@ TEST(sram_per_cluster)
     AtlInsn rd = copy(ISA_SPACE_LMEM, 0, ISA_SPACE_SRAM, 0xf00, 512);
     rd.src_core = 0;
     tp_add(&p, 1, ISA_ENGINE_DMA, rd);
-    AtlSimFault f;
-    CHECK(run(&p, SIM_MODE_FULL, &e, &f) == -1);
-    CHECK_EQ_INT(f.core, 1);
-    CHECK_STR_CONTAINS(e.msg, "reads sram bytes [0xf00, 0x1100) of cluster 0 while core 0 dma instruction #0");
-    tp_free(&p);
+    expect_race(&p, SIM_MODE_FULL, 1, 0, "reads sram bytes [0xf00, 0x1100) of cluster 0 while core 0 dma instruction #0", NULL);
 }
 
 TEST(names_read_that_began_first)
@@ -101,12 +98,7 @@ TEST(names_read_that_began_first)
         tp_add(&p, early, ISA_ENGINE_DMA, I_load(0, 0x10000, 8192));
         tp_add(&p, late, ISA_ENGINE_DMA, I_load(0, 0x40000, 64));
         tp_add(&p, late, ISA_ENGINE_DMA, I_load(0x4000, 0x10000, 8192));
-        AtlErr e = {{0}};
-        AtlSimFault f;
-        CHECK(run(&p, SIM_MODE_TIMING, &e, &f) == -1);
-        CHECK_EQ_INT(f.core, 0);
-        CHECK_STR_CONTAINS(e.msg, one_first ? "while core 1 dma instruction #0" : "while core 3 dma instruction #0");
-        tp_free(&p);
+        expect_race(&p, SIM_MODE_TIMING, 0, 1, one_first ? "while core 1 dma instruction #0" : "while core 3 dma instruction #0", NULL);
     }
 }
 
