@@ -15,9 +15,12 @@ static void strided(IsaOperand *o, uint64_t base, const uint32_t shape[4], const
     for (int d = 0; d < 4; d++) {
         int64_t span = ((int64_t)shape[d] - 1) * (int64_t)st[d] * unit;
         if (span < 0) l += span; else h += span;
+        o->shape[d] = shape[d];
+        o->stride[d] = (int64_t)st[d] * unit;
     }
     o->lo = l;
     o->hi = h + esize;
+    o->esize = esize;
 }
 
 static IsaOperand *add(IsaOperand *ops, int *n, const char *what, int space, uint64_t base, int aligned, int write, int end)
@@ -32,13 +35,17 @@ static IsaOperand *add(IsaOperand *ops, int *n, const char *what, int space, uin
     o->aligned = aligned;
     o->write = write;
     o->end = end;
+    for (int d = 0; d < 4; d++) o->shape[d] = 1;
+    o->nwin = -1;
     return o;
 }
 
 /* A dense LMEM compute operand of `bytes` bytes. */
 static void dense(IsaOperand *ops, int *n, const char *what, uint64_t base, int64_t bytes, int write)
 {
-    add(ops, n, what, ISA_SPACE_LMEM, base, 1, write, -1)->hi = (int64_t)base + bytes;
+    IsaOperand *o = add(ops, n, what, ISA_SPACE_LMEM, base, 1, write, -1);
+    o->hi = (int64_t)base + bytes;
+    o->esize = bytes;
 }
 
 static void vec_strided(IsaOperand *ops, int *n, const char *what, uint64_t base, const uint32_t shape[4], const int32_t st[4],
@@ -119,4 +126,90 @@ int isa_operands(const AtlInsn *in, IsaOperand ops[ISA_MAX_OPERANDS])
     default:
         return 0;
     }
+}
+
+/* ---- disjointness by windows of residues ----
+ * Taking the operand's k dimensions of smallest |stride| (of those with
+ * more than one position) as a window, and P the gcd of the other
+ * dimensions' strides, every byte x of the operand has (x - r) mod P in
+ * [0, w): r = base + the window's lowest offset, w = its span plus an
+ * element. With every dimension in the window P is 0 (the bytes lie in
+ * [r, r + w), so modulo any period they lie in that window: gcd(0, q) =
+ * q). Two operands whose windows (for any k of each) are disjoint modulo
+ * the gcd of their periods share no byte: a row block beside the padding
+ * rows a fill writes around it, column tiles side by side. */
+static uint64_t gcd64(uint64_t a, uint64_t b)
+{
+    while (b) { uint64_t t = a % b; a = b; b = t; }
+    return a;
+}
+
+static uint64_t abs64(int64_t v) { return v < 0 ? (uint64_t)-v : (uint64_t)v; }
+
+/* The operand's windows, one per k = 0..n (n its dimensions of more than
+ * one position, k = n the whole operand, period 0); returns how many. */
+static int windows(const IsaOperand *o, IsaWindow out[5])
+{
+    int dim[4], n = 0, nw = 0;
+    for (int d = 0; d < 4; d++) {
+        if (o->shape[d] < 2 || !o->stride[d]) continue;
+        int j = n++;
+        while (j > 0 && abs64(o->stride[dim[j - 1]]) > abs64(o->stride[d])) { dim[j] = dim[j - 1]; j--; }
+        dim[j] = d;
+    }
+    for (int k = 0; k <= n; k++) {
+        int64_t lo = 0, hi = 0;
+        uint64_t p = 0;
+        for (int i = 0; i < n; i++) {
+            int d = dim[i];
+            int64_t span = ((int64_t)o->shape[d] - 1) * o->stride[d];
+            if (i >= k) p = gcd64(p, abs64(o->stride[d]));
+            else if (span < 0) lo += span;
+            else hi += span;
+        }
+        out[nw++] = (IsaWindow){p, (int64_t)o->base + lo, hi - lo + o->esize};
+    }
+    return nw;
+}
+
+/* b is a moved by some bytes: the same elements, shape and strides. */
+static int translate(const IsaOperand *a, const IsaOperand *b)
+{
+    if (a->esize != b->esize) return 0;
+    for (int d = 0; d < 4; d++)
+        if (a->shape[d] != b->shape[d] || a->stride[d] != b->stride[d]) return 0;
+    return 1;
+}
+
+void isa_operand_windows(IsaOperand *o)
+{
+    if (o->nwin < 0) o->nwin = windows(o, o->win);
+}
+
+int isa_operands_disjoint(const IsaOperand *a, const IsaOperand *b)
+{
+    if (a->hi <= b->lo || b->hi <= a->lo) return 1;
+    IsaWindow own_a[5], own_b[5];
+    const IsaWindow *wa = a->win, *wb = b->win;
+    int na = a->nwin, nb = b->nwin;
+    if (na < 0) na = windows(a, own_a), wa = own_a;
+    if (translate(a, b)) { /* b's windows are a's, moved: one pass (the common case, tiles of a tensor) */
+        int64_t delta = (int64_t)(b->base - a->base);
+        for (int i = 0; i < na; i++) {
+            int64_t p = (int64_t)wa[i].p;
+            if (!p) continue; /* the whole operands: their byte ranges overlap */
+            int64_t d = (delta % p + p) % p;
+            if (d >= wa[i].w && d + wa[i].w <= p) return 1;
+        }
+        return 0;
+    }
+    if (nb < 0) nb = windows(b, own_b), wb = own_b;
+    for (int i = 0; i < na; i++)
+        for (int j = 0; j < nb; j++) {
+            int64_t p = (int64_t)gcd64(wa[i].p, wb[j].p);
+            if (!p || wa[i].w + wb[j].w > p) continue; /* p 0: both whole, their byte ranges overlap */
+            int64_t d = ((wb[j].r - wa[i].r) % p + p) % p; /* b's window starts d after a's, mod p */
+            if (d >= wa[i].w && d + wb[j].w <= p) return 1;
+        }
+    return 0;
 }

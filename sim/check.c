@@ -64,7 +64,8 @@ static uint64_t space_size(const AtlSim *s, int space)
     }
 }
 
-static void add_range(SimPre *pre, int64_t lo, int64_t hi, uint32_t cores, int write)
+/* lo and hi were checked against the space's size (an int) */
+static void add_range(SimPre *pre, int space, int64_t lo, int64_t hi, uint32_t cores, int write)
 {
     if (pre->nr < SIM_MAX_RANGES) {
         SimRange *r = &pre->r[pre->nr++];
@@ -72,11 +73,14 @@ static void add_range(SimPre *pre, int64_t lo, int64_t hi, uint32_t cores, int w
         r->hi = (uint32_t)hi;
         r->cores = cores;
         r->write = (uint8_t)write;
+        r->space = (uint8_t)space;
+        if (space != ISA_SPACE_LMEM) pre->far |= SIM_FAR_BIT(space, write);
     }
 }
 
 /* Checks every operand of in (isa_operands: the one definition of what
- * each touches) against its memory and records the LMEM ones. DMA ends:
+ * each touches) against its memory and records its range for the race
+ * detector (LMEM, the cluster's SRAM or DRAM). DMA ends:
  * element-aligned address and strides, inside their space; an LMEM end
  * is in the cores of the multicast mask (dst), src_core (src) or the own
  * core. Compute operands: in LMEM, starting on lmem.alignment. */
@@ -96,7 +100,7 @@ static int check_operands(Ctx *c, const AtlSim *s, int core, const AtlInsn *in, 
             if (o->lo < 0 || o->hi > (int64_t)s->chip.lmem_bytes)
                 return bad(c, SIM_FAULT_OOB, "%s touches lmem bytes [%lld, %lld) outside LMEM of %d bytes", o->what,
                            (long long)o->lo, (long long)o->hi, s->chip.lmem_bytes);
-            add_range(pre, o->lo, o->hi, 0, o->write);
+            add_range(pre, ISA_SPACE_LMEM, o->lo, o->hi, 0, o->write);
             continue;
         }
         int space = o->space, es = o->end == 2 ? 4 : isa_dtype_size(in->dtype);
@@ -110,12 +114,13 @@ static int check_operands(Ctx *c, const AtlSim *s, int core, const AtlInsn *in, 
         if (o->lo < 0 || (uint64_t)o->hi > space_size(s, space))
             return bad(c, SIM_FAULT_OOB, "%s touches %s bytes [%lld, %lld) outside the %llu-byte space", o->what,
                        isa_space_name(space), (long long)o->lo, (long long)o->hi, (unsigned long long)space_size(s, space));
+        uint32_t cores = 0;
         if (space == ISA_SPACE_LMEM) {
-            uint32_t cores = own;
+            cores = own;
             if (!gather && o->end == 0 && in->mask) cores = in->mask;
             if (!gather && o->end == 1) cores = 1u << in->src_core;
-            add_range(pre, o->lo, o->hi, cores, o->write);
         }
+        add_range(pre, space, o->lo, o->hi, cores, o->write);
     }
     return 0;
 }
@@ -328,8 +333,9 @@ int sim_check_insn(const AtlSim *s, int core, int engine, const AtlInsn *in,
     default: rc = check_vec(&c, s, in, pre); break;
     }
     if (rc) return rc;
-    /* the race detector's cores: a range on the own core names it */
+    /* the race detector's cores: an LMEM range on the own core names it */
     for (int i = 0; i < pre->nr; i++) {
+        if (pre->r[i].space != ISA_SPACE_LMEM) continue;
         if (!pre->r[i].cores) pre->r[i].cores = 1u << (core % s->cpc);
         pre->cores |= pre->r[i].cores;
     }

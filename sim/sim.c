@@ -51,6 +51,10 @@ void sim_free(AtlSim *s)
     free(s->chan_bursts[0]);
     free(s->chan_bursts[1]);
     free(s->bar);
+    free(s->race_far);
+    free(s->race_mem);
+    free(s->race_pos);
+    free(s->race_geo);
     free(s->chan_bytes);
     free(s->chan_touched);
     dma_memo_free(&s->dma_memo);
@@ -106,7 +110,7 @@ AtlSim *sim_create(const AtlChip *chip, const AtlSimOptions *opt, AtlErr *e)
     s->chan_bytes = calloc((size_t)chip->dram_channels, sizeof *s->chan_bytes);
     s->chan_touched = calloc((size_t)chip->dram_channels, sizeof *s->chan_touched);
     s->stats.engine = calloc((size_t)s->ncores * ISA_NUM_ENGINES, sizeof *s->stats.engine);
-    ok = s->core && s->eng && s->dram && s->sram && s->servers && s->bar && s->stats.engine && s->chan_bytes && s->chan_touched &&
+    ok = race_init(s) == 0 && s->core && s->eng && s->dram && s->sram && s->servers && s->bar && s->stats.engine && s->chan_bytes && s->chan_touched &&
          s->ps && s->uses && s->chan_work[0] && s->chan_work[1] && s->chan_list[0] && s->chan_list[1] &&
          s->chan_bursts[0] && s->chan_bursts[1];
     /* room for one transfer per DMA engine, and as many ghosts (grows if needed) */
@@ -157,6 +161,7 @@ static void sim_reset(AtlSim *s)
         k->banks_free = 0;
         k->ninfl = 0;
     }
+    race_reset(s);
     for (int i = 0; i < (c->clusters + 1) * 256; i++) s->bar[i] = (SimBarrier){0, -1};
     evq_reset(&s->q);
     s->now = 0;

@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include "sim/sim.h"
 #include "util/strbuf.h"
+#include "isa/operands.h"
 
 /* ---- growable string buffer (util/strbuf.h) ---- */
 typedef StrBuf SimBuf;
@@ -43,12 +44,19 @@ void evq_free(SimEvq *q);
  * loop reads one record per instruction and not the AtlInsn as well (the
  * engines' streams interleave: every byte per instruction is a cache line
  * fetched from memory). */
-#define SIM_MAX_RANGES 3    /* operands in LMEM: at most src, src2 and dst */
+#define SIM_MAX_RANGES 3    /* operands in memory: at most src, src2 (a gather's index table) and dst */
 typedef struct SimRange {
-    uint32_t lo, hi;        /* LMEM byte range [lo, hi) */
-    uint32_t cores;         /* cluster-local core mask the range is in (the own core's bit for its own LMEM) */
+    uint32_t lo, hi;        /* byte range [lo, hi) in its space: every space's size is an int (AtlChip), and
+                             * check.c keeps hi within it, so 32 bits hold every DRAM and SRAM address too */
+    uint32_t cores;         /* LMEM: cluster-local core mask the range is in (the own core's bit for its own
+                             * LMEM); 0 in SRAM (the issuing core's cluster's) and DRAM (the chip's) */
     uint8_t write;
+    uint8_t space;          /* ISA_SPACE_* */
 } SimRange;
+/* SimPre.far: what an instruction does in the shared spaces (race.c): a
+ * bit per space and direction, SIM_FAR_BIT(space, write) */
+#define SIM_FAR_BIT(space, write) (uint8_t)(1u << (((space) == ISA_SPACE_DRAM) * 2 + !!(write)))
+enum { SIM_FAR_WRITES = 0xa };  /* the write bits of both spaces */
 typedef struct SimPre {
     uint64_t cycles;        /* compute cycles (mat/vec), 0 otherwise */
     uint64_t bytes;         /* DMA: bytes moved; mat/vec: LMEM bytes touched */
@@ -73,6 +81,7 @@ typedef struct SimPre {
     uint16_t layer;
     uint8_t op, fmt, wait, signal, dtype, dst_space, src_space;
     uint8_t nr;
+    uint8_t far;            /* SIM_FAR_BIT of each of its ranges in cluster SRAM or DRAM (only DMA instructions have them) */
     SimRange r[SIM_MAX_RANGES];
 } SimPre;
 static inline int sim_pre_is_dma(const SimPre *pre)
@@ -164,6 +173,30 @@ typedef struct SimInflight {
     int eid;
 } SimInflight;
 
+/* The ranges in-flight instructions write in one shared space, a
+ * cluster's SRAM or the DRAM (race.c; the ranges they read there are found
+ * in the busy DMA engines' records). Only DMA engines touch these spaces,
+ * one instruction in flight each with at most SIM_MAX_RANGES ranges, so
+ * 3 per DMA engine that can reach the space is room for all. Unordered: a
+ * range leaves in O(1), the last one taking its place (AtlSim.race_pos
+ * says where each is). */
+typedef struct SimFarRange {
+    uint32_t lo, hi;
+    int32_t eid;            /* the DMA engine whose instruction it is */
+    uint8_t k;              /* its operand (isa_operands) and range (SimPre.r) index */
+} SimFarRange;
+typedef struct SimRaceSet {
+    SimFarRange *w;         /* in AtlSim.race_mem */
+    int n;
+} SimRaceSet;
+/* The operands (with their windows) of a DMA engine's in-flight
+ * instruction, computed when its ranges are first compared by geometry. */
+typedef struct SimGeo {
+    int pc;                 /* the instruction they are of, -1 none */
+    int n;
+    IsaOperand op[ISA_MAX_OPERANDS];
+} SimGeo;
+
 /* Recent signals of one semaphore, for trace flow arrows. */
 #define SIM_SIGQ 8
 typedef struct SimSigRec { int eid, index; uint64_t start, time; } SimSigRec; /* signalling insn's span */
@@ -222,6 +255,10 @@ struct AtlSim {
     SimUse *uses;               /* every engine's SimEngine.use, maxuse each */
     int maxuse;
     SimBarrier *bar;            /* (clusters + 1) * 256: cluster slots then chip */
+    SimRaceSet *race_far;       /* in-flight writes to shared spaces: each cluster's SRAM, then the DRAM (race.c) */
+    SimFarRange *race_mem;      /* room for all of them (3 per DMA engine per space it reaches) */
+    int *race_pos;              /* per core * SIM_MAX_RANGES + range: where its DMA's in-flight write is in its set */
+    SimGeo *race_geo;           /* per core: its DMA engine's */
     SimEvq q;
     int live_top;               /* the event being handled is still the heap's root */
     uint64_t now, max_cycles;
@@ -267,7 +304,12 @@ int sim_check_insn(const AtlSim *s, int core, int engine, const AtlInsn *in,
 void sim_raise(AtlSim *s, AtlSimFaultKind kind, int core, int engine, int index,
                const char *fmt, ...) ATL_PRINTF(6, 7);
 void sim_raise_deadlock(AtlSim *s);
-/* race.c */
+/* race.c: race_init allocates the shared-space sets (-1: out of memory),
+ * race_reset empties every set, race_begin checks and records an
+ * instruction's ranges as it starts (-1: a race, raised), race_end drops
+ * them at its completion. */
+int race_init(AtlSim *s);
+void race_reset(AtlSim *s);
 int race_begin(AtlSim *s, int core, int engine, int index, const SimPre *pre);
 void race_end(AtlSim *s, int core, int engine, const SimPre *pre);
 /* mem.c: LMEM bank reservation for a mat/vec instruction; returns start */
