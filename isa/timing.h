@@ -5,6 +5,7 @@
  */
 #ifndef ATOLL_ISA_TIMING_H
 #define ATOLL_ISA_TIMING_H
+#include <math.h>
 #include <stdint.h>
 #include "isa/isa.h"
 #include "isa/config.h"
@@ -54,6 +55,33 @@ uint64_t tim_compute_cycles(const AtlChip *c, const AtlInsn *in);
  * (with a 1e-9 tolerance so exact ratios computed in floating point do not
  * round up). Used for every burst and port occupancy. */
 uint64_t tim_occupancy(uint64_t bytes, double bw);
+
+/* Bursts served whole (docs/timing.md, "Bursts, not fluid, at the end"),
+ * for the DMA servers of the simulator (sim/mem.c) and of the compiler's
+ * cost model (compiler/cost/share.c): a flow with `work` cycles of
+ * service on a server, in bursts of q cycles on average (iq = 1/q; q = 0:
+ * no bursts), whose bursts are served in the order of their fluid finish.
+ * tim_burst_prepare gives what depends on the flow alone (wl, last, none);
+ * tim_burst_lag the service it still lacks behind its fluid share when it
+ * has received `got`: the part of its current burst not served yet (all of
+ * its last burst once its work is done; none before it starts). Inline:
+ * it is on the simulator's hot path. */
+static inline double tim_burst_floor(double x) { return (double)(int64_t)x; } /* x >= 0 */
+static inline void tim_burst_prepare(double work, double q, double iq, double *wl, double *last, double *none)
+{
+    *wl = work - 1e-9;
+    *last = work - tim_burst_floor((work - 1e-9) * iq) * q;
+    *none = q <= 0 ? INFINITY : 1e-9;
+}
+static inline double tim_burst_lag(double got, double q, double iq, double wl, double last, double none)
+{
+    /* without branches on the data: every case is computed, the right one selected */
+    double r = got - tim_burst_floor(got * iq) * q;
+    r = r < 1e-9 ? q : r;
+    r = r < got ? r : got;
+    r = got >= wl ? last : r;
+    return got <= none ? 0 : r;
+}
 
 /* DMA. Bandwidths in bytes per cycle; latencies in cycles. */
 double tim_dram_bytes_per_cycle(const AtlChip *c);      /* all channels */

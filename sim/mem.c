@@ -115,27 +115,15 @@ uint64_t mem_lmem_reserve(AtlSim *s, int core, int engine, uint64_t t, const Sim
  * before x. This is what keeps identical transfers that start together
  * finishing one burst apart, as round-robin bursts do, instead of all at
  * once. */
-static inline double floor_pos(double x) { return (double)(int64_t)x; } /* x >= 0 */
-
 static inline double ps_lag(const SimPsJob *j, double x)
 {
-    /* without branches on the data: every case is computed, the right one
-     * selected (the values are those of the case alone) */
-    double got = x - j->v0;
-    double r = got - floor_pos(got * j->iq) * j->q;
-    r = r < 1e-9 ? j->q : r;
-    r = r < got ? r : got;
-    r = got >= j->wl ? j->last : r;            /* its last burst */
-    return got <= j->none ? 0 : r;
+    return tim_burst_lag(x - j->v0, j->q, j->iq, j->wl, j->last, j->none);
 }
 
 /* The parts of ps_lag that depend on the job alone, computed when it joins. */
 static inline void ps_job_prepare(SimPsJob *j)
 {
-    double w = j->f - j->v0;
-    j->wl = w - 1e-9;
-    j->last = w - floor_pos((w - 1e-9) * j->iq) * j->q;
-    j->none = j->q <= 0 ? INFINITY : 1e-9;
+    tim_burst_prepare(j->f - j->v0, j->q, j->iq, &j->wl, &j->last, &j->none);
 }
 
 /* Lag of the transfers after position i of server p when job i's work is done. */

@@ -25,13 +25,13 @@
  *   Each DMA is one flow whose work on a server is the sum over its bursts
  *   (dma.burst_bytes) of its bytes there at that server's bandwidth: the
  *   DRAM channel(s), the cluster's NoC link, the DMA port of every LMEM
- *   end's core (flow.c computes it, memoised exactly per end). Servers
- *   are shared equally among the flows on them (processor sharing, as in
- *   the simulator, docs/timing.md); a flow is done when done on every
- *   server and its instruction completes latency + issue cycles later.
- *   Not modelled: the simulator's burst-order correction and ghost flows,
- *   LMEM bank conflicts with matrix/vector instructions. The segment ends
- *   with its barrier.
+ *   end's core (flow.c computes it, memoised exactly per end; a server
+ *   both ends use carries the larger end). Servers are shared as the
+ *   simulator shares them (share.c): equally among the flows on them,
+ *   bursts delivered in the order of their fluid finish, ghosts; a flow
+ *   is done when delivered on every server, and its instruction completes
+ *   latency + issue cycles later. Not modelled: LMEM bank conflicts with
+ *   matrix/vector instructions. The segment ends with its barrier.
  * Guarantees: est_cycles (first instruction to barrier release),
  *   est_compute (max over cores of the busiest compute engine) and
  *   est_dma (max over cores of DMA engine busy time) of the segment.
@@ -45,6 +45,7 @@
 #include <string.h>
 #include <math.h>
 #include "compiler/cost/cost.h"
+#include "compiler/cost/share.h"
 #include "isa/timing.h"
 
 static uint64_t dma_bytes(const AtlInsn *in)
@@ -100,7 +101,8 @@ typedef struct CCore {
     int active;        /* a DMA flow is on its servers */
     uint64_t start, dma_free, busy_dma;
     uint64_t eng_free[ISA_NUM_ENGINES], busy[ISA_NUM_ENGINES];
-    int nuse;          /* uses of the active flow not yet received */
+    int ufirst, nuse;  /* the active flow's uses (share.c ids ufirst ..) */
+    uint64_t due;      /* its projected completion */
     uint64_t lat;      /* latency + issue, counted after the flow */
 } CCore;
 
@@ -271,6 +273,21 @@ oom:
     return atl_fail(e, "out of memory in the cost model");
 }
 
+/* Projected completion of core k's active flow: its last delivery on any
+ * server (re-projected where flows joined since), then latency + issue. */
+static uint64_t flow_due(BkShare *sh, const CCore *k)
+{
+    double last = (double)k->start;
+    for (int j = 0; j < k->nuse; j++) {
+        double f = bk_share_due(sh, k->ufirst + j);
+        if (f > last) last = f;
+    }
+    double x = last - 1e-6;
+    uint64_t c = x > 0 ? (uint64_t)x : 0;
+    if ((double)c < x) c++; /* ceil */
+    return c + k->lat;
+}
+
 int bk_cost_segment(BkCtx *c, BkSegment *sg, uint64_t bound, AtlErr *e)
 {
     const AtlChip *ch = c->chip;
@@ -280,130 +297,86 @@ int bk_cost_segment(BkCtx *c, BkSegment *sg, uint64_t bound, AtlErr *e)
     memset(&tab, 0, sizeof tab);
     memset(&walk, 0, sizeof walk);
     CCore *ks = calloc((size_t)nc, sizeof *ks);
-    int *nflows = NULL;  /* active flows per server */
-    double *share = NULL; /* per server: service each of its flows got in the last step */
-    double *by_n = NULL;  /* dt / n for the flow counts n met in this step */
-    uint64_t *by_n_stamp = NULL, *sv_stamp = NULL, stamp = 0; /* stamp: the current step */
-    int *done_sv = NULL, *fin = NULL;     /* servers left in this step; cores whose flow finished */
-    int *u_sv = NULL, *u_core = NULL, nu = 0; /* uses of the active flows */
-    double *u_rem = NULL;
+    BkShare *sh = NULL;
     BkFlowPlanner *fp = bk_flow_new(ch, e);
     if (!fp) goto done;
-    int nsv = bk_flow_servers(fp);
-    size_t maxu = (size_t)nsv * (size_t)nc;  /* each core has at most one flow, on distinct servers */
-    nflows = calloc((size_t)nsv, sizeof *nflows);
-    share = calloc((size_t)nsv, sizeof *share);
-    by_n = calloc((size_t)nc + 1, sizeof *by_n);
-    by_n_stamp = calloc((size_t)nc + 1, sizeof *by_n_stamp);
-    sv_stamp = calloc((size_t)nsv, sizeof *sv_stamp);
-    done_sv = calloc(maxu, sizeof *done_sv);
-    fin = calloc((size_t)nc, sizeof *fin);
-    u_sv = calloc(maxu, sizeof *u_sv);
-    u_core = calloc(maxu, sizeof *u_core);
-    u_rem = calloc(maxu, sizeof *u_rem);
-    if (!ks || !nflows || !share || !by_n || !by_n_stamp || !sv_stamp || !done_sv || !fin || !u_sv || !u_core || !u_rem) {
+    sh = bk_share_new(bk_flow_servers(fp));
+    if (!ks || !sh) {
         atl_fail(e, "out of memory in the cost model");
         goto done;
     }
     for (int core = sg->cores.first; core < sg->cores.first + sg->cores.count; core++)
         if (build_core(c, sg, core, &ks[core], &tab, &walk, e) || advance(ch, &ks[core])) goto done;
-    /* replay: processor sharing. Each server divides its time equally
-     * among the flows on it; a flow is done when it has received its work
-     * on every server, and its instruction completes latency + issue
-     * cycles later. Events: flow starts and per-server completions. The
-     * uses of all active flows are one list (server, work left, core); the
-     * order of uses never matters (the next event is a minimum, and each
-     * use's update is its own). */
-    double t = 0;
+    /* replay, event by event: a DMA starts when its queue reaches it and
+     * its wait is met (its flow joins its servers, share.c); it completes
+     * at its projected delivery plus latency and issue, checked again
+     * there because flows that joined since may have delayed it (as the
+     * simulator's EV_DMA_CHECK). Checks go before starts at the same
+     * time, lower cores first. */
+    uint64_t now = 0;
     for (;;) {
-        int cs = -1;
-        double ts = INFINITY, tc = INFINITY;
-        for (int u = 0; u < nu; u++) {
-            double f = t + u_rem[u] * nflows[u_sv[u]];
-            if (f < tc) tc = f;
-        }
+        int cc = -1, cs = -1;
+        uint64_t tc = UINT64_MAX, ts = UINT64_MAX;
         for (int core = 0; core < nc; core++) {
             CCore *k = &ks[core];
-            if (k->active || k->pos >= k->nq) continue;
+            if (k->active) {
+                if (k->due < tc) { tc = k->due; cc = core; }
+                continue;
+            }
+            if (k->pos >= k->nq) continue;
             const CDma *d = &k->q[k->pos];
-            double r = (double)k->dma_free;
-            uint64_t sig;
-            if (d->wait >= 0) r = signalled(k, d->wait, &sig) ? fmax(r, (double)sig) : INFINITY;
+            uint64_t r = k->dma_free, sig;
+            if (d->wait >= 0) {
+                if (!signalled(k, d->wait, &sig)) continue;
+                r = max64(r, sig);
+            }
             if (r < ts) { ts = r; cs = core; }
         }
-        if (ts == INFINITY && tc == INFINITY) break;
-        double next = fmin(ts, tc);
-        if (next < t) next = t;
+        if (cc < 0 && cs < 0) break;
+        uint64_t next = max64(tc < ts ? tc : ts, now);
         /* something completes at or after `next`, so est_cycles is at least this */
-        uint64_t at_least = (uint64_t)ceil(next - 1e-6) + (uint64_t)ch->barrier_cycles;
+        uint64_t at_least = next + (uint64_t)ch->barrier_cycles;
         if (bound != UINT64_MAX && at_least > bound) {
             sg->est_cycles = at_least;
             sg->est_compute = sg->est_dma = 0;
             rc = 1;
             goto done;
         }
-        double dt = next - t;
-        stamp++;
-        t = next;
-        /* each use gets its server's share of dt (dt / flows there, computed
-         * once per server and flow count); a use whose work is received
-         * leaves the list, and its server once every share is handed out */
-        int ndone = 0, nfin = 0;
-        for (int u = 0; u < nu;) {
-            int sv = u_sv[u];
-            if (dt > 0) {
-                if (sv_stamp[sv] != stamp) {
-                    int n = nflows[sv];
-                    if (by_n_stamp[n] != stamp) { by_n[n] = dt / n; by_n_stamp[n] = stamp; }
-                    share[sv] = by_n[n];
-                    sv_stamp[sv] = stamp;
-                }
-                u_rem[u] -= share[sv];
-            }
-            if (u_rem[u] <= 1e-6) {
-                done_sv[ndone++] = sv;
-                if (--ks[u_core[u]].nuse == 0) fin[nfin++] = u_core[u];
-                nu--;
-                u_sv[u] = u_sv[nu];
-                u_rem[u] = u_rem[nu];
-                u_core[u] = u_core[nu];
-            } else u++;
-        }
-        for (int j = 0; j < ndone; j++) nflows[done_sv[j]]--;
-        /* finished flows in core order */
-        for (int j = 1; j < nfin; j++)
-            for (int i = j; i > 0 && fin[i - 1] > fin[i]; i--) { int x = fin[i]; fin[i] = fin[i - 1]; fin[i - 1] = x; }
-        for (int j = 0; j < nfin; j++) {
-            int core = fin[j];
-            CCore *k = &ks[core];
+        now = next;
+        if (cc >= 0 && tc <= ts) {
+            CCore *k = &ks[cc];
+            uint64_t due = flow_due(sh, k);
+            if (due > now) { k->due = due; continue; }
+            for (int j = 0; j < k->nuse; j++) bk_share_leave(sh, k->ufirst + j);
             k->active = 0;
-            uint64_t done = (uint64_t)ceil(t - 1e-6) + k->lat;
-            k->busy_dma += done - k->start;
-            if (dma_finished(ch, ks, core, done)) goto oom;
+            k->busy_dma += now - k->start;
+            if (dma_finished(ch, ks, cc, now)) goto oom;
+            continue;
         }
-        if (cs >= 0 && ts <= t) {
-            CCore *k = &ks[cs];
-            const AtlInsn *in = &k->q[k->pos].in;
-            if (k->q[k->pos].wait >= 0) k->sem[k->q[k->pos].wait].used++;
-            k->start = (uint64_t)ceil(t - 1e-6);
-            k->nuse = 0;
-            if (in->op != ISA_OP_NOP) {
-                BkFlowPlan fl;
-                if (bk_flow_plan(fp, cs, in, BK_FLOW_MEMO, &fl, e)) goto done;
-                for (int u = 0; u < fl.nuse; u++) {
-                    u_sv[nu] = fl.use[u].server;
-                    u_rem[nu] = (double)fl.use[u].work;
-                    u_core[nu++] = cs;
-                    nflows[fl.use[u].server]++;
-                }
-                k->nuse = fl.nuse;
-                k->lat = fl.lat;
+        CCore *k = &ks[cs];
+        const AtlInsn *in = &k->q[k->pos].in;
+        if (k->q[k->pos].wait >= 0) k->sem[k->q[k->pos].wait].used++;
+        k->start = now;
+        k->nuse = 0;
+        if (in->op != ISA_OP_NOP) {
+            BkFlowPlan fl;
+            if (bk_flow_plan(fp, cs, in, BK_FLOW_MEMO, &fl, e)) goto done;
+            for (int u = 0; u < fl.nuse; u++) {
+                int id = bk_share_join(sh, fl.use[u].server, fl.use[u].work, fl.use[u].bursts, (double)now);
+                if (id < 0) goto oom;
+                if (u == 0) k->ufirst = id;
             }
-            if (k->nuse > 0) { k->active = 1; continue; }
-            /* nothing to move: done at once (a nop), or after the fixed costs */
-            uint64_t done = k->start + (in->op == ISA_OP_NOP ? 0 : k->lat);
-            if (dma_finished(ch, ks, cs, done)) goto oom;
+            k->nuse = fl.nuse;
+            k->lat = fl.lat;
         }
+        if (k->nuse > 0) {
+            k->active = 1;
+            k->due = flow_due(sh, k);
+            continue;
+        }
+        /* nothing to move: done at once (a nop), or after the fixed costs */
+        uint64_t done = k->start + (in->op == ISA_OP_NOP ? 0 : k->lat);
+        if (dma_finished(ch, ks, cs, done)) goto oom;
     }
     uint64_t worst = 0, wcomp = 0, wdma = 0;
     for (int core = 0; core < nc; core++) {
@@ -427,16 +400,7 @@ done:
         for (int s = 0; s < BK_SEMS_USED; s++) free(k->sem[s].t);
     }
     free(ks);
-    free(nflows);
-    free(share);
-    free(by_n);
-    free(by_n_stamp);
-    free(sv_stamp);
-    free(done_sv);
-    free(fin);
-    free(u_sv);
-    free(u_core);
-    free(u_rem);
+    bk_share_free(sh);
     bk_flow_free(fp);
     bk_table_free(&tab);
     bk_walk_free(&walk);

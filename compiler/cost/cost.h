@@ -22,9 +22,10 @@ uint64_t bk_insn_cycles(const AtlChip *chip, const AtlInsn *in);
  * processor-sharing replay. Servers: DRAM channels [0, channels), NoC link
  * in per cluster, NoC link out per cluster, DMA port per core. */
 typedef struct BkFlowPlanner BkFlowPlanner;
-typedef struct BkFlowUse { int server; uint64_t work; } BkFlowUse;
-/* use[0..nuse): servers with work (cycles of exclusive service); valid
- * until the next bk_flow_plan call. lat: latency + issue after the flow. */
+typedef struct BkFlowUse { int server; uint64_t work, bursts; } BkFlowUse;
+/* use[0..nuse): servers with work (cycles of exclusive service) and the
+ * number of its bursts that put work there; valid until the next
+ * bk_flow_plan call. lat: latency + issue after the flow. */
 typedef struct BkFlowPlan { const BkFlowUse *use; int nuse; uint64_t lat; } BkFlowPlan;
 enum { BK_FLOW_MEMO = 0, BK_FLOW_WALK = 1, BK_FLOW_REFERENCE = 2 }; /* how: all give the same plan */
 BkFlowPlanner *bk_flow_new(const AtlChip *chip, AtlErr *e);

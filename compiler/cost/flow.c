@@ -77,14 +77,16 @@ struct BkFlowPlanner {
     int il_shift;                   /* log2 of the interleave, -1 if not a power of two */
     int nch_pow2;                   /* channels is a power of two */
     /* scratch of one plan */
-    uint64_t *work;                 /* per server */
+    uint64_t *work, *bursts;        /* per server */
     int *touched, nt;
+    uint64_t *ework[2], *eburst[2]; /* per server, the work and bursts of one end (dst, src) */
+    int *etouched[2], ent[2];
     uint64_t *chan_bytes;           /* per channel, one burst */
     BkFlowUse *out;                 /* the last plan's uses */
     int nout;
     /* occupancy tables: DRAM channel, DMA port, NoC link, banks (per bank count) */
     OccTable occ_chan, occ_port, occ_noc, *occ_bank;
-    uint64_t *end_scratch;          /* one end's work (max(channels, 1)) */
+    uint64_t *end_scratch;          /* one end's work and bursts (2 x max(channels, 1)) */
     /* memo */
     EndEntry *tab;
     int captab, ntab;
@@ -129,12 +131,19 @@ BkFlowPlanner *bk_flow_new(const AtlChip *ch, AtlErr *e)
     for (int b = 0; b < 63; b++) if ((uint64_t)ch->dram_interleave == 1ull << b) p->il_shift = b;
     p->nch_pow2 = p->nchan > 0 && (p->nchan & (p->nchan - 1)) == 0;
     p->work = calloc((size_t)p->nsv, sizeof *p->work);
+    p->bursts = calloc((size_t)p->nsv, sizeof *p->bursts);
     p->touched = calloc((size_t)p->nsv, sizeof *p->touched);
+    for (int end = 0; end < 2; end++) {
+        p->ework[end] = calloc((size_t)p->nsv, sizeof *p->ework[end]);
+        p->eburst[end] = calloc((size_t)p->nsv, sizeof *p->eburst[end]);
+        p->etouched[end] = calloc((size_t)p->nsv, sizeof *p->etouched[end]);
+    }
     p->chan_bytes = calloc((size_t)p->nchan, sizeof *p->chan_bytes);
     p->out = calloc((size_t)p->nsv, sizeof *p->out);
-    p->end_scratch = calloc((size_t)p->nchan + 1, sizeof *p->end_scratch);
+    p->end_scratch = calloc(2 * ((size_t)p->nchan + 1), sizeof *p->end_scratch);
     p->occ_bank = calloc((size_t)ch->lmem_banks + 1, sizeof *p->occ_bank);
-    int bad = !p->end_scratch || !p->work || !p->touched || !p->chan_bytes || !p->out || !p->occ_bank;
+    int bad = !p->end_scratch || !p->work || !p->bursts || !p->touched || !p->chan_bytes || !p->out || !p->occ_bank;
+    for (int end = 0; end < 2; end++) bad |= !p->ework[end] || !p->eburst[end] || !p->etouched[end];
     uint64_t tn = p->burst <= OCC_TABLE_MAX ? p->burst : 0;
     if (!bad && tn) {
         bad |= occ_init(&p->occ_chan, tim_dram_channel_bytes_per_cycle(ch), tn);
@@ -159,7 +168,8 @@ BkFlowPlanner *bk_flow_new(const AtlChip *ch, AtlErr *e)
 void bk_flow_free(BkFlowPlanner *p)
 {
     if (!p) return;
-    free(p->end_scratch); free(p->work); free(p->touched); free(p->chan_bytes); free(p->out);
+    free(p->end_scratch); free(p->work); free(p->bursts); free(p->touched); free(p->chan_bytes); free(p->out);
+    for (int end = 0; end < 2; end++) { free(p->ework[end]); free(p->eburst[end]); free(p->etouched[end]); }
     free(p->occ_chan.v); free(p->occ_port.v); free(p->occ_noc.v);
     for (int nb = 0; p->occ_bank && nb <= p->ch->lmem_banks; nb++) free(p->occ_bank[nb].v);
     free(p->occ_bank);
@@ -177,11 +187,42 @@ static uint64_t dma_bytes(const AtlInsn *in)
     return n;
 }
 
-static void add_work(BkFlowPlanner *p, int s, uint64_t w)
+/* Work w of `bursts` bursts on server s (the NoC links). */
+static void add_work(BkFlowPlanner *p, int s, uint64_t w, uint64_t bursts)
 {
     if (!w) return;
     if (!p->work[s]) p->touched[p->nt++] = s;
     p->work[s] += w;
+    p->bursts[s] += bursts;
+}
+
+/* Work w of `bursts` bursts of end `end` (0 dst, 1 src) on server s. */
+static void add_end_work(BkFlowPlanner *p, int end, int s, uint64_t w, uint64_t bursts)
+{
+    if (!w) return;
+    if (!p->ework[end][s]) p->etouched[end][p->ent[end]++] = s;
+    p->ework[end][s] += w;
+    p->eburst[end][s] += bursts;
+}
+
+/* The ends' work into the plan: a server both ends use (one DRAM channel
+ * for a DRAM-to-DRAM copy, one core's DMA port for LMEM to LMEM) carries
+ * the larger of the two, as the simulator merges a transfer's uses of one
+ * server (sim/mem.c, use_add). */
+static void merge_ends(BkFlowPlanner *p)
+{
+    for (int end = 0; end < 2; end++) {
+        for (int j = 0; j < p->ent[end]; j++) {
+            int s = p->etouched[end][j];
+            uint64_t w = p->ework[end][s], b = p->eburst[end][s];
+            p->ework[end][s] = p->eburst[end][s] = 0;
+            if (w <= p->work[s]) continue;
+            if (!p->work[s]) p->touched[p->nt++] = s;
+            p->work[s] = w;
+            p->bursts[s] = b;
+        }
+        p->ent[end] = 0;
+    }
 }
 
 /* Moves the scratch work into the output uses (servers with work) and
@@ -191,8 +232,8 @@ static void collect(BkFlowPlanner *p)
     p->nout = 0;
     for (int j = 0; j < p->nt; j++) {
         int s = p->touched[j];
-        if (p->work[s]) p->out[p->nout++] = (BkFlowUse){s, p->work[s]};
-        p->work[s] = 0;
+        if (p->work[s]) p->out[p->nout++] = (BkFlowUse){s, p->work[s], p->bursts[s]};
+        p->work[s] = p->bursts[s] = 0;
     }
     p->nt = 0;
 }
@@ -212,12 +253,12 @@ static int src_space_of(const AtlInsn *in)
     return reads_source(in) ? in->src_space : in->dst_space;
 }
 
-static void noc_work(BkFlowPlanner *p, const AtlInsn *in, int cl, uint64_t wn)
+static void noc_work(BkFlowPlanner *p, const AtlInsn *in, int cl, uint64_t wn, uint64_t nb)
 {
     int src_space = src_space_of(in), copy = reads_source(in);
-    if (in->dst_space == ISA_SPACE_DRAM && src_space != ISA_SPACE_DRAM) add_work(p, p->noc_out + cl, wn);
-    else if (src_space == ISA_SPACE_DRAM && in->dst_space != ISA_SPACE_DRAM) add_work(p, p->noc_in + cl, wn);
-    else if (src_space == ISA_SPACE_DRAM && copy) { add_work(p, p->noc_in + cl, wn); add_work(p, p->noc_out + cl, wn); }
+    if (in->dst_space == ISA_SPACE_DRAM && src_space != ISA_SPACE_DRAM) add_work(p, p->noc_out + cl, wn, nb);
+    else if (src_space == ISA_SPACE_DRAM && in->dst_space != ISA_SPACE_DRAM) add_work(p, p->noc_in + cl, wn, nb);
+    else if (src_space == ISA_SPACE_DRAM && copy) { add_work(p, p->noc_in + cl, wn, nb); add_work(p, p->noc_out + cl, wn, nb); }
 }
 
 /* ---- the reference: burst by burst, addresses by division ---- */
@@ -285,7 +326,7 @@ static void plan_reference(BkFlowPlanner *p, int core, const AtlInsn *in)
                     i += run;
                 }
                 for (int j = 0; j < ntl; j++) {
-                    add_work(p, tl[j], tim_occupancy(p->chan_bytes[tl[j]], chbw));
+                    add_end_work(p, end, tl[j], tim_occupancy(p->chan_bytes[tl[j]], chbw), 1);
                     p->chan_bytes[tl[j]] = 0;
                 }
             } else if (space == ISA_SPACE_LMEM) {
@@ -296,11 +337,12 @@ static void plan_reference(BkFlowPlanner *p, int core, const AtlInsn *in)
                 uint64_t ob = tim_occupancy(bytes, (double)nb * ch->lmem_bank_bytes_per_cycle);
                 uint32_t m = end ? 1u << (core % cpc) : in->mask ? in->mask : 1u << (core % cpc);
                 for (int j = 0; j < cpc; j++)
-                    if (m >> j & 1) add_work(p, p->port + cl * cpc + j, op > ob ? op : ob);
+                    if (m >> j & 1) add_end_work(p, end, p->port + cl * cpc + j, op > ob ? op : ob, 1);
             }
         }
-        noc_work(p, in, cl, tim_occupancy(bytes, (double)ch->noc_bytes_per_cycle));
+        noc_work(p, in, cl, tim_occupancy(bytes, (double)ch->noc_bytes_per_cycle), 1);
     }
+    merge_ends(p);
     collect(p);
 }
 
@@ -416,9 +458,9 @@ static void dram_piece(BkFlowPlanner *p, Walk *w, uint64_t take, int es, int *tl
     w->addr = a;
 }
 
-/* Work per DRAM channel (cw[nchan]) of one DRAM end. */
+/* Work and bursts per DRAM channel (cw[nchan], cb[nchan]) of one DRAM end. */
 static void walk_dram(BkFlowPlanner *p, const AtlInsn *in, const int32_t st[4], uint64_t base, int es,
-                      uint64_t nel, uint64_t bel, uint64_t *cw)
+                      uint64_t nel, uint64_t bel, uint64_t *cw, uint64_t *cb)
 {
     Walk w;
     walk_init(&w, in, st, base & 0xffffffffu, es);
@@ -436,6 +478,7 @@ static void walk_dram(BkFlowPlanner *p, const AtlInsn *in, const int32_t st[4], 
         }
         for (int j = 0; j < ntl; j++) {
             cw[tl[j]] += occ(&p->occ_chan, p->chan_bytes[tl[j]]);
+            cb[tl[j]]++;
             p->chan_bytes[tl[j]] = 0;
         }
     }
@@ -583,13 +626,13 @@ static uint64_t *memo_store(BkFlowPlanner *p, const EndKey *k, const uint64_t *v
     return p->pool + p->tab[h].first;
 }
 
-/* The work of one end: DRAM per channel (nchan values; channel c's work
- * is at [(c - *rot) mod nchan]) or the LMEM port sum (one value), from the
- * memo when `memo`. NULL on OOM. */
+/* The work of one end: DRAM per channel (nchan values, then the bursts
+ * that touch each channel; channel c's are at [(c - *rot) mod nchan]) or
+ * the LMEM port sum (one value), from the memo when `memo`. NULL on OOM. */
 static const uint64_t *end_work(BkFlowPlanner *p, const AtlInsn *in, int space, const int32_t st[4], uint64_t base,
                                 int memo, int *rot)
 {
-    int es = isa_dtype_size(in->dtype), n = space == ISA_SPACE_DRAM ? p->nchan : 1;
+    int es = isa_dtype_size(in->dtype), n = space == ISA_SPACE_DRAM ? 2 * p->nchan : 1;
     uint64_t bel = p->burst / (uint64_t)es, nel = dma_bytes(in) / (uint64_t)es;
     EndKey k;
     *rot = 0;
@@ -606,7 +649,7 @@ static const uint64_t *end_work(BkFlowPlanner *p, const AtlInsn *in, int space, 
         p->misses++;
     }
     memset(p->end_scratch, 0, (size_t)n * sizeof *p->end_scratch);
-    if (space == ISA_SPACE_DRAM) walk_dram(p, in, st, base, es, nel, bel, p->end_scratch);
+    if (space == ISA_SPACE_DRAM) walk_dram(p, in, st, base, es, nel, bel, p->end_scratch, p->end_scratch + p->nchan);
     else p->end_scratch[0] = walk_lmem(p, in, st, base, es, nel, bel);
     return memo ? memo_store(p, &k, p->end_scratch, n) : p->end_scratch;
 }
@@ -616,6 +659,7 @@ static int plan_walk(BkFlowPlanner *p, int core, const AtlInsn *in, int memo)
     const AtlChip *ch = p->ch;
     int cpc = ch->cores_per_cluster, cl = core / cpc;
     int copy = reads_source(in);
+    uint64_t bb = p->burst, total = dma_bytes(in), full = total / bb, rest = total % bb, nbursts = full + (rest != 0);
     p->nt = 0;
     for (int end = 0; end < 1 + copy; end++) {
         int space = end ? in->src_space : in->dst_space;
@@ -626,18 +670,19 @@ static int plan_walk(BkFlowPlanner *p, int core, const AtlInsn *in, int memo)
         const uint64_t *v = end_work(p, in, space, st, base, memo, &rot);
         if (!v) return -1;
         if (space == ISA_SPACE_DRAM) {
-            for (int c = 0; c < p->nchan; c++) add_work(p, (c + rot) % p->nchan, v[c]);
+            for (int c = 0; c < p->nchan; c++) add_end_work(p, end, (c + rot) % p->nchan, v[c], v[p->nchan + c]);
         } else {
             uint32_t m = end ? 1u << (core % cpc) : in->mask ? in->mask : 1u << (core % cpc);
             for (int j = 0; j < cpc; j++)
-                if (m >> j & 1) add_work(p, p->port + cl * cpc + j, v[0]);
+                if (m >> j & 1) add_end_work(p, end, p->port + cl * cpc + j, v[0], nbursts);
         }
     }
-    uint64_t bb = p->burst, total = dma_bytes(in), full = total / bb, rest = total % bb;
-    noc_work(p, in, cl, full * occ(&p->occ_noc, bb) + (rest ? occ(&p->occ_noc, rest) : 0));
+    merge_ends(p);
+    noc_work(p, in, cl, full * occ(&p->occ_noc, bb) + (rest ? occ(&p->occ_noc, rest) : 0), nbursts);
     collect(p);
     return 0;
 }
+
 
 int bk_flow_plan(BkFlowPlanner *p, int core, const AtlInsn *in, int how, BkFlowPlan *out, AtlErr *e)
 {
