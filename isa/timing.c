@@ -180,6 +180,46 @@ uint64_t tim_occupancy(uint64_t bytes, double bw)
     return r <= 0 ? 0 : (uint64_t)ceil(r);
 }
 
+static int log2_ceil(uint64_t x)
+{
+    int b = 0;
+    while ((1ull << b) < x) b++;
+    return b;
+}
+
+int tim_dram_fields(const AtlChip *c, int lo[TIM_DRAM_FIELDS], int bits[TIM_DRAM_FIELDS])
+{
+    /* each mapping's fields from the least significant bit up, named as
+     * Ramulator2's linear mappers (most significant field first) */
+    static const int order[][TIM_DRAM_FIELDS] = {
+        [CFG_MAP_ROBARACOCH] = {TIM_DRAM_CH, TIM_DRAM_COL, TIM_DRAM_RANK, TIM_DRAM_BG, TIM_DRAM_BANK, TIM_DRAM_ROW},
+        [CFG_MAP_CHRABAROCO] = {TIM_DRAM_COL, TIM_DRAM_ROW, TIM_DRAM_BANK, TIM_DRAM_BG, TIM_DRAM_RANK, TIM_DRAM_CH},
+    };
+    int count[TIM_DRAM_FIELDS] = {c->dram_channels, c->dram_ranks, c->dram_bankgroups, c->dram_banks, c->dram_rows,
+                                  c->dram_access_bytes > 0 ? c->dram_row_bytes / c->dram_access_bytes : 1};
+    int m = c->dram_mapping >= 0 && c->dram_mapping < (int)(sizeof order / sizeof order[0]) ? c->dram_mapping : 0, at = 0;
+    for (int i = 0; i < TIM_DRAM_FIELDS; i++) {
+        int f = order[m][i];
+        lo[f] = at;
+        bits[f] = log2_ceil((uint64_t)(count[f] > 0 ? count[f] : 1));
+        at += bits[f];
+    }
+    return at;
+}
+
+uint64_t tim_dram_region_align(const AtlChip *c)
+{
+    uint64_t al = (uint64_t)c->dram_interleave * (uint64_t)c->dram_channels;
+    if (al < 4096) al = 4096;
+    if (c->dram_model == CFG_DRAM_BANKED) {
+        int lo[TIM_DRAM_FIELDS], bits[TIM_DRAM_FIELDS];
+        tim_dram_fields(c, lo, bits);
+        uint64_t below = (uint64_t)1 << (lo[TIM_DRAM_ROW] + log2_ceil((uint64_t)c->dram_access_bytes));
+        if (below > al) al = below;
+    }
+    return al;
+}
+
 double tim_dram_bytes_per_cycle(const AtlChip *c) { return c->dram_gbps * 1e3 / c->freq_mhz; }
 double tim_dram_channel_bytes_per_cycle(const AtlChip *c) { return tim_dram_bytes_per_cycle(c) / c->dram_channels; }
 

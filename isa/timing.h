@@ -83,6 +83,21 @@ static inline double tim_burst_lag(double got, double q, double iq, double wl, d
     return got <= none ? 0 : r;
 }
 
+/* The banked DRAM's address mapping (`[dram] mapping`, docs/timing.md),
+ * for the simulator (sim/dram_map.c) and the compiler's cost model
+ * (compiler/cost/banked.c): which bits of the access index (address /
+ * access_bytes) hold each field, lo[f] the lowest and bits[f] the width,
+ * f one of TIM_DRAM_CH .. TIM_DRAM_COL; returns the bits of all fields. */
+enum { TIM_DRAM_CH, TIM_DRAM_RANK, TIM_DRAM_BG, TIM_DRAM_BANK, TIM_DRAM_ROW, TIM_DRAM_COL, TIM_DRAM_FIELDS };
+int tim_dram_fields(const AtlChip *c, int lo[TIM_DRAM_FIELDS], int bits[TIM_DRAM_FIELDS]);
+/* What a DRAM region's base is aligned to, so that the compiler's cost
+ * model, which sees offsets into regions, and the simulator see the same
+ * channel (and, with the banked model, the same bank, bank group, rank and
+ * column, and rows one region apart) of every address: interleave x
+ * channels, at least 4 KiB; with model = banked, also the bytes below the
+ * row field of the mapping. abm_stage_program places regions so. */
+uint64_t tim_dram_region_align(const AtlChip *c);
+
 /* DMA. Bandwidths in bytes per cycle; latencies in cycles. */
 double tim_dram_bytes_per_cycle(const AtlChip *c);      /* all channels */
 double tim_dram_channel_bytes_per_cycle(const AtlChip *c);

@@ -26,7 +26,10 @@
  *   (dma.burst_bytes) of its bytes there at that server's bandwidth: the
  *   DRAM channel(s), the cluster's NoC link, the DMA port of every LMEM
  *   end's core (flow.c computes it, memoised exactly per end; a server
- *   both ends use carries the larger end). Servers are shared as the
+ *   both ends use carries the larger end). With `[dram] model = banked`
+ *   the DRAM's servers are each channel's buses, ranks and banks, and a
+ *   DMA is priced with the same DMA of the cores that issue it about
+ *   together (siblings(): banked.c merges their requests). Servers are shared as the
  *   simulator shares them (share.c): equally among the flows on them,
  *   bursts delivered in the order of their fluid finish, ghosts; a flow
  *   is done when delivered on every server, and its instruction completes
@@ -46,6 +49,7 @@
 #include <math.h>
 #include "compiler/cost/cost.h"
 #include "compiler/cost/share.h"
+#include "compiler/cost/banked.h"
 #include "isa/timing.h"
 
 static uint64_t dma_bytes(const AtlInsn *in)
@@ -72,8 +76,12 @@ static uint64_t max64(uint64_t a, uint64_t b) { return a > b ? a : b; }
 typedef struct CDma {
     AtlInsn in;
     int8_t wait, signal;   /* semaphores, -1 none */
+    uint8_t kind;          /* the action's BkActKind */
     uint32_t mask;         /* a multicast's signal goes to these cores of the cluster (0: this core) */
+    int ord;               /* how many DMAs of actions of its kind the core queued before it */
 } CDma;
+
+#define NKINDS (BK_ACT_BARRIER + 1)
 
 /* One compute action: its instructions cp[first, end). */
 typedef struct CComp {
@@ -91,6 +99,8 @@ typedef struct CSem {
 typedef struct CCore {
     CDma *q;
     int nq, capq;
+    int *at[NKINDS];   /* per action kind: queue position of its ord-th DMA */
+    int nat[NKINDS], capat[NKINDS];
     AtlInsn *cp;       /* compute instructions of all actions, concatenated */
     int ncp, capcp;
     CComp *comp;
@@ -103,6 +113,7 @@ typedef struct CCore {
     uint64_t eng_free[ISA_NUM_ENGINES], busy[ISA_NUM_ENGINES];
     int ufirst, nuse;  /* the active flow's uses (share.c ids ufirst ..) */
     uint64_t due;      /* its projected completion */
+    uint64_t rbanks, wbanks; /* banked DRAM: the banks its reads, writes use */
     uint64_t lat;      /* latency + issue, counted after the flow */
 } CCore;
 
@@ -119,10 +130,11 @@ static int grow(void **v, int *cap, size_t size)
     return 0;
 }
 
-static int q_push(CCore *k, const AtlInsn *in, int wait, int signal, uint32_t mask)
+static int q_push(CCore *k, const AtlInsn *in, int kind, int wait, int signal, uint32_t mask)
 {
-    if (GROW(k->q, k->nq, k->capq)) return -1;
-    k->q[k->nq++] = (CDma){*in, (int8_t)wait, (int8_t)signal, mask};
+    if (GROW(k->q, k->nq, k->capq) || GROW(k->at[kind], k->nat[kind], k->capat[kind])) return -1;
+    k->at[kind][k->nat[kind]] = k->nq;
+    k->q[k->nq++] = (CDma){*in, (int8_t)wait, (int8_t)signal, (uint8_t)kind, mask, k->nat[kind]++};
     return 0;
 }
 
@@ -236,13 +248,13 @@ static int push_dma(CCore *k, const BkCode *code, const BkAction *a)
     const AtlInsn *ins = bk_action_dma(a, code, &n, &skip, &first, &last);
     if (last < 0) {
         AtlInsn nop = nop_insn();
-        return q_push(k, &nop, a->wait, a->signal, a->mask);
+        return q_push(k, &nop, a->kind, a->wait, a->signal, a->mask);
     }
     for (int j = first; j <= last; j++) {
         if (skip && skip[j]) continue;
         AtlInsn in = ins[j];
         if (a->kind == BK_ACT_MCAST) in.mask = a->mask;
-        if (q_push(k, &in, j == first ? a->wait : -1, j == last ? a->signal : -1, j == last ? a->mask : 0)) return -1;
+        if (q_push(k, &in, a->kind, j == first ? a->wait : -1, j == last ? a->signal : -1, j == last ? a->mask : 0)) return -1;
     }
     return 0;
 }
@@ -273,6 +285,53 @@ oom:
     return atl_fail(e, "out of memory in the cost model");
 }
 
+static int same_transfer(const AtlInsn *a, const AtlInsn *b)
+{
+    return a->op == b->op && a->dtype == b->dtype && a->dst_space == b->dst_space && a->src_space == b->src_space &&
+           a->dst >> 32 == b->dst >> 32 && a->src >> 32 == b->src >> 32 &&
+           !memcmp(a->shape, b->shape, sizeof a->shape) && !memcmp(a->dst_stride, b->dst_stride, sizeof a->dst_stride) &&
+           !memcmp(a->src_stride, b->src_stride, sizeof a->src_stride);
+}
+
+/* The cores of the segment that issue the same DMA as core `core`'s at
+ * queue position pos (the same instruction of the same action of their
+ * tables: its kind and place among them) about when it starts at `now`,
+ * in core order, it among them, with when each starts (start[]): what the
+ * banked DRAM sees at once from cores in lock step. A core counts when
+ * the DMA is in flight there, or next in its queue and ready (at
+ * max(now, when its queue and semaphore let it start)), or next after the
+ * one in flight there, its semaphore known (when that one is due). A core
+ * done with it, further behind, or waiting on a compute not yet timed is
+ * left out: its requests meet other traffic. */
+static int siblings(const CCore *ks, const BkSegment *sg, int core, int pos, uint64_t now, const AtlInsn **part,
+                    uint64_t *start)
+{
+    const CDma *d = &ks[core].q[pos];
+    int n = 0;
+    for (int j = sg->cores.first; j < sg->cores.first + sg->cores.count && n < BK_BANKED_MAXPART; j++) {
+        if (j == core) { start[n] = now; part[n++] = &d->in; continue; }
+        const CCore *o = &ks[j];
+        if (d->ord >= o->nat[d->kind]) continue;
+        int at = o->at[d->kind][d->ord];
+        const CDma *x = &o->q[at];
+        if (o->pos > at || o->pos < at - 1 || !same_transfer(&x->in, &d->in)) continue;
+        uint64_t t, sig;
+        if (o->pos == at && o->active) t = o->start;
+        else {
+            if (o->pos == at - 1 && !o->active) continue;   /* the one before has not started */
+            t = o->pos == at ? max64(o->dma_free, now) : max64(o->due, now);
+            if (x->wait >= 0) {
+                /* its semaphore's next signal (the DMA in flight before it took its own) */
+                if (!signalled(o, x->wait, &sig)) continue;
+                t = max64(t, sig);
+            }
+        }
+        start[n] = t;
+        part[n++] = &x->in;
+    }
+    return n;
+}
+
 /* Projected completion of core k's active flow: its last delivery on any
  * server (re-projected where flows joined since), then latency + issue. */
 static uint64_t flow_due(BkShare *sh, const CCore *k)
@@ -291,7 +350,7 @@ static uint64_t flow_due(BkShare *sh, const CCore *k)
 int bk_cost_segment(BkCtx *c, BkSegment *sg, uint64_t bound, AtlErr *e)
 {
     const AtlChip *ch = c->chip;
-    int nc = cfg_total_cores(ch), rc = -1;
+    int nc = cfg_total_cores(ch), rc = -1, banked = ch->dram_model == CFG_DRAM_BANKED;
     BkTable tab;
     BkWalk walk;
     memset(&tab, 0, sizeof tab);
@@ -360,7 +419,20 @@ int bk_cost_segment(BkCtx *c, BkSegment *sg, uint64_t bound, AtlErr *e)
         k->nuse = 0;
         if (in->op != ISA_OP_NOP) {
             BkFlowPlan fl;
-            if (bk_flow_plan(fp, cs, in, BK_FLOW_MEMO, &fl, e)) goto done;
+            const AtlInsn *part[BK_BANKED_MAXPART];
+            uint64_t pstart[BK_BANKED_MAXPART];
+            BkFlowPeers peers = {part, pstart, 0, 0, 0};
+            if (banked) {
+                peers.npart = siblings(ks, sg, cs, k->pos, now, part, pstart);
+                /* the other direction's requests of other transfers (a
+                 * sibling's are in the merge) */
+                for (int j = 0; j < nc; j++)
+                    if (j != cs && ks[j].active && !same_transfer(&ks[j].q[ks[j].pos].in, in)) {
+                        peers.rbanks |= ks[j].rbanks;
+                        peers.wbanks |= ks[j].wbanks;
+                    }
+            }
+            if (bk_flow_plan(fp, cs, in, &peers, BK_FLOW_MEMO, &fl, e)) goto done;
             for (int u = 0; u < fl.nuse; u++) {
                 int id = bk_share_join(sh, fl.use[u].server, fl.use[u].work, fl.use[u].bursts, (double)now);
                 if (id < 0) goto oom;
@@ -368,6 +440,8 @@ int bk_cost_segment(BkCtx *c, BkSegment *sg, uint64_t bound, AtlErr *e)
             }
             k->nuse = fl.nuse;
             k->lat = fl.lat;
+            k->rbanks = fl.rbanks;
+            k->wbanks = fl.wbanks;
         }
         if (k->nuse > 0) {
             k->active = 1;
@@ -397,6 +471,7 @@ done:
     for (int core = 0; ks && core < nc; core++) {
         CCore *k = &ks[core];
         free(k->q); free(k->cp); free(k->comp);
+        for (int a = 0; a < NKINDS; a++) free(k->at[a]);
         for (int s = 0; s < BK_SEMS_USED; s++) free(k->sem[s].t);
     }
     free(ks);

@@ -12,10 +12,14 @@
  * and complete at its release, so the span runs to the release, as
  * est_cycles does. The error of a layer is (est - sim) / sim.
  *
+ * The bundled models also run on the banked DRAM presets of configs/dram/
+ * (a1 with one channel of DDR4-3200, LPDDR5-6400 or HBM2 behind `[dram]
+ * model = banked`), compiled for the preset.
+ *
  * Checked per chip: every layer's error, the error of each layer kind
  * summed over the chip's runs (an op kind: Conv, MatMul, Add, Transpose,
  * ...; a fused activation does not make a kind of its own) and every
- * model's total, each within its bound in `bounds` below, set a little
+ * model's total, each within its bound in `chips` below, set a little
  * above what the cost model achieves (so a regression fails). A layer
  * that the summary lists but the simulator never saw fails too.
  *
@@ -58,18 +62,31 @@ static const Model bundled[] = {
 };
 static const Model resnet50 = {"resnet50", "models/full/resnet50.onnx", "input=1x3x224x224", 1};
 
-/* One chip of the comparison: what runs on it, and the bounds (fractions)
- * on one layer's error, on a kind's summed error and on a model's total. */
+/* One chip of the comparison: what runs on it, and the bounds: a layer is
+ * within `layer` (a fraction) of its simulated span or `slack` cycles
+ * more, a kind's summed estimate within `kind`, a model's total within
+ * `total`, but model `except` (when set) within `except_total`. */
 typedef struct Chip {
     const char *path;
     int resnet50;
-    double layer, kind, total;
+    double layer, slack, kind, total;
+    const char *except;
+    double except_total;
 } Chip;
 
 static const Chip chips[] = {
-    {"configs/tiny.ini", 0, 0.02, 0.01, 0.01},
-    {"configs/a1.ini", 1, 0.05, 0.01, 0.01},
-    {"configs/edge16k.ini", 1, 0.05, 0.03, 0.01},
+    {"configs/tiny.ini", 0, 0.02, 0, 0.01, 0.01, NULL, 0},
+    {"configs/a1.ini", 1, 0.01, 150, 0.01, 0.01, NULL, 0},
+    {"configs/edge16k.ini", 1, 0.03, 100, 0.03, 0.01, NULL, 0},
+    /* the banked DRAM presets (a1 with one channel behind `[dram] model =
+     * banked`): small layers are off by their DRAM latency, larger ones by
+     * the controller's order of service (docs/timing.md, "The cost model
+     * with model = banked"); mobilenetv2_035 on LPDDR5 the most, whose
+     * channel-plane stores lose their row hits when the cores drift a few
+     * requests apart */
+    {"configs/dram/ddr4-3200.ini", 0, 0.40, 300, 0.20, 0.07, NULL, 0},
+    {"configs/dram/lpddr5-6400.ini", 0, 0.75, 300, 0.35, 0.06, "mobilenetv2_035", 0.40},
+    {"configs/dram/hbm2.ini", 0, 0.25, 300, 0.25, 0.08, NULL, 0},
 };
 enum { NCHIPS = sizeof chips / sizeof chips[0] };
 
@@ -166,8 +183,9 @@ static void compare(const Model *m, const Chip *cp, Tally *t)
             double err = sim > 0 ? (est - sim) / sim : 0;
             printf("%-16s %5d  %-40.40s %-16.16s %10.0f %10.0f %+7.1f%%\n", m->name, l->layer_id, l->name, l->op, est, sim,
                    100 * err);
-            CHECKF(fabs(err) <= cp->layer, "%s on %s: layer %d %s (%s): estimate %.0f, simulated %.0f: %+.1f%% (bound %.0f%%)",
-                   m->name, cp->path, l->layer_id, l->name, l->op, est, sim, 100 * err, 100 * cp->layer);
+            CHECKF(fabs(est - sim) <= cp->layer * sim + cp->slack,
+                   "%s on %s: layer %d %s (%s): estimate %.0f, simulated %.0f: %+.1f%% (bound %.0f%% + %.0f cycles)", m->name,
+                   cp->path, l->layer_id, l->name, l->op, est, sim, 100 * err, 100 * cp->layer, cp->slack);
             Kind *k = kind_of(t, l->op);
             if (!k) continue;
             k->est += est;
@@ -181,8 +199,9 @@ static void compare(const Model *m, const Chip *cp, Tally *t)
         double err = st->cycles ? ((double)sum.est_cycles - (double)st->cycles) / (double)st->cycles : 0;
         printf("%-16s total: estimate %llu, simulated %llu cycles: %+.1f%%\n", m->name, (unsigned long long)sum.est_cycles,
                (unsigned long long)st->cycles, 100 * err);
-        CHECKF(fabs(err) <= cp->total, "%s on %s: total estimate %llu, simulated %llu: %+.1f%% (bound %.0f%%)", m->name,
-               cp->path, (unsigned long long)sum.est_cycles, (unsigned long long)st->cycles, 100 * err, 100 * cp->total);
+        double bound = cp->except && !strcmp(cp->except, m->name) ? cp->except_total : cp->total;
+        CHECKF(fabs(err) <= bound, "%s on %s: total estimate %llu, simulated %llu: %+.1f%% (bound %.0f%%)", m->name, cp->path,
+               (unsigned long long)sum.est_cycles, (unsigned long long)st->cycles, 100 * err, 100 * bound);
     }
     bk_timing_run_free(&r);
     ir_free(&g);

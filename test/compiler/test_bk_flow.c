@@ -94,7 +94,7 @@ static void compare_ways(const AtlChip *ch, const char *name, int ndma)
             uint64_t lat[3];
             for (int how = 0; how < 3; how++) {
                 BkFlowPlan f;
-                REQUIRE(bk_flow_plan(p, core, &dmas[i], how, &f, &e) == 0);
+                REQUIRE(bk_flow_plan(p, core, &dmas[i], NULL, how, &f, &e) == 0);
                 dense(&f, w[how], nsv, &lat[how]);
             }
             for (int s = 0; s < nsv; s++) nonzero += w[2][s] != 0;
@@ -179,7 +179,7 @@ TEST(copy_ends_share_a_server)
     uint64_t bytes = 64 * 96 * 4, one = tim_occupancy(ch.dma_burst_bytes, tim_dram_channel_bytes_per_cycle(&ch));
     for (int how = 0; how < 3; how++) {
         BkFlowPlan f;
-        REQUIRE(bk_flow_plan(p, 0, &in, how, &f, &e) == 0);
+        REQUIRE(bk_flow_plan(p, 0, &in, NULL, how, &f, &e) == 0);
         int chans = 0;
         for (int u = 0; u < f.nuse; u++) {
             if (f.use[u].server >= ch.dram_channels) continue;
