@@ -8,7 +8,10 @@
  * buffer in DRAM; inflates or copies every weight blob to its place;
  * copies every stream and relocates its DRAM addresses (fw_reloc.c); and
  * clears the activation and io regions so runs are deterministic. On any
- * failure everything taken so far is given back.
+ * failure everything taken so far is given back. On a timing-only device
+ * (DEVICE_MODE 1) memories hold no values: the weights are neither checked
+ * nor moved and the regions not cleared, but every cycle is charged as if
+ * they were, so the firmware's time is the same in both modes.
  */
 #include "firmware/fw_int.h"
 
@@ -63,7 +66,7 @@ static int load_weights(Fw *fw, FwModel *m)
     for (uint32_t i = 0; i < v->n_blobs; i++) {
         AbmBlob b = abm_blob(v, i);
         uint8_t *dst = fw->hal.dram + m->base[ABM_REGION_WEIGHTS] + b.dram_offset;
-        if (abm_blob_read(v, i, dst, m->size[ABM_REGION_WEIGHTS] - b.dram_offset, &fw->err))
+        if (!fw->timing_only && abm_blob_read(v, i, dst, m->size[ABM_REGION_WEIGHTS] - b.dram_offset, &fw->err))
             return abm_problem(fw, starts_with(fw->err.msg, "CRC") ? ATL_ERR_FW_CHECKSUM : ATL_ERR_FW_BAD_IMAGE, "model image");
         fw_charge_bytes(fw, b.raw_size, b.compression == ABM_COMP_NONE ? FW_COST_COPY_KIB : FW_COST_INFLATE_KIB);
         fw_charge_bytes(fw, b.raw_size, FW_COST_VALIDATE_KIB);
@@ -115,7 +118,8 @@ static int load_into(Fw *fw, uint32_t handle, uint64_t addr, uint64_t len)
                             major, minor, ABM_VERSION_MAJOR);
     }
     fw_charge_bytes(fw, len, FW_COST_VALIDATE_KIB);
-    if (abm_open(v, img, (size_t)len, 0, ABM_OPEN_IGNORE_CRC, &fw->err)) return abm_problem(fw, ATL_ERR_FW_BAD_IMAGE, "model image");
+    unsigned open_flags = ABM_OPEN_IGNORE_CRC | (fw->timing_only ? ABM_OPEN_SKIP_WEIGHT_CRC : 0);
+    if (abm_open(v, img, (size_t)len, 0, open_flags, &fw->err)) return abm_problem(fw, ATL_ERR_FW_BAD_IMAGE, "model image");
     fw_charge(fw, (uint64_t)v->section_count * FW_COST_SECTION);
     if (v->bad_crcs) return checksum_error(fw, v);
     if (v->chip_fingerprint != fw->chip_fp)
@@ -150,13 +154,13 @@ static int load_into(Fw *fw, uint32_t handle, uint64_t addr, uint64_t len)
     for (int r = 0; r < ABM_REGION_COUNT; r++)
         if (place(fw, handle, m->size[r], &m->base[r], what[r])) return ATL_ERR_FW_NO_DRAM;
     if (place(fw, handle, code, &m->code_addr, "command stream")) return ATL_ERR_FW_NO_DRAM;
-    if (place(fw, handle, (uint64_t)FW_PROF_RECORDS * ATL_PROF_RECORD_BYTES, &m->prof_addr, "profile")) return ATL_ERR_FW_NO_DRAM;
+    if (place(fw, handle, FW_PROF_BYTES, &m->prof_addr, "profile")) return ATL_ERR_FW_NO_DRAM;
     int rc = load_weights(fw, m);
     if (rc) return rc;
     rc = load_streams(fw, m);
     if (rc) return rc;
     for (int r = ABM_REGION_ACTIVATIONS; r < ABM_REGION_COUNT; r++) {
-        if (m->size[r]) fw_memset(fw->hal.dram + m->base[r], 0, m->size[r]);
+        if (m->size[r] && !fw->timing_only) fw_memset(fw->hal.dram + m->base[r], 0, m->size[r]);
         fw_charge_bytes(fw, m->size[r], FW_COST_COPY_KIB);
     }
     return 0;

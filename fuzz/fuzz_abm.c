@@ -32,6 +32,10 @@ static void walk(const AbmView *v)
                 if (str.size) sum += str.data[0] + str.data[str.size - 1];
             }
     }
+    for (uint32_t i = 0; i < v->n_layers; i++) {
+        AbmLayer l = abm_layer(v, i);
+        sum += (unsigned)strlen(l.name) + (unsigned)strlen(l.op) + (unsigned)strlen(l.split) + l.stage;
+    }
     AbmMeta m = abm_meta(v);
     sum += (unsigned)strlen(m.producer) + (unsigned)strlen(m.options) + m.source_hash[31];
     for (uint32_t i = 0; i < v->n_blobs; i++) {
@@ -69,8 +73,26 @@ static void remerge(const AbmView *v)
     abm_writer_free(w);
 }
 
+/* What the host loads into the device: the file without its trailing
+ * layers section must still open. */
+static void drop_optional(const uint8_t *data, size_t size)
+{
+    uint64_t req;
+    if (abm_required_size(data, size, &req) || req >= size) return;
+    uint8_t *copy = malloc(size);
+    if (!copy) return;
+    memcpy(copy, data, size);
+    AbmView v;
+    AtlErr e;
+    if (abm_drop_optional(copy, (size_t)req) == 0 && abm_open(&v, copy, (size_t)req, 0, ABM_OPEN_IGNORE_CRC, &e) == 0 &&
+        v.by_type[ABM_SEC_LAYERS] >= 0)
+        __builtin_trap();   /* dropped, yet still there */
+    free(copy);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
+    drop_optional(data, size);
     for (unsigned flags = 0; flags <= ABM_OPEN_IGNORE_CRC; flags += ABM_OPEN_IGNORE_CRC) {
         AbmView v;
         AtlErr e;

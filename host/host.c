@@ -6,10 +6,12 @@
  * writes to DRAM. The host keeps a copy of what QUERY reported (names,
  * shapes, addresses), so listing a model never talks to the device.
  */
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include "atoll.h"
 #include "isa/abm.h"
 #include "isa/config.h"
@@ -54,6 +56,8 @@ struct AtlModel {
     uint32_t run_result[ATL_MB_RESULTS];
     AtlLayerProfile *layers;
     uint32_t n_layers;
+    AtlLayerInfo *rows;           /* the compiler's layer rows of every stage */
+    char *row_text;               /* their strings */
 };
 
 static AtlStatus fail(AtlDevice *d, AtlStatus s, const char *fmt, ...) ATL_PRINTF(3, 4);
@@ -109,7 +113,7 @@ static AtlStatus open_common(AtlDevice **out, const AtlChip *chip, const AtlOpen
     if (!d) return ATL_ERR_HOST_MEMORY;
     if (cfg_err) return fail(d, ATL_ERR_CONFIG, "%s", cfg_err);
     AtlDeviceOptions o = { 0 };
-    if (opt) { o.fw_heap_bytes = opt->fw_heap_bytes; o.trace = opt->trace; o.max_cycles = opt->max_cycles; o.max_work = opt->max_work; }
+    if (opt) { o.fw_heap_bytes = opt->fw_heap_bytes; o.trace = opt->trace; o.max_cycles = opt->max_cycles; o.max_work = opt->max_work; o.timing_only = opt->timing_only; }
     AtlErr e;
     d->hw = device_create(chip, &o, &e);
     if (!d->hw) return fail(d, ATL_ERR_CONFIG, "%s", e.msg);
@@ -142,6 +146,8 @@ static void model_free(AtlModel *m)
     free(m->tensors);
     free(m->all);
     free(m->layers);
+    free(m->rows);
+    free(m->row_text);
     free(m);
 }
 
@@ -249,31 +255,167 @@ static AtlStatus describe(AtlDevice *d, AtlModel *m, uint32_t n_tensors)
     return ATL_OK;
 }
 
-AtlStatus atl_load_memory(AtlDevice *d, const void *data, size_t size, AtlModel **out)
+/* The chip an image was compiled for, by name: its metadata's options
+ * start with "--chip NAME" (atoll compile); "?" when that cannot be read. */
+static void image_chip_name(const void *img, size_t len, char *name, size_t cap)
 {
-    if (!d || !out) return ATL_ERR_INVALID;
-    *out = NULL;
-    if (!data || !size) return fail(d, ATL_ERR_INVALID, "atl_load_memory: empty model");
+    AbmModel m;
+    snprintf(name, cap, "?");
+    if (abm_load_buffer(&m, img, len, 0, ABM_LOAD_SKIP_WEIGHTS | ABM_OPEN_IGNORE_CRC, NULL)) return;
+    abm_options_chip(abm_meta(&m.view).options, name, cap);
+    abm_model_free(&m);
+}
+
+/* The chip fingerprint is checked before anything else (the firmware would
+ * first need device memory for the image, and a model for a larger chip
+ * does not fit a smaller one's): 1 and *fp set when the header is an
+ * intact version-1 header, 0 otherwise (the firmware then says what is
+ * wrong with it). */
+static int header_chip(const uint8_t *h, size_t n, uint64_t *fp)
+{
+    if (n < ABM_HEADER_BYTES || memcmp(h, ABM_MAGIC, 8) || (h[8] | h[9] << 8) != ABM_VERSION_MAJOR) return 0;
+    uint32_t crc = (uint32_t)h[60] | (uint32_t)h[61] << 8 | (uint32_t)h[62] << 16 | (uint32_t)h[63] << 24;
+    if (abm_crc32(h, 60) != crc) return 0;
+    *fp = 0;
+    for (int b = 0; b < 8; b++) *fp |= (uint64_t)h[16 + b] << (8 * b);
+    return 1;
+}
+
+/* ATL_OK, or ATL_ERR_CHIP naming both chips; img/len (may be NULL) is the
+ * whole image, read for the model's chip name. */
+static AtlStatus check_chip(AtlDevice *d, const uint8_t *hdr, size_t n, const void *img, size_t len)
+{
+    uint64_t fp, want = cfg_fingerprint(device_chip(d->hw));
+    if (!header_chip(hdr, n, &fp) || fp == want) return ATL_OK;
+    char name[64] = "?", what[96] = "another chip";
+    if (img) image_chip_name(img, len, name, sizeof name);
+    if (strcmp(name, "?")) snprintf(what, sizeof what, "chip '%s'", name);
+    const char *dev = device_chip(d->hw)->name;
+    return fail(d, ATL_ERR_CHIP,
+                "the model was compiled for %s (fingerprint 0x%016llx), but the device is chip '%s' (0x%016llx): "
+                "compile it for '%s'%s%s", what, (unsigned long long)fp, dev, (unsigned long long)want, dev,
+                strcmp(name, "?") ? " or run it on " : "", strcmp(name, "?") ? name : "");
+}
+
+/* The compiler's layer rows (the optional layers section, raw bytes) into
+ * m->rows, attached to their stages. */
+static AtlStatus keep_layer_rows(AtlDevice *d, AtlModel *m, const uint8_t *raw, uint64_t n)
+{
+    AbmView v;
+    AtlErr e;
+    memset(&v, 0, sizeof v);
+    v.n_stages = m->n_stages;
+    if (abm_layers_view(&v, raw, n, &e)) return fail(d, ATL_ERR_BAD_IMAGE, "%s", e.msg);
+    size_t text = 0;
+    for (uint32_t i = 0; i < v.n_layers; i++) {
+        AbmLayer l = abm_layer(&v, i);
+        text += strlen(l.name) + strlen(l.op) + strlen(l.split) + 3;
+    }
+    m->rows = calloc(v.n_layers + 1, sizeof *m->rows);
+    m->row_text = malloc(text + 1);
+    if (!m->rows || !m->row_text) return fail(d, ATL_ERR_HOST_MEMORY, "out of host memory");
+    char *p = m->row_text;
+    for (uint32_t i = 0; i < v.n_layers; i++) {
+        AbmLayer l = abm_layer(&v, i);
+        AtlLayerInfo *r = &m->rows[i];
+        const char *src[3] = {l.name, l.op, l.split};
+        const char **dst[3] = {&r->name, &r->op, &r->split};
+        for (int k = 0; k < 3; k++) { *dst[k] = p; strcpy(p, src[k]); p += strlen(src[k]) + 1; }
+        r->layer = l.layer;
+        r->tiles = l.tiles;
+        r->cores = l.cores;
+        r->matrix = (l.flags & ABM_LAYER_MATRIX) != 0;
+        r->macs = l.macs;
+        r->est_cycles = l.est_cycles;
+        r->est_compute = l.est_compute;
+        r->est_dma = l.est_dma;
+        AtlStageInfo *st = &m->stages[l.stage];  /* rows come in stage order (checked) */
+        if (!st->n_layers) st->layers = r;
+        st->n_layers++;
+    }
+    return ATL_OK;
+}
+
+/* Offset and stored size of a table entry. */
+static void entry_span(const uint8_t *ent, uint64_t *off, uint64_t *stored)
+{
+    *off = *stored = 0;
+    for (int b = 0; b < 8; b++) { *off |= (uint64_t)ent[8 + b] << (8 * b); *stored |= (uint64_t)ent[16 + b] << (8 * b); }
+}
+
+/* The layer rows from the layers section's stored bytes. */
+static AtlStatus rows_from_stored(AtlDevice *d, AtlModel *m, const uint8_t *ent, const uint8_t *stored)
+{
+    AtlErr e;
+    uint64_t n;
+    uint8_t *raw = abm_entry_raw(ent, stored, &n, "model", &e);
+    if (!raw) return fail(d, ATL_ERR_BAD_IMAGE, "%s", e.msg);
+    AtlStatus s = keep_layer_rows(d, m, raw, n);
+    free(raw);
+    return s;
+}
+
+/* ALLOC: device memory for an image of size bytes at *addr. */
+static AtlStatus alloc_image(AtlDevice *d, size_t size, uint64_t *addr)
+{
     uint32_t a[3] = { (uint32_t)size, (uint32_t)((uint64_t)size >> 32), 64 };
     AtlStatus s = post(d, ATL_MB_ALLOC, a, 3);
     if (s) return fail(d, s, "model of %zu bytes does not fit device memory: %s", size, d->msg);
-    uint64_t addr = r64(d->result, 0);
-    uint8_t *dst = device_dram(d->hw, addr, size);
-    if (!dst) return fail(d, ATL_ERR_BAD_ARG, "firmware returned a block outside DRAM");
-    memcpy(dst, data, size);
-    uint32_t l[4] = { (uint32_t)addr, (uint32_t)(addr >> 32), (uint32_t)size, (uint32_t)((uint64_t)size >> 32) };
-    if ((s = post(d, ATL_MB_LOAD, l, 4))) {
-        char keep[ATL_ERRLEN];
-        memcpy(keep, d->err, sizeof keep);
-        uint32_t f[2] = { (uint32_t)addr, (uint32_t)(addr >> 32) };
-        post(d, ATL_MB_FREE, f, 2);
-        memcpy(d->err, keep, sizeof keep);
-        return s;
+    *addr = r64(d->result, 0);
+    if (!device_dram(d->hw, *addr, size)) return fail(d, ATL_ERR_BAD_ARG, "firmware returned a block outside DRAM");
+    return ATL_OK;
+}
+
+static void free_image(AtlDevice *d, uint64_t addr)
+{
+    char keep[ATL_ERRLEN];
+    memcpy(keep, d->err, sizeof keep);
+    uint32_t f[2] = { (uint32_t)addr, (uint32_t)(addr >> 32) };
+    post(d, ATL_MB_FREE, f, 2);
+    memcpy(d->err, keep, sizeof keep);
+}
+
+/* Where load_image gets the compiler's layer rows (host information the
+ * device never sees): an image in memory, or a file. */
+typedef struct RowSource {
+    const uint8_t *img;        /* the whole image, or NULL */
+    size_t len;
+    FILE *fp;                  /* else the file, with its header and table */
+    const uint8_t *head;
+    size_t nhead;
+    uint64_t size;
+} RowSource;
+
+static AtlStatus read_rows(AtlDevice *d, AtlModel *m, const RowSource *src)
+{
+    const uint8_t *ent = abm_find_entry(src->img ? src->img : src->head, src->img ? src->len : src->nhead, ABM_SEC_LAYERS);
+    if (!ent) return ATL_OK;
+    uint64_t off, stored, total = src->img ? src->len : src->size;
+    entry_span(ent, &off, &stored);
+    if (off > total || stored > total - off) return fail(d, ATL_ERR_BAD_IMAGE, "section 'layers' lies outside the model");
+    if (src->img) return rows_from_stored(d, m, ent, src->img + off);
+    uint8_t *buf = malloc(stored ? (size_t)stored : 1);
+    if (!buf || fseek(src->fp, (long)off, SEEK_SET) || fread(buf, 1, (size_t)stored, src->fp) != stored) {
+        free(buf);
+        return fail(d, ATL_ERR_IO, "cannot read the layers section");
     }
+    AtlStatus s = rows_from_stored(d, m, ent, buf);
+    free(buf);
+    return s;
+}
+
+/* LOAD of the image at addr, then the host copy of its description and the
+ * compiler's layer rows from src. The image block is freed on failure. */
+static AtlStatus load_image(AtlDevice *d, uint64_t addr, size_t size, AtlModel **out, const RowSource *src)
+{
+    uint32_t l[4] = { (uint32_t)addr, (uint32_t)(addr >> 32), (uint32_t)size, (uint32_t)((uint64_t)size >> 32) };
+    AtlStatus s = post(d, ATL_MB_LOAD, l, 4);
+    if (s) { free_image(d, addr); return s; }
     AtlModel *m = calloc(1, sizeof *m);
     if (!m) {
         uint32_t u[1] = { d->result[0] };
         post(d, ATL_MB_UNLOAD, u, 1);
+        free_image(d, addr);
         return fail(d, ATL_ERR_HOST_MEMORY, "out of host memory");
     }
     m->dev = d;
@@ -284,7 +426,7 @@ AtlStatus atl_load_memory(AtlDevice *d, const void *data, size_t size, AtlModel 
     uint32_t n_tensors = d->result[3];
     m->next = d->models;
     d->models = m;
-    if ((s = describe(d, m, n_tensors))) {
+    if ((s = describe(d, m, n_tensors)) || (s = read_rows(d, m, src))) {
         char keep[ATL_ERRLEN];
         memcpy(keep, d->err, sizeof keep);
         atl_unload(m);
@@ -295,16 +437,86 @@ AtlStatus atl_load_memory(AtlDevice *d, const void *data, size_t size, AtlModel 
     return ATL_OK;
 }
 
+/* The part of an image the device gets: without the optional trailing
+ * layers section (host information; abm.h), so that a model compiled with
+ * --layer-info is placed, and runs, exactly as without it. */
+static uint64_t device_size(const uint8_t *head, size_t n, uint64_t size)
+{
+    uint64_t req;
+    return !abm_required_size(head, n, &req) && req < size ? req : size;
+}
+
+AtlStatus atl_load_memory(AtlDevice *d, const void *data, size_t size, AtlModel **out)
+{
+    if (!d || !out) return ATL_ERR_INVALID;
+    *out = NULL;
+    if (!data || !size) return fail(d, ATL_ERR_INVALID, "atl_load_memory: empty model");
+    uint64_t addr, n = device_size(data, size, size);
+    AtlStatus s = check_chip(d, data, size, data, size);
+    if (s || (s = alloc_image(d, (size_t)n, &addr))) return s;
+    uint8_t *dst = device_dram(d->hw, addr, n);
+    memcpy(dst, data, (size_t)n);
+    if (n < size) abm_drop_optional(dst, (size_t)n);
+    RowSource src = { data, size, NULL, NULL, 0, 0 };
+    return load_image(d, addr, (size_t)n, out, &src);
+}
+
+/* The file goes straight into device memory (no host copy of the image). */
+static AtlStatus load_file(AtlDevice *d, const char *path, AtlModel **out)
+{
+    FILE *fp = fopen(path, "rb");
+    if (!fp) return fail(d, ATL_ERR_IO, "cannot open: %s", strerror(errno));
+    struct stat sb;
+    uint8_t head[ABM_HEADER_BYTES + ABM_MAX_SECTIONS * ABM_SECTION_ENTRY_BYTES];
+    size_t nh = fread(head, 1, sizeof head, fp);
+    AtlStatus s = ATL_OK;
+    if (fstat(fileno(fp), &sb) || !S_ISREG(sb.st_mode) || sb.st_size <= 0 || (uint64_t)sb.st_size > SIZE_MAX) {
+        /* not a plain file (a pipe, a device): read it whole */
+        fclose(fp);
+        unsigned char *data;
+        size_t size;
+        AtlErr e;
+        if (atl_read_file(path, &data, &size, &e)) return fail(d, ATL_ERR_IO, "%s", e.msg);
+        s = atl_load_memory(d, data, size, out);
+        free(data);
+        return s;
+    }
+    size_t size = (size_t)sb.st_size;
+    uint64_t fpr;
+    if (header_chip(head, nh, &fpr) && fpr != cfg_fingerprint(device_chip(d->hw))) {
+        fclose(fp);
+        unsigned char *data = NULL;
+        size_t n = 0;
+        AtlErr e;
+        if (atl_read_file(path, &data, &n, &e)) return fail(d, ATL_ERR_IO, "%s", e.msg);
+        s = check_chip(d, data, n, data, n);
+        free(data);
+        return s;
+    }
+    size_t n = (size_t)device_size(head, nh, size);
+    uint64_t addr;
+    if ((s = alloc_image(d, n, &addr))) { fclose(fp); return s; }
+    uint8_t *dst = device_dram(d->hw, addr, n);
+    size_t first = nh < n ? nh : n;
+    memcpy(dst, head, first);
+    size_t got = first + (first < n ? fread(dst + first, 1, n - first, fp) : 0);
+    if (ferror(fp) || got != n) {
+        fclose(fp);
+        free_image(d, addr);
+        return fail(d, ATL_ERR_IO, "read error (%zu of %zu bytes)", got, n);
+    }
+    if (n < size) abm_drop_optional(dst, n);
+    RowSource src = { NULL, 0, fp, head, nh, size };
+    s = load_image(d, addr, n, out, &src);
+    fclose(fp);
+    return s;
+}
+
 AtlStatus atl_load_file(AtlDevice *d, const char *path, AtlModel **out)
 {
     if (!d || !out || !path) return ATL_ERR_INVALID;
     *out = NULL;
-    unsigned char *data;
-    size_t size;
-    AtlErr e;
-    if (atl_read_file(path, &data, &size, &e)) return fail(d, ATL_ERR_IO, "%s", e.msg);
-    AtlStatus s = atl_load_memory(d, data, size, out);
-    free(data);
+    AtlStatus s = load_file(d, path, out);
     if (s) {
         char keep[ATL_ERRLEN];
         snprintf(keep, sizeof keep, "%s: %s", path, d->err);
@@ -413,8 +625,12 @@ AtlStatus atl_run(AtlModel *m, const char *net, const AtlBuffer *in, uint32_t n_
                 f[k] = 0;
                 for (int b = 0; b < 8; b++) f[k] |= (uint64_t)rec[i * ATL_PROF_RECORD_BYTES + 8 * (uint32_t)k + (uint32_t)b] << (8 * b);
             }
+            static const char *const bound[] = {[ATL_BOUND_COMPUTE] = "compute", [ATL_BOUND_DMA] = "dma", [ATL_BOUND_SYNC] = "sync"};
             m->layers[i] = (AtlLayerProfile){ (uint32_t)f[ATL_PROF_LAYER], f[ATL_PROF_INSNS], f[ATL_PROF_FIRST], f[ATL_PROF_LAST],
-                                              f[ATL_PROF_MACS], f[ATL_PROF_DMA_BYTES], f[ATL_PROF_BUSY_MAT], f[ATL_PROF_BUSY_VEC] };
+                                              f[ATL_PROF_MACS], f[ATL_PROF_DMA_BYTES], f[ATL_PROF_BUSY_MAT], f[ATL_PROF_BUSY_VEC],
+                                              f[ATL_PROF_BUSY_DMA], f[ATL_PROF_SYNC],
+                                              f[ATL_PROF_BOUND] <= ATL_BOUND_SYNC ? bound[f[ATL_PROF_BOUND]] : "?",
+                                              f[ATL_PROF_DRAM_BYTES] };
         }
         m->n_layers = nl;
     }

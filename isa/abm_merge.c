@@ -192,6 +192,10 @@ int abm_writer_merge(AbmWriter *w, const AbmView *v, AtlErr *e)
                     free(tmp);
                     tmp = NULL;
                 }
+            for (uint32_t l = 0; l < v->n_layers; l++) {
+                AbmLayer row = abm_layer(v, l);
+                if (row.stage == net.first_stage + k && abm_add_layer(w, ws, &row, e)) goto done;
+            }
         }
     }
     if (!abm_writer_has_metadata(w)) {

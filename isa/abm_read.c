@@ -33,7 +33,7 @@ static uint64_t align_up(uint64_t x) { return (x + (ABM_ALIGN - 1)) & ~(uint64_t
 /* ---- names ---- */
 
 static const char *const section_names[ABM_SEC_LIMIT] = {
-    "?", "strings", "nets", "stages", "tensors", "quant", "streams", "cmds", "weight_dir", "weight_data", "meta",
+    "?", "strings", "nets", "stages", "tensors", "quant", "streams", "cmds", "weight_dir", "weight_data", "meta", "layers",
 };
 static const char *const dtype_names[ABM_DTYPE_COUNT] = { "int8", "uint8", "int16", "int32", "fp16", "bf16", "fp32" };
 static const uint32_t dtype_sizes[ABM_DTYPE_COUNT] = { 1, 1, 2, 4, 2, 2, 4 };
@@ -231,7 +231,7 @@ int abm_open(AbmView *v, const void *buf, size_t len, uint64_t expect_chip, unsi
     memset(v, 0, sizeof *v);
     for (int t = 0; t < ABM_SEC_LIMIT; t++) v->by_type[t] = -1;
     const uint8_t *b = buf;
-    int ignore_crc = (flags & ABM_OPEN_IGNORE_CRC) != 0;
+    int ignore_crc = (flags & ABM_OPEN_IGNORE_CRC) != 0, skip_weight_crc = (flags & ABM_OPEN_SKIP_WEIGHT_CRC) != 0;
     v->flags_open = flags;
     if (!b && len) return fail(e, "no buffer");
     if (len == 0) return fail(e, "truncated: 0 bytes, too short for the 8-byte magic");
@@ -337,7 +337,8 @@ int abm_open(AbmView *v, const void *buf, size_t len, uint64_t expect_chip, unsi
                 return fail(e, "duplicate section: sections %d and %u are both '%s'", v->by_type[s->type], i, nm);
             v->by_type[s->type] = (int)i;
         }
-        s->crc_ok = abm_crc32(b + s->offset, s->stored_size) == s->crc32;
+        /* a loader that never reads the weights may leave their checksum unchecked */
+        s->crc_ok = (skip_weight_crc && s->type == ABM_SEC_WEIGHT_DATA) || abm_crc32(b + s->offset, s->stored_size) == s->crc32;
         if (!s->crc_ok) {
             if (!ignore_crc)
                 return fail(e, "CRC mismatch in section %u (%s) at offset %llu, %llu bytes: stored 0x%x, computed 0x%x",
@@ -390,7 +391,7 @@ static const uint32_t required[] = {
 };
 static const uint32_t record_bytes[ABM_SEC_LIMIT] = {
     0, 1, ABM_NET_BYTES, ABM_STAGE_BYTES, ABM_TENSOR_BYTES, ABM_QUANT_BYTES, ABM_STREAM_BYTES, 1,
-    ABM_BLOB_BYTES, 1, ABM_META_BYTES,
+    ABM_BLOB_BYTES, 1, ABM_META_BYTES, 1,
 };
 
 static int check_str(const AbmView *v, AtlErr *e, uint32_t type, uint64_t idx, uint64_t rb, uint64_t fo,
@@ -535,6 +536,52 @@ static int check_tensor(const AbmView *v, AtlErr *e, uint32_t ti, const AbmStage
     return 0;
 }
 
+/* A layers-section string reference: inside its pool (which ends in NUL). */
+static int check_layer_str(const AbmView *v, AtlErr *e, uint32_t i, uint64_t fo, const char *field, uint32_t ref)
+{
+    if (ref >= v->layer_strings_size)
+        return fail(e, "section 'layers' row %u field '%s' (byte %llu of the section): string index out of range: %u, the "
+                    "section has %llu bytes of strings", i, field, (unsigned long long)(ABM_LAYERS_HEADER_BYTES + (uint64_t)i * ABM_LAYER_BYTES + fo),
+                    ref, (unsigned long long)v->layer_strings_size);
+    return 0;
+}
+
+int abm_layers_view(AbmView *v, const uint8_t *raw, uint64_t n, AtlErr *e)
+{
+    const uint32_t RB = ABM_LAYER_BYTES;
+    v->layers = NULL;
+    v->n_layers = 0;
+    v->layer_strings = NULL;
+    v->layer_strings_size = 0;
+    if (n < ABM_LAYERS_HEADER_BYTES) return fail(e, "section 'layers': %llu bytes, less than its %u-byte header", (unsigned long long)n, ABM_LAYERS_HEADER_BYTES);
+    uint32_t rows = rd32(raw);
+    if (rd32(raw + 4) != RB || rd64(raw + 8) != 0)
+        return fail(e, "section 'layers': header says rows of %u bytes (expected %u) or has reserved bits set", rd32(raw + 4), RB);
+    if ((uint64_t)rows * RB > n - ABM_LAYERS_HEADER_BYTES)
+        return fail(e, "section 'layers': %u rows of %u bytes run past its %llu bytes", rows, RB, (unsigned long long)n);
+    v->layers = raw + ABM_LAYERS_HEADER_BYTES;
+    v->n_layers = rows;
+    v->layer_strings = v->layers + (uint64_t)rows * RB;
+    v->layer_strings_size = n - ABM_LAYERS_HEADER_BYTES - (uint64_t)rows * RB;
+    if (v->layer_strings_size && v->layer_strings[v->layer_strings_size - 1] != 0)
+        return fail(e, "section 'layers': its strings do not end with a NUL byte");
+    uint32_t prev = 0;
+    for (uint32_t i = 0; i < rows; i++) {
+        const uint8_t *p = v->layers + (uint64_t)i * RB;
+        uint32_t stage = rd32(p);
+        if (stage >= v->n_stages || stage < prev)
+            return fail(e, "section 'layers' row %u field 'stage': stage %u is not one of the %u stages, or before the previous "
+                        "row's %u", i, stage, v->n_stages, prev);
+        prev = stage;
+        if (check_layer_str(v, e, i, 8, "name", rd32(p + 8)) || check_layer_str(v, e, i, 12, "op", rd32(p + 12)) ||
+            check_layer_str(v, e, i, 16, "split", rd32(p + 16)))
+            return -1;
+        if (rd32(p + 28) & ~ABM_LAYER_MATRIX)
+            return fail(e, "section 'layers' row %u field 'flags': unknown bits 0x%x", i, rd32(p + 28));
+    }
+    return 0;
+}
+
 static int check_records(AbmView *v, AtlErr *e)
 {
     if (v->strings_size == 0 || v->strings[v->strings_size - 1] != 0)
@@ -667,11 +714,27 @@ int abm_decode(AbmView *v, void *scratch, size_t scratch_len, AtlErr *e)
     v->meta = SEC(ABM_SEC_META)->data;
 #undef SEC
     if (check_records(v, e)) return -1;
+    v->layers = v->layer_strings = NULL;
+    v->n_layers = 0;
+    v->layer_strings_size = 0;
+    if (v->by_type[ABM_SEC_LAYERS] >= 0) {  /* optional; its rows name stages */
+        const AbmSection *ls = &v->sec[v->by_type[ABM_SEC_LAYERS]];
+        if (abm_layers_view(v, ls->data, ls->raw_size, e)) return -1;
+    }
     v->decoded = 1;
     return 0;
 }
 
 /* ---- accessors (on a decoded view) ---- */
+
+AbmLayer abm_layer(const AbmView *v, uint32_t i)
+{
+    const uint8_t *p = v->layers + (uint64_t)i * ABM_LAYER_BYTES;
+    const char *st = (const char *)v->layer_strings;
+    AbmLayer l = { rd32(p), rd32(p + 4), st + rd32(p + 8), st + rd32(p + 12), st + rd32(p + 16),
+                   rd32(p + 20), rd32(p + 24), rd32(p + 28), rd64(p + 32), rd64(p + 40), rd64(p + 48), rd64(p + 56) };
+    return l;
+}
 
 AbmNet abm_net(const AbmView *v, uint32_t i)
 {

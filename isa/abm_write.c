@@ -66,6 +66,8 @@ typedef struct WStage {
     WTensor *tensors;
     size_t n_tensors, cap_tensors;
     Buf *streams;                 /* cores x ABM_ENGINES */
+    AbmLayer *layers;             /* rows of the layers section (strings owned) */
+    size_t n_layers, cap_layers;
 } WStage;
 
 typedef struct WBlob {
@@ -140,6 +142,12 @@ void abm_writer_free(AbmWriter *w)
             free((int32_t *)s->tensors[k].d.zero_point);
         }
         free(s->tensors);
+        for (size_t k = 0; k < s->n_layers; k++) {
+            free((char *)s->layers[k].name);
+            free((char *)s->layers[k].op);
+            free((char *)s->layers[k].split);
+        }
+        free(s->layers);
         for (size_t k = 0; s->streams && k < (size_t)s->cores * ABM_ENGINES; k++) free(s->streams[k].p);
         free(s->streams);
     }
@@ -234,6 +242,25 @@ int abm_set_metadata(AbmWriter *w, const char *producer, const char *options, co
     w->has_meta = 1;
     if (hash) memcpy(w->source_hash, hash, ABM_HASH_BYTES);
     else memset(w->source_hash, 0, ABM_HASH_BYTES);
+    return 0;
+}
+
+int abm_add_layer(AbmWriter *w, uint32_t stage, const AbmLayer *l, AtlErr *e)
+{
+    if (stage >= w->n_stages) return atl_fail(e, "abm_add_layer: no stage %u", stage);
+    if (l->flags & ~ABM_LAYER_MATRIX) return atl_fail(e, "abm_add_layer: unknown flags 0x%x", l->flags);
+    WStage *s = &w->stages[stage];
+    if (grow(&s->layers, &s->cap_layers, s->n_layers, sizeof *s->layers)) return atl_fail(e, "abm_add_layer: out of memory");
+    AbmLayer c = *l;
+    c.stage = stage;
+    c.name = dup_str(l->name ? l->name : "");
+    c.op = dup_str(l->op ? l->op : "");
+    c.split = dup_str(l->split ? l->split : "");
+    if (!c.name || !c.op || !c.split) {
+        free((char *)c.name); free((char *)c.op); free((char *)c.split);
+        return atl_fail(e, "abm_add_layer: out of memory");
+    }
+    s->layers[s->n_layers++] = c;
     return 0;
 }
 
@@ -411,6 +438,7 @@ int abm_add_tensor(AbmWriter *w, uint32_t stage, const AbmTensorDesc *t, uint32_
 
 typedef struct Sections {
     Buf b[ABM_SEC_LIMIT];
+    Buf layer_strings;            /* the layers section's string pool */
     uint32_t *str_slots;          /* string offset + 1 by hash, 0 = empty */
     size_t n_slots, n_strs;
 } Sections;
@@ -483,6 +511,7 @@ static int build_sections(AbmWriter *w, Sections *S, AtlErr *e)
         Buf *nb = &S->b[ABM_SEC_NETS];
         if (put32(nb, name) || put32(nb, stage_pos) || put32(nb, count) || put32(nb, 0)) goto oom;
         stage_pos += count;
+        size_t stage_in_net = 0;
         for (size_t i = 0; i < w->n_stages; i++) {
             const WStage *s = &w->stages[i];
             if (s->net != n) continue;
@@ -520,6 +549,26 @@ static int build_sections(AbmWriter *w, Sections *S, AtlErr *e)
                     buf_put(cb, s->streams[k].p, s->streams[k].n) || buf_align(cb))
                     goto oom;
             }
+            /* layer rows: their strings in the section's own pool, so the
+             * strings section (and every byte before the layers section)
+             * is the same as without them */
+            for (size_t k = 0; k < s->n_layers; k++) {
+                const AbmLayer *l = &s->layers[k];
+                Buf *lb = &S->b[ABM_SEC_LAYERS], *ls = &S->layer_strings;
+                uint32_t ref[3];
+                const char *txt[3] = {l->name, l->op, l->split};
+                for (int q = 0; q < 3; q++) {
+                    if (ls->n > UINT32_MAX - strlen(txt[q]) - 1) goto oom;
+                    ref[q] = (uint32_t)ls->n;
+                    if (buf_put(ls, txt[q], strlen(txt[q]) + 1)) goto oom;
+                }
+                if (!lb->n && buf_zero(lb, ABM_LAYERS_HEADER_BYTES)) goto oom;
+                if (put32(lb, stage_pos - count + (uint32_t)stage_in_net) || put32(lb, l->layer) || put32(lb, ref[0]) ||
+                    put32(lb, ref[1]) || put32(lb, ref[2]) || put32(lb, l->tiles) || put32(lb, l->cores) || put32(lb, l->flags) ||
+                    put64(lb, l->macs) || put64(lb, l->est_cycles) || put64(lb, l->est_compute) || put64(lb, l->est_dma))
+                    goto oom;
+            }
+            stage_in_net++;
         }
     }
     for (size_t i = 0; i < w->n_blobs; i++) {
@@ -537,6 +586,13 @@ static int build_sections(AbmWriter *w, Sections *S, AtlErr *e)
         buf_put(mb, w->source_hash, ABM_HASH_BYTES))
         goto oom;
     if (str->n > UINT32_MAX) return atl_fail(e, "abm_serialize: strings section exceeds 4 GiB");
+    Buf *lb = &S->b[ABM_SEC_LAYERS];
+    if (lb->n) { /* header: rows, row size; then the strings */
+        uint64_t rows = (lb->n - ABM_LAYERS_HEADER_BYTES) / ABM_LAYER_BYTES;
+        set32(lb->p, (uint32_t)rows);
+        set32(lb->p + 4, ABM_LAYER_BYTES);
+        if (buf_put(lb, S->layer_strings.p, S->layer_strings.n)) goto oom;
+    }
     return 0;
 oom:
     return atl_fail(e, "abm_serialize: out of memory");
@@ -553,11 +609,12 @@ int abm_serialize(AbmWriter *w, uint8_t **out, size_t *out_len, AtlErr *e)
     Buf file = { 0 };
     int rc = -1;
     if (build_sections(w, &S, e)) goto done;
-    enum { NSEC = ABM_SEC_LIMIT - 1 };
-    uint64_t tab = ABM_HEADER_BYTES, pos = tab + (uint64_t)NSEC * ABM_SECTION_ENTRY_BYTES;
+    /* the ten required sections; the optional layers section only when it has rows */
+    const uint32_t nsec = S.b[ABM_SEC_LAYERS].n ? ABM_SEC_LAYERS : ABM_SEC_META;
+    uint64_t tab = ABM_HEADER_BYTES, pos = tab + (uint64_t)nsec * ABM_SECTION_ENTRY_BYTES;
     pos = (pos + ABM_ALIGN - 1) & ~(uint64_t)(ABM_ALIGN - 1);
     uint64_t offs[ABM_SEC_LIMIT];
-    for (uint32_t t = 1; t < ABM_SEC_LIMIT; t++) {
+    for (uint32_t t = 1; t <= nsec; t++) {
         if (t != ABM_SEC_WEIGHT_DATA) {
             int r = try_deflate(S.b[t].p, S.b[t].n, w->level, &packed[t], &packed_n[t]);
             if (r < 0) { atl_fail(e, "abm_serialize: zlib failed on section '%s'", abm_section_name(t)); goto done; }
@@ -567,11 +624,11 @@ int abm_serialize(AbmWriter *w, uint8_t **out, size_t *out_len, AtlErr *e)
         pos = (pos + ABM_ALIGN - 1) & ~(uint64_t)(ABM_ALIGN - 1);
     }
     /* The file ends where the last section ends (no trailing padding). */
-    uint64_t last = ABM_SEC_LIMIT - 1;
+    uint64_t last = nsec;
     uint64_t fsize = offs[last] + (packed[last] ? packed_n[last] : S.b[last].n);
     if (fsize > SIZE_MAX || buf_zero(&file, (size_t)fsize)) { atl_fail(e, "abm_serialize: out of memory for %llu bytes", (unsigned long long)fsize); goto done; }
     uint8_t *f = file.p;
-    for (uint32_t t = 1; t < ABM_SEC_LIMIT; t++) {
+    for (uint32_t t = 1; t <= nsec; t++) {
         const uint8_t *src = packed[t] ? packed[t] : S.b[t].p;
         uint64_t n = packed[t] ? packed_n[t] : S.b[t].n;
         if (n) memcpy(f + offs[t], src, n);
@@ -586,14 +643,14 @@ int abm_serialize(AbmWriter *w, uint8_t **out, size_t *out_len, AtlErr *e)
     }
     memcpy(f, ABM_MAGIC, 8);
     set16(f + 8, ABM_VERSION_MAJOR);
-    set16(f + 10, ABM_VERSION_MINOR);
+    set16(f + 10, nsec == ABM_SEC_LAYERS ? ABM_VERSION_MINOR_LAYERS : ABM_VERSION_MINOR);
     set32(f + 12, ABM_HEADER_BYTES);
     set64(f + 16, w->chip);
     set32(f + 24, w->flags);
-    set32(f + 28, NSEC);
+    set32(f + 28, nsec);
     set64(f + 32, tab);
     set64(f + 40, fsize);
-    set32(f + 48, abm_crc32(f + tab, (uint64_t)NSEC * ABM_SECTION_ENTRY_BYTES));
+    set32(f + 48, abm_crc32(f + tab, (uint64_t)nsec * ABM_SECTION_ENTRY_BYTES));
     set32(f + 60, abm_crc32(f, 60));
     /* Parse it back: the writer must never emit a file the reader rejects. */
     AbmView *v = malloc(sizeof *v);
@@ -616,6 +673,7 @@ int abm_serialize(AbmWriter *w, uint8_t **out, size_t *out_len, AtlErr *e)
     rc = 0;
 done:
     for (int t = 0; t < ABM_SEC_LIMIT; t++) { free(S.b[t].p); free(packed[t]); }
+    free(S.layer_strings.p);
     free(S.str_slots);
     free(file.p);
     return rc;

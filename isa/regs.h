@@ -55,6 +55,7 @@ typedef enum {
     R(CHIP_FP_LO,       0x010, 1,  RO,  "chip fingerprint (cfg_fingerprint), low word") \
     R(CHIP_FP_HI,       0x014, 1,  RO,  "chip fingerprint, high word") \
     R(DRAM_SIZE,        0x018, 1,  RO,  "device DRAM in bytes") \
+    R(DEVICE_MODE,      0x01C, 1,  RO,  "0: the engines compute values; 1: timing only (the simulator's timing mode): memories keep no values, so the firmware does not move weights or check their checksum (it charges the same cycles)") \
     R(INT_STATUS,       0x020, 1,  W1C, "pending interrupts (INT_* bits)") \
     R(INT_MASK,         0x024, 1,  RW,  "enabled interrupts: wait_for_interrupt returns on INT_STATUS & INT_MASK") \
     R(FAULT_CODE,       0x030, 1,  RO,  "FAULT_* code of the first fault of the last launch (0 none)") \
@@ -83,7 +84,7 @@ typedef enum {
     R(LMEM_WR_HI,       0x08C, 1,  RO,  "LMEM bytes written, high word") \
     R(NOC_LO,           0x090, 1,  RO,  "bytes over NoC links, low word") \
     R(NOC_HI,           0x094, 1,  RO,  "bytes over NoC links, high word") \
-    R(PROF_ADDR_LO,     0x0A0, 1,  RW,  "DRAM address of the per-layer profile buffer (64-byte records), low word; 0 = none") \
+    R(PROF_ADDR_LO,     0x0A0, 1,  RW,  "DRAM address of the per-layer profile buffer (records of PROF_* fields), low word; 0 = none") \
     R(PROF_ADDR_HI,     0x0A4, 1,  RW,  "per-layer profile buffer address, high word") \
     R(PROF_CAP,         0x0A8, 1,  RW,  "records the profile buffer holds") \
     R(PROF_COUNT,       0x0AC, 1,  RO,  "records written by the last launch (layers beyond PROF_CAP are dropped)") \
@@ -266,8 +267,8 @@ enum {
 #define ATL_RELOC_SHIFT 32
 #define ATL_RELOC_ADDR(region, offset) ((((uint64_t)(region) + 1) << ATL_RELOC_SHIFT) | (uint64_t)(offset))
 
-/* Per-layer profile record written by the device to PROF_ADDR (64 bytes,
- * little-endian u64 fields). */
+/* Per-layer profile record written by the device to PROF_ADDR (12
+ * little-endian u64 fields, 96 bytes). */
 #define ATL_PROF_FIELDS(X) \
     X(LAYER,  0, "layer id (from the instructions' layer field)") \
     X(INSNS,  1, "instructions of the layer") \
@@ -276,12 +277,17 @@ enum {
     X(MACS,   4, "multiply-accumulates") \
     X(DMA_BYTES, 5, "bytes moved by DMA") \
     X(BUSY_MAT,  6, "matrix unit busy cycles") \
-    X(BUSY_VEC,  7, "vector unit busy cycles")
+    X(BUSY_VEC,  7, "vector unit busy cycles") \
+    X(BUSY_DMA,  8, "DMA engine busy cycles") \
+    X(SYNC,      9, "cycles of the layer's span when no engine kind was busy (waiting on semaphores and barriers)") \
+    X(BOUND,    10, "what bounds the layer: 0 compute, 1 DMA, 2 sync") \
+    X(DRAM_BYTES, 11, "bytes its DMA read from or wrote to DRAM")
 enum {
 #define X(id, idx, doc) ATL_PROF_##id = (idx),
     ATL_PROF_FIELDS(X)
 #undef X
     ATL_PROF_NUM_FIELDS
 };
-#define ATL_PROF_RECORD_BYTES 64
+#define ATL_PROF_RECORD_BYTES (8 * ATL_PROF_NUM_FIELDS)
+enum { ATL_BOUND_COMPUTE = 0, ATL_BOUND_DMA = 1, ATL_BOUND_SYNC = 2 };
 #endif

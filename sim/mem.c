@@ -325,16 +325,24 @@ int mem_dma_plan(AtlSim *s, int core, int engine, const AtlInsn *in, SimPre *pre
      * there at that server's bandwidth; summed over bursts (two bursts stand
      * for all when every burst looks the same) */
     uint64_t w[3] = {0, 0, 0}, full = bytes / e->dma_bb, rest = bytes % e->dma_bb, nbursts = full + (rest != 0);
-    if (end_uniform(s, e, in->dst_space, in->dst, e->dma_flat[0], bytes) &&
-        (!copy || end_uniform(s, e, in->src_space, in->src, e->dma_flat[1], bytes))) {
-        if (full) burst_work(s, e, in, 0, e->dma_bb, full, w);
-        if (rest) burst_work(s, e, in, full * e->dma_bb, rest, 1, w);
+    SimDmaKey key;
+    dma_memo_key(s, in, bytes, &key);
+    const SimDmaMemo *memo = dma_memo_find(s, &key);
+    if (memo) {
+        dma_memo_restore(s, memo, w);
     } else {
-        /* every burst walked on the host: bounded by the run's work limit */
-        if (bytes > s->work_left) return 2;
-        s->work_left -= bytes;
-        for (uint64_t off = 0; off < bytes; off += e->dma_bb)
-            burst_work(s, e, in, off, bytes - off < e->dma_bb ? bytes - off : e->dma_bb, 1, w);
+        if (end_uniform(s, e, in->dst_space, in->dst, e->dma_flat[0], bytes) &&
+            (!copy || end_uniform(s, e, in->src_space, in->src, e->dma_flat[1], bytes))) {
+            if (full) burst_work(s, e, in, 0, e->dma_bb, full, w);
+            if (rest) burst_work(s, e, in, full * e->dma_bb, rest, 1, w);
+        } else {
+            /* every burst walked on the host: bounded by the run's work limit */
+            if (bytes > s->work_left) return 2;
+            s->work_left -= bytes;
+            for (uint64_t off = 0; off < bytes; off += e->dma_bb)
+                burst_work(s, e, in, off, bytes - off < e->dma_bb ? bytes - off : e->dma_bb, 1, w);
+        }
+        if (dma_memo_add(s, &key, w)) return -1;
     }
     e->nuse = 0;
     for (int end = 0; end < 1 + copy; end++) {

@@ -53,6 +53,7 @@ void sim_free(AtlSim *s)
     free(s->bar);
     free(s->chan_bytes);
     free(s->chan_touched);
+    dma_memo_free(&s->dma_memo);
     free(s->scratch);
     free(s->stats.engine);
     free(s->stats.layers);

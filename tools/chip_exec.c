@@ -97,7 +97,10 @@ int chip_exec_run_until(ChipExec *x, const IrTensor *inputs, int ninputs, uint64
     sim_free(x->sim);
     x->sim = s;
     if (load_inputs(x, inputs, ninputs, e)) return -1;
-    if (sim_run(x->sim, e) && sim_fault(x->sim)->kind != SIM_FAULT_MAX_CYCLES) return -1;
+    if (sim_run(x->sim, e)) {
+        if (sim_fault(x->sim)->kind != SIM_FAULT_MAX_CYCLES) return -1;
+        e->msg[0] = 0;   /* stopped where asked: no error */
+    }
     x->ran = 1;
     return 0;
 }
@@ -140,13 +143,10 @@ static int host_fail(HostExec *h, AtlStatus st, const char *what, AtlErr *e)
     return atl_fail(e, "%s: %s%s%s", what, atl_status_name(st), msg[0] ? ": " : "", msg);
 }
 
-int host_exec_open(HostExec *h, const AtlChip *chip, const uint8_t *abm, size_t len, int trace, AtlErr *e)
+int host_exec_open(HostExec *h, const AtlChip *chip, const uint8_t *abm, size_t len, const AtlOpenOptions *o, AtlErr *e)
 {
     memset(h, 0, sizeof *h);
-    AtlOpenOptions o;
-    memset(&o, 0, sizeof o);
-    o.trace = trace;
-    AtlStatus st = atl_open_chip(&h->dev, chip, &o);
+    AtlStatus st = atl_open_chip(&h->dev, chip, o);
     if (st != ATL_OK) return host_fail(h, st, "opening the device", e);
     st = atl_load_memory(h->dev, abm, len, &h->model);
     if (st != ATL_OK) return host_fail(h, st, "loading the model", e);

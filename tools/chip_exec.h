@@ -67,9 +67,9 @@ typedef struct HostExec {
     uint32_t stage;          /* of the last run */
 } HostExec;
 
-/* Opens a device for chip (with a Chrome trace of each run when trace is
- * set) and loads the image through the firmware. */
-int host_exec_open(HostExec *h, const AtlChip *chip, const uint8_t *abm, size_t len, int trace, AtlErr *e);
+/* Opens a device for chip with options o (NULL: the defaults; a Chrome
+ * trace, timing only) and loads the image through the firmware. */
+int host_exec_open(HostExec *h, const AtlChip *chip, const uint8_t *abm, size_t len, const AtlOpenOptions *o, AtlErr *e);
 /* Runs the first net on inputs (by name, with their shapes). */
 int host_exec_run(HostExec *h, const IrTensor *inputs, int ninputs, AtlErr *e);
 /* Copies output `name` of the last run into t (allocated, IR dtype of the

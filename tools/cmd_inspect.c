@@ -4,9 +4,11 @@
  * A file with a bad checksum is still described as far as its structure is
  * sound, and the command then exits 1.
  */
+#include <ctype.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "isa/abm.h"
 #include "tools/cli.h"
 #include "util/file.h"
@@ -14,21 +16,21 @@
 
 const char cmd_inspect_summary[] = "describe an .abm model, or combine several into one";
 
-static void usage(FILE *fp)
-{
-    fprintf(fp,
-            "usage: atoll inspect MODEL.abm [--cmds] [--weights] [--chip FINGERPRINT]\n"
+static const char usage_text[] =
+            "usage: atoll inspect MODEL.abm [--cmds] [--weights] [--chip CHIP]\n"
             "       atoll inspect --combine A.abm B.abm [...] -o OUT.abm\n"
             "\n"
             "Prints the nets, stages, input/output tensors (shape, dtype, quantisation),\n"
             "the memory plan and every section with its checksum (OK or BAD).\n"
             "  --cmds         instruction counts per stage, core and engine\n"
             "  --weights      weight blobs: raw and stored bytes, compression, checksum\n"
-            "  --chip FP      also check the model was compiled for this chip fingerprint\n"
+            "  --chip CHIP    also check the model was compiled for this chip: a config file,\n"
+            "                 a name (a1) or a fingerprint (0x...)\n"
             "  --combine ...  merge the nets and stages of several models (same chip,\n"
             "                 no stage twice); shared weights are stored once\n"
-            "Exit status: 0 ok, 1 invalid model or bad checksum, 2 usage.\n");
-}
+            "Exit status: 0 ok, 1 invalid model or bad checksum, 2 usage.\n";
+
+static void usage(FILE *fp) { fputs(usage_text, fp); }
 
 static void print_shape(const AbmTensor *t)
 {
@@ -236,10 +238,8 @@ int cmd_inspect(int argc, char **argv)
         else if ((v = cli_opt(argc, argv, &i, "--chip", &bad))) chip_s = v;
         else if (bad) { free(files); return 2; }
         else if (argv[i][0] == '-' && argv[i][1]) {
-            fprintf(stderr, "atoll inspect: unknown option '%s'\n", argv[i]);
-            usage(stderr);
             free(files);
-            return 2;
+            return cli_bad_option("inspect", argv[i], usage_text);
         } else files[n_files++] = argv[i];
     }
     if (bad) { free(files); return 2; }
@@ -257,12 +257,18 @@ int cmd_inspect(int argc, char **argv)
         rc = 2;
     } else {
         uint64_t chip = 0;
-        if (chip_s && cli_parse_u64("inspect", "--chip", chip_s, 1, UINT64_MAX, &chip)) {
-            fprintf(stderr, "atoll inspect: --chip takes a chip fingerprint, e.g. 0xa1c0ffee12345678\n");
-            rc = 2;
-        } else {
-            rc = inspect_one(files[0], chip, show_cmds, show_weights);
+        AtlChip c;
+        /* a number is a fingerprint; anything else (or a file that exists) a chip */
+        if (chip_s && isdigit((unsigned char)chip_s[0]) && access(chip_s, F_OK) != 0) {
+            if (cli_parse_u64("inspect", "--chip", chip_s, 1, UINT64_MAX, &chip)) {
+                fprintf(stderr, "atoll inspect: --chip takes a chip config or a fingerprint, e.g. 0xa1c0ffee12345678\n");
+                free(files);
+                return 2;
+            }
+        } else if (chip_s && !cli_load_chip("inspect", chip_s, NULL, &c, NULL, 0)) {
+            chip = cfg_fingerprint(&c);
         }
+        rc = chip_s && !chip ? 1 : inspect_one(files[0], chip, show_cmds, show_weights);
     }
     free(files);
     return rc;

@@ -13,7 +13,8 @@
  *                          semaphore starts once it has been signalled;
  *     compute              a compute action starts when the semaphore it
  *                          waits on (its loads, or the multicast weights
- *                          for the matrix-stream WAIT) has been signalled
+ *                          for the matrix-stream WAIT; a DMA-stream WAIT
+ *                          is a nop in the DMA queue) has been signalled
  *                          and its engines are free; inside it an engine
  *                          change waits for the previous engine (the
  *                          emitter's hand-over); an action without
@@ -241,7 +242,7 @@ static int push_dma(CCore *k, const BkCode *code, const BkAction *a)
     for (int j = first; j <= last; j++) {
         if (skip && skip[j]) continue;
         AtlInsn in = ins[j];
-        if (a->kind == BK_ACT_MCAST) in.mask = a->mask;
+        if (a->kind == BK_ACT_MCAST && in.dst_space == ISA_SPACE_LMEM) in.mask = a->mask;
         if (q_push(k, &in, j == first ? a->wait : -1, j == last ? a->signal : -1, j == last ? a->mask : 0)) return -1;
     }
     return 0;
@@ -254,6 +255,11 @@ static int build_core(BkCtx *c, const BkSegment *sg, int core, CCore *k, BkTable
     for (int i = 0; i < tab->n; i++) {
         const BkAction *a = &tab->a[i];
         if (a->kind == BK_ACT_BARRIER) continue;
+        if (a->kind == BK_ACT_WAIT && a->engine == ISA_ENGINE_DMA) {
+            AtlInsn nop = nop_insn();
+            if (q_push(k, &nop, a->wait, a->signal, 0)) goto oom;
+            continue;
+        }
         if (a->kind == BK_ACT_WAIT) {
             if (comp_push(k, k->ncp, a->wait, a->signal, 1)) goto oom;
             continue;

@@ -65,7 +65,7 @@ static int add_io_tensors(BkCtx *c, uint32_t stage, AtlErr *e)
         if (c->pl[t].root != t && !x->is_view) continue;
         int r = t;
         for (int k = 0; k < g->nt && c->pl[r].root != r; k++) r = c->pl[r].root;
-        if (!c->pl[r].placed || c->pl[r].region != ABM_REGION_ACTIVATIONS) continue;
+        if (!c->pl[r].placed || c->pl[r].region != ABM_REGION_ACTIVATIONS || c->pl[r].internal) continue;
         AbmTensorDesc d;
         memset(&d, 0, sizeof d);
         d.name = x->name;

@@ -51,7 +51,7 @@ expect_fail combine_needs_output "needs at least two input models" "$ATOLL" insp
 
 expect_fail no_args "give exactly one model" "$ATOLL" inspect
 expect_fail unknown_option "unknown option" "$ATOLL" inspect --frob "$TMPD/a.abm"
-expect_fail bad_chip_value "--chip 'zz' is not a whole number" "$ATOLL" inspect --chip zz "$TMPD/a.abm"
+expect_fail bad_chip_value "no such file, and no chip config of that name" "$ATOLL" inspect --chip zz "$TMPD/a.abm"
 expect_fail bad_chip_zero "--chip 0 is out of range" "$ATOLL" inspect --chip 0 "$TMPD/a.abm"
 expect_ok help "$ATOLL" inspect --help
 cli_summary abm_inspect

@@ -128,15 +128,15 @@ static int load(const Model *m, const AtlChip *chip, IrGraph *g, AtlErr *e)
     IrInputShape sh;
     OnnxLoadOpts lo = {m->synthetic, 0, 0, (int64_t)chip->dram_bytes};
     if (m->shape) {
-        if (ir_parse_input_shape(m->shape, &sh, e) || model_load_opts(m->path, &sh, 1, &lo, g, e)) return -1;
+        if (ir_parse_input_shape(m->shape, &sh, e) || model_load_opts("test_backend_estimate", m->path, &sh, 1, &lo, g, e)) return -1;
     } else {
         /* the graph's input name first, then its reference shape */
         IrGraph probe;
         ir_init(&probe);
-        int rc = model_load_opts(m->path, NULL, 0, &lo, &probe, e);
+        int rc = model_load_opts("test_backend_estimate", m->path, NULL, 0, &lo, &probe, e);
         if (!rc) rc = ref_shape(m, &sh, probe.t[probe.inputs[0]].name, e);
         ir_free(&probe);
-        if (rc || model_load_opts(m->path, &sh, 1, &lo, g, e)) return -1;
+        if (rc || model_load_opts("test_backend_estimate", m->path, &sh, 1, &lo, g, e)) return -1;
     }
     return pass_run_all(g, e);
 }

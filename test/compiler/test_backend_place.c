@@ -38,6 +38,7 @@ static void check_model(const char *name, int keep, uint64_t *act_bytes, uint64_
     BkOptions o;
     bk_options_default(&o);
     o.keep_activations = keep;
+    o.group = BK_GROUP_NONE;   /* placement of every activation: no layer groups */
     BkSummary sum;
     uint8_t *buf = NULL;
     size_t len = 0;
@@ -142,7 +143,10 @@ TEST(shared_weights_stored_once)
         REQUIRE(ir_toposort(&g, &e) == 0 && ir_infer_shapes(&g, &e) == 0 && pass_run_all(&g, &e) == 0);
         AbmWriter *w = abm_writer_new(cfg_fingerprint(&chip));
         BkSummary sum;
-        REQUIRE(w && bk_compile(&g, &chip, NULL, w, &sum, &e) == 0);
+        BkOptions o;
+        bk_options_default(&o);
+        o.group = BK_GROUP_NONE;   /* two layers, not one group */
+        REQUIRE(w && bk_compile(&g, &chip, &o, w, &sum, &e) == 0);
         bytes[twice] = sum.weight_bytes;
         CHECK_EQ_INT(sum.nlayers, twice ? 2 : 1);
         bk_summary_free(&sum);

@@ -538,6 +538,39 @@ TEST(load_survives_damage)
     rig_free(&r);
 }
 
+/* A timing-only device (DEVICE_MODE 1): LOAD neither checks nor moves the
+ * weights and leaves the regions as they are, but charges every cycle a
+ * full device charges, so the firmware's time is the same in both modes. */
+TEST(timing_only_skips_weights_same_cycles)
+{
+    size_t len;
+    uint8_t *img = build_model(&(ModelOpts){ .chip = FAKE_CHIP, .level = 6 }, &len);
+    REQUIRE(img);
+    uint64_t charged[2], wbase[2];
+    int same_weights[2];
+    for (int mode = 0; mode < 2; mode++) {
+        Rig r;
+        REQUIRE(fake_init(&r.fake, 1, 1 << 20) == 0);
+        r.fake.regs[ATL_REG_DEVICE_MODE / 4] = (uint32_t)mode;
+        r.heap = malloc(1 << 20);
+        FwHal hal = fake_hal(&r.fake);
+        REQUIRE(r.heap && fw_init(&r.fw, &hal, r.heap, 1 << 20) == 0);
+        CHECK_EQ_INT(r.fw.timing_only, mode);
+        uint64_t c0 = r.fake.charged;
+        uint32_t h;
+        CHECK_EQ_INT(load_image(&r, img, len, &h, NULL), 0);
+        charged[mode] = r.fake.charged - c0;
+        wbase[mode] = res64(&r, 4);
+        same_weights[mode] = memcmp(r.fake.dram + wbase[mode], w1, sizeof w1) == 0;
+        rig_free(&r);
+    }
+    CHECK(same_weights[0]);
+    CHECK(!same_weights[1]);  /* the weights were not moved */
+    CHECK_EQ_INT(charged[1], charged[0]);
+    CHECK_EQ_INT(wbase[1], wbase[0]);
+    free(img);
+}
+
 /* docs/firmware.md lists every cost with its current value. */
 TEST(cost_table_documented)
 {
@@ -577,6 +610,7 @@ int main(int argc, char **argv)
     RUN(run_errors);
     RUN(init_rejects_foreign_window);
     RUN(load_survives_damage);
+    RUN(timing_only_skips_weights_same_cycles);
     RUN(cost_table_documented);
     return test_summary("test_fw");
 }

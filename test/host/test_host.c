@@ -111,6 +111,18 @@ TEST(load_list_run_profile)
         CHECK_EQ_INT(p.layers[0].insns, 3);
         CHECK_EQ_INT(p.layers[1].insns, 2);
         CHECK(p.layers[1].last <= p.cycles && p.layers[0].first <= p.layers[1].first);
+        /* the records' DRAM bytes and engine busy add up to the run's */
+        CHECK_EQ_INT(p.layers[0].dram_bytes + p.layers[1].dram_bytes, p.dram_bytes);
+        CHECK_EQ_INT(p.layers[0].busy_dma + p.layers[1].busy_dma, p.busy[0]);
+        CHECK_EQ_INT(p.layers[0].busy_vec + p.layers[1].busy_vec, p.busy[2]);
+        for (int i = 0; i < 2; i++) {
+            const AtlLayerProfile *l = &p.layers[i];
+            uint64_t span = l->last - l->first, busiest = l->busy_dma > l->busy_vec ? l->busy_dma : l->busy_vec;
+            CHECK_EQ_INT(l->sync, span > busiest ? span - busiest : 0);
+            CHECK(l->bound && (!strcmp(l->bound, "compute") || !strcmp(l->bound, "dma") || !strcmp(l->bound, "sync")));
+        }
+        /* compiled without layer rows */
+        CHECK_EQ_INT(nets[0].stages[0].n_layers, 0);
     }
     char *js = NULL;
     CHECK_EQ_INT(atl_stats_json(dev, &js), ATL_OK);
@@ -186,7 +198,9 @@ TEST(load_errors)
     AtlModel *m = (AtlModel *)1;
     CHECK_EQ_INT(atl_load_memory(dev, other, len, &m), ATL_ERR_CHIP);
     CHECK(m == NULL);
-    CHECK_STR_CONTAINS(atl_last_error(dev), "compiled for chip fingerprint");
+    /* refused before device memory is taken, naming the device's chip */
+    CHECK_STR_CONTAINS(atl_last_error(dev), "compiled for another chip (fingerprint");
+    CHECK_STR_CONTAINS(atl_last_error(dev), "but the device is chip 'tiny'");
     memcpy(other, img, len);
     other[len - 1] ^= 0x40;
     CHECK_EQ_INT(atl_load_memory(dev, other, len, &m), ATL_ERR_CHECKSUM);

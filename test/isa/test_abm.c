@@ -312,6 +312,145 @@ TEST(decode_needs_enough_scratch)
     abm_writer_free(w);
 }
 
+/* ABM_OPEN_SKIP_WEIGHT_CRC: a damaged weight_data section passes abm_open
+ * (its blobs' own CRCs still catch it when read); any other section does not. */
+TEST(skip_weight_crc_only_skips_weights)
+{
+    AtlErr e;
+    AbmWriter *w = sample_model(SAMPLE_CHIP, 0, 6, &e);
+    REQUIRE(w);
+    size_t n;
+    uint8_t *buf = serialize(w, &n);
+    REQUIRE(buf);
+    AbmView v;
+    REQUIRE(abm_open(&v, buf, n, 0, 0, &e) == 0);
+    const AbmSection *wd = &v.sec[v.by_type[ABM_SEC_WEIGHT_DATA]], *cm = &v.sec[v.by_type[ABM_SEC_CMDS]];
+    REQUIRE(wd->stored_size > 0 && cm->stored_size > 0);
+    uint64_t woff = wd->offset, coff = cm->offset;
+    buf[woff] ^= 1;
+    CHECK(abm_open(&v, buf, n, 0, 0, &e) == -1);
+    CHECK_STR_CONTAINS(e.msg, "CRC mismatch in section");
+    CHECK(abm_open(&v, buf, n, 0, ABM_OPEN_SKIP_WEIGHT_CRC, &e) == 0);
+    uint8_t *sc = malloc(v.scratch_needed);
+    REQUIRE(sc);
+    REQUIRE(abm_decode(&v, sc, v.scratch_needed, &e) == 0);
+    int bad_blobs = 0;
+    for (uint32_t i = 0; i < v.n_blobs; i++) {
+        AbmBlob b = abm_blob(&v, i);
+        uint8_t *dst = malloc(b.raw_size);
+        REQUIRE(dst);
+        bad_blobs += abm_blob_read(&v, i, dst, b.raw_size, &e) != 0;
+        free(dst);
+    }
+    CHECK_EQ_INT(bad_blobs, 1);
+    buf[woff] ^= 1;
+    buf[coff] ^= 1;
+    CHECK(abm_open(&v, buf, n, 0, ABM_OPEN_SKIP_WEIGHT_CRC, &e) == -1);
+    free(sc);
+    free(buf);
+    abm_writer_free(w);
+}
+
+/* The optional layers section: absent (and the file 1.0 with ten
+ * sections) unless rows were added; rows come back per stage in the file's
+ * stage order (net 'resnet''s stages first, though 'tiny''s was added
+ * between them), survive --combine, and a bad row is refused. */
+TEST(layers_section_round_trip)
+{
+    AtlErr e;
+    AbmWriter *w = sample_model(SAMPLE_CHIP, 0, 6, &e);
+    REQUIRE(w);
+    size_t n0;
+    uint8_t *plain = serialize(w, &n0);
+    REQUIRE(plain);
+    CHECK_EQ_INT(plain[10], 0);                 /* version 1.0 */
+    CHECK_EQ_INT(plain[28], ABM_SEC_META);      /* ten sections */
+    /* writer stages: 0 resnet b1, 1 tiny, 2 resnet b4 (file order: 0, 2, 1) */
+    AbmLayer a = {0, 3, "/conv1/Conv", "Conv", "N1 C2", 8, 2, ABM_LAYER_MATRIX, 1000, 500, 400, 300};
+    AbmLayer b = {0, 0, "tiny_relu", "Relu", "", 1, 1, 0, 0, 20, 10, 15};
+    REQUIRE(abm_add_layer(w, 1, &b, &e) == 0);
+    REQUIRE(abm_add_layer(w, 2, &a, &e) == 0);
+    CHECK(abm_add_layer(w, 9, &a, &e) == -1);
+    CHECK_STR_CONTAINS(e.msg, "no stage 9");
+    abm_writer_set_level(w, 0); /* sections stored raw: the damage below hits a row */
+    size_t n;
+    uint8_t *buf = serialize(w, &n);
+    REQUIRE(buf);
+    CHECK_EQ_INT(buf[10], 1);                   /* version 1.1 */
+    CHECK_EQ_INT(buf[28], ABM_SEC_LAYERS);
+    /* without the trailing layers section the file is byte for byte the
+     * plain one (what the host loads into the device) */
+    uint64_t req = 0;
+    REQUIRE(abm_required_size(buf, n, &req) == 0);
+    CHECK(req < n);
+    uint8_t *cut = malloc(n);
+    REQUIRE(cut);
+    memcpy(cut, buf, n);
+    CHECK(abm_drop_optional(cut, (size_t)req) == 0);
+    abm_writer_set_level(w, 6);
+    size_t np;
+    uint8_t *plain6 = serialize(w, &np);   /* layers and all, at the plain file's level */
+    REQUIRE(plain6);
+    uint64_t req6 = 0;
+    REQUIRE(abm_required_size(plain6, np, &req6) == 0);
+    CHECK(abm_drop_optional(plain6, (size_t)req6) == 0);
+    CHECK_EQ_INT(req6, n0);
+    CHECK(req6 == n0 && !memcmp(plain6, plain, n0));
+    free(plain6);
+    abm_writer_set_level(w, 0);
+    uint64_t same = 0;
+    CHECK(abm_required_size(plain, n0, &same) == 0 && same == n0);   /* nothing to drop */
+    const uint8_t *ent = abm_find_entry(buf, n, ABM_SEC_LAYERS);
+    CHECK(ent != NULL && abm_find_entry(plain, n0, ABM_SEC_LAYERS) == NULL);
+    free(cut);
+    AbmModel m;
+    REQUIRE(abm_load_buffer(&m, buf, n, SAMPLE_CHIP, 0, &e) == 0);
+    const AbmView *v = &m.view;
+    REQUIRE(v->n_layers == 2);
+    AbmLayer r0 = abm_layer(v, 0), r1 = abm_layer(v, 1);
+    CHECK_EQ_INT(r0.stage, 1);                  /* resnet b4 is file stage 1 */
+    CHECK_EQ_INT(r0.layer, 3);
+    CHECK(!strcmp(r0.name, "/conv1/Conv") && !strcmp(r0.op, "Conv") && !strcmp(r0.split, "N1 C2"));
+    CHECK(r0.tiles == 8 && r0.cores == 2 && r0.flags == ABM_LAYER_MATRIX);
+    CHECK(r0.macs == 1000 && r0.est_cycles == 500 && r0.est_compute == 400 && r0.est_dma == 300);
+    CHECK_EQ_INT(r1.stage, 2);                  /* tiny */
+    CHECK(!strcmp(r1.name, "tiny_relu"));
+    /* combined with a model that has none: the rows follow their stages */
+    AbmWriter *c = abm_writer_new(SAMPLE_CHIP);
+    REQUIRE(c);
+    CHECK(abm_writer_merge(c, v, &e) == 0);
+    size_t cn;
+    uint8_t *cb = serialize(c, &cn);
+    REQUIRE(cb);
+    AbmModel cm;
+    REQUIRE(abm_load_buffer(&cm, cb, cn, SAMPLE_CHIP, 0, &e) == 0);
+    CHECK_EQ_INT(cm.view.n_layers, 2);
+    CHECK(!strcmp(abm_layer(&cm.view, 1).name, "tiny_relu"));
+    abm_model_free(&cm);
+    free(cb);
+    abm_writer_free(c);
+    /* a row naming a stage past the last is refused by the reader */
+    AbmView bad;
+    uint8_t *copy = malloc(n);
+    REQUIRE(copy);
+    memcpy(copy, buf, n);
+    const AbmSection *ls = &v->sec[v->by_type[ABM_SEC_LAYERS]];
+    REQUIRE(ls->compression == ABM_COMP_NONE);
+    copy[ls->offset + ABM_LAYERS_HEADER_BYTES] = 7;   /* row 0's stage */
+    sample_refix(copy, n);
+    REQUIRE(abm_open(&bad, copy, n, 0, 0, &e) == 0);
+    uint8_t *sc = malloc(bad.scratch_needed);
+    REQUIRE(sc);
+    CHECK(abm_decode(&bad, sc, bad.scratch_needed, &e) == -1);
+    CHECK_STR_CONTAINS(e.msg, "row 0 field 'stage': stage 7 is not one of the 3 stages");
+    free(sc);
+    free(copy);
+    abm_model_free(&m);
+    free(buf);
+    free(plain);
+    abm_writer_free(w);
+}
+
 static int load_sample(AbmModel *m, int variant, uint64_t chip)
 {
     AtlErr e;
@@ -484,6 +623,8 @@ int main(void)
     RUN(writer_rejects_bad_arguments);
     RUN(write_file_then_load_file);
     RUN(decode_needs_enough_scratch);
+    RUN(skip_weight_crc_only_skips_weights);
+    RUN(layers_section_round_trip);
     RUN(merge_combines_nets_and_dedups_weights);
     RUN(lookups_and_shared_strings);
     RUN(writer_refuses_indistinguishable_stages);
