@@ -14,11 +14,12 @@
 #include <string.h>
 #include "isa/abm_program.h"
 #include "isa/regs.h"
+#include "isa/timing.h"
 
-/* Region bases are aligned to a whole round of DRAM channels
- * (interleave x channels, at least 4 KiB), the placement the cost model
- * assumes (compiler/cost/cost.c), so estimates and simulation see the same channel
- * of every address. */
+/* Region bases are aligned to tim_dram_region_align (a whole round of
+ * DRAM channels, interleave x channels, at least 4 KiB), the placement the
+ * cost model assumes (compiler/cost/), so estimates and simulation see the
+ * same channel of every address; the firmware places them so too. */
 static uint64_t round_up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
 
 static int reloc(uint64_t *addr, const AbmRegionBases *b, const uint64_t size[3], AtlErr *e)
@@ -35,8 +36,7 @@ static int reloc(uint64_t *addr, const AbmRegionBases *b, const uint64_t size[3]
 int abm_stage_program(const AbmModel *m, uint32_t stage, const AtlChip *chip, AtlProgram *p, AbmRegionBases *bases_out, AtlErr *e)
 {
     int ncores = cfg_total_cores(chip);
-    uint64_t al = (uint64_t)chip->dram_interleave * (uint64_t)chip->dram_channels;
-    if (al < 4096) al = 4096;
+    uint64_t al = tim_dram_region_align(chip);
     const AbmView *v = &m->view;
     if (stage >= v->n_stages) return atl_fail(e, "stage %u does not exist", stage);
     AbmStage st = abm_stage(v, stage);

@@ -54,17 +54,9 @@ static inline void bank_span(const AtlSim *s, uint64_t addr, uint64_t bytes, int
 
 void mem_pre_banks(const AtlSim *s, SimPre *pre)
 {
-    int banks = s->chip.lmem_banks, nb = 0;
     memset(pre->banks, 0, sizeof pre->banks);
-    for (int i = 0; i < pre->nr; i++) {
-        int f, n;
-        bank_span(s, pre->r[i].lo, pre->r[i].hi - pre->r[i].lo, &f, &n);
-        for (int j = 0; j < n; j++) {
-            int b = (f + j) % banks;
-            if (!(pre->banks[b >> 6] >> (b & 63) & 1)) { pre->banks[b >> 6] |= 1ull << (b & 63); nb++; }
-        }
-    }
-    pre->lmem_occ = nb ? tim_occupancy(pre->lmem_rd + pre->lmem_wr, (double)nb * s->chip.lmem_bank_bytes_per_cycle) : 0;
+    for (int i = 0; i < pre->nr; i++) tim_lmem_span(&s->chip, pre->r[i].lo, pre->r[i].hi, pre->banks);
+    pre->lmem_occ = tim_lmem_occ(&s->chip, pre->banks, pre->lmem_rd + pre->lmem_wr);
 }
 
 /* Length of the run of ones at the bottom of x. */
