@@ -60,10 +60,15 @@ TLIB      := $(BUILD)/libatoll_tools.a
 SONAME    := libatoll.so.$(SOMAJOR)
 SOLIB     := $(BUILD)/libatoll.so.$(VERSION)
 ATOLL     := $(BUILD)/atoll
-PYDIR     := $(PREFIX)/lib/python3/dist-packages/atoll
+# The Python module goes where $(PYTHON) searches PREFIX (tools/pysite.py),
+# else to PREFIX/lib/python3/dist-packages (install then names the
+# PYTHONPATH to set); evaluated only by the targets that use it.
+PYTHON    ?= $(firstword $(wildcard /usr/bin/python3) python3)
+PYSITE     = $(shell $(PYTHON) tools/pysite.py "$(PREFIX)" 2>/dev/null || echo "$(PREFIX)/lib/python3/dist-packages")
+PYDIR      = $(PYSITE)/atoll
 DEPS      := sh tools/deps.sh
 
-.PHONY: all test check bench fuzz fuzz-deps install uninstall clean conformance conformance-chip demo
+.PHONY: all test check bench fuzz fuzz-deps install uninstall pydir clean conformance conformance-chip demo
 all: $(ATOLL) $(LIB) $(SOLIB)
 
 $(BUILD)/gen/commands.h: $(CMD_SRCS) Makefile
@@ -204,6 +209,12 @@ install: $(ATOLL) $(LIB) $(SOLIB)
 	install -m 644 $(MODEL_FILES) $(DESTDIR)$(PREFIX)/share/atoll/models/
 	install -m 644 models/full/*.onnx $(DESTDIR)$(PREFIX)/share/atoll/models/full/
 	install -m 644 python/atoll/*.py $(DESTDIR)$(PYDIR)/
+	@$(PYTHON) tools/pysite.py "$(PREFIX)" > /dev/null 2>&1 || \
+	    echo "note: $(PYTHON) does not search $(PREFIX) for modules: import atoll with PYTHONPATH=$(PYSITE)"
+
+# Where `make install` puts the Python module (its parent directory).
+pydir:
+	@echo $(PYSITE)
 
 uninstall:
 	rm -f $(DESTDIR)$(PREFIX)/bin/atoll $(DESTDIR)$(PREFIX)/lib/libatoll.a $(DESTDIR)$(PREFIX)/lib/libatoll.so \

@@ -40,7 +40,7 @@ static int run_once(const char *abm, int timing_only, double *cpu, uint64_t *cyc
     void *data = NULL;
     if (!s) s = atl_nets(m, &nets, &n);
     if (!s) {
-        const AtlStageInfo *st = &nets[0].stages[0];
+        const AtlVariantInfo *st = &nets[0].variants[0];
         AtlBuffer b;
         data = calloc(1, (size_t)st->inputs[0].bytes);
         atl_buffer_init(&b, &st->inputs[0], data);

@@ -1,6 +1,6 @@
 /* host_example.c - the Atoll host API in one page: open a simulated chip,
  * load a compiled model, list what it contains, run it on zero-filled
- * inputs (the shapes of each net's first stage) or on an .npy array
+ * inputs (the shapes of each net's first variant) or on an .npy array
  * (converted to the input's element type), print the first outputs and
  * the profile. Uses only include/atoll.h.
  *
@@ -48,15 +48,15 @@ int main(int argc, char **argv)
     atl_nets(model, &nets, &n_nets);
     int failed = 0;
     for (uint32_t n = 0; n < n_nets; n++) {
-        printf("net %s: %u stage(s)\n", nets[n].name, nets[n].n_stages);
-        for (uint32_t k = 0; k < nets[n].n_stages; k++) {
-            const AtlStageInfo *st = &nets[n].stages[k];
-            printf("  stage %u: batch %u on %u core(s)\n", k, st->batch, st->cores);
+        printf("net %s: %u variant(s)\n", nets[n].name, nets[n].n_variants);
+        for (uint32_t k = 0; k < nets[n].n_variants; k++) {
+            const AtlVariantInfo *st = &nets[n].variants[k];
+            printf("  variant %u: batch %u on %u core(s)\n", k, st->batch, st->cores);
             for (uint32_t i = 0; i < st->n_inputs; i++) print_tensor("input ", &st->inputs[i]);
             for (uint32_t i = 0; i < st->n_outputs; i++) print_tensor("output", &st->outputs[i]);
         }
-        /* run the first stage on zeros, or on the array (its first input) */
-        const AtlStageInfo *st = &nets[n].stages[0];
+        /* run the first variant on zeros, or on the array (its first input) */
+        const AtlVariantInfo *st = &nets[n].variants[0];
         AtlBuffer *in = calloc(st->n_inputs + 1, sizeof *in);
         for (uint32_t i = 0; in && i < st->n_inputs; i++) {
             const AtlTensorInfo *t = &st->inputs[i];

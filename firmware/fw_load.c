@@ -79,8 +79,8 @@ static int load_streams(Fw *fw, FwModel *m)
     const AbmView *v = &m->view;
     uint64_t at = m->code_addr;
     char why[200];
-    for (uint32_t s = 0; s < v->n_stages; s++) {
-        AbmStage st = abm_stage(v, s);
+    for (uint32_t s = 0; s < v->n_variants; s++) {
+        AbmVariant st = abm_variant(v, s);
         uint64_t size[ABM_REGION_COUNT] = { m->size[ABM_REGION_WEIGHTS], st.activation_bytes, st.io_bytes };
         for (uint32_t c = 0; c < st.core_count; c++)
             for (uint32_t g = 0; g < ABM_ENGINES; g++) {
@@ -94,7 +94,7 @@ static int load_streams(Fw *fw, FwModel *m)
                 fw_charge(fw, n * FW_COST_RELOC_INSN);
                 for (uint64_t i = 0; i < n; i++)
                     if (fw_reloc_insn(dst + i * ABM_INSN_BYTES, m->base, size, why, sizeof why))
-                        return fw_error(fw, ATL_ERR_FW_RELOC, "stage %u core %u engine %s instruction %llu: %s", s, c,
+                        return fw_error(fw, ATL_ERR_FW_RELOC, "variant %u core %u engine %s instruction %llu: %s", s, c,
                                         abm_engine_name(g), (unsigned long long)i, why);
                 at += str.size;
             }
@@ -133,10 +133,10 @@ static int load_into(Fw *fw, uint32_t handle, uint64_t addr, uint64_t len)
     if (abm_decode(v, m->scratch, (size_t)v->scratch_needed, &fw->err)) return abm_problem(fw, ATL_ERR_FW_BAD_IMAGE, "model image");
     for (uint32_t i = 0; i < v->section_count; i++)
         if (v->sec[i].compression != ABM_COMP_NONE) fw_charge_bytes(fw, v->sec[i].raw_size, FW_COST_INFLATE_KIB);
-    /* Region sizes: weights for the whole file, activations and io the largest of any stage. */
+    /* Region sizes: weights for the whole file, activations and io the largest of any variant. */
     uint64_t act = 0, io = 0, code = 0;
-    for (uint32_t s = 0; s < v->n_stages; s++) {
-        AbmStage st = abm_stage(v, s);
+    for (uint32_t s = 0; s < v->n_variants; s++) {
+        AbmVariant st = abm_variant(v, s);
         if (st.activation_bytes > act) act = st.activation_bytes;
         if (st.io_bytes > io) io = st.io_bytes;
         for (uint32_t c = 0; c < st.core_count; c++)
@@ -181,7 +181,7 @@ int fw_cmd_load(Fw *fw, const uint32_t *arg)
     FwModel *m = &fw->model[handle];
     fw->result[0] = handle;
     fw->result[1] = m->view.n_nets;
-    fw->result[2] = m->view.n_stages;
+    fw->result[2] = m->view.n_variants;
     fw->result[3] = m->view.n_tensors;
     fw_set64(fw, 4, m->base[ABM_REGION_WEIGHTS]);
     fw_set64(fw, 6, m->base[ABM_REGION_ACTIVATIONS]);

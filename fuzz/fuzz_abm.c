@@ -19,8 +19,8 @@ static void walk(const AbmView *v)
 {
     volatile unsigned sum = 0;
     for (uint32_t i = 0; i < v->n_nets; i++) sum += (unsigned)strlen(abm_net(v, i).name);
-    for (uint32_t s = 0; s < v->n_stages; s++) {
-        AbmStage st = abm_stage(v, s);
+    for (uint32_t s = 0; s < v->n_variants; s++) {
+        AbmVariant st = abm_variant(v, s);
         for (uint32_t t = 0; t < st.tensor_count; t++) {
             AbmTensor x = abm_tensor(v, st.tensor_first + t);
             sum += (unsigned)strlen(x.name);
@@ -34,7 +34,7 @@ static void walk(const AbmView *v)
     }
     for (uint32_t i = 0; i < v->n_layers; i++) {
         AbmLayer l = abm_layer(v, i);
-        sum += (unsigned)strlen(l.name) + (unsigned)strlen(l.op) + (unsigned)strlen(l.split) + l.stage;
+        sum += (unsigned)strlen(l.name) + (unsigned)strlen(l.op) + (unsigned)strlen(l.split) + l.variant;
     }
     AbmMeta m = abm_meta(v);
     sum += (unsigned)strlen(m.producer) + (unsigned)strlen(m.options) + m.source_hash[31];
@@ -66,7 +66,7 @@ static void remerge(const AbmView *v)
         uint8_t *buf;
         size_t n;
         /* the one thing the writer refuses that the reader accepts: two
-         * stages of a net that a runtime could not tell apart */
+         * variants of a net that a runtime could not tell apart */
         if (abm_serialize(w, &buf, &n, &e) == 0) free(buf);
         else if (!strstr(e.msg, "the same input shapes")) __builtin_trap();
     }

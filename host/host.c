@@ -43,20 +43,20 @@ struct AtlModel {
     AtlModel *next;
     uint32_t handle;
     uint64_t image_addr;
-    uint32_t n_nets, n_stages;
+    uint32_t n_nets, n_variants;
     AtlNetInfo *nets;
-    AtlStageInfo *stages;
+    AtlVariantInfo *variants;
     StageData *sdata;
-    AtlTensorInfo *tensors;       /* per stage: inputs, then outputs */
+    AtlTensorInfo *tensors;       /* per variant: inputs, then outputs */
     AtlTensorInfo *all;           /* every tensor, in file order */
     char **names;
     uint32_t n_names;
     int has_run;
-    uint32_t last_stage;
+    uint32_t last_variant;
     uint32_t run_result[ATL_MB_RESULTS];
     AtlLayerProfile *layers;
     uint32_t n_layers;
-    AtlLayerInfo *rows;           /* the compiler's layer rows of every stage */
+    AtlLayerInfo *rows;           /* the compiler's layer rows of every variant */
     char *row_text;               /* their strings */
 };
 
@@ -80,7 +80,7 @@ const char *atl_status_name(AtlStatus s)
         ATL_FW_ERRORS(X)
 #undef X
     };
-    static const char *const host[] = { "INVALID", "IO", "CONFIG", "HOST_MEMORY", "NO_STAGE", "UNKNOWN_TENSOR", "SIZE", "NOT_RUN" };
+    static const char *const host[] = { "INVALID", "IO", "CONFIG", "HOST_MEMORY", "NO_VARIANT", "UNKNOWN_TENSOR", "SIZE", "NOT_RUN" };
     if ((int)s >= 0 && (int)s < ATL_ERR_FW_COUNT) return fw[s];
     if (s >= ATL_ERR_INVALID && s <= ATL_ERR_NOT_RUN) return host[s - ATL_ERR_INVALID];
     return "?";
@@ -141,7 +141,7 @@ static void model_free(AtlModel *m)
     for (uint32_t i = 0; i < m->n_names; i++) free(m->names[i]);
     free(m->names);
     free(m->nets);
-    free(m->stages);
+    free(m->variants);
     free(m->sdata);
     free(m->tensors);
     free(m->all);
@@ -182,16 +182,16 @@ static char *keep_name(AtlModel *m, const char *s)
     return c;
 }
 
-/* Fills the host copy of nets, stages and io tensors with QUERY. */
+/* Fills the host copy of nets, variants and io tensors with QUERY. */
 static AtlStatus describe(AtlDevice *d, AtlModel *m, uint32_t n_tensors)
 {
     m->nets = calloc(m->n_nets ? m->n_nets : 1, sizeof *m->nets);
-    m->stages = calloc(m->n_stages ? m->n_stages : 1, sizeof *m->stages);
-    m->sdata = calloc(m->n_stages ? m->n_stages : 1, sizeof *m->sdata);
+    m->variants = calloc(m->n_variants ? m->n_variants : 1, sizeof *m->variants);
+    m->sdata = calloc(m->n_variants ? m->n_variants : 1, sizeof *m->sdata);
     m->tensors = calloc(n_tensors ? n_tensors : 1, sizeof *m->tensors);
     m->all = calloc(n_tensors ? n_tensors : 1, sizeof *m->all);
     m->names = calloc((size_t)m->n_nets + n_tensors + 1, sizeof *m->names);
-    if (!m->nets || !m->stages || !m->sdata || !m->tensors || !m->all || !m->names)
+    if (!m->nets || !m->variants || !m->sdata || !m->tensors || !m->all || !m->names)
         return fail(d, ATL_ERR_HOST_MEMORY, "out of host memory");
     AtlStatus s;
     uint32_t nt = 0;
@@ -199,15 +199,15 @@ static AtlStatus describe(AtlDevice *d, AtlModel *m, uint32_t n_tensors)
         uint32_t q[4] = { m->handle, ATL_QK_NET, n, 0 };
         if ((s = post(d, ATL_MB_QUERY, q, 4))) return s;
         uint32_t first = d->result[0], count = d->result[1];
-        if (first > m->n_stages || count > m->n_stages - first) return fail(d, ATL_ERR_BAD_IMAGE, "net %u: stage range out of bounds", n);
+        if (first > m->n_variants || count > m->n_variants - first) return fail(d, ATL_ERR_BAD_IMAGE, "net %u: variant range out of bounds", n);
         if (!(m->nets[n].name = keep_name(m, d->msg))) return fail(d, ATL_ERR_HOST_MEMORY, "out of host memory");
-        m->nets[n].n_stages = count;
-        m->nets[n].stages = &m->stages[first];
+        m->nets[n].n_variants = count;
+        m->nets[n].variants = &m->variants[first];
         for (uint32_t k = 0; k < count; k++) {
             uint32_t g = first + k;
-            uint32_t qs[4] = { m->handle, ATL_QK_STAGE, g, 0 };
+            uint32_t qs[4] = { m->handle, ATL_QK_VARIANT, g, 0 };
             if ((s = post(d, ATL_MB_QUERY, qs, 4))) return s;
-            AtlStageInfo *st = &m->stages[g];
+            AtlVariantInfo *st = &m->variants[g];
             uint32_t tfirst = d->result[2], tcount = d->result[3];
             st->batch = d->result[1];
             st->cores = d->result[4];
@@ -218,7 +218,7 @@ static AtlStatus describe(AtlDevice *d, AtlModel *m, uint32_t n_tensors)
             if (!outs) return fail(d, ATL_ERR_HOST_MEMORY, "out of host memory");
             if (tfirst > n_tensors || tcount > n_tensors - tfirst) {
                 free(outs);
-                return fail(d, ATL_ERR_BAD_IMAGE, "stage %u: tensor range out of bounds", g);
+                return fail(d, ATL_ERR_BAD_IMAGE, "variant %u: tensor range out of bounds", g);
             }
             for (uint32_t t = tfirst; t < tfirst + tcount; t++) {
                 uint32_t qt[4] = { m->handle, ATL_QK_TENSOR, t, 0 };
@@ -298,13 +298,13 @@ static AtlStatus check_chip(AtlDevice *d, const uint8_t *hdr, size_t n, const vo
 }
 
 /* The compiler's layer rows (the optional layers section, raw bytes) into
- * m->rows, attached to their stages. */
+ * m->rows, attached to their variants. */
 static AtlStatus keep_layer_rows(AtlDevice *d, AtlModel *m, const uint8_t *raw, uint64_t n)
 {
     AbmView v;
     AtlErr e;
     memset(&v, 0, sizeof v);
-    v.n_stages = m->n_stages;
+    v.n_variants = m->n_variants;
     if (abm_layers_view(&v, raw, n, &e)) return fail(d, ATL_ERR_BAD_IMAGE, "%s", e.msg);
     size_t text = 0;
     for (uint32_t i = 0; i < v.n_layers; i++) {
@@ -329,7 +329,7 @@ static AtlStatus keep_layer_rows(AtlDevice *d, AtlModel *m, const uint8_t *raw, 
         r->est_cycles = l.est_cycles;
         r->est_compute = l.est_compute;
         r->est_dma = l.est_dma;
-        AtlStageInfo *st = &m->stages[l.stage];  /* rows come in stage order (checked) */
+        AtlVariantInfo *st = &m->variants[l.variant];  /* rows come in variant order (checked) */
         if (!st->n_layers) st->layers = r;
         st->n_layers++;
     }
@@ -422,7 +422,7 @@ static AtlStatus load_image(AtlDevice *d, uint64_t addr, size_t size, AtlModel *
     m->handle = d->result[0];
     m->image_addr = addr;
     m->n_nets = d->result[1];
-    m->n_stages = d->result[2];
+    m->n_variants = d->result[2];
     uint32_t n_tensors = d->result[3];
     m->next = d->models;
     d->models = m;
@@ -557,7 +557,7 @@ static void shape_text(char *buf, size_t cap, const AtlTensorInfo *t)
     if (n < cap) snprintf(buf + n, cap - n, "]");
 }
 
-AtlStatus atl_run(AtlModel *m, const char *net, const AtlBuffer *in, uint32_t n_in, uint32_t *stage_out)
+AtlStatus atl_run(AtlModel *m, const char *net, const AtlBuffer *in, uint32_t n_in, uint32_t *variant_out)
 {
     if (!m) return ATL_ERR_INVALID;
     AtlDevice *d = m->dev;
@@ -571,8 +571,8 @@ AtlStatus atl_run(AtlModel *m, const char *net, const AtlBuffer *in, uint32_t n_
     }
     const AtlNetInfo *nt = &m->nets[ni];
     uint32_t chosen = UINT32_MAX;
-    for (uint32_t k = 0; k < nt->n_stages && chosen == UINT32_MAX; k++) {
-        const AtlStageInfo *st = &nt->stages[k];
+    for (uint32_t k = 0; k < nt->n_variants && chosen == UINT32_MAX; k++) {
+        const AtlVariantInfo *st = &nt->variants[k];
         if (st->n_inputs != n_in) continue;
         uint32_t i = 0;
         for (; i < n_in; i++) {
@@ -584,17 +584,17 @@ AtlStatus atl_run(AtlModel *m, const char *net, const AtlBuffer *in, uint32_t n_
     if (chosen == UINT32_MAX) {
         char text[ATL_ERRLEN] = "";
         size_t n = 0;
-        for (uint32_t k = 0; k < nt->n_stages && n < sizeof text; k++) {
-            n += (size_t)snprintf(text + n, sizeof text - n, "%s stage %u (batch %u):", k ? ";" : "", k, nt->stages[k].batch);
-            for (uint32_t i = 0; i < nt->stages[k].n_inputs && n < sizeof text; i++) {
+        for (uint32_t k = 0; k < nt->n_variants && n < sizeof text; k++) {
+            n += (size_t)snprintf(text + n, sizeof text - n, "%s variant %u (batch %u):", k ? ";" : "", k, nt->variants[k].batch);
+            for (uint32_t i = 0; i < nt->variants[k].n_inputs && n < sizeof text; i++) {
                 char s[128];
-                shape_text(s, sizeof s, &nt->stages[k].inputs[i]);
+                shape_text(s, sizeof s, &nt->variants[k].inputs[i]);
                 n += (size_t)snprintf(text + n, sizeof text - n, " %s", s);
             }
         }
-        return fail(d, ATL_ERR_NO_STAGE, "no stage of net '%s' takes these %u input(s); it has%s", nt->name, n_in, text);
+        return fail(d, ATL_ERR_NO_VARIANT, "no variant of net '%s' takes these %u input(s); it has%s", nt->name, n_in, text);
     }
-    const AtlStageInfo *st = &nt->stages[chosen];
+    const AtlVariantInfo *st = &nt->variants[chosen];
     for (uint32_t i = 0; i < n_in; i++) {
         const AtlTensorInfo *t = find_io(st->inputs, st->n_inputs, in[i].name, i);
         if (in[i].size != t->bytes)
@@ -609,7 +609,7 @@ AtlStatus atl_run(AtlModel *m, const char *net, const AtlBuffer *in, uint32_t n_
     AtlStatus s = post(d, ATL_MB_RUN, a, 3);
     if (s) return s;
     memcpy(m->run_result, d->result, sizeof m->run_result);
-    m->last_stage = (uint32_t)(st - m->stages);
+    m->last_variant = (uint32_t)(st - m->variants);
     /* per-layer records */
     uint32_t nl = d->result[20];
     const uint8_t *rec = nl ? device_dram(d->hw, r64(d->result, 21), (uint64_t)nl * ATL_PROF_RECORD_BYTES) : NULL;
@@ -635,7 +635,7 @@ AtlStatus atl_run(AtlModel *m, const char *net, const AtlBuffer *in, uint32_t n_
         m->n_layers = nl;
     }
     m->has_run = 1;
-    if (stage_out) *stage_out = chosen;
+    if (variant_out) *variant_out = chosen;
     return ATL_OK;
 }
 
@@ -656,11 +656,11 @@ AtlStatus atl_output(AtlModel *m, const char *name, uint32_t index, void *dst, s
     if (!m) return ATL_ERR_INVALID;
     AtlDevice *d = m->dev;
     if (!m->has_run) return fail(d, ATL_ERR_NOT_RUN, "no successful run yet");
-    const AtlStageInfo *st = &m->stages[m->last_stage];
+    const AtlVariantInfo *st = &m->variants[m->last_variant];
     const AtlTensorInfo *t = find_io(st->outputs, st->n_outputs, name, index);
     if (!t) {
-        if (name) return fail(d, ATL_ERR_UNKNOWN_TENSOR, "the stage has no output named '%s'", name);
-        return fail(d, ATL_ERR_UNKNOWN_TENSOR, "the stage has %u output(s), not %u", st->n_outputs, index + 1);
+        if (name) return fail(d, ATL_ERR_UNKNOWN_TENSOR, "the variant has no output named '%s'", name);
+        return fail(d, ATL_ERR_UNKNOWN_TENSOR, "the variant has %u output(s), not %u", st->n_outputs, index + 1);
     }
     return copy_out(d, t, "output", dst, size);
 }
@@ -671,11 +671,11 @@ AtlStatus atl_read_tensor(AtlModel *m, const char *name, void *dst, size_t size)
     AtlDevice *d = m->dev;
     if (!m->has_run) return fail(d, ATL_ERR_NOT_RUN, "no successful run yet");
     if (!name) return fail(d, ATL_ERR_INVALID, "atl_read_tensor: no name");
-    const AtlStageInfo *st = &m->stages[m->last_stage];
+    const AtlVariantInfo *st = &m->variants[m->last_variant];
     const AtlTensorInfo *t = NULL;
     for (uint32_t i = 0; i < st->n_tensors && !t; i++)
         if (!strcmp(st->tensors[i].name, name)) t = &st->tensors[i];
-    if (!t) return fail(d, ATL_ERR_UNKNOWN_TENSOR, "the stage that ran has no tensor named '%s'", name);
+    if (!t) return fail(d, ATL_ERR_UNKNOWN_TENSOR, "the variant that ran has no tensor named '%s'", name);
     return copy_out(d, t, "tensor", dst, size);
 }
 
@@ -689,7 +689,7 @@ AtlStatus atl_profile(const AtlModel *m, AtlProfile *p)
     p->fw_cycles = r64(r, 2);
     p->macs = r64(r, 4);
     p->dram_bytes = r64(r, 6);
-    p->cores = m->stages[m->last_stage].cores;
+    p->cores = m->variants[m->last_variant].cores;
     p->seconds = (double)p->cycles / (device_chip(m->dev->hw)->freq_mhz * 1e6);
     for (int g = 0; g < ATL_ENGINES; g++) {
         p->busy[g] = r64(r, 8 + 2 * g);

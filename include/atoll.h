@@ -1,5 +1,5 @@
 /* atoll.h - the Atoll host runtime API: open a (simulated) device, load a
- * compiled model (.abm), list its nets, stages and tensors, run it with host
+ * compiled model (.abm), list its nets, variants and tensors, run it with host
  * buffers, read outputs and the profile.
  *
  * The host writes the model into device memory and talks to the firmware on
@@ -26,14 +26,14 @@ typedef enum AtlStatus {
     /* reported by the firmware */
     ATL_ERR_BAD_COMMAND = 1, ATL_ERR_BAD_ARG = 2, ATL_ERR_NO_MEMORY = 3, ATL_ERR_NO_DRAM = 4,
     ATL_ERR_BAD_IMAGE = 5, ATL_ERR_VERSION = 6, ATL_ERR_CHIP = 7, ATL_ERR_CHECKSUM = 8, ATL_ERR_RELOC = 9,
-    ATL_ERR_TOO_MANY = 10, ATL_ERR_BAD_HANDLE = 11, ATL_ERR_UNKNOWN_NET = 12, ATL_ERR_UNKNOWN_STAGE = 13,
+    ATL_ERR_TOO_MANY = 10, ATL_ERR_BAD_HANDLE = 11, ATL_ERR_UNKNOWN_NET = 12, ATL_ERR_UNKNOWN_VARIANT = 13,
     ATL_ERR_CORES = 14, ATL_ERR_FAULT = 15, ATL_ERR_HANG = 16,
     /* reported by the host library */
     ATL_ERR_INVALID = 100,      /* bad argument to an API call */
     ATL_ERR_IO = 101,           /* a file could not be read */
     ATL_ERR_CONFIG = 102,       /* the chip description is invalid */
     ATL_ERR_HOST_MEMORY = 103,  /* host out of memory */
-    ATL_ERR_NO_STAGE = 104,     /* no stage of the net takes inputs of these shapes */
+    ATL_ERR_NO_VARIANT = 104,     /* no variant of the net takes inputs of these shapes */
     ATL_ERR_UNKNOWN_TENSOR = 105, /* no input/output of that name */
     ATL_ERR_SIZE = 106,         /* a buffer does not have the tensor's size */
     ATL_ERR_NOT_RUN = 107       /* outputs or profile asked before a successful run */
@@ -69,7 +69,7 @@ typedef struct AtlTensorInfo {
     uint64_t device_addr;         /* where it lives in device DRAM */
 } AtlTensorInfo;
 
-/* What the compiler recorded of one layer of a stage (`atoll compile
+/* What the compiler recorded of one layer of a variant (`atoll compile
  * --layer-info`): its node's name and op, how its output was split, and the
  * cost model's estimate, to put next to the simulated per-layer profile. */
 typedef struct AtlLayerInfo {
@@ -82,25 +82,25 @@ typedef struct AtlLayerInfo {
     uint64_t est_compute, est_dma;/* the busiest core's compute and DMA cycles */
 } AtlLayerInfo;
 
-typedef struct AtlStageInfo {
+typedef struct AtlVariantInfo {
     uint32_t batch, cores;
     uint32_t n_inputs, n_outputs;
     const AtlTensorInfo *inputs, *outputs;
-    uint32_t n_tensors;           /* every tensor of the stage (weights and */
+    uint32_t n_tensors;           /* every tensor of the variant (weights and */
     const AtlTensorInfo *tensors; /* activations too), in file order */
     uint32_t n_layers;            /* the compiler's layer rows (0 unless the model */
     const AtlLayerInfo *layers;   /* was compiled with --layer-info) */
-} AtlStageInfo;
+} AtlVariantInfo;
 
 typedef struct AtlNetInfo {
     const char *name;
-    uint32_t n_stages;
-    const AtlStageInfo *stages;
+    uint32_t n_variants;
+    const AtlVariantInfo *variants;
 } AtlNetInfo;
 
 /* A host buffer for one input (or output). name NULL: by position. For
- * inputs, ndim/dims give the shape used to choose the stage; ndim 0 means
- * "any stage whose tensor has exactly `size` bytes". atl_buffer_init fills
+ * inputs, ndim/dims give the shape used to choose the variant; ndim 0 means
+ * "any variant whose tensor has exactly `size` bytes". atl_buffer_init fills
  * one from a tensor's info. */
 typedef struct AtlBuffer {
     const char *name;
@@ -124,8 +124,8 @@ typedef struct AtlProfile {
     uint64_t fw_cycles;           /* control processor cycles of the RUN command */
     double seconds;               /* cycles at the chip clock */
     uint64_t macs, dram_bytes;
-    uint32_t cores;               /* cores of the stage */
-    uint64_t busy[ATL_ENGINES], stall[ATL_ENGINES];   /* summed over the stage's cores */
+    uint32_t cores;               /* cores of the variant */
+    uint64_t busy[ATL_ENGINES], stall[ATL_ENGINES];   /* summed over the variant's cores */
     double utilisation[ATL_ENGINES];                  /* busy / (cycles x cores) */
     uint32_t n_layers;
     const AtlLayerProfile *layers;                    /* valid until the next run */
@@ -162,13 +162,13 @@ AtlStatus atl_unload(AtlModel *model);
 /* The model's nets, valid while the model is loaded. */
 AtlStatus atl_nets(const AtlModel *model, const AtlNetInfo **nets, uint32_t *count);
 
-/* Runs net (NULL: the first) on inputs; the stage is the one whose input
- * shapes (or sizes) match. *stage (may be NULL) gets the stage index. */
-AtlStatus atl_run(AtlModel *model, const char *net, const AtlBuffer *inputs, uint32_t n_inputs, uint32_t *stage);
+/* Runs net (NULL: the first) on inputs; the variant is the one whose input
+ * shapes (or sizes) match. *variant (may be NULL) gets the variant index. */
+AtlStatus atl_run(AtlModel *model, const char *net, const AtlBuffer *inputs, uint32_t n_inputs, uint32_t *variant);
 /* Copies output `name` (NULL: output `index`) of the last run into dst, which
  * must hold exactly the tensor's bytes. */
 AtlStatus atl_output(AtlModel *model, const char *name, uint32_t index, void *dst, size_t size);
-/* Copies any tensor of the stage that ran last (an activation, to compare
+/* Copies any tensor of the variant that ran last (an activation, to compare
  * intermediates with a reference; a weight; an input or output) into dst,
  * which must hold exactly its bytes. */
 AtlStatus atl_read_tensor(AtlModel *model, const char *name, void *dst, size_t size);
@@ -236,7 +236,7 @@ AtlStatus atl_model_chip(const char *abm_path, char *name, size_t cap, uint64_t 
 typedef struct AtlCompileOptions {
     const char *chip;             /* chip config file (e.g. configs/a1.ini) */
     const char *dtype;            /* "fp32" (NULL), "fp16", "bf16" */
-    const uint32_t *batches;      /* one stage per batch size; NULL: the model's */
+    const uint32_t *batches;      /* one variant per batch size; NULL: the model's */
     uint32_t n_batches;           /* batch (1 where it is open) */
     const char *const *input_shapes; /* "NAME=1x3x224x224" each; may change a */
     uint32_t n_input_shapes;      /* dimension the model fixed */

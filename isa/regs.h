@@ -205,12 +205,12 @@ enum {
     X(FREE,   2, "ARG0/1 address returned by ALLOC", \
                "-") \
     X(LOAD,   3, "ARG0/1 DRAM address of an .abm image, ARG2/3 its size (the image must stay in place until UNLOAD)", \
-               "RESULT0 model handle, RESULT1 nets, RESULT2 stages, RESULT3 tensors, RESULT4/5 weights base, RESULT6/7 activations base, RESULT8/9 io base, RESULT10/11 DRAM bytes used") \
+               "RESULT0 model handle, RESULT1 nets, RESULT2 variants, RESULT3 tensors, RESULT4/5 weights base, RESULT6/7 activations base, RESULT8/9 io base, RESULT10/11 DRAM bytes used") \
     X(UNLOAD, 4, "ARG0 model handle", \
                "-") \
     X(QUERY,  5, "ARG0 model handle, ARG1 QK_* kind, ARG2 index, ARG3 sub-index (QUANT)", \
                "per kind, see docs/firmware.md; names in MB_MSG") \
-    X(RUN,    6, "ARG0 model handle, ARG1 net index, ARG2 stage index within the net", \
+    X(RUN,    6, "ARG0 model handle, ARG1 net index, ARG2 variant index within the net", \
                "RESULT0/1 cycles, RESULT2/3 firmware cycles of the command, RESULT4/5 MACs, RESULT6/7 DRAM bytes, RESULT8..13 busy cycles per engine (LO/HI), RESULT14..19 stall cycles per engine, RESULT20 profile records, RESULT21/22 profile buffer address; on ERR_FAULT: RESULT0/1 cycles, RESULT24 FAULT_* code, RESULT25 core, RESULT26 engine, RESULT27 instruction index")
 enum {
 #define X(id, v, args, res) ATL_MB_##id = (v),
@@ -221,9 +221,9 @@ enum {
 
 /* QUERY kinds. */
 #define ATL_QUERY_KINDS(X) \
-    X(MODEL,  0, "RESULT0 nets, RESULT1 stages, RESULT2 tensors, RESULT3/4 chip fingerprint; MB_MSG producer") \
-    X(NET,    1, "index = net: RESULT0 first stage, RESULT1 stage count; MB_MSG name") \
-    X(STAGE,  2, "index = global stage: RESULT0 net, RESULT1 batch, RESULT2 first tensor, RESULT3 tensor count, RESULT4 cores, RESULT5/6 activation bytes, RESULT7/8 io bytes") \
+    X(MODEL,  0, "RESULT0 nets, RESULT1 variants, RESULT2 tensors, RESULT3/4 chip fingerprint; MB_MSG producer") \
+    X(NET,    1, "index = net: RESULT0 first variant, RESULT1 variant count; MB_MSG name") \
+    X(VARIANT,  2, "index = global variant: RESULT0 net, RESULT1 batch, RESULT2 first tensor, RESULT3 tensor count, RESULT4 cores, RESULT5/6 activation bytes, RESULT7/8 io bytes") \
     X(TENSOR, 3, "index = global tensor: RESULT0 dtype, 1 role, 2 region, 3 layout, 4 ndim, 5..10 dims, 11/12 device address, 13/14 size, 15 quant kind, 16 quant axis, 17 quant count, 18 scale (f32 bits), 19 zero point; MB_MSG name") \
     X(QUANT,  4, "index = global tensor, sub-index = entry: RESULT0 scale (f32 bits), RESULT1 zero point")
 enum {
@@ -249,8 +249,8 @@ enum {
     X(TOO_MANY,    10, "every model slot is in use") \
     X(BAD_HANDLE,  11, "no model is loaded under that handle") \
     X(UNKNOWN_NET, 12, "the net index does not exist in the model") \
-    X(UNKNOWN_STAGE,13, "the stage index does not exist in the net") \
-    X(CORES,       14, "the stage needs more cores than the chip has") \
+    X(UNKNOWN_VARIANT,13, "the variant index does not exist in the net") \
+    X(CORES,       14, "the variant needs more cores than the chip has") \
     X(FAULT,       15, "the chip faulted while running (core, engine, index and message in MB_MSG and MB_RESULT)") \
     X(HANG,        16, "waiting for an interrupt that can never come")
 enum {

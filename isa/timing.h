@@ -102,7 +102,7 @@ static inline double tim_burst_lag(double got, double q, double iq, double wl, d
 /* What a DRAM region's base is aligned to, so that the compiler's cost
  * model, which sees offsets into regions, and the simulator see the same
  * channel of every address: interleave x channels, at least 4 KiB.
- * abm_stage_program places regions so, and the firmware places a model's
+ * abm_variant_program places regions so, and the firmware places a model's
  * regions so (the device's DRAM_ALIGN register holds it). */
 uint64_t tim_dram_region_align(const AtlChip *c);
 

@@ -12,7 +12,7 @@
  * device, firmware, simulator) and are checked against the interpreter on
  * the model as imported (so a wrong canonicalisation pass shows up too).
  * The host API shows only inputs and outputs, so with --all the
- * intermediates come from a second run of the same stage on the simulator
+ * intermediates come from a second run of the same variant on the simulator
  * directly (tools/chip_exec.h, relocated as the firmware does), checked
  * against the interpreter on the canonicalised graph, whose tensor names
  * are the ones the backend wrote into the .abm.
@@ -122,7 +122,7 @@ static int layer_map(const IrGraph *gp, const AtlChip *chip, const ChipExec *x, 
 {
     *layer_of = NULL;
     const AbmView *v = &x->model.view;
-    AbmStage st = abm_stage(v, x->stage);
+    AbmVariant st = abm_variant(v, x->variant);
     if (!st.tensor_count) return 0;
     uint32_t adt = abm_tensor(v, st.tensor_first).dtype;
     BkOptions opt;
@@ -136,12 +136,12 @@ static int layer_map(const IrGraph *gp, const AtlChip *chip, const ChipExec *x, 
     memset(&sum, 0, sizeof sum);
     int same = 0;
     if (!chip_compile_graph(gp, chip, &opt, 0, &abm, &len, &sum, e) && !abm_load_buffer(&m, abm, len, cfg_fingerprint(chip), 0, e)
-        && m.view.n_stages > 0) {
-        AbmStage s2 = abm_stage(&m.view, 0);
+        && m.view.n_variants > 0) {
+        AbmVariant s2 = abm_variant(&m.view, 0);
         same = s2.core_count == st.core_count;
         for (uint32_t c = 0; same && c < st.core_count; c++)
             for (uint32_t k = 0; same && k < ABM_ENGINES; k++) {
-                AbmStream a = abm_stream(v, x->stage, c, k), b = abm_stream(&m.view, 0, c, k);
+                AbmStream a = abm_stream(v, x->variant, c, k), b = abm_stream(&m.view, 0, c, k);
                 same = a.size == b.size && (!a.size || !memcmp(a.data, b.data, a.size));
             }
     }

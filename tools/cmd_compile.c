@@ -2,7 +2,7 @@
  * the compile driver (compiler/driver/driver.h: import, input shapes, passes,
  * backend per batch size), the .abm written atomically, and a summary:
  * layers, estimated cycles and the memory plan. `--batch 1,8` compiles one
- * stage per batch size into the same net; a dimension the model fixed may
+ * variant per batch size into the same net; a dimension the model fixed may
  * be changed (fixed-batch exports at another batch). --estimate adds the
  * cost model's cycles per layer, --layer-info records them in the .abm for
  * `atoll run --profile`; --dump-ir prints the IR after the passes instead
@@ -43,7 +43,7 @@ static const char usage_text[] =
     "  --float-dtype fp32|bf16 int8: the dtype of the layers that stay float (default fp32)\n"
     "  --qdq FILE             int8: also write the QDQ model (the interpreter's golden model)\n"
     "  --batch N[,N...]       set dimension 0 of every graph input (default: the model's, 1\n"
-    "                         where it is open); several sizes give one stage each in the\n"
+    "                         where it is open); several sizes give one variant each in the\n"
     "                         same net; also for models exported with a fixed batch\n"
     "  --input-shape NAME=1x3x224x224   fix or change an input's shape (repeatable)\n"
     "  --name NAME            net name in the .abm (default: the graph's name)\n"
@@ -57,9 +57,10 @@ static const char usage_text[] =
     "  --layer-info           record each layer's name, op and estimate in the .abm (read by\n"
     "                         atoll run --profile; the file becomes version 1.1)\n"
     "  --time                 print the wall time of each compiler phase\n"
-    "  --zlevel N             zlib level of weights and sections, 0..9 (default 6); 0 stores\n"
-    "                         them raw: a faster compile (ResNet-50: 3 of its 5 CPU-s are\n"
-    "                         deflating weights), a larger file; the model is the same\n"
+    "  --zlevel N             zlib level of weights and sections, 0..9 (default 6, but 0 when\n"
+    "                         any weight is synthetic); 0 stores them raw: a faster compile\n"
+    "                         (ResNet-50: 3 of its 5 CPU-s are deflating weights), a larger\n"
+    "                         file; the model is the same\n"
     "  --group auto|none      auto (default): layer groups where the cost model finds them\n"
     "                         cheaper (docs/backend.md); none: every layer on its own\n"
     "  --group-max N          at most N layers in a group (1: fusions only, e.g. a residual\n"
@@ -113,13 +114,13 @@ static void estimate_csv(const BkSummary *s, StrBuf *b)
     }
 }
 
-/* The --csv file: one table over every stage compiled. */
+/* The --csv file: one table over every variant compiled. */
 static int write_csv(const char *path, const DrvResult *res, AtlErr *e)
 {
     StrBuf b = {0};
     sbuf_printf(&b, "batch,layer,name,op,split,tiles,cores,macs,est_cycles,est_compute,est_dma,is_matrix,"
                     "members,core_first,core_count,dram_rd,dram_wr,lmem_peak\n");
-    for (int i = 0; i < res->nstages; i++) estimate_csv(&res->stages[i], &b);
+    for (int i = 0; i < res->nvariants; i++) estimate_csv(&res->variants[i], &b);
     char *text = sbuf_take(&b);
     int rc = !text ? atl_fail(e, "out of memory") : atl_write_file_atomic(path, text, strlen(text), e);
     free(text);
@@ -364,6 +365,7 @@ int cmd_compile(int argc, char **argv)
     AbmWriter *w = abm_writer_new(cfg_fingerprint(&chip));
     if (!w) { pb_free(&qbuf); fprintf(stderr, "atoll compile: out of memory\n"); return 1; }
     if (zlevel >= 0) abm_writer_set_level(w, zlevel);
+    rq.synthetic_raw = zlevel < 0;    /* an explicit --zlevel applies to synthetic weights too */
     DrvResult res;
     int rc = drv_compile(model, &rq, w, &res, &e) ? 1 : 0;
     pb_free(&qbuf);
@@ -374,8 +376,9 @@ int cmd_compile(int argc, char **argv)
     double write_s = atl_clock_s() - t0;
     cli_progress_end(&pr);
     if (res.nsynthetic || qsyn)
-        fprintf(stderr, "atoll compile: note: %d initializers (%lld bytes) have synthetic values: their external data file is missing\n",
-                res.nsynthetic ? res.nsynthetic : qsyn, (long long)(res.nsynthetic ? res.synthetic_bytes : qsyn_bytes));
+        fprintf(stderr, "atoll compile: note: %d initializers (%lld bytes) have synthetic values: their external data file is missing%s\n",
+                res.nsynthetic ? res.nsynthetic : qsyn, (long long)(res.nsynthetic ? res.synthetic_bytes : qsyn_bytes),
+                zlevel < 0 ? " (stored raw; --zlevel N deflates them)" : "");
     if (res.chose_batch[0])
         fprintf(stderr, "atoll compile: note: input %s has an open batch (dimension 0); compiled for batch 1 "
                         "(--batch N for another, --batch 1,8 for several)\n", res.chose_batch);
@@ -385,10 +388,10 @@ int cmd_compile(int argc, char **argv)
             fprintf(stderr, "atoll compile: %s: these ops are not supported:\n%s", model, res.unsupported);
         fprintf(stderr, "atoll compile: %s\n", e.msg);
     } else {
-        for (int i = 0; i < res.nstages; i++) {
-            print_summary(model, out, &chip, &res.stages[i], dt == DT_INT8 ? ISA_I8 : dt);
-            if (estimate) print_estimate(&res.stages[i]);
-            if (groups) print_groups(&res.stages[i], &chip);
+        for (int i = 0; i < res.nvariants; i++) {
+            print_summary(model, out, &chip, &res.variants[i], dt == DT_INT8 ? ISA_I8 : dt);
+            if (estimate) print_estimate(&res.variants[i]);
+            if (groups) print_groups(&res.variants[i], &chip);
         }
         if (timing) print_times(res.phase_s, write_s);
     }

@@ -18,25 +18,24 @@ const char cmd_quantize_summary[] = "post-training int8 quantisation of an ONNX 
 
 #define MAXOPT 64
 
-static void usage(FILE *f)
-{
-    fprintf(f,
-            "usage: atoll quantize MODEL.onnx --calib DATA -o MODEL.q.onnx [options]\n"
-            "  --calib DATA           calibration data: X.npy (the only input), IN.npz (arrays named like\n"
-            "                         the inputs) or a folder of them; repeatable. [n, ...] holds n samples\n"
-            "  -o FILE                the QDQ model to write\n"
-            "  --method M             minmax (default), percentile, kl (TensorRT entropy), mse\n"
-            "  --percentile P         for --method percentile (default 99.99)\n"
-            "  --fallback auto|none   auto: keep the most sensitive layers float until --target-cos\n"
-            "                         is reached on the calibration data; none (default): quantise all it can\n"
-            "  --target-cos C         (default 0.99)\n"
-            "  --keep-float NODE      never quantise this node (repeatable)\n"
-            "  --max-samples N        use at most N calibration samples\n"
-            "  --table FILE           write the ranges, scales and zero points as a table\n"
-            "  --input-shape NAME=DIMS fix an input's shape (a dynamic batch is 1 by default)\n"
-            "  --synthetic-weights    invent initializers whose external data file is missing\n"
-            "  --quiet                no progress on stderr\n");
-}
+static const char usage_text[] =
+    "usage: atoll quantize MODEL.onnx --calib DATA -o MODEL.q.onnx [options]\n"
+    "  --calib DATA           calibration data: X.npy (the only input), IN.npz (arrays named like\n"
+    "                         the inputs) or a folder of them; repeatable. [n, ...] holds n samples\n"
+    "  -o FILE                the QDQ model to write\n"
+    "  --method M             minmax (default), percentile, kl (TensorRT entropy), mse\n"
+    "  --percentile P         for --method percentile (default 99.99)\n"
+    "  --fallback auto|none   auto: keep the most sensitive layers float until --target-cos\n"
+    "                         is reached on the calibration data; none (default): quantise all it can\n"
+    "  --target-cos C         (default 0.99)\n"
+    "  --keep-float NODE      never quantise this node (repeatable)\n"
+    "  --max-samples N        use at most N calibration samples\n"
+    "  --table FILE           write the ranges, scales and zero points as a table\n"
+    "  --input-shape NAME=DIMS fix an input's shape (a dynamic batch is 1 by default)\n"
+    "  --synthetic-weights    invent initializers whose external data file is missing\n"
+    "  --quiet                no progress on stderr\n";
+
+static void usage(FILE *f) { fputs(usage_text, f); }
 
 static int write_table(const char *path, const IrGraph *g, const QzResult *r, const QzOptions *o, AtlErr *e)
 {
@@ -88,7 +87,7 @@ int cmd_quantize(int argc, char **argv)
         } else if (bad) return 2;
         else if (!strcmp(argv[i], "--quiet")) quiet = 1;
         else if (!strcmp(argv[i], "--synthetic-weights")) synth = 1;
-        else if (argv[i][0] == '-') { fprintf(stderr, "atoll quantize: unknown option '%s'\n", argv[i]); usage(stderr); return 2; }
+        else if (argv[i][0] == '-') return cli_bad_option("quantize", argv[i], usage_text);
         else if (!model) model = argv[i];
         else { fprintf(stderr, "atoll quantize: more than one model given ('%s')\n", argv[i]); return 2; }
     }

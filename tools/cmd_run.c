@@ -1,7 +1,7 @@
 /* cmd_run.c - `atoll run`: run a compiled model on the simulated chip
  * through the host API (include/atoll.h), i.e. through the device's
  * firmware exactly as an application would. Inputs and outputs are
- * .npy/.npz files; the stage is chosen from the input shapes. An array of
+ * .npy/.npz files; the variant is chosen from the input shapes. An array of
  * another width than its input is converted by the API's atl_convert
  * (floats of any width into a float input, integers into an integer input
  * when every value fits), with a note; --timing-only runs the simulator's
@@ -29,14 +29,14 @@ static const char usage_text[] =
     "\n"
     "Loads MODEL.abm into a simulated device (the firmware validates, relocates and\n"
     "places it), runs net NAME (default: the first) on the inputs and writes every\n"
-    "output of the stage that ran.\n"
+    "output of the variant that ran.\n"
     "  --chip CHIP  a config file or a name (a1 = configs/a1.ini, or the installed\n"
     "               share/atoll/configs/a1.ini); default: the chip the model was compiled for\n"
-    "  --input      X.npy for the stage's only input, NAME=X.npy for input NAME, or an .npz\n"
+    "  --input      X.npy for the variant's only input, NAME=X.npy for input NAME, or an .npz\n"
     "               with one member per input (repeatable); an array of another width is\n"
     "               converted with a note: floats (float16/32/64) into any float input\n"
     "               (bfloat16 too), integers and bools into an integer input when every\n"
-    "               value fits; the shapes choose the stage (batch size). An .npz member\n"
+    "               value fits; the shapes choose the variant (batch size). An .npz member\n"
     "               named like an output is skipped unread; one named like an input is\n"
     "               read only if its declared size fits that input\n"
     "  --output     .npz with one member per output, or .npy for a single output\n"
@@ -50,8 +50,8 @@ static const char usage_text[] =
     "               op, bound, the cost model's estimate when the model was compiled with\n"
     "               --layer-info, simulated cycles, MACs, DRAM bytes, engine busy)\n"
     "  --timing-only  the simulator's timing mode: the same cycles and profile, no values\n"
-    "               computed (no --output); --input optional (then the first stage runs)\n"
-    "  --dump-tensors  every activation and output of the stage after the run, as\n"
+    "               computed (no --output); --input optional (then the first variant runs)\n"
+    "  --dump-tensors  every activation and output of the variant after the run, as\n"
     "               found in device memory (to compare intermediates with `atoll\n"
     "               interp`); a tensor whose dtype .npy lacks, or whose layout is\n"
     "               padded, is written as its raw bytes (uint8, 1-D)\n"
@@ -129,13 +129,13 @@ static void human(uint64_t v, const char *unit, char *out, size_t cap)
     else snprintf(out, cap, x < 9.95 ? "%.1f%s%s" : "%.0f%s%s", x, pre[k], unit);
 }
 
-static const AtlLayerInfo *layer_row(const AtlStageInfo *st, uint32_t id)
+static const AtlLayerInfo *layer_row(const AtlVariantInfo *st, uint32_t id)
 {
     for (uint32_t i = 0; i < st->n_layers; i++) if (st->layers[i].layer == id) return &st->layers[i];
     return NULL;
 }
 
-static void print_profile(const AtlProfile *p, const AtlStageInfo *st)
+static void print_profile(const AtlProfile *p, const AtlVariantInfo *st)
 {
     static const char *const eng[ATL_ENGINES] = { "dma", "matrix", "vector" };
     printf("profile: %llu cycles (%.6g s) + %llu firmware, %llu MACs, %llu DRAM bytes, %u cores\n",
@@ -181,7 +181,7 @@ typedef struct Input {
 static int is_output_name(const AtlNetInfo *net, const char *name);
 
 /* Which .npz members to read: the net's inputs, each no larger than its
- * largest stage needs at up to 8 bytes per element (the widest .npy dtype
+ * largest variant needs at up to 8 bytes per element (the widest .npy dtype
  * converted into an input); outputs (a reference file) are skipped unread
  * with a note; any other name is refused. */
 static int select_inputs(void *ctx, const char *key, uint64_t *max_bytes, char *msg, size_t cap)
@@ -189,9 +189,9 @@ static int select_inputs(void *ctx, const char *key, uint64_t *max_bytes, char *
     const AtlNetInfo *net = ctx;
     uint64_t most = 0;
     int found = 0;
-    for (uint32_t k = 0; k < net->n_stages; k++)
-        for (uint32_t j = 0; j < net->stages[k].n_inputs; j++) {
-            const AtlTensorInfo *t = &net->stages[k].inputs[j];
+    for (uint32_t k = 0; k < net->n_variants; k++)
+        for (uint32_t j = 0; j < net->variants[k].n_inputs; j++) {
+            const AtlTensorInfo *t = &net->variants[k].inputs[j];
             if (strcmp(t->name, key)) continue;
             uint64_t n = 1;
             for (int d = 0; d < t->ndim; d++) n *= t->dims[d];
@@ -253,20 +253,20 @@ static void free_inputs(Input *in, int n)
     free(in);
 }
 
-/* The input tensor named name (NULL: the only one) in any stage of net. */
+/* The input tensor named name (NULL: the only one) in any variant of net. */
 static const AtlTensorInfo *find_input(const AtlNetInfo *net, const char *name)
 {
-    for (uint32_t k = 0; k < net->n_stages; k++)
-        for (uint32_t j = 0; j < net->stages[k].n_inputs; j++)
-            if (name ? !strcmp(net->stages[k].inputs[j].name, name) : net->stages[k].n_inputs == 1) return &net->stages[k].inputs[j];
+    for (uint32_t k = 0; k < net->n_variants; k++)
+        for (uint32_t j = 0; j < net->variants[k].n_inputs; j++)
+            if (name ? !strcmp(net->variants[k].inputs[j].name, name) : net->variants[k].n_inputs == 1) return &net->variants[k].inputs[j];
     return NULL;
 }
 
 static int is_output_name(const AtlNetInfo *net, const char *name)
 {
-    for (uint32_t k = 0; k < net->n_stages; k++)
-        for (uint32_t j = 0; j < net->stages[k].n_outputs; j++)
-            if (!strcmp(net->stages[k].outputs[j].name, name)) return 1;
+    for (uint32_t k = 0; k < net->n_variants; k++)
+        for (uint32_t j = 0; j < net->variants[k].n_outputs; j++)
+            if (!strcmp(net->variants[k].outputs[j].name, name)) return 1;
     return 0;
 }
 
@@ -324,8 +324,8 @@ static int make_buffers(const AtlNetInfo *net, Input *in, int n, AtlBuffer *buf)
     return used;
 }
 
-/* --timing-only without inputs: zero buffers of the net's first stage. */
-static int zero_buffers(const AtlStageInfo *st, AtlBuffer *buf, void **owned)
+/* --timing-only without inputs: zero buffers of the net's first variant. */
+static int zero_buffers(const AtlVariantInfo *st, AtlBuffer *buf, void **owned)
 {
     for (uint32_t j = 0; j < st->n_inputs && j < MAXIN; j++) {
         owned[j] = calloc(1, (size_t)st->inputs[j].bytes + 1);
@@ -337,7 +337,7 @@ static int zero_buffers(const AtlStageInfo *st, AtlBuffer *buf, void **owned)
 
 /* ---- outputs ---- */
 
-static int write_outputs(AtlModel *m, AtlDevice *dev, const AtlStageInfo *st, const char *path)
+static int write_outputs(AtlModel *m, AtlDevice *dev, const AtlVariantInfo *st, const char *path)
 {
     AtlArray *out = calloc(st->n_outputs + 1, sizeof *out);
     if (!out) { fprintf(stderr, "atoll run: out of memory\n"); return -1; }
@@ -368,7 +368,7 @@ static int write_outputs(AtlModel *m, AtlDevice *dev, const AtlStageInfo *st, co
         AtlStatus s;
         if (ends_with(path, ".npy")) {
             if (st->n_outputs != 1) {
-                fprintf(stderr, "atoll run: %s: the stage has %u outputs; write an .npz\n", path, st->n_outputs);
+                fprintf(stderr, "atoll run: %s: the variant has %u outputs; write an .npz\n", path, st->n_outputs);
                 rc = -1;
             } else if ((s = atl_npy_save(path, &out[0], msg, sizeof msg))) {
                 fprintf(stderr, "atoll run: %s\n", msg);
@@ -383,8 +383,8 @@ static int write_outputs(AtlModel *m, AtlDevice *dev, const AtlStageInfo *st, co
     return rc;
 }
 
-/* Every activation and output of the stage, read back from device memory. */
-static int dump_tensors(AtlModel *m, AtlDevice *dev, const AtlStageInfo *st, const char *path)
+/* Every activation and output of the variant, read back from device memory. */
+static int dump_tensors(AtlModel *m, AtlDevice *dev, const AtlVariantInfo *st, const char *path)
 {
     AtlArray *arr = calloc(st->n_tensors + 1, sizeof *arr);
     if (!arr) { fprintf(stderr, "atoll run: out of memory\n"); return -1; }
@@ -502,20 +502,20 @@ int cmd_run(int argc, char **argv)
     if (read_inputs(specs, nspecs, &nets[ni], &in, &nin)) { cli_progress_end(&pr); goto out; }
     buf = calloc((size_t)nin + MAXIN + 1, sizeof *buf);
     if (!buf) { cli_progress_end(&pr); fprintf(stderr, "atoll run: out of memory\n"); goto out; }
-    int nbuf = nin ? make_buffers(&nets[ni], in, nin, buf) : zero_buffers(&nets[ni].stages[0], buf, zeros);
+    int nbuf = nin ? make_buffers(&nets[ni], in, nin, buf) : zero_buffers(&nets[ni].variants[0], buf, zeros);
     if (nbuf < 0) { cli_progress_end(&pr); goto out; }
-    uint32_t stage;
+    uint32_t variant;
     cli_progress(&pr, "running on the simulated %s%s", chip.name, timing_only ? " (timing only)" : "");
-    s = atl_run(m, nets[ni].name, buf, (uint32_t)nbuf, &stage);
+    s = atl_run(m, nets[ni].name, buf, (uint32_t)nbuf, &variant);
     cli_progress_end(&pr);
     if (s != ATL_OK) {
         fprintf(stderr, "atoll run: %s (%s)\n", atl_last_error(dev), atl_status_name(s));
         goto out;
     }
-    const AtlStageInfo *st = &nets[ni].stages[stage];
+    const AtlVariantInfo *st = &nets[ni].variants[variant];
     AtlProfile p;
     atl_profile(m, &p);
-    printf("ran net '%s' stage %u (batch %u) in %llu cycles on %s%s\n", nets[ni].name, stage, st->batch,
+    printf("ran net '%s' variant %u (batch %u) in %llu cycles on %s%s\n", nets[ni].name, variant, st->batch,
            (unsigned long long)p.cycles, chip.name, timing_only ? " (timing only)" : "");
     for (uint32_t i = 0; i < st->n_outputs; i++) {
         char sh[128];

@@ -168,11 +168,11 @@ static void compile(SweepRunner *r, const SweepPoint *p, const char *key, const 
         snprintf(r->c_error, sizeof r->c_error, "compile: %s", e.msg);
 }
 
-/* Zero-filled inputs for every input tensor of the stage (timing-only runs
+/* Zero-filled inputs for every input tensor of the variant (timing-only runs
  * read no values). *list malloc'd; free with model_free_inputs. */
 static int zero_inputs(const ChipExec *x, IrTensor **list, int *n, AtlErr *e)
 {
-    AbmStage st = abm_stage(&x->model.view, x->stage);
+    AbmVariant st = abm_variant(&x->model.view, x->variant);
     *list = calloc(st.tensor_count + 1, sizeof **list);
     *n = 0;
     if (!*list) return atl_fail(e, "out of memory");

@@ -116,12 +116,12 @@ void bk_options_default(BkOptions *o);
 void bk_summary_free(BkSummary *s);
 
 /* Compiles g (canonicalised by pass_run_all, shapes known) for chip into a
- * new stage of w: of the net named opt->net_name (or the graph's name),
+ * new variant of w: of the net named opt->net_name (or the graph's name),
  * created if w does not have it yet, so compiling the same model at several
- * batch sizes into one writer gives one net with a stage per batch size
+ * batch sizes into one writer gives one net with a variant per batch size
  * (weights shared by deduplication). sum may be NULL. Errors name the node
  * and its op. Every activation tensor (not fused away) is listed in the
- * stage with role activation, so tools can read it after a run; with
+ * variant with role activation, so tools can read it after a run; with
  * memory reuse (the default) a tensor's bytes may have been overwritten by
  * a later one, use keep_activations for comparisons. */
 int bk_compile(const IrGraph *g, const AtlChip *chip, const BkOptions *opt,

@@ -1,8 +1,8 @@
 /* driver.c - the compile driver (see driver.h): import once, then per batch
  * size fix the input shapes, infer, canonicalise and run the backend.
  *
- * The model is imported once and cloned for every stage but the last (the
- * import was done once per stage before, twice with the shape probe: half
+ * The model is imported once and cloned for every variant but the last (the
+ * import was done once per variant before, twice with the shape probe: half
  * a second of ResNet-50's compile with synthetic weights). A clone holds
  * exactly what a fresh import gives, so the .abm is byte for byte the same.
  */
@@ -27,8 +27,8 @@ const char *drv_phase_name(int phase)
 
 void drv_result_free(DrvResult *res)
 {
-    for (int i = 0; i < res->nstages; i++) bk_summary_free(&res->stages[i]);
-    free(res->stages);
+    for (int i = 0; i < res->nvariants; i++) bk_summary_free(&res->variants[i]);
+    free(res->variants);
     free(res->unsupported);
     memset(res, 0, sizeof *res);
 }
@@ -82,21 +82,21 @@ static void options_text(const DrvRequest *rq, int synthetic, int batch, char *o
     }
 }
 
-/* The backend's layer rows into the .abm's layers section for stage. */
-static int add_layer_rows(AbmWriter *w, uint32_t stage, const BkSummary *s, AtlErr *e)
+/* The backend's layer rows into the .abm's layers section for variant. */
+static int add_layer_rows(AbmWriter *w, uint32_t variant, const BkSummary *s, AtlErr *e)
 {
     for (int i = 0; i < s->nlayers; i++) {
         const BkLayerInfo *l = &s->layers[i];
-        AbmLayer row = {stage, (uint32_t)l->layer_id, l->name, l->op, l->split, (uint32_t)l->tiles, (uint32_t)l->cores,
+        AbmLayer row = {variant, (uint32_t)l->layer_id, l->name, l->op, l->split, (uint32_t)l->tiles, (uint32_t)l->cores,
                         l->is_matrix ? ABM_LAYER_MATRIX : 0, l->macs, l->est_cycles, l->est_compute, l->est_dma};
-        if (abm_add_layer(w, stage, &row, e)) return -1;
+        if (abm_add_layer(w, variant, &row, e)) return -1;
     }
     return 0;
 }
 
-/* Fixes the shapes of g (a fresh import or a clone) for one stage, infers,
+/* Fixes the shapes of g (a fresh import or a clone) for one variant, infers,
  * canonicalises and compiles it into w. */
-static int compile_stage(const char *path, IrGraph *g, const DrvRequest *rq, int batch, const uint8_t *hash, int synthetic,
+static int compile_variant(const char *path, IrGraph *g, const DrvRequest *rq, int batch, const uint8_t *hash, int synthetic,
                          AbmWriter *w, DrvResult *res, AtlErr *e)
 {
     enum { MAXSH = 64 };
@@ -104,7 +104,7 @@ static int compile_stage(const char *path, IrGraph *g, const DrvRequest *rq, int
     int nsh = rq->nshapes < MAXSH ? rq->nshapes : MAXSH;
     memcpy(sh, rq->shapes, sizeof sh[0] * (size_t)nsh);
     double t0 = atl_clock_s();
-    if (drv_batch_shapes(g, batch, sh, &nsh, MAXSH, res->nstages ? NULL : res->chose_batch, sizeof res->chose_batch, e))
+    if (drv_batch_shapes(g, batch, sh, &nsh, MAXSH, res->nvariants ? NULL : res->chose_batch, sizeof res->chose_batch, e))
         return atl_err_prefix(e, "%s", path);
     if (ir_apply_input_shapes(g, sh, nsh, e)) return -1;
     if (ir_infer_shapes(g, e)) {
@@ -128,15 +128,15 @@ static int compile_stage(const char *path, IrGraph *g, const DrvRequest *rq, int
     o.group = rq->group;
     o.group_max = rq->group_max;
     o.source_hash = hash;
-    BkSummary *grown = realloc(res->stages, (size_t)(res->nstages + 1) * sizeof *grown);
+    BkSummary *grown = realloc(res->variants, (size_t)(res->nvariants + 1) * sizeof *grown);
     if (!grown) return atl_fail(e, "out of memory");
-    res->stages = grown;
-    BkSummary *sum = &res->stages[res->nstages++];
+    res->variants = grown;
+    BkSummary *sum = &res->variants[res->nvariants++];
     memset(sum, 0, sizeof *sum);
     progress(rq, "backend (lowering, tile search, emission)");
     if (bk_compile(g, rq->chip, &o, w, sum, e)) return atl_err_prefix(e, "%s", path);
     for (int i = 0; i < BK_NPHASES; i++) res->phase_s[DRV_PH_BACKEND + i] += sum->phase_s[i];
-    return rq->layer_info ? add_layer_rows(w, abm_writer_stage_count(w) - 1, sum, e) : 0;
+    return rq->layer_info ? add_layer_rows(w, abm_writer_variant_count(w) - 1, sum, e) : 0;
 }
 
 int drv_compile(const char *path, const DrvRequest *rq, AbmWriter *w, DrvResult *res, AtlErr *e)
@@ -159,6 +159,7 @@ int drv_compile(const char *path, const DrvRequest *rq, AbmWriter *w, DrvResult 
     res->phase_s[DRV_PH_IMPORT] += atl_clock_s() - t0;
     res->nsynthetic = lo.nsynthetic;
     res->synthetic_bytes = lo.synthetic_bytes;
+    if (rq->synthetic_raw && (lo.nsynthetic > 0 || rq->model_synthetic)) abm_writer_set_level(w, 0);
     int n = rq->nbatch ? rq->nbatch : 1;
     for (int b = 0; b < n && !rc; b++) {
         IrGraph g;
@@ -168,10 +169,10 @@ int drv_compile(const char *path, const DrvRequest *rq, AbmWriter *w, DrvResult 
             res->phase_s[DRV_PH_IMPORT] += atl_clock_s() - t0;
             if (rc) break;
         } else {
-            g = base;            /* the last stage takes the import itself */
+            g = base;            /* the last variant takes the import itself */
             ir_init(&base);
         }
-        rc = compile_stage(path, &g, rq, rq->nbatch ? rq->batches[b] : 0, hash, lo.nsynthetic > 0 || rq->model_synthetic, w, res, e);
+        rc = compile_variant(path, &g, rq, rq->nbatch ? rq->batches[b] : 0, hash, lo.nsynthetic > 0 || rq->model_synthetic, w, res, e);
         ir_free(&g);
     }
     ir_free(&base);

@@ -1,12 +1,12 @@
 /* driver.h - what `atoll compile` does, as a library function: an ONNX file
- * to stages of an .abm for a chip. The compiler's top folder: it uses the
+ * to variants of an .abm for a chip. The compiler's top folder: it uses the
  * front end and the backend (test/cli/layering.sh ranks it above both).
  *
  * The model is imported once (synthetic weights when asked), then for each
  * batch size: its input shapes are fixed (given shapes, the batch in
  * dimension 0 of every input, 1 where the model leaves it open; a
  * dimension the model fixed may be changed, compiler/infer.h), shapes are
- * inferred, the canonicalisation passes run, and the backend adds a stage
+ * inferred, the canonicalisation passes run, and the backend adds a variant
  * to the writer. With layer_info the backend's per-layer rows (name, op,
  * split, the cost model's estimate) go into the .abm's optional layers
  * section, for `atoll run --profile`. Used by tools/cmd_compile.c and by
@@ -22,7 +22,7 @@
 typedef struct DrvRequest {
     const AtlChip *chip;
     int dtype;                     /* ISA_F32, ISA_F16, ISA_BF16 */
-    int batches[DRV_MAX_BATCHES];  /* one stage each; nbatch 0: the model's batch (1 where open) */
+    int batches[DRV_MAX_BATCHES];  /* one variant each; nbatch 0: the model's batch (1 where open) */
     int nbatch;
     const IrInputShape *shapes;    /* given input shapes (take precedence over batches) */
     int nshapes;
@@ -35,6 +35,9 @@ typedef struct DrvRequest {
                                     * the file at path); the .abm still records path's hash */
     size_t model_len;
     int model_synthetic;           /* model_buf was made from synthetic weights (recorded so) */
+    int synthetic_raw;             /* when any weight is synthetic, the writer stores everything raw
+                                    * (zlib level 0): deflating invented numbers costs ResNet-50's
+                                    * compile 3 CPU-s to save 8% of a file nobody ships */
     const char *dtype_text;        /* recorded in the .abm options instead of "--dtype <dtype>" (NULL) */
     /* called between phases (progress lines); may be NULL */
     void (*progress)(void *ctx, const char *what);
@@ -44,8 +47,8 @@ typedef struct DrvRequest {
 enum { DRV_PH_IMPORT, DRV_PH_PASSES, DRV_PH_BACKEND, DRV_NPHASES = DRV_PH_BACKEND + BK_NPHASES };
 
 typedef struct DrvResult {
-    BkSummary *stages;             /* one summary per stage compiled (malloc'd) */
-    int nstages;
+    BkSummary *variants;             /* one summary per variant compiled (malloc'd) */
+    int nvariants;
     double phase_s[DRV_NPHASES];   /* wall seconds: import, passes, the backend's phases */
     int nsynthetic;                /* initializers given synthetic values */
     int64_t synthetic_bytes;
@@ -53,7 +56,7 @@ typedef struct DrvResult {
     char *unsupported;             /* the full list when ops are not supported (malloc'd), else NULL */
 } DrvResult;
 
-/* Compiles the model at path into stages of w. On failure e names the
+/* Compiles the model at path into variants of w. On failure e names the
  * model, node or option; res->unsupported may hold the full list of
  * unsupported ops (longer than a message holds). Free res with
  * drv_result_free either way. */

@@ -63,7 +63,7 @@ class _StageInfo(ctypes.Structure):
 
 
 class _NetInfo(ctypes.Structure):
-    _fields_ = [("name", ctypes.c_char_p), ("n_stages", ctypes.c_uint32), ("stages", ctypes.POINTER(_StageInfo))]
+    _fields_ = [("name", ctypes.c_char_p), ("n_variants", ctypes.c_uint32), ("variants", ctypes.POINTER(_StageInfo))]
 
 
 class _Buffer(ctypes.Structure):
@@ -171,7 +171,7 @@ def compile(onnx_path, output=None, chip=None, dtype="fp32", batch=None, input_s
             synthetic_weights=False, layer_info=True, timing_only=False):
     """Compiles an ONNX model for a chip (a file or a name, default a1) into
     output (an .abm; a temporary file when None) and returns it loaded as a
-    Net. batch: an int or a list (one stage each); input_shapes: a dict
+    Net. batch: an int or a list (one variant each); input_shapes: a dict
     NAME -> shape, or "NAME=1x3x224x224" strings. layer_info records each
     layer's name, op and estimate for stats()."""
     lib = library()
@@ -215,7 +215,7 @@ def load(abm_path, chip=None, timing_only=False):
 
 
 class Tensor:
-    """An input or output of a stage: name, shape (tuple), dtype (a name)."""
+    """An input or output of a variant: name, shape (tuple), dtype (a name)."""
 
     def __init__(self, t):
         self.name = _text(t.name)
@@ -258,54 +258,54 @@ class Net:
         lib.atl_nets(self._model, ctypes.byref(nets), ctypes.byref(n))
         self._nets = [nets[i] for i in range(n.value)]
         self.nets = [_text(x.name) for x in self._nets]
-        self._stage = None
+        self._variant = None
         self._net = None
 
     def _error(self, status):
         return AtollError("%s (%s)" % (_text(self._lib.atl_last_error(self._dev)), _text(self._lib.atl_status_name(status))))
 
-    def _stages(self, net=None):
+    def _variants(self, net=None):
         i = self.nets.index(net) if net is not None else 0
         x = self._nets[i]
-        return [x.stages[k] for k in range(x.n_stages)]
+        return [x.variants[k] for k in range(x.n_variants)]
 
     @property
     def inputs(self):
-        """Inputs of the first stage of the first net."""
-        st = self._stages()[0]
+        """Inputs of the first variant of the first net."""
+        st = self._variants()[0]
         return [Tensor(st.inputs[i]) for i in range(st.n_inputs)]
 
     @property
     def outputs(self):
-        st = self._stages()[0]
+        st = self._variants()[0]
         return [Tensor(st.outputs[i]) for i in range(st.n_outputs)]
 
     @property
     def batches(self):
-        """The batch size of each stage of the first net."""
-        return [int(st.batch) for st in self._stages()]
+        """The batch size of each variant of the first net."""
+        return [int(st.batch) for st in self._variants()]
 
     def run(self, inputs=None, net=None):
         """Runs net (default: the first) on inputs, a dict NAME -> array (or
         one array for a net with one input; None on a timing-only device:
-        zeros of the first stage). The stage is the one whose input shapes
+        zeros of the first variant). The variant is the one whose input shapes
         match. Returns a dict NAME -> numpy array of every output."""
         lib = self._lib
-        stages = self._stages(net)
+        variants = self._variants(net)
         if inputs is None:
             if not self.timing_only:
                 raise AtollError("run() needs inputs (only a timing-only device runs on zeros)")
-            st0 = stages[0]
+            st0 = variants[0]
             inputs = {Tensor(st0.inputs[i]).name: np.zeros(Tensor(st0.inputs[i]).shape,
                                                           _NP.get(st0.inputs[i].dtype, np.uint16))
                       for i in range(st0.n_inputs)}
         if not isinstance(inputs, dict):
-            names = {Tensor(st.inputs[i]).name for st in stages for i in range(st.n_inputs)}
+            names = {Tensor(st.inputs[i]).name for st in variants for i in range(st.n_inputs)}
             if len(names) != 1:
                 raise AtollError("the net has %d inputs: give a dict NAME -> array" % len(names))
             inputs = {names.pop(): inputs}
         want = {}
-        for st in stages:
+        for st in variants:
             for i in range(st.n_inputs):
                 t = Tensor(st.inputs[i])
                 want.setdefault(t.name, t._code)
@@ -337,8 +337,8 @@ class Net:
         s = lib.atl_run(self._model, net.encode() if net else None, bufs, len(inputs), ctypes.byref(chosen))
         if s:
             raise self._error(s)
-        st = stages[chosen.value]
-        self._stage, self._net = st, net
+        st = variants[chosen.value]
+        self._variant, self._net = st, net
         out = {}
         for i in range(st.n_outputs):
             t = Tensor(st.outputs[i])
@@ -363,7 +363,7 @@ class Net:
         if s:
             raise self._error(s)
         rows = {}
-        st = self._stage
+        st = self._variant
         if st is not None:
             for i in range(st.n_layers):
                 rows[int(st.layers[i].layer)] = st.layers[i]

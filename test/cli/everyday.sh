@@ -13,7 +13,7 @@ cp "$TMPD/out" "$TMPD/help1"
 "$ATOLL" run --help > "$TMPD/help2" 2>&1
 if cmp -s "$TMPD/help1" "$TMPD/help2" && grep -q -- "--timing-only" "$TMPD/help1"; then ok help_cmd_is_cmd_help
 else fail help_cmd_is_cmd_help "$(head -c 300 "$TMPD/help1")"; fi
-for c in asm disasm demo isa version compile run compare interp sim inspect config conformance; do
+for c in asm disasm demo isa version compile run compare interp sim inspect config conformance sweep report quantize dram; do
     "$ATOLL" help $c > "$TMPD/h" 2>&1 || { fail "help_$c" "exit $?"; continue; }
     n=$(grep -c -E '^ +(-o|--[a-z])' "$TMPD/h")
     if [ "$c" = version ] || [ "$n" -ge 1 ]; then ok "help_${c}_lists_options"; else fail "help_${c}_lists_options" "$(head -c 300 "$TMPD/h")"; fi
@@ -23,6 +23,11 @@ expect_fail did_you_mean_option "unknown option '--inptu'; did you mean '--input
 expect_fail did_you_mean_help "did you mean 'compare'" "$ATOLL" help compaer
 expect_fail version_bogus "unknown option '--bogus'" "$ATOLL" version --bogus
 expect_fail did_you_mean_compile "did you mean '--batch'" "$ATOLL" compile $M/lenet5.onnx --bacth 2
+expect_fail did_you_mean_sweep "unknown option '--shrad'; did you mean '--shard'?" "$ATOLL" sweep x.ini --shrad 1/2
+expect_fail did_you_mean_sweep_merge "did you mean '--spec'?" "$ATOLL" sweep merge --spc x.ini
+expect_fail did_you_mean_report "did you mean '--svg'?" "$ATOLL" report s.json --svgg d
+expect_fail did_you_mean_quantize "did you mean '--calib'?" "$ATOLL" quantize m.onnx --calbi x.npz
+expect_fail did_you_mean_dram "did you mean '--json'?" "$ATOLL" dram t.trace --jsn
 # ---- chips by name, and the model's own chip by default
 expect_ok compile_chip_name "$ATOLL" compile $M/lenet5.onnx --chip tiny -o "$TMPD/l.abm" --layer-info
 expect_grep compile_chip_name_used "on tiny (1 cores)" "$TMPD/out"
@@ -47,7 +52,7 @@ expect_grep bf16_output_note "output 'output' is bfloat16, written as float32" "
 expect_ok bf16_output_close "$GEN" --close "$TMPD/yb.npy" "$TMPD/yref.npy" 0.05
 # ---- a fixed-batch export at another batch; an open batch says it chose 1
 expect_ok fixed_batch_4 "$ATOLL" compile $M/resnet20_cifar.onnx --chip tiny --batch 4 -o "$TMPD/r4.abm"
-expect_grep fixed_batch_4_stage "batch 4" "$TMPD/out"
+expect_grep fixed_batch_4_variant "batch 4" "$TMPD/out"
 expect_ok open_batch "$ATOLL" compile $M/digits_cnn.onnx --chip tiny -o "$TMPD/d.abm"
 expect_grep open_batch_note "input 'input' has an open batch (dimension 0); compiled for batch 1" "$TMPD/out"
 expect_ok repeat_in "$GEN" --repeat "$TMPD/x.npy" 2 "$TMPD/x2.npy"
@@ -88,6 +93,15 @@ if [ -s "$TMPD/err" ]; then fail no_progress_in_pipes "$(head -c 300 "$TMPD/err"
 expect_grep progress_when_asked "^atoll compile: importing (0 s)" "$TMPD/err"
 "$ATOLL" run "$TMPD/l.abm" --input "$TMPD/x.npy" --progress 2> "$TMPD/err" > /dev/null
 expect_grep run_progress_when_asked "^atoll run: loading " "$TMPD/err"
+expect_ok compare_progress_run "$ATOLL" compare $M/lenet5.onnx "$TMPD/l.abm" --input "$TMPD/x.npy" --all --progress
+expect_grep compare_progress_when_asked "^atoll compare: loading " "$TMPD/out"
+# on a terminal (script(1) gives the command a pseudo-terminal), progress
+# is on by default and rewrites one line
+if command -v script > /dev/null 2>&1; then
+    script -qec "\"$ATOLL\" compile $M/lenet5.onnx --chip tiny -o \"$TMPD/t.abm\" > /dev/null" /dev/null > "$TMPD/tty" 2>&1
+    expect_grep progress_on_a_terminal "atoll compile: importing" "$TMPD/tty"
+    if grep -q "$(printf '\033')\[K" "$TMPD/tty"; then ok progress_rewrites_its_line; else fail progress_rewrites_its_line "$(od -c "$TMPD/tty" | head -3)"; fi
+fi
 # ---- every unsupported op, in full, though the list passes a message's 1 KB
 expect_ok write_unsupported "$BUILD/test/compiler/test_onnx" --write-unsupported "$TMPD/u.onnx"
 expect_fail unsupported_full "60 nodes use 30 ops that Atoll does not support" "$ATOLL" compile "$TMPD/u.onnx" -o "$TMPD/u.abm"

@@ -11,6 +11,19 @@ W=$TMPD/elsewhere
 mkdir -p "$W"
 if make -s --no-print-directory install PREFIX="$P" BUILD="$BUILD" > "$TMPD/out" 2>&1; then ok make_install
 else fail make_install "$(tail -c 600 "$TMPD/out")"; fi
+# a prefix the system Python does not search: the module goes to
+# lib/python3/dist-packages and install names the PYTHONPATH to set
+expect_grep install_names_pythonpath "import atoll with PYTHONPATH=$P/lib/python3/dist-packages" "$TMPD/out"
+# the default prefix: the module goes where the system Python looks, so
+# `import atoll` needs nothing set (tools/pysite.py)
+if [ -x /usr/bin/python3 ]; then
+    d=$(make -s --no-print-directory pydir PREFIX=/usr/local)
+    if /usr/bin/python3 -c "import sys; sys.exit(0 if '$d' in sys.path else 1)"; then ok pydir_on_sys_path
+    else fail pydir_on_sys_path "'$d' is not on /usr/bin/python3's sys.path"; fi
+    d=$(make -s --no-print-directory pydir PREFIX=/usr)
+    if /usr/bin/python3 -c "import sys; sys.exit(0 if '$d' in sys.path else 1)"; then ok pydir_usr_on_sys_path
+    else fail pydir_usr_on_sys_path "'$d' is not on /usr/bin/python3's sys.path"; fi
+fi
 for f in bin/atoll lib/libatoll.a lib/libatoll.so.0.1.0 lib/libatoll.so.0 lib/libatoll.so include/atoll.h \
          lib/pkgconfig/atoll.pc share/atoll/configs/a1.ini share/atoll/configs/tiny.ini share/atoll/models/digits_cnn.onnx \
          share/atoll/models/digits_cnn.test.npz share/atoll/models/full/resnet50.onnx lib/python3/dist-packages/atoll/__init__.py; do

@@ -2,7 +2,7 @@
 # test_host --write (inputs from test_run_gen) is described by `atoll inspect`, then run through host API,
 # device and firmware on configs/tiny.ini; outputs must equal the plain-C
 # reference. Every failure (fault, wrong chip, wrong dtype, no matching
-# stage, missing files, bad options) gives its message and exit 1 or 2.
+# variant, missing files, bad options) gives its message and exit 1 or 2.
 . test/cli/lib.inc
 GEN=$BUILD/test/host/test_run_gen
 CHIP=configs/tiny.ini
@@ -12,7 +12,7 @@ expect_ok inspect "$ATOLL" inspect "$TMPD/relu.abm"
 expect_grep inspect_names_net "relu_bias" "$TMPD/out"
 expect_ok run_npz "$ATOLL" run "$TMPD/relu.abm" --chip $CHIP --input "$TMPD/x.npy" --output "$TMPD/out.npz" \
     --stats "$TMPD/s.json" --trace "$TMPD/t.json" --profile
-expect_grep run_reports_stage "ran net 'relu_bias' stage 0 (batch 1)" "$TMPD/out"
+expect_grep run_reports_variant "ran net 'relu_bias' variant 0 (batch 1)" "$TMPD/out"
 expect_grep run_profile_table "vector" "$TMPD/out"
 expect_grep run_profile_layers " id layer  *op  *bound  *est  *cycles  *MACs  *DRAM  *mat  *vec  *dma" "$TMPD/out"
 expect_grep run_profile_without_info "compile the model with --layer-info" "$TMPD/out"
@@ -28,7 +28,7 @@ expect_fail fault_reported "FAULT" "$ATOLL" run "$TMPD/faulty.abm" --chip $CHIP 
 expect_grep fault_names_instruction "core 0 engine vector instruction 0" "$TMPD/out"
 expect_fail wrong_chip "compiled for another chip (fingerprint" "$ATOLL" run "$TMPD/otherchip.abm" --chip $CHIP --input "$TMPD/x.npy"
 expect_fail wrong_dtype "is float32 but the model expects int8" "$ATOLL" run "$TMPD/relu.abm" --chip $CHIP --input "$TMPD/x_f32.npy"
-expect_fail no_stage "no stage of net 'relu_bias'" "$ATOLL" run "$TMPD/relu.abm" --chip $CHIP --input "$TMPD/x_batch2.npy"
+expect_fail no_variant "no variant of net 'relu_bias'" "$ATOLL" run "$TMPD/relu.abm" --chip $CHIP --input "$TMPD/x_batch2.npy"
 expect_fail unknown_net "has no net named 'nope'" "$ATOLL" run "$TMPD/relu.abm" --chip $CHIP --net nope --input "$TMPD/x.npy"
 expect_fail missing_model "missing.abm" "$ATOLL" run "$TMPD/missing.abm" --chip $CHIP --input "$TMPD/x.npy"
 expect_fail bad_chip "nonexistent.ini" "$ATOLL" run "$TMPD/relu.abm" --chip "$TMPD/nonexistent.ini" --input "$TMPD/x.npy"

@@ -1,5 +1,5 @@
 /* bk_e2e.h - end-to-end harness shared by the backend tests: ONNX model ->
- * passes -> bk_compile -> .abm bytes -> abm_load_buffer -> abm_stage_program
+ * passes -> bk_compile -> .abm bytes -> abm_load_buffer -> abm_variant_program
  * -> simulator (inputs written into the io region, outputs read back) ->
  * comparison with the reference outputs (models/NAME.ref.npz, PyTorch) and
  * with the reference interpreter. Header only (one test binary each). */
@@ -164,7 +164,7 @@ static inline int e2e_load_model(const char *path, const AtlNdArray *in, IrGraph
 
 /* Compiles g for chip in dtype (summary into sum if given; *compiled = 1
  * once bk_compile succeeded), serializes the .abm (*buf, *len), loads it
- * back (*m), makes the stage a simulator program (*p, region bases *b) and
+ * back (*m), makes the variant a simulator program (*p, region bases *b) and
  * loads it into a new simulator (*s). The caller frees all of them, also
  * on failure. */
 static inline int e2e_build_opt(const IrGraph *g, const AtlChip *chip, const BkOptions *o, BkSummary *sum, int *compiled,
@@ -176,7 +176,7 @@ static inline int e2e_build_opt(const IrGraph *g, const AtlChip *chip, const BkO
     if (!rc && compiled) *compiled = 1;
     if (!rc) rc = abm_serialize(w, buf, len, e) || abm_load_buffer(m, *buf, *len, 0, 0, e) ? -1 : 0;
     abm_writer_free(w);
-    if (rc || abm_stage_program(m, 0, chip, p, b, e)) return -1;
+    if (rc || abm_variant_program(m, 0, chip, p, b, e)) return -1;
     AtlSimOptions so;
     sim_options_default(&so);
     *s = sim_create(chip, &so, e);
@@ -237,7 +237,7 @@ static inline int e2e_run(const char *name, const char *chipfile, int dtype, E2e
     if (cfg_load(chipfile, &chip, &e) || e2e_load_model(path, rin, &g, &e)) goto done;
     AbmRegionBases b;
     if (e2e_build(&g, &chip, dtype, &r->sum, &r->ok_compile, &buf, &len, &m, &p, &b, &s, &e)) goto done;
-    /* input -> io region (first input tensor of the stage) */
+    /* input -> io region (first input tensor of the variant) */
     AbmTensor ti = abm_tensor(&m.view, 0), to;
     int oi = -1;
     for (uint32_t i = 0; i < m.view.n_tensors; i++) if (abm_tensor(&m.view, i).role == ABM_ROLE_OUTPUT) { oi = (int)i; break; }

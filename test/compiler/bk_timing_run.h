@@ -49,7 +49,7 @@ static inline int bk_timing_run_opts(const IrGraph *g, const AtlChip *chip, cons
     r->w = abm_writer_new(cfg_fingerprint(chip));
     if (r->w) abm_writer_set_level(r->w, 0);
     if (!r->w || bk_compile(g, chip, &o, r->w, &r->sum, e) || abm_serialize(r->w, &r->buf, &r->len, e) ||
-        abm_load_buffer(&r->m, r->buf, r->len, cfg_fingerprint(chip), 0, e) || abm_stage_program(&r->m, 0, chip, &r->p, NULL, e)) {
+        abm_load_buffer(&r->m, r->buf, r->len, cfg_fingerprint(chip), 0, e) || abm_variant_program(&r->m, 0, chip, &r->p, NULL, e)) {
         if (!r->w) atl_fail(e, "out of memory");
         atl_err_prefix(e, "compile");
         return -1;

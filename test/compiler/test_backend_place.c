@@ -1,5 +1,5 @@
 /* test_backend_place.c - DRAM placement of compiled models, checked from the
- * .abm itself (the tensors a stage lists, with offsets and shapes):
+ * .abm itself (the tensors a variant lists, with offsets and shapes):
  *   - any two activation tensors that are live at the same step (interval
  *     [producer node, last consumer node] in graph order) and are not views
  *     of one another occupy disjoint bytes of the activations region;
@@ -46,7 +46,7 @@ static void check_model(const char *name, int keep, uint64_t *act_bytes, uint64_
     AbmModel m;
     memset(&m, 0, sizeof m);
     REQUIRE(abm_load_buffer(&m, buf, len, 0, ABM_LOAD_SKIP_WEIGHTS, &e) == 0);
-    AbmStage st = abm_stage(&m.view, 0);
+    AbmVariant st = abm_variant(&m.view, 0);
     int n = (int)m.view.n_tensors;
     Span *sp = calloc((size_t)n, sizeof *sp);
     REQUIRE(sp);

@@ -3,7 +3,7 @@
  *   test_run_gen --write DIR      writes x.npy and in.npz (the input of the
  *                                 sample model, see test_host --write),
  *                                 x_f32.npy (wrong dtype), x_batch2.npy (no
- *                                 such stage), expect.npy (the reference)
+ *                                 such variant), expect.npy (the reference)
  *   test_run_gen --compare OUT EXPECT.npy
  *                                 OUT (.npy, or .npz member "y") must equal
  *                                 EXPECT byte for byte; exit 0 or 1

@@ -106,9 +106,9 @@ def timing_only_same_cycles():
         a, b = full.stats(), timing.stats()
         assert a["cycles"] == b["cycles"] and a["macs"] == b["macs"]
         assert [l["cycles"] for l in a["layers"]] == [l["cycles"] for l in b["layers"]]
-        timing.run()                       # zeros of the first stage
+        timing.run()                       # zeros of the first variant
         assert timing.stats()["cycles"] == a["cycles"]
-        # batch 4 picks the second stage
+        # batch 4 picks the second variant
         full.run({"input": np.repeat(x, 4, axis=0)})
         assert full.stats()["cycles"] != a["cycles"]
 
@@ -138,7 +138,7 @@ def errors_name_the_cause():
     with atoll.compile("models/lenet5.onnx", chip="tiny") as net:
         raises(lambda: net.run({"nope": np.zeros(3, np.float32)}), "has no input named 'nope'")
         raises(lambda: net.run({"input": np.zeros((1, 1, 32, 32), np.int32)}), "cannot be converted")
-        raises(lambda: net.run({"input": np.zeros((2, 1, 32, 32), np.float32)}), "no stage of net")
+        raises(lambda: net.run({"input": np.zeros((2, 1, 32, 32), np.float32)}), "no variant of net")
         raises(lambda: net.run(), "needs inputs")
     path = os.path.join(TMP, "l.abm")
     atoll.compile("models/lenet5.onnx", path, chip="a1").close()
