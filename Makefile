@@ -7,16 +7,18 @@
 # binary each) and test/cli/*.sh, benchmarks bench/bench_*.c, fuzzers
 # fuzz/fuzz_*.c.
 #
-#   make            build/atoll and build/libatoll.a
+#   make            build/atoll, build/libatoll.a and build/libatoll.so (soname libatoll.so.0)
 #   make test       every test, then again under ASan+UBSan built by gcc and by clang;
-#                   ends "N passed, N failed"
+#                   ends "N passed, N failed" (installs the Debian packages the
+#                   tests need when missing: tools/deps.sh)
 #   make bench      benchmark table
 #   make fuzz       libFuzzer harnesses, FUZZ_SECONDS each (explore), or
 #                   FUZZ_RUNS inputs each from seed 1 (reproducible, as CI runs it)
 #   make conformance  ONNX backend tests per op; regenerates docs/conformance.md
 #   make conformance-chip  the same on the simulated chip; regenerates docs/conformance-chip.md
 #   make demo       digits CNN on the simulated chip (accuracy, speed), ResNet-50 timing
-#   make install PREFIX=/usr/local
+#   make install PREFIX=/usr/local   binary, libraries, header, pkg-config, configs,
+#                   bundled models, Python module; make uninstall removes them
 
 CC      ?= cc
 BUILD   ?= build
@@ -25,6 +27,7 @@ SAN     ?= 0
 FUZZ_SECONDS ?= 20
 FUZZ_RUNS ?=
 VERSION := 0.1.0
+SOMAJOR := 0
 
 WARN    := -Wall -Wextra -Werror -Wno-unused-parameter -Wno-format-truncation -Wno-unknown-warning-option
 CSTD    := -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE
@@ -33,7 +36,7 @@ OPT     := -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=undefined -
 else
 OPT     := -O2 -g
 endif
-CFLAGS_ALL := $(CSTD) $(OPT) $(WARN) -Iinclude -I. -I$(BUILD)/gen -DATOLL_VERSION='"$(VERSION)"' $(CFLAGS)
+CFLAGS_ALL := $(CSTD) $(OPT) -fPIC $(WARN) -Iinclude -I. -I$(BUILD)/gen -DATOLL_VERSION='"$(VERSION)"' -DATOLL_DATADIR='"$(PREFIX)/share/atoll"' $(CFLAGS)
 LDLIBS_ALL := -lz -lm $(LDLIBS)
 
 LIB_DIRS  := util isa sim firmware $(sort $(wildcard compiler/*)) host
@@ -54,10 +57,19 @@ TEST_BINS := $(patsubst test/%.c,$(BUILD)/test/%,$(TEST_SRCS))
 BENCH_BINS:= $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCH_SRCS))
 LIB       := $(BUILD)/libatoll.a
 TLIB      := $(BUILD)/libatoll_tools.a
+SONAME    := libatoll.so.$(SOMAJOR)
+SOLIB     := $(BUILD)/libatoll.so.$(VERSION)
 ATOLL     := $(BUILD)/atoll
+# The Python module goes where $(PYTHON) searches PREFIX (tools/pysite.py),
+# else to PREFIX/lib/python3/dist-packages (install then names the
+# PYTHONPATH to set); evaluated only by the targets that use it.
+PYTHON    ?= $(firstword $(wildcard /usr/bin/python3) python3)
+PYSITE     = $(shell $(PYTHON) tools/pysite.py "$(PREFIX)" 2>/dev/null || echo "$(PREFIX)/lib/python3/dist-packages")
+PYDIR      = $(PYSITE)/atoll
+DEPS      := sh tools/deps.sh
 
-.PHONY: all test check bench fuzz install clean conformance conformance-chip demo
-all: $(ATOLL) $(LIB)
+.PHONY: all test check bench fuzz fuzz-deps install uninstall pydir clean conformance conformance-chip demo
+all: $(ATOLL) $(LIB) $(SOLIB)
 
 $(BUILD)/gen/commands.h: $(CMD_SRCS) Makefile
 	@mkdir -p $(dir $@)
@@ -78,6 +90,17 @@ $(TLIB): $(TLIB_OBJS)
 	@echo "  AR      $@"
 	@rm -f $@ && ar rcs $@ $^
 
+# The shared library exports the public API only (the functions include/atoll.h
+# declares); everything else stays inside.
+$(BUILD)/gen/atoll.map: include/atoll.h Makefile
+	@mkdir -p $(dir $@)
+	@{ echo '{ global:'; sed -n 's/^[A-Za-z].*[ *]\(atl_[a-z0-9_]*\)(.*/  \1;/p' include/atoll.h; echo 'local: *; };'; } > $@.tmp && mv $@.tmp $@
+
+$(SOLIB): $(LIB_OBJS) $(BUILD)/gen/atoll.map
+	@echo "  LINK    $@"
+	@$(CC) $(CFLAGS_ALL) -shared -Wl,-soname,$(SONAME) -Wl,--version-script=$(BUILD)/gen/atoll.map $(LIB_OBJS) $(LDLIBS_ALL) -o $@
+	@ln -sf libatoll.so.$(VERSION) $(BUILD)/$(SONAME) && ln -sf $(SONAME) $(BUILD)/libatoll.so
+
 $(ATOLL): $(TOOL_OBJS) $(TLIB) $(LIB)
 	@echo "  LINK    $@"
 	@$(CC) $(CFLAGS_ALL) $(TOOL_OBJS) $(TLIB) $(LIB) $(LDLIBS_ALL) -o $@
@@ -95,12 +118,19 @@ $(BUILD)/bench/%: bench/%.c $(TLIB) $(LIB)
 
 # One pass of the suite for the current BUILD/SAN; writes $(BUILD)/results.txt.
 # The benchmarks are built too: test/cli/bench.sh runs them on small inputs.
-check: $(ATOLL) $(TEST_BINS) $(BENCH_BINS)
+check: $(ATOLL) $(SOLIB) $(TEST_BINS) $(BENCH_BINS)
 	@sh test/run.sh $(BUILD) $(TEST_BINS)
 
-# Three passes: plain (gcc), ASan+UBSan with gcc, ASan+UBSan with clang
-# (whose UBSan checks more, e.g. pointer arithmetic on NULL).
+# The README's test command: what the tests need, installed when missing
+# (a compiler and zlib to build, clang for the freestanding checks and the
+# third pass, ONNX's test data for conformance, numpy for the Python
+# module's tests, GNU parallel and Slurm for the scale-out sweeps, chromium
+# for the HTML report), then three passes: plain (gcc), ASan+UBSan with gcc,
+# ASan+UBSan with clang (whose UBSan checks more, e.g. pointer arithmetic
+# on NULL).
 test:
+	@$(DEPS) "to build atoll and run its tests" build-essential zlib1g-dev clang libonnx-testdata python3-numpy parallel slurmctld slurmd slurm-client chromium
+	@$(MAKE) --no-print-directory -j2 all BUILD=build SAN=0
 	@$(MAKE) --no-print-directory check BUILD=build SAN=0
 	@$(MAKE) --no-print-directory check BUILD=build/san SAN=1
 	@$(MAKE) --no-print-directory check BUILD=build/csan SAN=1 CC=clang
@@ -129,11 +159,14 @@ $(BUILD)/fuzzobj/%.o: %.c $(BUILD)/gen/commands.h
 	@mkdir -p $(dir $@)
 	@echo "  CC/FUZZ $<"
 	@clang $(FUZZ_FLAGS) -fsanitize=fuzzer-no-link -c $< -o $@
+$(FUZZ_OBJS) $(FUZZ_BINS): | fuzz-deps
 $(BUILD)/fuzz/%: fuzz/%.c $(FUZZ_OBJS)
 	@mkdir -p $(dir $@)
 	@echo "  LINK    $@"
 	@clang $(FUZZ_FLAGS) -fsanitize=fuzzer $< $(FUZZ_OBJS) $(LDLIBS_ALL) -o $@
-fuzz: $(BUILD)/gen/commands.h $(FUZZ_BINS)
+fuzz-deps:
+	@$(DEPS) "to build the libFuzzer harnesses" build-essential zlib1g-dev clang
+fuzz: fuzz-deps $(BUILD)/gen/commands.h $(FUZZ_BINS)
 	@ok=0; bad=0; for f in $(FUZZ_BINS); do n=$$(basename $$f); mkdir -p $(BUILD)/fuzz/corpus-$$n; \
 	  seeds=fuzz/seeds/$$n; [ -d $$seeds ] || seeds=; \
 	  if $$f $(FUZZ_BUDGET) -rss_limit_mb=2048 $(BUILD)/fuzz/corpus-$$n $$seeds >$(BUILD)/fuzz/$$n.log 2>&1; \
@@ -144,6 +177,7 @@ fuzz: $(BUILD)/gen/commands.h $(FUZZ_BINS)
 # The README's first command: the digits CNN over its test set on the simulated
 # chip (accuracy against PyTorch, speed, trace), then ResNet-50 timing-only.
 demo:
+	@$(DEPS) "to build atoll" build-essential zlib1g-dev
 	@$(MAKE) --no-print-directory -j2 $(ATOLL)
 	@$(ATOLL) demo
 
@@ -157,12 +191,36 @@ conformance: $(ATOLL)
 conformance-chip: $(ATOLL)
 	$(ATOLL) conformance $(ONNX_TESTDATA) --chip configs/tiny.ini --markdown docs/conformance-chip.md
 
-install: $(ATOLL) $(LIB)
-	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/include
+# Installed files: the binary finds the configs and models under share/atoll
+# beside it (`atoll demo`, `--chip a1` work from any directory); the Python
+# module finds libatoll.so.0 under lib/ beside it.
+MODEL_FILES := $(wildcard models/*.onnx models/*.npz models/*.json)
+install: $(ATOLL) $(LIB) $(SOLIB)
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/include \
+	    $(DESTDIR)$(PREFIX)/share/atoll/configs $(DESTDIR)$(PREFIX)/share/atoll/models/full $(DESTDIR)$(PYDIR)
 	install -m 755 $(ATOLL) $(DESTDIR)$(PREFIX)/bin/atoll
 	install -m 644 $(LIB) $(DESTDIR)$(PREFIX)/lib/libatoll.a
+	install -m 755 $(SOLIB) $(DESTDIR)$(PREFIX)/lib/libatoll.so.$(VERSION)
+	ln -sf libatoll.so.$(VERSION) $(DESTDIR)$(PREFIX)/lib/$(SONAME)
+	ln -sf $(SONAME) $(DESTDIR)$(PREFIX)/lib/libatoll.so
 	install -m 644 include/*.h $(DESTDIR)$(PREFIX)/include/
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' tools/atoll.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/atoll.pc
+	install -m 644 configs/*.ini $(DESTDIR)$(PREFIX)/share/atoll/configs/
+	install -m 644 $(MODEL_FILES) $(DESTDIR)$(PREFIX)/share/atoll/models/
+	install -m 644 models/full/*.onnx $(DESTDIR)$(PREFIX)/share/atoll/models/full/
+	install -m 644 python/atoll/*.py $(DESTDIR)$(PYDIR)/
+	@$(PYTHON) tools/pysite.py "$(PREFIX)" > /dev/null 2>&1 || \
+	    echo "note: $(PYTHON) does not search $(PREFIX) for modules: import atoll with PYTHONPATH=$(PYSITE)"
+
+# Where `make install` puts the Python module (its parent directory).
+pydir:
+	@echo $(PYSITE)
+
+uninstall:
+	rm -f $(DESTDIR)$(PREFIX)/bin/atoll $(DESTDIR)$(PREFIX)/lib/libatoll.a $(DESTDIR)$(PREFIX)/lib/libatoll.so \
+	    $(DESTDIR)$(PREFIX)/lib/$(SONAME) $(DESTDIR)$(PREFIX)/lib/libatoll.so.$(VERSION) \
+	    $(DESTDIR)$(PREFIX)/lib/pkgconfig/atoll.pc $(addprefix $(DESTDIR)$(PREFIX)/,$(wildcard include/*.h))
+	rm -rf $(DESTDIR)$(PREFIX)/share/atoll $(DESTDIR)$(PYDIR)
 
 clean:
 	rm -rf build

@@ -48,7 +48,7 @@ static int build(Layer *layers, int n, int level, const char *path, double *secs
     abm_writer_set_level(w, level);
     uint32_t net, st;
     int rc = -1;
-    if (abm_add_net(w, "bignet", &net, e) || abm_add_stage(w, net, 1, 16, &st, e)) goto done;
+    if (abm_add_net(w, "bignet", &net, e) || abm_add_variant(w, net, 1, 16, &st, e)) goto done;
     *raw_in = 0;
     for (int i = 0; i < n; i++) {
         uint64_t off;
@@ -140,7 +140,7 @@ int main(void)
         if (abm_load_file(&m, path, 0xA1ull, 0, &e)) { fprintf(stderr, "bench_abm: %s\n", e.msg); status = 1; break; }
         double lsecs = now() - t0;
         /* the loaded image must hold every layer where its tensor points */
-        AbmStage st = abm_stage(&m.view, 0);
+        AbmVariant st = abm_variant(&m.view, 0);
         for (uint32_t t = 0; t < st.tensor_count; t++) {
             AbmTensor x = abm_tensor(&m.view, st.tensor_first + t);
             if (memcmp(m.weights + x.offset, layers[t].data, layers[t].bytes) != 0) {

@@ -37,7 +37,7 @@ static int simulate(const AtlChip *chip, const uint8_t *buf, size_t len, Run *r,
     int rc = -1;
     if (abm_load_buffer(&m, buf, len, cfg_fingerprint(chip), 0, e)) return -1;
     AbmRegionBases bases;
-    if (abm_stage_program(&m, 0, chip, &prog, &bases, e)) goto out;
+    if (abm_variant_program(&m, 0, chip, &prog, &bases, e)) goto out;
     AtlSimOptions so;
     sim_options_default(&so);
     so.mode = SIM_MODE_TIMING;

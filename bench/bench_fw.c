@@ -38,7 +38,7 @@ static uint8_t *make_model(uint64_t fp, unsigned mib, int level, size_t *len)
     AbmWriter *w = abm_writer_new(fp);
     uint32_t net, st, seed = 12345 + mib;
     uint8_t *blob = malloc(MIB), *out = NULL;
-    int bad = !w || !blob || abm_add_net(w, "big", &net, &e) || abm_add_stage(w, net, 1, 1, &st, &e);
+    int bad = !w || !blob || abm_add_net(w, "big", &net, &e) || abm_add_variant(w, net, 1, 1, &st, &e);
     if (w) abm_writer_set_level(w, level);
     for (unsigned b = 0; b < mib && !bad; b++) {
         for (size_t i = 0; i < MIB; i++) {   /* Box-Muller-free Gaussian: sum of 4 uniforms */

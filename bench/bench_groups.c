@@ -79,8 +79,12 @@ static int run_one(const AtlChip *chip, const Model *m, int dtype, int group, in
     r->dtype = dtype;
     r->group = group;
     double c0 = cpu_s();
+    IrInputShape shapes[8];
+    int nshapes = 0;
     if (m->shape && ir_parse_input_shape(m->shape, &s, e)) goto out;
-    if (model_load_opts(m->path, m->shape ? &s : NULL, m->shape ? 1 : 0, &lo, &g, e) || pass_run_all(&g, e)) goto out;
+    if (m->shape) shapes[nshapes++] = s;
+    /* a dynamic batch is 1, as atoll compile takes it */
+    if (model_load_batch("bench_groups", m->path, shapes, nshapes, 0, &lo, &g, e) || pass_run_all(&g, e)) goto out;
     BkOptions o;
     bk_options_default(&o);
     o.dtype = dtype;

@@ -6,7 +6,7 @@
  * (cosine against the PyTorch output stored in NAME.ref.npz).
  *
  * Each model runs as compiled, at the batch of its reference input, on the
- * simulator directly (abm_stage_program: the streams relocated as the
+ * simulator directly (abm_variant_program: the streams relocated as the
  * firmware would), so the cycles are the model's alone, without firmware
  * or host overheads. Prints the table and replaces the generated section of
  * docs/benchmarks.md (run from the repository root; --no-doc skips it).
@@ -111,13 +111,13 @@ static int bench_one(const AtlChip *chip, const char *dir, const char *name, Row
     row->compile_s = now() - t0;
     if (abm_load_buffer(&m, buf, len, cfg_fingerprint(chip), 0, e)) goto out;
     AbmRegionBases bases;
-    if (abm_stage_program(&m, 0, chip, &prog, &bases, e)) goto out;
+    if (abm_variant_program(&m, 0, chip, &prog, &bases, e)) goto out;
     AtlSimOptions so;
     sim_options_default(&so);
     so.mode = SIM_MODE_FULL;
     sim = sim_create(chip, &so, e);
     if (!sim || sim_load(sim, &prog, e)) goto out;
-    AbmStage st = abm_stage(&m.view, 0);
+    AbmVariant st = abm_variant(&m.view, 0);
     uint64_t io_in = 0, io_out = 0;
     for (uint32_t i = st.tensor_first; i < st.tensor_first + st.tensor_count; i++) {
         AbmTensor t = abm_tensor(&m.view, i);

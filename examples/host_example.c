@@ -1,10 +1,12 @@
 /* host_example.c - the Atoll host API in one page: open a simulated chip,
  * load a compiled model, list what it contains, run it on zero-filled
- * inputs (the shapes of each net's first stage), print the first outputs
- * and the profile. Uses only include/atoll.h.
+ * inputs (the shapes of each net's first variant) or on an .npy array
+ * (converted to the input's element type), print the first outputs and
+ * the profile. Uses only include/atoll.h.
  *
  *   cc -Iinclude examples/host_example.c build/libatoll.a -lz -lm -o host_example
- *   ./host_example configs/tiny.ini model.abm
+ *   cc -Iinclude examples/host_example.c -Lbuild -latoll -o host_example   (shared)
+ *   ./host_example configs/tiny.ini model.abm [X.npy]
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,9 +23,16 @@ static void print_tensor(const char *kind, const AtlTensorInfo *t)
 
 int main(int argc, char **argv)
 {
-    if (argc != 3) {
-        fprintf(stderr, "usage: %s CHIP.ini MODEL.abm\n", argv[0]);
+    if (argc != 3 && argc != 4) {
+        fprintf(stderr, "usage: %s CHIP.ini MODEL.abm [X.npy]\n", argv[0]);
         return 2;
+    }
+    /* an input array from a file, in whatever element type it was saved */
+    AtlArray x = {0};
+    char msg[512];
+    if (argc == 4 && atl_npy_load(argv[3], &x, msg, sizeof msg) != ATL_OK) {
+        fprintf(stderr, "host_example: %s\n", msg);
+        return 1;
     }
     AtlDevice *dev = NULL;
     AtlModel *model = NULL;
@@ -39,23 +48,32 @@ int main(int argc, char **argv)
     atl_nets(model, &nets, &n_nets);
     int failed = 0;
     for (uint32_t n = 0; n < n_nets; n++) {
-        printf("net %s: %u stage(s)\n", nets[n].name, nets[n].n_stages);
-        for (uint32_t k = 0; k < nets[n].n_stages; k++) {
-            const AtlStageInfo *st = &nets[n].stages[k];
-            printf("  stage %u: batch %u on %u core(s)\n", k, st->batch, st->cores);
+        printf("net %s: %u variant(s)\n", nets[n].name, nets[n].n_variants);
+        for (uint32_t k = 0; k < nets[n].n_variants; k++) {
+            const AtlVariantInfo *st = &nets[n].variants[k];
+            printf("  variant %u: batch %u on %u core(s)\n", k, st->batch, st->cores);
             for (uint32_t i = 0; i < st->n_inputs; i++) print_tensor("input ", &st->inputs[i]);
             for (uint32_t i = 0; i < st->n_outputs; i++) print_tensor("output", &st->outputs[i]);
         }
-        /* run the first stage on zeros */
-        const AtlStageInfo *st = &nets[n].stages[0];
+        /* run the first variant on zeros, or on the array (its first input) */
+        const AtlVariantInfo *st = &nets[n].variants[0];
         AtlBuffer *in = calloc(st->n_inputs + 1, sizeof *in);
         for (uint32_t i = 0; in && i < st->n_inputs; i++) {
-            in[i].name = st->inputs[i].name;
-            in[i].size = st->inputs[i].bytes;
-            in[i].data = calloc(1, in[i].size ? in[i].size : 1);
-            in[i].ndim = st->inputs[i].ndim;
-            for (int d = 0; d < st->inputs[i].ndim; d++) in[i].dims[d] = st->inputs[i].dims[d];
+            const AtlTensorInfo *t = &st->inputs[i];
+            atl_buffer_init(&in[i], t, calloc(1, t->bytes ? t->bytes : 1));
+            if (i == 0 && x.data && in[i].data) {
+                size_t count = x.size / atl_dtype_size(x.dtype);
+                if (count * atl_dtype_size(t->dtype) != t->bytes) {
+                    fprintf(stderr, "host_example: %s has %zu elements, input %s needs %llu bytes\n", argv[3], count, t->name,
+                            (unsigned long long)t->bytes);
+                    failed = 1;
+                } else if (atl_convert(x.data, x.dtype, in[i].data, t->dtype, count, msg, sizeof msg) != ATL_OK) {
+                    fprintf(stderr, "host_example: %s: %s\n", argv[3], msg);
+                    failed = 1;
+                }
+            }
         }
+        if (failed) { for (uint32_t i = 0; in && i < st->n_inputs; i++) free(in[i].data); free(in); break; }
         s = in ? atl_run(model, nets[n].name, in, st->n_inputs, NULL) : ATL_ERR_HOST_MEMORY;
         if (s != ATL_OK) {
             printf("  run: %s: %s\n", atl_status_name(s), atl_last_error(dev));
@@ -81,5 +99,6 @@ int main(int argc, char **argv)
     }
     atl_unload(model);
     atl_close(dev);
+    atl_array_free(&x);
     return failed;
 }

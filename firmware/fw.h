@@ -57,7 +57,8 @@ enum {
 #define FW_MAX_MODELS 8
 #define FW_MAX_DRAM_BLOCKS 256
 #define FW_DRAM_RESERVED 4096      /* DRAM below this is never allocated (0 means "none") */
-#define FW_PROF_RECORDS 1024       /* per-layer profile records per model */
+#define FW_PROF_BYTES 65536        /* per-layer profile buffer per model */
+#define FW_PROF_RECORDS (FW_PROF_BYTES / ATL_PROF_RECORD_BYTES)  /* 682 layers */
 
 /* First-fit allocator over one memory region (fw_heap.c). */
 typedef struct FwHeap {
@@ -80,7 +81,9 @@ typedef struct FwDram {
     int n;
 } FwDram;
 
-/* 0 and *addr on success, -1 when no gap is large enough (or the table is full). */
+/* A block of size bytes at a multiple of align (any alignment; below 64,
+ * 64): 0 and *addr on success, -1 when no gap is large enough (or the
+ * table is full). */
 int fw_dram_alloc(FwDram *d, uint64_t size, uint64_t align, uint32_t owner, uint64_t *addr);
 /* Frees the block starting at addr if owner matches; -1 if there is none. */
 int fw_dram_free(FwDram *d, uint64_t addr, uint32_t owner);
@@ -94,7 +97,7 @@ typedef struct FwModel {
     uint64_t base[ABM_REGION_COUNT];   /* DRAM base of weights, activations, io */
     uint64_t size[ABM_REGION_COUNT];
     uint64_t code_addr, code_size; /* relocated command streams */
-    uint64_t prof_addr;            /* FW_PROF_RECORDS x 64 bytes */
+    uint64_t prof_addr;            /* FW_PROF_BYTES: FW_PROF_RECORDS records */
     uint64_t *stream_addr;         /* per stream record: DRAM address of its instructions (heap) */
     uint64_t dram_used;
 } FwModel;
@@ -106,6 +109,8 @@ typedef struct Fw {
     FwModel model[FW_MAX_MODELS];
     uint32_t ncores, cores_per_cluster;
     uint64_t chip_fp;
+    uint32_t region_align;         /* DRAM_ALIGN: a model's regions start at multiples of it (0: 64) */
+    int timing_only;               /* DEVICE_MODE 1: no values in memory, weights are not moved */
     uint64_t cmd_cycles;           /* cycles charged by the current command */
     uint32_t result[ATL_MB_RESULTS];
     char msg[ATL_MSG_BYTES];

@@ -8,7 +8,10 @@
  * buffer in DRAM; inflates or copies every weight blob to its place;
  * copies every stream and relocates its DRAM addresses (fw_reloc.c); and
  * clears the activation and io regions so runs are deterministic. On any
- * failure everything taken so far is given back.
+ * failure everything taken so far is given back. On a timing-only device
+ * (DEVICE_MODE 1) memories hold no values: the weights are neither checked
+ * nor moved and the regions not cleared, but every cycle is charged as if
+ * they were, so the firmware's time is the same in both modes.
  */
 #include "firmware/fw_int.h"
 
@@ -49,7 +52,7 @@ static int place(Fw *fw, uint32_t handle, uint64_t size, uint64_t *addr, const c
 {
     FwModel *m = &fw->model[handle];
     if (size == 0) { *addr = 0; return 0; }
-    if (fw_dram_alloc(&fw->dram, size, 64, handle + 1, addr))
+    if (fw_dram_alloc(&fw->dram, size, fw->region_align, handle + 1, addr))
         return fw_error(fw, ATL_ERR_FW_NO_DRAM, "cannot place the %s region (%llu bytes) in device DRAM: no free block large enough "
                         "(the model needs %llu bytes so far)", what, (unsigned long long)size,
                         (unsigned long long)(m->dram_used + size));
@@ -63,7 +66,7 @@ static int load_weights(Fw *fw, FwModel *m)
     for (uint32_t i = 0; i < v->n_blobs; i++) {
         AbmBlob b = abm_blob(v, i);
         uint8_t *dst = fw->hal.dram + m->base[ABM_REGION_WEIGHTS] + b.dram_offset;
-        if (abm_blob_read(v, i, dst, m->size[ABM_REGION_WEIGHTS] - b.dram_offset, &fw->err))
+        if (!fw->timing_only && abm_blob_read(v, i, dst, m->size[ABM_REGION_WEIGHTS] - b.dram_offset, &fw->err))
             return abm_problem(fw, starts_with(fw->err.msg, "CRC") ? ATL_ERR_FW_CHECKSUM : ATL_ERR_FW_BAD_IMAGE, "model image");
         fw_charge_bytes(fw, b.raw_size, b.compression == ABM_COMP_NONE ? FW_COST_COPY_KIB : FW_COST_INFLATE_KIB);
         fw_charge_bytes(fw, b.raw_size, FW_COST_VALIDATE_KIB);
@@ -76,8 +79,8 @@ static int load_streams(Fw *fw, FwModel *m)
     const AbmView *v = &m->view;
     uint64_t at = m->code_addr;
     char why[200];
-    for (uint32_t s = 0; s < v->n_stages; s++) {
-        AbmStage st = abm_stage(v, s);
+    for (uint32_t s = 0; s < v->n_variants; s++) {
+        AbmVariant st = abm_variant(v, s);
         uint64_t size[ABM_REGION_COUNT] = { m->size[ABM_REGION_WEIGHTS], st.activation_bytes, st.io_bytes };
         for (uint32_t c = 0; c < st.core_count; c++)
             for (uint32_t g = 0; g < ABM_ENGINES; g++) {
@@ -91,7 +94,7 @@ static int load_streams(Fw *fw, FwModel *m)
                 fw_charge(fw, n * FW_COST_RELOC_INSN);
                 for (uint64_t i = 0; i < n; i++)
                     if (fw_reloc_insn(dst + i * ABM_INSN_BYTES, m->base, size, why, sizeof why))
-                        return fw_error(fw, ATL_ERR_FW_RELOC, "stage %u core %u engine %s instruction %llu: %s", s, c,
+                        return fw_error(fw, ATL_ERR_FW_RELOC, "variant %u core %u engine %s instruction %llu: %s", s, c,
                                         abm_engine_name(g), (unsigned long long)i, why);
                 at += str.size;
             }
@@ -115,7 +118,8 @@ static int load_into(Fw *fw, uint32_t handle, uint64_t addr, uint64_t len)
                             major, minor, ABM_VERSION_MAJOR);
     }
     fw_charge_bytes(fw, len, FW_COST_VALIDATE_KIB);
-    if (abm_open(v, img, (size_t)len, 0, ABM_OPEN_IGNORE_CRC, &fw->err)) return abm_problem(fw, ATL_ERR_FW_BAD_IMAGE, "model image");
+    unsigned open_flags = ABM_OPEN_IGNORE_CRC | (fw->timing_only ? ABM_OPEN_SKIP_WEIGHT_CRC : 0);
+    if (abm_open(v, img, (size_t)len, 0, open_flags, &fw->err)) return abm_problem(fw, ATL_ERR_FW_BAD_IMAGE, "model image");
     fw_charge(fw, (uint64_t)v->section_count * FW_COST_SECTION);
     if (v->bad_crcs) return checksum_error(fw, v);
     if (v->chip_fingerprint != fw->chip_fp)
@@ -129,10 +133,10 @@ static int load_into(Fw *fw, uint32_t handle, uint64_t addr, uint64_t len)
     if (abm_decode(v, m->scratch, (size_t)v->scratch_needed, &fw->err)) return abm_problem(fw, ATL_ERR_FW_BAD_IMAGE, "model image");
     for (uint32_t i = 0; i < v->section_count; i++)
         if (v->sec[i].compression != ABM_COMP_NONE) fw_charge_bytes(fw, v->sec[i].raw_size, FW_COST_INFLATE_KIB);
-    /* Region sizes: weights for the whole file, activations and io the largest of any stage. */
+    /* Region sizes: weights for the whole file, activations and io the largest of any variant. */
     uint64_t act = 0, io = 0, code = 0;
-    for (uint32_t s = 0; s < v->n_stages; s++) {
-        AbmStage st = abm_stage(v, s);
+    for (uint32_t s = 0; s < v->n_variants; s++) {
+        AbmVariant st = abm_variant(v, s);
         if (st.activation_bytes > act) act = st.activation_bytes;
         if (st.io_bytes > io) io = st.io_bytes;
         for (uint32_t c = 0; c < st.core_count; c++)
@@ -150,13 +154,13 @@ static int load_into(Fw *fw, uint32_t handle, uint64_t addr, uint64_t len)
     for (int r = 0; r < ABM_REGION_COUNT; r++)
         if (place(fw, handle, m->size[r], &m->base[r], what[r])) return ATL_ERR_FW_NO_DRAM;
     if (place(fw, handle, code, &m->code_addr, "command stream")) return ATL_ERR_FW_NO_DRAM;
-    if (place(fw, handle, (uint64_t)FW_PROF_RECORDS * ATL_PROF_RECORD_BYTES, &m->prof_addr, "profile")) return ATL_ERR_FW_NO_DRAM;
+    if (place(fw, handle, FW_PROF_BYTES, &m->prof_addr, "profile")) return ATL_ERR_FW_NO_DRAM;
     int rc = load_weights(fw, m);
     if (rc) return rc;
     rc = load_streams(fw, m);
     if (rc) return rc;
     for (int r = ABM_REGION_ACTIVATIONS; r < ABM_REGION_COUNT; r++) {
-        if (m->size[r]) fw_memset(fw->hal.dram + m->base[r], 0, m->size[r]);
+        if (m->size[r] && !fw->timing_only) fw_memset(fw->hal.dram + m->base[r], 0, m->size[r]);
         fw_charge_bytes(fw, m->size[r], FW_COST_COPY_KIB);
     }
     return 0;
@@ -177,7 +181,7 @@ int fw_cmd_load(Fw *fw, const uint32_t *arg)
     FwModel *m = &fw->model[handle];
     fw->result[0] = handle;
     fw->result[1] = m->view.n_nets;
-    fw->result[2] = m->view.n_stages;
+    fw->result[2] = m->view.n_variants;
     fw->result[3] = m->view.n_tensors;
     fw_set64(fw, 4, m->base[ABM_REGION_WEIGHTS]);
     fw_set64(fw, 6, m->base[ABM_REGION_ACTIVATIONS]);

@@ -3,7 +3,7 @@
  * loading: ALLOC/FREE of device DRAM for the host, QUERY, RUN.
  *
  * RUN is the launch protocol of DESIGN.md section 5: point every core's
- * engine queues at the stage's relocated streams, ring the doorbells of the
+ * engine queues at the variant's relocated streams, ring the doorbells of the
  * non-empty ones, take interrupts until every rung core reports done (or a
  * fault), then post the counters. Commands are a table, not a switch.
  */
@@ -33,7 +33,9 @@ int fw_init(Fw *fw, const FwHal *hal, void *heap, size_t heap_size)
     fw->ncores = fw_rd(fw, ATL_REG_NCORES);
     fw->cores_per_cluster = fw_rd(fw, ATL_REG_CORES_PER_CLUSTER);
     fw->chip_fp = fw_rd64(fw, ATL_REG_CHIP_FP_LO);
+    fw->timing_only = fw_rd(fw, ATL_REG_DEVICE_MODE) == 1;
     fw->dram.size = fw_rd(fw, ATL_REG_DRAM_SIZE);
+    fw->region_align = fw_rd(fw, ATL_REG_DRAM_ALIGN);
     if (fw->dram.size > hal->dram_size) fw->dram.size = hal->dram_size;
     if (fw->ncores == 0 || fw->ncores > ATL_MAX_CORES) return -1;
     if (fw_heap_init(&fw->heap, heap, heap_size)) return -1;
@@ -87,7 +89,7 @@ static int cmd_query(Fw *fw, const uint32_t *arg)
     switch (kind) {
     case ATL_QK_MODEL:
         fw->result[0] = v->n_nets;
-        fw->result[1] = v->n_stages;
+        fw->result[1] = v->n_variants;
         fw->result[2] = v->n_tensors;
         fw_set64(fw, 3, v->chip_fingerprint);
         put_name(fw, abm_meta(v).producer);
@@ -95,14 +97,14 @@ static int cmd_query(Fw *fw, const uint32_t *arg)
     case ATL_QK_NET: {
         if (i >= v->n_nets) return fw_error(fw, ATL_ERR_FW_UNKNOWN_NET, "QUERY: net %u does not exist (the model has %u)", i, v->n_nets);
         AbmNet n = abm_net(v, i);
-        fw->result[0] = n.first_stage;
-        fw->result[1] = n.stage_count;
+        fw->result[0] = n.first_variant;
+        fw->result[1] = n.variant_count;
         put_name(fw, n.name);
         return 0;
     }
-    case ATL_QK_STAGE: {
-        if (i >= v->n_stages) return fw_error(fw, ATL_ERR_FW_UNKNOWN_STAGE, "QUERY: stage %u does not exist (the model has %u)", i, v->n_stages);
-        AbmStage s = abm_stage(v, i);
+    case ATL_QK_VARIANT: {
+        if (i >= v->n_variants) return fw_error(fw, ATL_ERR_FW_UNKNOWN_VARIANT, "QUERY: variant %u does not exist (the model has %u)", i, v->n_variants);
+        AbmVariant s = abm_variant(v, i);
         fw->result[0] = s.net;
         fw->result[1] = s.batch;
         fw->result[2] = s.tensor_first;
@@ -187,12 +189,12 @@ static int cmd_run(Fw *fw, const uint32_t *arg)
     const AbmView *v = &m->view;
     if (arg[1] >= v->n_nets) return fw_error(fw, ATL_ERR_FW_UNKNOWN_NET, "RUN: net %u does not exist (the model has %u)", arg[1], v->n_nets);
     AbmNet net = abm_net(v, arg[1]);
-    if (arg[2] >= net.stage_count)
-        return fw_error(fw, ATL_ERR_FW_UNKNOWN_STAGE, "RUN: net '%s' has %u stage(s), there is no stage %u", net.name, net.stage_count, arg[2]);
-    uint32_t sidx = net.first_stage + arg[2];
-    AbmStage st = abm_stage(v, sidx);
+    if (arg[2] >= net.variant_count)
+        return fw_error(fw, ATL_ERR_FW_UNKNOWN_VARIANT, "RUN: net '%s' has %u variant(s), there is no variant %u", net.name, net.variant_count, arg[2]);
+    uint32_t sidx = net.first_variant + arg[2];
+    AbmVariant st = abm_variant(v, sidx);
     if (st.core_count > fw->ncores)
-        return fw_error(fw, ATL_ERR_FW_CORES, "RUN: stage %u of net '%s' needs %u cores, the chip has %u", arg[2], net.name, st.core_count, fw->ncores);
+        return fw_error(fw, ATL_ERR_FW_CORES, "RUN: variant %u of net '%s' needs %u cores, the chip has %u", arg[2], net.name, st.core_count, fw->ncores);
     /* Start from a clean slate: no stale interrupts or done bits. */
     fw_wr(fw, ATL_REG_INT_STATUS, ATL_INT_DONE | ATL_INT_FAULT);
     for (uint32_t w = 0; w < (st.core_count + 31) / 32; w++) fw_wr(fw, ATL_REG_CORE_DONE + 4 * w, 0xFFFFFFFFu);
@@ -238,7 +240,7 @@ static int cmd_run(Fw *fw, const uint32_t *arg)
             return fw_error(fw, ATL_ERR_FW_HANG, "RUN: woken with no pending interrupt (INT_STATUS 0x%x)", pending);
         }
     }
-    /* Counters: launch totals, then per engine summed over the stage's cores. */
+    /* Counters: launch totals, then per engine summed over the variant's cores. */
     fw_set64(fw, 0, rung_cores ? fw_rd64(fw, ATL_REG_CYCLES_LO) : 0);
     fw_set64(fw, 4, rung_cores ? fw_rd64(fw, ATL_REG_MACS_LO) : 0);
     fw_set64(fw, 6, rung_cores ? fw_rd64(fw, ATL_REG_DRAM_RD_LO) + fw_rd64(fw, ATL_REG_DRAM_WR_LO) : 0);

@@ -40,13 +40,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     uint32_t l[4] = { (uint32_t)at, 0, (uint32_t)size, 0 };
     if (post(&f, &fw, ATL_MB_LOAD, l, 4) == 0) {
         uint32_t h = f.regs[ATL_REG_MB_RESULT / 4], nets = f.regs[ATL_REG_MB_RESULT / 4 + 1];
-        uint32_t stages = f.regs[ATL_REG_MB_RESULT / 4 + 2], tensors = f.regs[ATL_REG_MB_RESULT / 4 + 3];
+        uint32_t variants = f.regs[ATL_REG_MB_RESULT / 4 + 2], tensors = f.regs[ATL_REG_MB_RESULT / 4 + 3];
         for (uint32_t i = 0; i < tensors && i < 64; i++) {
             uint32_t q[4] = { h, ATL_QK_TENSOR, i, 0 };
             post(&f, &fw, ATL_MB_QUERY, q, 4);
         }
         for (uint32_t n = 0; n < nets && n < 4; n++)
-            for (uint32_t s = 0; s < stages && s < 4; s++) {
+            for (uint32_t s = 0; s < variants && s < 4; s++) {
                 uint32_t r[3] = { h, n, s };
                 post(&f, &fw, ATL_MB_RUN, r, 3);
             }

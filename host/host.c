@@ -6,10 +6,12 @@
  * writes to DRAM. The host keeps a copy of what QUERY reported (names,
  * shapes, addresses), so listing a model never talks to the device.
  */
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include "atoll.h"
 #include "isa/abm.h"
 #include "isa/config.h"
@@ -41,19 +43,21 @@ struct AtlModel {
     AtlModel *next;
     uint32_t handle;
     uint64_t image_addr;
-    uint32_t n_nets, n_stages;
+    uint32_t n_nets, n_variants;
     AtlNetInfo *nets;
-    AtlStageInfo *stages;
+    AtlVariantInfo *variants;
     StageData *sdata;
-    AtlTensorInfo *tensors;       /* per stage: inputs, then outputs */
+    AtlTensorInfo *tensors;       /* per variant: inputs, then outputs */
     AtlTensorInfo *all;           /* every tensor, in file order */
     char **names;
     uint32_t n_names;
     int has_run;
-    uint32_t last_stage;
+    uint32_t last_variant;
     uint32_t run_result[ATL_MB_RESULTS];
     AtlLayerProfile *layers;
     uint32_t n_layers;
+    AtlLayerInfo *rows;           /* the compiler's layer rows of every variant */
+    char *row_text;               /* their strings */
 };
 
 static AtlStatus fail(AtlDevice *d, AtlStatus s, const char *fmt, ...) ATL_PRINTF(3, 4);
@@ -76,7 +80,7 @@ const char *atl_status_name(AtlStatus s)
         ATL_FW_ERRORS(X)
 #undef X
     };
-    static const char *const host[] = { "INVALID", "IO", "CONFIG", "HOST_MEMORY", "NO_STAGE", "UNKNOWN_TENSOR", "SIZE", "NOT_RUN" };
+    static const char *const host[] = { "INVALID", "IO", "CONFIG", "HOST_MEMORY", "NO_VARIANT", "UNKNOWN_TENSOR", "SIZE", "NOT_RUN" };
     if ((int)s >= 0 && (int)s < ATL_ERR_FW_COUNT) return fw[s];
     if (s >= ATL_ERR_INVALID && s <= ATL_ERR_NOT_RUN) return host[s - ATL_ERR_INVALID];
     return "?";
@@ -109,7 +113,7 @@ static AtlStatus open_common(AtlDevice **out, const AtlChip *chip, const AtlOpen
     if (!d) return ATL_ERR_HOST_MEMORY;
     if (cfg_err) return fail(d, ATL_ERR_CONFIG, "%s", cfg_err);
     AtlDeviceOptions o = { 0 };
-    if (opt) { o.fw_heap_bytes = opt->fw_heap_bytes; o.trace = opt->trace; o.max_cycles = opt->max_cycles; o.max_work = opt->max_work; }
+    if (opt) { o.fw_heap_bytes = opt->fw_heap_bytes; o.trace = opt->trace; o.max_cycles = opt->max_cycles; o.max_work = opt->max_work; o.timing_only = opt->timing_only; }
     AtlErr e;
     d->hw = device_create(chip, &o, &e);
     if (!d->hw) return fail(d, ATL_ERR_CONFIG, "%s", e.msg);
@@ -137,11 +141,13 @@ static void model_free(AtlModel *m)
     for (uint32_t i = 0; i < m->n_names; i++) free(m->names[i]);
     free(m->names);
     free(m->nets);
-    free(m->stages);
+    free(m->variants);
     free(m->sdata);
     free(m->tensors);
     free(m->all);
     free(m->layers);
+    free(m->rows);
+    free(m->row_text);
     free(m);
 }
 
@@ -176,16 +182,16 @@ static char *keep_name(AtlModel *m, const char *s)
     return c;
 }
 
-/* Fills the host copy of nets, stages and io tensors with QUERY. */
+/* Fills the host copy of nets, variants and io tensors with QUERY. */
 static AtlStatus describe(AtlDevice *d, AtlModel *m, uint32_t n_tensors)
 {
     m->nets = calloc(m->n_nets ? m->n_nets : 1, sizeof *m->nets);
-    m->stages = calloc(m->n_stages ? m->n_stages : 1, sizeof *m->stages);
-    m->sdata = calloc(m->n_stages ? m->n_stages : 1, sizeof *m->sdata);
+    m->variants = calloc(m->n_variants ? m->n_variants : 1, sizeof *m->variants);
+    m->sdata = calloc(m->n_variants ? m->n_variants : 1, sizeof *m->sdata);
     m->tensors = calloc(n_tensors ? n_tensors : 1, sizeof *m->tensors);
     m->all = calloc(n_tensors ? n_tensors : 1, sizeof *m->all);
     m->names = calloc((size_t)m->n_nets + n_tensors + 1, sizeof *m->names);
-    if (!m->nets || !m->stages || !m->sdata || !m->tensors || !m->all || !m->names)
+    if (!m->nets || !m->variants || !m->sdata || !m->tensors || !m->all || !m->names)
         return fail(d, ATL_ERR_HOST_MEMORY, "out of host memory");
     AtlStatus s;
     uint32_t nt = 0;
@@ -193,15 +199,15 @@ static AtlStatus describe(AtlDevice *d, AtlModel *m, uint32_t n_tensors)
         uint32_t q[4] = { m->handle, ATL_QK_NET, n, 0 };
         if ((s = post(d, ATL_MB_QUERY, q, 4))) return s;
         uint32_t first = d->result[0], count = d->result[1];
-        if (first > m->n_stages || count > m->n_stages - first) return fail(d, ATL_ERR_BAD_IMAGE, "net %u: stage range out of bounds", n);
+        if (first > m->n_variants || count > m->n_variants - first) return fail(d, ATL_ERR_BAD_IMAGE, "net %u: variant range out of bounds", n);
         if (!(m->nets[n].name = keep_name(m, d->msg))) return fail(d, ATL_ERR_HOST_MEMORY, "out of host memory");
-        m->nets[n].n_stages = count;
-        m->nets[n].stages = &m->stages[first];
+        m->nets[n].n_variants = count;
+        m->nets[n].variants = &m->variants[first];
         for (uint32_t k = 0; k < count; k++) {
             uint32_t g = first + k;
-            uint32_t qs[4] = { m->handle, ATL_QK_STAGE, g, 0 };
+            uint32_t qs[4] = { m->handle, ATL_QK_VARIANT, g, 0 };
             if ((s = post(d, ATL_MB_QUERY, qs, 4))) return s;
-            AtlStageInfo *st = &m->stages[g];
+            AtlVariantInfo *st = &m->variants[g];
             uint32_t tfirst = d->result[2], tcount = d->result[3];
             st->batch = d->result[1];
             st->cores = d->result[4];
@@ -212,7 +218,7 @@ static AtlStatus describe(AtlDevice *d, AtlModel *m, uint32_t n_tensors)
             if (!outs) return fail(d, ATL_ERR_HOST_MEMORY, "out of host memory");
             if (tfirst > n_tensors || tcount > n_tensors - tfirst) {
                 free(outs);
-                return fail(d, ATL_ERR_BAD_IMAGE, "stage %u: tensor range out of bounds", g);
+                return fail(d, ATL_ERR_BAD_IMAGE, "variant %u: tensor range out of bounds", g);
             }
             for (uint32_t t = tfirst; t < tfirst + tcount; t++) {
                 uint32_t qt[4] = { m->handle, ATL_QK_TENSOR, t, 0 };
@@ -249,42 +255,178 @@ static AtlStatus describe(AtlDevice *d, AtlModel *m, uint32_t n_tensors)
     return ATL_OK;
 }
 
-AtlStatus atl_load_memory(AtlDevice *d, const void *data, size_t size, AtlModel **out)
+/* The chip an image was compiled for, by name: its metadata's options
+ * start with "--chip NAME" (atoll compile); "?" when that cannot be read. */
+static void image_chip_name(const void *img, size_t len, char *name, size_t cap)
 {
-    if (!d || !out) return ATL_ERR_INVALID;
-    *out = NULL;
-    if (!data || !size) return fail(d, ATL_ERR_INVALID, "atl_load_memory: empty model");
+    AbmModel m;
+    snprintf(name, cap, "?");
+    if (abm_load_buffer(&m, img, len, 0, ABM_LOAD_SKIP_WEIGHTS | ABM_OPEN_IGNORE_CRC, NULL)) return;
+    abm_options_chip(abm_meta(&m.view).options, name, cap);
+    abm_model_free(&m);
+}
+
+/* The chip fingerprint is checked before anything else (the firmware would
+ * first need device memory for the image, and a model for a larger chip
+ * does not fit a smaller one's): 1 and *fp set when the header is an
+ * intact version-1 header, 0 otherwise (the firmware then says what is
+ * wrong with it). */
+static int header_chip(const uint8_t *h, size_t n, uint64_t *fp)
+{
+    if (n < ABM_HEADER_BYTES || memcmp(h, ABM_MAGIC, 8) || (h[8] | h[9] << 8) != ABM_VERSION_MAJOR) return 0;
+    uint32_t crc = (uint32_t)h[60] | (uint32_t)h[61] << 8 | (uint32_t)h[62] << 16 | (uint32_t)h[63] << 24;
+    if (abm_crc32(h, 60) != crc) return 0;
+    *fp = 0;
+    for (int b = 0; b < 8; b++) *fp |= (uint64_t)h[16 + b] << (8 * b);
+    return 1;
+}
+
+/* ATL_OK, or ATL_ERR_CHIP naming both chips; img/len (may be NULL) is the
+ * whole image, read for the model's chip name. */
+static AtlStatus check_chip(AtlDevice *d, const uint8_t *hdr, size_t n, const void *img, size_t len)
+{
+    uint64_t fp, want = cfg_fingerprint(device_chip(d->hw));
+    if (!header_chip(hdr, n, &fp) || fp == want) return ATL_OK;
+    char name[64] = "?", what[96] = "another chip";
+    if (img) image_chip_name(img, len, name, sizeof name);
+    if (strcmp(name, "?")) snprintf(what, sizeof what, "chip '%s'", name);
+    const char *dev = device_chip(d->hw)->name;
+    return fail(d, ATL_ERR_CHIP,
+                "the model was compiled for %s (fingerprint 0x%016llx), but the device is chip '%s' (0x%016llx): "
+                "compile it for '%s'%s%s", what, (unsigned long long)fp, dev, (unsigned long long)want, dev,
+                strcmp(name, "?") ? " or run it on " : "", strcmp(name, "?") ? name : "");
+}
+
+/* The compiler's layer rows (the optional layers section, raw bytes) into
+ * m->rows, attached to their variants. */
+static AtlStatus keep_layer_rows(AtlDevice *d, AtlModel *m, const uint8_t *raw, uint64_t n)
+{
+    AbmView v;
+    AtlErr e;
+    memset(&v, 0, sizeof v);
+    v.n_variants = m->n_variants;
+    if (abm_layers_view(&v, raw, n, &e)) return fail(d, ATL_ERR_BAD_IMAGE, "%s", e.msg);
+    size_t text = 0;
+    for (uint32_t i = 0; i < v.n_layers; i++) {
+        AbmLayer l = abm_layer(&v, i);
+        text += strlen(l.name) + strlen(l.op) + strlen(l.split) + 3;
+    }
+    m->rows = calloc(v.n_layers + 1, sizeof *m->rows);
+    m->row_text = malloc(text + 1);
+    if (!m->rows || !m->row_text) return fail(d, ATL_ERR_HOST_MEMORY, "out of host memory");
+    char *p = m->row_text;
+    for (uint32_t i = 0; i < v.n_layers; i++) {
+        AbmLayer l = abm_layer(&v, i);
+        AtlLayerInfo *r = &m->rows[i];
+        const char *src[3] = {l.name, l.op, l.split};
+        const char **dst[3] = {&r->name, &r->op, &r->split};
+        for (int k = 0; k < 3; k++) { *dst[k] = p; strcpy(p, src[k]); p += strlen(src[k]) + 1; }
+        r->layer = l.layer;
+        r->tiles = l.tiles;
+        r->cores = l.cores;
+        r->matrix = (l.flags & ABM_LAYER_MATRIX) != 0;
+        r->macs = l.macs;
+        r->est_cycles = l.est_cycles;
+        r->est_compute = l.est_compute;
+        r->est_dma = l.est_dma;
+        AtlVariantInfo *st = &m->variants[l.variant];  /* rows come in variant order (checked) */
+        if (!st->n_layers) st->layers = r;
+        st->n_layers++;
+    }
+    return ATL_OK;
+}
+
+/* Offset and stored size of a table entry. */
+static void entry_span(const uint8_t *ent, uint64_t *off, uint64_t *stored)
+{
+    *off = *stored = 0;
+    for (int b = 0; b < 8; b++) { *off |= (uint64_t)ent[8 + b] << (8 * b); *stored |= (uint64_t)ent[16 + b] << (8 * b); }
+}
+
+/* The layer rows from the layers section's stored bytes. */
+static AtlStatus rows_from_stored(AtlDevice *d, AtlModel *m, const uint8_t *ent, const uint8_t *stored)
+{
+    AtlErr e;
+    uint64_t n;
+    uint8_t *raw = abm_entry_raw(ent, stored, &n, "model", &e);
+    if (!raw) return fail(d, ATL_ERR_BAD_IMAGE, "%s", e.msg);
+    AtlStatus s = keep_layer_rows(d, m, raw, n);
+    free(raw);
+    return s;
+}
+
+/* ALLOC: device memory for an image of size bytes at *addr. */
+static AtlStatus alloc_image(AtlDevice *d, size_t size, uint64_t *addr)
+{
     uint32_t a[3] = { (uint32_t)size, (uint32_t)((uint64_t)size >> 32), 64 };
     AtlStatus s = post(d, ATL_MB_ALLOC, a, 3);
     if (s) return fail(d, s, "model of %zu bytes does not fit device memory: %s", size, d->msg);
-    uint64_t addr = r64(d->result, 0);
-    uint8_t *dst = device_dram(d->hw, addr, size);
-    if (!dst) return fail(d, ATL_ERR_BAD_ARG, "firmware returned a block outside DRAM");
-    memcpy(dst, data, size);
-    uint32_t l[4] = { (uint32_t)addr, (uint32_t)(addr >> 32), (uint32_t)size, (uint32_t)((uint64_t)size >> 32) };
-    if ((s = post(d, ATL_MB_LOAD, l, 4))) {
-        char keep[ATL_ERRLEN];
-        memcpy(keep, d->err, sizeof keep);
-        uint32_t f[2] = { (uint32_t)addr, (uint32_t)(addr >> 32) };
-        post(d, ATL_MB_FREE, f, 2);
-        memcpy(d->err, keep, sizeof keep);
-        return s;
+    *addr = r64(d->result, 0);
+    if (!device_dram(d->hw, *addr, size)) return fail(d, ATL_ERR_BAD_ARG, "firmware returned a block outside DRAM");
+    return ATL_OK;
+}
+
+static void free_image(AtlDevice *d, uint64_t addr)
+{
+    char keep[ATL_ERRLEN];
+    memcpy(keep, d->err, sizeof keep);
+    uint32_t f[2] = { (uint32_t)addr, (uint32_t)(addr >> 32) };
+    post(d, ATL_MB_FREE, f, 2);
+    memcpy(d->err, keep, sizeof keep);
+}
+
+/* Where load_image gets the compiler's layer rows (host information the
+ * device never sees): an image in memory, or a file. */
+typedef struct RowSource {
+    const uint8_t *img;        /* the whole image, or NULL */
+    size_t len;
+    FILE *fp;                  /* else the file, with its header and table */
+    const uint8_t *head;
+    size_t nhead;
+    uint64_t size;
+} RowSource;
+
+static AtlStatus read_rows(AtlDevice *d, AtlModel *m, const RowSource *src)
+{
+    const uint8_t *ent = abm_find_entry(src->img ? src->img : src->head, src->img ? src->len : src->nhead, ABM_SEC_LAYERS);
+    if (!ent) return ATL_OK;
+    uint64_t off, stored, total = src->img ? src->len : src->size;
+    entry_span(ent, &off, &stored);
+    if (off > total || stored > total - off) return fail(d, ATL_ERR_BAD_IMAGE, "section 'layers' lies outside the model");
+    if (src->img) return rows_from_stored(d, m, ent, src->img + off);
+    uint8_t *buf = malloc(stored ? (size_t)stored : 1);
+    if (!buf || fseek(src->fp, (long)off, SEEK_SET) || fread(buf, 1, (size_t)stored, src->fp) != stored) {
+        free(buf);
+        return fail(d, ATL_ERR_IO, "cannot read the layers section");
     }
+    AtlStatus s = rows_from_stored(d, m, ent, buf);
+    free(buf);
+    return s;
+}
+
+/* LOAD of the image at addr, then the host copy of its description and the
+ * compiler's layer rows from src. The image block is freed on failure. */
+static AtlStatus load_image(AtlDevice *d, uint64_t addr, size_t size, AtlModel **out, const RowSource *src)
+{
+    uint32_t l[4] = { (uint32_t)addr, (uint32_t)(addr >> 32), (uint32_t)size, (uint32_t)((uint64_t)size >> 32) };
+    AtlStatus s = post(d, ATL_MB_LOAD, l, 4);
+    if (s) { free_image(d, addr); return s; }
     AtlModel *m = calloc(1, sizeof *m);
     if (!m) {
         uint32_t u[1] = { d->result[0] };
         post(d, ATL_MB_UNLOAD, u, 1);
+        free_image(d, addr);
         return fail(d, ATL_ERR_HOST_MEMORY, "out of host memory");
     }
     m->dev = d;
     m->handle = d->result[0];
     m->image_addr = addr;
     m->n_nets = d->result[1];
-    m->n_stages = d->result[2];
+    m->n_variants = d->result[2];
     uint32_t n_tensors = d->result[3];
     m->next = d->models;
     d->models = m;
-    if ((s = describe(d, m, n_tensors))) {
+    if ((s = describe(d, m, n_tensors)) || (s = read_rows(d, m, src))) {
         char keep[ATL_ERRLEN];
         memcpy(keep, d->err, sizeof keep);
         atl_unload(m);
@@ -295,16 +437,86 @@ AtlStatus atl_load_memory(AtlDevice *d, const void *data, size_t size, AtlModel 
     return ATL_OK;
 }
 
+/* The part of an image the device gets: without the optional trailing
+ * layers section (host information; abm.h), so that a model compiled with
+ * --layer-info is placed, and runs, exactly as without it. */
+static uint64_t device_size(const uint8_t *head, size_t n, uint64_t size)
+{
+    uint64_t req;
+    return !abm_required_size(head, n, &req) && req < size ? req : size;
+}
+
+AtlStatus atl_load_memory(AtlDevice *d, const void *data, size_t size, AtlModel **out)
+{
+    if (!d || !out) return ATL_ERR_INVALID;
+    *out = NULL;
+    if (!data || !size) return fail(d, ATL_ERR_INVALID, "atl_load_memory: empty model");
+    uint64_t addr, n = device_size(data, size, size);
+    AtlStatus s = check_chip(d, data, size, data, size);
+    if (s || (s = alloc_image(d, (size_t)n, &addr))) return s;
+    uint8_t *dst = device_dram(d->hw, addr, n);
+    memcpy(dst, data, (size_t)n);
+    if (n < size) abm_drop_optional(dst, (size_t)n);
+    RowSource src = { data, size, NULL, NULL, 0, 0 };
+    return load_image(d, addr, (size_t)n, out, &src);
+}
+
+/* The file goes straight into device memory (no host copy of the image). */
+static AtlStatus load_file(AtlDevice *d, const char *path, AtlModel **out)
+{
+    FILE *fp = fopen(path, "rb");
+    if (!fp) return fail(d, ATL_ERR_IO, "cannot open: %s", strerror(errno));
+    struct stat sb;
+    uint8_t head[ABM_HEADER_BYTES + ABM_MAX_SECTIONS * ABM_SECTION_ENTRY_BYTES];
+    size_t nh = fread(head, 1, sizeof head, fp);
+    AtlStatus s = ATL_OK;
+    if (fstat(fileno(fp), &sb) || !S_ISREG(sb.st_mode) || sb.st_size <= 0 || (uint64_t)sb.st_size > SIZE_MAX) {
+        /* not a plain file (a pipe, a device): read it whole */
+        fclose(fp);
+        unsigned char *data;
+        size_t size;
+        AtlErr e;
+        if (atl_read_file(path, &data, &size, &e)) return fail(d, ATL_ERR_IO, "%s", e.msg);
+        s = atl_load_memory(d, data, size, out);
+        free(data);
+        return s;
+    }
+    size_t size = (size_t)sb.st_size;
+    uint64_t fpr;
+    if (header_chip(head, nh, &fpr) && fpr != cfg_fingerprint(device_chip(d->hw))) {
+        fclose(fp);
+        unsigned char *data = NULL;
+        size_t n = 0;
+        AtlErr e;
+        if (atl_read_file(path, &data, &n, &e)) return fail(d, ATL_ERR_IO, "%s", e.msg);
+        s = check_chip(d, data, n, data, n);
+        free(data);
+        return s;
+    }
+    size_t n = (size_t)device_size(head, nh, size);
+    uint64_t addr;
+    if ((s = alloc_image(d, n, &addr))) { fclose(fp); return s; }
+    uint8_t *dst = device_dram(d->hw, addr, n);
+    size_t first = nh < n ? nh : n;
+    memcpy(dst, head, first);
+    size_t got = first + (first < n ? fread(dst + first, 1, n - first, fp) : 0);
+    if (ferror(fp) || got != n) {
+        fclose(fp);
+        free_image(d, addr);
+        return fail(d, ATL_ERR_IO, "read error (%zu of %zu bytes)", got, n);
+    }
+    if (n < size) abm_drop_optional(dst, n);
+    RowSource src = { NULL, 0, fp, head, nh, size };
+    s = load_image(d, addr, n, out, &src);
+    fclose(fp);
+    return s;
+}
+
 AtlStatus atl_load_file(AtlDevice *d, const char *path, AtlModel **out)
 {
     if (!d || !out || !path) return ATL_ERR_INVALID;
     *out = NULL;
-    unsigned char *data;
-    size_t size;
-    AtlErr e;
-    if (atl_read_file(path, &data, &size, &e)) return fail(d, ATL_ERR_IO, "%s", e.msg);
-    AtlStatus s = atl_load_memory(d, data, size, out);
-    free(data);
+    AtlStatus s = load_file(d, path, out);
     if (s) {
         char keep[ATL_ERRLEN];
         snprintf(keep, sizeof keep, "%s: %s", path, d->err);
@@ -345,7 +557,7 @@ static void shape_text(char *buf, size_t cap, const AtlTensorInfo *t)
     if (n < cap) snprintf(buf + n, cap - n, "]");
 }
 
-AtlStatus atl_run(AtlModel *m, const char *net, const AtlBuffer *in, uint32_t n_in, uint32_t *stage_out)
+AtlStatus atl_run(AtlModel *m, const char *net, const AtlBuffer *in, uint32_t n_in, uint32_t *variant_out)
 {
     if (!m) return ATL_ERR_INVALID;
     AtlDevice *d = m->dev;
@@ -359,8 +571,8 @@ AtlStatus atl_run(AtlModel *m, const char *net, const AtlBuffer *in, uint32_t n_
     }
     const AtlNetInfo *nt = &m->nets[ni];
     uint32_t chosen = UINT32_MAX;
-    for (uint32_t k = 0; k < nt->n_stages && chosen == UINT32_MAX; k++) {
-        const AtlStageInfo *st = &nt->stages[k];
+    for (uint32_t k = 0; k < nt->n_variants && chosen == UINT32_MAX; k++) {
+        const AtlVariantInfo *st = &nt->variants[k];
         if (st->n_inputs != n_in) continue;
         uint32_t i = 0;
         for (; i < n_in; i++) {
@@ -372,17 +584,17 @@ AtlStatus atl_run(AtlModel *m, const char *net, const AtlBuffer *in, uint32_t n_
     if (chosen == UINT32_MAX) {
         char text[ATL_ERRLEN] = "";
         size_t n = 0;
-        for (uint32_t k = 0; k < nt->n_stages && n < sizeof text; k++) {
-            n += (size_t)snprintf(text + n, sizeof text - n, "%s stage %u (batch %u):", k ? ";" : "", k, nt->stages[k].batch);
-            for (uint32_t i = 0; i < nt->stages[k].n_inputs && n < sizeof text; i++) {
+        for (uint32_t k = 0; k < nt->n_variants && n < sizeof text; k++) {
+            n += (size_t)snprintf(text + n, sizeof text - n, "%s variant %u (batch %u):", k ? ";" : "", k, nt->variants[k].batch);
+            for (uint32_t i = 0; i < nt->variants[k].n_inputs && n < sizeof text; i++) {
                 char s[128];
-                shape_text(s, sizeof s, &nt->stages[k].inputs[i]);
+                shape_text(s, sizeof s, &nt->variants[k].inputs[i]);
                 n += (size_t)snprintf(text + n, sizeof text - n, " %s", s);
             }
         }
-        return fail(d, ATL_ERR_NO_STAGE, "no stage of net '%s' takes these %u input(s); it has%s", nt->name, n_in, text);
+        return fail(d, ATL_ERR_NO_VARIANT, "no variant of net '%s' takes these %u input(s); it has%s", nt->name, n_in, text);
     }
-    const AtlStageInfo *st = &nt->stages[chosen];
+    const AtlVariantInfo *st = &nt->variants[chosen];
     for (uint32_t i = 0; i < n_in; i++) {
         const AtlTensorInfo *t = find_io(st->inputs, st->n_inputs, in[i].name, i);
         if (in[i].size != t->bytes)
@@ -397,7 +609,7 @@ AtlStatus atl_run(AtlModel *m, const char *net, const AtlBuffer *in, uint32_t n_
     AtlStatus s = post(d, ATL_MB_RUN, a, 3);
     if (s) return s;
     memcpy(m->run_result, d->result, sizeof m->run_result);
-    m->last_stage = (uint32_t)(st - m->stages);
+    m->last_variant = (uint32_t)(st - m->variants);
     /* per-layer records */
     uint32_t nl = d->result[20];
     const uint8_t *rec = nl ? device_dram(d->hw, r64(d->result, 21), (uint64_t)nl * ATL_PROF_RECORD_BYTES) : NULL;
@@ -413,13 +625,17 @@ AtlStatus atl_run(AtlModel *m, const char *net, const AtlBuffer *in, uint32_t n_
                 f[k] = 0;
                 for (int b = 0; b < 8; b++) f[k] |= (uint64_t)rec[i * ATL_PROF_RECORD_BYTES + 8 * (uint32_t)k + (uint32_t)b] << (8 * b);
             }
+            static const char *const bound[] = {[ATL_BOUND_COMPUTE] = "compute", [ATL_BOUND_DMA] = "dma", [ATL_BOUND_SYNC] = "sync"};
             m->layers[i] = (AtlLayerProfile){ (uint32_t)f[ATL_PROF_LAYER], f[ATL_PROF_INSNS], f[ATL_PROF_FIRST], f[ATL_PROF_LAST],
-                                              f[ATL_PROF_MACS], f[ATL_PROF_DMA_BYTES], f[ATL_PROF_BUSY_MAT], f[ATL_PROF_BUSY_VEC] };
+                                              f[ATL_PROF_MACS], f[ATL_PROF_DMA_BYTES], f[ATL_PROF_BUSY_MAT], f[ATL_PROF_BUSY_VEC],
+                                              f[ATL_PROF_BUSY_DMA], f[ATL_PROF_SYNC],
+                                              f[ATL_PROF_BOUND] <= ATL_BOUND_SYNC ? bound[f[ATL_PROF_BOUND]] : "?",
+                                              f[ATL_PROF_DRAM_BYTES] };
         }
         m->n_layers = nl;
     }
     m->has_run = 1;
-    if (stage_out) *stage_out = chosen;
+    if (variant_out) *variant_out = chosen;
     return ATL_OK;
 }
 
@@ -440,11 +656,11 @@ AtlStatus atl_output(AtlModel *m, const char *name, uint32_t index, void *dst, s
     if (!m) return ATL_ERR_INVALID;
     AtlDevice *d = m->dev;
     if (!m->has_run) return fail(d, ATL_ERR_NOT_RUN, "no successful run yet");
-    const AtlStageInfo *st = &m->stages[m->last_stage];
+    const AtlVariantInfo *st = &m->variants[m->last_variant];
     const AtlTensorInfo *t = find_io(st->outputs, st->n_outputs, name, index);
     if (!t) {
-        if (name) return fail(d, ATL_ERR_UNKNOWN_TENSOR, "the stage has no output named '%s'", name);
-        return fail(d, ATL_ERR_UNKNOWN_TENSOR, "the stage has %u output(s), not %u", st->n_outputs, index + 1);
+        if (name) return fail(d, ATL_ERR_UNKNOWN_TENSOR, "the variant has no output named '%s'", name);
+        return fail(d, ATL_ERR_UNKNOWN_TENSOR, "the variant has %u output(s), not %u", st->n_outputs, index + 1);
     }
     return copy_out(d, t, "output", dst, size);
 }
@@ -455,11 +671,11 @@ AtlStatus atl_read_tensor(AtlModel *m, const char *name, void *dst, size_t size)
     AtlDevice *d = m->dev;
     if (!m->has_run) return fail(d, ATL_ERR_NOT_RUN, "no successful run yet");
     if (!name) return fail(d, ATL_ERR_INVALID, "atl_read_tensor: no name");
-    const AtlStageInfo *st = &m->stages[m->last_stage];
+    const AtlVariantInfo *st = &m->variants[m->last_variant];
     const AtlTensorInfo *t = NULL;
     for (uint32_t i = 0; i < st->n_tensors && !t; i++)
         if (!strcmp(st->tensors[i].name, name)) t = &st->tensors[i];
-    if (!t) return fail(d, ATL_ERR_UNKNOWN_TENSOR, "the stage that ran has no tensor named '%s'", name);
+    if (!t) return fail(d, ATL_ERR_UNKNOWN_TENSOR, "the variant that ran has no tensor named '%s'", name);
     return copy_out(d, t, "tensor", dst, size);
 }
 
@@ -473,7 +689,7 @@ AtlStatus atl_profile(const AtlModel *m, AtlProfile *p)
     p->fw_cycles = r64(r, 2);
     p->macs = r64(r, 4);
     p->dram_bytes = r64(r, 6);
-    p->cores = m->stages[m->last_stage].cores;
+    p->cores = m->variants[m->last_variant].cores;
     p->seconds = (double)p->cycles / (device_chip(m->dev->hw)->freq_mhz * 1e6);
     for (int g = 0; g < ATL_ENGINES; g++) {
         p->busy[g] = r64(r, 8 + 2 * g);

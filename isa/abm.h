@@ -21,7 +21,8 @@
 
 #define ABM_MAGIC "ATOLLABM"          /* 8 bytes, no NUL in the file */
 #define ABM_VERSION_MAJOR 1
-#define ABM_VERSION_MINOR 0
+#define ABM_VERSION_MINOR 0           /* files without the optional sections */
+#define ABM_VERSION_MINOR_LAYERS 1    /* files with a layers section (1.1) */
 #define ABM_HEADER_BYTES 64
 #define ABM_SECTION_ENTRY_BYTES 40
 #define ABM_ALIGN 64                  /* sections, streams and weight blobs */
@@ -36,12 +37,14 @@
 
 /* Record sizes of the table sections (bytes). */
 #define ABM_NET_BYTES 16
-#define ABM_STAGE_BYTES 48
+#define ABM_VARIANT_BYTES 48
 #define ABM_TENSOR_BYTES 64
 #define ABM_QUANT_BYTES 8
 #define ABM_STREAM_BYTES 16
 #define ABM_BLOB_BYTES 48
 #define ABM_META_BYTES 40
+#define ABM_LAYER_BYTES 64            /* layers section: one row */
+#define ABM_LAYERS_HEADER_BYTES 16    /* layers section: rows, row size, reserved */
 
 /* Header flags. Unknown bits are rejected. */
 #define ABM_FLAG_COMBINED 0x1u        /* produced by merging several files */
@@ -50,7 +53,7 @@
 typedef enum AbmSectionType {
     ABM_SEC_STRINGS = 1,
     ABM_SEC_NETS = 2,
-    ABM_SEC_STAGES = 3,
+    ABM_SEC_VARIANTS = 3,
     ABM_SEC_TENSORS = 4,
     ABM_SEC_QUANT = 5,
     ABM_SEC_STREAMS = 6,
@@ -58,7 +61,8 @@ typedef enum AbmSectionType {
     ABM_SEC_WEIGHT_DIR = 8,
     ABM_SEC_WEIGHT_DATA = 9,
     ABM_SEC_META = 10,
-    ABM_SEC_LIMIT = 11                /* one past the last known type */
+    ABM_SEC_LAYERS = 11,              /* optional: the compiler's per-layer table */
+    ABM_SEC_LIMIT = 12                /* one past the last known type */
 } AbmSectionType;
 
 typedef enum AbmCompression { ABM_COMP_NONE = 0, ABM_COMP_ZLIB = 1 } AbmCompression;
@@ -88,6 +92,8 @@ uint32_t abm_dtype_bytes(uint32_t dtype);
 
 /* abm_open flags */
 #define ABM_OPEN_IGNORE_CRC 0x1u  /* record CRC mismatches instead of failing */
+#define ABM_OPEN_SKIP_WEIGHT_CRC 0x2u /* do not checksum weight_data (a loader that never
+                                         reads the weights: timing-only devices) */
 
 typedef struct AbmSection {
     uint32_t type, compression;
@@ -114,9 +120,11 @@ typedef struct AbmView {
     uint8_t *work;                /* inflate workspace inside the scratch */
     int decoded;
     /* after abm_decode: record counts and raw section bytes */
-    uint32_t n_nets, n_stages, n_tensors, n_quant, n_streams, n_blobs;
+    uint32_t n_nets, n_variants, n_tensors, n_quant, n_streams, n_blobs, n_layers;
     uint64_t strings_size, cmds_size, wdata_size;
-    const uint8_t *strings, *nets, *stages, *tensors, *quant, *streams, *cmds, *wdir, *wdata, *meta;
+    const uint8_t *strings, *nets, *variants, *tensors, *quant, *streams, *cmds, *wdir, *wdata, *meta, *layers;
+    const uint8_t *layer_strings; /* the layers section's own strings */
+    uint64_t layer_strings_size;
     uint64_t weight_bytes;        /* size of the DRAM weight region */
 } AbmView;
 
@@ -128,11 +136,11 @@ int abm_open(AbmView *v, const void *buf, size_t len, uint64_t expect_chip, unsi
  * record and cross reference. */
 int abm_decode(AbmView *v, void *scratch, size_t scratch_len, AtlErr *e);
 
-typedef struct AbmNet { const char *name; uint32_t first_stage, stage_count; } AbmNet;
-typedef struct AbmStage {
+typedef struct AbmNet { const char *name; uint32_t first_variant, variant_count; } AbmNet;
+typedef struct AbmVariant {
     uint32_t net, batch, tensor_first, tensor_count, stream_first, stream_count, core_count;
-    uint64_t activation_bytes, io_bytes;  /* the stage's memory plan */
-} AbmStage;
+    uint64_t activation_bytes, io_bytes;  /* the variant's memory plan */
+} AbmVariant;
 typedef struct AbmTensor {
     const char *name;
     uint32_t dtype, role, region, layout, ndim, quant_kind, quant_axis, blob;
@@ -149,25 +157,61 @@ typedef struct AbmBlob {
     const uint8_t *stored;        /* stored bytes inside the file */
 } AbmBlob;
 typedef struct AbmMeta { const char *producer, *options; const uint8_t *source_hash; } AbmMeta;
+/* One row of the optional layers section: what the compiler knew of a
+ * layer of a variant (its name and op, how it was split, the cost model's
+ * estimate), for per-layer reports next to the simulated cycles. */
+#define ABM_LAYER_MATRIX 0x1u         /* flags: a matrix-unit layer (conv, matmul) */
+typedef struct AbmLayer {
+    uint32_t variant, layer;            /* global variant index; the layer id of its instructions */
+    const char *name, *op, *split;
+    uint32_t tiles, cores, flags;
+    uint64_t macs, est_cycles, est_compute, est_dma;
+} AbmLayer;
 
 /* Accessors for a decoded view; the index must be below the matching count. */
 AbmNet abm_net(const AbmView *v, uint32_t i);
-AbmStage abm_stage(const AbmView *v, uint32_t i);
+AbmVariant abm_variant(const AbmView *v, uint32_t i);
 AbmTensor abm_tensor(const AbmView *v, uint32_t i);
 AbmQuant abm_quant(const AbmView *v, uint32_t i);
-/* Stream of (stage, core, engine); core < core_count, engine < ABM_ENGINES. */
-AbmStream abm_stream(const AbmView *v, uint32_t stage, uint32_t core, uint32_t engine);
+/* Stream of (variant, core, engine); core < core_count, engine < ABM_ENGINES. */
+AbmStream abm_stream(const AbmView *v, uint32_t variant, uint32_t core, uint32_t engine);
 AbmBlob abm_blob(const AbmView *v, uint32_t i);
 AbmMeta abm_meta(const AbmView *v);
+/* Layer row i < v->n_layers (0 rows when the file has no layers section). */
+AbmLayer abm_layer(const AbmView *v, uint32_t i);
+/* Points v's layer fields at a layers section's raw bytes and checks them
+ * (rows, strings, variants below v->n_variants, flags); abm_decode does this
+ * for a whole file, a host reading the section alone calls it directly. */
+int abm_layers_view(AbmView *v, const uint8_t *raw, uint64_t n, AtlErr *e);
+
+/* The layers section holds only what host tools show: it is placed last,
+ * with its own strings, so that the file without it is byte for byte the
+ * file compiled without --layer-info. Given the header and section table
+ * (n bytes from the start of a file), abm_required_size gives the size of
+ * that file (its file_size when there is no such trailing section), and
+ * abm_drop_optional rewrites the header and table in place to describe
+ * it (section count, minor version, file_size, CRCs). The host loads that
+ * prefix into the device, so a model runs with the same placement and
+ * cycles whichever way it was compiled. 0, or -1 when the bytes are not an
+ * intact header and table. */
+int abm_required_size(const uint8_t *head, size_t n, uint64_t *size);
+int abm_drop_optional(uint8_t *head, size_t n);
+/* The section table entry of type in the header and table head (n bytes),
+ * NULL when absent or the header or table is damaged (host only). */
+const uint8_t *abm_find_entry(const uint8_t *head, size_t n, uint32_t type);
+/* The raw bytes of a section from its table entry and its stored bytes:
+ * CRC checked, inflated when compressed; malloc'd (the caller frees). NULL
+ * with e set (naming `what`) on a bad entry, CRC or stream. */
+uint8_t *abm_entry_raw(const uint8_t *entry, const uint8_t *stored, uint64_t *raw_n, const char *what, AtlErr *e);
 /* Copies or inflates blob i into dst (>= raw_size bytes), checks its CRC.
  * Uses the view's inflate workspace: one call at a time per view. */
 int abm_blob_read(const AbmView *v, uint32_t i, void *dst, uint64_t dst_len, AtlErr *e);
 /* Index of the net named name, or -1. */
 int abm_find_net(const AbmView *v, const char *name);
-/* Global index of net's first stage compiled for batch, or -1. */
-int abm_find_stage(const AbmView *v, uint32_t net, uint32_t batch);
-/* Global index of the tensor called name in stage, or -1. */
-int abm_find_tensor(const AbmView *v, uint32_t stage, const char *name);
+/* Global index of net's first variant compiled for batch, or -1. */
+int abm_find_variant(const AbmView *v, uint32_t net, uint32_t batch);
+/* Global index of the tensor called name in variant, or -1. */
+int abm_find_tensor(const AbmView *v, uint32_t variant, const char *name);
 
 /* 64-bit FNV-1a content hash used for weight dedup. */
 uint64_t abm_hash64(const void *data, uint64_t len);
@@ -197,6 +241,14 @@ void abm_model_free(AbmModel *m);
 #define ABM_HOST_MAX_WEIGHT_BYTES 0x7fffffffull
 int abm_check_host_limits(const AbmView *v, AtlErr *e);
 
+/* The chip fingerprint and the compiler options (metadata) of an .abm
+ * file, reading only its header, section table, meta and strings sections
+ * (CRCs checked); options is truncated to cap bytes. Host only. */
+int abm_file_info(const char *path, uint64_t *fingerprint, char *options, size_t cap, AtlErr *e);
+/* The chip name in compiler options ("--chip NAME ..."): 0 and name set,
+ * -1 when the options name none. */
+int abm_options_chip(const char *options, char *name, size_t cap);
+
 /* ---- writer (host) ---- */
 
 typedef struct AbmWriter AbmWriter;
@@ -219,28 +271,32 @@ void abm_writer_free(AbmWriter *w);
 void abm_writer_set_level(AbmWriter *w, int level);
 void abm_writer_set_flags(AbmWriter *w, uint32_t flags);
 uint64_t abm_writer_chip(const AbmWriter *w);
-uint32_t abm_writer_stage_count(const AbmWriter *w);
+uint32_t abm_writer_variant_count(const AbmWriter *w);
 int abm_writer_has_metadata(const AbmWriter *w);
 /* 0 and *net set when a net of that name exists, else -1. */
 int abm_writer_find_net(const AbmWriter *w, const char *name, uint32_t *net);
 int abm_add_net(AbmWriter *w, const char *name, uint32_t *net, AtlErr *e);
-int abm_add_stage(AbmWriter *w, uint32_t net, uint32_t batch, uint32_t core_count, uint32_t *stage, AtlErr *e);
-int abm_add_tensor(AbmWriter *w, uint32_t stage, const AbmTensorDesc *t, uint32_t *tensor, AtlErr *e);
-int abm_set_stream(AbmWriter *w, uint32_t stage, uint32_t core, uint32_t engine, const void *bytes, size_t len, AtlErr *e);
+int abm_add_variant(AbmWriter *w, uint32_t net, uint32_t batch, uint32_t core_count, uint32_t *variant, AtlErr *e);
+int abm_add_tensor(AbmWriter *w, uint32_t variant, const AbmTensorDesc *t, uint32_t *tensor, AtlErr *e);
+int abm_set_stream(AbmWriter *w, uint32_t variant, uint32_t core, uint32_t engine, const void *bytes, size_t len, AtlErr *e);
 /* Adds a weight blob; *offset is its place in the DRAM weight region.
  * Identical contents are stored once and get the same offset. */
 int abm_add_weight(AbmWriter *w, const void *data, size_t len, uint64_t *offset, AtlErr *e);
-int abm_set_mem_plan(AbmWriter *w, uint32_t stage, uint64_t activation_bytes, uint64_t io_bytes, AtlErr *e);
+int abm_set_mem_plan(AbmWriter *w, uint32_t variant, uint64_t activation_bytes, uint64_t io_bytes, AtlErr *e);
 int abm_set_metadata(AbmWriter *w, const char *producer, const char *options, const uint8_t hash[ABM_HASH_BYTES], AtlErr *e);
+/* Adds a row of the optional layers section for variant (l->variant is
+ * ignored). A file gets the section (and version 1.1) only when a row was
+ * added, so the bytes of every other file stay as they were. */
+int abm_add_layer(AbmWriter *w, uint32_t variant, const AbmLayer *l, AtlErr *e);
 /* Statistics after abm_add_weight calls. */
 void abm_writer_weight_stats(const AbmWriter *w, uint64_t *blobs, uint64_t *raw_bytes, uint64_t *stored_bytes, uint64_t *dedup_hits);
 /* Serialises (and re-validates) the model; *buf is malloc'd, caller frees.
- * Fails on a net without stages and on two stages of one net with the same
+ * Fails on a net without variants and on two variants of one net with the same
  * batch and input shapes (a runtime could not tell them apart). */
 int abm_serialize(AbmWriter *w, uint8_t **buf, size_t *len, AtlErr *e);
 int abm_write_file(AbmWriter *w, const char *path, AtlErr *e);
-/* Adds every net and stage of a decoded view (weights deduplicated against
- * what w already holds). Fails on a different chip fingerprint or a stage
+/* Adds every net and variant of a decoded view (weights deduplicated against
+ * what w already holds). Fails on a different chip fingerprint or a variant
  * that w already has (same net name, batch and input shapes). */
 int abm_writer_merge(AbmWriter *w, const AbmView *v, AtlErr *e);
 #endif

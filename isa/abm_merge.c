@@ -1,4 +1,4 @@
-/* abm_merge.c - adds the nets and stages of a decoded model to a writer:
+/* abm_merge.c - adds the nets and variants of a decoded model to a writer:
  * the library half of `atoll inspect --combine`. Weights go through
  * abm_add_weight, so blobs shared by both models are stored once; tensor
  * offsets are moved with their blob, and so are the weight addresses in the
@@ -49,7 +49,7 @@ static int move_weight_addr(const AbmView *v, const uint64_t *newoff, const AtlI
 /* A copy of stream bytes with every weight-tagged DRAM operand moved to its
  * blob's new offset (records that do not decode are copied as they are).
  * *out is malloc'd (caller frees). */
-static int relocate_stream(const AbmView *v, const uint64_t *newoff, AbmStream s, uint32_t stage, uint32_t core,
+static int relocate_stream(const AbmView *v, const uint64_t *newoff, AbmStream s, uint32_t variant, uint32_t core,
                            uint32_t engine, uint8_t **out, AtlErr *e)
 {
     uint8_t *buf = malloc(s.size ? (size_t)s.size : 1);
@@ -70,7 +70,7 @@ static int relocate_stream(const AbmView *v, const uint64_t *newoff, AbmStream s
             int dst = id == ISA_F_DST;
             uint64_t *addr = dst ? &in.dst : &in.src;
             if ((dst ? in.dst_space : in.src_space) != ISA_SPACE_DRAM || (*addr >> ATL_RELOC_SHIFT) != ABM_REGION_WEIGHTS + 1) continue;
-            snprintf(where, sizeof where, "merge: stage %u core %u engine %s instruction %llu", stage, core,
+            snprintf(where, sizeof where, "merge: variant %u core %u engine %s instruction %llu", variant, core,
                      abm_engine_name(engine), (unsigned long long)i);
             if (move_weight_addr(v, newoff, &in, addr, dst ? in.dst_stride : in.src_stride, where, e)) { free(buf); return -1; }
             moved = 1;
@@ -84,11 +84,11 @@ static int relocate_stream(const AbmView *v, const uint64_t *newoff, AbmStream s
     return 0;
 }
 
-/* Does the view's stage vs have the same inputs (count, dtype, shape) as the
- * view's stage of other? Works on two views or the same one. */
+/* Does the view's variant vs have the same inputs (count, dtype, shape) as the
+ * view's variant of other? Works on two views or the same one. */
 static int same_inputs(const AbmView *a, uint32_t sa, const AbmView *b, uint32_t sb)
 {
-    AbmStage x = abm_stage(a, sa), y = abm_stage(b, sb);
+    AbmVariant x = abm_variant(a, sa), y = abm_variant(b, sb);
     if (x.batch != y.batch) return 0;
     uint32_t i = 0, j = 0;
     for (;;) {
@@ -105,7 +105,7 @@ static int same_inputs(const AbmView *a, uint32_t sa, const AbmView *b, uint32_t
 int abm_writer_merge(AbmWriter *w, const AbmView *v, AtlErr *e)
 {
     if (!v->decoded) return atl_fail(e, "merge: the model was not decoded");
-    /* Serialise what w holds so far and compare stages through the reader. */
+    /* Serialise what w holds so far and compare variants through the reader. */
     uint8_t *cur = NULL;
     size_t cur_n = 0;
     AbmView *cv = NULL;
@@ -117,21 +117,21 @@ int abm_writer_merge(AbmWriter *w, const AbmView *v, AtlErr *e)
     if (chip != v->chip_fingerprint)
         return atl_fail(e, "cannot combine models for different chips: fingerprint 0x%llx vs 0x%llx",
                         (unsigned long long)chip, (unsigned long long)v->chip_fingerprint);
-    if (abm_writer_stage_count(w) > 0) {
+    if (abm_writer_variant_count(w) > 0) {
         if (abm_serialize(w, &cur, &cur_n, e)) goto done;
         if (!(cv = malloc(sizeof *cv))) { atl_fail(e, "out of memory"); goto done; }
         if (abm_open(cv, cur, cur_n, 0, 0, e)) goto done;
         if (!(scratch = malloc(cv->scratch_needed))) { atl_fail(e, "out of memory"); goto done; }
         if (abm_decode(cv, scratch, cv->scratch_needed, e)) goto done;
-        for (uint32_t s = 0; s < v->n_stages; s++) {
-            AbmStage st = abm_stage(v, s);
+        for (uint32_t s = 0; s < v->n_variants; s++) {
+            AbmVariant st = abm_variant(v, s);
             const char *net = abm_net(v, st.net).name;
             int cn = abm_find_net(cv, net);
             if (cn < 0) continue;
             AbmNet c = abm_net(cv, (uint32_t)cn);
-            for (uint32_t k = 0; k < c.stage_count; k++)
-                if (same_inputs(cv, c.first_stage + k, v, s))
-                    { atl_fail(e, "duplicate stage: net '%s' batch %u with the same input shapes is in both models", net, st.batch); goto done; }
+            for (uint32_t k = 0; k < c.variant_count; k++)
+                if (same_inputs(cv, c.first_variant + k, v, s))
+                    { atl_fail(e, "duplicate variant: net '%s' batch %u with the same input shapes is in both models", net, st.batch); goto done; }
         }
     }
     if (v->n_blobs && !(newoff = malloc(v->n_blobs * sizeof *newoff))) { atl_fail(e, "out of memory"); goto done; }
@@ -148,10 +148,10 @@ int abm_writer_merge(AbmWriter *w, const AbmView *v, AtlErr *e)
         AbmNet net = abm_net(v, n);
         uint32_t wn;
         if (abm_writer_find_net(w, net.name, &wn) && abm_add_net(w, net.name, &wn, e)) goto done;
-        for (uint32_t k = 0; k < net.stage_count; k++) {
-            AbmStage st = abm_stage(v, net.first_stage + k);
+        for (uint32_t k = 0; k < net.variant_count; k++) {
+            AbmVariant st = abm_variant(v, net.first_variant + k);
             uint32_t ws;
-            if (abm_add_stage(w, wn, st.batch, st.core_count, &ws, e) ||
+            if (abm_add_variant(w, wn, st.batch, st.core_count, &ws, e) ||
                 abm_set_mem_plan(w, ws, st.activation_bytes, st.io_bytes, e))
                 goto done;
             for (uint32_t t = 0; t < st.tensor_count; t++) {
@@ -182,16 +182,20 @@ int abm_writer_merge(AbmWriter *w, const AbmView *v, AtlErr *e)
             }
             for (uint32_t c = 0; c < st.core_count; c++)
                 for (uint32_t g = 0; g < ABM_ENGINES; g++) {
-                    AbmStream s = abm_stream(v, net.first_stage + k, c, g);
+                    AbmStream s = abm_stream(v, net.first_variant + k, c, g);
                     if (!moved) {
                         if (abm_set_stream(w, ws, c, g, s.data, (size_t)s.size, e)) goto done;
                         continue;
                     }
-                    if (relocate_stream(v, newoff, s, net.first_stage + k, c, g, &tmp, e)) goto done;
+                    if (relocate_stream(v, newoff, s, net.first_variant + k, c, g, &tmp, e)) goto done;
                     if (abm_set_stream(w, ws, c, g, tmp, (size_t)s.size, e)) goto done;
                     free(tmp);
                     tmp = NULL;
                 }
+            for (uint32_t l = 0; l < v->n_layers; l++) {
+                AbmLayer row = abm_layer(v, l);
+                if (row.variant == net.first_variant + k && abm_add_layer(w, ws, &row, e)) goto done;
+            }
         }
     }
     if (!abm_writer_has_metadata(w)) {

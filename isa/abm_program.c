@@ -1,6 +1,6 @@
-/* abm_program.c - a compiled stage as a simulator program, without firmware.
+/* abm_program.c - a compiled variant as a simulator program, without firmware.
  *
- * Reads: a decoded .abm (AbmModel) and a stage index.
+ * Reads: a decoded .abm (AbmModel) and a variant index.
  * Does what the firmware's LOAD does, on the host: places the weights
  *   region at DRAM 0, activations and io after it (4 KiB aligned), decodes
  *   every stream and rewrites each region-tagged DRAM operand
@@ -15,12 +15,13 @@
 #include "isa/abm_program.h"
 #include "isa/timing.h"
 #include "isa/regs.h"
+#include "isa/timing.h"
 
 /* Region bases are aligned to tim_dram_region_align (a whole round of
  * DRAM channels, interleave x channels, at least 4 KiB; with the banked
  * model, a whole round of banks below the row field), the placement the
  * cost model assumes (compiler/cost/), so estimates and simulation see the
- * same channel and bank of every address. */
+ * same channel and bank of every address; the firmware places them so too. */
 static uint64_t round_up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
 
 static int reloc(uint64_t *addr, const AbmRegionBases *b, const uint64_t size[3], AtlErr *e)
@@ -34,14 +35,14 @@ static int reloc(uint64_t *addr, const AbmRegionBases *b, const uint64_t size[3]
     return 0;
 }
 
-int abm_stage_program(const AbmModel *m, uint32_t stage, const AtlChip *chip, AtlProgram *p, AbmRegionBases *bases_out, AtlErr *e)
+int abm_variant_program(const AbmModel *m, uint32_t variant, const AtlChip *chip, AtlProgram *p, AbmRegionBases *bases_out, AtlErr *e)
 {
     int ncores = cfg_total_cores(chip);
     uint64_t al = tim_dram_region_align(chip);
     const AbmView *v = &m->view;
-    if (stage >= v->n_stages) return atl_fail(e, "stage %u does not exist", stage);
-    AbmStage st = abm_stage(v, stage);
-    if ((int)st.core_count > ncores) return atl_fail(e, "stage needs %u cores, the chip has %d", st.core_count, ncores);
+    if (variant >= v->n_variants) return atl_fail(e, "variant %u does not exist", variant);
+    AbmVariant st = abm_variant(v, variant);
+    if ((int)st.core_count > ncores) return atl_fail(e, "variant needs %u cores, the chip has %d", st.core_count, ncores);
     AbmRegionBases b;
     uint64_t size[3] = {m->weight_bytes, st.activation_bytes, st.io_bytes};
     b.base[ABM_REGION_WEIGHTS] = 0;
@@ -50,7 +51,7 @@ int abm_stage_program(const AbmModel *m, uint32_t stage, const AtlChip *chip, At
     if (prog_init(p, ncores, e)) return -1;
     for (uint32_t core = 0; core < st.core_count; core++)
         for (uint32_t eng = 0; eng < ABM_ENGINES; eng++) {
-            AbmStream s = abm_stream(v, stage, core, eng);
+            AbmStream s = abm_stream(v, variant, core, eng);
             for (uint64_t i = 0; i + ISA_INSN_BYTES <= s.size; i += ISA_INSN_BYTES) {
                 AtlInsn in;
                 if (isa_decode(s.data + i, &in, e)) goto fail;

@@ -14,12 +14,12 @@
 /* DRAM base of each region (weights, activations, io); 64-byte aligned. */
 typedef struct AbmRegionBases { uint64_t base[ABM_REGION_COUNT]; } AbmRegionBases;
 
-/* Builds a program for the simulator from stage `stage` of a decoded model:
+/* Builds a program for the simulator from variant `variant` of a decoded model:
  * streams decoded, DRAM operands relocated to bases (as the firmware does),
  * the weight image as a data segment. Fills p (prog_free). *bases_out gets
  * the bases used: weights at 0, activations and io after it, each aligned
  * to dram.interleave x dram.channels (at least 4 KiB), the alignment the
  * compiler's cost model assumes. */
-int abm_stage_program(const AbmModel *m, uint32_t stage, const AtlChip *chip, AtlProgram *p,
+int abm_variant_program(const AbmModel *m, uint32_t variant, const AtlChip *chip, AtlProgram *p,
                       AbmRegionBases *bases_out, AtlErr *e);
 #endif

@@ -33,7 +33,7 @@ static uint64_t align_up(uint64_t x) { return (x + (ABM_ALIGN - 1)) & ~(uint64_t
 /* ---- names ---- */
 
 static const char *const section_names[ABM_SEC_LIMIT] = {
-    "?", "strings", "nets", "stages", "tensors", "quant", "streams", "cmds", "weight_dir", "weight_data", "meta",
+    "?", "strings", "nets", "variants", "tensors", "quant", "streams", "cmds", "weight_dir", "weight_data", "meta", "layers",
 };
 static const char *const dtype_names[ABM_DTYPE_COUNT] = { "int8", "uint8", "int16", "int32", "fp16", "bf16", "fp32" };
 static const uint32_t dtype_sizes[ABM_DTYPE_COUNT] = { 1, 1, 2, 4, 2, 2, 4 };
@@ -231,7 +231,7 @@ int abm_open(AbmView *v, const void *buf, size_t len, uint64_t expect_chip, unsi
     memset(v, 0, sizeof *v);
     for (int t = 0; t < ABM_SEC_LIMIT; t++) v->by_type[t] = -1;
     const uint8_t *b = buf;
-    int ignore_crc = (flags & ABM_OPEN_IGNORE_CRC) != 0;
+    int ignore_crc = (flags & ABM_OPEN_IGNORE_CRC) != 0, skip_weight_crc = (flags & ABM_OPEN_SKIP_WEIGHT_CRC) != 0;
     v->flags_open = flags;
     if (!b && len) return fail(e, "no buffer");
     if (len == 0) return fail(e, "truncated: 0 bytes, too short for the 8-byte magic");
@@ -337,7 +337,8 @@ int abm_open(AbmView *v, const void *buf, size_t len, uint64_t expect_chip, unsi
                 return fail(e, "duplicate section: sections %d and %u are both '%s'", v->by_type[s->type], i, nm);
             v->by_type[s->type] = (int)i;
         }
-        s->crc_ok = abm_crc32(b + s->offset, s->stored_size) == s->crc32;
+        /* a loader that never reads the weights may leave their checksum unchecked */
+        s->crc_ok = (skip_weight_crc && s->type == ABM_SEC_WEIGHT_DATA) || abm_crc32(b + s->offset, s->stored_size) == s->crc32;
         if (!s->crc_ok) {
             if (!ignore_crc)
                 return fail(e, "CRC mismatch in section %u (%s) at offset %llu, %llu bytes: stored 0x%x, computed 0x%x",
@@ -385,12 +386,12 @@ int abm_open(AbmView *v, const void *buf, size_t len, uint64_t expect_chip, unsi
 /* ---- record validation ---- */
 
 static const uint32_t required[] = {
-    ABM_SEC_STRINGS, ABM_SEC_NETS, ABM_SEC_STAGES, ABM_SEC_TENSORS, ABM_SEC_QUANT,
+    ABM_SEC_STRINGS, ABM_SEC_NETS, ABM_SEC_VARIANTS, ABM_SEC_TENSORS, ABM_SEC_QUANT,
     ABM_SEC_STREAMS, ABM_SEC_CMDS, ABM_SEC_WEIGHT_DIR, ABM_SEC_WEIGHT_DATA, ABM_SEC_META,
 };
 static const uint32_t record_bytes[ABM_SEC_LIMIT] = {
-    0, 1, ABM_NET_BYTES, ABM_STAGE_BYTES, ABM_TENSOR_BYTES, ABM_QUANT_BYTES, ABM_STREAM_BYTES, 1,
-    ABM_BLOB_BYTES, 1, ABM_META_BYTES,
+    0, 1, ABM_NET_BYTES, ABM_VARIANT_BYTES, ABM_TENSOR_BYTES, ABM_QUANT_BYTES, ABM_STREAM_BYTES, 1,
+    ABM_BLOB_BYTES, 1, ABM_META_BYTES, 1,
 };
 
 static int check_str(const AbmView *v, AtlErr *e, uint32_t type, uint64_t idx, uint64_t rb, uint64_t fo,
@@ -448,7 +449,7 @@ static int check_blobs(AbmView *v, AtlErr *e)
     return 0;
 }
 
-static int check_tensor(const AbmView *v, AtlErr *e, uint32_t ti, const AbmStage *st, uint64_t *quant_next)
+static int check_tensor(const AbmView *v, AtlErr *e, uint32_t ti, const AbmVariant *st, uint64_t *quant_next)
 {
     const uint8_t *p = v->tensors + (uint64_t)ti * ABM_TENSOR_BYTES;
     const uint32_t T = ABM_SEC_TENSORS, RB = ABM_TENSOR_BYTES;
@@ -499,7 +500,7 @@ static int check_tensor(const AbmView *v, AtlErr *e, uint32_t ti, const AbmStage
         uint64_t limit = t.region == ABM_REGION_IO ? st->io_bytes : st->activation_bytes;
         if (!in_range(t.offset, t.size, limit))
             return rec_fail(e, v, T, ti, RB, 40, "offset",
-                            "tensor '%s' points outside its region: [%llu, +%llu) exceeds the stage's %s region of %llu bytes",
+                            "tensor '%s' points outside its region: [%llu, +%llu) exceeds the variant's %s region of %llu bytes",
                             t.name, (unsigned long long)t.offset, (unsigned long long)t.size, region_names[t.region],
                             (unsigned long long)limit);
     }
@@ -535,6 +536,52 @@ static int check_tensor(const AbmView *v, AtlErr *e, uint32_t ti, const AbmStage
     return 0;
 }
 
+/* A layers-section string reference: inside its pool (which ends in NUL). */
+static int check_layer_str(const AbmView *v, AtlErr *e, uint32_t i, uint64_t fo, const char *field, uint32_t ref)
+{
+    if (ref >= v->layer_strings_size)
+        return fail(e, "section 'layers' row %u field '%s' (byte %llu of the section): string index out of range: %u, the "
+                    "section has %llu bytes of strings", i, field, (unsigned long long)(ABM_LAYERS_HEADER_BYTES + (uint64_t)i * ABM_LAYER_BYTES + fo),
+                    ref, (unsigned long long)v->layer_strings_size);
+    return 0;
+}
+
+int abm_layers_view(AbmView *v, const uint8_t *raw, uint64_t n, AtlErr *e)
+{
+    const uint32_t RB = ABM_LAYER_BYTES;
+    v->layers = NULL;
+    v->n_layers = 0;
+    v->layer_strings = NULL;
+    v->layer_strings_size = 0;
+    if (n < ABM_LAYERS_HEADER_BYTES) return fail(e, "section 'layers': %llu bytes, less than its %u-byte header", (unsigned long long)n, ABM_LAYERS_HEADER_BYTES);
+    uint32_t rows = rd32(raw);
+    if (rd32(raw + 4) != RB || rd64(raw + 8) != 0)
+        return fail(e, "section 'layers': header says rows of %u bytes (expected %u) or has reserved bits set", rd32(raw + 4), RB);
+    if ((uint64_t)rows * RB > n - ABM_LAYERS_HEADER_BYTES)
+        return fail(e, "section 'layers': %u rows of %u bytes run past its %llu bytes", rows, RB, (unsigned long long)n);
+    v->layers = raw + ABM_LAYERS_HEADER_BYTES;
+    v->n_layers = rows;
+    v->layer_strings = v->layers + (uint64_t)rows * RB;
+    v->layer_strings_size = n - ABM_LAYERS_HEADER_BYTES - (uint64_t)rows * RB;
+    if (v->layer_strings_size && v->layer_strings[v->layer_strings_size - 1] != 0)
+        return fail(e, "section 'layers': its strings do not end with a NUL byte");
+    uint32_t prev = 0;
+    for (uint32_t i = 0; i < rows; i++) {
+        const uint8_t *p = v->layers + (uint64_t)i * RB;
+        uint32_t variant = rd32(p);
+        if (variant >= v->n_variants || variant < prev)
+            return fail(e, "section 'layers' row %u field 'variant': variant %u is not one of the %u variants, or before the previous "
+                        "row's %u", i, variant, v->n_variants, prev);
+        prev = variant;
+        if (check_layer_str(v, e, i, 8, "name", rd32(p + 8)) || check_layer_str(v, e, i, 12, "op", rd32(p + 12)) ||
+            check_layer_str(v, e, i, 16, "split", rd32(p + 16)))
+            return -1;
+        if (rd32(p + 28) & ~ABM_LAYER_MATRIX)
+            return fail(e, "section 'layers' row %u field 'flags': unknown bits 0x%x", i, rd32(p + 28));
+    }
+    return 0;
+}
+
 static int check_records(AbmView *v, AtlErr *e)
 {
     if (v->strings_size == 0 || v->strings[v->strings_size - 1] != 0)
@@ -543,34 +590,34 @@ static int check_records(AbmView *v, AtlErr *e)
     if (check_str(v, e, ABM_SEC_META, 0, ABM_META_BYTES, 0, "producer", rd32(v->meta))) return -1;
     if (check_str(v, e, ABM_SEC_META, 0, ABM_META_BYTES, 4, "options", rd32(v->meta + 4))) return -1;
     if (check_blobs(v, e)) return -1;
-    /* nets tile the stages in order */
-    uint64_t next_stage = 0;
+    /* nets tile the variants in order */
+    uint64_t next_variant = 0;
     for (uint32_t i = 0; i < v->n_nets; i++) {
         const uint8_t *p = v->nets + (uint64_t)i * ABM_NET_BYTES;
         if (check_str(v, e, ABM_SEC_NETS, i, ABM_NET_BYTES, 0, "name", rd32(p))) return -1;
         if (rd32(p + 12)) return rec_fail(e, v, ABM_SEC_NETS, i, ABM_NET_BYTES, 12, "reserved", "must be 0");
         AbmNet n = abm_net(v, i);
-        if (n.first_stage != next_stage)
-            return rec_fail(e, v, ABM_SEC_NETS, i, ABM_NET_BYTES, 4, "first_stage", "net '%s' starts at stage %u, expected %llu",
-                            n.name, n.first_stage, (unsigned long long)next_stage);
-        if (n.stage_count == 0 || !in_range(n.first_stage, n.stage_count, v->n_stages))
-            return rec_fail(e, v, ABM_SEC_NETS, i, ABM_NET_BYTES, 8, "stage_count",
-                            "net '%s' stages [%u, +%u) are empty or past the %u stages", n.name, n.first_stage, n.stage_count, v->n_stages);
-        next_stage += n.stage_count;
+        if (n.first_variant != next_variant)
+            return rec_fail(e, v, ABM_SEC_NETS, i, ABM_NET_BYTES, 4, "first_variant", "net '%s' starts at variant %u, expected %llu",
+                            n.name, n.first_variant, (unsigned long long)next_variant);
+        if (n.variant_count == 0 || !in_range(n.first_variant, n.variant_count, v->n_variants))
+            return rec_fail(e, v, ABM_SEC_NETS, i, ABM_NET_BYTES, 8, "variant_count",
+                            "net '%s' variants [%u, +%u) are empty or past the %u variants", n.name, n.first_variant, n.variant_count, v->n_variants);
+        next_variant += n.variant_count;
     }
-    if (next_stage != v->n_stages)
-        return fail(e, "section 'stages': %u stages but the nets own %llu", v->n_stages, (unsigned long long)next_stage);
+    if (next_variant != v->n_variants)
+        return fail(e, "section 'variants': %u variants but the nets own %llu", v->n_variants, (unsigned long long)next_variant);
     uint64_t next_tensor = 0, next_stream = 0, next_quant = 0;
     uint32_t net = 0;
-    for (uint32_t i = 0; i < v->n_stages; i++) {
-        const uint32_t S = ABM_SEC_STAGES, RB = ABM_STAGE_BYTES;
-        AbmStage st = abm_stage(v, i);
-        while (net < v->n_nets && i >= abm_net(v, net).first_stage + abm_net(v, net).stage_count) net++;
-        if (st.net != net) return rec_fail(e, v, S, i, RB, 0, "net", "stage belongs to net %u but names net %u", net, st.net);
+    for (uint32_t i = 0; i < v->n_variants; i++) {
+        const uint32_t S = ABM_SEC_VARIANTS, RB = ABM_VARIANT_BYTES;
+        AbmVariant st = abm_variant(v, i);
+        while (net < v->n_nets && i >= abm_net(v, net).first_variant + abm_net(v, net).variant_count) net++;
+        if (st.net != net) return rec_fail(e, v, S, i, RB, 0, "net", "variant belongs to net %u but names net %u", net, st.net);
         if (st.batch == 0) return rec_fail(e, v, S, i, RB, 4, "batch", "must be at least 1");
-        if (rd32(v->stages + (uint64_t)i * RB + 28)) return rec_fail(e, v, S, i, RB, 28, "reserved", "must be 0");
+        if (rd32(v->variants + (uint64_t)i * RB + 28)) return rec_fail(e, v, S, i, RB, 28, "reserved", "must be 0");
         if (st.tensor_first != next_tensor)
-            return rec_fail(e, v, S, i, RB, 8, "tensor_first", "is %u, expected %llu (stages own consecutive tensors)",
+            return rec_fail(e, v, S, i, RB, 8, "tensor_first", "is %u, expected %llu (variants own consecutive tensors)",
                             st.tensor_first, (unsigned long long)next_tensor);
         if (!in_range(st.tensor_first, st.tensor_count, v->n_tensors))
             return rec_fail(e, v, S, i, RB, 12, "tensor_count", "tensors [%u, +%u) past the %u in section 'tensors'",
@@ -581,7 +628,7 @@ static int check_records(AbmView *v, AtlErr *e)
             return rec_fail(e, v, S, i, RB, 20, "stream_count", "is %u, expected cores x engines = %u x %u",
                             st.stream_count, st.core_count, ABM_ENGINES);
         if (st.stream_first != next_stream)
-            return rec_fail(e, v, S, i, RB, 16, "stream_first", "is %u, expected %llu (stages own consecutive streams)",
+            return rec_fail(e, v, S, i, RB, 16, "stream_first", "is %u, expected %llu (variants own consecutive streams)",
                             st.stream_first, (unsigned long long)next_stream);
         if (!in_range(st.stream_first, st.stream_count, v->n_streams))
             return rec_fail(e, v, S, i, RB, 20, "stream_count", "streams [%u, +%u) past the %u in section 'streams'",
@@ -607,9 +654,9 @@ static int check_records(AbmView *v, AtlErr *e)
         next_stream += st.stream_count;
     }
     if (next_tensor != v->n_tensors)
-        return fail(e, "section 'tensors': %u tensors but the stages own %llu", v->n_tensors, (unsigned long long)next_tensor);
+        return fail(e, "section 'tensors': %u tensors but the variants own %llu", v->n_tensors, (unsigned long long)next_tensor);
     if (next_stream != v->n_streams)
-        return fail(e, "section 'streams': %u streams but the stages own %llu", v->n_streams, (unsigned long long)next_stream);
+        return fail(e, "section 'streams': %u streams but the variants own %llu", v->n_streams, (unsigned long long)next_stream);
     if (next_quant != v->n_quant)
         return fail(e, "section 'quant': %u entries but the tensors use %llu", v->n_quant, (unsigned long long)next_quant);
     return 0;
@@ -657,7 +704,7 @@ int abm_decode(AbmView *v, void *scratch, size_t scratch_len, AtlErr *e)
 #define SEC(t) (&v->sec[v->by_type[t]])
     v->strings = SEC(ABM_SEC_STRINGS)->data;   v->strings_size = SEC(ABM_SEC_STRINGS)->raw_size;
     v->nets = SEC(ABM_SEC_NETS)->data;         v->n_nets = (uint32_t)(SEC(ABM_SEC_NETS)->raw_size / ABM_NET_BYTES);
-    v->stages = SEC(ABM_SEC_STAGES)->data;     v->n_stages = (uint32_t)(SEC(ABM_SEC_STAGES)->raw_size / ABM_STAGE_BYTES);
+    v->variants = SEC(ABM_SEC_VARIANTS)->data;     v->n_variants = (uint32_t)(SEC(ABM_SEC_VARIANTS)->raw_size / ABM_VARIANT_BYTES);
     v->tensors = SEC(ABM_SEC_TENSORS)->data;   v->n_tensors = (uint32_t)(SEC(ABM_SEC_TENSORS)->raw_size / ABM_TENSOR_BYTES);
     v->quant = SEC(ABM_SEC_QUANT)->data;       v->n_quant = (uint32_t)(SEC(ABM_SEC_QUANT)->raw_size / ABM_QUANT_BYTES);
     v->streams = SEC(ABM_SEC_STREAMS)->data;   v->n_streams = (uint32_t)(SEC(ABM_SEC_STREAMS)->raw_size / ABM_STREAM_BYTES);
@@ -667,11 +714,27 @@ int abm_decode(AbmView *v, void *scratch, size_t scratch_len, AtlErr *e)
     v->meta = SEC(ABM_SEC_META)->data;
 #undef SEC
     if (check_records(v, e)) return -1;
+    v->layers = v->layer_strings = NULL;
+    v->n_layers = 0;
+    v->layer_strings_size = 0;
+    if (v->by_type[ABM_SEC_LAYERS] >= 0) {  /* optional; its rows name variants */
+        const AbmSection *ls = &v->sec[v->by_type[ABM_SEC_LAYERS]];
+        if (abm_layers_view(v, ls->data, ls->raw_size, e)) return -1;
+    }
     v->decoded = 1;
     return 0;
 }
 
 /* ---- accessors (on a decoded view) ---- */
+
+AbmLayer abm_layer(const AbmView *v, uint32_t i)
+{
+    const uint8_t *p = v->layers + (uint64_t)i * ABM_LAYER_BYTES;
+    const char *st = (const char *)v->layer_strings;
+    AbmLayer l = { rd32(p), rd32(p + 4), st + rd32(p + 8), st + rd32(p + 12), st + rd32(p + 16),
+                   rd32(p + 20), rd32(p + 24), rd32(p + 28), rd64(p + 32), rd64(p + 40), rd64(p + 48), rd64(p + 56) };
+    return l;
+}
 
 AbmNet abm_net(const AbmView *v, uint32_t i)
 {
@@ -680,10 +743,10 @@ AbmNet abm_net(const AbmView *v, uint32_t i)
     return n;
 }
 
-AbmStage abm_stage(const AbmView *v, uint32_t i)
+AbmVariant abm_variant(const AbmView *v, uint32_t i)
 {
-    const uint8_t *p = v->stages + (uint64_t)i * ABM_STAGE_BYTES;
-    AbmStage s;
+    const uint8_t *p = v->variants + (uint64_t)i * ABM_VARIANT_BYTES;
+    AbmVariant s;
     s.net = rd32(p);
     s.batch = rd32(p + 4);
     s.tensor_first = rd32(p + 8);
@@ -726,9 +789,9 @@ AbmQuant abm_quant(const AbmView *v, uint32_t i)
     return q;
 }
 
-AbmStream abm_stream(const AbmView *v, uint32_t stage, uint32_t core, uint32_t engine)
+AbmStream abm_stream(const AbmView *v, uint32_t variant, uint32_t core, uint32_t engine)
 {
-    AbmStage st = abm_stage(v, stage);
+    AbmVariant st = abm_variant(v, variant);
     const uint8_t *p = v->streams + ((uint64_t)st.stream_first + (uint64_t)core * ABM_ENGINES + engine) * ABM_STREAM_BYTES;
     AbmStream s = { v->cmds + rd64(p), rd64(p + 8), rd64(p) };
     return s;
@@ -762,19 +825,19 @@ int abm_find_net(const AbmView *v, const char *name)
     return -1;
 }
 
-int abm_find_stage(const AbmView *v, uint32_t net, uint32_t batch)
+int abm_find_variant(const AbmView *v, uint32_t net, uint32_t batch)
 {
     if (net >= v->n_nets) return -1;
     AbmNet n = abm_net(v, net);
-    for (uint32_t k = 0; k < n.stage_count; k++)
-        if (abm_stage(v, n.first_stage + k).batch == batch) return (int)(n.first_stage + k);
+    for (uint32_t k = 0; k < n.variant_count; k++)
+        if (abm_variant(v, n.first_variant + k).batch == batch) return (int)(n.first_variant + k);
     return -1;
 }
 
-int abm_find_tensor(const AbmView *v, uint32_t stage, const char *name)
+int abm_find_tensor(const AbmView *v, uint32_t variant, const char *name)
 {
-    if (stage >= v->n_stages) return -1;
-    AbmStage st = abm_stage(v, stage);
+    if (variant >= v->n_variants) return -1;
+    AbmVariant st = abm_variant(v, variant);
     for (uint32_t t = 0; t < st.tensor_count; t++)
         if (strcmp(abm_tensor(v, st.tensor_first + t).name, name) == 0) return (int)(st.tensor_first + t);
     return -1;

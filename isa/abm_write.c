@@ -1,6 +1,6 @@
 /* abm_write.c - host-side builder and serialiser of .abm models.
  *
- * The compiler describes a model piece by piece (nets, stages, tensors,
+ * The compiler describes a model piece by piece (nets, variants, tensors,
  * command streams, weight blobs, memory plan, metadata); abm_serialize lays
  * it out as specified in docs/abm-format.md. Weight blobs are deduplicated
  * by content (FNV-1a hash, then memcmp) and zlib-compressed one by one when
@@ -66,6 +66,8 @@ typedef struct WStage {
     WTensor *tensors;
     size_t n_tensors, cap_tensors;
     Buf *streams;                 /* cores x ABM_ENGINES */
+    AbmLayer *layers;             /* rows of the layers section (strings owned) */
+    size_t n_layers, cap_layers;
 } WStage;
 
 typedef struct WBlob {
@@ -80,8 +82,8 @@ struct AbmWriter {
     int level;
     char **nets;
     size_t n_nets, cap_nets;
-    WStage *stages;
-    size_t n_stages, cap_stages;
+    WStage *variants;
+    size_t n_variants, cap_variants;
     WBlob *blobs;
     size_t n_blobs, cap_blobs;
     uint64_t weight_end;          /* next free DRAM offset in the weight region */
@@ -132,18 +134,24 @@ void abm_writer_free(AbmWriter *w)
     if (!w) return;
     for (size_t i = 0; i < w->n_nets; i++) free(w->nets[i]);
     free(w->nets);
-    for (size_t i = 0; i < w->n_stages; i++) {
-        WStage *s = &w->stages[i];
+    for (size_t i = 0; i < w->n_variants; i++) {
+        WStage *s = &w->variants[i];
         for (size_t k = 0; k < s->n_tensors; k++) {
             free((char *)s->tensors[k].d.name);
             free((float *)s->tensors[k].d.scale);
             free((int32_t *)s->tensors[k].d.zero_point);
         }
         free(s->tensors);
+        for (size_t k = 0; k < s->n_layers; k++) {
+            free((char *)s->layers[k].name);
+            free((char *)s->layers[k].op);
+            free((char *)s->layers[k].split);
+        }
+        free(s->layers);
         for (size_t k = 0; s->streams && k < (size_t)s->cores * ABM_ENGINES; k++) free(s->streams[k].p);
         free(s->streams);
     }
-    free(w->stages);
+    free(w->variants);
     for (size_t i = 0; i < w->n_blobs; i++) {
         if (w->blobs[i].stored != w->blobs[i].raw) free(w->blobs[i].stored);
         free(w->blobs[i].raw);
@@ -156,7 +164,7 @@ void abm_writer_free(AbmWriter *w)
 }
 
 uint64_t abm_writer_chip(const AbmWriter *w) { return w->chip; }
-uint32_t abm_writer_stage_count(const AbmWriter *w) { return (uint32_t)w->n_stages; }
+uint32_t abm_writer_variant_count(const AbmWriter *w) { return (uint32_t)w->n_variants; }
 int abm_writer_has_metadata(const AbmWriter *w) { return w->has_meta; }
 
 int abm_writer_find_net(const AbmWriter *w, const char *name, uint32_t *net)
@@ -181,42 +189,42 @@ int abm_add_net(AbmWriter *w, const char *name, uint32_t *net, AtlErr *e)
     return 0;
 }
 
-int abm_add_stage(AbmWriter *w, uint32_t net, uint32_t batch, uint32_t core_count, uint32_t *stage, AtlErr *e)
+int abm_add_variant(AbmWriter *w, uint32_t net, uint32_t batch, uint32_t core_count, uint32_t *variant, AtlErr *e)
 {
-    if (net >= w->n_nets) return atl_fail(e, "abm_add_stage: net %u does not exist (%zu nets)", net, w->n_nets);
-    if (batch == 0) return atl_fail(e, "abm_add_stage: net '%s': batch must be at least 1", w->nets[net]);
+    if (net >= w->n_nets) return atl_fail(e, "abm_add_variant: net %u does not exist (%zu nets)", net, w->n_nets);
+    if (batch == 0) return atl_fail(e, "abm_add_variant: net '%s': batch must be at least 1", w->nets[net]);
     if (core_count == 0 || core_count > ABM_MAX_CORES)
-        return atl_fail(e, "abm_add_stage: net '%s': core count %u must be 1..%u", w->nets[net], core_count, ABM_MAX_CORES);
-    if (grow(&w->stages, &w->cap_stages, w->n_stages, sizeof *w->stages)) return atl_fail(e, "abm_add_stage: out of memory");
-    WStage *s = &w->stages[w->n_stages];
+        return atl_fail(e, "abm_add_variant: net '%s': core count %u must be 1..%u", w->nets[net], core_count, ABM_MAX_CORES);
+    if (grow(&w->variants, &w->cap_variants, w->n_variants, sizeof *w->variants)) return atl_fail(e, "abm_add_variant: out of memory");
+    WStage *s = &w->variants[w->n_variants];
     memset(s, 0, sizeof *s);
     s->streams = calloc((size_t)core_count * ABM_ENGINES, sizeof *s->streams);
-    if (!s->streams) return atl_fail(e, "abm_add_stage: out of memory");
+    if (!s->streams) return atl_fail(e, "abm_add_variant: out of memory");
     s->net = net;
     s->batch = batch;
     s->cores = core_count;
-    if (stage) *stage = (uint32_t)w->n_stages;
-    w->n_stages++;
+    if (variant) *variant = (uint32_t)w->n_variants;
+    w->n_variants++;
     return 0;
 }
 
-int abm_set_mem_plan(AbmWriter *w, uint32_t stage, uint64_t activation_bytes, uint64_t io_bytes, AtlErr *e)
+int abm_set_mem_plan(AbmWriter *w, uint32_t variant, uint64_t activation_bytes, uint64_t io_bytes, AtlErr *e)
 {
-    if (stage >= w->n_stages) return atl_fail(e, "abm_set_mem_plan: stage %u does not exist", stage);
-    w->stages[stage].activation_bytes = activation_bytes;
-    w->stages[stage].io_bytes = io_bytes;
+    if (variant >= w->n_variants) return atl_fail(e, "abm_set_mem_plan: variant %u does not exist", variant);
+    w->variants[variant].activation_bytes = activation_bytes;
+    w->variants[variant].io_bytes = io_bytes;
     return 0;
 }
 
-int abm_set_stream(AbmWriter *w, uint32_t stage, uint32_t core, uint32_t engine, const void *bytes, size_t len, AtlErr *e)
+int abm_set_stream(AbmWriter *w, uint32_t variant, uint32_t core, uint32_t engine, const void *bytes, size_t len, AtlErr *e)
 {
-    if (stage >= w->n_stages) return atl_fail(e, "abm_set_stream: stage %u does not exist", stage);
-    WStage *s = &w->stages[stage];
-    if (core >= s->cores) return atl_fail(e, "abm_set_stream: stage %u has %u cores, no core %u", stage, s->cores, core);
+    if (variant >= w->n_variants) return atl_fail(e, "abm_set_stream: variant %u does not exist", variant);
+    WStage *s = &w->variants[variant];
+    if (core >= s->cores) return atl_fail(e, "abm_set_stream: variant %u has %u cores, no core %u", variant, s->cores, core);
     if (engine >= ABM_ENGINES) return atl_fail(e, "abm_set_stream: engine %u does not exist (0 dma, 1 matrix, 2 vector)", engine);
     if (len % ABM_INSN_BYTES)
-        return atl_fail(e, "abm_set_stream: stage %u core %u engine %s: %zu bytes is not a multiple of the %u-byte instruction",
-                        stage, core, abm_engine_name(engine), len, ABM_INSN_BYTES);
+        return atl_fail(e, "abm_set_stream: variant %u core %u engine %s: %zu bytes is not a multiple of the %u-byte instruction",
+                        variant, core, abm_engine_name(engine), len, ABM_INSN_BYTES);
     Buf *b = &s->streams[(size_t)core * ABM_ENGINES + engine];
     b->n = 0;
     if (buf_put(b, bytes, len)) return atl_fail(e, "abm_set_stream: out of memory");
@@ -234,6 +242,25 @@ int abm_set_metadata(AbmWriter *w, const char *producer, const char *options, co
     w->has_meta = 1;
     if (hash) memcpy(w->source_hash, hash, ABM_HASH_BYTES);
     else memset(w->source_hash, 0, ABM_HASH_BYTES);
+    return 0;
+}
+
+int abm_add_layer(AbmWriter *w, uint32_t variant, const AbmLayer *l, AtlErr *e)
+{
+    if (variant >= w->n_variants) return atl_fail(e, "abm_add_layer: no variant %u", variant);
+    if (l->flags & ~ABM_LAYER_MATRIX) return atl_fail(e, "abm_add_layer: unknown flags 0x%x", l->flags);
+    WStage *s = &w->variants[variant];
+    if (grow(&s->layers, &s->cap_layers, s->n_layers, sizeof *s->layers)) return atl_fail(e, "abm_add_layer: out of memory");
+    AbmLayer c = *l;
+    c.variant = variant;
+    c.name = dup_str(l->name ? l->name : "");
+    c.op = dup_str(l->op ? l->op : "");
+    c.split = dup_str(l->split ? l->split : "");
+    if (!c.name || !c.op || !c.split) {
+        free((char *)c.name); free((char *)c.op); free((char *)c.split);
+        return atl_fail(e, "abm_add_layer: out of memory");
+    }
+    s->layers[s->n_layers++] = c;
     return 0;
 }
 
@@ -342,9 +369,9 @@ static long find_blob(const AbmWriter *w, uint64_t off, uint64_t size)
 
 /* ---- tensors ---- */
 
-int abm_add_tensor(AbmWriter *w, uint32_t stage, const AbmTensorDesc *t, uint32_t *tensor, AtlErr *e)
+int abm_add_tensor(AbmWriter *w, uint32_t variant, const AbmTensorDesc *t, uint32_t *tensor, AtlErr *e)
 {
-    if (stage >= w->n_stages) return atl_fail(e, "abm_add_tensor: stage %u does not exist", stage);
+    if (variant >= w->n_variants) return atl_fail(e, "abm_add_tensor: variant %u does not exist", variant);
     const char *nm = t->name ? t->name : "";
     if (t->dtype >= ABM_DTYPE_COUNT) return atl_fail(e, "abm_add_tensor: tensor '%s': unknown dtype %u", nm, t->dtype);
     if (t->role >= ABM_ROLE_COUNT) return atl_fail(e, "abm_add_tensor: tensor '%s': unknown role %u", nm, t->role);
@@ -382,7 +409,7 @@ int abm_add_tensor(AbmWriter *w, uint32_t stage, const AbmTensorDesc *t, uint32_
                             nm, (unsigned long long)t->offset, (unsigned long long)size);
         blob = (uint32_t)b;
     }
-    WStage *s = &w->stages[stage];
+    WStage *s = &w->variants[variant];
     if (grow(&s->tensors, &s->cap_tensors, s->n_tensors, sizeof *s->tensors)) return atl_fail(e, "abm_add_tensor: out of memory");
     WTensor wt;
     memset(&wt, 0, sizeof wt);
@@ -411,6 +438,7 @@ int abm_add_tensor(AbmWriter *w, uint32_t stage, const AbmTensorDesc *t, uint32_
 
 typedef struct Sections {
     Buf b[ABM_SEC_LIMIT];
+    Buf layer_strings;            /* the layers section's string pool */
     uint32_t *str_slots;          /* string offset + 1 by hash, 0 = empty */
     size_t n_slots, n_strs;
 } Sections;
@@ -450,7 +478,7 @@ static int add_str(Sections *S, const char *s, uint32_t *ref)
 }
 
 /* Same batch and same input tensors (dtype, shape, in order)? */
-static int same_stage(const WStage *a, const WStage *b)
+static int same_variant(const WStage *a, const WStage *b)
 {
     if (a->batch != b->batch) return 0;
     size_t i = 0, j = 0;
@@ -469,24 +497,25 @@ static int build_sections(AbmWriter *w, Sections *S, AtlErr *e)
 {
     Buf *str = &S->b[ABM_SEC_STRINGS];
     if (put8(str, 0)) goto oom;
-    uint32_t stage_pos = 0, tensor_pos = 0, stream_pos = 0, quant_pos = 0;
+    uint32_t variant_pos = 0, tensor_pos = 0, stream_pos = 0, quant_pos = 0;
     for (size_t n = 0; n < w->n_nets; n++) {
         uint32_t name, count = 0;
-        for (size_t i = 0; i < w->n_stages; i++) count += w->stages[i].net == n;
-        if (count == 0) return atl_fail(e, "abm_serialize: net '%s' has no stages", w->nets[n]);
-        for (size_t i = 0; i < w->n_stages; i++)
-            for (size_t k = i + 1; k < w->n_stages; k++)
-                if (w->stages[i].net == n && w->stages[k].net == n && same_stage(&w->stages[i], &w->stages[k]))
-                    return atl_fail(e, "abm_serialize: net '%s' has two stages (%zu and %zu) with batch %u and the same input shapes",
-                                    w->nets[n], i, k, w->stages[i].batch);
+        for (size_t i = 0; i < w->n_variants; i++) count += w->variants[i].net == n;
+        if (count == 0) return atl_fail(e, "abm_serialize: net '%s' has no variants", w->nets[n]);
+        for (size_t i = 0; i < w->n_variants; i++)
+            for (size_t k = i + 1; k < w->n_variants; k++)
+                if (w->variants[i].net == n && w->variants[k].net == n && same_variant(&w->variants[i], &w->variants[k]))
+                    return atl_fail(e, "abm_serialize: net '%s' has two variants (%zu and %zu) with batch %u and the same input shapes",
+                                    w->nets[n], i, k, w->variants[i].batch);
         if (add_str(S, w->nets[n], &name)) goto oom;
         Buf *nb = &S->b[ABM_SEC_NETS];
-        if (put32(nb, name) || put32(nb, stage_pos) || put32(nb, count) || put32(nb, 0)) goto oom;
-        stage_pos += count;
-        for (size_t i = 0; i < w->n_stages; i++) {
-            const WStage *s = &w->stages[i];
+        if (put32(nb, name) || put32(nb, variant_pos) || put32(nb, count) || put32(nb, 0)) goto oom;
+        variant_pos += count;
+        size_t variant_in_net = 0;
+        for (size_t i = 0; i < w->n_variants; i++) {
+            const WStage *s = &w->variants[i];
             if (s->net != n) continue;
-            Buf *sb = &S->b[ABM_SEC_STAGES];
+            Buf *sb = &S->b[ABM_SEC_VARIANTS];
             uint32_t nstreams = s->cores * ABM_ENGINES;
             if (put32(sb, (uint32_t)n) || put32(sb, s->batch) || put32(sb, tensor_pos) || put32(sb, (uint32_t)s->n_tensors) ||
                 put32(sb, stream_pos) || put32(sb, nstreams) || put32(sb, s->cores) || put32(sb, 0) ||
@@ -520,6 +549,26 @@ static int build_sections(AbmWriter *w, Sections *S, AtlErr *e)
                     buf_put(cb, s->streams[k].p, s->streams[k].n) || buf_align(cb))
                     goto oom;
             }
+            /* layer rows: their strings in the section's own pool, so the
+             * strings section (and every byte before the layers section)
+             * is the same as without them */
+            for (size_t k = 0; k < s->n_layers; k++) {
+                const AbmLayer *l = &s->layers[k];
+                Buf *lb = &S->b[ABM_SEC_LAYERS], *ls = &S->layer_strings;
+                uint32_t ref[3];
+                const char *txt[3] = {l->name, l->op, l->split};
+                for (int q = 0; q < 3; q++) {
+                    if (ls->n > UINT32_MAX - strlen(txt[q]) - 1) goto oom;
+                    ref[q] = (uint32_t)ls->n;
+                    if (buf_put(ls, txt[q], strlen(txt[q]) + 1)) goto oom;
+                }
+                if (!lb->n && buf_zero(lb, ABM_LAYERS_HEADER_BYTES)) goto oom;
+                if (put32(lb, variant_pos - count + (uint32_t)variant_in_net) || put32(lb, l->layer) || put32(lb, ref[0]) ||
+                    put32(lb, ref[1]) || put32(lb, ref[2]) || put32(lb, l->tiles) || put32(lb, l->cores) || put32(lb, l->flags) ||
+                    put64(lb, l->macs) || put64(lb, l->est_cycles) || put64(lb, l->est_compute) || put64(lb, l->est_dma))
+                    goto oom;
+            }
+            variant_in_net++;
         }
     }
     for (size_t i = 0; i < w->n_blobs; i++) {
@@ -537,6 +586,13 @@ static int build_sections(AbmWriter *w, Sections *S, AtlErr *e)
         buf_put(mb, w->source_hash, ABM_HASH_BYTES))
         goto oom;
     if (str->n > UINT32_MAX) return atl_fail(e, "abm_serialize: strings section exceeds 4 GiB");
+    Buf *lb = &S->b[ABM_SEC_LAYERS];
+    if (lb->n) { /* header: rows, row size; then the strings */
+        uint64_t rows = (lb->n - ABM_LAYERS_HEADER_BYTES) / ABM_LAYER_BYTES;
+        set32(lb->p, (uint32_t)rows);
+        set32(lb->p + 4, ABM_LAYER_BYTES);
+        if (buf_put(lb, S->layer_strings.p, S->layer_strings.n)) goto oom;
+    }
     return 0;
 oom:
     return atl_fail(e, "abm_serialize: out of memory");
@@ -553,11 +609,12 @@ int abm_serialize(AbmWriter *w, uint8_t **out, size_t *out_len, AtlErr *e)
     Buf file = { 0 };
     int rc = -1;
     if (build_sections(w, &S, e)) goto done;
-    enum { NSEC = ABM_SEC_LIMIT - 1 };
-    uint64_t tab = ABM_HEADER_BYTES, pos = tab + (uint64_t)NSEC * ABM_SECTION_ENTRY_BYTES;
+    /* the ten required sections; the optional layers section only when it has rows */
+    const uint32_t nsec = S.b[ABM_SEC_LAYERS].n ? ABM_SEC_LAYERS : ABM_SEC_META;
+    uint64_t tab = ABM_HEADER_BYTES, pos = tab + (uint64_t)nsec * ABM_SECTION_ENTRY_BYTES;
     pos = (pos + ABM_ALIGN - 1) & ~(uint64_t)(ABM_ALIGN - 1);
     uint64_t offs[ABM_SEC_LIMIT];
-    for (uint32_t t = 1; t < ABM_SEC_LIMIT; t++) {
+    for (uint32_t t = 1; t <= nsec; t++) {
         if (t != ABM_SEC_WEIGHT_DATA) {
             int r = try_deflate(S.b[t].p, S.b[t].n, w->level, &packed[t], &packed_n[t]);
             if (r < 0) { atl_fail(e, "abm_serialize: zlib failed on section '%s'", abm_section_name(t)); goto done; }
@@ -567,11 +624,11 @@ int abm_serialize(AbmWriter *w, uint8_t **out, size_t *out_len, AtlErr *e)
         pos = (pos + ABM_ALIGN - 1) & ~(uint64_t)(ABM_ALIGN - 1);
     }
     /* The file ends where the last section ends (no trailing padding). */
-    uint64_t last = ABM_SEC_LIMIT - 1;
+    uint64_t last = nsec;
     uint64_t fsize = offs[last] + (packed[last] ? packed_n[last] : S.b[last].n);
     if (fsize > SIZE_MAX || buf_zero(&file, (size_t)fsize)) { atl_fail(e, "abm_serialize: out of memory for %llu bytes", (unsigned long long)fsize); goto done; }
     uint8_t *f = file.p;
-    for (uint32_t t = 1; t < ABM_SEC_LIMIT; t++) {
+    for (uint32_t t = 1; t <= nsec; t++) {
         const uint8_t *src = packed[t] ? packed[t] : S.b[t].p;
         uint64_t n = packed[t] ? packed_n[t] : S.b[t].n;
         if (n) memcpy(f + offs[t], src, n);
@@ -586,14 +643,14 @@ int abm_serialize(AbmWriter *w, uint8_t **out, size_t *out_len, AtlErr *e)
     }
     memcpy(f, ABM_MAGIC, 8);
     set16(f + 8, ABM_VERSION_MAJOR);
-    set16(f + 10, ABM_VERSION_MINOR);
+    set16(f + 10, nsec == ABM_SEC_LAYERS ? ABM_VERSION_MINOR_LAYERS : ABM_VERSION_MINOR);
     set32(f + 12, ABM_HEADER_BYTES);
     set64(f + 16, w->chip);
     set32(f + 24, w->flags);
-    set32(f + 28, NSEC);
+    set32(f + 28, nsec);
     set64(f + 32, tab);
     set64(f + 40, fsize);
-    set32(f + 48, abm_crc32(f + tab, (uint64_t)NSEC * ABM_SECTION_ENTRY_BYTES));
+    set32(f + 48, abm_crc32(f + tab, (uint64_t)nsec * ABM_SECTION_ENTRY_BYTES));
     set32(f + 60, abm_crc32(f, 60));
     /* Parse it back: the writer must never emit a file the reader rejects. */
     AbmView *v = malloc(sizeof *v);
@@ -616,6 +673,7 @@ int abm_serialize(AbmWriter *w, uint8_t **out, size_t *out_len, AtlErr *e)
     rc = 0;
 done:
     for (int t = 0; t < ABM_SEC_LIMIT; t++) { free(S.b[t].p); free(packed[t]); }
+    free(S.layer_strings.p);
     free(S.str_slots);
     free(file.p);
     return rc;

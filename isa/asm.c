@@ -22,7 +22,7 @@
 /* Fields that may be left out of an instruction line; they default to 0.
  * Everything else in an op's format is required. */
 static const AtlFieldId optional_fields[] = {
-    ISA_F_SRC_CORE, ISA_F_MASK, ISA_F_ACC, ISA_F_COUNTPAD, ISA_F_PERCH, ISA_F_ALPHA, ISA_F_BETA,
+    ISA_F_SRC_CORE, ISA_F_MASK, ISA_F_ACC, ISA_F_COUNTPAD, ISA_F_PERCH, ISA_F_EVEN, ISA_F_ALPHA, ISA_F_BETA,
 };
 
 #define ASM_MAX_COUNT (1 << 26) /* elements one data generator may produce */

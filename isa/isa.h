@@ -107,6 +107,7 @@ typedef struct AtlInsn {
     uint8_t acc;               /* mm/conv: accumulate into dst */
     uint8_t count_pad;         /* avgpool: divide by the full window incl. padding */
     uint8_t per_channel;       /* requant: one (mult, shift) per innermost index */
+    uint8_t round_even;        /* requant: ties to even instead of away from zero */
     uint8_t axis;              /* reductions: 0..3 */
     uint8_t last;              /* v.rargmax/v.rargmin: ties (and NaNs) give the last index */
     uint8_t scope;             /* barriers */
@@ -172,6 +173,7 @@ typedef enum {
     F(ACC,      "acc",      ISA_K_FLAG,    acc,         "accumulate into dst instead of overwriting") \
     F(COUNTPAD, "countpad", ISA_K_FLAG,    count_pad,   "average over the whole window including padding") \
     F(PERCH,    "perch",    ISA_K_FLAG,    per_channel, "per-channel parameters along the innermost dimension") \
+    F(EVEN,     "even",     ISA_K_FLAG,    round_even,  "requant: round ties to even (ONNX QuantizeLinear) instead of away from zero") \
     F(AXIS,     "axis",     ISA_K_UINT,    axis,        "dimension to reduce, 0 = outermost") \
     F(LAST,     "last",     ISA_K_FLAG,    last,        "arg-reductions: of equal extremes take the last index, not the first") \
     F(SCOPE,    "scope",    ISA_K_UINT,    scope,       "0 = cluster, 1 = chip") \
@@ -214,7 +216,7 @@ typedef enum {
                   FLD(COUNTPAD,1)) \
     FMT(VRED,     FLD(DTYPE,3) FLD(OTYPE,3) FLD(LDST,32) FLD(LSRC,32) FLD(SHAPE,16) FLD(AXIS,2)) \
     FMT(VREQ,     FLD(LDST,32) FLD(LSRC,32) FLD(LSRC2,32) FLD(SHAPE,16) FLD(PERCH,1) \
-                  FLD(IVAL,8) FLD(LO,8) FLD(HI,8)) \
+                  FLD(IVAL,8) FLD(LO,8) FLD(HI,8) FLD(EVEN,1)) \
     FMT(VCAST,    FLD(DTYPE,3) FLD(OTYPE,3) FLD(LDST,32) FLD(LSRC,32) FLD(SHAPE,16) \
                   FLD(DSTRIDE,24) FLD(SSTRIDE,24)) \
     FMT(BARRIER,  FLD(SCOPE,1) FLD(BAR_ID,8) FLD(BAR_CNT,16)) \
@@ -255,7 +257,7 @@ typedef enum {
     X(V_AVGPOOL,"v.avgpool",ISA_ENGINE_VEC, VPOOL,    "average pooling of one HWC image") \
     X(V_RSUM,   "v.rsum",   ISA_ENGINE_VEC, VRED,     "sum of a contiguous 4-D tensor along `axis`") \
     X(V_RMAX,   "v.rmax",   ISA_ENGINE_VEC, VRED,     "maximum of a contiguous 4-D tensor along `axis`") \
-    X(V_REQUANT,"v.requant",ISA_ENGINE_VEC, VREQ,     "i32 -> i8: clamp(zp + round(x * mult / 2^(31+shift)), lo, hi), params (i32 mult, i32 shift) at src2") \
+    X(V_REQUANT,"v.requant",ISA_ENGINE_VEC, VREQ,     "i32 -> i8: clamp(zp + round(x * mult / 2^(31+shift)), lo, hi), params (i32 mult, i32 shift) at src2; ties away from zero, or to even with `even`") \
     X(V_CAST,   "v.cast",   ISA_ENGINE_VEC, VCAST,    "convert dtype -> otype (round to nearest even, saturate)") \
     X(DMA_GATHER,"dma.gather",ISA_ENGINE_DMA, DMA_GATHER, "strided 4-D copy whose d1 source row is read from an i32 index table: dst[a,j,c,d] = src[a,idx[j],c,d]; an index outside [-limit, limit) faults") \
     X(V_EQ,     "v.eq",     ISA_ENGINE_VEC, VBIN,     "dst = src == src2 ? 1 : 0 (NaN compares false)") \

@@ -22,7 +22,7 @@ double num_round_half_even(double x)
 }
 
 /* Encode x in a binary format with `eb` exponent and `mb` mantissa bits. */
-static uint32_t round_to_format(double x, int eb, int mb)
+uint32_t num_f64_to_bits(double x, int eb, int mb)
 {
     uint64_t bits;
     memcpy(&bits, &x, sizeof bits);
@@ -52,8 +52,8 @@ static uint32_t round_to_format(double x, int eb, int mb)
     return sign | (uint32_t)m;           /* subnormal */
 }
 
-uint16_t num_f64_to_f16(double x) { return (uint16_t)round_to_format(x, 5, 10); }
-uint16_t num_f64_to_bf16(double x) { return (uint16_t)round_to_format(x, 8, 7); }
+uint16_t num_f64_to_f16(double x) { return (uint16_t)num_f64_to_bits(x, 5, 10); }
+uint16_t num_f64_to_bf16(double x) { return (uint16_t)num_f64_to_bits(x, 8, 7); }
 uint16_t num_f32_to_f16(float f) { return num_f64_to_f16((double)f); }
 
 uint16_t num_f32_to_bf16(float f)
@@ -67,7 +67,12 @@ uint16_t num_f32_to_bf16(float f)
 
 float num_f64_to_f32(double x)
 {
-    uint32_t b = round_to_format(x, 8, 23);
+    /* in float's range the host's double -> float conversion is IEEE
+     * round-to-nearest-even with gradual underflow, the same as the generic
+     * encoder (test_numerics checks them against each other); NaN payloads
+     * and values beyond FLT_MAX (overflow) take the generic rule */
+    if (fabs(x) <= 0x1.fffffep+127) return (float)x;
+    uint32_t b = num_f64_to_bits(x, 8, 23);
     float f;
     memcpy(&f, &b, 4);
     return f;
@@ -119,17 +124,45 @@ int num_int_range(int dtype, int64_t *lo, int64_t *hi)
 
 int num_is_float(int dtype) { return dtype == ISA_F16 || dtype == ISA_BF16 || dtype == ISA_F32; }
 
-int num_requant(int32_t x, int32_t mult, int32_t shift, int32_t zp,
-                int32_t lo, int32_t hi, int8_t *y)
+int num_requant_round(int32_t x, int32_t mult, int32_t shift, int32_t zp, int32_t lo, int32_t hi, int even,
+                      int32_t *y)
 {
     int64_t s = 31 + (int64_t)shift;
     if (s < 1 || s > 62) return -1;
     int64_t p = (int64_t)x * (int64_t)mult;
     uint64_t ap = p < 0 ? (uint64_t)0 - (uint64_t)p : (uint64_t)p;
-    int64_t r = (int64_t)((ap + ((uint64_t)1 << (s - 1))) >> s);
+    uint64_t half = (uint64_t)1 << (s - 1), rest = ap & (((uint64_t)1 << s) - 1);
+    int64_t r = (int64_t)((ap + half) >> s);
+    if (even && rest == half && (r & 1)) r--;   /* a tie rounded up to an odd value goes back down */
     if (p < 0) r = -r;
-    int64_t v = num_sat((int64_t)zp + r, lo, hi);
+    *y = (int32_t)num_sat((int64_t)zp + r, lo, hi);
+    return 0;
+}
+
+int num_requant(int32_t x, int32_t mult, int32_t shift, int32_t zp,
+                int32_t lo, int32_t hi, int8_t *y)
+{
+    int32_t v;
+    if (num_requant_round(x, mult, shift, zp, lo, hi, 0, &v)) return -1;
     *y = (int8_t)num_sat(v, INT8_MIN, INT8_MAX);
+    return 0;
+}
+
+int num_quant_multiplier(double m, int32_t *mult, int32_t *shift)
+{
+    if (!(m > 0) || m >= 1073741824.0) return -1;
+    int e;
+    double f = frexp(m, &e);                     /* m = f * 2^e, f in [0.5, 1) */
+    double q = num_round_half_even(ldexp(f, 31));
+    if (q >= 2147483648.0) { q /= 2; e++; }      /* f rounded up to 1 */
+    int s = 31 - e;                              /* m ~= q * 2^-s */
+    if (s < 1) return -1;
+    if (s > 62) {                                /* too small: keep round(m * 2^62) */
+        q = num_round_half_even(ldexp(m, 62));
+        s = 62;
+    }
+    *mult = (int32_t)q;
+    *shift = s - 31;
     return 0;
 }
 

@@ -19,6 +19,9 @@ uint16_t num_f32_to_bf16(float f);
 uint16_t num_f64_to_f16(double x);
 uint16_t num_f64_to_bf16(double x);
 float num_f64_to_f32(double x);
+/* The bits of x in a binary format of eb exponent and mb mantissa bits
+ * (eb + mb < 32), by the rules above: what the three encoders share. */
+uint32_t num_f64_to_bits(double x, int eb, int mb);
 
 /* Round half to even of a finite double to an integer-valued double. */
 double num_round_half_even(double x);
@@ -36,6 +39,20 @@ int num_is_float(int dtype);
  *   y = clamp(zp + r, lo, hi).                                              */
 int num_requant(int32_t x, int32_t mult, int32_t shift, int32_t zp,
                 int32_t lo, int32_t hi, int8_t *y);
+/* The same with the tie rule chosen: even = 1 rounds ties of p / 2^s to
+ * even (ONNX QuantizeLinear's rule; v.requant with `even`), 0 away from
+ * zero. The result is clamped to [lo, hi] only (no i8 narrowing), so the
+ * reference interpreter can requantise into any integer range. */
+int num_requant_round(int32_t x, int32_t mult, int32_t shift, int32_t zp, int32_t lo, int32_t hi, int even,
+                      int32_t *y);
+/* The integer multiplier of a real multiplier m > 0 for num_requant:
+ * m ~= mult * 2^-(31 + shift) with mult in [2^30, 2^31) (m's 31 leading
+ * bits, rounded half to even) and 1 <= 31 + shift <= 62; when m is too
+ * small for that, mult keeps fewer bits (31 + shift = 62, mult =
+ * round(m * 2^62), possibly 0), and when m >= 2^30, -1. Deterministic:
+ * the quantiser, the interpreter and the compiler all derive the pair
+ * from the same double here. */
+int num_quant_multiplier(double m, int32_t *mult, int32_t *shift);
 
 /* Integer binary ops of vector unit (v.add/sub/mul/max/min, comparisons
  * v.eq/lt/le giving 0/1, bitwise v.and/or/xor, v.div toward zero, v.mod with

@@ -55,6 +55,7 @@ typedef enum {
     R(CHIP_FP_LO,       0x010, 1,  RO,  "chip fingerprint (cfg_fingerprint), low word") \
     R(CHIP_FP_HI,       0x014, 1,  RO,  "chip fingerprint, high word") \
     R(DRAM_SIZE,        0x018, 1,  RO,  "device DRAM in bytes") \
+    R(DEVICE_MODE,      0x01C, 1,  RO,  "0: the engines compute values; 1: timing only (the simulator's timing mode): memories keep no values, so the firmware does not move weights or check their checksum (it charges the same cycles)") \
     R(INT_STATUS,       0x020, 1,  W1C, "pending interrupts (INT_* bits)") \
     R(INT_MASK,         0x024, 1,  RW,  "enabled interrupts: wait_for_interrupt returns on INT_STATUS & INT_MASK") \
     R(FAULT_CODE,       0x030, 1,  RO,  "FAULT_* code of the first fault of the last launch (0 none)") \
@@ -83,11 +84,12 @@ typedef enum {
     R(LMEM_WR_HI,       0x08C, 1,  RO,  "LMEM bytes written, high word") \
     R(NOC_LO,           0x090, 1,  RO,  "bytes over NoC links, low word") \
     R(NOC_HI,           0x094, 1,  RO,  "bytes over NoC links, high word") \
-    R(PROF_ADDR_LO,     0x0A0, 1,  RW,  "DRAM address of the per-layer profile buffer (64-byte records), low word; 0 = none") \
+    R(PROF_ADDR_LO,     0x0A0, 1,  RW,  "DRAM address of the per-layer profile buffer (records of PROF_* fields), low word; 0 = none") \
     R(PROF_ADDR_HI,     0x0A4, 1,  RW,  "per-layer profile buffer address, high word") \
     R(PROF_CAP,         0x0A8, 1,  RW,  "records the profile buffer holds") \
     R(PROF_COUNT,       0x0AC, 1,  RO,  "records written by the last launch (layers beyond PROF_CAP are dropped)") \
     R(LAUNCHES,         0x0B0, 1,  RO,  "launches since reset") \
+    R(DRAM_ALIGN,       0x0B4, 1,  RO,  "what the firmware aligns a model's DRAM regions to: a whole round of DRAM channels (interleave x channels, at least 4 KiB), the placement the compiler's cost model assumes; 0 = 64 bytes") \
     R(FAULT_MSG,        0x100, 64, RO,  "fault description (NUL-terminated text, 256 bytes)") \
     R(CORE_DONE,        0x200, 64, W1C, "bit c%32 of word c/32: core c finished every queue rung for it") \
     R(MB_CMD,           0x400, 1,  RW,  "mailbox: command (MB_* code), written by the host") \
@@ -203,12 +205,12 @@ enum {
     X(FREE,   2, "ARG0/1 address returned by ALLOC", \
                "-") \
     X(LOAD,   3, "ARG0/1 DRAM address of an .abm image, ARG2/3 its size (the image must stay in place until UNLOAD)", \
-               "RESULT0 model handle, RESULT1 nets, RESULT2 stages, RESULT3 tensors, RESULT4/5 weights base, RESULT6/7 activations base, RESULT8/9 io base, RESULT10/11 DRAM bytes used") \
+               "RESULT0 model handle, RESULT1 nets, RESULT2 variants, RESULT3 tensors, RESULT4/5 weights base, RESULT6/7 activations base, RESULT8/9 io base, RESULT10/11 DRAM bytes used") \
     X(UNLOAD, 4, "ARG0 model handle", \
                "-") \
     X(QUERY,  5, "ARG0 model handle, ARG1 QK_* kind, ARG2 index, ARG3 sub-index (QUANT)", \
                "per kind, see docs/firmware.md; names in MB_MSG") \
-    X(RUN,    6, "ARG0 model handle, ARG1 net index, ARG2 stage index within the net", \
+    X(RUN,    6, "ARG0 model handle, ARG1 net index, ARG2 variant index within the net", \
                "RESULT0/1 cycles, RESULT2/3 firmware cycles of the command, RESULT4/5 MACs, RESULT6/7 DRAM bytes, RESULT8..13 busy cycles per engine (LO/HI), RESULT14..19 stall cycles per engine, RESULT20 profile records, RESULT21/22 profile buffer address; on ERR_FAULT: RESULT0/1 cycles, RESULT24 FAULT_* code, RESULT25 core, RESULT26 engine, RESULT27 instruction index")
 enum {
 #define X(id, v, args, res) ATL_MB_##id = (v),
@@ -219,9 +221,9 @@ enum {
 
 /* QUERY kinds. */
 #define ATL_QUERY_KINDS(X) \
-    X(MODEL,  0, "RESULT0 nets, RESULT1 stages, RESULT2 tensors, RESULT3/4 chip fingerprint; MB_MSG producer") \
-    X(NET,    1, "index = net: RESULT0 first stage, RESULT1 stage count; MB_MSG name") \
-    X(STAGE,  2, "index = global stage: RESULT0 net, RESULT1 batch, RESULT2 first tensor, RESULT3 tensor count, RESULT4 cores, RESULT5/6 activation bytes, RESULT7/8 io bytes") \
+    X(MODEL,  0, "RESULT0 nets, RESULT1 variants, RESULT2 tensors, RESULT3/4 chip fingerprint; MB_MSG producer") \
+    X(NET,    1, "index = net: RESULT0 first variant, RESULT1 variant count; MB_MSG name") \
+    X(VARIANT,  2, "index = global variant: RESULT0 net, RESULT1 batch, RESULT2 first tensor, RESULT3 tensor count, RESULT4 cores, RESULT5/6 activation bytes, RESULT7/8 io bytes") \
     X(TENSOR, 3, "index = global tensor: RESULT0 dtype, 1 role, 2 region, 3 layout, 4 ndim, 5..10 dims, 11/12 device address, 13/14 size, 15 quant kind, 16 quant axis, 17 quant count, 18 scale (f32 bits), 19 zero point; MB_MSG name") \
     X(QUANT,  4, "index = global tensor, sub-index = entry: RESULT0 scale (f32 bits), RESULT1 zero point")
 enum {
@@ -247,8 +249,8 @@ enum {
     X(TOO_MANY,    10, "every model slot is in use") \
     X(BAD_HANDLE,  11, "no model is loaded under that handle") \
     X(UNKNOWN_NET, 12, "the net index does not exist in the model") \
-    X(UNKNOWN_STAGE,13, "the stage index does not exist in the net") \
-    X(CORES,       14, "the stage needs more cores than the chip has") \
+    X(UNKNOWN_VARIANT,13, "the variant index does not exist in the net") \
+    X(CORES,       14, "the variant needs more cores than the chip has") \
     X(FAULT,       15, "the chip faulted while running (core, engine, index and message in MB_MSG and MB_RESULT)") \
     X(HANG,        16, "waiting for an interrupt that can never come")
 enum {
@@ -266,8 +268,8 @@ enum {
 #define ATL_RELOC_SHIFT 32
 #define ATL_RELOC_ADDR(region, offset) ((((uint64_t)(region) + 1) << ATL_RELOC_SHIFT) | (uint64_t)(offset))
 
-/* Per-layer profile record written by the device to PROF_ADDR (64 bytes,
- * little-endian u64 fields). */
+/* Per-layer profile record written by the device to PROF_ADDR (12
+ * little-endian u64 fields, 96 bytes). */
 #define ATL_PROF_FIELDS(X) \
     X(LAYER,  0, "layer id (from the instructions' layer field)") \
     X(INSNS,  1, "instructions of the layer") \
@@ -276,12 +278,17 @@ enum {
     X(MACS,   4, "multiply-accumulates") \
     X(DMA_BYTES, 5, "bytes moved by DMA") \
     X(BUSY_MAT,  6, "matrix unit busy cycles") \
-    X(BUSY_VEC,  7, "vector unit busy cycles")
+    X(BUSY_VEC,  7, "vector unit busy cycles") \
+    X(BUSY_DMA,  8, "DMA engine busy cycles") \
+    X(SYNC,      9, "cycles of the layer's span when no engine kind was busy (waiting on semaphores and barriers)") \
+    X(BOUND,    10, "what bounds the layer: 0 compute, 1 DMA, 2 sync") \
+    X(DRAM_BYTES, 11, "bytes its DMA read from or wrote to DRAM")
 enum {
 #define X(id, idx, doc) ATL_PROF_##id = (idx),
     ATL_PROF_FIELDS(X)
 #undef X
     ATL_PROF_NUM_FIELDS
 };
-#define ATL_PROF_RECORD_BYTES 64
+#define ATL_PROF_RECORD_BYTES (8 * ATL_PROF_NUM_FIELDS)
+enum { ATL_BOUND_COMPUTE = 0, ATL_BOUND_DMA = 1, ATL_BOUND_SYNC = 2 };
 #endif

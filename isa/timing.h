@@ -56,6 +56,22 @@ uint64_t tim_compute_cycles(const AtlChip *c, const AtlInsn *in);
  * round up). Used for every burst and port occupancy. */
 uint64_t tim_occupancy(uint64_t bytes, double bw);
 
+/* LMEM banks and matrix/vector instructions (docs/timing.md, "LMEM
+ * banks"), for the simulator (sim/check.c, sim/mem.c) and the compiler's
+ * cost model (compiler/cost/cost.c): an instruction holds the banks its
+ * LMEM operands touch for tim_lmem_occ cycles from its start, and runs
+ * for at least that long.
+ * tim_lmem_bytes: the LMEM bytes it reads and writes (matrix ops: their
+ * operands, the accumulator they add to and the i32 result; v.sel also
+ * reads its old dst); 0 for DMA and sync ops. The fields are assumed valid.
+ * tim_lmem_span: marks in banks (a bit per bank) the banks of bytes
+ * [lo, hi) of one core's LMEM (interleaved every bank_width bytes).
+ * tim_lmem_occ: the marked banks' busy cycles for bytes, at their summed
+ * bandwidth (0 when none is marked). */
+void tim_lmem_bytes(const AtlInsn *in, uint64_t *rd, uint64_t *wr);
+void tim_lmem_span(const AtlChip *c, uint64_t lo, uint64_t hi, uint64_t banks[4]);
+uint64_t tim_lmem_occ(const AtlChip *c, const uint64_t banks[4], uint64_t bytes);
+
 /* Bursts served whole (docs/timing.md, "Bursts, not fluid, at the end"),
  * for the DMA servers of the simulator (sim/mem.c) and of the compiler's
  * cost model (compiler/cost/share.c): a flow with `work` cycles of
@@ -95,7 +111,9 @@ int tim_dram_fields(const AtlChip *c, int lo[TIM_DRAM_FIELDS], int bits[TIM_DRAM
  * channel (and, with the banked model, the same bank, bank group, rank and
  * column, and rows one region apart) of every address: interleave x
  * channels, at least 4 KiB; with model = banked, also the bytes below the
- * row field of the mapping. abm_stage_program places regions so. */
+ * row field of the mapping. abm_variant_program places regions so, and the
+ * firmware places a model's regions so (the device's DRAM_ALIGN register
+ * holds it). */
 uint64_t tim_dram_region_align(const AtlChip *c);
 
 /* DMA. Bandwidths in bytes per cycle; latencies in cycles. */

@@ -40,7 +40,7 @@ SIM_HOT static void stats_account(AtlSim *s, int core, int engine, const SimPre 
     if (end > st->cycles) st->cycles = end;
     int fmt = pre->fmt;
     AtlSimBytes *b = &st->bytes;
-    uint64_t dma_bytes = 0;
+    uint64_t dma_bytes = 0, dram_bytes = 0;
     if (sim_pre_is_dma(pre)) {
         uint64_t n = pre->bytes, ndst = 1;
         if (pre->dst_space == ISA_SPACE_LMEM && pre->mask) ndst = (uint64_t)__builtin_popcount(pre->mask);
@@ -58,6 +58,7 @@ SIM_HOT static void stats_account(AtlSim *s, int core, int engine, const SimPre 
         default: b->lmem_wr += n * ndst;
         }
         if (pre->dst_space == ISA_SPACE_DRAM || (fmt != ISA_FMT_DMA_FILL && pre->src_space == ISA_SPACE_DRAM)) b->noc += n;
+        dram_bytes = (pre->dst_space == ISA_SPACE_DRAM ? n : 0) + (fmt != ISA_FMT_DMA_FILL && pre->src_space == ISA_SPACE_DRAM ? n : 0);
     } else {
         b->lmem_rd += pre->lmem_rd;
         b->lmem_wr += pre->lmem_wr;
@@ -73,6 +74,7 @@ SIM_HOT static void stats_account(AtlSim *s, int core, int engine, const SimPre 
         l->insns++;
         l->macs += pre->macs;
         l->dma_bytes += dma_bytes;
+        l->dram_bytes += dram_bytes;
         l->busy[engine] += busy;
     }
 }

@@ -12,6 +12,7 @@
 #include "sim/sim_int.h"
 #include "isa/numerics.h"
 #include "isa/timing.h"
+#include "isa/operands.h"
 
 typedef struct Ctx {
     AtlSimFaultKind *kind;
@@ -30,19 +31,6 @@ static int bad(Ctx *c, AtlSimFaultKind k, const char *fmt, ...)
     va_end(ap);
     *c->kind = k;
     return -1;
-}
-
-/* Byte range touched by a strided 4-D operand; strides in units of `unit` bytes. */
-static void strided_range(uint64_t base, const uint32_t shape[4], const int32_t st[4],
-                          int64_t unit, int64_t esize, int64_t *lo, int64_t *hi)
-{
-    int64_t l = (int64_t)base, h = (int64_t)base;
-    for (int d = 0; d < 4; d++) {
-        int64_t span = ((int64_t)shape[d] - 1) * (int64_t)st[d] * unit;
-        if (span < 0) l += span; else h += span;
-    }
-    *lo = l;
-    *hi = h + esize;
 }
 
 static int need_shape(Ctx *c, const uint32_t shape[4])
@@ -66,26 +54,6 @@ static int check_16bit(Ctx *c, const AtlInsn *in)
 
 static uint64_t elems4(const uint32_t s[4]) { return (uint64_t)s[0] * s[1] * s[2] * s[3]; }
 
-/* Adds an LMEM range after bounds and alignment checks. */
-static int add_lmem(Ctx *c, SimPre *pre, const AtlSim *s, const char *what, int64_t lo, int64_t hi,
-                    uint64_t base, int align, uint32_t cores, int write)
-{
-    if (align > 1 && base % (uint64_t)align)
-        return bad(c, SIM_FAULT_MISALIGNED, "%s lmem:0x%llx is not aligned to %d bytes", what,
-                   (unsigned long long)base, align);
-    if (lo < 0 || hi > (int64_t)s->chip.lmem_bytes)
-        return bad(c, SIM_FAULT_OOB, "%s touches lmem bytes [%lld, %lld) outside LMEM of %d bytes", what,
-                   (long long)lo, (long long)hi, s->chip.lmem_bytes);
-    if (pre->nr < SIM_MAX_RANGES) {
-        SimRange *r = &pre->r[pre->nr++];
-        r->lo = (uint32_t)lo;
-        r->hi = (uint32_t)hi;
-        r->cores = cores;
-        r->write = (uint8_t)write;
-    }
-    return 0;
-}
-
 static uint64_t space_size(const AtlSim *s, int space)
 {
     switch (space) {
@@ -96,23 +64,58 @@ static uint64_t space_size(const AtlSim *s, int space)
     }
 }
 
-static int check_dma_end(Ctx *c, const AtlSim *s, SimPre *pre, const char *what, int space, uint64_t addr,
-                         const uint32_t shape[4], const int32_t st[4], int es, uint32_t cores, int write)
+static void add_range(SimPre *pre, int64_t lo, int64_t hi, uint32_t cores, int write)
 {
-    if (space < 0 || space >= ISA_NUM_SPACES) return bad(c, SIM_FAULT_ILLEGAL, "field %s: bad memory space %d", what, space);
-    if (addr % (uint64_t)es) return bad(c, SIM_FAULT_MISALIGNED, "%s %s:0x%llx is not aligned to the %d-byte element",
-                                        what, isa_space_name(space), (unsigned long long)addr, es);
-    for (int d = 0; d < 4; d++)
-        if (st[d] % es) return bad(c, SIM_FAULT_MISALIGNED, "%s stride %d (%d) is not a multiple of the %d-byte element",
-                                   what, d, st[d], es);
-    int64_t lo, hi;
-    strided_range(addr, shape, st, 1, es, &lo, &hi);
-    if (lo < 0 || (uint64_t)hi > space_size(s, space))
-        return bad(c, SIM_FAULT_OOB, "%s touches %s bytes [%lld, %lld) outside the %llu-byte space", what,
-                   isa_space_name(space), (long long)lo, (long long)hi, (unsigned long long)space_size(s, space));
-    if (space == ISA_SPACE_LMEM && pre->nr < SIM_MAX_RANGES) {
+    if (pre->nr < SIM_MAX_RANGES) {
         SimRange *r = &pre->r[pre->nr++];
-        r->lo = (uint32_t)lo; r->hi = (uint32_t)hi; r->cores = cores; r->write = (uint8_t)write;
+        r->lo = (uint32_t)lo;
+        r->hi = (uint32_t)hi;
+        r->cores = cores;
+        r->write = (uint8_t)write;
+    }
+}
+
+/* Checks every operand of in (isa_operands: the one definition of what
+ * each touches) against its memory and records the LMEM ones. DMA ends:
+ * element-aligned address and strides, inside their space; an LMEM end
+ * is in the cores of the multicast mask (dst), src_core (src) or the own
+ * core. Compute operands: in LMEM, starting on lmem.alignment. */
+static int check_operands(Ctx *c, const AtlSim *s, int core, const AtlInsn *in, SimPre *pre)
+{
+    IsaOperand ops[ISA_MAX_OPERANDS];
+    int n = isa_operands(in, ops);
+    uint32_t own = 1u << (core % s->cpc);
+    int gather = isa_ops[in->op].format == ISA_FMT_DMA_GATHER;
+    for (int i = 0; i < n; i++) {
+        const IsaOperand *o = &ops[i];
+        if (o->end < 0) {
+            int al = s->chip.lmem_alignment;
+            if (al > 1 && o->base % (uint64_t)al)
+                return bad(c, SIM_FAULT_MISALIGNED, "%s lmem:0x%llx is not aligned to %d bytes", o->what,
+                           (unsigned long long)o->base, al);
+            if (o->lo < 0 || o->hi > (int64_t)s->chip.lmem_bytes)
+                return bad(c, SIM_FAULT_OOB, "%s touches lmem bytes [%lld, %lld) outside LMEM of %d bytes", o->what,
+                           (long long)o->lo, (long long)o->hi, s->chip.lmem_bytes);
+            add_range(pre, o->lo, o->hi, 0, o->write);
+            continue;
+        }
+        int space = o->space, es = o->end == 2 ? 4 : isa_dtype_size(in->dtype);
+        const int32_t *st = o->end == 0 ? in->dst_stride : in->src_stride;
+        if (space < 0 || space >= ISA_NUM_SPACES) return bad(c, SIM_FAULT_ILLEGAL, "field %s: bad memory space %d", o->what, space);
+        if (o->base % (uint64_t)es) return bad(c, SIM_FAULT_MISALIGNED, "%s %s:0x%llx is not aligned to the %d-byte element",
+                                               o->what, isa_space_name(space), (unsigned long long)o->base, es);
+        for (int d = 0; d < 4 && o->end < 2; d++)
+            if (st[d] % es) return bad(c, SIM_FAULT_MISALIGNED, "%s stride %d (%d) is not a multiple of the %d-byte element",
+                                       o->what, d, st[d], es);
+        if (o->lo < 0 || (uint64_t)o->hi > space_size(s, space))
+            return bad(c, SIM_FAULT_OOB, "%s touches %s bytes [%lld, %lld) outside the %llu-byte space", o->what,
+                       isa_space_name(space), (long long)o->lo, (long long)o->hi, (unsigned long long)space_size(s, space));
+        if (space == ISA_SPACE_LMEM) {
+            uint32_t cores = own;
+            if (!gather && o->end == 0 && in->mask) cores = in->mask;
+            if (!gather && o->end == 1) cores = 1u << in->src_core;
+            add_range(pre, o->lo, o->hi, cores, o->write);
+        }
     }
     return 0;
 }
@@ -126,17 +129,10 @@ static int check_dma(Ctx *c, const AtlSim *s, int core, const AtlInsn *in, SimPr
     if (in->mask & ~all) return bad(c, SIM_FAULT_ILLEGAL, "field mask: 0x%x names cores beyond the %d of a cluster", in->mask, s->cpc);
     if (in->mask && in->dst_space != ISA_SPACE_LMEM)
         return bad(c, SIM_FAULT_ILLEGAL, "field mask: multicast needs an lmem destination");
-    uint32_t own = 1u << (core % s->cpc);
-    uint32_t dcores = in->mask ? in->mask : own;
+    if (in->op == ISA_OP_DMA_COPY && in->src_space == ISA_SPACE_LMEM && in->src_core >= s->cpc)
+        return bad(c, SIM_FAULT_ILLEGAL, "field src_core: %d is not a core of the cluster (%d cores)", in->src_core, s->cpc);
     pre->bytes = elems4(in->shape) * (uint64_t)es;
-    if (check_dma_end(c, s, pre, "dst", in->dst_space, in->dst, in->shape, in->dst_stride, es, dcores, 1)) return -1;
-    if (in->op == ISA_OP_DMA_COPY) {
-        if (in->src_space == ISA_SPACE_LMEM && in->src_core >= s->cpc)
-            return bad(c, SIM_FAULT_ILLEGAL, "field src_core: %d is not a core of the cluster (%d cores)", in->src_core, s->cpc);
-        uint32_t scores = 1u << in->src_core;
-        if (check_dma_end(c, s, pre, "src", in->src_space, in->src, in->shape, in->src_stride, es, scores, 0)) return -1;
-    }
-    return 0;
+    return check_operands(c, s, core, in, pre);
 }
 
 /* dma.gather / dma.scatter: the indexed end (gather's source, scatter's
@@ -150,14 +146,8 @@ static int check_gather(Ctx *c, const AtlSim *s, int core, const AtlInsn *in, Si
     if (!es) return bad(c, SIM_FAULT_ILLEGAL, "field dtype: bad dtype %d", in->dtype);
     if (need_shape(c, in->shape)) return -1;
     if (!in->limit) return bad(c, SIM_FAULT_ILLEGAL, "field limit: 0 indexed rows");
-    uint32_t own = 1u << (core % s->cpc);
-    uint32_t lshape[4] = {in->shape[0], in->limit, in->shape[2], in->shape[3]}, ishape[4] = {1, in->shape[1], 1, 1};
-    static const int32_t istride[4] = {0, 4, 0, 0};
-    int scatter = in->op == ISA_OP_DMA_SCATTER;
     pre->bytes = elems4(in->shape) * (uint64_t)es;
-    if (check_dma_end(c, s, pre, "dst", in->dst_space, in->dst, scatter ? lshape : in->shape, in->dst_stride, es, own, 1)) return -1;
-    if (check_dma_end(c, s, pre, "src", in->src_space, in->src, scatter ? in->shape : lshape, in->src_stride, es, own, 0)) return -1;
-    return check_dma_end(c, s, pre, "idx", in->src2_space, in->src2, ishape, istride, 4, own, 0);
+    return check_operands(c, s, core, in, pre);
 }
 
 static int check_sync(Ctx *c, const AtlSim *s, const AtlInsn *in)
@@ -183,16 +173,8 @@ static int check_mm(Ctx *c, const AtlSim *s, const AtlInsn *in, SimPre *pre)
     if (in->lda < in->k) return bad(c, SIM_FAULT_ILLEGAL, "field lda: %u < k %u", in->lda, in->k);
     if (in->ldb < in->n) return bad(c, SIM_FAULT_ILLEGAL, "field ldb: %u < n %u", in->ldb, in->n);
     if (in->ldc < in->n) return bad(c, SIM_FAULT_ILLEGAL, "field ldc: %u < n %u", in->ldc, in->n);
-    int64_t es = isa_dtype_size(in->dtype), al = s->chip.lmem_alignment;
-    int64_t a = ((int64_t)(in->m - 1) * in->lda + in->k) * es;
-    int64_t b = ((int64_t)(in->k - 1) * in->ldb + in->n) * es;
-    int64_t cc = ((int64_t)(in->m - 1) * in->ldc + in->n) * 4;
-    if (add_lmem(c, pre, s, "src (A)", (int64_t)in->src, (int64_t)in->src + a, in->src, (int)al, 0, 0)) return -1;
-    if (add_lmem(c, pre, s, "src2 (B)", (int64_t)in->src2, (int64_t)in->src2 + b, in->src2, (int)al, 0, 0)) return -1;
-    if (add_lmem(c, pre, s, "dst (C)", (int64_t)in->dst, (int64_t)in->dst + cc, in->dst, (int)al, 0, 1)) return -1;
+    if (check_operands(c, s, 0, in, pre)) return -1;
     pre->macs = tim_mm_macs(in);
-    pre->lmem_rd = (uint64_t)(in->m * (uint64_t)in->k + in->k * (uint64_t)in->n) * (uint64_t)es + (in->acc ? (uint64_t)in->m * in->n * 4 : 0);
-    pre->lmem_wr = (uint64_t)in->m * in->n * 4;
     pre->cycles = tim_mm_cycles(&s->chip, in->dtype, in->m, in->k, in->n);
     return 0;
 }
@@ -210,32 +192,15 @@ static int check_conv(Ctx *c, const AtlSim *s, const AtlInsn *in, SimPre *pre)
     uint32_t oh = tim_conv_out(in->ih, in->kh, in->sh, in->dh, in->pad_top, in->pad_bottom);
     uint32_t ow = tim_conv_out(in->iw, in->kw, in->sw, in->dw, in->pad_left, in->pad_right);
     if (!oh || !ow) return bad(c, SIM_FAULT_ILLEGAL, "fields kh,kw: the dilated kernel is larger than the padded input");
-    int64_t es = isa_dtype_size(in->dtype), al = s->chip.lmem_alignment;
-    int64_t x = (int64_t)in->ih * in->iw * in->cin * es;
-    int64_t w = (int64_t)in->kh * in->kw * (in->cin / in->groups) * in->cout * es;
-    int64_t y = (int64_t)oh * ow * in->cout * 4;
-    if (add_lmem(c, pre, s, "src (input)", (int64_t)in->src, (int64_t)in->src + x, in->src, (int)al, 0, 0)) return -1;
-    if (add_lmem(c, pre, s, "src2 (weights)", (int64_t)in->src2, (int64_t)in->src2 + w, in->src2, (int)al, 0, 0)) return -1;
-    if (add_lmem(c, pre, s, "dst (output)", (int64_t)in->dst, (int64_t)in->dst + y, in->dst, (int)al, 0, 1)) return -1;
+    if (check_operands(c, s, 0, in, pre)) return -1;
     pre->macs = tim_conv_macs(in);
-    pre->lmem_rd = (uint64_t)(x + w) + (in->acc ? (uint64_t)y : 0);
-    pre->lmem_wr = (uint64_t)y;
     pre->cycles = tim_conv_cycles(&s->chip, in);
     return 0;
-}
-
-static int check_vec_operand(Ctx *c, const AtlSim *s, SimPre *pre, const char *what, uint64_t base,
-                             const uint32_t shape[4], const int32_t st[4], int es, int write)
-{
-    int64_t lo, hi;
-    strided_range(base, shape, st, es, es, &lo, &hi);
-    return add_lmem(c, pre, s, what, lo, hi, base, s->chip.lmem_alignment, 0, write);
 }
 
 static int check_vec(Ctx *c, const AtlSim *s, const AtlInsn *in, SimPre *pre)
 {
     int fmt = isa_ops[in->op].format, es = isa_dtype_size(in->dtype);
-    int al = s->chip.lmem_alignment;
     const AtlChip *ch = &s->chip;
     if (fmt != ISA_FMT_VREQ && !es) return bad(c, SIM_FAULT_ILLEGAL, "field dtype: bad dtype %d", in->dtype);
     switch (fmt) {
@@ -252,13 +217,9 @@ static int check_vec(Ctx *c, const AtlSim *s, const AtlInsn *in, SimPre *pre)
         if (!num_op_dtype_ok(in->op, in->dtype))
             return bad(c, SIM_FAULT_ILLEGAL, "field dtype: %s needs %s dtype, not %s", c->mn,
                        num_is_float(in->dtype) ? "an integer" : "a float", isa_dtype_name(in->dtype));
-        if (check_vec_operand(c, s, pre, "src", in->src, in->shape, in->src_stride, es, 0)) return -1;
-        if (fmt == ISA_FMT_VBIN && check_vec_operand(c, s, pre, "src2", in->src2, in->shape, in->src2_stride, es, 0)) return -1;
-        if (check_vec_operand(c, s, pre, "dst", in->dst, in->shape, in->dst_stride, os, 1)) return -1;
+        if (check_operands(c, s, 0, in, pre)) return -1;
         pre->elems = n;
         /* v.sel also reads the old dst */
-        pre->lmem_rd = n * (uint64_t)es * (fmt == ISA_FMT_VBIN ? (in->op == ISA_OP_V_SEL ? 3 : 2) : 1);
-        pre->lmem_wr = n * (uint64_t)os;
         pre->cycles = fmt == ISA_FMT_VCAST ? tim_cast_cycles(ch, in->dtype, in->otype, n) : tim_vec_cycles(ch, in->op, in->dtype, n);
         return 0;
     }
@@ -270,12 +231,8 @@ static int check_vec(Ctx *c, const AtlSim *s, const AtlInsn *in, SimPre *pre)
         uint32_t oh = tim_conv_out(in->ih, in->kh, in->sh, 1, in->pad_top, in->pad_bottom);
         uint32_t ow = tim_conv_out(in->iw, in->kw, in->sw, 1, in->pad_left, in->pad_right);
         if (!oh || !ow) return bad(c, SIM_FAULT_ILLEGAL, "fields kh,kw: window larger than the padded input");
-        int64_t x = (int64_t)in->ih * in->iw * in->cin * es, y = (int64_t)oh * ow * in->cin * es;
-        if (add_lmem(c, pre, s, "src", (int64_t)in->src, (int64_t)in->src + x, in->src, al, 0, 0)) return -1;
-        if (add_lmem(c, pre, s, "dst", (int64_t)in->dst, (int64_t)in->dst + y, in->dst, al, 0, 1)) return -1;
+        if (check_operands(c, s, 0, in, pre)) return -1;
         pre->elems = (uint64_t)oh * ow * in->cin * in->kh * in->kw;
-        pre->lmem_rd = (uint64_t)x;
-        pre->lmem_wr = (uint64_t)y;
         pre->cycles = tim_pool_cycles(ch, in);
         return 0;
     }
@@ -287,12 +244,9 @@ static int check_vec(Ctx *c, const AtlSim *s, const AtlInsn *in, SimPre *pre)
         if (num_is_float(in->dtype) != num_is_float(in->otype))
             return bad(c, SIM_FAULT_ILLEGAL, "field otype: %s result for %s input mixes integer and float",
                        isa_dtype_name(in->otype), isa_dtype_name(in->dtype));
-        uint64_t n = elems4(in->shape), on = n / in->shape[in->axis];
-        if (add_lmem(c, pre, s, "src", (int64_t)in->src, (int64_t)(in->src + n * (uint64_t)es), in->src, al, 0, 0)) return -1;
-        if (add_lmem(c, pre, s, "dst", (int64_t)in->dst, (int64_t)(in->dst + on * (uint64_t)os), in->dst, al, 0, 1)) return -1;
+        uint64_t n = elems4(in->shape);
+        if (check_operands(c, s, 0, in, pre)) return -1;
         pre->elems = n;
-        pre->lmem_rd = n * (uint64_t)es;
-        pre->lmem_wr = on * (uint64_t)os;
         pre->cycles = tim_reduce_cycles(ch, in->dtype, n);
         return 0;
     }
@@ -300,12 +254,9 @@ static int check_vec(Ctx *c, const AtlSim *s, const AtlInsn *in, SimPre *pre)
         if (need_shape(c, in->shape)) return -1;
         if (in->axis > 3) return bad(c, SIM_FAULT_ILLEGAL, "field axis: %d > 3", in->axis);
         if (in->last > 1) return bad(c, SIM_FAULT_ILLEGAL, "field last: %d is not 0 or 1", in->last);
-        uint64_t n = elems4(in->shape), on = n / in->shape[in->axis];
-        if (add_lmem(c, pre, s, "src", (int64_t)in->src, (int64_t)(in->src + n * (uint64_t)es), in->src, al, 0, 0)) return -1;
-        if (add_lmem(c, pre, s, "dst", (int64_t)in->dst, (int64_t)(in->dst + on * 4), in->dst, al, 0, 1)) return -1;
+        uint64_t n = elems4(in->shape);
+        if (check_operands(c, s, 0, in, pre)) return -1;
         pre->elems = n;
-        pre->lmem_rd = n * (uint64_t)es;
-        pre->lmem_wr = on * 4;
         pre->cycles = tim_reduce_cycles(ch, in->dtype, n);
         return 0;
     }
@@ -314,13 +265,9 @@ static int check_vec(Ctx *c, const AtlSim *s, const AtlInsn *in, SimPre *pre)
         if (in->lo > in->hi || in->lo < -128 || in->hi > 127)
             return bad(c, SIM_FAULT_ILLEGAL, "fields lo,hi: [%d, %d] is not an i8 range", in->lo, in->hi);
         if (in->ival < -128 || in->ival > 127) return bad(c, SIM_FAULT_ILLEGAL, "field value: zero point %d is not an i8", in->ival);
-        uint64_t n = elems4(in->shape), np = in->per_channel ? in->shape[3] : 1;
-        if (add_lmem(c, pre, s, "src", (int64_t)in->src, (int64_t)(in->src + n * 4), in->src, al, 0, 0)) return -1;
-        if (add_lmem(c, pre, s, "src2 (params)", (int64_t)in->src2, (int64_t)(in->src2 + np * 8), in->src2, al, 0, 0)) return -1;
-        if (add_lmem(c, pre, s, "dst", (int64_t)in->dst, (int64_t)(in->dst + n), in->dst, al, 0, 1)) return -1;
+        uint64_t n = elems4(in->shape);
+        if (check_operands(c, s, 0, in, pre)) return -1;
         pre->elems = n;
-        pre->lmem_rd = n * 4 + np * 8;
-        pre->lmem_wr = n;
         pre->cycles = tim_requant_cycles(ch, n);
         return 0;
     }
@@ -366,6 +313,9 @@ int sim_check_insn(const AtlSim *s, int core, int engine, const AtlInsn *in,
         if (!pre->r[i].cores) pre->r[i].cores = 1u << (core % s->cpc);
         pre->cores |= pre->r[i].cores;
     }
-    if (!sim_pre_is_dma(pre)) mem_pre_banks(s, pre);
+    if (!sim_pre_is_dma(pre)) {
+        tim_lmem_bytes(in, &pre->lmem_rd, &pre->lmem_wr);
+        mem_pre_banks(s, pre);
+    }
     return 0;
 }

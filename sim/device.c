@@ -12,6 +12,7 @@
 #include "sim/device.h"
 #include "sim/sim.h"
 #include "isa/regs.h"
+#include "isa/timing.h"
 #include "isa/isa.h"
 #include "isa/program.h"
 #include "firmware/fw.h"
@@ -188,6 +189,10 @@ static void write_profile(AtlSimDevice *d, const AtlSimStats *st)
                 [ATL_PROF_LAYER] = (uint64_t)l, [ATL_PROF_INSNS] = ls->insns, [ATL_PROF_FIRST] = ls->first,
                 [ATL_PROF_LAST] = ls->last, [ATL_PROF_MACS] = ls->macs, [ATL_PROF_DMA_BYTES] = ls->dma_bytes,
                 [ATL_PROF_BUSY_MAT] = ls->busy[ISA_ENGINE_MAT], [ATL_PROF_BUSY_VEC] = ls->busy[ISA_ENGINE_VEC],
+                [ATL_PROF_BUSY_DMA] = ls->busy[ISA_ENGINE_DMA], [ATL_PROF_SYNC] = ls->stall_sync,
+                [ATL_PROF_DRAM_BYTES] = ls->dram_bytes,
+                [ATL_PROF_BOUND] = !ls->bound || !strcmp(ls->bound, "compute") ? ATL_BOUND_COMPUTE
+                                   : !strcmp(ls->bound, "dma") ? ATL_BOUND_DMA : ATL_BOUND_SYNC,
             };
             uint8_t *rec = d->dram + addr + n * ATL_PROF_RECORD_BYTES;
             for (int i = 0; i < ATL_PROF_NUM_FIELDS; i++)
@@ -318,6 +323,7 @@ AtlSimDevice *device_create(const AtlChip *chip, const AtlDeviceOptions *opt, At
     AtlSimOptions so;
     sim_options_default(&so);
     so.trace = o.trace;
+    if (o.timing_only) so.mode = SIM_MODE_TIMING;
     if (o.max_cycles) so.max_cycles = o.max_cycles;
     so.max_work = o.max_work;
     if (!d->regs || !d->access || !d->rung || !d->fw || !d->fw_heap) { device_free(d); atl_fail(e, "device: out of memory"); return NULL; }
@@ -332,6 +338,8 @@ AtlSimDevice *device_create(const AtlChip *chip, const AtlDeviceOptions *opt, At
     d->regs[ATL_REG_CORES_PER_CLUSTER / 4] = (uint32_t)chip->cores_per_cluster;
     set64(d, ATL_REG_CHIP_FP_LO, cfg_fingerprint(chip));
     d->regs[ATL_REG_DRAM_SIZE / 4] = (uint32_t)d->dram_size;
+    d->regs[ATL_REG_DRAM_ALIGN / 4] = (uint32_t)tim_dram_region_align(chip);
+    d->regs[ATL_REG_DEVICE_MODE / 4] = o.timing_only ? 1u : 0u;
     FwHal hal = { d, hal_read, hal_write, d->dram, d->dram_size, hal_wait, hal_charge };
     if (fw_init(d->fw, &hal, d->fw_heap, o.fw_heap_bytes)) {
         device_free(d);

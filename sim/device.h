@@ -28,6 +28,7 @@ typedef struct AtlDeviceOptions {
     int trace;              /* record a Chrome trace of every launch (device_trace_json) */
     uint64_t max_cycles;    /* per launch; 0 = the simulator's default */
     uint64_t max_work;      /* host work per launch (AtlSimOptions.max_work); 0 = the default */
+    int timing_only;        /* the simulator's timing mode: cycles, no values computed */
 } AtlDeviceOptions;
 
 typedef struct AtlSimDevice AtlSimDevice;

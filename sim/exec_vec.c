@@ -225,12 +225,14 @@ int sim_exec_fmt_VREQ(AtlSim *s, int core, const AtlInsn *in)
         memcpy(&x, X + i * 4, 4);
         memcpy(&mult, P + pi * 8, 4);
         memcpy(&shift, P + pi * 8 + 4, 4);
-        if (num_requant(x, mult, shift, in->ival, in->lo, in->hi, &D[i])) {
+        int32_t v;
+        if (num_requant_round(x, mult, shift, in->ival, in->lo, in->hi, in->round_even, &v)) {
             snprintf(s->exec_msg, sizeof s->exec_msg,
                      "requant parameter %llu has shift %d: 31 + shift must be in 1..62",
                      (unsigned long long)pi, shift);
             return -1;
         }
+        D[i] = (int8_t)num_sat(v, INT8_MIN, INT8_MAX);
     }
     return 0;
 }

@@ -54,17 +54,9 @@ static inline void bank_span(const AtlSim *s, uint64_t addr, uint64_t bytes, int
 
 void mem_pre_banks(const AtlSim *s, SimPre *pre)
 {
-    int banks = s->chip.lmem_banks, nb = 0;
     memset(pre->banks, 0, sizeof pre->banks);
-    for (int i = 0; i < pre->nr; i++) {
-        int f, n;
-        bank_span(s, pre->r[i].lo, pre->r[i].hi - pre->r[i].lo, &f, &n);
-        for (int j = 0; j < n; j++) {
-            int b = (f + j) % banks;
-            if (!(pre->banks[b >> 6] >> (b & 63) & 1)) { pre->banks[b >> 6] |= 1ull << (b & 63); nb++; }
-        }
-    }
-    pre->lmem_occ = nb ? tim_occupancy(pre->lmem_rd + pre->lmem_wr, (double)nb * s->chip.lmem_bank_bytes_per_cycle) : 0;
+    for (int i = 0; i < pre->nr; i++) tim_lmem_span(&s->chip, pre->r[i].lo, pre->r[i].hi, pre->banks);
+    pre->lmem_occ = tim_lmem_occ(&s->chip, pre->banks, pre->lmem_rd + pre->lmem_wr);
 }
 
 /* Length of the run of ones at the bottom of x. */
@@ -325,16 +317,24 @@ int mem_dma_plan(AtlSim *s, int core, int engine, const AtlInsn *in, SimPre *pre
      * there at that server's bandwidth; summed over bursts (two bursts stand
      * for all when every burst looks the same) */
     uint64_t w[3] = {0, 0, 0}, full = bytes / e->dma_bb, rest = bytes % e->dma_bb, nbursts = full + (rest != 0);
-    if (end_uniform(s, e, in->dst_space, in->dst, e->dma_flat[0], bytes) &&
-        (!copy || end_uniform(s, e, in->src_space, in->src, e->dma_flat[1], bytes))) {
-        if (full) burst_work(s, e, in, 0, e->dma_bb, full, w);
-        if (rest) burst_work(s, e, in, full * e->dma_bb, rest, 1, w);
+    SimDmaKey key;
+    dma_memo_key(s, in, bytes, &key);
+    const SimDmaMemo *memo = dma_memo_find(s, &key);
+    if (memo) {
+        dma_memo_restore(s, memo, w);
     } else {
-        /* every burst walked on the host: bounded by the run's work limit */
-        if (bytes > s->work_left) return 2;
-        s->work_left -= bytes;
-        for (uint64_t off = 0; off < bytes; off += e->dma_bb)
-            burst_work(s, e, in, off, bytes - off < e->dma_bb ? bytes - off : e->dma_bb, 1, w);
+        if (end_uniform(s, e, in->dst_space, in->dst, e->dma_flat[0], bytes) &&
+            (!copy || end_uniform(s, e, in->src_space, in->src, e->dma_flat[1], bytes))) {
+            if (full) burst_work(s, e, in, 0, e->dma_bb, full, w);
+            if (rest) burst_work(s, e, in, full * e->dma_bb, rest, 1, w);
+        } else {
+            /* every burst walked on the host: bounded by the run's work limit */
+            if (bytes > s->work_left) return 2;
+            s->work_left -= bytes;
+            for (uint64_t off = 0; off < bytes; off += e->dma_bb)
+                burst_work(s, e, in, off, bytes - off < e->dma_bb ? bytes - off : e->dma_bb, 1, w);
+        }
+        if (dma_memo_add(s, &key, w)) return -1;
     }
     e->nuse = 0;
     for (int end = 0; end < 1 + copy; end++) {

@@ -233,9 +233,10 @@ char *sim_stats_json(const AtlSim *s)
         const AtlLayerStats *l = &st->layers[i];
         if (!l->used) continue;
         sbuf_printf(&b, "%s\n    {\"layer\":%d,\"first\":%llu,\"last\":%llu,\"insns\":%llu,\"macs\":%llu,\"dma_bytes\":%llu,"
-                    "\"busy_dma\":%llu,\"busy_mat\":%llu,\"busy_vec\":%llu,\"sync\":%llu,\"bound\":\"%s\"}",
+                    "\"dram_bytes\":%llu,\"busy_dma\":%llu,\"busy_mat\":%llu,\"busy_vec\":%llu,\"sync\":%llu,\"bound\":\"%s\"}",
                     first ? "" : ",", i, (unsigned long long)l->first, (unsigned long long)l->last,
                     (unsigned long long)l->insns, (unsigned long long)l->macs, (unsigned long long)l->dma_bytes,
+                    (unsigned long long)l->dram_bytes,
                     (unsigned long long)l->busy[0], (unsigned long long)l->busy[1], (unsigned long long)l->busy[2],
                     (unsigned long long)l->stall_sync, l->bound ? l->bound : "");
         first = 0;
@@ -250,13 +251,14 @@ char *sim_layers_csv(const AtlSim *s)
 {
     const AtlSimStats *st = &s->stats;
     SimBuf b = {0};
-    sbuf_printf(&b, "layer,first,last,cycles,insns,macs,dma_bytes,busy_dma,busy_mat,busy_vec,sync,bound\n");
+    sbuf_printf(&b, "layer,first,last,cycles,insns,macs,dma_bytes,dram_bytes,busy_dma,busy_mat,busy_vec,sync,bound\n");
     for (int i = 0; i < st->nlayers; i++) {
         const AtlLayerStats *l = &st->layers[i];
         if (!l->used) continue;
-        sbuf_printf(&b, "%d,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%s\n", i, (unsigned long long)l->first,
+        sbuf_printf(&b, "%d,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%s\n", i, (unsigned long long)l->first,
                     (unsigned long long)l->last, (unsigned long long)(l->last - l->first), (unsigned long long)l->insns,
-                    (unsigned long long)l->macs, (unsigned long long)l->dma_bytes, (unsigned long long)l->busy[0],
+                    (unsigned long long)l->macs, (unsigned long long)l->dma_bytes, (unsigned long long)l->dram_bytes,
+                    (unsigned long long)l->busy[0],
                     (unsigned long long)l->busy[1], (unsigned long long)l->busy[2], (unsigned long long)l->stall_sync,
                     l->bound ? l->bound : "");
     }

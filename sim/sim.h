@@ -71,6 +71,7 @@ typedef struct AtlLayerStats {
     int used;
     uint64_t first, last;                 /* first start, last completion */
     uint64_t insns, macs, dma_bytes;
+    uint64_t dram_bytes;                  /* DMA bytes read from or written to DRAM */
     uint64_t busy[ISA_NUM_ENGINES];
     uint64_t stall_sync;
     const char *bound;                    /* "compute", "dma" or "sync" */

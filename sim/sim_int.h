@@ -182,6 +182,26 @@ typedef struct SimCore {
     SimSigRec sigq[ISA_MAX_SEMAPHORES][SIM_SIGQ]; /* last: only traces use it (4 KiB) */
 } SimCore;
 
+/* ---- DMA plan memo (dma_memo.c): burst work by transfer geometry ---- */
+typedef struct SimDmaKey {
+    uint64_t bytes;
+    uint64_t phase[2];      /* dst / src base modulo its space's period (DRAM channels, LMEM banks; SRAM 0) */
+    uint32_t shape[4];
+    int32_t stride[2][4];   /* dst, src (0 for a fill's missing src) */
+    uint8_t op, dtype, space[2];
+} SimDmaKey;
+typedef struct SimDmaChan { int ch; uint64_t work, bursts; } SimDmaChan;
+typedef struct SimDmaMemo {
+    SimDmaKey key;
+    uint64_t w[3];          /* burst_work's w: dst, src (SRAM/LMEM ends), NoC */
+    int nchan[2];           /* DRAM channels with work per end, in the walk's order */
+    SimDmaChan chan[];      /* nchan[0] for dst, then nchan[1] for src */
+} SimDmaMemo;
+typedef struct SimDmaTable {
+    SimDmaMemo **slot;      /* open addressing, power-of-two size */
+    size_t nslots, count;
+} SimDmaTable;
+
 typedef struct SimBarrier {
     int arrived, waiters;   /* waiters: head of engine list, -1 none */
 } SimBarrier;
@@ -217,6 +237,7 @@ struct AtlSim {
     uint64_t *chan_work[2];     /* per DRAM channel, work of the transfer's dst / src end (zero between transfers) */
     uint64_t *chan_bursts[2];   /* per DRAM channel, bursts of that end touching it */
     int *chan_list[2], nchan[2];/* channels with work, per end */
+    SimDmaTable dma_memo;       /* planned burst work by geometry (dma_memo.c) */
     uint8_t *scratch;           /* per-run scratch for exec (packed operands) */
     size_t scratch_cap;
     SimDdma *dd;                /* the banked DRAM model serving DMA (dram_dma.c); NULL with model = flow */
@@ -231,6 +252,14 @@ struct AtlSim {
 
 static inline int sim_eid(int core, int engine) { return core * ISA_NUM_ENGINES + engine; }
 
+/* dma_memo.c: the key of a transfer (bytes: SimPre.bytes); find returns
+ * NULL when unknown; add records the walk's result (w and the per-end
+ * channel lists in s->chan_*), restore puts a result back there. */
+void dma_memo_key(const AtlSim *s, const AtlInsn *in, uint64_t bytes, SimDmaKey *k);
+const SimDmaMemo *dma_memo_find(const AtlSim *s, const SimDmaKey *k);
+int dma_memo_add(AtlSim *s, const SimDmaKey *k, const uint64_t w[3]);
+void dma_memo_restore(AtlSim *s, const SimDmaMemo *m, uint64_t w[3]);
+void dma_memo_free(SimDmaTable *t);
 /* check.c */
 int sim_check_insn(const AtlSim *s, int core, int engine, const AtlInsn *in,
                    SimPre *pre, AtlSimFaultKind *kind, char *msg, size_t cap);

@@ -142,7 +142,7 @@ static int run_on_chip(void *ctx, const IrGraph *g, const IrTensor *inputs, int 
     }
     inputs = fed;
     ninputs = nfed;
-    if (host_exec_open(&h, cc->chip, abm, len, 0, e)) goto out;
+    if (host_exec_open(&h, cc->chip, abm, len, NULL, e)) goto out;
     conv = calloc((size_t)ninputs + 1, sizeof *conv);
     res = calloc((size_t)g->nout + 1, sizeof *res);
     if (!conv || !res) { atl_fail(e, "out of memory"); goto out; }

@@ -35,10 +35,10 @@ int chip_exec_open(ChipExec *x, const AtlChip *chip, const uint8_t *abm, size_t 
     memset(x, 0, sizeof *x);
     x->chip = chip;
     if (abm_load_buffer(&x->model, abm, len, cfg_fingerprint(chip), 0, e)) return -1;
-    if (!x->model.view.n_nets || !x->model.view.n_stages) return atl_fail(e, "the model has no stage to run");
+    if (!x->model.view.n_nets || !x->model.view.n_variants) return atl_fail(e, "the model has no variant to run");
     AbmNet net = abm_net(&x->model.view, 0);
-    x->stage = net.first_stage;
-    if (abm_stage_program(&x->model, x->stage, chip, &x->prog, &x->bases, e)) return -1;
+    x->variant = net.first_variant;
+    if (abm_variant_program(&x->model, x->variant, chip, &x->prog, &x->bases, e)) return -1;
     sim_options_default(&x->opt);
     x->opt.mode = mode;
     x->opt.trace = trace;
@@ -48,7 +48,7 @@ int chip_exec_open(ChipExec *x, const AtlChip *chip, const uint8_t *abm, size_t 
 
 int chip_exec_find(const ChipExec *x, const char *name)
 {
-    AbmStage st = abm_stage(&x->model.view, x->stage);
+    AbmVariant st = abm_variant(&x->model.view, x->variant);
     for (uint32_t i = st.tensor_first; i < st.tensor_first + st.tensor_count; i++)
         if (!strcmp(abm_tensor(&x->model.view, i).name, name)) return (int)i;
     return -1;
@@ -64,7 +64,7 @@ static int load_inputs(ChipExec *x, const IrTensor *inputs, int ninputs, AtlErr 
 {
     x->ran = 0;
     if (sim_load(x->sim, &x->prog, e)) return -1;
-    AbmStage st = abm_stage(&x->model.view, x->stage);
+    AbmVariant st = abm_variant(&x->model.view, x->variant);
     for (uint32_t i = st.tensor_first; i < st.tensor_first + st.tensor_count; i++) {
         AbmTensor t = abm_tensor(&x->model.view, i);
         if (t.role != ABM_ROLE_INPUT) continue;
@@ -97,7 +97,10 @@ int chip_exec_run_until(ChipExec *x, const IrTensor *inputs, int ninputs, uint64
     sim_free(x->sim);
     x->sim = s;
     if (load_inputs(x, inputs, ninputs, e)) return -1;
-    if (sim_run(x->sim, e) && sim_fault(x->sim)->kind != SIM_FAULT_MAX_CYCLES) return -1;
+    if (sim_run(x->sim, e)) {
+        if (sim_fault(x->sim)->kind != SIM_FAULT_MAX_CYCLES) return -1;
+        e->msg[0] = 0;   /* stopped where asked: no error */
+    }
     x->ran = 1;
     return 0;
 }
@@ -140,33 +143,30 @@ static int host_fail(HostExec *h, AtlStatus st, const char *what, AtlErr *e)
     return atl_fail(e, "%s: %s%s%s", what, atl_status_name(st), msg[0] ? ": " : "", msg);
 }
 
-int host_exec_open(HostExec *h, const AtlChip *chip, const uint8_t *abm, size_t len, int trace, AtlErr *e)
+int host_exec_open(HostExec *h, const AtlChip *chip, const uint8_t *abm, size_t len, const AtlOpenOptions *o, AtlErr *e)
 {
     memset(h, 0, sizeof *h);
-    AtlOpenOptions o;
-    memset(&o, 0, sizeof o);
-    o.trace = trace;
-    AtlStatus st = atl_open_chip(&h->dev, chip, &o);
+    AtlStatus st = atl_open_chip(&h->dev, chip, o);
     if (st != ATL_OK) return host_fail(h, st, "opening the device", e);
     st = atl_load_memory(h->dev, abm, len, &h->model);
     if (st != ATL_OK) return host_fail(h, st, "loading the model", e);
     return 0;
 }
 
-static const AtlStageInfo *host_stage(const HostExec *h)
+static const AtlVariantInfo *host_variant(const HostExec *h)
 {
     const AtlNetInfo *nets;
     uint32_t n;
-    if (atl_nets(h->model, &nets, &n) != ATL_OK || !n || h->stage >= nets[0].n_stages) return NULL;
-    return &nets[0].stages[h->stage];
+    if (atl_nets(h->model, &nets, &n) != ATL_OK || !n || h->variant >= nets[0].n_variants) return NULL;
+    return &nets[0].variants[h->variant];
 }
 
 int host_exec_input_shapes(const HostExec *h, IrInputShape *shapes, int *n, int max, AtlErr *e)
 {
     const AtlNetInfo *nets;
     uint32_t cnt;
-    if (atl_nets(h->model, &nets, &cnt) != ATL_OK || !cnt || !nets[0].n_stages) return atl_fail(e, "the model has no stage");
-    const AtlStageInfo *s = &nets[0].stages[0];
+    if (atl_nets(h->model, &nets, &cnt) != ATL_OK || !cnt || !nets[0].n_variants) return atl_fail(e, "the model has no variant");
+    const AtlVariantInfo *s = &nets[0].variants[0];
     for (uint32_t i = 0; i < s->n_inputs; i++) {
         int given = 0;
         for (int k = 0; k < *n; k++) if (!strcmp(shapes[k].name, s->inputs[i].name)) given = 1;
@@ -185,8 +185,8 @@ int host_exec_input_dtype(const HostExec *h, const char *name)
 {
     const AtlNetInfo *nets;
     uint32_t n;
-    if (atl_nets(h->model, &nets, &n) != ATL_OK || !n || !nets[0].n_stages) return 0;
-    const AtlStageInfo *s = &nets[0].stages[0];
+    if (atl_nets(h->model, &nets, &n) != ATL_OK || !n || !nets[0].n_variants) return 0;
+    const AtlVariantInfo *s = &nets[0].variants[0];
     for (uint32_t i = 0; i < s->n_inputs; i++)
         if (!strcmp(s->inputs[i].name, name)) return chip_ir_dtype((uint32_t)s->inputs[i].dtype);
     return 0;
@@ -204,7 +204,7 @@ int host_exec_run(HostExec *h, const IrTensor *inputs, int ninputs, AtlErr *e)
         b[i].ndim = inputs[i].ndim;
         for (int k = 0; k < inputs[i].ndim; k++) b[i].dims[k] = (uint32_t)inputs[i].dims[k];
     }
-    AtlStatus st = atl_run(h->model, NULL, b, (uint32_t)ninputs, &h->stage);
+    AtlStatus st = atl_run(h->model, NULL, b, (uint32_t)ninputs, &h->variant);
     free(b);
     return st == ATL_OK ? 0 : host_fail(h, st, "running the model", e);
 }
@@ -212,7 +212,7 @@ int host_exec_run(HostExec *h, const IrTensor *inputs, int ninputs, AtlErr *e)
 int host_exec_output(HostExec *h, const char *name, IrTensor *t, AtlErr *e)
 {
     memset(t, 0, sizeof *t);
-    const AtlStageInfo *s = host_stage(h);
+    const AtlVariantInfo *s = host_variant(h);
     const AtlTensorInfo *info = NULL;
     for (uint32_t i = 0; s && i < s->n_outputs && !info; i++) if (!strcmp(s->outputs[i].name, name)) info = &s->outputs[i];
     if (!info) return atl_fail(e, "the compiled model has no output '%s'", name);

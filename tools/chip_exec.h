@@ -1,6 +1,6 @@
 /* chip_exec.h - what `atoll compare`, `atoll demo` and the chip conformance
  * runner share: compile a canonicalised graph to an .abm image in memory,
- * run a stage of it on the simulated chip, and read any of its DRAM tensors
+ * run a variant of it on the simulated chip, and read any of its DRAM tensors
  * back as IR tensors (by their IR names, which the backend keeps in the
  * .abm tensor table).
  *
@@ -8,7 +8,7 @@
  *   - HostExec: through the host API (include/atoll.h), i.e. device,
  *     firmware LOAD/RUN and simulator exactly as an application runs a
  *     model; only inputs and outputs are visible;
- *   - ChipExec: the backend's stage loader (abm_stage_program: streams
+ *   - ChipExec: the backend's variant loader (abm_variant_program: streams
  *     relocated to region bases as the firmware would do) on a simulator
  *     created here, so every tensor's device address is known (also the
  *     intermediates in the activations region) and the simulator's modes
@@ -38,23 +38,23 @@ typedef struct ChipExec {
     AbmRegionBases bases;
     AtlSim *sim;
     AtlSimOptions opt;
-    uint32_t stage;
+    uint32_t variant;
     int ran;
 } ChipExec;
 
-/* Decodes the image (copied) and prepares stage 0 of net 0 on a new
+/* Decodes the image (copied) and prepares variant 0 of net 0 on a new
  * simulator in `mode` (with a Chrome trace when trace is set). */
 int chip_exec_open(ChipExec *x, const AtlChip *chip, const uint8_t *abm, size_t len, AtlSimMode mode, int trace, AtlErr *e);
 /* Loads the program (weights included), writes the inputs (matched by name
- * to the stage's input tensors; dtype and byte size must agree) and runs. */
+ * to the variant's input tensors; dtype and byte size must agree) and runs. */
 int chip_exec_run(ChipExec *x, const IrTensor *inputs, int ninputs, AtlErr *e);
 /* The same, stopping the simulation once simulated time passes max_cycles
  * (memory then holds what was written up to that time). Reaching the limit
  * is not an error; any other fault is. */
 int chip_exec_run_until(ChipExec *x, const IrTensor *inputs, int ninputs, uint64_t max_cycles, AtlErr *e);
-/* Index of the stage tensor called name, -1 if the .abm has none. */
+/* Index of the variant tensor called name, -1 if the .abm has none. */
 int chip_exec_find(const ChipExec *x, const char *name);
-/* Reads stage tensor `name` after a run into t (allocated; free with
+/* Reads variant tensor `name` after a run into t (allocated; free with
  * ir_tensor_free_contents). */
 int chip_exec_read(ChipExec *x, const char *name, IrTensor *t, AtlErr *e);
 /* IR dtype of an .abm dtype (0 if none). */
@@ -64,19 +64,19 @@ void chip_exec_close(ChipExec *x);
 typedef struct HostExec {
     AtlDevice *dev;
     AtlModel *model;
-    uint32_t stage;          /* of the last run */
+    uint32_t variant;          /* of the last run */
 } HostExec;
 
-/* Opens a device for chip (with a Chrome trace of each run when trace is
- * set) and loads the image through the firmware. */
-int host_exec_open(HostExec *h, const AtlChip *chip, const uint8_t *abm, size_t len, int trace, AtlErr *e);
+/* Opens a device for chip with options o (NULL: the defaults; a Chrome
+ * trace, timing only) and loads the image through the firmware. */
+int host_exec_open(HostExec *h, const AtlChip *chip, const uint8_t *abm, size_t len, const AtlOpenOptions *o, AtlErr *e);
 /* Runs the first net on inputs (by name, with their shapes). */
 int host_exec_run(HostExec *h, const IrTensor *inputs, int ninputs, AtlErr *e);
 /* Copies output `name` of the last run into t (allocated, IR dtype of the
  * compiled tensor; free with ir_tensor_free_contents). */
 int host_exec_output(HostExec *h, const char *name, IrTensor *t, AtlErr *e);
 /* Adds to shapes (up to max entries, *n in/out) the input shapes of the
- * compiled model's first stage for inputs not already there, so that a
+ * compiled model's first variant for inputs not already there, so that a
  * model with dynamic dimensions is fixed the way it was compiled. */
 int host_exec_input_shapes(const HostExec *h, IrInputShape *shapes, int *n, int max, AtlErr *e);
 /* The compiled model's dtype (IR numbering) of input `name`, 0 if none. */

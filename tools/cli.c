@@ -1,6 +1,6 @@
-/* cli.c - option parsing helpers shared by the subcommands: options with
- * values, numbers checked in full, outputs that must not clobber inputs
- * (see cli.h). */
+/* cli.c - option parsing helpers shared by the subcommands (see cli.h):
+ * options with values, numbers checked in full, outputs that must not
+ * clobber inputs, and "did you mean" for a mistyped option. */
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
@@ -94,4 +94,66 @@ int cli_parse_real(const char *cmd, const char *option, const char *text, double
     }
     *out = v;
     return 0;
+}
+
+/* Edit distance with transpositions (optimal string alignment), capped at
+ * 64 characters per word. */
+static int distance(const char *a, const char *b)
+{
+    int n = (int)strlen(a), m = (int)strlen(b);
+    if (n > 64 || m > 64) return 99;
+    int d[65][65];
+    for (int i = 0; i <= n; i++) d[i][0] = i;
+    for (int j = 0; j <= m; j++) d[0][j] = j;
+    for (int i = 1; i <= n; i++)
+        for (int j = 1; j <= m; j++) {
+            int c = a[i - 1] != b[j - 1];
+            int v = d[i - 1][j] + 1;
+            if (d[i][j - 1] + 1 < v) v = d[i][j - 1] + 1;
+            if (d[i - 1][j - 1] + c < v) v = d[i - 1][j - 1] + c;
+            if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] && d[i - 2][j - 2] + 1 < v) v = d[i - 2][j - 2] + 1;
+            d[i][j] = v;
+        }
+    return d[n][m];
+}
+
+const char *cli_closest(const char *w, const char *const *words, int n)
+{
+    const char *best = NULL;
+    int bd = 99;
+    for (int i = 0; i < n; i++) {
+        int d = distance(w, words[i]);
+        /* a prefix of a longer option counts as close (--trac for --trace) */
+        if (!strncmp(words[i], w, strlen(w)) && strlen(w) >= 4) d = 1;
+        if (d < bd) { bd = d; best = words[i]; }
+    }
+    int len = (int)strlen(w), allowed = len <= 4 ? 1 : len <= 8 ? 2 : 3;
+    return bd <= allowed ? best : NULL;
+}
+
+int cli_bad_option(const char *cmd, const char *arg, const char *usage)
+{
+    /* the options are the "--word" tokens of the usage text */
+    enum { MAXW = 96 };
+    char store[MAXW][48];
+    const char *words[MAXW];
+    int n = 0;
+    for (const char *p = usage; (p = strstr(p, "--")) && n < MAXW; p += 2) {
+        if (p > usage && p[-1] != ' ' && p[-1] != '[' && p[-1] != '\n' && p[-1] != '|' && p[-1] != '(') continue;
+        size_t k = 2;
+        while (p[k] && (p[k] == '-' || (p[k] >= 'a' && p[k] <= 'z') || (p[k] >= '0' && p[k] <= '9'))) k++;
+        if (k <= 2 || k >= sizeof store[0]) continue;
+        snprintf(store[n], sizeof store[0], "%.*s", (int)k, p);
+        int dup = 0;
+        for (int i = 0; i < n; i++) dup |= !strcmp(store[i], store[n]);
+        if (!dup) { words[n] = store[n]; n++; }
+    }
+    char key[64];
+    snprintf(key, sizeof key, "%s", arg);
+    char *eq = strchr(key, '=');
+    if (eq) *eq = 0;
+    const char *near = cli_closest(key, words, n);
+    if (near) fprintf(stderr, "atoll %s: unknown option '%s'; did you mean '%s'? (atoll %s --help lists the options)\n", cmd, arg, near, cmd);
+    else fprintf(stderr, "atoll %s: unknown option '%s' (atoll %s --help lists the options)\n", cmd, arg, cmd);
+    return 2;
 }

@@ -13,10 +13,15 @@
 
 const char cmd_asm_summary[] = "assemble program text into a binary program image";
 
-static void usage(FILE *fp)
-{
-    fprintf(fp, "usage: atoll asm PROG.s -o PROG.bin [--chip FILE]\n");
-}
+static const char usage_text[] =
+    "usage: atoll asm PROG.s -o PROG.bin [--chip CHIP]\n"
+    "Assembles program text (docs/asm.md) into a binary program image.\n"
+    "  -o FILE        the image to write (atomically)\n"
+    "  --chip CHIP    also check the program against this chip (file or name, e.g. a1):\n"
+    "                 cores, DRAM extents, semaphores, masks, LMEM alignment, dtypes\n"
+    "Exit status: 0 ok, 1 error (message names file and line), 2 usage.\n";
+
+static void usage(FILE *fp) { fputs(usage_text, fp); }
 
 int cmd_asm(int argc, char **argv)
 {
@@ -29,7 +34,8 @@ int cmd_asm(int argc, char **argv)
         if (bad) return 2;
         if ((v = cli_opt(argc, argv, &i, "--chip", &bad))) { chip = v; continue; }
         if (bad) return 2;
-        if (argv[i][0] == '-' || in) { fprintf(stderr, "atoll asm: unexpected argument '%s'\n", argv[i]); usage(stderr); return 2; }
+        if (argv[i][0] == '-') return cli_bad_option("asm", argv[i], usage_text);
+        if (in) { fprintf(stderr, "atoll asm: unexpected argument '%s' (one program)\n", argv[i]); return 2; }
         in = argv[i];
     }
     if (!in || !out) { usage(stderr); return 2; }
@@ -46,7 +52,8 @@ int cmd_asm(int argc, char **argv)
     if (rc) { fprintf(stderr, "atoll asm: %s\n", e.msg); return 1; }
     if (chip) {
         AtlChip c;
-        if (cfg_load(chip, &c, &e) || prog_check_chip(&p, &c, &e)) {
+        if (cli_load_chip("asm", chip, NULL, &c, NULL, 0)) { prog_free(&p); return 1; }
+        if (prog_check_chip(&p, &c, &e)) {
             fprintf(stderr, "atoll asm: %s\n", e.msg);
             prog_free(&p);
             return 1;

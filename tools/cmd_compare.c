@@ -1,5 +1,5 @@
 /* cmd_compare.c - `atoll compare MODEL.onnx MODEL.abm --input X.npy|IN.npz
- * [--chip FILE] [--all] [--rtol R] [--atol A] [--min-cos C]
+ * [--expect REF.npz] [--chip CHIP] [--all] [--rtol R] [--atol A] [--min-cos C]
  * [--input-shape NAME=DIMS]... [--synthetic-weights]`: runs the model on
  * the reference interpreter and the compiled .abm on the simulated chip,
  * compares every model output (with --all also every intermediate the .abm
@@ -12,13 +12,17 @@
  * device, firmware, simulator) and are checked against the interpreter on
  * the model as imported (so a wrong canonicalisation pass shows up too).
  * The host API shows only inputs and outputs, so with --all the
- * intermediates come from a second run of the same stage on the simulator
+ * intermediates come from a second run of the same variant on the simulator
  * directly (tools/chip_exec.h, relocated as the firmware does), checked
  * against the interpreter on the canonicalised graph, whose tensor names
  * are the ones the backend wrote into the .abm.
+ * With --expect (or arrays of an input .npz named like outputs), the
+ * chip's and the interpreter's outputs are also compared with those of the
+ * framework the model came from, in a second table.
  * Graph inputs are converted to the chip's dtypes (an int64 beyond int32
  * is an error naming the input and element; tools/chip_convert.h), outputs
- * back to the graph's; integer and bool outputs must match exactly. */
+ * back to the graph's; integer and bool outputs, and with --all integer
+ * intermediates (a QDQ model's int8 tensors), must match exactly. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,14 +41,28 @@ const char cmd_compare_summary[] = "compare a compiled model on the simulated ch
 
 #define MAXOPT 64
 
-static void usage(FILE *fp)
-{
-    fprintf(fp, "usage: atoll compare MODEL.onnx MODEL.abm --input X.npy|IN.npz|NAME=X.npy [--input ...]\n"
-                "                     [--chip FILE] [--all] [--rtol R] [--atol A] [--min-cos C]\n"
-                "                     [--input-shape NAME=1x3x224x224]... [--synthetic-weights]\n"
-                "Defaults by the chip's dtype: fp32 |got-ref| <= 1e-4*max|ref| + 1e-4*|ref|; fp16/bf16 cosine >= 0.999.\n"
-                "--chip defaults to configs/a1.ini. Exit status 1 when an output fails.\n");
-}
+static const char usage_text[] =
+    "usage: atoll compare MODEL.onnx MODEL.abm --input X.npy|IN.npz|NAME=X.npy [--input ...]\n"
+    "                     [--expect REF.npz] [--chip CHIP] [--all] [--rtol R] [--atol A] [--min-cos C]\n"
+    "                     [--input-shape NAME=1x3x224x224]... [--synthetic-weights] [--progress]\n"
+    "Runs MODEL.abm on the simulated chip (host API, firmware) and MODEL.onnx on the reference\n"
+    "interpreter with the same inputs and compares every output.\n"
+    "  --input        X.npy for the only input, NAME=X.npy, or an .npz by array name; float\n"
+    "                 arrays of any width feed float inputs (converted, with a note)\n"
+    "  --expect F     the framework's outputs (PyTorch, ONNX Runtime) in an .npz by output\n"
+    "                 name (or an .npy for a single output): the chip's and the interpreter's\n"
+    "                 outputs are compared with them too. Arrays of an --input .npz named\n"
+    "                 like outputs are taken as expected outputs the same way\n"
+    "  --chip CHIP    a config file or a name; default: the chip MODEL.abm was compiled for\n"
+    "  --all          also every intermediate tensor the .abm lists\n"
+    "  --rtol R --atol A --min-cos C   thresholds (defaults by the chip's dtype: fp32\n"
+    "                 |got-ref| <= 1e-4*max|ref| + 1e-4*|ref|; fp16/bf16 cosine >= 0.999)\n"
+    "  --input-shape  fix or change an input's shape (default: as MODEL.abm was compiled)\n"
+    "  --synthetic-weights  invent initializers whose external data file is missing\n"
+    "  --progress     report progress on stderr even when it is not a terminal\n"
+    "Exit status: 0 every output within tolerance, 1 an output fails or an error, 2 usage.\n";
+
+static void usage(FILE *fp) { fputs(usage_text, fp); }
 
 /* What the observer collects: reference values of the intermediates the
  * chip can give back, in the order the interpreter produced them. */
@@ -104,7 +122,7 @@ static int layer_map(const IrGraph *gp, const AtlChip *chip, const ChipExec *x, 
 {
     *layer_of = NULL;
     const AbmView *v = &x->model.view;
-    AbmStage st = abm_stage(v, x->stage);
+    AbmVariant st = abm_variant(v, x->variant);
     if (!st.tensor_count) return 0;
     uint32_t adt = abm_tensor(v, st.tensor_first).dtype;
     BkOptions opt;
@@ -118,12 +136,12 @@ static int layer_map(const IrGraph *gp, const AtlChip *chip, const ChipExec *x, 
     memset(&sum, 0, sizeof sum);
     int same = 0;
     if (!chip_compile_graph(gp, chip, &opt, 0, &abm, &len, &sum, e) && !abm_load_buffer(&m, abm, len, cfg_fingerprint(chip), 0, e)
-        && m.view.n_stages > 0) {
-        AbmStage s2 = abm_stage(&m.view, 0);
+        && m.view.n_variants > 0) {
+        AbmVariant s2 = abm_variant(&m.view, 0);
         same = s2.core_count == st.core_count;
         for (uint32_t c = 0; same && c < st.core_count; c++)
             for (uint32_t k = 0; same && k < ABM_ENGINES; k++) {
-                AbmStream a = abm_stream(v, x->stage, c, k), b = abm_stream(&m.view, 0, c, k);
+                AbmStream a = abm_stream(v, x->variant, c, k), b = abm_stream(&m.view, 0, c, k);
                 same = a.size == b.size && (!a.size || !memcmp(a.data, b.data, a.size));
             }
     }
@@ -159,7 +177,7 @@ static int layer_map(const IrGraph *gp, const AtlChip *chip, const ChipExec *x, 
  * so nothing later has written yet); *recovered counts those. */
 static int compare_intermediates(ChipExec *x, const Collect *col, const IrGraph *gp, const AtlChip *chip,
                                  const IrTensor *in, int nin, const CmpThresholds *user, CmpReport *rep,
-                                 int *recovered, AtlErr *e)
+                                 int *recovered, CliProgress *pr, AtlErr *e)
 {
     int *layer_of = NULL, rc = -1;
     if (layer_map(gp, chip, x, &layer_of, e)) return -1;
@@ -179,6 +197,7 @@ static int compare_intermediates(ChipExec *x, const Collect *col, const IrGraph 
     }
     uint64_t cut = 0; /* the cycle the simulator was last stopped at; 0: a full run */
     for (int i = 0; i < col->n; i++) {
+        cli_progress(pr, "--all: intermediate %d of %d (%.60s)", i + 1, col->n, col->vals[i].name);
         int j = overwritten_by(x, col, i);
         const char *by = j >= 0 ? col->vals[j].name : NULL;
         int l = layer_of ? layer_of[col->tensor[i]] : -1;
@@ -205,7 +224,10 @@ static int compare_intermediates(ChipExec *x, const Collect *col, const IrGraph 
         }
         IrTensor got;
         if (chip_exec_read(x, col->vals[i].name, &got, e)) goto out;
-        int r = cmp_report_add(rep, col->vals[i].name, 0, got.dtype, &col->vals[i], &got, user, e);
+        /* integer tensors (a QDQ model's int8 ones among them) must be equal, as outputs */
+        CmpThresholds th = *user;
+        if (!op_dtype_is_float(col->vals[i].dtype) && !th.set_atol) { th.set_atol = 1; th.atol = 0; }
+        int r = cmp_report_add(rep, col->vals[i].name, 0, got.dtype, &col->vals[i], &got, &th, e);
         ir_tensor_free_contents(&got);
         if (r) goto out;
         if (by) {
@@ -222,11 +244,37 @@ out:
     return rc;
 }
 
+/* The expected output for output `name`, or NULL. */
+static const IrTensor *expected_of(const char *name, const IrTensor *exp, int nexp)
+{
+    for (int i = 0; i < nexp; i++) if (!strcmp(exp[i].name, name)) return &exp[i];
+    return NULL;
+}
+
+/* Expected outputs without --expect: the arrays of the input .npz files
+ * named like the model's outputs (a reference file holds both). */
+static int expected_from_inputs(const IrGraph *g, const char *const *inputs, int nin, IrTensor **exp, int *nexp, AtlErr *e)
+{
+    const char *npz[MAXOPT];
+    int n = 0;
+    for (int i = 0; i < nin; i++) {
+        size_t l = strlen(inputs[i]);
+        if (l > 4 && !strcmp(inputs[i] + l - 4, ".npz") && !strchr(inputs[i], '=')) npz[n++] = inputs[i];
+    }
+    if (!n) return 0;
+    if (model_read_outputs("compare", g, npz, n, exp, nexp, e)) return -1;
+    for (int i = 0; i < *nexp; i++)
+        fprintf(stderr, "atoll compare: note: '%s' in the inputs is an output of the model: compared as its expected "
+                        "value (as with --expect)\n", (*exp)[i].name);
+    return 0;
+}
+
 int cmd_compare(int argc, char **argv)
 {
-    const char *model = NULL, *abm_path = NULL, *chip_path = "configs/a1.ini", *inputs[MAXOPT], *v;
+    const char *model = NULL, *abm_path = NULL, *chip_arg = NULL, *expect = NULL, *inputs[MAXOPT], *v;
     IrInputShape shapes[MAXOPT];
     int nin = 0, nshapes = 0, bad = 0, all = 0;
+    CliProgressMode pmode = CLI_PROGRESS_AUTO;
     CmpThresholds user;
     memset(&user, 0, sizeof user);
     OnnxLoadOpts lopts = {0, 0, 0, 0};
@@ -239,7 +287,8 @@ int cmd_compare(int argc, char **argv)
         } else if ((v = cli_opt(argc, argv, &i, "--input", &bad))) {
             if (nin == MAXOPT) { fprintf(stderr, "atoll compare: too many --input options\n"); return 2; }
             inputs[nin++] = v;
-        } else if ((v = cli_opt(argc, argv, &i, "--chip", &bad))) chip_path = v;
+        } else if ((v = cli_opt(argc, argv, &i, "--chip", &bad))) chip_arg = v;
+        else if ((v = cli_opt(argc, argv, &i, "--expect", &bad))) expect = v;
         else if ((v = cli_opt(argc, argv, &i, "--rtol", &bad))) {
             if (cli_parse_real("compare", "--rtol", v, 0, HUGE_VAL, &user.rtol)) return 2;
             user.set_rtol = 1;
@@ -252,7 +301,8 @@ int cmd_compare(int argc, char **argv)
         } else if (bad) return 2;
         else if (!strcmp(argv[i], "--all")) all = 1;
         else if (!strcmp(argv[i], "--synthetic-weights")) lopts.synthetic_weights = 1;
-        else if (argv[i][0] == '-') { fprintf(stderr, "atoll compare: unknown option '%s'\n", argv[i]); usage(stderr); return 2; }
+        else if (!strcmp(argv[i], "--progress")) pmode = CLI_PROGRESS_ON;
+        else if (argv[i][0] == '-') return cli_bad_option("compare", argv[i], usage_text);
         else if (!model) model = argv[i];
         else if (!abm_path) abm_path = argv[i];
         else { fprintf(stderr, "atoll compare: unexpected argument '%s'\n", argv[i]); return 2; }
@@ -262,51 +312,62 @@ int cmd_compare(int argc, char **argv)
 
     int rc = 1;
     IrGraph g, gp;
-    IrTensor *tin = NULL, *ref = NULL, *chip_in = NULL;
-    int ntin = 0, nchip_in = 0;
+    IrTensor *tin = NULL, *ref = NULL, *chip_in = NULL, *exp = NULL;
+    int ntin = 0, nchip_in = 0, nexp = 0;
     unsigned char *abm = NULL;
     size_t abm_len = 0;
     AtlChip chip;
+    char chip_path[4096];
     ChipExec x;
     HostExec h;
-    CmpReport rep = {0};
+    CmpReport rep = {0}, vs = {0};
     Collect col;
-    int recovered = 0;
+    CliProgress pr;
+    int recovered = 0, nvs = 0;
     memset(&x, 0, sizeof x);
     memset(&h, 0, sizeof h);
     memset(&col, 0, sizeof col);
     ir_init(&g);
     ir_init(&gp);
-    if (cfg_load(chip_path, &chip, &e)) goto done;
+    cli_progress_init(&pr, "compare", pmode);
+    if (cli_load_chip("compare", chip_arg, abm_path, &chip, chip_path, sizeof chip_path)) { rc = 1; goto done; }
+    cli_progress(&pr, "loading %s", abm_path);
     if (atl_read_file(abm_path, &abm, &abm_len, &e)) goto done;
-    if (host_exec_open(&h, &chip, abm, abm_len, 0, &e)) { atl_err_prefix(&e, "%s", abm_path); goto done; }
+    if (host_exec_open(&h, &chip, abm, abm_len, NULL, &e)) { atl_err_prefix(&e, "%s", abm_path); goto done; }
     /* dynamic dimensions as compiled, unless given */
     if (host_exec_input_shapes(&h, shapes, &nshapes, MAXOPT, &e)) goto done;
-    if (model_load_opts(model, shapes, nshapes, &lopts, &g, &e)) goto done;
-    if (model_load_opts(model, shapes, nshapes, &lopts, &gp, &e) || pass_run_all(&gp, &e)) goto done;
-    if (model_read_inputs(&g, inputs, nin, &tin, &ntin, &e)) goto done;
+    cli_progress(&pr, "importing %s", model);
+    if (model_load_opts("compare", model, shapes, nshapes, &lopts, &g, &e)) goto done;
+    if (model_load_opts("compare", model, shapes, nshapes, &lopts, &gp, &e) || pass_run_all(&gp, &e)) goto done;
+    if (model_read_inputs("compare", &g, inputs, nin, &tin, &ntin, &e)) goto done;
+    if (expect ? model_read_outputs("compare", &g, &expect, 1, &exp, &nexp, &e)
+               : expected_from_inputs(&g, inputs, nin, &exp, &nexp, &e)) goto done;
     if (all && chip_exec_open(&x, &chip, abm, abm_len, SIM_MODE_FULL, 0, &e)) { atl_err_prefix(&e, "%s", abm_path); goto done; }
     /* the chip takes its inputs in its own dtype */
     chip_in = calloc((size_t)ntin + 1, sizeof *chip_in);
     if (!chip_in) { atl_fail(&e, "out of memory"); goto done; }
     for (int i = 0; i < ntin; i++) {
         int k = ir_find(&g, tin[i].name);
-        if (k < 0 || !g.t[k].is_input) continue; /* e.g. the expected output stored in the same .npz */
+        if (k < 0 || !g.t[k].is_input) continue;
         int dt = host_exec_input_dtype(&h, tin[i].name);
         if (chip_convert_input(&tin[i], dt ? dt : tin[i].dtype, &chip_in[nchip_in], &e)) goto done;
         nchip_in++;
     }
+    cli_progress(&pr, "reference interpreter");
     if (interp_run(&g, tin, ntin, &ref, &e)) { atl_err_prefix(&e, "reference interpreter"); goto done; }
     col.x = &x;
     col.g = &gp;
     if (all) {
         IrTensor *outs = NULL;
+        cli_progress(&pr, "--all: reference interpreter on the canonicalised graph");
         if (interp_run_observed(&gp, tin, ntin, &outs, collect, &col, &e)) { atl_err_prefix(&e, "reference interpreter (canonicalised graph)"); goto done; }
         interp_free_outputs(outs, gp.nout);
     }
+    cli_progress(&pr, "simulated chip");
     if (host_exec_run(&h, chip_in, nchip_in, &e)) goto done;
+    cli_progress(&pr, "--all: simulated chip");
     if (all && chip_exec_run(&x, chip_in, nchip_in, &e)) { atl_err_prefix(&e, "simulated chip (--all run)"); goto done; }
-    if (all && compare_intermediates(&x, &col, &gp, &chip, chip_in, nchip_in, &user, &rep, &recovered, &e)) goto done;
+    if (all && compare_intermediates(&x, &col, &gp, &chip, chip_in, nchip_in, &user, &rep, &recovered, &pr, &e)) goto done;
     for (int i = 0; i < g.nout; i++) {
         IrTensor got;
         if (host_exec_output(&h, ref[i].name, &got, &e)) goto done;
@@ -316,9 +377,20 @@ int cmd_compare(int argc, char **argv)
         if (!op_dtype_is_float(ref[i].dtype) && !th.set_atol) { th.set_atol = 1; th.atol = 0; }
         if (chip_convert_output(&got, ref[i].dtype, &e)) { ir_tensor_free_contents(&got); goto done; }
         int r = cmp_report_add(&rep, ref[i].name, 1, chip_dt, &ref[i], &got, &th, &e);
+        /* both against the framework's outputs */
+        const IrTensor *want = expected_of(ref[i].name, exp, nexp);
+        char label[600];
+        if (!r && want) {
+            snprintf(label, sizeof label, "%s [chip]", ref[i].name);
+            r = cmp_report_add(&vs, label, 1, chip_dt, want, &got, &th, &e);
+            snprintf(label, sizeof label, "%s [interpreter]", ref[i].name);
+            if (!r) r = cmp_report_add(&vs, label, 1, ref[i].dtype, want, &ref[i], &th, &e);
+            nvs++;
+        }
         ir_tensor_free_contents(&got);
         if (r) goto done;
     }
+    cli_progress_end(&pr);
     AtlProfile prof;
     if (atl_profile(h.model, &prof) == ATL_OK)
         printf("%s on %s through the host API: %llu cycles (+%llu firmware), %.1f%% matrix-unit busy\n", abm_path, chip_path,
@@ -333,10 +405,19 @@ int cmd_compare(int argc, char **argv)
                "%d not listed in the .abm (fused into a layer, views, or never stored)\n", col.n, recovered, unlisted);
     }
     cmp_report_print(&rep, stdout);
-    rc = cmp_report_failed_outputs(&rep) ? 1 : 0;
+    if (nvs) {
+        printf("against the expected outputs (%s): %d of %d outputs have one\n", expect ? expect : "arrays of the inputs named like outputs",
+               nvs, g.nout);
+        cmp_report_print(&vs, stdout);
+    } else if (expect) {
+        printf("against the expected outputs (%s): none of its arrays is named like an output of the model\n", expect);
+    }
+    rc = cmp_report_failed_outputs(&rep) || cmp_report_failed_outputs(&vs) || (expect && !nvs) ? 1 : 0;
 done:
+    cli_progress_end(&pr);
     if (rc && e.msg[0]) fprintf(stderr, "atoll compare: %s\n", e.msg);
     cmp_report_free(&rep);
+    cmp_report_free(&vs);
     for (int i = 0; i < col.n; i++) ir_tensor_free_contents(&col.vals[i]);
     free(col.vals);
     free(col.tensor);
@@ -346,6 +427,7 @@ done:
     interp_free_outputs(ref, g.nout);
     model_free_inputs(chip_in, nchip_in);
     model_free_inputs(tin, ntin);
+    model_free_inputs(exp, nexp);
     ir_free(&g);
     ir_free(&gp);
     return rc;

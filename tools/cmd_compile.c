@@ -1,24 +1,24 @@
-/* cmd_compile.c - `atoll compile MODEL.onnx --chip FILE -o MODEL.abm`:
- * imports the model, fixes input shapes (--input-shape, --batch), runs the
- * canonicalisation passes and the backend (compiler/backend/backend.h), writes the
- * .abm atomically and prints a summary: layers, estimated cycles and the
- * memory plan. `--batch 1,8` compiles one stage per batch size into the same
- * net. --estimate adds the cost model's cycles per layer; --dump-ir prints
- * the IR after the passes instead of compiling. --synthetic-weights fills
- * initializers whose external data file is missing (timing studies on
- * full-size graphs; compiler/onnx/synth_weights.h). --time prints the wall time
- * of each compiler phase (import, passes, the backend's phases, write). */
+/* cmd_compile.c - `atoll compile MODEL.onnx [--chip CHIP] -o MODEL.abm`:
+ * the compile driver (compiler/driver/driver.h: import, input shapes, passes,
+ * backend per batch size), the .abm written atomically, and a summary:
+ * layers, estimated cycles and the memory plan. `--batch 1,8` compiles one
+ * variant per batch size into the same net; a dimension the model fixed may
+ * be changed (fixed-batch exports at another batch). --estimate adds the
+ * cost model's cycles per layer, --layer-info records them in the .abm for
+ * `atoll run --profile`; --dump-ir prints the IR after the passes instead
+ * of compiling. --synthetic-weights fills initializers whose external data
+ * file is missing (timing studies on full-size graphs). --time prints the
+ * wall time of each compiler phase. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "tools/cli.h"
-#include "tools/model_io.h"
-#include "compiler/passes/passes.h"
-#include "compiler/backend/backend.h"
-#include "compiler/onnx/onnx.h"
-#include "isa/config.h"
 #include "util/file.h"
-#include "util/sha256.h"
+#include "tools/model_io.h"
+#include "tools/quantize.h"
+#include "compiler/driver/driver.h"
+#include "compiler/passes/passes.h"
+#include "isa/config.h"
 #include "util/clock.h"
 #include "util/csv.h"
 #include "util/strbuf.h"
@@ -26,36 +26,58 @@
 const char cmd_compile_summary[] = "compile an ONNX model for a chip into an .abm (or --dump-ir)";
 
 #define MAXOPT 64
-#define MAXBATCH 16
 
-static void usage(FILE *f)
-{
-    fprintf(f,
-            "usage: atoll compile MODEL.onnx --chip CHIP.ini -o MODEL.abm [options]\n"
-            "       atoll compile MODEL.onnx --dump-ir [--no-passes] [--input-shape NAME=DIMS]...\n"
-            "options:\n"
-            "  --chip FILE            chip description (configs/*.ini)\n"
-            "  -o FILE                output .abm\n"
-            "  --dtype f32|fp32|f16|fp16|bf16   storage/compute dtype (default fp32)\n"
-            "  --batch N[,N...]       set the batch (dim 0) of every graph input (default: 1 where dynamic);\n"
-            "                         several sizes give one stage each in the same net\n"
-            "  --input-shape NAME=1x3x224x224   fix an input's shape (repeatable)\n"
-            "  --name NAME            net name in the .abm (default: the graph's name)\n"
-            "  --estimate             print the cost model's cycles per layer\n"
-            "  --csv FILE             write the cost model's per-layer table as CSV (batch, layer, name, op,\n"
-            "                         split, tiles, cores, macs, est_cycles, est_compute, est_dma, is_matrix)\n"
-            "  --time                 print the wall time of each compiler phase\n"
-            "  --group auto|none      auto (default): layer groups where the cost model finds them\n"
-            "                         cheaper (docs/backend.md); none: every layer on its own\n"
-            "  --keep-activations     no reuse of activation memory: every activation listed in\n"
-            "                         the .abm keeps its value after a run (atoll run --dump-tensors)\n"
-            "  --dump-ir              print the IR after the passes and stop\n"
-            "  --synthetic-weights    invent initializers whose external data file is missing\n"
-            "  --no-passes            with --dump-ir: the IR as imported\n");
-}
+static const char usage_text[] =
+    "usage: atoll compile MODEL.onnx [--chip CHIP] -o MODEL.abm [options]\n"
+    "       atoll compile MODEL.onnx --dump-ir [--no-passes] [--input-shape NAME=DIMS]... [--batch N]\n"
+    "options:\n"
+    "  --chip CHIP            a config file, or a name (a1 = configs/a1.ini, or the installed\n"
+    "                         share/atoll/configs/a1.ini); default a1\n"
+    "  -o FILE                output .abm\n"
+    "  --dtype f32|fp32|f16|fp16|bf16|int8   storage/compute dtype (default fp32); int8 quantises\n"
+    "                         the model first (needs --calib; docs/quantization.md)\n"
+    "  --calib DATA           int8: calibration data (.npy, .npz or a folder of them; repeatable)\n"
+    "  --method M             int8: minmax (default), percentile, kl, mse\n"
+    "  --fallback auto|none   int8: keep the most sensitive layers float until --target-cos (0.99)\n"
+    "  --target-cos C         int8: the cosine --fallback auto reaches on the calibration data\n"
+    "  --float-dtype fp32|bf16 int8: the dtype of the layers that stay float (default fp32)\n"
+    "  --qdq FILE             int8: also write the QDQ model (the interpreter's golden model)\n"
+    "  --batch N[,N...]       set dimension 0 of every graph input (default: the model's, 1\n"
+    "                         where it is open); several sizes give one variant each in the\n"
+    "                         same net; also for models exported with a fixed batch\n"
+    "  --input-shape NAME=1x3x224x224   fix or change an input's shape (repeatable)\n"
+    "  --name NAME            net name in the .abm (default: the graph's name)\n"
+    "  --estimate             print the cost model's cycles per layer\n"
+    "  --groups               print the schedule's units (a layer, or a layer group whose inner\n"
+    "                         tensors stay in LMEM): members, core set, slicing, LMEM per core,\n"
+    "                         DRAM bytes in and out, estimated cycles\n"
+    "  --csv FILE             write the cost model's per-layer table as CSV (batch, layer, name, op,\n"
+    "                         split, tiles, cores, macs, est_cycles, est_compute, est_dma, is_matrix,\n"
+    "                         members, core_first, core_count, dram_rd, dram_wr, lmem_peak)\n"
+    "  --layer-info           record each layer's name, op and estimate in the .abm (read by\n"
+    "                         atoll run --profile; the file becomes version 1.1)\n"
+    "  --time                 print the wall time of each compiler phase\n"
+    "  --zlevel N             zlib level of weights and sections, 0..9 (default 6, but 0 when\n"
+    "                         any weight is synthetic); 0 stores them raw: a faster compile\n"
+    "                         (ResNet-50: 3 of its 5 CPU-s are deflating weights), a larger\n"
+    "                         file; the model is the same\n"
+    "  --group auto|none      auto (default): layer groups where the cost model finds them\n"
+    "                         cheaper (docs/backend.md); none: every layer on its own\n"
+    "  --group-max N          at most N layers in a group (1: fusions only, e.g. a residual\n"
+    "                         Add in its convolution)\n"
+    "  --keep-activations     no reuse of activation memory (and --group none): every activation listed in\n"
+    "                         the .abm keeps its value after a run (atoll run --dump-tensors)\n"
+    "  --dump-ir              print the IR after the passes and stop\n"
+    "  --synthetic-weights    invent initializers whose external data file is missing\n"
+    "  --no-passes            with --dump-ir: the IR as imported\n"
+    "  --progress             report progress on stderr even when it is not a terminal\n"
+    "Exit status: 0 ok, 1 error (the message names the model, node or option), 2 usage.\n";
+
+enum { DT_INT8 = 100 };   /* --dtype int8: a QDQ model compiled with float parts in --float-dtype */
 
 static int parse_dtype(const char *s)
 {
+    if (!strcmp(s, "int8")) return DT_INT8;
     if (!strcmp(s, "f32") || !strcmp(s, "fp32")) return ISA_F32;
     if (!strcmp(s, "f16") || !strcmp(s, "fp16")) return ISA_F16;
     if (!strcmp(s, "bf16")) return ISA_BF16;
@@ -75,8 +97,6 @@ static void print_summary(const char *model, const char *out, const AtlChip *chi
     printf("  io               : %llu bytes\n", (unsigned long long)s->io_bytes);
 }
 
-/* The per-layer estimate of one stage as CSV rows (the header is added by
- * the caller once). */
 static void estimate_csv(const BkSummary *s, StrBuf *b)
 {
     for (int i = 0; i < s->nlayers; i++) {
@@ -87,10 +107,25 @@ static void estimate_csv(const BkSummary *s, StrBuf *b)
         csv_put_field(b, l->op);
         sbuf_put(b, ",", 1);
         csv_put_field(b, l->split);
-        sbuf_printf(b, ",%d,%d,%llu,%llu,%llu,%llu,%d\n", l->tiles, l->cores, (unsigned long long)l->macs,
-                    (unsigned long long)l->est_cycles, (unsigned long long)l->est_compute, (unsigned long long)l->est_dma,
-                    l->is_matrix);
+        sbuf_printf(b, ",%d,%d,%llu,%llu,%llu,%llu,%d,%d,%d,%d,%llu,%llu,%llu\n", l->tiles, l->cores,
+                    (unsigned long long)l->macs, (unsigned long long)l->est_cycles, (unsigned long long)l->est_compute,
+                    (unsigned long long)l->est_dma, l->is_matrix, l->nmembers, l->core_first, l->core_count,
+                    (unsigned long long)l->dram_rd, (unsigned long long)l->dram_wr, (unsigned long long)l->lmem_peak);
     }
+}
+
+/* The --csv file: one table over every variant compiled. */
+static int write_csv(const char *path, const DrvResult *res, AtlErr *e)
+{
+    StrBuf b = {0};
+    sbuf_printf(&b, "batch,layer,name,op,split,tiles,cores,macs,est_cycles,est_compute,est_dma,is_matrix,"
+                    "members,core_first,core_count,dram_rd,dram_wr,lmem_peak\n");
+    for (int i = 0; i < res->nvariants; i++) estimate_csv(&res->variants[i], &b);
+    char *text = sbuf_take(&b);
+    int rc = !text ? atl_fail(e, "out of memory") : atl_write_file_atomic(path, text, strlen(text), e);
+    free(text);
+    sbuf_free(&b);
+    return rc;
 }
 
 static void print_estimate(const BkSummary *s)
@@ -105,198 +140,262 @@ static void print_estimate(const BkSummary *s)
     }
 }
 
-/* Wall seconds per phase: import, passes, the backend's, write. */
-enum { PH_IMPORT, PH_PASSES, PH_BACKEND, PH_WRITE = PH_BACKEND + BK_NPHASES, PH_COUNT };
-
-static void print_times(const double *t)
+/* 1234567 -> "1.2 MB" (binary prefixes for LMEM, decimal for DRAM traffic). */
+static void bytes_text(uint64_t v, int binary, char *out, size_t cap)
 {
-    const char *names[PH_COUNT] = {"import", "passes"};
-    for (int i = 0; i < BK_NPHASES; i++) names[PH_BACKEND + i] = bk_phase_names[i];
-    names[PH_WRITE] = "write";
-    double total = 0;
+    static const char *const dec[] = {"B", "KB", "MB", "GB"}, *const bin[] = {"B", "KiB", "MiB", "GiB"};
+    double x = (double)v, step = binary ? 1024 : 1000;
+    int k = 0;
+    while (x >= step && k < 3) { x /= step; k++; }
+    snprintf(out, cap, k ? "%.1f %s" : "%.0f %s", x, binary ? bin[k] : dec[k]);
+}
+
+/* --groups: each unit of the schedule, the members of a layer group below it. */
+static void print_groups(const BkSummary *s, const AtlChip *chip)
+{
+    int cpc = chip->cores_per_cluster, total = chip->clusters * cpc;
+    printf("%4s  %-44s %-11s %-14s %10s %10s %10s %11s\n", "unit", "layer (or group: first .. last)", "cores", "slicing",
+           "LMEM/core", "DRAM in", "DRAM out", "est cycles");
+    uint64_t rd = 0, wr = 0;
+    for (int i = 0; i < s->nlayers; i++) {
+        const BkLayerInfo *l = &s->layers[i];
+        char cores[32], lm[16], in[16], out[16];
+        if (l->core_count == total) snprintf(cores, sizeof cores, "all %d", total);
+        else if (l->core_first % cpc == 0 && l->core_count == cpc) snprintf(cores, sizeof cores, "cluster %d", l->core_first / cpc);
+        else snprintf(cores, sizeof cores, "%d-%d", l->core_first, l->core_first + l->core_count - 1);
+        bytes_text(l->lmem_peak, 1, lm, sizeof lm);
+        bytes_text(l->dram_rd, 0, in, sizeof in);
+        bytes_text(l->dram_wr, 0, out, sizeof out);
+        printf("%4d  %-44.44s %-11s %-14.14s %10s %10s %10s %11llu\n", l->layer_id, l->nmembers > 1 ? l->op : l->name, cores,
+               l->split, lm, in, out, (unsigned long long)l->est_cycles);
+        for (const char *m = l->nmembers > 1 && l->members ? l->members : ""; *m;) {
+            const char *tab = strchr(m, '\t'), *nl = strchr(m, '\n');
+            if (!tab || !nl) break;
+            printf("        %-40.*s %.*s\n", (int)(tab - m), m, (int)(nl - tab - 1), tab + 1);
+            m = nl + 1;
+        }
+        rd += l->dram_rd;
+        wr += l->dram_wr;
+    }
+    char in[16], out[16];
+    bytes_text(rd, 0, in, sizeof in);
+    bytes_text(wr, 0, out, sizeof out);
+    printf("%4s  %-44s %-11s %-14s %10s %10s %10s %11llu\n", "", "total", "", "", "", in, out, (unsigned long long)s->est_cycles);
+}
+
+static void print_times(const double *t, double write_s)
+{
+    double total = write_s;
     printf("  compile time (wall):\n");
-    for (int i = 0; i < PH_COUNT; i++) {
-        printf("    %-22s %8.3f s\n", names[i], t[i]);
+    for (int i = 0; i < DRV_NPHASES; i++) {
+        printf("    %-22s %8.3f s\n", drv_phase_name(i), t[i]);
         total += t[i];
     }
+    printf("    %-22s %8.3f s\n", "write", write_s);
     printf("    %-22s %8.3f s\n", "total", total);
+}
+
+static void show_phase(void *ctx, const char *what) { cli_progress(ctx, "%s", what); }
+
+/* --dump-ir: the IR (after the passes unless --no-passes). */
+static int dump_ir(const char *model, const IrInputShape *shapes, int nshapes, int batch, OnnxLoadOpts *lo, int passes)
+{
+    IrGraph g;
+    AtlErr e = {{0}};
+    int ok = batch ? !model_load_batch("compile", model, shapes, nshapes, batch, lo, &g, &e)
+                   : !model_load_opts("compile", model, shapes, nshapes, lo, &g, &e);
+    if (ok && lo->nsynthetic)
+        fprintf(stderr, "atoll compile: note: %d initializers (%lld bytes) have synthetic values: their external data file is missing\n",
+                lo->nsynthetic, (long long)lo->synthetic_bytes);
+    if (!ok || (passes && pass_run_all(&g, &e))) {
+        fprintf(stderr, "atoll compile: %s\n", e.msg);
+        ir_free(&g);
+        return 1;
+    }
+    ir_print(&g, stdout);
+    ir_free(&g);
+    return 0;
 }
 
 int cmd_compile(int argc, char **argv)
 {
-    const char *model = NULL, *chipf = NULL, *out = NULL, *name = NULL, *csv = NULL, *v;
-    StrBuf csv_text = {0};
+    const char *model = NULL, *chip_arg = NULL, *out = NULL, *csv = NULL, *v;
     IrInputShape shapes[MAXOPT];
-    int nshapes = 0, bad = 0, dump = 0, nopasses = 0, estimate = 0, batch = 0, dt = ISA_F32;
-    int batches[MAXBATCH], nbatch = 0, keep = 0, timing = 0, group = BK_GROUP_AUTO;
-    double times[PH_COUNT] = {0}, t0;
-    OnnxLoadOpts lopts = {0, 0, 0, 0};
+    int nshapes = 0, bad = 0, dump = 0, nopasses = 0, estimate = 0, groups = 0, timing = 0, zlevel = -1;
+    CliProgressMode pmode = CLI_PROGRESS_AUTO;
+    DrvRequest rq;
+    memset(&rq, 0, sizeof rq);
+    rq.dtype = ISA_F32;
+    int dt = ISA_F32, fdt = ISA_F32, ncalib = 0;
+    const char *calib[MAXOPT], *qdq_out = NULL;
+    QzOptions qo;
+    qz_options_default(&qo);
     AtlErr e = {{0}};
-    char opts[512] = "";
     for (int i = 1; i < argc; i++) {
-        if (cli_is_help(argv[i])) { usage(stdout); return 0; }
+        if (cli_is_help(argv[i])) { fputs(usage_text, stdout); return 0; }
         if ((v = cli_opt(argc, argv, &i, "--input-shape", &bad))) {
             if (nshapes == MAXOPT) { fprintf(stderr, "atoll compile: too many --input-shape options\n"); return 2; }
             if (ir_parse_input_shape(v, &shapes[nshapes++], &e)) { fprintf(stderr, "atoll compile: %s\n", e.msg); return 2; }
         } else if (bad) return 2;
-        else if ((v = cli_opt(argc, argv, &i, "--chip", &bad))) chipf = v;
+        else if ((v = cli_opt(argc, argv, &i, "--chip", &bad))) chip_arg = v;
         else if (bad) return 2;
         else if ((v = cli_opt(argc, argv, &i, "-o", &bad))) out = v;
         else if (bad) return 2;
-        else if ((v = cli_opt(argc, argv, &i, "--name", &bad))) name = v;
+        else if ((v = cli_opt(argc, argv, &i, "--name", &bad))) rq.net_name = v;
         else if (bad) return 2;
-        else if ((v = cli_opt(argc, argv, &i, "--csv", &bad))) csv = v;
+        else if ((v = cli_opt(argc, argv, &i, "--zlevel", &bad))) {
+            char *end;
+            long z = strtol(v, &end, 10);
+            if (end == v || *end || z < 0 || z > 9) { fprintf(stderr, "atoll compile: --zlevel '%s': a number 0..9\n", v); return 2; }
+            zlevel = (int)z;
+        }
         else if (bad) return 2;
         else if ((v = cli_opt(argc, argv, &i, "--dtype", &bad))) {
-            if ((dt = parse_dtype(v)) < 0) { fprintf(stderr, "atoll compile: --dtype '%s': use fp32, fp16 or bf16\n", v); return 2; }
+            if ((dt = parse_dtype(v)) < 0) { fprintf(stderr, "atoll compile: --dtype '%s': use fp32, fp16, bf16 or int8\n", v); return 2; }
+        } else if (bad) return 2;
+        else if ((v = cli_opt(argc, argv, &i, "--float-dtype", &bad))) {
+            if ((fdt = parse_dtype(v)) < 0 || fdt == DT_INT8) { fprintf(stderr, "atoll compile: --float-dtype '%s': use fp32, fp16 or bf16\n", v); return 2; }
+        } else if (bad) return 2;
+        else if ((v = cli_opt(argc, argv, &i, "--calib", &bad))) {
+            if (ncalib == MAXOPT) { fprintf(stderr, "atoll compile: too many --calib options\n"); return 2; }
+            calib[ncalib++] = v;
+        } else if (bad) return 2;
+        else if ((v = cli_opt(argc, argv, &i, "--qdq", &bad))) qdq_out = v;
+        else if (bad) return 2;
+        else if ((v = cli_opt(argc, argv, &i, "--method", &bad))) {
+            if ((qo.method = calib_method_parse(v)) < 0) { fprintf(stderr, "atoll compile: --method '%s': use minmax, percentile, kl or mse\n", v); return 2; }
+        } else if (bad) return 2;
+        else if ((v = cli_opt(argc, argv, &i, "--target-cos", &bad))) {
+            if (cli_parse_real("compile", "--target-cos", v, -1, 1, &qo.target_cos)) return 2;
+        } else if (bad) return 2;
+        else if ((v = cli_opt(argc, argv, &i, "--fallback", &bad))) {
+            if (!strcmp(v, "auto")) qo.fallback = QZ_FALLBACK_AUTO;
+            else if (!strcmp(v, "none")) qo.fallback = QZ_FALLBACK_NONE;
+            else { fprintf(stderr, "atoll compile: --fallback '%s': use auto or none\n", v); return 2; }
         } else if (bad) return 2;
         else if ((v = cli_opt(argc, argv, &i, "--batch", &bad))) {
             const char *p = v;
+            rq.nbatch = 0;
             for (;;) {
                 char *end;
                 long b = strtol(p, &end, 10);
-                if (end == p || (*end && *end != ',') || b < 1 || b > 65535 || nbatch == MAXBATCH) {
-                    fprintf(stderr, "atoll compile: --batch '%s': numbers 1..65535, comma separated, at most %d\n", v, MAXBATCH);
+                if (end == p || (*end && *end != ',') || b < 1 || b > 65535 || rq.nbatch == DRV_MAX_BATCHES) {
+                    fprintf(stderr, "atoll compile: --batch '%s': numbers 1..65535, comma separated, at most %d\n", v, DRV_MAX_BATCHES);
                     return 2;
                 }
-                batches[nbatch++] = (int)b;
+                rq.batches[rq.nbatch++] = (int)b;
                 if (!*end) break;
                 p = end + 1;
             }
-            batch = batches[0];
         } else if (bad) return 2;
         else if (!strcmp(argv[i], "--dump-ir")) dump = 1;
         else if (!strcmp(argv[i], "--no-passes")) nopasses = 1;
         else if (!strcmp(argv[i], "--estimate")) estimate = 1;
+        else if (!strcmp(argv[i], "--groups")) groups = 1;
+        else if (!strcmp(argv[i], "--layer-info")) rq.layer_info = 1;
         else if (!strcmp(argv[i], "--time")) timing = 1;
-        else if (!strcmp(argv[i], "--keep-activations")) keep = 1;
+        else if ((v = cli_opt(argc, argv, &i, "--csv", &bad))) csv = v;
+        else if (bad) return 2;
+        else if ((v = cli_opt(argc, argv, &i, "--group-max", &bad))) {
+            char *end;
+            long n = strtol(v, &end, 10);
+            if (end == v || *end || n < 1 || n > 1000) { fprintf(stderr, "atoll compile: --group-max '%s': a number 1..1000\n", v); return 2; }
+            rq.group_max = (int)n;
+        } else if (bad) return 2;
         else if ((v = cli_opt(argc, argv, &i, "--group", &bad))) {
-            if (!strcmp(v, "auto")) group = BK_GROUP_AUTO;
-            else if (!strcmp(v, "none")) group = BK_GROUP_NONE;
+            if (!strcmp(v, "auto")) rq.group = BK_GROUP_AUTO;
+            else if (!strcmp(v, "none")) rq.group = BK_GROUP_NONE;
             else { fprintf(stderr, "atoll compile: --group '%s': use auto or none\n", v); return 2; }
         } else if (bad) return 2;
-        else if (!strcmp(argv[i], "--synthetic-weights")) lopts.synthetic_weights = 1;
-        else if (argv[i][0] == '-') { fprintf(stderr, "atoll compile: unknown option '%s' (see --help)\n", argv[i]); return 2; }
+        else if (!strcmp(argv[i], "--keep-activations")) rq.keep_activations = 1;
+        else if (!strcmp(argv[i], "--synthetic-weights")) rq.synthetic_weights = 1;
+        else if (!strcmp(argv[i], "--progress")) pmode = CLI_PROGRESS_ON;
+        else if (argv[i][0] == '-') return cli_bad_option("compile", argv[i], usage_text);
         else if (!model) model = argv[i];
         else { fprintf(stderr, "atoll compile: more than one model given ('%s')\n", argv[i]); return 2; }
     }
     if (!model) { fprintf(stderr, "atoll compile: no model given (see --help)\n"); return 2; }
-    if (!dump && !chipf) { fprintf(stderr, "atoll compile: --chip FILE is required (or use --dump-ir)\n"); return 2; }
-    if (!dump && !out) { fprintf(stderr, "atoll compile: -o FILE is required (or use --dump-ir)\n"); return 2; }
-    CliPath ins[] = {{"model", model}, {"--chip", chipf}}, outs[] = {{"-o", out}, {"--csv", csv}};
-    if (!dump && cli_check_outputs("compile", ins, 2, outs, 2)) return 2;
-    AtlChip chip;
-    if (!dump && cfg_load(chipf, &chip, &e)) { fprintf(stderr, "atoll compile: %s\n", e.msg); return 1; }
-    if (!dump) lopts.synthetic_max_bytes = chip.dram_bytes;   /* invented weights must fit the chip */
+    if (dt == DT_INT8 && !ncalib) { fprintf(stderr, "atoll compile: --dtype int8 needs --calib DATA (or compile a quantised model)\n"); return 2; }
+    if (dt != DT_INT8 && (ncalib || qdq_out)) { fprintf(stderr, "atoll compile: --calib and --qdq go with --dtype int8\n"); return 2; }
+    if (dt == DT_INT8 && dump) { fprintf(stderr, "atoll compile: --dump-ir of an int8 model: write it with --qdq or atoll quantize\n"); return 2; }
+    rq.dtype = dt == DT_INT8 ? fdt : dt;
     if (dump) {
-        if (batch && model_batch_shapes(model, batch, 0, &lopts, shapes, &nshapes, MAXOPT, &e)) { fprintf(stderr, "atoll compile: %s\n", e.msg); return 1; }
-        IrGraph g;
-        int loaded = !model_load_opts(model, shapes, nshapes, &lopts, &g, &e);
-        if (loaded && lopts.nsynthetic)
-            fprintf(stderr, "atoll compile: note: %d initializers (%lld bytes) have synthetic values: their external data file is missing\n",
-                    lopts.nsynthetic, (long long)lopts.synthetic_bytes);
-        if (!loaded || (!nopasses && pass_run_all(&g, &e))) {
+        OnnxLoadOpts lo = {rq.synthetic_weights, 0, 0, 0};
+        return dump_ir(model, shapes, nshapes, rq.nbatch ? rq.batches[0] : 0, &lo, !nopasses);
+    }
+    if (!out) { fprintf(stderr, "atoll compile: -o FILE is required (or use --dump-ir)\n"); return 2; }
+    AtlChip chip;
+    char chip_file[4096];
+    if (cli_load_chip("compile", chip_arg, NULL, &chip, chip_file, sizeof chip_file)) return 1;
+    CliPath ins[MAXOPT + 2] = {{"model", model}, {"--chip", chip_file}}, outs[] = {{"-o", out}, {"--csv", csv}, {"--qdq", qdq_out}};
+    for (int k = 0; k < ncalib; k++) ins[k + 2] = (CliPath){"--calib", calib[k]};
+    if (cli_check_outputs("compile", ins, 2 + ncalib, outs, 3)) return 2;
+    rq.chip = &chip;
+    rq.synthetic_max_bytes = (uint64_t)chip.dram_bytes;   /* invented weights must fit the chip */
+    rq.shapes = shapes;
+    rq.nshapes = nshapes;
+    CliProgress pr;
+    cli_progress_init(&pr, "compile", pmode);
+    rq.progress = show_phase;
+    rq.progress_ctx = &pr;
+    /* --dtype int8: quantise the batch-1 model, then compile the QDQ model at every batch */
+    PbBuf qbuf = {0};
+    char dtype_text[160] = "";
+    int qsyn = 0;                /* the quantised model's synthetic initializers */
+    int64_t qsyn_bytes = 0;
+    if (dt == DT_INT8) {
+        OnnxLoadOpts lo = {rq.synthetic_weights, 0, 0, rq.synthetic_max_bytes};
+        cli_progress(&pr, "quantising");
+        qo.keep_float = NULL;
+        qo.progress = pr.enabled ? stderr : NULL;   /* progress lines only where progress is shown */
+        if (qz_quantize_model(model, &lo, shapes, nshapes, calib, ncalib, NULL, &qo, qdq_out, &qbuf, NULL, &e)) {
+            cli_progress_end(&pr);
             fprintf(stderr, "atoll compile: %s\n", e.msg);
-            ir_free(&g);
             return 1;
         }
-        ir_print(&g, stdout);
-        ir_free(&g);
-        return 0;
+        snprintf(dtype_text, sizeof dtype_text, "--dtype int8 --float-dtype %s --method %s --fallback %s", isa_dtype_name(fdt),
+                 calib_method_name(qo.method), qo.fallback == QZ_FALLBACK_AUTO ? "auto" : "none");
+        rq.model_buf = qbuf.p;
+        rq.model_len = qbuf.n;
+        rq.model_synthetic = lo.nsynthetic > 0;
+        qsyn = lo.nsynthetic;
+        qsyn_bytes = lo.synthetic_bytes;
+        rq.dtype_text = dtype_text;
     }
-    if (nbatch == 0) batches[nbatch++] = 0;   /* 0: the model's batch, 1 where dynamic */
-    /* the .abm records the SHA-256 of the ONNX file it came from */
-    uint8_t hash[ATL_SHA256_BYTES];
-    unsigned char *src = NULL;
-    size_t srclen = 0;
-    if (atl_read_file(model, &src, &srclen, &e)) { fprintf(stderr, "atoll compile: %s\n", e.msg); return 1; }
-    atl_sha256(src, srclen, hash);
-    free(src);
-    BkSummary sums[MAXBATCH];
-    memset(sums, 0, sizeof sums);
     AbmWriter *w = abm_writer_new(cfg_fingerprint(&chip));
-    if (!w) { fprintf(stderr, "atoll compile: out of memory\n"); return 1; }
-    int rc = 0;
-    for (int bi = 0; bi < nbatch && rc == 0; bi++) {
-        IrInputShape sh[MAXOPT];
-        int nsh = nshapes;
-        t0 = atl_clock_s();
-        memcpy(sh, shapes, sizeof shapes[0] * (size_t)nshapes);
-        if (model_batch_shapes(model, batches[bi] ? batches[bi] : 1, !batches[bi], &lopts, sh, &nsh, MAXOPT, &e)) {
-            fprintf(stderr, "atoll compile: %s\n", e.msg);
-            rc = 1;
-            break;
-        }
-        IrGraph g;
-        int loaded = !model_load_opts(model, sh, nsh, &lopts, &g, &e);
-        if (loaded && bi == 0 && lopts.nsynthetic)
-            fprintf(stderr, "atoll compile: note: %d initializers (%lld bytes) have synthetic values: their external data file is missing\n",
-                    lopts.nsynthetic, (long long)lopts.synthetic_bytes);
-        times[PH_IMPORT] += atl_clock_s() - t0;
-        t0 = atl_clock_s();
-        if (loaded) loaded = !pass_run_all(&g, &e);
-        times[PH_PASSES] += atl_clock_s() - t0;
-        if (!loaded) {
-            fprintf(stderr, "atoll compile: %s\n", e.msg);
-            ir_free(&g);
-            rc = 1;
-            break;
-        }
-        snprintf(opts, sizeof opts, "--chip %s --dtype %s%s%s", chip.name, isa_dtype_name(dt),
-                 lopts.nsynthetic ? " --synthetic-weights" : "", group == BK_GROUP_NONE ? " --group none" : "");
-        if (batches[bi]) {
-            size_t n = strlen(opts);
-            snprintf(opts + n, sizeof opts - n, " --batch ");
-            for (int k = 0; k < nbatch; k++) {
-                n = strlen(opts);
-                snprintf(opts + n, sizeof opts - n, "%s%d", k ? "," : "", batches[k]);
-            }
-        }
-        BkOptions o;
-        bk_options_default(&o);
-        o.dtype = dt;
-        o.net_name = name;
-        o.options_text = opts;
-        o.keep_activations = keep;
-        o.group = group;
-        o.source_hash = hash;
-        BkSummary *sum = &sums[bi];
-        if (bk_compile(&g, &chip, &o, w, sum, &e)) {
-            fprintf(stderr, "atoll compile: %s: %s\n", model, e.msg);
-            rc = 1;
-        } else {
-            if (csv) estimate_csv(sum, &csv_text);
-            for (int i = 0; i < BK_NPHASES; i++) times[PH_BACKEND + i] += sum->phase_s[i];
-        }
-        ir_free(&g);
-    }
-    t0 = atl_clock_s();
-    if (rc == 0 && abm_write_file(w, out, &e)) {
+    if (!w) { pb_free(&qbuf); fprintf(stderr, "atoll compile: out of memory\n"); return 1; }
+    if (zlevel >= 0) abm_writer_set_level(w, zlevel);
+    rq.synthetic_raw = zlevel < 0;    /* an explicit --zlevel applies to synthetic weights too */
+    DrvResult res;
+    int rc = drv_compile(model, &rq, w, &res, &e) ? 1 : 0;
+    pb_free(&qbuf);
+    cli_progress(&pr, "writing %s", out);
+    double t0 = atl_clock_s();
+    if (rc == 0 && abm_write_file(w, out, &e)) rc = 1;
+    if (rc == 0 && csv && write_csv(csv, &res, &e)) rc = 1;
+    double write_s = atl_clock_s() - t0;
+    cli_progress_end(&pr);
+    if (res.nsynthetic || qsyn)
+        fprintf(stderr, "atoll compile: note: %d initializers (%lld bytes) have synthetic values: their external data file is missing%s\n",
+                res.nsynthetic ? res.nsynthetic : qsyn, (long long)(res.nsynthetic ? res.synthetic_bytes : qsyn_bytes),
+                zlevel < 0 ? " (stored raw; --zlevel N deflates them)" : "");
+    if (res.chose_batch[0])
+        fprintf(stderr, "atoll compile: note: input %s has an open batch (dimension 0); compiled for batch 1 "
+                        "(--batch N for another, --batch 1,8 for several)\n", res.chose_batch);
+    if (rc) {
+        /* a list of unsupported ops longer than a message is printed whole */
+        if (res.unsupported && strstr(e.msg, "\n  ... and "))
+            fprintf(stderr, "atoll compile: %s: these ops are not supported:\n%s", model, res.unsupported);
         fprintf(stderr, "atoll compile: %s\n", e.msg);
-        rc = 1;
-    }
-    times[PH_WRITE] = atl_clock_s() - t0;
-    if (rc == 0 && csv) {
-        StrBuf all = {0};
-        sbuf_printf(&all, "batch,layer,name,op,split,tiles,cores,macs,est_cycles,est_compute,est_dma,is_matrix\n");
-        char *rows = sbuf_take(&csv_text);
-        if (rows) sbuf_put(&all, rows, strlen(rows));
-        free(rows);
-        char *text = sbuf_take(&all);
-        if (!text || atl_write_file_atomic(csv, text, strlen(text), &e)) {
-            fprintf(stderr, "atoll compile: %s\n", text ? e.msg : "out of memory");
-            rc = 1;
+    } else {
+        for (int i = 0; i < res.nvariants; i++) {
+            print_summary(model, out, &chip, &res.variants[i], dt == DT_INT8 ? ISA_I8 : dt);
+            if (estimate) print_estimate(&res.variants[i]);
+            if (groups) print_groups(&res.variants[i], &chip);
         }
-        free(text);
+        if (timing) print_times(res.phase_s, write_s);
     }
-    sbuf_free(&csv_text);
-    /* the summary only once the .abm is in place */
-    for (int bi = 0; bi < nbatch && rc == 0; bi++) {
-        print_summary(model, out, &chip, &sums[bi], dt);
-        if (estimate) print_estimate(&sums[bi]);
-    }
-    if (rc == 0 && timing) print_times(times);
-    for (int bi = 0; bi < nbatch; bi++) bk_summary_free(&sums[bi]);
+    drv_result_free(&res);
     abm_writer_free(w);
     return rc;
 }

@@ -19,12 +19,19 @@
 
 const char cmd_config_summary[] = "show or check a chip config (config show --chip FILE), or print docs/config.md";
 
-static void usage(FILE *fp)
-{
-    fprintf(fp, "usage: atoll config show --chip FILE\n"
-                "       atoll config check --chip FILE\n"
-                "       atoll config --doc\n");
-}
+static const char usage_text[] =
+    "usage: atoll config show [--chip CHIP]\n"
+    "       atoll config check [--chip CHIP]\n"
+    "       atoll config --doc\n"
+    "  show           every key by section with its unit, then the derived figures\n"
+    "                 (peak ops/s per dtype, DRAM bytes/cycle, ridge points, totals,\n"
+    "                 fingerprint)\n"
+    "  check          load and validate only\n"
+    "  --chip CHIP    a config file, or a name (a1 = configs/a1.ini, or the installed\n"
+    "                 share/atoll/configs/a1.ini); default a1\n"
+    "  --doc          print docs/config.md (generated from the key table)\n";
+
+static void usage(FILE *fp) { fputs(usage_text, fp); }
 
 /* "524288 bytes (512 KiB)" for byte counts that are whole KiB/MiB/GiB. */
 static void print_bytes(long long v)
@@ -215,19 +222,20 @@ int cmd_config(int argc, char **argv)
     const char *chip = NULL;
     int bad = 0;
     for (int i = 2; i < argc; i++) {
+        if (cli_is_help(argv[i])) { usage(stdout); return 0; }
         const char *v = cli_opt(argc, argv, &i, "--chip", &bad);
         if (bad) return 2;
         if (v) { chip = v; continue; }
+        if (argv[i][0] == '-') return cli_bad_option("config", argv[i], usage_text);
         fprintf(stderr, "atoll config: unexpected argument '%s'\n", argv[i]);
         return 2;
     }
-    if (!chip) { fprintf(stderr, "atoll config: --chip FILE is required\n"); return 2; }
     AtlChip c;
-    AtlErr e;
-    if (cfg_load(chip, &c, &e)) { fprintf(stderr, "atoll config: %s\n", e.msg); return 1; }
-    if (is_show) show(&c, chip);
+    char path[4096];
+    if (cli_load_chip("config", chip, NULL, &c, path, sizeof path)) return 1;
+    if (is_show) show(&c, path);
     else {
-        printf("%s: ok (chip %s, fingerprint 0x%016" PRIx64 ")\n", chip, c.name, cfg_fingerprint(&c));
+        printf("%s: ok (chip %s, fingerprint 0x%016" PRIx64 ")\n", path, c.name, cfg_fingerprint(&c));
         print_host_cost(&c, "  ");
     }
     return 0;

@@ -11,10 +11,14 @@
 
 const char cmd_disasm_summary[] = "print a program image (or text) as assembler text";
 
-static void usage(FILE *fp)
-{
-    fprintf(fp, "usage: atoll disasm PROG.bin|PROG.s [-o OUT.s]\n");
-}
+static const char usage_text[] =
+    "usage: atoll disasm PROG.bin|PROG.s [-o OUT.s]\n"
+    "Prints a program (binary image or text, told apart by their magic) as\n"
+    "assembler text that `atoll asm` reads back to the same image.\n"
+    "  -o FILE        write the text there (atomically) instead of stdout\n"
+    "Exit status: 0 ok, 1 error, 2 usage.\n";
+
+static void usage(FILE *fp) { fputs(usage_text, fp); }
 
 int cmd_disasm(int argc, char **argv)
 {
@@ -25,7 +29,8 @@ int cmd_disasm(int argc, char **argv)
         const char *v;
         if ((v = cli_opt(argc, argv, &i, "-o", &bad))) { out = v; continue; }
         if (bad) return 2;
-        if (argv[i][0] == '-' || in) { fprintf(stderr, "atoll disasm: unexpected argument '%s'\n", argv[i]); usage(stderr); return 2; }
+        if (argv[i][0] == '-') return cli_bad_option("disasm", argv[i], usage_text);
+        if (in) { fprintf(stderr, "atoll disasm: unexpected argument '%s' (one program)\n", argv[i]); return 2; }
         in = argv[i];
     }
     if (!in) { usage(stderr); return 2; }

@@ -21,21 +21,21 @@
 
 const char cmd_dram_summary[] = "replay a DRAM request trace on the banked DRAM model, or check it against Ramulator2";
 
-static void usage(FILE *fp)
-{
-    fprintf(fp, "usage: atoll dram TRACE --chip CHIP.ini [--json]\n"
-                "       atoll dram --validate DIR [--doc FILE]\n"
-                "  TRACE        requests in Ramulator2's load/store format: 'LD ADDRESS' or 'ST ADDRESS' per line\n"
-                "  --chip       chip config; its [dram] and [dram_device] keys describe the DRAM\n"
-                "               (configs/dram/*.ini hold presets); the banked model runs whatever `model` says\n"
-                "  --json       print the figures as JSON\n"
-                "  --validate   generate the reference traces, replay each on its preset (configs/dram/) and\n"
-                "               compare with DIR/results.csv (Ramulator2's figures; DIR/trace_manifest.csv\n"
-                "               checks the traces); fails if a DDR4 row is off by more than 10%% in time or\n"
-                "               10 points in row-hit rate\n"
-                "  --doc        with --validate: rewrite the comparison table in FILE\n"
-                "exit: 0 ok, 1 error or a DDR4 row out of bounds, 2 usage\n");
-}
+static const char usage_text[] =
+    "usage: atoll dram TRACE --chip CHIP.ini [--json]\n"
+    "       atoll dram --validate DIR [--doc FILE]\n"
+    "  TRACE        requests in Ramulator2's load/store format: 'LD ADDRESS' or 'ST ADDRESS' per line\n"
+    "  --chip       chip config; its [dram] and [dram_device] keys describe the DRAM\n"
+    "               (configs/dram/*.ini hold presets); the banked model runs whatever `model` says\n"
+    "  --json       print the figures as JSON\n"
+    "  --validate   generate the reference traces, replay each on its preset (configs/dram/) and\n"
+    "               compare with DIR/results.csv (Ramulator2's figures; DIR/trace_manifest.csv\n"
+    "               checks the traces); fails if a DDR4 row is off by more than 10% in time or\n"
+    "               10 points in row-hit rate\n"
+    "  --doc        with --validate: rewrite the comparison table in FILE\n"
+    "exit: 0 ok, 1 error or a DDR4 row out of bounds, 2 usage\n";
+
+static void usage(FILE *fp) { fputs(usage_text, fp); }
 
 static void print_text(const char *trace, const AtlChip *c, size_t n, size_t writes, const DramReplay *r,
                        double peak_gbps)
@@ -96,7 +96,7 @@ int cmd_dram(int argc, char **argv)
         if ((v = cli_opt(argc, argv, &i, "--doc", &bad))) { doc = v; continue; }
         if (bad) return 2;
         if (!strcmp(argv[i], "--json")) { json = 1; continue; }
-        if (argv[i][0] == '-' && argv[i][1]) { fprintf(stderr, "atoll dram: unknown option '%s'\n", argv[i]); usage(stderr); return 2; }
+        if (argv[i][0] == '-' && argv[i][1]) return cli_bad_option("dram", argv[i], usage_text);
         if (trace) { fprintf(stderr, "atoll dram: one trace at a time ('%s' and '%s')\n", trace, argv[i]); return 2; }
         trace = argv[i];
     }

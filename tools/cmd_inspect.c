@@ -1,12 +1,14 @@
-/* cmd_inspect.c - `atoll inspect`: describe an .abm model (nets, stages, IO
+/* cmd_inspect.c - `atoll inspect`: describe an .abm model (nets, variants, IO
  * tensors, memory plan, section checksums; --cmds command counts per core
  * and engine; --weights blob sizes), and `--combine` several models into one.
  * A file with a bad checksum is still described as far as its structure is
  * sound, and the command then exits 1.
  */
+#include <ctype.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "isa/abm.h"
 #include "tools/cli.h"
 #include "util/file.h"
@@ -14,21 +16,21 @@
 
 const char cmd_inspect_summary[] = "describe an .abm model, or combine several into one";
 
-static void usage(FILE *fp)
-{
-    fprintf(fp,
-            "usage: atoll inspect MODEL.abm [--cmds] [--weights] [--chip FINGERPRINT]\n"
+static const char usage_text[] =
+            "usage: atoll inspect MODEL.abm [--cmds] [--weights] [--chip CHIP]\n"
             "       atoll inspect --combine A.abm B.abm [...] -o OUT.abm\n"
             "\n"
-            "Prints the nets, stages, input/output tensors (shape, dtype, quantisation),\n"
+            "Prints the nets, variants, input/output tensors (shape, dtype, quantisation),\n"
             "the memory plan and every section with its checksum (OK or BAD).\n"
-            "  --cmds         instruction counts per stage, core and engine\n"
+            "  --cmds         instruction counts per variant, core and engine\n"
             "  --weights      weight blobs: raw and stored bytes, compression, checksum\n"
-            "  --chip FP      also check the model was compiled for this chip fingerprint\n"
-            "  --combine ...  merge the nets and stages of several models (same chip,\n"
-            "                 no stage twice); shared weights are stored once\n"
-            "Exit status: 0 ok, 1 invalid model or bad checksum, 2 usage.\n");
-}
+            "  --chip CHIP    also check the model was compiled for this chip: a config file,\n"
+            "                 a name (a1) or a fingerprint (0x...)\n"
+            "  --combine ...  merge the nets and variants of several models (same chip,\n"
+            "                 no variant twice); shared weights are stored once\n"
+            "Exit status: 0 ok, 1 invalid model or bad checksum, 2 usage.\n";
+
+static void usage(FILE *fp) { fputs(usage_text, fp); }
 
 static void print_shape(const AbmTensor *t)
 {
@@ -59,20 +61,20 @@ static void describe(const AbmView *v, int show_cmds, int show_weights, int *bad
     for (int i = 0; i < ABM_HASH_BYTES; i++) printf("%02x", m.source_hash[i]);
     printf("\n");
     uint64_t max_act = 0, max_io = 0;
-    for (uint32_t s = 0; s < v->n_stages; s++) {
-        AbmStage st = abm_stage(v, s);
+    for (uint32_t s = 0; s < v->n_variants; s++) {
+        AbmVariant st = abm_variant(v, s);
         if (st.activation_bytes > max_act) max_act = st.activation_bytes;
         if (st.io_bytes > max_io) max_io = st.io_bytes;
     }
-    printf("memory plan: weights %" PRIu64 " bytes, activations %" PRIu64 " bytes, io %" PRIu64 " bytes (largest stage)\n",
+    printf("memory plan: weights %" PRIu64 " bytes, activations %" PRIu64 " bytes, io %" PRIu64 " bytes (largest variant)\n",
            v->weight_bytes, max_act, max_io);
     for (uint32_t n = 0; n < v->n_nets; n++) {
         AbmNet net = abm_net(v, n);
-        printf("net '%s': %u stage%s\n", net.name, net.stage_count, net.stage_count == 1 ? "" : "s");
-        for (uint32_t k = 0; k < net.stage_count; k++) {
-            uint32_t s = net.first_stage + k;
-            AbmStage st = abm_stage(v, s);
-            printf("  stage %u: batch %u, %u core%s, %u tensors, activations %" PRIu64 " bytes, io %" PRIu64 " bytes\n", s,
+        printf("net '%s': %u variant%s\n", net.name, net.variant_count, net.variant_count == 1 ? "" : "s");
+        for (uint32_t k = 0; k < net.variant_count; k++) {
+            uint32_t s = net.first_variant + k;
+            AbmVariant st = abm_variant(v, s);
+            printf("  variant %u: batch %u, %u core%s, %u tensors, activations %" PRIu64 " bytes, io %" PRIu64 " bytes\n", s,
                    st.batch, st.core_count, st.core_count == 1 ? "" : "s", st.tensor_count, st.activation_bytes, st.io_bytes);
             for (uint32_t t = 0; t < st.tensor_count; t++) {
                 AbmTensor x = abm_tensor(v, st.tensor_first + t);
@@ -212,8 +214,8 @@ static int combine(char **inputs, int n_inputs, const char *out)
     }
     uint64_t blobs, raw, stored, hits;
     abm_writer_weight_stats(w, &blobs, &raw, &stored, &hits);
-    printf("wrote %s: %d models, %u stages, %" PRIu64 " weight blobs (%" PRIu64 " shared blobs stored once)\n", out,
-           n_inputs, abm_writer_stage_count(w), blobs, hits);
+    printf("wrote %s: %d models, %u variants, %" PRIu64 " weight blobs (%" PRIu64 " shared blobs stored once)\n", out,
+           n_inputs, abm_writer_variant_count(w), blobs, hits);
     rc = 0;
 done:
     abm_writer_free(w);
@@ -236,10 +238,8 @@ int cmd_inspect(int argc, char **argv)
         else if ((v = cli_opt(argc, argv, &i, "--chip", &bad))) chip_s = v;
         else if (bad) { free(files); return 2; }
         else if (argv[i][0] == '-' && argv[i][1]) {
-            fprintf(stderr, "atoll inspect: unknown option '%s'\n", argv[i]);
-            usage(stderr);
             free(files);
-            return 2;
+            return cli_bad_option("inspect", argv[i], usage_text);
         } else files[n_files++] = argv[i];
     }
     if (bad) { free(files); return 2; }
@@ -257,12 +257,18 @@ int cmd_inspect(int argc, char **argv)
         rc = 2;
     } else {
         uint64_t chip = 0;
-        if (chip_s && cli_parse_u64("inspect", "--chip", chip_s, 1, UINT64_MAX, &chip)) {
-            fprintf(stderr, "atoll inspect: --chip takes a chip fingerprint, e.g. 0xa1c0ffee12345678\n");
-            rc = 2;
-        } else {
-            rc = inspect_one(files[0], chip, show_cmds, show_weights);
+        AtlChip c;
+        /* a number is a fingerprint; anything else (or a file that exists) a chip */
+        if (chip_s && isdigit((unsigned char)chip_s[0]) && access(chip_s, F_OK) != 0) {
+            if (cli_parse_u64("inspect", "--chip", chip_s, 1, UINT64_MAX, &chip)) {
+                fprintf(stderr, "atoll inspect: --chip takes a chip config or a fingerprint, e.g. 0xa1c0ffee12345678\n");
+                free(files);
+                return 2;
+            }
+        } else if (chip_s && !cli_load_chip("inspect", chip_s, NULL, &c, NULL, 0)) {
+            chip = cfg_fingerprint(&c);
         }
+        rc = chip_s && !chip ? 1 : inspect_one(files[0], chip, show_cmds, show_weights);
     }
     free(files);
     return rc;

@@ -14,13 +14,21 @@ const char cmd_interp_summary[] = "run an ONNX model on the reference interprete
 
 #define MAXOPT 64
 
-static void usage(FILE *fp)
-{
-    fprintf(fp, "usage: atoll interp MODEL.onnx --input X.npy|IN.npz|NAME=X.npy [--input ...]\n"
-                "                    [--input-shape NAME=1x3x224x224]... [--output OUT.npz] [--passes]\n"
-                "A single .npy feeds the only graph input; an .npz feeds inputs by array name.\n"
-                "--passes runs the canonicalisation passes before interpreting.\n");
-}
+static const char usage_text[] =
+    "usage: atoll interp MODEL.onnx --input X.npy|IN.npz|NAME=X.npy [--input ...]\n"
+    "                    [--input-shape NAME=1x3x224x224]... [--batch N] [--output OUT.npz] [--passes]\n"
+    "Runs the model on the reference interpreter and prints a summary of each output.\n"
+    "  --input        X.npy feeds the only graph input, NAME=X.npy the input NAME, an .npz\n"
+    "                 its inputs by array name; float arrays of any width feed float\n"
+    "                 inputs, integer arrays integer inputs where every value fits\n"
+    "                 (converted, with a note)\n"
+    "  --input-shape  fix or change an input's shape (NAME=DIMS, repeatable); a dimension\n"
+    "                 the model fixed may be changed when the graph allows it\n"
+    "  --batch N      set dimension 0 of every input\n"
+    "  --output F     write the outputs to F (.npz)\n"
+    "  --passes       run the canonicalisation passes before interpreting\n";
+
+static void usage(FILE *fp) { fputs(usage_text, fp); }
 
 static void summarize(const IrTensor *t)
 {
@@ -45,7 +53,7 @@ int cmd_interp(int argc, char **argv)
 {
     const char *model = NULL, *outpath = NULL, *inputs[MAXOPT], *v;
     IrInputShape shapes[MAXOPT];
-    int nin = 0, nshapes = 0, bad = 0, passes = 0, rc = 1;
+    int nin = 0, nshapes = 0, bad = 0, passes = 0, rc = 1, batch = 0;
     AtlErr e = {{0}};
     for (int i = 1; i < argc; i++) {
         if (cli_is_help(argv[i])) { usage(stdout); return 0; }
@@ -56,9 +64,15 @@ int cmd_interp(int argc, char **argv)
             if (nin == MAXOPT) { fprintf(stderr, "atoll interp: too many --input options\n"); return 2; }
             inputs[nin++] = v;
         } else if ((v = cli_opt(argc, argv, &i, "--output", &bad))) outpath = v;
+        else if ((v = cli_opt(argc, argv, &i, "--batch", &bad))) {
+            char *end;
+            long b = strtol(v, &end, 10);
+            if (end == v || *end || b < 1 || b > 65535) { fprintf(stderr, "atoll interp: --batch '%s': a number 1..65535\n", v); return 2; }
+            batch = (int)b;
+        }
         else if (bad) return 2;
         else if (!strcmp(argv[i], "--passes")) passes = 1;
-        else if (argv[i][0] == '-') { fprintf(stderr, "atoll interp: unknown option '%s'\n", argv[i]); usage(stderr); return 2; }
+        else if (argv[i][0] == '-') return cli_bad_option("interp", argv[i], usage_text);
         else if (!model) model = argv[i];
         else { fprintf(stderr, "atoll interp: more than one model given ('%s')\n", argv[i]); return 2; }
     }
@@ -74,9 +88,12 @@ int cmd_interp(int argc, char **argv)
     IrGraph g;
     IrTensor *tin = NULL, *outs = NULL;
     int ntin = 0;
-    if (model_load(model, shapes, nshapes, &g, &e)) goto done;
+    ir_init(&g);
+    if (batch ? model_load_batch("interp", model, shapes, nshapes, batch, NULL, &g, &e)
+              : model_load_opts("interp", model, shapes, nshapes, NULL, &g, &e))
+        goto done;
     if (passes && pass_run_all(&g, &e)) goto done;
-    if (model_read_inputs(&g, (const char *const *)inputs, nin, &tin, &ntin, &e)) goto done;
+    if (model_read_inputs("interp", &g, (const char *const *)inputs, nin, &tin, &ntin, &e)) goto done;
     if (interp_run(&g, tin, ntin, &outs, &e)) goto done;
     if (outpath) {
         AtlNdArray *arr = calloc((size_t)g.nout + 1, sizeof *arr);

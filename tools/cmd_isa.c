@@ -216,11 +216,19 @@ static void doc(void)
     printf("\n%s", semantics);
 }
 
+static const char usage_text[] =
+    "usage: atoll isa [--doc]\n"
+    "Lists the instruction set from the tables of isa/isa.h: one line per op\n"
+    "(opcode, mnemonic, engine, format, bits used).\n"
+    "  --doc          print docs/isa.md instead: encoding, header, dtypes, spaces,\n"
+    "                 opcodes, the bit layout of every format, fields, semantics\n";
+
 int cmd_isa(int argc, char **argv)
 {
     if (argc == 1) { list_ops(); return 0; }
-    if (argc == 2 && cli_is_help(argv[1])) { printf("usage: atoll isa [--doc]\n"); return 0; }
+    if (argc == 2 && cli_is_help(argv[1])) { fputs(usage_text, stdout); return 0; }
     if (argc == 2 && !strcmp(argv[1], "--doc")) { doc(); return 0; }
-    fprintf(stderr, "usage: atoll isa [--doc]\n");
+    if (argv[1][0] == '-') return cli_bad_option("isa", argv[1], usage_text);
+    fprintf(stderr, "atoll isa: unexpected argument '%s'\n%s", argv[1], usage_text);
     return 2;
 }

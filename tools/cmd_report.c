@@ -13,21 +13,20 @@
 
 const char cmd_report_summary[] = "an HTML report (tables, SVG plots) of a stats JSON or a sweep CSV";
 
-static void usage(FILE *f)
-{
-    fprintf(f,
-            "usage: atoll report STATS.json|SWEEP.csv -o REPORT.html [--estimate EST.csv] [--svg DIR]\n"
-            "\n"
-            "Writes one self-contained HTML file (inline CSS and SVG, no script, nothing\n"
-            "fetched). From a stats JSON (atoll run --stats, atoll sim --stats, or\n"
-            "atoll sweep --stats-dir): summary, per-layer table (name, op, bound, estimate\n"
-            "next to the simulated cycles), roofline, per-layer time by bound, engine\n"
-            "utilisation over time. From a sweep CSV: per workload the best points and\n"
-            "the Pareto fronts of images/s against area and energy, all points, failures.\n"
-            "  --estimate EST.csv  layer names and estimates from `atoll compile --csv`\n"
-            "                      (a stats JSON from atoll sweep --stats-dir has them)\n"
-            "  --svg DIR           also write every plot as DIR/NAME.svg\n");
-}
+static const char usage_text[] =
+    "usage: atoll report STATS.json|SWEEP.csv -o REPORT.html [--estimate EST.csv] [--svg DIR]\n"
+    "\n"
+    "Writes one self-contained HTML file (inline CSS and SVG, no script, nothing\n"
+    "fetched). From a stats JSON (atoll run --stats, atoll sim --stats, or\n"
+    "atoll sweep --stats-dir): summary, per-layer table (name, op, bound, estimate\n"
+    "next to the simulated cycles), roofline, per-layer time by bound, engine\n"
+    "utilisation over time. From a sweep CSV: per workload the best points and\n"
+    "the Pareto fronts of images/s against area and energy, all points, failures.\n"
+    "  --estimate EST.csv  layer names and estimates from `atoll compile --csv`\n"
+    "                      (a stats JSON from atoll sweep --stats-dir has them)\n"
+    "  --svg DIR           also write every plot as DIR/NAME.svg\n";
+
+static void usage(FILE *f) { fputs(usage_text, f); }
 
 static int ends_with(const char *s, const char *suffix)
 {
@@ -47,7 +46,7 @@ int cmd_report(int argc, char **argv)
         else if (bad) return 2;
         else if ((v = cli_opt(argc, argv, &i, "--svg", &bad))) svg = v;
         else if (bad) return 2;
-        else if (argv[i][0] == '-') { fprintf(stderr, "atoll report: unknown option '%s' (see --help)\n", argv[i]); return 2; }
+        else if (argv[i][0] == '-') return cli_bad_option("report", argv[i], usage_text);
         else if (!in) in = argv[i];
         else { fprintf(stderr, "atoll report: more than one input given ('%s')\n", argv[i]); return 2; }
     }

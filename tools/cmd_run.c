@@ -1,10 +1,14 @@
 /* cmd_run.c - `atoll run`: run a compiled model on the simulated chip
  * through the host API (include/atoll.h), i.e. through the device's
  * firmware exactly as an application would. Inputs and outputs are
- * .npy/.npz files; the stage is chosen from the input shapes. Integer and
- * bool arrays are converted to an integer input of another width (the
- * backend stores int64 as int32, uint8 as int16, bool as int8), failing on
- * a value out of range, naming the input and element.
+ * .npy/.npz files; the variant is chosen from the input shapes. An array of
+ * another width than its input is converted by the API's atl_convert
+ * (floats of any width into a float input, integers into an integer input
+ * when every value fits), with a note; --timing-only runs the simulator's
+ * timing mode (inputs optional, no values computed). --profile prints the
+ * per-layer table: the compiler's name, op and estimate (when compiled
+ * with --layer-info) next to the simulated cycles, MACs, DRAM bytes and
+ * engine busy time, at most 100 columns wide.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,50 +16,54 @@
 #include "atoll.h"
 #include "tools/cli.h"
 #include "util/file.h"
-#include "util/npy.h"
 
 const char cmd_run_summary[] = "run a compiled model (.abm) on the simulated chip through firmware and host API";
 
-static void usage(FILE *fp)
-{
-    fprintf(fp,
-            "usage: atoll run MODEL.abm --chip CHIP.ini --input X.npy|IN.npz [--net NAME]\n"
-            "                 [--output OUT.npz|OUT.npy] [--trace T.json] [--stats S.json] [--csv L.csv] [--profile]\n"
-            "                 [--dump-tensors ALL.npz] [--fw-heap BYTES] [--max-cycles N] [--max-work N]\n"
-            "\n"
-            "Loads MODEL.abm into a simulated device described by CHIP.ini (the firmware\n"
-            "validates, relocates and places it), runs net NAME (default: the first) on\n"
-            "the inputs and writes every output of the stage that ran.\n"
-            "  --input      one .npy (the stage's only input) or an .npz with one member\n"
-            "               per input, named like the model's input tensors; dtypes must\n"
-            "               match (int8, uint8, int32, float16, float32), except that an\n"
-            "               integer or bool array feeds an integer input of another width\n"
-            "               (int64 -> int32, uint8 -> int16, bool -> int8) when every\n"
-            "               value fits; the shapes choose the stage (batch size)\n"
-            "  --output     .npz with one member per output, or .npy for a single output\n"
-            "  --trace      Chrome/Perfetto trace of the run\n"
-            "  --stats      the simulator's statistics of the run (JSON)\n"
-            "  --csv        the per-layer table of the run as CSV (layer, first, last, cycles,\n"
-            "               insns, macs, dma_bytes, busy_dma, busy_mat, busy_vec, sync, bound)\n"
-            "  --profile    print cycles, per-engine utilisation and the per-layer table\n"
-            "  --dump-tensors  every activation and output of the stage after the run, as\n"
-            "               found in device memory (to compare intermediates with `atoll\n"
-            "               interp`); a tensor whose dtype .npy lacks, or whose layout is\n"
-            "               padded, is written as its raw bytes (uint8, 1-D)\n"
-            "  --fw-heap    memory of the control processor for the firmware, 4096 .. 2^32\n"
-            "               bytes (default 16 MiB)\n"
-            "  --max-cycles stop the run with a fault after N cycles (1 .. 2^62)\n"
-            "  --max-work   stop the run with a fault after N units of host work (elements\n"
-            "               moved or computed; default 2^36 or ATOLL_MAX_SIM_WORK)\n"
-            "Exit status: 0 ok, 1 error (message names the cause), 2 usage.\n");
-}
+#define MAXIN 64
 
-/* .npy dtype of each .abm/atoll dtype; -1 where .npy has none. */
-static const int npy_of_dtype[] = {
-    [ATL_INT8] = ATL_NPY_I8, [ATL_UINT8] = ATL_NPY_U8, [ATL_INT16] = -1, [ATL_INT32] = ATL_NPY_I32,
-    [ATL_FP16] = ATL_NPY_F16, [ATL_BF16] = -1, [ATL_FP32] = ATL_NPY_F32,
-};
-static const char *const dtype_names[] = { "int8", "uint8", "int16", "int32", "fp16", "bf16", "fp32" };
+static const char usage_text[] =
+    "usage: atoll run MODEL.abm [--chip CHIP] --input X.npy|IN.npz|NAME=X.npy [--input ...] [--net NAME]\n"
+    "                 [--output OUT.npz|OUT.npy] [--trace T.json] [--stats S.json] [--csv L.csv] [--profile]\n"
+    "                 [--timing-only] [--dump-tensors ALL.npz] [--fw-heap BYTES] [--max-cycles N]\n"
+    "                 [--max-work N] [--progress]\n"
+    "\n"
+    "Loads MODEL.abm into a simulated device (the firmware validates, relocates and\n"
+    "places it), runs net NAME (default: the first) on the inputs and writes every\n"
+    "output of the variant that ran.\n"
+    "  --chip CHIP  a config file or a name (a1 = configs/a1.ini, or the installed\n"
+    "               share/atoll/configs/a1.ini); default: the chip the model was compiled for\n"
+    "  --input      X.npy for the variant's only input, NAME=X.npy for input NAME, or an .npz\n"
+    "               with one member per input (repeatable); an array of another width is\n"
+    "               converted with a note: floats (float16/32/64) into any float input\n"
+    "               (bfloat16 too), integers and bools into an integer input when every\n"
+    "               value fits; the shapes choose the variant (batch size). An .npz member\n"
+    "               named like an output is skipped unread; one named like an input is\n"
+    "               read only if its declared size fits that input\n"
+    "  --output     .npz with one member per output, or .npy for a single output\n"
+    "               (a bfloat16 output is written as float32)\n"
+    "  --trace      Chrome/Perfetto trace of the run\n"
+    "  --stats      the simulator's statistics of the run (JSON)\n"
+    "  --csv        the per-layer table of the run as CSV (layer, first, last, cycles,\n"
+    "               insns, macs, dma_bytes, dram_bytes, busy_dma, busy_mat, busy_vec, sync,\n"
+    "               bound)\n"
+    "  --profile    print cycles, per-engine utilisation and the per-layer table (name,\n"
+    "               op, bound, the cost model's estimate when the model was compiled with\n"
+    "               --layer-info, simulated cycles, MACs, DRAM bytes, engine busy)\n"
+    "  --timing-only  the simulator's timing mode: the same cycles and profile, no values\n"
+    "               computed (no --output); --input optional (then the first variant runs)\n"
+    "  --dump-tensors  every activation and output of the variant after the run, as\n"
+    "               found in device memory (to compare intermediates with `atoll\n"
+    "               interp`); a tensor whose dtype .npy lacks, or whose layout is\n"
+    "               padded, is written as its raw bytes (uint8, 1-D)\n"
+    "  --fw-heap    memory of the control processor for the firmware, 4096 .. 2^32\n"
+    "               bytes (default 16 MiB)\n"
+    "  --max-cycles stop the run with a fault after N cycles (1 .. 2^62)\n"
+    "  --max-work   stop the run with a fault after N units of host work (elements\n"
+    "               moved or computed; default 2^36 or ATOLL_MAX_SIM_WORK)\n"
+    "  --progress   report progress on stderr even when it is not a terminal\n"
+    "Exit status: 0 ok, 1 error (message names the cause), 2 usage.\n";
+
+static const char *const short_dtype[] = { "int8", "uint8", "int16", "int32", "fp16", "bf16", "fp32" };
 
 static int ends_with(const char *s, const char *suffix)
 {
@@ -80,257 +88,345 @@ static int write_text(const char *path, const char *text)
     return 0;
 }
 
-static void print_profile(const AtlProfile *p)
+/* ---- the profile ---- */
+
+/* A layer name in at most w characters. Exported names repeat each module
+ * in its child's ("/features/features.12/conv/conv.0/conv.0.0/Conv"): a path
+ * component that the next one starts with is dropped first
+ * ("/features.12/conv.0.0/Conv"); what is still too long loses its middle,
+ * never its end, which is what tells layers apart. */
+static void short_name(const char *s, int w, char *out)
+{
+    char buf[512];
+    size_t k = 0;
+    for (const char *p = s; *p && k < sizeof buf - 1;) {
+        const char *slash = strchr(p + 1, '/');
+        size_t len = slash ? (size_t)(slash - p) : strlen(p);   /* "/comp" */
+        int redundant = slash && *p == '/' && len > 1 && !strncmp(slash + 1, p + 1, len - 1) &&
+                        (slash[len] == '.' || slash[len] == '_');
+        if (!redundant) {
+            size_t take = len < sizeof buf - 1 - k ? len : sizeof buf - 1 - k;
+            memcpy(buf + k, p, take);
+            k += take;
+        }
+        p += len;
+    }
+    buf[k] = 0;
+    int n = (int)k;
+    if (n <= w) { snprintf(out, (size_t)w + 1, "%s", buf); return; }
+    int head = (w - 3) / 3, tail = w - 3 - head;
+    snprintf(out, (size_t)w + 1, "%.*s...%s", head, buf, buf + n - tail);
+}
+
+/* 1234567 -> "1.2M" (K, M, G, T), in at most 6 characters. */
+static void human(uint64_t v, const char *unit, char *out, size_t cap)
+{
+    static const char *const pre[] = {"", "K", "M", "G", "T"};
+    double x = (double)v;
+    int k = 0;
+    while (x >= 999.5 && k < 4) { x /= 1000; k++; }
+    if (k == 0) snprintf(out, cap, "%llu%s", (unsigned long long)v, unit);
+    else snprintf(out, cap, x < 9.95 ? "%.1f%s%s" : "%.0f%s%s", x, pre[k], unit);
+}
+
+static const AtlLayerInfo *layer_row(const AtlVariantInfo *st, uint32_t id)
+{
+    for (uint32_t i = 0; i < st->n_layers; i++) if (st->layers[i].layer == id) return &st->layers[i];
+    return NULL;
+}
+
+static void print_profile(const AtlProfile *p, const AtlVariantInfo *st)
 {
     static const char *const eng[ATL_ENGINES] = { "dma", "matrix", "vector" };
-    printf("profile: %llu cycles (%.6g s), firmware %llu cycles, %llu MACs, %llu DRAM bytes, %u core(s)\n",
+    printf("profile: %llu cycles (%.6g s) + %llu firmware, %llu MACs, %llu DRAM bytes, %u cores\n",
            (unsigned long long)p->cycles, p->seconds, (unsigned long long)p->fw_cycles, (unsigned long long)p->macs,
            (unsigned long long)p->dram_bytes, p->cores);
     printf("  %-7s %12s %12s %8s\n", "engine", "busy", "stall", "util");
     for (int g = 0; g < ATL_ENGINES; g++)
         printf("  %-7s %12llu %12llu %7.1f%%\n", eng[g], (unsigned long long)p->busy[g], (unsigned long long)p->stall[g],
                100.0 * p->utilisation[g]);
-    if (p->n_layers) {
-        printf("  %-6s %8s %10s %10s %10s %12s %10s %10s\n", "layer", "insns", "first", "last", "macs", "dma_bytes", "mat_busy", "vec_busy");
-        for (uint32_t i = 0; i < p->n_layers; i++) {
-            const AtlLayerProfile *l = &p->layers[i];
-            printf("  %-6u %8llu %10llu %10llu %10llu %12llu %10llu %10llu\n", l->layer, (unsigned long long)l->insns,
-                   (unsigned long long)l->first, (unsigned long long)l->last, (unsigned long long)l->macs,
-                   (unsigned long long)l->dma_bytes, (unsigned long long)l->busy_mat, (unsigned long long)l->busy_vec);
-        }
+    if (!p->n_layers) return;
+    /* 98 columns: id, name, op, bound, estimate, simulated span, MACs, DRAM bytes, busy % of span x cores */
+    printf(" %3s %-28s %-9s %-7s %8s %8s %6s %6s %4s %4s %4s\n", "id", "layer", "op", "bound", "est", "cycles", "MACs",
+           "DRAM", "mat", "vec", "dma");
+    uint32_t cores = st->cores ? st->cores : 1;
+    for (uint32_t i = 0; i < p->n_layers; i++) {
+        const AtlLayerProfile *l = &p->layers[i];
+        const AtlLayerInfo *r = layer_row(st, l->layer);
+        char name[32], op[16], est[24], macs[16], dram[16];
+        short_name(r ? r->name : "-", 28, name);
+        snprintf(op, sizeof op, "%.9s", r ? r->op : "-");
+        if (r) snprintf(est, sizeof est, "%llu", (unsigned long long)r->est_cycles);
+        else snprintf(est, sizeof est, "-");
+        human(l->macs, "", macs, sizeof macs);
+        human(l->dram_bytes, "B", dram, sizeof dram);
+        uint64_t span = l->last > l->first ? l->last - l->first : 0;
+        double room = (double)span * cores / 100.0;
+        printf(" %3u %-28s %-9s %-7s %8s %8llu %6s %6s %3.0f%% %3.0f%% %3.0f%%\n", l->layer, name, op, l->bound ? l->bound : "-",
+               est, (unsigned long long)span, macs, dram, room > 0 ? (double)l->busy_mat / room : 0.0,
+               room > 0 ? (double)l->busy_vec / room : 0.0, room > 0 ? (double)l->busy_dma / room : 0.0);
     }
+    if (!st->n_layers)
+        printf("  (layer names, ops and the cost model's estimates: compile the model with --layer-info)\n");
 }
 
-/* 1 if some stage of the net has an output called name. */
+/* ---- inputs ---- */
+
+typedef struct Input {
+    const char *file;
+    AtlArray a;
+    void *conv;              /* converted data (owned) or NULL */
+} Input;
+
 static int is_output_name(const AtlNetInfo *net, const char *name);
 
-/* .npz members: the net's inputs, each no larger than its largest stage
- * needs (elements x 8 bytes, the widest .npy dtype an input may come in);
- * outputs (a reference file) are skipped unread with a note; any other
- * name is refused. */
-static int select_inputs(void *ctx, const char *key, uint64_t *max_bytes, AtlErr *e)
+/* Which .npz members to read: the net's inputs, each no larger than its
+ * largest variant needs at up to 8 bytes per element (the widest .npy dtype
+ * converted into an input); outputs (a reference file) are skipped unread
+ * with a note; any other name is refused. */
+static int select_inputs(void *ctx, const char *key, uint64_t *max_bytes, char *msg, size_t cap)
 {
     const AtlNetInfo *net = ctx;
     uint64_t most = 0;
     int found = 0;
-    for (uint32_t k = 0; k < net->n_stages; k++)
-        for (uint32_t j = 0; j < net->stages[k].n_inputs; j++) {
-            const AtlTensorInfo *t = &net->stages[k].inputs[j];
+    for (uint32_t k = 0; k < net->n_variants; k++)
+        for (uint32_t j = 0; j < net->variants[k].n_inputs; j++) {
+            const AtlTensorInfo *t = &net->variants[k].inputs[j];
             if (strcmp(t->name, key)) continue;
             uint64_t n = 1;
             for (int d = 0; d < t->ndim; d++) n *= t->dims[d];
             if (n > most) most = n;
             found = 1;
         }
-    if (found) { *max_bytes = atl_npy_max_file_bytes(most * 8); return 1; }
+    if (found) { *max_bytes = most * 8 + 65536 + 12; return 1; }
     if (is_output_name(net, key)) {
         fprintf(stderr, "atoll run: note: array '%s' is an output of net '%s'; not used as an input\n", key, net->name);
         return 0;
     }
-    return atl_fail(e, "net '%s' has no input named '%s'", net->name, key);
+    snprintf(msg, cap, "net '%s' has no input named '%s'", net->name, key);
+    return -1;
 }
 
-/* Reads the input file(s) into arrays: an .npz by the net's input names. */
-static int read_inputs(const char *path, const AtlNetInfo *net, AtlNdArray **arrays, int *n)
+/* Reads every --input into arrays: X.npy (name NULL: the only input),
+ * NAME=X.npy, or an .npz (the members select_inputs takes, by name). */
+static int read_inputs(const char *const *specs, int nspecs, const AtlNetInfo *net, Input **out, int *n)
 {
-    AtlErr e;
-    if (ends_with(path, ".npz")) {
-        if (atl_npz_read_select(path, select_inputs, (void *)net, arrays, n, &e)) { fprintf(stderr, "atoll run: %s\n", e.msg); return -1; }
-        return 0;
-    }
-    *arrays = calloc(1, sizeof **arrays);
-    if (!*arrays) { fprintf(stderr, "atoll run: out of memory\n"); return -1; }
-    if (atl_npy_read(path, *arrays, &e)) {
-        fprintf(stderr, "atoll run: %s\n", e.msg);
-        free(*arrays);
-        *arrays = NULL;
-        return -1;
-    }
-    *n = 1;
-    return 0;
-}
-
-/* 1 if some stage of the net has an output called name. */
-static int is_output_name(const AtlNetInfo *net, const char *name)
-{
-    for (uint32_t k = 0; k < net->n_stages; k++)
-        for (uint32_t j = 0; j < net->stages[k].n_outputs; j++)
-            if (!strcmp(net->stages[k].outputs[j].name, name)) return 1;
-    return 0;
-}
-
-/* Element i of an integer or bool array as int64; 0 for other dtypes. */
-static int npy_int(const AtlNdArray *a, int64_t i, int64_t *v)
-{
-    switch (a->dtype) {
-    case ATL_NPY_I8: *v = ((const int8_t *)a->data)[i]; return 1;
-    case ATL_NPY_U8: *v = ((const uint8_t *)a->data)[i]; return 1;
-    case ATL_NPY_BOOL: *v = ((const uint8_t *)a->data)[i] != 0; return 1;
-    case ATL_NPY_I32: *v = ((const int32_t *)a->data)[i]; return 1;
-    case ATL_NPY_I64: *v = ((const int64_t *)a->data)[i]; return 1;
-    default: return 0;
-    }
-}
-
-/* An integer/bool array given for an integer input of another width (the
- * backend stores int64 as int32, uint8 as int16, bool as int8): converted
- * into *out (malloc'd), every value checked against the input's range.
- * Returns 1 converted, 0 not an integer pair, -1 a value out of range. */
-static int convert_int_input(const AtlNdArray *a, const AtlTensorInfo *t, void **out, const char *path)
-{
-    static const struct { int dt, size; int64_t lo, hi; } chip[] = {
-        {ATL_INT8, 1, INT8_MIN, INT8_MAX}, {ATL_UINT8, 1, 0, UINT8_MAX},
-        {ATL_INT16, 2, INT16_MIN, INT16_MAX}, {ATL_INT32, 4, INT32_MIN, INT32_MAX},
-    };
-    int k = -1;
-    int64_t v, n = atl_ndarray_numel(a);
-    for (int i = 0; i < 4; i++) if (chip[i].dt == t->dtype) k = i;
-    if (k < 0 || !n || !npy_int(a, 0, &v)) return 0;
-    uint8_t *d = malloc((size_t)n * (size_t)chip[k].size);
-    if (!d) { fprintf(stderr, "atoll run: out of memory\n"); return -1; }
-    for (int64_t i = 0; i < n; i++) {
-        npy_int(a, i, &v);
-        if (v < chip[k].lo || v > chip[k].hi) {
-            fprintf(stderr, "atoll run: %s: input '%s' element %lld = %lld does not fit the model's %s\n", path, t->name,
-                    (long long)i, (long long)v, dtype_names[t->dtype]);
-            free(d);
+    Input *list = NULL;
+    int count = 0;
+    char msg[1024];
+    for (int i = 0; i < nspecs; i++) {
+        const char *spec = specs[i], *eq = strchr(spec, '='), *file = eq ? eq + 1 : spec;
+        AtlArray *got = NULL;
+        uint32_t m = 0;
+        AtlStatus s;
+        if (!eq && ends_with(spec, ".npz")) s = atl_npz_load_only(spec, select_inputs, (void *)net, &got, &m, msg, sizeof msg);
+        else {
+            got = calloc(1, sizeof *got);
+            m = 1;
+            s = got ? atl_npy_load(file, got, msg, sizeof msg) : ATL_ERR_HOST_MEMORY;
+            if (!s && eq) {
+                got->name = malloc((size_t)(eq - spec) + 1);
+                if (got->name) snprintf(got->name, (size_t)(eq - spec) + 1, "%.*s", (int)(eq - spec), spec);
+                else s = ATL_ERR_HOST_MEMORY;
+            }
+        }
+        Input *grown = s ? NULL : realloc(list, (size_t)(count + (int)m + 1) * sizeof *list);
+        if (s || !grown) {
+            fprintf(stderr, "atoll run: %s\n", s == ATL_ERR_HOST_MEMORY || !s ? "out of memory" : msg);
+            atl_arrays_free(got, m);
+            for (int k = 0; k < count; k++) atl_array_free(&list[k].a);
+            free(list);
             return -1;
         }
-        if (chip[k].size == 1) d[i] = (uint8_t)v;
-        else if (chip[k].size == 2) { int16_t x = (int16_t)v; memcpy(d + 2 * i, &x, 2); }
-        else { int32_t x = (int32_t)v; memcpy(d + 4 * i, &x, 4); }
+        list = grown;
+        for (uint32_t k = 0; k < m; k++) list[count++] = (Input){ eq || !ends_with(spec, ".npz") ? file : spec, got[k], NULL };
+        free(got);
     }
-    *out = d;
-    return 1;
+    *out = list;
+    *n = count;
+    return 0;
 }
 
-/* Checks each array against the net's inputs (by name for .npz) and fills
- * buffers; returns how many it filled, or -1. Arrays of an .npz named like
- * one of the net's outputs (a reference file holding inputs and expected
- * outputs) are skipped with a note. An integer array for an integer input
- * of another width is converted (convert_int_input; owned[i] gets the
- * converted data, freed by the caller). */
-static int make_buffers(const AtlNetInfo *net, const AtlNdArray *arr, int n, int by_name, AtlBuffer *buf, void **owned,
-                        const char *path)
+static void free_inputs(Input *in, int n)
+{
+    for (int i = 0; in && i < n; i++) { atl_array_free(&in[i].a); free(in[i].conv); }
+    free(in);
+}
+
+/* The input tensor named name (NULL: the only one) in any variant of net. */
+static const AtlTensorInfo *find_input(const AtlNetInfo *net, const char *name)
+{
+    for (uint32_t k = 0; k < net->n_variants; k++)
+        for (uint32_t j = 0; j < net->variants[k].n_inputs; j++)
+            if (name ? !strcmp(net->variants[k].inputs[j].name, name) : net->variants[k].n_inputs == 1) return &net->variants[k].inputs[j];
+    return NULL;
+}
+
+static int is_output_name(const AtlNetInfo *net, const char *name)
+{
+    for (uint32_t k = 0; k < net->n_variants; k++)
+        for (uint32_t j = 0; j < net->variants[k].n_outputs; j++)
+            if (!strcmp(net->variants[k].outputs[j].name, name)) return 1;
+    return 0;
+}
+
+/* Buffers for the arrays: each matched to its input by name, converted to
+ * the input's dtype where needed (with a note). Arrays of an .npz named
+ * like an output (a reference file with inputs and expected outputs) are
+ * skipped with a note. Returns how many buffers, or -1. */
+static int make_buffers(const AtlNetInfo *net, Input *in, int n, AtlBuffer *buf)
 {
     int used = 0;
     for (int i = 0; i < n; i++) {
-        const AtlNdArray *a = &arr[i];
-        if (a->ndim > ATL_MAX_DIMS) {
-            fprintf(stderr, "atoll run: %s: array '%s' has %d dimensions (at most %d)\n", path, a->name ? a->name : "", a->ndim, ATL_MAX_DIMS);
-            return -1;
+        AtlArray *a = &in[i].a;
+        if (a->name && is_output_name(net, a->name)) {
+            fprintf(stderr, "atoll run: note: %s: array '%s' is an output of net '%s'; not used as an input\n", in[i].file,
+                    a->name, net->name);
+            continue;
         }
-        const AtlTensorInfo *t = NULL;   /* the tensor in any stage, for the dtype check */
-        for (uint32_t k = 0; k < net->n_stages && !t; k++)
-            for (uint32_t j = 0; j < net->stages[k].n_inputs && !t; j++)
-                if (by_name ? !strcmp(net->stages[k].inputs[j].name, a->name) : j == (uint32_t)i) t = &net->stages[k].inputs[j];
+        const AtlTensorInfo *t = find_input(net, a->name);
         if (!t) {
-            fprintf(stderr, "atoll run: %s: net '%s' has no input named '%s'\n", path, net->name, by_name ? a->name : "");
+            if (a->name) fprintf(stderr, "atoll run: %s: net '%s' has no input named '%s'\n", in[i].file, net->name, a->name);
+            else fprintf(stderr, "atoll run: --input %s: the net has several inputs; name them (--input NAME=X.npy) or use an .npz\n",
+                         in[i].file);
             return -1;
         }
-        int conv = npy_of_dtype[t->dtype] != (int)a->dtype ? convert_int_input(a, t, &owned[i], path) : 0;
-        if (conv < 0) return -1;
-        if (!conv && npy_of_dtype[t->dtype] != (int)a->dtype) {
-            fprintf(stderr, "atoll run: %s: input '%s' is %s but the model expects %s\n", path, t->name,
-                    atl_npy_dtype_name(a->dtype), dtype_names[t->dtype]);
+        if (a->ndim > ATL_MAX_DIMS) {
+            fprintf(stderr, "atoll run: %s: array '%s' has %d dimensions (at most %d)\n", in[i].file, t->name, a->ndim, ATL_MAX_DIMS);
             return -1;
+        }
+        void *data = a->data;
+        size_t size = a->size;
+        if (a->dtype != t->dtype) {
+            size_t count = atl_dtype_size(a->dtype) ? a->size / atl_dtype_size(a->dtype) : 0;
+            char msg[256];
+            in[i].conv = malloc(count * atl_dtype_size(t->dtype) + 1);
+            if (!in[i].conv) { fprintf(stderr, "atoll run: out of memory\n"); return -1; }
+            AtlStatus s = atl_convert(a->data, a->dtype, in[i].conv, t->dtype, count, msg, sizeof msg);
+            if (s && strstr(msg, "without changing values")) {
+                fprintf(stderr, "atoll run: %s: input '%s' is %s but the model expects %s\n", in[i].file, t->name,
+                        atl_dtype_name(a->dtype), atl_dtype_name(t->dtype));
+                return -1;
+            }
+            if (s) { fprintf(stderr, "atoll run: %s: input '%s' %s\n", in[i].file, t->name, msg); return -1; }
+            fprintf(stderr, "atoll run: note: input '%s' is %s in %s; converted to the model's %s\n", t->name,
+                    atl_dtype_name(a->dtype), in[i].file, atl_dtype_name(t->dtype));
+            data = in[i].conv;
+            size = count * atl_dtype_size(t->dtype);
         }
         AtlBuffer *b = &buf[used++];
-        b->name = by_name ? a->name : NULL;
-        b->data = conv ? owned[i] : a->data;
-        b->size = (size_t)atl_ndarray_numel(a) * (conv ? (size_t)(t->dtype == ATL_INT32 ? 4 : t->dtype == ATL_INT16 ? 2 : 1)
-                                                       : atl_npy_dtype_size(a->dtype));
+        b->name = t->name;
+        b->data = data;
+        b->size = size;
         b->ndim = a->ndim;
-        for (int d = 0; d < a->ndim; d++) b->dims[d] = (uint32_t)a->shape[d];
+        for (int d = 0; d < a->ndim; d++) b->dims[d] = (uint32_t)a->dims[d];
     }
     return used;
 }
 
-static int write_outputs(AtlModel *m, AtlDevice *dev, const AtlStageInfo *st, const char *path)
+/* --timing-only without inputs: zero buffers of the net's first variant. */
+static int zero_buffers(const AtlVariantInfo *st, AtlBuffer *buf, void **owned)
 {
-    AtlNdArray *out = calloc(st->n_outputs + 1, sizeof *out);
+    for (uint32_t j = 0; j < st->n_inputs && j < MAXIN; j++) {
+        owned[j] = calloc(1, (size_t)st->inputs[j].bytes + 1);
+        if (!owned[j]) { fprintf(stderr, "atoll run: out of memory\n"); return -1; }
+        atl_buffer_init(&buf[j], &st->inputs[j], owned[j]);
+    }
+    return (int)(st->n_inputs < MAXIN ? st->n_inputs : MAXIN);
+}
+
+/* ---- outputs ---- */
+
+static int write_outputs(AtlModel *m, AtlDevice *dev, const AtlVariantInfo *st, const char *path)
+{
+    AtlArray *out = calloc(st->n_outputs + 1, sizeof *out);
     if (!out) { fprintf(stderr, "atoll run: out of memory\n"); return -1; }
     int rc = 0;
-    AtlErr e;
-    for (uint32_t i = 0; i < st->n_outputs && !rc; i++) {
+    char msg[1024];
+    uint32_t i = 0;
+    for (; i < st->n_outputs && !rc; i++) {
         const AtlTensorInfo *t = &st->outputs[i];
-        if (npy_of_dtype[t->dtype] < 0) {
-            fprintf(stderr, "atoll run: output '%s' is %s, which .npy cannot hold\n", t->name, dtype_names[t->dtype]);
-            rc = -1;
-            break;
+        /* .npy has no bfloat16: widened to float32 (exact) */
+        int dt = t->dtype == ATL_BF16 ? ATL_FP32 : t->dtype;
+        AtlArray *a = &out[i];
+        a->dtype = dt;
+        a->ndim = t->ndim;
+        uint64_t n = 1;
+        for (int d = 0; d < t->ndim; d++) { a->dims[d] = t->dims[d]; n *= t->dims[d]; }
+        a->size = (size_t)n * atl_dtype_size(dt);
+        a->name = malloc(strlen(t->name) + 1);
+        a->data = malloc(a->size > t->bytes ? a->size + 1 : (size_t)t->bytes + 1);
+        if (!a->name || !a->data) { fprintf(stderr, "atoll run: out of memory\n"); rc = -1; break; }
+        strcpy(a->name, t->name);
+        if (atl_output(m, t->name, 0, a->data, (size_t)t->bytes)) { fprintf(stderr, "atoll run: %s\n", atl_last_error(dev)); rc = -1; break; }
+        if (dt != t->dtype) {
+            atl_convert(a->data, t->dtype, a->data, dt, (size_t)n, msg, sizeof msg);
+            fprintf(stderr, "atoll run: note: output '%s' is bfloat16, written as float32\n", t->name);
         }
-        out[i].dtype = (AtlNpyDtype)npy_of_dtype[t->dtype];
-        out[i].ndim = t->ndim;
-        for (int d = 0; d < t->ndim; d++) out[i].shape[d] = t->dims[d];
-        out[i].name = malloc(strlen(t->name) + 1);
-        if (!out[i].name || atl_ndarray_alloc(&out[i], &e)) { fprintf(stderr, "atoll run: out of memory\n"); rc = -1; break; }
-        strcpy(out[i].name, t->name);
-        size_t bytes = (size_t)atl_ndarray_numel(&out[i]) * atl_npy_dtype_size(out[i].dtype);
-        AtlStatus s = atl_output(m, t->name, 0, out[i].data, bytes);
-        if (s) { fprintf(stderr, "atoll run: %s\n", atl_last_error(dev)); rc = -1; }
     }
     if (!rc) {
+        AtlStatus s;
         if (ends_with(path, ".npy")) {
             if (st->n_outputs != 1) {
-                fprintf(stderr, "atoll run: %s: the stage has %u outputs; write an .npz\n", path, st->n_outputs);
+                fprintf(stderr, "atoll run: %s: the variant has %u outputs; write an .npz\n", path, st->n_outputs);
                 rc = -1;
-            } else if (atl_npy_write(path, &out[0], &e)) {
-                fprintf(stderr, "atoll run: %s\n", e.msg);
+            } else if ((s = atl_npy_save(path, &out[0], msg, sizeof msg))) {
+                fprintf(stderr, "atoll run: %s\n", msg);
                 rc = -1;
             }
-        } else if (atl_npz_write(path, out, (int)st->n_outputs, &e)) {
-            fprintf(stderr, "atoll run: %s\n", e.msg);
+        } else if ((s = atl_npz_save(path, out, st->n_outputs, msg, sizeof msg))) {
+            fprintf(stderr, "atoll run: %s\n", msg);
             rc = -1;
         }
     }
-    atl_ndarray_list_free(out, (int)st->n_outputs);
+    atl_arrays_free(out, st->n_outputs);
     return rc;
 }
 
-/* Every activation and output of the stage, read back from device memory. */
-static int dump_tensors(AtlModel *m, AtlDevice *dev, const AtlStageInfo *st, const char *path)
+/* Every activation and output of the variant, read back from device memory. */
+static int dump_tensors(AtlModel *m, AtlDevice *dev, const AtlVariantInfo *st, const char *path)
 {
-    AtlNdArray *arr = calloc(st->n_tensors + 1, sizeof *arr);
+    AtlArray *arr = calloc(st->n_tensors + 1, sizeof *arr);
     if (!arr) { fprintf(stderr, "atoll run: out of memory\n"); return -1; }
-    int n = 0, rc = 0;
-    AtlErr e;
+    uint32_t n = 0;
+    int rc = 0;
+    char msg[1024];
     for (uint32_t i = 0; i < st->n_tensors && !rc; i++) {
         const AtlTensorInfo *t = &st->tensors[i];
         if (t->role != ATL_ROLE_ACTIVATION && t->role != ATL_ROLE_OUTPUT) continue;
-        AtlNdArray *a = &arr[n++];
+        AtlArray *a = &arr[n++];
         uint64_t dense = 1;
         for (int d = 0; d < t->ndim; d++) dense *= t->dims[d];
-        int typed = npy_of_dtype[t->dtype] >= 0 && dense * atl_npy_dtype_size((AtlNpyDtype)npy_of_dtype[t->dtype]) == t->bytes;
-        if (typed) {
-            a->dtype = (AtlNpyDtype)npy_of_dtype[t->dtype];
-            a->ndim = t->ndim;
-            for (int d = 0; d < t->ndim; d++) a->shape[d] = t->dims[d];
-        } else {
-            a->dtype = ATL_NPY_U8;
-            a->ndim = 1;
-            a->shape[0] = (int64_t)t->bytes;
-        }
+        int typed = t->dtype != ATL_BF16 && dense * atl_dtype_size(t->dtype) == t->bytes;
+        a->dtype = typed ? t->dtype : ATL_UINT8;
+        a->ndim = typed ? t->ndim : 1;
+        if (typed) for (int d = 0; d < t->ndim; d++) a->dims[d] = t->dims[d];
+        else a->dims[0] = t->bytes;
+        a->size = (size_t)t->bytes;
         a->name = malloc(strlen(t->name) + 1);
-        if (!a->name || atl_ndarray_alloc(a, &e)) { fprintf(stderr, "atoll run: out of memory\n"); rc = -1; break; }
+        a->data = malloc((size_t)t->bytes + 1);
+        if (!a->name || !a->data) { fprintf(stderr, "atoll run: out of memory\n"); rc = -1; break; }
         strcpy(a->name, t->name);
         if (atl_read_tensor(m, t->name, a->data, (size_t)t->bytes)) { fprintf(stderr, "atoll run: %s\n", atl_last_error(dev)); rc = -1; }
     }
-    if (!rc && atl_npz_write(path, arr, n, &e)) { fprintf(stderr, "atoll run: %s\n", e.msg); rc = -1; }
-    atl_ndarray_list_free(arr, n);
+    if (!rc && atl_npz_save(path, arr, n, msg, sizeof msg)) { fprintf(stderr, "atoll run: %s\n", msg); rc = -1; }
+    atl_arrays_free(arr, n);
     return rc;
 }
 
 int cmd_run(int argc, char **argv)
 {
-    const char *model_path = NULL, *chip = NULL, *input = NULL, *output = NULL, *trace = NULL, *stats = NULL, *net_name = NULL;
-    const char *csv = NULL;
-    const char *heap = NULL, *maxc = NULL, *maxw = NULL, *dump = NULL, *v;
-    int profile = 0, bad = 0;
+    const char *model_path = NULL, *chip_arg = NULL, *output = NULL, *trace = NULL, *stats = NULL, *net_name = NULL;
+    const char *heap = NULL, *maxc = NULL, *maxw = NULL, *dump = NULL, *csv = NULL, *specs[MAXIN], *v;
+    int profile = 0, bad = 0, timing_only = 0, nspecs = 0;
+    CliProgressMode pmode = CLI_PROGRESS_AUTO;
     for (int i = 1; i < argc && !bad; i++) {
-        if (cli_is_help(argv[i])) { usage(stdout); return 0; }
-        if ((v = cli_opt(argc, argv, &i, "--chip", &bad))) chip = v;
-        else if ((v = cli_opt(argc, argv, &i, "--input", &bad))) input = v;
-        else if ((v = cli_opt(argc, argv, &i, "--output", &bad))) output = v;
+        if (cli_is_help(argv[i])) { fputs(usage_text, stdout); return 0; }
+        if ((v = cli_opt(argc, argv, &i, "--chip", &bad))) chip_arg = v;
+        else if ((v = cli_opt(argc, argv, &i, "--input", &bad))) {
+            if (nspecs == MAXIN) { fprintf(stderr, "atoll run: too many --input options\n"); return 2; }
+            specs[nspecs++] = v;
+        } else if ((v = cli_opt(argc, argv, &i, "--output", &bad))) output = v;
         else if ((v = cli_opt(argc, argv, &i, "--trace", &bad))) trace = v;
         else if ((v = cli_opt(argc, argv, &i, "--stats", &bad))) stats = v;
         else if ((v = cli_opt(argc, argv, &i, "--csv", &bad))) csv = v;
@@ -341,12 +437,18 @@ int cmd_run(int argc, char **argv)
         else if ((v = cli_opt(argc, argv, &i, "--dump-tensors", &bad))) dump = v;
         else if (bad) break;
         else if (!strcmp(argv[i], "--profile")) profile = 1;
-        else if (argv[i][0] == '-') { fprintf(stderr, "atoll run: unknown option '%s'\n", argv[i]); bad = 1; }
+        else if (!strcmp(argv[i], "--timing-only")) timing_only = 1;
+        else if (!strcmp(argv[i], "--progress")) pmode = CLI_PROGRESS_ON;
+        else if (argv[i][0] == '-') return cli_bad_option("run", argv[i], usage_text);
         else if (!model_path) model_path = argv[i];
         else { fprintf(stderr, "atoll run: more than one model given ('%s')\n", argv[i]); bad = 1; }
     }
-    if (!bad && (!model_path || !chip || !input)) {
-        fprintf(stderr, "atoll run: %s is required\n", !model_path ? "a model" : !chip ? "--chip" : "--input");
+    if (!bad && (!model_path || (!nspecs && !timing_only))) {
+        fprintf(stderr, "atoll run: %s is required\n", !model_path ? "a model" : "--input");
+        bad = 1;
+    }
+    if (!bad && timing_only && (output || dump)) {
+        fprintf(stderr, "atoll run: --timing-only computes no values: %s needs a full run\n", output ? "--output" : "--dump-tensors");
         bad = 1;
     }
     AtlOpenOptions opt = { 0 };
@@ -355,22 +457,34 @@ int cmd_run(int argc, char **argv)
     opt.fw_heap_bytes = (size_t)heap_bytes;
     if (!bad && maxc && cli_parse_u64("run", "--max-cycles", maxc, 1, CLI_MAX_CYCLES, &opt.max_cycles)) bad = 1;
     if (!bad && maxw && cli_parse_u64("run", "--max-work", maxw, 1, UINT64_MAX >> 1, &opt.max_work)) bad = 1;
-    if (bad) { usage(stderr); return 2; }
-    CliPath ins[] = {{"model", model_path}, {"--chip", chip}, {"--input", input}};
-    CliPath outs[] = {{"--output", output}, {"--stats", stats}, {"--trace", trace}, {"--dump-tensors", dump}, {"--csv", csv}};
-    if (cli_check_outputs("run", ins, 3, outs, 5)) return 2;
+    if (bad) { fputs(usage_text, stderr); return 2; }
     opt.trace = trace != NULL;
+    opt.timing_only = timing_only;
+    AtlChip chip;
+    char chip_path[4096];
+    if (cli_load_chip("run", chip_arg, model_path, &chip, chip_path, sizeof chip_path)) return 1;
+    CliPath ins[MAXIN + 2] = {{"model", model_path}, {"--chip", chip_path}};
+    for (int i = 0; i < nspecs; i++) {
+        const char *eq = strchr(specs[i], '=');
+        ins[2 + i] = (CliPath){"--input", eq ? eq + 1 : specs[i]};
+    }
+    CliPath outs[] = {{"--output", output}, {"--stats", stats}, {"--trace", trace}, {"--dump-tensors", dump}, {"--csv", csv}};
+    if (cli_check_outputs("run", ins, 2 + nspecs, outs, 5)) return 2;
 
-    AtlNdArray *arr = NULL;
-    int narr = 0;
+    CliProgress pr;
+    cli_progress_init(&pr, "run", pmode);
+    Input *in = NULL;
+    int nin = 0;
     int rc = 1;
     AtlDevice *dev = NULL;
     AtlModel *m = NULL;
     AtlBuffer *buf = NULL;
-    void **owned = NULL;
-    AtlStatus s = atl_open(&dev, chip, &opt);
+    void *zeros[MAXIN] = { 0 };
+    cli_progress(&pr, "loading %s", model_path);
+    AtlStatus s = atl_open_chip(&dev, &chip, &opt);
     if (s == ATL_OK) s = atl_load_file(dev, model_path, &m);
     if (s != ATL_OK) {
+        cli_progress_end(&pr);
         fprintf(stderr, "atoll run: %s (%s)\n", dev ? atl_last_error(dev) : "out of memory", atl_status_name(s));
         goto out;
     }
@@ -379,32 +493,36 @@ int cmd_run(int argc, char **argv)
     atl_nets(m, &nets, &nn);
     if (net_name) while (ni < nn && strcmp(nets[ni].name, net_name)) ni++;
     if (ni >= nn) {
+        cli_progress_end(&pr);
         fprintf(stderr, "atoll run: %s has no net%s%s%s\n", model_path, net_name ? " named '" : "s", net_name ? net_name : "", net_name ? "'" : "");
         goto out;
     }
     /* the inputs, read once the net says what they must be */
-    if (read_inputs(input, &nets[ni], &arr, &narr)) goto out;
-    buf = calloc((size_t)narr + 1, sizeof *buf);
-    owned = calloc((size_t)narr + 1, sizeof *owned);
-    if (!buf || !owned) { fprintf(stderr, "atoll run: out of memory\n"); goto out; }
-    int nbuf = make_buffers(&nets[ni], arr, narr, ends_with(input, ".npz"), buf, owned, input);
-    if (nbuf < 0) goto out;
-    uint32_t stage;
-    s = atl_run(m, nets[ni].name, buf, (uint32_t)nbuf, &stage);
+    cli_progress(&pr, "reading the inputs");
+    if (read_inputs(specs, nspecs, &nets[ni], &in, &nin)) { cli_progress_end(&pr); goto out; }
+    buf = calloc((size_t)nin + MAXIN + 1, sizeof *buf);
+    if (!buf) { cli_progress_end(&pr); fprintf(stderr, "atoll run: out of memory\n"); goto out; }
+    int nbuf = nin ? make_buffers(&nets[ni], in, nin, buf) : zero_buffers(&nets[ni].variants[0], buf, zeros);
+    if (nbuf < 0) { cli_progress_end(&pr); goto out; }
+    uint32_t variant;
+    cli_progress(&pr, "running on the simulated %s%s", chip.name, timing_only ? " (timing only)" : "");
+    s = atl_run(m, nets[ni].name, buf, (uint32_t)nbuf, &variant);
+    cli_progress_end(&pr);
     if (s != ATL_OK) {
         fprintf(stderr, "atoll run: %s (%s)\n", atl_last_error(dev), atl_status_name(s));
         goto out;
     }
-    const AtlStageInfo *st = &nets[ni].stages[stage];
+    const AtlVariantInfo *st = &nets[ni].variants[variant];
     AtlProfile p;
     atl_profile(m, &p);
-    printf("ran net '%s' stage %u (batch %u) in %llu cycles\n", nets[ni].name, stage, st->batch, (unsigned long long)p.cycles);
+    printf("ran net '%s' variant %u (batch %u) in %llu cycles on %s%s\n", nets[ni].name, variant, st->batch,
+           (unsigned long long)p.cycles, chip.name, timing_only ? " (timing only)" : "");
     for (uint32_t i = 0; i < st->n_outputs; i++) {
         char sh[128];
         shape_text(sh, sizeof sh, st->outputs[i].ndim, st->outputs[i].dims);
-        printf("  output %s %s%s\n", st->outputs[i].name, dtype_names[st->outputs[i].dtype], sh);
+        printf("  output %s %s%s\n", st->outputs[i].name, short_dtype[st->outputs[i].dtype], sh);
     }
-    if (profile) print_profile(&p);
+    if (profile) print_profile(&p, st);
     if (output && write_outputs(m, dev, st, output)) goto out;
     if (dump && dump_tensors(m, dev, st, dump)) goto out;
     char *json = NULL;
@@ -431,8 +549,7 @@ out:
     atl_unload(m);
     atl_close(dev);
     free(buf);
-    for (int i = 0; owned && i < narr; i++) free(owned[i]);
-    free(owned);
-    atl_ndarray_list_free(arr, narr);
+    for (int i = 0; i < MAXIN; i++) free(zeros[i]);
+    free_inputs(in, nin);
     return rc;
 }

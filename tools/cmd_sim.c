@@ -15,10 +15,10 @@
 
 const char cmd_sim_summary[] = "run a program on the cycle-approximate chip simulator";
 
-static void usage(FILE *fp)
-{
-    fprintf(fp,
-            "usage: atoll sim --chip FILE PROG.s|PROG.bin [options]\n"
+static const char usage_text[] =
+            "usage: atoll sim [--chip CHIP] PROG.s|PROG.bin [options]\n"
+            "  --chip CHIP         a config file, or a name (a1 = configs/a1.ini, or the\n"
+            "                      installed share/atoll/configs/a1.ini); default a1\n"
             "  --mode full|timing|functional   arithmetic and timing (default), timing only, or\n"
             "                                  arithmetic only (zero-latency, program order)\n"
             "  --trace FILE        Chrome/Perfetto trace JSON (one track per engine per core)\n"
@@ -29,8 +29,9 @@ static void usage(FILE *fp)
             "  --max-work N        stop with a fault past N units of host work: elements moved,\n"
             "                      computed or planned (default 2^36 or ATOLL_MAX_SIM_WORK)\n"
             "  --quiet             print only faults and expect results\n"
-            "exit: 0 ok, 1 fault / expect mismatch / bad input, 2 usage\n");
-}
+            "exit: 0 ok, 1 fault / expect mismatch / bad input, 2 usage\n";
+
+static void usage(FILE *fp) { fputs(usage_text, fp); }
 
 /* Writes every .output region's bytes, concatenated in program order. */
 static int write_outputs(AtlSim *s, const AtlProgram *p, const char *path, AtlErr *e)
@@ -89,18 +90,20 @@ int cmd_sim(int argc, char **argv)
         }
         if (bad) return 2;
         if (!strcmp(argv[i], "--quiet")) { quiet = 1; continue; }
-        if (argv[i][0] == '-' || prog_path) { fprintf(stderr, "atoll sim: unexpected argument '%s'\n", argv[i]); usage(stderr); return 2; }
+        if (argv[i][0] == '-') return cli_bad_option("sim", argv[i], usage_text);
+        if (prog_path) { fprintf(stderr, "atoll sim: unexpected argument '%s' (one program)\n", argv[i]); return 2; }
         prog_path = argv[i];
     }
     if (bad) return 2;
-    if (!chip_path || !prog_path) { usage(stderr); return 2; }
-    CliPath ins[] = {{"--chip", chip_path}, {"program", prog_path}};
+    if (!prog_path) { fprintf(stderr, "atoll sim: no program given\n"); usage(stderr); return 2; }
+    AtlChip chip;
+    char chip_file[4096];
+    if (cli_load_chip("sim", chip_path, NULL, &chip, chip_file, sizeof chip_file)) return 1;
+    CliPath ins[] = {{"--chip", chip_file}, {"program", prog_path}};
     CliPath outs[] = {{"--trace", trace}, {"--stats", stats}, {"--csv", csv}, {"--output", output}};
     if (cli_check_outputs("sim", ins, 2, outs, 4)) return 2;
     opt.trace = trace != NULL;
     AtlErr e;
-    AtlChip chip;
-    if (cfg_load(chip_path, &chip, &e)) { fprintf(stderr, "atoll sim: %s\n", e.msg); return 1; }
     AtlProgram prog;
     if (prog_load_any(prog_path, &prog, &e)) { fprintf(stderr, "atoll sim: %s\n", e.msg); return 1; }
     AtlSim *s = sim_create(&chip, &opt, &e);

@@ -37,28 +37,27 @@ const char cmd_sweep_summary[] = "run a design-space sweep of chip configs x mod
 
 #define MAX_WORKERS 256
 
-static void usage(FILE *f)
-{
-    fprintf(f,
-            "usage: atoll sweep SPEC.ini -o OUT.csv [-j N] [--shard I/N] [--stats-dir DIR] [--retry-failed]\n"
-            "       atoll sweep merge [--spec SPEC.ini] -o OUT.csv SHARD.csv...\n"
-            "\n"
-            "Runs every point of the sweep file (docs/codesign.md): each chip config x\n"
-            "model x dtype x batch is compiled (once per compile key: points differing\n"
-            "only in timing keys share a compile) and simulated in timing-only mode.\n"
-            "OUT.csv gets one row per point, in point order; a point that fails gets its\n"
-            "reason in the error column. Points already in OUT.csv are not run again.\n"
-            "  -j N           run N points at once (worker processes; default 1)\n"
-            "  --shard I/N    run only the I-th of N deterministic shares of the points\n"
-            "                 (join the shard files with `atoll sweep merge`)\n"
-            "  --stats-dir D  also write D/point-ID.json: the simulator's stats with the\n"
-            "                 compiler's per-layer names and estimates (atoll report)\n"
-            "  --retry-failed run again the points that failed in OUT.csv\n"
-            "merge: joins shard CSVs into one, in point order; with --spec, checks that\n"
-            "every point of the sweep is there. The result equals the CSV one machine\n"
-            "would have written, byte for byte.\n"
-            "Exit status: 0 every point ran (failed points included), 1 error, 2 usage.\n");
-}
+static const char usage_text[] =
+    "usage: atoll sweep SPEC.ini -o OUT.csv [-j N] [--shard I/N] [--stats-dir DIR] [--retry-failed]\n"
+    "       atoll sweep merge [--spec SPEC.ini] -o OUT.csv SHARD.csv...\n"
+    "\n"
+    "Runs every point of the sweep file (docs/codesign.md): each chip config x\n"
+    "model x dtype x batch is compiled (once per compile key: points differing\n"
+    "only in timing keys share a compile) and simulated in timing-only mode.\n"
+    "OUT.csv gets one row per point, in point order; a point that fails gets its\n"
+    "reason in the error column. Points already in OUT.csv are not run again.\n"
+    "  -j N           run N points at once (worker processes; default 1)\n"
+    "  --shard I/N    run only the I-th of N deterministic shares of the points\n"
+    "                 (join the shard files with `atoll sweep merge`)\n"
+    "  --stats-dir D  also write D/point-ID.json: the simulator's stats with the\n"
+    "                 compiler's per-layer names and estimates (atoll report)\n"
+    "  --retry-failed run again the points that failed in OUT.csv\n"
+    "merge: joins shard CSVs into one, in point order; with --spec, checks that\n"
+    "every point of the sweep is there. The result equals the CSV one machine\n"
+    "would have written, byte for byte.\n"
+    "Exit status: 0 every point ran (failed points included), 1 error, 2 usage.\n";
+
+static void usage(FILE *f) { fputs(usage_text, f); }
 
 static void die_msg(const char *msg) { fprintf(stderr, "atoll sweep: %s\n", msg); }
 
@@ -486,7 +485,7 @@ static int merge(int argc, char **argv)
         else if (bad) return 2;
         else if ((v = cli_opt(argc, argv, &i, "--spec", &bad))) spec_path = v;
         else if (bad) return 2;
-        else if (argv[i][0] == '-') { fprintf(stderr, "atoll sweep merge: unknown option '%s'\n", argv[i]); return 2; }
+        else if (argv[i][0] == '-') return cli_bad_option("sweep merge", argv[i], usage_text);
         else if (n == 4096) { fprintf(stderr, "atoll sweep merge: too many files\n"); return 2; }
         else inputs[n++] = argv[i];
     }
@@ -557,7 +556,7 @@ int cmd_sweep(int argc, char **argv)
         else if ((v = cli_opt(argc, argv, &i, "--stats-dir", &bad))) stats_dir = v;
         else if (bad) return 2;
         else if (!strcmp(argv[i], "--retry-failed")) retry = 1;
-        else if (argv[i][0] == '-') { fprintf(stderr, "atoll sweep: unknown option '%s' (see --help)\n", argv[i]); return 2; }
+        else if (argv[i][0] == '-') return cli_bad_option("sweep", argv[i], usage_text);
         else if (!spec) spec = argv[i];
         else { fprintf(stderr, "atoll sweep: more than one sweep file given ('%s')\n", argv[i]); return 2; }
     }

@@ -259,6 +259,12 @@ int conf_run(const char *datadir, const char *filter, ConfResult *r, AtlErr *e)
 
 int conf_run_with(const char *datadir, const char *filter, const ConfRunner *runner, ConfResult *r, AtlErr *e)
 {
+    return conf_run_progress(datadir, filter, runner, NULL, NULL, r, e);
+}
+
+int conf_run_progress(const char *datadir, const char *filter, const ConfRunner *runner,
+                      void (*progress)(void *ctx, const ConfCase *c, int done), void *ctx, ConfResult *r, AtlErr *e)
+{
     memset(r, 0, sizeof *r);
     struct stat st;
     if (stat(datadir, &st) || !S_ISDIR(st.st_mode))
@@ -288,6 +294,7 @@ int conf_run_with(const char *datadir, const char *filter, const ConfRunner *run
             if (c->status == CONF_PASS) r->passed++;
             else if (c->status == CONF_FAIL) r->failed++;
             else r->unsupported++;
+            if (progress) progress(ctx, c, r->n);
         }
         free_list(tests, n);
     }

@@ -61,6 +61,10 @@ typedef struct ConfRunner {
  * runner->run and its outputs compared with the expected ones (same rule);
  * the result is the runner's. runner NULL is conf_run. */
 int conf_run_with(const char *datadir, const char *filter, const ConfRunner *runner, ConfResult *r, AtlErr *e);
+/* As conf_run_with, calling progress(ctx, case, done) after each test (the
+ * tools' progress line; progress may be NULL). */
+int conf_run_progress(const char *datadir, const char *filter, const ConfRunner *runner,
+                      void (*progress)(void *ctx, const ConfCase *c, int done), void *ctx, ConfResult *r, AtlErr *e);
 /* conf_write_markdown with the runner's title, description and command. */
 int conf_write_markdown_with(const ConfResult *r, const ConfRunner *runner, const char *datadir, const char *path, AtlErr *e);
 /* Per-op table (op | passed | failed | unsupported) and totals. */

@@ -1,26 +1,93 @@
 /* model_io.c - model loading and array/tensor conversion for the CLI
- * (see model_io.h). */
+ * (see model_io.h); element conversions are the public API's
+ * (atl_convert), so the CLI and programs convert alike. */
 #include "tools/model_io.h"
+#include "compiler/driver/driver.h"
 #include "compiler/onnx/onnx.h"
+#include "compiler/ops/ops.h"
+#include "atoll.h"
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-static const struct { AtlNpyDtype npy; int ir; } dmap[] = {
-    {ATL_NPY_F32, IR_F32}, {ATL_NPY_F16, IR_F16}, {ATL_NPY_I8, IR_I8}, {ATL_NPY_U8, IR_U8},
-    {ATL_NPY_I32, IR_I32}, {ATL_NPY_I64, IR_I64}, {ATL_NPY_BOOL, IR_BOOL},
+/* .npy, IR and public (include/atoll.h) numbering of each element type. */
+static const struct { int npy, ir, atl; } dmap[] = {
+    {ATL_NPY_F32, IR_F32, ATL_FP32}, {ATL_NPY_F16, IR_F16, ATL_FP16}, {ATL_NPY_I8, IR_I8, ATL_INT8},
+    {ATL_NPY_U8, IR_U8, ATL_UINT8}, {ATL_NPY_I32, IR_I32, ATL_INT32}, {ATL_NPY_I64, IR_I64, ATL_INT64},
+    {ATL_NPY_BOOL, IR_BOOL, ATL_BOOL}, {ATL_NPY_F64, IR_F64, ATL_FP64}, {ATL_NPY_I16, IR_I16, ATL_INT16},
+    {ATL_NPY_U16, IR_U16, ATL_UINT16}, {ATL_NPY_U32, IR_U32, ATL_UINT32}, {ATL_NPY_U64, IR_U64, ATL_UINT64},
+    {-1, IR_BF16, ATL_BF16},
 };
 
-int model_load(const char *path, const IrInputShape *shapes, int nshapes, IrGraph *g, AtlErr *e)
+static int atl_of_ir(int ir)
 {
-    return model_load_opts(path, shapes, nshapes, NULL, g, e);
+    for (size_t i = 0; i < sizeof dmap / sizeof dmap[0]; i++) if (dmap[i].ir == ir) return dmap[i].atl;
+    return -1;
 }
 
-int model_load_opts(const char *path, const IrInputShape *shapes, int nshapes, OnnxLoadOpts *o, IrGraph *g, AtlErr *e)
+int model_convert_tensor(IrTensor *t, int dtype, const char *what, AtlErr *e)
+{
+    if (t->dtype == dtype) return 0;
+    int from = atl_of_ir(t->dtype), to = atl_of_ir(dtype);
+    if (from < 0 || to < 0) return atl_fail(e, "%s: %s cannot become %s", what, ir_dtype_name(t->dtype), ir_dtype_name(dtype));
+    int64_t n = ir_numel(t);
+    IrTensor c = *t;
+    c.dtype = dtype;
+    c.data = NULL;
+    if (ir_alloc_data(&c, e)) return -1;
+    char msg[256];
+    if (atl_convert(t->data, from, c.data, to, (size_t)(n > 0 ? n : 0), msg, sizeof msg)) {
+        free(c.data);
+        return atl_fail(e, "%s: %s", what, msg);
+    }
+    free(t->data);
+    t->data = c.data;
+    t->dtype = dtype;
+    return 0;
+}
+
+int model_import(const char *path, OnnxLoadOpts *o, IrGraph *g, AtlErr *e)
 {
     if (onnx_load_file_opts(path, o, g, e)) return -1;
     if (ir_toposort(g, e) || ir_verify(g, e)) return atl_err_prefix(e, "%s", path);
+    return 0;
+}
+
+int model_fix_shapes(const char *cmd, IrGraph *g, const IrInputShape *shapes, int nshapes, const char *path, AtlErr *e)
+{
     if (ir_apply_input_shapes(g, shapes, nshapes, e)) return -1;
-    if (ir_infer_shapes(g, e)) return atl_err_prefix(e, "%s", path);
+    if (!ir_infer_shapes(g, e)) return 0;
+    /* the message holds the unsupported ops that fit; the rest go to stderr */
+    char *rep = strstr(e->msg, "\n  ... and ") ? ir_unsupported_report(g, NULL, NULL) : NULL;
+    if (rep) fprintf(stderr, "atoll %s: %s: these ops are not supported:\n%s", cmd, path, rep);
+    free(rep);
+    return atl_err_prefix(e, "%s", path);
+}
+
+int model_load_opts(const char *cmd, const char *path, const IrInputShape *shapes, int nshapes, OnnxLoadOpts *o, IrGraph *g,
+                    AtlErr *e)
+{
+    return model_import(path, o, g, e) || model_fix_shapes(cmd, g, shapes, nshapes, path, e) ? -1 : 0;
+}
+
+int model_load_batch(const char *cmd, const char *path, const IrInputShape *shapes, int nshapes, int batch, OnnxLoadOpts *o,
+                     IrGraph *g, AtlErr *e)
+{
+    IrInputShape sh[MODEL_MAX_SHAPES];
+    if (nshapes > MODEL_MAX_SHAPES) return atl_fail(e, "%s: more than %d input shapes", path, MODEL_MAX_SHAPES);
+    if (nshapes > 0) memcpy(sh, shapes, sizeof sh[0] * (size_t)nshapes);   /* shapes may be NULL when there are none */
+    if (model_import(path, o, g, e)) return -1;
+    if (drv_batch_shapes(g, batch, sh, &nshapes, MODEL_MAX_SHAPES, NULL, 0, e)) return atl_err_prefix(e, "%s", path);
+    return model_fix_shapes(cmd, g, sh, nshapes, path, e);
+}
+
+int model_load_buffer(const uint8_t *buf, size_t len, const char *name, const IrInputShape *shapes, int nshapes, IrGraph *g,
+                      AtlErr *e)
+{
+    if (onnx_load_buffer(buf, len, NULL, g, e)) return atl_err_prefix(e, "%s", name);
+    if (ir_toposort(g, e) || ir_verify(g, e)) return atl_err_prefix(e, "%s", name);
+    if (ir_apply_input_shapes(g, shapes, nshapes, e)) return -1;
+    if (ir_infer_shapes(g, e)) return atl_err_prefix(e, "%s", name);
     return 0;
 }
 
@@ -29,7 +96,7 @@ int model_tensor_from_array(const AtlNdArray *a, const char *name, IrTensor *t, 
     memset(t, 0, sizeof *t);
     t->producer = -1;
     t->dtype = 0;
-    for (size_t i = 0; i < sizeof dmap / sizeof dmap[0]; i++) if (dmap[i].npy == a->dtype) t->dtype = dmap[i].ir;
+    for (size_t i = 0; i < sizeof dmap / sizeof dmap[0]; i++) if (dmap[i].npy == (int)a->dtype) t->dtype = dmap[i].ir;
     if (!t->dtype) return atl_fail(e, "array '%s': dtype not supported", name);
     t->ndim = a->ndim;
     for (int k = 0; k < a->ndim; k++) t->dims[k] = a->shape[k];
@@ -45,7 +112,7 @@ int model_array_from_tensor(const IrTensor *t, AtlNdArray *a, AtlErr *e)
     memset(a, 0, sizeof *a);
     int found = 0;
     for (size_t i = 0; i < sizeof dmap / sizeof dmap[0]; i++)
-        if (dmap[i].ir == t->dtype) { a->dtype = dmap[i].npy; found = 1; }
+        if (dmap[i].ir == t->dtype && dmap[i].npy >= 0) { a->dtype = (AtlNpyDtype)dmap[i].npy; found = 1; }
     if (!found) return atl_fail(e, "tensor '%s': %s cannot be stored in .npy by atoll", t->name, ir_dtype_name(t->dtype));
     if (t->ndim > ATL_NPY_MAXDIM) return atl_fail(e, "tensor '%s': rank too large", t->name);
     a->ndim = t->ndim;
@@ -73,40 +140,74 @@ static int push_tensor(IrTensor **list, int *n, int *cap, AtlErr *e)
     return 0;
 }
 
-/* The graph input called name, or -1. */
-static int graph_input(const IrGraph *g, const char *name)
+/* The graph input (or output, when outputs is set) called name, or -1. */
+static int graph_port(const IrGraph *g, const char *name, int outputs)
 {
-    for (int i = 0; i < g->nin; i++)
-        if (!strcmp(g->t[g->inputs[i]].name, name)) return g->inputs[i];
+    int n = outputs ? g->nout : g->nin;
+    const int *ids = outputs ? g->outputs : g->inputs;
+    for (int i = 0; i < n; i++)
+        if (!strcmp(g->t[ids[i]].name, name)) return ids[i];
     return -1;
 }
 
-static int input_unknown(const IrGraph *g, const char *spec, const char *name, AtlErr *e)
+static int port_unknown(const IrGraph *g, const char *spec, const char *name, int outputs, AtlErr *e)
 {
     char list[512] = "";
     size_t k = 0;
-    for (int j = 0; j < g->nin && k < sizeof list - 1; j++)
-        k += (size_t)snprintf(list + k, sizeof list - k, "%s%s", j ? ", " : "", g->t[g->inputs[j]].name);
-    return atl_fail(e, "--input %s: the model has no input named '%s' (its inputs: %s)", spec, name, list);
+    int n = outputs ? g->nout : g->nin;
+    const int *ids = outputs ? g->outputs : g->inputs;
+    for (int j = 0; j < n && k < sizeof list - 1; j++)
+        k += (size_t)snprintf(list + k, sizeof list - k, "%s%s", j ? ", " : "", g->t[ids[j]].name);
+    return atl_fail(e, "%s %s: the model has no %s named '%s' (its %ss: %s)", outputs ? "--expect" : "--input", spec,
+                    outputs ? "output" : "input", name, outputs ? "output" : "input", list);
 }
 
-/* .npz members: graph inputs are read, no larger than their shape needs
- * when it is known; anything else (expected outputs in a reference file)
- * is skipped without being inflated. */
-static int select_inputs(void *ctx, const char *key, uint64_t *max_bytes, AtlErr *e)
+/* Which .npz members to read: the graph's inputs (or outputs), each no
+ * larger than its shape needs at up to 8 bytes per element (an array of a
+ * wider type is converted) when the shape is known; anything else
+ * (expected outputs in a reference file) is skipped without being
+ * inflated. */
+typedef struct PortSelect {
+    const IrGraph *g;
+    int outputs;
+} PortSelect;
+
+static int select_ports(void *ctx, const char *key, uint64_t *max_bytes, AtlErr *e)
 {
-    const IrGraph *g = ctx;
+    const PortSelect *ps = ctx;
     (void)e;
-    int t = graph_input(g, key);
+    int t = graph_port(ps->g, key, ps->outputs);
     if (t < 0) return 0;
-    int64_t n = ir_numel(&g->t[t]);
-    size_t es = ir_dtype_size(g->t[t].dtype);
-    *max_bytes = n >= 0 && es ? atl_npy_max_file_bytes((uint64_t)n * es) : 0;
+    int64_t n = ir_numel(&ps->g->t[t]);
+    *max_bytes = n >= 0 ? atl_npy_max_file_bytes((uint64_t)n * 8) : 0;
     return 1;
 }
 
-int model_read_inputs(const IrGraph *g, const char *const *specs, int nspecs, IrTensor **out, int *nout, AtlErr *e)
+/* An array read for graph input t of another dtype: converted when that
+ * is lossless for the model (floats of any width into a float input,
+ * integers that fit into an integer input), with one note per input. */
+static int adapt_input(const char *cmd, const IrGraph *g, IrTensor *t, const char *file, AtlErr *e)
 {
+    int k = ir_find(g, t->name);
+    if (k < 0 || !g->t[k].is_input || g->t[k].dtype == t->dtype || !g->t[k].dtype) return 0;
+    int want = g->t[k].dtype, had = t->dtype;
+    int ff = (want == IR_F32 || want == IR_F16 || want == IR_BF16 || want == IR_F64) ==
+             (had == IR_F32 || had == IR_F16 || had == IR_BF16 || had == IR_F64);
+    if (!ff) return 0;            /* float vs integer: the interpreter names the mismatch */
+    char what[600];
+    snprintf(what, sizeof what, "%s: input '%s'", file, t->name);
+    if (model_convert_tensor(t, want, what, e)) return -1;
+    fprintf(stderr, "atoll %s: note: input '%s' is %s in %s; converted to the model's %s\n", cmd, t->name, ir_dtype_name(had),
+            file, ir_dtype_name(want));
+    return 0;
+}
+
+/* model_read_inputs and model_read_outputs: arrays named like the graph's
+ * inputs, or its outputs. */
+static int read_ports(const char *cmd, const IrGraph *g, int outputs, const char *const *specs, int nspecs, IrTensor **out,
+                      int *nout, AtlErr *e)
+{
+    PortSelect ps = {g, outputs};
     IrTensor *list = NULL;
     int n = 0, cap = 0;
     for (int i = 0; i < nspecs; i++) {
@@ -114,10 +215,11 @@ int model_read_inputs(const IrGraph *g, const char *const *specs, int nspecs, Ir
         if (ends_with(spec, ".npz") && !eq) {
             AtlNdArray *l;
             int k, m;
-            if (atl_npz_read_select(spec, select_inputs, (void *)g, &l, &m, e)) goto fail;
+            if (atl_npz_read_select(spec, select_ports, &ps, &l, &m, e)) goto fail;
             for (k = 0; k < m; k++) {
                 if (push_tensor(&list, &n, &cap, e) || model_tensor_from_array(&l[k], l[k].name, &list[n], e)) break;
                 n++;
+                if (adapt_input(cmd, g, &list[n - 1], spec, e)) break;
             }
             atl_ndarray_list_free(l, m);
             if (k < m) goto fail;
@@ -131,13 +233,15 @@ int model_read_inputs(const IrGraph *g, const char *const *specs, int nspecs, Ir
             memcpy(name, spec, L);
             name[L] = 0;
             file = eq + 1;
-            if (graph_input(g, name) < 0) { input_unknown(g, spec, name, e); goto fail; }
+            if (graph_port(g, name, outputs) < 0) { port_unknown(g, spec, name, outputs, e); goto fail; }
         } else {
-            if (g->nin != 1) {
-                atl_fail(e, "--input %s: the model has %d inputs; name them (--input NAME=X.npy) or use an .npz", spec, g->nin);
+            int np = outputs ? g->nout : g->nin;
+            if (np != 1) {
+                atl_fail(e, "%s %s: the model has %d %ss; name them (%s NAME=X.npy) or use an .npz", outputs ? "--expect" : "--input",
+                         spec, np, outputs ? "output" : "input", outputs ? "--expect" : "--input");
                 goto fail;
             }
-            snprintf(name, sizeof name, "%s", g->t[g->inputs[0]].name);
+            snprintf(name, sizeof name, "%s", g->t[outputs ? g->outputs[0] : g->inputs[0]].name);
         }
         AtlNdArray a;
         if (atl_npy_read(file, &a, e)) goto fail;
@@ -145,6 +249,7 @@ int model_read_inputs(const IrGraph *g, const char *const *specs, int nspecs, Ir
         atl_ndarray_free(&a);
         if (r) goto fail;
         n++;
+        if (adapt_input(cmd, g, &list[n - 1], file, e)) goto fail;
     }
     *out = list;
     *nout = n;
@@ -154,39 +259,18 @@ fail:
     return -1;
 }
 
+int model_read_inputs(const char *cmd, const IrGraph *g, const char *const *specs, int nspecs, IrTensor **out, int *nout, AtlErr *e)
+{
+    return read_ports(cmd, g, 0, specs, nspecs, out, nout, e);
+}
+
+int model_read_outputs(const char *cmd, const IrGraph *g, const char *const *specs, int nspecs, IrTensor **out, int *nout, AtlErr *e)
+{
+    return read_ports(cmd, g, 1, specs, nspecs, out, nout, e);
+}
+
 void model_free_inputs(IrTensor *list, int n)
 {
     for (int i = 0; i < n; i++) ir_tensor_free_contents(&list[i]);
     free(list);
-}
-
-int model_batch_shapes(const char *model, int batch, int only_unknown, const OnnxLoadOpts *opts, IrInputShape *shapes,
-                       int *n, int max, AtlErr *e)
-{
-    IrGraph g;
-    OnnxLoadOpts lo = {opts->synthetic_weights, 0, 0, opts->synthetic_max_bytes};
-    if (onnx_load_file_opts(model, &lo, &g, e)) { ir_free(&g); return -1; }
-    int rc = 0;
-    for (int i = 0; i < g.nin && !rc; i++) {
-        const IrTensor *t = &g.t[g.inputs[i]];
-        int given = 0;
-        for (int k = 0; k < *n; k++) if (!strcmp(shapes[k].name, t->name)) given = 1;
-        if (given || (only_unknown && (t->ndim < 1 || t->dims[0] >= 0))) continue;
-        if (t->ndim < 1) { rc = atl_fail(e, "%s: --batch: input '%s' has no batch dimension", model, t->name); break; }
-        if (*n == max) { rc = atl_fail(e, "%s: too many inputs", model); break; }
-        IrInputShape *s = &shapes[(*n)++];
-        memset(s, 0, sizeof *s);
-        snprintf(s->name, sizeof s->name, "%s", t->name);
-        s->ndim = t->ndim;
-        s->dims[0] = batch;
-        for (int d = 1; d < t->ndim; d++) {
-            if (t->dims[d] < 0) {
-                rc = atl_fail(e, "%s: --batch: input '%s' dimension %d is unknown; give --input-shape", model, t->name, d);
-                break;
-            }
-            s->dims[d] = t->dims[d];
-        }
-    }
-    ir_free(&g);
-    return rc;
 }

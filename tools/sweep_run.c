@@ -143,12 +143,9 @@ static void load_graph(SweepRunner *r, int model, int batch)
     r->g_loaded = 0;
     r->g_error[0] = 0;
     const char *path = r->spec->model_paths[model];
-    IrInputShape shapes[64];
-    int n = 0;
     OnnxLoadOpts lo = {1, 0, 0, 0};
     AtlErr e;
-    if (model_batch_shapes(path, batch, 0, &lo, shapes, &n, 64, &e) || model_load_opts(path, shapes, n, &lo, &r->graph, &e) ||
-        pass_run_all(&r->graph, &e)) {
+    if (model_load_batch("sweep", path, NULL, 0, batch, &lo, &r->graph, &e) || pass_run_all(&r->graph, &e)) {
         const char *msg = strncmp(e.msg, "--input-shape: ", 15) ? e.msg : e.msg + 15;
         snprintf(r->g_error, sizeof r->g_error, "batch %d: %s", batch, msg);
     }
@@ -171,11 +168,11 @@ static void compile(SweepRunner *r, const SweepPoint *p, const char *key, const 
         snprintf(r->c_error, sizeof r->c_error, "compile: %s", e.msg);
 }
 
-/* Zero-filled inputs for every input tensor of the stage (timing-only runs
+/* Zero-filled inputs for every input tensor of the variant (timing-only runs
  * read no values). *list malloc'd; free with model_free_inputs. */
 static int zero_inputs(const ChipExec *x, IrTensor **list, int *n, AtlErr *e)
 {
-    AbmStage st = abm_stage(&x->model.view, x->stage);
+    AbmVariant st = abm_variant(&x->model.view, x->variant);
     *list = calloc(st.tensor_count + 1, sizeof **list);
     *n = 0;
     if (!*list) return atl_fail(e, "out of memory");

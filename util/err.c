@@ -26,3 +26,14 @@ int atl_err_prefix(AtlErr *e, const char *fmt, ...)
     snprintf(e->msg, sizeof e->msg, "%s: %s", head, old);
     return -1;
 }
+
+int atl_msg(char *msg, size_t cap, int status, const char *fmt, ...)
+{
+    if (msg && cap) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(msg, cap, fmt, ap);
+        va_end(ap);
+    }
+    return status;
+}

@@ -25,4 +25,7 @@ typedef struct AtlErr {
 int atl_fail(AtlErr *e, const char *fmt, ...) ATL_PRINTF(2, 3);
 /* Puts "prefix: " in front of the current message. Returns -1. */
 int atl_err_prefix(AtlErr *e, const char *fmt, ...) ATL_PRINTF(2, 3);
+/* For APIs whose caller passes a plain buffer (include/atoll.h): formats
+ * into msg (cap bytes; nothing when msg is NULL) and returns status. */
+int atl_msg(char *msg, size_t cap, int status, const char *fmt, ...) ATL_PRINTF(4, 5);
 #endif

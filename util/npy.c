@@ -14,6 +14,7 @@
 static const struct { const char *name; const char *descr; size_t size; } npy_types[ATL_NPY_NDTYPES] = {
     {"float32", "<f4", 4}, {"float16", "<f2", 2}, {"int8", "|i1", 1}, {"uint8", "|u1", 1},
     {"int32", "<i4", 4}, {"int64", "<i8", 8}, {"bool", "|b1", 1},
+    {"float64", "<f8", 8}, {"int16", "<i2", 2}, {"uint16", "<u2", 2}, {"uint32", "<u4", 4}, {"uint64", "<u8", 8},
 };
 
 size_t atl_npy_dtype_size(AtlNpyDtype dt) { return (unsigned)dt < ATL_NPY_NDTYPES ? npy_types[dt].size : 0; }
@@ -113,7 +114,7 @@ int atl_npy_parse(const uint8_t *buf, size_t n, const char *what, AtlNdArray *a,
         if (!strcmp(descr, d) || (descr[0] && strchr("<|=", descr[0]) && !strcmp(descr + 1, d + 1))) dt = i;
     }
     if (dt < 0) {
-        atl_fail(e, "%s: dtype '%s' is not supported (float32, float16, int8, uint8, int32, int64, bool, little-endian)", what, descr);
+        atl_fail(e, "%s: dtype '%s' is not supported (float16/32/64, int8/16/32/64, uint8/16/32/64, bool; little-endian)", what, descr);
         goto out;
     }
     v = dict_value(h, "fortran_order");

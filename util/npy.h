@@ -2,7 +2,8 @@
  *
  * One array is an AtlNdArray {name, dtype, ndim, shape[8], data}: C order,
  * little-endian, data holds numel * atl_npy_dtype_size(dtype) bytes. Supported
- * dtypes: float32, float16, int8, uint8, int32, int64, bool. Fortran-order
+ * dtypes: float32, float16, float64, int8, uint8, int16, uint16, int32,
+ * uint32, int64, uint64, bool. Fortran-order
  * arrays, big-endian data and other dtypes are rejected with a message naming
  * the file and the dtype. An .npz is a zip of NAME.npy members; it is written
  * deflated (zlib, CRC-32 checked) and read whether members are stored or
@@ -17,7 +18,8 @@
 #define ATL_NPY_MAXDIM 8
 
 typedef enum {
-    ATL_NPY_F32, ATL_NPY_F16, ATL_NPY_I8, ATL_NPY_U8, ATL_NPY_I32, ATL_NPY_I64, ATL_NPY_BOOL, ATL_NPY_NDTYPES
+    ATL_NPY_F32, ATL_NPY_F16, ATL_NPY_I8, ATL_NPY_U8, ATL_NPY_I32, ATL_NPY_I64, ATL_NPY_BOOL,
+    ATL_NPY_F64, ATL_NPY_I16, ATL_NPY_U16, ATL_NPY_U32, ATL_NPY_U64, ATL_NPY_NDTYPES
 } AtlNpyDtype;
 
 typedef struct AtlNdArray {

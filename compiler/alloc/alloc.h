@@ -15,6 +15,7 @@
 /* place.c */
 int bk_place(BkCtx *c, AtlErr *e);
 uint64_t bk_tensor_addr(const BkCtx *c, int tensor); /* tagged, for placed non-constants */
+int bk_tensor_root(const BkCtx *c, int tensor);      /* the tensor whose storage it shares (views, fusions) */
 int bk_tensor_in_dram(BkCtx *c, int tensor, uint64_t *tagged, AtlErr *e); /* constants too */
 
 /* limits.c: after placement, before lowering: no empty tensor but

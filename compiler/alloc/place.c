@@ -35,6 +35,8 @@ static int root_of(const BkCtx *c, int t)
     return t;
 }
 
+int bk_tensor_root(const BkCtx *c, int tensor) { return root_of(c, tensor); }
+
 uint64_t bk_tensor_addr(const BkCtx *c, int tensor)
 {
     const BkPlace *p = &c->pl[root_of(c, tensor)];

@@ -42,6 +42,7 @@
 #include "util/err.h"
 
 enum { BK_GROUP_AUTO = 0, BK_GROUP_NONE = 1 };
+enum { BK_SRAM_AUTO = 0, BK_SRAM_NEVER = 1, BK_SRAM_ALWAYS = 2 };
 
 typedef struct BkOptions {
     int dtype;              /* storage/compute dtype: ISA_F32 (default), ISA_F16, ISA_BF16 */
@@ -51,9 +52,16 @@ typedef struct BkOptions {
     int group;              /* BK_GROUP_AUTO (default): layer groups where the cost model
                                finds them cheaper (a residual Add in its convolution's
                                epilogue, ...); BK_GROUP_NONE: every layer on its own */
-    int keep_activations;   /* 1: no reuse of activation memory, so every
+    int group_max;          /* at most this many layers in a group (0: as many as the
+                               group kind allows; 1: layers stay apart, but fusions such
+                               as a residual Add in its convolution's epilogue are made) */
+    int keep_activations;   /* 1 (implies group none): no reuse of activation memory, so every
                                activation listed in the .abm still holds its
                                value after the run (per-tensor comparison) */
+    int sram_input;         /* convolution inputs copied to cluster SRAM (docs/backend.md):
+                               BK_SRAM_AUTO (default) where the cost model finds it cheaper;
+                               BK_SRAM_NEVER; BK_SRAM_ALWAYS for every layer that may (tests,
+                               studies); only with grouping on */
 } BkOptions;
 
 /* One row per lowered layer, in execution order. */
@@ -65,10 +73,17 @@ typedef struct BkLayerInfo {
     int cores;              /* cores that got at least one tile */
     char split[32];         /* how the output was sliced, e.g. "N1 C2 H4" */
     uint64_t macs;          /* useful multiply-accumulates */
+    uint64_t run_macs;      /* those its instructions execute: more than macs in a layer group,
+                               whose slices recompute the rows their halos need */
     uint64_t est_cycles;    /* cost model: first load to last store, plus the barrier */
     uint64_t est_compute;   /* max over cores of the busiest compute engine */
     uint64_t est_dma;       /* max over cores of DMA busy cycles */
     int is_matrix;          /* 1 for conv / matmul layers */
+    int core_first, core_count; /* the core set it runs on (chip-wide ids) */
+    uint64_t dram_rd, dram_wr;  /* bytes its instructions read from / write to DRAM */
+    uint64_t lmem_peak;     /* highest LMEM byte any of its instructions touches, on any core */
+    int nmembers;           /* layers it runs: more than 1 for a layer group */
+    char *members;          /* each member's node name and op, one per line (malloc'd; bk_summary_free) */
 } BkLayerInfo;
 
 /* Backend phases timed in BkSummary.phase_s (wall seconds, summed over
@@ -76,6 +91,7 @@ typedef struct BkLayerInfo {
 typedef enum {
     BK_PHASE_ADDRESS,       /* pattern matching + DRAM placement (alloc/place.c) */
     BK_PHASE_LOWER,         /* lowering + tile-shape search, priced by the cost model */
+    BK_PHASE_GROUP,         /* layer group formation (group/form.c), priced by the cost model */
     BK_PHASE_COST,          /* pricing the schedule's segments for the summary */
     BK_PHASE_EMIT,          /* stream emission, encoding, .abm records */
     BK_NPHASES
@@ -100,12 +116,12 @@ void bk_options_default(BkOptions *o);
 void bk_summary_free(BkSummary *s);
 
 /* Compiles g (canonicalised by pass_run_all, shapes known) for chip into a
- * new stage of w: of the net named opt->net_name (or the graph's name),
+ * new variant of w: of the net named opt->net_name (or the graph's name),
  * created if w does not have it yet, so compiling the same model at several
- * batch sizes into one writer gives one net with a stage per batch size
+ * batch sizes into one writer gives one net with a variant per batch size
  * (weights shared by deduplication). sum may be NULL. Errors name the node
  * and its op. Every activation tensor (not fused away) is listed in the
- * stage with role activation, so tools can read it after a run; with
+ * variant with role activation, so tools can read it after a run; with
  * memory reuse (the default) a tensor's bytes may have been overwritten by
  * a later one, use keep_activations for comparisons. */
 int bk_compile(const IrGraph *g, const AtlChip *chip, const BkOptions *opt,

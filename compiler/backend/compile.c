@@ -48,11 +48,13 @@ void bk_options_default(BkOptions *o)
 void bk_summary_free(BkSummary *s)
 {
     if (!s) return;
+    for (int i = 0; s->layers && i < s->nlayers; i++) free(s->layers[i].members);
     free(s->layers);
     memset(s, 0, sizeof *s);
 }
 
-const char *const bk_phase_names[BK_NPHASES] = {"address assignment", "lowering+tile search", "schedule+cost", "emit"};
+const char *const bk_phase_names[BK_NPHASES] = {"address assignment", "lowering+tile search", "group formation",
+                                                "schedule+cost", "emit"};
 
 /* The nodes that become layers: not dead, not absorbed, not a view that
  * shares its input's storage, not folded into a constant. */
@@ -66,9 +68,9 @@ static int is_layer(const BkCtx *c, int i)
     return 1;
 }
 
-/* Lowers every layer into c->layers (count *n) and schedules each as a
- * segment on all cores. */
-static int lower_all(BkCtx *c, BkLayer *layers, int *n, BkSchedule *sched, double *phase, AtlErr *e)
+/* Lowers every layer into layers (count *n), each with its tile shape
+ * chosen on all cores of the chip. */
+static int lower_all(BkCtx *c, BkLayer *layers, int *n, double *phase, AtlErr *e)
 {
     const IrGraph *g = c->g;
     BkCoreSet all = {0, cfg_total_cores(c->chip)};
@@ -88,7 +90,6 @@ static int lower_all(BkCtx *c, BkLayer *layers, int *n, BkSchedule *sched, doubl
             double t0 = atl_clock_s();
             int rc = pass ? bk_lower_const_output(c, t, ly, e) : bk_lower_node(c, k, ly, e);
             if (!rc) rc = bk_choose_shape(c, ly, all, e);
-            if (!rc) rc = bk_sched_add(sched, ly, all, 0, e) < 0;
             phase[BK_PHASE_LOWER] += atl_clock_s() - t0;
             if (rc) return pass ? atl_err_prefix(e, "graph output '%s'", g->t[t].name) : -1;
         }
@@ -96,37 +97,105 @@ static int lower_all(BkCtx *c, BkLayer *layers, int *n, BkSchedule *sched, doubl
     return 0;
 }
 
-static void fill_summary(const BkCtx *c, const BkSchedule *sched, const BkEmit *x, int batch, BkSummary *sum)
+/* The schedule: the units (layers alone, or their groups with grouping
+ * on), one segment each on all cores of the chip, closed by barrier 0;
+ * layer ids numbered in execution order. */
+static int schedule_all(BkCtx *c, BkLayer *layers, int n, BkLayer *chains, BkSchedule *sched, double *phase, AtlErr *e)
+{
+    BkCoreSet all = {0, cfg_total_cores(c->chip)};
+    BkUnit *units = malloc((size_t)(n ? n : 1) * sizeof *units);
+    if (!units) return atl_fail(e, "out of memory");
+    int nunits = n, rc = -1;
+    double t0 = atl_clock_s();
+    if (c->grouping) {
+        if (bk_form_groups(c, layers, n, all, chains, units, &nunits, e)) goto done;
+    } else
+        for (int i = 0; i < n; i++) units[i] = (BkUnit){&layers[i], i, 1, all};
+    phase[BK_PHASE_GROUP] += atl_clock_s() - t0;
+    for (int i = 0; i < nunits; i++) {
+        units[i].ly->layer_id = i;
+        bk_chain_mark_internal(c, units[i].ly);
+        if (bk_sched_add(sched, units[i].ly, units[i].cores, all, 0, e) < 0) goto done;
+    }
+    rc = 0;
+done:
+    free(units);
+    return rc;
+}
+
+/* The op of node's layer as the summary names it: the op, its fused
+ * activation, a fused residual Add and that one's activation
+ * ("Conv+Add+Relu"). */
+static void layer_op(const BkCtx *c, int node, char *out, size_t cap)
+{
+    const IrNode *n = &c->g->nodes[node];
+    int tn = c->tail[node];
+    const IrNode *t = tn >= 0 ? &c->g->nodes[tn] : NULL;
+    snprintf(out, cap, "%s%s%s%s%s%s", c->gelu_src[node] >= 0 ? "Gelu" : n->op, c->act_on[node] ? "+" : "",
+             c->act_on[node] ? n->act : "", t ? "+Add" : "", t && c->act_on[tn] ? "+" : "", t && c->act_on[tn] ? t->act : "");
+}
+
+/* "name\top\n" for each member node (malloc'd; NULL when out of memory). */
+static char *member_list(const BkCtx *c, const int *nodes, int n)
+{
+    size_t cap = 1;
+    for (int i = 0; i < n; i++) cap += strlen(c->g->nodes[nodes[i]].name ? c->g->nodes[nodes[i]].name : "") + 48;
+    char *s = malloc(cap);
+    if (!s) return NULL;
+    size_t k = 0;
+    s[0] = 0;
+    for (int i = 0; i < n; i++) {
+        char op[40];
+        layer_op(c, nodes[i], op, sizeof op);
+        const char *nm = c->g->nodes[nodes[i]].name;
+        k += (size_t)snprintf(s + k, cap - k, "%s\t%s\n", nm ? nm : "", op);
+    }
+    return s;
+}
+
+static int fill_summary(const BkCtx *c, const BkSchedule *sched, const BkEmit *x, int batch, BkSummary *sum, AtlErr *e)
 {
     const IrGraph *g = c->g;
+    sum->nlayers = sched->n;
     for (int i = 0; i < sched->n; i++) {
         const BkSegment *sg = &sched->seg[i];
         const BkLayer *ly = sg->layer;
         BkLayerInfo *li = &sum->layers[i];
-        if (ly->node < 0) {
+        int members[BK_CHAIN_MAX];
+        int nm = bk_chain_nodes(ly, members, BK_CHAIN_MAX);
+        if (nm) {
+            const IrNode *a = &g->nodes[members[0]], *b = &g->nodes[members[nm - 1]];
+            snprintf(li->name, sizeof li->name, "%s .. %s", a->name ? a->name : "", b->name ? b->name : "");
+            snprintf(li->op, sizeof li->op, "Group(%d)", nm);
+        } else if (ly->node < 0) {
             snprintf(li->name, sizeof li->name, "%s", g->t[ly->tensor].name);
             snprintf(li->op, sizeof li->op, "Constant");
         } else {
             const IrNode *n = &g->nodes[ly->node];
             snprintf(li->name, sizeof li->name, "%s", n->name ? n->name : "");
-            int tn = c->tail[ly->node];
-            const IrNode *t = tn >= 0 ? &g->nodes[tn] : NULL;
-            snprintf(li->op, sizeof li->op, "%s%s%s%s%s%s", c->gelu_src[ly->node] >= 0 ? "Gelu" : n->op,
-                     c->act_on[ly->node] ? "+" : "", c->act_on[ly->node] ? n->act : "", t ? "+Add" : "",
-                     t && c->act_on[tn] ? "+" : "", t && c->act_on[tn] ? t->act : "");
+            layer_op(c, ly->node, li->op, sizeof li->op);
+            members[0] = ly->node;
+            nm = 1;
         }
+        li->nmembers = nm ? nm : 1;
+        if (nm && !(li->members = member_list(c, members, nm))) return atl_fail(e, "out of memory");
         li->layer_id = ly->layer_id;
         li->tiles = ly->ntiles;
         li->cores = sg->cores_used;
+        li->core_first = sg->cores.first;
+        li->core_count = sg->cores.count;
         snprintf(li->split, sizeof li->split, "%s", ly->split);
         li->macs = ly->macs;
+        li->run_macs = ly->run_macs ? ly->run_macs : ly->macs;
         li->est_cycles = sg->est_cycles;
         li->est_compute = sg->est_compute;
         li->est_dma = sg->est_dma;
+        li->dram_rd = sg->dram_rd;
+        li->dram_wr = sg->dram_wr;
+        li->lmem_peak = sg->lmem_peak;
         li->is_matrix = ly->is_matrix;
         sum->est_cycles += sg->est_cycles;
     }
-    sum->nlayers = sched->n;
     sum->weight_bytes = c->weight_bytes;
     sum->act_peak = c->act_bytes;
     sum->act_sum = c->act_sum;
@@ -134,6 +203,7 @@ static void fill_summary(const BkCtx *c, const BkSchedule *sched, const BkEmit *
     sum->batch = batch;
     sum->cores = x->prog.ncores;
     for (int k = 0; k < x->prog.ncores * ISA_NUM_ENGINES; k++) sum->insns += (uint64_t)x->prog.streams[k].count;
+    return 0;
 }
 
 static int compile_graph(const IrGraph *g, const AtlChip *chip, const BkOptions *opt, AbmWriter *w, BkSummary *sum, AtlErr *e)
@@ -143,6 +213,8 @@ static int compile_graph(const IrGraph *g, const AtlChip *chip, const BkOptions 
     if (sum) memset(sum, 0, sizeof *sum);
     if (opt->group != BK_GROUP_AUTO && opt->group != BK_GROUP_NONE)
         return atl_fail(e, "backend: group mode %d is not one of auto, none", opt->group);
+    if (opt->sram_input < BK_SRAM_AUTO || opt->sram_input > BK_SRAM_ALWAYS)
+        return atl_fail(e, "backend: SRAM input mode %d is not one of auto, never, always", opt->sram_input);
     if (opt->dtype != ISA_F32 && opt->dtype != ISA_F16 && opt->dtype != ISA_BF16)
         return atl_fail(e, "backend: dtype %s is not supported (f32, f16, bf16)", isa_dtype_name(opt->dtype));
     if (chip->semaphores < BK_SEMS_USED)
@@ -156,7 +228,11 @@ static int compile_graph(const IrGraph *g, const AtlChip *chip, const BkOptions 
     c.es = isa_dtype_size(c.dt);
     c.ncores = cfg_total_cores(chip);
     c.keep_activations = opt->keep_activations;
-    c.grouping = opt->group != BK_GROUP_NONE;
+    /* keeping every activation for comparison keeps every layer on its own */
+    c.grouping = opt->group != BK_GROUP_NONE && !opt->keep_activations;
+    c.group_max = opt->group_max;
+    c.sram_never = opt->sram_input == BK_SRAM_NEVER;
+    c.sram_always = opt->sram_input == BK_SRAM_ALWAYS;
     uint64_t row = (uint64_t)chip->lmem_banks * chip->lmem_bank_width;
     c.slot = (uint64_t)chip->lmem_bytes / 2 / row * row;
     if (c.slot == 0) c.slot = (uint64_t)chip->lmem_bytes / 2;
@@ -172,7 +248,8 @@ static int compile_graph(const IrGraph *g, const AtlChip *chip, const BkOptions 
     c.act_on = calloc((size_t)g->nn + 1, sizeof *c.act_on);
     c.tail = malloc(((size_t)g->nn + 1) * sizeof *c.tail);
     BkLayer *layers = calloc((size_t)g->nn + (size_t)g->nout + 1, sizeof *layers);
-    if (!c.pl || !c.skip || !c.gelu_src || !c.act_on || !c.tail || !layers) { atl_fail(e, "out of memory"); goto done; }
+    BkLayer *chains = calloc((size_t)g->nn + (size_t)g->nout + 1, sizeof *chains);
+    if (!c.pl || !c.skip || !c.gelu_src || !c.act_on || !c.tail || !layers || !chains) { atl_fail(e, "out of memory"); goto done; }
     for (int t = 0; t < g->nt; t++) c.pl[t].root = t;
     for (int i = 0; i < g->nn; i++) c.gelu_src[i] = c.tail[i] = -1;
     for (int pass = 0; pass < 2; pass++)
@@ -188,7 +265,7 @@ static int compile_graph(const IrGraph *g, const AtlChip *chip, const BkOptions 
     double phase[BK_NPHASES] = {0}, t0 = atl_clock_s();
     if (bk_match_patterns(&c, e) || bk_place(&c, e) || bk_check_limits(&c, e)) goto done;
     phase[BK_PHASE_ADDRESS] += atl_clock_s() - t0;
-    if (lower_all(&c, layers, &nlayers, &sched, phase, e)) goto done;
+    if (lower_all(&c, layers, &nlayers, phase, e) || schedule_all(&c, layers, nlayers, chains, &sched, phase, e)) goto done;
     t0 = atl_clock_s();
     for (int i = 0; i < sched.n; i++)
         if (bk_cost_segment(&c, &sched.seg[i], UINT64_MAX, e) < 0) goto done;
@@ -201,6 +278,9 @@ static int compile_graph(const IrGraph *g, const AtlChip *chip, const BkOptions 
             if (ly->node < 0) atl_err_prefix(e, "graph output '%s'", g->t[ly->tensor].name);
             goto done;
         }
+        sched.seg[i].dram_rd = emit.use.dram_rd;
+        sched.seg[i].dram_wr = emit.use.dram_wr;
+        sched.seg[i].lmem_peak = emit.use.lmem_peak;
     }
     if (bk_emit_finish(&emit, e)) goto done;
     char name[128];
@@ -213,14 +293,16 @@ static int compile_graph(const IrGraph *g, const AtlChip *chip, const BkOptions 
         memcpy(sum->phase_s, phase, sizeof phase);
         sum->layers = calloc((size_t)(sched.n ? sched.n : 1), sizeof *sum->layers);
         if (!sum->layers) { atl_fail(e, "out of memory"); goto done; }
-        fill_summary(&c, &sched, &emit, batch, sum);
+        if (fill_summary(&c, &sched, &emit, batch, sum, e)) goto done;
     }
     rc = 0;
 done:
     bk_emit_free(&emit);
     bk_sched_free(&sched);
     for (int i = 0; layers && i < nlayers; i++) bk_layer_free(&layers[i]);
+    for (int i = 0; chains && i < nlayers; i++) bk_layer_free(&chains[i]);
     free(layers);
+    free(chains);
     free(c.pl); free(c.skip); free(c.gelu_src); free(c.act_on); free(c.tail);
     return rc;
 }

@@ -13,11 +13,17 @@
  *                          semaphore starts once it has been signalled;
  *     compute              a compute action starts when the semaphore it
  *                          waits on (its loads, or the multicast weights
- *                          for the matrix-stream WAIT) has been signalled
+ *                          for the matrix-stream WAIT; a DMA-stream WAIT
+ *                          is a nop in the DMA queue) has been signalled
  *                          and its engines are free; inside it an engine
  *                          change waits for the previous engine (the
  *                          emitter's hand-over); an action without
  *                          instructions completes when its wait is met;
+ *                          the matrix and vector steps of a core issue in
+ *                          time order, each taking the LMEM banks its
+ *                          operands touch (as the simulator does): a step
+ *                          waits for banks an earlier one holds and lasts
+ *                          at least their occupancy;
  *     signals              at the completion of the action's last
  *                          instruction; a multicast's on every core of its
  *                          mask. Each semaphore is waited on by one queue,
@@ -33,8 +39,9 @@
  *   simulator shares them (share.c): equally among the flows on them,
  *   bursts delivered in the order of their fluid finish, ghosts; a flow
  *   is done when delivered on every server, and its instruction completes
- *   latency + issue cycles later. Not modelled: LMEM bank conflicts with
- *   matrix/vector instructions. The segment ends with its barrier.
+ *   latency + issue cycles later. The segment ends with its barrier, and
+ *   every engine of it starts at the previous barrier's release, in core
+ *   order for equal times, as the simulator releases them.
  * Guarantees: est_cycles (first instruction to barrier release),
  *   est_compute (max over cores of the busiest compute engine) and
  *   est_dma (max over cores of DMA engine busy time) of the segment.
@@ -50,6 +57,7 @@
 #include "compiler/cost/cost.h"
 #include "compiler/cost/share.h"
 #include "compiler/cost/banked.h"
+#include "isa/operands.h"
 #include "isa/timing.h"
 
 static uint64_t dma_bytes(const AtlInsn *in)
@@ -87,7 +95,11 @@ typedef struct CDma {
 typedef struct CComp {
     int first, end;
     int8_t wait, signal;
-    uint8_t nop_mat;       /* a WAIT: the matrix stream idles until its semaphore */
+    uint8_t nop_mat;       /* a WAIT: the matrix stream idles until its semaphore (one step) */
+    /* replay */
+    int pos;               /* steps done (instructions, or the WAIT's one) */
+    uint64_t ready;        /* its wait was met at */
+    uint64_t prev_end;     /* end of its step pos - 1 */
 } CComp;
 
 /* Signal times of one semaphore of a core, and how many were consumed. */
@@ -104,13 +116,19 @@ typedef struct CCore {
     AtlInsn *cp;       /* compute instructions of all actions, concatenated */
     int ncp, capcp;
     CComp *comp;
-    int ncomp, capcomp, computed;
+    int ncomp, capcomp;
+    int opened;        /* actions [0, opened) had their wait met */
+    int next_act[ISA_NUM_ENGINES]; /* no action before it has a step left on the engine */
+    int cand_eng;      /* the engine of the next compute step to issue, -1 none */
+    int cand_act;      /* its action */
+    uint64_t cand_t;   /* its issue time */
     CSem sem[BK_SEMS_USED];
     /* replay state */
     int pos;           /* next DMA in q */
     int active;        /* a DMA flow is on its servers */
     uint64_t start, dma_free, busy_dma;
     uint64_t eng_free[ISA_NUM_ENGINES], busy[ISA_NUM_ENGINES];
+    uint64_t *bank_free, banks_free; /* per LMEM bank (lmem.banks, cores of the segment), held by compute until */
     int ufirst, nuse;  /* the active flow's uses (share.c ids ufirst ..) */
     uint64_t due;      /* its projected completion */
     uint64_t rbanks, wbanks; /* banked DRAM: the banks its reads, writes use */
@@ -141,7 +159,7 @@ static int q_push(CCore *k, const AtlInsn *in, int kind, int wait, int signal, u
 static int comp_push(CCore *k, int first, int wait, int signal, int nop_mat)
 {
     if (GROW(k->comp, k->ncomp, k->capcomp)) return -1;
-    k->comp[k->ncomp++] = (CComp){first, k->ncp, (int8_t)wait, (int8_t)signal, (uint8_t)nop_mat};
+    k->comp[k->ncomp++] = (CComp){first, k->ncp, (int8_t)wait, (int8_t)signal, (uint8_t)nop_mat, 0, 0, 0};
     return 0;
 }
 
@@ -169,44 +187,117 @@ static int signalled(const CCore *k, int sem, uint64_t *t)
     return 1;
 }
 
-/* Compute timeline of action a once its wait was met at t. */
-static uint64_t run_compute(const AtlChip *ch, CCore *k, const CComp *a, uint64_t t)
+/* The LMEM banks of compute instruction in, held from its start (at or
+ * after t, once every bank it touches is free) for the cycles its bytes
+ * take there, as the simulator reserves them (sim/mem.c
+ * mem_lmem_reserve); *cyc becomes its duration, at least that long.
+ * Returns the start. */
+static uint64_t lmem_reserve(const AtlChip *ch, CCore *k, const AtlInsn *in, uint64_t t, uint64_t *cyc)
 {
-    if (a->nop_mat) {
-        k->eng_free[ISA_ENGINE_MAT] = max64(k->eng_free[ISA_ENGINE_MAT], t);
-        return t;
-    }
-    uint64_t end = t;
-    int prev = -1;
-    for (int j = a->first; j < a->end; j++) {
-        int eng = isa_ops[k->cp[j].op].engine;
-        if (eng == ISA_ENGINE_ANY) eng = ISA_ENGINE_VEC;
-        uint64_t start = k->eng_free[eng];
-        if (j == a->first || eng != prev) start = max64(start, end);
-        uint64_t cyc = tim_compute_cycles(ch, &k->cp[j]);
-        end = start + cyc;
-        k->eng_free[eng] = end;
-        k->busy[eng] += cyc;
-        prev = eng;
-    }
-    return end;
+    IsaOperand ops[ISA_MAX_OPERANDS];
+    uint64_t banks[4] = {0, 0, 0, 0}, rd, wr;
+    int n = isa_operands(in, ops);
+    for (int i = 0; i < n; i++)
+        if (ops[i].end < 0) tim_lmem_span(ch, (uint64_t)ops[i].lo, (uint64_t)ops[i].hi, banks);
+    tim_lmem_bytes(in, &rd, &wr);
+    uint64_t occ = tim_lmem_occ(ch, banks, rd + wr), start = t;
+    if (k->banks_free > t)
+        for (int w = 0; w < 4; w++)
+            for (uint64_t m = banks[w]; m; m &= m - 1) start = max64(start, k->bank_free[w * 64 + __builtin_ctzll(m)]);
+    uint64_t until = start + occ;
+    k->banks_free = max64(k->banks_free, until);
+    for (int w = 0; w < 4; w++)
+        for (uint64_t m = banks[w]; m; m &= m - 1) k->bank_free[w * 64 + __builtin_ctzll(m)] = until;
+    if (occ > *cyc) *cyc = occ;
+    return start;
 }
 
-/* Runs every compute action whose wait is met, in order. */
-static int advance(const AtlChip *ch, CCore *k)
+/* Compute replay. The matrix and vector engines of a core each run their
+ * steps in action order; a step issues when its engine is free and, for
+ * the first step of an action, its wait was met, or, after a step on the
+ * other engine, that step ended (the emitter's hand-over). Steps issue in
+ * time order over both engines (issue time, then matrix first), as in the
+ * simulator, because each takes the LMEM banks it touches
+ * (lmem_reserve) and a later issue waits for them. */
+static int steps(const CComp *a) { return a->nop_mat ? 1 : a->end - a->first; }
+
+static int step_engine(const CCore *k, const CComp *a, int pos)
 {
-    while (k->computed < k->ncomp) {
-        const CComp *a = &k->comp[k->computed];
+    if (a->nop_mat) return ISA_ENGINE_MAT;
+    int eng = isa_ops[k->cp[a->first + pos].op].engine;
+    return eng == ISA_ENGINE_ANY ? ISA_ENGINE_VEC : eng;
+}
+
+/* 1 when action a has a step left on engine eng. */
+static int has_step_on(const CCore *k, const CComp *a, int eng)
+{
+    for (int p = a->pos; p < steps(a); p++)
+        if (step_engine(k, a, p) == eng) return 1;
+    return 0;
+}
+
+/* An action completes: its signal goes out at `end`. */
+static int action_done(CCore *k, const CComp *a, uint64_t end)
+{
+    return a->signal >= 0 ? signal_at(k, a->signal, end) : 0;
+}
+
+/* Opens every action whose wait is met, in order, and finds the next step
+ * to issue (k->cand_*). */
+static int comp_refresh(CCore *k)
+{
+    while (k->opened < k->ncomp) {
+        CComp *a = &k->comp[k->opened];
         uint64_t t = 0;
         if (a->wait >= 0) {
             if (!signalled(k, a->wait, &t)) break;
             k->sem[a->wait].used++;
         }
-        uint64_t end = run_compute(ch, k, a, t);
-        if (a->signal >= 0 && signal_at(k, a->signal, end)) return -1;
-        k->computed++;
+        a->ready = t;
+        k->opened++;
+        if (!steps(a) && action_done(k, a, t)) return -1;
+    }
+    k->cand_eng = -1;
+    k->cand_t = UINT64_MAX;
+    for (int eng = ISA_ENGINE_MAT; eng <= ISA_ENGINE_VEC; eng++) {
+        /* an opened action without a step left on eng never gets one */
+        int i = k->next_act[eng];
+        while (i < k->opened && !has_step_on(k, &k->comp[i], eng)) i++;
+        k->next_act[eng] = i;
+        if (i >= k->opened) continue;
+        const CComp *a = &k->comp[i];
+        if (step_engine(k, a, a->pos) != eng) continue;   /* its earlier step runs elsewhere first */
+        uint64_t t = k->eng_free[eng];
+        if (a->pos == 0) t = max64(t, a->ready);
+        else if (step_engine(k, a, a->pos - 1) != eng) t = max64(t, a->prev_end);
+        if (t < k->cand_t) {
+            k->cand_t = t;
+            k->cand_eng = eng;
+            k->cand_act = i;
+        }
     }
     return 0;
+}
+
+/* Issues core k's next compute step (k->cand_*). */
+static int comp_issue(const AtlChip *ch, CCore *k)
+{
+    int eng = k->cand_eng;
+    CComp *a = &k->comp[k->cand_act];
+    uint64_t start = k->cand_t, end = start;
+    if (a->nop_mat) {
+        k->eng_free[eng] = max64(k->eng_free[eng], start);
+    } else {
+        const AtlInsn *in = &k->cp[a->first + a->pos];
+        uint64_t cyc = tim_compute_cycles(ch, in);
+        start = lmem_reserve(ch, k, in, start, &cyc);
+        end = start + cyc;
+        k->eng_free[eng] = end;
+        k->busy[eng] += cyc;
+    }
+    a->prev_end = end;
+    if (++a->pos == steps(a) && action_done(k, a, end)) return -1;
+    return comp_refresh(k);
 }
 
 /* The DMA at the head of core's queue finished at done: its signal goes
@@ -221,11 +312,11 @@ static int dma_finished(const AtlChip *ch, CCore *ks, int core, uint64_t done)
         if (d->mask) {
             int cpc = ch->cores_per_cluster, base = core / cpc * cpc;
             for (int j = 0; j < cpc; j++)
-                if (d->mask >> j & 1 && (signal_at(&ks[base + j], d->signal, done) || advance(ch, &ks[base + j])))
+                if (d->mask >> j & 1 && (signal_at(&ks[base + j], d->signal, done) || comp_refresh(&ks[base + j])))
                     return -1;
         } else if (signal_at(k, d->signal, done)) return -1;
     }
-    if (advance(ch, k)) return -1;
+    if (comp_refresh(k)) return -1;
     k->pos++;
     return 0;
 }
@@ -253,7 +344,7 @@ static int push_dma(CCore *k, const BkCode *code, const BkAction *a)
     for (int j = first; j <= last; j++) {
         if (skip && skip[j]) continue;
         AtlInsn in = ins[j];
-        if (a->kind == BK_ACT_MCAST) in.mask = a->mask;
+        if (a->kind == BK_ACT_MCAST && in.dst_space == ISA_SPACE_LMEM) in.mask = a->mask;
         if (q_push(k, &in, a->kind, j == first ? a->wait : -1, j == last ? a->signal : -1, j == last ? a->mask : 0)) return -1;
     }
     return 0;
@@ -263,9 +354,15 @@ static int push_dma(CCore *k, const BkCode *code, const BkAction *a)
 static int build_core(BkCtx *c, const BkSegment *sg, int core, CCore *k, BkTable *tab, BkWalk *w, AtlErr *e)
 {
     if (bk_sched_table(c, sg, core, tab, e)) return -1;
+    if (!(k->bank_free = calloc((size_t)c->chip->lmem_banks, sizeof *k->bank_free))) goto oom;
     for (int i = 0; i < tab->n; i++) {
         const BkAction *a = &tab->a[i];
         if (a->kind == BK_ACT_BARRIER) continue;
+        if (a->kind == BK_ACT_WAIT && a->engine == ISA_ENGINE_DMA) {
+            AtlInsn nop = nop_insn();
+            if (q_push(k, &nop, a->kind, a->wait, a->signal, 0)) goto oom;
+            continue;
+        }
         if (a->kind == BK_ACT_WAIT) {
             if (comp_push(k, k->ncp, a->wait, a->signal, 1)) goto oom;
             continue;
@@ -365,7 +462,9 @@ int bk_cost_segment(BkCtx *c, BkSegment *sg, uint64_t bound, AtlErr *e)
         goto done;
     }
     for (int core = sg->cores.first; core < sg->cores.first + sg->cores.count; core++)
-        if (build_core(c, sg, core, &ks[core], &tab, &walk, e) || advance(ch, &ks[core])) goto done;
+        if (build_core(c, sg, core, &ks[core], &tab, &walk, e)) goto done;
+    for (int core = 0; core < nc; core++)
+        if (comp_refresh(&ks[core])) goto oom;
     /* replay, event by event: a DMA starts when its queue reaches it and
      * its wait is met (its flow joins its servers, share.c); it completes
      * at its projected delivery plus latency and issue, checked again
@@ -374,10 +473,11 @@ int bk_cost_segment(BkCtx *c, BkSegment *sg, uint64_t bound, AtlErr *e)
      * time, lower cores first. */
     uint64_t now = 0;
     for (;;) {
-        int cc = -1, cs = -1;
-        uint64_t tc = UINT64_MAX, ts = UINT64_MAX;
+        int cc = -1, cs = -1, cp = -1;
+        uint64_t tc = UINT64_MAX, ts = UINT64_MAX, tp = UINT64_MAX;
         for (int core = 0; core < nc; core++) {
             CCore *k = &ks[core];
+            if (k->cand_eng >= 0 && k->cand_t < tp) { tp = k->cand_t; cp = core; }
             if (k->active) {
                 if (k->due < tc) { tc = k->due; cc = core; }
                 continue;
@@ -391,8 +491,9 @@ int bk_cost_segment(BkCtx *c, BkSegment *sg, uint64_t bound, AtlErr *e)
             }
             if (r < ts) { ts = r; cs = core; }
         }
-        if (cc < 0 && cs < 0) break;
-        uint64_t next = max64(tc < ts ? tc : ts, now);
+        if (cc < 0 && cs < 0 && cp < 0) break;
+        uint64_t first = tc < ts ? tc : ts;
+        uint64_t next = max64(tp < first ? tp : first, now);
         /* something completes at or after `next`, so est_cycles is at least this */
         uint64_t at_least = next + (uint64_t)ch->barrier_cycles;
         if (bound != UINT64_MAX && at_least > bound) {
@@ -402,6 +503,12 @@ int bk_cost_segment(BkCtx *c, BkSegment *sg, uint64_t bound, AtlErr *e)
             goto done;
         }
         now = next;
+        /* at one time: DMA completions (their signals), then DMA starts,
+         * then compute issues */
+        if (cp >= 0 && tp < first) {
+            if (comp_issue(ch, &ks[cp])) goto oom;
+            continue;
+        }
         if (cc >= 0 && tc <= ts) {
             CCore *k = &ks[cc];
             uint64_t due = flow_due(sh, k);
@@ -470,7 +577,7 @@ oom:
 done:
     for (int core = 0; ks && core < nc; core++) {
         CCore *k = &ks[core];
-        free(k->q); free(k->cp); free(k->comp);
+        free(k->q); free(k->cp); free(k->comp); free(k->bank_free);
         for (int a = 0; a < NKINDS; a++) free(k->at[a]);
         for (int s = 0; s < BK_SEMS_USED; s++) free(k->sem[s].t);
     }

@@ -1,5 +1,5 @@
 /* abm.c - the compiled net's records in the .abm writer: a batch
- * variant (the .abm "stage" section; one per batch size of a net), the
+ * variant (the .abm "variant" section; one per batch size of a net), the
  * graph's inputs and outputs (io region), every activation that exists in
  * DRAM (role activation, so tools can read it after a run; not tensors a
  * fused activation overwrote in place, nor ones never materialised), the
@@ -12,7 +12,7 @@
 #include "compiler/alloc/alloc.h"
 #include "compiler/emit/emit.h"
 
-static int encode_streams(BkEmit *x, uint32_t stage, AtlErr *e)
+static int encode_streams(BkEmit *x, uint32_t variant, AtlErr *e)
 {
     BkCtx *c = x->c;
     for (int core = 0; core < x->prog.ncores; core++)
@@ -26,14 +26,14 @@ static int encode_streams(BkEmit *x, uint32_t stage, AtlErr *e)
                     return atl_err_prefix(e, "core %d %s instruction %d (layer %d)", core, isa_engine_name(eng), i,
                                           s->insns[i].layer);
                 }
-            int rc = abm_set_stream(c->w, stage, (uint32_t)core, (uint32_t)eng, buf, (size_t)s->count * ISA_INSN_BYTES, e);
+            int rc = abm_set_stream(c->w, variant, (uint32_t)core, (uint32_t)eng, buf, (size_t)s->count * ISA_INSN_BYTES, e);
             free(buf);
             if (rc) return -1;
         }
     return 0;
 }
 
-static int add_io_tensors(BkCtx *c, uint32_t stage, AtlErr *e)
+static int add_io_tensors(BkCtx *c, uint32_t variant, AtlErr *e)
 {
     const IrGraph *g = c->g;
     for (int pass = 0; pass < 2; pass++) {
@@ -54,7 +54,7 @@ static int add_io_tensors(BkCtx *c, uint32_t stage, AtlErr *e)
             uint64_t addr = bk_tensor_addr(c, t);
             d.offset = addr & 0xffffffffu;
             uint32_t idx;
-            if (abm_add_tensor(c->w, stage, &d, &idx, e)) return atl_err_prefix(e, "tensor '%s'", x->name);
+            if (abm_add_tensor(c->w, variant, &d, &idx, e)) return atl_err_prefix(e, "tensor '%s'", x->name);
         }
     }
     /* activations (and views of them); not tensors a fused activation
@@ -65,7 +65,7 @@ static int add_io_tensors(BkCtx *c, uint32_t stage, AtlErr *e)
         if (c->pl[t].root != t && !x->is_view) continue;
         int r = t;
         for (int k = 0; k < g->nt && c->pl[r].root != r; k++) r = c->pl[r].root;
-        if (!c->pl[r].placed || c->pl[r].region != ABM_REGION_ACTIVATIONS) continue;
+        if (!c->pl[r].placed || c->pl[r].region != ABM_REGION_ACTIVATIONS || c->pl[r].internal) continue;
         AbmTensorDesc d;
         memset(&d, 0, sizeof d);
         d.name = x->name;
@@ -79,7 +79,7 @@ static int add_io_tensors(BkCtx *c, uint32_t stage, AtlErr *e)
         for (int i = 0; i < x->ndim; i++) d.dims[i] = (uint32_t)x->dims[i];
         d.offset = c->pl[r].offset;
         uint32_t idx;
-        if (abm_add_tensor(c->w, stage, &d, &idx, e)) return atl_err_prefix(e, "tensor '%s'", x->name);
+        if (abm_add_tensor(c->w, variant, &d, &idx, e)) return atl_err_prefix(e, "tensor '%s'", x->name);
     }
     return 0;
 }
@@ -92,7 +92,7 @@ int bk_emit_abm(BkEmit *x, const char *name, int batch, const char *options_text
     uint32_t net;
     /* a net of that name already in w gets one more variant (another batch size) */
     if (abm_writer_find_net(w, name, &net) && abm_add_net(w, name, &net, e)) return -1;
-    if (abm_add_stage(w, net, (uint32_t)batch, (uint32_t)x->prog.ncores, variant, e)) return -1;
+    if (abm_add_variant(w, net, (uint32_t)batch, (uint32_t)x->prog.ncores, variant, e)) return -1;
     if (add_io_tensors(c, *variant, e) || encode_streams(x, *variant, e)) return -1;
     if (abm_set_mem_plan(w, *variant, c->act_bytes ? c->act_bytes : 64, c->io_bytes ? c->io_bytes : 64, e)) return -1;
     if (!abm_writer_has_metadata(w)) {

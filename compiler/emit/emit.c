@@ -4,8 +4,9 @@
  * Does: for every segment, walks the time-step table of every core of its
  *   core set (bk_sched_table, the one the cost model replays) and appends
  *   each action's instructions to the core's DMA / MAT / VEC streams:
- *   MCAST      the prologue's DMAs, masked; the last signals
- *   WAIT       a nop on the matrix stream waiting on the semaphore
+ *   MCAST      the prologue's DMAs, those into LMEM masked; the last
+ *              signals
+ *   WAIT       a nop on the action's stream waiting on the semaphore
  *   LOAD       the tile's loads (weight loads dropped when skip_w), the
  *              last signals; none left: a DMA nop that signals
  *   COMPUTE    the tile's computes on their engines, the first waiting and
@@ -24,10 +25,27 @@
  *   layer; a DMA reading LMEM names its own core as the source core. */
 #include <string.h>
 #include "compiler/emit/emit.h"
+#include "isa/operands.h"
+
+/* Adds what in moves and occupies to x->use. */
+static void account(BkEmit *x, const AtlInsn *in)
+{
+    IsaOperand ops[ISA_MAX_OPERANDS];
+    int n = isa_operands(in, ops);
+    uint64_t bytes = (uint64_t)isa_dtype_size(in->dtype);
+    for (int d = 0; d < 4; d++) bytes *= in->shape[d];
+    for (int i = 0; i < n; i++) {
+        if (ops[i].space == ISA_SPACE_LMEM && ops[i].hi > 0 && (uint64_t)ops[i].hi > x->use.lmem_peak)
+            x->use.lmem_peak = (uint64_t)ops[i].hi;
+        if (ops[i].space == ISA_SPACE_DRAM && ops[i].end == 0) x->use.dram_wr += bytes;
+        if (ops[i].space == ISA_SPACE_DRAM && ops[i].end == 1) x->use.dram_rd += bytes;
+    }
+}
 
 static int put(BkEmit *x, int core, int engine, AtlInsn in, int layer, AtlErr *e)
 {
     in.layer = (uint16_t)layer;
+    account(x, &in);
     /* an lmem: source is the issuing core's own LMEM */
     if (in.op == ISA_OP_DMA_COPY && in.src_space == ISA_SPACE_LMEM)
         in.src_core = (uint8_t)(core % x->c->chip->cores_per_cluster);
@@ -84,7 +102,7 @@ static int emit_dma(BkEmit *x, int core, const BkCode *k, const BkAction *a, int
     for (int j = first; j <= last; j++) {
         if (skip && skip[j]) continue;
         AtlInsn in = ins[j];
-        if (a->kind == BK_ACT_MCAST) in.mask = a->mask;
+        if (a->kind == BK_ACT_MCAST && in.dst_space == ISA_SPACE_LMEM) in.mask = a->mask;
         if (a->kind != BK_ACT_COPY) {
             in.wait = (uint8_t)(j == first && a->wait >= 0 ? a->wait + 1 : 0);
             in.signal = (uint8_t)(j == last && a->signal >= 0 ? a->signal + 1 : 0);
@@ -119,7 +137,7 @@ static int emit_core(BkEmit *x, const BkSegment *sg, int core, AtlErr *e)
             continue;
         }
         if (a->kind == BK_ACT_WAIT) {
-            if (put(x, core, ISA_ENGINE_MAT, nop(a->wait, a->signal), layer, e)) return -1;
+            if (put(x, core, a->engine, nop(a->wait, a->signal), layer, e)) return -1;
             continue;
         }
         const BkCode *k = bk_walk_code(x->c, sg, &x->walk, a, e);
@@ -148,7 +166,8 @@ void bk_emit_free(BkEmit *x)
 
 int bk_emit_segment(BkEmit *x, const BkSegment *sg, AtlErr *e)
 {
-    for (int core = sg->cores.first; core < sg->cores.first + sg->cores.count; core++)
+    memset(&x->use, 0, sizeof x->use);
+    for (int core = sg->bar.set.first; core < sg->bar.set.first + sg->bar.set.count; core++)
         if (emit_core(x, sg, core, e)) return -1;
     return 0;
 }

@@ -11,11 +11,20 @@
 
 /* The emitter's state: the per-core streams being built (DRAM operands
  * region-tagged) and the scratch of table walks. bk_emit_free frees it. */
+/* What the instructions of one segment move and occupy, measured as they
+ * are emitted (isa/operands.h): bytes its DMAs read from and write to
+ * DRAM (a multicast counted once), and the highest LMEM byte any of its
+ * instructions touches on any core. */
+typedef struct BkEmitUse {
+    uint64_t dram_rd, dram_wr, lmem_peak;
+} BkEmitUse;
+
 typedef struct BkEmit {
     BkCtx *c;
     AtlProgram prog;
     BkTable table;
     BkWalk walk;
+    BkEmitUse use;    /* of the last segment bk_emit_segment emitted */
 } BkEmit;
 
 int bk_emit_init(BkEmit *x, BkCtx *c, AtlErr *e);

@@ -1,8 +1,9 @@
 /* group.h - the choices the backend makes by asking the cost model.
  *   search.c  the tile-shape search: of the shapes a lowering left open
  *             (BkLayer.shapes), the cheapest on the layer's core set.
- * Layer groups (several layers whose intermediates stay in LMEM) and
- * their slicing are formed here too, judged the same way. */
+ *   form.c    layer groups: which consecutive layers run as one group
+ *             whose intermediates stay in LMEM (an interval dynamic
+ *             programme over the layer sequence). */
 #ifndef ATOLL_COMPILER_GROUP_GROUP_H
 #define ATOLL_COMPILER_GROUP_GROUP_H
 #include "compiler/cost/cost.h"
@@ -11,4 +12,15 @@
  * BkShapes says) and applies the cheapest (the first of equal cost);
  * frees the candidates. Nothing to do when the lowering left none. */
 int bk_choose_shape(BkCtx *c, BkLayer *ly, BkCoreSet cores, AtlErr *e);
+/* One unit of the schedule: layers [first, first+count) of the sequence,
+ * run as ly (a single layer's own lowering, or their group) on `cores`. */
+typedef struct BkUnit { BkLayer *ly; int first, count; BkCoreSet cores; } BkUnit;
+
+/* Covers layers[0..n) (lowered, shapes chosen, execution order) with
+ * units, each a layer alone or a group where the cost model finds the
+ * group cheaper on `cores` (only with c->grouping). Groups are built in
+ * chains[0..n) (zeroed first; the caller frees each with bk_layer_free);
+ * units[0..n) gets *nunits entries. */
+int bk_form_groups(BkCtx *c, BkLayer *layers, int n, BkCoreSet cores, BkLayer *chains, BkUnit *units, int *nunits,
+                   AtlErr *e);
 #endif

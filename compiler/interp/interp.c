@@ -2,9 +2,11 @@
  * array parallel to the graph's tensors; constants and caller inputs are
  * borrowed, node outputs owned and freed after their last use. Each node
  * runs its op's infer (which, with every input concrete, gives exact output
- * shapes) and then its eval. */
+ * shapes) and then its eval. A graph with QDQ node units runs as its int8
+ * operators (ops/qdq.h), the way the compiler runs it. */
 #include "compiler/interp/interp.h"
 #include "compiler/ops/ops.h"
+#include "compiler/ops/qdq.h"
 #include <stdlib.h>
 #include <string.h>
 
@@ -36,10 +38,24 @@ int interp_run(const IrGraph *g, const IrTensor *inputs, int ninputs, IrTensor *
     return interp_run_observed(g, inputs, ninputs, outputs, NULL, NULL, e);
 }
 
+/* A QDQ graph runs as its int8 operators (ops/qdq.h): on a fused copy,
+ * whose tensor indices are g's (new tensors come after them). */
+static int run_fused(const IrGraph *g, const IrTensor *inputs, int ninputs, IrTensor **outputs, InterpObserver observe,
+                     void *ctx, AtlErr *e)
+{
+    IrGraph f;
+    if (ir_clone(g, &f, e)) return -1;
+    int rc = qdq_fuse(&f, NULL, e) || ir_toposort(&f, e) ? -1
+           : interp_run_observed(&f, inputs, ninputs, outputs, observe, ctx, e);
+    ir_free(&f);
+    return rc;
+}
+
 int interp_run_observed(const IrGraph *g, const IrTensor *inputs, int ninputs, IrTensor **outputs,
                         InterpObserver observe, void *ctx, AtlErr *e)
 {
     *outputs = NULL;
+    if (qdq_count_units(g) > 0) return run_fused(g, inputs, ninputs, outputs, observe, ctx, e);
     int nt = g->nt, rc = -1, maxio = 1;
     IrTensor *v = calloc((size_t)nt + 1, sizeof *v);
     char *owned = calloc((size_t)nt + 1, 1);

@@ -10,7 +10,9 @@
  * compatible with the model's declaration. On success *outputs is a malloc'd
  * array of g->nout tensors (named as the graph outputs); free it with
  * interp_free_outputs. Intermediate tensors are freed as soon as their last
- * consumer has run. */
+ * consumer has run. QDQ node units (DequantizeLinear -> op -> QuantizeLinear)
+ * run as the int8 operators of ops/qdq.h: their float intermediates are
+ * never computed (docs/quantization.md). */
 int interp_run(const IrGraph *g, const IrTensor *inputs, int ninputs, IrTensor **outputs, AtlErr *e);
 void interp_free_outputs(IrTensor *outputs, int n);
 

@@ -77,6 +77,11 @@ typedef struct IrGraph {
     char *name;
     int *hash;                 /* name -> tensor index, open addressing */
     size_t hcap;
+    /* set by ir_apply_input_shapes when a dimension the model fixed was
+     * given another value (a fixed-batch export run at another batch):
+     * what changed, for the messages of ir_infer_shapes */
+    char reshaped[256];        /* e.g. "input 'x' [1,3,224,224] -> [8,3,224,224]"; "" none */
+    int64_t batch_from, batch_to; /* the exported and the given dimension 0, when that changed */
 } IrGraph;
 
 /* Dtype helpers. */

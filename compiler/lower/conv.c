@@ -75,27 +75,12 @@
 #include "compiler/lower/lower.h"
 #include "isa/timing.h"
 
-enum { SPLIT_PAIRS = 3, MIN_COSTED = 2, TILE_BUDGET = 1 << 16, MAX_TILES = 1 << 24 };
+enum { SPLIT_PAIRS = 6, SPLIT_PAIRS_NONE = 3, MIN_COSTED = 2, TILE_BUDGET = 1 << 16, MAX_TILES = 1 << 24 };
 
 static int imin(int a, int b) { return a < b ? a : b; }
 
 static int is_kconv(const BkLow *l) { return l->groups == 1 && l->kind == BK_K_CONV; }
 
-typedef struct TilePos { int gci, n, rci, wci, kci, out; } TilePos;
-
-static TilePos tile_pos(const BkLow *l, int t)
-{
-    TilePos p;
-    p.kci = t % l->nkc;
-    p.out = t / l->nkc;
-    p.wci = p.out % l->nwc;
-    int r = p.out / l->nwc;
-    p.rci = r % l->nrc;
-    r /= l->nrc;
-    p.n = r % l->N;
-    p.gci = r / l->N;
-    return p;
-}
 
 static int chunk_width(const BkLow *l);
 static uint64_t weight_chunk_bytes(const BkCtx *c, const BkLow *l);
@@ -103,7 +88,7 @@ static uint64_t bias_chunk_bytes(const BkCtx *c, const BkLow *l);
 static int conv_gen(BkCtx *c, const BkLayer *ly, int t, uint64_t slot, BkCode *k, AtlErr *e)
 {
     const BkLow *l = &ly->lw;
-    TilePos p = tile_pos(l, t);
+    BkTilePos p = bk_tile_pos(l, t);
     int cpg = l->C / l->groups, opg = l->OC / l->groups;
     int g0 = p.gci * l->gchunk, gn = imin(l->gchunk, l->groups - g0);
     int c0 = g0 * cpg, cn = gn * cpg, oc0 = g0 * opg, ocn = gn * opg;
@@ -126,23 +111,14 @@ static int conv_gen(BkCtx *c, const BkLayer *ly, int t, uint64_t slot, BkCode *k
     int last_k = p.kci == l->nkc - 1;
     uint32_t sh[4];
     int64_t ds[4], ss[4];
-    /* input block, NCHW -> HWC; walked row-major over (row, channel, x) so
-     * consecutive bursts come from different channel planes, which spreads
-     * them over the DRAM channels instead of streaming one plane */
-    sh[0] = 1; sh[1] = (uint32_t)ys.n; sh[2] = (uint32_t)cn; sh[3] = (uint32_t)xs.n;
-    ss[0] = 0; ss[1] = l->W; ss[2] = (int64_t)l->H * l->W; ss[3] = 1;
-    ds[0] = 0; ds[1] = (int64_t)xs.n * cn; ds[2] = 1; ds[3] = cn;
-    uint64_t src = l->x + (((uint64_t)((int64_t)p.n * l->C + c0) * l->H + (uint64_t)ys.a) * l->W + (uint64_t)xs.a) * es;
-    AtlInsn in = bk_dma(dt, ISA_SPACE_LMEM, slot + l->l_in, ISA_SPACE_DRAM, src, sh, ds, ss);
+    /* input block, NCHW -> HWC (from the cluster's SRAM copy when in_sram) */
+    AtlInsn in = bk_nchw_box(dt, 1, l->x, l->C, l->H, l->W, p.n, c0, cn, ys.a, ys.n, xs.a, xs.n, slot + l->l_in);
+    if (ly->in_sram) {
+        in.src_space = ISA_SPACE_SRAM;
+        in.src -= l->x;
+    }
     bk_code_ld(k, &in, 0);
-    AtlInsn op;
-    memset(&op, 0, sizeof op);
-    op.dtype = (uint8_t)dt;
-    op.src = slot + l->l_in;
-    op.cin = (uint32_t)cn; op.ih = (uint32_t)ys.n; op.iw = (uint32_t)xs.n;
-    op.kh = (uint8_t)l->kh; op.kw = (uint8_t)l->kw; op.sh = (uint8_t)l->sh; op.sw = (uint8_t)l->sw;
-    op.pad_top = (uint8_t)ys.pa; op.pad_bottom = (uint8_t)ys.pb;
-    op.pad_left = (uint8_t)xs.pa; op.pad_right = (uint8_t)xs.pb;
+    AtlInsn op = bk_window_insn(l, is_pool ? l->pool_op : ISA_OP_CONV, dt, slot + l->l_in, cn, ys, xs);
     uint64_t res;            /* LMEM of the HWC result in the storage dtype */
     uint32_t ochan;
     if (!is_pool) {
@@ -184,11 +160,9 @@ static int conv_gen(BkCtx *c, const BkLayer *ly, int t, uint64_t slot, BkCode *k
         }
         /* K split: the accumulator of output tile `out` is resident buffer out % 2 */
         uint64_t acc = l->nkc > 1 ? l->l_accres + (uint64_t)(p.out & 1) * l->acc_bytes : slot + l->l_acc;
-        op.op = ISA_OP_CONV;
         op.dst = acc;
         op.src2 = wsrc;
         op.cout = (uint32_t)ocn;
-        op.dh = (uint8_t)l->dh; op.dw = (uint8_t)l->dw;
         op.groups = (uint16_t)gn;
         op.acc = (uint8_t)(p.kci > 0);
         bk_code_cp(k, &op);
@@ -204,11 +178,7 @@ static int conv_gen(BkCtx *c, const BkLayer *ly, int t, uint64_t slot, BkCode *k
         if (l->t_x) {
             /* the residual's block, NCHW -> HWC like the store in reverse,
              * in f32 for the epilogue's add */
-            sh[0] = 1; sh[1] = (uint32_t)rn; sh[2] = (uint32_t)wn; sh[3] = (uint32_t)ocn;
-            bk_compact(sh, ds);
-            ss[0] = 0; ss[1] = l->OW; ss[2] = 1; ss[3] = (int64_t)l->OH * l->OW;
-            uint64_t rsrc = l->t_x + (((uint64_t)((int64_t)p.n * l->OC + oc0) * l->OH + (uint64_t)r0) * l->OW + (uint64_t)w0) * es;
-            in = bk_dma(dt, ISA_SPACE_LMEM, slot + l->l_res, ISA_SPACE_DRAM, rsrc, sh, ds, ss);
+            in = bk_nchw_box(dt, 1, l->t_x, l->OC, l->OH, l->OW, p.n, oc0, ocn, r0, rn, w0, wn, slot + l->l_res);
             bk_code_ld(k, &in, 0);
             resid = slot + l->l_res;
             if (dt != ISA_F32) {
@@ -222,30 +192,61 @@ static int conv_gen(BkCtx *c, const BkLayer *ly, int t, uint64_t slot, BkCode *k
             return bk_fail(c, ly->node, e, "activation %s cannot be fused", l->act[0] ? l->act : l->t_act);
         ochan = (uint32_t)ocn;
     } else {
-        op.op = (uint8_t)l->pool_op;
         op.dst = slot + l->l_out;
-        op.count_pad = (uint8_t)l->count_pad;
         bk_code_cp(k, &op);
         res = slot + l->l_out;
         ochan = (uint32_t)cn;
         oc0 = c0;
     }
     /* HWC block -> NCHW */
-    sh[0] = 1; sh[1] = (uint32_t)rn; sh[2] = (uint32_t)wn; sh[3] = ochan;
-    bk_compact(sh, ss);
-    ds[0] = 0; ds[1] = l->OW; ds[2] = 1; ds[3] = (int64_t)l->OH * l->OW;
-    uint64_t dst = l->y + (((uint64_t)((int64_t)p.n * l->OC + oc0) * l->OH + (uint64_t)r0) * l->OW + (uint64_t)w0) * es;
-    in = bk_dma(dt, ISA_SPACE_DRAM, dst, ISA_SPACE_LMEM, res, sh, ds, ss);
+    in = bk_nchw_box(dt, 0, l->y, l->OC, l->OH, l->OW, p.n, oc0, (int)ochan, r0, rn, w0, wn, res);
     bk_code_st(k, &in);
     return 0;
 }
 
-/* The multicast prologue: DRAM [R][OC] -> resident [chunk][R][width], then
- * the f32 bias [OC]. The emitter sets the mask and the signal. */
+/* Input staging: the whole input tensor, DRAM -> the cluster's SRAM at 0
+ * (contiguous NCHW, in rows of SRAM_ROW elements and the rest), then,
+ * unless the weights' multicast follows, a 64-byte multicast flag whose
+ * signal tells every core of the cluster that the copy has landed (the
+ * DMA queue runs one transfer at a time, so the flag starts after it). */
+#define SRAM_ROW 4096
+static void copy_input_to_sram(BkCtx *c, const BkLayer *ly, BkCode *k)
+{
+    const BkLow *l = &ly->lw;
+    uint64_t n = (uint64_t)l->N * l->C * l->H * l->W, rows = n / SRAM_ROW, rest = n % SRAM_ROW;
+    uint32_t sh[4] = {1, 1, (uint32_t)rows, SRAM_ROW};
+    int64_t st[4];
+    bk_compact(sh, st);
+    AtlInsn in;
+    if (rows) {
+        in = bk_dma(l->dt, ISA_SPACE_SRAM, 0, ISA_SPACE_DRAM, l->x, sh, st, st);
+        bk_code_st(k, &in);
+    }
+    if (rest) {
+        uint32_t rs[4] = {1, 1, 1, (uint32_t)rest};
+        bk_compact(rs, st);
+        uint64_t off = rows * SRAM_ROW * (uint64_t)l->es;
+        in = bk_dma(l->dt, ISA_SPACE_SRAM, off, ISA_SPACE_DRAM, l->x + off, rs, st, st);
+        bk_code_st(k, &in);
+    }
+    if (!ly->mcast) {
+        uint32_t fs[4] = {1, 1, 1, 64 / (uint32_t)isa_dtype_size(c->dt)};
+        bk_compact(fs, st);
+        in = bk_dma(c->dt, ISA_SPACE_LMEM, ly->l_flag, ISA_SPACE_SRAM, 0, fs, st, st);
+        bk_code_st(k, &in);
+    }
+}
+
+/* The prologue: the input copied to SRAM (copy_input_to_sram), then the multicast of the
+ * resident weights, DRAM [R][OC] -> resident [chunk][R][width], and the
+ * f32 bias [OC]. The emitter sets the mask of the LMEM multicasts and the
+ * signal of the last. */
 static int conv_prologue(BkCtx *c, const BkLayer *ly, BkCode *k, AtlErr *e)
 {
     const BkLow *l = &ly->lw;
     (void)e;
+    if (ly->in_sram) copy_input_to_sram(c, ly, k);
+    if (!ly->mcast) return 0;
     uint32_t R = (uint32_t)(l->kh * l->kw * (l->C / l->groups)), w = (uint32_t)chunk_width(l);
     uint32_t full = (uint32_t)l->OC / w, rest = (uint32_t)l->OC % w;
     int es = c->es;
@@ -313,7 +314,7 @@ static int group_units(const BkLow *l) { return is_kconv(l) ? l->OC : l->groups;
  * bias resident below the slots, multicast once per cluster). The resident
  * region also holds the two K-split accumulators when nkc > 1. Sets the
  * slot geometry and the buffers inside a slot; 0 if everything fits. */
-static int plan(const BkCtx *c, BkLayer *g, int m)
+static int plan(const BkCtx *c, BkLayer *g, int m, int st)
 {
     BkLow *l = &g->lw;
     int cpg = l->C / l->groups, conv = l->kind == BK_K_CONV;
@@ -322,12 +323,17 @@ static int plan(const BkCtx *c, BkLayer *g, int m)
     uint64_t outn = (uint64_t)l->rows * l->cols;
     uint64_t res = 0;
     g->mcast = m;
-    g->prologue = m ? conv_prologue : NULL;
+    g->in_sram = st;
+    g->prologue = m || st ? conv_prologue : NULL;
     if (m) {
         uint64_t nch = (uint64_t)(group_units(l) + l->gchunk - 1) / l->gchunk;
         l->l_wres = 0;
         l->l_bres = bk_align_up(c, nch * weight_chunk_bytes(c, l));
         res = l->l_bres + (l->b ? nch * bias_chunk_bytes(c, l) : 0);
+    }
+    if (st && !m) {
+        g->l_flag = bk_align_up(c, res);
+        res = g->l_flag + 64;
     }
     l->acc_bytes = 0;
     if (conv && l->nkc > 1) {
@@ -376,39 +382,56 @@ static int assign(BkCtx *c, BkLayer *ly, AtlErr *e)
     return 0;
 }
 
-typedef struct Shape { int gc, r, w, kc, m; } Shape;
+/* A candidate: group chunk, rows, columns, k chunk, weights multicast
+ * (m), input read from the cluster's SRAM copy (st). */
+typedef struct Shape { int gc, r, w, kc, m, st; } Shape;
 
-/* 1 when every row chunk and column chunk of the shape reads some input
- * and its padding fits the instruction's fields (a chunk of columns all
- * in the padding reads nothing). */
-static int spans_ok(const BkLow *l)
-{
-    for (int i = 0; i < l->nrc; i++) {
-        BkSpan s = bk_window_span(i * l->rows, imin(l->rows, l->OH - i * l->rows), l->sh, l->pt, l->dh, l->kh, l->H);
-        if (s.n <= 0 || s.pa > 63 || s.pb > 63) return 0;
-    }
-    for (int i = 0; i < l->nwc; i++) {
-        BkSpan s = bk_window_span(i * l->cols, imin(l->cols, l->OW - i * l->cols), l->sw, l->pl, l->dw, l->kw, l->W);
-        if (s.n <= 0 || s.pa > 63 || s.pb > 63) return 0;
-    }
-    return 1;
-}
 
 static int fits(const BkCtx *c, BkLayer *ly, Shape s)
 {
     set_shape(&ly->lw, s.gc, s.r, s.w, s.kc);
-    return plan(c, ly, s.m) == 0 && spans_ok(&ly->lw);
+    return plan(c, ly, s.m, s.st) == 0 && bk_window_spans_ok(&ly->lw);
 }
 
 /* Offers s as a candidate if it fits (in LMEM, and in at most MAX_TILES
  * tiles); 1 if it did, 0 if not, -1 out of memory. */
-static int add_shape(const BkCtx *c, BkLayer *ly, Shape s, AtlErr *e)
+static int add_one(const BkCtx *c, BkLayer *ly, Shape s, AtlErr *e)
 {
     if (!fits(c, ly, s)) return 0;
     const BkLow *l = &ly->lw;
     int64_t tiles = (int64_t)l->ngc * l->N * l->nrc * l->nwc * l->nkc;
     if (tiles > MAX_TILES) return 0;
     return bk_push_shape(ly, &s, sizeof s, tiles, e) ? -1 : 1;
+}
+
+/* 1 when the layer's input may be read from an SRAM copy: a convolution cut into
+ * several output-channel chunks (each chunk's tiles read the whole input
+ * again; the halo rows that row chunks share are too few to pay for the
+ * copy), whose input fits the cluster's SRAM, when grouping (--group none
+ * keeps the per-layer schedule of before). */
+static int may_use_sram(const BkCtx *c, const BkLayer *ly)
+{
+    const BkLow *l = &ly->lw;
+    uint64_t bytes = (uint64_t)l->N * l->C * l->H * l->W * (uint64_t)l->es;
+    int rereads = l->ngc > 1;
+    return c->grouping && !c->sram_never && l->kind == BK_K_CONV && bytes <= (uint64_t)c->chip->sram_bytes && rereads;
+}
+
+/* Offers s, and s with its input in SRAM where that may pay (only the
+ * latter with BkOptions.sram_input = always). */
+static int add_shape(const BkCtx *c, BkLayer *ly, Shape s, AtlErr *e)
+{
+    if (!fits(c, ly, s)) return 0;
+    int sram = may_use_sram(c, ly);
+    if (!(sram && c->sram_always)) {
+        int rc = add_one(c, ly, s, e);
+        if (rc <= 0) return rc;
+    }
+    if (sram) {
+        s.st = 1;
+        if (add_one(c, ly, s, e) < 0) return -1;
+    }
+    return 1;
 }
 
 /* Orders the candidates fewest tiles first (stable: equal counts keep
@@ -428,29 +451,7 @@ static void order_shapes(BkShapes *q)
     q->tile_budget = TILE_BUDGET;
 }
 
-/* A (k chunks, column chunks) pair of the split search. */
-typedef struct Pair { int kc, w, prod, nk; } Pair;
 
-static int pair_cmp(const void *a, const void *b)
-{
-    const Pair *x = a, *y = b;
-    if (x->prod != y->prod) return x->prod < y->prod ? -1 : 1;
-    return x->nk < y->nk ? -1 : x->nk > y->nk;
-}
-
-/* Chunk sizes giving 1, 2, 3, 4, 6, 8, 12, 16, ... chunks of n (distinct
- * sizes, down to 1) into out; returns the count. */
-static int chunk_sizes(int n, int *out, int cap)
-{
-    int cnt = 0, last = 0;
-    for (int k = 1; cnt < cap;) {
-        int sz = (n + k - 1) / k;
-        if (sz != last) { out[cnt++] = sz; last = sz; }
-        if (sz == 1) break;
-        k = k < 2 ? 2 : (k & (k - 1)) == 0 ? k + k / 2 : k / 3 * 4;
-    }
-    return cnt;
-}
 
 /* The split search (see the file comment): pairs other than (whole K,
  * whole width) by ascending chunk product; the first SPLIT_PAIRS that fit
@@ -461,22 +462,23 @@ static int search_splits(BkCtx *c, BkLayer *ly, AtlErr *e)
     int ks[64], ws[64];
     int nk = 1;
     ks[0] = l->C;
-    if (is_kconv(l)) nk = chunk_sizes(l->C, ks, 64);
-    int nw = chunk_sizes(l->OW, ws, 64);
-    Pair *pairs = malloc((size_t)nk * nw * sizeof *pairs);
+    if (is_kconv(l)) nk = bk_chunk_sizes(l->C, ks, 64);
+    int nw = bk_chunk_sizes(l->OW, ws, 64);
+    BkSplitPair *pairs = malloc((size_t)nk * nw * sizeof *pairs);
     if (!pairs) return bk_fail(c, ly->node, e, "out of memory in the tile search");
     int np = 0;
     for (int i = 0; i < nk; i++)
         for (int j = 0; j < nw; j++) {
             if (i == 0 && j == 0) continue;
             int kn = is_kconv(l) ? (l->C + ks[i] - 1) / ks[i] : 1, wn = (l->OW + ws[j] - 1) / ws[j];
-            Pair p = {ks[i], ws[j], kn * wn, kn};
+            BkSplitPair p = {ks[i], ws[j], kn * wn, kn};
             pairs[np++] = p;
         }
-    qsort(pairs, (size_t)np, sizeof *pairs, pair_cmp);
+    qsort(pairs, (size_t)np, sizeof *pairs, bk_split_pair_cmp);
     int units = group_units(l), found = 0;
-    for (int i = 0; i < np && found < SPLIT_PAIRS; i++) {
-        Shape smallest = {1, 1, pairs[i].w, pairs[i].kc, 0};
+    int most = c->grouping ? SPLIT_PAIRS : SPLIT_PAIRS_NONE;   /* --group none: the search of before */
+    for (int i = 0; i < np && found < most; i++) {
+        Shape smallest = {1, 1, pairs[i].w, pairs[i].kc, 0, 0};
         if (!fits(c, ly, smallest)) continue;
         found++;
         int modes = l->kind == BK_K_CONV && !l->w_oihw && c->chip->cores_per_cluster > 1 && pairs[i].nk == 1 ? 2 : 1;
@@ -484,7 +486,7 @@ static int search_splits(BkCtx *c, BkLayer *ly, AtlErr *e)
             for (int gc = units;; gc = (gc + 1) / 2) {
                 int taken = 0;
                 for (int r = l->OH; taken < 2; r = (r + 1) / 2) {
-                    Shape s = {gc, r, pairs[i].w, pairs[i].kc, m};
+                    Shape s = {gc, r, pairs[i].w, pairs[i].kc, m, 0};
                     int rc = add_shape(c, ly, s, e);
                     if (rc < 0) { free(pairs); return -1; }
                     taken += rc;
@@ -504,10 +506,9 @@ static int apply_shape(BkCtx *c, BkLayer *ly, const void *shape, AtlErr *e)
     BkLow *l = &ly->lw;
     if (!fits(c, ly, *b)) return bk_fail(c, ly->node, e, "internal: a candidate tile shape does not fit");
     if (assign(c, ly, e)) return -1;
-    int n = snprintf(ly->split, sizeof ly->split, "N%d C%d H%d", l->N, l->ngc, l->nrc);
-    if (l->nwc > 1) n += snprintf(ly->split + n, sizeof ly->split - (size_t)n, " W%d", l->nwc);
-    if (l->nkc > 1) n += snprintf(ly->split + n, sizeof ly->split - (size_t)n, " K%d", l->nkc);
-    if (ly->mcast) snprintf(ly->split + n, sizeof ly->split - (size_t)n, " mc");
+    int n = bk_window_split(l, ly->split, sizeof ly->split);
+    if (ly->mcast) n += snprintf(ly->split + n, sizeof ly->split - (size_t)n, " mc");
+    if (ly->in_sram) snprintf(ly->split + n, sizeof ly->split - (size_t)n, " sram");
     return 0;
 }
 
@@ -522,7 +523,7 @@ static int choose_tiles(BkCtx *c, BkLayer *ly, AtlErr *e)
     for (int m = 0; m < modes; m++)
         for (int gc = units;; gc = (gc + 1) / 2) {
             for (int r = l->OH;; r = (r + 1) / 2) {
-                Shape s = {gc, r, l->OW, l->C, m};
+                Shape s = {gc, r, l->OW, l->C, m, 0};
                 if (add_shape(c, ly, s, e) < 0) return -1;
                 if (r == 1) break;
             }
@@ -534,7 +535,7 @@ static int choose_tiles(BkCtx *c, BkLayer *ly, AtlErr *e)
     if ((c->grouping || !ly->shapes.n) && search_splits(c, ly, e)) return -1;
     if (!ly->shapes.n) {
         set_shape(l, 1, 1, 1, 1);
-        if (plan(c, ly, 0) == 0 && !spans_ok(l))
+        if (plan(c, ly, 0, 0) == 0 && !bk_window_spans_ok(l))
             return bk_fail(c, ly->node, e, "some output rows or columns read no input (padding too large for "
                            "kernel %dx%d, dilation %dx%d)", l->kh, l->kw, l->dh, l->dw);
     }

@@ -40,6 +40,7 @@
 #include <string.h>
 #include "compiler/legalize/legalize.h"
 #include "compiler/lower/lower.h"
+#include "compiler/lower/quant.h"
 #include "compiler/ops/ops.h"
 
 enum { X0 = 0, X1 = 1, X2 = 2, S0 = 32, S1, S2, S3, S4, S5 };
@@ -200,6 +201,7 @@ void bk_step_dtypes(BkLow *l, int from, int cast_dt)
 
 int bk_elem_program(const IrGraph *g, const IrNode *nd, BkLow *l, int nin, int *out, int *nscratch)
 {
+    if (!strcmp(nd->op, "Int8Add")) return bk_int8_add_program(g, nd, l, nin, out, nscratch);   /* lower/qelem.c */
     const ElemProg *row = find_prog(g, nd);
     if (!row) return 0;
     ElemProgSteps gen, *p = &gen;

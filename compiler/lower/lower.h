@@ -22,6 +22,30 @@ int bk_op_lowered(const char *op);
 /* 0 when node's tensor dtypes are ones its lowering handles (floats;
  * integers for the ops the table marks), else -1 naming the node. */
 int bk_check_dtypes(const BkCtx *c, int node, AtlErr *e);
+/* chain.c: a layer group of 2..BK_CHAIN_MAX window layers (their own
+ * lowerings, in execution order) lowered as one layer ly whose
+ * intermediates stay in LMEM, with its candidate slice heights; 0, 1 when
+ * the members do not form such a chain (ly then unusable), -1 on error. */
+#define BK_CHAIN_MAX 12
+typedef struct BkChain BkChain;
+int bk_lower_chain(BkCtx *c, const BkLayer *const *members, int nm, BkLayer *ly, AtlErr *e);
+/* The IR nodes of a chain layer's members, in order (at most max); their count. */
+int bk_chain_nodes(const BkLayer *ly, int *nodes, int max);
+/* Marks the tensors a chain layer keeps in LMEM (every member's output but
+ * the last's) as BkPlace.internal. */
+void bk_chain_mark_internal(BkCtx *c, const BkLayer *ly);
+/* Bytes of LMEM a chain layer uses on each core: resident weights and both slots. */
+uint64_t bk_chain_lmem(const BkLayer *ly);
+/* Proves a chain layer's LMEM plan sound (its slice height applied): every
+ * row buffer and the slot scratch (f32 accumulator, residual, activation
+ * temp) aligned, inside the slot, holding the most rows any slice puts in
+ * it, and overlapping no other; the resident weights and biases aligned,
+ * disjoint and below the slots; both slots inside LMEM; every member reads
+ * only rows its slice holds. 0, or -1 naming the first member's node and
+ * what is wrong (e.g. the two overlapping buffers). Called for every
+ * slice height the compiler applies (apply_rows). */
+int bk_chain_check(const BkCtx *c, const BkLayer *ly, AtlErr *e);
+
 /* cast.c: Cast, CastLike: a copy between equal storage dtypes, else one v.cast. */
 int bk_lower_cast(BkCtx *c, int node, BkLayer *ly, AtlErr *e);
 
@@ -42,6 +66,35 @@ typedef struct BkSpan { int a, n, pa, pb; } BkSpan;
 BkSpan bk_window_span(int o0, int on, int s, int pad, int d, int k, int size);
 /* The most inputs `on` consecutive outputs read along that axis. */
 int bk_window_extent(int on, int s, int d, int k, int size);
+
+/* window.c: the DMA of rows [r0, r0+rn) x columns [w0, w0+wn) x channels
+ * [c0, c0+cn) of image n of an NCHW tensor (C, H, W; tagged DRAM base) to
+ * (load) or from the HWC block [rn][wn][cn] at LMEM lmem. */
+AtlInsn bk_nchw_box(int dt, int load, uint64_t base, int C, int H, int W, int n, int c0, int cn, int r0, int rn, int w0,
+                    int wn, uint64_t lmem);
+/* The conv (op ISA_OP_CONV) or pool instruction of window layer l over the
+ * HWC input block at src of cin channels whose rows and columns are the
+ * spans ys, xs (their padding included); dst, weights, cout, groups and
+ * acc are the caller's. */
+AtlInsn bk_window_insn(const BkLow *l, int op, int dt, uint64_t src, int cin, BkSpan ys, BkSpan xs);
+/* The tile grid of a window layer with the matrix unit (conv.c, qmatrix.c):
+ * tile t's group (output-channel) chunk, image, row chunk, column chunk
+ * and k chunk, k innermost; `out` the output tile (t / nkc). */
+typedef struct BkTilePos { int gci, n, rci, wci, kci, out; } BkTilePos;
+BkTilePos bk_tile_pos(const BkLow *l, int t);
+/* 1 when every row chunk and column chunk of l's shape reads some input
+ * and its padding fits the instruction's fields (a chunk of columns all in
+ * the padding reads nothing). */
+int bk_window_spans_ok(const BkLow *l);
+/* Chunk sizes giving 1, 2, 3, 4, 6, 8, 12, 16, ... chunks of n (distinct
+ * sizes, down to 1) into out; returns the count. */
+int bk_chunk_sizes(int n, int *out, int cap);
+/* A (k chunks, column chunks) pair of the split search, and its order:
+ * ascending chunk product, fewer k chunks on ties (qsort). */
+typedef struct BkSplitPair { int kc, w, prod, nk; } BkSplitPair;
+int bk_split_pair_cmp(const void *a, const void *b);
+/* The split's text, "N1 C4 H8" and " W3", " K2" when split so; its length. */
+int bk_window_split(const BkLow *l, char *out, size_t cap);
 
 /* elem_prog.c: the table of elementwise register programs built from
  * the rounding, comparison, select, bitwise and transcendental vector ops.

@@ -102,6 +102,9 @@ static const OpRow rows[] = {
     {"MatMulInteger", bk_lower_qmatmul, OWN, 0}, {"QLinearMatMul", bk_lower_qmatmul, OWN, 0},
     {"ConvInteger", bk_lower_qconv, OWN, 0}, {"QLinearConv", bk_lower_qconv, OWN, 0},
     {"DynamicQuantizeLinear", bk_lower_dynquant, OWN, 0},
+    /* the int8 operators of QDQ node units (ops/int8.c) */
+    {"Int8Conv", bk_lower_qmatrix, OWN, 0}, {"Int8MatMul", bk_lower_qmatrix, OWN, 0},
+    {"Int8Add", bk_lower_elem, OWN, 0}, {"Int8GlobalAveragePool", bk_lower_int8_gap, OWN, 0},
 };
 
 static const OpRow *row_of(const char *op)

@@ -1,5 +1,8 @@
 /* qconv.c - ConvInteger and QLinearConv on the matrix unit's i8
- * `conv`, exact against the reference interpreter (ops/nn.c).
+ * `conv`, exact against the reference interpreter (ops/nn.c). Those with
+ * constant weights whose zero point is 0 go to lower/qmatrix.c (tiled
+ * over channels and K); this file keeps the others (computed weights, a
+ * weight zero point) on one tile shape: every channel, K whole.
  *
  * Reads: 2-D NCHW, group 1, explicit pads (or none), strides, dilations;
  *   x and w int8 or uint8 (w constant or computed), x's zero point a
@@ -246,6 +249,7 @@ int bk_lower_qconv(BkCtx *c, int node, BkLayer *ly, AtlErr *e)
     const IrGraph *gr = c->g;
     const IrNode *nd = &gr->nodes[node];
     BkLow *l = &ly->lw;
+    if (bk_qmatrix_takes(c, node)) return bk_lower_qmatrix(c, node, ly, e);   /* constant weights, zero point 0 */
     l->kind = BK_K_CONV;
     l->q_tail = !strcmp(nd->op, "QLinearConv");
     int iw = l->q_tail ? 3 : 1, ixz = 2, iwz = l->q_tail ? 5 : 3, ib = l->q_tail ? 8 : -1;

@@ -55,6 +55,15 @@ int bk_lower_qdq(BkCtx *c, int node, BkLayer *ly, AtlErr *e);
 int bk_lower_qmatmul(BkCtx *c, int node, BkLayer *ly, AtlErr *e);
 /* qconv.c: ConvInteger and QLinearConv. */
 int bk_lower_qconv(BkCtx *c, int node, BkLayer *g, AtlErr *e);
+/* qmatrix.c: Int8Conv, Int8MatMul, and QLinearConv / ConvInteger whose
+ * weights are a constant with zero point 0 (bk_qmatrix_takes says so):
+ * tiled with K splits on the i8 matrix unit. */
+int bk_lower_qmatrix(BkCtx *c, int node, BkLayer *ly, AtlErr *e);
+int bk_qmatrix_takes(const BkCtx *c, int node);
+/* qelem.c: Int8Add's register program (called by lower/elem_prog.c) and
+ * Int8GlobalAveragePool. */
+int bk_int8_add_program(const IrGraph *g, const IrNode *nd, BkLow *l, int nin, int *out, int *nscratch);
+int bk_lower_int8_gap(BkCtx *c, int node, BkLayer *ly, AtlErr *e);
 /* dynquant.c: DynamicQuantizeLinear. */
 int bk_lower_dynquant(BkCtx *c, int node, BkLayer *g, AtlErr *e);
 #endif

@@ -143,8 +143,16 @@ int onnx_save_buffer(const IrGraph *g, PbBuf *out, AtlErr *e)
         put_msg(&graph, 1, &nb);
     }
     pb_put_str(&graph, 2, g->name ? g->name : "graph");
+    /* initializers: the constants a live node or the graph's outputs read */
+    char *used = calloc((size_t)g->nt + 1, 1);
+    if (!used) { pb_free(&model); pb_free(&graph); return atl_fail(e, "out of memory serialising the model"); }
+    for (int i = 0; i < g->nn; i++)
+        for (int j = 0; !g->nodes[i].dead && j < g->nodes[i].nin; j++)
+            if (g->nodes[i].in[j] >= 0) used[g->nodes[i].in[j]] = 1;
+    for (int i = 0; i < g->nout; i++) used[g->outputs[i]] = 1;
     for (int t = 0; t < g->nt; t++)
-        if (g->t[t].data) put_tensor(&graph, 5, &g->t[t], g->t[t].name);
+        if (g->t[t].data && used[t]) put_tensor(&graph, 5, &g->t[t], g->t[t].name);
+    free(used);
     for (int i = 0; i < g->nin; i++) put_value_info(&graph, 11, &g->t[g->inputs[i]]);
     for (int i = 0; i < g->nout; i++) put_value_info(&graph, 12, &g->t[g->outputs[i]]);
     put_msg(&model, 7, &graph);

@@ -52,7 +52,8 @@ void pb_put_float(PbBuf *b, int field, float f);            /* fixed32 */
 void pb_free(PbBuf *b);
 
 /* Serializes the graph as an ONNX ModelProto (ir_version 8, default-domain
- * opset g->opset). Constants become initializers with raw_data. On success
+ * opset g->opset). Constants that a live node or a graph output reads
+ * become initializers with raw_data (others are left out). On success
  * out holds the bytes (caller pb_free's it). */
 int onnx_save_buffer(const IrGraph *g, PbBuf *out, AtlErr *e);
 int onnx_save_file(const IrGraph *g, const char *path, AtlErr *e);

@@ -44,6 +44,11 @@ void synth_fill_uniform(IrTensor *t, const char *name, double lo, double hi)
     int64_t n = ir_numel(t);
     int fl = is_float(t->dtype);
     double ilo = t->dtype == IR_U8 ? 0 : -127, ihi = t->dtype == IR_U8 ? 255 : 127;
+    if (t->dtype == IR_F32) { /* the common case without a call per element (ir_set_f stores the same (float)v) */
+        float *d = t->data;
+        for (int64_t i = 0; i < n; i++) d[i] = (float)(lo + (hi - lo) * ((double)(splitmix64(&s) >> 11) * (1.0 / 9007199254740992.0)));
+        return;
+    }
     for (int64_t i = 0; i < n; i++) {
         double u = (double)(splitmix64(&s) >> 11) * (1.0 / 9007199254740992.0);
         double v = lo + (hi - lo) * u;

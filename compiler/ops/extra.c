@@ -291,7 +291,7 @@ static int quant_common(IrOpCtx *c, int64_t *axis)
         if (x->dims[*axis] >= 0 && s->dims[0] >= 0 && s->dims[0] != x->dims[*axis])
             return op_fail(c, "scale has %lld values for axis %lld of size %lld", (long long)s->dims[0], (long long)*axis, (long long)x->dims[*axis]);
     }
-    if (c->nin > 2 && c->in[2] && c->in[2]->ndim >= 0 && s->ndim >= 0 && ir_numel(c->in[2]) != ir_numel(s))
+    if (c->nin > 2 && c->in[2] && ir_numel(c->in[2]) >= 0 && ir_numel(s) >= 0 && ir_numel(c->in[2]) != ir_numel(s))
         return op_fail(c, "zero point and scale sizes differ");
     return 0;
 }

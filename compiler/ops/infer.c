@@ -35,6 +35,7 @@ int ir_parse_input_shape(const char *spec, IrInputShape *s, AtlErr *e)
 
 int ir_apply_input_shapes(IrGraph *g, const IrInputShape *s, int n, AtlErr *e)
 {
+    int changed = 0;
     for (int i = 0; i < n; i++) {
         int t = ir_find(g, s[i].name);
         int ok = 0;
@@ -54,14 +55,59 @@ int ir_apply_input_shapes(IrGraph *g, const IrInputShape *s, int n, AtlErr *e)
         if (x->ndim >= 0 && x->ndim != s[i].ndim)
             return atl_fail(e, "--input-shape: input '%s' has rank %d (%s), given %s", x->name, x->ndim,
                             ir_shape_str(x, a, sizeof a), ir_shape_str(&want, b, sizeof b));
+        int differs = 0;
         for (int k = 0; k < s[i].ndim && x->ndim >= 0; k++)
-            if (x->dims[k] >= 0 && x->dims[k] != s[i].dims[k])
-                return atl_fail(e, "--input-shape: input '%s' dimension %d is fixed to %lld by the model, given %lld",
-                                x->name, k, (long long)x->dims[k], (long long)s[i].dims[k]);
+            if (x->dims[k] >= 0 && x->dims[k] != s[i].dims[k]) differs = 1;
+        if (differs) {
+            if (!changed)
+                snprintf(g->reshaped, sizeof g->reshaped, "input '%.100s' [%s] -> [%s]", x->name,
+                         ir_shape_str(x, a, sizeof a), ir_shape_str(&want, b, sizeof b));
+            if (x->dims[0] >= 0 && x->dims[0] != s[i].dims[0] && !g->batch_from) {
+                g->batch_from = x->dims[0];
+                g->batch_to = s[i].dims[0];
+            }
+            changed = 1;
+        }
         x->ndim = s[i].ndim;
         memcpy(x->dims, s[i].dims, sizeof x->dims);
     }
+    /* the declared shapes of computed tensors describe the old inputs */
+    for (int i = 0; changed && i < g->nn; i++)
+        for (int k = 0; k < g->nodes[i].nout; k++) {
+            int t = g->nodes[i].out[k];
+            if (t >= 0 && !g->t[t].data) g->t[t].ndim = -1;
+        }
     return 0;
+}
+
+int ir_reshape_hint(const IrGraph *g, AtlErr *e)
+{
+    if (!e || !g->reshaped[0] || strstr(e->msg, "the graph itself depends")) return -1;
+    size_t k = strlen(e->msg);
+    if (k < sizeof e->msg)
+        snprintf(e->msg + k, sizeof e->msg - k, " (the input shapes differ from the exported ones: %s; the graph itself "
+                 "depends on the exported shape at this node, e.g. through a constant shape; export the model with "
+                 "dynamic dimensions or compile it at the exported shape)", g->reshaped);
+    return -1;
+}
+
+/* After a batch change: a Reshape whose target is a constant still holding
+ * the exported batch in front folds the new batch into it. */
+static int reshape_keeps_old_batch(const IrGraph *g, const IrNode *n, IrTensor *const *in, AtlErr *e)
+{
+    if (!g->batch_from || strcmp(n->op, "Reshape") || n->nin < 2 || !in[0] || !in[1] || !in[1]->data) return 0;
+    const IrTensor *sh = in[1];
+    if (ir_numel(sh) < 1 || in[0]->ndim < 1 || in[0]->dims[0] != g->batch_to) return 0;
+    if (ir_get_i(sh, 0) != g->batch_from) return 0;
+    char a[128];
+    size_t k = 0;
+    a[0] = 0;
+    for (int64_t i = 0; i < ir_numel(sh) && k < sizeof a - 24; i++)
+        k += (size_t)snprintf(a + k, sizeof a - k, "%s%lld", i ? "," : "", (long long)ir_get_i(sh, i));
+    return atl_fail(e, "node '%s' (Reshape): its target shape [%s] is a constant that holds the exported batch %lld, so at "
+                    "batch %lld it would fold the images into one another: the graph itself depends on the exported shape "
+                    "here (%s); export the model with a dynamic batch (torch.onnx.export(..., dynamic_axes=...)) or compile "
+                    "it at the exported shape", n->name, a, (long long)g->batch_from, (long long)g->batch_to, g->reshaped);
 }
 
 /* Merges an inferred shape into a declared one; fails on contradiction. */
@@ -139,12 +185,13 @@ int ir_infer_shapes(IrGraph *g, AtlErr *e)
                          in[j]->dtype ? ir_dtype_name(in[j]->dtype) : "an unknown or non-tensor");
                 goto done;
             }
-        if (ir_node_infer(g, n, in, out, e)) goto done;
+        if (ir_node_infer(g, n, in, out, e) || reshape_keeps_old_batch(g, n, in, e)) goto done;
         for (int j = 0; j < n->nout; j++)
             if (out[j] && merge_shape(n, &g->t[n->out[j]], out[j], e)) goto done;
     }
     rc = 0;
 done:
+    if (rc) ir_reshape_hint(g, e);
     ir_node_io_free(&io);
     return rc;
 }

@@ -12,13 +12,26 @@ typedef struct IrInputShape {
 
 /* Parses "name=1x3x224x224" (a scalar is "name="). */
 int ir_parse_input_shape(const char *spec, IrInputShape *s, AtlErr *e);
-/* Sets the named graph inputs' shapes; a known dimension that differs from
- * the model's declaration, a rank mismatch or an unknown name is an error. */
+/* Sets the named graph inputs' shapes; a rank mismatch or an unknown name
+ * is an error. A dimension the model fixed may be given another value (most
+ * exports fix batch 1): then every shape the model declares for the
+ * tensors computed from the inputs (value_info, outputs) was for the old
+ * shapes and is forgotten (dtypes kept), so ir_infer_shapes derives them
+ * afresh, and g->reshaped says what changed. */
 int ir_apply_input_shapes(IrGraph *g, const IrInputShape *s, int n, AtlErr *e);
 /* Infers dtype and shape of every node output, in node order (call
  * ir_toposort first). Known dimensions that contradict the model's
- * value_info are errors naming the node. Checks op support first. */
+ * value_info are errors naming the node. Checks op support first. After
+ * an input shape was changed (g->reshaped), a failure says that the graph
+ * depends on the exported shape at the node named, and a Reshape to a
+ * constant shape that still holds the exported batch (e.g. [1,-1], which
+ * would fold the batch into one row) is refused. */
 int ir_infer_shapes(IrGraph *g, AtlErr *e);
+
+/* After a failure on a graph whose input shapes were changed
+ * (g->reshaped), appends to e's message that the node it names depends on
+ * the exported shapes; returns -1. */
+int ir_reshape_hint(const IrGraph *g, AtlErr *e);
 
 /* Scratch for running one node's infer or eval function at a time: in[]
  * points at the node's input tensors, out[] at fresh copies in tmp[] (name

@@ -875,25 +875,33 @@ static void conv_i32(const Geo *g, int64_t N, int64_t C, int64_t M, int64_t G, c
         }
 }
 
-/* runs the integer conv of inputs (xi, wi) with zero points (xzi, wzi);
- * returns a malloc'd int32 accumulator of y's shape */
-static int32_t *conv_int_acc(IrOpCtx *c, int xi, int xzi, int wi, int wzi)
+int32_t *op_conv_int(IrOpCtx *c, const IrTensor *x, int32_t xzv, const IrTensor *w, const IrTensor *wz)
 {
-    const IrTensor *x = c->in[xi], *w = c->in[wi];
-    const IrTensor *xz = xzi < c->nin ? c->in[xzi] : NULL, *wz = wzi < c->nin ? c->in[wzi] : NULL;
     int ns = w->ndim - 2;
     int64_t k[3];
     Geo g;
     if (kernel_of(c, w, ns, k) || geo_init(c, x, k, ns, 0, &g)) return NULL;
-    if (xz && ir_numel(xz) > 1) { op_fail(c, "x zero point must be a scalar"); return NULL; }
     int32_t *X = widen(x, NULL), *W = widen(w, wz), *acc = calloc((size_t)ir_numel(c->out[0]) + 1, sizeof *acc);
     if (!X || !W || !acc) { free(X); free(W); free(acc); op_fail(c, "out of memory"); return NULL; }
-    int32_t xzv = (int32_t)qparam(xz, 0);
     for (int64_t i = 0; i < ir_numel(x); i++) X[i] -= xzv;
     conv_i32(&g, x->dims[0], x->dims[1], w->dims[0], ir_attr_int(c->n, "group", 1), X, W, acc);
     free(X);
     free(W);
     return acc;
+}
+
+/* runs the integer conv of inputs (xi, wi) with zero points (xzi, wzi);
+ * returns a malloc'd int32 accumulator of y's shape */
+static int32_t *conv_int_acc(IrOpCtx *c, int xi, int xzi, int wi, int wzi)
+{
+    const IrTensor *xz = xzi < c->nin ? c->in[xzi] : NULL, *wz = wzi < c->nin ? c->in[wzi] : NULL;
+    if (xz && ir_numel(xz) > 1) { op_fail(c, "x zero point must be a scalar"); return NULL; }
+    return op_conv_int(c, c->in[xi], (int32_t)qparam(xz, 0), c->in[wi], wz);
+}
+
+int op_conv_shape(IrOpCtx *c, const IrTensor *x, const IrTensor *w, const IrTensor *bias, int dtype)
+{
+    return conv_shape(c, x, w, bias, dtype);
 }
 
 int infer_convinteger(IrOpCtx *c)
@@ -956,6 +964,14 @@ static void mm_int(void *ctx, int64_t M, int64_t N, int64_t K, int64_t ao, int64
                 s += (ir_get_i(m->a, ao + i * K + k) - (int64_t)za) * (ir_get_i(m->b, bo + k * N + j) - (int64_t)zb);
             m->acc[yo + i * N + j] = (int32_t)s;
         }
+}
+
+int op_matmul_shape(IrOpCtx *c, const IrTensor *a, const IrTensor *b, IrTensor *y) { return matmul_shape(c, a, b, y); }
+
+int op_matmul_int(IrOpCtx *c, const IrTensor *a, const IrTensor *az, const IrTensor *b, int32_t *acc)
+{
+    MmInt m = {a, b, az, NULL, acc};
+    return matmul_batched(c, a, b, mm_int, &m);
 }
 
 int infer_matmulinteger(IrOpCtx *c)

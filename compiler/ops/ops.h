@@ -44,9 +44,15 @@ int ir_op_known(const char *op);
 const char *ir_op_names(void);
 const IrOpDef *ir_op_table(int *n);
 
-/* Checks that every node of g is supported at g->opset; the error names the
- * node, its op, the opset and the supported list. */
+/* Checks that every node of g is supported at g->opset. One unsupported
+ * node: the error names it, its op and the opset. Several: the error counts
+ * them and lists, per op, the nodes (as many lines as fit the message). */
 int ir_check_supported(const IrGraph *g, AtlErr *e);
+/* Every unsupported op of g, one line per op ("  op 'X' (opset 13) is not
+ * supported (...): 3 nodes: 'a', 'b', 'c'\n"), malloc'd (the caller
+ * frees); NULL when every op is supported (or out of memory). *nops and
+ * *nnodes (may be NULL) get the counts. */
+char *ir_unsupported_report(const IrGraph *g, int *nops, int *nnodes);
 
 /* Runs a node's infer function on graph tensors (used by shape inference,
  * constant folding and the interpreter). */
@@ -89,6 +95,19 @@ int op_einsum_parse(IrOpCtx *c, OpEinsum *q);
  * larger values from a malformed model are errors, never overflow. */
 #define OP_MAX_DIM ((int64_t)1 << 40)
 int op_check_dim(IrOpCtx *c, const char *what, double v);
+
+/* nn.c: the integer convolution and matmul that ConvInteger, QLinearConv,
+ * MatMulInteger, QLinearMatMul and the int8 operators (ops/int8.c) share.
+ * op_conv_shape: the output shape of a convolution of x by w (node c's
+ * attributes) in dtype. op_conv_int: sum (x - xz)(w - wz) over each window
+ * (padding contributes 0; wz NULL, one value or one per output channel),
+ * exact int32, as a malloc'd array of out[0]'s shape (NULL with c->e set).
+ * op_matmul_shape: numpy matmul shape. op_matmul_int: acc (y's size) =
+ * sum (a - az) b, batched and broadcast like MatMul. */
+int op_conv_shape(IrOpCtx *c, const IrTensor *x, const IrTensor *w, const IrTensor *bias, int dtype);
+int32_t *op_conv_int(IrOpCtx *c, const IrTensor *x, int32_t xz, const IrTensor *w, const IrTensor *wz);
+int op_matmul_shape(IrOpCtx *c, const IrTensor *a, const IrTensor *b, IrTensor *y);
+int op_matmul_int(IrOpCtx *c, const IrTensor *a, const IrTensor *az, const IrTensor *b, int32_t *acc);
 
 /* the op implementations, by file */
 #define OP(name) int infer_##name(IrOpCtx *c); int eval_##name(IrOpCtx *c);

@@ -8,6 +8,7 @@
 #include "compiler/ops/ops.h"
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define ROW(name, since, until, mi, ma, fam) {name, since, until, mi, ma, infer_##fam, eval_##fam}
@@ -78,6 +79,9 @@ static const IrOpDef op_table[] = {
     ROW("RNN", 7, 18, 3, 6, rnn), ROW("GRU", 7, 18, 3, 6, rnn), ROW("LSTM", 7, 18, 3, 8, rnn),
     ROW("Scatter", 9, 10, 3, 3, scatterelements), ROW("ReverseSequence", 10, 18, 2, 2, reversesequence),
     ROW("DynamicQuantizeLinear", 11, 18, 1, 1, dynquant), ROW("Det", 11, 18, 1, 1, det),
+    /* the int8 operators QDQ node units run as (ops/int8.c, ops/qdq_fuse.c); not ONNX ops */
+    ROW("Int8Conv", 1, 18, 4, 4, int8conv), ROW("Int8MatMul", 1, 18, 4, 4, int8matmul),
+    ROW("Int8Add", 1, 18, 1, 2, int8add), ROW("Int8GlobalAveragePool", 1, 18, 1, 1, int8gap),
 };
 enum { NOPS = sizeof op_table / sizeof op_table[0] };
 
@@ -113,30 +117,39 @@ const char *ir_op_names(void)
         "ThresholdedRelu Trilu Xor NegativeLogLikelihoodLoss SoftmaxCrossEntropyLoss QuantizeLinear DequantizeLinear OneHot EyeLike "
         "ScatterElements ConvInteger QLinearConv MatMulInteger QLinearMatMul GatherND ScatterND TopK NonZero "
         "Compress MeanVarianceNormalization HannWindow HammingWindow BlackmanWindow NonMaxSuppression Einsum "
-        "RNN GRU LSTM Scatter ReverseSequence DynamicQuantizeLinear Det";
+        "RNN GRU LSTM Scatter ReverseSequence DynamicQuantizeLinear Det Int8Conv Int8MatMul Int8Add Int8GlobalAveragePool";
     return names;
+}
+
+/* Why node n's op is not supported at g's opset, as "op 'X' ... is not
+ * supported (...)"; 0 when it is supported. */
+static int unsupported_why(const IrGraph *g, const IrNode *n, char *why, size_t cap)
+{
+    if (n->domain[0] && strcmp(n->domain, "ai.onnx")) {
+        snprintf(why, cap, "op '%s' of domain '%s' is not supported (only the default ONNX domain) (not in the op table)", n->op,
+                 n->domain);
+        return 1;
+    }
+    if (ir_op_find(n->op, g->opset)) return 0;
+    if (ir_op_known(n->op)) {
+        int lo = 99, hi = 0;
+        for (int i = 0; i < NOPS; i++)
+            if (!strcmp(op_table[i].name, n->op)) {
+                if (op_table[i].since < lo) lo = op_table[i].since;
+                if (op_table[i].until > hi) hi = op_table[i].until;
+            }
+        snprintf(why, cap, "op '%s' is not supported at opset %d (supported for opsets %d-%d)", n->op, g->opset, lo, hi);
+        return 1;
+    }
+    snprintf(why, cap, "op '%s' (opset %d) is not supported (not in the op table)", n->op, g->opset);
+    return 1;
 }
 
 static int node_supported(const IrGraph *g, const IrNode *n, AtlErr *e)
 {
-    if (n->domain[0] && strcmp(n->domain, "ai.onnx"))
-        return atl_fail(e, "node '%s': op '%s' of domain '%s' is not supported (only the default ONNX domain); supported: %s",
-                        n->name, n->op, n->domain, ir_op_names());
+    char why[512];
+    if (unsupported_why(g, n, why, sizeof why)) return atl_fail(e, "node '%s': %s", n->name, why);
     const IrOpDef *d = ir_op_find(n->op, g->opset);
-    if (!d) {
-        if (ir_op_known(n->op)) {
-            int lo = 99, hi = 0;
-            for (int i = 0; i < NOPS; i++)
-                if (!strcmp(op_table[i].name, n->op)) {
-                    if (op_table[i].since < lo) lo = op_table[i].since;
-                    if (op_table[i].until > hi) hi = op_table[i].until;
-                }
-            return atl_fail(e, "node '%s': op '%s' is not supported at opset %d (supported for opsets %d-%d)",
-                            n->name, n->op, g->opset, lo, hi);
-        }
-        return atl_fail(e, "node '%s': op '%s' (opset %d) is not supported; supported: %s",
-                        n->name, n->op, g->opset, ir_op_names());
-    }
     if (n->nin < d->min_in || n->nin > d->max_in)
         return atl_fail(e, "node '%s' (%s): %d inputs, expected %d to %d", n->name, n->op, n->nin, d->min_in,
                         d->max_in > 100 ? 100 : d->max_in);
@@ -144,8 +157,102 @@ static int node_supported(const IrGraph *g, const IrNode *n, AtlErr *e)
     return 0;
 }
 
+/* Appends printf text to a growable string; -1 when out of memory. */
+static int str_add(char **s, size_t *n, size_t *cap, const char *fmt, ...) ATL_PRINTF(4, 5);
+static int str_add(char **s, size_t *n, size_t *cap, const char *fmt, ...)
+{
+    for (;;) {
+        va_list ap;
+        va_start(ap, fmt);
+        int k = vsnprintf(*s ? *s + *n : NULL, *s ? *cap - *n : 0, fmt, ap);
+        va_end(ap);
+        if (k < 0) return -1;
+        if (*s && (size_t)k < *cap - *n) { *n += (size_t)k; return 0; }
+        size_t c = (*cap ? *cap : 256) * 2 + (size_t)k;
+        char *p = realloc(*s, c);
+        if (!p) return -1;
+        *s = p;
+        *cap = c;
+    }
+}
+
+char *ir_unsupported_report(const IrGraph *g, int *nops, int *nnodes)
+{
+    char *out = NULL, why[512];
+    size_t n = 0, cap = 0;
+    int ops = 0, nodes = 0;
+    /* one line per distinct reason (op, domain, opset), with its nodes */
+    char *done = calloc((size_t)g->nn + 1, 1);
+    if (!done) return NULL;
+    for (int i = 0; i < g->nn; i++) {
+        const IrNode *a = &g->nodes[i];
+        if (a->dead || done[i] || !unsupported_why(g, a, why, sizeof why)) continue;
+        int count = 0;
+        for (int j = i; j < g->nn; j++) {
+            const IrNode *b = &g->nodes[j];
+            if (b->dead || done[j] || strcmp(a->op, b->op) || strcmp(a->domain, b->domain)) continue;
+            done[j] = 1;
+            count++;
+        }
+        if (str_add(&out, &n, &cap, "  %s: %d node%s: ", why, count, count == 1 ? "" : "s")) goto oom;
+        int k = 0;
+        for (int j = i; j < g->nn; j++) {
+            const IrNode *b = &g->nodes[j];
+            if (b->dead || strcmp(a->op, b->op) || strcmp(a->domain, b->domain)) continue;
+            if (str_add(&out, &n, &cap, "%s'%s'", k++ ? ", " : "", b->name)) goto oom;
+        }
+        if (str_add(&out, &n, &cap, "\n")) goto oom;
+        ops++;
+        nodes += count;
+    }
+    free(done);
+    if (nops) *nops = ops;
+    if (nnodes) *nnodes = nodes;
+    return out;
+oom:
+    free(done);
+    free(out);
+    return NULL;
+}
+
+/* The error for unsupported ops: one node says which; several give a count
+ * and the report's lines that fit the message (the tools print the rest
+ * from ir_unsupported_report). */
+static int unsupported_error(const IrGraph *g, const IrNode *n, const char *why, AtlErr *e)
+{
+    int nops = 0, nnodes = 0;
+    char *rep = ir_unsupported_report(g, &nops, &nnodes);
+    if (nnodes <= 1 || !rep || !e) {
+        free(rep);
+        return atl_fail(e, "node '%s': %s", n->name, why);
+    }
+    atl_fail(e, "%d nodes use %d op%s that Atoll does not support:\n", nnodes, nops, nops == 1 ? "" : "s");
+    size_t k = strlen(e->msg);
+    int shown = 0;
+    for (const char *p = rep, *nl; (nl = strchr(p, '\n')); p = nl + 1, shown++) {
+        size_t len = (size_t)(nl + 1 - p);
+        if (k + len + 80 >= sizeof e->msg && shown < nops - 1) break;
+        if (k + len >= sizeof e->msg) break;
+        memcpy(e->msg + k, p, len);
+        k += len;
+        e->msg[k] = 0;
+    }
+    if (shown < nops)
+        snprintf(e->msg + k, sizeof e->msg - k, "  ... and %d more op%s\n", nops - shown, nops - shown == 1 ? "" : "s");
+    k = strlen(e->msg);
+    if (k && e->msg[k - 1] == '\n') e->msg[k - 1] = 0;
+    free(rep);
+    return -1;
+}
+
 int ir_check_supported(const IrGraph *g, AtlErr *e)
 {
+    for (int i = 0; i < g->nn; i++) {
+        const IrNode *n = &g->nodes[i];
+        char why[512];
+        if (n->dead) continue;
+        if (unsupported_why(g, n, why, sizeof why)) return unsupported_error(g, n, why, e);
+    }
     for (int i = 0; i < g->nn; i++)
         if (!g->nodes[i].dead && node_supported(g, &g->nodes[i], e)) return -1;
     for (int i = 0; i < g->nin; i++) {

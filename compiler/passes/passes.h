@@ -15,7 +15,8 @@ int pass_mark_views(IrGraph *g, AtlErr *e);        /* passes/views.c */
 int pass_fuse_activations(IrGraph *g, AtlErr *e);  /* passes/fuse.c */
 int pass_remove_dead(IrGraph *g, AtlErr *e);       /* passes/dead.c */
 
-/* The canonical pipeline: toposort, shape inference, constant folding,
+/* The canonical pipeline: toposort, shape inference, QDQ node units into
+ * int8 operators (ops/qdq.h), constant folding,
  * Identity/Dropout removal, BatchNorm folding, folding again, dead-node
  * removal, view marks, activation fusion marks, re-inference, verify.
  * (passes/pipeline.c) */

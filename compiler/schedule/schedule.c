@@ -38,8 +38,10 @@ int bk_sched_distribute(BkSegment *sg, AtlErr *e)
     return 0;
 }
 
-int bk_sched_add(BkSchedule *s, BkLayer *ly, BkCoreSet cores, int bar_id, AtlErr *e)
+int bk_sched_add(BkSchedule *s, BkLayer *ly, BkCoreSet cores, BkCoreSet bar_set, int bar_id, AtlErr *e)
 {
+    if (cores.first < bar_set.first || cores.first + cores.count > bar_set.first + bar_set.count)
+        return atl_fail(e, "internal: a segment's cores are not inside its barrier's set");
     if (s->n == s->cap) {
         int nc = s->cap ? 2 * s->cap : 64;
         BkSegment *p = realloc(s->seg, (size_t)nc * sizeof *p);
@@ -52,7 +54,8 @@ int bk_sched_add(BkSchedule *s, BkLayer *ly, BkCoreSet cores, int bar_id, AtlErr
     sg->layer = ly;
     sg->cores = cores;
     sg->bar.id = bar_id;
-    sg->bar.count = ISA_NUM_ENGINES * cores.count;
+    sg->bar.set = bar_set;
+    sg->bar.count = ISA_NUM_ENGINES * bar_set.count;
     if (bk_sched_distribute(sg, e)) return -1;
     return s->n++;
 }
@@ -88,12 +91,14 @@ int bk_sched_table(const BkCtx *c, const BkSegment *sg, int core, BkTable *t, At
 {
     const BkLayer *ly = sg->layer;
     t->n = 0;
+    if (core < sg->cores.first || core >= sg->cores.first + sg->cores.count)
+        return push(t, BK_ACT_BARRIER, -1, 0, -1, -1, e);   /* waits for the segment only */
     if (ly->direct) {
         for (int tile = 0; tile < ly->ntiles; tile++)
             if (sg->tile_core[tile] == core && push(t, BK_ACT_COPY, tile, 0, -1, -1, e)) return -1;
         return push(t, BK_ACT_BARRIER, -1, 0, -1, -1, e);
     }
-    if (ly->mcast) {
+    if (ly->mcast || ly->in_sram) {
         int cpc = c->chip->cores_per_cluster, cl = core / cpc;
         uint32_t m = bk_sched_cluster_mask(sg, cpc, cl);
         if (m >> (core % cpc) & 1) {
@@ -102,6 +107,7 @@ int bk_sched_table(const BkCtx *c, const BkSegment *sg, int core, BkTable *t, At
                 t->a[t->n - 1].mask = m;
             }
             if (push(t, BK_ACT_WAIT, -1, 0, BK_SEM_WEIGHTS, -1, e)) return -1;
+            t->a[t->n - 1].engine = (uint8_t)(ly->in_sram ? ISA_ENGINE_DMA : ISA_ENGINE_MAT);
         }
     }
     int prev = -1, wk[2] = {-1, -1}, i = 0;   /* prev: the tile loaded last, awaiting compute */

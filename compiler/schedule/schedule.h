@@ -4,11 +4,13 @@
  * streams, the cost model (cost/) replays it; neither holds an ordering
  * of its own, both walk the time-step tables this file builds.
  *
- * A schedule is a list of segments. A segment runs one layer group (one
- * layer today) on a core set and ends with a barrier of that set: every
- * engine of every core of the set joins it, so the next segment on the
- * set reads what any of them wrote. The v1 schedule is one instance: a
- * segment per layer, every segment on all cores of the chip.
+ * A schedule is a list of segments. A segment runs one layer or one layer
+ * group on a core set and ends with a barrier of a set containing it:
+ * every engine of every core of that set joins it, so the next segment on
+ * those cores reads what any of them wrote. The v1 schedule is one
+ * instance: a segment per layer, every segment on all cores of the chip;
+ * with grouping a group may run on one cluster while the other cores only
+ * join its barrier.
  *
  * Inside a segment, each core of the set has a time-step table (BkAction
  * list, bk_sched_table): for its tiles T0..Tn-1 (the tiles the segment
@@ -33,13 +35,17 @@
  * Weight keys: a load of tile i is marked skip_w when the previous tile of
  *   the same slot on this core has the same weight key (the slot still
  *   holds those weights).
- * Weight multicast (the layer's mcast): per cluster, the lowest core of
- *   the set that runs tiles gets an MCAST action first: the prologue's
- *   DMA with a mask of the cluster's cores that run tiles, the last one
- *   signalling WEIGHTS on each of them; each of those gets a WAIT action
- *   (a matrix-stream nop waiting on WEIGHTS) before its first tile. The
- *   resident region lies below the slots, so loads into the slots never
- *   touch it, and the previous segment's barrier makes it free.
+ * Weight multicast (the layer's mcast) and inputs in SRAM (in_sram): per
+ *   cluster, the lowest core of the set that runs tiles gets an MCAST
+ *   action first: the prologue's DMAs, those writing LMEM with a mask of
+ *   the cluster's cores that run tiles, the last one signalling WEIGHTS on
+ *   each of them; each of those gets a WAIT action (a nop waiting on
+ *   WEIGHTS) before its first tile: on the matrix stream for resident
+ *   weights (the loads into the slots may go ahead), on the DMA stream
+ *   when the input is copied to SRAM (the loads read it). The resident
+ *   region lies below the slots, so loads into the slots never touch it;
+ *   the previous segment's barrier, which every segment's spans the whole
+ *   chip, makes it and the SRAM free.
  * DMA-only layers (direct): one COPY action per tile, no slots, no sync.
  */
 #ifndef ATOLL_COMPILER_SCHEDULE_SCHEDULE_H
@@ -60,9 +66,12 @@ enum {
 /* Cores first .. first+count-1 (chip-wide core ids). */
 typedef struct BkCoreSet { int first, count; } BkCoreSet;
 
-/* The barrier closing a segment: every engine of every core of the set
- * joins barrier `id` (chip scope); it opens when `count` have. */
-typedef struct BkBarrier { int id, count; } BkBarrier;
+/* The barrier closing a segment: every engine of every core of `set`
+ * joins barrier `id` (chip scope); it opens when `count` have. The set
+ * holds the segment's core set and may be larger: cores that run nothing
+ * of the segment then only wait for it (so the next segment on them reads
+ * what it wrote). */
+typedef struct BkBarrier { int id, count; BkCoreSet set; } BkBarrier;
 
 /* One layer group on a core set, closed by a barrier of that set. */
 typedef struct BkSegment {
@@ -75,6 +84,9 @@ typedef struct BkSegment {
     uint64_t est_cycles;          /* first instruction to barrier release */
     uint64_t est_compute;         /* max over cores of the busiest compute engine */
     uint64_t est_dma;             /* max over cores of DMA busy cycles */
+    /* measured by the emitter (emit/emit.h, BkEmitUse) */
+    uint64_t dram_rd, dram_wr;    /* bytes its DMAs read from / write to DRAM */
+    uint64_t lmem_peak;           /* highest LMEM byte any of its instructions touches */
 } BkSegment;
 
 typedef struct BkSchedule {
@@ -85,7 +97,7 @@ typedef struct BkSchedule {
 /* One entry of a core's time-step table, in issue order. */
 typedef enum {
     BK_ACT_MCAST,   /* the layer's prologue DMA, masked to `mask` (DMA) */
-    BK_ACT_WAIT,    /* a matrix-stream nop waiting on `wait` */
+    BK_ACT_WAIT,    /* a nop on `engine`'s stream waiting on `wait` */
     BK_ACT_LOAD,    /* tile's loads into its slot (DMA) */
     BK_ACT_COMPUTE, /* tile's computes (matrix / vector, hand-overs inside) */
     BK_ACT_STORE,   /* tile's stores (DMA) */
@@ -97,9 +109,11 @@ typedef struct BkAction {
     uint8_t kind;                 /* BkActKind */
     uint8_t slot;                 /* LOAD / COMPUTE / STORE: the slot b */
     uint8_t skip_w;               /* LOAD: the slot still holds this tile's weights */
+    uint8_t engine;               /* WAIT: the stream it holds (ISA_ENGINE_MAT, or DMA when
+                                   * the tiles' loads read what the prologue copied to SRAM) */
     int8_t wait;                  /* semaphore the first instruction waits on, -1 none */
     int8_t signal;                /* semaphore the last instruction signals, -1 none */
-    uint32_t mask;                /* MCAST: cores of the cluster written and signalled */
+    uint32_t mask;                /* MCAST: cores of the cluster its LMEM writes go to and its signal reaches */
     int tile;                     /* LOAD / COMPUTE / STORE / COPY: the layer's tile */
 } BkAction;
 
@@ -111,9 +125,10 @@ typedef struct BkTable {
 
 void bk_sched_init(BkSchedule *s);
 void bk_sched_free(BkSchedule *s);
-/* Appends a segment running ly on cores and distributes its tiles over
- * them (bk_sched_distribute); returns its index, or -1. */
-int bk_sched_add(BkSchedule *s, BkLayer *ly, BkCoreSet cores, int bar_id, AtlErr *e);
+/* Appends a segment running ly on cores, closed by barrier bar_id over
+ * bar_set (which must contain cores), and distributes its tiles over the
+ * cores (bk_sched_distribute); returns its index, or -1. */
+int bk_sched_add(BkSchedule *s, BkLayer *ly, BkCoreSet cores, BkCoreSet bar_set, int bar_id, AtlErr *e);
 /* Tiles to the segment's cores: runs of tile_run consecutive tiles stay
  * on one core, in order; runs go to cores in contiguous balanced blocks
  * (run k of K on core first + floor(k * count / K)); sets cores_used. */

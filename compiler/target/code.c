@@ -151,6 +151,27 @@ int bk_act_code(BkCode *c, const char *act, float alpha, float beta, int dt, uin
     return 0;
 }
 
+int bk_flat_copy(BkCode *c, int dt, uint64_t dst, uint64_t src, uint64_t n)
+{
+    const uint64_t row = 16384;   /* rows of 16384 elements, then the rest */
+    uint64_t full = n / row, rest = n % row, es = (uint64_t)isa_dtype_size(dt);
+    if (full > 65535) return -1;
+    int64_t st[4];
+    if (full) {
+        uint32_t sh[4] = {1, 1, (uint32_t)full, (uint32_t)row};
+        bk_compact(sh, st);
+        AtlInsn in = bk_dma(dt, ISA_SPACE_LMEM, dst, ISA_SPACE_DRAM, src, sh, st, st);
+        if (bk_code_st(c, &in)) return -1;
+    }
+    if (rest) {
+        uint32_t sh[4] = {1, 1, 1, (uint32_t)rest};
+        bk_compact(sh, st);
+        AtlInsn in = bk_dma(dt, ISA_SPACE_LMEM, dst + full * row * es, ISA_SPACE_DRAM, src + full * row * es, sh, st, st);
+        if (bk_code_st(c, &in)) return -1;
+    }
+    return 0;
+}
+
 int bk_matrix_epilogue(BkCode *c, const BkLow *l, int dt, uint64_t acc, uint64_t tmp, uint64_t out, uint64_t resid,
                        const uint32_t osh[4], const int64_t ost[4], uint64_t *res)
 {

@@ -57,6 +57,8 @@ void bk_layer_free(BkLayer *ly)
     ly->copies = NULL;
     free(ly->lw.aux);
     ly->lw.aux = NULL;
+    free(ly->chain);
+    ly->chain = NULL;
     free(ly->shapes.v);
     free(ly->shapes.tiles);
     memset(&ly->shapes, 0, sizeof ly->shapes);

@@ -52,7 +52,8 @@ enum { BK_R_IN, BK_R_ACC, BK_R_OUT, BK_R_MAX, BK_R_NREGS };
 typedef enum {
     BK_K_CONV, BK_K_POOL, BK_K_MM, BK_K_ELEM, BK_K_REDUCE, BK_K_SOFTMAX, BK_K_LAYERNORM, BK_K_MOVE,
     BK_K_ARG, BK_K_LOSS, BK_K_TRILU, BK_K_GATHER_EL, BK_K_GATHER_ND, BK_K_ONEHOT, BK_K_TOPK,
-    BK_K_SCATTER_EL, BK_K_SCATTER_ND, BK_K_REVSEQ
+    BK_K_SCATTER_EL, BK_K_SCATTER_ND, BK_K_REVSEQ,
+    BK_K_CHAIN                    /* a layer group of window layers (lower/chain.c) */
 } BkKind;
 
 /* Lowering state of one layer; which members are used depends on kind. */
@@ -118,6 +119,8 @@ typedef struct BkLow {
     uint64_t q_yscale, q_yzp;     /* DynamicQuantizeLinear: its scale and zero-point outputs (tagged, 0 absent) */
     int q_sdt, q_zdt;             /* Quantize/DequantizeLinear: ISA dtypes of the scale / zero-point vectors
                                    * at w / b (f32 when compiled in; run-time ones: their storage dtypes) */
+    int q_mode;                   /* int8 matrix layers (lower/qmatrix.c): i32 out, f32 or integer requantisation */
+    int q_mm;                     /* int8 matrix layers: x is a matmul's A [rows][K], y [rows][N] */
 } BkLow;
 
 /* A strided copy of up to IR_MAXDIM dims (element strides, elements of
@@ -162,16 +165,26 @@ struct BkLayer {
     BkTileGen gen;
     BkLow lw;
     char split[32];               /* how the output was sliced, e.g. "N1 C2 H4" */
-    uint64_t macs;
+    uint64_t macs;                /* useful multiply-accumulates */
+    uint64_t run_macs;            /* executed (halo rows recomputed by a group); 0: macs */
     int is_matrix;
     /* weight multicast: the layer's whole weights live in the resident
      * region of every core of a cluster that runs its tiles, written once
      * per cluster by the DMA the prologue generates (its `st` list) */
     int mcast;
+    /* input in SRAM: the layer's input is copied once per cluster from
+     * DRAM into the cluster's SRAM (at address 0) by the prologue, and
+     * every tile loads its input from there; the schedule's WAIT then holds
+     * the DMA queue (the loads), not the matrix stream. The prologue's last
+     * DMA is a multicast (the weights', or a 64-byte flag into l_flag) so
+     * that its signal reaches every core of the cluster */
+    int in_sram;
+    uint64_t l_flag;              /* resident LMEM the flag lands in (in_sram without mcast) */
     int (*prologue)(BkCtx *c, const BkLayer *ly, BkCode *code, AtlErr *e);
     BkCopy *copies;               /* DMA-only layers: the strided copies (malloc'd) */
     int ncopies;
     BkShapes shapes;              /* candidate tile shapes (malloc'd), see BkShapes */
+    struct BkChain *chain;        /* a layer group's plan (lower/chain.c; one malloc'd block) */
 };
 
 /* layer.c: the layer's tiles: ntiles, run (see tile_run) and weight keys
@@ -200,6 +213,9 @@ void bk_compact(const uint32_t sh[4], int64_t st[4]); /* row-major element strid
 /* Appends the activation `act` on n contiguous elements at lmem p (in place). */
 int bk_act_code(BkCode *c, const char *act, float alpha, float beta, int dt, uint64_t p,
                 uint64_t tmp, uint32_t n, int layer);
+/* A contiguous copy of n elements of dtype dt from tagged DRAM src to LMEM
+ * dst, as one or two DMAs appended to the code's `st` list (prologues). */
+int bk_flat_copy(BkCode *c, int dt, uint64_t dst, uint64_t src, uint64_t n);
 /* The f32 epilogue of a conv/mm tile after its bias: l's fused activation
  * in place on the block osh (row-major strides ost) at acc (scratch tmp),
  * then with a residual tail (resid: the same block of the residual in f32,

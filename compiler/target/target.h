@@ -19,7 +19,9 @@
  *   group/     choices priced by the cost model: the tile-shape search
  *              (layer groups and their slicing will live here)
  *   emit/      the schedule -> instruction streams and .abm records
- *   backend/   the driver (bk_compile) and the public API backend/backend.h
+ *   backend/   the backend's driver (bk_compile) and its API backend/backend.h
+ *   driver/    above the backend: an ONNX file through the front end and the
+ *              backend into an .abm (what atoll compile and atl_compile run)
  * docs/backend.md describes the flow. */
 #ifndef ATOLL_COMPILER_TARGET_TARGET_H
 #define ATOLL_COMPILER_TARGET_TARGET_H
@@ -41,6 +43,7 @@ typedef struct BkPlace {
     int region;                   /* ABM_REGION_*, -1 not placed */
     uint64_t offset;              /* inside the region (for views: root's) */
     int placed;
+    int internal;                 /* lives only in LMEM inside a layer group: never in DRAM, not listed */
 } BkPlace;
 
 /* The compilation context. The driver (backend/compile.c) owns it and
@@ -55,6 +58,10 @@ typedef struct BkCtx {
                                    * its core set; the whole chip in the one-layer schedule) */
     int keep_activations;         /* BkOptions.keep_activations */
     int grouping;                 /* 1: layer groups allowed (BkOptions.group auto) */
+    int group_max;                /* most layers in a group (BkOptions.group_max; 0: no limit) */
+    int sram_never, sram_always; /* inputs in SRAM (BkOptions.sram_input): never; only
+                                   * those shapes where a layer may; neither: the cost
+                                   * model chooses */
     uint64_t slot;                /* LMEM bytes of one slot (no resident region) */
     uint64_t align;               /* LMEM operand alignment */
     BkPlace *pl;                  /* per tensor */

@@ -12,7 +12,8 @@
 # left out of the metadata still gave the 42 recorded hashes.
 # Under the sanitizer builds (BUILD=*san*) ResNet-50 is left out: its
 # compiles take minutes there; the plain pass checks it (on a1 and edge16k:
-# tiny's DRAM cannot hold its weights, so it is refused there).
+# tiny's DRAM cannot hold its weights, so it is refused there), with
+# --zlevel 6 as recorded (synthetic weights are otherwise stored raw).
 . test/cli/lib.inc
 FIX=test/data/abm_sha256.txt
 models="digits_cnn encoder_block lenet5 mobilenetv2_035 resnet20_cifar vit_tiny resnet50"
@@ -20,7 +21,7 @@ case "$BUILD" in *san*) models="digits_cnn encoder_block lenet5 mobilenetv2_035 
 : > "$TMPD/now.txt"
 for m in $models; do
     src=models/$m.onnx; extra=""
-    [ "$m" = resnet50 ] && { src=models/full/resnet50.onnx; extra=--synthetic-weights; }
+    [ "$m" = resnet50 ] && { src=models/full/resnet50.onnx; extra="--synthetic-weights --zlevel 6"; }
     chips="tiny a1 edge16k"
     # tiny's 16 MiB of DRAM cannot hold ResNet-50's weights: refused (alloc/limits.c, synthetic-weight cap)
     [ "$m" = resnet50 ] && chips="a1 edge16k"

@@ -29,6 +29,11 @@ expect_fail range_error "bad.ini:18: \[matrix\] rows = 2000 is out of range 1..1
 grep -v '^latency_ns' configs/a1.ini > "$TMPD/miss.ini"
 expect_fail missing_key "miss.ini: missing key \[dram\] latency_ns" "$ATOLL" config check --chip "$TMPD/miss.ini"
 expect_fail no_file "cannot open" "$ATOLL" config show --chip "$TMPD/nope.ini"
-expect_fail no_chip "--chip FILE is required" "$ATOLL" config show
+expect_ok default_chip_a1 "$ATOLL" config check
+expect_grep default_chip_is_a1 "configs/a1.ini: ok (chip a1" "$TMPD/out"
+expect_ok chip_by_name "$ATOLL" config check --chip tiny
+expect_grep chip_by_name_file "configs/tiny.ini: ok (chip tiny" "$TMPD/out"
+expect_fail chip_unknown_name "no chip config of that name in configs" "$ATOLL" config check --chip a2
+expect_grep chip_unknown_lists "chips found: a1, edge16k, tiny" "$TMPD/out"
 expect_fail bad_action "unknown action 'frob'" "$ATOLL" config frob
 cli_summary config

@@ -1,8 +1,8 @@
 # demo.sh - `atoll demo` (what `make demo` runs) on the first 40 images of
 # the digits test set: every prediction of the simulated chip must equal
 # PyTorch's (models/digits_cnn.json), the trace is written, bad options fail;
-# then the whole demo as `make demo` runs it, ResNet-50 included, whose
-# simulated figures must equal those README.md shows.
+# then the whole demo as `make demo` runs it, the int8 runs and ResNet-50
+# included, whose simulated figures must equal those README.md shows.
 . test/cli/lib.inc
 expect_ok demo_digits "$ATOLL" demo --images 40 --batch 8 --no-resnet --trace "$TMPD/trace.json"
 expect_grep demo_predictions "predictions    equal to PyTorch's for 40/40 images" "$TMPD/out"
@@ -18,6 +18,10 @@ expect_grep demo_full_accuracy "accuracy       356/360 = 98.89% (PyTorch: 356/36
 expect_grep demo_full_predictions "equal to PyTorch's for 360/360 images" "$TMPD/demo.out"
 expect_grep demo_resnet_ran "^ResNet-50 (models/full/resnet50.onnx.*timing only:" "$TMPD/demo.out"
 expect_grep demo_resnet_cycles "^  cycles/image   [1-9][0-9]*$" "$TMPD/demo.out"
+# the int8 halves: the digits CNN as accurate as fp32 and predicting the same, ResNet-50 timed
+expect_grep demo_int8_accuracy "accuracy       356/360 = 98.89% (fp32: 356/360 = 98.89%)" "$TMPD/demo.out"
+expect_grep demo_int8_agreement "equal to fp32's for 360/360 images" "$TMPD/demo.out"
+expect_grep demo_int8_resnet "^ResNet-50, int8 .*timing only:" "$TMPD/demo.out"
 host_lines='^ *(compile|trace|wall time) '
 awk '/^and prints:$/ { on = 1; next } /^\(Host times vary/ { on = 0 } on && /^    [^ ]/ || on && /^      / { print substr($0, 5) }' README.md |
     grep -v -E "$host_lines" > "$TMPD/readme.sim"
@@ -29,5 +33,5 @@ expect_ok demo_partial_batch "$ATOLL" demo --images 13 --batch 5 --no-resnet --n
 expect_grep demo_partial_predictions "equal to PyTorch's for 13/13 images" "$TMPD/out"
 expect_fail demo_bad_batch "'0' is not a positive count" "$ATOLL" demo --batch 0
 expect_fail demo_bad_models "nowhere/digits_cnn.json" "$ATOLL" demo --models "$TMPD/nowhere" --no-resnet
-expect_fail demo_bad_arg "unknown argument '--fast'" "$ATOLL" demo --fast
+expect_fail demo_bad_arg "unknown option '--fast'" "$ATOLL" demo --fast
 cli_summary demo.sh

@@ -15,5 +15,6 @@ while read -r op; do grep -q "| \`$op\` |" docs/isa.md || missing="$missing $op"
 if [ -z "$missing" ] && [ -s "$TMPD/ops" ]; then ok isa_md_lists_every_op; else fail isa_md_lists_every_op "missing:$missing"; fi
 expect_grep config_md_has_dram_section '## \[dram\]' docs/config.md
 expect_grep isa_md_has_layout '| `dst` | addr | 40 + 2 | 43 (space code at 83) |' docs/isa.md
-expect_fail isa_bad_option "usage: atoll isa" "$ATOLL" isa --frob
+expect_fail isa_bad_option "unknown option '--frob'" "$ATOLL" isa --frob
+expect_fail isa_did_you_mean "did you mean '--doc'" "$ATOLL" isa --dco
 cli_summary docs

@@ -17,7 +17,7 @@ rank() {
     case $1 in
     ir) echo 0;; ops) echo 1;; onnx|passes|interp) echo 2;;
     target) echo 3;; legalize) echo 4;; alloc) echo 5;; lower) echo 6;; schedule) echo 7;;
-    cost) echo 8;; group) echo 9;; emit) echo 10;; backend) echo 11;; *) echo "";;
+    cost) echo 8;; group) echo 9;; emit) echo 10;; backend) echo 11;; driver) echo 12;; *) echo "";;
     esac
 }
 

@@ -18,4 +18,11 @@ expect_ok matches_pytorch "$GEN" --close "$TMPD/out.npy" "$TMPD/output.npy" 1e-4
 expect_ok run_reference_npz "$ATOLL" run "$TMPD/digits.abm" --chip $CHIP --input models/digits_cnn.ref.npz --output "$TMPD/out2.npy"
 expect_grep run_reference_note "array 'output' is an output of net" "$TMPD/out"
 expect_ok reference_npz_matches "$GEN" --close "$TMPD/out2.npy" "$TMPD/output.npy" 1e-4
+# --timing-only: the simulator's timing mode through the same host API and
+# firmware gives the cycles and per-layer profile of the full run
+expect_ok run_timing_only "$ATOLL" run "$TMPD/digits.abm" --chip $CHIP --input "$TMPD/input.npy" --profile --timing-only
+grep -E '^(profile|  [0-9]+ )' "$TMPD/out" > "$TMPD/timing.txt"
+"$ATOLL" run "$TMPD/digits.abm" --chip $CHIP --input "$TMPD/input.npy" --profile 2>&1 | grep -E '^(profile|  [0-9]+ )' > "$TMPD/full.txt"
+if [ -s "$TMPD/full.txt" ] && cmp -s "$TMPD/full.txt" "$TMPD/timing.txt"; then ok timing_only_same_cycles
+else fail timing_only_same_cycles "$(diff "$TMPD/full.txt" "$TMPD/timing.txt" | head -c 600)"; fi
 cli_summary run_compiled

@@ -1,5 +1,5 @@
 /* bk_e2e.h - end-to-end harness shared by the backend tests: ONNX model ->
- * passes -> bk_compile -> .abm bytes -> abm_load_buffer -> abm_stage_program
+ * passes -> bk_compile -> .abm bytes -> abm_load_buffer -> abm_variant_program
  * -> simulator (inputs written into the io region, outputs read back) ->
  * comparison with the reference outputs (models/NAME.ref.npz, PyTorch) and
  * with the reference interpreter. Header only (one test binary each). */
@@ -164,25 +164,33 @@ static inline int e2e_load_model(const char *path, const AtlNdArray *in, IrGraph
 
 /* Compiles g for chip in dtype (summary into sum if given; *compiled = 1
  * once bk_compile succeeded), serializes the .abm (*buf, *len), loads it
- * back (*m), makes the stage a simulator program (*p, region bases *b) and
+ * back (*m), makes the variant a simulator program (*p, region bases *b) and
  * loads it into a new simulator (*s). The caller frees all of them, also
  * on failure. */
-static inline int e2e_build(const IrGraph *g, const AtlChip *chip, int dtype, BkSummary *sum, int *compiled, uint8_t **buf,
-                            size_t *len, AbmModel *m, AtlProgram *p, AbmRegionBases *b, AtlSim **s, AtlErr *e)
+static inline int e2e_build_opt(const IrGraph *g, const AtlChip *chip, const BkOptions *o, BkSummary *sum, int *compiled,
+                                uint8_t **buf, size_t *len, AbmModel *m, AtlProgram *p, AbmRegionBases *b, AtlSim **s,
+                                AtlErr *e)
 {
     AbmWriter *w = abm_writer_new(cfg_fingerprint(chip));
-    BkOptions o;
-    bk_options_default(&o);
-    o.dtype = dtype;
-    int rc = !w || bk_compile(g, chip, &o, w, sum, e) ? -1 : 0;
+    int rc = !w || bk_compile(g, chip, o, w, sum, e) ? -1 : 0;
     if (!rc && compiled) *compiled = 1;
     if (!rc) rc = abm_serialize(w, buf, len, e) || abm_load_buffer(m, *buf, *len, 0, 0, e) ? -1 : 0;
     abm_writer_free(w);
-    if (rc || abm_stage_program(m, 0, chip, p, b, e)) return -1;
+    if (rc || abm_variant_program(m, 0, chip, p, b, e)) return -1;
     AtlSimOptions so;
     sim_options_default(&so);
     *s = sim_create(chip, &so, e);
     return !*s || sim_load(*s, p, e) ? -1 : 0;
+}
+
+/* e2e_build_opt with the default options in dtype. */
+static inline int e2e_build(const IrGraph *g, const AtlChip *chip, int dtype, BkSummary *sum, int *compiled, uint8_t **buf,
+                            size_t *len, AbmModel *m, AtlProgram *p, AbmRegionBases *b, AtlSim **s, AtlErr *e)
+{
+    BkOptions o;
+    bk_options_default(&o);
+    o.dtype = dtype;
+    return e2e_build_opt(g, chip, &o, sum, compiled, buf, len, m, p, b, s, e);
 }
 
 /* Writes n f32 values, converted to dtype, into io tensor ti of the staged
@@ -229,7 +237,7 @@ static inline int e2e_run(const char *name, const char *chipfile, int dtype, E2e
     if (cfg_load(chipfile, &chip, &e) || e2e_load_model(path, rin, &g, &e)) goto done;
     AbmRegionBases b;
     if (e2e_build(&g, &chip, dtype, &r->sum, &r->ok_compile, &buf, &len, &m, &p, &b, &s, &e)) goto done;
-    /* input -> io region (first input tensor of the stage) */
+    /* input -> io region (first input tensor of the variant) */
     AbmTensor ti = abm_tensor(&m.view, 0), to;
     int oi = -1;
     for (uint32_t i = 0; i < m.view.n_tensors; i++) if (abm_tensor(&m.view, i).role == ABM_ROLE_OUTPUT) { oi = (int)i; break; }
@@ -284,10 +292,12 @@ done:
  * pseudo-random input and compares with the interpreter. Returns 0 if it
  * ran; *max_err gets max |sim - interp| / (1 + |interp|) over every output. The program is
  * left in *prog_out when non-NULL (caller prog_free); the per-layer
- * summary in *sum when non-NULL (caller bk_summary_free). */
-static inline int e2e_graph_sum(IrGraph *g, const char *chipfile, int dtype, double *max_err, AtlProgram *prog_out,
-                                BkSummary *sum, char *err, size_t errlen)
+ * summary in *sum when non-NULL (caller bk_summary_free). Compiled with
+ * opt. */
+static inline int e2e_graph_run(IrGraph *g, const char *chipfile, const BkOptions *opt, double *max_err,
+                                AtlProgram *prog_out, BkSummary *sum, char *err, size_t errlen)
 {
+    int dtype = opt->dtype;
     AtlErr e = {{0}};
     AtlChip chip;
     uint8_t *buf = NULL;
@@ -315,7 +325,7 @@ static inline int e2e_graph_sum(IrGraph *g, const char *chipfile, int dtype, dou
     for (int64_t i = 0; i < n; i++) ((float *)in.data)[i] = e2e_frand(&seed);
     if (interp_run(g, &in, 1, &outs, &e)) goto done;
     AbmRegionBases b;
-    if (e2e_build(g, &chip, dtype, sum, NULL, &buf, &len, &m, &p, &b, &s, &e)) goto done;
+    if (e2e_build_opt(g, &chip, opt, sum, NULL, &buf, &len, &m, &p, &b, &s, &e)) goto done;
     AbmTensor ti = abm_tensor(&m.view, 0);
     if (e2e_put_input(s, &b, ti, dtype, (const float *)in.data, n, &e)) goto done;
     if (sim_run(s, &e)) goto done;
@@ -349,6 +359,22 @@ done:
     abm_model_free(&m);
     free(buf);
     return rc;
+}
+/* e2e_graph_sum_opt with groups as the default options form them. */
+/* e2e_graph_run with the default options in dtype and group_max. */
+static inline int e2e_graph_sum_opt(IrGraph *g, const char *chipfile, int dtype, int group_max, double *max_err,
+                                    AtlProgram *prog_out, BkSummary *sum, char *err, size_t errlen)
+{
+    BkOptions o;
+    bk_options_default(&o);
+    o.dtype = dtype;
+    o.group_max = group_max;
+    return e2e_graph_run(g, chipfile, &o, max_err, prog_out, sum, err, errlen);
+}
+static inline int e2e_graph_sum(IrGraph *g, const char *chipfile, int dtype, double *max_err, AtlProgram *prog_out,
+                                BkSummary *sum, char *err, size_t errlen)
+{
+    return e2e_graph_sum_opt(g, chipfile, dtype, 0, max_err, prog_out, sum, err, errlen);
 }
 /* e2e_graph_sum without the per-layer summary. */
 static inline int e2e_graph(IrGraph *g, const char *chipfile, int dtype, double *max_err, AtlProgram *prog_out, char *err, size_t errlen)

@@ -35,18 +35,21 @@ static inline void bk_timing_run_free(BkTimingRun *r)
     memset(r, 0, sizeof *r);
 }
 
-/* Compiles g (after the passes) for chip with the default options and runs
- * it timing-only; 0, or -1 with e set ("compile: ..." or "timing-only
- * run: ..."). The caller frees r with bk_timing_run_free either way. */
-static inline int bk_timing_run(const IrGraph *g, const AtlChip *chip, BkTimingRun *r, AtlErr *e)
+/* Compiles g (after the passes) for chip with options o (NULL: the
+ * defaults) and runs it timing-only; 0, or -1 with e set ("compile: ..."
+ * or "timing-only run: ..."). The caller frees r with bk_timing_run_free
+ * either way. */
+static inline int bk_timing_run_opts(const IrGraph *g, const AtlChip *chip, const BkOptions *opts, BkTimingRun *r,
+                                     AtlErr *e)
 {
     memset(r, 0, sizeof *r);
     BkOptions o;
     bk_options_default(&o);
+    if (opts) o = *opts;
     r->w = abm_writer_new(cfg_fingerprint(chip));
     if (r->w) abm_writer_set_level(r->w, 0);
     if (!r->w || bk_compile(g, chip, &o, r->w, &r->sum, e) || abm_serialize(r->w, &r->buf, &r->len, e) ||
-        abm_load_buffer(&r->m, r->buf, r->len, cfg_fingerprint(chip), 0, e) || abm_stage_program(&r->m, 0, chip, &r->p, NULL, e)) {
+        abm_load_buffer(&r->m, r->buf, r->len, cfg_fingerprint(chip), 0, e) || abm_variant_program(&r->m, 0, chip, &r->p, NULL, e)) {
         if (!r->w) atl_fail(e, "out of memory");
         atl_err_prefix(e, "compile");
         return -1;
@@ -60,5 +63,10 @@ static inline int bk_timing_run(const IrGraph *g, const AtlChip *chip, BkTimingR
         return -1;
     }
     return 0;
+}
+
+static inline int bk_timing_run(const IrGraph *g, const AtlChip *chip, BkTimingRun *r, AtlErr *e)
+{
+    return bk_timing_run_opts(g, chip, NULL, r, e);
 }
 #endif

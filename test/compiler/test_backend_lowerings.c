@@ -205,7 +205,7 @@ static double run_indices(IrGraph *g, const char *chipfile, const int64_t *idx, 
     int irc = interp_run(g, in, nin, &outs, &e);
     AbmRegionBases b;
     if (e2e_build(g, &chip, ISA_F32, NULL, NULL, &buf, &len, &m, &p, &b, &s, &e)) goto done;
-    AbmStage st = abm_stage(&m.view, 0);
+    AbmVariant st = abm_variant(&m.view, 0);
     uint64_t yoff = 0;
     for (uint32_t t = st.tensor_first; t < st.tensor_first + st.tensor_count; t++) {
         AbmTensor at = abm_tensor(&m.view, t);

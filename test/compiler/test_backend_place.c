@@ -1,5 +1,5 @@
 /* test_backend_place.c - DRAM placement of compiled models, checked from the
- * .abm itself (the tensors a stage lists, with offsets and shapes):
+ * .abm itself (the tensors a variant lists, with offsets and shapes):
  *   - any two activation tensors that are live at the same step (interval
  *     [producer node, last consumer node] in graph order) and are not views
  *     of one another occupy disjoint bytes of the activations region;
@@ -38,6 +38,7 @@ static void check_model(const char *name, int keep, uint64_t *act_bytes, uint64_
     BkOptions o;
     bk_options_default(&o);
     o.keep_activations = keep;
+    o.group = BK_GROUP_NONE;   /* placement of every activation: no layer groups */
     BkSummary sum;
     uint8_t *buf = NULL;
     size_t len = 0;
@@ -45,7 +46,7 @@ static void check_model(const char *name, int keep, uint64_t *act_bytes, uint64_
     AbmModel m;
     memset(&m, 0, sizeof m);
     REQUIRE(abm_load_buffer(&m, buf, len, 0, ABM_LOAD_SKIP_WEIGHTS, &e) == 0);
-    AbmStage st = abm_stage(&m.view, 0);
+    AbmVariant st = abm_variant(&m.view, 0);
     int n = (int)m.view.n_tensors;
     Span *sp = calloc((size_t)n, sizeof *sp);
     REQUIRE(sp);
@@ -142,7 +143,10 @@ TEST(shared_weights_stored_once)
         REQUIRE(ir_toposort(&g, &e) == 0 && ir_infer_shapes(&g, &e) == 0 && pass_run_all(&g, &e) == 0);
         AbmWriter *w = abm_writer_new(cfg_fingerprint(&chip));
         BkSummary sum;
-        REQUIRE(w && bk_compile(&g, &chip, NULL, w, &sum, &e) == 0);
+        BkOptions o;
+        bk_options_default(&o);
+        o.group = BK_GROUP_NONE;   /* two layers, not one group */
+        REQUIRE(w && bk_compile(&g, &chip, &o, w, &sum, &e) == 0);
         bytes[twice] = sum.weight_bytes;
         CHECK_EQ_INT(sum.nlayers, twice ? 2 : 1);
         bk_summary_free(&sum);

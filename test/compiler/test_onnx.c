@@ -3,6 +3,8 @@
  * error names the byte offset and field; no input crashes). */
 #include "test/test.h"
 #include "compiler/onnx/onnx.h"
+#include "compiler/ops/infer.h"
+#include "compiler/ops/ops.h"
 #include "util/file.h"
 #include <stdlib.h>
 #include <unistd.h>
@@ -268,13 +270,71 @@ TEST(external_data)
     if (system(cmd)) {}
 }
 
-int main(void)
+/* A chain of 60 nodes: Relu, then 30 ops Atoll lacks (Fancy0..Fancy29)
+ * used twice each under long names, so that the list passes 1 KB. */
+static int build_unsupported(IrGraph *g)
 {
+    AtlErr e;
+    ir_init(g);
+    g->opset = 13;
+    int64_t xd[2] = {1, 4};
+    if (ir_add_input(g, "x", IR_F32, 2, xd, &e) < 0 || ir_add_op(g, "Relu", "relu", "x", "t0", &e) < 0) return -1;
+    for (int i = 0; i < 60; i++) {
+        char op[32], name[96], in[16], out[16];
+        snprintf(op, sizeof op, "Fancy%d", i % 30);
+        snprintf(name, sizeof name, "/encoder/layers.%d/self_attn/fancy_projection_%d", i, i);
+        snprintf(in, sizeof in, "t%d", i);
+        snprintf(out, sizeof out, "t%d", i + 1);
+        if (ir_add_op(g, op, name, in, out, &e) < 0) return -1;
+    }
+    return ir_add_output(g, "t60", &e) < 0 ? -1 : 0;
+}
+
+TEST(unsupported_ops_listed_in_full)
+{
+    IrGraph g;
+    AtlErr e = {{0}};
+    REQUIRE(build_unsupported(&g) == 0);
+    REQUIRE(ir_toposort(&g, &e) == 0);
+    CHECK(ir_infer_shapes(&g, &e) == -1);
+    /* the message counts them and lists whole lines, never cut mid-word */
+    CHECK_STR_CONTAINS(e.msg, "60 nodes use 30 ops that Atoll does not support:");
+    CHECK_STR_CONTAINS(e.msg, "  op 'Fancy0' (opset 13) is not supported (not in the op table): 2 nodes: "
+                              "'/encoder/layers.0/self_attn/fancy_projection_0', '/encoder/layers.30/self_attn/fancy_projection_30'");
+    CHECK_STR_CONTAINS(e.msg, "more ops");
+    CHECK(!strstr(e.msg, "Relu"));
+    const char *last = strrchr(e.msg, '\n');
+    CHECK(last && !strncmp(last, "\n  ... and ", 11));
+    int nops = 0, nnodes = 0;
+    char *rep = ir_unsupported_report(&g, &nops, &nnodes);
+    REQUIRE(rep);
+    CHECK_EQ_INT(nops, 30);
+    CHECK_EQ_INT(nnodes, 60);
+    CHECK(strlen(rep) > ATL_ERRLEN);
+    CHECK_STR_CONTAINS(rep, "  op 'Fancy29' (opset 13) is not supported (not in the op table): 2 nodes: "
+                            "'/encoder/layers.29/self_attn/fancy_projection_29', '/encoder/layers.59/self_attn/fancy_projection_59'\n");
+    int lines = 0;
+    for (const char *p = rep; (p = strchr(p, '\n')); p++) lines++;
+    CHECK_EQ_INT(lines, 30);
+    free(rep);
+    ir_free(&g);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc == 3 && !strcmp(argv[1], "--write-unsupported")) { /* for test/cli/onnx.sh */
+        IrGraph g;
+        AtlErr e;
+        int rc = build_unsupported(&g) || onnx_save_file(&g, argv[2], &e);
+        ir_free(&g);
+        return rc;
+    }
     RUN(round_trip);
     RUN(every_truncation_is_handled);
     RUN(malformed_wire_format);
     RUN(tensor_data_forms);
     RUN(tensor_errors);
     RUN(external_data);
+    RUN(unsupported_ops_listed_in_full);
     return test_summary("test_onnx");
 }

@@ -12,3 +12,8 @@ np.save(f"{d}/np_fortran.npy", np.asfortranarray(np.ones((2, 3), dtype=np.float3
 np.save(f"{d}/np_f64.npy", np.ones(2, dtype=np.float64))
 np.savez(f"{d}/np_stored.npz", a=np.arange(4, dtype=np.uint8), b=np.full((2, 2), -3, dtype=np.int8))
 np.savez_compressed(f"{d}/np_deflated.npz", x=np.linspace(0, 1, 100, dtype=np.float32).reshape(10, 10), y=np.arange(5, dtype=np.int32))
+# the digits CNN's reference input alone (its .ref.npz also holds PyTorch's
+# float output, which `atoll compare` would take as the expected value:
+# test/cli/quantize.sh compares a quantised model with its interpreter run)
+r = np.load(f"{d}/../../models/digits_cnn.ref.npz")
+np.save(f"{d}/digits_x.npy", r["input"])

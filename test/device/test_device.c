@@ -109,7 +109,7 @@ TEST(two_core_launch)
     AtlErr e;
     AtlSimDevice *d = device_create(&c, &(AtlDeviceOptions){ .trace = 1 }, &e);
     REQUIRE(d);
-    /* model: same tensors as the sample, one stage on two cores */
+    /* model: same tensors as the sample, one variant on two cores */
     mb_bias_init();
     AbmWriter *w = abm_writer_new(cfg_fingerprint(&c));
     REQUIRE(w);
@@ -118,7 +118,7 @@ TEST(two_core_launch)
     AbmTensorDesc x = { .name = "x", .dtype = ABM_DTYPE_INT8, .role = ABM_ROLE_INPUT, .region = ABM_REGION_IO, .ndim = 1, .dims = { 64 } };
     AbmTensorDesc y = { .name = "y", .dtype = ABM_DTYPE_INT8, .role = ABM_ROLE_OUTPUT, .region = ABM_REGION_IO, .ndim = 1, .dims = { 64 }, .offset = 64 };
     REQUIRE(abm_add_net(w, "halves", &net, &e) == 0 && abm_add_weight(w, sample_bias, 64, &woff, &e) == 0 && woff == 0);
-    REQUIRE(abm_add_stage(w, net, 1, 2, &st, &e) == 0 && abm_add_tensor(w, st, &x, NULL, &e) == 0 &&
+    REQUIRE(abm_add_variant(w, net, 1, 2, &st, &e) == 0 && abm_add_tensor(w, st, &x, NULL, &e) == 0 &&
             abm_add_tensor(w, st, &y, NULL, &e) == 0 && abm_set_mem_plan(w, st, 0, 128, &e) == 0);
     CHECKF(mb_streams(w, st, "halves.s", two_core_asm(), &e) == 0, "%s", e.msg);
     uint8_t *img;

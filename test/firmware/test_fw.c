@@ -1,7 +1,7 @@
 /* test_fw.c - firmware unit tests against a fake chip (fw_fake.h): heap and
  * DRAM allocators, message formatting, relocation of hand-encoded records,
  * and every mailbox command with every error path (bad version, wrong chip,
- * bad checksum, heap exhausted, DRAM exhausted, unknown net/stage/handle,
+ * bad checksum, heap exhausted, DRAM exhausted, unknown net/variant/handle,
  * fault during run, hang, bad command, relocation errors).
  * `test_fw --write-seed FILE` writes the sample model (the fuzz seed).
  */
@@ -56,7 +56,8 @@ TEST(dram_first_fit_and_owners)
     CHECK(c >= a + 1000 && c + 64 <= b);          /* goes into the gap before b */
     CHECK(fw_dram_alloc(&d, 1 << 20, 0, 0, &x) == -1);
     CHECK(fw_dram_alloc(&d, 0, 0, 0, &x) == -1);
-    CHECK(fw_dram_alloc(&d, 64, 48, 0, &x) == -1); /* alignment not a power of two */
+    REQUIRE(fw_dram_alloc(&d, 64, 3 * 4096, 1, &x) == 0); /* any alignment (a 3-channel DRAM's round) */
+    CHECK_EQ_INT(x % (3 * 4096), 0);
     CHECK(fw_dram_free(&d, b, 0) == -1);          /* wrong owner */
     fw_dram_free_owner(&d, 1);
     CHECK_EQ_INT(d.n, 1);
@@ -138,7 +139,7 @@ TEST(reloc_rejects_bad_addresses)
 
 typedef struct ModelOpts {
     uint64_t chip;
-    uint32_t cores;          /* of the batch-1 stage */
+    uint32_t cores;          /* of the batch-1 variant */
     uint64_t weight_src;     /* raw DRAM address of the first DMA source; 0 = tagged weights */
     int level;               /* zlib level */
 } ModelOpts;
@@ -150,8 +151,8 @@ static void put_stream(AbmWriter *w, uint32_t st, uint32_t core, uint32_t eng, c
     if (abm_set_stream(w, st, core, eng, recs, n * 64, e)) printf("  stream: %s\n", e->msg);
 }
 
-/* net "mlp": stage 0 batch 1 (x int8[1,64] -> y int8[1,64], weight w int8[256]),
- * stage 1 batch 2. Stage 0's DMA stream copies 256 weight bytes to LMEM and
+/* net "mlp": variant 0 batch 1 (x int8[1,64] -> y int8[1,64], weight w int8[256]),
+ * variant 1 batch 2. Variant 0's DMA stream copies 256 weight bytes to LMEM and
  * 64 bytes from LMEM to io offset 64. */
 static uint8_t *build_model(const ModelOpts *o, size_t *len)
 {
@@ -164,12 +165,12 @@ static uint8_t *build_model(const ModelOpts *o, size_t *len)
     uint32_t net, st0, st1;
     uint64_t off1, off2;
     int bad = abm_add_net(w, "mlp", &net, &e) || abm_add_weight(w, w1, sizeof w1, &off1, &e) ||
-              abm_add_weight(w, w2, sizeof w2, &off2, &e) || abm_add_stage(w, net, 1, o->cores ? o->cores : 1, &st0, &e) ||
-              abm_add_stage(w, net, 2, 1, &st1, &e);
+              abm_add_weight(w, w2, sizeof w2, &off2, &e) || abm_add_variant(w, net, 1, o->cores ? o->cores : 1, &st0, &e) ||
+              abm_add_variant(w, net, 2, 1, &st1, &e);
     float sx = 0.5f;
     int32_t zx = 3;
     for (uint32_t s = 0; s < 2 && !bad; s++) {
-        uint32_t b = s + 1, stage = s ? st1 : st0;
+        uint32_t b = s + 1, variant = s ? st1 : st0;
         AbmTensorDesc x = { .name = "x", .dtype = ABM_DTYPE_INT8, .role = ABM_ROLE_INPUT, .region = ABM_REGION_IO, .ndim = 2,
                             .dims = { b, 64 }, .offset = 0, .quant_kind = ABM_QUANT_PER_TENSOR, .quant_count = 1,
                             .scale = &sx, .zero_point = &zx };
@@ -179,9 +180,9 @@ static uint8_t *build_model(const ModelOpts *o, size_t *len)
                              .ndim = 1, .dims = { 256 }, .offset = off1 };
         AbmTensorDesc w2t = { .name = "w2", .dtype = ABM_DTYPE_INT8, .role = ABM_ROLE_WEIGHT, .region = ABM_REGION_WEIGHTS,
                               .ndim = 1, .dims = { 4000 }, .offset = off2 };
-        bad = abm_add_tensor(w, stage, &x, NULL, &e) || abm_add_tensor(w, stage, &y, NULL, &e) ||
-              abm_add_tensor(w, stage, &wt, NULL, &e) || abm_add_tensor(w, stage, &w2t, NULL, &e) ||
-              abm_set_mem_plan(w, stage, 128 * b, 128 * b, &e);
+        bad = abm_add_tensor(w, variant, &x, NULL, &e) || abm_add_tensor(w, variant, &y, NULL, &e) ||
+              abm_add_tensor(w, variant, &wt, NULL, &e) || abm_add_tensor(w, variant, &w2t, NULL, &e) ||
+              abm_set_mem_plan(w, variant, 128 * b, 128 * b, &e);
     }
     uint8_t dma[3][64], end[64];
     hand_dma(dma[0], ISA_SPACE_LMEM, 0, ISA_SPACE_DRAM, o->weight_src ? o->weight_src : ATL_RELOC_ADDR(ABM_REGION_WEIGHTS, off1),
@@ -267,7 +268,7 @@ TEST(load_query_run_unload)
     CHECK_EQ_INT(load_image(&r, img, len, &h, NULL), 0);
     CHECK_EQ_INT(h, 0);
     CHECK_EQ_INT(res(&r, 1), 1);  /* nets */
-    CHECK_EQ_INT(res(&r, 2), 2);  /* stages */
+    CHECK_EQ_INT(res(&r, 2), 2);  /* variants */
     CHECK_EQ_INT(res(&r, 3), 8);  /* tensors */
     uint64_t wbase = res64(&r, 4), iobase = res64(&r, 8);
     CHECK(r.fake.charged - charged0 > FW_COST_COMMAND * 2);
@@ -282,7 +283,7 @@ TEST(load_query_run_unload)
     CHECK_EQ_INT(post(&r, ATL_MB_QUERY, q, 4), 0);
     CHECK(strcmp(msg(&r), "mlp") == 0);
     CHECK_EQ_INT(res(&r, 1), 2);
-    q[1] = ATL_QK_STAGE; q[2] = 1;
+    q[1] = ATL_QK_VARIANT; q[2] = 1;
     CHECK_EQ_INT(post(&r, ATL_MB_QUERY, q, 4), 0);
     CHECK_EQ_INT(res(&r, 1), 2);  /* batch */
     CHECK_EQ_INT(res(&r, 3), 4);  /* tensors */
@@ -310,7 +311,7 @@ TEST(load_query_run_unload)
     q[1] = 77;
     CHECK_EQ_INT(post(&r, ATL_MB_QUERY, q, 4), ATL_ERR_FW_BAD_ARG);
     CHECK_STR_CONTAINS(msg(&r), "unknown kind 77");
-    /* RUN stage 0: doorbells on dma and mat, relocated stream in DRAM */
+    /* RUN variant 0: doorbells on dma and mat, relocated stream in DRAM */
     uint32_t run[3] = { h, 0, 0 };
     CHECK_EQ_INT(post(&r, ATL_MB_RUN, run, 3), 0);
     CHECK_EQ_INT(r.fake.doorbells, 2);
@@ -333,7 +334,7 @@ TEST(load_query_run_unload)
     CHECK_EQ_INT(hand_get(rec + 64, HAND_DST, 40), iobase + 64);
     CHECK_EQ_INT(rec[128], ISA_OP_END);
     CHECK_EQ_INT(fake_rd(&r.fake, ATL_REG_INT_STATUS) & (ATL_INT_DONE | ATL_INT_FAULT), 0);
-    /* RUN stage 1 rings only vec of core 0 */
+    /* RUN variant 1 rings only vec of core 0 */
     run[2] = 1;
     CHECK_EQ_INT(post(&r, ATL_MB_RUN, run, 3), 0);
     CHECK_EQ_INT(r.fake.doorbells, 3);
@@ -393,7 +394,7 @@ TEST(load_errors)
     /* relocation: an untagged DRAM address in a stream */
     other = build_model(&(ModelOpts){ .chip = FAKE_CHIP, .weight_src = 0x2000 }, &olen);
     REQUIRE(other);
-    expect_load_error(&r, other, olen, ATL_ERR_FW_RELOC, "stage 0 core 0 engine dma instruction 0: dma.copy: src=dram:0x2000 has no region tag");
+    expect_load_error(&r, other, olen, ATL_ERR_FW_RELOC, "variant 0 core 0 engine dma instruction 0: dma.copy: src=dram:0x2000 has no region tag");
     free(other);
     /* LOAD arguments outside DRAM */
     uint32_t l[4] = { 0xFFFFF000u, 0, 0x2000, 0 };
@@ -446,8 +447,8 @@ TEST(run_errors)
     CHECK_EQ_INT(post(&r, ATL_MB_RUN, run, 3), ATL_ERR_FW_UNKNOWN_NET);
     CHECK_STR_CONTAINS(msg(&r), "net 1 does not exist");
     run[1] = 0; run[2] = 2;
-    CHECK_EQ_INT(post(&r, ATL_MB_RUN, run, 3), ATL_ERR_FW_UNKNOWN_STAGE);
-    CHECK_STR_CONTAINS(msg(&r), "net 'mlp' has 2 stage(s), there is no stage 2");
+    CHECK_EQ_INT(post(&r, ATL_MB_RUN, run, 3), ATL_ERR_FW_UNKNOWN_VARIANT);
+    CHECK_STR_CONTAINS(msg(&r), "net 'mlp' has 2 variant(s), there is no variant 2");
     run[2] = 0;
     r.fake.mode = FAKE_FAULT;
     CHECK_EQ_INT(post(&r, ATL_MB_RUN, run, 3), ATL_ERR_FW_FAULT);
@@ -465,7 +466,7 @@ TEST(run_errors)
     CHECK_EQ_INT(post(&r, ATL_MB_NOP, run, 0), 0);
     free(img);
     rig_free(&r);
-    /* a stage needing more cores than the chip has */
+    /* a variant needing more cores than the chip has */
     REQUIRE(rig_init(&r, 1, 1 << 20, 1 << 20) == 0);
     img = build_model(&(ModelOpts){ .chip = FAKE_CHIP, .cores = 2 }, &len);
     REQUIRE(img);
@@ -538,6 +539,63 @@ TEST(load_survives_damage)
     rig_free(&r);
 }
 
+/* A timing-only device (DEVICE_MODE 1): LOAD neither checks nor moves the
+ * weights and leaves the regions as they are, but charges every cycle a
+ * full device charges, so the firmware's time is the same in both modes. */
+TEST(timing_only_skips_weights_same_cycles)
+{
+    size_t len;
+    uint8_t *img = build_model(&(ModelOpts){ .chip = FAKE_CHIP, .level = 6 }, &len);
+    REQUIRE(img);
+    uint64_t charged[2], wbase[2];
+    int same_weights[2];
+    for (int mode = 0; mode < 2; mode++) {
+        Rig r;
+        REQUIRE(fake_init(&r.fake, 1, 1 << 20) == 0);
+        r.fake.regs[ATL_REG_DEVICE_MODE / 4] = (uint32_t)mode;
+        r.heap = malloc(1 << 20);
+        FwHal hal = fake_hal(&r.fake);
+        REQUIRE(r.heap && fw_init(&r.fw, &hal, r.heap, 1 << 20) == 0);
+        CHECK_EQ_INT(r.fw.timing_only, mode);
+        uint64_t c0 = r.fake.charged;
+        uint32_t h;
+        CHECK_EQ_INT(load_image(&r, img, len, &h, NULL), 0);
+        charged[mode] = r.fake.charged - c0;
+        wbase[mode] = res64(&r, 4);
+        same_weights[mode] = memcmp(r.fake.dram + wbase[mode], w1, sizeof w1) == 0;
+        rig_free(&r);
+    }
+    CHECK(same_weights[0]);
+    CHECK(!same_weights[1]);  /* the weights were not moved */
+    CHECK_EQ_INT(charged[1], charged[0]);
+    CHECK_EQ_INT(wbase[1], wbase[0]);
+    free(img);
+}
+
+/* LOAD places a model's regions at multiples of DRAM_ALIGN (the round
+ * of DRAM channels the compiler's cost model assumes), here 3 x 4 KiB as
+ * for three channels interleaved every 4 KiB. */
+TEST(regions_at_dram_align)
+{
+    size_t len;
+    uint8_t *img = build_model(&(ModelOpts){ .chip = FAKE_CHIP, .level = 6 }, &len);
+    REQUIRE(img);
+    Rig r;
+    REQUIRE(fake_init(&r.fake, 1, 1 << 20) == 0);
+    r.fake.regs[ATL_REG_DRAM_ALIGN / 4] = 3 * 4096;
+    r.heap = malloc(1 << 20);
+    FwHal hal = fake_hal(&r.fake);
+    REQUIRE(r.heap && fw_init(&r.fw, &hal, r.heap, 1 << 20) == 0);
+    uint32_t h;
+    CHECK_EQ_INT(load_image(&r, img, len, &h, NULL), 0);
+    for (int k = 0; k < ABM_REGION_COUNT; k++) {
+        uint64_t base = res64(&r, 4 + 2 * k);
+        CHECKF(base && base % (3 * 4096) == 0, "region %d at 0x%llx", k, (unsigned long long)base);
+    }
+    rig_free(&r);
+    free(img);
+}
+
 /* docs/firmware.md lists every cost with its current value. */
 TEST(cost_table_documented)
 {
@@ -577,6 +635,8 @@ int main(int argc, char **argv)
     RUN(run_errors);
     RUN(init_rejects_foreign_window);
     RUN(load_survives_damage);
+    RUN(timing_only_skips_weights_same_cycles);
+    RUN(regions_at_dram_align);
     RUN(cost_table_documented);
     return test_summary("test_fw");
 }

@@ -37,8 +37,8 @@ static const char sample_bad_asm[] =
     "    v.relu dtype=i8 dst=0x101 src=0 shape=64 dstride=1 sstride=1 layer=1\n"
     "    end\n";
 
-/* Adds assembled streams for `stage` (core count of the program). */
-static inline int mb_streams(AbmWriter *w, uint32_t stage, const char *name, const char *text, AtlErr *e)
+/* Adds assembled streams for `variant` (core count of the program). */
+static inline int mb_streams(AbmWriter *w, uint32_t variant, const char *name, const char *text, AtlErr *e)
 {
     AtlProgram p;
     if (prog_assemble(name, text, &p, e)) return -1;
@@ -50,7 +50,7 @@ static inline int mb_streams(AbmWriter *w, uint32_t stage, const char *name, con
             uint8_t *bytes = calloc((size_t)s->count, ISA_INSN_BYTES);
             if (!bytes) { rc = atl_fail(e, "out of memory"); break; }
             for (int i = 0; i < s->count && !rc; i++) rc = isa_encode(&s->insns[i], bytes + (size_t)i * ISA_INSN_BYTES, e);
-            if (!rc) rc = abm_set_stream(w, stage, (uint32_t)c, (uint32_t)g, bytes, (size_t)s->count * ISA_INSN_BYTES, e);
+            if (!rc) rc = abm_set_stream(w, variant, (uint32_t)c, (uint32_t)g, bytes, (size_t)s->count * ISA_INSN_BYTES, e);
             free(bytes);
         }
     prog_free(&p);
@@ -84,11 +84,11 @@ static inline uint8_t *mb_sample_model(uint64_t chip, int with_bad, size_t *len,
     if (abm_add_net(w, "relu_bias", &net, e) || abm_add_weight(w, sample_bias, sizeof sample_bias, &woff, e)) goto out;
     if (woff != 0) { atl_fail(e, "expected the bias at weights offset 0, got %llu", (unsigned long long)woff); goto out; }
     b.offset = woff;
-    if (abm_add_stage(w, net, 1, 1, &st, e) || abm_add_tensor(w, st, &x, NULL, e) || abm_add_tensor(w, st, &b, NULL, e) ||
+    if (abm_add_variant(w, net, 1, 1, &st, e) || abm_add_tensor(w, st, &x, NULL, e) || abm_add_tensor(w, st, &b, NULL, e) ||
         abm_add_tensor(w, st, &y, NULL, e) || abm_set_mem_plan(w, st, 0, 128, e) ||
         mb_streams(w, st, "relu_bias.s", sample_good_asm, e))
         goto out;
-    if (with_bad && (abm_add_net(w, "bad", &bad, e) || abm_add_stage(w, bad, 1, 1, &stb, e) || abm_add_tensor(w, stb, &x, NULL, e) ||
+    if (with_bad && (abm_add_net(w, "bad", &bad, e) || abm_add_variant(w, bad, 1, 1, &stb, e) || abm_add_tensor(w, stb, &x, NULL, e) ||
         abm_set_mem_plan(w, stb, 0, 64, e) || mb_streams(w, stb, "bad.s", sample_bad_asm, e)))
         goto out;
     abm_set_metadata(w, "test 1.0", "", NULL, e);

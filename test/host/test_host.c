@@ -55,8 +55,8 @@ TEST(load_list_run_profile)
     REQUIRE(atl_nets(m, &nets, &nn) == ATL_OK);
     REQUIRE(nn == 2);
     CHECK(strcmp(nets[0].name, "relu_bias") == 0 && strcmp(nets[1].name, "bad") == 0);
-    REQUIRE(nets[0].n_stages == 1);
-    const AtlStageInfo *st = &nets[0].stages[0];
+    REQUIRE(nets[0].n_variants == 1);
+    const AtlVariantInfo *st = &nets[0].variants[0];
     CHECK_EQ_INT(st->batch, 1);
     CHECK_EQ_INT(st->cores, 1);
     REQUIRE(st->n_inputs == 1 && st->n_outputs == 1);
@@ -76,10 +76,10 @@ TEST(load_list_run_profile)
     mb_reference(x, want);
     AtlBuffer in = { .name = "x", .data = x, .size = 64, .ndim = 2, .dims = { 1, 64 } };
     CHECK_EQ_INT(atl_output(m, "y", 0, y, 64), ATL_ERR_NOT_RUN);
-    uint32_t stage = 99;
-    s = atl_run(m, "relu_bias", &in, 1, &stage);
+    uint32_t variant = 99;
+    s = atl_run(m, "relu_bias", &in, 1, &variant);
     CHECKF(s == ATL_OK, "run: %s", atl_last_error(dev));
-    CHECK_EQ_INT(stage, 0);
+    CHECK_EQ_INT(variant, 0);
     memset(y, 0x55, sizeof y);
     CHECK_EQ_INT(atl_output(m, "y", 0, y, 64), ATL_OK);
     CHECK(memcmp(y, want, 64) == 0);
@@ -111,6 +111,18 @@ TEST(load_list_run_profile)
         CHECK_EQ_INT(p.layers[0].insns, 3);
         CHECK_EQ_INT(p.layers[1].insns, 2);
         CHECK(p.layers[1].last <= p.cycles && p.layers[0].first <= p.layers[1].first);
+        /* the records' DRAM bytes and engine busy add up to the run's */
+        CHECK_EQ_INT(p.layers[0].dram_bytes + p.layers[1].dram_bytes, p.dram_bytes);
+        CHECK_EQ_INT(p.layers[0].busy_dma + p.layers[1].busy_dma, p.busy[0]);
+        CHECK_EQ_INT(p.layers[0].busy_vec + p.layers[1].busy_vec, p.busy[2]);
+        for (int i = 0; i < 2; i++) {
+            const AtlLayerProfile *l = &p.layers[i];
+            uint64_t span = l->last - l->first, busiest = l->busy_dma > l->busy_vec ? l->busy_dma : l->busy_vec;
+            CHECK_EQ_INT(l->sync, span > busiest ? span - busiest : 0);
+            CHECK(l->bound && (!strcmp(l->bound, "compute") || !strcmp(l->bound, "dma") || !strcmp(l->bound, "sync")));
+        }
+        /* compiled without layer rows */
+        CHECK_EQ_INT(nets[0].variants[0].n_layers, 0);
     }
     char *js = NULL;
     CHECK_EQ_INT(atl_stats_json(dev, &js), ATL_OK);
@@ -140,8 +152,8 @@ TEST(run_errors_keep_the_device_usable)
     input(x);
     mb_reference(x, want);
     AtlBuffer wrong = { .name = "x", .data = x, .size = 64, .ndim = 2, .dims = { 2, 32 } };
-    CHECK_EQ_INT(atl_run(m, "relu_bias", &wrong, 1, NULL), ATL_ERR_NO_STAGE);
-    CHECK_STR_CONTAINS(atl_last_error(dev), "stage 0 (batch 1): x[1,64]");
+    CHECK_EQ_INT(atl_run(m, "relu_bias", &wrong, 1, NULL), ATL_ERR_NO_VARIANT);
+    CHECK_STR_CONTAINS(atl_last_error(dev), "variant 0 (batch 1): x[1,64]");
     AtlBuffer shortbuf = { .name = "x", .data = x, .size = 60, .ndim = 2, .dims = { 1, 64 } };
     CHECK_EQ_INT(atl_run(m, "relu_bias", &shortbuf, 1, NULL), ATL_ERR_SIZE);
     AtlBuffer in = { .name = "x", .data = x, .size = 64, .ndim = 2, .dims = { 1, 64 } };
@@ -186,7 +198,9 @@ TEST(load_errors)
     AtlModel *m = (AtlModel *)1;
     CHECK_EQ_INT(atl_load_memory(dev, other, len, &m), ATL_ERR_CHIP);
     CHECK(m == NULL);
-    CHECK_STR_CONTAINS(atl_last_error(dev), "compiled for chip fingerprint");
+    /* refused before device memory is taken, naming the device's chip */
+    CHECK_STR_CONTAINS(atl_last_error(dev), "compiled for another chip (fingerprint");
+    CHECK_STR_CONTAINS(atl_last_error(dev), "but the device is chip 'tiny'");
     memcpy(other, img, len);
     other[len - 1] ^= 0x40;
     CHECK_EQ_INT(atl_load_memory(dev, other, len, &m), ATL_ERR_CHECKSUM);
@@ -225,7 +239,7 @@ TEST(undecodable_record_is_a_fault)
     abm_writer_set_level(w, 0);
     uint32_t net, st;
     AbmTensorDesc x = { .name = "x", .dtype = ABM_DTYPE_INT8, .role = ABM_ROLE_INPUT, .region = ABM_REGION_IO, .ndim = 1, .dims = { 64 } };
-    REQUIRE(abm_add_net(w, "n", &net, &e) == 0 && abm_add_stage(w, net, 1, 1, &st, &e) == 0 &&
+    REQUIRE(abm_add_net(w, "n", &net, &e) == 0 && abm_add_variant(w, net, 1, 1, &st, &e) == 0 &&
             abm_add_tensor(w, st, &x, NULL, &e) == 0 && abm_set_mem_plan(w, st, 0, 64, &e) == 0);
     REQUIRE(mb_streams(w, st, "pad.s", ".engine vec\n v.relu dtype=i8 dst=0 src=0 shape=64 dstride=1 sstride=1\n end\n", &e) == 0);
     uint8_t *img;
@@ -272,7 +286,7 @@ TEST(listing_order_and_matching)
     REQUIRE(w);
     uint32_t net, st;
     const char *names[4] = { "out1", "in1", "out2", "in2" };
-    REQUIRE(abm_add_net(w, "multi", &net, &e) == 0 && abm_add_stage(w, net, 1, 1, &st, &e) == 0);
+    REQUIRE(abm_add_net(w, "multi", &net, &e) == 0 && abm_add_variant(w, net, 1, 1, &st, &e) == 0);
     for (int i = 0; i < 4; i++) {
         AbmTensorDesc t = { .name = names[i], .dtype = ABM_DTYPE_INT32, .role = i % 2 ? ABM_ROLE_INPUT : ABM_ROLE_OUTPUT,
                             .region = ABM_REGION_IO, .ndim = 1, .dims = { (uint32_t)(4 + i) }, .offset = 64 * (uint64_t)i };
@@ -291,7 +305,7 @@ TEST(listing_order_and_matching)
     const AtlNetInfo *nets;
     uint32_t nn;
     REQUIRE(atl_nets(m, &nets, &nn) == ATL_OK && nn == 1);
-    const AtlStageInfo *s = &nets[0].stages[0];
+    const AtlVariantInfo *s = &nets[0].variants[0];
     REQUIRE(s->n_inputs == 2 && s->n_outputs == 2);
     CHECK(!strcmp(s->inputs[0].name, "in1") && !strcmp(s->inputs[1].name, "in2"));
     CHECK(!strcmp(s->outputs[0].name, "out1") && !strcmp(s->outputs[1].name, "out2"));
@@ -303,12 +317,12 @@ TEST(listing_order_and_matching)
                         { .name = "in1", .data = a, .size = sizeof a, .ndim = 1, .dims = { 5 } } };
     CHECK_EQ_INT(atl_run(m, "multi", in, 2, NULL), ATL_OK);
     CHECK_EQ_INT(atl_output(m, NULL, 1, o, sizeof o), ATL_OK);
-    /* by position: sizes must match positions, so swapped unnamed buffers find no stage */
+    /* by position: sizes must match positions, so swapped unnamed buffers find no variant */
     AtlBuffer swapped[2] = { { .data = b, .size = sizeof b }, { .data = a, .size = sizeof a } };
-    CHECK_EQ_INT(atl_run(m, NULL, swapped, 2, NULL), ATL_ERR_NO_STAGE);
+    CHECK_EQ_INT(atl_run(m, NULL, swapped, 2, NULL), ATL_ERR_NO_VARIANT);
     AtlBuffer ordered[2] = { { .data = a, .size = sizeof a }, { .data = b, .size = sizeof b } };
     CHECK_EQ_INT(atl_run(m, NULL, ordered, 2, NULL), ATL_OK);
-    CHECK_EQ_INT(atl_run(m, NULL, ordered, 1, NULL), ATL_ERR_NO_STAGE);
+    CHECK_EQ_INT(atl_run(m, NULL, ordered, 1, NULL), ATL_ERR_NO_VARIANT);
     atl_close(dev);
     free(img);
 }
@@ -322,7 +336,7 @@ TEST(open_errors)
     atl_close(dev);
     CHECK_EQ_INT(atl_open(NULL, CHIP_PATH, NULL), ATL_ERR_INVALID);
     CHECK(strcmp(atl_status_name(ATL_ERR_CHECKSUM), "CHECKSUM") == 0);
-    CHECK(strcmp(atl_status_name(ATL_ERR_NO_STAGE), "NO_STAGE") == 0);
+    CHECK(strcmp(atl_status_name(ATL_ERR_NO_VARIANT), "NO_VARIANT") == 0);
     CHECK(strcmp(atl_status_name((AtlStatus)555), "?") == 0);
 }
 

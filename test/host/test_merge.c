@@ -28,7 +28,7 @@ static uint8_t *copy_model(int split, size_t *len)
     AbmWriter *w = abm_writer_new(chip_fp);
     uint32_t net, st;
     uint64_t off, off2;
-    int bad = !w || abm_add_net(w, "copy", &net, &e) || abm_add_stage(w, net, 1, 1, &st, &e);
+    int bad = !w || abm_add_net(w, "copy", &net, &e) || abm_add_variant(w, net, 1, 1, &st, &e);
     if (!bad && !split) bad = abm_add_weight(w, pattern, 128, &off, &e);
     if (!bad && split) bad = abm_add_weight(w, pattern, 64, &off, &e) || abm_add_weight(w, pattern + 64, 64, &off2, &e);
     AbmTensorDesc y = { .name = "y", .dtype = ABM_DTYPE_UINT8, .role = ABM_ROLE_OUTPUT, .region = ABM_REGION_IO,
@@ -115,7 +115,7 @@ TEST(dma_across_blobs_is_refused)
     size_t lens[2] = { lb, ls };
     uint8_t *m = merge(imgs, lens, 2, &lm, &e);
     CHECK(m == NULL);
-    CHECK_STR_CONTAINS(e.msg, "merge: stage 0 core 0 engine dma instruction 0: weights bytes [0, 128) are not inside one weight blob");
+    CHECK_STR_CONTAINS(e.msg, "merge: variant 0 core 0 engine dma instruction 0: weights bytes [0, 128) are not inside one weight blob");
     free(m);
     /* alone (nothing moves) it merges and runs */
     m = merge(imgs + 1, lens + 1, 1, &lm, &e);

@@ -3,7 +3,7 @@
  *   test_run_gen --write DIR      writes x.npy and in.npz (the input of the
  *                                 sample model, see test_host --write),
  *                                 x_f32.npy (wrong dtype), x_batch2.npy (no
- *                                 such stage), expect.npy (the reference)
+ *                                 such variant), expect.npy (the reference)
  *   test_run_gen --compare OUT EXPECT.npy
  *                                 OUT (.npy, or .npz member "y") must equal
  *                                 EXPECT byte for byte; exit 0 or 1
@@ -12,6 +12,12 @@
  *                                 absolute tolerance TOL; exit 0 or 1
  *   test_run_gen --extract IN.npz MEMBER OUT.npy
  *                                 copies one member of an .npz to an .npy
+ *   test_run_gen --cast IN.npy float64|float32 OUT.npy
+ *                                 a float array in another width (atl_convert)
+ *   test_run_gen --scale IN.npy FACTOR OUT.npy
+ *                                 a float64 array times FACTOR
+ *   test_run_gen --repeat IN.npy N OUT.npy
+ *                                 IN N times along dimension 0
  *   test_run_gen                  self-test: writes the files to a temporary
  *                                 directory and reads them back
  */
@@ -21,6 +27,7 @@
 #include <unistd.h>
 #include "util/file.h"
 #include "util/npy.h"
+#include "atoll.h"
 #include "test/host/model_build.h"
 #include "test/test.h"
 
@@ -122,6 +129,40 @@ static int extract(const char *npz, const char *member, const char *out)
     return rc;
 }
 
+/* --cast, --scale, --repeat: derived inputs for test/cli/everyday.sh. */
+static int transform(const char *op, const char *in, const char *arg, const char *out)
+{
+    AtlErr e;
+    AtlNdArray a, b;
+    if (atl_npy_read(in, &a, &e)) { printf("%s\n", e.msg); return 1; }
+    b = a;
+    b.name = NULL;
+    b.data = NULL;
+    int64_t n = atl_ndarray_numel(&a);
+    int rc = 1;
+    if (!strcmp(op, "--cast")) {
+        b.dtype = !strcmp(arg, "float64") ? ATL_NPY_F64 : ATL_NPY_F32;
+        int from = a.dtype == ATL_NPY_F64 ? ATL_FP64 : ATL_FP32, to = b.dtype == ATL_NPY_F64 ? ATL_FP64 : ATL_FP32;
+        rc = a.dtype != ATL_NPY_F32 && a.dtype != ATL_NPY_F64;
+        if (!rc && !atl_ndarray_alloc(&b, &e)) rc = atl_convert(a.data, from, b.data, to, (size_t)n, NULL, 0) != ATL_OK;
+    } else if (!strcmp(op, "--scale") && a.dtype == ATL_NPY_F64 && !atl_ndarray_alloc(&b, &e)) {
+        for (int64_t i = 0; i < n; i++) ((double *)b.data)[i] = ((const double *)a.data)[i] * atof(arg);
+        rc = 0;
+    } else if (!strcmp(op, "--repeat") && a.ndim >= 1 && atoi(arg) >= 1) {
+        b.shape[0] = a.shape[0] * atoi(arg);
+        size_t bytes = (size_t)n * atl_npy_dtype_size(a.dtype);
+        if (!atl_ndarray_alloc(&b, &e)) {
+            for (int k = 0; k < atoi(arg); k++) memcpy((char *)b.data + (size_t)k * bytes, a.data, bytes);
+            rc = 0;
+        }
+    }
+    if (!rc && atl_npy_write(out, &b, &e)) { printf("%s\n", e.msg); rc = 1; }
+    else if (rc) printf("%s %s %s: not possible for this array\n", op, in, arg);
+    atl_ndarray_free(&a);
+    free(b.data);
+    return rc;
+}
+
 static char tmpdir[64];
 
 TEST(files_round_trip)
@@ -151,6 +192,32 @@ TEST(files_round_trip)
     CHECKF(atl_npy_read(b, &in, &e) == 0, "%s", e.msg);
     CHECK(in.dtype == ATL_NPY_I8 && in.ndim == 2 && in.shape[0] == 2 && in.shape[1] == 64);
     atl_ndarray_free(&in);
+    /* derived arrays */
+    char c[128];
+    snprintf(a, sizeof a, "%s/x_f32.npy", tmpdir);
+    snprintf(b, sizeof b, "%s/x_f64.npy", tmpdir);
+    snprintf(c, sizeof c, "%s/x_f64s.npy", tmpdir);
+    CHECK(transform("--cast", a, "float64", b) == 0);
+    CHECK(transform("--scale", b, "2", c) == 0);
+    AtlNdArray d64, f32;
+    CHECKF(atl_npy_read(c, &d64, &e) == 0 && atl_npy_read(a, &f32, &e) == 0, "%s", e.msg);
+    int same = d64.dtype == ATL_NPY_F64 && atl_ndarray_numel(&d64) == atl_ndarray_numel(&f32);
+    for (int64_t i = 0; same && i < atl_ndarray_numel(&f32); i++)
+        same = ((double *)d64.data)[i] == 2 * (double)((float *)f32.data)[i];
+    CHECK(same);
+    atl_ndarray_free(&d64);
+    atl_ndarray_free(&f32);
+    CHECK(transform("--cast", b, "float32", c) == 0);
+    CHECK(close_enough(c, a, 0) == 0);
+    CHECK(transform("--repeat", a, "3", c) == 0);
+    CHECKF(atl_npy_read(c, &d64, &e) == 0 && atl_npy_read(a, &f32, &e) == 0, "%s", e.msg);
+    CHECK(d64.shape[0] == 3 * f32.shape[0] && d64.dtype == ATL_NPY_F32);
+    CHECK(!memcmp((char *)d64.data + 2 * atl_ndarray_numel(&f32) * 4, f32.data, (size_t)atl_ndarray_numel(&f32) * 4));
+    atl_ndarray_free(&d64);
+    atl_ndarray_free(&f32);
+    CHECK(transform("--scale", a, "2", c) != 0);    /* float32: refused */
+    unlink(b);
+    unlink(c);
     const char *names[] = { "x.npy", "in.npz", "x_f32.npy", "x_batch2.npy", "expect.npy" };
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
         snprintf(b, sizeof b, "%s/%s", tmpdir, names[i]);
@@ -169,6 +236,8 @@ int main(int argc, char **argv)
     if (argc == 4 && !strcmp(argv[1], "--compare")) return compare(argv[2], argv[3]);
     if (argc == 5 && !strcmp(argv[1], "--extract")) return extract(argv[2], argv[3], argv[4]);
     if (argc == 5 && !strcmp(argv[1], "--close")) return close_enough(argv[2], argv[3], atof(argv[4]));
+    if (argc == 5 && (!strcmp(argv[1], "--cast") || !strcmp(argv[1], "--scale") || !strcmp(argv[1], "--repeat")))
+        return transform(argv[1], argv[2], argv[3], argv[4]);
     RUN(files_round_trip);
     return test_summary("test_run_gen");
 }

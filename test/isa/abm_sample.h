@@ -1,7 +1,7 @@
 /* abm_sample.h - builds small but complete .abm models for the tests, the
  * CLI tests (through test_abm_gen) and the fuzz seeds. Header only.
  *
- * Variant 0: net "resnet" (stages batch 1 and 4, 2 cores) and net "tiny"
+ * Variant 0: net "resnet" (variants batch 1 and 4, 2 cores) and net "tiny"
  * (batch 1, 1 core). Variant 1: net "mobilenet" (batch 1) and "resnet"
  * batch 8, sharing one weight blob with variant 0, so combining them must
  * dedup it. Weights mix compressible int8 (small Gaussian-like values),
@@ -44,11 +44,11 @@ static void sample_stream(uint8_t *d, size_t n, uint32_t tag)
     }
 }
 
-static int sample_stage(AbmWriter *w, uint32_t net, uint32_t batch, uint32_t cores, uint64_t wconv, uint64_t wbias,
+static int sample_variant(AbmWriter *w, uint32_t net, uint32_t batch, uint32_t cores, uint64_t wconv, uint64_t wbias,
                         uint32_t tag, AtlErr *e)
 {
     uint32_t st;
-    if (abm_add_stage(w, net, batch, cores, &st, e)) return -1;
+    if (abm_add_variant(w, net, batch, cores, &st, e)) return -1;
     float in_scale = 0.05f;
     int32_t in_zp = -3;
     AbmTensorDesc in = { .name = "input", .dtype = ABM_DTYPE_INT8, .role = ABM_ROLE_INPUT, .region = ABM_REGION_IO,
@@ -108,12 +108,12 @@ static AbmWriter *sample_model(uint64_t chip, int variant, int level, AtlErr *e)
     if (abm_set_metadata(w, "atoll-test 0.1", variant ? "-O1 --batch 8" : "-O2 --batch 1,4", hash, e)) goto fail;
     if (variant == 0) {
         if (abm_add_net(w, "resnet", &n0, e) || abm_add_net(w, "tiny", &n1, e)) goto fail;
-        if (sample_stage(w, n0, 1, 2, oc, ob, 0x100, e) || sample_stage(w, n1, 1, 1, dup, ob, 0x200, e) ||
-            sample_stage(w, n0, 4, 2, oc, ob, 0x300, e))
+        if (sample_variant(w, n0, 1, 2, oc, ob, 0x100, e) || sample_variant(w, n1, 1, 1, dup, ob, 0x200, e) ||
+            sample_variant(w, n0, 4, 2, oc, ob, 0x300, e))
             goto fail;
     } else {
         if (abm_add_net(w, "mobilenet", &n0, e) || abm_add_net(w, "resnet", &n1, e)) goto fail;
-        if (sample_stage(w, n0, 1, 1, oc, ob, 0x400, e) || sample_stage(w, n1, 8, 2, oc, ob, 0x500, e)) goto fail;
+        if (sample_variant(w, n0, 1, 1, oc, ob, 0x400, e) || sample_variant(w, n1, 8, 2, oc, ob, 0x500, e)) goto fail;
     }
     (void)on;
     return w;

@@ -1,5 +1,5 @@
 /* test_abm.c - .abm writer and reader: round trip of a multi-net,
- * multi-stage model, weight dedup, compression only when it helps, writer
+ * multi-variant model, weight dedup, compression only when it helps, writer
  * argument checks, atomic file output, and merging (combine). */
 #include <stdlib.h>
 #include <unistd.h>
@@ -14,7 +14,7 @@ static uint8_t *serialize(AbmWriter *w, size_t *n)
     return buf;
 }
 
-TEST(round_trip_multi_net_multi_stage)
+TEST(round_trip_multi_net_multi_variant)
 {
     AtlErr e;
     AbmWriter *w = sample_model(SAMPLE_CHIP, 0, 6, &e);
@@ -30,19 +30,19 @@ TEST(round_trip_multi_net_multi_stage)
     CHECK_EQ_INT(v->chip_fingerprint, SAMPLE_CHIP);
     CHECK_EQ_INT(v->version_major, 1);
     CHECK_EQ_INT(v->n_nets, 2);
-    CHECK_EQ_INT(v->n_stages, 3);
+    CHECK_EQ_INT(v->n_variants, 3);
     CHECK(strcmp(abm_net(v, 0).name, "resnet") == 0);
     CHECK(strcmp(abm_net(v, 1).name, "tiny") == 0);
-    /* resnet's stages (batch 1 then 4) come first even though tiny's was added between them */
-    CHECK_EQ_INT(abm_net(v, 0).stage_count, 2);
-    CHECK_EQ_INT(abm_stage(v, 0).batch, 1);
-    CHECK_EQ_INT(abm_stage(v, 1).batch, 4);
-    CHECK_EQ_INT(abm_stage(v, 2).batch, 1);
-    CHECK_EQ_INT(abm_stage(v, 1).core_count, 2);
-    CHECK_EQ_INT(abm_stage(v, 2).core_count, 1);
+    /* resnet's variants (batch 1 then 4) come first even though tiny's was added between them */
+    CHECK_EQ_INT(abm_net(v, 0).variant_count, 2);
+    CHECK_EQ_INT(abm_variant(v, 0).batch, 1);
+    CHECK_EQ_INT(abm_variant(v, 1).batch, 4);
+    CHECK_EQ_INT(abm_variant(v, 2).batch, 1);
+    CHECK_EQ_INT(abm_variant(v, 1).core_count, 2);
+    CHECK_EQ_INT(abm_variant(v, 2).core_count, 1);
     CHECK_EQ_INT(abm_find_net(v, "tiny"), 1);
     CHECK_EQ_INT(abm_find_net(v, "nope"), -1);
-    AbmStage s1 = abm_stage(v, 1);
+    AbmVariant s1 = abm_variant(v, 1);
     CHECK_EQ_INT(s1.tensor_count, 5);
     AbmTensor in = abm_tensor(v, s1.tensor_first);
     CHECK(strcmp(in.name, "input") == 0);
@@ -71,11 +71,11 @@ TEST(round_trip_multi_net_multi_stage)
     CHECK_EQ_INT(act.layout, ABM_LAYOUT_OPAQUE);
     CHECK_EQ_INT(act.size, 4 * 16 * 64 * 2 + 64);
     CHECK_EQ_INT(s1.activation_bytes, 128 + act.size);
-    /* streams: every (core, engine) of every stage */
+    /* streams: every (core, engine) of every variant */
     uint8_t exp[6 * ABM_INSN_BYTES];
     uint32_t tags[3] = { 0x100, 0x300, 0x200 };
     for (uint32_t s = 0; s < 3; s++) {
-        AbmStage st = abm_stage(v, s);
+        AbmVariant st = abm_variant(v, s);
         for (uint32_t c = 0; c < st.core_count; c++)
             for (uint32_t g = 0; g < ABM_ENGINES; g++) {
                 AbmStream str = abm_stream(v, s, c, g);
@@ -140,8 +140,8 @@ TEST(sample_model_dedups_its_duplicate_blob)
     AbmModel m;
     REQUIRE(abm_load_buffer(&m, buf, n, 0, 0, &e) == 0);
     CHECK_EQ_INT(m.view.n_blobs, 3);                     /* conv, bias, noise; the 4th was a duplicate */
-    AbmStage tiny = abm_stage(&m.view, 2);
-    AbmStage res = abm_stage(&m.view, 0);
+    AbmVariant tiny = abm_variant(&m.view, 2);
+    AbmVariant res = abm_variant(&m.view, 0);
     CHECK_EQ_INT(abm_tensor(&m.view, tiny.tensor_first + 1).offset, abm_tensor(&m.view, res.tensor_first + 1).offset);
     abm_model_free(&m);
     free(buf);
@@ -161,7 +161,7 @@ TEST(compression_only_when_smaller)
     REQUIRE(abm_add_weight(w, noise, sizeof noise, &on, &e) == 0);
     uint32_t net, st;
     REQUIRE(abm_add_net(w, "n", &net, &e) == 0);
-    REQUIRE(abm_add_stage(w, net, 1, 1, &st, &e) == 0);
+    REQUIRE(abm_add_variant(w, net, 1, 1, &st, &e) == 0);
     uint8_t cmds[64 * 64] = { 0 };
     REQUIRE(abm_set_stream(w, st, 0, ABM_ENGINE_MATRIX, cmds, sizeof cmds, &e) == 0);
     size_t n;
@@ -208,9 +208,9 @@ TEST(writer_rejects_bad_arguments)
     REQUIRE(abm_add_net(w, "n", &net, &e) == 0);
     CHECK(abm_add_net(w, "n", NULL, &e) == -1);
     CHECK_STR_CONTAINS(e.msg, "already exists");
-    CHECK(abm_add_stage(w, 5, 1, 1, &st, &e) == -1);
-    CHECK(abm_add_stage(w, net, 1, 0, &st, &e) == -1);
-    REQUIRE(abm_add_stage(w, net, 1, 2, &st, &e) == 0);
+    CHECK(abm_add_variant(w, 5, 1, 1, &st, &e) == -1);
+    CHECK(abm_add_variant(w, net, 1, 0, &st, &e) == -1);
+    REQUIRE(abm_add_variant(w, net, 1, 2, &st, &e) == 0);
     uint8_t cmd[100] = { 0 };
     CHECK(abm_set_stream(w, st, 0, 0, cmd, 100, &e) == -1);
     CHECK_STR_CONTAINS(e.msg, "not a multiple of the 64-byte instruction");
@@ -241,7 +241,7 @@ TEST(writer_rejects_bad_arguments)
     CHECK_STR_CONTAINS(e.msg, "does not match its shape");
     t.size = 0;
     CHECK(abm_add_tensor(w, st, &t, NULL, &e) == 0);
-    /* an IO tensor beyond the stage's memory plan is caught at serialisation */
+    /* an IO tensor beyond the variant's memory plan is caught at serialisation */
     AbmTensorDesc io = { .name = "x", .dtype = ABM_DTYPE_FP32, .role = ABM_ROLE_INPUT, .region = ABM_REGION_IO,
                          .ndim = 1, .dims = { 4 }, .offset = 0 };
     REQUIRE(abm_add_tensor(w, st, &io, NULL, &e) == 0);
@@ -256,7 +256,7 @@ TEST(writer_rejects_bad_arguments)
     uint32_t empty;
     REQUIRE(abm_add_net(w, "empty", &empty, &e) == 0);
     CHECK(abm_serialize(w, &buf, &n, &e) == -1);
-    CHECK_STR_CONTAINS(e.msg, "net 'empty' has no stages");
+    CHECK_STR_CONTAINS(e.msg, "net 'empty' has no variants");
     abm_writer_free(w);
 }
 
@@ -273,7 +273,7 @@ TEST(write_file_then_load_file)
     AbmModel m;
     CHECK(abm_load_file(&m, path, SAMPLE_CHIP, 0, &e) == 0);
     CHECK_EQ_INT(m.view.n_nets, 2);
-    CHECK_EQ_INT(abm_stage(&m.view, 1).batch, 8);
+    CHECK_EQ_INT(abm_variant(&m.view, 1).batch, 8);
     abm_model_free(&m);
     CHECK(abm_load_file(&m, path, 0x1234, 0, &e) == -1);
     CHECK_STR_CONTAINS(e.msg, path);
@@ -312,6 +312,145 @@ TEST(decode_needs_enough_scratch)
     abm_writer_free(w);
 }
 
+/* ABM_OPEN_SKIP_WEIGHT_CRC: a damaged weight_data section passes abm_open
+ * (its blobs' own CRCs still catch it when read); any other section does not. */
+TEST(skip_weight_crc_only_skips_weights)
+{
+    AtlErr e;
+    AbmWriter *w = sample_model(SAMPLE_CHIP, 0, 6, &e);
+    REQUIRE(w);
+    size_t n;
+    uint8_t *buf = serialize(w, &n);
+    REQUIRE(buf);
+    AbmView v;
+    REQUIRE(abm_open(&v, buf, n, 0, 0, &e) == 0);
+    const AbmSection *wd = &v.sec[v.by_type[ABM_SEC_WEIGHT_DATA]], *cm = &v.sec[v.by_type[ABM_SEC_CMDS]];
+    REQUIRE(wd->stored_size > 0 && cm->stored_size > 0);
+    uint64_t woff = wd->offset, coff = cm->offset;
+    buf[woff] ^= 1;
+    CHECK(abm_open(&v, buf, n, 0, 0, &e) == -1);
+    CHECK_STR_CONTAINS(e.msg, "CRC mismatch in section");
+    CHECK(abm_open(&v, buf, n, 0, ABM_OPEN_SKIP_WEIGHT_CRC, &e) == 0);
+    uint8_t *sc = malloc(v.scratch_needed);
+    REQUIRE(sc);
+    REQUIRE(abm_decode(&v, sc, v.scratch_needed, &e) == 0);
+    int bad_blobs = 0;
+    for (uint32_t i = 0; i < v.n_blobs; i++) {
+        AbmBlob b = abm_blob(&v, i);
+        uint8_t *dst = malloc(b.raw_size);
+        REQUIRE(dst);
+        bad_blobs += abm_blob_read(&v, i, dst, b.raw_size, &e) != 0;
+        free(dst);
+    }
+    CHECK_EQ_INT(bad_blobs, 1);
+    buf[woff] ^= 1;
+    buf[coff] ^= 1;
+    CHECK(abm_open(&v, buf, n, 0, ABM_OPEN_SKIP_WEIGHT_CRC, &e) == -1);
+    free(sc);
+    free(buf);
+    abm_writer_free(w);
+}
+
+/* The optional layers section: absent (and the file 1.0 with ten
+ * sections) unless rows were added; rows come back per variant in the file's
+ * variant order (net 'resnet''s variants first, though 'tiny''s was added
+ * between them), survive --combine, and a bad row is refused. */
+TEST(layers_section_round_trip)
+{
+    AtlErr e;
+    AbmWriter *w = sample_model(SAMPLE_CHIP, 0, 6, &e);
+    REQUIRE(w);
+    size_t n0;
+    uint8_t *plain = serialize(w, &n0);
+    REQUIRE(plain);
+    CHECK_EQ_INT(plain[10], 0);                 /* version 1.0 */
+    CHECK_EQ_INT(plain[28], ABM_SEC_META);      /* ten sections */
+    /* writer variants: 0 resnet b1, 1 tiny, 2 resnet b4 (file order: 0, 2, 1) */
+    AbmLayer a = {0, 3, "/conv1/Conv", "Conv", "N1 C2", 8, 2, ABM_LAYER_MATRIX, 1000, 500, 400, 300};
+    AbmLayer b = {0, 0, "tiny_relu", "Relu", "", 1, 1, 0, 0, 20, 10, 15};
+    REQUIRE(abm_add_layer(w, 1, &b, &e) == 0);
+    REQUIRE(abm_add_layer(w, 2, &a, &e) == 0);
+    CHECK(abm_add_layer(w, 9, &a, &e) == -1);
+    CHECK_STR_CONTAINS(e.msg, "no variant 9");
+    abm_writer_set_level(w, 0); /* sections stored raw: the damage below hits a row */
+    size_t n;
+    uint8_t *buf = serialize(w, &n);
+    REQUIRE(buf);
+    CHECK_EQ_INT(buf[10], 1);                   /* version 1.1 */
+    CHECK_EQ_INT(buf[28], ABM_SEC_LAYERS);
+    /* without the trailing layers section the file is byte for byte the
+     * plain one (what the host loads into the device) */
+    uint64_t req = 0;
+    REQUIRE(abm_required_size(buf, n, &req) == 0);
+    CHECK(req < n);
+    uint8_t *cut = malloc(n);
+    REQUIRE(cut);
+    memcpy(cut, buf, n);
+    CHECK(abm_drop_optional(cut, (size_t)req) == 0);
+    abm_writer_set_level(w, 6);
+    size_t np;
+    uint8_t *plain6 = serialize(w, &np);   /* layers and all, at the plain file's level */
+    REQUIRE(plain6);
+    uint64_t req6 = 0;
+    REQUIRE(abm_required_size(plain6, np, &req6) == 0);
+    CHECK(abm_drop_optional(plain6, (size_t)req6) == 0);
+    CHECK_EQ_INT(req6, n0);
+    CHECK(req6 == n0 && !memcmp(plain6, plain, n0));
+    free(plain6);
+    abm_writer_set_level(w, 0);
+    uint64_t same = 0;
+    CHECK(abm_required_size(plain, n0, &same) == 0 && same == n0);   /* nothing to drop */
+    const uint8_t *ent = abm_find_entry(buf, n, ABM_SEC_LAYERS);
+    CHECK(ent != NULL && abm_find_entry(plain, n0, ABM_SEC_LAYERS) == NULL);
+    free(cut);
+    AbmModel m;
+    REQUIRE(abm_load_buffer(&m, buf, n, SAMPLE_CHIP, 0, &e) == 0);
+    const AbmView *v = &m.view;
+    REQUIRE(v->n_layers == 2);
+    AbmLayer r0 = abm_layer(v, 0), r1 = abm_layer(v, 1);
+    CHECK_EQ_INT(r0.variant, 1);                  /* resnet b4 is file variant 1 */
+    CHECK_EQ_INT(r0.layer, 3);
+    CHECK(!strcmp(r0.name, "/conv1/Conv") && !strcmp(r0.op, "Conv") && !strcmp(r0.split, "N1 C2"));
+    CHECK(r0.tiles == 8 && r0.cores == 2 && r0.flags == ABM_LAYER_MATRIX);
+    CHECK(r0.macs == 1000 && r0.est_cycles == 500 && r0.est_compute == 400 && r0.est_dma == 300);
+    CHECK_EQ_INT(r1.variant, 2);                  /* tiny */
+    CHECK(!strcmp(r1.name, "tiny_relu"));
+    /* combined with a model that has none: the rows follow their variants */
+    AbmWriter *c = abm_writer_new(SAMPLE_CHIP);
+    REQUIRE(c);
+    CHECK(abm_writer_merge(c, v, &e) == 0);
+    size_t cn;
+    uint8_t *cb = serialize(c, &cn);
+    REQUIRE(cb);
+    AbmModel cm;
+    REQUIRE(abm_load_buffer(&cm, cb, cn, SAMPLE_CHIP, 0, &e) == 0);
+    CHECK_EQ_INT(cm.view.n_layers, 2);
+    CHECK(!strcmp(abm_layer(&cm.view, 1).name, "tiny_relu"));
+    abm_model_free(&cm);
+    free(cb);
+    abm_writer_free(c);
+    /* a row naming a variant past the last is refused by the reader */
+    AbmView bad;
+    uint8_t *copy = malloc(n);
+    REQUIRE(copy);
+    memcpy(copy, buf, n);
+    const AbmSection *ls = &v->sec[v->by_type[ABM_SEC_LAYERS]];
+    REQUIRE(ls->compression == ABM_COMP_NONE);
+    copy[ls->offset + ABM_LAYERS_HEADER_BYTES] = 7;   /* row 0's variant */
+    sample_refix(copy, n);
+    REQUIRE(abm_open(&bad, copy, n, 0, 0, &e) == 0);
+    uint8_t *sc = malloc(bad.scratch_needed);
+    REQUIRE(sc);
+    CHECK(abm_decode(&bad, sc, bad.scratch_needed, &e) == -1);
+    CHECK_STR_CONTAINS(e.msg, "row 0 field 'variant': variant 7 is not one of the 3 variants");
+    free(sc);
+    free(copy);
+    abm_model_free(&m);
+    free(buf);
+    free(plain);
+    abm_writer_free(w);
+}
+
 static int load_sample(AbmModel *m, int variant, uint64_t chip)
 {
     AtlErr e;
@@ -342,16 +481,16 @@ TEST(merge_combines_nets_and_dedups_weights)
     AbmModel c;
     REQUIRE(abm_load_buffer(&c, buf, n, SAMPLE_CHIP, 0, &e) == 0);
     CHECK_EQ_INT(c.view.n_nets, 3);                /* resnet, tiny, mobilenet */
-    CHECK_EQ_INT(c.view.n_stages, 5);
+    CHECK_EQ_INT(c.view.n_variants, 5);
     int r = abm_find_net(&c.view, "resnet");
     REQUIRE(r >= 0);
     AbmNet rn = abm_net(&c.view, (uint32_t)r);
-    CHECK_EQ_INT(rn.stage_count, 3);               /* batch 1, 4 from a and 8 from b */
-    CHECK_EQ_INT(abm_stage(&c.view, rn.first_stage + 2).batch, 8);
+    CHECK_EQ_INT(rn.variant_count, 3);               /* batch 1, 4 from a and 8 from b */
+    CHECK_EQ_INT(abm_variant(&c.view, rn.first_variant + 2).batch, 8);
     /* conv weights and noise are shared; biases differ: 3 + 1 blobs */
     CHECK_EQ_INT(c.view.n_blobs, 4);
     /* b's conv tensor still points at the right bytes */
-    AbmStage s8 = abm_stage(&c.view, rn.first_stage + 2);
+    AbmVariant s8 = abm_variant(&c.view, rn.first_variant + 2);
     AbmTensor conv = abm_tensor(&c.view, s8.tensor_first + 1);
     int8_t ref[16 * 27];
     sample_int8(ref, sizeof ref, 7);
@@ -361,16 +500,16 @@ TEST(merge_combines_nets_and_dedups_weights)
     memcpy(&b1, c.weights + bias.offset + 4, 4);
     CHECK_NEAR(b1, 0.25 - 1.0, 0);
     /* streams survive */
-    AbmStream s = abm_stream(&c.view, rn.first_stage + 2, 1, 2);
+    AbmStream s = abm_stream(&c.view, rn.first_variant + 2, 1, 2);
     AbmStream o = abm_stream(&b.view, 1, 1, 2);
     CHECK_EQ_INT(s.size, o.size);
     CHECK(s.size == 0 || memcmp(s.data, o.data, s.size) == 0);
     CHECK(strcmp(abm_meta(&c.view).options, "-O2 --batch 1,4") == 0);
     abm_model_free(&c);
     free(buf);
-    /* merging a again: every stage is a duplicate */
+    /* merging a again: every variant is a duplicate */
     CHECK(abm_writer_merge(w, &a.view, &e) == -1);
-    CHECK_STR_CONTAINS(e.msg, "duplicate stage: net 'resnet' batch 1");
+    CHECK_STR_CONTAINS(e.msg, "duplicate variant: net 'resnet' batch 1");
     abm_writer_free(w);
     /* different chips are refused */
     AbmModel d;
@@ -399,33 +538,33 @@ TEST(lookups_and_shared_strings)
     REQUIRE(abm_load_buffer(&m, buf, n, 0, 0, &e) == 0);
     free(buf);
     const AbmView *v = &m.view;
-    CHECK_EQ_INT(abm_find_stage(v, 0, 4), 1);
-    CHECK_EQ_INT(abm_find_stage(v, 0, 2), -1);
-    CHECK_EQ_INT(abm_find_stage(v, 1, 1), 2);
-    CHECK_EQ_INT(abm_find_stage(v, 9, 1), -1);
+    CHECK_EQ_INT(abm_find_variant(v, 0, 4), 1);
+    CHECK_EQ_INT(abm_find_variant(v, 0, 2), -1);
+    CHECK_EQ_INT(abm_find_variant(v, 1, 1), 2);
+    CHECK_EQ_INT(abm_find_variant(v, 9, 1), -1);
     int t = abm_find_tensor(v, 1, "logits");
     REQUIRE(t >= 0);
     CHECK_EQ_INT(abm_tensor(v, (uint32_t)t).dims[0], 4);
     CHECK_EQ_INT(abm_find_tensor(v, 1, "nope"), -1);
     CHECK_EQ_INT(abm_find_tensor(v, 7, "logits"), -1);
-    /* every stage names its input "input": the strings section holds it once */
-    CHECK(abm_tensor(v, abm_stage(v, 0).tensor_first).name == abm_tensor(v, abm_stage(v, 2).tensor_first).name);
+    /* every variant names its input "input": the strings section holds it once */
+    CHECK(abm_tensor(v, abm_variant(v, 0).tensor_first).name == abm_tensor(v, abm_variant(v, 2).tensor_first).name);
     abm_model_free(&m);
 }
 
-TEST(writer_refuses_indistinguishable_stages)
+TEST(writer_refuses_indistinguishable_variants)
 {
     AtlErr e;
     AbmWriter *w = abm_writer_new(1);
     REQUIRE(w);
     uint32_t net, s0, s1, s2;
     REQUIRE(abm_add_net(w, "n", &net, &e) == 0);
-    REQUIRE(abm_add_stage(w, net, 2, 1, &s0, &e) == 0);
-    REQUIRE(abm_add_stage(w, net, 2, 1, &s1, &e) == 0);
+    REQUIRE(abm_add_variant(w, net, 2, 1, &s0, &e) == 0);
+    REQUIRE(abm_add_variant(w, net, 2, 1, &s1, &e) == 0);
     AbmTensorDesc a = { .name = "x", .dtype = ABM_DTYPE_INT8, .role = ABM_ROLE_INPUT, .region = ABM_REGION_IO,
                         .ndim = 2, .dims = { 2, 8 } };
     AbmTensorDesc b = a;
-    b.dims[1] = 16;                    /* same batch, other input shape: a distinct stage */
+    b.dims[1] = 16;                    /* same batch, other input shape: a distinct variant */
     REQUIRE(abm_add_tensor(w, s0, &a, NULL, &e) == 0);
     REQUIRE(abm_add_tensor(w, s1, &b, NULL, &e) == 0);
     REQUIRE(abm_set_mem_plan(w, s0, 0, 64, &e) == 0);
@@ -434,11 +573,11 @@ TEST(writer_refuses_indistinguishable_stages)
     size_t n;
     CHECKF(abm_serialize(w, &buf, &n, &e) == 0, "%s", e.msg);
     free(buf);
-    REQUIRE(abm_add_stage(w, net, 2, 1, &s2, &e) == 0);
+    REQUIRE(abm_add_variant(w, net, 2, 1, &s2, &e) == 0);
     REQUIRE(abm_add_tensor(w, s2, &a, NULL, &e) == 0);
     REQUIRE(abm_set_mem_plan(w, s2, 0, 64, &e) == 0);
     CHECK(abm_serialize(w, &buf, &n, &e) == -1);
-    CHECK_STR_CONTAINS(e.msg, "net 'n' has two stages (0 and 2) with batch 2 and the same input shapes");
+    CHECK_STR_CONTAINS(e.msg, "net 'n' has two variants (0 and 2) with batch 2 and the same input shapes");
     abm_writer_free(w);
 }
 
@@ -477,16 +616,18 @@ TEST(names_of_enums)
 
 int main(void)
 {
-    RUN(round_trip_multi_net_multi_stage);
+    RUN(round_trip_multi_net_multi_variant);
     RUN(identical_blobs_are_stored_once);
     RUN(sample_model_dedups_its_duplicate_blob);
     RUN(compression_only_when_smaller);
     RUN(writer_rejects_bad_arguments);
     RUN(write_file_then_load_file);
     RUN(decode_needs_enough_scratch);
+    RUN(skip_weight_crc_only_skips_weights);
+    RUN(layers_section_round_trip);
     RUN(merge_combines_nets_and_dedups_weights);
     RUN(lookups_and_shared_strings);
-    RUN(writer_refuses_indistinguishable_stages);
+    RUN(writer_refuses_indistinguishable_variants);
     RUN(output_is_deterministic);
     RUN(names_of_enums);
     return test_summary("test_abm");

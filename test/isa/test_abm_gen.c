@@ -2,7 +2,7 @@
  * the fuzz seeds, and (run without arguments) tests that each of them is
  * what the CLI tests expect: valid, or broken in exactly one way.
  *
- *   test_abm_gen --write DIR    writes DIR/{a,b,raw,otherchip,badcrc,truncated,badver,badref}.abm
+ *   test_abm_gen --write DIR    writes DIR/{a,b,raw,otherchip,badcrc,truncated,badver,badref,layers}.abm
  *                               (raw.abm: variant 0 with compression off;
  *                               badref.abm: raw.abm with a bad blob index and
  *                               correct checksums)
@@ -20,6 +20,11 @@ static int write_sample(const char *dir, const char *name, uint64_t chip, int va
     snprintf(path, sizeof path, "%s/%s", dir, name);
     AbmWriter *w = sample_model(chip, variant, level, e);
     if (!w) return -1;
+    if (damage == 5) {                          /* not damage: the optional layers section */
+        AbmLayer a = {0, 3, "/conv1/Conv", "Conv+Relu", "N1 C2", 8, 2, ABM_LAYER_MATRIX, 1000, 500, 400, 300};
+        AbmLayer b = {0, 0, "tiny_relu", "Relu", "", 1, 1, 0, 0, 20, 10, 15};
+        if (abm_add_layer(w, 2, &a, e) || abm_add_layer(w, 1, &b, e)) { abm_writer_free(w); return -1; }
+    }
     uint8_t *buf;
     size_t n;
     int rc = abm_serialize(w, &buf, &n, e);
@@ -58,7 +63,8 @@ static int write_all(const char *dir, AtlErr *e)
            write_sample(dir, "badcrc.abm", SAMPLE_CHIP, 0, 6, 1, e) ||
            write_sample(dir, "truncated.abm", SAMPLE_CHIP, 0, 6, 2, e) ||
            write_sample(dir, "badver.abm", SAMPLE_CHIP, 0, 6, 3, e) ||
-           write_sample(dir, "badref.abm", SAMPLE_CHIP, 0, 0, 4, e) ? -1 : 0;
+           write_sample(dir, "badref.abm", SAMPLE_CHIP, 0, 0, 4, e) ||
+           write_sample(dir, "layers.abm", SAMPLE_CHIP, 0, 0, 5, e) ? -1 : 0;
 }
 
 static char dir[] = "/tmp/atoll_abm_genXXXXXX";
@@ -98,8 +104,12 @@ TEST(samples_are_what_the_cli_tests_expect)
     CHECK_STR_CONTAINS(e.msg, "unsupported format version 2.0");
     CHECK(load("badref.abm", 0, 0, &m, &e) == -1);
     CHECK_STR_CONTAINS(e.msg, "section 'tensors' record 1 field 'blob'");
-    const char *names[] = { "a", "b", "raw", "otherchip", "badcrc", "truncated", "badver", "badref" };
-    for (int i = 0; i < 8; i++) {
+    CHECK(load("layers.abm", SAMPLE_CHIP, 0, &m, &e) == 0);
+    CHECK_EQ_INT(m.view.n_layers, 2);
+    CHECK_EQ_INT(m.view.version_minor, 1);
+    abm_model_free(&m);
+    const char *names[] = { "a", "b", "raw", "otherchip", "badcrc", "truncated", "badver", "badref", "layers" };
+    for (int i = 0; i < 9; i++) {
         char p[4200];
         snprintf(p, sizeof p, "%s/%s.abm", dir, names[i]);
         remove(p);

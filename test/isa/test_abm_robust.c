@@ -34,8 +34,8 @@ static int parse_all(const uint8_t *buf, size_t n, uint64_t chip, unsigned flags
     if (rc == 0) {
         volatile unsigned sum = 0;
         for (uint32_t i = 0; i < v.n_nets; i++) sum += (unsigned)strlen(abm_net(&v, i).name);
-        for (uint32_t s = 0; s < v.n_stages; s++) {
-            AbmStage st = abm_stage(&v, s);
+        for (uint32_t s = 0; s < v.n_variants; s++) {
+            AbmVariant st = abm_variant(&v, s);
             for (uint32_t t = 0; t < st.tensor_count; t++) {
                 AbmTensor x = abm_tensor(&v, st.tensor_first + t);
                 sum += (unsigned)strlen(x.name);
@@ -199,10 +199,10 @@ static void e_misaligned(uint8_t *b, const AbmView *v) { (void)v; wr64(entry(b, 
 static void e_overlap(uint8_t *b, const AbmView *v)
 {
     (void)v;
-    wr64(entry(b, ABM_SEC_STAGES) + 8, get64(entry(b, ABM_SEC_NETS) + 8));
+    wr64(entry(b, ABM_SEC_VARIANTS) + 8, get64(entry(b, ABM_SEC_NETS) + 8));
 }
-static void e_duplicate(uint8_t *b, const AbmView *v) { (void)v; wr32(entry(b, ABM_SEC_STAGES), ABM_SEC_NETS); }
-static void e_missing(uint8_t *b, const AbmView *v) { (void)v; wr32(entry(b, ABM_SEC_STAGES), 99); }
+static void e_duplicate(uint8_t *b, const AbmView *v) { (void)v; wr32(entry(b, ABM_SEC_VARIANTS), ABM_SEC_NETS); }
+static void e_missing(uint8_t *b, const AbmView *v) { (void)v; wr32(entry(b, ABM_SEC_VARIANTS), 99); }
 static void e_compression(uint8_t *b, const AbmView *v) { (void)v; wr32(entry(b, ABM_SEC_NETS) + 4, 7); }
 static void e_zlib_ratio(uint8_t *b, const AbmView *v)
 {
@@ -240,7 +240,7 @@ static void e_dims_overflow(uint8_t *b, const AbmView *v)
     t[8] = 6;
     for (int d = 0; d < 6; d++) wr32(t + 16 + 4 * d, 0xFFFFFFFFu);
 }
-static void e_tensor_count(uint8_t *b, const AbmView *v) { wr32(sec_ptr(b, v, ABM_SEC_STAGES) + 12, 0xFFFFFFFFu); }
+static void e_tensor_count(uint8_t *b, const AbmView *v) { wr32(sec_ptr(b, v, ABM_SEC_VARIANTS) + 12, 0xFFFFFFFFu); }
 static void e_string_index(uint8_t *b, const AbmView *v) { wr32(sec_ptr(b, v, ABM_SEC_TENSORS), 0x7FFFFFFF); }
 static void e_io_outside(uint8_t *b, const AbmView *v) { wr64(sec_ptr(b, v, ABM_SEC_TENSORS) + 40, UINT64_MAX - 1); }
 static void e_weight_outside(uint8_t *b, const AbmView *v)
@@ -259,8 +259,8 @@ static void e_stream_size(uint8_t *b, const AbmView *v)
     wr64(s + 8, get64(s + 8) + 1);
 }
 static void e_stream_past(uint8_t *b, const AbmView *v) { wr64(sec_ptr(b, v, ABM_SEC_STREAMS), 1ull << 40); }
-static void e_stream_count(uint8_t *b, const AbmView *v) { wr32(sec_ptr(b, v, ABM_SEC_STAGES) + 20, 5); }
-static void e_net_stages(uint8_t *b, const AbmView *v) { wr32(sec_ptr(b, v, ABM_SEC_NETS) + 8, 0xFFFFFFFFu); }
+static void e_stream_count(uint8_t *b, const AbmView *v) { wr32(sec_ptr(b, v, ABM_SEC_VARIANTS) + 20, 5); }
+static void e_net_variants(uint8_t *b, const AbmView *v) { wr32(sec_ptr(b, v, ABM_SEC_NETS) + 8, 0xFFFFFFFFu); }
 static void e_blob_past(uint8_t *b, const AbmView *v) { wr64(sec_ptr(b, v, ABM_SEC_WEIGHT_DIR) + 16, 1ull << 50); }
 static void e_blob_data(uint8_t *b, const AbmView *v) { sec_ptr(b, v, ABM_SEC_WEIGHT_DATA)[5] ^= 0x40; }
 static void e_strings_nul(uint8_t *b, const AbmView *v)
@@ -285,7 +285,7 @@ TEST(section_problems_have_their_own_messages)
     expect_error(0, e_misaligned, 0, "is not 64-byte aligned");
     expect_error(0, e_overlap, 0, "overlapping sections: 1 (nets");
     expect_error(0, e_duplicate, 0, "duplicate section: sections 1 and 2 are both 'nets'");
-    expect_error(0, e_missing, 0, "missing required section 'stages'");
+    expect_error(0, e_missing, 0, "missing required section 'variants'");
     expect_error(0, e_compression, 0, "unknown compression 7");
     expect_error(6, e_zlib_ratio, 0, "is impossible for");
     expect_error(6, e_zlib_raw_small, 0, "inflates to more bytes than raw_size");
@@ -311,7 +311,7 @@ TEST(record_problems_have_their_own_messages)
     expect_error(0, e_stream_size, 0, "not a multiple of the 64-byte instruction");
     expect_error(0, e_stream_past, 0, "runs past the end of section 'cmds'");
     expect_error(0, e_stream_count, 0, "expected cores x engines = 2 x 3");
-    expect_error(0, e_net_stages, 0, "field 'stage_count'");
+    expect_error(0, e_net_variants, 0, "field 'variant_count'");
     expect_error(0, e_blob_past, 0, "runs past the end of the weight_data section");
     expect_error(0, e_blob_data, 0, "CRC mismatch in weight blob 0");
     expect_error(0, e_strings_nul, 0, "must be non-empty and end with a NUL byte");

@@ -88,6 +88,23 @@ TEST(f32_from_double)
     CHECK(fbits(num_f64_to_f32(ldexp(1, -149))) == 1);
     CHECK(fbits(num_f64_to_f32(ldexp(1, -150))) == 0);         /* tie to even -> 0 */
     CHECK(signbit(num_f64_to_f32(-0.0)));
+    /* the fast path (the host's conversion) against the generic encoder:
+     * random bit patterns over every exponent, and the rounding boundaries */
+    uint64_t s = 0x243f6a8885a308d3ull;
+    int same = 0, n = 0;
+    for (int i = 0; i < 2000000; i++, n++) {
+        s ^= s << 13; s ^= s >> 7; s ^= s << 17;
+        double x;
+        uint64_t bits = i % 2 ? s : (s & 0x800fffffffffffffull) | ((uint64_t)(0x380 + (s >> 20) % 0x100) << 52);
+        memcpy(&x, &bits, 8);
+        same += isnan(x) || fbits(num_f64_to_f32(x)) == num_f64_to_bits(x, 8, 23);
+    }
+    static const double edges[] = {0x1.fffffefffffffp+127, 0x1.ffffffp+127, 0x1.fffffep+127, 0x1p-149, 0x1.8p-149,
+                                   0x1p-150, 0x1.0000000000001p-150, 0x1p-126, 0x1.fffffcp-127, 0x1.fffffep-127, 1e-320};
+    for (size_t i = 0; i < sizeof edges / sizeof edges[0]; i++, n += 2)
+        same += (fbits(num_f64_to_f32(edges[i])) == num_f64_to_bits(edges[i], 8, 23)) +
+                (fbits(num_f64_to_f32(-edges[i])) == num_f64_to_bits(-edges[i], 8, 23));
+    CHECK_EQ_INT(same, n);
 }
 
 TEST(float_to_int)
@@ -128,6 +145,48 @@ TEST(requant_rounding)
     CHECK(num_requant(1, 1, -31, 0, -128, 127, &y) == -1);
     CHECK(num_requant(1, 1, 32, 0, -128, 127, &y) == -1);
     CHECK(num_requant(1, 1, -30, 0, -128, 127, &y) == 0);
+}
+
+TEST(requant_ties_to_even)
+{
+    int32_t y;
+    /* y = x / 2: ties go to the even neighbour */
+    const int32_t x2[] = {5, 7, -5, 3, 1, -1, 4}, y2[] = {2, 4, -2, 2, 0, 0, 2};
+    for (int i = 0; i < 7; i++) {
+        CHECK(num_requant_round(x2[i], 1 << 30, 0, 0, -128, 127, 1, &y) == 0);
+        CHECKF(y == y2[i], "%d / 2 -> %d, want %d", x2[i], y, y2[i]);
+    }
+    /* y = x / 4: 6 / 4 = 1.5 -> 2, 10 / 4 = 2.5 -> 2, 14 / 4 = 3.5 -> 4, 5 / 4 -> 1 */
+    const int32_t x4[] = {6, 10, 14, 5, -10}, y4[] = {2, 2, 4, 1, -2};
+    for (int i = 0; i < 5; i++) {
+        num_requant_round(x4[i], 1 << 30, 1, 0, -128, 127, 1, &y);
+        CHECKF(y == y4[i], "%d / 4 -> %d, want %d", x4[i], y, y4[i]);
+    }
+    /* zero point and saturation at the int8 ends, and no narrowing beyond [lo, hi] */
+    num_requant_round(1000, 1 << 30, 0, -3, -128, 127, 1, &y); CHECK_EQ_INT(y, 127);
+    num_requant_round(-1000, 1 << 30, 0, 3, -128, 127, 1, &y); CHECK_EQ_INT(y, -128);
+    num_requant_round(511, 1 << 30, 0, 0, 0, 255, 1, &y); CHECK_EQ_INT(y, 255);    /* 255.5 -> 256 -> 255 */
+    num_requant_round(509, 1 << 30, 0, 0, 0, 255, 1, &y); CHECK_EQ_INT(y, 254);    /* 254.5 -> 254 */
+    CHECK(num_requant_round(1, 1, 32, 0, -128, 127, 1, &y) == -1);
+}
+
+TEST(quant_multiplier)
+{
+    int32_t m, s, y;
+    CHECK(num_quant_multiplier(0.5, &m, &s) == 0); CHECK_EQ_INT(m, 1 << 30); CHECK_EQ_INT(s, 0);
+    CHECK(num_quant_multiplier(1.0, &m, &s) == 0); CHECK_EQ_INT(m, 1 << 30); CHECK_EQ_INT(s, -1);
+    CHECK(num_quant_multiplier(0.75, &m, &s) == 0); CHECK_EQ_INT(m, 3 << 29); CHECK_EQ_INT(s, 0);
+    /* a typical conv multiplier: within 2^-31 relative, and applied by num_requant_round */
+    CHECK(num_quant_multiplier(0.0123456789, &m, &s) == 0);
+    CHECK(m >= (1 << 30));
+    CHECK_NEAR((double)m * ldexp(1.0, -(31 + s)), 0.0123456789, 0.0123456789 * 1e-9);
+    num_requant_round(10000, m, s, 0, -128, 127, 1, &y); CHECK_EQ_INT(y, 123);     /* 123.456789 */
+    /* tiny multipliers keep fewer bits; huge ones and non-positive ones are refused */
+    CHECK(num_quant_multiplier(1e-12, &m, &s) == 0); CHECK_EQ_INT(s, 31); CHECK_EQ_INT(m, 4611686);
+    CHECK(num_quant_multiplier(2e9, &m, &s) == -1);
+    CHECK(num_quant_multiplier(0, &m, &s) == -1);
+    CHECK(num_quant_multiplier(-1, &m, &s) == -1);
+    CHECK(num_quant_multiplier(NAN, &m, &s) == -1);
 }
 
 TEST(int_ops_saturate)
@@ -289,6 +348,8 @@ int main(void)
     RUN(f32_from_double);
     RUN(float_to_int);
     RUN(requant_rounding);
+    RUN(requant_ties_to_even);
+    RUN(quant_multiplier);
     RUN(int_ops_saturate);
     RUN(float_ops);
     RUN(int_compare_bitwise_div_mod);

@@ -543,20 +543,26 @@ TEST(vec_requant)
     int32_t *x = (int32_t *)c.a, *pp = (int32_t *)c.b;
     for (int i = 0; i < 24; i++) x[i] = (int32_t)(trand() % 200000) - 100000;
     x[0] = 3 << 20; x[1] = -(3 << 20); x[2] = INT32_MAX; x[3] = INT32_MIN;
+    x[4] = 5; x[5] = -5; x[6] = 7; x[7] = 3 << 20 | 1 << 19;   /* ties with a multiplier of 2^30 */
     for (int ch = 0; ch < 6; ch++) { pp[2 * ch] = 1073741824 + ch * 12345; pp[2 * ch + 1] = ch - 2; }
-    for (int per = 0; per < 2; per++) {
+    pp[8] = 1 << 30; pp[9] = 0; pp[10] = 1 << 30; pp[11] = 1;
+    for (int mode = 0; mode < 4; mode++) {
+        int per = mode & 1, even = mode >> 1;
         AtlInsn in = I(ISA_OP_V_REQUANT);
         in.dst = 8192; in.src = 0; in.src2 = 4096; in.shape[0] = in.shape[1] = 1; in.shape[2] = 4; in.shape[3] = 6;
-        in.per_channel = (uint8_t)per; in.ival = -3; in.lo = -100; in.hi = 120;
+        in.per_channel = (uint8_t)per; in.ival = -3; in.lo = -100; in.hi = 120; in.round_even = (uint8_t)even;
         AtlSim *s = run_one(in, ISA_ENGINE_VEC, vec_setup, &c, SIM_MODE_FULL);
         REQUIRE(s);
         const int8_t *d = (const int8_t *)sim_lmem(s, 0, 8192, 24);
         for (int i = 0; i < 24; i++) {
             int ch = per ? i % 6 : 0;
-            /* reference in long double-free integer arithmetic: round half away from zero */
+            /* reference in long double-free integer arithmetic: round half away from zero,
+             * or with `even` a tie to the even neighbour */
             __int128 p = (__int128)x[i] * pp[2 * ch];
             int sh = 31 + pp[2 * ch + 1];
-            __int128 q = p >= 0 ? (p + ((__int128)1 << (sh - 1))) >> sh : -((-p + ((__int128)1 << (sh - 1))) >> sh);
+            __int128 ap = p >= 0 ? p : -p, q = (ap + ((__int128)1 << (sh - 1))) >> sh;
+            if (even && (ap & (((__int128)1 << sh) - 1)) == ((__int128)1 << (sh - 1)) && (q & 1)) q--;
+            if (p < 0) q = -q;
             long long y = -3 + (long long)q;
             y = y < -100 ? -100 : y > 120 ? 120 : y;
             CHECK_EQ_INT(d[i], y);

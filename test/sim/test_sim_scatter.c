@@ -75,7 +75,7 @@ static void scatter_case(int dsp, int dt_i8)
     else tp_seg(&p, 0x6000, dt_i8 ? (const void *)y08 : (const void *)y0, (size_t)(A * L * C * es));
     if (ssp == ISA_SPACE_DRAM) tp_seg(&p, src, dt_i8 ? (const void *)x8 : (const void *)x, (size_t)(A * N * C * es));
     else tp_seg(&p, 0x8000, dt_i8 ? (const void *)x8 : (const void *)x, (size_t)(A * N * C * es));
-    /* stage the LMEM end from DRAM first (same queue, in order) */
+    /* variant the LMEM end from DRAM first (same queue, in order) */
     AtlInsn st = I(ISA_OP_DMA_COPY);
     st.dtype = ISA_I8; st.dst_space = ISA_SPACE_LMEM; st.src_space = ISA_SPACE_DRAM; st.dst = 0x100;
     st.src = dsp == ISA_SPACE_LMEM ? 0x6000 : 0x8000;

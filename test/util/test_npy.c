@@ -139,8 +139,20 @@ TEST(errors)
     AtlErr e = {{0}};
     CHECK(atl_npy_read("test/data/np_fortran.npy", &a, &e) == -1);
     CHECK_STR_CONTAINS(e.msg, "Fortran");
-    CHECK(atl_npy_read("test/data/np_f64.npy", &a, &e) == -1);
-    CHECK_STR_CONTAINS(e.msg, "'<f8' is not supported");
+    /* float64 reads (numpy's default float), complex does not */
+    REQUIRE(atl_npy_read("test/data/np_f64.npy", &a, &e) == 0);
+    CHECK_EQ_INT(a.dtype, ATL_NPY_F64);
+    CHECK(a.ndim == 1 && a.shape[0] == 2 && ((double *)a.data)[1] == 1.0);
+    atl_ndarray_free(&a);
+    const char *dict = "{'descr': '<c8', 'fortran_order': False, 'shape': (1,), }";
+    uint8_t hdr[10 + 118 + 8];
+    memcpy(hdr, "\x93NUMPY\x01\x00\x76\x00", 10);
+    memset(hdr + 10, ' ', 118);
+    memcpy(hdr + 10, dict, strlen(dict));
+    hdr[10 + 117] = '\n';
+    memset(hdr + 128, 0, 8);
+    CHECK(atl_npy_parse(hdr, sizeof hdr, "c8", &a, &e) == -1);
+    CHECK_STR_CONTAINS(e.msg, "'<c8' is not supported");
     CHECK(atl_npy_parse((const uint8_t *)"hello world", 11, "junk", &a, &e) == -1);
     CHECK_STR_CONTAINS(e.msg, "bad magic");
     /* truncated data */

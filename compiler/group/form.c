@@ -1,0 +1,127 @@
+/* form.c - layer group formation: which consecutive layers run as one
+ * group whose intermediates stay on chip.
+ *
+ * Reads: the lowered layers in execution order (each with its tile shape
+ *   chosen) and the core set they run on.
+ * Does: an interval dynamic programme over the layer sequence, as
+ *   tpu-mlir's layer grouping does: best[e] is the cheapest way to run
+ *   layers 0..e-1, either best[e-1] plus layer e-1 alone, or best[s] plus
+ *   layers s..e-1 as one group (a chain of window layers, lower/chain.c,
+ *   with its slice height chosen by the tile-shape search), for every s
+ *   with at most BK_CHAIN_MAX members, on all the cores or on the first
+ *   cluster alone (whose weights then cross DRAM once, not once per
+ *   cluster; the other cores wait at its barrier). Every price is the cost model's
+ *   estimate of the segment on the core set (cost/cost.c), so a group is
+ *   taken only where the cost model finds it faster than its layers
+ *   alone; a group is priced with the bound best[e] - best[s] (a
+ *   candidate that cannot win stops early).
+ * Guarantees: the units cover every layer once, in order; a unit is a
+ *   single layer (its own lowering) or a chain layer the caller owns
+ *   through `chains`. Layers that are not window layers end the search
+ *   backwards (a chain cannot contain them).
+ * Why a programme over intervals: groups are contiguous in execution
+ *   order, and the best split of a prefix does not depend on what follows
+ *   it, so O(n x BK_CHAIN_MAX) priced candidates find the cheapest cover. */
+#include <stdlib.h>
+#include <string.h>
+#include "compiler/group/group.h"
+#include "compiler/lower/lower.h"
+
+static int is_window(const BkLayer *ly)
+{
+    return ly->node >= 0 && !ly->direct && (ly->lw.kind == BK_K_CONV || ly->lw.kind == BK_K_POOL);
+}
+
+static int price(BkCtx *c, BkLayer *ly, BkCoreSet cores, uint64_t bound, uint64_t *est, AtlErr *e)
+{
+    BkSegment sg;
+    memset(&sg, 0, sizeof sg);
+    sg.layer = ly;
+    sg.cores = cores;
+    int rc = bk_sched_distribute(&sg, e) ? -1 : bk_cost_segment(c, &sg, bound, e);
+    *est = sg.est_cycles;
+    bk_segment_free(&sg);
+    return rc;
+}
+
+/* Lowers layers[s..end) as a chain on `cores` with its slice height
+ * chosen there and prices it with `bound`: 0 and *cand, *est when it is a
+ * chain under the bound; 1 when they are no chain, 2 when it is one but
+ * over the bound (cand freed both times); -1 on error. */
+static int try_chain(BkCtx *c, BkLayer *layers, int s, int end, BkCoreSet cores, uint64_t bound, BkLayer *cand,
+                     uint64_t *est, AtlErr *e)
+{
+    const BkLayer *members[BK_CHAIN_MAX];
+    for (int k = s; k < end; k++) members[k - s] = &layers[k];
+    memset(cand, 0, sizeof *cand);
+    cand->node = layers[end - 1].node;
+    cand->tensor = -1;
+    cand->slot_size = c->slot;
+    int r = bk_lower_chain(c, members, end - s, cand, e);
+    int over = r < 0 ? -1 : r ? 1 : bk_choose_shape(c, cand, cores, e) ? -1 : 2 * price(c, cand, cores, bound, est, e);
+    if (over) bk_layer_free(cand);
+    return over < 0 ? -1 : over;
+}
+
+int bk_form_groups(BkCtx *c, BkLayer *layers, int n, BkCoreSet cores, BkLayer *chains, BkUnit *units, int *nunits,
+                   AtlErr *e)
+{
+    uint64_t *best = calloc((size_t)n + 1, sizeof *best);
+    int *from = malloc(((size_t)n + 1) * sizeof *from);   /* start of the last unit of best[e] */
+    BkCoreSet *where = malloc(((size_t)n + 1) * sizeof *where);   /* cores of the last unit of best[e] */
+    int rc = -1;
+    if (!best || !from || !where) { atl_fail(e, "out of memory forming groups"); goto done; }
+    /* a group may also run on the first cluster alone: its weights then
+     * cross DRAM once instead of once per cluster */
+    BkCoreSet sets[2] = {cores, {cores.first, c->chip->cores_per_cluster}};
+    int nsets = c->chip->clusters > 1 && cores.count > c->chip->cores_per_cluster ? 2 : 1;
+    memset(chains, 0, (size_t)n * sizeof *chains);
+    for (int end = 1; end <= n; end++) {
+        uint64_t one;
+        if (price(c, &layers[end - 1], cores, UINT64_MAX, &one, e) < 0) goto done;
+        best[end] = best[end - 1] + one;
+        from[end] = end - 1;
+        where[end] = cores;
+        int most = c->group_max > 0 && c->group_max < BK_CHAIN_MAX ? c->group_max : BK_CHAIN_MAX;
+        if (!c->grouping || !is_window(&layers[end - 1])) continue;
+        for (int s = end - 2; s >= 0 && end - s <= most && is_window(&layers[s]); s--)
+            for (int k = 0; k < nsets; k++) {
+                if (best[s] >= best[end]) break;
+                BkLayer cand;
+                uint64_t est = 0;
+                int over = try_chain(c, layers, s, end, sets[k], best[end] - best[s], &cand, &est, e);
+                if (over < 0) goto done;
+                if (over == 1) break;   /* no chain: not on the other set either */
+                if (over) continue;
+                if (best[s] + est >= best[end]) { bk_layer_free(&cand); continue; }
+                bk_layer_free(&chains[end - 1]);
+                chains[end - 1] = cand;
+                best[end] = best[s] + est;
+                from[end] = s;
+                where[end] = sets[k];
+            }
+    }
+    /* the units, back from the end */
+    int k = 0;
+    for (int end = n; end > 0; end = from[end]) k++;
+    *nunits = k;
+    for (int end = n; end > 0; end = from[end]) {
+        BkUnit *u = &units[--k];
+        u->first = from[end];
+        u->count = end - from[end];
+        u->ly = u->count > 1 ? &chains[end - 1] : &layers[end - 1];
+        u->cores = where[end];
+    }
+    /* chains priced but not taken */
+    for (int end = n; end > 0; end--) {
+        int used = 0;
+        for (int i = 0; i < *nunits; i++) if (units[i].ly == &chains[end - 1]) used = 1;
+        if (!used) bk_layer_free(&chains[end - 1]);
+    }
+    rc = 0;
+done:
+    free(best);
+    free(from);
+    free(where);
+    return rc;
+}

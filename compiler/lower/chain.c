@@ -1,0 +1,542 @@
+/* chain.c - a layer group of window layers (Conv, MaxPool, AveragePool,
+ * each with its fused activation and residual tail) lowered as one layer
+ * whose intermediate tensors never leave LMEM.
+ *
+ * Reads: the members' own lowerings (their geometry, weight images, biases,
+ *   activations and tails, BkLow), in execution order, and the graph for
+ *   which tensor each reads and writes (storage roots, alloc/place.c).
+ * Does: slices the last member's output along N and H (images x chunks of
+ *   `rows` rows, the last chunk uneven); for each slice, the output rows
+ *   every member must produce are propagated backwards (slice inference:
+ *   a window's input rows with its halo, bk_window_span; a residual the
+ *   same rows), so a member computes the rows its consumers in the group
+ *   need, halos recomputed by the neighbouring slices rather than
+ *   exchanged. Every tensor the group touches has an HWC row buffer in the
+ *   slot ([rows][W][C], sized for the most rows any slice needs): the
+ *   group's inputs are loaded into theirs (NCHW -> HWC, the tile's loads),
+ *   each member computes from its input buffer into its output buffer
+ *   (conv on the matrix unit into an f32 accumulator, bias, activation,
+ *   residual, activation, cast; pools on the vector unit), and the last
+ *   member's buffer is stored (the tile's stores). All members' weights
+ *   and f32 biases are resident below the slots for the whole group,
+ *   multicast once per cluster (the schedule's MCAST/WAIT), so a slice
+ *   loads only activations. The schedule pipelines the slices as any
+ *   layer's tiles: the loads of slice i+1 and the stores of slice i-1
+ *   overlap the computes of slice i.
+ * Valid when: every member is a 2-D NCHW window layer with constant weights
+ *   in the float storage dtype, every member's output but the last is read
+ *   only by members (not by other layers, a Gelu's input included, not a
+ *   graph output), and the weights and two slots fit LMEM. Slice heights
+ *   where some member's slice reads no input row (rows wholly in a padding
+ *   border) are not offered. bk_lower_chain returns 1 (no error) when the
+ *   members are not such a chain.
+ * Checked: bk_chain_check proves every plan the compiler applies sound
+ *   (buffers and scratch inside the slot, aligned, large enough for every
+ *   slice, disjoint; resident weights below the slots), so a bad plan is a
+ *   compile error, not a silent corruption.
+ * Guarantees: the results equal the members' own lowerings' exactly (the
+ *   same instructions on the same rows; f32 accumulation per conv), which
+ *   test_backend_group.c checks against the interpreter. */
+#include <stdlib.h>
+#include <string.h>
+#include <stdio.h>
+#include "compiler/lower/lower.h"
+
+enum { CHAIN_MAX_BUFS = 2 * BK_CHAIN_MAX + 2 };
+
+/* An HWC row buffer of one tensor: a group input (dram != 0) or a
+ * member's output. lo, n: the rows the slice being generated holds. */
+typedef struct ChainBuf {
+    int t;                        /* storage root of the tensor */
+    int C, H, W;
+    uint64_t dram;                /* group input: its tagged DRAM address; 0: a member's output */
+    uint64_t off;                 /* in the slot */
+    int max_rows;
+} ChainBuf;
+
+typedef struct ChainMember {
+    const BkLayer *ly;            /* the member's own lowering (not owned) */
+    int in, res, out;             /* buffers: input, tail residual (-1 none), output */
+    uint64_t w, b;                /* resident LMEM of its weight image and f32 bias (0 none) */
+} ChainMember;
+
+struct BkChain {
+    int nm, nb;
+    ChainMember m[BK_CHAIN_MAX];
+    ChainBuf buf[CHAIN_MAX_BUFS];
+    int N, OH, rows, nrc;         /* slices: N images x nrc chunks of `rows` output rows */
+    uint64_t resident;            /* weights and biases below the slots */
+    uint64_t l_acc, l_resf, l_tmp; /* slot scratch (f32): accumulator, residual, activation temp */
+    uint64_t used;                /* slot bytes of the current shape */
+};
+
+static int imin(int a, int b) { return a < b ? a : b; }
+static int imax(int a, int b) { return a > b ? a : b; }
+
+/* Rows [lo, lo+n) of every buffer for slice (img, r) of the chain. */
+typedef struct ChainRows { int lo[CHAIN_MAX_BUFS], n[CHAIN_MAX_BUFS]; } ChainRows;
+
+static void widen(ChainRows *r, int b, int lo, int n)
+{
+    if (n <= 0) return;
+    if (r->n[b] <= 0) { r->lo[b] = lo; r->n[b] = n; return; }
+    int hi = imax(r->lo[b] + r->n[b], lo + n);
+    r->lo[b] = imin(r->lo[b], lo);
+    r->n[b] = hi - r->lo[b];
+}
+
+static void slice_rows(const BkChain *ch, int rci, ChainRows *r)
+{
+    for (int b = 0; b < ch->nb; b++) r->n[b] = 0;
+    int o0 = rci * ch->rows;
+    widen(r, ch->m[ch->nm - 1].out, o0, imin(ch->rows, ch->OH - o0));
+    for (int i = ch->nm - 1; i >= 0; i--) {
+        const ChainMember *m = &ch->m[i];
+        const BkLow *l = &m->ly->lw;
+        int lo = r->lo[m->out], n = r->n[m->out];
+        if (n <= 0) continue;
+        BkSpan ys = bk_window_span(lo, n, l->sh, l->pt, l->dh, l->kh, l->H);
+        widen(r, m->in, ys.a, ys.n);
+        if (m->res >= 0) widen(r, m->res, lo, n);
+    }
+}
+
+static int is_f32(int dt) { return dt == ISA_F32; }
+
+/* A window member's columns: every input column (the buffers hold whole
+ * rows, so the instruction's row pitch is W), with the layer's padding. */
+static BkSpan full_width(const BkLow *l)
+{
+    BkSpan xs = {0, l->W, l->pl, l->pr};
+    return xs;
+}
+
+/* 1 when the window over whole rows gives exactly the layer's OW columns
+ * and its padding fits the instruction's fields. */
+static int width_ok(const BkLow *l)
+{
+    BkSpan xs = full_width(l);
+    int span = xs.n + xs.pa + xs.pb - l->dw * (l->kw - 1) - 1;
+    return xs.pa <= 63 && xs.pb <= 63 && span >= 0 && span / l->sw + 1 == l->OW;
+}
+
+/* 1 when every member computing rows in slice r reads at least one input
+ * row, with no more padding rows than the instruction's fields hold (a
+ * slice of rows that lie wholly in a padding border, e.g. of a 1x1 conv
+ * with pads, cannot be generated). */
+static int slice_ok(const BkChain *ch, const ChainRows *r)
+{
+    for (int i = 0; i < ch->nm; i++) {
+        const BkLow *l = &ch->m[i].ly->lw;
+        int n = r->n[ch->m[i].out];
+        if (n <= 0) continue;
+        BkSpan ys = bk_window_span(r->lo[ch->m[i].out], n, l->sh, l->pt, l->dh, l->kh, l->H);
+        if (ys.n <= 0 || ys.pa > 63 || ys.pb > 63) return 0;
+    }
+    return 1;
+}
+
+/* Slot layout and resident region for ch->rows; 0 if it fits. */
+static int layout(const BkCtx *c, BkLayer *ly, BkChain *ch)
+{
+    ch->nrc = (ch->OH + ch->rows - 1) / ch->rows;
+    for (int b = 0; b < ch->nb; b++) ch->buf[b].max_rows = 0;
+    ChainRows r;
+    for (int i = 0; i < ch->nrc; i++) {
+        slice_rows(ch, i, &r);
+        if (!slice_ok(ch, &r)) return -1;
+        for (int b = 0; b < ch->nb; b++) ch->buf[b].max_rows = imax(ch->buf[b].max_rows, r.n[b]);
+    }
+    if (bk_reserve_resident(c, ly, ch->resident)) return -1;
+    uint64_t used = 0, scratch = 0;
+    int es = c->es;
+    for (int b = 0; b < ch->nb; b++) {
+        const ChainBuf *bf = &ch->buf[b];
+        if ((uint64_t)bf->max_rows * bf->W > 65535 || bf->C > 65535) return -1;
+        ch->buf[b].off = bk_slot_alloc(c, &used, (uint64_t)bf->max_rows * bf->W * bf->C * es);
+    }
+    for (int i = 0; i < ch->nm; i++) {
+        const ChainBuf *o = &ch->buf[ch->m[i].out];
+        scratch = scratch > (uint64_t)o->max_rows * o->W * o->C * 4 ? scratch : (uint64_t)o->max_rows * o->W * o->C * 4;
+    }
+    int need_res = 0, need_tmp = 0;
+    for (int i = 0; i < ch->nm; i++) {
+        const BkLow *l = &ch->m[i].ly->lw;
+        need_res |= ch->m[i].res >= 0 && !is_f32(c->dt);
+        need_tmp |= !strcmp(l->act, "HardSwish") || !strcmp(l->t_act, "HardSwish");
+    }
+    ch->l_acc = !is_f32(c->dt) ? bk_slot_alloc(c, &used, scratch) : 0;
+    ch->l_resf = need_res ? bk_slot_alloc(c, &used, scratch) : 0;
+    ch->l_tmp = need_tmp ? bk_slot_alloc(c, &used, scratch) : 0;
+    ch->used = used;
+    return used <= ly->slot_size ? 0 : -1;
+}
+
+static int chain_prologue(BkCtx *c, const BkLayer *ly, BkCode *k, AtlErr *e)
+{
+    (void)c; (void)e;
+    const BkChain *ch = ly->chain;
+    for (int i = 0; i < ch->nm; i++) {
+        const ChainMember *m = &ch->m[i];
+        const BkLow *l = &m->ly->lw;
+        uint64_t nw = (uint64_t)l->kh * l->kw * (l->C / l->groups) * l->OC;
+        if (m->ly->lw.kind == BK_K_CONV && bk_flat_copy(k, l->dt, m->w, l->w, nw)) return -1;
+        if (m->b && bk_flat_copy(k, ISA_F32, m->b, l->b, (uint64_t)l->OC)) return -1;
+    }
+    return 0;
+}
+
+static int chain_gen(BkCtx *c, const BkLayer *ly, int t, uint64_t slot, BkCode *k, AtlErr *e)
+{
+    const BkChain *ch = ly->chain;
+    int img = t / ch->nrc, rci = t % ch->nrc, dt = c->dt, es = c->es;
+    ChainRows r;
+    slice_rows(ch, rci, &r);
+    for (int b = 0; b < ch->nb; b++) {
+        const ChainBuf *bf = &ch->buf[b];
+        if (!bf->dram || r.n[b] <= 0) continue;
+        AtlInsn in = bk_nchw_box(dt, 1, bf->dram, bf->C, bf->H, bf->W, img, 0, bf->C, r.lo[b], r.n[b], 0, bf->W,
+                                 slot + bf->off);
+        bk_code_ld(k, &in, 0);
+    }
+    for (int i = 0; i < ch->nm; i++) {
+        const ChainMember *m = &ch->m[i];
+        const BkLow *l = &m->ly->lw;
+        const ChainBuf *bi = &ch->buf[m->in], *bo = &ch->buf[m->out];
+        int o0 = r.lo[m->out], on = r.n[m->out];
+        if (on <= 0) continue;
+        BkSpan ys = bk_window_span(o0, on, l->sh, l->pt, l->dh, l->kh, l->H);
+        BkSpan xs = full_width(l);   /* the buffer holds whole rows: its pitch is W */
+        if (ys.n <= 0 || ys.pa > 63 || ys.pb > 63)
+            return bk_fail(c, m->ly->node, e, "output rows %d..%d read no input (padding too large)", o0, o0 + on - 1);
+        uint64_t src = slot + bi->off + (uint64_t)(ys.a - r.lo[m->in]) * bi->W * bi->C * es;
+        uint64_t out = slot + bo->off;
+        if (l->kind == BK_K_POOL) {
+            AtlInsn op = bk_window_insn(l, l->pool_op, dt, src, l->C, ys, xs);
+            op.dst = out;
+            bk_code_cp(k, &op);
+            continue;
+        }
+        uint64_t acc = is_f32(dt) ? out : slot + ch->l_acc;
+        AtlInsn op = bk_window_insn(l, ISA_OP_CONV, dt, src, l->C, ys, xs);
+        op.dst = acc;
+        op.src2 = m->w;
+        op.cout = (uint32_t)l->OC;
+        op.groups = (uint16_t)l->groups;
+        bk_code_cp(k, &op);
+        uint32_t osh[4] = {1, (uint32_t)on, (uint32_t)l->OW, (uint32_t)l->OC};
+        int64_t oc[4], bs[4] = {0, 0, 0, 1};
+        bk_compact(osh, oc);
+        if (m->b) {
+            AtlInsn add = bk_vbin(ISA_OP_V_ADD, ISA_F32, acc, acc, m->b, osh, oc, oc, bs);
+            bk_code_cp(k, &add);
+        }
+        uint64_t resid = 0;
+        if (m->res >= 0) {
+            const ChainBuf *br = &ch->buf[m->res];
+            resid = slot + br->off + (uint64_t)(o0 - r.lo[m->res]) * br->W * br->C * es;
+            if (!is_f32(dt)) {
+                AtlInsn cv = bk_vun(ISA_OP_V_CAST, dt, slot + ch->l_resf, resid, osh, oc, oc, 0, 0);
+                cv.otype = ISA_F32;
+                bk_code_cp(k, &cv);
+                resid = slot + ch->l_resf;
+            }
+        }
+        uint64_t res;
+        if (bk_matrix_epilogue(k, l, dt, acc, slot + ch->l_tmp, out, resid, osh, oc, &res))
+            return bk_fail(c, m->ly->node, e, "activation %s cannot be fused", l->act[0] ? l->act : l->t_act);
+    }
+    const ChainMember *last = &ch->m[ch->nm - 1];
+    const ChainBuf *bo = &ch->buf[last->out];
+    const BkLow *l = &last->ly->lw;
+    AtlInsn st = bk_nchw_box(dt, 0, l->y, l->OC, l->OH, l->OW, img, 0, l->OC, r.lo[last->out], r.n[last->out], 0,
+                             l->OW, slot + bo->off);
+    bk_code_st(k, &st);
+    return k->oom ? atl_fail(e, "out of memory generating code") : 0;
+}
+
+/* The buffer of root tensor t, added as a group input when new. */
+static int buf_of(BkCtx *c, BkChain *ch, int t, int C, int H, int W, AtlErr *e)
+{
+    for (int b = 0; b < ch->nb; b++) if (ch->buf[b].t == t) return b;
+    if (ch->nb == CHAIN_MAX_BUFS) return -1;
+    ChainBuf *bf = &ch->buf[ch->nb];
+    memset(bf, 0, sizeof *bf);
+    bf->t = t;
+    bf->C = C; bf->H = H; bf->W = W;
+    if (bk_tensor_in_dram(c, t, &bf->dram, e)) return -2;
+    return ch->nb++;
+}
+
+/* The tensor an absorbed residual Add of node `node` reads beside the
+ * member's own output, -1 none. */
+static int residual_of(const BkCtx *c, int node)
+{
+    int tn = c->tail[node];
+    if (tn < 0) return -1;
+    const IrNode *a = &c->g->nodes[tn], *n = &c->g->nodes[node];
+    return a->in[0] == n->out[0] ? a->in[1] : a->in[0];
+}
+
+/* 1 when some layer outside the members, or the graph's outputs, reads root r. */
+static int read_outside(const BkCtx *c, int r, const BkLayer *const *members, int nm)
+{
+    const IrGraph *g = c->g;
+    for (int t = 0; t < g->nt; t++)
+        if (g->t[t].is_output && bk_tensor_root(c, t) == r) return 1;
+    for (int i = 0; i < g->nn; i++) {
+        const IrNode *n = &g->nodes[i];
+        if (n->dead) continue;
+        int owner = i;
+        if (c->skip[i]) {
+            owner = -1;   /* a fused activation belongs to its producer; a tail to its conv */
+            for (int k = 0; k < g->nn && owner < 0; k++) if (c->tail[k] == i) owner = k;
+            if (owner < 0) continue;
+        }
+        int inside = 0;
+        for (int m = 0; m < nm; m++) if (members[m]->node == owner) inside = 1;
+        if (inside) continue;
+        if (c->gelu_src[i] >= 0 && bk_tensor_root(c, c->gelu_src[i]) == r) return 1;   /* a Gelu reads its x */
+        for (int k = 0; k < n->nin; k++)
+            if (n->in[k] >= 0 && !g->t[n->in[k]].data && bk_tensor_root(c, n->in[k]) == r) return 1;
+    }
+    return 0;
+}
+
+/* MACs the slices execute: every conv member's rows of every slice. */
+static uint64_t run_macs(const BkChain *ch)
+{
+    uint64_t n = 0;
+    ChainRows r;
+    for (int i = 0; i < ch->nrc; i++) {
+        slice_rows(ch, i, &r);
+        for (int k = 0; k < ch->nm; k++) {
+            const BkLayer *m = ch->m[k].ly;
+            if (m->lw.kind == BK_K_CONV && m->lw.OH) n += m->macs / (uint64_t)m->lw.OH * (uint64_t)r.n[ch->m[k].out];
+        }
+    }
+    return n;
+}
+
+/* The checker (bk_chain_check): one LMEM region of the plan, [lo, hi),
+ * named by fmt with name for its %s. */
+typedef struct ChainRegion { char what[96]; uint64_t lo, hi; } ChainRegion;
+
+static void region(ChainRegion *r, int *n, uint64_t lo, uint64_t bytes, const char *fmt, const char *name)
+{
+    if (!bytes) return;
+    snprintf(r[*n].what, sizeof r[*n].what, fmt, name);
+    r[*n].lo = lo;
+    r[*n].hi = lo + bytes;
+    (*n)++;
+}
+
+/* 0 when every region is aligned, ends by `limit` and overlaps no other. */
+static int regions_sound(const BkCtx *c, int node, const ChainRegion *r, int n, uint64_t limit, const char *where,
+                         AtlErr *e)
+{
+    for (int i = 0; i < n; i++) {
+        if (r[i].lo % c->align)
+            return bk_fail(c, node, e, "layer group: %s at LMEM %llu is not aligned to %llu bytes", r[i].what,
+                           (unsigned long long)r[i].lo, (unsigned long long)c->align);
+        if (r[i].hi > limit)
+            return bk_fail(c, node, e, "layer group: %s [%llu, %llu) ends beyond the %s (%llu bytes)", r[i].what,
+                           (unsigned long long)r[i].lo, (unsigned long long)r[i].hi, where, (unsigned long long)limit);
+        for (int j = 0; j < i; j++)
+            if (r[i].lo < r[j].hi && r[j].lo < r[i].hi)
+                return bk_fail(c, node, e, "layer group: %s [%llu, %llu) overlaps %s [%llu, %llu) in the %s", r[j].what,
+                               (unsigned long long)r[j].lo, (unsigned long long)r[j].hi, r[i].what,
+                               (unsigned long long)r[i].lo, (unsigned long long)r[i].hi, where);
+    }
+    return 0;
+}
+
+/* 1 when rows [lo, lo+n) lie in the rows buffer b holds in slice r. */
+static int rows_inside(const ChainRows *r, int b, int lo, int n)
+{
+    return n <= 0 || (lo >= r->lo[b] && lo + n <= r->lo[b] + r->n[b]);
+}
+
+int bk_chain_check(const BkCtx *c, const BkLayer *ly, AtlErr *e)
+{
+    const BkChain *ch = ly->chain;
+    if (!ch) return atl_fail(e, "layer group check: the layer is not a layer group");
+    const IrGraph *g = c->g;
+    int node = ch->m[0].ly->node, es = c->es;
+    uint64_t lm = (uint64_t)c->chip->lmem_bytes;
+    if (ly->slot_off % c->align || ly->slot_size % c->align)
+        return bk_fail(c, node, e, "layer group: slots at %llu of %llu bytes are not aligned to %llu bytes",
+                       (unsigned long long)ly->slot_off, (unsigned long long)ly->slot_size, (unsigned long long)c->align);
+    if (ly->slot_off + 2 * ly->slot_size > lm)
+        return bk_fail(c, node, e, "layer group: slots at %llu of %llu bytes end beyond LMEM (%llu bytes)",
+                       (unsigned long long)ly->slot_off, (unsigned long long)ly->slot_size, (unsigned long long)lm);
+    if (ch->rows < 1 || ch->nrc != (ch->OH + ch->rows - 1) / ch->rows)
+        return bk_fail(c, node, e, "layer group: %d slices of %d rows do not cover %d output rows", ch->nrc, ch->rows,
+                       ch->OH);
+    /* every slice: the rows each buffer holds, what each member reads */
+    int most[CHAIN_MAX_BUFS] = {0};
+    ChainRows r;
+    for (int s = 0; s < ch->nrc; s++) {
+        slice_rows(ch, s, &r);
+        for (int b = 0; b < ch->nb; b++) {
+            most[b] = imax(most[b], r.n[b]);
+            if (r.n[b] > ch->buf[b].max_rows)
+                return bk_fail(c, node, e, "layer group: the row buffer of '%s' holds %d rows, slice %d puts %d in it",
+                               g->t[ch->buf[b].t].name, ch->buf[b].max_rows, s, r.n[b]);
+        }
+        for (int i = 0; i < ch->nm; i++) {
+            const ChainMember *m = &ch->m[i];
+            const BkLow *l = &m->ly->lw;
+            int lo = r.lo[m->out], n = r.n[m->out];
+            if (n <= 0) continue;
+            BkSpan ys = bk_window_span(lo, n, l->sh, l->pt, l->dh, l->kh, l->H);
+            if (!rows_inside(&r, m->in, ys.a, ys.n) || (m->res >= 0 && !rows_inside(&r, m->res, lo, n)))
+                return bk_fail(c, m->ly->node, e, "layer group: slice %d reads rows its buffers do not hold", s);
+        }
+    }
+    /* the slot: row buffers and scratch at the sizes the slices use */
+    ChainRegion reg[CHAIN_MAX_BUFS + 3];   /* the buffers and 3 scratch; then 2 resident per member */
+    int n = 0;
+    uint64_t acc = 0, resf = 0, tmp = 0;
+    for (int b = 0; b < ch->nb; b++) {
+        const ChainBuf *bf = &ch->buf[b];
+        region(reg, &n, bf->off, (uint64_t)most[b] * bf->W * bf->C * es, "the row buffer of '%s'", g->t[bf->t].name);
+    }
+    for (int i = 0; i < ch->nm; i++) {
+        const ChainMember *m = &ch->m[i];
+        const BkLow *l = &m->ly->lw;
+        uint64_t f32 = (uint64_t)most[m->out] * l->OW * l->OC * 4;
+        if (l->kind == BK_K_CONV && !is_f32(c->dt)) acc = f32 > acc ? f32 : acc;
+        if (m->res >= 0 && !is_f32(c->dt)) resf = f32 > resf ? f32 : resf;
+        if (!strcmp(l->act, "HardSwish") || !strcmp(l->t_act, "HardSwish")) tmp = f32 > tmp ? f32 : tmp;
+    }
+    region(reg, &n, ch->l_acc, acc, "the f32 accumulator", NULL);
+    region(reg, &n, ch->l_resf, resf, "the f32 residual", NULL);
+    region(reg, &n, ch->l_tmp, tmp, "the activation temp", NULL);
+    if (regions_sound(c, node, reg, n, ly->slot_size, "slot", e)) return -1;
+    /* the resident weights and biases, below the slots */
+    n = 0;
+    for (int i = 0; i < ch->nm; i++) {
+        const ChainMember *m = &ch->m[i];
+        const BkLow *l = &m->ly->lw;
+        const char *name = g->nodes[m->ly->node].name ? g->nodes[m->ly->node].name : "";
+        if (l->kind != BK_K_CONV) continue;
+        if (l->b && !m->b) return bk_fail(c, m->ly->node, e, "layer group: the bias is not resident");
+        region(reg, &n, m->w, (uint64_t)l->kh * l->kw * (l->C / l->groups) * l->OC * es, "the weights of '%s'", name);
+        if (l->b) region(reg, &n, m->b, (uint64_t)l->OC * 4, "the bias of '%s'", name);
+    }
+    return regions_sound(c, node, reg, n, ly->slot_off, "resident region below the slots", e);
+}
+
+static int apply_rows(BkCtx *c, BkLayer *ly, const void *shape, AtlErr *e)
+{
+    BkChain *ch = ly->chain;
+    ch->rows = *(const int *)shape;
+    if (layout(c, ly, ch)) return atl_fail(e, "internal: a candidate slice height does not fit");
+    if (bk_chain_check(c, ly, e)) return -1;
+    ly->run_macs = run_macs(ch);
+    if (bk_set_tiles(ly, ch->N * ch->nrc, 1, e)) return -1;
+    snprintf(ly->split, sizeof ly->split, "N%d H%d x%d", ch->N, ch->nrc, ch->nm);
+    return 0;
+}
+
+int bk_lower_chain(BkCtx *c, const BkLayer *const *members, int nm, BkLayer *ly, AtlErr *e)
+{
+    if (nm < 2 || nm > BK_CHAIN_MAX) return 1;
+    BkChain *ch = calloc(1, sizeof *ch);
+    if (!ch) return atl_fail(e, "out of memory");
+    int rc = 1;
+    const IrGraph *g = c->g;
+    for (int i = 0; i < nm; i++) {
+        const BkLayer *m = members[i];
+        const BkLow *l = &m->lw;
+        if (m->node < 0 || m->direct || (l->kind != BK_K_CONV && l->kind != BK_K_POOL) || l->w_oihw) goto done;
+        if (l->dt != c->dt || g->t[g->nodes[m->node].in[0]].ndim != 4) goto done;
+        if (l->kind == BK_K_CONV && (uint64_t)l->OC > 65535) goto done;
+        if (!width_ok(l)) goto done;
+    }
+    ch->nm = nm;
+    for (int i = 0; i < nm; i++) {
+        const BkLayer *m = members[i];
+        const BkLow *l = &m->lw;
+        const IrNode *n = &g->nodes[m->node];
+        ChainMember *cm = &ch->m[i];
+        cm->ly = m;
+        int in = buf_of(c, ch, bk_tensor_root(c, n->in[0]), l->C, l->H, l->W, e);
+        int rt = residual_of(c, m->node);
+        int res = rt >= 0 ? buf_of(c, ch, bk_tensor_root(c, rt), l->OC, l->OH, l->OW, e) : -1;
+        if (in == -2 || res == -2) { rc = -1; goto done; }
+        if (in < 0 || (rt >= 0 && res < 0)) goto done;
+        cm->in = in;
+        cm->res = res;
+        /* the member's output: a new buffer, no longer a group input */
+        int ot = bk_tensor_root(c, n->out[0]);
+        for (int b = 0; b < ch->nb; b++) if (ch->buf[b].t == ot) goto done;   /* read before it is written */
+        if (ch->nb == CHAIN_MAX_BUFS) goto done;
+        ChainBuf *bo = &ch->buf[ch->nb];
+        memset(bo, 0, sizeof *bo);
+        bo->t = ot;
+        bo->C = l->OC; bo->H = l->OH; bo->W = l->OW;
+        cm->out = ch->nb++;
+        if (i < nm - 1 && read_outside(c, ot, members, nm)) goto done;
+        /* resident weights and bias */
+        if (l->kind == BK_K_CONV) {
+            cm->w = bk_align_up(c, ch->resident);
+            ch->resident = cm->w + bk_align_up(c, (uint64_t)l->kh * l->kw * (l->C / l->groups) * l->OC * c->es);
+            if (l->b) {
+                cm->b = ch->resident;
+                ch->resident += bk_align_up(c, (uint64_t)l->OC * 4);
+            }
+        }
+    }
+    /* a member's input that a later member writes is not a group input */
+    for (int i = 0; i < nm; i++)
+        for (int j = i; j < nm; j++)
+            if (ch->m[i].in == ch->m[j].out || ch->m[i].res == ch->m[j].out) goto done;
+    const BkLow *last = &members[nm - 1]->lw;
+    ch->N = last->N;
+    ch->OH = last->OH;
+    ly->chain = ch;
+    ly->lw.kind = BK_K_CHAIN;
+    ly->lw.dt = c->dt;
+    ly->lw.es = c->es;
+    /* resident weights multicast once per cluster; a chain of pools has
+     * none (an empty multicast would leave its wait unsignalled) */
+    ly->mcast = ch->resident > 0;
+    ly->prologue = ly->mcast ? chain_prologue : NULL;
+    ly->gen = chain_gen;
+    ly->is_matrix = 1;
+    for (int i = 0; i < nm; i++) ly->macs += members[i]->macs;
+    /* candidate slice heights: every halving that fits, most rows first */
+    for (int rows = ch->OH;; rows = (rows + 1) / 2) {
+        ch->rows = rows;
+        if (layout(c, ly, ch) == 0 && bk_push_shape(ly, &rows, sizeof rows, (int64_t)ch->N * ch->nrc, e)) { rc = -1; goto done; }
+        if (rows == 1) break;
+    }
+    if (!ly->shapes.n) { ly->chain = NULL; goto done; }
+    ly->shapes.apply = apply_rows;
+    return 0;
+done:
+    if (ly->chain == ch) ly->chain = NULL;
+    free(ch);
+    return rc;
+}
+
+int bk_chain_nodes(const BkLayer *ly, int *nodes, int max)
+{
+    const BkChain *ch = ly->chain;
+    if (!ch) return 0;
+    for (int i = 0; i < ch->nm && i < max; i++) nodes[i] = ch->m[i].ly->node;
+    return ch->nm;
+}
+
+uint64_t bk_chain_lmem(const BkLayer *ly)
+{
+    return ly->chain ? ly->slot_off + 2 * ly->chain->used : 0;
+}
+
+void bk_chain_mark_internal(BkCtx *c, const BkLayer *ly)
+{
+    const BkChain *ch = ly->chain;
+    for (int i = 0; ch && i < ch->nm - 1; i++) c->pl[ch->buf[ch->m[i].out].t].internal = 1;
+}

@@ -1,0 +1,537 @@
+/* qmatrix.c - int8 matrix layers on the matrix unit's i8 `conv`: Int8Conv
+ * and Int8MatMul (ops/int8.c, the QDQ units of a quantised model), and
+ * QLinearConv / ConvInteger with constant weights whose zero point is 0
+ * (the others: lower/qconv.c).
+ *
+ * Reads: x int8 / uint8 (chip i8 / i16) NCHW, 1-D as 2-D with H = 1, any
+ *   groups (depthwise included); a matmul's A [..., M, K] as the image of
+ *   M rows, one column and K channels, so the same tiles run both; weights
+ *   a constant, stored once as the i8 image [kh][kw][C/groups][OC] (uint8
+ *   weights minus 128, exact since their zero point is 128).
+ * Numerics: the matrix unit sums x' w exactly in i32 (x' = x, or x - 128
+ *   for uint8 by v.affine in i16 and v.cast, exact), the `conv` pads with
+ *   x's shifted zero point z', so sum (x' - z') w = sum x' w - z' sum w
+ *   and the constant part z' sum w[c] is folded into the per-channel bias
+ *   at compile time: bias'[c] = bias[c] - z' sum w[c] (exact int32). The
+ *   epilogue adds bias' (i32 v.add) and requantises:
+ *   - Int8Conv / Int8MatMul: v.requant with `even` (num_requant_round,
+ *     ties to even, the operator's definition), per channel (mult, shift),
+ *     zero point and clamp (the fused activation); a uint8 output is
+ *     requantised 128 lower into i8, then v.cast to i16 and +128;
+ *   - QLinearConv: v.cast f32, times the f32 multiplier, QuantizeLinear's
+ *     tail (lower/qcommon.c), as the reference does;
+ *   - ConvInteger: the i32 sums are the output.
+ *   Every i32 term is bounded at compile time (K x 128 x 128 twice plus
+ *   the bias below 2^31), else the node is refused by name.
+ * Tiles: (channel chunk, image, output rows, output columns, k chunk), k
+ *   innermost, as lower/conv.c: a tile loads its input rows and columns
+ *   with the halo (clipped; the rest is the instruction's padding) NCHW ->
+ *   HWC, its weights [kh][kw][k chunk][oc chunk] and, on the last k chunk,
+ *   the chunk's bias and requantisation parameters (weight loads, skipped
+ *   while the slot holds them). groups == 1 layers chunk output channels
+ *   and may split K (input channels): the k chunks of an output tile run
+ *   in order on one core, accumulating into one of two resident i32
+ *   buffers (chosen by the output tile's parity: the two-buffer argument
+ *   of lower/conv.c holds unchanged), the last one runs the epilogue and
+ *   has the stores. Grouped layers chunk groups. Candidate shapes: every
+ *   (channel chunk, rows) halving with K and width whole, then the first
+ *   SPLIT_PAIRS (k chunks, column chunks) pairs that fit, each with its
+ *   two largest row counts per channel chunk; the group search prices
+ *   them (fewest tiles first, at least MIN_COSTED, then within
+ *   TILE_BUDGET tiles). No weight multicast. */
+#include <stdlib.h>
+#include <string.h>
+#include <stdio.h>
+#include "compiler/lower/quant.h"
+#include "isa/timing.h"
+
+enum { SPLIT_PAIRS = 3, MIN_COSTED = 2, TILE_BUDGET = 1 << 16, MAX_TILES = 1 << 24 };
+/* requantisation: i32 sums out (ConvInteger), f32 multiplier (QLinearConv), integer pairs (Int8*) */
+enum { RQ_NONE, RQ_FLOAT, RQ_INT };
+/* slot registers besides l_in / l_w / l_b / l_acc / l_out */
+enum { R_X8, R_RQ, R_F, R_WIDE, R_NREGS };
+
+static int imin(int a, int b) { return a < b ? a : b; }
+
+
+/* The channel range of a tile: input c0..c0+cn, output oc0..oc0+ocn, groups gn. */
+typedef struct Chans { int c0, cn, oc0, ocn, gn; } Chans;
+
+static Chans tile_chans(const BkLow *l, const BkTilePos *p)
+{
+    Chans h;
+    int cpg = l->C / l->groups, opg = l->OC / l->groups;
+    if (l->groups == 1) {
+        h.oc0 = p->gci * l->gchunk; h.ocn = imin(l->gchunk, l->OC - h.oc0);
+        h.c0 = p->kci * l->kchunk; h.cn = imin(l->kchunk, l->C - h.c0);
+        h.gn = 1;
+    } else {
+        int g0 = p->gci * l->gchunk;
+        h.gn = imin(l->gchunk, l->groups - g0);
+        h.c0 = g0 * cpg; h.cn = h.gn * cpg;
+        h.oc0 = g0 * opg; h.ocn = h.gn * opg;
+    }
+    return h;
+}
+
+static void load_vec(BkCode *k, int dt, uint64_t dst, uint64_t src, int n)
+{
+    uint32_t sh[4] = {1, 1, 1, (uint32_t)n};
+    int64_t cs[4];
+    bk_compact(sh, cs);
+    AtlInsn in = bk_dma(dt, ISA_SPACE_LMEM, dst, ISA_SPACE_DRAM, src, sh, cs, cs);
+    bk_code_ld(k, &in, 1);
+}
+
+/* The epilogue of an output tile: bias, requantisation; returns the LMEM
+ * of the result in the output's storage dtype. */
+static uint64_t epilogue(const BkLow *l, uint64_t acc, uint64_t slot, const Chans *h, int rn, int wn, BkCode *k)
+{
+    uint32_t osh[4] = {1, (uint32_t)rn, (uint32_t)wn, (uint32_t)h->ocn};
+    int64_t ocs[4], chan[4] = {0, 0, 0, 1};
+    bk_compact(osh, ocs);
+    AtlInsn in;
+    if (l->b) {
+        in = bk_vbin(ISA_OP_V_ADD, ISA_I32, acc, acc, slot + l->l_b, osh, ocs, ocs, chan);
+        bk_code_cp(k, &in);
+    }
+    if (l->q_mode == RQ_NONE) return acc;
+    if (l->q_mode == RQ_FLOAT) {
+        bk_q_requant(k, l, acc, slot + l->l_reg[R_F], slot + l->l_reg[R_RQ], chan, slot + l->l_out, osh, ocs);
+        return slot + l->l_out;
+    }
+    int wide = l->dt != ISA_I8, shift = wide ? 128 : 0;   /* uint8 (chip i16): 128 lower, then widened */
+    memset(&in, 0, sizeof in);
+    in.op = ISA_OP_V_REQUANT;
+    in.dst = slot + l->l_out;
+    in.src = acc;
+    in.src2 = slot + l->l_reg[R_RQ];
+    memcpy(in.shape, osh, sizeof in.shape);
+    in.per_channel = 1;
+    in.round_even = 1;
+    in.ival = (int32_t)l->q_zp - shift;
+    in.lo = l->q_lo - shift;
+    in.hi = l->q_hi - shift;
+    bk_code_cp(k, &in);
+    if (!wide) return slot + l->l_out;
+    in = bk_q_cast(ISA_I8, l->dt, slot + l->l_reg[R_WIDE], slot + l->l_out, osh, ocs, ocs);
+    bk_code_cp(k, &in);
+    in = bk_vun(ISA_OP_V_AFFINE, l->dt, slot + l->l_reg[R_WIDE], slot + l->l_reg[R_WIDE], osh, ocs, ocs, 1.0f, 128.0f);
+    bk_code_cp(k, &in);
+    return slot + l->l_reg[R_WIDE];
+}
+
+static int qmatrix_gen(BkCtx *c, const BkLayer *ly, int t, uint64_t slot, BkCode *k, AtlErr *e)
+{
+    const BkLow *l = &ly->lw;
+    BkTilePos p = bk_tile_pos(l, t);
+    Chans h = tile_chans(l, &p);
+    int r0 = p.rci * l->rows, rn = imin(l->rows, l->OH - r0);
+    int w0 = p.wci * l->cols, wn = imin(l->cols, l->OW - w0);
+    BkSpan ys = bk_window_span(r0, rn, l->sh, l->pt, l->dh, l->kh, l->H);
+    BkSpan xs = bk_window_span(w0, wn, l->sw, l->pl, l->dw, l->kw, l->W);
+    if (ys.n <= 0 || xs.n <= 0 || ys.pa > 63 || ys.pb > 63 || xs.pa > 63 || xs.pb > 63)
+        return bk_fail(c, ly->node, e, "output rows %d..%d, columns %d..%d read no input (padding too large)", r0,
+                       r0 + rn - 1, w0, w0 + wn - 1);
+    int last_k = p.kci == l->nkc - 1;
+    uint32_t sh[4];
+    int64_t ds[4], ss[4];
+    /* input block -> HWC [rows][cols][cn] */
+    uint64_t src;
+    if (l->q_mm) {   /* A as [rows][K] */
+        sh[0] = 1; sh[1] = 1; sh[2] = (uint32_t)ys.n; sh[3] = (uint32_t)h.cn;
+        ss[0] = 0; ss[1] = 0; ss[2] = l->C; ss[3] = 1;
+        src = l->x + ((uint64_t)ys.a * l->C + (uint64_t)h.c0) * l->xes;
+    } else {
+        sh[0] = 1; sh[1] = (uint32_t)ys.n; sh[2] = (uint32_t)h.cn; sh[3] = (uint32_t)xs.n;
+        ss[0] = 0; ss[1] = l->W; ss[2] = (int64_t)l->H * l->W; ss[3] = 1;
+        src = l->x + (((uint64_t)((int64_t)p.n * l->C + h.c0) * l->H + (uint64_t)ys.a) * l->W + (uint64_t)xs.a) * l->xes;
+    }
+    if (l->q_mm) { ds[0] = 0; ds[1] = 0; ds[2] = h.cn; ds[3] = 1; }
+    else { ds[0] = 0; ds[1] = (int64_t)xs.n * h.cn; ds[2] = 1; ds[3] = h.cn; }
+    AtlInsn in = bk_dma(l->xdt, ISA_SPACE_LMEM, slot + l->l_in, ISA_SPACE_DRAM, src, sh, ds, ss);
+    bk_code_ld(k, &in, 0);
+    uint32_t bsh[4] = {1, (uint32_t)ys.n, (uint32_t)xs.n, (uint32_t)h.cn};
+    int64_t bcs[4];
+    bk_compact(bsh, bcs);
+    uint64_t x8 = bk_q_to_i8(k, l->xdt, slot + l->l_in, slot + l->l_reg[R_X8], bsh, bcs, bcs);
+    /* weights [kh][kw][cpg][OC] -> [kh][kw][cn or cpg][ocn] */
+    int cw = l->groups == 1 ? h.cn : l->C / l->groups;
+    sh[0] = 1; sh[1] = (uint32_t)(l->kh * l->kw); sh[2] = (uint32_t)cw; sh[3] = (uint32_t)h.ocn;
+    ss[0] = 0; ss[1] = (int64_t)(l->C / l->groups) * l->OC; ss[2] = l->OC; ss[3] = 1;
+    bk_compact(sh, ds);
+    uint64_t wsrc = l->w + (uint64_t)(l->groups == 1 ? h.c0 : 0) * l->OC + (uint64_t)h.oc0;
+    in = bk_dma(ISA_I8, ISA_SPACE_LMEM, slot + l->l_w, ISA_SPACE_DRAM, wsrc, sh, ds, ss);
+    bk_code_ld(k, &in, 1);
+    if (last_k) {
+        if (l->b) load_vec(k, ISA_I32, slot + l->l_b, l->b + (uint64_t)h.oc0 * 4, h.ocn);
+        if (l->q_mode == RQ_INT) load_vec(k, ISA_I32, slot + l->l_reg[R_RQ], l->q_mults + (uint64_t)h.oc0 * 8, 2 * h.ocn);
+        if (l->q_mode == RQ_FLOAT) load_vec(k, ISA_F32, slot + l->l_reg[R_RQ], l->q_mults + (uint64_t)h.oc0 * 4, h.ocn);
+    }
+    uint64_t acc = l->nkc > 1 ? l->l_accres + (uint64_t)(p.out & 1) * l->acc_bytes : slot + l->l_acc;
+    AtlInsn op;
+    memset(&op, 0, sizeof op);
+    op.op = ISA_OP_CONV;
+    op.dtype = ISA_I8;
+    op.dst = acc;
+    op.src = x8;
+    op.src2 = slot + l->l_w;
+    op.cin = (uint32_t)h.cn; op.ih = (uint32_t)ys.n; op.iw = (uint32_t)xs.n; op.cout = (uint32_t)h.ocn;
+    op.kh = (uint8_t)l->kh; op.kw = (uint8_t)l->kw; op.sh = (uint8_t)l->sh; op.sw = (uint8_t)l->sw;
+    op.dh = (uint8_t)l->dh; op.dw = (uint8_t)l->dw;
+    op.pad_top = (uint8_t)ys.pa; op.pad_bottom = (uint8_t)ys.pb;
+    op.pad_left = (uint8_t)xs.pa; op.pad_right = (uint8_t)xs.pb;
+    op.groups = (uint16_t)h.gn;
+    op.ival = l->q_xz;
+    op.acc = (uint8_t)(p.kci > 0);
+    bk_code_cp(k, &op);
+    if (!last_k) return 0;
+    uint64_t res = epilogue(l, acc, slot, &h, rn, wn, k);
+    /* HWC -> NCHW (a matmul's Y [rows][N]) */
+    uint64_t dst;
+    sh[0] = 1; sh[1] = (uint32_t)rn; sh[2] = (uint32_t)wn; sh[3] = (uint32_t)h.ocn;
+    bk_compact(sh, ss);
+    if (l->q_mm) {
+        ds[0] = 0; ds[1] = (int64_t)l->OC; ds[2] = 0; ds[3] = 1;
+        dst = l->y + ((uint64_t)r0 * l->OC + (uint64_t)h.oc0) * l->es;
+    } else {
+        ds[0] = 0; ds[1] = l->OW; ds[2] = 1; ds[3] = (int64_t)l->OH * l->OW;
+        dst = l->y + (((uint64_t)((int64_t)p.n * l->OC + h.oc0) * l->OH + (uint64_t)r0) * l->OW + (uint64_t)w0) * l->es;
+    }
+    in = bk_dma(l->dt, ISA_SPACE_DRAM, dst, ISA_SPACE_LMEM, res, sh, ds, ss);
+    bk_code_st(k, &in);
+    return 0;
+}
+
+/* Channel units a chunk counts: output channels (groups == 1) or groups. */
+static int units(const BkLow *l) { return l->groups == 1 ? l->OC : l->groups; }
+
+static void set_shape(BkLow *l, int gc, int r, int w, int kc)
+{
+    l->gchunk = gc; l->rows = r; l->cols = w; l->kchunk = l->groups == 1 ? kc : l->C;
+    l->ngc = (units(l) + gc - 1) / gc;
+    l->nrc = (l->OH + r - 1) / r;
+    l->nwc = (l->OW + w - 1) / w;
+    l->nkc = l->groups == 1 ? (l->C + kc - 1) / kc : 1;
+}
+
+/* The slot (and resident) layout of the shape in l; 0 if it fits. */
+static int plan(const BkCtx *c, BkLayer *ly)
+{
+    BkLow *l = &ly->lw;
+    int cpg = l->C / l->groups;
+    int cn = l->groups == 1 ? l->kchunk : l->gchunk * cpg;
+    int ocn = l->groups == 1 ? l->gchunk : l->gchunk * (l->OC / l->groups);
+    uint64_t outn = (uint64_t)l->rows * l->cols, res = 0;
+    ly->mcast = 0;
+    ly->prologue = NULL;
+    l->acc_bytes = 0;
+    if (l->nkc > 1) {
+        l->acc_bytes = bk_align_up(c, outn * ocn * 4);
+        l->l_accres = 0;
+        res = 2 * l->acc_bytes;
+    }
+    if (bk_reserve_resident(c, ly, res)) return -1;
+    uint64_t ih = (uint64_t)bk_window_extent(l->rows, l->sh, l->dh, l->kh, l->H);
+    uint64_t iw = (uint64_t)bk_window_extent(l->cols, l->sw, l->dw, l->kw, l->W);
+    uint64_t used = 0, blk = ih * iw * (uint64_t)cn;
+    l->l_in = bk_slot_alloc(c, &used, blk * (uint64_t)l->xes);
+    l->l_reg[R_X8] = l->xdt != ISA_I8 ? bk_slot_alloc(c, &used, blk) : 0;
+    l->l_w = bk_slot_alloc(c, &used, (uint64_t)l->kh * l->kw * (l->groups == 1 ? cn : cpg) * ocn);
+    l->l_b = l->b ? bk_slot_alloc(c, &used, (uint64_t)ocn * 4) : 0;
+    l->l_reg[R_RQ] = l->q_mode == RQ_INT ? bk_slot_alloc(c, &used, (uint64_t)ocn * 8)
+                   : l->q_mode == RQ_FLOAT ? bk_slot_alloc(c, &used, (uint64_t)ocn * 4) : 0;
+    l->l_acc = l->nkc == 1 ? bk_slot_alloc(c, &used, outn * ocn * 4) : 0;
+    l->l_reg[R_F] = l->q_mode == RQ_FLOAT ? bk_slot_alloc(c, &used, outn * ocn * 4) : 0;
+    l->l_out = l->q_mode != RQ_NONE ? bk_slot_alloc(c, &used, outn * ocn * (l->q_mode == RQ_INT ? 1 : (uint64_t)l->es)) : 0;
+    l->l_reg[R_WIDE] = l->q_mode == RQ_INT && l->dt != ISA_I8 ? bk_slot_alloc(c, &used, outn * ocn * (uint64_t)l->es) : 0;
+    if (ih > 65535 || iw > 65535 || (uint64_t)cn > 65535 || (uint64_t)ocn > 65535) return -1;
+    return used <= ly->slot_size ? 0 : -1;
+}
+
+
+typedef struct Shape { int gc, r, w, kc; } Shape;
+
+static int fits(const BkCtx *c, BkLayer *ly, Shape s)
+{
+    set_shape(&ly->lw, s.gc, s.r, s.w, s.kc);
+    return plan(c, ly) == 0 && bk_window_spans_ok(&ly->lw);
+}
+
+static int add_shape(const BkCtx *c, BkLayer *ly, Shape s, AtlErr *e)
+{
+    if (!fits(c, ly, s)) return 0;
+    const BkLow *l = &ly->lw;
+    int64_t tiles = (int64_t)l->ngc * l->N * l->nrc * l->nwc * l->nkc;
+    if (tiles > MAX_TILES) return 0;
+    return bk_push_shape(ly, &s, sizeof s, tiles, e) ? -1 : 1;
+}
+
+static int apply_shape(BkCtx *c, BkLayer *ly, const void *shape, AtlErr *e)
+{
+    BkLow *l = &ly->lw;
+    if (!fits(c, ly, *(const Shape *)shape)) return bk_fail(c, ly->node, e, "internal: a candidate tile shape does not fit");
+    int per_chunk = l->N * l->nrc * l->nwc * l->nkc;
+    if (bk_set_tiles(ly, l->ngc * per_chunk, l->nkc, e)) return -1;
+    for (int t = 0; t < ly->ntiles; t++) ly->tile_wkey[t] = t / per_chunk * l->nkc + t % l->nkc;
+    bk_window_split(l, ly->split, sizeof ly->split);
+    return 0;
+}
+
+
+
+static int choose_tiles(BkCtx *c, BkLayer *ly, AtlErr *e)
+{
+    BkLow *l = &ly->lw;
+    int u = units(l);
+    for (int gc = u;; gc = (gc + 1) / 2) {
+        for (int r = l->OH;; r = (r + 1) / 2) {
+            Shape s = {gc, r, l->OW, l->C};
+            if (add_shape(c, ly, s, e) < 0) return -1;
+            if (r == 1) break;
+        }
+        if (gc == 1) break;
+    }
+    int ks[64], ws[64], nk = l->groups == 1 ? bk_chunk_sizes(l->C, ks, 64) : 1, nw = bk_chunk_sizes(l->OW, ws, 64);
+    if (l->groups != 1) ks[0] = l->C;
+    BkSplitPair pairs[64 * 64];
+    int np = 0;
+    for (int i = 0; i < nk; i++)
+        for (int j = 0; j < nw; j++) {
+            if (!i && !j) continue;
+            int kn = (l->C + ks[i] - 1) / ks[i], wn = (l->OW + ws[j] - 1) / ws[j];
+            pairs[np++] = (BkSplitPair){ks[i], ws[j], (l->groups == 1 ? kn : 1) * wn, l->groups == 1 ? kn : 1};
+        }
+    qsort(pairs, (size_t)np, sizeof *pairs, bk_split_pair_cmp);
+    for (int i = 0, found = 0; i < np && found < SPLIT_PAIRS; i++) {
+        Shape smallest = {1, 1, pairs[i].w, pairs[i].kc};
+        if (!fits(c, ly, smallest)) continue;
+        found++;
+        for (int gc = u;; gc = (gc + 1) / 2) {
+            int taken = 0;
+            for (int r = l->OH; taken < 2; r = (r + 1) / 2) {
+                Shape s = {gc, r, pairs[i].w, pairs[i].kc};
+                int rc = add_shape(c, ly, s, e);
+                if (rc < 0) return -1;
+                taken += rc;
+                if (r == 1) break;
+            }
+            if (gc == 1) break;
+        }
+    }
+    if (!ly->shapes.n)
+        return bk_fail(c, ly->node, e, "even one output element of one channel with one input channel does not fit half "
+                       "of LMEM (%llu bytes): kernel %dx%d, input width %d", (unsigned long long)c->slot, l->kh, l->kw, l->W);
+    BkShapes *q = &ly->shapes;
+    Shape *v = q->v;
+    for (int i = 1; i < q->n; i++)   /* fewest tiles first, stable */
+        for (int j = i; j > 0 && q->tiles[j - 1] > q->tiles[j]; j--) {
+            Shape ts = v[j]; v[j] = v[j - 1]; v[j - 1] = ts;
+            int64_t tt = q->tiles[j]; q->tiles[j] = q->tiles[j - 1]; q->tiles[j - 1] = tt;
+        }
+    q->min_priced = MIN_COSTED;
+    q->tile_budget = TILE_BUDGET;
+    q->apply = apply_shape;
+    return 0;
+}
+
+/* ---- the node's operands ---- */
+
+/* What differs between the four ops: the inputs and attributes. */
+typedef struct QmNode {
+    int x, w, bias, rq;          /* tensor indices (-1 absent) */
+    int mode;
+    int32_t xz, yz, lo, hi;      /* x's zero point (unshifted), output zero point and clamp */
+    int wz_t;                    /* ConvInteger / QLinearConv: w's zero-point tensor (-1 none) */
+} QmNode;
+
+static int read_node(const BkCtx *c, int node, QmNode *q, AtlErr *e)
+{
+    const IrGraph *g = c->g;
+    const IrNode *nd = &g->nodes[node];
+    memset(q, 0, sizeof *q);
+    q->x = nd->in[0];
+    q->bias = q->rq = q->wz_t = -1;
+    int y = g->t[nd->out[0]].dtype;
+    if (!strcmp(nd->op, "Int8Conv") || !strcmp(nd->op, "Int8MatMul")) {
+        q->w = nd->in[1]; q->bias = nd->in[2]; q->rq = nd->in[3];
+        q->mode = RQ_INT;
+        q->xz = (int32_t)ir_attr_int(nd, !strcmp(nd->op, "Int8Conv") ? "x_zero_point" : "a_zero_point", 0);
+        q->yz = (int32_t)ir_attr_int(nd, "y_zero_point", 0);
+        q->lo = (int32_t)ir_attr_int(nd, "y_min", y == IR_U8 ? 0 : -128);
+        q->hi = (int32_t)ir_attr_int(nd, "y_max", y == IR_U8 ? 255 : 127);
+        return 0;
+    }
+    int ql = !strcmp(nd->op, "QLinearConv");
+    q->w = nd->in[ql ? 3 : 1];
+    q->mode = ql ? RQ_FLOAT : RQ_NONE;
+    int ixz = 2, iwz = ql ? 5 : 3;
+    double v = 0;
+    if (nd->nin > ixz && nd->in[ixz] >= 0 && bk_q_const_one(g, nd->in[ixz], &v))
+        return bk_fail(c, node, e, "x's zero point must be a constant of one value");
+    q->xz = (int32_t)v;
+    q->wz_t = nd->nin > iwz ? nd->in[iwz] : -1;
+    if (ql && nd->nin > 8) q->bias = nd->in[8];
+    return 0;
+}
+
+int bk_qmatrix_takes(const BkCtx *c, int node)
+{
+    const IrGraph *g = c->g;
+    const IrNode *nd = &g->nodes[node];
+    if (!strcmp(nd->op, "Int8Conv") || !strcmp(nd->op, "Int8MatMul")) return 1;
+    int ql = !strcmp(nd->op, "QLinearConv");
+    int wi = ql ? 3 : 1, iwz = ql ? 5 : 3;
+    const IrTensor *w = &g->t[nd->in[wi]];
+    if (!w->data || (w->dtype != IR_I8 && w->dtype != IR_U8)) return 0;
+    if (ql && nd->nin > 8 && nd->in[8] >= 0 && !g->t[nd->in[8]].data) return 0;
+    int shift = w->dtype == IR_U8 ? 128 : 0;
+    int t = nd->nin > iwz ? nd->in[iwz] : -1;
+    if (t < 0) return shift == 0;
+    if (!g->t[t].data) return 0;
+    for (int64_t i = 0; i < ir_numel(&g->t[t]); i++) if (ir_get_i(&g->t[t], i) != shift) return 0;
+    return 1;
+}
+
+/* Geometry from the node: a conv's attributes, or a matmul as rows. */
+static int geometry(BkCtx *c, int node, BkLow *l, const IrTensor *x, const IrTensor *w, const IrTensor *y, AtlErr *e)
+{
+    const IrNode *nd = &c->g->nodes[node];
+    l->pt = l->pl = l->pb = l->pr = 0;
+    l->sh = l->sw = l->dh = l->dw = 1;
+    l->groups = 1;
+    if (!strcmp(nd->op, "Int8MatMul")) {
+        l->q_mm = 1;
+        int64_t rows = ir_numel(x) / x->dims[x->ndim - 1];
+        if (rows > 65535 * 1024) return bk_fail(c, node, e, "%lld rows are too many", (long long)rows);
+        l->N = 1; l->C = (int)x->dims[x->ndim - 1]; l->H = (int)rows; l->W = 1;
+        l->OC = (int)w->dims[1]; l->OH = (int)rows; l->OW = 1; l->kh = l->kw = 1;
+        return 0;
+    }
+    if ((x->ndim != 4 && x->ndim != 3) || y->ndim != x->ndim || w->ndim != x->ndim)
+        return bk_fail(c, node, e, "only 1-D and 2-D integer convolutions are lowered (input rank %d)", x->ndim);
+    int ns = x->ndim - 2;
+    const char *ap = ir_attr_str(nd, "auto_pad", "NOTSET");
+    if (strcmp(ap, "NOTSET") && strcmp(ap, "VALID")) return bk_fail(c, node, e, "auto_pad %s is not lowered for integer convolutions", ap);
+    l->N = (int)x->dims[0]; l->C = (int)x->dims[1];
+    l->H = ns == 2 ? (int)x->dims[2] : 1; l->W = (int)x->dims[x->ndim - 1];
+    l->OC = (int)y->dims[1];
+    l->OH = ns == 2 ? (int)y->dims[2] : 1; l->OW = (int)y->dims[y->ndim - 1];
+    l->kh = ns == 2 ? (int)w->dims[2] : 1; l->kw = (int)w->dims[w->ndim - 1];
+    l->groups = (int)ir_attr_int(nd, "group", 1);
+    const IrAttr *st = ir_attr(nd, "strides"), *di = ir_attr(nd, "dilations"), *pd = ir_attr(nd, "pads");
+    if (st && st->n == ns) { l->sh = ns == 2 ? (int)st->ints[0] : 1; l->sw = (int)st->ints[ns - 1]; }
+    if (di && di->n == ns) { l->dh = ns == 2 ? (int)di->ints[0] : 1; l->dw = (int)di->ints[ns - 1]; }
+    if (pd && pd->n == 2 * ns) {
+        if (ns == 2) { l->pt = (int)pd->ints[0]; l->pl = (int)pd->ints[1]; l->pb = (int)pd->ints[2]; l->pr = (int)pd->ints[3]; }
+        else { l->pl = (int)pd->ints[0]; l->pr = (int)pd->ints[1]; }
+    }
+    if (l->groups < 1 || l->C % l->groups || l->OC % l->groups || w->dims[1] * l->groups != l->C)
+        return bk_fail(c, node, e, "group=%d does not divide %d input / %d output channels", l->groups, l->C, l->OC);
+    if (l->kh > 255 || l->kw > 255 || l->sh > 63 || l->sw > 63 || l->dh > 63 || l->dw > 63 || l->pl > 63 || l->pr > 63 ||
+        l->pt < 0 || l->pb < 0 || l->groups > 65535)
+        return bk_fail(c, node, e, "kernel %dx%d, stride %dx%d, dilation %dx%d, pads %d/%d/%d/%d exceed the conv instruction",
+                       l->kh, l->kw, l->sh, l->sw, l->dh, l->dw, l->pt, l->pl, l->pb, l->pr);
+    if ((l->W + l->pl + l->pr - l->dw * (l->kw - 1) - 1) / l->sw + 1 != l->OW ||
+        (l->H + l->pt + l->pb - l->dh * (l->kh - 1) - 1) / l->sh + 1 != l->OH || w->dims[0] != l->OC)
+        return bk_fail(c, node, e, "output %dx%d does not follow from the input and attributes", l->OH, l->OW);
+    return 0;
+}
+
+/* The weight image, bias' and requantisation vector (see the file comment). */
+static int constants(BkCtx *c, int node, BkLow *l, const QmNode *q, AtlErr *e)
+{
+    const IrGraph *g = c->g;
+    const IrNode *nd = &g->nodes[node];
+    const IrTensor *w = &g->t[q->w];
+    int OC = l->OC, cpg = l->C / l->groups, kk = l->kh * l->kw;
+    int64_t K = (int64_t)kk * cpg;
+    int wshift = w->dtype == IR_U8 ? 128 : 0;
+    size_t nw = (size_t)K * (size_t)OC;
+    int8_t *img = malloc(nw);
+    int64_t *bias = calloc((size_t)OC, sizeof *bias);
+    int32_t *b32 = malloc((size_t)OC * sizeof *b32), *rq = malloc((size_t)OC * 2 * sizeof *rq);
+    float *mult = malloc((size_t)OC * sizeof *mult);
+    int rc = -1, any_bias = 0;
+    if (!img || !bias || !b32 || !rq || !mult) { bk_fail(c, node, e, "out of memory"); goto done; }
+    for (int o = 0; o < OC; o++) {
+        int64_t wsum = 0;
+        for (int ci = 0; ci < cpg; ci++)
+            for (int k = 0; k < kk; k++) {
+                int v = l->q_mm ? (int)ir_get_i(w, (int64_t)ci * OC + o) - wshift
+                                : (int)ir_get_i(w, ((int64_t)o * cpg + ci) * kk + k) - wshift;
+                img[((size_t)k * cpg + ci) * OC + o] = (int8_t)v;
+                wsum += v;
+            }
+        if (q->bias >= 0) bias[o] = ir_get_i(&g->t[q->bias], ir_numel(&g->t[q->bias]) == 1 ? 0 : o);
+        bias[o] -= (int64_t)l->q_xz * wsum;
+        if (bias[o] < INT32_MIN || bias[o] > INT32_MAX ||
+            (double)K * 128 * 128 * 2 + (double)(bias[o] < 0 ? -bias[o] : bias[o]) >= 2147483648.0) {
+            bk_fail(c, node, e, "channel %d: sums of %lld products with bias %lld could leave int32", o, (long long)K,
+                    (long long)bias[o]);
+            goto done;
+        }
+        b32[o] = (int32_t)bias[o];
+        any_bias |= b32[o] != 0;
+    }
+    if (bk_weight(c, img, nw, &l->w, e)) goto done;
+    l->b = 0;
+    if (any_bias && bk_weight(c, b32, (size_t)OC * 4, &l->b, e)) goto done;
+    if (q->mode == RQ_INT) {
+        const IrTensor *r = &g->t[q->rq];
+        if (!r->data || ir_numel(r) != 2 * OC) { bk_fail(c, node, e, "requantisation parameters must be a constant [%d, 2]", OC); goto done; }
+        for (int i = 0; i < 2 * OC; i++) rq[i] = (int32_t)ir_get_i(r, i);
+        for (int o = 0; o < OC; o++)
+            if (rq[2 * o + 1] < -30 || rq[2 * o + 1] > 31) { bk_fail(c, node, e, "channel %d: shift %d outside -30..31", o, rq[2 * o + 1]); goto done; }
+        if (bk_weight(c, rq, (size_t)OC * 8, &l->q_mults, e)) goto done;
+    } else if (q->mode == RQ_FLOAT) {
+        const IrTensor *ws = &g->t[nd->in[4]];
+        double sx, sy, zy;
+        if (bk_q_const_one(g, nd->in[1], &sx) || bk_q_const_one(g, nd->in[6], &sy) || bk_q_const_one(g, nd->in[7], &zy) ||
+            !ws->data || (ir_numel(ws) != 1 && ir_numel(ws) != OC)) {
+            bk_fail(c, node, e, "x/y scales and the y zero point must be constants of one value, w_scale one or one per output channel");
+            goto done;
+        }
+        for (int o = 0; o < OC; o++) mult[o] = (float)(sx * ir_get_f(ws, ir_numel(ws) == 1 ? 0 : o) / sy);
+        l->q_zp = (float)zy;
+        if (bk_weight(c, mult, (size_t)OC * 4, &l->q_mults, e)) goto done;
+    }
+    rc = 0;
+done:
+    free(img); free(bias); free(b32); free(rq); free(mult);
+    return rc;
+}
+
+int bk_lower_qmatrix(BkCtx *c, int node, BkLayer *ly, AtlErr *e)
+{
+    const IrGraph *gr = c->g;
+    const IrNode *nd = &gr->nodes[node];
+    BkLow *l = &ly->lw;
+    QmNode q;
+    l->kind = BK_K_CONV;
+    if (read_node(c, node, &q, e)) return -1;
+    const IrTensor *x = &gr->t[q.x], *w = &gr->t[q.w], *y = &gr->t[nd->out[0]];
+    if (x->dtype != IR_I8 && x->dtype != IR_U8)
+        return bk_fail(c, node, e, "x is %s; int8 and uint8 are lowered", ir_dtype_name(x->dtype));
+    if (!w->data || (w->dtype != IR_I8 && w->dtype != IR_U8))
+        return bk_fail(c, node, e, "weights must be an int8 or uint8 constant");
+    if (q.mode == RQ_INT && (q.bias < 0 || !gr->t[q.bias].data || q.rq < 0))
+        return bk_fail(c, node, e, "bias and requantisation parameters must be constants");
+    if (geometry(c, node, l, x, w, y, e)) return -1;
+    l->q_mode = q.mode;
+    l->q_xz = q.xz - (x->dtype == IR_U8 ? 128 : 0);
+    l->xdt = bk_tensor_dt(c, q.x);
+    l->xes = bk_tensor_es(c, q.x);
+    l->dt = bk_tensor_dt(c, nd->out[0]);
+    l->es = bk_tensor_es(c, nd->out[0]);
+    if (q.mode == RQ_INT) { l->q_zp = (float)q.yz; l->q_lo = q.lo; l->q_hi = q.hi; }
+    else if (q.mode == RQ_FLOAT) bk_q_range(y->dtype, &l->q_lo, &l->q_hi);
+    if (q.mode == RQ_INT && (q.lo > q.hi || q.lo < (y->dtype == IR_U8 ? 0 : -128) || q.hi > (y->dtype == IR_U8 ? 255 : 127)))
+        return bk_fail(c, node, e, "clamp [%d, %d] is outside the output type", q.lo, q.hi);
+    if (constants(c, node, l, &q, e)) return -1;
+    if (bk_tensor_in_dram(c, q.x, &l->x, e) || bk_tensor_in_dram(c, nd->out[0], &l->y, e)) return -1;
+    ly->gen = qmatrix_gen;
+    ly->is_matrix = 1;
+    ly->macs = (uint64_t)l->N * l->OH * l->OW * l->OC * l->kh * l->kw * (uint64_t)(l->C / l->groups);
+    return choose_tiles(c, ly, e);
+}

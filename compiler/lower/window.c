@@ -1,0 +1,107 @@
+/* window.c - what the window lowerings (convolution and pooling, one layer
+ * at a time in conv.c, several chained in a layer group in chain.c) share:
+ * the DMA of a box of an NCHW tensor in DRAM to or from an HWC block in
+ * LMEM, and the conv / pool instruction over an HWC block of input rows.
+ * Also the tiling both window lowerings with a matrix unit share (conv.c
+ * for float, qmatrix.c for int8): where a tile index lies in the tile
+ * grid, which shapes read some input, the chunk counts the split search
+ * tries, its pair order and the split's text.
+ * Why HWC in LMEM: the matrix unit's conv reads an HWC image, and the
+ * vector unit's pools and epilogues work on its rows; DRAM stays NCHW
+ * (docs/backend.md, "DRAM layout"). */
+#include <stdio.h>
+#include <string.h>
+#include "compiler/lower/lower.h"
+
+AtlInsn bk_nchw_box(int dt, int load, uint64_t base, int C, int H, int W, int n, int c0, int cn, int r0, int rn, int w0,
+                    int wn, uint64_t lmem)
+{
+    uint32_t sh[4];
+    int64_t ds[4], ss[4];
+    uint64_t at = base + (((uint64_t)((int64_t)n * C + c0) * (uint64_t)H + (uint64_t)r0) * (uint64_t)W + (uint64_t)w0) *
+                             (uint64_t)isa_dtype_size(dt);
+    if (load) {
+        /* walked (row, channel, column): consecutive bursts come from
+         * different channel planes, spread over the DRAM channels */
+        sh[0] = 1; sh[1] = (uint32_t)rn; sh[2] = (uint32_t)cn; sh[3] = (uint32_t)wn;
+        ss[0] = 0; ss[1] = W; ss[2] = (int64_t)H * W; ss[3] = 1;
+        ds[0] = 0; ds[1] = (int64_t)wn * cn; ds[2] = 1; ds[3] = cn;
+        return bk_dma(dt, ISA_SPACE_LMEM, lmem, ISA_SPACE_DRAM, at, sh, ds, ss);
+    }
+    sh[0] = 1; sh[1] = (uint32_t)rn; sh[2] = (uint32_t)wn; sh[3] = (uint32_t)cn;
+    bk_compact(sh, ss);
+    ds[0] = 0; ds[1] = W; ds[2] = 1; ds[3] = (int64_t)H * W;
+    return bk_dma(dt, ISA_SPACE_DRAM, at, ISA_SPACE_LMEM, lmem, sh, ds, ss);
+}
+
+AtlInsn bk_window_insn(const BkLow *l, int op, int dt, uint64_t src, int cin, BkSpan ys, BkSpan xs)
+{
+    AtlInsn in;
+    memset(&in, 0, sizeof in);
+    in.op = (uint8_t)op;
+    in.dtype = (uint8_t)dt;
+    in.src = src;
+    in.cin = (uint32_t)cin; in.ih = (uint32_t)ys.n; in.iw = (uint32_t)xs.n;
+    in.kh = (uint8_t)l->kh; in.kw = (uint8_t)l->kw; in.sh = (uint8_t)l->sh; in.sw = (uint8_t)l->sw;
+    in.pad_top = (uint8_t)ys.pa; in.pad_bottom = (uint8_t)ys.pb;
+    in.pad_left = (uint8_t)xs.pa; in.pad_right = (uint8_t)xs.pb;
+    if (op == ISA_OP_CONV) { in.dh = (uint8_t)l->dh; in.dw = (uint8_t)l->dw; }
+    else in.count_pad = (uint8_t)l->count_pad;
+    return in;
+}
+
+BkTilePos bk_tile_pos(const BkLow *l, int t)
+{
+    BkTilePos p;
+    p.kci = t % l->nkc;
+    p.out = t / l->nkc;
+    p.wci = p.out % l->nwc;
+    int r = p.out / l->nwc;
+    p.rci = r % l->nrc;
+    r /= l->nrc;
+    p.n = r % l->N;
+    p.gci = r / l->N;
+    return p;
+}
+
+static int imin(int a, int b) { return a < b ? a : b; }
+
+int bk_window_spans_ok(const BkLow *l)
+{
+    for (int i = 0; i < l->nrc; i++) {
+        BkSpan s = bk_window_span(i * l->rows, imin(l->rows, l->OH - i * l->rows), l->sh, l->pt, l->dh, l->kh, l->H);
+        if (s.n <= 0 || s.pa > 63 || s.pb > 63) return 0;
+    }
+    for (int i = 0; i < l->nwc; i++) {
+        BkSpan s = bk_window_span(i * l->cols, imin(l->cols, l->OW - i * l->cols), l->sw, l->pl, l->dw, l->kw, l->W);
+        if (s.n <= 0 || s.pa > 63 || s.pb > 63) return 0;
+    }
+    return 1;
+}
+
+int bk_chunk_sizes(int n, int *out, int cap)
+{
+    int cnt = 0, last = 0;
+    for (int k = 1; cnt < cap;) {
+        int sz = (n + k - 1) / k;
+        if (sz != last) { out[cnt++] = sz; last = sz; }
+        if (sz == 1) break;
+        k = k < 2 ? 2 : (k & (k - 1)) == 0 ? k + k / 2 : k / 3 * 4;
+    }
+    return cnt;
+}
+
+int bk_split_pair_cmp(const void *a, const void *b)
+{
+    const BkSplitPair *x = a, *y = b;
+    if (x->prod != y->prod) return x->prod < y->prod ? -1 : 1;
+    return x->nk < y->nk ? -1 : x->nk > y->nk;
+}
+
+int bk_window_split(const BkLow *l, char *out, size_t cap)
+{
+    int n = snprintf(out, cap, "N%d C%d H%d", l->N, l->ngc, l->nrc);
+    if (l->nwc > 1) n += snprintf(out + n, cap - (size_t)n, " W%d", l->nwc);
+    if (l->nkc > 1) n += snprintf(out + n, cap - (size_t)n, " K%d", l->nkc);
+    return n;
+}

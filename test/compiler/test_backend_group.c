@@ -1,0 +1,840 @@
+/* test_backend_group.c - layer groups: chains of window layers lowered as
+ * one layer whose intermediates stay in LMEM (lower/chain.c), formed by
+ * the interval programme of group/form.c, and the chain's LMEM checker.
+ *
+ * Every graph is built here, compiled with grouping on (the default) and
+ * with --group none, run on the simulator in full mode (arithmetic,
+ * timing and the race detector, which stops a run when one engine touches
+ * LMEM bytes another engine's unfinished instruction reads or writes:
+ * two pipelined slices sharing a buffer) and compared with the reference
+ * interpreter; the program is checked structurally (bk_check.h). In f32
+ * the two compiles agree bit for bit unless a layer accumulates over
+ * input-channel chunks (split " K"): a chain runs its members' own
+ * instructions on the same rows. The per-layer summary (BkSummary) says
+ * which layers exist, so a test fails when grouping wrongly happens or
+ * wrongly does not: "Group(n)" rows, their split ("N<images> H<slices>
+ * x<members>"), and on which cores the group's convolutions run. Where
+ * grouping is the cost model's free choice (a chip where the layers alone
+ * are as fast) the case only checks the answers (ops NULL).
+ * Cases: conv->conv; ResNet's downsampling bottleneck (1x1, 3x3 stride 2,
+ * 1x1 with the residual Add + Relu of a 1x1 stride-2 shortcut, the
+ * shortcut before or after the main path); conv->MaxPool and
+ * conv->AveragePool (pads, ceil_mode, count_include_pad); MobileNetV2's
+ * stem with a depthwise conv; bf16; uneven last slices (a prime number of
+ * output rows); batch 2; pools alone; HardSwish; a residual that is an
+ * earlier member's output; dilation; SAME_UPPER padding; no bias; on
+ * configs/a1.ini (4 clusters of 4 cores), configs/tiny.ini (1 core, 64 KiB
+ * LMEM) and configs/edge16k.ini (2 cores, 16 KiB LMEM). What must not
+ * group (each beside a control that groups): a member's output read by a
+ * layer outside the group (also through a Gelu pattern) or being a graph
+ * output, run-time weights, a layer that is not a window layer in the
+ * middle. A group that runs on a1's first cluster alone. The LMEM checker
+ * (bk_chain_check, which the compiler runs on every slice height it
+ * applies): it accepts the compiler's plans and refuses a plan whose
+ * slots, resident region, alignment or element size are changed under
+ * it, naming the chain's first node and what is wrong. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "test/test.h"
+#include "test/compiler/bk_check.h"
+#include "compiler/group/group.h"
+#include "compiler/legalize/legalize.h"
+#include "compiler/lower/lower.h"
+
+#define A1 "configs/a1.ini"
+#define TINY "configs/tiny.ini"
+#define EDGE "configs/edge16k.ini"
+#define MAXOUT 4
+
+static const char *const chips3[] = {A1, TINY, EDGE};
+
+static uint32_t rng = 11;
+
+/* ---- graph builders ---- */
+
+static void new_graph(IrGraph *g, const int64_t xd[4])
+{
+    bkc_new_graph(g, "x", 4, xd);
+}
+
+/* Conv `name`: x (C channels) -> out (M channels), k x k, stride s,
+ * symmetric padding p, `group` groups, with a bias; weights uniform in
+ * +-1/sqrt(fan-in) so values stay near 1 through a chain. */
+static int conv(IrGraph *g, const char *name, const char *x, int C, int M, int k, int s, int p, int group, const char *out)
+{
+    AtlErr e;
+    char w[64], b[64], ins[200];
+    int64_t wd[4] = {M, C / group, k, k}, bd[1] = {M}, pads[4] = {p, p, p, p}, st[2] = {s, s};
+    snprintf(w, sizeof w, "%s_w", name);
+    snprintf(b, sizeof b, "%s_b", name);
+    e2e_rand_const(g, w, 4, wd, 1.0f / sqrtf((float)(C / group * k * k)), &rng);
+    e2e_rand_const(g, b, 1, bd, 0.2f, &rng);
+    snprintf(ins, sizeof ins, "%s,%s,%s", x, w, b);
+    int n = ir_add_op(g, "Conv", name, ins, out, &e);
+    ir_set_attr_ints(g, n, "pads", pads, 4, &e);
+    ir_set_attr_ints(g, n, "strides", st, 2, &e);
+    if (group > 1) ir_set_attr_int(g, n, "group", group, &e);
+    return n;
+}
+
+/* Conv then Relu: x -> out. */
+static void conv_relu(IrGraph *g, const char *name, const char *x, int C, int M, int k, int s, int p, int group,
+                      const char *out)
+{
+    AtlErr e;
+    char mid[80], rn[80];
+    snprintf(mid, sizeof mid, "%s_c", name);
+    snprintf(rn, sizeof rn, "%s_relu", name);
+    conv(g, name, x, C, M, k, s, p, group, mid);
+    ir_add_op(g, "Relu", rn, mid, out, &e);
+}
+
+/* A pool `op` of kernel k, stride s, symmetric padding p. */
+static void pool(IrGraph *g, const char *op, const char *name, const char *x, int k, int s, int p, int ceil_mode,
+                 int count_pad, const char *out)
+{
+    AtlErr e;
+    int64_t ks[2] = {k, k}, st[2] = {s, s}, pads[4] = {p, p, p, p};
+    int n = ir_add_op(g, op, name, x, out, &e);
+    ir_set_attr_ints(g, n, "kernel_shape", ks, 2, &e);
+    ir_set_attr_ints(g, n, "strides", st, 2, &e);
+    if (p) ir_set_attr_ints(g, n, "pads", pads, 4, &e);
+    if (ceil_mode) ir_set_attr_int(g, n, "ceil_mode", 1, &e);
+    if (count_pad) ir_set_attr_int(g, n, "count_include_pad", 1, &e);
+}
+
+/* x -> 3x3 conv + Relu -> 3x3 conv -> y (pad 1 each). */
+static void conv_conv(IrGraph *g, const int64_t xd[4], int M)
+{
+    AtlErr e;
+    new_graph(g, xd);
+    conv_relu(g, "c1", "x", (int)xd[1], M, 3, 1, 1, 1, "a");
+    conv(g, "c2", "a", M, M, 3, 1, 1, 1, "y");
+    ir_add_output(g, "y", &e);
+}
+
+/* ---- running a graph ---- */
+
+/* A graph after the passes, its input and the interpreter's outputs. */
+typedef struct Prep {
+    IrGraph g;
+    IrTensor in;
+    IrTensor *ref;
+} Prep;
+
+/* One compile and run. */
+typedef struct Run {
+    BkSummary sum;
+    char ops[512];                /* the summary's ops joined by spaces */
+    int group;                    /* the first "Group" row, -1 none */
+    uint32_t conv_cores;          /* bit per core running a conv of that group */
+    double *out[MAXOUT];          /* each output as read back */
+    double err;                   /* max |chip - interpreter| / (1 + |interpreter|) */
+    int fault;                    /* the simulator's fault kind (SIM_FAULT_NONE after a clean run) */
+    char msg[1024];
+} Run;
+
+static void prep_free(Prep *p)
+{
+    if (p->ref) interp_free_outputs(p->ref, p->g.nout);
+    ir_tensor_free_contents(&p->in);
+    ir_free(&p->g);
+    memset(p, 0, sizeof *p);
+}
+
+static void run_free(Run *r)
+{
+    bk_summary_free(&r->sum);
+    for (int k = 0; k < MAXOUT; k++) free(r->out[k]);
+    memset(r, 0, sizeof *r);
+}
+
+/* A copy of g0 through the passes, a pseudo-random input, the
+ * interpreter's outputs. */
+static int prepare(const IrGraph *g0, Prep *p, char *msg, size_t cap)
+{
+    AtlErr e = {{0}};
+    PbBuf pb = {0};
+    memset(p, 0, sizeof *p);
+    ir_init(&p->g);
+    int rc = -1;
+    if (onnx_save_buffer(g0, &pb, &e) || onnx_load_buffer(pb.p, pb.n, "group", &p->g, &e)) goto done;
+    if (ir_toposort(&p->g, &e) || ir_infer_shapes(&p->g, &e) || pass_run_all(&p->g, &e)) goto done;
+    if (p->g.nout > MAXOUT) { atl_fail(&e, "more than %d outputs", MAXOUT); goto done; }
+    const IrTensor *gi = &p->g.t[p->g.inputs[0]];
+    p->in.name = ir_strdup(gi->name);
+    p->in.dtype = IR_F32;
+    p->in.ndim = gi->ndim;
+    memcpy(p->in.dims, gi->dims, sizeof p->in.dims);
+    p->in.producer = -1;
+    if (ir_alloc_data(&p->in, &e)) goto done;
+    uint32_t seed = 4242;
+    for (int64_t i = 0; i < ir_numel(&p->in); i++) ((float *)p->in.data)[i] = e2e_frand(&seed);
+    rc = interp_run(&p->g, &p->in, 1, &p->ref, &e);
+done:
+    if (rc) snprintf(msg, cap, "%s", e.msg);
+    pb_free(&pb);
+    return rc;
+}
+
+/* The cores with a conv instruction of layer `layer`. */
+static uint32_t conv_cores_of(const AtlProgram *prog, int layer)
+{
+    uint32_t m = 0;
+    for (int core = 0; core < prog->ncores && core < 32; core++)
+        for (int eng = 0; eng < ISA_NUM_ENGINES; eng++) {
+            const AtlStream *s = &prog->streams[core * ISA_NUM_ENGINES + eng];
+            for (int i = 0; i < s->count; i++)
+                if (s->insns[i].op == ISA_OP_CONV && s->insns[i].layer == layer) m |= 1u << core;
+        }
+    return m;
+}
+
+/* Compiles p's graph for chipfile with options o, runs it in full mode,
+ * reads every output back. 0 when it ran (r->err then says how close it
+ * came). */
+static int run_opts(const Prep *p, const char *chipfile, const BkOptions *o, Run *r)
+{
+    AtlErr e = {{0}};
+    AtlChip chip;
+    uint8_t *buf = NULL;
+    size_t len = 0;
+    AbmModel m;
+    AtlProgram prog;
+    AtlSim *s = NULL;
+    AbmRegionBases b;
+    int rc = -1;
+    memset(r, 0, sizeof *r);
+    memset(&m, 0, sizeof m);
+    memset(&prog, 0, sizeof prog);
+    r->group = -1;
+    r->fault = -1;
+    if (cfg_load(chipfile, &chip, &e) || e2e_build_opt(&p->g, &chip, o, &r->sum, NULL, &buf, &len, &m, &prog, &b, &s, &e))
+        goto done;
+    size_t k = 0;
+    for (int i = 0; i < r->sum.nlayers && k + 40 < sizeof r->ops; i++) {
+        k += (size_t)snprintf(r->ops + k, sizeof r->ops - k, "%s%s", i ? " " : "", r->sum.layers[i].op);
+        if (r->group < 0 && !strncmp(r->sum.layers[i].op, "Group", 5)) r->group = i;
+    }
+    if (r->group >= 0) r->conv_cores = conv_cores_of(&prog, r->sum.layers[r->group].layer_id);
+    if (e2e_put_input(s, &b, abm_tensor(&m.view, 0), o->dtype, (const float *)p->in.data, ir_numel(&p->in), &e))
+        goto done;
+    int ran = sim_run(s, &e);
+    r->fault = (int)sim_fault(s)->kind;
+    if (ran) goto done;
+    bkc_check_program(&prog, chipfile, "group");
+    r->err = 0;
+    for (int q = 0; q < p->g.nout; q++) {
+        const char *name = p->g.t[p->g.outputs[q]].name;
+        uint32_t j = 0;
+        while (j < m.view.n_tensors && strcmp(abm_tensor(&m.view, j).name, name)) j++;
+        if (j == m.view.n_tensors) { atl_fail(&e, "output '%s' not in the model", name); goto done; }
+        AbmTensor to = abm_tensor(&m.view, j);
+        int64_t n = ir_numel(&p->ref[q]);
+        int dt = e2e_isa_of_abm(to.dtype), es = isa_dtype_size(dt);
+        const uint8_t *d = sim_dram(s, b.base[ABM_REGION_IO] + to.offset, (uint64_t)n * es);
+        r->out[q] = malloc((size_t)n * sizeof *r->out[q]);
+        if (!d || !r->out[q]) { atl_fail(&e, "output '%s' unreadable", name); goto done; }
+        for (int64_t i = 0; i < n; i++) {
+            double want = ir_get_f(&p->ref[q], i), got = num_load_f64(d + i * es, dt);
+            r->out[q][i] = got;
+            double dd = fabs(got - want) / (1 + fabs(want));
+            if (!(dd <= r->err)) r->err = dd;
+        }
+    }
+    rc = 0;
+done:
+    if (rc) snprintf(r->msg, sizeof r->msg, "%s", e.msg);
+    sim_free(s);
+    prog_free(&prog);
+    abm_model_free(&m);
+    free(buf);
+    return rc;
+}
+
+static int run_mode(const Prep *p, const char *chipfile, int dtype, int group, Run *r)
+{
+    BkOptions o;
+    bk_options_default(&o);
+    o.dtype = dtype;
+    o.group = group;
+    return run_opts(p, chipfile, &o, r);
+}
+
+/* The number after `key` in the group row's split (0 when absent). */
+static int split_field(const Run *r, char key)
+{
+    if (r->group < 0) return 0;
+    char pat[3] = {key, 0, 0};
+    const char *s = strstr(r->sum.layers[r->group].split, pat);
+    return s ? atoi(s + 1) : 0;
+}
+
+/* 1 when some layer accumulates over input-channel chunks (split " K<n>"),
+ * which sums in another order than one pass over all channels. */
+static int k_split(const Run *r)
+{
+    for (int i = 0; i < r->sum.nlayers; i++)
+        if (strstr(r->sum.layers[i].split, " K")) return 1;
+    return 0;
+}
+
+/* Tolerances: f32 within the interpreter's rounding, bf16 as the other
+ * bf16 backend tests (test_backend_tail.c), f16 with its 3 more bits. */
+static double tol_of(int dtype) { return dtype == ISA_BF16 ? 3e-2 : dtype == ISA_F16 ? 2e-3 : 2e-5; }
+
+/* Compiles g on chipfile in dtype, grouped and with --group none; both
+ * must run and match the interpreter, the grouped summary's ops must be
+ * `ops` (NULL: not checked), the ungrouped one must have no group, and in
+ * f32 without K splits both must agree bit for bit. The grouped run is
+ * left in *grouped when non-NULL (caller run_free). */
+static void check_on(const IrGraph *g, const char *what, const char *chipfile, int dtype, const char *ops, Run *grouped)
+{
+    Prep p;
+    Run a, n;
+    char msg[1024] = "";
+    if (grouped) memset(grouped, 0, sizeof *grouped);
+    int rc = prepare(g, &p, msg, sizeof msg);
+    CHECKF(rc == 0, "%s: %s", what, msg);
+    if (rc) { prep_free(&p); return; }
+    const char *dn = isa_dtype_name(dtype);
+    int ra = run_mode(&p, chipfile, dtype, BK_GROUP_AUTO, &a), rn = run_mode(&p, chipfile, dtype, BK_GROUP_NONE, &n);
+    printf("  %-26s %-20s %-4s err %.3g, none %.3g  %s%s%s%s%s\n", what, chipfile, dn, ra ? -1.0 : a.err,
+           rn ? -1.0 : n.err, a.ops, a.group >= 0 ? "  split " : "", a.group >= 0 ? a.sum.layers[a.group].split : "",
+           a.msg, n.msg);
+    CHECKF(ra == 0, "%s on %s %s (grouped): %s", what, chipfile, dn, a.msg);
+    CHECKF(rn == 0, "%s on %s %s (--group none): %s", what, chipfile, dn, n.msg);
+    double tol = tol_of(dtype);
+    if (ra == 0) {
+        CHECKF(a.err <= tol, "%s on %s %s (grouped): error %g > %g", what, chipfile, dn, a.err, tol);
+        if (ops) CHECKF(!strcmp(a.ops, ops), "%s on %s %s: layers '%s', expected '%s'", what, chipfile, dn, a.ops, ops);
+    }
+    if (rn == 0) {
+        CHECKF(n.err <= tol, "%s on %s %s (--group none): error %g > %g", what, chipfile, dn, n.err, tol);
+        CHECKF(n.group < 0, "%s on %s: --group none made a group: %s", what, chipfile, n.ops);
+    }
+    if (ra == 0 && rn == 0 && dtype == ISA_F32 && !k_split(&a) && !k_split(&n))
+        for (int q = 0; q < p.g.nout; q++) {
+            int64_t k = 0, cnt = ir_numel(&p.ref[q]);
+            while (k < cnt && a.out[q][k] == n.out[q][k]) k++;
+            CHECKF(k == cnt, "%s on %s: output %d element %lld: grouped %.9g, --group none %.9g", what, chipfile, q,
+                   (long long)k, k < cnt ? a.out[q][k] : 0, k < cnt ? n.out[q][k] : 0);
+        }
+    if (grouped && ra == 0) *grouped = a;
+    else run_free(&a);
+    run_free(&n);
+    prep_free(&p);
+}
+
+/* check_on for a1, tiny and edge16k with the ops expected on each. */
+static void check_chips(const IrGraph *g, const char *what, int dtype, const char *const ops[3])
+{
+    for (int c = 0; c < 3; c++) check_on(g, what, chips3[c], dtype, ops[c], NULL);
+}
+
+/* ---- chains ---- */
+
+TEST(conv_conv_chain)
+{
+    IrGraph g;
+    int64_t xd[4] = {1, 8, 20, 16};
+    conv_conv(&g, xd, 16);
+    const char *const ops[3] = {"Group(2)", NULL, NULL};
+    check_chips(&g, "conv3x3->conv3x3", ISA_F32, ops);
+    check_chips(&g, "conv3x3->conv3x3", ISA_BF16, ops);
+    check_on(&g, "conv3x3->conv3x3", A1, ISA_F16, "Group(2)", NULL);
+    ir_free(&g);
+}
+
+/* ResNet's downsampling bottleneck: 1x1 -> 3x3 stride 2 -> 1x1, plus a
+ * 1x1 stride-2 shortcut (before the main path or before its last conv),
+ * whose output the last conv adds in its epilogue, then Relu. */
+static void bottleneck(IrGraph *g, int shortcut_first)
+{
+    AtlErr e;
+    int64_t xd[4] = {1, 16, 18, 14};
+    new_graph(g, xd);
+    if (shortcut_first) conv(g, "sc", "x", 16, 32, 1, 2, 0, 1, "s");
+    conv_relu(g, "b1", "x", 16, 8, 1, 1, 0, 1, "a");
+    conv_relu(g, "b2", "a", 8, 8, 3, 2, 1, 1, "b");
+    if (!shortcut_first) conv(g, "sc", "x", 16, 32, 1, 2, 0, 1, "s");
+    conv(g, "b3", "b", 8, 32, 1, 1, 0, 1, "c");
+    ir_add_op(g, "Add", "add", "c,s", "sum", &e);
+    ir_add_op(g, "Relu", "relu", "sum", "y", &e);
+    ir_add_output(g, "y", &e);
+}
+
+TEST(downsampling_bottleneck)
+{
+    const char *const ops[3] = {"Group(4)", "Group(4)", NULL};
+    for (int f = 0; f < 2; f++) {
+        IrGraph g;
+        bottleneck(&g, f);
+        const char *what = f ? "bottleneck s2, sc first" : "bottleneck s2";
+        check_chips(&g, what, ISA_F32, ops);
+        check_chips(&g, what, ISA_BF16, ops);
+        ir_free(&g);
+    }
+}
+
+typedef struct PoolCase { const char *what, *op; int k, s, p, ceil, count_pad, edge_groups; } PoolCase;
+
+static const PoolCase pools[] = {
+    {"conv->maxpool k3 s2 p1", "MaxPool", 3, 2, 1, 0, 0, 1},
+    {"conv->maxpool k2 s2 ceil", "MaxPool", 2, 2, 0, 1, 0, 1},
+    {"conv->maxpool k3 s1 p1", "MaxPool", 3, 1, 1, 0, 0, 0},
+    {"conv->maxpool k3 s2 p1 ceil", "MaxPool", 3, 2, 1, 1, 0, 1},
+    {"conv->avgpool k3 s2 p1", "AveragePool", 3, 2, 1, 0, 0, 1},
+    {"conv->avgpool k3 s2 p1 cip", "AveragePool", 3, 2, 1, 0, 1, 1},
+    {"conv->avgpool k3 s2 ceil", "AveragePool", 3, 2, 0, 1, 0, 1},
+    {"conv->avgpool k2 s2", "AveragePool", 2, 2, 0, 0, 0, 1},
+};
+
+/* A conv of 2 -> 4 channels at 93 x 32 and the pool: small channels, many
+ * rows, so even edge16k's 8 KiB slots hold a chain of a few rows. */
+static void conv_pool(IrGraph *g, const PoolCase *pc)
+{
+    AtlErr e;
+    int64_t xd[4] = {1, 2, 93, 32};
+    new_graph(g, xd);
+    conv_relu(g, "c", "x", 2, 4, 3, 1, 1, 1, "a");
+    pool(g, pc->op, "pool", "a", pc->k, pc->s, pc->p, pc->ceil, pc->count_pad, "y");
+    ir_add_output(g, "y", &e);
+}
+
+TEST(conv_pool_chains)
+{
+    for (size_t i = 0; i < sizeof pools / sizeof pools[0]; i++) {
+        IrGraph g;
+        conv_pool(&g, &pools[i]);
+        const char *const ops[3] = {"Group(2)", "Group(2)", pools[i].edge_groups ? "Group(2)" : NULL};
+        check_chips(&g, pools[i].what, ISA_F32, ops);
+        if (pools[i].p && !pools[i].count_pad && pools[i].s == 2) check_chips(&g, pools[i].what, ISA_BF16, ops);
+        ir_free(&g);
+    }
+}
+
+/* MobileNetV2's stem: 3x3 stride-2 conv + Relu6, 3x3 depthwise + Relu6,
+ * 1x1 projection. */
+TEST(depthwise_in_a_chain)
+{
+    IrGraph g;
+    AtlErr e;
+    int64_t xd[4] = {1, 3, 96, 80};
+    float lo = 0, hi = 6;
+    new_graph(&g, xd);
+    ir_add_const(&g, "lo", IR_F32, 0, NULL, &lo, &e);
+    ir_add_const(&g, "hi", IR_F32, 0, NULL, &hi, &e);
+    conv(&g, "stem", "x", 3, 16, 3, 2, 1, 1, "a0");
+    ir_add_op(&g, "Clip", "stem_clip", "a0,lo,hi", "a", &e);
+    conv(&g, "dw", "a", 16, 16, 3, 1, 1, 16, "b0");
+    ir_add_op(&g, "Clip", "dw_clip", "b0,lo,hi", "b", &e);
+    conv(&g, "pw", "b", 16, 8, 1, 1, 0, 1, "y");
+    ir_add_output(&g, "y", &e);
+    check_on(&g, "stem->depthwise->1x1", A1, ISA_F32, "Group(3)", NULL);
+    check_on(&g, "stem->depthwise->1x1", A1, ISA_BF16, "Group(3)", NULL);
+    ir_free(&g);
+}
+
+TEST(batch_two)
+{
+    IrGraph g;
+    int64_t xd[4] = {2, 8, 14, 12};
+    conv_conv(&g, xd, 16);
+    check_on(&g, "conv->conv batch 2", TINY, ISA_F32, NULL, NULL);
+    check_on(&g, "conv->conv batch 2", EDGE, ISA_F32, NULL, NULL);
+    Run r;
+    check_on(&g, "conv->conv batch 2", A1, ISA_F32, "Group(2)", &r);
+    CHECKF(split_field(&r, 'N') == 2, "batch 2: the group's split '%s' is not N2",
+           r.group >= 0 ? r.sum.layers[r.group].split : "-");
+    run_free(&r);
+    ir_free(&g);
+}
+
+/* A prime number of output rows: any slice height between 1 and all of
+ * them leaves the last slice short. 23 rows of conv->conv on a1; 47 rows
+ * of conv->maxpool on every chip. On tiny and edge16k several slices run
+ * on each core, through both slots in turn, in the simulator's full mode,
+ * so a buffer two pipelined slices shared would be a race: none may be
+ * found. */
+TEST(uneven_last_slices)
+{
+    IrGraph g;
+    int64_t xd[4] = {1, 16, 23, 40};
+    Run r;
+    conv_conv(&g, xd, 32);
+    check_on(&g, "conv->conv OH 23", A1, ISA_F32, "Group(2)", &r);
+    int h = split_field(&r, 'H');
+    CHECKF(h > 1 && h < 23, "OH 23 on a1: %d slices", h);
+    CHECK_EQ_INT(r.fault, SIM_FAULT_NONE);
+    run_free(&r);
+    ir_free(&g);
+    conv_pool(&g, &pools[0]);
+    for (int c = 0; c < 3; c++) {
+        check_on(&g, "conv->maxpool OH 47", chips3[c], ISA_F32, "Group(2)", &r);
+        h = split_field(&r, 'H');
+        int ncores = r.sum.cores;
+        CHECKF(h > 1 && h < 47, "OH 47 on %s: %d slices", chips3[c], h);
+        if (c > 0)   /* on a1 one slice per core */
+            CHECKF(h >= 2 * ncores, "OH 47 on %s: %d slices on %d cores: not two per core", chips3[c], h, ncores);
+        CHECK_EQ_INT(r.fault, SIM_FAULT_NONE);
+        run_free(&r);
+    }
+    ir_free(&g);
+}
+
+/* ---- what must not group ---- */
+
+/* A conv->conv chain that groups on a1 (the control), or that chain with
+ * what forbids it. */
+typedef enum {
+    NG_CONTROL, NG_READ_OUTSIDE, NG_GRAPH_OUTPUT, NG_GELU_READER, NG_NOT_WINDOW, NG_CONST_MIDDLE, NG_RUNTIME_MIDDLE
+} NoGroup;
+
+/* The Gelu pattern (x/sqrt2, Erf, +1, *x, *0.5) of x into out. */
+static void gelu(IrGraph *g, const char *x, const char *out)
+{
+    AtlErr e;
+    float half = 0.5f, one = 1.0f, r2 = 1.41421356f;
+    char ins[96];
+    ir_add_const(g, "half", IR_F32, 0, NULL, &half, &e);
+    ir_add_const(g, "one", IR_F32, 0, NULL, &one, &e);
+    ir_add_const(g, "r2", IR_F32, 0, NULL, &r2, &e);
+    snprintf(ins, sizeof ins, "%s,r2", x);
+    ir_add_op(g, "Div", "gdiv", ins, "gd", &e);
+    ir_add_op(g, "Erf", "gerf", "gd", "ge", &e);
+    ir_add_op(g, "Add", "gadd", "ge,one", "ga", &e);
+    snprintf(ins, sizeof ins, "%s,ga", x);
+    ir_add_op(g, "Mul", "gmul", ins, "gm", &e);
+    ir_add_op(g, "Mul", "gelu", "gm,half", out, &e);
+}
+
+static void no_group_graph(IrGraph *g, NoGroup kind)
+{
+    AtlErr e;
+    int64_t xd[4] = {1, 16, 12, 12}, wshape[4] = {16, 16, 3, 3}, four = 4, p1[4] = {1, 1, 1, 1};
+    float k = 0.75f;
+    new_graph(g, xd);
+    conv_relu(g, "c1", "x", 16, 16, 3, 1, 1, 1, "a");
+    const char *mid = "a";
+    if (kind == NG_NOT_WINDOW) {
+        ir_add_const(g, "k", IR_F32, 0, NULL, &k, &e);
+        ir_add_op(g, "Mul", "scale", "a,k", "am", &e);
+        mid = "am";
+    }
+    if (kind == NG_CONST_MIDDLE) {
+        conv(g, "cw", "a", 16, 16, 3, 1, 1, 1, "aw");
+        mid = "aw";
+    }
+    if (kind == NG_RUNTIME_MIDDLE) {
+        /* the middle conv's weights: the graph input (16 x 12 x 12 = 16 x 16 x 3 x 3), reshaped */
+        ir_add_const(g, "wshape", IR_I64, 1, &four, wshape, &e);
+        ir_add_op(g, "Reshape", "wview", "x,wshape", "wx", &e);
+        int n = ir_add_op(g, "Conv", "cw", "a,wx", "aw", &e);
+        ir_set_attr_ints(g, n, "pads", p1, 4, &e);
+        mid = "aw";
+    }
+    conv(g, "c2", mid, 16, 16, 3, 1, 1, 1, "y");
+    ir_add_output(g, "y", &e);
+    if (kind == NG_READ_OUTSIDE) {
+        ir_add_op(g, "Sigmoid", "side", "a", "z", &e);
+        ir_add_output(g, "z", &e);
+    }
+    if (kind == NG_GRAPH_OUTPUT) ir_add_output(g, "a", &e);
+    if (kind == NG_GELU_READER) {
+        gelu(g, "a", "z");
+        ir_add_output(g, "z", &e);
+    }
+}
+
+TEST(what_must_not_group)
+{
+    static const struct { NoGroup kind; const char *what, *ops; } cases[] = {
+        {NG_CONTROL, "control", "Group(2)"},
+        {NG_READ_OUTSIDE, "member read outside", "Conv+Relu Conv Sigmoid"},
+        {NG_GRAPH_OUTPUT, "member is a graph output", "Conv+Relu Conv"},
+        /* the Gelu layer reads its x through BkCtx.gelu_src, not its inputs */
+        {NG_GELU_READER, "member read by a Gelu", "Conv+Relu Conv Gelu"},
+        {NG_NOT_WINDOW, "Mul in the middle", "Conv+Relu Mul Conv"},
+        /* the cost model takes c1 and cw as a group, c2 alone */
+        {NG_CONST_MIDDLE, "control of 3", "Group(2) Conv"},
+        {NG_RUNTIME_MIDDLE, "run-time weights in the middle", "Conv+Relu Conv Conv"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        IrGraph g;
+        Run r;
+        no_group_graph(&g, cases[i].kind);
+        check_on(&g, cases[i].what, A1, ISA_F32, cases[i].ops, &r);
+        if (cases[i].kind == NG_CONST_MIDDLE && r.group >= 0)
+            CHECKF(!strcmp(r.sum.layers[r.group].name, "c1 .. cw"), "control of 3: group '%s'", r.sum.layers[r.group].name);
+        run_free(&r);
+        ir_free(&g);
+    }
+}
+
+/* ---- core sets ---- */
+
+/* ResNet-20's second-stage block (3x3 conv + Relu, 3x3 conv + the input,
+ * Relu; 32 channels at 16 x 16): on a1 its group is cheaper on the first
+ * cluster alone (its weights cross DRAM once, not once per cluster) than
+ * on all four; its convolutions run on cores 0-3 only, every one of them
+ * busy (the same four slices on all 16 cores would go to cores 0, 4, 8
+ * and 12). */
+TEST(group_on_the_first_cluster)
+{
+    IrGraph g;
+    AtlErr e;
+    int64_t xd[4] = {1, 32, 16, 16};
+    new_graph(&g, xd);
+    conv_relu(&g, "r1", "x", 32, 32, 3, 1, 1, 1, "a");
+    conv(&g, "r2", "a", 32, 32, 3, 1, 1, 1, "c");
+    ir_add_op(&g, "Add", "add", "c,x", "s", &e);
+    ir_add_op(&g, "Relu", "relu", "s", "y", &e);
+    ir_add_output(&g, "y", &e);
+    for (int d = 0; d < 2; d++) {
+        Run r;
+        check_on(&g, "resnet20 block", A1, d ? ISA_BF16 : ISA_F32, "Group(2)", &r);
+        if (r.group >= 0) {
+            CHECKF(r.conv_cores == 0xf, "resnet20 block: the group's convs run on cores 0x%x, not 0-3", r.conv_cores);
+            CHECK_EQ_INT(r.sum.layers[r.group].cores, 4);
+        }
+        run_free(&r);
+    }
+    ir_free(&g);
+}
+
+/* ---- more members ---- */
+
+/* Pools alone: a chain with no weights (no multicast: an empty one left
+ * its wait unsignalled, a deadlock on a1). */
+TEST(pools_alone)
+{
+    IrGraph g;
+    AtlErr e;
+    int64_t xd[4] = {1, 16, 32, 32};
+    new_graph(&g, xd);
+    pool(&g, "MaxPool", "p1", "x", 3, 1, 1, 0, 0, "a");
+    pool(&g, "AveragePool", "p2", "a", 3, 2, 1, 0, 0, "y");
+    ir_add_output(&g, "y", &e);
+    const char *const ops[3] = {"Group(2)", "Group(2)", NULL};
+    check_chips(&g, "maxpool->avgpool", ISA_F32, ops);
+    ir_free(&g);
+}
+
+/* A 1x1 conv with pads 1 last: its first and last output rows read only
+ * padding, so a slice of one of those rows alone has no input rows (such
+ * slice heights were offered, and pricing them failed the compile:
+ * "node 'c2' (Conv): output rows 21..21 read no input"). */
+TEST(border_rows_of_padding)
+{
+    IrGraph g;
+    AtlErr e;
+    int64_t xd[4] = {1, 16, 20, 20};
+    new_graph(&g, xd);
+    conv_relu(&g, "c1", "x", 16, 32, 3, 1, 1, 1, "a");
+    conv(&g, "c2", "a", 32, 32, 1, 1, 1, 1, "y");
+    ir_add_output(&g, "y", &e);
+    check_on(&g, "conv->1x1 pad 1", A1, ISA_F32, "Group(2)", NULL);
+    check_on(&g, "conv->1x1 pad 1", TINY, ISA_F32, NULL, NULL);
+    ir_free(&g);
+}
+
+/* HardSwish (the activation temp), a residual that is an earlier member's
+ * output, dilation, SAME_UPPER stride 2 (padding below only), no bias,
+ * pads that differ above and below. */
+TEST(more_members)
+{
+    IrGraph g;
+    AtlErr e;
+    int64_t xd[4] = {1, 16, 20, 20}, wd[4] = {16, 32, 3, 3}, d2[2] = {2, 2}, s2[2] = {2, 2};
+    int64_t top0[4] = {0, 1, 2, 1}, bottom0[4] = {2, 1, 0, 1};   /* top, left, bottom, right */
+    new_graph(&g, xd);
+    conv(&g, "h1", "x", 16, 32, 3, 1, 1, 1, "a0");
+    ir_add_op(&g, "HardSwish", "hs", "a0", "a", &e);
+    conv(&g, "h2", "a", 32, 16, 3, 1, 1, 1, "b");
+    ir_add_op(&g, "Add", "add", "b,x", "y", &e);
+    ir_add_output(&g, "y", &e);
+    for (int d = 0; d < 2; d++) check_on(&g, "hardswish + residual", A1, d ? ISA_BF16 : ISA_F32, "Group(2)", NULL);
+    ir_free(&g);
+
+    new_graph(&g, xd);
+    conv_relu(&g, "c1", "x", 16, 32, 3, 1, 1, 1, "a");
+    conv_relu(&g, "c2", "a", 32, 32, 3, 1, 1, 1, "b");
+    conv(&g, "c3", "b", 32, 32, 3, 1, 1, 1, "c");
+    ir_add_op(&g, "Add", "add", "c,a", "y", &e);
+    ir_add_output(&g, "y", &e);
+    for (int d = 0; d < 2; d++) check_on(&g, "residual of a member", A1, d ? ISA_BF16 : ISA_F32, "Group(3)", NULL);
+    ir_free(&g);
+
+    new_graph(&g, xd);
+    int n = conv(&g, "d1", "x", 16, 32, 3, 1, 2, 1, "a0");
+    ir_set_attr_ints(&g, n, "dilations", d2, 2, &e);
+    ir_add_op(&g, "Relu", "d1_relu", "a0", "a", &e);
+    e2e_rand_const(&g, "s2_w", 4, wd, 0.06f, &rng);
+    n = ir_add_op(&g, "Conv", "s2", "a,s2_w", "y", &e);
+    ir_set_attr_str(&g, n, "auto_pad", "SAME_UPPER", &e);
+    ir_set_attr_ints(&g, n, "strides", s2, 2, &e);
+    ir_add_output(&g, "y", &e);
+    check_on(&g, "dilated -> same_upper s2", A1, ISA_F32, "Group(2)", NULL);
+    ir_free(&g);
+
+    new_graph(&g, xd);
+    n = conv(&g, "a1", "x", 16, 32, 3, 1, 1, 1, "a0");
+    ir_set_attr_ints(&g, n, "pads", top0, 4, &e);
+    ir_add_op(&g, "Relu", "a1_relu", "a0", "a", &e);
+    n = conv(&g, "a2", "a", 32, 32, 3, 2, 1, 1, "y");
+    ir_set_attr_ints(&g, n, "pads", bottom0, 4, &e);
+    ir_add_output(&g, "y", &e);
+    check_on(&g, "pads 0/2 -> 2/0 s2", A1, ISA_F32, "Group(2)", NULL);
+    ir_free(&g);
+}
+
+/* ---- the LMEM checker ---- */
+
+/* The backend's first phases by hand, as backend/compile.c runs them, up
+ * to one chain layer of the nodes named in `members`, its slice height
+ * chosen (and checked) on all cores. */
+typedef struct ChainFix {
+    Prep p;
+    AtlChip chip;
+    AbmWriter *w;
+    BkCtx c;
+    BkLayer layers[BK_CHAIN_MAX], chain;
+    int n;
+} ChainFix;
+
+static void fix_free(ChainFix *f)
+{
+    for (int i = 0; i < f->n; i++) bk_layer_free(&f->layers[i]);
+    bk_layer_free(&f->chain);
+    abm_writer_free(f->w);
+    free(f->c.pl); free(f->c.skip); free(f->c.gelu_src); free(f->c.act_on); free(f->c.tail);
+    prep_free(&f->p);
+}
+
+static int node_named(const IrGraph *g, const char *name)
+{
+    for (int i = 0; i < g->nn; i++)
+        if (g->nodes[i].name && !strcmp(g->nodes[i].name, name)) return i;
+    return -1;
+}
+
+static int fix_setup(ChainFix *f, const IrGraph *g0, const char *chipfile, int dtype, const char *const *members, int nm,
+                     AtlErr *e)
+{
+    char msg[1024];
+    memset(f, 0, sizeof *f);
+    if (prepare(g0, &f->p, msg, sizeof msg)) return atl_fail(e, "%s", msg);
+    if (cfg_load(chipfile, &f->chip, e)) return -1;
+    const IrGraph *g = &f->p.g;
+    BkCtx *c = &f->c;
+    c->g = g;
+    c->chip = &f->chip;
+    c->w = f->w = abm_writer_new(cfg_fingerprint(&f->chip));
+    c->dt = dtype;
+    c->es = isa_dtype_size(dtype);
+    c->ncores = cfg_total_cores(&f->chip);
+    c->grouping = 1;
+    uint64_t row = (uint64_t)f->chip.lmem_banks * f->chip.lmem_bank_width;
+    c->slot = (uint64_t)f->chip.lmem_bytes / 2 / row * row;
+    c->align = (uint64_t)(f->chip.lmem_alignment > f->chip.lmem_bank_width ? f->chip.lmem_alignment
+                                                                             : f->chip.lmem_bank_width);
+    c->pl = calloc((size_t)g->nt + 1, sizeof *c->pl);
+    c->skip = calloc((size_t)g->nn + 1, sizeof *c->skip);
+    c->gelu_src = calloc((size_t)g->nn + 1, sizeof *c->gelu_src);
+    c->act_on = calloc((size_t)g->nn + 1, sizeof *c->act_on);
+    c->tail = calloc((size_t)g->nn + 1, sizeof *c->tail);
+    if (!f->w || !c->pl || !c->skip || !c->gelu_src || !c->act_on || !c->tail) return atl_fail(e, "out of memory");
+    for (int t = 0; t < g->nt; t++) c->pl[t].root = t;
+    for (int i = 0; i < g->nn; i++) c->gelu_src[i] = c->tail[i] = -1;
+    if (bk_match_patterns(c, e) || bk_place(c, e)) return -1;
+    BkCoreSet all = {0, c->ncores};
+    const BkLayer *mem[BK_CHAIN_MAX];
+    for (; f->n < nm; f->n++) {
+        BkLayer *ly = &f->layers[f->n];
+        int node = node_named(g, members[f->n]);
+        if (node < 0) return atl_fail(e, "no node '%s'", members[f->n]);
+        ly->node = node;
+        ly->tensor = -1;
+        ly->slot_size = c->slot;
+        if (bk_lower_node(c, node, ly, e) || bk_choose_shape(c, ly, all, e)) return -1;
+        mem[f->n] = ly;
+    }
+    f->chain.node = f->layers[nm - 1].node;
+    f->chain.tensor = -1;
+    f->chain.slot_size = c->slot;
+    int rc = bk_lower_chain(c, mem, nm, &f->chain, e);
+    if (rc > 0) return atl_fail(e, "the members are no chain");
+    return rc || bk_choose_shape(c, &f->chain, all, e) ? -1 : 0;
+}
+
+/* 0 when the checker refuses the plan with a message holding `has`. */
+static void expect_refused(ChainFix *f, const char *what, const char *has)
+{
+    AtlErr e = {{0}};
+    int rc = bk_chain_check(&f->c, &f->chain, &e);
+    printf("    %-34s %s\n", what, rc ? e.msg : "(accepted)");
+    CHECKF(rc != 0, "%s: the checker accepted the plan", what);
+    CHECK_STR_CONTAINS(e.msg, "node 'b1' (Conv): layer group");
+    CHECK_STR_CONTAINS(e.msg, has);
+}
+
+TEST(checker_accepts_plans_and_refuses_corrupted_ones)
+{
+    IrGraph g;
+    bottleneck(&g, 0);
+    static const char *const members[] = {"b1", "b2", "sc", "b3"};
+    for (int d = 0; d < 2; d++) {
+        ChainFix f;
+        AtlErr e = {{0}};
+        int dt = d ? ISA_BF16 : ISA_F32;
+        int rc = fix_setup(&f, &g, A1, dt, members, 4, &e);
+        CHECKF(rc == 0, "setup: %s", e.msg);
+        if (rc) { fix_free(&f); continue; }
+        printf("  bottleneck on a1 %s: split %s, slots at %llu of %llu bytes\n", isa_dtype_name(dt), f.chain.split,
+               (unsigned long long)f.chain.slot_off, (unsigned long long)f.chain.slot_size);
+        CHECKF(bk_chain_check(&f.c, &f.chain, &e) == 0, "the compiler's plan: %s", e.msg);
+        /* a layer that is not a group */
+        CHECK(bk_chain_check(&f.c, &f.layers[0], &e) != 0);
+        CHECK_STR_CONTAINS(e.msg, "not a layer group");
+        BkLayer keep = f.chain;
+        f.chain.slot_size = 2 * f.c.align;
+        expect_refused(&f, "slot too small", "ends beyond the slot");
+        f.chain = keep;
+        f.chain.slot_off = f.c.align;
+        expect_refused(&f, "slots over the weights", "ends beyond the resident region below the slots");
+        f.chain = keep;
+        f.chain.slot_size = (uint64_t)f.chip.lmem_bytes / 2;
+        expect_refused(&f, "slots beyond LMEM", "end beyond LMEM");
+        f.chain = keep;
+        uint64_t align = f.c.align;
+        f.c.align = 3 * align;
+        expect_refused(&f, "a coarser alignment", "not aligned");
+        f.c.align = align;
+        /* every buffer twice as large as planned: neighbours overlap */
+        f.c.es *= 2;
+        expect_refused(&f, "elements twice as large", "overlaps the row buffer of");
+        f.c.es /= 2;
+        CHECKF(bk_chain_check(&f.c, &f.chain, &e) == 0, "the restored plan: %s", e.msg);
+        fix_free(&f);
+    }
+    ir_free(&g);
+}
+
+int main(void)
+{
+    RUN(conv_conv_chain);
+    RUN(downsampling_bottleneck);
+    RUN(conv_pool_chains);
+    RUN(depthwise_in_a_chain);
+    RUN(batch_two);
+    RUN(uneven_last_slices);
+    RUN(what_must_not_group);
+    RUN(group_on_the_first_cluster);
+    RUN(pools_alone);
+    RUN(border_rows_of_padding);
+    RUN(more_members);
+    RUN(checker_accepts_plans_and_refuses_corrupted_ones);
+    return test_summary("test_backend_group");
+}

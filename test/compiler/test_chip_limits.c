@@ -1,0 +1,141 @@
+/* test_chip_limits.c - the table the chip conformance runner tells a
+ * refusal for a documented chip limit from any other failure with
+ * (tools/chip_limits.c). The messages come from the compiler itself, on
+ * graphs built here that break each limit: each must match its limit and
+ * no other; the graph checks the runner makes before compiling (rank
+ * above 6, empty tensors) refuse in the same words; and failures that are
+ * not a chip limit (an unsupported op, an internal error, a limit's words
+ * inside another message) match none, so they count as failures. */
+#include <string.h>
+#include "test/test.h"
+#include "test/compiler/bk_graph_run.h"
+#include "tools/chip_limits.h"
+#include "tools/chip_exec.h"
+#include <stdlib.h>
+
+/* The compile error of g on configs/tiny.ini in f32 (empty when it
+ * compiles), as the chip conformance runner compiles. */
+static void compile_message(IrGraph *g, char *msg, size_t cap)
+{
+    AtlErr e = {{0}};
+    AtlChip chip;
+    uint8_t *abm = NULL;
+    size_t len = 0;
+    BkOptions o;
+    bk_options_default(&o);
+    int failed = cfg_load("configs/tiny.ini", &chip, &e) || ir_toposort(g, &e) || ir_infer_shapes(g, &e) ||
+                 pass_run_all(g, &e) || chip_compile_graph(g, &chip, &o, 0, &abm, &len, NULL, &e);
+    free(abm);
+    if (!failed) e.msg[0] = 0;
+    snprintf(msg, cap, "%s", e.msg);
+}
+
+static void expect_limit(const char *msg, const char *name)
+{
+    const ChipLimit *l = chip_limit_match(msg);
+    CHECKF(l != NULL, "no limit matches '%s'", msg);
+    if (l) CHECKF(!strcmp(l->name, name), "'%s' matched limit '%s', not '%s'", msg, l->name, name);
+}
+
+TEST(uint64_input_is_the_64_bit_limit)
+{
+    IrGraph g;
+    AtlErr e;
+    int64_t d[2] = {2, 3};
+    ir_init(&g);
+    ir_add_input(&g, "x", IR_U64, 2, d, &e);
+    ir_add_op(&g, "Identity", "id", "x", "y", &e);
+    ir_add_output(&g, "y", &e);
+    char msg[1024];
+    compile_message(&g, msg, sizeof msg);
+    CHECK(msg[0] != 0);
+    expect_limit(msg, "64-bit integers");
+    ir_free(&g);
+}
+
+TEST(accumulating_scatter_is_its_limit)
+{
+    IrGraph g;
+    AtlErr e;
+    int64_t xd[2] = {4, 4}, id[2] = {1, 4}, idx[4] = {0, 1, 2, 3};
+    new_graph(&g, "x", 2, xd);
+    ir_add_const(&g, "i", IR_I64, 2, id, idx, &e);
+    cst(&g, "u", 2, id, 1.0f);
+    int n = ir_add_op(&g, "ScatterElements", "sc", "x,i,u", "y", &e);
+    ir_set_attr_str(&g, n, "reduction", "add", &e);
+    ir_add_output(&g, "y", &e);
+    char msg[1024];
+    compile_message(&g, msg, sizeof msg);
+    CHECK_STR_CONTAINS(msg, "sc");
+    expect_limit(msg, "accumulating scatter");
+    ir_free(&g);
+}
+
+TEST(graph_checks_refuse_in_the_limits_words)
+{
+    IrGraph g;
+    AtlErr e;
+    int64_t d7[7] = {1, 1, 1, 1, 1, 2, 2};
+    ir_init(&g);
+    ir_add_input(&g, "x", IR_F32, 7, d7, &e);
+    ir_add_op(&g, "Relu", "r", "x", "y", &e);
+    ir_add_output(&g, "y", &e);
+    REQUIRE(ir_infer_shapes(&g, &e) == 0);
+    REQUIRE(chip_limit_check_graph(&g, &e) != 0);
+    expect_limit(e.msg, "rank above 6");
+    ir_free(&g);
+
+    int64_t d0[2] = {0, 3};
+    ir_init(&g);
+    ir_add_input(&g, "x", IR_F32, 2, d0, &e);
+    ir_add_op(&g, "Relu", "r", "x", "y", &e);
+    ir_add_output(&g, "y", &e);
+    REQUIRE(ir_infer_shapes(&g, &e) == 0);
+    REQUIRE(chip_limit_check_graph(&g, &e) != 0);
+    expect_limit(e.msg, "empty tensor");
+    ir_free(&g);
+
+    int64_t d2[2] = {2, 3};
+    ir_init(&g);
+    ir_add_input(&g, "x", IR_F32, 2, d2, &e);
+    ir_add_op(&g, "Relu", "r", "x", "y", &e);
+    ir_add_output(&g, "y", &e);
+    REQUIRE(ir_infer_shapes(&g, &e) == 0);
+    CHECK_EQ_INT(chip_limit_check_graph(&g, &e), 0);
+    ir_free(&g);
+}
+
+TEST(other_failures_match_no_limit)
+{
+    static const char *const msgs[] = {
+        "node 'n': op FancyOp is not supported by the backend",
+        "node 'c': internal error: tile plan overlaps its slot",
+        "out of memory",
+        "",
+        /* a limit's words inside a message of another shape */
+        "node 'x': has rank 7",
+        "the DMA engine cannot accumulate",
+    };
+    for (size_t i = 0; i < sizeof msgs / sizeof msgs[0]; i++)
+        CHECKF(chip_limit_match(msgs[i]) == NULL, "'%s' matched limit '%s'", msgs[i], chip_limit_match(msgs[i])->name);
+}
+
+TEST(every_limit_is_documented_with_a_pattern)
+{
+    REQUIRE(chip_nlimits > 0);
+    for (int i = 0; i < chip_nlimits; i++) {
+        CHECK(chip_limits[i].name && chip_limits[i].name[0]);
+        CHECK(chip_limits[i].what && strlen(chip_limits[i].what) > 20);
+        CHECK(chip_limits[i].pattern[0] != NULL);
+    }
+}
+
+int main(void)
+{
+    RUN(uint64_input_is_the_64_bit_limit);
+    RUN(accumulating_scatter_is_its_limit);
+    RUN(graph_checks_refuse_in_the_limits_words);
+    RUN(other_failures_match_no_limit);
+    RUN(every_limit_is_documented_with_a_pattern);
+    return test_summary("test_chip_limits");
+}
