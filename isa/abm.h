@@ -282,6 +282,9 @@ int abm_set_stream(AbmWriter *w, uint32_t variant, uint32_t core, uint32_t engin
 /* Adds a weight blob; *offset is its place in the DRAM weight region.
  * Identical contents are stored once and get the same offset. */
 int abm_add_weight(AbmWriter *w, const void *data, size_t len, uint64_t *offset, AtlErr *e);
+/* The same for a malloc'd blob the writer takes over (no copy): it keeps
+ * or frees data whatever the outcome; the caller must not touch it again. */
+int abm_add_weight_take(AbmWriter *w, void *data, size_t len, uint64_t *offset, AtlErr *e);
 int abm_set_mem_plan(AbmWriter *w, uint32_t variant, uint64_t activation_bytes, uint64_t io_bytes, AtlErr *e);
 int abm_set_metadata(AbmWriter *w, const char *producer, const char *options, const uint8_t hash[ABM_HASH_BYTES], AtlErr *e);
 /* Adds a row of the optional layers section for variant (l->variant is

@@ -98,19 +98,6 @@ static int convert_inputs(const HostExec *h, const IrTensor *in, int n, IrTensor
     return 0;
 }
 
-/* A compile or input error: CONF_RUN_REFUSED when it is a refusal for a
- * documented chip limit (chip_limits.h), else -1 naming it as no such
- * refusal. */
-static int classify(const char *stage, AtlErr *e)
-{
-    char m[ATL_ERRLEN];
-    snprintf(m, sizeof m, "%s", e->msg);
-    const ChipLimit *l = chip_limit_match(m);
-    if (l) { atl_fail(e, "chip limit (%s): %s", l->name, m); return CONF_RUN_REFUSED; }
-    atl_fail(e, "%s failed, and not for a documented chip limit: %s", stage, m);
-    return -1;
-}
-
 static int run_on_chip(void *ctx, const IrGraph *g, const IrTensor *inputs, int ninputs, IrTensor **outputs, AtlErr *e)
 {
     ChipConform *cc = ctx;
@@ -138,7 +125,7 @@ static int run_on_chip(void *ctx, const IrGraph *g, const IrTensor *inputs, int 
     if (!fed) { free(abm); return atl_fail(e, "out of memory"); }
     if (crc) {
         free(fed);
-        return classify("compiling", e);
+        return chip_limit_classify("compiling", e);
     }
     inputs = fed;
     ninputs = nfed;
@@ -146,7 +133,7 @@ static int run_on_chip(void *ctx, const IrGraph *g, const IrTensor *inputs, int 
     conv = calloc((size_t)ninputs + 1, sizeof *conv);
     res = calloc((size_t)g->nout + 1, sizeof *res);
     if (!conv || !res) { atl_fail(e, "out of memory"); goto out; }
-    if (convert_inputs(&h, inputs, ninputs, conv, e)) { rc = classify("converting the inputs", e); goto out; }
+    if (convert_inputs(&h, inputs, ninputs, conv, e)) { rc = chip_limit_classify("converting the inputs", e); goto out; }
     if (host_exec_run(&h, conv, ninputs, e)) goto out;
     for (; nres < g->nout; nres++) {
         IrTensor got;

@@ -41,6 +41,16 @@ const ChipLimit *chip_limit_match(const char *msg)
     return NULL;
 }
 
+int chip_limit_classify(const char *stage, AtlErr *e)
+{
+    char m[ATL_ERRLEN];
+    snprintf(m, sizeof m, "%s", e->msg);
+    const ChipLimit *l = chip_limit_match(m);
+    if (l) { atl_fail(e, "chip limit (%s): %s", l->name, m); return CONF_RUN_REFUSED; }
+    atl_fail(e, "%s failed, and not for a documented chip limit: %s", stage, m);
+    return -1;
+}
+
 int chip_limit_check_graph(const IrGraph *g, AtlErr *e)
 {
     for (int pass = 0; pass < 2; pass++)

@@ -10,6 +10,7 @@
 #define ATOLL_TOOLS_CHIP_LIMITS_H
 #include <stdio.h>
 #include "compiler/ir/ir.h"
+#include "tools/conform.h"
 
 #define CHIP_LIMIT_MAXPAT 4
 
@@ -24,6 +25,13 @@ extern const int chip_nlimits;
 
 /* The limit whose patterns match msg, or NULL. */
 const ChipLimit *chip_limit_match(const char *msg);
+
+/* A compile or input error of the chip conformance runner, failing at
+ * `stage` ("compiling", ...) with e's message: CONF_RUN_REFUSED (the test
+ * is unsupported) with e saying "chip limit (NAME): ..." when the message
+ * matches a documented limit, else -1 with e saying "STAGE failed, and
+ * not for a documented chip limit: ..." (the test fails). */
+int chip_limit_classify(const char *stage, AtlErr *e);
 
 /* Refuses, before it is compiled, a graph that breaks a limit the runner
  * can see in the graph itself: a graph input or output of rank above 6

@@ -26,6 +26,9 @@ int bk_check_limits(const BkCtx *c, AtlErr *e);
 /* weights.c */
 /* Adds a weight blob (data already in its final dtype and layout). */
 int bk_weight(BkCtx *c, const void *data, size_t bytes, uint64_t *tagged, AtlErr *e);
+/* The same for a malloc'd image the writer takes over (bk_weight_take
+ * frees or keeps it; the caller must not touch it again). */
+int bk_weight_take(BkCtx *c, void *data, size_t bytes, uint64_t *tagged, AtlErr *e);
 /* A constant tensor in its storage dtype (bk_tensor_dt; integers as chip
  * integers, failing on a value outside their range), row-major (placed on
  * first use). */

@@ -10,12 +10,26 @@
 #include "compiler/alloc/alloc.h"
 #include "isa/numerics.h"
 
+/* Records a blob the writer placed at off: its tagged address. */
+static void placed(BkCtx *c, uint64_t off, size_t bytes, uint64_t *tagged)
+{
+    *tagged = bk_addr(ABM_REGION_WEIGHTS, off);
+    if (off + bytes > c->weight_bytes) c->weight_bytes = off + bytes;
+}
+
 int bk_weight(BkCtx *c, const void *data, size_t bytes, uint64_t *tagged, AtlErr *e)
 {
     uint64_t off;
     if (abm_add_weight(c->w, data, bytes, &off, e)) return -1;
-    *tagged = bk_addr(ABM_REGION_WEIGHTS, off);
-    if (off + bytes > c->weight_bytes) c->weight_bytes = off + bytes;
+    placed(c, off, bytes, tagged);
+    return 0;
+}
+
+int bk_weight_take(BkCtx *c, void *data, size_t bytes, uint64_t *tagged, AtlErr *e)
+{
+    uint64_t off;
+    if (abm_add_weight_take(c->w, data, bytes, &off, e)) return -1;
+    placed(c, off, bytes, tagged);
     return 0;
 }
 
@@ -42,13 +56,7 @@ int bk_const_image(BkCtx *c, int tensor, uint64_t *tagged, AtlErr *e)
         }
     } else
         for (int64_t i = 0; i < n; i++) bk_store_elem(dt, buf, (size_t)i, ir_get_f(t, i));
-    uint64_t off;
-    int rc = abm_add_weight(c->w, buf, (size_t)n * (size_t)es, &off, e);
-    free(buf);
-    if (rc) return -1;
-    if (off + (uint64_t)n * es > c->weight_bytes) c->weight_bytes = off + (uint64_t)n * es;
-    *tagged = bk_addr(ABM_REGION_WEIGHTS, off);
-    return 0;
+    return bk_weight_take(c, buf, (size_t)n * (size_t)es, tagged, e);
 }
 
 int bk_const_addr(BkCtx *c, int tensor, uint64_t *tagged, AtlErr *e)

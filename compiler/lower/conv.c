@@ -69,6 +69,7 @@
  *   Shapes of more than MAX_TILES tiles are not candidates.
  * Guarantees: the output equals the ONNX op's (f32 accumulation order of
  *   the matrix unit: kh, kw, c within a k chunk, chunks in order). */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <stdio.h>
@@ -629,17 +630,20 @@ static int conv_weight_image(BkCtx *c, int node, BkLow *l, const IrTensor *w, At
     size_t nw = (size_t)l->kh * l->kw * cpg * l->OC;
     uint8_t *wb = malloc(nw * (size_t)c->es);
     if (!wb) return bk_fail(c, node, e, "out of memory");
+    /* fp32 into fp32 (ResNet-50's 100 MB) copies finite values as they
+     * are, which is what the conversion gives them */
+    int f32 = w->dtype == IR_F32 && c->dt == ISA_F32;
+    const float *wf = f32 ? (const float *)w->data : NULL;
     for (int o = 0; o < l->OC; o++)
         for (int ci = 0; ci < cpg; ci++)
             for (int y = 0; y < l->kh; y++)
                 for (int x = 0; x < l->kw; x++) {
                     int64_t src = (((int64_t)o * cpg + ci) * l->kh + y) * l->kw + x;
                     size_t dst = (((size_t)y * l->kw + x) * cpg + ci) * l->OC + o;
-                    bk_store_elem(c->dt, wb, dst, ir_get_f(w, src));
+                    if (f32 && isfinite(wf[src])) ((float *)wb)[dst] = wf[src];
+                    else bk_store_elem(c->dt, wb, dst, ir_get_f(w, src));
                 }
-    int rc = bk_weight(c, wb, nw * c->es, &l->w, e);
-    free(wb);
-    return rc;
+    return bk_weight_take(c, wb, nw * c->es, &l->w, e);
 }
 
 int bk_lower_conv(BkCtx *c, int node, BkLayer *ly, AtlErr *e)

@@ -416,9 +416,7 @@ int bk_lower_mm(BkCtx *c, int node, BkLayer *ly, AtlErr *e)
                     int64_t src = q * K * N + (tb ? n * K + kk : kk * N + n);
                     bk_store_elem(c->dt, wb, (size_t)(q * K * N + kk * N + n), alpha * ir_get_f(b, src));
                 }
-        int rc = bk_weight(c, wb, nb * c->es, &l->w, e);
-        free(wb);
-        if (rc) return -1;
+        if (bk_weight_take(c, wb, nb * c->es, &l->w, e)) return -1;
         l->b_rs = N; l->b_cs = 1;
         l->count_pad = 1;            /* marks B as constant (weight loads may be skipped) */
         l->mm_alpha = 1.0f;

@@ -5,7 +5,8 @@
 # model that does not compile and on every way an output can escape its
 # check: no reference of its name, a reference of another size or shape,
 # values 1% off (test/data/bench/*.ref.npz, by gen_bench_refs.py, each with
-# a copy of the digits CNN); the real digits CNN passes.
+# a copy of the digits CNN); the real digits CNN passes; and the bench_models
+# table of docs/benchmarks.md gives what the benchmark prints now.
 . test/cli/lib.inc
 B=$BUILD/bench
 expect_ok bench_sim_quick "$B/bench_sim" --quick --stall-ms 500
@@ -31,4 +32,14 @@ expect_fail bench_models_compile "fancy: .*FancyOp" "$B/bench_models" --models "
 expect_grep bench_models_failed_count "bench_models: 1 of 1 models failed" "$TMPD/out"
 expect_fail bench_models_one_of_two "1 of 2 models failed" "$B/bench_models" --models "$M" digits_cnn wrong
 expect_fail bench_models_missing "nope.ref.npz" "$B/bench_models" --models "$M" nope
+# docs/benchmarks.md's bench_models table stays true: the small models'
+# simulated columns (all but the host times) as bench_models prints them now
+expect_ok bench_models_doc_rows "$B/bench_models" digits_cnn lenet5 encoder_block
+for m in digits_cnn lenet5 encoder_block; do
+    now=$(awk -F'|' -v m=" $m " '$2 == m {print $3 $5 $6 $7 $8 $9 $10 $12}' "$TMPD/out")
+    doc=$(sed -n '/BEGIN generated:bench_models/,/END generated:bench_models/p' docs/benchmarks.md |
+          awk -F'|' -v m=" $m " '$2 == m {print $3 $5 $6 $7 $8 $9 $10 $12}')
+    if [ -n "$now" ] && [ "$now" = "$doc" ]; then ok "bench_models_doc_$m"
+    else fail "bench_models_doc_$m" "docs/benchmarks.md has '$doc', bench_models prints '$now' (rerun make bench)"; fi
+done
 cli_summary bench.sh

@@ -14,6 +14,8 @@ expect_grep compile_csv_row '^1,0,/features/features.0/Conv,Conv+Tanh,' "$TMPD/e
 sum=$(awk -F, 'NR > 1 { s += $9 } END { print s }' "$TMPD/est.csv")
 if [ -n "$est_total" ] && [ "$sum" = "$est_total" ]; then ok compile_csv_sums; else fail compile_csv_sums "rows sum to $sum, summary says $est_total"; fi
 expect_ok run_csv "$ATOLL" run "$TMPD/l.abm" --chip configs/tiny.ini --input models/lenet5.ref.npz --csv "$TMPD/run.csv" --stats "$TMPD/s.json"
+# the stats JSON carries the chip's area (isa/area.h; tiny: the same 6.90633 mm² as the sweep's column)
+expect_grep stats_area '"area_mm2": {"node":"45nm",.*"total":6.90633}' "$TMPD/s.json"
 expect_grep run_csv_header '^layer,first,last,cycles,insns,macs,dma_bytes,dram_bytes,busy_dma,busy_mat,busy_vec,sync,bound$' "$TMPD/run.csv"
 a=$(awk -F, 'NR > 1 { print $2 }' "$TMPD/est.csv" | tr '\n' ' '); b=$(awk -F, 'NR > 1 { print $1 }' "$TMPD/run.csv" | tr '\n' ' ')
 if [ "$a" = "$b" ] && [ -n "$a" ]; then ok layer_ids_match; else fail layer_ids_match "compile: $a run: $b"; fi

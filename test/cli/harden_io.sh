@@ -36,6 +36,18 @@ expect_fail abm_decode_limit_compare "decoded from one .abm" env ATOLL_MAX_ABM_D
 "$ATOLL" compile test/data/convbn.onnx --chip $TINY -o "$TMPD/cb.abm" > /dev/null 2>&1
 env ATOLL_MAX_INFLATE_BYTES=1 "$ATOLL" inspect --weights "$TMPD/cb.abm" > "$TMPD/w.out" 2>&1
 expect_grep inspect_blob_limit "unchecked (larger than ATOLL_MAX_INFLATE_BYTES)" "$TMPD/w.out"
+# a real compression bomb: 257 KB whose weight blob inflates to 256 MiB
+# (test_abm_robust --write-bomb); inspect reads it without inflating the
+# weights (in 300 MB of address space: plain build, ASan reserves more),
+# and --weights leaves a blob above the limit unchecked
+if "$BUILD/test/isa/test_abm_robust" --write-bomb "$TMPD/bomb.abm" > "$TMPD/out" 2>&1 && [ "$(wc -c < "$TMPD/bomb.abm")" -lt 400000 ]
+then ok abm_bomb_written; else fail abm_bomb_written "$(head -c 300 "$TMPD/out")"; fi
+case "$BUILD" in *san*) ;; *)
+    ( ulimit -v 300000; "$ATOLL" inspect "$TMPD/bomb.abm" ) > "$TMPD/out" 2>&1
+    expect_grep abm_bomb_inspect_small "memory plan: weights 268436224 bytes" "$TMPD/out";;
+esac
+env ATOLL_MAX_INFLATE_BYTES=16M "$ATOLL" inspect --weights "$TMPD/bomb.abm" > "$TMPD/out" 2>&1
+expect_grep abm_bomb_blob_unchecked "raw 268435456 .* unchecked (larger than ATOLL_MAX_INFLATE_BYTES)" "$TMPD/out"
 
 # item 9: numeric options are checked in full
 expect_fail compare_rtol_nan "--rtol 'nan' is not a finite number" "$ATOLL" compare $H/relu14.onnx "$TMPD/r.abm" --chip $TINY --input $H/x14.npy --rtol nan

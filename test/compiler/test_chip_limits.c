@@ -5,7 +5,8 @@
  * no other; the graph checks the runner makes before compiling (rank
  * above 6, empty tensors) refuse in the same words; and failures that are
  * not a chip limit (an unsupported op, an internal error, a limit's words
- * inside another message) match none, so they count as failures. */
+ * inside another message) match none, so chip_limit_classify fails them
+ * where it makes a limit's refusal an unsupported test. */
 #include <string.h>
 #include "test/test.h"
 #include "test/compiler/bk_graph_run.h"
@@ -120,6 +121,22 @@ TEST(other_failures_match_no_limit)
         CHECKF(chip_limit_match(msgs[i]) == NULL, "'%s' matched limit '%s'", msgs[i], chip_limit_match(msgs[i])->name);
 }
 
+/* The runner's verdict: a limit's refusal makes the test unsupported and
+ * says which limit; anything else fails it, saying at which stage. */
+TEST(classify_refuses_limits_and_fails_the_rest)
+{
+    AtlErr e;
+    atl_fail(&e, "graph input 'x' has rank 7 (at most 6)");
+    CHECK_EQ_INT(chip_limit_classify("compiling", &e), CONF_RUN_REFUSED);
+    CHECK_STR_CONTAINS(e.msg, "chip limit (rank above 6): graph input 'x' has rank 7");
+    atl_fail(&e, "node 'c': internal error: tile plan overlaps its slot");
+    CHECK_EQ_INT(chip_limit_classify("compiling", &e), -1);
+    CHECK_STR_CONTAINS(e.msg, "compiling failed, and not for a documented chip limit: node 'c': internal error");
+    atl_fail(&e, "node 'n': op FancyOp is not supported by the backend");
+    CHECK_EQ_INT(chip_limit_classify("converting the inputs", &e), -1);
+    CHECK_STR_CONTAINS(e.msg, "converting the inputs failed, and not for a documented chip limit");
+}
+
 TEST(every_limit_is_documented_with_a_pattern)
 {
     REQUIRE(chip_nlimits > 0);
@@ -136,6 +153,7 @@ int main(void)
     RUN(accumulating_scatter_is_its_limit);
     RUN(graph_checks_refuse_in_the_limits_words);
     RUN(other_failures_match_no_limit);
+    RUN(classify_refuses_limits_and_fails_the_rest);
     RUN(every_limit_is_documented_with_a_pattern);
     return test_summary("test_chip_limits");
 }

@@ -2,6 +2,7 @@
  * multi-variant model, weight dedup, compression only when it helps, writer
  * argument checks, atomic file output, and merging (combine). */
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 #include "test/test.h"
 #include "test/isa/abm_sample.h"
@@ -614,6 +615,48 @@ TEST(names_of_enums)
     CHECK(abm_hash64("a", 1) != abm_hash64("b", 1));
 }
 
+/* abm_add_weight_take stores the caller's buffer without copying it and
+ * frees it on a duplicate: the same file as abm_add_weight's, and no leak
+ * or double free under ASan. */
+TEST(taken_weights_give_the_same_file)
+{
+    AtlErr e;
+    uint8_t blobs[3][300];
+    for (int k = 0; k < 3; k++)
+        for (int i = 0; i < 300; i++) blobs[k][i] = (uint8_t)(k == 2 ? i * 7 : i * (k + 3));
+    memcpy(blobs[1], blobs[0], sizeof blobs[0]);             /* a duplicate */
+    uint8_t *files[2];
+    size_t lens[2];
+    for (int take = 0; take < 2; take++) {
+        AbmWriter *w = sample_model(SAMPLE_CHIP, 0, 6, &e);
+        REQUIRE(w);
+        uint64_t off[3];
+        for (int k = 0; k < 3; k++) {
+            if (take) {
+                uint8_t *copy = malloc(sizeof blobs[k]);
+                REQUIRE(copy);
+                memcpy(copy, blobs[k], sizeof blobs[k]);
+                REQUIRE(abm_add_weight_take(w, copy, sizeof blobs[k], &off[k], &e) == 0);
+            } else
+                REQUIRE(abm_add_weight(w, blobs[k], sizeof blobs[k], &off[k], &e) == 0);
+        }
+        CHECK(off[1] == off[0]);
+        CHECK(off[2] != off[0]);
+        REQUIRE(abm_serialize(w, &files[take], &lens[take], &e) == 0);
+        abm_writer_free(w);
+    }
+    CHECK(lens[0] == lens[1]);
+    CHECK(!memcmp(files[0], files[1], lens[0] < lens[1] ? lens[0] : lens[1]));
+    free(files[0]);
+    free(files[1]);
+    /* an empty blob is refused, and the taken buffer freed */
+    AbmWriter *w = abm_writer_new(SAMPLE_CHIP);
+    REQUIRE(w);
+    CHECK(abm_add_weight_take(w, malloc(1), 0, NULL, &e) == -1);
+    CHECK_STR_CONTAINS(e.msg, "empty weight blob");
+    abm_writer_free(w);
+}
+
 int main(void)
 {
     RUN(round_trip_multi_net_multi_variant);
@@ -630,5 +673,6 @@ int main(void)
     RUN(writer_refuses_indistinguishable_variants);
     RUN(output_is_deterministic);
     RUN(names_of_enums);
+    RUN(taken_weights_give_the_same_file);
     return test_summary("test_abm");
 }

@@ -1,10 +1,15 @@
 /* test_abm_robust.c - the .abm reader against damaged and hostile input:
  * truncation at every length, a flipped bit in every byte, overflowing
  * counts and sizes, overlapping sections, wrong version and chip, and one
- * test per validation rule, each asserting on the message. */
+ * test per validation rule, each asserting on the message.
+ * `test_abm_robust --write-bomb FILE` writes a compression bomb for
+ * test/cli/harden_io.sh: the sample model plus a 256 MiB weight blob of
+ * zeros, which zlib stores in about 256 KB (every CRC right). */
 #include <stdlib.h>
+#include <string.h>
 #include "test/test.h"
 #include "test/isa/abm_sample.h"
+#include "util/file.h"
 
 static uint8_t *small_file(int level, size_t *n)
 {
@@ -420,8 +425,25 @@ TEST(null_and_empty_buffers)
     free(b);
 }
 
-int main(void)
+/* The sample model with a 256 MiB blob of zeros (deflated to ~256 KB). */
+static int write_bomb(const char *path)
 {
+    AtlErr e = {{0}};
+    size_t big = (size_t)256 << 20, n = 0;
+    uint8_t *zeros = calloc(1, big), *buf = NULL;
+    AbmWriter *w = sample_model(SAMPLE_CHIP, 0, 6, &e);
+    int rc = !zeros || !w || abm_add_weight(w, zeros, big, NULL, &e) || abm_serialize(w, &buf, &n, &e) ||
+             atl_write_file_atomic(path, buf, n, &e);
+    if (rc) fprintf(stderr, "test_abm_robust: %s\n", e.msg[0] ? e.msg : "out of memory");
+    free(buf);
+    free(zeros);
+    abm_writer_free(w);
+    return rc;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc == 3 && !strcmp(argv[1], "--write-bomb")) return write_bomb(argv[2]);
     RUN(valid_files_parse);
     RUN(truncated_at_every_length);
     RUN(flipped_bit_in_every_byte_uncompressed);
