@@ -81,7 +81,9 @@ typedef struct FwDram {
     int n;
 } FwDram;
 
-/* 0 and *addr on success, -1 when no gap is large enough (or the table is full). */
+/* A block of size bytes at a multiple of align (any alignment; below 64,
+ * 64): 0 and *addr on success, -1 when no gap is large enough (or the
+ * table is full). */
 int fw_dram_alloc(FwDram *d, uint64_t size, uint64_t align, uint32_t owner, uint64_t *addr);
 /* Frees the block starting at addr if owner matches; -1 if there is none. */
 int fw_dram_free(FwDram *d, uint64_t addr, uint32_t owner);
@@ -107,6 +109,7 @@ typedef struct Fw {
     FwModel model[FW_MAX_MODELS];
     uint32_t ncores, cores_per_cluster;
     uint64_t chip_fp;
+    uint32_t region_align;         /* DRAM_ALIGN: a model's regions start at multiples of it (0: 64) */
     int timing_only;               /* DEVICE_MODE 1: no values in memory, weights are not moved */
     uint64_t cmd_cycles;           /* cycles charged by the current command */
     uint32_t result[ATL_MB_RESULTS];

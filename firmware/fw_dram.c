@@ -12,12 +12,11 @@
 int fw_dram_alloc(FwDram *d, uint64_t size, uint64_t align, uint32_t owner, uint64_t *addr)
 {
     if (size == 0 || d->n >= FW_MAX_DRAM_BLOCKS) return -1;
-    if (align & (align - 1)) return -1;
     if (align < 64) align = 64;
     uint64_t lo = FW_DRAM_RESERVED;
     for (int i = 0; i <= d->n; i++) {
         uint64_t hi = i < d->n ? d->blk[i].addr : d->size;
-        uint64_t a = (lo + align - 1) & ~(align - 1);
+        uint64_t a = (lo + align - 1) / align * align;
         if (a >= lo && a <= hi && size <= hi - a) {
             for (int j = d->n; j > i; j--) d->blk[j] = d->blk[j - 1];
             d->blk[i] = (FwDramBlock){ a, size, owner };

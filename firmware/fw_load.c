@@ -52,7 +52,7 @@ static int place(Fw *fw, uint32_t handle, uint64_t size, uint64_t *addr, const c
 {
     FwModel *m = &fw->model[handle];
     if (size == 0) { *addr = 0; return 0; }
-    if (fw_dram_alloc(&fw->dram, size, 64, handle + 1, addr))
+    if (fw_dram_alloc(&fw->dram, size, fw->region_align, handle + 1, addr))
         return fw_error(fw, ATL_ERR_FW_NO_DRAM, "cannot place the %s region (%llu bytes) in device DRAM: no free block large enough "
                         "(the model needs %llu bytes so far)", what, (unsigned long long)size,
                         (unsigned long long)(m->dram_used + size));

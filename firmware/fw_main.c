@@ -35,6 +35,7 @@ int fw_init(Fw *fw, const FwHal *hal, void *heap, size_t heap_size)
     fw->chip_fp = fw_rd64(fw, ATL_REG_CHIP_FP_LO);
     fw->timing_only = fw_rd(fw, ATL_REG_DEVICE_MODE) == 1;
     fw->dram.size = fw_rd(fw, ATL_REG_DRAM_SIZE);
+    fw->region_align = fw_rd(fw, ATL_REG_DRAM_ALIGN);
     if (fw->dram.size > hal->dram_size) fw->dram.size = hal->dram_size;
     if (fw->ncores == 0 || fw->ncores > ATL_MAX_CORES) return -1;
     if (fw_heap_init(&fw->heap, heap, heap_size)) return -1;

@@ -13,12 +13,15 @@
 #include <stdlib.h>
 #include <string.h>
 #include "isa/abm_program.h"
+#include "isa/timing.h"
 #include "isa/regs.h"
+#include "isa/timing.h"
 
-/* Region bases are aligned to a whole round of DRAM channels
- * (interleave x channels, at least 4 KiB), the placement the cost model
- * assumes (compiler/cost/cost.c), so estimates and simulation see the same channel
- * of every address. */
+/* Region bases are aligned to tim_dram_region_align (a whole round of
+ * DRAM channels, interleave x channels, at least 4 KiB; with the banked
+ * model, a whole round of banks below the row field), the placement the
+ * cost model assumes (compiler/cost/), so estimates and simulation see the
+ * same channel and bank of every address; the firmware places them so too. */
 static uint64_t round_up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
 
 static int reloc(uint64_t *addr, const AbmRegionBases *b, const uint64_t size[3], AtlErr *e)
@@ -35,8 +38,7 @@ static int reloc(uint64_t *addr, const AbmRegionBases *b, const uint64_t size[3]
 int abm_variant_program(const AbmModel *m, uint32_t variant, const AtlChip *chip, AtlProgram *p, AbmRegionBases *bases_out, AtlErr *e)
 {
     int ncores = cfg_total_cores(chip);
-    uint64_t al = (uint64_t)chip->dram_interleave * (uint64_t)chip->dram_channels;
-    if (al < 4096) al = 4096;
+    uint64_t al = tim_dram_region_align(chip);
     const AbmView *v = &m->view;
     if (variant >= v->n_variants) return atl_fail(e, "variant %u does not exist", variant);
     AbmVariant st = abm_variant(v, variant);

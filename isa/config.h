@@ -68,8 +68,8 @@ typedef enum { CFG_INT, CFG_REAL, CFG_TEXT, CFG_ENUM } AtlCfgType;
     K("dram",   "bytes",              dram_bytes,         CFG_INT,  1<<20, 0x7fffffff, "MiB:1", "FP", NULL, "device DRAM size in bytes (max 2 GiB - 1)") \
     K("dram",   "channels",           dram_channels,      CFG_INT,  1, 64,       "",       "SIM", NULL, "independent channels, interleaved by interleave bytes (model = banked: by the address mapping)") \
     K("dram",   "interleave",         dram_interleave,    CFG_INT,  64, 1<<20,   "bytes",  "SIM", NULL, "channel interleaving granularity (model = flow)") \
-    K("dram",   "gbps",               dram_gbps,          CFG_REAL, 0.001, 100000, "GB/s", "SIM", NULL, "total bandwidth over all channels (1 GB = 1e9 bytes); model = flow, and the compiler's cost model") \
-    K("dram",   "latency_ns",         dram_latency_ns,    CFG_REAL, 0, 100000,   "ns",     "SIM", NULL, "access latency (model = flow, and the compiler's cost model)") \
+    K("dram",   "gbps",               dram_gbps,          CFG_REAL, 0.001, 100000, "GB/s", "SIM", NULL, "total bandwidth over all channels (1 GB = 1e9 bytes); model = flow (in the simulator and the compiler's cost model)") \
+    K("dram",   "latency_ns",         dram_latency_ns,    CFG_REAL, 0, 100000,   "ns",     "SIM", NULL, "access latency (model = flow, in the simulator and the compiler's cost model)") \
     K("dram",   "model",              dram_model,         CFG_ENUM, 0, 0, "flow|banked", "SIM", "flow", "flow: every channel a server of gbps/channels bytes per cycle after latency_ns; banked: the [dram_device] banks, rows and JEDEC timings behind an FR-FCFS controller per channel (docs/timing.md)") \
     K("dram",   "mapping",            dram_mapping,       CFG_ENUM, 0, 0, "RoBaRaCoCh|ChRaBaRoCo", "SIM", "RoBaRaCoCh", "banked: address bits to channel/rank/bank group/bank/row/column, named as Ramulator2 does (most significant field first)") \
     K("dram",   "page_policy",        dram_page_policy,   CFG_ENUM, 0, 0, "open|closed", "SIM", "open", "banked: open keeps a row open until another row of the bank is needed; closed precharges after the last queued access to the row") \

@@ -89,6 +89,7 @@ typedef enum {
     R(PROF_CAP,         0x0A8, 1,  RW,  "records the profile buffer holds") \
     R(PROF_COUNT,       0x0AC, 1,  RO,  "records written by the last launch (layers beyond PROF_CAP are dropped)") \
     R(LAUNCHES,         0x0B0, 1,  RO,  "launches since reset") \
+    R(DRAM_ALIGN,       0x0B4, 1,  RO,  "what the firmware aligns a model's DRAM regions to: a whole round of DRAM channels (interleave x channels, at least 4 KiB), the placement the compiler's cost model assumes; 0 = 64 bytes") \
     R(FAULT_MSG,        0x100, 64, RO,  "fault description (NUL-terminated text, 256 bytes)") \
     R(CORE_DONE,        0x200, 64, W1C, "bit c%32 of word c/32: core c finished every queue rung for it") \
     R(MB_CMD,           0x400, 1,  RW,  "mailbox: command (MB_* code), written by the host") \

@@ -180,6 +180,111 @@ uint64_t tim_occupancy(uint64_t bytes, double bw)
     return r <= 0 ? 0 : (uint64_t)ceil(r);
 }
 
+static int log2_ceil(uint64_t x)
+{
+    int b = 0;
+    while ((1ull << b) < x) b++;
+    return b;
+}
+
+int tim_dram_fields(const AtlChip *c, int lo[TIM_DRAM_FIELDS], int bits[TIM_DRAM_FIELDS])
+{
+    /* each mapping's fields from the least significant bit up, named as
+     * Ramulator2's linear mappers (most significant field first) */
+    static const int order[][TIM_DRAM_FIELDS] = {
+        [CFG_MAP_ROBARACOCH] = {TIM_DRAM_CH, TIM_DRAM_COL, TIM_DRAM_RANK, TIM_DRAM_BG, TIM_DRAM_BANK, TIM_DRAM_ROW},
+        [CFG_MAP_CHRABAROCO] = {TIM_DRAM_COL, TIM_DRAM_ROW, TIM_DRAM_BANK, TIM_DRAM_BG, TIM_DRAM_RANK, TIM_DRAM_CH},
+    };
+    int count[TIM_DRAM_FIELDS] = {c->dram_channels, c->dram_ranks, c->dram_bankgroups, c->dram_banks, c->dram_rows,
+                                  c->dram_access_bytes > 0 ? c->dram_row_bytes / c->dram_access_bytes : 1};
+    int m = c->dram_mapping >= 0 && c->dram_mapping < (int)(sizeof order / sizeof order[0]) ? c->dram_mapping : 0, at = 0;
+    for (int i = 0; i < TIM_DRAM_FIELDS; i++) {
+        int f = order[m][i];
+        lo[f] = at;
+        bits[f] = log2_ceil((uint64_t)(count[f] > 0 ? count[f] : 1));
+        at += bits[f];
+    }
+    return at;
+}
+
+void tim_lmem_bytes(const AtlInsn *in, uint64_t *rd, uint64_t *wr)
+{
+    uint64_t es = (uint64_t)isa_dtype_size(in->dtype), n = shape_elems(in);
+    *rd = *wr = 0;
+    if (in->op >= ISA_NUM_OPS) return;
+    int fmt = isa_ops[in->op].format;
+    switch (fmt) {
+    case ISA_FMT_MM:
+        *wr = (uint64_t)in->m * in->n * 4;
+        *rd = ((uint64_t)in->m * in->k + (uint64_t)in->k * in->n) * es + (in->acc ? *wr : 0);
+        return;
+    case ISA_FMT_CONV: {
+        uint64_t oh = tim_conv_out(in->ih, in->kh, in->sh, in->dh, in->pad_top, in->pad_bottom);
+        uint64_t ow = tim_conv_out(in->iw, in->kw, in->sw, in->dw, in->pad_left, in->pad_right);
+        uint64_t x = (uint64_t)in->ih * in->iw * in->cin * es;
+        uint64_t w = (uint64_t)in->kh * in->kw * (in->groups ? in->cin / in->groups : 0) * in->cout * es;
+        *wr = oh * ow * in->cout * 4;
+        *rd = x + w + (in->acc ? *wr : 0);
+        return;
+    }
+    case ISA_FMT_VBIN:
+    case ISA_FMT_VUN:
+    case ISA_FMT_VCAST:
+        *rd = n * es * (fmt == ISA_FMT_VBIN ? (in->op == ISA_OP_V_SEL ? 3 : 2) : 1);
+        *wr = n * (fmt == ISA_FMT_VCAST ? (uint64_t)isa_dtype_size(in->otype) : es);
+        return;
+    case ISA_FMT_VPOOL: {
+        uint64_t oh = tim_conv_out(in->ih, in->kh, in->sh, 1, in->pad_top, in->pad_bottom);
+        uint64_t ow = tim_conv_out(in->iw, in->kw, in->sw, 1, in->pad_left, in->pad_right);
+        *rd = (uint64_t)in->ih * in->iw * in->cin * es;
+        *wr = oh * ow * in->cin * es;
+        return;
+    }
+    case ISA_FMT_VRED:
+    case ISA_FMT_VARG: {
+        uint64_t on = in->axis < 4 && in->shape[in->axis] ? n / in->shape[in->axis] : 0;
+        *rd = n * es;
+        *wr = on * (fmt == ISA_FMT_VARG ? 4 : (uint64_t)isa_dtype_size(in->otype));
+        return;
+    }
+    case ISA_FMT_VREQ:
+        *rd = n * 4 + (in->per_channel ? in->shape[3] : 1) * 8;
+        *wr = n;
+        return;
+    default: return;
+    }
+}
+
+void tim_lmem_span(const AtlChip *c, uint64_t lo, uint64_t hi, uint64_t banks[4])
+{
+    uint64_t w = (uint64_t)c->lmem_bank_width, nbanks = (uint64_t)c->lmem_banks, row = lo / w;
+    uint64_t rows = (lo - row * w + (hi - lo) + w - 1) / w, nb = rows < nbanks ? rows : nbanks;
+    for (uint64_t j = 0; j < nb; j++) {
+        uint64_t b = (row + j) % nbanks;
+        banks[b >> 6] |= 1ull << (b & 63);
+    }
+}
+
+uint64_t tim_lmem_occ(const AtlChip *c, const uint64_t banks[4], uint64_t bytes)
+{
+    int nb = 0;
+    for (int i = 0; i < 4; i++) nb += __builtin_popcountll(banks[i]);
+    return nb ? tim_occupancy(bytes, (double)nb * c->lmem_bank_bytes_per_cycle) : 0;
+}
+
+uint64_t tim_dram_region_align(const AtlChip *c)
+{
+    uint64_t al = (uint64_t)c->dram_interleave * (uint64_t)c->dram_channels;
+    if (al < 4096) al = 4096;
+    if (c->dram_model == CFG_DRAM_BANKED) {
+        int lo[TIM_DRAM_FIELDS], bits[TIM_DRAM_FIELDS];
+        tim_dram_fields(c, lo, bits);
+        uint64_t below = (uint64_t)1 << (lo[TIM_DRAM_ROW] + log2_ceil((uint64_t)c->dram_access_bytes));
+        if (below > al) al = below;
+    }
+    return al;
+}
+
 double tim_dram_bytes_per_cycle(const AtlChip *c) { return c->dram_gbps * 1e3 / c->freq_mhz; }
 double tim_dram_channel_bytes_per_cycle(const AtlChip *c) { return tim_dram_bytes_per_cycle(c) / c->dram_channels; }
 

@@ -5,6 +5,7 @@
  */
 #ifndef ATOLL_ISA_TIMING_H
 #define ATOLL_ISA_TIMING_H
+#include <math.h>
 #include <stdint.h>
 #include "isa/isa.h"
 #include "isa/config.h"
@@ -54,6 +55,66 @@ uint64_t tim_compute_cycles(const AtlChip *c, const AtlInsn *in);
  * (with a 1e-9 tolerance so exact ratios computed in floating point do not
  * round up). Used for every burst and port occupancy. */
 uint64_t tim_occupancy(uint64_t bytes, double bw);
+
+/* LMEM banks and matrix/vector instructions (docs/timing.md, "LMEM
+ * banks"), for the simulator (sim/check.c, sim/mem.c) and the compiler's
+ * cost model (compiler/cost/cost.c): an instruction holds the banks its
+ * LMEM operands touch for tim_lmem_occ cycles from its start, and runs
+ * for at least that long.
+ * tim_lmem_bytes: the LMEM bytes it reads and writes (matrix ops: their
+ * operands, the accumulator they add to and the i32 result; v.sel also
+ * reads its old dst); 0 for DMA and sync ops. The fields are assumed valid.
+ * tim_lmem_span: marks in banks (a bit per bank) the banks of bytes
+ * [lo, hi) of one core's LMEM (interleaved every bank_width bytes).
+ * tim_lmem_occ: the marked banks' busy cycles for bytes, at their summed
+ * bandwidth (0 when none is marked). */
+void tim_lmem_bytes(const AtlInsn *in, uint64_t *rd, uint64_t *wr);
+void tim_lmem_span(const AtlChip *c, uint64_t lo, uint64_t hi, uint64_t banks[4]);
+uint64_t tim_lmem_occ(const AtlChip *c, const uint64_t banks[4], uint64_t bytes);
+
+/* Bursts served whole (docs/timing.md, "Bursts, not fluid, at the end"),
+ * for the DMA servers of the simulator (sim/mem.c) and of the compiler's
+ * cost model (compiler/cost/share.c): a flow with `work` cycles of
+ * service on a server, in bursts of q cycles on average (iq = 1/q; q = 0:
+ * no bursts), whose bursts are served in the order of their fluid finish.
+ * tim_burst_prepare gives what depends on the flow alone (wl, last, none);
+ * tim_burst_lag the service it still lacks behind its fluid share when it
+ * has received `got`: the part of its current burst not served yet (all of
+ * its last burst once its work is done; none before it starts). Inline:
+ * it is on the simulator's hot path. */
+static inline double tim_burst_floor(double x) { return (double)(int64_t)x; } /* x >= 0 */
+static inline void tim_burst_prepare(double work, double q, double iq, double *wl, double *last, double *none)
+{
+    *wl = work - 1e-9;
+    *last = work - tim_burst_floor((work - 1e-9) * iq) * q;
+    *none = q <= 0 ? INFINITY : 1e-9;
+}
+static inline double tim_burst_lag(double got, double q, double iq, double wl, double last, double none)
+{
+    /* without branches on the data: every case is computed, the right one selected */
+    double r = got - tim_burst_floor(got * iq) * q;
+    r = r < 1e-9 ? q : r;
+    r = r < got ? r : got;
+    r = got >= wl ? last : r;
+    return got <= none ? 0 : r;
+}
+
+/* The banked DRAM's address mapping (`[dram] mapping`, docs/timing.md),
+ * for the simulator (sim/dram_map.c) and the compiler's cost model
+ * (compiler/cost/banked.c): which bits of the access index (address /
+ * access_bytes) hold each field, lo[f] the lowest and bits[f] the width,
+ * f one of TIM_DRAM_CH .. TIM_DRAM_COL; returns the bits of all fields. */
+enum { TIM_DRAM_CH, TIM_DRAM_RANK, TIM_DRAM_BG, TIM_DRAM_BANK, TIM_DRAM_ROW, TIM_DRAM_COL, TIM_DRAM_FIELDS };
+int tim_dram_fields(const AtlChip *c, int lo[TIM_DRAM_FIELDS], int bits[TIM_DRAM_FIELDS]);
+/* What a DRAM region's base is aligned to, so that the compiler's cost
+ * model, which sees offsets into regions, and the simulator see the same
+ * channel (and, with the banked model, the same bank, bank group, rank and
+ * column, and rows one region apart) of every address: interleave x
+ * channels, at least 4 KiB; with model = banked, also the bytes below the
+ * row field of the mapping. abm_variant_program places regions so, and the
+ * firmware places a model's regions so (the device's DRAM_ALIGN register
+ * holds it). */
+uint64_t tim_dram_region_align(const AtlChip *c);
 
 /* DMA. Bandwidths in bytes per cycle; latencies in cycles. */
 double tim_dram_bytes_per_cycle(const AtlChip *c);      /* all channels */

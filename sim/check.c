@@ -178,11 +178,8 @@ static int check_mm(Ctx *c, const AtlSim *s, const AtlInsn *in, SimPre *pre)
     if (in->lda < in->k) return bad(c, SIM_FAULT_ILLEGAL, "field lda: %u < k %u", in->lda, in->k);
     if (in->ldb < in->n) return bad(c, SIM_FAULT_ILLEGAL, "field ldb: %u < n %u", in->ldb, in->n);
     if (in->ldc < in->n) return bad(c, SIM_FAULT_ILLEGAL, "field ldc: %u < n %u", in->ldc, in->n);
-    int64_t es = isa_dtype_size(in->dtype);
     if (check_operands(c, s, 0, in, pre)) return -1;
     pre->macs = tim_mm_macs(in);
-    pre->lmem_rd = (uint64_t)(in->m * (uint64_t)in->k + in->k * (uint64_t)in->n) * (uint64_t)es + (in->acc ? (uint64_t)in->m * in->n * 4 : 0);
-    pre->lmem_wr = (uint64_t)in->m * in->n * 4;
     pre->cycles = tim_mm_cycles(&s->chip, in->dtype, in->m, in->k, in->n);
     return 0;
 }
@@ -200,14 +197,8 @@ static int check_conv(Ctx *c, const AtlSim *s, const AtlInsn *in, SimPre *pre)
     uint32_t oh = tim_conv_out(in->ih, in->kh, in->sh, in->dh, in->pad_top, in->pad_bottom);
     uint32_t ow = tim_conv_out(in->iw, in->kw, in->sw, in->dw, in->pad_left, in->pad_right);
     if (!oh || !ow) return bad(c, SIM_FAULT_ILLEGAL, "fields kh,kw: the dilated kernel is larger than the padded input");
-    int64_t es = isa_dtype_size(in->dtype);
-    int64_t x = (int64_t)in->ih * in->iw * in->cin * es;
-    int64_t w = (int64_t)in->kh * in->kw * (in->cin / in->groups) * in->cout * es;
-    int64_t y = (int64_t)oh * ow * in->cout * 4;
     if (check_operands(c, s, 0, in, pre)) return -1;
     pre->macs = tim_conv_macs(in);
-    pre->lmem_rd = (uint64_t)(x + w) + (in->acc ? (uint64_t)y : 0);
-    pre->lmem_wr = (uint64_t)y;
     pre->cycles = tim_conv_cycles(&s->chip, in);
     return 0;
 }
@@ -234,8 +225,6 @@ static int check_vec(Ctx *c, const AtlSim *s, const AtlInsn *in, SimPre *pre)
         if (check_operands(c, s, 0, in, pre)) return -1;
         pre->elems = n;
         /* v.sel also reads the old dst */
-        pre->lmem_rd = n * (uint64_t)es * (fmt == ISA_FMT_VBIN ? (in->op == ISA_OP_V_SEL ? 3 : 2) : 1);
-        pre->lmem_wr = n * (uint64_t)os;
         pre->cycles = fmt == ISA_FMT_VCAST ? tim_cast_cycles(ch, in->dtype, in->otype, n) : tim_vec_cycles(ch, in->op, in->dtype, n);
         return 0;
     }
@@ -247,11 +236,8 @@ static int check_vec(Ctx *c, const AtlSim *s, const AtlInsn *in, SimPre *pre)
         uint32_t oh = tim_conv_out(in->ih, in->kh, in->sh, 1, in->pad_top, in->pad_bottom);
         uint32_t ow = tim_conv_out(in->iw, in->kw, in->sw, 1, in->pad_left, in->pad_right);
         if (!oh || !ow) return bad(c, SIM_FAULT_ILLEGAL, "fields kh,kw: window larger than the padded input");
-        int64_t x = (int64_t)in->ih * in->iw * in->cin * es, y = (int64_t)oh * ow * in->cin * es;
         if (check_operands(c, s, 0, in, pre)) return -1;
         pre->elems = (uint64_t)oh * ow * in->cin * in->kh * in->kw;
-        pre->lmem_rd = (uint64_t)x;
-        pre->lmem_wr = (uint64_t)y;
         pre->cycles = tim_pool_cycles(ch, in);
         return 0;
     }
@@ -263,11 +249,9 @@ static int check_vec(Ctx *c, const AtlSim *s, const AtlInsn *in, SimPre *pre)
         if (num_is_float(in->dtype) != num_is_float(in->otype))
             return bad(c, SIM_FAULT_ILLEGAL, "field otype: %s result for %s input mixes integer and float",
                        isa_dtype_name(in->otype), isa_dtype_name(in->dtype));
-        uint64_t n = elems4(in->shape), on = n / in->shape[in->axis];
+        uint64_t n = elems4(in->shape);
         if (check_operands(c, s, 0, in, pre)) return -1;
         pre->elems = n;
-        pre->lmem_rd = n * (uint64_t)es;
-        pre->lmem_wr = on * (uint64_t)os;
         pre->cycles = tim_reduce_cycles(ch, in->dtype, n);
         return 0;
     }
@@ -275,11 +259,9 @@ static int check_vec(Ctx *c, const AtlSim *s, const AtlInsn *in, SimPre *pre)
         if (need_shape(c, in->shape)) return -1;
         if (in->axis > 3) return bad(c, SIM_FAULT_ILLEGAL, "field axis: %d > 3", in->axis);
         if (in->last > 1) return bad(c, SIM_FAULT_ILLEGAL, "field last: %d is not 0 or 1", in->last);
-        uint64_t n = elems4(in->shape), on = n / in->shape[in->axis];
+        uint64_t n = elems4(in->shape);
         if (check_operands(c, s, 0, in, pre)) return -1;
         pre->elems = n;
-        pre->lmem_rd = n * (uint64_t)es;
-        pre->lmem_wr = on * 4;
         pre->cycles = tim_reduce_cycles(ch, in->dtype, n);
         return 0;
     }
@@ -288,11 +270,9 @@ static int check_vec(Ctx *c, const AtlSim *s, const AtlInsn *in, SimPre *pre)
         if (in->lo > in->hi || in->lo < -128 || in->hi > 127)
             return bad(c, SIM_FAULT_ILLEGAL, "fields lo,hi: [%d, %d] is not an i8 range", in->lo, in->hi);
         if (in->ival < -128 || in->ival > 127) return bad(c, SIM_FAULT_ILLEGAL, "field value: zero point %d is not an i8", in->ival);
-        uint64_t n = elems4(in->shape), np = in->per_channel ? in->shape[3] : 1;
+        uint64_t n = elems4(in->shape);
         if (check_operands(c, s, 0, in, pre)) return -1;
         pre->elems = n;
-        pre->lmem_rd = n * 4 + np * 8;
-        pre->lmem_wr = n;
         pre->cycles = tim_requant_cycles(ch, n);
         return 0;
     }
@@ -339,6 +319,9 @@ int sim_check_insn(const AtlSim *s, int core, int engine, const AtlInsn *in,
         if (!pre->r[i].cores) pre->r[i].cores = 1u << (core % s->cpc);
         pre->cores |= pre->r[i].cores;
     }
-    if (!sim_pre_is_dma(pre)) mem_pre_banks(s, pre);
+    if (!sim_pre_is_dma(pre)) {
+        tim_lmem_bytes(in, &pre->lmem_rd, &pre->lmem_wr);
+        mem_pre_banks(s, pre);
+    }
     return 0;
 }

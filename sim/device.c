@@ -12,6 +12,7 @@
 #include "sim/device.h"
 #include "sim/sim.h"
 #include "isa/regs.h"
+#include "isa/timing.h"
 #include "isa/isa.h"
 #include "isa/program.h"
 #include "firmware/fw.h"
@@ -337,6 +338,7 @@ AtlSimDevice *device_create(const AtlChip *chip, const AtlDeviceOptions *opt, At
     d->regs[ATL_REG_CORES_PER_CLUSTER / 4] = (uint32_t)chip->cores_per_cluster;
     set64(d, ATL_REG_CHIP_FP_LO, cfg_fingerprint(chip));
     d->regs[ATL_REG_DRAM_SIZE / 4] = (uint32_t)d->dram_size;
+    d->regs[ATL_REG_DRAM_ALIGN / 4] = (uint32_t)tim_dram_region_align(chip);
     d->regs[ATL_REG_DEVICE_MODE / 4] = o.timing_only ? 1u : 0u;
     FwHal hal = { d, hal_read, hal_write, d->dram, d->dram_size, hal_wait, hal_charge };
     if (fw_init(d->fw, &hal, d->fw_heap, o.fw_heap_bytes)) {

@@ -7,17 +7,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include "sim/dram_int.h"
+#include "isa/timing.h"
 
-enum { F_CH, F_RANK, F_BG, F_BANK, F_ROW, F_COL, F_NUM };
-
-/* Each mapping's fields from the least significant bit up (the address
- * bits under one access are below all of them). RoBaRaCoCh names them
- * from the most significant: row, bank (bank group, bank), rank, column,
- * channel. */
-static const int mapping_fields[][F_NUM] = {
-    [CFG_MAP_ROBARACOCH] = {F_CH, F_COL, F_RANK, F_BG, F_BANK, F_ROW},
-    [CFG_MAP_CHRABAROCO] = {F_COL, F_ROW, F_BANK, F_BG, F_RANK, F_CH},
-};
+/* The fields, as isa/timing.h numbers them (the mapping is defined there). */
+enum { F_CH = TIM_DRAM_CH, F_RANK = TIM_DRAM_RANK, F_BG = TIM_DRAM_BG, F_BANK = TIM_DRAM_BANK, F_ROW = TIM_DRAM_ROW,
+       F_COL = TIM_DRAM_COL, F_NUM = TIM_DRAM_FIELDS };
 
 static int log2_of(uint64_t x)
 {
@@ -147,14 +141,7 @@ AtlDram *dram_new(const AtlChip *c, AtlErr *e)
     d->cl = c->dram_cl; d->cwl = c->dram_cwl; d->bl = c->dram_bl;
     d->refi = c->dram_refi; d->rfc = c->dram_rfc;
     d->tck_ps = c->dram_tck_ps;
-    int counts[F_NUM] = {d->nch, d->ranks, d->bgs, d->banks, d->rows, d->cols};
-    int lo = 0, m = c->dram_mapping >= 0 && c->dram_mapping < (int)(sizeof mapping_fields / sizeof mapping_fields[0]) ? c->dram_mapping : 0;
-    for (int i = 0; i < F_NUM; i++) {
-        int f = mapping_fields[m][i];
-        d->field_lo[f] = lo;
-        d->field_bits[f] = log2_of((uint64_t)counts[f]);
-        lo += d->field_bits[f];
-    }
+    tim_dram_fields(c, d->field_lo, d->field_bits);
     dram_build_constraints(d, c);
     d->chan = calloc((size_t)d->nch, sizeof *d->chan);
     int nbg = d->ranks * d->bgs, nbank = nbg * d->banks, ok = d->chan != NULL;

@@ -54,17 +54,9 @@ static inline void bank_span(const AtlSim *s, uint64_t addr, uint64_t bytes, int
 
 void mem_pre_banks(const AtlSim *s, SimPre *pre)
 {
-    int banks = s->chip.lmem_banks, nb = 0;
     memset(pre->banks, 0, sizeof pre->banks);
-    for (int i = 0; i < pre->nr; i++) {
-        int f, n;
-        bank_span(s, pre->r[i].lo, pre->r[i].hi - pre->r[i].lo, &f, &n);
-        for (int j = 0; j < n; j++) {
-            int b = (f + j) % banks;
-            if (!(pre->banks[b >> 6] >> (b & 63) & 1)) { pre->banks[b >> 6] |= 1ull << (b & 63); nb++; }
-        }
-    }
-    pre->lmem_occ = nb ? tim_occupancy(pre->lmem_rd + pre->lmem_wr, (double)nb * s->chip.lmem_bank_bytes_per_cycle) : 0;
+    for (int i = 0; i < pre->nr; i++) tim_lmem_span(&s->chip, pre->r[i].lo, pre->r[i].hi, pre->banks);
+    pre->lmem_occ = tim_lmem_occ(&s->chip, pre->banks, pre->lmem_rd + pre->lmem_wr);
 }
 
 /* Length of the run of ones at the bottom of x. */
@@ -115,27 +107,15 @@ uint64_t mem_lmem_reserve(AtlSim *s, int core, int engine, uint64_t t, const Sim
  * before x. This is what keeps identical transfers that start together
  * finishing one burst apart, as round-robin bursts do, instead of all at
  * once. */
-static inline double floor_pos(double x) { return (double)(int64_t)x; } /* x >= 0 */
-
 static inline double ps_lag(const SimPsJob *j, double x)
 {
-    /* without branches on the data: every case is computed, the right one
-     * selected (the values are those of the case alone) */
-    double got = x - j->v0;
-    double r = got - floor_pos(got * j->iq) * j->q;
-    r = r < 1e-9 ? j->q : r;
-    r = r < got ? r : got;
-    r = got >= j->wl ? j->last : r;            /* its last burst */
-    return got <= j->none ? 0 : r;
+    return tim_burst_lag(x - j->v0, j->q, j->iq, j->wl, j->last, j->none);
 }
 
 /* The parts of ps_lag that depend on the job alone, computed when it joins. */
 static inline void ps_job_prepare(SimPsJob *j)
 {
-    double w = j->f - j->v0;
-    j->wl = w - 1e-9;
-    j->last = w - floor_pos((w - 1e-9) * j->iq) * j->q;
-    j->none = j->q <= 0 ? INFINITY : 1e-9;
+    tim_burst_prepare(j->f - j->v0, j->q, j->iq, &j->wl, &j->last, &j->none);
 }
 
 /* Lag of the transfers after position i of server p when job i's work is done. */

@@ -367,8 +367,39 @@ static void barrier_arrive(AtlSim *s, int eid, const AtlInsn *in, uint64_t t)
     }
 }
 
+/* The waiter list from head (linked by next_waiter) sorted by engine id:
+ * a merge sort of the list in place. */
+static int waiters_sorted(AtlSim *s, int head)
+{
+    if (head < 0 || s->eng[head].next_waiter < 0) return head;
+    int slow = head, fast = s->eng[head].next_waiter;
+    while (fast >= 0 && s->eng[fast].next_waiter >= 0) {
+        slow = s->eng[slow].next_waiter;
+        fast = s->eng[s->eng[fast].next_waiter].next_waiter;
+    }
+    int b = s->eng[slow].next_waiter;
+    s->eng[slow].next_waiter = -1;
+    int a = waiters_sorted(s, head);
+    b = waiters_sorted(s, b);
+    int first = -1, *tail = &first;
+    while (a >= 0 && b >= 0) {
+        int *take = a < b ? &a : &b;
+        *tail = *take;
+        tail = &s->eng[*take].next_waiter;
+        *take = *tail;
+    }
+    *tail = a >= 0 ? a : b;
+    return first;
+}
+
+/* Releases a barrier's engines at t, in engine id order (core by core),
+ * whatever order they arrived in: equal-time starts (DMAs joining their
+ * servers, compute engines taking LMEM banks) then go in an order that
+ * does not depend on how the previous work ended, the order the
+ * compiler's cost model assumes. */
 static void barrier_release(AtlSim *s, int head, uint64_t t)
 {
+    head = waiters_sorted(s, head);
     while (head >= 0) {
         SimEngine *e = &s->eng[head];
         int next = e->next_waiter;

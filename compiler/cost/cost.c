@@ -19,6 +19,11 @@
  *                          change waits for the previous engine (the
  *                          emitter's hand-over); an action without
  *                          instructions completes when its wait is met;
+ *                          the matrix and vector steps of a core issue in
+ *                          time order, each taking the LMEM banks its
+ *                          operands touch (as the simulator does): a step
+ *                          waits for banks an earlier one holds and lasts
+ *                          at least their occupancy;
  *     signals              at the completion of the action's last
  *                          instruction; a multicast's on every core of its
  *                          mask. Each semaphore is waited on by one queue,
@@ -26,13 +31,17 @@
  *   Each DMA is one flow whose work on a server is the sum over its bursts
  *   (dma.burst_bytes) of its bytes there at that server's bandwidth: the
  *   DRAM channel(s), the cluster's NoC link, the DMA port of every LMEM
- *   end's core (flow.c computes it, memoised exactly per end). Servers
- *   are shared equally among the flows on them (processor sharing, as in
- *   the simulator, docs/timing.md); a flow is done when done on every
- *   server and its instruction completes latency + issue cycles later.
- *   Not modelled: the simulator's burst-order correction and ghost flows,
- *   LMEM bank conflicts with matrix/vector instructions. The segment ends
- *   with its barrier.
+ *   end's core (flow.c computes it, memoised exactly per end; a server
+ *   both ends use carries the larger end). With `[dram] model = banked`
+ *   the DRAM's servers are each channel's buses, ranks and banks, and a
+ *   DMA is priced with the same DMA of the cores that issue it about
+ *   together (siblings(): banked.c merges their requests). Servers are shared as the
+ *   simulator shares them (share.c): equally among the flows on them,
+ *   bursts delivered in the order of their fluid finish, ghosts; a flow
+ *   is done when delivered on every server, and its instruction completes
+ *   latency + issue cycles later. The segment ends with its barrier, and
+ *   every engine of it starts at the previous barrier's release, in core
+ *   order for equal times, as the simulator releases them.
  * Guarantees: est_cycles (first instruction to barrier release),
  *   est_compute (max over cores of the busiest compute engine) and
  *   est_dma (max over cores of DMA engine busy time) of the segment.
@@ -46,6 +55,9 @@
 #include <string.h>
 #include <math.h>
 #include "compiler/cost/cost.h"
+#include "compiler/cost/share.h"
+#include "compiler/cost/banked.h"
+#include "isa/operands.h"
 #include "isa/timing.h"
 
 static uint64_t dma_bytes(const AtlInsn *in)
@@ -72,14 +84,22 @@ static uint64_t max64(uint64_t a, uint64_t b) { return a > b ? a : b; }
 typedef struct CDma {
     AtlInsn in;
     int8_t wait, signal;   /* semaphores, -1 none */
+    uint8_t kind;          /* the action's BkActKind */
     uint32_t mask;         /* a multicast's signal goes to these cores of the cluster (0: this core) */
+    int ord;               /* how many DMAs of actions of its kind the core queued before it */
 } CDma;
+
+#define NKINDS (BK_ACT_BARRIER + 1)
 
 /* One compute action: its instructions cp[first, end). */
 typedef struct CComp {
     int first, end;
     int8_t wait, signal;
-    uint8_t nop_mat;       /* a WAIT: the matrix stream idles until its semaphore */
+    uint8_t nop_mat;       /* a WAIT: the matrix stream idles until its semaphore (one step) */
+    /* replay */
+    int pos;               /* steps done (instructions, or the WAIT's one) */
+    uint64_t ready;        /* its wait was met at */
+    uint64_t prev_end;     /* end of its step pos - 1 */
 } CComp;
 
 /* Signal times of one semaphore of a core, and how many were consumed. */
@@ -91,17 +111,27 @@ typedef struct CSem {
 typedef struct CCore {
     CDma *q;
     int nq, capq;
+    int *at[NKINDS];   /* per action kind: queue position of its ord-th DMA */
+    int nat[NKINDS], capat[NKINDS];
     AtlInsn *cp;       /* compute instructions of all actions, concatenated */
     int ncp, capcp;
     CComp *comp;
-    int ncomp, capcomp, computed;
+    int ncomp, capcomp;
+    int opened;        /* actions [0, opened) had their wait met */
+    int next_act[ISA_NUM_ENGINES]; /* no action before it has a step left on the engine */
+    int cand_eng;      /* the engine of the next compute step to issue, -1 none */
+    int cand_act;      /* its action */
+    uint64_t cand_t;   /* its issue time */
     CSem sem[BK_SEMS_USED];
     /* replay state */
     int pos;           /* next DMA in q */
     int active;        /* a DMA flow is on its servers */
     uint64_t start, dma_free, busy_dma;
     uint64_t eng_free[ISA_NUM_ENGINES], busy[ISA_NUM_ENGINES];
-    int nuse;          /* uses of the active flow not yet received */
+    uint64_t *bank_free, banks_free; /* per LMEM bank (lmem.banks, cores of the segment), held by compute until */
+    int ufirst, nuse;  /* the active flow's uses (share.c ids ufirst ..) */
+    uint64_t due;      /* its projected completion */
+    uint64_t rbanks, wbanks; /* banked DRAM: the banks its reads, writes use */
     uint64_t lat;      /* latency + issue, counted after the flow */
 } CCore;
 
@@ -118,17 +148,18 @@ static int grow(void **v, int *cap, size_t size)
     return 0;
 }
 
-static int q_push(CCore *k, const AtlInsn *in, int wait, int signal, uint32_t mask)
+static int q_push(CCore *k, const AtlInsn *in, int kind, int wait, int signal, uint32_t mask)
 {
-    if (GROW(k->q, k->nq, k->capq)) return -1;
-    k->q[k->nq++] = (CDma){*in, (int8_t)wait, (int8_t)signal, mask};
+    if (GROW(k->q, k->nq, k->capq) || GROW(k->at[kind], k->nat[kind], k->capat[kind])) return -1;
+    k->at[kind][k->nat[kind]] = k->nq;
+    k->q[k->nq++] = (CDma){*in, (int8_t)wait, (int8_t)signal, (uint8_t)kind, mask, k->nat[kind]++};
     return 0;
 }
 
 static int comp_push(CCore *k, int first, int wait, int signal, int nop_mat)
 {
     if (GROW(k->comp, k->ncomp, k->capcomp)) return -1;
-    k->comp[k->ncomp++] = (CComp){first, k->ncp, (int8_t)wait, (int8_t)signal, (uint8_t)nop_mat};
+    k->comp[k->ncomp++] = (CComp){first, k->ncp, (int8_t)wait, (int8_t)signal, (uint8_t)nop_mat, 0, 0, 0};
     return 0;
 }
 
@@ -156,44 +187,117 @@ static int signalled(const CCore *k, int sem, uint64_t *t)
     return 1;
 }
 
-/* Compute timeline of action a once its wait was met at t. */
-static uint64_t run_compute(const AtlChip *ch, CCore *k, const CComp *a, uint64_t t)
+/* The LMEM banks of compute instruction in, held from its start (at or
+ * after t, once every bank it touches is free) for the cycles its bytes
+ * take there, as the simulator reserves them (sim/mem.c
+ * mem_lmem_reserve); *cyc becomes its duration, at least that long.
+ * Returns the start. */
+static uint64_t lmem_reserve(const AtlChip *ch, CCore *k, const AtlInsn *in, uint64_t t, uint64_t *cyc)
 {
-    if (a->nop_mat) {
-        k->eng_free[ISA_ENGINE_MAT] = max64(k->eng_free[ISA_ENGINE_MAT], t);
-        return t;
-    }
-    uint64_t end = t;
-    int prev = -1;
-    for (int j = a->first; j < a->end; j++) {
-        int eng = isa_ops[k->cp[j].op].engine;
-        if (eng == ISA_ENGINE_ANY) eng = ISA_ENGINE_VEC;
-        uint64_t start = k->eng_free[eng];
-        if (j == a->first || eng != prev) start = max64(start, end);
-        uint64_t cyc = tim_compute_cycles(ch, &k->cp[j]);
-        end = start + cyc;
-        k->eng_free[eng] = end;
-        k->busy[eng] += cyc;
-        prev = eng;
-    }
-    return end;
+    IsaOperand ops[ISA_MAX_OPERANDS];
+    uint64_t banks[4] = {0, 0, 0, 0}, rd, wr;
+    int n = isa_operands(in, ops);
+    for (int i = 0; i < n; i++)
+        if (ops[i].end < 0) tim_lmem_span(ch, (uint64_t)ops[i].lo, (uint64_t)ops[i].hi, banks);
+    tim_lmem_bytes(in, &rd, &wr);
+    uint64_t occ = tim_lmem_occ(ch, banks, rd + wr), start = t;
+    if (k->banks_free > t)
+        for (int w = 0; w < 4; w++)
+            for (uint64_t m = banks[w]; m; m &= m - 1) start = max64(start, k->bank_free[w * 64 + __builtin_ctzll(m)]);
+    uint64_t until = start + occ;
+    k->banks_free = max64(k->banks_free, until);
+    for (int w = 0; w < 4; w++)
+        for (uint64_t m = banks[w]; m; m &= m - 1) k->bank_free[w * 64 + __builtin_ctzll(m)] = until;
+    if (occ > *cyc) *cyc = occ;
+    return start;
 }
 
-/* Runs every compute action whose wait is met, in order. */
-static int advance(const AtlChip *ch, CCore *k)
+/* Compute replay. The matrix and vector engines of a core each run their
+ * steps in action order; a step issues when its engine is free and, for
+ * the first step of an action, its wait was met, or, after a step on the
+ * other engine, that step ended (the emitter's hand-over). Steps issue in
+ * time order over both engines (issue time, then matrix first), as in the
+ * simulator, because each takes the LMEM banks it touches
+ * (lmem_reserve) and a later issue waits for them. */
+static int steps(const CComp *a) { return a->nop_mat ? 1 : a->end - a->first; }
+
+static int step_engine(const CCore *k, const CComp *a, int pos)
 {
-    while (k->computed < k->ncomp) {
-        const CComp *a = &k->comp[k->computed];
+    if (a->nop_mat) return ISA_ENGINE_MAT;
+    int eng = isa_ops[k->cp[a->first + pos].op].engine;
+    return eng == ISA_ENGINE_ANY ? ISA_ENGINE_VEC : eng;
+}
+
+/* 1 when action a has a step left on engine eng. */
+static int has_step_on(const CCore *k, const CComp *a, int eng)
+{
+    for (int p = a->pos; p < steps(a); p++)
+        if (step_engine(k, a, p) == eng) return 1;
+    return 0;
+}
+
+/* An action completes: its signal goes out at `end`. */
+static int action_done(CCore *k, const CComp *a, uint64_t end)
+{
+    return a->signal >= 0 ? signal_at(k, a->signal, end) : 0;
+}
+
+/* Opens every action whose wait is met, in order, and finds the next step
+ * to issue (k->cand_*). */
+static int comp_refresh(CCore *k)
+{
+    while (k->opened < k->ncomp) {
+        CComp *a = &k->comp[k->opened];
         uint64_t t = 0;
         if (a->wait >= 0) {
             if (!signalled(k, a->wait, &t)) break;
             k->sem[a->wait].used++;
         }
-        uint64_t end = run_compute(ch, k, a, t);
-        if (a->signal >= 0 && signal_at(k, a->signal, end)) return -1;
-        k->computed++;
+        a->ready = t;
+        k->opened++;
+        if (!steps(a) && action_done(k, a, t)) return -1;
+    }
+    k->cand_eng = -1;
+    k->cand_t = UINT64_MAX;
+    for (int eng = ISA_ENGINE_MAT; eng <= ISA_ENGINE_VEC; eng++) {
+        /* an opened action without a step left on eng never gets one */
+        int i = k->next_act[eng];
+        while (i < k->opened && !has_step_on(k, &k->comp[i], eng)) i++;
+        k->next_act[eng] = i;
+        if (i >= k->opened) continue;
+        const CComp *a = &k->comp[i];
+        if (step_engine(k, a, a->pos) != eng) continue;   /* its earlier step runs elsewhere first */
+        uint64_t t = k->eng_free[eng];
+        if (a->pos == 0) t = max64(t, a->ready);
+        else if (step_engine(k, a, a->pos - 1) != eng) t = max64(t, a->prev_end);
+        if (t < k->cand_t) {
+            k->cand_t = t;
+            k->cand_eng = eng;
+            k->cand_act = i;
+        }
     }
     return 0;
+}
+
+/* Issues core k's next compute step (k->cand_*). */
+static int comp_issue(const AtlChip *ch, CCore *k)
+{
+    int eng = k->cand_eng;
+    CComp *a = &k->comp[k->cand_act];
+    uint64_t start = k->cand_t, end = start;
+    if (a->nop_mat) {
+        k->eng_free[eng] = max64(k->eng_free[eng], start);
+    } else {
+        const AtlInsn *in = &k->cp[a->first + a->pos];
+        uint64_t cyc = tim_compute_cycles(ch, in);
+        start = lmem_reserve(ch, k, in, start, &cyc);
+        end = start + cyc;
+        k->eng_free[eng] = end;
+        k->busy[eng] += cyc;
+    }
+    a->prev_end = end;
+    if (++a->pos == steps(a) && action_done(k, a, end)) return -1;
+    return comp_refresh(k);
 }
 
 /* The DMA at the head of core's queue finished at done: its signal goes
@@ -208,11 +312,11 @@ static int dma_finished(const AtlChip *ch, CCore *ks, int core, uint64_t done)
         if (d->mask) {
             int cpc = ch->cores_per_cluster, base = core / cpc * cpc;
             for (int j = 0; j < cpc; j++)
-                if (d->mask >> j & 1 && (signal_at(&ks[base + j], d->signal, done) || advance(ch, &ks[base + j])))
+                if (d->mask >> j & 1 && (signal_at(&ks[base + j], d->signal, done) || comp_refresh(&ks[base + j])))
                     return -1;
         } else if (signal_at(k, d->signal, done)) return -1;
     }
-    if (advance(ch, k)) return -1;
+    if (comp_refresh(k)) return -1;
     k->pos++;
     return 0;
 }
@@ -235,13 +339,13 @@ static int push_dma(CCore *k, const BkCode *code, const BkAction *a)
     const AtlInsn *ins = bk_action_dma(a, code, &n, &skip, &first, &last);
     if (last < 0) {
         AtlInsn nop = nop_insn();
-        return q_push(k, &nop, a->wait, a->signal, a->mask);
+        return q_push(k, &nop, a->kind, a->wait, a->signal, a->mask);
     }
     for (int j = first; j <= last; j++) {
         if (skip && skip[j]) continue;
         AtlInsn in = ins[j];
         if (a->kind == BK_ACT_MCAST && in.dst_space == ISA_SPACE_LMEM) in.mask = a->mask;
-        if (q_push(k, &in, j == first ? a->wait : -1, j == last ? a->signal : -1, j == last ? a->mask : 0)) return -1;
+        if (q_push(k, &in, a->kind, j == first ? a->wait : -1, j == last ? a->signal : -1, j == last ? a->mask : 0)) return -1;
     }
     return 0;
 }
@@ -250,12 +354,13 @@ static int push_dma(CCore *k, const BkCode *code, const BkAction *a)
 static int build_core(BkCtx *c, const BkSegment *sg, int core, CCore *k, BkTable *tab, BkWalk *w, AtlErr *e)
 {
     if (bk_sched_table(c, sg, core, tab, e)) return -1;
+    if (!(k->bank_free = calloc((size_t)c->chip->lmem_banks, sizeof *k->bank_free))) goto oom;
     for (int i = 0; i < tab->n; i++) {
         const BkAction *a = &tab->a[i];
         if (a->kind == BK_ACT_BARRIER) continue;
         if (a->kind == BK_ACT_WAIT && a->engine == ISA_ENGINE_DMA) {
             AtlInsn nop = nop_insn();
-            if (q_push(k, &nop, a->wait, a->signal, 0)) goto oom;
+            if (q_push(k, &nop, a->kind, a->wait, a->signal, 0)) goto oom;
             continue;
         }
         if (a->kind == BK_ACT_WAIT) {
@@ -277,139 +382,182 @@ oom:
     return atl_fail(e, "out of memory in the cost model");
 }
 
+static int same_transfer(const AtlInsn *a, const AtlInsn *b)
+{
+    return a->op == b->op && a->dtype == b->dtype && a->dst_space == b->dst_space && a->src_space == b->src_space &&
+           a->dst >> 32 == b->dst >> 32 && a->src >> 32 == b->src >> 32 &&
+           !memcmp(a->shape, b->shape, sizeof a->shape) && !memcmp(a->dst_stride, b->dst_stride, sizeof a->dst_stride) &&
+           !memcmp(a->src_stride, b->src_stride, sizeof a->src_stride);
+}
+
+/* The cores of the segment that issue the same DMA as core `core`'s at
+ * queue position pos (the same instruction of the same action of their
+ * tables: its kind and place among them) about when it starts at `now`,
+ * in core order, it among them, with when each starts (start[]): what the
+ * banked DRAM sees at once from cores in lock step. A core counts when
+ * the DMA is in flight there, or next in its queue and ready (at
+ * max(now, when its queue and semaphore let it start)), or next after the
+ * one in flight there, its semaphore known (when that one is due). A core
+ * done with it, further behind, or waiting on a compute not yet timed is
+ * left out: its requests meet other traffic. */
+static int siblings(const CCore *ks, const BkSegment *sg, int core, int pos, uint64_t now, const AtlInsn **part,
+                    uint64_t *start)
+{
+    const CDma *d = &ks[core].q[pos];
+    int n = 0;
+    for (int j = sg->cores.first; j < sg->cores.first + sg->cores.count && n < BK_BANKED_MAXPART; j++) {
+        if (j == core) { start[n] = now; part[n++] = &d->in; continue; }
+        const CCore *o = &ks[j];
+        if (d->ord >= o->nat[d->kind]) continue;
+        int at = o->at[d->kind][d->ord];
+        const CDma *x = &o->q[at];
+        if (o->pos > at || o->pos < at - 1 || !same_transfer(&x->in, &d->in)) continue;
+        uint64_t t, sig;
+        if (o->pos == at && o->active) t = o->start;
+        else {
+            if (o->pos == at - 1 && !o->active) continue;   /* the one before has not started */
+            t = o->pos == at ? max64(o->dma_free, now) : max64(o->due, now);
+            if (x->wait >= 0) {
+                /* its semaphore's next signal (the DMA in flight before it took its own) */
+                if (!signalled(o, x->wait, &sig)) continue;
+                t = max64(t, sig);
+            }
+        }
+        start[n] = t;
+        part[n++] = &x->in;
+    }
+    return n;
+}
+
+/* Projected completion of core k's active flow: its last delivery on any
+ * server (re-projected where flows joined since), then latency + issue. */
+static uint64_t flow_due(BkShare *sh, const CCore *k)
+{
+    double last = (double)k->start;
+    for (int j = 0; j < k->nuse; j++) {
+        double f = bk_share_due(sh, k->ufirst + j);
+        if (f > last) last = f;
+    }
+    double x = last - 1e-6;
+    uint64_t c = x > 0 ? (uint64_t)x : 0;
+    if ((double)c < x) c++; /* ceil */
+    return c + k->lat;
+}
+
 int bk_cost_segment(BkCtx *c, BkSegment *sg, uint64_t bound, AtlErr *e)
 {
     const AtlChip *ch = c->chip;
-    int nc = cfg_total_cores(ch), rc = -1;
+    int nc = cfg_total_cores(ch), rc = -1, banked = ch->dram_model == CFG_DRAM_BANKED;
     BkTable tab;
     BkWalk walk;
     memset(&tab, 0, sizeof tab);
     memset(&walk, 0, sizeof walk);
     CCore *ks = calloc((size_t)nc, sizeof *ks);
-    int *nflows = NULL;  /* active flows per server */
-    double *share = NULL; /* per server: service each of its flows got in the last step */
-    double *by_n = NULL;  /* dt / n for the flow counts n met in this step */
-    uint64_t *by_n_stamp = NULL, *sv_stamp = NULL, stamp = 0; /* stamp: the current step */
-    int *done_sv = NULL, *fin = NULL;     /* servers left in this step; cores whose flow finished */
-    int *u_sv = NULL, *u_core = NULL, nu = 0; /* uses of the active flows */
-    double *u_rem = NULL;
+    BkShare *sh = NULL;
     BkFlowPlanner *fp = bk_flow_new(ch, e);
     if (!fp) goto done;
-    int nsv = bk_flow_servers(fp);
-    size_t maxu = (size_t)nsv * (size_t)nc;  /* each core has at most one flow, on distinct servers */
-    nflows = calloc((size_t)nsv, sizeof *nflows);
-    share = calloc((size_t)nsv, sizeof *share);
-    by_n = calloc((size_t)nc + 1, sizeof *by_n);
-    by_n_stamp = calloc((size_t)nc + 1, sizeof *by_n_stamp);
-    sv_stamp = calloc((size_t)nsv, sizeof *sv_stamp);
-    done_sv = calloc(maxu, sizeof *done_sv);
-    fin = calloc((size_t)nc, sizeof *fin);
-    u_sv = calloc(maxu, sizeof *u_sv);
-    u_core = calloc(maxu, sizeof *u_core);
-    u_rem = calloc(maxu, sizeof *u_rem);
-    if (!ks || !nflows || !share || !by_n || !by_n_stamp || !sv_stamp || !done_sv || !fin || !u_sv || !u_core || !u_rem) {
+    sh = bk_share_new(bk_flow_servers(fp));
+    if (!ks || !sh) {
         atl_fail(e, "out of memory in the cost model");
         goto done;
     }
     for (int core = sg->cores.first; core < sg->cores.first + sg->cores.count; core++)
-        if (build_core(c, sg, core, &ks[core], &tab, &walk, e) || advance(ch, &ks[core])) goto done;
-    /* replay: processor sharing. Each server divides its time equally
-     * among the flows on it; a flow is done when it has received its work
-     * on every server, and its instruction completes latency + issue
-     * cycles later. Events: flow starts and per-server completions. The
-     * uses of all active flows are one list (server, work left, core); the
-     * order of uses never matters (the next event is a minimum, and each
-     * use's update is its own). */
-    double t = 0;
+        if (build_core(c, sg, core, &ks[core], &tab, &walk, e)) goto done;
+    for (int core = 0; core < nc; core++)
+        if (comp_refresh(&ks[core])) goto oom;
+    /* replay, event by event: a DMA starts when its queue reaches it and
+     * its wait is met (its flow joins its servers, share.c); it completes
+     * at its projected delivery plus latency and issue, checked again
+     * there because flows that joined since may have delayed it (as the
+     * simulator's EV_DMA_CHECK). Checks go before starts at the same
+     * time, lower cores first. */
+    uint64_t now = 0;
     for (;;) {
-        int cs = -1;
-        double ts = INFINITY, tc = INFINITY;
-        for (int u = 0; u < nu; u++) {
-            double f = t + u_rem[u] * nflows[u_sv[u]];
-            if (f < tc) tc = f;
-        }
+        int cc = -1, cs = -1, cp = -1;
+        uint64_t tc = UINT64_MAX, ts = UINT64_MAX, tp = UINT64_MAX;
         for (int core = 0; core < nc; core++) {
             CCore *k = &ks[core];
-            if (k->active || k->pos >= k->nq) continue;
+            if (k->cand_eng >= 0 && k->cand_t < tp) { tp = k->cand_t; cp = core; }
+            if (k->active) {
+                if (k->due < tc) { tc = k->due; cc = core; }
+                continue;
+            }
+            if (k->pos >= k->nq) continue;
             const CDma *d = &k->q[k->pos];
-            double r = (double)k->dma_free;
-            uint64_t sig;
-            if (d->wait >= 0) r = signalled(k, d->wait, &sig) ? fmax(r, (double)sig) : INFINITY;
+            uint64_t r = k->dma_free, sig;
+            if (d->wait >= 0) {
+                if (!signalled(k, d->wait, &sig)) continue;
+                r = max64(r, sig);
+            }
             if (r < ts) { ts = r; cs = core; }
         }
-        if (ts == INFINITY && tc == INFINITY) break;
-        double next = fmin(ts, tc);
-        if (next < t) next = t;
+        if (cc < 0 && cs < 0 && cp < 0) break;
+        uint64_t first = tc < ts ? tc : ts;
+        uint64_t next = max64(tp < first ? tp : first, now);
         /* something completes at or after `next`, so est_cycles is at least this */
-        uint64_t at_least = (uint64_t)ceil(next - 1e-6) + (uint64_t)ch->barrier_cycles;
+        uint64_t at_least = next + (uint64_t)ch->barrier_cycles;
         if (bound != UINT64_MAX && at_least > bound) {
             sg->est_cycles = at_least;
             sg->est_compute = sg->est_dma = 0;
             rc = 1;
             goto done;
         }
-        double dt = next - t;
-        stamp++;
-        t = next;
-        /* each use gets its server's share of dt (dt / flows there, computed
-         * once per server and flow count); a use whose work is received
-         * leaves the list, and its server once every share is handed out */
-        int ndone = 0, nfin = 0;
-        for (int u = 0; u < nu;) {
-            int sv = u_sv[u];
-            if (dt > 0) {
-                if (sv_stamp[sv] != stamp) {
-                    int n = nflows[sv];
-                    if (by_n_stamp[n] != stamp) { by_n[n] = dt / n; by_n_stamp[n] = stamp; }
-                    share[sv] = by_n[n];
-                    sv_stamp[sv] = stamp;
-                }
-                u_rem[u] -= share[sv];
-            }
-            if (u_rem[u] <= 1e-6) {
-                done_sv[ndone++] = sv;
-                if (--ks[u_core[u]].nuse == 0) fin[nfin++] = u_core[u];
-                nu--;
-                u_sv[u] = u_sv[nu];
-                u_rem[u] = u_rem[nu];
-                u_core[u] = u_core[nu];
-            } else u++;
+        now = next;
+        /* at one time: DMA completions (their signals), then DMA starts,
+         * then compute issues */
+        if (cp >= 0 && tp < first) {
+            if (comp_issue(ch, &ks[cp])) goto oom;
+            continue;
         }
-        for (int j = 0; j < ndone; j++) nflows[done_sv[j]]--;
-        /* finished flows in core order */
-        for (int j = 1; j < nfin; j++)
-            for (int i = j; i > 0 && fin[i - 1] > fin[i]; i--) { int x = fin[i]; fin[i] = fin[i - 1]; fin[i - 1] = x; }
-        for (int j = 0; j < nfin; j++) {
-            int core = fin[j];
-            CCore *k = &ks[core];
+        if (cc >= 0 && tc <= ts) {
+            CCore *k = &ks[cc];
+            uint64_t due = flow_due(sh, k);
+            if (due > now) { k->due = due; continue; }
+            for (int j = 0; j < k->nuse; j++) bk_share_leave(sh, k->ufirst + j);
             k->active = 0;
-            uint64_t done = (uint64_t)ceil(t - 1e-6) + k->lat;
-            k->busy_dma += done - k->start;
-            if (dma_finished(ch, ks, core, done)) goto oom;
+            k->busy_dma += now - k->start;
+            if (dma_finished(ch, ks, cc, now)) goto oom;
+            continue;
         }
-        if (cs >= 0 && ts <= t) {
-            CCore *k = &ks[cs];
-            const AtlInsn *in = &k->q[k->pos].in;
-            if (k->q[k->pos].wait >= 0) k->sem[k->q[k->pos].wait].used++;
-            k->start = (uint64_t)ceil(t - 1e-6);
-            k->nuse = 0;
-            if (in->op != ISA_OP_NOP) {
-                BkFlowPlan fl;
-                if (bk_flow_plan(fp, cs, in, BK_FLOW_MEMO, &fl, e)) goto done;
-                for (int u = 0; u < fl.nuse; u++) {
-                    u_sv[nu] = fl.use[u].server;
-                    u_rem[nu] = (double)fl.use[u].work;
-                    u_core[nu++] = cs;
-                    nflows[fl.use[u].server]++;
-                }
-                k->nuse = fl.nuse;
-                k->lat = fl.lat;
+        CCore *k = &ks[cs];
+        const AtlInsn *in = &k->q[k->pos].in;
+        if (k->q[k->pos].wait >= 0) k->sem[k->q[k->pos].wait].used++;
+        k->start = now;
+        k->nuse = 0;
+        if (in->op != ISA_OP_NOP) {
+            BkFlowPlan fl;
+            const AtlInsn *part[BK_BANKED_MAXPART];
+            uint64_t pstart[BK_BANKED_MAXPART];
+            BkFlowPeers peers = {part, pstart, 0, 0, 0};
+            if (banked) {
+                peers.npart = siblings(ks, sg, cs, k->pos, now, part, pstart);
+                /* the other direction's requests of other transfers (a
+                 * sibling's are in the merge) */
+                for (int j = 0; j < nc; j++)
+                    if (j != cs && ks[j].active && !same_transfer(&ks[j].q[ks[j].pos].in, in)) {
+                        peers.rbanks |= ks[j].rbanks;
+                        peers.wbanks |= ks[j].wbanks;
+                    }
             }
-            if (k->nuse > 0) { k->active = 1; continue; }
-            /* nothing to move: done at once (a nop), or after the fixed costs */
-            uint64_t done = k->start + (in->op == ISA_OP_NOP ? 0 : k->lat);
-            if (dma_finished(ch, ks, cs, done)) goto oom;
+            if (bk_flow_plan(fp, cs, in, &peers, BK_FLOW_MEMO, &fl, e)) goto done;
+            for (int u = 0; u < fl.nuse; u++) {
+                int id = bk_share_join(sh, fl.use[u].server, fl.use[u].work, fl.use[u].bursts, (double)now);
+                if (id < 0) goto oom;
+                if (u == 0) k->ufirst = id;
+            }
+            k->nuse = fl.nuse;
+            k->lat = fl.lat;
+            k->rbanks = fl.rbanks;
+            k->wbanks = fl.wbanks;
         }
+        if (k->nuse > 0) {
+            k->active = 1;
+            k->due = flow_due(sh, k);
+            continue;
+        }
+        /* nothing to move: done at once (a nop), or after the fixed costs */
+        uint64_t done = k->start + (in->op == ISA_OP_NOP ? 0 : k->lat);
+        if (dma_finished(ch, ks, cs, done)) goto oom;
     }
     uint64_t worst = 0, wcomp = 0, wdma = 0;
     for (int core = 0; core < nc; core++) {
@@ -429,20 +577,12 @@ oom:
 done:
     for (int core = 0; ks && core < nc; core++) {
         CCore *k = &ks[core];
-        free(k->q); free(k->cp); free(k->comp);
+        free(k->q); free(k->cp); free(k->comp); free(k->bank_free);
+        for (int a = 0; a < NKINDS; a++) free(k->at[a]);
         for (int s = 0; s < BK_SEMS_USED; s++) free(k->sem[s].t);
     }
     free(ks);
-    free(nflows);
-    free(share);
-    free(by_n);
-    free(by_n_stamp);
-    free(sv_stamp);
-    free(done_sv);
-    free(fin);
-    free(u_sv);
-    free(u_core);
-    free(u_rem);
+    bk_share_free(sh);
     bk_flow_free(fp);
     bk_table_free(&tab);
     bk_walk_free(&walk);

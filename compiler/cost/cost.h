@@ -1,8 +1,11 @@
 /* cost.h - the cost model: what a schedule segment costs on the chip.
- *   cost.c  replays a segment's time-step tables (schedule/schedule.h)
- *           with the isa/timing.h formulas the simulator uses
- *   flow.c  the DMA pricing: work per DRAM channel, NoC link and DMA port
- *           of one DMA (fast walk, exact memo) */
+ *   cost.c    replays a segment's time-step tables (schedule/schedule.h)
+ *             with the isa/timing.h formulas the simulator uses
+ *   share.c   the servers of the replay, shared as the simulator's are
+ *   flow.c    the DMA pricing: work per DRAM channel, NoC link and DMA port
+ *             of one DMA (fast walk, exact memo)
+ *   banked.c  with `[dram] model = banked`: the DRAM's buses, ranks and
+ *             banks, by requests, rows and sibling DMAs */
 #ifndef ATOLL_COMPILER_COST_COST_H
 #define ATOLL_COMPILER_COST_COST_H
 #include <stdint.h>
@@ -20,19 +23,33 @@ uint64_t bk_insn_cycles(const AtlChip *chip, const AtlInsn *in);
 
 /* flow.c: the work one DMA puts on each server of the cost model's
  * processor-sharing replay. Servers: DRAM channels [0, channels), NoC link
- * in per cluster, NoC link out per cluster, DMA port per core. */
+ * in per cluster, NoC link out per cluster, DMA port per core; with the
+ * banked model then its servers (banked.c). */
 typedef struct BkFlowPlanner BkFlowPlanner;
-typedef struct BkFlowUse { int server; uint64_t work; } BkFlowUse;
-/* use[0..nuse): servers with work (cycles of exclusive service); valid
- * until the next bk_flow_plan call. lat: latency + issue after the flow. */
-typedef struct BkFlowPlan { const BkFlowUse *use; int nuse; uint64_t lat; } BkFlowPlan;
+typedef struct BkFlowUse { int server; uint64_t work, bursts; } BkFlowUse;
+/* use[0..nuse): servers with work (cycles of exclusive service) and the
+ * number of its bursts that put work there; valid until the next
+ * bk_flow_plan call. lat: latency + issue after the flow. rbanks, wbanks:
+ * with the banked model, the banks its DRAM reads and writes use. */
+typedef struct BkFlowPlan { const BkFlowUse *use; int nuse; uint64_t lat, rbanks, wbanks; } BkFlowPlan;
 enum { BK_FLOW_MEMO = 0, BK_FLOW_WALK = 1, BK_FLOW_REFERENCE = 2 }; /* how: all give the same plan */
 BkFlowPlanner *bk_flow_new(const AtlChip *chip, AtlErr *e);
 void bk_flow_free(BkFlowPlanner *p);
 int bk_flow_servers(const BkFlowPlanner *p);
+/* What a DMA meets on a banked DRAM (`[dram] model = banked`, banked.c):
+ * part[0..npart), the same instruction issued by other cores about the
+ * same time, it among them, in core order, each starting at start[] (core
+ * cycles); the banks (bit bank % 64) DRAM reads and writes in flight on
+ * other cores use (their plans' rbanks, wbanks). */
+typedef struct BkFlowPeers {
+    const AtlInsn *const *part;
+    const uint64_t *start;
+    int npart;
+    uint64_t rbanks, wbanks;
+} BkFlowPeers;
 /* Plans DMA `in` (DMA_COPY, DMA_FILL, DMA_GATHER or DMA_SCATTER, the last
  * two as the copy from/into rows 0..shape[1]-1 plus the index read) issued
- * by core `core`. */
-int bk_flow_plan(BkFlowPlanner *p, int core, const AtlInsn *in, int how, BkFlowPlan *out, AtlErr *e);
+ * by core `core`; peers only matter with the banked model (NULL: alone). */
+int bk_flow_plan(BkFlowPlanner *p, int core, const AtlInsn *in, const BkFlowPeers *peers, int how, BkFlowPlan *out, AtlErr *e);
 void bk_flow_stats(const BkFlowPlanner *p, uint64_t *hits, uint64_t *misses);
 #endif

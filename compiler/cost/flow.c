@@ -15,6 +15,10 @@
  *     banks the burst covers (from its first address modulo bank_width);
  * and the work of the DMA on a server is the sum over its bursts. The
  * instruction completes latency + issue cycles after its flow.
+ * With `[dram] model = banked` the DRAM ends are requests to banks and
+ * rows instead, priced by banked.c on servers of their own (numbered after
+ * the ports), with the DMAs the other cores issue about together (the
+ * caller's BkFlowPeers); latency is then the NoC's and the DRAM's own.
  *
  * Two ways to compute the same numbers:
  *   - the reference (plan_reference): the definition above, burst by burst,
@@ -45,6 +49,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include "compiler/cost/cost.h"
+#include "compiler/cost/banked.h"
+#include "compiler/cost/memo.h"
 #include "isa/config.h"
 #include "isa/timing.h"
 
@@ -55,41 +61,31 @@ typedef struct OccTable {
     uint64_t n;
 } OccTable;
 
-/* The memo key of one end: every input its work depends on. */
-typedef struct EndKey {
-    uint64_t base;
-    uint32_t shape[4];
-    int32_t stride[4];
-    uint8_t dtype, space, pad[6];
-} EndKey; /* a multiple of 8 bytes without padding (key_hash reads words) */
-
-typedef struct EndEntry {
-    EndKey key;
-    int first;     /* work values at pool[first ..] (channels or 1) */
-    int used;
-} EndEntry;
+/* Words of the memo key of one end: every input its work depends on
+ * (its reduced base, shape, strides, dtype and space). */
+enum { END_KEY_WORDS = 6 };
 
 struct BkFlowPlanner {
     const AtlChip *ch;
     int nchan, ncores, nsv;
     int noc_in, noc_out, port;
+    BkBanked *bk;                   /* [dram] model = banked: its pricing (NULL: flow) */
+    int bk_first;                   /* its servers from here */
     uint64_t burst;                 /* burst bytes as the bursts are cut */
     int il_shift;                   /* log2 of the interleave, -1 if not a power of two */
     int nch_pow2;                   /* channels is a power of two */
     /* scratch of one plan */
-    uint64_t *work;                 /* per server */
+    uint64_t *work, *bursts;        /* per server */
     int *touched, nt;
+    uint64_t *ework[2], *eburst[2]; /* per server, the work and bursts of one end (dst, src) */
+    int *etouched[2], ent[2];
     uint64_t *chan_bytes;           /* per channel, one burst */
     BkFlowUse *out;                 /* the last plan's uses */
     int nout;
     /* occupancy tables: DRAM channel, DMA port, NoC link, banks (per bank count) */
     OccTable occ_chan, occ_port, occ_noc, *occ_bank;
-    uint64_t *end_scratch;          /* one end's work (max(channels, 1)) */
-    /* memo */
-    EndEntry *tab;
-    int captab, ntab;
-    uint64_t *pool;
-    int npool, cappool;
+    uint64_t *end_scratch;          /* one end's work and bursts (2 x max(channels, 1)) */
+    BkMemo *memo;                   /* the work of ends already priced (memo.h) */
     uint64_t hits, misses;
 };
 
@@ -124,17 +120,31 @@ BkFlowPlanner *bk_flow_new(const AtlChip *ch, AtlErr *e)
     p->noc_out = p->noc_in + ch->clusters;
     p->port = p->noc_out + ch->clusters;
     p->nsv = p->port + p->ncores;
+    if (ch->dram_model == CFG_DRAM_BANKED) {
+        p->bk = bk_banked_new(ch);
+        if (!p->bk) { free(p); atl_fail(e, "out of memory in the cost model"); return NULL; }
+        p->bk_first = p->nsv;
+        p->nsv += bk_banked_servers(p->bk);
+    }
     p->burst = (uint64_t)ch->dma_burst_bytes;
     p->il_shift = -1;
     for (int b = 0; b < 63; b++) if ((uint64_t)ch->dram_interleave == 1ull << b) p->il_shift = b;
     p->nch_pow2 = p->nchan > 0 && (p->nchan & (p->nchan - 1)) == 0;
     p->work = calloc((size_t)p->nsv, sizeof *p->work);
+    p->bursts = calloc((size_t)p->nsv, sizeof *p->bursts);
     p->touched = calloc((size_t)p->nsv, sizeof *p->touched);
+    for (int end = 0; end < 2; end++) {
+        p->ework[end] = calloc((size_t)p->nsv, sizeof *p->ework[end]);
+        p->eburst[end] = calloc((size_t)p->nsv, sizeof *p->eburst[end]);
+        p->etouched[end] = calloc((size_t)p->nsv, sizeof *p->etouched[end]);
+    }
     p->chan_bytes = calloc((size_t)p->nchan, sizeof *p->chan_bytes);
     p->out = calloc((size_t)p->nsv, sizeof *p->out);
-    p->end_scratch = calloc((size_t)p->nchan + 1, sizeof *p->end_scratch);
+    p->end_scratch = calloc(2 * ((size_t)p->nchan + 1), sizeof *p->end_scratch);
     p->occ_bank = calloc((size_t)ch->lmem_banks + 1, sizeof *p->occ_bank);
-    int bad = !p->end_scratch || !p->work || !p->touched || !p->chan_bytes || !p->out || !p->occ_bank;
+    p->memo = bk_memo_new();
+    int bad = !p->end_scratch || !p->work || !p->bursts || !p->touched || !p->chan_bytes || !p->out || !p->occ_bank || !p->memo;
+    for (int end = 0; end < 2; end++) bad |= !p->ework[end] || !p->eburst[end] || !p->etouched[end];
     uint64_t tn = p->burst <= OCC_TABLE_MAX ? p->burst : 0;
     if (!bad && tn) {
         bad |= occ_init(&p->occ_chan, tim_dram_channel_bytes_per_cycle(ch), tn);
@@ -159,11 +169,13 @@ BkFlowPlanner *bk_flow_new(const AtlChip *ch, AtlErr *e)
 void bk_flow_free(BkFlowPlanner *p)
 {
     if (!p) return;
-    free(p->end_scratch); free(p->work); free(p->touched); free(p->chan_bytes); free(p->out);
+    bk_banked_free(p->bk);
+    free(p->end_scratch); free(p->work); free(p->bursts); free(p->touched); free(p->chan_bytes); free(p->out);
+    for (int end = 0; end < 2; end++) { free(p->ework[end]); free(p->eburst[end]); free(p->etouched[end]); }
     free(p->occ_chan.v); free(p->occ_port.v); free(p->occ_noc.v);
     for (int nb = 0; p->occ_bank && nb <= p->ch->lmem_banks; nb++) free(p->occ_bank[nb].v);
     free(p->occ_bank);
-    free(p->tab); free(p->pool);
+    bk_memo_free(p->memo);
     free(p);
 }
 
@@ -177,11 +189,42 @@ static uint64_t dma_bytes(const AtlInsn *in)
     return n;
 }
 
-static void add_work(BkFlowPlanner *p, int s, uint64_t w)
+/* Work w of `bursts` bursts on server s (the NoC links). */
+static void add_work(BkFlowPlanner *p, int s, uint64_t w, uint64_t bursts)
 {
     if (!w) return;
     if (!p->work[s]) p->touched[p->nt++] = s;
     p->work[s] += w;
+    p->bursts[s] += bursts;
+}
+
+/* Work w of `bursts` bursts of end `end` (0 dst, 1 src) on server s. */
+static void add_end_work(BkFlowPlanner *p, int end, int s, uint64_t w, uint64_t bursts)
+{
+    if (!w) return;
+    if (!p->ework[end][s]) p->etouched[end][p->ent[end]++] = s;
+    p->ework[end][s] += w;
+    p->eburst[end][s] += bursts;
+}
+
+/* The ends' work into the plan: a server both ends use (one DRAM channel
+ * for a DRAM-to-DRAM copy, one core's DMA port for LMEM to LMEM) carries
+ * the larger of the two, as the simulator merges a transfer's uses of one
+ * server (sim/mem.c, use_add). */
+static void merge_ends(BkFlowPlanner *p)
+{
+    for (int end = 0; end < 2; end++) {
+        for (int j = 0; j < p->ent[end]; j++) {
+            int s = p->etouched[end][j];
+            uint64_t w = p->ework[end][s], b = p->eburst[end][s];
+            p->ework[end][s] = p->eburst[end][s] = 0;
+            if (w <= p->work[s]) continue;
+            if (!p->work[s]) p->touched[p->nt++] = s;
+            p->work[s] = w;
+            p->bursts[s] = b;
+        }
+        p->ent[end] = 0;
+    }
 }
 
 /* Moves the scratch work into the output uses (servers with work) and
@@ -191,8 +234,8 @@ static void collect(BkFlowPlanner *p)
     p->nout = 0;
     for (int j = 0; j < p->nt; j++) {
         int s = p->touched[j];
-        if (p->work[s]) p->out[p->nout++] = (BkFlowUse){s, p->work[s]};
-        p->work[s] = 0;
+        if (p->work[s]) p->out[p->nout++] = (BkFlowUse){s, p->work[s], p->bursts[s]};
+        p->work[s] = p->bursts[s] = 0;
     }
     p->nt = 0;
 }
@@ -212,12 +255,12 @@ static int src_space_of(const AtlInsn *in)
     return reads_source(in) ? in->src_space : in->dst_space;
 }
 
-static void noc_work(BkFlowPlanner *p, const AtlInsn *in, int cl, uint64_t wn)
+static void noc_work(BkFlowPlanner *p, const AtlInsn *in, int cl, uint64_t wn, uint64_t nb)
 {
     int src_space = src_space_of(in), copy = reads_source(in);
-    if (in->dst_space == ISA_SPACE_DRAM && src_space != ISA_SPACE_DRAM) add_work(p, p->noc_out + cl, wn);
-    else if (src_space == ISA_SPACE_DRAM && in->dst_space != ISA_SPACE_DRAM) add_work(p, p->noc_in + cl, wn);
-    else if (src_space == ISA_SPACE_DRAM && copy) { add_work(p, p->noc_in + cl, wn); add_work(p, p->noc_out + cl, wn); }
+    if (in->dst_space == ISA_SPACE_DRAM && src_space != ISA_SPACE_DRAM) add_work(p, p->noc_out + cl, wn, nb);
+    else if (src_space == ISA_SPACE_DRAM && in->dst_space != ISA_SPACE_DRAM) add_work(p, p->noc_in + cl, wn, nb);
+    else if (src_space == ISA_SPACE_DRAM && copy) { add_work(p, p->noc_in + cl, wn, nb); add_work(p, p->noc_out + cl, wn, nb); }
 }
 
 /* ---- the reference: burst by burst, addresses by division ---- */
@@ -247,6 +290,22 @@ static uint64_t elem_addr(const AtlInsn *in, uint64_t base, const int32_t st[4],
     return base + (uint64_t)off;
 }
 
+/* With the banked model: the work of the DMA's DRAM ends on the banks,
+ * rows and buses (banked.c), priced with its lock-step siblings. Both ends
+ * of a DRAM-to-DRAM copy are requests to the same channel: their work adds. */
+static int banked_ends(BkFlowPlanner *p, const AtlInsn *in, const AtlInsn *const *part, const uint64_t *start, int npart,
+                       uint64_t rbanks, uint64_t wbanks, uint64_t used[2])
+{
+    for (int end = 0; end < 1 + reads_source(in); end++) {
+        if ((end ? in->src_space : in->dst_space) != ISA_SPACE_DRAM) continue;
+        const BkBankedUse *u;
+        int n;
+        if (bk_banked_end(p->bk, part, start, npart, end, end ? wbanks : rbanks, &u, &n, &used[end])) return -1;
+        for (int j = 0; j < n; j++) add_work(p, p->bk_first + u[j].server, u[j].work, u[j].bursts);
+    }
+    return 0;
+}
+
 static void plan_reference(BkFlowPlanner *p, int core, const AtlInsn *in)
 {
     const AtlChip *ch = p->ch;
@@ -264,7 +323,7 @@ static void plan_reference(BkFlowPlanner *p, int core, const AtlInsn *in)
             int space = end ? in->src_space : in->dst_space;
             const int32_t *st = end ? in->src_stride : in->dst_stride;
             uint64_t base = end ? in->src : in->dst;
-            if (space == ISA_SPACE_DRAM) {
+            if (space == ISA_SPACE_DRAM && !p->bk) {
                 base &= 0xffffffffu;
                 int tl[64], ntl = 0;
                 uint64_t i = idx, left = nel;
@@ -285,7 +344,7 @@ static void plan_reference(BkFlowPlanner *p, int core, const AtlInsn *in)
                     i += run;
                 }
                 for (int j = 0; j < ntl; j++) {
-                    add_work(p, tl[j], tim_occupancy(p->chan_bytes[tl[j]], chbw));
+                    add_end_work(p, end, tl[j], tim_occupancy(p->chan_bytes[tl[j]], chbw), 1);
                     p->chan_bytes[tl[j]] = 0;
                 }
             } else if (space == ISA_SPACE_LMEM) {
@@ -296,12 +355,12 @@ static void plan_reference(BkFlowPlanner *p, int core, const AtlInsn *in)
                 uint64_t ob = tim_occupancy(bytes, (double)nb * ch->lmem_bank_bytes_per_cycle);
                 uint32_t m = end ? 1u << (core % cpc) : in->mask ? in->mask : 1u << (core % cpc);
                 for (int j = 0; j < cpc; j++)
-                    if (m >> j & 1) add_work(p, p->port + cl * cpc + j, op > ob ? op : ob);
+                    if (m >> j & 1) add_end_work(p, end, p->port + cl * cpc + j, op > ob ? op : ob, 1);
             }
         }
-        noc_work(p, in, cl, tim_occupancy(bytes, (double)ch->noc_bytes_per_cycle));
+        noc_work(p, in, cl, tim_occupancy(bytes, (double)ch->noc_bytes_per_cycle), 1);
     }
-    collect(p);
+    merge_ends(p);
 }
 
 /* ---- the walk: rows by odometer, table occupancies ---- */
@@ -416,9 +475,9 @@ static void dram_piece(BkFlowPlanner *p, Walk *w, uint64_t take, int es, int *tl
     w->addr = a;
 }
 
-/* Work per DRAM channel (cw[nchan]) of one DRAM end. */
+/* Work and bursts per DRAM channel (cw[nchan], cb[nchan]) of one DRAM end. */
 static void walk_dram(BkFlowPlanner *p, const AtlInsn *in, const int32_t st[4], uint64_t base, int es,
-                      uint64_t nel, uint64_t bel, uint64_t *cw)
+                      uint64_t nel, uint64_t bel, uint64_t *cw, uint64_t *cb)
 {
     Walk w;
     walk_init(&w, in, st, base & 0xffffffffu, es);
@@ -436,6 +495,7 @@ static void walk_dram(BkFlowPlanner *p, const AtlInsn *in, const int32_t st[4], 
         }
         for (int j = 0; j < ntl; j++) {
             cw[tl[j]] += occ(&p->occ_chan, p->chan_bytes[tl[j]]);
+            cb[tl[j]]++;
             p->chan_bytes[tl[j]] = 0;
         }
     }
@@ -522,93 +582,33 @@ static uint64_t key_addr(const BkFlowPlanner *p, int space, uint64_t a, const in
     return strides_nonneg(st) ? a % (uint64_t)p->ch->lmem_bank_width : a;
 }
 
-static uint64_t key_hash(const EndKey *k)
-{
-    uint64_t w[sizeof *k / 8], h = 0x9e3779b97f4a7c15ull;
-    memcpy(w, k, sizeof w);
-    for (size_t i = 0; i < sizeof w / 8; i++) {
-        h ^= w[i];
-        h *= 0xff51afd7ed558ccdull;
-        h ^= h >> 32;
-    }
-    return h;
-}
-
-static int memo_grow(BkFlowPlanner *p)
-{
-    int nc = p->captab ? 2 * p->captab : 256;
-    EndEntry *t = calloc((size_t)nc, sizeof *t);
-    if (!t) return -1;
-    for (int i = 0; i < p->captab; i++) {
-        if (!p->tab[i].used) continue;
-        uint64_t h = key_hash(&p->tab[i].key) & (uint64_t)(nc - 1);
-        while (t[h].used) h = (h + 1) & (uint64_t)(nc - 1);
-        t[h] = p->tab[i];
-    }
-    free(p->tab);
-    p->tab = t;
-    p->captab = nc;
-    return 0;
-}
-
-static EndEntry *memo_find(const BkFlowPlanner *p, const EndKey *k)
-{
-    if (!p->captab) return NULL;
-    uint64_t h = key_hash(k) & (uint64_t)(p->captab - 1);
-    while (p->tab[h].used) {
-        if (!memcmp(&p->tab[h].key, k, sizeof *k)) return &p->tab[h];
-        h = (h + 1) & (uint64_t)(p->captab - 1);
-    }
-    return NULL;
-}
-
-/* Stores n work values under k; returns them (in the pool), NULL on OOM. */
-static uint64_t *memo_store(BkFlowPlanner *p, const EndKey *k, const uint64_t *v, int n)
-{
-    if (2 * (p->ntab + 1) > p->captab && memo_grow(p)) return NULL;
-    if (p->npool + n > p->cappool) {
-        int nc = p->cappool ? 2 * p->cappool : 1024;
-        while (nc < p->npool + n) nc *= 2;
-        uint64_t *u = realloc(p->pool, (size_t)nc * sizeof *u);
-        if (!u) return NULL;
-        p->pool = u;
-        p->cappool = nc;
-    }
-    uint64_t h = key_hash(k) & (uint64_t)(p->captab - 1);
-    while (p->tab[h].used) h = (h + 1) & (uint64_t)(p->captab - 1);
-    p->tab[h] = (EndEntry){*k, p->npool, 1};
-    memcpy(p->pool + p->npool, v, (size_t)n * sizeof *v);
-    p->npool += n;
-    p->ntab++;
-    return p->pool + p->tab[h].first;
-}
-
-/* The work of one end: DRAM per channel (nchan values; channel c's work
- * is at [(c - *rot) mod nchan]) or the LMEM port sum (one value), from the
- * memo when `memo`. NULL on OOM. */
+/* The work of one end: DRAM per channel (nchan values, then the bursts
+ * that touch each channel; channel c's are at [(c - *rot) mod nchan]) or
+ * the LMEM port sum (one value), from the memo when `memo`. NULL on OOM. */
 static const uint64_t *end_work(BkFlowPlanner *p, const AtlInsn *in, int space, const int32_t st[4], uint64_t base,
                                 int memo, int *rot)
 {
-    int es = isa_dtype_size(in->dtype), n = space == ISA_SPACE_DRAM ? p->nchan : 1;
+    int es = isa_dtype_size(in->dtype), n = space == ISA_SPACE_DRAM ? 2 * p->nchan : 1;
     uint64_t bel = p->burst / (uint64_t)es, nel = dma_bytes(in) / (uint64_t)es;
-    EndKey k;
+    uint64_t k[END_KEY_WORDS];
     *rot = 0;
     if (memo) {
-        memset(&k, 0, sizeof k);
-        k.dtype = in->dtype;
-        k.space = (uint8_t)space;
-        memcpy(k.shape, in->shape, sizeof k.shape);
-        memcpy(k.stride, st, sizeof k.stride);
-        k.base = key_addr(p, space, base, st, rot);
-        base = k.base;  /* priced at the reduced address, then rotated */
-        const EndEntry *f = memo_find(p, &k);
-        if (f) { p->hits++; return p->pool + f->first; }
+        base = key_addr(p, space, base, st, rot);  /* priced at the reduced address, then rotated */
+        k[0] = base;
+        k[1] = (uint64_t)in->shape[0] << 32 | in->shape[1];
+        k[2] = (uint64_t)in->shape[2] << 32 | in->shape[3];
+        k[3] = (uint64_t)(uint32_t)st[0] << 32 | (uint32_t)st[1];
+        k[4] = (uint64_t)(uint32_t)st[2] << 32 | (uint32_t)st[3];
+        k[5] = (uint64_t)in->dtype | (uint64_t)space << 8;
+        int nv;
+        const uint64_t *f = bk_memo_find(p->memo, k, END_KEY_WORDS, &nv);
+        if (f) { p->hits++; return f; }
         p->misses++;
     }
     memset(p->end_scratch, 0, (size_t)n * sizeof *p->end_scratch);
-    if (space == ISA_SPACE_DRAM) walk_dram(p, in, st, base, es, nel, bel, p->end_scratch);
+    if (space == ISA_SPACE_DRAM) walk_dram(p, in, st, base, es, nel, bel, p->end_scratch, p->end_scratch + p->nchan);
     else p->end_scratch[0] = walk_lmem(p, in, st, base, es, nel, bel);
-    return memo ? memo_store(p, &k, p->end_scratch, n) : p->end_scratch;
+    return memo ? bk_memo_store(p->memo, k, END_KEY_WORDS, p->end_scratch, n) : p->end_scratch;
 }
 
 static int plan_walk(BkFlowPlanner *p, int core, const AtlInsn *in, int memo)
@@ -616,35 +616,64 @@ static int plan_walk(BkFlowPlanner *p, int core, const AtlInsn *in, int memo)
     const AtlChip *ch = p->ch;
     int cpc = ch->cores_per_cluster, cl = core / cpc;
     int copy = reads_source(in);
+    uint64_t bb = p->burst, total = dma_bytes(in), full = total / bb, rest = total % bb, nbursts = full + (rest != 0);
     p->nt = 0;
     for (int end = 0; end < 1 + copy; end++) {
         int space = end ? in->src_space : in->dst_space;
         const int32_t *st = end ? in->src_stride : in->dst_stride;
         uint64_t base = end ? in->src : in->dst;
-        if (space != ISA_SPACE_DRAM && space != ISA_SPACE_LMEM) continue;
+        if ((space != ISA_SPACE_DRAM || p->bk) && space != ISA_SPACE_LMEM) continue;
         int rot;
         const uint64_t *v = end_work(p, in, space, st, base, memo, &rot);
         if (!v) return -1;
         if (space == ISA_SPACE_DRAM) {
-            for (int c = 0; c < p->nchan; c++) add_work(p, (c + rot) % p->nchan, v[c]);
+            for (int c = 0; c < p->nchan; c++) add_end_work(p, end, (c + rot) % p->nchan, v[c], v[p->nchan + c]);
         } else {
             uint32_t m = end ? 1u << (core % cpc) : in->mask ? in->mask : 1u << (core % cpc);
             for (int j = 0; j < cpc; j++)
-                if (m >> j & 1) add_work(p, p->port + cl * cpc + j, v[0]);
+                if (m >> j & 1) add_end_work(p, end, p->port + cl * cpc + j, v[0], nbursts);
         }
     }
-    uint64_t bb = p->burst, total = dma_bytes(in), full = total / bb, rest = total % bb;
-    noc_work(p, in, cl, full * occ(&p->occ_noc, bb) + (rest ? occ(&p->occ_noc, rest) : 0));
-    collect(p);
+    merge_ends(p);
+    noc_work(p, in, cl, full * occ(&p->occ_noc, bb) + (rest ? occ(&p->occ_noc, rest) : 0), nbursts);
     return 0;
 }
 
-int bk_flow_plan(BkFlowPlanner *p, int core, const AtlInsn *in, int how, BkFlowPlan *out, AtlErr *e)
+
+/* Latency + issue after the flow. The banked model times DRAM accesses
+ * itself: a DRAM end then adds the NoC's latency and the tail of its last
+ * request (bk_banked_latency), as the simulator completes such a DMA. */
+static uint64_t plan_latency(const BkFlowPlanner *p, const AtlInsn *in)
 {
-    uint64_t lat = tim_dma_path_latency(p->ch, in->dst_space, src_space_of(in)) + (uint64_t)p->ch->dma_issue_cycles;
-    if (isa_ops[in->op].format == ISA_FMT_DMA_GATHER) lat += tim_gather_index_cycles(p->ch, in->src2_space, in->shape[1]);
+    const AtlChip *ch = p->ch;
+    int src = src_space_of(in);
+    uint64_t lat = tim_dma_path_latency(ch, in->dst_space, src);
+    int wr = in->dst_space == ISA_SPACE_DRAM, rd = reads_source(in) && src == ISA_SPACE_DRAM;
+    if (p->bk && (wr || rd)) {
+        uint64_t a = wr ? (uint64_t)ch->noc_latency : tim_dma_path_latency(ch, in->dst_space, in->dst_space);
+        uint64_t b = src == ISA_SPACE_DRAM ? (uint64_t)ch->noc_latency : tim_dma_path_latency(ch, src, src);
+        uint64_t tw = wr ? bk_banked_latency(p->bk, 1) : 0, tr = rd ? bk_banked_latency(p->bk, 0) : 0;
+        lat = (a > b ? a : b) + (tw > tr ? tw : tr);
+    }
+    lat += (uint64_t)ch->dma_issue_cycles;
+    if (isa_ops[in->op].format == ISA_FMT_DMA_GATHER) lat += tim_gather_index_cycles(ch, in->src2_space, in->shape[1]);
+    return lat;
+}
+
+int bk_flow_plan(BkFlowPlanner *p, int core, const AtlInsn *in, const BkFlowPeers *peers, int how, BkFlowPlan *out, AtlErr *e)
+{
     if (how == BK_FLOW_REFERENCE || !walk_applies(p, in)) plan_reference(p, core, in);
     else if (plan_walk(p, core, in, how == BK_FLOW_MEMO)) return atl_fail(e, "out of memory in the cost model");
-    *out = (BkFlowPlan){p->out, p->nout, lat};
+    uint64_t used[2] = {0, 0};   /* banks of the writes, of the reads */
+    if (p->bk) {
+        const AtlInsn *alone = in, *const *part = &alone;
+        const uint64_t *start = NULL;
+        int npart = 1;
+        if (peers && peers->npart > 0) { part = peers->part; start = peers->start; npart = peers->npart; }
+        if (banked_ends(p, in, part, start, npart, peers ? peers->rbanks : 0, peers ? peers->wbanks : 0, used))
+            return atl_fail(e, "out of memory in the cost model");
+    }
+    collect(p);
+    *out = (BkFlowPlan){p->out, p->nout, plan_latency(p, in), used[1], used[0]};
     return 0;
 }

@@ -1,6 +1,9 @@
 /* test_bk_flow.c - the cost model's DMA pricing (compiler/cost/flow.c): the
- * fast walk and the memo must give exactly the work of the reference
- * (burst by burst, every address by division) on every server.
+ * fast walk and the memo must give exactly the work and the burst counts
+ * of the reference (burst by burst, every address by division) on every
+ * server. A DMA whose two ends use one server (DRAM to DRAM on one
+ * channel) puts the larger end's work there, as the simulator does
+ * (copy_ends_share_a_server).
  *
  * Random DMAs (copies and fills, DRAM/LMEM ends, dense, strided, transposed
  * and negative strides, multicast masks, unaligned bases) on configs/a1.ini,
@@ -13,6 +16,7 @@
 #include "test/test.h"
 #include "compiler/cost/cost.h"
 #include "isa/config.h"
+#include "isa/timing.h"
 
 static uint64_t rng = 88172645463325252ull;
 static uint64_t next_rand(void)
@@ -60,11 +64,15 @@ static AtlInsn random_dma(const AtlChip *ch)
     return in;
 }
 
-/* Work per server of a plan (dense), and its latency. */
+/* Work and bursts per server of a plan (dense: w[0..nsv) the work,
+ * w[nsv..2 nsv) the bursts), and its latency. */
 static void dense(const BkFlowPlan *f, uint64_t *w, int nsv, uint64_t *lat)
 {
-    memset(w, 0, (size_t)nsv * sizeof *w);
-    for (int u = 0; u < f->nuse; u++) w[f->use[u].server] += f->use[u].work;
+    memset(w, 0, 2 * (size_t)nsv * sizeof *w);
+    for (int u = 0; u < f->nuse; u++) {
+        w[f->use[u].server] += f->use[u].work;
+        w[nsv + f->use[u].server] += f->use[u].bursts;
+    }
     *lat = f->lat;
 }
 
@@ -75,7 +83,7 @@ static void compare_ways(const AtlChip *ch, const char *name, int ndma)
     REQUIRE(p);
     int nsv = bk_flow_servers(p), ncores = cfg_total_cores(ch), bad = 0;
     uint64_t *w[3];
-    for (int i = 0; i < 3; i++) { w[i] = calloc((size_t)nsv, sizeof *w[i]); REQUIRE(w[i]); }
+    for (int i = 0; i < 3; i++) { w[i] = calloc(2 * (size_t)nsv, sizeof *w[i]); REQUIRE(w[i]); }
     AtlInsn *dmas = calloc((size_t)ndma, sizeof *dmas);
     REQUIRE(dmas);
     for (int i = 0; i < ndma; i++) dmas[i] = random_dma(ch);
@@ -86,12 +94,12 @@ static void compare_ways(const AtlChip *ch, const char *name, int ndma)
             uint64_t lat[3];
             for (int how = 0; how < 3; how++) {
                 BkFlowPlan f;
-                REQUIRE(bk_flow_plan(p, core, &dmas[i], how, &f, &e) == 0);
+                REQUIRE(bk_flow_plan(p, core, &dmas[i], NULL, how, &f, &e) == 0);
                 dense(&f, w[how], nsv, &lat[how]);
             }
             for (int s = 0; s < nsv; s++) nonzero += w[2][s] != 0;
-            int same = lat[0] == lat[2] && lat[1] == lat[2] && !memcmp(w[0], w[2], (size_t)nsv * sizeof *w[0]) &&
-                       !memcmp(w[1], w[2], (size_t)nsv * sizeof *w[0]);
+            int same = lat[0] == lat[2] && lat[1] == lat[2] && !memcmp(w[0], w[2], 2 * (size_t)nsv * sizeof *w[0]) &&
+                       !memcmp(w[1], w[2], 2 * (size_t)nsv * sizeof *w[0]);
             if (!same) {
                 bad++;
                 const AtlInsn *in = &dmas[i];
@@ -100,10 +108,10 @@ static void compare_ways(const AtlChip *ch, const char *name, int ndma)
                        (unsigned long long)in->src, in->shape[0], in->shape[1], in->shape[2], in->shape[3],
                        in->dst_stride[0], in->dst_stride[1], in->dst_stride[2], in->dst_stride[3], in->src_stride[0],
                        in->src_stride[1], in->src_stride[2], in->src_stride[3]);
-                for (int s = 0; s < nsv; s++)
+                for (int s = 0; s < 2 * nsv; s++)
                     if (w[0][s] != w[2][s] || w[1][s] != w[2][s])
-                        printf("    server %d: memo %llu walk %llu reference %llu\n", s, (unsigned long long)w[0][s],
-                               (unsigned long long)w[1][s], (unsigned long long)w[2][s]);
+                        printf("    server %d %s: memo %llu walk %llu reference %llu\n", s % nsv, s < nsv ? "work" : "bursts",
+                               (unsigned long long)w[0][s], (unsigned long long)w[1][s], (unsigned long long)w[2][s]);
             }
         }
     uint64_t hits, misses;
@@ -146,10 +154,50 @@ TEST(walk_and_memo_match_reference_odd_chip)
     compare_ways(&ch, "odd", 1000);
 }
 
+/* A DRAM-to-DRAM copy on tiny's one channel: the channel carries the
+ * larger end's work (the simulator merges a transfer's uses of one
+ * server, sim/mem.c), not the sum of both; the NoC carries it both ways. */
+TEST(copy_ends_share_a_server)
+{
+    AtlChip ch;
+    AtlErr e;
+    REQUIRE(cfg_load("configs/tiny.ini", &ch, &e) == 0);
+    BkFlowPlanner *p = bk_flow_new(&ch, &e);
+    REQUIRE(p);
+    AtlInsn in;
+    memset(&in, 0, sizeof in);
+    in.op = ISA_OP_DMA_COPY;
+    in.dtype = ISA_F32;
+    in.dst_space = in.src_space = ISA_SPACE_DRAM;
+    in.shape[0] = in.shape[1] = 1;
+    in.shape[2] = 64;
+    in.shape[3] = 96;
+    in.dst_stride[3] = in.src_stride[3] = 4;
+    in.dst_stride[2] = in.src_stride[2] = 4 * 96;
+    in.src = 1u << 20;
+    in.dst = 2u << 20;
+    uint64_t bytes = 64 * 96 * 4, one = tim_occupancy(ch.dma_burst_bytes, tim_dram_channel_bytes_per_cycle(&ch));
+    for (int how = 0; how < 3; how++) {
+        BkFlowPlan f;
+        REQUIRE(bk_flow_plan(p, 0, &in, NULL, how, &f, &e) == 0);
+        int chans = 0;
+        for (int u = 0; u < f.nuse; u++) {
+            if (f.use[u].server >= ch.dram_channels) continue;
+            chans++;
+            CHECK_EQ_INT(f.use[u].work, bytes / (uint64_t)ch.dma_burst_bytes * one);
+            CHECK_EQ_INT(f.use[u].bursts, bytes / (uint64_t)ch.dma_burst_bytes);
+        }
+        CHECK_EQ_INT(chans, 1);
+        CHECK_EQ_INT(f.nuse, 3); /* the channel, the NoC link in and out */
+    }
+    bk_flow_free(p);
+}
+
 int main(void)
 {
     RUN(walk_and_memo_match_reference_a1);
     RUN(walk_and_memo_match_reference_tiny);
     RUN(walk_and_memo_match_reference_odd_chip);
+    RUN(copy_ends_share_a_server);
     return test_summary("test_bk_flow");
 }

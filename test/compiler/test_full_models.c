@@ -13,13 +13,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include "test/test.h"
-#include "compiler/backend/backend.h"
-#include "isa/abm_program.h"
+#include "test/compiler/bk_timing_run.h"
 #include "compiler/onnx/onnx.h"
 #include "compiler/ops/infer.h"
 #include "compiler/passes/passes.h"
-#include "isa/abm.h"
-#include "sim/sim.h"
 
 static const char *const full_models[] = {"bert_base_layer", "mobilenetv2_100", "vit_b16"};
 
@@ -57,39 +54,19 @@ static void run_full_model(const void *arg)
     AtlChip chip;
     IrGraph g;
     ir_init(&g);
-    AbmWriter *w = NULL;
-    uint8_t *buf = NULL;
-    size_t len = 0;
-    AbmModel m;
-    AtlProgram p;
-    AtlSim *s = NULL;
-    BkSummary sum;
-    memset(&m, 0, sizeof m);
-    memset(&p, 0, sizeof p);
-    memset(&sum, 0, sizeof sum);
+    BkTimingRun r;
+    memset(&r, 0, sizeof r);
     OnnxLoadOpts lo = {1, 0, 0, 0};
     int ok = !cfg_load("configs/a1.ini", &chip, &e) && !onnx_load_file_opts(path, &lo, &g, &e) && !ir_toposort(&g, &e) &&
              !ir_infer_shapes(&g, &e) && !pass_run_all(&g, &e);
     CHECKF(ok, "%s: %s", name, e.msg);
     if (ok) {
-        BkOptions o;
-        bk_options_default(&o);
-        w = abm_writer_new(cfg_fingerprint(&chip));
-        if (w) abm_writer_set_level(w, 0);   /* the image never leaves memory */
-        ok = w && !bk_compile(&g, &chip, &o, w, &sum, &e) && !abm_serialize(w, &buf, &len, &e) &&
-             !abm_load_buffer(&m, buf, len, cfg_fingerprint(&chip), 0, &e) && !abm_variant_program(&m, 0, &chip, &p, NULL, &e);
-        CHECKF(ok, "%s: compile: %s", name, e.msg);
+        ok = !bk_timing_run(&g, &chip, &r, &e);
+        CHECKF(ok, "%s: %s", name, e.msg);
     }
     if (ok) {
-        AtlSimOptions so;
-        sim_options_default(&so);
-        so.mode = SIM_MODE_TIMING;
-        s = sim_create(&chip, &so, &e);
-        ok = s && !sim_load(s, &p, &e) && !sim_run(s, &e);
-        CHECKF(ok, "%s: timing-only run: %s", name, e.msg);
-    }
-    if (ok) {
-        const AtlSimStats *st = sim_stats(s);
+        const BkSummary sum = r.sum;
+        const AtlSimStats *st = sim_stats(r.sim);
         uint64_t want = graph_macs(&g);
         printf("  %-16s a1 timing-only: %llu cycles, %llu MACs (graph %llu), DRAM read %llu B (weights %llu B), "
                "MAC utilisation %.2f%%, %d layers\n", name, (unsigned long long)st->cycles, (unsigned long long)st->macs,
@@ -109,12 +86,7 @@ static void run_full_model(const void *arg)
                name, (unsigned long long)st->bytes.dram_rd, (unsigned long long)sum.weight_bytes);
         CHECKF(st->mm_util > 0 && st->mm_util <= 1, "%s: matrix utilisation %g", name, st->mm_util);
     }
-    sim_free(s);
-    prog_free(&p);
-    abm_model_free(&m);
-    free(buf);
-    abm_writer_free(w);
-    bk_summary_free(&sum);
+    bk_timing_run_free(&r);
     ir_free(&g);
 }
 

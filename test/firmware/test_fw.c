@@ -56,7 +56,8 @@ TEST(dram_first_fit_and_owners)
     CHECK(c >= a + 1000 && c + 64 <= b);          /* goes into the gap before b */
     CHECK(fw_dram_alloc(&d, 1 << 20, 0, 0, &x) == -1);
     CHECK(fw_dram_alloc(&d, 0, 0, 0, &x) == -1);
-    CHECK(fw_dram_alloc(&d, 64, 48, 0, &x) == -1); /* alignment not a power of two */
+    REQUIRE(fw_dram_alloc(&d, 64, 3 * 4096, 1, &x) == 0); /* any alignment (a 3-channel DRAM's round) */
+    CHECK_EQ_INT(x % (3 * 4096), 0);
     CHECK(fw_dram_free(&d, b, 0) == -1);          /* wrong owner */
     fw_dram_free_owner(&d, 1);
     CHECK_EQ_INT(d.n, 1);
@@ -571,6 +572,30 @@ TEST(timing_only_skips_weights_same_cycles)
     free(img);
 }
 
+/* LOAD places a model's regions at multiples of DRAM_ALIGN (the round
+ * of DRAM channels the compiler's cost model assumes), here 3 x 4 KiB as
+ * for three channels interleaved every 4 KiB. */
+TEST(regions_at_dram_align)
+{
+    size_t len;
+    uint8_t *img = build_model(&(ModelOpts){ .chip = FAKE_CHIP, .level = 6 }, &len);
+    REQUIRE(img);
+    Rig r;
+    REQUIRE(fake_init(&r.fake, 1, 1 << 20) == 0);
+    r.fake.regs[ATL_REG_DRAM_ALIGN / 4] = 3 * 4096;
+    r.heap = malloc(1 << 20);
+    FwHal hal = fake_hal(&r.fake);
+    REQUIRE(r.heap && fw_init(&r.fw, &hal, r.heap, 1 << 20) == 0);
+    uint32_t h;
+    CHECK_EQ_INT(load_image(&r, img, len, &h, NULL), 0);
+    for (int k = 0; k < ABM_REGION_COUNT; k++) {
+        uint64_t base = res64(&r, 4 + 2 * k);
+        CHECKF(base && base % (3 * 4096) == 0, "region %d at 0x%llx", k, (unsigned long long)base);
+    }
+    rig_free(&r);
+    free(img);
+}
+
 /* docs/firmware.md lists every cost with its current value. */
 TEST(cost_table_documented)
 {
@@ -611,6 +636,7 @@ int main(int argc, char **argv)
     RUN(init_rejects_foreign_window);
     RUN(load_survives_damage);
     RUN(timing_only_skips_weights_same_cycles);
+    RUN(regions_at_dram_align);
     RUN(cost_table_documented);
     return test_summary("test_fw");
 }

@@ -139,6 +139,37 @@ TEST(dma_formula)
     CHECK_EQ_INT(tim_occupancy(257, 16.0), 17);
 }
 
+/* The banked DRAM's address mapping, defined once for the simulator and
+ * the cost model, and the alignment of DRAM regions it implies: the flow
+ * model needs whole rounds of channels; the banked model also the bytes
+ * below the row field (RoBaRaCoCh: every field but the row; ChRaBaRoCo:
+ * the column), so that an offset into a region has its bank there. */
+TEST(dram_fields_and_region_align)
+{
+    AtlChip a1, ddr4;
+    AtlErr e;
+    REQUIRE(cfg_load("configs/a1.ini", &a1, &e) == 0);
+    REQUIRE(cfg_load("configs/dram/ddr4-3200.ini", &ddr4, &e) == 0);
+    CHECK_EQ_INT(tim_dram_region_align(&a1), 4096 * 4);   /* interleave x channels */
+    int lo[TIM_DRAM_FIELDS], bits[TIM_DRAM_FIELDS];
+    /* DDR4-3200, one channel, RoBaRaCoCh from the bottom: column (8 KiB / 64 B),
+     * rank, bank group, bank, row */
+    CHECK_EQ_INT(tim_dram_fields(&ddr4, lo, bits), 0 + 7 + 0 + 2 + 2 + 16);
+    CHECK_EQ_INT(lo[TIM_DRAM_COL], 0);
+    CHECK_EQ_INT(lo[TIM_DRAM_BG], 7);
+    CHECK_EQ_INT(lo[TIM_DRAM_BANK], 9);
+    CHECK_EQ_INT(lo[TIM_DRAM_ROW], 11);
+    CHECK_EQ_INT(bits[TIM_DRAM_ROW], 16);
+    CHECK_EQ_INT(tim_dram_region_align(&ddr4), 128 * 1024);   /* 2^(11 + 6) */
+    ddr4.dram_mapping = CFG_MAP_CHRABAROCO;
+    tim_dram_fields(&ddr4, lo, bits);
+    CHECK_EQ_INT(lo[TIM_DRAM_ROW], 7);
+    CHECK_EQ_INT(lo[TIM_DRAM_BANK], 23);
+    CHECK_EQ_INT(tim_dram_region_align(&ddr4), 8192);        /* one row */
+    ddr4.dram_model = CFG_DRAM_FLOW;
+    CHECK_EQ_INT(tim_dram_region_align(&ddr4), 4096);        /* flow: channels only */
+}
+
 int main(void)
 {
     RUN(scalesim_reference);
@@ -147,5 +178,6 @@ int main(void)
     RUN(fold_overlap);
     RUN(vector_classes);
     RUN(dma_formula);
+    RUN(dram_fields_and_region_align);
     return test_summary("test_timing");
 }
