@@ -26,7 +26,9 @@
  * Valid when: every member is a 2-D NCHW window layer with constant weights
  *   in the float storage dtype, every member's output but the last is read
  *   only by members (not by other layers, a Gelu's input included, not a
- *   graph output), and the weights and two slots fit LMEM. Slice heights
+ *   graph output), the group's output shares no DRAM byte with its inputs
+ *   (placement does not know groups), and the weights and two slots fit
+ *   LMEM. Slice heights
  *   where some member's slice reads no input row (rows wholly in a padding
  *   border) are not offered. bk_lower_chain returns 1 (no error) when the
  *   members are not such a chain.
@@ -493,6 +495,22 @@ int bk_lower_chain(BkCtx *c, const BkLayer *const *members, int nm, BkLayer *ly,
     for (int i = 0; i < nm; i++)
         for (int j = i; j < nm; j++)
             if (ch->m[i].in == ch->m[j].out || ch->m[i].res == ch->m[j].out) goto done;
+    /* the group's output shares no DRAM byte with its inputs: placement
+     * (alloc/place.c) runs before groups exist and may give a layer's
+     * output the space of an input that is dead once the member reading
+     * it is done, but in a group other cores' slices still read that
+     * input while one stores its rows (the simulator's race detector
+     * found this on ResNet-50 bf16) */
+    int gout = ch->buf[ch->m[nm - 1].out].t;
+    uint64_t oa;
+    if (bk_tensor_in_dram(c, gout, &oa, e)) { rc = -1; goto done; }
+    uint64_t oz = (uint64_t)ir_numel(&g->t[gout]) * (uint64_t)bk_tensor_es(c, gout);
+    for (int b = 0; b < ch->nb; b++) {
+        const ChainBuf *in = &ch->buf[b];
+        if (!in->dram) continue;
+        uint64_t iz = (uint64_t)ir_numel(&g->t[in->t]) * (uint64_t)bk_tensor_es(c, in->t);
+        if (in->dram < oa + oz && oa < in->dram + iz) goto done;
+    }
     const BkLow *last = &members[nm - 1]->lw;
     ch->N = last->N;
     ch->OH = last->OH;
