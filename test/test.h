@@ -100,4 +100,17 @@ static int test_summary(const char *suite)
     printf("%s: %d passed, %d failed\n", suite, test_passed, test_failed);
     return test_failed ? 1 : 0;
 }
+/* TEST_SANITIZED: 1 in a build under AddressSanitizer (gcc or clang), where
+ * tests leave out their slowest cases (a ResNet-50 compile takes minutes
+ * there; the plain pass runs them), else 0. */
+#if defined(__SANITIZE_ADDRESS__)
+#define TEST_SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define TEST_SANITIZED 1
+#endif
+#endif
+#ifndef TEST_SANITIZED
+#define TEST_SANITIZED 0
+#endif
 #endif

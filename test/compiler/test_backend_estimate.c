@@ -60,16 +60,7 @@
 /* Under the sanitizers ResNet-50, the --group none runs and the banked
  * DRAM presets are left out (ResNet-50's compiles take minutes there; the
  * plain pass checks them all), as in test/cli/abm_identity.sh. */
-#if defined(__SANITIZE_ADDRESS__)
-#define SANITIZED 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define SANITIZED 1
-#endif
-#endif
-#ifndef SANITIZED
-#define SANITIZED 0
-#endif
+#define SANITIZED TEST_SANITIZED
 
 typedef struct Model { const char *name, *path, *shape; int synthetic; } Model;
 

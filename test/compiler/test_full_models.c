@@ -19,14 +19,6 @@
 #include "compiler/ops/infer.h"
 #include "compiler/passes/passes.h"
 
-#if defined(__SANITIZE_ADDRESS__)
-#define SANITIZED 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define SANITIZED 1
-#endif
-#endif
-
 typedef struct FullCase { const char *model; int dtype; } FullCase;
 
 /* ResNet-50 in bf16 is where the race detector found a layer group whose
@@ -35,7 +27,7 @@ typedef struct FullCase { const char *model; int dtype; } FullCase;
  * minutes: the plain pass runs it. */
 static const FullCase full_models[] = {
     {"bert_base_layer", ISA_F32}, {"mobilenetv2_100", ISA_F32}, {"vit_b16", ISA_F32},
-#ifndef SANITIZED
+#if !TEST_SANITIZED
     {"resnet50", ISA_BF16},
 #endif
 };
