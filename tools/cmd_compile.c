@@ -65,6 +65,14 @@ static const char usage_text[] =
     "                         cheaper (docs/backend.md); none: every layer on its own\n"
     "  --group-max N          at most N layers in a group (1: fusions only, e.g. a residual\n"
     "                         Add in its convolution)\n"
+    "  --placement auto|chip|split  where the images of a batch run: chip, every layer of the\n"
+    "                         whole batch on all cores; split, the batch cut into instances of\n"
+    "                         --micro-batch images, each run whole on one cluster with its\n"
+    "                         activations in the cluster's SRAM where they fit; auto (default):\n"
+    "                         split when the graph keeps images apart and every cluster gets\n"
+    "                         an instance (docs/backend.md, Placement over clusters)\n"
+    "  --micro-batch M        images per instance with placement split (default: the batch\n"
+    "                         spread evenly over the clusters)\n"
     "  --keep-activations     no reuse of activation memory (and --group none): every activation listed in\n"
     "                         the .abm keeps its value after a run (atoll run --dump-tensors)\n"
     "  --dump-ir              print the IR after the passes and stop\n"
@@ -95,6 +103,12 @@ static void print_summary(const char *model, const char *out, const AtlChip *chi
     printf("  activations      : %llu bytes peak (liveness packed) vs %llu bytes for all activation tensors\n",
            (unsigned long long)s->act_peak, (unsigned long long)s->act_sum);
     printf("  io               : %llu bytes\n", (unsigned long long)s->io_bytes);
+    if (s->split)
+        printf("  placement        : split, %d instances of %d images on %d clusters (%d cores each); "
+               "%llu bytes of activations per cluster in SRAM; the layers below are one instance's\n",
+               s->instances, s->micro_batch, s->clusters, chip->cores_per_cluster, (unsigned long long)s->act_sram);
+    else if (chip->clusters > 1)
+        printf("  placement        : chip (%s)\n", s->placement_why[0] ? s->placement_why : "asked for");
 }
 
 static void estimate_csv(const BkSummary *s, StrBuf *b)
@@ -302,6 +316,18 @@ int cmd_compile(int argc, char **argv)
             if (end == v || *end || n < 1 || n > 1000) { fprintf(stderr, "atoll compile: --group-max '%s': a number 1..1000\n", v); return 2; }
             rq.group_max = (int)n;
         } else if (bad) return 2;
+        else if ((v = cli_opt(argc, argv, &i, "--placement", &bad))) {
+            if (!strcmp(v, "auto")) rq.placement = BK_PLACE_AUTO;
+            else if (!strcmp(v, "chip")) rq.placement = BK_PLACE_CHIP;
+            else if (!strcmp(v, "split")) rq.placement = BK_PLACE_SPLIT;
+            else { fprintf(stderr, "atoll compile: --placement '%s': use auto, chip or split\n", v); return 2; }
+        }
+        else if ((v = cli_opt(argc, argv, &i, "--micro-batch", &bad))) {
+            char *end;
+            long n = strtol(v, &end, 10);
+            if (end == v || *end || n < 1 || n > 65536) { fprintf(stderr, "atoll compile: --micro-batch '%s': a number 1..65536\n", v); return 2; }
+            rq.micro_batch = (int)n;
+        }
         else if ((v = cli_opt(argc, argv, &i, "--group", &bad))) {
             if (!strcmp(v, "auto")) rq.group = BK_GROUP_AUTO;
             else if (!strcmp(v, "none")) rq.group = BK_GROUP_NONE;

@@ -37,10 +37,15 @@ static int root_of(const BkCtx *c, int t)
 
 int bk_tensor_root(const BkCtx *c, int tensor) { return root_of(c, tensor); }
 
+/* The tagged address of a placed root (an SRAM tag when it lives in SRAM). */
+static uint64_t place_addr(const BkPlace *p)
+{
+    return bk_addr(p->in_sram ? BK_SRAM_TAG_REGION : p->region, p->offset);
+}
+
 uint64_t bk_tensor_addr(const BkCtx *c, int tensor)
 {
-    const BkPlace *p = &c->pl[root_of(c, tensor)];
-    return bk_addr(p->region, p->offset);
+    return place_addr(&c->pl[root_of(c, tensor)]);
 }
 
 int bk_tensor_in_dram(BkCtx *c, int tensor, uint64_t *tagged, AtlErr *e)
@@ -48,7 +53,7 @@ int bk_tensor_in_dram(BkCtx *c, int tensor, uint64_t *tagged, AtlErr *e)
     if (c->g->t[tensor].data) return bk_const_addr(c, tensor, tagged, e);
     int r = root_of(c, tensor);
     if (!c->pl[r].placed) return atl_fail(e, "tensor '%s' has no DRAM placement", c->g->t[tensor].name);
-    *tagged = bk_addr(c->pl[r].region, c->pl[r].offset);
+    *tagged = place_addr(&c->pl[r]);
     return 0;
 }
 
@@ -75,6 +80,43 @@ static void share_views(BkCtx *c, int *io_of)
         c->pl[n->out[0]].root = n->in[0];
         if (io_of[rin] < 0) io_of[rin] = io_of[rout];
     }
+}
+
+/* Placement split: the buffers the liveness packing put wholly below the
+ * cluster's SRAM size live in SRAM at that offset (no two alive at once
+ * overlap there, as in the packing); the others are packed again, alone,
+ * into the DRAM activation region (res describes it afterwards). */
+static int to_sram(BkCtx *c, MemBuffer *bufs, int *bufi, int nb, MemPlanResult *res, AtlErr *e)
+{
+    int *left = malloc((size_t)nb * sizeof *left), nl = 0;
+    MemBuffer *rest = calloc((size_t)nb, sizeof *rest);
+    if (!left || !rest) { free(left); free(rest); return atl_fail(e, "out of memory in placement"); }
+    int *sram = calloc((size_t)nb, sizeof *sram);
+    if (!sram) { free(left); free(rest); return atl_fail(e, "out of memory in placement"); }
+    c->act_sram = 0;
+    for (int i = 0; i < nb; i++) {
+        if (bufs[i].offset + bufs[i].size <= c->sram_cap) {
+            sram[i] = 1;
+            if (bufs[i].offset + bufs[i].size > c->act_sram) c->act_sram = bufs[i].offset + bufs[i].size;
+        } else {
+            rest[nl] = bufs[i];
+            left[nl++] = i;
+        }
+    }
+    memset(res, 0, sizeof *res);
+    int rc = nl ? memplan_assign(rest, nl, res, e) : 0;
+    if (rc) atl_err_prefix(e, "activation placement");
+    for (int k = 0; !rc && k < nl; k++) bufs[left[k]].offset = rest[k].offset;
+    for (int t = 0; !rc && t < c->g->nt; t++)
+        if (bufi[t] >= 0 && sram[bufi[t]]) {
+            c->pl[t].placed = 1;
+            c->pl[t].in_sram = 1;
+            c->pl[t].region = ABM_REGION_ACTIVATIONS;
+            c->pl[t].offset = bufs[bufi[t]].offset;
+            bufi[t] = -1;
+        }
+    free(left); free(rest); free(sram);
+    return rc;
 }
 
 int bk_place(BkCtx *c, AtlErr *e)
@@ -138,7 +180,8 @@ int bk_place(BkCtx *c, AtlErr *e)
             c->pl[r].placed = 1;
             c->pl[r].region = ABM_REGION_IO;
             c->pl[r].offset = iooff;
-            iooff += (uint64_t)ne * (uint64_t)bk_tensor_es(c, t);
+            /* with placement split: room for every instance's images */
+            iooff += (uint64_t)ne * (uint64_t)bk_tensor_es(c, t) * (uint64_t)(c->io_scale > 1 ? c->io_scale : 1);
         }
     }
     c->io_bytes = round_up(iooff, 64);
@@ -165,6 +208,9 @@ int bk_place(BkCtx *c, AtlErr *e)
         }
         res.sum_of_buffers = res.footprint;
     } else if (nb && memplan_assign(bufs, nb, &res, e)) { atl_err_prefix(e, "activation placement"); goto done; }
+    uint64_t all_sum = res.sum_of_buffers;
+    if (c->sram_cap && nb && to_sram(c, bufs, bufi, nb, &res, e)) goto done;
+    res.sum_of_buffers = all_sum;
     for (int t = 0; t < nt; t++) {
         if (bufi[t] < 0) continue;
         c->pl[t].placed = 1;

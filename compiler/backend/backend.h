@@ -43,6 +43,13 @@
 
 enum { BK_GROUP_AUTO = 0, BK_GROUP_NONE = 1 };
 enum { BK_SRAM_AUTO = 0, BK_SRAM_NEVER = 1, BK_SRAM_ALWAYS = 2 };
+/* Where the images of a batch run (docs/backend.md, "Placement over
+ * clusters"): CHIP, every layer of the whole batch on every core; SPLIT,
+ * the batch cut into instances of micro_batch images, each instance run
+ * whole on one cluster (its activations in that cluster's SRAM where they
+ * fit), the clusters working on different instances at once; AUTO, split
+ * where the graph allows it and the cost model finds it faster. */
+enum { BK_PLACE_AUTO = 0, BK_PLACE_CHIP = 1, BK_PLACE_SPLIT = 2 };
 
 typedef struct BkOptions {
     int dtype;              /* storage/compute dtype: ISA_F32 (default), ISA_F16, ISA_BF16 */
@@ -62,6 +69,9 @@ typedef struct BkOptions {
                                BK_SRAM_AUTO (default) where the cost model finds it cheaper;
                                BK_SRAM_NEVER; BK_SRAM_ALWAYS for every layer that may (tests,
                                studies); only with grouping on */
+    int placement;          /* BK_PLACE_AUTO (default), BK_PLACE_CHIP, BK_PLACE_SPLIT */
+    int micro_batch;        /* images per instance with placement split (0: the batch
+                               spread evenly over the clusters) */
 } BkOptions;
 
 /* One row per lowered layer, in execution order. */
@@ -110,6 +120,14 @@ typedef struct BkSummary {
     uint64_t insns;         /* instructions over all streams */
     int batch;
     int cores;
+    /* placement over clusters: split = 1 when the batch was cut into
+       `instances` instances of `micro_batch` images, run on `clusters`
+       clusters at once (layers[] then describes one instance on the first
+       cluster's cores, est_cycles the busiest cluster); act_sram: activation
+       bytes each cluster keeps in its SRAM instead of DRAM */
+    int split, instances, micro_batch, clusters;
+    uint64_t act_sram;
+    char placement_why[160]; /* with placement auto: why it chose as it did */
 } BkSummary;
 
 void bk_options_default(BkOptions *o);

@@ -31,6 +31,7 @@
 #include <string.h>
 #include <stdio.h>
 #include "compiler/backend/backend.h"
+#include "compiler/backend/split.h"
 #include "compiler/emit/emit.h"
 #include "compiler/group/group.h"
 #include "compiler/legalize/legalize.h"
@@ -69,11 +70,11 @@ static int is_layer(const BkCtx *c, int i)
 }
 
 /* Lowers every layer into layers (count *n), each with its tile shape
- * chosen on all cores of the chip. */
+ * chosen on all cores of the chip (placement split: of one cluster). */
 static int lower_all(BkCtx *c, BkLayer *layers, int *n, double *phase, AtlErr *e)
 {
     const IrGraph *g = c->g;
-    BkCoreSet all = {0, cfg_total_cores(c->chip)};
+    BkCoreSet all = {0, c->split ? c->chip->cores_per_cluster : cfg_total_cores(c->chip)};
     c->ncores = all.count;
     for (int pass = 0; pass < 2; pass++) {
         int cnt = pass ? g->nout : g->nn;
@@ -100,9 +101,11 @@ static int lower_all(BkCtx *c, BkLayer *layers, int *n, double *phase, AtlErr *e
 /* The schedule: the units (layers alone, or their groups with grouping
  * on), one segment each on all cores of the chip, closed by barrier 0;
  * layer ids numbered in execution order. */
-static int schedule_all(BkCtx *c, BkLayer *layers, int n, BkLayer *chains, BkSchedule *sched, double *phase, AtlErr *e)
+static int schedule_all(BkCtx *c, BkLayer *layers, int n, BkLayer *chains, BkSchedule *sched, int *nunits_out,
+                        double *phase, AtlErr *e)
 {
-    BkCoreSet all = {0, cfg_total_cores(c->chip)};
+    int cpc = c->chip->cores_per_cluster;
+    BkCoreSet all = {0, c->split ? cpc : cfg_total_cores(c->chip)};
     BkUnit *units = malloc((size_t)(n ? n : 1) * sizeof *units);
     if (!units) return atl_fail(e, "out of memory");
     int nunits = n, rc = -1;
@@ -115,8 +118,29 @@ static int schedule_all(BkCtx *c, BkLayer *layers, int n, BkLayer *chains, BkSch
     for (int i = 0; i < nunits; i++) {
         units[i].ly->layer_id = i;
         bk_chain_mark_internal(c, units[i].ly);
-        if (bk_sched_add(sched, units[i].ly, units[i].cores, all, 0, e) < 0) goto done;
     }
+    *nunits_out = nunits;
+    if (!c->split) {
+        for (int i = 0; i < nunits; i++)
+            if (bk_sched_add(sched, units[i].ly, units[i].cores, all, 0, e) < 0) goto done;
+        rc = 0;
+        goto done;
+    }
+    /* placement split: cluster k runs instances k*I/K .. (k+1)*I/K-1, every
+     * unit of an instance on the cluster's cores, closed by the cluster's
+     * barrier; the first instance's segments come first (the summary's rows) */
+    int inst = c->io_scale, K = c->clusters;
+    for (int k = 0; k < K; k++)
+        for (int j = k * inst / K; j < (k + 1) * inst / K; j++)
+            for (int i = 0; i < nunits; i++) {
+                BkCoreSet cl = {k * cpc, cpc};
+                BkCoreSet set = {k * cpc + units[i].cores.first, units[i].cores.count};
+                int s = bk_sched_add(sched, units[i].ly, set, cl, 0, e);
+                if (s < 0) goto done;
+                sched->seg[s].bar.scope = ISA_SCOPE_CLUSTER;
+                sched->seg[s].inst = j;
+                sched->seg[s].act_copy = k;
+            }
     rc = 0;
 done:
     free(units);
@@ -153,11 +177,11 @@ static char *member_list(const BkCtx *c, const int *nodes, int n)
     return s;
 }
 
-static int fill_summary(const BkCtx *c, const BkSchedule *sched, const BkEmit *x, int batch, BkSummary *sum, AtlErr *e)
+static int fill_summary(const BkCtx *c, const BkSchedule *sched, int rows, const BkEmit *x, int batch, BkSummary *sum, AtlErr *e)
 {
     const IrGraph *g = c->g;
-    sum->nlayers = sched->n;
-    for (int i = 0; i < sched->n; i++) {
+    sum->nlayers = rows;
+    for (int i = 0; i < rows; i++) {
         const BkSegment *sg = &sched->seg[i];
         const BkLayer *ly = sg->layer;
         BkLayerInfo *li = &sum->layers[i];
@@ -196,6 +220,16 @@ static int fill_summary(const BkCtx *c, const BkSchedule *sched, const BkEmit *x
         li->is_matrix = ly->is_matrix;
         sum->est_cycles += sg->est_cycles;
     }
+    if (c->split) {
+        /* the busiest cluster runs ceil(I/K) instances one after another */
+        int per = (c->io_scale + c->clusters - 1) / c->clusters;
+        sum->est_cycles *= (uint64_t)per;
+        sum->split = 1;
+        sum->instances = c->io_scale;
+        sum->micro_batch = batch / c->io_scale;
+        sum->clusters = c->clusters;
+        sum->act_sram = c->act_sram;
+    }
     sum->weight_bytes = c->weight_bytes;
     sum->act_peak = c->act_bytes;
     sum->act_sum = c->act_sum;
@@ -206,7 +240,13 @@ static int fill_summary(const BkCtx *c, const BkSchedule *sched, const BkEmit *x
     return 0;
 }
 
-static int compile_graph(const IrGraph *g, const AtlChip *chip, const BkOptions *opt, AbmWriter *w, BkSummary *sum, AtlErr *e)
+/* Placement split's parameters (NULL: placement chip). */
+typedef struct BkSplit { int batch, instances, clusters; } BkSplit;
+
+/* Compiles g into w; with estimate_only, stops after the cost model and
+ * gives only sum->est_cycles (w then only collects weights). */
+static int compile_graph(const IrGraph *g, const AtlChip *chip, const BkOptions *opt, const BkSplit *sp, int estimate_only,
+                         AbmWriter *w, BkSummary *sum, AtlErr *e)
 {
     BkOptions dflt;
     if (!opt) { bk_options_default(&dflt); opt = &dflt; }
@@ -223,6 +263,16 @@ static int compile_graph(const IrGraph *g, const AtlChip *chip, const BkOptions 
     memset(&c, 0, sizeof c);
     c.g = g;
     c.chip = chip;
+    AtlChip shared;   /* placement split: the chip as each cluster's cost model sees it */
+    if (sp) {
+        c.split = 1;
+        c.io_scale = sp->instances;
+        c.clusters = sp->clusters;
+        /* the clusters run at once: each gets its share of DRAM bandwidth */
+        shared = *chip;
+        shared.dram_gbps = chip->dram_gbps / sp->clusters;
+        c.chip = &shared;
+    }
     c.w = w;
     c.dt = opt->dtype;
     c.es = isa_dtype_size(c.dt);
@@ -233,11 +283,17 @@ static int compile_graph(const IrGraph *g, const AtlChip *chip, const BkOptions 
     c.group_max = opt->group_max;
     c.sram_never = opt->sram_input == BK_SRAM_NEVER;
     c.sram_always = opt->sram_input == BK_SRAM_ALWAYS;
+    if (sp) {
+        /* activations take the cluster's SRAM, where the input staging would go */
+        c.sram_never = 1;
+        c.sram_always = 0;
+        c.sram_cap = (uint64_t)chip->sram_bytes;
+    }
     uint64_t row = (uint64_t)chip->lmem_banks * chip->lmem_bank_width;
     c.slot = (uint64_t)chip->lmem_bytes / 2 / row * row;
     if (c.slot == 0) c.slot = (uint64_t)chip->lmem_bytes / 2;
     c.align = (uint64_t)(chip->lmem_alignment > chip->lmem_bank_width ? chip->lmem_alignment : chip->lmem_bank_width);
-    int rc = -1, nlayers = 0;
+    int rc = -1, nlayers = 0, nunits = 0;
     BkSchedule sched;
     bk_sched_init(&sched);
     BkEmit emit;
@@ -265,11 +321,20 @@ static int compile_graph(const IrGraph *g, const AtlChip *chip, const BkOptions 
     double phase[BK_NPHASES] = {0}, t0 = atl_clock_s();
     if (bk_match_patterns(&c, e) || bk_place(&c, e) || bk_check_limits(&c, e)) goto done;
     phase[BK_PHASE_ADDRESS] += atl_clock_s() - t0;
-    if (lower_all(&c, layers, &nlayers, phase, e) || schedule_all(&c, layers, nlayers, chains, &sched, phase, e)) goto done;
+    if (lower_all(&c, layers, &nlayers, phase, e) || schedule_all(&c, layers, nlayers, chains, &sched, &nunits, phase, e))
+        goto done;
     t0 = atl_clock_s();
-    for (int i = 0; i < sched.n; i++)
+    /* placement split: every instance costs what the first does */
+    for (int i = 0; i < (c.split ? nunits : sched.n); i++)
         if (bk_cost_segment(&c, &sched.seg[i], UINT64_MAX, e) < 0) goto done;
     phase[BK_PHASE_COST] += atl_clock_s() - t0;
+    if (estimate_only) {
+        for (int i = 0; i < (c.split ? nunits : sched.n); i++) sum->est_cycles += sched.seg[i].est_cycles;
+        if (c.split) sum->est_cycles *= (uint64_t)((c.io_scale + c.clusters - 1) / c.clusters);
+        memcpy(sum->phase_s, phase, sizeof phase);
+        rc = 0;
+        goto done;
+    }
     t0 = atl_clock_s();
     if (bk_emit_init(&emit, &c, e)) goto done;
     for (int i = 0; i < sched.n; i++) {
@@ -278,6 +343,7 @@ static int compile_graph(const IrGraph *g, const AtlChip *chip, const BkOptions 
             if (ly->node < 0) atl_err_prefix(e, "graph output '%s'", g->t[ly->tensor].name);
             goto done;
         }
+        if (i >= nunits && c.split) continue;
         sched.seg[i].dram_rd = emit.use.dram_rd;
         sched.seg[i].dram_wr = emit.use.dram_wr;
         sched.seg[i].lmem_peak = emit.use.lmem_peak;
@@ -285,7 +351,7 @@ static int compile_graph(const IrGraph *g, const AtlChip *chip, const BkOptions 
     if (bk_emit_finish(&emit, e)) goto done;
     char name[128];
     snprintf(name, sizeof name, "%s", opt->net_name ? opt->net_name : (g->name && g->name[0] ? g->name : "net"));
-    int batch = g->nin > 0 && g->t[g->inputs[0]].ndim > 0 ? (int)g->t[g->inputs[0]].dims[0] : 1;
+    int batch = sp ? sp->batch : g->nin > 0 && g->t[g->inputs[0]].ndim > 0 ? (int)g->t[g->inputs[0]].dims[0] : 1;
     uint32_t variant;
     if (bk_emit_abm(&emit, name, batch, opt->options_text, opt->source_hash, &variant, e)) goto done;
     phase[BK_PHASE_EMIT] += atl_clock_s() - t0;
@@ -293,7 +359,7 @@ static int compile_graph(const IrGraph *g, const AtlChip *chip, const BkOptions 
         memcpy(sum->phase_s, phase, sizeof phase);
         sum->layers = calloc((size_t)(sched.n ? sched.n : 1), sizeof *sum->layers);
         if (!sum->layers) { atl_fail(e, "out of memory"); goto done; }
-        if (fill_summary(&c, &sched, &emit, batch, sum, e)) goto done;
+        if (fill_summary(&c, &sched, c.split ? nunits : sched.n, &emit, batch, sum, e)) goto done;
     }
     rc = 0;
 done:
@@ -309,16 +375,99 @@ done:
 
 /* Graphs with ops the backend rewrites (bk_rewrite_*.c) are compiled
  * from a rewritten private copy; the caller's graph stays as it was. */
-int bk_compile(const IrGraph *g, const AtlChip *chip, const BkOptions *opt, AbmWriter *w, BkSummary *sum, AtlErr *e)
+static int compile_rewritten(const IrGraph *g, const AtlChip *chip, const BkOptions *opt, const BkSplit *sp, int estimate_only,
+                             AbmWriter *w, BkSummary *sum, AtlErr *e)
 {
-    if (!bk_rewrite_count(g) && !bk_rewrite_ops_count(g)) return compile_graph(g, chip, opt, w, sum, e);
+    if (!bk_rewrite_count(g) && !bk_rewrite_ops_count(g)) return compile_graph(g, chip, opt, sp, estimate_only, w, sum, e);
     IrGraph copy;
     if (ir_clone(g, &copy, e)) return -1;
     /* shapes are inferred before bk_rewrite_ops: its rules read them (a
      * 3-D ConvTranspose becomes a 3-D Conv that legalize/rewrite_3d.c splits) */
     int rc = bk_rewrite_convtranspose(&copy, e) || bk_rewrite_rnn(&copy, e) || ir_toposort(&copy, e) ||
              ir_infer_shapes(&copy, e) || bk_rewrite_ops(&copy, e) || ir_toposort(&copy, e) || ir_infer_shapes(&copy, e) ||
-             pass_mark_views(&copy, e) ? -1 : compile_graph(&copy, chip, opt, w, sum, e);
+             pass_mark_views(&copy, e) ? -1 : compile_graph(&copy, chip, opt, sp, estimate_only, w, sum, e);
     ir_free(&copy);
+    return rc;
+}
+
+/* The cost model's cycles for g compiled with sp (NULL: placement chip),
+ * without emitting it (weights go to a scratch writer). */
+static int estimate(const IrGraph *g, const AtlChip *chip, const BkOptions *opt, const BkSplit *sp, uint64_t *cycles, AtlErr *e)
+{
+    AbmWriter *scratch = abm_writer_new(cfg_fingerprint(chip));
+    if (!scratch) return atl_fail(e, "out of memory");
+    BkSummary s;
+    int rc = compile_rewritten(g, chip, opt, sp, 1, scratch, &s, e);
+    *cycles = s.est_cycles;
+    bk_summary_free(&s);
+    abm_writer_free(scratch);
+    return rc;
+}
+
+/* Placement over clusters: split (the batch in instances, one cluster
+ * each) when asked, or with placement auto when the graph is separable,
+ * every cluster gets an instance and the cost model prices it cheaper;
+ * else chip. */
+int bk_compile(const IrGraph *g, const AtlChip *chip, const BkOptions *opt, AbmWriter *w, BkSummary *sum, AtlErr *e)
+{
+    BkOptions dflt;
+    if (!opt) { bk_options_default(&dflt); opt = &dflt; }
+    if (opt->placement < BK_PLACE_AUTO || opt->placement > BK_PLACE_SPLIT)
+        return atl_fail(e, "backend: placement %d is not one of auto, chip, split", opt->placement);
+    if (opt->micro_batch < 0) return atl_fail(e, "backend: micro-batch %d is negative", opt->micro_batch);
+    int B = g->nin > 0 && g->t[g->inputs[0]].ndim > 0 ? (int)g->t[g->inputs[0]].dims[0] : 1;
+    int K = chip->clusters < B ? chip->clusters : B;
+    int m = opt->micro_batch ? opt->micro_batch : (K > 0 && B % K == 0 ? B / K : 1);
+    char why[256] = "";
+    if (opt->placement == BK_PLACE_CHIP) snprintf(why, sizeof why, "asked for");
+    else if (opt->keep_activations) snprintf(why, sizeof why, "--keep-activations keeps every activation in DRAM");
+    else if (opt->placement == BK_PLACE_AUTO && chip->clusters < 2) snprintf(why, sizeof why, "the chip has one cluster");
+    else if (opt->placement == BK_PLACE_AUTO && (B < 1 || B % m || B / m < chip->clusters))
+        snprintf(why, sizeof why, "batch %d in micro-batches of %d leaves clusters idle", B, m);
+    IrGraph inst;
+    int split = 0;
+    if (!why[0]) {
+        int rc = bk_split_graph(g, m, &inst, why, sizeof why, e);
+        if (rc < 0) return -1;
+        split = rc == 0;
+    }
+    int I = split ? B / m : 0;
+    BkSplit sp = {B, I, chip->clusters < I ? chip->clusters : I};
+    if (split && opt->placement == BK_PLACE_AUTO) {
+        /* the cost model chooses: chip and split priced, the cheaper compiled;
+         * without --micro-batch, split at 1 image per instance is priced too */
+        uint64_t est[2];
+        int rc = estimate(&inst, chip, opt, &sp, &est[0], e) || estimate(g, chip, opt, NULL, &est[1], e) ? -1 : 0;
+        if (!rc && !opt->micro_batch && m > 1) {
+            IrGraph one;
+            char why1[256];
+            BkSplit sp1 = {B, B, chip->clusters < B ? chip->clusters : B};
+            uint64_t e1 = 0;
+            int r1 = bk_split_graph(g, 1, &one, why1, sizeof why1, e);
+            if (r1 < 0) rc = -1;
+            else if (r1 == 0 && estimate(&one, chip, opt, &sp1, &e1, e)) { ir_free(&one); r1 = 1; rc = -1; }
+            if (!rc && r1 == 0 && e1 < est[0]) {
+                ir_free(&inst);
+                inst = one;
+                sp = sp1;
+                est[0] = e1;
+            } else if (r1 == 0) ir_free(&one);
+        }
+        if (rc) { ir_free(&inst); return -1; }
+        if (est[1] <= est[0]) {
+            split = 0;
+            ir_free(&inst);
+            snprintf(why, sizeof why, "the cost model prices it at %llu cycles, split at %llu", (unsigned long long)est[1],
+                     (unsigned long long)est[0]);
+        }
+    }
+    if (!split) {
+        if (opt->placement == BK_PLACE_SPLIT) return atl_fail(e, "--placement split: %s", why);
+        int rc = compile_rewritten(g, chip, opt, NULL, 0, w, sum, e);
+        if (!rc && sum) snprintf(sum->placement_why, sizeof sum->placement_why, "%s", why);
+        return rc;
+    }
+    int rc = compile_rewritten(&inst, chip, opt, &sp, 0, w, sum, e);
+    ir_free(&inst);
     return rc;
 }

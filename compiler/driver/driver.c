@@ -73,6 +73,11 @@ static void options_text(const DrvRequest *rq, int synthetic, int batch, char *o
              synthetic ? " --synthetic-weights" : "", rq->group == BK_GROUP_NONE ? " --group none" : "");
     size_t n = strlen(opts);
     if (rq->group_max) snprintf(opts + n, cap - n, " --group-max %d", rq->group_max);
+    static const char *const place[] = {"auto", "chip", "split"};
+    n = strlen(opts);
+    if (rq->placement > 0 && rq->placement < 3) snprintf(opts + n, cap - n, " --placement %s", place[rq->placement]);
+    n = strlen(opts);
+    if (rq->micro_batch) snprintf(opts + n, cap - n, " --micro-batch %d", rq->micro_batch);
     if (!batch) return;
     n = strlen(opts);
     snprintf(opts + n, cap - n, " --batch ");
@@ -127,6 +132,8 @@ static int compile_variant(const char *path, IrGraph *g, const DrvRequest *rq, i
     o.keep_activations = rq->keep_activations;
     o.group = rq->group;
     o.group_max = rq->group_max;
+    o.placement = rq->placement;
+    o.micro_batch = rq->micro_batch;
     o.source_hash = hash;
     BkSummary *grown = realloc(res->variants, (size_t)(res->nvariants + 1) * sizeof *grown);
     if (!grown) return atl_fail(e, "out of memory");

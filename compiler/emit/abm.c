@@ -51,6 +51,8 @@ static int add_io_tensors(BkCtx *c, uint32_t variant, AtlErr *e)
             d.layout = x->ndim == 4 ? ABM_LAYOUT_NCHW : ABM_LAYOUT_ROW_MAJOR;
             d.ndim = (uint32_t)x->ndim;
             for (int i = 0; i < x->ndim; i++) d.dims[i] = (uint32_t)x->dims[i];
+            /* placement split: the graph is one instance's; the io tensor holds them all */
+            if (c->split && x->ndim > 0) d.dims[0] *= (uint32_t)c->io_scale;
             uint64_t addr = bk_tensor_addr(c, t);
             d.offset = addr & 0xffffffffu;
             uint32_t idx;
@@ -65,7 +67,8 @@ static int add_io_tensors(BkCtx *c, uint32_t variant, AtlErr *e)
         if (c->pl[t].root != t && !x->is_view) continue;
         int r = t;
         for (int k = 0; k < g->nt && c->pl[r].root != r; k++) r = c->pl[r].root;
-        if (!c->pl[r].placed || c->pl[r].region != ABM_REGION_ACTIVATIONS || c->pl[r].internal) continue;
+        /* placement split lists none: each holds one instance's images at a time */
+        if (c->split || !c->pl[r].placed || c->pl[r].region != ABM_REGION_ACTIVATIONS || c->pl[r].internal) continue;
         AbmTensorDesc d;
         memset(&d, 0, sizeof d);
         d.name = x->name;
@@ -94,7 +97,8 @@ int bk_emit_abm(BkEmit *x, const char *name, int batch, const char *options_text
     if (abm_writer_find_net(w, name, &net) && abm_add_net(w, name, &net, e)) return -1;
     if (abm_add_variant(w, net, (uint32_t)batch, (uint32_t)x->prog.ncores, variant, e)) return -1;
     if (add_io_tensors(c, *variant, e) || encode_streams(x, *variant, e)) return -1;
-    if (abm_set_mem_plan(w, *variant, c->act_bytes ? c->act_bytes : 64, c->io_bytes ? c->io_bytes : 64, e)) return -1;
+    uint64_t act = c->act_bytes * (uint64_t)(c->split ? c->clusters : 1);
+    if (abm_set_mem_plan(w, *variant, act ? act : 64, c->io_bytes ? c->io_bytes : 64, e)) return -1;
     if (!abm_writer_has_metadata(w)) {
         uint8_t zero[ABM_HASH_BYTES] = {0};
         if (abm_set_metadata(w, "atoll " ATOLL_VERSION, options_text ? options_text : "", source_hash ? source_hash : zero,

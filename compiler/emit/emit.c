@@ -19,13 +19,19 @@
  *              waits
  *   COPY       a DMA-only tile's copies
  *   BARRIER    one barrier instruction on each of the core's engines
- *              (chip scope, the segment's id and count)
+ *              (the segment's scope, id and count)
  *   and finally an `end` on every stream.
+ * Placement split: the segment's instance and activation copy move every
+ *   DRAM operand (bk_emit_move): an io tensor's address to the instance's
+ *   images, an activation's to the cluster's copy of the region.
  * Guarantees: every instruction carries the layer id of the segment's
  *   layer; a DMA reading LMEM names its own core as the source core. */
 #include <string.h>
 #include "compiler/emit/emit.h"
+#include <stdlib.h>
+#include "compiler/alloc/alloc.h"
 #include "isa/operands.h"
+#include "isa/regs.h"
 
 /* Adds what in moves and occupies to x->use. */
 static void account(BkEmit *x, const AtlInsn *in)
@@ -42,9 +48,31 @@ static void account(BkEmit *x, const AtlInsn *in)
     }
 }
 
+/* Placement split: a DRAM operand of the instance's code moved to where
+ * segment sg's instance keeps it (io: its images; activations: its
+ * cluster's copy of the region). */
+static void move_operand(const BkEmit *x, uint8_t space, uint64_t *addr)
+{
+    const BkSegment *sg = x->sg;
+    if (space != ISA_SPACE_DRAM || !sg) return;
+    uint64_t tag = *addr >> ATL_RELOC_SHIFT, off = *addr & 0xffffffffu;
+    if (tag == ABM_REGION_ACTIVATIONS + 1) *addr += (uint64_t)sg->act_copy * x->c->act_bytes;
+    if (tag != ABM_REGION_IO + 1) return;
+    for (int i = 0; i < x->nio; i++)
+        if (off >= x->io_off[i] && off < x->io_off[i] + x->io_size[i]) {
+            *addr += (uint64_t)sg->inst * x->io_size[i];
+            return;
+        }
+}
+
 static int put(BkEmit *x, int core, int engine, AtlInsn in, int layer, AtlErr *e)
 {
     in.layer = (uint16_t)layer;
+    if (x->c->split && isa_ops[in.op].engine == ISA_ENGINE_DMA) {
+        move_operand(x, in.dst_space, &in.dst);
+        if (in.op != ISA_OP_DMA_FILL) move_operand(x, in.src_space, &in.src);
+        if (isa_ops[in.op].format == ISA_FMT_DMA_GATHER) move_operand(x, in.src2_space, &in.src2);
+    }
     account(x, &in);
     /* an lmem: source is the issuing core's own LMEM */
     if (in.op == ISA_OP_DMA_COPY && in.src_space == ISA_SPACE_LMEM)
@@ -118,7 +146,7 @@ static int emit_barrier(BkEmit *x, int core, const BkSegment *sg, int layer, Atl
         AtlInsn bar;
         memset(&bar, 0, sizeof bar);
         bar.op = ISA_OP_BARRIER;
-        bar.scope = ISA_SCOPE_CHIP;
+        bar.scope = (uint8_t)sg->bar.scope;
         bar.bar_id = (uint16_t)sg->bar.id;
         bar.bar_count = (uint16_t)sg->bar.count;
         if (put(x, core, eng, bar, layer, e)) return -1;
@@ -150,16 +178,35 @@ static int emit_core(BkEmit *x, const BkSegment *sg, int core, AtlErr *e)
     return 0;
 }
 
+/* Placement split: the io roots' ranges in the instance's code. */
+static int io_ranges(BkEmit *x, AtlErr *e)
+{
+    const IrGraph *g = x->c->g;
+    int n = g->nin + g->nout;
+    x->io_off = malloc((size_t)(n ? n : 1) * sizeof *x->io_off);
+    x->io_size = malloc((size_t)(n ? n : 1) * sizeof *x->io_size);
+    if (!x->io_off || !x->io_size) return atl_fail(e, "out of memory");
+    for (int k = 0; k < n; k++) {
+        int t = k < g->nin ? g->inputs[k] : g->outputs[k - g->nin];
+        x->io_off[x->nio] = bk_tensor_addr(x->c, t) & 0xffffffffu;
+        x->io_size[x->nio++] = (uint64_t)ir_numel(&g->t[t]) * (uint64_t)bk_tensor_es(x->c, t);
+    }
+    return 0;
+}
+
 int bk_emit_init(BkEmit *x, BkCtx *c, AtlErr *e)
 {
     memset(x, 0, sizeof *x);
     x->c = c;
+    if (c->split && io_ranges(x, e)) return -1;
     return prog_init(&x->prog, cfg_total_cores(c->chip), e);
 }
 
 void bk_emit_free(BkEmit *x)
 {
     prog_free(&x->prog);
+    free(x->io_off);
+    free(x->io_size);
     bk_table_free(&x->table);
     bk_walk_free(&x->walk);
 }
@@ -167,6 +214,7 @@ void bk_emit_free(BkEmit *x)
 int bk_emit_segment(BkEmit *x, const BkSegment *sg, AtlErr *e)
 {
     memset(&x->use, 0, sizeof x->use);
+    x->sg = sg;
     for (int core = sg->bar.set.first; core < sg->bar.set.first + sg->bar.set.count; core++)
         if (emit_core(x, sg, core, e)) return -1;
     return 0;

@@ -25,6 +25,9 @@ typedef struct BkEmit {
     BkTable table;
     BkWalk walk;
     BkEmitUse use;    /* of the last segment bk_emit_segment emitted */
+    const BkSegment *sg;          /* the segment being emitted */
+    uint64_t *io_off, *io_size;   /* placement split: io roots in the instance's code (malloc'd) */
+    int nio;
 } BkEmit;
 
 int bk_emit_init(BkEmit *x, BkCtx *c, AtlErr *e);

@@ -56,6 +56,7 @@ int bk_sched_add(BkSchedule *s, BkLayer *ly, BkCoreSet cores, BkCoreSet bar_set,
     sg->bar.id = bar_id;
     sg->bar.set = bar_set;
     sg->bar.count = ISA_NUM_ENGINES * bar_set.count;
+    sg->bar.scope = ISA_SCOPE_CHIP;
     if (bk_sched_distribute(sg, e)) return -1;
     return s->n++;
 }

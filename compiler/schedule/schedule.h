@@ -71,7 +71,7 @@ typedef struct BkCoreSet { int first, count; } BkCoreSet;
  * holds the segment's core set and may be larger: cores that run nothing
  * of the segment then only wait for it (so the next segment on them reads
  * what it wrote). */
-typedef struct BkBarrier { int id, count; BkCoreSet set; } BkBarrier;
+typedef struct BkBarrier { int id, count, scope; BkCoreSet set; } BkBarrier;   /* scope: ISA_SCOPE_* */
 
 /* One layer group on a core set, closed by a barrier of that set. */
 typedef struct BkSegment {
@@ -80,6 +80,10 @@ typedef struct BkSegment {
     int *tile_core;               /* core of each tile (malloc'd) */
     int cores_used;               /* cores of the set that run at least one tile */
     BkBarrier bar;
+    /* placement split: the instance it runs (images inst*m .. inst*m+m-1 of
+     * the io tensors) and the copy of the DRAM activation region it uses
+     * (its cluster's); the emitter moves io and activation addresses there */
+    int inst, act_copy;
     /* the cost model's estimate (cost/cost.c) */
     uint64_t est_cycles;          /* first instruction to barrier release */
     uint64_t est_compute;         /* max over cores of the busiest compute engine */
@@ -126,8 +130,10 @@ typedef struct BkTable {
 void bk_sched_init(BkSchedule *s);
 void bk_sched_free(BkSchedule *s);
 /* Appends a segment running ly on cores, closed by barrier bar_id over
- * bar_set (which must contain cores), and distributes its tiles over the
- * cores (bk_sched_distribute); returns its index, or -1. */
+ * bar_set (which must contain cores; chip scope, or cluster scope when
+ * bar_set is one cluster's cores and the schedule is split), and
+ * distributes its tiles over the cores (bk_sched_distribute); returns its
+ * index, or -1. */
 int bk_sched_add(BkSchedule *s, BkLayer *ly, BkCoreSet cores, BkCoreSet bar_set, int bar_id, AtlErr *e);
 /* Tiles to the segment's cores: runs of tile_run consecutive tiles stay
  * on one core, in order; runs go to cores in contiguous balanced blocks

@@ -14,8 +14,25 @@
 #include "isa/numerics.h"
 #include "isa/regs.h"
 
-static int push(AtlInsn **v, int *n, int *cap, const AtlInsn *in, int *oom)
+/* An operand tagged BK_SRAM_TAG_REGION (a tensor placement split keeps in
+ * the cluster's SRAM) becomes an SRAM operand at its offset. */
+static void sram_operand(uint8_t *space, uint64_t *addr)
 {
+    if (*space == ISA_SPACE_DRAM && *addr >> ATL_RELOC_SHIFT == (uint64_t)BK_SRAM_TAG_REGION + 1) {
+        *space = ISA_SPACE_SRAM;
+        *addr &= ((uint64_t)1 << ATL_RELOC_SHIFT) - 1;
+    }
+}
+
+static int push(AtlInsn **v, int *n, int *cap, const AtlInsn *in0, int *oom)
+{
+    AtlInsn tmp = *in0;
+    const AtlInsn *in = &tmp;
+    if (isa_ops[tmp.op].engine == ISA_ENGINE_DMA) {
+        sram_operand(&tmp.dst_space, &tmp.dst);
+        if (tmp.op != ISA_OP_DMA_FILL) sram_operand(&tmp.src_space, &tmp.src);
+        if (isa_ops[tmp.op].format == ISA_FMT_DMA_GATHER) sram_operand(&tmp.src2_space, &tmp.src2);
+    }
     if (*n == *cap) {
         int nc = *cap ? *cap * 2 : 32;
         AtlInsn *p = realloc(*v, (size_t)nc * sizeof *p);

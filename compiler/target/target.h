@@ -44,7 +44,14 @@ typedef struct BkPlace {
     uint64_t offset;              /* inside the region (for views: root's) */
     int placed;
     int internal;                 /* lives only in LMEM inside a layer group: never in DRAM, not listed */
+    int in_sram;                  /* placement split: lives in the running cluster's SRAM at `offset` */
 } BkPlace;
+
+/* The address tag of a tensor in cluster SRAM (placement split): lowerings
+ * build their DMAs with DRAM operands as always; the instruction lists
+ * (target/code.c) turn an operand carrying this tag into an SRAM operand
+ * at its offset, so the cost model and the emitter see the real space. */
+#define BK_SRAM_TAG_REGION 7
 
 /* The compilation context. The driver (backend/compile.c) owns it and
  * every array in it. */
@@ -70,6 +77,12 @@ typedef struct BkCtx {
     int *act_on;                  /* per node: 1 = apply IrNode.act in the epilogue */
     int *tail;                    /* per node: a residual Add absorbed into its epilogue, -1 none */
     uint64_t weight_bytes, act_bytes, act_sum, io_bytes;
+    /* placement split (BkOptions.placement): the graph is the instance's
+     * (micro-batch images); io tensors are placed at io_scale times its size
+     * (the whole batch), activations that fit in sram_cap bytes in SRAM */
+    int split, io_scale, clusters;   /* clusters: how many run instances (each its own copy
+                                      * of the DRAM activation region) */
+    uint64_t sram_cap, act_sram;
 } BkCtx;
 
 /* dtype.c: the storage dtype (ISA) of tensor t on the chip, the one mapping

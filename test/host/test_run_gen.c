@@ -18,6 +18,9 @@
  *                                 a float64 array times FACTOR
  *   test_run_gen --repeat IN.npy N OUT.npy
  *                                 IN N times along dimension 0
+ *   test_run_gen --vary IN.npy N OUT.npy
+ *                                 N images from IN's first (float32), image k
+ *                                 times 1 + k/8 plus k/16, so no two agree
  *   test_run_gen                  self-test: writes the files to a temporary
  *                                 directory and reads them back
  */
@@ -148,6 +151,16 @@ static int transform(const char *op, const char *in, const char *arg, const char
     } else if (!strcmp(op, "--scale") && a.dtype == ATL_NPY_F64 && !atl_ndarray_alloc(&b, &e)) {
         for (int64_t i = 0; i < n; i++) ((double *)b.data)[i] = ((const double *)a.data)[i] * atof(arg);
         rc = 0;
+    } else if (!strcmp(op, "--vary") && a.ndim >= 1 && a.dtype == ATL_NPY_F32 && atoi(arg) >= 1) {
+        /* arg images, image k the first one times 1 + k/8 plus k/16: all different */
+        b.shape[0] = atoi(arg);
+        int64_t per = n / a.shape[0];
+        if (!atl_ndarray_alloc(&b, &e)) {
+            for (int64_t k = 0; k < b.shape[0]; k++)
+                for (int64_t i = 0; i < per; i++)
+                    ((float *)b.data)[k * per + i] = ((const float *)a.data)[i] * (1.0f + (float)k / 8) + (float)k / 16;
+            rc = 0;
+        }
     } else if (!strcmp(op, "--repeat") && a.ndim >= 1 && atoi(arg) >= 1) {
         b.shape[0] = a.shape[0] * atoi(arg);
         size_t bytes = (size_t)n * atl_npy_dtype_size(a.dtype);
@@ -215,6 +228,12 @@ TEST(files_round_trip)
     CHECK(!memcmp((char *)d64.data + 2 * atl_ndarray_numel(&f32) * 4, f32.data, (size_t)atl_ndarray_numel(&f32) * 4));
     atl_ndarray_free(&d64);
     atl_ndarray_free(&f32);
+    CHECK(transform("--vary", a, "3", c) == 0);
+    CHECKF(atl_npy_read(c, &d64, &e) == 0 && atl_npy_read(a, &f32, &e) == 0, "%s", e.msg);
+    int64_t per = atl_ndarray_numel(&f32) / f32.shape[0];
+    CHECK(d64.shape[0] == 3 && ((float *)d64.data)[2 * per] == ((float *)f32.data)[0] * 1.25f + 0.125f);
+    atl_ndarray_free(&d64);
+    atl_ndarray_free(&f32);
     CHECK(transform("--scale", a, "2", c) != 0);    /* float32: refused */
     unlink(b);
     unlink(c);
@@ -236,7 +255,8 @@ int main(int argc, char **argv)
     if (argc == 4 && !strcmp(argv[1], "--compare")) return compare(argv[2], argv[3]);
     if (argc == 5 && !strcmp(argv[1], "--extract")) return extract(argv[2], argv[3], argv[4]);
     if (argc == 5 && !strcmp(argv[1], "--close")) return close_enough(argv[2], argv[3], atof(argv[4]));
-    if (argc == 5 && (!strcmp(argv[1], "--cast") || !strcmp(argv[1], "--scale") || !strcmp(argv[1], "--repeat")))
+    if (argc == 5 && (!strcmp(argv[1], "--cast") || !strcmp(argv[1], "--scale") || !strcmp(argv[1], "--repeat") ||
+                      !strcmp(argv[1], "--vary")))
         return transform(argv[1], argv[2], argv[3], argv[4]);
     RUN(files_round_trip);
     return test_summary("test_run_gen");

@@ -1,0 +1,53 @@
+# placement.sh - placement over clusters (docs/backend.md, "Placement over
+# clusters"): a batch split into instances, each run whole on one cluster,
+# gives the outputs of the batch run on the whole chip (every layer on all
+# cores) for the bundled models at batch 4 and 8, on a1 (4 clusters) and on
+# tiny (1 cluster: the instances one after another); every image differs, so
+# an instance reading or writing another's images is caught; the simulator's
+# race detector (always on) finds no unordered access between clusters;
+# --placement and --micro-batch and their errors; auto's choice.
+. test/cli/lib.inc
+GEN=$BUILD/test/host/test_run_gen
+A1=configs/a1.ini
+# same NAME MODEL CHIP BATCH [MB]: split and chip outputs identical, and
+# within 1e-4 of the chip's for every image of the reference input
+same() {
+    id=$1; m=$2; c=$3; b=$4; mb=${5:+--micro-batch $5}
+    "$GEN" --extract models/$m.ref.npz input "$TMPD/one.npy" > /dev/null 2>&1
+    "$GEN" --vary "$TMPD/one.npy" $b "$TMPD/in_$id.npy" > /dev/null 2>&1
+    expect_ok "${id}_split_compiles" "$ATOLL" compile models/$m.onnx --chip $c --batch $b --placement split $mb -o "$TMPD/s_$id.abm"
+    expect_grep "${id}_split_says_so" "placement        : split, " "$TMPD/out"
+    expect_ok "${id}_chip_compiles" "$ATOLL" compile models/$m.onnx --chip $c --batch $b --placement chip -o "$TMPD/c_$id.abm"
+    expect_ok "${id}_split_runs" "$ATOLL" run "$TMPD/s_$id.abm" --input "$TMPD/in_$id.npy" --output "$TMPD/s_$id.npy"
+    expect_ok "${id}_chip_runs" "$ATOLL" run "$TMPD/c_$id.abm" --input "$TMPD/in_$id.npy" --output "$TMPD/c_$id.npy"
+    expect_ok "${id}_identical" "$GEN" --compare "$TMPD/s_$id.npy" "$TMPD/c_$id.npy"
+}
+same lenet5_a1_b8 lenet5 $A1 8
+same resnet20_a1_b8 resnet20_cifar $A1 8
+same resnet20_a1_b4_mb1 resnet20_cifar $A1 4 1
+same mobilenet_a1_b4 mobilenetv2_035 $A1 4
+same digits_a1_b8_mb1 digits_cnn $A1 8 1
+same lenet5_tiny_b4 lenet5 configs/tiny.ini 4
+same resnet20_tiny_b4_mb2 resnet20_cifar configs/tiny.ini 4 2
+# the chip's answer is the interpreter's (atoll compare: every output)
+expect_ok resnet20_split_vs_interp "$ATOLL" compare models/resnet20_cifar.onnx "$TMPD/s_resnet20_a1_b8.abm" --input "$TMPD/in_resnet20_a1_b8.npy"
+# the summary: instances, clusters, SRAM
+"$ATOLL" compile models/resnet20_cifar.onnx --batch 8 --placement split -o "$TMPD/x.abm" > "$TMPD/sum.txt" 2>&1
+expect_grep summary_instances "split, 4 instances of 2 images on 4 clusters (4 cores each)" "$TMPD/sum.txt"
+expect_grep summary_sram "bytes of activations per cluster in SRAM" "$TMPD/sum.txt"
+# auto: batch 1 leaves clusters idle; a small model stays on the chip when the cost model says so
+"$ATOLL" compile models/resnet20_cifar.onnx -o "$TMPD/x.abm" > "$TMPD/sum.txt" 2>&1
+expect_grep auto_batch1_chip "placement        : chip (batch 1 in micro-batches of 1 leaves clusters idle)" "$TMPD/sum.txt"
+"$ATOLL" compile models/resnet20_cifar.onnx --batch 8 -o "$TMPD/x.abm" > "$TMPD/sum.txt" 2>&1
+expect_grep auto_batch8_split "placement        : split" "$TMPD/sum.txt"
+"$ATOLL" compile models/digits_cnn.onnx --batch 8 -o "$TMPD/x.abm" > "$TMPD/sum.txt" 2>&1
+expect_grep auto_priced "placement        : chip (the cost model prices it at" "$TMPD/sum.txt"
+# errors: a micro-batch that does not divide the batch, a graph that mixes images, bad values
+expect_fail micro_batch_not_divisor "placement split: the batch (8) is not a multiple of the micro-batch 3" \
+    "$ATOLL" compile models/resnet20_cifar.onnx --batch 8 --placement split --micro-batch 3 -o "$TMPD/bad.abm"
+if [ -e "$TMPD/bad.abm" ]; then fail no_partial_output "$TMPD/bad.abm written"; else ok no_partial_output; fi
+expect_fail bad_placement "--placement 'diagonal': use auto, chip or split" \
+    "$ATOLL" compile models/resnet20_cifar.onnx --placement diagonal -o "$TMPD/bad.abm"
+expect_fail bad_micro_batch "--micro-batch '0': a number 1..65536" \
+    "$ATOLL" compile models/resnet20_cifar.onnx --micro-batch 0 -o "$TMPD/bad.abm"
+cli_summary placement
