@@ -103,6 +103,7 @@ static void print_summary(const char *model, const char *out, const AtlChip *chi
     printf("  activations      : %llu bytes peak (liveness packed) vs %llu bytes for all activation tensors\n",
            (unsigned long long)s->act_peak, (unsigned long long)s->act_sum);
     printf("  io               : %llu bytes\n", (unsigned long long)s->io_bytes);
+    printf("  in DRAM          : %d intermediate tensors (the others stay in LMEM or SRAM)\n", s->act_dram_tensors);
     if (s->split)
         printf("  placement        : split, %d instances of %d images on %d clusters (%d cores each); "
                "%llu bytes of activations per cluster in SRAM; the layers below are one instance's\n",

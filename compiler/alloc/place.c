@@ -82,21 +82,74 @@ static void share_views(BkCtx *c, int *io_of)
     }
 }
 
-/* Placement split: the buffers the liveness packing put wholly below the
- * cluster's SRAM size live in SRAM at that offset (no two alive at once
- * overlap there, as in the packing); the others are packed again, alone,
- * into the DRAM activation region (res describes it afterwards). */
+/* Placement split: which activation buffers live in the cluster's SRAM.
+ * Two choices, the one leaving fewer bytes in DRAM kept:
+ *   - the buffers the liveness packing of all of them put wholly below the
+ *     SRAM size, at that offset;
+ *   - largest first, each buffer added when the set still packs into the
+ *     SRAM (memplan again, the set's own offsets).
+ * sram[i] = 1 for buffer i in SRAM, whose offset is then its SRAM offset;
+ * the others keep no offset (packed again into DRAM by the caller). */
+static int choose_sram(const BkCtx *c, MemBuffer *bufs, int nb, int *sram, AtlErr *e)
+{
+    uint64_t left_a = 0, left_b = 0;
+    for (int i = 0; i < nb; i++) {
+        sram[i] = bufs[i].offset + bufs[i].size <= c->sram_cap;
+        if (!sram[i]) left_a += bufs[i].size;
+    }
+    int *order = malloc((size_t)nb * sizeof *order), *pick = calloc((size_t)nb, sizeof *pick);
+    MemBuffer *set = calloc((size_t)nb, sizeof *set);
+    uint64_t *at = calloc((size_t)nb, sizeof *at);
+    int rc = -1;
+    if (!order || !pick || !set || !at) { atl_fail(e, "out of memory in placement"); goto done; }
+    for (int i = 0; i < nb; i++) order[i] = i;
+    for (int i = 1; i < nb; i++)   /* largest first (insertion sort: tens to hundreds of buffers) */
+        for (int k = i; k > 0 && bufs[order[k]].size > bufs[order[k - 1]].size; k--) {
+            int t = order[k]; order[k] = order[k - 1]; order[k - 1] = t;
+        }
+    int n = 0;
+    for (int k = 0; k < nb; k++) {
+        int i = order[k];
+        if (bufs[i].size > c->sram_cap) { left_b += bufs[i].size; continue; }
+        int idx[1024], m = 0;
+        for (int q = 0; q < nb && m < 1024; q++)
+            if (pick[q] || q == i) { set[m] = bufs[q]; idx[m++] = q; }
+        if (m == 1024) { left_b += bufs[i].size; continue; }
+        MemPlanResult r;
+        memset(&r, 0, sizeof r);
+        if (memplan_assign(set, m, &r, e)) goto done;
+        if (r.footprint <= c->sram_cap) {
+            pick[i] = 1;
+            n++;
+            for (int q = 0; q < m; q++) at[idx[q]] = set[q].offset;
+        } else
+            left_b += bufs[i].size;
+    }
+    if (left_b < left_a)
+        for (int i = 0; i < nb; i++) {
+            sram[i] = pick[i];
+            if (pick[i]) bufs[i].offset = at[i];
+        }
+    rc = 0;
+done:
+    free(order); free(pick); free(set); free(at);
+    return rc;
+}
+
+/* Placement split: the buffers choose_sram picks live in SRAM; the others
+ * are packed again, alone, into the DRAM activation region (res describes
+ * it afterwards). */
 static int to_sram(BkCtx *c, MemBuffer *bufs, int *bufi, int nb, MemPlanResult *res, AtlErr *e)
 {
     int *left = malloc((size_t)nb * sizeof *left), nl = 0;
     MemBuffer *rest = calloc((size_t)nb, sizeof *rest);
-    if (!left || !rest) { free(left); free(rest); return atl_fail(e, "out of memory in placement"); }
     int *sram = calloc((size_t)nb, sizeof *sram);
-    if (!sram) { free(left); free(rest); return atl_fail(e, "out of memory in placement"); }
+    int rc = -1;
+    if (!left || !rest || !sram) { atl_fail(e, "out of memory in placement"); goto done; }
+    if (choose_sram(c, bufs, nb, sram, e)) goto done;
     c->act_sram = 0;
     for (int i = 0; i < nb; i++) {
-        if (bufs[i].offset + bufs[i].size <= c->sram_cap) {
-            sram[i] = 1;
+        if (sram[i]) {
             if (bufs[i].offset + bufs[i].size > c->act_sram) c->act_sram = bufs[i].offset + bufs[i].size;
         } else {
             rest[nl] = bufs[i];
@@ -104,10 +157,9 @@ static int to_sram(BkCtx *c, MemBuffer *bufs, int *bufi, int nb, MemPlanResult *
         }
     }
     memset(res, 0, sizeof *res);
-    int rc = nl ? memplan_assign(rest, nl, res, e) : 0;
-    if (rc) atl_err_prefix(e, "activation placement");
-    for (int k = 0; !rc && k < nl; k++) bufs[left[k]].offset = rest[k].offset;
-    for (int t = 0; !rc && t < c->g->nt; t++)
+    if (nl && memplan_assign(rest, nl, res, e)) { atl_err_prefix(e, "activation placement"); goto done; }
+    for (int k = 0; k < nl; k++) bufs[left[k]].offset = rest[k].offset;
+    for (int t = 0; t < c->g->nt; t++)
         if (bufi[t] >= 0 && sram[bufi[t]]) {
             c->pl[t].placed = 1;
             c->pl[t].in_sram = 1;
@@ -115,6 +167,8 @@ static int to_sram(BkCtx *c, MemBuffer *bufs, int *bufi, int nb, MemPlanResult *
             c->pl[t].offset = bufs[bufi[t]].offset;
             bufi[t] = -1;
         }
+    rc = 0;
+done:
     free(left); free(rest); free(sram);
     return rc;
 }

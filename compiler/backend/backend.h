@@ -127,6 +127,8 @@ typedef struct BkSummary {
        bytes each cluster keeps in its SRAM instead of DRAM */
     int split, instances, micro_batch, clusters;
     uint64_t act_sram;
+    int act_dram_tensors;   /* intermediate tensors that live in DRAM (not in LMEM
+                               inside a group, not in SRAM) */
     char placement_why[160]; /* with placement auto: why it chose as it did */
 } BkSummary;
 

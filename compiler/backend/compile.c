@@ -230,6 +230,10 @@ static int fill_summary(const BkCtx *c, const BkSchedule *sched, int rows, const
         sum->clusters = c->clusters;
         sum->act_sram = c->act_sram;
     }
+    for (int t = 0; t < g->nt; t++) {
+        const BkPlace *p = &c->pl[t];
+        sum->act_dram_tensors += p->root == t && p->placed && p->region == ABM_REGION_ACTIVATIONS && !p->internal && !p->in_sram;
+    }
     sum->weight_bytes = c->weight_bytes;
     sum->act_peak = c->act_bytes;
     sum->act_sum = c->act_sum;
