@@ -81,11 +81,13 @@ struct BkChain {
     uint64_t l_acc, l_resf, l_tmp; /* slot scratch (f32): accumulator, residual, activation temp */
     uint64_t used;                /* slot bytes of the current shape */
     int dt, es;                   /* storage dtype of every buffer: BkCtx.dt, or i8 (int8 chains) */
-    /* int8 chains: convolutions and elementwise members compute `sub`
-     * output rows per instruction, so their i32 / f32 scratch holds sub
-     * rows (nscr regions of scr_bytes at l_scr), not the slice */
-    int sub, nscr;
-    uint64_t scr_row, scr_bytes, l_scr[CHAIN_MAX_SCR];
+    /* int8 chains: the i32 / f32 scratch is nscr regions at l_scr, the
+     * first of scr0 bytes (a convolution's accumulator: it computes as
+     * many output rows per instruction as fit, at least one row of
+     * scr_row bytes), the others of scr1 bytes; an elementwise member
+     * runs its program over chunks of its rows' elements that fit all */
+    int nscr;
+    uint64_t scr_row, scr0, scr1, l_scr[CHAIN_MAX_SCR];
 };
 
 static int imin(int a, int b) { return a < b ? a : b; }
@@ -173,26 +175,52 @@ static int slice_ok(const BkChain *ch, const ChainRows *r)
     return 1;
 }
 
+/* The elements of an elementwise member's chunk: a multiple of the
+ * alignment (its rows are, so every chunk starts aligned in i8). */
+static uint64_t elem_chunk(const BkCtx *c, const BkChain *ch)
+{
+    uint64_t b = ch->nscr > 1 && ch->scr1 < ch->scr0 ? ch->scr1 : ch->scr0, g = c->align;
+    return b / 4 / g * g;
+}
+
+static int has_elem(const BkChain *ch)
+{
+    for (int i = 0; i < ch->nm; i++) if (ch->m[i].kind == CM_ELEM) return 1;
+    return 0;
+}
+
 /* An int8 chain's scratch after its buffers (`used` bytes of the slot):
- * nscr regions of the most rows (sub) that fit, at least one. */
+ * region 0 at least one row of the widest convolution, all of them at
+ * least one aligned chunk of elements; as large as the slot allows, up
+ * to what the largest member's rows need. */
 static int int8_scratch(const BkCtx *c, const BkLayer *ly, BkChain *ch, uint64_t used)
 {
-    int most = 1;
-    for (int i = 0; i < ch->nm; i++)
-        if (ch->m[i].kind != CM_WINDOW) most = imax(most, ch->buf[ch->m[i].out].max_rows);
-    ch->l_acc = ch->l_resf = ch->l_tmp = 0;
-    for (int sub = most; sub >= 1; sub--) {
-        uint64_t u = used;
-        ch->scr_bytes = (uint64_t)sub * ch->scr_row;
-        for (int i = 0; i < ch->nscr; i++) ch->l_scr[i] = bk_slot_alloc(c, &u, ch->scr_bytes);
-        if (u <= ly->slot_size) {
-            ch->sub = sub;
-            ch->used = u;
-            return 0;
-        }
-        if (!ch->nscr) break;
+    uint64_t al = c->align, want = 0, min0 = ch->scr_row, minel = has_elem(ch) ? 4 * al : 0;
+    for (int i = 0; i < ch->nm; i++) {
+        const ChainMember *m = &ch->m[i];
+        int C, H, W;
+        member_out(m, &C, &H, &W);
+        uint64_t b = (uint64_t)ch->buf[m->out].max_rows * W * C * 4;
+        if (m->kind != CM_WINDOW && b > want) want = b;
     }
-    return -1;
+    ch->l_acc = ch->l_resf = ch->l_tmp = 0;
+    ch->scr0 = ch->scr1 = 0;
+    if (used > ly->slot_size) return -1;
+    if (!ch->nscr) { ch->used = used; return 0; }
+    min0 = bk_align_up(c, min0 > minel ? min0 : minel);
+    want = bk_align_up(c, want);
+    uint64_t avail = ly->slot_size - used, even = avail / (uint64_t)ch->nscr / al * al;
+    if (even >= min0) {
+        ch->scr0 = ch->scr1 = even < want ? even : want;
+    } else {
+        if (avail < min0) return -1;
+        ch->scr0 = min0;
+        ch->scr1 = ch->nscr > 1 ? (avail - min0) / (uint64_t)(ch->nscr - 1) / al * al : 0;
+        if (ch->nscr > 1 && ch->scr1 < minel) return -1;
+    }
+    for (int i = 0; i < ch->nscr; i++) ch->l_scr[i] = bk_slot_alloc(c, &used, i ? ch->scr1 : ch->scr0);
+    ch->used = used;
+    return used <= ly->slot_size ? 0 : -1;
 }
 
 /* Slot layout and resident region for ch->rows; 0 if it fits. */
@@ -286,21 +314,9 @@ static void qconv_rows(const BkChain *ch, const ChainMember *m, const ChainRows 
     bk_q_requant_int(k, l, acc, m->rq, rows_at(ch, m->out, r->lo[m->out], s0, slot), osh, 0);
 }
 
-/* Output rows [s0, s0+sn) of an elementwise member: its own register
- * program (lower/vec.c's steps) with the inputs and the output in their
- * row buffers and the other registers in the scratch regions. */
-static void elem_rows(const BkChain *ch, const ChainMember *m, const ChainRows *r, int s0, int sn, uint64_t slot,
-                      BkCode *k)
+/* The member's program over the block sh at the registers' addresses. */
+static void elem_steps(const BkLow *l, const uint64_t *reg, const uint32_t sh[4], const int64_t cs[4], BkCode *k)
 {
-    const BkLow *l = &m->ly->lw;
-    uint64_t reg[BK_MAXIN + BK_MAXSTEP];
-    const int ins[2] = {m->in, m->res};
-    for (int i = 0, j = 0; i < l->nregs; i++)
-        reg[i] = i < l->nin ? rows_at(ch, ins[i], r->lo[ins[i]], s0, slot)
-               : i == l->out_reg ? rows_at(ch, m->out, r->lo[m->out], s0, slot) : slot + ch->l_scr[j++];
-    uint32_t sh[4] = {1, (uint32_t)sn, (uint32_t)m->W, (uint32_t)m->C};
-    int64_t cs[4];
-    bk_compact(sh, cs);
     for (int s = 0; s < l->nsteps; s++) {
         const BkStep *st = &l->steps[s];
         int dt = l->reg_dt[st->a];
@@ -308,6 +324,29 @@ static void elem_rows(const BkChain *ch, const ChainMember *m, const ChainRows *
                                 : bk_vun(st->op, dt, reg[st->dst], reg[st->a], sh, cs, cs, st->alpha, st->beta);
         if (st->op == ISA_OP_V_CAST) in.otype = (uint8_t)l->reg_dt[st->dst];
         bk_code_cp(k, &in);
+    }
+}
+
+/* Output rows [o0, o0+on) of an elementwise member: its own register
+ * program (lower/vec.c's steps) over chunks of the rows' elements, the
+ * inputs and the output in their row buffers (the same [rows][W][C]
+ * layout, so one offset in elements), the other registers in the scratch
+ * regions. */
+static void elem_rows(const BkCtx *c, const BkChain *ch, const ChainMember *m, const ChainRows *r, int o0, int on,
+                      uint64_t slot, BkCode *k)
+{
+    const BkLow *l = &m->ly->lw;
+    uint64_t g = c->align, most = elem_chunk(c, ch), n = (uint64_t)on * m->W * m->C;
+    const int ins[2] = {m->in, m->res};
+    for (uint64_t at = 0; at < n; at += most) {
+        uint64_t cnt = n - at < most ? n - at : most, reg[BK_MAXIN + BK_MAXSTEP];
+        for (int i = 0, j = 0; i < l->nregs; i++)
+            reg[i] = i < l->nin ? rows_at(ch, ins[i], r->lo[ins[i]], o0, slot) + at
+                   : i == l->out_reg ? rows_at(ch, m->out, r->lo[m->out], o0, slot) + at : slot + ch->l_scr[j++];
+        uint32_t sh[4] = {1, 1, (uint32_t)(cnt / g), (uint32_t)g};
+        int64_t cs[4];
+        bk_compact(sh, cs);
+        elem_steps(l, reg, sh, cs, k);
     }
 }
 
@@ -333,11 +372,13 @@ static int chain_gen(BkCtx *c, const BkLayer *ly, int t, uint64_t slot, BkCode *
         BkSpan ys = member_span(m, o0, on);
         if (ys.n <= 0 || ys.pa > 63 || ys.pb > 63)
             return bk_fail(c, m->ly->node, e, "output rows %d..%d read no input (padding too large)", o0, o0 + on - 1);
-        if (m->kind != CM_WINDOW) {
-            for (int s0 = o0; s0 < o0 + on; s0 += ch->sub) {
-                if (m->kind == CM_QCONV) qconv_rows(ch, m, &r, s0, imin(ch->sub, o0 + on - s0), slot, k);
-                else elem_rows(ch, m, &r, s0, imin(ch->sub, o0 + on - s0), slot, k);
-            }
+        if (m->kind == CM_ELEM) {
+            elem_rows(c, ch, m, &r, o0, on, slot, k);
+            continue;
+        }
+        if (m->kind == CM_QCONV) {   /* as many rows per conv as the accumulator holds */
+            int sub = (int)(ch->scr0 / ((uint64_t)l->OW * l->OC * 4));
+            for (int s0 = o0; s0 < o0 + on; s0 += sub) qconv_rows(ch, m, &r, s0, imin(sub, o0 + on - s0), slot, k);
             continue;
         }
         BkSpan xs = full_width(l);   /* the buffer holds whole rows: its pitch is W */
@@ -538,14 +579,18 @@ int bk_chain_check(const BkCtx *c, const BkLayer *ly, AtlErr *e)
                            g->t[bf->t].name, (unsigned long long)pitch, (unsigned long long)c->align);
         region(reg, &n, bf->off, (uint64_t)most[b] * pitch, "the row buffer of '%s'", g->t[bf->t].name);
     }
-    if (ch->dt == ISA_I8) {
-        int rows = 0;
-        for (int i = 0; i < ch->nm; i++)
-            if (ch->m[i].kind != CM_WINDOW) rows = imax(rows, most[ch->m[i].out]);
-        if (ch->nscr && (ch->sub < 1 || ch->scr_bytes < (uint64_t)imin(ch->sub, rows) * ch->scr_row))
-            return bk_fail(c, node, e, "layer group: scratch of %llu bytes does not hold %d rows of %llu bytes",
-                           (unsigned long long)ch->scr_bytes, ch->sub, (unsigned long long)ch->scr_row);
-        for (int i = 0; i < ch->nscr; i++) region(reg, &n, ch->l_scr[i], ch->scr_bytes, "scratch region %s", i ? "2+" : "1");
+    if (ch->dt == ISA_I8) {   /* an accumulator row; an elementwise chunk in every region */
+        for (int i = 0; i < ch->nm; i++) {
+            const BkLow *l = &ch->m[i].ly->lw;
+            if (ch->m[i].kind == CM_QCONV && ch->scr0 < (uint64_t)l->OW * l->OC * 4)
+                return bk_fail(c, ch->m[i].ly->node, e, "layer group: the accumulator of %llu bytes does not hold a row of %llu",
+                               (unsigned long long)ch->scr0, (unsigned long long)l->OW * l->OC * 4);
+        }
+        if (has_elem(ch) && !elem_chunk(c, ch))
+            return bk_fail(c, node, e, "layer group: scratch regions of %llu and %llu bytes hold no elementwise chunk",
+                           (unsigned long long)ch->scr0, (unsigned long long)ch->scr1);
+        for (int i = 0; i < ch->nscr; i++)
+            region(reg, &n, ch->l_scr[i], i ? ch->scr1 : ch->scr0, "scratch region %s", i ? "2+" : "1");
     }
     for (int i = 0; i < ch->nm && ch->dt != ISA_I8; i++) {
         const ChainMember *m = &ch->m[i];
