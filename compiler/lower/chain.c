@@ -23,8 +23,14 @@
  *   loads only activations. The schedule pipelines the slices as any
  *   layer's tiles: the loads of slice i+1 and the stores of slice i-1
  *   overlap the computes of slice i.
+ * int8 chains: Int8Conv, i8 MaxPool and Int8Add members (member_kind)
+ *   with i8 row buffers; a conv runs one i8 conv per as many output rows
+ *   as its i32 accumulator (scratch region 0) holds, then the bias and
+ *   v.requant; an Int8Add its own register program over aligned element
+ *   chunks (docs/backend.md, "int8 members").
  * Valid when: every member is a 2-D NCHW window layer with constant weights
- *   in the float storage dtype, every member's output but the last is read
+ *   in the float storage dtype (or all are int8 members, every row of
+ *   every buffer a multiple of the LMEM alignment), every member's output but the last is read
  *   only by members (not by other layers, a Gelu's input included, not a
  *   graph output), the group's output shares no DRAM byte with its inputs
  *   (placement does not know groups), and the weights and two slots fit
