@@ -148,10 +148,17 @@ static int layer_map(const IrGraph *gp, const AtlChip *chip, const ChipExec *x, 
     int *map = same ? malloc(((size_t)gp->nt + 1) * sizeof *map) : NULL;
     if (map) {
         for (int t = 0; t < gp->nt; t++) map[t] = -1;
+        /* a layer is its node, or a layer group's member nodes (the
+         * member list: "name\top" lines): each writes its outputs there */
         for (int i = 0; i < sum.nlayers; i++)
             for (int n = 0; n < gp->nn; n++) {
                 const IrNode *node = &gp->nodes[n];
-                if (node->dead || !node->name || strcmp(node->name, sum.layers[i].name)) continue;
+                if (node->dead || !node->name) continue;
+                int mine = !strcmp(node->name, sum.layers[i].name);
+                size_t len = strlen(node->name);
+                for (const char *m = sum.layers[i].members; m && *m && !mine; m = strchr(m, '\n') ? strchr(m, '\n') + 1 : "")
+                    mine = !strncmp(m, node->name, len) && m[len] == '\t';
+                if (!mine) continue;
                 for (int k = 0; k < node->nout; k++) if (node->out[k] >= 0) map[node->out[k]] = sum.layers[i].layer_id;
             }
         /* a node absorbed into a layer (an activation after a conv) has no

@@ -17,8 +17,8 @@
  *   candidate that cannot win stops early).
  * Guarantees: the units cover every layer once, in order; a unit is a
  *   single layer (its own lowering) or a chain layer the caller owns
- *   through `chains`. Layers that are not window layers end the search
- *   backwards (a chain cannot contain them).
+ *   through `chains`. Layers that cannot be chain members (not window
+ *   layers or Int8Add, bk_chain_can_join) end the search backwards.
  * Why a programme over intervals: groups are contiguous in execution
  *   order, and the best split of a prefix does not depend on what follows
  *   it, so O(n x BK_CHAIN_MAX) priced candidates find the cheapest cover. */
@@ -27,10 +27,6 @@
 #include "compiler/group/group.h"
 #include "compiler/lower/lower.h"
 
-static int is_window(const BkLayer *ly)
-{
-    return ly->node >= 0 && !ly->direct && (ly->lw.kind == BK_K_CONV || ly->lw.kind == BK_K_POOL);
-}
 
 static int price(BkCtx *c, BkLayer *ly, BkCoreSet cores, uint64_t bound, uint64_t *est, AtlErr *e)
 {
@@ -83,8 +79,8 @@ int bk_form_groups(BkCtx *c, BkLayer *layers, int n, BkCoreSet cores, BkLayer *c
         from[end] = end - 1;
         where[end] = cores;
         int most = c->group_max > 0 && c->group_max < BK_CHAIN_MAX ? c->group_max : BK_CHAIN_MAX;
-        if (!c->grouping || !is_window(&layers[end - 1])) continue;
-        for (int s = end - 2; s >= 0 && end - s <= most && is_window(&layers[s]); s--)
+        if (!c->grouping || !bk_chain_can_join(c, &layers[end - 1])) continue;
+        for (int s = end - 2; s >= 0 && end - s <= most && bk_chain_can_join(c, &layers[s]); s--)
             for (int k = 0; k < nsets; k++) {
                 if (best[s] >= best[end]) break;
                 BkLayer cand;

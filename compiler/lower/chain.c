@@ -23,8 +23,14 @@
  *   loads only activations. The schedule pipelines the slices as any
  *   layer's tiles: the loads of slice i+1 and the stores of slice i-1
  *   overlap the computes of slice i.
+ * int8 chains: Int8Conv, i8 MaxPool and Int8Add members (member_kind)
+ *   with i8 row buffers; a conv runs one i8 conv per as many output rows
+ *   as its i32 accumulator (scratch region 0) holds, then the bias and
+ *   v.requant; an Int8Add its own register program over aligned element
+ *   chunks (docs/backend.md, "int8 members").
  * Valid when: every member is a 2-D NCHW window layer with constant weights
- *   in the float storage dtype, every member's output but the last is read
+ *   in the float storage dtype (or all are int8 members, every row of
+ *   every buffer a multiple of the LMEM alignment), every member's output but the last is read
  *   only by members (not by other layers, a Gelu's input included, not a
  *   graph output), the group's output shares no DRAM byte with its inputs
  *   (placement does not know groups), and the weights and two slots fit
@@ -42,9 +48,15 @@
 #include <stdlib.h>
 #include <string.h>
 #include <stdio.h>
-#include "compiler/lower/lower.h"
+#include "compiler/lower/quant.h"
 
-enum { CHAIN_MAX_BUFS = 2 * BK_CHAIN_MAX + 2 };
+enum { CHAIN_MAX_BUFS = 2 * BK_CHAIN_MAX + 2, CHAIN_MAX_SCR = 4 };
+
+/* What a member is: a float window layer (conv or pool; pools of the int8
+ * chains too), an Int8Conv (i8 conv, i32 accumulator, integer
+ * requantisation), or an elementwise layer over whole rows (Int8Add: its
+ * own register program on the rows of its two inputs). */
+enum { CM_WINDOW, CM_QCONV, CM_ELEM };
 
 /* An HWC row buffer of one tensor: a group input (dram != 0) or a
  * member's output. lo, n: the rows the slice being generated holds. */
@@ -58,8 +70,12 @@ typedef struct ChainBuf {
 
 typedef struct ChainMember {
     const BkLayer *ly;            /* the member's own lowering (not owned) */
-    int in, res, out;             /* buffers: input, tail residual (-1 none), output */
-    uint64_t w, b;                /* resident LMEM of its weight image and f32 bias (0 none) */
+    int kind;                     /* CM_* */
+    int in, res, out;             /* buffers: input, tail residual or an elementwise
+                                   * member's second input (-1 none), output */
+    int C, H, W;                  /* an elementwise member's output (= its inputs') dims */
+    uint64_t w, b, rq;            /* resident LMEM of its weight image, bias (f32; i32 for
+                                   * CM_QCONV) and requantisation pairs (0 none) */
 } ChainMember;
 
 struct BkChain {
@@ -70,10 +86,39 @@ struct BkChain {
     uint64_t resident;            /* weights and biases below the slots */
     uint64_t l_acc, l_resf, l_tmp; /* slot scratch (f32): accumulator, residual, activation temp */
     uint64_t used;                /* slot bytes of the current shape */
+    int dt, es;                   /* storage dtype of every buffer: BkCtx.dt, or i8 (int8 chains) */
+    /* int8 chains: the i32 / f32 scratch is nscr regions at l_scr, the
+     * first of scr0 bytes (a convolution's accumulator: it computes as
+     * many output rows per instruction as fit, at least one row of
+     * scr_row bytes), the others of scr1 bytes; an elementwise member
+     * runs its program over chunks of its rows' elements that fit all */
+    int nscr;
+    uint64_t scr_row, scr0, scr1, l_scr[CHAIN_MAX_SCR];
 };
 
 static int imin(int a, int b) { return a < b ? a : b; }
 static int imax(int a, int b) { return a > b ? a : b; }
+
+/* The input rows a member's output rows [lo, lo+n) read: the window with
+ * its halo, or the same rows (elementwise). */
+static BkSpan member_span(const ChainMember *m, int lo, int n)
+{
+    const BkLow *l = &m->ly->lw;
+    if (m->kind == CM_ELEM) {
+        BkSpan s = {lo, n, 0, 0};
+        return s;
+    }
+    return bk_window_span(lo, n, l->sh, l->pt, l->dh, l->kh, l->H);
+}
+
+/* A member's output dims (channels, rows, columns). */
+static void member_out(const ChainMember *m, int *C, int *H, int *W)
+{
+    const BkLow *l = &m->ly->lw;
+    *C = m->kind == CM_ELEM ? m->C : l->OC;
+    *H = m->kind == CM_ELEM ? m->H : l->OH;
+    *W = m->kind == CM_ELEM ? m->W : l->OW;
+}
 
 /* Rows [lo, lo+n) of every buffer for slice (img, r) of the chain. */
 typedef struct ChainRows { int lo[CHAIN_MAX_BUFS], n[CHAIN_MAX_BUFS]; } ChainRows;
@@ -94,10 +139,9 @@ static void slice_rows(const BkChain *ch, int rci, ChainRows *r)
     widen(r, ch->m[ch->nm - 1].out, o0, imin(ch->rows, ch->OH - o0));
     for (int i = ch->nm - 1; i >= 0; i--) {
         const ChainMember *m = &ch->m[i];
-        const BkLow *l = &m->ly->lw;
         int lo = r->lo[m->out], n = r->n[m->out];
         if (n <= 0) continue;
-        BkSpan ys = bk_window_span(lo, n, l->sh, l->pt, l->dh, l->kh, l->H);
+        BkSpan ys = member_span(m, lo, n);
         widen(r, m->in, ys.a, ys.n);
         if (m->res >= 0) widen(r, m->res, lo, n);
     }
@@ -129,13 +173,60 @@ static int width_ok(const BkLow *l)
 static int slice_ok(const BkChain *ch, const ChainRows *r)
 {
     for (int i = 0; i < ch->nm; i++) {
-        const BkLow *l = &ch->m[i].ly->lw;
         int n = r->n[ch->m[i].out];
         if (n <= 0) continue;
-        BkSpan ys = bk_window_span(r->lo[ch->m[i].out], n, l->sh, l->pt, l->dh, l->kh, l->H);
+        BkSpan ys = member_span(&ch->m[i], r->lo[ch->m[i].out], n);
         if (ys.n <= 0 || ys.pa > 63 || ys.pb > 63) return 0;
     }
     return 1;
+}
+
+/* The elements of an elementwise member's chunk: a multiple of the
+ * alignment (its rows are, so every chunk starts aligned in i8). */
+static uint64_t elem_chunk(const BkCtx *c, const BkChain *ch)
+{
+    uint64_t b = ch->nscr > 1 && ch->scr1 < ch->scr0 ? ch->scr1 : ch->scr0, g = c->align;
+    return b / 4 / g * g;
+}
+
+static int has_elem(const BkChain *ch)
+{
+    for (int i = 0; i < ch->nm; i++) if (ch->m[i].kind == CM_ELEM) return 1;
+    return 0;
+}
+
+/* An int8 chain's scratch after its buffers (`used` bytes of the slot):
+ * region 0 at least one row of the widest convolution, all of them at
+ * least one aligned chunk of elements; as large as the slot allows, up
+ * to what the largest member's rows need. */
+static int int8_scratch(const BkCtx *c, const BkLayer *ly, BkChain *ch, uint64_t used)
+{
+    uint64_t al = c->align, want = 0, min0 = ch->scr_row, minel = has_elem(ch) ? 4 * al : 0;
+    for (int i = 0; i < ch->nm; i++) {
+        const ChainMember *m = &ch->m[i];
+        int C, H, W;
+        member_out(m, &C, &H, &W);
+        uint64_t b = (uint64_t)ch->buf[m->out].max_rows * W * C * 4;
+        if (m->kind != CM_WINDOW && b > want) want = b;
+    }
+    ch->l_acc = ch->l_resf = ch->l_tmp = 0;
+    ch->scr0 = ch->scr1 = 0;
+    if (used > ly->slot_size) return -1;
+    if (!ch->nscr) { ch->used = used; return 0; }
+    min0 = bk_align_up(c, min0 > minel ? min0 : minel);
+    want = bk_align_up(c, want);
+    uint64_t avail = ly->slot_size - used, even = avail / (uint64_t)ch->nscr / al * al;
+    if (even >= min0) {
+        ch->scr0 = ch->scr1 = even < want ? even : want;
+    } else {
+        if (avail < min0) return -1;
+        ch->scr0 = min0;
+        ch->scr1 = ch->nscr > 1 ? (avail - min0) / (uint64_t)(ch->nscr - 1) / al * al : 0;
+        if (ch->nscr > 1 && ch->scr1 < minel) return -1;
+    }
+    for (int i = 0; i < ch->nscr; i++) ch->l_scr[i] = bk_slot_alloc(c, &used, i ? ch->scr1 : ch->scr0);
+    ch->used = used;
+    return used <= ly->slot_size ? 0 : -1;
 }
 
 /* Slot layout and resident region for ch->rows; 0 if it fits. */
@@ -151,12 +242,13 @@ static int layout(const BkCtx *c, BkLayer *ly, BkChain *ch)
     }
     if (bk_reserve_resident(c, ly, ch->resident)) return -1;
     uint64_t used = 0, scratch = 0;
-    int es = c->es;
+    int es = ch->es;
     for (int b = 0; b < ch->nb; b++) {
         const ChainBuf *bf = &ch->buf[b];
         if ((uint64_t)bf->max_rows * bf->W > 65535 || bf->C > 65535) return -1;
         ch->buf[b].off = bk_slot_alloc(c, &used, (uint64_t)bf->max_rows * bf->W * bf->C * es);
     }
+    if (ch->dt == ISA_I8) return int8_scratch(c, ly, ch, used);
     for (int i = 0; i < ch->nm; i++) {
         const ChainBuf *o = &ch->buf[ch->m[i].out];
         scratch = scratch > (uint64_t)o->max_rows * o->W * o->C * 4 ? scratch : (uint64_t)o->max_rows * o->W * o->C * 4;
@@ -181,17 +273,93 @@ static int chain_prologue(BkCtx *c, const BkLayer *ly, BkCode *k, AtlErr *e)
     for (int i = 0; i < ch->nm; i++) {
         const ChainMember *m = &ch->m[i];
         const BkLow *l = &m->ly->lw;
+        if (l->kind != BK_K_CONV) continue;
         uint64_t nw = (uint64_t)l->kh * l->kw * (l->C / l->groups) * l->OC;
-        if (m->ly->lw.kind == BK_K_CONV && bk_flat_copy(k, l->dt, m->w, l->w, nw)) return -1;
+        if (m->kind == CM_QCONV) {
+            if (bk_flat_copy(k, ISA_I8, m->w, l->w, nw) || (m->b && bk_flat_copy(k, ISA_I32, m->b, l->b, (uint64_t)l->OC)) ||
+                bk_flat_copy(k, ISA_I32, m->rq, l->q_mults, 2 * (uint64_t)l->OC))
+                return -1;
+            continue;
+        }
+        if (bk_flat_copy(k, l->dt, m->w, l->w, nw)) return -1;
         if (m->b && bk_flat_copy(k, ISA_F32, m->b, l->b, (uint64_t)l->OC)) return -1;
     }
     return 0;
 }
 
+/* Rows [s0, s0+sn) of buffer b (which holds rows from `lo`) in the slot. */
+static uint64_t rows_at(const BkChain *ch, int b, int lo, int s0, uint64_t slot)
+{
+    const ChainBuf *bf = &ch->buf[b];
+    return slot + bf->off + (uint64_t)(s0 - lo) * bf->W * bf->C * ch->es;
+}
+
+/* Output rows [s0, s0+sn) of an Int8Conv member: the i8 conv into the i32
+ * scratch, bias, the integer requantisation into its output buffer. */
+static void qconv_rows(const BkChain *ch, const ChainMember *m, const ChainRows *r, int s0, int sn, uint64_t slot,
+                       BkCode *k)
+{
+    const BkLow *l = &m->ly->lw;
+    BkSpan ys = member_span(m, s0, sn);
+    uint64_t acc = slot + ch->l_scr[0];
+    AtlInsn op = bk_window_insn(l, ISA_OP_CONV, ISA_I8, rows_at(ch, m->in, r->lo[m->in], ys.a, slot), l->C, ys,
+                                full_width(l));
+    op.dst = acc;
+    op.src2 = m->w;
+    op.cout = (uint32_t)l->OC;
+    op.groups = (uint16_t)l->groups;
+    op.ival = l->q_xz;
+    bk_code_cp(k, &op);
+    uint32_t osh[4] = {1, (uint32_t)sn, (uint32_t)l->OW, (uint32_t)l->OC};
+    int64_t oc[4], bs[4] = {0, 0, 0, 1};
+    bk_compact(osh, oc);
+    if (m->b) {
+        AtlInsn add = bk_vbin(ISA_OP_V_ADD, ISA_I32, acc, acc, m->b, osh, oc, oc, bs);
+        bk_code_cp(k, &add);
+    }
+    bk_q_requant_int(k, l, acc, m->rq, rows_at(ch, m->out, r->lo[m->out], s0, slot), osh, 0);
+}
+
+/* The member's program over the block sh at the registers' addresses. */
+static void elem_steps(const BkLow *l, const uint64_t *reg, const uint32_t sh[4], const int64_t cs[4], BkCode *k)
+{
+    for (int s = 0; s < l->nsteps; s++) {
+        const BkStep *st = &l->steps[s];
+        int dt = l->reg_dt[st->a];
+        AtlInsn in = st->b >= 0 ? bk_vbin(st->op, dt, reg[st->dst], reg[st->a], reg[st->b], sh, cs, cs, cs)
+                                : bk_vun(st->op, dt, reg[st->dst], reg[st->a], sh, cs, cs, st->alpha, st->beta);
+        if (st->op == ISA_OP_V_CAST) in.otype = (uint8_t)l->reg_dt[st->dst];
+        bk_code_cp(k, &in);
+    }
+}
+
+/* Output rows [o0, o0+on) of an elementwise member: its own register
+ * program (lower/vec.c's steps) over chunks of the rows' elements, the
+ * inputs and the output in their row buffers (the same [rows][W][C]
+ * layout, so one offset in elements), the other registers in the scratch
+ * regions. */
+static void elem_rows(const BkCtx *c, const BkChain *ch, const ChainMember *m, const ChainRows *r, int o0, int on,
+                      uint64_t slot, BkCode *k)
+{
+    const BkLow *l = &m->ly->lw;
+    uint64_t g = c->align, most = elem_chunk(c, ch), n = (uint64_t)on * m->W * m->C;
+    const int ins[2] = {m->in, m->res};
+    for (uint64_t at = 0; at < n; at += most) {
+        uint64_t cnt = n - at < most ? n - at : most, reg[BK_MAXIN + BK_MAXSTEP];
+        for (int i = 0, j = 0; i < l->nregs; i++)
+            reg[i] = i < l->nin ? rows_at(ch, ins[i], r->lo[ins[i]], o0, slot) + at
+                   : i == l->out_reg ? rows_at(ch, m->out, r->lo[m->out], o0, slot) + at : slot + ch->l_scr[j++];
+        uint32_t sh[4] = {1, 1, (uint32_t)(cnt / g), (uint32_t)g};
+        int64_t cs[4];
+        bk_compact(sh, cs);
+        elem_steps(l, reg, sh, cs, k);
+    }
+}
+
 static int chain_gen(BkCtx *c, const BkLayer *ly, int t, uint64_t slot, BkCode *k, AtlErr *e)
 {
     const BkChain *ch = ly->chain;
-    int img = t / ch->nrc, rci = t % ch->nrc, dt = c->dt, es = c->es;
+    int img = t / ch->nrc, rci = t % ch->nrc, dt = ch->dt, es = ch->es;
     ChainRows r;
     slice_rows(ch, rci, &r);
     for (int b = 0; b < ch->nb; b++) {
@@ -207,10 +375,19 @@ static int chain_gen(BkCtx *c, const BkLayer *ly, int t, uint64_t slot, BkCode *
         const ChainBuf *bi = &ch->buf[m->in], *bo = &ch->buf[m->out];
         int o0 = r.lo[m->out], on = r.n[m->out];
         if (on <= 0) continue;
-        BkSpan ys = bk_window_span(o0, on, l->sh, l->pt, l->dh, l->kh, l->H);
-        BkSpan xs = full_width(l);   /* the buffer holds whole rows: its pitch is W */
+        BkSpan ys = member_span(m, o0, on);
         if (ys.n <= 0 || ys.pa > 63 || ys.pb > 63)
             return bk_fail(c, m->ly->node, e, "output rows %d..%d read no input (padding too large)", o0, o0 + on - 1);
+        if (m->kind == CM_ELEM) {
+            elem_rows(c, ch, m, &r, o0, on, slot, k);
+            continue;
+        }
+        if (m->kind == CM_QCONV) {   /* as many rows per conv as the accumulator holds */
+            int sub = (int)(ch->scr0 / ((uint64_t)l->OW * l->OC * 4));
+            for (int s0 = o0; s0 < o0 + on; s0 += sub) qconv_rows(ch, m, &r, s0, imin(sub, o0 + on - s0), slot, k);
+            continue;
+        }
+        BkSpan xs = full_width(l);   /* the buffer holds whole rows: its pitch is W */
         uint64_t src = slot + bi->off + (uint64_t)(ys.a - r.lo[m->in]) * bi->W * bi->C * es;
         uint64_t out = slot + bo->off;
         if (l->kind == BK_K_POOL) {
@@ -250,9 +427,10 @@ static int chain_gen(BkCtx *c, const BkLayer *ly, int t, uint64_t slot, BkCode *
     }
     const ChainMember *last = &ch->m[ch->nm - 1];
     const ChainBuf *bo = &ch->buf[last->out];
-    const BkLow *l = &last->ly->lw;
-    AtlInsn st = bk_nchw_box(dt, 0, l->y, l->OC, l->OH, l->OW, img, 0, l->OC, r.lo[last->out], r.n[last->out], 0,
-                             l->OW, slot + bo->off);
+    int OC, OH, OW;
+    member_out(last, &OC, &OH, &OW);
+    AtlInsn st = bk_nchw_box(dt, 0, last->ly->lw.y, OC, OH, OW, img, 0, OC, r.lo[last->out], r.n[last->out], 0, OW,
+                             slot + bo->off);
     bk_code_st(k, &st);
     return k->oom ? atl_fail(e, "out of memory generating code") : 0;
 }
@@ -364,7 +542,7 @@ int bk_chain_check(const BkCtx *c, const BkLayer *ly, AtlErr *e)
     const BkChain *ch = ly->chain;
     if (!ch) return atl_fail(e, "layer group check: the layer is not a layer group");
     const IrGraph *g = c->g;
-    int node = ch->m[0].ly->node, es = c->es;
+    int node = ch->m[0].ly->node, es = ch->dt == c->dt ? c->es : ch->es;   /* float: the context's element */
     uint64_t lm = (uint64_t)c->chip->lmem_bytes;
     if (ly->slot_off % c->align || ly->slot_size % c->align)
         return bk_fail(c, node, e, "layer group: slots at %llu of %llu bytes are not aligned to %llu bytes",
@@ -388,23 +566,39 @@ int bk_chain_check(const BkCtx *c, const BkLayer *ly, AtlErr *e)
         }
         for (int i = 0; i < ch->nm; i++) {
             const ChainMember *m = &ch->m[i];
-            const BkLow *l = &m->ly->lw;
             int lo = r.lo[m->out], n = r.n[m->out];
             if (n <= 0) continue;
-            BkSpan ys = bk_window_span(lo, n, l->sh, l->pt, l->dh, l->kh, l->H);
+            BkSpan ys = member_span(m, lo, n);
             if (!rows_inside(&r, m->in, ys.a, ys.n) || (m->res >= 0 && !rows_inside(&r, m->res, lo, n)))
                 return bk_fail(c, m->ly->node, e, "layer group: slice %d reads rows its buffers do not hold", s);
         }
     }
     /* the slot: row buffers and scratch at the sizes the slices use */
-    ChainRegion reg[CHAIN_MAX_BUFS + 3];   /* the buffers and 3 scratch; then 2 resident per member */
+    ChainRegion reg[3 * BK_CHAIN_MAX];   /* the buffers and the scratch; then 3 resident per member */
     int n = 0;
     uint64_t acc = 0, resf = 0, tmp = 0;
     for (int b = 0; b < ch->nb; b++) {
         const ChainBuf *bf = &ch->buf[b];
-        region(reg, &n, bf->off, (uint64_t)most[b] * bf->W * bf->C * es, "the row buffer of '%s'", g->t[bf->t].name);
+        uint64_t pitch = (uint64_t)bf->W * bf->C * es;
+        if (ch->dt == ISA_I8 && pitch % c->align)   /* int8 members address rows inside their buffers */
+            return bk_fail(c, node, e, "layer group: a row of '%s' (%llu bytes) is not a multiple of the %llu-byte alignment",
+                           g->t[bf->t].name, (unsigned long long)pitch, (unsigned long long)c->align);
+        region(reg, &n, bf->off, (uint64_t)most[b] * pitch, "the row buffer of '%s'", g->t[bf->t].name);
     }
-    for (int i = 0; i < ch->nm; i++) {
+    if (ch->dt == ISA_I8) {   /* an accumulator row; an elementwise chunk in every region */
+        for (int i = 0; i < ch->nm; i++) {
+            const BkLow *l = &ch->m[i].ly->lw;
+            if (ch->m[i].kind == CM_QCONV && ch->scr0 < (uint64_t)l->OW * l->OC * 4)
+                return bk_fail(c, ch->m[i].ly->node, e, "layer group: the accumulator of %llu bytes does not hold a row of %llu",
+                               (unsigned long long)ch->scr0, (unsigned long long)l->OW * l->OC * 4);
+        }
+        if (has_elem(ch) && !elem_chunk(c, ch))
+            return bk_fail(c, node, e, "layer group: scratch regions of %llu and %llu bytes hold no elementwise chunk",
+                           (unsigned long long)ch->scr0, (unsigned long long)ch->scr1);
+        for (int i = 0; i < ch->nscr; i++)
+            region(reg, &n, ch->l_scr[i], i ? ch->scr1 : ch->scr0, "scratch region %s", i ? "2+" : "1");
+    }
+    for (int i = 0; i < ch->nm && ch->dt != ISA_I8; i++) {
         const ChainMember *m = &ch->m[i];
         const BkLow *l = &m->ly->lw;
         uint64_t f32 = (uint64_t)most[m->out] * l->OW * l->OC * 4;
@@ -424,8 +618,10 @@ int bk_chain_check(const BkCtx *c, const BkLayer *ly, AtlErr *e)
         const char *name = g->nodes[m->ly->node].name ? g->nodes[m->ly->node].name : "";
         if (l->kind != BK_K_CONV) continue;
         if (l->b && !m->b) return bk_fail(c, m->ly->node, e, "layer group: the bias is not resident");
+        if (m->kind == CM_QCONV && !m->rq) return bk_fail(c, m->ly->node, e, "layer group: the requantisation is not resident");
         region(reg, &n, m->w, (uint64_t)l->kh * l->kw * (l->C / l->groups) * l->OC * es, "the weights of '%s'", name);
         if (l->b) region(reg, &n, m->b, (uint64_t)l->OC * 4, "the bias of '%s'", name);
+        if (m->kind == CM_QCONV) region(reg, &n, m->rq, (uint64_t)l->OC * 8, "the requantisation of '%s'", name);
     }
     return regions_sound(c, node, reg, n, ly->slot_off, "resident region below the slots", e);
 }
@@ -442,6 +638,56 @@ static int apply_rows(BkCtx *c, BkLayer *ly, const void *shape, AtlErr *e)
     return 0;
 }
 
+/* Registers of an elementwise member's program that live in the chain's
+ * scratch (all but its inputs and its output); -1 when one is wider than
+ * 4 bytes. */
+static int elem_scratch(const BkLow *l)
+{
+    int n = 0;
+    for (int r = l->nin; r < l->nregs; r++) {
+        if (isa_dtype_size(l->reg_dt[r]) > 4) return -1;
+        n += r != l->out_reg;
+    }
+    return n;
+}
+
+/* The kind (CM_*) of layer m as a member of a chain whose buffers hold
+ * dtype dt (BkCtx.dt: float members; i8: Int8Conv, i8 pools, Int8Add),
+ * -1 when it cannot be one. */
+static int member_kind(const BkCtx *c, const BkLayer *m, int dt)
+{
+    const IrGraph *g = c->g;
+    const BkLow *l = &m->lw;
+    if (m->node < 0 || m->direct) return -1;
+    const IrNode *nd = &g->nodes[m->node];
+    const IrTensor *y = &g->t[nd->out[0]];
+    if (g->t[nd->in[0]].ndim != 4 || y->ndim != 4 || l->dt != dt) return -1;
+    if (l->kind == BK_K_ELEM) {
+        if (dt != ISA_I8 || strcmp(nd->op, "Int8Add") || l->act[0] || l->nin != nd->nin || l->nin < 1 || l->nin > 2 ||
+            l->out_reg < l->nin || l->reg_dt[l->out_reg] != ISA_I8)
+            return -1;
+        for (int i = 0; i < l->nin; i++) {
+            const IrTensor *x = &g->t[nd->in[i]];
+            if (x->data || x->ndim != 4 || l->reg_dt[i] != ISA_I8) return -1;
+            for (int d = 0; d < 4; d++) if (x->dims[d] != y->dims[d]) return -1;
+        }
+        int ns = elem_scratch(l);
+        return ns >= 0 && ns <= CHAIN_MAX_SCR ? CM_ELEM : -1;
+    }
+    if ((l->kind != BK_K_CONV && l->kind != BK_K_POOL) || l->w_oihw || !width_ok(l)) return -1;
+    if (l->kind == BK_K_POOL) return CM_WINDOW;
+    if ((uint64_t)l->OC > 65535) return -1;
+    if (dt != ISA_I8) return CM_WINDOW;
+    return !strcmp(nd->op, "Int8Conv") && l->q_mode == BK_RQ_INT && !l->q_mm && l->xdt == ISA_I8 ? CM_QCONV : -1;
+}
+
+int bk_chain_can_join(const BkCtx *c, const BkLayer *ly)
+{
+    if (ly->node < 0 || ly->direct) return 0;
+    if (ly->lw.kind == BK_K_CONV || ly->lw.kind == BK_K_POOL) return 1;
+    return ly->lw.kind == BK_K_ELEM && !strcmp(c->g->nodes[ly->node].op, "Int8Add");
+}
+
 int bk_lower_chain(BkCtx *c, const BkLayer *const *members, int nm, BkLayer *ly, AtlErr *e)
 {
     if (nm < 2 || nm > BK_CHAIN_MAX) return 1;
@@ -449,14 +695,11 @@ int bk_lower_chain(BkCtx *c, const BkLayer *const *members, int nm, BkLayer *ly,
     if (!ch) return atl_fail(e, "out of memory");
     int rc = 1;
     const IrGraph *g = c->g;
-    for (int i = 0; i < nm; i++) {
-        const BkLayer *m = members[i];
-        const BkLow *l = &m->lw;
-        if (m->node < 0 || m->direct || (l->kind != BK_K_CONV && l->kind != BK_K_POOL) || l->w_oihw) goto done;
-        if (l->dt != c->dt || g->t[g->nodes[m->node].in[0]].ndim != 4) goto done;
-        if (l->kind == BK_K_CONV && (uint64_t)l->OC > 65535) goto done;
-        if (!width_ok(l)) goto done;
-    }
+    /* float members in BkCtx.dt, or int8 members in i8 */
+    ch->dt = members[0]->lw.dt == ISA_I8 ? ISA_I8 : c->dt;
+    ch->es = isa_dtype_size(ch->dt);
+    for (int i = 0; i < nm; i++)
+        if ((ch->m[i].kind = member_kind(c, members[i], ch->dt)) < 0) goto done;
     ch->nm = nm;
     for (int i = 0; i < nm; i++) {
         const BkLayer *m = members[i];
@@ -464,9 +707,17 @@ int bk_lower_chain(BkCtx *c, const BkLayer *const *members, int nm, BkLayer *ly,
         const IrNode *n = &g->nodes[m->node];
         ChainMember *cm = &ch->m[i];
         cm->ly = m;
-        int in = buf_of(c, ch, bk_tensor_root(c, n->in[0]), l->C, l->H, l->W, e);
-        int rt = residual_of(c, m->node);
-        int res = rt >= 0 ? buf_of(c, ch, bk_tensor_root(c, rt), l->OC, l->OH, l->OW, e) : -1;
+        int OC, OH, OW;
+        if (cm->kind == CM_ELEM) {
+            const IrTensor *y = &g->t[n->out[0]];
+            cm->C = (int)y->dims[1]; cm->H = (int)y->dims[2]; cm->W = (int)y->dims[3];
+            if ((int64_t)cm->C * cm->W > 65535) goto done;
+        }
+        member_out(cm, &OC, &OH, &OW);
+        int in = cm->kind == CM_ELEM ? buf_of(c, ch, bk_tensor_root(c, n->in[0]), OC, OH, OW, e)
+                                     : buf_of(c, ch, bk_tensor_root(c, n->in[0]), l->C, l->H, l->W, e);
+        int rt = cm->kind == CM_ELEM ? (l->nin > 1 ? n->in[1] : -1) : residual_of(c, m->node);
+        int res = rt >= 0 ? buf_of(c, ch, bk_tensor_root(c, rt), OC, OH, OW, e) : -1;
         if (in == -2 || res == -2) { rc = -1; goto done; }
         if (in < 0 || (rt >= 0 && res < 0)) goto done;
         cm->in = in;
@@ -478,19 +729,31 @@ int bk_lower_chain(BkCtx *c, const BkLayer *const *members, int nm, BkLayer *ly,
         ChainBuf *bo = &ch->buf[ch->nb];
         memset(bo, 0, sizeof *bo);
         bo->t = ot;
-        bo->C = l->OC; bo->H = l->OH; bo->W = l->OW;
+        bo->C = OC; bo->H = OH; bo->W = OW;
         cm->out = ch->nb++;
         if (i < nm - 1 && read_outside(c, ot, members, nm)) goto done;
-        /* resident weights and bias */
+        /* resident weights and bias (and an Int8Conv's requantisation) */
         if (l->kind == BK_K_CONV) {
             cm->w = bk_align_up(c, ch->resident);
-            ch->resident = cm->w + bk_align_up(c, (uint64_t)l->kh * l->kw * (l->C / l->groups) * l->OC * c->es);
+            ch->resident = cm->w + bk_align_up(c, (uint64_t)l->kh * l->kw * (l->C / l->groups) * l->OC * ch->es);
             if (l->b) {
                 cm->b = ch->resident;
                 ch->resident += bk_align_up(c, (uint64_t)l->OC * 4);
             }
+            if (cm->kind == CM_QCONV) {
+                cm->rq = ch->resident;
+                ch->resident += bk_align_up(c, (uint64_t)l->OC * 8);
+            }
+        }
+        /* int8 members' scratch: an i32 accumulator, the program's registers */
+        if (cm->kind != CM_WINDOW) {
+            ch->scr_row = ch->scr_row > (uint64_t)OW * OC * 4 ? ch->scr_row : (uint64_t)OW * OC * 4;
+            ch->nscr = imax(ch->nscr, cm->kind == CM_QCONV ? 1 : elem_scratch(l));
         }
     }
+    /* int8 members address rows inside their buffers: every row aligned */
+    for (int b = 0; b < ch->nb && ch->dt == ISA_I8; b++)
+        if ((uint64_t)ch->buf[b].W * ch->buf[b].C % c->align) goto done;
     /* a member's input that a later member writes is not a group input */
     for (int i = 0; i < nm; i++)
         for (int j = i; j < nm; j++)
@@ -511,13 +774,13 @@ int bk_lower_chain(BkCtx *c, const BkLayer *const *members, int nm, BkLayer *ly,
         uint64_t iz = (uint64_t)ir_numel(&g->t[in->t]) * (uint64_t)bk_tensor_es(c, in->t);
         if (in->dram < oa + oz && oa < in->dram + iz) goto done;
     }
-    const BkLow *last = &members[nm - 1]->lw;
-    ch->N = last->N;
-    ch->OH = last->OH;
+    int lastC, lastW;
+    ch->N = (int)g->t[g->nodes[members[nm - 1]->node].out[0]].dims[0];
+    member_out(&ch->m[nm - 1], &lastC, &ch->OH, &lastW);
     ly->chain = ch;
     ly->lw.kind = BK_K_CHAIN;
-    ly->lw.dt = c->dt;
-    ly->lw.es = c->es;
+    ly->lw.dt = ch->dt;
+    ly->lw.es = ch->es;
     /* resident weights multicast once per cluster; a chain of pools has
      * none (an empty multicast would leave its wait unsignalled) */
     ly->mcast = ch->resident > 0;

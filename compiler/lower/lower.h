@@ -23,12 +23,16 @@ int bk_op_lowered(const char *op);
  * integers for the ops the table marks), else -1 naming the node. */
 int bk_check_dtypes(const BkCtx *c, int node, AtlErr *e);
 /* chain.c: a layer group of 2..BK_CHAIN_MAX window layers (their own
- * lowerings, in execution order) lowered as one layer ly whose
+ * lowerings, in execution order; float, or int8: Int8Conv, i8 pools and
+ * Int8Add) lowered as one layer ly whose
  * intermediates stay in LMEM, with its candidate slice heights; 0, 1 when
  * the members do not form such a chain (ly then unusable), -1 on error. */
 #define BK_CHAIN_MAX 12
 typedef struct BkChain BkChain;
 int bk_lower_chain(BkCtx *c, const BkLayer *const *members, int nm, BkLayer *ly, AtlErr *e);
+/* 1 when layer ly may be a member of a chain (a window layer, or an
+ * Int8Add): group formation searches backwards over such layers only. */
+int bk_chain_can_join(const BkCtx *c, const BkLayer *ly);
 /* The IR nodes of a chain layer's members, in order (at most max); their count. */
 int bk_chain_nodes(const BkLayer *ly, int *nodes, int max);
 /* Marks the tensors a chain layer keeps in LMEM (every member's output but

@@ -38,6 +38,23 @@ void bk_q_requant(BkCode *k, const BkLow *l, uint64_t acc, uint64_t f, uint64_t 
     bk_q_tail(k, f, 0, NULL, l->q_zp, l->q_lo, l->q_hi, l->dt, y, sh, cs);
 }
 
+void bk_q_requant_int(BkCode *k, const BkLow *l, uint64_t acc, uint64_t rq, uint64_t y, const uint32_t sh[4], int shift)
+{
+    AtlInsn in;
+    memset(&in, 0, sizeof in);
+    in.op = ISA_OP_V_REQUANT;
+    in.dst = y;
+    in.src = acc;
+    in.src2 = rq;
+    memcpy(in.shape, sh, sizeof in.shape);
+    in.per_channel = 1;
+    in.round_even = 1;
+    in.ival = (int32_t)l->q_zp - shift;
+    in.lo = l->q_lo - shift;
+    in.hi = l->q_hi - shift;
+    bk_code_cp(k, &in);
+}
+
 void bk_q_tail(BkCode *k, uint64_t f, uint64_t z, const int64_t zs[4], float zp, int lo, int hi, int ydt,
                        uint64_t y, const uint32_t sh[4], const int64_t cs[4])
 {

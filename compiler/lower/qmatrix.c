@@ -46,8 +46,6 @@
 #include "isa/timing.h"
 
 enum { SPLIT_PAIRS = 3, MIN_COSTED = 2, TILE_BUDGET = 1 << 16, MAX_TILES = 1 << 24 };
-/* requantisation: i32 sums out (ConvInteger), f32 multiplier (QLinearConv), integer pairs (Int8*) */
-enum { RQ_NONE, RQ_FLOAT, RQ_INT };
 /* slot registers besides l_in / l_w / l_b / l_acc / l_out */
 enum { R_X8, R_RQ, R_F, R_WIDE, R_NREGS };
 
@@ -95,24 +93,13 @@ static uint64_t epilogue(const BkLow *l, uint64_t acc, uint64_t slot, const Chan
         in = bk_vbin(ISA_OP_V_ADD, ISA_I32, acc, acc, slot + l->l_b, osh, ocs, ocs, chan);
         bk_code_cp(k, &in);
     }
-    if (l->q_mode == RQ_NONE) return acc;
-    if (l->q_mode == RQ_FLOAT) {
+    if (l->q_mode == BK_RQ_NONE) return acc;
+    if (l->q_mode == BK_RQ_FLOAT) {
         bk_q_requant(k, l, acc, slot + l->l_reg[R_F], slot + l->l_reg[R_RQ], chan, slot + l->l_out, osh, ocs);
         return slot + l->l_out;
     }
     int wide = l->dt != ISA_I8, shift = wide ? 128 : 0;   /* uint8 (chip i16): 128 lower, then widened */
-    memset(&in, 0, sizeof in);
-    in.op = ISA_OP_V_REQUANT;
-    in.dst = slot + l->l_out;
-    in.src = acc;
-    in.src2 = slot + l->l_reg[R_RQ];
-    memcpy(in.shape, osh, sizeof in.shape);
-    in.per_channel = 1;
-    in.round_even = 1;
-    in.ival = (int32_t)l->q_zp - shift;
-    in.lo = l->q_lo - shift;
-    in.hi = l->q_hi - shift;
-    bk_code_cp(k, &in);
+    bk_q_requant_int(k, l, acc, slot + l->l_reg[R_RQ], slot + l->l_out, osh, shift);
     if (!wide) return slot + l->l_out;
     in = bk_q_cast(ISA_I8, l->dt, slot + l->l_reg[R_WIDE], slot + l->l_out, osh, ocs, ocs);
     bk_code_cp(k, &in);
@@ -165,8 +152,8 @@ static int qmatrix_gen(BkCtx *c, const BkLayer *ly, int t, uint64_t slot, BkCode
     bk_code_ld(k, &in, 1);
     if (last_k) {
         if (l->b) load_vec(k, ISA_I32, slot + l->l_b, l->b + (uint64_t)h.oc0 * 4, h.ocn);
-        if (l->q_mode == RQ_INT) load_vec(k, ISA_I32, slot + l->l_reg[R_RQ], l->q_mults + (uint64_t)h.oc0 * 8, 2 * h.ocn);
-        if (l->q_mode == RQ_FLOAT) load_vec(k, ISA_F32, slot + l->l_reg[R_RQ], l->q_mults + (uint64_t)h.oc0 * 4, h.ocn);
+        if (l->q_mode == BK_RQ_INT) load_vec(k, ISA_I32, slot + l->l_reg[R_RQ], l->q_mults + (uint64_t)h.oc0 * 8, 2 * h.ocn);
+        if (l->q_mode == BK_RQ_FLOAT) load_vec(k, ISA_F32, slot + l->l_reg[R_RQ], l->q_mults + (uint64_t)h.oc0 * 4, h.ocn);
     }
     uint64_t acc = l->nkc > 1 ? l->l_accres + (uint64_t)(p.out & 1) * l->acc_bytes : slot + l->l_acc;
     AtlInsn op;
@@ -239,12 +226,12 @@ static int plan(const BkCtx *c, BkLayer *ly)
     l->l_reg[R_X8] = l->xdt != ISA_I8 ? bk_slot_alloc(c, &used, blk) : 0;
     l->l_w = bk_slot_alloc(c, &used, (uint64_t)l->kh * l->kw * (l->groups == 1 ? cn : cpg) * ocn);
     l->l_b = l->b ? bk_slot_alloc(c, &used, (uint64_t)ocn * 4) : 0;
-    l->l_reg[R_RQ] = l->q_mode == RQ_INT ? bk_slot_alloc(c, &used, (uint64_t)ocn * 8)
-                   : l->q_mode == RQ_FLOAT ? bk_slot_alloc(c, &used, (uint64_t)ocn * 4) : 0;
+    l->l_reg[R_RQ] = l->q_mode == BK_RQ_INT ? bk_slot_alloc(c, &used, (uint64_t)ocn * 8)
+                   : l->q_mode == BK_RQ_FLOAT ? bk_slot_alloc(c, &used, (uint64_t)ocn * 4) : 0;
     l->l_acc = l->nkc == 1 ? bk_slot_alloc(c, &used, outn * ocn * 4) : 0;
-    l->l_reg[R_F] = l->q_mode == RQ_FLOAT ? bk_slot_alloc(c, &used, outn * ocn * 4) : 0;
-    l->l_out = l->q_mode != RQ_NONE ? bk_slot_alloc(c, &used, outn * ocn * (l->q_mode == RQ_INT ? 1 : (uint64_t)l->es)) : 0;
-    l->l_reg[R_WIDE] = l->q_mode == RQ_INT && l->dt != ISA_I8 ? bk_slot_alloc(c, &used, outn * ocn * (uint64_t)l->es) : 0;
+    l->l_reg[R_F] = l->q_mode == BK_RQ_FLOAT ? bk_slot_alloc(c, &used, outn * ocn * 4) : 0;
+    l->l_out = l->q_mode != BK_RQ_NONE ? bk_slot_alloc(c, &used, outn * ocn * (l->q_mode == BK_RQ_INT ? 1 : (uint64_t)l->es)) : 0;
+    l->l_reg[R_WIDE] = l->q_mode == BK_RQ_INT && l->dt != ISA_I8 ? bk_slot_alloc(c, &used, outn * ocn * (uint64_t)l->es) : 0;
     if (ih > 65535 || iw > 65535 || (uint64_t)cn > 65535 || (uint64_t)ocn > 65535) return -1;
     return used <= ly->slot_size ? 0 : -1;
 }
@@ -355,7 +342,7 @@ static int read_node(const BkCtx *c, int node, QmNode *q, AtlErr *e)
     int y = g->t[nd->out[0]].dtype;
     if (!strcmp(nd->op, "Int8Conv") || !strcmp(nd->op, "Int8MatMul")) {
         q->w = nd->in[1]; q->bias = nd->in[2]; q->rq = nd->in[3];
-        q->mode = RQ_INT;
+        q->mode = BK_RQ_INT;
         q->xz = (int32_t)ir_attr_int(nd, !strcmp(nd->op, "Int8Conv") ? "x_zero_point" : "a_zero_point", 0);
         q->yz = (int32_t)ir_attr_int(nd, "y_zero_point", 0);
         q->lo = (int32_t)ir_attr_int(nd, "y_min", y == IR_U8 ? 0 : -128);
@@ -364,7 +351,7 @@ static int read_node(const BkCtx *c, int node, QmNode *q, AtlErr *e)
     }
     int ql = !strcmp(nd->op, "QLinearConv");
     q->w = nd->in[ql ? 3 : 1];
-    q->mode = ql ? RQ_FLOAT : RQ_NONE;
+    q->mode = ql ? BK_RQ_FLOAT : BK_RQ_NONE;
     int ixz = 2, iwz = ql ? 5 : 3;
     double v = 0;
     if (nd->nin > ixz && nd->in[ixz] >= 0 && bk_q_const_one(g, nd->in[ixz], &v))
@@ -477,14 +464,14 @@ static int constants(BkCtx *c, int node, BkLow *l, const QmNode *q, AtlErr *e)
     if (bk_weight(c, img, nw, &l->w, e)) goto done;
     l->b = 0;
     if (any_bias && bk_weight(c, b32, (size_t)OC * 4, &l->b, e)) goto done;
-    if (q->mode == RQ_INT) {
+    if (q->mode == BK_RQ_INT) {
         const IrTensor *r = &g->t[q->rq];
         if (!r->data || ir_numel(r) != 2 * OC) { bk_fail(c, node, e, "requantisation parameters must be a constant [%d, 2]", OC); goto done; }
         for (int i = 0; i < 2 * OC; i++) rq[i] = (int32_t)ir_get_i(r, i);
         for (int o = 0; o < OC; o++)
             if (rq[2 * o + 1] < -30 || rq[2 * o + 1] > 31) { bk_fail(c, node, e, "channel %d: shift %d outside -30..31", o, rq[2 * o + 1]); goto done; }
         if (bk_weight(c, rq, (size_t)OC * 8, &l->q_mults, e)) goto done;
-    } else if (q->mode == RQ_FLOAT) {
+    } else if (q->mode == BK_RQ_FLOAT) {
         const IrTensor *ws = &g->t[nd->in[4]];
         double sx, sy, zy;
         if (bk_q_const_one(g, nd->in[1], &sx) || bk_q_const_one(g, nd->in[6], &sy) || bk_q_const_one(g, nd->in[7], &zy) ||
@@ -515,7 +502,7 @@ int bk_lower_qmatrix(BkCtx *c, int node, BkLayer *ly, AtlErr *e)
         return bk_fail(c, node, e, "x is %s; int8 and uint8 are lowered", ir_dtype_name(x->dtype));
     if (!w->data || (w->dtype != IR_I8 && w->dtype != IR_U8))
         return bk_fail(c, node, e, "weights must be an int8 or uint8 constant");
-    if (q.mode == RQ_INT && (q.bias < 0 || !gr->t[q.bias].data || q.rq < 0))
+    if (q.mode == BK_RQ_INT && (q.bias < 0 || !gr->t[q.bias].data || q.rq < 0))
         return bk_fail(c, node, e, "bias and requantisation parameters must be constants");
     if (geometry(c, node, l, x, w, y, e)) return -1;
     l->q_mode = q.mode;
@@ -524,9 +511,9 @@ int bk_lower_qmatrix(BkCtx *c, int node, BkLayer *ly, AtlErr *e)
     l->xes = bk_tensor_es(c, q.x);
     l->dt = bk_tensor_dt(c, nd->out[0]);
     l->es = bk_tensor_es(c, nd->out[0]);
-    if (q.mode == RQ_INT) { l->q_zp = (float)q.yz; l->q_lo = q.lo; l->q_hi = q.hi; }
-    else if (q.mode == RQ_FLOAT) bk_q_range(y->dtype, &l->q_lo, &l->q_hi);
-    if (q.mode == RQ_INT && (q.lo > q.hi || q.lo < (y->dtype == IR_U8 ? 0 : -128) || q.hi > (y->dtype == IR_U8 ? 255 : 127)))
+    if (q.mode == BK_RQ_INT) { l->q_zp = (float)q.yz; l->q_lo = q.lo; l->q_hi = q.hi; }
+    else if (q.mode == BK_RQ_FLOAT) bk_q_range(y->dtype, &l->q_lo, &l->q_hi);
+    if (q.mode == BK_RQ_INT && (q.lo > q.hi || q.lo < (y->dtype == IR_U8 ? 0 : -128) || q.hi > (y->dtype == IR_U8 ? 255 : 127)))
         return bk_fail(c, node, e, "clamp [%d, %d] is outside the output type", q.lo, q.hi);
     if (constants(c, node, l, &q, e)) return -1;
     if (bk_tensor_in_dram(c, q.x, &l->x, e) || bk_tensor_in_dram(c, nd->out[0], &l->y, e)) return -1;

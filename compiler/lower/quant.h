@@ -26,6 +26,17 @@ void bk_q_requant(BkCode *k, const BkLow *l, uint64_t acc, uint64_t f, uint64_t 
  * zs, or the scalar zp when z is 0), clip to [lo, hi], cast into y (ydt). */
 void bk_q_tail(BkCode *k, uint64_t f, uint64_t z, const int64_t zs[4], float zp, int lo, int hi, int ydt, uint64_t y,
                const uint32_t sh[4], const int64_t cs[4]);
+/* The integer requantisation of Int8Conv / Int8MatMul (BkLow.q_mode
+ * BK_RQ_INT): v.requant of the i32 block acc (shape sh) with the
+ * per-channel (mult, shift) pairs at rq, ties to even, l's zero point and
+ * clamp lowered by `shift` (128 for a uint8 output, then widened by the
+ * caller), into the i8 block y. Shared by lower/qmatrix.c and the int8
+ * members of a layer group (lower/chain.c). */
+void bk_q_requant_int(BkCode *k, const BkLow *l, uint64_t acc, uint64_t rq, uint64_t y, const uint32_t sh[4], int shift);
+/* The requantisation modes of the int8 matrix layers (BkLow.q_mode):
+ * i32 sums out (ConvInteger), f32 multiplier (QLinearConv), integer
+ * pairs (Int8Conv, Int8MatMul). */
+enum { BK_RQ_NONE, BK_RQ_FLOAT, BK_RQ_INT };
 /* The range of a quantised IR type (int8 or uint8). */
 void bk_q_range(int irdt, int *lo, int *hi);
 /* Constant tensor t (index < 0: absent) as its single value; -1 if it is

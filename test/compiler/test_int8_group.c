@@ -1,0 +1,307 @@
+/* test_int8_group.c - layer groups of int8 layers (lower/chain.c): Int8Conv
+ * (i8 conv, i32 accumulation, per-channel integer requantisation, a Relu
+ * fused as its clamp), MaxPool on int8 and Int8Add (the residual, with its
+ * Relu clamp) as members of one chain whose int8 intermediates stay in
+ * LMEM.
+ *
+ * Graphs are built here from the int8 operators themselves (ops/int8.c),
+ * compiled with grouping on (the default), run on the simulator in full
+ * mode (arithmetic, timing, the race detector) and every int8 tensor the
+ * .abm lists (the graph output and the group outputs among them; not
+ * those whose storage a later tensor reuses) compared with the reference
+ * interpreter's run: they must be equal. On configs/a1.ini the test also
+ * requires the expected group in the schedule's summary (a "Group(n)"
+ * unit whose members include the Int8Add), so it fails when int8 layers
+ * stop joining groups. Cases: ResNet's identity bottleneck (1x1, 3x3,
+ * 1x1, residual Add + Relu), its downsampling form (a 1x1 stride-2
+ * shortcut, a 3x3 stride-2 conv), a stem (3x3 conv, MaxPool 3x3 stride 2,
+ * 3x3 conv); 13 rows so the last slice is uneven; on a1, tiny and
+ * edge16k. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "test/test.h"
+#include "compiler/ir/ir.h"
+#include "compiler/interp/interp.h"
+#include "compiler/passes/passes.h"
+#include "compiler/backend/backend.h"
+#include "tools/chip_exec.h"
+
+static const char *const chips3[] = {"configs/a1.ini", "configs/tiny.ini", "configs/edge16k.ini"};
+static uint32_t rng = 7;
+
+static int rnd(int lo, int hi)
+{
+    rng = rng * 1664525u + 1013904223u;
+    return lo + (int)((rng >> 8) % (uint32_t)(hi - lo + 1));
+}
+
+/* Int8Conv `name`: x (C channels, zero point xz) -> out (M channels, zero
+ * point yz), k x k, stride s, padding p; relu narrows the clamp to
+ * [yz, 127]. Weights in [-20, 20], bias small, (mult, shift) per channel
+ * so the outputs spread over the int8 range. */
+static void qconv(IrGraph *g, const char *name, const char *x, int C, int M, int k, int s, int p, int xz, int yz,
+                  int relu, const char *out)
+{
+    AtlErr e;
+    char w[64], b[64], rq[64], ins[256];
+    int64_t wd[4] = {M, C, k, k}, bd[1] = {M}, rd[2] = {M, 2}, pads[4] = {p, p, p, p}, st[2] = {s, s}, ks[2] = {k, k};
+    int64_t nw = (int64_t)M * C * k * k;
+    int8_t *wv = malloc((size_t)nw);
+    int32_t *bv = malloc((size_t)M * 4), *rv = malloc((size_t)M * 8);
+    for (int64_t i = 0; i < nw; i++) wv[i] = (int8_t)rnd(-20, 20);
+    /* outputs of about +-60: acc ~ sqrt(K) x 74 x 12, times mult / 2^(31+shift) */
+    int shift = (int)lround(log2(sqrt((double)C * k * k) * 870.0 * 0.7 / 60.0));
+    for (int m = 0; m < M; m++) {
+        bv[m] = rnd(-2000, 2000);
+        rv[2 * m] = 1400000000 + rnd(0, 300000000);
+        rv[2 * m + 1] = shift;
+    }
+    snprintf(w, sizeof w, "%s_w", name);
+    snprintf(b, sizeof b, "%s_b", name);
+    snprintf(rq, sizeof rq, "%s_rq", name);
+    ir_add_const(g, w, IR_I8, 4, wd, wv, &e);
+    ir_add_const(g, b, IR_I32, 1, bd, bv, &e);
+    ir_add_const(g, rq, IR_I32, 2, rd, rv, &e);
+    snprintf(ins, sizeof ins, "%s,%s,%s,%s", x, w, b, rq);
+    int n = ir_add_op(g, "Int8Conv", name, ins, out, &e);
+    ir_set_attr_ints(g, n, "pads", pads, 4, &e);
+    ir_set_attr_ints(g, n, "strides", st, 2, &e);
+    ir_set_attr_ints(g, n, "kernel_shape", ks, 2, &e);
+    ir_set_attr_int(g, n, "x_zero_point", xz, &e);
+    ir_set_attr_int(g, n, "y_zero_point", yz, &e);
+    ir_set_attr_int(g, n, "y_min", relu ? yz : -128, &e);
+    ir_set_attr_int(g, n, "y_max", 127, &e);
+    ir_set_attr_int(g, n, "to", IR_I8, &e);
+    free(wv);
+    free(bv);
+    free(rv);
+}
+
+/* Int8Add a + b -> out with a Relu (clamp from the output zero point). */
+static void qadd(IrGraph *g, const char *name, const char *a, int az, const char *b, int bz, int yz, const char *out)
+{
+    AtlErr e;
+    char ins[128];
+    snprintf(ins, sizeof ins, "%s,%s", a, b);
+    int n = ir_add_op(g, "Int8Add", name, ins, out, &e);
+    ir_set_attr_float(g, n, "a_scale", 0.6137f, &e);
+    ir_set_attr_int(g, n, "a_zero_point", az, &e);
+    ir_set_attr_float(g, n, "b_scale", 0.4821f, &e);
+    ir_set_attr_int(g, n, "b_zero_point", bz, &e);
+    ir_set_attr_int(g, n, "y_zero_point", yz, &e);
+    ir_set_attr_int(g, n, "y_min", yz, &e);
+    ir_set_attr_int(g, n, "y_max", 127, &e);
+    ir_set_attr_int(g, n, "to", IR_I8, &e);
+}
+
+static void new_graph(IrGraph *g, int C, int H, int W)
+{
+    AtlErr e;
+    int64_t xd[4] = {1, C, H, W};
+    ir_init(g);
+    g->opset = 13;
+    ir_add_input(g, "x", IR_I8, 4, xd, &e);
+}
+
+static void finish(IrGraph *g, const char *out)
+{
+    AtlErr e;
+    ir_add_output(g, out, &e);
+    ir_toposort(g, &e);
+    ir_infer_shapes(g, &e);
+}
+
+/* ResNet's bottleneck on x [1, 16, 13, 16]: 1x1 16->8 + Relu, 3x3 8->8 +
+ * Relu, 1x1 8->16, + the shortcut (x itself, or a 1x1 stride-2 conv with
+ * the 3x3 at stride 2), Relu; then a second, identity block. */
+static void bottleneck(IrGraph *g, int downsample)
+{
+    new_graph(g, 16, 13, 16);
+    const char *sc = "x";
+    int s = downsample ? 2 : 1, scz = -3;
+    if (downsample) {
+        qconv(g, "down", "x", 16, 16, 1, 2, 0, -3, 5, 0, "d");
+        sc = "d";
+        scz = 5;
+    }
+    qconv(g, "c1", "x", 16, 8, 1, 1, 0, -3, -128, 1, "r1");
+    qconv(g, "c2", "r1", 8, 8, 3, s, 1, -128, -128, 1, "r2");
+    qconv(g, "c3", "r2", 8, 16, 1, 1, 0, -128, 7, 0, "b3");
+    qadd(g, "add", "b3", 7, sc, scz, -128, "y1");
+    qconv(g, "d1", "y1", 16, 8, 1, 1, 0, -128, -128, 1, "q1");
+    qconv(g, "d2", "q1", 8, 8, 3, 1, 1, -128, -128, 1, "q2");
+    qconv(g, "d3", "q2", 8, 16, 1, 1, 0, -128, 2, 0, "e3");
+    qadd(g, "add2", "e3", 2, "y1", -128, -128, "y");
+    finish(g, "y");
+}
+
+/* A stem on x [1, 8, 13, 16]: 3x3 conv 8->16 + Relu, MaxPool 3x3 stride 2
+ * pad 1, 3x3 conv 16->16 + Relu. */
+static void stem(IrGraph *g)
+{
+    AtlErr e;
+    new_graph(g, 8, 13, 16);
+    qconv(g, "s1", "x", 8, 16, 3, 1, 1, -3, -128, 1, "a");
+    int64_t ks[2] = {3, 3}, st[2] = {2, 2}, pads[4] = {1, 1, 1, 1};
+    int n = ir_add_op(g, "MaxPool", "pool", "a", "p", &e);
+    ir_set_attr_ints(g, n, "kernel_shape", ks, 2, &e);
+    ir_set_attr_ints(g, n, "strides", st, 2, &e);
+    ir_set_attr_ints(g, n, "pads", pads, 4, &e);
+    qconv(g, "s2", "p", 16, 16, 3, 1, 1, -128, -128, 1, "y");
+    finish(g, "y");
+}
+
+typedef struct Seen { IrTensor *v; int n, cap; } Seen;
+
+static int keep_int8(void *ctx, int t, const IrTensor *v, AtlErr *e)
+{
+    (void)t; (void)e;
+    Seen *s = ctx;
+    if (v->dtype != IR_I8) return 0;
+    if (s->n == s->cap) {
+        int cap = s->cap ? 2 * s->cap : 16;
+        IrTensor *nv = realloc(s->v, (size_t)cap * sizeof *nv);
+        if (!nv) return -1;
+        s->v = nv;
+        s->cap = cap;
+    }
+    IrTensor *d = &s->v[s->n];
+    *d = *v;
+    d->name = NULL;
+    d->data = NULL;
+    if (ir_alloc_data(d, e) || !(d->name = ir_strdup(v->name))) { free(d->data); return -1; }
+    memcpy(d->data, v->data, (size_t)ir_numel(v));
+    s->n++;
+    return 0;
+}
+
+/* The group of the summary whose members include node `member`, or -1. */
+static int group_with(const BkSummary *sum, const char *member)
+{
+    for (int i = 0; i < sum->nlayers; i++) {
+        const char *m = sum->layers[i].members;
+        if (sum->layers[i].nmembers < 2 || !m) continue;
+        for (; *m; m = strchr(m, '\n') ? strchr(m, '\n') + 1 : "")
+            if (!strncmp(m, member, strlen(member)) && m[strlen(member)] == '\t') return i;
+    }
+    return -1;
+}
+
+/* 1 when another tensor of the .abm shares DRAM bytes with tensor k (a
+ * later one reuses its storage: the end of the run no longer holds it). */
+static int reused(const AbmView *v, uint32_t k)
+{
+    AbmTensor a = abm_tensor(v, k);
+    for (uint32_t j = 0; j < v->n_tensors; j++) {
+        AbmTensor b = abm_tensor(v, j);
+        if (j != k && b.region == a.region && b.offset < a.offset + a.size && a.offset < b.offset + b.size) return 1;
+    }
+    return 0;
+}
+
+/* Compiles g for chipfile (groups on), runs it in full, compares every
+ * int8 tensor the .abm lists (storage not reused) with the interpreter's; returns how many
+ * were compared. *grouped: the members of the group holding `member`. */
+static int run_exact(const IrGraph *g0, const char *chipfile, const char *member, int *grouped)
+{
+    AtlErr e = {{0}};
+    IrGraph g;
+    AtlChip chip;
+    ChipExec x;
+    BkSummary sum;
+    Seen seen = {0};
+    IrTensor *outs = NULL, in;
+    uint8_t *abm = NULL;
+    size_t len = 0;
+    int compared = -1;
+    memset(&x, 0, sizeof x);
+    memset(&sum, 0, sizeof sum);
+    memset(&in, 0, sizeof in);
+    *grouped = 0;
+    if (ir_clone(g0, &g, &e) || pass_run_all(&g, &e) || cfg_load(chipfile, &chip, &e)) {
+        CHECKF(0, "%s", e.msg);
+        ir_free(&g);
+        return -1;
+    }
+    in = g.t[g.inputs[0]];
+    in.data = NULL;
+    if (ir_alloc_data(&in, &e)) goto done;
+    for (int64_t i = 0; i < ir_numel(&in); i++) ir_set_i(&in, i, rnd(-128, 127));
+    if (chip_compile_graph(&g, &chip, NULL, 0, &abm, &len, &sum, &e) ||
+        chip_exec_open(&x, &chip, abm, len, SIM_MODE_FULL, 0, &e) || chip_exec_run(&x, &in, 1, &e) ||
+        interp_run_observed(&g, &in, 1, &outs, keep_int8, &seen, &e)) {
+        CHECKF(0, "%s: %s", chipfile, e.msg);
+        goto done;
+    }
+    int gi = group_with(&sum, member);
+    *grouped = gi >= 0 ? sum.layers[gi].nmembers : 0;
+    compared = 0;
+    for (int i = 0; i < seen.n; i++) {
+        int k = chip_exec_find(&x, seen.v[i].name);
+        if (k < 0 || reused(&x.model.view, (uint32_t)k)) continue;
+        IrTensor got;
+        if (chip_exec_read(&x, seen.v[i].name, &got, &e)) { CHECKF(0, "%s", e.msg); continue; }
+        int64_t bad = -1;
+        for (int64_t k = 0; k < ir_numel(&got) && bad < 0; k++) if (ir_get_i(&got, k) != ir_get_i(&seen.v[i], k)) bad = k;
+        CHECKF(bad < 0, "%s: tensor %s element %lld: chip %lld, interpreter %lld", chipfile, seen.v[i].name,
+               (long long)bad, bad < 0 ? 0LL : (long long)ir_get_i(&got, bad),
+               bad < 0 ? 0LL : (long long)ir_get_i(&seen.v[i], bad));
+        ir_tensor_free_contents(&got);
+        compared++;
+    }
+done:
+    for (int i = 0; i < seen.n; i++) ir_tensor_free_contents(&seen.v[i]);
+    free(seen.v);
+    if (outs) interp_free_outputs(outs, g.nout);
+    free(in.data);   /* the rest of in is the graph input's (not owned) */
+    bk_summary_free(&sum);
+    chip_exec_close(&x);
+    free(abm);
+    ir_free(&g);
+    return compared;
+}
+
+/* g on the three chips: exact everywhere; on a1 `member` in a group of at
+ * least `least` members. */
+static void check_chips(const IrGraph *g, const char *member, int least)
+{
+    for (int c = 0; c < 3; c++) {
+        int grouped = 0, n = run_exact(g, chips3[c], member, &grouped);
+        CHECKF(n >= 1, "%s: %d int8 tensors compared", chips3[c], n);
+        if (c == 0) CHECKF(grouped >= least, "a1: '%s' is in a group of %d members, want at least %d", member, grouped, least);
+    }
+}
+
+TEST(identity_bottleneck)
+{
+    IrGraph g;
+    bottleneck(&g, 0);
+    check_chips(&g, "add", 3);
+    ir_free(&g);
+}
+
+TEST(downsampling_bottleneck)
+{
+    IrGraph g;
+    bottleneck(&g, 1);
+    check_chips(&g, "add", 3);
+    ir_free(&g);
+}
+
+TEST(stem_with_maxpool)
+{
+    IrGraph g;
+    stem(&g);
+    check_chips(&g, "pool", 2);
+    ir_free(&g);
+}
+
+int main(void)
+{
+    RUN(identity_bottleneck);
+    RUN(downsampling_bottleneck);
+    RUN(stem_with_maxpool);
+    return test_summary("test_int8_group");
+}
