@@ -230,6 +230,13 @@ int bk_place(BkCtx *c, AtlErr *e)
             if (c->pl[r].placed) continue;
             int64_t ne = ir_numel(&g->t[t]);
             if (ne < 0) { atl_fail(e, "graph %s '%s' has an unknown shape", pass ? "output" : "input", g->t[t].name); goto done; }
+            if (c->io_fixed) {   /* staged: the variant's io layout */
+                if (!c->io_fixed[t]) { atl_fail(e, "internal: stage io tensor '%s' has no place", g->t[t].name); goto done; }
+                c->pl[r].placed = 1;
+                c->pl[r].region = ABM_REGION_IO;
+                c->pl[r].offset = c->io_fixed[t] - 1;
+                continue;
+            }
             iooff = round_up(iooff, 64);
             c->pl[r].placed = 1;
             c->pl[r].region = ABM_REGION_IO;
@@ -238,7 +245,7 @@ int bk_place(BkCtx *c, AtlErr *e)
             iooff += (uint64_t)ne * (uint64_t)bk_tensor_es(c, t) * (uint64_t)(c->io_scale > 1 ? c->io_scale : 1);
         }
     }
-    c->io_bytes = round_up(iooff, 64);
+    c->io_bytes = c->io_fixed ? c->io_fixed_bytes : round_up(iooff, 64);
     /* activations: memplan over the remaining roots */
     int nb = 0;
     for (int t = 0; t < nt; t++) {

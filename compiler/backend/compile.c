@@ -32,6 +32,7 @@
 #include <stdio.h>
 #include "compiler/backend/backend.h"
 #include "compiler/backend/split.h"
+#include "compiler/backend/staged.h"
 #include "compiler/emit/emit.h"
 #include "compiler/group/group.h"
 #include "compiler/legalize/legalize.h"
@@ -102,7 +103,7 @@ static int lower_all(BkCtx *c, BkLayer *layers, int *n, double *phase, AtlErr *e
  * on), one segment each on all cores of the chip, closed by barrier 0;
  * layer ids numbered in execution order. */
 static int schedule_all(BkCtx *c, BkLayer *layers, int n, BkLayer *chains, BkSchedule *sched, int *nunits_out,
-                        double *phase, AtlErr *e)
+                        int layer_base, double *phase, AtlErr *e)
 {
     int cpc = c->chip->cores_per_cluster;
     BkCoreSet all = {0, c->split ? cpc : cfg_total_cores(c->chip)};
@@ -116,7 +117,7 @@ static int schedule_all(BkCtx *c, BkLayer *layers, int n, BkLayer *chains, BkSch
         for (int i = 0; i < n; i++) units[i] = (BkUnit){&layers[i], i, 1, all};
     phase[BK_PHASE_GROUP] += atl_clock_s() - t0;
     for (int i = 0; i < nunits; i++) {
-        units[i].ly->layer_id = i;
+        units[i].ly->layer_id = layer_base + i;
         bk_chain_mark_internal(c, units[i].ly);
     }
     *nunits_out = nunits;
@@ -247,14 +248,31 @@ static int fill_summary(const BkCtx *c, const BkSchedule *sched, int rows, const
 /* Placement split's parameters (NULL: placement chip). */
 typedef struct BkSplit { int batch, instances, clusters; } BkSplit;
 
-/* Compiles g into w; with estimate_only, stops after the cost model and
- * gives only sum->est_cycles (w then only collects weights). */
-static int compile_graph(const IrGraph *g, const AtlChip *chip, const BkOptions *opt, const BkSplit *sp, int estimate_only,
-                         AbmWriter *w, BkSummary *sum, AtlErr *e)
+/* One compiled graph before emission: a whole model, or one stage of a
+ * staged schedule. Owns its context's arrays, layers and schedule; c.chip
+ * may point at `shared`, so a BkStage does not move once built. */
+typedef struct BkStage {
+    BkCtx c;
+    AtlChip shared;   /* placement split: the chip as each cluster's cost model sees it */
+    BkLayer *layers, *chains;
+    int nlayers, nunits;
+    BkSchedule sched;
+    double phase[BK_NPHASES];
+} BkStage;
+
+static void stage_free(BkStage *st)
 {
-    BkOptions dflt;
-    if (!opt) { bk_options_default(&dflt); opt = &dflt; }
-    if (sum) memset(sum, 0, sizeof *sum);
+    bk_sched_free(&st->sched);
+    for (int i = 0; st->layers && i < st->nlayers; i++) bk_layer_free(&st->layers[i]);
+    for (int i = 0; st->chains && i < st->nlayers; i++) bk_layer_free(&st->chains[i]);
+    free(st->layers);
+    free(st->chains);
+    free(st->c.pl); free(st->c.skip); free(st->c.gelu_src); free(st->c.act_on); free(st->c.tail);
+    memset(st, 0, sizeof *st);
+}
+
+static int check_options(const AtlChip *chip, const BkOptions *opt, AtlErr *e)
+{
     if (opt->group != BK_GROUP_AUTO && opt->group != BK_GROUP_NONE)
         return atl_fail(e, "backend: group mode %d is not one of auto, none", opt->group);
     if (opt->sram_input < BK_SRAM_AUTO || opt->sram_input > BK_SRAM_ALWAYS)
@@ -263,117 +281,173 @@ static int compile_graph(const IrGraph *g, const AtlChip *chip, const BkOptions 
         return atl_fail(e, "backend: dtype %s is not supported (f32, f16, bf16)", isa_dtype_name(opt->dtype));
     if (chip->semaphores < BK_SEMS_USED)
         return atl_fail(e, "backend: the chip has %d semaphores per core; the pipeline needs %d", chip->semaphores, BK_SEMS_USED);
-    BkCtx c;
-    memset(&c, 0, sizeof c);
-    c.g = g;
-    c.chip = chip;
-    AtlChip shared;   /* placement split: the chip as each cluster's cost model sees it */
+    return 0;
+}
+
+/* Builds st from g: context, placement (io where io_fixed says, if not
+ * NULL), lowering, schedule (layer ids from layer_base) and the cost of
+ * every segment (with split, of the first instance's). */
+static int stage_build(BkStage *st, const IrGraph *g, const AtlChip *chip, const BkOptions *opt, const BkSplit *sp,
+                       AbmWriter *w, const uint64_t *io_fixed, uint64_t io_fixed_bytes, int layer_base, AtlErr *e)
+{
+    memset(st, 0, sizeof *st);
+    BkCtx *c = &st->c;
+    c->g = g;
+    c->chip = chip;
     if (sp) {
-        c.split = 1;
-        c.io_scale = sp->instances;
-        c.clusters = sp->clusters;
+        c->split = 1;
+        c->io_scale = sp->instances;
+        c->clusters = sp->clusters;
         /* the clusters run at once: each gets its share of DRAM bandwidth */
-        shared = *chip;
-        shared.dram_gbps = chip->dram_gbps / sp->clusters;
-        c.chip = &shared;
+        st->shared = *chip;
+        st->shared.dram_gbps = chip->dram_gbps / sp->clusters;
+        c->chip = &st->shared;
     }
-    c.w = w;
-    c.dt = opt->dtype;
-    c.es = isa_dtype_size(c.dt);
-    c.ncores = cfg_total_cores(chip);
-    c.keep_activations = opt->keep_activations;
+    c->io_fixed = io_fixed;
+    c->io_fixed_bytes = io_fixed_bytes;
+    c->w = w;
+    c->dt = opt->dtype;
+    c->es = isa_dtype_size(c->dt);
+    c->ncores = cfg_total_cores(chip);
+    c->keep_activations = opt->keep_activations;
     /* keeping every activation for comparison keeps every layer on its own */
-    c.grouping = opt->group != BK_GROUP_NONE && !opt->keep_activations;
-    c.group_max = opt->group_max;
-    c.sram_never = opt->sram_input == BK_SRAM_NEVER;
-    c.sram_always = opt->sram_input == BK_SRAM_ALWAYS;
+    c->grouping = opt->group != BK_GROUP_NONE && !opt->keep_activations;
+    c->group_max = opt->group_max;
+    c->sram_never = opt->sram_input == BK_SRAM_NEVER;
+    c->sram_always = opt->sram_input == BK_SRAM_ALWAYS;
     if (sp) {
         /* activations take the cluster's SRAM, where the input staging would go */
-        c.sram_never = 1;
-        c.sram_always = 0;
-        c.sram_cap = (uint64_t)chip->sram_bytes;
+        c->sram_never = 1;
+        c->sram_always = 0;
+        c->sram_cap = (uint64_t)chip->sram_bytes;
     }
     uint64_t row = (uint64_t)chip->lmem_banks * chip->lmem_bank_width;
-    c.slot = (uint64_t)chip->lmem_bytes / 2 / row * row;
-    if (c.slot == 0) c.slot = (uint64_t)chip->lmem_bytes / 2;
-    c.align = (uint64_t)(chip->lmem_alignment > chip->lmem_bank_width ? chip->lmem_alignment : chip->lmem_bank_width);
-    int rc = -1, nlayers = 0, nunits = 0;
-    BkSchedule sched;
-    bk_sched_init(&sched);
-    BkEmit emit;
-    memset(&emit, 0, sizeof emit);
-    c.pl = calloc((size_t)g->nt + 1, sizeof *c.pl);
-    c.skip = calloc((size_t)g->nn + 1, sizeof *c.skip);
-    c.gelu_src = malloc(((size_t)g->nn + 1) * sizeof *c.gelu_src);
-    c.act_on = calloc((size_t)g->nn + 1, sizeof *c.act_on);
-    c.tail = malloc(((size_t)g->nn + 1) * sizeof *c.tail);
-    BkLayer *layers = calloc((size_t)g->nn + (size_t)g->nout + 1, sizeof *layers);
-    BkLayer *chains = calloc((size_t)g->nn + (size_t)g->nout + 1, sizeof *chains);
-    if (!c.pl || !c.skip || !c.gelu_src || !c.act_on || !c.tail || !layers || !chains) { atl_fail(e, "out of memory"); goto done; }
-    for (int t = 0; t < g->nt; t++) c.pl[t].root = t;
-    for (int i = 0; i < g->nn; i++) c.gelu_src[i] = c.tail[i] = -1;
+    c->slot = (uint64_t)chip->lmem_bytes / 2 / row * row;
+    if (c->slot == 0) c->slot = (uint64_t)chip->lmem_bytes / 2;
+    c->align = (uint64_t)(chip->lmem_alignment > chip->lmem_bank_width ? chip->lmem_alignment : chip->lmem_bank_width);
+    bk_sched_init(&st->sched);
+    c->pl = calloc((size_t)g->nt + 1, sizeof *c->pl);
+    c->skip = calloc((size_t)g->nn + 1, sizeof *c->skip);
+    c->gelu_src = malloc(((size_t)g->nn + 1) * sizeof *c->gelu_src);
+    c->act_on = calloc((size_t)g->nn + 1, sizeof *c->act_on);
+    c->tail = malloc(((size_t)g->nn + 1) * sizeof *c->tail);
+    st->layers = calloc((size_t)g->nn + (size_t)g->nout + 1, sizeof *st->layers);
+    st->chains = calloc((size_t)g->nn + (size_t)g->nout + 1, sizeof *st->chains);
+    if (!c->pl || !c->skip || !c->gelu_src || !c->act_on || !c->tail || !st->layers || !st->chains)
+        return atl_fail(e, "out of memory");
+    for (int t = 0; t < g->nt; t++) c->pl[t].root = t;
+    for (int i = 0; i < g->nn; i++) c->gelu_src[i] = c->tail[i] = -1;
     for (int pass = 0; pass < 2; pass++)
         for (int i = 0; i < (pass ? g->nout : g->nin); i++) {
             const IrTensor *x = &g->t[pass ? g->outputs[i] : g->inputs[i]];
-            if (bk_tensor_dt(&c, pass ? g->outputs[i] : g->inputs[i]) < 0) {
-                atl_fail(e, "graph %s '%s' has dtype %s, which the chip cannot hold (it has no 64-bit integers; "
-                         "see docs/backend.md, Data types)", pass ? "output" : "input", x->name, ir_dtype_name(x->dtype));
-                goto done;
-            }
-            if (!pass && !ir_shape_known(x)) { atl_fail(e, "graph input '%s' has an unknown shape (use --input-shape)", x->name); goto done; }
+            if (bk_tensor_dt(c, pass ? g->outputs[i] : g->inputs[i]) < 0)
+                return atl_fail(e, "graph %s '%s' has dtype %s, which the chip cannot hold (it has no 64-bit integers; "
+                                "see docs/backend.md, Data types)", pass ? "output" : "input", x->name, ir_dtype_name(x->dtype));
+            if (!pass && !ir_shape_known(x)) return atl_fail(e, "graph input '%s' has an unknown shape (use --input-shape)", x->name);
         }
-    double phase[BK_NPHASES] = {0}, t0 = atl_clock_s();
-    if (bk_match_patterns(&c, e) || bk_place(&c, e) || bk_check_limits(&c, e)) goto done;
-    phase[BK_PHASE_ADDRESS] += atl_clock_s() - t0;
-    if (lower_all(&c, layers, &nlayers, phase, e) || schedule_all(&c, layers, nlayers, chains, &sched, &nunits, phase, e))
-        goto done;
+    double t0 = atl_clock_s();
+    if (bk_match_patterns(c, e) || bk_place(c, e) || bk_check_limits(c, e)) return -1;
+    st->phase[BK_PHASE_ADDRESS] += atl_clock_s() - t0;
+    if (lower_all(c, st->layers, &st->nlayers, st->phase, e) ||
+        schedule_all(c, st->layers, st->nlayers, st->chains, &st->sched, &st->nunits, layer_base, st->phase, e))
+        return -1;
     t0 = atl_clock_s();
     /* placement split: every instance costs what the first does */
-    for (int i = 0; i < (c.split ? nunits : sched.n); i++)
-        if (bk_cost_segment(&c, &sched.seg[i], UINT64_MAX, e) < 0) goto done;
-    phase[BK_PHASE_COST] += atl_clock_s() - t0;
+    for (int i = 0; i < (c->split ? st->nunits : st->sched.n); i++)
+        if (bk_cost_segment(c, &st->sched.seg[i], UINT64_MAX, e) < 0) return -1;
+    st->phase[BK_PHASE_COST] += atl_clock_s() - t0;
+    return 0;
+}
+
+/* Each unit's first node (in the graph's node order) and its cycles per
+ * instance, into uc (malloc'd arrays; the caller frees them). */
+static int stage_unit_costs(const BkStage *st, BkStageCosts *uc, AtlErr *e)
+{
+    uc->n = st->nunits;
+    uc->first = malloc((size_t)(st->nunits ? st->nunits : 1) * sizeof *uc->first);
+    uc->est = malloc((size_t)(st->nunits ? st->nunits : 1) * sizeof *uc->est);
+    if (!uc->first || !uc->est) return atl_fail(e, "out of memory");
+    for (int i = 0; i < st->nunits; i++) {
+        const BkLayer *ly = st->sched.seg[i].layer;
+        int members[BK_CHAIN_MAX];
+        int nm = bk_chain_nodes(ly, members, BK_CHAIN_MAX), first = nm ? members[0] : ly->node;
+        for (int k = 1; k < nm; k++)
+            if (members[k] < first) first = members[k];
+        uc->first[i] = first < 0 ? st->c.g->nn : first;
+        uc->est[i] = st->sched.seg[i].est_cycles;
+    }
+    return 0;
+}
+
+/* The cost model's cycles of a built stage: the sum of its segments; with
+ * split, the first instance's times the instances the busiest cluster runs. */
+static uint64_t stage_cycles(const BkStage *st)
+{
+    uint64_t sum = 0;
+    for (int i = 0; i < (st->c.split ? st->nunits : st->sched.n); i++) sum += st->sched.seg[i].est_cycles;
+    if (st->c.split) sum *= (uint64_t)((st->c.io_scale + st->c.clusters - 1) / st->c.clusters);
+    return sum;
+}
+
+/* Emits every segment of st; with split, the first instance's segments
+ * keep what they moved and touched (the summary's figures). */
+static int stage_emit(BkStage *st, BkEmit *x, AtlErr *e)
+{
+    if (bk_emit_use_ctx(x, &st->c, e)) return -1;
+    for (int i = 0; i < st->sched.n; i++) {
+        BkSegment *sg = &st->sched.seg[i];
+        if (bk_emit_segment(x, sg, e)) {
+            if (sg->layer->node < 0) atl_err_prefix(e, "graph output '%s'", st->c.g->t[sg->layer->tensor].name);
+            return -1;
+        }
+        if (i >= st->nunits && st->c.split) continue;
+        sg->dram_rd = x->use.dram_rd;
+        sg->dram_wr = x->use.dram_wr;
+        sg->lmem_peak = x->use.lmem_peak;
+    }
+    return 0;
+}
+
+/* Compiles g into w; with estimate_only, stops after the cost model and
+ * gives only sum->est_cycles and, when uc is not NULL, each unit's first
+ * node and cycles (w then only collects weights). */
+static int compile_graph(const IrGraph *g, const AtlChip *chip, const BkOptions *opt, const BkSplit *sp, int estimate_only,
+                         AbmWriter *w, BkSummary *sum, BkStageCosts *uc, AtlErr *e)
+{
+    BkOptions dflt;
+    if (!opt) { bk_options_default(&dflt); opt = &dflt; }
+    if (sum) memset(sum, 0, sizeof *sum);
+    if (check_options(chip, opt, e)) return -1;
+    BkStage st;
+    BkEmit emit;
+    memset(&emit, 0, sizeof emit);
+    int rc = -1;
+    if (stage_build(&st, g, chip, opt, sp, w, NULL, 0, 0, e)) goto done;
     if (estimate_only) {
-        for (int i = 0; i < (c.split ? nunits : sched.n); i++) sum->est_cycles += sched.seg[i].est_cycles;
-        if (c.split) sum->est_cycles *= (uint64_t)((c.io_scale + c.clusters - 1) / c.clusters);
-        memcpy(sum->phase_s, phase, sizeof phase);
+        sum->est_cycles = stage_cycles(&st);
+        memcpy(sum->phase_s, st.phase, sizeof st.phase);
+        if (uc && stage_unit_costs(&st, uc, e)) goto done;
         rc = 0;
         goto done;
     }
-    t0 = atl_clock_s();
-    if (bk_emit_init(&emit, &c, e)) goto done;
-    for (int i = 0; i < sched.n; i++) {
-        const BkLayer *ly = sched.seg[i].layer;
-        if (bk_emit_segment(&emit, &sched.seg[i], e)) {
-            if (ly->node < 0) atl_err_prefix(e, "graph output '%s'", g->t[ly->tensor].name);
-            goto done;
-        }
-        if (i >= nunits && c.split) continue;
-        sched.seg[i].dram_rd = emit.use.dram_rd;
-        sched.seg[i].dram_wr = emit.use.dram_wr;
-        sched.seg[i].lmem_peak = emit.use.lmem_peak;
-    }
-    if (bk_emit_finish(&emit, e)) goto done;
+    double t0 = atl_clock_s();
+    if (bk_emit_init(&emit, &st.c, e) || stage_emit(&st, &emit, e) || bk_emit_finish(&emit, e)) goto done;
     char name[128];
     snprintf(name, sizeof name, "%s", opt->net_name ? opt->net_name : (g->name && g->name[0] ? g->name : "net"));
     int batch = sp ? sp->batch : g->nin > 0 && g->t[g->inputs[0]].ndim > 0 ? (int)g->t[g->inputs[0]].dims[0] : 1;
     uint32_t variant;
     if (bk_emit_abm(&emit, name, batch, opt->options_text, opt->source_hash, &variant, e)) goto done;
-    phase[BK_PHASE_EMIT] += atl_clock_s() - t0;
+    st.phase[BK_PHASE_EMIT] += atl_clock_s() - t0;
     if (sum) {
-        memcpy(sum->phase_s, phase, sizeof phase);
-        sum->layers = calloc((size_t)(sched.n ? sched.n : 1), sizeof *sum->layers);
+        memcpy(sum->phase_s, st.phase, sizeof st.phase);
+        sum->layers = calloc((size_t)(st.sched.n ? st.sched.n : 1), sizeof *sum->layers);
         if (!sum->layers) { atl_fail(e, "out of memory"); goto done; }
-        if (fill_summary(&c, &sched, c.split ? nunits : sched.n, &emit, batch, sum, e)) goto done;
+        if (fill_summary(&st.c, &st.sched, st.c.split ? st.nunits : st.sched.n, &emit, batch, sum, e)) goto done;
     }
     rc = 0;
 done:
     bk_emit_free(&emit);
-    bk_sched_free(&sched);
-    for (int i = 0; layers && i < nlayers; i++) bk_layer_free(&layers[i]);
-    for (int i = 0; chains && i < nlayers; i++) bk_layer_free(&chains[i]);
-    free(layers);
-    free(chains);
-    free(c.pl); free(c.skip); free(c.gelu_src); free(c.act_on); free(c.tail);
+    stage_free(&st);
     return rc;
 }
 
@@ -382,14 +456,14 @@ done:
 static int compile_rewritten(const IrGraph *g, const AtlChip *chip, const BkOptions *opt, const BkSplit *sp, int estimate_only,
                              AbmWriter *w, BkSummary *sum, AtlErr *e)
 {
-    if (!bk_rewrite_count(g) && !bk_rewrite_ops_count(g)) return compile_graph(g, chip, opt, sp, estimate_only, w, sum, e);
+    if (!bk_rewrite_count(g) && !bk_rewrite_ops_count(g)) return compile_graph(g, chip, opt, sp, estimate_only, w, sum, NULL, e);
     IrGraph copy;
     if (ir_clone(g, &copy, e)) return -1;
     /* shapes are inferred before bk_rewrite_ops: its rules read them (a
      * 3-D ConvTranspose becomes a 3-D Conv that legalize/rewrite_3d.c splits) */
     int rc = bk_rewrite_convtranspose(&copy, e) || bk_rewrite_rnn(&copy, e) || ir_toposort(&copy, e) ||
              ir_infer_shapes(&copy, e) || bk_rewrite_ops(&copy, e) || ir_toposort(&copy, e) || ir_infer_shapes(&copy, e) ||
-             pass_mark_views(&copy, e) ? -1 : compile_graph(&copy, chip, opt, sp, estimate_only, w, sum, e);
+             pass_mark_views(&copy, e) ? -1 : compile_graph(&copy, chip, opt, sp, estimate_only, w, sum, NULL, e);
     ir_free(&copy);
     return rc;
 }

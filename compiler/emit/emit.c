@@ -183,6 +183,9 @@ static int io_ranges(BkEmit *x, AtlErr *e)
 {
     const IrGraph *g = x->c->g;
     int n = g->nin + g->nout;
+    free(x->io_off);
+    free(x->io_size);
+    x->nio = 0;
     x->io_off = malloc((size_t)(n ? n : 1) * sizeof *x->io_off);
     x->io_size = malloc((size_t)(n ? n : 1) * sizeof *x->io_size);
     if (!x->io_off || !x->io_size) return atl_fail(e, "out of memory");
@@ -200,6 +203,12 @@ int bk_emit_init(BkEmit *x, BkCtx *c, AtlErr *e)
     x->c = c;
     if (c->split && io_ranges(x, e)) return -1;
     return prog_init(&x->prog, cfg_total_cores(c->chip), e);
+}
+
+int bk_emit_use_ctx(BkEmit *x, BkCtx *c, AtlErr *e)
+{
+    x->c = c;
+    return c->split ? io_ranges(x, e) : 0;
 }
 
 void bk_emit_free(BkEmit *x)

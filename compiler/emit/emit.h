@@ -31,6 +31,9 @@ typedef struct BkEmit {
 } BkEmit;
 
 int bk_emit_init(BkEmit *x, BkCtx *c, AtlErr *e);
+/* Staged: the segments emitted next are those of stage context c (its
+ * layers, placement and io ranges); the streams go on. */
+int bk_emit_use_ctx(BkEmit *x, BkCtx *c, AtlErr *e);
 void bk_emit_free(BkEmit *x);
 /* Appends the instructions of every core of segment sg. */
 int bk_emit_segment(BkEmit *x, const BkSegment *sg, AtlErr *e);

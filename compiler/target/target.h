@@ -83,6 +83,12 @@ typedef struct BkCtx {
     int split, io_scale, clusters;   /* clusters: how many run instances (each its own copy
                                       * of the DRAM activation region) */
     uint64_t sram_cap, act_sram;
+    /* staged (several graphs, one per stage, in one variant): where each io
+     * tensor of this stage's graph lives in the variant's io region, by
+     * tensor index (offset + 1; 0: not an io tensor here), and that
+     * region's size; NULL: place.c packs the io region itself */
+    const uint64_t *io_fixed;
+    uint64_t io_fixed_bytes;
 } BkCtx;
 
 /* dtype.c: the storage dtype (ISA) of tensor t on the chip, the one mapping

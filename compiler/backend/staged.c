@@ -1,0 +1,197 @@
+/* staged.c - batch-staged schedules (GraphTurbo's idea): the network cut
+ * into stages, each with its own micro-batch.
+ *
+ * Early layers have large activations and small weights, late ones the
+ * reverse. One micro-batch for the whole network either overflows the
+ * cluster's SRAM early (a large one) or re-reads the late weights for
+ * every image (a small one). A staged schedule runs stage s in instances
+ * of m_s images (m_s growing), so late weights are read once per m_s
+ * images while early activations stay small.
+ *
+ * This file has the graph side and the search:
+ *   - bk_stage_cuts: where the node sequence may be cut: exactly one
+ *     non-constant tensor crosses (the stage boundary, written to DRAM by
+ *     the stage before and read by the next), and no graph output is made
+ *     before it;
+ *   - bk_stage_graph: the graph of one stage (nodes [a, b) of the
+ *     canonicalised graph; the tensors crossing in are its inputs, those
+ *     crossing out or graph outputs its outputs; tensor indices kept);
+ *   - bk_stage_plan: the cuts and micro-batches of least estimated cycles,
+ *     by dynamic programming over the cut candidates, from what each unit
+ *     of the schedule costs when the whole graph is compiled at each
+ *     micro-batch (compile.c prices those), plus the boundary's DRAM
+ *     write and read.
+ * compile.c compiles each stage as placement split does a whole graph and
+ * emits them one after another into one variant. */
+#include <stdlib.h>
+#include <string.h>
+#include "compiler/backend/staged.h"
+
+/* last[t]: the last node reading t (-1 none). */
+static int uses(const IrGraph *g, int *last)
+{
+    for (int t = 0; t < g->nt; t++) last[t] = -1;
+    for (int i = 0; i < g->nn; i++) {
+        const IrNode *n = &g->nodes[i];
+        if (n->dead) continue;
+        for (int k = 0; k < n->nin; k++)
+            if (n->in[k] >= 0) last[n->in[k]] = i;
+    }
+    return 0;
+}
+
+int bk_stage_cuts(const IrGraph *g, int *cuts, int max)
+{
+    int *last = malloc(((size_t)g->nt + 1) * sizeof *last);
+    char *open = calloc((size_t)g->nt + 1, 1);
+    if (!last || !open) { free(last); free(open); return -1; }
+    uses(g, last);
+    /* after node i: the tensors made at or before i and read after i */
+    int n = 0, crossing = 0, outputs_before = 0;
+    for (int i = 0; i < g->nn - 1; i++) {
+        const IrNode *nd = &g->nodes[i];
+        if (nd->dead) continue;
+        for (int k = 0; k < nd->nout; k++) {
+            int t = nd->out[k];
+            if (t < 0 || g->t[t].data) continue;
+            if (g->t[t].is_output) outputs_before = 1;
+            if (last[t] > i) { open[t] = 1; crossing++; }
+        }
+        for (int k = 0; k < nd->nin; k++) {
+            int t = nd->in[k];
+            if (t >= 0 && open[t] && last[t] == i) { open[t] = 0; crossing--; }
+        }
+        if (crossing == 1 && !outputs_before && n < max) cuts[n++] = i + 1;
+    }
+    free(open);
+    free(last);
+    return n;
+}
+
+int bk_stage_boundary(const IrGraph *g, int cut)
+{
+    for (int t = 0; t < g->nt; t++) {
+        const IrTensor *x = &g->t[t];
+        if (x->data || x->producer < 0 || x->producer >= cut) continue;
+        for (int i = cut; i < g->nn; i++) {
+            const IrNode *n = &g->nodes[i];
+            if (n->dead) continue;
+            for (int k = 0; k < n->nin; k++)
+                if (n->in[k] == t) return t;
+        }
+    }
+    return -1;
+}
+
+int bk_stage_graph(const IrGraph *g, int a, int b, IrGraph *out, AtlErr *e)
+{
+    if (ir_clone(g, out, e)) return -1;
+    int nt = out->nt;
+    char *made = calloc((size_t)nt + 1, 1), *read = calloc((size_t)nt + 1, 1), *later = calloc((size_t)nt + 1, 1);
+    int *ins = malloc(((size_t)nt + 1) * sizeof *ins), *outs = malloc(((size_t)nt + 1) * sizeof *outs);
+    int rc = -1;
+    if (!made || !read || !later || !ins || !outs) { atl_fail(e, "out of memory cutting stages"); goto done; }
+    for (int i = 0; i < out->nn; i++) {
+        IrNode *n = &out->nodes[i];
+        if (n->dead) continue;
+        for (int k = 0; k < n->nin; k++)
+            if (n->in[k] >= 0) {
+                if (i >= a && i < b) read[n->in[k]] = 1;
+                if (i >= b) later[n->in[k]] = 1;
+            }
+        if (i >= a && i < b)
+            for (int k = 0; k < n->nout; k++)
+                if (n->out[k] >= 0) made[n->out[k]] = 1;
+        if (i < a || i >= b) n->dead = 1;
+    }
+    int ni = 0, no = 0;
+    for (int t = 0; t < nt; t++) {
+        IrTensor *x = &out->t[t];
+        int was_out = x->is_output;
+        x->is_input = x->is_output = 0;
+        if (x->data) continue;
+        if (read[t] && !made[t]) { x->is_input = 1; ins[ni++] = t; }
+        if (made[t] && (later[t] || was_out)) { x->is_output = 1; outs[no++] = t; }
+    }
+    /* graph inputs keep their order first (the variant's io order) */
+    free(out->inputs);
+    free(out->outputs);
+    out->inputs = ins;
+    out->outputs = outs;
+    ins = outs = NULL;
+    out->nin = ni;
+    out->nout = no;
+    ir_compact(out);
+    rc = 0;
+done:
+    free(made); free(read); free(later); free(ins); free(outs);
+    if (rc) ir_free(out);
+    return rc;
+}
+
+int bk_stage_plan(const BkStageCosts *costs, int ncosts, const int *cuts, int ncuts, int nn, int per_cluster,
+                  const uint64_t *cut_cycles, BkStagePlan *plan)
+{
+    /* positions: 0, the cuts, nn; a stage from position p to q at micro-batch
+     * k costs (per_cluster / m_k) * the units of that compile starting in [p, q) */
+    int np = ncuts + 2;
+    int *pos = malloc((size_t)np * sizeof *pos);
+    uint64_t *best = malloc((size_t)np * (size_t)ncosts * sizeof *best);
+    int *from = malloc((size_t)np * (size_t)ncosts * sizeof *from);
+    int *fromk = malloc((size_t)np * (size_t)ncosts * sizeof *fromk);
+    if (!pos || !best || !from || !fromk) { free(pos); free(best); free(from); free(fromk); return -1; }
+    pos[0] = 0;
+    for (int i = 0; i < ncuts; i++) pos[i + 1] = cuts[i];
+    pos[np - 1] = nn;
+    for (int i = 0; i < np * ncosts; i++) { best[i] = UINT64_MAX; from[i] = -1; fromk[i] = -1; }
+    /* best[q][k]: positions 0..q covered, the last stage at micro-batch k */
+    for (int q = 1; q < np; q++)
+        for (int k = 0; k < ncosts; k++) {
+            const BkStageCosts *c = &costs[k];
+            for (int p = 0; p < q; p++) {
+                uint64_t stage = 0;
+                int units = 0;
+                for (int u = 0; u < c->n; u++)
+                    if (c->first[u] >= pos[p] && c->first[u] < pos[q]) { stage += c->est[u]; units++; }
+                if (!units) continue;
+                stage *= (uint64_t)(per_cluster / c->m);
+                if (p == 0) {
+                    if (stage < best[q * ncosts + k]) { best[q * ncosts + k] = stage; from[q * ncosts + k] = 0; fromk[q * ncosts + k] = -1; }
+                    continue;
+                }
+                /* micro-batches grow stage by stage (costs are in growing m) */
+                for (int j = 0; j < k; j++) {
+                    uint64_t b = best[p * ncosts + j];
+                    if (b == UINT64_MAX) continue;
+                    uint64_t tot = b + stage + cut_cycles[p - 1];
+                    if (tot < best[q * ncosts + k]) { best[q * ncosts + k] = tot; from[q * ncosts + k] = p; fromk[q * ncosts + k] = j; }
+                }
+            }
+        }
+    int bk = -1;
+    for (int k = 0; k < ncosts; k++)
+        if (best[(np - 1) * ncosts + k] != UINT64_MAX && (bk < 0 || best[(np - 1) * ncosts + k] < best[(np - 1) * ncosts + bk])) bk = k;
+    int rc = -1;
+    if (bk >= 0) {
+        int st[BK_MAX_STAGES + 1], sk[BK_MAX_STAGES + 1], n = 0, q = np - 1, k = bk;
+        while (q > 0 && n <= BK_MAX_STAGES) {
+            st[n] = q;
+            sk[n++] = k;
+            int p = from[q * ncosts + k], j = fromk[q * ncosts + k];
+            q = p;
+            k = j;
+        }
+        if (q == 0 && n <= BK_MAX_STAGES) {
+            plan->n = n;
+            plan->est = best[(np - 1) * ncosts + bk];
+            plan->start[0] = 0;
+            for (int i = 0; i < n; i++) {
+                plan->start[i + 1] = pos[st[n - 1 - i]];
+                plan->m[i] = costs[sk[n - 1 - i]].m;
+            }
+            rc = 0;
+        }
+    }
+    free(pos); free(best); free(from); free(fromk);
+    return rc;
+}

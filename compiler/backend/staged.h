@@ -1,0 +1,46 @@
+/* staged.h - batch-staged schedules: stage cuts, stage graphs and the
+ * search for cuts and micro-batches (staged.c). */
+#ifndef ATOLL_COMPILER_BACKEND_STAGED_H
+#define ATOLL_COMPILER_BACKEND_STAGED_H
+#include <stdint.h>
+#include "compiler/ir/ir.h"
+#include "util/err.h"
+
+#define BK_MAX_STAGES 8
+
+/* What the units of the schedule cost when the whole graph is compiled at
+ * micro-batch m: unit u starts at node first[u] (in the canonicalised
+ * graph's order) and costs est[u] cycles per instance. */
+typedef struct BkStageCosts {
+    int m, n;
+    int *first;
+    uint64_t *est;
+} BkStageCosts;
+
+/* A staged schedule: stage i runs nodes start[i] .. start[i+1]-1 in
+ * instances of m[i] images; est its estimated cycles per cluster. */
+typedef struct BkStagePlan {
+    int n;
+    int start[BK_MAX_STAGES + 1];
+    int m[BK_MAX_STAGES];
+    uint64_t est;
+} BkStagePlan;
+
+/* Node indices c (ascending) at which g may be cut: exactly one
+ * non-constant tensor made before c is read from c on, and no graph output
+ * is made before c. Returns how many (at most max), -1 out of memory. */
+int bk_stage_cuts(const IrGraph *g, int *cuts, int max);
+/* The tensor crossing cut c (a bk_stage_cuts result), -1 none. */
+int bk_stage_boundary(const IrGraph *g, int cut);
+/* The graph of nodes [a, b) of g (same tensor indices; the others dead and
+ * compacted away): inputs, the non-constant tensors it reads and does not
+ * make; outputs, those it makes that later nodes read or g outputs. The
+ * caller frees *out (ir_free). */
+int bk_stage_graph(const IrGraph *g, int a, int b, IrGraph *out, AtlErr *e);
+/* The plan of least cycles over the cut candidates (cuts, ascending, all
+ * unit starts in every costs[k]) and the micro-batches of costs (growing
+ * m, stage to stage), per_cluster images per cluster, cut_cycles[i] the
+ * price of a boundary at cuts[i]; nn the node count. -1 if none. */
+int bk_stage_plan(const BkStageCosts *costs, int ncosts, const int *cuts, int ncuts, int nn, int per_cluster,
+                  const uint64_t *cut_cycles, BkStagePlan *plan);
+#endif
