@@ -71,8 +71,12 @@ static const char usage_text[] =
     "                         activations in the cluster's SRAM where they fit; auto (default):\n"
     "                         split when the graph keeps images apart and every cluster gets\n"
     "                         an instance (docs/backend.md, Placement over clusters)\n"
-    "  --micro-batch M        images per instance with placement split (default: the batch\n"
-    "                         spread evenly over the clusters)\n"
+    "  --schedule staged|uniform  with placement split: staged (default) lets the cost model\n"
+    "                         cut the network into stages, each with its own micro-batch (1, 2,\n"
+    "                         4, ... growing stage by stage: late weights read once per\n"
+    "                         micro-batch); uniform keeps one micro-batch for all layers\n"
+    "  --micro-batch M        images per instance with placement split, one for all layers\n"
+    "                         (default: chosen by the cost model)\n"
     "  --keep-activations     no reuse of activation memory (and --group none): every activation listed in\n"
     "                         the .abm keeps its value after a run (atoll run --dump-tensors)\n"
     "  --dump-ir              print the IR after the passes and stop\n"
@@ -104,7 +108,16 @@ static void print_summary(const char *model, const char *out, const AtlChip *chi
            (unsigned long long)s->act_peak, (unsigned long long)s->act_sum);
     printf("  io               : %llu bytes\n", (unsigned long long)s->io_bytes);
     printf("  in DRAM          : %d intermediate tensors (the others stay in LMEM or SRAM)\n", s->act_dram_tensors);
-    if (s->split)
+    if (s->split && s->nstages > 1) {
+        printf("  placement        : split on %d clusters (%d cores each), %d stages; up to %llu bytes of activations per "
+               "cluster in SRAM; the layers below are one instance of each stage\n", s->clusters, chip->cores_per_cluster,
+               s->nstages, (unsigned long long)s->act_sram);
+        for (int i = 0; i < s->nstages; i++) {
+            int end = i + 1 < s->nstages ? s->stage_row[i + 1] : s->nlayers;
+            printf("    stage %d        : layers %d-%d, %d instances of %d images%s%s%s\n", i, s->stage_row[i], end - 1,
+                   s->batch / s->stage_m[i], s->stage_m[i], i ? " (reads '" : "", i ? s->stage_in[i] : "", i ? "' from DRAM)" : "");
+        }
+    } else if (s->split)
         printf("  placement        : split, %d instances of %d images on %d clusters (%d cores each); "
                "%llu bytes of activations per cluster in SRAM; the layers below are one instance's\n",
                s->instances, s->micro_batch, s->clusters, chip->cores_per_cluster, (unsigned long long)s->act_sram);
@@ -322,6 +335,11 @@ int cmd_compile(int argc, char **argv)
             else if (!strcmp(v, "chip")) rq.placement = BK_PLACE_CHIP;
             else if (!strcmp(v, "split")) rq.placement = BK_PLACE_SPLIT;
             else { fprintf(stderr, "atoll compile: --placement '%s': use auto, chip or split\n", v); return 2; }
+        }
+        else if ((v = cli_opt(argc, argv, &i, "--schedule", &bad))) {
+            if (!strcmp(v, "staged")) rq.schedule = BK_SCHED_STAGED;
+            else if (!strcmp(v, "uniform")) rq.schedule = BK_SCHED_UNIFORM;
+            else { fprintf(stderr, "atoll compile: --schedule '%s': use staged or uniform\n", v); return 2; }
         }
         else if ((v = cli_opt(argc, argv, &i, "--micro-batch", &bad))) {
             char *end;

@@ -50,6 +50,10 @@ enum { BK_SRAM_AUTO = 0, BK_SRAM_NEVER = 1, BK_SRAM_ALWAYS = 2 };
  * fit), the clusters working on different instances at once; AUTO, split
  * where the graph allows it and the cost model finds it faster. */
 enum { BK_PLACE_AUTO = 0, BK_PLACE_CHIP = 1, BK_PLACE_SPLIT = 2 };
+/* With placement split: STAGED (default) lets the cost model cut the
+ * network into stages with their own micro-batch (growing stage by
+ * stage); UNIFORM keeps one micro-batch for the whole network. */
+enum { BK_SCHED_STAGED = 0, BK_SCHED_UNIFORM = 1 };
 
 typedef struct BkOptions {
     int dtype;              /* storage/compute dtype: ISA_F32 (default), ISA_F16, ISA_BF16 */
@@ -70,8 +74,9 @@ typedef struct BkOptions {
                                BK_SRAM_NEVER; BK_SRAM_ALWAYS for every layer that may (tests,
                                studies); only with grouping on */
     int placement;          /* BK_PLACE_AUTO (default), BK_PLACE_CHIP, BK_PLACE_SPLIT */
-    int micro_batch;        /* images per instance with placement split (0: the batch
-                               spread evenly over the clusters) */
+    int micro_batch;        /* images per instance with placement split (0: chosen by the
+                               cost model; given: one micro-batch, no stages) */
+    int schedule;           /* BK_SCHED_STAGED (default) or BK_SCHED_UNIFORM */
 } BkOptions;
 
 /* One row per lowered layer, in execution order. */
@@ -129,6 +134,12 @@ typedef struct BkSummary {
     uint64_t act_sram;
     int act_dram_tensors;   /* intermediate tensors that live in DRAM (not in LMEM
                                inside a group, not in SRAM) */
+    /* staged: nstages > 1 stages; stage i runs in instances of stage_m[i]
+       images, its rows start at layers[stage_row[i]], its boundary tensor
+       (the one it reads, i > 0) is named stage_in[i] */
+    int nstages;
+    int stage_m[8], stage_row[8];
+    char stage_in[8][64];
     char placement_why[160]; /* with placement auto: why it chose as it did */
 } BkSummary;
 

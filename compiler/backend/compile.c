@@ -469,29 +469,215 @@ static int compile_rewritten(const IrGraph *g, const AtlChip *chip, const BkOpti
 }
 
 /* The cost model's cycles for g compiled with sp (NULL: placement chip),
- * without emitting it (weights go to a scratch writer). */
-static int estimate(const IrGraph *g, const AtlChip *chip, const BkOptions *opt, const BkSplit *sp, uint64_t *cycles, AtlErr *e)
+ * without emitting it (weights go to a scratch writer); uc (may be NULL)
+ * gets each unit's cost. */
+static int estimate(const IrGraph *g, const AtlChip *chip, const BkOptions *opt, const BkSplit *sp, uint64_t *cycles,
+                    BkStageCosts *uc, AtlErr *e)
 {
     AbmWriter *scratch = abm_writer_new(cfg_fingerprint(chip));
     if (!scratch) return atl_fail(e, "out of memory");
     BkSummary s;
-    int rc = compile_rewritten(g, chip, opt, sp, 1, scratch, &s, e);
+    int rc = uc ? compile_graph(g, chip, opt, sp, 1, scratch, &s, uc, e) : compile_rewritten(g, chip, opt, sp, 1, scratch, &s, e);
     *cycles = s.est_cycles;
     bk_summary_free(&s);
     abm_writer_free(scratch);
     return rc;
 }
 
+static uint64_t round64(uint64_t v) { return (v + 63) / 64 * 64; }
+
+/* Staged: g (batch B, separable) cut by plan into stages, each compiled as
+ * placement split compiles a whole graph (at its micro-batch, on K
+ * clusters, each cluster keeping its images from stage to stage), into one
+ * variant: the io region holds g's inputs and outputs and every boundary
+ * tensor (whole batch), the activation region the largest stage's (the
+ * stages of a cluster run one after another), the streams every stage's
+ * instances in stage order. */
+static int compile_staged(const IrGraph *g, const AtlChip *chip, const BkOptions *opt, const BkStagePlan *plan, int K,
+                          AbmWriter *w, BkSummary *sum, AtlErr *e)
+{
+    int B = (int)g->t[g->inputs[0]].dims[0], n = plan->n, rc = -1, built = 0, layer_base = 0;
+    IrGraph sg[BK_MAX_STAGES], ig[BK_MAX_STAGES];
+    int have_sg = 0, have_ig = 0;
+    BkStage *st = calloc((size_t)n, sizeof *st);
+    uint64_t *io_fixed = calloc((size_t)g->nt + 1, sizeof *io_fixed);
+    BkEmit emit;
+    memset(&emit, 0, sizeof emit);
+    BkCtx ac;   /* the variant's records: g's io at the fixed places */
+    memset(&ac, 0, sizeof ac);
+    ac.g = g;
+    ac.chip = chip;
+    ac.w = w;
+    ac.dt = opt->dtype;
+    ac.es = isa_dtype_size(ac.dt);
+    ac.pl = calloc((size_t)g->nt + 1, sizeof *ac.pl);
+    if (!st || !io_fixed || !ac.pl) { atl_fail(e, "out of memory"); goto done; }
+    if (sum) memset(sum, 0, sizeof *sum);
+    if (check_options(chip, opt, e)) goto done;
+    /* the io layout: inputs, outputs, then the boundaries, whole batch each */
+    uint64_t off = 0;
+    int bound[BK_MAX_STAGES];
+    for (int i = 1; i < n; i++) bound[i] = bk_stage_boundary(g, plan->start[i]);
+    for (int k = 0; k < g->nin + g->nout + n - 1; k++) {
+        int t = k < g->nin ? g->inputs[k] : k < g->nin + g->nout ? g->outputs[k - g->nin] : bound[k - g->nin - g->nout + 1];
+        if (t < 0) { atl_fail(e, "internal: stage %d has no boundary tensor", k - g->nin - g->nout + 1); goto done; }
+        if (io_fixed[t]) continue;
+        off = round64(off);
+        io_fixed[t] = off + 1;
+        off += (uint64_t)ir_numel(&g->t[t]) * (uint64_t)bk_tensor_es(&ac, t);
+    }
+    uint64_t io_bytes = round64(off);
+    for (int i = 0; i < n; i++) {
+        char why[256];
+        if (bk_stage_graph(g, plan->start[i], plan->start[i + 1], &sg[i], e)) goto done;
+        have_sg = i + 1;
+        int r = bk_split_graph(&sg[i], plan->m[i], &ig[i], why, sizeof why, e);
+        if (r) { if (r > 0) atl_fail(e, "stage %d: %s", i, why); goto done; }
+        have_ig = i + 1;
+        BkSplit sp = {B, B / plan->m[i], K};
+        if (stage_build(&st[i], &ig[i], chip, opt, &sp, w, io_fixed, io_bytes, layer_base, e)) {
+            built = i + 1;
+            goto done;
+        }
+        built = i + 1;
+        layer_base += st[i].nunits;
+    }
+    double t0 = atl_clock_s();
+    if (bk_emit_init(&emit, &st[0].c, e)) goto done;
+    for (int i = 0; i < n; i++)
+        if (stage_emit(&st[i], &emit, e)) goto done;
+    if (bk_emit_finish(&emit, e)) goto done;
+    for (int k = 0; k < g->nin + g->nout; k++) {
+        int t = k < g->nin ? g->inputs[k] : g->outputs[k - g->nin];
+        ac.pl[t].root = t;
+        ac.pl[t].placed = 1;
+        ac.pl[t].region = ABM_REGION_IO;
+        ac.pl[t].offset = io_fixed[t] - 1;
+    }
+    ac.split = 1;       /* no activation listed: they hold one instance at a time */
+    ac.io_scale = 1;    /* g's io tensors have the whole batch already */
+    ac.clusters = 1;
+    for (int i = 0; i < n; i++)
+        if (st[i].c.act_bytes * (uint64_t)K > ac.act_bytes) ac.act_bytes = st[i].c.act_bytes * (uint64_t)K;
+    ac.io_bytes = io_bytes;
+    emit.c = &ac;
+    char name[128];
+    snprintf(name, sizeof name, "%s", opt->net_name ? opt->net_name : (g->name && g->name[0] ? g->name : "net"));
+    uint32_t variant;
+    if (bk_emit_abm(&emit, name, B, opt->options_text, opt->source_hash, &variant, e)) goto done;
+    if (sum) {
+        int rows = 0;
+        for (int i = 0; i < n; i++) rows += st[i].nunits;
+        sum->layers = calloc((size_t)(rows ? rows : 1), sizeof *sum->layers);
+        if (!sum->layers) { atl_fail(e, "out of memory"); goto done; }
+        sum->nstages = n;
+        for (int i = 0, row = 0; i < n; i++) {
+            BkSummary one;
+            memset(&one, 0, sizeof one);
+            one.layers = sum->layers + row;
+            if (fill_summary(&st[i].c, &st[i].sched, st[i].nunits, &emit, B, &one, e)) goto done;
+            for (int k = 0; k < BK_NPHASES; k++) sum->phase_s[k] += st[i].phase[k];
+            sum->stage_m[i] = plan->m[i];
+            sum->stage_row[i] = row;
+            if (i) snprintf(sum->stage_in[i], sizeof sum->stage_in[i], "%s", g->t[bound[i]].name);
+            sum->nlayers += one.nlayers;
+            sum->est_cycles += one.est_cycles;
+            sum->weight_bytes += one.weight_bytes;
+            sum->act_sum += one.act_sum;
+            sum->act_dram_tensors += one.act_dram_tensors;
+            if (one.act_peak > sum->act_peak) sum->act_peak = one.act_peak;
+            if (one.act_sram > sum->act_sram) sum->act_sram = one.act_sram;
+            sum->insns = one.insns;
+            sum->cores = one.cores;
+            row += st[i].nunits;
+        }
+        sum->phase_s[BK_PHASE_EMIT] += atl_clock_s() - t0;
+        sum->io_bytes = io_bytes;
+        sum->batch = B;
+        sum->split = 1;
+        sum->instances = B / plan->m[0];
+        sum->micro_batch = plan->m[0];
+        sum->clusters = K;
+    }
+    rc = 0;
+done:
+    bk_emit_free(&emit);
+    for (int i = 0; i < built; i++) stage_free(&st[i]);
+    for (int i = 0; i < have_ig; i++) ir_free(&ig[i]);
+    for (int i = 0; i < have_sg; i++) ir_free(&sg[i]);
+    free(st);
+    free(io_fixed);
+    free(ac.pl);
+    return rc;
+}
+
+/* The staged search (staged.c): the whole graph priced as placement split
+ * at every micro-batch m that divides the images per cluster (1, 2, 4, ...),
+ * each unit's cost kept; the cut candidates where every compile starts a
+ * unit; the plan of least cycles (one stage is uniform). 1 when no search
+ * is possible (rewritten graph, uneven batch), -1 on an error. */
+static int search_stages(const IrGraph *g, const AtlChip *chip, const BkOptions *opt, int K, BkStagePlan *plan, AtlErr *e)
+{
+    int B = (int)g->t[g->inputs[0]].dims[0];
+    if (bk_rewrite_count(g) || bk_rewrite_ops_count(g) || K < 1 || B % K) return 1;
+    int P = B / K, nm = 0, rc = -1, ncuts = 0;
+    BkStageCosts costs[4];
+    memset(costs, 0, sizeof costs);
+    int *cuts = malloc(((size_t)g->nn + 1) * sizeof *cuts);
+    uint64_t *cut_cycles = malloc(((size_t)g->nn + 1) * sizeof *cut_cycles);
+    if (!cuts || !cut_cycles) { atl_fail(e, "out of memory"); goto done; }
+    for (int m = 1; m <= P && nm < 4; m *= 2) {
+        if (P % m) continue;
+        IrGraph inst;
+        char why[256];
+        int r = bk_split_graph(g, m, &inst, why, sizeof why, e);
+        if (r < 0) goto done;
+        if (r > 0) continue;
+        BkSplit sp = {B, B / m, K};
+        uint64_t total;
+        costs[nm].m = m;
+        r = estimate(&inst, chip, opt, &sp, &total, &costs[nm], e);
+        ir_free(&inst);
+        nm++;
+        if (r) goto done;
+    }
+    if (!nm) { rc = 1; goto done; }
+    int n = bk_stage_cuts(g, cuts, g->nn);
+    if (n < 0) { atl_fail(e, "out of memory"); goto done; }
+    double bpc = chip->dram_gbps * 1000.0 / chip->freq_mhz / K;   /* a cluster's DRAM bytes per cycle */
+    for (int i = 0; i < n; i++) {
+        int ok = 1;
+        for (int k = 0; k < nm && ok; k++) {
+            ok = 0;
+            for (int u = 0; u < costs[k].n && !ok; u++) ok = costs[k].first[u] == cuts[i];
+        }
+        int t = ok ? bk_stage_boundary(g, cuts[i]) : -1;
+        if (t < 0) continue;
+        double bytes = (double)ir_numel(&g->t[t]) * isa_dtype_size(opt->dtype) * P / B;
+        cuts[ncuts] = cuts[i];
+        cut_cycles[ncuts++] = (uint64_t)(2 * bytes / bpc);
+    }
+    rc = bk_stage_plan(costs, nm, cuts, ncuts, g->nn, P, cut_cycles, plan) ? 1 : 0;
+done:
+    for (int k = 0; k < 4; k++) { free(costs[k].first); free(costs[k].est); }
+    free(cuts);
+    free(cut_cycles);
+    return rc;
+}
+
 /* Placement over clusters: split (the batch in instances, one cluster
  * each) when asked, or with placement auto when the graph is separable,
  * every cluster gets an instance and the cost model prices it cheaper;
- * else chip. */
+ * else chip. Split is staged (search_stages) unless --micro-batch or
+ * schedule uniform fixes one micro-batch. */
 int bk_compile(const IrGraph *g, const AtlChip *chip, const BkOptions *opt, AbmWriter *w, BkSummary *sum, AtlErr *e)
 {
     BkOptions dflt;
     if (!opt) { bk_options_default(&dflt); opt = &dflt; }
     if (opt->placement < BK_PLACE_AUTO || opt->placement > BK_PLACE_SPLIT)
         return atl_fail(e, "backend: placement %d is not one of auto, chip, split", opt->placement);
+    if (opt->schedule != BK_SCHED_STAGED && opt->schedule != BK_SCHED_UNIFORM)
+        return atl_fail(e, "backend: schedule %d is not one of staged, uniform", opt->schedule);
     if (opt->micro_batch < 0) return atl_fail(e, "backend: micro-batch %d is negative", opt->micro_batch);
     int B = g->nin > 0 && g->t[g->inputs[0]].ndim > 0 ? (int)g->t[g->inputs[0]].dims[0] : 1;
     int K = chip->clusters < B ? chip->clusters : B;
@@ -508,35 +694,36 @@ int bk_compile(const IrGraph *g, const AtlChip *chip, const BkOptions *opt, AbmW
         int rc = bk_split_graph(g, m, &inst, why, sizeof why, e);
         if (rc < 0) return -1;
         split = rc == 0;
+        if (split) ir_free(&inst);
     }
-    int I = split ? B / m : 0;
-    BkSplit sp = {B, I, chip->clusters < I ? chip->clusters : I};
+    /* the split plan: one stage at m, or what the search finds */
+    BkStagePlan plan;
+    memset(&plan, 0, sizeof plan);
+    plan.n = 1;
+    plan.start[1] = g->nn;
+    plan.m[0] = m;
+    plan.est = UINT64_MAX;
+    int searched = 0;
+    if (split && !opt->micro_batch && opt->schedule == BK_SCHED_STAGED) {
+        int r = search_stages(g, chip, opt, K, &plan, e);
+        if (r < 0) return -1;
+        searched = r == 0;
+    }
     if (split && opt->placement == BK_PLACE_AUTO) {
-        /* the cost model chooses: chip and split priced, the cheaper compiled;
-         * without --micro-batch, split at 1 image per instance is priced too */
-        uint64_t est[2];
-        int rc = estimate(&inst, chip, opt, &sp, &est[0], e) || estimate(g, chip, opt, NULL, &est[1], e) ? -1 : 0;
-        if (!rc && !opt->micro_batch && m > 1) {
-            IrGraph one;
-            char why1[256];
-            BkSplit sp1 = {B, B, chip->clusters < B ? chip->clusters : B};
-            uint64_t e1 = 0;
-            int r1 = bk_split_graph(g, 1, &one, why1, sizeof why1, e);
-            if (r1 < 0) rc = -1;
-            else if (r1 == 0 && estimate(&one, chip, opt, &sp1, &e1, e)) { ir_free(&one); r1 = 1; rc = -1; }
-            if (!rc && r1 == 0 && e1 < est[0]) {
-                ir_free(&inst);
-                inst = one;
-                sp = sp1;
-                est[0] = e1;
-            } else if (r1 == 0) ir_free(&one);
-        }
-        if (rc) { ir_free(&inst); return -1; }
-        if (est[1] <= est[0]) {
-            split = 0;
+        /* the cost model chooses between chip and split */
+        uint64_t chip_est, split_est = plan.est;
+        if (!searched) {
+            if (bk_split_graph(g, plan.m[0], &inst, why, sizeof why, e)) return -1;
+            BkSplit sp = {B, B / plan.m[0], chip->clusters < B / plan.m[0] ? chip->clusters : B / plan.m[0]};
+            int r = estimate(&inst, chip, opt, &sp, &split_est, NULL, e);
             ir_free(&inst);
-            snprintf(why, sizeof why, "the cost model prices it at %llu cycles, split at %llu", (unsigned long long)est[1],
-                     (unsigned long long)est[0]);
+            if (r) return -1;
+        }
+        if (estimate(g, chip, opt, NULL, &chip_est, NULL, e)) return -1;
+        if (chip_est <= split_est) {
+            split = 0;
+            snprintf(why, sizeof why, "the cost model prices it at %llu cycles, split at %llu", (unsigned long long)chip_est,
+                     (unsigned long long)split_est);
         }
     }
     if (!split) {
@@ -545,6 +732,10 @@ int bk_compile(const IrGraph *g, const AtlChip *chip, const BkOptions *opt, AbmW
         if (!rc && sum) snprintf(sum->placement_why, sizeof sum->placement_why, "%s", why);
         return rc;
     }
+    if (plan.n > 1) return compile_staged(g, chip, opt, &plan, K, w, sum, e);
+    if (bk_split_graph(g, plan.m[0], &inst, why, sizeof why, e)) return atl_fail(e, "--placement split: %s", why);
+    int I = B / plan.m[0];
+    BkSplit sp = {B, I, chip->clusters < I ? chip->clusters : I};
     int rc = compile_rewritten(&inst, chip, opt, &sp, 0, w, sum, e);
     ir_free(&inst);
     return rc;

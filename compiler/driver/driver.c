@@ -78,6 +78,8 @@ static void options_text(const DrvRequest *rq, int synthetic, int batch, char *o
     if (rq->placement > 0 && rq->placement < 3) snprintf(opts + n, cap - n, " --placement %s", place[rq->placement]);
     n = strlen(opts);
     if (rq->micro_batch) snprintf(opts + n, cap - n, " --micro-batch %d", rq->micro_batch);
+    n = strlen(opts);
+    if (rq->schedule == BK_SCHED_UNIFORM) snprintf(opts + n, cap - n, " --schedule uniform");
     if (!batch) return;
     n = strlen(opts);
     snprintf(opts + n, cap - n, " --batch ");
@@ -134,6 +136,7 @@ static int compile_variant(const char *path, IrGraph *g, const DrvRequest *rq, i
     o.group_max = rq->group_max;
     o.placement = rq->placement;
     o.micro_batch = rq->micro_batch;
+    o.schedule = rq->schedule;
     o.source_hash = hash;
     BkSummary *grown = realloc(res->variants, (size_t)(res->nvariants + 1) * sizeof *grown);
     if (!grown) return atl_fail(e, "out of memory");
