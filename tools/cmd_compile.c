@@ -77,6 +77,9 @@ static const char usage_text[] =
     "                         micro-batch); uniform keeps one micro-batch for all layers\n"
     "  --micro-batch M        images per instance with placement split, one for all layers\n"
     "                         (default: chosen by the cost model)\n"
+    "  --stage-plan M0,TENSOR:M1,...  the stages themselves (placement split): stage 0 in\n"
+    "                         instances of M0 images, the next from where TENSOR is the only\n"
+    "                         tensor crossing, in instances of M1, ...\n"
     "  --keep-activations     no reuse of activation memory (and --group none): every activation listed in\n"
     "                         the .abm keeps its value after a run (atoll run --dump-tensors)\n"
     "  --dump-ir              print the IR after the passes and stop\n"
@@ -341,6 +344,7 @@ int cmd_compile(int argc, char **argv)
             else if (!strcmp(v, "uniform")) rq.schedule = BK_SCHED_UNIFORM;
             else { fprintf(stderr, "atoll compile: --schedule '%s': use staged or uniform\n", v); return 2; }
         }
+        else if ((v = cli_opt(argc, argv, &i, "--stage-plan", &bad))) rq.stage_plan = v;
         else if ((v = cli_opt(argc, argv, &i, "--micro-batch", &bad))) {
             char *end;
             long n = strtol(v, &end, 10);

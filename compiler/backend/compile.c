@@ -665,6 +665,57 @@ done:
     return rc;
 }
 
+/* BkOptions.stage_plan parsed into plan (stage starts at the cuts whose
+ * only crossing tensor is named), checked: micro-batches growing, each
+ * dividing the images per cluster P. */
+static int parse_stage_plan(const IrGraph *g, const char *text, int P, BkStagePlan *plan, AtlErr *e)
+{
+    memset(plan, 0, sizeof *plan);
+    char buf[1024];
+    snprintf(buf, sizeof buf, "%s", text);
+    int *cuts = malloc(((size_t)g->nn + 1) * sizeof *cuts), ncuts = cuts ? bk_stage_cuts(g, cuts, g->nn) : -1, rc = -1;
+    if (ncuts < 0) { free(cuts); return atl_fail(e, "out of memory"); }
+    char *save = NULL;
+    for (char *item = strtok_r(buf, ",", &save); item; item = strtok_r(NULL, ",", &save)) {
+        if (plan->n == BK_MAX_STAGES) { atl_fail(e, "--stage-plan: more than %d stages", BK_MAX_STAGES); goto done; }
+        char *colon = strrchr(item, ':'), *end;
+        if (plan->n && !colon) { atl_fail(e, "--stage-plan: '%s' is not TENSOR:M", item); goto done; }
+        if (!plan->n && colon) { atl_fail(e, "--stage-plan: the first item is stage 0's micro-batch, not '%s'", item); goto done; }
+        long mb = strtol(colon ? colon + 1 : item, &end, 10);
+        if (end == (colon ? colon + 1 : item) || *end || mb < 1 || P % mb) {
+            atl_fail(e, "--stage-plan: micro-batch '%s' does not divide the %d images each cluster runs", colon ? colon + 1 : item, P);
+            goto done;
+        }
+        if (plan->n && mb <= plan->m[plan->n - 1]) {
+            atl_fail(e, "--stage-plan: micro-batches must grow stage by stage (%ld after %d)", mb, plan->m[plan->n - 1]);
+            goto done;
+        }
+        int start = 0;
+        if (colon) {
+            *colon = 0;
+            start = -1;
+            for (int i = 0; i < ncuts && start < 0; i++) {
+                int t = bk_stage_boundary(g, cuts[i]);
+                if (t >= 0 && g->t[t].name && !strcmp(g->t[t].name, item) && cuts[i] > plan->start[plan->n - 1]) start = cuts[i];
+            }
+            if (start < 0) {
+                atl_fail(e, "--stage-plan: the graph cannot be cut at '%s' (it must be the only tensor crossing, after the "
+                         "previous cut)", item);
+                goto done;
+            }
+        }
+        plan->start[plan->n] = start;
+        plan->m[plan->n++] = (int)mb;
+    }
+    if (!plan->n) { atl_fail(e, "--stage-plan: empty"); goto done; }
+    plan->start[plan->n] = g->nn;
+    plan->est = 0;
+    rc = 0;
+done:
+    free(cuts);
+    return rc;
+}
+
 /* Placement over clusters: split (the batch in instances, one cluster
  * each) when asked, or with placement auto when the graph is separable,
  * every cluster gets an instance and the cost model prices it cheaper;
@@ -681,12 +732,13 @@ int bk_compile(const IrGraph *g, const AtlChip *chip, const BkOptions *opt, AbmW
     if (opt->micro_batch < 0) return atl_fail(e, "backend: micro-batch %d is negative", opt->micro_batch);
     int B = g->nin > 0 && g->t[g->inputs[0]].ndim > 0 ? (int)g->t[g->inputs[0]].dims[0] : 1;
     int K = chip->clusters < B ? chip->clusters : B;
+    int place = opt->stage_plan ? BK_PLACE_SPLIT : opt->placement;   /* a stage plan is split */
     int m = opt->micro_batch ? opt->micro_batch : (K > 0 && B % K == 0 ? B / K : 1);
     char why[256] = "";
-    if (opt->placement == BK_PLACE_CHIP) snprintf(why, sizeof why, "asked for");
+    if (place == BK_PLACE_CHIP) snprintf(why, sizeof why, "asked for");
     else if (opt->keep_activations) snprintf(why, sizeof why, "--keep-activations keeps every activation in DRAM");
-    else if (opt->placement == BK_PLACE_AUTO && chip->clusters < 2) snprintf(why, sizeof why, "the chip has one cluster");
-    else if (opt->placement == BK_PLACE_AUTO && (B < 1 || B % m || B / m < chip->clusters))
+    else if (place == BK_PLACE_AUTO && chip->clusters < 2) snprintf(why, sizeof why, "the chip has one cluster");
+    else if (place == BK_PLACE_AUTO && (B < 1 || B % m || B / m < chip->clusters))
         snprintf(why, sizeof why, "batch %d in micro-batches of %d leaves clusters idle", B, m);
     IrGraph inst;
     int split = 0;
@@ -704,12 +756,18 @@ int bk_compile(const IrGraph *g, const AtlChip *chip, const BkOptions *opt, AbmW
     plan.m[0] = m;
     plan.est = UINT64_MAX;
     int searched = 0;
+    if (opt->stage_plan) {
+        if (!split) return atl_fail(e, "--stage-plan: %s", why[0] ? why : "placement chip");
+        if (B % K) return atl_fail(e, "--stage-plan: the batch %d does not split evenly over %d clusters", B, K);
+        if (parse_stage_plan(g, opt->stage_plan, B / K, &plan, e)) return -1;
+        return plan.n > 1 ? compile_staged(g, chip, opt, &plan, K, w, sum, e) : atl_fail(e, "--stage-plan: one stage; use --micro-batch");
+    }
     if (split && !opt->micro_batch && opt->schedule == BK_SCHED_STAGED) {
         int r = search_stages(g, chip, opt, K, &plan, e);
         if (r < 0) return -1;
         searched = r == 0;
     }
-    if (split && opt->placement == BK_PLACE_AUTO) {
+    if (split && place == BK_PLACE_AUTO) {
         /* the cost model chooses between chip and split */
         uint64_t chip_est, split_est = plan.est;
         if (!searched) {
@@ -727,7 +785,7 @@ int bk_compile(const IrGraph *g, const AtlChip *chip, const BkOptions *opt, AbmW
         }
     }
     if (!split) {
-        if (opt->placement == BK_PLACE_SPLIT) return atl_fail(e, "--placement split: %s", why);
+        if (place == BK_PLACE_SPLIT) return atl_fail(e, "--placement split: %s", why);
         int rc = compile_rewritten(g, chip, opt, NULL, 0, w, sum, e);
         if (!rc && sum) snprintf(sum->placement_why, sizeof sum->placement_why, "%s", why);
         return rc;

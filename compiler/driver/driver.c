@@ -80,6 +80,8 @@ static void options_text(const DrvRequest *rq, int synthetic, int batch, char *o
     if (rq->micro_batch) snprintf(opts + n, cap - n, " --micro-batch %d", rq->micro_batch);
     n = strlen(opts);
     if (rq->schedule == BK_SCHED_UNIFORM) snprintf(opts + n, cap - n, " --schedule uniform");
+    n = strlen(opts);
+    if (rq->stage_plan) snprintf(opts + n, cap - n, " --stage-plan %s", rq->stage_plan);
     if (!batch) return;
     n = strlen(opts);
     snprintf(opts + n, cap - n, " --batch ");
@@ -137,6 +139,7 @@ static int compile_variant(const char *path, IrGraph *g, const DrvRequest *rq, i
     o.placement = rq->placement;
     o.micro_batch = rq->micro_batch;
     o.schedule = rq->schedule;
+    o.stage_plan = rq->stage_plan;
     o.source_hash = hash;
     BkSummary *grown = realloc(res->variants, (size_t)(res->nvariants + 1) * sizeof *grown);
     if (!grown) return atl_fail(e, "out of memory");

@@ -5,7 +5,9 @@
 # tiny (1 cluster: the instances one after another); every image differs, so
 # an instance reading or writing another's images is caught; the simulator's
 # race detector (always on) finds no unordered access between clusters;
-# --placement and --micro-batch and their errors; auto's choice.
+# staged schedules (--stage-plan: stage 0 one image per instance, the rest
+# two) give the same bytes too, on a1 and tiny; --placement, --micro-batch,
+# --schedule and --stage-plan and their errors; auto's choice.
 . test/cli/lib.inc
 GEN=$BUILD/test/host/test_run_gen
 A1=configs/a1.ini
@@ -29,6 +31,32 @@ same mobilenet_a1_b4 mobilenetv2_035 $A1 4
 same digits_a1_b8_mb1 digits_cnn $A1 8 1
 same lenet5_tiny_b4 lenet5 configs/tiny.ini 4
 same resnet20_tiny_b4_mb2 resnet20_cifar configs/tiny.ini 4 2
+# staged: stage 0 in instances of 1 image, the rest in instances of 2
+staged() {
+    id=$1; m=$2; c=$3; b=$4; plan=$5
+    "$GEN" --extract models/$m.ref.npz input "$TMPD/one.npy" > /dev/null 2>&1
+    "$GEN" --vary "$TMPD/one.npy" $b "$TMPD/in_$id.npy" > /dev/null 2>&1
+    expect_ok "${id}_staged_compiles" "$ATOLL" compile models/$m.onnx --chip $c --batch $b --stage-plan "$plan" -o "$TMPD/s_$id.abm"
+    expect_grep "${id}_two_stages" "stage 1        : layers .*, $((b / 2)) instances of 2 images (reads '" "$TMPD/out"
+    expect_ok "${id}_chip_compiles" "$ATOLL" compile models/$m.onnx --chip $c --batch $b --placement chip -o "$TMPD/c_$id.abm"
+    expect_ok "${id}_staged_runs" "$ATOLL" run "$TMPD/s_$id.abm" --input "$TMPD/in_$id.npy" --output "$TMPD/s_$id.npy"
+    expect_ok "${id}_chip_runs" "$ATOLL" run "$TMPD/c_$id.abm" --input "$TMPD/in_$id.npy" --output "$TMPD/c_$id.npy"
+    expect_ok "${id}_identical" "$GEN" --compare "$TMPD/s_$id.npy" "$TMPD/c_$id.npy"
+}
+R20CUT=/stages/stages.5/relu_1/Relu_output_0
+staged resnet20_staged_a1_b8 resnet20_cifar $A1 8 "1,$R20CUT:2"
+staged resnet20_staged_tiny_b4 resnet20_cifar configs/tiny.ini 4 "1,$R20CUT:2"
+staged mobilenet_staged_a1_b8 mobilenetv2_035 $A1 8 "1,/features/features.4/conv/conv.3/BatchNormalization_output_0:2"
+expect_fail stage_plan_not_a_cut "the graph cannot be cut at '/stages/stages.5/relu/Relu_output_0'" \
+    "$ATOLL" compile models/resnet20_cifar.onnx --batch 8 --stage-plan "1,/stages/stages.5/relu/Relu_output_0:2" -o "$TMPD/bad.abm"
+expect_fail stage_plan_shrinking "micro-batches must grow stage by stage (1 after 2)" \
+    "$ATOLL" compile models/resnet20_cifar.onnx --batch 8 --stage-plan "2,$R20CUT:1" -o "$TMPD/bad.abm"
+expect_fail stage_plan_not_divisor "micro-batch '3' does not divide the 2 images each cluster runs" \
+    "$ATOLL" compile models/resnet20_cifar.onnx --batch 8 --stage-plan "1,$R20CUT:3" -o "$TMPD/bad.abm"
+expect_fail stage_plan_bad_item "'$R20CUT' is not TENSOR:M" \
+    "$ATOLL" compile models/resnet20_cifar.onnx --batch 8 --stage-plan "1,$R20CUT" -o "$TMPD/bad.abm"
+expect_fail bad_schedule "--schedule 'zigzag': use staged or uniform" \
+    "$ATOLL" compile models/resnet20_cifar.onnx --schedule zigzag -o "$TMPD/bad.abm"
 # the chip's answer is the interpreter's (atoll compare: every output)
 expect_ok resnet20_split_vs_interp "$ATOLL" compare models/resnet20_cifar.onnx "$TMPD/s_resnet20_a1_b8.abm" --input "$TMPD/in_resnet20_a1_b8.npy"
 # the summary: instances, clusters, SRAM

@@ -1,0 +1,173 @@
+/* test_staged.c - the graph side of placement split and staged schedules
+ * (compiler/backend/split.c, staged.c) on hand-made graphs and costs.
+ *
+ * Split: a graph separable along dimension 0 is cloned at the micro-batch
+ * with every tensor's dimension 0 scaled; ops that work across images
+ * (Softmax over axis 0, Concat along 0 by default, a Transpose moving it,
+ * a ReduceSum over all axes, a Flatten from axis 0) are refused with the
+ * node named. Stages: the cut candidates are exactly the node positions
+ * with one tensor crossing (checked against a brute-force count); a stage
+ * graph's inputs and outputs are the crossing tensors; the plan search
+ * picks the cut and micro-batches of least cycles, keeps micro-batches
+ * growing, charges the boundary and falls back to one stage when cutting
+ * does not pay. */
+#include <stdlib.h>
+#include <string.h>
+#include "test/test.h"
+#include "compiler/backend/split.h"
+#include "compiler/backend/staged.h"
+#include "compiler/ops/infer.h"
+
+/* x[B,4,8,8] -> Relu a -> Relu b -> Add(a, b) c -> Relu d -> Mul(d, d) y
+ * (a crosses from node 0 to node 2: no cut after node 0). */
+static void chain_graph(IrGraph *g, int batch)
+{
+    AtlErr e;
+    int64_t d[4] = {batch, 4, 8, 8};
+    ir_init(g);
+    REQUIRE(ir_add_input(g, "x", IR_F32, 4, d, &e) >= 0);
+    REQUIRE(ir_add_op(g, "Relu", "n0", "x", "a", &e) >= 0);
+    REQUIRE(ir_add_op(g, "Relu", "n1", "a", "b", &e) >= 0);
+    REQUIRE(ir_add_op(g, "Add", "n2", "a,b", "c", &e) >= 0);
+    REQUIRE(ir_add_op(g, "Relu", "n3", "c", "d", &e) >= 0);
+    REQUIRE(ir_add_op(g, "Mul", "n4", "d,d", "y", &e) >= 0);
+    REQUIRE(ir_add_output(g, "y", &e) >= 0);
+    REQUIRE(ir_toposort(g, &e) == 0 && ir_infer_shapes(g, &e) == 0);
+}
+
+TEST(separable_graph_clones_at_the_micro_batch)
+{
+    IrGraph g, inst;
+    AtlErr e;
+    char why[256];
+    chain_graph(&g, 8);
+    CHECK_EQ_INT(bk_split_graph(&g, 2, &inst, why, sizeof why, &e), 0);
+    int y = ir_find(&inst, "y");
+    CHECK(y >= 0 && inst.t[y].dims[0] == 2 && inst.t[y].dims[1] == 4);
+    ir_free(&inst);
+    CHECK_EQ_INT(bk_split_graph(&g, 3, &inst, why, sizeof why, &e), 1);
+    CHECK_STR_CONTAINS(why, "not a multiple of the micro-batch 3");
+    ir_free(&g);
+}
+
+/* x[8,6] -> OP (with attributes set by the caller) -> y; 1 when split
+ * refuses it (its reason must contain expect, when not NULL). */
+static int refused(const char *op, const char *attr, int64_t v, const char *expect)
+{
+    IrGraph g, inst;
+    AtlErr e;
+    char why[256];
+    int64_t d[2] = {8, 6}, p[2] = {1, 0};
+    ir_init(&g);
+    int n = ir_add_input(&g, "x", IR_F32, 2, d, &e) < 0 ? -1 : ir_add_op(&g, op, "mixer", !strcmp(op, "Concat") ? "x,x" : "x", "y", &e);
+    int bad = n < 0;
+    if (!bad && attr) bad = !strcmp(attr, "perm") ? ir_set_attr_ints(&g, n, "perm", p, 2, &e) : ir_set_attr_int(&g, n, attr, v, &e);
+    bad = bad || ir_add_output(&g, "y", &e) < 0 || ir_toposort(&g, &e) || ir_infer_shapes(&g, &e);
+    int rc = bad ? -1 : bk_split_graph(&g, 2, &inst, why, sizeof why, &e);
+    if (rc == 0) ir_free(&inst);
+    ir_free(&g);
+    CHECKF(rc >= 0, "%s: %s", op, e.msg);
+    CHECKF(rc != 1 || !expect || strstr(why, expect), "%s: '%s' lacks '%s'", op, why, expect);
+    return rc == 1;
+}
+
+TEST(ops_across_images_are_refused)
+{
+    CHECK(refused("Softmax", "axis", 0, "node 'mixer' (Softmax) works across images: axis 0"));
+    CHECK(!refused("Softmax", "axis", 1, NULL));
+    CHECK(refused("Concat", NULL, 0, "axis 0 (the default)") || refused("Concat", "axis", 0, "axis 0"));
+    CHECK(!refused("Concat", "axis", 1, NULL));
+    CHECK(refused("Transpose", "perm", 0, NULL));
+    CHECK(refused("ReduceSum", NULL, 0, NULL));
+    CHECK(refused("Flatten", "axis", 0, NULL));
+    CHECK(!refused("Relu", NULL, 0, NULL));
+}
+
+/* Tensors crossing the cut before node c, counted the plain way. */
+static int crossing(const IrGraph *g, int c)
+{
+    int n = 0;
+    for (int t = 0; t < g->nt; t++) {
+        if (g->t[t].data || g->t[t].producer < 0 || g->t[t].producer >= c) continue;
+        int read_later = 0;
+        for (int i = c; i < g->nn; i++)
+            for (int k = 0; k < g->nodes[i].nin; k++) read_later |= g->nodes[i].in[k] == t;
+        n += read_later;
+    }
+    return n;
+}
+
+TEST(cuts_are_where_one_tensor_crosses)
+{
+    IrGraph g;
+    chain_graph(&g, 8);
+    int cuts[16], n = bk_stage_cuts(&g, cuts, 16), k = 0;
+    for (int c = 1; c < g.nn; c++) {
+        int want = crossing(&g, c) == 1;
+        int got = k < n && cuts[k] == c;
+        CHECKF(want == got, "cut before node %d: %d crossing, candidate %d", c, crossing(&g, c), got);
+        k += got;
+    }
+    CHECK_EQ_INT(k, n);
+    /* after n0, a is read by n1 and n2: one tensor; after n1, a and b: two */
+    CHECK(n >= 1 && cuts[0] == 1);
+    int b = bk_stage_boundary(&g, 3);
+    CHECK(b >= 0 && !strcmp(g.t[b].name, "c"));
+    ir_free(&g);
+}
+
+TEST(stage_graph_has_the_crossing_tensors_as_io)
+{
+    IrGraph g, s;
+    AtlErr e;
+    chain_graph(&g, 8);
+    REQUIRE(bk_stage_graph(&g, 3, g.nn, &s, &e) == 0);
+    CHECK_EQ_INT(s.nn, 2);
+    CHECK(s.nin == 1 && !strcmp(s.t[s.inputs[0]].name, "c"));
+    CHECK(s.nout == 1 && !strcmp(s.t[s.outputs[0]].name, "y"));
+    ir_free(&s);
+    REQUIRE(bk_stage_graph(&g, 0, 3, &s, &e) == 0);
+    CHECK(s.nin == 1 && !strcmp(s.t[s.inputs[0]].name, "x"));
+    CHECK(s.nout == 1 && !strcmp(s.t[s.outputs[0]].name, "c"));
+    CHECK_EQ_INT(s.t[ir_find(&s, "c")].dims[0], 8);
+    ir_free(&s);
+    ir_free(&g);
+}
+
+TEST(plan_takes_the_cheapest_cut_and_growing_batches)
+{
+    /* 4 units at nodes 0..3; at m = 1 each costs 10 per image; at m = 2 the
+     * first two cost 50 per instance (activations spill) and the last two
+     * 12 (weights read once for two images); 2 images per cluster */
+    int first[4] = {0, 1, 2, 3};
+    uint64_t e1[4] = {10, 10, 10, 10}, e2[4] = {50, 50, 12, 12};
+    BkStageCosts costs[2] = {{1, 4, first, e1}, {2, 4, first, e2}};
+    int cuts[3] = {1, 2, 3};
+    uint64_t cut_cost[3] = {1, 1, 1};
+    BkStagePlan p;
+    REQUIRE(bk_stage_plan(costs, 2, cuts, 3, 4, 2, cut_cost, &p) == 0);
+    /* m=1 for units 0-1 (2 x 20 = 40), m=2 for 2-3 (1 x 24), + 1 */
+    CHECK_EQ_INT(p.n, 2);
+    CHECK(p.start[0] == 0 && p.start[1] == 2 && p.start[2] == 4);
+    CHECK(p.m[0] == 1 && p.m[1] == 2);
+    CHECK_EQ_INT((int)p.est, 65);
+    /* a boundary dearer than what it saves: one stage at m = 1 (80) */
+    uint64_t dear[3] = {100, 100, 100};
+    REQUIRE(bk_stage_plan(costs, 2, cuts, 3, 4, 2, dear, &p) == 0);
+    CHECK(p.n == 1 && p.m[0] == 1 && p.est == 80);
+    /* no cut candidates: the better uniform micro-batch */
+    uint64_t e3[4] = {5, 5, 5, 5};
+    costs[1].est = e3;
+    REQUIRE(bk_stage_plan(costs, 2, cuts, 0, 4, 2, cut_cost, &p) == 0);
+    CHECK(p.n == 1 && p.m[0] == 2 && p.est == 20);
+}
+
+int main(void)
+{
+    RUN(separable_graph_clones_at_the_micro_batch);
+    RUN(ops_across_images_are_refused);
+    RUN(cuts_are_where_one_tensor_crosses);
+    RUN(stage_graph_has_the_crossing_tensors_as_io);
+    RUN(plan_takes_the_cheapest_cut_and_growing_batches);
+    return test_summary("test_staged");
+}
