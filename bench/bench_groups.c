@@ -70,8 +70,7 @@ static int run_one(const AtlChip *chip, const Model *m, int dtype, int group, in
     size_t len = 0;
     BkSummary sum;
     ChipExec x;
-    IrTensor *ins = NULL;
-    int nins = 0, rc = -1;
+    int rc = -1;
     memset(&sum, 0, sizeof sum);
     memset(&x, 0, sizeof x);
     ir_init(&g);
@@ -95,15 +94,7 @@ static int run_one(const AtlChip *chip, const Model *m, int dtype, int group, in
     r->compulsory = sum.weight_bytes + sum.io_bytes;
     if (chip_exec_open(&x, chip, abm, len, SIM_MODE_TIMING, 0, e)) goto out;
     /* zero inputs of the compiled shapes: timing does not depend on values */
-    ins = calloc((size_t)g.nin, sizeof *ins);
-    if (!ins) { atl_fail(e, "out of memory"); goto out; }
-    for (int i = 0; i < g.nin; i++, nins++) {
-        ins[i] = g.t[g.inputs[i]];
-        ins[i].data = NULL;
-        if (ins[i].dtype == IR_F32) ins[i].dtype = dtype == ISA_BF16 ? IR_BF16 : dtype == ISA_F16 ? IR_F16 : IR_F32;
-        if (ir_alloc_data(&ins[i], e)) goto out;
-    }
-    if (chip_exec_run(&x, ins, nins, e)) goto out;
+    if (chip_exec_run_zeros(&x, &g, dtype, e)) goto out;
     const AtlSimStats *st = sim_stats(x.sim);
     r->cycles = st->cycles;
     r->macs = st->macs;
@@ -113,8 +104,6 @@ static int run_one(const AtlChip *chip, const Model *m, int dtype, int group, in
     rc = 0;
 out:
     if (rc) snprintf(r->error, sizeof r->error, "%s", e->msg);
-    for (int i = 0; i < nins; i++) free(ins[i].data);
-    free(ins);
     chip_exec_close(&x);
     free(abm);
     bk_summary_free(&sum);

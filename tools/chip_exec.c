@@ -88,6 +88,24 @@ int chip_exec_run(ChipExec *x, const IrTensor *inputs, int ninputs, AtlErr *e)
     return 0;
 }
 
+int chip_exec_run_zeros(ChipExec *x, const IrGraph *g, int float_dt, AtlErr *e)
+{
+    IrTensor *ins = calloc((size_t)(g->nin ? g->nin : 1), sizeof *ins);
+    if (!ins) return atl_fail(e, "out of memory");
+    int n = 0, rc = -1;
+    for (; n < g->nin; n++) {
+        ins[n] = g->t[g->inputs[n]];
+        ins[n].data = NULL;
+        if (ins[n].dtype == IR_F32) ins[n].dtype = float_dt == ISA_BF16 ? IR_BF16 : float_dt == ISA_F16 ? IR_F16 : IR_F32;
+        if (ir_alloc_data(&ins[n], e)) goto out;
+    }
+    rc = chip_exec_run(x, ins, n, e);
+out:
+    for (int i = 0; i < n; i++) free(ins[i].data);
+    free(ins);
+    return rc;
+}
+
 int chip_exec_run_until(ChipExec *x, const IrTensor *inputs, int ninputs, uint64_t max_cycles, AtlErr *e)
 {
     AtlSimOptions o = x->opt;

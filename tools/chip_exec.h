@@ -48,6 +48,9 @@ int chip_exec_open(ChipExec *x, const AtlChip *chip, const uint8_t *abm, size_t 
 /* Loads the program (weights included), writes the inputs (matched by name
  * to the variant's input tensors; dtype and byte size must agree) and runs. */
 int chip_exec_run(ChipExec *x, const IrTensor *inputs, int ninputs, AtlErr *e);
+/* Runs with zero inputs of g's input shapes (timing does not depend on the
+ * values), float inputs in float_dt (ISA_F32 / F16 / BF16). */
+int chip_exec_run_zeros(ChipExec *x, const IrGraph *g, int float_dt, AtlErr *e);
 /* The same, stopping the simulation once simulated time passes max_cycles
  * (memory then holds what was written up to that time). Reaching the limit
  * is not an error; any other fault is. */

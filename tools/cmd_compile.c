@@ -77,6 +77,9 @@ static const char usage_text[] =
     "                         micro-batch); uniform keeps one micro-batch for all layers\n"
     "  --micro-batch M        images per instance with placement split, one for all layers\n"
     "                         (default: chosen by the cost model)\n"
+    "  --stages               print each stage of a split schedule: units, micro-batch,\n"
+    "                         instances, clusters, SRAM and LMEM peak, DRAM bytes in and out of\n"
+    "                         one instance, intermediate tensors in DRAM, the boundary it reads\n"
     "  --stage-plan M0,TENSOR:M1,...  the stages themselves (placement split): stage 0 in\n"
     "                         instances of M0 images, the next from where TENSOR is the only\n"
     "                         tensor crossing, in instances of M1, ...\n"
@@ -181,6 +184,35 @@ static void bytes_text(uint64_t v, int binary, char *out, size_t cap)
     snprintf(out, cap, k ? "%.1f %s" : "%.0f %s", x, binary ? bin[k] : dec[k]);
 }
 
+/* --stages: each stage of a split schedule: its units, micro-batch,
+ * instances, clusters, SRAM and LMEM peak, DRAM traffic of one instance,
+ * intermediate tensors in DRAM and the boundary it reads. */
+static void print_stages(const BkSummary *s)
+{
+    if (!s->split) { printf("stages: none (placement chip: %s)\n", s->placement_why[0] ? s->placement_why : "asked for"); return; }
+    int n = s->nstages > 1 ? s->nstages : 1;
+    printf("%5s  %-9s %5s %9s %8s %12s %12s %12s %12s %5s  %s\n", "stage", "units", "mb", "instances", "clusters", "SRAM/cluster",
+           "LMEM/core", "DRAM in", "DRAM out", "DRAM", "reads");
+    for (int i = 0; i < n; i++) {
+        int first = s->nstages > 1 ? s->stage_row[i] : 0, end = i + 1 < n ? s->stage_row[i + 1] : s->nlayers;
+        int mb = s->nstages > 1 ? s->stage_m[i] : s->micro_batch;
+        uint64_t lm = 0, rd = 0, wr = 0;
+        for (int k = first; k < end; k++) {
+            if (s->layers[k].lmem_peak > lm) lm = s->layers[k].lmem_peak;
+            rd += s->layers[k].dram_rd;
+            wr += s->layers[k].dram_wr;
+        }
+        char units[24], sram[16], lms[16], in[16], out[16];
+        snprintf(units, sizeof units, "%d-%d", first, end - 1);
+        bytes_text(s->nstages > 1 ? s->stage_sram[i] : s->act_sram, 1, sram, sizeof sram);
+        bytes_text(lm, 1, lms, sizeof lms);
+        bytes_text(rd, 0, in, sizeof in);
+        bytes_text(wr, 0, out, sizeof out);
+        printf("%5d  %-9s %5d %9d %8d %12s %12s %12s %12s %5d  %s\n", i, units, mb, s->batch / mb, s->clusters, sram, lms, in,
+               out, s->nstages > 1 ? s->stage_dram_tensors[i] : s->act_dram_tensors, i && s->nstages > 1 ? s->stage_in[i] : "the inputs");
+    }
+}
+
 /* --groups: each unit of the schedule, the members of a layer group below it. */
 static void print_groups(const BkSummary *s, const AtlChip *chip)
 {
@@ -252,7 +284,7 @@ int cmd_compile(int argc, char **argv)
 {
     const char *model = NULL, *chip_arg = NULL, *out = NULL, *csv = NULL, *v;
     IrInputShape shapes[MAXOPT];
-    int nshapes = 0, bad = 0, dump = 0, nopasses = 0, estimate = 0, groups = 0, timing = 0, zlevel = -1;
+    int nshapes = 0, bad = 0, dump = 0, nopasses = 0, estimate = 0, groups = 0, stages = 0, timing = 0, zlevel = -1;
     CliProgressMode pmode = CLI_PROGRESS_AUTO;
     DrvRequest rq;
     memset(&rq, 0, sizeof rq);
@@ -323,6 +355,7 @@ int cmd_compile(int argc, char **argv)
         else if (!strcmp(argv[i], "--no-passes")) nopasses = 1;
         else if (!strcmp(argv[i], "--estimate")) estimate = 1;
         else if (!strcmp(argv[i], "--groups")) groups = 1;
+        else if (!strcmp(argv[i], "--stages")) stages = 1;
         else if (!strcmp(argv[i], "--layer-info")) rq.layer_info = 1;
         else if (!strcmp(argv[i], "--time")) timing = 1;
         else if ((v = cli_opt(argc, argv, &i, "--csv", &bad))) csv = v;
@@ -441,6 +474,7 @@ int cmd_compile(int argc, char **argv)
             print_summary(model, out, &chip, &res.variants[i], dt == DT_INT8 ? ISA_I8 : dt);
             if (estimate) print_estimate(&res.variants[i]);
             if (groups) print_groups(&res.variants[i], &chip);
+            if (stages) print_stages(&res.variants[i]);
         }
         if (timing) print_times(res.phase_s, write_s);
     }

@@ -144,6 +144,8 @@ typedef struct BkSummary {
     int nstages;
     int stage_m[8], stage_row[8];
     char stage_in[8][64];
+    uint64_t stage_sram[8]; /* activation bytes a cluster keeps in SRAM in that stage */
+    int stage_dram_tensors[8];  /* its intermediate tensors in DRAM (per instance) */
     char placement_why[160]; /* with placement auto: why it chose as it did */
 } BkSummary;
 

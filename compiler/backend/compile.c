@@ -578,6 +578,8 @@ static int compile_staged(const IrGraph *g, const AtlChip *chip, const BkOptions
             if (fill_summary(&st[i].c, &st[i].sched, st[i].nunits, &emit, B, &one, e)) goto done;
             for (int k = 0; k < BK_NPHASES; k++) sum->phase_s[k] += st[i].phase[k];
             sum->stage_m[i] = plan->m[i];
+            sum->stage_sram[i] = one.act_sram;
+            sum->stage_dram_tensors[i] = one.act_dram_tensors;
             sum->stage_row[i] = row;
             if (i) snprintf(sum->stage_in[i], sizeof sum->stage_in[i], "%s", g->t[bound[i]].name);
             sum->nlayers += one.nlayers;
@@ -592,6 +594,7 @@ static int compile_staged(const IrGraph *g, const AtlChip *chip, const BkOptions
             row += st[i].nunits;
         }
         sum->phase_s[BK_PHASE_EMIT] += atl_clock_s() - t0;
+        sum->act_dram_tensors += n - 1;   /* the stage boundaries, in the io region */
         sum->io_bytes = io_bytes;
         sum->batch = B;
         sum->split = 1;
