@@ -60,7 +60,9 @@ static int run_way(const AtlChip *chip, const char *path, int way, Row *r, AtlEr
     memset(&x, 0, sizeof x);
     ir_init(&g);
     double c0 = cpu_s();
-    if (ir_parse_input_shape("input=1x3x224x224", &s, e)) goto out;
+    char shape[40];
+    snprintf(shape, sizeof shape, "input=%dx3x224x224", batch);
+    if (ir_parse_input_shape(shape, &s, e)) goto out;
     if (model_load_batch("bench_placement", path, &s, 1, batch, &lo, &g, e) || pass_run_all(&g, e)) goto out;
     BkOptions o;
     bk_options_default(&o);

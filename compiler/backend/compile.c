@@ -720,9 +720,9 @@ done:
 }
 
 /* Placement over clusters: split (the batch in instances, one cluster
- * each) when asked, or with placement auto when the graph is separable,
- * every cluster gets an instance and the cost model prices it cheaper;
- * else chip. Split is staged (search_stages) unless --micro-batch or
+ * each) when asked, or with placement auto when the batch has two images
+ * or more, the graph is separable and the cost model prices split
+ * cheaper; else chip. Split is staged (search_stages) unless --micro-batch or
  * schedule uniform fixes one micro-batch. */
 int bk_compile(const IrGraph *g, const AtlChip *chip, const BkOptions *opt, AbmWriter *w, BkSummary *sum, AtlErr *e)
 {
@@ -741,8 +741,7 @@ int bk_compile(const IrGraph *g, const AtlChip *chip, const BkOptions *opt, AbmW
     if (place == BK_PLACE_CHIP) snprintf(why, sizeof why, "asked for");
     else if (opt->keep_activations) snprintf(why, sizeof why, "--keep-activations keeps every activation in DRAM");
     else if (place == BK_PLACE_AUTO && chip->clusters < 2) snprintf(why, sizeof why, "the chip has one cluster");
-    else if (place == BK_PLACE_AUTO && (B < 1 || B % m || B / m < chip->clusters))
-        snprintf(why, sizeof why, "batch %d in micro-batches of %d leaves clusters idle", B, m);
+    else if (place == BK_PLACE_AUTO && B < 2) snprintf(why, sizeof why, "batch %d: one image, nothing to split", B);
     IrGraph inst;
     int split = 0;
     if (!why[0]) {

@@ -66,7 +66,7 @@ expect_fail bad_schedule "--schedule 'zigzag': use staged or uniform" \
 expect_grep stages_row0 "^    0  0-[0-9]*  *1         8        4 .* the inputs$" "$TMPD/st.txt"
 expect_grep stages_row1 "^    1  [0-9]*-[0-9]*  *2         4        4 .* $R20CUT$" "$TMPD/st.txt"
 "$ATOLL" compile models/resnet20_cifar.onnx --stages -o "$TMPD/x.abm" > "$TMPD/st.txt" 2>&1
-expect_grep stages_none_on_chip "stages: none (placement chip: batch 1" "$TMPD/st.txt"
+expect_grep stages_none_on_chip "stages: none (placement chip: batch 1: one image" "$TMPD/st.txt"
 # the chip's answer is the interpreter's (atoll compare: every output)
 expect_ok resnet20_split_vs_interp "$ATOLL" compare models/resnet20_cifar.onnx "$TMPD/s_resnet20_a1_b8.abm" --input "$TMPD/in_resnet20_a1_b8.npy"
 # the summary: instances, clusters, SRAM
@@ -75,7 +75,7 @@ expect_grep summary_instances "split, 4 instances of 2 images on 4 clusters (4 c
 expect_grep summary_sram "bytes of activations per cluster in SRAM" "$TMPD/sum.txt"
 # auto: batch 1 leaves clusters idle; a small model stays on the chip when the cost model says so
 "$ATOLL" compile models/resnet20_cifar.onnx -o "$TMPD/x.abm" > "$TMPD/sum.txt" 2>&1
-expect_grep auto_batch1_chip "placement        : chip (batch 1 in micro-batches of 1 leaves clusters idle)" "$TMPD/sum.txt"
+expect_grep auto_batch1_chip "placement        : chip (batch 1: one image, nothing to split)" "$TMPD/sum.txt"
 "$ATOLL" compile models/resnet20_cifar.onnx --batch 8 -o "$TMPD/x.abm" > "$TMPD/sum.txt" 2>&1
 expect_grep auto_batch8_split "placement        : split" "$TMPD/sum.txt"
 "$ATOLL" compile models/digits_cnn.onnx --batch 8 -o "$TMPD/x.abm" > "$TMPD/sum.txt" 2>&1
