@@ -6,7 +6,7 @@
 # an instance reading or writing another's images is caught; the simulator's
 # race detector (always on) finds no unordered access between clusters;
 # staged schedules (--stage-plan: stage 0 one image per instance, the rest
-# two) give the same bytes too, on a1 and tiny; --placement, --micro-batch,
+# two) give the same bytes too, on a1 and tiny; so does int8; --placement, --micro-batch,
 # --schedule and --stage-plan and their errors; auto's choice.
 . test/cli/lib.inc
 GEN=$BUILD/test/host/test_run_gen
@@ -61,6 +61,14 @@ expect_fail stage_plan_bad_item "'$R20CUT' is not TENSOR:M" \
     "$ATOLL" compile models/resnet20_cifar.onnx --batch 8 --stage-plan "1,$R20CUT" -o "$TMPD/bad.abm"
 expect_fail bad_schedule "--schedule 'zigzag': use staged or uniform" \
     "$ATOLL" compile models/resnet20_cifar.onnx --schedule zigzag -o "$TMPD/bad.abm"
+# int8 (calibrated on the reference image): split and chip give the same bytes
+"$GEN" --extract models/resnet20_cifar.ref.npz input "$TMPD/cal.npy" > /dev/null 2>&1
+for p in split chip; do
+    expect_ok "int8_${p}_compiles" "$ATOLL" compile models/resnet20_cifar.onnx --dtype int8 --calib "$TMPD/cal.npy" --batch 8 \
+        --placement $p -o "$TMPD/q_$p.abm"
+    expect_ok "int8_${p}_runs" "$ATOLL" run "$TMPD/q_$p.abm" --input "$TMPD/in_resnet20_a1_b8.npy" --output "$TMPD/q_$p.npy"
+done
+expect_ok int8_identical "$GEN" --compare "$TMPD/q_split.npy" "$TMPD/q_chip.npy"
 # --stages: one row per stage, its micro-batch, instances and the boundary it reads
 "$ATOLL" compile models/resnet20_cifar.onnx --batch 8 --stage-plan "1,$R20CUT:2" --stages -o "$TMPD/x.abm" > "$TMPD/st.txt" 2>&1
 expect_grep stages_row0 "^    0  0-[0-9]*  *1         8        4 .* the inputs$" "$TMPD/st.txt"
