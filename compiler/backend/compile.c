@@ -766,21 +766,28 @@ int bk_compile(const IrGraph *g, const AtlChip *chip, const BkOptions *opt, AbmW
     }
     if (split && !opt->micro_batch && opt->schedule == BK_SCHED_STAGED) {
         int r = search_stages(g, chip, opt, K, &plan, e);
-        if (r < 0) return -1;
+        if (r < 0 && place != BK_PLACE_AUTO) return -1;
+        /* auto: a graph split cannot compile runs on the whole chip */
+        if (r < 0) { split = 0; snprintf(why, sizeof why, "split does not compile: %.200s", e->msg); }
         searched = r == 0;
     }
     if (split && place == BK_PLACE_AUTO) {
         /* the cost model chooses between chip and split */
         uint64_t chip_est, split_est = plan.est;
+        int r = 0;
         if (!searched) {
-            if (bk_split_graph(g, plan.m[0], &inst, why, sizeof why, e)) return -1;
+            r = bk_split_graph(g, plan.m[0], &inst, why, sizeof why, e);
+            if (r < 0) return -1;
             BkSplit sp = {B, B / plan.m[0], chip->clusters < B / plan.m[0] ? chip->clusters : B / plan.m[0]};
-            int r = estimate(&inst, chip, opt, &sp, &split_est, NULL, e);
-            ir_free(&inst);
-            if (r) return -1;
+            if (r == 0) {
+                r = estimate(&inst, chip, opt, &sp, &split_est, NULL, e);
+                ir_free(&inst);
+                if (r) snprintf(why, sizeof why, "split does not compile: %.200s", e->msg);
+            }
         }
-        if (estimate(g, chip, opt, NULL, &chip_est, NULL, e)) return -1;
-        if (chip_est <= split_est) {
+        if (r) split = 0;
+        else if (estimate(g, chip, opt, NULL, &chip_est, NULL, e)) return -1;
+        else if (chip_est <= split_est) {
             split = 0;
             snprintf(why, sizeof why, "the cost model prices it at %llu cycles, split at %llu", (unsigned long long)chip_est,
                      (unsigned long long)split_est);

@@ -13,8 +13,9 @@
  *   - no op works along axis 0: an axis / axes attribute or constant axes
  *     input naming it (with the ONNX defaults when absent), a Transpose
  *     moving it, a Slice, Pad or Tile changing it, BatchNormalization in
- *     training mode, and ops whose indices or equations can reach any axis
- *     (Einsum, GatherND, ScatterND, ReverseSequence, ...).
+ *     training mode, MeanVarianceNormalization's default axes, recurrences
+ *     (RNN, GRU, LSTM: dimension 0 is the sequence), and ops whose indices
+ *     or equations can reach any axis (Einsum, GatherND, ScatterND, ...).
  * The check is conservative: a graph it refuses runs with placement chip.
  * bk_split_graph clones the batch-B graph, sets its inputs' dimension 0 to
  * m, infers shapes and checks; the caller owns and frees the clone. */
@@ -27,7 +28,9 @@
  * attributes say. */
 static const char *const mixing_ops[] = {
     "Einsum", "GatherND", "ScatterND", "ReverseSequence", "NonMaxSuppression", "Compress", "NonZero", "Unique",
-    "Shape", "Size", "Loop", "If", "Scan", "CumSum", "Det", "SequenceConstruct", "ConcatFromSequence", NULL};
+    "Shape", "Size", "Loop", "If", "Scan", "CumSum", "Det", "SequenceConstruct", "ConcatFromSequence",
+    "RNN", "GRU", "LSTM",          /* recurrences: dimension 0 is the sequence (layout 0) */
+    "RoiAlign", "MaxRoiPool", NULL};  /* regions name their image */
 
 /* Ops with an `axis` attribute that defaults to 0 when absent. */
 static const char *const axis0_default[] = {"Gather", "GatherElements", "ScatterElements", "Scatter", "Split",
@@ -72,6 +75,9 @@ static void node_mixes(const IrGraph *g, const IrNode *n, char *why, size_t cap)
     if (axes)
         for (int i = 0; i < axes->n; i++)
             if (norm_axis(axes->ints[i], rank) == 0) { snprintf(why, cap, "axes include 0"); return; }
+    if (!strcmp(n->op, "Trilu") && rank <= 2) { snprintf(why, cap, "a matrix whose rows are the images"); return; }
+    /* MeanVarianceNormalization's axes default to [0, 2, 3] */
+    if (!axes && !strcmp(n->op, "MeanVarianceNormalization")) { snprintf(why, cap, "axes include 0 (the default)"); return; }
     int reduce = !strncmp(n->op, "Reduce", 6);
     if (reduce && !axes) {
         const IrTensor *a = const_in(g, n, 1);

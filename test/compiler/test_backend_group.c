@@ -259,6 +259,7 @@ static int run_mode(const Prep *p, const char *chipfile, int dtype, int group, R
     bk_options_default(&o);
     o.dtype = dtype;
     o.group = group;
+    o.placement = BK_PLACE_CHIP;   /* groups on the whole chip (placement split: test/cli/placement.sh) */
     return run_opts(p, chipfile, &o, r);
 }
 

@@ -135,7 +135,7 @@ static int setup_on(Fixture *f, const char *chip, BkTileGen gen, int direct, int
     f->ly.direct = direct;
     f->sg.layer = &f->ly;
     f->sg.cores = (BkCoreSet){0, f->c.ncores};
-    f->sg.bar = (BkBarrier){0, 3 * f->c.ncores, f->sg.cores};
+    f->sg.bar = (BkBarrier){.id = 0, .count = 3 * f->c.ncores, .scope = ISA_SCOPE_CHIP, .set = f->sg.cores};
     return bk_set_tiles(&f->ly, ntiles, 1, &e) || bk_sched_distribute(&f->sg, &e) ? -1 : 0;
 }
 

@@ -66,7 +66,7 @@ static int setup(Fix *f, int ntiles, int run, BkCoreSet cores)
     f->ly.gen = tile_gen;
     f->sg.layer = &f->ly;
     f->sg.cores = cores;
-    f->sg.bar = (BkBarrier){5, ISA_NUM_ENGINES * cores.count, cores};
+    f->sg.bar = (BkBarrier){.id = 5, .count = ISA_NUM_ENGINES * cores.count, .scope = ISA_SCOPE_CHIP, .set = cores};
     return bk_set_tiles(&f->ly, ntiles, run, &e) || bk_sched_distribute(&f->sg, &e) ? -1 : 0;
 }
 

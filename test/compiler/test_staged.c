@@ -4,8 +4,9 @@
  * Split: a graph separable along dimension 0 is cloned at the micro-batch
  * with every tensor's dimension 0 scaled; ops that work across images
  * (Softmax over axis 0, Concat along 0 by default, a Transpose moving it,
- * a ReduceSum over all axes, a Flatten from axis 0) are refused with the
- * node named. Stages: the cut candidates are exactly the node positions
+ * a ReduceSum over all axes, a Flatten from axis 0, MeanVarianceNormalization
+ * and ArgMax by their default axes, Trilu on [images, n]) are refused with
+ * the node named (an RNN's refusal: test_backend_rnn runs at batch 2). Stages: the cut candidates are exactly the node positions
  * with one tensor crossing (checked against a brute-force count); a stage
  * graph's inputs and outputs are the crossing tensors; the plan search
  * picks the cut and micro-batches of least cycles, keeps micro-batches
@@ -59,6 +60,7 @@ static int refused(const char *op, const char *attr, int64_t v, const char *expe
     char why[256];
     int64_t d[2] = {8, 6}, p[2] = {1, 0};
     ir_init(&g);
+    g.opset = 17;
     int n = ir_add_input(&g, "x", IR_F32, 2, d, &e) < 0 ? -1 : ir_add_op(&g, op, "mixer", !strcmp(op, "Concat") ? "x,x" : "x", "y", &e);
     int bad = n < 0;
     if (!bad && attr) bad = !strcmp(attr, "perm") ? ir_set_attr_ints(&g, n, "perm", p, 2, &e) : ir_set_attr_int(&g, n, attr, v, &e);
@@ -81,6 +83,9 @@ TEST(ops_across_images_are_refused)
     CHECK(refused("ReduceSum", NULL, 0, NULL));
     CHECK(refused("Flatten", "axis", 0, NULL));
     CHECK(!refused("Relu", NULL, 0, NULL));
+    CHECK(refused("MeanVarianceNormalization", NULL, 0, "axes include 0 (the default)"));
+    CHECK(refused("Trilu", NULL, 0, "rows are the images"));
+    CHECK(refused("ArgMax", NULL, 0, NULL));
 }
 
 /* Tensors crossing the cut before node c, counted the plain way. */
