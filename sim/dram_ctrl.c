@@ -95,33 +95,37 @@ static inline int group_cmd(const DramChan *c, const DramGroup *g, int write)
 
 /* The group of the read (write) queue whose oldest request's next command
  * can issue first (ties: the oldest); -1 if none can. Groups are kept in
- * the order of their oldest requests. */
+ * the order of their oldest requests, so the scan stops at the first group
+ * that arrived no earlier than the best time found (it and the younger
+ * ones cannot go sooner and lose ties), or when a group goes at the least
+ * time the channel and ranks allow. */
 static int pick_group(DramChan *c, int ranks, int write, uint64_t floor, uint64_t *t_out, int *cmd_out)
 {
     const DramGroup *g = c->grp[write];
     int n = c->ngrp[write], best = -1, bcmd = 0;
     uint64_t bt = DRAM_NEVER;
-    /* no group can go before the channel and its ranks allow some command:
-     * the oldest group that can go then is the one */
-    int col = write ? DC_WR : DC_RD;
-    uint64_t lb = DRAM_NEVER;
-    for (int r = 0; r < ranks; r++) {
-        uint64_t a = max64(c->ch.ready[col], c->rank[r].ready[col]), b = max64(c->ch.ready[DC_ACT], c->rank[r].ready[DC_ACT]);
-        uint64_t p = max64(c->ch.ready[DC_PRE], c->rank[r].ready[DC_PRE]);
-        a = a < b ? a : b;
-        a = a < p ? a : p;
-        if (a < lb) lb = a;
-    }
-    lb = max64(lb, floor);
+    /* per rank, the channel's and rank's ready time of the column command,
+     * the activate and the precharge (a group's next command is one of them) */
+    const int cmds[3] = {write ? DC_WR : DC_RD, DC_ACT, DC_PRE};
+    uint64_t comm[16][3], lb = DRAM_NEVER;
+    for (int r = 0; r < ranks; r++)
+        for (int k = 0; k < 3; k++) {
+            comm[r][k] = max64(max64(c->ch.ready[cmds[k]], c->rank[r].ready[cmds[k]]), floor);
+            if (comm[r][k] < lb) lb = comm[r][k];
+        }
     for (int i = 0; i < n; i++) { /* oldest first */
-        int cmd = group_cmd(c, &g[i], write);
-        uint64_t rt = ready_at(c, cmd, g[i].rank, g[i].bgf, g[i].bank);
-        if (cmd == DC_PRE && c->na && bank_held(c, g[i].bank)) continue;
-        uint64_t t = max64(max64(rt, g[i].arrive), floor);
-        int better = t < bt;
-        bt = better ? t : bt;
-        best = better ? i : best;
-        bcmd = better ? cmd : bcmd;
+        const DramGroup *gi = &g[i];
+        if (gi->arrive >= bt) break;
+        int32_t open = c->open_row[gi->bank];
+        int k = open == (int32_t)gi->row ? 0 : open < 0 ? 1 : 2, cmd = cmds[k];
+        uint64_t t = comm[gi->rank][k];
+        if (t >= bt) continue;
+        t = max64(max64(t, c->bg[gi->bgf].ready[cmd]), max64(c->bank[gi->bank].ready[cmd], gi->arrive));
+        if (t >= bt) continue;
+        if (k == 2 && c->na && bank_held(c, gi->bank)) continue;
+        bt = t;
+        best = i;
+        bcmd = cmd;
         if (t == lb) break; /* nobody goes sooner, and the rest are younger */
     }
     *t_out = bt;
@@ -179,13 +183,17 @@ static void queue_remove(DramChan *c, int write, int slot)
     for (int k = 0; k < ng; k++) {
         if (g[k].head != slot) continue;
         DramGroup moved = g[k];
-        memmove(g + k, g + k + 1, (size_t)(ng - k - 1) * sizeof *g);
-        if (!--moved.count) { c->ngrp[write]--; return; }
+        if (!--moved.count) {
+            memmove(g + k, g + k + 1, (size_t)(ng - k - 1) * sizeof *g);
+            c->ngrp[write]--;
+            return;
+        }
         moved.head = c->link[write][slot];
         moved.arrive = q[moved.head].arrive;
+        /* after the younger groups that arrived no later (the array stays in arrival order) */
         int at = ng - 1;
-        while (at > k && g[at - 1].arrive > moved.arrive) at--;
-        memmove(g + at + 1, g + at, (size_t)(ng - 1 - at) * sizeof *g);
+        while (at > k && g[at].arrive > moved.arrive) at--;
+        memmove(g + k, g + k + 1, (size_t)(at - k) * sizeof *g);
         g[at] = moved;
         return;
     }
@@ -342,11 +350,9 @@ int dram_push(AtlDram *d, const DramLoc *loc, uint64_t line, int write, uint64_t
 /* Applies the constraints of `cmd` issued at t to one node. */
 static inline void apply(DramNode *n, const DramConsList *l, uint64_t t)
 {
-    for (int i = 0; i < l->n; i++) {
+    for (int i = 0; i < l->n; i++) { /* (tFAW is not in the lists: by the activate history) */
         const DramCons *k = &l->c[i];
-        if (k->window) continue; /* tFAW: by the activate history */
-        uint64_t at = t + (uint64_t)k->lat;
-        if (n->ready[k->next] < at) n->ready[k->next] = at;
+        n->ready[k->next] = max64(n->ready[k->next], t + (uint64_t)k->lat);
     }
 }
 

@@ -84,6 +84,7 @@ struct AtlDram {
     int cols;                       /* accesses per row */
     int tx_shift;                   /* log2(access_bytes) */
     int field_lo[6], field_bits[6]; /* ch, rank, bg, bank, row, col: lowest bit in the access index, width */
+    uint64_t field_mask[6];         /* (1 << field_bits) - 1 */
     int queue, write_high, write_low;
     int closed_page, own_bus;
     int cl, cwl, bl, refi, rfc;

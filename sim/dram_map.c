@@ -23,10 +23,10 @@ static int log2_of(uint64_t x)
 void dram_decode(const AtlDram *d, uint64_t addr, DramLoc *loc)
 {
     uint64_t a = addr >> d->tx_shift;
-    uint32_t v[F_NUM];
-    for (int f = 0; f < F_NUM; f++) v[f] = (uint32_t)((a >> d->field_lo[f]) & ((1ull << d->field_bits[f]) - 1));
-    loc->ch = v[F_CH]; loc->rank = v[F_RANK]; loc->bg = v[F_BG];
-    loc->bank = v[F_BANK]; loc->row = v[F_ROW]; loc->col = v[F_COL];
+#define FIELD(f) (uint32_t)((a >> d->field_lo[f]) & d->field_mask[f])
+    loc->ch = FIELD(F_CH); loc->rank = FIELD(F_RANK); loc->bg = FIELD(F_BG);
+    loc->bank = FIELD(F_BANK); loc->row = FIELD(F_ROW); loc->col = FIELD(F_COL);
+#undef FIELD
 }
 
 void dram_channel_field(const AtlDram *d, int *lo, int *bits)
@@ -48,9 +48,19 @@ double dram_peak_bytes_per_cycle(const AtlDram *d)
 #define RDS (B(DC_RD) | B(DC_RDA))
 #define WRS (B(DC_WR) | B(DC_WRA))
 
+/* Adds "`next` no sooner than lat after" to a list; a list holds one
+ * entry per next command (the largest latency: they only ever raise the
+ * same ready time). The tFAW window is kept by the activate history
+ * (dram_ctrl.c), not in the lists. */
 static void add_cons(DramConsList *l, int next, int lat, int window)
 {
-    if (l->n < DRAM_MAX_CONS) l->c[l->n++] = (DramCons){(uint8_t)next, (uint8_t)window, lat};
+    if (window) return;
+    for (int i = 0; i < l->n; i++)
+        if (l->c[i].next == next) {
+            if (lat > l->c[i].lat) l->c[i].lat = lat;
+            return;
+        }
+    if (l->n < DRAM_MAX_CONS) l->c[l->n++] = (DramCons){(uint8_t)next, 0, lat};
 }
 
 void dram_build_constraints(AtlDram *d, const AtlChip *c)
@@ -142,6 +152,7 @@ AtlDram *dram_new(const AtlChip *c, AtlErr *e)
     d->refi = c->dram_refi; d->rfc = c->dram_rfc;
     d->tck_ps = c->dram_tck_ps;
     tim_dram_fields(c, d->field_lo, d->field_bits);
+    for (int f = 0; f < F_NUM; f++) d->field_mask[f] = (1ull << d->field_bits[f]) - 1;
     dram_build_constraints(d, c);
     d->chan = calloc((size_t)d->nch, sizeof *d->chan);
     int nbg = d->ranks * d->bgs, nbank = nbg * d->banks, ok = d->chan != NULL;
