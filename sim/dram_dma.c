@@ -157,11 +157,26 @@ static int build_runs(SimDdma *d, DdXfer *x, int end, const AtlInsn *in)
     const int32_t *st = end ? in->src_stride : in->dst_stride;
     uint64_t total = (uint64_t)in->shape[0] * in->shape[1] * in->shape[2] * in->shape[3];
     uint64_t dense = mem_dense_run(in->shape, st, es);
+    if (!total) return 0;
+    if (dense >= total) {
+        uint64_t len = total * (uint64_t)es;
+        return add_run(x, end, base >> d->tx_shift, (base + len - 1) >> d->tx_shift);
+    }
+    /* dense covers whole innermost dimensions: walk the outer ones as an
+     * odometer (the addresses mem_elem_addr gives, without its divisions) */
+    int outer = 4;
+    for (uint64_t p = 1; p < dense; p *= in->shape[--outer]) {}
+    uint32_t at[4] = {0, 0, 0, 0};
+    int64_t a = (int64_t)base;
+    uint64_t len = dense * (uint64_t)es;
     for (uint64_t idx = 0; idx < total; idx += dense) {
-        uint64_t run = dense < total - idx ? dense : total - idx;
-        uint64_t a = dense >= total ? base + idx * (uint64_t)es : mem_elem_addr(base, in->shape, st, idx);
-        uint64_t len = run * (uint64_t)es;
-        if (add_run(x, end, a >> d->tx_shift, (a + len - 1) >> d->tx_shift)) return -1;
+        if (add_run(x, end, (uint64_t)a >> d->tx_shift, ((uint64_t)a + len - 1) >> d->tx_shift)) return -1;
+        for (int k = outer - 1; k >= 0; k--) {
+            a += st[k];
+            if (++at[k] < in->shape[k]) break;
+            a -= (int64_t)in->shape[k] * st[k];
+            at[k] = 0;
+        }
     }
     return 0;
 }
