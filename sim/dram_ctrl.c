@@ -63,29 +63,6 @@ static int rank_open(const AtlDram *d, const DramChan *c, int rank)
     return 0;
 }
 
-/* Ready time of `cmd` at a request's bank, found once per pick (memo,
- * stamped with the pick's generation); DRAM_NEVER for a precharge of a bank
- * whose open row an activated request still needs (check_held). */
-static inline uint64_t bank_ready(DramChan *c, int cmd, int rank, int bgf, int bank, int check_held)
-{
-    static const uint8_t slot[DC_NUM] = {[DC_ACT] = 2, [DC_PRE] = 3, [DC_RD] = 0, [DC_WR] = 1};
-    uint32_t k = (uint32_t)bank * 4 + slot[cmd];
-    if (c->memo_gen[k] == c->gen) return c->memo[k];
-    uint64_t rt = ready_at(c, cmd, rank, bgf, bank);
-    if (cmd == DC_PRE && check_held && c->na && bank_held(c, bank)) rt = DRAM_NEVER;
-    c->memo[k] = rt;
-    c->memo_gen[k] = c->gen;
-    return rt;
-}
-
-static inline void new_pick(DramChan *c)
-{
-    if (++c->gen == 0) { /* wrapped: forget every stamp */
-        memset(c->memo_gen, 0, (size_t)c->nmemo * sizeof *c->memo_gen);
-        c->gen = 1;
-    }
-}
-
 static inline int group_cmd(const DramChan *c, const DramGroup *g, int write)
 {
     int32_t open = c->open_row[g->bank];
@@ -136,13 +113,12 @@ static int pick_group(DramChan *c, int ranks, int write, uint64_t floor, uint64_
 /* The activated request whose next command can issue first (ties: the oldest); -1 if none. */
 static int pick_active(DramChan *c, uint64_t floor, uint64_t *t_out, int *cmd_out)
 {
-    new_pick(c);
     int best = -1, bcmd = 0;
     uint64_t bt = DRAM_NEVER, barr = 0;
     for (int i = 0; i < c->na; i++) {
         const DramReq *r = &c->aq[i];
         int cmd = next_cmd(c, r);
-        uint64_t t = max64(max64(bank_ready(c, cmd, r->rank, r->bgf, r->bank, 0), r->arrive), floor);
+        uint64_t t = max64(max64(ready_at(c, cmd, r->rank, r->bgf, r->bank), r->arrive), floor);
         if (t < bt || (t == bt && r->arrive < barr)) { bt = t; barr = r->arrive; best = i; bcmd = cmd; }
     }
     *t_out = bt;

@@ -70,9 +70,6 @@ typedef struct DramChan {
     uint64_t ref_due;       /* when the pending one fell due */
     int ref_rank;           /* the rank whose refresh is pending next; ranks when none */
     int last_dir;           /* data bus direction of the last access: 0 none, 1 read, 2 write */
-    uint64_t *memo;         /* per flat bank x {RD, WR, ACT, PRE}: ready time found by this pick (dram_ctrl.c) */
-    uint32_t *memo_gen, gen;
-    int nmemo;
     int dirty;              /* the cached step below is stale */
     int step_kind, step_idx, step_cmd;
     uint64_t step_t;

@@ -174,11 +174,7 @@ AtlDram *dram_new(const AtlChip *c, AtlErr *e)
         ch->bank = calloc((size_t)nbank, sizeof *ch->bank);
         ch->act_hist = calloc((size_t)d->ranks * 4, sizeof *ch->act_hist);
         ch->act_head = calloc((size_t)d->ranks, sizeof *ch->act_head);
-        ch->memo = calloc((size_t)nbank * 4, sizeof *ch->memo);
-        ch->memo_gen = calloc((size_t)nbank * 4, sizeof *ch->memo_gen);
-        ch->nmemo = nbank * 4;
-        ok = ok && ch->rq && ch->wq && ch->aq && ch->grp[0] && ch->grp[1] && ch->open_row && ch->rank && ch->bg && ch->bank && ch->act_hist && ch->act_head &&
-             ch->memo && ch->memo_gen;
+        ok = ok && ch->rq && ch->wq && ch->aq && ch->grp[0] && ch->grp[1] && ch->open_row && ch->rank && ch->bg && ch->bank && ch->act_hist && ch->act_head;
     }
     if (!ok) { dram_free(d); atl_fail(e, "dram: out of memory"); return NULL; }
     dram_reset(d);
@@ -193,7 +189,6 @@ void dram_free(AtlDram *d)
         free(ch->rq); free(ch->wq); free(ch->aq); free(ch->grp[0]); free(ch->grp[1]); free(ch->open_row);
         for (int k = 0; k < 2; k++) { free(ch->link[k]); free(ch->free_slot[k]); }
         free(ch->rank); free(ch->bg); free(ch->bank); free(ch->act_hist); free(ch->act_head);
-        free(ch->memo); free(ch->memo_gen);
     }
     free(d->chan);
     free(d);
@@ -226,8 +221,6 @@ void dram_reset(AtlDram *d)
         ch->ref_rank = d->ranks;
         ch->last_dir = 0;
         ch->dirty = 1;
-        memset(ch->memo_gen, 0, (size_t)nbank * 4 * sizeof *ch->memo_gen);
-        ch->gen = 0;
         memset(&ch->st, 0, sizeof ch->st);
     }
 }
