@@ -110,6 +110,47 @@ static int pick_group(DramChan *c, int ranks, int write, uint64_t floor, uint64_
     return best;
 }
 
+/* The same choice as pick_group by the plain rule, every group looked at:
+ * the reference dram_check_picks compares it with (dram_ctrl.c's tests). */
+static int pick_group_plain(DramChan *c, int write, uint64_t floor, uint64_t *t_out, int *cmd_out)
+{
+    const DramGroup *g = c->grp[write];
+    int best = -1, bcmd = 0;
+    uint64_t bt = DRAM_NEVER;
+    for (int i = 0; i < c->ngrp[write]; i++) {
+        int cmd = group_cmd(c, &g[i], write);
+        if (cmd == DC_PRE && bank_held(c, g[i].bank)) continue;
+        uint64_t t = max64(max64(ready_at(c, cmd, g[i].rank, g[i].bgf, g[i].bank), g[i].arrive), floor);
+        if (t < bt) { bt = t; best = i; bcmd = cmd; }
+    }
+    *t_out = bt;
+    *cmd_out = bcmd;
+    return best;
+}
+
+/* 1 if queue `write`'s groups are in the order of their oldest requests,
+ * each group's head the oldest of its linked requests, all of its bank and
+ * row, and the groups hold every queued request once. */
+static int groups_sound(const DramChan *c, int write)
+{
+    const DramGroup *g = c->grp[write];
+    const DramReq *q = write ? c->wq : c->rq;
+    int total = 0;
+    for (int i = 0; i < c->ngrp[write]; i++) {
+        if (i && g[i - 1].arrive > g[i].arrive) return 0;
+        if (q[g[i].head].arrive != g[i].arrive) return 0;
+        uint32_t n = 0;
+        int last = -1;
+        for (int k = g[i].head; k >= 0; k = c->link[write][k], n++) {
+            if (q[k].bank != g[i].bank || q[k].row != g[i].row || (n && q[k].arrive < q[last].arrive)) return 0;
+            last = k;
+        }
+        if (n != g[i].count || last != g[i].tail) return 0;
+        total += (int)n;
+    }
+    return total == (write ? c->nw : c->nr);
+}
+
 /* The activated request whose next command can issue first (ties: the oldest); -1 if none. */
 static int pick_active(DramChan *c, uint64_t floor, uint64_t *t_out, int *cmd_out)
 {
@@ -206,6 +247,12 @@ static void decide(AtlDram *d, DramChan *c)
     } else {
         update_write_mode(d, c);
         int g = pick_group(c, d->ranks, c->write_mode, floor, &tb, &cb);
+        if (d->check) {
+            uint64_t rt;
+            int rc, rg = pick_group_plain(c, c->write_mode, floor, &rt, &rc);
+            d->checks++;
+            if (rg != g || (g >= 0 && (rt != tb || rc != cb)) || !groups_sound(c, 0) || !groups_sound(c, 1)) d->check_fails++;
+        }
         if (g >= 0) {
             ib = c->grp[c->write_mode][g].head;
             kb = DS_QUEUE;
@@ -230,6 +277,18 @@ uint64_t dram_poll(AtlDram *d, int ch, int room[2])
     room[1] = c->nw < d->queue;
     if (c->dirty) decide(d, c);
     return c->step_t;
+}
+
+void dram_check_picks(AtlDram *d, int on)
+{
+    d->check = on;
+    d->checks = d->check_fails = 0;
+}
+
+void dram_check_result(const AtlDram *d, uint64_t *checks, uint64_t *fails)
+{
+    *checks = d->checks;
+    *fails = d->check_fails;
 }
 
 int dram_has_room(const AtlDram *d, int ch, int write)

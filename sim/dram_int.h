@@ -88,6 +88,8 @@ struct AtlDram {
     double tck_ps;
     DramConsList cons[DL_NUM][DC_NUM], sib[DC_NUM];
     int faw;
+    int check;                      /* dram_check_picks: every pick also made by the plain rule */
+    uint64_t checks, check_fails;
     DramChan *chan;
 };
 
