@@ -192,7 +192,7 @@ static int group_add(DramChan *c, const DramReq *r, int slot)
 static void queue_remove(DramChan *c, int write, int slot)
 {
     DramReq *q = write ? c->wq : c->rq;
-    if (write) { c->nw--; c->wlines[q[slot].line & 63]--; }
+    if (write) { c->nw--; c->wlines[wline_bucket(q[slot].line)]--; }
     else c->nr--;
     c->free_slot[write][c->nfree[write]++] = (int16_t)slot;
     DramGroup *g = c->grp[write];
@@ -350,7 +350,7 @@ static void consider_new(AtlDram *d, DramChan *c, int write, int slot, int start
 int dram_push(AtlDram *d, const DramLoc *loc, uint64_t line, int write, uint64_t t, uint32_t tag, DramDone *done)
 {
     DramChan *c = &d->chan[loc->ch];
-    if (!write && c->wlines[line & 63])
+    if (!write && c->wlines[wline_bucket(line)])
         for (int g = 0; g < c->ngrp[1]; g++)
             for (int i = c->grp[1][g].head; i >= 0; i = c->link[1][i])
             if (c->wq[i].line == line) { /* forwarded from the write queue */
@@ -374,7 +374,7 @@ int dram_push(AtlDram *d, const DramLoc *loc, uint64_t line, int write, uint64_t
     r.counted = 0;
     int was_idle = !c->nr && !c->nw && !c->na;
     int slot = c->free_slot[write][--c->nfree[write]];
-    if (write) { c->wq[slot] = r; c->nw++; c->wlines[line & 63]++; }
+    if (write) { c->wq[slot] = r; c->nw++; c->wlines[wline_bucket(line)]++; }
     else { c->rq[slot] = r; c->nr++; }
     int started = group_add(c, &r, slot);
     if (!c->dirty && !was_idle) consider_new(d, c, write, slot, started);

@@ -46,6 +46,12 @@ typedef struct DramGroup {
     uint8_t rank;
 } DramGroup;
 
+/* Queued writes are counted by a hash of their line (a channel's lines
+ * share their channel bits, so the low bits alone would spread them over
+ * few buckets). */
+#define DRAM_WLINE_BUCKETS 1024
+static inline uint32_t wline_bucket(uint64_t line) { return (uint32_t)((line * 0x9e3779b97f4a7c15ull) >> 54); }
+
 /* The step dram_next found, kept until the channel changes. */
 enum { DS_NONE, DS_TRIGGER, DS_ACTIVE, DS_QUEUE, DS_REFRESH };
 
@@ -58,7 +64,7 @@ typedef struct DramChan {
     int nr, nw, na;
     DramGroup *grp[2];      /* the read and the write queue's requests by bank and row, oldest first */
     int ngrp[2];
-    uint16_t wlines[64];    /* queued writes by line % 64: a read looks for one to forward from only if counted */
+    uint16_t wlines[DRAM_WLINE_BUCKETS]; /* queued writes by wline_bucket(line): a read looks for one to forward from only if counted */
     int write_mode;
     int32_t *open_row;      /* per flat bank; -1 closed */
     DramNode ch, *rank, *bg, *bank;
