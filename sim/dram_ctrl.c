@@ -188,8 +188,9 @@ static int group_add(DramChan *c, const DramReq *r, int slot)
 }
 
 /* Takes the request in slot `slot` (the oldest of its group) out of its
- * queue; its group moves to the place of its next oldest request. */
-static void queue_remove(DramChan *c, int write, int slot)
+ * queue; its group moves to the place of its next oldest request. `hint`
+ * is where its group was when the step was chosen (looked at first). */
+static void queue_remove(DramChan *c, int write, int slot, int hint)
 {
     DramReq *q = write ? c->wq : c->rq;
     if (write) { c->nw--; c->wlines[wline_bucket(q[slot].line)]--; }
@@ -197,7 +198,8 @@ static void queue_remove(DramChan *c, int write, int slot)
     c->free_slot[write][c->nfree[write]++] = (int16_t)slot;
     DramGroup *g = c->grp[write];
     int ng = c->ngrp[write];
-    for (int k = 0; k < ng; k++) {
+    int from = hint >= 0 && hint < ng && g[hint].head == slot ? hint : 0;
+    for (int k = from; k < ng; k++) {
         if (g[k].head != slot) continue;
         DramGroup moved = g[k];
         if (!--moved.count) {
@@ -256,6 +258,7 @@ static void decide(AtlDram *d, DramChan *c)
         if (g >= 0) {
             ib = c->grp[c->write_mode][g].head;
             kb = DS_QUEUE;
+            c->step_grp = g;
         }
     }
     if (ia >= 0 && ta <= tb) { c->step_kind = DS_ACTIVE; c->step_t = ta; c->step_idx = ia; c->step_cmd = ca; }
@@ -345,6 +348,7 @@ static void consider_new(AtlDram *d, DramChan *c, int write, int slot, int start
     c->step_t = t;
     c->step_idx = slot;
     c->step_cmd = cmd;
+    c->step_grp = c->ngrp[write] - 1; /* it started the youngest group */
 }
 
 int dram_push(AtlDram *d, const DramLoc *loc, uint64_t line, int write, uint64_t t, uint32_t tag, DramDone *done)
@@ -488,7 +492,7 @@ int dram_step(AtlDram *d, int ch, DramDone *done)
         c->open_row[r->bank] = (int32_t)r->row;
         if (kind != DS_ACTIVE && c->na < d->queue) { /* it waits among the activated now */
             c->aq[c->na++] = *r;
-            queue_remove(c, r->write, c->step_idx);
+            queue_remove(c, r->write, c->step_idx, c->step_grp);
         }
         return 0;
     case DC_PRE:
@@ -520,6 +524,6 @@ int dram_step(AtlDram *d, int ch, DramDone *done)
         if (done->data_end > c->st.last) c->st.last = done->data_end;
     }
     if (kind == DS_ACTIVE) remove_at(q, n, c->step_idx);
-    else queue_remove(c, write, c->step_idx);
+    else queue_remove(c, write, c->step_idx, c->step_grp);
     return 1;
 }

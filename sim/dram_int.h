@@ -78,6 +78,7 @@ typedef struct DramChan {
     int last_dir;           /* data bus direction of the last access: 0 none, 1 read, 2 write */
     int dirty;              /* the cached step below is stale */
     int step_kind, step_idx, step_cmd;
+    int step_grp;           /* DS_QUEUE: its group's place when chosen (a hint: admissions only append) */
     uint64_t step_t;
     DramStats st;
 } DramChan;
