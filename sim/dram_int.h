@@ -10,13 +10,14 @@ enum { DC_ACT, DC_PRE, DC_PREA, DC_RD, DC_WR, DC_RDA, DC_WRA, DC_REF, DC_NUM };
 enum { DL_CHANNEL, DL_RANK, DL_BANKGROUP, DL_BANK, DL_NUM };
 
 /* "A command `next` at this node may not issue before `lat` cycles after
- * the command owning the list" (or after the 4th-latest such command for a
- * window, tFAW). Sibling constraints apply to the other ranks. */
+ * the command owning the list", one entry per next command (the tFAW
+ * window is kept by the activate history). Sibling constraints apply to
+ * the other ranks. */
 typedef struct DramCons {
-    uint8_t next, window;
+    uint8_t next;
     int32_t lat;
 } DramCons;
-#define DRAM_MAX_CONS 12
+#define DRAM_MAX_CONS DC_NUM  /* one per next command: never full */
 typedef struct DramConsList {
     int n;
     DramCons c[DRAM_MAX_CONS];

@@ -60,7 +60,7 @@ static void add_cons(DramConsList *l, int next, int lat, int window)
             if (lat > l->c[i].lat) l->c[i].lat = lat;
             return;
         }
-    if (l->n < DRAM_MAX_CONS) l->c[l->n++] = (DramCons){(uint8_t)next, 0, lat};
+    if (l->n < DRAM_MAX_CONS) l->c[l->n++] = (DramCons){(uint8_t)next, lat};
 }
 
 void dram_build_constraints(AtlDram *d, const AtlChip *c)
