@@ -88,6 +88,13 @@ int dram_step(AtlDram *d, int ch, DramDone *done);
 /* Requests queued on channel ch (read, write and activated ones). */
 int dram_queued(const AtlDram *d, int ch);
 
+/* Self-check (for tests): with on, every scheduling pick of a queue is
+ * made again by the plain rule (look at every group, no shortcut) and the
+ * queues' request groups are checked for order and membership; a
+ * disagreement counts as a failure. Off by default (it costs a scan). */
+void dram_check_picks(AtlDram *d, int on);
+void dram_check_result(const AtlDram *d, uint64_t *checks, uint64_t *fails);
+
 /* Counters summed over the channels. */
 void dram_stats(const AtlDram *d, DramStats *out);
 /* Peak bandwidth of one channel in bytes per DRAM cycle (access_bytes / bl,

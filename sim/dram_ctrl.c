@@ -63,29 +63,6 @@ static int rank_open(const AtlDram *d, const DramChan *c, int rank)
     return 0;
 }
 
-/* Ready time of `cmd` at a request's bank, found once per pick (memo,
- * stamped with the pick's generation); DRAM_NEVER for a precharge of a bank
- * whose open row an activated request still needs (check_held). */
-static inline uint64_t bank_ready(DramChan *c, int cmd, int rank, int bgf, int bank, int check_held)
-{
-    static const uint8_t slot[DC_NUM] = {[DC_ACT] = 2, [DC_PRE] = 3, [DC_RD] = 0, [DC_WR] = 1};
-    uint32_t k = (uint32_t)bank * 4 + slot[cmd];
-    if (c->memo_gen[k] == c->gen) return c->memo[k];
-    uint64_t rt = ready_at(c, cmd, rank, bgf, bank);
-    if (cmd == DC_PRE && check_held && c->na && bank_held(c, bank)) rt = DRAM_NEVER;
-    c->memo[k] = rt;
-    c->memo_gen[k] = c->gen;
-    return rt;
-}
-
-static inline void new_pick(DramChan *c)
-{
-    if (++c->gen == 0) { /* wrapped: forget every stamp */
-        memset(c->memo_gen, 0, (size_t)c->nmemo * sizeof *c->memo_gen);
-        c->gen = 1;
-    }
-}
-
 static inline int group_cmd(const DramChan *c, const DramGroup *g, int write)
 {
     int32_t open = c->open_row[g->bank];
@@ -95,33 +72,37 @@ static inline int group_cmd(const DramChan *c, const DramGroup *g, int write)
 
 /* The group of the read (write) queue whose oldest request's next command
  * can issue first (ties: the oldest); -1 if none can. Groups are kept in
- * the order of their oldest requests. */
+ * the order of their oldest requests, so the scan stops at the first group
+ * that arrived no earlier than the best time found (it and the younger
+ * ones cannot go sooner and lose ties), or when a group goes at the least
+ * time the channel and ranks allow. */
 static int pick_group(DramChan *c, int ranks, int write, uint64_t floor, uint64_t *t_out, int *cmd_out)
 {
     const DramGroup *g = c->grp[write];
     int n = c->ngrp[write], best = -1, bcmd = 0;
     uint64_t bt = DRAM_NEVER;
-    /* no group can go before the channel and its ranks allow some command:
-     * the oldest group that can go then is the one */
-    int col = write ? DC_WR : DC_RD;
-    uint64_t lb = DRAM_NEVER;
-    for (int r = 0; r < ranks; r++) {
-        uint64_t a = max64(c->ch.ready[col], c->rank[r].ready[col]), b = max64(c->ch.ready[DC_ACT], c->rank[r].ready[DC_ACT]);
-        uint64_t p = max64(c->ch.ready[DC_PRE], c->rank[r].ready[DC_PRE]);
-        a = a < b ? a : b;
-        a = a < p ? a : p;
-        if (a < lb) lb = a;
-    }
-    lb = max64(lb, floor);
+    /* per rank, the channel's and rank's ready time of the column command,
+     * the activate and the precharge (a group's next command is one of them) */
+    const int cmds[3] = {write ? DC_WR : DC_RD, DC_ACT, DC_PRE};
+    uint64_t comm[16][3], lb = DRAM_NEVER;
+    for (int r = 0; r < ranks; r++)
+        for (int k = 0; k < 3; k++) {
+            comm[r][k] = max64(max64(c->ch.ready[cmds[k]], c->rank[r].ready[cmds[k]]), floor);
+            if (comm[r][k] < lb) lb = comm[r][k];
+        }
     for (int i = 0; i < n; i++) { /* oldest first */
-        int cmd = group_cmd(c, &g[i], write);
-        uint64_t rt = ready_at(c, cmd, g[i].rank, g[i].bgf, g[i].bank);
-        if (cmd == DC_PRE && c->na && bank_held(c, g[i].bank)) continue;
-        uint64_t t = max64(max64(rt, g[i].arrive), floor);
-        int better = t < bt;
-        bt = better ? t : bt;
-        best = better ? i : best;
-        bcmd = better ? cmd : bcmd;
+        const DramGroup *gi = &g[i];
+        if (gi->arrive >= bt) break;
+        int32_t open = c->open_row[gi->bank];
+        int k = open == (int32_t)gi->row ? 0 : open < 0 ? 1 : 2, cmd = cmds[k];
+        uint64_t t = comm[gi->rank][k];
+        if (t >= bt) continue;
+        t = max64(max64(t, c->bg[gi->bgf].ready[cmd]), max64(c->bank[gi->bank].ready[cmd], gi->arrive));
+        if (t >= bt) continue;
+        if (k == 2 && c->na && bank_held(c, gi->bank)) continue;
+        bt = t;
+        best = i;
+        bcmd = cmd;
         if (t == lb) break; /* nobody goes sooner, and the rest are younger */
     }
     *t_out = bt;
@@ -129,16 +110,56 @@ static int pick_group(DramChan *c, int ranks, int write, uint64_t floor, uint64_
     return best;
 }
 
+/* The same choice as pick_group by the plain rule, every group looked at:
+ * the reference dram_check_picks compares it with (dram_ctrl.c's tests). */
+static int pick_group_plain(DramChan *c, int write, uint64_t floor, uint64_t *t_out, int *cmd_out)
+{
+    const DramGroup *g = c->grp[write];
+    int best = -1, bcmd = 0;
+    uint64_t bt = DRAM_NEVER;
+    for (int i = 0; i < c->ngrp[write]; i++) {
+        int cmd = group_cmd(c, &g[i], write);
+        if (cmd == DC_PRE && bank_held(c, g[i].bank)) continue;
+        uint64_t t = max64(max64(ready_at(c, cmd, g[i].rank, g[i].bgf, g[i].bank), g[i].arrive), floor);
+        if (t < bt) { bt = t; best = i; bcmd = cmd; }
+    }
+    *t_out = bt;
+    *cmd_out = bcmd;
+    return best;
+}
+
+/* 1 if queue `write`'s groups are in the order of their oldest requests,
+ * each group's head the oldest of its linked requests, all of its bank and
+ * row, and the groups hold every queued request once. */
+static int groups_sound(const DramChan *c, int write)
+{
+    const DramGroup *g = c->grp[write];
+    const DramReq *q = write ? c->wq : c->rq;
+    int total = 0;
+    for (int i = 0; i < c->ngrp[write]; i++) {
+        if (i && g[i - 1].arrive > g[i].arrive) return 0;
+        if (q[g[i].head].arrive != g[i].arrive) return 0;
+        uint32_t n = 0;
+        int last = -1;
+        for (int k = g[i].head; k >= 0; k = c->link[write][k], n++) {
+            if (q[k].bank != g[i].bank || q[k].row != g[i].row || (n && q[k].arrive < q[last].arrive)) return 0;
+            last = k;
+        }
+        if (n != g[i].count || last != g[i].tail) return 0;
+        total += (int)n;
+    }
+    return total == (write ? c->nw : c->nr);
+}
+
 /* The activated request whose next command can issue first (ties: the oldest); -1 if none. */
 static int pick_active(DramChan *c, uint64_t floor, uint64_t *t_out, int *cmd_out)
 {
-    new_pick(c);
     int best = -1, bcmd = 0;
     uint64_t bt = DRAM_NEVER, barr = 0;
     for (int i = 0; i < c->na; i++) {
         const DramReq *r = &c->aq[i];
         int cmd = next_cmd(c, r);
-        uint64_t t = max64(max64(bank_ready(c, cmd, r->rank, r->bgf, r->bank, 0), r->arrive), floor);
+        uint64_t t = max64(max64(ready_at(c, cmd, r->rank, r->bgf, r->bank), r->arrive), floor);
         if (t < bt || (t == bt && r->arrive < barr)) { bt = t; barr = r->arrive; best = i; bcmd = cmd; }
     }
     *t_out = bt;
@@ -167,25 +188,31 @@ static int group_add(DramChan *c, const DramReq *r, int slot)
 }
 
 /* Takes the request in slot `slot` (the oldest of its group) out of its
- * queue; its group moves to the place of its next oldest request. */
-static void queue_remove(DramChan *c, int write, int slot)
+ * queue; its group moves to the place of its next oldest request. `hint`
+ * is where its group was when the step was chosen (looked at first). */
+static void queue_remove(DramChan *c, int write, int slot, int hint)
 {
     DramReq *q = write ? c->wq : c->rq;
-    if (write) { c->nw--; c->wlines[q[slot].line & 63]--; }
+    if (write) { c->nw--; c->wlines[wline_bucket(q[slot].line)]--; }
     else c->nr--;
     c->free_slot[write][c->nfree[write]++] = (int16_t)slot;
     DramGroup *g = c->grp[write];
     int ng = c->ngrp[write];
-    for (int k = 0; k < ng; k++) {
+    int from = hint >= 0 && hint < ng && g[hint].head == slot ? hint : 0;
+    for (int k = from; k < ng; k++) {
         if (g[k].head != slot) continue;
         DramGroup moved = g[k];
-        memmove(g + k, g + k + 1, (size_t)(ng - k - 1) * sizeof *g);
-        if (!--moved.count) { c->ngrp[write]--; return; }
+        if (!--moved.count) {
+            memmove(g + k, g + k + 1, (size_t)(ng - k - 1) * sizeof *g);
+            c->ngrp[write]--;
+            return;
+        }
         moved.head = c->link[write][slot];
         moved.arrive = q[moved.head].arrive;
+        /* after the younger groups that arrived no later (the array stays in arrival order) */
         int at = ng - 1;
-        while (at > k && g[at - 1].arrive > moved.arrive) at--;
-        memmove(g + at + 1, g + at, (size_t)(ng - 1 - at) * sizeof *g);
+        while (at > k && g[at].arrive > moved.arrive) at--;
+        memmove(g + k, g + k + 1, (size_t)(at - k) * sizeof *g);
         g[at] = moved;
         return;
     }
@@ -222,9 +249,16 @@ static void decide(AtlDram *d, DramChan *c)
     } else {
         update_write_mode(d, c);
         int g = pick_group(c, d->ranks, c->write_mode, floor, &tb, &cb);
+        if (d->check) {
+            uint64_t rt;
+            int rc, rg = pick_group_plain(c, c->write_mode, floor, &rt, &rc);
+            d->checks++;
+            if (rg != g || (g >= 0 && (rt != tb || rc != cb)) || !groups_sound(c, 0) || !groups_sound(c, 1)) d->check_fails++;
+        }
         if (g >= 0) {
             ib = c->grp[c->write_mode][g].head;
             kb = DS_QUEUE;
+            c->step_grp = g;
         }
     }
     if (ia >= 0 && ta <= tb) { c->step_kind = DS_ACTIVE; c->step_t = ta; c->step_idx = ia; c->step_cmd = ca; }
@@ -246,6 +280,18 @@ uint64_t dram_poll(AtlDram *d, int ch, int room[2])
     room[1] = c->nw < d->queue;
     if (c->dirty) decide(d, c);
     return c->step_t;
+}
+
+void dram_check_picks(AtlDram *d, int on)
+{
+    d->check = on;
+    d->checks = d->check_fails = 0;
+}
+
+void dram_check_result(const AtlDram *d, uint64_t *checks, uint64_t *fails)
+{
+    *checks = d->checks;
+    *fails = d->check_fails;
 }
 
 int dram_has_room(const AtlDram *d, int ch, int write)
@@ -302,12 +348,13 @@ static void consider_new(AtlDram *d, DramChan *c, int write, int slot, int start
     c->step_t = t;
     c->step_idx = slot;
     c->step_cmd = cmd;
+    c->step_grp = c->ngrp[write] - 1; /* it started the youngest group */
 }
 
 int dram_push(AtlDram *d, const DramLoc *loc, uint64_t line, int write, uint64_t t, uint32_t tag, DramDone *done)
 {
     DramChan *c = &d->chan[loc->ch];
-    if (!write && c->wlines[line & 63])
+    if (!write && c->wlines[wline_bucket(line)])
         for (int g = 0; g < c->ngrp[1]; g++)
             for (int i = c->grp[1][g].head; i >= 0; i = c->link[1][i])
             if (c->wq[i].line == line) { /* forwarded from the write queue */
@@ -331,7 +378,7 @@ int dram_push(AtlDram *d, const DramLoc *loc, uint64_t line, int write, uint64_t
     r.counted = 0;
     int was_idle = !c->nr && !c->nw && !c->na;
     int slot = c->free_slot[write][--c->nfree[write]];
-    if (write) { c->wq[slot] = r; c->nw++; c->wlines[line & 63]++; }
+    if (write) { c->wq[slot] = r; c->nw++; c->wlines[wline_bucket(line)]++; }
     else { c->rq[slot] = r; c->nr++; }
     int started = group_add(c, &r, slot);
     if (!c->dirty && !was_idle) consider_new(d, c, write, slot, started);
@@ -342,11 +389,9 @@ int dram_push(AtlDram *d, const DramLoc *loc, uint64_t line, int write, uint64_t
 /* Applies the constraints of `cmd` issued at t to one node. */
 static inline void apply(DramNode *n, const DramConsList *l, uint64_t t)
 {
-    for (int i = 0; i < l->n; i++) {
+    for (int i = 0; i < l->n; i++) { /* (tFAW is not in the lists: by the activate history) */
         const DramCons *k = &l->c[i];
-        if (k->window) continue; /* tFAW: by the activate history */
-        uint64_t at = t + (uint64_t)k->lat;
-        if (n->ready[k->next] < at) n->ready[k->next] = at;
+        n->ready[k->next] = max64(n->ready[k->next], t + (uint64_t)k->lat);
     }
 }
 
@@ -447,7 +492,7 @@ int dram_step(AtlDram *d, int ch, DramDone *done)
         c->open_row[r->bank] = (int32_t)r->row;
         if (kind != DS_ACTIVE && c->na < d->queue) { /* it waits among the activated now */
             c->aq[c->na++] = *r;
-            queue_remove(c, r->write, c->step_idx);
+            queue_remove(c, r->write, c->step_idx, c->step_grp);
         }
         return 0;
     case DC_PRE:
@@ -479,6 +524,6 @@ int dram_step(AtlDram *d, int ch, DramDone *done)
         if (done->data_end > c->st.last) c->st.last = done->data_end;
     }
     if (kind == DS_ACTIVE) remove_at(q, n, c->step_idx);
-    else queue_remove(c, write, c->step_idx);
+    else queue_remove(c, write, c->step_idx, c->step_grp);
     return 1;
 }

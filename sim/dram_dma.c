@@ -47,6 +47,7 @@ typedef struct DdXfer {
 typedef struct DdChan {
     int *src;               /* live sources: index into SimDdma.src */
     int nsrc, rr;
+    int first[2];           /* position in src of the first reading (writing) source; -1 none */
     uint64_t last_admit;    /* DRAM cycle of the last admission + 1 (0: none yet) */
     uint64_t next;          /* its next step (DRAM cycle), DRAM_NEVER if none */
     int adm;                /* that step admits a request (else the controller's) */
@@ -109,6 +110,7 @@ void ddma_reset(AtlSim *s)
     memset(d->src, 0, (size_t)d->ncores * (size_t)d->nch * 2 * sizeof *d->src);
     for (int c = 0; c < d->nch; c++) {
         d->chan[c].nsrc = d->chan[c].rr = 0;
+        d->chan[c].first[0] = d->chan[c].first[1] = -1;
         d->chan[c].last_admit = 0;
         d->chan[c].next = DRAM_NEVER;
         d->chan[c].dirty = 0;
@@ -155,11 +157,26 @@ static int build_runs(SimDdma *d, DdXfer *x, int end, const AtlInsn *in)
     const int32_t *st = end ? in->src_stride : in->dst_stride;
     uint64_t total = (uint64_t)in->shape[0] * in->shape[1] * in->shape[2] * in->shape[3];
     uint64_t dense = mem_dense_run(in->shape, st, es);
+    if (!total) return 0;
+    if (dense >= total) {
+        uint64_t len = total * (uint64_t)es;
+        return add_run(x, end, base >> d->tx_shift, (base + len - 1) >> d->tx_shift);
+    }
+    /* dense covers whole innermost dimensions: walk the outer ones as an
+     * odometer (the addresses mem_elem_addr gives, without its divisions) */
+    int outer = 4;
+    for (uint64_t p = 1; p < dense; p *= in->shape[--outer]) {}
+    uint32_t at[4] = {0, 0, 0, 0};
+    int64_t a = (int64_t)base;
+    uint64_t len = dense * (uint64_t)es;
     for (uint64_t idx = 0; idx < total; idx += dense) {
-        uint64_t run = dense < total - idx ? dense : total - idx;
-        uint64_t a = dense >= total ? base + idx * (uint64_t)es : mem_elem_addr(base, in->shape, st, idx);
-        uint64_t len = run * (uint64_t)es;
-        if (add_run(x, end, a >> d->tx_shift, (a + len - 1) >> d->tx_shift)) return -1;
+        if (add_run(x, end, (uint64_t)a >> d->tx_shift, ((uint64_t)a + len - 1) >> d->tx_shift)) return -1;
+        for (int k = outer - 1; k >= 0; k--) {
+            a += st[k];
+            if (++at[k] < in->shape[k]) break;
+            a -= (int64_t)in->shape[k] * st[k];
+            at[k] = 0;
+        }
     }
     return 0;
 }
@@ -225,6 +242,7 @@ int ddma_start(AtlSim *s, int core, const AtlInsn *in, uint64_t t)
             sr->live = (uint8_t)src_seek(d, x, sr, ch, 0);
             if (!sr->live) continue;
             DdChan *c = &d->chan[ch];
+            if (c->first[sr->write] < 0) c->first[sr->write] = c->nsrc;
             c->src[c->nsrc++] = (core * d->nch + ch) * 2 + end;
             c->dirty = 1;
         }
@@ -249,11 +267,13 @@ static void chan_plan(SimDdma *d, int ch)
     uint64_t cmd = dram_poll(d->dram, ch, room);
     c->room[0] = (uint8_t)room[0];
     c->room[1] = (uint8_t)room[1];
-    for (int i = 0; i < c->nsrc && (room[0] || room[1]); i++) {
-        const DdSrc *sr = &d->src[c->src[i]];
-        if (!room[sr->write]) continue;
+    /* the first source (in the list's order) of a direction with room */
+    int f = -1;
+    for (int w = 0; w < 2; w++)
+        if (room[w] && c->first[w] >= 0 && (f < 0 || c->first[w] < f)) f = c->first[w];
+    if (f >= 0) {
+        const DdSrc *sr = &d->src[c->src[f]];
         adm = sr->arrive > c->last_admit ? sr->arrive : c->last_admit;
-        break;
     }
     c->adm = adm != DRAM_NEVER && adm <= cmd;
     c->next = c->adm ? adm : cmd;
@@ -311,6 +331,13 @@ static inline int completed(SimDdma *d, int core, uint64_t end)
     return 1;
 }
 
+/* Finds the first reading and writing source of the channel's list. */
+static void find_firsts(const SimDdma *d, DdChan *c)
+{
+    c->first[0] = c->first[1] = -1;
+    for (int i = c->nsrc - 1; i >= 0; i--) c->first[d->src[c->src[i]].write] = i;
+}
+
 /* Admits the next request at DRAM cycle `at`: from the next source in turn
  * that has arrived and has room. Returns its core, or -1 - core when the
  * request was answered at once and that finished a waited-for transfer. */
@@ -335,6 +362,7 @@ static int admit(SimDdma *d, int ch, uint64_t at)
         memmove(c->src + i, c->src + i + 1, (size_t)(c->nsrc - i - 1) * sizeof *c->src);
         c->nsrc--;
         c->rr = i;
+        find_firsts(d, c);
     }
     return fwd && completed(d, core, done.data_end) ? -1 - core : core;
 }

@@ -10,13 +10,14 @@ enum { DC_ACT, DC_PRE, DC_PREA, DC_RD, DC_WR, DC_RDA, DC_WRA, DC_REF, DC_NUM };
 enum { DL_CHANNEL, DL_RANK, DL_BANKGROUP, DL_BANK, DL_NUM };
 
 /* "A command `next` at this node may not issue before `lat` cycles after
- * the command owning the list" (or after the 4th-latest such command for a
- * window, tFAW). Sibling constraints apply to the other ranks. */
+ * the command owning the list", one entry per next command (the tFAW
+ * window is kept by the activate history). Sibling constraints apply to
+ * the other ranks. */
 typedef struct DramCons {
-    uint8_t next, window;
+    uint8_t next;
     int32_t lat;
 } DramCons;
-#define DRAM_MAX_CONS 12
+#define DRAM_MAX_CONS DC_NUM  /* one per next command: never full */
 typedef struct DramConsList {
     int n;
     DramCons c[DRAM_MAX_CONS];
@@ -46,6 +47,12 @@ typedef struct DramGroup {
     uint8_t rank;
 } DramGroup;
 
+/* Queued writes are counted by a hash of their line (a channel's lines
+ * share their channel bits, so the low bits alone would spread them over
+ * few buckets). */
+#define DRAM_WLINE_BUCKETS 1024
+static inline uint32_t wline_bucket(uint64_t line) { return (uint32_t)((line * 0x9e3779b97f4a7c15ull) >> 54); }
+
 /* The step dram_next found, kept until the channel changes. */
 enum { DS_NONE, DS_TRIGGER, DS_ACTIVE, DS_QUEUE, DS_REFRESH };
 
@@ -58,7 +65,7 @@ typedef struct DramChan {
     int nr, nw, na;
     DramGroup *grp[2];      /* the read and the write queue's requests by bank and row, oldest first */
     int ngrp[2];
-    uint16_t wlines[64];    /* queued writes by line % 64: a read looks for one to forward from only if counted */
+    uint16_t wlines[DRAM_WLINE_BUCKETS]; /* queued writes by wline_bucket(line): a read looks for one to forward from only if counted */
     int write_mode;
     int32_t *open_row;      /* per flat bank; -1 closed */
     DramNode ch, *rank, *bg, *bank;
@@ -70,11 +77,9 @@ typedef struct DramChan {
     uint64_t ref_due;       /* when the pending one fell due */
     int ref_rank;           /* the rank whose refresh is pending next; ranks when none */
     int last_dir;           /* data bus direction of the last access: 0 none, 1 read, 2 write */
-    uint64_t *memo;         /* per flat bank x {RD, WR, ACT, PRE}: ready time found by this pick (dram_ctrl.c) */
-    uint32_t *memo_gen, gen;
-    int nmemo;
     int dirty;              /* the cached step below is stale */
     int step_kind, step_idx, step_cmd;
+    int step_grp;           /* DS_QUEUE: its group's place when chosen (a hint: admissions only append) */
     uint64_t step_t;
     DramStats st;
 } DramChan;
@@ -84,12 +89,15 @@ struct AtlDram {
     int cols;                       /* accesses per row */
     int tx_shift;                   /* log2(access_bytes) */
     int field_lo[6], field_bits[6]; /* ch, rank, bg, bank, row, col: lowest bit in the access index, width */
+    uint64_t field_mask[6];         /* (1 << field_bits) - 1 */
     int queue, write_high, write_low;
     int closed_page, own_bus;
     int cl, cwl, bl, refi, rfc;
     double tck_ps;
     DramConsList cons[DL_NUM][DC_NUM], sib[DC_NUM];
     int faw;
+    int check;                      /* dram_check_picks: every pick also made by the plain rule */
+    uint64_t checks, check_fails;
     DramChan *chan;
 };
 

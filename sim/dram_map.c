@@ -23,10 +23,10 @@ static int log2_of(uint64_t x)
 void dram_decode(const AtlDram *d, uint64_t addr, DramLoc *loc)
 {
     uint64_t a = addr >> d->tx_shift;
-    uint32_t v[F_NUM];
-    for (int f = 0; f < F_NUM; f++) v[f] = (uint32_t)((a >> d->field_lo[f]) & ((1ull << d->field_bits[f]) - 1));
-    loc->ch = v[F_CH]; loc->rank = v[F_RANK]; loc->bg = v[F_BG];
-    loc->bank = v[F_BANK]; loc->row = v[F_ROW]; loc->col = v[F_COL];
+#define FIELD(f) (uint32_t)((a >> d->field_lo[f]) & d->field_mask[f])
+    loc->ch = FIELD(F_CH); loc->rank = FIELD(F_RANK); loc->bg = FIELD(F_BG);
+    loc->bank = FIELD(F_BANK); loc->row = FIELD(F_ROW); loc->col = FIELD(F_COL);
+#undef FIELD
 }
 
 void dram_channel_field(const AtlDram *d, int *lo, int *bits)
@@ -48,9 +48,19 @@ double dram_peak_bytes_per_cycle(const AtlDram *d)
 #define RDS (B(DC_RD) | B(DC_RDA))
 #define WRS (B(DC_WR) | B(DC_WRA))
 
+/* Adds "`next` no sooner than lat after" to a list; a list holds one
+ * entry per next command (the largest latency: they only ever raise the
+ * same ready time). The tFAW window is kept by the activate history
+ * (dram_ctrl.c), not in the lists. */
 static void add_cons(DramConsList *l, int next, int lat, int window)
 {
-    if (l->n < DRAM_MAX_CONS) l->c[l->n++] = (DramCons){(uint8_t)next, (uint8_t)window, lat};
+    if (window) return;
+    for (int i = 0; i < l->n; i++)
+        if (l->c[i].next == next) {
+            if (lat > l->c[i].lat) l->c[i].lat = lat;
+            return;
+        }
+    if (l->n < DRAM_MAX_CONS) l->c[l->n++] = (DramCons){(uint8_t)next, lat};
 }
 
 void dram_build_constraints(AtlDram *d, const AtlChip *c)
@@ -142,6 +152,7 @@ AtlDram *dram_new(const AtlChip *c, AtlErr *e)
     d->refi = c->dram_refi; d->rfc = c->dram_rfc;
     d->tck_ps = c->dram_tck_ps;
     tim_dram_fields(c, d->field_lo, d->field_bits);
+    for (int f = 0; f < F_NUM; f++) d->field_mask[f] = (1ull << d->field_bits[f]) - 1;
     dram_build_constraints(d, c);
     d->chan = calloc((size_t)d->nch, sizeof *d->chan);
     int nbg = d->ranks * d->bgs, nbank = nbg * d->banks, ok = d->chan != NULL;
@@ -163,11 +174,7 @@ AtlDram *dram_new(const AtlChip *c, AtlErr *e)
         ch->bank = calloc((size_t)nbank, sizeof *ch->bank);
         ch->act_hist = calloc((size_t)d->ranks * 4, sizeof *ch->act_hist);
         ch->act_head = calloc((size_t)d->ranks, sizeof *ch->act_head);
-        ch->memo = calloc((size_t)nbank * 4, sizeof *ch->memo);
-        ch->memo_gen = calloc((size_t)nbank * 4, sizeof *ch->memo_gen);
-        ch->nmemo = nbank * 4;
-        ok = ok && ch->rq && ch->wq && ch->aq && ch->grp[0] && ch->grp[1] && ch->open_row && ch->rank && ch->bg && ch->bank && ch->act_hist && ch->act_head &&
-             ch->memo && ch->memo_gen;
+        ok = ok && ch->rq && ch->wq && ch->aq && ch->grp[0] && ch->grp[1] && ch->open_row && ch->rank && ch->bg && ch->bank && ch->act_hist && ch->act_head;
     }
     if (!ok) { dram_free(d); atl_fail(e, "dram: out of memory"); return NULL; }
     dram_reset(d);
@@ -182,7 +189,6 @@ void dram_free(AtlDram *d)
         free(ch->rq); free(ch->wq); free(ch->aq); free(ch->grp[0]); free(ch->grp[1]); free(ch->open_row);
         for (int k = 0; k < 2; k++) { free(ch->link[k]); free(ch->free_slot[k]); }
         free(ch->rank); free(ch->bg); free(ch->bank); free(ch->act_hist); free(ch->act_head);
-        free(ch->memo); free(ch->memo_gen);
     }
     free(d->chan);
     free(d);
@@ -215,8 +221,6 @@ void dram_reset(AtlDram *d)
         ch->ref_rank = d->ranks;
         ch->last_dir = 0;
         ch->dirty = 1;
-        memset(ch->memo_gen, 0, (size_t)nbank * 4 * sizeof *ch->memo_gen);
-        ch->gen = 0;
         memset(&ch->st, 0, sizeof ch->st);
     }
 }

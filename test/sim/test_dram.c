@@ -2,7 +2,8 @@
  * DDR4-3200 preset (configs/dram/ddr4-3200.ini): the address mappings,
  * unloaded latencies of a row hit, miss and conflict, the write-to-read
  * turnaround, tFAW, refresh, write draining in batches, the closed-page
- * policy, forwarding, queue limits and the HBM pseudo channels' own buses.
+ * policy, forwarding, queue limits and the HBM pseudo channels' own buses;
+ * the scheduler's shortcut pick against the plain rule on random traces.
  * (The whole model against Ramulator2 is test/cli/dram.sh.) */
 #include <stdlib.h>
 #include "test/test.h"
@@ -315,6 +316,58 @@ TEST(own_bus_per_rank)
     dram_free(d);
 }
 
+/* The scheduler's pick (which stops scanning early) against the plain
+ * rule that looks at every group, on random traces that mix row hits,
+ * misses and conflicts, reads and writes (forwarding among them), under
+ * every kind of device: DDR4 open and closed page, two ranks on a shared
+ * bus, a short queue, the other mapping, LPDDR5's two-cycle activates and
+ * HBM2's pseudo channels with their own buses. Every pick agrees, and the
+ * queues' request groups stay in order. */
+TEST(fast_pick_matches_plain_rule)
+{
+    static const struct { const char *preset, *sec, *key, *val; } cases[] = {
+        {"ddr4-3200", NULL, NULL, NULL},
+        {"ddr4-3200", "dram", "page_policy", "closed"},
+        {"ddr4-3200", "dram_device", "ranks", "2"},
+        {"ddr4-3200", "dram", "queue_depth", "8"},
+        {"ddr4-3200", "dram", "mapping", "ChRaBaRoCo"},
+        {"lpddr5-6400", NULL, NULL, NULL},
+        {"hbm2", NULL, NULL, NULL},
+    };
+    size_t n = 3000;
+    DramTraceReq *r = calloc(n, sizeof *r);
+    REQUIRE(r);
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        AtlChip c;
+        AtlErr e = {{0}};
+        char path[64];
+        snprintf(path, sizeof path, "configs/dram/%s.ini", cases[k].preset);
+        REQUIRE(cfg_load(path, &c, &e) == 0);
+        if (cases[k].sec) REQUIRE(cfg_set(&c, cases[k].sec, cases[k].key, cases[k].val, &e) == 0);
+        uint64_t x = 12345 + k;
+        for (size_t i = 0; i < n; i++) { /* a few rows of every bank: hits and conflicts */
+            x = x * 6364136223846793005ull + 1442695040888963407ull;
+            r[i].write = (x >> 60) < 6;
+            r[i].addr = ((x >> 20) & 0x3ffull) << 6 | ((x >> 40) & 3ull) << 27 | ((x >> 45) & 1ull) << 16;
+        }
+        AtlDram *d = dram_new(&c, &e);
+        REQUIRE(d);
+        dram_check_picks(d, 1);
+        DramReplay out;
+        dram_replay(d, r, n, &out);
+        uint64_t checks, fails;
+        dram_check_result(d, &checks, &fails);
+        dram_free(d);
+        CHECKF(checks > n / 2 && fails == 0, "%s %s=%s: %llu of %llu picks disagree (or groups out of order)", cases[k].preset,
+               cases[k].key ? cases[k].key : "-", cases[k].val ? cases[k].val : "-", (unsigned long long)fails,
+               (unsigned long long)checks);
+        CHECKF(out.st.row_hits && out.st.row_conflicts && out.st.forwarded, "%s: the trace mixes hits %llu, conflicts %llu, forwarded %llu",
+               cases[k].preset, (unsigned long long)out.st.row_hits, (unsigned long long)out.st.row_conflicts,
+               (unsigned long long)out.st.forwarded);
+    }
+    free(r);
+}
+
 int main(void)
 {
     RUN(mappings);
@@ -326,5 +379,6 @@ int main(void)
     RUN(closed_page);
     RUN(queues_and_forwarding);
     RUN(own_bus_per_rank);
+    RUN(fast_pick_matches_plain_rule);
     return test_summary("test_dram");
 }

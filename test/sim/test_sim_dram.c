@@ -5,7 +5,8 @@
  * many row activations, the same bytes in a row are not), where the flow
  * model charges the bytes only; the address mapping changes a tile load's
  * time; transfers of several cores share a channel; every DMA kind moves
- * the right bytes; runs are deterministic. */
+ * the right bytes; runs are deterministic; a 4-D strided transfer makes
+ * the requests of its element walk. */
 #include "test/test.h"
 #include "test/sim/simtest.h"
 #include "sim/dram.h"
@@ -60,6 +61,74 @@ TEST(one_load_is_its_requests)
     CHECK_EQ_INT(cy, dram_core + (uint64_t)c.noc_latency + (uint64_t)c.dma_issue_cycles);
     /* 64 reads of one row in one bank group: tCCD_L (8 cycles) apart */
     CHECK(rp.cycles >= 22 + 63 * 8 + 26);
+}
+
+/* The requests of a 4-D strided load, found by walking its elements one
+ * by one (an element starting in the access the previous one ended in, or
+ * in the next, continues its run): at most `cap` lines into lines[]. */
+static size_t element_walk(const AtlInsn *in, uint64_t *lines, size_t cap)
+{
+    uint64_t rf[256], rl[256]; /* runs of access indices: first, last */
+    size_t nr = 0, n = 0;
+    int es = isa_dtype_size(in->dtype);
+    for (uint32_t i0 = 0; i0 < in->shape[0]; i0++)
+        for (uint32_t i1 = 0; i1 < in->shape[1]; i1++)
+            for (uint32_t i2 = 0; i2 < in->shape[2]; i2++)
+                for (uint32_t i3 = 0; i3 < in->shape[3]; i3++) {
+                    uint64_t a = in->src + (uint64_t)i0 * (uint64_t)in->src_stride[0] + (uint64_t)i1 * (uint64_t)in->src_stride[1] +
+                                 (uint64_t)i2 * (uint64_t)in->src_stride[2] + (uint64_t)i3 * (uint64_t)in->src_stride[3];
+                    uint64_t first = a / 64, last = (a + (uint64_t)es - 1) / 64;
+                    if (nr && (first == rl[nr - 1] || first == rl[nr - 1] + 1)) {
+                        if (last > rl[nr - 1]) rl[nr - 1] = last;
+                    } else if (nr < 256) {
+                        rf[nr] = first;
+                        rl[nr++] = last;
+                    }
+                }
+    for (size_t i = 0; i < nr; i++)
+        for (uint64_t l = rf[i]; l <= rl[i] && n < cap; l++) lines[n++] = l;
+    return n;
+}
+
+/* A 4-D strided load (the outer dimensions walked by the DMA's run
+ * builder) makes exactly the requests of its element walk, in that order:
+ * its time is their replay's, and their count is the reads counted. Two
+ * patterns: a dense innermost dimension of 5 fp32 elements, and one
+ * element per channel plane (each its own access, as NCHW stores are). */
+TEST(strided_runs_are_the_element_walk)
+{
+    AtlChip c;
+    banked_chip(&c, 1);
+    static const int32_t strides[2][4] = {{40000, 3000, 200, 4}, {40000, 3000, 4, 12544}};
+    for (int k = 0; k < 2; k++) {
+        AtlInsn in = I_dma(ISA_F32, ISA_SPACE_LMEM, 0, 0, ISA_SPACE_DRAM, 4096 + 100, 0, 1, 1);
+        in.shape[0] = 2; in.shape[1] = 3; in.shape[2] = 4; in.shape[3] = 5;
+        memcpy(in.src_stride, strides[k], sizeof in.src_stride);
+        in.dst_stride[0] = 240; in.dst_stride[1] = 80; in.dst_stride[2] = 20; in.dst_stride[3] = 4;
+        uint64_t lines[256];
+        size_t n = element_walk(&in, lines, 256);
+        REQUIRE(n > 0 && n < 256);
+        AtlProgram p;
+        tp_init(&p, 1);
+        tp_add(&p, 0, ISA_ENGINE_DMA, in);
+        tp_end_all(&p);
+        AtlSim *s;
+        AtlErr e = {{0}};
+        REQUIRE(trun(&c, &p, SIM_MODE_TIMING, &s, &e) == 0);
+        uint64_t cy = sim_stats(s)->cycles, reads = sim_stats(s)->dram.reads;
+        sim_free(s);
+        tp_free(&p);
+        DramTraceReq r[256];
+        for (size_t i = 0; i < n; i++) r[i] = (DramTraceReq){lines[i] * 64, 0};
+        AtlDram *d = dram_new(&c, &e);
+        REQUIRE(d);
+        DramReplay rp;
+        dram_replay(d, r, n, &rp);
+        dram_free(d);
+        CHECKF(reads == n, "pattern %d: %llu reads, the element walk makes %zu", k, (unsigned long long)reads, n);
+        uint64_t dram_core = (rp.cycles * 625 + 999) / 1000;
+        CHECK_EQ_INT(cy, dram_core + (uint64_t)c.noc_latency + (uint64_t)c.dma_issue_cycles);
+    }
 }
 
 /* The access pattern: 64 elements of one column (128 KiB apart: the next
@@ -186,6 +255,7 @@ TEST(max_cycles_stops_dram_work)
 int main(void)
 {
     RUN(one_load_is_its_requests);
+    RUN(strided_runs_are_the_element_walk);
     RUN(pattern_costs);
     RUN(mapping_changes_a_tile_load);
     RUN(cores_share_a_channel);
