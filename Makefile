@@ -131,9 +131,9 @@ check: $(ATOLL) $(SOLIB) $(TEST_BINS) $(BENCH_BINS)
 test:
 	@$(DEPS) "to build atoll and run its tests" build-essential zlib1g-dev clang libonnx-testdata python3-numpy parallel slurmctld slurmd slurm-client chromium
 	@$(MAKE) --no-print-directory -j2 all BUILD=build SAN=0
-	@$(MAKE) --no-print-directory check BUILD=build SAN=0
-	@$(MAKE) --no-print-directory check BUILD=build/san SAN=1
-	@$(MAKE) --no-print-directory check BUILD=build/csan SAN=1 CC=clang
+	@$(MAKE) --no-print-directory -j2 check BUILD=build SAN=0
+	@$(MAKE) --no-print-directory -j2 check BUILD=build/san SAN=1
+	@$(MAKE) --no-print-directory -j2 check BUILD=build/csan SAN=1 CC=clang
 	@sh test/total.sh --readme README.md build/results.txt build/san/results.txt build/csan/results.txt
 
 bench: $(ATOLL) $(BENCH_BINS)
@@ -166,12 +166,20 @@ $(BUILD)/fuzz/%: fuzz/%.c $(FUZZ_OBJS)
 	@clang $(FUZZ_FLAGS) -fsanitize=fuzzer $< $(FUZZ_OBJS) $(LDLIBS_ALL) -o $@
 fuzz-deps:
 	@$(DEPS) "to build the libFuzzer harnesses" build-essential zlib1g-dev clang
-fuzz: fuzz-deps $(BUILD)/gen/commands.h $(FUZZ_BINS)
-	@ok=0; bad=0; for f in $(FUZZ_BINS); do n=$$(basename $$f); mkdir -p $(BUILD)/fuzz/corpus-$$n; \
-	  seeds=fuzz/seeds/$$n; [ -d $$seeds ] || seeds=; \
-	  if $$f $(FUZZ_BUDGET) -rss_limit_mb=2048 $(BUILD)/fuzz/corpus-$$n $$seeds >$(BUILD)/fuzz/$$n.log 2>&1; \
-	  then echo "ok fuzz $$n ($(FUZZ_WHAT)$(if $(FUZZ_RUNS),$$(awk '/^Done [0-9]+ runs in/ && $$5 >= $(FUZZ_CAP) { print ", stopped by FUZZ_CAP" }' $(BUILD)/fuzz/$$n.log)))"; ok=$$((ok + 1)); \
-	  else tail -40 $(BUILD)/fuzz/$$n.log; echo "not ok fuzz $$n"; bad=$$((bad + 1)); fi; done; \
+# Each harness writes its verdict line into $(BUILD)/fuzz/NAME.verdict, so
+# `make -j2 fuzz` runs two at once (each run alone is as reproducible as
+# before); the lines are printed in harness order at the end.
+FUZZ_VERDICTS := $(FUZZ_BINS:%=%.verdict)
+.PHONY: $(FUZZ_VERDICTS)
+$(FUZZ_VERDICTS): $(BUILD)/fuzz/%.verdict: $(BUILD)/fuzz/%
+	@n=$*; mkdir -p $(BUILD)/fuzz/corpus-$$n; seeds=fuzz/seeds/$$n; [ -d $$seeds ] || seeds=; \
+	  if $< $(FUZZ_BUDGET) -rss_limit_mb=2048 $(BUILD)/fuzz/corpus-$$n $$seeds >$(BUILD)/fuzz/$$n.log 2>&1; \
+	  then echo "ok fuzz $$n ($(FUZZ_WHAT)$(if $(FUZZ_RUNS),$$(awk '/^Done [0-9]+ runs in/ && $$5 >= $(FUZZ_CAP) { print ", stopped by FUZZ_CAP" }' $(BUILD)/fuzz/$$n.log)))" > $@; \
+	  else echo "not ok fuzz $$n" > $@; fi
+fuzz: fuzz-deps $(BUILD)/gen/commands.h $(FUZZ_BINS) $(FUZZ_VERDICTS)
+	@ok=0; bad=0; for f in $(FUZZ_BINS); do n=$$(basename $$f); \
+	  if grep -q '^ok ' $$f.verdict; then ok=$$((ok + 1)); else tail -40 $(BUILD)/fuzz/$$n.log; bad=$$((bad + 1)); fi; \
+	  cat $$f.verdict; done; \
 	  echo "$$ok $$bad" > $(BUILD)/fuzz/results.txt; echo "fuzz: $$ok passed, $$bad failed"; [ $$bad -eq 0 ]
 
 # The README's first command: the digits CNN over its test set on the simulated

@@ -4,10 +4,38 @@
 # lines. A binary that dies (sanitizer report, signal) or prints no summary
 # counts as one failure. CLI scripts get ATOLL=path-to-binary, BUILD and a
 # scratch directory TMPD.
+#
+# The tests are independent, so TEST_JOBS of them (default: the number of
+# CPUs) run at once, each into its own output file; the lines are still
+# printed, and the log written, in the order of the arguments, each as soon
+# as its test and all before it have finished. TEST_SCRIPTS replaces the
+# glob of CLI scripts (test/cli/run_tests.sh runs this script on a few
+# scripts of its own).
 build=$1; shift
 passed=0; failed=0
 log=$build/test-log.txt
+jobs=${TEST_JOBS:-$(nproc 2>/dev/null || echo 1)}
+scripts=${TEST_SCRIPTS:-test/cli/*.sh}
+root=$(cd "$(dirname "$0")/.." && pwd)
+
+# --one BUILD ITEM: runs one test into BUILD/ITEM.out, its exit code into .rc
+if [ "$build" = "--one" ]; then
+    build=$1; t=$2
+    case "$t" in
+    *.sh)
+        out=$build/$(basename "$t").out
+        tmpd=$(mktemp -d)
+        ATOLL=$build/atoll BUILD=$build TMPD=$tmpd sh "$t" > "$out" 2>&1; rc=$?
+        rm -rf "$tmpd" ;;
+    *)
+        out=$build/$(echo "$t" | tr '/' '_').out
+        ( cd "$root" && "$t" ) > "$out" 2>&1; rc=$? ;;
+    esac
+    echo $rc > "$out.rc.tmp" && mv "$out.rc.tmp" "$out.rc"
+    exit 0
+fi
 : > "$log"
+
 tally() { # $1 suite name, $2 output file, $3 exit code
     line=$(grep -E '^[^ ]*: [0-9]+ passed, [0-9]+ failed$' "$2" | tail -n 1)
     if [ -z "$line" ]; then
@@ -20,21 +48,23 @@ tally() { # $1 suite name, $2 output file, $3 exit code
     if [ "$f" -ne 0 ]; then grep -E 'FAIL|not ok|ERROR|Sanitizer|runtime error' "$2" | head -n 40; fi
     echo "$line"
 }
-for t in "$@"; do
-    out=$build/$(echo "$t" | tr '/' '_').out
-    ( cd "$(dirname "$0")/.." && "$t" ) > "$out" 2>&1; rc=$?
+out_of() { # the output file of test $1
+    case "$1" in *.sh) echo "$build/$(basename "$1").out" ;; *) echo "$build/$(echo "$1" | tr '/' '_').out" ;; esac
+}
+
+items=$(for t in "$@"; do echo "$t"; done; for s in $scripts; do [ -f "$s" ] && echo "$s"; done)
+for t in $items; do rm -f "$(out_of "$t").rc"; done
+printf '%s\n' $items | xargs -P "$jobs" -n 1 sh "$root/test/run.sh" --one "$build" &
+runner=$!
+for t in $items; do
+    out=$(out_of "$t")
+    while [ ! -f "$out.rc" ] && kill -0 $runner 2> /dev/null; do sleep 0.2; done
+    if [ ! -f "$out.rc" ]; then echo "$t: not run"; failed=$((failed + 1)); continue; fi
     cat "$out" >> "$log"
-    tally "$t" "$out" $rc
+    tally "$t" "$out" "$(cat "$out.rc")"
+    rm -f "$out.rc"
 done
-for s in test/cli/*.sh; do
-    [ -f "$s" ] || continue
-    out=$build/$(basename "$s").out
-    tmpd=$(mktemp -d)
-    ATOLL=$build/atoll BUILD=$build TMPD=$tmpd sh "$s" > "$out" 2>&1; rc=$?
-    rm -rf "$tmpd"
-    cat "$out" >> "$log"
-    tally "$s" "$out" $rc
-done
+wait $runner
 echo "$passed $failed" > "$build/results.txt"
 echo "[$build] $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -202,7 +202,11 @@ static int64_t i_pow(int64_t a, int64_t b)
 {
     int64_t r = 1;
     if (b < 0) return a == 1 ? 1 : a == -1 ? (b & 1 ? -1 : 1) : 0;
-    while (b--) r = i_mul(r, a);
+    /* by squaring: the products wrap modulo 2^64, where multiplication is
+     * associative, so this is the repeated product, in log2(b) steps
+     * rather than b (an int32 exponent near 2^31 took seconds) */
+    for (; b; b >>= 1, a = i_mul(a, a))
+        if (b & 1) r = i_mul(r, a);
     return r;
 }
 static int64_t i_eq(int64_t a, int64_t b) { return a == b; }

@@ -9,8 +9,8 @@
  * test/cli/demo.sh (the second half of `make demo`). The image is written
  * without compression (zlib level 0, as `atoll demo` does): at the default
  * level vit_b16's 346 MB of weights take most of its compile time. About
- * 25 s in the plain build (ResNet-50 bf16 included), 20 s under the
- * sanitizers. */
+ * 20 CPU-s in the plain build (ResNet-50 bf16 and mobilenetv2_100
+ * included), 10 s under the sanitizers. */
 #include <stdio.h>
 #include <stdlib.h>
 #include "test/test.h"
@@ -24,11 +24,16 @@ typedef struct FullCase { const char *model; int dtype; } FullCase;
 /* ResNet-50 in bf16 is where the race detector found a layer group whose
  * output the placement had put over its input (lower/chain.c); its fp32
  * run is test/cli/demo.sh's. Under the sanitizers its compile takes
- * minutes: the plain pass runs it. */
+ * minutes: the plain pass runs it. mobilenetv2_100 too is left to the
+ * plain pass: it took two thirds of this test's time in each sanitizer
+ * pass, and its ops and their splits run under the sanitizers in smaller
+ * cases (mobilenetv2_035 in test_backend_e2e on tiny and a1, the tile
+ * planner's K and W splits on edge16k's small LMEM in
+ * test_backend_tiling). */
 static const FullCase full_models[] = {
-    {"bert_base_layer", ISA_F32}, {"mobilenetv2_100", ISA_F32}, {"vit_b16", ISA_F32},
+    {"bert_base_layer", ISA_F32}, {"vit_b16", ISA_F32},
 #if !TEST_SANITIZED
-    {"resnet50", ISA_BF16},
+    {"mobilenetv2_100", ISA_F32}, {"resnet50", ISA_BF16},
 #endif
 };
 
