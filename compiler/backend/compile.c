@@ -248,6 +248,14 @@ static int fill_summary(const BkCtx *c, const BkSchedule *sched, int rows, const
 /* Placement split's parameters (NULL: placement chip). */
 typedef struct BkSplit { int batch, instances, clusters; } BkSplit;
 
+/* Batch B in instances of m images, on as many clusters as there are
+ * instances, at most the chip's. */
+static BkSplit split_of(int B, int m, const AtlChip *chip)
+{
+    int I = B / m;
+    return (BkSplit){B, I, chip->clusters < I ? chip->clusters : I};
+}
+
 /* One compiled graph before emission: a whole model, or one stage of a
  * staged schedule. Owns its context's arrays, layers and schedule; c.chip
  * may point at `shared`, so a BkStage does not move once built. */
@@ -535,7 +543,7 @@ static int compile_staged(const IrGraph *g, const AtlChip *chip, const BkOptions
         int r = bk_split_graph(&sg[i], plan->m[i], &ig[i], why, sizeof why, e);
         if (r) { if (r > 0) atl_fail(e, "stage %d: %s", i, why); goto done; }
         have_ig = i + 1;
-        BkSplit sp = {B, B / plan->m[i], K};
+        BkSplit sp = split_of(B, plan->m[i], chip);
         if (stage_build(&st[i], &ig[i], chip, opt, &sp, w, io_fixed, io_bytes, layer_base, e)) {
             built = i + 1;
             goto done;
@@ -637,7 +645,7 @@ static int search_stages(const IrGraph *g, const AtlChip *chip, const BkOptions 
         int r = bk_split_graph(g, m, &inst, why, sizeof why, e);
         if (r < 0) goto done;
         if (r > 0) continue;
-        BkSplit sp = {B, B / m, K};
+        BkSplit sp = split_of(B, m, chip);
         uint64_t total;
         costs[nm].m = m;
         r = estimate(&inst, chip, opt, &sp, &total, &costs[nm], e);
@@ -779,7 +787,7 @@ int bk_compile(const IrGraph *g, const AtlChip *chip, const BkOptions *opt, AbmW
         if (!searched) {
             r = bk_split_graph(g, plan.m[0], &inst, why, sizeof why, e);
             if (r < 0) return -1;
-            BkSplit sp = {B, B / plan.m[0], chip->clusters < B / plan.m[0] ? chip->clusters : B / plan.m[0]};
+            BkSplit sp = split_of(B, plan.m[0], chip);
             if (r == 0) {
                 r = estimate(&inst, chip, opt, &sp, &split_est, NULL, e);
                 ir_free(&inst);
@@ -802,8 +810,7 @@ int bk_compile(const IrGraph *g, const AtlChip *chip, const BkOptions *opt, AbmW
     }
     if (plan.n > 1) return compile_staged(g, chip, opt, &plan, K, w, sum, e);
     if (bk_split_graph(g, plan.m[0], &inst, why, sizeof why, e)) return atl_fail(e, "--placement split: %s", why);
-    int I = B / plan.m[0];
-    BkSplit sp = {B, I, chip->clusters < I ? chip->clusters : I};
+    BkSplit sp = split_of(B, plan.m[0], chip);
     int rc = compile_rewritten(&inst, chip, opt, &sp, 0, w, sum, e);
     ir_free(&inst);
     return rc;

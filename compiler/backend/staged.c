@@ -28,7 +28,7 @@
 #include "compiler/backend/staged.h"
 
 /* last[t]: the last node reading t (-1 none). */
-static int uses(const IrGraph *g, int *last)
+static void uses(const IrGraph *g, int *last)
 {
     for (int t = 0; t < g->nt; t++) last[t] = -1;
     for (int i = 0; i < g->nn; i++) {
@@ -37,7 +37,6 @@ static int uses(const IrGraph *g, int *last)
         for (int k = 0; k < n->nin; k++)
             if (n->in[k] >= 0) last[n->in[k]] = i;
     }
-    return 0;
 }
 
 int bk_stage_cuts(const IrGraph *g, int *cuts, int max)
