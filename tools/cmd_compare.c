@@ -114,10 +114,23 @@ static int overwritten_by(const ChipExec *x, const Collect *c, int pos)
     return -1;
 }
 
+/* The recorded compile options (the .abm metadata) that change the plan
+ * of one variant, into opt: --group none, --group-max N, --sram-activations
+ * never. */
+static void plan_options(const char *recorded, BkOptions *opt)
+{
+    if (!recorded) return;
+    if (strstr(recorded, " --group none")) opt->group = BK_GROUP_NONE;
+    const char *gm = strstr(recorded, " --group-max ");
+    if (gm) opt->group_max = atoi(gm + strlen(" --group-max "));
+    if (strstr(recorded, " --sram-activations never")) opt->sram_acts = BK_SRAM_ACTS_NEVER;
+}
+
 /* Layer id (the `layer` tag of its instructions) of the node producing each
  * IR tensor of gp, found by compiling gp again for the chip and dtype of the
- * given image and checking that the instruction streams come out byte for
- * byte the same; *layer_of stays NULL (no mapping) when they do not. */
+ * given image (and its recorded options that change the plan) and checking
+ * that the instruction streams come out byte for byte the same; *layer_of
+ * stays NULL (no mapping) when they do not. */
 static int layer_map(const IrGraph *gp, const AtlChip *chip, const ChipExec *x, int **layer_of, AtlErr *e)
 {
     *layer_of = NULL;
@@ -128,6 +141,7 @@ static int layer_map(const IrGraph *gp, const AtlChip *chip, const ChipExec *x, 
     BkOptions opt;
     bk_options_default(&opt);
     opt.dtype = adt == ABM_DTYPE_FP16 ? ISA_F16 : adt == ABM_DTYPE_BF16 ? ISA_BF16 : ISA_F32;
+    plan_options(abm_meta(v).options, &opt);
     uint8_t *abm = NULL;
     size_t len = 0;
     BkSummary sum;
@@ -409,7 +423,8 @@ int cmd_compare(int argc, char **argv)
             if (x2->producer >= 0 && !x2->is_output && !x2->data && chip_exec_find(&x, x2->name) < 0) unlisted++;
         }
         printf("--all: %d intermediates in DRAM (%d read from runs stopped after their layer: storage reused later); "
-               "%d not listed in the .abm (fused into a layer, views, or never stored)\n", col.n, recovered, unlisted);
+               "%d not listed in the .abm (fused into a layer, views, never stored, or kept in LMEM or SRAM: "
+               "compile with --keep-activations to list them all)\n", col.n, recovered, unlisted);
     }
     cmp_report_print(&rep, stdout);
     if (nvs) {

@@ -83,6 +83,10 @@ static const char usage_text[] =
     "  --stage-plan M0,TENSOR:M1,...  the stages themselves (placement split): stage 0 in\n"
     "                         instances of M0 images, the next from where TENSOR is the only\n"
     "                         tensor crossing, in instances of M1, ...\n"
+    "  --sram-activations auto|never  with placement chip: auto (default) keeps the\n"
+    "                         activations that fit in cluster SRAM when every cluster can hold\n"
+    "                         a copy (one cluster, or clusters joined by NoC links: each layer's\n"
+    "                         stores reach every cluster), with layer groups on; never: in DRAM\n"
     "  --keep-activations     no reuse of activation memory (and --group none): every activation listed in\n"
     "                         the .abm keeps its value after a run (atoll run --dump-tensors)\n"
     "  --dump-ir              print the IR after the passes and stop\n"
@@ -127,8 +131,11 @@ static void print_summary(const char *model, const char *out, const AtlChip *chi
         printf("  placement        : split, %d instances of %d images on %d clusters (%d cores each); "
                "%llu bytes of activations per cluster in SRAM; the layers below are one instance's\n",
                s->instances, s->micro_batch, s->clusters, chip->cores_per_cluster, (unsigned long long)s->act_sram);
-    else if (chip->clusters > 1)
+    else if (chip->clusters > 1 || s->sram_copies)
         printf("  placement        : chip (%s)\n", s->placement_why[0] ? s->placement_why : "asked for");
+    if (!s->split && s->sram_copies)
+        printf("  SRAM             : %llu bytes of activations in cluster SRAM%s\n", (unsigned long long)s->act_sram,
+               s->sram_copies > 1 ? " (a copy in every cluster: each store reaches them all)" : "");
 }
 
 static void estimate_csv(const BkSummary *s, StrBuf *b)
@@ -378,6 +385,11 @@ int cmd_compile(int argc, char **argv)
             else { fprintf(stderr, "atoll compile: --schedule '%s': use staged or uniform\n", v); return 2; }
         }
         else if ((v = cli_opt(argc, argv, &i, "--stage-plan", &bad))) rq.stage_plan = v;
+        else if ((v = cli_opt(argc, argv, &i, "--sram-activations", &bad))) {
+            if (!strcmp(v, "auto")) rq.sram_acts = BK_SRAM_ACTS_AUTO;
+            else if (!strcmp(v, "never")) rq.sram_acts = BK_SRAM_ACTS_NEVER;
+            else { fprintf(stderr, "atoll compile: --sram-activations '%s': use auto or never\n", v); return 2; }
+        }
         else if ((v = cli_opt(argc, argv, &i, "--micro-batch", &bad))) {
             char *end;
             long n = strtol(v, &end, 10);

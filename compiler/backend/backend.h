@@ -43,6 +43,11 @@
 
 enum { BK_GROUP_AUTO = 0, BK_GROUP_NONE = 1 };
 enum { BK_SRAM_AUTO = 0, BK_SRAM_NEVER = 1, BK_SRAM_ALWAYS = 2 };
+/* Activations with placement chip (docs/backend.md, "Activations in
+ * cluster SRAM"): AUTO, those that fit live in cluster SRAM when every
+ * cluster can hold a copy (one cluster, or clusters joined by NoC links),
+ * with layer groups on; NEVER, all in DRAM (the plan before). */
+enum { BK_SRAM_ACTS_AUTO = 0, BK_SRAM_ACTS_NEVER = 1 };
 /* Where the images of a batch run (docs/backend.md, "Placement over
  * clusters"): CHIP, every layer of the whole batch on every core; SPLIT,
  * the batch cut into instances of micro_batch images, each instance run
@@ -73,6 +78,7 @@ typedef struct BkOptions {
                                BK_SRAM_AUTO (default) where the cost model finds it cheaper;
                                BK_SRAM_NEVER; BK_SRAM_ALWAYS for every layer that may (tests,
                                studies); only with grouping on */
+    int sram_acts;          /* BK_SRAM_ACTS_AUTO (default) or BK_SRAM_ACTS_NEVER */
     int placement;          /* BK_PLACE_AUTO (default), BK_PLACE_CHIP, BK_PLACE_SPLIT */
     int micro_batch;        /* images per instance with placement split (0: chosen by the
                                cost model; given: one micro-batch, no stages) */
@@ -133,9 +139,11 @@ typedef struct BkSummary {
        `instances` instances of `micro_batch` images, run on `clusters`
        clusters at once (layers[] then describes one instance on the first
        cluster's cores, est_cycles the busiest cluster); act_sram: activation
-       bytes each cluster keeps in its SRAM instead of DRAM */
+       bytes each cluster keeps in its SRAM instead of DRAM (placement chip:
+       sram_copies > 0 clusters each hold a copy of these) */
     int split, instances, micro_batch, clusters;
     uint64_t act_sram;
+    int sram_copies;
     int act_dram_tensors;   /* intermediate tensors that live in DRAM (not in LMEM
                                inside a group, not in SRAM) */
     /* staged: nstages > 1 stages; stage i runs in instances of stage_m[i]

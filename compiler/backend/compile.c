@@ -231,6 +231,10 @@ static int fill_summary(const BkCtx *c, const BkSchedule *sched, int rows, const
         sum->clusters = c->clusters;
         sum->act_sram = c->act_sram;
     }
+    if (c->sram_copies) {
+        sum->act_sram = c->act_sram;
+        sum->sram_copies = c->sram_copies;
+    }
     for (int t = 0; t < g->nt; t++) {
         const BkPlace *p = &c->pl[t];
         sum->act_dram_tensors += p->root == t && p->placed && p->region == ABM_REGION_ACTIVATIONS && !p->internal && !p->in_sram;
@@ -285,11 +289,22 @@ static int check_options(const AtlChip *chip, const BkOptions *opt, AtlErr *e)
         return atl_fail(e, "backend: group mode %d is not one of auto, none", opt->group);
     if (opt->sram_input < BK_SRAM_AUTO || opt->sram_input > BK_SRAM_ALWAYS)
         return atl_fail(e, "backend: SRAM input mode %d is not one of auto, never, always", opt->sram_input);
+    if (opt->sram_acts != BK_SRAM_ACTS_AUTO && opt->sram_acts != BK_SRAM_ACTS_NEVER)
+        return atl_fail(e, "backend: SRAM activation mode %d is not one of auto, never", opt->sram_acts);
     if (opt->dtype != ISA_F32 && opt->dtype != ISA_F16 && opt->dtype != ISA_BF16)
         return atl_fail(e, "backend: dtype %s is not supported (f32, f16, bf16)", isa_dtype_name(opt->dtype));
     if (chip->semaphores < BK_SEMS_USED)
         return atl_fail(e, "backend: the chip has %d semaphores per core; the pipeline needs %d", chip->semaphores, BK_SEMS_USED);
     return 0;
+}
+
+/* With placement chip, how many cluster SRAMs can hold the activations
+ * so that every core reads them from its own cluster's: one on a chip of
+ * one cluster; 0 when there are several, which can reach each other's
+ * SRAM only through DRAM. */
+static int sram_copies(const AtlChip *chip)
+{
+    return chip->clusters == 1;
 }
 
 /* Builds st from g: context, placement (io where io_fixed says, if not
@@ -328,6 +343,13 @@ static int stage_build(BkStage *st, const IrGraph *g, const AtlChip *chip, const
         c->sram_never = 1;
         c->sram_always = 0;
         c->sram_cap = (uint64_t)chip->sram_bytes;
+    } else if (opt->sram_acts == BK_SRAM_ACTS_AUTO && c->grouping && sram_copies(chip)) {
+        /* placement chip: activations in every cluster's SRAM (the copies
+         * the stores reach), where input staging would go */
+        c->sram_never = 1;
+        c->sram_always = 0;
+        c->sram_cap = (uint64_t)chip->sram_bytes;
+        c->sram_copies = sram_copies(chip);
     }
     uint64_t row = (uint64_t)chip->lmem_banks * chip->lmem_bank_width;
     c->slot = (uint64_t)chip->lmem_bytes / 2 / row * row;

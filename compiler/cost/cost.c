@@ -461,6 +461,7 @@ int bk_cost_segment(BkCtx *c, BkSegment *sg, uint64_t bound, AtlErr *e)
         atl_fail(e, "out of memory in the cost model");
         goto done;
     }
+    for (int sv = 0; sv < bk_flow_servers(fp); sv++) bk_share_set_ports(sh, sv, bk_flow_server_ports(fp, sv));
     for (int core = sg->cores.first; core < sg->cores.first + sg->cores.count; core++)
         if (build_core(c, sg, core, &ks[core], &tab, &walk, e)) goto done;
     for (int core = 0; core < nc; core++)

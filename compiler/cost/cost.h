@@ -23,8 +23,8 @@ uint64_t bk_insn_cycles(const AtlChip *chip, const AtlInsn *in);
 
 /* flow.c: the work one DMA puts on each server of the cost model's
  * processor-sharing replay. Servers: DRAM channels [0, channels), NoC link
- * in per cluster, NoC link out per cluster, DMA port per core; with the
- * banked model then its servers (banked.c). */
+ * in per cluster, NoC link out per cluster, DMA port per core, SRAM ports
+ * per cluster; with the banked model then its servers (banked.c). */
 typedef struct BkFlowPlanner BkFlowPlanner;
 typedef struct BkFlowUse { int server; uint64_t work, bursts; } BkFlowUse;
 /* use[0..nuse): servers with work (cycles of exclusive service) and the
@@ -36,6 +36,9 @@ enum { BK_FLOW_MEMO = 0, BK_FLOW_WALK = 1, BK_FLOW_REFERENCE = 2 }; /* how: all 
 BkFlowPlanner *bk_flow_new(const AtlChip *chip, AtlErr *e);
 void bk_flow_free(BkFlowPlanner *p);
 int bk_flow_servers(const BkFlowPlanner *p);
+/* How many flows server sv serves at full speed at once (a cluster's SRAM:
+ * its ports; the others 1). */
+int bk_flow_server_ports(const BkFlowPlanner *p, int sv);
 /* What a DMA meets on a banked DRAM (`[dram] model = banked`, banked.c):
  * part[0..npart), the same instruction issued by other cores about the
  * same time, it among them, in core order, each starting at start[] (core

@@ -2,7 +2,9 @@
  * server of the processor-sharing model (cost/cost.c replays the flows).
  *
  * Servers, numbered: the DRAM channels, then per cluster the NoC link in,
- * then per cluster the NoC link out, then per core its DMA port into LMEM.
+ * then per cluster the NoC link out, then per core its DMA port into LMEM,
+ * then per cluster its SRAM ports (one server serving `sram.ports` flows
+ * at full speed, share.c).
  * A DMA is cut into bursts of dma.burst_bytes along its element stream
  * (row-major over its shape); a burst puts on
  *   - each DRAM channel its bytes fall in (interleaved every
@@ -13,6 +15,9 @@
  *   - the DMA port of each LMEM end's core (every destination of a
  *     multicast): occupancy at the port's bandwidth, no faster than the
  *     banks the burst covers (from its first address modulo bank_width);
+ *   - the SRAM ports of the core's cluster for an SRAM end: occupancy of
+ *     the burst at one port's bandwidth (both ends of an SRAM-to-SRAM
+ *     copy are one server: the larger counts, as for LMEM);
  * and the work of the DMA on a server is the sum over its bursts. The
  * instruction completes latency + issue cycles after its flow.
  * With `[dram] model = banked` the DRAM ends are requests to banks and
@@ -68,7 +73,7 @@ enum { END_KEY_WORDS = 6 };
 struct BkFlowPlanner {
     const AtlChip *ch;
     int nchan, ncores, nsv;
-    int noc_in, noc_out, port;
+    int noc_in, noc_out, port, sram;
     BkBanked *bk;                   /* [dram] model = banked: its pricing (NULL: flow) */
     int bk_first;                   /* its servers from here */
     uint64_t burst;                 /* burst bytes as the bursts are cut */
@@ -83,7 +88,7 @@ struct BkFlowPlanner {
     BkFlowUse *out;                 /* the last plan's uses */
     int nout;
     /* occupancy tables: DRAM channel, DMA port, NoC link, banks (per bank count) */
-    OccTable occ_chan, occ_port, occ_noc, *occ_bank;
+    OccTable occ_chan, occ_port, occ_noc, occ_sram, *occ_bank;
     uint64_t *end_scratch;          /* one end's work and bursts (2 x max(channels, 1)) */
     BkMemo *memo;                   /* the work of ends already priced (memo.h) */
     uint64_t hits, misses;
@@ -119,7 +124,8 @@ BkFlowPlanner *bk_flow_new(const AtlChip *ch, AtlErr *e)
     p->noc_in = p->nchan;
     p->noc_out = p->noc_in + ch->clusters;
     p->port = p->noc_out + ch->clusters;
-    p->nsv = p->port + p->ncores;
+    p->sram = p->port + p->ncores;
+    p->nsv = p->sram + ch->clusters;
     if (ch->dram_model == CFG_DRAM_BANKED) {
         p->bk = bk_banked_new(ch);
         if (!p->bk) { free(p); atl_fail(e, "out of memory in the cost model"); return NULL; }
@@ -150,12 +156,14 @@ BkFlowPlanner *bk_flow_new(const AtlChip *ch, AtlErr *e)
         bad |= occ_init(&p->occ_chan, tim_dram_channel_bytes_per_cycle(ch), tn);
         bad |= occ_init(&p->occ_port, (double)ch->dma_lmem_bytes_per_cycle, tn);
         bad |= occ_init(&p->occ_noc, (double)ch->noc_bytes_per_cycle, tn);
+        bad |= occ_init(&p->occ_sram, (double)ch->sram_bytes_per_cycle, tn);
         for (int nb = 1; nb <= ch->lmem_banks && !bad; nb++)
             bad |= occ_init(&p->occ_bank[nb], (double)nb * ch->lmem_bank_bytes_per_cycle, tn);
     } else if (!bad) {
         p->occ_chan.bw = tim_dram_channel_bytes_per_cycle(ch);
         p->occ_port.bw = (double)ch->dma_lmem_bytes_per_cycle;
         p->occ_noc.bw = (double)ch->noc_bytes_per_cycle;
+        p->occ_sram.bw = (double)ch->sram_bytes_per_cycle;
         for (int nb = 1; nb <= ch->lmem_banks; nb++) p->occ_bank[nb].bw = (double)nb * ch->lmem_bank_bytes_per_cycle;
     }
     if (bad) {
@@ -172,7 +180,7 @@ void bk_flow_free(BkFlowPlanner *p)
     bk_banked_free(p->bk);
     free(p->end_scratch); free(p->work); free(p->bursts); free(p->touched); free(p->chan_bytes); free(p->out);
     for (int end = 0; end < 2; end++) { free(p->ework[end]); free(p->eburst[end]); free(p->etouched[end]); }
-    free(p->occ_chan.v); free(p->occ_port.v); free(p->occ_noc.v);
+    free(p->occ_chan.v); free(p->occ_port.v); free(p->occ_noc.v); free(p->occ_sram.v);
     for (int nb = 0; p->occ_bank && nb <= p->ch->lmem_banks; nb++) free(p->occ_bank[nb].v);
     free(p->occ_bank);
     bk_memo_free(p->memo);
@@ -180,6 +188,10 @@ void bk_flow_free(BkFlowPlanner *p)
 }
 
 int bk_flow_servers(const BkFlowPlanner *p) { return p->nsv; }
+int bk_flow_server_ports(const BkFlowPlanner *p, int sv)
+{
+    return sv >= p->sram && sv < p->sram + p->ch->clusters ? p->ch->sram_ports : 1;
+}
 void bk_flow_stats(const BkFlowPlanner *p, uint64_t *hits, uint64_t *misses) { *hits = p->hits; *misses = p->misses; }
 
 static uint64_t dma_bytes(const AtlInsn *in)
@@ -347,6 +359,8 @@ static void plan_reference(BkFlowPlanner *p, int core, const AtlInsn *in)
                     add_end_work(p, end, tl[j], tim_occupancy(p->chan_bytes[tl[j]], chbw), 1);
                     p->chan_bytes[tl[j]] = 0;
                 }
+            } else if (space == ISA_SPACE_SRAM) {
+                add_end_work(p, end, p->sram + cl, tim_occupancy(bytes, (double)ch->sram_bytes_per_cycle), 1);
             } else if (space == ISA_SPACE_LMEM) {
                 uint64_t a = elem_addr(in, base, st, idx), w = (uint64_t)ch->lmem_bank_width;
                 uint64_t rows = (a % w + bytes + w - 1) / w;
@@ -622,6 +636,10 @@ static int plan_walk(BkFlowPlanner *p, int core, const AtlInsn *in, int memo)
         int space = end ? in->src_space : in->dst_space;
         const int32_t *st = end ? in->src_stride : in->dst_stride;
         uint64_t base = end ? in->src : in->dst;
+        if (space == ISA_SPACE_SRAM) {   /* every burst alike: no walk, no memo */
+            add_end_work(p, end, p->sram + cl, full * occ(&p->occ_sram, bb) + (rest ? occ(&p->occ_sram, rest) : 0), nbursts);
+            continue;
+        }
         if ((space != ISA_SPACE_DRAM || p->bk) && space != ISA_SPACE_LMEM) continue;
         int rot;
         const uint64_t *v = end_work(p, in, space, st, base, memo, &rot);

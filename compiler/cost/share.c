@@ -17,7 +17,9 @@
  * round-robin bursts do, where pure sharing finishes them at once and
  * keeps cores in lock step. A flow delivered ahead of its fluid finish
  * stays on the server as a ghost until its share is used up, so the flows
- * it went ahead of are not sped up.
+ * it went ahead of are not sped up. A server of several ports (a
+ * cluster's SRAM) serves that many flows at full speed and shares beyond
+ * that, its fluid schedule as is (no burst lag), as the simulator's does.
  *
  * A use's delivery is projected when it joins and again when asked after
  * another flow joined its server (joins only delay it); the projection
@@ -51,6 +53,7 @@ typedef struct Server {
     int head, n, cap;
     double v, tv;          /* virtual time, and the real time it was taken at */
     uint64_t joins;
+    int ports;             /* flows served at full speed at once */
 } Server;
 
 struct BkShare {
@@ -67,6 +70,7 @@ BkShare *bk_share_new(int nservers)
     s->sv = calloc((size_t)nservers, sizeof *s->sv);
     if (!s->sv) { free(s); return NULL; }
     s->nsv = nservers;
+    for (int i = 0; i < nservers; i++) s->sv[i].ports = 1;
     return s;
 }
 
@@ -89,6 +93,7 @@ static double lag(const Job *j, double x)
 /* Lag of the jobs after job i (an index from head) when i's work is done. */
 static double lag_after(const Server *p, int i)
 {
+    if (p->ports != 1) return 0;   /* several ports: the fluid share as is */
     const Job *j = p->job + p->head;
     double l = 0, x = j[i].f;
     for (int k = i + 1; k < p->n; k++) l += lag(&j[k], x);
@@ -103,9 +108,11 @@ static void advance(BkShare *s, Server *p, double t)
     if (t < p->tv) return;
     while (p->n) {
         Job *j = &p->job[p->head];
-        double slow = p->n > 1 ? (double)p->n : 1.0;
+        /* real cycles per virtual cycle (the simulator's arithmetic, sim/mem.c) */
+        int shared = p->n > p->ports;
+        double slow = !shared ? 1.0 : p->ports == 1 ? (double)p->n : (double)p->n / p->ports;
         double end = p->tv + (j->f - p->v) * slow;
-        if (end > t) { p->v += (t - p->tv) * (p->n > 1 ? 1.0 / p->n : 1.0); p->tv = t; return; }
+        if (end > t) { p->v += (t - p->tv) * (shared ? (double)p->ports / p->n : 1.0); p->tv = t; return; }
         Use *u = &s->use[j->use];
         if (!u->gone) {
             u->gone = 1;
@@ -127,12 +134,21 @@ static double project(const BkShare *s, const Server *p, int u)
 {
     const Job *j = p->job + p->head;
     double t = p->tv, v = p->v, dn = (double)p->n;
-    for (int i = 0; i < p->n; i++, dn -= 1.0) {
-        t += (j[i].f - v) * dn;
-        v = j[i].f;
-        if (j[i].use == u) return t - lag_after(p, i);
-    }
     (void)s;
+    if (p->ports == 1) {
+        for (int i = 0; i < p->n; i++, dn -= 1.0) {
+            t += (j[i].f - v) * dn;
+            v = j[i].f;
+            if (j[i].use == u) return t - lag_after(p, i);
+        }
+        return t;
+    }
+    for (int i = 0, n = p->n; i < p->n; i++, n--) {
+        double slow = n <= p->ports ? 1.0 : (double)n / p->ports;
+        t += (j[i].f - v) * slow;
+        v = j[i].f;
+        if (j[i].use == u) return t;
+    }
     return t;
 }
 
@@ -192,6 +208,8 @@ double bk_share_due(BkShare *s, int u)
 }
 
 void bk_share_leave(BkShare *s, int u) { s->use[u].gone = 1; }
+
+void bk_share_set_ports(BkShare *s, int sv, int ports) { s->sv[sv].ports = ports > 0 ? ports : 1; }
 
 void bk_share_reset(BkShare *s)
 {

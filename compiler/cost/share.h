@@ -12,6 +12,8 @@ BkShare *bk_share_new(int nservers);
 void bk_share_free(BkShare *s);
 /* Every server idle at time 0, no uses. */
 void bk_share_reset(BkShare *s);
+/* Server sv serves `ports` flows at full speed at once (default 1). */
+void bk_share_set_ports(BkShare *s, int sv, int ports);
 /* A flow's use of server sv, `work` cycles of service in `bursts` bursts,
  * joins at real time t (not before the last join anywhere); returns the
  * use's id, -1 on OOM. */

@@ -81,6 +81,8 @@ static void options_text(const DrvRequest *rq, int synthetic, int batch, char *o
     n = strlen(opts);
     if (rq->schedule == BK_SCHED_UNIFORM) snprintf(opts + n, cap - n, " --schedule uniform");
     n = strlen(opts);
+    if (rq->sram_acts == BK_SRAM_ACTS_NEVER) snprintf(opts + n, cap - n, " --sram-activations never");
+    n = strlen(opts);
     if (rq->stage_plan) snprintf(opts + n, cap - n, " --stage-plan %s", rq->stage_plan);
     if (!batch) return;
     n = strlen(opts);
@@ -139,6 +141,7 @@ static int compile_variant(const char *path, IrGraph *g, const DrvRequest *rq, i
     o.placement = rq->placement;
     o.micro_batch = rq->micro_batch;
     o.schedule = rq->schedule;
+    o.sram_acts = rq->sram_acts;
     o.stage_plan = rq->stage_plan;
     o.source_hash = hash;
     BkSummary *grown = realloc(res->variants, (size_t)(res->nvariants + 1) * sizeof *grown);

@@ -31,6 +31,7 @@ typedef struct DrvRequest {
     int group, group_max;          /* BkOptions.group (BK_GROUP_AUTO / NONE), group_max */
     int placement, micro_batch;    /* BkOptions.placement (BK_PLACE_*), micro_batch */
     int schedule;                  /* BkOptions.schedule (BK_SCHED_*) */
+    int sram_acts;                 /* BkOptions.sram_acts (BK_SRAM_ACTS_*) */
     const char *stage_plan;        /* BkOptions.stage_plan */
     uint64_t synthetic_max_bytes;  /* invented weights stop at this many bytes (0: no limit) */
     const uint8_t *model_buf;      /* when set, the model is imported from these model_len bytes (a

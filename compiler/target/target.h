@@ -44,7 +44,8 @@ typedef struct BkPlace {
     uint64_t offset;              /* inside the region (for views: root's) */
     int placed;
     int internal;                 /* lives only in LMEM inside a layer group: never in DRAM, not listed */
-    int in_sram;                  /* placement split: lives in the running cluster's SRAM at `offset` */
+    int in_sram;                  /* lives in cluster SRAM at `offset`: placement split, the running
+                                   * cluster's; placement chip, every cluster's (BkCtx.sram_copies) */
 } BkPlace;
 
 /* The address tag of a tensor in cluster SRAM (placement split): lowerings
@@ -83,6 +84,9 @@ typedef struct BkCtx {
     int split, io_scale, clusters;   /* clusters: how many run instances (each its own copy
                                       * of the DRAM activation region) */
     uint64_t sram_cap, act_sram;
+    /* placement chip with activations in SRAM (BkOptions.sram_acts): the
+     * clusters that each hold a copy (every one of the chip's); 0: none */
+    int sram_copies;
     /* staged (several graphs, one per stage, in one variant): where each io
      * tensor of this stage's graph lives in the variant's io region, by
      * tensor index (offset + 1; 0: not an io tensor here), and that

@@ -2,11 +2,14 @@
 # with the reference interpreter (fp32 thresholds, fp16 cosine), a model
 # compiled with other (synthetic) weights diverges and the first diverging
 # tensor is named with exit status 1, thresholds from the command line
-# apply, and every usage error gets a message.
+# apply, and every usage error gets a message. The models compared with
+# --all keep their activations in DRAM (--sram-activations never): on a
+# chip of one cluster they would stay in its SRAM, which the host cannot
+# read, and --all says so.
 . test/cli/lib.inc
 D=test/data
 T=configs/tiny.ini
-expect_ok compile_abm "$ATOLL" compile $D/synth.onnx -o "$TMPD/synth.abm" --chip $T
+expect_ok compile_abm "$ATOLL" compile $D/synth.onnx -o "$TMPD/synth.abm" --chip $T --sram-activations never
 expect_grep compile_summary "3 layers" "$TMPD/out"
 expect_ok compare_same "$ATOLL" compare $D/synth.onnx "$TMPD/synth.abm" --input $D/synth_x.npy --chip $T --all
 expect_grep compare_same_all "all 4 compared tensors within tolerance (1 outputs)" "$TMPD/out"
@@ -15,7 +18,12 @@ expect_grep compare_inter_row "^h  *inter  *float32  1x16 .* yes" "$TMPD/out"
 expect_grep compare_relu_row "^r  *inter  *float32  1x8x4x4 .* yes" "$TMPD/out"
 # the same graph compiled with synthetic weights: wrong everywhere
 cp $D/synth.onnx "$TMPD/fake.onnx"
-expect_ok compile_fake "$ATOLL" compile "$TMPD/fake.onnx" --synthetic-weights -o "$TMPD/fake.abm" --chip $T
+expect_ok compile_fake "$ATOLL" compile "$TMPD/fake.onnx" --synthetic-weights -o "$TMPD/fake.abm" --chip $T --sram-activations never
+# in SRAM (the default on tiny) the intermediates are counted, not compared
+expect_ok compile_sram "$ATOLL" compile $D/synth.onnx -o "$TMPD/synth_sram.abm" --chip $T
+expect_ok compare_sram "$ATOLL" compare $D/synth.onnx "$TMPD/synth_sram.abm" --input $D/synth_x.npy --chip $T --all
+expect_grep compare_sram_says "kept in LMEM or SRAM: compile with --keep-activations to list them all" "$TMPD/out"
+expect_grep compare_sram_output_only "all 1 compared tensors within tolerance (1 outputs)" "$TMPD/out"
 expect_fail compare_diverges "first diverging tensor: 'r' (intermediate); 1 of 1 outputs fail" \
     "$ATOLL" compare $D/synth.onnx "$TMPD/fake.abm" --input $D/synth_x.npy --chip $T --all
 expect_fail compare_diverges_output "first diverging tensor: 'y' (output)" \

@@ -34,8 +34,7 @@ browse() { # PAGE ARGS...: chromium headless on file://PAGE with a fresh profile
         --disable-sync --no-first-run --user-data-dir="$profile" "$@" "file://$page" 2> "$TMPD/chromium.err"
 }
 browse "$TMPD/point.html" --dump-dom > "$TMPD/point.dom"
-# digits_cnn's three convolutions and pool run as one layer group (Group(n), named first .. last)
-for pat in '<table id="summary">' '<table id="layers">' '/features/features.0/Conv .. ' 'Group(' 'Gemm+Relu' '<td class="bound-compute">compute</td>' \
+for pat in '<table id="summary">' '<table id="layers">' '/features/features.0/Conv' 'Gemm+Relu' '<td class="bound-compute">compute</td>' \
            '<th>estimated cycles</th>' '<svg[^>]*id="roofline"' '<svg[^>]*id="layer-bounds"' '<svg[^>]*id="engine-timeline"' \
            'digits_cnn, fp32, batch 1 (sweep point 3)' 'mm2 at 45nm'; do
     if grep -q -- "$pat" "$TMPD/point.dom"; then ok "point_dom: $pat"; else fail "point_dom: $pat" "not in the DOM: $(head -c 300 "$TMPD/point.dom") $(tail -3 "$TMPD/chromium.err")"; fi
@@ -45,6 +44,15 @@ if [ "$n" -ge 3 ]; then ok roofline_has_layer_points; else fail roofline_has_lay
 browse "$TMPD/run.html" --dump-dom > "$TMPD/run.dom"
 for pat in '/classifier/classifier.1/Gemm' 'Gemm+Tanh' '<svg[^>]*id="roofline"'; do
     if grep -q -- "$pat" "$TMPD/run.dom"; then ok "run_dom: $pat"; else fail "run_dom: $pat" "not in the DOM"; fi
+done
+# a layer group's row (Group(n), named first .. last): digits_cnn on tiny
+# with its activations in DRAM, where its convolutions and pool form one
+expect_ok compile_group "$ATOLL" compile models/digits_cnn.onnx --chip configs/tiny.ini --sram-activations never -o "$TMPD/g.abm" --csv "$TMPD/g.csv"
+expect_ok run_group "$ATOLL" run "$TMPD/g.abm" --input test/data/digits_x.npy --stats "$TMPD/g.json"
+expect_ok report_group "$ATOLL" report "$TMPD/g.json" --estimate "$TMPD/g.csv" -o "$TMPD/g.html"
+browse "$TMPD/g.html" --dump-dom > "$TMPD/g.dom"
+for pat in '/features/features.0/Conv .. ' 'Group(3)'; do
+    if grep -q -- "$pat" "$TMPD/g.dom"; then ok "group_dom: $pat"; else fail "group_dom: $pat" "not in the DOM"; fi
 done
 browse "$TMPD/sweep.html" --dump-dom > "$TMPD/sweep.dom"
 for pat in '<table id="points">' 'lenet5, fp32, batch 1' '<svg[^>]*id="pareto-area-0"' '<svg[^>]*id="pareto-energy-1"' \

@@ -22,7 +22,8 @@
  * conv->AveragePool (pads, ceil_mode, count_include_pad); MobileNetV2's
  * stem with a depthwise conv; bf16; uneven last slices (a prime number of
  * output rows); batch 2; pools alone; HardSwish; a residual that is an
- * earlier member's output; dilation; SAME_UPPER padding; no bias; on
+ * earlier member's output; dilation; SAME_UPPER padding; no bias (all
+ * with activations in DRAM: --sram-activations never); on
  * configs/a1.ini (4 clusters of 4 cores), configs/tiny.ini (1 core, 64 KiB
  * LMEM) and configs/edge16k.ini (2 cores, 16 KiB LMEM). What must not
  * group (each beside a control that groups): a member's output read by a
@@ -260,6 +261,9 @@ static int run_mode(const Prep *p, const char *chipfile, int dtype, int group, R
     o.dtype = dtype;
     o.group = group;
     o.placement = BK_PLACE_CHIP;   /* groups on the whole chip (placement split: test/cli/placement.sh) */
+    /* activations in DRAM, where a chain saves their traffic (in SRAM, the
+     * default on tiny and edge16k, the layers alone are often as fast) */
+    o.sram_acts = BK_SRAM_ACTS_NEVER;
     return run_opts(p, chipfile, &o, r);
 }
 

@@ -1,0 +1,34 @@
+# sram_acts.sh - activations in cluster SRAM with placement chip
+# (docs/backend.md, "Activations in cluster SRAM"): on a chip of one
+# cluster, `--sram-activations auto` (the default) keeps the activations
+# that fit in the cluster's SRAM; the summary says how many bytes, the
+# outputs stay the interpreter's (atoll compare, race detector on), and a
+# run moves fewer DRAM bytes than with `never` (the plan before). It stays
+# off where it cannot hold: with --group none, and on a chip whose clusters
+# cannot reach each other's SRAM (a1). Bad values are refused.
+. test/cli/lib.inc
+TINY=configs/tiny.ini
+# dram_bytes ABM: the DRAM bytes of a timing-only run (run --profile)
+dram_bytes() {
+    "$ATOLL" run "$1" --input models/resnet20_cifar.ref.npz --timing-only --profile 2> /dev/null |
+        sed -n 's/.* MACs, \([0-9]*\) DRAM bytes.*/\1/p'
+}
+for mode in auto never; do
+    expect_ok "compiles_$mode" "$ATOLL" compile models/resnet20_cifar.onnx --chip $TINY --sram-activations $mode -o "$TMPD/$mode.abm"
+    cp "$TMPD/out" "$TMPD/sum_$mode.txt"
+    expect_ok "matches_interpreter_$mode" "$ATOLL" compare models/resnet20_cifar.onnx "$TMPD/$mode.abm" \
+        --input models/resnet20_cifar.ref.npz --expect models/resnet20_cifar.ref.npz
+done
+expect_grep summary_sram "SRAM             : [1-9][0-9]* bytes of activations in cluster SRAM$" "$TMPD/sum_auto.txt"
+expect_grep summary_no_dram_tensor "in DRAM          : 0 intermediate tensors" "$TMPD/sum_auto.txt"
+if grep -q "^  SRAM  " "$TMPD/sum_never.txt"; then fail never_keeps_dram "SRAM line with never"; else ok never_keeps_dram; fi
+a=$(dram_bytes "$TMPD/auto.abm"); n=$(dram_bytes "$TMPD/never.abm")
+if [ -n "$a" ] && [ -n "$n" ] && [ "$a" -lt "$n" ]; then ok fewer_dram_bytes; else fail fewer_dram_bytes "auto $a, never $n"; fi
+# off with --group none (its plan is recorded: abm_identity.sh) and on a1
+"$ATOLL" compile models/resnet20_cifar.onnx --chip $TINY --group none -o "$TMPD/x.abm" > "$TMPD/sum.txt" 2>&1
+if grep -q "^  SRAM  " "$TMPD/sum.txt"; then fail off_with_group_none "SRAM line"; else ok off_with_group_none; fi
+"$ATOLL" compile models/resnet20_cifar.onnx --chip configs/a1.ini -o "$TMPD/x.abm" > "$TMPD/sum.txt" 2>&1
+if grep -q "^  SRAM  " "$TMPD/sum.txt"; then fail off_on_unlinked_clusters "SRAM line on a1"; else ok off_on_unlinked_clusters; fi
+expect_fail bad_mode "--sram-activations 'always': use auto or never" \
+    "$ATOLL" compile models/resnet20_cifar.onnx --sram-activations always -o "$TMPD/bad.abm"
+cli_summary sram_acts
