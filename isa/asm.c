@@ -241,16 +241,40 @@ static int parse_field(const char *mn, const AtlFieldInfo *f, int bits, const ch
         const char *colon = strchr(val, ':');
         int sp = ISA_SPACE_LMEM;
         const char *num = val;
+        int64_t cluster = -1;
         if (colon) {
-            sp = space_from_name(val, (size_t)(colon - val));
-            if (sp < 0) return atl_fail(e, "%s: field %s: unknown memory space '%.*s' (dram sram lmem)", mn, f->name, (int)(colon - val), val);
+            /* SPACE:OFFSET, or NAME@CLUSTER:OFFSET for a peer space */
+            const char *at = memchr(val, '@', (size_t)(colon - val));
+            sp = space_from_name(val, (size_t)((at ? at : colon) - val));
+            if (sp < 0)
+                return atl_fail(e, "%s: field %s: unknown memory space '%.*s' (dram sram lmem peer@CLUSTER)", mn, f->name,
+                                (int)((at ? at : colon) - val), val);
+            if (isa_space_is_peer(sp) != (at != NULL))
+                return atl_fail(e, "%s: field %s: %s", mn, f->name,
+                                at ? "only a peer space names a cluster" : "a peer operand names its cluster: peer@CLUSTER:OFFSET");
+            if (at) {
+                char cl[64];
+                size_t len = (size_t)(colon - at - 1);
+                if (len >= sizeof cl) return atl_fail(e, "%s: field %s: cluster too long", mn, f->name);
+                memcpy(cl, at + 1, len);
+                cl[len] = 0;
+                if (eval_int(cl, syms, &cluster, err, sizeof err)) return atl_fail(e, "%s: field %s: cluster: %s", mn, f->name, err);
+                if (cluster < 0 || cluster > ISA_PEER_MAX_CLUSTER)
+                    return atl_fail(e, "%s: field %s: cluster %" PRId64 " out of range 0..%d", mn, f->name, cluster, ISA_PEER_MAX_CLUSTER);
+            }
             num = colon + 1;
         } else if (f->kind == ISA_K_ADDR) {
-            return atl_fail(e, "%s: field %s: needs a space, e.g. dram:0x1000 (dram sram lmem)", mn, f->name);
+            return atl_fail(e, "%s: field %s: needs a space, e.g. dram:0x1000 (dram sram lmem peer@CLUSTER)", mn, f->name);
         }
         if (f->kind == ISA_K_LMEM && sp != ISA_SPACE_LMEM)
             return atl_fail(e, "%s: field %s: operand must be in lmem, not %s", mn, f->name, isa_space_name(sp));
         if (eval_int(num, syms, &v, err, sizeof err)) return atl_fail(e, "%s: field %s: %s", mn, f->name, err);
+        if (cluster >= 0) {
+            if (v < 0 || v > (int64_t)0xffffffff)
+                return atl_fail(e, "%s: field %s: offset %" PRId64 " out of range 0..0xffffffff (32 bits in a peer address)", mn,
+                                f->name, v);
+            v = (int64_t)isa_peer_addr((int)cluster, (uint64_t)v);
+        }
         if (check_elem(mn, f->name, f->kind, bits, v, e)) return -1;
         isa_field_set(in, f, 0, (uint64_t)v);
         if (f->kind == ISA_K_ADDR) *isa_field_space(in, f) = (uint8_t)sp;

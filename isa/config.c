@@ -280,6 +280,13 @@ static int rule_refresh(const AtlChip *c, char *m, size_t n)
     return 1;
 }
 
+static int rule_mesh_cols(const AtlChip *c, char *m, size_t n)
+{
+    if (c->noc_topology != CFG_NOC_MESH || !c->noc_mesh_cols || c->clusters % c->noc_mesh_cols == 0) return 0;
+    snprintf(m, n, "[noc] mesh_cols = %d does not divide [chip] clusters = %d", c->noc_mesh_cols, c->clusters);
+    return 1;
+}
+
 static int rule_write_marks(const AtlChip *c, char *m, size_t n)
 {
     if (c->dram_write_low < c->dram_write_high) return 0;
@@ -303,6 +310,7 @@ static const struct {
     {"lmem", "bytes", rule_weight_tile, "`[lmem] bytes` holds one f32 weight tile: `rows x cols x 4`"},
     {"vector", "lanes", rule_vector_bandwidth, "`[vector] lanes x 4 <= [lmem] banks x bank_bytes_per_cycle` (LMEM feeds the vector unit)"},
     {"sram", "bytes", rule_sram_alignment, "`[sram] bytes` is a multiple of `[lmem] alignment`"},
+    {"noc", "mesh_cols", rule_mesh_cols, "`[noc] mesh_cols` divides `[chip] clusters` (topology = mesh)"},
     {"dma", "burst_bytes", RULE_POW2, "`[dma] burst_bytes` is a power of two"},
     {"dma", "lmem_bytes_per_cycle", rule_dma_port, "`[dma] lmem_bytes_per_cycle <= [lmem] banks x bank_bytes_per_cycle`"},
     {"dram", "interleave", RULE_POW2, "`[dram] interleave` is a power of two"},
@@ -464,6 +472,17 @@ int cfg_load(const char *path, AtlChip *chip, AtlErr *e)
 
 /* ---- derived figures ---- */
 
+/* Whether val (as cfg_format_value prints it) is key k's default. */
+static int default_value(const AtlCfgKey *k, const char *val)
+{
+    AtlChip d;
+    char def[CFG_TEXT_MAX + 16], msg[256];
+    memset(&d, 0, sizeof d);
+    if (parse_value(k, k->def, &d, msg, sizeof msg)) return 0;
+    cfg_format_value(&d, k, def, sizeof def);
+    return !strcmp(def, val);
+}
+
 uint64_t cfg_fingerprint(const AtlChip *chip)
 {
     uint64_t h = 0xcbf29ce484222325ULL;
@@ -472,6 +491,7 @@ uint64_t cfg_fingerprint(const AtlChip *chip)
         const AtlCfgKey *k = &cfg_keys[i];
         if (strcmp(k->scope, "FP")) continue;
         cfg_format_value(chip, k, val, sizeof val);
+        if (k->def && default_value(k, val)) continue; /* a later key at its default: the fingerprint of before */
         int n = snprintf(item, sizeof item, "%s.%s=%s\n", k->section, k->key, val);
         for (int j = 0; j < n && j < (int)sizeof item - 1; j++) {
             h ^= (unsigned char)item[j];

@@ -65,6 +65,11 @@ typedef enum { CFG_INT, CFG_REAL, CFG_TEXT, CFG_ENUM } AtlCfgType;
     K("sram",   "latency_cycles",     sram_latency,       CFG_INT,  0, 10000,    "cycles", "SIM", NULL, "access latency") \
     K("noc",    "bytes_per_cycle",    noc_bytes_per_cycle, CFG_INT, 1, 4096,     "bytes",  "SIM", NULL, "each cluster's link to DRAM and other clusters, per direction") \
     K("noc",    "latency_cycles",     noc_latency,        CFG_INT,  0, 10000,    "cycles", "SIM", NULL, "link traversal latency") \
+    K("noc",    "cluster_links",      noc_cluster_links,  CFG_INT,  0, 1,        "",       "FP",  "0", "1: links join the clusters (topology below) and a DMA may read or write another cluster's SRAM (a `peer@C:` operand), signalling semaphores of that cluster's cores; 0: each cluster's link reaches DRAM only") \
+    K("noc",    "topology",           noc_topology,       CFG_ENUM, 0, 0, "ring|mesh", "SIM", "ring", "cluster_links = 1: ring, cluster i linked to i-1 and i+1 (mod clusters), the shorter way round (clockwise on a tie); mesh, a 2-D grid of mesh_cols columns (cluster i at column i % mesh_cols, row i / mesh_cols), routed along the row first, then the column") \
+    K("noc",    "mesh_cols",          noc_mesh_cols,      CFG_INT,  0, 64,       "",       "SIM", "0", "topology = mesh: clusters per row (0: the divisor of clusters nearest its square root, the smaller on a tie)") \
+    K("noc",    "link_bytes_per_cycle", noc_link_bytes_per_cycle, CFG_INT, 1, 4096, "bytes", "SIM", "64", "each cluster-to-cluster link, per direction") \
+    K("noc",    "hop_cycles",         noc_hop_cycles,     CFG_INT,  0, 10000,    "cycles", "SIM", "4", "latency of one hop between neighbouring clusters (a peer transfer's path latency: hops x hop_cycles + the SRAM's)") \
     K("dram",   "bytes",              dram_bytes,         CFG_INT,  1<<20, 0x7fffffff, "MiB:1", "FP", NULL, "device DRAM size in bytes (max 2 GiB - 1)") \
     K("dram",   "channels",           dram_channels,      CFG_INT,  1, 64,       "",       "SIM", NULL, "independent channels, interleaved by interleave bytes (model = banked: by the address mapping)") \
     K("dram",   "interleave",         dram_interleave,    CFG_INT,  64, 1<<20,   "bytes",  "SIM", NULL, "channel interleaving granularity (model = flow)") \
@@ -141,6 +146,7 @@ typedef struct AtlChip {
     int lmem_bytes, lmem_banks, lmem_bank_width, lmem_bank_bytes_per_cycle, lmem_alignment;
     int sram_bytes, sram_ports, sram_bytes_per_cycle, sram_latency;
     int noc_bytes_per_cycle, noc_latency;
+    int noc_cluster_links, noc_topology, noc_mesh_cols, noc_link_bytes_per_cycle, noc_hop_cycles;
     int dram_bytes, dram_channels, dram_interleave;
     double dram_gbps, dram_latency_ns;
     int dram_model, dram_mapping, dram_page_policy, dram_queue_depth, dram_write_high, dram_write_low;
@@ -164,6 +170,7 @@ enum { CFG_DRAM_FLOW, CFG_DRAM_BANKED };
 enum { CFG_MAP_ROBARACOCH, CFG_MAP_CHRABAROCO };
 enum { CFG_PAGE_OPEN, CFG_PAGE_CLOSED };
 enum { CFG_RANK_BUS_SHARED, CFG_RANK_BUS_OWN };
+enum { CFG_NOC_RING, CFG_NOC_MESH };
 
 /* Loads and validates an INI file (at most CFG_FILE_MAX_BYTES; a UTF-8
  * byte order mark is skipped, lines may end in LF, CR LF or CR). Errors
@@ -183,7 +190,9 @@ int cfg_set(AtlChip *chip, const char *section, const char *key, const char *val
 int cfg_set_value(AtlChip *chip, int key, const char *text, AtlErr *e);
 /* Cross-field checks (also run by cfg_load). */
 int cfg_validate(const AtlChip *chip, const char *name, AtlErr *e);
-/* FNV-1a 64 over the "FP" keys in table order (see CFG_KEYS). */
+/* FNV-1a 64 over the "FP" keys in table order (see CFG_KEYS); an FP key
+ * that has a default (added after the first configs) counts only when it
+ * differs from it, so configs that leave it out keep their fingerprint. */
 uint64_t cfg_fingerprint(const AtlChip *chip);
 
 /* Derived figures. */

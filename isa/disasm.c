@@ -73,9 +73,14 @@ int isa_disasm(const AtlInsn *in, char *buf, size_t cap)
             case ISA_K_DTYPE:
                 out_printf(&o, "%s", isa_dtype_name((int)v));
                 break;
-            case ISA_K_ADDR:
-                out_printf(&o, "%s:0x%" PRIx64, isa_space_name(*isa_field_space((AtlInsn *)in, f)), v);
+            case ISA_K_ADDR: {
+                int sp = *isa_field_space((AtlInsn *)in, f);
+                if (isa_space_is_peer(sp))   /* NAME@CLUSTER:OFFSET */
+                    out_printf(&o, "%s@%d:0x%" PRIx64, isa_space_name(sp), isa_peer_cluster(v), isa_peer_offset(v));
+                else
+                    out_printf(&o, "%s:0x%" PRIx64, isa_space_name(sp), v);
                 break;
+            }
             case ISA_K_LMEM:
                 out_printf(&o, "0x%" PRIx64, v);
                 break;

@@ -26,7 +26,8 @@
  *   - wait=S blocks the instruction until semaphore S of its core is > 0,
  *     then decrements it; signal=S increments semaphore S when the
  *     instruction completes (for a DMA into LMEM, on every destination core
- *     of the mask). Encoded as id+1, 0 meaning none.
+ *     of the mask; into another cluster's SRAM, on the mask's cores of that
+ *     cluster). Encoded as id+1, 0 meaning none.
  *   - layer=L tags the instruction for the per-layer report.
  */
 #ifndef ATOLL_ISA_H
@@ -55,18 +56,32 @@ typedef enum {
     ISA_NUM_DTYPES
 } AtlDtype;
 
-/* Memory spaces a DMA operand may name. Matrix and vector operands are
- * always in the issuing core's LMEM. */
+/* Memory spaces a DMA operand may name: X(ID, name, peer, doc). Matrix
+ * and vector operands are always in the issuing core's LMEM. A space with
+ * `peer` set is another cluster's memory, reached over the NoC's cluster
+ * links: its 40-bit address holds the cluster in bits 32..39 and the byte
+ * offset in bits 0..31 (isa_peer_addr), written `NAME@CLUSTER:OFFSET`. */
 #define ISA_SPACES(X) \
-    X(DRAM, "dram") \
-    X(SRAM, "sram") \
-    X(LMEM, "lmem")
+    X(DRAM, "dram", 0, "device DRAM") \
+    X(SRAM, "sram", 0, "the issuing core's cluster SRAM") \
+    X(LMEM, "lmem", 0, "a core's LMEM (src_core / mask name the cores of the cluster)") \
+    X(PEER, "peer", 1, "the SRAM of cluster CLUSTER, over the NoC's cluster links (chips with `[noc] cluster_links = 1`)")
 typedef enum {
-#define X(id, name) ISA_SPACE_##id,
+#define X(id, name, peer, doc) ISA_SPACE_##id,
     ISA_SPACES(X)
 #undef X
     ISA_NUM_SPACES
 } AtlSpace;
+
+/* A peer operand's address: cluster in bits 32..39, byte offset below. */
+#define ISA_PEER_SHIFT 32
+#define ISA_PEER_MAX_CLUSTER 255
+static inline uint64_t isa_peer_addr(int cluster, uint64_t offset)
+{
+    return (uint64_t)(unsigned)cluster << ISA_PEER_SHIFT | (offset & 0xffffffffu);
+}
+static inline int isa_peer_cluster(uint64_t addr) { return (int)(addr >> ISA_PEER_SHIFT); }
+static inline uint64_t isa_peer_offset(uint64_t addr) { return addr & 0xffffffffu; }
 
 /* Engines of a core. Each has its own in-order queue. */
 #define ISA_ENGINES(X) \
@@ -94,7 +109,7 @@ typedef struct AtlInsn {
     uint8_t dst_space, src_space;
     uint8_t src2_space;        /* dma.gather/dma.scatter: space of the index table */
     uint8_t src_core;          /* DMA: which core's LMEM a lmem source is in (within the cluster) */
-    uint32_t mask;             /* DMA: destination core mask for LMEM (0 = own core) */
+    uint32_t mask;             /* DMA: destination core mask for LMEM (0 = own core); a peer destination's cores to signal */
     uint64_t dst, src, src2, src3;                /* byte addresses within their space */
     uint32_t shape[4];
     int32_t dst_stride[4], src_stride[4], src2_stride[4];
@@ -144,7 +159,7 @@ typedef enum {
     F(IDX,      "idx",      ISA_K_ADDR,    src2,        "index table (space:offset): one i32 per position along d1") \
     F(LIMIT,    "limit",    ISA_K_UINT,    limit,       "rows along d1 of the indexed end (dma.gather: src, dma.scatter: dst); an index i names row i (i >= 0) or i + limit (i < 0)") \
     F(SRC_CORE, "src_core", ISA_K_UINT,    src_core,    "core (in cluster) whose LMEM an lmem: source is in") \
-    F(MASK,     "mask",     ISA_K_UINT,    mask,        "LMEM destination core mask, bit i = core i of the cluster; 0 = own core") \
+    F(MASK,     "mask",     ISA_K_UINT,    mask,        "LMEM destination core mask, bit i = core i of the cluster; 0 = own core (a peer destination: the cores of its cluster that `signal` counts on)") \
     F(SHAPE,    "shape",    ISA_K_DIMS,    shape,       "4-D shape, outermost first") \
     F(DSTRIDE,  "dstride",  ISA_K_STRIDES, dst_stride,  "destination strides") \
     F(SSTRIDE,  "sstride",  ISA_K_STRIDES, src_stride,  "source strides") \
@@ -231,7 +246,7 @@ typedef enum {
     X(NOP,      "nop",      ISA_ENGINE_ANY, NONE,     "no operation; waits and signals like any instruction") \
     X(END,      "end",      ISA_ENGINE_ANY, NONE,     "end of this engine's stream; the core is done when all three have ended") \
     X(BARRIER,  "barrier",  ISA_ENGINE_ANY, BARRIER,  "block until `count` arrivals at barrier `id` in the scope, then release them all") \
-    X(DMA_COPY, "dma.copy", ISA_ENGINE_DMA, DMA_COPY, "strided 4-D copy between DRAM, cluster SRAM and LMEM; multicast to LMEM by mask") \
+    X(DMA_COPY, "dma.copy", ISA_ENGINE_DMA, DMA_COPY, "strided 4-D copy between DRAM, cluster SRAM and LMEM (or another cluster's SRAM over the NoC); multicast to LMEM by mask") \
     X(DMA_FILL, "dma.fill", ISA_ENGINE_DMA, DMA_FILL, "fill a strided 4-D region with a constant bit pattern of dtype's size") \
     X(MM,       "mm",       ISA_ENGINE_MAT, MM,       "C[m,n] (+)= A[m,k] x B[k,n]; i8->i32, f16/bf16->f32, f32->f32") \
     X(CONV,     "conv",     ISA_ENGINE_MAT, CONV,     "2-D convolution of one HWC image with [kh][kw][c/groups][oc] weights into HWC i32/f32") \
@@ -342,6 +357,8 @@ const char *isa_dtype_name(int dtype);     /* "?" if out of range */
 int isa_dtype_size(int dtype);             /* 0 if out of range */
 int isa_dtype_from_name(const char *s);    /* -1 if unknown */
 const char *isa_space_name(int space);
+int isa_space_is_peer(int space);          /* 1: the address carries a cluster (isa_peer_addr) */
+const char *isa_space_doc(int space);
 const char *isa_engine_name(int engine);   /* "any" for ISA_ENGINE_ANY */
 int isa_op_from_mnemonic(const char *s);   /* -1 if unknown */
 

@@ -31,8 +31,8 @@ static const struct { const char *name; int size; } dtype_table[ISA_NUM_DTYPES] 
 #undef X
 };
 
-static const char *const space_names[ISA_NUM_SPACES] = {
-#define X(id, name) [ISA_SPACE_##id] = name,
+static const struct { const char *name; int peer; const char *doc; } space_table[ISA_NUM_SPACES] = {
+#define X(id, name, peer, doc) [ISA_SPACE_##id] = {name, peer, doc},
     ISA_SPACES(X)
 #undef X
 };
@@ -46,7 +46,9 @@ static const char *const engine_names[ISA_NUM_ENGINES + 1] = {
 
 const char *isa_dtype_name(int d) { return d >= 0 && d < ISA_NUM_DTYPES ? dtype_table[d].name : "?"; }
 int isa_dtype_size(int d) { return d >= 0 && d < ISA_NUM_DTYPES ? dtype_table[d].size : 0; }
-const char *isa_space_name(int s) { return s >= 0 && s < ISA_NUM_SPACES ? space_names[s] : "?"; }
+const char *isa_space_name(int s) { return s >= 0 && s < ISA_NUM_SPACES ? space_table[s].name : "?"; }
+int isa_space_is_peer(int s) { return s >= 0 && s < ISA_NUM_SPACES && space_table[s].peer; }
+const char *isa_space_doc(int s) { return s >= 0 && s < ISA_NUM_SPACES ? space_table[s].doc : "?"; }
 const char *isa_engine_name(int e) { return e >= 0 && e <= ISA_ENGINE_ANY ? engine_names[e] : "?"; }
 
 int isa_dtype_from_name(const char *s)

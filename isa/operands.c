@@ -29,6 +29,7 @@ static IsaOperand *add(IsaOperand *ops, int *n, const char *what, int space, uin
     memset(o, 0, sizeof *o);
     o->what = what;
     o->space = space;
+    o->cluster = -1;
     o->base = base;
     o->lo = (int64_t)base;
     o->hi = (int64_t)base;
@@ -54,6 +55,17 @@ static void vec_strided(IsaOperand *ops, int *n, const char *what, uint64_t base
     strided(add(ops, n, what, ISA_SPACE_LMEM, base, 1, write, -1), base, shape, st, es, es);
 }
 
+/* A DMA end at address addr in space: a peer address is split into its
+ * cluster and its byte offset (the operand's base and range). */
+static void dma_end(IsaOperand *ops, int *n, const char *what, int space, uint64_t addr, int write, int end,
+                    const uint32_t shape[4], const int32_t st[4], int64_t es)
+{
+    uint64_t base = isa_space_is_peer(space) ? isa_peer_offset(addr) : addr;
+    IsaOperand *o = add(ops, n, what, space, base, 0, write, end);
+    if (isa_space_is_peer(space)) o->cluster = isa_peer_cluster(addr);
+    strided(o, base, shape, st, 1, es);
+}
+
 int isa_operands(const AtlInsn *in, IsaOperand ops[ISA_MAX_OPERANDS])
 {
     int n = 0;
@@ -63,9 +75,8 @@ int isa_operands(const AtlInsn *in, IsaOperand ops[ISA_MAX_OPERANDS])
     switch (fmt) {
     case ISA_FMT_DMA_COPY:
     case ISA_FMT_DMA_FILL:
-        strided(add(ops, &n, "dst", in->dst_space, in->dst, 0, 1, 0), in->dst, in->shape, in->dst_stride, 1, es);
-        if (in->op == ISA_OP_DMA_COPY)
-            strided(add(ops, &n, "src", in->src_space, in->src, 0, 0, 1), in->src, in->shape, in->src_stride, 1, es);
+        dma_end(ops, &n, "dst", in->dst_space, in->dst, 1, 0, in->shape, in->dst_stride, es);
+        if (in->op == ISA_OP_DMA_COPY) dma_end(ops, &n, "src", in->src_space, in->src, 0, 1, in->shape, in->src_stride, es);
         return n;
     case ISA_FMT_DMA_GATHER: {
         /* the indexed end (gather's source, scatter's destination) covers
@@ -73,9 +84,9 @@ int isa_operands(const AtlInsn *in, IsaOperand ops[ISA_MAX_OPERANDS])
         uint32_t lshape[4] = {in->shape[0], in->limit, in->shape[2], in->shape[3]}, ishape[4] = {1, in->shape[1], 1, 1};
         static const int32_t istride[4] = {0, 4, 0, 0};
         int scatter = in->op == ISA_OP_DMA_SCATTER;
-        strided(add(ops, &n, "dst", in->dst_space, in->dst, 0, 1, 0), in->dst, scatter ? lshape : in->shape, in->dst_stride, 1, es);
-        strided(add(ops, &n, "src", in->src_space, in->src, 0, 0, 1), in->src, scatter ? in->shape : lshape, in->src_stride, 1, es);
-        strided(add(ops, &n, "idx", in->src2_space, in->src2, 0, 0, 2), in->src2, ishape, istride, 1, 4);
+        dma_end(ops, &n, "dst", in->dst_space, in->dst, 1, 0, scatter ? lshape : in->shape, in->dst_stride, es);
+        dma_end(ops, &n, "src", in->src_space, in->src, 0, 1, scatter ? in->shape : lshape, in->src_stride, es);
+        dma_end(ops, &n, "idx", in->src2_space, in->src2, 0, 2, ishape, istride, 4);
         return n;
     }
     case ISA_FMT_MM:

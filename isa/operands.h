@@ -22,8 +22,9 @@ typedef struct IsaWindow {
 typedef struct IsaOperand {
     const char *what;        /* "src (A)", "dst", "idx", ... for messages */
     int space;               /* ISA_SPACE_* */
+    int cluster;             /* a peer operand's cluster (its SRAM); -1 for the other spaces */
     int64_t lo, hi;          /* byte range [lo, hi) */
-    uint64_t base;           /* the operand's address field */
+    uint64_t base;           /* the operand's address field (a peer operand's: its byte offset) */
     int aligned;             /* 1: must start on lmem.alignment (matrix and vector operands) */
     int write;
     int end;                 /* DMA ends: 0 dst, 1 src, 2 index table; -1 compute operands */

@@ -64,7 +64,19 @@ static int check_insn(const AtlProgram *p, const AtlChip *c, int core, int eng, 
             snprintf(what, sizeof what, "src_core %" PRIu64 " beyond the cluster's %d cores", v, c->cores_per_cluster);
             return insn_fail(p, core, eng, idx, e, what);
         }
-        if (f->kind == ISA_K_ADDR) {
+        if (f->kind == ISA_K_ADDR && isa_space_is_peer(*isa_field_space((AtlInsn *)in, f))) {
+            /* another cluster's SRAM: a chip with cluster links, a cluster it has */
+            if (!c->noc_cluster_links) {
+                snprintf(what, sizeof what, "%s names cluster %d's SRAM, but chip %s has no cluster links ([noc] cluster_links = 0)",
+                         f->name, isa_peer_cluster(v), c->name);
+                return insn_fail(p, core, eng, idx, e, what);
+            }
+            if (isa_peer_cluster(v) >= c->clusters || isa_peer_offset(v) >= (uint64_t)c->sram_bytes) {
+                snprintf(what, sizeof what, "%s peer@%d:0x%" PRIx64 " beyond chip %s's %d clusters of %d bytes of SRAM", f->name,
+                         isa_peer_cluster(v), isa_peer_offset(v), c->name, c->clusters, c->sram_bytes);
+                return insn_fail(p, core, eng, idx, e, what);
+            }
+        } else if (f->kind == ISA_K_ADDR) {
             int sp = *isa_field_space((AtlInsn *)in, f);
             if (v >= space_bytes(c, sp)) {
                 snprintf(what, sizeof what, "%s %s:0x%" PRIx64 " beyond the %" PRIu64 " bytes of %s", f->name, isa_space_name(sp), v,

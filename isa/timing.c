@@ -301,6 +301,7 @@ static double level_bw(const AtlChip *c, int space)
         return d < n ? d : n;
     }
     case ISA_SPACE_SRAM: return c->sram_bytes_per_cycle;
+    case ISA_SPACE_PEER: return c->sram_bytes_per_cycle < c->noc_link_bytes_per_cycle ? c->sram_bytes_per_cycle : c->noc_link_bytes_per_cycle;
     default: {
         double p = c->dma_lmem_bytes_per_cycle, b = (double)c->lmem_banks * c->lmem_bank_bytes_per_cycle;
         return p < b ? p : b;
@@ -308,11 +309,12 @@ static double level_bw(const AtlChip *c, int space)
     }
 }
 
-static uint64_t level_latency(const AtlChip *c, int space)
+static uint64_t level_latency(const AtlChip *c, int space, int hops)
 {
     switch (space) {
     case ISA_SPACE_DRAM: return tim_dram_latency(c);
     case ISA_SPACE_SRAM: return (uint64_t)c->sram_latency;
+    case ISA_SPACE_PEER: return (uint64_t)c->sram_latency + (uint64_t)hops * (uint64_t)c->noc_hop_cycles;
     default: return 0;
     }
 }
@@ -323,19 +325,63 @@ double tim_dma_path_bw(const AtlChip *c, int dst, int src)
     return a < b ? a : b;
 }
 
-uint64_t tim_dma_path_latency(const AtlChip *c, int dst, int src)
+uint64_t tim_dma_route_latency(const AtlChip *c, int dst, int src, int hops)
 {
-    uint64_t a = level_latency(c, dst), b = level_latency(c, src);
+    uint64_t a = level_latency(c, dst, hops), b = level_latency(c, src, hops);
     return a > b ? a : b;
 }
 
-uint64_t tim_dma_cycles(const AtlChip *c, int dst, int src, uint64_t bytes)
+uint64_t tim_dma_path_latency(const AtlChip *c, int dst, int src)
+{
+    return tim_dma_route_latency(c, dst, src, 0);
+}
+
+uint64_t tim_dma_route_cycles(const AtlChip *c, int dst, int src, int hops, uint64_t bytes)
 {
     double bw = tim_dma_path_bw(c, dst, src);
     uint64_t bb = (uint64_t)c->dma_burst_bytes, full = bytes / bb, rest = bytes % bb;
     uint64_t t = full * tim_occupancy(bb, bw);
     if (rest) t += tim_occupancy(rest, bw);
-    return (uint64_t)c->dma_issue_cycles + tim_dma_path_latency(c, dst, src) + t;
+    return (uint64_t)c->dma_issue_cycles + tim_dma_route_latency(c, dst, src, hops) + t;
+}
+
+uint64_t tim_dma_cycles(const AtlChip *c, int dst, int src, uint64_t bytes)
+{
+    return tim_dma_route_cycles(c, dst, src, 0, bytes);
+}
+
+int tim_noc_mesh_cols(const AtlChip *c)
+{
+    if (c->noc_mesh_cols > 0) return c->noc_mesh_cols;
+    int best = 1;
+    for (int d = 1; d <= c->clusters; d++) {
+        if (c->clusters % d) continue;
+        double r = sqrt((double)c->clusters), da = fabs((double)d - r), db = fabs((double)best - r);
+        if (da < db) best = d;   /* ascending d: a tie keeps the smaller */
+    }
+    return best;
+}
+
+/* Appends the link leaving `cluster` in direction dir. */
+static void route_step(int *links, int n, int cluster, int dir)
+{
+    if (links && n < TIM_NOC_MAX_HOPS) links[n] = cluster * TIM_NOC_DIRS + dir;
+}
+
+int tim_noc_route(const AtlChip *c, int from, int to, int *links)
+{
+    int n = 0, k = c->clusters;
+    if (from == to || k < 2) return 0;
+    if (c->noc_topology == CFG_NOC_RING) {
+        int fwd = ((to - from) % k + k) % k, back = k - fwd;
+        int dir = fwd <= back ? 0 : 1, step = dir ? k - 1 : 1;
+        for (int at = from; at != to; at = (at + step) % k) route_step(links, n++, at, dir);
+        return n;
+    }
+    int cols = tim_noc_mesh_cols(c), x = from % cols, y = from / cols, tx = to % cols, ty = to / cols;
+    while (x != tx) { route_step(links, n++, y * cols + x, x < tx ? 0 : 1); x += x < tx ? 1 : -1; }
+    while (y != ty) { route_step(links, n++, y * cols + x, y < ty ? 2 : 3); y += y < ty ? 1 : -1; }
+    return n;
 }
 
 uint64_t tim_gather_index_cycles(const AtlChip *c, int idx_space, uint64_t n)

@@ -126,10 +126,33 @@ uint64_t tim_dram_latency(const AtlChip *c);            /* ceil(latency_ns * MHz
  * DMA engine's LMEM port is a level for LMEM ends). */
 double tim_dma_path_bw(const AtlChip *c, int dst, int src);
 uint64_t tim_dma_path_latency(const AtlChip *c, int dst, int src);
+/* The same with a peer end (ISA_SPACE_PEER: another cluster's SRAM) `hops`
+ * cluster links away: that end's latency is the SRAM's plus hops x
+ * [noc] hop_cycles, its bandwidth the smaller of an SRAM port's and a
+ * link's ([noc] link_bytes_per_cycle). */
+uint64_t tim_dma_route_latency(const AtlChip *c, int dst, int src, int hops);
 /* One uncontended DMA of `bytes`, cut into bursts of burst_bytes, each
  * burst occupying the bottleneck for ceil(burst/bw) cycles:
  *   issue + latency + sum over bursts of ceil(burst_i / bw). */
 uint64_t tim_dma_cycles(const AtlChip *c, int dst, int src, uint64_t bytes);
+/* With a peer end `hops` links away (route latency). */
+uint64_t tim_dma_route_cycles(const AtlChip *c, int dst, int src, int hops, uint64_t bytes);
+
+/* The NoC's cluster links ([noc] cluster_links = 1). Link l = cluster x 4
+ * + direction leaves `cluster`: direction 0 towards the next cluster
+ * (ring: i+1 mod clusters; mesh: column + 1), 1 the previous (i-1; column
+ * - 1), 2 the next row, 3 the previous row (mesh only). tim_noc_route
+ * writes the links a transfer from cluster `from` to `to` crosses, in
+ * order, into links (room for TIM_NOC_MAX_HOPS; may be NULL) and returns
+ * their number (0 for the same cluster): on a ring the shorter way round,
+ * clockwise (+1) on a tie; on a mesh along the row first, then the column
+ * (dimension-order routing: deadlock-free, and the same path every time). */
+#define TIM_NOC_DIRS 4
+#define TIM_NOC_MAX_HOPS 128
+int tim_noc_route(const AtlChip *c, int from, int to, int *links);
+/* Mesh columns: [noc] mesh_cols, or when 0 the divisor of clusters nearest
+ * its square root (the smaller on a tie). */
+int tim_noc_mesh_cols(const AtlChip *c);
 /* dma.gather and dma.scatter: reading the n i32 indices from `idx_space`
  * comes before the row transfers (priced like a dma.copy of the same shape):
  *   latency(idx_space) + ceil(4n / bw(idx_space)). */

@@ -48,14 +48,18 @@ SIM_HOT static void stats_account(AtlSim *s, int core, int engine, const SimPre 
         if (fmt != ISA_FMT_DMA_FILL) {
             switch (pre->src_space) {
             case ISA_SPACE_DRAM: b->dram_rd += n; break;
-            case ISA_SPACE_SRAM: b->sram_rd += n; break;
+            case ISA_SPACE_SRAM: case ISA_SPACE_PEER: b->sram_rd += n; break;
             default: b->lmem_rd += n;
             }
         }
         switch (pre->dst_space) {
         case ISA_SPACE_DRAM: b->dram_wr += n; break;
-        case ISA_SPACE_SRAM: b->sram_wr += n * ndst; break;
+        case ISA_SPACE_SRAM: case ISA_SPACE_PEER: b->sram_wr += n; break;
         default: b->lmem_wr += n * ndst;
+        }
+        if (pre->dst_space == ISA_SPACE_PEER || (fmt != ISA_FMT_DMA_FILL && pre->src_space == ISA_SPACE_PEER)) {
+            b->peer += n;
+            b->peer_link += n * pre->hops;
         }
         if (pre->dst_space == ISA_SPACE_DRAM || (fmt != ISA_FMT_DMA_FILL && pre->src_space == ISA_SPACE_DRAM)) b->noc += n;
         dram_bytes = (pre->dst_space == ISA_SPACE_DRAM ? n : 0) + (fmt != ISA_FMT_DMA_FILL && pre->src_space == ISA_SPACE_DRAM ? n : 0);

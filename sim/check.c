@@ -60,12 +60,14 @@ static uint64_t space_size(const AtlSim *s, int space)
     case ISA_SPACE_DRAM: return (uint64_t)s->chip.dram_bytes;
     case ISA_SPACE_SRAM: return (uint64_t)s->chip.sram_bytes;
     case ISA_SPACE_LMEM: return (uint64_t)s->chip.lmem_bytes;
+    case ISA_SPACE_PEER: return (uint64_t)s->chip.sram_bytes;
     default: return 0;
     }
 }
 
-/* lo and hi were checked against the space's size (an int) */
-static void add_range(SimPre *pre, int space, int64_t lo, int64_t hi, uint32_t cores, int write)
+/* lo and hi were checked against the space's size (an int); cluster:
+ * whose SRAM an SRAM range is in */
+static void add_range(SimPre *pre, int space, int64_t lo, int64_t hi, uint32_t cores, int write, int cluster)
 {
     if (pre->nr < SIM_MAX_RANGES) {
         SimRange *r = &pre->r[pre->nr++];
@@ -74,8 +76,28 @@ static void add_range(SimPre *pre, int space, int64_t lo, int64_t hi, uint32_t c
         r->cores = cores;
         r->write = (uint8_t)write;
         r->space = (uint8_t)space;
+        r->cluster = (uint8_t)cluster;
         if (space != ISA_SPACE_LMEM) pre->far |= SIM_FAR_BIT(space, write);
     }
+}
+
+/* A peer operand (another cluster's SRAM over the NoC): only dma.copy has
+ * them, at one end, on a chip with cluster links, naming one of its
+ * clusters. Records the cluster and the links between in pre. */
+static int check_peer(Ctx *c, const AtlSim *s, int core, const AtlInsn *in, const IsaOperand *o, SimPre *pre)
+{
+    if (!s->chip.noc_cluster_links)
+        return bad(c, SIM_FAULT_ILLEGAL, "field %s: %s@%d names another cluster's SRAM, but chip %s has no cluster links "
+                   "([noc] cluster_links = 0)", o->what, isa_space_name(o->space), o->cluster, s->chip.name);
+    if (in->op != ISA_OP_DMA_COPY)
+        return bad(c, SIM_FAULT_ILLEGAL, "field %s: only dma.copy reaches another cluster's SRAM", o->what);
+    if (in->dst_space == ISA_SPACE_PEER && in->src_space == ISA_SPACE_PEER)
+        return bad(c, SIM_FAULT_ILLEGAL, "fields dst, src: at most one end of a copy is another cluster's SRAM");
+    if (o->cluster >= s->chip.clusters)
+        return bad(c, SIM_FAULT_ILLEGAL, "field %s: cluster %d is not one of the chip's %d", o->what, o->cluster, s->chip.clusters);
+    pre->peer = (uint8_t)o->cluster;
+    pre->hops = (uint8_t)tim_noc_route(&s->chip, core / s->cpc, o->cluster, NULL);
+    return 0;
 }
 
 /* Checks every operand of in (isa_operands: the one definition of what
@@ -100,12 +122,13 @@ static int check_operands(Ctx *c, const AtlSim *s, int core, const AtlInsn *in, 
             if (o->lo < 0 || o->hi > (int64_t)s->chip.lmem_bytes)
                 return bad(c, SIM_FAULT_OOB, "%s touches lmem bytes [%lld, %lld) outside LMEM of %d bytes", o->what,
                            (long long)o->lo, (long long)o->hi, s->chip.lmem_bytes);
-            add_range(pre, ISA_SPACE_LMEM, o->lo, o->hi, 0, o->write);
+            add_range(pre, ISA_SPACE_LMEM, o->lo, o->hi, 0, o->write, 0);
             continue;
         }
         int space = o->space, es = o->end == 2 ? 4 : isa_dtype_size(in->dtype);
         const int32_t *st = o->end == 0 ? in->dst_stride : in->src_stride;
         if (space < 0 || space >= ISA_NUM_SPACES) return bad(c, SIM_FAULT_ILLEGAL, "field %s: bad memory space %d", o->what, space);
+        if (space == ISA_SPACE_PEER && check_peer(c, s, core, in, o, pre)) return -1;
         if (o->base % (uint64_t)es) return bad(c, SIM_FAULT_MISALIGNED, "%s %s:0x%llx is not aligned to the %d-byte element",
                                                o->what, isa_space_name(space), (unsigned long long)o->base, es);
         for (int d = 0; d < 4 && o->end < 2; d++)
@@ -120,7 +143,9 @@ static int check_operands(Ctx *c, const AtlSim *s, int core, const AtlInsn *in, 
             if (!gather && o->end == 0 && in->mask) cores = in->mask;
             if (!gather && o->end == 1) cores = 1u << in->src_core;
         }
-        add_range(pre, space, o->lo, o->hi, cores, o->write);
+        /* a peer operand's range is in its cluster's SRAM (race.c) */
+        add_range(pre, space == ISA_SPACE_PEER ? ISA_SPACE_SRAM : space, o->lo, o->hi, cores, o->write,
+                  space == ISA_SPACE_PEER ? o->cluster : core / s->cpc);
     }
     return 0;
 }
@@ -132,8 +157,9 @@ static int check_dma(Ctx *c, const AtlSim *s, int core, const AtlInsn *in, SimPr
     if (need_shape(c, in->shape)) return -1;
     uint32_t all = s->cpc >= 32 ? 0xffffffffu : ((1u << s->cpc) - 1);
     if (in->mask & ~all) return bad(c, SIM_FAULT_ILLEGAL, "field mask: 0x%x names cores beyond the %d of a cluster", in->mask, s->cpc);
-    if (in->mask && in->dst_space != ISA_SPACE_LMEM)
-        return bad(c, SIM_FAULT_ILLEGAL, "field mask: multicast needs an lmem destination");
+    /* into LMEM: the multicast; into a peer SRAM: the cores there whose semaphore `signal` counts */
+    if (in->mask && in->dst_space != ISA_SPACE_LMEM && in->dst_space != ISA_SPACE_PEER)
+        return bad(c, SIM_FAULT_ILLEGAL, "field mask: multicast needs an lmem destination (or a peer one, whose cores it signals)");
     if (in->op == ISA_OP_DMA_COPY && in->src_space == ISA_SPACE_LMEM && in->src_core >= s->cpc)
         return bad(c, SIM_FAULT_ILLEGAL, "field src_core: %d is not a core of the cluster (%d cores)", in->src_core, s->cpc);
     pre->bytes = elems4(in->shape) * (uint64_t)es;

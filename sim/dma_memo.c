@@ -48,7 +48,7 @@ void dma_memo_key(const AtlSim *s, const AtlInsn *in, uint64_t bytes, SimDmaKey 
         if (end && in->op == ISA_OP_DMA_FILL) break;
         uint64_t base = end ? in->src : in->dst;
         int space = k->space[end];
-        k->phase[end] = space == ISA_SPACE_DRAM ? base % dram_period : space == ISA_SPACE_SRAM ? 0 : base % lmem_period;
+        k->phase[end] = space == ISA_SPACE_DRAM ? base % dram_period : space == ISA_SPACE_SRAM || space == ISA_SPACE_PEER ? 0 : base % lmem_period;
     }
 }
 

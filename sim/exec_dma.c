@@ -1,6 +1,7 @@
 /* exec_dma.c - data effect of dma.copy, dma.fill, dma.gather and
  * dma.scatter: strided 4-D element copies between DRAM, the cluster's SRAM
- * and LMEM (multicast to every core of the mask), constant fills, and
+ * (or another cluster's, dma.copy's peer ends) and LMEM (multicast to
+ * every core of the mask), constant fills, and
  * copies whose d1 source (gather) or destination (scatter) row comes from
  * an i32 index table. Bounds of the static extents were checked in
  * check.c; the indices are checked here, when they are read, and an index
@@ -33,9 +34,9 @@ static uint32_t dst_cores(const AtlSim *s, int core, const AtlInsn *in)
 int sim_exec_fmt_DMA_COPY(AtlSim *s, int core, const AtlInsn *in)
 {
     int es = isa_dtype_size(in->dtype);
-    const uint8_t *src = mem_space_ptr(s, core, in->src_space, in->src_core) + in->src;
+    const uint8_t *src = mem_end_ptr(s, core, in->src_space, in->src, in->src_core);
     if (in->dst_space != ISA_SPACE_LMEM) {
-        copy4(mem_space_ptr(s, core, in->dst_space, 0) + in->dst, in->dst_stride, src, in->src_stride, in->shape, es);
+        copy4(mem_end_ptr(s, core, in->dst_space, in->dst, 0), in->dst_stride, src, in->src_stride, in->shape, es);
         return 0;
     }
     uint32_t m = dst_cores(s, core, in);

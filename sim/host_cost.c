@@ -5,6 +5,7 @@
  * engine. It mirrors the allocations of sim_create. */
 #include "sim/sim_int.h"
 #include "util/zmem.h"
+#include "isa/timing.h"
 
 static void add_block(AtlSimHostCost *c, uint64_t bytes, uint64_t count)
 {
@@ -15,8 +16,10 @@ static void add_block(AtlSimHostCost *c, uint64_t bytes, uint64_t count)
 void sim_host_cost(const AtlChip *chip, AtlSimHostCost *c)
 {
     uint64_t cores = (uint64_t)chip->clusters * (uint64_t)chip->cores_per_cluster;
-    uint64_t engines = cores * ISA_NUM_ENGINES, nps = (uint64_t)chip->dram_channels + 3 * (uint64_t)chip->clusters + cores;
-    uint64_t maxuse = 2 * (uint64_t)chip->dram_channels + (uint64_t)chip->cores_per_cluster + 4;
+    uint64_t links = chip->noc_cluster_links ? (uint64_t)chip->clusters * TIM_NOC_DIRS : 0;
+    uint64_t engines = cores * ISA_NUM_ENGINES, nps = (uint64_t)chip->dram_channels + 3 * (uint64_t)chip->clusters + cores + links;
+    uint64_t maxuse = 2 * (uint64_t)chip->dram_channels + (uint64_t)chip->cores_per_cluster + 4 +
+                      (chip->noc_cluster_links ? TIM_NOC_MAX_HOPS : 0);
     c->lazy = c->upfront = 0;
     add_block(c, (uint64_t)chip->dram_bytes, 1);
     add_block(c, (uint64_t)chip->sram_bytes + 1, (uint64_t)chip->clusters);

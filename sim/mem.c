@@ -24,6 +24,12 @@ uint8_t *mem_space_ptr(AtlSim *s, int core, int space, int lcore)
     }
 }
 
+uint8_t *mem_end_ptr(AtlSim *s, int core, int space, uint64_t addr, int lcore)
+{
+    if (space == ISA_SPACE_PEER) return s->sram[isa_peer_cluster(addr)] + isa_peer_offset(addr);
+    return mem_space_ptr(s, core, space, lcore) + addr;
+}
+
 /* Byte address of linear element `idx` of a strided 4-D operand (byte strides). */
 uint64_t mem_elem_addr(uint64_t base, const uint32_t shape[4], const int32_t st[4], uint64_t idx)
 {
@@ -261,7 +267,7 @@ static void burst_work(AtlSim *s, const SimEngine *e, const AtlInsn *in, uint64_
         if (space == ISA_SPACE_DRAM) {
             /* (the banked model serves the DRAM end as requests: sim/dram_dma.c) */
             if (!s->dd) dram_burst_work(s, end, base, in->shape, st, e->dma_es, idx, nelem, e->dma_dense[end], e->dma_flat[end], mult);
-        } else if (space == ISA_SPACE_SRAM) {
+        } else if (space == ISA_SPACE_SRAM || space == ISA_SPACE_PEER) {
             w[end] += mult * tim_occupancy(bytes, (double)c->sram_bytes_per_cycle);
         } else {
             uint64_t a = e->dma_flat[end] ? base + idx * (uint64_t)e->dma_es : mem_elem_addr(base, in->shape, st, idx);
@@ -280,7 +286,7 @@ static void burst_work(AtlSim *s, const SimEngine *e, const AtlInsn *in, uint64_
  * or SRAM. */
 static int end_uniform(const AtlSim *s, const SimEngine *e, int space, uint64_t base, int flat, uint64_t bytes)
 {
-    if (space == ISA_SPACE_SRAM) return 1;
+    if (space == ISA_SPACE_SRAM || space == ISA_SPACE_PEER) return 1;
     if (!flat) return 0;
     if (space == ISA_SPACE_DRAM) {
         uint64_t il = (uint64_t)s->chip.dram_interleave;
@@ -305,11 +311,12 @@ int mem_dma_plan(AtlSim *s, int core, int engine, const AtlInsn *in, SimPre *pre
     uint64_t bytes = pre->bytes;
     int copy = in->op != ISA_OP_DMA_FILL;
     int src_space = copy ? in->src_space : in->dst_space;
-    pre->dma_latency = tim_dma_path_latency(&s->chip, in->dst_space, src_space) + (uint64_t)s->chip.dma_issue_cycles;
+    int hops = pre->hops;   /* a peer end's cluster links (check.c) */
+    pre->dma_latency = tim_dma_route_latency(&s->chip, in->dst_space, src_space, hops) + (uint64_t)s->chip.dma_issue_cycles;
     if (s->dd && (in->dst_space == ISA_SPACE_DRAM || src_space == ISA_SPACE_DRAM)) {
         /* the banked model times the DRAM access itself: only the NoC's latency stays fixed */
-        uint64_t a = in->dst_space == ISA_SPACE_DRAM ? (uint64_t)s->chip.noc_latency : tim_dma_path_latency(&s->chip, in->dst_space, in->dst_space);
-        uint64_t b = src_space == ISA_SPACE_DRAM ? (uint64_t)s->chip.noc_latency : tim_dma_path_latency(&s->chip, src_space, src_space);
+        uint64_t a = in->dst_space == ISA_SPACE_DRAM ? (uint64_t)s->chip.noc_latency : tim_dma_route_latency(&s->chip, in->dst_space, in->dst_space, hops);
+        uint64_t b = src_space == ISA_SPACE_DRAM ? (uint64_t)s->chip.noc_latency : tim_dma_route_latency(&s->chip, src_space, src_space, hops);
         pre->dma_latency = (a > b ? a : b) + (uint64_t)s->chip.dma_issue_cycles;
     }
     if (isa_ops[in->op].format == ISA_FMT_DMA_GATHER) pre->dma_latency += tim_gather_index_cycles(&s->chip, in->src2_space, in->shape[1]);
@@ -348,6 +355,13 @@ int mem_dma_plan(AtlSim *s, int core, int engine, const AtlInsn *in, SimPre *pre
             s->nchan[end] = 0;
         } else if (space == ISA_SPACE_SRAM) {
             use_add(e, s->ps_sram + cl, w[end], nbursts);
+        } else if (space == ISA_SPACE_PEER) {
+            /* the other cluster's SRAM ports, and every cluster link on the way there (or back) */
+            use_add(e, s->ps_sram + pre->peer, w[end], nbursts);
+            int links[TIM_NOC_MAX_HOPS], n = end ? tim_noc_route(&s->chip, pre->peer, cl, links) : tim_noc_route(&s->chip, cl, pre->peer, links);
+            double bw = (double)s->chip.noc_link_bytes_per_cycle;
+            uint64_t lw = full * tim_occupancy(e->dma_bb, bw) + (rest ? tim_occupancy(rest, bw) : 0);
+            for (int k = 0; k < n && k < TIM_NOC_MAX_HOPS; k++) use_add(e, s->ps_link + links[k], lw, nbursts);
         } else {
             uint32_t m = end ? 1u << in->src_core : in->mask ? in->mask : 1u << (core % s->cpc);
             for (; m; m &= m - 1) use_add(e, s->ps_port + cl * s->cpc + __builtin_ctz(m), w[end], nbursts);

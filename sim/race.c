@@ -32,7 +32,9 @@
 int race_init(AtlSim *s)
 {
     int cl = s->chip.clusters;
-    size_t sram_cap = (size_t)SIM_MAX_RANGES * (size_t)s->cpc, dram_cap = (size_t)SIM_MAX_RANGES * (size_t)s->ncores;
+    /* a cluster's SRAM: its own cores' DMAs, and with cluster links one peer write per DMA engine of the chip */
+    size_t sram_cap = (size_t)SIM_MAX_RANGES * (size_t)s->cpc + (s->chip.noc_cluster_links ? (size_t)s->ncores : 0);
+    size_t dram_cap = (size_t)SIM_MAX_RANGES * (size_t)s->ncores;
     s->race_far = calloc((size_t)cl + 1, sizeof *s->race_far);
     s->race_mem = calloc((size_t)cl * sram_cap + dram_cap, sizeof *s->race_mem);
     s->race_pos = calloc((size_t)s->ncores * SIM_MAX_RANGES, sizeof *s->race_pos);
@@ -48,10 +50,10 @@ void race_reset(AtlSim *s)
     for (int i = 0; i < s->ncores; i++) s->race_geo[i].pc = -1;
 }
 
-/* The write set of range r of an instruction of a core of cluster cl. */
-static SimRaceSet *far_set(AtlSim *s, const SimRange *r, int cl)
+/* The write set of range r's memory: its cluster's SRAM, or the DRAM. */
+static SimRaceSet *far_set(AtlSim *s, const SimRange *r)
 {
-    return &s->race_far[r->space == ISA_SPACE_DRAM ? s->chip.clusters : cl];
+    return &s->race_far[r->space == ISA_SPACE_DRAM ? s->chip.clusters : r->cluster];
 }
 
 /* Range r (of an instruction of engine eid) on cluster-local core lc
@@ -112,10 +114,11 @@ static void far_keep(const AtlSim *s, FarHit *h, int eid, uint32_t lo, uint32_t 
 }
 
 /* Range r = operand k of engine eid's new instruction, in a shared space
- * of cluster cl, against the in-flight writes there and, if r writes, the
- * in-flight reads (in the records of the busy DMA engines of the cluster
- * for SRAM, of the chip for DRAM). Returns 1 with the conflict in *h. */
-static int far_find(AtlSim *s, const SimRaceSet *set, const SimRange *r, int k, int eid, int cl, FarHit *h)
+ * (a cluster's SRAM or the DRAM), against the in-flight writes there and,
+ * if r writes, the in-flight reads (in the records of the busy DMA engines
+ * that reach it: the cluster's for SRAM, with cluster links every one's,
+ * the chip's for DRAM). Returns 1 with the conflict in *h. */
+static int far_find(AtlSim *s, const SimRaceSet *set, const SimRange *r, int k, int eid, FarHit *h)
 {
     h->eid = -1;
     for (int j = 0; j < set->n; j++) {
@@ -124,7 +127,8 @@ static int far_find(AtlSim *s, const SimRaceSet *set, const SimRange *r, int k, 
             far_keep(s, h, f->eid, f->lo, f->hi, 1);
     }
     if (r->write) {
-        int first = r->space == ISA_SPACE_DRAM ? 0 : cl * s->cpc, last = r->space == ISA_SPACE_DRAM ? s->ncores : first + s->cpc;
+        int all = r->space == ISA_SPACE_DRAM || s->chip.noc_cluster_links;
+        int first = all ? 0 : r->cluster * s->cpc, last = all ? s->ncores : first + s->cpc;
         uint8_t bit = SIM_FAR_BIT(r->space, 0);
         for (int c = first; c < last; c++) {
             int o = sim_eid(c, ISA_ENGINE_DMA);
@@ -133,7 +137,8 @@ static int far_find(AtlSim *s, const SimRaceSet *set, const SimRange *r, int k, 
             const SimPre *p = &e->pre[e->pc];
             for (int i = 0; i < p->nr; i++) {
                 const SimRange *f = &p->r[i];
-                if (f->space == r->space && !f->write && f->lo < r->hi && r->lo < f->hi && far_conflict(s, o, i, eid, k))
+                if (f->space == r->space && (f->space == ISA_SPACE_DRAM || f->cluster == r->cluster) && !f->write &&
+                    f->lo < r->hi && r->lo < f->hi && far_conflict(s, o, i, eid, k))
                     far_keep(s, h, o, f->lo, f->hi, 0);
             }
         }
@@ -160,15 +165,15 @@ static int race_raise(AtlSim *s, int core, int engine, int index, const SimRange
 
 int race_begin(AtlSim *s, int core, int engine, int index, const SimPre *pre)
 {
-    int eid = sim_eid(core, engine), lcore = core % s->cpc, base = core - lcore, cl = core / s->cpc;
+    int eid = sim_eid(core, engine), lcore = core % s->cpc, base = core - lcore;
     char where[32];
     for (int i = 0; i < pre->nr; i++) {
         const SimRange *r = &pre->r[i];
         if (r->space != ISA_SPACE_LMEM) {
             FarHit h;
-            if (!far_find(s, far_set(s, r, cl), r, i, eid, cl, &h)) continue;
+            if (!far_find(s, far_set(s, r), r, i, eid, &h)) continue;
             where[0] = 0;
-            if (r->space == ISA_SPACE_SRAM) snprintf(where, sizeof where, " of cluster %d", cl);
+            if (r->space == ISA_SPACE_SRAM) snprintf(where, sizeof where, " of cluster %d", r->cluster);
             return race_raise(s, core, engine, index, r, where, h.eid, h.lo, h.hi, h.write,
                               "no semaphore or barrier orders them");
         }
@@ -188,7 +193,7 @@ int race_begin(AtlSim *s, int core, int engine, int index, const SimPre *pre)
         for (int i = 0; i < pre->nr; i++) {
             const SimRange *r = &pre->r[i];
             if (r->space == ISA_SPACE_LMEM || !r->write) continue;
-            SimRaceSet *set = far_set(s, r, cl);
+            SimRaceSet *set = far_set(s, r);
             s->race_pos[core * SIM_MAX_RANGES + i] = set->n;
             set->w[set->n++] = (SimFarRange){r->lo, r->hi, eid, (uint8_t)i};
         }
@@ -209,7 +214,7 @@ void race_end(AtlSim *s, int core, int engine, const SimPre *pre)
     for (int i = 0; i < pre->nr; i++) {
         const SimRange *r = &pre->r[i];
         if (r->space == ISA_SPACE_LMEM || !r->write) continue;
-        SimRaceSet *set = far_set(s, r, core / s->cpc);
+        SimRaceSet *set = far_set(s, r);
         int j = s->race_pos[core * SIM_MAX_RANGES + i];
         set->w[j] = set->w[--set->n]; /* the last one takes its place */
         s->race_pos[set->w[j].eid / ISA_NUM_ENGINES * SIM_MAX_RANGES + set->w[j].k] = j;

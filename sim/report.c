@@ -42,7 +42,7 @@ void stats_finish(AtlSim *s)
     en->vec = (double)st->vec_elems * c->e_vec_op;
     en->lmem = (double)(st->bytes.lmem_rd + st->bytes.lmem_wr) * c->e_lmem_byte;
     en->sram = (double)(st->bytes.sram_rd + st->bytes.sram_wr) * c->e_sram_byte;
-    en->noc = (double)st->bytes.noc * c->e_noc_byte;
+    en->noc = (double)(st->bytes.noc + st->bytes.peer_link) * c->e_noc_byte;   /* every link a byte crosses */
     en->dram = (double)(st->bytes.dram_rd + st->bytes.dram_wr) * c->e_dram_byte;
     en->stat = c->e_static_mw_core * 1e-3 * s->ncores * st->seconds * 1e12;
     en->total = en->mac + en->vec + en->lmem + en->sram + en->noc + en->dram + en->stat;
@@ -89,8 +89,15 @@ char *sim_report_text(const AtlSim *s)
     human_bytes(h[2], 32, st->bytes.sram_rd); human_bytes(h[3], 32, st->bytes.sram_wr);
     human_bytes(h[4], 32, st->bytes.lmem_rd); human_bytes(h[5], 32, st->bytes.lmem_wr);
     human_bytes(h[6], 32, st->bytes.noc);
-    sbuf_printf(&b, "\nbytes   DRAM rd %s wr %s | SRAM rd %s wr %s | LMEM rd %s wr %s | NoC %s\n",
+    sbuf_printf(&b, "\nbytes   DRAM rd %s wr %s | SRAM rd %s wr %s | LMEM rd %s wr %s | NoC %s",
                 h[0], h[1], h[2], h[3], h[4], h[5], h[6]);
+    if (s->chip.noc_cluster_links) {
+        char p[32], l[32];
+        human_bytes(p, 32, st->bytes.peer);
+        human_bytes(l, 32, st->bytes.peer_link);
+        sbuf_printf(&b, " | cluster to cluster %s (%s over links)", p, l);
+    }
+    sbuf_printf(&b, "\n");
     if (st->dram.banked) {
         const AtlSimDram *d = &st->dram;
         uint64_t all = d->row_hits + d->row_misses + d->row_conflicts;
@@ -197,10 +204,11 @@ char *sim_stats_json(const AtlSim *s)
     sbuf_printf(&b, "  \"macs\": %llu,\n  \"mm_utilisation\": %.6f,\n  \"vector_elements\": %llu,\n",
                 (unsigned long long)st->macs, st->mm_util, (unsigned long long)st->vec_elems);
     const AtlSimBytes *y = &st->bytes;
-    sbuf_printf(&b, "  \"bytes\": {\"dram_rd\":%llu,\"dram_wr\":%llu,\"sram_rd\":%llu,\"sram_wr\":%llu,\"lmem_rd\":%llu,\"lmem_wr\":%llu,\"noc\":%llu},\n",
+    sbuf_printf(&b, "  \"bytes\": {\"dram_rd\":%llu,\"dram_wr\":%llu,\"sram_rd\":%llu,\"sram_wr\":%llu,\"lmem_rd\":%llu,\"lmem_wr\":%llu,\"noc\":%llu,"
+                    "\"peer\":%llu,\"peer_link\":%llu},\n",
                 (unsigned long long)y->dram_rd, (unsigned long long)y->dram_wr, (unsigned long long)y->sram_rd,
                 (unsigned long long)y->sram_wr, (unsigned long long)y->lmem_rd, (unsigned long long)y->lmem_wr,
-                (unsigned long long)y->noc);
+                (unsigned long long)y->noc, (unsigned long long)y->peer, (unsigned long long)y->peer_link);
     const AtlSimDram *d = &st->dram;
     if (d->banked)
         sbuf_printf(&b, "  \"dram\": {\"model\":\"banked\",\"reads\":%llu,\"writes\":%llu,\"row_hits\":%llu,\"row_misses\":%llu,"

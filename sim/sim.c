@@ -97,9 +97,11 @@ AtlSim *sim_create(const AtlChip *chip, const AtlSimOptions *opt, AtlErr *e)
     s->ps_noc_out = s->ps_noc_in + chip->clusters;
     s->ps_sram = s->ps_noc_out + chip->clusters;
     s->ps_port = s->ps_sram + chip->clusters;
-    s->nps = s->ps_port + s->ncores;
+    s->ps_link = s->ps_port + s->ncores;
+    s->nps = s->ps_link + (chip->noc_cluster_links ? chip->clusters * TIM_NOC_DIRS : 0);
     s->ps = calloc((size_t)s->nps, sizeof *s->ps);
-    s->maxuse = 2 * chip->dram_channels + s->cpc + 4;
+    /* a transfer's servers: channels of both ends, ports, SRAMs, links, NoC in and out */
+    s->maxuse = 2 * chip->dram_channels + s->cpc + 4 + (chip->noc_cluster_links ? TIM_NOC_MAX_HOPS : 0);
     s->uses = calloc((size_t)s->ncores * ISA_NUM_ENGINES * (size_t)s->maxuse, sizeof *s->uses);
     for (int i = 0; i < 2; i++) {
         s->chan_work[i] = calloc((size_t)chip->dram_channels, sizeof *s->chan_work[i]);
@@ -194,6 +196,7 @@ static int dma_within_limits(const AtlSim *s, const AtlInsn *in, const SimPre *p
     if ((x = (double)c->sram_ports * c->sram_bytes_per_cycle) > bw) bw = x;
     if ((x = (double)c->noc_bytes_per_cycle) > bw) bw = x;
     if ((x = (double)c->dma_lmem_bytes_per_cycle) > bw) bw = x;
+    if (c->noc_cluster_links && (x = (double)c->noc_link_bytes_per_cycle) > bw) bw = x;
     double least = (double)pre->bytes / bw;
     if (least <= (double)s->max_cycles) return 0;
     *kind = SIM_FAULT_MAX_CYCLES;
@@ -316,9 +319,11 @@ SIM_HOT static void do_signal(AtlSim *s, int core, int engine, const SimPre *pre
 {
     if (!pre->signal) return;
     int sid = pre->signal - 1, eid = sim_eid(core, engine);
-    if (engine == ISA_ENGINE_DMA && pre->dst_space == ISA_SPACE_LMEM && pre->mask &&
+    if (engine == ISA_ENGINE_DMA && (pre->dst_space == ISA_SPACE_LMEM || pre->dst_space == ISA_SPACE_PEER) && pre->mask &&
         (pre->op == ISA_OP_DMA_COPY || pre->op == ISA_OP_DMA_FILL)) {
-        int base = core / s->cpc * s->cpc;
+        /* the cores of the mask: in the own cluster (LMEM multicast), or in the
+         * destination's (a peer copy: its data has landed there) */
+        int base = (pre->dst_space == ISA_SPACE_PEER ? pre->peer : core / s->cpc) * s->cpc;
         for (int i = 0; i < s->cpc; i++)
             if (pre->mask >> i & 1) signal_one(s, base + i, sid, eid, index, t);
     } else {

@@ -80,6 +80,8 @@ typedef struct AtlLayerStats {
 /* Byte counters by memory level and direction. */
 typedef struct AtlSimBytes {
     uint64_t dram_rd, dram_wr, sram_rd, sram_wr, lmem_rd, lmem_wr, noc;
+    uint64_t peer;          /* bytes copied between clusters over the cluster links (a peer DMA end) */
+    uint64_t peer_link;     /* those bytes times the links each crossed */
 } AtlSimBytes;
 
 /* The banked DRAM model's counters (model = banked; zero with flow). */

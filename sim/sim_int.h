@@ -49,9 +49,10 @@ typedef struct SimRange {
     uint32_t lo, hi;        /* byte range [lo, hi) in its space: every space's size is an int (AtlChip), and
                              * check.c keeps hi within it, so 32 bits hold every DRAM and SRAM address too */
     uint32_t cores;         /* LMEM: cluster-local core mask the range is in (the own core's bit for its own
-                             * LMEM); 0 in SRAM (the issuing core's cluster's) and DRAM (the chip's) */
+                             * LMEM); 0 in SRAM and DRAM (the chip's) */
     uint8_t write;
-    uint8_t space;          /* ISA_SPACE_* */
+    uint8_t space;          /* ISA_SPACE_LMEM, SRAM or DRAM (a peer operand's range is in SRAM) */
+    uint8_t cluster;        /* SRAM: the cluster whose SRAM it is in (the issuing core's, or a peer operand's) */
 } SimRange;
 /* SimPre.far: what an instruction does in the shared spaces (race.c): a
  * bit per space and direction, SIM_FAR_BIT(space, write) */
@@ -82,6 +83,7 @@ typedef struct SimPre {
     uint8_t op, fmt, wait, signal, dtype, dst_space, src_space;
     uint8_t nr;
     uint8_t far;            /* SIM_FAR_BIT of each of its ranges in cluster SRAM or DRAM (only DMA instructions have them) */
+    uint8_t peer, hops;     /* a dma.copy with a peer end: that end's cluster and the cluster links between */
     SimRange r[SIM_MAX_RANGES];
 } SimPre;
 static inline int sim_pre_is_dma(const SimPre *pre)
@@ -250,8 +252,9 @@ struct AtlSim {
     uint8_t *dram;
     uint8_t **sram;             /* per cluster */
     SimServer *servers;         /* every core's LMEM banks, contiguous */
-    SimPs *ps;                  /* DMA servers: channels, NoC in, NoC out, SRAM (per cluster), LMEM port (per core) */
-    int ps_noc_in, ps_noc_out, ps_sram, ps_port, nps; /* first index of each kind in ps, count */
+    SimPs *ps;                  /* DMA servers: channels, NoC in, NoC out, SRAM (per cluster), LMEM port (per core),
+                                 * cluster links (TIM_NOC_DIRS per cluster, [noc] cluster_links = 1 only) */
+    int ps_noc_in, ps_noc_out, ps_sram, ps_port, ps_link, nps; /* first index of each kind in ps, count */
     SimUse *uses;               /* every engine's SimEngine.use, maxuse each */
     int maxuse;
     SimBarrier *bar;            /* (clusters + 1) * 256: cluster slots then chip */
@@ -355,6 +358,8 @@ struct DramStats;
 void ddma_stats(const AtlSim *s, struct DramStats *out);
 /* memory pointers by space for exec */
 uint8_t *mem_space_ptr(AtlSim *s, int core, int space, int lcore);
+/* The byte at address addr of a DMA end in space (a peer address names its cluster's SRAM). */
+uint8_t *mem_end_ptr(AtlSim *s, int core, int space, uint64_t addr, int lcore);
 /* exec_*.c: one handler per instruction format; the per-opcode dispatch
  * table (exec_table.c) is generated from ISA_OPS. A handler returns -1 with
  * s->exec_msg set on a data fault. */

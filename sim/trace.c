@@ -4,11 +4,14 @@
  * events ("s"/"f") from each semaphore signal to the wait it released: the
  * start is stamped inside the signalling instruction's slice (enclosing
  * binding), the end at the moment the wait was satisfied, binding to the
- * next slice of the waiting engine, i.e. the instruction that waited.
+ * next slice of the waiting engine, i.e. the instruction that waited (a
+ * copy into another cluster's SRAM that signals cores there draws its
+ * arrow across clusters; its slice names the clusters and links crossed).
  * Timestamps are microseconds of simulated time (cycles / MHz) printed
  * with fixed precision, so the bytes are deterministic. */
 #include <stdio.h>
 #include "sim/sim_int.h"
+#include "isa/timing.h"
 
 static void ts(SimBuf *b, const AtlSim *s, uint64_t cycles)
 {
@@ -44,6 +47,14 @@ void trace_insn(AtlSim *s, int core, int engine, int index, const AtlInsn *in, u
     sbuf_printf(b, ",\"args\":{\"index\":%d,\"layer\":%d,\"start_cycle\":%llu,\"end_cycle\":%llu,\"insn\":", index, in->layer,
                 (unsigned long long)start, (unsigned long long)end);
     sbuf_json_str(b, dis);
+    /* a copy to or from another cluster's SRAM: which cluster, and over how many links */
+    int peer = isa_ops[in->op].format == ISA_FMT_DMA_COPY
+                   ? in->dst_space == ISA_SPACE_PEER ? 0 : in->src_space == ISA_SPACE_PEER ? 1 : -1 : -1;
+    if (peer >= 0) {
+        int cl = isa_peer_cluster(peer ? in->src : in->dst), own = core / s->cpc;
+        sbuf_printf(b, ",\"noc\":{\"from_cluster\":%d,\"to_cluster\":%d,\"hops\":%d}", peer ? cl : own, peer ? own : cl,
+                    tim_noc_route(&s->chip, own, cl, NULL));
+    }
     sbuf_printf(b, "}},\n");
 }
 

@@ -27,7 +27,8 @@ static const char *const kind_syntax[] = {
     [ISA_K_UINT] = "unsigned integer expression",
     [ISA_K_INT] = "signed integer expression (two's complement in the field)",
     [ISA_K_DTYPE] = "`i8` `i16` `i32` `f16` `bf16` `f32`",
-    [ISA_K_ADDR] = "`SPACE:OFFSET`, SPACE one of `dram` `sram` `lmem`; encoded as OFFSET then a 2-bit space code",
+    [ISA_K_ADDR] = "`SPACE:OFFSET`, SPACE one of `dram` `sram` `lmem`, or `peer@CLUSTER:OFFSET`; encoded as OFFSET (a peer "
+                   "address: CLUSTER in bits 32..39, OFFSET below) then a 2-bit space code",
     [ISA_K_LMEM] = "LMEM byte offset, `lmem:` prefix optional",
     [ISA_K_DIMS] = "1 to 4 comma-separated unsigned values, outermost first; missing leading ones are 1",
     [ISA_K_STRIDES] = "1 to 4 comma-separated signed values, outermost first; missing leading ones are 0",
@@ -49,7 +50,8 @@ static const char semantics[] =
     "- **wait=S** blocks the instruction until semaphore S of its core is > 0,\n"
     "  then decrements it. **signal=S** increments semaphore S when the\n"
     "  instruction completes; for a DMA into LMEM it is incremented on every\n"
-    "  destination core of the mask. Both are encoded as id + 1, 0 meaning none,\n"
+    "  destination core of the mask (into another cluster's SRAM: on the cores of\n"
+    "  the mask in that cluster). Both are encoded as id + 1, 0 meaning none,\n"
     "  so ids run 0..31; a chip has `[sync] semaphores` of them per core.\n"
     "- **layer=L** tags the instruction for the per-layer report; it has no effect\n"
     "  on the result.\n"
@@ -66,7 +68,14 @@ static const char semantics[] =
     "  `src_core` of the issuing core's cluster. An `lmem:` destination is written\n"
     "  in every core of the cluster whose bit is set in `mask` (bit i = core i of\n"
     "  the cluster); `mask=0` means the issuing core only. `sram:` is the\n"
-    "  cluster's shared SRAM; `dram:` the device DRAM.\n"
+    "  cluster's shared SRAM; `dram:` the device DRAM. `peer@C:` (one end at\n"
+    "  most) is the SRAM of cluster C, reached over the NoC's cluster links\n"
+    "  (chips with `[noc] cluster_links = 1`; elsewhere the instruction is\n"
+    "  illegal): a copy into it with `signal=S` increments semaphore S, once its\n"
+    "  data has landed, on every core of cluster C whose bit is set in `mask`\n"
+    "  (`mask=0`: on the issuing core). That is how one cluster hands data to\n"
+    "  another (docs/architecture.md, \"Synchronisation\"). `dma.fill`,\n"
+    "  `dma.gather` and `dma.scatter` take no peer operand.\n"
     "- **dma.fill** writes the low `size(dtype)` bytes of `value` (little-endian)\n"
     "  to every element of the strided `dst` region; used for padding.\n"
     "- **dma.gather** is a dma.copy of `shape` whose source row along d1 is data:\n"
@@ -196,8 +205,10 @@ static void doc(void)
            ISA_MAX_SEMAPHORES, ISA_MAX_SEMAPHORES);
     printf("## Data types\n\n| code | name | bytes |\n| --- | --- | --- |\n");
     for (int d = 0; d < ISA_NUM_DTYPES; d++) printf("| %d | `%s` | %d |\n", d, isa_dtype_name(d), isa_dtype_size(d));
-    printf("\n## Memory spaces\n\n| code | name |\n| --- | --- |\n");
-    for (int s = 0; s < ISA_NUM_SPACES; s++) printf("| %d | `%s` |\n", s, isa_space_name(s));
+    printf("\n## Memory spaces\n\n| code | name | written as | what |\n| --- | --- | --- | --- |\n");
+    for (int s = 0; s < ISA_NUM_SPACES; s++)
+        printf("| %d | `%s` | `%s%s:OFFSET` | %s |\n", s, isa_space_name(s), isa_space_name(s), isa_space_is_peer(s) ? "@CLUSTER" : "",
+               isa_space_doc(s));
     printf("\n## Engines\n\n| code | name |\n| --- | --- |\n");
     for (int g = 0; g <= ISA_ENGINE_ANY; g++) printf("| %d | `%s` |\n", g, isa_engine_name(g));
     printf("\n## Opcodes\n\n| opcode | mnemonic | engine | format | bits used | summary |\n| --- | --- | --- | --- | --- | --- |\n");

@@ -34,6 +34,6 @@ expect_grep default_chip_is_a1 "configs/a1.ini: ok (chip a1" "$TMPD/out"
 expect_ok chip_by_name "$ATOLL" config check --chip tiny
 expect_grep chip_by_name_file "configs/tiny.ini: ok (chip tiny" "$TMPD/out"
 expect_fail chip_unknown_name "no chip config of that name in configs" "$ATOLL" config check --chip a2
-expect_grep chip_unknown_lists "chips found: a1, a1x16, edge16k, tiny" "$TMPD/out"
+expect_grep chip_unknown_lists "chips found: a1, a1-noc, a1x16, a1x16-noc, edge16k, tiny" "$TMPD/out"
 expect_fail bad_action "unknown action 'frob'" "$ATOLL" config frob
 cli_summary config

@@ -3,7 +3,9 @@
 # memories order or separate its accesses; interleaved tiles share no byte);
 # with its `; ORDER` lines deleted each reports the data race naming both
 # instructions, the memory and the byte ranges; timing-only runs detect it
-# too.
+# too. noc_pipeline.s (configs/a1-noc.ini) hands data between clusters over
+# the NoC: without its data waits or its credits it races in cluster 1's
+# SRAM, and on a1 (no cluster links) its peer copy is an illegal instruction.
 . test/cli/lib.inc
 A1=configs/a1.ini
 D=test/data/race
@@ -30,6 +32,23 @@ expect_fail gather_index_race "writes dram bytes \[0x1000, 0x1010) while core 1 
 broken pipeline
 expect_fail pipeline_broken_caught "core 0 (cluster 0) dma engine, instruction #1" "$ATOLL" sim --chip $A1 "$TMPD/pipeline_broken.s"
 expect_grep pipeline_broken_names_both "writes dram bytes \[0x10000, 0x10400) while core 4 dma instruction #0" "$TMPD/out"
+# over the NoC (configs/a1-noc.ini): copies into another cluster's SRAM
+# race with that cluster's reads unless its semaphores (signalled by the
+# copies when their data has landed) order them; a1 has no cluster links
+A1N=configs/a1-noc.ini
+expect_ok noc_pipeline_ordered_runs "$ATOLL" sim --chip $A1N $D/noc_pipeline.s
+expect_grep noc_pipeline_output_checked "expect z_ref: pass" "$TMPD/out"
+broken noc_pipeline
+expect_fail noc_pipeline_data_wait_missing "writes sram bytes \[0x1400, 0x2000) of cluster 1 while core 4 dma instruction #5 (line 71)" \
+    "$ATOLL" sim --chip $A1N "$TMPD/noc_pipeline_broken.s"
+expect_grep noc_pipeline_names_peer_writer "core 1 (cluster 0) dma engine, instruction #3 .*dst=peer@1:0x1400" "$TMPD/out"
+sed '/; CREDIT/d' $D/noc_pipeline.s > "$TMPD/noc_credit_broken.s"
+expect_fail noc_pipeline_credit_missing "reads sram bytes \[0x1000, 0x2000) of cluster 1 while core 0 dma instruction #7 (line 35) \`dma.copy dtype=i8 dst=peer@1:0x1000" \
+    "$ATOLL" sim --chip $A1N "$TMPD/noc_credit_broken.s"
+expect_fail noc_pipeline_credit_missing_timing_only "data race" "$ATOLL" sim --chip $A1N --mode timing "$TMPD/noc_credit_broken.s"
+expect_fail noc_needs_cluster_links "illegal instruction at cycle 230: core 0 (cluster 0) dma engine, instruction #1 (.*noc_pipeline.s:30) \`dma.copy dtype=i8 dst=peer@1:0x0" \
+    "$ATOLL" sim --chip $A1 $D/noc_pipeline.s
+expect_grep noc_needs_cluster_links_says_why "field dst: peer@1 names another cluster's SRAM, but chip a1 has no cluster links (\[noc\] cluster_links = 0)" "$TMPD/out"
 sed 's/^\.equ C1 16/.equ C1 12/' $D/tiles.s > "$TMPD/tiles_overlap.s"
 expect_fail tiles_overlap_race "writes dram bytes \[0x10030, 0x11ff0) while core 0 dma instruction #0" \
     "$ATOLL" sim --chip $A1 "$TMPD/tiles_overlap.s"

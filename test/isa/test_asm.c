@@ -101,6 +101,35 @@ TEST(instruction_errors_name_mnemonic_and_field)
     expect_line_error("nop layer=70000", "nop: field layer: 70000 out of range 0..65535");
     expect_line_error("v.affine alpha=1e39", "v.affine: field alpha: 1e39 overflows f32");
     expect_line_error("   # only a comment", "empty instruction");
+    /* peer operands: NAME@CLUSTER:OFFSET, for the peer space only */
+    expect_line_error("dma.copy dtype=i8 dst=peer:0x40", "dma.copy: field dst: a peer operand names its cluster: peer@CLUSTER:OFFSET");
+    expect_line_error("dma.copy dtype=i8 dst=sram@1:0x40", "dma.copy: field dst: only a peer space names a cluster");
+    expect_line_error("dma.copy dtype=i8 dst=peer@256:0x40", "dma.copy: field dst: cluster 256 out of range 0..255");
+    expect_line_error("dma.copy dtype=i8 dst=peer@C:0x40", "dma.copy: field dst: cluster: unknown symbol 'C'");
+    expect_line_error("dma.copy dtype=i8 dst=peer@1:0x100000000", "dma.copy: field dst: offset 4294967296 out of range 0..0xffffffff");
+}
+
+/* A peer operand keeps its cluster and offset through assembly,
+ * disassembly, encoding and decoding. */
+TEST(peer_operand_round_trip)
+{
+    const char *line = "dma.copy dtype=f32 dst=peer@3:0x1240 src=lmem:0x80 src_core=1 mask=5 shape=1,1,2,16 "
+                       "dstride=0,0,64,4 sstride=0,0,64,4 signal=2";
+    AtlInsn in, back;
+    AtlErr e = {{0}};
+    REQUIRE(isa_asm_line(line, &in, &e) == 0);
+    CHECK_EQ_INT(in.dst_space, ISA_SPACE_PEER);
+    CHECK_EQ_INT(isa_peer_cluster(in.dst), 3);
+    CHECK(isa_peer_offset(in.dst) == 0x1240);
+    char text[512];
+    isa_disasm(&in, text, sizeof text);
+    CHECK_STR_CONTAINS(text, "dst=peer@3:0x1240 src=lmem:0x80");
+    REQUIRE(isa_asm_line(text, &back, &e) == 0);
+    CHECK(!memcmp(&in, &back, sizeof in));
+    uint8_t enc[ISA_INSN_BYTES];
+    REQUIRE(isa_encode(&in, enc, &e) == 0);
+    REQUIRE(isa_decode(enc, &back, &e) == 0);
+    CHECK(!memcmp(&in, &back, sizeof in));
 }
 
 static const char *demo_program =
@@ -520,13 +549,13 @@ TEST(binary_image_corruption_is_reported)
     prog_free(&p);
 }
 
-/* Assembles `text` and checks it against configs/tiny.ini. */
-static void expect_chip_error(const char *text, const char *msg)
+/* Assembles `text` and checks it against configs/tiny.ini (or chip). */
+static void expect_chip_error_on(const char *chip, const char *text, const char *msg)
 {
     AtlChip c;
     AtlProgram p;
     AtlErr e = {{0}};
-    REQUIRE(cfg_load("configs/tiny.ini", &c, &e) == 0);
+    REQUIRE(cfg_load(chip, &c, &e) == 0);
     if (prog_assemble("c.s", text, &p, &e)) { CHECKF(0, "does not assemble: %s", e.msg); return; }
     int rc = prog_check_chip(&p, &c, &e);
     prog_free(&p);
@@ -535,8 +564,19 @@ static void expect_chip_error(const char *text, const char *msg)
     CHECK_STR_CONTAINS(e.msg, msg);
 }
 
+static void expect_chip_error(const char *text, const char *msg) { expect_chip_error_on("configs/tiny.ini", text, msg); }
+
 TEST(program_checked_against_a_chip)
 {
+    /* another cluster's SRAM: only on a chip with cluster links, one of its clusters, inside its SRAM */
+    const char *peer = ".engine dma\ndma.copy dtype=i8 dst=peer@1:0x100 src=lmem:0 shape=64 dstride=1 sstride=1\n";
+    expect_chip_error_on("configs/a1-noc.ini", peer, NULL);
+    expect_chip_error_on("configs/a1.ini", peer,
+                         "c.s:2: core 0 dma insn 0: dst names cluster 1's SRAM, but chip a1 has no cluster links ([noc] cluster_links = 0)");
+    expect_chip_error_on("configs/a1-noc.ini", ".engine dma\ndma.copy dtype=i8 dst=lmem:0 src=peer@4:0 shape=64 dstride=1 sstride=1\n",
+                         "src peer@4:0x0 beyond chip a1-noc's 4 clusters of 4194304 bytes of SRAM");
+    expect_chip_error_on("configs/a1-noc.ini", ".engine dma\ndma.copy dtype=i8 dst=lmem:0 src=peer@2:0x400000 shape=64 dstride=1 sstride=1\n",
+                         "src peer@2:0x400000 beyond chip a1-noc's 4 clusters");
     expect_chip_error(".engine dma\ndma.copy dtype=i8 dst=lmem:0x40 src=dram:0x1000 shape=64 dstride=1 sstride=1 wait=15\n"
                       ".engine vec\nv.relu dtype=f32 dst=0x80 src=0x40 shape=16 dstride=1 sstride=1\n"
                       ".engine mat\nmm dtype=bf16 dst=0 src=0x40 src2=0x80 m=8 k=8 n=8 lda=8 ldb=8 ldc=8\n", NULL);
@@ -571,6 +611,7 @@ int main(void)
     RUN(disasm_asm_round_trip_every_op);
     RUN(example_line_and_defaults);
     RUN(instruction_errors_name_mnemonic_and_field);
+    RUN(peer_operand_round_trip);
     RUN(program_directives_and_generators);
     RUN(random_generator_is_deterministic);
     RUN(half_precision_rounding);

@@ -247,8 +247,32 @@ TEST(each_validate_rule)
                       "[dram_device] access_bytes = 2048 exceeds row_bytes = 1024");
     expect_edit_error(A1, "latency_ns = 100", "latency_ns = 100\n[dram_device]\nrefi = 500", "refi = 500",
                       "[dram_device] refi = 500 is not above rfc = 560 (a rank would do nothing but refresh)");
-    for (int i = 0; i < 22; i++) CHECKF(cfg_rule_doc(i) != NULL, "rule %d has no doc", i);
-    CHECK(cfg_rule_doc(22) == NULL);
+    expect_edit_error(A1, "latency_cycles = 10", "latency_cycles = 10\ntopology = mesh\nmesh_cols = 3", "mesh_cols = 3",
+                      "[noc] mesh_cols = 3 does not divide [chip] clusters = 4");
+    for (int i = 0; i < 23; i++) CHECKF(cfg_rule_doc(i) != NULL, "rule %d has no doc", i);
+    CHECK(cfg_rule_doc(23) == NULL);
+}
+
+/* [noc] cluster_links is an FP key with a default: left out or at its
+ * default it leaves the fingerprint as it was before the key existed (a1's
+ * is pinned), set it changes it; the other [noc] keys are timing only. */
+TEST(fingerprint_keeps_old_configs)
+{
+    AtlChip c, d;
+    AtlErr e = {{0}};
+    REQUIRE(cfg_load(A1, &c, &e) == 0);
+    CHECK(cfg_fingerprint(&c) == 0xe0351042d3b4ac59ull);
+    REQUIRE(cfg_set(&c, "noc", "cluster_links", "0", &e) == 0);
+    CHECK(cfg_fingerprint(&c) == 0xe0351042d3b4ac59ull);
+    REQUIRE(cfg_set(&c, "noc", "cluster_links", "1", &e) == 0);
+    uint64_t with = cfg_fingerprint(&c);
+    CHECK(with != 0xe0351042d3b4ac59ull);
+    REQUIRE(cfg_load("configs/a1-noc.ini", &d, &e) == 0);
+    CHECK(cfg_fingerprint(&d) == with);
+    REQUIRE(cfg_set(&d, "noc", "topology", "mesh", &e) == 0);
+    REQUIRE(cfg_set(&d, "noc", "link_bytes_per_cycle", "8", &e) == 0);
+    REQUIRE(cfg_set(&d, "noc", "hop_cycles", "100", &e) == 0);
+    CHECK(cfg_fingerprint(&d) == with);
 }
 
 /* Keys with a default may be left out (a1.ini names none of them) and read
@@ -275,7 +299,9 @@ TEST(defaults_and_enums)
         cfg_format_value(&c, k, a, sizeof a);
         cfg_format_value(&d, k, b, sizeof b);
         CHECKF(!strcmp(a, b), "[%s] %s: loaded %s, cfg_set_defaults %s", k->section, k->key, a, b);
-        CHECKF(strcmp(k->scope, "FP"), "[%s] %s has a default but is in the fingerprint", k->section, k->key);
+        /* an FP key with a default counts only away from it (fingerprint_keeps_old_configs) */
+        CHECKF(strcmp(k->scope, "FP") || !strcmp(k->key, "cluster_links"), "[%s] %s has a default but is in the fingerprint",
+               k->section, k->key);
     }
     CHECK(ndef >= 39);
     CHECK(cfg_validate(&c, "defaults", &e) == 0);
@@ -441,6 +467,7 @@ int main(void)
     RUN(validate_a_struct_directly);
     RUN(area_section_is_optional_and_whole);
     RUN(defaults_and_enums);
+    RUN(fingerprint_keeps_old_configs);
     RUN(file_errors);
     RUN(bom_and_line_ends);
     return test_summary("test_config");

@@ -108,8 +108,8 @@ TEST(encode_rejects_bad_codes)
     expect_encode_error(&in, "mm: field dtype: bad dtype code 6");
     memset(&in, 0, sizeof in);
     in.op = ISA_OP_DMA_FILL;
-    in.dst_space = 3;
-    expect_encode_error(&in, "dma.fill: field dst: bad space code 3");
+    in.dst_space = ISA_NUM_SPACES;
+    expect_encode_error(&in, "dma.fill: field dst: bad space code 4");
     memset(&in, 0, sizeof in);
     in.op = ISA_OP_MM;
     in.acc = 2;
@@ -144,8 +144,11 @@ TEST(decode_rejects_bad_words)
     expect_decode_error(enc, "mm: field dtype: bad dtype code 7");
     in.op = ISA_OP_DMA_COPY;
     REQUIRE(isa_encode(&in, enc, &e) == 0);
+    /* every 2-bit space code names a space (3: another cluster's SRAM) */
     enc[10] |= 0x18; /* dst space: bits 83..84 (after dtype:3 and the 40-bit offset) */
-    expect_decode_error(enc, "dma.copy: field dst: bad space code 3");
+    AtlInsn peer;
+    REQUIRE(isa_decode(enc, &peer, &e) == 0);
+    CHECK_EQ_INT(peer.dst_space, ISA_SPACE_PEER);
     REQUIRE(isa_encode(&in, enc, &e) == 0);
     enc[63] |= 0x80;
     expect_decode_error(enc, "dma.copy: non-zero padding at bit 511");
