@@ -300,11 +300,12 @@ static int check_options(const AtlChip *chip, const BkOptions *opt, AtlErr *e)
 
 /* With placement chip, how many cluster SRAMs can hold the activations
  * so that every core reads them from its own cluster's: one on a chip of
- * one cluster; 0 when there are several, which can reach each other's
- * SRAM only through DRAM. */
+ * one cluster; every cluster's on a chip whose clusters are linked (each
+ * SRAM write is copied to the others over the links); 0 when the
+ * clusters can reach each other's SRAM only through DRAM. */
 static int sram_copies(const AtlChip *chip)
 {
-    return chip->clusters == 1;
+    return chip->clusters == 1 ? 1 : chip->noc_cluster_links ? chip->clusters : 0;
 }
 
 /* Builds st from g: context, placement (io where io_fixed says, if not

@@ -367,7 +367,7 @@ static int build_core(BkCtx *c, const BkSegment *sg, int core, CCore *k, BkTable
             if (comp_push(k, k->ncp, a->wait, a->signal, 1)) goto oom;
             continue;
         }
-        const BkCode *code = bk_walk_code(c, sg, w, a, e);
+        const BkCode *code = bk_walk_code(c, sg, w, a, core, e);
         if (!code) return -1;
         int rc = 0;
         if (a->kind == BK_ACT_COMPUTE) {

@@ -4,7 +4,8 @@
  * Servers, numbered: the DRAM channels, then per cluster the NoC link in,
  * then per cluster the NoC link out, then per core its DMA port into LMEM,
  * then per cluster its SRAM ports (one server serving `sram.ports` flows
- * at full speed, share.c).
+ * at full speed, share.c), then (a chip with `[noc] cluster_links`) every
+ * directed cluster link (tim_noc_route's numbering).
  * A DMA is cut into bursts of dma.burst_bytes along its element stream
  * (row-major over its shape); a burst puts on
  *   - each DRAM channel its bytes fall in (interleaved every
@@ -17,7 +18,10 @@
  *     banks the burst covers (from its first address modulo bank_width);
  *   - the SRAM ports of the core's cluster for an SRAM end: occupancy of
  *     the burst at one port's bandwidth (both ends of an SRAM-to-SRAM
- *     copy are one server: the larger counts, as for LMEM);
+ *     copy are one server: the larger counts, as for LMEM); for a peer end
+ *     (another cluster's SRAM) that cluster's SRAM ports, and every
+ *     cluster link on the route between the two clusters at the links'
+ *     bandwidth (not the DRAM links: NoC below);
  * and the work of the DMA on a server is the sum over its bursts. The
  * instruction completes latency + issue cycles after its flow.
  * With `[dram] model = banked` the DRAM ends are requests to banks and
@@ -73,7 +77,7 @@ enum { END_KEY_WORDS = 6 };
 struct BkFlowPlanner {
     const AtlChip *ch;
     int nchan, ncores, nsv;
-    int noc_in, noc_out, port, sram;
+    int noc_in, noc_out, port, sram, link;
     BkBanked *bk;                   /* [dram] model = banked: its pricing (NULL: flow) */
     int bk_first;                   /* its servers from here */
     uint64_t burst;                 /* burst bytes as the bursts are cut */
@@ -88,7 +92,7 @@ struct BkFlowPlanner {
     BkFlowUse *out;                 /* the last plan's uses */
     int nout;
     /* occupancy tables: DRAM channel, DMA port, NoC link, banks (per bank count) */
-    OccTable occ_chan, occ_port, occ_noc, occ_sram, *occ_bank;
+    OccTable occ_chan, occ_port, occ_noc, occ_sram, occ_link, *occ_bank;
     uint64_t *end_scratch;          /* one end's work and bursts (2 x max(channels, 1)) */
     BkMemo *memo;                   /* the work of ends already priced (memo.h) */
     uint64_t hits, misses;
@@ -125,7 +129,8 @@ BkFlowPlanner *bk_flow_new(const AtlChip *ch, AtlErr *e)
     p->noc_out = p->noc_in + ch->clusters;
     p->port = p->noc_out + ch->clusters;
     p->sram = p->port + p->ncores;
-    p->nsv = p->sram + ch->clusters;
+    p->link = p->sram + ch->clusters;
+    p->nsv = p->link + (ch->noc_cluster_links ? ch->clusters * TIM_NOC_DIRS : 0);
     if (ch->dram_model == CFG_DRAM_BANKED) {
         p->bk = bk_banked_new(ch);
         if (!p->bk) { free(p); atl_fail(e, "out of memory in the cost model"); return NULL; }
@@ -157,6 +162,7 @@ BkFlowPlanner *bk_flow_new(const AtlChip *ch, AtlErr *e)
         bad |= occ_init(&p->occ_port, (double)ch->dma_lmem_bytes_per_cycle, tn);
         bad |= occ_init(&p->occ_noc, (double)ch->noc_bytes_per_cycle, tn);
         bad |= occ_init(&p->occ_sram, (double)ch->sram_bytes_per_cycle, tn);
+        bad |= occ_init(&p->occ_link, (double)ch->noc_link_bytes_per_cycle, tn);
         for (int nb = 1; nb <= ch->lmem_banks && !bad; nb++)
             bad |= occ_init(&p->occ_bank[nb], (double)nb * ch->lmem_bank_bytes_per_cycle, tn);
     } else if (!bad) {
@@ -164,6 +170,7 @@ BkFlowPlanner *bk_flow_new(const AtlChip *ch, AtlErr *e)
         p->occ_port.bw = (double)ch->dma_lmem_bytes_per_cycle;
         p->occ_noc.bw = (double)ch->noc_bytes_per_cycle;
         p->occ_sram.bw = (double)ch->sram_bytes_per_cycle;
+        p->occ_link.bw = (double)ch->noc_link_bytes_per_cycle;
         for (int nb = 1; nb <= ch->lmem_banks; nb++) p->occ_bank[nb].bw = (double)nb * ch->lmem_bank_bytes_per_cycle;
     }
     if (bad) {
@@ -180,7 +187,7 @@ void bk_flow_free(BkFlowPlanner *p)
     bk_banked_free(p->bk);
     free(p->end_scratch); free(p->work); free(p->bursts); free(p->touched); free(p->chan_bytes); free(p->out);
     for (int end = 0; end < 2; end++) { free(p->ework[end]); free(p->eburst[end]); free(p->etouched[end]); }
-    free(p->occ_chan.v); free(p->occ_port.v); free(p->occ_noc.v); free(p->occ_sram.v);
+    free(p->occ_chan.v); free(p->occ_port.v); free(p->occ_noc.v); free(p->occ_sram.v); free(p->occ_link.v);
     for (int nb = 0; p->occ_bank && nb <= p->ch->lmem_banks; nb++) free(p->occ_bank[nb].v);
     free(p->occ_bank);
     bk_memo_free(p->memo);
@@ -275,6 +282,27 @@ static void noc_work(BkFlowPlanner *p, const AtlInsn *in, int cl, uint64_t wn, u
     else if (src_space == ISA_SPACE_DRAM && copy) { add_work(p, p->noc_in + cl, wn, nb); add_work(p, p->noc_out + cl, wn, nb); }
 }
 
+/* A peer end (another cluster's SRAM) of `nbursts` bursts whose SRAM
+ * work is w: that cluster's SRAM ports, and every cluster link between it
+ * and the issuing cluster cl (towards it for the destination, back for
+ * the source), each for link_work. */
+static void peer_end(BkFlowPlanner *p, const AtlInsn *in, int end, int cl, uint64_t w, uint64_t link_work, uint64_t nbursts)
+{
+    int peer = isa_peer_cluster(end ? in->src : in->dst), links[TIM_NOC_MAX_HOPS];
+    add_end_work(p, end, p->sram + peer, w, nbursts);
+    int n = end ? tim_noc_route(p->ch, peer, cl, links) : tim_noc_route(p->ch, cl, peer, links);
+    for (int k = 0; k < n && k < TIM_NOC_MAX_HOPS; k++) add_work(p, p->link + links[k], link_work, nbursts);
+}
+
+/* Cluster links a transfer crosses: a peer end's route (0 for none). */
+static int peer_hops(const BkFlowPlanner *p, int core, const AtlInsn *in)
+{
+    int cl = core / p->ch->cores_per_cluster;
+    if (in->dst_space == ISA_SPACE_PEER) return tim_noc_route(p->ch, cl, isa_peer_cluster(in->dst), NULL);
+    if (reads_source(in) && in->src_space == ISA_SPACE_PEER) return tim_noc_route(p->ch, isa_peer_cluster(in->src), cl, NULL);
+    return 0;
+}
+
 /* ---- the reference: burst by burst, addresses by division ---- */
 
 /* Elements of the innermost dims that are contiguous in memory. */
@@ -361,6 +389,9 @@ static void plan_reference(BkFlowPlanner *p, int core, const AtlInsn *in)
                 }
             } else if (space == ISA_SPACE_SRAM) {
                 add_end_work(p, end, p->sram + cl, tim_occupancy(bytes, (double)ch->sram_bytes_per_cycle), 1);
+            } else if (space == ISA_SPACE_PEER) {
+                peer_end(p, in, end, cl, tim_occupancy(bytes, (double)ch->sram_bytes_per_cycle),
+                         tim_occupancy(bytes, (double)ch->noc_link_bytes_per_cycle), 1);
             } else if (space == ISA_SPACE_LMEM) {
                 uint64_t a = elem_addr(in, base, st, idx), w = (uint64_t)ch->lmem_bank_width;
                 uint64_t rows = (a % w + bytes + w - 1) / w;
@@ -636,8 +667,10 @@ static int plan_walk(BkFlowPlanner *p, int core, const AtlInsn *in, int memo)
         int space = end ? in->src_space : in->dst_space;
         const int32_t *st = end ? in->src_stride : in->dst_stride;
         uint64_t base = end ? in->src : in->dst;
-        if (space == ISA_SPACE_SRAM) {   /* every burst alike: no walk, no memo */
-            add_end_work(p, end, p->sram + cl, full * occ(&p->occ_sram, bb) + (rest ? occ(&p->occ_sram, rest) : 0), nbursts);
+        if (space == ISA_SPACE_SRAM || space == ISA_SPACE_PEER) {   /* every burst alike: no walk, no memo */
+            uint64_t w = full * occ(&p->occ_sram, bb) + (rest ? occ(&p->occ_sram, rest) : 0);
+            if (space == ISA_SPACE_SRAM) add_end_work(p, end, p->sram + cl, w, nbursts);
+            else peer_end(p, in, end, cl, w, full * occ(&p->occ_link, bb) + (rest ? occ(&p->occ_link, rest) : 0), nbursts);
             continue;
         }
         if ((space != ISA_SPACE_DRAM || p->bk) && space != ISA_SPACE_LMEM) continue;
@@ -661,15 +694,15 @@ static int plan_walk(BkFlowPlanner *p, int core, const AtlInsn *in, int memo)
 /* Latency + issue after the flow. The banked model times DRAM accesses
  * itself: a DRAM end then adds the NoC's latency and the tail of its last
  * request (bk_banked_latency), as the simulator completes such a DMA. */
-static uint64_t plan_latency(const BkFlowPlanner *p, const AtlInsn *in)
+static uint64_t plan_latency(const BkFlowPlanner *p, int core, const AtlInsn *in)
 {
     const AtlChip *ch = p->ch;
-    int src = src_space_of(in);
-    uint64_t lat = tim_dma_path_latency(ch, in->dst_space, src);
+    int src = src_space_of(in), hops = peer_hops(p, core, in);
+    uint64_t lat = tim_dma_route_latency(ch, in->dst_space, src, hops);
     int wr = in->dst_space == ISA_SPACE_DRAM, rd = reads_source(in) && src == ISA_SPACE_DRAM;
     if (p->bk && (wr || rd)) {
-        uint64_t a = wr ? (uint64_t)ch->noc_latency : tim_dma_path_latency(ch, in->dst_space, in->dst_space);
-        uint64_t b = src == ISA_SPACE_DRAM ? (uint64_t)ch->noc_latency : tim_dma_path_latency(ch, src, src);
+        uint64_t a = wr ? (uint64_t)ch->noc_latency : tim_dma_route_latency(ch, in->dst_space, in->dst_space, hops);
+        uint64_t b = src == ISA_SPACE_DRAM ? (uint64_t)ch->noc_latency : tim_dma_route_latency(ch, src, src, hops);
         uint64_t tw = wr ? bk_banked_latency(p->bk, 1) : 0, tr = rd ? bk_banked_latency(p->bk, 0) : 0;
         lat = (a > b ? a : b) + (tw > tr ? tw : tr);
     }
@@ -692,6 +725,6 @@ int bk_flow_plan(BkFlowPlanner *p, int core, const AtlInsn *in, const BkFlowPeer
             return atl_fail(e, "out of memory in the cost model");
     }
     collect(p);
-    *out = (BkFlowPlan){p->out, p->nout, plan_latency(p, in), used[1], used[0]};
+    *out = (BkFlowPlan){p->out, p->nout, plan_latency(p, core, in), used[1], used[0]};
     return 0;
 }

@@ -168,7 +168,7 @@ static int emit_core(BkEmit *x, const BkSegment *sg, int core, AtlErr *e)
             if (put(x, core, a->engine, nop(a->wait, a->signal), layer, e)) return -1;
             continue;
         }
-        const BkCode *k = bk_walk_code(x->c, sg, &x->walk, a, e);
+        const BkCode *k = bk_walk_code(x->c, sg, &x->walk, a, core, e);
         if (!k) return -1;
         int rc = 0;
         if (a->kind == BK_ACT_COMPUTE) rc = emit_compute(x, core, k, a, layer, e);

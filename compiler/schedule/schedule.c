@@ -157,7 +157,7 @@ const AtlInsn *bk_action_dma(const BkAction *a, const BkCode *k, int *n, const u
 
 uint64_t bk_slot_base(const BkLayer *ly, int b) { return ly->slot_off + (uint64_t)b * ly->slot_size; }
 
-const BkCode *bk_walk_code(BkCtx *c, const BkSegment *sg, BkWalk *w, const BkAction *a, AtlErr *e)
+const BkCode *bk_walk_code(BkCtx *c, const BkSegment *sg, BkWalk *w, const BkAction *a, int core, AtlErr *e)
 {
     const BkLayer *ly = sg->layer;
     BkCode *k = &w->code[a->slot & 1];
@@ -178,6 +178,9 @@ const BkCode *bk_walk_code(BkCtx *c, const BkSegment *sg, BkWalk *w, const BkAct
     default:
         return NULL;
     }
+    /* activations in every cluster's SRAM: each SRAM write reaches them all */
+    if (c->sram_copies > 1 && (a->kind == BK_ACT_MCAST || a->kind == BK_ACT_LOAD || a->kind == BK_ACT_COPY))
+        bk_code_replicate_sram(k, c->sram_copies, core / c->chip->cores_per_cluster);
     if (k->oom) { atl_fail(e, "out of memory generating code"); return NULL; }
     return k;
 }

@@ -151,9 +151,11 @@ void bk_table_free(BkTable *t);
 /* The code of the tiles a table walk is at: LOAD (or COPY) generates the
  * tile's code into its slot's buffer, COMPUTE and STORE find it there.
  * bk_walk_code returns the code an action uses (NULL for MCAST / WAIT /
- * BARRIER), generating it when the action is a LOAD or COPY. */
+ * BARRIER), generating it when the action is a LOAD or COPY, for `core`
+ * (with activations in every cluster's SRAM, its SRAM writes reach the
+ * other clusters' copies: bk_code_replicate_sram). */
 typedef struct BkWalk { BkCode code[2]; } BkWalk;
-const BkCode *bk_walk_code(BkCtx *c, const BkSegment *sg, BkWalk *w, const BkAction *a, AtlErr *e);
+const BkCode *bk_walk_code(BkCtx *c, const BkSegment *sg, BkWalk *w, const BkAction *a, int core, AtlErr *e);
 void bk_walk_free(BkWalk *w);
 /* The instructions a DMA action (MCAST, LOAD, STORE, COPY) issues: the
  * code's list for its kind (loads for LOAD, else the `st` list), *n of

@@ -65,6 +65,67 @@ void bk_code_free(BkCode *c)
     memset(c, 0, sizeof *c);
 }
 
+/* The copies of list v[0..*n) (weight flags w, NULL for none) with every
+ * SRAM write followed by its copies into the other clusters' SRAM. */
+static int replicate_list(AtlInsn **v, int *n, int *cap, uint8_t **w, int clusters, int own, int *oom)
+{
+    int extra = 0;
+    for (int i = 0; i < *n; i++)
+        if (isa_ops[(*v)[i].op].engine == ISA_ENGINE_DMA && (*v)[i].dst_space == ISA_SPACE_SRAM) extra += clusters - 1;
+    if (!extra) return 0;
+    int m = *n + extra;
+    AtlInsn *out = malloc((size_t)m * sizeof *out);
+    uint8_t *wo = w ? malloc((size_t)m) : NULL;
+    if (!out || (w && !wo)) { free(out); free(wo); *oom = 1; return -1; }
+    int k = 0;
+    for (int i = 0; i < *n; i++) {
+        const AtlInsn *in = &(*v)[i];
+        uint8_t flag = w ? (*w)[i] : 0;
+        if (wo) wo[k] = flag;
+        out[k++] = *in;
+        if (isa_ops[in->op].engine != ISA_ENGINE_DMA || in->dst_space != ISA_SPACE_SRAM) continue;
+        /* the copy: the same source, or what the DMA wrote in the own SRAM */
+        AtlInsn cp = *in;
+        int from_own = in->op != ISA_OP_DMA_COPY || in->src_space == ISA_SPACE_DRAM;
+        if (from_own) {
+            memset(&cp, 0, sizeof cp);
+            cp.op = ISA_OP_DMA_COPY;
+            cp.dtype = in->dtype;
+            memcpy(cp.shape, in->shape, sizeof cp.shape);
+            /* a scatter may write any of its `limit` rows along d1 */
+            if (in->op == ISA_OP_DMA_SCATTER) cp.shape[1] = in->limit;
+            memcpy(cp.dst_stride, in->dst_stride, sizeof cp.dst_stride);
+            memcpy(cp.src_stride, in->dst_stride, sizeof cp.src_stride);
+            cp.src_space = ISA_SPACE_SRAM;
+            cp.src = in->dst;
+        }
+        cp.wait = cp.signal = 0;
+        cp.mask = 0;
+        cp.dst_space = ISA_SPACE_PEER;
+        for (int c = 0; c < clusters; c++) {
+            if (c == own) continue;
+            cp.dst = isa_peer_addr(c, in->dst);
+            if (wo) wo[k] = flag;
+            out[k++] = cp;
+        }
+    }
+    free(*v);
+    *v = out;
+    *n = *cap = m;
+    if (w) { free(*w); *w = wo; }
+    return 0;
+}
+
+int bk_code_replicate_sram(BkCode *c, int clusters, int own)
+{
+    if (clusters < 2) return 0;
+    if (replicate_list(&c->ld, &c->nld, &c->capld, &c->ld_w, clusters, own, &c->oom) ||
+        replicate_list(&c->cp, &c->ncp, &c->capcp, NULL, clusters, own, &c->oom) ||
+        replicate_list(&c->st, &c->nst, &c->capst, NULL, clusters, own, &c->oom))
+        return -1;
+    return 0;
+}
+
 void bk_compact(const uint32_t sh[4], int64_t st[4])
 {
     int64_t s = 1;

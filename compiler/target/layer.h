@@ -203,6 +203,15 @@ int bk_code_cp(BkCode *c, const AtlInsn *in);
 int bk_code_st(BkCode *c, const AtlInsn *in);
 void bk_code_reset(BkCode *c);
 void bk_code_free(BkCode *c);
+/* Activations in every cluster's SRAM (placement chip, BkCtx.sram_copies
+ * > 1): after each DMA of c that writes its own cluster's SRAM (cluster
+ * `own` of `clusters`), a copy of what it wrote into every other cluster's
+ * (peer@k:, over the NoC's cluster links) from the same source, or from
+ * the own SRAM when the source is DRAM or the DMA is not a copy (a fill, a
+ * gather or scatter: the rows it may write). A load keeps its weight flag.
+ * The copies signal nothing (the list's last instruction may carry the
+ * emitter's signal: a peer copy's with mask 0 reaches the issuing core). */
+int bk_code_replicate_sram(BkCode *c, int clusters, int own);
 AtlInsn bk_dma(int dt, int dsp, uint64_t dst, int ssp, uint64_t src, const uint32_t sh[4],
                const int64_t ds[4], const int64_t ss[4]);
 AtlInsn bk_vun(int op, int dt, uint64_t dst, uint64_t src, const uint32_t sh[4],

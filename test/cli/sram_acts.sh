@@ -3,7 +3,11 @@
 # cluster, `--sram-activations auto` (the default) keeps the activations
 # that fit in the cluster's SRAM; the summary says how many bytes, the
 # outputs stay the interpreter's (atoll compare, race detector on), and a
-# run moves fewer DRAM bytes than with `never` (the plan before). It stays
+# run moves fewer DRAM bytes than with `never` (the plan before). On a chip
+# whose clusters are joined by NoC links (a1-noc) every cluster holds a
+# copy: each SRAM write is followed by copies into the other clusters'
+# SRAM (peer@C: operands in the program), the answers stay the
+# interpreter's with the race detector on, and DRAM traffic drops. It stays
 # off where it cannot hold: with --group none, and on a chip whose clusters
 # cannot reach each other's SRAM (a1). Bad values are refused.
 . test/cli/lib.inc
@@ -24,6 +28,19 @@ expect_grep summary_no_dram_tensor "in DRAM          : 0 intermediate tensors" "
 if grep -q "^  SRAM  " "$TMPD/sum_never.txt"; then fail never_keeps_dram "SRAM line with never"; else ok never_keeps_dram; fi
 a=$(dram_bytes "$TMPD/auto.abm"); n=$(dram_bytes "$TMPD/never.abm")
 if [ -n "$a" ] && [ -n "$n" ] && [ "$a" -lt "$n" ]; then ok fewer_dram_bytes; else fail fewer_dram_bytes "auto $a, never $n"; fi
+# a1-noc: a copy in every cluster
+for mode in auto never; do
+    expect_ok "noc_compiles_$mode" "$ATOLL" compile models/resnet20_cifar.onnx --chip configs/a1-noc.ini --sram-activations $mode -o "$TMPD/noc_$mode.abm"
+    cp "$TMPD/out" "$TMPD/noc_sum_$mode.txt"
+    expect_ok "noc_matches_interpreter_$mode" "$ATOLL" compare models/resnet20_cifar.onnx "$TMPD/noc_$mode.abm" \
+        --input models/resnet20_cifar.ref.npz --expect models/resnet20_cifar.ref.npz
+done
+expect_grep noc_summary "bytes of activations in cluster SRAM (a copy in every cluster: each store reaches them all)" "$TMPD/noc_sum_auto.txt"
+# the copies are in the program (the trace names every instruction)
+"$ATOLL" run "$TMPD/noc_auto.abm" --input models/resnet20_cifar.ref.npz --trace "$TMPD/noc.json" > /dev/null 2>&1
+expect_grep noc_peer_copies "dma.copy dtype=f32 dst=peer@3:[^ ]* src=lmem:" "$TMPD/noc.json"
+a=$(dram_bytes "$TMPD/noc_auto.abm"); n=$(dram_bytes "$TMPD/noc_never.abm")
+if [ -n "$a" ] && [ -n "$n" ] && [ "$a" -lt "$n" ]; then ok noc_fewer_dram_bytes; else fail noc_fewer_dram_bytes "auto $a, never $n"; fi
 # off with --group none (its plan is recorded: abm_identity.sh) and on a1
 "$ATOLL" compile models/resnet20_cifar.onnx --chip $TINY --group none -o "$TMPD/x.abm" > "$TMPD/sum.txt" 2>&1
 if grep -q "^  SRAM  " "$TMPD/sum.txt"; then fail off_with_group_none "SRAM line"; else ok off_with_group_none; fi
