@@ -5,8 +5,13 @@
  * as a full run; docs/simulator.md). Columns: simulated cycles, DRAM bytes
  * read + written against the compulsory traffic (weights, inputs and
  * outputs once each), MAC utilisation, layers, compile CPU seconds.
- * Prints the table and replaces the generated section "bench_groups" of
- * docs/benchmarks.md (run from the repository root; --no-doc skips it;
+ * A second table: the same models on configs/a1-noc.ini (a1 with cluster
+ * links), grouped, with their activations in every cluster's SRAM
+ * (--sram-activations auto, the default) and in DRAM (never), the full
+ * models in fp32 and bf16, the bundled ones in fp32.
+ * Prints the tables and replaces the generated sections "bench_groups"
+ * and "bench_groups_noc" of docs/benchmarks.md (run from the repository
+ * root; --no-doc skips it;
  * --models a,b picks models by name; --quick: the bundled ones in fp32;
  * --layers prints each layer's simulated span, estimate and DMA bytes). */
 #include <stdio.h>
@@ -20,6 +25,7 @@
 #include "util/docsection.h"
 
 #define CHIP "configs/a1.ini"
+#define NOC_CHIP "configs/a1-noc.ini"
 #define DOC "docs/benchmarks.md"
 
 typedef struct Model { const char *name, *path, *shape; int synthetic, full; } Model;
@@ -38,7 +44,7 @@ enum { NMODELS = sizeof models / sizeof models[0] };
 
 typedef struct Row {
     const char *model;
-    int dtype, group, layers;
+    int dtype, group, sram_acts, layers;
     uint64_t cycles, dram, compulsory, macs;
     double util, compile_cpu;
     char error[256];
@@ -61,7 +67,7 @@ static void print_layers(const Row *r, const BkSummary *sum, const AtlSimStats *
     }
 }
 
-static int run_one(const AtlChip *chip, const Model *m, int dtype, int group, int layers, Row *r, AtlErr *e)
+static int run_one(const AtlChip *chip, const Model *m, int dtype, int group, int sram_acts, int layers, Row *r, AtlErr *e)
 {
     IrGraph g;
     IrInputShape s;
@@ -77,6 +83,7 @@ static int run_one(const AtlChip *chip, const Model *m, int dtype, int group, in
     r->model = m->name;
     r->dtype = dtype;
     r->group = group;
+    r->sram_acts = sram_acts;
     double c0 = cpu_s();
     IrInputShape shapes[8];
     int nshapes = 0;
@@ -88,6 +95,7 @@ static int run_one(const AtlChip *chip, const Model *m, int dtype, int group, in
     bk_options_default(&o);
     o.dtype = dtype;
     o.group = group;
+    o.sram_acts = sram_acts;
     if (chip_compile_graph(&g, chip, &o, 0, &abm, &len, &sum, e)) goto out;
     r->compile_cpu = cpu_s() - c0;
     r->layers = sum.nlayers;
@@ -144,6 +152,31 @@ static size_t format(const Row *rows, int n, char *out, size_t cap)
     return k;
 }
 
+/* The a1-noc table: each model with its activations in SRAM, then in DRAM. */
+static size_t format_noc(const Row *rows, int n, char *out, size_t cap)
+{
+    size_t k = 0;
+    k += (size_t)snprintf(out + k, cap - k,
+                          "| model | dtype | activations | cycles | vs DRAM | DRAM bytes | DRAM/compulsory | MAC util | compile cpu s |\n"
+                          "|---|---|---|---:|---:|---:|---:|---:|---:|\n");
+    for (int i = 0; i < n && k < cap; i++) {
+        const Row *r = &rows[i];
+        const char *where = r->sram_acts == BK_SRAM_ACTS_NEVER ? "DRAM" : "SRAM";
+        if (r->error[0]) {
+            k += (size_t)snprintf(out + k, cap - k, "| %s | %s | %s | error: %s ||||||\n", r->model, isa_dtype_name(r->dtype),
+                                  where, r->error);
+            continue;
+        }
+        const Row *base = r->sram_acts == BK_SRAM_ACTS_AUTO && i + 1 < n && !rows[i + 1].error[0] ? &rows[i + 1] : NULL;
+        char vs[32] = "";
+        if (base && r->cycles) snprintf(vs, sizeof vs, "%.2fx", (double)base->cycles / (double)r->cycles);
+        k += (size_t)snprintf(out + k, cap - k, "| %s | %s | %s | %llu | %s | %llu | %.2f | %.2f%% | %.2f |\n", r->model,
+                              isa_dtype_name(r->dtype), where, (unsigned long long)r->cycles, vs, (unsigned long long)r->dram,
+                              r->compulsory ? (double)r->dram / (double)r->compulsory : 0.0, 100 * r->util, r->compile_cpu);
+    }
+    return k;
+}
+
 int main(int argc, char **argv)
 {
     int write_doc = 1, quick = 0, layers = 0;
@@ -168,7 +201,8 @@ int main(int argc, char **argv)
             for (int gm = 0; gm < 2; gm++) {
                 Row *r = &rows[n++];
                 memset(r, 0, sizeof *r);
-                if (run_one(&chip, &models[mi], dtypes[d], gm ? BK_GROUP_NONE : BK_GROUP_AUTO, layers, r, &e)) failed = 1;
+                if (run_one(&chip, &models[mi], dtypes[d], gm ? BK_GROUP_NONE : BK_GROUP_AUTO, BK_SRAM_ACTS_AUTO, layers, r, &e))
+                    failed = 1;
                 fprintf(stderr, "bench_groups: %s %s %s: %llu cycles\n", r->model, isa_dtype_name(r->dtype),
                         gm ? "none" : "auto", (unsigned long long)r->cycles);
             }
@@ -176,7 +210,27 @@ int main(int argc, char **argv)
     static char table[1 << 16];
     format(rows, n, table, sizeof table);
     printf("%s", table);
-    if (failed) { fprintf(stderr, "bench_groups: a model failed (see the table)\n"); return 1; }
+    /* a1-noc: activations in every cluster's SRAM against DRAM */
+    AtlChip noc;
+    if (cfg_load(NOC_CHIP, &noc, &e)) { fprintf(stderr, "bench_groups: %s\n", e.msg); return 1; }
+    static Row nrows[NMODELS * 4];
+    int nn = 0;
+    for (int mi = 0; mi < NMODELS; mi++) {
+        if (!wanted(list, models[mi].name) || (quick && models[mi].full)) continue;
+        for (int d = 0; d < (models[mi].full && !quick ? 2 : 1); d++)
+            for (int sm = 0; sm < 2; sm++) {
+                Row *r = &nrows[nn++];
+                memset(r, 0, sizeof *r);
+                if (run_one(&noc, &models[mi], dtypes[d], BK_GROUP_AUTO, sm ? BK_SRAM_ACTS_NEVER : BK_SRAM_ACTS_AUTO, layers, r, &e))
+                    failed = 1;
+                fprintf(stderr, "bench_groups: %s %s %s on a1-noc: %llu cycles\n", r->model, isa_dtype_name(r->dtype),
+                        sm ? "DRAM" : "SRAM", (unsigned long long)r->cycles);
+            }
+    }
+    static char ntable[1 << 16];
+    format_noc(nrows, nn, ntable, sizeof ntable);
+    printf("\n%s", ntable);
+    if (failed) { fprintf(stderr, "bench_groups: a model failed (see the tables)\n"); return 1; }
     if (write_doc) {
         static char body[1 << 17];
         snprintf(body, sizeof body,
@@ -185,6 +239,16 @@ int main(int argc, char **argv)
                  "weights + inputs + outputs once; compile cpu s is the process's CPU time for import, passes and backend.\n\n%s",
                  table);
         if (doc_section_write_file(DOC, "# Benchmarks", "bench_groups", "## Layer groups", body, &e)) {
+            fprintf(stderr, "bench_groups: %s\n", e.msg);
+            return 1;
+        }
+        snprintf(body, sizeof body,
+                 "Produced by `make bench` (`build/bench/bench_groups`) on " NOC_CHIP " (a1 with its clusters joined by NoC "
+                 "links): each model at batch 1, grouped, with its activations in every cluster's SRAM (`--sram-activations "
+                 "auto`, the default: each SRAM write copied to the other clusters) and in DRAM (`never`, a1's plan), run "
+                 "timing-only; `vs DRAM` is DRAM's cycles over SRAM's.\n\n%s",
+                 ntable);
+        if (doc_section_write_file(DOC, "# Benchmarks", "bench_groups_noc", "## Activations in cluster SRAM", body, &e)) {
             fprintf(stderr, "bench_groups: %s\n", e.msg);
             return 1;
         }
