@@ -1,10 +1,14 @@
 /* dram_dma.c - DMA transfers served by the banked DRAM model
  * (`[dram] model = banked`). A transfer's DRAM end is cut into requests of
- * access_bytes: at its start every contiguous run of its DRAM addresses
- * becomes a run of access indices, and each channel takes the transfer's
- * requests that map to it, in address order, as a source of its own. A
+ * access_bytes: the DMA engine walks that end in address order (its dims
+ * from the largest stride to the smallest, tim_dram_walk; the on-chip end
+ * is gathered at whatever strides that gives), so every contiguous run of
+ * its DRAM addresses becomes a run of access indices and the elements of
+ * one access are requested once; each channel takes the transfer's
+ * requests that map to it, in that order, as a source of its own. A
  * channel's controller admits one request per DRAM cycle from its
- * sources in turn while its queue has room, and serves them (dram_ctrl.c).
+ * sources in turn while its queue has room (a refused one the cycle after
+ * the step that makes room), and serves them (dram_ctrl.c).
  * The transfer's DRAM part is done when its last request is: its last
  * read's data has arrived, or its last write's data has been written. Its
  * other servers (the NoC link, SRAM ports, LMEM ports) stay flows
@@ -20,6 +24,7 @@
 #include <string.h>
 #include "sim/sim_int.h"
 #include "sim/dram.h"
+#include "isa/timing.h"
 
 /* The requests of one end of one transfer that map to one channel. */
 typedef struct DdSrc {
@@ -147,16 +152,19 @@ static int add_run(DdXfer *x, int end, uint64_t first, uint64_t last)
     return 0;
 }
 
-/* The runs of access indices one end of `in` touches, in its element order
- * (a gather's or scatter's rows as rows 0..n-1, as the flow model prices them). */
+/* The runs of access indices one end of `in` touches, in the engine's
+ * address-ordered walk of its elements (a gather's or scatter's rows as
+ * rows 0..n-1, as the flow model prices them). */
 static int build_runs(SimDdma *d, DdXfer *x, int end, const AtlInsn *in)
 {
     x->nruns[end] = 0;
     int es = isa_dtype_size(in->dtype);
     uint64_t base = end ? in->src : in->dst;
-    const int32_t *st = end ? in->src_stride : in->dst_stride;
-    uint64_t total = (uint64_t)in->shape[0] * in->shape[1] * in->shape[2] * in->shape[3];
-    uint64_t dense = mem_dense_run(in->shape, st, es);
+    uint32_t shape[4];
+    int32_t st[4];
+    tim_dram_walk(in->shape, end ? in->src_stride : in->dst_stride, shape, st);
+    uint64_t total = (uint64_t)shape[0] * shape[1] * shape[2] * shape[3];
+    uint64_t dense = mem_dense_run(shape, st, es);
     if (!total) return 0;
     if (dense >= total) {
         uint64_t len = total * (uint64_t)es;
@@ -165,7 +173,7 @@ static int build_runs(SimDdma *d, DdXfer *x, int end, const AtlInsn *in)
     /* dense covers whole innermost dimensions: walk the outer ones as an
      * odometer (the addresses mem_elem_addr gives, without its divisions) */
     int outer = 4;
-    for (uint64_t p = 1; p < dense; p *= in->shape[--outer]) {}
+    for (uint64_t p = 1; p < dense; p *= shape[--outer]) {}
     uint32_t at[4] = {0, 0, 0, 0};
     int64_t a = (int64_t)base;
     uint64_t len = dense * (uint64_t)es;
@@ -173,8 +181,8 @@ static int build_runs(SimDdma *d, DdXfer *x, int end, const AtlInsn *in)
         if (add_run(x, end, (uint64_t)a >> d->tx_shift, ((uint64_t)a + len - 1) >> d->tx_shift)) return -1;
         for (int k = outer - 1; k >= 0; k--) {
             a += st[k];
-            if (++at[k] < in->shape[k]) break;
-            a -= (int64_t)in->shape[k] * st[k];
+            if (++at[k] < shape[k]) break;
+            a -= (int64_t)shape[k] * st[k];
             at[k] = 0;
         }
     }
@@ -390,6 +398,9 @@ int ddma_advance(AtlSim *s, uint64_t t, int *core_out)
             continue;
         }
         DramDone done;
+        /* a request refused for want of room is admitted the cycle after the
+         * step that makes room, as dram_replay offers it (never earlier) */
+        if (c->last_admit < at + 1) c->last_admit = at + 1;
         if (dram_step(d->dram, ch, &done) && completed(d, (int)done.tag, done.data_end)) {
             *core_out = (int)done.tag;
             return 1;
