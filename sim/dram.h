@@ -77,6 +77,15 @@ int dram_has_room(const AtlDram *d, int ch, int write);
  * from a queued write of the same line: then nothing is queued, *done is
  * the read (data at t + 1) and 1 is returned; else 0. */
 int dram_push(AtlDram *d, const DramLoc *loc, uint64_t line, int write, uint64_t t, uint32_t tag, DramDone *done);
+/* 0 if a read of `line` pushed to channel ch now would certainly not be
+ * answered from its write queue (no queued write shares its hash). */
+int dram_may_forward(const AtlDram *d, int ch, uint64_t line);
+/* Turns channel ch between reads and writes as working out its next step
+ * (dram_next) would, without working it out: for a request pushed before
+ * that, so that the turn sees the queues as they were. */
+void dram_settle(AtlDram *d, int ch);
+/* The earliest DRAM cycle of channel ch's next command (one a cycle). */
+uint64_t dram_floor(const AtlDram *d, int ch);
 /* DRAM cycle of channel ch's next step, DRAM_NEVER if it has nothing to
  * do (refreshes of an idle channel are caught up when work arrives). */
 uint64_t dram_next(AtlDram *d, int ch);

@@ -351,6 +351,24 @@ static void consider_new(AtlDram *d, DramChan *c, int write, int slot, int start
     c->step_grp = c->ngrp[write] - 1; /* it started the youngest group */
 }
 
+void dram_settle(AtlDram *d, int ch)
+{
+    DramChan *c = &d->chan[ch];
+    /* what decide changes: the write mode, unless a refresh waits or the channel is idle */
+    if (c->dirty && c->ref_rank >= d->ranks && (c->nr || c->nw || c->na)) update_write_mode(d, c);
+}
+
+uint64_t dram_floor(const AtlDram *d, int ch)
+{
+    const DramChan *c = &d->chan[ch];
+    return c->issued ? c->last_issue + 1 : 0;
+}
+
+int dram_may_forward(const AtlDram *d, int ch, uint64_t line)
+{
+    return d->chan[ch].wlines[wline_bucket(line)] != 0;
+}
+
 int dram_push(AtlDram *d, const DramLoc *loc, uint64_t line, int write, uint64_t t, uint32_t tag, DramDone *done)
 {
     DramChan *c = &d->chan[loc->ch];
@@ -397,8 +415,17 @@ static inline void apply(DramNode *n, const DramConsList *l, uint64_t t)
 
 static void update_timing(AtlDram *d, DramChan *c, int cmd, int rank, int bgf, int bank, uint64_t t)
 {
-    apply(&c->ch, &d->cons[DL_CHANNEL][cmd], t);
-    apply(&c->rank[rank], &d->cons[DL_RANK][cmd], t);
+    if (cmd != DC_PREA && cmd != DC_REF) { /* a bank's command: its path's constraints in one list */
+        uint64_t *node[DL_NUM] = {c->ch.ready, c->rank[rank].ready, c->bg[bgf].ready, c->bank[bank].ready};
+        const DramPathList *p = &d->path[cmd];
+        for (int i = 0; i < p->n; i++) {
+            uint64_t *r = node[p->c[i].level] + p->c[i].next, v = t + (uint64_t)p->c[i].lat;
+            if (*r < v) *r = v;
+        }
+    } else {
+        apply(&c->ch, &d->cons[DL_CHANNEL][cmd], t);
+        apply(&c->rank[rank], &d->cons[DL_RANK][cmd], t);
+    }
     if (d->sib[cmd].n)
         for (int r = 0; r < d->ranks; r++)
             if (r != rank) apply(&c->rank[r], &d->sib[cmd], t);
@@ -419,10 +446,7 @@ static void update_timing(AtlDram *d, DramChan *c, int cmd, int rank, int bgf, i
             for (int g = rank * d->bgs; g < (rank + 1) * d->bgs; g++) apply(&c->bg[g], &d->cons[DL_BANKGROUP][cmd], t);
         if (d->cons[DL_BANK][cmd].n)
             for (int b = rank * per; b < (rank + 1) * per; b++) apply(&c->bank[b], &d->cons[DL_BANK][cmd], t);
-        return;
     }
-    apply(&c->bg[bgf], &d->cons[DL_BANKGROUP][cmd], t);
-    apply(&c->bank[bank], &d->cons[DL_BANK][cmd], t);
 }
 
 static void remove_at(DramReq *q, int *n, int i)

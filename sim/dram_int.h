@@ -23,6 +23,20 @@ typedef struct DramConsList {
     DramCons c[DRAM_MAX_CONS];
 } DramConsList;
 
+/* The constraints of one command at the levels of its own path (channel,
+ * rank, bank group, bank) in one list, for the commands of one bank
+ * (ACT, PRE, RD, WR, RDA, WRA): what update_timing applies on every
+ * command. */
+typedef struct DramPathCons {
+    uint8_t level, next;
+    int32_t lat;
+} DramPathCons;
+#define DRAM_MAX_PATH_CONS (DL_NUM * DC_NUM)
+typedef struct DramPathList {
+    int n;
+    DramPathCons c[DRAM_MAX_PATH_CONS];
+} DramPathList;
+
 /* Earliest cycle each command may issue at one node (a channel, rank, bank
  * group or bank). */
 typedef struct DramNode {
@@ -95,6 +109,7 @@ struct AtlDram {
     int cl, cwl, bl, refi, rfc;
     double tck_ps;
     DramConsList cons[DL_NUM][DC_NUM], sib[DC_NUM];
+    DramPathList path[DC_NUM];      /* cons[level][cmd] of the four levels, flattened */
     int faw;
     int check;                      /* dram_check_picks: every pick also made by the plain rule */
     uint64_t checks, check_fails;

@@ -54,7 +54,10 @@ double dram_peak_bytes_per_cycle(const AtlDram *d)
  * (dram_ctrl.c), not in the lists. */
 static void add_cons(DramConsList *l, int next, int lat, int window)
 {
-    if (window) return;
+    /* nothing waits for RDA or WRA: a read or write is scheduled as RD or
+     * WR (every rule naming one names the other) and becomes RDA or WRA
+     * only as it issues, so their ready times are never read */
+    if (window || next == DC_RDA || next == DC_WRA) return;
     for (int i = 0; i < l->n; i++)
         if (l->c[i].next == next) {
             if (lat > l->c[i].lat) l->c[i].lat = lat;
@@ -128,6 +131,13 @@ void dram_build_constraints(AtlDram *d, const AtlChip *c)
                 add_cons(l, n, rows[i].lat, rows[i].window);
             }
         }
+    }
+    for (int cmd = 0; cmd < DC_NUM; cmd++) {
+        DramPathList *p = &d->path[cmd];
+        p->n = 0;
+        for (int lv = 0; lv < DL_NUM; lv++)
+            for (int i = 0; i < d->cons[lv][cmd].n; i++)
+                p->c[p->n++] = (DramPathCons){(uint8_t)lv, d->cons[lv][cmd].c[i].next, d->cons[lv][cmd].c[i].lat};
     }
     d->faw = c->dram_faw;
 }
