@@ -71,6 +71,8 @@ void dram_channel_field(const AtlDram *d, int *lo, int *bits);
 
 /* 1 if channel ch can take another read (write) request now. */
 int dram_has_room(const AtlDram *d, int ch, int write);
+/* Both: room[0] for reads, room[1] for writes. */
+void dram_room(const AtlDram *d, int ch, int room[2]);
 /* Puts a request into loc's channel at DRAM cycle t (no earlier than the
  * last one pushed there); the caller has checked dram_has_room. `line` is
  * the access index (address / access_bytes), compared to forward a read

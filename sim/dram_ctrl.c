@@ -190,10 +190,10 @@ static int group_add(DramChan *c, const DramReq *r, int slot)
 /* Takes the request in slot `slot` (the oldest of its group) out of its
  * queue; its group moves to the place of its next oldest request. `hint`
  * is where its group was when the step was chosen (looked at first). */
-static void queue_remove(DramChan *c, int write, int slot, int hint)
+static void queue_remove(const AtlDram *d, DramChan *c, int write, int slot, int hint)
 {
     DramReq *q = write ? c->wq : c->rq;
-    if (write) { c->nw--; c->wlines[wline_bucket(q[slot].line)]--; }
+    if (write) { c->nw--; c->wlines[wline_bucket(q[slot].line, d->wline_shift)]--; }
     else c->nr--;
     c->free_slot[write][c->nfree[write]++] = (int16_t)slot;
     DramGroup *g = c->grp[write];
@@ -209,10 +209,11 @@ static void queue_remove(DramChan *c, int write, int slot, int hint)
         }
         moved.head = c->link[write][slot];
         moved.arrive = q[moved.head].arrive;
-        /* after the younger groups that arrived no later (the array stays in arrival order) */
+        /* after the younger groups that arrived no later (the array stays in
+         * arrival order); a few places at most, so shifted by hand */
         int at = ng - 1;
         while (at > k && g[at].arrive > moved.arrive) at--;
-        memmove(g + k, g + k + 1, (size_t)(at - k) * sizeof *g);
+        for (int j = k; j < at; j++) g[j] = g[j + 1];
         g[at] = moved;
         return;
     }
@@ -300,6 +301,13 @@ int dram_has_room(const AtlDram *d, int ch, int write)
     return (write ? c->nw : c->nr) < d->queue;
 }
 
+void dram_room(const AtlDram *d, int ch, int room[2])
+{
+    const DramChan *c = &d->chan[ch];
+    room[0] = c->nr < d->queue;
+    room[1] = c->nw < d->queue;
+}
+
 /* A channel with nothing queued has done the refreshes that fell due while
  * it was idle: all but the last are counted and leave the banks closed,
  * the last is made pending (it may still hold the rank at t). */
@@ -366,13 +374,13 @@ uint64_t dram_floor(const AtlDram *d, int ch)
 
 int dram_may_forward(const AtlDram *d, int ch, uint64_t line)
 {
-    return d->chan[ch].wlines[wline_bucket(line)] != 0;
+    return d->chan[ch].wlines[wline_bucket(line, d->wline_shift)] != 0;
 }
 
 int dram_push(AtlDram *d, const DramLoc *loc, uint64_t line, int write, uint64_t t, uint32_t tag, DramDone *done)
 {
     DramChan *c = &d->chan[loc->ch];
-    if (!write && c->wlines[wline_bucket(line)])
+    if (!write && c->wlines[wline_bucket(line, d->wline_shift)])
         for (int g = 0; g < c->ngrp[1]; g++)
             for (int i = c->grp[1][g].head; i >= 0; i = c->link[1][i])
             if (c->wq[i].line == line) { /* forwarded from the write queue */
@@ -396,7 +404,7 @@ int dram_push(AtlDram *d, const DramLoc *loc, uint64_t line, int write, uint64_t
     r.counted = 0;
     int was_idle = !c->nr && !c->nw && !c->na;
     int slot = c->free_slot[write][--c->nfree[write]];
-    if (write) { c->wq[slot] = r; c->nw++; c->wlines[wline_bucket(line)]++; }
+    if (write) { c->wq[slot] = r; c->nw++; c->wlines[wline_bucket(line, d->wline_shift)]++; }
     else { c->rq[slot] = r; c->nr++; }
     int started = group_add(c, &r, slot);
     if (!c->dirty && !was_idle) consider_new(d, c, write, slot, started);
@@ -516,7 +524,7 @@ int dram_step(AtlDram *d, int ch, DramDone *done)
         c->open_row[r->bank] = (int32_t)r->row;
         if (kind != DS_ACTIVE && c->na < d->queue) { /* it waits among the activated now */
             c->aq[c->na++] = *r;
-            queue_remove(c, r->write, c->step_idx, c->step_grp);
+            queue_remove(d, c, r->write, c->step_idx, c->step_grp);
         }
         return 0;
     case DC_PRE:
@@ -548,6 +556,6 @@ int dram_step(AtlDram *d, int ch, DramDone *done)
         if (done->data_end > c->st.last) c->st.last = done->data_end;
     }
     if (kind == DS_ACTIVE) remove_at(q, n, c->step_idx);
-    else queue_remove(c, write, c->step_idx, c->step_grp);
+    else queue_remove(d, c, write, c->step_idx, c->step_grp);
     return 1;
 }

@@ -39,9 +39,11 @@ typedef struct DdRun {
     uint64_t first, count;
 } DdRun;
 
-/* Access indices, in order. */
+/* Access indices, in order, as offsets from a base (a transfer spans
+ * less than 2^32 accesses: DRAM is under 2 GiB, and the simulator checks
+ * every DMA's bytes against it when it loads the program). */
 typedef struct DdList {
-    uint64_t *v;
+    uint32_t *v;
     size_t n, cap;
 } DdList;
 
@@ -50,6 +52,7 @@ typedef struct DdXfer {
     DdRun *runs;            /* one end's runs, while they are dealt out */
     size_t nruns, cap;
     DdList *list;           /* [end * channels + channel]: the requests of each end on each channel */
+    uint64_t base[2];       /* per end: the access index its lists count from */
     uint64_t left;          /* requests not completed */
     uint64_t end;           /* the latest data_end among the completed ones */
     int waiting;            /* its completion check found the DRAM part running: push it when done */
@@ -145,6 +148,17 @@ void ddma_reset(AtlSim *s)
 
 /* ---- a transfer's runs ---- */
 
+/* An array of *cap elements of `size` bytes with twice the room (64 at
+ * first): the new array (*cap updated), or NULL when out of memory (the
+ * old one stays). */
+static void *grow(void *v, size_t *cap, size_t size)
+{
+    size_t n = *cap ? 2 * *cap : 64;
+    void *p = realloc(v, n * size);
+    if (p) *cap = n;
+    return p;
+}
+
 static int add_run(DdXfer *x, uint64_t first, uint64_t last)
 {
     if (x->nruns) {
@@ -156,11 +170,9 @@ static int add_run(DdXfer *x, uint64_t first, uint64_t last)
         }
     }
     if (x->nruns == x->cap) {
-        size_t cap = x->cap ? 2 * x->cap : 64;
-        DdRun *r = realloc(x->runs, cap * sizeof *r);
+        DdRun *r = grow(x->runs, &x->cap, sizeof *r);
         if (!r) return -1;
         x->runs = r;
-        x->cap = cap;
     }
     x->runs[x->nruns++] = (DdRun){first, last - first + 1};
     return 0;
@@ -209,20 +221,20 @@ static int build_runs(SimDdma *d, DdXfer *x, int end, const AtlInsn *in)
 static int64_t deal(SimDdma *d, DdXfer *x, int end)
 {
     DdList *l = &x->list[end * d->nch];
-    uint64_t mask = ((uint64_t)1 << d->ch_bits) - 1, total = 0;
+    uint64_t mask = ((uint64_t)1 << d->ch_bits) - 1, total = 0, base = UINT64_MAX;
     for (int ch = 0; ch < d->nch; ch++) l[ch].n = 0;
+    for (size_t i = 0; i < x->nruns; i++) base = x->runs[i].first < base ? x->runs[i].first : base;
+    x->base[end] = base;
     for (size_t i = 0; i < x->nruns; i++) {
         const DdRun *r = &x->runs[i];
         for (uint64_t a = r->first; a < r->first + r->count; a++) {
             DdList *li = &l[(a >> d->ch_lo) & mask];
             if (li->n == li->cap) {
-                size_t cap = li->cap ? 2 * li->cap : 64;
-                uint64_t *v = realloc(li->v, cap * sizeof *v);
+                uint32_t *v = grow(li->v, &li->cap, sizeof *v);
                 if (!v) return -1;
                 li->v = v;
-                li->cap = cap;
             }
-            li->v[li->n++] = a;
+            li->v[li->n++] = (uint32_t)(a - base);
         }
         total += r->count;
     }
@@ -375,24 +387,35 @@ static int admit_source(const SimDdma *d, const DdChan *c, uint64_t at)
     return i;
 }
 
-/* The next request of the source at place i of channel ch's list. */
-static inline uint64_t source_line(const SimDdma *d, const DdChan *c, int ch, int i)
-{
-    int id = c->src[i];
-    const DdSrc *sr = &d->src[id];
-    return d->xfer[id / (2 * d->nch)].list[sr->end * d->nch + ch].v[sr->pos];
-}
-
 /* Admits the request of the source at place i of channel ch's list at DRAM
  * cycle `at`. Returns its core, or -1 - core when the request was answered
- * at once and that finished a waited-for transfer. */
-static int admit(SimDdma *d, int ch, int i, uint64_t at)
+ * at once and that finished a waited-for transfer.
+ *
+ * Out of turn (out_of_turn = 1): a channel's admission at most a DRAM
+ * cycle after the step just taken is taken at once, before the other
+ * channels' steps up to it, when that cannot be told apart: a step of
+ * another channel in between can only report a request done, the
+ * completion check that queues comes at least two DRAM cycles after that
+ * step, so this drain of steps (ddma_advance until it has nothing before
+ * the next event) reaches the admission before the simulator runs
+ * anything that could add a source; and the admission reports nothing
+ * unless it is a read answered from the write queue: such a read is left
+ * for its turn (ADMIT_LATER, nothing done). The controller's turn between
+ * reads and writes, which working out its next step would make first,
+ * comes before the push (dram_settle). */
+#define ADMIT_LATER INT_MIN
+static int admit(SimDdma *d, int ch, int i, uint64_t at, int out_of_turn)
 {
     DdChan *c = &d->chan[ch];
     int id = c->src[i], core = id / (2 * d->nch);
     DdSrc *sr = &d->src[id];
-    const DdList *l = &d->xfer[core].list[sr->end * d->nch + ch];
-    uint64_t line = l->v[sr->pos];
+    const DdXfer *x = &d->xfer[core];
+    const DdList *l = &x->list[sr->end * d->nch + ch];
+    uint64_t line = x->base[sr->end] + l->v[sr->pos];
+    if (out_of_turn) {
+        if (!sr->write && dram_may_forward(d->dram, ch, line)) return ADMIT_LATER;
+        dram_settle(d->dram, ch);
+    }
     DramLoc loc;
     DramDone done;
     dram_decode(d->dram, line << d->tx_shift, &loc);
@@ -409,28 +432,14 @@ static int admit(SimDdma *d, int ch, int i, uint64_t at)
     return fwd && completed(d, core, done.data_end) ? -1 - core : core;
 }
 
-/* Admissions taken out of turn. A channel's admission at most a DRAM
- * cycle after the step just taken (at) is taken at once, before the other
- * channels' steps up to it, when that cannot be told apart: a step of
- * another channel in between can only report a request done, the
- * completion check that queues comes at least two DRAM cycles after that
- * step, so this drain of steps (ddma_advance until it has nothing before
- * the next event) reaches the admission before the simulator runs
- * anything that could add a source; and the admission reports nothing
- * unless it is a read answered from the write queue (then it waits its
- * turn). */
-static int out_of_turn(const SimDdma *d, const DdChan *c, int ch, int i)
-{
-    return d->src[c->src[i]].write || !dram_may_forward(d->dram, ch, source_line(d, c, ch, i));
-}
-
-/* After a command at `at`: the admission its room allows, taken before the
- * channel's next step is planned (it comes no later than the controller's
- * next command, which is after `at`). */
+/* After a command at `at`: the admission its room allows, out of turn,
+ * before the channel's next step is planned (it comes no later than the
+ * controller's next command, which is after `at`). */
 static void admit_after_command(SimDdma *d, int ch, uint64_t at, uint64_t lim)
 {
     DdChan *c = &d->chan[ch];
-    int room[2] = {dram_has_room(d->dram, ch, 0), dram_has_room(d->dram, ch, 1)};
+    int room[2];
+    dram_room(d->dram, ch, room);
     unsigned f0 = room[0] ? (unsigned)c->first[0] : UINT_MAX, f1 = room[1] ? (unsigned)c->first[1] : UINT_MAX;
     unsigned f = f0 < f1 ? f0 : f1;
     if (f == UINT_MAX) return;
@@ -438,10 +447,7 @@ static void admit_after_command(SimDdma *d, int ch, uint64_t at, uint64_t lim)
     if (a > at + 1 || a >= lim || a > dram_floor(d->dram, ch)) return;
     c->room[0] = (uint8_t)room[0];
     c->room[1] = (uint8_t)room[1];
-    int i = admit_source(d, c, a);
-    if (!out_of_turn(d, c, ch, i)) return;
-    dram_settle(d->dram, ch); /* the controller's turn between reads and writes comes before the push */
-    admit(d, ch, i, a);
+    admit(d, ch, admit_source(d, c, a), a, 1);
 }
 
 int ddma_advance(AtlSim *s, uint64_t t, int *core_out)
@@ -462,18 +468,13 @@ int ddma_advance(AtlSim *s, uint64_t t, int *core_out)
         DdChan *c = &d->chan[ch];
         int reported = -1;
         if (c->adm) {
-            int r = admit(d, ch, admit_source(d, c, at), at);
+            int r = admit(d, ch, admit_source(d, c, at), at, 0);
             if (r < 0) reported = -1 - r;
             chan_plan(d, ch);
             /* the next admission, a cycle later, out of turn */
             uint64_t a = d->next[ch];
-            if (reported < 0 && c->adm && a <= at + 1 && a < lim) {
-                int i = admit_source(d, c, a);
-                if (out_of_turn(d, c, ch, i)) {
-                    admit(d, ch, i, a);
-                    chan_plan(d, ch);
-                }
-            }
+            if (reported < 0 && c->adm && a <= at + 1 && a < lim && admit(d, ch, admit_source(d, c, a), a, 1) != ADMIT_LATER)
+                chan_plan(d, ch);
         } else {
             DramDone done;
             /* a request refused for want of room is admitted the cycle after

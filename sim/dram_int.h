@@ -63,9 +63,9 @@ typedef struct DramGroup {
 
 /* Queued writes are counted by a hash of their line (a channel's lines
  * share their channel bits, so the low bits alone would spread them over
- * few buckets). */
-#define DRAM_WLINE_BUCKETS 1024
-static inline uint32_t wline_bucket(uint64_t line) { return (uint32_t)((line * 0x9e3779b97f4a7c15ull) >> 54); }
+ * few buckets), in 2^(64 - shift) buckets: at least four per write queue
+ * entry, 64 at least (a small table stays in the cache). */
+static inline uint32_t wline_bucket(uint64_t line, int shift) { return (uint32_t)((line * 0x9e3779b97f4a7c15ull) >> shift); }
 
 /* The step dram_next found, kept until the channel changes. */
 enum { DS_NONE, DS_TRIGGER, DS_ACTIVE, DS_QUEUE, DS_REFRESH };
@@ -79,7 +79,7 @@ typedef struct DramChan {
     int nr, nw, na;
     DramGroup *grp[2];      /* the read and the write queue's requests by bank and row, oldest first */
     int ngrp[2];
-    uint16_t wlines[DRAM_WLINE_BUCKETS]; /* queued writes by wline_bucket(line): a read looks for one to forward from only if counted */
+    uint16_t *wlines;       /* queued writes by wline_bucket(line): a read looks for one to forward from only if counted */
     int write_mode;
     int32_t *open_row;      /* per flat bank; -1 closed */
     DramNode ch, *rank, *bg, *bank;
@@ -105,6 +105,7 @@ struct AtlDram {
     int field_lo[6], field_bits[6]; /* ch, rank, bg, bank, row, col: lowest bit in the access index, width */
     uint64_t field_mask[6];         /* (1 << field_bits) - 1 */
     int queue, write_high, write_low;
+    int wline_shift;                /* wline_bucket's: 64 - log2(buckets) */
     int closed_page, own_bus;
     int cl, cwl, bl, refi, rfc;
     double tck_ps;

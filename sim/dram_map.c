@@ -164,6 +164,9 @@ AtlDram *dram_new(const AtlChip *c, AtlErr *e)
     tim_dram_fields(c, d->field_lo, d->field_bits);
     for (int f = 0; f < F_NUM; f++) d->field_mask[f] = (1ull << d->field_bits[f]) - 1;
     dram_build_constraints(d, c);
+    int wbits = log2_of((uint64_t)d->queue * 4);
+    if (wbits < 6) wbits = 6;
+    d->wline_shift = 64 - wbits;
     d->chan = calloc((size_t)d->nch, sizeof *d->chan);
     int nbg = d->ranks * d->bgs, nbank = nbg * d->banks, ok = d->chan != NULL;
     for (int i = 0; ok && i < d->nch; i++) {
@@ -178,13 +181,14 @@ AtlDram *dram_new(const AtlChip *c, AtlErr *e)
             ch->free_slot[k] = calloc((size_t)d->queue, sizeof *ch->free_slot[k]);
             ok = ok && ch->link[k] && ch->free_slot[k];
         }
+        ch->wlines = calloc((size_t)1 << wbits, sizeof *ch->wlines);
         ch->open_row = calloc((size_t)nbank, sizeof *ch->open_row);
         ch->rank = calloc((size_t)d->ranks, sizeof *ch->rank);
         ch->bg = calloc((size_t)nbg, sizeof *ch->bg);
         ch->bank = calloc((size_t)nbank, sizeof *ch->bank);
         ch->act_hist = calloc((size_t)d->ranks * 4, sizeof *ch->act_hist);
         ch->act_head = calloc((size_t)d->ranks, sizeof *ch->act_head);
-        ok = ok && ch->rq && ch->wq && ch->aq && ch->grp[0] && ch->grp[1] && ch->open_row && ch->rank && ch->bg && ch->bank && ch->act_hist && ch->act_head;
+        ok = ok && ch->rq && ch->wq && ch->aq && ch->grp[0] && ch->grp[1] && ch->open_row && ch->rank && ch->bg && ch->bank && ch->act_hist && ch->act_head && ch->wlines;
     }
     if (!ok) { dram_free(d); atl_fail(e, "dram: out of memory"); return NULL; }
     dram_reset(d);
@@ -196,7 +200,7 @@ void dram_free(AtlDram *d)
     if (!d) return;
     for (int i = 0; d->chan && i < d->nch; i++) {
         DramChan *ch = &d->chan[i];
-        free(ch->rq); free(ch->wq); free(ch->aq); free(ch->grp[0]); free(ch->grp[1]); free(ch->open_row);
+        free(ch->rq); free(ch->wq); free(ch->aq); free(ch->grp[0]); free(ch->grp[1]); free(ch->open_row); free(ch->wlines);
         for (int k = 0; k < 2; k++) { free(ch->link[k]); free(ch->free_slot[k]); }
         free(ch->rank); free(ch->bg); free(ch->bank); free(ch->act_hist); free(ch->act_head);
     }
@@ -215,7 +219,7 @@ void dram_reset(AtlDram *d)
             ch->nfree[k] = d->queue;
             for (int q = 0; q < d->queue; q++) ch->free_slot[k][q] = (int16_t)(d->queue - 1 - q);
         }
-        memset(ch->wlines, 0, sizeof ch->wlines);
+        memset(ch->wlines, 0, ((size_t)1 << (64 - d->wline_shift)) * sizeof *ch->wlines);
         ch->write_mode = 0;
         for (int b = 0; b < nbank; b++) ch->open_row[b] = -1;
         memset(&ch->ch, 0, sizeof ch->ch);
