@@ -10,7 +10,8 @@
  * channel does its next thing, dram_step does it and reports a request it
  * completed. Nothing happens between steps, so a driver can jump from one
  * to the next: the simulator (sim/dram_dma.c) merges the channels' steps
- * with its own events; dram_replay (sim/dram_replay.c) serves a request
+ * with its own events (with the inline accessors of sim/dram_int.h, on
+ * its per-request path); dram_replay (sim/dram_replay.c) serves a request
  * trace as Ramulator2's trace front end does.
  *
  * Ownership: dram_new allocates, dram_free releases. */
@@ -71,28 +72,15 @@ void dram_channel_field(const AtlDram *d, int *lo, int *bits);
 
 /* 1 if channel ch can take another read (write) request now. */
 int dram_has_room(const AtlDram *d, int ch, int write);
-/* Both: room[0] for reads, room[1] for writes. */
-void dram_room(const AtlDram *d, int ch, int room[2]);
 /* Puts a request into loc's channel at DRAM cycle t (no earlier than the
  * last one pushed there); the caller has checked dram_has_room. `line` is
  * the access index (address / access_bytes), compared to forward a read
  * from a queued write of the same line: then nothing is queued, *done is
  * the read (data at t + 1) and 1 is returned; else 0. */
 int dram_push(AtlDram *d, const DramLoc *loc, uint64_t line, int write, uint64_t t, uint32_t tag, DramDone *done);
-/* 0 if a read of `line` pushed to channel ch now would certainly not be
- * answered from its write queue (no queued write shares its hash). */
-int dram_may_forward(const AtlDram *d, int ch, uint64_t line);
-/* Turns channel ch between reads and writes as working out its next step
- * (dram_next) would, without working it out: for a request pushed before
- * that, so that the turn sees the queues as they were. */
-void dram_settle(AtlDram *d, int ch);
-/* The earliest DRAM cycle of channel ch's next command (one a cycle). */
-uint64_t dram_floor(const AtlDram *d, int ch);
 /* DRAM cycle of channel ch's next step, DRAM_NEVER if it has nothing to
  * do (refreshes of an idle channel are caught up when work arrives). */
 uint64_t dram_next(AtlDram *d, int ch);
-/* dram_next, with dram_has_room for reads (room[0]) and writes (room[1]). */
-uint64_t dram_poll(AtlDram *d, int ch, int room[2]);
 /* Takes that step (a command, or a refresh falling due). Returns 1 and
  * fills *done if a request completed, else 0. */
 int dram_step(AtlDram *d, int ch, DramDone *done);

@@ -219,17 +219,8 @@ static void queue_remove(const AtlDram *d, DramChan *c, int write, int slot, int
     }
 }
 
-static void update_write_mode(const AtlDram *d, DramChan *c)
-{
-    if (!c->write_mode) {
-        if (c->nw * 100 > d->write_high * d->queue || c->nr == 0) c->write_mode = 1;
-    } else if (c->nw * 100 < d->write_low * d->queue && c->nr != 0) {
-        c->write_mode = 0;
-    }
-}
-
-/* Works out the channel's next step into c->step_*. */
-static void decide(AtlDram *d, DramChan *c)
+/* Works out the channel's next step into c->step_* (dram_int.h). */
+void dram_decide(AtlDram *d, DramChan *c)
 {
     c->dirty = 0;
     c->step_kind = DS_NONE;
@@ -270,16 +261,7 @@ static void decide(AtlDram *d, DramChan *c)
 uint64_t dram_next(AtlDram *d, int ch)
 {
     DramChan *c = &d->chan[ch];
-    if (c->dirty) decide(d, c);
-    return c->step_t;
-}
-
-uint64_t dram_poll(AtlDram *d, int ch, int room[2])
-{
-    DramChan *c = &d->chan[ch];
-    room[0] = c->nr < d->queue;
-    room[1] = c->nw < d->queue;
-    if (c->dirty) decide(d, c);
+    if (c->dirty) dram_decide(d, c);
     return c->step_t;
 }
 
@@ -301,12 +283,6 @@ int dram_has_room(const AtlDram *d, int ch, int write)
     return (write ? c->nw : c->nr) < d->queue;
 }
 
-void dram_room(const AtlDram *d, int ch, int room[2])
-{
-    const DramChan *c = &d->chan[ch];
-    room[0] = c->nr < d->queue;
-    room[1] = c->nw < d->queue;
-}
 
 /* A channel with nothing queued has done the refreshes that fell due while
  * it was idle: all but the last are counted and leave the banks closed,
@@ -357,24 +333,6 @@ static void consider_new(AtlDram *d, DramChan *c, int write, int slot, int start
     c->step_idx = slot;
     c->step_cmd = cmd;
     c->step_grp = c->ngrp[write] - 1; /* it started the youngest group */
-}
-
-void dram_settle(AtlDram *d, int ch)
-{
-    DramChan *c = &d->chan[ch];
-    /* what decide changes: the write mode, unless a refresh waits or the channel is idle */
-    if (c->dirty && c->ref_rank >= d->ranks && (c->nr || c->nw || c->na)) update_write_mode(d, c);
-}
-
-uint64_t dram_floor(const AtlDram *d, int ch)
-{
-    const DramChan *c = &d->chan[ch];
-    return c->issued ? c->last_issue + 1 : 0;
-}
-
-int dram_may_forward(const AtlDram *d, int ch, uint64_t line)
-{
-    return d->chan[ch].wlines[wline_bucket(line, d->wline_shift)] != 0;
 }
 
 int dram_push(AtlDram *d, const DramLoc *loc, uint64_t line, int write, uint64_t t, uint32_t tag, DramDone *done)
@@ -490,7 +448,7 @@ static void count_first(DramChan *c, DramReq *r, int cmd)
 int dram_step(AtlDram *d, int ch, DramDone *done)
 {
     DramChan *c = &d->chan[ch];
-    if (c->dirty) decide(d, c);
+    if (c->dirty) dram_decide(d, c);
     uint64_t t = c->step_t;
     int kind = c->step_kind;
     c->dirty = 1;

@@ -24,7 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "sim/sim_int.h"
-#include "sim/dram.h"
+#include "sim/dram_int.h"
 #include "isa/timing.h"
 
 /* The requests of one end of one transfer that map to one channel. */
@@ -418,7 +418,7 @@ static int admit(SimDdma *d, int ch, int i, uint64_t at, int out_of_turn)
     }
     DramLoc loc;
     DramDone done;
-    dram_decode(d->dram, line << d->tx_shift, &loc);
+    dram_locate(d->dram, line, &loc);
     int fwd = dram_push(d->dram, &loc, line, sr->write, at, (uint32_t)core, &done);
     c->last_admit = at + 1;
     c->rr = i + 1;

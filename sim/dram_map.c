@@ -20,14 +20,7 @@ static int log2_of(uint64_t x)
     return b;
 }
 
-void dram_decode(const AtlDram *d, uint64_t addr, DramLoc *loc)
-{
-    uint64_t a = addr >> d->tx_shift;
-#define FIELD(f) (uint32_t)((a >> d->field_lo[f]) & d->field_mask[f])
-    loc->ch = FIELD(F_CH); loc->rank = FIELD(F_RANK); loc->bg = FIELD(F_BG);
-    loc->bank = FIELD(F_BANK); loc->row = FIELD(F_ROW); loc->col = FIELD(F_COL);
-#undef FIELD
-}
+void dram_decode(const AtlDram *d, uint64_t addr, DramLoc *loc) { dram_locate(d, addr >> d->tx_shift, loc); }
 
 void dram_channel_field(const AtlDram *d, int *lo, int *bits)
 {
