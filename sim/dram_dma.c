@@ -27,10 +27,14 @@
 #include "sim/dram_int.h"
 #include "isa/timing.h"
 
-/* The requests of one end of one transfer that map to one channel. */
+/* The requests of one end of one transfer that map to one channel: its
+ * list (DdList below, seen from here while it is live). */
 typedef struct DdSrc {
     uint64_t arrive;        /* DRAM cycle from which it may send */
-    size_t pos;             /* its next request in its list (valid while live) */
+    const uint32_t *v;      /* its list's offsets */
+    uint64_t base;          /* what they count from */
+    size_t pos, n;          /* its next request, and how many */
+    int core;
     uint8_t live, write, end;
 } DdSrc;
 
@@ -59,8 +63,16 @@ typedef struct DdXfer {
     int active;             /* the transfer in flight has a DRAM part */
 } DdXfer;
 
+/* A live source of a channel: which, with what the channel looks at
+ * every admission kept at hand. */
+typedef struct DdRef {
+    uint64_t arrive;        /* its DdSrc's */
+    int id;                 /* index into SimDdma.src */
+    int write;              /* its DdSrc's */
+} DdRef;
+
 typedef struct DdChan {
-    int *src;               /* live sources: index into SimDdma.src */
+    DdRef *src;             /* live sources, in the order they joined */
     int nsrc, rr;
     int first[2];           /* position in src of the first reading (writing) source; -1 none */
     uint64_t last_admit;    /* DRAM cycle of the last admission + 1 (0: none yet) */
@@ -267,15 +279,20 @@ int ddma_start(AtlSim *s, int core, const AtlInsn *in, uint64_t t)
         total += (uint64_t)n;
         for (int ch = 0; ch < d->nch; ch++) {
             DdSrc *sr = src_at(d, core, ch, end);
+            const DdList *l = &x->list[end * d->nch + ch];
             sr->end = (uint8_t)end;
             sr->write = end == 0;
+            sr->v = l->v;
+            sr->base = x->base[end];
             sr->pos = 0;
+            sr->n = l->n;
+            sr->core = core;
             sr->arrive = arrive;
-            sr->live = x->list[end * d->nch + ch].n > 0;
+            sr->live = l->n > 0;
             if (!sr->live) continue;
             DdChan *c = &d->chan[ch];
             if (c->first[sr->write] < 0) c->first[sr->write] = c->nsrc;
-            c->src[c->nsrc++] = (core * d->nch + ch) * 2 + end;
+            c->src[c->nsrc++] = (DdRef){arrive, (core * d->nch + ch) * 2 + end, sr->write};
             d->dirty |= 1ull << ch;
         }
     }
@@ -303,7 +320,7 @@ static void chan_plan(SimDdma *d, int ch)
     unsigned f = f0 < f1 ? f0 : f1; /* (-1, none, is UINT_MAX) */
     uint64_t adm = DRAM_NEVER;
     if (f != UINT_MAX) {
-        uint64_t arrive = d->src[c->src[f]].arrive;
+        uint64_t arrive = c->src[f].arrive;
         adm = arrive > c->last_admit ? arrive : c->last_admit;
     }
     c->adm = adm <= cmd && adm != DRAM_NEVER;
@@ -371,18 +388,17 @@ static inline int completed(SimDdma *d, int core, uint64_t end)
 static void find_firsts(const SimDdma *d, DdChan *c)
 {
     c->first[0] = c->first[1] = -1;
-    for (int i = c->nsrc - 1; i >= 0; i--) c->first[d->src[c->src[i]].write] = i;
+    for (int i = c->nsrc - 1; i >= 0; i--) c->first[c->src[i].write] = i;
 }
 
 /* The source (its place in the channel's list) whose request the channel
  * admits at DRAM cycle `at`: the next in turn that has arrived and has
  * room. */
-static int admit_source(const SimDdma *d, const DdChan *c, uint64_t at)
+static int admit_source(const DdChan *c, uint64_t at)
 {
     int k = 0, i = c->rr < c->nsrc ? c->rr : 0;
     for (; k < c->nsrc; k++, i = i + 1 < c->nsrc ? i + 1 : 0) {
-        const DdSrc *sr = &d->src[c->src[i]];
-        if (sr->arrive <= at && c->room[sr->write]) break;
+        if (c->src[i].arrive <= at && c->room[c->src[i].write]) break;
     }
     return i;
 }
@@ -407,11 +423,9 @@ static int admit_source(const SimDdma *d, const DdChan *c, uint64_t at)
 static int admit(SimDdma *d, int ch, int i, uint64_t at, int out_of_turn)
 {
     DdChan *c = &d->chan[ch];
-    int id = c->src[i], core = id / (2 * d->nch);
-    DdSrc *sr = &d->src[id];
-    const DdXfer *x = &d->xfer[core];
-    const DdList *l = &x->list[sr->end * d->nch + ch];
-    uint64_t line = x->base[sr->end] + l->v[sr->pos];
+    DdSrc *sr = &d->src[c->src[i].id];
+    int core = sr->core;
+    uint64_t line = sr->base + sr->v[sr->pos];
     if (out_of_turn) {
         if (!sr->write && dram_may_forward(d->dram, ch, line)) return ADMIT_LATER;
         dram_settle(d->dram, ch);
@@ -422,7 +436,7 @@ static int admit(SimDdma *d, int ch, int i, uint64_t at, int out_of_turn)
     int fwd = dram_push(d->dram, &loc, line, sr->write, at, (uint32_t)core, &done);
     c->last_admit = at + 1;
     c->rr = i + 1;
-    if (++sr->pos == l->n) {
+    if (++sr->pos == sr->n) {
         sr->live = 0;
         memmove(c->src + i, c->src + i + 1, (size_t)(c->nsrc - i - 1) * sizeof *c->src);
         c->nsrc--;
@@ -443,11 +457,11 @@ static void admit_after_command(SimDdma *d, int ch, uint64_t at, uint64_t lim)
     unsigned f0 = room[0] ? (unsigned)c->first[0] : UINT_MAX, f1 = room[1] ? (unsigned)c->first[1] : UINT_MAX;
     unsigned f = f0 < f1 ? f0 : f1;
     if (f == UINT_MAX) return;
-    uint64_t arrive = d->src[c->src[f]].arrive, a = arrive > c->last_admit ? arrive : c->last_admit;
+    uint64_t arrive = c->src[f].arrive, a = arrive > c->last_admit ? arrive : c->last_admit;
     if (a > at + 1 || a >= lim || a > dram_floor(d->dram, ch)) return;
     c->room[0] = (uint8_t)room[0];
     c->room[1] = (uint8_t)room[1];
-    admit(d, ch, admit_source(d, c, a), a, 1);
+    admit(d, ch, admit_source(c, a), a, 1);
 }
 
 int ddma_advance(AtlSim *s, uint64_t t, int *core_out)
@@ -468,12 +482,12 @@ int ddma_advance(AtlSim *s, uint64_t t, int *core_out)
         DdChan *c = &d->chan[ch];
         int reported = -1;
         if (c->adm) {
-            int r = admit(d, ch, admit_source(d, c, at), at, 0);
+            int r = admit(d, ch, admit_source(c, at), at, 0);
             if (r < 0) reported = -1 - r;
             chan_plan(d, ch);
             /* the next admission, a cycle later, out of turn */
             uint64_t a = d->next[ch];
-            if (reported < 0 && c->adm && a <= at + 1 && a < lim && admit(d, ch, admit_source(d, c, a), a, 1) != ADMIT_LATER)
+            if (reported < 0 && c->adm && a <= at + 1 && a < lim && admit(d, ch, admit_source(c, a), a, 1) != ADMIT_LATER)
                 chan_plan(d, ch);
         } else {
             DramDone done;
