@@ -3,7 +3,8 @@
  * once for configs/a1.ini and simulated timing-only with `[dram] model =
  * flow` (a1 as it is) and `model = banked` (a1's four channels of the
  * default DDR4-3200 device), the CPU seconds of each simulation (clock(),
- * load and run) and their ratio, against the target banked <= 5 x flow.
+ * load and run; the best of 3, the two models taking turns: the machine is
+ * shared) and their ratio, against the target banked <= 5 x flow.
  * Also the DRAM requests served and their rate. Prints the table and
  * replaces the section "bench_dram" of docs/benchmarks.md (run from the
  * repository root; --no-doc skips it). */
@@ -21,6 +22,7 @@
 #define MODEL RESNET50
 #define DOC "docs/benchmarks.md"
 #define TARGET 5.0
+#define RUNS 3      /* simulations of each model; the fastest counts */
 
 typedef struct Run {
     double cpu;
@@ -77,10 +79,15 @@ int main(int argc, char **argv)
     size_t len = 0;
     if (r50_compile(&flow, 0, &buf, &len, NULL, NULL, &e)) { fprintf(stderr, "bench_dram: %s: %s\n", MODEL, e.msg); return 1; }
     Run f = {0}, b = {0};
-    if (simulate(&flow, buf, len, &f, &e) || simulate(&banked, buf, len, &b, &e)) {
-        fprintf(stderr, "bench_dram: %s\n", e.msg);
-        free(buf);
-        return 1;
+    for (int i = 0; i < RUNS; i++) {
+        Run fi = {0}, bi = {0};
+        if (simulate(&flow, buf, len, &fi, &e) || simulate(&banked, buf, len, &bi, &e)) {
+            fprintf(stderr, "bench_dram: %s\n", e.msg);
+            free(buf);
+            return 1;
+        }
+        if (!i || fi.cpu < f.cpu) f = fi;
+        if (!i || bi.cpu < b.cpu) b = bi;
     }
     free(buf);
     double ratio = f.cpu > 0 ? b.cpu / f.cpu : 0;
@@ -93,15 +100,16 @@ int main(int argc, char **argv)
              (unsigned long long)f.cycles, f.cpu, (unsigned long long)b.cycles, (unsigned long long)b.requests,
              b.cpu > 0 ? (double)b.requests / b.cpu / 1e6 : 0, b.all ? 100.0 * (double)b.hits / (double)b.all : 0, b.cpu,
              ratio, TARGET, ratio <= TARGET ? "" : " (missed)");
-    printf("bench_dram: %s on %s, timing only, CPU seconds of the simulation\n%s", MODEL, CHIP, table);
+    printf("bench_dram: %s on %s, timing only, CPU seconds of the simulation (best of %d)\n%s", MODEL, CHIP, RUNS, table);
     if (write_doc) {
         char body[4096];
         snprintf(body, sizeof body,
                  "Produced by `make bench` (`build/bench/bench_dram`): `%s` (synthetic weights, batch 1, fp32) "
                  "compiled once for %s and simulated timing-only, as it is (`[dram] model = flow`) and with "
-                 "`model = banked` (every DMA burst served as DDR4-3200 requests by banks, rows and an FR-FCFS "
-                 "controller per channel); the process's CPU seconds of each simulation (load and run).\n\n%s",
-                 MODEL, CHIP, table);
+                 "`model = banked` (every DMA's DRAM end served as DDR4-3200 requests, one per access unit, by "
+                 "banks, rows and an FR-FCFS controller per channel); the process's CPU seconds of each simulation "
+                 "(load and run), the best of %d with the two models taking turns.\n\n%s",
+                 MODEL, CHIP, RUNS, table);
         if (doc_section_write_file(DOC, "# Benchmarks", "bench_dram", "## The banked DRAM model's host time", body, &e)) {
             fprintf(stderr, "bench_dram: %s\n", e.msg);
             return 1;

@@ -272,6 +272,22 @@ uint64_t tim_lmem_occ(const AtlChip *c, const uint64_t banks[4], uint64_t bytes)
     return nb ? tim_occupancy(bytes, (double)nb * c->lmem_bank_bytes_per_cycle) : 0;
 }
 
+void tim_dram_walk(const uint32_t shape[4], const int32_t st[4], uint32_t oshape[4], int32_t ost[4])
+{
+    int order[4] = {0, 1, 2, 3};
+    /* insertion sort, outermost first: size 1 before all, then by |stride| descending; stable */
+    for (int i = 1; i < 4; i++)
+        for (int j = i; j > 0; j--) {
+            int a = order[j - 1], b = order[j];
+            uint64_t sa = (uint64_t)(st[a] < 0 ? -(int64_t)st[a] : st[a]), sb = (uint64_t)(st[b] < 0 ? -(int64_t)st[b] : st[b]);
+            int b_first = shape[a] > 1 && (shape[b] <= 1 || sb > sa);
+            if (!b_first) break;
+            order[j - 1] = b;
+            order[j] = a;
+        }
+    for (int i = 0; i < 4; i++) { oshape[i] = shape[order[i]]; ost[i] = st[order[i]]; }
+}
+
 uint64_t tim_dram_region_align(const AtlChip *c)
 {
     uint64_t al = (uint64_t)c->dram_interleave * (uint64_t)c->dram_channels;

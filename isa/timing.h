@@ -106,6 +106,14 @@ static inline double tim_burst_lag(double got, double q, double iq, double wl, d
  * f one of TIM_DRAM_CH .. TIM_DRAM_COL; returns the bits of all fields. */
 enum { TIM_DRAM_CH, TIM_DRAM_RANK, TIM_DRAM_BG, TIM_DRAM_BANK, TIM_DRAM_ROW, TIM_DRAM_COL, TIM_DRAM_FIELDS };
 int tim_dram_fields(const AtlChip *c, int lo[TIM_DRAM_FIELDS], int bits[TIM_DRAM_FIELDS]);
+/* The order in which a DMA engine walks one DRAM end of a transfer with
+ * the banked model (docs/timing.md, "DMA as requests"): its dimensions
+ * from the largest stride (outermost) to the smallest (innermost), by
+ * magnitude, ties and dimensions of size 1 kept in the instruction's order
+ * (size 1 outermost), so that the elements come in address order when the
+ * dimensions do not overlap and the elements of one access unit are
+ * consecutive. oshape/ost: shape and strides permuted so. */
+void tim_dram_walk(const uint32_t shape[4], const int32_t st[4], uint32_t oshape[4], int32_t ost[4]);
 /* What a DRAM region's base is aligned to, so that the compiler's cost
  * model, which sees offsets into regions, and the simulator see the same
  * channel (and, with the banked model, the same bank, bank group, rank and

@@ -10,7 +10,8 @@
  * channel does its next thing, dram_step does it and reports a request it
  * completed. Nothing happens between steps, so a driver can jump from one
  * to the next: the simulator (sim/dram_dma.c) merges the channels' steps
- * with its own events; dram_replay (sim/dram_replay.c) serves a request
+ * with its own events (with the inline accessors of sim/dram_int.h, on
+ * its per-request path); dram_replay (sim/dram_replay.c) serves a request
  * trace as Ramulator2's trace front end does.
  *
  * Ownership: dram_new allocates, dram_free releases. */
@@ -80,8 +81,6 @@ int dram_push(AtlDram *d, const DramLoc *loc, uint64_t line, int write, uint64_t
 /* DRAM cycle of channel ch's next step, DRAM_NEVER if it has nothing to
  * do (refreshes of an idle channel are caught up when work arrives). */
 uint64_t dram_next(AtlDram *d, int ch);
-/* dram_next, with dram_has_room for reads (room[0]) and writes (room[1]). */
-uint64_t dram_poll(AtlDram *d, int ch, int room[2]);
 /* Takes that step (a command, or a refresh falling due). Returns 1 and
  * fills *done if a request completed, else 0. */
 int dram_step(AtlDram *d, int ch, DramDone *done);

@@ -190,10 +190,10 @@ static int group_add(DramChan *c, const DramReq *r, int slot)
 /* Takes the request in slot `slot` (the oldest of its group) out of its
  * queue; its group moves to the place of its next oldest request. `hint`
  * is where its group was when the step was chosen (looked at first). */
-static void queue_remove(DramChan *c, int write, int slot, int hint)
+static void queue_remove(const AtlDram *d, DramChan *c, int write, int slot, int hint)
 {
     DramReq *q = write ? c->wq : c->rq;
-    if (write) { c->nw--; c->wlines[wline_bucket(q[slot].line)]--; }
+    if (write) { c->nw--; c->wlines[wline_bucket(q[slot].line, d->wline_shift)]--; }
     else c->nr--;
     c->free_slot[write][c->nfree[write]++] = (int16_t)slot;
     DramGroup *g = c->grp[write];
@@ -209,26 +209,18 @@ static void queue_remove(DramChan *c, int write, int slot, int hint)
         }
         moved.head = c->link[write][slot];
         moved.arrive = q[moved.head].arrive;
-        /* after the younger groups that arrived no later (the array stays in arrival order) */
+        /* after the younger groups that arrived no later (the array stays in
+         * arrival order); a few places at most, so shifted by hand */
         int at = ng - 1;
         while (at > k && g[at].arrive > moved.arrive) at--;
-        memmove(g + k, g + k + 1, (size_t)(at - k) * sizeof *g);
+        for (int j = k; j < at; j++) g[j] = g[j + 1];
         g[at] = moved;
         return;
     }
 }
 
-static void update_write_mode(const AtlDram *d, DramChan *c)
-{
-    if (!c->write_mode) {
-        if (c->nw * 100 > d->write_high * d->queue || c->nr == 0) c->write_mode = 1;
-    } else if (c->nw * 100 < d->write_low * d->queue && c->nr != 0) {
-        c->write_mode = 0;
-    }
-}
-
-/* Works out the channel's next step into c->step_*. */
-static void decide(AtlDram *d, DramChan *c)
+/* Works out the channel's next step into c->step_* (dram_int.h). */
+void dram_decide(AtlDram *d, DramChan *c)
 {
     c->dirty = 0;
     c->step_kind = DS_NONE;
@@ -269,16 +261,7 @@ static void decide(AtlDram *d, DramChan *c)
 uint64_t dram_next(AtlDram *d, int ch)
 {
     DramChan *c = &d->chan[ch];
-    if (c->dirty) decide(d, c);
-    return c->step_t;
-}
-
-uint64_t dram_poll(AtlDram *d, int ch, int room[2])
-{
-    DramChan *c = &d->chan[ch];
-    room[0] = c->nr < d->queue;
-    room[1] = c->nw < d->queue;
-    if (c->dirty) decide(d, c);
+    if (c->dirty) dram_decide(d, c);
     return c->step_t;
 }
 
@@ -299,6 +282,7 @@ int dram_has_room(const AtlDram *d, int ch, int write)
     const DramChan *c = &d->chan[ch];
     return (write ? c->nw : c->nr) < d->queue;
 }
+
 
 /* A channel with nothing queued has done the refreshes that fell due while
  * it was idle: all but the last are counted and leave the banks closed,
@@ -354,7 +338,7 @@ static void consider_new(AtlDram *d, DramChan *c, int write, int slot, int start
 int dram_push(AtlDram *d, const DramLoc *loc, uint64_t line, int write, uint64_t t, uint32_t tag, DramDone *done)
 {
     DramChan *c = &d->chan[loc->ch];
-    if (!write && c->wlines[wline_bucket(line)])
+    if (!write && c->wlines[wline_bucket(line, d->wline_shift)])
         for (int g = 0; g < c->ngrp[1]; g++)
             for (int i = c->grp[1][g].head; i >= 0; i = c->link[1][i])
             if (c->wq[i].line == line) { /* forwarded from the write queue */
@@ -378,7 +362,7 @@ int dram_push(AtlDram *d, const DramLoc *loc, uint64_t line, int write, uint64_t
     r.counted = 0;
     int was_idle = !c->nr && !c->nw && !c->na;
     int slot = c->free_slot[write][--c->nfree[write]];
-    if (write) { c->wq[slot] = r; c->nw++; c->wlines[wline_bucket(line)]++; }
+    if (write) { c->wq[slot] = r; c->nw++; c->wlines[wline_bucket(line, d->wline_shift)]++; }
     else { c->rq[slot] = r; c->nr++; }
     int started = group_add(c, &r, slot);
     if (!c->dirty && !was_idle) consider_new(d, c, write, slot, started);
@@ -397,8 +381,17 @@ static inline void apply(DramNode *n, const DramConsList *l, uint64_t t)
 
 static void update_timing(AtlDram *d, DramChan *c, int cmd, int rank, int bgf, int bank, uint64_t t)
 {
-    apply(&c->ch, &d->cons[DL_CHANNEL][cmd], t);
-    apply(&c->rank[rank], &d->cons[DL_RANK][cmd], t);
+    if (cmd != DC_PREA && cmd != DC_REF) { /* a bank's command: its path's constraints in one list */
+        uint64_t *node[DL_NUM] = {c->ch.ready, c->rank[rank].ready, c->bg[bgf].ready, c->bank[bank].ready};
+        const DramPathList *p = &d->path[cmd];
+        for (int i = 0; i < p->n; i++) {
+            uint64_t *r = node[p->c[i].level] + p->c[i].next, v = t + (uint64_t)p->c[i].lat;
+            if (*r < v) *r = v;
+        }
+    } else {
+        apply(&c->ch, &d->cons[DL_CHANNEL][cmd], t);
+        apply(&c->rank[rank], &d->cons[DL_RANK][cmd], t);
+    }
     if (d->sib[cmd].n)
         for (int r = 0; r < d->ranks; r++)
             if (r != rank) apply(&c->rank[r], &d->sib[cmd], t);
@@ -419,10 +412,7 @@ static void update_timing(AtlDram *d, DramChan *c, int cmd, int rank, int bgf, i
             for (int g = rank * d->bgs; g < (rank + 1) * d->bgs; g++) apply(&c->bg[g], &d->cons[DL_BANKGROUP][cmd], t);
         if (d->cons[DL_BANK][cmd].n)
             for (int b = rank * per; b < (rank + 1) * per; b++) apply(&c->bank[b], &d->cons[DL_BANK][cmd], t);
-        return;
     }
-    apply(&c->bg[bgf], &d->cons[DL_BANKGROUP][cmd], t);
-    apply(&c->bank[bank], &d->cons[DL_BANK][cmd], t);
 }
 
 static void remove_at(DramReq *q, int *n, int i)
@@ -458,7 +448,7 @@ static void count_first(DramChan *c, DramReq *r, int cmd)
 int dram_step(AtlDram *d, int ch, DramDone *done)
 {
     DramChan *c = &d->chan[ch];
-    if (c->dirty) decide(d, c);
+    if (c->dirty) dram_decide(d, c);
     uint64_t t = c->step_t;
     int kind = c->step_kind;
     c->dirty = 1;
@@ -492,7 +482,7 @@ int dram_step(AtlDram *d, int ch, DramDone *done)
         c->open_row[r->bank] = (int32_t)r->row;
         if (kind != DS_ACTIVE && c->na < d->queue) { /* it waits among the activated now */
             c->aq[c->na++] = *r;
-            queue_remove(c, r->write, c->step_idx, c->step_grp);
+            queue_remove(d, c, r->write, c->step_idx, c->step_grp);
         }
         return 0;
     case DC_PRE:
@@ -524,6 +514,6 @@ int dram_step(AtlDram *d, int ch, DramDone *done)
         if (done->data_end > c->st.last) c->st.last = done->data_end;
     }
     if (kind == DS_ACTIVE) remove_at(q, n, c->step_idx);
-    else queue_remove(c, write, c->step_idx, c->step_grp);
+    else queue_remove(d, c, write, c->step_idx, c->step_grp);
     return 1;
 }

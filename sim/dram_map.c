@@ -20,14 +20,7 @@ static int log2_of(uint64_t x)
     return b;
 }
 
-void dram_decode(const AtlDram *d, uint64_t addr, DramLoc *loc)
-{
-    uint64_t a = addr >> d->tx_shift;
-#define FIELD(f) (uint32_t)((a >> d->field_lo[f]) & d->field_mask[f])
-    loc->ch = FIELD(F_CH); loc->rank = FIELD(F_RANK); loc->bg = FIELD(F_BG);
-    loc->bank = FIELD(F_BANK); loc->row = FIELD(F_ROW); loc->col = FIELD(F_COL);
-#undef FIELD
-}
+void dram_decode(const AtlDram *d, uint64_t addr, DramLoc *loc) { dram_locate(d, addr >> d->tx_shift, loc); }
 
 void dram_channel_field(const AtlDram *d, int *lo, int *bits)
 {
@@ -54,7 +47,10 @@ double dram_peak_bytes_per_cycle(const AtlDram *d)
  * (dram_ctrl.c), not in the lists. */
 static void add_cons(DramConsList *l, int next, int lat, int window)
 {
-    if (window) return;
+    /* nothing waits for RDA or WRA: a read or write is scheduled as RD or
+     * WR (every rule naming one names the other) and becomes RDA or WRA
+     * only as it issues, so their ready times are never read */
+    if (window || next == DC_RDA || next == DC_WRA) return;
     for (int i = 0; i < l->n; i++)
         if (l->c[i].next == next) {
             if (lat > l->c[i].lat) l->c[i].lat = lat;
@@ -129,6 +125,13 @@ void dram_build_constraints(AtlDram *d, const AtlChip *c)
             }
         }
     }
+    for (int cmd = 0; cmd < DC_NUM; cmd++) {
+        DramPathList *p = &d->path[cmd];
+        p->n = 0;
+        for (int lv = 0; lv < DL_NUM; lv++)
+            for (int i = 0; i < d->cons[lv][cmd].n; i++)
+                p->c[p->n++] = (DramPathCons){(uint8_t)lv, d->cons[lv][cmd].c[i].next, d->cons[lv][cmd].c[i].lat};
+    }
     d->faw = c->dram_faw;
 }
 
@@ -154,6 +157,9 @@ AtlDram *dram_new(const AtlChip *c, AtlErr *e)
     tim_dram_fields(c, d->field_lo, d->field_bits);
     for (int f = 0; f < F_NUM; f++) d->field_mask[f] = (1ull << d->field_bits[f]) - 1;
     dram_build_constraints(d, c);
+    int wbits = log2_of((uint64_t)d->queue * 4);
+    if (wbits < 6) wbits = 6;
+    d->wline_shift = 64 - wbits;
     d->chan = calloc((size_t)d->nch, sizeof *d->chan);
     int nbg = d->ranks * d->bgs, nbank = nbg * d->banks, ok = d->chan != NULL;
     for (int i = 0; ok && i < d->nch; i++) {
@@ -168,13 +174,14 @@ AtlDram *dram_new(const AtlChip *c, AtlErr *e)
             ch->free_slot[k] = calloc((size_t)d->queue, sizeof *ch->free_slot[k]);
             ok = ok && ch->link[k] && ch->free_slot[k];
         }
+        ch->wlines = calloc((size_t)1 << wbits, sizeof *ch->wlines);
         ch->open_row = calloc((size_t)nbank, sizeof *ch->open_row);
         ch->rank = calloc((size_t)d->ranks, sizeof *ch->rank);
         ch->bg = calloc((size_t)nbg, sizeof *ch->bg);
         ch->bank = calloc((size_t)nbank, sizeof *ch->bank);
         ch->act_hist = calloc((size_t)d->ranks * 4, sizeof *ch->act_hist);
         ch->act_head = calloc((size_t)d->ranks, sizeof *ch->act_head);
-        ok = ok && ch->rq && ch->wq && ch->aq && ch->grp[0] && ch->grp[1] && ch->open_row && ch->rank && ch->bg && ch->bank && ch->act_hist && ch->act_head;
+        ok = ok && ch->rq && ch->wq && ch->aq && ch->grp[0] && ch->grp[1] && ch->open_row && ch->rank && ch->bg && ch->bank && ch->act_hist && ch->act_head && ch->wlines;
     }
     if (!ok) { dram_free(d); atl_fail(e, "dram: out of memory"); return NULL; }
     dram_reset(d);
@@ -186,7 +193,7 @@ void dram_free(AtlDram *d)
     if (!d) return;
     for (int i = 0; d->chan && i < d->nch; i++) {
         DramChan *ch = &d->chan[i];
-        free(ch->rq); free(ch->wq); free(ch->aq); free(ch->grp[0]); free(ch->grp[1]); free(ch->open_row);
+        free(ch->rq); free(ch->wq); free(ch->aq); free(ch->grp[0]); free(ch->grp[1]); free(ch->open_row); free(ch->wlines);
         for (int k = 0; k < 2; k++) { free(ch->link[k]); free(ch->free_slot[k]); }
         free(ch->rank); free(ch->bg); free(ch->bank); free(ch->act_hist); free(ch->act_head);
     }
@@ -205,7 +212,7 @@ void dram_reset(AtlDram *d)
             ch->nfree[k] = d->queue;
             for (int q = 0; q < d->queue; q++) ch->free_slot[k][q] = (int16_t)(d->queue - 1 - q);
         }
-        memset(ch->wlines, 0, sizeof ch->wlines);
+        memset(ch->wlines, 0, ((size_t)1 << (64 - d->wline_shift)) * sizeof *ch->wlines);
         ch->write_mode = 0;
         for (int b = 0; b < nbank; b++) ch->open_row[b] = -1;
         memset(&ch->ch, 0, sizeof ch->ch);

@@ -4,12 +4,13 @@
  * request: sim/dram_dma.c, sim/dram_ctrl.c; docs/timing.md).
  *
  * Requests. The end's element stream is cut as the simulator cuts it:
- * each contiguous run of addresses covers a run of accesses of
- * access_bytes (a run starting in the access the previous one ended in
- * does not request it again), and each access is one request, decoded by
- * the address mapping (isa/timing.h, tim_dram_fields) into channel, rank,
- * bank group, bank and row. A store of one 4-byte element per channel
- * plane is one request per element, 16 times what its bytes would say.
+ * walked in address order (the DMA engine's order, tim_dram_walk), each
+ * contiguous run of addresses covers a run of accesses of access_bytes (a
+ * run starting in the access the previous one ended in does not request
+ * it again), and each access is one request, decoded by the address
+ * mapping (isa/timing.h, tim_dram_fields) into channel, rank, bank group,
+ * bank and row. An NCHW store whose instruction walks the channel planes
+ * innermost costs the lines of each plane it covers.
  * Rows of different regions differ: regions are placed at bases aligned
  * below the row field (tim_dram_region_align), so an offset decodes to the
  * bank it has and to a row of its own region.
@@ -216,8 +217,9 @@ static int push_req(BkBanked *b, int part, uint64_t x)
 }
 
 /* The requests of one DRAM end (end 0 dst, 1 src), in the order the
- * simulator cuts them: the element stream as runs of its contiguous inner
- * dims, visited by an odometer over the outer dims; into req[part], until
+ * simulator cuts them: the dims in the DMA engine's order (tim_dram_walk),
+ * the element stream as runs of its contiguous inner dims, visited by an
+ * odometer over the outer dims; into req[part], until
  * a run brings them to `limit` (part_of[part]: the share of the elements
  * those runs cover). */
 static int requests(BkBanked *b, int part, const AtlInsn *in, int end, size_t limit)
@@ -225,21 +227,23 @@ static int requests(BkBanked *b, int part, const AtlInsn *in, int end, size_t li
     int es = isa_dtype_size(in->dtype);
     uint64_t tagged = end ? in->src : in->dst, region = (tagged >> 32) << REGION_SHIFT;
     int64_t base = (int64_t)(tagged & 0xffffffffu);
-    const int32_t *st = end ? in->src_stride : in->dst_stride;
+    uint32_t shape[4];
+    int32_t st[4];
+    tim_dram_walk(in->shape, end ? in->src_stride : in->dst_stride, shape, st);
     uint64_t run = 1;
     int64_t expect = es;
     int outer = 3;
     for (; outer >= 0; outer--) {
-        if (st[outer] != expect && in->shape[outer] > 1) break;
-        run *= in->shape[outer];
-        expect = (int64_t)in->shape[outer] * st[outer];
+        if (st[outer] != expect && shape[outer] > 1) break;
+        run *= shape[outer];
+        expect = (int64_t)shape[outer] * st[outer];
     }
     outer++;   /* dims [0, outer) are walked, [outer, 4) are one run */
     uint32_t i[4] = {0, 0, 0, 0};
     int64_t off = 0;
     uint64_t last = 0, len = run * (uint64_t)es;
     int have = 0;
-    uint64_t total = (uint64_t)in->shape[0] * in->shape[1] * in->shape[2] * in->shape[3], done = 0;
+    uint64_t total = (uint64_t)shape[0] * shape[1] * shape[2] * shape[3], done = 0;
     b->nreq[part] = 0;
     for (;;) {
         uint64_t a = (uint64_t)(base + off), first = a >> b->tx, end_ = (a + len - 1) >> b->tx;
@@ -258,8 +262,8 @@ static int requests(BkBanked *b, int part, const AtlInsn *in, int end, size_t li
         have = 1;
         int d = outer - 1;
         for (; d >= 0; d--) {
-            if (++i[d] < in->shape[d]) { off += st[d]; break; }
-            off -= (int64_t)(in->shape[d] - 1) * st[d];
+            if (++i[d] < shape[d]) { off += st[d]; break; }
+            off -= (int64_t)(shape[d] - 1) * st[d];
             i[d] = 0;
         }
         if (d < 0) { b->part_of[part] = 1; return 0; }

@@ -170,6 +170,37 @@ TEST(dram_fields_and_region_align)
     CHECK_EQ_INT(tim_dram_region_align(&ddr4), 4096);        /* flow: channels only */
 }
 
+/* The order a DMA engine walks a DRAM end in with the banked model: the
+ * largest stride outermost, by magnitude; dimensions of size 1 outermost;
+ * equal strides keep the instruction's order. */
+TEST(dram_walk_order)
+{
+    static const struct {
+        uint32_t shape[4];
+        int32_t st[4];
+        uint32_t want_shape[4];
+        int32_t want_st[4];
+    } cases[] = {
+        /* an NCHW store of a [rows][pixels][channels] tile: channel planes outermost, pixels innermost */
+        {{1, 2, 28, 256}, {0, 224, 4, 12544}, {1, 256, 2, 28}, {0, 12544, 224, 4}},
+        /* already in address order: unchanged */
+        {{1, 9, 171, 16}, {0, 1048576, 2048, 4}, {1, 9, 171, 16}, {0, 1048576, 2048, 4}},
+        /* size-1 dimensions outermost whatever their strides; a zero stride innermost */
+        {{3, 1, 5, 1}, {0, 4000, 8, 99}, {1, 1, 5, 3}, {4000, 99, 8, 0}},
+        /* negative strides by magnitude; equal magnitudes keep their order */
+        {{2, 3, 4, 5}, {-4, 64, -64, 1024}, {5, 3, 4, 2}, {1024, 64, -64, -4}},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        uint32_t sh[4];
+        int32_t st[4];
+        tim_dram_walk(cases[k].shape, cases[k].st, sh, st);
+        for (int d = 0; d < 4; d++) {
+            CHECKF(sh[d] == cases[k].want_shape[d], "case %zu: shape[%d] = %u, want %u", k, d, sh[d], cases[k].want_shape[d]);
+            CHECKF(st[d] == cases[k].want_st[d], "case %zu: stride[%d] = %d, want %d", k, d, st[d], cases[k].want_st[d]);
+        }
+    }
+}
+
 int main(void)
 {
     RUN(scalesim_reference);
@@ -179,5 +210,6 @@ int main(void)
     RUN(vector_classes);
     RUN(dma_formula);
     RUN(dram_fields_and_region_align);
+    RUN(dram_walk_order);
     return test_summary("test_timing");
 }

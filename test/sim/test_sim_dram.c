@@ -6,7 +6,13 @@
  * model charges the bytes only; the address mapping changes a tile load's
  * time; transfers of several cores share a channel; every DMA kind moves
  * the right bytes; runs are deterministic; a 4-D strided transfer makes
- * the requests of its element walk. */
+ * one request per access unit its elements touch, in address order (the
+ * DMA engine walks the DRAM end by its strides), so an NCHW store that
+ * writes one element per channel plane in its instruction's order costs
+ * the lines it covers, not a request per element; a request refused for
+ * want of queue room arrives when room is made, as in the replay. */
+#include <math.h>
+#include <stdlib.h>
 #include "test/test.h"
 #include "test/sim/simtest.h"
 #include "sim/dram.h"
@@ -59,17 +65,40 @@ TEST(one_load_is_its_requests)
     dram_free(d);
     uint64_t dram_core = (rp.cycles * 625 + 999) / 1000; /* DRAM cycles of 625 ps at 1 GHz */
     CHECK_EQ_INT(cy, dram_core + (uint64_t)c.noc_latency + (uint64_t)c.dma_issue_cycles);
+    /* 64 reads through a queue of 32: the 33rd arrives the cycle after the
+     * first read issues and frees its slot (not earlier, which would count
+     * its wait in the queue as less), so the latencies are the replay's */
+    AtlSim *s;
+    AtlErr e2 = {{0}};
+    AtlProgram p;
+    tp_init(&p, 1);
+    tp_add(&p, 0, ISA_ENGINE_DMA, I_load(0, 0, 4096));
+    tp_end_all(&p);
+    REQUIRE(trun(&c, &p, SIM_MODE_TIMING, &s, &e2) == 0);
+    const AtlSimDram *sd = &sim_stats(s)->dram;
+    CHECK_EQ_INT(sd->reads, rp.st.reads);
+    CHECK_EQ_INT(sd->row_hits, rp.st.row_hits);
+    double want_lat = (double)rp.st.read_latency / (double)rp.st.reads;
+    CHECKF(fabs(sd->read_latency - want_lat) < 1e-9, "average read latency %.3f DRAM cycles, the replay's %.3f", sd->read_latency,
+           want_lat);
+    sim_free(s);
+    tp_free(&p);
     /* 64 reads of one row in one bank group: tCCD_L (8 cycles) apart */
     CHECK(rp.cycles >= 22 + 63 * 8 + 26);
 }
 
-/* The requests of a 4-D strided load, found by walking its elements one
- * by one (an element starting in the access the previous one ended in, or
- * in the next, continues its run): at most `cap` lines into lines[]. */
-static size_t element_walk(const AtlInsn *in, uint64_t *lines, size_t cap)
+static int cmp_u64(const void *a, const void *b)
 {
-    uint64_t rf[256], rl[256]; /* runs of access indices: first, last */
-    size_t nr = 0, n = 0;
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* The 64-byte lines the source of a 4-D strided load touches, found by
+ * walking its elements one by one in the instruction's order: each
+ * distinct line once, in ascending order; at most `cap`. */
+static size_t distinct_lines(const AtlInsn *in, uint64_t *lines, size_t cap)
+{
+    size_t n = 0;
     int es = isa_dtype_size(in->dtype);
     for (uint32_t i0 = 0; i0 < in->shape[0]; i0++)
         for (uint32_t i1 = 0; i1 < in->shape[1]; i1++)
@@ -77,25 +106,27 @@ static size_t element_walk(const AtlInsn *in, uint64_t *lines, size_t cap)
                 for (uint32_t i3 = 0; i3 < in->shape[3]; i3++) {
                     uint64_t a = in->src + (uint64_t)i0 * (uint64_t)in->src_stride[0] + (uint64_t)i1 * (uint64_t)in->src_stride[1] +
                                  (uint64_t)i2 * (uint64_t)in->src_stride[2] + (uint64_t)i3 * (uint64_t)in->src_stride[3];
-                    uint64_t first = a / 64, last = (a + (uint64_t)es - 1) / 64;
-                    if (nr && (first == rl[nr - 1] || first == rl[nr - 1] + 1)) {
-                        if (last > rl[nr - 1]) rl[nr - 1] = last;
-                    } else if (nr < 256) {
-                        rf[nr] = first;
-                        rl[nr++] = last;
-                    }
+                    for (uint64_t l = a / 64; l <= (a + (uint64_t)es - 1) / 64 && n < cap; l++) lines[n++] = l;
                 }
-    for (size_t i = 0; i < nr; i++)
-        for (uint64_t l = rf[i]; l <= rl[i] && n < cap; l++) lines[n++] = l;
-    return n;
+    qsort(lines, n, sizeof *lines, cmp_u64);
+    size_t u = 0;
+    for (size_t i = 0; i < n; i++)
+        if (!u || lines[i] != lines[u - 1]) lines[u++] = lines[i];
+    return u;
 }
 
-/* A 4-D strided load (the outer dimensions walked by the DMA's run
- * builder) makes exactly the requests of its element walk, in that order:
- * its time is their replay's, and their count is the reads counted. Two
- * patterns: a dense innermost dimension of 5 fp32 elements, and one
- * element per channel plane (each its own access, as NCHW stores are). */
-TEST(strided_runs_are_the_element_walk)
+/* A 4-D strided load makes one request per 64-byte line its elements
+ * touch, in address order: its time is the replay of those lines, and
+ * their count is the reads counted. Two patterns: a dense innermost
+ * dimension of 5 fp32 elements (the instruction's order is already the
+ * address order), and one element per channel plane in the instruction's
+ * order (the innermost stride 12544, as NCHW stores are): the engine
+ * walks the 4 contiguous elements along the stride-4 dimension together,
+ * 2 x 5 x 3 = 30 runs of 16 bytes, each inside one line (the base is 36
+ * bytes into a line and 3000 is 56 modulo 64, so the runs start 36, 28
+ * and 20 bytes in), where walking in the instruction's order would make
+ * one request per element, 120. */
+TEST(strided_load_requests_each_line_once)
 {
     AtlChip c;
     banked_chip(&c, 1);
@@ -106,8 +137,9 @@ TEST(strided_runs_are_the_element_walk)
         memcpy(in.src_stride, strides[k], sizeof in.src_stride);
         in.dst_stride[0] = 240; in.dst_stride[1] = 80; in.dst_stride[2] = 20; in.dst_stride[3] = 4;
         uint64_t lines[256];
-        size_t n = element_walk(&in, lines, 256);
+        size_t n = distinct_lines(&in, lines, 256);
         REQUIRE(n > 0 && n < 256);
+        if (k == 1) CHECK_EQ_INT(n, 30);
         AtlProgram p;
         tp_init(&p, 1);
         tp_add(&p, 0, ISA_ENGINE_DMA, in);
@@ -125,9 +157,60 @@ TEST(strided_runs_are_the_element_walk)
         DramReplay rp;
         dram_replay(d, r, n, &rp);
         dram_free(d);
-        CHECKF(reads == n, "pattern %d: %llu reads, the element walk makes %zu", k, (unsigned long long)reads, n);
+        CHECKF(reads == n, "pattern %d: %llu reads, its elements touch %zu lines", k, (unsigned long long)reads, n);
         uint64_t dram_core = (rp.cycles * 625 + 999) / 1000;
         CHECK_EQ_INT(cy, dram_core + (uint64_t)c.noc_latency + (uint64_t)c.dma_issue_cycles);
+    }
+}
+
+/* An NCHW store of a tile of 4 pixels x 16 channels held channel-innermost
+ * in LMEM (the order a convolution produces it): in its instruction's
+ * order each element goes to another channel plane (256 bytes apart), 64
+ * single-element writes. The engine writes each plane's 4 contiguous
+ * elements (16 bytes) as one request: 16 writes, all in one 8 KiB DRAM
+ * row of one bank, so one activation (a miss: the bank starts closed) and
+ * 15 row hits. The bytes are the element-by-element copy's, with the
+ * banked model as with the flow model. */
+TEST(nchw_store_writes_each_line_once)
+{
+    float tile[64];
+    for (int i = 0; i < 64; i++) tile[i] = (float)i * 0.5f - 3.0f; /* [pixel][channel] */
+    float want[16 * 64];                                              /* 16 planes of 64 floats: 4 pixels written */
+    memset(want, 0, sizeof want);
+    for (int px = 0; px < 4; px++)
+        for (int ch = 0; ch < 16; ch++) want[ch * 64 + px] = tile[px * 16 + ch];
+    for (int model = 0; model < 2; model++) {
+        AtlChip c;
+        banked_chip(&c, 1);
+        if (model) c.dram_model = CFG_DRAM_FLOW;
+        AtlProgram p;
+        tp_init(&p, 1);
+        AtlInsn ld = I_dma(ISA_F32, ISA_SPACE_LMEM, 0, 0, ISA_SPACE_DRAM, 65536, 0, 1, 64);
+        uint8_t raw[sizeof tile];
+        memcpy(raw, tile, sizeof raw);
+        tp_seg(&p, 65536, raw, sizeof raw);
+        tp_add(&p, 0, ISA_ENGINE_DMA, I_sig(ld, 0));
+        AtlInsn st = I_dma(ISA_F32, ISA_SPACE_DRAM, 8192, 0, ISA_SPACE_LMEM, 0, 0, 4, 16);
+        st.dst_stride[2] = 4; st.dst_stride[3] = 256;  /* pixel along a plane, channel across planes */
+        st.src_stride[2] = 64; st.src_stride[3] = 4;   /* LMEM: [pixel][channel] */
+        tp_add(&p, 0, ISA_ENGINE_DMA, I_wait(st, 0));
+        tp_expect(&p, 8192, ISA_F32, 16 * 64, want);
+        tp_end_all(&p);
+        AtlSim *s;
+        AtlErr e = {{0}};
+        REQUIRE(trun(&c, &p, SIM_MODE_FULL, &s, &e) == 0);
+        char *rep = NULL;
+        CHECKF(sim_check_expect(s, &p, &rep) == 0, "%s model: %s", model ? "flow" : "banked", rep ? rep : "");
+        free(rep);
+        if (!model) {
+            const AtlSimDram *sd = &sim_stats(s)->dram;
+            CHECK_EQ_INT(sd->writes, 16);
+            CHECK_EQ_INT(sd->row_hits, 15 + 3);   /* and the load's 4 reads: a miss, then 3 hits */
+            CHECK_EQ_INT(sd->row_misses, 1 + 1);
+            CHECK_EQ_INT(sd->row_conflicts, 0);
+        }
+        sim_free(s);
+        tp_free(&p);
     }
 }
 
@@ -255,7 +338,8 @@ TEST(max_cycles_stops_dram_work)
 int main(void)
 {
     RUN(one_load_is_its_requests);
-    RUN(strided_runs_are_the_element_walk);
+    RUN(strided_load_requests_each_line_once);
+    RUN(nchw_store_writes_each_line_once);
     RUN(pattern_costs);
     RUN(mapping_changes_a_tile_load);
     RUN(cores_share_a_channel);
