@@ -230,6 +230,13 @@ int bk_place(BkCtx *c, AtlErr *e)
             if (c->pl[r].placed) continue;
             int64_t ne = ir_numel(&g->t[t]);
             if (ne < 0) { atl_fail(e, "graph %s '%s' has an unknown shape", pass ? "output" : "input", g->t[t].name); goto done; }
+            if (c->io_sram && c->io_sram[t]) {   /* pipeline: a stage boundary, in SRAM */
+                c->pl[r].placed = 1;
+                c->pl[r].in_sram = 1;
+                c->pl[r].region = ABM_REGION_IO;
+                c->pl[r].offset = c->io_sram[t] - 1;
+                continue;
+            }
             if (c->io_fixed) {   /* staged: the variant's io layout */
                 if (!c->io_fixed[t]) { atl_fail(e, "internal: stage io tensor '%s' has no place", g->t[t].name); goto done; }
                 c->pl[r].placed = 1;

@@ -33,6 +33,7 @@
 #include "compiler/backend/backend.h"
 #include "compiler/backend/split.h"
 #include "compiler/backend/staged.h"
+#include "compiler/backend/stage.h"
 #include "compiler/emit/emit.h"
 #include "compiler/group/group.h"
 #include "compiler/legalize/legalize.h"
@@ -245,28 +246,13 @@ static int fill_summary(const BkCtx *c, const BkSchedule *sched, int rows, const
     return 0;
 }
 
-/* Placement split's parameters (NULL: placement chip). */
-typedef struct BkSplit { int batch, instances, clusters; } BkSplit;
-
 /* Batch B in instances of m images, on as many clusters as there are
  * instances, at most the chip's. */
 static BkSplit split_of(int B, int m, const AtlChip *chip)
 {
     int I = B / m;
-    return (BkSplit){B, I, chip->clusters < I ? chip->clusters : I};
+    return (BkSplit){B, I, chip->clusters < I ? chip->clusters : I, NULL, 0};
 }
-
-/* One compiled graph before emission: a whole model, or one stage of a
- * staged schedule. Owns its context's arrays, layers and schedule; c.chip
- * may point at `shared`, so a BkStage does not move once built. */
-typedef struct BkStage {
-    BkCtx c;
-    AtlChip shared;   /* placement split: the chip as each cluster's cost model sees it */
-    BkLayer *layers, *chains;
-    int nlayers, nunits;
-    BkSchedule sched;
-    double phase[BK_NPHASES];
-} BkStage;
 
 static void stage_free(BkStage *st)
 {
@@ -327,7 +313,8 @@ static int stage_build(BkStage *st, const IrGraph *g, const AtlChip *chip, const
         /* activations take the cluster's SRAM, where the input staging would go */
         c->sram_never = 1;
         c->sram_always = 0;
-        c->sram_cap = (uint64_t)chip->sram_bytes;
+        c->sram_cap = sp->sram_cap ? sp->sram_cap : (uint64_t)chip->sram_bytes;
+        c->io_sram = sp->io_sram;   /* placement pipeline: stage boundaries in SRAM */
     }
     uint64_t row = (uint64_t)chip->lmem_banks * chip->lmem_bank_width;
     c->slot = (uint64_t)chip->lmem_bytes / 2 / row * row;
@@ -737,8 +724,8 @@ int bk_compile(const IrGraph *g, const AtlChip *chip, const BkOptions *opt, AbmW
 {
     BkOptions dflt;
     if (!opt) { bk_options_default(&dflt); opt = &dflt; }
-    if (opt->placement < BK_PLACE_AUTO || opt->placement > BK_PLACE_SPLIT)
-        return atl_fail(e, "backend: placement %d is not one of auto, chip, split", opt->placement);
+    if (opt->placement < BK_PLACE_AUTO || opt->placement > BK_PLACE_PIPELINE)
+        return atl_fail(e, "backend: placement %d is not one of auto, chip, split, pipeline", opt->placement);
     if (opt->schedule != BK_SCHED_STAGED && opt->schedule != BK_SCHED_UNIFORM)
         return atl_fail(e, "backend: schedule %d is not one of staged, uniform", opt->schedule);
     if (opt->micro_batch < 0) return atl_fail(e, "backend: micro-batch %d is negative", opt->micro_batch);
@@ -773,16 +760,18 @@ int bk_compile(const IrGraph *g, const AtlChip *chip, const BkOptions *opt, AbmW
         if (parse_stage_plan(g, opt->stage_plan, B / K, &plan, e)) return -1;
         return plan.n > 1 ? compile_staged(g, chip, opt, &plan, K, w, sum, e) : atl_fail(e, "--stage-plan: one stage; use --micro-batch");
     }
-    if (split && !opt->micro_batch && opt->schedule == BK_SCHED_STAGED) {
+    if (split && !opt->micro_batch && opt->schedule == BK_SCHED_STAGED && place != BK_PLACE_PIPELINE) {
         int r = search_stages(g, chip, opt, K, &plan, e);
         if (r < 0 && place != BK_PLACE_AUTO) return -1;
         /* auto: a graph split cannot compile runs on the whole chip */
         if (r < 0) { split = 0; snprintf(why, sizeof why, "split does not compile: %.200s", e->msg); }
         searched = r == 0;
     }
+    uint64_t chip_est = UINT64_MAX, split_est = UINT64_MAX;
+    int separable = split;
     if (split && place == BK_PLACE_AUTO) {
         /* the cost model chooses between chip and split */
-        uint64_t chip_est, split_est = plan.est;
+        split_est = plan.est;
         int r = 0;
         if (!searched) {
             r = bk_split_graph(g, plan.m[0], &inst, why, sizeof why, e);
@@ -802,6 +791,12 @@ int bk_compile(const IrGraph *g, const AtlChip *chip, const BkOptions *opt, AbmW
                      (unsigned long long)split_est);
         }
     }
+    /* placement pipeline (pipeline.c): asked for, or auto's choice where the cost model prices it lower still */
+    if (place == BK_PLACE_PIPELINE || (place == BK_PLACE_AUTO && separable)) {
+        int r = bk_pipeline_choose(g, chip, opt, place == BK_PLACE_PIPELINE, chip_est, split ? split_est : UINT64_MAX, w, sum,
+                                   why, sizeof why, e);
+        if (r <= 0) return r;
+    }
     if (!split) {
         if (place == BK_PLACE_SPLIT) return atl_fail(e, "--placement split: %s", why);
         int rc = compile_rewritten(g, chip, opt, NULL, 0, w, sum, e);
@@ -814,4 +809,27 @@ int bk_compile(const IrGraph *g, const AtlChip *chip, const BkOptions *opt, AbmW
     int rc = compile_rewritten(&inst, chip, opt, &sp, 0, w, sum, e);
     ir_free(&inst);
     return rc;
+}
+
+/* ---- compile.c's steps as stage.h names them, for pipeline.c ---- */
+
+int bk_stage_build(BkStage *st, const IrGraph *g, const AtlChip *chip, const BkOptions *opt, const BkSplit *sp, AbmWriter *w,
+                   const uint64_t *io_fixed, uint64_t io_fixed_bytes, int layer_base, AtlErr *e)
+{
+    return stage_build(st, g, chip, opt, sp, w, io_fixed, io_fixed_bytes, layer_base, e);
+}
+
+void bk_stage_free(BkStage *st) { stage_free(st); }
+
+int bk_stage_fill_summary(const BkStage *st, int rows, const BkEmit *x, int batch, BkSummary *sum, AtlErr *e)
+{
+    return fill_summary(&st->c, &st->sched, rows, x, batch, sum, e);
+}
+
+int bk_check_options(const AtlChip *chip, const BkOptions *opt, AtlErr *e) { return check_options(chip, opt, e); }
+
+int bk_estimate(const IrGraph *g, const AtlChip *chip, const BkOptions *opt, const BkSplit *sp, uint64_t *cycles, BkStageCosts *uc,
+                AtlErr *e)
+{
+    return estimate(g, chip, opt, sp, cycles, uc, e);
 }
