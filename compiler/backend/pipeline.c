@@ -12,11 +12,13 @@
  *     shortens the pipeline most; the pipeline's price is the fill (one
  *     instance through every stage) plus the slowest stage's steady state
  *     ((instances on one of its clusters - 1) x its cycles per instance;
- *     with one buffer, the producer's cycles too);
+ *     with one buffer, the producer's cycles too), its stages priced again
+ *     with the DRAM shared by the clusters busy at once on average
+ *     (busy_clusters);
  *   - the code (bk_compile_pipeline): each stage compiled as placement
  *     split compiles a graph, at micro-batch m; instance j of stage s runs
- *     on cluster first[s] + j mod clusters[s], all its units closed by
- *     that cluster's barrier. The input and output of the whole graph are
+ *     on the (j mod clusters[s])-th of the stage's clusters (cluster_of),
+ *     all its units closed by that cluster's barrier. The input and output of the whole graph are
  *     in the io region as always; a stage boundary never touches DRAM: the
  *     producing stage stores it straight into the consuming cluster's SRAM
  *     over the NoC (its stores become peer@C: operands, emit.c), into
@@ -95,6 +97,43 @@ static uint64_t in_base(const AtlChip *chip, uint64_t bytes, int slots)
 
 static uint64_t ceil_div(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
 
+/* The clusters of K busy at once on average when I instances stream
+ * through S stages: each is busy I of the I + S - 1 steps of a pipeline
+ * (fill and drain included), so each stage is priced with 1/that of the
+ * DRAM bandwidth (placement split prices with 1/K: all its clusters work
+ * the whole time). */
+static int busy_clusters(int K, int I, int S)
+{
+    int a = (int)(((uint64_t)K * (uint64_t)I + (uint64_t)(I + S - 1) / 2) / (uint64_t)(I + S - 1));
+    return a < 1 ? 1 : a;
+}
+
+/* pre[i]: the cycles of the units of g at micro-batch m (the whole graph
+ * priced as placement split with `share` clusters sharing the DRAM) that
+ * start before node i; uc the units (the caller frees their arrays). */
+static int unit_prefix(const IrGraph *g, const AtlChip *chip, const BkOptions *opt, int m, int share, BkStageCosts *uc, uint64_t *pre,
+                       AtlErr *e)
+{
+    int B = (int)g->t[g->inputs[0]].dims[0];
+    IrGraph inst;
+    char why[256];
+    uint64_t total;
+    int r = bk_split_graph(g, m, &inst, why, sizeof why, e);
+    if (r) return r < 0 ? -1 : atl_fail(e, "internal: %s", why);
+    BkSplit sp = {B, B / m, share, NULL, 0};
+    free(uc->first);
+    free(uc->est);
+    memset(uc, 0, sizeof *uc);
+    r = bk_estimate(&inst, chip, opt, &sp, &total, uc, e);
+    ir_free(&inst);
+    if (r) return -1;
+    memset(pre, 0, ((size_t)g->nn + 2) * sizeof *pre);
+    for (int u = 0; u < uc->n; u++)
+        if (uc->first[u] < g->nn) pre[uc->first[u] + 1] += uc->est[u];
+    for (int i = 1; i <= g->nn; i++) pre[i] += pre[i - 1];
+    return 0;
+}
+
 /* The pipeline's price: the fill (one instance through every stage) plus
  * the slowest stage's steady state, (instances per cluster - 1) times its
  * cycles, plus the producer's with one buffer (the two cannot overlap). */
@@ -158,19 +197,14 @@ int bk_pipeline_plan(const IrGraph *g, const AtlChip *chip, const BkOptions *opt
     IrGraph inst;
     int r = bk_split_graph(g, m, &inst, why, cap, e);
     if (r) return r;
+    ir_free(&inst);
     BkStageCosts uc;
     memset(&uc, 0, sizeof uc);
-    uint64_t total;
-    BkSplit sp = {B, I, K, NULL, 0};
     int *cuts = malloc(((size_t)g->nn + 2) * sizeof *cuts);
     uint64_t *pre = calloc((size_t)g->nn + 2, sizeof *pre);
-    r = cuts && pre ? bk_estimate(&inst, chip, opt, &sp, &total, &uc, e) : atl_fail(e, "out of memory");
-    ir_free(&inst);
+    /* the search prices every unit with all clusters busy; the plan found is priced again below */
+    r = cuts && pre ? unit_prefix(g, chip, opt, m, K, &uc, pre, e) : atl_fail(e, "out of memory");
     if (r) goto done;
-    /* pre[i]: cycles of the units starting before node i */
-    for (int u = 0; u < uc.n; u++)
-        if (uc.first[u] < g->nn) pre[uc.first[u] + 1] += uc.est[u];
-    for (int i = 1; i <= g->nn; i++) pre[i] += pre[i - 1];
     int nc = bk_stage_cuts(g, cuts + 1, g->nn);
     if (nc < 0) { atl_fail(e, "out of memory"); goto done; }
     /* candidates: cuts where a unit starts and whose boundary has a buffer; positions 0 and nn close the list */
@@ -233,6 +267,13 @@ int bk_pipeline_plan(const IrGraph *g, const AtlChip *chip, const BkOptions *opt
     free(best);
     free(from);
     if (!plan->n) { snprintf(why, cap, "no pipeline of two stages or more"); rc = 1; goto done; }
+    /* the plan's clusters busy at once, on average: its stages priced again with their share of the DRAM */
+    int used = plan->first[plan->n - 1] + plan->clusters[plan->n - 1], busy = busy_clusters(used, I, plan->n);
+    if (busy != K) {
+        if (unit_prefix(g, chip, opt, m, busy, &uc, pre, e)) goto done;
+        for (int s = 0; s < plan->n; s++) plan->stage_est[s] = pre[plan->start[s + 1]] - pre[plan->start[s]];
+        plan->est = pipe_price(plan->stage_est, plan->clusters, plan->slots, plan->n, I);
+    }
     rc = 0;
 done:
     free(uc.first);
@@ -274,8 +315,15 @@ static int message(BkEmit *x, const AtlChip *chip, int core, int to, int sem, At
     return prog_append(&x->prog, core, ISA_ENGINE_DMA, &in, 0, e);
 }
 
-/* Where instance j of stage s runs, and the buffer it reads. */
-static int cluster_of(const BkPipePlan *p, int s, int j) { return p->first[s] + j % p->clusters[s]; }
+/* Where instance j of stage s runs: the (j mod clusters)-th cluster of the
+ * stage, counted backwards in every other stage (a snake through the
+ * cluster ids, so that on a ring, or a mesh numbered row by row, a
+ * producer and its consumer are near), and the buffer it reads. */
+static int cluster_of(const BkPipePlan *p, int s, int j)
+{
+    int k = j % p->clusters[s];
+    return p->first[s] + (s % 2 ? p->clusters[s] - 1 - k : k);
+}
 static int slot_of(const BkPipePlan *p, int s, int j) { return j / p->clusters[s] % p->slots[s]; }
 
 /* Emits instance j of I of stage s (built as st, its boundaries of
@@ -378,7 +426,7 @@ int bk_compile_pipeline(const IrGraph *g, const AtlChip *chip, const BkOptions *
         int r = bk_split_graph(&sg[s], m, &ig[s], why, sizeof why, e);
         if (r) { if (r > 0) atl_fail(e, "pipeline stage %d: %s", s, why); goto done; }
         have_ig = s + 1;
-        BkSplit sp = {B, I, K, sram, s ? in_base(chip, bytes[s], plan->slots[s]) : flag_at(chip)};
+        BkSplit sp = {B, I, busy_clusters(K, I, n), sram, s ? in_base(chip, bytes[s], plan->slots[s]) : flag_at(chip)};
         built = s + 1;
         if (bk_stage_build(&st[s], &ig[s], chip, opt, &sp, w, io_fixed, io_bytes, layer_base, e)) goto done;
         layer_base += st[s].nunits;
@@ -441,7 +489,7 @@ int bk_compile_pipeline(const IrGraph *g, const AtlChip *chip, const BkOptions *
             sum->stage_est[s] = T[s];
             if (s) snprintf(sum->stage_in[s], sizeof sum->stage_in[s], "%s", g->t[bound[s]].name);
             sum->nlayers += one.nlayers;
-            sum->weight_bytes += one.weight_bytes;
+            if (one.weight_bytes > sum->weight_bytes) sum->weight_bytes = one.weight_bytes;   /* the region's end so far */
             sum->act_sum += one.act_sum;
             sum->act_dram_tensors += one.act_dram_tensors;
             if (one.act_peak > sum->act_peak) sum->act_peak = one.act_peak;
