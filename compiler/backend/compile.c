@@ -715,6 +715,13 @@ done:
     return rc;
 }
 
+/* compile.c's steps as pipeline.c takes them (stage.h) */
+static int fill_stage_summary(const BkStage *st, int rows, const BkEmit *x, int batch, BkSummary *sum, AtlErr *e)
+{
+    return fill_summary(&st->c, &st->sched, rows, x, batch, sum, e);
+}
+static const BkStageOps stage_ops = {stage_build, stage_free, fill_stage_summary, check_options, estimate};
+
 /* Placement over clusters: split (the batch in instances, one cluster
  * each) when asked, or with placement auto when the batch has two images
  * or more, the graph is separable and the cost model prices split
@@ -793,8 +800,8 @@ int bk_compile(const IrGraph *g, const AtlChip *chip, const BkOptions *opt, AbmW
     }
     /* placement pipeline (pipeline.c): asked for, or auto's choice where the cost model prices it lower still */
     if (place == BK_PLACE_PIPELINE || (place == BK_PLACE_AUTO && separable)) {
-        int r = bk_pipeline_choose(g, chip, opt, place == BK_PLACE_PIPELINE, chip_est, split ? split_est : UINT64_MAX, w, sum,
-                                   why, sizeof why, e);
+        int r = bk_pipeline_choose(&stage_ops, g, chip, opt, place == BK_PLACE_PIPELINE, chip_est, split ? split_est : UINT64_MAX,
+                                   w, sum, why, sizeof why, e);
         if (r <= 0) return r;
     }
     if (!split) {
@@ -809,27 +816,4 @@ int bk_compile(const IrGraph *g, const AtlChip *chip, const BkOptions *opt, AbmW
     int rc = compile_rewritten(&inst, chip, opt, &sp, 0, w, sum, e);
     ir_free(&inst);
     return rc;
-}
-
-/* ---- compile.c's steps as stage.h names them, for pipeline.c ---- */
-
-int bk_stage_build(BkStage *st, const IrGraph *g, const AtlChip *chip, const BkOptions *opt, const BkSplit *sp, AbmWriter *w,
-                   const uint64_t *io_fixed, uint64_t io_fixed_bytes, int layer_base, AtlErr *e)
-{
-    return stage_build(st, g, chip, opt, sp, w, io_fixed, io_fixed_bytes, layer_base, e);
-}
-
-void bk_stage_free(BkStage *st) { stage_free(st); }
-
-int bk_stage_fill_summary(const BkStage *st, int rows, const BkEmit *x, int batch, BkSummary *sum, AtlErr *e)
-{
-    return fill_summary(&st->c, &st->sched, rows, x, batch, sum, e);
-}
-
-int bk_check_options(const AtlChip *chip, const BkOptions *opt, AtlErr *e) { return check_options(chip, opt, e); }
-
-int bk_estimate(const IrGraph *g, const AtlChip *chip, const BkOptions *opt, const BkSplit *sp, uint64_t *cycles, BkStageCosts *uc,
-                AtlErr *e)
-{
-    return estimate(g, chip, opt, sp, cycles, uc, e);
 }

@@ -17,8 +17,10 @@
  *     (busy_clusters);
  *   - the code (bk_compile_pipeline): each stage compiled as placement
  *     split compiles a graph, at micro-batch m; instance j of stage s runs
- *     on the (j mod clusters[s])-th of the stage's clusters (cluster_of),
- *     all its units closed by that cluster's barrier. The input and output of the whole graph are
+ *     on the (j mod clusters[s])-th of the stage's clusters (cluster_of;
+ *     counted backwards where that puts producers and consumers fewer
+ *     links apart, orient), all its units closed by that cluster's
+ *     barrier. The input and output of the whole graph are
  *     in the io region as always; a stage boundary never touches DRAM: the
  *     producing stage stores it straight into the consuming cluster's SRAM
  *     over the NoC (its stores become peer@C: operands, emit.c), into
@@ -51,6 +53,7 @@
 #include "compiler/backend/split.h"
 #include "compiler/legalize/legalize.h"
 #include "isa/regs.h"
+#include "isa/timing.h"
 #include "util/clock.h"
 
 /* Semaphores beyond the segments' (schedule.h): DATA + buffer, CREDIT +
@@ -111,7 +114,7 @@ static int busy_clusters(int K, int I, int S)
 /* pre[i]: the cycles of the units of g at micro-batch m (the whole graph
  * priced as placement split with `share` clusters sharing the DRAM) that
  * start before node i; uc the units (the caller frees their arrays). */
-static int unit_prefix(const IrGraph *g, const AtlChip *chip, const BkOptions *opt, int m, int share, BkStageCosts *uc, uint64_t *pre,
+static int unit_prefix(const BkStageOps *ops, const IrGraph *g, const AtlChip *chip, const BkOptions *opt, int m, int share, BkStageCosts *uc, uint64_t *pre,
                        AtlErr *e)
 {
     int B = (int)g->t[g->inputs[0]].dims[0];
@@ -124,7 +127,7 @@ static int unit_prefix(const IrGraph *g, const AtlChip *chip, const BkOptions *o
     free(uc->first);
     free(uc->est);
     memset(uc, 0, sizeof *uc);
-    r = bk_estimate(&inst, chip, opt, &sp, &total, uc, e);
+    r = ops->estimate(&inst, chip, opt, &sp, &total, uc, e);
     ir_free(&inst);
     if (r) return -1;
     memset(pre, 0, ((size_t)g->nn + 2) * sizeof *pre);
@@ -176,8 +179,33 @@ static uint64_t allocate(const AtlChip *chip, const uint64_t *T, const int *slot
     return best;
 }
 
-int bk_pipeline_plan(const IrGraph *g, const AtlChip *chip, const BkOptions *opt, int m, BkPipePlan *plan, char *why,
-                     size_t cap, AtlErr *e)
+/* Where instance j of stage s runs: the (j mod clusters)-th cluster of the
+ * stage, counted backwards when the stage is reversed (orient). */
+static int cluster_of(const BkPipePlan *p, int s, int j)
+{
+    int k = j % p->clusters[s];
+    return p->first[s] + (p->reversed[s] ? p->clusters[s] - 1 - k : k);
+}
+
+/* Each stage's clusters in the order (forwards or backwards) that puts
+ * its instances fewer links away from their producers, stage after stage
+ * (on a ring a snake; on a mesh numbered row by row, a stage below the
+ * one before). */
+static void orient(const AtlChip *chip, BkPipePlan *p, int I)
+{
+    for (int s = 1; s < p->n; s++) {
+        long hops[2] = {0, 0};
+        for (int r = 0; r < 2; r++) {
+            p->reversed[s] = r;
+            for (int j = 0; j < I; j++) hops[r] += tim_noc_route(chip, cluster_of(p, s - 1, j), cluster_of(p, s, j), NULL);
+        }
+        p->reversed[s] = hops[1] < hops[0];
+    }
+}
+static int slot_of(const BkPipePlan *p, int s, int j) { return j / p->clusters[s] % p->slots[s]; }
+
+int bk_pipeline_plan(const BkStageOps *ops, const IrGraph *g, const AtlChip *chip, const BkOptions *opt, int m, BkPipePlan *plan,
+                     char *why, size_t cap, AtlErr *e)
 {
     memset(plan, 0, sizeof *plan);
     int B = g->nin > 0 && g->t[g->inputs[0]].ndim > 0 ? (int)g->t[g->inputs[0]].dims[0] : 1, K = chip->clusters;
@@ -203,7 +231,7 @@ int bk_pipeline_plan(const IrGraph *g, const AtlChip *chip, const BkOptions *opt
     int *cuts = malloc(((size_t)g->nn + 2) * sizeof *cuts);
     uint64_t *pre = calloc((size_t)g->nn + 2, sizeof *pre);
     /* the search prices every unit with all clusters busy; the plan found is priced again below */
-    r = cuts && pre ? unit_prefix(g, chip, opt, m, K, &uc, pre, e) : atl_fail(e, "out of memory");
+    r = cuts && pre ? unit_prefix(ops, g, chip, opt, m, K, &uc, pre, e) : atl_fail(e, "out of memory");
     if (r) goto done;
     int nc = bk_stage_cuts(g, cuts + 1, g->nn);
     if (nc < 0) { atl_fail(e, "out of memory"); goto done; }
@@ -267,10 +295,11 @@ int bk_pipeline_plan(const IrGraph *g, const AtlChip *chip, const BkOptions *opt
     free(best);
     free(from);
     if (!plan->n) { snprintf(why, cap, "no pipeline of two stages or more"); rc = 1; goto done; }
+    orient(chip, plan, I);
     /* the plan's clusters busy at once, on average: its stages priced again with their share of the DRAM */
     int used = plan->first[plan->n - 1] + plan->clusters[plan->n - 1], busy = busy_clusters(used, I, plan->n);
     if (busy != K) {
-        if (unit_prefix(g, chip, opt, m, busy, &uc, pre, e)) goto done;
+        if (unit_prefix(ops, g, chip, opt, m, busy, &uc, pre, e)) goto done;
         for (int s = 0; s < plan->n; s++) plan->stage_est[s] = pre[plan->start[s + 1]] - pre[plan->start[s]];
         plan->est = pipe_price(plan->stage_est, plan->clusters, plan->slots, plan->n, I);
     }
@@ -314,17 +343,6 @@ static int message(BkEmit *x, const AtlChip *chip, int core, int to, int sem, At
     in.dst_stride[3] = in.src_stride[3] = 1;
     return prog_append(&x->prog, core, ISA_ENGINE_DMA, &in, 0, e);
 }
-
-/* Where instance j of stage s runs: the (j mod clusters)-th cluster of the
- * stage, counted backwards in every other stage (a snake through the
- * cluster ids, so that on a ring, or a mesh numbered row by row, a
- * producer and its consumer are near), and the buffer it reads. */
-static int cluster_of(const BkPipePlan *p, int s, int j)
-{
-    int k = j % p->clusters[s];
-    return p->first[s] + (s % 2 ? p->clusters[s] - 1 - k : k);
-}
-static int slot_of(const BkPipePlan *p, int s, int j) { return j / p->clusters[s] % p->slots[s]; }
 
 /* Emits instance j of I of stage s (built as st, its boundaries of
  * in_bytes / out_bytes per instance) on its cluster: the waits for its
@@ -374,8 +392,8 @@ static int emit_instance(BkEmit *x, const AtlChip *chip, const BkPipePlan *p, Bk
     return 0;
 }
 
-int bk_compile_pipeline(const IrGraph *g, const AtlChip *chip, const BkOptions *opt, const BkPipePlan *plan, AbmWriter *w,
-                        BkSummary *sum, AtlErr *e)
+int bk_compile_pipeline(const BkStageOps *ops, const IrGraph *g, const AtlChip *chip, const BkOptions *opt, const BkPipePlan *plan,
+                        AbmWriter *w, BkSummary *sum, AtlErr *e)
 {
     int B = (int)g->t[g->inputs[0]].dims[0], n = plan->n, m = plan->m, I = B / m, rc = -1, built = 0, layer_base = 0;
     int K = plan->first[n - 1] + plan->clusters[n - 1];   /* the clusters it uses */
@@ -398,7 +416,7 @@ int bk_compile_pipeline(const IrGraph *g, const AtlChip *chip, const BkOptions *
     ac.pl = calloc((size_t)g->nt + 1, sizeof *ac.pl);
     if (sum) memset(sum, 0, sizeof *sum);
     if (!st || !ps || !io_fixed || !io_sram || !ac.pl) { atl_fail(e, "out of memory"); goto done; }
-    if (bk_check_options(chip, opt, e)) goto done;
+    if (ops->check_options(chip, opt, e)) goto done;
     for (int s = 0; s < n; s++) bk_sched_init(&ps[s]);
     /* the io region: g's inputs and outputs, whole batch each */
     uint64_t off = 0;
@@ -428,7 +446,7 @@ int bk_compile_pipeline(const IrGraph *g, const AtlChip *chip, const BkOptions *
         have_ig = s + 1;
         BkSplit sp = {B, I, busy_clusters(K, I, n), sram, s ? in_base(chip, bytes[s], plan->slots[s]) : flag_at(chip)};
         built = s + 1;
-        if (bk_stage_build(&st[s], &ig[s], chip, opt, &sp, w, io_fixed, io_bytes, layer_base, e)) goto done;
+        if (ops->build(&st[s], &ig[s], chip, opt, &sp, w, io_fixed, io_bytes, layer_base, e)) goto done;
         layer_base += st[s].nunits;
     }
     /* one stride for every cluster's copy of the DRAM activation region */
@@ -473,7 +491,7 @@ int bk_compile_pipeline(const IrGraph *g, const AtlChip *chip, const BkOptions *
             BkSummary one;
             memset(&one, 0, sizeof one);
             one.layers = sum->layers + row;
-            if (bk_stage_fill_summary(&st[s], st[s].nunits, &emit, B, &one, e)) goto done;
+            if (ops->fill_summary(&st[s], st[s].nunits, &emit, B, &one, e)) goto done;
             /* its rows: one instance on the stage's first cluster */
             for (int i = 0; i < one.nlayers; i++) one.layers[i].core_first += plan->first[s] * chip->cores_per_cluster;
             for (int k = 0; k < BK_NPHASES; k++) sum->phase_s[k] += st[s].phase[k];
@@ -512,7 +530,7 @@ int bk_compile_pipeline(const IrGraph *g, const AtlChip *chip, const BkOptions *
 done:
     bk_emit_free(&emit);
     for (int s = 0; s < n && ps; s++) bk_sched_free(&ps[s]);
-    for (int s = 0; s < built; s++) bk_stage_free(&st[s]);
+    for (int s = 0; s < built; s++) ops->free(&st[s]);
     for (int s = 0; s < have_ig; s++) ir_free(&ig[s]);
     for (int s = 0; s < have_sg; s++) ir_free(&sg[s]);
     free(st);
@@ -523,8 +541,8 @@ done:
     return rc;
 }
 
-int bk_pipeline_choose(const IrGraph *g, const AtlChip *chip, const BkOptions *opt, int forced, uint64_t chip_est, uint64_t split_est,
-                       AbmWriter *w, BkSummary *sum, char *why, size_t cap, AtlErr *e)
+int bk_pipeline_choose(const BkStageOps *ops, const IrGraph *g, const AtlChip *chip, const BkOptions *opt, int forced,
+                       uint64_t chip_est, uint64_t split_est, AbmWriter *w, BkSummary *sum, char *why, size_t cap, AtlErr *e)
 {
     BkPipePlan plan;
     char whynot[256] = "";
@@ -532,7 +550,7 @@ int bk_pipeline_choose(const IrGraph *g, const AtlChip *chip, const BkOptions *o
     if (forced && opt->keep_activations) return atl_fail(e, "--placement pipeline: --keep-activations keeps every activation in DRAM");
     if (forced && opt->stage_plan) return atl_fail(e, "--placement pipeline: --stage-plan gives the stages of placement split");
     if (!forced && !chip->noc_cluster_links) return 1;   /* nothing to price: no cluster links */
-    int r = bk_pipeline_plan(g, chip, opt, m, &plan, whynot, sizeof whynot, e);
+    int r = bk_pipeline_plan(ops, g, chip, opt, m, &plan, whynot, sizeof whynot, e);
     if (r < 0 || (r > 0 && forced)) return r < 0 ? -1 : atl_fail(e, "--placement pipeline: %s", whynot);
     if (!forced) {
         size_t n = strlen(why);
@@ -540,14 +558,14 @@ int bk_pipeline_choose(const IrGraph *g, const AtlChip *chip, const BkOptions *o
             snprintf(why + n, cap - n, "%spipeline: %.120s", n ? "; " : "", whynot);
             return 1;
         }
-        if (chip_est == UINT64_MAX && bk_estimate(g, chip, opt, NULL, &chip_est, NULL, e)) return -1;
+        if (chip_est == UINT64_MAX && ops->estimate(g, chip, opt, NULL, &chip_est, NULL, e)) return -1;
         uint64_t other = chip_est < split_est ? chip_est : split_est;
         if (plan.est >= other) {
             snprintf(why + n, cap - n, "%spipeline at %llu", n ? ", " : "", (unsigned long long)plan.est);
             return 1;
         }
     }
-    if (bk_compile_pipeline(g, chip, opt, &plan, w, sum, e)) return -1;
+    if (bk_compile_pipeline(ops, g, chip, opt, &plan, w, sum, e)) return -1;
     if (sum && !forced)
         snprintf(sum->placement_why, sizeof sum->placement_why, "the cost model prices it at %llu cycles, chip at %llu, split at %llu",
                  (unsigned long long)plan.est, (unsigned long long)chip_est, (unsigned long long)split_est);
