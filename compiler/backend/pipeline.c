@@ -39,7 +39,7 @@
  *     order); DATA per buffer likewise; every dependence points to an
  *     earlier instance, so the pipeline cannot deadlock.
  * SRAM of each cluster: its stage's activations from 0 (sram_cap), its
- *   input buffers below the reserved top (PIPE_RESERVED: a flag the
+ *   input buffers below the reserved top (pipe_reserved: a flag the
  *   notifies and credits copy, never written, and a 64-byte landing place
  *   per sending cluster, never read).
  * Guarantees: the outputs are those of placement chip (the same lowering,
@@ -114,8 +114,8 @@ static int busy_clusters(int K, int I, int S)
 /* pre[i]: the cycles of the units of g at micro-batch m (the whole graph
  * priced as placement split with `share` clusters sharing the DRAM) that
  * start before node i; uc the units (the caller frees their arrays). */
-static int unit_prefix(const BkStageOps *ops, const IrGraph *g, const AtlChip *chip, const BkOptions *opt, int m, int share, BkStageCosts *uc, uint64_t *pre,
-                       AtlErr *e)
+static int unit_prefix(const BkStageOps *ops, const IrGraph *g, const AtlChip *chip, const BkOptions *opt, int m, int share,
+                       BkStageCosts *uc, uint64_t *pre, AtlErr *e)
 {
     int B = (int)g->t[g->inputs[0]].dims[0];
     IrGraph inst;
