@@ -8,7 +8,9 @@
  *     a view whose output and input would both be graph inputs/outputs
  *     keeps its own storage instead (the compiler lowers it as a copy);
  *   - a root that is (or has a view that is) a graph input or output lives
- *     in the io region, packed in graph order, 64-byte aligned;
+ *     in the io region, packed in graph order, 64-byte aligned (staged:
+ *     where BkCtx.io_fixed says; a pipeline's stage boundary in SRAM,
+ *     where BkCtx.io_sram says);
  *   - other roots live in the activations region, packed by liveness with
  *     compiler/alloc/memplan.h (interval [producer step, last consumer step] of
  *     the root and all its aliases; steps are node indices);
