@@ -15,7 +15,8 @@
  * split uniform), DRAM bytes, intermediate tensors left in DRAM, MAC
  * utilisation, compile CPU seconds. Prints the table and replaces the
  * generated section "bench_placement" of docs/benchmarks.md (run from the
- * repository root; --no-doc skips it; --models a,b picks models). */
+ * repository root; --no-doc skips it; --models a,b picks models, `noc`
+ * the pipeline table below). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -97,6 +98,121 @@ out:
     return rc;
 }
 
+/* ---- pipelines over clusters: ResNet-50 at batch 8 on configs/a1x16-noc.ini ----
+ * The chip with cluster links, compiled three ways: --placement pipeline
+ * (stages on clusters of their own, boundaries sent over the NoC),
+ * placement split as auto's staged search makes it, and the whole chip;
+ * run timing-only. Columns: cycles and images/s, the cost model's
+ * estimate, DRAM bytes, bytes over the clusters' DRAM links, bytes copied
+ * cluster to cluster (and the link crossings), compile CPU seconds. Its
+ * own generated section, "bench_placement_noc" of docs/benchmarks.md. */
+#define NOC_CHIP "configs/a1x16-noc.ini"
+enum { NOC_PIPE, NOC_SPLIT, NOC_WHOLE, NOC_WAYS };
+static const char *const noc_way_names[NOC_WAYS] = {"pipeline", "split (staged search)", "chip, batch 8"};
+static const int noc_placement[NOC_WAYS] = {BK_PLACE_PIPELINE, BK_PLACE_SPLIT, BK_PLACE_CHIP};
+
+typedef struct NocRow {
+    uint64_t cycles, est, dram, dram_link, peer, peer_link;
+    double cpu;
+    char how[200], error[200];
+} NocRow;
+
+static int noc_way(const AtlChip *chip, const char *path, int way, NocRow *r, AtlErr *e)
+{
+    IrGraph g;
+    OnnxLoadOpts lo = {1, 0, 0, 0};
+    IrInputShape s;
+    uint8_t *abm = NULL;
+    size_t len = 0;
+    BkSummary sum;
+    ChipExec x;
+    int rc = -1;
+    memset(&sum, 0, sizeof sum);
+    memset(&x, 0, sizeof x);
+    ir_init(&g);
+    double c0 = cpu_s();
+    char shape[40];
+    snprintf(shape, sizeof shape, "input=%dx3x224x224", BATCH);
+    BkOptions o;
+    bk_options_default(&o);
+    o.placement = noc_placement[way];
+    if (ir_parse_input_shape(shape, &s, e) || model_load_batch("bench_placement", path, &s, 1, BATCH, &lo, &g, e) ||
+        pass_run_all(&g, e) || chip_compile_graph(&g, chip, &o, 0, &abm, &len, &sum, e))
+        goto out;
+    r->cpu = cpu_s() - c0;
+    r->est = sum.est_cycles;
+    size_t k = 0;
+    if (sum.pipeline)
+        for (int i = 0; i < sum.nstages && k < sizeof r->how; i++)
+            k += (size_t)snprintf(r->how + k, sizeof r->how - k, "%sunits %d-%d on %d cluster%s", i ? "; " : "", sum.stage_row[i],
+                                  (i + 1 < sum.nstages ? sum.stage_row[i + 1] : sum.nlayers) - 1, sum.stage_clusters[i],
+                                  sum.stage_clusters[i] > 1 ? "s" : "");
+    else if (sum.nstages > 1) snprintf(r->how, sizeof r->how, "split, %d stages, mb %d then %d", sum.nstages, sum.stage_m[0], sum.stage_m[1]);
+    else if (sum.split) snprintf(r->how, sizeof r->how, "split, mb %d on %d clusters", sum.micro_batch, sum.clusters);
+    else snprintf(r->how, sizeof r->how, "chip");
+    if (chip_exec_open(&x, chip, abm, len, SIM_MODE_TIMING, 0, e) || chip_exec_run_zeros(&x, &g, ISA_F32, e)) goto out;
+    const AtlSimStats *st = sim_stats(x.sim);
+    r->cycles = st->cycles;
+    r->dram = st->bytes.dram_rd + st->bytes.dram_wr;
+    r->dram_link = st->bytes.noc;
+    r->peer = st->bytes.peer;
+    r->peer_link = st->bytes.peer_link;
+    rc = 0;
+out:
+    if (rc) snprintf(r->error, sizeof r->error, "%s", e->msg);
+    chip_exec_close(&x);
+    free(abm);
+    bk_summary_free(&sum);
+    ir_free(&g);
+    return rc;
+}
+
+/* The rows into table (k bytes written so far); 1 when a way failed. */
+static int noc_section(char *table, size_t cap, size_t *k)
+{
+    AtlChip chip;
+    AtlErr e;
+    if (cfg_load(NOC_CHIP, &chip, &e)) { fprintf(stderr, "bench_placement: %s\n", e.msg); return 1; }
+    int failed = 0;
+    *k += (size_t)snprintf(table + *k, cap - *k,
+                           "| model | chip | placement | how | images/s | cycles (8 images) | estimate | DRAM bytes | DRAM link bytes "
+                           "| cluster to cluster bytes (x links) | compile cpu s |\n"
+                           "|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|\n");
+    for (int w = 0; w < NOC_WAYS; w++) {
+        NocRow r;
+        memset(&r, 0, sizeof r);
+        if (noc_way(&chip, models[0][1], w, &r, &e)) failed = 1;
+        fprintf(stderr, "bench_placement: resnet50 on %s, %s: %llu cycles\n", chip.name, noc_way_names[w], (unsigned long long)r.cycles);
+        if (r.error[0])
+            *k += (size_t)snprintf(table + *k, cap - *k, "| resnet50 | %s | %s | error: %s ||||||||\n", chip.name, noc_way_names[w], r.error);
+        else
+            *k += (size_t)snprintf(table + *k, cap - *k, "| resnet50 | %s | %s | %s | %.0f | %llu | %llu | %llu | %llu | %llu (%llu) | %.2f |\n",
+                                   chip.name, noc_way_names[w], r.how, BATCH * chip.freq_mhz * 1e6 / (double)r.cycles,
+                                   (unsigned long long)r.cycles, (unsigned long long)r.est, (unsigned long long)r.dram,
+                                   (unsigned long long)r.dram_link, (unsigned long long)r.peer, (unsigned long long)r.peer_link, r.cpu);
+    }
+    return failed;
+}
+
+/* Replaces the generated section "bench_placement_noc" with the table. */
+static int noc_section_write(const char *noc_table)
+{
+    static char body[1 << 14];
+    AtlErr e;
+    snprintf(body, sizeof body,
+             "Produced by `make bench` (`build/bench/bench_placement`; `--models noc` runs this table alone): ResNet-50 "
+             "(224x224, synthetic weights, fp32) at batch 8 on `" NOC_CHIP "` (a1x16 with a 4 x 4 mesh of cluster links), "
+             "compiled three ways and run timing-only; estimate = the cost model's cycles (the pipeline's: fill plus the "
+             "slowest stage's steady state); DRAM link bytes = bytes over the clusters' links to DRAM; cluster to cluster = "
+             "bytes copied into another cluster's SRAM over the NoC, and in brackets times the links they crossed.\n\n%s",
+             noc_table);
+    if (doc_section_write_file(DOC, "# Benchmarks", "bench_placement_noc", "## Pipelines over clusters", body, &e)) {
+        fprintf(stderr, "bench_placement: %s\n", e.msg);
+        return 1;
+    }
+    return 0;
+}
+
 static int wanted(const char *list, const char *name)
 {
     return !list || strstr(list, name) != NULL;
@@ -111,6 +227,7 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "--models") && i + 1 < argc) list = argv[++i];
         else { fprintf(stderr, "usage: bench_placement [--no-doc] [--models a,b]\n"); return 2; }
     }
+    int noc_doc = write_doc && (!list || !strcmp(list, "noc"));   /* the pipeline table's section, alone with --models noc */
     if (list) write_doc = 0;
     static char table[1 << 15];
     size_t k = 0;
@@ -153,6 +270,11 @@ int main(int argc, char **argv)
         }
     }
     printf("%s", table);
+    /* pipelines over clusters: their own table and section */
+    static char noc_table[1 << 13];
+    size_t nk = 0;
+    if (wanted(list, "noc") && noc_section(noc_table, sizeof noc_table, &nk)) failed = 1;
+    printf("\n%s", noc_table);
     if (failed) { fprintf(stderr, "bench_placement: a compile or run failed (see the table)\n"); return 1; }
     if (write_doc) {
         static char body[1 << 16];
@@ -170,5 +292,6 @@ int main(int argc, char **argv)
             return 1;
         }
     }
+    if (noc_doc && noc_section_write(noc_table)) return 1;
     return 0;
 }

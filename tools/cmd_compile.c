@@ -65,12 +65,16 @@ static const char usage_text[] =
     "                         cheaper (docs/backend.md); none: every layer on its own\n"
     "  --group-max N          at most N layers in a group (1: fusions only, e.g. a residual\n"
     "                         Add in its convolution)\n"
-    "  --placement auto|chip|split  where the images of a batch run: chip, every layer of the\n"
-    "                         whole batch on all cores; split, the batch cut into instances of\n"
-    "                         --micro-batch images, each run whole on one cluster with its\n"
-    "                         activations in the cluster's SRAM where they fit; auto (default):\n"
-    "                         split when the graph keeps images apart and every cluster gets\n"
-    "                         an instance (docs/backend.md, Placement over clusters)\n"
+    "  --placement auto|chip|split|pipeline  where the images of a batch run: chip, every layer\n"
+    "                         of the whole batch on all cores; split, the batch cut into instances\n"
+    "                         of --micro-batch images, each run whole on one cluster with its\n"
+    "                         activations in the cluster's SRAM where they fit; pipeline (chips\n"
+    "                         with cluster links), the network cut into stages on clusters of\n"
+    "                         their own, instances of --micro-batch images (default 1) streaming\n"
+    "                         through, each stage's output sent over the NoC into the next\n"
+    "                         stage's SRAM; auto (default): what the cost model prices lowest\n"
+    "                         (split or pipeline only when the graph keeps images apart)\n"
+    "                         (docs/backend.md, Placement over clusters)\n"
     "  --schedule staged|uniform  with placement split: staged (default) lets the cost model\n"
     "                         cut the network into stages, each with its own micro-batch (1, 2,\n"
     "                         4, ... growing stage by stage: late weights read once per\n"
@@ -118,7 +122,20 @@ static void print_summary(const char *model, const char *out, const AtlChip *chi
            (unsigned long long)s->act_peak, (unsigned long long)s->act_sum);
     printf("  io               : %llu bytes\n", (unsigned long long)s->io_bytes);
     printf("  in DRAM          : %d intermediate tensors (the others stay in LMEM or SRAM)\n", s->act_dram_tensors);
-    if (s->split && s->nstages > 1) {
+    if (s->pipeline) {
+        printf("  placement        : pipeline of %d stages on %d clusters (%d cores each), %d instances of %d images streaming "
+               "through; the layers below are one instance of each stage\n", s->nstages, s->clusters, chip->cores_per_cluster,
+               s->instances, s->micro_batch);
+        for (int i = 0; i < s->nstages; i++) {
+            int end = i + 1 < s->nstages ? s->stage_row[i + 1] : s->nlayers;
+            printf("    stage %d        : layers %d-%d on clusters %d-%d, %llu cycles an instance%s%s%s", i, s->stage_row[i], end - 1,
+                   s->stage_first_cluster[i], s->stage_first_cluster[i] + s->stage_clusters[i] - 1,
+                   (unsigned long long)s->stage_est[i], i ? " (reads '" : "", i ? s->stage_in[i] : "", i ? "'" : "");
+            if (i) printf(" from %d buffer%s in its SRAM, sent over the NoC)", s->stage_slots[i], s->stage_slots[i] > 1 ? "s" : "");
+            printf("\n");
+        }
+        if (s->placement_why[0]) printf("    chosen         : %s\n", s->placement_why);
+    } else if (s->split && s->nstages > 1) {
         printf("  placement        : split on %d clusters (%d cores each), %d stages; up to %llu bytes of activations per "
                "cluster in SRAM; the layers below are one instance of each stage\n", s->clusters, chip->cores_per_cluster,
                s->nstages, (unsigned long long)s->act_sram);
@@ -215,7 +232,8 @@ static void print_stages(const BkSummary *s)
         bytes_text(lm, 1, lms, sizeof lms);
         bytes_text(rd, 0, in, sizeof in);
         bytes_text(wr, 0, out, sizeof out);
-        printf("%5d  %-9s %5d %9d %8d %12s %12s %12s %12s %5d  %s\n", i, units, mb, s->batch / mb, s->clusters, sram, lms, in,
+        printf("%5d  %-9s %5d %9d %8d %12s %12s %12s %12s %5d  %s\n", i, units, mb, s->batch / mb,
+               s->pipeline ? s->stage_clusters[i] : s->clusters, sram, lms, in,
                out, s->nstages > 1 ? s->stage_dram_tensors[i] : s->act_dram_tensors, i && s->nstages > 1 ? s->stage_in[i] : "the inputs");
     }
 }
@@ -377,7 +395,8 @@ int cmd_compile(int argc, char **argv)
             if (!strcmp(v, "auto")) rq.placement = BK_PLACE_AUTO;
             else if (!strcmp(v, "chip")) rq.placement = BK_PLACE_CHIP;
             else if (!strcmp(v, "split")) rq.placement = BK_PLACE_SPLIT;
-            else { fprintf(stderr, "atoll compile: --placement '%s': use auto, chip or split\n", v); return 2; }
+            else if (!strcmp(v, "pipeline")) rq.placement = BK_PLACE_PIPELINE;
+            else { fprintf(stderr, "atoll compile: --placement '%s': use auto, chip, split or pipeline\n", v); return 2; }
         }
         else if ((v = cli_opt(argc, argv, &i, "--schedule", &bad))) {
             if (!strcmp(v, "staged")) rq.schedule = BK_SCHED_STAGED;

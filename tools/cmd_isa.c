@@ -27,8 +27,8 @@ static const char *const kind_syntax[] = {
     [ISA_K_UINT] = "unsigned integer expression",
     [ISA_K_INT] = "signed integer expression (two's complement in the field)",
     [ISA_K_DTYPE] = "`i8` `i16` `i32` `f16` `bf16` `f32`",
-    [ISA_K_ADDR] = "`SPACE:OFFSET`, SPACE one of `dram` `sram` `lmem`, or `peer@CLUSTER:OFFSET`; encoded as OFFSET (a peer "
-                   "address: CLUSTER in bits 32..39, OFFSET below) then a 2-bit space code",
+    [ISA_K_ADDR] = ("`SPACE:OFFSET`, SPACE one of `dram` `sram` `lmem`, or `peer@CLUSTER:OFFSET`; encoded as OFFSET (a peer "
+                    "address: CLUSTER in bits 32..39, OFFSET below) then a 2-bit space code"),
     [ISA_K_LMEM] = "LMEM byte offset, `lmem:` prefix optional",
     [ISA_K_DIMS] = "1 to 4 comma-separated unsigned values, outermost first; missing leading ones are 1",
     [ISA_K_STRIDES] = "1 to 4 comma-separated signed values, outermost first; missing leading ones are 0",

@@ -8,7 +8,9 @@
  *     a view whose output and input would both be graph inputs/outputs
  *     keeps its own storage instead (the compiler lowers it as a copy);
  *   - a root that is (or has a view that is) a graph input or output lives
- *     in the io region, packed in graph order, 64-byte aligned;
+ *     in the io region, packed in graph order, 64-byte aligned (staged:
+ *     where BkCtx.io_fixed says; a pipeline's stage boundary in SRAM,
+ *     where BkCtx.io_sram says);
  *   - other roots live in the activations region, packed by liveness with
  *     compiler/alloc/memplan.h (interval [producer step, last consumer step] of
  *     the root and all its aliases; steps are node indices);
@@ -230,6 +232,13 @@ int bk_place(BkCtx *c, AtlErr *e)
             if (c->pl[r].placed) continue;
             int64_t ne = ir_numel(&g->t[t]);
             if (ne < 0) { atl_fail(e, "graph %s '%s' has an unknown shape", pass ? "output" : "input", g->t[t].name); goto done; }
+            if (c->io_sram && c->io_sram[t]) {   /* pipeline: a stage boundary, in SRAM */
+                c->pl[r].placed = 1;
+                c->pl[r].in_sram = 1;
+                c->pl[r].region = ABM_REGION_IO;
+                c->pl[r].offset = c->io_sram[t] - 1;
+                continue;
+            }
             if (c->io_fixed) {   /* staged: the variant's io layout */
                 if (!c->io_fixed[t]) { atl_fail(e, "internal: stage io tensor '%s' has no place", g->t[t].name); goto done; }
                 c->pl[r].placed = 1;

@@ -54,7 +54,11 @@ enum { BK_SRAM_ACTS_AUTO = 0, BK_SRAM_ACTS_NEVER = 1 };
  * whole on one cluster (its activations in that cluster's SRAM where they
  * fit), the clusters working on different instances at once; AUTO, split
  * where the graph allows it and the cost model finds it faster. */
-enum { BK_PLACE_AUTO = 0, BK_PLACE_CHIP = 1, BK_PLACE_SPLIT = 2 };
+/* PIPELINE (chips with cluster links): the network cut into stages, each
+ * on its own clusters, instances of micro_batch images streaming through
+ * them, each stage's output handed to the next stage's cluster over the
+ * NoC (docs/backend.md, "Pipelines over clusters"). */
+enum { BK_PLACE_AUTO = 0, BK_PLACE_CHIP = 1, BK_PLACE_SPLIT = 2, BK_PLACE_PIPELINE = 3 };
 /* With placement split: STAGED (default) lets the cost model cut the
  * network into stages with their own micro-batch (growing stage by
  * stage); UNIFORM keeps one micro-batch for the whole network. */
@@ -155,6 +159,13 @@ typedef struct BkSummary {
     uint64_t stage_sram[8]; /* activation bytes a cluster keeps in SRAM in that stage */
     int stage_dram_tensors[8];  /* its intermediate tensors in DRAM (per instance) */
     char placement_why[160]; /* with placement auto: why it chose as it did */
+    /* placement pipeline (pipeline = 1, split = 1 too): stage i runs on
+       clusters stage_first_cluster[i] .. + stage_clusters[i] - 1, reads its
+       input boundary from stage_slots[i] buffers in their SRAM, and costs
+       stage_est[i] cycles per instance; est_cycles is the pipeline's */
+    int pipeline;
+    int stage_first_cluster[8], stage_clusters[8], stage_slots[8];
+    uint64_t stage_est[8];
 } BkSummary;
 
 void bk_options_default(BkOptions *o);

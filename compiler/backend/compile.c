@@ -33,6 +33,7 @@
 #include "compiler/backend/backend.h"
 #include "compiler/backend/split.h"
 #include "compiler/backend/staged.h"
+#include "compiler/backend/stage.h"
 #include "compiler/emit/emit.h"
 #include "compiler/group/group.h"
 #include "compiler/legalize/legalize.h"
@@ -249,28 +250,13 @@ static int fill_summary(const BkCtx *c, const BkSchedule *sched, int rows, const
     return 0;
 }
 
-/* Placement split's parameters (NULL: placement chip). */
-typedef struct BkSplit { int batch, instances, clusters; } BkSplit;
-
 /* Batch B in instances of m images, on as many clusters as there are
  * instances, at most the chip's. */
 static BkSplit split_of(int B, int m, const AtlChip *chip)
 {
     int I = B / m;
-    return (BkSplit){B, I, chip->clusters < I ? chip->clusters : I};
+    return (BkSplit){B, I, chip->clusters < I ? chip->clusters : I, NULL, 0};
 }
-
-/* One compiled graph before emission: a whole model, or one stage of a
- * staged schedule. Owns its context's arrays, layers and schedule; c.chip
- * may point at `shared`, so a BkStage does not move once built. */
-typedef struct BkStage {
-    BkCtx c;
-    AtlChip shared;   /* placement split: the chip as each cluster's cost model sees it */
-    BkLayer *layers, *chains;
-    int nlayers, nunits;
-    BkSchedule sched;
-    double phase[BK_NPHASES];
-} BkStage;
 
 static void stage_free(BkStage *st)
 {
@@ -343,7 +329,8 @@ static int stage_build(BkStage *st, const IrGraph *g, const AtlChip *chip, const
         /* activations take the cluster's SRAM, where the input staging would go */
         c->sram_never = 1;
         c->sram_always = 0;
-        c->sram_cap = (uint64_t)chip->sram_bytes;
+        c->sram_cap = sp->sram_cap ? sp->sram_cap : (uint64_t)chip->sram_bytes;
+        c->io_sram = sp->io_sram;   /* placement pipeline: stage boundaries in SRAM */
     } else if (opt->sram_acts == BK_SRAM_ACTS_AUTO && c->grouping && sram_copies(chip)) {
         /* placement chip: activations in every cluster's SRAM (the copies
          * the stores reach), where input staging would go */
@@ -751,6 +738,13 @@ done:
     return rc;
 }
 
+/* compile.c's steps as pipeline.c takes them (stage.h) */
+static int fill_stage_summary(const BkStage *st, int rows, const BkEmit *x, int batch, BkSummary *sum, AtlErr *e)
+{
+    return fill_summary(&st->c, &st->sched, rows, x, batch, sum, e);
+}
+static const BkStageOps stage_ops = {stage_build, stage_free, fill_stage_summary, check_options, estimate};
+
 /* Placement over clusters: split (the batch in instances, one cluster
  * each) when asked, or with placement auto when the batch has two images
  * or more, the graph is separable and the cost model prices split
@@ -760,8 +754,8 @@ int bk_compile(const IrGraph *g, const AtlChip *chip, const BkOptions *opt, AbmW
 {
     BkOptions dflt;
     if (!opt) { bk_options_default(&dflt); opt = &dflt; }
-    if (opt->placement < BK_PLACE_AUTO || opt->placement > BK_PLACE_SPLIT)
-        return atl_fail(e, "backend: placement %d is not one of auto, chip, split", opt->placement);
+    if (opt->placement < BK_PLACE_AUTO || opt->placement > BK_PLACE_PIPELINE)
+        return atl_fail(e, "backend: placement %d is not one of auto, chip, split, pipeline", opt->placement);
     if (opt->schedule != BK_SCHED_STAGED && opt->schedule != BK_SCHED_UNIFORM)
         return atl_fail(e, "backend: schedule %d is not one of staged, uniform", opt->schedule);
     if (opt->micro_batch < 0) return atl_fail(e, "backend: micro-batch %d is negative", opt->micro_batch);
@@ -796,16 +790,18 @@ int bk_compile(const IrGraph *g, const AtlChip *chip, const BkOptions *opt, AbmW
         if (parse_stage_plan(g, opt->stage_plan, B / K, &plan, e)) return -1;
         return plan.n > 1 ? compile_staged(g, chip, opt, &plan, K, w, sum, e) : atl_fail(e, "--stage-plan: one stage; use --micro-batch");
     }
-    if (split && !opt->micro_batch && opt->schedule == BK_SCHED_STAGED) {
+    if (split && !opt->micro_batch && opt->schedule == BK_SCHED_STAGED && place != BK_PLACE_PIPELINE) {
         int r = search_stages(g, chip, opt, K, &plan, e);
         if (r < 0 && place != BK_PLACE_AUTO) return -1;
         /* auto: a graph split cannot compile runs on the whole chip */
         if (r < 0) { split = 0; snprintf(why, sizeof why, "split does not compile: %.200s", e->msg); }
         searched = r == 0;
     }
+    uint64_t chip_est = UINT64_MAX, split_est = UINT64_MAX;
+    int separable = split;
     if (split && place == BK_PLACE_AUTO) {
         /* the cost model chooses between chip and split */
-        uint64_t chip_est, split_est = plan.est;
+        split_est = plan.est;
         int r = 0;
         if (!searched) {
             r = bk_split_graph(g, plan.m[0], &inst, why, sizeof why, e);
@@ -824,6 +820,12 @@ int bk_compile(const IrGraph *g, const AtlChip *chip, const BkOptions *opt, AbmW
             snprintf(why, sizeof why, "the cost model prices it at %llu cycles, split at %llu", (unsigned long long)chip_est,
                      (unsigned long long)split_est);
         }
+    }
+    /* placement pipeline (pipeline.c): asked for, or auto's choice where the cost model prices it lower still */
+    if (place == BK_PLACE_PIPELINE || (place == BK_PLACE_AUTO && separable)) {
+        int r = bk_pipeline_choose(&stage_ops, g, chip, opt, place == BK_PLACE_PIPELINE, chip_est, split ? split_est : UINT64_MAX,
+                                   w, sum, why, sizeof why, e);
+        if (r <= 0) return r;
     }
     if (!split) {
         if (place == BK_PLACE_SPLIT) return atl_fail(e, "--placement split: %s", why);

@@ -73,9 +73,9 @@ static void options_text(const DrvRequest *rq, int synthetic, int batch, char *o
              synthetic ? " --synthetic-weights" : "", rq->group == BK_GROUP_NONE ? " --group none" : "");
     size_t n = strlen(opts);
     if (rq->group_max) snprintf(opts + n, cap - n, " --group-max %d", rq->group_max);
-    static const char *const place[] = {"auto", "chip", "split"};
+    static const char *const place[] = {"auto", "chip", "split", "pipeline"};
     n = strlen(opts);
-    if (rq->placement > 0 && rq->placement < 3) snprintf(opts + n, cap - n, " --placement %s", place[rq->placement]);
+    if (rq->placement > 0 && rq->placement < 4) snprintf(opts + n, cap - n, " --placement %s", place[rq->placement]);
     n = strlen(opts);
     if (rq->micro_batch) snprintf(opts + n, cap - n, " --micro-batch %d", rq->micro_batch);
     n = strlen(opts);

@@ -24,6 +24,9 @@
  * Placement split: the segment's instance and activation copy move every
  *   DRAM operand (bk_emit_move): an io tensor's address to the instance's
  *   images, an activation's to the cluster's copy of the region.
+ *   Placement pipeline: the instance's stage boundaries (SRAM operands in
+ *   the ranges of x->smove) move to the instance's buffer, the output's
+ *   into the next stage's cluster (peer operands).
  * Guarantees: every instruction carries the layer id of the segment's
  *   layer; a DMA reading LMEM names its own core as the source core. */
 #include <string.h>
@@ -65,6 +68,24 @@ static void move_operand(const BkEmit *x, uint8_t space, uint64_t *addr)
         }
 }
 
+/* Placement pipeline: an SRAM operand in one of the instance's boundary
+ * ranges moved to its buffer (x->smove), into the next stage's cluster for
+ * the stage's output (a peer operand). */
+static void move_sram(const BkEmit *x, uint8_t *space, uint64_t *addr)
+{
+    if (*space != ISA_SPACE_SRAM) return;
+    for (int i = 0; i < x->nsmove; i++) {
+        const BkEmitSramMove *m = &x->smove[i];
+        if (*addr < m->lo || *addr >= m->hi) continue;
+        *addr += m->add;
+        if (m->cluster >= 0) {
+            *space = ISA_SPACE_PEER;
+            *addr = isa_peer_addr(m->cluster, *addr);
+        }
+        return;
+    }
+}
+
 static int put(BkEmit *x, int core, int engine, AtlInsn in, int layer, AtlErr *e)
 {
     in.layer = (uint16_t)layer;
@@ -72,6 +93,8 @@ static int put(BkEmit *x, int core, int engine, AtlInsn in, int layer, AtlErr *e
         move_operand(x, in.dst_space, &in.dst);
         if (in.op != ISA_OP_DMA_FILL) move_operand(x, in.src_space, &in.src);
         if (isa_ops[in.op].format == ISA_FMT_DMA_GATHER) move_operand(x, in.src2_space, &in.src2);
+        move_sram(x, &in.dst_space, &in.dst);
+        if (in.op == ISA_OP_DMA_COPY) move_sram(x, &in.src_space, &in.src);
     }
     account(x, &in);
     /* an lmem: source is the issuing core's own LMEM */
@@ -191,6 +214,8 @@ static int io_ranges(BkEmit *x, AtlErr *e)
     if (!x->io_off || !x->io_size) return atl_fail(e, "out of memory");
     for (int k = 0; k < n; k++) {
         int t = k < g->nin ? g->inputs[k] : g->outputs[k - g->nin];
+        /* a pipeline's stage boundary lives in SRAM (x->smove moves it) */
+        if (bk_tensor_addr(x->c, t) >> ATL_RELOC_SHIFT == (uint64_t)BK_SRAM_TAG_REGION + 1) continue;
         x->io_off[x->nio] = bk_tensor_addr(x->c, t) & 0xffffffffu;
         x->io_size[x->nio++] = (uint64_t)ir_numel(&g->t[t]) * (uint64_t)bk_tensor_es(x->c, t);
     }

@@ -19,6 +19,15 @@ typedef struct BkEmitUse {
     uint64_t dram_rd, dram_wr, lmem_peak;
 } BkEmitUse;
 
+/* Placement pipeline: an SRAM range of the instance's code that the
+ * emitter moves for the instance being emitted: an SRAM operand in
+ * [lo, hi) moves by `add` bytes, and into cluster `cluster`'s SRAM (a
+ * peer@C: operand) when cluster >= 0. */
+typedef struct BkEmitSramMove {
+    uint64_t lo, hi, add;
+    int cluster;
+} BkEmitSramMove;
+
 typedef struct BkEmit {
     BkCtx *c;
     AtlProgram prog;
@@ -28,6 +37,8 @@ typedef struct BkEmit {
     const BkSegment *sg;          /* the segment being emitted */
     uint64_t *io_off, *io_size;   /* placement split: io roots in the instance's code (malloc'd) */
     int nio;
+    BkEmitSramMove smove[2];      /* placement pipeline: the stage's input and output boundaries */
+    int nsmove;                   /* how many apply (the caller sets them per instance) */
 } BkEmit;
 
 int bk_emit_init(BkEmit *x, BkCtx *c, AtlErr *e);

@@ -93,6 +93,11 @@ typedef struct BkCtx {
      * region's size; NULL: place.c packs the io region itself */
     const uint64_t *io_fixed;
     uint64_t io_fixed_bytes;
+    /* placement pipeline: the stage boundaries among this stage's io
+     * tensors, which live in the running cluster's SRAM (its input) or in
+     * the next stage's (its output, moved there by the emitter), by tensor
+     * index (SRAM offset + 1; 0: not one); NULL: none */
+    const uint64_t *io_sram;
 } BkCtx;
 
 /* dtype.c: the storage dtype (ISA) of tensor t on the chip, the one mapping

@@ -92,7 +92,7 @@ expect_grep auto_priced "placement        : chip (the cost model prices it at" "
 expect_fail micro_batch_not_divisor "placement split: the batch (8) is not a multiple of the micro-batch 3" \
     "$ATOLL" compile models/resnet20_cifar.onnx --batch 8 --placement split --micro-batch 3 -o "$TMPD/bad.abm"
 if [ -e "$TMPD/bad.abm" ]; then fail no_partial_output "$TMPD/bad.abm written"; else ok no_partial_output; fi
-expect_fail bad_placement "--placement 'diagonal': use auto, chip or split" \
+expect_fail bad_placement "--placement 'diagonal': use auto, chip, split or pipeline" \
     "$ATOLL" compile models/resnet20_cifar.onnx --placement diagonal -o "$TMPD/bad.abm"
 expect_fail bad_micro_batch "--micro-batch '0': a number 1..65536" \
     "$ATOLL" compile models/resnet20_cifar.onnx --micro-batch 0 -o "$TMPD/bad.abm"
