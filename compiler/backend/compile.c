@@ -484,6 +484,7 @@ static int estimate(const IrGraph *g, const AtlChip *chip, const BkOptions *opt,
 {
     AbmWriter *scratch = abm_writer_new(cfg_fingerprint(chip));
     if (!scratch) return atl_fail(e, "out of memory");
+    abm_writer_set_level(scratch, 0);   /* never written: deflating its weights is wasted */
     BkSummary s;
     memset(&s, 0, sizeof s);   /* a rewrite may fail before compile_graph clears it */
     int rc = uc ? compile_graph(g, chip, opt, sp, 1, scratch, &s, uc, e) : compile_rewritten(g, chip, opt, sp, 1, scratch, &s, e);
