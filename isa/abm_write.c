@@ -690,7 +690,11 @@ int abm_serialize(AbmWriter *w, uint8_t **out, size_t *out_len, AtlErr *e)
     uint32_t types[ABM_SEC_LIMIT], nsec = 0;
     for (uint32_t t = 1; t < ABM_SEC_LIMIT; t++)
         if (t <= ABM_SEC_META || S.b[t].n) types[nsec++] = t;
-    uint64_t tab = ABM_HEADER_BYTES, pos = tab + (uint64_t)nsec * ABM_SECTION_ENTRY_BYTES;
+    /* the sections start after room for the table with a layers entry,
+     * whether the file has one or not: a file with layer rows is then the
+     * file without them, followed by its layers section (abm.h) */
+    uint32_t room = nsec + (S.b[ABM_SEC_LAYERS].n ? 0 : 1);
+    uint64_t tab = ABM_HEADER_BYTES, pos = tab + (uint64_t)room * ABM_SECTION_ENTRY_BYTES;
     pos = (pos + ABM_ALIGN - 1) & ~(uint64_t)(ABM_ALIGN - 1);
     uint64_t offs[ABM_SEC_LIMIT];
     for (uint32_t i = 0; i < nsec; i++) {
