@@ -3,8 +3,9 @@
 # expected matrix-unit utilisation; `atoll run --profile` prints one row per
 # stage (layers, micro-batch, instances, cores, estimated and simulated
 # cycles, MACs, DRAM bytes, utilisation, the tensor it reads) and
-# `--trace` has a slice per stage on every cluster; a model compiled
-# without stages shows neither. resnet20_cifar at batch 8 on a1, stage 0
+# `--trace` has a slice per stage on every cluster; `atoll inspect` lists
+# the stages section and the stages; a model compiled without stages
+# shows none of these. resnet20_cifar at batch 8 on a1, stage 0
 # one image per instance, stage 1 two; the values themselves are checked
 # by test/compiler/test_stage_profile.c.
 . test/cli/lib.inc
@@ -13,6 +14,9 @@ expect_ok staged_compiles "$ATOLL" compile models/resnet20_cifar.onnx --batch 8 
     -o "$TMPD/s.abm"
 expect_grep stages_est_util_header "DRAM est util  reads$" "$TMPD/out"
 expect_grep stages_est_util_row1 "^    1  [0-9]*-[0-9]* .* [0-9][0-9]*\.[0-9]%  $CUT$" "$TMPD/out"
+expect_ok staged_inspect "$ATOLL" inspect "$TMPD/s.abm"
+expect_grep inspect_stages_section "  stages  *[0-9]* .* OK$" "$TMPD/out"
+expect_grep inspect_stage1 "      stage 1: layers [0-9]*-[0-9]*, 4 instances of 2 images on 16 cores (reads '$CUT')" "$TMPD/out"
 expect_ok staged_runs "$ATOLL" run "$TMPD/s.abm" --timing-only --profile --trace "$TMPD/t.json"
 expect_grep profile_stage_header "^ stage layers     mb  inst cores       est    cycles      span   MACs   DRAM   util  reads$" "$TMPD/out"
 expect_grep profile_stage0 "^     0 0-[0-9]*  *1     8    16 .* [0-9][0-9]*\.[0-9]%  the inputs$" "$TMPD/out"
