@@ -26,7 +26,8 @@
  * `atoll run --profile` prints per stage. A layer group is counted in the
  * ResNet stage of its first member.
  *
- * Prints the table and replaces the generated section "bench_placement"
+ * Prints the table (row by row as they come) and replaces the generated
+ * section "bench_placement"
  * of docs/benchmarks.md (run from the repository root; --no-doc skips it;
  * --models a,b picks models, --dtypes fp32,int8 dtypes, --chips a1,a1x16
  * chips, and any of those leaves the doc alone). */
@@ -241,6 +242,7 @@ int main(int argc, char **argv)
                           "| model | chip | dtype | batch | schedule | how | images/s | cycles | vs uniform mb 1 | vs best uniform "
                           "| DRAM bytes | DRAM tensors | layer3 util | layer4 util | stage utils | compile cpu s |\n"
                           "|---|---|---|---:|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|\n");
+    fputs(table, stdout);
     for (int mi = 0; mi < 2; mi++) {
         if (!wanted(mlist, models[mi][0])) continue;
         for (int di = 0; di < 2; di++) {
@@ -286,14 +288,17 @@ int main(int argc, char **argv)
                     fprintf(stderr, "bench_placement: %s %s on %s, batch %d: staged %llu cycles, best uniform %llu (%s)\n",
                             models[mi][0], dtypes[di], chip.name, batches[bi], (unsigned long long)rows[STAGED].cycles,
                             (unsigned long long)rows[BEST].cycles, rows[BEST].how);
-                    for (int w = 0; w < (batches[bi] == 1 ? 1 : NWAYS); w++)
+                    for (int w = 0; w < (batches[bi] == 1 ? 1 : NWAYS); w++) {
+                        size_t at = k;
                         put_row(table, sizeof table, &k, models[mi][0], chip.name, dtypes[di], batches[bi], w, rows, chip.freq_mhz);
+                        fputs(table + at, stdout);   /* as it comes: a long run shows its rows */
+                    }
+                    fflush(stdout);
                 }
             }
             pb_free(&q);
         }
     }
-    printf("%s", table);
     if (failed) { fprintf(stderr, "bench_placement: a compile or run failed (see the table)\n"); return 1; }
     if (write_doc) {
         static char body[1 << 18];
