@@ -16,8 +16,8 @@
  * clock, cycles for the B images, the staged row's speed-up over uniform
  * mb 1 and over the best uniform, DRAM bytes, intermediate tensors left
  * in DRAM, the matrix-unit utilisation of ResNet-50's layer3 and layer4
- * (GraphTurbo's stages 3 and 4: 79% and 62% there) and of each stage of a
- * staged schedule, compile CPU seconds.
+ * (GraphTurbo's stages 3 and 4: 79% and 62% there), of each stage of a
+ * staged schedule and of the whole run, compile CPU seconds.
  *
  * Utilisation is GraphTurbo's metric: the matrix-unit cycles the useful
  * MACs of those layers need at their dtype's peak (the compiler's
@@ -59,7 +59,7 @@ typedef struct Row {
     uint64_t cycles, dram;
     double cpu;
     int dram_tensors;
-    double util[2];           /* layer3, layer4 (negative: none) */
+    double util[3];           /* layer3, layer4, the whole run (negative: none) */
     char how[160], stages[96], error[200];
 } Row;
 
@@ -133,6 +133,7 @@ static int run_one(const AtlChip *chip, const char *path, const PbBuf *q, int b,
     r->dram = st->bytes.dram_rd + st->bytes.dram_wr;
     r->util[0] = util_of(&sum, st, 0, sum.nlayers, "/layer3/");
     r->util[1] = util_of(&sum, st, 0, sum.nlayers, "/layer4/");
+    r->util[2] = util_of(&sum, st, 0, sum.nlayers, NULL);
     for (int i = 0, n = 0; sum.nstages > 1 && i < sum.nstages; i++) {
         int end = i + 1 < sum.nstages ? sum.stage_row[i + 1] : sum.nlayers;
         n += snprintf(r->stages + n, sizeof r->stages - (size_t)n, "%s%.0f%%", i ? " / " : "",
@@ -197,12 +198,12 @@ static void put_row(char *t, size_t cap, size_t *k, const char *model, const cha
 {
     static const char *const way_names[NWAYS] = {"uniform mb 1", "chip", "best uniform", "staged (auto)"};
     const Row *r = &rows[w];
-    char what[48], vs1[16] = "", vsb[16] = "", u3[16], u4[16];
+    char what[48], vs1[16] = "", vsb[16] = "", u3[16], u4[16], ua[16];
     if (b == 1) snprintf(what, sizeof what, "batch 1 (every way)");
     else if (w == UNI1) snprintf(what, sizeof what, "uniform mb 1 (%d x batch 1)", b);
     else snprintf(what, sizeof what, "%s", way_names[w]);
     if (r->error[0]) {
-        *k += (size_t)snprintf(t + *k, cap - *k, "| %s | %s | %s | %d | %s | error: %s ||||||||||\n", model, chip, dt, b, what, r->error);
+        *k += (size_t)snprintf(t + *k, cap - *k, "| %s | %s | %s | %d | %s | error: %s |||||||||||\n", model, chip, dt, b, what, r->error);
         return;
     }
     if (w == STAGED && r->cycles) {
@@ -211,9 +212,11 @@ static void put_row(char *t, size_t cap, size_t *k, const char *model, const cha
     }
     pct(u3, sizeof u3, r->util[0]);
     pct(u4, sizeof u4, r->util[1]);
-    *k += (size_t)snprintf(t + *k, cap - *k, "| %s | %s | %s | %d | %s | %s | %.0f | %llu | %s | %s | %llu | %d | %s | %s | %s | %.1f |\n",
-                           model, chip, dt, b, what, r->how, b * mhz * 1e6 / (double)r->cycles, (unsigned long long)r->cycles,
-                           vs1, vsb, (unsigned long long)r->dram, r->dram_tensors, u3, u4, r->stages[0] ? r->stages : "-", r->cpu);
+    pct(ua, sizeof ua, r->util[2]);
+    *k += (size_t)snprintf(t + *k, cap - *k,
+                           "| %s | %s | %s | %d | %s | %s | %.0f | %llu | %s | %s | %llu | %d | %s | %s | %s | %s | %.1f |\n", model,
+                           chip, dt, b, what, r->how, b * mhz * 1e6 / (double)r->cycles, (unsigned long long)r->cycles, vs1, vsb,
+                           (unsigned long long)r->dram, r->dram_tensors, u3, u4, r->stages[0] ? r->stages : "-", ua, r->cpu);
 }
 
 int main(int argc, char **argv)
@@ -240,8 +243,8 @@ int main(int argc, char **argv)
     int failed = 0;
     k += (size_t)snprintf(table + k, sizeof table - k,
                           "| model | chip | dtype | batch | schedule | how | images/s | cycles | vs uniform mb 1 | vs best uniform "
-                          "| DRAM bytes | DRAM tensors | layer3 util | layer4 util | stage utils | compile cpu s |\n"
-                          "|---|---|---|---:|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|\n");
+                          "| DRAM bytes | DRAM tensors | layer3 util | layer4 util | stage utils | run util | compile cpu s |\n"
+                          "|---|---|---|---:|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|\n");
     fputs(table, stdout);
     for (int mi = 0; mi < 2; mi++) {
         if (!wanted(mlist, models[mi][0])) continue;
@@ -266,7 +269,7 @@ int main(int argc, char **argv)
                 calib_data_free(&cd);
                 if (bad) {
                     fprintf(stderr, "bench_placement: %s int8: %s\n", models[mi][0], e.msg);
-                    k += (size_t)snprintf(table + k, sizeof table - k, "| %s | | int8 | | error: %s |||||||||||\n", models[mi][0], e.msg);
+                    k += (size_t)snprintf(table + k, sizeof table - k, "| %s | | int8 | | error: %s ||||||||||||\n", models[mi][0], e.msg);
                     failed = 1;
                     pb_free(&q);
                     continue;
@@ -312,7 +315,8 @@ int main(int argc, char **argv)
                  "that live in DRAM (those of one instance of each stage, and every stage boundary). Utilisation = the "
                  "matrix-unit cycles the useful MACs need at their dtype's peak over the core-cycles the layers held "
                  "(GraphTurbo's metric; its stages 3 and 4, ResNet-50's layer3 and layer4: 79%% and 62%%, from 29%% and 18%%); "
-                 "stage utils: each stage of a staged schedule. compile cpu s = the thread's CPU time for import, passes and "
+                 "stage utils: each stage of a staged schedule; run util: every layer (of the cores that ran: an idle cluster holds "
+                 "nothing). compile cpu s = the thread's CPU time for import, passes and "
                  "backend.\n\n%s",
                  full ? " --full" : "", full ? "1, 4, 8 and 16" : "8 (`--full` adds 1, 4 and 16)", table);
         if (doc_section_write_file(DOC, "# Benchmarks", "bench_placement", "## Placement over clusters and staged schedules",
