@@ -74,7 +74,7 @@ static void remerge(const AbmView *v)
 }
 
 /* What the host loads into the device: the file without its trailing
- * layers section must still open. */
+ * optional sections (layers, stages) must still open. */
 static void drop_optional(const uint8_t *data, size_t size)
 {
     uint64_t req;
@@ -85,7 +85,7 @@ static void drop_optional(const uint8_t *data, size_t size)
     AbmView v;
     AtlErr e;
     if (abm_drop_optional(copy, (size_t)req) == 0 && abm_open(&v, copy, (size_t)req, 0, ABM_OPEN_IGNORE_CRC, &e) == 0 &&
-        v.by_type[ABM_SEC_LAYERS] >= 0)
+        (v.by_type[ABM_SEC_LAYERS] >= 0 || v.by_type[ABM_SEC_STAGES] >= 0))
         __builtin_trap();   /* dropped, yet still there */
     free(copy);
 }

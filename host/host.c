@@ -30,6 +30,7 @@ struct AtlDevice {
     AtlSimDevice *hw;
     char err[ATL_ERRLEN];
     AtlModel *models;
+    AtlModel *last_run;           /* the model that ran last (its stages name the trace's stage slices) */
     uint32_t result[ATL_MB_RESULTS];
     char msg[ATL_MSG_BYTES];
 };
@@ -58,6 +59,9 @@ struct AtlModel {
     uint32_t n_layers;
     AtlLayerInfo *rows;           /* the compiler's layer rows of every variant */
     char *row_text;               /* their strings */
+    AtlStageInfo *stage_rows;     /* the stages of every staged variant */
+    char *stage_text;             /* their strings */
+    AtlStageProfile *stages;      /* of the last run's variant */
 };
 
 static AtlStatus fail(AtlDevice *d, AtlStatus s, const char *fmt, ...) ATL_PRINTF(3, 4);
@@ -148,6 +152,9 @@ static void model_free(AtlModel *m)
     free(m->layers);
     free(m->rows);
     free(m->row_text);
+    free(m->stage_rows);
+    free(m->stage_text);
+    free(m->stages);
     free(m);
 }
 
@@ -161,6 +168,7 @@ AtlStatus atl_unload(AtlModel *m)
     AtlStatus s2 = post(d, ATL_MB_FREE, f, 2);
     for (AtlModel **p = &d->models; *p; p = &(*p)->next)
         if (*p == m) { *p = m->next; break; }
+    if (d->last_run == m) d->last_run = NULL;
     model_free(m);
     return s ? s : s2;
 }
@@ -336,6 +344,38 @@ static AtlStatus keep_layer_rows(AtlDevice *d, AtlModel *m, const uint8_t *raw, 
     return ATL_OK;
 }
 
+/* The stages of staged variants (the optional stages section, raw bytes)
+ * into m->stage_rows, attached to their variants. */
+static AtlStatus keep_stage_rows(AtlDevice *d, AtlModel *m, const uint8_t *raw, uint64_t n)
+{
+    AbmView v;
+    AtlErr e;
+    memset(&v, 0, sizeof v);
+    v.n_variants = m->n_variants;
+    if (abm_stages_view(&v, raw, n, &e)) return fail(d, ATL_ERR_BAD_IMAGE, "%s", e.msg);
+    size_t text = 0;
+    for (uint32_t i = 0; i < v.n_stages; i++) text += strlen(abm_stage(&v, i).input) + 1;
+    m->stage_rows = calloc(v.n_stages + 1, sizeof *m->stage_rows);
+    m->stage_text = malloc(text + 1);
+    if (!m->stage_rows || !m->stage_text) return fail(d, ATL_ERR_HOST_MEMORY, "out of host memory");
+    char *p = m->stage_text;
+    for (uint32_t i = 0; i < v.n_stages; i++) {
+        AbmStage s = abm_stage(&v, i);
+        AtlVariantInfo *st = &m->variants[s.variant];  /* rows come in variant order (checked) */
+        if (s.cores > st->cores)
+            return fail(d, ATL_ERR_BAD_IMAGE, "section 'stages' row %u: stage %u runs on %u cores, its variant has %u", i, s.stage,
+                        s.cores, st->cores);
+        AtlStageInfo *r = &m->stage_rows[i];
+        *r = (AtlStageInfo){s.stage, s.first_layer, s.layers, s.micro_batch, s.instances, s.cores, p, s.macs, s.mat_cycles,
+                            s.est_cycles, s.dram_tensors};
+        strcpy(p, s.input);
+        p += strlen(s.input) + 1;
+        if (!st->n_stages) st->stages = r;
+        st->n_stages++;
+    }
+    return ATL_OK;
+}
+
 /* Offset and stored size of a table entry. */
 static void entry_span(const uint8_t *ent, uint64_t *off, uint64_t *stored)
 {
@@ -343,14 +383,17 @@ static void entry_span(const uint8_t *ent, uint64_t *off, uint64_t *stored)
     for (int b = 0; b < 8; b++) { *off |= (uint64_t)ent[8 + b] << (8 * b); *stored |= (uint64_t)ent[16 + b] << (8 * b); }
 }
 
-/* The layer rows from the layers section's stored bytes. */
-static AtlStatus rows_from_stored(AtlDevice *d, AtlModel *m, const uint8_t *ent, const uint8_t *stored)
+/* Keeps an optional section's rows (keep_layer_rows, keep_stage_rows). */
+typedef AtlStatus (*RowKeeper)(AtlDevice *d, AtlModel *m, const uint8_t *raw, uint64_t n);
+
+/* The rows of an optional section from its stored bytes. */
+static AtlStatus rows_from_stored(AtlDevice *d, AtlModel *m, const uint8_t *ent, const uint8_t *stored, RowKeeper keep)
 {
     AtlErr e;
     uint64_t n;
     uint8_t *raw = abm_entry_raw(ent, stored, &n, "model", &e);
     if (!raw) return fail(d, ATL_ERR_BAD_IMAGE, "%s", e.msg);
-    AtlStatus s = keep_layer_rows(d, m, raw, n);
+    AtlStatus s = keep(d, m, raw, n);
     free(raw);
     return s;
 }
@@ -375,8 +418,8 @@ static void free_image(AtlDevice *d, uint64_t addr)
     memcpy(d->err, keep, sizeof keep);
 }
 
-/* Where load_image gets the compiler's layer rows (host information the
- * device never sees): an image in memory, or a file. */
+/* Where load_image gets the compiler's layer and stage rows (host
+ * information the device never sees): an image in memory, or a file. */
 typedef struct RowSource {
     const uint8_t *img;        /* the whole image, or NULL */
     size_t len;
@@ -386,22 +429,29 @@ typedef struct RowSource {
     uint64_t size;
 } RowSource;
 
-static AtlStatus read_rows(AtlDevice *d, AtlModel *m, const RowSource *src)
+/* The rows of optional section `type` (if the model has it) to keep. */
+static AtlStatus read_section_rows(AtlDevice *d, AtlModel *m, const RowSource *src, uint32_t type, RowKeeper keep)
 {
-    const uint8_t *ent = abm_find_entry(src->img ? src->img : src->head, src->img ? src->len : src->nhead, ABM_SEC_LAYERS);
+    const uint8_t *ent = abm_find_entry(src->img ? src->img : src->head, src->img ? src->len : src->nhead, type);
     if (!ent) return ATL_OK;
     uint64_t off, stored, total = src->img ? src->len : src->size;
     entry_span(ent, &off, &stored);
-    if (off > total || stored > total - off) return fail(d, ATL_ERR_BAD_IMAGE, "section 'layers' lies outside the model");
-    if (src->img) return rows_from_stored(d, m, ent, src->img + off);
+    if (off > total || stored > total - off) return fail(d, ATL_ERR_BAD_IMAGE, "section '%s' lies outside the model", abm_section_name(type));
+    if (src->img) return rows_from_stored(d, m, ent, src->img + off, keep);
     uint8_t *buf = malloc(stored ? (size_t)stored : 1);
     if (!buf || fseek(src->fp, (long)off, SEEK_SET) || fread(buf, 1, (size_t)stored, src->fp) != stored) {
         free(buf);
-        return fail(d, ATL_ERR_IO, "cannot read the layers section");
+        return fail(d, ATL_ERR_IO, "cannot read the %s section", abm_section_name(type));
     }
-    AtlStatus s = rows_from_stored(d, m, ent, buf);
+    AtlStatus s = rows_from_stored(d, m, ent, buf, keep);
     free(buf);
     return s;
+}
+
+static AtlStatus read_rows(AtlDevice *d, AtlModel *m, const RowSource *src)
+{
+    AtlStatus s = read_section_rows(d, m, src, ABM_SEC_LAYERS, keep_layer_rows);
+    return s ? s : read_section_rows(d, m, src, ABM_SEC_STAGES, keep_stage_rows);
 }
 
 /* LOAD of the image at addr, then the host copy of its description and the
@@ -557,6 +607,35 @@ static void shape_text(char *buf, size_t cap, const AtlTensorInfo *t)
     if (n < cap) snprintf(buf + n, cap - n, "]");
 }
 
+/* The last run's per-stage figures (m->stages) from its layer records and
+ * the stages of its variant st. */
+static AtlStatus stage_profiles(AtlDevice *d, AtlModel *m, const AtlVariantInfo *st)
+{
+    free(m->stages);
+    m->stages = NULL;
+    if (!st->n_stages) return ATL_OK;
+    if (!(m->stages = calloc(st->n_stages, sizeof *m->stages))) return fail(d, ATL_ERR_HOST_MEMORY, "out of host memory");
+    for (uint32_t k = 0; k < st->n_stages; k++) {
+        const AtlStageInfo *si = &st->stages[k];
+        AtlStageProfile *sp = &m->stages[k];
+        sp->stage = si->stage;
+        int any = 0;
+        for (uint32_t i = 0; i < m->n_layers; i++) {
+            const AtlLayerProfile *l = &m->layers[i];
+            if (l->layer < si->first_layer || l->layer - si->first_layer >= si->n_layers) continue;
+            if (!any || l->first < sp->first) sp->first = l->first;
+            if (!any || l->last > sp->last) sp->last = l->last;
+            any = 1;
+            sp->held += l->held;
+            sp->macs += l->macs;
+            sp->dram_bytes += l->dram_bytes;
+        }
+        sp->cycles = sp->held / si->cores;
+        sp->mac_util = sp->held ? (double)si->mat_cycles / (double)sp->held : 0.0;
+    }
+    return ATL_OK;
+}
+
 AtlStatus atl_run(AtlModel *m, const char *net, const AtlBuffer *in, uint32_t n_in, uint32_t *variant_out)
 {
     if (!m) return ATL_ERR_INVALID;
@@ -630,11 +709,13 @@ AtlStatus atl_run(AtlModel *m, const char *net, const AtlBuffer *in, uint32_t n_
                                               f[ATL_PROF_MACS], f[ATL_PROF_DMA_BYTES], f[ATL_PROF_BUSY_MAT], f[ATL_PROF_BUSY_VEC],
                                               f[ATL_PROF_BUSY_DMA], f[ATL_PROF_SYNC],
                                               f[ATL_PROF_BOUND] <= ATL_BOUND_SYNC ? bound[f[ATL_PROF_BOUND]] : "?",
-                                              f[ATL_PROF_DRAM_BYTES] };
+                                              f[ATL_PROF_DRAM_BYTES], f[ATL_PROF_HELD] };
         }
         m->n_layers = nl;
     }
+    if ((s = stage_profiles(d, m, st))) return s;
     m->has_run = 1;
+    d->last_run = m;
     if (variant_out) *variant_out = chosen;
     return ATL_OK;
 }
@@ -698,6 +779,8 @@ AtlStatus atl_profile(const AtlModel *m, AtlProfile *p)
     }
     p->n_layers = m->n_layers;
     p->layers = m->layers;
+    p->n_stages = m->stages ? m->variants[m->last_variant].n_stages : 0;
+    p->stages = m->stages;
     return ATL_OK;
 }
 
@@ -710,5 +793,27 @@ static AtlStatus json_of(AtlDevice *d, char **json, char *(*get)(AtlSimDevice *)
 }
 
 AtlStatus atl_stats_json(AtlDevice *d, char **json) { return json_of(d, json, device_stats_json); }
-AtlStatus atl_trace_json(AtlDevice *d, char **json) { return json_of(d, json, device_trace_json); }
+/* The trace; when the last run's variant is staged, with a slice per stage
+ * on each cluster that ran it. */
+AtlStatus atl_trace_json(AtlDevice *d, char **json)
+{
+    const AtlVariantInfo *st = d && d->last_run ? &d->last_run->variants[d->last_run->last_variant] : NULL;
+    if (!st || !st->n_stages || !json) return json_of(d, json, device_trace_json);
+    AtlSimLayerRange *r = calloc(st->n_stages, sizeof *r);
+    char (*names)[48] = calloc(st->n_stages, sizeof *names);
+    if (!r || !names) {
+        free(r);
+        free(names);
+        return fail(d, ATL_ERR_HOST_MEMORY, "out of host memory");
+    }
+    for (uint32_t i = 0; i < st->n_stages; i++) {
+        snprintf(names[i], sizeof names[i], "stage %u (mb %u)", st->stages[i].stage, st->stages[i].micro_batch);
+        r[i] = (AtlSimLayerRange){st->stages[i].first_layer, st->stages[i].n_layers, names[i]};
+    }
+    *json = device_trace_json_ranges(d->hw, r, (int)st->n_stages);
+    free(r);
+    free(names);
+    if (!*json) return fail(d, ATL_ERR_NOT_RUN, "nothing has run on the device yet (or out of memory)");
+    return ATL_OK;
+}
 AtlStatus atl_layers_csv(AtlDevice *d, char **csv) { return json_of(d, csv, device_layers_csv); }

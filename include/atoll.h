@@ -82,6 +82,21 @@ typedef struct AtlLayerInfo {
     uint64_t est_compute, est_dma;/* the busiest core's compute and DMA cycles */
 } AtlLayerInfo;
 
+/* A stage of a staged variant (the .abm's stages section, written for every
+ * staged schedule; docs/backend.md "Staged schedules"): its layers are the
+ * profile's layer ids first_layer .. first_layer + n_layers - 1. */
+typedef struct AtlStageInfo {
+    uint32_t stage, first_layer, n_layers;
+    uint32_t micro_batch, instances; /* images per instance; instances over the batch */
+    uint32_t cores;               /* cores that run it */
+    const char *input;            /* the tensor it reads from the stage before ("" for stage 0) */
+    uint64_t macs;                /* useful multiply-accumulates, whole batch */
+    uint64_t mat_cycles;          /* matrix-unit cycles those need at their dtype's peak, summed
+                                     over cores (MACs x rate / (rows x cols)) */
+    uint64_t est_cycles;          /* the cost model's cycles of the stage */
+    uint32_t dram_tensors;        /* its intermediate tensors in DRAM, per instance */
+} AtlStageInfo;
+
 typedef struct AtlVariantInfo {
     uint32_t batch, cores;
     uint32_t n_inputs, n_outputs;
@@ -90,6 +105,8 @@ typedef struct AtlVariantInfo {
     const AtlTensorInfo *tensors; /* activations too), in file order */
     uint32_t n_layers;            /* the compiler's layer rows (0 unless the model */
     const AtlLayerInfo *layers;   /* was compiled with --layer-info) */
+    uint32_t n_stages;            /* its stages (0 unless it was compiled */
+    const AtlStageInfo *stages;   /* with a staged schedule) */
 } AtlVariantInfo;
 
 typedef struct AtlNetInfo {
@@ -117,7 +134,22 @@ typedef struct AtlLayerProfile {
     uint64_t sync;                /* cycles of its span when no engine kind was busy */
     const char *bound;            /* "compute", "dma" or "sync": what the span waited on */
     uint64_t dram_bytes;          /* of dma_bytes, those read from or written to DRAM */
+    uint64_t held;                /* core-cycles it held: on each core the time from the end of
+                                     the previous layer's work to the end of its own, summed over
+                                     cores (compiled models: the layers' add up to at most
+                                     cycles x cores, however they overlap; docs/firmware.md) */
 } AtlLayerProfile;
+
+/* A stage of the variant that ran (AtlStageInfo), from its layers' records. */
+typedef struct AtlStageProfile {
+    uint32_t stage;
+    uint64_t first, last;         /* its layers' first start and last completion */
+    uint64_t held;                /* core-cycles its layers held (AtlLayerProfile.held) */
+    uint64_t cycles;              /* held / the stage's cores: its time on each core */
+    uint64_t macs, dram_bytes;    /* simulated, summed over its layers */
+    double mac_util;              /* matrix-unit utilisation while it ran (GraphTurbo's metric):
+                                     AtlStageInfo.mat_cycles / held, in [0, 1] */
+} AtlStageProfile;
 
 typedef struct AtlProfile {
     uint64_t cycles;              /* launch: first doorbell to last completion */
@@ -129,6 +161,8 @@ typedef struct AtlProfile {
     double utilisation[ATL_ENGINES];                  /* busy / (cycles x cores) */
     uint32_t n_layers;
     const AtlLayerProfile *layers;                    /* valid until the next run */
+    uint32_t n_stages;                                /* the variant's stages (AtlVariantInfo) */
+    const AtlStageProfile *stages;                    /* valid until the next run */
 } AtlProfile;
 
 typedef struct AtlOpenOptions {

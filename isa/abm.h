@@ -23,6 +23,7 @@
 #define ABM_VERSION_MAJOR 1
 #define ABM_VERSION_MINOR 0           /* files without the optional sections */
 #define ABM_VERSION_MINOR_LAYERS 1    /* files with a layers section (1.1) */
+#define ABM_VERSION_MINOR_STAGES 2    /* files with a stages section (1.2), layers or not */
 #define ABM_HEADER_BYTES 64
 #define ABM_SECTION_ENTRY_BYTES 40
 #define ABM_ALIGN 64                  /* sections, streams and weight blobs */
@@ -45,6 +46,8 @@
 #define ABM_META_BYTES 40
 #define ABM_LAYER_BYTES 64            /* layers section: one row */
 #define ABM_LAYERS_HEADER_BYTES 16    /* layers section: rows, row size, reserved */
+#define ABM_STAGE_BYTES 64            /* stages section: one row */
+#define ABM_STAGES_HEADER_BYTES 16    /* stages section: rows, row size, reserved */
 
 /* Header flags. Unknown bits are rejected. */
 #define ABM_FLAG_COMBINED 0x1u        /* produced by merging several files */
@@ -62,7 +65,8 @@ typedef enum AbmSectionType {
     ABM_SEC_WEIGHT_DATA = 9,
     ABM_SEC_META = 10,
     ABM_SEC_LAYERS = 11,              /* optional: the compiler's per-layer table */
-    ABM_SEC_LIMIT = 12                /* one past the last known type */
+    ABM_SEC_STAGES = 12,              /* optional: the stages of staged variants */
+    ABM_SEC_LIMIT = 13                /* one past the last known type */
 } AbmSectionType;
 
 typedef enum AbmCompression { ABM_COMP_NONE = 0, ABM_COMP_ZLIB = 1 } AbmCompression;
@@ -120,11 +124,13 @@ typedef struct AbmView {
     uint8_t *work;                /* inflate workspace inside the scratch */
     int decoded;
     /* after abm_decode: record counts and raw section bytes */
-    uint32_t n_nets, n_variants, n_tensors, n_quant, n_streams, n_blobs, n_layers;
+    uint32_t n_nets, n_variants, n_tensors, n_quant, n_streams, n_blobs, n_layers, n_stages;
     uint64_t strings_size, cmds_size, wdata_size;
     const uint8_t *strings, *nets, *variants, *tensors, *quant, *streams, *cmds, *wdir, *wdata, *meta, *layers;
     const uint8_t *layer_strings; /* the layers section's own strings */
     uint64_t layer_strings_size;
+    const uint8_t *stages, *stage_strings; /* the stages section's rows and own strings */
+    uint64_t stage_strings_size;
     uint64_t weight_bytes;        /* size of the DRAM weight region */
 } AbmView;
 
@@ -168,6 +174,22 @@ typedef struct AbmLayer {
     uint64_t macs, est_cycles, est_compute, est_dma;
 } AbmLayer;
 
+/* One row of the optional stages section: a stage of a staged variant
+ * (docs/backend.md, "Staged schedules"), so that profiles can report per
+ * stage. Its layer ids are first_layer .. first_layer + layers - 1. */
+typedef struct AbmStage {
+    uint32_t variant, stage;            /* global variant index; the stage's index in it (0, 1, ...) */
+    uint32_t first_layer, layers;       /* the layer ids of its instructions */
+    uint32_t micro_batch, instances;    /* images per instance; instances over the whole batch */
+    uint32_t cores;                     /* cores that run it */
+    const char *input;                  /* the tensor it reads from the stage before ("" for stage 0) */
+    uint64_t macs;                      /* useful multiply-accumulates, whole batch */
+    uint64_t mat_cycles;                /* matrix-unit cycles those MACs need at the peak of their
+                                           dtype, summed over cores (MACs x rate / (rows x cols)) */
+    uint64_t est_cycles;                /* the cost model's cycles of the stage (busiest cluster) */
+    uint32_t dram_tensors;              /* its intermediate tensors in DRAM, per instance */
+} AbmStage;
+
 /* Accessors for a decoded view; the index must be below the matching count. */
 AbmNet abm_net(const AbmView *v, uint32_t i);
 AbmVariant abm_variant(const AbmView *v, uint32_t i);
@@ -179,21 +201,27 @@ AbmBlob abm_blob(const AbmView *v, uint32_t i);
 AbmMeta abm_meta(const AbmView *v);
 /* Layer row i < v->n_layers (0 rows when the file has no layers section). */
 AbmLayer abm_layer(const AbmView *v, uint32_t i);
+/* Stage row i < v->n_stages (0 rows when the file has no stages section). */
+AbmStage abm_stage(const AbmView *v, uint32_t i);
 /* Points v's layer fields at a layers section's raw bytes and checks them
  * (rows, strings, variants below v->n_variants, flags); abm_decode does this
  * for a whole file, a host reading the section alone calls it directly. */
 int abm_layers_view(AbmView *v, const uint8_t *raw, uint64_t n, AtlErr *e);
+/* The same for a stages section's raw bytes (rows in variant order, each
+ * variant's stages numbered from 0 over growing, disjoint layer ranges). */
+int abm_stages_view(AbmView *v, const uint8_t *raw, uint64_t n, AtlErr *e);
 
-/* The layers section holds only what host tools show: it is placed last,
- * with its own strings, so that the file without it is byte for byte the
- * file compiled without --layer-info. Given the header and section table
- * (n bytes from the start of a file), abm_required_size gives the size of
- * that file (its file_size when there is no such trailing section), and
- * abm_drop_optional rewrites the header and table in place to describe
- * it (section count, minor version, file_size, CRCs). The host loads that
- * prefix into the device, so a model runs with the same placement and
- * cycles whichever way it was compiled. 0, or -1 when the bytes are not an
- * intact header and table. */
+/* The optional sections (layers, stages) hold only what host tools show:
+ * they are placed last, with their own strings, so that the file without
+ * them is byte for byte the file without those rows (a layers section only
+ * with --layer-info; a stages section only for staged variants). Given the
+ * header and section table (n bytes from the start of a file),
+ * abm_required_size gives the size of that file (its file_size when there
+ * are no such trailing sections), and abm_drop_optional rewrites the
+ * header and table in place to describe it (section count, minor version,
+ * file_size, CRCs). The host loads that prefix into the device, so a model
+ * runs with the same placement and cycles whichever way it was compiled.
+ * 0, or -1 when the bytes are not an intact header and table. */
 int abm_required_size(const uint8_t *head, size_t n, uint64_t *size);
 int abm_drop_optional(uint8_t *head, size_t n);
 /* The section table entry of type in the header and table head (n bytes),
@@ -291,6 +319,10 @@ int abm_set_metadata(AbmWriter *w, const char *producer, const char *options, co
  * ignored). A file gets the section (and version 1.1) only when a row was
  * added, so the bytes of every other file stay as they were. */
 int abm_add_layer(AbmWriter *w, uint32_t variant, const AbmLayer *l, AtlErr *e);
+/* Adds the next stage row of the optional stages section for variant
+ * (s->variant and s->stage are ignored: stages are numbered in the order
+ * added). The same rule: the section (and version 1.2) only with rows. */
+int abm_add_stage(AbmWriter *w, uint32_t variant, const AbmStage *s, AtlErr *e);
 /* Statistics after abm_add_weight calls. */
 void abm_writer_weight_stats(const AbmWriter *w, uint64_t *blobs, uint64_t *raw_bytes, uint64_t *stored_bytes, uint64_t *dedup_hits);
 /* Serialises (and re-validates) the model; *buf is malloc'd, caller frees.

@@ -135,7 +135,7 @@ int abm_options_chip(const char *options, char *name, size_t cap)
     return 0;
 }
 
-/* ---- the optional trailing layers section (see abm.h) ---- */
+/* ---- the optional trailing sections: layers, stages (see abm.h) ---- */
 
 /* Header and table checked; *count and the table's position set. */
 static int head_ok(const uint8_t *h, size_t n, uint32_t *count, uint64_t *toff)
@@ -158,23 +158,41 @@ const uint8_t *abm_find_entry(const uint8_t *head, size_t n, uint32_t type)
     return NULL;
 }
 
+static int is_optional(uint32_t type) { return type == ABM_SEC_LAYERS || type == ABM_SEC_STAGES; }
+
+/* The table entries from *keep on are optional sections that form the
+ * file's tail: the last entries, every one after each other section, the
+ * last of them ending the file. *keep = count when there are none. */
+static void optional_tail(const uint8_t *head, uint32_t count, uint64_t toff, uint32_t *keep, uint64_t *req_end)
+{
+    const uint8_t *tab = head + toff;
+    uint64_t fsize = get64(head + 40), first = UINT64_MAX, last_end = 0, end = 0;
+    uint32_t k = count;
+    while (k > 0 && is_optional(get32(tab + (uint64_t)(k - 1) * ABM_SECTION_ENTRY_BYTES))) k--;
+    *keep = count;
+    for (uint32_t i = k; i < count; i++) {
+        const uint8_t *ent = tab + (uint64_t)i * ABM_SECTION_ENTRY_BYTES;
+        if (get64(ent + 8) < first) first = get64(ent + 8);
+        if (get64(ent + 8) + get64(ent + 16) > last_end) last_end = get64(ent + 8) + get64(ent + 16);
+    }
+    if (k == count || last_end != fsize) return;
+    for (uint32_t i = 0; i < k; i++) {
+        const uint8_t *ent = tab + (uint64_t)i * ABM_SECTION_ENTRY_BYTES;
+        if (get64(ent + 8) >= first) return;   /* not trailing */
+        if (get64(ent + 8) + get64(ent + 16) > end) end = get64(ent + 8) + get64(ent + 16);
+    }
+    *keep = k;
+    *req_end = end;
+}
+
 int abm_required_size(const uint8_t *head, size_t n, uint64_t *size)
 {
-    uint32_t count;
-    uint64_t toff;
+    uint32_t count, keep;
+    uint64_t toff, end = 0;
     if (head_ok(head, n, &count, &toff)) return -1;
-    uint64_t fsize = get64(head + 40), end = 0;
-    *size = fsize;
-    if (!count) return 0;
-    const uint8_t *last = head + toff + (uint64_t)(count - 1) * ABM_SECTION_ENTRY_BYTES;
-    if (get32(last) != ABM_SEC_LAYERS || get64(last + 8) + get64(last + 16) != fsize) return 0;
-    for (uint32_t i = 0; i + 1 < count; i++) {
-        const uint8_t *ent = head + toff + (uint64_t)i * ABM_SECTION_ENTRY_BYTES;
-        uint64_t e = get64(ent + 8) + get64(ent + 16);
-        if (get64(ent + 8) >= get64(last + 8)) return 0;   /* not the trailing section */
-        if (e > end) end = e;
-    }
-    *size = end;
+    *size = get64(head + 40);
+    optional_tail(head, count, toff, &keep, &end);
+    if (keep < count) *size = end;
     return 0;
 }
 
@@ -183,11 +201,12 @@ int abm_drop_optional(uint8_t *head, size_t n)
     uint64_t size;
     uint32_t count;
     uint64_t toff;
-    if (abm_required_size(head, n, &size) || head_ok(head, n, &count, &toff)) return -1;
-    if (size == get64(head + 40)) return 0;
-    uint8_t *last = head + toff + (uint64_t)(count - 1) * ABM_SECTION_ENTRY_BYTES;
-    memset(last, 0, ABM_SECTION_ENTRY_BYTES);
-    count--;
+    uint32_t keep;
+    if (head_ok(head, n, &count, &toff)) return -1;
+    optional_tail(head, count, toff, &keep, &size);
+    if (keep == count) return 0;
+    memset(head + toff + (uint64_t)keep * ABM_SECTION_ENTRY_BYTES, 0, (uint64_t)(count - keep) * ABM_SECTION_ENTRY_BYTES);
+    count = keep;
     for (int b = 0; b < 4; b++) head[28 + b] = (uint8_t)(count >> (8 * b));
     head[10] = ABM_VERSION_MINOR;
     head[11] = 0;

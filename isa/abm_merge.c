@@ -196,6 +196,10 @@ int abm_writer_merge(AbmWriter *w, const AbmView *v, AtlErr *e)
                 AbmLayer row = abm_layer(v, l);
                 if (row.variant == net.first_variant + k && abm_add_layer(w, ws, &row, e)) goto done;
             }
+            for (uint32_t l = 0; l < v->n_stages; l++) {
+                AbmStage row = abm_stage(v, l);
+                if (row.variant == net.first_variant + k && abm_add_stage(w, ws, &row, e)) goto done;
+            }
         }
     }
     if (!abm_writer_has_metadata(w)) {

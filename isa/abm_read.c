@@ -34,6 +34,7 @@ static uint64_t align_up(uint64_t x) { return (x + (ABM_ALIGN - 1)) & ~(uint64_t
 
 static const char *const section_names[ABM_SEC_LIMIT] = {
     "?", "strings", "nets", "variants", "tensors", "quant", "streams", "cmds", "weight_dir", "weight_data", "meta", "layers",
+    "stages",
 };
 static const char *const dtype_names[ABM_DTYPE_COUNT] = { "int8", "uint8", "int16", "int32", "fp16", "bf16", "fp32" };
 static const uint32_t dtype_sizes[ABM_DTYPE_COUNT] = { 1, 1, 2, 4, 2, 2, 4 };
@@ -391,7 +392,7 @@ static const uint32_t required[] = {
 };
 static const uint32_t record_bytes[ABM_SEC_LIMIT] = {
     0, 1, ABM_NET_BYTES, ABM_VARIANT_BYTES, ABM_TENSOR_BYTES, ABM_QUANT_BYTES, ABM_STREAM_BYTES, 1,
-    ABM_BLOB_BYTES, 1, ABM_META_BYTES, 1,
+    ABM_BLOB_BYTES, 1, ABM_META_BYTES, 1, 1,
 };
 
 static int check_str(const AbmView *v, AtlErr *e, uint32_t type, uint64_t idx, uint64_t rb, uint64_t fo,
@@ -536,49 +537,117 @@ static int check_tensor(const AbmView *v, AtlErr *e, uint32_t ti, const AbmVaria
     return 0;
 }
 
-/* A layers-section string reference: inside its pool (which ends in NUL). */
-static int check_layer_str(const AbmView *v, AtlErr *e, uint32_t i, uint64_t fo, const char *field, uint32_t ref)
+/* ---- the optional host tables (layers, stages): a 16-byte header (rows,
+ * row size, reserved), the rows, then the section's own strings ---- */
+
+typedef struct HostTable {
+    const char *name;             /* the section's, for messages */
+    const uint8_t *rows, *strings;
+    uint32_t n, row_bytes;
+    uint64_t strings_size;
+} HostTable;
+
+/* t from a section's raw bytes: header, rows inside, strings NUL-ended. */
+static int table_open(HostTable *t, const char *name, uint32_t row_bytes, const uint8_t *raw, uint64_t n, AtlErr *e)
 {
-    if (ref >= v->layer_strings_size)
-        return fail(e, "section 'layers' row %u field '%s' (byte %llu of the section): string index out of range: %u, the "
-                    "section has %llu bytes of strings", i, field, (unsigned long long)(ABM_LAYERS_HEADER_BYTES + (uint64_t)i * ABM_LAYER_BYTES + fo),
-                    ref, (unsigned long long)v->layer_strings_size);
+    const uint32_t H = ABM_LAYERS_HEADER_BYTES;   /* = ABM_STAGES_HEADER_BYTES */
+    memset(t, 0, sizeof *t);
+    t->name = name;
+    t->row_bytes = row_bytes;
+    if (n < H) return fail(e, "section '%s': %llu bytes, less than its %u-byte header", name, (unsigned long long)n, H);
+    uint32_t rows = rd32(raw);
+    if (rd32(raw + 4) != row_bytes || rd64(raw + 8) != 0)
+        return fail(e, "section '%s': header says rows of %u bytes (expected %u) or has reserved bits set", name, rd32(raw + 4),
+                    row_bytes);
+    if ((uint64_t)rows * row_bytes > n - H)
+        return fail(e, "section '%s': %u rows of %u bytes run past its %llu bytes", name, rows, row_bytes, (unsigned long long)n);
+    t->rows = raw + H;
+    t->n = rows;
+    t->strings = t->rows + (uint64_t)rows * row_bytes;
+    t->strings_size = n - H - (uint64_t)rows * row_bytes;
+    if (t->strings_size && t->strings[t->strings_size - 1] != 0)
+        return fail(e, "section '%s': its strings do not end with a NUL byte", name);
+    return 0;
+}
+
+/* Field fo of row i: a string reference inside the table's pool. */
+static int table_str(const HostTable *t, AtlErr *e, uint32_t i, uint64_t fo, const char *field)
+{
+    uint32_t ref = rd32(t->rows + (uint64_t)i * t->row_bytes + fo);
+    if (ref >= t->strings_size)
+        return fail(e, "section '%s' row %u field '%s' (byte %llu of the section): string index out of range: %u, the "
+                    "section has %llu bytes of strings", t->name, i, field,
+                    (unsigned long long)(ABM_LAYERS_HEADER_BYTES + (uint64_t)i * t->row_bytes + fo), ref,
+                    (unsigned long long)t->strings_size);
+    return 0;
+}
+
+/* Row i's variant (offset 0): one of n_variants, not before *prev. */
+static int table_variant(const HostTable *t, AtlErr *e, uint32_t i, uint32_t n_variants, uint32_t *prev)
+{
+    uint32_t variant = rd32(t->rows + (uint64_t)i * t->row_bytes);
+    if (variant >= n_variants || variant < *prev)
+        return fail(e, "section '%s' row %u field 'variant': variant %u is not one of the %u variants, or before the previous "
+                    "row's %u", t->name, i, variant, n_variants, *prev);
+    *prev = variant;
     return 0;
 }
 
 int abm_layers_view(AbmView *v, const uint8_t *raw, uint64_t n, AtlErr *e)
 {
-    const uint32_t RB = ABM_LAYER_BYTES;
-    v->layers = NULL;
+    HostTable t;
+    v->layers = v->layer_strings = NULL;
     v->n_layers = 0;
-    v->layer_strings = NULL;
     v->layer_strings_size = 0;
-    if (n < ABM_LAYERS_HEADER_BYTES) return fail(e, "section 'layers': %llu bytes, less than its %u-byte header", (unsigned long long)n, ABM_LAYERS_HEADER_BYTES);
-    uint32_t rows = rd32(raw);
-    if (rd32(raw + 4) != RB || rd64(raw + 8) != 0)
-        return fail(e, "section 'layers': header says rows of %u bytes (expected %u) or has reserved bits set", rd32(raw + 4), RB);
-    if ((uint64_t)rows * RB > n - ABM_LAYERS_HEADER_BYTES)
-        return fail(e, "section 'layers': %u rows of %u bytes run past its %llu bytes", rows, RB, (unsigned long long)n);
-    v->layers = raw + ABM_LAYERS_HEADER_BYTES;
-    v->n_layers = rows;
-    v->layer_strings = v->layers + (uint64_t)rows * RB;
-    v->layer_strings_size = n - ABM_LAYERS_HEADER_BYTES - (uint64_t)rows * RB;
-    if (v->layer_strings_size && v->layer_strings[v->layer_strings_size - 1] != 0)
-        return fail(e, "section 'layers': its strings do not end with a NUL byte");
+    if (table_open(&t, "layers", ABM_LAYER_BYTES, raw, n, e)) return -1;
     uint32_t prev = 0;
-    for (uint32_t i = 0; i < rows; i++) {
-        const uint8_t *p = v->layers + (uint64_t)i * RB;
-        uint32_t variant = rd32(p);
-        if (variant >= v->n_variants || variant < prev)
-            return fail(e, "section 'layers' row %u field 'variant': variant %u is not one of the %u variants, or before the previous "
-                        "row's %u", i, variant, v->n_variants, prev);
-        prev = variant;
-        if (check_layer_str(v, e, i, 8, "name", rd32(p + 8)) || check_layer_str(v, e, i, 12, "op", rd32(p + 12)) ||
-            check_layer_str(v, e, i, 16, "split", rd32(p + 16)))
+    for (uint32_t i = 0; i < t.n; i++) {
+        const uint8_t *p = t.rows + (uint64_t)i * t.row_bytes;
+        if (table_variant(&t, e, i, v->n_variants, &prev) || table_str(&t, e, i, 8, "name") || table_str(&t, e, i, 12, "op") ||
+            table_str(&t, e, i, 16, "split"))
             return -1;
         if (rd32(p + 28) & ~ABM_LAYER_MATRIX)
             return fail(e, "section 'layers' row %u field 'flags': unknown bits 0x%x", i, rd32(p + 28));
     }
+    v->layers = t.rows;
+    v->n_layers = t.n;
+    v->layer_strings = t.strings;
+    v->layer_strings_size = t.strings_size;
+    return 0;
+}
+
+int abm_stages_view(AbmView *v, const uint8_t *raw, uint64_t n, AtlErr *e)
+{
+    HostTable t;
+    v->stages = v->stage_strings = NULL;
+    v->n_stages = 0;
+    v->stage_strings_size = 0;
+    if (table_open(&t, "stages", ABM_STAGE_BYTES, raw, n, e)) return -1;
+    uint32_t prev = 0;
+    uint64_t next_layer = 0, next_stage = 0;
+    for (uint32_t i = 0; i < t.n; i++) {
+        const uint8_t *p = t.rows + (uint64_t)i * t.row_bytes;
+        uint32_t before = prev;
+        if (table_variant(&t, e, i, v->n_variants, &prev) || table_str(&t, e, i, 28, "input")) return -1;
+        if (!i || prev != before) next_layer = next_stage = 0;   /* a variant's first stage */
+        static const struct { uint32_t off; const char *field; } positive[] = {
+            {12, "layers"}, {16, "micro_batch"}, {20, "instances"}, {24, "cores"}};
+        for (int k = 0; k < 4; k++)
+            if (!rd32(p + positive[k].off)) return fail(e, "section 'stages' row %u field '%s': must not be 0", i, positive[k].field);
+        if (rd32(p + 4) != next_stage)
+            return fail(e, "section 'stages' row %u field 'stage': %u, expected %llu (a variant's stages are numbered from 0 "
+                        "in order)", i, rd32(p + 4), (unsigned long long)next_stage);
+        if (rd32(p + 8) < next_layer)
+            return fail(e, "section 'stages' row %u field 'first_layer': layer %u is inside or before the previous stage's "
+                        "layers (from %llu on)", i, rd32(p + 8), (unsigned long long)next_layer);
+        if (rd32(p + 60)) return fail(e, "section 'stages' row %u field 'reserved': must be 0", i);
+        next_layer = (uint64_t)rd32(p + 8) + rd32(p + 12);
+        next_stage++;
+    }
+    v->stages = t.rows;
+    v->n_stages = t.n;
+    v->stage_strings = t.strings;
+    v->stage_strings_size = t.strings_size;
     return 0;
 }
 
@@ -714,12 +783,16 @@ int abm_decode(AbmView *v, void *scratch, size_t scratch_len, AtlErr *e)
     v->meta = SEC(ABM_SEC_META)->data;
 #undef SEC
     if (check_records(v, e)) return -1;
-    v->layers = v->layer_strings = NULL;
-    v->n_layers = 0;
-    v->layer_strings_size = 0;
+    v->layers = v->layer_strings = v->stages = v->stage_strings = NULL;
+    v->n_layers = v->n_stages = 0;
+    v->layer_strings_size = v->stage_strings_size = 0;
     if (v->by_type[ABM_SEC_LAYERS] >= 0) {  /* optional; its rows name variants */
         const AbmSection *ls = &v->sec[v->by_type[ABM_SEC_LAYERS]];
         if (abm_layers_view(v, ls->data, ls->raw_size, e)) return -1;
+    }
+    if (v->by_type[ABM_SEC_STAGES] >= 0) {
+        const AbmSection *ss = &v->sec[v->by_type[ABM_SEC_STAGES]];
+        if (abm_stages_view(v, ss->data, ss->raw_size, e)) return -1;
     }
     v->decoded = 1;
     return 0;
@@ -734,6 +807,14 @@ AbmLayer abm_layer(const AbmView *v, uint32_t i)
     AbmLayer l = { rd32(p), rd32(p + 4), st + rd32(p + 8), st + rd32(p + 12), st + rd32(p + 16),
                    rd32(p + 20), rd32(p + 24), rd32(p + 28), rd64(p + 32), rd64(p + 40), rd64(p + 48), rd64(p + 56) };
     return l;
+}
+
+AbmStage abm_stage(const AbmView *v, uint32_t i)
+{
+    const uint8_t *p = v->stages + (uint64_t)i * ABM_STAGE_BYTES;
+    AbmStage s = { rd32(p), rd32(p + 4), rd32(p + 8), rd32(p + 12), rd32(p + 16), rd32(p + 20), rd32(p + 24),
+                   (const char *)v->stage_strings + rd32(p + 28), rd64(p + 32), rd64(p + 40), rd64(p + 48), rd32(p + 56) };
+    return s;
 }
 
 AbmNet abm_net(const AbmView *v, uint32_t i)

@@ -68,6 +68,8 @@ typedef struct WStage {
     Buf *streams;                 /* cores x ABM_ENGINES */
     AbmLayer *layers;             /* rows of the layers section (strings owned) */
     size_t n_layers, cap_layers;
+    AbmStage *stages;             /* rows of the stages section (strings owned) */
+    size_t n_stages, cap_stages;
 } WStage;
 
 typedef struct WBlob {
@@ -148,6 +150,8 @@ void abm_writer_free(AbmWriter *w)
             free((char *)s->layers[k].split);
         }
         free(s->layers);
+        for (size_t k = 0; k < s->n_stages; k++) free((char *)s->stages[k].input);
+        free(s->stages);
         for (size_t k = 0; s->streams && k < (size_t)s->cores * ABM_ENGINES; k++) free(s->streams[k].p);
         free(s->streams);
     }
@@ -261,6 +265,26 @@ int abm_add_layer(AbmWriter *w, uint32_t variant, const AbmLayer *l, AtlErr *e)
         return atl_fail(e, "abm_add_layer: out of memory");
     }
     s->layers[s->n_layers++] = c;
+    return 0;
+}
+
+int abm_add_stage(AbmWriter *w, uint32_t variant, const AbmStage *st, AtlErr *e)
+{
+    if (variant >= w->n_variants) return atl_fail(e, "abm_add_stage: no variant %u", variant);
+    WStage *s = &w->variants[variant];
+    if (!st->layers || !st->micro_batch || !st->instances || !st->cores)
+        return atl_fail(e, "abm_add_stage: stage %zu of variant %u has no layers, micro-batch, instances or cores", s->n_stages,
+                        variant);
+    uint64_t next = s->n_stages ? (uint64_t)s->stages[s->n_stages - 1].first_layer + s->stages[s->n_stages - 1].layers : 0;
+    if (st->first_layer < next)
+        return atl_fail(e, "abm_add_stage: stage %zu of variant %u starts at layer %u, inside the previous stage's layers",
+                        s->n_stages, variant, st->first_layer);
+    if (grow(&s->stages, &s->cap_stages, s->n_stages, sizeof *s->stages)) return atl_fail(e, "abm_add_stage: out of memory");
+    AbmStage c = *st;
+    c.variant = variant;
+    c.stage = (uint32_t)s->n_stages;
+    if (!(c.input = dup_str(st->input ? st->input : ""))) return atl_fail(e, "abm_add_stage: out of memory");
+    s->stages[s->n_stages++] = c;
     return 0;
 }
 
@@ -459,9 +483,28 @@ typedef struct Sections {
                                    * ResNet-50) */
     uint64_t wdata_n;             /* weight_data's size: the stored blobs, each padded to ABM_ALIGN */
     Buf layer_strings;            /* the layers section's string pool */
+    Buf stage_strings;            /* the stages section's */
     uint32_t *str_slots;          /* string offset + 1 by hash, 0 = empty */
     size_t n_slots, n_strs;
 } Sections;
+
+/* Appends s to a host table's own string pool (no sharing: its rows are
+ * few); *ref its offset. */
+static int pool_str(Buf *pool, const char *s, uint32_t *ref)
+{
+    if (pool->n > UINT32_MAX - strlen(s) - 1) return -1;
+    *ref = (uint32_t)pool->n;
+    return buf_put(pool, s, strlen(s) + 1);
+}
+
+/* Fills a host table's header (rows of row_bytes) and appends its strings. */
+static int table_close(Buf *b, uint32_t row_bytes, const Buf *pool)
+{
+    if (!b->n) return 0;
+    set32(b->p, (uint32_t)((b->n - ABM_LAYERS_HEADER_BYTES) / row_bytes));
+    set32(b->p + 4, row_bytes);
+    return buf_put(b, pool->p, pool->n);
+}
 
 /* Appends s to the strings section once; equal strings share an offset. */
 static int add_str(Sections *S, const char *s, uint32_t *ref)
@@ -572,20 +615,30 @@ static int build_sections(AbmWriter *w, Sections *S, AtlErr *e)
             /* layer rows: their strings in the section's own pool, so the
              * strings section (and every byte before the layers section)
              * is the same as without them */
+            uint32_t gv = variant_pos - count + (uint32_t)variant_in_net;
             for (size_t k = 0; k < s->n_layers; k++) {
                 const AbmLayer *l = &s->layers[k];
-                Buf *lb = &S->b[ABM_SEC_LAYERS], *ls = &S->layer_strings;
+                Buf *lb = &S->b[ABM_SEC_LAYERS];
                 uint32_t ref[3];
-                const char *txt[3] = {l->name, l->op, l->split};
-                for (int q = 0; q < 3; q++) {
-                    if (ls->n > UINT32_MAX - strlen(txt[q]) - 1) goto oom;
-                    ref[q] = (uint32_t)ls->n;
-                    if (buf_put(ls, txt[q], strlen(txt[q]) + 1)) goto oom;
-                }
+                if (pool_str(&S->layer_strings, l->name, &ref[0]) || pool_str(&S->layer_strings, l->op, &ref[1]) ||
+                    pool_str(&S->layer_strings, l->split, &ref[2]))
+                    goto oom;
                 if (!lb->n && buf_zero(lb, ABM_LAYERS_HEADER_BYTES)) goto oom;
-                if (put32(lb, variant_pos - count + (uint32_t)variant_in_net) || put32(lb, l->layer) || put32(lb, ref[0]) ||
-                    put32(lb, ref[1]) || put32(lb, ref[2]) || put32(lb, l->tiles) || put32(lb, l->cores) || put32(lb, l->flags) ||
-                    put64(lb, l->macs) || put64(lb, l->est_cycles) || put64(lb, l->est_compute) || put64(lb, l->est_dma))
+                if (put32(lb, gv) || put32(lb, l->layer) || put32(lb, ref[0]) || put32(lb, ref[1]) || put32(lb, ref[2]) ||
+                    put32(lb, l->tiles) || put32(lb, l->cores) || put32(lb, l->flags) || put64(lb, l->macs) ||
+                    put64(lb, l->est_cycles) || put64(lb, l->est_compute) || put64(lb, l->est_dma))
+                    goto oom;
+            }
+            for (size_t k = 0; k < s->n_stages; k++) {
+                const AbmStage *st = &s->stages[k];
+                Buf *tb = &S->b[ABM_SEC_STAGES];
+                uint32_t ref;
+                if (pool_str(&S->stage_strings, st->input, &ref)) goto oom;
+                if (!tb->n && buf_zero(tb, ABM_STAGES_HEADER_BYTES)) goto oom;
+                if (put32(tb, gv) || put32(tb, st->stage) || put32(tb, st->first_layer) || put32(tb, st->layers) ||
+                    put32(tb, st->micro_batch) || put32(tb, st->instances) || put32(tb, st->cores) || put32(tb, ref) ||
+                    put64(tb, st->macs) || put64(tb, st->mat_cycles) || put64(tb, st->est_cycles) || put32(tb, st->dram_tensors) ||
+                    put32(tb, 0))
                     goto oom;
             }
             variant_in_net++;
@@ -606,13 +659,9 @@ static int build_sections(AbmWriter *w, Sections *S, AtlErr *e)
         buf_put(mb, w->source_hash, ABM_HASH_BYTES))
         goto oom;
     if (str->n > UINT32_MAX) return atl_fail(e, "abm_serialize: strings section exceeds 4 GiB");
-    Buf *lb = &S->b[ABM_SEC_LAYERS];
-    if (lb->n) { /* header: rows, row size; then the strings */
-        uint64_t rows = (lb->n - ABM_LAYERS_HEADER_BYTES) / ABM_LAYER_BYTES;
-        set32(lb->p, (uint32_t)rows);
-        set32(lb->p + 4, ABM_LAYER_BYTES);
-        if (buf_put(lb, S->layer_strings.p, S->layer_strings.n)) goto oom;
-    }
+    if (table_close(&S->b[ABM_SEC_LAYERS], ABM_LAYER_BYTES, &S->layer_strings) ||
+        table_close(&S->b[ABM_SEC_STAGES], ABM_STAGE_BYTES, &S->stage_strings))
+        goto oom;
     return 0;
 oom:
     return atl_fail(e, "abm_serialize: out of memory");
@@ -637,12 +686,19 @@ int abm_serialize(AbmWriter *w, uint8_t **out, size_t *out_len, AtlErr *e)
     Buf file = { 0 };
     int rc = -1;
     if (build_sections(w, &S, e)) goto done;
-    /* the ten required sections; the optional layers section only when it has rows */
-    const uint32_t nsec = S.b[ABM_SEC_LAYERS].n ? ABM_SEC_LAYERS : ABM_SEC_META;
-    uint64_t tab = ABM_HEADER_BYTES, pos = tab + (uint64_t)nsec * ABM_SECTION_ENTRY_BYTES;
+    /* the ten required sections, then the optional ones that have rows */
+    uint32_t types[ABM_SEC_LIMIT], nsec = 0;
+    for (uint32_t t = 1; t < ABM_SEC_LIMIT; t++)
+        if (t <= ABM_SEC_META || S.b[t].n) types[nsec++] = t;
+    /* the sections start after room for the table with a layers entry,
+     * whether the file has one or not: a file with layer rows is then the
+     * file without them, followed by its layers section (abm.h) */
+    uint32_t room = nsec + (S.b[ABM_SEC_LAYERS].n ? 0 : 1);
+    uint64_t tab = ABM_HEADER_BYTES, pos = tab + (uint64_t)room * ABM_SECTION_ENTRY_BYTES;
     pos = (pos + ABM_ALIGN - 1) & ~(uint64_t)(ABM_ALIGN - 1);
     uint64_t offs[ABM_SEC_LIMIT];
-    for (uint32_t t = 1; t <= nsec; t++) {
+    for (uint32_t i = 0; i < nsec; i++) {
+        uint32_t t = types[i];
         if (t != ABM_SEC_WEIGHT_DATA) {
             int r = try_deflate(S.b[t].p, S.b[t].n, w->level, &packed[t], &packed_n[t]);
             if (r < 0) { atl_fail(e, "abm_serialize: zlib failed on section '%s'", abm_section_name(t)); goto done; }
@@ -652,11 +708,12 @@ int abm_serialize(AbmWriter *w, uint8_t **out, size_t *out_len, AtlErr *e)
         pos = (pos + ABM_ALIGN - 1) & ~(uint64_t)(ABM_ALIGN - 1);
     }
     /* The file ends where the last section ends (no trailing padding). */
-    uint64_t last = nsec;
+    uint64_t last = types[nsec - 1];
     uint64_t fsize = offs[last] + stored_len(&S, last, packed_n);
     if (fsize > SIZE_MAX || buf_zero(&file, (size_t)fsize)) { atl_fail(e, "abm_serialize: out of memory for %llu bytes", (unsigned long long)fsize); goto done; }
     uint8_t *f = file.p;
-    for (uint32_t t = 1; t <= nsec; t++) {
+    for (uint32_t i = 0; i < nsec; i++) {
+        uint32_t t = types[i];
         uint64_t n = stored_len(&S, t, packed_n);
         if (t == ABM_SEC_WEIGHT_DATA) {
             /* the blobs at the offsets build_sections gave them (padding stays zero) */
@@ -668,7 +725,7 @@ int abm_serialize(AbmWriter *w, uint8_t **out, size_t *out_len, AtlErr *e)
             }
         } else if (n)
             memcpy(f + offs[t], packed[t] ? packed[t] : S.b[t].p, n);
-        uint8_t *ent = f + tab + (uint64_t)(t - 1) * ABM_SECTION_ENTRY_BYTES;
+        uint8_t *ent = f + tab + (uint64_t)i * ABM_SECTION_ENTRY_BYTES;
         set32(ent, t);
         set32(ent + 4, packed[t] ? ABM_COMP_ZLIB : ABM_COMP_NONE);
         set64(ent + 8, offs[t]);
@@ -679,7 +736,8 @@ int abm_serialize(AbmWriter *w, uint8_t **out, size_t *out_len, AtlErr *e)
     }
     memcpy(f, ABM_MAGIC, 8);
     set16(f + 8, ABM_VERSION_MAJOR);
-    set16(f + 10, nsec == ABM_SEC_LAYERS ? ABM_VERSION_MINOR_LAYERS : ABM_VERSION_MINOR);
+    set16(f + 10, S.b[ABM_SEC_STAGES].n ? ABM_VERSION_MINOR_STAGES : S.b[ABM_SEC_LAYERS].n ? ABM_VERSION_MINOR_LAYERS
+                                                                                           : ABM_VERSION_MINOR);
     set32(f + 12, ABM_HEADER_BYTES);
     set64(f + 16, w->chip);
     set32(f + 24, w->flags);
@@ -711,6 +769,7 @@ int abm_serialize(AbmWriter *w, uint8_t **out, size_t *out_len, AtlErr *e)
 done:
     for (int t = 0; t < ABM_SEC_LIMIT; t++) { free(S.b[t].p); free(packed[t]); }
     free(S.layer_strings.p);
+    free(S.stage_strings.p);
     free(S.str_slots);
     free(file.p);
     return rc;

@@ -268,8 +268,8 @@ enum {
 #define ATL_RELOC_SHIFT 32
 #define ATL_RELOC_ADDR(region, offset) ((((uint64_t)(region) + 1) << ATL_RELOC_SHIFT) | (uint64_t)(offset))
 
-/* Per-layer profile record written by the device to PROF_ADDR (12
- * little-endian u64 fields, 96 bytes). */
+/* Per-layer profile record written by the device to PROF_ADDR (13
+ * little-endian u64 fields, 104 bytes). */
 #define ATL_PROF_FIELDS(X) \
     X(LAYER,  0, "layer id (from the instructions' layer field)") \
     X(INSNS,  1, "instructions of the layer") \
@@ -282,7 +282,8 @@ enum {
     X(BUSY_DMA,  8, "DMA engine busy cycles") \
     X(SYNC,      9, "cycles of the layer's span when no engine kind was busy (waiting on semaphores and barriers)") \
     X(BOUND,    10, "what bounds the layer: 0 compute, 1 DMA, 2 sync") \
-    X(DRAM_BYTES, 11, "bytes its DMA read from or wrote to DRAM")
+    X(DRAM_BYTES, 11, "bytes its DMA read from or wrote to DRAM") \
+    X(HELD,     12, "core-cycles the layer held: each engine's time from its previous instruction's end to this layer's instruction's end, summed over cores (the largest engine kind's sum)")
 enum {
 #define X(id, idx, doc) ATL_PROF_##id = (idx),
     ATL_PROF_FIELDS(X)

@@ -80,6 +80,8 @@ SIM_HOT static void stats_account(AtlSim *s, int core, int engine, const SimPre 
         l->dma_bytes += dma_bytes;
         l->dram_bytes += dram_bytes;
         l->busy[engine] += busy;
+        l->held_by[engine] += end - e->t_done;
     }
+    e->t_done = end;
 }
 #endif

@@ -190,7 +190,7 @@ static void write_profile(AtlSimDevice *d, const AtlSimStats *st)
                 [ATL_PROF_LAST] = ls->last, [ATL_PROF_MACS] = ls->macs, [ATL_PROF_DMA_BYTES] = ls->dma_bytes,
                 [ATL_PROF_BUSY_MAT] = ls->busy[ISA_ENGINE_MAT], [ATL_PROF_BUSY_VEC] = ls->busy[ISA_ENGINE_VEC],
                 [ATL_PROF_BUSY_DMA] = ls->busy[ISA_ENGINE_DMA], [ATL_PROF_SYNC] = ls->stall_sync,
-                [ATL_PROF_DRAM_BYTES] = ls->dram_bytes,
+                [ATL_PROF_DRAM_BYTES] = ls->dram_bytes, [ATL_PROF_HELD] = ls->held,
                 [ATL_PROF_BOUND] = !ls->bound || !strcmp(ls->bound, "compute") ? ATL_BOUND_COMPUTE
                                    : !strcmp(ls->bound, "dma") ? ATL_BOUND_DMA : ATL_BOUND_SYNC,
             };
@@ -373,4 +373,8 @@ const AtlChip *device_chip(const AtlSimDevice *d) { return &d->chip; }
 
 char *device_stats_json(AtlSimDevice *d) { return d->launched ? sim_stats_json(d->sim) : NULL; }
 char *device_trace_json(AtlSimDevice *d) { return d->launched ? sim_trace_json(d->sim) : NULL; }
+char *device_trace_json_ranges(AtlSimDevice *d, const AtlSimLayerRange *r, int n)
+{
+    return d->launched ? sim_trace_json_ranges(d->sim, r, n) : NULL;
+}
 char *device_layers_csv(AtlSimDevice *d) { return d->launched ? sim_layers_csv(d->sim) : NULL; }

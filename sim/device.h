@@ -21,6 +21,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "isa/config.h"
+#include "sim/sim.h"
 #include "util/err.h"
 
 typedef struct AtlDeviceOptions {
@@ -52,5 +53,7 @@ const AtlChip *device_chip(const AtlSimDevice *d);
  * of memory): the simulator's stats JSON and Chrome trace. */
 char *device_stats_json(AtlSimDevice *d);
 char *device_trace_json(AtlSimDevice *d);
+/* The trace with slices for layer ranges per cluster (sim_trace_json_ranges). */
+char *device_trace_json_ranges(AtlSimDevice *d, const AtlSimLayerRange *r, int n);
 char *device_layers_csv(AtlSimDevice *d);
 #endif

@@ -55,6 +55,9 @@ void stats_finish(AtlSim *s)
         uint64_t busiest = compute > l->busy[ISA_ENGINE_DMA] ? compute : l->busy[ISA_ENGINE_DMA];
         l->stall_sync = span > busiest ? span - busiest : 0;
         l->bound = l->stall_sync > busiest ? "sync" : (l->busy[ISA_ENGINE_DMA] > compute ? "dma" : "compute");
+        l->held = 0;
+        for (int g = 0; g < ISA_NUM_ENGINES; g++)
+            if (l->held_by[g] > l->held) l->held = l->held_by[g];
     }
 }
 

@@ -64,6 +64,7 @@ void sim_free(AtlSim *s)
     ddma_free(s);
     evq_free(&s->q);
     sbuf_free(&s->trace);
+    free(s->trace_span);
     free(s);
 }
 

@@ -75,6 +75,13 @@ typedef struct AtlLayerStats {
     uint64_t busy[ISA_NUM_ENGINES];
     uint64_t stall_sync;
     const char *bound;                    /* "compute", "dma" or "sync" */
+    /* core-cycles the layer held: each engine's time from its previous
+     * instruction's completion to the completion of this layer's is the
+     * layer's (waits included); summed over cores per engine kind, `held`
+     * the largest kind's sum. Segments closed by barriers give every kind
+     * the same sum, and each core's run is split among its layers, so the
+     * layers' `held` add up to the run's core-cycles whatever overlaps. */
+    uint64_t held_by[ISA_NUM_ENGINES], held;
 } AtlLayerStats;
 
 /* Byte counters by memory level and direction. */
@@ -162,6 +169,16 @@ int sim_check_expect(AtlSim *s, const AtlProgram *p, char **report);
 char *sim_report_text(const AtlSim *s);
 char *sim_stats_json(const AtlSim *s);
 char *sim_trace_json(const AtlSim *s);
+/* A named range of layer ids (a stage of a staged schedule) for the trace. */
+typedef struct AtlSimLayerRange {
+    uint32_t first, count;     /* layer ids first .. first + count - 1 */
+    const char *name;          /* the slices' name ("stage 1 (mb 2)") */
+} AtlSimLayerRange;
+/* sim_trace_json plus, for each cluster that ran layers of a range, one
+ * slice from their first start to their last completion on that cluster:
+ * a process "cluster K: stages" (pid = cores + K) with a thread per range,
+ * so stages running at once on different clusters show side by side. */
+char *sim_trace_json_ranges(const AtlSim *s, const AtlSimLayerRange *r, int n);
 /* Per-layer table as CSV (header line first; one row per layer id used). */
 char *sim_layers_csv(const AtlSim *s);
 

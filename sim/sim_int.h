@@ -147,6 +147,7 @@ typedef struct SimEngine {
     int blocked_sem;
     int next_waiter;        /* barrier waiter list link (engine id or -1) */
     uint64_t t_block, t_start;
+    uint64_t t_done;        /* completion of its previous instruction (per-layer `held`) */
     /* DMA transfer in flight (mem.c) */
     SimUse *use;            /* servers it occupies, nuse of them (in plan; scratch while planning) */
     int nuse, nshared;      /* the first nshared are servers other engines use too */
@@ -282,6 +283,7 @@ struct AtlSim {
     size_t scratch_cap;
     SimDdma *dd;                /* the banked DRAM model serving DMA (dram_dma.c); NULL with model = flow */
     SimBuf trace;
+    uint64_t *trace_span;       /* tracing: [cluster][layer] first start, last end (UINT64_MAX, 0: none) */
     uint64_t flow_seq;          /* ids of trace flow arrows */
     int trace_first;
 };

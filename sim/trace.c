@@ -8,8 +8,11 @@
  * copy into another cluster's SRAM that signals cores there draws its
  * arrow across clusters; its slice names the clusters and links crossed).
  * Timestamps are microseconds of simulated time (cycles / MHz) printed
- * with fixed precision, so the bytes are deterministic. */
+ * with fixed precision, so the bytes are deterministic. Each cluster's
+ * span of every layer is kept too, for the stage slices of
+ * sim_trace_json_ranges. */
 #include <stdio.h>
+#include <stdlib.h>
 #include "sim/sim_int.h"
 #include "isa/timing.h"
 
@@ -23,6 +26,11 @@ void trace_begin(AtlSim *s)
 {
     SimBuf *b = &s->trace;
     sbuf_free(b);
+    size_t nspan = (size_t)s->chip.clusters * (size_t)s->stats.nlayers;
+    free(s->trace_span);
+    s->trace_span = malloc((nspan ? nspan : 1) * 2 * sizeof *s->trace_span);
+    if (!s->trace_span) { b->oom = 1; return; }
+    for (size_t i = 0; i < nspan; i++) { s->trace_span[2 * i] = UINT64_MAX; s->trace_span[2 * i + 1] = 0; }
     sbuf_printf(b, "{\"displayTimeUnit\":\"ns\",\"otherData\":{\"chip\":");
     sbuf_json_str(b, s->chip.name);
     sbuf_printf(b, "},\"traceEvents\":[\n");
@@ -39,6 +47,11 @@ void trace_insn(AtlSim *s, int core, int engine, int index, const AtlInsn *in, u
 {
     SimBuf *b = &s->trace;
     char dis[256];
+    if (s->trace_span && in->layer < s->stats.nlayers && in->op != ISA_OP_END) {
+        uint64_t *sp = &s->trace_span[2 * ((size_t)(core / s->cpc) * (size_t)s->stats.nlayers + in->layer)];
+        if (start < sp[0]) sp[0] = start;
+        if (end > sp[1]) sp[1] = end;
+    }
     sim_disasm(in, dis, sizeof dis);
     sbuf_printf(b, "{\"ph\":\"X\",\"pid\":%d,\"tid\":%d,\"name\":\"%s\",\"ts\":", core, engine, isa_ops[in->op].mnemonic);
     ts(b, s, start);
@@ -73,11 +86,45 @@ void trace_flow(AtlSim *s, const SimSigRec *from, int core, int engine, int inde
                 (unsigned long long)from->time);
 }
 
-char *sim_trace_json(const AtlSim *s)
+/* The range slices of sim_trace_json_ranges, into b. */
+static void range_slices(SimBuf *b, const AtlSim *s, const AtlSimLayerRange *r, int n)
+{
+    int nl = s->stats.nlayers;
+    for (int k = 0; k < s->chip.clusters && s->trace_span; k++) {
+        int named = 0;
+        for (int i = 0; i < n; i++) {
+            uint64_t first = UINT64_MAX, last = 0;
+            for (uint64_t l = r[i].first; l < (uint64_t)r[i].first + r[i].count && l < (uint64_t)nl; l++) {
+                const uint64_t *sp = &s->trace_span[2 * ((size_t)k * (size_t)nl + l)];
+                if (sp[0] < first) first = sp[0];
+                if (sp[1] > last) last = sp[1];
+            }
+            if (first > last) continue;
+            int pid = s->ncores + k;
+            if (!named++)
+                sbuf_printf(b, "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%d,\"args\":{\"name\":\"cluster %d: stages\"}},\n", pid, k);
+            sbuf_printf(b, "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%d,\"tid\":%d,\"args\":{\"name\":", pid, i);
+            sbuf_json_str(b, r[i].name ? r[i].name : "");
+            sbuf_printf(b, "}},\n{\"ph\":\"X\",\"cat\":\"stage\",\"pid\":%d,\"tid\":%d,\"name\":", pid, i);
+            sbuf_json_str(b, r[i].name ? r[i].name : "");
+            sbuf_printf(b, ",\"ts\":");
+            ts(b, s, first);
+            sbuf_printf(b, ",\"dur\":");
+            ts(b, s, last - first);
+            sbuf_printf(b, ",\"args\":{\"layers\":\"%u-%u\",\"start_cycle\":%llu,\"end_cycle\":%llu}},\n", r[i].first,
+                        r[i].first + r[i].count - 1, (unsigned long long)first, (unsigned long long)last);
+        }
+    }
+}
+
+char *sim_trace_json(const AtlSim *s) { return sim_trace_json_ranges(s, NULL, 0); }
+
+char *sim_trace_json_ranges(const AtlSim *s, const AtlSimLayerRange *r, int n)
 {
     SimBuf b = {0};
     if (s->trace.p) sbuf_put(&b, s->trace.p, s->trace.len);
     else sbuf_printf(&b, "{\"traceEvents\":[\n");
+    if (n > 0 && r) range_slices(&b, s, r, n);
     sbuf_printf(&b, "{\"ph\":\"M\",\"name\":\"trace_end\",\"pid\":0,\"args\":{\"cycles\":%llu}}\n]}\n",
                 (unsigned long long)s->stats.cycles);
     if (s->trace.oom) { sbuf_free(&b); return NULL; }

@@ -83,7 +83,8 @@ static const char usage_text[] =
     "                         (default: chosen by the cost model)\n"
     "  --stages               print each stage of a split schedule: units, micro-batch,\n"
     "                         instances, clusters, SRAM and LMEM peak, DRAM bytes in and out of\n"
-    "                         one instance, intermediate tensors in DRAM, the boundary it reads\n"
+    "                         one instance, intermediate tensors in DRAM, the matrix-unit\n"
+    "                         utilisation the cost model expects, the boundary it reads\n"
     "  --stage-plan M0,TENSOR:M1,...  the stages themselves (placement split): stage 0 in\n"
     "                         instances of M0 images, the next from where TENSOR is the only\n"
     "                         tensor crossing, in instances of M1, ...\n"
@@ -210,31 +211,40 @@ static void bytes_text(uint64_t v, int binary, char *out, size_t cap)
 
 /* --stages: each stage of a split schedule: its units, micro-batch,
  * instances, clusters, SRAM and LMEM peak, DRAM traffic of one instance,
- * intermediate tensors in DRAM and the boundary it reads. */
-static void print_stages(const BkSummary *s)
+ * intermediate tensors in DRAM, the matrix-unit utilisation the cost model
+ * expects (useful matrix-unit cycles / (cores x its cycles)) and the
+ * boundary it reads. */
+static void print_stages(const BkSummary *s, const AtlChip *chip)
 {
     if (!s->split) { printf("stages: none (placement chip: %s)\n", s->placement_why[0] ? s->placement_why : "asked for"); return; }
     int n = s->nstages > 1 ? s->nstages : 1;
-    printf("%5s  %-9s %5s %9s %8s %12s %12s %12s %12s %5s  %s\n", "stage", "units", "mb", "instances", "clusters", "SRAM/cluster",
-           "LMEM/core", "DRAM in", "DRAM out", "DRAM", "reads");
+    printf("%5s  %-9s %5s %9s %8s %12s %12s %12s %12s %5s %8s  %s\n", "stage", "units", "mb", "instances", "clusters",
+           "SRAM/cluster", "LMEM/core", "DRAM in", "DRAM out", "DRAM", "est util", "reads");
     for (int i = 0; i < n; i++) {
         int first = s->nstages > 1 ? s->stage_row[i] : 0, end = i + 1 < n ? s->stage_row[i + 1] : s->nlayers;
         int mb = s->nstages > 1 ? s->stage_m[i] : s->micro_batch;
-        uint64_t lm = 0, rd = 0, wr = 0;
+        uint64_t lm = 0, rd = 0, wr = 0, mat = 0;
         for (int k = first; k < end; k++) {
             if (s->layers[k].lmem_peak > lm) lm = s->layers[k].lmem_peak;
             rd += s->layers[k].dram_rd;
             wr += s->layers[k].dram_wr;
+            mat += s->layers[k].mat_cycles * (uint64_t)(s->batch / mb);
         }
+        /* one stage: the whole schedule on its clusters */
+        double room = s->nstages > 1 ? (double)s->stage_cores[i] * (double)s->stage_est[i]
+                                     : (double)s->clusters * chip->cores_per_cluster * (double)s->est_cycles;
         char units[24], sram[16], lms[16], in[16], out[16];
         snprintf(units, sizeof units, "%d-%d", first, end - 1);
         bytes_text(s->nstages > 1 ? s->stage_sram[i] : s->act_sram, 1, sram, sizeof sram);
         bytes_text(lm, 1, lms, sizeof lms);
         bytes_text(rd, 0, in, sizeof in);
         bytes_text(wr, 0, out, sizeof out);
-        printf("%5d  %-9s %5d %9d %8d %12s %12s %12s %12s %5d  %s\n", i, units, mb, s->batch / mb,
-               s->pipeline ? s->stage_clusters[i] : s->clusters, sram, lms, in,
-               out, s->nstages > 1 ? s->stage_dram_tensors[i] : s->act_dram_tensors, i && s->nstages > 1 ? s->stage_in[i] : "the inputs");
+        char util[16] = "-";   /* a pipeline's stages hold no core-cycle room here */
+        if (room > 0 && !s->pipeline) snprintf(util, sizeof util, "%.1f%%", 100.0 * (double)mat / room);
+        printf("%5d  %-9s %5d %9d %8d %12s %12s %12s %12s %5d %8s  %s\n", i, units, mb, s->batch / mb,
+               s->pipeline ? s->stage_clusters[i] : s->clusters, sram, lms, in, out,
+               s->nstages > 1 ? s->stage_dram_tensors[i] : s->act_dram_tensors, util,
+               i && s->nstages > 1 ? s->stage_in[i] : "the inputs");
     }
 }
 
@@ -505,7 +515,7 @@ int cmd_compile(int argc, char **argv)
             print_summary(model, out, &chip, &res.variants[i], dt == DT_INT8 ? ISA_I8 : dt);
             if (estimate) print_estimate(&res.variants[i]);
             if (groups) print_groups(&res.variants[i], &chip);
-            if (stages) print_stages(&res.variants[i]);
+            if (stages) print_stages(&res.variants[i], rq.chip);
         }
         if (timing) print_times(res.phase_s, write_s);
     }

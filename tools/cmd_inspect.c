@@ -80,6 +80,13 @@ static void describe(const AbmView *v, int show_cmds, int show_weights, int *bad
                 AbmTensor x = abm_tensor(v, st.tensor_first + t);
                 if (x.role == ABM_ROLE_INPUT || x.role == ABM_ROLE_OUTPUT) print_tensor(v, &x);
             }
+            for (uint32_t i = 0; i < v->n_stages; i++) {   /* a staged schedule's stages */
+                AbmStage g = abm_stage(v, i);
+                if (g.variant != s) continue;
+                printf("      stage %u: layers %u-%u, %u instance%s of %u image%s on %u cores%s%s%s\n", g.stage, g.first_layer,
+                       g.first_layer + g.layers - 1, g.instances, g.instances == 1 ? "" : "s", g.micro_batch,
+                       g.micro_batch == 1 ? "" : "s", g.cores, g.input[0] ? " (reads '" : "", g.input, g.input[0] ? "')" : "");
+            }
             if (!show_cmds) continue;
             uint64_t total[ABM_ENGINES] = { 0 };
             for (uint32_t c = 0; c < st.core_count; c++) {

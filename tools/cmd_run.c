@@ -41,14 +41,18 @@ static const char usage_text[] =
     "               read only if its declared size fits that input\n"
     "  --output     .npz with one member per output, or .npy for a single output\n"
     "               (a bfloat16 output is written as float32)\n"
-    "  --trace      Chrome/Perfetto trace of the run\n"
+    "  --trace      Chrome/Perfetto trace of the run (a staged schedule: a slice per stage\n"
+    "               on each cluster)\n"
     "  --stats      the simulator's statistics of the run (JSON)\n"
     "  --csv        the per-layer table of the run as CSV (layer, first, last, cycles,\n"
     "               insns, macs, dma_bytes, dram_bytes, busy_dma, busy_mat, busy_vec, sync,\n"
     "               bound)\n"
     "  --profile    print cycles, per-engine utilisation and the per-layer table (name,\n"
     "               op, bound, the cost model's estimate when the model was compiled with\n"
-    "               --layer-info, simulated cycles, MACs, DRAM bytes, engine busy)\n"
+    "               --layer-info, simulated cycles, MACs, DRAM bytes, engine busy); for a\n"
+    "               staged schedule also one row per stage (its layers, micro-batch,\n"
+    "               estimated and simulated cycles, MACs, DRAM bytes, matrix-unit\n"
+    "               utilisation)\n"
     "  --timing-only  the simulator's timing mode: the same cycles and profile, no values\n"
     "               computed (no --output); --input optional (then the first variant runs)\n"
     "  --dump-tensors  every activation and output of the variant after the run, as\n"
@@ -168,6 +172,23 @@ static void print_profile(const AtlProfile *p, const AtlVariantInfo *st)
     }
     if (!st->n_layers)
         printf("  (layer names, ops and the cost model's estimates: compile the model with --layer-info)\n");
+    if (!p->n_stages) return;
+    /* the stages of a staged schedule: cycles = the core-cycles their layers
+     * held / the stage's cores; MAC util = useful matrix-unit cycles / held */
+    printf(" %5s %-9s %3s %5s %5s %9s %9s %9s %6s %6s %6s  %s\n", "stage", "layers", "mb", "inst", "cores", "est", "cycles",
+           "span", "MACs", "DRAM", "util", "reads");
+    for (uint32_t i = 0; i < p->n_stages; i++) {
+        const AtlStageProfile *g = &p->stages[i];
+        const AtlStageInfo *r = &st->stages[i];
+        char ids[24], macs[16], dram[16], reads[40];
+        snprintf(ids, sizeof ids, "%u-%u", r->first_layer, r->first_layer + r->n_layers - 1);
+        human(g->macs, "", macs, sizeof macs);
+        human(g->dram_bytes, "B", dram, sizeof dram);
+        short_name(r->input[0] ? r->input : "the inputs", 30, reads);
+        printf(" %5u %-9s %3u %5u %5u %9llu %9llu %9llu %6s %6s %5.1f%%  %s\n", g->stage, ids, r->micro_batch, r->instances,
+               r->cores, (unsigned long long)r->est_cycles, (unsigned long long)g->cycles,
+               (unsigned long long)(g->last - g->first), macs, dram, 100.0 * g->mac_util, reads);
+    }
 }
 
 /* ---- inputs ---- */

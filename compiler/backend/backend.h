@@ -104,6 +104,8 @@ typedef struct BkLayerInfo {
     uint64_t macs;          /* useful multiply-accumulates */
     uint64_t run_macs;      /* those its instructions execute: more than macs in a layer group,
                                whose slices recompute the rows their halos need */
+    uint64_t mat_cycles;    /* matrix-unit cycles its useful MACs need at the peak of their dtype
+                               on one core: macs x rate / (rows x cols) (0 without MACs) */
     uint64_t est_cycles;    /* cost model: first load to last store, plus the barrier */
     uint64_t est_compute;   /* max over cores of the busiest compute engine */
     uint64_t est_dma;       /* max over cores of DMA busy cycles */
@@ -158,6 +160,11 @@ typedef struct BkSummary {
     char stage_in[8][64];
     uint64_t stage_sram[8]; /* activation bytes a cluster keeps in SRAM in that stage */
     int stage_dram_tensors[8];  /* its intermediate tensors in DRAM (per instance) */
+    int stage_cores[8];     /* cores that run the stage */
+    uint64_t stage_est[8];  /* the cost model's cycles of the stage (busiest cluster; placement
+                               pipeline: of one instance) */
+    uint64_t stage_macs[8], stage_mat_cycles[8]; /* useful MACs and their matrix-unit cycles
+                               (BkLayerInfo.mat_cycles), whole batch */
     char placement_why[160]; /* with placement auto: why it chose as it did */
     /* placement pipeline (pipeline = 1, split = 1 too): stage i runs on
        clusters stage_first_cluster[i] .. + stage_clusters[i] - 1, reads its
@@ -165,7 +172,6 @@ typedef struct BkSummary {
        stage_est[i] cycles per instance; est_cycles is the pipeline's */
     int pipeline;
     int stage_first_cluster[8], stage_clusters[8], stage_slots[8];
-    uint64_t stage_est[8];
 } BkSummary;
 
 void bk_options_default(BkOptions *o);

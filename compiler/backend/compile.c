@@ -40,6 +40,7 @@
 #include "compiler/lower/lower.h"
 #include "compiler/ops/infer.h"
 #include "compiler/passes/passes.h"
+#include "isa/timing.h"
 #include "util/clock.h"
 
 void bk_options_default(BkOptions *o)
@@ -179,6 +180,18 @@ static char *member_list(const BkCtx *c, const int *nodes, int n)
     return s;
 }
 
+/* BkLayerInfo.mat_cycles of ly (node: its first member): an int8 layer
+ * (its first input an integer) at the i8 rate, the others at their
+ * storage dtype's. */
+static uint64_t layer_mat_cycles(const BkCtx *c, const BkLayer *ly, int node)
+{
+    if (!ly->macs || node < 0 || c->g->nodes[node].nin < 1 || c->g->nodes[node].in[0] < 0) return 0;
+    int dt = bk_tensor_dt(c, c->g->nodes[node].in[0]);
+    int rate = tim_mm_rate(c->chip, dt == ISA_I16 ? ISA_I8 : dt);
+    if (!rate) rate = tim_mm_rate(c->chip, c->dt);
+    return ly->macs * (uint64_t)rate / ((uint64_t)c->chip->mm_rows * (uint64_t)c->chip->mm_cols);
+}
+
 static int fill_summary(const BkCtx *c, const BkSchedule *sched, int rows, const BkEmit *x, int batch, BkSummary *sum, AtlErr *e)
 {
     const IrGraph *g = c->g;
@@ -213,6 +226,7 @@ static int fill_summary(const BkCtx *c, const BkSchedule *sched, int rows, const
         snprintf(li->split, sizeof li->split, "%s", ly->split);
         li->macs = ly->macs;
         li->run_macs = ly->run_macs ? ly->run_macs : ly->macs;
+        li->mat_cycles = layer_mat_cycles(c, ly, nm ? members[0] : -1);
         li->est_cycles = sg->est_cycles;
         li->est_compute = sg->est_compute;
         li->est_dma = sg->est_dma;
@@ -494,6 +508,7 @@ static int estimate(const IrGraph *g, const AtlChip *chip, const BkOptions *opt,
 {
     AbmWriter *scratch = abm_writer_new(cfg_fingerprint(chip));
     if (!scratch) return atl_fail(e, "out of memory");
+    abm_writer_set_level(scratch, 0);   /* never written: deflating its weights is wasted */
     BkSummary s;
     memset(&s, 0, sizeof s);   /* a rewrite may fail before compile_graph clears it */
     int rc = uc ? compile_graph(g, chip, opt, sp, 1, scratch, &s, uc, e) : compile_rewritten(g, chip, opt, sp, 1, scratch, &s, e);
@@ -504,6 +519,21 @@ static int estimate(const IrGraph *g, const AtlChip *chip, const BkOptions *opt,
 }
 
 static uint64_t round64(uint64_t v) { return (v + 63) / 64 * 64; }
+
+/* The stages of a staged variant's summary into the .abm's stages section
+ * (docs/abm-format.md): host information for per-stage profiles. */
+static int add_stage_rows(AbmWriter *w, uint32_t variant, const BkSummary *s, AtlErr *e)
+{
+    for (int i = 0; i < s->nstages; i++) {
+        int end = i + 1 < s->nstages ? s->stage_row[i + 1] : s->nlayers;
+        AbmStage row = {variant, (uint32_t)i, (uint32_t)s->layers[s->stage_row[i]].layer_id, (uint32_t)(end - s->stage_row[i]),
+                        (uint32_t)s->stage_m[i], (uint32_t)(s->batch / s->stage_m[i]), (uint32_t)s->stage_cores[i],
+                        i ? s->stage_in[i] : "", s->stage_macs[i], s->stage_mat_cycles[i], s->stage_est[i],
+                        (uint32_t)s->stage_dram_tensors[i]};
+        if (abm_add_stage(w, variant, &row, e)) return -1;
+    }
+    return 0;
+}
 
 /* Staged: g (batch B, separable) cut by plan into stages, each compiled as
  * placement split compiles a whole graph (at its micro-batch, on K
@@ -516,6 +546,9 @@ static int compile_staged(const IrGraph *g, const AtlChip *chip, const BkOptions
                           AbmWriter *w, BkSummary *sum, AtlErr *e)
 {
     int B = (int)g->t[g->inputs[0]].dims[0], n = plan->n, rc = -1, built = 0, layer_base = 0;
+    BkSummary own;   /* the summary the stage rows come from when the caller wants none */
+    memset(&own, 0, sizeof own);
+    if (!sum) sum = &own;
     IrGraph sg[BK_MAX_STAGES], ig[BK_MAX_STAGES];
     int have_sg = 0, have_ig = 0;
     BkStage *st = calloc((size_t)n, sizeof *st);
@@ -599,6 +632,12 @@ static int compile_staged(const IrGraph *g, const AtlChip *chip, const BkOptions
             sum->stage_m[i] = plan->m[i];
             sum->stage_sram[i] = one.act_sram;
             sum->stage_dram_tensors[i] = one.act_dram_tensors;
+            sum->stage_cores[i] = K * chip->cores_per_cluster;
+            sum->stage_est[i] = stage_cycles(&st[i]);
+            for (int k = 0; k < one.nlayers; k++) {
+                sum->stage_macs[i] += one.layers[k].macs * (uint64_t)(B / plan->m[i]);
+                sum->stage_mat_cycles[i] += one.layers[k].mat_cycles * (uint64_t)(B / plan->m[i]);
+            }
             sum->stage_row[i] = row;
             if (i) snprintf(sum->stage_in[i], sizeof sum->stage_in[i], "%s", g->t[bound[i]].name);
             sum->nlayers += one.nlayers;
@@ -621,8 +660,10 @@ static int compile_staged(const IrGraph *g, const AtlChip *chip, const BkOptions
         sum->micro_batch = plan->m[0];
         sum->clusters = K;
     }
+    if (add_stage_rows(w, variant, sum, e)) goto done;
     rc = 0;
 done:
+    if (sum == &own) bk_summary_free(&own);
     bk_emit_free(&emit);
     for (int i = 0; i < built; i++) stage_free(&st[i]);
     for (int i = 0; i < have_ig; i++) ir_free(&ig[i]);

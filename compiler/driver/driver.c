@@ -113,7 +113,7 @@ static int compile_variant(const char *path, IrGraph *g, const DrvRequest *rq, i
     enum { MAXSH = 64 };
     IrInputShape sh[MAXSH];
     int nsh = rq->nshapes < MAXSH ? rq->nshapes : MAXSH;
-    memcpy(sh, rq->shapes, sizeof sh[0] * (size_t)nsh);
+    if (nsh > 0) memcpy(sh, rq->shapes, sizeof sh[0] * (size_t)nsh);   /* shapes may be NULL when none are given */
     double t0 = atl_clock_s();
     if (drv_batch_shapes(g, batch, sh, &nsh, MAXSH, res->nvariants ? NULL : res->chose_batch, sizeof res->chose_batch, e))
         return atl_err_prefix(e, "%s", path);

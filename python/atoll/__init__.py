@@ -54,12 +54,20 @@ class _LayerInfo(ctypes.Structure):
                 ("est_dma", ctypes.c_uint64)]
 
 
+class _PipeStageInfo(ctypes.Structure):
+    _fields_ = [("stage", ctypes.c_uint32), ("first_layer", ctypes.c_uint32), ("n_layers", ctypes.c_uint32),
+                ("micro_batch", ctypes.c_uint32), ("instances", ctypes.c_uint32), ("cores", ctypes.c_uint32),
+                ("input", ctypes.c_char_p), ("macs", ctypes.c_uint64), ("mat_cycles", ctypes.c_uint64),
+                ("est_cycles", ctypes.c_uint64), ("dram_tensors", ctypes.c_uint32)]
+
+
 class _StageInfo(ctypes.Structure):
     _fields_ = [("batch", ctypes.c_uint32), ("cores", ctypes.c_uint32), ("n_inputs", ctypes.c_uint32),
                 ("n_outputs", ctypes.c_uint32), ("inputs", ctypes.POINTER(_TensorInfo)),
                 ("outputs", ctypes.POINTER(_TensorInfo)), ("n_tensors", ctypes.c_uint32),
                 ("tensors", ctypes.POINTER(_TensorInfo)), ("n_layers", ctypes.c_uint32),
-                ("layers", ctypes.POINTER(_LayerInfo))]
+                ("layers", ctypes.POINTER(_LayerInfo)), ("n_stages", ctypes.c_uint32),
+                ("stages", ctypes.POINTER(_PipeStageInfo))]
 
 
 class _NetInfo(ctypes.Structure):
@@ -75,14 +83,22 @@ class _LayerProfile(ctypes.Structure):
     _fields_ = [("layer", ctypes.c_uint32), ("insns", ctypes.c_uint64), ("first", ctypes.c_uint64),
                 ("last", ctypes.c_uint64), ("macs", ctypes.c_uint64), ("dma_bytes", ctypes.c_uint64),
                 ("busy_mat", ctypes.c_uint64), ("busy_vec", ctypes.c_uint64), ("busy_dma", ctypes.c_uint64),
-                ("sync", ctypes.c_uint64), ("bound", ctypes.c_char_p), ("dram_bytes", ctypes.c_uint64)]
+                ("sync", ctypes.c_uint64), ("bound", ctypes.c_char_p), ("dram_bytes", ctypes.c_uint64),
+                ("held", ctypes.c_uint64)]
+
+
+class _StageProfile(ctypes.Structure):
+    _fields_ = [("stage", ctypes.c_uint32), ("first", ctypes.c_uint64), ("last", ctypes.c_uint64),
+                ("held", ctypes.c_uint64), ("cycles", ctypes.c_uint64), ("macs", ctypes.c_uint64),
+                ("dram_bytes", ctypes.c_uint64), ("mac_util", ctypes.c_double)]
 
 
 class _Profile(ctypes.Structure):
     _fields_ = [("cycles", ctypes.c_uint64), ("fw_cycles", ctypes.c_uint64), ("seconds", ctypes.c_double),
                 ("macs", ctypes.c_uint64), ("dram_bytes", ctypes.c_uint64), ("cores", ctypes.c_uint32),
                 ("busy", ctypes.c_uint64 * 3), ("stall", ctypes.c_uint64 * 3), ("utilisation", ctypes.c_double * 3),
-                ("n_layers", ctypes.c_uint32), ("layers", ctypes.POINTER(_LayerProfile))]
+                ("n_layers", ctypes.c_uint32), ("layers", ctypes.POINTER(_LayerProfile)),
+                ("n_stages", ctypes.c_uint32), ("stages", ctypes.POINTER(_StageProfile))]
 
 
 class _OpenOptions(ctypes.Structure):
@@ -356,8 +372,10 @@ class Net:
     def stats(self):
         """The profile of the last run: cycles, firmware cycles, seconds at
         the chip clock, MACs, DRAM bytes, per-engine busy/stall/utilisation,
-        and one dict per layer (with the compiler's name, op and estimate
-        when the model was compiled with layer_info)."""
+        one dict per layer (with the compiler's name, op and estimate
+        when the model was compiled with layer_info), and one per stage of
+        a staged schedule (its layers, micro-batch, cycles, matrix-unit
+        utilisation)."""
         p = _Profile()
         s = self._lib.atl_profile(self._model, ctypes.byref(p))
         if s:
@@ -377,13 +395,22 @@ class Net:
                 "cycles": int(l.last - l.first), "first": int(l.first), "last": int(l.last),
                 "macs": int(l.macs), "dram_bytes": int(l.dram_bytes), "dma_bytes": int(l.dma_bytes),
                 "busy": {"dma": int(l.busy_dma), "matrix": int(l.busy_mat), "vector": int(l.busy_vec)},
-                "instructions": int(l.insns)})
+                "held": int(l.held), "instructions": int(l.insns)})
+        stages = []
+        for i in range(p.n_stages):
+            g, r = p.stages[i], st.stages[i]
+            stages.append({
+                "stage": int(g.stage), "layers": (int(r.first_layer), int(r.first_layer + r.n_layers - 1)),
+                "micro_batch": int(r.micro_batch), "instances": int(r.instances), "cores": int(r.cores),
+                "input": _text(r.input), "est_cycles": int(r.est_cycles), "cycles": int(g.cycles),
+                "first": int(g.first), "last": int(g.last), "held": int(g.held), "macs": int(g.macs),
+                "dram_bytes": int(g.dram_bytes), "mac_util": g.mac_util})
         return {
             "cycles": int(p.cycles), "firmware_cycles": int(p.fw_cycles), "seconds": p.seconds,
             "macs": int(p.macs), "dram_bytes": int(p.dram_bytes), "cores": int(p.cores),
             "engines": {ENGINES[g]: {"busy": int(p.busy[g]), "stall": int(p.stall[g]),
                                      "utilisation": p.utilisation[g]} for g in range(3)},
-            "layers": layers,
+            "layers": layers, "stages": stages,
         }
 
     def close(self):

@@ -452,6 +452,132 @@ TEST(layers_section_round_trip)
     abm_writer_free(w);
 }
 
+/* Decodes buf (n bytes) after poke(row 0 of the stages section at p): the
+ * reader's message, or "" when it accepts the file. */
+static void stage_damage(const uint8_t *buf, size_t n, uint64_t row0, uint32_t off, uint32_t value, char *msg, size_t cap)
+{
+    uint8_t *copy = malloc(n);
+    AbmView v;
+    AtlErr e;
+    snprintf(msg, cap, "%s", "");
+    if (!copy) return;
+    memcpy(copy, buf, n);
+    for (int b = 0; b < 4; b++) copy[row0 + off + (uint32_t)b] = (uint8_t)(value >> (8 * b));
+    sample_refix(copy, n);
+    if (abm_open(&v, copy, n, 0, 0, &e) == 0) {
+        uint8_t *sc = malloc(v.scratch_needed);
+        if (sc && abm_decode(&v, sc, v.scratch_needed, &e) == -1) snprintf(msg, cap, "%s", e.msg);
+        free(sc);
+    } else
+        snprintf(msg, cap, "%s", e.msg);
+    free(copy);
+}
+
+/* The optional stages section: rows per variant numbered from 0 (the
+ * writer numbers them), version 1.2, dropped with the layers section
+ * before the device loads the file (what remains is the plain file), kept
+ * by --combine; the writer and the reader refuse empty, overlapping and
+ * misnumbered stages. */
+TEST(stages_section_round_trip)
+{
+    AtlErr e;
+    AbmWriter *w = sample_model(SAMPLE_CHIP, 0, 0, &e);
+    REQUIRE(w);
+    size_t n0;
+    uint8_t *plain = serialize(w, &n0);
+    REQUIRE(plain);
+    /* writer variant 2 (resnet b4) in two stages */
+    AbmStage s0 = {9, 9, 0, 3, 1, 4, 16, "", 1000, 40, 500, 2};
+    AbmStage s1 = {9, 9, 3, 2, 2, 2, 16, "/layer3/x", 3000, 90, 700, 0};
+    REQUIRE(abm_add_stage(w, 2, &s0, &e) == 0);
+    CHECK(abm_add_stage(w, 2, &s0, &e) == -1);   /* layers 0-2 again */
+    CHECK_STR_CONTAINS(e.msg, "stage 1 of variant 2 starts at layer 0, inside the previous stage's layers");
+    AbmStage none = s1;
+    none.micro_batch = 0;
+    CHECK(abm_add_stage(w, 2, &none, &e) == -1);
+    CHECK_STR_CONTAINS(e.msg, "has no layers, micro-batch, instances or cores");
+    CHECK(abm_add_stage(w, 7, &s1, &e) == -1);
+    CHECK_STR_CONTAINS(e.msg, "no variant 7");
+    REQUIRE(abm_add_stage(w, 2, &s1, &e) == 0);
+    AbmLayer a = {0, 3, "/conv1/Conv", "Conv", "N1 C2", 8, 2, ABM_LAYER_MATRIX, 1000, 500, 400, 300};
+    REQUIRE(abm_add_layer(w, 2, &a, &e) == 0);
+    size_t n;
+    uint8_t *buf = serialize(w, &n);
+    REQUIRE(buf);
+    CHECK_EQ_INT(buf[10], 2);                      /* version 1.2 */
+    CHECK_EQ_INT(buf[28], 12);                     /* ten sections, layers, stages */
+    /* both optional sections dropped: the file without the layer rows,
+     * dropped the same way (the device image does not depend on them) */
+    uint64_t req = 0, sreq = 0;
+    REQUIRE(abm_required_size(buf, n, &req) == 0);
+    CHECK(req > n0 && req < n);                    /* room for the stages entry: 64 bytes more */
+    uint8_t *cut = malloc(n);
+    REQUIRE(cut);
+    memcpy(cut, buf, n);
+    CHECK(abm_drop_optional(cut, (size_t)req) == 0);
+    AbmWriter *ws = sample_model(SAMPLE_CHIP, 0, 0, &e);
+    REQUIRE(ws);
+    CHECK(abm_add_stage(ws, 2, &s0, &e) == 0 && abm_add_stage(ws, 2, &s1, &e) == 0);
+    size_t ns;
+    uint8_t *sb = serialize(ws, &ns);
+    REQUIRE(sb);
+    CHECK_EQ_INT(sb[28], 11);
+    REQUIRE(abm_required_size(sb, ns, &sreq) == 0);
+    CHECK(abm_drop_optional(sb, (size_t)sreq) == 0);
+    CHECK(sreq == req && !memcmp(cut, sb, (size_t)req));
+    AbmView pv;
+    CHECK(abm_open(&pv, cut, (size_t)req, SAMPLE_CHIP, 0, &e) == 0 && pv.by_type[ABM_SEC_STAGES] < 0);
+    free(sb);
+    abm_writer_free(ws);
+    free(cut);
+    AbmModel m;
+    REQUIRE(abm_load_buffer(&m, buf, n, SAMPLE_CHIP, 0, &e) == 0);
+    const AbmView *v = &m.view;
+    REQUIRE(v->n_stages == 2);
+    AbmStage r0 = abm_stage(v, 0), r1 = abm_stage(v, 1);
+    CHECK(r0.variant == 1 && r0.stage == 0 && r0.first_layer == 0 && r0.layers == 3 && r0.micro_batch == 1);
+    CHECK(r0.instances == 4 && r0.cores == 16 && !strcmp(r0.input, "") && r0.macs == 1000 && r0.mat_cycles == 40);
+    CHECK(r0.est_cycles == 500 && r0.dram_tensors == 2);
+    CHECK(r1.variant == 1 && r1.stage == 1 && r1.first_layer == 3 && !strcmp(r1.input, "/layer3/x") && r1.macs == 3000);
+    /* combined: the stages follow their variant */
+    AbmWriter *c = abm_writer_new(SAMPLE_CHIP);
+    REQUIRE(c);
+    CHECK(abm_writer_merge(c, v, &e) == 0);
+    size_t cn;
+    uint8_t *cb = serialize(c, &cn);
+    REQUIRE(cb);
+    AbmModel cm;
+    REQUIRE(abm_load_buffer(&cm, cb, cn, SAMPLE_CHIP, 0, &e) == 0);
+    CHECK_EQ_INT(cm.view.n_stages, 2);
+    CHECK(!strcmp(abm_stage(&cm.view, 1).input, "/layer3/x"));
+    abm_model_free(&cm);
+    free(cb);
+    abm_writer_free(c);
+    /* the reader: stage numbers, overlapping layers, zero fields, reserved bits */
+    const AbmSection *ss = &v->sec[v->by_type[ABM_SEC_STAGES]];
+    REQUIRE(ss->compression == ABM_COMP_NONE);
+    uint64_t row0 = ss->offset + ABM_STAGES_HEADER_BYTES, row1 = row0 + ABM_STAGE_BYTES;
+    char msg[512];
+    stage_damage(buf, n, row1, 4, 5, msg, sizeof msg);
+    CHECK_STR_CONTAINS(msg, "section 'stages' row 1 field 'stage': 5, expected 1");
+    stage_damage(buf, n, row1, 8, 2, msg, sizeof msg);
+    CHECK_STR_CONTAINS(msg, "row 1 field 'first_layer': layer 2 is inside or before the previous stage's layers (from 3 on)");
+    stage_damage(buf, n, row0, 16, 0, msg, sizeof msg);
+    CHECK_STR_CONTAINS(msg, "row 0 field 'micro_batch': must not be 0");
+    stage_damage(buf, n, row0, 60, 1, msg, sizeof msg);
+    CHECK_STR_CONTAINS(msg, "row 0 field 'reserved': must be 0");
+    stage_damage(buf, n, row0, 28, 100000, msg, sizeof msg);
+    CHECK_STR_CONTAINS(msg, "row 0 field 'input' (byte 44 of the section): string index out of range");
+    stage_damage(buf, n, row0, 0, 3, msg, sizeof msg);
+    CHECK_STR_CONTAINS(msg, "row 0 field 'variant': variant 3 is not one of the 3 variants");
+    stage_damage(buf, n, row0, 4, 0, msg, sizeof msg);   /* unchanged: accepted */
+    CHECK_EQ_INT(msg[0], 0);
+    abm_model_free(&m);
+    free(buf);
+    free(plain);
+    abm_writer_free(w);
+}
+
 static int load_sample(AbmModel *m, int variant, uint64_t chip)
 {
     AtlErr e;
@@ -668,6 +794,7 @@ int main(void)
     RUN(decode_needs_enough_scratch);
     RUN(skip_weight_crc_only_skips_weights);
     RUN(layers_section_round_trip);
+    RUN(stages_section_round_trip);
     RUN(merge_combines_nets_and_dedups_weights);
     RUN(lookups_and_shared_strings);
     RUN(writer_refuses_indistinguishable_variants);

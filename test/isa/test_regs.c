@@ -151,7 +151,10 @@ static char *generate_doc(void)
     bputs(&b, "\n");
     val_table(&b, "Query kinds (QUERY, ARG1)", "QK_", qkinds, NELEM(qkinds), 0);
     val_table(&b, "Firmware error codes (MB_ERROR)", "ERR_", errors, NELEM(errors), 0);
-    val_table(&b, "Per-layer profile record (64 bytes at PROF_ADDR, u64 fields; value = byte offset)", "PROF_", prof, NELEM(prof), 0);
+    char title[96];
+    snprintf(title, sizeof title, "Per-layer profile record (%d bytes at PROF_ADDR, u64 fields; value = byte offset)",
+             ATL_PROF_RECORD_BYTES);
+    val_table(&b, title, "PROF_", prof, NELEM(prof), 0);
     bprintf(&b, "## Relocation tags\n\n"
                 "A DRAM operand of a DMA instruction in a model's command stream is\n"
                 "written as `(region + 1) << %d | offset` (region 0 weights, 1 activations,\n"

@@ -1,12 +1,14 @@
 """test_atoll.py - the Python module (python/atoll) over libatoll.so on the
 models the C API and the CLI tests use: compile, run against PyTorch's
 outputs, input conversion (float64, bfloat16), stats with the compiler's
-layer rows, timing-only runs with the same cycles, and the errors.
+layer rows, timing-only runs with the same cycles, the stages of a staged
+schedule (compiled by the atoll beside the library), and the errors.
 
 Run by test/cli/python.sh: PYTHONPATH=python ATOLL_LIB=BUILD/libatoll.so.0
 python3 test/python/test_atoll.py; prints "python: N passed, N failed".
 """
 import os
+import subprocess
 import sys
 import tempfile
 import traceback
@@ -121,6 +123,26 @@ def fixed_batch_export_at_batch_4():
         out = net.run({"input": xs})["output"]
         assert out.shape == (4, 10)
         assert close(out[0], y[0]) and close(out[3], y[0])
+
+
+@test
+def stages_of_a_staged_schedule():
+    exe = os.path.join(os.path.dirname(os.environ.get("ATOLL_LIB", "build/libatoll.so.0")), "atoll")
+    path = os.path.join(TMP, "s.abm")
+    # the binary brings its own sanitizer runtime: not the one preloaded into python
+    env = {k: v for k, v in os.environ.items() if k != "LD_PRELOAD"}
+    subprocess.run([exe, "compile", "models/resnet20_cifar.onnx", "--batch", "8", "--stage-plan",
+                    "1,/stages/stages.5/relu_1/Relu_output_0:2", "-o", path], check=True, stdout=subprocess.DEVNULL, env=env)
+    with atoll.load(path, timing_only=True) as net:
+        net.run()
+        s = net.stats()
+        st = s["stages"]
+        assert [(g["stage"], g["micro_batch"], g["instances"], g["cores"]) for g in st] == [(0, 1, 8, 16), (1, 2, 4, 16)]
+        assert st[0]["layers"][0] == 0 and st[1]["layers"][0] == st[0]["layers"][1] + 1
+        assert st[1]["input"] == "/stages/stages.5/relu_1/Relu_output_0"
+        assert sum(g["macs"] for g in st) == s["macs"] and sum(g["cycles"] for g in st) <= s["cycles"]
+        assert all(0 < g["mac_util"] <= 1 and g["held"] > 0 for g in st)
+        assert sum(l["held"] for l in s["layers"]) <= s["cycles"] * s["cores"]
 
 
 @test
