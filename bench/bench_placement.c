@@ -124,7 +124,8 @@ static int run_one(const AtlChip *chip, const char *path, const PbBuf *q, int b,
     if (sum.nstages > 1) {
         size_t n = (size_t)snprintf(r->how, sizeof r->how, "%d stages, mb", sum.nstages);
         for (int i = 0; i < sum.nstages && n < sizeof r->how; i++)
-            n += (size_t)snprintf(r->how + n, sizeof r->how - n, "%s%d", i ? "/" : " ", sum.stage_m[i]);
+            n += (size_t)(sum.stage_chip[i] ? snprintf(r->how + n, sizeof r->how - n, "%schip", i ? "/" : " ")
+                                            : snprintf(r->how + n, sizeof r->how - n, "%s%d", i ? "/" : " ", sum.stage_m[i]));
         if (n < sizeof r->how) snprintf(r->how + n, sizeof r->how - n, ", from '%s'", sum.stage_in[1]);
     } else if (sum.split) snprintf(r->how, sizeof r->how, "split, mb %d", sum.micro_batch);
     else snprintf(r->how, sizeof r->how, "chip");

@@ -87,7 +87,9 @@ static const char usage_text[] =
     "                         utilisation the cost model expects, the boundary it reads\n"
     "  --stage-plan M0,TENSOR:M1,...  the stages themselves (placement split): stage 0 in\n"
     "                         instances of M0 images, the next from where TENSOR is the only\n"
-    "                         tensor crossing, in instances of M1, ...\n"
+    "                         tensor crossing, in instances of M1, ...; c instead of a\n"
+    "                         micro-batch runs that stage as placement chip (the whole batch\n"
+    "                         on every core, after a chip barrier): 1,TENSOR:c\n"
     "  --sram-activations auto|never  with placement chip: auto (default) keeps the\n"
     "                         activations that fit in cluster SRAM when every cluster can hold\n"
     "                         a copy (one cluster, or clusters joined by NoC links: each layer's\n"
@@ -137,13 +139,21 @@ static void print_summary(const char *model, const char *out, const AtlChip *chi
         }
         if (s->placement_why[0]) printf("    chosen         : %s\n", s->placement_why);
     } else if (s->split && s->nstages > 1) {
-        printf("  placement        : split on %d clusters (%d cores each), %d stages; up to %llu bytes of activations per "
+        int nchip = 0;
+        for (int i = 0; i < s->nstages; i++) nchip += s->stage_chip[i];
+        printf("  placement        : split on %d clusters (%d cores each), %d stages%s; up to %llu bytes of activations per "
                "cluster in SRAM; the layers below are one instance of each stage\n", s->clusters, chip->cores_per_cluster,
-               s->nstages, (unsigned long long)s->act_sram);
+               s->nstages, nchip ? " (chip stages on the whole chip)" : "", (unsigned long long)s->act_sram);
         for (int i = 0; i < s->nstages; i++) {
             int end = i + 1 < s->nstages ? s->stage_row[i + 1] : s->nlayers;
-            printf("    stage %d        : layers %d-%d, %d instances of %d images%s%s%s\n", i, s->stage_row[i], end - 1,
-                   s->batch / s->stage_m[i], s->stage_m[i], i ? " (reads '" : "", i ? s->stage_in[i] : "", i ? "' from DRAM)" : "");
+            if (s->stage_chip[i])
+                printf("    stage %d        : layers %d-%d, chip: the batch of %d images on every core (%d)%s%s%s\n", i, s->stage_row[i],
+                       end - 1, s->stage_m[i], s->stage_cores[i], i ? " (reads '" : "", i ? s->stage_in[i] : "",
+                       i ? "' from DRAM after a chip barrier)" : "");
+            else
+                printf("    stage %d        : layers %d-%d, %d instances of %d images%s%s%s\n", i, s->stage_row[i], end - 1,
+                       s->batch / s->stage_m[i], s->stage_m[i], i ? " (reads '" : "", i ? s->stage_in[i] : "",
+                       i && s->stage_chip[i - 1] ? "' from DRAM after the chip stage)" : i ? "' from DRAM)" : "");
         }
     } else if (s->split)
         printf("  placement        : split, %d instances of %d images on %d clusters (%d cores each); "
@@ -218,7 +228,7 @@ static void print_stages(const BkSummary *s, const AtlChip *chip)
 {
     if (!s->split) { printf("stages: none (placement chip: %s)\n", s->placement_why[0] ? s->placement_why : "asked for"); return; }
     int n = s->nstages > 1 ? s->nstages : 1;
-    printf("%5s  %-9s %5s %9s %8s %12s %12s %12s %12s %5s %8s  %s\n", "stage", "units", "mb", "instances", "clusters",
+    printf("%5s  %-9s %7s %9s %8s %12s %12s %12s %12s %5s %8s  %s\n", "stage", "units", "mb", "instances", "clusters",
            "SRAM/cluster", "LMEM/core", "DRAM in", "DRAM out", "DRAM", "est util", "reads");
     for (int i = 0; i < n; i++) {
         int first = s->nstages > 1 ? s->stage_row[i] : 0, end = i + 1 < n ? s->stage_row[i + 1] : s->nlayers;
@@ -241,8 +251,10 @@ static void print_stages(const BkSummary *s, const AtlChip *chip)
         bytes_text(wr, 0, out, sizeof out);
         char util[16] = "-";   /* a pipeline's stages hold no core-cycle room here */
         if (room > 0 && !s->pipeline) snprintf(util, sizeof util, "%.1f%%", 100.0 * (double)mat / room);
-        printf("%5d  %-9s %5d %9d %8d %12s %12s %12s %12s %5d %8s  %s\n", i, units, mb, s->batch / mb,
-               s->pipeline ? s->stage_clusters[i] : s->clusters, sram, lms, in, out,
+        char mbs[16];
+        snprintf(mbs, sizeof mbs, s->nstages > 1 && s->stage_chip[i] ? "chip %d" : "%d", mb);
+        printf("%5d  %-9s %7s %9d %8d %12s %12s %12s %12s %5d %8s  %s\n", i, units, mbs, s->batch / mb,
+               s->pipeline ? s->stage_clusters[i] : s->nstages > 1 && s->stage_chip[i] ? chip->clusters : s->clusters, sram, lms, in, out,
                s->nstages > 1 ? s->stage_dram_tensors[i] : s->act_dram_tensors, util,
                i && s->nstages > 1 ? s->stage_in[i] : "the inputs");
     }

@@ -157,6 +157,8 @@ typedef struct BkSummary {
        (the one it reads, i > 0) is named stage_in[i] */
     int nstages;
     int stage_m[8], stage_row[8];
+    int stage_chip[8];      /* 1: the stage runs as placement chip (one instance of the
+                               whole batch, stage_m[i], on every core) */
     char stage_in[8][64];
     uint64_t stage_sram[8]; /* activation bytes a cluster keeps in SRAM in that stage */
     int stage_dram_tensors[8];  /* its intermediate tensors in DRAM (per instance) */

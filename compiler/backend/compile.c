@@ -518,7 +518,6 @@ static int estimate(const IrGraph *g, const AtlChip *chip, const BkOptions *opt,
     return rc;
 }
 
-static uint64_t round64(uint64_t v) { return (v + 63) / 64 * 64; }
 
 /* The stages of a staged variant's summary into the .abm's stages section
  * (docs/abm-format.md): host information for per-stage profiles. */
@@ -535,13 +534,23 @@ static int add_stage_rows(AbmWriter *w, uint32_t variant, const BkSummary *s, At
     return 0;
 }
 
+/* compile.c's steps as pipeline.c and variant.c take them (stage.h) */
+static int fill_stage_summary(const BkStage *st, int rows, const BkEmit *x, int batch, BkSummary *sum, AtlErr *e)
+{
+    return fill_summary(&st->c, &st->sched, rows, x, batch, sum, e);
+}
+static const BkStageOps stage_ops = {stage_build, stage_free, fill_stage_summary, check_options, estimate};
+
 /* Staged: g (batch B, separable) cut by plan into stages, each compiled as
  * placement split compiles a whole graph (at its micro-batch, on K
- * clusters, each cluster keeping its images from stage to stage), into one
- * variant: the io region holds g's inputs and outputs and every boundary
- * tensor (whole batch), the activation region the largest stage's (the
- * stages of a cluster run one after another), the streams every stage's
- * instances in stage order. */
+ * clusters, each cluster keeping its images from stage to stage) or, a
+ * chip stage, as placement chip does (the whole batch on every core), into
+ * one variant: the io region holds g's inputs and outputs and every
+ * boundary tensor (whole batch), the activation region the largest
+ * stage's (the stages of a cluster run one after another), the streams
+ * every stage's instances in stage order. A chip barrier opens a chip
+ * stage (it reads images every cluster wrote); its own last barrier, a
+ * chip one, closes it before the next stage. */
 static int compile_staged(const IrGraph *g, const AtlChip *chip, const BkOptions *opt, const BkStagePlan *plan, int K,
                           AbmWriter *w, BkSummary *sum, AtlErr *e)
 {
@@ -550,141 +559,90 @@ static int compile_staged(const IrGraph *g, const AtlChip *chip, const BkOptions
     memset(&own, 0, sizeof own);
     if (!sum) sum = &own;
     IrGraph sg[BK_MAX_STAGES], ig[BK_MAX_STAGES];
-    int have_sg = 0, have_ig = 0;
+    int have_sg = 0, have_ig[BK_MAX_STAGES] = {0};
     BkStage *st = calloc((size_t)n, sizeof *st);
     uint64_t *io_fixed = calloc((size_t)g->nt + 1, sizeof *io_fixed);
     BkEmit emit;
     memset(&emit, 0, sizeof emit);
-    BkCtx ac;   /* the variant's records: g's io at the fixed places */
-    memset(&ac, 0, sizeof ac);
-    ac.g = g;
-    ac.chip = chip;
-    ac.w = w;
-    ac.dt = opt->dtype;
-    ac.es = isa_dtype_size(ac.dt);
-    ac.pl = calloc((size_t)g->nt + 1, sizeof *ac.pl);
-    if (!st || !io_fixed || !ac.pl) { atl_fail(e, "out of memory"); goto done; }
-    if (sum) memset(sum, 0, sizeof *sum);
+    if (!st || !io_fixed) { atl_fail(e, "out of memory"); goto done; }
+    memset(sum, 0, sizeof *sum);
     if (check_options(chip, opt, e)) goto done;
     /* the io layout: inputs, outputs, then the boundaries, whole batch each */
-    uint64_t off = 0;
-    int bound[BK_MAX_STAGES];
-    for (int i = 1; i < n; i++) bound[i] = bk_stage_boundary(g, plan->start[i]);
-    for (int k = 0; k < g->nin + g->nout + n - 1; k++) {
-        int t = k < g->nin ? g->inputs[k] : k < g->nin + g->nout ? g->outputs[k - g->nin] : bound[k - g->nin - g->nout + 1];
-        if (t < 0) { atl_fail(e, "internal: stage %d has no boundary tensor", k - g->nin - g->nout + 1); goto done; }
-        if (io_fixed[t]) continue;
-        off = round64(off);
-        io_fixed[t] = off + 1;
-        off += (uint64_t)ir_numel(&g->t[t]) * (uint64_t)bk_tensor_es(&ac, t);
-    }
-    uint64_t io_bytes = round64(off);
+    int bound[BK_MAX_STAGES] = {-1};
+    for (int i = 1; i < n; i++)
+        if ((bound[i] = bk_stage_boundary(g, plan->start[i])) < 0) { atl_fail(e, "internal: stage %d has no boundary tensor", i); goto done; }
+    uint64_t io_bytes = bk_stages_io(g, opt, bound + 1, n - 1, io_fixed), act = 0;
     for (int i = 0; i < n; i++) {
         char why[256];
         if (bk_stage_graph(g, plan->start[i], plan->start[i + 1], &sg[i], e)) goto done;
         have_sg = i + 1;
-        int r = bk_split_graph(&sg[i], plan->m[i], &ig[i], why, sizeof why, e);
-        if (r) { if (r > 0) atl_fail(e, "stage %d: %s", i, why); goto done; }
-        have_ig = i + 1;
         BkSplit sp = split_of(B, plan->m[i], chip);
-        if (stage_build(&st[i], &ig[i], chip, opt, &sp, w, io_fixed, io_bytes, layer_base, e)) {
-            built = i + 1;
-            goto done;
+        if (!plan->chip[i]) {
+            int r = bk_split_graph(&sg[i], plan->m[i], &ig[i], why, sizeof why, e);
+            if (r) { if (r > 0) atl_fail(e, "stage %d: %s", i, why); goto done; }
+            have_ig[i] = 1;
         }
         built = i + 1;
+        if (stage_build(&st[i], plan->chip[i] ? &sg[i] : &ig[i], chip, opt, plan->chip[i] ? NULL : &sp, w, io_fixed, io_bytes,
+                        layer_base, e))
+            goto done;
         layer_base += st[i].nunits;
+        uint64_t region = st[i].c.act_bytes * (uint64_t)(plan->chip[i] ? 1 : K);   /* split: a copy per cluster */
+        if (region > act) act = region;
     }
     double t0 = atl_clock_s();
     if (bk_emit_init(&emit, &st[0].c, e)) goto done;
-    for (int i = 0; i < n; i++)
+    for (int i = 0; i < n; i++) {
+        /* into or out of a chip stage: every core waits for every other */
+        BkBarrier all = {0, ISA_NUM_ENGINES * cfg_total_cores(chip), ISA_SCOPE_CHIP, {0, cfg_total_cores(chip)}};
+        if (i && plan->chip[i] && !plan->chip[i - 1] && st[i].nunits &&
+            bk_emit_barrier(&emit, &all, st[i].sched.seg[0].layer->layer_id, e))
+            goto done;
         if (stage_emit(&st[i], &emit, e)) goto done;
+    }
     if (bk_emit_finish(&emit, e)) goto done;
-    for (int k = 0; k < g->nin + g->nout; k++) {
-        int t = k < g->nin ? g->inputs[k] : g->outputs[k - g->nin];
-        ac.pl[t].root = t;
-        ac.pl[t].placed = 1;
-        ac.pl[t].region = ABM_REGION_IO;
-        ac.pl[t].offset = io_fixed[t] - 1;
-    }
-    ac.split = 1;       /* no activation listed: they hold one instance at a time */
-    ac.io_scale = 1;    /* g's io tensors have the whole batch already */
-    ac.clusters = 1;
-    for (int i = 0; i < n; i++)
-        if (st[i].c.act_bytes * (uint64_t)K > ac.act_bytes) ac.act_bytes = st[i].c.act_bytes * (uint64_t)K;
-    ac.io_bytes = io_bytes;
-    emit.c = &ac;
-    char name[128];
-    snprintf(name, sizeof name, "%s", opt->net_name ? opt->net_name : (g->name && g->name[0] ? g->name : "net"));
+    int ms[BK_MAX_STAGES];
+    for (int i = 0; i < n; i++) ms[i] = plan->chip[i] ? B : plan->m[i];
+    BkStages all = {st, n, B, ms, bound, io_fixed, io_bytes, act};
     uint32_t variant;
-    if (bk_emit_abm(&emit, name, B, opt->options_text, opt->source_hash, &variant, e)) goto done;
-    if (sum) {
-        int rows = 0;
-        for (int i = 0; i < n; i++) rows += st[i].nunits;
-        sum->layers = calloc((size_t)(rows ? rows : 1), sizeof *sum->layers);
-        if (!sum->layers) { atl_fail(e, "out of memory"); goto done; }
-        sum->nstages = n;
-        for (int i = 0, row = 0; i < n; i++) {
-            BkSummary one;
-            memset(&one, 0, sizeof one);
-            one.layers = sum->layers + row;
-            if (fill_summary(&st[i].c, &st[i].sched, st[i].nunits, &emit, B, &one, e)) goto done;
-            for (int k = 0; k < BK_NPHASES; k++) sum->phase_s[k] += st[i].phase[k];
-            sum->stage_m[i] = plan->m[i];
-            sum->stage_sram[i] = one.act_sram;
-            sum->stage_dram_tensors[i] = one.act_dram_tensors;
-            sum->stage_cores[i] = K * chip->cores_per_cluster;
-            sum->stage_est[i] = stage_cycles(&st[i]);
-            for (int k = 0; k < one.nlayers; k++) {
-                sum->stage_macs[i] += one.layers[k].macs * (uint64_t)(B / plan->m[i]);
-                sum->stage_mat_cycles[i] += one.layers[k].mat_cycles * (uint64_t)(B / plan->m[i]);
-            }
-            sum->stage_row[i] = row;
-            if (i) snprintf(sum->stage_in[i], sizeof sum->stage_in[i], "%s", g->t[bound[i]].name);
-            sum->nlayers += one.nlayers;
-            sum->est_cycles += one.est_cycles;
-            sum->weight_bytes += one.weight_bytes;
-            sum->act_sum += one.act_sum;
-            sum->act_dram_tensors += one.act_dram_tensors;
-            if (one.act_peak > sum->act_peak) sum->act_peak = one.act_peak;
-            if (one.act_sram > sum->act_sram) sum->act_sram = one.act_sram;
-            sum->insns = one.insns;
-            sum->cores = one.cores;
-            row += st[i].nunits;
-        }
-        sum->phase_s[BK_PHASE_EMIT] += atl_clock_s() - t0;
-        sum->act_dram_tensors += n - 1;   /* the stage boundaries, in the io region */
-        sum->io_bytes = io_bytes;
-        sum->batch = B;
-        sum->split = 1;
-        sum->instances = B / plan->m[0];
-        sum->micro_batch = plan->m[0];
-        sum->clusters = K;
+    if (bk_stages_variant(&stage_ops, g, chip, opt, &all, &emit, &variant, sum, e)) goto done;
+    for (int i = 0; i < n; i++) {
+        sum->stage_cores[i] = plan->chip[i] ? cfg_total_cores(chip) : K * chip->cores_per_cluster;
+        sum->stage_est[i] = stage_cycles(&st[i]);
+        sum->est_cycles += sum->stage_est[i];
     }
+    sum->phase_s[BK_PHASE_EMIT] += atl_clock_s() - t0;
+    sum->act_dram_tensors += n - 1;   /* the stage boundaries, in the io region */
+    sum->instances = B / ms[0];
+    sum->micro_batch = ms[0];
+    sum->clusters = K;
     if (add_stage_rows(w, variant, sum, e)) goto done;
     rc = 0;
 done:
     if (sum == &own) bk_summary_free(&own);
     bk_emit_free(&emit);
     for (int i = 0; i < built; i++) stage_free(&st[i]);
-    for (int i = 0; i < have_ig; i++) ir_free(&ig[i]);
+    for (int i = 0; i < have_sg; i++) if (have_ig[i]) ir_free(&ig[i]);
     for (int i = 0; i < have_sg; i++) ir_free(&sg[i]);
     free(st);
     free(io_fixed);
-    free(ac.pl);
     return rc;
 }
 
 /* The staged search (staged.c): the whole graph priced as placement split
- * at every micro-batch m that divides the images per cluster (1, 2, 4, ...),
- * each unit's cost kept; the cut candidates where every compile starts a
- * unit; the plan of least cycles (one stage is uniform). 1 when no search
- * is possible (rewritten graph, uneven batch), -1 on an error. */
-static int search_stages(const IrGraph *g, const AtlChip *chip, const BkOptions *opt, int K, BkStagePlan *plan, AtlErr *e)
+ * at every micro-batch m that divides the images per cluster (1, 2, 4, ...)
+ * and, with_chip (placement auto), as placement chip (its cycles into
+ * *chip_est), each unit's cost
+ * kept; the cut candidates where every split compile starts a unit; the
+ * plan of least cycles (one stage is uniform). 1 when no search is
+ * possible (rewritten graph, uneven batch), -1 on an error. */
+static int search_stages(const IrGraph *g, const AtlChip *chip, const BkOptions *opt, int K, BkStagePlan *plan, uint64_t *chip_est,
+                         int with_chip, AtlErr *e)
 {
     int B = (int)g->t[g->inputs[0]].dims[0];
     if (bk_rewrite_count(g) || bk_rewrite_ops_count(g) || K < 1 || B % K) return 1;
     int P = B / K, nm = 0, rc = -1, ncuts = 0;
-    BkStageCosts costs[4];
+    BkStageCosts costs[5];
     memset(costs, 0, sizeof costs);
     int *cuts = malloc(((size_t)g->nn + 1) * sizeof *cuts);
     uint64_t *cut_cycles = malloc(((size_t)g->nn + 1) * sizeof *cut_cycles);
@@ -705,12 +663,23 @@ static int search_stages(const IrGraph *g, const AtlChip *chip, const BkOptions 
         if (r) goto done;
     }
     if (!nm) { rc = 1; goto done; }
+    int nsplit = nm;
+    /* the whole batch on the whole chip: a stage may run so (its weights read once) */
+    costs[nm].m = B;
+    costs[nm].chip = 1;
+    if (!with_chip) { /* --placement split: split stages only */ }
+    else if (!estimate(g, chip, opt, NULL, chip_est, &costs[nm], e)) nm++;
+    else {   /* no chip stage (placement auto reports why the chip cannot compile it) */
+        free(costs[nm].first); free(costs[nm].est);
+        memset(&costs[nm], 0, sizeof costs[nm]);
+        *chip_est = UINT64_MAX;
+    }
     int n = bk_stage_cuts(g, cuts, g->nn);
     if (n < 0) { atl_fail(e, "out of memory"); goto done; }
     double bpc = chip->dram_gbps * 1000.0 / chip->freq_mhz / K;   /* a cluster's DRAM bytes per cycle */
     for (int i = 0; i < n; i++) {
         int ok = 1;
-        for (int k = 0; k < nm && ok; k++) {
+        for (int k = 0; k < nsplit && ok; k++) {
             ok = 0;
             for (int u = 0; u < costs[k].n && !ok; u++) ok = costs[k].first[u] == cuts[i];
         }
@@ -720,18 +689,22 @@ static int search_stages(const IrGraph *g, const AtlChip *chip, const BkOptions 
         cuts[ncuts] = cuts[i];
         cut_cycles[ncuts++] = (uint64_t)(2 * bytes / bpc);
     }
-    rc = bk_stage_plan(costs, nm, cuts, ncuts, g->nn, P, cut_cycles, plan) ? 1 : 0;
+    /* into or out of a chip stage: a chip barrier, whose latency the fastest cluster waits on top */
+    uint64_t chip_sync = (uint64_t)chip->barrier_cycles;
+    rc = bk_stage_plan(costs, nm, cuts, ncuts, g->nn, P, cut_cycles, chip_sync, plan) ? 1 : 0;
 done:
-    for (int k = 0; k < 4; k++) { free(costs[k].first); free(costs[k].est); }
+    for (int k = 0; k < 5; k++) { free(costs[k].first); free(costs[k].est); }
     free(cuts);
     free(cut_cycles);
     return rc;
 }
 
 /* BkOptions.stage_plan parsed into plan (stage starts at the cuts whose
- * only crossing tensor is named), checked: micro-batches growing, each
- * dividing the images per cluster P. */
-static int parse_stage_plan(const IrGraph *g, const char *text, int P, BkStagePlan *plan, AtlErr *e)
+ * only crossing tensor is named), checked: micro-batches growing from
+ * split stage to split stage, each dividing the images per cluster P; a
+ * stage given as `c` runs as placement chip (the whole batch, P x K
+ * images, on every core). */
+static int parse_stage_plan(const IrGraph *g, const char *text, int P, int K, BkStagePlan *plan, AtlErr *e)
 {
     memset(plan, 0, sizeof *plan);
     char buf[1024];
@@ -739,20 +712,26 @@ static int parse_stage_plan(const IrGraph *g, const char *text, int P, BkStagePl
     int *cuts = malloc(((size_t)g->nn + 1) * sizeof *cuts), ncuts = cuts ? bk_stage_cuts(g, cuts, g->nn) : -1, rc = -1;
     if (ncuts < 0) { free(cuts); return atl_fail(e, "out of memory"); }
     char *save = NULL;
+    int last_m = 0;   /* the last split stage's micro-batch */
     for (char *item = strtok_r(buf, ",", &save); item; item = strtok_r(NULL, ",", &save)) {
         if (plan->n == BK_MAX_STAGES) { atl_fail(e, "--stage-plan: more than %d stages", BK_MAX_STAGES); goto done; }
         char *colon = strrchr(item, ':'), *end;
-        if (plan->n && !colon) { atl_fail(e, "--stage-plan: '%s' is not TENSOR:M", item); goto done; }
-        if (!plan->n && colon) { atl_fail(e, "--stage-plan: the first item is stage 0's micro-batch, not '%s'", item); goto done; }
-        long mb = strtol(colon ? colon + 1 : item, &end, 10);
-        if (end == (colon ? colon + 1 : item) || *end || mb < 1 || P % mb) {
-            atl_fail(e, "--stage-plan: micro-batch '%s' does not divide the %d images each cluster runs", colon ? colon + 1 : item, P);
+        if (plan->n && !colon) { atl_fail(e, "--stage-plan: '%s' is not TENSOR:M or TENSOR:c", item); goto done; }
+        if (!plan->n && colon) { atl_fail(e, "--stage-plan: the first item is stage 0's micro-batch (or c), not '%s'", item); goto done; }
+        const char *mtext = colon ? colon + 1 : item;
+        int is_chip = !strcmp(mtext, "c");
+        long mb = is_chip ? (long)P * K : strtol(mtext, &end, 10);
+        if (!is_chip && (end == mtext || *end || mb < 1 || P % mb)) {
+            atl_fail(e, "--stage-plan: micro-batch '%s' does not divide the %d images each cluster runs (or is not c: the "
+                     "stage on the whole chip)", mtext, P);
             goto done;
         }
-        if (plan->n && mb <= plan->m[plan->n - 1]) {
-            atl_fail(e, "--stage-plan: micro-batches must grow stage by stage (%ld after %d)", mb, plan->m[plan->n - 1]);
+        if (!is_chip && mb <= last_m) {
+            atl_fail(e, "--stage-plan: micro-batches must grow stage by stage (%ld after %d)", mb, last_m);
             goto done;
         }
+        if (!is_chip) last_m = (int)mb;
+        plan->chip[plan->n] = is_chip;
         int start = 0;
         if (colon) {
             *colon = 0;
@@ -778,13 +757,6 @@ done:
     free(cuts);
     return rc;
 }
-
-/* compile.c's steps as pipeline.c takes them (stage.h) */
-static int fill_stage_summary(const BkStage *st, int rows, const BkEmit *x, int batch, BkSummary *sum, AtlErr *e)
-{
-    return fill_summary(&st->c, &st->sched, rows, x, batch, sum, e);
-}
-static const BkStageOps stage_ops = {stage_build, stage_free, fill_stage_summary, check_options, estimate};
 
 /* Placement over clusters: split (the batch in instances, one cluster
  * each) when asked, or with placement auto when the batch has two images
@@ -825,20 +797,21 @@ int bk_compile(const IrGraph *g, const AtlChip *chip, const BkOptions *opt, AbmW
     plan.m[0] = m;
     plan.est = UINT64_MAX;
     int searched = 0;
+    uint64_t chip_est = UINT64_MAX, split_est = UINT64_MAX;
     if (opt->stage_plan) {
         if (!split) return atl_fail(e, "--stage-plan: %s", why[0] ? why : "placement chip");
         if (B % K) return atl_fail(e, "--stage-plan: the batch %d does not split evenly over %d clusters", B, K);
-        if (parse_stage_plan(g, opt->stage_plan, B / K, &plan, e)) return -1;
-        return plan.n > 1 ? compile_staged(g, chip, opt, &plan, K, w, sum, e) : atl_fail(e, "--stage-plan: one stage; use --micro-batch");
+        if (parse_stage_plan(g, opt->stage_plan, B / K, K, &plan, e)) return -1;
+        if (plan.n == 1) return atl_fail(e, "--stage-plan: one stage; use %s", plan.chip[0] ? "--placement chip" : "--micro-batch");
+        return compile_staged(g, chip, opt, &plan, K, w, sum, e);
     }
     if (split && !opt->micro_batch && opt->schedule == BK_SCHED_STAGED && place != BK_PLACE_PIPELINE) {
-        int r = search_stages(g, chip, opt, K, &plan, e);
+        int r = search_stages(g, chip, opt, K, &plan, &chip_est, place == BK_PLACE_AUTO, e);
         if (r < 0 && place != BK_PLACE_AUTO) return -1;
         /* auto: a graph split cannot compile runs on the whole chip */
         if (r < 0) { split = 0; snprintf(why, sizeof why, "split does not compile: %.200s", e->msg); }
         searched = r == 0;
     }
-    uint64_t chip_est = UINT64_MAX, split_est = UINT64_MAX;
     int separable = split;
     if (split && place == BK_PLACE_AUTO) {
         /* the cost model chooses between chip and split */
@@ -855,7 +828,7 @@ int bk_compile(const IrGraph *g, const AtlChip *chip, const BkOptions *opt, AbmW
             }
         }
         if (r) split = 0;
-        else if (estimate(g, chip, opt, NULL, &chip_est, NULL, e)) return -1;
+        else if (chip_est == UINT64_MAX && estimate(g, chip, opt, NULL, &chip_est, NULL, e)) return -1;   /* the search priced it */
         else if (chip_est <= split_est) {
             split = 0;
             snprintf(why, sizeof why, "the cost model prices it at %llu cycles, split at %llu", (unsigned long long)chip_est,

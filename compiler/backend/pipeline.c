@@ -406,28 +406,11 @@ int bk_compile_pipeline(const BkStageOps *ops, const IrGraph *g, const AtlChip *
     uint64_t *io_sram = calloc(((size_t)g->nt + 1) * (size_t)n, sizeof *io_sram);
     BkEmit emit;
     memset(&emit, 0, sizeof emit);
-    BkCtx ac;   /* the variant's records: g's io at the fixed places */
-    memset(&ac, 0, sizeof ac);
-    ac.g = g;
-    ac.chip = chip;
-    ac.w = w;
-    ac.dt = opt->dtype;
-    ac.es = isa_dtype_size(ac.dt);
-    ac.pl = calloc((size_t)g->nt + 1, sizeof *ac.pl);
     if (sum) memset(sum, 0, sizeof *sum);
-    if (!st || !ps || !io_fixed || !io_sram || !ac.pl) { atl_fail(e, "out of memory"); goto done; }
+    if (!st || !ps || !io_fixed || !io_sram) { atl_fail(e, "out of memory"); goto done; }
     if (ops->check_options(chip, opt, e)) goto done;
     for (int s = 0; s < n; s++) bk_sched_init(&ps[s]);
-    /* the io region: g's inputs and outputs, whole batch each */
-    uint64_t off = 0;
-    for (int k = 0; k < g->nin + g->nout; k++) {
-        int t = k < g->nin ? g->inputs[k] : g->outputs[k - g->nin];
-        if (io_fixed[t]) continue;
-        off = round64(off);
-        io_fixed[t] = off + 1;
-        off += (uint64_t)ir_numel(&g->t[t]) * (uint64_t)bk_tensor_es(&ac, t);
-    }
-    uint64_t io_bytes = round64(off);
+    uint64_t io_bytes = bk_stages_io(g, opt, NULL, 0, io_fixed);   /* g's inputs and outputs, whole batch each */
     int bound[BK_MAX_STAGES];
     for (int s = 1; s < n; s++) {
         bound[s] = bk_stage_boundary(g, plan->start[s]);
@@ -463,64 +446,26 @@ int bk_compile_pipeline(const BkStageOps *ops, const IrGraph *g, const AtlChip *
     }
     emit.nsmove = 0;
     if (bk_emit_finish(&emit, e)) goto done;
-    for (int k = 0; k < g->nin + g->nout; k++) {
-        int t = k < g->nin ? g->inputs[k] : g->outputs[k - g->nin];
-        ac.pl[t].root = t;
-        ac.pl[t].placed = 1;
-        ac.pl[t].region = ABM_REGION_IO;
-        ac.pl[t].offset = io_fixed[t] - 1;
-    }
-    ac.split = 1;       /* no activation listed: they hold one instance at a time */
-    ac.io_scale = 1;    /* g's io tensors have the whole batch already */
-    ac.clusters = 1;
-    ac.act_bytes = act * (uint64_t)K;
-    ac.io_bytes = io_bytes;
-    emit.c = &ac;
-    char name[128];
-    snprintf(name, sizeof name, "%s", opt->net_name ? opt->net_name : (g->name && g->name[0] ? g->name : "net"));
+    int ms[BK_MAX_STAGES];
+    for (int s = 0; s < n; s++) ms[s] = m;
+    BkStages all = {st, n, B, ms, bound, io_fixed, io_bytes, act * (uint64_t)K};
     uint32_t variant;
-    if (bk_emit_abm(&emit, name, B, opt->options_text, opt->source_hash, &variant, e)) goto done;
+    if (bk_stages_variant(ops, g, chip, opt, &all, &emit, &variant, sum, e)) goto done;
     if (sum) {
-        int rows = 0;
-        for (int s = 0; s < n; s++) rows += st[s].nunits;
-        sum->layers = calloc((size_t)(rows ? rows : 1), sizeof *sum->layers);
-        if (!sum->layers) { atl_fail(e, "out of memory"); goto done; }
-        sum->nstages = n;
         uint64_t T[BK_MAX_STAGES];
-        for (int s = 0, row = 0; s < n; s++) {
-            BkSummary one;
-            memset(&one, 0, sizeof one);
-            one.layers = sum->layers + row;
-            if (ops->fill_summary(&st[s], st[s].nunits, &emit, B, &one, e)) goto done;
+        for (int s = 0; s < n; s++) {
             /* its rows: one instance on the stage's first cluster */
-            for (int i = 0; i < one.nlayers; i++) one.layers[i].core_first += plan->first[s] * chip->cores_per_cluster;
-            for (int k = 0; k < BK_NPHASES; k++) sum->phase_s[k] += st[s].phase[k];
+            int end = s + 1 < n ? sum->stage_row[s + 1] : sum->nlayers;
+            for (int i = sum->stage_row[s]; i < end; i++) sum->layers[i].core_first += plan->first[s] * chip->cores_per_cluster;
             T[s] = 0;
             for (int i = 0; i < st[s].nunits; i++) T[s] += st[s].sched.seg[i].est_cycles;
-            sum->stage_m[s] = m;
-            sum->stage_sram[s] = one.act_sram;
-            sum->stage_dram_tensors[s] = one.act_dram_tensors;
-            sum->stage_row[s] = row;
             sum->stage_first_cluster[s] = plan->first[s];
             sum->stage_clusters[s] = plan->clusters[s];
             sum->stage_slots[s] = plan->slots[s];
             sum->stage_est[s] = T[s];
-            if (s) snprintf(sum->stage_in[s], sizeof sum->stage_in[s], "%s", g->t[bound[s]].name);
-            sum->nlayers += one.nlayers;
-            if (one.weight_bytes > sum->weight_bytes) sum->weight_bytes = one.weight_bytes;   /* the region's end so far */
-            sum->act_sum += one.act_sum;
-            sum->act_dram_tensors += one.act_dram_tensors;
-            if (one.act_peak > sum->act_peak) sum->act_peak = one.act_peak;
-            if (one.act_sram > sum->act_sram) sum->act_sram = one.act_sram;
-            sum->insns = one.insns;
-            sum->cores = one.cores;
-            row += st[s].nunits;
         }
         sum->est_cycles = pipe_price(T, plan->clusters, plan->slots, n, I);
         sum->phase_s[BK_PHASE_EMIT] += atl_clock_s() - t0;
-        sum->io_bytes = io_bytes;
-        sum->batch = B;
-        sum->split = 1;
         sum->pipeline = 1;
         sum->instances = I;
         sum->micro_batch = m;
@@ -537,7 +482,6 @@ done:
     free(ps);
     free(io_fixed);
     free(io_sram);
-    free(ac.pl);
     return rc;
 }
 

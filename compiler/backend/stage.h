@@ -54,6 +54,35 @@ typedef struct BkStageOps {
                     BkStageCosts *uc, AtlErr *e);
 } BkStageOps;
 
+/* The stages of a staged or pipelined variant, built and emitted: st[0..n)
+ * in stage order, stage i with m[i] images per instance (placement chip:
+ * the whole batch) reading bound[i] (i > 0) from the stage before; the
+ * variant's io tensors (inputs, outputs, whole batch) at io_fixed (by
+ * tensor: offset + 1) in an io region of io_bytes, an activation region
+ * of act_bytes (every stage's, every cluster's copy). */
+typedef struct BkStages {
+    BkStage *st;
+    int n, batch;
+    const int *m, *bound;
+    const uint64_t *io_fixed;
+    uint64_t io_bytes, act_bytes;
+} BkStages;
+
+/* variant.c: the io layout of a schedule in stages: g's inputs, outputs,
+ * then the tensors bound[0..nbound) (the stage boundaries a staged
+ * schedule passes through DRAM), whole batch each, 64-byte aligned, into
+ * io_fixed (by tensor: offset + 1; zeroed by the caller); returns the io
+ * region's bytes. */
+uint64_t bk_stages_io(const IrGraph *g, const BkOptions *opt, const int *bound, int nbound, uint64_t *io_fixed);
+/* variant.c: the streams in emit (every stage's, finished) into a new
+ * variant of g in the writer the stages were built with (*variant its
+ * index), and, when sum is not NULL, its layer rows (each stage's first
+ * instance), the per-stage figures every schedule in stages has, the
+ * weights, activations, io and instruction figures; the caller adds its
+ * cycles and the cores or clusters of each stage. */
+int bk_stages_variant(const BkStageOps *ops, const IrGraph *g, const AtlChip *chip, const BkOptions *opt, const BkStages *s,
+                      BkEmit *emit, uint32_t *variant, BkSummary *sum, AtlErr *e);
+
 /* pipeline.c: placement pipeline (docs/backend.md, "Pipelines over
  * clusters"). bk_pipeline_plan searches the stages (cuts of g), the
  * clusters of each and prices the pipeline at micro-batch m: 0 with

@@ -20,7 +20,9 @@
  *     by dynamic programming over the cut candidates, from what each unit
  *     of the schedule costs when the whole graph is compiled at each
  *     micro-batch (compile.c prices those), plus the boundary's DRAM
- *     write and read.
+ *     write and read; the whole graph priced as placement chip too, so a
+ *     stage may run as one instance of the batch on every core (its
+ *     weights read once), entered and left through a chip barrier.
  * compile.c compiles each stage as placement split does a whole graph and
  * emits them one after another into one variant. */
 #include <stdlib.h>
@@ -128,11 +130,21 @@ done:
     return rc;
 }
 
+/* 1 when the compile of c starts a unit at node pos (or pos is an end). */
+static int unit_starts(const BkStageCosts *c, int pos, int nn)
+{
+    if (pos == 0 || pos == nn) return 1;
+    for (int u = 0; u < c->n; u++)
+        if (c->first[u] == pos) return 1;
+    return 0;
+}
+
 int bk_stage_plan(const BkStageCosts *costs, int ncosts, const int *cuts, int ncuts, int nn, int per_cluster,
-                  const uint64_t *cut_cycles, BkStagePlan *plan)
+                  const uint64_t *cut_cycles, uint64_t chip_sync, BkStagePlan *plan)
 {
     /* positions: 0, the cuts, nn; a stage from position p to q at micro-batch
-     * k costs (per_cluster / m_k) * the units of that compile starting in [p, q) */
+     * k costs (per_cluster / m_k) * the units of that compile starting in [p, q)
+     * (a chip stage: its units once) */
     int np = ncuts + 2;
     int *pos = malloc((size_t)np * sizeof *pos);
     uint64_t *best = malloc((size_t)np * (size_t)ncosts * sizeof *best);
@@ -147,29 +159,34 @@ int bk_stage_plan(const BkStageCosts *costs, int ncosts, const int *cuts, int nc
     for (int q = 1; q < np; q++)
         for (int k = 0; k < ncosts; k++) {
             const BkStageCosts *c = &costs[k];
+            if (c->chip && !unit_starts(c, pos[q], nn)) continue;
             for (int p = 0; p < q; p++) {
+                if (c->chip && !unit_starts(c, pos[p], nn)) continue;
                 uint64_t stage = 0;
                 int units = 0;
                 for (int u = 0; u < c->n; u++)
                     if (c->first[u] >= pos[p] && c->first[u] < pos[q]) { stage += c->est[u]; units++; }
                 if (!units) continue;
-                stage *= (uint64_t)(per_cluster / c->m);
+                if (!c->chip) stage *= (uint64_t)(per_cluster / c->m);
                 if (p == 0) {
                     if (stage < best[q * ncosts + k]) { best[q * ncosts + k] = stage; from[q * ncosts + k] = 0; fromk[q * ncosts + k] = -1; }
                     continue;
                 }
-                /* micro-batches grow stage by stage (costs are in growing m) */
+                /* micro-batches grow stage by stage (costs are in growing m, chip last) */
                 for (int j = 0; j < k; j++) {
                     uint64_t b = best[p * ncosts + j];
                     if (b == UINT64_MAX) continue;
-                    uint64_t tot = b + stage + cut_cycles[p - 1];
+                    uint64_t tot = b + stage + cut_cycles[p - 1] + (c->chip || costs[j].chip ? chip_sync : 0);
                     if (tot < best[q * ncosts + k]) { best[q * ncosts + k] = tot; from[q * ncosts + k] = p; fromk[q * ncosts + k] = j; }
                 }
             }
         }
     int bk = -1;
-    for (int k = 0; k < ncosts; k++)
-        if (best[(np - 1) * ncosts + k] != UINT64_MAX && (bk < 0 || best[(np - 1) * ncosts + k] < best[(np - 1) * ncosts + bk])) bk = k;
+    for (int k = 0; k < ncosts; k++) {
+        uint64_t b = best[(np - 1) * ncosts + k];
+        if (b == UINT64_MAX || (costs[k].chip && from[(np - 1) * ncosts + k] == 0)) continue;   /* one chip stage: placement chip */
+        if (bk < 0 || b < best[(np - 1) * ncosts + bk]) bk = k;
+    }
     int rc = -1;
     if (bk >= 0) {
         int st[BK_MAX_STAGES + 1], sk[BK_MAX_STAGES + 1], n = 0, q = np - 1, k = bk;
@@ -181,12 +198,14 @@ int bk_stage_plan(const BkStageCosts *costs, int ncosts, const int *cuts, int nc
             k = j;
         }
         if (q == 0 && n <= BK_MAX_STAGES) {
+            memset(plan, 0, sizeof *plan);
             plan->n = n;
             plan->est = best[(np - 1) * ncosts + bk];
             plan->start[0] = 0;
             for (int i = 0; i < n; i++) {
                 plan->start[i + 1] = pos[st[n - 1 - i]];
                 plan->m[i] = costs[sk[n - 1 - i]].m;
+                plan->chip[i] = costs[sk[n - 1 - i]].chip;
             }
             rc = 0;
         }

@@ -10,19 +10,25 @@
 
 /* What the units of the schedule cost when the whole graph is compiled at
  * micro-batch m: unit u starts at node first[u] (in the canonicalised
- * graph's order) and costs est[u] cycles per instance. */
+ * graph's order) and costs est[u] cycles per instance. chip: the graph
+ * compiled as placement chip (m is then the whole batch, one instance on
+ * every core of the chip). */
 typedef struct BkStageCosts {
     int m, n;
     int *first;
     uint64_t *est;
+    int chip;
 } BkStageCosts;
 
 /* A staged schedule: stage i runs nodes start[i] .. start[i+1]-1 in
- * instances of m[i] images; est its estimated cycles per cluster. */
+ * instances of m[i] images, or with chip[i] as one instance of the whole
+ * batch (m[i]) on every core of the chip; est its estimated cycles per
+ * cluster. */
 typedef struct BkStagePlan {
     int n;
     int start[BK_MAX_STAGES + 1];
     int m[BK_MAX_STAGES];
+    int chip[BK_MAX_STAGES];
     uint64_t est;
 } BkStagePlan;
 
@@ -38,9 +44,13 @@ int bk_stage_boundary(const IrGraph *g, int cut);
  * caller frees *out (ir_free). */
 int bk_stage_graph(const IrGraph *g, int a, int b, IrGraph *out, AtlErr *e);
 /* The plan of least cycles over the cut candidates (cuts, ascending, all
- * unit starts in every costs[k]) and the micro-batches of costs (growing
- * m, stage to stage), per_cluster images per cluster, cut_cycles[i] the
- * price of a boundary at cuts[i]; nn the node count. -1 if none. */
+ * unit starts in every split costs[k]) and the micro-batches of costs
+ * (growing m, stage to stage; a chip costs last, a stage of it runs its
+ * units once and may only start and end where that compile starts a
+ * unit), per_cluster images per cluster, cut_cycles[i] the price of a
+ * boundary at cuts[i], chip_sync what a cut into or out of a chip stage
+ * adds (the chip barrier); nn the node count. A plan of one chip stage
+ * (placement chip itself) is not one. -1 if none. */
 int bk_stage_plan(const BkStageCosts *costs, int ncosts, const int *cuts, int ncuts, int nn, int per_cluster,
-                  const uint64_t *cut_cycles, BkStagePlan *plan);
+                  const uint64_t *cut_cycles, uint64_t chip_sync, BkStagePlan *plan);
 #endif

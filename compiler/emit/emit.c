@@ -163,17 +163,24 @@ static int emit_dma(BkEmit *x, int core, const BkCode *k, const BkAction *a, int
     return 0;
 }
 
-static int emit_barrier(BkEmit *x, int core, const BkSegment *sg, int layer, AtlErr *e)
+static int emit_barrier(BkEmit *x, int core, const BkBarrier *b, int layer, AtlErr *e)
 {
     for (int eng = 0; eng < ISA_NUM_ENGINES; eng++) {
         AtlInsn bar;
         memset(&bar, 0, sizeof bar);
         bar.op = ISA_OP_BARRIER;
-        bar.scope = (uint8_t)sg->bar.scope;
-        bar.bar_id = (uint16_t)sg->bar.id;
-        bar.bar_count = (uint16_t)sg->bar.count;
+        bar.scope = (uint8_t)b->scope;
+        bar.bar_id = (uint16_t)b->id;
+        bar.bar_count = (uint16_t)b->count;
         if (put(x, core, eng, bar, layer, e)) return -1;
     }
+    return 0;
+}
+
+int bk_emit_barrier(BkEmit *x, const BkBarrier *b, int layer, AtlErr *e)
+{
+    for (int core = b->set.first; core < b->set.first + b->set.count; core++)
+        if (emit_barrier(x, core, b, layer, e)) return -1;
     return 0;
 }
 
@@ -184,7 +191,7 @@ static int emit_core(BkEmit *x, const BkSegment *sg, int core, AtlErr *e)
     for (int i = 0; i < x->table.n; i++) {
         const BkAction *a = &x->table.a[i];
         if (a->kind == BK_ACT_BARRIER) {
-            if (emit_barrier(x, core, sg, layer, e)) return -1;
+            if (emit_barrier(x, core, &sg->bar, layer, e)) return -1;
             continue;
         }
         if (a->kind == BK_ACT_WAIT) {

@@ -48,6 +48,10 @@ int bk_emit_use_ctx(BkEmit *x, BkCtx *c, AtlErr *e);
 void bk_emit_free(BkEmit *x);
 /* Appends the instructions of every core of segment sg. */
 int bk_emit_segment(BkEmit *x, const BkSegment *sg, AtlErr *e);
+/* A barrier alone: every engine of every core of b's set joins it (a
+ * staged schedule's chip barrier between stages); its instructions carry
+ * layer id `layer`. */
+int bk_emit_barrier(BkEmit *x, const BkBarrier *b, int layer, AtlErr *e);
 /* Ends every stream. */
 int bk_emit_finish(BkEmit *x, AtlErr *e);
 

@@ -35,13 +35,15 @@ same resnet20_a1_b8 resnet20_cifar $A1 8
 same digits_a1_b8_mb1 digits_cnn $A1 8 1
 same lenet5_tiny_b4 lenet5 configs/tiny.ini 4
 [ $full = 1 ] && same resnet20_tiny_b4_mb2 resnet20_cifar configs/tiny.ini 4 2
-# staged: stage 0 in instances of 1 image, the rest in instances of 2
+# staged NAME MODEL CHIP BATCH PLAN [WHAT]: the stage plan compiles (its
+# summary shows WHAT, by default stage 1 in instances of 2 images) and gives
+# the outputs of the chip
 staged() {
-    id=$1; m=$2; c=$3; b=$4; plan=$5
+    id=$1; m=$2; c=$3; b=$4; plan=$5; what=${6:-"stage 1        : layers .*, $(($4 / 2)) instances of 2 images (reads '"}
     "$GEN" --extract models/$m.ref.npz input "$TMPD/one.npy" > /dev/null 2>&1
     "$GEN" --vary "$TMPD/one.npy" $b "$TMPD/in_$id.npy" > /dev/null 2>&1
     expect_ok "${id}_staged_compiles" "$ATOLL" compile models/$m.onnx --chip $c --batch $b --stage-plan "$plan" -o "$TMPD/s_$id.abm"
-    expect_grep "${id}_two_stages" "stage 1        : layers .*, $((b / 2)) instances of 2 images (reads '" "$TMPD/out"
+    expect_grep "${id}_stages" "$what" "$TMPD/out"
     expect_ok "${id}_chip_compiles" "$ATOLL" compile models/$m.onnx --chip $c --batch $b --placement chip -o "$TMPD/c_$id.abm"
     expect_ok "${id}_staged_runs" "$ATOLL" run "$TMPD/s_$id.abm" --input "$TMPD/in_$id.npy" --output "$TMPD/s_$id.npy"
     expect_ok "${id}_chip_runs" "$ATOLL" run "$TMPD/c_$id.abm" --input "$TMPD/in_$id.npy" --output "$TMPD/c_$id.npy"
@@ -51,13 +53,29 @@ R20CUT=/stages/stages.5/relu_1/Relu_output_0
 staged resnet20_staged_a1_b8 resnet20_cifar $A1 8 "1,$R20CUT:2"
 [ $full = 1 ] && staged resnet20_staged_tiny_b4 resnet20_cifar configs/tiny.ini 4 "1,$R20CUT:2"
 [ $full = 1 ] && staged mobilenet_staged_a1_b8 mobilenetv2_035 $A1 8 "1,/features/features.4/conv/conv.3/BatchNormalization_output_0:2"
+# mixed: chip stages (the whole batch on every core) among split ones
+mixed() { staged "$1" "$2" "$3" "$4" "$5" "stage [0-9]        : layers .*, chip: the batch of $4 images on every core"; }
+L5A=/features/features.2/AveragePool_output_0
+L5B=/features/features.5/AveragePool_output_0
+MBCUT=/features/features.4/conv/conv.3/BatchNormalization_output_0
+mixed resnet20_mixed_a1_b8 resnet20_cifar $A1 8 "1,$R20CUT:c"
+mixed lenet5_mixed_a1_b8 lenet5 $A1 8 "1,$L5A:c,$L5B:2"
+mixed lenet5_mixed_tiny_b4 lenet5 configs/tiny.ini 4 "c,$L5B:1"
+[ $full = 1 ] && mixed resnet20_mixed_tiny_b4 resnet20_cifar configs/tiny.ini 4 "c,$R20CUT:2"
+[ $full = 1 ] && mixed mobilenet_mixed_a1_b4 mobilenetv2_035 $A1 4 "1,$MBCUT:c"
+"$ATOLL" compile models/resnet20_cifar.onnx --batch 8 --stage-plan "1,$R20CUT:c" --stages -o "$TMPD/x.abm" > "$TMPD/st.txt" 2>&1
+expect_grep mixed_stages_table "^    1  [0-9]*-[0-9]*  *chip 8         1        4 .* $R20CUT$" "$TMPD/st.txt"
+expect_fail stage_plan_one_chip_stage "--stage-plan: one stage; use --placement chip" \
+    "$ATOLL" compile models/resnet20_cifar.onnx --batch 8 --stage-plan "c" -o "$TMPD/bad.abm"
+expect_fail stage_plan_bad_chip "micro-batch 'chip' does not divide the 2 images each cluster runs (or is not c" \
+    "$ATOLL" compile models/resnet20_cifar.onnx --batch 8 --stage-plan "1,$R20CUT:chip" -o "$TMPD/bad.abm"
 expect_fail stage_plan_not_a_cut "the graph cannot be cut at '/stages/stages.5/relu/Relu_output_0'" \
     "$ATOLL" compile models/resnet20_cifar.onnx --batch 8 --stage-plan "1,/stages/stages.5/relu/Relu_output_0:2" -o "$TMPD/bad.abm"
 expect_fail stage_plan_shrinking "micro-batches must grow stage by stage (1 after 2)" \
     "$ATOLL" compile models/resnet20_cifar.onnx --batch 8 --stage-plan "2,$R20CUT:1" -o "$TMPD/bad.abm"
 expect_fail stage_plan_not_divisor "micro-batch '3' does not divide the 2 images each cluster runs" \
     "$ATOLL" compile models/resnet20_cifar.onnx --batch 8 --stage-plan "1,$R20CUT:3" -o "$TMPD/bad.abm"
-expect_fail stage_plan_bad_item "'$R20CUT' is not TENSOR:M" \
+expect_fail stage_plan_bad_item "'$R20CUT' is not TENSOR:M or TENSOR:c" \
     "$ATOLL" compile models/resnet20_cifar.onnx --batch 8 --stage-plan "1,$R20CUT" -o "$TMPD/bad.abm"
 expect_fail bad_schedule "--schedule 'zigzag': use staged or uniform" \
     "$ATOLL" compile models/resnet20_cifar.onnx --schedule zigzag -o "$TMPD/bad.abm"

@@ -146,11 +146,11 @@ TEST(plan_takes_the_cheapest_cut_and_growing_batches)
      * 12 (weights read once for two images); 2 images per cluster */
     int first[4] = {0, 1, 2, 3};
     uint64_t e1[4] = {10, 10, 10, 10}, e2[4] = {50, 50, 12, 12};
-    BkStageCosts costs[2] = {{1, 4, first, e1}, {2, 4, first, e2}};
+    BkStageCosts costs[2] = {{1, 4, first, e1, 0}, {2, 4, first, e2, 0}};
     int cuts[3] = {1, 2, 3};
     uint64_t cut_cost[3] = {1, 1, 1};
     BkStagePlan p;
-    REQUIRE(bk_stage_plan(costs, 2, cuts, 3, 4, 2, cut_cost, &p) == 0);
+    REQUIRE(bk_stage_plan(costs, 2, cuts, 3, 4, 2, cut_cost, 0, &p) == 0);
     /* m=1 for units 0-1 (2 x 20 = 40), m=2 for 2-3 (1 x 24), + 1 */
     CHECK_EQ_INT(p.n, 2);
     CHECK(p.start[0] == 0 && p.start[1] == 2 && p.start[2] == 4);
@@ -158,13 +158,50 @@ TEST(plan_takes_the_cheapest_cut_and_growing_batches)
     CHECK_EQ_INT((int)p.est, 65);
     /* a boundary dearer than what it saves: one stage at m = 1 (80) */
     uint64_t dear[3] = {100, 100, 100};
-    REQUIRE(bk_stage_plan(costs, 2, cuts, 3, 4, 2, dear, &p) == 0);
+    REQUIRE(bk_stage_plan(costs, 2, cuts, 3, 4, 2, dear, 0, &p) == 0);
     CHECK(p.n == 1 && p.m[0] == 1 && p.est == 80);
     /* no cut candidates: the better uniform micro-batch */
     uint64_t e3[4] = {5, 5, 5, 5};
     costs[1].est = e3;
-    REQUIRE(bk_stage_plan(costs, 2, cuts, 0, 4, 2, cut_cost, &p) == 0);
+    REQUIRE(bk_stage_plan(costs, 2, cuts, 0, 4, 2, cut_cost, 0, &p) == 0);
     CHECK(p.n == 1 && p.m[0] == 2 && p.est == 20);
+}
+
+TEST(plan_may_run_a_late_stage_on_the_whole_chip)
+{
+    /* the units of test above at m = 1 (10 each per image) and m = 2; the
+     * whole chip at the batch (8 images, 4 clusters: 2 per cluster) runs
+     * units 2-3 for 6 each once (weights read once), units 0-1 for 40 */
+    int first[4] = {0, 1, 2, 3};
+    uint64_t e1[4] = {10, 10, 10, 10}, e2[4] = {50, 50, 12, 12}, ec[4] = {40, 40, 6, 6};
+    BkStageCosts costs[3] = {{1, 4, first, e1, 0}, {2, 4, first, e2, 0}, {8, 4, first, ec, 1}};
+    int cuts[3] = {1, 2, 3};
+    uint64_t cut_cost[3] = {1, 1, 1};
+    BkStagePlan p;
+    REQUIRE(bk_stage_plan(costs, 3, cuts, 3, 4, 2, cut_cost, 2, &p) == 0);
+    /* m = 1 for units 0-1 (40), chip for 2-3 (12), the cut 1 + the chip barrier 2 */
+    CHECK_EQ_INT(p.n, 2);
+    CHECK(p.start[1] == 2 && p.m[0] == 1 && !p.chip[0]);
+    CHECK(p.chip[1] && p.m[1] == 8);
+    CHECK_EQ_INT((int)p.est, 55);
+    /* a dear chip barrier: the split plan of the test above (65) */
+    REQUIRE(bk_stage_plan(costs, 3, cuts, 3, 4, 2, cut_cost, 100, &p) == 0);
+    CHECK(p.n == 2 && !p.chip[0] && !p.chip[1] && p.est == 65);
+    /* the whole chip cheapest everywhere: never a plan of one chip stage
+     * (that is placement chip, priced on its own) */
+    uint64_t cheap[4] = {1, 1, 1, 1};
+    costs[2].est = cheap;
+    REQUIRE(bk_stage_plan(costs, 3, cuts, 3, 4, 2, cut_cost, 0, &p) == 0);
+    CHECK(p.n >= 2 || !p.chip[0]);
+    /* a chip stage starts and ends only where the chip compile starts a unit */
+    int cfirst[3] = {0, 1, 3};
+    uint64_t ec3[3] = {40, 40, 2};
+    BkStageCosts c2[3] = {{1, 4, first, e1, 0}, {2, 4, first, e2, 0}, {8, 3, cfirst, ec3, 1}};
+    REQUIRE(bk_stage_plan(c2, 3, cuts, 3, 4, 2, cut_cost, 2, &p) == 0);
+    /* not chip from node 2 (45): m = 1 for 0-1 (40), m = 2 for 2 (12), chip for 3 (2), cuts 1 + 1 + 2 */
+    CHECK_EQ_INT(p.n, 3);
+    CHECK(p.start[1] == 2 && p.start[2] == 3 && p.m[1] == 2 && p.chip[2]);
+    CHECK_EQ_INT((int)p.est, 58);
 }
 
 int main(void)
@@ -173,6 +210,7 @@ int main(void)
     RUN(ops_across_images_are_refused);
     RUN(cuts_are_where_one_tensor_crosses);
     RUN(stage_graph_has_the_crossing_tensors_as_io);
+    RUN(plan_may_run_a_late_stage_on_the_whole_chip);
     RUN(plan_takes_the_cheapest_cut_and_growing_batches);
     return test_summary("test_staged");
 }
