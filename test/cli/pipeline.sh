@@ -45,14 +45,15 @@ expect_fail batch_1_refused "--placement pipeline: batch 1 in instances of 1 ima
 expect_fail keep_activations_refused "--placement pipeline: --keep-activations keeps every activation in DRAM" \
     "$ATOLL" compile models/lenet5.onnx --chip $NOC --batch 4 --placement pipeline --keep-activations -o "$TMPD/x.abm"
 expect_fail bad_placement "use auto, chip, split or pipeline" "$ATOLL" compile models/lenet5.onnx --placement pipe -o "$TMPD/x.abm"
-# auto prices the pipeline too: on lenet5 at batch 4 and 8 chip wins (its
-# activations in every cluster's SRAM) and says what split and the
-# pipeline would cost; resnet20_cifar at batch 8 goes split
-expect_ok auto_b4_compiles "$ATOLL" compile models/lenet5.onnx --chip $NOC --batch 4 -o "$TMPD/a.abm"
+# auto prices the pipeline too: on lenet5 at batch 4 with one micro-batch
+# (--schedule uniform; the staged search runs its classifier as a chip
+# stage) chip wins (its activations in every cluster's SRAM) and says what
+# split and the pipeline would cost; resnet20_cifar at batch 8 goes split
+expect_ok auto_b4_compiles "$ATOLL" compile models/lenet5.onnx --chip $NOC --batch 4 --schedule uniform -o "$TMPD/a.abm"
 expect_grep auto_b4_prices_all "placement        : chip (the cost model prices it at [0-9]* cycles, split at [0-9]*, pipeline at [0-9]*)" "$TMPD/out"
 expect_ok auto_b8_compiles "$ATOLL" compile models/resnet20_cifar.onnx --chip $NOC --batch 8 -o "$TMPD/a.abm"
 expect_grep auto_b8_chose_split "placement        : split" "$TMPD/out"
 # on a1 (no cluster links) auto does not price one: the summary is as before
-expect_ok auto_a1_compiles "$ATOLL" compile models/lenet5.onnx --chip configs/a1.ini --batch 4 -o "$TMPD/a.abm"
+expect_ok auto_a1_compiles "$ATOLL" compile models/lenet5.onnx --chip configs/a1.ini --batch 4 --schedule uniform -o "$TMPD/a.abm"
 expect_grep auto_a1_no_pipeline "placement        : chip (the cost model prices it at [0-9]* cycles, split at [0-9]*)$" "$TMPD/out"
 cli_summary pipeline
