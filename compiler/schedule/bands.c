@@ -56,7 +56,9 @@ int bk_band_distribute(BkSegment *sg, AtlErr *e)
     sg->row_owner = malloc((size_t)l->OH);
     int rc = -1;
     if (!cl || !cnt || !seen || !used || !sg->row_owner) { atl_fail(e, "out of memory distributing row bands"); goto done; }
-    if (ly->bands && sg->cores.first == 0 && sg->cores.count == ly->band_cores) {
+    /* not with K split: its two accumulators alternate with the output
+     * tile's index, so a core's output tiles must be consecutive */
+    if (ly->bands && run == 1 && sg->cores.first == 0 && sg->cores.count == ly->band_cores) {
         /* run u to the cluster whose share of the rows holds its middle row */
         for (int u = 0; u < units; u++) {
             int r0, r1;
@@ -308,39 +310,4 @@ int bk_band_code(BkCtx *c, const BkSegment *sg, BkCode *k, int cluster, AtlErr *
         rewrite_list(c, v, nv, &k->st, &k->nst, &k->capst, NULL, cluster, e))
         return -1;
     return 0;
-}
-
-int bk_band_finalize(BkCtx *c, BkSchedule *s, AtlErr *e)
-{
-    for (int t = 0; t < c->g->nt; t++)
-        if (c->pl[t].band) {
-            memset(c->band[t].owner, -2, (size_t)c->band[t].H);
-            memset(c->band[t].need, 0, (size_t)c->band[t].H);
-            c->band[t].need_all = 0;
-        }
-    c->band_final = 0;
-    for (int i = 0; i < s->n; i++) bk_band_publish(c, &s->seg[i]);
-    /* the rows every load reads from DRAM (marked by the rewrite) */
-    BkTable tab = {0};
-    BkWalk walk;
-    memset(&walk, 0, sizeof walk);
-    int rc = -1;
-    for (int i = 0; i < s->n; i++) {
-        const BkSegment *sg = &s->seg[i];
-        for (int core = sg->cores.first; core < sg->cores.first + sg->cores.count; core++) {
-            if (bk_sched_table(c, sg, core, &tab, e)) goto done;
-            for (int j = 0; j < tab.n; j++) {
-                const BkAction *a = &tab.a[j];
-                if ((a->kind == BK_ACT_LOAD || a->kind == BK_ACT_COPY || a->kind == BK_ACT_MCAST) &&
-                    !bk_walk_code(c, sg, &walk, a, core, e))
-                    goto done;
-            }
-        }
-    }
-    c->band_final = 1;
-    rc = 0;
-done:
-    bk_table_free(&tab);
-    bk_walk_free(&walk);
-    return rc;
 }

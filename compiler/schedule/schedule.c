@@ -181,7 +181,7 @@ const BkCode *bk_walk_code(BkCtx *c, const BkSegment *sg, BkWalk *w, const BkAct
         return NULL;
     }
     /* row bands: each cluster's rows of banded tensors from / to its SRAM */
-    if (c->bands && (a->kind == BK_ACT_LOAD || a->kind == BK_ACT_COPY) &&
+    if (c->bands && (a->kind == BK_ACT_MCAST || a->kind == BK_ACT_LOAD || a->kind == BK_ACT_COPY) &&
         bk_band_code(c, sg, k, core / c->chip->cores_per_cluster, e))
         return NULL;
     /* activations in every cluster's SRAM: each SRAM write reaches them all */

@@ -113,6 +113,8 @@ typedef struct BkCtx {
     int bands;
     BkBand *band;
     int band_final;
+    uint64_t sram_stage;          /* SRAM offset of a conv's input staging ("Inputs in cluster
+                                   * SRAM"): 0, or with row bands above the banded tensors */
     /* staged (several graphs, one per stage, in one variant): where each io
      * tensor of this stage's graph lives in the variant's io region, by
      * tensor index (offset + 1; 0: not an io tensor here), and that
