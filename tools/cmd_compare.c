@@ -124,6 +124,7 @@ static void plan_options(const char *recorded, BkOptions *opt)
     const char *gm = strstr(recorded, " --group-max ");
     if (gm) opt->group_max = atoi(gm + strlen(" --group-max "));
     if (strstr(recorded, " --sram-activations never")) opt->sram_acts = BK_SRAM_ACTS_NEVER;
+    if (strstr(recorded, " --sram-activations bands")) opt->sram_acts = BK_SRAM_ACTS_BANDS;
 }
 
 /* Layer id (the `layer` tag of its instructions) of the node producing each

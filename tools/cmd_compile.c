@@ -90,10 +90,12 @@ static const char usage_text[] =
     "                         tensor crossing, in instances of M1, ...; c instead of a\n"
     "                         micro-batch runs that stage as placement chip (the whole batch\n"
     "                         on every core, after a chip barrier): 1,TENSOR:c\n"
-    "  --sram-activations auto|never  with placement chip: auto (default) keeps the\n"
+    "  --sram-activations auto|never|bands  with placement chip: auto (default) keeps the\n"
     "                         activations that fit in cluster SRAM when every cluster can hold\n"
     "                         a copy (one cluster, or clusters joined by NoC links: each layer's\n"
-    "                         stores reach every cluster), with layer groups on; never: in DRAM\n"
+    "                         stores reach every cluster), with layer groups on; never: in DRAM;\n"
+    "                         bands (several clusters): each cluster's SRAM keeps the rows its\n"
+    "                         cores computed, layers may split their rows over the clusters\n"
     "  --keep-activations     no reuse of activation memory (and --group none): every activation listed in\n"
     "                         the .abm keeps its value after a run (atoll run --dump-tensors)\n"
     "  --dump-ir              print the IR after the passes and stop\n"
@@ -161,6 +163,9 @@ static void print_summary(const char *model, const char *out, const AtlChip *chi
                s->instances, s->micro_batch, s->clusters, chip->cores_per_cluster, (unsigned long long)s->act_sram);
     else if (chip->clusters > 1 || s->sram_copies)
         printf("  placement        : chip (%s)\n", s->placement_why[0] ? s->placement_why : "asked for");
+    if (!s->split && s->sram_bands)
+        printf("  SRAM             : %llu bytes of activations in cluster SRAM (row bands over %d clusters)\n",
+               (unsigned long long)s->act_sram, s->sram_bands);
     if (!s->split && s->sram_copies)
         printf("  SRAM             : %llu bytes of activations in cluster SRAM%s\n", (unsigned long long)s->act_sram,
                s->sram_copies > 1 ? " (a copy in every cluster: each store reaches them all)" : "");
@@ -429,7 +434,8 @@ int cmd_compile(int argc, char **argv)
         else if ((v = cli_opt(argc, argv, &i, "--sram-activations", &bad))) {
             if (!strcmp(v, "auto")) rq.sram_acts = BK_SRAM_ACTS_AUTO;
             else if (!strcmp(v, "never")) rq.sram_acts = BK_SRAM_ACTS_NEVER;
-            else { fprintf(stderr, "atoll compile: --sram-activations '%s': use auto or never\n", v); return 2; }
+            else if (!strcmp(v, "bands")) rq.sram_acts = BK_SRAM_ACTS_BANDS;
+            else { fprintf(stderr, "atoll compile: --sram-activations '%s': use auto, never or bands\n", v); return 2; }
         }
         else if ((v = cli_opt(argc, argv, &i, "--micro-batch", &bad))) {
             char *end;

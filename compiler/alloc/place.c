@@ -175,6 +175,45 @@ done:
     return rc;
 }
 
+/* Row bands: which activation roots also live in every cluster's SRAM
+ * (choose_sram over the image tensors of one image with at least a row
+ * per cluster; the others are left out by a size over the SRAM), at which
+ * SRAM offset; their DRAM placement stays. Allocates their band state. */
+static int to_bands(BkCtx *c, const MemBuffer *bufs, const int *bufi, int nb, AtlErr *e)
+{
+    MemBuffer *v = malloc((size_t)nb * sizeof *v);
+    int *sram = calloc((size_t)nb, sizeof *sram), rc = -1;
+    if (!v || !sram) { atl_fail(e, "out of memory in placement"); goto done; }
+    memcpy(v, bufs, (size_t)nb * sizeof *v);
+    for (int t = 0; t < c->g->nt; t++) {
+        const IrTensor *x = &c->g->t[t];
+        if (bufi[t] >= 0 && !(x->ndim == 4 && x->dims[0] == 1 && x->dims[2] >= c->bands && x->dims[3] >= 1))
+            v[bufi[t]].size = c->sram_cap + 1;
+    }
+    if (choose_sram(c, v, nb, sram, e)) goto done;
+    c->act_sram = 0;
+    for (int t = 0; t < c->g->nt; t++) {
+        if (bufi[t] < 0 || !sram[bufi[t]]) continue;
+        const MemBuffer *b = &v[bufi[t]];
+        BkBand *bd = &c->band[t];
+        bd->H = (int)c->g->t[t].dims[2];
+        bd->rowb = (uint64_t)c->g->t[t].dims[3] * (uint64_t)bk_tensor_es(c, t);
+        bd->dram = bk_addr(ABM_REGION_ACTIVATIONS, bufs[bufi[t]].offset);
+        bd->size = bufs[bufi[t]].size;
+        bd->owner = malloc((size_t)bd->H);
+        bd->need = calloc((size_t)bd->H, 1);
+        if (!bd->owner || !bd->need) { atl_fail(e, "out of memory in placement"); goto done; }
+        memset(bd->owner, -2, (size_t)bd->H);
+        c->pl[t].band = 1;
+        c->pl[t].band_off = b->offset;
+        if (b->offset + b->size > c->act_sram) c->act_sram = b->offset + b->size;
+    }
+    rc = 0;
+done:
+    free(v); free(sram);
+    return rc;
+}
+
 int bk_place(BkCtx *c, AtlErr *e)
 {
     const IrGraph *g = c->g;
@@ -279,7 +318,8 @@ int bk_place(BkCtx *c, AtlErr *e)
         res.sum_of_buffers = res.footprint;
     } else if (nb && memplan_assign(bufs, nb, &res, e)) { atl_err_prefix(e, "activation placement"); goto done; }
     uint64_t all_sum = res.sum_of_buffers;
-    if (c->sram_cap && nb && to_sram(c, bufs, bufi, nb, &res, e)) goto done;
+    if (c->bands && nb && to_bands(c, bufs, bufi, nb, e)) goto done;
+    if (c->sram_cap && !c->bands && nb && to_sram(c, bufs, bufi, nb, &res, e)) goto done;
     res.sum_of_buffers = all_sum;
     for (int t = 0; t < nt; t++) {
         if (bufi[t] < 0) continue;

@@ -46,8 +46,11 @@ enum { BK_SRAM_AUTO = 0, BK_SRAM_NEVER = 1, BK_SRAM_ALWAYS = 2 };
 /* Activations with placement chip (docs/backend.md, "Activations in
  * cluster SRAM"): AUTO, those that fit live in cluster SRAM when every
  * cluster can hold a copy (one cluster, or clusters joined by NoC links),
- * with layer groups on; NEVER, all in DRAM (the plan before). */
-enum { BK_SRAM_ACTS_AUTO = 0, BK_SRAM_ACTS_NEVER = 1 };
+ * with layer groups on; NEVER, all in DRAM (the plan before); BANDS, on
+ * a chip of several clusters, each cluster's SRAM holds the output rows
+ * its cores computed and layers may split their rows over the clusters
+ * ("Row bands in every cluster"). */
+enum { BK_SRAM_ACTS_AUTO = 0, BK_SRAM_ACTS_NEVER = 1, BK_SRAM_ACTS_BANDS = 2 };
 /* Where the images of a batch run (docs/backend.md, "Placement over
  * clusters"): CHIP, every layer of the whole batch on every core; SPLIT,
  * the batch cut into instances of micro_batch images, each instance run
@@ -150,6 +153,7 @@ typedef struct BkSummary {
     int split, instances, micro_batch, clusters;
     uint64_t act_sram;
     int sram_copies;
+    int sram_bands;         /* row bands over this many clusters (--sram-activations bands), 0 none */
     int act_dram_tensors;   /* intermediate tensors that live in DRAM (not in LMEM
                                inside a group, not in SRAM) */
     /* staged: nstages > 1 stages; stage i runs in instances of stage_m[i]

@@ -72,6 +72,20 @@ static int is_layer(const BkCtx *c, int i)
     return 1;
 }
 
+/* Row bands: the rows of ly's output each cluster writes on `cores`,
+ * for the layers after it to price their loads with. */
+static int publish_bands(BkCtx *c, BkLayer *ly, BkCoreSet cores, AtlErr *e)
+{
+    BkSegment sg;
+    memset(&sg, 0, sizeof sg);
+    sg.layer = ly;
+    sg.cores = cores;
+    int rc = bk_sched_distribute(&sg, e);
+    if (!rc) bk_band_publish(c, &sg);
+    bk_segment_free(&sg);
+    return rc;
+}
+
 /* Lowers every layer into layers (count *n), each with its tile shape
  * chosen on all cores of the chip (placement split: of one cluster). */
 static int lower_all(BkCtx *c, BkLayer *layers, int *n, double *phase, AtlErr *e)
@@ -90,10 +104,15 @@ static int lower_all(BkCtx *c, BkLayer *layers, int *n, double *phase, AtlErr *e
             ly->tensor = t;
             ly->layer_id = *n;
             ly->slot_size = c->slot;
+            if (c->bands) {
+                ly->band_cores = all.count;
+                ly->band_clusters = c->bands;
+            }
             (*n)++;
             double t0 = atl_clock_s();
             int rc = pass ? bk_lower_const_output(c, t, ly, e) : bk_lower_node(c, k, ly, e);
             if (!rc) rc = bk_choose_shape(c, ly, all, e);
+            if (!rc && c->bands) rc = publish_bands(c, ly, all, e);
             phase[BK_PHASE_LOWER] += atl_clock_s() - t0;
             if (rc) return pass ? atl_err_prefix(e, "graph output '%s'", g->t[t].name) : -1;
         }
@@ -126,6 +145,7 @@ static int schedule_all(BkCtx *c, BkLayer *layers, int n, BkLayer *chains, BkSch
     if (!c->split) {
         for (int i = 0; i < nunits; i++)
             if (bk_sched_add(sched, units[i].ly, units[i].cores, all, 0, e) < 0) goto done;
+        if (c->bands && bk_band_finalize(c, sched, e)) goto done;
         rc = 0;
         goto done;
     }
@@ -246,13 +266,14 @@ static int fill_summary(const BkCtx *c, const BkSchedule *sched, int rows, const
         sum->clusters = c->clusters;
         sum->act_sram = c->act_sram;
     }
-    if (c->sram_copies) {
+    if (c->sram_copies || c->bands) {
+        sum->sram_bands = c->bands;
         sum->act_sram = c->act_sram;
         sum->sram_copies = c->sram_copies;
     }
     for (int t = 0; t < g->nt; t++) {
         const BkPlace *p = &c->pl[t];
-        sum->act_dram_tensors += p->root == t && p->placed && p->region == ABM_REGION_ACTIVATIONS && !p->internal && !p->in_sram;
+        sum->act_dram_tensors += p->root == t && p->placed && p->region == ABM_REGION_ACTIVATIONS && !p->internal && !p->in_sram && !p->band;
     }
     sum->weight_bytes = c->weight_bytes;
     sum->act_peak = c->act_bytes;
@@ -279,9 +300,17 @@ static void stage_free(BkStage *st)
     for (int i = 0; st->chains && i < st->nlayers; i++) bk_layer_free(&st->chains[i]);
     free(st->layers);
     free(st->chains);
+    if (st->c.band)
+        for (int t = 0; t < st->c.g->nt; t++) { free(st->c.band[t].owner); free(st->c.band[t].need); }
+    free(st->c.band);
     free(st->c.pl); free(st->c.skip); free(st->c.gelu_src); free(st->c.act_on); free(st->c.tail);
     memset(st, 0, sizeof *st);
 }
+
+/* Row bands: quarters of the SRAM the banded tensors may take, the rest
+ * for input staging above them (ResNet-50 fp32 on a1: 2 and 3 price the
+ * same, 4 (no staging) 9% more). */
+#define BAND_SRAM_SHARE 3
 
 static int check_options(const AtlChip *chip, const BkOptions *opt, AtlErr *e)
 {
@@ -289,8 +318,8 @@ static int check_options(const AtlChip *chip, const BkOptions *opt, AtlErr *e)
         return atl_fail(e, "backend: group mode %d is not one of auto, none", opt->group);
     if (opt->sram_input < BK_SRAM_AUTO || opt->sram_input > BK_SRAM_ALWAYS)
         return atl_fail(e, "backend: SRAM input mode %d is not one of auto, never, always", opt->sram_input);
-    if (opt->sram_acts != BK_SRAM_ACTS_AUTO && opt->sram_acts != BK_SRAM_ACTS_NEVER)
-        return atl_fail(e, "backend: SRAM activation mode %d is not one of auto, never", opt->sram_acts);
+    if (opt->sram_acts != BK_SRAM_ACTS_AUTO && opt->sram_acts != BK_SRAM_ACTS_NEVER && opt->sram_acts != BK_SRAM_ACTS_BANDS)
+        return atl_fail(e, "backend: SRAM activation mode %d is not one of auto, never, bands", opt->sram_acts);
     if (opt->dtype != ISA_F32 && opt->dtype != ISA_F16 && opt->dtype != ISA_BF16)
         return atl_fail(e, "backend: dtype %s is not supported (f32, f16, bf16)", isa_dtype_name(opt->dtype));
     if (chip->semaphores < BK_SEMS_USED)
@@ -352,6 +381,11 @@ static int stage_build(BkStage *st, const IrGraph *g, const AtlChip *chip, const
         c->sram_always = 0;
         c->sram_cap = (uint64_t)chip->sram_bytes;
         c->sram_copies = sram_copies(chip);
+    } else if (opt->sram_acts == BK_SRAM_ACTS_BANDS && c->grouping && chip->clusters > 1) {
+        /* placement chip: row bands in the bottom of every cluster's SRAM,
+         * input staging above them */
+        c->sram_cap = (uint64_t)chip->sram_bytes * BAND_SRAM_SHARE / 4;
+        c->bands = chip->clusters;
     }
     uint64_t row = (uint64_t)chip->lmem_banks * chip->lmem_bank_width;
     c->slot = (uint64_t)chip->lmem_bytes / 2 / row * row;
@@ -365,6 +399,7 @@ static int stage_build(BkStage *st, const IrGraph *g, const AtlChip *chip, const
     c->tail = malloc(((size_t)g->nn + 1) * sizeof *c->tail);
     st->layers = calloc((size_t)g->nn + (size_t)g->nout + 1, sizeof *st->layers);
     st->chains = calloc((size_t)g->nn + (size_t)g->nout + 1, sizeof *st->chains);
+    if (c->bands && !(c->band = calloc((size_t)g->nt + 1, sizeof *c->band))) return atl_fail(e, "out of memory");
     if (!c->pl || !c->skip || !c->gelu_src || !c->act_on || !c->tail || !st->layers || !st->chains)
         return atl_fail(e, "out of memory");
     for (int t = 0; t < g->nt; t++) c->pl[t].root = t;
@@ -379,6 +414,7 @@ static int stage_build(BkStage *st, const IrGraph *g, const AtlChip *chip, const
         }
     double t0 = atl_clock_s();
     if (bk_match_patterns(c, e) || bk_place(c, e) || bk_check_limits(c, e)) return -1;
+    if (c->bands) c->sram_stage = (c->act_sram + 63) / 64 * 64;
     st->phase[BK_PHASE_ADDRESS] += atl_clock_s() - t0;
     if (lower_all(c, st->layers, &st->nlayers, st->phase, e) ||
         schedule_all(c, st->layers, st->nlayers, st->chains, &st->sched, &st->nunits, layer_base, st->phase, e))

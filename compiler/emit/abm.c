@@ -69,7 +69,7 @@ static int add_io_tensors(BkCtx *c, uint32_t variant, AtlErr *e)
         for (int k = 0; k < g->nt && c->pl[r].root != r; k++) r = c->pl[r].root;
         /* placement split lists none: each holds one instance's images at a
          * time; nor tensors in SRAM, which the host cannot read */
-        if (c->split || c->pl[r].in_sram || !c->pl[r].placed || c->pl[r].region != ABM_REGION_ACTIVATIONS || c->pl[r].internal) continue;
+        if (c->split || c->pl[r].in_sram || c->pl[r].band || !c->pl[r].placed || c->pl[r].region != ABM_REGION_ACTIVATIONS || c->pl[r].internal) continue;
         AbmTensorDesc d;
         memset(&d, 0, sizeof d);
         d.name = x->name;

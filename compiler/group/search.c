@@ -25,28 +25,42 @@ static void drop_shapes(BkLayer *ly)
     memset(&ly->shapes, 0, sizeof ly->shapes);
 }
 
+/* Row bands: whether ly's tiles may go to the clusters by output rows on
+ * `cores` (then both ways are priced). */
+static int band_choice(const BkLayer *ly, BkCoreSet cores)
+{
+    return ly->band_cores && cores.first == 0 && cores.count == ly->band_cores && !ly->chain &&
+           (ly->lw.kind == BK_K_CONV || ly->lw.kind == BK_K_POOL);
+}
+
 int bk_choose_shape(BkCtx *c, BkLayer *ly, BkCoreSet cores, AtlErr *e)
 {
     BkShapes *q = &ly->shapes;
-    if (q->n == 0) return 0;
-    int pick = 0, rc = -1;
+    int ways = band_choice(ly, cores) ? 2 : 1;
+    if (q->n == 0 && ways == 1) return 0;
+    int pick = 0, pick_bands = 0, rc = -1;
     BkSegment sg;
     memset(&sg, 0, sizeof sg);
-    if (q->n > 1) {
+    if (q->n > 1 || ways > 1) {
         sg.layer = ly;
         sg.cores = cores;
         uint64_t best = UINT64_MAX;
         int64_t spent = 0;
-        for (int i = 0; i < q->n; i++) {
-            spent += q->tiles[i];
+        for (int i = 0; i < (q->n ? q->n : 1); i++) {
+            spent += q->n ? q->tiles[i] : 0;
             if (q->tile_budget && i >= q->min_priced && spent > q->tile_budget) break;
-            if (q->apply(c, ly, (char *)q->v + (size_t)i * q->size, e) || bk_sched_distribute(&sg, e)) goto done;
-            int over = bk_cost_segment(c, &sg, best, e);
-            if (over < 0) goto done;
-            if (!over && sg.est_cycles < best) { best = sg.est_cycles; pick = i; }
+            if (q->n && q->apply(c, ly, (char *)q->v + (size_t)i * q->size, e)) goto done;
+            for (int b = 0; b < ways; b++) {
+                ly->bands = b;
+                if (bk_sched_distribute(&sg, e)) goto done;
+                int over = bk_cost_segment(c, &sg, best, e);
+                if (over < 0) goto done;
+                if (!over && sg.est_cycles < best) { best = sg.est_cycles; pick = i; pick_bands = b; }
+            }
         }
     }
-    rc = q->apply(c, ly, (char *)q->v + (size_t)pick * q->size, e);
+    ly->bands = pick_bands;
+    rc = q->n ? q->apply(c, ly, (char *)q->v + (size_t)pick * q->size, e) : 0;
 done:
     bk_segment_free(&sg);
     drop_shapes(ly);

@@ -116,7 +116,7 @@ static int conv_gen(BkCtx *c, const BkLayer *ly, int t, uint64_t slot, BkCode *k
     AtlInsn in = bk_nchw_box(dt, 1, l->x, l->C, l->H, l->W, p.n, c0, cn, ys.a, ys.n, xs.a, xs.n, slot + l->l_in);
     if (ly->in_sram) {
         in.src_space = ISA_SPACE_SRAM;
-        in.src -= l->x;
+        in.src = in.src - l->x + c->sram_stage;
     }
     bk_code_ld(k, &in, 0);
     AtlInsn op = bk_window_insn(l, is_pool ? l->pool_op : ISA_OP_CONV, dt, slot + l->l_in, cn, ys, xs);
@@ -220,20 +220,20 @@ static void copy_input_to_sram(BkCtx *c, const BkLayer *ly, BkCode *k)
     bk_compact(sh, st);
     AtlInsn in;
     if (rows) {
-        in = bk_dma(l->dt, ISA_SPACE_SRAM, 0, ISA_SPACE_DRAM, l->x, sh, st, st);
+        in = bk_dma(l->dt, ISA_SPACE_SRAM, c->sram_stage, ISA_SPACE_DRAM, l->x, sh, st, st);
         bk_code_st(k, &in);
     }
     if (rest) {
         uint32_t rs[4] = {1, 1, 1, (uint32_t)rest};
         bk_compact(rs, st);
         uint64_t off = rows * SRAM_ROW * (uint64_t)l->es;
-        in = bk_dma(l->dt, ISA_SPACE_SRAM, off, ISA_SPACE_DRAM, l->x + off, rs, st, st);
+        in = bk_dma(l->dt, ISA_SPACE_SRAM, c->sram_stage + off, ISA_SPACE_DRAM, l->x + off, rs, st, st);
         bk_code_st(k, &in);
     }
     if (!ly->mcast) {
         uint32_t fs[4] = {1, 1, 1, 64 / (uint32_t)isa_dtype_size(c->dt)};
         bk_compact(fs, st);
-        in = bk_dma(c->dt, ISA_SPACE_LMEM, ly->l_flag, ISA_SPACE_SRAM, 0, fs, st, st);
+        in = bk_dma(c->dt, ISA_SPACE_LMEM, ly->l_flag, ISA_SPACE_SRAM, c->sram_stage, fs, st, st);
         bk_code_st(k, &in);
     }
 }
@@ -415,7 +415,8 @@ static int may_use_sram(const BkCtx *c, const BkLayer *ly)
     const BkLow *l = &ly->lw;
     uint64_t bytes = (uint64_t)l->N * l->C * l->H * l->W * (uint64_t)l->es;
     int rereads = l->ngc > 1;
-    return c->grouping && !c->sram_never && l->kind == BK_K_CONV && bytes <= (uint64_t)c->chip->sram_bytes && rereads;
+    return c->grouping && !c->sram_never && l->kind == BK_K_CONV && c->sram_stage + bytes <= (uint64_t)c->chip->sram_bytes &&
+           rereads;
 }
 
 /* Offers s, and s with its input in SRAM where that may pay (only the

@@ -11,7 +11,9 @@ void bk_sched_init(BkSchedule *s) { memset(s, 0, sizeof *s); }
 void bk_segment_free(BkSegment *sg)
 {
     free(sg->tile_core);
+    free(sg->row_owner);
     sg->tile_core = NULL;
+    sg->row_owner = NULL;
 }
 
 void bk_sched_free(BkSchedule *s)
@@ -35,7 +37,7 @@ int bk_sched_distribute(BkSegment *sg, AtlErr *e)
         if (sg->tile_core[t] != last) { used++; last = sg->tile_core[t]; }
     }
     sg->cores_used = used;
-    return 0;
+    return bk_band_distribute(sg, e);
 }
 
 int bk_sched_add(BkSchedule *s, BkLayer *ly, BkCoreSet cores, BkCoreSet bar_set, int bar_id, AtlErr *e)
@@ -178,6 +180,10 @@ const BkCode *bk_walk_code(BkCtx *c, const BkSegment *sg, BkWalk *w, const BkAct
     default:
         return NULL;
     }
+    /* row bands: each cluster's rows of banded tensors from / to its SRAM */
+    if (c->bands && (a->kind == BK_ACT_MCAST || a->kind == BK_ACT_LOAD || a->kind == BK_ACT_COPY) &&
+        bk_band_code(c, sg, k, core / c->chip->cores_per_cluster, e))
+        return NULL;
     /* activations in every cluster's SRAM: each SRAM write reaches them all */
     if (c->sram_copies > 1 && (a->kind == BK_ACT_MCAST || a->kind == BK_ACT_LOAD || a->kind == BK_ACT_COPY))
         bk_code_replicate_sram(k, c->sram_copies, core / c->chip->cores_per_cluster);

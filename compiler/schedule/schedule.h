@@ -91,6 +91,10 @@ typedef struct BkSegment {
     /* measured by the emitter (emit/emit.h, BkEmitUse) */
     uint64_t dram_rd, dram_wr;    /* bytes its DMAs read from / write to DRAM */
     uint64_t lmem_peak;           /* highest LMEM byte any of its instructions touches */
+    /* row bands: the cluster that writes each output row (-2: several or
+     * unknown; malloc'd, NULL when the layer is not a window layer of one image) */
+    int8_t *row_owner;
+    int nrows;
 } BkSegment;
 
 typedef struct BkSchedule {
@@ -137,8 +141,29 @@ void bk_sched_free(BkSchedule *s);
 int bk_sched_add(BkSchedule *s, BkLayer *ly, BkCoreSet cores, BkCoreSet bar_set, int bar_id, AtlErr *e);
 /* Tiles to the segment's cores: runs of tile_run consecutive tiles stay
  * on one core, in order; runs go to cores in contiguous balanced blocks
- * (run k of K on core first + floor(k * count / K)); sets cores_used. */
+ * (run k of K on core first + floor(k * count / K)); sets cores_used.
+ * Row bands (BkLayer.bands on the chip's cores): by output rows instead
+ * (bk_band_distribute). Sets row_owner with bands on. */
 int bk_sched_distribute(BkSegment *sg, AtlErr *e);
+
+/* bands.c - row bands (docs/backend.md, "Row bands in every cluster").
+ * bk_band_distribute: a conv/pool layer's tiles to the cluster whose
+ * share of the output rows holds the tile's middle row, then over that
+ * cluster's cores as bk_sched_distribute does; and sg->row_owner from the
+ * tiles' rows and cores (both with BkLayer.band_cores set; 0 when
+ * nothing was done). bk_band_code rewrites the DMAs of one tile's code
+ * on `cluster`: rows of a banded input its cluster owns are read from
+ * its SRAM, the others from DRAM (marked needed); rows of the banded
+ * output go to the own SRAM and, when another cluster reads them (before
+ * the schedule is final: when a row of another cluster lies within 3),
+ * to DRAM. bk_band_publish records a segment's output owners in the
+ * context; bk_band_finalize, once the schedule is complete, publishes
+ * every segment's in order, collects the rows each load reads from DRAM
+ * and sets band_final. */
+int bk_band_distribute(BkSegment *sg, AtlErr *e);
+int bk_band_code(BkCtx *c, const BkSegment *sg, BkCode *k, int cluster, AtlErr *e);
+void bk_band_publish(BkCtx *c, const BkSegment *sg);
+int bk_band_finalize(BkCtx *c, BkSchedule *s, AtlErr *e);
 /* Frees one segment's arrays. */
 void bk_segment_free(BkSegment *sg);
 /* Bit i set when core i of the cluster runs a tile of the segment. */

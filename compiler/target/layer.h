@@ -185,6 +185,10 @@ struct BkLayer {
     int ncopies;
     BkShapes shapes;              /* candidate tile shapes (malloc'd), see BkShapes */
     struct BkChain *chain;        /* a layer group's plan (lower/chain.c; one malloc'd block) */
+    /* row bands (BkCtx.bands): band_cores, the chip's cores (0: off); on a
+     * segment of them a conv/pool layer's tiles with bands = 1 go to the
+     * clusters by output rows (schedule/bands.c) */
+    int bands, band_cores, band_clusters;
 };
 
 /* layer.c: the layer's tiles: ntiles, run (see tile_run) and weight keys

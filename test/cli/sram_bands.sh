@@ -1,0 +1,39 @@
+# sram_bands.sh - row bands (docs/backend.md, "Row bands in every
+# cluster"): on a chip whose clusters share only DRAM (a1, and a copy of
+# it with 2 clusters), `--sram-activations bands` keeps each cluster's
+# rows of the activations in its own SRAM. The summary says so, the
+# outputs stay the interpreter's (atoll compare: full mode, race detector
+# on), the program reads and writes SRAM, a run moves fewer DRAM bytes than
+# `auto` (all activations in DRAM on a1), the cost model's estimate is the
+# simulated cycles within 2%, and `--group none` keeps it off.
+. test/cli/lib.inc
+sed 's/^clusters = 4 /clusters = 2 /' configs/a1.ini > "$TMPD/a1x2.ini"
+# sim_profile ABM CHIP: "CYCLES DRAM_BYTES" of a timing-only run
+sim_profile() {
+    "$ATOLL" run "$1" --chip "$2" --input models/resnet20_cifar.ref.npz --timing-only --profile 2> /dev/null |
+        sed -n 's/^profile: \([0-9]*\) cycles.* MACs, \([0-9]*\) DRAM bytes.*/\1 \2/p'
+}
+for chip in configs/a1.ini "$TMPD/a1x2.ini"; do
+    c=$(basename "$chip" .ini)
+    expect_ok "${c}_compiles" "$ATOLL" compile models/resnet20_cifar.onnx --chip "$chip" --sram-activations bands -o "$TMPD/$c.abm"
+    cp "$TMPD/out" "$TMPD/sum_$c.txt"
+    expect_ok "${c}_matches_interpreter" "$ATOLL" compare models/resnet20_cifar.onnx "$TMPD/$c.abm" --chip "$chip" \
+        --input models/resnet20_cifar.ref.npz --expect models/resnet20_cifar.ref.npz
+    expect_ok "${c}_auto_compiles" "$ATOLL" compile models/resnet20_cifar.onnx --chip "$chip" -o "$TMPD/${c}_auto.abm"
+    set -- $(sim_profile "$TMPD/$c.abm" "$chip"); bc=$1; bd=$2
+    set -- $(sim_profile "$TMPD/${c}_auto.abm" "$chip"); ad=$2
+    if [ -n "$bd" ] && [ -n "$ad" ] && [ "$bd" -lt "$ad" ]; then ok "${c}_fewer_dram_bytes"; else fail "${c}_fewer_dram_bytes" "bands $bd, auto $ad"; fi
+    est=$(sed -n 's/.*estimated cycles : \([0-9]*\).*/\1/p' "$TMPD/sum_$c.txt")
+    if [ -n "$est" ] && [ -n "$bc" ] && [ $((est * 100)) -ge $((bc * 98)) ] && [ $((est * 100)) -le $((bc * 102)) ]; then
+        ok "${c}_estimate"; else fail "${c}_estimate" "estimate $est, simulated $bc"; fi
+done
+expect_grep summary_bands "bytes of activations in cluster SRAM (row bands over 4 clusters)" "$TMPD/sum_a1.txt"
+expect_grep summary_bands_2 "(row bands over 2 clusters)" "$TMPD/sum_a1x2.txt"
+# rows go to the own SRAM and come back from it (the trace names every instruction)
+"$ATOLL" run "$TMPD/a1.abm" --input models/resnet20_cifar.ref.npz --trace "$TMPD/a1.json" > /dev/null 2>&1
+expect_grep stores_to_sram "dma.copy dtype=f32 dst=sram:[^ ]* src=lmem:" "$TMPD/a1.json"
+expect_grep loads_from_sram "dma.copy dtype=f32 dst=lmem:[^ ]* src=sram:" "$TMPD/a1.json"
+# off with --group none (its plan is recorded: abm_identity.sh)
+"$ATOLL" compile models/resnet20_cifar.onnx --chip configs/a1.ini --group none --sram-activations bands -o "$TMPD/x.abm" > "$TMPD/sum.txt" 2>&1
+if grep -q "SRAM  " "$TMPD/sum.txt"; then fail off_with_group_none "SRAM line"; else ok off_with_group_none; fi
+cli_summary sram_bands
