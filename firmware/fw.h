@@ -58,7 +58,7 @@ enum {
 #define FW_MAX_DRAM_BLOCKS 256
 #define FW_DRAM_RESERVED 4096      /* DRAM below this is never allocated (0 means "none") */
 #define FW_PROF_BYTES 65536        /* per-layer profile buffer per model */
-#define FW_PROF_RECORDS (FW_PROF_BYTES / ATL_PROF_RECORD_BYTES)  /* 630 layers */
+#define FW_PROF_RECORDS (FW_PROF_BYTES / ATL_PROF_RECORD_BYTES)  /* 585 layers and members */
 
 /* First-fit allocator over one memory region (fw_heap.c). */
 typedef struct FwHeap {

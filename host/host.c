@@ -57,6 +57,8 @@ struct AtlModel {
     uint32_t run_result[ATL_MB_RESULTS];
     AtlLayerProfile *layers;
     uint32_t n_layers;
+    AtlLayerProfile *members;     /* the layer groups' members (records with a member tag) */
+    uint32_t n_members;
     AtlLayerInfo *rows;           /* the compiler's layer rows of every variant */
     char *row_text;               /* their strings */
     AtlStageInfo *stage_rows;     /* the stages of every staged variant */
@@ -150,6 +152,7 @@ static void model_free(AtlModel *m)
     free(m->tensors);
     free(m->all);
     free(m->layers);
+    free(m->members);
     free(m->rows);
     free(m->row_text);
     free(m->stage_rows);
@@ -693,11 +696,13 @@ AtlStatus atl_run(AtlModel *m, const char *net, const AtlBuffer *in, uint32_t n_
     uint32_t nl = d->result[20];
     const uint8_t *rec = nl ? device_dram(d->hw, r64(d->result, 21), (uint64_t)nl * ATL_PROF_RECORD_BYTES) : NULL;
     free(m->layers);
-    m->layers = NULL;
-    m->n_layers = 0;
+    free(m->members);
+    m->layers = m->members = NULL;
+    m->n_layers = m->n_members = 0;
     if (rec) {
         m->layers = calloc(nl, sizeof *m->layers);
-        if (!m->layers) return fail(d, ATL_ERR_HOST_MEMORY, "out of host memory");
+        m->members = calloc(nl, sizeof *m->members);
+        if (!m->layers || !m->members) return fail(d, ATL_ERR_HOST_MEMORY, "out of host memory");
         for (uint32_t i = 0; i < nl; i++) {
             uint64_t f[ATL_PROF_NUM_FIELDS];
             for (int k = 0; k < ATL_PROF_NUM_FIELDS; k++) {
@@ -705,13 +710,16 @@ AtlStatus atl_run(AtlModel *m, const char *net, const AtlBuffer *in, uint32_t n_
                 for (int b = 0; b < 8; b++) f[k] |= (uint64_t)rec[i * ATL_PROF_RECORD_BYTES + 8 * (uint32_t)k + (uint32_t)b] << (8 * b);
             }
             static const char *const bound[] = {[ATL_BOUND_COMPUTE] = "compute", [ATL_BOUND_DMA] = "dma", [ATL_BOUND_SYNC] = "sync"};
-            m->layers[i] = (AtlLayerProfile){ (uint32_t)f[ATL_PROF_LAYER], f[ATL_PROF_INSNS], f[ATL_PROF_FIRST], f[ATL_PROF_LAST],
-                                              f[ATL_PROF_MACS], f[ATL_PROF_DMA_BYTES], f[ATL_PROF_BUSY_MAT], f[ATL_PROF_BUSY_VEC],
-                                              f[ATL_PROF_BUSY_DMA], f[ATL_PROF_SYNC],
-                                              f[ATL_PROF_BOUND] <= ATL_BOUND_SYNC ? bound[f[ATL_PROF_BOUND]] : "?",
-                                              f[ATL_PROF_DRAM_BYTES], f[ATL_PROF_HELD] };
+            /* a member record's LAYER is its member tag (isa_member_tag) */
+            unsigned tag = (unsigned)f[ATL_PROF_LAYER];
+            int member = f[ATL_PROF_LAYER] <= 0xffff ? isa_tag_member(tag) : -1;
+            AtlLayerProfile *l = member < 0 ? &m->layers[m->n_layers++] : &m->members[m->n_members++];
+            *l = (AtlLayerProfile){ member < 0 ? (uint32_t)f[ATL_PROF_LAYER] : isa_tag_layer(tag), f[ATL_PROF_INSNS],
+                                    f[ATL_PROF_FIRST], f[ATL_PROF_LAST], f[ATL_PROF_MACS], f[ATL_PROF_DMA_BYTES],
+                                    f[ATL_PROF_BUSY_MAT], f[ATL_PROF_BUSY_VEC], f[ATL_PROF_BUSY_DMA], f[ATL_PROF_SYNC],
+                                    f[ATL_PROF_BOUND] <= ATL_BOUND_SYNC ? bound[f[ATL_PROF_BOUND]] : "?",
+                                    f[ATL_PROF_DRAM_BYTES], f[ATL_PROF_HELD], f[ATL_PROF_CYCLES], member };
         }
-        m->n_layers = nl;
     }
     if ((s = stage_profiles(d, m, st))) return s;
     m->has_run = 1;
@@ -781,6 +789,8 @@ AtlStatus atl_profile(const AtlModel *m, AtlProfile *p)
     p->layers = m->layers;
     p->n_stages = m->stages ? m->variants[m->last_variant].n_stages : 0;
     p->stages = m->stages;
+    p->n_members = m->n_members;
+    p->members = m->members;
     return ATL_OK;
 }
 

@@ -138,6 +138,10 @@ typedef struct AtlLayerProfile {
                                      the previous layer's work to the end of its own, summed over
                                      cores (compiled models: the layers' add up to at most
                                      cycles x cores, however they overlap; docs/firmware.md) */
+    uint64_t cycles;              /* its span (last - first); a member's share of its group's span,
+                                     in proportion to its busy cycles: the members' add up to it */
+    int32_t member;               /* -1 for a layer; in AtlProfile.members the member's place in
+                                     its group (0 first), `layer` the group's id */
 } AtlLayerProfile;
 
 /* A stage of the variant that ran (AtlStageInfo), from its layers' records. */
@@ -163,6 +167,8 @@ typedef struct AtlProfile {
     const AtlLayerProfile *layers;                    /* valid until the next run */
     uint32_t n_stages;                                /* the variant's stages (AtlVariantInfo) */
     const AtlStageProfile *stages;                    /* valid until the next run */
+    uint32_t n_members;                               /* the members of its layer groups, each */
+    const AtlLayerProfile *members;                   /* group's in order; valid until the next run */
 } AtlProfile;
 
 typedef struct AtlOpenOptions {

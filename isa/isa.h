@@ -28,7 +28,9 @@
  *     instruction completes (for a DMA into LMEM, on every destination core
  *     of the mask; into another cluster's SRAM, on the mask's cores of that
  *     cluster). Encoded as id+1, 0 meaning none.
- *   - layer=L tags the instruction for the per-layer report.
+ *   - layer=L tags the instruction for the per-layer report: below
+ *     ISA_MEMBER_TAG a layer id, else member M of layer group G
+ *     (isa_member_tag; docs/simulator.md, "per layer").
  */
 #ifndef ATOLL_ISA_H
 #define ATOLL_ISA_H
@@ -132,6 +134,22 @@ typedef struct AtlInsn {
     int32_t lo, hi;            /* requant clamp */
     float alpha, beta;         /* activation parameters (f32) */
 } AtlInsn;
+
+/* The layer field's member tags: ISA_MEMBER_TAG | G << 4 | M tags an
+ * instruction of member M (0..15) of layer group G (0..2047); it counts
+ * for layer G and for its member M. A value below ISA_MEMBER_TAG is a
+ * plain layer id. */
+#define ISA_MEMBER_TAG 0x8000u
+#define ISA_MAX_MEMBERS 16
+#define ISA_MAX_TAGGED_LAYER 2047
+static inline uint16_t isa_member_tag(unsigned layer, unsigned member)
+{
+    return (uint16_t)(ISA_MEMBER_TAG | (layer << 4) | member);
+}
+/* The layer id a layer field counts for. */
+static inline unsigned isa_tag_layer(unsigned tag) { return tag & ISA_MEMBER_TAG ? (tag & 0x7fffu) >> 4 : tag; }
+/* The member a layer field tags, -1 for a plain layer id. */
+static inline int isa_tag_member(unsigned tag) { return tag & ISA_MEMBER_TAG ? (int)(tag & 15u) : -1; }
 
 /* Field kinds: how the assembler parses and the disassembler prints them. */
 typedef enum {

@@ -268,10 +268,11 @@ enum {
 #define ATL_RELOC_SHIFT 32
 #define ATL_RELOC_ADDR(region, offset) ((((uint64_t)(region) + 1) << ATL_RELOC_SHIFT) | (uint64_t)(offset))
 
-/* Per-layer profile record written by the device to PROF_ADDR (13
- * little-endian u64 fields, 104 bytes). */
+/* Per-layer profile record written by the device to PROF_ADDR (14
+ * little-endian u64 fields, 112 bytes): one per layer id, then one per
+ * member of a layer group (LAYER holds its member tag, isa_member_tag). */
 #define ATL_PROF_FIELDS(X) \
-    X(LAYER,  0, "layer id (from the instructions' layer field)") \
+    X(LAYER,  0, "layer id (from the instructions' layer field); a member record: the member tag 0x8000 + 16 x layer + member") \
     X(INSNS,  1, "instructions of the layer") \
     X(FIRST,  2, "cycle the layer's first instruction started") \
     X(LAST,   3, "cycle its last instruction completed") \
@@ -283,7 +284,8 @@ enum {
     X(SYNC,      9, "cycles of the layer's span when no engine kind was busy (waiting on semaphores and barriers)") \
     X(BOUND,    10, "what bounds the layer: 0 compute, 1 DMA, 2 sync") \
     X(DRAM_BYTES, 11, "bytes its DMA read from or wrote to DRAM") \
-    X(HELD,     12, "core-cycles the layer held: each engine's time from its previous instruction's end to this layer's instruction's end, summed over cores (the largest engine kind's sum)")
+    X(HELD,     12, "core-cycles the layer held: each engine's time from its previous instruction's end to this layer's instruction's end, summed over cores (the largest engine kind's sum)") \
+    X(CYCLES,   13, "the layer's span (LAST - FIRST); a member's share of its group's span, in proportion to its busy cycles (the members' add up to the group's)")
 enum {
 #define X(id, idx, doc) ATL_PROF_##id = (idx),
     ATL_PROF_FIELDS(X)

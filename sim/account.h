@@ -28,6 +28,23 @@ static void timeline_add(AtlSimTimeline *t, int engine, uint64_t start, uint64_t
     }
 }
 
+/* Adds one instruction of an engine of kind `engine` to l: its span
+ * [start, end), DMA and DRAM bytes, and the time since the engine's
+ * previous instruction completed (held). */
+SIM_HOT static void layer_add(AtlLayerStats *l, int engine, const SimPre *pre, uint64_t start, uint64_t end, uint64_t dma_bytes,
+                             uint64_t dram_bytes, uint64_t held)
+{
+    if (!l->used || start < l->first) l->first = start;
+    if (!l->used || end > l->last) l->last = end;
+    l->used = 1;
+    l->insns++;
+    l->macs += pre->macs;
+    l->dma_bytes += dma_bytes;
+    l->dram_bytes += dram_bytes;
+    l->busy[engine] += end - start;
+    l->held_by[engine] += held;
+}
+
 SIM_HOT static void stats_account(AtlSim *s, int core, int engine, const SimPre *pre, uint64_t start, uint64_t end)
 {
     AtlSimStats *st = &s->stats;
@@ -71,16 +88,10 @@ SIM_HOT static void stats_account(AtlSim *s, int core, int engine, const SimPre 
         if (engine == ISA_ENGINE_VEC) st->vec_elems += pre->elems;
     }
     if (pre->layer < st->nlayers && pre->op != ISA_OP_END) { /* `end` is no layer's work */
-        AtlLayerStats *l = &st->layers[pre->layer];
-        if (!l->used || start < l->first) l->first = start;
-        if (!l->used || end > l->last) l->last = end;
-        l->used = 1;
-        l->insns++;
-        l->macs += pre->macs;
-        l->dma_bytes += dma_bytes;
-        l->dram_bytes += dram_bytes;
-        l->busy[engine] += busy;
-        l->held_by[engine] += end - e->t_done;
+        layer_add(&st->layers[pre->layer], engine, pre, start, end, dma_bytes, dram_bytes, end - e->t_done);
+        if (pre->member && st->members)
+            layer_add(&st->members[(size_t)pre->layer * ISA_MAX_MEMBERS + pre->member - 1u], engine, pre, start, end, dma_bytes,
+                      dram_bytes, end - e->t_done);
     }
     e->t_done = end;
 }

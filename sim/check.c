@@ -322,7 +322,8 @@ int sim_check_insn(const AtlSim *s, int core, int engine, const AtlInsn *in,
     pre->dst_space = in->dst_space;
     pre->src_space = in->src_space;
     pre->mask = in->mask;
-    pre->layer = in->layer;
+    pre->layer = (uint16_t)isa_tag_layer(in->layer);
+    pre->member = (uint8_t)(isa_tag_member(in->layer) + 1);
     int want = isa_ops[in->op].engine;
     if (want != ISA_ENGINE_ANY && want != engine)
         return bad(&c, SIM_FAULT_ILLEGAL, "a %s instruction in the %s engine's stream", isa_engine_name(want), isa_engine_name(engine));

@@ -182,15 +182,17 @@ static void write_profile(AtlSimDevice *d, const AtlSimStats *st)
 {
     uint64_t addr = get64(d, ATL_REG_PROF_ADDR_LO), cap = d->regs[ATL_REG_PROF_CAP / 4], n = 0;
     if (addr && addr <= d->dram_size && cap <= (d->dram_size - addr) / ATL_PROF_RECORD_BYTES) {
-        for (int l = 0; l < st->nlayers && n < cap; l++) {
-            const AtlLayerStats *ls = &st->layers[l];
-            if (!ls->used) continue;
+        /* the layers, then the members of layer groups (dropped first when the buffer is full) */
+        for (int r = 0; r < st->nlayers * (1 + ISA_MAX_MEMBERS) && n < cap; r++) {
+            int l = r < st->nlayers ? r : (r - st->nlayers) / ISA_MAX_MEMBERS, k = r < st->nlayers ? -1 : (r - st->nlayers) % ISA_MAX_MEMBERS;
+            const AtlLayerStats *ls = k < 0 ? &st->layers[l] : sim_member_stats(st, l, k);
+            if (!ls || !ls->used) continue;
             uint64_t f[ATL_PROF_NUM_FIELDS] = {
-                [ATL_PROF_LAYER] = (uint64_t)l, [ATL_PROF_INSNS] = ls->insns, [ATL_PROF_FIRST] = ls->first,
+                [ATL_PROF_LAYER] = k < 0 ? (uint64_t)l : isa_member_tag((unsigned)l, (unsigned)k), [ATL_PROF_INSNS] = ls->insns, [ATL_PROF_FIRST] = ls->first,
                 [ATL_PROF_LAST] = ls->last, [ATL_PROF_MACS] = ls->macs, [ATL_PROF_DMA_BYTES] = ls->dma_bytes,
                 [ATL_PROF_BUSY_MAT] = ls->busy[ISA_ENGINE_MAT], [ATL_PROF_BUSY_VEC] = ls->busy[ISA_ENGINE_VEC],
                 [ATL_PROF_BUSY_DMA] = ls->busy[ISA_ENGINE_DMA], [ATL_PROF_SYNC] = ls->stall_sync,
-                [ATL_PROF_DRAM_BYTES] = ls->dram_bytes, [ATL_PROF_HELD] = ls->held,
+                [ATL_PROF_DRAM_BYTES] = ls->dram_bytes, [ATL_PROF_HELD] = ls->held, [ATL_PROF_CYCLES] = ls->cycles,
                 [ATL_PROF_BOUND] = !ls->bound || !strcmp(ls->bound, "compute") ? ATL_BOUND_COMPUTE
                                    : !strcmp(ls->bound, "dma") ? ATL_BOUND_DMA : ATL_BOUND_SYNC,
             };

@@ -11,6 +11,58 @@
 #include "isa/numerics.h"
 #include "isa/area.h"
 
+/* A layer's (or member's) figures from its counts: sync, bound, held, and
+ * its span as its cycles. */
+static void layer_finish(AtlLayerStats *l)
+{
+    uint64_t compute = l->busy[ISA_ENGINE_MAT] > l->busy[ISA_ENGINE_VEC] ? l->busy[ISA_ENGINE_MAT] : l->busy[ISA_ENGINE_VEC];
+    uint64_t span = l->last - l->first;
+    /* sync: the part of the span no engine kind was busy */
+    uint64_t busiest = compute > l->busy[ISA_ENGINE_DMA] ? compute : l->busy[ISA_ENGINE_DMA];
+    l->stall_sync = span > busiest ? span - busiest : 0;
+    l->bound = l->stall_sync > busiest ? "sync" : (l->busy[ISA_ENGINE_DMA] > compute ? "dma" : "compute");
+    l->held = 0;
+    for (int g = 0; g < ISA_NUM_ENGINES; g++)
+        if (l->held_by[g] > l->held) l->held = l->held_by[g];
+    l->cycles = span;
+}
+
+static uint64_t busy_sum(const AtlLayerStats *l)
+{
+    uint64_t b = 0;
+    for (int g = 0; g < ISA_NUM_ENGINES; g++) b += l->busy[g];
+    return b;
+}
+
+/* The members m[0..ISA_MAX_MEMBERS) of group g share its span in
+ * proportion to their busy cycles (their instructions if none was busy),
+ * rounded so that the shares add up to the span exactly: each gets the
+ * floor of its exact share, the cycles left go one each to the largest
+ * remainders (the first member on ties). */
+static void member_shares(const AtlLayerStats *g, AtlLayerStats *m)
+{
+    __extension__ typedef unsigned __int128 u128;
+    uint64_t span = g->last - g->first, total = 0, given = 0, w[ISA_MAX_MEMBERS];
+    int by_insns = 1;
+    for (int i = 0; i < ISA_MAX_MEMBERS; i++) by_insns &= !m[i].used || !busy_sum(&m[i]);
+    for (int i = 0; i < ISA_MAX_MEMBERS; i++) total += w[i] = !m[i].used ? 0 : by_insns ? m[i].insns : busy_sum(&m[i]);
+    if (!total) return;
+    u128 rem[ISA_MAX_MEMBERS];
+    for (int i = 0; i < ISA_MAX_MEMBERS; i++) {
+        u128 x = (u128)span * w[i];
+        m[i].cycles = (uint64_t)(x / total);
+        rem[i] = x % total;
+        given += m[i].cycles;
+    }
+    for (; given < span; given++) {
+        int best = -1;
+        for (int i = 0; i < ISA_MAX_MEMBERS; i++)
+            if (w[i] && (best < 0 || rem[i] > rem[best])) best = i;
+        m[best].cycles++;
+        rem[best] = 0;
+    }
+}
+
 void stats_finish(AtlSim *s)
 {
     AtlSimStats *st = &s->stats;
@@ -49,16 +101,25 @@ void stats_finish(AtlSim *s)
     for (int i = 0; i < st->nlayers; i++) {
         AtlLayerStats *l = &st->layers[i];
         if (!l->used) continue;
-        uint64_t compute = l->busy[ISA_ENGINE_MAT] > l->busy[ISA_ENGINE_VEC] ? l->busy[ISA_ENGINE_MAT] : l->busy[ISA_ENGINE_VEC];
-        uint64_t span = l->last - l->first;
-        /* sync: the part of the span no engine kind was busy */
-        uint64_t busiest = compute > l->busy[ISA_ENGINE_DMA] ? compute : l->busy[ISA_ENGINE_DMA];
-        l->stall_sync = span > busiest ? span - busiest : 0;
-        l->bound = l->stall_sync > busiest ? "sync" : (l->busy[ISA_ENGINE_DMA] > compute ? "dma" : "compute");
-        l->held = 0;
-        for (int g = 0; g < ISA_NUM_ENGINES; g++)
-            if (l->held_by[g] > l->held) l->held = l->held_by[g];
+        layer_finish(l);
+        if (!st->members) continue;
+        AtlLayerStats *m = &st->members[(size_t)i * ISA_MAX_MEMBERS];
+        int kind = 0;   /* the engine kind whose sum is the group's held */
+        while (l->held_by[kind] != l->held) kind++;
+        for (int k = 0; k < ISA_MAX_MEMBERS; k++) {
+            if (!m[k].used) continue;
+            layer_finish(&m[k]);
+            m[k].held = m[k].held_by[kind];   /* its part of the group's: they add up to it */
+        }
+        member_shares(l, m);
     }
+}
+
+const AtlLayerStats *sim_member_stats(const AtlSimStats *st, int layer, int member)
+{
+    if (!st->members || layer < 0 || layer >= st->nlayers || member < 0 || member >= ISA_MAX_MEMBERS) return NULL;
+    const AtlLayerStats *m = &st->members[(size_t)layer * ISA_MAX_MEMBERS + member];
+    return m->used ? m : NULL;
 }
 
 static void human_bytes(char *buf, size_t cap, uint64_t b)
@@ -120,16 +181,34 @@ char *sim_report_text(const AtlSim *s)
     if (any) {
         sbuf_printf(&b, "\nlayer       first        last   insns          MACs   DMA bytes    dma busy    mat busy    vec busy  bound\n");
         for (int i = 0; i < st->nlayers; i++) {
-            const AtlLayerStats *l = &st->layers[i];
-            if (!l->used) continue;
-            sbuf_printf(&b, "%5d %11llu %11llu %7llu %13llu %11llu %11llu %11llu %11llu  %s\n", i,
-                        (unsigned long long)l->first, (unsigned long long)l->last, (unsigned long long)l->insns,
-                        (unsigned long long)l->macs, (unsigned long long)l->dma_bytes,
-                        (unsigned long long)l->busy[0], (unsigned long long)l->busy[1], (unsigned long long)l->busy[2],
-                        l->bound ? l->bound : "-");
+            if (!st->layers[i].used) continue;
+            for (int k = -1; k < ISA_MAX_MEMBERS; k++) {   /* the layer, then its members as L.M */
+                const AtlLayerStats *l = k < 0 ? &st->layers[i] : sim_member_stats(st, i, k);
+                if (!l) continue;
+                char id[16];
+                if (k < 0) snprintf(id, sizeof id, "%d", i);
+                else snprintf(id, sizeof id, "%d.%d", i, k);
+                sbuf_printf(&b, "%5s %11llu %11llu %7llu %13llu %11llu %11llu %11llu %11llu  %s\n", id,
+                            (unsigned long long)l->first, (unsigned long long)l->last, (unsigned long long)l->insns,
+                            (unsigned long long)l->macs, (unsigned long long)l->dma_bytes,
+                            (unsigned long long)l->busy[0], (unsigned long long)l->busy[1], (unsigned long long)l->busy[2],
+                            l->bound ? l->bound : "-");
+            }
         }
     }
     return sbuf_take(&b);
+}
+
+/* The figures of a layer or member object of the stats JSON, without braces. */
+static void json_layer_fields(SimBuf *b, const AtlLayerStats *l)
+{
+    sbuf_printf(b, "\"first\":%llu,\"last\":%llu,\"insns\":%llu,\"macs\":%llu,\"dma_bytes\":%llu,"
+                "\"dram_bytes\":%llu,\"busy_dma\":%llu,\"busy_mat\":%llu,\"busy_vec\":%llu,\"sync\":%llu,\"bound\":\"%s\","
+                "\"held\":%llu", (unsigned long long)l->first, (unsigned long long)l->last,
+                (unsigned long long)l->insns, (unsigned long long)l->macs, (unsigned long long)l->dma_bytes,
+                (unsigned long long)l->dram_bytes,
+                (unsigned long long)l->busy[0], (unsigned long long)l->busy[1], (unsigned long long)l->busy[2],
+                (unsigned long long)l->stall_sync, l->bound ? l->bound : "", (unsigned long long)l->held);
 }
 
 static void json_engine(SimBuf *b, const AtlEngineStats *t)
@@ -243,13 +322,17 @@ char *sim_stats_json(const AtlSim *s)
     for (int i = 0; i < st->nlayers; i++) {
         const AtlLayerStats *l = &st->layers[i];
         if (!l->used) continue;
-        sbuf_printf(&b, "%s\n    {\"layer\":%d,\"first\":%llu,\"last\":%llu,\"insns\":%llu,\"macs\":%llu,\"dma_bytes\":%llu,"
-                    "\"dram_bytes\":%llu,\"busy_dma\":%llu,\"busy_mat\":%llu,\"busy_vec\":%llu,\"sync\":%llu,\"bound\":\"%s\"}",
-                    first ? "" : ",", i, (unsigned long long)l->first, (unsigned long long)l->last,
-                    (unsigned long long)l->insns, (unsigned long long)l->macs, (unsigned long long)l->dma_bytes,
-                    (unsigned long long)l->dram_bytes,
-                    (unsigned long long)l->busy[0], (unsigned long long)l->busy[1], (unsigned long long)l->busy[2],
-                    (unsigned long long)l->stall_sync, l->bound ? l->bound : "");
+        sbuf_printf(&b, "%s\n    {\"layer\":%d,", first ? "" : ",", i);
+        json_layer_fields(&b, l);
+        int n = 0;
+        for (int k = 0; k < ISA_MAX_MEMBERS; k++) {
+            const AtlLayerStats *m = sim_member_stats(st, i, k);
+            if (!m) continue;
+            sbuf_printf(&b, "%s{\"member\":%d,\"cycles\":%llu,", n++ ? "," : ",\"members\":[", k, (unsigned long long)m->cycles);
+            json_layer_fields(&b, m);
+            sbuf_printf(&b, "}");
+        }
+        sbuf_printf(&b, "%s}", n ? "]" : "");
         first = 0;
     }
     sbuf_printf(&b, "\n  ],\n");
@@ -262,16 +345,21 @@ char *sim_layers_csv(const AtlSim *s)
 {
     const AtlSimStats *st = &s->stats;
     SimBuf b = {0};
-    sbuf_printf(&b, "layer,first,last,cycles,insns,macs,dma_bytes,dram_bytes,busy_dma,busy_mat,busy_vec,sync,bound\n");
+    sbuf_printf(&b, "layer,first,last,cycles,insns,macs,dma_bytes,dram_bytes,busy_dma,busy_mat,busy_vec,sync,bound,held,member\n");
     for (int i = 0; i < st->nlayers; i++) {
-        const AtlLayerStats *l = &st->layers[i];
-        if (!l->used) continue;
-        sbuf_printf(&b, "%d,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%s\n", i, (unsigned long long)l->first,
-                    (unsigned long long)l->last, (unsigned long long)(l->last - l->first), (unsigned long long)l->insns,
-                    (unsigned long long)l->macs, (unsigned long long)l->dma_bytes, (unsigned long long)l->dram_bytes,
-                    (unsigned long long)l->busy[0],
-                    (unsigned long long)l->busy[1], (unsigned long long)l->busy[2], (unsigned long long)l->stall_sync,
-                    l->bound ? l->bound : "");
+        if (!st->layers[i].used) continue;
+        for (int k = -1; k < ISA_MAX_MEMBERS; k++) {   /* the layer, then its members */
+            const AtlLayerStats *l = k < 0 ? &st->layers[i] : sim_member_stats(st, i, k);
+            if (!l) continue;
+            char member[16] = "";
+            if (k >= 0) snprintf(member, sizeof member, "%d", k);
+            sbuf_printf(&b, "%d,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%s,%llu,%s\n", i,
+                        (unsigned long long)l->first, (unsigned long long)l->last, (unsigned long long)l->cycles,
+                        (unsigned long long)l->insns, (unsigned long long)l->macs, (unsigned long long)l->dma_bytes,
+                        (unsigned long long)l->dram_bytes, (unsigned long long)l->busy[0], (unsigned long long)l->busy[1],
+                        (unsigned long long)l->busy[2], (unsigned long long)l->stall_sync, l->bound ? l->bound : "",
+                        (unsigned long long)l->held, member);
+        }
     }
     return sbuf_take(&b);
 }

@@ -61,6 +61,7 @@ void sim_free(AtlSim *s)
     free(s->scratch);
     free(s->stats.engine);
     free(s->stats.layers);
+    free(s->stats.members);
     ddma_free(s);
     evq_free(&s->q);
     sbuf_free(&s->trace);
@@ -173,12 +174,13 @@ static void sim_reset(AtlSim *s)
     s->flow_seq = 0;
     memset(&s->fault, 0, sizeof s->fault);
     AtlEngineStats *es = s->stats.engine;
-    AtlLayerStats *ls = s->stats.layers;
+    AtlLayerStats *ls = s->stats.layers, *ms = s->stats.members;
     int nl = s->stats.nlayers;
     memset(&s->stats, 0, sizeof s->stats);
     memset(es, 0, (size_t)s->ncores * ISA_NUM_ENGINES * sizeof *es);
     s->stats.engine = es;
     s->stats.layers = ls;
+    s->stats.members = ms;
     s->stats.nlayers = nl;
     s->stats.ncores = s->ncores;
     sbuf_free(&s->trace);
@@ -205,6 +207,47 @@ static int dma_within_limits(const AtlSim *s, const AtlInsn *in, const SimPre *p
              "bandwidth), past the limit of %llu cycles (--max-cycles)", isa_ops[in->op].mnemonic,
              (unsigned long long)pre->bytes, least, bw, (unsigned long long)s->max_cycles);
     return 1;
+}
+
+/* Layer group members: an instruction of a layer whose other
+ * instructions carry member tags (isa_member_tag) but carries none itself
+ * (the emitter's waits, hand-overs and barriers) belongs to the member of
+ * the next tagged instruction of its layer in its stream, the work it
+ * waits for, or after the last one to the member of the previous; in a
+ * stream without any of the layer's tagged instructions, to the layer's
+ * last member (the one that ends the group). So every instruction of a
+ * group counts for one member. Returns 1 when some instruction has a
+ * member, -1 when out of memory. */
+static int inherit_members(AtlSim *s)
+{
+    int any = 0;
+    uint8_t *last = calloc((size_t)s->stats.nlayers, 1);   /* 1 + each layer's last member */
+    if (!last) return -1;
+    for (int eid = 0; eid < s->ncores * ISA_NUM_ENGINES; eid++) {
+        SimEngine *en = &s->eng[eid];
+        for (int i = 0; i < en->bad_index && i < en->count; i++)
+            if (en->pre[i].member > last[en->pre[i].layer]) last[en->pre[i].layer] = en->pre[i].member;
+    }
+    for (int eid = 0; eid < s->ncores * ISA_NUM_ENGINES; eid++) {
+        SimEngine *en = &s->eng[eid];
+        int n = en->bad_index < en->count ? en->bad_index : en->count, layer = -1, member = 0;
+        for (int i = n - 1; i >= 0; i--) {   /* the next tagged one */
+            SimPre *p = &en->pre[i];
+            if (p->layer != layer) { layer = p->layer; member = 0; }
+            if (p->member) member = p->member;
+            else p->member = (uint8_t)member;
+        }
+        layer = -1;
+        for (int i = 0; i < n; i++) {        /* after the last: the previous */
+            SimPre *p = &en->pre[i];
+            if (p->layer != layer) { layer = p->layer; member = 0; }
+            if (p->member) member = p->member;
+            else p->member = (uint8_t)(member ? member : last[p->layer]);
+            any |= p->member != 0;
+        }
+    }
+    free(last);
+    return any;
 }
 
 int sim_load(AtlSim *s, const AtlProgram *p, AtlErr *e)
@@ -237,7 +280,7 @@ int sim_load(AtlSim *s, const AtlProgram *p, AtlErr *e)
         en->pre = calloc((size_t)st->count + 1, sizeof *en->pre);
         if (!en->pre) return atl_fail(e, "sim: out of memory");
         for (int i = 0; i < st->count; i++) {
-            if (st->insns[i].layer > maxlayer) maxlayer = st->insns[i].layer;
+            if ((int)isa_tag_layer(st->insns[i].layer) > maxlayer) maxlayer = (int)isa_tag_layer(st->insns[i].layer);
             if (sim_check_insn(s, eid / ISA_NUM_ENGINES, eid % ISA_NUM_ENGINES, &st->insns[i], &en->pre[i],
                                &en->bad_kind, en->bad_msg, sizeof en->bad_msg)) {
                 en->bad_index = i;
@@ -266,9 +309,14 @@ int sim_load(AtlSim *s, const AtlProgram *p, AtlErr *e)
     }
     if (mem_dma_mark_exclusive(s)) return atl_fail(e, "sim: out of memory");
     free(s->stats.layers);
+    free(s->stats.members);
+    s->stats.members = NULL;
     s->stats.nlayers = maxlayer + 1;
     s->stats.layers = calloc((size_t)s->stats.nlayers, sizeof *s->stats.layers);
     if (!s->stats.layers) return atl_fail(e, "sim: out of memory");
+    int grouped = inherit_members(s);
+    if (grouped < 0 || (grouped && !(s->stats.members = calloc((size_t)s->stats.nlayers * ISA_MAX_MEMBERS, sizeof *s->stats.members))))
+        return atl_fail(e, "sim: out of memory");
     for (int i = 0; i < p->nsegs; i++) memcpy(s->dram + p->segs[i].addr, p->segs[i].bytes, p->segs[i].size);
     s->prog = p;
     s->loaded = 1;

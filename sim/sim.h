@@ -82,6 +82,10 @@ typedef struct AtlLayerStats {
      * the same sum, and each core's run is split among its layers, so the
      * layers' `held` add up to the run's core-cycles whatever overlaps. */
     uint64_t held_by[ISA_NUM_ENGINES], held;
+    /* a layer's span (last - first); a layer group member's share of its
+     * group's span, in proportion to the busy cycles of its instructions
+     * (all engine kinds): the members' add up to the group's */
+    uint64_t cycles;
 } AtlLayerStats;
 
 /* Byte counters by memory level and direction. */
@@ -130,6 +134,9 @@ typedef struct AtlSimStats {
     AtlSimEnergy energy;
     AtlLayerStats *layers;                /* [layer id], nlayers entries */
     int nlayers;
+    /* the members of layer groups (isa_member_tag): [layer id *
+     * ISA_MAX_MEMBERS + member]; NULL when no instruction has a member tag */
+    AtlLayerStats *members;
     AtlSimTimeline timeline;
 } AtlSimStats;
 
@@ -181,6 +188,10 @@ typedef struct AtlSimLayerRange {
 char *sim_trace_json_ranges(const AtlSim *s, const AtlSimLayerRange *r, int n);
 /* Per-layer table as CSV (header line first; one row per layer id used). */
 char *sim_layers_csv(const AtlSim *s);
+/* Member `member` (0..ISA_MAX_MEMBERS-1) of layer group `layer` after a
+ * run: its figures (cycles: its share of the group's span), NULL when no
+ * instruction counted for it. */
+const AtlLayerStats *sim_member_stats(const AtlSimStats *st, int layer, int member);
 
 /* Host memory needed to simulate a chip (sim/host_cost.c): `upfront` is
  * what sim_create commits before any program runs (per-core state and the

@@ -79,7 +79,9 @@ typedef struct SimPre {
     uint32_t cores;         /* cluster-local cores of all its ranges */
     /* copied from the AtlInsn */
     uint32_t mask;
-    uint16_t layer;
+    uint16_t layer;         /* the layer it counts for (isa_tag_layer) */
+    uint8_t member;         /* 1 + its layer group member (isa_tag_member; sim_load gives untagged
+                             * instructions of a group theirs), 0 none */
     uint8_t op, fmt, wait, signal, dtype, dst_space, src_space;
     uint8_t nr;
     uint8_t far;            /* SIM_FAR_BIT of each of its ranges in cluster SRAM or DRAM (only DMA instructions have them) */

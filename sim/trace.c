@@ -47,8 +47,9 @@ void trace_insn(AtlSim *s, int core, int engine, int index, const AtlInsn *in, u
 {
     SimBuf *b = &s->trace;
     char dis[256];
-    if (s->trace_span && in->layer < s->stats.nlayers && in->op != ISA_OP_END) {
-        uint64_t *sp = &s->trace_span[2 * ((size_t)(core / s->cpc) * (size_t)s->stats.nlayers + in->layer)];
+    const SimPre *pre = &s->eng[sim_eid(core, engine)].pre[index];   /* its layer and member, decoded */
+    if (s->trace_span && pre->layer < s->stats.nlayers && in->op != ISA_OP_END) {
+        uint64_t *sp = &s->trace_span[2 * ((size_t)(core / s->cpc) * (size_t)s->stats.nlayers + pre->layer)];
         if (start < sp[0]) sp[0] = start;
         if (end > sp[1]) sp[1] = end;
     }
@@ -57,8 +58,9 @@ void trace_insn(AtlSim *s, int core, int engine, int index, const AtlInsn *in, u
     ts(b, s, start);
     sbuf_printf(b, ",\"dur\":");
     ts(b, s, end - start);
-    sbuf_printf(b, ",\"args\":{\"index\":%d,\"layer\":%d,\"start_cycle\":%llu,\"end_cycle\":%llu,\"insn\":", index, in->layer,
-                (unsigned long long)start, (unsigned long long)end);
+    sbuf_printf(b, ",\"args\":{\"index\":%d,\"layer\":%d,", index, pre->layer);
+    if (pre->member) sbuf_printf(b, "\"member\":%d,", pre->member - 1);
+    sbuf_printf(b, "\"start_cycle\":%llu,\"end_cycle\":%llu,\"insn\":", (unsigned long long)start, (unsigned long long)end);
     sbuf_json_str(b, dis);
     /* a copy to or from another cluster's SRAM: which cluster, and over how many links */
     int peer = isa_ops[in->op].format == ISA_FMT_DMA_COPY

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "atoll.h"
+#include "isa/isa.h"
 #include "tools/cli.h"
 #include "util/file.h"
 
@@ -139,6 +140,28 @@ static const AtlLayerInfo *layer_row(const AtlVariantInfo *st, uint32_t id)
     return NULL;
 }
 
+/* One row of the --profile table: a layer (or group), or a member of a
+ * group (indented, no id) with its share of the group's span as cycles;
+ * the engines' busy cycles as a share of room x 100 (the layer's span x
+ * cores: a group's members' add up to the group's). */
+static void profile_row(const AtlLayerProfile *l, const AtlLayerInfo *r, double room)
+{
+    char id[8] = "", name[32], op[16], est[24], macs[16], dram[16];
+    if (l->member < 0) snprintf(id, sizeof id, "%u", l->layer);
+    char label[300];
+    snprintf(label, sizeof label, "%s%s", l->member < 0 ? "" : "  ", r ? r->name : l->member < 0 ? "-" : "member");
+    short_name(label, 28, name);
+    if (l->member >= 0 && !r) snprintf(name, sizeof name, "  member %d", l->member);
+    snprintf(op, sizeof op, "%.9s", r ? r->op : "-");
+    if (r && r->est_cycles) snprintf(est, sizeof est, "%llu", (unsigned long long)r->est_cycles);
+    else snprintf(est, sizeof est, "-");
+    human(l->macs, "", macs, sizeof macs);
+    human(l->dram_bytes, "B", dram, sizeof dram);
+    printf(" %3s %-28s %-9s %-7s %8s %8llu %6s %6s %3.0f%% %3.0f%% %3.0f%%\n", id, name, op, l->bound ? l->bound : "-", est,
+           (unsigned long long)l->cycles, macs, dram, room > 0 ? (double)l->busy_mat / room : 0.0,
+           room > 0 ? (double)l->busy_vec / room : 0.0, room > 0 ? (double)l->busy_dma / room : 0.0);
+}
+
 static void print_profile(const AtlProfile *p, const AtlVariantInfo *st)
 {
     static const char *const eng[ATL_ENGINES] = { "dma", "matrix", "vector" };
@@ -156,19 +179,13 @@ static void print_profile(const AtlProfile *p, const AtlVariantInfo *st)
     uint32_t cores = st->cores ? st->cores : 1;
     for (uint32_t i = 0; i < p->n_layers; i++) {
         const AtlLayerProfile *l = &p->layers[i];
-        const AtlLayerInfo *r = layer_row(st, l->layer);
-        char name[32], op[16], est[24], macs[16], dram[16];
-        short_name(r ? r->name : "-", 28, name);
-        snprintf(op, sizeof op, "%.9s", r ? r->op : "-");
-        if (r) snprintf(est, sizeof est, "%llu", (unsigned long long)r->est_cycles);
-        else snprintf(est, sizeof est, "-");
-        human(l->macs, "", macs, sizeof macs);
-        human(l->dram_bytes, "B", dram, sizeof dram);
         uint64_t span = l->last > l->first ? l->last - l->first : 0;
         double room = (double)span * cores / 100.0;
-        printf(" %3u %-28s %-9s %-7s %8s %8llu %6s %6s %3.0f%% %3.0f%% %3.0f%%\n", l->layer, name, op, l->bound ? l->bound : "-",
-               est, (unsigned long long)span, macs, dram, room > 0 ? (double)l->busy_mat / room : 0.0,
-               room > 0 ? (double)l->busy_vec / room : 0.0, room > 0 ? (double)l->busy_dma / room : 0.0);
+        profile_row(l, layer_row(st, l->layer), room);
+        /* a group's members under it: their shares of its span and engine time */
+        for (uint32_t k = 0; k < p->n_members; k++)
+            if (p->members[k].layer == l->layer)
+                profile_row(&p->members[k], layer_row(st, isa_member_tag(l->layer, (unsigned)p->members[k].member)), room);
     }
     if (!st->n_layers)
         printf("  (layer names, ops and the cost model's estimates: compile the model with --layer-info)\n");

@@ -111,39 +111,56 @@ static void summary(Report *r, const JsonValue *j)
     report_table_end(r);
 }
 
+/* One row of the layers table: layer l of the stats JSON (id: its id, or
+ * "G.M" for member M of group G; in: the compiler's row, NULL if none;
+ * cyc: its span, a member's share of its group's). */
+static void layer_row(Report *r, const JsonValue *l, const char *id, const char *name, const LayerInfo *in, double cyc)
+{
+    char v[64];
+    report_row_begin(r);
+    report_cell(r, id, 1);
+    report_cell(r, in ? in->name : name, 0);
+    report_cell(r, in ? in->op : "", 0);
+    const char *bound = json_string(json_get(l, "bound"), "");
+    sbuf_printf(&r->html, "<td class=\"bound-%s\">", bound);
+    xml_put_text(&r->html, bound);
+    sbuf_printf(&r->html, "</td>");
+    if (in) num(v, sizeof v, in->est_cycles); else v[0] = 0;
+    report_cell(r, v, 1);
+    num(v, sizeof v, cyc);
+    report_cell(r, v, 1);
+    if (in && in->est_cycles > 0) snprintf(v, sizeof v, "%.2f", cyc / in->est_cycles); else v[0] = 0;
+    report_cell(r, v, 1);
+    static const char *const keys[] = {"macs", "dma_bytes", "busy_dma", "busy_mat", "busy_vec", "sync", "held"};
+    for (int k = 0; k < 7; k++) {
+        num(v, sizeof v, json_number(json_get(l, keys[k]), 0));
+        report_cell(r, v, 1);
+    }
+    report_row_end(r);
+}
+
 static void layer_table(Report *r, const JsonValue *layers, const LayerInfo *info, int n)
 {
     static const char *const head[] = {"layer", "name", "op", "bound", "estimated cycles", "simulated cycles", "sim / est",
-                                       "MACs", "DMA bytes", "DMA busy", "matrix busy", "vector busy", "sync"};
+                                       "MACs", "DMA bytes", "DMA busy", "matrix busy", "vector busy", "sync", "held"};
     report_heading(r, 2, "Layers");
     report_table_begin(r, "layers", head, (int)(sizeof head / sizeof head[0]));
     for (int i = 0; i < layers->count; i++) {
         const JsonValue *l = &layers->items[i];
         int id = (int)json_number(json_get(l, "layer"), -1);
         const LayerInfo *in = id >= 0 && id < n && info[id].known ? &info[id] : NULL;
-        double cyc = json_number(json_get(l, "last"), 0) - json_number(json_get(l, "first"), 0);
-        char v[64];
-        report_row_begin(r);
+        char v[32], name[48];
         snprintf(v, sizeof v, "%d", id);
-        report_cell(r, v, 1);
-        report_cell(r, in ? in->name : "", 0);
-        report_cell(r, in ? in->op : "", 0);
-        const char *bound = json_string(json_get(l, "bound"), "");
-        sbuf_printf(&r->html, "<td class=\"bound-%s\">", bound);
-        xml_put_text(&r->html, bound);
-        sbuf_printf(&r->html, "</td>");
-        if (in) num(v, sizeof v, in->est_cycles); else v[0] = 0;
-        report_cell(r, v, 1);
-        num(v, sizeof v, cyc);
-        report_cell(r, v, 1);
-        if (in && in->est_cycles > 0) snprintf(v, sizeof v, "%.2f", cyc / in->est_cycles); else v[0] = 0;
-        report_cell(r, v, 1);
-        static const char *const keys[] = {"macs", "dma_bytes", "busy_dma", "busy_mat", "busy_vec", "sync"};
-        for (int k = 0; k < 6; k++) {
-            num(v, sizeof v, json_number(json_get(l, keys[k]), 0));
-            report_cell(r, v, 1);
+        layer_row(r, l, v, "", in, json_number(json_get(l, "last"), 0) - json_number(json_get(l, "first"), 0));
+        /* a layer group's members under it, their cycles their shares of its span */
+        const JsonValue *ms = json_get(l, "members");
+        for (int k = 0; ms && ms->kind == JSON_ARRAY && k < ms->count; k++) {
+            const JsonValue *m = &ms->items[k];
+            int mi = (int)json_number(json_get(m, "member"), -1);
+            snprintf(v, sizeof v, "%d.%d", id, mi);
+            snprintf(name, sizeof name, "member %d of layer %d", mi, id);
+            layer_row(r, m, v, name, NULL, json_number(json_get(m, "cycles"), 0));
         }
-        report_row_end(r);
     }
     report_table_end(r);
 }

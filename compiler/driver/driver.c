@@ -94,6 +94,27 @@ static void options_text(const DrvRequest *rq, int synthetic, int batch, char *o
     }
 }
 
+/* A row for each member of layer group l (its node name and op, keyed by
+ * the member tag its instructions carry, isa_member_tag; no estimate of
+ * its own), after the group's row. */
+static int add_member_rows(AbmWriter *w, uint32_t variant, const BkLayerInfo *l, AtlErr *e)
+{
+    if (l->nmembers < 2 || !l->members || l->layer_id > ISA_MAX_TAGGED_LAYER) return 0;
+    const char *p = l->members;
+    for (unsigned k = 0; *p && k < ISA_MAX_MEMBERS; k++) {
+        char name[256], op[64];
+        size_t n = strcspn(p, "\t\n"), m;
+        snprintf(name, sizeof name, "%.*s", (int)n, p);
+        p += n + (p[n] == '\t');
+        m = strcspn(p, "\n");
+        snprintf(op, sizeof op, "%.*s", (int)m, p);
+        p += m + (p[m] == '\n');
+        AbmLayer row = {variant, isa_member_tag((unsigned)l->layer_id, k), name, op, "", 0, 0, 0, 0, 0, 0, 0};
+        if (abm_add_layer(w, variant, &row, e)) return -1;
+    }
+    return 0;
+}
+
 /* The backend's layer rows into the .abm's layers section for variant. */
 static int add_layer_rows(AbmWriter *w, uint32_t variant, const BkSummary *s, AtlErr *e)
 {
@@ -101,7 +122,7 @@ static int add_layer_rows(AbmWriter *w, uint32_t variant, const BkSummary *s, At
         const BkLayerInfo *l = &s->layers[i];
         AbmLayer row = {variant, (uint32_t)l->layer_id, l->name, l->op, l->split, (uint32_t)l->tiles, (uint32_t)l->cores,
                         l->is_matrix ? ABM_LAYER_MATRIX : 0, l->macs, l->est_cycles, l->est_compute, l->est_dma};
-        if (abm_add_layer(w, variant, &row, e)) return -1;
+        if (abm_add_layer(w, variant, &row, e) || add_member_rows(w, variant, l, e)) return -1;
     }
     return 0;
 }

@@ -24,7 +24,7 @@ static int encode_streams(BkEmit *x, uint32_t variant, AtlErr *e)
                 if (isa_encode(&s->insns[i], buf + (size_t)i * ISA_INSN_BYTES, e)) {
                     free(buf);
                     return atl_err_prefix(e, "core %d %s instruction %d (layer %d)", core, isa_engine_name(eng), i,
-                                          s->insns[i].layer);
+                                          (int)isa_tag_layer(s->insns[i].layer));
                 }
             int rc = abm_set_stream(c->w, variant, (uint32_t)core, (uint32_t)eng, buf, (size_t)s->count * ISA_INSN_BYTES, e);
             free(buf);

@@ -28,7 +28,9 @@
  *   the ranges of x->smove) move to the instance's buffer, the output's
  *   into the next stage's cluster (peer operands).
  * Guarantees: every instruction carries the layer id of the segment's
- *   layer; a DMA reading LMEM names its own core as the source core. */
+ *   layer, as a member tag (isa_member_tag) when the lowering marked it
+ *   as a layer group member's (layer = member + 1, lower/chain.c) and the
+ *   id fits one; a DMA reading LMEM names its own core as the source core. */
 #include <string.h>
 #include "compiler/emit/emit.h"
 #include <stdlib.h>
@@ -88,7 +90,7 @@ static void move_sram(const BkEmit *x, uint8_t *space, uint64_t *addr)
 
 static int put(BkEmit *x, int core, int engine, AtlInsn in, int layer, AtlErr *e)
 {
-    in.layer = (uint16_t)layer;
+    in.layer = in.layer && layer <= ISA_MAX_TAGGED_LAYER ? isa_member_tag((unsigned)layer, in.layer - 1u) : (uint16_t)layer;
     if (x->c->split && isa_ops[in.op].engine == ISA_ENGINE_DMA) {
         move_operand(x, in.dst_space, &in.dst);
         if (in.op != ISA_OP_DMA_FILL) move_operand(x, in.src_space, &in.src);

@@ -266,11 +266,41 @@ static int layout(const BkCtx *c, BkLayer *ly, BkChain *ch)
     return used <= ly->slot_size ? 0 : -1;
 }
 
+/* Member tags: the instructions a member computes with (its weight loads,
+ * its computes, the loads of the group inputs it is the first to read,
+ * and for the last member the store) carry layer = member + 1, which the
+ * emitter turns into the layer field's member tag (isa_member_tag), so
+ * the simulator reports each member's share of the group. */
+_Static_assert(BK_CHAIN_MAX <= ISA_MAX_MEMBERS, "a member tag holds the member's index in 4 bits");
+typedef struct ChainMark { int ld, cp, st; } ChainMark;
+
+static ChainMark mark(const BkCode *k)
+{
+    ChainMark m = {k->nld, k->ncp, k->nst};
+    return m;
+}
+
+static void tag_since(BkCode *k, ChainMark from, int member)
+{
+    if (k->oom) return;
+    for (int i = from.ld; i < k->nld; i++) k->ld[i].layer = (uint16_t)(member + 1);
+    for (int i = from.cp; i < k->ncp; i++) k->cp[i].layer = (uint16_t)(member + 1);
+    for (int i = from.st; i < k->nst; i++) k->st[i].layer = (uint16_t)(member + 1);
+}
+
+/* The first member reading buffer b (its input or its second input). */
+static int first_reader(const BkChain *ch, int b)
+{
+    for (int i = 0; i < ch->nm; i++) if (ch->m[i].in == b || ch->m[i].res == b) return i;
+    return 0;
+}
+
 static int chain_prologue(BkCtx *c, const BkLayer *ly, BkCode *k, AtlErr *e)
 {
     (void)c; (void)e;
     const BkChain *ch = ly->chain;
-    for (int i = 0; i < ch->nm; i++) {
+    ChainMark at = mark(k);   /* each member's weights get its tag */
+    for (int i = 0; i < ch->nm; tag_since(k, at, i), at = mark(k), i++) {
         const ChainMember *m = &ch->m[i];
         const BkLow *l = &m->ly->lw;
         if (l->kind != BK_K_CONV) continue;
@@ -367,9 +397,11 @@ static int chain_gen(BkCtx *c, const BkLayer *ly, int t, uint64_t slot, BkCode *
         if (!bf->dram || r.n[b] <= 0) continue;
         AtlInsn in = bk_nchw_box(dt, 1, bf->dram, bf->C, bf->H, bf->W, img, 0, bf->C, r.lo[b], r.n[b], 0, bf->W,
                                  slot + bf->off);
+        in.layer = (uint16_t)(first_reader(ch, b) + 1);   /* member tag */
         bk_code_ld(k, &in, 0);
     }
-    for (int i = 0; i < ch->nm; i++) {
+    ChainMark at = mark(k);   /* each member's computes get its tag, also after a `continue` */
+    for (int i = 0; i < ch->nm; tag_since(k, at, i), at = mark(k), i++) {
         const ChainMember *m = &ch->m[i];
         const BkLow *l = &m->ly->lw;
         const ChainBuf *bi = &ch->buf[m->in], *bo = &ch->buf[m->out];
@@ -431,6 +463,7 @@ static int chain_gen(BkCtx *c, const BkLayer *ly, int t, uint64_t slot, BkCode *
     member_out(last, &OC, &OH, &OW);
     AtlInsn st = bk_nchw_box(dt, 0, last->ly->lw.y, OC, OH, OW, img, 0, OC, r.lo[last->out], r.n[last->out], 0, OW,
                              slot + bo->off);
+    st.layer = (uint16_t)ch->nm;   /* member tag: the last member's */
     bk_code_st(k, &st);
     return k->oom ? atl_fail(e, "out of memory generating code") : 0;
 }

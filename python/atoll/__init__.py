@@ -84,7 +84,7 @@ class _LayerProfile(ctypes.Structure):
                 ("last", ctypes.c_uint64), ("macs", ctypes.c_uint64), ("dma_bytes", ctypes.c_uint64),
                 ("busy_mat", ctypes.c_uint64), ("busy_vec", ctypes.c_uint64), ("busy_dma", ctypes.c_uint64),
                 ("sync", ctypes.c_uint64), ("bound", ctypes.c_char_p), ("dram_bytes", ctypes.c_uint64),
-                ("held", ctypes.c_uint64)]
+                ("held", ctypes.c_uint64), ("cycles", ctypes.c_uint64), ("member", ctypes.c_int32)]
 
 
 class _StageProfile(ctypes.Structure):
@@ -98,7 +98,19 @@ class _Profile(ctypes.Structure):
                 ("macs", ctypes.c_uint64), ("dram_bytes", ctypes.c_uint64), ("cores", ctypes.c_uint32),
                 ("busy", ctypes.c_uint64 * 3), ("stall", ctypes.c_uint64 * 3), ("utilisation", ctypes.c_double * 3),
                 ("n_layers", ctypes.c_uint32), ("layers", ctypes.POINTER(_LayerProfile)),
-                ("n_stages", ctypes.c_uint32), ("stages", ctypes.POINTER(_StageProfile))]
+                ("n_stages", ctypes.c_uint32), ("stages", ctypes.POINTER(_StageProfile)),
+                ("n_members", ctypes.c_uint32), ("members", ctypes.POINTER(_LayerProfile))]
+
+
+def _layer_dict(l, r):
+    """One layer's (or layer group member's) profile record l as a dict,
+    with the compiler's row r (None without layer_info)."""
+    return {"name": _text(r.name) if r else None, "op": _text(r.op) if r else None,
+            "bound": _text(l.bound), "est_cycles": int(r.est_cycles) if r and r.est_cycles else None,
+            "cycles": int(l.cycles), "first": int(l.first), "last": int(l.last),
+            "macs": int(l.macs), "dram_bytes": int(l.dram_bytes), "dma_bytes": int(l.dma_bytes),
+            "busy": {"dma": int(l.busy_dma), "matrix": int(l.busy_mat), "vector": int(l.busy_vec)},
+            "held": int(l.held), "instructions": int(l.insns)}
 
 
 class _OpenOptions(ctypes.Structure):
@@ -373,7 +385,9 @@ class Net:
         """The profile of the last run: cycles, firmware cycles, seconds at
         the chip clock, MACs, DRAM bytes, per-engine busy/stall/utilisation,
         one dict per layer (with the compiler's name, op and estimate
-        when the model was compiled with layer_info), and one per stage of
+        when the model was compiled with layer_info; a layer group's
+        "members", each with its share of the group's cycles: they add up
+        to the group's), and one per stage of
         a staged schedule (its layers, micro-batch, cycles, matrix-unit
         utilisation)."""
         p = _Profile()
@@ -388,14 +402,11 @@ class Net:
         layers = []
         for i in range(p.n_layers):
             l = p.layers[i]
-            r = rows.get(int(l.layer))
-            layers.append({
-                "id": int(l.layer), "name": _text(r.name) if r else None, "op": _text(r.op) if r else None,
-                "bound": _text(l.bound), "est_cycles": int(r.est_cycles) if r else None,
-                "cycles": int(l.last - l.first), "first": int(l.first), "last": int(l.last),
-                "macs": int(l.macs), "dram_bytes": int(l.dram_bytes), "dma_bytes": int(l.dma_bytes),
-                "busy": {"dma": int(l.busy_dma), "matrix": int(l.busy_mat), "vector": int(l.busy_vec)},
-                "held": int(l.held), "instructions": int(l.insns)})
+            d = dict(id=int(l.layer), **_layer_dict(l, rows.get(int(l.layer))))
+            # a layer group's members: member tag 0x8000 + 16 x layer + member keys their rows
+            d["members"] = [dict(member=int(m.member), **_layer_dict(m, rows.get(0x8000 | int(l.layer) << 4 | int(m.member))))
+                            for m in (p.members[k] for k in range(p.n_members)) if m.layer == l.layer]
+            layers.append(d)
         stages = []
         for i in range(p.n_stages):
             g, r = p.stages[i], st.stages[i]

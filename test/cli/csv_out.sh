@@ -4,7 +4,8 @@
 # the compile CSV's estimates add up to the summary's estimated cycles, and
 # the run CSV's cycles are the stats JSON's per-layer spans; the DRAM bytes
 # the compiler measured on its instructions are the ones the simulator
-# moved, layer by layer (resnet20 on a1: layer groups on core sets).
+# moved, layer by layer (resnet20 on a1: layer groups on core sets); a
+# group's member rows add up to its row, in the CSV and the stats JSON.
 . test/cli/lib.inc
 M=models/lenet5.onnx
 expect_ok compile_csv "$ATOLL" compile $M --chip configs/tiny.ini -o "$TMPD/l.abm" --csv "$TMPD/est.csv"
@@ -16,7 +17,7 @@ if [ -n "$est_total" ] && [ "$sum" = "$est_total" ]; then ok compile_csv_sums; e
 expect_ok run_csv "$ATOLL" run "$TMPD/l.abm" --chip configs/tiny.ini --input models/lenet5.ref.npz --csv "$TMPD/run.csv" --stats "$TMPD/s.json"
 # the stats JSON carries the chip's area (isa/area.h; tiny: the same 6.90633 mm² as the sweep's column)
 expect_grep stats_area '"area_mm2": {"node":"45nm",.*"total":6.90633}' "$TMPD/s.json"
-expect_grep run_csv_header '^layer,first,last,cycles,insns,macs,dma_bytes,dram_bytes,busy_dma,busy_mat,busy_vec,sync,bound$' "$TMPD/run.csv"
+expect_grep run_csv_header '^layer,first,last,cycles,insns,macs,dma_bytes,dram_bytes,busy_dma,busy_mat,busy_vec,sync,bound,held,member$' "$TMPD/run.csv"
 a=$(awk -F, 'NR > 1 { print $2 }' "$TMPD/est.csv" | tr '\n' ' '); b=$(awk -F, 'NR > 1 { print $1 }' "$TMPD/run.csv" | tr '\n' ' ')
 if [ "$a" = "$b" ] && [ -n "$a" ]; then ok layer_ids_match; else fail layer_ids_match "compile: $a run: $b"; fi
 first=$(awk -F, 'NR == 2 { print "\"layer\":" $1 ",\"first\":" $2 ",\"last\":" $3 }' "$TMPD/run.csv")
@@ -24,14 +25,22 @@ expect_grep run_csv_is_stats "$first" "$TMPD/s.json"
 # measured DRAM bytes: compile (dram_rd + dram_wr) = run (dram_bytes), per unit
 R=models/resnet20_cifar
 expect_ok groups_csv "$ATOLL" compile $R.onnx --chip a1 -o "$TMPD/r.abm" --csv "$TMPD/r_est.csv"
-expect_ok groups_run_csv "$ATOLL" run "$TMPD/r.abm" --input $R.ref.npz --csv "$TMPD/r_run.csv"
+expect_ok groups_run_csv "$ATOLL" run "$TMPD/r.abm" --input $R.ref.npz --csv "$TMPD/r_run.csv" --stats "$TMPD/r.json"
 a=$(awk -F, 'NR > 1 { print $2 ":" $16 + $17 }' "$TMPD/r_est.csv" | tr '\n' ' ')
-b=$(awk -F, 'NR > 1 { print $1 ":" $8 }' "$TMPD/r_run.csv" | tr '\n' ' ')
+b=$(awk -F, 'NR > 1 && $15 == "" { print $1 ":" $8 }' "$TMPD/r_run.csv" | tr '\n' ' ')
 if [ "$a" = "$b" ] && [ -n "$a" ]; then ok dram_bytes_compile_equal_run; else fail dram_bytes_compile_equal_run "compile: $a run: $b"; fi
 grep -q ',Group(' "$TMPD/r_est.csv" && ok groups_in_csv || fail groups_in_csv "no Group( row"
 # a group's row counts its members; a layer's 1
 bad=$(awk -F, 'NR > 1 && (($4 ~ /^Group\(/) != ($13 > 1)) { print $2 }' "$TMPD/r_est.csv")
 [ -z "$bad" ] && ok members_column || fail members_column "rows $bad"
+# the run's member rows (member column set) add up to their group's row:
+# cycles (shares of its span), instructions, MACs, DRAM bytes, busy, held
+groups=$(awk -F, 'NR > 1 && $15 != "" { print $1 }' "$TMPD/r_run.csv" | sort -u | wc -l)
+bad=$(awk -F, 'NR > 1 { for (c = 4; c <= 14; c++) if (c != 12 && c != 13) { if ($15 == "") g[$1 "," c] = $c; else s[$1 "," c] += $c } }
+      END { for (k in s) if (s[k] != g[k]) print k ": " s[k] " vs " g[k] }' "$TMPD/r_run.csv")
+if [ "$groups" -eq 6 ] && [ -z "$bad" ]; then ok member_rows_sum; else fail member_rows_sum "$groups groups with members; $bad"; fi
+expect_grep stats_members '^    {"layer":0,.*"held":[0-9]*,"members":\[{"member":0,"cycles":[0-9]*,"first":' "$TMPD/r.json"
+expect_grep stats_held '^    {"layer":14,.*,"bound":"compute","held":[1-9][0-9]*}' "$TMPD/r.json"
 # two batch sizes: rows for each
 expect_ok compile_csv_batches "$ATOLL" compile models/digits_cnn.onnx --chip configs/tiny.ini -o "$TMPD/m.abm" --batch 1,2 --csv "$TMPD/m.csv"
 n1=$(grep -c '^1,' "$TMPD/m.csv"); n2=$(grep -c '^2,' "$TMPD/m.csv")

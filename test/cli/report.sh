@@ -45,13 +45,14 @@ browse "$TMPD/run.html" --dump-dom > "$TMPD/run.dom"
 for pat in '/classifier/classifier.1/Gemm' 'Gemm+Tanh' '<svg[^>]*id="roofline"'; do
     if grep -q -- "$pat" "$TMPD/run.dom"; then ok "run_dom: $pat"; else fail "run_dom: $pat" "not in the DOM"; fi
 done
-# a layer group's row (Group(n), named first .. last): digits_cnn on tiny
-# with its activations in DRAM, where its convolutions and pool form one
+# a layer group's row (Group(n), named first .. last) and its members'
+# rows under it: digits_cnn on tiny with its activations in DRAM, where
+# its convolutions and pool form one
 expect_ok compile_group "$ATOLL" compile models/digits_cnn.onnx --chip configs/tiny.ini --sram-activations never -o "$TMPD/g.abm" --csv "$TMPD/g.csv"
 expect_ok run_group "$ATOLL" run "$TMPD/g.abm" --input test/data/digits_x.npy --stats "$TMPD/g.json"
 expect_ok report_group "$ATOLL" report "$TMPD/g.json" --estimate "$TMPD/g.csv" -o "$TMPD/g.html"
 browse "$TMPD/g.html" --dump-dom > "$TMPD/g.dom"
-for pat in '/features/features.0/Conv .. ' 'Group(3)'; do
+for pat in '/features/features.0/Conv .. ' 'Group(3)' '<td class="num">0.2</td><td>member 2 of layer 0</td>' '<th[^>]*>held</th>'; do
     if grep -q -- "$pat" "$TMPD/g.dom"; then ok "group_dom: $pat"; else fail "group_dom: $pat" "not in the DOM"; fi
 done
 browse "$TMPD/sweep.html" --dump-dom > "$TMPD/sweep.dom"

@@ -187,7 +187,7 @@ static uint32_t conv_cores_of(const AtlProgram *prog, int layer)
         for (int eng = 0; eng < ISA_NUM_ENGINES; eng++) {
             const AtlStream *s = &prog->streams[core * ISA_NUM_ENGINES + eng];
             for (int i = 0; i < s->count; i++)
-                if (s->insns[i].op == ISA_OP_CONV && s->insns[i].layer == layer) m |= 1u << core;
+                if (s->insns[i].op == ISA_OP_CONV && (int)isa_tag_layer(s->insns[i].layer) == layer) m |= 1u << core;
         }
     return m;
 }

@@ -126,6 +126,19 @@ def fixed_batch_export_at_batch_4():
 
 
 @test
+def group_members_in_stats():
+    # digits_cnn on a1: one layer group of three members
+    with atoll.compile("models/digits_cnn.onnx", chip="a1", timing_only=True) as net:
+        net.run()
+        g = net.stats()["layers"][0]
+        ms = g["members"]
+        assert [m["member"] for m in ms] == [0, 1, 2] and ms[0]["name"] == "/features/features.0/Conv"
+        for k in ("cycles", "held", "macs", "instructions", "dram_bytes"):
+            assert sum(m[k] for m in ms) == g[k], k
+        assert sum(m["busy"]["matrix"] for m in ms) == g["busy"]["matrix"] and g["held"] > 0
+
+
+@test
 def stages_of_a_staged_schedule():
     exe = os.path.join(os.path.dirname(os.environ.get("ATOLL_LIB", "build/libatoll.so.0")), "atoll")
     path = os.path.join(TMP, "s.abm")
