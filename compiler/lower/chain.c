@@ -52,11 +52,6 @@
 
 enum { CHAIN_MAX_BUFS = 2 * BK_CHAIN_MAX + 2, CHAIN_MAX_SCR = 4 };
 enum { CHAIN_MAX_STEPS = 64, CHAIN_MAX_ITEMS = CHAIN_MAX_STEPS + BK_CHAIN_MAX };
-/* Streamed weights (work in progress, issue #11 item 5): the plans below
- * compile and pass bk_chain_check, but no streaming chain has yet run in
- * the simulator against the interpreter (the cost model never chose one
- * in the cases tried), so they are not offered until a test covers them. */
-enum { CHAIN_STREAM = 0 };
 
 /* A candidate plan: `rows` output rows per slice; the `nstream` members
  * with the largest weights (of those that may stream) stream them. */
@@ -211,6 +206,30 @@ static int slice_ok(const BkChain *ch, const ChainRows *r)
     return 1;
 }
 
+/* The byte offset of rows from `at` in buffer b, which holds rows from lo. */
+static uint64_t row_offset(const BkChain *ch, int b, int lo, int at)
+{
+    return (uint64_t)(at - lo) * ch->buf[b].W * ch->buf[b].C * ch->es;
+}
+
+/* -1, or the first member of slice r that reads its input or residual
+ * rows at an offset inside their buffer that is not a multiple of the
+ * alignment (every compute operand starts aligned; a buffer's rows need
+ * not be, e.g. 3 columns of 56 f32 channels, so a residual one halo row
+ * into the block input's buffer would fault). */
+static int misaligned_read(const BkCtx *c, const BkChain *ch, const ChainRows *r)
+{
+    for (int i = 0; i < ch->nm; i++) {
+        const ChainMember *m = &ch->m[i];
+        int lo = r->lo[m->out], n = r->n[m->out];
+        if (n <= 0) continue;
+        BkSpan ys = member_span(m, lo, n);
+        if (row_offset(ch, m->in, r->lo[m->in], ys.a) % c->align) return i;
+        if (m->res >= 0 && row_offset(ch, m->res, r->lo[m->res], lo) % c->align) return i;
+    }
+    return -1;
+}
+
 /* The elements of an elementwise member's chunk: a multiple of the
  * alignment (its rows are, so every chunk starts aligned in i8). */
 static uint64_t elem_chunk(const BkCtx *c, const BkChain *ch)
@@ -352,7 +371,7 @@ static int layout(const BkCtx *c, BkLayer *ly, BkChain *ch)
     ChainRows r;
     for (int i = 0; i < ch->nrc; i++) {
         slice_rows(ch, i, &r);
-        if (!slice_ok(ch, &r)) return -1;
+        if (!slice_ok(ch, &r) || misaligned_read(c, ch, &r) >= 0) return -1;
         for (int b = 0; b < ch->nb; b++) ch->buf[b].max_rows = imax(ch->buf[b].max_rows, r.n[b]);
     }
     resident_plan(c, ch);
@@ -436,8 +455,7 @@ typedef struct ChainAt { uint64_t at[CHAIN_MAX_BUFS], slot; } ChainAt;
 /* Rows [s0, s0+sn) of buffer b (which holds rows from `lo`). */
 static uint64_t rows_at(const BkChain *ch, const ChainAt *a, int b, int lo, int s0)
 {
-    const ChainBuf *bf = &ch->buf[b];
-    return a->at[b] + (uint64_t)(s0 - lo) * bf->W * bf->C * ch->es;
+    return a->at[b] + row_offset(ch, b, lo, s0);
 }
 
 /* Output rows [s0, s0+sn), channels [oc0, oc0+ocn), of an Int8Conv
@@ -874,6 +892,10 @@ int bk_chain_check(const BkCtx *c, const BkLayer *ly, AtlErr *e)
             if (!rows_inside(&r, m->in, ys.a, ys.n) || (m->res >= 0 && !rows_inside(&r, m->res, lo, n)))
                 return bk_fail(c, m->ly->node, e, "layer group: slice %d reads rows its buffers do not hold", s);
         }
+        int bad = misaligned_read(c, ch, &r);
+        if (bad >= 0)
+            return bk_fail(c, ch->m[bad].ly->node, e, "layer group: slice %d reads rows at an offset not aligned to %llu bytes",
+                           s, (unsigned long long)c->align);
     }
     /* the slot: row buffers (streaming: resident, below) and scratch at
      * the sizes the slices use */
@@ -1116,8 +1138,10 @@ int bk_lower_chain(BkCtx *c, const BkLayer *const *members, int nm, BkLayer *ly,
     for (int i = 0; i < nm; i++) ly->macs += members[i]->macs;
     /* candidate slice heights: every halving that fits, most rows first;
      * when the weights of all members leave no room for any, the same
-     * with the 1, 2, ... largest weights streamed */
-    for (int ns = 0; ns <= (CHAIN_STREAM ? ch->nelig : 0); ns++) {
+     * with the 1, 2, ... largest weights streamed (--group-weights
+     * resident: never; stream: only those, when some member may) */
+    int ns0 = c->weights_stream && ch->nelig ? 1 : 0, ns1 = c->weights_resident ? 0 : ch->nelig;
+    for (int ns = ns0; ns <= ns1; ns++) {
         if (ns == 1 && ly->shapes.n) break;   /* every member's weights resident fit */
         ch->nstream = ns;
         for (int rows = ch->OH;; rows = (rows + 1) / 2) {
@@ -1143,6 +1167,11 @@ int bk_chain_nodes(const BkLayer *ly, int *nodes, int max)
     if (!ch) return 0;
     for (int i = 0; i < ch->nm && i < max; i++) nodes[i] = ch->m[i].ly->node;
     return ch->nm;
+}
+
+int bk_chain_streams(const BkLayer *ly)
+{
+    return ly->chain && ly->chain->nstream > 0;
 }
 
 uint64_t bk_chain_lmem(const BkLayer *ly)
