@@ -311,7 +311,9 @@ static void resident_plan(const BkCtx *c, BkChain *ch)
 /* Streaming: the items and steps of a slice, the weight chunk after
  * `used` bytes of the slot. A streaming member's output channels go in
  * equal chunks (a multiple of the alignment in elements, so each chunk's
- * channels start aligned) as wide as the slot has room for; each chunk
+ * channels start aligned) as wide as the slot has room for, at least two
+ * (with two steps each slot keeps its chunk: one chunk would only double
+ * the slots' weights); each chunk
  * opens a step (the items before the first join it, those after the last
  * the last step). 0 when it fits in at least 2 and at most
  * CHAIN_MAX_STEPS steps. */
@@ -330,8 +332,9 @@ static int plan_steps(const BkCtx *c, const BkLayer *ly, BkChain *ch, uint64_t u
             ch->item[ni++] = it;
             continue;
         }
-        uint64_t per = m->wbytes / (uint64_t)OC, fit = cap / per;
+        uint64_t per = m->wbytes / (uint64_t)OC, fit = cap / per, half = ((uint64_t)OC + 1) / 2;
         if (m->ocmax && fit > (uint64_t)m->ocmax) fit = (uint64_t)m->ocmax;
+        if (fit > half) fit = (half + unit - 1) / unit * unit;   /* two chunks at least (OC > unit) */
         if (fit < (uint64_t)OC) fit = fit / unit * unit;
         if (!fit) return -1;
         int n = (int)(((uint64_t)OC + fit - 1) / fit);
