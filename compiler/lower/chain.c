@@ -20,7 +20,11 @@
  *   member's buffer is stored (the tile's stores). All members' weights
  *   and f32 biases are resident below the slots for the whole group,
  *   multicast once per cluster (the schedule's MCAST/WAIT), so a slice
- *   loads only activations. The schedule pipelines the slices as any
+ *   loads only activations. When they do not fit (or --group-weights
+ *   stream), the largest weights stream instead: a slice runs as steps,
+ *   each loading one output-channel chunk into its slot (plan_steps),
+ *   the row buffers below the slots (docs/backend.md, "Streamed
+ *   weights"). The schedule pipelines the slices as any
  *   layer's tiles: the loads of slice i+1 and the stores of slice i-1
  *   overlap the computes of slice i.
  * int8 chains: Int8Conv, i8 MaxPool and Int8Add members (member_kind)
