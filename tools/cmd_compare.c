@@ -115,8 +115,8 @@ static int overwritten_by(const ChipExec *x, const Collect *c, int pos)
 }
 
 /* The recorded compile options (the .abm metadata) that change the plan
- * of one variant, into opt: --group none, --group-max N, --sram-activations
- * never. */
+ * of one variant, into opt: --group none, --group-max N, --group-weights,
+ * --sram-activations never. */
 static void plan_options(const char *recorded, BkOptions *opt)
 {
     if (!recorded) return;
@@ -125,6 +125,8 @@ static void plan_options(const char *recorded, BkOptions *opt)
     if (gm) opt->group_max = atoi(gm + strlen(" --group-max "));
     if (strstr(recorded, " --sram-activations never")) opt->sram_acts = BK_SRAM_ACTS_NEVER;
     if (strstr(recorded, " --sram-activations bands")) opt->sram_acts = BK_SRAM_ACTS_BANDS;
+    if (strstr(recorded, " --group-weights resident")) opt->group_weights = BK_GW_RESIDENT;
+    if (strstr(recorded, " --group-weights stream")) opt->group_weights = BK_GW_STREAM;
 }
 
 /* Layer id (the `layer` tag of its instructions) of the node producing each

@@ -65,6 +65,10 @@ static const char usage_text[] =
     "                         cheaper (docs/backend.md); none: every layer on its own\n"
     "  --group-max N          at most N layers in a group (1: fusions only, e.g. a residual\n"
     "                         Add in its convolution)\n"
+    "  --group-weights auto|resident|stream  a group's weights: auto (default) resident when\n"
+    "                         they fit, else streamed in chunks where the cost model finds it\n"
+    "                         cheaper; resident: never streamed; stream: every group that can\n"
+    "                         streams, and such groups are taken before layers alone (studies)\n"
     "  --placement auto|chip|split|pipeline  where the images of a batch run: chip, every layer\n"
     "                         of the whole batch on all cores; split, the batch cut into instances\n"
     "                         of --micro-batch images, each run whole on one cluster with its\n"
@@ -447,6 +451,12 @@ int cmd_compile(int argc, char **argv)
             if (!strcmp(v, "auto")) rq.group = BK_GROUP_AUTO;
             else if (!strcmp(v, "none")) rq.group = BK_GROUP_NONE;
             else { fprintf(stderr, "atoll compile: --group '%s': use auto or none\n", v); return 2; }
+        } else if (bad) return 2;
+        else if ((v = cli_opt(argc, argv, &i, "--group-weights", &bad))) {
+            if (!strcmp(v, "auto")) rq.group_weights = BK_GW_AUTO;
+            else if (!strcmp(v, "resident")) rq.group_weights = BK_GW_RESIDENT;
+            else if (!strcmp(v, "stream")) rq.group_weights = BK_GW_STREAM;
+            else { fprintf(stderr, "atoll compile: --group-weights '%s': use auto, resident or stream\n", v); return 2; }
         } else if (bad) return 2;
         else if (!strcmp(argv[i], "--keep-activations")) rq.keep_activations = 1;
         else if (!strcmp(argv[i], "--synthetic-weights")) rq.synthetic_weights = 1;

@@ -42,6 +42,12 @@
 #include "util/err.h"
 
 enum { BK_GROUP_AUTO = 0, BK_GROUP_NONE = 1 };
+/* A layer group's weights (docs/backend.md, "Streamed weights"): AUTO
+ * resident when they fit, else streamed in chunks, the cost model
+ * choosing; RESIDENT never streamed; STREAM every chain that can streams
+ * and the group search takes such chains before layers alone (studies,
+ * tests). */
+enum { BK_GW_AUTO = 0, BK_GW_RESIDENT = 1, BK_GW_STREAM = 2 };
 enum { BK_SRAM_AUTO = 0, BK_SRAM_NEVER = 1, BK_SRAM_ALWAYS = 2 };
 /* Activations with placement chip (docs/backend.md, "Activations in
  * cluster SRAM"): AUTO, those that fit live in cluster SRAM when every
@@ -75,6 +81,7 @@ typedef struct BkOptions {
     int group;              /* BK_GROUP_AUTO (default): layer groups where the cost model
                                finds them cheaper (a residual Add in its convolution's
                                epilogue, ...); BK_GROUP_NONE: every layer on its own */
+    int group_weights;      /* BK_GW_AUTO (default), BK_GW_RESIDENT, BK_GW_STREAM */
     int group_max;          /* at most this many layers in a group (0: as many as the
                                group kind allows; 1: layers stay apart, but fusions such
                                as a residual Add in its convolution's epilogue are made) */

@@ -316,6 +316,8 @@ static int check_options(const AtlChip *chip, const BkOptions *opt, AtlErr *e)
 {
     if (opt->group != BK_GROUP_AUTO && opt->group != BK_GROUP_NONE)
         return atl_fail(e, "backend: group mode %d is not one of auto, none", opt->group);
+    if (opt->group_weights < BK_GW_AUTO || opt->group_weights > BK_GW_STREAM)
+        return atl_fail(e, "backend: group weight mode %d is not one of auto, resident, stream", opt->group_weights);
     if (opt->sram_input < BK_SRAM_AUTO || opt->sram_input > BK_SRAM_ALWAYS)
         return atl_fail(e, "backend: SRAM input mode %d is not one of auto, never, always", opt->sram_input);
     if (opt->sram_acts != BK_SRAM_ACTS_AUTO && opt->sram_acts != BK_SRAM_ACTS_NEVER && opt->sram_acts != BK_SRAM_ACTS_BANDS)
@@ -366,6 +368,8 @@ static int stage_build(BkStage *st, const IrGraph *g, const AtlChip *chip, const
     /* keeping every activation for comparison keeps every layer on its own */
     c->grouping = opt->group != BK_GROUP_NONE && !opt->keep_activations;
     c->group_max = opt->group_max;
+    c->weights_resident = opt->group_weights == BK_GW_RESIDENT;
+    c->weights_stream = opt->group_weights == BK_GW_STREAM;
     c->sram_never = opt->sram_input == BK_SRAM_NEVER;
     c->sram_always = opt->sram_input == BK_SRAM_ALWAYS;
     if (sp) {

@@ -73,6 +73,9 @@ static void options_text(const DrvRequest *rq, int synthetic, int batch, char *o
              synthetic ? " --synthetic-weights" : "", rq->group == BK_GROUP_NONE ? " --group none" : "");
     size_t n = strlen(opts);
     if (rq->group_max) snprintf(opts + n, cap - n, " --group-max %d", rq->group_max);
+    static const char *const gw[] = {"auto", "resident", "stream"};
+    n = strlen(opts);
+    if (rq->group_weights > 0 && rq->group_weights < 3) snprintf(opts + n, cap - n, " --group-weights %s", gw[rq->group_weights]);
     static const char *const place[] = {"auto", "chip", "split", "pipeline"};
     n = strlen(opts);
     if (rq->placement > 0 && rq->placement < 4) snprintf(opts + n, cap - n, " --placement %s", place[rq->placement]);
@@ -160,6 +163,7 @@ static int compile_variant(const char *path, IrGraph *g, const DrvRequest *rq, i
     o.keep_activations = rq->keep_activations;
     o.group = rq->group;
     o.group_max = rq->group_max;
+    o.group_weights = rq->group_weights;
     o.placement = rq->placement;
     o.micro_batch = rq->micro_batch;
     o.schedule = rq->schedule;

@@ -14,7 +14,11 @@
  *   estimate of the segment on the core set (cost/cost.c), so a group is
  *   taken only where the cost model finds it faster than its layers
  *   alone; a group is priced with the bound best[e] - best[s] (a
- *   candidate that cannot win stops early).
+ *   candidate that cannot win stops early). With --group-weights stream
+ *   (BkCtx.weights_stream, for studies and tests) every layer not in a
+ *   chain that streams weights costs FORCED cycles more, so the programme
+ *   puts as many layers into streaming chains as it can, in the cheapest
+ *   such cover.
  * Guarantees: the units cover every layer once, in order; a unit is a
  *   single layer (its own lowering) or a chain layer the caller owns
  *   through `chains`. Layers that cannot be chain members (not window
@@ -27,6 +31,9 @@
 #include "compiler/group/group.h"
 #include "compiler/lower/lower.h"
 
+/* --group-weights stream: the extra price of a layer outside a chain that
+ * streams weights (more than any network's cycles, so such chains win). */
+static const uint64_t FORCED = (uint64_t)1 << 44;
 
 static int price(BkCtx *c, BkLayer *ly, BkCoreSet cores, uint64_t bound, uint64_t *est, AtlErr *e)
 {
@@ -75,7 +82,8 @@ int bk_form_groups(BkCtx *c, BkLayer *layers, int n, BkCoreSet cores, BkLayer *c
     for (int end = 1; end <= n; end++) {
         uint64_t one;
         if (price(c, &layers[end - 1], cores, UINT64_MAX, &one, e) < 0) goto done;
-        best[end] = best[end - 1] + one;
+        uint64_t forced = c->weights_stream ? FORCED : 0;
+        best[end] = best[end - 1] + one + forced;
         from[end] = end - 1;
         where[end] = cores;
         int most = c->group_max > 0 && c->group_max < BK_CHAIN_MAX ? c->group_max : BK_CHAIN_MAX;
@@ -89,6 +97,7 @@ int bk_form_groups(BkCtx *c, BkLayer *layers, int n, BkCoreSet cores, BkLayer *c
                 if (over < 0) goto done;
                 if (over == 1) break;   /* no chain: not on the other set either */
                 if (over) continue;
+                if (!bk_chain_streams(&cand)) est += forced * (uint64_t)(end - s);
                 if (best[s] + est >= best[end]) { bk_layer_free(&cand); continue; }
                 bk_layer_free(&chains[end - 1]);
                 chains[end - 1] = cand;

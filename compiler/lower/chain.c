@@ -20,7 +20,11 @@
  *   member's buffer is stored (the tile's stores). All members' weights
  *   and f32 biases are resident below the slots for the whole group,
  *   multicast once per cluster (the schedule's MCAST/WAIT), so a slice
- *   loads only activations. The schedule pipelines the slices as any
+ *   loads only activations. When they do not fit (or --group-weights
+ *   stream), the largest weights stream instead: a slice runs as steps,
+ *   each loading one output-channel chunk into its slot (plan_steps),
+ *   the row buffers below the slots (docs/backend.md, "Streamed
+ *   weights"). The schedule pipelines the slices as any
  *   layer's tiles: the loads of slice i+1 and the stores of slice i-1
  *   overlap the computes of slice i.
  * int8 chains: Int8Conv, i8 MaxPool and Int8Add members (member_kind)
@@ -51,6 +55,18 @@
 #include "compiler/lower/quant.h"
 
 enum { CHAIN_MAX_BUFS = 2 * BK_CHAIN_MAX + 2, CHAIN_MAX_SCR = 4 };
+enum { CHAIN_MAX_STEPS = 64, CHAIN_MAX_ITEMS = CHAIN_MAX_STEPS + BK_CHAIN_MAX };
+
+/* A candidate plan: `rows` output rows per slice; the `nstream` members
+ * with the largest weights (of those that may stream) stream them. */
+typedef struct ChainShape { int rows, nstream; } ChainShape;
+
+/* Streaming chains: a slice runs as steps (tiles of one run); each step
+ * computes items [lo, hi) in order, item w (-1 none) from the weight
+ * chunk the step loads into its slot. An item is output channels
+ * [oc0, oc0+ocn) of member m (all of them unless it streams). */
+typedef struct ChainItem { int m, oc0, ocn, streamed; } ChainItem;
+typedef struct ChainStep { int lo, hi, w; } ChainStep;
 
 /* What a member is: a float window layer (conv or pool; pools of the int8
  * chains too), an Int8Conv (i8 conv, i32 accumulator, integer
@@ -64,7 +80,9 @@ typedef struct ChainBuf {
     int t;                        /* storage root of the tensor */
     int C, H, W;
     uint64_t dram;                /* group input: its tagged DRAM address; 0: a member's output */
-    uint64_t off;                 /* in the slot */
+    uint64_t off;                 /* in the slot; streaming: absolute, in the resident region */
+    uint64_t off2;                /* streaming: the copy odd slices use (group inputs and the
+                                   * group's output: loads and stores overlap the neighbours'), 0 none */
     int max_rows;
 } ChainBuf;
 
@@ -76,6 +94,9 @@ typedef struct ChainMember {
     int C, H, W;                  /* an elementwise member's output (= its inputs') dims */
     uint64_t w, b, rq;            /* resident LMEM of its weight image, bias (f32; i32 for
                                    * CM_QCONV) and requantisation pairs (0 none) */
+    int stream;                   /* its weights come through the slots' chunk buffer (w unused) */
+    int ocmax;                    /* streaming: its chunks' most channels (the f32 scratch), 0 any */
+    uint64_t wbytes;              /* its weight image's bytes (0: not a conv) */
 } ChainMember;
 
 struct BkChain {
@@ -83,7 +104,15 @@ struct BkChain {
     ChainMember m[BK_CHAIN_MAX];
     ChainBuf buf[CHAIN_MAX_BUFS];
     int N, OH, rows, nrc;         /* slices: N images x nrc chunks of `rows` output rows */
-    uint64_t resident;            /* weights and biases below the slots */
+    uint64_t resident;            /* weights and biases below the slots (the multicast) */
+    /* streaming (nstream > 0): the members that may stream by weight size,
+     * largest first; the steps of a slice; the slot's weight chunk at l_wc
+     * (wchunk bytes, the largest chunk) and an int8 chain's i8 chunk temp */
+    int nstream, nelig, elig[BK_CHAIN_MAX];
+    int nsteps, nitems;
+    ChainStep step[CHAIN_MAX_STEPS];
+    ChainItem item[CHAIN_MAX_ITEMS];
+    uint64_t l_wc, wchunk, l_q8;
     uint64_t l_acc, l_resf, l_tmp; /* slot scratch (f32): accumulator, residual, activation temp */
     uint64_t used;                /* slot bytes of the current shape */
     int dt, es;                   /* storage dtype of every buffer: BkCtx.dt, or i8 (int8 chains) */
@@ -181,6 +210,30 @@ static int slice_ok(const BkChain *ch, const ChainRows *r)
     return 1;
 }
 
+/* The byte offset of rows from `at` in buffer b, which holds rows from lo. */
+static uint64_t row_offset(const BkChain *ch, int b, int lo, int at)
+{
+    return (uint64_t)(at - lo) * ch->buf[b].W * ch->buf[b].C * ch->es;
+}
+
+/* -1, or the first member of slice r that reads its input or residual
+ * rows at an offset inside their buffer that is not a multiple of the
+ * alignment (every compute operand starts aligned; a buffer's rows need
+ * not be, e.g. 3 columns of 56 f32 channels, so a residual one halo row
+ * into the block input's buffer would fault). */
+static int misaligned_read(const BkCtx *c, const BkChain *ch, const ChainRows *r)
+{
+    for (int i = 0; i < ch->nm; i++) {
+        const ChainMember *m = &ch->m[i];
+        int lo = r->lo[m->out], n = r->n[m->out];
+        if (n <= 0) continue;
+        BkSpan ys = member_span(m, lo, n);
+        if (row_offset(ch, m->in, r->lo[m->in], ys.a) % c->align) return i;
+        if (m->res >= 0 && row_offset(ch, m->res, r->lo[m->res], lo) % c->align) return i;
+    }
+    return -1;
+}
+
 /* The elements of an elementwise member's chunk: a multiple of the
  * alignment (its rows are, so every chunk starts aligned in i8). */
 static uint64_t elem_chunk(const BkCtx *c, const BkChain *ch)
@@ -199,7 +252,7 @@ static int has_elem(const BkChain *ch)
  * region 0 at least one row of the widest convolution, all of them at
  * least one aligned chunk of elements; as large as the slot allows, up
  * to what the largest member's rows need. */
-static int int8_scratch(const BkCtx *c, const BkLayer *ly, BkChain *ch, uint64_t used)
+static int int8_scratch(const BkCtx *c, const BkLayer *ly, BkChain *ch, uint64_t used, uint64_t limit)
 {
     uint64_t al = c->align, want = 0, min0 = ch->scr_row, minel = has_elem(ch) ? 4 * al : 0;
     for (int i = 0; i < ch->nm; i++) {
@@ -211,11 +264,11 @@ static int int8_scratch(const BkCtx *c, const BkLayer *ly, BkChain *ch, uint64_t
     }
     ch->l_acc = ch->l_resf = ch->l_tmp = 0;
     ch->scr0 = ch->scr1 = 0;
-    if (used > ly->slot_size) return -1;
+    if (used > limit) return -1;
     if (!ch->nscr) { ch->used = used; return 0; }
     min0 = bk_align_up(c, min0 > minel ? min0 : minel);
     want = bk_align_up(c, want);
-    uint64_t avail = ly->slot_size - used, even = avail / (uint64_t)ch->nscr / al * al;
+    uint64_t avail = limit - used, even = avail / (uint64_t)ch->nscr / al * al;
     if (even >= min0) {
         ch->scr0 = ch->scr1 = even < want ? even : want;
     } else {
@@ -229,6 +282,94 @@ static int int8_scratch(const BkCtx *c, const BkLayer *ly, BkChain *ch, uint64_t
     return used <= ly->slot_size ? 0 : -1;
 }
 
+/* The resident region's multicast part: every conv member's bias (and
+ * an Int8Conv's requantisation pairs) and the weights of those that do
+ * not stream (the first nstream of elig stream); sets m->stream, w, b,
+ * rq and ch->resident. */
+static void resident_plan(const BkCtx *c, BkChain *ch)
+{
+    uint64_t at = ch->nstream ? c->align : 0;   /* 0 means "none": a streaming first member's bias is not at 0 */
+    for (int i = 0; i < ch->nm; i++) ch->m[i].stream = 0;
+    for (int k = 0; k < ch->nstream && k < ch->nelig; k++) ch->m[ch->elig[k]].stream = 1;
+    for (int i = 0; i < ch->nm; i++) {
+        ChainMember *cm = &ch->m[i];
+        const BkLow *l = &cm->ly->lw;
+        cm->w = cm->b = cm->rq = 0;
+        if (l->kind != BK_K_CONV) continue;
+        if (!cm->stream) {
+            cm->w = bk_align_up(c, at);
+            at = cm->w + bk_align_up(c, cm->wbytes);
+        }
+        if (l->b) {
+            cm->b = bk_align_up(c, at);
+            at = cm->b + bk_align_up(c, (uint64_t)l->OC * 4);
+        }
+        if (cm->kind == CM_QCONV) {
+            cm->rq = bk_align_up(c, at);
+            at = cm->rq + bk_align_up(c, (uint64_t)l->OC * 8);
+        }
+    }
+    ch->resident = at;
+}
+
+/* Streaming: the items and steps of a slice, the weight chunk after
+ * `used` bytes of the slot. A streaming member's output channels go in
+ * equal chunks (a multiple of the alignment in elements, so each chunk's
+ * channels start aligned) as wide as the slot has room for, at least two
+ * (with two steps each slot keeps its chunk: one chunk would only double
+ * the slots' weights); each chunk
+ * opens a step (the items before the first join it, those after the last
+ * the last step). 0 when it fits in at least 2 and at most
+ * CHAIN_MAX_STEPS steps. */
+static int plan_steps(const BkCtx *c, const BkLayer *ly, BkChain *ch, uint64_t used)
+{
+    ch->l_wc = bk_align_up(c, used);
+    if (ch->l_wc >= ly->slot_size) return -1;
+    uint64_t cap = ly->slot_size - ch->l_wc, unit = c->align / (uint64_t)ch->es, most = 0;
+    int ni = 0, ns = 0;
+    for (int i = 0; i < ch->nm; i++) {
+        const ChainMember *m = &ch->m[i];
+        int OC, OH, OW;
+        member_out(m, &OC, &OH, &OW);
+        if (!m->stream) {
+            ChainItem it = {i, 0, OC, 0};
+            ch->item[ni++] = it;
+            continue;
+        }
+        uint64_t per = m->wbytes / (uint64_t)OC, fit = cap / per, half = ((uint64_t)OC + 1) / 2;
+        if (m->ocmax && fit > (uint64_t)m->ocmax) fit = (uint64_t)m->ocmax;
+        if (fit > half) fit = (half + unit - 1) / unit * unit;   /* two chunks at least (OC > unit) */
+        if (fit < (uint64_t)OC) fit = fit / unit * unit;
+        if (!fit) return -1;
+        int n = (int)(((uint64_t)OC + fit - 1) / fit);
+        uint64_t w = ((uint64_t)OC + n - 1) / n;
+        if (w < (uint64_t)OC) w = (w + unit - 1) / unit * unit;
+        if (ni + n > CHAIN_MAX_ITEMS) return -1;
+        for (int o = 0; o < OC; o += (int)w) {
+            ChainItem it = {i, o, imin((int)w, OC - o), 1};
+            ch->item[ni++] = it;
+        }
+        most = most > bk_align_up(c, per * w) ? most : bk_align_up(c, per * w);
+    }
+    ch->step[0].lo = 0;
+    ch->step[0].w = -1;
+    for (int k = 0; k < ni; k++) {
+        if (!ch->item[k].streamed) continue;
+        if (ch->step[ns].w >= 0) {
+            ch->step[ns].hi = k;
+            if (++ns == CHAIN_MAX_STEPS) return -1;
+            ch->step[ns].lo = k;
+        }
+        ch->step[ns].w = k;
+    }
+    ch->step[ns].hi = ni;
+    ch->nsteps = ns + 1;
+    ch->nitems = ni;
+    ch->wchunk = most;
+    ch->used = ch->l_wc + most;
+    return ch->nsteps >= 2 && ch->used <= ly->slot_size ? 0 : -1;
+}
+
 /* Slot layout and resident region for ch->rows; 0 if it fits. */
 static int layout(const BkCtx *c, BkLayer *ly, BkChain *ch)
 {
@@ -237,21 +378,30 @@ static int layout(const BkCtx *c, BkLayer *ly, BkChain *ch)
     ChainRows r;
     for (int i = 0; i < ch->nrc; i++) {
         slice_rows(ch, i, &r);
-        if (!slice_ok(ch, &r)) return -1;
+        if (!slice_ok(ch, &r) || misaligned_read(c, ch, &r) >= 0) return -1;
         for (int b = 0; b < ch->nb; b++) ch->buf[b].max_rows = imax(ch->buf[b].max_rows, r.n[b]);
     }
-    if (bk_reserve_resident(c, ly, ch->resident)) return -1;
-    uint64_t used = 0, scratch = 0;
-    int es = ch->es;
+    resident_plan(c, ch);
+    ch->nsteps = 1;
+    uint64_t used = 0, scratch = 0, top = ch->resident;
+    int es = ch->es, last = ch->m[ch->nm - 1].out;
     for (int b = 0; b < ch->nb; b++) {
-        const ChainBuf *bf = &ch->buf[b];
+        ChainBuf *bf = &ch->buf[b];
+        uint64_t bytes = (uint64_t)bf->max_rows * bf->W * bf->C * es;
         if ((uint64_t)bf->max_rows * bf->W > 65535 || bf->C > 65535) return -1;
-        ch->buf[b].off = bk_slot_alloc(c, &used, (uint64_t)bf->max_rows * bf->W * bf->C * es);
+        bf->off2 = 0;
+        if (!ch->nstream) { bf->off = bk_slot_alloc(c, &used, bytes); continue; }
+        bf->off = bk_slot_alloc(c, &top, bytes);   /* streaming: per core, below the slots */
+        if (bf->dram || b == last) bf->off2 = bk_slot_alloc(c, &top, bytes);
     }
-    if (ch->dt == ISA_I8) return int8_scratch(c, ly, ch, used);
-    for (int i = 0; i < ch->nm; i++) {
-        const ChainBuf *o = &ch->buf[ch->m[i].out];
-        scratch = scratch > (uint64_t)o->max_rows * o->W * o->C * 4 ? scratch : (uint64_t)o->max_rows * o->W * o->C * 4;
+    if (bk_reserve_resident(c, ly, top)) return -1;
+    if (ch->dt == ISA_I8) {
+        uint64_t lim = ch->nstream ? used + (ly->slot_size - used) / 2 : ly->slot_size;
+        if (int8_scratch(c, ly, ch, used, lim)) return -1;
+        if (!ch->nstream) return 0;
+        used = ch->used;
+        ch->l_q8 = bk_slot_alloc(c, &used, ch->scr0 / 4);
+        return plan_steps(c, ly, ch, used);
     }
     int need_res = 0, need_tmp = 0;
     for (int i = 0; i < ch->nm; i++) {
@@ -259,10 +409,28 @@ static int layout(const BkCtx *c, BkLayer *ly, BkChain *ch)
         need_res |= ch->m[i].res >= 0 && !is_f32(c->dt);
         need_tmp |= !strcmp(l->act, "HardSwish") || !strcmp(l->t_act, "HardSwish");
     }
-    ch->l_acc = !is_f32(c->dt) ? bk_slot_alloc(c, &used, scratch) : 0;
+    /* streaming: each f32 scratch region gets at most half the slot over
+     * their count; a streaming member's chunk is at most as wide as fits */
+    uint64_t half = ly->slot_size / 2 / (uint64_t)(1 + need_res + need_tmp) / c->align * c->align;
+    for (int i = 0; i < ch->nm; i++) {
+        ChainMember *m = &ch->m[i];
+        const ChainBuf *o = &ch->buf[m->out];
+        uint64_t row = (uint64_t)o->max_rows * o->W * 4, u = c->align / (uint64_t)ch->es;
+        m->ocmax = 0;
+        if (m->stream) {
+            uint64_t w = half / row;
+            w = w < (uint64_t)o->C ? w / u * u : (uint64_t)o->C;
+            if (!w) return -1;
+            m->ocmax = (int)w;
+            row *= w;
+        } else row *= (uint64_t)o->C;
+        scratch = scratch > row ? scratch : row;
+    }
+    ch->l_acc = !is_f32(c->dt) || ch->nstream ? bk_slot_alloc(c, &used, scratch) : 0;
     ch->l_resf = need_res ? bk_slot_alloc(c, &used, scratch) : 0;
     ch->l_tmp = need_tmp ? bk_slot_alloc(c, &used, scratch) : 0;
     ch->used = used;
+    if (ch->nstream) return plan_steps(c, ly, ch, used);
     return used <= ly->slot_size ? 0 : -1;
 }
 
@@ -306,48 +474,59 @@ static int chain_prologue(BkCtx *c, const BkLayer *ly, BkCode *k, AtlErr *e)
         if (l->kind != BK_K_CONV) continue;
         uint64_t nw = (uint64_t)l->kh * l->kw * (l->C / l->groups) * l->OC;
         if (m->kind == CM_QCONV) {
-            if (bk_flat_copy(k, ISA_I8, m->w, l->w, nw) || (m->b && bk_flat_copy(k, ISA_I32, m->b, l->b, (uint64_t)l->OC)) ||
+            if ((!m->stream && bk_flat_copy(k, ISA_I8, m->w, l->w, nw)) || (m->b && bk_flat_copy(k, ISA_I32, m->b, l->b, (uint64_t)l->OC)) ||
                 bk_flat_copy(k, ISA_I32, m->rq, l->q_mults, 2 * (uint64_t)l->OC))
                 return -1;
             continue;
         }
-        if (bk_flat_copy(k, l->dt, m->w, l->w, nw)) return -1;
+        if (!m->stream && bk_flat_copy(k, l->dt, m->w, l->w, nw)) return -1;
         if (m->b && bk_flat_copy(k, ISA_F32, m->b, l->b, (uint64_t)l->OC)) return -1;
     }
     return 0;
 }
 
-/* Rows [s0, s0+sn) of buffer b (which holds rows from `lo`) in the slot. */
-static uint64_t rows_at(const BkChain *ch, int b, int lo, int s0, uint64_t slot)
+/* Where the buffers of one tile lie: at[b] the LMEM of buffer b (in the
+ * slot, or resident when streaming), slot the tile's slot. */
+typedef struct ChainAt { uint64_t at[CHAIN_MAX_BUFS], slot; } ChainAt;
+
+/* Rows [s0, s0+sn) of buffer b (which holds rows from `lo`). */
+static uint64_t rows_at(const BkChain *ch, const ChainAt *a, int b, int lo, int s0)
 {
-    const ChainBuf *bf = &ch->buf[b];
-    return slot + bf->off + (uint64_t)(s0 - lo) * bf->W * bf->C * ch->es;
+    return a->at[b] + row_offset(ch, b, lo, s0);
 }
 
-/* Output rows [s0, s0+sn) of an Int8Conv member: the i8 conv into the i32
- * scratch, bias, the integer requantisation into its output buffer. */
-static void qconv_rows(const BkChain *ch, const ChainMember *m, const ChainRows *r, int s0, int sn, uint64_t slot,
-                       BkCode *k)
+/* Output rows [s0, s0+sn), channels [oc0, oc0+ocn), of an Int8Conv
+ * member (weights at w): the i8 conv into the i32 scratch, bias, the
+ * integer requantisation into its output buffer; a chunk of channels
+ * requantises into the i8 temp and moves into its channels of the rows. */
+static void qconv_rows(const BkChain *ch, const ChainAt *a, const ChainMember *m, const ChainRows *r, int s0, int sn,
+                       int oc0, int ocn, uint64_t w, BkCode *k)
 {
     const BkLow *l = &m->ly->lw;
     BkSpan ys = member_span(m, s0, sn);
-    uint64_t acc = slot + ch->l_scr[0];
-    AtlInsn op = bk_window_insn(l, ISA_OP_CONV, ISA_I8, rows_at(ch, m->in, r->lo[m->in], ys.a, slot), l->C, ys,
+    uint64_t acc = a->slot + ch->l_scr[0], out = rows_at(ch, a, m->out, r->lo[m->out], s0);
+    AtlInsn op = bk_window_insn(l, ISA_OP_CONV, ISA_I8, rows_at(ch, a, m->in, r->lo[m->in], ys.a), l->C, ys,
                                 full_width(l));
     op.dst = acc;
-    op.src2 = m->w;
-    op.cout = (uint32_t)l->OC;
+    op.src2 = w;
+    op.cout = (uint32_t)ocn;
     op.groups = (uint16_t)l->groups;
     op.ival = l->q_xz;
     bk_code_cp(k, &op);
-    uint32_t osh[4] = {1, (uint32_t)sn, (uint32_t)l->OW, (uint32_t)l->OC};
-    int64_t oc[4], bs[4] = {0, 0, 0, 1};
+    uint32_t osh[4] = {1, (uint32_t)sn, (uint32_t)l->OW, (uint32_t)ocn};
+    int64_t oc[4], bs[4] = {0, 0, 0, 1}, ds[4] = {0, (int64_t)l->OW * l->OC, l->OC, 1};
     bk_compact(osh, oc);
     if (m->b) {
-        AtlInsn add = bk_vbin(ISA_OP_V_ADD, ISA_I32, acc, acc, m->b, osh, oc, oc, bs);
+        AtlInsn add = bk_vbin(ISA_OP_V_ADD, ISA_I32, acc, acc, m->b + (uint64_t)oc0 * 4, osh, oc, oc, bs);
         bk_code_cp(k, &add);
     }
-    bk_q_requant_int(k, l, acc, m->rq, rows_at(ch, m->out, r->lo[m->out], s0, slot), osh, 0);
+    if (ocn == l->OC) {
+        bk_q_requant_int(k, l, acc, m->rq, out, osh, 0);
+        return;
+    }
+    bk_q_requant_int(k, l, acc, m->rq + (uint64_t)oc0 * 8, a->slot + ch->l_q8, osh, 0);
+    AtlInsn mv = bk_vun(ISA_OP_V_MOV, ISA_I8, out + (uint64_t)oc0, a->slot + ch->l_q8, osh, ds, oc, 0, 0);
+    bk_code_cp(k, &mv);
 }
 
 /* The member's program over the block sh at the registers' addresses. */
@@ -368,8 +547,8 @@ static void elem_steps(const BkLow *l, const uint64_t *reg, const uint32_t sh[4]
  * inputs and the output in their row buffers (the same [rows][W][C]
  * layout, so one offset in elements), the other registers in the scratch
  * regions. */
-static void elem_rows(const BkCtx *c, const BkChain *ch, const ChainMember *m, const ChainRows *r, int o0, int on,
-                      uint64_t slot, BkCode *k)
+static void elem_rows(const BkCtx *c, const BkChain *ch, const ChainAt *a, const ChainMember *m, const ChainRows *r,
+                      int o0, int on, BkCode *k)
 {
     const BkLow *l = &m->ly->lw;
     uint64_t g = c->align, most = elem_chunk(c, ch), n = (uint64_t)on * m->W * m->C;
@@ -377,8 +556,8 @@ static void elem_rows(const BkCtx *c, const BkChain *ch, const ChainMember *m, c
     for (uint64_t at = 0; at < n; at += most) {
         uint64_t cnt = n - at < most ? n - at : most, reg[BK_MAXIN + BK_MAXSTEP];
         for (int i = 0, j = 0; i < l->nregs; i++)
-            reg[i] = i < l->nin ? rows_at(ch, ins[i], r->lo[ins[i]], o0, slot) + at
-                   : i == l->out_reg ? rows_at(ch, m->out, r->lo[m->out], o0, slot) + at : slot + ch->l_scr[j++];
+            reg[i] = i < l->nin ? rows_at(ch, a, ins[i], r->lo[ins[i]], o0) + at
+                   : i == l->out_reg ? rows_at(ch, a, m->out, r->lo[m->out], o0) + at : a->slot + ch->l_scr[j++];
         uint32_t sh[4] = {1, 1, (uint32_t)(cnt / g), (uint32_t)g};
         int64_t cs[4];
         bk_compact(sh, cs);
@@ -386,85 +565,195 @@ static void elem_rows(const BkCtx *c, const BkChain *ch, const ChainMember *m, c
     }
 }
 
+/* Output channels [oc0, oc0+ocn) of a float conv member whose weights
+ * stream (chunk at w): the conv into the f32 accumulator, then the
+ * member's own epilogue in its order (bias, activation, residual, the
+ * Add's activation), then a cast (or, in f32, a move) into the chunk's
+ * channels of its output rows. */
+static int conv_chunk(const BkCtx *c, const BkChain *ch, const ChainAt *a, const ChainMember *m, const ChainRows *r,
+                      int oc0, int ocn, uint64_t w, BkCode *k)
+{
+    (void)c;
+    const BkLow *l = &m->ly->lw;
+    int dt = ch->dt, es = ch->es, o0 = r->lo[m->out], on = r->n[m->out];
+    BkSpan ys = member_span(m, o0, on);
+    uint64_t acc = a->slot + ch->l_acc, tmp = a->slot + ch->l_tmp;
+    AtlInsn op = bk_window_insn(l, ISA_OP_CONV, dt, rows_at(ch, a, m->in, r->lo[m->in], ys.a), l->C, ys, full_width(l));
+    op.dst = acc;
+    op.src2 = w;
+    op.cout = (uint32_t)ocn;
+    op.groups = (uint16_t)l->groups;
+    bk_code_cp(k, &op);
+    uint32_t osh[4] = {1, (uint32_t)on, (uint32_t)l->OW, (uint32_t)ocn}, n = (uint32_t)on * l->OW * ocn;
+    int64_t oc[4], bs[4] = {0, 0, 0, 1}, rs[4] = {0, (int64_t)l->OW * l->OC, l->OC, 1};
+    bk_compact(osh, oc);
+    if (m->b) {
+        AtlInsn add = bk_vbin(ISA_OP_V_ADD, ISA_F32, acc, acc, m->b + (uint64_t)oc0 * 4, osh, oc, oc, bs);
+        bk_code_cp(k, &add);
+    }
+    if (l->act[0] && bk_act_code(k, l->act, l->act_alpha, l->act_beta, ISA_F32, acc, tmp, n, 0)) return -1;
+    if (m->res >= 0) {
+        uint64_t resid = rows_at(ch, a, m->res, r->lo[m->res], o0) + (uint64_t)oc0 * es;
+        const int64_t *rst = rs;
+        if (!is_f32(dt)) {
+            AtlInsn cv = bk_vun(ISA_OP_V_CAST, dt, a->slot + ch->l_resf, resid, osh, oc, rs, 0, 0);
+            cv.otype = ISA_F32;
+            bk_code_cp(k, &cv);
+            resid = a->slot + ch->l_resf;
+            rst = oc;
+        }
+        AtlInsn add = bk_vbin(ISA_OP_V_ADD, ISA_F32, acc, acc, resid, osh, oc, oc, rst);
+        bk_code_cp(k, &add);
+        if (l->t_act[0] && bk_act_code(k, l->t_act, l->t_alpha, l->t_beta, ISA_F32, acc, tmp, n, 0)) return -1;
+    }
+    uint64_t out = rows_at(ch, a, m->out, o0, o0) + (uint64_t)oc0 * es;
+    AtlInsn wr = bk_vun(is_f32(dt) ? ISA_OP_V_MOV : ISA_OP_V_CAST, ISA_F32, out, acc, osh, rs, oc, 0, 0);
+    if (!is_f32(dt)) wr.otype = (uint8_t)dt;
+    bk_code_cp(k, &wr);
+    return 0;
+}
+
+/* Output channels [oc0, oc0+ocn) of member i's rows of the slice (all of
+ * them unless its weights stream), its weights at w. */
+static int member_rows(BkCtx *c, const BkChain *ch, const ChainAt *a, int i, const ChainRows *r, int oc0, int ocn,
+                       uint64_t w, BkCode *k, AtlErr *e)
+{
+    const ChainMember *m = &ch->m[i];
+    const BkLow *l = &m->ly->lw;
+    int dt = ch->dt, o0 = r->lo[m->out], on = r->n[m->out];
+    if (on <= 0) return 0;
+    BkSpan ys = member_span(m, o0, on);
+    if (ys.n <= 0 || ys.pa > 63 || ys.pb > 63)
+        return bk_fail(c, m->ly->node, e, "output rows %d..%d read no input (padding too large)", o0, o0 + on - 1);
+    if (m->kind == CM_ELEM) {
+        elem_rows(c, ch, a, m, r, o0, on, k);
+        return 0;
+    }
+    if (m->kind == CM_QCONV) {   /* as many rows per conv as the accumulator holds */
+        int sub = (int)(ch->scr0 / ((uint64_t)l->OW * ocn * 4));
+        for (int s0 = o0; s0 < o0 + on; s0 += sub) qconv_rows(ch, a, m, r, s0, imin(sub, o0 + on - s0), oc0, ocn, w, k);
+        return 0;
+    }
+    if (m->stream) {
+        if (conv_chunk(c, ch, a, m, r, oc0, ocn, w, k))
+            return bk_fail(c, m->ly->node, e, "activation %s cannot be fused", l->act[0] ? l->act : l->t_act);
+        return 0;
+    }
+    BkSpan xs = full_width(l);   /* the buffer holds whole rows: its pitch is W */
+    uint64_t src = rows_at(ch, a, m->in, r->lo[m->in], ys.a), out = a->at[m->out];
+    if (l->kind == BK_K_POOL) {
+        AtlInsn op = bk_window_insn(l, l->pool_op, dt, src, l->C, ys, xs);
+        op.dst = out;
+        bk_code_cp(k, &op);
+        return 0;
+    }
+    uint64_t acc = is_f32(dt) ? out : a->slot + ch->l_acc;
+    AtlInsn op = bk_window_insn(l, ISA_OP_CONV, dt, src, l->C, ys, xs);
+    op.dst = acc;
+    op.src2 = w;
+    op.cout = (uint32_t)l->OC;
+    op.groups = (uint16_t)l->groups;
+    bk_code_cp(k, &op);
+    uint32_t osh[4] = {1, (uint32_t)on, (uint32_t)l->OW, (uint32_t)l->OC};
+    int64_t oc[4], bs[4] = {0, 0, 0, 1};
+    bk_compact(osh, oc);
+    if (m->b) {
+        AtlInsn add = bk_vbin(ISA_OP_V_ADD, ISA_F32, acc, acc, m->b, osh, oc, oc, bs);
+        bk_code_cp(k, &add);
+    }
+    uint64_t resid = 0;
+    if (m->res >= 0) {
+        resid = rows_at(ch, a, m->res, r->lo[m->res], o0);
+        if (!is_f32(dt)) {
+            AtlInsn cv = bk_vun(ISA_OP_V_CAST, dt, a->slot + ch->l_resf, resid, osh, oc, oc, 0, 0);
+            cv.otype = ISA_F32;
+            bk_code_cp(k, &cv);
+            resid = a->slot + ch->l_resf;
+        }
+    }
+    uint64_t res;
+    if (bk_matrix_epilogue(k, l, dt, acc, a->slot + ch->l_tmp, out, resid, osh, oc, &res))
+        return bk_fail(c, m->ly->node, e, "activation %s cannot be fused", l->act[0] ? l->act : l->t_act);
+    return 0;
+}
+
+/* A vector nop in a tile's compute list: a streaming step begins and ends
+ * on the vector engine, so the next step (whose first instruction follows
+ * this one in the vector stream, the emitter's hand-overs ordering the
+ * rest) starts once every instruction of this step has completed. */
+static void vec_nop(BkCode *k)
+{
+    AtlInsn n;
+    memset(&n, 0, sizeof n);
+    n.op = ISA_OP_NOP;
+    bk_code_cp(k, &n);
+}
+
+/* Tile t: slice t (or, streaming, step t % nsteps of slice t / nsteps):
+ * its loads (the group inputs' rows on a slice's first step; a streaming
+ * step's weight chunk), its members' computes, the last member's rows
+ * stored (on a slice's last step). */
 static int chain_gen(BkCtx *c, const BkLayer *ly, int t, uint64_t slot, BkCode *k, AtlErr *e)
 {
     const BkChain *ch = ly->chain;
-    int img = t / ch->nrc, rci = t % ch->nrc, dt = ch->dt, es = ch->es;
+    int ns = ch->nstream ? ch->nsteps : 1, sl = t / ns, step = t % ns;
+    int img = sl / ch->nrc, rci = sl % ch->nrc, dt = ch->dt;
     ChainRows r;
+    ChainAt a;
     slice_rows(ch, rci, &r);
+    a.slot = slot;
     for (int b = 0; b < ch->nb; b++) {
         const ChainBuf *bf = &ch->buf[b];
+        a.at[b] = !ch->nstream ? slot + bf->off : bf->off2 && (sl & 1) ? bf->off2 : bf->off;
+    }
+    for (int b = 0; b < ch->nb && step == 0; b++) {
+        const ChainBuf *bf = &ch->buf[b];
         if (!bf->dram || r.n[b] <= 0) continue;
-        AtlInsn in = bk_nchw_box(dt, 1, bf->dram, bf->C, bf->H, bf->W, img, 0, bf->C, r.lo[b], r.n[b], 0, bf->W,
-                                 slot + bf->off);
+        AtlInsn in = bk_nchw_box(dt, 1, bf->dram, bf->C, bf->H, bf->W, img, 0, bf->C, r.lo[b], r.n[b], 0, bf->W, a.at[b]);
         in.layer = (uint16_t)(first_reader(ch, b) + 1);   /* member tag */
         bk_code_ld(k, &in, 0);
     }
-    ChainMark at = mark(k);   /* each member's computes get its tag, also after a `continue` */
-    for (int i = 0; i < ch->nm; tag_since(k, at, i), at = mark(k), i++) {
-        const ChainMember *m = &ch->m[i];
-        const BkLow *l = &m->ly->lw;
-        const ChainBuf *bi = &ch->buf[m->in], *bo = &ch->buf[m->out];
-        int o0 = r.lo[m->out], on = r.n[m->out];
-        if (on <= 0) continue;
-        BkSpan ys = member_span(m, o0, on);
-        if (ys.n <= 0 || ys.pa > 63 || ys.pb > 63)
-            return bk_fail(c, m->ly->node, e, "output rows %d..%d read no input (padding too large)", o0, o0 + on - 1);
-        if (m->kind == CM_ELEM) {
-            elem_rows(c, ch, m, &r, o0, on, slot, k);
-            continue;
+    if (!ch->nstream) {
+        for (int i = 0; i < ch->nm; i++) {
+            int OC, OH, OW;
+            member_out(&ch->m[i], &OC, &OH, &OW);
+            ChainMark at = mark(k);   /* the member's computes get its tag */
+            if (member_rows(c, ch, &a, i, &r, 0, OC, ch->m[i].w, k, e)) return -1;
+            tag_since(k, at, i);
         }
-        if (m->kind == CM_QCONV) {   /* as many rows per conv as the accumulator holds */
-            int sub = (int)(ch->scr0 / ((uint64_t)l->OW * l->OC * 4));
-            for (int s0 = o0; s0 < o0 + on; s0 += sub) qconv_rows(ch, m, &r, s0, imin(sub, o0 + on - s0), slot, k);
-            continue;
+    } else {
+        const ChainStep *sp = &ch->step[step];
+        if (sp->w >= 0) {   /* the step's weight chunk: [kh][kw][cpg][OC] -> [kh][kw][cpg][ocn] */
+            const ChainItem *it = &ch->item[sp->w];
+            const BkLow *l = &ch->m[it->m].ly->lw;
+            int wdt = ch->m[it->m].kind == CM_QCONV ? ISA_I8 : l->dt, wes = isa_dtype_size(wdt);
+            uint32_t sh[4] = {1, 1, (uint32_t)(ch->m[it->m].wbytes / ((uint64_t)l->OC * wes)), (uint32_t)it->ocn};
+            int64_t ds[4], ss[4] = {0, 0, l->OC, 1};
+            bk_compact(sh, ds);
+            AtlInsn in = bk_dma(wdt, ISA_SPACE_LMEM, slot + ch->l_wc, ISA_SPACE_DRAM, l->w + (uint64_t)it->oc0 * wes, sh,
+                                ds, ss);
+            in.layer = (uint16_t)(it->m + 1);   /* member tag */
+            bk_code_ld(k, &in, 1);
         }
-        BkSpan xs = full_width(l);   /* the buffer holds whole rows: its pitch is W */
-        uint64_t src = slot + bi->off + (uint64_t)(ys.a - r.lo[m->in]) * bi->W * bi->C * es;
-        uint64_t out = slot + bo->off;
-        if (l->kind == BK_K_POOL) {
-            AtlInsn op = bk_window_insn(l, l->pool_op, dt, src, l->C, ys, xs);
-            op.dst = out;
-            bk_code_cp(k, &op);
-            continue;
+        vec_nop(k);
+        for (int j = sp->lo; j < sp->hi; j++) {
+            const ChainItem *it = &ch->item[j];
+            uint64_t w = it->streamed ? slot + ch->l_wc : ch->m[it->m].w;
+            ChainMark at = mark(k);
+            if (member_rows(c, ch, &a, it->m, &r, it->oc0, it->ocn, w, k, e)) return -1;
+            tag_since(k, at, it->m);
         }
-        uint64_t acc = is_f32(dt) ? out : slot + ch->l_acc;
-        AtlInsn op = bk_window_insn(l, ISA_OP_CONV, dt, src, l->C, ys, xs);
-        op.dst = acc;
-        op.src2 = m->w;
-        op.cout = (uint32_t)l->OC;
-        op.groups = (uint16_t)l->groups;
-        bk_code_cp(k, &op);
-        uint32_t osh[4] = {1, (uint32_t)on, (uint32_t)l->OW, (uint32_t)l->OC};
-        int64_t oc[4], bs[4] = {0, 0, 0, 1};
-        bk_compact(osh, oc);
-        if (m->b) {
-            AtlInsn add = bk_vbin(ISA_OP_V_ADD, ISA_F32, acc, acc, m->b, osh, oc, oc, bs);
-            bk_code_cp(k, &add);
-        }
-        uint64_t resid = 0;
-        if (m->res >= 0) {
-            const ChainBuf *br = &ch->buf[m->res];
-            resid = slot + br->off + (uint64_t)(o0 - r.lo[m->res]) * br->W * br->C * es;
-            if (!is_f32(dt)) {
-                AtlInsn cv = bk_vun(ISA_OP_V_CAST, dt, slot + ch->l_resf, resid, osh, oc, oc, 0, 0);
-                cv.otype = ISA_F32;
-                bk_code_cp(k, &cv);
-                resid = slot + ch->l_resf;
-            }
-        }
-        uint64_t res;
-        if (bk_matrix_epilogue(k, l, dt, acc, slot + ch->l_tmp, out, resid, osh, oc, &res))
-            return bk_fail(c, m->ly->node, e, "activation %s cannot be fused", l->act[0] ? l->act : l->t_act);
+        if (isa_ops[k->cp[k->ncp - 1].op].engine == ISA_ENGINE_MAT) vec_nop(k);
     }
-    const ChainMember *last = &ch->m[ch->nm - 1];
-    const ChainBuf *bo = &ch->buf[last->out];
-    int OC, OH, OW;
-    member_out(last, &OC, &OH, &OW);
-    AtlInsn st = bk_nchw_box(dt, 0, last->ly->lw.y, OC, OH, OW, img, 0, OC, r.lo[last->out], r.n[last->out], 0, OW,
-                             slot + bo->off);
-    st.layer = (uint16_t)ch->nm;   /* member tag: the last member's */
-    bk_code_st(k, &st);
+    if (step == ns - 1) {
+        const ChainMember *last = &ch->m[ch->nm - 1];
+        int OC, OH, OW;
+        member_out(last, &OC, &OH, &OW);
+        AtlInsn st = bk_nchw_box(dt, 0, last->ly->lw.y, OC, OH, OW, img, 0, OC, r.lo[last->out], r.n[last->out], 0, OW,
+                                 a.at[last->out]);
+        st.layer = (uint16_t)ch->nm;   /* member tag: the last member's */
+        bk_code_st(k, &st);
+    }
     return k->oom ? atl_fail(e, "out of memory generating code") : 0;
 }
 
@@ -570,6 +859,48 @@ static int rows_inside(const ChainRows *r, int b, int lo, int n)
     return n <= 0 || (lo >= r->lo[b] && lo + n <= r->lo[b] + r->n[b]);
 }
 
+/* A streaming chain's steps: at least 2, in member order; every
+ * streaming member's channels covered once by chunks whose channels start
+ * aligned and whose weights fit the chunk buffer, each its step's load;
+ * every other member computed whole once. */
+static int check_steps(const BkCtx *c, const BkLayer *ly, AtlErr *e)
+{
+    const BkChain *ch = ly->chain;
+    int node = ch->m[0].ly->node, at = 0, next = 0, prev = -1, prev_oc = 0;
+    if (ch->nsteps < 2 || ch->nsteps > CHAIN_MAX_STEPS)
+        return bk_fail(c, node, e, "layer group: %d streaming steps per slice (2 to %d)", ch->nsteps, CHAIN_MAX_STEPS);
+    for (int s = 0; s < ch->nsteps; s++) {
+        const ChainStep *sp = &ch->step[s];
+        if (sp->lo != at || sp->hi < sp->lo || sp->hi > ch->nitems)
+            return bk_fail(c, node, e, "layer group: step %d computes items [%d, %d), not from %d", s, sp->lo, sp->hi, at);
+        for (int j = sp->lo; j < sp->hi; j++) {
+            const ChainItem *it = &ch->item[j];
+            const ChainMember *m = &ch->m[it->m];
+            int OC, OH, OW;
+            member_out(m, &OC, &OH, &OW);
+            if (it->m != prev && (it->m != prev + 1 || next != prev_oc))
+                return bk_fail(c, m->ly->node, e, "layer group: step %d starts a member before the previous one is whole", s);
+            if (it->streamed != m->stream || (it->streamed ? j != sp->w : sp->w == j))
+                return bk_fail(c, m->ly->node, e, "layer group: step %d loads weights its items do not use", s);
+            if (it->m != prev) next = 0;
+            prev = it->m;
+            prev_oc = OC;
+            if (it->oc0 != next || it->ocn < 1 || it->oc0 + it->ocn > OC || (!m->stream && it->ocn != OC))
+                return bk_fail(c, m->ly->node, e, "layer group: step %d computes channels %d..%d, not from %d of %d", s,
+                               it->oc0, it->oc0 + it->ocn - 1, next, OC);
+            next = it->oc0 + it->ocn;
+            if (!m->stream) continue;
+            if ((uint64_t)it->oc0 * ch->es % c->align || m->wbytes / OC * it->ocn > ch->wchunk)
+                return bk_fail(c, m->ly->node, e, "layer group: the weight chunk of channels %d..%d is unaligned or exceeds %llu bytes",
+                               it->oc0, it->oc0 + it->ocn - 1, (unsigned long long)ch->wchunk);
+        }
+        at = sp->hi;
+    }
+    if (prev != ch->nm - 1 || next != prev_oc) return bk_fail(c, node, e, "layer group: the steps leave members uncomputed");
+    if (at != ch->nitems) return bk_fail(c, node, e, "layer group: the steps leave items from %d uncomputed", at);
+    return 0;
+}
+
 int bk_chain_check(const BkCtx *c, const BkLayer *ly, AtlErr *e)
 {
     const BkChain *ch = ly->chain;
@@ -605,9 +936,14 @@ int bk_chain_check(const BkCtx *c, const BkLayer *ly, AtlErr *e)
             if (!rows_inside(&r, m->in, ys.a, ys.n) || (m->res >= 0 && !rows_inside(&r, m->res, lo, n)))
                 return bk_fail(c, m->ly->node, e, "layer group: slice %d reads rows its buffers do not hold", s);
         }
+        int bad = misaligned_read(c, ch, &r);
+        if (bad >= 0)
+            return bk_fail(c, ch->m[bad].ly->node, e, "layer group: slice %d reads rows at an offset not aligned to %llu bytes",
+                           s, (unsigned long long)c->align);
     }
-    /* the slot: row buffers and scratch at the sizes the slices use */
-    ChainRegion reg[3 * BK_CHAIN_MAX];   /* the buffers and the scratch; then 3 resident per member */
+    /* the slot: row buffers (streaming: resident, below) and scratch at
+     * the sizes the slices use */
+    ChainRegion reg[3 * BK_CHAIN_MAX + 2 * CHAIN_MAX_BUFS + 8];
     int n = 0;
     uint64_t acc = 0, resf = 0, tmp = 0;
     for (int b = 0; b < ch->nb; b++) {
@@ -616,7 +952,7 @@ int bk_chain_check(const BkCtx *c, const BkLayer *ly, AtlErr *e)
         if (ch->dt == ISA_I8 && pitch % c->align)   /* int8 members address rows inside their buffers */
             return bk_fail(c, node, e, "layer group: a row of '%s' (%llu bytes) is not a multiple of the %llu-byte alignment",
                            g->t[bf->t].name, (unsigned long long)pitch, (unsigned long long)c->align);
-        region(reg, &n, bf->off, (uint64_t)most[b] * pitch, "the row buffer of '%s'", g->t[bf->t].name);
+        if (!ch->nstream) region(reg, &n, bf->off, (uint64_t)most[b] * pitch, "the row buffer of '%s'", g->t[bf->t].name);
     }
     if (ch->dt == ISA_I8) {   /* an accumulator row; an elementwise chunk in every region */
         for (int i = 0; i < ch->nm; i++) {
@@ -635,13 +971,23 @@ int bk_chain_check(const BkCtx *c, const BkLayer *ly, AtlErr *e)
         const ChainMember *m = &ch->m[i];
         const BkLow *l = &m->ly->lw;
         uint64_t f32 = (uint64_t)most[m->out] * l->OW * l->OC * 4;
-        if (l->kind == BK_K_CONV && !is_f32(c->dt)) acc = f32 > acc ? f32 : acc;
+        if (l->kind == BK_K_CONV && m->stream) {   /* a chunk's channels */
+            uint64_t w = 0;
+            for (int j = 0; j < ch->nitems; j++) if (ch->item[j].m == i && (uint64_t)ch->item[j].ocn > w) w = (uint64_t)ch->item[j].ocn;
+            f32 = f32 / (uint64_t)l->OC * w;
+        }
+        if (l->kind == BK_K_CONV && (!is_f32(c->dt) || m->stream)) acc = f32 > acc ? f32 : acc;
         if (m->res >= 0 && !is_f32(c->dt)) resf = f32 > resf ? f32 : resf;
         if (!strcmp(l->act, "HardSwish") || !strcmp(l->t_act, "HardSwish")) tmp = f32 > tmp ? f32 : tmp;
     }
     region(reg, &n, ch->l_acc, acc, "the f32 accumulator", NULL);
     region(reg, &n, ch->l_resf, resf, "the f32 residual", NULL);
     region(reg, &n, ch->l_tmp, tmp, "the activation temp", NULL);
+    if (ch->nstream) {
+        if (check_steps(c, ly, e)) return -1;
+        region(reg, &n, ch->l_wc, ch->wchunk, "the weight chunk", NULL);
+        if (ch->dt == ISA_I8) region(reg, &n, ch->l_q8, ch->scr0 / 4, "the i8 chunk temp", NULL);
+    }
     if (regions_sound(c, node, reg, n, ly->slot_size, "slot", e)) return -1;
     /* the resident weights and biases, below the slots */
     n = 0;
@@ -652,9 +998,18 @@ int bk_chain_check(const BkCtx *c, const BkLayer *ly, AtlErr *e)
         if (l->kind != BK_K_CONV) continue;
         if (l->b && !m->b) return bk_fail(c, m->ly->node, e, "layer group: the bias is not resident");
         if (m->kind == CM_QCONV && !m->rq) return bk_fail(c, m->ly->node, e, "layer group: the requantisation is not resident");
-        region(reg, &n, m->w, (uint64_t)l->kh * l->kw * (l->C / l->groups) * l->OC * es, "the weights of '%s'", name);
+        if (!m->stream)
+            region(reg, &n, m->w, (uint64_t)l->kh * l->kw * (l->C / l->groups) * l->OC * es, "the weights of '%s'", name);
         if (l->b) region(reg, &n, m->b, (uint64_t)l->OC * 4, "the bias of '%s'", name);
         if (m->kind == CM_QCONV) region(reg, &n, m->rq, (uint64_t)l->OC * 8, "the requantisation of '%s'", name);
+    }
+    for (int b = 0; b < ch->nb && ch->nstream; b++) {   /* streaming: the row buffers, per core */
+        const ChainBuf *bf = &ch->buf[b];
+        uint64_t bytes = (uint64_t)most[b] * bf->W * bf->C * es;
+        region(reg, &n, bf->off, bytes, "the row buffer of '%s'", g->t[bf->t].name);
+        if (bf->off2) region(reg, &n, bf->off2, bytes, "the second row buffer of '%s'", g->t[bf->t].name);
+        if (!bf->off2 && (bf->dram || b == ch->m[ch->nm - 1].out))
+            return bk_fail(c, node, e, "layer group: '%s' has one row buffer; slices overlap on it", g->t[bf->t].name);
     }
     return regions_sound(c, node, reg, n, ly->slot_off, "resident region below the slots", e);
 }
@@ -662,12 +1017,23 @@ int bk_chain_check(const BkCtx *c, const BkLayer *ly, AtlErr *e)
 static int apply_rows(BkCtx *c, BkLayer *ly, const void *shape, AtlErr *e)
 {
     BkChain *ch = ly->chain;
-    ch->rows = *(const int *)shape;
+    const ChainShape *sh = shape;
+    ch->rows = sh->rows;
+    ch->nstream = sh->nstream;
     if (layout(c, ly, ch)) return atl_fail(e, "internal: a candidate slice height does not fit");
     if (bk_chain_check(c, ly, e)) return -1;
     ly->run_macs = run_macs(ch);
-    if (bk_set_tiles(ly, ch->N * ch->nrc, 1, e)) return -1;
-    snprintf(ly->split, sizeof ly->split, "N%d H%d x%d", ch->N, ch->nrc, ch->nm);
+    int ns = ch->nstream ? ch->nsteps : 1;
+    if (bk_set_tiles(ly, ch->N * ch->nrc * ns, ns, e)) return -1;
+    /* a step's weight chunk: the same in every slice (with 2 steps each
+     * slot keeps its chunk from slice to slice: the loads are skipped) */
+    for (int t = 0; ch->nstream && t < ly->ntiles; t++) ly->tile_wkey[t] = ch->step[t % ns].w >= 0 ? t % ns : -1;
+    /* resident weights multicast once per cluster; a chain of pools has
+     * none (an empty multicast would leave its wait unsignalled) */
+    ly->mcast = ch->resident > 0;
+    ly->prologue = ly->mcast ? chain_prologue : NULL;
+    if (ch->nstream) snprintf(ly->split, sizeof ly->split, "N%d H%d x%d w%d/%d", ch->N, ch->nrc, ch->nm, ch->nstream, ns);
+    else snprintf(ly->split, sizeof ly->split, "N%d H%d x%d", ch->N, ch->nrc, ch->nm);
     return 0;
 }
 
@@ -765,17 +1131,14 @@ int bk_lower_chain(BkCtx *c, const BkLayer *const *members, int nm, BkLayer *ly,
         bo->C = OC; bo->H = OH; bo->W = OW;
         cm->out = ch->nb++;
         if (i < nm - 1 && read_outside(c, ot, members, nm)) goto done;
-        /* resident weights and bias (and an Int8Conv's requantisation) */
+        /* its weights (resident or streamed: resident_plan); a conv of one
+         * group with more channels than one aligned chunk may stream */
         if (l->kind == BK_K_CONV) {
-            cm->w = bk_align_up(c, ch->resident);
-            ch->resident = cm->w + bk_align_up(c, (uint64_t)l->kh * l->kw * (l->C / l->groups) * l->OC * ch->es);
-            if (l->b) {
-                cm->b = ch->resident;
-                ch->resident += bk_align_up(c, (uint64_t)l->OC * 4);
-            }
-            if (cm->kind == CM_QCONV) {
-                cm->rq = ch->resident;
-                ch->resident += bk_align_up(c, (uint64_t)l->OC * 8);
+            cm->wbytes = (uint64_t)l->kh * l->kw * (l->C / l->groups) * l->OC * ch->es;
+            if (l->groups == 1 && (uint64_t)l->OC * ch->es > c->align) {
+                int k = ch->nelig++;
+                while (k > 0 && ch->m[ch->elig[k - 1]].wbytes < cm->wbytes) { ch->elig[k] = ch->elig[k - 1]; k--; }
+                ch->elig[k] = i;
             }
         }
         /* int8 members' scratch: an i32 accumulator, the program's registers */
@@ -814,18 +1177,24 @@ int bk_lower_chain(BkCtx *c, const BkLayer *const *members, int nm, BkLayer *ly,
     ly->lw.kind = BK_K_CHAIN;
     ly->lw.dt = ch->dt;
     ly->lw.es = ch->es;
-    /* resident weights multicast once per cluster; a chain of pools has
-     * none (an empty multicast would leave its wait unsignalled) */
-    ly->mcast = ch->resident > 0;
-    ly->prologue = ly->mcast ? chain_prologue : NULL;
     ly->gen = chain_gen;
     ly->is_matrix = 1;
     for (int i = 0; i < nm; i++) ly->macs += members[i]->macs;
-    /* candidate slice heights: every halving that fits, most rows first */
-    for (int rows = ch->OH;; rows = (rows + 1) / 2) {
-        ch->rows = rows;
-        if (layout(c, ly, ch) == 0 && bk_push_shape(ly, &rows, sizeof rows, (int64_t)ch->N * ch->nrc, e)) { rc = -1; goto done; }
-        if (rows == 1) break;
+    /* candidate slice heights: every halving that fits, most rows first;
+     * when the weights of all members leave no room for any, the same
+     * with the 1, 2, ... largest weights streamed (--group-weights
+     * resident: never; stream: only those, when some member may) */
+    int ns0 = c->weights_stream && ch->nelig ? 1 : 0, ns1 = c->weights_resident ? 0 : ch->nelig;
+    for (int ns = ns0; ns <= ns1; ns++) {
+        if (ns == 1 && ly->shapes.n) break;   /* every member's weights resident fit */
+        ch->nstream = ns;
+        for (int rows = ch->OH;; rows = (rows + 1) / 2) {
+            ChainShape sh = {rows, ns};
+            ch->rows = rows;
+            if (layout(c, ly, ch) == 0 &&
+                bk_push_shape(ly, &sh, sizeof sh, (int64_t)ch->N * ch->nrc * ch->nsteps, e)) { rc = -1; goto done; }
+            if (rows == 1) break;
+        }
     }
     if (!ly->shapes.n) { ly->chain = NULL; goto done; }
     ly->shapes.apply = apply_rows;
@@ -842,6 +1211,11 @@ int bk_chain_nodes(const BkLayer *ly, int *nodes, int max)
     if (!ch) return 0;
     for (int i = 0; i < ch->nm && i < max; i++) nodes[i] = ch->m[i].ly->node;
     return ch->nm;
+}
+
+int bk_chain_streams(const BkLayer *ly)
+{
+    return ly->chain && ly->chain->nstream > 0;
 }
 
 uint64_t bk_chain_lmem(const BkLayer *ly)

@@ -38,6 +38,8 @@ int bk_chain_nodes(const BkLayer *ly, int *nodes, int max);
 /* Marks the tensors a chain layer keeps in LMEM (every member's output but
  * the last's) as BkPlace.internal. */
 void bk_chain_mark_internal(BkCtx *c, const BkLayer *ly);
+/* 1 when a chain layer (its shape applied) streams some member's weights. */
+int bk_chain_streams(const BkLayer *ly);
 /* Bytes of LMEM a chain layer uses on each core: resident weights and both slots. */
 uint64_t bk_chain_lmem(const BkLayer *ly);
 /* Proves a chain layer's LMEM plan sound (its slice height applied): every

@@ -86,6 +86,10 @@ typedef struct BkCtx {
     int keep_activations;         /* BkOptions.keep_activations */
     int grouping;                 /* 1: layer groups allowed (BkOptions.group auto) */
     int group_max;                /* most layers in a group (BkOptions.group_max; 0: no limit) */
+    int weights_resident, weights_stream; /* a group's weights (BkOptions.group_weights):
+                                   * never streamed; streamed by every chain that can, such
+                                   * chains taken before layers alone; neither: resident when
+                                   * they fit, else streamed where the cost model prefers */
     int sram_never, sram_always; /* inputs in SRAM (BkOptions.sram_input): never; only
                                    * those shapes where a layer may; neither: the cost
                                    * model chooses */

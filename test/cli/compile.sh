@@ -57,6 +57,19 @@ grep -q "Conv+Add" "$TMPD/out" && fail group_none_unfused "a fused Add with --gr
 expect_ok group_none_recorded "$ATOLL" inspect "$TMPD/gn.abm"
 expect_grep group_none_options "options: .*--group none" "$TMPD/out"
 expect_fail group_bad "use auto or none" "$ATOLL" compile $M/digits_cnn.onnx --chip configs/tiny.ini --group some -o "$TMPD/x.abm"
+# --group-weights stream: resnet20 on tiny forms a group streaming its
+# weights (split "w<members>/<steps>"), recorded in the options (atoll
+# compare compiles the same plan again), within the interpreter's answers;
+# auto records nothing; a bad mode is refused
+expect_ok gw_stream "$ATOLL" compile $M/resnet20_cifar.onnx --chip configs/tiny.ini -o "$TMPD/gw.abm" --groups --group-weights stream
+expect_grep gw_stream_group "Group([0-9]*) .* w[0-9]*/[0-9]* " "$TMPD/out"
+expect_ok gw_stream_recorded "$ATOLL" inspect "$TMPD/gw.abm"
+expect_grep gw_stream_options "options: .*--group-weights stream" "$TMPD/out"
+expect_ok gw_stream_matches "$ATOLL" compare $M/resnet20_cifar.onnx "$TMPD/gw.abm" --all \
+    --input $M/resnet20_cifar.ref.npz --expect $M/resnet20_cifar.ref.npz
+expect_ok gw_auto_recorded "$ATOLL" inspect "$TMPD/ga.abm"
+grep -q -- "--group-weights" "$TMPD/out" && fail gw_auto_not_recorded "--group-weights recorded for auto" || ok gw_auto_not_recorded
+expect_fail gw_bad "use auto, resident or stream" "$ATOLL" compile $M/digits_cnn.onnx --chip configs/tiny.ini --group-weights some -o "$TMPD/x.abm"
 # --zlevel 0: weights and sections stored raw, a larger file, the same model
 expect_ok zlevel_default "$ATOLL" compile $M/lenet5.onnx --chip tiny -o "$TMPD/z6.abm"
 expect_ok zlevel_0 "$ATOLL" compile $M/lenet5.onnx --chip tiny -o "$TMPD/z0.abm" --zlevel 0

@@ -254,12 +254,13 @@ done:
     return rc;
 }
 
-static int run_mode(const Prep *p, const char *chipfile, int dtype, int group, Run *r)
+static int run_mode(const Prep *p, const char *chipfile, int dtype, int group, int weights, Run *r)
 {
     BkOptions o;
     bk_options_default(&o);
     o.dtype = dtype;
     o.group = group;
+    o.group_weights = weights;
     o.placement = BK_PLACE_CHIP;   /* groups on the whole chip (placement split: test/cli/placement.sh) */
     /* activations in DRAM, where a chain saves their traffic (in SRAM, the
      * default on tiny and edge16k, the layers alone are often as fast) */
@@ -289,12 +290,14 @@ static int k_split(const Run *r)
  * bf16 backend tests (test_backend_tail.c), f16 with its 3 more bits. */
 static double tol_of(int dtype) { return dtype == ISA_BF16 ? 3e-2 : dtype == ISA_F16 ? 2e-3 : 2e-5; }
 
-/* Compiles g on chipfile in dtype, grouped and with --group none; both
- * must run and match the interpreter, the grouped summary's ops must be
- * `ops` (NULL: not checked), the ungrouped one must have no group, and in
- * f32 without K splits both must agree bit for bit. The grouped run is
- * left in *grouped when non-NULL (caller run_free). */
-static void check_on(const IrGraph *g, const char *what, const char *chipfile, int dtype, const char *ops, Run *grouped)
+/* Compiles g on chipfile in dtype, grouped (with the group weight mode
+ * `weights`, BK_GW_*) and with --group none; both must run and match the
+ * interpreter, the grouped summary's ops must be `ops` (NULL: not
+ * checked), the ungrouped one must have no group, and in f32 without K
+ * splits both must agree bit for bit. The grouped run is left in *grouped
+ * when non-NULL (caller run_free). */
+static void check_weights(const IrGraph *g, const char *what, const char *chipfile, int dtype, int weights,
+                          const char *ops, Run *grouped)
 {
     Prep p;
     Run a, n;
@@ -304,7 +307,8 @@ static void check_on(const IrGraph *g, const char *what, const char *chipfile, i
     CHECKF(rc == 0, "%s: %s", what, msg);
     if (rc) { prep_free(&p); return; }
     const char *dn = isa_dtype_name(dtype);
-    int ra = run_mode(&p, chipfile, dtype, BK_GROUP_AUTO, &a), rn = run_mode(&p, chipfile, dtype, BK_GROUP_NONE, &n);
+    int ra = run_mode(&p, chipfile, dtype, BK_GROUP_AUTO, weights, &a);
+    int rn = run_mode(&p, chipfile, dtype, BK_GROUP_NONE, BK_GW_AUTO, &n);
     printf("  %-26s %-20s %-4s err %.3g, none %.3g  %s%s%s%s%s\n", what, chipfile, dn, ra ? -1.0 : a.err,
            rn ? -1.0 : n.err, a.ops, a.group >= 0 ? "  split " : "", a.group >= 0 ? a.sum.layers[a.group].split : "",
            a.msg, n.msg);
@@ -330,6 +334,12 @@ static void check_on(const IrGraph *g, const char *what, const char *chipfile, i
     else run_free(&a);
     run_free(&n);
     prep_free(&p);
+}
+
+/* check_weights with the weights as the cost model chooses. */
+static void check_on(const IrGraph *g, const char *what, const char *chipfile, int dtype, const char *ops, Run *grouped)
+{
+    check_weights(g, what, chipfile, dtype, BK_GW_AUTO, ops, grouped);
 }
 
 /* check_on for a1, tiny and edge16k with the ops expected on each. */
@@ -695,6 +705,67 @@ TEST(more_members)
     ir_free(&g);
 }
 
+/* ---- streamed weights ---- */
+
+/* With --group-weights stream on a1, tiny and edge16k (nchips of them):
+ * the summary's ops must be ops[chip] (NULL: not checked), the first
+ * group must stream weights (its split "w<members>/<steps>") over more
+ * than one slice, on a1 and tiny with an uneven last slice (`rows` output
+ * rows, a prime; edge16k's slots hold one row: its slices pipeline
+ * through both slots on each core, the streamed chains' doubled input and
+ * output buffers under the race detector), and the answers must be the
+ * interpreter's (and --group none's, bit for bit in f32). */
+static void check_streamed(const IrGraph *g, const char *what, int dtype, const char *const ops[3], int rows, int nchips)
+{
+    for (int c = 0; c < nchips; c++) {
+        Run r;
+        check_weights(g, what, chips3[c], dtype, BK_GW_STREAM, ops[c], &r);
+        int h = split_field(&r, 'H');
+        CHECKF(split_field(&r, 'w') >= 1, "%s on %s: the group streams no weights (split '%s')", what, chips3[c],
+               r.group >= 0 ? r.sum.layers[r.group].split : "-");
+        CHECKF(h > 1 && (c == 2 || h < rows), "%s on %s: %d slices of %d rows: no uneven last slice", what, chips3[c], h,
+               rows);
+        CHECK_EQ_INT(r.fault, SIM_FAULT_NONE);
+        run_free(&r);
+    }
+}
+
+/* Chains forced to stream, in f32 and bf16, 23 output rows: 3x3 16 -> 64
+ * -> 64 convolutions on a1 (184 KB of f32 weights; a 16-channel chunk of
+ * the second is 36 KB, more than tiny's slots); a 3x3 4 -> 32, 1x1 32 ->
+ * 64, 1x1 64 -> 32 stack on every chip; a bottleneck of 1x1s 64 -> 32 ->
+ * 64 with the residual Add + Relu in the second (16 KB of f32 weights,
+ * edge16k's whole LMEM; its chunks add their channels of the residual).
+ * The stack also as the cost model chooses on tiny and edge16k. */
+TEST(streamed_weights)
+{
+    IrGraph g;
+    AtlErr e;
+    int64_t xd[4] = {1, 16, 23, 12}, sd[4] = {1, 4, 23, 8}, bd[4] = {1, 64, 23, 4};
+    /* edge16k in f32: the first two of the stack (all three do not fit) */
+    const char *const two[3] = {"Group(2)", "Group(2)", "Group(2)"}, *const three[3] = {"Group(3)", "Group(3)", NULL};
+    conv_conv(&g, xd, 64);
+    for (int d = 0; d < 2; d++) check_streamed(&g, "3x3 conv->conv", d ? ISA_BF16 : ISA_F32, two, 23, 1);
+    ir_free(&g);
+    new_graph(&g, sd);
+    conv_relu(&g, "s1", "x", 4, 32, 3, 1, 1, 1, "a");
+    conv_relu(&g, "s2", "a", 32, 64, 1, 1, 0, 1, "b");
+    conv(&g, "s3", "b", 64, 32, 1, 1, 0, 1, "y");
+    ir_add_output(&g, "y", &e);
+    for (int d = 0; d < 2; d++) check_streamed(&g, "3x3->1x1->1x1", d ? ISA_BF16 : ISA_F32, three, 23, 3);
+    check_on(&g, "3x3->1x1->1x1 weights auto", TINY, ISA_F32, NULL, NULL);
+    check_on(&g, "3x3->1x1->1x1 weights auto", EDGE, ISA_F32, NULL, NULL);
+    ir_free(&g);
+    new_graph(&g, bd);
+    conv_relu(&g, "r1", "x", 64, 32, 1, 1, 0, 1, "a");
+    conv(&g, "r2", "a", 32, 64, 1, 1, 0, 1, "c");
+    ir_add_op(&g, "Add", "add", "c,x", "s", &e);
+    ir_add_op(&g, "Relu", "relu", "s", "y", &e);
+    ir_add_output(&g, "y", &e);
+    for (int d = 0; d < 2; d++) check_streamed(&g, "1x1 block + residual", d ? ISA_BF16 : ISA_F32, two, 23, 3);
+    ir_free(&g);
+}
+
 /* ---- the LMEM checker ---- */
 
 /* The backend's first phases by hand, as backend/compile.c runs them, up
@@ -840,6 +911,7 @@ int main(void)
     RUN(pools_alone);
     RUN(border_rows_of_padding);
     RUN(more_members);
+    RUN(streamed_weights);
     RUN(checker_accepts_plans_and_refuses_corrupted_ones);
     return test_summary("test_backend_group");
 }
