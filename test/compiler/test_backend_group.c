@@ -91,6 +91,18 @@ static void conv_relu(IrGraph *g, const char *name, const char *x, int C, int M,
     ir_add_op(g, "Relu", rn, mid, out, &e);
 }
 
+/* x -> k x k conv (C -> M) + Relu -> k x k conv (M -> C) -> + x -> Relu -> y:
+ * a residual block with its skip connection (pad p each). */
+static void residual_block(IrGraph *g, int C, int M, int k, int p)
+{
+    AtlErr e;
+    conv_relu(g, "r1", "x", C, M, k, 1, p, 1, "a");
+    conv(g, "r2", "a", M, C, k, 1, p, 1, "c");
+    ir_add_op(g, "Add", "add", "c,x", "s", &e);
+    ir_add_op(g, "Relu", "relu", "s", "y", &e);
+    ir_add_output(g, "y", &e);
+}
+
 /* A pool `op` of kernel k, stride s, symmetric padding p. */
 static void pool(IrGraph *g, const char *op, const char *name, const char *x, int k, int s, int p, int ceil_mode,
                  int count_pad, const char *out)
@@ -599,14 +611,9 @@ TEST(what_must_not_group)
 TEST(group_on_the_first_cluster)
 {
     IrGraph g;
-    AtlErr e;
     int64_t xd[4] = {1, 32, 16, 16};
     new_graph(&g, xd);
-    conv_relu(&g, "r1", "x", 32, 32, 3, 1, 1, 1, "a");
-    conv(&g, "r2", "a", 32, 32, 3, 1, 1, 1, "c");
-    ir_add_op(&g, "Add", "add", "c,x", "s", &e);
-    ir_add_op(&g, "Relu", "relu", "s", "y", &e);
-    ir_add_output(&g, "y", &e);
+    residual_block(&g, 32, 32, 3, 1);
     for (int d = 0; d < 2; d++) {
         Run r;
         check_on(&g, "resnet20 block", A1, d ? ISA_BF16 : ISA_F32, "Group(2)", &r);
@@ -757,11 +764,7 @@ TEST(streamed_weights)
     check_on(&g, "3x3->1x1->1x1 weights auto", EDGE, ISA_F32, NULL, NULL);
     ir_free(&g);
     new_graph(&g, bd);
-    conv_relu(&g, "r1", "x", 64, 32, 1, 1, 0, 1, "a");
-    conv(&g, "r2", "a", 32, 64, 1, 1, 0, 1, "c");
-    ir_add_op(&g, "Add", "add", "c,x", "s", &e);
-    ir_add_op(&g, "Relu", "relu", "s", "y", &e);
-    ir_add_output(&g, "y", &e);
+    residual_block(&g, 64, 32, 1, 0);
     for (int d = 0; d < 2; d++) check_streamed(&g, "1x1 block + residual", d ? ISA_BF16 : ISA_F32, two, 23, 3);
     ir_free(&g);
 }
