@@ -9,10 +9,14 @@
  * links), grouped, with their activations in every cluster's SRAM
  * (--sram-activations auto, the default) and in DRAM (never), the full
  * models in fp32 and bf16, the bundled ones in fp32.
- * Prints the tables and replaces the generated sections "bench_groups"
- * and "bench_groups_noc" of docs/benchmarks.md (run from the repository
- * root; --no-doc skips it;
+ * A third table: row bands on configs/a1.ini (ResNet-50 fp32 and bf16,
+ * resnet20_cifar and mobilenetv2_035 fp32) with --sram-activations auto
+ * (a1: all in DRAM), bands and never.
+ * Prints the tables and replaces the generated sections "bench_groups",
+ * "bench_groups_noc" and "bench_groups_bands" of docs/benchmarks.md (run
+ * from the repository root; --no-doc skips it;
  * --models a,b picks models by name; --quick: the bundled ones in fp32;
+ * --bands: only the row bands table (and only its section);
  * --layers prints each layer's simulated span, estimate and DMA bytes). */
 #include <stdio.h>
 #include <stdlib.h>
@@ -177,21 +181,108 @@ static size_t format_noc(const Row *rows, int n, char *out, size_t cap)
     return k;
 }
 
+/* The row bands table: which models, in which dtypes. */
+typedef struct BandCase { const char *model; int dtype; } BandCase;
+static const BandCase band_cases[] = {
+    {"resnet50", ISA_F32}, {"resnet50", ISA_BF16}, {"resnet20_cifar", ISA_F32}, {"mobilenetv2_035", ISA_F32},
+};
+enum { NBAND_CASES = sizeof band_cases / sizeof band_cases[0] };
+static const int band_modes[3] = {BK_SRAM_ACTS_AUTO, BK_SRAM_ACTS_BANDS, BK_SRAM_ACTS_NEVER};
+
+static const char *sram_acts_name(int m)
+{
+    return m == BK_SRAM_ACTS_BANDS ? "bands" : m == BK_SRAM_ACTS_NEVER ? "never" : "auto";
+}
+
+/* The row bands table: each case in the three modes, auto first. */
+static size_t format_bands(const Row *rows, int n, char *out, size_t cap)
+{
+    size_t k = 0;
+    k += (size_t)snprintf(out + k, cap - k,
+                          "| model | dtype | SRAM activations | cycles | vs auto | DRAM bytes | DRAM/compulsory | MAC util | compile cpu s |\n"
+                          "|---|---|---|---:|---:|---:|---:|---:|---:|\n");
+    const Row *base = NULL;
+    for (int i = 0; i < n && k < cap; i++) {
+        const Row *r = &rows[i];
+        if (r->sram_acts == BK_SRAM_ACTS_AUTO) base = r->error[0] ? NULL : r;
+        if (r->error[0]) {
+            k += (size_t)snprintf(out + k, cap - k, "| %s | %s | %s | error: %s ||||||\n", r->model, isa_dtype_name(r->dtype),
+                                  sram_acts_name(r->sram_acts), r->error);
+            continue;
+        }
+        char vs[32] = "";
+        if (base && base != r && r->cycles) snprintf(vs, sizeof vs, "%.2fx", (double)base->cycles / (double)r->cycles);
+        k += (size_t)snprintf(out + k, cap - k, "| %s | %s | %s | %llu | %s | %llu | %.2f | %.2f%% | %.2f |\n", r->model,
+                              isa_dtype_name(r->dtype), sram_acts_name(r->sram_acts), (unsigned long long)r->cycles, vs,
+                              (unsigned long long)r->dram, r->compulsory ? (double)r->dram / (double)r->compulsory : 0.0,
+                              100 * r->util, r->compile_cpu);
+    }
+    return k;
+}
+
+static const Model *model_named(const char *name)
+{
+    for (int i = 0; i < NMODELS; i++)
+        if (!strcmp(models[i].name, name)) return &models[i];
+    return NULL;
+}
+
+/* Runs the row bands table into table (see format_bands); 1 when a case failed. */
+static int bands_table(const AtlChip *chip, const char *list, int quick, int layers, char *table, size_t cap)
+{
+    static Row rows[NBAND_CASES * 3];
+    int n = 0, failed = 0;
+    AtlErr e;
+    for (int ci = 0; ci < NBAND_CASES; ci++) {
+        const Model *m = model_named(band_cases[ci].model);
+        if (!m || !wanted(list, m->name) || (quick && m->full)) continue;
+        for (int mi = 0; mi < 3; mi++) {
+            Row *r = &rows[n++];
+            memset(r, 0, sizeof *r);
+            if (run_one(chip, m, band_cases[ci].dtype, BK_GROUP_AUTO, band_modes[mi], layers, r, &e)) failed = 1;
+            fprintf(stderr, "bench_groups: %s %s %s: %llu cycles\n", r->model, isa_dtype_name(r->dtype),
+                    sram_acts_name(band_modes[mi]), (unsigned long long)r->cycles);
+        }
+    }
+    format_bands(rows, n, table, cap);
+    return failed;
+}
+
+#define BANDS_DOC_HEAD                                                                                                  \
+    "Produced by `make bench` (`build/bench/bench_groups`, or `--bands` for this table alone) on " CHIP ": each model " \
+    "at batch 1, grouped, with `--sram-activations auto` (a1: every activation in DRAM), `bands` (row bands: each "  \
+    "cluster keeps the rows it wrote in its SRAM, docs/backend.md \"Row bands in every cluster\") and `never`, run "   \
+    "timing-only; `vs auto` is auto's cycles over the row's.\n\n%s"
+
 int main(int argc, char **argv)
 {
-    int write_doc = 1, quick = 0, layers = 0;
+    int write_doc = 1, quick = 0, layers = 0, bands_only = 0;
     const char *list = NULL;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--no-doc")) write_doc = 0;
         else if (!strcmp(argv[i], "--quick")) quick = 1;
         else if (!strcmp(argv[i], "--layers")) layers = 1;
+        else if (!strcmp(argv[i], "--bands")) bands_only = 1;
         else if (!strcmp(argv[i], "--models") && i + 1 < argc) list = argv[++i];
-        else { fprintf(stderr, "usage: bench_groups [--no-doc] [--quick] [--layers] [--models a,b]\n"); return 2; }
+        else { fprintf(stderr, "usage: bench_groups [--no-doc] [--quick] [--bands] [--layers] [--models a,b]\n"); return 2; }
     }
     if (quick || list || layers) write_doc = 0;   /* the doc holds the whole table only */
     AtlErr e;
     AtlChip chip;
     if (cfg_load(CHIP, &chip, &e)) { fprintf(stderr, "bench_groups: %s\n", e.msg); return 1; }
+    static char btable[1 << 14], body[1 << 17];
+    if (bands_only) {
+        int bfailed = bands_table(&chip, list, quick, layers, btable, sizeof btable);
+        printf("%s", btable);
+        if (bfailed) { fprintf(stderr, "bench_groups: a model failed (see the table)\n"); return 1; }
+        snprintf(body, sizeof body, BANDS_DOC_HEAD, btable);
+        if (write_doc &&
+            doc_section_write_file(DOC, "# Benchmarks", "bench_groups_bands", "### Row bands (a1)", body, &e)) {
+            fprintf(stderr, "bench_groups: %s\n", e.msg);
+            return 1;
+        }
+        return 0;
+    }
     static Row rows[NMODELS * 4];
     int n = 0, failed = 0;
     const int dtypes[2] = {ISA_F32, ISA_BF16};
@@ -230,9 +321,10 @@ int main(int argc, char **argv)
     static char ntable[1 << 16];
     format_noc(nrows, nn, ntable, sizeof ntable);
     printf("\n%s", ntable);
+    if (bands_table(&chip, list, quick, layers, btable, sizeof btable)) failed = 1;
+    printf("\n%s", btable);
     if (failed) { fprintf(stderr, "bench_groups: a model failed (see the tables)\n"); return 1; }
     if (write_doc) {
-        static char body[1 << 17];
         snprintf(body, sizeof body,
                  "Produced by `make bench` (`build/bench/bench_groups`) on " CHIP ": each model at batch 1, compiled with "
                  "`--group auto` and `--group none`, run timing-only; `vs none` is none's cycles over auto's; compulsory = "
@@ -249,6 +341,11 @@ int main(int argc, char **argv)
                  "timing-only; `vs DRAM` is DRAM's cycles over SRAM's.\n\n%s",
                  ntable);
         if (doc_section_write_file(DOC, "# Benchmarks", "bench_groups_noc", "## Activations in cluster SRAM", body, &e)) {
+            fprintf(stderr, "bench_groups: %s\n", e.msg);
+            return 1;
+        }
+        snprintf(body, sizeof body, BANDS_DOC_HEAD, btable);
+        if (doc_section_write_file(DOC, "# Benchmarks", "bench_groups_bands", "### Row bands (a1)", body, &e)) {
             fprintf(stderr, "bench_groups: %s\n", e.msg);
             return 1;
         }

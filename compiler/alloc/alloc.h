@@ -16,6 +16,11 @@
 int bk_place(BkCtx *c, AtlErr *e);
 uint64_t bk_tensor_addr(const BkCtx *c, int tensor); /* tagged, for placed non-constants */
 int bk_tensor_root(const BkCtx *c, int tensor);      /* the tensor whose storage it shares (views, fusions) */
+/* Row bands: the first of the `rows` rows of an H-row tensor that cluster
+ * k of K keeps in its SRAM (its share of the rows in the middle, the rest
+ * a margin each side for output-row chunks that cross a share's edge;
+ * rows is the tensor's BkBand.rows, chosen by placement). */
+int bk_band_window(int H, int K, int k, int rows);
 int bk_tensor_in_dram(BkCtx *c, int tensor, uint64_t *tagged, AtlErr *e); /* constants too */
 
 /* limits.c: after placement, before lowering: no empty tensor but

@@ -107,6 +107,9 @@ static int lower_all(BkCtx *c, BkLayer *layers, int *n, double *phase, AtlErr *e
             if (c->bands) {
                 ly->band_cores = all.count;
                 ly->band_clusters = c->bands;
+                const IrNode *nd = pass ? NULL : &g->nodes[k];
+                int r = nd && nd->nout >= 1 && nd->out[0] >= 0 ? bk_tensor_root(c, nd->out[0]) : -1;
+                if (r >= 0 && c->pl[r].band) ly->band_rows = c->band[r].rows;
             }
             (*n)++;
             double t0 = atl_clock_s();

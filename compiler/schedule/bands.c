@@ -82,8 +82,11 @@ int bk_band_distribute(BkSegment *sg, AtlErr *e)
         for (int r = r0; r < r1; r++)
             sg->row_owner[r] = (int8_t)(sg->row_owner[r] == -1 || sg->row_owner[r] == k ? k : -2);
     }
-    for (int r = 0; r < l->OH; r++)
-        if (sg->row_owner[r] == -1) sg->row_owner[r] = -2;
+    /* a row outside its writer's SRAM window (bk_band_window) has no owner */
+    for (int r = 0; r < l->OH; r++) {
+        int k = sg->row_owner[r], base = k >= 0 && ly->band_rows ? bk_band_window(l->OH, K, k, ly->band_rows) : 0;
+        if (k < 0 || (ly->band_rows && (r < base || r >= base + ly->band_rows))) sg->row_owner[r] = -2;
+    }
     rc = 0;
 done:
     free(cl); free(cnt); free(seen); free(used);
@@ -106,10 +109,22 @@ static int owned_output(const BkCtx *c, const BkSegment *sg)
     return r;
 }
 
+/* Cluster k keeps row r of b in its SRAM: it wrote it (owner[r]) and the
+ * row lies in its window (bk_band_window); a row outside it goes to DRAM
+ * as one without an owner. */
+static int keeps(const BkCtx *c, const BkBand *b, const int8_t *owner, int r, int k)
+{
+    int base = bk_band_window(b->H, c->bands, k, b->rows);
+    return owner[r] == k && r >= base && r < base + b->rows;
+}
+
 void bk_band_publish(BkCtx *c, const BkSegment *sg)
 {
-    int r = owned_output(c, sg);
-    if (r >= 0) memcpy(c->band[r].owner, sg->row_owner, (size_t)sg->nrows);
+    int t = owned_output(c, sg);
+    if (t < 0) return;
+    BkBand *b = &c->band[t];
+    for (int r = 0; r < sg->nrows; r++)
+        b->owner[r] = (int8_t)(sg->row_owner[r] >= 0 && keeps(c, b, sg->row_owner, r, sg->row_owner[r]) ? sg->row_owner[r] : -2);
 }
 
 /* A banded tensor the tile's DMAs may touch: its state and, for the
@@ -213,9 +228,11 @@ static int put(Out *o, const AtlInsn *in, uint8_t flag, AtlErr *e)
 }
 
 /* Rows [a, a+cnt) of the DMA `in` (row walk dim from row h0) whose DRAM
- * side (dst when store) moves to the own SRAM when sram. */
+ * side (dst when store) moves to the SRAM of cluster k (of K) when sram:
+ * into its compact window (bk_band_window), so the row's address and the
+ * channel planes' stride are remapped from H rows a plane to the window's. */
 static int put_rows(Out *o, const AtlInsn *in, uint8_t flag, int store, const BandUse *u, int dim, int h0, int a,
-                    int cnt, int sram, AtlErr *e)
+                    int cnt, int sram, int K, int k, AtlErr *e)
 {
     AtlInsn p = *in;
     if (dim >= 0) {
@@ -224,8 +241,17 @@ static int put_rows(Out *o, const AtlInsn *in, uint8_t flag, int store, const Ba
         p.dst += (uint64_t)((int64_t)(a - h0) * p.dst_stride[dim]);
     }
     if (sram) {
-        uint64_t *addr = store ? &p.dst : &p.src;
-        *addr = u->sram + (*addr - u->b->dram);
+        const BkBand *b = u->b;
+        uint64_t *addr = store ? &p.dst : &p.src, plane = b->rowb * (uint64_t)b->H, off = *addr - b->dram;
+        uint64_t wplane = b->rowb * (uint64_t)b->rows;
+        int base = bk_band_window(b->H, K, k, b->rows), r = (int)(off % plane / b->rowb);
+        if (r < base || r + cnt > base + b->rows)
+            return atl_fail(e, "internal: row %d of a row-banded tensor is outside cluster %d's window", r, k);
+        *addr = u->sram + off / plane * wplane + (uint64_t)(r - base) * b->rowb + off % b->rowb;
+        int32_t *st = store ? p.dst_stride : p.src_stride;
+        for (int d = 0; d < 4; d++)
+            if (d != dim && p.shape[d] > 1 && st[d] > 0 && (uint64_t)st[d] % plane == 0)
+                st[d] = (int32_t)((uint64_t)st[d] / plane * wplane);
         if (store) p.dst_space = ISA_SPACE_SRAM;
         else p.src_space = ISA_SPACE_SRAM;
     }
@@ -235,7 +261,7 @@ static int put_rows(Out *o, const AtlInsn *in, uint8_t flag, int store, const Ba
 /* Row r of the output goes to DRAM (from cluster k). */
 static int store_dram(const BkCtx *c, const BandUse *u, int r, int k)
 {
-    if (u->owner[r] != k) return 1;
+    if (!keeps(c, u->b, u->owner, r, k)) return 1;
     if (c->band_final) return u->b->need[r] || u->b->need_all;
     for (int q = r - BAND_NEAR; q <= r + BAND_NEAR; q++)
         if (q >= 0 && q < u->b->H && u->owner[q] != k) return 1;
@@ -257,9 +283,9 @@ static int rewrite(BkCtx *c, const BandUse *v, int nv, const AtlInsn *in, uint8_
             return atl_fail(e, "internal: a store into a row-banded tensor is not whole rows");
         for (int pass = 0; pass < 2; pass++)   /* the own SRAM's rows, then DRAM's */
             for (int a = 0; a < nr;) {
-                int r = h0 + a, want = pass ? store_dram(c, dst, r, k) : dst->owner[r] == k, b = a + 1;
-                while (b < nr && (pass ? store_dram(c, dst, h0 + b, k) : dst->owner[h0 + b] == k) == want) b++;
-                if (want && put_rows(o, in, flag, 1, dst, dim, h0, h0 + a, b - a, !pass, e)) return -1;
+                int r = h0 + a, want = pass ? store_dram(c, dst, r, k) : keeps(c, dst->b, dst->owner, r, k), b = a + 1;
+                while (b < nr && (pass ? store_dram(c, dst, h0 + b, k) : keeps(c, dst->b, dst->owner, h0 + b, k)) == want) b++;
+                if (want && put_rows(o, in, flag, 1, dst, dim, h0, h0 + a, b - a, !pass, c->bands, k, e)) return -1;
                 a = b;
             }
         return 0;
@@ -270,11 +296,11 @@ static int rewrite(BkCtx *c, const BandUse *v, int nv, const AtlInsn *in, uint8_
     }
     const int8_t *own = src->b->owner;
     for (int a = 0; a < nr;) {
-        int mine = own[h0 + a] == k, b = a + 1;
-        while (b < nr && (own[h0 + b] == k) == mine) b++;
+        int mine = keeps(c, src->b, own, h0 + a, k), b = a + 1;
+        while (b < nr && keeps(c, src->b, own, h0 + b, k) == mine) b++;
         if (!mine)
             for (int r = h0 + a; r < h0 + b; r++) src->b->need[r] = 1;
-        if (put_rows(o, in, flag, 0, src, dim, h0, h0 + a, b - a, mine, e)) return -1;
+        if (put_rows(o, in, flag, 0, src, dim, h0, h0 + a, b - a, mine, c->bands, k, e)) return -1;
         a = b;
     }
     return 0;

@@ -187,8 +187,9 @@ struct BkLayer {
     struct BkChain *chain;        /* a layer group's plan (lower/chain.c; one malloc'd block) */
     /* row bands (BkCtx.bands): band_cores, the chip's cores (0: off); on a
      * segment of them a conv/pool layer's tiles with bands = 1 go to the
-     * clusters by output rows (schedule/bands.c) */
-    int bands, band_cores, band_clusters;
+     * clusters by output rows (schedule/bands.c); band_rows, the rows of
+     * its banded output's window in each cluster's SRAM (0: not banded) */
+    int bands, band_cores, band_clusters, band_rows;
 };
 
 /* layer.c: the layer's tiles: ntiles, run (see tile_run) and weight keys

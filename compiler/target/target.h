@@ -54,12 +54,15 @@ typedef struct BkPlace {
 /* Row bands (--sram-activations bands, schedule/bands.c): a tensor placed
  * in DRAM as always that also lives at BkPlace.band_off in every cluster's
  * SRAM, where cluster k holds the rows (NCHW dimension 2, batch 1) its
- * cores wrote (owner[r] == k). A row is written to DRAM only when a
+ * cores wrote (owner[r] == k), compactly: only a window of `rows` rows
+ * per channel plane (bk_band_window), so a plane's SRAM stride is
+ * rows x rowb; a row outside its writer's window has no owner. A row is written to DRAM only when a
  * cluster that does not own it reads it (need[r]), or when no cluster
  * owns it. Per root tensor; arrays malloc'd by placement (alloc/place.c),
  * freed by the driver. */
 typedef struct BkBand {
     int H;                        /* rows */
+    int rows;                     /* rows of each cluster's window (bk_band_window) */
     uint64_t rowb;                /* bytes of one row (W x element size) */
     uint64_t dram, size;          /* tagged DRAM address and bytes */
     int8_t *owner;                /* per row: the cluster that wrote it; -2 several or unknown */

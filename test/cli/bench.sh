@@ -6,7 +6,8 @@
 # check: no reference of its name, a reference of another size or shape,
 # values 1% off (test/data/bench/*.ref.npz, by gen_bench_refs.py, each with
 # a copy of the digits CNN); the real digits CNN passes; and the bench_models
-# table of docs/benchmarks.md gives what the benchmark prints now.
+# table of docs/benchmarks.md gives what the benchmark prints now, as does
+# bench_groups' row bands table for resnet20_cifar.
 . test/cli/lib.inc
 B=$BUILD/bench
 expect_ok bench_sim_quick "$B/bench_sim" --quick --stall-ms 500
@@ -42,4 +43,16 @@ for m in digits_cnn lenet5 encoder_block; do
     if [ -n "$now" ] && [ "$now" = "$doc" ]; then ok "bench_models_doc_$m"
     else fail "bench_models_doc_$m" "docs/benchmarks.md has '$doc', bench_models prints '$now' (rerun make bench)"; fi
 done
+# bench_groups --bands: resnet20_cifar's row bands row, fewer cycles than
+# auto's, and the same simulated columns as docs/benchmarks.md's table
+expect_ok bench_groups_bands "$B/bench_groups" --bands --models resnet20_cifar --no-doc
+now=$(awk -F'|' '$2 == " resnet20_cifar " && $4 == " bands " {print $5 $7 $8 $9}' "$TMPD/out")
+doc=$(sed -n '/BEGIN generated:bench_groups_bands/,/END generated:bench_groups_bands/p' docs/benchmarks.md |
+      awk -F'|' '$2 == " resnet20_cifar " && $4 == " bands " {print $5 $7 $8 $9}')
+if [ -n "$now" ] && [ "$now" = "$doc" ]; then ok bench_groups_bands_doc
+else fail bench_groups_bands_doc "docs/benchmarks.md has '$doc', bench_groups --bands prints '$now' (rerun it)"; fi
+auto=$(awk -F'|' '$2 == " resnet20_cifar " && $4 == " auto " {print $5}' "$TMPD/out")
+bands=$(awk -F'|' '$2 == " resnet20_cifar " && $4 == " bands " {print $5}' "$TMPD/out")
+if [ -n "$auto" ] && [ -n "$bands" ] && [ "$bands" -lt "$auto" ]; then ok bench_groups_bands_faster
+else fail bench_groups_bands_faster "bands $bands cycles, auto $auto"; fi
 cli_summary bench.sh
