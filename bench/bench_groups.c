@@ -22,10 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include "compiler/backend/backend.h"
-#include "compiler/passes/passes.h"
-#include "tools/chip_exec.h"
-#include "tools/model_io.h"
+#include "bench/bench_run.h"
 #include "util/docsection.h"
 
 #define CHIP "configs/a1.ini"
@@ -54,8 +51,6 @@ typedef struct Row {
     char error[256];
 } Row;
 
-static double cpu_s(void) { return (double)clock() / CLOCKS_PER_SEC; }
-
 /* With --layers: each layer's simulated span, DMA bytes and estimate. */
 static void print_layers(const Row *r, const BkSummary *sum, const AtlSimStats *st)
 {
@@ -73,54 +68,34 @@ static void print_layers(const Row *r, const BkSummary *sum, const AtlSimStats *
 
 static int run_one(const AtlChip *chip, const Model *m, int dtype, int group, int sram_acts, int layers, Row *r, AtlErr *e)
 {
-    IrGraph g;
-    IrInputShape s;
-    OnnxLoadOpts lo = {m->synthetic, 0, 0, 0};
-    uint8_t *abm = NULL;
-    size_t len = 0;
-    BkSummary sum;
-    ChipExec x;
-    int rc = -1;
-    memset(&sum, 0, sizeof sum);
-    memset(&x, 0, sizeof x);
-    ir_init(&g);
+    BenchRun run;
     r->model = m->name;
     r->dtype = dtype;
     r->group = group;
     r->sram_acts = sram_acts;
-    double c0 = cpu_s();
-    IrInputShape shapes[8];
-    int nshapes = 0;
-    if (m->shape && ir_parse_input_shape(m->shape, &s, e)) goto out;
-    if (m->shape) shapes[nshapes++] = s;
-    /* a dynamic batch is 1, as atoll compile takes it */
-    if (model_load_batch("bench_groups", m->path, shapes, nshapes, 0, &lo, &g, e) || pass_run_all(&g, e)) goto out;
     BkOptions o;
     bk_options_default(&o);
     o.dtype = dtype;
     o.group = group;
     o.sram_acts = sram_acts;
-    if (chip_compile_graph(&g, chip, &o, 0, &abm, &len, &sum, e)) goto out;
-    r->compile_cpu = cpu_s() - c0;
-    r->layers = sum.nlayers;
-    r->compulsory = sum.weight_bytes + sum.io_bytes;
-    if (chip_exec_open(&x, chip, abm, len, SIM_MODE_TIMING, 0, e)) goto out;
-    /* zero inputs of the compiled shapes: timing does not depend on values */
-    if (chip_exec_run_zeros(&x, &g, dtype, e)) goto out;
-    const AtlSimStats *st = sim_stats(x.sim);
-    r->cycles = st->cycles;
-    r->macs = st->macs;
-    r->util = st->mm_util;
-    r->dram = st->bytes.dram_rd + st->bytes.dram_wr;
-    if (layers) print_layers(r, &sum, st);
-    rc = 0;
-out:
-    if (rc) snprintf(r->error, sizeof r->error, "%s", e->msg);
-    chip_exec_close(&x);
-    free(abm);
-    bk_summary_free(&sum);
-    ir_free(&g);
-    return rc;
+    /* a dynamic batch is 1, as atoll compile takes it; zero inputs: timing
+     * does not depend on values */
+    BenchLoad ld = {m->path, m->shape, 0, m->synthetic, NULL};
+    if (bench_run(&run, "bench_groups", chip, &ld, &o, dtype, e)) {
+        snprintf(r->error, sizeof r->error, "%s", e->msg);
+        bench_run_free(&run);
+        return -1;
+    }
+    r->compile_cpu = run.compile_cpu;
+    r->layers = run.sum.nlayers;
+    r->compulsory = run.sum.weight_bytes + run.sum.io_bytes;
+    r->cycles = run.st->cycles;
+    r->macs = run.st->macs;
+    r->util = run.st->mm_util;
+    r->dram = run.st->bytes.dram_rd + run.st->bytes.dram_wr;
+    if (layers) print_layers(r, &run.sum, run.st);
+    bench_run_free(&run);
+    return 0;
 }
 
 static int wanted(const char *list, const char *name)

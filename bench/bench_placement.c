@@ -35,12 +35,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "bench/bench_clock.h"
-#include "compiler/backend/backend.h"
-#include "compiler/passes/passes.h"
+#include "bench/bench_run.h"
 #include "tools/calib.h"
-#include "tools/chip_exec.h"
-#include "tools/model_io.h"
 #include "tools/quantize.h"
 #include "util/docsection.h"
 
@@ -64,18 +60,12 @@ typedef struct Row {
     char how[160], stages[96], error[200];
 } Row;
 
-/* The model as a canonicalised graph at batch b: the float model, or the
- * QDQ model q (int8). */
-static int load_graph(const char *path, const PbBuf *q, int b, IrGraph *g, AtlErr *e)
+/* What to load: the model at batch b, or the QDQ model q (int8). */
+static BenchLoad load_of(const char *path, const PbBuf *q, int b, char *shape, size_t cap)
 {
-    char shape[48];
-    IrInputShape s;
-    OnnxLoadOpts lo = {1, 0, 0, 0};
-    snprintf(shape, sizeof shape, "input=%dx3x224x224", b);
-    ir_init(g);
-    if (ir_parse_input_shape(shape, &s, e)) return -1;
-    int rc = q ? model_load_buffer(q->p, q->n, path, &s, 1, g, e) : model_load_batch("bench_placement", path, &s, 1, b, &lo, g, e);
-    return rc || pass_run_all(g, e) ? -1 : 0;
+    snprintf(shape, cap, "input=%dx3x224x224", b);
+    BenchLoad ld = {path, shape, b, 1, q};
+    return ld;
 }
 
 /* How many instances run row i of s (its rows describe one instance of
@@ -108,48 +98,41 @@ static double util_of(const BkSummary *s, const AtlSimStats *st, int lo, int hi,
 /* Compiles the graph of b images with options o and runs it timing-only. */
 static int run_one(const AtlChip *chip, const char *path, const PbBuf *q, int b, const BkOptions *o, Row *r, AtlErr *e)
 {
-    IrGraph g;
-    uint8_t *abm = NULL;
-    size_t len = 0;
-    BkSummary sum;
-    ChipExec x;
-    int rc = -1;
-    memset(&sum, 0, sizeof sum);
-    memset(&x, 0, sizeof x);
+    BenchRun run;
+    char shape[48];
     memset(r, 0, sizeof *r);
-    double c0 = bench_thread_cpu_seconds();
-    if (load_graph(path, q, b, &g, e) || chip_compile_graph(&g, chip, o, 0, &abm, &len, &sum, e)) goto out;
-    r->cpu = bench_thread_cpu_seconds() - c0;
-    r->dram_tensors = sum.act_dram_tensors;
-    if (sum.nstages > 1) {
-        size_t n = (size_t)snprintf(r->how, sizeof r->how, "%d stages, mb", sum.nstages);
-        for (int i = 0; i < sum.nstages && n < sizeof r->how; i++)
-            n += (size_t)(sum.stage_chip[i] ? snprintf(r->how + n, sizeof r->how - n, "%schip", i ? "/" : " ")
-                                            : snprintf(r->how + n, sizeof r->how - n, "%s%d", i ? "/" : " ", sum.stage_m[i]));
-        if (n < sizeof r->how) snprintf(r->how + n, sizeof r->how - n, ", from '%s'", sum.stage_in[1]);
-    } else if (sum.split) snprintf(r->how, sizeof r->how, "split, mb %d", sum.micro_batch);
+    BenchLoad ld = load_of(path, q, b, shape, sizeof shape);
+    int rc = bench_run(&run, "bench_placement", chip, &ld, o, ISA_F32, e);
+    const BkSummary *sum = &run.sum;
+    r->cpu = run.compile_cpu;
+    r->dram_tensors = sum->act_dram_tensors;
+    if (sum->nstages > 1) {
+        size_t n = (size_t)snprintf(r->how, sizeof r->how, "%d stages, mb", sum->nstages);
+        for (int i = 0; i < sum->nstages && n < sizeof r->how; i++)
+            n += (size_t)(sum->stage_chip[i] ? snprintf(r->how + n, sizeof r->how - n, "%schip", i ? "/" : " ")
+                                             : snprintf(r->how + n, sizeof r->how - n, "%s%d", i ? "/" : " ", sum->stage_m[i]));
+        if (n < sizeof r->how) snprintf(r->how + n, sizeof r->how - n, ", from '%s'", sum->stage_in[1]);
+    } else if (sum->split) snprintf(r->how, sizeof r->how, "split, mb %d", sum->micro_batch);
     else snprintf(r->how, sizeof r->how, "chip");
-    if (chip_exec_open(&x, chip, abm, len, SIM_MODE_TIMING, 0, e) || chip_exec_run_zeros(&x, &g, ISA_F32, e)) goto out;
-    const AtlSimStats *st = sim_stats(x.sim);
+    if (rc) {
+        snprintf(r->error, sizeof r->error, "%s", e->msg);
+        bench_run_free(&run);
+        return -1;
+    }
+    const AtlSimStats *st = run.st;
     r->cycles = st->cycles;
     r->dram = st->bytes.dram_rd + st->bytes.dram_wr;
-    r->util[0] = util_of(&sum, st, 0, sum.nlayers, "/layer3/");
-    r->util[1] = util_of(&sum, st, 0, sum.nlayers, "/layer4/");
-    r->util[2] = util_of(&sum, st, 0, sum.nlayers, NULL);
-    for (int i = 0, n = 0; sum.nstages > 1 && i < sum.nstages; i++) {
-        int end = i + 1 < sum.nstages ? sum.stage_row[i + 1] : sum.nlayers;
+    r->util[0] = util_of(sum, st, 0, sum->nlayers, "/layer3/");
+    r->util[1] = util_of(sum, st, 0, sum->nlayers, "/layer4/");
+    r->util[2] = util_of(sum, st, 0, sum->nlayers, NULL);
+    for (int i = 0, n = 0; sum->nstages > 1 && i < sum->nstages; i++) {
+        int end = i + 1 < sum->nstages ? sum->stage_row[i + 1] : sum->nlayers;
         n += snprintf(r->stages + n, sizeof r->stages - (size_t)n, "%s%.0f%%", i ? " / " : "",
-                      100 * util_of(&sum, st, sum.stage_row[i], end, NULL));
+                      100 * util_of(sum, st, sum->stage_row[i], end, NULL));
         if ((size_t)n >= sizeof r->stages) break;
     }
-    rc = 0;
-out:
-    if (rc) snprintf(r->error, sizeof r->error, "%s", e->msg);
-    chip_exec_close(&x);
-    free(abm);
-    bk_summary_free(&sum);
-    ir_free(&g);
-    return rc;
+    bench_run_free(&run);
+    return 0;
 }
 
 /* ---- pipelines over clusters: ResNet-50 at batch 8 on configs/a1x16-noc.ini ----
@@ -174,52 +157,37 @@ typedef struct NocRow {
 
 static int noc_way(const AtlChip *chip, const char *path, int way, NocRow *r, AtlErr *e)
 {
-    IrGraph g;
-    OnnxLoadOpts lo = {1, 0, 0, 0};
-    IrInputShape s;
-    uint8_t *abm = NULL;
-    size_t len = 0;
-    BkSummary sum;
-    ChipExec x;
-    int rc = -1;
-    memset(&sum, 0, sizeof sum);
-    memset(&x, 0, sizeof x);
-    ir_init(&g);
-    double c0 = bench_thread_cpu_seconds();
-    char shape[40];
-    snprintf(shape, sizeof shape, "input=%dx3x224x224", NOC_BATCH);
+    BenchRun run;
+    char shape[48];
     BkOptions o;
     bk_options_default(&o);
     o.placement = noc_placement[way];
-    if (ir_parse_input_shape(shape, &s, e) || model_load_batch("bench_placement", path, &s, 1, NOC_BATCH, &lo, &g, e) ||
-        pass_run_all(&g, e) || chip_compile_graph(&g, chip, &o, 0, &abm, &len, &sum, e))
-        goto out;
-    r->cpu = bench_thread_cpu_seconds() - c0;
-    r->est = sum.est_cycles;
+    BenchLoad ld = load_of(path, NULL, NOC_BATCH, shape, sizeof shape);
+    int rc = bench_run(&run, "bench_placement", chip, &ld, &o, ISA_F32, e);
+    const BkSummary *sum = &run.sum;
+    r->cpu = run.compile_cpu;
+    r->est = sum->est_cycles;
     size_t k = 0;
-    if (sum.pipeline)
-        for (int i = 0; i < sum.nstages && k < sizeof r->how; i++)
-            k += (size_t)snprintf(r->how + k, sizeof r->how - k, "%sunits %d-%d on %d cluster%s", i ? "; " : "", sum.stage_row[i],
-                                  (i + 1 < sum.nstages ? sum.stage_row[i + 1] : sum.nlayers) - 1, sum.stage_clusters[i],
-                                  sum.stage_clusters[i] > 1 ? "s" : "");
-    else if (sum.nstages > 1) snprintf(r->how, sizeof r->how, "split, %d stages, mb %d then %d", sum.nstages, sum.stage_m[0], sum.stage_m[1]);
-    else if (sum.split) snprintf(r->how, sizeof r->how, "split, mb %d on %d clusters", sum.micro_batch, sum.clusters);
+    if (sum->pipeline)
+        for (int i = 0; i < sum->nstages && k < sizeof r->how; i++)
+            k += (size_t)snprintf(r->how + k, sizeof r->how - k, "%sunits %d-%d on %d cluster%s", i ? "; " : "", sum->stage_row[i],
+                                  (i + 1 < sum->nstages ? sum->stage_row[i + 1] : sum->nlayers) - 1, sum->stage_clusters[i],
+                                  sum->stage_clusters[i] > 1 ? "s" : "");
+    else if (sum->nstages > 1) snprintf(r->how, sizeof r->how, "split, %d stages, mb %d then %d", sum->nstages, sum->stage_m[0], sum->stage_m[1]);
+    else if (sum->split) snprintf(r->how, sizeof r->how, "split, mb %d on %d clusters", sum->micro_batch, sum->clusters);
     else snprintf(r->how, sizeof r->how, "chip");
-    if (chip_exec_open(&x, chip, abm, len, SIM_MODE_TIMING, 0, e) || chip_exec_run_zeros(&x, &g, ISA_F32, e)) goto out;
-    const AtlSimStats *st = sim_stats(x.sim);
-    r->cycles = st->cycles;
-    r->dram = st->bytes.dram_rd + st->bytes.dram_wr;
-    r->dram_link = st->bytes.noc;
-    r->peer = st->bytes.peer;
-    r->peer_link = st->bytes.peer_link;
-    rc = 0;
-out:
-    if (rc) snprintf(r->error, sizeof r->error, "%s", e->msg);
-    chip_exec_close(&x);
-    free(abm);
-    bk_summary_free(&sum);
-    ir_free(&g);
-    return rc;
+    if (rc) {
+        snprintf(r->error, sizeof r->error, "%s", e->msg);
+        bench_run_free(&run);
+        return -1;
+    }
+    r->cycles = run.st->cycles;
+    r->dram = run.st->bytes.dram_rd + run.st->bytes.dram_wr;
+    r->dram_link = run.st->bytes.noc;
+    r->peer = run.st->bytes.peer;
+    r->peer_link = run.st->bytes.peer_link;
+    bench_run_free(&run);
+    return 0;
 }
 
 /* The rows into table (k bytes written so far); 1 when a way failed. */
@@ -382,7 +350,9 @@ int main(int argc, char **argv)
                 memset(&cd, 0, sizeof cd);
                 qz_options_default(&qo);
                 qo.skip_eval = 1;
-                int bad = load_graph(models[mi][1], NULL, 1, &g, &e) || calib_data_random(&g, 12345, &cd, &e) ||
+                char shape[48];
+                BenchLoad ld = load_of(models[mi][1], NULL, 1, shape, sizeof shape);
+                int bad = bench_load_graph(&g, "bench_placement", &ld, &e) || calib_data_random(&g, 12345, &cd, &e) ||
                           ir_parse_input_shape("input=1x3x224x224", &s, &e) ||
                           qz_quantize_model(models[mi][1], &lo, &s, 1, NULL, 0, &cd, &qo, NULL, &q, NULL, &e);
                 ir_free(&g);
