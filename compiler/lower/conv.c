@@ -105,6 +105,12 @@ static int conv_gen(BkCtx *c, const BkLayer *ly, int t, uint64_t slot, BkCode *k
     int w0 = p.wci * l->cols, wn = imin(l->cols, l->OW - w0);
     BkSpan ys = bk_window_span(r0, rn, l->sh, l->pt, l->dh, l->kh, l->H);
     BkSpan xs = bk_window_span(w0, wn, l->sw, l->pl, l->dw, l->kw, l->W);
+    int rs = 1, ws = 1;
+    if (l->compact) {
+        /* 1x1, no padding: output (r, w) reads input (r sh, w sw) only */
+        ys.n = rn; rs = l->sh;
+        xs.n = wn; ws = l->sw;
+    }
     if (ys.n <= 0 || xs.n <= 0 || ys.pa > 63 || ys.pb > 63 || xs.pa > 63 || xs.pb > 63)
         return bk_fail(c, ly->node, e, "output rows %d..%d, columns %d..%d read no input (padding too large)",
                        r0, r0 + rn - 1, w0, w0 + wn - 1);
@@ -112,14 +118,18 @@ static int conv_gen(BkCtx *c, const BkLayer *ly, int t, uint64_t slot, BkCode *k
     int last_k = p.kci == l->nkc - 1;
     uint32_t sh[4];
     int64_t ds[4], ss[4];
-    /* input block, NCHW -> HWC (from the cluster's SRAM copy when in_sram) */
-    AtlInsn in = bk_nchw_box(dt, 1, l->x, l->C, l->H, l->W, p.n, c0, cn, ys.a, ys.n, xs.a, xs.n, slot + l->l_in);
+    /* input block of p.nn images, NCHW -> HWC (from the cluster's SRAM
+     * copy when in_sram): for a 1x1 conv one HWC block of nn * rows rows */
+    BkImgBox box = {p.n, p.nn, c0, cn, ys.a, ys.n, rs, xs.a, xs.n, ws};
+    AtlInsn in = bk_nchw_boxes(dt, 1, l->x, l->C, l->H, l->W, &box, slot + l->l_in);
     if (ly->in_sram) {
         in.src_space = ISA_SPACE_SRAM;
         in.src = in.src - l->x + c->sram_stage;
     }
     bk_code_ld(k, &in, 0);
     AtlInsn op = bk_window_insn(l, is_pool ? l->pool_op : ISA_OP_CONV, dt, slot + l->l_in, cn, ys, xs);
+    op.ih = (uint32_t)(p.nn * ys.n);
+    if (l->compact) op.sh = op.sw = 1;
     uint64_t res;            /* LMEM of the HWC result in the storage dtype */
     uint32_t ochan;
     if (!is_pool) {
@@ -168,7 +178,7 @@ static int conv_gen(BkCtx *c, const BkLayer *ly, int t, uint64_t slot, BkCode *k
         op.acc = (uint8_t)(p.kci > 0);
         bk_code_cp(k, &op);
         if (!last_k) return 0;
-        uint32_t osh[4] = {1, (uint32_t)rn, (uint32_t)wn, (uint32_t)ocn};
+        uint32_t osh[4] = {1, (uint32_t)(p.nn * rn), (uint32_t)wn, (uint32_t)ocn};
         int64_t oc[4], bs[4] = {0, 0, 0, 1};
         bk_compact(osh, oc);
         if (l->b) {
@@ -179,7 +189,8 @@ static int conv_gen(BkCtx *c, const BkLayer *ly, int t, uint64_t slot, BkCode *k
         if (l->t_x) {
             /* the residual's block, NCHW -> HWC like the store in reverse,
              * in f32 for the epilogue's add */
-            in = bk_nchw_box(dt, 1, l->t_x, l->OC, l->OH, l->OW, p.n, oc0, ocn, r0, rn, w0, wn, slot + l->l_res);
+            BkImgBox rb = {p.n, p.nn, oc0, ocn, r0, rn, 1, w0, wn, 1};
+            in = bk_nchw_boxes(dt, 1, l->t_x, l->OC, l->OH, l->OW, &rb, slot + l->l_res);
             bk_code_ld(k, &in, 0);
             resid = slot + l->l_res;
             if (dt != ISA_F32) {
@@ -199,8 +210,9 @@ static int conv_gen(BkCtx *c, const BkLayer *ly, int t, uint64_t slot, BkCode *k
         ochan = (uint32_t)cn;
         oc0 = c0;
     }
-    /* HWC block -> NCHW */
-    in = bk_nchw_box(dt, 0, l->y, l->OC, l->OH, l->OW, p.n, oc0, (int)ochan, r0, rn, w0, wn, res);
+    /* HWC block -> NCHW (p.nn images) */
+    BkImgBox ob = {p.n, p.nn, oc0, (int)ochan, r0, rn, 1, w0, wn, 1};
+    in = bk_nchw_boxes(dt, 0, l->y, l->OC, l->OH, l->OW, &ob, res);
     bk_code_st(k, &in);
     return 0;
 }
@@ -321,7 +333,7 @@ static int plan(const BkCtx *c, BkLayer *g, int m, int st)
     int cpg = l->C / l->groups, conv = l->kind == BK_K_CONV;
     int cn = l->gchunk * cpg, ocn = chunk_width(l);
     if (is_kconv(l)) cn = l->kchunk;
-    uint64_t outn = (uint64_t)l->rows * l->cols;
+    uint64_t nb = l->nb > 1 ? (uint64_t)l->nb : 1, outn = (uint64_t)l->rows * l->cols * nb;
     uint64_t res = 0;
     g->mcast = m;
     g->in_sram = st;
@@ -344,9 +356,9 @@ static int plan(const BkCtx *c, BkLayer *g, int m, int st)
     }
     if (bk_reserve_resident(c, g, res)) return -1;
     uint64_t used = 0;
-    uint64_t ih = (uint64_t)bk_window_extent(l->rows, l->sh, l->dh, l->kh, l->H);
-    uint64_t iw = (uint64_t)bk_window_extent(l->cols, l->sw, l->dw, l->kw, l->W);
-    l->l_in = bk_slot_alloc(c, &used, ih * iw * cn * l->es);
+    uint64_t ih = l->compact ? (uint64_t)l->rows : (uint64_t)bk_window_extent(l->rows, l->sh, l->dh, l->kh, l->H);
+    uint64_t iw = l->compact ? (uint64_t)l->cols : (uint64_t)bk_window_extent(l->cols, l->sw, l->dw, l->kw, l->W);
+    l->l_in = bk_slot_alloc(c, &used, nb * ih * iw * cn * l->es);
     if (conv) {
         l->l_w = m ? 0 : bk_slot_alloc(c, &used, (uint64_t)l->kh * l->kw * (is_kconv(l) ? cn : cpg) * ocn * c->es);
         l->l_b = l->b && !m ? bk_slot_alloc(c, &used, (uint64_t)ocn * 4) : 0;
@@ -358,14 +370,16 @@ static int plan(const BkCtx *c, BkLayer *g, int m, int st)
     } else {
         l->l_out = bk_slot_alloc(c, &used, outn * cn * l->es);
     }
-    if (ih > 65535 || iw > 65535 || (uint64_t)cn > 65535) return -1;
+    if (nb * ih > 65535 || iw > 65535 || (uint64_t)cn > 65535) return -1;
+    /* the DMAs step images by C H W elements in an int32 of bytes */
+    if (nb > 1 && (uint64_t)l->es * (uint64_t)(l->C > l->OC ? l->C : l->OC) * l->H * l->W > INT32_MAX) return -1;
     return used <= g->slot_size ? 0 : -1;
 }
 
-/* Sets the tile shape and the derived chunk counts. */
-static void set_shape(BkLow *l, int gc, int r, int w, int kc)
+/* Sets the tile shape (nb images a tile) and the derived chunk counts. */
+static void set_shape(BkLow *l, int gc, int r, int w, int kc, int nb)
 {
-    l->gchunk = gc; l->rows = r; l->cols = w; l->kchunk = kc;
+    l->gchunk = gc; l->rows = r; l->cols = w; l->kchunk = kc; l->nb = nb > 1 ? nb : 1;
     l->ngc = (group_units(l) + gc - 1) / gc;
     l->nrc = (l->OH + r - 1) / r;
     l->nwc = (l->OW + w - 1) / w;
@@ -376,7 +390,7 @@ static void set_shape(BkLow *l, int gc, int r, int w, int kc)
 static int assign(BkCtx *c, BkLayer *ly, AtlErr *e)
 {
     BkLow *l = &ly->lw;
-    int per_chunk = l->N * l->nrc * l->nwc * l->nkc;
+    int per_chunk = bk_image_chunks(l) * l->nrc * l->nwc * l->nkc;
     if (bk_set_tiles(ly, l->ngc * per_chunk, l->nkc, e)) return -1;
     for (int t = 0; t < ly->ntiles; t++)
         ly->tile_wkey[t] = l->kind == BK_K_CONV ? t / per_chunk * l->nkc + t % l->nkc : -1;
@@ -384,13 +398,14 @@ static int assign(BkCtx *c, BkLayer *ly, AtlErr *e)
 }
 
 /* A candidate: group chunk, rows, columns, k chunk, weights multicast
- * (m), input read from the cluster's SRAM copy (st). */
-typedef struct Shape { int gc, r, w, kc, m, st; } Shape;
+ * (m), input read from the cluster's SRAM copy (st), images a tile (nb,
+ * 0: one). */
+typedef struct Shape { int gc, r, w, kc, m, st, nb; } Shape;
 
 
 static int fits(const BkCtx *c, BkLayer *ly, Shape s)
 {
-    set_shape(&ly->lw, s.gc, s.r, s.w, s.kc);
+    set_shape(&ly->lw, s.gc, s.r, s.w, s.kc, s.nb);
     return plan(c, ly, s.m, s.st) == 0 && bk_window_spans_ok(&ly->lw);
 }
 
@@ -400,7 +415,7 @@ static int add_one(const BkCtx *c, BkLayer *ly, Shape s, AtlErr *e)
 {
     if (!fits(c, ly, s)) return 0;
     const BkLow *l = &ly->lw;
-    int64_t tiles = (int64_t)l->ngc * l->N * l->nrc * l->nwc * l->nkc;
+    int64_t tiles = (int64_t)l->ngc * bk_image_chunks(l) * l->nrc * l->nwc * l->nkc;
     if (tiles > MAX_TILES) return 0;
     return bk_push_shape(ly, &s, sizeof s, tiles, e) ? -1 : 1;
 }
@@ -434,6 +449,60 @@ static int add_shape(const BkCtx *c, BkLayer *ly, Shape s, AtlErr *e)
         if (add_one(c, ly, s, e) < 0) return -1;
     }
     return 1;
+}
+
+/* 1 when tiles may cover several images: a pointwise conv (1x1, no
+ * padding, stride 1 or compact), whose input block of nb images is one
+ * HWC image of nb x rows rows; when grouping (--group none keeps the
+ * per-layer schedule of before). */
+static int multi_image(const BkCtx *c, const BkLow *l)
+{
+    return c->grouping && l->N > 1 && is_kconv(l) && l->kh == 1 && l->kw == 1 && !l->pt && !l->pb && !l->pl && !l->pr &&
+           ((l->sh == 1 && l->sw == 1) || l->compact);
+}
+
+/* The images a tile covers that BkOptions.tile_images asks for (0: any). */
+static int forced_images(const BkCtx *c, const BkLow *l)
+{
+    return c->tile_images > 0 && multi_image(c, l) ? imin(c->tile_images, l->N) : 0;
+}
+
+/* Offers, for group chunk gc and weight mode m, tiles of whole images
+ * (all rows and columns) with nb = N, N/2, ... (rounded up) > 1 images
+ * (only forced_images' count when set), each with the fewest k chunks
+ * that fit (K whole with multicast weights), where multi_image allows:
+ * a pointwise conv's weights are streamed through the array once per nb
+ * images, so deeper K splits pay for the larger block. 0, or -1 out of
+ * memory. */
+static int add_image_shapes(const BkCtx *c, BkLayer *ly, int gc, int m, AtlErr *e)
+{
+    const BkLow *l = &ly->lw;
+    if (!multi_image(c, l)) return 0;
+    int ks[64], nk = m ? 1 : bk_chunk_sizes(l->C, ks, 64), only = forced_images(c, l), N = l->N;
+    if (m) ks[0] = l->C;
+    for (int nb = only ? only : N; nb > 1; nb = only || nb == 2 ? 1 : (nb + 1) / 2)
+        for (int i = 0; i < nk; i++) {
+            Shape s = {gc, l->OH, l->OW, ks[i], m, 0, nb};
+            int rc = add_shape(c, ly, s, e);
+            if (rc < 0) return -1;
+            if (rc) break;
+        }
+    return 0;
+}
+
+/* With forced_images: keeps only the candidates of that many images a
+ * tile, when some fit. */
+static void keep_forced(const BkCtx *c, BkLayer *ly)
+{
+    int only = forced_images(c, &ly->lw), n = 0;
+    BkShapes *q = &ly->shapes;
+    Shape *v = q->v;
+    for (int i = 0; i < q->n; i++) n += only > 1 && v[i].nb == only;
+    if (!n) return;
+    n = 0;
+    for (int i = 0; i < q->n; i++)
+        if (v[i].nb == only) { v[n] = v[i]; q->tiles[n++] = q->tiles[i]; }
+    q->n = n;
 }
 
 /* Orders the candidates fewest tiles first (stable: equal counts keep
@@ -480,7 +549,7 @@ static int search_splits(BkCtx *c, BkLayer *ly, AtlErr *e)
     int units = group_units(l), found = 0;
     int most = c->grouping ? SPLIT_PAIRS : SPLIT_PAIRS_NONE;   /* --group none: the search of before */
     for (int i = 0; i < np && found < most; i++) {
-        Shape smallest = {1, 1, pairs[i].w, pairs[i].kc, 0, 0};
+        Shape smallest = {1, 1, pairs[i].w, pairs[i].kc, 0, 0, 0};
         if (!fits(c, ly, smallest)) continue;
         found++;
         int modes = l->kind == BK_K_CONV && !l->w_oihw && c->chip->cores_per_cluster > 1 && pairs[i].nk == 1 ? 2 : 1;
@@ -488,7 +557,7 @@ static int search_splits(BkCtx *c, BkLayer *ly, AtlErr *e)
             for (int gc = units;; gc = (gc + 1) / 2) {
                 int taken = 0;
                 for (int r = l->OH; taken < 2; r = (r + 1) / 2) {
-                    Shape s = {gc, r, pairs[i].w, pairs[i].kc, m, 0};
+                    Shape s = {gc, r, pairs[i].w, pairs[i].kc, m, 0, 0};
                     int rc = add_shape(c, ly, s, e);
                     if (rc < 0) { free(pairs); return -1; }
                     taken += rc;
@@ -525,10 +594,16 @@ static int choose_tiles(BkCtx *c, BkLayer *ly, AtlErr *e)
     for (int m = 0; m < modes; m++)
         for (int gc = units;; gc = (gc + 1) / 2) {
             for (int r = l->OH;; r = (r + 1) / 2) {
-                Shape s = {gc, r, l->OW, l->C, m, 0};
+                Shape s = {gc, r, l->OW, l->C, m, 0, 0};
                 if (add_shape(c, ly, s, e) < 0) return -1;
                 if (r == 1) break;
             }
+            if (gc == 1) break;
+        }
+    /* several whole images a tile (pointwise convs) */
+    for (int m = 0; m < modes; m++)
+        for (int gc = units;; gc = (gc + 1) / 2) {
+            if (add_image_shapes(c, ly, gc, m, e)) return -1;
             if (gc == 1) break;
         }
     /* split shapes too: otherwise a layer whose weights fill a slot takes
@@ -536,7 +611,7 @@ static int choose_tiles(BkCtx *c, BkLayer *ly, AtlErr *e)
      * --group none only when nothing else fits, as before grouping) */
     if ((c->grouping || !ly->shapes.n) && search_splits(c, ly, e)) return -1;
     if (!ly->shapes.n) {
-        set_shape(l, 1, 1, 1, 1);
+        set_shape(l, 1, 1, 1, 1, 1);
         if (plan(c, ly, 0, 0) == 0 && !bk_window_spans_ok(l))
             return bk_fail(c, ly->node, e, "some output rows or columns read no input (padding too large for "
                            "kernel %dx%d, dilation %dx%d)", l->kh, l->kw, l->dh, l->dw);
@@ -544,6 +619,7 @@ static int choose_tiles(BkCtx *c, BkLayer *ly, AtlErr *e)
     if (!ly->shapes.n)
         return bk_fail(c, ly->node, e, "even one output element of one channel group with one input channel does "
                        "not fit half of LMEM (%d bytes): kernel %dx%d, input width %d", (int)c->slot, l->kh, l->kw, l->W);
+    keep_forced(c, ly);
     order_shapes(&ly->shapes);
     ly->shapes.apply = apply_shape;
     return 0;
@@ -665,6 +741,11 @@ int bk_lower_conv(BkCtx *c, int node, BkLayer *ly, AtlErr *e)
         return bk_fail(c, node, e, "run-time weights '%s' do not have %d x %d x %d x %d values", w->name, l->OC,
                        l->C / l->groups, l->kh, l->kw);
     if (l->w_oihw && bk_tensor_in_dram(c, nd->in[1], &l->w, e)) return -1;
+    /* a strided 1x1 conv reads every sh-th row and sw-th column: tiles load
+     * only those (not with row bands, whose DMA rewrite takes whole rows;
+     * --group none keeps the loads of before) */
+    l->compact = c->grouping && !c->bands && is_kconv(l) && l->kh == 1 && l->kw == 1 && (l->sh > 1 || l->sw > 1) &&
+                 !l->pt && !l->pb && !l->pl && !l->pr;
     if (!l->w_oihw && conv_weight_image(c, node, l, w, e)) return -1;
     int rc;
     l->b = 0;

@@ -78,16 +78,24 @@ int bk_window_extent(int on, int s, int d, int k, int size);
  * (load) or from the HWC block [rn][wn][cn] at LMEM lmem. */
 AtlInsn bk_nchw_box(int dt, int load, uint64_t base, int C, int H, int W, int n, int c0, int cn, int r0, int rn, int w0,
                     int wn, uint64_t lmem);
+/* The same for images n .. n+nn-1, every rs-th row from r0 (rn of them)
+ * and every ws-th column from w0 (wn): the HWC blocks [rn][wn][cn] of the
+ * images one after another in LMEM, i.e. one HWC block of nn*rn rows. */
+typedef struct BkImgBox { int n, nn, c0, cn, r0, rn, rs, w0, wn, ws; } BkImgBox;
+AtlInsn bk_nchw_boxes(int dt, int load, uint64_t base, int C, int H, int W, const BkImgBox *b, uint64_t lmem);
 /* The conv (op ISA_OP_CONV) or pool instruction of window layer l over the
  * HWC input block at src of cin channels whose rows and columns are the
  * spans ys, xs (their padding included); dst, weights, cout, groups and
  * acc are the caller's. */
 AtlInsn bk_window_insn(const BkLow *l, int op, int dt, uint64_t src, int cin, BkSpan ys, BkSpan xs);
 /* The tile grid of a window layer with the matrix unit (conv.c, qmatrix.c):
- * tile t's group (output-channel) chunk, image, row chunk, column chunk
- * and k chunk, k innermost; `out` the output tile (t / nkc). */
-typedef struct BkTilePos { int gci, n, rci, wci, kci, out; } BkTilePos;
+ * tile t's group (output-channel) chunk, first image n and image count nn
+ * (BkLow.nb images a tile, the last chunk possibly fewer), row chunk,
+ * column chunk and k chunk, k innermost; `out` the output tile (t / nkc).
+ * bk_image_chunks: the count of image chunks, ceil(N / nb). */
+typedef struct BkTilePos { int gci, n, nn, rci, wci, kci, out; } BkTilePos;
 BkTilePos bk_tile_pos(const BkLow *l, int t);
+int bk_image_chunks(const BkLow *l);
 /* 1 when every row chunk and column chunk of l's shape reads some input
  * and its padding fits the instruction's fields (a chunk of columns all in
  * the padding reads nothing). */
@@ -99,7 +107,8 @@ int bk_chunk_sizes(int n, int *out, int cap);
  * ascending chunk product, fewer k chunks on ties (qsort). */
 typedef struct BkSplitPair { int kc, w, prod, nk; } BkSplitPair;
 int bk_split_pair_cmp(const void *a, const void *b);
-/* The split's text, "N1 C4 H8" and " W3", " K2" when split so; its length. */
+/* The split's text, "N1 C4 H8" (N: image chunks; "Nb4 ..." when a tile
+ * covers 4 images) and " W3", " K2" when split so; its length. */
 int bk_window_split(const BkLow *l, char *out, size_t cap);
 
 /* elem_prog.c: the table of elementwise register programs built from
