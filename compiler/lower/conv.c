@@ -70,6 +70,7 @@
  * Guarantees: the output equals the ONNX op's (f32 accumulation order of
  *   the matrix unit: kh, kw, c within a k chunk, chunks in order). */
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <stdio.h>
@@ -451,58 +452,28 @@ static int add_shape(const BkCtx *c, BkLayer *ly, Shape s, AtlErr *e)
     return 1;
 }
 
-/* 1 when tiles may cover several images: a pointwise conv (1x1, no
- * padding, stride 1 or compact), whose input block of nb images is one
- * HWC image of nb x rows rows; when grouping (--group none keeps the
- * per-layer schedule of before). */
-static int multi_image(const BkCtx *c, const BkLow *l)
-{
-    return c->grouping && l->N > 1 && is_kconv(l) && l->kh == 1 && l->kw == 1 && !l->pt && !l->pb && !l->pl && !l->pr &&
-           ((l->sh == 1 && l->sw == 1) || l->compact);
-}
-
-/* The images a tile covers that BkOptions.tile_images asks for (0: any). */
-static int forced_images(const BkCtx *c, const BkLow *l)
-{
-    return c->tile_images > 0 && multi_image(c, l) ? imin(c->tile_images, l->N) : 0;
-}
-
 /* Offers, for group chunk gc and weight mode m, tiles of whole images
  * (all rows and columns) with nb = N, N/2, ... (rounded up) > 1 images
- * (only forced_images' count when set), each with the fewest k chunks
- * that fit (K whole with multicast weights), where multi_image allows:
+ * (bk_image_counts), each with the fewest k chunks
+ * that fit (K whole with multicast weights), where bk_multi_image_ok allows:
  * a pointwise conv's weights are streamed through the array once per nb
  * images, so deeper K splits pay for the larger block. 0, or -1 out of
  * memory. */
 static int add_image_shapes(const BkCtx *c, BkLayer *ly, int gc, int m, AtlErr *e)
 {
     const BkLow *l = &ly->lw;
-    if (!multi_image(c, l)) return 0;
-    int ks[64], nk = m ? 1 : bk_chunk_sizes(l->C, ks, 64), only = forced_images(c, l), N = l->N;
+    if (!is_kconv(l)) return 0;
+    int nbs[BK_IMAGE_COUNTS], nn = bk_image_counts(c, l, nbs);
+    int ks[64], nk = nn ? m ? 1 : bk_chunk_sizes(l->C, ks, 64) : 0;
     if (m) ks[0] = l->C;
-    for (int nb = only ? only : N; nb > 1; nb = only || nb == 2 ? 1 : (nb + 1) / 2)
+    for (int j = 0; j < nn; j++)
         for (int i = 0; i < nk; i++) {
-            Shape s = {gc, l->OH, l->OW, ks[i], m, 0, nb};
+            Shape s = {gc, l->OH, l->OW, ks[i], m, 0, nbs[j]};
             int rc = add_shape(c, ly, s, e);
             if (rc < 0) return -1;
             if (rc) break;
         }
     return 0;
-}
-
-/* With forced_images: keeps only the candidates of that many images a
- * tile, when some fit. */
-static void keep_forced(const BkCtx *c, BkLayer *ly)
-{
-    int only = forced_images(c, &ly->lw), n = 0;
-    BkShapes *q = &ly->shapes;
-    Shape *v = q->v;
-    for (int i = 0; i < q->n; i++) n += only > 1 && v[i].nb == only;
-    if (!n) return;
-    n = 0;
-    for (int i = 0; i < q->n; i++)
-        if (v[i].nb == only) { v[n] = v[i]; q->tiles[n++] = q->tiles[i]; }
-    q->n = n;
 }
 
 /* Orders the candidates fewest tiles first (stable: equal counts keep
@@ -619,7 +590,7 @@ static int choose_tiles(BkCtx *c, BkLayer *ly, AtlErr *e)
     if (!ly->shapes.n)
         return bk_fail(c, ly->node, e, "even one output element of one channel group with one input channel does "
                        "not fit half of LMEM (%d bytes): kernel %dx%d, input width %d", (int)c->slot, l->kh, l->kw, l->W);
-    keep_forced(c, ly);
+    if (is_kconv(l)) bk_keep_images(c, l, &ly->shapes, offsetof(Shape, nb));
     order_shapes(&ly->shapes);
     ly->shapes.apply = apply_shape;
     return 0;
@@ -744,8 +715,7 @@ int bk_lower_conv(BkCtx *c, int node, BkLayer *ly, AtlErr *e)
     /* a strided 1x1 conv reads every sh-th row and sw-th column: tiles load
      * only those (not with row bands, whose DMA rewrite takes whole rows;
      * --group none keeps the loads of before) */
-    l->compact = c->grouping && !c->bands && is_kconv(l) && l->kh == 1 && l->kw == 1 && (l->sh > 1 || l->sw > 1) &&
-                 !l->pt && !l->pb && !l->pl && !l->pr;
+    l->compact = is_kconv(l) && bk_compact_ok(c, l);
     if (!l->w_oihw && conv_weight_image(c, node, l, w, e)) return -1;
     int rc;
     l->b = 0;

@@ -107,6 +107,24 @@ int bk_chunk_sizes(int n, int *out, int cap);
  * ascending chunk product, fewer k chunks on ties (qsort). */
 typedef struct BkSplitPair { int kc, w, prod, nk; } BkSplitPair;
 int bk_split_pair_cmp(const void *a, const void *b);
+/* Pointwise convs (1x1, no padding, groups == 1; conv.c, qmatrix.c), when
+ * grouping (--group none keeps the tiles of before):
+ * bk_compact_ok: a strided one (not with row bands, whose DMA rewrite
+ *   takes whole rows) may load only the rows and columns it reads and run
+ *   at stride 1 (BkLow.compact);
+ * bk_multi_image_ok: its tiles may cover several images (BkLow.nb; stride
+ *   1 or compact), the HWC blocks of nb images making one of nb x rows rows;
+ * bk_image_counts: the image counts > 1 to offer (N, N/2, ... rounded up;
+ *   only min(BkOptions.tile_images, N) when that is set) into out
+ *   (BK_IMAGE_COUNTS at most); their number;
+ * bk_keep_images: with BkOptions.tile_images, drops the candidates (whose
+ *   int nb lies nb_at bytes into each) of other image counts, when some
+ *   of that count fit. */
+#define BK_IMAGE_COUNTS 8
+int bk_compact_ok(const BkCtx *c, const BkLow *l);
+int bk_multi_image_ok(const BkCtx *c, const BkLow *l);
+int bk_image_counts(const BkCtx *c, const BkLow *l, int *out);
+void bk_keep_images(const BkCtx *c, const BkLow *l, BkShapes *q, size_t nb_at);
 /* The split's text, "N1 C4 H8" (N: image chunks; "Nb4 ..." when a tile
  * covers 4 images) and " W3", " K2" when split so; its length. */
 int bk_window_split(const BkLow *l, char *out, size_t cap);

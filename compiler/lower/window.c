@@ -109,6 +109,55 @@ int bk_split_pair_cmp(const void *a, const void *b)
     return x->nk < y->nk ? -1 : x->nk > y->nk;
 }
 
+/* 1x1, no padding, one group. */
+static int pointwise(const BkLow *l)
+{
+    return l->groups == 1 && l->kh == 1 && l->kw == 1 && !l->pt && !l->pb && !l->pl && !l->pr;
+}
+
+int bk_compact_ok(const BkCtx *c, const BkLow *l)
+{
+    return c->grouping && !c->bands && pointwise(l) && (l->sh > 1 || l->sw > 1);
+}
+
+int bk_multi_image_ok(const BkCtx *c, const BkLow *l)
+{
+    return c->grouping && l->N > 1 && pointwise(l) && ((l->sh == 1 && l->sw == 1) || l->compact);
+}
+
+int bk_image_counts(const BkCtx *c, const BkLow *l, int *out)
+{
+    int n = 0;
+    if (!bk_multi_image_ok(c, l)) return 0;
+    if (c->tile_images > 0) {
+        int nb = c->tile_images < l->N ? c->tile_images : l->N;
+        if (nb > 1) out[n++] = nb;
+        return n;
+    }
+    for (int nb = l->N; nb > 1 && n < BK_IMAGE_COUNTS; nb = nb == 2 ? 1 : (nb + 1) / 2) out[n++] = nb;
+    return n;
+}
+
+void bk_keep_images(const BkCtx *c, const BkLow *l, BkShapes *q, size_t nb_at)
+{
+    int only = c->tile_images > 0 && bk_multi_image_ok(c, l) ? (c->tile_images < l->N ? c->tile_images : l->N) : 0;
+    int n = 0, nb;
+    char *v = q->v;
+    for (int i = 0; i < q->n; i++) {
+        memcpy(&nb, v + (size_t)i * q->size + nb_at, sizeof nb);
+        n += only > 1 && nb == only;
+    }
+    if (!n) return;
+    n = 0;
+    for (int i = 0; i < q->n; i++) {
+        memcpy(&nb, v + (size_t)i * q->size + nb_at, sizeof nb);
+        if (nb != only) continue;
+        memmove(v + (size_t)n * q->size, v + (size_t)i * q->size, q->size);
+        q->tiles[n++] = q->tiles[i];
+    }
+    q->n = n;
+}
+
 int bk_window_split(const BkLow *l, char *out, size_t cap)
 {
     int n = l->nb > 1 ? snprintf(out, cap, "Nb%d C%d H%d", l->nb, l->ngc, l->nrc)
