@@ -48,6 +48,17 @@
  *   detector flags any overlap (a single buffer is flagged there).
  * W tiling: a tile covers `cols` output columns; it loads the input columns
  *   they need, like rows.
+ * Pointwise convs (1x1, no padding, groups == 1; when grouping): a tile may
+ *   cover nb images (BkLow.nb; image chunks of nb, the last one possibly
+ *   fewer): the HWC blocks of its images one after another in LMEM are one
+ *   HWC image of nb x rows rows, so one DMA loads them (bk_nchw_boxes),
+ *   one `conv` of h = nb x rows streams nb times the rows of A through
+ *   each weight fold, the epilogue covers them all and the store (and a
+ *   residual's load) moves nb images. A strided 1x1 conv loads only the
+ *   rows and columns it reads (DMA strides sh rows, sw elements) and runs
+ *   at stride 1 on that block (BkLow.compact; not with row bands), which
+ *   makes it pointwise too. Each output element sums its k in the same
+ *   order, so the results are those of one image a tile, bit for bit.
  * Tile shape: first every (group chunk, rows) candidate, halving from the
  *   whole layer, that fits one LMEM slot without K or W splits, in both
  *   weight modes, are offered as candidates; the group search
@@ -66,7 +77,10 @@
  *   tiles first and priced at least MIN_COSTED, then while the tiles priced
  *   stay under TILE_BUDGET: the cost model generates and replays every tile
  *   and dominates compile time, and small-LMEM chips make tiles many.
- *   Shapes of more than MAX_TILES tiles are not candidates.
+ *   Shapes of more than MAX_TILES tiles are not candidates. Pointwise
+ *   convs add, per group chunk and weight mode, whole-image tiles of N,
+ *   N/2, ... (> 1) images, each with the fewest k chunks that fit
+ *   (bk_image_counts; BkOptions.tile_images forces one count).
  * Guarantees: the output equals the ONNX op's (f32 accumulation order of
  *   the matrix unit: kh, kw, c within a k chunk, chunks in order). */
 #include <math.h>

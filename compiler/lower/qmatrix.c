@@ -38,7 +38,11 @@
  *   SPLIT_PAIRS (k chunks, column chunks) pairs that fit, each with its
  *   two largest row counts per channel chunk; the group search prices
  *   them (fewest tiles first, at least MIN_COSTED, then within
- *   TILE_BUDGET tiles). No weight multicast. */
+ *   TILE_BUDGET tiles). No weight multicast. Pointwise convs (1x1, no
+ *   padding) take tiles of several images and strided 1x1 ones load only
+ *   the rows and columns they read, as lower/conv.c says (BkLow.nb,
+ *   BkLow.compact; whole-image candidates of N, N/2, ... images with the
+ *   fewest k chunks that fit). */
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
