@@ -97,6 +97,9 @@ typedef struct BkOptions {
     int micro_batch;        /* images per instance with placement split (0: chosen by the
                                cost model; given: one micro-batch, no stages) */
     int schedule;           /* BK_SCHED_STAGED (default) or BK_SCHED_UNIFORM */
+    int tile_images;        /* 0 (default): the cost model chooses how many images a
+                               pointwise conv's tile covers; n > 0: exactly min(n, N)
+                               where such a tile fits (tests, studies; lower/conv.c) */
     const char *stage_plan; /* NULL: the cost model's; else the stages themselves (implies
                                placement split): "M0,TENSOR1:M1,...", stage 0 in instances
                                of M0 images, stage i from the cut where TENSOR_i is the only

@@ -375,6 +375,7 @@ static int stage_build(BkStage *st, const IrGraph *g, const AtlChip *chip, const
     c->weights_stream = opt->group_weights == BK_GW_STREAM;
     c->sram_never = opt->sram_input == BK_SRAM_NEVER;
     c->sram_always = opt->sram_input == BK_SRAM_ALWAYS;
+    c->tile_images = opt->tile_images;
     if (sp) {
         /* activations take the cluster's SRAM, where the input staging would go */
         c->sram_never = 1;

@@ -48,6 +48,17 @@
  *   detector flags any overlap (a single buffer is flagged there).
  * W tiling: a tile covers `cols` output columns; it loads the input columns
  *   they need, like rows.
+ * Pointwise convs (1x1, no padding, groups == 1; when grouping): a tile may
+ *   cover nb images (BkLow.nb; image chunks of nb, the last one possibly
+ *   fewer): the HWC blocks of its images one after another in LMEM are one
+ *   HWC image of nb x rows rows, so one DMA loads them (bk_nchw_boxes),
+ *   one `conv` of h = nb x rows streams nb times the rows of A through
+ *   each weight fold, the epilogue covers them all and the store (and a
+ *   residual's load) moves nb images. A strided 1x1 conv loads only the
+ *   rows and columns it reads (DMA strides sh rows, sw elements) and runs
+ *   at stride 1 on that block (BkLow.compact; not with row bands), which
+ *   makes it pointwise too. Each output element sums its k in the same
+ *   order, so the results are those of one image a tile, bit for bit.
  * Tile shape: first every (group chunk, rows) candidate, halving from the
  *   whole layer, that fits one LMEM slot without K or W splits, in both
  *   weight modes, are offered as candidates; the group search
@@ -66,10 +77,14 @@
  *   tiles first and priced at least MIN_COSTED, then while the tiles priced
  *   stay under TILE_BUDGET: the cost model generates and replays every tile
  *   and dominates compile time, and small-LMEM chips make tiles many.
- *   Shapes of more than MAX_TILES tiles are not candidates.
+ *   Shapes of more than MAX_TILES tiles are not candidates. Pointwise
+ *   convs add, per group chunk and weight mode, whole-image tiles of N,
+ *   N/2, ... (> 1) images, each with the fewest k chunks that fit
+ *   (bk_image_counts; BkOptions.tile_images forces one count).
  * Guarantees: the output equals the ONNX op's (f32 accumulation order of
  *   the matrix unit: kh, kw, c within a k chunk, chunks in order). */
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <stdio.h>
@@ -105,6 +120,12 @@ static int conv_gen(BkCtx *c, const BkLayer *ly, int t, uint64_t slot, BkCode *k
     int w0 = p.wci * l->cols, wn = imin(l->cols, l->OW - w0);
     BkSpan ys = bk_window_span(r0, rn, l->sh, l->pt, l->dh, l->kh, l->H);
     BkSpan xs = bk_window_span(w0, wn, l->sw, l->pl, l->dw, l->kw, l->W);
+    int rs = 1, ws = 1;
+    if (l->compact) {
+        /* 1x1, no padding: output (r, w) reads input (r sh, w sw) only */
+        ys.n = rn; rs = l->sh;
+        xs.n = wn; ws = l->sw;
+    }
     if (ys.n <= 0 || xs.n <= 0 || ys.pa > 63 || ys.pb > 63 || xs.pa > 63 || xs.pb > 63)
         return bk_fail(c, ly->node, e, "output rows %d..%d, columns %d..%d read no input (padding too large)",
                        r0, r0 + rn - 1, w0, w0 + wn - 1);
@@ -112,14 +133,18 @@ static int conv_gen(BkCtx *c, const BkLayer *ly, int t, uint64_t slot, BkCode *k
     int last_k = p.kci == l->nkc - 1;
     uint32_t sh[4];
     int64_t ds[4], ss[4];
-    /* input block, NCHW -> HWC (from the cluster's SRAM copy when in_sram) */
-    AtlInsn in = bk_nchw_box(dt, 1, l->x, l->C, l->H, l->W, p.n, c0, cn, ys.a, ys.n, xs.a, xs.n, slot + l->l_in);
+    /* input block of p.nn images, NCHW -> HWC (from the cluster's SRAM
+     * copy when in_sram): for a 1x1 conv one HWC block of nn * rows rows */
+    BkImgBox box = {p.n, p.nn, c0, cn, ys.a, ys.n, rs, xs.a, xs.n, ws};
+    AtlInsn in = bk_nchw_boxes(dt, 1, l->x, l->C, l->H, l->W, &box, slot + l->l_in);
     if (ly->in_sram) {
         in.src_space = ISA_SPACE_SRAM;
         in.src = in.src - l->x + c->sram_stage;
     }
     bk_code_ld(k, &in, 0);
     AtlInsn op = bk_window_insn(l, is_pool ? l->pool_op : ISA_OP_CONV, dt, slot + l->l_in, cn, ys, xs);
+    op.ih = (uint32_t)(p.nn * ys.n);
+    if (l->compact) op.sh = op.sw = 1;
     uint64_t res;            /* LMEM of the HWC result in the storage dtype */
     uint32_t ochan;
     if (!is_pool) {
@@ -168,7 +193,7 @@ static int conv_gen(BkCtx *c, const BkLayer *ly, int t, uint64_t slot, BkCode *k
         op.acc = (uint8_t)(p.kci > 0);
         bk_code_cp(k, &op);
         if (!last_k) return 0;
-        uint32_t osh[4] = {1, (uint32_t)rn, (uint32_t)wn, (uint32_t)ocn};
+        uint32_t osh[4] = {1, (uint32_t)(p.nn * rn), (uint32_t)wn, (uint32_t)ocn};
         int64_t oc[4], bs[4] = {0, 0, 0, 1};
         bk_compact(osh, oc);
         if (l->b) {
@@ -179,7 +204,8 @@ static int conv_gen(BkCtx *c, const BkLayer *ly, int t, uint64_t slot, BkCode *k
         if (l->t_x) {
             /* the residual's block, NCHW -> HWC like the store in reverse,
              * in f32 for the epilogue's add */
-            in = bk_nchw_box(dt, 1, l->t_x, l->OC, l->OH, l->OW, p.n, oc0, ocn, r0, rn, w0, wn, slot + l->l_res);
+            BkImgBox rb = {p.n, p.nn, oc0, ocn, r0, rn, 1, w0, wn, 1};
+            in = bk_nchw_boxes(dt, 1, l->t_x, l->OC, l->OH, l->OW, &rb, slot + l->l_res);
             bk_code_ld(k, &in, 0);
             resid = slot + l->l_res;
             if (dt != ISA_F32) {
@@ -199,8 +225,9 @@ static int conv_gen(BkCtx *c, const BkLayer *ly, int t, uint64_t slot, BkCode *k
         ochan = (uint32_t)cn;
         oc0 = c0;
     }
-    /* HWC block -> NCHW */
-    in = bk_nchw_box(dt, 0, l->y, l->OC, l->OH, l->OW, p.n, oc0, (int)ochan, r0, rn, w0, wn, res);
+    /* HWC block -> NCHW (p.nn images) */
+    BkImgBox ob = {p.n, p.nn, oc0, (int)ochan, r0, rn, 1, w0, wn, 1};
+    in = bk_nchw_boxes(dt, 0, l->y, l->OC, l->OH, l->OW, &ob, res);
     bk_code_st(k, &in);
     return 0;
 }
@@ -321,7 +348,7 @@ static int plan(const BkCtx *c, BkLayer *g, int m, int st)
     int cpg = l->C / l->groups, conv = l->kind == BK_K_CONV;
     int cn = l->gchunk * cpg, ocn = chunk_width(l);
     if (is_kconv(l)) cn = l->kchunk;
-    uint64_t outn = (uint64_t)l->rows * l->cols;
+    uint64_t nb = l->nb > 1 ? (uint64_t)l->nb : 1, outn = (uint64_t)l->rows * l->cols * nb;
     uint64_t res = 0;
     g->mcast = m;
     g->in_sram = st;
@@ -344,9 +371,9 @@ static int plan(const BkCtx *c, BkLayer *g, int m, int st)
     }
     if (bk_reserve_resident(c, g, res)) return -1;
     uint64_t used = 0;
-    uint64_t ih = (uint64_t)bk_window_extent(l->rows, l->sh, l->dh, l->kh, l->H);
-    uint64_t iw = (uint64_t)bk_window_extent(l->cols, l->sw, l->dw, l->kw, l->W);
-    l->l_in = bk_slot_alloc(c, &used, ih * iw * cn * l->es);
+    uint64_t ih = l->compact ? (uint64_t)l->rows : (uint64_t)bk_window_extent(l->rows, l->sh, l->dh, l->kh, l->H);
+    uint64_t iw = l->compact ? (uint64_t)l->cols : (uint64_t)bk_window_extent(l->cols, l->sw, l->dw, l->kw, l->W);
+    l->l_in = bk_slot_alloc(c, &used, nb * ih * iw * cn * l->es);
     if (conv) {
         l->l_w = m ? 0 : bk_slot_alloc(c, &used, (uint64_t)l->kh * l->kw * (is_kconv(l) ? cn : cpg) * ocn * c->es);
         l->l_b = l->b && !m ? bk_slot_alloc(c, &used, (uint64_t)ocn * 4) : 0;
@@ -358,14 +385,16 @@ static int plan(const BkCtx *c, BkLayer *g, int m, int st)
     } else {
         l->l_out = bk_slot_alloc(c, &used, outn * cn * l->es);
     }
-    if (ih > 65535 || iw > 65535 || (uint64_t)cn > 65535) return -1;
+    if (nb * ih > 65535 || iw > 65535 || (uint64_t)cn > 65535) return -1;
+    /* the DMAs step images by C H W elements in an int32 of bytes */
+    if (nb > 1 && (uint64_t)l->es * (uint64_t)(l->C > l->OC ? l->C : l->OC) * l->H * l->W > INT32_MAX) return -1;
     return used <= g->slot_size ? 0 : -1;
 }
 
-/* Sets the tile shape and the derived chunk counts. */
-static void set_shape(BkLow *l, int gc, int r, int w, int kc)
+/* Sets the tile shape (nb images a tile) and the derived chunk counts. */
+static void set_shape(BkLow *l, int gc, int r, int w, int kc, int nb)
 {
-    l->gchunk = gc; l->rows = r; l->cols = w; l->kchunk = kc;
+    l->gchunk = gc; l->rows = r; l->cols = w; l->kchunk = kc; l->nb = nb > 1 ? nb : 1;
     l->ngc = (group_units(l) + gc - 1) / gc;
     l->nrc = (l->OH + r - 1) / r;
     l->nwc = (l->OW + w - 1) / w;
@@ -376,7 +405,7 @@ static void set_shape(BkLow *l, int gc, int r, int w, int kc)
 static int assign(BkCtx *c, BkLayer *ly, AtlErr *e)
 {
     BkLow *l = &ly->lw;
-    int per_chunk = l->N * l->nrc * l->nwc * l->nkc;
+    int per_chunk = bk_image_chunks(l) * l->nrc * l->nwc * l->nkc;
     if (bk_set_tiles(ly, l->ngc * per_chunk, l->nkc, e)) return -1;
     for (int t = 0; t < ly->ntiles; t++)
         ly->tile_wkey[t] = l->kind == BK_K_CONV ? t / per_chunk * l->nkc + t % l->nkc : -1;
@@ -384,13 +413,14 @@ static int assign(BkCtx *c, BkLayer *ly, AtlErr *e)
 }
 
 /* A candidate: group chunk, rows, columns, k chunk, weights multicast
- * (m), input read from the cluster's SRAM copy (st). */
-typedef struct Shape { int gc, r, w, kc, m, st; } Shape;
+ * (m), input read from the cluster's SRAM copy (st), images a tile (nb,
+ * 0: one). */
+typedef struct Shape { int gc, r, w, kc, m, st, nb; } Shape;
 
 
 static int fits(const BkCtx *c, BkLayer *ly, Shape s)
 {
-    set_shape(&ly->lw, s.gc, s.r, s.w, s.kc);
+    set_shape(&ly->lw, s.gc, s.r, s.w, s.kc, s.nb);
     return plan(c, ly, s.m, s.st) == 0 && bk_window_spans_ok(&ly->lw);
 }
 
@@ -400,7 +430,7 @@ static int add_one(const BkCtx *c, BkLayer *ly, Shape s, AtlErr *e)
 {
     if (!fits(c, ly, s)) return 0;
     const BkLow *l = &ly->lw;
-    int64_t tiles = (int64_t)l->ngc * l->N * l->nrc * l->nwc * l->nkc;
+    int64_t tiles = (int64_t)l->ngc * bk_image_chunks(l) * l->nrc * l->nwc * l->nkc;
     if (tiles > MAX_TILES) return 0;
     return bk_push_shape(ly, &s, sizeof s, tiles, e) ? -1 : 1;
 }
@@ -434,6 +464,30 @@ static int add_shape(const BkCtx *c, BkLayer *ly, Shape s, AtlErr *e)
         if (add_one(c, ly, s, e) < 0) return -1;
     }
     return 1;
+}
+
+/* Offers, for group chunk gc and weight mode m, tiles of whole images
+ * (all rows and columns) with nb = N, N/2, ... (rounded up) > 1 images
+ * (bk_image_counts), each with the fewest k chunks
+ * that fit (K whole with multicast weights), where bk_multi_image_ok allows:
+ * a pointwise conv's weights are streamed through the array once per nb
+ * images, so deeper K splits pay for the larger block. 0, or -1 out of
+ * memory. */
+static int add_image_shapes(const BkCtx *c, BkLayer *ly, int gc, int m, AtlErr *e)
+{
+    const BkLow *l = &ly->lw;
+    if (!is_kconv(l)) return 0;
+    int nbs[BK_IMAGE_COUNTS], nn = bk_image_counts(c, l, nbs);
+    int ks[64], nk = nn ? m ? 1 : bk_chunk_sizes(l->C, ks, 64) : 0;
+    if (m) ks[0] = l->C;
+    for (int j = 0; j < nn; j++)
+        for (int i = 0; i < nk; i++) {
+            Shape s = {gc, l->OH, l->OW, ks[i], m, 0, nbs[j]};
+            int rc = add_shape(c, ly, s, e);
+            if (rc < 0) return -1;
+            if (rc) break;
+        }
+    return 0;
 }
 
 /* Orders the candidates fewest tiles first (stable: equal counts keep
@@ -480,7 +534,7 @@ static int search_splits(BkCtx *c, BkLayer *ly, AtlErr *e)
     int units = group_units(l), found = 0;
     int most = c->grouping ? SPLIT_PAIRS : SPLIT_PAIRS_NONE;   /* --group none: the search of before */
     for (int i = 0; i < np && found < most; i++) {
-        Shape smallest = {1, 1, pairs[i].w, pairs[i].kc, 0, 0};
+        Shape smallest = {1, 1, pairs[i].w, pairs[i].kc, 0, 0, 0};
         if (!fits(c, ly, smallest)) continue;
         found++;
         int modes = l->kind == BK_K_CONV && !l->w_oihw && c->chip->cores_per_cluster > 1 && pairs[i].nk == 1 ? 2 : 1;
@@ -488,7 +542,7 @@ static int search_splits(BkCtx *c, BkLayer *ly, AtlErr *e)
             for (int gc = units;; gc = (gc + 1) / 2) {
                 int taken = 0;
                 for (int r = l->OH; taken < 2; r = (r + 1) / 2) {
-                    Shape s = {gc, r, pairs[i].w, pairs[i].kc, m, 0};
+                    Shape s = {gc, r, pairs[i].w, pairs[i].kc, m, 0, 0};
                     int rc = add_shape(c, ly, s, e);
                     if (rc < 0) { free(pairs); return -1; }
                     taken += rc;
@@ -525,10 +579,16 @@ static int choose_tiles(BkCtx *c, BkLayer *ly, AtlErr *e)
     for (int m = 0; m < modes; m++)
         for (int gc = units;; gc = (gc + 1) / 2) {
             for (int r = l->OH;; r = (r + 1) / 2) {
-                Shape s = {gc, r, l->OW, l->C, m, 0};
+                Shape s = {gc, r, l->OW, l->C, m, 0, 0};
                 if (add_shape(c, ly, s, e) < 0) return -1;
                 if (r == 1) break;
             }
+            if (gc == 1) break;
+        }
+    /* several whole images a tile (pointwise convs) */
+    for (int m = 0; m < modes; m++)
+        for (int gc = units;; gc = (gc + 1) / 2) {
+            if (add_image_shapes(c, ly, gc, m, e)) return -1;
             if (gc == 1) break;
         }
     /* split shapes too: otherwise a layer whose weights fill a slot takes
@@ -536,7 +596,7 @@ static int choose_tiles(BkCtx *c, BkLayer *ly, AtlErr *e)
      * --group none only when nothing else fits, as before grouping) */
     if ((c->grouping || !ly->shapes.n) && search_splits(c, ly, e)) return -1;
     if (!ly->shapes.n) {
-        set_shape(l, 1, 1, 1, 1);
+        set_shape(l, 1, 1, 1, 1, 1);
         if (plan(c, ly, 0, 0) == 0 && !bk_window_spans_ok(l))
             return bk_fail(c, ly->node, e, "some output rows or columns read no input (padding too large for "
                            "kernel %dx%d, dilation %dx%d)", l->kh, l->kw, l->dh, l->dw);
@@ -544,6 +604,7 @@ static int choose_tiles(BkCtx *c, BkLayer *ly, AtlErr *e)
     if (!ly->shapes.n)
         return bk_fail(c, ly->node, e, "even one output element of one channel group with one input channel does "
                        "not fit half of LMEM (%d bytes): kernel %dx%d, input width %d", (int)c->slot, l->kh, l->kw, l->W);
+    if (is_kconv(l)) bk_keep_images(c, l, &ly->shapes, offsetof(Shape, nb));
     order_shapes(&ly->shapes);
     ly->shapes.apply = apply_shape;
     return 0;
@@ -665,6 +726,10 @@ int bk_lower_conv(BkCtx *c, int node, BkLayer *ly, AtlErr *e)
         return bk_fail(c, node, e, "run-time weights '%s' do not have %d x %d x %d x %d values", w->name, l->OC,
                        l->C / l->groups, l->kh, l->kw);
     if (l->w_oihw && bk_tensor_in_dram(c, nd->in[1], &l->w, e)) return -1;
+    /* a strided 1x1 conv reads every sh-th row and sw-th column: tiles load
+     * only those (not with row bands, whose DMA rewrite takes whole rows;
+     * --group none keeps the loads of before) */
+    l->compact = is_kconv(l) && bk_compact_ok(c, l);
     if (!l->w_oihw && conv_weight_image(c, node, l, w, e)) return -1;
     int rc;
     l->b = 0;

@@ -78,16 +78,24 @@ int bk_window_extent(int on, int s, int d, int k, int size);
  * (load) or from the HWC block [rn][wn][cn] at LMEM lmem. */
 AtlInsn bk_nchw_box(int dt, int load, uint64_t base, int C, int H, int W, int n, int c0, int cn, int r0, int rn, int w0,
                     int wn, uint64_t lmem);
+/* The same for images n .. n+nn-1, every rs-th row from r0 (rn of them)
+ * and every ws-th column from w0 (wn): the HWC blocks [rn][wn][cn] of the
+ * images one after another in LMEM, i.e. one HWC block of nn*rn rows. */
+typedef struct BkImgBox { int n, nn, c0, cn, r0, rn, rs, w0, wn, ws; } BkImgBox;
+AtlInsn bk_nchw_boxes(int dt, int load, uint64_t base, int C, int H, int W, const BkImgBox *b, uint64_t lmem);
 /* The conv (op ISA_OP_CONV) or pool instruction of window layer l over the
  * HWC input block at src of cin channels whose rows and columns are the
  * spans ys, xs (their padding included); dst, weights, cout, groups and
  * acc are the caller's. */
 AtlInsn bk_window_insn(const BkLow *l, int op, int dt, uint64_t src, int cin, BkSpan ys, BkSpan xs);
 /* The tile grid of a window layer with the matrix unit (conv.c, qmatrix.c):
- * tile t's group (output-channel) chunk, image, row chunk, column chunk
- * and k chunk, k innermost; `out` the output tile (t / nkc). */
-typedef struct BkTilePos { int gci, n, rci, wci, kci, out; } BkTilePos;
+ * tile t's group (output-channel) chunk, first image n and image count nn
+ * (BkLow.nb images a tile, the last chunk possibly fewer), row chunk,
+ * column chunk and k chunk, k innermost; `out` the output tile (t / nkc).
+ * bk_image_chunks: the count of image chunks, ceil(N / nb). */
+typedef struct BkTilePos { int gci, n, nn, rci, wci, kci, out; } BkTilePos;
 BkTilePos bk_tile_pos(const BkLow *l, int t);
+int bk_image_chunks(const BkLow *l);
 /* 1 when every row chunk and column chunk of l's shape reads some input
  * and its padding fits the instruction's fields (a chunk of columns all in
  * the padding reads nothing). */
@@ -99,7 +107,26 @@ int bk_chunk_sizes(int n, int *out, int cap);
  * ascending chunk product, fewer k chunks on ties (qsort). */
 typedef struct BkSplitPair { int kc, w, prod, nk; } BkSplitPair;
 int bk_split_pair_cmp(const void *a, const void *b);
-/* The split's text, "N1 C4 H8" and " W3", " K2" when split so; its length. */
+/* Pointwise convs (1x1, no padding, groups == 1; conv.c, qmatrix.c), when
+ * grouping (--group none keeps the tiles of before):
+ * bk_compact_ok: a strided one (not with row bands, whose DMA rewrite
+ *   takes whole rows) may load only the rows and columns it reads and run
+ *   at stride 1 (BkLow.compact);
+ * bk_multi_image_ok: its tiles may cover several images (BkLow.nb; stride
+ *   1 or compact), the HWC blocks of nb images making one of nb x rows rows;
+ * bk_image_counts: the image counts > 1 to offer (N, N/2, ... rounded up;
+ *   only min(BkOptions.tile_images, N) when that is set) into out
+ *   (BK_IMAGE_COUNTS at most); their number;
+ * bk_keep_images: with BkOptions.tile_images, drops the candidates (whose
+ *   int nb lies nb_at bytes into each) of other image counts, when some
+ *   of that count fit. */
+#define BK_IMAGE_COUNTS 8
+int bk_compact_ok(const BkCtx *c, const BkLow *l);
+int bk_multi_image_ok(const BkCtx *c, const BkLow *l);
+int bk_image_counts(const BkCtx *c, const BkLow *l, int *out);
+void bk_keep_images(const BkCtx *c, const BkLow *l, BkShapes *q, size_t nb_at);
+/* The split's text, "N1 C4 H8" (N: image chunks; "Nb4 ..." when a tile
+ * covers 4 images) and " W3", " K2" when split so; its length. */
 int bk_window_split(const BkLow *l, char *out, size_t cap);
 
 /* elem_prog.c: the table of elementwise register programs built from

@@ -38,7 +38,12 @@
  *   SPLIT_PAIRS (k chunks, column chunks) pairs that fit, each with its
  *   two largest row counts per channel chunk; the group search prices
  *   them (fewest tiles first, at least MIN_COSTED, then within
- *   TILE_BUDGET tiles). No weight multicast. */
+ *   TILE_BUDGET tiles). No weight multicast. Pointwise convs (1x1, no
+ *   padding) take tiles of several images and strided 1x1 ones load only
+ *   the rows and columns they read, as lower/conv.c says (BkLow.nb,
+ *   BkLow.compact; whole-image candidates of N, N/2, ... images with the
+ *   fewest k chunks that fit). */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <stdio.h>
@@ -117,28 +122,32 @@ static int qmatrix_gen(BkCtx *c, const BkLayer *ly, int t, uint64_t slot, BkCode
     int w0 = p.wci * l->cols, wn = imin(l->cols, l->OW - w0);
     BkSpan ys = bk_window_span(r0, rn, l->sh, l->pt, l->dh, l->kh, l->H);
     BkSpan xs = bk_window_span(w0, wn, l->sw, l->pl, l->dw, l->kw, l->W);
+    int rs = 1, ws = 1;
+    if (l->compact) {
+        /* 1x1, no padding: output (r, w) reads input (r sh, w sw) only */
+        ys.n = rn; rs = l->sh;
+        xs.n = wn; ws = l->sw;
+    }
     if (ys.n <= 0 || xs.n <= 0 || ys.pa > 63 || ys.pb > 63 || xs.pa > 63 || xs.pb > 63)
         return bk_fail(c, ly->node, e, "output rows %d..%d, columns %d..%d read no input (padding too large)", r0,
                        r0 + rn - 1, w0, w0 + wn - 1);
     int last_k = p.kci == l->nkc - 1;
     uint32_t sh[4];
     int64_t ds[4], ss[4];
-    /* input block -> HWC [rows][cols][cn] */
-    uint64_t src;
+    /* input block -> HWC [rows][cols][cn] (p.nn images: nn x rows rows) */
+    AtlInsn in;
     if (l->q_mm) {   /* A as [rows][K] */
         sh[0] = 1; sh[1] = 1; sh[2] = (uint32_t)ys.n; sh[3] = (uint32_t)h.cn;
         ss[0] = 0; ss[1] = 0; ss[2] = l->C; ss[3] = 1;
-        src = l->x + ((uint64_t)ys.a * l->C + (uint64_t)h.c0) * l->xes;
+        ds[0] = 0; ds[1] = 0; ds[2] = h.cn; ds[3] = 1;
+        in = bk_dma(l->xdt, ISA_SPACE_LMEM, slot + l->l_in, ISA_SPACE_DRAM,
+                    l->x + ((uint64_t)ys.a * l->C + (uint64_t)h.c0) * l->xes, sh, ds, ss);
     } else {
-        sh[0] = 1; sh[1] = (uint32_t)ys.n; sh[2] = (uint32_t)h.cn; sh[3] = (uint32_t)xs.n;
-        ss[0] = 0; ss[1] = l->W; ss[2] = (int64_t)l->H * l->W; ss[3] = 1;
-        src = l->x + (((uint64_t)((int64_t)p.n * l->C + h.c0) * l->H + (uint64_t)ys.a) * l->W + (uint64_t)xs.a) * l->xes;
+        BkImgBox box = {p.n, p.nn, h.c0, h.cn, ys.a, ys.n, rs, xs.a, xs.n, ws};
+        in = bk_nchw_boxes(l->xdt, 1, l->x, l->C, l->H, l->W, &box, slot + l->l_in);
     }
-    if (l->q_mm) { ds[0] = 0; ds[1] = 0; ds[2] = h.cn; ds[3] = 1; }
-    else { ds[0] = 0; ds[1] = (int64_t)xs.n * h.cn; ds[2] = 1; ds[3] = h.cn; }
-    AtlInsn in = bk_dma(l->xdt, ISA_SPACE_LMEM, slot + l->l_in, ISA_SPACE_DRAM, src, sh, ds, ss);
     bk_code_ld(k, &in, 0);
-    uint32_t bsh[4] = {1, (uint32_t)ys.n, (uint32_t)xs.n, (uint32_t)h.cn};
+    uint32_t bsh[4] = {1, (uint32_t)(p.nn * ys.n), (uint32_t)xs.n, (uint32_t)h.cn};
     int64_t bcs[4];
     bk_compact(bsh, bcs);
     uint64_t x8 = bk_q_to_i8(k, l->xdt, slot + l->l_in, slot + l->l_reg[R_X8], bsh, bcs, bcs);
@@ -163,8 +172,9 @@ static int qmatrix_gen(BkCtx *c, const BkLayer *ly, int t, uint64_t slot, BkCode
     op.dst = acc;
     op.src = x8;
     op.src2 = slot + l->l_w;
-    op.cin = (uint32_t)h.cn; op.ih = (uint32_t)ys.n; op.iw = (uint32_t)xs.n; op.cout = (uint32_t)h.ocn;
-    op.kh = (uint8_t)l->kh; op.kw = (uint8_t)l->kw; op.sh = (uint8_t)l->sh; op.sw = (uint8_t)l->sw;
+    op.cin = (uint32_t)h.cn; op.ih = (uint32_t)(p.nn * ys.n); op.iw = (uint32_t)xs.n; op.cout = (uint32_t)h.ocn;
+    op.kh = (uint8_t)l->kh; op.kw = (uint8_t)l->kw;
+    op.sh = (uint8_t)(l->compact ? 1 : l->sh); op.sw = (uint8_t)(l->compact ? 1 : l->sw);
     op.dh = (uint8_t)l->dh; op.dw = (uint8_t)l->dw;
     op.pad_top = (uint8_t)ys.pa; op.pad_bottom = (uint8_t)ys.pb;
     op.pad_left = (uint8_t)xs.pa; op.pad_right = (uint8_t)xs.pb;
@@ -173,19 +183,18 @@ static int qmatrix_gen(BkCtx *c, const BkLayer *ly, int t, uint64_t slot, BkCode
     op.acc = (uint8_t)(p.kci > 0);
     bk_code_cp(k, &op);
     if (!last_k) return 0;
-    uint64_t res = epilogue(l, acc, slot, &h, rn, wn, k);
+    uint64_t res = epilogue(l, acc, slot, &h, p.nn * rn, wn, k);
     /* HWC -> NCHW (a matmul's Y [rows][N]) */
-    uint64_t dst;
-    sh[0] = 1; sh[1] = (uint32_t)rn; sh[2] = (uint32_t)wn; sh[3] = (uint32_t)h.ocn;
-    bk_compact(sh, ss);
     if (l->q_mm) {
+        sh[0] = 1; sh[1] = (uint32_t)rn; sh[2] = (uint32_t)wn; sh[3] = (uint32_t)h.ocn;
+        bk_compact(sh, ss);
         ds[0] = 0; ds[1] = (int64_t)l->OC; ds[2] = 0; ds[3] = 1;
-        dst = l->y + ((uint64_t)r0 * l->OC + (uint64_t)h.oc0) * l->es;
+        in = bk_dma(l->dt, ISA_SPACE_DRAM, l->y + ((uint64_t)r0 * l->OC + (uint64_t)h.oc0) * l->es, ISA_SPACE_LMEM, res,
+                    sh, ds, ss);
     } else {
-        ds[0] = 0; ds[1] = l->OW; ds[2] = 1; ds[3] = (int64_t)l->OH * l->OW;
-        dst = l->y + (((uint64_t)((int64_t)p.n * l->OC + h.oc0) * l->OH + (uint64_t)r0) * l->OW + (uint64_t)w0) * l->es;
+        BkImgBox ob = {p.n, p.nn, h.oc0, h.ocn, r0, rn, 1, w0, wn, 1};
+        in = bk_nchw_boxes(l->dt, 0, l->y, l->OC, l->OH, l->OW, &ob, res);
     }
-    in = bk_dma(l->dt, ISA_SPACE_DRAM, dst, ISA_SPACE_LMEM, res, sh, ds, ss);
     bk_code_st(k, &in);
     return 0;
 }
@@ -193,9 +202,9 @@ static int qmatrix_gen(BkCtx *c, const BkLayer *ly, int t, uint64_t slot, BkCode
 /* Channel units a chunk counts: output channels (groups == 1) or groups. */
 static int units(const BkLow *l) { return l->groups == 1 ? l->OC : l->groups; }
 
-static void set_shape(BkLow *l, int gc, int r, int w, int kc)
+static void set_shape(BkLow *l, int gc, int r, int w, int kc, int nb)
 {
-    l->gchunk = gc; l->rows = r; l->cols = w; l->kchunk = l->groups == 1 ? kc : l->C;
+    l->gchunk = gc; l->rows = r; l->cols = w; l->kchunk = l->groups == 1 ? kc : l->C; l->nb = nb > 1 ? nb : 1;
     l->ngc = (units(l) + gc - 1) / gc;
     l->nrc = (l->OH + r - 1) / r;
     l->nwc = (l->OW + w - 1) / w;
@@ -209,7 +218,7 @@ static int plan(const BkCtx *c, BkLayer *ly)
     int cpg = l->C / l->groups;
     int cn = l->groups == 1 ? l->kchunk : l->gchunk * cpg;
     int ocn = l->groups == 1 ? l->gchunk : l->gchunk * (l->OC / l->groups);
-    uint64_t outn = (uint64_t)l->rows * l->cols, res = 0;
+    uint64_t nb = l->nb > 1 ? (uint64_t)l->nb : 1, outn = (uint64_t)l->rows * l->cols * nb, res = 0;
     ly->mcast = 0;
     ly->prologue = NULL;
     l->acc_bytes = 0;
@@ -219,9 +228,9 @@ static int plan(const BkCtx *c, BkLayer *ly)
         res = 2 * l->acc_bytes;
     }
     if (bk_reserve_resident(c, ly, res)) return -1;
-    uint64_t ih = (uint64_t)bk_window_extent(l->rows, l->sh, l->dh, l->kh, l->H);
-    uint64_t iw = (uint64_t)bk_window_extent(l->cols, l->sw, l->dw, l->kw, l->W);
-    uint64_t used = 0, blk = ih * iw * (uint64_t)cn;
+    uint64_t ih = l->compact ? (uint64_t)l->rows : (uint64_t)bk_window_extent(l->rows, l->sh, l->dh, l->kh, l->H);
+    uint64_t iw = l->compact ? (uint64_t)l->cols : (uint64_t)bk_window_extent(l->cols, l->sw, l->dw, l->kw, l->W);
+    uint64_t used = 0, blk = nb * ih * iw * (uint64_t)cn;
     l->l_in = bk_slot_alloc(c, &used, blk * (uint64_t)l->xes);
     l->l_reg[R_X8] = l->xdt != ISA_I8 ? bk_slot_alloc(c, &used, blk) : 0;
     l->l_w = bk_slot_alloc(c, &used, (uint64_t)l->kh * l->kw * (l->groups == 1 ? cn : cpg) * ocn);
@@ -232,16 +241,19 @@ static int plan(const BkCtx *c, BkLayer *ly)
     l->l_reg[R_F] = l->q_mode == BK_RQ_FLOAT ? bk_slot_alloc(c, &used, outn * ocn * 4) : 0;
     l->l_out = l->q_mode != BK_RQ_NONE ? bk_slot_alloc(c, &used, outn * ocn * (l->q_mode == BK_RQ_INT ? 1 : (uint64_t)l->es)) : 0;
     l->l_reg[R_WIDE] = l->q_mode == BK_RQ_INT && l->dt != ISA_I8 ? bk_slot_alloc(c, &used, outn * ocn * (uint64_t)l->es) : 0;
-    if (ih > 65535 || iw > 65535 || (uint64_t)cn > 65535 || (uint64_t)ocn > 65535) return -1;
+    if (nb * ih > 65535 || iw > 65535 || (uint64_t)cn > 65535 || (uint64_t)ocn > 65535) return -1;
+    /* the DMAs step images by C H W elements in an int32 of bytes */
+    if (nb > 1 && 4 * (uint64_t)(l->C > l->OC ? l->C : l->OC) * l->H * l->W > INT32_MAX) return -1;
     return used <= ly->slot_size ? 0 : -1;
 }
 
 
-typedef struct Shape { int gc, r, w, kc; } Shape;
+/* group chunk, rows, columns, k chunk, images a tile (0: one) */
+typedef struct Shape { int gc, r, w, kc, nb; } Shape;
 
 static int fits(const BkCtx *c, BkLayer *ly, Shape s)
 {
-    set_shape(&ly->lw, s.gc, s.r, s.w, s.kc);
+    set_shape(&ly->lw, s.gc, s.r, s.w, s.kc, s.nb);
     return plan(c, ly) == 0 && bk_window_spans_ok(&ly->lw);
 }
 
@@ -249,7 +261,7 @@ static int add_shape(const BkCtx *c, BkLayer *ly, Shape s, AtlErr *e)
 {
     if (!fits(c, ly, s)) return 0;
     const BkLow *l = &ly->lw;
-    int64_t tiles = (int64_t)l->ngc * l->N * l->nrc * l->nwc * l->nkc;
+    int64_t tiles = (int64_t)l->ngc * bk_image_chunks(l) * l->nrc * l->nwc * l->nkc;
     if (tiles > MAX_TILES) return 0;
     return bk_push_shape(ly, &s, sizeof s, tiles, e) ? -1 : 1;
 }
@@ -258,7 +270,7 @@ static int apply_shape(BkCtx *c, BkLayer *ly, const void *shape, AtlErr *e)
 {
     BkLow *l = &ly->lw;
     if (!fits(c, ly, *(const Shape *)shape)) return bk_fail(c, ly->node, e, "internal: a candidate tile shape does not fit");
-    int per_chunk = l->N * l->nrc * l->nwc * l->nkc;
+    int per_chunk = bk_image_chunks(l) * l->nrc * l->nwc * l->nkc;
     if (bk_set_tiles(ly, l->ngc * per_chunk, l->nkc, e)) return -1;
     for (int t = 0; t < ly->ntiles; t++) ly->tile_wkey[t] = t / per_chunk * l->nkc + t % l->nkc;
     bk_window_split(l, ly->split, sizeof ly->split);
@@ -273,7 +285,7 @@ static int choose_tiles(BkCtx *c, BkLayer *ly, AtlErr *e)
     int u = units(l);
     for (int gc = u;; gc = (gc + 1) / 2) {
         for (int r = l->OH;; r = (r + 1) / 2) {
-            Shape s = {gc, r, l->OW, l->C};
+            Shape s = {gc, r, l->OW, l->C, 0};
             if (add_shape(c, ly, s, e) < 0) return -1;
             if (r == 1) break;
         }
@@ -291,13 +303,13 @@ static int choose_tiles(BkCtx *c, BkLayer *ly, AtlErr *e)
         }
     qsort(pairs, (size_t)np, sizeof *pairs, bk_split_pair_cmp);
     for (int i = 0, found = 0; i < np && found < SPLIT_PAIRS; i++) {
-        Shape smallest = {1, 1, pairs[i].w, pairs[i].kc};
+        Shape smallest = {1, 1, pairs[i].w, pairs[i].kc, 0};
         if (!fits(c, ly, smallest)) continue;
         found++;
         for (int gc = u;; gc = (gc + 1) / 2) {
             int taken = 0;
             for (int r = l->OH; taken < 2; r = (r + 1) / 2) {
-                Shape s = {gc, r, pairs[i].w, pairs[i].kc};
+                Shape s = {gc, r, pairs[i].w, pairs[i].kc, 0};
                 int rc = add_shape(c, ly, s, e);
                 if (rc < 0) return -1;
                 taken += rc;
@@ -306,6 +318,20 @@ static int choose_tiles(BkCtx *c, BkLayer *ly, AtlErr *e)
             if (gc == 1) break;
         }
     }
+    /* several whole images a tile (pointwise convs), each with the
+     * fewest k chunks that fit (as lower/conv.c) */
+    int nbs[BK_IMAGE_COUNTS], nn = bk_image_counts(c, l, nbs);
+    for (int gc = u; nn; gc = (gc + 1) / 2) {
+        for (int j = 0; j < nn; j++)
+            for (int i = 0; i < nk; i++) {
+                Shape s = {gc, l->OH, l->OW, ks[i], nbs[j]};
+                int rc = add_shape(c, ly, s, e);
+                if (rc < 0) return -1;
+                if (rc) break;
+            }
+        if (gc == 1) break;
+    }
+    bk_keep_images(c, l, &ly->shapes, offsetof(Shape, nb));
     if (!ly->shapes.n)
         return bk_fail(c, ly->node, e, "even one output element of one channel with one input channel does not fit half "
                        "of LMEM (%llu bytes): kernel %dx%d, input width %d", (unsigned long long)c->slot, l->kh, l->kw, l->W);
@@ -505,6 +531,7 @@ int bk_lower_qmatrix(BkCtx *c, int node, BkLayer *ly, AtlErr *e)
     if (q.mode == BK_RQ_INT && (q.bias < 0 || !gr->t[q.bias].data || q.rq < 0))
         return bk_fail(c, node, e, "bias and requantisation parameters must be constants");
     if (geometry(c, node, l, x, w, y, e)) return -1;
+    l->compact = !l->q_mm && bk_compact_ok(c, l);   /* a strided 1x1 conv loads only what it reads */
     l->q_mode = q.mode;
     l->q_xz = q.xz - (x->dtype == IR_U8 ? 128 : 0);
     l->xdt = bk_tensor_dt(c, q.x);

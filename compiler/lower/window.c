@@ -13,25 +13,32 @@
 #include <string.h>
 #include "compiler/lower/lower.h"
 
-AtlInsn bk_nchw_box(int dt, int load, uint64_t base, int C, int H, int W, int n, int c0, int cn, int r0, int rn, int w0,
-                    int wn, uint64_t lmem)
+AtlInsn bk_nchw_boxes(int dt, int load, uint64_t base, int C, int H, int W, const BkImgBox *b, uint64_t lmem)
 {
     uint32_t sh[4];
     int64_t ds[4], ss[4];
-    uint64_t at = base + (((uint64_t)((int64_t)n * C + c0) * (uint64_t)H + (uint64_t)r0) * (uint64_t)W + (uint64_t)w0) *
+    int64_t plane = (int64_t)H * W, image = (int64_t)C * plane;   /* (stride 0 along a dim of one, as before) */
+    uint64_t at = base + (((uint64_t)((int64_t)b->n * C + b->c0) * (uint64_t)H + (uint64_t)b->r0) * (uint64_t)W + (uint64_t)b->w0) *
                              (uint64_t)isa_dtype_size(dt);
     if (load) {
-        /* walked (row, channel, column): consecutive bursts come from
-         * different channel planes, spread over the DRAM channels */
-        sh[0] = 1; sh[1] = (uint32_t)rn; sh[2] = (uint32_t)cn; sh[3] = (uint32_t)wn;
-        ss[0] = 0; ss[1] = W; ss[2] = (int64_t)H * W; ss[3] = 1;
-        ds[0] = 0; ds[1] = (int64_t)wn * cn; ds[2] = 1; ds[3] = cn;
+        /* walked (image, row, channel, column): consecutive bursts come
+         * from different channel planes, spread over the DRAM channels */
+        sh[0] = (uint32_t)b->nn; sh[1] = (uint32_t)b->rn; sh[2] = (uint32_t)b->cn; sh[3] = (uint32_t)b->wn;
+        ss[0] = b->nn > 1 ? image : 0; ss[1] = (int64_t)W * b->rs; ss[2] = plane; ss[3] = b->ws;
+        ds[0] = b->nn > 1 ? (int64_t)b->rn * b->wn * b->cn : 0; ds[1] = (int64_t)b->wn * b->cn; ds[2] = 1; ds[3] = b->cn;
         return bk_dma(dt, ISA_SPACE_LMEM, lmem, ISA_SPACE_DRAM, at, sh, ds, ss);
     }
-    sh[0] = 1; sh[1] = (uint32_t)rn; sh[2] = (uint32_t)wn; sh[3] = (uint32_t)cn;
+    sh[0] = (uint32_t)b->nn; sh[1] = (uint32_t)b->rn; sh[2] = (uint32_t)b->wn; sh[3] = (uint32_t)b->cn;
     bk_compact(sh, ss);
-    ds[0] = 0; ds[1] = W; ds[2] = 1; ds[3] = (int64_t)H * W;
+    ds[0] = b->nn > 1 ? image : 0; ds[1] = (int64_t)W * b->rs; ds[2] = b->ws; ds[3] = plane;
     return bk_dma(dt, ISA_SPACE_DRAM, at, ISA_SPACE_LMEM, lmem, sh, ds, ss);
+}
+
+AtlInsn bk_nchw_box(int dt, int load, uint64_t base, int C, int H, int W, int n, int c0, int cn, int r0, int rn, int w0,
+                    int wn, uint64_t lmem)
+{
+    BkImgBox b = {n, 1, c0, cn, r0, rn, 1, w0, wn, 1};
+    return bk_nchw_boxes(dt, load, base, C, H, W, &b, lmem);
 }
 
 AtlInsn bk_window_insn(const BkLow *l, int op, int dt, uint64_t src, int cin, BkSpan ys, BkSpan xs)
@@ -50,17 +57,21 @@ AtlInsn bk_window_insn(const BkLow *l, int op, int dt, uint64_t src, int cin, Bk
     return in;
 }
 
+int bk_image_chunks(const BkLow *l) { return l->nb > 1 ? (l->N + l->nb - 1) / l->nb : l->N; }
+
 BkTilePos bk_tile_pos(const BkLow *l, int t)
 {
     BkTilePos p;
+    int nic = bk_image_chunks(l), nb = l->nb > 1 ? l->nb : 1;
     p.kci = t % l->nkc;
     p.out = t / l->nkc;
     p.wci = p.out % l->nwc;
     int r = p.out / l->nwc;
     p.rci = r % l->nrc;
     r /= l->nrc;
-    p.n = r % l->N;
-    p.gci = r / l->N;
+    p.n = r % nic * nb;
+    p.nn = l->N - p.n < nb ? l->N - p.n : nb;
+    p.gci = r / nic;
     return p;
 }
 
@@ -98,9 +109,59 @@ int bk_split_pair_cmp(const void *a, const void *b)
     return x->nk < y->nk ? -1 : x->nk > y->nk;
 }
 
+/* 1x1, no padding, one group. */
+static int pointwise(const BkLow *l)
+{
+    return l->groups == 1 && l->kh == 1 && l->kw == 1 && !l->pt && !l->pb && !l->pl && !l->pr;
+}
+
+int bk_compact_ok(const BkCtx *c, const BkLow *l)
+{
+    return c->grouping && !c->bands && pointwise(l) && (l->sh > 1 || l->sw > 1);
+}
+
+int bk_multi_image_ok(const BkCtx *c, const BkLow *l)
+{
+    return c->grouping && l->N > 1 && pointwise(l) && ((l->sh == 1 && l->sw == 1) || l->compact);
+}
+
+int bk_image_counts(const BkCtx *c, const BkLow *l, int *out)
+{
+    int n = 0;
+    if (!bk_multi_image_ok(c, l)) return 0;
+    if (c->tile_images > 0) {
+        int nb = c->tile_images < l->N ? c->tile_images : l->N;
+        if (nb > 1) out[n++] = nb;
+        return n;
+    }
+    for (int nb = l->N; nb > 1 && n < BK_IMAGE_COUNTS; nb = nb == 2 ? 1 : (nb + 1) / 2) out[n++] = nb;
+    return n;
+}
+
+void bk_keep_images(const BkCtx *c, const BkLow *l, BkShapes *q, size_t nb_at)
+{
+    int only = c->tile_images > 0 && bk_multi_image_ok(c, l) ? (c->tile_images < l->N ? c->tile_images : l->N) : 0;
+    int n = 0, nb;
+    char *v = q->v;
+    for (int i = 0; i < q->n; i++) {
+        memcpy(&nb, v + (size_t)i * q->size + nb_at, sizeof nb);
+        n += only > 1 && nb == only;
+    }
+    if (!n) return;
+    n = 0;
+    for (int i = 0; i < q->n; i++) {
+        memcpy(&nb, v + (size_t)i * q->size + nb_at, sizeof nb);
+        if (nb != only) continue;
+        memmove(v + (size_t)n * q->size, v + (size_t)i * q->size, q->size);
+        q->tiles[n++] = q->tiles[i];
+    }
+    q->n = n;
+}
+
 int bk_window_split(const BkLow *l, char *out, size_t cap)
 {
-    int n = snprintf(out, cap, "N%d C%d H%d", l->N, l->ngc, l->nrc);
+    int n = l->nb > 1 ? snprintf(out, cap, "Nb%d C%d H%d", l->nb, l->ngc, l->nrc)
+                      : snprintf(out, cap, "N%d C%d H%d", l->N, l->ngc, l->nrc);
     if (l->nwc > 1) n += snprintf(out + n, cap - (size_t)n, " W%d", l->nwc);
     if (l->nkc > 1) n += snprintf(out + n, cap - (size_t)n, " K%d", l->nkc);
     return n;

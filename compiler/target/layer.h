@@ -70,6 +70,9 @@ typedef struct BkLow {
     int pool_op, count_pad;
     int gchunk, rows, cols, kchunk; /* per tile: groups, output rows, output columns, input channels */
     int ngc, nrc, nwc, nkc;       /* chunks along groups, rows, columns, input channels */
+    int nb;                       /* conv: images a tile covers (0 or 1: one; lower/conv.c) */
+    int compact;                  /* conv 1x1, pad 0, strided: tiles load only the rows and
+                                   * columns it reads and run it at stride 1 (lower/conv.c) */
     uint64_t x, y, w, b;          /* tagged DRAM addresses (b: f32 bias or 0) */
     int w_oihw;                   /* conv: w is a run-time OIHW tensor, not the [kh][kw][cpg][OC] image */
     /* matmul: Y[bt][M][N] = A[bt][M][K] x B[bt][K][N] (+ bias[N] f32) */

@@ -96,6 +96,8 @@ typedef struct BkCtx {
     int sram_never, sram_always; /* inputs in SRAM (BkOptions.sram_input): never; only
                                    * those shapes where a layer may; neither: the cost
                                    * model chooses */
+    int tile_images;              /* BkOptions.tile_images: 0, or the images every pointwise
+                                   * conv tile covers where such a tile fits (lower/conv.c) */
     uint64_t slot;                /* LMEM bytes of one slot (no resident region) */
     uint64_t align;               /* LMEM operand alignment */
     BkPlace *pl;                  /* per tensor */
