@@ -306,6 +306,7 @@ static void stage_free(BkStage *st)
     if (st->c.band)
         for (int t = 0; t < st->c.g->nt; t++) { free(st->c.band[t].owner); free(st->c.band[t].need); }
     free(st->c.band);
+    if (!st->flow_borrowed) bk_flow_free(st->c.flow);
     free(st->c.pl); free(st->c.skip); free(st->c.gelu_src); free(st->c.act_on); free(st->c.tail);
     memset(st, 0, sizeof *st);
 }
@@ -344,9 +345,12 @@ static int sram_copies(const AtlChip *chip)
 
 /* Builds st from g: context, placement (io where io_fixed says, if not
  * NULL), lowering, schedule (layer ids from layer_base) and the cost of
- * every segment (with split, of the first instance's). */
-static int stage_build(BkStage *st, const IrGraph *g, const AtlChip *chip, const BkOptions *opt, const BkSplit *sp,
-                       AbmWriter *w, const uint64_t *io_fixed, uint64_t io_fixed_bytes, int layer_base, AtlErr *e)
+ * every segment (with split, of the first instance's). The cost model's
+ * DMA pricer is `flow` (borrowed: another stage for the same chip owns
+ * it), or with NULL st's own. */
+static int stage_build_flow(BkStage *st, const IrGraph *g, const AtlChip *chip, const BkOptions *opt, const BkSplit *sp,
+                            AbmWriter *w, const uint64_t *io_fixed, uint64_t io_fixed_bytes, int layer_base,
+                            BkFlowPlanner *flow, AtlErr *e)
 {
     memset(st, 0, sizeof *st);
     BkCtx *c = &st->c;
@@ -394,6 +398,8 @@ static int stage_build(BkStage *st, const IrGraph *g, const AtlChip *chip, const
         c->sram_cap = (uint64_t)chip->sram_bytes * BAND_SRAM_SHARE / 4;
         c->bands = chip->clusters;
     }
+    st->flow_borrowed = flow != NULL;
+    if (!(c->flow = flow ? flow : bk_flow_new(c->chip, e))) return -1;
     uint64_t row = (uint64_t)chip->lmem_banks * chip->lmem_bank_width;
     c->slot = (uint64_t)chip->lmem_bytes / 2 / row * row;
     if (c->slot == 0) c->slot = (uint64_t)chip->lmem_bytes / 2;
@@ -432,6 +438,12 @@ static int stage_build(BkStage *st, const IrGraph *g, const AtlChip *chip, const
         if (bk_cost_segment(c, &st->sched.seg[i], UINT64_MAX, e) < 0) return -1;
     st->phase[BK_PHASE_COST] += atl_clock_s() - t0;
     return 0;
+}
+
+static int stage_build(BkStage *st, const IrGraph *g, const AtlChip *chip, const BkOptions *opt, const BkSplit *sp,
+                       AbmWriter *w, const uint64_t *io_fixed, uint64_t io_fixed_bytes, int layer_base, AtlErr *e)
+{
+    return stage_build_flow(st, g, chip, opt, sp, w, io_fixed, io_fixed_bytes, layer_base, NULL, e);
 }
 
 /* Each unit's first node (in the graph's node order) and its cycles per

@@ -306,10 +306,22 @@ static int rewrite(BkCtx *c, const BandUse *v, int nv, const AtlInsn *in, uint8_
     return 0;
 }
 
-/* Rewrites one list of k in place (weights flags w, NULL for none). */
+/* 1 when rewrite() changes `in`: a DMA with an end on a banded tensor. */
+static int touches(const BandUse *v, int nv, const AtlInsn *in)
+{
+    if (isa_ops[in->op].engine != ISA_ENGINE_DMA) return 0;
+    const BandUse *dst = find_use(v, nv, in->dst_space, in->dst);
+    return (dst && dst->owner) || (in->op != ISA_OP_DMA_FILL && find_use(v, nv, in->src_space, in->src));
+}
+
+/* Rewrites one list of k in place (weights flags w, NULL for none); a
+ * list none of whose DMAs touches a banded tensor stays as it is. */
 static int rewrite_list(BkCtx *c, const BandUse *v, int nv, AtlInsn **list, int *n, int *cap, uint8_t **w, int k,
                         AtlErr *e)
 {
+    int i = 0;
+    while (i < *n && !touches(v, nv, &(*list)[i])) i++;
+    if (i == *n) return 0;
     Out o = {0};
     for (int i = 0; i < *n; i++)
         if (rewrite(c, v, nv, &(*list)[i], w ? (*w)[i] : 0, k, &o, e)) {
