@@ -170,6 +170,8 @@ static void print_summary(const char *model, const char *out, const AtlChip *chi
     if (!s->split && s->sram_bands)
         printf("  SRAM             : %llu bytes of activations in cluster SRAM (row bands over %d clusters)\n",
                (unsigned long long)s->act_sram, s->sram_bands);
+    if (!s->split && s->sram_why[0])
+        printf(s->sram_bands ? "    chosen         : %s\n" : "  SRAM             : activations in DRAM (%s)\n", s->sram_why);
     if (!s->split && s->sram_copies)
         printf("  SRAM             : %llu bytes of activations in cluster SRAM%s\n", (unsigned long long)s->act_sram,
                s->sram_copies > 1 ? " (a copy in every cluster: each store reaches them all)" : "");
