@@ -504,7 +504,8 @@ int bk_cost_segment(BkCtx *c, BkSegment *sg, uint64_t bound, AtlErr *e)
         uint64_t tc = UINT64_MAX, ts = UINT64_MAX, tp = UINT64_MAX;
         for (int core = 0; core < nc; core++) {
             CCore *k = &ks[core];
-            if (k->next < k->tab.n && build_more(c, sg, core, k, 0, e)) goto done;
+            if (k->next < k->tab.n && (k->pos >= k->nq || k->opened >= k->ncomp) && build_more(c, sg, core, k, 0, e))
+                goto done;
             if (k->cand_eng >= 0 && k->cand_t < tp) { tp = k->cand_t; cp = core; }
             if (k->active) {
                 if (k->due < tc) { tc = k->due; cc = core; }
