@@ -48,7 +48,10 @@
  *   bk_cost_segment with a bound stops as soon as the estimate is known
  *   to exceed it (an event at time t means some DMA completes at or after
  *   t), so a shape search can drop a candidate worse than its best so far
- *   early.
+ *   early; each core's queues are built from its table as the replay
+ *   reaches them (build_more), so such a candidate never generates the
+ *   code of the tiles it did not reach. The DMA pricer is the context's
+ *   (BkCtx.flow, its memo kept over the whole compile) when it has one.
  * Why: the group search picks tile shapes by it, and `atoll compile
  *   --estimate` reports it per layer. */
 #include <stdlib.h>

@@ -28,10 +28,14 @@
  * while the consumers are not known yet (a 7x7 window's halo). */
 #define BAND_NEAR 3
 
+/* A window layer whose tiles bk_tile_pos places (lower/conv.c; not the
+ * integer ConvInteger's own tiling, lower/qconv.c, which has no column or
+ * channel chunks). */
 static int window(const BkLayer *ly)
 {
-    return !ly->chain && (ly->lw.kind == BK_K_CONV || ly->lw.kind == BK_K_POOL) && ly->lw.N == 1 && ly->lw.OH > 0 &&
-           ly->lw.rows > 0;
+    const BkLow *l = &ly->lw;
+    return !ly->chain && (l->kind == BK_K_CONV || l->kind == BK_K_POOL) && l->N == 1 && l->OH > 0 && l->rows > 0 &&
+           l->nkc > 0 && l->nwc > 0 && l->nrc > 0;
 }
 
 static void tile_rows(const BkLow *l, int t, int *r0, int *r1)
