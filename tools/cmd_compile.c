@@ -97,7 +97,9 @@ static const char usage_text[] =
     "  --sram-activations auto|never|bands  with placement chip: auto (default) keeps the\n"
     "                         activations that fit in cluster SRAM when every cluster can hold\n"
     "                         a copy (one cluster, or clusters joined by NoC links: each layer's\n"
-    "                         stores reach every cluster), with layer groups on; never: in DRAM;\n"
+    "                         stores reach every cluster), with layer groups on; on clusters that\n"
+    "                         share only DRAM it builds the DRAM plan and row bands (batch 1)\n"
+    "                         and keeps the one the cost model prices lower; never: in DRAM;\n"
     "                         bands (several clusters): each cluster's SRAM keeps the rows its\n"
     "                         cores computed, layers may split their rows over the clusters\n"
     "  --keep-activations     no reuse of activation memory (and --group none): every activation listed in\n"
@@ -170,6 +172,8 @@ static void print_summary(const char *model, const char *out, const AtlChip *chi
     if (!s->split && s->sram_bands)
         printf("  SRAM             : %llu bytes of activations in cluster SRAM (row bands over %d clusters)\n",
                (unsigned long long)s->act_sram, s->sram_bands);
+    if (!s->split && s->sram_why[0])
+        printf(s->sram_bands ? "    chosen         : %s\n" : "  SRAM             : activations in DRAM (%s)\n", s->sram_why);
     if (!s->split && s->sram_copies)
         printf("  SRAM             : %llu bytes of activations in cluster SRAM%s\n", (unsigned long long)s->act_sram,
                s->sram_copies > 1 ? " (a copy in every cluster: each store reaches them all)" : "");

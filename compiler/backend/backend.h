@@ -52,10 +52,12 @@ enum { BK_SRAM_AUTO = 0, BK_SRAM_NEVER = 1, BK_SRAM_ALWAYS = 2 };
 /* Activations with placement chip (docs/backend.md, "Activations in
  * cluster SRAM"): AUTO, those that fit live in cluster SRAM when every
  * cluster can hold a copy (one cluster, or clusters joined by NoC links),
- * with layer groups on; NEVER, all in DRAM (the plan before); BANDS, on
- * a chip of several clusters, each cluster's SRAM holds the output rows
- * its cores computed and layers may split their rows over the clusters
- * ("Row bands in every cluster"). */
+ * with layer groups on; on a chip whose clusters share only DRAM, row
+ * bands when the cost model prices them below the DRAM plan (an image of
+ * batch 1); NEVER, all in DRAM (the plan before); BANDS, on a chip of
+ * several clusters, each cluster's SRAM holds the output rows its cores
+ * computed and layers may split their rows over the clusters ("Row bands
+ * in every cluster"). */
 enum { BK_SRAM_ACTS_AUTO = 0, BK_SRAM_ACTS_NEVER = 1, BK_SRAM_ACTS_BANDS = 2 };
 /* Where the images of a batch run (docs/backend.md, "Placement over
  * clusters"): CHIP, every layer of the whole batch on every core; SPLIT,
@@ -92,7 +94,7 @@ typedef struct BkOptions {
                                BK_SRAM_AUTO (default) where the cost model finds it cheaper;
                                BK_SRAM_NEVER; BK_SRAM_ALWAYS for every layer that may (tests,
                                studies); only with grouping on */
-    int sram_acts;          /* BK_SRAM_ACTS_AUTO (default) or BK_SRAM_ACTS_NEVER */
+    int sram_acts;          /* BK_SRAM_ACTS_AUTO (default), _NEVER or _BANDS */
     int placement;          /* BK_PLACE_AUTO (default), BK_PLACE_CHIP, BK_PLACE_SPLIT */
     int micro_batch;        /* images per instance with placement split (0: chosen by the
                                cost model; given: one micro-batch, no stages) */
@@ -163,7 +165,10 @@ typedef struct BkSummary {
     int split, instances, micro_batch, clusters;
     uint64_t act_sram;
     int sram_copies;
-    int sram_bands;         /* row bands over this many clusters (--sram-activations bands), 0 none */
+    int sram_bands;         /* row bands over this many clusters (--sram-activations bands, or
+                               auto's choice), 0 none */
+    char sram_why[160];     /* --sram-activations auto on a chip whose clusters share only
+                               DRAM: the cost model's two prices ("" when not tried) */
     int act_dram_tensors;   /* intermediate tensors that live in DRAM (not in LMEM
                                inside a group, not in SRAM) */
     /* staged: nstages > 1 stages; stage i runs in instances of stage_m[i]

@@ -306,6 +306,7 @@ static void stage_free(BkStage *st)
     if (st->c.band)
         for (int t = 0; t < st->c.g->nt; t++) { free(st->c.band[t].owner); free(st->c.band[t].need); }
     free(st->c.band);
+    if (!st->flow_borrowed) bk_flow_free(st->c.flow);
     free(st->c.pl); free(st->c.skip); free(st->c.gelu_src); free(st->c.act_on); free(st->c.tail);
     memset(st, 0, sizeof *st);
 }
@@ -344,9 +345,12 @@ static int sram_copies(const AtlChip *chip)
 
 /* Builds st from g: context, placement (io where io_fixed says, if not
  * NULL), lowering, schedule (layer ids from layer_base) and the cost of
- * every segment (with split, of the first instance's). */
-static int stage_build(BkStage *st, const IrGraph *g, const AtlChip *chip, const BkOptions *opt, const BkSplit *sp,
-                       AbmWriter *w, const uint64_t *io_fixed, uint64_t io_fixed_bytes, int layer_base, AtlErr *e)
+ * every segment (with split, of the first instance's). The cost model's
+ * DMA pricer is `flow` (borrowed: another stage for the same chip owns
+ * it), or with NULL st's own. */
+static int stage_build_flow(BkStage *st, const IrGraph *g, const AtlChip *chip, const BkOptions *opt, const BkSplit *sp,
+                            AbmWriter *w, const uint64_t *io_fixed, uint64_t io_fixed_bytes, int layer_base,
+                            BkFlowPlanner *flow, AtlErr *e)
 {
     memset(st, 0, sizeof *st);
     BkCtx *c = &st->c;
@@ -395,6 +399,8 @@ static int stage_build(BkStage *st, const IrGraph *g, const AtlChip *chip, const
         c->sram_cap = (uint64_t)chip->sram_bytes * BAND_SRAM_SHARE / 4;
         c->bands = chip->clusters;
     }
+    st->flow_borrowed = flow != NULL;
+    if (!(c->flow = flow ? flow : bk_flow_new(c->chip, e))) return -1;
     uint64_t row = (uint64_t)chip->lmem_banks * chip->lmem_bank_width;
     c->slot = (uint64_t)chip->lmem_bytes / 2 / row * row;
     if (c->slot == 0) c->slot = (uint64_t)chip->lmem_bytes / 2;
@@ -433,6 +439,12 @@ static int stage_build(BkStage *st, const IrGraph *g, const AtlChip *chip, const
         if (bk_cost_segment(c, &st->sched.seg[i], UINT64_MAX, e) < 0) return -1;
     st->phase[BK_PHASE_COST] += atl_clock_s() - t0;
     return 0;
+}
+
+static int stage_build(BkStage *st, const IrGraph *g, const AtlChip *chip, const BkOptions *opt, const BkSplit *sp,
+                       AbmWriter *w, const uint64_t *io_fixed, uint64_t io_fixed_bytes, int layer_base, AtlErr *e)
+{
+    return stage_build_flow(st, g, chip, opt, sp, w, io_fixed, io_fixed_bytes, layer_base, NULL, e);
 }
 
 /* Each unit's first node (in the graph's node order) and its cycles per
@@ -484,9 +496,27 @@ static int stage_emit(BkStage *st, BkEmit *x, AtlErr *e)
     return 0;
 }
 
+/* With placement chip, whether --sram-activations auto tries row bands
+ * beside the DRAM plan: layer groups on, a chip of several clusters that
+ * reach each other's SRAM only through DRAM, and an image tensor of one
+ * image (N = 1, 4-D, a row per cluster) that placement could band. */
+static int try_bands(const IrGraph *g, const AtlChip *chip, const BkOptions *opt, const BkSplit *sp)
+{
+    if (sp || opt->sram_acts != BK_SRAM_ACTS_AUTO || opt->group == BK_GROUP_NONE || opt->keep_activations ||
+        chip->clusters < 2 || sram_copies(chip))
+        return 0;
+    for (int t = 0; t < g->nt; t++)
+        if (!g->t[t].data && g->t[t].ndim == 4 && g->t[t].dims[0] == 1 && g->t[t].dims[2] >= chip->clusters) return 1;
+    return 0;
+}
+
 /* Compiles g into w; with estimate_only, stops after the cost model and
  * gives only sum->est_cycles and, when uc is not NULL, each unit's first
- * node and cycles (w then only collects weights). */
+ * node and cycles (w then only collects weights). With try_bands, the
+ * graph is built twice, the DRAM plan first and then row bands (sharing
+ * the cost model's DMA pricer; the same weights, so the writer finds them
+ * all stored), and the plan the cost model prices lower is kept (equal:
+ * the DRAM plan). */
 static int compile_graph(const IrGraph *g, const AtlChip *chip, const BkOptions *opt, const BkSplit *sp, int estimate_only,
                          AbmWriter *w, BkSummary *sum, BkStageCosts *uc, AtlErr *e)
 {
@@ -494,35 +524,53 @@ static int compile_graph(const IrGraph *g, const AtlChip *chip, const BkOptions 
     if (!opt) { bk_options_default(&dflt); opt = &dflt; }
     if (sum) memset(sum, 0, sizeof *sum);
     if (check_options(chip, opt, e)) return -1;
-    BkStage st;
+    BkStage st, alt, *use = &st;
     BkEmit emit;
     memset(&emit, 0, sizeof emit);
+    memset(&alt, 0, sizeof alt);
+    char sram_why[160] = "";
     int rc = -1;
     if (stage_build(&st, g, chip, opt, sp, w, NULL, 0, 0, e)) goto done;
+    if (try_bands(g, chip, opt, sp)) {
+        BkOptions ob = *opt;
+        ob.sram_acts = BK_SRAM_ACTS_BANDS;
+        uint64_t dram = stage_cycles(&st);
+        if (stage_build_flow(&alt, g, chip, &ob, sp, w, NULL, 0, 0, st.c.flow, e))
+            snprintf(sram_why, sizeof sram_why, "row bands do not compile: %.120s", e->msg);
+        else {
+            uint64_t bands = stage_cycles(&alt);
+            if (bands < dram) use = &alt;
+            snprintf(sram_why, sizeof sram_why, "the cost model prices row bands at %llu cycles, DRAM at %llu",
+                     (unsigned long long)bands, (unsigned long long)dram);
+        }
+        for (int i = 0; i < BK_NPHASES; i++) use->phase[i] = st.phase[i] + alt.phase[i];
+    }
     if (estimate_only) {
-        sum->est_cycles = stage_cycles(&st);
-        memcpy(sum->phase_s, st.phase, sizeof st.phase);
-        if (uc && stage_unit_costs(&st, uc, e)) goto done;
+        sum->est_cycles = stage_cycles(use);
+        memcpy(sum->phase_s, use->phase, sizeof use->phase);
+        if (uc && stage_unit_costs(use, uc, e)) goto done;
         rc = 0;
         goto done;
     }
     double t0 = atl_clock_s();
-    if (bk_emit_init(&emit, &st.c, e) || stage_emit(&st, &emit, e) || bk_emit_finish(&emit, e)) goto done;
+    if (bk_emit_init(&emit, &use->c, e) || stage_emit(use, &emit, e) || bk_emit_finish(&emit, e)) goto done;
     char name[128];
     snprintf(name, sizeof name, "%s", opt->net_name ? opt->net_name : (g->name && g->name[0] ? g->name : "net"));
     int batch = sp ? sp->batch : g->nin > 0 && g->t[g->inputs[0]].ndim > 0 ? (int)g->t[g->inputs[0]].dims[0] : 1;
     uint32_t variant;
     if (bk_emit_abm(&emit, name, batch, opt->options_text, opt->source_hash, &variant, e)) goto done;
-    st.phase[BK_PHASE_EMIT] += atl_clock_s() - t0;
+    use->phase[BK_PHASE_EMIT] += atl_clock_s() - t0;
     if (sum) {
-        memcpy(sum->phase_s, st.phase, sizeof st.phase);
-        sum->layers = calloc((size_t)(st.sched.n ? st.sched.n : 1), sizeof *sum->layers);
+        memcpy(sum->phase_s, use->phase, sizeof use->phase);
+        sum->layers = calloc((size_t)(use->sched.n ? use->sched.n : 1), sizeof *sum->layers);
         if (!sum->layers) { atl_fail(e, "out of memory"); goto done; }
-        if (fill_summary(&st.c, &st.sched, st.c.split ? st.nunits : st.sched.n, &emit, batch, sum, e)) goto done;
+        if (fill_summary(&use->c, &use->sched, use->c.split ? use->nunits : use->sched.n, &emit, batch, sum, e)) goto done;
+        snprintf(sum->sram_why, sizeof sum->sram_why, "%s", sram_why);
     }
     rc = 0;
 done:
     bk_emit_free(&emit);
+    stage_free(&alt);   /* it borrows st's pricer */
     stage_free(&st);
     return rc;
 }

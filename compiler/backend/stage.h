@@ -32,6 +32,7 @@ typedef struct BkStage {
     int nlayers, nunits;
     BkSchedule sched;
     double phase[BK_NPHASES];
+    int flow_borrowed;   /* c.flow is another stage's (free leaves it) */
 } BkStage;
 
 /* compile.c's steps, handed to pipeline.c by compile.c (which calls

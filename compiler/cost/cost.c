@@ -48,7 +48,10 @@
  *   bk_cost_segment with a bound stops as soon as the estimate is known
  *   to exceed it (an event at time t means some DMA completes at or after
  *   t), so a shape search can drop a candidate worse than its best so far
- *   early.
+ *   early; each core's queues are built from its table as the replay
+ *   reaches them (build_more), so such a candidate never generates the
+ *   code of the tiles it did not reach. The DMA pricer is the context's
+ *   (BkCtx.flow, its memo kept over the whole compile) when it has one.
  * Why: the group search picks tile shapes by it, and `atoll compile
  *   --estimate` reports it per layer. */
 #include <stdlib.h>
@@ -133,6 +136,10 @@ typedef struct CCore {
     uint64_t due;      /* its projected completion */
     uint64_t rbanks, wbanks; /* banked DRAM: the banks its reads, writes use */
     uint64_t lat;      /* latency + issue, counted after the flow */
+    /* the queues are built from the table as the replay needs them */
+    BkTable tab;       /* the core's time-step table */
+    BkWalk walk;       /* its code (two slots) */
+    int next;          /* tab.a[0, next) are in the queues */
 } CCore;
 
 #define GROW(v, n, cap)                                                              \
@@ -350,36 +357,58 @@ static int push_dma(CCore *k, const BkCode *code, const BkAction *a)
     return 0;
 }
 
-/* The queues of `core` from its time-step table. */
-static int build_core(BkCtx *c, const BkSegment *sg, int core, CCore *k, BkTable *tab, BkWalk *w, AtlErr *e)
+/* Core k's next action of its table (k->tab.a[k->next]) into its
+ * queues. */
+static int build_step(BkCtx *c, const BkSegment *sg, int core, CCore *k, AtlErr *e)
 {
-    if (bk_sched_table(c, sg, core, tab, e)) return -1;
-    if (!(k->bank_free = calloc((size_t)c->chip->lmem_banks, sizeof *k->bank_free))) goto oom;
-    for (int i = 0; i < tab->n; i++) {
-        const BkAction *a = &tab->a[i];
-        if (a->kind == BK_ACT_BARRIER) continue;
-        if (a->kind == BK_ACT_WAIT && a->engine == ISA_ENGINE_DMA) {
-            AtlInsn nop = nop_insn();
-            if (q_push(k, &nop, a->kind, a->wait, a->signal, 0)) goto oom;
-            continue;
-        }
-        if (a->kind == BK_ACT_WAIT) {
-            if (comp_push(k, k->ncp, a->wait, a->signal, 1)) goto oom;
-            continue;
-        }
-        const BkCode *code = bk_walk_code(c, sg, w, a, core, e);
-        if (!code) return -1;
-        int rc = 0;
-        if (a->kind == BK_ACT_COMPUTE) {
-            int first = k->ncp;
-            for (int j = 0; j < code->ncp && !rc; j++) rc = cp_push(k, &code->cp[j]);
-            if (!rc) rc = comp_push(k, first, a->wait, a->signal, 0);
-        } else if (a->kind != BK_ACT_COPY || code->nst) rc = push_dma(k, code, a);
-        if (rc) goto oom;
+    const BkAction *a = &k->tab.a[k->next++];
+    if (a->kind == BK_ACT_BARRIER) return 0;
+    if (a->kind == BK_ACT_WAIT && a->engine == ISA_ENGINE_DMA) {
+        AtlInsn nop = nop_insn();
+        if (q_push(k, &nop, a->kind, a->wait, a->signal, 0)) goto oom;
+        return 0;
     }
+    if (a->kind == BK_ACT_WAIT) {
+        if (comp_push(k, k->ncp, a->wait, a->signal, 1)) goto oom;
+        return 0;
+    }
+    const BkCode *code = bk_walk_code(c, sg, &k->walk, a, core, e);
+    if (!code) return -1;
+    int rc = 0;
+    if (a->kind == BK_ACT_COMPUTE) {
+        int first = k->ncp;
+        for (int j = 0; j < code->ncp && !rc; j++) rc = cp_push(k, &code->cp[j]);
+        if (!rc) rc = comp_push(k, first, a->wait, a->signal, 0);
+    } else if (a->kind != BK_ACT_COPY || code->nst) rc = push_dma(k, code, a);
+    if (rc) goto oom;
     return 0;
 oom:
     return atl_fail(e, "out of memory in the cost model");
+}
+
+/* Builds core k's queues from its table until the replay has what it
+ * looks at: a DMA at the head of the queue and a compute action not yet
+ * opened (each as far as the table has one), the compute actions opened
+ * as their waits are met (comp_refresh); with `all`, the whole table.
+ * The replay then sees what it would with every queue built up front, so
+ * a candidate the bound stops early never generates the rest of its code. */
+static int build_more(BkCtx *c, const BkSegment *sg, int core, CCore *k, int all, AtlErr *e)
+{
+    while (k->next < k->tab.n && (all || k->pos >= k->nq || k->opened >= k->ncomp)) {
+        int ncomp = k->ncomp;
+        if (build_step(c, sg, core, k, e)) return -1;
+        if (k->ncomp != ncomp && comp_refresh(k)) return atl_fail(e, "out of memory in the cost model");
+    }
+    return 0;
+}
+
+/* Core k's table; its queues start empty (build_more fills them). */
+static int build_core(BkCtx *c, const BkSegment *sg, int core, CCore *k, AtlErr *e)
+{
+    if (bk_sched_table(c, sg, core, &k->tab, e)) return -1;
+    if (!(k->bank_free = calloc((size_t)c->chip->lmem_banks, sizeof *k->bank_free)))
+        return atl_fail(e, "out of memory in the cost model");
+    return 0;
 }
 
 static int same_transfer(const AtlInsn *a, const AtlInsn *b)
@@ -448,13 +477,9 @@ int bk_cost_segment(BkCtx *c, BkSegment *sg, uint64_t bound, AtlErr *e)
 {
     const AtlChip *ch = c->chip;
     int nc = cfg_total_cores(ch), rc = -1, banked = ch->dram_model == CFG_DRAM_BANKED;
-    BkTable tab;
-    BkWalk walk;
-    memset(&tab, 0, sizeof tab);
-    memset(&walk, 0, sizeof walk);
     CCore *ks = calloc((size_t)nc, sizeof *ks);
     BkShare *sh = NULL;
-    BkFlowPlanner *fp = bk_flow_new(ch, e);
+    BkFlowPlanner *fp = c->flow ? c->flow : bk_flow_new(ch, e);
     if (!fp) goto done;
     sh = bk_share_new(bk_flow_servers(fp));
     if (!ks || !sh) {
@@ -463,9 +488,13 @@ int bk_cost_segment(BkCtx *c, BkSegment *sg, uint64_t bound, AtlErr *e)
     }
     for (int sv = 0; sv < bk_flow_servers(fp); sv++) bk_share_set_ports(sh, sv, bk_flow_server_ports(fp, sv));
     for (int core = sg->cores.first; core < sg->cores.first + sg->cores.count; core++)
-        if (build_core(c, sg, core, &ks[core], &tab, &walk, e)) goto done;
+        if (build_core(c, sg, core, &ks[core], e)) goto done;
     for (int core = 0; core < nc; core++)
         if (comp_refresh(&ks[core])) goto oom;
+    /* banked DRAM prices a DMA with the same DMA of the other cores'
+     * queues (siblings): those are built whole */
+    for (int core = sg->cores.first; core < sg->cores.first + sg->cores.count; core++)
+        if (build_more(c, sg, core, &ks[core], banked, e)) goto done;
     /* replay, event by event: a DMA starts when its queue reaches it and
      * its wait is met (its flow joins its servers, share.c); it completes
      * at its projected delivery plus latency and issue, checked again
@@ -478,6 +507,8 @@ int bk_cost_segment(BkCtx *c, BkSegment *sg, uint64_t bound, AtlErr *e)
         uint64_t tc = UINT64_MAX, ts = UINT64_MAX, tp = UINT64_MAX;
         for (int core = 0; core < nc; core++) {
             CCore *k = &ks[core];
+            if (k->next < k->tab.n && (k->pos >= k->nq || k->opened >= k->ncomp) && build_more(c, sg, core, k, 0, e))
+                goto done;
             if (k->cand_eng >= 0 && k->cand_t < tp) { tp = k->cand_t; cp = core; }
             if (k->active) {
                 if (k->due < tc) { tc = k->due; cc = core; }
@@ -581,11 +612,11 @@ done:
         free(k->q); free(k->cp); free(k->comp); free(k->bank_free);
         for (int a = 0; a < NKINDS; a++) free(k->at[a]);
         for (int s = 0; s < BK_SEMS_USED; s++) free(k->sem[s].t);
+        bk_table_free(&k->tab);
+        bk_walk_free(&k->walk);
     }
     free(ks);
     bk_share_free(sh);
-    bk_flow_free(fp);
-    bk_table_free(&tab);
-    bk_walk_free(&walk);
+    if (fp != c->flow) bk_flow_free(fp);
     return rc;
 }

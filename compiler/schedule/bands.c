@@ -28,10 +28,14 @@
  * while the consumers are not known yet (a 7x7 window's halo). */
 #define BAND_NEAR 3
 
+/* A window layer whose tiles bk_tile_pos places (lower/conv.c; not the
+ * integer ConvInteger's own tiling, lower/qconv.c, which has no column or
+ * channel chunks). */
 static int window(const BkLayer *ly)
 {
-    return !ly->chain && (ly->lw.kind == BK_K_CONV || ly->lw.kind == BK_K_POOL) && ly->lw.N == 1 && ly->lw.OH > 0 &&
-           ly->lw.rows > 0;
+    const BkLow *l = &ly->lw;
+    return !ly->chain && (l->kind == BK_K_CONV || l->kind == BK_K_POOL) && l->N == 1 && l->OH > 0 && l->rows > 0 &&
+           l->nkc > 0 && l->nwc > 0 && l->nrc > 0;
 }
 
 static void tile_rows(const BkLow *l, int t, int *r0, int *r1)
@@ -306,10 +310,22 @@ static int rewrite(BkCtx *c, const BandUse *v, int nv, const AtlInsn *in, uint8_
     return 0;
 }
 
-/* Rewrites one list of k in place (weights flags w, NULL for none). */
+/* 1 when rewrite() changes `in`: a DMA with an end on a banded tensor. */
+static int touches(const BandUse *v, int nv, const AtlInsn *in)
+{
+    if (isa_ops[in->op].engine != ISA_ENGINE_DMA) return 0;
+    const BandUse *dst = find_use(v, nv, in->dst_space, in->dst);
+    return (dst && dst->owner) || (in->op != ISA_OP_DMA_FILL && find_use(v, nv, in->src_space, in->src));
+}
+
+/* Rewrites one list of k in place (weights flags w, NULL for none); a
+ * list none of whose DMAs touches a banded tensor stays as it is. */
 static int rewrite_list(BkCtx *c, const BandUse *v, int nv, AtlInsn **list, int *n, int *cap, uint8_t **w, int k,
                         AtlErr *e)
 {
+    int i = 0;
+    while (i < *n && !touches(v, nv, &(*list)[i])) i++;
+    if (i == *n) return 0;
     Out o = {0};
     for (int i = 0; i < *n; i++)
         if (rewrite(c, v, nv, &(*list)[i], w ? (*w)[i] : 0, k, &o, e)) {

@@ -135,6 +135,12 @@ typedef struct BkCtx {
      * the next stage's (its output, moved there by the emitter), by tensor
      * index (SRAM offset + 1; 0: not one); NULL: none */
     const uint64_t *io_sram;
+    /* the cost model's DMA pricer (cost/flow.c) with its memo, kept across
+     * bk_cost_segment calls: an end's work is a function of its memo key,
+     * so sharing it changes no estimate, and the tile search prices the
+     * same tile loads shape after shape; NULL: one per call. Built for
+     * `chip`; the driver owns it. */
+    struct BkFlowPlanner *flow;
 } BkCtx;
 
 /* dtype.c: the storage dtype (ISA) of tensor t on the chip, the one mapping

@@ -44,15 +44,19 @@ for m in digits_cnn lenet5 encoder_block; do
     else fail "bench_models_doc_$m" "docs/benchmarks.md has '$doc', bench_models prints '$now' (rerun make bench)"; fi
 done
 # bench_groups --bands: resnet20_cifar's row bands row, fewer cycles than
-# auto's, and the same simulated columns as docs/benchmarks.md's table
+# never's, auto's the same as bands' (auto chooses them), and the same
+# simulated columns as docs/benchmarks.md's table
 expect_ok bench_groups_bands "$B/bench_groups" --bands --models resnet20_cifar --no-doc
 now=$(awk -F'|' '$2 == " resnet20_cifar " && $4 == " bands " {print $5 $7 $8 $9}' "$TMPD/out")
 doc=$(sed -n '/BEGIN generated:bench_groups_bands/,/END generated:bench_groups_bands/p' docs/benchmarks.md |
       awk -F'|' '$2 == " resnet20_cifar " && $4 == " bands " {print $5 $7 $8 $9}')
 if [ -n "$now" ] && [ "$now" = "$doc" ]; then ok bench_groups_bands_doc
 else fail bench_groups_bands_doc "docs/benchmarks.md has '$doc', bench_groups --bands prints '$now' (rerun it)"; fi
+never=$(awk -F'|' '$2 == " resnet20_cifar " && $4 == " never " {print $5}' "$TMPD/out")
 auto=$(awk -F'|' '$2 == " resnet20_cifar " && $4 == " auto " {print $5}' "$TMPD/out")
 bands=$(awk -F'|' '$2 == " resnet20_cifar " && $4 == " bands " {print $5}' "$TMPD/out")
-if [ -n "$auto" ] && [ -n "$bands" ] && [ "$bands" -lt "$auto" ]; then ok bench_groups_bands_faster
-else fail bench_groups_bands_faster "bands $bands cycles, auto $auto"; fi
+if [ -n "$never" ] && [ -n "$bands" ] && [ "$bands" -lt "$never" ]; then ok bench_groups_bands_faster
+else fail bench_groups_bands_faster "bands $bands cycles, never $never"; fi
+if [ -n "$auto" ] && [ "$auto" = "$bands" ]; then ok bench_groups_auto_is_bands
+else fail bench_groups_auto_is_bands "auto $auto cycles, bands $bands"; fi
 cli_summary bench.sh
