@@ -186,8 +186,8 @@ int bk_band_window(int H, int K, int k, int rows)
 /* Bands: the window sizes placement tries, as margins each side of a
  * cluster's share of the rows in quarters of the share, -1 the whole
  * tensor (no row loses its SRAM copy to a chunk across a share's edge);
- * small_whole: tensors of at most a third of the band SRAM whole (the
- * late layers' small tensors, which channel bands keep every row of).
+ * small_whole: small tensors whole (band_small: the late layers', which
+ * channel bands keep every row of).
  * Of those leaving the fewest bytes in DRAM, the first, unless a larger
  * window after it leaves as few with its banded tensors in at most half
  * the band SRAM: it leaves more SRAM for input staging (ResNet-50 bf16 on
@@ -197,11 +197,19 @@ int bk_band_window(int H, int K, int k, int rows)
 static const struct { int quarters, small_whole; } band_opts[] = {{1, 1}, {1, 0}, {2, 1}, {2, 0}, {-1, 0}};
 #define BAND_MARGINS (int)(sizeof band_opts / sizeof band_opts[0])
 
+/* A small tensor (H rows, `bytes` bytes), kept whole by small_whole: at
+ * most a third of the band SRAM, at most 4 rows a cluster (the late
+ * layers'; the early layers' row bands keep their windows). */
+static int band_small(const BkCtx *c, int H, uint64_t bytes)
+{
+    return bytes <= c->sram_cap / 3 && H <= 4 * c->bands;
+}
+
 /* The rows of each cluster's window of an H-row tensor of `bytes` bytes. */
 static int band_rows(const BkCtx *c, int H, uint64_t bytes, int option)
 {
     int K = c->bands, share = K > 1 ? (H + K - 1) / K : H, q = band_opts[option].quarters;
-    if (band_opts[option].small_whole && bytes <= c->sram_cap / 3) q = -1;
+    if (band_opts[option].small_whole && band_small(c, H, bytes)) q = -1;
     int rows = q < 0 ? H : share + 2 * ((share * q + 3) / 4);
     return rows < H ? rows : H;
 }
@@ -246,7 +254,7 @@ static int band_option(BkCtx *c, const MemBuffer *bufs, const int *bufi, int nb,
         if (bufi[t] < 0 || !band_image(&c->g->t[t], c->bands)) continue;
         uint64_t whole = bufs[bufi[t]].size;
         if (!sram[bufi[t]]) *left += whole;
-        else if (c->band_chans && whole <= c->sram_cap / 3 && band_rows(c, (int)c->g->t[t].dims[2], whole, option) < c->g->t[t].dims[2])
+        else if (c->band_chans && band_small(c, (int)c->g->t[t].dims[2], whole) && band_rows(c, (int)c->g->t[t].dims[2], whole, option) < c->g->t[t].dims[2])
             *left += whole / 2;
     }
     return 0;
