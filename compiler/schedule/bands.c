@@ -209,13 +209,11 @@ void bk_band_publish(BkCtx *c, const BkSegment *sg)
     int t = owned_output(c, sg);
     if (t < 0) return;
     BkBand *b = &c->band[t];
-    b->mixed = 0;
     for (int ch = 0; ch < b->C; ch++)
         for (int r = 0; r < b->H; r++) {
             size_t i = (size_t)ch * b->H + r;
             int k = sg->cell_owner[i];
             b->owner[i] = (int8_t)(k >= 0 && keeps(c, b, sg->cell_owner, ch, r, k) ? k : -2);
-            if (ch && b->owner[i] != b->owner[i - (size_t)b->H]) b->mixed = 1;
         }
     chan_runs(b->owner, b->C, b->H, b->run);
 }

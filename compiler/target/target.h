@@ -72,7 +72,6 @@ typedef struct BkBand {
     int need_all;                 /* read whole by a DMA that is not cut into cells */
     int *run;                     /* per channel: the end of the run of channels from it
                                    * whose owners are the same in every row */
-    int mixed;                    /* some row's cells have different owners (channel bands) */
 } BkBand;
 
 /* The address tag of a tensor in cluster SRAM (placement split): lowerings
