@@ -162,15 +162,16 @@ static const BandCase band_cases[] = {
     {"resnet50", ISA_F32}, {"resnet50", ISA_BF16}, {"resnet20_cifar", ISA_F32}, {"mobilenetv2_035", ISA_F32},
 };
 enum { NBAND_CASES = sizeof band_cases / sizeof band_cases[0] };
-static const int band_modes[3] = {BK_SRAM_ACTS_NEVER, BK_SRAM_ACTS_BANDS, BK_SRAM_ACTS_AUTO};
+enum { NBAND_MODES = 4 };
+static const int band_modes[NBAND_MODES] = {BK_SRAM_ACTS_NEVER, BK_SRAM_ACTS_ROWS, BK_SRAM_ACTS_BANDS, BK_SRAM_ACTS_AUTO};
 
 static const char *sram_acts_name(int m)
 {
-    return m == BK_SRAM_ACTS_BANDS ? "bands" : m == BK_SRAM_ACTS_NEVER ? "never" : "auto";
+    return m == BK_SRAM_ACTS_BANDS ? "bands" : m == BK_SRAM_ACTS_ROWS ? "rows" : m == BK_SRAM_ACTS_NEVER ? "never" : "auto";
 }
 
-/* The row bands table: each case in the three modes, never (the DRAM
- * plan, the baseline) first. */
+/* The bands table: each case in the four modes, never (the DRAM plan,
+ * the baseline) first. */
 static size_t format_bands(const Row *rows, int n, char *out, size_t cap)
 {
     size_t k = 0;
@@ -206,13 +207,13 @@ static const Model *model_named(const char *name)
 /* Runs the row bands table into table (see format_bands); 1 when a case failed. */
 static int bands_table(const AtlChip *chip, const char *list, int quick, int layers, char *table, size_t cap)
 {
-    static Row rows[NBAND_CASES * 3];
+    static Row rows[NBAND_CASES * NBAND_MODES];
     int n = 0, failed = 0;
     AtlErr e;
     for (int ci = 0; ci < NBAND_CASES; ci++) {
         const Model *m = model_named(band_cases[ci].model);
         if (!m || !wanted(list, m->name) || (quick && m->full)) continue;
-        for (int mi = 0; mi < 3; mi++) {
+        for (int mi = 0; mi < NBAND_MODES; mi++) {
             Row *r = &rows[n++];
             memset(r, 0, sizeof *r);
             if (run_one(chip, m, band_cases[ci].dtype, BK_GROUP_AUTO, band_modes[mi], layers, r, &e)) failed = 1;
@@ -226,10 +227,11 @@ static int bands_table(const AtlChip *chip, const char *list, int quick, int lay
 
 #define BANDS_DOC_HEAD                                                                                                  \
     "Produced by `make bench` (`build/bench/bench_groups`, or `--bands` for this table alone) on " CHIP ": each model " \
-    "at batch 1, grouped, with `--sram-activations never` (every activation in DRAM), `bands` (row bands: each "     \
-    "cluster keeps the rows it wrote in its SRAM, docs/backend.md \"Row bands in every cluster\") and `auto` (the "  \
-    "default: of those two plans, the one the cost model prices lower), run timing-only; `vs never` is never's "     \
-    "cycles over the row's; compile CPU seconds include both builds for auto.\n\n%s"
+    "at batch 1, grouped, with `--sram-activations never` (every activation in DRAM), `rows` (row bands alone), "   \
+    "`bands` (row and channel bands: each cluster keeps the cells it wrote in its SRAM, docs/backend.md \"Row and "  \
+    "channel bands in every cluster\") and `auto` (the default: of the DRAM plan and bands, the one the cost model " \
+    "prices lower), run timing-only; `vs never` is never's cycles over the row's; compile CPU seconds include both " \
+    "builds for auto.\n\n%s"
 
 int main(int argc, char **argv)
 {

@@ -125,6 +125,7 @@ static void plan_options(const char *recorded, BkOptions *opt)
     if (gm) opt->group_max = atoi(gm + strlen(" --group-max "));
     if (strstr(recorded, " --sram-activations never")) opt->sram_acts = BK_SRAM_ACTS_NEVER;
     if (strstr(recorded, " --sram-activations bands")) opt->sram_acts = BK_SRAM_ACTS_BANDS;
+    if (strstr(recorded, " --sram-activations rows")) opt->sram_acts = BK_SRAM_ACTS_ROWS;
     if (strstr(recorded, " --group-weights resident")) opt->group_weights = BK_GW_RESIDENT;
     if (strstr(recorded, " --group-weights stream")) opt->group_weights = BK_GW_STREAM;
 }

@@ -94,14 +94,15 @@ static const char usage_text[] =
     "                         tensor crossing, in instances of M1, ...; c instead of a\n"
     "                         micro-batch runs that stage as placement chip (the whole batch\n"
     "                         on every core, after a chip barrier): 1,TENSOR:c\n"
-    "  --sram-activations auto|never|bands  with placement chip: auto (default) keeps the\n"
-    "                         activations that fit in cluster SRAM when every cluster can hold\n"
+    "  --sram-activations auto|never|bands|rows  with placement chip: auto (default) keeps\n"
+    "                         the activations that fit in cluster SRAM when every cluster can hold\n"
     "                         a copy (one cluster, or clusters joined by NoC links: each layer's\n"
     "                         stores reach every cluster), with layer groups on; on clusters that\n"
-    "                         share only DRAM it builds the DRAM plan and row bands (batch 1)\n"
-    "                         and keeps the one the cost model prices lower; never: in DRAM;\n"
-    "                         bands (several clusters): each cluster's SRAM keeps the rows its\n"
-    "                         cores computed, layers may split their rows over the clusters\n"
+    "                         share only DRAM it builds the DRAM plan and bands (batch 1) and\n"
+    "                         keeps the one the cost model prices lower; never: in DRAM;\n"
+    "                         bands (several clusters): each cluster's SRAM keeps the cells its\n"
+    "                         cores computed, layers may split their rows or their output\n"
+    "                         channels over the clusters; rows: bands by rows only\n"
     "  --keep-activations     no reuse of activation memory (and --group none): every activation listed in\n"
     "                         the .abm keeps its value after a run (atoll run --dump-tensors)\n"
     "  --dump-ir              print the IR after the passes and stop\n"
@@ -170,7 +171,7 @@ static void print_summary(const char *model, const char *out, const AtlChip *chi
     else if (chip->clusters > 1 || s->sram_copies)
         printf("  placement        : chip (%s)\n", s->placement_why[0] ? s->placement_why : "asked for");
     if (!s->split && s->sram_bands)
-        printf("  SRAM             : %llu bytes of activations in cluster SRAM (row bands over %d clusters)\n",
+        printf("  SRAM             : %llu bytes of activations in cluster SRAM (bands over %d clusters)\n",
                (unsigned long long)s->act_sram, s->sram_bands);
     if (!s->split && s->sram_why[0])
         printf(s->sram_bands ? "    chosen         : %s\n" : "  SRAM             : activations in DRAM (%s)\n", s->sram_why);
@@ -277,7 +278,7 @@ static void print_stages(const BkSummary *s, const AtlChip *chip)
 static void print_groups(const BkSummary *s, const AtlChip *chip)
 {
     int cpc = chip->cores_per_cluster, total = chip->clusters * cpc;
-    printf("%4s  %-44s %-11s %-14s %10s %10s %10s %11s\n", "unit", "layer (or group: first .. last)", "cores", "slicing",
+    printf("%4s  %-44s %-11s %-24s %10s %10s %10s %11s\n", "unit", "layer (or group: first .. last)", "cores", "slicing",
            "LMEM/core", "DRAM in", "DRAM out", "est cycles");
     uint64_t rd = 0, wr = 0;
     for (int i = 0; i < s->nlayers; i++) {
@@ -289,7 +290,7 @@ static void print_groups(const BkSummary *s, const AtlChip *chip)
         bytes_text(l->lmem_peak, 1, lm, sizeof lm);
         bytes_text(l->dram_rd, 0, in, sizeof in);
         bytes_text(l->dram_wr, 0, out, sizeof out);
-        printf("%4d  %-44.44s %-11s %-14.14s %10s %10s %10s %11llu\n", l->layer_id, l->nmembers > 1 ? l->op : l->name, cores,
+        printf("%4d  %-44.44s %-11s %-24.24s %10s %10s %10s %11llu\n", l->layer_id, l->nmembers > 1 ? l->op : l->name, cores,
                l->split, lm, in, out, (unsigned long long)l->est_cycles);
         for (const char *m = l->nmembers > 1 && l->members ? l->members : ""; *m;) {
             const char *tab = strchr(m, '\t'), *nl = strchr(m, '\n');
@@ -303,7 +304,7 @@ static void print_groups(const BkSummary *s, const AtlChip *chip)
     char in[16], out[16];
     bytes_text(rd, 0, in, sizeof in);
     bytes_text(wr, 0, out, sizeof out);
-    printf("%4s  %-44s %-11s %-14s %10s %10s %10s %11llu\n", "", "total", "", "", "", in, out, (unsigned long long)s->est_cycles);
+    printf("%4s  %-44s %-11s %-24s %10s %10s %10s %11llu\n", "", "total", "", "", "", in, out, (unsigned long long)s->est_cycles);
 }
 
 static void print_times(const double *t, double write_s)
@@ -443,7 +444,8 @@ int cmd_compile(int argc, char **argv)
             if (!strcmp(v, "auto")) rq.sram_acts = BK_SRAM_ACTS_AUTO;
             else if (!strcmp(v, "never")) rq.sram_acts = BK_SRAM_ACTS_NEVER;
             else if (!strcmp(v, "bands")) rq.sram_acts = BK_SRAM_ACTS_BANDS;
-            else { fprintf(stderr, "atoll compile: --sram-activations '%s': use auto, never or bands\n", v); return 2; }
+            else if (!strcmp(v, "rows")) rq.sram_acts = BK_SRAM_ACTS_ROWS;
+            else { fprintf(stderr, "atoll compile: --sram-activations '%s': use auto, never, bands or rows\n", v); return 2; }
         }
         else if ((v = cli_opt(argc, argv, &i, "--micro-batch", &bad))) {
             char *end;

@@ -183,20 +183,33 @@ int bk_band_window(int H, int K, int k, int rows)
     return b > 0 ? b : 0;
 }
 
-/* Row bands: the window sizes placement tries, smallest first, as
- * margins each side of a cluster's share of the rows in quarters of the
- * share, -1 the whole tensor (no row loses its SRAM copy to a chunk
- * across a share's edge). Of those leaving the fewest bytes in DRAM, the
- * largest whose banded tensors take at most half the band SRAM, else the
- * smallest: it leaves more SRAM for input staging (ResNet-50 bf16 on a1:
- * 2.32 M cycles with half-share margins, 2.29 M with quarter-share ones;
- * resnet20_cifar: 131,036 cycles whole, 131,906 with quarter-share). */
-static const int band_margin_quarters[] = {1, 2, -1};
-#define BAND_MARGINS (int)(sizeof band_margin_quarters / sizeof band_margin_quarters[0])
+/* Bands: the window sizes placement tries, as margins each side of a
+ * cluster's share of the rows in quarters of the share, -1 the whole
+ * tensor (no row loses its SRAM copy to a chunk across a share's edge);
+ * small_whole: small tensors whole (band_small: the late layers', which
+ * channel bands keep every row of).
+ * Of those leaving the fewest bytes in DRAM, the first, unless a larger
+ * window after it leaves as few with its banded tensors in at most half
+ * the band SRAM: it leaves more SRAM for input staging (ResNet-50 bf16 on
+ * a1 with row bands alone: 2.32 M cycles with half-share margins, 2.29 M
+ * with quarter-share ones; resnet20_cifar: 131,036 cycles whole, 131,906
+ * with quarter-share). */
+static const struct { int quarters, small_whole; } band_opts[] = {{1, 1}, {1, 0}, {2, 1}, {2, 0}, {-1, 0}};
+#define BAND_MARGINS (int)(sizeof band_opts / sizeof band_opts[0])
 
-static int band_rows(int H, int K, int option)
+/* A small tensor (H rows, `bytes` bytes), kept whole by small_whole: at
+ * most a third of the band SRAM, at most 4 rows a cluster (the late
+ * layers'; the early layers' row bands keep their windows). */
+static int band_small(const BkCtx *c, int H, uint64_t bytes)
 {
-    int share = K > 1 ? (H + K - 1) / K : H, q = band_margin_quarters[option];
+    return bytes <= c->sram_cap / 3 && H <= 4 * c->bands;
+}
+
+/* The rows of each cluster's window of an H-row tensor of `bytes` bytes. */
+static int band_rows(const BkCtx *c, int H, uint64_t bytes, int option)
+{
+    int K = c->bands, share = K > 1 ? (H + K - 1) / K : H, q = band_opts[option].quarters;
+    if (band_opts[option].small_whole && band_small(c, H, bytes)) q = -1;
     int rows = q < 0 ? H : share + 2 * ((share * q + 3) / 4);
     return rows < H ? rows : H;
 }
@@ -222,7 +235,7 @@ static int band_option(BkCtx *c, const MemBuffer *bufs, const int *bufi, int nb,
         if (!band_image(x, c->bands))
             v[bufi[t]].size = c->sram_cap + 1;
         else
-            v[bufi[t]].size = (uint64_t)x->dims[1] * (uint64_t)band_rows((int)x->dims[2], c->bands, option) *
+            v[bufi[t]].size = (uint64_t)x->dims[1] * (uint64_t)band_rows(c, (int)x->dims[2], bufs[bufi[t]].size, option) *
                               (uint64_t)x->dims[3] * (uint64_t)bk_tensor_es(c, t);
     }
     /* choose_sram's first choice keeps the offsets it is given */
@@ -234,17 +247,24 @@ static int band_option(BkCtx *c, const MemBuffer *bufs, const int *bufi, int nb,
     if (m && memplan_assign(w, m, &pr, e)) { atl_err_prefix(e, "row band placement"); return -1; }
     for (int q = 0; q < m; q++) v[wi[q]].offset = w[q].offset;
     if (choose_sram(c, v, nb, sram, e)) return -1;
+    /* a small tensor windowed counts half: channel bands move the cells
+     * outside its windows through DRAM */
     *left = 0;
-    for (int t = 0; t < c->g->nt; t++)
-        if (bufi[t] >= 0 && band_image(&c->g->t[t], c->bands) && !sram[bufi[t]]) *left += bufs[bufi[t]].size;
+    for (int t = 0; t < c->g->nt; t++) {
+        if (bufi[t] < 0 || !band_image(&c->g->t[t], c->bands)) continue;
+        uint64_t whole = bufs[bufi[t]].size;
+        if (!sram[bufi[t]]) *left += whole;
+        else if (c->band_chans && band_small(c, (int)c->g->t[t].dims[2], whole) && band_rows(c, (int)c->g->t[t].dims[2], whole, option) < c->g->t[t].dims[2])
+            *left += whole / 2;
+    }
     return 0;
 }
 
-/* Row bands: which activation roots also live in every cluster's SRAM
+/* Bands: which activation roots also live in every cluster's SRAM
  * (choose_sram over the image tensors of one image with at least a row
  * per cluster), each as a window of rows per channel plane
  * (bk_band_window; of the sizes band_rows tries, the one leaving the
- * fewest bytes in DRAM, see band_margin_quarters), at which SRAM offset;
+ * fewest bytes in DRAM, see band_opts), at which SRAM offset;
  * their DRAM placement stays. Allocates their band state. */
 static int to_bands(BkCtx *c, const MemBuffer *bufs, const int *bufi, int nb, AtlErr *e)
 {
@@ -253,6 +273,8 @@ static int to_bands(BkCtx *c, const MemBuffer *bufs, const int *bufi, int nb, At
     uint64_t best = UINT64_MAX, left[BAND_MARGINS], foot[BAND_MARGINS];
     if (!v || !w || !sram || !wi) { atl_fail(e, "out of memory in placement"); goto done; }
     for (int o = 0; o < BAND_MARGINS; o++) {
+        left[o] = foot[o] = UINT64_MAX;
+        if (band_opts[o].small_whole && !c->band_chans) continue;   /* rows only: the windows of before */
         if (band_option(c, bufs, bufi, nb, o, v, w, wi, sram, &left[o], e)) goto done;
         foot[o] = 0;
         for (int i = 0; i < nb; i++)
@@ -268,14 +290,17 @@ static int to_bands(BkCtx *c, const MemBuffer *bufs, const int *bufi, int nb, At
         const MemBuffer *b = &v[bufi[t]];
         BkBand *bd = &c->band[t];
         bd->H = (int)c->g->t[t].dims[2];
-        bd->rows = band_rows(bd->H, c->bands, pick);
+        bd->rows = band_rows(c, bd->H, bufs[bufi[t]].size, pick);
         bd->rowb = (uint64_t)c->g->t[t].dims[3] * (uint64_t)bk_tensor_es(c, t);
         bd->dram = bk_addr(ABM_REGION_ACTIVATIONS, bufs[bufi[t]].offset);
         bd->size = bufs[bufi[t]].size;
-        bd->owner = malloc((size_t)bd->H);
-        bd->need = calloc((size_t)bd->H, 1);
-        if (!bd->owner || !bd->need) { atl_fail(e, "out of memory in placement"); goto done; }
-        memset(bd->owner, -2, (size_t)bd->H);
+        bd->C = (int)c->g->t[t].dims[1];
+        bd->owner = malloc((size_t)bd->C * (size_t)bd->H);
+        bd->need = calloc((size_t)bd->C * (size_t)bd->H, 1);
+        bd->run = malloc((size_t)bd->C * sizeof *bd->run);
+        if (!bd->owner || !bd->need || !bd->run) { atl_fail(e, "out of memory in placement"); goto done; }
+        memset(bd->owner, -2, (size_t)bd->C * (size_t)bd->H);
+        for (int ch = 0; ch < bd->C; ch++) bd->run[ch] = bd->C;
         c->pl[t].band = 1;
         c->pl[t].band_off = b->offset;
         if (b->offset + b->size > c->act_sram) c->act_sram = b->offset + b->size;

@@ -52,13 +52,14 @@ enum { BK_SRAM_AUTO = 0, BK_SRAM_NEVER = 1, BK_SRAM_ALWAYS = 2 };
 /* Activations with placement chip (docs/backend.md, "Activations in
  * cluster SRAM"): AUTO, those that fit live in cluster SRAM when every
  * cluster can hold a copy (one cluster, or clusters joined by NoC links),
- * with layer groups on; on a chip whose clusters share only DRAM, row
- * bands when the cost model prices them below the DRAM plan (an image of
- * batch 1); NEVER, all in DRAM (the plan before); BANDS, on a chip of
- * several clusters, each cluster's SRAM holds the output rows its cores
- * computed and layers may split their rows over the clusters ("Row bands
- * in every cluster"). */
-enum { BK_SRAM_ACTS_AUTO = 0, BK_SRAM_ACTS_NEVER = 1, BK_SRAM_ACTS_BANDS = 2 };
+ * with layer groups on; on a chip whose clusters share only DRAM, bands
+ * when the cost model prices them below the DRAM plan (an image of batch
+ * 1); NEVER, all in DRAM (the plan before); BANDS, on a chip of several
+ * clusters, each cluster's SRAM holds the output cells its cores computed
+ * and layers may split their rows or their output channels over the
+ * clusters ("Row and channel bands in every cluster"); ROWS, the same
+ * with rows only (the plan before channel bands). */
+enum { BK_SRAM_ACTS_AUTO = 0, BK_SRAM_ACTS_NEVER = 1, BK_SRAM_ACTS_BANDS = 2, BK_SRAM_ACTS_ROWS = 3 };
 /* Where the images of a batch run (docs/backend.md, "Placement over
  * clusters"): CHIP, every layer of the whole batch on every core; SPLIT,
  * the batch cut into instances of micro_batch images, each instance run

@@ -72,7 +72,7 @@ static int is_layer(const BkCtx *c, int i)
     return 1;
 }
 
-/* Row bands: the rows of ly's output each cluster writes on `cores`,
+/* Bands: the cells of ly's output each cluster writes on `cores`,
  * for the layers after it to price their loads with. */
 static int publish_bands(BkCtx *c, BkLayer *ly, BkCoreSet cores, AtlErr *e)
 {
@@ -107,6 +107,7 @@ static int lower_all(BkCtx *c, BkLayer *layers, int *n, double *phase, AtlErr *e
             if (c->bands) {
                 ly->band_cores = all.count;
                 ly->band_clusters = c->bands;
+                ly->band_chans = c->band_chans;
                 const IrNode *nd = pass ? NULL : &g->nodes[k];
                 int r = nd && nd->nout >= 1 && nd->out[0] >= 0 ? bk_tensor_root(c, nd->out[0]) : -1;
                 if (r >= 0 && c->pl[r].band) ly->band_rows = c->band[r].rows;
@@ -246,7 +247,9 @@ static int fill_summary(const BkCtx *c, const BkSchedule *sched, int rows, const
         li->cores = sg->cores_used;
         li->core_first = sg->cores.first;
         li->core_count = sg->cores.count;
-        snprintf(li->split, sizeof li->split, "%s", ly->split);
+        /* bands: how the tiles went to the clusters */
+        snprintf(li->split, sizeof li->split, "%s%s", ly->split,
+                 ly->bands == BK_BANDS_CHANNELS ? " chans" : ly->bands == BK_BANDS_ROWS ? " rows" : "");
         li->macs = ly->macs;
         li->run_macs = ly->run_macs ? ly->run_macs : ly->macs;
         li->mat_cycles = layer_mat_cycles(c, ly, nm ? members[0] : -1);
@@ -304,7 +307,7 @@ static void stage_free(BkStage *st)
     free(st->layers);
     free(st->chains);
     if (st->c.band)
-        for (int t = 0; t < st->c.g->nt; t++) { free(st->c.band[t].owner); free(st->c.band[t].need); }
+        for (int t = 0; t < st->c.g->nt; t++) { free(st->c.band[t].owner); free(st->c.band[t].need); free(st->c.band[t].run); }
     free(st->c.band);
     if (!st->flow_borrowed) bk_flow_free(st->c.flow);
     free(st->c.pl); free(st->c.skip); free(st->c.gelu_src); free(st->c.act_on); free(st->c.tail);
@@ -324,8 +327,8 @@ static int check_options(const AtlChip *chip, const BkOptions *opt, AtlErr *e)
         return atl_fail(e, "backend: group weight mode %d is not one of auto, resident, stream", opt->group_weights);
     if (opt->sram_input < BK_SRAM_AUTO || opt->sram_input > BK_SRAM_ALWAYS)
         return atl_fail(e, "backend: SRAM input mode %d is not one of auto, never, always", opt->sram_input);
-    if (opt->sram_acts != BK_SRAM_ACTS_AUTO && opt->sram_acts != BK_SRAM_ACTS_NEVER && opt->sram_acts != BK_SRAM_ACTS_BANDS)
-        return atl_fail(e, "backend: SRAM activation mode %d is not one of auto, never, bands", opt->sram_acts);
+    if (opt->sram_acts < BK_SRAM_ACTS_AUTO || opt->sram_acts > BK_SRAM_ACTS_ROWS)
+        return atl_fail(e, "backend: SRAM activation mode %d is not one of auto, never, bands, rows", opt->sram_acts);
     if (opt->dtype != ISA_F32 && opt->dtype != ISA_F16 && opt->dtype != ISA_BF16)
         return atl_fail(e, "backend: dtype %s is not supported (f32, f16, bf16)", isa_dtype_name(opt->dtype));
     if (chip->semaphores < BK_SEMS_USED)
@@ -393,11 +396,13 @@ static int stage_build_flow(BkStage *st, const IrGraph *g, const AtlChip *chip, 
         c->sram_always = 0;
         c->sram_cap = (uint64_t)chip->sram_bytes;
         c->sram_copies = sram_copies(chip);
-    } else if (opt->sram_acts == BK_SRAM_ACTS_BANDS && c->grouping && chip->clusters > 1) {
-        /* placement chip: row bands in the bottom of every cluster's SRAM,
+    } else if ((opt->sram_acts == BK_SRAM_ACTS_BANDS || opt->sram_acts == BK_SRAM_ACTS_ROWS) && c->grouping &&
+               chip->clusters > 1) {
+        /* placement chip: bands in the bottom of every cluster's SRAM,
          * input staging above them */
         c->sram_cap = (uint64_t)chip->sram_bytes * BAND_SRAM_SHARE / 4;
         c->bands = chip->clusters;
+        c->band_chans = opt->sram_acts == BK_SRAM_ACTS_BANDS;
     }
     st->flow_borrowed = flow != NULL;
     if (!(c->flow = flow ? flow : bk_flow_new(c->chip, e))) return -1;
@@ -536,11 +541,11 @@ static int compile_graph(const IrGraph *g, const AtlChip *chip, const BkOptions 
         ob.sram_acts = BK_SRAM_ACTS_BANDS;
         uint64_t dram = stage_cycles(&st);
         if (stage_build_flow(&alt, g, chip, &ob, sp, w, NULL, 0, 0, st.c.flow, e))
-            snprintf(sram_why, sizeof sram_why, "row bands do not compile: %.120s", e->msg);
+            snprintf(sram_why, sizeof sram_why, "bands do not compile: %.120s", e->msg);
         else {
             uint64_t bands = stage_cycles(&alt);
             if (bands < dram) use = &alt;
-            snprintf(sram_why, sizeof sram_why, "the cost model prices row bands at %llu cycles, DRAM at %llu",
+            snprintf(sram_why, sizeof sram_why, "the cost model prices bands at %llu cycles, DRAM at %llu",
                      (unsigned long long)bands, (unsigned long long)dram);
         }
         for (int i = 0; i < BK_NPHASES; i++) use->phase[i] = st.phase[i] + alt.phase[i];

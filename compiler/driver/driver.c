@@ -86,6 +86,7 @@ static void options_text(const DrvRequest *rq, int synthetic, int batch, char *o
     n = strlen(opts);
     if (rq->sram_acts == BK_SRAM_ACTS_NEVER) snprintf(opts + n, cap - n, " --sram-activations never");
     if (rq->sram_acts == BK_SRAM_ACTS_BANDS) snprintf(opts + n, cap - n, " --sram-activations bands");
+    if (rq->sram_acts == BK_SRAM_ACTS_ROWS) snprintf(opts + n, cap - n, " --sram-activations rows");
     n = strlen(opts);
     if (rq->stage_plan) snprintf(opts + n, cap - n, " --stage-plan %s", rq->stage_plan);
     if (!batch) return;

@@ -5,7 +5,10 @@
  * Does: applies each candidate (the lowering's apply: tiles, slot layout,
  *   weight keys), distributes its tiles over the core set as the schedule
  *   will (bk_sched_distribute) and prices that segment with the cost model,
- *   bounded by the best so far; stops once min_priced shapes were priced
+ *   bounded by the best so far (with bands, once for each way of giving
+ *   the tiles to the clusters: the spread, row bands, channel bands; a
+ *   way that puts every tile where the spread did is not priced again);
+ *   stops once min_priced shapes were priced
  *   and the tiles priced exceed the shapes' tile_budget (pricing is linear
  *   in tiles). Applies the cheapest.
  *   With row bands, each shape is priced with its tiles spread over the
@@ -29,24 +32,35 @@ static void drop_shapes(BkLayer *ly)
     memset(&ly->shapes, 0, sizeof ly->shapes);
 }
 
-/* Row bands: whether ly's tiles may go to the clusters by output rows on
- * `cores` (then both ways are priced). */
-static int band_choice(const BkLayer *ly, BkCoreSet cores)
+/* Bands: whether ly's tiles may go to the clusters by output rows or by
+ * output channels (way BK_BANDS_ROWS / CHANNELS) on `cores` (then each
+ * is priced beside the spread). */
+static int band_choice(const BkLayer *ly, BkCoreSet cores, int way)
 {
-    return ly->band_cores && cores.first == 0 && cores.count == ly->band_cores && !ly->chain &&
-           (ly->lw.kind == BK_K_CONV || ly->lw.kind == BK_K_POOL);
+    if (way == BK_BANDS_SPREAD) return 1;
+    if (!ly->band_cores || cores.first != 0 || cores.count != ly->band_cores || ly->chain) return 0;
+    return way == BK_BANDS_ROWS ? ly->lw.kind == BK_K_CONV || ly->lw.kind == BK_K_POOL
+                                : ly->band_chans && ly->lw.kind == BK_K_CONV;
+}
+
+/* 1 when the segment's tiles sit on the cores they had in `prev` (a way
+ * that changes nothing needs no pricing of its own). */
+static int same_cores(const BkSegment *sg, const int *prev)
+{
+    return prev && !memcmp(sg->tile_core, prev, (size_t)sg->layer->ntiles * sizeof *prev);
 }
 
 int bk_choose_shape(BkCtx *c, BkLayer *ly, BkCoreSet cores, AtlErr *e)
 {
     BkShapes *q = &ly->shapes;
-    int ways = band_choice(ly, cores) ? 2 : 1;
-    if (q->n == 0 && ways == 1) return 0;
+    int ways = 0;
+    for (int b = BK_BANDS_ROWS; b < BK_BANDS_WAYS; b++) ways += band_choice(ly, cores, b);
+    if (q->n == 0 && !ways) return 0;
     int pick = 0, pick_bands = 0, rc = -1;
+    int *spread = NULL;
     BkSegment sg;
     memset(&sg, 0, sizeof sg);
-    int *spread = NULL, cap = 0;   /* with two ways: the shape's tiles' cores when spread */
-    if (q->n > 1 || ways > 1) {
+    if (q->n > 1 || ways) {
         sg.layer = ly;
         sg.cores = cores;
         uint64_t best = UINT64_MAX;
@@ -55,19 +69,23 @@ int bk_choose_shape(BkCtx *c, BkLayer *ly, BkCoreSet cores, AtlErr *e)
             spent += q->n ? q->tiles[i] : 0;
             if (q->tile_budget && i >= q->min_priced && spent > q->tile_budget) break;
             if (q->n && q->apply(c, ly, (char *)q->v + (size_t)i * q->size, e)) goto done;
-            for (int b = 0; b < ways; b++) {
+            for (int b = 0; b < BK_BANDS_WAYS; b++) {
+                /* channel bands: every cluster a range of output-channel chunks */
+                if (!band_choice(ly, cores, b) || (b == BK_BANDS_CHANNELS && ly->lw.ngc < ly->band_clusters)) continue;
                 ly->bands = b;
                 if (bk_sched_distribute(&sg, e)) goto done;
-                size_t bytes = (size_t)ly->ntiles * sizeof *sg.tile_core;
-                if (ways > 1 && !b && bytes) {
-                    if (ly->ntiles > cap) {
-                        free(spread);
-                        cap = ly->ntiles;
-                        if (!(spread = malloc(bytes))) { atl_fail(e, "out of memory in the tile search"); goto done; }
+                if (b == BK_BANDS_SPREAD && ways) {
+                    free(spread);
+                    if (!(spread = malloc((size_t)(ly->ntiles ? ly->ntiles : 1) * sizeof *spread))) {
+                        atl_fail(e, "out of memory in the tile search");
+                        goto done;
                     }
-                    memcpy(spread, sg.tile_core, bytes);
+                    memcpy(spread, sg.tile_core, (size_t)ly->ntiles * sizeof *spread);
+                } else if (same_cores(&sg, spread)) {
+                    /* the spread gives each cluster a range of channel chunks: say so */
+                    if (b == BK_BANDS_CHANNELS && pick == i && pick_bands == BK_BANDS_SPREAD) pick_bands = b;
+                    continue;
                 }
-                if (b && (!bytes || !memcmp(spread, sg.tile_core, bytes))) continue;
                 int over = bk_cost_segment(c, &sg, best, e);
                 if (over < 0) goto done;
                 if (!over && sg.est_cycles < best) { best = sg.est_cycles; pick = i; pick_bands = b; }

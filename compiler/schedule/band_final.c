@@ -1,7 +1,8 @@
-/* band_final.c - row bands once the schedule is complete: every
- * segment's output rows published in order, then the rows each load reads
- * from DRAM collected by walking every table (bk_band_code marks them), so
- * that the final cost and the emitter store to DRAM exactly those rows.
+/* band_final.c - row and channel bands once the schedule is complete:
+ * every segment's output cells published in order, then the cells each
+ * load reads from DRAM collected by walking every table (bk_band_code
+ * marks them), so that the final cost and the emitter store to DRAM
+ * exactly those cells.
  * Its own file because it walks the schedule (schedule.c), which calls the
  * rewrite (bands.c). */
 #include <string.h>
@@ -11,13 +12,15 @@ int bk_band_finalize(BkCtx *c, BkSchedule *s, AtlErr *e)
 {
     for (int t = 0; t < c->g->nt; t++)
         if (c->pl[t].band) {
-            memset(c->band[t].owner, -2, (size_t)c->band[t].H);
-            memset(c->band[t].need, 0, (size_t)c->band[t].H);
+            size_t cells = (size_t)c->band[t].C * (size_t)c->band[t].H;
+            memset(c->band[t].owner, -2, cells);
+            memset(c->band[t].need, 0, cells);
+            for (int ch = 0; ch < c->band[t].C; ch++) c->band[t].run[ch] = c->band[t].C;
             c->band[t].need_all = 0;
         }
     c->band_final = 0;
     for (int i = 0; i < s->n; i++) bk_band_publish(c, &s->seg[i]);
-    /* the rows every load reads from DRAM (marked by the rewrite) */
+    /* the cells every load reads from DRAM (marked by the rewrite) */
     BkTable tab = {0};
     BkWalk walk;
     memset(&walk, 0, sizeof walk);

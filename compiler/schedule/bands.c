@@ -1,32 +1,42 @@
-/* bands.c - row bands: activations split by rows over the clusters' SRAMs
- * on a chip whose clusters share only DRAM (--sram-activations bands;
- * docs/backend.md, "Row bands in every cluster").
+/* bands.c - row and channel bands: activations split by cells (channel,
+ * row) over the clusters' SRAMs on a chip whose clusters share only DRAM
+ * (--sram-activations bands; docs/backend.md, "Row and channel bands in
+ * every cluster").
  * Reads: the banded tensors of the placement (BkPlace.band, BkCtx.band),
  *   a segment's tiles on cores, the code the schedule walk generates.
  * Does: distributes a window layer's tiles over the clusters by output
- *   rows; rewrites each tile's DMAs on banded tensors row by row: rows of
- *   an input the own cluster wrote are read from its SRAM, the others from
- *   DRAM; the output's rows go to the own SRAM and, where another cluster
- *   reads them, to DRAM as well.
- * Guarantees: a load from SRAM reads only rows its own cluster's cores
+ *   rows (row bands) or a conv's by output-channel chunks (channel bands);
+ *   records which cluster writes each output cell, whatever the tiling;
+ *   rewrites each tile's DMAs on banded tensors in rectangles of channels
+ *   x rows: cells of an input the own cluster wrote are read from its
+ *   SRAM, the others from DRAM; the output's cells go to the own SRAM
+ *   and, where another cluster reads them, to DRAM as well.
+ * Guarantees: a load from SRAM reads only cells its own cluster's cores
  *   wrote there in the tensor's producing segment (closed by a chip
- *   barrier); once the schedule is final (bk_band_finalize) every row a
+ *   barrier); once the schedule is final (bk_band_finalize) every cell a
  *   load reads from DRAM was stored there. The rewrite runs where the
  *   schedule walk generates a tile's code, so the cost model and the
  *   emitter see the same instructions.
  * Why: on a1 the clusters reach each other only through DRAM; the early
  *   layers of a CNN have small weights and big activations, so splitting
  *   their rows over the clusters keeps the activations in SRAM and moves
- *   only the halo rows through DRAM. */
+ *   only the halo rows through DRAM; the late layers have big weights and
+ *   small activations, so splitting their output channels reads every
+ *   weight byte once on the chip and moves each activation byte through
+ *   DRAM once (written by its cluster, read by the others: an all-gather). */
 #include <stdlib.h>
 #include <string.h>
 #include "compiler/schedule/schedule.h"
 #include "compiler/alloc/alloc.h"
 #include "compiler/lower/lower.h"
 
-/* Rows of another cluster within this distance make a row go to DRAM
+/* Rows of another cluster within this distance make a cell go to DRAM
  * while the consumers are not known yet (a 7x7 window's halo). */
 #define BAND_NEAR 3
+/* per row mask bit of a cell without an owner */
+#define NO_OWNER (1u << 31)
+
+static int imin(int a, int b) { return a < b ? a : b; }
 
 /* A window layer whose tiles bk_tile_pos places (lower/conv.c; not the
  * integer ConvInteger's own tiling, lower/qconv.c, which has no column or
@@ -38,39 +48,97 @@ static int window(const BkLayer *ly)
            l->nkc > 0 && l->nwc > 0 && l->nrc > 0;
 }
 
-static void tile_rows(const BkLow *l, int t, int *r0, int *r1)
+static void tile_rows(const BkLow *l, BkTilePos p, int *r0, int *r1)
 {
-    BkTilePos p = bk_tile_pos(l, t);
     *r0 = p.rci * l->rows;
-    *r1 = *r0 + l->rows < l->OH ? *r0 + l->rows : l->OH;
+    *r1 = imin(*r0 + l->rows, l->OH);
+}
+
+/* The output channels [c0, c1) of group chunk gci (as conv_gen cuts them:
+ * a groups == 1 conv chunks channels, others groups). */
+static void tile_chans(const BkLow *l, int gci, int *c0, int *c1)
+{
+    if (l->groups == 1 && l->kind == BK_K_CONV) {
+        *c0 = gci * l->gchunk;
+        *c1 = imin(*c0 + l->gchunk, l->OC);
+        return;
+    }
+    int opg = l->OC / l->groups, g0 = gci * l->gchunk;
+    *c0 = g0 * opg;
+    *c1 = imin(g0 + l->gchunk, l->groups) * opg;
+}
+
+/* run[ch]: the end of the run of channels from ch whose owners (C
+ * planes of H cells) equal ch's in every row. */
+static void chan_runs(const int8_t *owner, int C, int H, int *run)
+{
+    for (int ch = C - 1; ch >= 0; ch--)
+        run[ch] = ch + 1 < C && !memcmp(owner + (size_t)ch * H, owner + (size_t)(ch + 1) * H, (size_t)H) ? run[ch + 1] : ch + 1;
+}
+
+/* The cluster of each run u (cl[u], counts per cluster in cnt), or 0
+ * when the layer's tiles keep the spread of bk_sched_distribute. */
+static int band_clusters(const BkSegment *sg, int units, int run, int *cl, int *cnt)
+{
+    const BkLayer *ly = sg->layer;
+    const BkLow *l = &ly->lw;
+    int K = ly->band_clusters;
+    if (sg->cores.first != 0 || sg->cores.count != ly->band_cores) return 0;
+    /* rows: not with K split: its two accumulators alternate with the
+     * output tile's index, so a core's output tiles must be consecutive
+     * (channel ranges keep a cluster's runs consecutive) */
+    if (ly->bands == BK_BANDS_ROWS && run == 1) {
+        /* run u to the cluster whose share of the rows holds its middle row */
+        for (int u = 0; u < units; u++) {
+            int r0, r1;
+            tile_rows(l, bk_tile_pos(l, u * run), &r0, &r1);
+            int k = (int)((int64_t)(r0 + r1) * K / (2 * (int64_t)l->OH));
+            cl[u] = k < K ? k : K - 1;
+            cnt[cl[u]]++;
+        }
+        return 1;
+    }
+    if (ly->bands == BK_BANDS_CHANNELS && l->kind == BK_K_CONV && l->ngc >= K) {
+        /* output-channel chunk g to cluster g x K / chunks (runs are chunk-major) */
+        for (int u = 0; u < units; u++) {
+            cl[u] = (int)((int64_t)bk_tile_pos(l, u * run).gci * K / l->ngc);
+            cnt[cl[u]]++;
+        }
+        return 1;
+    }
+    return 0;
+}
+
+void bk_band_free(BkSegment *sg)
+{
+    free(sg->cell_owner);
+    free(sg->row_mask);
+    free(sg->chan_run);
+    sg->cell_owner = NULL;
+    sg->row_mask = NULL;
+    sg->chan_run = NULL;
+    sg->nrows = sg->nch = 0;
 }
 
 int bk_band_distribute(BkSegment *sg, AtlErr *e)
 {
     const BkLayer *ly = sg->layer;
-    free(sg->row_owner);
-    sg->row_owner = NULL;
-    sg->nrows = 0;
-    if (!ly->band_cores || ly->band_clusters < 1 || !window(ly) || !ly->ntiles) return 0;
+    bk_band_free(sg);
+    if (!ly->band_cores || ly->band_clusters < 1 || ly->band_clusters > 31 || !window(ly) || !ly->ntiles) return 0;
     const BkLow *l = &ly->lw;
     int K = ly->band_clusters, cpc = ly->band_cores / K, run = ly->tile_run > 0 ? ly->tile_run : 1;
-    int units = ly->ntiles / run;
+    int units = ly->ntiles / run, H = l->OH;
     int *cl = malloc((size_t)units * sizeof *cl), *cnt = calloc((size_t)K, sizeof *cnt), *seen = calloc((size_t)K, sizeof *seen);
     uint8_t *used = calloc((size_t)ly->band_cores, 1);
-    sg->row_owner = malloc((size_t)l->OH);
+    sg->cell_owner = malloc((size_t)l->OC * (size_t)H);
+    sg->row_mask = calloc((size_t)H, sizeof *sg->row_mask);
+    sg->chan_run = malloc((size_t)l->OC * sizeof *sg->chan_run);
     int rc = -1;
-    if (!cl || !cnt || !seen || !used || !sg->row_owner) { atl_fail(e, "out of memory distributing row bands"); goto done; }
-    /* not with K split: its two accumulators alternate with the output
-     * tile's index, so a core's output tiles must be consecutive */
-    if (ly->bands && run == 1 && sg->cores.first == 0 && sg->cores.count == ly->band_cores) {
-        /* run u to the cluster whose share of the rows holds its middle row */
-        for (int u = 0; u < units; u++) {
-            int r0, r1;
-            tile_rows(l, u * run, &r0, &r1);
-            int k = (int)((int64_t)(r0 + r1) * K / (2 * (int64_t)l->OH));
-            cl[u] = k < K ? k : K - 1;
-            cnt[cl[u]]++;
-        }
+    if (!cl || !cnt || !seen || !used || !sg->cell_owner || !sg->row_mask || !sg->chan_run) {
+        atl_fail(e, "out of memory distributing bands");
+        goto done;
+    }
+    if (band_clusters(sg, units, run, cl, cnt)) {
         sg->cores_used = 0;
         for (int u = 0; u < units; u++) {
             int k = cl[u], core = k * cpc + (int)((int64_t)seen[k]++ * cpc / cnt[k]);
@@ -78,48 +146,66 @@ int bk_band_distribute(BkSegment *sg, AtlErr *e)
             if (!used[core]) { used[core] = 1; sg->cores_used++; }
         }
     }
-    sg->nrows = l->OH;
-    memset(sg->row_owner, -1, (size_t)l->OH);
-    for (int t = 0; t < ly->ntiles; t++) {
-        int r0, r1, k = sg->tile_core[t] / cpc;
-        tile_rows(l, t, &r0, &r1);
-        for (int r = r0; r < r1; r++)
-            sg->row_owner[r] = (int8_t)(sg->row_owner[r] == -1 || sg->row_owner[r] == k ? k : -2);
+    sg->nrows = H;
+    sg->nch = l->OC;
+    memset(sg->cell_owner, -1, (size_t)l->OC * (size_t)H);
+    for (int t = 0; t < ly->ntiles; t += run) {   /* a run's tiles share one output tile's cells */
+        BkTilePos p = bk_tile_pos(l, t);
+        int r0, r1, c0, c1, k = sg->tile_core[t] / cpc;
+        tile_rows(l, p, &r0, &r1);
+        tile_chans(l, p.gci, &c0, &c1);
+        for (int ch = c0; ch < c1; ch++) {
+            int8_t *o = sg->cell_owner + (size_t)ch * H;
+            for (int r = r0; r < r1; r++) o[r] = (int8_t)(o[r] == -1 || o[r] == k ? k : -2);
+        }
     }
-    /* a row outside its writer's SRAM window (bk_band_window) has no owner */
-    for (int r = 0; r < l->OH; r++) {
-        int k = sg->row_owner[r], base = k >= 0 && ly->band_rows ? bk_band_window(l->OH, K, k, ly->band_rows) : 0;
-        if (k < 0 || (ly->band_rows && (r < base || r >= base + ly->band_rows))) sg->row_owner[r] = -2;
+    /* a cell outside its writer's SRAM window (bk_band_window) has no owner */
+    int base[32];
+    for (int k = 0; k < K && k < 32; k++) base[k] = ly->band_rows ? bk_band_window(H, K, k, ly->band_rows) : 0;
+    for (int ch = 0; ch < l->OC; ch++) {
+        int8_t *o = sg->cell_owner + (size_t)ch * H;
+        for (int r = 0; r < H; r++) {
+            int k = o[r];
+            if (k < 0 || (ly->band_rows && (r < base[k] || r >= base[k] + ly->band_rows))) o[r] = -2;
+            sg->row_mask[r] |= o[r] >= 0 ? 1u << o[r] : NO_OWNER;
+        }
     }
+    /* rows only: a row whose cells several clusters wrote has no owner */
+    for (int r = 0; r < H && !ly->band_chans; r++)
+        if (sg->row_mask[r] & (sg->row_mask[r] - 1)) {
+            for (int ch = 0; ch < l->OC; ch++) sg->cell_owner[(size_t)ch * H + r] = -2;
+            sg->row_mask[r] = NO_OWNER;
+        }
+    chan_runs(sg->cell_owner, l->OC, H, sg->chan_run);
     rc = 0;
 done:
     free(cl); free(cnt); free(seen); free(used);
     return rc;
 }
 
-/* The banded root the segment's layer writes row by row (its owners in
- * sg->row_owner), -1 none: a window layer whose output is banded and
+/* The banded root the segment's layer writes cell by cell (its owners in
+ * sg->cell_owner), -1 none: a window layer whose output is banded and
  * which does not read it. */
 static int owned_output(const BkCtx *c, const BkSegment *sg)
 {
     const BkLayer *ly = sg->layer;
-    if (!sg->row_owner || ly->node < 0) return -1;
+    if (!sg->cell_owner || ly->node < 0) return -1;
     const IrNode *n = &c->g->nodes[ly->node];
     if (n->nout < 1 || n->out[0] < 0) return -1;
     int r = bk_tensor_root(c, n->out[0]);
-    if (!c->pl[r].band || c->band[r].H != sg->nrows) return -1;
+    if (!c->pl[r].band || c->band[r].H != sg->nrows || c->band[r].C != sg->nch) return -1;
     for (int i = 0; i < n->nin; i++)
         if (n->in[i] >= 0 && bk_tensor_root(c, n->in[i]) == r) return -1;
     return r;
 }
 
-/* Cluster k keeps row r of b in its SRAM: it wrote it (owner[r]) and the
- * row lies in its window (bk_band_window); a row outside it goes to DRAM
- * as one without an owner. */
-static int keeps(const BkCtx *c, const BkBand *b, const int8_t *owner, int r, int k)
+/* Cluster k keeps cell (ch, r) of b in its SRAM: it wrote it (owner) and
+ * the row lies in its window (bk_band_window); a cell outside it goes to
+ * DRAM as one without an owner. */
+static int keeps(const BkCtx *c, const BkBand *b, const int8_t *owner, int ch, int r, int k)
 {
     int base = bk_band_window(b->H, c->bands, k, b->rows);
-    return owner[r] == k && r >= base && r < base + b->rows;
+    return owner[(size_t)ch * b->H + r] == k && r >= base && r < base + b->rows;
 }
 
 void bk_band_publish(BkCtx *c, const BkSegment *sg)
@@ -127,31 +213,41 @@ void bk_band_publish(BkCtx *c, const BkSegment *sg)
     int t = owned_output(c, sg);
     if (t < 0) return;
     BkBand *b = &c->band[t];
-    for (int r = 0; r < sg->nrows; r++)
-        b->owner[r] = (int8_t)(sg->row_owner[r] >= 0 && keeps(c, b, sg->row_owner, r, sg->row_owner[r]) ? sg->row_owner[r] : -2);
+    for (int ch = 0; ch < b->C; ch++)
+        for (int r = 0; r < b->H; r++) {
+            size_t i = (size_t)ch * b->H + r;
+            int k = sg->cell_owner[i];
+            b->owner[i] = (int8_t)(k >= 0 && keeps(c, b, sg->cell_owner, ch, r, k) ? k : -2);
+        }
+    chan_runs(b->owner, b->C, b->H, b->run);
 }
 
 /* A banded tensor the tile's DMAs may touch: its state and, for the
- * layer's own output, the owners of this segment's rows. */
+ * layer's own output, this segment's owners of its cells. */
 typedef struct BandUse {
     BkBand *b;
     uint64_t sram;
-    const int8_t *owner;   /* the output's; NULL for an input */
+    const int8_t *owner;   /* the output's (the segment's); NULL for an input */
+    const uint32_t *mask;  /* the output's clusters per row */
+    const int *run;        /* the output's runs of channels (BkSegment.chan_run) */
 } BandUse;
 
 #define BAND_USES 32
 
-static void add_use(BkCtx *c, BandUse *v, int *n, int t, const int8_t *owner)
+static void add_use(BkCtx *c, BandUse *v, int *n, int t, const BkSegment *out)
 {
     if (t < 0 || c->g->t[t].data || *n == BAND_USES) return;
     int r = bk_tensor_root(c, t);
     if (!c->pl[r].band) return;
+    const int8_t *owner = out ? out->cell_owner : NULL;
+    const uint32_t *mask = out ? out->row_mask : NULL;
+    const int *run = out ? out->chan_run : NULL;
     for (int i = 0; i < *n; i++)
         if (v[i].b == &c->band[r]) {
-            if (owner) v[i].owner = owner;
+            if (owner) { v[i].owner = owner; v[i].mask = mask; v[i].run = run; }
             return;
         }
-    v[(*n)++] = (BandUse){&c->band[r], c->pl[r].band_off, owner};
+    v[(*n)++] = (BandUse){&c->band[r], c->pl[r].band_off, owner, mask, run};
 }
 
 /* The banded tensors of the segment's layer (its members', for a chain;
@@ -172,7 +268,7 @@ static int uses(BkCtx *c, const BkSegment *sg, BandUse *v)
             for (int k = 0; k < tl->nin; k++) add_use(c, v, &n, tl->in[k], NULL);
         }
         for (int k = 0; k < nd->nout; k++)
-            add_use(c, v, &n, nd->out[k], own >= 0 && nd->out[k] >= 0 && bk_tensor_root(c, nd->out[k]) == own ? sg->row_owner : NULL);
+            add_use(c, v, &n, nd->out[k], own >= 0 && nd->out[k] >= 0 && bk_tensor_root(c, nd->out[k]) == own ? sg : NULL);
     }
     return n;
 }
@@ -185,26 +281,32 @@ static const BandUse *find_use(const BandUse *v, int n, uint8_t space, uint64_t 
     return NULL;
 }
 
-/* The rows of b a DRAM walk (addr, shape sh, byte strides st, elements of
- * es bytes) touches: the walk dimension stepping rows (*dim, -1: one row),
- * the first row and the count; -1 when the walk is not whole row pieces. */
-static int dma_rows(const BkBand *b, uint64_t addr, const uint32_t sh[4], const int32_t st[4], int es, int *dim,
-                    int *h0, int *nr)
+/* The cells of b a DRAM walk touches: the walk dimension stepping rows
+ * (rd, -1: one row) from row h0, nr rows; the one stepping channels (cd,
+ * -1: one channel) from channel c0 by cstep, nc channels. */
+typedef struct Walk {
+    int rd, h0, nr, cd, c0, cstep, nc;
+} Walk;
+
+/* The walk of a DMA's DRAM side (addr, shape sh, byte strides st,
+ * elements of es bytes) over b; -1 when it is not whole row pieces of
+ * channels stepped by one dimension. */
+static int dma_cells(const BkBand *b, uint64_t addr, const uint32_t sh[4], const int32_t st[4], int es, Walk *w)
 {
     uint64_t off = addr - b->dram, plane = b->rowb * (uint64_t)b->H;
     int64_t xe = (int64_t)(off % b->rowb) + es;
-    *dim = -1;
-    *nr = 1;
+    *w = (Walk){-1, 0, 1, -1, 0, 1, 1};
     for (int d = 0; d < 4; d++) {
         int64_t s = st[d];
         if (sh[d] <= 1) continue;
-        if (s == (int64_t)b->rowb && *dim < 0) { *dim = d; *nr = (int)sh[d]; }
-        else if (s > 0 && (uint64_t)s % plane == 0) continue;
+        if (s == (int64_t)b->rowb && w->rd < 0) { w->rd = d; w->nr = (int)sh[d]; }
+        else if (s > 0 && (uint64_t)s % plane == 0 && w->cd < 0) { w->cd = d; w->nc = (int)sh[d]; w->cstep = (int)((uint64_t)s / plane); }
         else if (s >= 0 && (uint64_t)s < b->rowb) xe += s * (int64_t)(sh[d] - 1);
         else return -1;
     }
-    *h0 = (int)(off % plane / b->rowb);
-    return xe <= (int64_t)b->rowb && *h0 + *nr <= b->H ? 0 : -1;
+    w->h0 = (int)(off % plane / b->rowb);
+    w->c0 = (int)(off / plane);
+    return xe <= (int64_t)b->rowb && w->h0 + w->nr <= b->H && w->c0 + (int64_t)(w->nc - 1) * w->cstep < b->C ? 0 : -1;
 }
 
 /* The rebuilt list (a tile's loads, computes or stores). */
@@ -219,10 +321,10 @@ static int put(Out *o, const AtlInsn *in, uint8_t flag, AtlErr *e)
     if (o->n == o->cap) {
         int nc = o->cap ? 2 * o->cap : 32;
         AtlInsn *p = realloc(o->v, (size_t)nc * sizeof *p);
-        if (!p) return atl_fail(e, "out of memory rewriting row bands");
+        if (!p) return atl_fail(e, "out of memory rewriting bands");
         o->v = p;
         uint8_t *q = realloc(o->w, (size_t)nc);
-        if (!q) return atl_fail(e, "out of memory rewriting row bands");
+        if (!q) return atl_fail(e, "out of memory rewriting bands");
         o->w = q;
         o->cap = nc;
     }
@@ -231,30 +333,36 @@ static int put(Out *o, const AtlInsn *in, uint8_t flag, AtlErr *e)
     return 0;
 }
 
-/* Rows [a, a+cnt) of the DMA `in` (row walk dim from row h0) whose DRAM
- * side (dst when store) moves to the SRAM of cluster k (of K) when sram:
- * into its compact window (bk_band_window), so the row's address and the
- * channel planes' stride are remapped from H rows a plane to the window's. */
-static int put_rows(Out *o, const AtlInsn *in, uint8_t flag, int store, const BandUse *u, int dim, int h0, int a,
-                    int cnt, int sram, int K, int k, AtlErr *e)
+/* The rectangle of channels [i0, i0+ni) x rows [a, a+na) (walk positions)
+ * of the DMA `in` whose DRAM side (dst when store) moves to the SRAM of
+ * cluster k (of K) when sram: into its compact window (bk_band_window),
+ * so the row's address and the channel planes' stride are remapped from
+ * H rows a plane to the window's. */
+static int put_cells(Out *o, const AtlInsn *in, uint8_t flag, int store, const BandUse *u, const Walk *w, int i0,
+                     int ni, int a, int na, int sram, int K, int k, AtlErr *e)
 {
     AtlInsn p = *in;
-    if (dim >= 0) {
-        p.shape[dim] = (uint32_t)cnt;
-        p.src += (uint64_t)((int64_t)(a - h0) * p.src_stride[dim]);
-        p.dst += (uint64_t)((int64_t)(a - h0) * p.dst_stride[dim]);
+    if (w->cd >= 0) {
+        p.shape[w->cd] = (uint32_t)ni;
+        p.src += (uint64_t)((int64_t)i0 * p.src_stride[w->cd]);
+        p.dst += (uint64_t)((int64_t)i0 * p.dst_stride[w->cd]);
+    }
+    if (w->rd >= 0) {
+        p.shape[w->rd] = (uint32_t)na;
+        p.src += (uint64_t)((int64_t)a * p.src_stride[w->rd]);
+        p.dst += (uint64_t)((int64_t)a * p.dst_stride[w->rd]);
     }
     if (sram) {
         const BkBand *b = u->b;
         uint64_t *addr = store ? &p.dst : &p.src, plane = b->rowb * (uint64_t)b->H, off = *addr - b->dram;
         uint64_t wplane = b->rowb * (uint64_t)b->rows;
         int base = bk_band_window(b->H, K, k, b->rows), r = (int)(off % plane / b->rowb);
-        if (r < base || r + cnt > base + b->rows)
-            return atl_fail(e, "internal: row %d of a row-banded tensor is outside cluster %d's window", r, k);
+        if (r < base || r + na > base + b->rows)
+            return atl_fail(e, "internal: row %d of a banded tensor is outside cluster %d's window", r, k);
         *addr = u->sram + off / plane * wplane + (uint64_t)(r - base) * b->rowb + off % b->rowb;
         int32_t *st = store ? p.dst_stride : p.src_stride;
         for (int d = 0; d < 4; d++)
-            if (d != dim && p.shape[d] > 1 && st[d] > 0 && (uint64_t)st[d] % plane == 0)
+            if (d != w->rd && p.shape[d] > 1 && st[d] > 0 && (uint64_t)st[d] % plane == 0)
                 st[d] = (int32_t)((uint64_t)st[d] / plane * wplane);
         if (store) p.dst_space = ISA_SPACE_SRAM;
         else p.src_space = ISA_SPACE_SRAM;
@@ -262,73 +370,193 @@ static int put_rows(Out *o, const AtlInsn *in, uint8_t flag, int store, const Ba
     return put(o, &p, flag, e);
 }
 
-/* Row r of the output goes to DRAM (from cluster k). */
-static int store_dram(const BkCtx *c, const BandUse *u, int r, int k)
+/* What cut puts: a load's every rectangle (the kept ones from SRAM, the
+ * others from DRAM, their cells marked needed); a store's kept ones into
+ * SRAM, or those going to DRAM (to_dram) there; a gather's not kept ones
+ * as they are (their cells marked needed). */
+enum { CUT_LOAD, CUT_STORE_SRAM, CUT_STORE_DRAM, CUT_GATHER };
+
+/* The cells of u as cluster k sees them in one cut: its owners and the
+ * rows of its window [wb, we). */
+typedef struct Cells {
+    const BkCtx *c;
+    const BandUse *u;
+    const int8_t *own;
+    const int *run;           /* BkBand.run of own */
+    int k, wb, we, H, dram;   /* dram: the value is to_dram, else kept */
+} Cells;
+
+static inline int kept_at(const Cells *x, size_t i, int r) { return x->own[i] == x->k && r >= x->wb && r < x->we; }
+
+/* Kept in the own SRAM or (x->dram) stored to DRAM: a cell not kept,
+ * one another cluster reads (before the schedule is final: a row within
+ * BAND_NEAR holds another cluster's cell or one without an owner). */
+static inline int value(const Cells *x, int ch, int r)
 {
-    if (!keeps(c, u->b, u->owner, r, k)) return 1;
-    if (c->band_final) return u->b->need[r] || u->b->need_all;
+    size_t i = (size_t)ch * x->H + r;
+    int kp = kept_at(x, i, r);
+    if (!x->dram) return kp;
+    if (!kp) return 1;
+    const BkBand *b = x->u->b;
+    if (x->c->band_final) return b->need[i] || b->need_all;
     for (int q = r - BAND_NEAR; q <= r + BAND_NEAR; q++)
-        if (q >= 0 && q < u->b->H && u->owner[q] != k) return 1;
+        if (q >= 0 && q < x->H && (x->u->mask[q] & ~(1u << x->k))) return 1;
     return 0;
 }
 
-/* One DMA of a tile's code on cluster k into o. */
-static int rewrite(BkCtx *c, const BandUse *v, int nv, const AtlInsn *in, uint8_t flag, int k, Out *o, AtlErr *e)
+/* Channels ch0 and ch1 give the same values on the walk's rows (equal
+ * owners, and needs where the value reads them, say so at once). */
+static int same_rows(const Cells *x, const Walk *w, int ch0, int ch1)
+{
+    size_t i0 = (size_t)ch0 * x->H + w->h0, i1 = (size_t)ch1 * x->H + w->h0, n = (size_t)w->nr;
+    int owners_same = ch1 < x->run[ch0];
+    if (owners_same && (!x->dram || !x->c->band_final)) return 1;
+    if ((owners_same || !memcmp(x->own + i0, x->own + i1, n)) &&
+        (!x->dram || !x->c->band_final || !memcmp(x->u->b->need + i0, x->u->b->need + i1, n)))
+        return 1;
+    for (int a = 0; a < w->nr; a++)
+        if (value(x, ch0, w->h0 + a) != value(x, ch1, w->h0 + a)) return 0;
+    return 1;
+}
+
+/* Cuts the walk w of `in` into rectangles of cells of one value (to_dram
+ * for CUT_STORE_DRAM, else kept): consecutive channels whose rows give
+ * the same values, and in them runs of rows of one value; puts them as
+ * `mode` says. */
+static int cut(BkCtx *c, Out *o, const AtlInsn *in, uint8_t flag, const BandUse *u, const Walk *w, int mode, int k,
+               AtlErr *e)
+{
+    int store = mode == CUT_STORE_SRAM || mode == CUT_STORE_DRAM;
+    const BkBand *bd = u->b;
+    Cells x = {c, u, u->owner ? u->owner : bd->owner, u->owner ? u->run : bd->run, k, 0, 0, bd->H, mode == CUT_STORE_DRAM};
+    x.wb = bk_band_window(bd->H, c->bands, k, bd->rows);
+    x.we = x.wb + bd->rows;
+    for (int i0 = 0; i0 < w->nc;) {
+        int ch0 = w->c0 + i0 * w->cstep, i1 = i0 + 1;
+        if (!x.dram || !c->band_final) {   /* skip the channels of ch0's run of equal owners */
+            int end = (x.run[ch0] - w->c0 + w->cstep - 1) / w->cstep;
+            if (end > i1) i1 = end < w->nc ? end : w->nc;
+        }
+        while (i1 < w->nc && same_rows(&x, w, ch0, w->c0 + i1 * w->cstep)) i1++;
+        for (int a = 0; a < w->nr;) {
+            int v = value(&x, ch0, w->h0 + a), b = a + 1;
+            while (b < w->nr && value(&x, ch0, w->h0 + b) == v) b++;
+            int mark = !v && (mode == CUT_LOAD || mode == CUT_GATHER);
+            int want = mode == CUT_LOAD || (mode == CUT_GATHER ? !v : v);
+            int sram = mode == CUT_LOAD ? v : mode == CUT_STORE_SRAM;
+            if (mark)
+                for (int i = i0; i < i1; i++)
+                    memset(bd->need + (size_t)(w->c0 + i * w->cstep) * bd->H + w->h0 + a, 1, (size_t)(b - a));
+            if (want && put_cells(o, in, flag, store, u, w, i0, i1 - i0, a, b - a, sram, c->bands, k, e)) return -1;
+            a = b;
+        }
+        i0 = i1;
+    }
+    return 0;
+}
+
+/* Input staging ("Inputs in cluster SRAM") of a layer whose input is
+ * banded whole (a window of every row): its copy is already in the
+ * cluster's SRAM but for the cells other clusters wrote, so the staging
+ * gathers those from DRAM into the band (the same layout) and the tiles
+ * read the band instead of the staging area. The staged input's use, or
+ * NULL. */
+static const BandUse *staged(const BkCtx *c, const BkSegment *sg, const BandUse *v, int nv)
+{
+    const BkLayer *ly = sg->layer;
+    if (!ly->in_sram || !c->band_chans) return NULL;
+    for (int i = 0; i < nv; i++)
+        if (!v[i].owner && v[i].b->dram == ly->lw.x && v[i].b->rows == v[i].b->H &&
+            v[i].b->size == (uint64_t)ly->lw.C * ly->lw.H * ly->lw.W * (uint64_t)ly->lw.es)
+            return &v[i];
+    return NULL;
+}
+
+/* The DMA of the staging (`in`, its first) gathering the cells of u other
+ * clusters wrote, DRAM -> u's band in the own SRAM. */
+static int gather(BkCtx *c, Out *o, const AtlInsn *in, uint8_t flag, const BandUse *u, int k, AtlErr *e)
+{
+    const BkBand *b = u->b;
+    AtlInsn g = *in;
+    g.src_space = ISA_SPACE_DRAM;
+    g.src = b->dram;
+    g.dst_space = ISA_SPACE_SRAM;
+    g.dst = u->sram;
+    uint32_t es = (uint32_t)isa_dtype_size(in->dtype);
+    uint32_t sh[4] = {1, (uint32_t)b->C, (uint32_t)b->H, (uint32_t)(b->rowb / es)};
+    int32_t st[4] = {0, (int32_t)(b->rowb * (uint64_t)b->H), (int32_t)b->rowb, (int32_t)es};
+    memcpy(g.shape, sh, sizeof sh);
+    memcpy(g.src_stride, st, sizeof st);
+    memcpy(g.dst_stride, st, sizeof st);
+    Walk w = {2, 0, b->H, 1, 0, 1, b->C};
+    return cut(c, o, &g, flag, u, &w, CUT_GATHER, k, e);
+}
+
+/* One DMA of a tile's code on cluster k into o (st: the staged input,
+ * NULL none; *gathered once its gather is put). */
+static int rewrite(BkCtx *c, const BandUse *v, int nv, const BandUse *st, int *gathered, const AtlInsn *in,
+                   uint8_t flag, int k, Out *o, AtlErr *e)
 {
     if (isa_ops[in->op].engine != ISA_ENGINE_DMA) return put(o, in, flag, e);
+    if (st) {
+        uint64_t lo = c->sram_stage, hi = c->sram_stage + st->b->size;
+        if (in->dst_space == ISA_SPACE_SRAM && in->dst >= lo && in->dst < hi) {   /* the staging copy */
+            if (*gathered) return 0;
+            *gathered = 1;
+            return gather(c, o, in, flag, st, k, e);
+        }
+        if (in->src_space == ISA_SPACE_SRAM && in->src >= lo && in->src < hi) {   /* reads of the staged copy */
+            AtlInsn p = *in;
+            p.src = st->sram + (in->src - lo);
+            return put(o, &p, flag, e);
+        }
+    }
     const BandUse *src = in->op == ISA_OP_DMA_FILL ? NULL : find_use(v, nv, in->src_space, in->src);
     const BandUse *dst = find_use(v, nv, in->dst_space, in->dst);
     if (dst && !dst->owner) dst = NULL;   /* a tensor no cluster owns stays in DRAM */
     if (!src && !dst) return put(o, in, flag, e);
-    int dim, h0, nr;
+    Walk w;
     int es = isa_dtype_size(in->dtype);
     if (dst) {
-        if (src || in->op != ISA_OP_DMA_COPY || dma_rows(dst->b, in->dst, in->shape, in->dst_stride, es, &dim, &h0, &nr))
-            return atl_fail(e, "internal: a store into a row-banded tensor is not whole rows");
-        for (int pass = 0; pass < 2; pass++)   /* the own SRAM's rows, then DRAM's */
-            for (int a = 0; a < nr;) {
-                int r = h0 + a, want = pass ? store_dram(c, dst, r, k) : keeps(c, dst->b, dst->owner, r, k), b = a + 1;
-                while (b < nr && (pass ? store_dram(c, dst, h0 + b, k) : keeps(c, dst->b, dst->owner, h0 + b, k)) == want) b++;
-                if (want && put_rows(o, in, flag, 1, dst, dim, h0, h0 + a, b - a, !pass, c->bands, k, e)) return -1;
-                a = b;
-            }
-        return 0;
+        if (src || in->op != ISA_OP_DMA_COPY || dma_cells(dst->b, in->dst, in->shape, in->dst_stride, es, &w))
+            return atl_fail(e, "internal: a store into a banded tensor is not whole rows of channels");
+        /* the own SRAM's cells, then DRAM's */
+        return cut(c, o, in, flag, dst, &w, CUT_STORE_SRAM, k, e) || cut(c, o, in, flag, dst, &w, CUT_STORE_DRAM, k, e) ? -1 : 0;
     }
-    if (in->op != ISA_OP_DMA_COPY || dma_rows(src->b, in->src, in->shape, in->src_stride, es, &dim, &h0, &nr)) {
+    if (in->op != ISA_OP_DMA_COPY || dma_cells(src->b, in->src, in->shape, in->src_stride, es, &w)) {
         src->b->need_all = 1;   /* read whole from DRAM */
         return put(o, in, flag, e);
     }
-    const int8_t *own = src->b->owner;
-    for (int a = 0; a < nr;) {
-        int mine = keeps(c, src->b, own, h0 + a, k), b = a + 1;
-        while (b < nr && keeps(c, src->b, own, h0 + b, k) == mine) b++;
-        if (!mine)
-            for (int r = h0 + a; r < h0 + b; r++) src->b->need[r] = 1;
-        if (put_rows(o, in, flag, 0, src, dim, h0, h0 + a, b - a, mine, c->bands, k, e)) return -1;
-        a = b;
-    }
-    return 0;
+    return cut(c, o, in, flag, src, &w, CUT_LOAD, k, e);
 }
 
-/* 1 when rewrite() changes `in`: a DMA with an end on a banded tensor. */
-static int touches(const BandUse *v, int nv, const AtlInsn *in)
+/* 1 when rewrite() changes `in`: a DMA with an end on a banded tensor,
+ * or on the staged copy st (its copy gathers, its reads move to the band). */
+static int touches(const BkCtx *c, const BandUse *v, int nv, const BandUse *st, const AtlInsn *in)
 {
     if (isa_ops[in->op].engine != ISA_ENGINE_DMA) return 0;
+    if (st) {
+        uint64_t lo = c->sram_stage, hi = c->sram_stage + st->b->size;
+        if ((in->dst_space == ISA_SPACE_SRAM && in->dst >= lo && in->dst < hi) ||
+            (in->src_space == ISA_SPACE_SRAM && in->src >= lo && in->src < hi))
+            return 1;
+    }
     const BandUse *dst = find_use(v, nv, in->dst_space, in->dst);
     return (dst && dst->owner) || (in->op != ISA_OP_DMA_FILL && find_use(v, nv, in->src_space, in->src));
 }
 
 /* Rewrites one list of k in place (weights flags w, NULL for none); a
- * list none of whose DMAs touches a banded tensor stays as it is. */
-static int rewrite_list(BkCtx *c, const BandUse *v, int nv, AtlInsn **list, int *n, int *cap, uint8_t **w, int k,
-                        AtlErr *e)
+ * list none of whose DMAs touches a banded tensor or the staged copy
+ * stays as it is. */
+static int rewrite_list(BkCtx *c, const BandUse *v, int nv, const BandUse *st, int *gathered, AtlInsn **list, int *n,
+                        int *cap, uint8_t **w, int k, AtlErr *e)
 {
     int i = 0;
-    while (i < *n && !touches(v, nv, &(*list)[i])) i++;
+    while (i < *n && !touches(c, v, nv, st, &(*list)[i])) i++;
     if (i == *n) return 0;
     Out o = {0};
     for (int i = 0; i < *n; i++)
-        if (rewrite(c, v, nv, &(*list)[i], w ? (*w)[i] : 0, k, &o, e)) {
+        if (rewrite(c, v, nv, st, gathered, &(*list)[i], w ? (*w)[i] : 0, k, &o, e)) {
             free(o.v);
             free(o.w);
             return -1;
@@ -345,11 +573,12 @@ static int rewrite_list(BkCtx *c, const BandUse *v, int nv, AtlInsn **list, int 
 int bk_band_code(BkCtx *c, const BkSegment *sg, BkCode *k, int cluster, AtlErr *e)
 {
     BandUse v[BAND_USES];
-    int nv = uses(c, sg, v);
+    int nv = uses(c, sg, v), gathered = 0;
     if (!nv) return 0;
-    if (rewrite_list(c, v, nv, &k->ld, &k->nld, &k->capld, &k->ld_w, cluster, e) ||
-        rewrite_list(c, v, nv, &k->cp, &k->ncp, &k->capcp, NULL, cluster, e) ||
-        rewrite_list(c, v, nv, &k->st, &k->nst, &k->capst, NULL, cluster, e))
+    const BandUse *st = staged(c, sg, v, nv);
+    if (rewrite_list(c, v, nv, st, &gathered, &k->ld, &k->nld, &k->capld, &k->ld_w, cluster, e) ||
+        rewrite_list(c, v, nv, st, &gathered, &k->cp, &k->ncp, &k->capcp, NULL, cluster, e) ||
+        rewrite_list(c, v, nv, st, &gathered, &k->st, &k->nst, &k->capst, NULL, cluster, e))
         return -1;
     return 0;
 }

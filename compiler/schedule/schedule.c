@@ -11,9 +11,8 @@ void bk_sched_init(BkSchedule *s) { memset(s, 0, sizeof *s); }
 void bk_segment_free(BkSegment *sg)
 {
     free(sg->tile_core);
-    free(sg->row_owner);
     sg->tile_core = NULL;
-    sg->row_owner = NULL;
+    bk_band_free(sg);
 }
 
 void bk_sched_free(BkSchedule *s)
@@ -180,7 +179,7 @@ const BkCode *bk_walk_code(BkCtx *c, const BkSegment *sg, BkWalk *w, const BkAct
     default:
         return NULL;
     }
-    /* row bands: each cluster's rows of banded tensors from / to its SRAM */
+    /* bands: each cluster's cells of banded tensors from / to its SRAM */
     if (c->bands && (a->kind == BK_ACT_MCAST || a->kind == BK_ACT_LOAD || a->kind == BK_ACT_COPY) &&
         bk_band_code(c, sg, k, core / c->chip->cores_per_cluster, e))
         return NULL;

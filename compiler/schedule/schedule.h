@@ -91,10 +91,14 @@ typedef struct BkSegment {
     /* measured by the emitter (emit/emit.h, BkEmitUse) */
     uint64_t dram_rd, dram_wr;    /* bytes its DMAs read from / write to DRAM */
     uint64_t lmem_peak;           /* highest LMEM byte any of its instructions touches */
-    /* row bands: the cluster that writes each output row (-2: several or
-     * unknown; malloc'd, NULL when the layer is not a window layer of one image) */
-    int8_t *row_owner;
-    int nrows;
+    /* bands: the cluster that writes each output cell (channel c, row r
+     * at c x nrows + r; -2: several or unknown) and per row the clusters
+     * writing its cells (bit k; bit 31: a cell without an owner); malloc'd,
+     * NULL when the layer is not a window layer of one image */
+    int8_t *cell_owner;
+    uint32_t *row_mask;
+    int *chan_run;                /* per channel: as BkBand.run, of cell_owner */
+    int nch, nrows;
 } BkSegment;
 
 typedef struct BkSchedule {
@@ -142,25 +146,28 @@ int bk_sched_add(BkSchedule *s, BkLayer *ly, BkCoreSet cores, BkCoreSet bar_set,
 /* Tiles to the segment's cores: runs of tile_run consecutive tiles stay
  * on one core, in order; runs go to cores in contiguous balanced blocks
  * (run k of K on core first + floor(k * count / K)); sets cores_used.
- * Row bands (BkLayer.bands on the chip's cores): by output rows instead
- * (bk_band_distribute). Sets row_owner with bands on. */
+ * Bands (BkLayer.bands on the chip's cores): by output rows or output
+ * channels instead (bk_band_distribute). Sets cell_owner with bands on. */
 int bk_sched_distribute(BkSegment *sg, AtlErr *e);
 
-/* bands.c - row bands (docs/backend.md, "Row bands in every cluster").
- * bk_band_distribute: a conv/pool layer's tiles to the cluster whose
- * share of the output rows holds the tile's middle row, then over that
- * cluster's cores as bk_sched_distribute does; and sg->row_owner from the
- * tiles' rows and cores (both with BkLayer.band_cores set; 0 when
- * nothing was done). bk_band_code rewrites the DMAs of one tile's code
- * on `cluster`: rows of a banded input its cluster owns are read from
- * its SRAM, the others from DRAM (marked needed); rows of the banded
- * output go to the own SRAM and, when another cluster reads them (before
- * the schedule is final: when a row of another cluster lies within 3),
- * to DRAM. bk_band_publish records a segment's output owners in the
- * context; bk_band_finalize, once the schedule is complete, publishes
- * every segment's in order, collects the rows each load reads from DRAM
- * and sets band_final. */
+/* bands.c - row and channel bands (docs/backend.md, "Row and channel
+ * bands in every cluster"). bk_band_distribute: a conv/pool layer's tiles
+ * to the cluster whose share of the output rows holds the tile's middle
+ * row (BK_BANDS_ROWS), or a conv's output-channel chunks in contiguous
+ * ranges to the clusters (BK_BANDS_CHANNELS), then over that cluster's
+ * cores as bk_sched_distribute does; and sg->cell_owner from the tiles'
+ * cells and cores (both with BkLayer.band_cores set; 0 when nothing was
+ * done). bk_band_code rewrites the DMAs of one tile's code on `cluster`:
+ * cells of a banded input its cluster owns are read from its SRAM, the
+ * others from DRAM (marked needed); cells of the banded output go to the
+ * own SRAM and, when another cluster reads them (before the schedule is
+ * final: when a row within 3 has a cell of another cluster), to DRAM.
+ * bk_band_publish records a segment's output owners in the context;
+ * bk_band_finalize, once the schedule is complete, publishes every
+ * segment's in order, collects the cells each load reads from DRAM and
+ * sets band_final. */
 int bk_band_distribute(BkSegment *sg, AtlErr *e);
+void bk_band_free(BkSegment *sg);   /* the segment's band arrays */
 int bk_band_code(BkCtx *c, const BkSegment *sg, BkCode *k, int cluster, AtlErr *e);
 void bk_band_publish(BkCtx *c, const BkSegment *sg);
 int bk_band_finalize(BkCtx *c, BkSchedule *s, AtlErr *e);

@@ -188,12 +188,17 @@ struct BkLayer {
     int ncopies;
     BkShapes shapes;              /* candidate tile shapes (malloc'd), see BkShapes */
     struct BkChain *chain;        /* a layer group's plan (lower/chain.c; one malloc'd block) */
-    /* row bands (BkCtx.bands): band_cores, the chip's cores (0: off); on a
-     * segment of them a conv/pool layer's tiles with bands = 1 go to the
-     * clusters by output rows (schedule/bands.c); band_rows, the rows of
-     * its banded output's window in each cluster's SRAM (0: not banded) */
-    int bands, band_cores, band_clusters, band_rows;
+    /* bands (BkCtx.bands): band_cores, the chip's cores (0: off); on a
+     * segment of them a conv/pool layer's tiles with bands = BK_BANDS_ROWS
+     * go to the clusters by output rows, a conv's with BK_BANDS_CHANNELS
+     * by output-channel chunks (schedule/bands.c); band_rows, the rows of
+     * its banded output's window in each cluster's SRAM (0: not banded);
+     * band_chans, BkCtx.band_chans */
+    int bands, band_cores, band_clusters, band_rows, band_chans;
 };
+
+/* BkLayer.bands: how a layer's tiles go to the clusters */
+enum { BK_BANDS_SPREAD, BK_BANDS_ROWS, BK_BANDS_CHANNELS, BK_BANDS_WAYS };
 
 /* layer.c: the layer's tiles: ntiles, run (see tile_run) and weight keys
  * all -1 (allocates tile_wkey); -1 unless run divides ntiles. */

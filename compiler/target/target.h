@@ -46,28 +46,32 @@ typedef struct BkPlace {
     int internal;                 /* lives only in LMEM inside a layer group: never in DRAM, not listed */
     int in_sram;                  /* lives in cluster SRAM at `offset`: placement split, the running
                                    * cluster's; placement chip, every cluster's (BkCtx.sram_copies) */
-    int band;                     /* row bands (BkCtx.bands): also at band_off in every cluster's SRAM,
-                                   * which holds the rows that cluster's cores wrote (BkCtx.band) */
+    int band;                     /* bands (BkCtx.bands): also at band_off in every cluster's SRAM,
+                                   * which holds the cells that cluster's cores wrote (BkCtx.band) */
     uint64_t band_off;
 } BkPlace;
 
-/* Row bands (--sram-activations bands, schedule/bands.c): a tensor placed
+/* Bands (--sram-activations bands, schedule/bands.c): a tensor placed
  * in DRAM as always that also lives at BkPlace.band_off in every cluster's
- * SRAM, where cluster k holds the rows (NCHW dimension 2, batch 1) its
- * cores wrote (owner[r] == k), compactly: only a window of `rows` rows
- * per channel plane (bk_band_window), so a plane's SRAM stride is
- * rows x rowb; a row outside its writer's window has no owner. A row is written to DRAM only when a
- * cluster that does not own it reads it (need[r]), or when no cluster
- * owns it. Per root tensor; arrays malloc'd by placement (alloc/place.c),
- * freed by the driver. */
+ * SRAM, where cluster k holds the cells (channel c, row r; NCHW, batch 1)
+ * its cores wrote (owner[c x H + r] == k): a row band's rows of every
+ * channel, a channel band's channels of every row, or any mix a tiling
+ * gives. Compactly: only a window of `rows` rows per channel plane
+ * (bk_band_window), so a plane's SRAM stride is rows x rowb; a cell
+ * outside its writer's window has no owner. A cell is written to DRAM
+ * only when a cluster that does not own it reads it (need[c x H + r]),
+ * or when no cluster owns it. Per root tensor; arrays malloc'd by
+ * placement (alloc/place.c), freed by the driver. */
 typedef struct BkBand {
-    int H;                        /* rows */
+    int C, H;                     /* channels and rows */
     int rows;                     /* rows of each cluster's window (bk_band_window) */
     uint64_t rowb;                /* bytes of one row (W x element size) */
     uint64_t dram, size;          /* tagged DRAM address and bytes */
-    int8_t *owner;                /* per row: the cluster that wrote it; -2 several or unknown */
-    uint8_t *need;                /* per row: read from DRAM by a cluster that does not own it */
-    int need_all;                 /* read whole by a DMA that is not cut into rows */
+    int8_t *owner;                /* per cell: the cluster that wrote it; -2 several or unknown */
+    uint8_t *need;                /* per cell: read from DRAM by a cluster that does not own it */
+    int need_all;                 /* read whole by a DMA that is not cut into cells */
+    int *run;                     /* per channel: the end of the run of channels from it
+                                   * whose owners are the same in every row */
 } BkBand;
 
 /* The address tag of a tensor in cluster SRAM (placement split): lowerings
@@ -115,13 +119,15 @@ typedef struct BkCtx {
     /* placement chip with activations in SRAM (BkOptions.sram_acts): the
      * clusters that each hold a copy (every one of the chip's); 0: none */
     int sram_copies;
-    /* placement chip with row bands (BkOptions.sram_acts bands): the
+    /* placement chip with bands (BkOptions.sram_acts bands or rows): the
      * clusters (0: off), per tensor its band state (roots with
      * BkPlace.band), and 1 once the schedule is final (schedule/bands.c:
-     * stores then write to DRAM exactly the rows other clusters read) */
+     * stores then write to DRAM exactly the cells other clusters read) */
     int bands;
     BkBand *band;
     int band_final;
+    int band_chans;               /* channel bands too (a cell keeps its owner whatever the tiling,
+                                   * output-channel distribution, staging gathers; 0: rows only) */
     uint64_t sram_stage;          /* SRAM offset of a conv's input staging ("Inputs in cluster
                                    * SRAM"): 0, or with row bands above the banded tensors */
     /* staged (several graphs, one per stage, in one variant): where each io

@@ -47,6 +47,6 @@ if [ -n "$a" ] && [ -n "$n" ] && [ "$a" -lt "$n" ]; then ok noc_fewer_dram_bytes
 if grep -q "^  SRAM  " "$TMPD/sum.txt"; then fail off_with_group_none "SRAM line"; else ok off_with_group_none; fi
 "$ATOLL" compile models/resnet20_cifar.onnx --chip configs/a1.ini -o "$TMPD/x.abm" > "$TMPD/sum.txt" 2>&1
 if grep -q "a copy in every cluster" "$TMPD/sum.txt"; then fail off_on_unlinked_clusters "copies on a1"; else ok off_on_unlinked_clusters; fi
-expect_fail bad_mode "--sram-activations 'always': use auto, never or bands" \
+expect_fail bad_mode "--sram-activations 'always': use auto, never, bands or rows" \
     "$ATOLL" compile models/resnet20_cifar.onnx --sram-activations always -o "$TMPD/bad.abm"
 cli_summary sram_acts

@@ -36,15 +36,15 @@ for chip in configs/a1.ini "$TMPD/a1x2.ini"; do
     set -- $(sim_profile "$TMPD/${c}_auto.abm" "$chip"); ad=$2
     if [ -n "$bd" ] && [ -n "$nd" ] && [ "$bd" -lt "$nd" ]; then ok "${c}_fewer_dram_bytes"; else fail "${c}_fewer_dram_bytes" "bands $bd, never $nd"; fi
     if [ -n "$ad" ] && [ -n "$nd" ] && [ "$ad" -lt "$nd" ]; then ok "${c}_auto_fewer_dram_bytes"; else fail "${c}_auto_fewer_dram_bytes" "auto $ad, never $nd"; fi
-    expect_grep "${c}_auto_chooses_bands" "bytes of activations in cluster SRAM (row bands over" "$TMPD/sum_${c}_auto.txt"
+    expect_grep "${c}_auto_chooses_bands" "bytes of activations in cluster SRAM (bands over" "$TMPD/sum_${c}_auto.txt"
     est=$(sed -n 's/.*estimated cycles : \([0-9]*\).*/\1/p' "$TMPD/sum_$c.txt")
     aest=$(sed -n 's/.*estimated cycles : \([0-9]*\).*/\1/p' "$TMPD/sum_${c}_auto.txt")
     if [ -n "$est" ] && [ "$est" = "$aest" ]; then ok "${c}_auto_is_bands"; else fail "${c}_auto_is_bands" "auto $aest cycles, bands $est"; fi
     if [ -n "$est" ] && [ -n "$bc" ] && [ $((est * 100)) -ge $((bc * 98)) ] && [ $((est * 100)) -le $((bc * 102)) ]; then
         ok "${c}_estimate"; else fail "${c}_estimate" "estimate $est, simulated $bc"; fi
 done
-expect_grep summary_bands "bytes of activations in cluster SRAM (row bands over 4 clusters)" "$TMPD/sum_a1.txt"
-expect_grep summary_bands_2 "(row bands over 2 clusters)" "$TMPD/sum_a1x2.txt"
+expect_grep summary_bands "bytes of activations in cluster SRAM (bands over 4 clusters)" "$TMPD/sum_a1.txt"
+expect_grep summary_bands_2 "(bands over 2 clusters)" "$TMPD/sum_a1x2.txt"
 # rows go to the own SRAM and come back from it (the trace names every instruction)
 "$ATOLL" run "$TMPD/a1.abm" --input models/resnet20_cifar.ref.npz --trace "$TMPD/a1.json" > /dev/null 2>&1
 expect_grep stores_to_sram "dma.copy dtype=f32 dst=sram:[^ ]* src=lmem:" "$TMPD/a1.json"
@@ -72,10 +72,10 @@ for m in resnet20_cifar digits_cnn; do
     done
     est() { sed -n 's/.*estimated cycles : \([0-9]*\).*/\1/p' "$TMPD/p_$1.txt"; }
     a=$(est auto); b=$(est bands); n=$(est never)
-    why=$(sed -n 's/.*the cost model prices row bands at \([0-9]*\) cycles, DRAM at \([0-9]*\).*/\1 \2/p' "$TMPD/p_auto.txt")
+    why=$(sed -n 's/.*the cost model prices bands at \([0-9]*\) cycles, DRAM at \([0-9]*\).*/\1 \2/p' "$TMPD/p_auto.txt")
     if [ "$why" = "$b $n" ]; then ok "${m}_auto_prices"; else fail "${m}_auto_prices" "auto says '$why', bands $b, never $n"; fi
     if [ -n "$b" ] && [ -n "$n" ] && [ "$b" -lt "$n" ]; then want=bands; kept=$b; else want=dram; kept=$n; fi
-    if [ "$want" = bands ]; then line="(row bands over 4 clusters)"; else line="SRAM             : activations in DRAM (the cost model"; fi
+    if [ "$want" = bands ]; then line="(bands over 4 clusters)"; else line="SRAM             : activations in DRAM (the cost model"; fi
     if [ "$a" = "$kept" ] && grep -qF "$line" "$TMPD/p_auto.txt"; then ok "${m}_auto_keeps_cheaper"
     else fail "${m}_auto_keeps_cheaper" "auto $a cycles, bands $b, never $n: $(grep SRAM "$TMPD/p_auto.txt")"; fi
 done
