@@ -143,7 +143,7 @@ static int qmatrix_gen(BkCtx *c, const BkLayer *ly, int t, uint64_t slot, BkCode
         in = bk_dma(l->xdt, ISA_SPACE_LMEM, slot + l->l_in, ISA_SPACE_DRAM,
                     l->x + ((uint64_t)ys.a * l->C + (uint64_t)h.c0) * l->xes, sh, ds, ss);
     } else {
-        BkImgBox box = {p.n, p.nn, h.c0, h.cn, ys.a, ys.n, rs, xs.a, xs.n, ws};
+        BkImgBox box = {p.n, p.nn, h.c0, h.cn, ys.a, ys.n, rs, xs.a, xs.n, ws, 0};
         in = bk_nchw_boxes(l->xdt, 1, l->x, l->C, l->H, l->W, &box, slot + l->l_in);
     }
     bk_code_ld(k, &in, 0);
@@ -192,7 +192,7 @@ static int qmatrix_gen(BkCtx *c, const BkLayer *ly, int t, uint64_t slot, BkCode
         in = bk_dma(l->dt, ISA_SPACE_DRAM, l->y + ((uint64_t)r0 * l->OC + (uint64_t)h.oc0) * l->es, ISA_SPACE_LMEM, res,
                     sh, ds, ss);
     } else {
-        BkImgBox ob = {p.n, p.nn, h.oc0, h.ocn, r0, rn, 1, w0, wn, 1};
+        BkImgBox ob = {p.n, p.nn, h.oc0, h.ocn, r0, rn, 1, w0, wn, 1, 0};
         in = bk_nchw_boxes(l->dt, 0, l->y, l->OC, l->OH, l->OW, &ob, res);
     }
     bk_code_st(k, &in);
@@ -320,7 +320,7 @@ static int choose_tiles(BkCtx *c, BkLayer *ly, AtlErr *e)
     }
     /* several whole images a tile (pointwise convs), each with the
      * fewest k chunks that fit (as lower/conv.c) */
-    int nbs[BK_IMAGE_COUNTS], nn = bk_image_counts(c, l, nbs);
+    int nbs[BK_IMAGE_COUNTS], nn = bk_image_counts(c, l, 0, nbs);
     for (int gc = u; nn; gc = (gc + 1) / 2) {
         for (int j = 0; j < nn; j++)
             for (int i = 0; i < nk; i++) {
@@ -331,7 +331,7 @@ static int choose_tiles(BkCtx *c, BkLayer *ly, AtlErr *e)
             }
         if (gc == 1) break;
     }
-    bk_keep_images(c, l, &ly->shapes, offsetof(Shape, nb));
+    bk_keep_images(c, l, 0, &ly->shapes, offsetof(Shape, nb));
     if (!ly->shapes.n)
         return bk_fail(c, ly->node, e, "even one output element of one channel with one input channel does not fit half "
                        "of LMEM (%llu bytes): kernel %dx%d, input width %d", (unsigned long long)c->slot, l->kh, l->kw, l->W);
