@@ -60,7 +60,7 @@
  *   not with row bands), which makes it pointwise too. Any other conv
  *   (not with row bands) takes whole images stacked (bk_image_stack):
  *   image i's rows at row i ib + top of the input block, the rows above
- *   and below them zeroed by two dma.fill (stack_zeros), one `conv` with
+ *   and below them zeroed by two dma.fill (bk_stack_zeros), one `conv` with
  *   no top padding over nb x ib rows whose accumulator rows [i ob, i ob +
  *   OH) are image i's (the rows between are garbage: the epilogue runs
  *   over them, the store and the residual's load step images by ob rows).
@@ -110,27 +110,6 @@ static int is_kconv(const BkLow *l) { return l->groups == 1 && l->kind == BK_K_C
 static int chunk_width(const BkLow *l);
 static uint64_t weight_chunk_bytes(const BkCtx *c, const BkLow *l);
 static uint64_t bias_chunk_bytes(const BkCtx *c, const BkLow *l);
-/* The physical zero rows of a stacked input block at lmem (p.nn images,
- * bk_image_stack): per image `top` rows above its n loaded rows and the
- * rest of its ib rows below them, rows of `row` elements (cols columns);
- * one dma.fill
- * each, in the tile's load queue. */
-static void stack_zeros(BkCode *k, const BkLow *l, uint64_t lmem, const BkTilePos *p, const BkStack *sk, int n, int cols,
-                        int64_t row)
-{
-    int runs[2][2] = {{0, sk->top}, {sk->top + n, sk->ib - sk->top - n}};
-    for (int i = 0; i < 2; i++) {
-        if (runs[i][1] <= 0) continue;
-        uint32_t sh[4] = {(uint32_t)p->nn, (uint32_t)runs[i][1], 1, (uint32_t)row};
-        int64_t ds[4] = {(int64_t)sk->ib * row, row, 0, 1}, zero[4] = {0, 0, 0, 0};
-        if (row > 65535) { sh[2] = (uint32_t)cols; sh[3] = (uint32_t)(row / cols); ds[2] = row / cols; }
-        AtlInsn in = bk_dma(l->dt, ISA_SPACE_LMEM, lmem + (uint64_t)(runs[i][0] * row * l->es), 0, 0, sh, ds, zero);
-        in.op = ISA_OP_DMA_FILL;
-        in.ival = 0;
-        bk_code_ld(k, &in, 0);
-    }
-}
-
 static int conv_gen(BkCtx *c, const BkLayer *ly, int t, uint64_t slot, BkCode *k, AtlErr *e)
 {
     const BkLow *l = &ly->lw;
@@ -176,7 +155,7 @@ static int conv_gen(BkCtx *c, const BkLayer *ly, int t, uint64_t slot, BkCode *k
         in.src = in.src - l->x + c->sram_stage;
     }
     bk_code_ld(k, &in, 0);
-    if (stacked) stack_zeros(k, l, slot + l->l_in, &p, &sk, ys.n, xs.n, row);
+    if (stacked) bk_stack_zeros(k, dt, 0, slot + l->l_in, p.nn, &sk, ys.n, xs.n, cn);
     AtlInsn op = bk_window_insn(l, is_pool ? l->pool_op : ISA_OP_CONV, dt, slot + l->l_in, cn, ys, xs);
     op.ih = (uint32_t)(p.nn * (l->nb > 1 ? sk.ib : ys.n));
     if (stacked) { op.pad_top = 0; op.pad_bottom = (uint8_t)sk.pb; }

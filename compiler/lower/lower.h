@@ -140,6 +140,12 @@ void bk_keep_images(const BkCtx *c, const BkLow *l, int stacked, BkShapes *q, si
  * compact conv: ib = ob = OH, top = pb = 0, the blocks of before. */
 typedef struct BkStack { int ib, ob, top, pb; } BkStack;
 BkStack bk_image_stack(const BkLow *l);
+/* The rows around the images of a stacked input block at lmem (nn images
+ * of n loaded rows, cols columns, cn channels of dtype dt): per image
+ * sk->top rows above them and the rest of sk->ib below, set to value (the
+ * padding's: 0, or an int8 conv's zero point) by two dma.fill queued as
+ * loads of the tile. */
+void bk_stack_zeros(BkCode *k, int dt, int32_t value, uint64_t lmem, int nn, const BkStack *sk, int n, int cols, int cn);
 /* The split's text, "N1 C4 H8" (N: image chunks; "Nb4 ..." when a tile
  * covers 4 images) and " W3", " K2" when split so; its length. */
 int bk_window_split(const BkLow *l, char *out, size_t cap);

@@ -134,6 +134,23 @@ BkStack bk_image_stack(const BkLow *l)
     return st;
 }
 
+void bk_stack_zeros(BkCode *k, int dt, int32_t value, uint64_t lmem, int nn, const BkStack *sk, int n, int cols, int cn)
+{
+    int64_t row = (int64_t)cols * cn;
+    int runs[2][2] = {{0, sk->top}, {sk->top + n, sk->ib - sk->top - n}};
+    for (int i = 0; i < 2; i++) {
+        if (runs[i][1] <= 0) continue;
+        /* rows of one contiguous run each, or (cols, cn) when longer than a shape field */
+        uint32_t sh[4] = {(uint32_t)nn, (uint32_t)runs[i][1], 1, (uint32_t)row};
+        int64_t ds[4] = {(int64_t)sk->ib * row, row, 0, 1}, zero[4] = {0, 0, 0, 0};
+        if (row > 65535) { sh[2] = (uint32_t)cols; sh[3] = (uint32_t)cn; ds[2] = cn; }
+        AtlInsn in = bk_dma(dt, ISA_SPACE_LMEM, lmem + (uint64_t)(runs[i][0] * row * isa_dtype_size(dt)), 0, 0, sh, ds, zero);
+        in.op = ISA_OP_DMA_FILL;
+        in.ival = value;
+        bk_code_ld(k, &in, 0);
+    }
+}
+
 int bk_multi_image_ok(const BkCtx *c, const BkLow *l, int stacked)
 {
     if (!c->grouping || l->N < 2 || l->groups != 1) return 0;
