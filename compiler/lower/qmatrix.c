@@ -39,8 +39,8 @@
  *   two largest row counts per channel chunk; the group search prices
  *   them (fewest tiles first, at least MIN_COSTED, then within
  *   TILE_BUDGET tiles). No weight multicast. groups == 1 convs take tiles
- *   of several images (pointwise ones as one tall image, windowed ones
- *   stacked with rows of x's zero point between the images) and strided
+ *   of several images (pointwise ones as one tall image, windowed ones of
+ *   an int8 x stacked with rows of its zero point between the images) and strided
  *   1x1 ones load only the rows and columns they read, as lower/conv.c
  *   says (BkLow.nb, bk_image_stack, BkLow.compact; whole-image candidates
  *   of N, N/2, ... images with the fewest k chunks that fit). */
@@ -152,8 +152,8 @@ static int qmatrix_gen(BkCtx *c, const BkLayer *ly, int t, uint64_t slot, BkCode
         in = bk_nchw_boxes(l->xdt, 1, l->x, l->C, l->H, l->W, &box, slot + l->l_in + (uint64_t)top);
     }
     bk_code_ld(k, &in, 0);
-    /* the rows around them hold the zero point in x's own dtype (uint8 as i16: 128 higher) */
-    if (stacked) bk_stack_zeros(k, l->xdt, l->q_xz + (l->xdt != ISA_I8 ? 128 : 0), slot + l->l_in, p.nn, &sk, ys.n, xs.n, h.cn);
+    /* the rows around them hold x's zero point (stacking needs an int8 x) */
+    if (stacked) bk_stack_zeros(k, l->xdt, l->q_xz, slot + l->l_in, p.nn, &sk, ys.n, xs.n, h.cn);
     uint32_t bsh[4] = {1, (uint32_t)(p.nn * (l->nb > 1 ? sk.ib : ys.n)), (uint32_t)xs.n, (uint32_t)h.cn};
     int64_t bcs[4];
     bk_compact(bsh, bcs);
@@ -328,7 +328,10 @@ static int choose_tiles(BkCtx *c, BkLayer *ly, AtlErr *e)
     }
     /* several whole images a tile (convs; windowed ones stacked), each with the
      * fewest k chunks that fit (as lower/conv.c) */
-    int nbs[BK_IMAGE_COUNTS], nn = bk_image_counts(c, l, !l->q_mm, nbs);
+    /* (windowed: only with an int8 x, the case tested; a uint8 x, loaded
+     * as i16, would need its fills 128 higher) */
+    int stack = !l->q_mm && l->xdt == ISA_I8;
+    int nbs[BK_IMAGE_COUNTS], nn = bk_image_counts(c, l, stack, nbs);
     for (int gc = u; nn; gc = (gc + 1) / 2) {
         for (int j = 0; j < nn; j++)
             for (int i = 0; i < nk; i++) {
@@ -339,7 +342,7 @@ static int choose_tiles(BkCtx *c, BkLayer *ly, AtlErr *e)
             }
         if (gc == 1) break;
     }
-    bk_keep_images(c, l, !l->q_mm, &ly->shapes, offsetof(Shape, nb));
+    bk_keep_images(c, l, stack, &ly->shapes, offsetof(Shape, nb));
     if (!ly->shapes.n)
         return bk_fail(c, ly->node, e, "even one output element of one channel with one input channel does not fit half "
                        "of LMEM (%llu bytes): kernel %dx%d, input width %d", (unsigned long long)c->slot, l->kh, l->kw, l->W);
