@@ -48,17 +48,25 @@
  *   detector flags any overlap (a single buffer is flagged there).
  * W tiling: a tile covers `cols` output columns; it loads the input columns
  *   they need, like rows.
- * Pointwise convs (1x1, no padding, groups == 1; when grouping): a tile may
+ * Tiles of several images (groups == 1 convs; when grouping): a tile may
  *   cover nb images (BkLow.nb; image chunks of nb, the last one possibly
- *   fewer): the HWC blocks of its images one after another in LMEM are one
- *   HWC image of nb x rows rows, so one DMA loads them (bk_nchw_boxes),
- *   one `conv` of h = nb x rows streams nb times the rows of A through
- *   each weight fold, the epilogue covers them all and the store (and a
- *   residual's load) moves nb images. A strided 1x1 conv loads only the
- *   rows and columns it reads (DMA strides sh rows, sw elements) and runs
- *   at stride 1 on that block (BkLow.compact; not with row bands), which
- *   makes it pointwise too. Each output element sums its k in the same
- *   order, so the results are those of one image a tile, bit for bit.
+ *   fewer). Pointwise convs (1x1, no padding): the HWC blocks of its images
+ *   one after another in LMEM are one HWC image of nb x rows rows, so one
+ *   DMA loads them (bk_nchw_boxes), one `conv` of h = nb x rows streams nb
+ *   times the rows of A through each weight fold, the epilogue covers them
+ *   all and the store (and a residual's load) moves nb images. A strided
+ *   1x1 conv loads only the rows and columns it reads (DMA strides sh
+ *   rows, sw elements) and runs at stride 1 on that block (BkLow.compact;
+ *   not with row bands), which makes it pointwise too. Any other conv
+ *   (not with row bands) takes whole images stacked (bk_image_stack):
+ *   image i's rows at row i ib + top of the input block, the rows above
+ *   and below them zeroed by two dma.fill (bk_stack_zeros), one `conv` with
+ *   no top padding over nb x ib rows whose accumulator rows [i ob, i ob +
+ *   OH) are image i's (the rows between are garbage: the epilogue runs
+ *   over them, the store and the residual's load step images by ob rows).
+ *   Each output element sums its k in the same order, and a zero row adds
+ *   the same +0 x w the instruction's padding adds, so the results are
+ *   those of one image a tile, bit for bit.
  * Tile shape: first every (group chunk, rows) candidate, halving from the
  *   whole layer, that fits one LMEM slot without K or W splits, in both
  *   weight modes, are offered as candidates; the group search
@@ -77,8 +85,9 @@
  *   tiles first and priced at least MIN_COSTED, then while the tiles priced
  *   stay under TILE_BUDGET: the cost model generates and replays every tile
  *   and dominates compile time, and small-LMEM chips make tiles many.
- *   Shapes of more than MAX_TILES tiles are not candidates. Pointwise
- *   convs add, per group chunk and weight mode, whole-image tiles of N,
+ *   Shapes of more than MAX_TILES tiles are not candidates. Convs that
+ *   may take several images a tile add, per group chunk and weight mode,
+ *   whole-image tiles of N,
  *   N/2, ... (> 1) images, each with the fewest k chunks that fit
  *   (bk_image_counts; BkOptions.tile_images forces one count).
  * Guarantees: the output equals the ONNX op's (f32 accumulation order of
@@ -134,16 +143,22 @@ static int conv_gen(BkCtx *c, const BkLayer *ly, int t, uint64_t slot, BkCode *k
     uint32_t sh[4];
     int64_t ds[4], ss[4];
     /* input block of p.nn images, NCHW -> HWC (from the cluster's SRAM
-     * copy when in_sram): for a 1x1 conv one HWC block of nn * rows rows */
-    BkImgBox box = {p.n, p.nn, c0, cn, ys.a, ys.n, rs, xs.a, xs.n, ws};
-    AtlInsn in = bk_nchw_boxes(dt, 1, l->x, l->C, l->H, l->W, &box, slot + l->l_in);
+     * copy when in_sram): for a 1x1 conv one HWC block of nn * rows rows,
+     * otherwise image i's rows at row i * ib + top (bk_image_stack) */
+    BkStack sk = bk_image_stack(l);
+    int64_t row = (int64_t)xs.n * cn;
+    int stacked = l->nb > 1 && (sk.ib != ys.n || sk.top || sk.pb);
+    BkImgBox box = {p.n, p.nn, c0, cn, ys.a, ys.n, rs, xs.a, xs.n, ws, stacked ? sk.ib * row : 0};
+    AtlInsn in = bk_nchw_boxes(dt, 1, l->x, l->C, l->H, l->W, &box, slot + l->l_in + (stacked ? (uint64_t)(sk.top * row * es) : 0));
     if (ly->in_sram) {
         in.src_space = ISA_SPACE_SRAM;
         in.src = in.src - l->x + c->sram_stage;
     }
     bk_code_ld(k, &in, 0);
+    if (stacked) bk_stack_zeros(k, dt, 0, slot + l->l_in, p.nn, &sk, ys.n, xs.n, cn);
     AtlInsn op = bk_window_insn(l, is_pool ? l->pool_op : ISA_OP_CONV, dt, slot + l->l_in, cn, ys, xs);
-    op.ih = (uint32_t)(p.nn * ys.n);
+    op.ih = (uint32_t)(p.nn * (l->nb > 1 ? sk.ib : ys.n));
+    if (stacked) { op.pad_top = 0; op.pad_bottom = (uint8_t)sk.pb; }
     if (l->compact) op.sh = op.sw = 1;
     uint64_t res;            /* LMEM of the HWC result in the storage dtype */
     uint32_t ochan;
@@ -193,7 +208,9 @@ static int conv_gen(BkCtx *c, const BkLayer *ly, int t, uint64_t slot, BkCode *k
         op.acc = (uint8_t)(p.kci > 0);
         bk_code_cp(k, &op);
         if (!last_k) return 0;
-        uint32_t osh[4] = {1, (uint32_t)(p.nn * rn), (uint32_t)wn, (uint32_t)ocn};
+        /* every accumulator row (stacked: the garbage rows between images too) */
+        int orows = l->nb > 1 ? sk.ob : rn;
+        uint32_t osh[4] = {1, (uint32_t)(p.nn * orows), (uint32_t)wn, (uint32_t)ocn};
         int64_t oc[4], bs[4] = {0, 0, 0, 1};
         bk_compact(osh, oc);
         if (l->b) {
@@ -204,7 +221,7 @@ static int conv_gen(BkCtx *c, const BkLayer *ly, int t, uint64_t slot, BkCode *k
         if (l->t_x) {
             /* the residual's block, NCHW -> HWC like the store in reverse,
              * in f32 for the epilogue's add */
-            BkImgBox rb = {p.n, p.nn, oc0, ocn, r0, rn, 1, w0, wn, 1};
+            BkImgBox rb = {p.n, p.nn, oc0, ocn, r0, rn, 1, w0, wn, 1, (int64_t)orows * wn * ocn};
             in = bk_nchw_boxes(dt, 1, l->t_x, l->OC, l->OH, l->OW, &rb, slot + l->l_res);
             bk_code_ld(k, &in, 0);
             resid = slot + l->l_res;
@@ -226,7 +243,7 @@ static int conv_gen(BkCtx *c, const BkLayer *ly, int t, uint64_t slot, BkCode *k
         oc0 = c0;
     }
     /* HWC block -> NCHW (p.nn images) */
-    BkImgBox ob = {p.n, p.nn, oc0, (int)ochan, r0, rn, 1, w0, wn, 1};
+    BkImgBox ob = {p.n, p.nn, oc0, (int)ochan, r0, rn, 1, w0, wn, 1, l->nb > 1 ? (int64_t)sk.ob * wn * ochan : 0};
     in = bk_nchw_boxes(dt, 0, l->y, l->OC, l->OH, l->OW, &ob, res);
     bk_code_st(k, &in);
     return 0;
@@ -348,7 +365,8 @@ static int plan(const BkCtx *c, BkLayer *g, int m, int st)
     int cpg = l->C / l->groups, conv = l->kind == BK_K_CONV;
     int cn = l->gchunk * cpg, ocn = chunk_width(l);
     if (is_kconv(l)) cn = l->kchunk;
-    uint64_t nb = l->nb > 1 ? (uint64_t)l->nb : 1, outn = (uint64_t)l->rows * l->cols * nb;
+    BkStack sk = bk_image_stack(l);
+    uint64_t nb = l->nb > 1 ? (uint64_t)l->nb : 1, outn = (uint64_t)(nb > 1 ? sk.ob : l->rows) * l->cols * nb;
     uint64_t res = 0;
     g->mcast = m;
     g->in_sram = st;
@@ -371,7 +389,7 @@ static int plan(const BkCtx *c, BkLayer *g, int m, int st)
     }
     if (bk_reserve_resident(c, g, res)) return -1;
     uint64_t used = 0;
-    uint64_t ih = l->compact ? (uint64_t)l->rows : (uint64_t)bk_window_extent(l->rows, l->sh, l->dh, l->kh, l->H);
+    uint64_t ih = l->compact ? (uint64_t)l->rows : nb > 1 ? (uint64_t)sk.ib : (uint64_t)bk_window_extent(l->rows, l->sh, l->dh, l->kh, l->H);
     uint64_t iw = l->compact ? (uint64_t)l->cols : (uint64_t)bk_window_extent(l->cols, l->sw, l->dw, l->kw, l->W);
     l->l_in = bk_slot_alloc(c, &used, nb * ih * iw * cn * l->es);
     if (conv) {
@@ -470,14 +488,14 @@ static int add_shape(const BkCtx *c, BkLayer *ly, Shape s, AtlErr *e)
  * (all rows and columns) with nb = N, N/2, ... (rounded up) > 1 images
  * (bk_image_counts), each with the fewest k chunks
  * that fit (K whole with multicast weights), where bk_multi_image_ok allows:
- * a pointwise conv's weights are streamed through the array once per nb
+ * a conv's weights are streamed through the array once per nb
  * images, so deeper K splits pay for the larger block. 0, or -1 out of
  * memory. */
 static int add_image_shapes(const BkCtx *c, BkLayer *ly, int gc, int m, AtlErr *e)
 {
     const BkLow *l = &ly->lw;
     if (!is_kconv(l)) return 0;
-    int nbs[BK_IMAGE_COUNTS], nn = bk_image_counts(c, l, nbs);
+    int nbs[BK_IMAGE_COUNTS], nn = bk_image_counts(c, l, 1, nbs);
     int ks[64], nk = nn ? m ? 1 : bk_chunk_sizes(l->C, ks, 64) : 0;
     if (m) ks[0] = l->C;
     for (int j = 0; j < nn; j++)
@@ -604,7 +622,7 @@ static int choose_tiles(BkCtx *c, BkLayer *ly, AtlErr *e)
     if (!ly->shapes.n)
         return bk_fail(c, ly->node, e, "even one output element of one channel group with one input channel does "
                        "not fit half of LMEM (%d bytes): kernel %dx%d, input width %d", (int)c->slot, l->kh, l->kw, l->W);
-    if (is_kconv(l)) bk_keep_images(c, l, &ly->shapes, offsetof(Shape, nb));
+    if (is_kconv(l)) bk_keep_images(c, l, 1, &ly->shapes, offsetof(Shape, nb));
     order_shapes(&ly->shapes);
     ly->shapes.apply = apply_shape;
     return 0;

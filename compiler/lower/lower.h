@@ -80,8 +80,10 @@ AtlInsn bk_nchw_box(int dt, int load, uint64_t base, int C, int H, int W, int n,
                     int wn, uint64_t lmem);
 /* The same for images n .. n+nn-1, every rs-th row from r0 (rn of them)
  * and every ws-th column from w0 (wn): the HWC blocks [rn][wn][cn] of the
- * images one after another in LMEM, i.e. one HWC block of nn*rn rows. */
-typedef struct BkImgBox { int n, nn, c0, cn, r0, rn, rs, w0, wn, ws; } BkImgBox;
+ * images one after another in LMEM, i.e. one HWC block of nn*rn rows;
+ * ls > 0: image i's block starts ls elements after image i-1's (the
+ * stacked blocks of a windowed conv, bk_image_stack). */
+typedef struct BkImgBox { int n, nn, c0, cn, r0, rn, rs, w0, wn, ws; int64_t ls; } BkImgBox;
 AtlInsn bk_nchw_boxes(int dt, int load, uint64_t base, int C, int H, int W, const BkImgBox *b, uint64_t lmem);
 /* The conv (op ISA_OP_CONV) or pool instruction of window layer l over the
  * HWC input block at src of cin channels whose rows and columns are the
@@ -107,13 +109,16 @@ int bk_chunk_sizes(int n, int *out, int cap);
  * ascending chunk product, fewer k chunks on ties (qsort). */
 typedef struct BkSplitPair { int kc, w, prod, nk; } BkSplitPair;
 int bk_split_pair_cmp(const void *a, const void *b);
-/* Pointwise convs (1x1, no padding, groups == 1; conv.c, qmatrix.c), when
- * grouping (--group none keeps the tiles of before):
+/* Tiles of several images (conv.c, qmatrix.c), when grouping (--group
+ * none keeps the tiles of before); pointwise convs: 1x1, no padding,
+ * groups == 1:
  * bk_compact_ok: a strided one (not with row bands, whose DMA rewrite
  *   takes whole rows) may load only the rows and columns it reads and run
  *   at stride 1 (BkLow.compact);
  * bk_multi_image_ok: its tiles may cover several images (BkLow.nb; stride
  *   1 or compact), the HWC blocks of nb images making one of nb x rows rows;
+ *   with `stacked` (conv.c) also any other groups == 1 conv (not with row
+ *   bands), whole images stacked as bk_image_stack says;
  * bk_image_counts: the image counts > 1 to offer (N, N/2, ... rounded up;
  *   only min(BkOptions.tile_images, N) when that is set) into out
  *   (BK_IMAGE_COUNTS at most); their number;
@@ -122,9 +127,25 @@ int bk_split_pair_cmp(const void *a, const void *b);
  *   of that count fit. */
 #define BK_IMAGE_COUNTS 8
 int bk_compact_ok(const BkCtx *c, const BkLow *l);
-int bk_multi_image_ok(const BkCtx *c, const BkLow *l);
-int bk_image_counts(const BkCtx *c, const BkLow *l, int *out);
-void bk_keep_images(const BkCtx *c, const BkLow *l, BkShapes *q, size_t nb_at);
+int bk_multi_image_ok(const BkCtx *c, const BkLow *l, int stacked);
+int bk_image_counts(const BkCtx *c, const BkLow *l, int stacked, int *out);
+void bk_keep_images(const BkCtx *c, const BkLow *l, int stacked, BkShapes *q, size_t nb_at);
+/* A whole-image tile of several images: image i's input rows (its rows
+ * span, padding included) lie in LMEM rows [i ib, (i+1) ib) of one tall
+ * HWC block, `top` physical zero rows above them and zero rows below up
+ * to ib (a multiple of the row stride); the conv over that block with no
+ * top padding and bottom padding `pb` (so it writes every row of the
+ * accumulator) gives image i's output rows at [i ob, i ob + OH), ob =
+ * ib / sh; the rows between are garbage, never stored. A pointwise or
+ * compact conv: ib = ob = OH, top = pb = 0, the blocks of before. */
+typedef struct BkStack { int ib, ob, top, pb; } BkStack;
+BkStack bk_image_stack(const BkLow *l);
+/* The rows around the images of a stacked input block at lmem (nn images
+ * of n loaded rows, cols columns, cn channels of dtype dt): per image
+ * sk->top rows above them and the rest of sk->ib below, set to value (the
+ * padding's: 0, or an int8 conv's zero point) by two dma.fill queued as
+ * loads of the tile. */
+void bk_stack_zeros(BkCode *k, int dt, int32_t value, uint64_t lmem, int nn, const BkStack *sk, int n, int cols, int cn);
 /* The split's text, "N1 C4 H8" (N: image chunks; "Nb4 ..." when a tile
  * covers 4 images) and " W3", " K2" when split so; its length. */
 int bk_window_split(const BkLow *l, char *out, size_t cap);

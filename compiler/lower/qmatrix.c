@@ -38,11 +38,12 @@
  *   SPLIT_PAIRS (k chunks, column chunks) pairs that fit, each with its
  *   two largest row counts per channel chunk; the group search prices
  *   them (fewest tiles first, at least MIN_COSTED, then within
- *   TILE_BUDGET tiles). No weight multicast. Pointwise convs (1x1, no
- *   padding) take tiles of several images and strided 1x1 ones load only
- *   the rows and columns they read, as lower/conv.c says (BkLow.nb,
- *   BkLow.compact; whole-image candidates of N, N/2, ... images with the
- *   fewest k chunks that fit). */
+ *   TILE_BUDGET tiles). No weight multicast. groups == 1 convs take tiles
+ *   of several images (pointwise ones as one tall image, windowed ones of
+ *   an int8 x stacked with rows of its zero point between the images) and strided
+ *   1x1 ones load only the rows and columns they read, as lower/conv.c
+ *   says (BkLow.nb, bk_image_stack, BkLow.compact; whole-image candidates
+ *   of N, N/2, ... images with the fewest k chunks that fit). */
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -132,6 +133,8 @@ static int qmatrix_gen(BkCtx *c, const BkLayer *ly, int t, uint64_t slot, BkCode
         return bk_fail(c, ly->node, e, "output rows %d..%d, columns %d..%d read no input (padding too large)", r0,
                        r0 + rn - 1, w0, w0 + wn - 1);
     int last_k = p.kci == l->nkc - 1;
+    BkStack sk = bk_image_stack(l);
+    int stacked = l->nb > 1 && (sk.ib != ys.n || sk.top || sk.pb), orows = l->nb > 1 ? sk.ob : rn;
     uint32_t sh[4];
     int64_t ds[4], ss[4];
     /* input block -> HWC [rows][cols][cn] (p.nn images: nn x rows rows) */
@@ -143,11 +146,15 @@ static int qmatrix_gen(BkCtx *c, const BkLayer *ly, int t, uint64_t slot, BkCode
         in = bk_dma(l->xdt, ISA_SPACE_LMEM, slot + l->l_in, ISA_SPACE_DRAM,
                     l->x + ((uint64_t)ys.a * l->C + (uint64_t)h.c0) * l->xes, sh, ds, ss);
     } else {
-        BkImgBox box = {p.n, p.nn, h.c0, h.cn, ys.a, ys.n, rs, xs.a, xs.n, ws};
-        in = bk_nchw_boxes(l->xdt, 1, l->x, l->C, l->H, l->W, &box, slot + l->l_in);
+        /* windowed convs: image i's rows at row i ib + top (bk_image_stack) */
+        int64_t top = stacked ? (int64_t)sk.top * xs.n * h.cn * l->xes : 0;
+        BkImgBox box = {p.n, p.nn, h.c0, h.cn, ys.a, ys.n, rs, xs.a, xs.n, ws, stacked ? (int64_t)sk.ib * xs.n * h.cn : 0};
+        in = bk_nchw_boxes(l->xdt, 1, l->x, l->C, l->H, l->W, &box, slot + l->l_in + (uint64_t)top);
     }
     bk_code_ld(k, &in, 0);
-    uint32_t bsh[4] = {1, (uint32_t)(p.nn * ys.n), (uint32_t)xs.n, (uint32_t)h.cn};
+    /* the rows around them hold x's zero point (stacking needs an int8 x) */
+    if (stacked) bk_stack_zeros(k, l->xdt, l->q_xz, slot + l->l_in, p.nn, &sk, ys.n, xs.n, h.cn);
+    uint32_t bsh[4] = {1, (uint32_t)(p.nn * (l->nb > 1 ? sk.ib : ys.n)), (uint32_t)xs.n, (uint32_t)h.cn};
     int64_t bcs[4];
     bk_compact(bsh, bcs);
     uint64_t x8 = bk_q_to_i8(k, l->xdt, slot + l->l_in, slot + l->l_reg[R_X8], bsh, bcs, bcs);
@@ -172,18 +179,18 @@ static int qmatrix_gen(BkCtx *c, const BkLayer *ly, int t, uint64_t slot, BkCode
     op.dst = acc;
     op.src = x8;
     op.src2 = slot + l->l_w;
-    op.cin = (uint32_t)h.cn; op.ih = (uint32_t)(p.nn * ys.n); op.iw = (uint32_t)xs.n; op.cout = (uint32_t)h.ocn;
+    op.cin = (uint32_t)h.cn; op.ih = bsh[1]; op.iw = (uint32_t)xs.n; op.cout = (uint32_t)h.ocn;
     op.kh = (uint8_t)l->kh; op.kw = (uint8_t)l->kw;
     op.sh = (uint8_t)(l->compact ? 1 : l->sh); op.sw = (uint8_t)(l->compact ? 1 : l->sw);
     op.dh = (uint8_t)l->dh; op.dw = (uint8_t)l->dw;
-    op.pad_top = (uint8_t)ys.pa; op.pad_bottom = (uint8_t)ys.pb;
+    op.pad_top = (uint8_t)(stacked ? 0 : ys.pa); op.pad_bottom = (uint8_t)(stacked ? sk.pb : ys.pb);
     op.pad_left = (uint8_t)xs.pa; op.pad_right = (uint8_t)xs.pb;
     op.groups = (uint16_t)h.gn;
     op.ival = l->q_xz;
     op.acc = (uint8_t)(p.kci > 0);
     bk_code_cp(k, &op);
     if (!last_k) return 0;
-    uint64_t res = epilogue(l, acc, slot, &h, p.nn * rn, wn, k);
+    uint64_t res = epilogue(l, acc, slot, &h, p.nn * orows, wn, k);   /* (stacked: the garbage rows too) */
     /* HWC -> NCHW (a matmul's Y [rows][N]) */
     if (l->q_mm) {
         sh[0] = 1; sh[1] = (uint32_t)rn; sh[2] = (uint32_t)wn; sh[3] = (uint32_t)h.ocn;
@@ -192,7 +199,7 @@ static int qmatrix_gen(BkCtx *c, const BkLayer *ly, int t, uint64_t slot, BkCode
         in = bk_dma(l->dt, ISA_SPACE_DRAM, l->y + ((uint64_t)r0 * l->OC + (uint64_t)h.oc0) * l->es, ISA_SPACE_LMEM, res,
                     sh, ds, ss);
     } else {
-        BkImgBox ob = {p.n, p.nn, h.oc0, h.ocn, r0, rn, 1, w0, wn, 1};
+        BkImgBox ob = {p.n, p.nn, h.oc0, h.ocn, r0, rn, 1, w0, wn, 1, l->nb > 1 ? (int64_t)orows * wn * h.ocn : 0};
         in = bk_nchw_boxes(l->dt, 0, l->y, l->OC, l->OH, l->OW, &ob, res);
     }
     bk_code_st(k, &in);
@@ -218,7 +225,8 @@ static int plan(const BkCtx *c, BkLayer *ly)
     int cpg = l->C / l->groups;
     int cn = l->groups == 1 ? l->kchunk : l->gchunk * cpg;
     int ocn = l->groups == 1 ? l->gchunk : l->gchunk * (l->OC / l->groups);
-    uint64_t nb = l->nb > 1 ? (uint64_t)l->nb : 1, outn = (uint64_t)l->rows * l->cols * nb, res = 0;
+    BkStack sk = bk_image_stack(l);
+    uint64_t nb = l->nb > 1 ? (uint64_t)l->nb : 1, outn = (uint64_t)(nb > 1 ? sk.ob : l->rows) * l->cols * nb, res = 0;
     ly->mcast = 0;
     ly->prologue = NULL;
     l->acc_bytes = 0;
@@ -228,7 +236,7 @@ static int plan(const BkCtx *c, BkLayer *ly)
         res = 2 * l->acc_bytes;
     }
     if (bk_reserve_resident(c, ly, res)) return -1;
-    uint64_t ih = l->compact ? (uint64_t)l->rows : (uint64_t)bk_window_extent(l->rows, l->sh, l->dh, l->kh, l->H);
+    uint64_t ih = l->compact ? (uint64_t)l->rows : nb > 1 ? (uint64_t)sk.ib : (uint64_t)bk_window_extent(l->rows, l->sh, l->dh, l->kh, l->H);
     uint64_t iw = l->compact ? (uint64_t)l->cols : (uint64_t)bk_window_extent(l->cols, l->sw, l->dw, l->kw, l->W);
     uint64_t used = 0, blk = nb * ih * iw * (uint64_t)cn;
     l->l_in = bk_slot_alloc(c, &used, blk * (uint64_t)l->xes);
@@ -318,9 +326,12 @@ static int choose_tiles(BkCtx *c, BkLayer *ly, AtlErr *e)
             if (gc == 1) break;
         }
     }
-    /* several whole images a tile (pointwise convs), each with the
+    /* several whole images a tile (convs; windowed ones stacked), each with the
      * fewest k chunks that fit (as lower/conv.c) */
-    int nbs[BK_IMAGE_COUNTS], nn = bk_image_counts(c, l, nbs);
+    /* (windowed: only with an int8 x, the case tested; a uint8 x, loaded
+     * as i16, would need its fills 128 higher) */
+    int stack = !l->q_mm && l->xdt == ISA_I8;
+    int nbs[BK_IMAGE_COUNTS], nn = bk_image_counts(c, l, stack, nbs);
     for (int gc = u; nn; gc = (gc + 1) / 2) {
         for (int j = 0; j < nn; j++)
             for (int i = 0; i < nk; i++) {
@@ -331,7 +342,7 @@ static int choose_tiles(BkCtx *c, BkLayer *ly, AtlErr *e)
             }
         if (gc == 1) break;
     }
-    bk_keep_images(c, l, &ly->shapes, offsetof(Shape, nb));
+    bk_keep_images(c, l, stack, &ly->shapes, offsetof(Shape, nb));
     if (!ly->shapes.n)
         return bk_fail(c, ly->node, e, "even one output element of one channel with one input channel does not fit half "
                        "of LMEM (%llu bytes): kernel %dx%d, input width %d", (unsigned long long)c->slot, l->kh, l->kw, l->W);

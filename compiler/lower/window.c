@@ -25,11 +25,12 @@ AtlInsn bk_nchw_boxes(int dt, int load, uint64_t base, int C, int H, int W, cons
          * from different channel planes, spread over the DRAM channels */
         sh[0] = (uint32_t)b->nn; sh[1] = (uint32_t)b->rn; sh[2] = (uint32_t)b->cn; sh[3] = (uint32_t)b->wn;
         ss[0] = b->nn > 1 ? image : 0; ss[1] = (int64_t)W * b->rs; ss[2] = plane; ss[3] = b->ws;
-        ds[0] = b->nn > 1 ? (int64_t)b->rn * b->wn * b->cn : 0; ds[1] = (int64_t)b->wn * b->cn; ds[2] = 1; ds[3] = b->cn;
+        ds[0] = b->nn > 1 ? b->ls ? b->ls : (int64_t)b->rn * b->wn * b->cn : 0; ds[1] = (int64_t)b->wn * b->cn; ds[2] = 1; ds[3] = b->cn;
         return bk_dma(dt, ISA_SPACE_LMEM, lmem, ISA_SPACE_DRAM, at, sh, ds, ss);
     }
     sh[0] = (uint32_t)b->nn; sh[1] = (uint32_t)b->rn; sh[2] = (uint32_t)b->wn; sh[3] = (uint32_t)b->cn;
     bk_compact(sh, ss);
+    if (b->nn > 1 && b->ls) ss[0] = b->ls;
     ds[0] = b->nn > 1 ? image : 0; ds[1] = (int64_t)W * b->rs; ds[2] = b->ws; ds[3] = plane;
     return bk_dma(dt, ISA_SPACE_DRAM, at, ISA_SPACE_LMEM, lmem, sh, ds, ss);
 }
@@ -37,7 +38,7 @@ AtlInsn bk_nchw_boxes(int dt, int load, uint64_t base, int C, int H, int W, cons
 AtlInsn bk_nchw_box(int dt, int load, uint64_t base, int C, int H, int W, int n, int c0, int cn, int r0, int rn, int w0,
                     int wn, uint64_t lmem)
 {
-    BkImgBox b = {n, 1, c0, cn, r0, rn, 1, w0, wn, 1};
+    BkImgBox b = {n, 1, c0, cn, r0, rn, 1, w0, wn, 1, 0};
     return bk_nchw_boxes(dt, load, base, C, H, W, &b, lmem);
 }
 
@@ -120,15 +121,47 @@ int bk_compact_ok(const BkCtx *c, const BkLow *l)
     return c->grouping && !c->bands && pointwise(l) && (l->sh > 1 || l->sw > 1);
 }
 
-int bk_multi_image_ok(const BkCtx *c, const BkLow *l)
+BkStack bk_image_stack(const BkLow *l)
 {
-    return c->grouping && l->N > 1 && pointwise(l) && ((l->sh == 1 && l->sw == 1) || l->compact);
+    BkStack st = {l->OH, l->OH, 0, 0};
+    if (pointwise(l) && ((l->sh == 1 && l->sw == 1) || l->compact)) return st;
+    BkSpan ys = bk_window_span(0, l->OH, l->sh, l->pt, l->dh, l->kh, l->H);
+    int ext = ys.pa + ys.n + ys.pb, kext = l->dh * (l->kh - 1) + 1;
+    st.ib = (ext + l->sh - 1) / l->sh * l->sh;
+    st.ob = st.ib / l->sh;
+    st.top = ys.pa;
+    st.pb = kext > l->sh ? kext - l->sh : 0;
+    return st;
 }
 
-int bk_image_counts(const BkCtx *c, const BkLow *l, int *out)
+void bk_stack_zeros(BkCode *k, int dt, int32_t value, uint64_t lmem, int nn, const BkStack *sk, int n, int cols, int cn)
+{
+    int64_t row = (int64_t)cols * cn;
+    int runs[2][2] = {{0, sk->top}, {sk->top + n, sk->ib - sk->top - n}};
+    for (int i = 0; i < 2; i++) {
+        if (runs[i][1] <= 0) continue;
+        /* rows of one contiguous run each, or (cols, cn) when longer than a shape field */
+        uint32_t sh[4] = {(uint32_t)nn, (uint32_t)runs[i][1], 1, (uint32_t)row};
+        int64_t ds[4] = {(int64_t)sk->ib * row, row, 0, 1}, zero[4] = {0, 0, 0, 0};
+        if (row > 65535) { sh[2] = (uint32_t)cols; sh[3] = (uint32_t)cn; ds[2] = cn; }
+        AtlInsn in = bk_dma(dt, ISA_SPACE_LMEM, lmem + (uint64_t)(runs[i][0] * row * isa_dtype_size(dt)), 0, 0, sh, ds, zero);
+        in.op = ISA_OP_DMA_FILL;
+        in.ival = value;
+        bk_code_ld(k, &in, 0);
+    }
+}
+
+int bk_multi_image_ok(const BkCtx *c, const BkLow *l, int stacked)
+{
+    if (!c->grouping || l->N < 2 || l->groups != 1) return 0;
+    if (pointwise(l) && ((l->sh == 1 && l->sw == 1) || l->compact)) return 1;
+    return stacked && !c->bands && !pointwise(l) && bk_image_stack(l).pb <= 63;
+}
+
+int bk_image_counts(const BkCtx *c, const BkLow *l, int stacked, int *out)
 {
     int n = 0;
-    if (!bk_multi_image_ok(c, l)) return 0;
+    if (!bk_multi_image_ok(c, l, stacked)) return 0;
     if (c->tile_images > 0) {
         int nb = c->tile_images < l->N ? c->tile_images : l->N;
         if (nb > 1) out[n++] = nb;
@@ -138,9 +171,9 @@ int bk_image_counts(const BkCtx *c, const BkLow *l, int *out)
     return n;
 }
 
-void bk_keep_images(const BkCtx *c, const BkLow *l, BkShapes *q, size_t nb_at)
+void bk_keep_images(const BkCtx *c, const BkLow *l, int stacked, BkShapes *q, size_t nb_at)
 {
-    int only = c->tile_images > 0 && bk_multi_image_ok(c, l) ? (c->tile_images < l->N ? c->tile_images : l->N) : 0;
+    int only = c->tile_images > 0 && bk_multi_image_ok(c, l, stacked) ? (c->tile_images < l->N ? c->tile_images : l->N) : 0;
     int n = 0, nb;
     char *v = q->v;
     for (int i = 0; i < q->n; i++) {

@@ -294,8 +294,12 @@ done:
  * left in *prog_out when non-NULL (caller prog_free); the per-layer
  * summary in *sum when non-NULL (caller bk_summary_free). Compiled with
  * opt. */
-static inline int e2e_graph_run(IrGraph *g, const char *chipfile, const BkOptions *opt, double *max_err,
-                                AtlProgram *prog_out, BkSummary *sum, char *err, size_t errlen)
+/* e2e_graph_run that also returns a malloc'd copy of the first output's
+ * bytes as the simulator left them (*y, *ylen; the caller frees; y NULL:
+ * not wanted). */
+static inline int e2e_graph_run_y(IrGraph *g, const char *chipfile, const BkOptions *opt, double *max_err,
+                                  AtlProgram *prog_out, BkSummary *sum, char *err, size_t errlen, uint8_t **y,
+                                  size_t *ylen)
 {
     int dtype = opt->dtype;
     AtlErr e = {{0}};
@@ -312,6 +316,7 @@ static inline int e2e_graph_run(IrGraph *g, const char *chipfile, const BkOption
     memset(&in, 0, sizeof in);
     int rc = -1;
     *max_err = 1e30;
+    if (y) *y = NULL;
     if (cfg_load(chipfile, &chip, &e) || ir_toposort(g, &e) || ir_infer_shapes(g, &e) || pass_run_all(g, &e)) goto done;
     const IrTensor *gi = &g->t[g->inputs[0]];
     in.name = ir_strdup(gi->name);
@@ -342,6 +347,12 @@ static inline int e2e_graph_run(IrGraph *g, const char *chipfile, const BkOption
         int odt = e2e_isa_of_abm(to.dtype), oes = isa_dtype_size(odt);
         const uint8_t *dout = sim_dram(s, b.base[ABM_REGION_IO] + to.offset, (uint64_t)no * oes);
         if (!dout) { atl_fail(&e, "output '%s' outside DRAM", name); goto done; }
+        if (y && k == 0) {
+            *ylen = (size_t)no * (size_t)oes;
+            *y = malloc(*ylen);
+            if (!*y) { atl_fail(&e, "out of memory"); goto done; }
+            memcpy(*y, dout, *ylen);
+        }
         for (int64_t i = 0; i < no; i++) {
             double t = ir_get_f(&outs[k], i), a = num_load_f64(dout + i * oes, odt);
             double d = fabs(a - t) / (1 + fabs(t));
@@ -358,7 +369,14 @@ done:
     if (prog_out && rc == 0) *prog_out = p; else prog_free(&p);
     abm_model_free(&m);
     free(buf);
+    if (rc && y) { free(*y); *y = NULL; }
     return rc;
+}
+
+static inline int e2e_graph_run(IrGraph *g, const char *chipfile, const BkOptions *opt, double *max_err,
+                                AtlProgram *prog_out, BkSummary *sum, char *err, size_t errlen)
+{
+    return e2e_graph_run_y(g, chipfile, opt, max_err, prog_out, sum, err, errlen, NULL, NULL);
 }
 /* e2e_graph_sum_opt with groups as the default options form them. */
 /* e2e_graph_run with the default options in dtype and group_max. */

@@ -1,6 +1,8 @@
-/* test_backend_multimg.c - pointwise convs whose tiles cover several images
- * (lower/conv.c: BkLow.nb, split "Nb<n>") and strided 1x1 convs that load
- * only the rows and columns they read (BkLow.compact).
+/* test_backend_multimg.c - convs whose tiles cover several images
+ * (lower/conv.c: BkLow.nb, split "Nb<n>"; pointwise ones as one tall
+ * image, windowed ones stacked with zero rows between the images) and
+ * strided 1x1 convs that load only the rows and columns they read
+ * (BkLow.compact). Windowed stacks give the bytes of one image a tile.
  * Every graph is compiled with the default options (grouping on, where
  * those tile shapes are offered), run on the simulator in full mode
  * (arithmetic, timing and the race detector) and compared with the
@@ -15,41 +17,58 @@
 
 static uint32_t rng = 11;
 
-/* x [xd] -> Conv 1x1 (w [OC][C][1][1], bias, strides s) named "conv" ->
+/* Kernel, stride, padding and dilation of a graph's convs. */
+typedef struct Win { int k, stride, pad, dil; } Win;
+
+static void set_window(IrGraph *g, int n, Win w, AtlErr *e)
+{
+    int64_t s[2] = {w.stride, w.stride}, p[4] = {w.pad, w.pad, w.pad, w.pad}, d[2] = {w.dil, w.dil};
+    if (w.stride > 1) ir_set_attr_ints(g, n, "strides", s, 2, e);
+    if (w.pad) ir_set_attr_ints(g, n, "pads", p, 4, e);
+    if (w.dil > 1) ir_set_attr_ints(g, n, "dilations", d, 2, e);
+}
+
+/* x [xd] -> Conv k x k (w [OC][C][k][k], bias, window w) named "conv" ->
  * Relu -> (+ r, a second input-free residual: Conv output of the same
- * shape from x through a second 1x1 conv "side", when residual) -> y. */
-static void pw_graph(IrGraph *g, const int64_t xd[4], int oc, int stride, int residual)
+ * shape from x through a second conv "side" of the same window, when
+ * residual) -> y. */
+static void conv_graph(IrGraph *g, const int64_t xd[4], int oc, Win win, int residual)
 {
     AtlErr e;
     ir_init(g);
     g->opset = 14;
     ir_add_input(g, "x", IR_F32, 4, xd, &e);
-    int64_t wd[4] = {oc, xd[1], 1, 1}, bd[1] = {oc}, s[2] = {stride, stride};
+    int64_t wd[4] = {oc, xd[1], win.k, win.k}, bd[1] = {oc};
     e2e_rand_const(g, "w", 4, wd, 0.2f, &rng);
     e2e_rand_const(g, "b", 1, bd, 0.5f, &rng);
     int n = ir_add_op(g, "Conv", "conv", "x,w,b", "c", &e);
-    if (stride > 1) ir_set_attr_ints(g, n, "strides", s, 2, &e);
+    set_window(g, n, win, &e);
     if (!residual) {
         ir_add_op(g, "Relu", "relu", "c", "y", &e);
         ir_add_output(g, "y", &e);
         return;
     }
-    /* the residual operand: another 1x1 conv of x (stride 1 and the same
-     * output shape only when stride == 1) */
     e2e_rand_const(g, "w2", 4, wd, 0.2f, &rng);
     int m = ir_add_op(g, "Conv", "side", "x,w2", "r", &e);
-    if (stride > 1) ir_set_attr_ints(g, m, "strides", s, 2, &e);
+    set_window(g, m, win, &e);
     ir_add_op(g, "Relu", "relu", "c", "a", &e);
     ir_add_op(g, "Add", "add", "a,r", "y", &e);
     ir_add_output(g, "y", &e);
+}
+
+/* A 1x1 conv of stride `stride`, no padding. */
+static void pw_graph(IrGraph *g, const int64_t xd[4], int oc, int stride, int residual)
+{
+    Win w = {1, stride, 0, 1};
+    conv_graph(g, xd, oc, w, residual);
 }
 
 /* Compiles g for dtype on chip (group, placement, tile_images options) and
  * runs it; the split of layer `layer` must contain `want` (NULL: no
  * check), the error against the interpreter stay within tol. Frees g;
  * the layer's DRAM bytes read in *dram_rd when not NULL. */
-static void run(IrGraph *g, const char *chip, int dtype, int group, int place, int images, const char *what,
-                const char *layer, const char *want, double tol, uint64_t *dram_rd)
+static void run_y(IrGraph *g, const char *chip, int dtype, int group, int place, int images, const char *what,
+                  const char *layer, const char *want, double tol, uint64_t *dram_rd, uint8_t **y, size_t *ylen)
 {
     double err = -1;
     char msg[1024] = "";
@@ -61,7 +80,7 @@ static void run(IrGraph *g, const char *chip, int dtype, int group, int place, i
     o.group = group;
     o.placement = place;
     o.tile_images = images;
-    int rc = e2e_graph_run(g, chip, &o, &err, NULL, &sum, msg, sizeof msg);
+    int rc = e2e_graph_run_y(g, chip, &o, &err, NULL, &sum, msg, sizeof msg, y, ylen);
     const char *split = "?";
     for (int i = 0; rc == 0 && i < sum.nlayers; i++)
         if (!strcmp(sum.layers[i].name, layer)) {
@@ -79,47 +98,59 @@ static void run(IrGraph *g, const char *chip, int dtype, int group, int place, i
     ir_free(g);
 }
 
-typedef struct Case {
+static void run(IrGraph *g, const char *chip, int dtype, int group, int place, int images, const char *what,
+                const char *layer, const char *want, double tol, uint64_t *dram_rd)
+{
+    run_y(g, chip, dtype, group, place, images, what, layer, want, tol, dram_rd, NULL, NULL);
+}
+
+/* A conv_graph case: input dims, output channels, window, residual Add,
+ * placement, BkOptions.tile_images, the text its split must contain. */
+typedef struct WinCase {
     const char *what;
     const char *chip;
     int64_t xd[4];
-    int oc, stride, residual, place;
-    int images;         /* BkOptions.tile_images (0: the cost model's choice) */
-    const char *want;   /* in the conv's split */
-} Case;
+    int oc;
+    Win win;
+    int residual, place, images;
+    const char *want;
+} WinCase;
 
 #define TINY "configs/tiny.ini"
 #define A1 "configs/a1.ini"
-static const Case cases[] = {
+static const WinCase cases[] = {
     /* m = 49 rows a tile at one image: the cost model takes all images */
-    {"pw N4 7x7", TINY, {4, 64, 7, 7}, 256, 1, 0, BK_PLACE_AUTO, 0, "Nb4 "},
-    {"pw N3 7x7", TINY, {3, 64, 7, 7}, 256, 1, 0, BK_PLACE_AUTO, 0, "Nb3 "},
-    {"pw N5 5x3 residual", TINY, {5, 48, 5, 3}, 96, 1, 1, BK_PLACE_AUTO, 0, "Nb5 "},
-    {"pw N4 a1 K split", A1, {4, 512, 7, 7}, 512, 1, 0, BK_PLACE_AUTO, 0, "Nb4 "},
+    {"pw N4 7x7", TINY, {4, 64, 7, 7}, 256, {1, 1, 0, 1}, 0, BK_PLACE_AUTO, 0, "Nb4 "},
+    {"pw N3 7x7", TINY, {3, 64, 7, 7}, 256, {1, 1, 0, 1}, 0, BK_PLACE_AUTO, 0, "Nb3 "},
+    {"pw N5 5x3 residual", TINY, {5, 48, 5, 3}, 96, {1, 1, 0, 1}, 1, BK_PLACE_AUTO, 0, "Nb5 "},
+    {"pw N4 a1 K split", A1, {4, 512, 7, 7}, 512, {1, 1, 0, 1}, 0, BK_PLACE_AUTO, 0, "Nb4 "},
     /* uneven last image chunks: 2 + 1, 2 + 2 + 1, 3 + 1 */
-    {"pw N3 by 2", TINY, {3, 64, 7, 7}, 256, 1, 0, BK_PLACE_AUTO, 2, "Nb2 "},
-    {"pw N5 by 2 residual", TINY, {5, 48, 5, 3}, 96, 1, 1, BK_PLACE_AUTO, 2, "Nb2 "},
-    {"pw N4 by 3 a1 chip", A1, {4, 256, 7, 7}, 256, 1, 1, BK_PLACE_CHIP, 3, "Nb3 "},
-    {"pw N3 by 2 a1 chip K split", A1, {3, 1024, 7, 7}, 512, 1, 0, BK_PLACE_CHIP, 2, "Nb2 "},
+    {"pw N3 by 2", TINY, {3, 64, 7, 7}, 256, {1, 1, 0, 1}, 0, BK_PLACE_AUTO, 2, "Nb2 "},
+    {"pw N5 by 2 residual", TINY, {5, 48, 5, 3}, 96, {1, 1, 0, 1}, 1, BK_PLACE_AUTO, 2, "Nb2 "},
+    {"pw N4 by 3 a1 chip", A1, {4, 256, 7, 7}, 256, {1, 1, 0, 1}, 1, BK_PLACE_CHIP, 3, "Nb3 "},
+    {"pw N3 by 2 a1 chip K split", A1, {3, 1024, 7, 7}, 512, {1, 1, 0, 1}, 0, BK_PLACE_CHIP, 2, "Nb2 "},
     /* stride 2, odd input sizes: 9x7 -> 5x4, 13x13 -> 7x7 */
-    {"pw s2 N1 9x7", TINY, {1, 32, 9, 7}, 64, 2, 0, BK_PLACE_AUTO, 0, "N1 "},
-    {"pw s2 N4 9x7", TINY, {4, 64, 9, 7}, 128, 2, 0, BK_PLACE_AUTO, 0, "Nb4 "},
-    {"pw s2 N3 by 2 9x7 residual", TINY, {3, 64, 9, 7}, 128, 2, 1, BK_PLACE_AUTO, 2, "Nb2 "},
-    {"pw s2 N3 residual a1", A1, {3, 256, 13, 13}, 256, 2, 1, BK_PLACE_AUTO, 0, NULL},
+    {"pw s2 N1 9x7", TINY, {1, 32, 9, 7}, 64, {1, 2, 0, 1}, 0, BK_PLACE_AUTO, 0, "N1 "},
+    {"pw s2 N4 9x7", TINY, {4, 64, 9, 7}, 128, {1, 2, 0, 1}, 0, BK_PLACE_AUTO, 0, "Nb4 "},
+    {"pw s2 N3 by 2 9x7 residual", TINY, {3, 64, 9, 7}, 128, {1, 2, 0, 1}, 1, BK_PLACE_AUTO, 2, "Nb2 "},
+    {"pw s2 N3 residual a1", A1, {3, 256, 13, 13}, 256, {1, 2, 0, 1}, 1, BK_PLACE_AUTO, 0, NULL},
 };
 
-TEST(pointwise_multi_image)
+/* Every case of v in fp32 and bf16 against the interpreter. */
+static void run_cases(const WinCase *v, size_t n)
 {
     const int dts[2] = {ISA_F32, ISA_BF16};
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+    for (size_t i = 0; i < n; i++)
         for (int d = 0; d < 2; d++) {
-            const Case *c = &cases[i];
+            const WinCase *c = &v[i];
             IrGraph g;
-            pw_graph(&g, c->xd, c->oc, c->stride, c->residual);
+            conv_graph(&g, c->xd, c->oc, c->win, c->residual);
             run(&g, c->chip, dts[d], BK_GROUP_AUTO, c->place, c->images, c->what, "conv", c->want,
                 dts[d] == ISA_F32 ? 1e-4 : 5e-2, NULL);
         }
 }
+
+TEST(pointwise_multi_image) { run_cases(cases, sizeof cases / sizeof cases[0]); }
 
 /* --group none keeps one image a tile and the loads of before. */
 TEST(group_none_one_image)
@@ -150,9 +181,62 @@ TEST(strided_pointwise_reads_what_it_uses)
     }
 }
 
+/* Windowed convs: whole images stacked with zero rows between them
+ * (bk_image_stack). 3x3 stride 1 pad 1 (14x14: rows of 16, 7x7 of 9),
+ * stride 2 pad 1 on odd sizes, dilation 2, no padding, a K split, fused
+ * residual Adds, placement chip, uneven last image chunks. */
+static const WinCase win_cases[] = {
+    {"3x3 N4 7x7", TINY, {4, 32, 7, 7}, 64, {3, 1, 1, 1}, 0, BK_PLACE_AUTO, 0, NULL},
+    /* the cost model takes several images a tile (m = 49 a fold otherwise) */
+    {"3x3 N4 a1 7x7 chosen", A1, {4, 256, 7, 7}, 256, {3, 1, 1, 1}, 0, BK_PLACE_AUTO, 0, "Nb"},
+    {"3x3 N3 by 2 7x7 residual", TINY, {3, 32, 7, 7}, 32, {3, 1, 1, 1}, 1, BK_PLACE_AUTO, 2, "Nb2 "},
+    {"3x3 N5 by 2 6x5", TINY, {5, 16, 6, 5}, 24, {3, 1, 1, 1}, 0, BK_PLACE_AUTO, 2, "Nb2 "},
+    {"3x3 s2 N3 9x7", TINY, {3, 16, 9, 7}, 32, {3, 2, 1, 1}, 0, BK_PLACE_AUTO, 3, "Nb3 "},
+    {"3x3 s2 N5 by 3 11x9 residual", TINY, {5, 16, 11, 9}, 16, {3, 2, 1, 1}, 1, BK_PLACE_AUTO, 3, "Nb3 "},
+    {"3x3 d2 N4 by 3 9x9", TINY, {4, 16, 9, 9}, 32, {3, 1, 2, 2}, 0, BK_PLACE_AUTO, 3, "Nb3 "},
+    {"3x3 pad 0 N3 8x6", TINY, {3, 16, 8, 6}, 16, {3, 1, 0, 1}, 0, BK_PLACE_AUTO, 3, "Nb3 "},
+    {"5x5 s2 pad 2 N4 by 3 9x9", TINY, {4, 8, 9, 9}, 16, {5, 2, 2, 1}, 0, BK_PLACE_AUTO, 3, "Nb3 "},
+    {"3x3 N4 a1 7x7 K split", A1, {4, 512, 7, 7}, 512, {3, 1, 1, 1}, 0, BK_PLACE_AUTO, 4, "Nb4 "},
+    {"3x3 N5 by 2 a1 chip 14x14 residual", A1, {5, 64, 14, 14}, 64, {3, 1, 1, 1}, 1, BK_PLACE_CHIP, 2, "Nb2 "},
+    {"3x3 s2 N3 a1 chip 15x15", A1, {3, 64, 15, 15}, 128, {3, 2, 1, 1}, 0, BK_PLACE_CHIP, 3, "Nb3 "},
+};
+
+TEST(windowed_multi_image) { run_cases(win_cases, sizeof win_cases / sizeof win_cases[0]); }
+
+/* fp32: the zero rows add the products the instruction's padding adds
+ * (+0 x w, exact), the sums keep their order: the same output bytes as
+ * one image a tile (same k chunks: cases whose K stays whole). */
+TEST(windowed_bit_identical)
+{
+    static const WinCase same[] = {
+        {"same 3x3 N5 by 2 7x7 residual", TINY, {5, 8, 7, 7}, 16, {3, 1, 1, 1}, 1, BK_PLACE_AUTO, 2, "Nb2 "},
+        {"same 3x3 s2 N3 9x7", TINY, {3, 8, 9, 7}, 16, {3, 2, 1, 1}, 0, BK_PLACE_AUTO, 3, "Nb3 "},
+        {"same 3x3 d2 N4 by 3 9x9", TINY, {4, 8, 9, 9}, 16, {3, 1, 2, 2}, 0, BK_PLACE_AUTO, 3, "Nb3 "},
+        {"same 3x3 s2 N3 a1 chip 15x15", A1, {3, 64, 15, 15}, 128, {3, 2, 1, 1}, 0, BK_PLACE_CHIP, 3, "Nb3 "},
+    };
+    for (size_t i = 0; i < sizeof same / sizeof same[0]; i++) {
+        const WinCase *c = &same[i];
+        uint8_t *y[2] = {NULL, NULL};
+        size_t len[2] = {0, 0};
+        for (int one = 0; one < 2; one++) {
+            IrGraph g;
+            rng = 77;
+            conv_graph(&g, c->xd, c->oc, c->win, c->residual);
+            run_y(&g, c->chip, ISA_F32, BK_GROUP_AUTO, c->place, one ? 1 : c->images, c->what, "conv",
+                  one ? "N" : c->want, 1e-4, NULL, &y[one], &len[one]);
+        }
+        CHECKF(y[0] && y[1] && len[0] == len[1] && !memcmp(y[0], y[1], len[0]),
+               "%s: output bytes with several images a tile differ from one image a tile", c->what);
+        free(y[0]);
+        free(y[1]);
+    }
+}
+
 int main(void)
 {
     RUN(pointwise_multi_image);
+    RUN(windowed_multi_image);
+    RUN(windowed_bit_identical);
     RUN(group_none_one_image);
     RUN(strided_pointwise_reads_what_it_uses);
     return test_summary("test_backend_multimg");

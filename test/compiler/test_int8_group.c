@@ -336,20 +336,24 @@ TEST(streamed_weights)
     ir_free(&g);
 }
 
-/* Pointwise Int8Conv tiles of several images (lower/qmatrix.c, as
- * lower/conv.c): 4 images by 3 (an uneven last chunk) at stride 1, and 3
+/* Int8Conv tiles of several images (lower/qmatrix.c, as lower/conv.c):
+ * pointwise, 4 images by 3 (an uneven last chunk) at stride 1, and 3
  * images by 2 of a stride-2 1x1 conv on an odd 9x7 input (rows and
- * columns loaded compacted); exact on every chip, the split "Nb<n>". */
-TEST(pointwise_multi_image)
+ * columns loaded compacted); windowed 3x3 pad 1 at stride 1 and 2, whose
+ * stacked images are separated by rows of x's zero point (-3, not 0);
+ * exact on every chip, the split "Nb<n>". */
+TEST(multi_image)
 {
-    static const struct { int N, C, M, H, W, s, images; const char *want; } cs[] = {
-        {4, 64, 128, 7, 7, 1, 3, "Nb3 "},
-        {3, 32, 64, 9, 7, 2, 2, "Nb2 "},
+    static const struct { int N, C, M, H, W, k, s, p, images; const char *want; } cs[] = {
+        {4, 64, 128, 7, 7, 1, 1, 0, 3, "Nb3 "},
+        {3, 32, 64, 9, 7, 1, 2, 0, 2, "Nb2 "},
+        {4, 16, 32, 7, 7, 3, 1, 1, 3, "Nb3 "},
+        {3, 16, 32, 9, 7, 3, 2, 1, 2, "Nb2 "},
     };
-    for (int k = 0; k < 2; k++) {
+    for (size_t k = 0; k < sizeof cs / sizeof cs[0]; k++) {
         IrGraph g;
         new_batch_graph(&g, cs[k].N, cs[k].C, cs[k].H, cs[k].W);
-        qconv(&g, "pw", "x", cs[k].C, cs[k].M, 1, cs[k].s, 0, -3, 4, 1, "y");
+        qconv(&g, "pw", "x", cs[k].C, cs[k].M, cs[k].k, cs[k].s, cs[k].p, -3, 4, 1, "y");
         finish(&g, "y");
         BkOptions o;
         bk_options_default(&o);
@@ -358,7 +362,8 @@ TEST(pointwise_multi_image)
         for (int c = 0; c < 3; c++) {
             char split[64];
             int grouped = 0, n = run_exact(&g, chips3[c], &o, "pw", &grouped, split, sizeof split);
-            printf("  N%d stride %d %-20s %d tensors, split %s\n", cs[k].N, cs[k].s, chips3[c], n, split);
+            printf("  N%d %dx%d stride %d %-20s %d tensors, split %s\n", cs[k].N, cs[k].k, cs[k].k, cs[k].s, chips3[c], n,
+                   split);
             CHECKF(n >= 1, "%s: %d int8 tensors compared", chips3[c], n);
             CHECKF(strstr(split, cs[k].want) != NULL, "%s: split '%s' lacks '%s'", chips3[c], split, cs[k].want);
         }
@@ -372,6 +377,6 @@ int main(void)
     RUN(downsampling_bottleneck);
     RUN(stem_with_maxpool);
     RUN(streamed_weights);
-    RUN(pointwise_multi_image);
+    RUN(multi_image);
     return test_summary("test_int8_group");
 }
