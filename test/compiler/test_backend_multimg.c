@@ -13,7 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include "test/test.h"
-#include "test/compiler/bk_e2e.h"
+#include "test/compiler/bk_split_run.h"
 
 static uint32_t rng = 11;
 
@@ -70,32 +70,14 @@ static void pw_graph(IrGraph *g, const int64_t xd[4], int oc, int stride, int re
 static void run_y(IrGraph *g, const char *chip, int dtype, int group, int place, int images, const char *what,
                   const char *layer, const char *want, double tol, uint64_t *dram_rd, uint8_t **y, size_t *ylen)
 {
-    double err = -1;
-    char msg[1024] = "";
-    BkSummary sum;
-    memset(&sum, 0, sizeof sum);
     BkOptions o;
     bk_options_default(&o);
     o.dtype = dtype;
     o.group = group;
     o.placement = place;
     o.tile_images = images;
-    int rc = e2e_graph_run_y(g, chip, &o, &err, NULL, &sum, msg, sizeof msg, y, ylen);
-    const char *split = "?";
-    for (int i = 0; rc == 0 && i < sum.nlayers; i++)
-        if (!strcmp(sum.layers[i].name, layer)) {
-            split = sum.layers[i].split;
-            if (dram_rd) *dram_rd = sum.layers[i].dram_rd;
-        }
-    printf("  %-34s %-20s %-4s split %-18s max err %.3g%s%s\n", what, chip, dtype == ISA_F32 ? "fp32" : "bf16", split,
-           rc ? -1.0 : err, rc ? " ERROR: " : "", msg);
-    CHECKF(rc == 0, "%s on %s: %s", what, chip, msg);
-    if (rc == 0) {
-        CHECKF(err <= tol, "%s on %s: error %g > %g", what, chip, err, tol);
-        if (want) CHECKF(strstr(split, want) != NULL, "%s on %s: layer '%s' split '%s' lacks '%s'", what, chip, layer, split, want);
-    }
-    bk_summary_free(&sum);
-    ir_free(g);
+    SplitCheck k = {what, dtype == ISA_F32 ? "fp32" : "bf16", layer, want, tol, dram_rd, y, ylen};
+    split_run(g, chip, &o, &k);
 }
 
 static void run(IrGraph *g, const char *chip, int dtype, int group, int place, int images, const char *what,

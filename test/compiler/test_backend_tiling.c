@@ -21,7 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include "test/test.h"
-#include "test/compiler/bk_e2e.h"
+#include "test/compiler/bk_split_run.h"
 
 #define EDGE "configs/edge16k.ini"
 
@@ -48,31 +48,16 @@ static void conv_graph(IrGraph *g, const char *name, const int64_t xd[4], const 
     ir_add_output(g, "y", &e);
 }
 
-/* Compiles and runs g on chip; checks the error and that the layer named
- * `layer` (NULL: any layer) has a split containing `want` (NULL: no
- * check). Frees g. */
+/* Compiles and runs g on chip with --group none; checks the error and
+ * that the layer named `layer` (NULL: any layer) has a split containing
+ * `want` (NULL: no check). Frees g. */
 static void run(IrGraph *g, const char *chip, const char *what, const char *layer, const char *want)
 {
-    double err = -1;
-    char msg[1024] = "";
-    BkSummary sum;
-    memset(&sum, 0, sizeof sum);
     BkOptions o;
     bk_options_default(&o);
     o.group = BK_GROUP_NONE;
-    int rc = e2e_graph_run(g, chip, &o, &err, NULL, &sum, msg, sizeof msg);
-    const char *split = "?";
-    for (int i = 0; rc == 0 && i < sum.nlayers; i++)
-        if (layer ? !strcmp(sum.layers[i].name, layer) : want && strstr(sum.layers[i].split, want) != NULL)
-            split = sum.layers[i].split;
-    printf("  %-28s %-20s split %-18s max err %.3g%s%s\n", what, chip, split, rc ? -1.0 : err, rc ? " ERROR: " : "", msg);
-    CHECKF(rc == 0, "%s on %s: %s", what, chip, msg);
-    if (rc == 0) {
-        CHECKF(err <= 1e-4, "%s on %s: error %g > 1e-4", what, chip, err);
-        if (want) CHECKF(strstr(split, want) != NULL, "%s on %s: layer '%s' split '%s' lacks '%s'", what, chip, layer, split, want);
-    }
-    bk_summary_free(&sum);
-    ir_free(g);
+    SplitCheck k = {what, NULL, layer, want, 1e-4, NULL, NULL, NULL};
+    split_run(g, chip, &o, &k);
 }
 
 /* 3x3 conv on 8 images of 2x2 with C input channels and 2 output
