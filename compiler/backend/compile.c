@@ -690,11 +690,20 @@ static int compile_staged(const IrGraph *g, const AtlChip *chip, const BkOptions
     double t0 = atl_clock_s();
     if (bk_emit_init(&emit, &st[0].c, e)) goto done;
     for (int i = 0; i < n; i++) {
-        /* into or out of a chip stage: every core waits for every other */
-        BkBarrier all = {0, ISA_NUM_ENGINES * cfg_total_cores(chip), ISA_SCOPE_CHIP, {0, cfg_total_cores(chip)}};
-        if (i && plan->chip[i] && !plan->chip[i - 1] && st[i].nunits &&
-            bk_emit_barrier(&emit, &all, st[i].sched.seg[0].layer->layer_id, e))
-            goto done;
+        /* into a chip stage: every core waits for every other. On the K
+         * clusters that ran the stage before, the barrier counts for its
+         * last layer (they wait there for its slowest cluster: its
+         * imbalance); on the others, which had nothing to do in it, for
+         * the chip stage's first, as before. So the chip stage's profile
+         * row holds no wait of the stage before's cores. */
+        if (i && plan->chip[i] && !plan->chip[i - 1] && st[i].nunits && st[i - 1].sched.n) {
+            int cores = cfg_total_cores(chip), ran = K * chip->cores_per_cluster;
+            const BkSchedule *before = &st[i - 1].sched;
+            BkBarrier all = {0, ISA_NUM_ENGINES * cores, ISA_SCOPE_CHIP, {0, ran}};
+            if (bk_emit_barrier(&emit, &all, before->seg[before->n - 1].layer->layer_id, e)) goto done;
+            all.set = (BkCoreSet){ran, cores - ran};
+            if (ran < cores && bk_emit_barrier(&emit, &all, st[i].sched.seg[0].layer->layer_id, e)) goto done;
+        }
         if (stage_emit(&st[i], &emit, e)) goto done;
     }
     if (bk_emit_finish(&emit, e)) goto done;

@@ -3,10 +3,11 @@
  * batch 2 on a1 (two clusters run stage 0, one image each; the other two
  * have nothing to do in it) with stage 1 on the whole chip.
  *
- * Checks, in the .abm's streams: on every engine of every core of the
- * chip, the first instruction of the chip stage's first layer is a
- * barrier of chip scope counting every engine of the chip, and no
- * instruction of stage 0 comes after it. Without it the idle clusters'
+ * Checks, in the .abm's streams: every engine of every core of the chip
+ * has one barrier of chip scope counting every engine of the chip, no
+ * instruction of the chip stage before it and none of stage 0 after it
+ * (the barrier itself counts for stage 0's last layer on the clusters
+ * that ran stage 0, for the chip stage's first on the others). Without it the idle clusters'
  * cores would start stage 1 at once and read the boundary before the
  * other clusters wrote it (a race the simulator's detector may miss: the
  * reads and the writes need not overlap in time). */
@@ -51,7 +52,7 @@ TEST(chip_stage_opens_with_a_chip_barrier)
     REQUIRE(abm_decode(&v, sc, v.scratch_needed, &e) == 0);
     AbmVariant var = abm_variant(&v, 0);
     CHECK_EQ_INT((int)var.core_count, 16);
-    int opened = 0, late = 0;
+    int opened = 0, late = 0, early = 0;
     for (uint32_t c = 0; c < var.core_count; c++)
         for (uint32_t g = 0; g < ABM_ENGINES; g++) {
             AbmStream str = abm_stream(&v, 0, c, g);
@@ -60,14 +61,19 @@ TEST(chip_stage_opens_with_a_chip_barrier)
                 AtlInsn in;
                 if (isa_decode(str.data + k, &in, &e)) { CHECKF(0, "%s", e.msg); break; }
                 if (in.op == ISA_OP_END) break;
-                if (!seen && in.layer == first) {
+                int layer = (int)isa_tag_layer(in.layer);   /* a group member's tag counts for its group */
+                if (!seen && in.op == ISA_OP_BARRIER && in.scope == ISA_SCOPE_CHIP && in.bar_count == 16 * ISA_NUM_ENGINES) {
+                    opened++;
                     seen = 1;
-                    opened += in.op == ISA_OP_BARRIER && in.scope == ISA_SCOPE_CHIP && in.bar_count == 16 * ISA_NUM_ENGINES;
-                } else if (seen && in.layer < first)
+                } else if (seen && layer < first) {
                     late++;
+                } else if (!seen && layer >= first) {
+                    early++;
+                }
             }
         }
     CHECK_EQ_INT(opened, 16 * ABM_ENGINES);
+    CHECK_EQ_INT(early, 0);
     CHECK_EQ_INT(late, 0);
     free(sc);
     free(buf);

@@ -168,8 +168,44 @@ TEST(stage_profile_adds_up)
     free(cabm);
 }
 
+/* A chip stage after a split one ("1,CUT:c"): the chip barrier that opens
+ * it, where every core waits for stage 0's slowest cluster, counts for
+ * stage 0, so the chip stage holds no more core-cycles than its span on
+ * every core (it held the wait too before, and showed more cycles than
+ * its span), and stage 0's row ends where the chip stage's begins. */
+TEST(chip_stage_holds_its_span)
+{
+    AtlChip chip;
+    AtlErr e;
+    REQUIRE(cfg_load("configs/a1.ini", &chip, &e) == 0);
+    size_t len = 0;
+    uint64_t macs = 0;
+    uint8_t *abm = compile(&chip, BK_PLACE_AUTO, "1," CUT ":c", &len, &macs);
+    REQUIRE(abm);
+    AtlDevice *dev;
+    const AtlVariantInfo *v;
+    AtlModel *m = load_run(&dev, &chip, abm, len, &v);
+    REQUIRE(m);
+    REQUIRE(v->n_stages == 2);
+    CHECK(v->stages[1].instances == 1 && v->stages[1].micro_batch == 8 && v->stages[1].cores == 16);
+    AtlProfile p;
+    REQUIRE(atl_profile(m, &p) == ATL_OK);
+    REQUIRE(p.n_stages == 2);
+    const AtlStageProfile *g0 = &p.stages[0], *g1 = &p.stages[1];
+    printf("  stage 0: %llu cycles over [%llu, %llu); chip stage: %llu cycles over [%llu, %llu)\n",
+           (unsigned long long)g0->cycles, (unsigned long long)g0->first, (unsigned long long)g0->last,
+           (unsigned long long)g1->cycles, (unsigned long long)g1->first, (unsigned long long)g1->last);
+    CHECKF(g1->cycles <= g1->last - g1->first, "the chip stage held %llu cycles a core in a span of %llu",
+           (unsigned long long)g1->cycles, (unsigned long long)(g1->last - g1->first));
+    CHECK(g1->first >= g0->last);
+    atl_unload(m);
+    atl_close(dev);
+    free(abm);
+}
+
 int main(void)
 {
     RUN(stage_profile_adds_up);
+    RUN(chip_stage_holds_its_span);
     return test_summary("test_stage_profile");
 }
