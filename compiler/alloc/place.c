@@ -89,7 +89,8 @@ static void share_views(BkCtx *c, int *io_of)
  * y over x in place (MemBuffer.overwrite): each output tile loads the box
  * of x it then stores to, on the same core, before the store; no other
  * tile reads that box. Not when the conv itself reads x (its windows reach
- * other tiles' boxes); a chain checks its members (lower/chain.c). */
+ * other tiles' boxes); a chain refuses an output that shares bytes with
+ * its inputs (lower/chain.c). */
 static void pair_in_place(const BkCtx *c, MemBuffer *bufs, const int *bufi, const int *first, const int *last)
 {
     const IrGraph *g = c->g;
@@ -428,7 +429,6 @@ int bk_place(BkCtx *c, AtlErr *e)
         bufs[nb].alias_of = -1;
         bufi[t] = nb++;
     }
-    if (c->split && !c->keep_activations) pair_in_place(c, bufs, bufi, first, last);
     MemPlanResult res;
     memset(&res, 0, sizeof res);
     if (c->keep_activations) {
@@ -439,6 +439,12 @@ int bk_place(BkCtx *c, AtlErr *e)
         }
         res.sum_of_buffers = res.footprint;
     } else if (nb && memplan_assign(bufs, nb, &res, e)) { atl_err_prefix(e, "activation placement"); goto done; }
+    /* only where the SRAM is short: an in-place result keeps a chain that
+     * ends at its conv from forming (lower/chain.c) */
+    if (c->split && nb && !c->keep_activations && res.footprint > c->sram_cap) {
+        pair_in_place(c, bufs, bufi, first, last);
+        if (memplan_assign(bufs, nb, &res, e)) { atl_err_prefix(e, "activation placement"); goto done; }
+    }
     uint64_t all_sum = res.sum_of_buffers;
     if (c->bands && nb && to_bands(c, bufs, bufi, nb, e)) goto done;
     if (c->sram_cap && !c->bands && nb && to_sram(c, bufs, bufi, nb, &res, e)) goto done;
