@@ -5,7 +5,9 @@
  * order. Placing one buffer: gather the placed buffers whose lifetimes
  * overlap it, sort them by offset, and walk the gaps between them; first-fit
  * packers take the lowest aligned gap that fits, the best-fit packer the
- * smallest such gap. The winning plan is the smallest footprint; ties go to
+ * smallest such gap; a buffer with an in-place partner placed (`overwrite`)
+ * takes the partner's offset instead when nothing else live is there, since
+ * it then costs no memory at all. The winning plan is the smallest footprint; ties go to
  * the earlier strategy so results are deterministic.
  */
 #include <stdlib.h>
@@ -27,6 +29,7 @@ typedef struct {
     char *placed;
     Range *scratch;
     int *sort_tmp;
+    int has_pairs;    /* some root has an in-place partner */
 } Packer;
 
 static const char *const strategy_names[MEMPLAN_NUM_STRATEGIES] = {
@@ -95,10 +98,41 @@ static void sort_order(Packer *p, KeyCmp cmp, int *tmp)
     }
 }
 
+/* Buffers i and j form an in-place pair (either way round). */
+static int in_place_pair(const MemBuffer *bufs, int i, int j)
+{
+    return bufs[i].overwrite == j + 1 || bufs[j].overwrite == i + 1;
+}
+
+/* An offset shared with a placed in-place partner of root r that no other
+ * placed root live beside r touches (the first such partner's), or
+ * UINT64_MAX. */
+static uint64_t shared_offset(const Packer *p, int r)
+{
+    uint64_t size = p->bufs[r].size, align = p->bufs[r].align;
+    for (int k = 0; k < p->nroots; k++) {
+        int q = p->order[k];
+        if (!p->placed[q] || !in_place_pair(p->bufs, r, q)) continue;
+        uint64_t at = p->offset[q];
+        if (align > 1 && at % align) continue;
+        int free = 1;
+        for (int j = 0; j < p->nroots && free; j++) {
+            int o = p->order[j];
+            if (!p->placed[o] || (in_place_pair(p->bufs, r, o) && p->offset[o] == at)) continue;
+            if (p->last[o] < p->first[r] || p->last[r] < p->first[o]) continue;
+            free = p->offset[o] + p->bufs[o].size <= at || at + size <= p->offset[o];
+        }
+        if (free) return at;
+    }
+    return UINT64_MAX;
+}
+
 /* Lowest (or best-fitting) aligned offset for root r among placed roots. */
 static uint64_t find_gap(Packer *p, int r, int best_fit)
 {
     uint64_t size = p->bufs[r].size, align = p->bufs[r].align;
+    uint64_t shared = p->has_pairs ? shared_offset(p, r) : UINT64_MAX;
+    if (shared != UINT64_MAX) return shared;
     int nr = 0;
     for (int k = 0; k < p->nroots; k++) {
         int o = p->order[k];
@@ -206,6 +240,12 @@ int memplan_assign(MemBuffer *bufs, int n, MemPlanResult *res, AtlErr *e)
         if (p.root[i] != i) continue;
         p.order[p.nroots++] = i;
         res->sum_of_buffers += bufs[i].size;
+        int q = bufs[i].overwrite - 1;
+        if (q < -1 || q >= n || q == i || (q >= 0 && bufs[q].alias_of >= 0)) {
+            atl_fail(e, "memplan: buffer %d overwrites buffer %d, which is not another root buffer", i, q);
+            goto done;
+        }
+        if (q >= 0) p.has_pairs = 1;
     }
     res->footprint = UINT64_MAX;
     for (int s = 0; s < MEMPLAN_NUM_STRATEGIES; s++) {
@@ -237,6 +277,17 @@ static int root_of(const MemBuffer *bufs, int n, int i, uint64_t *off)
     return i;
 }
 
+void memplan_subset(const MemBuffer *all, const int *idx, int m, MemBuffer *out)
+{
+    for (int k = 0; k < m; k++) {
+        out[k] = all[idx[k]];
+        int q = all[idx[k]].overwrite - 1;
+        out[k].overwrite = 0;
+        for (int j = 0; q >= 0 && j < m; j++)
+            if (idx[j] == q) out[k].overwrite = j + 1;
+    }
+}
+
 int memplan_verify(const MemBuffer *bufs, int n, AtlErr *e)
 {
     for (int i = 0; i < n; i++) {
@@ -252,6 +303,8 @@ int memplan_verify(const MemBuffer *bufs, int n, AtlErr *e)
             if (root_of(bufs, n, j, &oj) == ri) continue; /* same storage by design */
             if (bufs[i].last < bufs[j].first || bufs[j].last < bufs[i].first) continue;
             if (bufs[i].size == 0 || bufs[j].size == 0) continue;
+            if (ri == i && root_of(bufs, n, j, &oj) == j && in_place_pair(bufs, i, j) && bufs[i].offset == bufs[j].offset)
+                continue;   /* written in place over its partner */
             if (bufs[i].offset + bufs[i].size <= bufs[j].offset || bufs[j].offset + bufs[j].size <= bufs[i].offset)
                 continue;
             return atl_fail(e, "memplan: buffers %d and %d are live together and overlap", i, j);

@@ -2,9 +2,13 @@
  *
  * Reads: a list of buffers, each with a size, an alignment and the interval
  * of schedule steps [first, last] during which it must hold its data, plus
- * optional aliasing (a view that shares its parent's storage at an offset).
+ * optional aliasing (a view that shares its parent's storage at an offset),
+ * plus optional in-place pairs (a buffer that may take exactly the offset of
+ * one whose last step is its first: a layer that writes each element over
+ * the one of that input it has just read, see `overwrite`).
  * Guarantees: every non-alias buffer gets an offset such that no two buffers
- * whose intervals overlap share a byte, every offset is aligned, and the
+ * whose intervals overlap share a byte (except an in-place pair at the same
+ * offset; a pair never overlaps otherwise), every offset is aligned, and the
  * footprint (max offset + size) is the smallest of the packers tried.
  * Why several packers: no single greedy order wins on every graph (tpu-mlir
  * tries three and keeps the smallest); trying them costs milliseconds.
@@ -23,6 +27,10 @@ typedef struct MemBuffer {
     int first, last;    /* live steps, inclusive; first <= last */
     int alias_of;       /* -1, or index of the buffer whose storage this one shares */
     uint64_t alias_offset;
+    int overwrite;      /* 0, or 1 + index of a root buffer this root may
+                         * overwrite in place: both at the same offset, or
+                         * apart (the packer takes the shared offset when it
+                         * is free of every other live buffer) */
     uint64_t offset;    /* output */
 } MemBuffer;
 
@@ -48,7 +56,11 @@ const char *memplan_strategy_name(MemStrategy s);
  * alignment not a power of two), naming the buffer index. */
 int memplan_assign(MemBuffer *bufs, int n, MemPlanResult *res, AtlErr *e);
 
-/* Checks a plan: no overlap in time and space between live buffers, all
- * aligned. Used by tests and by the compiler's verifier. */
+/* out[k] = all[idx[k]] for k < m, their `overwrite` renumbered into the
+ * subset (0 when the partner is not in it): packing part of a plan. */
+void memplan_subset(const MemBuffer *all, const int *idx, int m, MemBuffer *out);
+
+/* Checks a plan: no overlap in time and space between live buffers (an
+ * in-place pair only at the same offset), all aligned. Used by tests and by the compiler's verifier. */
 int memplan_verify(const MemBuffer *bufs, int n, AtlErr *e);
 #endif

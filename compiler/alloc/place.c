@@ -84,6 +84,30 @@ static void share_views(BkCtx *c, int *io_of)
     }
 }
 
+/* Placement split: a conv whose residual tail reads a tensor x that dies
+ * there (last[x] is its step) and writes a same-sized result y may write
+ * y over x in place (MemBuffer.overwrite): each output tile loads the box
+ * of x it then stores to, on the same core, before the store; no other
+ * tile reads that box. Not when the conv itself reads x (its windows reach
+ * other tiles' boxes); a chain refuses an output that shares bytes with
+ * its inputs (lower/chain.c). */
+static void pair_in_place(const BkCtx *c, MemBuffer *bufs, const int *bufi, const int *first, const int *last)
+{
+    const IrGraph *g = c->g;
+    for (int i = 0; i < g->nn; i++) {
+        const IrNode *n = &g->nodes[i];
+        if (n->dead || c->skip[i] || c->tail[i] < 0 || n->nout < 1 || n->out[0] < 0) continue;
+        const IrNode *a = &g->nodes[c->tail[i]];
+        int q = a->in[0] == n->out[0] ? a->in[1] : a->in[0];
+        int rx = root_of(c, q), ry = root_of(c, n->out[0]), conv_reads_x = 0;
+        for (int k = 0; k < n->nin; k++)
+            if (n->in[k] >= 0 && !g->t[n->in[k]].data && root_of(c, n->in[k]) == rx) conv_reads_x = 1;
+        if (conv_reads_x || rx == ry || bufi[rx] < 0 || bufi[ry] < 0 || last[rx] != i || first[ry] != i) continue;
+        if (bufs[bufi[rx]].size != bufs[bufi[ry]].size) continue;
+        bufs[bufi[ry]].overwrite = bufi[rx] + 1;
+    }
+}
+
 /* Placement split: which activation buffers live in the cluster's SRAM.
  * Two choices, the one leaving fewer bytes in DRAM kept:
  *   - the buffers the liveness packing of all of them put wholly below the
@@ -115,8 +139,9 @@ static int choose_sram(const BkCtx *c, MemBuffer *bufs, int nb, int *sram, AtlEr
         if (bufs[i].size > c->sram_cap) { left_b += bufs[i].size; continue; }
         int idx[1024], m = 0;
         for (int q = 0; q < nb && m < 1024; q++)
-            if (pick[q] || q == i) { set[m] = bufs[q]; idx[m++] = q; }
+            if (pick[q] || q == i) idx[m++] = q;
         if (m == 1024) { left_b += bufs[i].size; continue; }
+        memplan_subset(bufs, idx, m, set);
         MemPlanResult r;
         memset(&r, 0, sizeof r);
         if (memplan_assign(set, m, &r, e)) goto done;
@@ -153,11 +178,10 @@ static int to_sram(BkCtx *c, MemBuffer *bufs, int *bufi, int nb, MemPlanResult *
     for (int i = 0; i < nb; i++) {
         if (sram[i]) {
             if (bufs[i].offset + bufs[i].size > c->act_sram) c->act_sram = bufs[i].offset + bufs[i].size;
-        } else {
-            rest[nl] = bufs[i];
+        } else
             left[nl++] = i;
-        }
     }
+    memplan_subset(bufs, left, nl, rest);
     memset(res, 0, sizeof *res);
     if (nl && memplan_assign(rest, nl, res, e)) { atl_err_prefix(e, "activation placement"); goto done; }
     for (int k = 0; k < nl; k++) bufs[left[k]].offset = rest[k].offset;
@@ -241,7 +265,8 @@ static int band_option(BkCtx *c, const MemBuffer *bufs, const int *bufi, int nb,
     /* choose_sram's first choice keeps the offsets it is given */
     int m = 0;
     for (int i = 0; i < nb; i++)
-        if (v[i].size <= c->sram_cap) { w[m] = v[i]; wi[m++] = i; }
+        if (v[i].size <= c->sram_cap) wi[m++] = i;
+    memplan_subset(v, wi, m, w);
     MemPlanResult pr;
     memset(&pr, 0, sizeof pr);
     if (m && memplan_assign(w, m, &pr, e)) { atl_err_prefix(e, "row band placement"); return -1; }
@@ -414,6 +439,12 @@ int bk_place(BkCtx *c, AtlErr *e)
         }
         res.sum_of_buffers = res.footprint;
     } else if (nb && memplan_assign(bufs, nb, &res, e)) { atl_err_prefix(e, "activation placement"); goto done; }
+    /* only where the SRAM is short: an in-place result keeps a chain that
+     * ends at its conv from forming (lower/chain.c) */
+    if (c->split && nb && !c->keep_activations && res.footprint > c->sram_cap) {
+        pair_in_place(c, bufs, bufi, first, last);
+        if (memplan_assign(bufs, nb, &res, e)) { atl_err_prefix(e, "activation placement"); goto done; }
+    }
     uint64_t all_sum = res.sum_of_buffers;
     if (c->bands && nb && to_bands(c, bufs, bufi, nb, e)) goto done;
     if (c->sram_cap && !c->bands && nb && to_sram(c, bufs, bufi, nb, &res, e)) goto done;

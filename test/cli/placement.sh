@@ -6,7 +6,8 @@
 # an instance reading or writing another's images is caught; the simulator's
 # race detector (always on) finds no unordered access between clusters;
 # staged schedules (--stage-plan: stage 0 one image per instance, the rest
-# two) give the same bytes too, on a1 and tiny; so does int8; --placement, --micro-batch,
+# two) give the same bytes too, on a1 and tiny; so does int8; so do residual
+# tails written in place (a1 with 128 KiB of SRAM); --placement, --micro-batch,
 # --schedule and --stage-plan and their errors; auto's choice.
 . test/cli/lib.inc
 GEN=$BUILD/test/host/test_run_gen
@@ -35,6 +36,21 @@ same resnet20_a1_b8 resnet20_cifar $A1 8
 same digits_a1_b8_mb1 digits_cnn $A1 8 1
 same lenet5_tiny_b4 lenet5 configs/tiny.ini 4
 [ $full = 1 ] && same resnet20_tiny_b4_mb2 resnet20_cifar configs/tiny.ini 4 2
+# a1 with 128 KiB of SRAM per cluster: resnet20_cifar's activations of one
+# image do not all fit, so its residual tails write over their dying
+# residuals in place (alloc/place.c); every tensor then stays in SRAM (one
+# in DRAM otherwise) and the outputs equal the chip's, race-free
+sed 's/^bytes = 4M .*/bytes = 128K/' $A1 > "$TMPD/a1_128k.ini"
+"$GEN" --extract models/resnet20_cifar.ref.npz input "$TMPD/one.npy" > /dev/null 2>&1
+"$GEN" --vary "$TMPD/one.npy" 4 "$TMPD/in_inplace.npy" > /dev/null 2>&1
+for p in split chip; do
+    expect_ok "inplace_${p}_compiles" "$ATOLL" compile models/resnet20_cifar.onnx --chip "$TMPD/a1_128k.ini" --batch 4 \
+        --placement $p --micro-batch 1 -o "$TMPD/ip_$p.abm"
+    [ $p = split ] && expect_grep inplace_all_in_sram "in DRAM          : 0 intermediate tensors" "$TMPD/out"
+    expect_ok "inplace_${p}_runs" "$ATOLL" run "$TMPD/ip_$p.abm" --chip "$TMPD/a1_128k.ini" --input "$TMPD/in_inplace.npy" \
+        --output "$TMPD/ip_$p.npy"
+done
+expect_ok inplace_identical "$GEN" --compare "$TMPD/ip_split.npy" "$TMPD/ip_chip.npy"
 # staged NAME MODEL CHIP BATCH PLAN [WHAT]: the stage plan compiles (its
 # summary shows WHAT, by default stage 1 in instances of 2 images) and gives
 # the outputs of the chip

@@ -11,8 +11,14 @@
  * a graph output, a broadcast operand. The per-layer summary says which
  * layers exist (a fused Add is no layer of its own: "Conv+Add+Relu").
  * Groups of several layers are kept off (BkOptions.group_max = 1), so the
- * tails run in the convolution's own tiles, which is what is tested. */
+ * tails run in the convolution's own tiles, which is what is tested.
+ * With placement split a tail whose residual dies at it writes its result
+ * over the residual in place (alloc/place.c): a bottleneck-like block
+ * checked exact against the interpreter and placement chip (bit for bit),
+ * race-free in the simulator's full mode, and its SRAM peak two tensors
+ * instead of three. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include "test/test.h"
 #include "test/compiler/bk_graph_run.h"
@@ -153,6 +159,70 @@ TEST(multicast_conv_keeps_its_tail)
     ir_free(&g);
 }
 
+/* A 1x1 conv of x, C -> M channels, no bias, into `out`. */
+static void conv1x1(IrGraph *g, const char *name, const char *x, int C, int M, const char *out)
+{
+    AtlErr e;
+    char w[64], ins[160];
+    int64_t wd[4] = {M, C, 1, 1};
+    snprintf(w, sizeof w, "%s_w", name);
+    snprintf(ins, sizeof ins, "%s,%s", x, w);
+    cst(g, w, 4, wd, 0.3f);
+    ir_add_op(g, "Conv", name, ins, out, &e);
+}
+
+/* x -> 3x3 conv+Relu -> t -> 1x1 conv+Relu -> u -> 1x1 conv (+ t) + Relu
+ * -> y -> 1x1 conv -> out, batch 2: t dies at the tail, so with placement
+ * split y is written over t when the SRAM is short. Every activation is
+ * 8 x 256 x 192 f32 (1.5 MiB): a1's 4 MiB of SRAM holds two, not three.
+ * With the pair it holds t and u, then y (over t) and u, then y: no
+ * tensor in DRAM; without it one of them goes to DRAM. */
+TEST(split_tail_overwrites_its_dying_residual)
+{
+    IrGraph g;
+    AtlErr e;
+    int64_t xd[4] = {2, 1, 256, 192};
+    const uint64_t act = 8 * 256 * 192 * 4;
+    new_graph(&g, "x", 4, xd);
+    conv3(&g, "c0", "x", 1, 8, "t0");
+    ir_add_op(&g, "Relu", "r0", "t0", "t", &e);
+    conv1x1(&g, "c1", "t", 8, 8, "u0");
+    ir_add_op(&g, "Relu", "r1", "u0", "u", &e);
+    conv1x1(&g, "c2", "u", 8, 8, "v");
+    ir_add_op(&g, "Add", "add", "v,t", "s", &e);
+    ir_add_op(&g, "Relu", "r2", "s", "y", &e);
+    conv1x1(&g, "c3", "y", 8, 8, "out");
+    ir_add_output(&g, "out", &e);
+    uint8_t *ys[2] = {NULL, NULL};
+    size_t yn[2] = {0, 0};
+    for (int split = 0; split < 2; split++) {
+        BkOptions o;
+        bk_options_default(&o);
+        o.group_max = 1;
+        o.placement = split ? BK_PLACE_SPLIT : BK_PLACE_CHIP;
+        o.micro_batch = split;
+        o.schedule = BK_SCHED_UNIFORM;
+        BkSummary sum;
+        memset(&sum, 0, sizeof sum);
+        double err;
+        char msg[1024] = "";
+        int rc = e2e_graph_run_y(&g, "configs/a1.ini", &o, &err, NULL, &sum, msg, sizeof msg, &ys[split], &yn[split]);
+        CHECKF(rc == 0, "in-place tail (%s): %s", split ? "split" : "chip", msg);
+        if (rc == 0) CHECKF(err <= 2e-6, "in-place tail (%s): error %g", split ? "split" : "chip", err);
+        if (rc == 0 && split) {
+            CHECK_EQ_INT(sum.split, 1);
+            CHECKF(sum.act_sram == 2 * act, "SRAM peak %llu bytes, expected %llu (y over t)",
+                   (unsigned long long)sum.act_sram, (unsigned long long)(2 * act));
+            CHECK_EQ_INT(sum.act_dram_tensors, 0);
+        }
+        bk_summary_free(&sum);
+    }
+    CHECK(ys[0] && ys[1] && yn[0] == yn[1] && !memcmp(ys[0], ys[1], yn[0]));
+    free(ys[0]);
+    free(ys[1]);
+    ir_free(&g);
+}
+
 TEST(no_fusion_where_it_would_be_wrong)
 {
     AtlErr e;
@@ -191,6 +261,7 @@ int main(void)
     RUN(the_later_of_two_convs_takes_the_add);
     RUN(split_conv_keeps_its_tail);
     RUN(multicast_conv_keeps_its_tail);
+    RUN(split_tail_overwrites_its_dying_residual);
     RUN(no_fusion_where_it_would_be_wrong);
     return test_summary("test_backend_tail");
 }

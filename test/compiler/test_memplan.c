@@ -123,6 +123,39 @@ TEST(verify_catches_overlap)
     CHECK_STR_CONTAINS(e.msg, "overlap");
 }
 
+/* x [0,2] dies where y [2,4] is written in place over it; z [1,2] lives
+ * beside both. With the pair, y takes x's offset and the peak is x + z;
+ * without it, x + z + y. A pair at different offsets that overlap, or an
+ * overwrite naming no other buffer, is refused. */
+TEST(in_place_pair_shares_its_partner_offset)
+{
+    MemBuffer b[3] = {buf(4096, 0, 2), buf(1024, 1, 2), buf(4096, 2, 4)};
+    MemPlanResult r;
+    AtlErr e;
+    REQUIRE(memplan_assign(b, 3, &r, &e) == 0);
+    CHECK_EQ_INT((int)r.footprint, 4096 + 1024 + 4096);
+    b[2].overwrite = 1;
+    REQUIRE(memplan_assign(b, 3, &r, &e) == 0);
+    CHECK_EQ_INT((int)r.footprint, 4096 + 1024);
+    CHECK(b[2].offset == b[0].offset);
+    CHECK(memplan_verify(b, 3, &e) == 0);
+    for (int s = 0; s < MEMPLAN_NO_REUSE; s++) CHECK_EQ_INT((int)r.by_strategy[s], 4096 + 1024);
+    b[2].offset = b[0].offset + 64;
+    CHECK(memplan_verify(b, 3, &e) == -1);
+    CHECK_STR_CONTAINS(e.msg, "overlap");
+    b[2].overwrite = 3;
+    CHECK(memplan_assign(b, 3, &r, &e) == -1);
+    CHECK_STR_CONTAINS(e.msg, "buffer 2 overwrites buffer 2");
+    /* a subset keeps the pair when both are in it, drops it otherwise */
+    MemBuffer sub[2];
+    b[2].overwrite = 1;
+    int both[2] = {0, 2}, one[2] = {1, 2};
+    memplan_subset(b, both, 2, sub);
+    CHECK_EQ_INT(sub[1].overwrite, 1);
+    memplan_subset(b, one, 2, sub);
+    CHECK_EQ_INT(sub[1].overwrite, 0);
+}
+
 int main(void)
 {
     RUN(chain_reuses_memory);
@@ -132,5 +165,6 @@ int main(void)
     RUN(same_input_same_plan);
     RUN(bad_input_is_named);
     RUN(verify_catches_overlap);
+    RUN(in_place_pair_shares_its_partner_offset);
     return test_summary("test_memplan");
 }
