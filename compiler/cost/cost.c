@@ -458,6 +458,43 @@ static int siblings(const CCore *ks, const BkSegment *sg, int core, int pos, uin
     return n;
 }
 
+/* The times at which core k has something for the replay to do next
+ * (UINT64_MAX: nothing): issue its next compute step, check its active
+ * flow's completion, start the DMA at the head of its queue. They change
+ * only with the core's own state, so the replay recomputes them for the
+ * cores an event touched (`dirty`) and keeps the others'. */
+typedef struct CNext { uint64_t issue, check, start; } CNext;
+
+static int next_events(BkCtx *c, const BkSegment *sg, int core, CCore *k, CNext *x, AtlErr *e)
+{
+    if (k->next < k->tab.n && (k->pos >= k->nq || k->opened >= k->ncomp) && build_more(c, sg, core, k, 0, e)) return -1;
+    x->issue = k->cand_eng >= 0 ? k->cand_t : UINT64_MAX;
+    x->check = k->active ? k->due : UINT64_MAX;
+    x->start = UINT64_MAX;
+    if (k->active || k->pos >= k->nq) return 0;
+    const CDma *d = &k->q[k->pos];
+    uint64_t r = k->dma_free, sig;
+    if (d->wait >= 0) {
+        if (!signalled(k, d->wait, &sig)) return 0;
+        r = max64(r, sig);
+    }
+    x->start = r;
+    return 0;
+}
+
+/* Marks the cores dma_finished touches when core's head DMA completes:
+ * it, and the cores of a multicast's mask. */
+static void touched_by_finish(const AtlChip *ch, const CCore *ks, int core, uint8_t *dirty)
+{
+    const CDma *d = &ks[core].q[ks[core].pos];
+    dirty[core] = 1;
+    if (d->signal >= 0 && d->mask) {
+        int cpc = ch->cores_per_cluster, base = core / cpc * cpc;
+        for (int j = 0; j < cpc; j++)
+            if (d->mask >> j & 1) dirty[base + j] = 1;
+    }
+}
+
 /* Projected completion of core k's active flow: its last delivery on any
  * server (re-projected where flows joined since), then latency + issue. */
 static uint64_t flow_due(BkShare *sh, const CCore *k)
@@ -478,11 +515,13 @@ int bk_cost_segment(BkCtx *c, BkSegment *sg, uint64_t bound, AtlErr *e)
     const AtlChip *ch = c->chip;
     int nc = cfg_total_cores(ch), rc = -1, banked = ch->dram_model == CFG_DRAM_BANKED;
     CCore *ks = calloc((size_t)nc, sizeof *ks);
+    CNext *ev = malloc((size_t)nc * sizeof *ev);
+    uint8_t *dirty = malloc((size_t)nc);
     BkShare *sh = NULL;
     BkFlowPlanner *fp = c->flow ? c->flow : bk_flow_new(ch, e);
     if (!fp) goto done;
     sh = bk_share_new(bk_flow_servers(fp));
-    if (!ks || !sh) {
+    if (!ks || !ev || !dirty || !sh) {
         atl_fail(e, "out of memory in the cost model");
         goto done;
     }
@@ -502,26 +541,19 @@ int bk_cost_segment(BkCtx *c, BkSegment *sg, uint64_t bound, AtlErr *e)
      * simulator's EV_DMA_CHECK). Checks go before starts at the same
      * time, lower cores first. */
     uint64_t now = 0;
+    for (int core = 0; core < nc; core++) dirty[core] = 1;
     for (;;) {
         int cc = -1, cs = -1, cp = -1;
         uint64_t tc = UINT64_MAX, ts = UINT64_MAX, tp = UINT64_MAX;
         for (int core = 0; core < nc; core++) {
-            CCore *k = &ks[core];
-            if (k->next < k->tab.n && (k->pos >= k->nq || k->opened >= k->ncomp) && build_more(c, sg, core, k, 0, e))
-                goto done;
-            if (k->cand_eng >= 0 && k->cand_t < tp) { tp = k->cand_t; cp = core; }
-            if (k->active) {
-                if (k->due < tc) { tc = k->due; cc = core; }
-                continue;
-            }
-            if (k->pos >= k->nq) continue;
-            const CDma *d = &k->q[k->pos];
-            uint64_t r = k->dma_free, sig;
-            if (d->wait >= 0) {
-                if (!signalled(k, d->wait, &sig)) continue;
-                r = max64(r, sig);
-            }
-            if (r < ts) { ts = r; cs = core; }
+            if (dirty[core] && next_events(c, sg, core, &ks[core], &ev[core], e)) goto done;
+            dirty[core] = 0;
+        }
+        for (int core = 0; core < nc; core++) {
+            const CNext *x = &ev[core];
+            if (x->issue < tp) { tp = x->issue; cp = core; }
+            if (x->check < tc) { tc = x->check; cc = core; }
+            if (x->start < ts) { ts = x->start; cs = core; }
         }
         if (cc < 0 && cs < 0 && cp < 0) break;
         uint64_t first = tc < ts ? tc : ts;
@@ -538,20 +570,24 @@ int bk_cost_segment(BkCtx *c, BkSegment *sg, uint64_t bound, AtlErr *e)
         /* at one time: DMA completions (their signals), then DMA starts,
          * then compute issues */
         if (cp >= 0 && tp < first) {
+            dirty[cp] = 1;
             if (comp_issue(ch, &ks[cp])) goto oom;
             continue;
         }
         if (cc >= 0 && tc <= ts) {
             CCore *k = &ks[cc];
             uint64_t due = flow_due(sh, k);
+            dirty[cc] = 1;
             if (due > now) { k->due = due; continue; }
             for (int j = 0; j < k->nuse; j++) bk_share_leave(sh, k->ufirst + j);
             k->active = 0;
             k->busy_dma += now - k->start;
+            touched_by_finish(ch, ks, cc, dirty);
             if (dma_finished(ch, ks, cc, now)) goto oom;
             continue;
         }
         CCore *k = &ks[cs];
+        dirty[cs] = 1;
         const AtlInsn *in = &k->q[k->pos].in;
         if (k->q[k->pos].wait >= 0) k->sem[k->q[k->pos].wait].used++;
         k->start = now;
@@ -589,6 +625,7 @@ int bk_cost_segment(BkCtx *c, BkSegment *sg, uint64_t bound, AtlErr *e)
         }
         /* nothing to move: done at once (a nop), or after the fixed costs */
         uint64_t done = k->start + (in->op == ISA_OP_NOP ? 0 : k->lat);
+        touched_by_finish(ch, ks, cs, dirty);
         if (dma_finished(ch, ks, cs, done)) goto oom;
     }
     uint64_t worst = 0, wcomp = 0, wdma = 0;
@@ -616,6 +653,8 @@ done:
         bk_walk_free(&k->walk);
     }
     free(ks);
+    free(ev);
+    free(dirty);
     bk_share_free(sh);
     if (fp != c->flow) bk_flow_free(fp);
     return rc;
