@@ -549,11 +549,15 @@ int bk_cost_segment(BkCtx *c, BkSegment *sg, uint64_t bound, AtlErr *e)
             if (dirty[core] && next_events(c, sg, core, &ks[core], &ev[core], e)) goto done;
             dirty[core] = 0;
         }
-        for (int core = 0; core < nc; core++) {
+        for (int core = 0; core < nc; core++) {   /* the first of the least times (selects, not branches) */
             const CNext *x = &ev[core];
-            if (x->issue < tp) { tp = x->issue; cp = core; }
-            if (x->check < tc) { tc = x->check; cc = core; }
-            if (x->start < ts) { ts = x->start; cs = core; }
+            int lp = x->issue < tp, lc = x->check < tc, ls = x->start < ts;
+            tp = lp ? x->issue : tp;
+            cp = lp ? core : cp;
+            tc = lc ? x->check : tc;
+            cc = lc ? core : cc;
+            ts = ls ? x->start : ts;
+            cs = ls ? core : cs;
         }
         if (cc < 0 && cs < 0 && cp < 0) break;
         uint64_t first = tc < ts ? tc : ts;
