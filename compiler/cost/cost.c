@@ -459,39 +459,103 @@ static int siblings(const CCore *ks, const BkSegment *sg, int core, int pos, uin
 }
 
 /* The times at which core k has something for the replay to do next
- * (UINT64_MAX: nothing): issue its next compute step, check its active
- * flow's completion, start the DMA at the head of its queue. They change
- * only with the core's own state, so the replay recomputes them for the
- * cores an event touched (`dirty`) and keeps the others'. */
-typedef struct CNext { uint64_t issue, check, start; } CNext;
+ * (UINT64_MAX: nothing): issue its next compute step (EV_ISSUE), check
+ * its active flow's completion (EV_CHECK), start the DMA at the head of
+ * its queue (EV_START). They change only with the core's own state, so
+ * the replay recomputes them for the cores an event touched (the dirty
+ * list) and keeps each kind's earliest core in a tournament tree: a node
+ * holds the winner of its two children, the left one (lower cores) on
+ * equal times, so the root is the first core of the least time, as a
+ * scan in core order finds it. */
+enum { EV_ISSUE, EV_CHECK, EV_START, EV_KINDS };
 
-static int next_events(BkCtx *c, const BkSegment *sg, int core, CCore *k, CNext *x, AtlErr *e)
+typedef struct CEvents {
+    int nc, leaves;              /* cores; leaves: a power of two >= nc */
+    uint64_t *t[EV_KINDS];       /* per leaf (UINT64_MAX beyond nc) */
+    int *win[EV_KINDS];          /* tree nodes 1 .. 2 * leaves - 1: the winning leaf */
+    uint8_t *dirty;
+    int *list, nlist;
+} CEvents;
+
+static void ev_free(CEvents *v)
+{
+    for (int k = 0; k < EV_KINDS; k++) { free(v->t[k]); free(v->win[k]); }
+    free(v->dirty);
+    free(v->list);
+}
+
+static int ev_init(CEvents *v, int nc)
+{
+    memset(v, 0, sizeof *v);
+    v->nc = nc;
+    v->leaves = 1;
+    while (v->leaves < nc) v->leaves *= 2;
+    int L = v->leaves, ok = (v->dirty = calloc((size_t)L, 1)) && (v->list = malloc((size_t)L * sizeof *v->list));
+    for (int k = 0; k < EV_KINDS && ok; k++) {
+        ok = (v->t[k] = malloc((size_t)L * sizeof *v->t[k])) && (v->win[k] = malloc(2 * (size_t)L * sizeof *v->win[k]));
+        if (!ok) break;
+        for (int i = 0; i < L; i++) { v->t[k][i] = UINT64_MAX; v->win[k][L + i] = i; }
+        for (int n = L - 1; n >= 1; n--) v->win[k][n] = v->win[k][2 * n];
+    }
+    for (int i = 0; ok && i < nc; i++) { v->dirty[i] = 1; v->list[v->nlist++] = i; }
+    return ok ? 0 : -1;
+}
+
+static void ev_mark(CEvents *v, int core)
+{
+    if (!v->dirty[core]) { v->dirty[core] = 1; v->list[v->nlist++] = core; }
+}
+
+/* Leaf `core` of kind k's tree gets time t: the winners above it again
+ * (nothing to do when the time is the same). */
+static void ev_set(CEvents *v, int k, int core, uint64_t t)
+{
+    if (v->t[k][core] == t) return;
+    v->t[k][core] = t;
+    const uint64_t *tk = v->t[k];
+    int *w = v->win[k];
+    for (int n = (v->leaves + core) / 2; n >= 1; n /= 2) {
+        int l = w[2 * n], r = w[2 * n + 1];
+        w[n] = tk[r] < tk[l] ? r : l;
+    }
+}
+
+/* The first core of kind k's least time (-1: none) and that time. */
+static int ev_first(const CEvents *v, int k, uint64_t *t)
+{
+    int i = v->win[k][1];
+    *t = v->t[k][i];
+    return *t == UINT64_MAX ? -1 : i;
+}
+
+/* Core k's next times into leaf `core` (its queues built as far as the
+ * replay looks, build_more). */
+static int next_events(BkCtx *c, const BkSegment *sg, int core, CCore *k, CEvents *v, AtlErr *e)
 {
     if (k->next < k->tab.n && (k->pos >= k->nq || k->opened >= k->ncomp) && build_more(c, sg, core, k, 0, e)) return -1;
-    x->issue = k->cand_eng >= 0 ? k->cand_t : UINT64_MAX;
-    x->check = k->active ? k->due : UINT64_MAX;
-    x->start = UINT64_MAX;
-    if (k->active || k->pos >= k->nq) return 0;
-    const CDma *d = &k->q[k->pos];
-    uint64_t r = k->dma_free, sig;
-    if (d->wait >= 0) {
-        if (!signalled(k, d->wait, &sig)) return 0;
-        r = max64(r, sig);
+    uint64_t start = UINT64_MAX;
+    if (!k->active && k->pos < k->nq) {
+        const CDma *d = &k->q[k->pos];
+        uint64_t sig;
+        if (d->wait < 0) start = k->dma_free;
+        else if (signalled(k, d->wait, &sig)) start = max64(k->dma_free, sig);
     }
-    x->start = r;
+    ev_set(v, EV_ISSUE, core, k->cand_eng >= 0 ? k->cand_t : UINT64_MAX);
+    ev_set(v, EV_CHECK, core, k->active ? k->due : UINT64_MAX);
+    ev_set(v, EV_START, core, start);
     return 0;
 }
 
 /* Marks the cores dma_finished touches when core's head DMA completes:
  * it, and the cores of a multicast's mask. */
-static void touched_by_finish(const AtlChip *ch, const CCore *ks, int core, uint8_t *dirty)
+static void touched_by_finish(const AtlChip *ch, const CCore *ks, int core, CEvents *v)
 {
     const CDma *d = &ks[core].q[ks[core].pos];
-    dirty[core] = 1;
+    ev_mark(v, core);
     if (d->signal >= 0 && d->mask) {
         int cpc = ch->cores_per_cluster, base = core / cpc * cpc;
         for (int j = 0; j < cpc; j++)
-            if (d->mask >> j & 1) dirty[base + j] = 1;
+            if (d->mask >> j & 1) ev_mark(v, base + j);
     }
 }
 
@@ -515,13 +579,13 @@ int bk_cost_segment(BkCtx *c, BkSegment *sg, uint64_t bound, AtlErr *e)
     const AtlChip *ch = c->chip;
     int nc = cfg_total_cores(ch), rc = -1, banked = ch->dram_model == CFG_DRAM_BANKED;
     CCore *ks = calloc((size_t)nc, sizeof *ks);
-    CNext *ev = malloc((size_t)nc * sizeof *ev);
-    uint8_t *dirty = malloc((size_t)nc);
+    CEvents ev;
+    int ev_ok = ev_init(&ev, nc) == 0;
     BkShare *sh = NULL;
     BkFlowPlanner *fp = c->flow ? c->flow : bk_flow_new(ch, e);
     if (!fp) goto done;
     sh = bk_share_new(bk_flow_servers(fp));
-    if (!ks || !ev || !dirty || !sh) {
+    if (!ks || !ev_ok || !sh) {
         atl_fail(e, "out of memory in the cost model");
         goto done;
     }
@@ -541,24 +605,15 @@ int bk_cost_segment(BkCtx *c, BkSegment *sg, uint64_t bound, AtlErr *e)
      * simulator's EV_DMA_CHECK). Checks go before starts at the same
      * time, lower cores first. */
     uint64_t now = 0;
-    for (int core = 0; core < nc; core++) dirty[core] = 1;
     for (;;) {
-        int cc = -1, cs = -1, cp = -1;
-        uint64_t tc = UINT64_MAX, ts = UINT64_MAX, tp = UINT64_MAX;
-        for (int core = 0; core < nc; core++) {
-            if (dirty[core] && next_events(c, sg, core, &ks[core], &ev[core], e)) goto done;
-            dirty[core] = 0;
+        for (int i = 0; i < ev.nlist; i++) {
+            int core = ev.list[i];
+            ev.dirty[core] = 0;
+            if (next_events(c, sg, core, &ks[core], &ev, e)) goto done;
         }
-        for (int core = 0; core < nc; core++) {   /* the first of the least times (selects, not branches) */
-            const CNext *x = &ev[core];
-            int lp = x->issue < tp, lc = x->check < tc, ls = x->start < ts;
-            tp = lp ? x->issue : tp;
-            cp = lp ? core : cp;
-            tc = lc ? x->check : tc;
-            cc = lc ? core : cc;
-            ts = ls ? x->start : ts;
-            cs = ls ? core : cs;
-        }
+        ev.nlist = 0;
+        uint64_t tc, ts, tp;
+        int cp = ev_first(&ev, EV_ISSUE, &tp), cc = ev_first(&ev, EV_CHECK, &tc), cs = ev_first(&ev, EV_START, &ts);
         if (cc < 0 && cs < 0 && cp < 0) break;
         uint64_t first = tc < ts ? tc : ts;
         uint64_t next = max64(tp < first ? tp : first, now);
@@ -574,24 +629,24 @@ int bk_cost_segment(BkCtx *c, BkSegment *sg, uint64_t bound, AtlErr *e)
         /* at one time: DMA completions (their signals), then DMA starts,
          * then compute issues */
         if (cp >= 0 && tp < first) {
-            dirty[cp] = 1;
+            ev_mark(&ev, cp);
             if (comp_issue(ch, &ks[cp])) goto oom;
             continue;
         }
         if (cc >= 0 && tc <= ts) {
             CCore *k = &ks[cc];
             uint64_t due = flow_due(sh, k);
-            dirty[cc] = 1;
+            ev_mark(&ev, cc);
             if (due > now) { k->due = due; continue; }
             for (int j = 0; j < k->nuse; j++) bk_share_leave(sh, k->ufirst + j);
             k->active = 0;
             k->busy_dma += now - k->start;
-            touched_by_finish(ch, ks, cc, dirty);
+            touched_by_finish(ch, ks, cc, &ev);
             if (dma_finished(ch, ks, cc, now)) goto oom;
             continue;
         }
         CCore *k = &ks[cs];
-        dirty[cs] = 1;
+        ev_mark(&ev, cs);
         const AtlInsn *in = &k->q[k->pos].in;
         if (k->q[k->pos].wait >= 0) k->sem[k->q[k->pos].wait].used++;
         k->start = now;
@@ -629,7 +684,7 @@ int bk_cost_segment(BkCtx *c, BkSegment *sg, uint64_t bound, AtlErr *e)
         }
         /* nothing to move: done at once (a nop), or after the fixed costs */
         uint64_t done = k->start + (in->op == ISA_OP_NOP ? 0 : k->lat);
-        touched_by_finish(ch, ks, cs, dirty);
+        touched_by_finish(ch, ks, cs, &ev);
         if (dma_finished(ch, ks, cs, done)) goto oom;
     }
     uint64_t worst = 0, wcomp = 0, wdma = 0;
@@ -657,8 +712,7 @@ done:
         bk_walk_free(&k->walk);
     }
     free(ks);
-    free(ev);
-    free(dirty);
+    ev_free(&ev);
     bk_share_free(sh);
     if (fp != c->flow) bk_flow_free(fp);
     return rc;
