@@ -406,7 +406,7 @@ static int build_more(BkCtx *c, const BkSegment *sg, int core, CCore *k, int all
 static int build_core(BkCtx *c, const BkSegment *sg, int core, CCore *k, AtlErr *e)
 {
     if (bk_sched_table(c, sg, core, &k->tab, e)) return -1;
-    if (!(k->bank_free = calloc((size_t)c->chip->lmem_banks, sizeof *k->bank_free)))
+    if (!k->bank_free && !(k->bank_free = calloc((size_t)c->chip->lmem_banks, sizeof *k->bank_free)))
         return atl_fail(e, "out of memory in the cost model");
     return 0;
 }
@@ -574,21 +574,85 @@ static uint64_t flow_due(BkShare *sh, const CCore *k)
     return c + k->lat;
 }
 
+static void core_free(CCore *k)
+{
+    free(k->q); free(k->cp); free(k->comp); free(k->bank_free);
+    for (int a = 0; a < NKINDS; a++) free(k->at[a]);
+    for (int s = 0; s < BK_SEMS_USED; s++) free(k->sem[s].t);
+    bk_table_free(&k->tab);
+    bk_walk_free(&k->walk);
+}
+
+/* Core k as calloc leaves it, but for its buffers (kept, emptied): the
+ * same replay, without growing every queue again for every candidate. */
+static void core_reset(CCore *k, int banks)
+{
+    CCore keep = *k;
+    memset(k, 0, sizeof *k);
+    k->q = keep.q; k->capq = keep.capq;
+    for (int a = 0; a < NKINDS; a++) { k->at[a] = keep.at[a]; k->capat[a] = keep.capat[a]; }
+    k->cp = keep.cp; k->capcp = keep.capcp;
+    k->comp = keep.comp; k->capcomp = keep.capcomp;
+    for (int s = 0; s < BK_SEMS_USED; s++) { k->sem[s].t = keep.sem[s].t; k->sem[s].cap = keep.sem[s].cap; }
+    k->tab.a = keep.tab.a; k->tab.cap = keep.tab.cap;
+    k->walk = keep.walk;
+    if ((k->bank_free = keep.bank_free)) memset(k->bank_free, 0, (size_t)banks * sizeof *k->bank_free);
+}
+
+/* The replay's cores and servers, kept with the context's DMA pricer
+ * between calls (bk_flow_workspace) so that pricing candidate after
+ * candidate reuses their buffers; every call starts from their reset. */
+typedef struct CWork {
+    CCore *ks;
+    int nks;
+    BkShare *sh;
+} CWork;
+
+static void work_free(void *v)
+{
+    CWork *w = v;
+    if (!w) return;
+    for (int i = 0; i < w->nks; i++) core_free(&w->ks[i]);
+    free(w->ks);
+    bk_share_free(w->sh);
+    free(w);
+}
+
+/* w ready for a segment on nc cores and nsv servers (-1 on OOM). */
+static int work_ready(CWork *w, int nc, int nsv, int banks)
+{
+    if (w->nks != nc) {
+        for (int i = 0; i < w->nks; i++) core_free(&w->ks[i]);
+        free(w->ks);
+        w->nks = 0;
+        if (!(w->ks = calloc((size_t)nc, sizeof *w->ks))) return -1;
+        w->nks = nc;
+    }
+    for (int i = 0; i < nc; i++) core_reset(&w->ks[i], banks);
+    if (w->sh) bk_share_reset(w->sh);
+    else if (!(w->sh = bk_share_new(nsv))) return -1;
+    return 0;
+}
+
 int bk_cost_segment(BkCtx *c, BkSegment *sg, uint64_t bound, AtlErr *e)
 {
     const AtlChip *ch = c->chip;
     int nc = cfg_total_cores(ch), rc = -1, banked = ch->dram_model == CFG_DRAM_BANKED;
-    CCore *ks = calloc((size_t)nc, sizeof *ks);
+    CCore *ks = NULL;
     CEvents ev;
     int ev_ok = ev_init(&ev, nc) == 0;
     BkShare *sh = NULL;
     BkFlowPlanner *fp = c->flow ? c->flow : bk_flow_new(ch, e);
     if (!fp) goto done;
-    sh = bk_share_new(bk_flow_servers(fp));
-    if (!ks || !ev_ok || !sh) {
+    void **slot = bk_flow_workspace(fp, work_free);
+    if (!*slot) *slot = calloc(1, sizeof(CWork));
+    CWork *w = *slot;
+    if (!w || !ev_ok || work_ready(w, nc, bk_flow_servers(fp), ch->lmem_banks)) {
         atl_fail(e, "out of memory in the cost model");
         goto done;
     }
+    ks = w->ks;
+    sh = w->sh;
     for (int sv = 0; sv < bk_flow_servers(fp); sv++) bk_share_set_ports(sh, sv, bk_flow_server_ports(fp, sv));
     for (int core = sg->cores.first; core < sg->cores.first + sg->cores.count; core++)
         if (build_core(c, sg, core, &ks[core], e)) goto done;
@@ -703,17 +767,7 @@ int bk_cost_segment(BkCtx *c, BkSegment *sg, uint64_t bound, AtlErr *e)
 oom:
     atl_fail(e, "out of memory in the cost model");
 done:
-    for (int core = 0; ks && core < nc; core++) {
-        CCore *k = &ks[core];
-        free(k->q); free(k->cp); free(k->comp); free(k->bank_free);
-        for (int a = 0; a < NKINDS; a++) free(k->at[a]);
-        for (int s = 0; s < BK_SEMS_USED; s++) free(k->sem[s].t);
-        bk_table_free(&k->tab);
-        bk_walk_free(&k->walk);
-    }
-    free(ks);
     ev_free(&ev);
-    bk_share_free(sh);
-    if (fp != c->flow) bk_flow_free(fp);
+    if (fp != c->flow) bk_flow_free(fp);   /* and its workspace */
     return rc;
 }
