@@ -51,7 +51,11 @@
  *   early; each core's queues are built from its table as the replay
  *   reaches them (build_more), so such a candidate never generates the
  *   code of the tiles it did not reach. The DMA pricer is the context's
- *   (BkCtx.flow, its memo kept over the whole compile) when it has one.
+ *   (BkCtx.flow, its memo kept over the whole compile) when it has one,
+ *   and so are the replay's buffers (bk_flow_workspace: reset, not
+ *   regrown, for every candidate). The next event is found from each
+ *   core's next times, kept and recomputed for the cores an event touched
+ *   (CEvents).
  * Why: the group search picks tile shapes by it, and `atoll compile
  *   --estimate` reports it per layer. */
 #include <stdlib.h>

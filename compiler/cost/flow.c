@@ -54,7 +54,8 @@
  * priced once.
  * test/compiler/test_bk_flow.c compares the walk and the memo with the
  * reference on random DMAs.
- * Owns: its tables and memo (bk_flow_free). */
+ * Owns: its tables and memo, and the cost model's workspace kept with it
+ * (bk_flow_workspace; freed by bk_flow_free with the function given). */
 #include <stdlib.h>
 #include <string.h>
 #include "compiler/cost/cost.h"
