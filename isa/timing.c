@@ -255,14 +255,24 @@ void tim_lmem_bytes(const AtlInsn *in, uint64_t *rd, uint64_t *wr)
     }
 }
 
+/* Sets bits [from, to) of banks (to <= 256), a word at a time. */
+static void set_bank_range(uint64_t banks[4], uint64_t from, uint64_t to)
+{
+    while (from < to) {
+        uint64_t wd = from >> 6, end = (wd + 1) << 6 < to ? (wd + 1) << 6 : to, n = end - from;
+        banks[wd] |= (n == 64 ? ~0ull : ((1ull << n) - 1)) << (from & 63);
+        from = end;
+    }
+}
+
 void tim_lmem_span(const AtlChip *c, uint64_t lo, uint64_t hi, uint64_t banks[4])
 {
     uint64_t w = (uint64_t)c->lmem_bank_width, nbanks = (uint64_t)c->lmem_banks, row = lo / w;
     uint64_t rows = (lo - row * w + (hi - lo) + w - 1) / w, nb = rows < nbanks ? rows : nbanks;
-    for (uint64_t j = 0; j < nb; j++) {
-        uint64_t b = (row + j) % nbanks;
-        banks[b >> 6] |= 1ull << (b & 63);
-    }
+    /* banks row, row + 1, ... (mod nbanks): one range, or two where it wraps */
+    uint64_t b0 = nb ? row % nbanks : 0, first = b0 + nb < nbanks ? b0 + nb : nbanks;
+    set_bank_range(banks, b0, first);
+    set_bank_range(banks, 0, nb - (first - b0));
 }
 
 uint64_t tim_lmem_occ(const AtlChip *c, const uint64_t banks[4], uint64_t bytes)

@@ -51,7 +51,11 @@
  *   early; each core's queues are built from its table as the replay
  *   reaches them (build_more), so such a candidate never generates the
  *   code of the tiles it did not reach. The DMA pricer is the context's
- *   (BkCtx.flow, its memo kept over the whole compile) when it has one.
+ *   (BkCtx.flow, its memo kept over the whole compile) when it has one,
+ *   and so are the replay's buffers (bk_flow_workspace: reset, not
+ *   regrown, for every candidate). The next event is found from each
+ *   core's next times, kept and recomputed for the cores an event touched
+ *   (CEvents).
  * Why: the group search picks tile shapes by it, and `atoll compile
  *   --estimate` reports it per layer. */
 #include <stdlib.h>
@@ -406,7 +410,7 @@ static int build_more(BkCtx *c, const BkSegment *sg, int core, CCore *k, int all
 static int build_core(BkCtx *c, const BkSegment *sg, int core, CCore *k, AtlErr *e)
 {
     if (bk_sched_table(c, sg, core, &k->tab, e)) return -1;
-    if (!(k->bank_free = calloc((size_t)c->chip->lmem_banks, sizeof *k->bank_free)))
+    if (!k->bank_free && !(k->bank_free = calloc((size_t)c->chip->lmem_banks, sizeof *k->bank_free)))
         return atl_fail(e, "out of memory in the cost model");
     return 0;
 }
@@ -458,6 +462,107 @@ static int siblings(const CCore *ks, const BkSegment *sg, int core, int pos, uin
     return n;
 }
 
+/* The times at which core k has something for the replay to do next
+ * (UINT64_MAX: nothing): issue its next compute step (EV_ISSUE), check
+ * its active flow's completion (EV_CHECK), start the DMA at the head of
+ * its queue (EV_START). They change only with the core's own state, so
+ * the replay recomputes them for the cores an event touched (the dirty
+ * list) and keeps each kind's earliest core in a tournament tree: a node
+ * holds the winner of its two children, the left one (lower cores) on
+ * equal times, so the root is the first core of the least time, as a
+ * scan in core order finds it. */
+enum { EV_ISSUE, EV_CHECK, EV_START, EV_KINDS };
+
+typedef struct CEvents {
+    int nc, leaves;              /* cores; leaves: a power of two >= nc */
+    uint64_t *t[EV_KINDS];       /* per leaf (UINT64_MAX beyond nc) */
+    int *win[EV_KINDS];          /* tree nodes 1 .. 2 * leaves - 1: the winning leaf */
+    uint8_t *dirty;
+    int *list, nlist;
+} CEvents;
+
+static void ev_free(CEvents *v)
+{
+    for (int k = 0; k < EV_KINDS; k++) { free(v->t[k]); free(v->win[k]); }
+    free(v->dirty);
+    free(v->list);
+}
+
+static int ev_init(CEvents *v, int nc)
+{
+    memset(v, 0, sizeof *v);
+    v->nc = nc;
+    v->leaves = 1;
+    while (v->leaves < nc) v->leaves *= 2;
+    int L = v->leaves, ok = (v->dirty = calloc((size_t)L, 1)) && (v->list = malloc((size_t)L * sizeof *v->list));
+    for (int k = 0; k < EV_KINDS && ok; k++) {
+        ok = (v->t[k] = malloc((size_t)L * sizeof *v->t[k])) && (v->win[k] = malloc(2 * (size_t)L * sizeof *v->win[k]));
+        if (!ok) break;
+        for (int i = 0; i < L; i++) { v->t[k][i] = UINT64_MAX; v->win[k][L + i] = i; }
+        for (int n = L - 1; n >= 1; n--) v->win[k][n] = v->win[k][2 * n];
+    }
+    for (int i = 0; ok && i < nc; i++) { v->dirty[i] = 1; v->list[v->nlist++] = i; }
+    return ok ? 0 : -1;
+}
+
+static void ev_mark(CEvents *v, int core)
+{
+    if (!v->dirty[core]) { v->dirty[core] = 1; v->list[v->nlist++] = core; }
+}
+
+/* Leaf `core` of kind k's tree gets time t: the winners above it again
+ * (nothing to do when the time is the same). */
+static void ev_set(CEvents *v, int k, int core, uint64_t t)
+{
+    if (v->t[k][core] == t) return;
+    v->t[k][core] = t;
+    const uint64_t *tk = v->t[k];
+    int *w = v->win[k];
+    for (int n = (v->leaves + core) / 2; n >= 1; n /= 2) {
+        int l = w[2 * n], r = w[2 * n + 1];
+        w[n] = tk[r] < tk[l] ? r : l;
+    }
+}
+
+/* The first core of kind k's least time (-1: none) and that time. */
+static int ev_first(const CEvents *v, int k, uint64_t *t)
+{
+    int i = v->win[k][1];
+    *t = v->t[k][i];
+    return *t == UINT64_MAX ? -1 : i;
+}
+
+/* Core k's next times into leaf `core` (its queues built as far as the
+ * replay looks, build_more). */
+static int next_events(BkCtx *c, const BkSegment *sg, int core, CCore *k, CEvents *v, AtlErr *e)
+{
+    if (k->next < k->tab.n && (k->pos >= k->nq || k->opened >= k->ncomp) && build_more(c, sg, core, k, 0, e)) return -1;
+    uint64_t start = UINT64_MAX;
+    if (!k->active && k->pos < k->nq) {
+        const CDma *d = &k->q[k->pos];
+        uint64_t sig;
+        if (d->wait < 0) start = k->dma_free;
+        else if (signalled(k, d->wait, &sig)) start = max64(k->dma_free, sig);
+    }
+    ev_set(v, EV_ISSUE, core, k->cand_eng >= 0 ? k->cand_t : UINT64_MAX);
+    ev_set(v, EV_CHECK, core, k->active ? k->due : UINT64_MAX);
+    ev_set(v, EV_START, core, start);
+    return 0;
+}
+
+/* Marks the cores dma_finished touches when core's head DMA completes:
+ * it, and the cores of a multicast's mask. */
+static void touched_by_finish(const AtlChip *ch, const CCore *ks, int core, CEvents *v)
+{
+    const CDma *d = &ks[core].q[ks[core].pos];
+    ev_mark(v, core);
+    if (d->signal >= 0 && d->mask) {
+        int cpc = ch->cores_per_cluster, base = core / cpc * cpc;
+        for (int j = 0; j < cpc; j++)
+            if (d->mask >> j & 1) ev_mark(v, base + j);
+    }
+}
+
 /* Projected completion of core k's active flow: its last delivery on any
  * server (re-projected where flows joined since), then latency + issue. */
 static uint64_t flow_due(BkShare *sh, const CCore *k)
@@ -473,19 +578,85 @@ static uint64_t flow_due(BkShare *sh, const CCore *k)
     return c + k->lat;
 }
 
+static void core_free(CCore *k)
+{
+    free(k->q); free(k->cp); free(k->comp); free(k->bank_free);
+    for (int a = 0; a < NKINDS; a++) free(k->at[a]);
+    for (int s = 0; s < BK_SEMS_USED; s++) free(k->sem[s].t);
+    bk_table_free(&k->tab);
+    bk_walk_free(&k->walk);
+}
+
+/* Core k as calloc leaves it, but for its buffers (kept, emptied): the
+ * same replay, without growing every queue again for every candidate. */
+static void core_reset(CCore *k, int banks)
+{
+    CCore keep = *k;
+    memset(k, 0, sizeof *k);
+    k->q = keep.q; k->capq = keep.capq;
+    for (int a = 0; a < NKINDS; a++) { k->at[a] = keep.at[a]; k->capat[a] = keep.capat[a]; }
+    k->cp = keep.cp; k->capcp = keep.capcp;
+    k->comp = keep.comp; k->capcomp = keep.capcomp;
+    for (int s = 0; s < BK_SEMS_USED; s++) { k->sem[s].t = keep.sem[s].t; k->sem[s].cap = keep.sem[s].cap; }
+    k->tab.a = keep.tab.a; k->tab.cap = keep.tab.cap;
+    k->walk = keep.walk;
+    if ((k->bank_free = keep.bank_free)) memset(k->bank_free, 0, (size_t)banks * sizeof *k->bank_free);
+}
+
+/* The replay's cores and servers, kept with the context's DMA pricer
+ * between calls (bk_flow_workspace) so that pricing candidate after
+ * candidate reuses their buffers; every call starts from their reset. */
+typedef struct CWork {
+    CCore *ks;
+    int nks;
+    BkShare *sh;
+} CWork;
+
+static void work_free(void *v)
+{
+    CWork *w = v;
+    if (!w) return;
+    for (int i = 0; i < w->nks; i++) core_free(&w->ks[i]);
+    free(w->ks);
+    bk_share_free(w->sh);
+    free(w);
+}
+
+/* w ready for a segment on nc cores and nsv servers (-1 on OOM). */
+static int work_ready(CWork *w, int nc, int nsv, int banks)
+{
+    if (w->nks != nc) {
+        for (int i = 0; i < w->nks; i++) core_free(&w->ks[i]);
+        free(w->ks);
+        w->nks = 0;
+        if (!(w->ks = calloc((size_t)nc, sizeof *w->ks))) return -1;
+        w->nks = nc;
+    }
+    for (int i = 0; i < nc; i++) core_reset(&w->ks[i], banks);
+    if (w->sh) bk_share_reset(w->sh);
+    else if (!(w->sh = bk_share_new(nsv))) return -1;
+    return 0;
+}
+
 int bk_cost_segment(BkCtx *c, BkSegment *sg, uint64_t bound, AtlErr *e)
 {
     const AtlChip *ch = c->chip;
     int nc = cfg_total_cores(ch), rc = -1, banked = ch->dram_model == CFG_DRAM_BANKED;
-    CCore *ks = calloc((size_t)nc, sizeof *ks);
+    CCore *ks = NULL;
+    CEvents ev;
+    int ev_ok = ev_init(&ev, nc) == 0;
     BkShare *sh = NULL;
     BkFlowPlanner *fp = c->flow ? c->flow : bk_flow_new(ch, e);
     if (!fp) goto done;
-    sh = bk_share_new(bk_flow_servers(fp));
-    if (!ks || !sh) {
+    void **slot = bk_flow_workspace(fp, work_free);
+    if (!*slot) *slot = calloc(1, sizeof(CWork));
+    CWork *w = *slot;
+    if (!w || !ev_ok || work_ready(w, nc, bk_flow_servers(fp), ch->lmem_banks)) {
         atl_fail(e, "out of memory in the cost model");
         goto done;
     }
+    ks = w->ks;
+    sh = w->sh;
     for (int sv = 0; sv < bk_flow_servers(fp); sv++) bk_share_set_ports(sh, sv, bk_flow_server_ports(fp, sv));
     for (int core = sg->cores.first; core < sg->cores.first + sg->cores.count; core++)
         if (build_core(c, sg, core, &ks[core], e)) goto done;
@@ -503,26 +674,14 @@ int bk_cost_segment(BkCtx *c, BkSegment *sg, uint64_t bound, AtlErr *e)
      * time, lower cores first. */
     uint64_t now = 0;
     for (;;) {
-        int cc = -1, cs = -1, cp = -1;
-        uint64_t tc = UINT64_MAX, ts = UINT64_MAX, tp = UINT64_MAX;
-        for (int core = 0; core < nc; core++) {
-            CCore *k = &ks[core];
-            if (k->next < k->tab.n && (k->pos >= k->nq || k->opened >= k->ncomp) && build_more(c, sg, core, k, 0, e))
-                goto done;
-            if (k->cand_eng >= 0 && k->cand_t < tp) { tp = k->cand_t; cp = core; }
-            if (k->active) {
-                if (k->due < tc) { tc = k->due; cc = core; }
-                continue;
-            }
-            if (k->pos >= k->nq) continue;
-            const CDma *d = &k->q[k->pos];
-            uint64_t r = k->dma_free, sig;
-            if (d->wait >= 0) {
-                if (!signalled(k, d->wait, &sig)) continue;
-                r = max64(r, sig);
-            }
-            if (r < ts) { ts = r; cs = core; }
+        for (int i = 0; i < ev.nlist; i++) {
+            int core = ev.list[i];
+            ev.dirty[core] = 0;
+            if (next_events(c, sg, core, &ks[core], &ev, e)) goto done;
         }
+        ev.nlist = 0;
+        uint64_t tc, ts, tp;
+        int cp = ev_first(&ev, EV_ISSUE, &tp), cc = ev_first(&ev, EV_CHECK, &tc), cs = ev_first(&ev, EV_START, &ts);
         if (cc < 0 && cs < 0 && cp < 0) break;
         uint64_t first = tc < ts ? tc : ts;
         uint64_t next = max64(tp < first ? tp : first, now);
@@ -538,20 +697,24 @@ int bk_cost_segment(BkCtx *c, BkSegment *sg, uint64_t bound, AtlErr *e)
         /* at one time: DMA completions (their signals), then DMA starts,
          * then compute issues */
         if (cp >= 0 && tp < first) {
+            ev_mark(&ev, cp);
             if (comp_issue(ch, &ks[cp])) goto oom;
             continue;
         }
         if (cc >= 0 && tc <= ts) {
             CCore *k = &ks[cc];
             uint64_t due = flow_due(sh, k);
+            ev_mark(&ev, cc);
             if (due > now) { k->due = due; continue; }
             for (int j = 0; j < k->nuse; j++) bk_share_leave(sh, k->ufirst + j);
             k->active = 0;
             k->busy_dma += now - k->start;
+            touched_by_finish(ch, ks, cc, &ev);
             if (dma_finished(ch, ks, cc, now)) goto oom;
             continue;
         }
         CCore *k = &ks[cs];
+        ev_mark(&ev, cs);
         const AtlInsn *in = &k->q[k->pos].in;
         if (k->q[k->pos].wait >= 0) k->sem[k->q[k->pos].wait].used++;
         k->start = now;
@@ -589,6 +752,7 @@ int bk_cost_segment(BkCtx *c, BkSegment *sg, uint64_t bound, AtlErr *e)
         }
         /* nothing to move: done at once (a nop), or after the fixed costs */
         uint64_t done = k->start + (in->op == ISA_OP_NOP ? 0 : k->lat);
+        touched_by_finish(ch, ks, cs, &ev);
         if (dma_finished(ch, ks, cs, done)) goto oom;
     }
     uint64_t worst = 0, wcomp = 0, wdma = 0;
@@ -607,16 +771,7 @@ int bk_cost_segment(BkCtx *c, BkSegment *sg, uint64_t bound, AtlErr *e)
 oom:
     atl_fail(e, "out of memory in the cost model");
 done:
-    for (int core = 0; ks && core < nc; core++) {
-        CCore *k = &ks[core];
-        free(k->q); free(k->cp); free(k->comp); free(k->bank_free);
-        for (int a = 0; a < NKINDS; a++) free(k->at[a]);
-        for (int s = 0; s < BK_SEMS_USED; s++) free(k->sem[s].t);
-        bk_table_free(&k->tab);
-        bk_walk_free(&k->walk);
-    }
-    free(ks);
-    bk_share_free(sh);
-    if (fp != c->flow) bk_flow_free(fp);
+    ev_free(&ev);
+    if (fp != c->flow) bk_flow_free(fp);   /* and its workspace */
     return rc;
 }

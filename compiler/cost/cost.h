@@ -35,6 +35,11 @@ typedef struct BkFlowPlan { const BkFlowUse *use; int nuse; uint64_t lat, rbanks
 enum { BK_FLOW_MEMO = 0, BK_FLOW_WALK = 1, BK_FLOW_REFERENCE = 2 }; /* how: all give the same plan */
 BkFlowPlanner *bk_flow_new(const AtlChip *chip, AtlErr *e);
 void bk_flow_free(BkFlowPlanner *p);
+/* The slot of a workspace the cost model keeps with the pricer between
+ * bk_cost_segment calls (cost.c's replay buffers, reused candidate after
+ * candidate; nothing of one call's result stays in it); bk_flow_free frees
+ * what it holds with free_fn. */
+void **bk_flow_workspace(BkFlowPlanner *p, void (*free_fn)(void *));
 int bk_flow_servers(const BkFlowPlanner *p);
 /* How many flows server sv serves at full speed at once (a cluster's SRAM:
  * its ports; the others 1). */

@@ -54,7 +54,8 @@
  * priced once.
  * test/compiler/test_bk_flow.c compares the walk and the memo with the
  * reference on random DMAs.
- * Owns: its tables and memo (bk_flow_free). */
+ * Owns: its tables and memo, and the cost model's workspace kept with it
+ * (bk_flow_workspace; freed by bk_flow_free with the function given). */
 #include <stdlib.h>
 #include <string.h>
 #include "compiler/cost/cost.h"
@@ -96,7 +97,15 @@ struct BkFlowPlanner {
     uint64_t *end_scratch;          /* one end's work and bursts (2 x max(channels, 1)) */
     BkMemo *memo;                   /* the work of ends already priced (memo.h) */
     uint64_t hits, misses;
+    void *ws;                       /* the cost model's workspace (bk_flow_workspace) */
+    void (*ws_free)(void *);
 };
+
+void **bk_flow_workspace(BkFlowPlanner *p, void (*free_fn)(void *))
+{
+    p->ws_free = free_fn;
+    return &p->ws;
+}
 
 static uint64_t occ(OccTable *t, uint64_t bytes)
 {
@@ -191,6 +200,7 @@ void bk_flow_free(BkFlowPlanner *p)
     for (int nb = 0; p->occ_bank && nb <= p->ch->lmem_banks; nb++) free(p->occ_bank[nb].v);
     free(p->occ_bank);
     bk_memo_free(p->memo);
+    if (p->ws_free) p->ws_free(p->ws);
     free(p);
 }
 

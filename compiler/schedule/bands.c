@@ -156,18 +156,27 @@ int bk_band_distribute(BkSegment *sg, AtlErr *e)
         tile_chans(l, p.gci, &c0, &c1);
         for (int ch = c0; ch < c1; ch++) {
             int8_t *o = sg->cell_owner + (size_t)ch * H;
-            for (int r = r0; r < r1; r++) o[r] = (int8_t)(o[r] == -1 || o[r] == k ? k : -2);
+            for (int r = r0; r < r1; r++) {   /* selects, not branches (a hot loop of the tile search) */
+                int v = o[r];
+                o[r] = (int8_t)((v == -1) | (v == k) ? k : -2);
+            }
         }
     }
     /* a cell outside its writer's SRAM window (bk_band_window) has no owner */
-    int base[32];
-    for (int k = 0; k < K && k < 32; k++) base[k] = ly->band_rows ? bk_band_window(H, K, k, ly->band_rows) : 0;
+    /* rows [lo[k], hi[k]) of cluster k's window (all rows without windows);
+     * entry 32 + k for k < 0: none */
+    int lo[34], hi[34];
+    for (int k = 0; k < 34; k++) { lo[k] = 0; hi[k] = k < 32 ? H : 0; }
+    for (int k = 0; k < K && k < 32 && ly->band_rows; k++) {
+        lo[k] = bk_band_window(H, K, k, ly->band_rows);
+        hi[k] = lo[k] + ly->band_rows;
+    }
     for (int ch = 0; ch < l->OC; ch++) {
         int8_t *o = sg->cell_owner + (size_t)ch * H;
-        for (int r = 0; r < H; r++) {
-            int k = o[r];
-            if (k < 0 || (ly->band_rows && (r < base[k] || r >= base[k] + ly->band_rows))) o[r] = -2;
-            sg->row_mask[r] |= o[r] >= 0 ? 1u << o[r] : NO_OWNER;
+        for (int r = 0; r < H; r++) {   /* selects, not branches */
+            int k = o[r], x = k < 0 ? 32 + (k & 1) : k, in = (r >= lo[x]) & (r < hi[x]);
+            o[r] = (int8_t)(in ? k : -2);
+            sg->row_mask[r] |= in ? 1u << (k & 31) : NO_OWNER;
         }
     }
     /* rows only: a row whose cells several clusters wrote has no owner */

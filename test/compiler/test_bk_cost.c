@@ -198,6 +198,45 @@ TEST(bounded_search_picks_the_same_tiles)
     printf("  picked %d tiles (%llu cycles), %d candidates stopped early\n", pick, (unsigned long long)best, stops);
 }
 
+/* One DMA pricer for many calls (BkCtx.flow, as a compile has it) keeps
+ * the replay's buffers between them (bk_flow_workspace): every call must
+ * price as a fresh one does, whatever the call before left there: other
+ * tile counts and tile code, a call the bound stopped half way, a segment
+ * on part of the chip after one on all of it (cores outside it idle) and
+ * back. */
+TEST(shared_pricer_prices_as_fresh)
+{
+    struct { BkTileGen gen; int direct, tiles, first, count; uint64_t bound; } seq[] = {
+        {rows_gen, 0, 64, 0, 16, UINT64_MAX}, {same_gen, 0, 16, 0, 16, UINT64_MAX}, {rows_gen, 0, 256, 0, 16, 1000},
+        {rows_gen, 0, 8, 4, 8, UINT64_MAX},   {copy_gen, 1, 12, 0, 16, UINT64_MAX}, {rows_gen, 0, 64, 0, 16, UINT64_MAX},
+        {rows_gen, 0, 32, 3, 2, UINT64_MAX},  {same_gen, 0, 16, 0, 16, UINT64_MAX},
+    };
+    AtlErr e;
+    AtlChip chip;
+    REQUIRE(cfg_load("configs/a1.ini", &chip, &e) == 0);
+    BkFlowPlanner *shared = bk_flow_new(&chip, &e);
+    REQUIRE(shared != NULL);
+    for (size_t i = 0; i < sizeof seq / sizeof *seq; i++) {
+        Fixture f;
+        REQUIRE(setup_on(&f, "configs/a1.ini", seq[i].gen, seq[i].direct, seq[i].tiles) == 0);
+        f.sg.cores = (BkCoreSet){seq[i].first, seq[i].count};
+        REQUIRE(bk_sched_distribute(&f.sg, &e) == 0);
+        int fresh = bk_cost_segment(&f.c, &f.sg, seq[i].bound, &e);
+        REQUIRE(fresh >= 0);
+        uint64_t est = f.sg.est_cycles, comp = f.sg.est_compute, dma = f.sg.est_dma;
+        f.c.flow = shared;
+        int again = bk_cost_segment(&f.c, &f.sg, seq[i].bound, &e);
+        CHECKF(again == fresh && f.sg.est_cycles == est && f.sg.est_compute == comp && f.sg.est_dma == dma,
+               "call %zu: shared pricer rc %d, %llu/%llu/%llu cycles; fresh rc %d, %llu/%llu/%llu", i, again,
+               (unsigned long long)f.sg.est_cycles, (unsigned long long)f.sg.est_compute,
+               (unsigned long long)f.sg.est_dma, fresh, (unsigned long long)est, (unsigned long long)comp,
+               (unsigned long long)dma);
+        if (seq[i].bound == 1000) CHECK(fresh == 1);   /* stopped half way */
+        teardown(&f);
+    }
+    bk_flow_free(shared);
+}
+
 /* The cost model prices vector instructions with the simulator's formula,
  * so a class's [vector] key moves the estimate: relu is in the add/mul
  * class, each of its 64 tiles' steps costing arith_cycles. */
@@ -310,6 +349,7 @@ int main(void)
     RUN(bounded_matches_exact_or_stops_above_bound);
     RUN(bounded_search_picks_the_same_tiles);
     RUN(vector_class_keys_move_the_estimate);
+    RUN(shared_pricer_prices_as_fresh);
     RUN(estimate_equals_simulation);
     RUN(banked_estimate_near_simulation);
     return test_summary("test_bk_cost");

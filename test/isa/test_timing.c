@@ -201,6 +201,34 @@ TEST(dram_walk_order)
     }
 }
 
+/* tim_lmem_span sets its banks a range at a time: the same set as bank by
+ * bank, (row + j) mod banks, for spans that wrap, cover every bank, or
+ * start and end inside a row, and bank counts of one to four words. */
+TEST(lmem_span_ranges)
+{
+    AtlChip c;
+    tchip(&c, 1, 1);
+    static const int nbanks[] = {1, 3, 16, 32, 64, 100, 128, 256};
+    static const int widths[] = {1, 4, 64};
+    for (size_t a = 0; a < sizeof nbanks / sizeof *nbanks; a++)
+        for (size_t b = 0; b < sizeof widths / sizeof *widths; b++) {
+            c.lmem_banks = nbanks[a];
+            c.lmem_bank_width = widths[b];
+            uint64_t wd = (uint64_t)widths[b], nb = (uint64_t)nbanks[a];
+            for (uint64_t lo = 0; lo < 3 * nb * wd; lo += 1 + lo / 7)
+                for (uint64_t len = 0; len < (nb + 2) * wd; len += 1 + len / 5) {
+                    uint64_t got[4] = {0, 0, 0, 0}, want[4] = {0, 0, 0, 0};
+                    tim_lmem_span(&c, lo, lo + len, got);
+                    uint64_t row = lo / wd, rows = (lo - row * wd + len + wd - 1) / wd;
+                    for (uint64_t j = 0; j < rows && j < nb; j++) {
+                        uint64_t k = (row + j) % nb;
+                        want[k >> 6] |= 1ull << (k & 63);
+                    }
+                    CHECK(!memcmp(got, want, sizeof got));
+                }
+        }
+}
+
 int main(void)
 {
     RUN(scalesim_reference);
@@ -211,5 +239,6 @@ int main(void)
     RUN(dma_formula);
     RUN(dram_fields_and_region_align);
     RUN(dram_walk_order);
+    RUN(lmem_span_ranges);
     return test_summary("test_timing");
 }
