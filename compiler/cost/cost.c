@@ -25,8 +25,9 @@
  *                          waits for banks an earlier one holds and lasts
  *                          at least their occupancy;
  *     signals              at the completion of the action's last
- *                          instruction; a multicast's on every core of its
- *                          mask. Each semaphore is waited on by one queue,
+ *                          instruction (and of an MCAST's instructions
+ *                          carrying their own, a gather piece's flag); a
+ *                          multicast's on every core of its mask. Each semaphore is waited on by one queue,
  *                          so its k-th wait takes its k-th signal.
  *   Each DMA is one flow whose work on a server is the sum over its bursts
  *   (dma.burst_bytes) of its bytes there at that server's bandwidth: the
@@ -138,7 +139,7 @@ typedef struct CCore {
     uint64_t lat;      /* latency + issue, counted after the flow */
     /* the queues are built from the table as the replay needs them */
     BkTable tab;       /* the core's time-step table */
-    BkWalk walk;       /* its code (two slots) */
+    BkWalk walk;       /* its code (two slots, the prologue) */
     int next;          /* tab.a[0, next) are in the queues */
 } CCore;
 
@@ -352,7 +353,11 @@ static int push_dma(CCore *k, const BkCode *code, const BkAction *a)
         if (skip && skip[j]) continue;
         AtlInsn in = ins[j];
         if (a->kind == BK_ACT_MCAST && in.dst_space == ISA_SPACE_LMEM) in.mask = a->mask;
-        if (q_push(k, &in, a->kind, j == first ? a->wait : -1, j == last ? a->signal : -1, j == last ? a->mask : 0)) return -1;
+        /* an MCAST's gather pieces signal too, to its mask (bk_band_gather_pieces) */
+        int own = a->kind == BK_ACT_MCAST && in.signal ? in.signal - 1 : -1;
+        if (q_push(k, &in, a->kind, j == first ? a->wait : -1, j == last ? a->signal : own,
+                   j == last || own >= 0 ? a->mask : 0))
+            return -1;
     }
     return 0;
 }
