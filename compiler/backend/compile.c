@@ -354,25 +354,6 @@ static int sram_copies(const AtlChip *chip)
  * every segment (with split, of the first instance's). The cost model's
  * DMA pricer is `flow` (borrowed: another stage for the same chip owns
  * it), or with NULL st's own. */
-/* The final estimate of a segment; a gather that may go in pieces
- * (bk_band_gather_pieces) is priced both ways and the lower kept (equal:
- * the pieces), so a layer whose tiles gain nothing by starting early
- * keeps the one flag. */
-static int cost_final(BkCtx *c, BkSegment *sg, AtlErr *e)
-{
-    if (bk_cost_segment(c, sg, UINT64_MAX, e) < 0) return -1;
-    if (bk_band_gather_pieces(c, sg) < 2) return 0;
-    BkSegment pieces = *sg;
-    sg->layer->gather_whole = 1;
-    if (bk_cost_segment(c, sg, pieces.est_cycles, e) < 0) return -1;
-    if (sg->est_cycles < pieces.est_cycles) return 0;
-    sg->layer->gather_whole = 0;
-    sg->est_cycles = pieces.est_cycles;
-    sg->est_compute = pieces.est_compute;
-    sg->est_dma = pieces.est_dma;
-    return 0;
-}
-
 static int stage_build_flow(BkStage *st, const IrGraph *g, const AtlChip *chip, const BkOptions *opt, const BkSplit *sp,
                             AbmWriter *w, const uint64_t *io_fixed, uint64_t io_fixed_bytes, int layer_base,
                             BkFlowPlanner *flow, AtlErr *e)
@@ -463,7 +444,7 @@ static int stage_build_flow(BkStage *st, const IrGraph *g, const AtlChip *chip, 
     t0 = atl_clock_s();
     /* placement split: every instance costs what the first does */
     for (int i = 0; i < (c->split ? st->nunits : st->sched.n); i++)
-        if (cost_final(c, &st->sched.seg[i], e)) return -1;
+        if (bk_cost_segment(c, &st->sched.seg[i], UINT64_MAX, e) < 0) return -1;
     st->phase[BK_PHASE_COST] += atl_clock_s() - t0;
     return 0;
 }

@@ -478,7 +478,7 @@ static uint64_t flow_due(BkShare *sh, const CCore *k)
     return c + k->lat;
 }
 
-int bk_cost_segment(BkCtx *c, BkSegment *sg, uint64_t bound, AtlErr *e)
+static int cost_once(BkCtx *c, BkSegment *sg, uint64_t bound, AtlErr *e)
 {
     const AtlChip *ch = c->chip;
     int nc = cfg_total_cores(ch), rc = -1, banked = ch->dram_model == CFG_DRAM_BANKED;
@@ -623,5 +623,27 @@ done:
     free(ks);
     bk_share_free(sh);
     if (fp != c->flow) bk_flow_free(fp);
+    return rc;
+}
+
+/* A gather that may go in pieces (bk_band_gather_pieces) is priced both
+ * ways and the cheaper kept in BkLayer.gather_whole (equal: the pieces),
+ * so the tile search compares each shape at its better way and the final
+ * pricing leaves the layer as the emitter will walk it. */
+int bk_cost_segment(BkCtx *c, BkSegment *sg, uint64_t bound, AtlErr *e)
+{
+    sg->layer->gather_whole = 0;
+    int rc = cost_once(c, sg, bound, e);
+    if (rc < 0 || bk_band_gather_pieces(c, sg) < 2) return rc;
+    uint64_t cyc = sg->est_cycles, comp = sg->est_compute, dma = sg->est_dma;
+    /* whole: kept only when below the pieces (and within the bound) */
+    uint64_t b2 = rc == 0 && cyc - 1 < bound ? cyc - 1 : bound;
+    sg->layer->gather_whole = 1;
+    int rc2 = cyc ? cost_once(c, sg, b2, e) : 1;
+    if (rc2 <= 0) return rc2;
+    sg->layer->gather_whole = 0;
+    sg->est_cycles = cyc;
+    sg->est_compute = comp;
+    sg->est_dma = dma;
     return rc;
 }

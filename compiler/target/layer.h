@@ -197,7 +197,7 @@ struct BkLayer {
     int bands, band_cores, band_clusters, band_rows, band_chans;
     /* bands: the staged input's gather in one piece even where its K
      * chunks could go one by one (bk_band_gather_pieces), when the cost
-     * model prices that lower (backend/compile.c, cost_final) */
+     * model prices that lower (set by bk_cost_segment, cost/cost.c) */
     int gather_whole;
 };
 
