@@ -278,7 +278,7 @@ static void print_stages(const BkSummary *s, const AtlChip *chip)
 static void print_groups(const BkSummary *s, const AtlChip *chip)
 {
     int cpc = chip->cores_per_cluster, total = chip->clusters * cpc;
-    printf("%4s  %-44s %-11s %-24s %10s %10s %10s %11s\n", "unit", "layer (or group: first .. last)", "cores", "slicing",
+    printf("%4s  %-44s %-11s %-27s %10s %10s %10s %11s\n", "unit", "layer (or group: first .. last)", "cores", "slicing",
            "LMEM/core", "DRAM in", "DRAM out", "est cycles");
     uint64_t rd = 0, wr = 0;
     for (int i = 0; i < s->nlayers; i++) {
@@ -290,7 +290,7 @@ static void print_groups(const BkSummary *s, const AtlChip *chip)
         bytes_text(l->lmem_peak, 1, lm, sizeof lm);
         bytes_text(l->dram_rd, 0, in, sizeof in);
         bytes_text(l->dram_wr, 0, out, sizeof out);
-        printf("%4d  %-44.44s %-11s %-24.24s %10s %10s %10s %11llu\n", l->layer_id, l->nmembers > 1 ? l->op : l->name, cores,
+        printf("%4d  %-44.44s %-11s %-27.27s %10s %10s %10s %11llu\n", l->layer_id, l->nmembers > 1 ? l->op : l->name, cores,
                l->split, lm, in, out, (unsigned long long)l->est_cycles);
         for (const char *m = l->nmembers > 1 && l->members ? l->members : ""; *m;) {
             const char *tab = strchr(m, '\t'), *nl = strchr(m, '\n');
@@ -304,7 +304,7 @@ static void print_groups(const BkSummary *s, const AtlChip *chip)
     char in[16], out[16];
     bytes_text(rd, 0, in, sizeof in);
     bytes_text(wr, 0, out, sizeof out);
-    printf("%4s  %-44s %-11s %-24s %10s %10s %10s %11llu\n", "", "total", "", "", "", in, out, (unsigned long long)s->est_cycles);
+    printf("%4s  %-44s %-11s %-27s %10s %10s %10s %11llu\n", "", "total", "", "", "", in, out, (unsigned long long)s->est_cycles);
 }
 
 static void print_times(const double *t, double write_s)

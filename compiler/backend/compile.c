@@ -247,9 +247,12 @@ static int fill_summary(const BkCtx *c, const BkSchedule *sched, int rows, const
         li->cores = sg->cores_used;
         li->core_first = sg->cores.first;
         li->core_count = sg->cores.count;
-        /* bands: how the tiles went to the clusters */
-        snprintf(li->split, sizeof li->split, "%s%s", ly->split,
-                 ly->bands == BK_BANDS_CHANNELS ? " chans" : ly->bands == BK_BANDS_ROWS ? " rows" : "");
+        /* bands: how the tiles went to the clusters, the gather's pieces */
+        int pieces = bk_band_gather_pieces(c, sg);
+        char gp[16] = "";
+        if (pieces > 1) snprintf(gp, sizeof gp, " g%d", pieces);
+        snprintf(li->split, sizeof li->split, "%s%s%s", ly->split,
+                 ly->bands == BK_BANDS_CHANNELS ? " chans" : ly->bands == BK_BANDS_ROWS ? " rows" : "", gp);
         li->macs = ly->macs;
         li->run_macs = ly->run_macs ? ly->run_macs : ly->macs;
         li->mat_cycles = layer_mat_cycles(c, ly, nm ? members[0] : -1);

@@ -25,8 +25,9 @@
  *                          waits for banks an earlier one holds and lasts
  *                          at least their occupancy;
  *     signals              at the completion of the action's last
- *                          instruction; a multicast's on every core of its
- *                          mask. Each semaphore is waited on by one queue,
+ *                          instruction (and of an MCAST's instructions
+ *                          carrying their own, a gather piece's flag); a
+ *                          multicast's on every core of its mask. Each semaphore is waited on by one queue,
  *                          so its k-th wait takes its k-th signal.
  *   Each DMA is one flow whose work on a server is the sum over its bursts
  *   (dma.burst_bytes) of its bytes there at that server's bandwidth: the
@@ -142,7 +143,7 @@ typedef struct CCore {
     uint64_t lat;      /* latency + issue, counted after the flow */
     /* the queues are built from the table as the replay needs them */
     BkTable tab;       /* the core's time-step table */
-    BkWalk walk;       /* its code (two slots) */
+    BkWalk walk;       /* its code (two slots, the prologue) */
     int next;          /* tab.a[0, next) are in the queues */
 } CCore;
 
@@ -356,7 +357,11 @@ static int push_dma(CCore *k, const BkCode *code, const BkAction *a)
         if (skip && skip[j]) continue;
         AtlInsn in = ins[j];
         if (a->kind == BK_ACT_MCAST && in.dst_space == ISA_SPACE_LMEM) in.mask = a->mask;
-        if (q_push(k, &in, a->kind, j == first ? a->wait : -1, j == last ? a->signal : -1, j == last ? a->mask : 0)) return -1;
+        /* an MCAST's gather pieces signal too, to its mask (bk_band_gather_pieces) */
+        int own = a->kind == BK_ACT_MCAST && in.signal ? in.signal - 1 : -1;
+        if (q_push(k, &in, a->kind, j == first ? a->wait : -1, j == last ? a->signal : own,
+                   j == last || own >= 0 ? a->mask : 0))
+            return -1;
     }
     return 0;
 }
@@ -638,7 +643,7 @@ static int work_ready(CWork *w, int nc, int nsv, int banks)
     return 0;
 }
 
-int bk_cost_segment(BkCtx *c, BkSegment *sg, uint64_t bound, AtlErr *e)
+static int cost_once(BkCtx *c, BkSegment *sg, uint64_t bound, AtlErr *e)
 {
     const AtlChip *ch = c->chip;
     int nc = cfg_total_cores(ch), rc = -1, banked = ch->dram_model == CFG_DRAM_BANKED;
@@ -773,5 +778,27 @@ oom:
 done:
     ev_free(&ev);
     if (fp != c->flow) bk_flow_free(fp);   /* and its workspace */
+    return rc;
+}
+
+/* A gather that may go in pieces (bk_band_gather_pieces) is priced both
+ * ways and the cheaper kept in BkLayer.gather_whole (equal: the pieces),
+ * so the tile search compares each shape at its better way and the final
+ * pricing leaves the layer as the emitter will walk it. */
+int bk_cost_segment(BkCtx *c, BkSegment *sg, uint64_t bound, AtlErr *e)
+{
+    sg->layer->gather_whole = 0;
+    int rc = cost_once(c, sg, bound, e);
+    if (rc < 0 || bk_band_gather_pieces(c, sg) < 2) return rc;
+    uint64_t cyc = sg->est_cycles, comp = sg->est_compute, dma = sg->est_dma;
+    /* whole: kept only when below the pieces (and within the bound) */
+    uint64_t b2 = rc == 0 && cyc - 1 < bound ? cyc - 1 : bound;
+    sg->layer->gather_whole = 1;
+    int rc2 = cyc ? cost_once(c, sg, b2, e) : 1;
+    if (rc2 <= 0) return rc2;
+    sg->layer->gather_whole = 0;
+    sg->est_cycles = cyc;
+    sg->est_compute = comp;
+    sg->est_dma = dma;
     return rc;
 }

@@ -4,8 +4,10 @@
  * Does: for every segment, walks the time-step table of every core of its
  *   core set (bk_sched_table, the one the cost model replays) and appends
  *   each action's instructions to the core's DMA / MAT / VEC streams:
- *   MCAST      the prologue's DMAs, those into LMEM masked; the last
- *              signals
+ *   MCAST      the prologue's DMAs (or one piece of a gather in pieces,
+ *              bk_band_gather_pieces), those into LMEM masked; the last
+ *              signals, and so does each instruction of it that carries
+ *              a signal of its own (a gather piece's flag)
  *   WAIT       a nop on the action's stream waiting on the semaphore
  *   LOAD       the tile's loads (weight loads dropped when skip_w), the
  *              last signals; none left: a DMA nop that signals
@@ -158,7 +160,9 @@ static int emit_dma(BkEmit *x, int core, const BkCode *k, const BkAction *a, int
         if (a->kind == BK_ACT_MCAST && in.dst_space == ISA_SPACE_LMEM) in.mask = a->mask;
         if (a->kind != BK_ACT_COPY) {
             in.wait = (uint8_t)(j == first && a->wait >= 0 ? a->wait + 1 : 0);
-            in.signal = (uint8_t)(j == last && a->signal >= 0 ? a->signal + 1 : 0);
+            /* an MCAST's gather pieces signal too (bk_band_gather_pieces) */
+            uint8_t own = a->kind == BK_ACT_MCAST ? in.signal : 0;
+            in.signal = (uint8_t)(j == last && a->signal >= 0 ? a->signal + 1 : own);
         }
         if (put(x, core, ISA_ENGINE_DMA, in, layer, e)) return -1;
     }

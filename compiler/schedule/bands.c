@@ -10,7 +10,9 @@
  *   rewrites each tile's DMAs on banded tensors in rectangles of channels
  *   x rows: cells of an input the own cluster wrote are read from its
  *   SRAM, the others from DRAM; the output's cells go to the own SRAM
- *   and, where another cluster reads them, to DRAM as well.
+ *   and, where another cluster reads them, to DRAM as well; a staged
+ *   input's gather of the other clusters' cells goes in pieces by K chunk
+ *   where the layer splits K, each with its own flag.
  * Guarantees: a load from SRAM reads only cells its own cluster's cores
  *   wrote there in the tensor's producing segment (closed by a chip
  *   barrier); once the schedule is final (bk_band_finalize) every cell a
@@ -481,30 +483,70 @@ static const BandUse *staged(const BkCtx *c, const BkSegment *sg, const BandUse 
     return NULL;
 }
 
+/* Pieces of a staged input's gather (docs/backend.md, "The gather in
+ * pieces"): a K-split convolution's tile reads one K chunk of the input's
+ * channels, so the gather is cut by K chunk, each piece followed by a
+ * flag signalling WEIGHTS, and a tile waits only for the pieces up to its
+ * own chunk (bk_sched_table); 1 (one flag at the end) otherwise. */
+static int pieces_of(const BkCtx *c, const BkSegment *sg, const BandUse *st)
+{
+    const BkLayer *ly = sg->layer;
+    const BkLow *l = &ly->lw;
+    return st && !ly->mcast && !ly->gather_whole && l->kind == BK_K_CONV && l->groups == 1 && l->nkc > 1 && l->kchunk > 0 && c->bands ? l->nkc
+                                                                                                                 : 1;
+}
+
+int bk_band_gather_pieces(const BkCtx *c, const BkSegment *sg)
+{
+    if (!c->bands || !sg->layer->in_sram || !c->band_chans) return 1;
+    BandUse v[BAND_USES];
+    int nv = uses((BkCtx *)c, sg, v);
+    return pieces_of(c, sg, staged(c, sg, v, nv));
+}
+
 /* The DMA of the staging (`in`, its first) gathering the cells of u other
- * clusters wrote, DRAM -> u's band in the own SRAM. */
-static int gather(BkCtx *c, Out *o, const AtlInsn *in, uint8_t flag, const BandUse *u, int k, AtlErr *e)
+ * clusters wrote, DRAM -> u's band in the own SRAM, in the segment's
+ * pieces (pieces_of): the channels of each K chunk, then a 64-byte flag
+ * into the layer's LMEM flag word signalling WEIGHTS, but for the last
+ * piece, whose flag is the staging's own (it follows in the list). */
+static int gather(BkCtx *c, const BkSegment *sg, Out *o, const AtlInsn *in, uint8_t flag, const BandUse *u, int k,
+                  AtlErr *e)
 {
     const BkBand *b = u->b;
-    AtlInsn g = *in;
-    g.src_space = ISA_SPACE_DRAM;
-    g.src = b->dram;
-    g.dst_space = ISA_SPACE_SRAM;
-    g.dst = u->sram;
+    const BkLow *l = &sg->layer->lw;
+    int np = pieces_of(c, sg, u), span = np > 1 ? l->kchunk : b->C;
+    uint64_t plane = b->rowb * (uint64_t)b->H;
     uint32_t es = (uint32_t)isa_dtype_size(in->dtype);
-    uint32_t sh[4] = {1, (uint32_t)b->C, (uint32_t)b->H, (uint32_t)(b->rowb / es)};
-    int32_t st[4] = {0, (int32_t)(b->rowb * (uint64_t)b->H), (int32_t)b->rowb, (int32_t)es};
-    memcpy(g.shape, sh, sizeof sh);
-    memcpy(g.src_stride, st, sizeof st);
-    memcpy(g.dst_stride, st, sizeof st);
-    Walk w = {2, 0, b->H, 1, 0, 1, b->C};
-    return cut(c, o, &g, flag, u, &w, CUT_GATHER, k, e);
+    for (int j = 0; j < np; j++) {
+        int c0 = j * span, nc = imin(span, b->C - c0);
+        if (nc <= 0) return atl_fail(e, "internal: gather piece %d of %d holds no channel", j, np);
+        AtlInsn g = *in;
+        g.src_space = ISA_SPACE_DRAM;
+        g.src = b->dram + (uint64_t)c0 * plane;
+        g.dst_space = ISA_SPACE_SRAM;
+        g.dst = u->sram + (uint64_t)c0 * plane;
+        uint32_t sh[4] = {1, (uint32_t)nc, (uint32_t)b->H, (uint32_t)(b->rowb / es)};
+        int32_t st[4] = {0, (int32_t)plane, (int32_t)b->rowb, (int32_t)es};
+        memcpy(g.shape, sh, sizeof sh);
+        memcpy(g.src_stride, st, sizeof st);
+        memcpy(g.dst_stride, st, sizeof st);
+        Walk w = {2, 0, b->H, 1, c0, 1, nc};
+        if (cut(c, o, &g, flag, u, &w, CUT_GATHER, k, e)) return -1;
+        if (j == np - 1) break;
+        uint32_t fs[4] = {1, 1, 1, 64 / (uint32_t)isa_dtype_size(c->dt)};
+        int64_t fst[4];
+        bk_compact(fs, fst);
+        AtlInsn f = bk_dma(c->dt, ISA_SPACE_LMEM, sg->layer->l_flag, ISA_SPACE_SRAM, u->sram, fs, fst, fst);
+        f.signal = BK_SEM_WEIGHTS + 1;   /* kept by the walk's MCAST (emit.c, cost.c) */
+        if (put(o, &f, flag, e)) return -1;
+    }
+    return 0;
 }
 
 /* One DMA of a tile's code on cluster k into o (st: the staged input,
  * NULL none; *gathered once its gather is put). */
-static int rewrite(BkCtx *c, const BandUse *v, int nv, const BandUse *st, int *gathered, const AtlInsn *in,
-                   uint8_t flag, int k, Out *o, AtlErr *e)
+static int rewrite(BkCtx *c, const BkSegment *sg, const BandUse *v, int nv, const BandUse *st, int *gathered,
+                   const AtlInsn *in, uint8_t flag, int k, Out *o, AtlErr *e)
 {
     if (isa_ops[in->op].engine != ISA_ENGINE_DMA) return put(o, in, flag, e);
     if (st) {
@@ -512,7 +554,7 @@ static int rewrite(BkCtx *c, const BandUse *v, int nv, const BandUse *st, int *g
         if (in->dst_space == ISA_SPACE_SRAM && in->dst >= lo && in->dst < hi) {   /* the staging copy */
             if (*gathered) return 0;
             *gathered = 1;
-            return gather(c, o, in, flag, st, k, e);
+            return gather(c, sg, o, in, flag, st, k, e);
         }
         if (in->src_space == ISA_SPACE_SRAM && in->src >= lo && in->src < hi) {   /* reads of the staged copy */
             AtlInsn p = *in;
@@ -557,15 +599,15 @@ static int touches(const BkCtx *c, const BandUse *v, int nv, const BandUse *st, 
 /* Rewrites one list of k in place (weights flags w, NULL for none); a
  * list none of whose DMAs touches a banded tensor or the staged copy
  * stays as it is. */
-static int rewrite_list(BkCtx *c, const BandUse *v, int nv, const BandUse *st, int *gathered, AtlInsn **list, int *n,
-                        int *cap, uint8_t **w, int k, AtlErr *e)
+static int rewrite_list(BkCtx *c, const BkSegment *sg, const BandUse *v, int nv, const BandUse *st, int *gathered,
+                        AtlInsn **list, int *n, int *cap, uint8_t **w, int k, AtlErr *e)
 {
     int i = 0;
     while (i < *n && !touches(c, v, nv, st, &(*list)[i])) i++;
     if (i == *n) return 0;
     Out o = {0};
     for (int i = 0; i < *n; i++)
-        if (rewrite(c, v, nv, st, gathered, &(*list)[i], w ? (*w)[i] : 0, k, &o, e)) {
+        if (rewrite(c, sg, v, nv, st, gathered, &(*list)[i], w ? (*w)[i] : 0, k, &o, e)) {
             free(o.v);
             free(o.w);
             return -1;
@@ -585,9 +627,9 @@ int bk_band_code(BkCtx *c, const BkSegment *sg, BkCode *k, int cluster, AtlErr *
     int nv = uses(c, sg, v), gathered = 0;
     if (!nv) return 0;
     const BandUse *st = staged(c, sg, v, nv);
-    if (rewrite_list(c, v, nv, st, &gathered, &k->ld, &k->nld, &k->capld, &k->ld_w, cluster, e) ||
-        rewrite_list(c, v, nv, st, &gathered, &k->cp, &k->ncp, &k->capcp, NULL, cluster, e) ||
-        rewrite_list(c, v, nv, st, &gathered, &k->st, &k->nst, &k->capst, NULL, cluster, e))
+    if (rewrite_list(c, sg, v, nv, st, &gathered, &k->ld, &k->nld, &k->capld, &k->ld_w, cluster, e) ||
+        rewrite_list(c, sg, v, nv, st, &gathered, &k->cp, &k->ncp, &k->capcp, NULL, cluster, e) ||
+        rewrite_list(c, sg, v, nv, st, &gathered, &k->st, &k->nst, &k->capst, NULL, cluster, e))
         return -1;
     return 0;
 }

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "compiler/schedule/schedule.h"
+#include "compiler/lower/lower.h"
 
 void bk_sched_init(BkSchedule *s) { memset(s, 0, sizeof *s); }
 
@@ -89,6 +90,24 @@ static int push(BkTable *t, BkActKind kind, int tile, int slot, int wait, int si
     return 0;
 }
 
+/* A WAIT on WEIGHTS: on the DMA stream when the tiles' loads read what
+ * the prologue copies to SRAM (dma), else on the matrix stream. */
+static int push_wait(BkTable *t, int dma, AtlErr *e)
+{
+    if (push(t, BK_ACT_WAIT, -1, 0, BK_SEM_WEIGHTS, -1, e)) return -1;
+    t->a[t->n - 1].engine = (uint8_t)(dma ? ISA_ENGINE_DMA : ISA_ENGINE_MAT);
+    return 0;
+}
+
+/* The prologue's MCAST (piece -1: all of it; else gather piece `piece`),
+ * to the cluster's cores in mask, signalling WEIGHTS. */
+static int push_mcast(BkTable *t, int piece, uint32_t mask, AtlErr *e)
+{
+    if (push(t, BK_ACT_MCAST, piece, 0, -1, BK_SEM_WEIGHTS, e)) return -1;
+    t->a[t->n - 1].mask = mask;
+    return 0;
+}
+
 int bk_sched_table(const BkCtx *c, const BkSegment *sg, int core, BkTable *t, AtlErr *e)
 {
     const BkLayer *ly = sg->layer;
@@ -100,18 +119,23 @@ int bk_sched_table(const BkCtx *c, const BkSegment *sg, int core, BkTable *t, At
             if (sg->tile_core[tile] == core && push(t, BK_ACT_COPY, tile, 0, -1, -1, e)) return -1;
         return push(t, BK_ACT_BARRIER, -1, 0, -1, -1, e);
     }
+    /* a gather in pieces (np > 1): the lowest core issues piece 0, then
+     * each next piece after its own load of a tile (so its tiles do not
+     * wait for the whole gather); every core waits once a piece, before
+     * the load of the first tile of the piece's K chunk */
+    int np = 0, waited = 0, issued = 0, lowest = 0;
     if (ly->mcast || ly->in_sram) {
         int cpc = c->chip->cores_per_cluster, cl = core / cpc;
         uint32_t m = bk_sched_cluster_mask(sg, cpc, cl);
         if (m >> (core % cpc) & 1) {
-            if (core == cl * cpc + bk_lowest_bit(m)) {
-                if (push(t, BK_ACT_MCAST, -1, 0, -1, BK_SEM_WEIGHTS, e)) return -1;
-                t->a[t->n - 1].mask = m;
-            }
-            if (push(t, BK_ACT_WAIT, -1, 0, BK_SEM_WEIGHTS, -1, e)) return -1;
-            t->a[t->n - 1].engine = (uint8_t)(ly->in_sram ? ISA_ENGINE_DMA : ISA_ENGINE_MAT);
+            int p = ly->in_sram ? bk_band_gather_pieces(c, sg) : 1;
+            lowest = core == cl * cpc + bk_lowest_bit(m);
+            if (lowest && push_mcast(t, p > 1 ? issued++ : -1, m, e)) return -1;
+            if (p > 1) np = p;
+            else if (push_wait(t, ly->in_sram, e)) return -1;
         }
     }
+    uint32_t mask = np && lowest ? t->a[0].mask : 0;
     int prev = -1, wk[2] = {-1, -1}, i = 0;   /* prev: the tile loaded last, awaiting compute */
     for (int tile = 0; tile <= ly->ntiles; tile++) {
         int next = -1;
@@ -122,9 +146,15 @@ int bk_sched_table(const BkCtx *c, const BkSegment *sg, int core, BkTable *t, At
         if (next >= 0) {
             int b = i % 2, key = ly->tile_wkey[next];
             int skip = i > 0 && key >= 0 && wk[b] == key;
+            int need = np ? bk_tile_pos(&ly->lw, next).kci + 1 : 0;
+            for (; mask && issued < need; issued++)
+                if (push_mcast(t, issued, mask, e)) return -1;
+            for (; waited < need; waited++)
+                if (push_wait(t, 1, e)) return -1;
             wk[b] = key;
             if (push(t, BK_ACT_LOAD, next, b, -1, BK_SEM_LOADED + b, e)) return -1;
             t->a[t->n - 1].skip_w = (uint8_t)skip;
+            if (mask && issued < np && push_mcast(t, issued++, mask, e)) return -1;
         }
         if (prev >= 0) {
             int b = (i - 1) % 2;
@@ -133,6 +163,11 @@ int bk_sched_table(const BkCtx *c, const BkSegment *sg, int core, BkTable *t, At
         }
         if (next >= 0) { prev = next; i++; }
     }
+    /* every piece issued and every signal consumed before the barrier */
+    for (; mask && issued < np; issued++)
+        if (push_mcast(t, issued, mask, e)) return -1;
+    for (; waited < np; waited++)
+        if (push_wait(t, 1, e)) return -1;
     return push(t, BK_ACT_BARRIER, -1, 0, -1, -1, e);
 }
 
@@ -148,7 +183,19 @@ const AtlInsn *bk_action_dma(const BkAction *a, const BkCode *k, int *n, const u
     *n = a->kind == BK_ACT_LOAD ? k->nld : k->nst;
     *skip = a->kind == BK_ACT_LOAD && a->skip_w ? k->ld_w : NULL;
     *first = *last = -1;
-    for (int j = 0; j < *n; j++)
+    int lo = 0, hi = *n;
+    if (a->kind == BK_ACT_MCAST && a->tile >= 0) {
+        /* gather piece a->tile: after the a->tile-th instruction carrying a
+         * signal of its own (a piece's flag) up to the next one, or the end */
+        int flags = 0;
+        for (int j = 0; j < *n; j++)
+            if (ins[j].signal) {
+                if (++flags == a->tile) lo = j + 1;
+                if (flags == a->tile + 1) { hi = j + 1; break; }
+            }
+        if (a->tile > flags) lo = hi;   /* no such piece: a nop */
+    }
+    for (int j = lo; j < hi; j++)
         if (!(*skip && (*skip)[j])) {
             if (*first < 0) *first = j;
             *last = j;
@@ -164,7 +211,7 @@ const BkCode *bk_walk_code(BkCtx *c, const BkSegment *sg, BkWalk *w, const BkAct
     BkCode *k = &w->code[a->slot & 1];
     switch (a->kind) {
     case BK_ACT_MCAST:
-        k = &w->code[0];
+        k = &w->code[2];   /* its own: a gather's pieces come between loads and computes */
         bk_code_reset(k);
         if (ly->prologue(c, ly, k, e)) return NULL;
         break;
@@ -194,4 +241,5 @@ void bk_walk_free(BkWalk *w)
 {
     bk_code_free(&w->code[0]);
     bk_code_free(&w->code[1]);
+    bk_code_free(&w->code[2]);
 }

@@ -45,7 +45,12 @@
  *   when the input is copied to SRAM (the loads read it). The resident
  *   region lies below the slots, so loads into the slots never touch it;
  *   the previous segment's barrier, which every segment's spans the whole
- *   chip, makes it and the SRAM free.
+ *   chip, makes it and the SRAM free. A banded input gathered in P > 1
+ *   pieces (bk_band_gather_pieces: one per K chunk) signals WEIGHTS once a
+ *   piece; a core then waits before the load of each tile until the
+ *   pieces up to the tile's K chunk have signalled (a DMA-stream WAIT per
+ *   piece, in order), and for those left before its barrier, so its
+ *   first tiles load while the later pieces land.
  * DMA-only layers (direct): one COPY action per tile, no slots, no sync.
  */
 #ifndef ATOLL_COMPILER_SCHEDULE_SCHEDULE_H
@@ -126,7 +131,8 @@ typedef struct BkAction {
     int8_t wait;                  /* semaphore the first instruction waits on, -1 none */
     int8_t signal;                /* semaphore the last instruction signals, -1 none */
     uint32_t mask;                /* MCAST: cores of the cluster its LMEM writes go to and its signal reaches */
-    int tile;                     /* LOAD / COMPUTE / STORE / COPY: the layer's tile */
+    int tile;                     /* LOAD / COMPUTE / STORE / COPY: the layer's tile; MCAST:
+                                   * the gather piece it issues (-1: the whole prologue) */
 } BkAction;
 
 /* A core's table: actions (malloc'd by bk_sched_table, grown as needed). */
@@ -171,6 +177,12 @@ void bk_band_free(BkSegment *sg);   /* the segment's band arrays */
 int bk_band_code(BkCtx *c, const BkSegment *sg, BkCode *k, int cluster, AtlErr *e);
 void bk_band_publish(BkCtx *c, const BkSegment *sg);
 int bk_band_finalize(BkCtx *c, BkSchedule *s, AtlErr *e);
+/* Pieces of the segment's input gather: its layer's K chunks when it is a
+ * K-split convolution whose banded input is gathered (staged) and whose
+ * weights are not multicast, each piece's flag signalling WEIGHTS (the
+ * MCAST action's instructions that carry a signal of their own keep it);
+ * else 1 (one flag, at the end). */
+int bk_band_gather_pieces(const BkCtx *c, const BkSegment *sg);
 /* Frees one segment's arrays. */
 void bk_segment_free(BkSegment *sg);
 /* Bit i set when core i of the cluster runs a tile of the segment. */
@@ -186,7 +198,7 @@ void bk_table_free(BkTable *t);
  * BARRIER), generating it when the action is a LOAD or COPY, for `core`
  * (with activations in every cluster's SRAM, its SRAM writes reach the
  * other clusters' copies: bk_code_replicate_sram). */
-typedef struct BkWalk { BkCode code[2]; } BkWalk;
+typedef struct BkWalk { BkCode code[3]; } BkWalk;   /* the slots', the prologue's */
 const BkCode *bk_walk_code(BkCtx *c, const BkSegment *sg, BkWalk *w, const BkAction *a, int core, AtlErr *e);
 void bk_walk_free(BkWalk *w);
 /* The instructions a DMA action (MCAST, LOAD, STORE, COPY) issues: the

@@ -195,6 +195,10 @@ struct BkLayer {
      * its banded output's window in each cluster's SRAM (0: not banded);
      * band_chans, BkCtx.band_chans */
     int bands, band_cores, band_clusters, band_rows, band_chans;
+    /* bands: the staged input's gather in one piece even where its K
+     * chunks could go one by one (bk_band_gather_pieces), when the cost
+     * model prices that lower (set by bk_cost_segment, cost/cost.c) */
+    int gather_whole;
 };
 
 /* BkLayer.bands: how a layer's tiles go to the clusters */

@@ -1,0 +1,40 @@
+# gather_pieces.sh - the gather in pieces (docs/backend.md, "Row and
+# channel bands in every cluster", "The gather in pieces"): a K-split
+# convolution whose channel-banded input is gathered into the cluster's
+# SRAM gets the other clusters' cells K chunk by K chunk, each piece
+# signalling on its own, so the tiles of the first chunks load while the
+# later pieces land. resnet20_cifar on a 2-cluster a1 with 32 KiB of LMEM
+# (its late 1x1 convolutions then split K in 3 and gather their input):
+# --groups marks those layers ` gN` (N pieces); the outputs stay the interpreter's
+# in fp32 and bf16 (atoll compare: full mode, race detector on, so no
+# tile reads a piece before it has landed); the estimate is the simulated
+# cycles within 2%; in the trace, a load from the band in SRAM of layer
+# 14 starts before the last of that layer's gathers (DRAM -> SRAM) ends
+# (with one flag at the end, none did).
+. test/cli/lib.inc
+sed 's/^clusters = 4 /clusters = 2 /; s/^bytes = 512K /bytes = 32K /' configs/a1.ini > "$TMPD/a1x2s.ini"
+M=models/resnet20_cifar
+for dt in fp32 bf16; do
+    expect_ok ${dt}_compiles "$ATOLL" compile $M.onnx --chip "$TMPD/a1x2s.ini" --dtype $dt --sram-activations bands --groups \
+        -o "$TMPD/$dt.abm"
+    cp "$TMPD/out" "$TMPD/sum_$dt.txt"
+    expect_grep ${dt}_pieces " K[23] sram chans g[23] " "$TMPD/sum_$dt.txt"
+    expect_ok ${dt}_matches_interpreter "$ATOLL" compare $M.onnx "$TMPD/$dt.abm" --chip "$TMPD/a1x2s.ini" \
+        --input $M.ref.npz --expect $M.ref.npz
+done
+est=$(sed -n 's/.*estimated cycles : \([0-9]*\).*/\1/p' "$TMPD/sum_fp32.txt")
+sim=$("$ATOLL" run "$TMPD/fp32.abm" --chip "$TMPD/a1x2s.ini" --timing-only 2> /dev/null | sed -n 's/.* in \([0-9]*\) cycles.*/\1/p')
+if [ -n "$est" ] && [ -n "$sim" ] && [ $((est * 100)) -ge $((sim * 98)) ] && [ $((est * 100)) -le $((sim * 102)) ]; then
+    ok estimate; else fail estimate "estimate $est, simulated $sim"; fi
+"$ATOLL" run "$TMPD/fp32.abm" --chip "$TMPD/a1x2s.ini" --input $M.ref.npz --trace "$TMPD/t.json" > /dev/null 2>&1
+# start end dst src shape of layer 14's copies; the flags are 16 words
+grep 'layer=14"' "$TMPD/t.json" |
+    sed -n 's/.*"start_cycle":\([0-9]*\),"end_cycle":\([0-9]*\),"insn":"dma.copy [^ ]* dst=\([a-z]*\):[^ ]* src=\([a-z]*\):.* shape=\([0-9,]*\) .*/\1 \2 \3 \4 \5/p' |
+    awk '$3 == "sram" && $4 == "dram" { if ($2 > g) g = $2; n++ }
+         $3 == "lmem" && $4 == "sram" && $5 != "1,1,1,16" { if (f == "" || $1 < f) f = $1 }
+         END { print n + 0, g + 0, f + 0 }' > "$TMPD/order.txt"
+read ng last first < "$TMPD/order.txt"
+if [ "$ng" -gt 2 ] && [ "$first" -gt 0 ] && [ "$first" -lt "$last" ]; then ok loads_before_last_piece
+else fail loads_before_last_piece "gathers $ng, the last ends at $last, the first load from SRAM starts at $first"; fi
+expect_grep layer14_pieces "^  14  /stages/stages.6/conv1/Conv .* K3 sram chans g3 " "$TMPD/sum_fp32.txt"
+cli_summary gather_pieces
