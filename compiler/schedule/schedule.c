@@ -100,7 +100,7 @@ int bk_sched_table(const BkCtx *c, const BkSegment *sg, int core, BkTable *t, At
             if (sg->tile_core[tile] == core && push(t, BK_ACT_COPY, tile, 0, -1, -1, e)) return -1;
         return push(t, BK_ACT_BARRIER, -1, 0, -1, -1, e);
     }
-    if (ly->mcast || ly->in_sram) {
+    if (ly->mcast || ly->in_sram || ly->wsram) {
         int cpc = c->chip->cores_per_cluster, cl = core / cpc;
         uint32_t m = bk_sched_cluster_mask(sg, cpc, cl);
         if (m >> (core % cpc) & 1) {
@@ -109,7 +109,7 @@ int bk_sched_table(const BkCtx *c, const BkSegment *sg, int core, BkTable *t, At
                 t->a[t->n - 1].mask = m;
             }
             if (push(t, BK_ACT_WAIT, -1, 0, BK_SEM_WEIGHTS, -1, e)) return -1;
-            t->a[t->n - 1].engine = (uint8_t)(ly->in_sram ? ISA_ENGINE_DMA : ISA_ENGINE_MAT);
+            t->a[t->n - 1].engine = (uint8_t)(ly->in_sram || ly->wsram ? ISA_ENGINE_DMA : ISA_ENGINE_MAT);
         }
     }
     int prev = -1, wk[2] = {-1, -1}, i = 0;   /* prev: the tile loaded last, awaiting compute */
@@ -166,7 +166,7 @@ const BkCode *bk_walk_code(BkCtx *c, const BkSegment *sg, BkWalk *w, const BkAct
     case BK_ACT_MCAST:
         k = &w->code[0];
         bk_code_reset(k);
-        if (ly->prologue(c, ly, k, e)) return NULL;
+        if (ly->prologue(c, ly, sg->tile_core, core / c->chip->cores_per_cluster, k, e)) return NULL;
         break;
     case BK_ACT_LOAD:
     case BK_ACT_COPY:

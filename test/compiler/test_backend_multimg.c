@@ -80,6 +80,7 @@ static void run_y(IrGraph *g, const char *chip, int dtype, int group, int place,
     o.group = group;
     o.placement = place;
     o.tile_images = images;
+    o.sram_weights = BK_SRAM_NEVER;   /* the shapes this file exercises, not the weights' staging */
     int rc = e2e_graph_run_y(g, chip, &o, &err, NULL, &sum, msg, sizeof msg, y, ylen);
     const char *split = "?";
     for (int i = 0; rc == 0 && i < sum.nlayers; i++)
