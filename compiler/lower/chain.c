@@ -463,9 +463,9 @@ static int first_reader(const BkChain *ch, int b)
     return 0;
 }
 
-static int chain_prologue(BkCtx *c, const BkLayer *ly, const int *tile_core, int cluster, BkCode *k, AtlErr *e)
+static int chain_prologue(BkCtx *c, const BkLayer *ly, BkCode *k, AtlErr *e)
 {
-    (void)c; (void)e; (void)tile_core; (void)cluster;
+    (void)c; (void)e;
     const BkChain *ch = ly->chain;
     ChainMark at = mark(k);   /* each member's weights get its tag */
     for (int i = 0; i < ch->nm; tag_since(k, at, i), at = mark(k), i++) {

@@ -90,6 +90,12 @@
  *   whole-image tiles of N,
  *   N/2, ... (> 1) images, each with the fewest k chunks that fit
  *   (bk_image_counts; BkOptions.tile_images forces one count).
+ * Weights in SRAM (BkLayer.wsram, split `wsram`; docs/backend.md "Weights
+ *   in cluster SRAM"): a variant of every shape whose chunks have several
+ *   tiles: the chunk's lowest core in a cluster copies each weight key
+ *   into the cluster's SRAM before its first load of it (stage_weights,
+ *   placed by the schedule), its other cores wait for the flag; tiles
+ *   load their weights from SRAM, so a cluster reads them from DRAM once.
  * Guarantees: the output equals the ONNX op's (f32 accumulation order of
  *   the matrix unit: kh, kw, c within a k chunk, chunks in order). */
 #include <math.h>
@@ -313,32 +319,34 @@ static int wsram_cores_ok(const BkCtx *c, const BkLayer *ly, const int *tile_cor
     return ok;
 }
 
-/* Weight staging: the chunks cluster cl's tiles use, DRAM [kh*kw*C][OC]
- * -> the cluster's SRAM, chunk g at wsram_base + (g mod wsram_slots) x
- * wsram_chunk as [kh*kw*C][its width], in chunk order (runs of full
- * chunks in consecutive slots as one DMA). */
-static int stage_weights(BkCtx *c, const BkLayer *ly, const int *tile_core, int cl, BkCode *k, AtlErr *e)
+/* The flag: a 64-byte DMA from SRAM `src` into the resident l_flag,
+ * multicast by the emitter, whose signal tells the cluster's cores that
+ * the copies before it (one DMA queue, one transfer at a time) landed. */
+static void push_flag(const BkCtx *c, const BkLayer *ly, uint64_t src, BkCode *k)
+{
+    uint32_t fs[4] = {1, 1, 1, 64 / (uint32_t)isa_dtype_size(c->dt)};
+    int64_t st[4];
+    bk_compact(fs, st);
+    AtlInsn in = bk_dma(c->dt, ISA_SPACE_LMEM, ly->l_flag, ISA_SPACE_SRAM, src, fs, st, st);
+    bk_code_st(k, &in);
+}
+
+/* BkLayer.stage: tile's weight block (its chunk, its k chunk), DRAM
+ * [kh][kw][C][OC] -> the cluster's SRAM [kh*kw][C][ocn] of its chunk's
+ * slot, then with flag the flag (the chunk's other cores wait for it). */
+static int stage_weights(BkCtx *c, const BkLayer *ly, int tile, int flag, BkCode *k, AtlErr *e)
 {
     const BkLow *l = &ly->lw;
-    uint8_t *used = malloc((size_t)l->ngc);
-    if (!used) return bk_fail(c, ly->node, e, "out of memory staging weights");
-    wsram_used(c, ly, tile_core, cl, used);
-    int es = c->es, S = ly->wsram_slots;
-    uint32_t R = (uint32_t)(l->kh * l->kw * l->C), w = (uint32_t)l->gchunk;
-    for (int g = 0; g < l->ngc;) {
-        if (!used[g]) { g++; continue; }
-        int oc0 = g * l->gchunk, ocn = imin(l->gchunk, l->OC - oc0), n = 1;
-        while (ocn == (int)w && g + n < l->ngc && used[g + n] && (g + n) % S && (g + n + 1) * l->gchunk <= l->OC) n++;
-        uint32_t sh[4] = {1, (uint32_t)n, R, (uint32_t)ocn};
-        int64_t ss[4] = {0, (int64_t)w, l->OC, 1}, ds[4];
-        bk_compact(sh, ds);
-        ds[1] = (int64_t)(ly->wsram_chunk / (uint64_t)es);
-        AtlInsn in = bk_dma(c->dt, ISA_SPACE_SRAM, ly->wsram_base + (uint64_t)(g % S) * ly->wsram_chunk, ISA_SPACE_DRAM,
-                            l->w + (uint64_t)oc0 * es, sh, ds, ss);
-        bk_code_st(k, &in);
-        g += n;
-    }
-    free(used);
+    (void)e;
+    BkTilePos p = bk_tile_pos(l, tile);
+    int es = c->es, oc0 = p.gci * l->gchunk, ocn = imin(l->gchunk, l->OC - oc0);
+    int c0 = p.kci * l->kchunk, cn = imin(l->kchunk, l->C - c0);
+    uint64_t dst = ly->wsram_base + (uint64_t)(p.gci % ly->wsram_slots) * ly->wsram_chunk + (uint64_t)c0 * ocn * es;
+    uint32_t sh[4] = {1, (uint32_t)(l->kh * l->kw), (uint32_t)cn, (uint32_t)ocn};
+    int64_t ss[4] = {0, (int64_t)l->C * l->OC, l->OC, 1}, ds[4] = {0, (int64_t)l->C * ocn, ocn, 1};
+    AtlInsn in = bk_dma(c->dt, ISA_SPACE_SRAM, dst, ISA_SPACE_DRAM, l->w + ((uint64_t)c0 * l->OC + (uint64_t)oc0) * es, sh, ds, ss);
+    bk_code_st(k, &in);
+    if (flag) push_flag(c, ly, dst, k);
     return 0;
 }
 
@@ -346,20 +354,13 @@ static int stage_weights(BkCtx *c, const BkLayer *ly, const int *tile_core, int 
  * resident weights, DRAM [R][OC] -> resident [chunk][R][width], and the
  * f32 bias [OC]. The emitter sets the mask of the LMEM multicasts and the
  * signal of the last. */
-static int conv_prologue(BkCtx *c, const BkLayer *ly, const int *tile_core, int cluster, BkCode *k, AtlErr *e)
+static int conv_prologue(BkCtx *c, const BkLayer *ly, BkCode *k, AtlErr *e)
 {
     const BkLow *l = &ly->lw;
+    (void)e;
     if (ly->in_sram) copy_input_to_sram(c, ly, k);
-    if (ly->wsram && stage_weights(c, ly, tile_core, cluster, k, e)) return -1;
     if (!ly->mcast) {
-        /* a 64-byte multicast flag: its signal reaches every core of the
-         * cluster once the copies before it (one DMA queue) have landed */
-        uint32_t fs[4] = {1, 1, 1, 64 / (uint32_t)isa_dtype_size(c->dt)};
-        int64_t st[4];
-        bk_compact(fs, st);
-        AtlInsn in = bk_dma(c->dt, ISA_SPACE_LMEM, ly->l_flag, ISA_SPACE_SRAM, ly->wsram ? ly->wsram_base : c->sram_stage,
-                            fs, st, st);
-        bk_code_st(k, &in);
+        push_flag(c, ly, c->sram_stage, k);
         return 0;
     }
     uint32_t R = (uint32_t)(l->kh * l->kw * (l->C / l->groups)), w = (uint32_t)chunk_width(l);
@@ -441,12 +442,12 @@ static int plan(const BkCtx *c, BkLayer *g, int m, int st, int ws)
     g->mcast = m;
     g->in_sram = st;
     g->wsram = ws;
-    g->prologue = m || st || ws ? conv_prologue : NULL;
+    g->prologue = m || st ? conv_prologue : NULL;
+    g->stage = ws ? stage_weights : NULL;
     g->cores_ok = ws ? wsram_cores_ok : NULL;
     if (ws) {
-        /* above the input's staged copy; as many chunks as fit, at most all */
-        uint64_t in = st ? ((uint64_t)l->N * l->C * l->H * l->W * (uint64_t)l->es + 63) / 64 * 64 : 0;
-        g->wsram_base = c->sram_stage + in;
+        /* where an input's staging would go (not both); as many chunks as fit, at most all */
+        g->wsram_base = c->sram_stage;
         g->wsram_chunk = ((uint64_t)l->kh * l->kw * l->C * (uint64_t)l->gchunk * c->es + 63) / 64 * 64;
         uint64_t room = g->wsram_base < (uint64_t)c->chip->sram_bytes ? (uint64_t)c->chip->sram_bytes - g->wsram_base : 0;
         uint64_t slots = room / g->wsram_chunk;
@@ -514,7 +515,7 @@ static int assign(BkCtx *c, BkLayer *ly, AtlErr *e)
 
 /* A candidate: group chunk, rows, columns, k chunk, weights multicast
  * (m), input read from the cluster's SRAM copy (st), images a tile (nb,
- * 0: one). */
+ * 0: one), weights staged in the cluster's SRAM (ws). */
 typedef struct Shape { int gc, r, w, kc, m, st, nb, ws; } Shape;
 
 
@@ -560,26 +561,25 @@ static int may_stage_weights(const BkCtx *c, const BkLayer *ly, const Shape *s)
            (int64_t)bk_image_chunks(l) * l->nrc * l->nwc * l->nkc > 1;
 }
 
-/* Offers s, and s with its input in SRAM where that may pay (only the
- * latter with BkOptions.sram_input = always), each also with its weights
- * staged in SRAM where that may pay (only those with sram_weights =
- * always). */
+/* Offers s, s with its input in SRAM and s with its weights staged in
+ * SRAM, where those may pay (only the latter with BkOptions.sram_input /
+ * sram_weights = always; weights win when both are). */
 static int add_shape(const BkCtx *c, BkLayer *ly, Shape s, AtlErr *e)
 {
     if (!fits(c, ly, s)) return 0;
-    int sram = may_use_sram(c, ly), ws = may_stage_weights(c, ly, &s);
-    for (int w = ws && c->wsram_always; w <= ws; w++) {
-        s.ws = w;
+    int sram = may_use_sram(c, ly), ws = may_stage_weights(c, ly, &s), only_ws = ws && c->wsram_always;
+    if (!(sram && c->sram_always) && !only_ws) {
+        int rc = add_one(c, ly, s, e);
+        if (rc <= 0) return rc;
+    }
+    if (sram && !only_ws) {
+        s.st = 1;
+        if (add_one(c, ly, s, e) < 0) return -1;
+    }
+    if (ws) {
         s.st = 0;
-        if (!(sram && c->sram_always)) {
-            int rc = add_one(c, ly, s, e);
-            if (rc < 0) return -1;
-            if (!rc && !w) return 0;
-        }
-        if (sram) {
-            s.st = 1;
-            if (add_one(c, ly, s, e) < 0) return -1;
-        }
+        s.ws = 1;
+        if (add_one(c, ly, s, e) < 0) return -1;
     }
     return 1;
 }

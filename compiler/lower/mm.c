@@ -191,10 +191,10 @@ static int mm_gen(BkCtx *c, const BkLayer *ly, int t, uint64_t slot, BkCode *k, 
 /* The multicast prologue: constant B [K][N] in DRAM -> resident blocks
  * [n chunk][k chunk][kn][nn], one DMA per kind of block (full or last,
  * along n and k). The emitter sets the mask and the signal. */
-static int mm_prologue(BkCtx *c, const BkLayer *ly, const int *tile_core, int cluster, BkCode *k, AtlErr *e)
+static int mm_prologue(BkCtx *c, const BkLayer *ly, BkCode *k, AtlErr *e)
 {
     const BkLow *l = &ly->lw;
-    (void)e; (void)tile_core; (void)cluster;
+    (void)e;
     int es = c->es, fn = l->Nn / l->nt, rn = l->Nn % l->nt, fk = l->K / l->kt, rk = l->K % l->kt;
     int64_t blk = (int64_t)(wblock_bytes(c, l) / (uint64_t)es);
     for (int pn = 0; pn < 2; pn++)

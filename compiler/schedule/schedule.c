@@ -89,6 +89,31 @@ static int push(BkTable *t, BkActKind kind, int tile, int slot, int wait, int si
     return 0;
 }
 
+/* Weights staged in SRAM (BkLayer.wsram): per chunk (weight key / run)
+ * the cores of `core`'s cluster whose tiles use it (bits of the cluster's
+ * cores), in users[] (malloc'd, *n chunks); -1 out of memory. */
+static int stage_users(const BkCtx *c, const BkSegment *sg, int core, uint32_t **users, int *n)
+{
+    const BkLayer *ly = sg->layer;
+    int cpc = c->chip->cores_per_cluster, run = ly->tile_run > 0 ? ly->tile_run : 1, nch = 0;
+    for (int t = 0; t < ly->ntiles; t++)
+        if (ly->tile_wkey[t] / run + 1 > nch) nch = ly->tile_wkey[t] / run + 1;
+    *n = nch;
+    if (!(*users = calloc((size_t)(nch ? nch : 1), sizeof **users))) return -1;
+    for (int t = 0; t < ly->ntiles; t++)
+        if (sg->tile_core[t] / cpc == core / cpc && ly->tile_wkey[t] >= 0)
+            (*users)[ly->tile_wkey[t] / run] |= 1u << (sg->tile_core[t] % cpc);
+    return 0;
+}
+
+/* Before core's first load of a weight key (wsram): the chunk's lowest
+ * core in the cluster stages it (an MCAST action of that tile, its flag
+ * signalling the chunk's other cores), the others wait for that signal
+ * (a DMA-stream nop): each receives the signals of its chunk's keys from
+ * one core, in the order it loads them (its tiles are chunk-major). */
+static int stage_or_wait(const BkLayer *ly, BkTable *t, int core, int cpc, const uint32_t *users, uint8_t *seen, int tile,
+                         AtlErr *e);
+
 int bk_sched_table(const BkCtx *c, const BkSegment *sg, int core, BkTable *t, AtlErr *e)
 {
     const BkLayer *ly = sg->layer;
@@ -100,7 +125,7 @@ int bk_sched_table(const BkCtx *c, const BkSegment *sg, int core, BkTable *t, At
             if (sg->tile_core[tile] == core && push(t, BK_ACT_COPY, tile, 0, -1, -1, e)) return -1;
         return push(t, BK_ACT_BARRIER, -1, 0, -1, -1, e);
     }
-    if (ly->mcast || ly->in_sram || ly->wsram) {
+    if (ly->mcast || ly->in_sram) {
         int cpc = c->chip->cores_per_cluster, cl = core / cpc;
         uint32_t m = bk_sched_cluster_mask(sg, cpc, cl);
         if (m >> (core % cpc) & 1) {
@@ -109,31 +134,62 @@ int bk_sched_table(const BkCtx *c, const BkSegment *sg, int core, BkTable *t, At
                 t->a[t->n - 1].mask = m;
             }
             if (push(t, BK_ACT_WAIT, -1, 0, BK_SEM_WEIGHTS, -1, e)) return -1;
-            t->a[t->n - 1].engine = (uint8_t)(ly->in_sram || ly->wsram ? ISA_ENGINE_DMA : ISA_ENGINE_MAT);
+            t->a[t->n - 1].engine = (uint8_t)(ly->in_sram ? ISA_ENGINE_DMA : ISA_ENGINE_MAT);
         }
     }
-    int prev = -1, wk[2] = {-1, -1}, i = 0;   /* prev: the tile loaded last, awaiting compute */
-    for (int tile = 0; tile <= ly->ntiles; tile++) {
+    uint32_t *users = NULL;
+    uint8_t *seen = NULL;
+    int nch = 0, nkeys = 0;
+    if (ly->wsram) {
+        for (int tile = 0; tile < ly->ntiles; tile++)
+            if (ly->tile_wkey[tile] + 1 > nkeys) nkeys = ly->tile_wkey[tile] + 1;
+        if (stage_users(c, sg, core, &users, &nch) || !(seen = calloc((size_t)(nkeys ? nkeys : 1), 1))) {
+            free(users);
+            return atl_fail(e, "out of memory in the schedule");
+        }
+    }
+    int prev = -1, wk[2] = {-1, -1}, i = 0, rc = 0;   /* prev: the tile loaded last, awaiting compute */
+    for (int tile = 0; tile <= ly->ntiles && !rc; tile++) {
         int next = -1;
         if (tile < ly->ntiles) {
             if (sg->tile_core[tile] != core) continue;
             next = tile;
         }
+        if (next >= 0 && ly->wsram && (rc = stage_or_wait(ly, t, core, c->chip->cores_per_cluster, users, seen, next, e))) break;
         if (next >= 0) {
             int b = i % 2, key = ly->tile_wkey[next];
             int skip = i > 0 && key >= 0 && wk[b] == key;
             wk[b] = key;
-            if (push(t, BK_ACT_LOAD, next, b, -1, BK_SEM_LOADED + b, e)) return -1;
+            if ((rc = push(t, BK_ACT_LOAD, next, b, -1, BK_SEM_LOADED + b, e))) break;
             t->a[t->n - 1].skip_w = (uint8_t)skip;
         }
         if (prev >= 0) {
             int b = (i - 1) % 2;
-            if (push(t, BK_ACT_COMPUTE, prev, b, BK_SEM_LOADED + b, BK_SEM_COMPUTED + b, e) ||
-                push(t, BK_ACT_STORE, prev, b, BK_SEM_COMPUTED + b, -1, e)) return -1;
+            if ((rc = push(t, BK_ACT_COMPUTE, prev, b, BK_SEM_LOADED + b, BK_SEM_COMPUTED + b, e) ||
+                      push(t, BK_ACT_STORE, prev, b, BK_SEM_COMPUTED + b, -1, e))) break;
         }
         if (next >= 0) { prev = next; i++; }
     }
-    return push(t, BK_ACT_BARRIER, -1, 0, -1, -1, e);
+    free(users);
+    free(seen);
+    return rc ? -1 : push(t, BK_ACT_BARRIER, -1, 0, -1, -1, e);
+}
+
+static int stage_or_wait(const BkLayer *ly, BkTable *t, int core, int cpc, const uint32_t *users, uint8_t *seen, int tile,
+                         AtlErr *e)
+{
+    int key = ly->tile_wkey[tile], run = ly->tile_run > 0 ? ly->tile_run : 1;
+    if (key < 0 || seen[key]) return 0;
+    seen[key] = 1;
+    uint32_t all = users[key / run], me = 1u << (core % cpc), others = all & ~me;
+    if ((all & (me - 1)) == 0) {   /* the lowest user stages */
+        if (push(t, BK_ACT_MCAST, tile, 0, -1, others ? BK_SEM_WEIGHTS : -1, e)) return -1;
+        t->a[t->n - 1].mask = others;
+        return 0;
+    }
+    if (push(t, BK_ACT_WAIT, -1, 0, BK_SEM_WEIGHTS, -1, e)) return -1;
+    t->a[t->n - 1].engine = ISA_ENGINE_DMA;
+    return 0;
 }
 
 void bk_table_free(BkTable *t)
@@ -164,9 +220,11 @@ const BkCode *bk_walk_code(BkCtx *c, const BkSegment *sg, BkWalk *w, const BkAct
     BkCode *k = &w->code[a->slot & 1];
     switch (a->kind) {
     case BK_ACT_MCAST:
-        k = &w->code[0];
+        /* the prologue (before any tile), or a tile's weight staging
+         * (between tiles: its own buffer, the slots' code stays) */
+        k = &w->code[a->tile >= 0 ? 2 : 0];
         bk_code_reset(k);
-        if (ly->prologue(c, ly, sg->tile_core, core / c->chip->cores_per_cluster, k, e)) return NULL;
+        if (a->tile >= 0 ? ly->stage(c, ly, a->tile, a->mask != 0, k, e) : ly->prologue(c, ly, k, e)) return NULL;
         break;
     case BK_ACT_LOAD:
     case BK_ACT_COPY:
@@ -194,4 +252,5 @@ void bk_walk_free(BkWalk *w)
 {
     bk_code_free(&w->code[0]);
     bk_code_free(&w->code[1]);
+    bk_code_free(&w->code[2]);
 }

@@ -46,6 +46,14 @@
  *   region lies below the slots, so loads into the slots never touch it;
  *   the previous segment's barrier, which every segment's spans the whole
  *   chip, makes it and the SRAM free.
+ * Weights staged in SRAM (the layer's wsram): before a core's first load
+ *   of each weight key, the lowest core of its cluster that uses the key's
+ *   chunk gets an MCAST action of that tile (BkLayer.stage: the key's
+ *   block DRAM -> SRAM, then, when other cores of the cluster use the
+ *   chunk, a flag multicast to them signalling WEIGHTS), each other user a
+ *   WAIT on the DMA stream. A core's tiles are chunk-major and a chunk's
+ *   other users come after its lowest one, so each core receives those
+ *   signals from one core in the order it waits for them.
  * DMA-only layers (direct): one COPY action per tile, no slots, no sync.
  */
 #ifndef ATOLL_COMPILER_SCHEDULE_SCHEDULE_H
@@ -108,7 +116,7 @@ typedef struct BkSchedule {
 
 /* One entry of a core's time-step table, in issue order. */
 typedef enum {
-    BK_ACT_MCAST,   /* the layer's prologue DMA, masked to `mask` (DMA) */
+    BK_ACT_MCAST,   /* the layer's prologue DMA (tile -1), or a tile's weight staging, masked to `mask` (DMA) */
     BK_ACT_WAIT,    /* a nop on `engine`'s stream waiting on `wait` */
     BK_ACT_LOAD,    /* tile's loads into its slot (DMA) */
     BK_ACT_COMPUTE, /* tile's computes (matrix / vector, hand-overs inside) */
@@ -186,7 +194,7 @@ void bk_table_free(BkTable *t);
  * BARRIER), generating it when the action is a LOAD or COPY, for `core`
  * (with activations in every cluster's SRAM, its SRAM writes reach the
  * other clusters' copies: bk_code_replicate_sram). */
-typedef struct BkWalk { BkCode code[2]; } BkWalk;
+typedef struct BkWalk { BkCode code[3]; } BkWalk;   /* the two slots', a weight staging's */
 const BkCode *bk_walk_code(BkCtx *c, const BkSegment *sg, BkWalk *w, const BkAction *a, int core, AtlErr *e);
 void bk_walk_free(BkWalk *w);
 /* The instructions a DMA action (MCAST, LOAD, STORE, COPY) issues: the
