@@ -551,14 +551,15 @@ static int may_use_sram(const BkCtx *c, const BkLayer *ly)
 }
 
 /* 1 when a conv's weight chunks may be staged in its cluster's SRAM
- * (weights per tile, not multicast): a chunk has several tiles (which
- * the schedule may give to several cores of a cluster, each reading the
- * chunk), when grouping and SRAM is free for the layer. */
+ * (weights per tile, not multicast): a chunk has several tiles and the
+ * chunks are fewer than the layer's cores (so the schedule gives some
+ * chunk's tiles to several cores, each reading the chunk), when grouping
+ * and SRAM is free for the layer. */
 static int may_stage_weights(const BkCtx *c, const BkLayer *ly, const Shape *s)
 {
     const BkLow *l = &ly->lw;
     return c->grouping && !c->wsram_never && !s->m && is_kconv(l) && !l->w_oihw && c->chip->cores_per_cluster > 1 &&
-           (int64_t)bk_image_chunks(l) * l->nrc * l->nwc * l->nkc > 1;
+           l->ngc < c->ncores && (int64_t)bk_image_chunks(l) * l->nrc * l->nwc * l->nkc > 1;
 }
 
 /* Offers s, s with its input in SRAM and s with its weights staged in
@@ -576,7 +577,7 @@ static int add_shape(const BkCtx *c, BkLayer *ly, Shape s, AtlErr *e)
         s.st = 1;
         if (add_one(c, ly, s, e) < 0) return -1;
     }
-    if (ws) {
+    if (ws && !(sram && c->sram_always && !only_ws)) {
         s.st = 0;
         s.ws = 1;
         if (add_one(c, ly, s, e) < 0) return -1;
