@@ -95,6 +95,9 @@ typedef struct BkOptions {
                                BK_SRAM_AUTO (default) where the cost model finds it cheaper;
                                BK_SRAM_NEVER; BK_SRAM_ALWAYS for every layer that may (tests,
                                studies); only with grouping on */
+    int sram_weights;       /* conv weight chunks staged in cluster SRAM, read once per cluster
+                               (docs/backend.md, "Weights in cluster SRAM"): BK_SRAM_AUTO
+                               (default), BK_SRAM_NEVER, BK_SRAM_ALWAYS (tests); as sram_input */
     int sram_acts;          /* BK_SRAM_ACTS_AUTO (default), _NEVER or _BANDS */
     int placement;          /* BK_PLACE_AUTO (default), BK_PLACE_CHIP, BK_PLACE_SPLIT */
     int micro_batch;        /* images per instance with placement split (0: chosen by the

@@ -330,6 +330,8 @@ static int check_options(const AtlChip *chip, const BkOptions *opt, AtlErr *e)
         return atl_fail(e, "backend: group weight mode %d is not one of auto, resident, stream", opt->group_weights);
     if (opt->sram_input < BK_SRAM_AUTO || opt->sram_input > BK_SRAM_ALWAYS)
         return atl_fail(e, "backend: SRAM input mode %d is not one of auto, never, always", opt->sram_input);
+    if (opt->sram_weights < BK_SRAM_AUTO || opt->sram_weights > BK_SRAM_ALWAYS)
+        return atl_fail(e, "backend: SRAM weights mode %d is not one of auto, never, always", opt->sram_weights);
     if (opt->sram_acts < BK_SRAM_ACTS_AUTO || opt->sram_acts > BK_SRAM_ACTS_ROWS)
         return atl_fail(e, "backend: SRAM activation mode %d is not one of auto, never, bands, rows", opt->sram_acts);
     if (opt->dtype != ISA_F32 && opt->dtype != ISA_F16 && opt->dtype != ISA_BF16)
@@ -385,18 +387,20 @@ static int stage_build_flow(BkStage *st, const IrGraph *g, const AtlChip *chip, 
     c->weights_stream = opt->group_weights == BK_GW_STREAM;
     c->sram_never = opt->sram_input == BK_SRAM_NEVER;
     c->sram_always = opt->sram_input == BK_SRAM_ALWAYS;
+    c->wsram_never = opt->sram_weights == BK_SRAM_NEVER;
+    c->wsram_always = opt->sram_weights == BK_SRAM_ALWAYS;
     c->tile_images = opt->tile_images;
     if (sp) {
         /* activations take the cluster's SRAM, where the input staging would go */
-        c->sram_never = 1;
-        c->sram_always = 0;
+        c->sram_never = c->wsram_never = 1;
+        c->sram_always = c->wsram_always = 0;
         c->sram_cap = sp->sram_cap ? sp->sram_cap : (uint64_t)chip->sram_bytes;
         c->io_sram = sp->io_sram;   /* placement pipeline: stage boundaries in SRAM */
     } else if (opt->sram_acts == BK_SRAM_ACTS_AUTO && c->grouping && sram_copies(chip)) {
         /* placement chip: activations in every cluster's SRAM (the copies
          * the stores reach), where input staging would go */
-        c->sram_never = 1;
-        c->sram_always = 0;
+        c->sram_never = c->wsram_never = 1;
+        c->sram_always = c->wsram_always = 0;
         c->sram_cap = (uint64_t)chip->sram_bytes;
         c->sram_copies = sram_copies(chip);
     } else if ((opt->sram_acts == BK_SRAM_ACTS_BANDS || opt->sram_acts == BK_SRAM_ACTS_ROWS) && c->grouping &&

@@ -86,6 +86,8 @@ int bk_choose_shape(BkCtx *c, BkLayer *ly, BkCoreSet cores, AtlErr *e)
                     if (b == BK_BANDS_CHANNELS && pick == i && pick_bands == BK_BANDS_SPREAD) pick_bands = b;
                     continue;
                 }
+                /* a plan that cannot run on these cores (weights staged in SRAM) */
+                if (ly->cores_ok && !ly->cores_ok(c, ly, sg.tile_core)) continue;
                 int over = bk_cost_segment(c, &sg, best, e);
                 if (over < 0) goto done;
                 if (!over && sg.est_cycles < best) { best = sg.est_cycles; pick = i; pick_bands = b; }

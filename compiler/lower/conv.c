@@ -90,6 +90,12 @@
  *   whole-image tiles of N,
  *   N/2, ... (> 1) images, each with the fewest k chunks that fit
  *   (bk_image_counts; BkOptions.tile_images forces one count).
+ * Weights in SRAM (BkLayer.wsram, split `wsram`; docs/backend.md "Weights
+ *   in cluster SRAM"): a variant of every shape whose chunks have several
+ *   tiles: the chunk's lowest core in a cluster copies each weight key
+ *   into the cluster's SRAM before its first load of it (stage_weights,
+ *   placed by the schedule), its other cores wait for the flag; tiles
+ *   load their weights from SRAM, so a cluster reads them from DRAM once.
  * Guarantees: the output equals the ONNX op's (f32 accumulation order of
  *   the matrix unit: kh, kw, c within a k chunk, chunks in order). */
 #include <math.h>
@@ -168,6 +174,15 @@ static int conv_gen(BkCtx *c, const BkLayer *ly, int t, uint64_t slot, BkCode *k
             /* resident, chunk-major [chunk][kh*kw*cpg][chunk width] (multicast prologue) */
             wsrc = l->l_wres + (uint64_t)p.gci * weight_chunk_bytes(c, l);
             bsrc = l->l_bres + (uint64_t)p.gci * bias_chunk_bytes(c, l);
+        } else if (ly->wsram) {
+            /* staged in the cluster's SRAM as [kh*kw][C][ocn]: this k chunk's [kh*kw][cn][ocn] */
+            uint64_t src = ly->wsram_base + (uint64_t)(p.gci % ly->wsram_slots) * ly->wsram_chunk +
+                           (uint64_t)c0 * ocn * es;
+            sh[0] = 1; sh[1] = (uint32_t)(l->kh * l->kw); sh[2] = (uint32_t)cn; sh[3] = (uint32_t)ocn;
+            ss[0] = 0; ss[1] = (int64_t)l->C * ocn; ss[2] = ocn; ss[3] = 1;
+            bk_compact(sh, ds);
+            in = bk_dma(dt, ISA_SPACE_LMEM, slot + l->l_w, ISA_SPACE_SRAM, src, sh, ds, ss);
+            bk_code_ld(k, &in, 1);
         } else if (l->w_oihw) {
             /* run-time weights OIHW [OC][C/groups][kh][kw] -> [kh][kw][cn][ocn] (strided gather) */
             int64_t ksz = (int64_t)l->kh * l->kw, cstride = l->nkc == 1 ? cpg : l->C;
@@ -274,12 +289,65 @@ static void copy_input_to_sram(BkCtx *c, const BkLayer *ly, BkCode *k)
         in = bk_dma(l->dt, ISA_SPACE_SRAM, c->sram_stage + off, ISA_SPACE_DRAM, l->x + off, rs, st, st);
         bk_code_st(k, &in);
     }
-    if (!ly->mcast) {
-        uint32_t fs[4] = {1, 1, 1, 64 / (uint32_t)isa_dtype_size(c->dt)};
-        bk_compact(fs, st);
-        in = bk_dma(c->dt, ISA_SPACE_LMEM, ly->l_flag, ISA_SPACE_SRAM, c->sram_stage, fs, st, st);
-        bk_code_st(k, &in);
+}
+
+/* Marks in used[] the output-channel chunks the tiles on cluster cl use
+ * (tile_core: chip-wide cores). */
+static void wsram_used(const BkCtx *c, const BkLayer *ly, const int *tile_core, int cl, uint8_t *used)
+{
+    int cpc = c->chip->cores_per_cluster;
+    memset(used, 0, (size_t)ly->lw.ngc);
+    for (int t = 0; t < ly->ntiles; t++)
+        if (tile_core[t] / cpc == cl) used[bk_tile_pos(&ly->lw, t).gci] = 1;
+}
+
+/* BkLayer.cores_ok of weights staged in SRAM: every cluster's chunks in
+ * distinct slots (chunk g in slot g mod wsram_slots). */
+static int wsram_cores_ok(const BkCtx *c, const BkLayer *ly, const int *tile_core)
+{
+    if (ly->wsram_slots >= ly->lw.ngc) return 1;
+    uint8_t *used = malloc((size_t)ly->lw.ngc), *slot = malloc((size_t)ly->wsram_slots);
+    int ok = used && slot;
+    for (int cl = 0; ok && cl < c->chip->clusters; cl++) {
+        wsram_used(c, ly, tile_core, cl, used);
+        memset(slot, 0, (size_t)ly->wsram_slots);
+        for (int g = 0; ok && g < ly->lw.ngc; g++)
+            if (used[g]) ok = !slot[g % ly->wsram_slots]++;
     }
+    free(used);
+    free(slot);
+    return ok;
+}
+
+/* The flag: a 64-byte DMA from SRAM `src` into the resident l_flag,
+ * multicast by the emitter, whose signal tells the cluster's cores that
+ * the copies before it (one DMA queue, one transfer at a time) landed. */
+static void push_flag(const BkCtx *c, const BkLayer *ly, uint64_t src, BkCode *k)
+{
+    uint32_t fs[4] = {1, 1, 1, 64 / (uint32_t)isa_dtype_size(c->dt)};
+    int64_t st[4];
+    bk_compact(fs, st);
+    AtlInsn in = bk_dma(c->dt, ISA_SPACE_LMEM, ly->l_flag, ISA_SPACE_SRAM, src, fs, st, st);
+    bk_code_st(k, &in);
+}
+
+/* BkLayer.stage: tile's weight block (its chunk, its k chunk), DRAM
+ * [kh][kw][C][OC] -> the cluster's SRAM [kh*kw][C][ocn] of its chunk's
+ * slot, then with flag the flag (the chunk's other cores wait for it). */
+static int stage_weights(BkCtx *c, const BkLayer *ly, int tile, int flag, BkCode *k, AtlErr *e)
+{
+    const BkLow *l = &ly->lw;
+    (void)e;
+    BkTilePos p = bk_tile_pos(l, tile);
+    int es = c->es, oc0 = p.gci * l->gchunk, ocn = imin(l->gchunk, l->OC - oc0);
+    int c0 = p.kci * l->kchunk, cn = imin(l->kchunk, l->C - c0);
+    uint64_t dst = ly->wsram_base + (uint64_t)(p.gci % ly->wsram_slots) * ly->wsram_chunk + (uint64_t)c0 * ocn * es;
+    uint32_t sh[4] = {1, (uint32_t)(l->kh * l->kw), (uint32_t)cn, (uint32_t)ocn};
+    int64_t ss[4] = {0, (int64_t)l->C * l->OC, l->OC, 1}, ds[4] = {0, (int64_t)l->C * ocn, ocn, 1};
+    AtlInsn in = bk_dma(c->dt, ISA_SPACE_SRAM, dst, ISA_SPACE_DRAM, l->w + ((uint64_t)c0 * l->OC + (uint64_t)oc0) * es, sh, ds, ss);
+    bk_code_st(k, &in);
+    if (flag) push_flag(c, ly, dst, k);
+    return 0;
 }
 
 /* The prologue: the input copied to SRAM (copy_input_to_sram), then the multicast of the
@@ -291,7 +359,10 @@ static int conv_prologue(BkCtx *c, const BkLayer *ly, BkCode *k, AtlErr *e)
     const BkLow *l = &ly->lw;
     (void)e;
     if (ly->in_sram) copy_input_to_sram(c, ly, k);
-    if (!ly->mcast) return 0;
+    if (!ly->mcast) {
+        push_flag(c, ly, c->sram_stage, k);
+        return 0;
+    }
     uint32_t R = (uint32_t)(l->kh * l->kw * (l->C / l->groups)), w = (uint32_t)chunk_width(l);
     uint32_t full = (uint32_t)l->OC / w, rest = (uint32_t)l->OC % w;
     int es = c->es;
@@ -359,7 +430,7 @@ static int group_units(const BkLow *l) { return is_kconv(l) ? l->OC : l->groups;
  * bias resident below the slots, multicast once per cluster). The resident
  * region also holds the two K-split accumulators when nkc > 1. Sets the
  * slot geometry and the buffers inside a slot; 0 if everything fits. */
-static int plan(const BkCtx *c, BkLayer *g, int m, int st)
+static int plan(const BkCtx *c, BkLayer *g, int m, int st, int ws)
 {
     BkLow *l = &g->lw;
     int cpg = l->C / l->groups, conv = l->kind == BK_K_CONV;
@@ -370,14 +441,26 @@ static int plan(const BkCtx *c, BkLayer *g, int m, int st)
     uint64_t res = 0;
     g->mcast = m;
     g->in_sram = st;
+    g->wsram = ws;
     g->prologue = m || st ? conv_prologue : NULL;
+    g->stage = ws ? stage_weights : NULL;
+    g->cores_ok = ws ? wsram_cores_ok : NULL;
+    if (ws) {
+        /* where an input's staging would go (not both); as many chunks as fit, at most all */
+        g->wsram_base = c->sram_stage;
+        g->wsram_chunk = ((uint64_t)l->kh * l->kw * l->C * (uint64_t)l->gchunk * c->es + 63) / 64 * 64;
+        uint64_t room = g->wsram_base < (uint64_t)c->chip->sram_bytes ? (uint64_t)c->chip->sram_bytes - g->wsram_base : 0;
+        uint64_t slots = room / g->wsram_chunk;
+        if (slots < 1) return -1;
+        g->wsram_slots = slots < (uint64_t)l->ngc ? (int)slots : l->ngc;
+    }
     if (m) {
         uint64_t nch = (uint64_t)(group_units(l) + l->gchunk - 1) / l->gchunk;
         l->l_wres = 0;
         l->l_bres = bk_align_up(c, nch * weight_chunk_bytes(c, l));
         res = l->l_bres + (l->b ? nch * bias_chunk_bytes(c, l) : 0);
     }
-    if (st && !m) {
+    if ((st || ws) && !m) {
         g->l_flag = bk_align_up(c, res);
         res = g->l_flag + 64;
     }
@@ -432,14 +515,14 @@ static int assign(BkCtx *c, BkLayer *ly, AtlErr *e)
 
 /* A candidate: group chunk, rows, columns, k chunk, weights multicast
  * (m), input read from the cluster's SRAM copy (st), images a tile (nb,
- * 0: one). */
-typedef struct Shape { int gc, r, w, kc, m, st, nb; } Shape;
+ * 0: one), weights staged in the cluster's SRAM (ws). */
+typedef struct Shape { int gc, r, w, kc, m, st, nb, ws; } Shape;
 
 
 static int fits(const BkCtx *c, BkLayer *ly, Shape s)
 {
     set_shape(&ly->lw, s.gc, s.r, s.w, s.kc, s.nb);
-    return plan(c, ly, s.m, s.st) == 0 && bk_window_spans_ok(&ly->lw);
+    return plan(c, ly, s.m, s.st, s.ws) == 0 && bk_window_spans_ok(&ly->lw);
 }
 
 /* Offers s as a candidate if it fits (in LMEM, and in at most MAX_TILES
@@ -467,18 +550,36 @@ static int may_use_sram(const BkCtx *c, const BkLayer *ly)
            rereads;
 }
 
-/* Offers s, and s with its input in SRAM where that may pay (only the
- * latter with BkOptions.sram_input = always). */
+/* 1 when a conv's weight chunks may be staged in its cluster's SRAM
+ * (weights per tile, not multicast): a chunk has several tiles and the
+ * chunks are fewer than the layer's cores (so the schedule gives some
+ * chunk's tiles to several cores, each reading the chunk), when grouping
+ * and SRAM is free for the layer. */
+static int may_stage_weights(const BkCtx *c, const BkLayer *ly, const Shape *s)
+{
+    const BkLow *l = &ly->lw;
+    return c->grouping && !c->wsram_never && !s->m && is_kconv(l) && !l->w_oihw && c->chip->cores_per_cluster > 1 &&
+           l->ngc < c->ncores && (int64_t)bk_image_chunks(l) * l->nrc * l->nwc * l->nkc > 1;
+}
+
+/* Offers s, s with its input in SRAM and s with its weights staged in
+ * SRAM, where those may pay (only the latter with BkOptions.sram_input /
+ * sram_weights = always; weights win when both are). */
 static int add_shape(const BkCtx *c, BkLayer *ly, Shape s, AtlErr *e)
 {
     if (!fits(c, ly, s)) return 0;
-    int sram = may_use_sram(c, ly);
-    if (!(sram && c->sram_always)) {
+    int sram = may_use_sram(c, ly), ws = may_stage_weights(c, ly, &s), only_ws = ws && c->wsram_always;
+    if (!(sram && c->sram_always) && !only_ws) {
         int rc = add_one(c, ly, s, e);
         if (rc <= 0) return rc;
     }
-    if (sram) {
+    if (sram && !only_ws) {
         s.st = 1;
+        if (add_one(c, ly, s, e) < 0) return -1;
+    }
+    if (ws && !(sram && c->sram_always && !only_ws)) {
+        s.st = 0;
+        s.ws = 1;
         if (add_one(c, ly, s, e) < 0) return -1;
     }
     return 1;
@@ -500,7 +601,7 @@ static int add_image_shapes(const BkCtx *c, BkLayer *ly, int gc, int m, AtlErr *
     if (m) ks[0] = l->C;
     for (int j = 0; j < nn; j++)
         for (int i = 0; i < nk; i++) {
-            Shape s = {gc, l->OH, l->OW, ks[i], m, 0, nbs[j]};
+            Shape s = {gc, l->OH, l->OW, ks[i], m, 0, nbs[j], 0};
             int rc = add_shape(c, ly, s, e);
             if (rc < 0) return -1;
             if (rc) break;
@@ -552,7 +653,7 @@ static int search_splits(BkCtx *c, BkLayer *ly, AtlErr *e)
     int units = group_units(l), found = 0;
     int most = c->grouping ? SPLIT_PAIRS : SPLIT_PAIRS_NONE;   /* --group none: the search of before */
     for (int i = 0; i < np && found < most; i++) {
-        Shape smallest = {1, 1, pairs[i].w, pairs[i].kc, 0, 0, 0};
+        Shape smallest = {1, 1, pairs[i].w, pairs[i].kc, 0, 0, 0, 0};
         if (!fits(c, ly, smallest)) continue;
         found++;
         int modes = l->kind == BK_K_CONV && !l->w_oihw && c->chip->cores_per_cluster > 1 && pairs[i].nk == 1 ? 2 : 1;
@@ -560,7 +661,7 @@ static int search_splits(BkCtx *c, BkLayer *ly, AtlErr *e)
             for (int gc = units;; gc = (gc + 1) / 2) {
                 int taken = 0;
                 for (int r = l->OH; taken < 2; r = (r + 1) / 2) {
-                    Shape s = {gc, r, pairs[i].w, pairs[i].kc, m, 0, 0};
+                    Shape s = {gc, r, pairs[i].w, pairs[i].kc, m, 0, 0, 0};
                     int rc = add_shape(c, ly, s, e);
                     if (rc < 0) { free(pairs); return -1; }
                     taken += rc;
@@ -582,7 +683,8 @@ static int apply_shape(BkCtx *c, BkLayer *ly, const void *shape, AtlErr *e)
     if (assign(c, ly, e)) return -1;
     int n = bk_window_split(l, ly->split, sizeof ly->split);
     if (ly->mcast) n += snprintf(ly->split + n, sizeof ly->split - (size_t)n, " mc");
-    if (ly->in_sram) snprintf(ly->split + n, sizeof ly->split - (size_t)n, " sram");
+    if (ly->in_sram) n += snprintf(ly->split + n, sizeof ly->split - (size_t)n, " sram");
+    if (ly->wsram) snprintf(ly->split + n, sizeof ly->split - (size_t)n, " wsram");
     return 0;
 }
 
@@ -597,7 +699,7 @@ static int choose_tiles(BkCtx *c, BkLayer *ly, AtlErr *e)
     for (int m = 0; m < modes; m++)
         for (int gc = units;; gc = (gc + 1) / 2) {
             for (int r = l->OH;; r = (r + 1) / 2) {
-                Shape s = {gc, r, l->OW, l->C, m, 0, 0};
+                Shape s = {gc, r, l->OW, l->C, m, 0, 0, 0};
                 if (add_shape(c, ly, s, e) < 0) return -1;
                 if (r == 1) break;
             }
@@ -615,7 +717,7 @@ static int choose_tiles(BkCtx *c, BkLayer *ly, AtlErr *e)
     if ((c->grouping || !ly->shapes.n) && search_splits(c, ly, e)) return -1;
     if (!ly->shapes.n) {
         set_shape(l, 1, 1, 1, 1, 1);
-        if (plan(c, ly, 0, 0) == 0 && !bk_window_spans_ok(l))
+        if (plan(c, ly, 0, 0, 0) == 0 && !bk_window_spans_ok(l))
             return bk_fail(c, ly->node, e, "some output rows or columns read no input (padding too large for "
                            "kernel %dx%d, dilation %dx%d)", l->kh, l->kw, l->dh, l->dw);
     }

@@ -84,6 +84,7 @@ static int push(BkTable *t, BkActKind kind, int tile, int slot, int wait, int si
     memset(a, 0, sizeof *a);
     a->kind = (uint8_t)kind;
     a->tile = tile;
+    a->piece = -1;
     a->slot = (uint8_t)slot;
     a->wait = (int8_t)wait;
     a->signal = (int8_t)signal;
@@ -103,10 +104,36 @@ static int push_wait(BkTable *t, int dma, AtlErr *e)
  * to the cluster's cores in mask, signalling WEIGHTS. */
 static int push_mcast(BkTable *t, int piece, uint32_t mask, AtlErr *e)
 {
-    if (push(t, BK_ACT_MCAST, piece, 0, -1, BK_SEM_WEIGHTS, e)) return -1;
+    if (push(t, BK_ACT_MCAST, -1, 0, -1, BK_SEM_WEIGHTS, e)) return -1;
     t->a[t->n - 1].mask = mask;
+    t->a[t->n - 1].piece = piece;
     return 0;
 }
+
+/* Weights staged in SRAM (BkLayer.wsram): per chunk (weight key / run)
+ * the cores of `core`'s cluster whose tiles use it (bits of the cluster's
+ * cores), in users[] (malloc'd, *n chunks); -1 out of memory. */
+static int stage_users(const BkCtx *c, const BkSegment *sg, int core, uint32_t **users, int *n)
+{
+    const BkLayer *ly = sg->layer;
+    int cpc = c->chip->cores_per_cluster, run = ly->tile_run > 0 ? ly->tile_run : 1, nch = 0;
+    for (int t = 0; t < ly->ntiles; t++)
+        if (ly->tile_wkey[t] / run + 1 > nch) nch = ly->tile_wkey[t] / run + 1;
+    *n = nch;
+    if (!(*users = calloc((size_t)(nch ? nch : 1), sizeof **users))) return -1;
+    for (int t = 0; t < ly->ntiles; t++)
+        if (sg->tile_core[t] / cpc == core / cpc && ly->tile_wkey[t] >= 0)
+            (*users)[ly->tile_wkey[t] / run] |= 1u << (sg->tile_core[t] % cpc);
+    return 0;
+}
+
+/* Before core's first load of a weight key (wsram): the chunk's lowest
+ * core in the cluster stages it (an MCAST action of that tile, its flag
+ * signalling the chunk's other cores), the others wait for that signal
+ * (a DMA-stream nop): each receives the signals of its chunk's keys from
+ * one core, in the order it loads them (its tiles are chunk-major). */
+static int stage_or_wait(const BkLayer *ly, BkTable *t, int core, int cpc, const uint32_t *users, uint8_t *seen, int tile,
+                         AtlErr *e);
 
 int bk_sched_table(const BkCtx *c, const BkSegment *sg, int core, BkTable *t, AtlErr *e)
 {
@@ -136,39 +163,67 @@ int bk_sched_table(const BkCtx *c, const BkSegment *sg, int core, BkTable *t, At
         }
     }
     uint32_t mask = np && lowest ? t->a[0].mask : 0;
-    int prev = -1, wk[2] = {-1, -1}, i = 0;   /* prev: the tile loaded last, awaiting compute */
-    for (int tile = 0; tile <= ly->ntiles; tile++) {
+    uint32_t *users = NULL;
+    uint8_t *seen = NULL;
+    int nch = 0, nkeys = 0;
+    if (ly->wsram) {
+        for (int tile = 0; tile < ly->ntiles; tile++)
+            if (ly->tile_wkey[tile] + 1 > nkeys) nkeys = ly->tile_wkey[tile] + 1;
+        if (stage_users(c, sg, core, &users, &nch) || !(seen = calloc((size_t)(nkeys ? nkeys : 1), 1))) {
+            free(users);
+            return atl_fail(e, "out of memory in the schedule");
+        }
+    }
+    int prev = -1, wk[2] = {-1, -1}, i = 0, rc = 0;   /* prev: the tile loaded last, awaiting compute */
+    for (int tile = 0; tile <= ly->ntiles && !rc; tile++) {
         int next = -1;
         if (tile < ly->ntiles) {
             if (sg->tile_core[tile] != core) continue;
             next = tile;
         }
+        if (next >= 0 && ly->wsram && (rc = stage_or_wait(ly, t, core, c->chip->cores_per_cluster, users, seen, next, e))) break;
         if (next >= 0) {
             int b = i % 2, key = ly->tile_wkey[next];
             int skip = i > 0 && key >= 0 && wk[b] == key;
             int need = np ? bk_tile_pos(&ly->lw, next).kci + 1 : 0;
-            for (; mask && issued < need; issued++)
-                if (push_mcast(t, issued, mask, e)) return -1;
-            for (; waited < need; waited++)
-                if (push_wait(t, 1, e)) return -1;
+            for (; !rc && mask && issued < need; issued++) rc = push_mcast(t, issued, mask, e);
+            for (; !rc && waited < need; waited++) rc = push_wait(t, 1, e);
+            if (rc) break;
             wk[b] = key;
-            if (push(t, BK_ACT_LOAD, next, b, -1, BK_SEM_LOADED + b, e)) return -1;
+            if ((rc = push(t, BK_ACT_LOAD, next, b, -1, BK_SEM_LOADED + b, e))) break;
             t->a[t->n - 1].skip_w = (uint8_t)skip;
-            if (mask && issued < np && push_mcast(t, issued++, mask, e)) return -1;
+            if (mask && issued < np && (rc = push_mcast(t, issued++, mask, e))) break;
         }
         if (prev >= 0) {
             int b = (i - 1) % 2;
-            if (push(t, BK_ACT_COMPUTE, prev, b, BK_SEM_LOADED + b, BK_SEM_COMPUTED + b, e) ||
-                push(t, BK_ACT_STORE, prev, b, BK_SEM_COMPUTED + b, -1, e)) return -1;
+            if ((rc = push(t, BK_ACT_COMPUTE, prev, b, BK_SEM_LOADED + b, BK_SEM_COMPUTED + b, e) ||
+                      push(t, BK_ACT_STORE, prev, b, BK_SEM_COMPUTED + b, -1, e))) break;
         }
         if (next >= 0) { prev = next; i++; }
     }
     /* every piece issued and every signal consumed before the barrier */
-    for (; mask && issued < np; issued++)
-        if (push_mcast(t, issued, mask, e)) return -1;
-    for (; waited < np; waited++)
-        if (push_wait(t, 1, e)) return -1;
-    return push(t, BK_ACT_BARRIER, -1, 0, -1, -1, e);
+    for (; !rc && mask && issued < np; issued++) rc = push_mcast(t, issued, mask, e);
+    for (; !rc && waited < np; waited++) rc = push_wait(t, 1, e);
+    free(users);
+    free(seen);
+    return rc ? -1 : push(t, BK_ACT_BARRIER, -1, 0, -1, -1, e);
+}
+
+static int stage_or_wait(const BkLayer *ly, BkTable *t, int core, int cpc, const uint32_t *users, uint8_t *seen, int tile,
+                         AtlErr *e)
+{
+    int key = ly->tile_wkey[tile], run = ly->tile_run > 0 ? ly->tile_run : 1;
+    if (key < 0 || seen[key]) return 0;
+    seen[key] = 1;
+    uint32_t all = users[key / run], me = 1u << (core % cpc), others = all & ~me;
+    if ((all & (me - 1)) == 0) {   /* the lowest user stages */
+        if (push(t, BK_ACT_MCAST, tile, 0, -1, others ? BK_SEM_WEIGHTS : -1, e)) return -1;
+        t->a[t->n - 1].mask = others;
+        return 0;
+    }
+    if (push(t, BK_ACT_WAIT, -1, 0, BK_SEM_WEIGHTS, -1, e)) return -1;
+    t->a[t->n - 1].engine = ISA_ENGINE_DMA;
+    return 0;
 }
 
 void bk_table_free(BkTable *t)
@@ -184,16 +239,16 @@ const AtlInsn *bk_action_dma(const BkAction *a, const BkCode *k, int *n, const u
     *skip = a->kind == BK_ACT_LOAD && a->skip_w ? k->ld_w : NULL;
     *first = *last = -1;
     int lo = 0, hi = *n;
-    if (a->kind == BK_ACT_MCAST && a->tile >= 0) {
-        /* gather piece a->tile: after the a->tile-th instruction carrying a
+    if (a->kind == BK_ACT_MCAST && a->piece >= 0) {
+        /* gather piece a->piece: after the a->piece-th instruction carrying a
          * signal of its own (a piece's flag) up to the next one, or the end */
         int flags = 0;
         for (int j = 0; j < *n; j++)
             if (ins[j].signal) {
-                if (++flags == a->tile) lo = j + 1;
-                if (flags == a->tile + 1) { hi = j + 1; break; }
+                if (++flags == a->piece) lo = j + 1;
+                if (flags == a->piece + 1) { hi = j + 1; break; }
             }
-        if (a->tile > flags) lo = hi;   /* no such piece: a nop */
+        if (a->piece > flags) lo = hi;   /* no such piece: a nop */
     }
     for (int j = lo; j < hi; j++)
         if (!(*skip && (*skip)[j])) {
@@ -211,9 +266,11 @@ const BkCode *bk_walk_code(BkCtx *c, const BkSegment *sg, BkWalk *w, const BkAct
     BkCode *k = &w->code[a->slot & 1];
     switch (a->kind) {
     case BK_ACT_MCAST:
-        k = &w->code[2];   /* its own: a gather's pieces come between loads and computes */
+        /* its own buffer: a gather's pieces and a tile's weight staging
+         * come between loads and computes (the slots' code stays) */
+        k = &w->code[2];
         bk_code_reset(k);
-        if (ly->prologue(c, ly, k, e)) return NULL;
+        if (a->tile >= 0 ? ly->stage(c, ly, a->tile, a->mask != 0, k, e) : ly->prologue(c, ly, k, e)) return NULL;
         break;
     case BK_ACT_LOAD:
     case BK_ACT_COPY:

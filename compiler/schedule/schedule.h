@@ -51,6 +51,14 @@
  *   pieces up to the tile's K chunk have signalled (a DMA-stream WAIT per
  *   piece, in order), and for those left before its barrier, so its
  *   first tiles load while the later pieces land.
+ * Weights staged in SRAM (the layer's wsram): before a core's first load
+ *   of each weight key, the lowest core of its cluster that uses the key's
+ *   chunk gets an MCAST action of that tile (BkLayer.stage: the key's
+ *   block DRAM -> SRAM, then, when other cores of the cluster use the
+ *   chunk, a flag multicast to them signalling WEIGHTS), each other user a
+ *   WAIT on the DMA stream. A core's tiles are chunk-major and a chunk's
+ *   other users come after its lowest one, so each core receives those
+ *   signals from one core in the order it waits for them.
  * DMA-only layers (direct): one COPY action per tile, no slots, no sync.
  */
 #ifndef ATOLL_COMPILER_SCHEDULE_SCHEDULE_H
@@ -113,7 +121,7 @@ typedef struct BkSchedule {
 
 /* One entry of a core's time-step table, in issue order. */
 typedef enum {
-    BK_ACT_MCAST,   /* the layer's prologue DMA, masked to `mask` (DMA) */
+    BK_ACT_MCAST,   /* the layer's prologue DMA (tile -1), or a tile's weight staging, masked to `mask` (DMA) */
     BK_ACT_WAIT,    /* a nop on `engine`'s stream waiting on `wait` */
     BK_ACT_LOAD,    /* tile's loads into its slot (DMA) */
     BK_ACT_COMPUTE, /* tile's computes (matrix / vector, hand-overs inside) */
@@ -132,7 +140,8 @@ typedef struct BkAction {
     int8_t signal;                /* semaphore the last instruction signals, -1 none */
     uint32_t mask;                /* MCAST: cores of the cluster its LMEM writes go to and its signal reaches */
     int tile;                     /* LOAD / COMPUTE / STORE / COPY: the layer's tile; MCAST:
-                                   * the gather piece it issues (-1: the whole prologue) */
+                                   * the tile whose weight key it stages (wsram), -1 the prologue */
+    int piece;                    /* MCAST of the prologue: the gather piece it issues (-1: all of it) */
 } BkAction;
 
 /* A core's table: actions (malloc'd by bk_sched_table, grown as needed). */
@@ -198,7 +207,7 @@ void bk_table_free(BkTable *t);
  * BARRIER), generating it when the action is a LOAD or COPY, for `core`
  * (with activations in every cluster's SRAM, its SRAM writes reach the
  * other clusters' copies: bk_code_replicate_sram). */
-typedef struct BkWalk { BkCode code[3]; } BkWalk;   /* the slots', the prologue's */
+typedef struct BkWalk { BkCode code[3]; } BkWalk;   /* the two slots', an MCAST's (prologue, gather piece, weight staging) */
 const BkCode *bk_walk_code(BkCtx *c, const BkSegment *sg, BkWalk *w, const BkAction *a, int core, AtlErr *e);
 void bk_walk_free(BkWalk *w);
 /* The instructions a DMA action (MCAST, LOAD, STORE, COPY) issues: the

@@ -182,7 +182,22 @@ struct BkLayer {
      * DMA is a multicast (the weights', or a 64-byte flag into l_flag) so
      * that its signal reaches every core of the cluster */
     int in_sram;
-    uint64_t l_flag;              /* resident LMEM the flag lands in (in_sram without mcast) */
+    /* weights staged in SRAM (conv, per-tile weight mode; docs/backend.md
+     * "Weights in cluster SRAM"): in each cluster, the lowest core that
+     * runs tiles of output-channel chunk key / tile_run copies each weight
+     * key's block from DRAM into the cluster's SRAM before its own first
+     * load of it (`stage`; chunk g's block at wsram_base + (g mod
+     * wsram_slots) x wsram_chunk, as [kh*kw][C][chunk width]) and, with
+     * flag = 1, ends with a 64-byte multicast into l_flag whose signal
+     * (BK_SEM_WEIGHTS) tells the chunk's other cores; tiles load their
+     * weights from there */
+    int wsram, wsram_slots;
+    uint64_t wsram_base, wsram_chunk;
+    int (*stage)(BkCtx *c, const BkLayer *ly, int tile, int flag, BkCode *code, AtlErr *e);
+    /* 0 when the plan cannot run with the tiles on these cores (weights
+     * staged in SRAM: a cluster's chunks collide in the slots); NULL: any */
+    int (*cores_ok)(const BkCtx *c, const BkLayer *ly, const int *tile_core);
+    uint64_t l_flag;              /* resident LMEM the flag lands in (in_sram or wsram without mcast) */
     int (*prologue)(BkCtx *c, const BkLayer *ly, BkCode *code, AtlErr *e);
     BkCopy *copies;               /* DMA-only layers: the strided copies (malloc'd) */
     int ncopies;

@@ -100,6 +100,7 @@ typedef struct BkCtx {
     int sram_never, sram_always; /* inputs in SRAM (BkOptions.sram_input): never; only
                                    * those shapes where a layer may; neither: the cost
                                    * model chooses */
+    int wsram_never, wsram_always; /* conv weights staged in SRAM (BkOptions.sram_weights), as above */
     int tile_images;              /* BkOptions.tile_images: 0, or the images every pointwise
                                    * conv tile covers where such a tile fits (lower/conv.c) */
     uint64_t slot;                /* LMEM bytes of one slot (no resident region) */

@@ -7,7 +7,9 @@
 # 2-cluster a1, fp32 and bf16: the outputs stay the interpreter's (atoll
 # compare: full mode, race detector on), a run moves no more DRAM bytes
 # than `--sram-activations rows` (row bands only) and fewer where channel
-# bands or the gathers are taken, the estimate is the simulated cycles
+# bands or the gathers are taken (or, running in fewer cycles, at most 3%
+# more: a channel-banded layer with weights staged in SRAM, docs/backend.md
+# "Weights in cluster SRAM", may write more of its output to DRAM), the estimate is the simulated cycles
 # within 2% (mobilenetv2_035 in fp32 only: in bf16 it is 0.99 cosine from
 # the interpreter whatever the plan); --groups names the layers whose
 # tiles go to the clusters by channels (" chans": mobilenetv2_035's late
@@ -31,9 +33,11 @@ check() {
         --input models/$m.ref.npz --expect models/$m.ref.npz
     expect_ok "${c}_rows_compiles" "$ATOLL" compile models/$m.onnx --chip "$chip" --dtype $dt --sram-activations rows -o "$TMPD/${c}_rows.abm"
     set -- $(sim_profile $m "$TMPD/$c.abm" "$chip"); bc=$1; bd=$2
-    set -- $(sim_profile $m "$TMPD/${c}_rows.abm" "$chip"); rd=$2
-    if [ -z "$bd" ] || [ -z "$rd" ] || [ "$bd" -gt "$rd" ] || { [ "$4" = strict ] && [ "$bd" -ge "$rd" ]; }; then
-        fail "${c}_dram_bytes" "bands $bd, rows $rd"
+    set -- $(sim_profile $m "$TMPD/${c}_rows.abm" "$chip"); rc=$1; rd=$2
+    # fewer cycles may cost up to 3% more bytes (weights staged in SRAM)
+    if [ -z "$bd" ] || [ -z "$rd" ] || { { [ "$bd" -gt "$rd" ] || { [ "$4" = strict ] && [ "$bd" -ge "$rd" ]; }; } &&
+            { [ "$bc" -ge "$rc" ] || [ $((bd * 100)) -gt $((rd * 103)) ]; }; }; then
+        fail "${c}_dram_bytes" "bands $bd bytes $bc cycles, rows $rd bytes $rc cycles"
     else ok "${c}_dram_bytes"; fi
     est=$(sed -n 's/.*estimated cycles : \([0-9]*\).*/\1/p' "$TMPD/sum_$c.txt")
     if [ -n "$est" ] && [ -n "$bc" ] && [ $((est * 100)) -ge $((bc * 98)) ] && [ $((est * 100)) -le $((bc * 102)) ]; then

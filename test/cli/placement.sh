@@ -12,8 +12,11 @@
 . test/cli/lib.inc
 GEN=$BUILD/test/host/test_run_gen
 A1=configs/a1.ini
-# same NAME MODEL CHIP BATCH [MB]: split and chip outputs identical, and
-# within 1e-4 of the chip's for every image of the reference input
+# same NAME MODEL CHIP BATCH [MB]: split and chip outputs identical (within
+# 1e-5: a layer whose weights are staged in SRAM on the chip may cut its K
+# otherwise, which changes the f32 summation order; an instance reading
+# another's images differs far more), and within 1e-4 of the chip's for
+# every image of the reference input
 same() {
     id=$1; m=$2; c=$3; b=$4; mb=${5:+--micro-batch $5}
     "$GEN" --extract models/$m.ref.npz input "$TMPD/one.npy" > /dev/null 2>&1
@@ -23,7 +26,7 @@ same() {
     expect_ok "${id}_chip_compiles" "$ATOLL" compile models/$m.onnx --chip $c --batch $b --placement chip -o "$TMPD/c_$id.abm"
     expect_ok "${id}_split_runs" "$ATOLL" run "$TMPD/s_$id.abm" --input "$TMPD/in_$id.npy" --output "$TMPD/s_$id.npy"
     expect_ok "${id}_chip_runs" "$ATOLL" run "$TMPD/c_$id.abm" --input "$TMPD/in_$id.npy" --output "$TMPD/c_$id.npy"
-    expect_ok "${id}_identical" "$GEN" --compare "$TMPD/s_$id.npy" "$TMPD/c_$id.npy"
+    expect_ok "${id}_identical" "$GEN" --close "$TMPD/s_$id.npy" "$TMPD/c_$id.npy" 1e-5
 }
 # the sanitizer builds (BUILD=*san*) run the cases marked full only in the
 # plain pass: the same code paths at a fifth of the simulated work
@@ -63,7 +66,7 @@ staged() {
     expect_ok "${id}_chip_compiles" "$ATOLL" compile models/$m.onnx --chip $c --batch $b --placement chip -o "$TMPD/c_$id.abm"
     expect_ok "${id}_staged_runs" "$ATOLL" run "$TMPD/s_$id.abm" --input "$TMPD/in_$id.npy" --output "$TMPD/s_$id.npy"
     expect_ok "${id}_chip_runs" "$ATOLL" run "$TMPD/c_$id.abm" --input "$TMPD/in_$id.npy" --output "$TMPD/c_$id.npy"
-    expect_ok "${id}_identical" "$GEN" --compare "$TMPD/s_$id.npy" "$TMPD/c_$id.npy"
+    expect_ok "${id}_identical" "$GEN" --close "$TMPD/s_$id.npy" "$TMPD/c_$id.npy" 1e-5
 }
 R20CUT=/stages/stages.5/relu_1/Relu_output_0
 staged resnet20_staged_a1_b8 resnet20_cifar $A1 8 "1,$R20CUT:2"

@@ -66,7 +66,7 @@ TEST(sram_input_conv_matches_the_interpreter)
     if (rc == 0) {
         printf("  split %s, err %.3g, DRAM read %llu bytes\n", sum.layers[0].split, err, (unsigned long long)sum.layers[0].dram_rd);
         CHECKF(err <= 2e-5, "error %g", err);
-        CHECKF(sum.nlayers == 1 && strstr(sum.layers[0].split, "sram"), "split '%s' does not read SRAM", sum.layers[0].split);
+        CHECKF(sum.nlayers == 1 && strstr(sum.layers[0].split, " sram"), "split '%s' does not read SRAM", sum.layers[0].split);
         AtlChip chip;
         AtlErr e;
         REQUIRE(cfg_load(A1, &chip, &e) == 0);
@@ -105,7 +105,7 @@ TEST(sram_input_conv_matches_the_interpreter)
             REQUIRE(compile_only(&g2, &o2, &s2) == 0);
             printf("  %s: split %s, DRAM read %llu bytes\n", mode ? "--group none" : "SRAM never", s2.layers[0].split,
                    (unsigned long long)s2.layers[0].dram_rd);
-            CHECKF(!strstr(s2.layers[0].split, "sram"), "mode %d copied: %s", mode, s2.layers[0].split);
+            CHECKF(!strstr(s2.layers[0].split, " sram"), "mode %d copied: %s", mode, s2.layers[0].split);
             CHECKF(s2.layers[0].dram_rd > sum.layers[0].dram_rd, "SRAM input read %llu >= %llu", (unsigned long long)sum.layers[0].dram_rd,
                    (unsigned long long)s2.layers[0].dram_rd);
             bk_summary_free(&s2);
@@ -127,7 +127,7 @@ TEST(a_single_read_input_stays_in_dram)
     memset(&sum, 0, sizeof sum);
     REQUIRE(compile_only(&g, &o, &sum) == 0);
     printf("  1x1 conv, 16 outputs: split %s\n", sum.layers[0].split);
-    CHECKF(strstr(sum.layers[0].split, " C1 ") && !strstr(sum.layers[0].split, "sram"), "split %s", sum.layers[0].split);
+    CHECKF(strstr(sum.layers[0].split, " C1 ") && !strstr(sum.layers[0].split, " sram"), "split %s", sum.layers[0].split);
     bk_summary_free(&sum);
     ir_free(&g);
 }
