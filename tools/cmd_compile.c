@@ -103,6 +103,9 @@ static const char usage_text[] =
     "                         bands (several clusters): each cluster's SRAM keeps the cells its\n"
     "                         cores computed, layers may split their rows or their output\n"
     "                         channels over the clusters; rows: bands by rows only\n"
+    "  --sram-weights auto|never|always  convolution weight chunks staged in cluster SRAM, read\n"
+    "                         from DRAM once per cluster however many of its cores use them:\n"
+    "                         auto (default) where the cost model finds it cheaper\n"
     "  --keep-activations     no reuse of activation memory (and --group none): every activation listed in\n"
     "                         the .abm keeps its value after a run (atoll run --dump-tensors)\n"
     "  --dump-ir              print the IR after the passes and stop\n"
@@ -446,6 +449,11 @@ int cmd_compile(int argc, char **argv)
             else if (!strcmp(v, "bands")) rq.sram_acts = BK_SRAM_ACTS_BANDS;
             else if (!strcmp(v, "rows")) rq.sram_acts = BK_SRAM_ACTS_ROWS;
             else { fprintf(stderr, "atoll compile: --sram-activations '%s': use auto, never, bands or rows\n", v); return 2; }
+        } else if ((v = cli_opt(argc, argv, &i, "--sram-weights", &bad))) {
+            if (!strcmp(v, "auto")) rq.sram_weights = BK_SRAM_AUTO;
+            else if (!strcmp(v, "never")) rq.sram_weights = BK_SRAM_NEVER;
+            else if (!strcmp(v, "always")) rq.sram_weights = BK_SRAM_ALWAYS;
+            else { fprintf(stderr, "atoll compile: --sram-weights '%s': use auto, never or always\n", v); return 2; }
         }
         else if ((v = cli_opt(argc, argv, &i, "--micro-batch", &bad))) {
             char *end;

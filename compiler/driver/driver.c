@@ -88,6 +88,9 @@ static void options_text(const DrvRequest *rq, int synthetic, int batch, char *o
     if (rq->sram_acts == BK_SRAM_ACTS_BANDS) snprintf(opts + n, cap - n, " --sram-activations bands");
     if (rq->sram_acts == BK_SRAM_ACTS_ROWS) snprintf(opts + n, cap - n, " --sram-activations rows");
     n = strlen(opts);
+    if (rq->sram_weights == BK_SRAM_NEVER) snprintf(opts + n, cap - n, " --sram-weights never");
+    if (rq->sram_weights == BK_SRAM_ALWAYS) snprintf(opts + n, cap - n, " --sram-weights always");
+    n = strlen(opts);
     if (rq->stage_plan) snprintf(opts + n, cap - n, " --stage-plan %s", rq->stage_plan);
     if (!batch) return;
     n = strlen(opts);
@@ -169,6 +172,7 @@ static int compile_variant(const char *path, IrGraph *g, const DrvRequest *rq, i
     o.micro_batch = rq->micro_batch;
     o.schedule = rq->schedule;
     o.sram_acts = rq->sram_acts;
+    o.sram_weights = rq->sram_weights;
     o.stage_plan = rq->stage_plan;
     o.source_hash = hash;
     BkSummary *grown = realloc(res->variants, (size_t)(res->nvariants + 1) * sizeof *grown);

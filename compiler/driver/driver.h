@@ -33,6 +33,7 @@ typedef struct DrvRequest {
     int placement, micro_batch;    /* BkOptions.placement (BK_PLACE_*), micro_batch */
     int schedule;                  /* BkOptions.schedule (BK_SCHED_*) */
     int sram_acts;                 /* BkOptions.sram_acts (BK_SRAM_ACTS_*) */
+    int sram_weights;              /* BkOptions.sram_weights (BK_SRAM_AUTO / NEVER / ALWAYS) */
     const char *stage_plan;        /* BkOptions.stage_plan */
     uint64_t synthetic_max_bytes;  /* invented weights stop at this many bytes (0: no limit) */
     const uint8_t *model_buf;      /* when set, the model is imported from these model_len bytes (a
