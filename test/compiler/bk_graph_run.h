@@ -58,4 +58,41 @@ static inline void run_graph(IrGraph *g, const char *what, double tol)
 {
     for (int c = 0; c < 2; c++) bkc_run_checked(g, chips[c], ISA_F32, what, tol, NULL);
 }
+/* x [1, C, H, W] -> Conv k x k (pad k/2) with M outputs -> Relu -> y:
+ * the one-layer graph of the SRAM staging tests (test_backend_sram.c,
+ * test_backend_wsram.c). */
+static inline void conv_relu_graph(IrGraph *g, int C, int H, int W, int M, int k)
+{
+    AtlErr e;
+    int64_t xd[4] = {1, C, H, W}, wd[4] = {M, C, k, k}, bd[1] = {M}, pads[4] = {k / 2, k / 2, k / 2, k / 2};
+    new_graph(g, "x", 4, xd);
+    cst(g, "w", 4, wd, 0.05f);
+    cst(g, "b", 1, bd, 0.2f);
+    int n = ir_add_op(g, "Conv", "conv", "x,w,b", "c", &e);
+    ir_set_attr_ints(g, n, "pads", pads, 4, &e);
+    ir_add_op(g, "Relu", "relu", "c", "y", &e);
+    ir_add_output(g, "y", &e);
+}
+
+/* Runs the one-layer graph g on chip with options o, its program into *p
+ * and its summary into *sum (zeroed here; the caller frees both, and g);
+ * prints the layer's split, the error against the interpreter and the
+ * layer's DRAM bytes read, and checks the error is within tol and the
+ * split contains want. 0 when it compiled and ran. */
+static inline int run_one_layer(IrGraph *g, const char *chip, const BkOptions *o, double tol, const char *want,
+                                AtlProgram *p, BkSummary *sum)
+{
+    double err = -1;
+    char msg[1024] = "";
+    memset(sum, 0, sizeof *sum);
+    memset(p, 0, sizeof *p);
+    int rc = e2e_graph_run(g, chip, o, &err, p, sum, msg, sizeof msg);
+    CHECKF(rc == 0, "%s", msg);
+    if (rc) return -1;
+    printf("  split %s, err %.3g, DRAM read %llu bytes\n", sum->layers[0].split, err, (unsigned long long)sum->layers[0].dram_rd);
+    CHECKF(err <= tol, "error %g", err);
+    CHECKF(sum->nlayers == 1 && strstr(sum->layers[0].split, want), "split '%s' lacks '%s'", sum->layers[0].split, want);
+    return 0;
+}
+
 #endif

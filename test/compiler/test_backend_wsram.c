@@ -23,20 +23,6 @@
 
 static const char *const A1 = "configs/a1.ini";
 
-/* x [1, C, H, W] -> Conv 3x3 (pad 1) with M outputs -> Relu -> y. */
-static void conv_graph(IrGraph *g, int C, int H, int W, int M)
-{
-    AtlErr e;
-    int64_t xd[4] = {1, C, H, W}, wd[4] = {M, C, 3, 3}, bd[1] = {M}, pads[4] = {1, 1, 1, 1};
-    new_graph(g, "x", 4, xd);
-    cst(g, "w", 4, wd, 0.05f);
-    cst(g, "b", 1, bd, 0.2f);
-    int n = ir_add_op(g, "Conv", "conv", "x,w,b", "c", &e);
-    ir_set_attr_ints(g, n, "pads", pads, 4, &e);
-    ir_add_op(g, "Relu", "relu", "c", "y", &e);
-    ir_add_output(g, "y", &e);
-}
-
 static uint64_t dma_bytes(const AtlInsn *in)
 {
     uint64_t n = (uint64_t)isa_dtype_size(in->dtype);
@@ -57,22 +43,14 @@ static void staged_case(int C, int M, int H, int ksplit)
 {
     const uint64_t wbytes = (uint64_t)M * C * 9 * 4;
     IrGraph g;
-    conv_graph(&g, C, H, H, M);
-    double err;
-    char msg[1024] = "";
+    conv_relu_graph(&g, C, H, H, M, 3);
     BkSummary sum;
-    memset(&sum, 0, sizeof sum);
     AtlProgram p;
-    memset(&p, 0, sizeof p);
     BkOptions o;
     bk_options_default(&o);
     o.sram_weights = BK_SRAM_ALWAYS;
-    int rc = e2e_graph_run(&g, A1, &o, &err, &p, &sum, msg, sizeof msg);
-    CHECKF(rc == 0, "%s", msg);
+    int rc = run_one_layer(&g, A1, &o, 2e-5, " wsram", &p, &sum);
     if (rc == 0) {
-        printf("  split %s, err %.3g, DRAM read %llu bytes\n", sum.layers[0].split, err, (unsigned long long)sum.layers[0].dram_rd);
-        CHECKF(err <= 2e-5, "error %g", err);
-        CHECKF(sum.nlayers == 1 && strstr(sum.layers[0].split, " wsram"), "split '%s' does not stage weights", sum.layers[0].split);
         CHECKF(!ksplit || strstr(sum.layers[0].split, " K"), "split '%s' does not cut K", sum.layers[0].split);
         AtlChip chip;
         AtlErr e;
@@ -159,7 +137,7 @@ static void staged_case(int C, int M, int H, int ksplit)
     if (rc == 0 && !ksplit) {
         /* never: no staging */
         IrGraph g2;
-        conv_graph(&g2, C, H, H, M);
+        conv_relu_graph(&g2, C, H, H, M, 3);
         BkOptions o2;
         bk_options_default(&o2);
         o2.sram_weights = BK_SRAM_NEVER;
@@ -186,7 +164,7 @@ TEST(staged_weights_conv_matches_the_interpreter_and_reads_weights_once_per_clus
 TEST(a_bad_sram_weights_mode_is_refused)
 {
     IrGraph g;
-    conv_graph(&g, 8, 8, 8, 8);
+    conv_relu_graph(&g, 8, 8, 8, 8, 3);
     BkOptions o;
     bk_options_default(&o);
     o.sram_weights = 5;
