@@ -160,7 +160,7 @@ int bk_band_distribute(BkSegment *sg, AtlErr *e)
             int8_t *o = sg->cell_owner + (size_t)ch * H;
             for (int r = r0; r < r1; r++) {   /* selects, not branches (a hot loop of the tile search) */
                 int v = o[r];
-                o[r] = (int8_t)((v == -1) | (v == k) ? k : -2);
+                o[r] = (int8_t)(((v == -1) | (v == k)) ? k : -2);
             }
         }
     }
