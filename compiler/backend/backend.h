@@ -99,6 +99,10 @@ typedef struct BkOptions {
                                (docs/backend.md, "Weights in cluster SRAM"): BK_SRAM_AUTO
                                (default), BK_SRAM_NEVER, BK_SRAM_ALWAYS (tests); as sram_input */
     int sram_acts;          /* BK_SRAM_ACTS_AUTO (default), _NEVER or _BANDS */
+    int stage_copy;         /* a staged split stage after the first reads its boundary
+                               through a copy in cluster SRAM (docs/backend.md, "Staged
+                               schedules"): BK_SRAM_AUTO (default) where the cost model finds
+                               it cheaper, BK_SRAM_NEVER, BK_SRAM_ALWAYS (tests) */
     int placement;          /* BK_PLACE_AUTO (default), BK_PLACE_CHIP, BK_PLACE_SPLIT */
     int micro_batch;        /* images per instance with placement split (0: chosen by the
                                cost model; given: one micro-batch, no stages) */

@@ -328,6 +328,8 @@ static int check_options(const AtlChip *chip, const BkOptions *opt, AtlErr *e)
         return atl_fail(e, "backend: group mode %d is not one of auto, none", opt->group);
     if (opt->group_weights < BK_GW_AUTO || opt->group_weights > BK_GW_STREAM)
         return atl_fail(e, "backend: group weight mode %d is not one of auto, resident, stream", opt->group_weights);
+    if (opt->stage_copy < BK_SRAM_AUTO || opt->stage_copy > BK_SRAM_ALWAYS)
+        return atl_fail(e, "backend: stage copy mode %d is not one of auto, never, always", opt->stage_copy);
     if (opt->sram_input < BK_SRAM_AUTO || opt->sram_input > BK_SRAM_ALWAYS)
         return atl_fail(e, "backend: SRAM input mode %d is not one of auto, never, always", opt->sram_input);
     if (opt->sram_weights < BK_SRAM_AUTO || opt->sram_weights > BK_SRAM_ALWAYS)
@@ -645,6 +647,31 @@ static int fill_stage_summary(const BkStage *st, int rows, const BkEmit *x, int 
 }
 static const BkStageOps stage_ops = {stage_build, stage_free, fill_stage_summary, check_options, estimate};
 
+/* A split stage after the first reads its boundary t from the io region
+ * in DRAM, where every reader pays for it again (a conv whose tiles re-read
+ * their input, the residual read by the block's last conv). Read through a
+ * copy (bk_stage_copy_in), placement may keep the copy in the cluster's
+ * SRAM: one DRAM read of t per instance. The cost model decides: *ig (the
+ * stage's instance graph) becomes the copying graph when its estimate is
+ * lower. */
+static int copy_boundary_in(IrGraph *ig, int t, const AtlChip *chip, const BkOptions *opt, const BkSplit *sp, AtlErr *e)
+{
+    if (opt->stage_copy == BK_SRAM_NEVER) return 0;
+    IrGraph cg;
+    if (ir_clone(ig, &cg, e)) return -1;
+    uint64_t plain = 0, copied = 0;
+    int rc = bk_stage_copy_in(&cg, t, e) ? -1 : 0;
+    if (!rc && opt->stage_copy == BK_SRAM_AUTO)
+        rc = estimate(ig, chip, opt, sp, &plain, NULL, e) || estimate(&cg, chip, opt, sp, &copied, NULL, e) ? -1 : 0;
+    if (!rc && (opt->stage_copy == BK_SRAM_ALWAYS || copied < plain)) {
+        IrGraph old = *ig;
+        *ig = cg;
+        cg = old;
+    }
+    ir_free(&cg);
+    return rc;
+}
+
 /* Staged: g (batch B, separable) cut by plan into stages, each compiled as
  * placement split compiles a whole graph (at its micro-batch, on K
  * clusters, each cluster keeping its images from stage to stage) or, a
@@ -685,6 +712,7 @@ static int compile_staged(const IrGraph *g, const AtlChip *chip, const BkOptions
             int r = bk_split_graph(&sg[i], plan->m[i], &ig[i], why, sizeof why, e);
             if (r) { if (r > 0) atl_fail(e, "stage %d: %s", i, why); goto done; }
             have_ig[i] = 1;
+            if (i && copy_boundary_in(&ig[i], bound[i], chip, opt, &sp, e)) goto done;
         }
         built = i + 1;
         if (stage_build(&st[i], plan->chip[i] ? &sg[i] : &ig[i], chip, opt, plan->chip[i] ? NULL : &sp, w, io_fixed, io_bytes,

@@ -22,12 +22,17 @@
  *     micro-batch (compile.c prices those), plus the boundary's DRAM
  *     write and read; the whole graph priced as placement chip too, so a
  *     stage may run as one instance of the batch on every core (its
- *     weights read once), entered and left through a chip barrier.
+ *     weights read once), entered and left through a chip barrier;
+ *   - bk_stage_copy_in: a stage graph that reads its boundary through a
+ *     copy, which placement may keep in cluster SRAM (compile.c prices
+ *     the stage with and without it).
  * compile.c compiles each stage as placement split does a whole graph and
  * emits them one after another into one variant. */
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 #include "compiler/backend/staged.h"
+#include "compiler/ops/infer.h"
 
 /* last[t]: the last node reading t (-1 none). */
 static void uses(const IrGraph *g, int *last)
@@ -212,4 +217,25 @@ int bk_stage_plan(const BkStageCosts *costs, int ncosts, const int *cuts, int nc
     }
     free(pos); free(best); free(from); free(fromk);
     return rc;
+}
+
+/* The copy is an Identity (lowered as a vector move) into a new activation
+ * tensor named after t; toposort puts it first, as it reads only t. */
+int bk_stage_copy_in(IrGraph *sg, int t, AtlErr *e)
+{
+    char name[512];
+    snprintf(name, sizeof name, "%s/stage_copy", sg->t[t].name);
+    if (ir_find(sg, name) >= 0) return atl_fail(e, "internal: stage input '%s' is copied twice", sg->t[t].name);
+    int nn = sg->nn;
+    int c = ir_tensor(sg, name, e);
+    if (c < 0) return -1;
+    for (int i = 0; i < nn; i++) {
+        IrNode *n = &sg->nodes[i];
+        if (n->dead) continue;
+        for (int k = 0; k < n->nin; k++)
+            if (n->in[k] == t) n->in[k] = c;
+    }
+    int node = ir_add_node(sg, "Identity", name, e);
+    if (node < 0 || ir_node_add_input(sg, node, t, e) || ir_node_add_output(sg, node, c, e)) return -1;
+    return ir_toposort(sg, e) || ir_infer_shapes(sg, e) ? -1 : 0;
 }

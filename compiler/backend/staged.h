@@ -53,4 +53,8 @@ int bk_stage_graph(const IrGraph *g, int a, int b, IrGraph *out, AtlErr *e);
  * (placement chip itself) is not one. -1 if none. */
 int bk_stage_plan(const BkStageCosts *costs, int ncosts, const int *cuts, int ncuts, int nn, int per_cluster,
                   const uint64_t *cut_cycles, uint64_t chip_sync, BkStagePlan *plan);
+/* Stage graph sg reads its input t through a copy (an Identity node
+ * into a new activation tensor that every reader of t then reads), so
+ * placement may keep the copy in cluster SRAM. */
+int bk_stage_copy_in(IrGraph *sg, int t, AtlErr *e);
 #endif

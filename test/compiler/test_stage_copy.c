@@ -1,0 +1,134 @@
+/* test_stage_copy.c - a split stage after the first reads its boundary
+ * through a copy in cluster SRAM when the cost model prices that lower
+ * (compiler/backend/compile.c, copy_boundary_in; staged.c,
+ * bk_stage_copy_in; docs/backend.md, "Staged schedules").
+ *
+ * The graph side: after bk_stage_copy_in the boundary's only reader is the
+ * copy (an Identity first in node order), every other reader reads the
+ * copy, whose shape is the boundary's; a second copy of the same tensor is
+ * refused.
+ *
+ * End to end on a1: a block whose 3x3 conv and residual both read the
+ * boundary t of a two-stage plan (one image, then two per instance). The
+ * 3x3 conv splits its output channels, so each chunk re-reads t; from DRAM
+ * at a cluster's share of the bandwidth that costs more than one copy into
+ * SRAM. Checked against the same plan with BkOptions.stage_copy never: the
+ * copy layer is in the schedule, the estimate is lower, the output is the
+ * interpreter's and bit for bit the plan's without the copy, and the
+ * simulator's race detector (on in every run) finds nothing. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "test/test.h"
+#include "test/compiler/bk_graph_run.h"
+#include "compiler/backend/staged.h"
+
+TEST(copy_in_rewires_every_reader)
+{
+    IrGraph g, sg;
+    AtlErr e;
+    int64_t d[4] = {2, 4, 8, 8};
+    ir_init(&g);
+    REQUIRE(ir_add_input(&g, "x", IR_F32, 4, d, &e) >= 0);
+    REQUIRE(ir_add_op(&g, "Relu", "n0", "x", "t", &e) >= 0);
+    REQUIRE(ir_add_op(&g, "Relu", "n1", "t", "u", &e) >= 0);
+    REQUIRE(ir_add_op(&g, "Add", "n2", "u,t", "y", &e) >= 0);
+    REQUIRE(ir_add_output(&g, "y", &e) >= 0);
+    REQUIRE(ir_toposort(&g, &e) == 0 && ir_infer_shapes(&g, &e) == 0);
+    REQUIRE(bk_stage_graph(&g, 1, g.nn, &sg, &e) == 0);
+    int t = ir_find(&sg, "t");
+    REQUIRE(t >= 0 && sg.t[t].is_input);
+    CHECKF(bk_stage_copy_in(&sg, t, &e) == 0, "%s", e.msg);
+    int c = ir_find(&sg, "t/stage_copy"), readers = 0, copy_readers = 0, first = -1;
+    REQUIRE(c >= 0);
+    for (int i = 0; i < sg.nn; i++) {
+        const IrNode *n = &sg.nodes[i];
+        if (n->dead) continue;
+        if (first < 0) first = i;
+        for (int k = 0; k < n->nin; k++) {
+            if (n->in[k] == t) {
+                readers++;
+                CHECK(!strcmp(n->op, "Identity") && n->out[0] == c && i == first);
+            }
+            if (n->in[k] == c) copy_readers++;
+        }
+    }
+    CHECK_EQ_INT(readers, 1);
+    CHECK_EQ_INT(copy_readers, 2);
+    CHECK(!sg.t[c].is_input && !sg.t[c].is_output && sg.t[c].ndim == 4);
+    for (int k = 0; k < 4 && sg.t[c].ndim == 4; k++) CHECK(sg.t[c].dims[k] == d[k]);
+    CHECK(bk_stage_copy_in(&sg, t, &e) < 0 && strstr(e.msg, "copied twice"));
+    ir_free(&sg);
+    ir_free(&g);
+}
+
+/* x[8,16,28,28] -> 3x3 conv+Relu -> t | -> 3x3 conv+Relu u -> 1x1 conv v,
+ * v + t -> Relu -> y -> 1x1 conv -> out (the cut after t). */
+static void block_graph(IrGraph *g)
+{
+    AtlErr e;
+    int64_t xd[4] = {8, 16, 28, 28}, w0[4] = {64, 16, 3, 3}, w1[4] = {64, 64, 3, 3}, w2[4] = {64, 64, 1, 1};
+    int64_t pads[4] = {1, 1, 1, 1};
+    new_graph(g, "x", 4, xd);
+    cst(g, "w0", 4, w0, 0.1f);
+    cst(g, "w1", 4, w1, 0.05f);
+    cst(g, "w2", 4, w2, 0.1f);
+    cst(g, "w3", 4, w2, 0.1f);
+    ir_set_attr_ints(g, ir_add_op(g, "Conv", "c0", "x,w0", "t0", &e), "pads", pads, 4, &e);
+    ir_add_op(g, "Relu", "r0", "t0", "t", &e);
+    ir_set_attr_ints(g, ir_add_op(g, "Conv", "c1", "t,w1", "u0", &e), "pads", pads, 4, &e);
+    ir_add_op(g, "Relu", "r1", "u0", "u", &e);
+    ir_add_op(g, "Conv", "c2", "u,w2", "v", &e);
+    ir_add_op(g, "Add", "add", "v,t", "s", &e);
+    ir_add_op(g, "Relu", "r2", "s", "y", &e);
+    ir_add_op(g, "Conv", "c3", "y,w3", "out", &e);
+    ir_add_output(g, "out", &e);
+}
+
+TEST(later_stage_reads_its_boundary_from_an_sram_copy)
+{
+    uint8_t *ys[2] = {NULL, NULL};
+    size_t yn[2] = {0, 0};
+    uint64_t est[2] = {0, 0};
+    int copies[2] = {0, 0};
+    IrGraph g;
+    block_graph(&g);
+    for (int copy = 0; copy < 2; copy++) {
+        BkOptions o;
+        bk_options_default(&o);
+        o.placement = BK_PLACE_SPLIT;
+        o.stage_plan = "1,t:2";
+        o.stage_copy = copy ? BK_SRAM_AUTO : BK_SRAM_NEVER;
+        BkSummary sum;
+        memset(&sum, 0, sizeof sum);
+        double err = -1;
+        char msg[1024] = "";
+        const char *what = copy ? "copy auto" : "copy never";
+        int rc = e2e_graph_run_y(&g, "configs/a1.ini", &o, &err, NULL, &sum, msg, sizeof msg, &ys[copy], &yn[copy]);
+        CHECKF(rc == 0, "%s: %s", what, msg);
+        if (rc == 0) {
+            CHECKF(err <= 2e-6, "%s: error %g", what, err);
+            CHECK(sum.nstages == 2);
+            est[copy] = sum.est_cycles;
+            for (int i = 0; i < sum.nlayers; i++)
+                if (strstr(sum.layers[i].name, "t/stage_copy")) copies[copy]++;
+        }
+        bk_summary_free(&sum);
+    }
+    ir_free(&g);
+    CHECK_EQ_INT(copies[0], 0);
+    CHECK_EQ_INT(copies[1], 1);
+    CHECKF(est[1] < est[0], "estimate %llu with the copy, %llu without", (unsigned long long)est[1],
+           (unsigned long long)est[0]);
+    printf("  boundary copy: %llu -> %llu estimated cycles\n", (unsigned long long)est[0], (unsigned long long)est[1]);
+    CHECK(ys[0] && ys[1] && yn[0] == yn[1] && !memcmp(ys[0], ys[1], yn[0]));   /* a copy changes no bit */
+    free(ys[0]);
+    free(ys[1]);
+}
+
+int main(void)
+{
+    RUN(copy_in_rewires_every_reader);
+    RUN(later_stage_reads_its_boundary_from_an_sram_copy);
+    return test_summary("test_stage_copy");
+}
