@@ -653,7 +653,8 @@ static const BkStageOps stage_ops = {stage_build, stage_free, fill_stage_summary
  * copy (bk_stage_copy_in), placement may keep the copy in the cluster's
  * SRAM: one DRAM read of t per instance. The cost model decides: *ig (the
  * stage's instance graph) becomes the copying graph when its estimate is
- * lower. */
+ * lower (BkOptions.stage_copy auto; always: regardless; never: not
+ * tried). */
 static int copy_boundary_in(IrGraph *ig, int t, const AtlChip *chip, const BkOptions *opt, const BkSplit *sp, AtlErr *e)
 {
     if (opt->stage_copy == BK_SRAM_NEVER) return 0;
@@ -661,8 +662,11 @@ static int copy_boundary_in(IrGraph *ig, int t, const AtlChip *chip, const BkOpt
     if (ir_clone(ig, &cg, e)) return -1;
     uint64_t plain = 0, copied = 0;
     int rc = bk_stage_copy_in(&cg, t, e) ? -1 : 0;
-    if (!rc && opt->stage_copy == BK_SRAM_AUTO)
-        rc = estimate(ig, chip, opt, sp, &plain, NULL, e) || estimate(&cg, chip, opt, sp, &copied, NULL, e) ? -1 : 0;
+    if (!rc && opt->stage_copy == BK_SRAM_AUTO) {
+        rc = estimate(ig, chip, opt, sp, &plain, NULL, e);
+        AtlErr ce;   /* a copy that does not compile (its dtype, ...) is not taken */
+        if (!rc && estimate(&cg, chip, opt, sp, &copied, NULL, &ce)) copied = UINT64_MAX;
+    }
     if (!rc && (opt->stage_copy == BK_SRAM_ALWAYS || copied < plain)) {
         IrGraph old = *ig;
         *ig = cg;
