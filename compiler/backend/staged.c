@@ -223,6 +223,7 @@ int bk_stage_plan(const BkStageCosts *costs, int ncosts, const int *cuts, int nc
  * tensor named after t; toposort puts it first, as it reads only t. */
 int bk_stage_copy_in(IrGraph *sg, int t, AtlErr *e)
 {
+    if (t < 0 || t >= sg->nt || !sg->t[t].name) return atl_fail(e, "internal: stage input %d has no name to copy", t);
     char name[512];
     snprintf(name, sizeof name, "%s/stage_copy", sg->t[t].name);
     if (ir_find(sg, name) >= 0) return atl_fail(e, "internal: stage input '%s' is copied twice", sg->t[t].name);
