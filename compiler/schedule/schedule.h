@@ -112,7 +112,20 @@ typedef struct BkSegment {
     uint32_t *row_mask;
     int *chan_run;                /* per channel: as BkBand.run, of cell_owner */
     int nch, nrows;
+    /* weight prefetch across the barrier (prefetch.c): pf_next, the next
+     * segment whose first weight keys this one stages (not owned; NULL
+     * none), each stager's copy placed at pf_pos (BK_PF_*); pf_in, this
+     * segment's first keys were staged by the previous one */
+    const struct BkSegment *pf_next;
+    int pf_pos, pf_in;
 } BkSegment;
+
+/* Where a segment issues the next one's staging copies in a core's DMA
+ * queue: after its last load (BK_PF_LOAD1), after its second-to-last
+ * (BK_PF_LOAD2), after its fourth-to-last (BK_PF_LOAD4), or just before
+ * its barrier (BK_PF_BARRIER); a core with fewer loads issues them after
+ * its first, one with none before its barrier. */
+enum { BK_PF_NONE, BK_PF_BARRIER, BK_PF_LOAD1, BK_PF_LOAD2, BK_PF_LOAD4, BK_PF_POSITIONS };
 
 typedef struct BkSchedule {
     BkSegment *seg;
@@ -142,7 +155,11 @@ typedef struct BkAction {
     int tile;                     /* LOAD / COMPUTE / STORE / COPY: the layer's tile; MCAST:
                                    * the tile whose weight key it stages (wsram), -1 the prologue */
     int piece;                    /* MCAST of the prologue: the gather piece it issues (-1: all of it) */
+    uint8_t pf;                   /* MCAST of a tile's staging: BK_PF_COPY, the copy of the next
+                                   * segment's key (prefetch); BK_PF_FLAG, only the flag (the
+                                   * previous segment copied the key); 0: both as usual */
 } BkAction;
+enum { BK_PF_COPY = 1, BK_PF_FLAG = 2 };
 
 /* A core's table: actions (malloc'd by bk_sched_table, grown as needed). */
 typedef struct BkTable {
@@ -192,6 +209,24 @@ int bk_band_finalize(BkCtx *c, BkSchedule *s, AtlErr *e);
  * MCAST action's instructions that carry a signal of their own keep it);
  * else 1 (one flag, at the end). */
 int bk_band_gather_pieces(const BkCtx *c, const BkSegment *sg);
+/* prefetch.c - weight prefetch across a segment's barrier (docs/backend.md,
+ * "Weight prefetch across the barrier"). bk_prefetch_tile: the tile of
+ * segment sg whose key `core` stages first (its first tile, when its key is
+ * staged and core is the lowest of its cluster using the key's chunk), or
+ * -1. bk_prefetch_set: makes segment i stage segment i+1's first keys at
+ * position pos (BK_PF_*; BK_PF_NONE undoes it), moving segment i+1's
+ * staging region (BkLayer.wsram_base: bottom or top of the room above
+ * BkCtx.sram_stage) so that the copied blocks are disjoint in every cluster
+ * from what segment i reads or writes there; 0 done, 1 not possible
+ * (nothing to prefetch, cores differ, no disjoint region), -1 error.
+ * bk_prefetch_actions inserts segment sg's prefetch MCASTs into core's
+ * table. */
+int bk_prefetch_tile(const BkCtx *c, const BkSegment *sg, int core);
+int bk_prefetch_set(const BkCtx *c, BkSchedule *s, int i, int pos, AtlErr *e);
+int bk_prefetch_actions(const BkCtx *c, const BkSegment *sg, int core, BkTable *t, AtlErr *e);
+/* Before the decisions: every staged layer's slots down to the fewest its
+ * tiles' cores need (BkLayer.cores_ok), which moves addresses only. */
+void bk_prefetch_compact(const BkCtx *c, BkSchedule *s);
 /* Frees one segment's arrays. */
 void bk_segment_free(BkSegment *sg);
 /* Bit i set when core i of the cluster runs a tile of the segment. */
