@@ -251,8 +251,9 @@ static int fill_summary(const BkCtx *c, const BkSchedule *sched, int rows, const
         int pieces = bk_band_gather_pieces(c, sg);
         char gp[16] = "";
         if (pieces > 1) snprintf(gp, sizeof gp, " g%d", pieces);
-        snprintf(li->split, sizeof li->split, "%s%s%s", ly->split,
-                 ly->bands == BK_BANDS_CHANNELS ? " chans" : ly->bands == BK_BANDS_ROWS ? " rows" : "", gp);
+        /* " pf": the layer before staged its first weight keys (prefetch) */
+        snprintf(li->split, sizeof li->split, "%s%s%s%s", ly->split,
+                 ly->bands == BK_BANDS_CHANNELS ? " chans" : ly->bands == BK_BANDS_ROWS ? " rows" : "", gp, sg->pf_in ? " pf" : "");
         li->macs = ly->macs;
         li->run_macs = ly->run_macs ? ly->run_macs : ly->macs;
         li->mat_cycles = layer_mat_cycles(c, ly, nm ? members[0] : -1);

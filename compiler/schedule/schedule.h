@@ -60,6 +60,11 @@
  *   other users come after its lowest one, so each core receives those
  *   signals from one core in the order it waits for them.
  * DMA-only layers (direct): one COPY action per tile, no slots, no sync.
+ * Weight prefetch (prefetch.c; BkSegment.pf_next / pf_in): a segment may
+ *   issue the next one's first staging copies (an MCAST of the next
+ *   layer's tile, pf = BK_PF_COPY, no signal) in the DMA queue of the core
+ *   that would stage them, before its barrier; the next segment's staging
+ *   action of that key then keeps only its flag (BK_PF_FLAG), or goes.
  */
 #ifndef ATOLL_COMPILER_SCHEDULE_SCHEDULE_H
 #define ATOLL_COMPILER_SCHEDULE_SCHEDULE_H
