@@ -37,14 +37,17 @@ int bk_cost_prefetch(BkCtx *c, BkSchedule *s, AtlErr *e)
     for (int i = 0; i + 1 < s->n; i++) {
         BkSegment *a = &s->seg[i], *b = &s->seg[i + 1];
         Priced pa = keep(a), pb = keep(b);
-        int rc = bk_prefetch_set(c, s, i, order[0], e);
+        /* before the barrier: the one position every kind allows */
+        int rc = bk_prefetch_set(c, s, i, BK_PF_BARRIER, e);
         if (rc < 0) return -1;
         if (rc) continue;
         if (bk_cost_segment(c, b, pb.cyc, e) < 0) return -1;
         uint64_t eb = b->est_cycles, best = pa.cyc + pb.cyc;
         int pick = BK_PF_NONE;
         for (int k = 0; k < (int)(sizeof order / sizeof order[0]) && eb < pb.cyc; k++) {
-            if (bk_prefetch_set(c, s, i, order[k], e) < 0) return -1;
+            int no = bk_prefetch_set(c, s, i, order[k], e);
+            if (no < 0) return -1;
+            if (no) continue;
             int over = bk_cost_segment(c, a, best - eb, e);
             if (over < 0) return -1;
             if (!over && a->est_cycles + eb < best) {

@@ -26,8 +26,10 @@
  * need (bk_prefetch_compact) so that two neighbours fit side by side.
  * Who decides: the cost model (cost/prefetch.c), per boundary. */
 #include <stdlib.h>
+#include <string.h>
 #include "compiler/schedule/schedule.h"
 #include "compiler/lower/lower.h"
+#include "isa/regs.h"
 
 /* The chunk of the layer's weight key `key` (keys are chunk-major, run keys a chunk). */
 static int key_chunk(const BkLayer *ly, int key) { return key / (ly->tile_run > 0 ? ly->tile_run : 1); }
@@ -35,12 +37,13 @@ static int key_chunk(const BkLayer *ly, int key) { return key / (ly->tile_run > 
 int bk_prefetch_tile(const BkCtx *c, const BkSegment *sg, int core)
 {
     const BkLayer *ly = sg->layer;
-    if (!ly->wsram || !ly->stage || ly->direct || core < sg->cores.first || core >= sg->cores.first + sg->cores.count)
-        return -1;
+    if (ly->direct || core < sg->cores.first || core >= sg->cores.first + sg->cores.count) return -1;
     int cpc = c->chip->cores_per_cluster, first = -1;
     for (int t = 0; t < ly->ntiles && first < 0; t++)
         if (sg->tile_core[t] == core) first = t;
     if (first < 0 || ly->tile_wkey[first] < 0) return -1;
+    if (!ly->wsram) return first;   /* its first tile's weight loads */
+    if (!ly->stage) return -1;
     int chunk = key_chunk(ly, ly->tile_wkey[first]);
     /* the lowest core of the cluster whose tiles use the chunk stages it */
     for (int t = 0; t < ly->ntiles; t++)
@@ -114,32 +117,73 @@ void bk_prefetch_compact(const BkCtx *c, BkSchedule *s)
             compact_slots(c, s->seg[i].layer, s->seg[i].tile_core);
 }
 
-int bk_prefetch_set(const BkCtx *c, BkSchedule *s, int i, int pos, AtlErr *e)
+/* Segment nx loads its weights per tile from constant DRAM (the weights
+ * region): every core's first tile's weight loads (generated into k) read
+ * only there, and some core has some. 1 yes, 0 no, -1 error. */
+static int lmem_fetchable(BkCtx *c, const BkSegment *nx, BkCode *k, AtlErr *e)
+{
+    const BkLayer *nl = nx->layer;
+    if (nl->wsram || nl->mcast || nl->direct || !nl->gen) return 0;
+    int some = 0;
+    for (int core = nx->cores.first; core < nx->cores.first + nx->cores.count; core++) {
+        int t = bk_prefetch_tile(c, nx, core);
+        if (t < 0) continue;
+        bk_code_reset(k);
+        if (nl->gen(c, nl, t, bk_slot_base(nl, 0), k, e)) return -1;
+        if (k->oom) return atl_fail(e, "out of memory generating code");
+        for (int j = 0; j < k->nld; j++) {
+            const AtlInsn *in = &k->ld[j];
+            if (!k->ld_w[j]) continue;
+            if (in->op != ISA_OP_DMA_COPY || in->src_space != ISA_SPACE_DRAM || in->dst_space != ISA_SPACE_LMEM ||
+                in->src >> ATL_RELOC_SHIFT != (uint64_t)ABM_REGION_WEIGHTS + 1)
+                return 0;
+            some = 1;
+        }
+    }
+    return some;
+}
+
+int bk_prefetch_set(BkCtx *c, BkSchedule *s, int i, int pos, AtlErr *e)
 {
     if (i < 0 || i + 1 >= s->n || pos < BK_PF_NONE || pos >= BK_PF_POSITIONS)
         return atl_fail(e, "internal: prefetch at segment %d of %d, position %d", i, s->n, pos);
     BkSegment *sg = &s->seg[i], *nx = &s->seg[i + 1];
     BkLayer *nl = nx->layer;
     if (pos == BK_PF_NONE) {
-        if (sg->pf_next) nl->wsram_base = c->sram_stage;
+        if (sg->pf_next && nx->pf_in == BK_PF_IN_SRAM) nl->wsram_base = c->sram_stage;
         sg->pf_next = NULL;
         sg->pf_pos = BK_PF_NONE;
         nx->pf_in = 0;
         return 0;
     }
-    if (sg->pf_next) {   /* already set: only the position moves */
+    if (sg->pf_next) {   /* already set: only the position moves (into LMEM: only before the barrier) */
+        if (nx->pf_in == BK_PF_IN_LMEM && pos != BK_PF_BARRIER) return 1;
         sg->pf_pos = pos;
         return 0;
     }
-    if (c->split || c->sram_copies > 1 || !nl->wsram || !nl->stage || nl->direct || nx->pf_next ||
+    if (c->split || c->sram_copies > 1 || nl->direct || nx->pf_next ||
         sg->cores.first != nx->cores.first || sg->cores.count != nx->cores.count ||
         sg->bar.set.first != nx->bar.set.first || sg->bar.set.count != nx->bar.set.count ||
         sg->bar.scope != ISA_SCOPE_CHIP || nx->bar.scope != ISA_SCOPE_CHIP)
         return 1;
+    if (!nl->wsram) {
+        /* into LMEM: only where this segment's engines are done with it,
+         * just before the barrier (its last store waited for its last compute) */
+        if (pos != BK_PF_BARRIER) return 1;
+        BkCode k;
+        memset(&k, 0, sizeof k);
+        int ok = lmem_fetchable(c, nx, &k, e);
+        bk_code_free(&k);
+        if (ok <= 0) return ok < 0 ? -1 : 1;
+        sg->pf_next = nx;
+        sg->pf_pos = pos;
+        nx->pf_in = BK_PF_IN_LMEM;
+        return 0;
+    }
     int any = 0;
     for (int core = nx->cores.first; core < nx->cores.first + nx->cores.count && !any; core++)
         any = bk_prefetch_tile(c, nx, core) >= 0;
-    if (!any) return 1;
+    if (!nl->stage || !any) return 1;
     /* where the next layer's slots may start: the planned place (the
      * bottom of the room), the top, or just above one of the ranges the
      * current segment uses */
@@ -162,7 +206,7 @@ int bk_prefetch_set(const BkCtx *c, BkSchedule *s, int i, int pos, AtlErr *e)
         if (disjoint(c, sg, nx)) {
             sg->pf_next = nx;
             sg->pf_pos = pos;
-            nx->pf_in = 1;
+            nx->pf_in = BK_PF_IN_SRAM;
             return 0;
         }
     }
@@ -199,6 +243,6 @@ int bk_prefetch_actions(const BkCtx *c, const BkSegment *sg, int core, BkTable *
     a->tile = tile;
     a->piece = -1;
     a->wait = a->signal = -1;
-    a->pf = BK_PF_COPY;
+    a->pf = sg->pf_next->pf_in == BK_PF_IN_LMEM ? BK_PF_LMEM : BK_PF_COPY;
     return 0;
 }

@@ -174,7 +174,9 @@ static int table_of(const BkCtx *c, const BkSegment *sg, int core, BkTable *t, A
     uint32_t *users = NULL;
     uint8_t *seen = NULL;
     int nch = 0, nkeys = 0;
-    int pf_tile = sg->pf_in ? bk_prefetch_tile(c, sg, core) : -1;   /* its first key's copy: done */
+    /* fetched by the previous segment: its first key's copy (SRAM), or its first tile's weights (LMEM) */
+    int pf_tile = sg->pf_in == BK_PF_IN_SRAM ? bk_prefetch_tile(c, sg, core) : -1;
+    int pf_lmem = sg->pf_in == BK_PF_IN_LMEM && bk_prefetch_tile(c, sg, core) >= 0;
     if (ly->wsram) {
         for (int tile = 0; tile < ly->ntiles; tile++)
             if (ly->tile_wkey[tile] + 1 > nkeys) nkeys = ly->tile_wkey[tile] + 1;
@@ -194,7 +196,7 @@ static int table_of(const BkCtx *c, const BkSegment *sg, int core, BkTable *t, A
             break;
         if (next >= 0) {
             int b = i % 2, key = ly->tile_wkey[next];
-            int skip = i > 0 && key >= 0 && wk[b] == key;
+            int skip = (i > 0 && key >= 0 && wk[b] == key) || (i == 0 && pf_lmem);
             int need = np ? bk_tile_pos(&ly->lw, next).kci + 1 : 0;
             for (; !rc && mask && issued < need; issued++) rc = push_mcast(t, issued, mask, e);
             for (; !rc && waited < need; waited++) rc = push_wait(t, 1, e);
@@ -283,11 +285,20 @@ const BkCode *bk_walk_code(BkCtx *c, const BkSegment *sg, BkWalk *w, const BkAct
          * come between loads and computes (the slots' code stays) */
         k = &w->code[2];
         bk_code_reset(k);
-        if (a->pf == BK_PF_COPY) {
-            /* the next segment's weights: DRAM -> SRAM only, no band or copy rewriting */
+        if (a->pf == BK_PF_COPY || a->pf == BK_PF_LMEM) {
+            /* the next segment's weights, constant: DRAM -> SRAM (its staging
+             * copy) or -> LMEM (its tile's weight loads into slot 0), no band
+             * or copy rewriting */
             const BkLayer *nly = sg->pf_next->layer;
-            if (nly->stage(c, nly, a->tile, BK_STAGE_COPY, k, e)) return NULL;
-            if (k->oom) { atl_fail(e, "out of memory generating code"); return NULL; }
+            BkCode *t = &w->code[3];
+            if (a->pf == BK_PF_COPY && nly->stage(c, nly, a->tile, BK_STAGE_COPY, k, e)) return NULL;
+            if (a->pf == BK_PF_LMEM) {
+                bk_code_reset(t);
+                if (nly->gen(c, nly, a->tile, bk_slot_base(nly, 0), t, e)) return NULL;
+                for (int j = 0; j < t->nld; j++)
+                    if (t->ld_w[j]) bk_code_st(k, &t->ld[j]);
+            }
+            if (k->oom || (a->pf == BK_PF_LMEM && t->oom)) { atl_fail(e, "out of memory generating code"); return NULL; }
             return k;
         }
         if (a->tile >= 0) {
@@ -323,4 +334,5 @@ void bk_walk_free(BkWalk *w)
     bk_code_free(&w->code[0]);
     bk_code_free(&w->code[1]);
     bk_code_free(&w->code[2]);
+    bk_code_free(&w->code[3]);
 }

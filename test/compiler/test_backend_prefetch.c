@@ -4,16 +4,18 @@
  * gets the copies of its first weight keys issued by the layer before, in
  * that layer's segment, so they overlap its compute.
  *
- * Checked on configs/a1.ini with two 3x3 convolutions in a row (64 -> 64
- * -> 64 channels, 28x28, each its own layer, both staging their weights:
- * BkOptions.sram_weights = always, group_max = 1): in the simulator's full
+ * Checked on configs/a1.ini with two 3x3 convolutions in a row, each its
+ * own layer (group_max = 1): 64 -> 64 -> 64 channels on 28x28 both staging
+ * their weights in SRAM (sram_weights = always), and 256 -> 256 -> 256 on
+ * 7x7 loading them per tile from DRAM (never). In the simulator's full
  * mode (arithmetic, timing, race detector over LMEM, SRAM and DRAM) the
  * output is the interpreter's, with prefetch and without; with prefetch
- * some of the second layer's staging copies (DRAM -> SRAM) sit in a core's
- * DMA stream before its first barrier, the same bytes in all as without,
- * and the second segment copies less; with BkOptions.prefetch = never
- * every copy stays in its own segment; the cost model's estimate stays
- * within 2% of the simulated cycles (timing-only run) and is lower with
+ * some of the second layer's copies from DRAM (the staging copies into
+ * SRAM; the first tiles' weight loads into LMEM) sit in a core's DMA
+ * stream before its first barrier, the same bytes in all as without, and
+ * the second segment copies less; with BkOptions.prefetch = never every
+ * copy stays in its own segment; the cost model's estimate stays within
+ * 2% of the simulated cycles (timing-only run) and is lower with
  * prefetch. A bad mode is refused. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -51,11 +53,12 @@ static uint64_t dma_bytes(const AtlInsn *in)
     return n;
 }
 
-/* Staging copies (DMA DRAM -> SRAM) of the program: bytes and count per
- * segment (0: before a core's first barrier, 1: after it). */
+/* Copies of the program from DRAM into `space` (SRAM: the staging
+ * copies; LMEM: the tiles' loads): bytes and count per segment (0: before
+ * a core's first barrier, 1: after it). */
 typedef struct Copies { uint64_t bytes[2]; int n[2]; } Copies;
 
-static Copies staging_copies(const AtlProgram *p)
+static Copies dram_copies(const AtlProgram *p, int space)
 {
     Copies c;
     memset(&c, 0, sizeof c);
@@ -65,7 +68,7 @@ static Copies staging_copies(const AtlProgram *p)
         for (int i = 0; i < dma->count; i++) {
             const AtlInsn *in = &dma->insns[i];
             if (in->op == ISA_OP_BARRIER) seg = 1;
-            if (in->op != ISA_OP_DMA_COPY || in->dst_space != ISA_SPACE_SRAM || in->src_space != ISA_SPACE_DRAM) continue;
+            if (in->op != ISA_OP_DMA_COPY || in->dst_space != space || in->src_space != ISA_SPACE_DRAM) continue;
             c.bytes[seg] += dma_bytes(in);
             c.n[seg]++;
         }
@@ -73,16 +76,21 @@ static Copies staging_copies(const AtlProgram *p)
     return c;
 }
 
-/* Compiles and runs the two layers in full mode against the interpreter
- * (prefetch mode pf), their copies into *cp; then timing-only, the
- * estimate and the simulated cycles into *est, *sim. 0 when both ran. */
-static int run_case(int pf, Copies *cp, uint64_t *est, uint64_t *sim)
+/* One case: two convolutions C -> M -> M on H x H, weights staged in SRAM
+ * (ws = BK_SRAM_ALWAYS) or loaded per tile (BK_SRAM_NEVER). */
+typedef struct Case { int C, H, M, ws; } Case;
+
+/* Compiles and runs the case in full mode against the interpreter
+ * (prefetch mode pf), its copies from DRAM (into SRAM when staged, else
+ * into LMEM) into *cp; then timing-only, the estimate and the simulated
+ * cycles into *est, *sim. 0 when both ran. */
+static int run_case(Case k, int pf, Copies *cp, uint64_t *est, uint64_t *sim)
 {
     IrGraph g;
-    two_convs(&g, 64, 28, 64);
+    two_convs(&g, k.C, k.H, k.M);
     BkOptions o;
     bk_options_default(&o);
-    o.sram_weights = BK_SRAM_ALWAYS;
+    o.sram_weights = k.ws;
     o.group_max = 1;
     o.prefetch = pf;
     AtlProgram p;
@@ -99,11 +107,11 @@ static int run_case(int pf, Copies *cp, uint64_t *est, uint64_t *sim)
         CHECKF(sum.nlayers == 2, "%d layers, want 2", sum.nlayers);
         for (int i = 0; i < sum.nlayers; i++) {
             printf("    layer %d: split %s\n", i, sum.layers[i].split);
-            CHECKF(strstr(sum.layers[i].split, " wsram") != NULL, "layer %d does not stage its weights: %s", i,
+            CHECKF(!strstr(sum.layers[i].split, " wsram") == (k.ws == BK_SRAM_NEVER), "layer %d: split %s", i,
                    sum.layers[i].split);
         }
-        *cp = staging_copies(&p);
-        printf("    staging copies: %d (%llu bytes) before the first barrier, %d (%llu bytes) after\n", cp->n[0],
+        *cp = dram_copies(&p, k.ws == BK_SRAM_NEVER ? ISA_SPACE_LMEM : ISA_SPACE_SRAM);
+        printf("    copies from DRAM: %d (%llu bytes) before the first barrier, %d (%llu bytes) after\n", cp->n[0],
                (unsigned long long)cp->bytes[0], cp->n[1], (unsigned long long)cp->bytes[1]);
     }
     prog_free(&p);
@@ -126,16 +134,19 @@ static int run_case(int pf, Copies *cp, uint64_t *est, uint64_t *sim)
     return rc || rc2 ? -1 : 0;
 }
 
-TEST(the_second_layers_first_weights_are_staged_before_the_first_barrier)
+/* Runs case k with prefetch and without: both the interpreter's, the
+ * same bytes copied from DRAM in all, some of the second layer's moved
+ * before the first barrier only with prefetch, and fewer cycles. */
+static void moved_before_the_barrier(Case k)
 {
     Copies pf, never;
     uint64_t est_pf = 0, sim_pf = 0, est_nv = 0, sim_nv = 0;
-    if (run_case(BK_PREFETCH_AUTO, &pf, &est_pf, &sim_pf) || run_case(BK_PREFETCH_NEVER, &never, &est_nv, &sim_nv)) return;
+    if (run_case(k, BK_PREFETCH_AUTO, &pf, &est_pf, &sim_pf) || run_case(k, BK_PREFETCH_NEVER, &never, &est_nv, &sim_nv)) return;
     /* never: each layer's copies in its own segment (the two layers are
-     * alike), every weight byte staged by some cluster */
-    const uint64_t weights = 64ull * 64 * 9 * 4;
+     * alike: C = M), every weight byte copied by some core */
+    const uint64_t weights = (uint64_t)k.M * k.C * 9 * 4;
     CHECKF(never.bytes[0] == never.bytes[1] && never.bytes[1] >= weights,
-           "never: %llu bytes staged before the barrier, %llu after (weights: %llu a layer)", (unsigned long long)never.bytes[0],
+           "never: %llu bytes copied before the barrier, %llu after (weights: %llu a layer)", (unsigned long long)never.bytes[0],
            (unsigned long long)never.bytes[1], (unsigned long long)weights);
     /* auto: the same bytes in all, some of the second layer's moved before the barrier */
     CHECK(pf.bytes[0] + pf.bytes[1] == never.bytes[0] + never.bytes[1]);
@@ -144,6 +155,18 @@ TEST(the_second_layers_first_weights_are_staged_before_the_first_barrier)
     CHECK(pf.bytes[1] < never.bytes[1]);
     CHECKF(est_pf < est_nv && sim_pf < sim_nv, "prefetch: estimate %llu / simulated %llu, never %llu / %llu",
            (unsigned long long)est_pf, (unsigned long long)sim_pf, (unsigned long long)est_nv, (unsigned long long)sim_nv);
+}
+
+TEST(the_second_layers_first_staging_copies_come_before_the_first_barrier)
+{
+    moved_before_the_barrier((Case){64, 28, 64, BK_SRAM_ALWAYS});
+}
+
+/* weights per tile from DRAM: every core's first tile's weight loads of
+ * the second layer move into the first segment, before its barrier */
+TEST(the_second_layers_first_tile_weights_load_before_the_first_barrier)
+{
+    moved_before_the_barrier((Case){256, 7, 256, BK_SRAM_NEVER});
 }
 
 TEST(a_bad_prefetch_mode_is_refused)
@@ -166,7 +189,8 @@ TEST(a_bad_prefetch_mode_is_refused)
 
 int main(void)
 {
-    RUN(the_second_layers_first_weights_are_staged_before_the_first_barrier);
+    RUN(the_second_layers_first_staging_copies_come_before_the_first_barrier);
+    RUN(the_second_layers_first_tile_weights_load_before_the_first_barrier);
     RUN(a_bad_prefetch_mode_is_refused);
     return test_summary("test_backend_prefetch");
 }
