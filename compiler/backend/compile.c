@@ -480,7 +480,9 @@ static int stage_unit_costs(const BkStage *st, BkStageCosts *uc, AtlErr *e)
         for (int k = 1; k < nm; k++)
             if (members[k] < first) first = members[k];
         uc->first[i] = first < 0 ? st->c.g->nn : first;
-        uc->est[i] = st->sched.seg[i].est_cycles;
+        /* without prefetch: a stage's first unit is not fetched by the unit
+         * before, nor its last fetching the next stage's */
+        uc->est[i] = st->sched.seg[i].est_alone ? st->sched.seg[i].est_alone : st->sched.seg[i].est_cycles;
     }
     return 0;
 }

@@ -34,6 +34,7 @@ int bk_cost_prefetch(BkCtx *c, BkSchedule *s, AtlErr *e)
 {
     static const int order[] = {BK_PF_LOAD1, BK_PF_LOAD2, BK_PF_LOAD4, BK_PF_BARRIER};
     bk_prefetch_compact(c, s);
+    for (int i = 0; i < s->n; i++) s->seg[i].est_alone = s->seg[i].est_cycles;
     for (int i = 0; i + 1 < s->n; i++) {
         BkSegment *a = &s->seg[i], *b = &s->seg[i + 1];
         Priced pa = keep(a), pb = keep(b);

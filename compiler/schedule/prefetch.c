@@ -129,7 +129,7 @@ static int lmem_fetchable(BkCtx *c, const BkSegment *nx, BkCode *k, AtlErr *e)
         int t = bk_prefetch_tile(c, nx, core);
         if (t < 0) continue;
         bk_code_reset(k);
-        if (nl->gen(c, nl, t, bk_slot_base(nl, 0), k, e)) return -1;
+        if (nl->gen(c, nl, t, nl->slot_off /* slot 0 (bk_slot_base) */, k, e)) return -1;
         if (k->oom) return atl_fail(e, "out of memory generating code");
         for (int j = 0; j < k->nld; j++) {
             const AtlInsn *in = &k->ld[j];

@@ -123,6 +123,7 @@ typedef struct BkSegment {
      * previous one fetched of this one's (BK_PF_IN_*, 0 nothing) */
     const struct BkSegment *pf_next;
     int pf_pos, pf_in;
+    uint64_t est_alone;           /* est_cycles before the prefetch decisions (0: none made) */
 } BkSegment;
 
 /* Where a segment issues the next one's staging copies in a core's DMA
