@@ -106,6 +106,9 @@ static const char usage_text[] =
     "  --sram-weights auto|never|always  convolution weight chunks staged in cluster SRAM, read\n"
     "                         from DRAM once per cluster however many of its cores use them:\n"
     "                         auto (default) where the cost model finds it cheaper\n"
+    "  --prefetch auto|never  a layer's first staged weights copied to SRAM by the layer before,\n"
+    "                         overlapping its compute: auto (default) where the cost model finds\n"
+    "                         it cheaper; never: each layer stages its own\n"
     "  --keep-activations     no reuse of activation memory (and --group none): every activation listed in\n"
     "                         the .abm keeps its value after a run (atoll run --dump-tensors)\n"
     "  --dump-ir              print the IR after the passes and stop\n"
@@ -454,6 +457,10 @@ int cmd_compile(int argc, char **argv)
             else if (!strcmp(v, "never")) rq.sram_weights = BK_SRAM_NEVER;
             else if (!strcmp(v, "always")) rq.sram_weights = BK_SRAM_ALWAYS;
             else { fprintf(stderr, "atoll compile: --sram-weights '%s': use auto, never or always\n", v); return 2; }
+        } else if ((v = cli_opt(argc, argv, &i, "--prefetch", &bad))) {
+            if (!strcmp(v, "auto")) rq.prefetch = BK_PREFETCH_AUTO;
+            else if (!strcmp(v, "never")) rq.prefetch = BK_PREFETCH_NEVER;
+            else { fprintf(stderr, "atoll compile: --prefetch '%s': use auto or never\n", v); return 2; }
         }
         else if ((v = cli_opt(argc, argv, &i, "--micro-batch", &bad))) {
             char *end;

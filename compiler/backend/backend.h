@@ -49,6 +49,10 @@ enum { BK_GROUP_AUTO = 0, BK_GROUP_NONE = 1 };
  * tests). */
 enum { BK_GW_AUTO = 0, BK_GW_RESIDENT = 1, BK_GW_STREAM = 2 };
 enum { BK_SRAM_AUTO = 0, BK_SRAM_NEVER = 1, BK_SRAM_ALWAYS = 2 };
+/* Weight prefetch across segment barriers (docs/backend.md, "Weight
+ * prefetch across the barrier"): AUTO, where the cost model prices it
+ * lower; NEVER, each layer stages its own weights. */
+enum { BK_PREFETCH_AUTO = 0, BK_PREFETCH_NEVER = 1 };
 /* Activations with placement chip (docs/backend.md, "Activations in
  * cluster SRAM"): AUTO, those that fit live in cluster SRAM when every
  * cluster can hold a copy (one cluster, or clusters joined by NoC links),
@@ -103,6 +107,7 @@ typedef struct BkOptions {
                                through a copy in cluster SRAM (docs/backend.md, "Staged
                                schedules"): BK_SRAM_AUTO (default) where the cost model finds
                                it cheaper, BK_SRAM_NEVER, BK_SRAM_ALWAYS (tests) */
+    int prefetch;           /* BK_PREFETCH_AUTO (default) or BK_PREFETCH_NEVER */
     int placement;          /* BK_PLACE_AUTO (default), BK_PLACE_CHIP, BK_PLACE_SPLIT */
     int micro_batch;        /* images per instance with placement split (0: chosen by the
                                cost model; given: one micro-batch, no stages) */

@@ -251,8 +251,9 @@ static int fill_summary(const BkCtx *c, const BkSchedule *sched, int rows, const
         int pieces = bk_band_gather_pieces(c, sg);
         char gp[16] = "";
         if (pieces > 1) snprintf(gp, sizeof gp, " g%d", pieces);
-        snprintf(li->split, sizeof li->split, "%s%s%s", ly->split,
-                 ly->bands == BK_BANDS_CHANNELS ? " chans" : ly->bands == BK_BANDS_ROWS ? " rows" : "", gp);
+        /* " pf": the layer before staged its first weight keys (prefetch) */
+        snprintf(li->split, sizeof li->split, "%s%s%s%s", ly->split,
+                 ly->bands == BK_BANDS_CHANNELS ? " chans" : ly->bands == BK_BANDS_ROWS ? " rows" : "", gp, sg->pf_in ? " pf" : "");
         li->macs = ly->macs;
         li->run_macs = ly->run_macs ? ly->run_macs : ly->macs;
         li->mat_cycles = layer_mat_cycles(c, ly, nm ? members[0] : -1);
@@ -334,6 +335,8 @@ static int check_options(const AtlChip *chip, const BkOptions *opt, AtlErr *e)
         return atl_fail(e, "backend: SRAM input mode %d is not one of auto, never, always", opt->sram_input);
     if (opt->sram_weights < BK_SRAM_AUTO || opt->sram_weights > BK_SRAM_ALWAYS)
         return atl_fail(e, "backend: SRAM weights mode %d is not one of auto, never, always", opt->sram_weights);
+    if (opt->prefetch != BK_PREFETCH_AUTO && opt->prefetch != BK_PREFETCH_NEVER)
+        return atl_fail(e, "backend: prefetch mode %d is not one of auto, never", opt->prefetch);
     if (opt->sram_acts < BK_SRAM_ACTS_AUTO || opt->sram_acts > BK_SRAM_ACTS_ROWS)
         return atl_fail(e, "backend: SRAM activation mode %d is not one of auto, never, bands, rows", opt->sram_acts);
     if (opt->dtype != ISA_F32 && opt->dtype != ISA_F16 && opt->dtype != ISA_BF16)
@@ -391,6 +394,7 @@ static int stage_build_flow(BkStage *st, const IrGraph *g, const AtlChip *chip, 
     c->sram_always = opt->sram_input == BK_SRAM_ALWAYS;
     c->wsram_never = opt->sram_weights == BK_SRAM_NEVER;
     c->wsram_always = opt->sram_weights == BK_SRAM_ALWAYS;
+    c->prefetch_never = opt->prefetch == BK_PREFETCH_NEVER;
     c->tile_images = opt->tile_images;
     if (sp) {
         /* activations take the cluster's SRAM, where the input staging would go */
@@ -451,6 +455,8 @@ static int stage_build_flow(BkStage *st, const IrGraph *g, const AtlChip *chip, 
     /* placement split: every instance costs what the first does */
     for (int i = 0; i < (c->split ? st->nunits : st->sched.n); i++)
         if (bk_cost_segment(c, &st->sched.seg[i], UINT64_MAX, e) < 0) return -1;
+    /* the weight prefetch across barriers, where it prices lower */
+    if (!c->split && c->grouping && !c->prefetch_never && bk_cost_prefetch(c, &st->sched, e)) return -1;
     st->phase[BK_PHASE_COST] += atl_clock_s() - t0;
     return 0;
 }
@@ -476,7 +482,9 @@ static int stage_unit_costs(const BkStage *st, BkStageCosts *uc, AtlErr *e)
         for (int k = 1; k < nm; k++)
             if (members[k] < first) first = members[k];
         uc->first[i] = first < 0 ? st->c.g->nn : first;
-        uc->est[i] = st->sched.seg[i].est_cycles;
+        /* without prefetch: a stage's first unit is not fetched by the unit
+         * before, nor its last fetching the next stage's */
+        uc->est[i] = st->sched.seg[i].est_alone ? st->sched.seg[i].est_alone : st->sched.seg[i].est_cycles;
     }
     return 0;
 }

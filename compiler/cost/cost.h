@@ -5,7 +5,8 @@
  *   flow.c    the DMA pricing: work per DRAM channel, NoC link and DMA port
  *             of one DMA (fast walk, exact memo)
  *   banked.c  with `[dram] model = banked`: the DRAM's buses, ranks and
- *             banks, by requests, rows and sibling DMAs */
+ *             banks, by requests, rows and sibling DMAs
+ *   prefetch.c which segment boundaries prefetch the next weights, where */
 #ifndef ATOLL_COMPILER_COST_COST_H
 #define ATOLL_COMPILER_COST_COST_H
 #include <stdint.h>
@@ -18,6 +19,12 @@
  * only when est_cycles < best can pass bound = best and skip the
  * candidate on 1: the choice is the same, found sooner. */
 int bk_cost_segment(BkCtx *c, BkSegment *sg, uint64_t bound, AtlErr *e);
+/* prefetch.c: for each boundary of the priced schedule s (every segment's
+ * est_cycles set), whether and where the segment before stages the next
+ * one's first weight keys (bk_prefetch_set): the position that prices the
+ * two segments lowest, none when none is below them without it; leaves
+ * every segment priced as it will be emitted. */
+int bk_cost_prefetch(BkCtx *c, BkSchedule *s, AtlErr *e);
 /* Cycles of one instruction alone (DMA: no contention). */
 uint64_t bk_insn_cycles(const AtlChip *chip, const AtlInsn *in);
 

@@ -91,6 +91,8 @@ static void options_text(const DrvRequest *rq, int synthetic, int batch, char *o
     if (rq->sram_weights == BK_SRAM_NEVER) snprintf(opts + n, cap - n, " --sram-weights never");
     if (rq->sram_weights == BK_SRAM_ALWAYS) snprintf(opts + n, cap - n, " --sram-weights always");
     n = strlen(opts);
+    if (rq->prefetch == BK_PREFETCH_NEVER) snprintf(opts + n, cap - n, " --prefetch never");
+    n = strlen(opts);
     if (rq->stage_plan) snprintf(opts + n, cap - n, " --stage-plan %s", rq->stage_plan);
     if (!batch) return;
     n = strlen(opts);
@@ -173,6 +175,7 @@ static int compile_variant(const char *path, IrGraph *g, const DrvRequest *rq, i
     o.schedule = rq->schedule;
     o.sram_acts = rq->sram_acts;
     o.sram_weights = rq->sram_weights;
+    o.prefetch = rq->prefetch;
     o.stage_plan = rq->stage_plan;
     o.source_hash = hash;
     BkSummary *grown = realloc(res->variants, (size_t)(res->nvariants + 1) * sizeof *grown);

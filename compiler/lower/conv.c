@@ -333,8 +333,9 @@ static void push_flag(const BkCtx *c, const BkLayer *ly, uint64_t src, BkCode *k
 
 /* BkLayer.stage: tile's weight block (its chunk, its k chunk), DRAM
  * [kh][kw][C][OC] -> the cluster's SRAM [kh*kw][C][ocn] of its chunk's
- * slot, then with flag the flag (the chunk's other cores wait for it). */
-static int stage_weights(BkCtx *c, const BkLayer *ly, int tile, int flag, BkCode *k, AtlErr *e)
+ * slot (BK_STAGE_COPY), then the flag (BK_STAGE_FLAG: the chunk's other
+ * cores wait for it). */
+static int stage_weights(BkCtx *c, const BkLayer *ly, int tile, int mode, BkCode *k, AtlErr *e)
 {
     const BkLow *l = &ly->lw;
     (void)e;
@@ -345,8 +346,8 @@ static int stage_weights(BkCtx *c, const BkLayer *ly, int tile, int flag, BkCode
     uint32_t sh[4] = {1, (uint32_t)(l->kh * l->kw), (uint32_t)cn, (uint32_t)ocn};
     int64_t ss[4] = {0, (int64_t)l->C * l->OC, l->OC, 1}, ds[4] = {0, (int64_t)l->C * ocn, ocn, 1};
     AtlInsn in = bk_dma(c->dt, ISA_SPACE_SRAM, dst, ISA_SPACE_DRAM, l->w + ((uint64_t)c0 * l->OC + (uint64_t)oc0) * es, sh, ds, ss);
-    bk_code_st(k, &in);
-    if (flag) push_flag(c, ly, dst, k);
+    if (mode & BK_STAGE_COPY) bk_code_st(k, &in);
+    if (mode & BK_STAGE_FLAG) push_flag(c, ly, dst, k);
     return 0;
 }
 

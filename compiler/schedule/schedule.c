@@ -133,9 +133,17 @@ static int stage_users(const BkCtx *c, const BkSegment *sg, int core, uint32_t *
  * (a DMA-stream nop): each receives the signals of its chunk's keys from
  * one core, in the order it loads them (its tiles are chunk-major). */
 static int stage_or_wait(const BkLayer *ly, BkTable *t, int core, int cpc, const uint32_t *users, uint8_t *seen, int tile,
-                         AtlErr *e);
+                         int pf_tile, AtlErr *e);
+
+static int table_of(const BkCtx *c, const BkSegment *sg, int core, BkTable *t, AtlErr *e);
 
 int bk_sched_table(const BkCtx *c, const BkSegment *sg, int core, BkTable *t, AtlErr *e)
+{
+    if (table_of(c, sg, core, t, e)) return -1;
+    return sg->pf_next ? bk_prefetch_actions(c, sg, core, t, e) : 0;
+}
+
+static int table_of(const BkCtx *c, const BkSegment *sg, int core, BkTable *t, AtlErr *e)
 {
     const BkLayer *ly = sg->layer;
     t->n = 0;
@@ -166,6 +174,9 @@ int bk_sched_table(const BkCtx *c, const BkSegment *sg, int core, BkTable *t, At
     uint32_t *users = NULL;
     uint8_t *seen = NULL;
     int nch = 0, nkeys = 0;
+    /* fetched by the previous segment: its first key's copy (SRAM), or its first tile's weights (LMEM) */
+    int pf_tile = sg->pf_in == BK_PF_IN_SRAM ? bk_prefetch_tile(c, sg, core) : -1;
+    int pf_lmem = sg->pf_in == BK_PF_IN_LMEM && bk_prefetch_tile(c, sg, core) >= 0;
     if (ly->wsram) {
         for (int tile = 0; tile < ly->ntiles; tile++)
             if (ly->tile_wkey[tile] + 1 > nkeys) nkeys = ly->tile_wkey[tile] + 1;
@@ -181,10 +192,11 @@ int bk_sched_table(const BkCtx *c, const BkSegment *sg, int core, BkTable *t, At
             if (sg->tile_core[tile] != core) continue;
             next = tile;
         }
-        if (next >= 0 && ly->wsram && (rc = stage_or_wait(ly, t, core, c->chip->cores_per_cluster, users, seen, next, e))) break;
+        if (next >= 0 && ly->wsram && (rc = stage_or_wait(ly, t, core, c->chip->cores_per_cluster, users, seen, next, pf_tile, e)))
+            break;
         if (next >= 0) {
             int b = i % 2, key = ly->tile_wkey[next];
-            int skip = i > 0 && key >= 0 && wk[b] == key;
+            int skip = (i > 0 && key >= 0 && wk[b] == key) || (i == 0 && pf_lmem);
             int need = np ? bk_tile_pos(&ly->lw, next).kci + 1 : 0;
             for (; !rc && mask && issued < need; issued++) rc = push_mcast(t, issued, mask, e);
             for (; !rc && waited < need; waited++) rc = push_wait(t, 1, e);
@@ -210,15 +222,18 @@ int bk_sched_table(const BkCtx *c, const BkSegment *sg, int core, BkTable *t, At
 }
 
 static int stage_or_wait(const BkLayer *ly, BkTable *t, int core, int cpc, const uint32_t *users, uint8_t *seen, int tile,
-                         AtlErr *e)
+                         int pf_tile, AtlErr *e)
 {
     int key = ly->tile_wkey[tile], run = ly->tile_run > 0 ? ly->tile_run : 1;
     if (key < 0 || seen[key]) return 0;
     seen[key] = 1;
     uint32_t all = users[key / run], me = 1u << (core % cpc), others = all & ~me;
     if ((all & (me - 1)) == 0) {   /* the lowest user stages */
+        /* copied by the previous segment (prefetch): only the flag, if anyone waits */
+        if (tile == pf_tile && !others) return 0;
         if (push(t, BK_ACT_MCAST, tile, 0, -1, others ? BK_SEM_WEIGHTS : -1, e)) return -1;
         t->a[t->n - 1].mask = others;
+        t->a[t->n - 1].pf = (uint8_t)(tile == pf_tile ? BK_PF_FLAG : 0);
         return 0;
     }
     if (push(t, BK_ACT_WAIT, -1, 0, BK_SEM_WEIGHTS, -1, e)) return -1;
@@ -270,7 +285,27 @@ const BkCode *bk_walk_code(BkCtx *c, const BkSegment *sg, BkWalk *w, const BkAct
          * come between loads and computes (the slots' code stays) */
         k = &w->code[2];
         bk_code_reset(k);
-        if (a->tile >= 0 ? ly->stage(c, ly, a->tile, a->mask != 0, k, e) : ly->prologue(c, ly, k, e)) return NULL;
+        if (a->pf == BK_PF_COPY || a->pf == BK_PF_LMEM) {
+            /* the next segment's weights, constant: DRAM -> SRAM (its staging
+             * copy) or -> LMEM (its tile's weight loads into slot 0), no band
+             * or copy rewriting */
+            const BkLayer *nly = sg->pf_next->layer;
+            BkCode *t = &w->code[3];
+            if (a->pf == BK_PF_COPY && nly->stage(c, nly, a->tile, BK_STAGE_COPY, k, e)) return NULL;
+            if (a->pf == BK_PF_LMEM) {
+                bk_code_reset(t);
+                if (nly->gen(c, nly, a->tile, bk_slot_base(nly, 0), t, e)) return NULL;
+                for (int j = 0; j < t->nld; j++)
+                    if (t->ld_w[j]) bk_code_st(k, &t->ld[j]);
+            }
+            if (k->oom || (a->pf == BK_PF_LMEM && t->oom)) { atl_fail(e, "out of memory generating code"); return NULL; }
+            return k;
+        }
+        if (a->tile >= 0) {
+            int mode = a->pf == BK_PF_FLAG ? BK_STAGE_FLAG : BK_STAGE_COPY | (a->mask ? BK_STAGE_FLAG : 0);
+            if (ly->stage(c, ly, a->tile, mode, k, e)) return NULL;
+        } else if (ly->prologue(c, ly, k, e))
+            return NULL;
         break;
     case BK_ACT_LOAD:
     case BK_ACT_COPY:
@@ -299,4 +334,5 @@ void bk_walk_free(BkWalk *w)
     bk_code_free(&w->code[0]);
     bk_code_free(&w->code[1]);
     bk_code_free(&w->code[2]);
+    bk_code_free(&w->code[3]);
 }

@@ -60,6 +60,11 @@
  *   other users come after its lowest one, so each core receives those
  *   signals from one core in the order it waits for them.
  * DMA-only layers (direct): one COPY action per tile, no slots, no sync.
+ * Weight prefetch (prefetch.c; BkSegment.pf_next / pf_in): a segment may
+ *   issue the next one's first staging copies (an MCAST of the next
+ *   layer's tile, pf = BK_PF_COPY, no signal) in the DMA queue of the core
+ *   that would stage them, before its barrier; the next segment's staging
+ *   action of that key then keeps only its flag (BK_PF_FLAG), or goes.
  */
 #ifndef ATOLL_COMPILER_SCHEDULE_SCHEDULE_H
 #define ATOLL_COMPILER_SCHEDULE_SCHEDULE_H
@@ -112,7 +117,24 @@ typedef struct BkSegment {
     uint32_t *row_mask;
     int *chan_run;                /* per channel: as BkBand.run, of cell_owner */
     int nch, nrows;
+    /* weight prefetch across the barrier (prefetch.c): pf_next, the next
+     * segment whose first weights this one fetches (not owned; NULL none),
+     * each core's copy placed at pf_pos (BK_PF_*); pf_in, what the
+     * previous one fetched of this one's (BK_PF_IN_*, 0 nothing) */
+    const struct BkSegment *pf_next;
+    int pf_pos, pf_in;
+    uint64_t est_alone;           /* est_cycles before the prefetch decisions (0: none made) */
 } BkSegment;
+
+/* Where a segment issues the next one's staging copies in a core's DMA
+ * queue: after its last load (BK_PF_LOAD1), after its second-to-last
+ * (BK_PF_LOAD2), after its fourth-to-last (BK_PF_LOAD4), or just before
+ * its barrier (BK_PF_BARRIER); a core with fewer loads issues them after
+ * its first, one with none before its barrier. */
+enum { BK_PF_NONE, BK_PF_BARRIER, BK_PF_LOAD1, BK_PF_LOAD2, BK_PF_LOAD4, BK_PF_POSITIONS };
+/* BkSegment.pf_in: the first staged weight keys (the stagers' copies into
+ * SRAM), or every core's first tile's weight loads into its LMEM slot 0 */
+enum { BK_PF_IN_SRAM = 1, BK_PF_IN_LMEM = 2 };
 
 typedef struct BkSchedule {
     BkSegment *seg;
@@ -142,7 +164,12 @@ typedef struct BkAction {
     int tile;                     /* LOAD / COMPUTE / STORE / COPY: the layer's tile; MCAST:
                                    * the tile whose weight key it stages (wsram), -1 the prologue */
     int piece;                    /* MCAST of the prologue: the gather piece it issues (-1: all of it) */
+    uint8_t pf;                   /* MCAST of a tile's staging: BK_PF_COPY, the copy of the next
+                                   * segment's key (prefetch); BK_PF_FLAG, only the flag (the
+                                   * previous segment copied the key); 0: both as usual;
+                                   * BK_PF_LMEM: the next segment's tile's weight loads */
 } BkAction;
+enum { BK_PF_COPY = 1, BK_PF_FLAG = 2, BK_PF_LMEM = 3 };
 
 /* A core's table: actions (malloc'd by bk_sched_table, grown as needed). */
 typedef struct BkTable {
@@ -192,6 +219,28 @@ int bk_band_finalize(BkCtx *c, BkSchedule *s, AtlErr *e);
  * MCAST action's instructions that carry a signal of their own keep it);
  * else 1 (one flag, at the end). */
 int bk_band_gather_pieces(const BkCtx *c, const BkSegment *sg);
+/* prefetch.c - weight prefetch across a segment's barrier (docs/backend.md,
+ * "Weight prefetch across the barrier"). bk_prefetch_tile: the tile of
+ * segment sg whose weights `core` fetches first: with staged weights, its
+ * first tile when core is the lowest of its cluster using the tile's chunk;
+ * otherwise its first tile with weights; -1 none. bk_prefetch_set: makes
+ * segment i fetch segment i+1's first weights at position pos (BK_PF_*;
+ * BK_PF_NONE undoes it): the stagers' first copies into SRAM, moving
+ * segment i+1's staging region (BkLayer.wsram_base) so that the copied
+ * blocks are disjoint in every cluster from what segment i reads or
+ * writes there; or, when segment i+1 loads its weights per tile from
+ * constant DRAM, every core's first tile's weight loads into its LMEM
+ * slot 0, just before its barrier only (BK_PF_BARRIER); 0 done, 1 not
+ * possible (nothing to prefetch, cores differ, no disjoint region, that
+ * position), -1 error.
+ * bk_prefetch_actions inserts segment sg's prefetch MCASTs into core's
+ * table. */
+int bk_prefetch_tile(const BkCtx *c, const BkSegment *sg, int core);
+int bk_prefetch_set(BkCtx *c, BkSchedule *s, int i, int pos, AtlErr *e);
+int bk_prefetch_actions(const BkCtx *c, const BkSegment *sg, int core, BkTable *t, AtlErr *e);
+/* Before the decisions: every staged layer's slots down to the fewest its
+ * tiles' cores need (BkLayer.cores_ok), which moves addresses only. */
+void bk_prefetch_compact(const BkCtx *c, BkSchedule *s);
 /* Frees one segment's arrays. */
 void bk_segment_free(BkSegment *sg);
 /* Bit i set when core i of the cluster runs a tile of the segment. */
@@ -207,7 +256,8 @@ void bk_table_free(BkTable *t);
  * BARRIER), generating it when the action is a LOAD or COPY, for `core`
  * (with activations in every cluster's SRAM, its SRAM writes reach the
  * other clusters' copies: bk_code_replicate_sram). */
-typedef struct BkWalk { BkCode code[3]; } BkWalk;   /* the two slots', an MCAST's (prologue, gather piece, weight staging) */
+typedef struct BkWalk { BkCode code[4]; } BkWalk;   /* the two slots', an MCAST's (prologue, gather piece, weight staging),
+                                                     * a scratch one (the next segment's tile a prefetch takes loads of) */
 const BkCode *bk_walk_code(BkCtx *c, const BkSegment *sg, BkWalk *w, const BkAction *a, int core, AtlErr *e);
 void bk_walk_free(BkWalk *w);
 /* The instructions a DMA action (MCAST, LOAD, STORE, COPY) issues: the

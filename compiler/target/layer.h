@@ -188,12 +188,12 @@ struct BkLayer {
      * key's block from DRAM into the cluster's SRAM before its own first
      * load of it (`stage`; chunk g's block at wsram_base + (g mod
      * wsram_slots) x wsram_chunk, as [kh*kw][C][chunk width]) and, with
-     * flag = 1, ends with a 64-byte multicast into l_flag whose signal
+     * BK_STAGE_FLAG, ends with a 64-byte multicast into l_flag whose signal
      * (BK_SEM_WEIGHTS) tells the chunk's other cores; tiles load their
      * weights from there */
     int wsram, wsram_slots;
     uint64_t wsram_base, wsram_chunk;
-    int (*stage)(BkCtx *c, const BkLayer *ly, int tile, int flag, BkCode *code, AtlErr *e);
+    int (*stage)(BkCtx *c, const BkLayer *ly, int tile, int mode, BkCode *code, AtlErr *e);   /* mode: BK_STAGE_* bits */
     /* 0 when the plan cannot run with the tiles on these cores (weights
      * staged in SRAM: a cluster's chunks collide in the slots); NULL: any */
     int (*cores_ok)(const BkCtx *c, const BkLayer *ly, const int *tile_core);
@@ -215,6 +215,11 @@ struct BkLayer {
      * model prices that lower (set by bk_cost_segment, cost/cost.c) */
     int gather_whole;
 };
+
+/* BkLayer.stage's mode: the block's copy DRAM -> SRAM, the flag after it
+ * (both: as staged in its own segment; the copy alone: a prefetch by the
+ * segment before; the flag alone: the key's copy was prefetched). */
+enum { BK_STAGE_COPY = 1, BK_STAGE_FLAG = 2 };
 
 /* BkLayer.bands: how a layer's tiles go to the clusters */
 enum { BK_BANDS_SPREAD, BK_BANDS_ROWS, BK_BANDS_CHANNELS, BK_BANDS_WAYS };

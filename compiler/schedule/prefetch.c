@@ -1,0 +1,248 @@
+/* prefetch.c - weight prefetch across a segment's barrier (docs/backend.md,
+ * "Weight prefetch across the barrier").
+ *
+ * A layer whose weights are staged in cluster SRAM (BkLayer.wsram) starts
+ * with the lowest core of each cluster that uses a chunk copying the
+ * chunk's first key DRAM -> SRAM, and no tile of it loads before that
+ * landed. Those first copies depend on nothing any layer writes, so the
+ * segment before can issue them: each such core gets, in the previous
+ * segment's table, an MCAST action (pf = BK_PF_COPY) of the next
+ * segment's tile whose key it would stage first, at a position of its DMA
+ * queue (BK_PF_*: after one of its last loads, or before its barrier).
+ * The copy completes before that core's DMA engine joins the barrier (one
+ * transfer at a time, in order), so the next segment's tiles see it; there
+ * the staging action keeps only its flag (pf = BK_PF_FLAG), or goes when no
+ * other core of the cluster waits for it. The copy signals nothing, so
+ * every segment's semaphores still balance.
+ * SRAM: the prefetched blocks must not touch what the current segment
+ * reads or writes in SRAM while they land: above BkCtx.sram_stage (below
+ * it are the bands' activations, which staging never touches) that is its
+ * own staged weight slots (wsram) or its staged input (in_sram, taken
+ * whole even where bands move it into the band). The next layer's slots
+ * go at the bottom of the room (where they are planned), at its top, or
+ * just above one of the current segment's ranges, the first that leaves
+ * the copied blocks disjoint from what the current segment uses in every
+ * cluster; before that, every staged layer keeps only the slots its tiles
+ * need (bk_prefetch_compact) so that two neighbours fit side by side.
+ * Who decides: the cost model (cost/prefetch.c), per boundary. */
+#include <stdlib.h>
+#include <string.h>
+#include "compiler/schedule/schedule.h"
+#include "compiler/lower/lower.h"
+#include "isa/regs.h"
+
+/* The chunk of the layer's weight key `key` (keys are chunk-major, run keys a chunk). */
+static int key_chunk(const BkLayer *ly, int key) { return key / (ly->tile_run > 0 ? ly->tile_run : 1); }
+
+int bk_prefetch_tile(const BkCtx *c, const BkSegment *sg, int core)
+{
+    const BkLayer *ly = sg->layer;
+    if (ly->direct || core < sg->cores.first || core >= sg->cores.first + sg->cores.count) return -1;
+    int cpc = c->chip->cores_per_cluster, first = -1;
+    for (int t = 0; t < ly->ntiles && first < 0; t++)
+        if (sg->tile_core[t] == core) first = t;
+    if (first < 0 || ly->tile_wkey[first] < 0) return -1;
+    if (!ly->wsram) return first;   /* its first tile's weight loads */
+    if (!ly->stage) return -1;
+    int chunk = key_chunk(ly, ly->tile_wkey[first]);
+    /* the lowest core of the cluster whose tiles use the chunk stages it */
+    for (int t = 0; t < ly->ntiles; t++)
+        if (sg->tile_core[t] / cpc == core / cpc && sg->tile_core[t] < core && ly->tile_wkey[t] >= 0 &&
+            key_chunk(ly, ly->tile_wkey[t]) == chunk)
+            return -1;
+    return first;
+}
+
+/* SRAM byte range [lo, hi) of chunk g's staging slot in layer ly. */
+static void slot_range(const BkLayer *ly, int g, uint64_t *lo, uint64_t *hi)
+{
+    *lo = ly->wsram_base + (uint64_t)(g % ly->wsram_slots) * ly->wsram_chunk;
+    *hi = *lo + ly->wsram_chunk;
+}
+
+/* 1 when [lo, hi) touches what segment sg reads or writes above
+ * sram_stage in cluster cl: its staged input, its staged weight slots. */
+static int touches(const BkCtx *c, const BkSegment *sg, int cl, uint64_t lo, uint64_t hi)
+{
+    const BkLayer *ly = sg->layer;
+    int cpc = c->chip->cores_per_cluster;
+    if (ly->in_sram) {
+        const BkLow *l = &ly->lw;
+        uint64_t n = (uint64_t)l->N * l->C * l->H * l->W * (uint64_t)(l->es ? l->es : c->es);
+        if (lo < c->sram_stage + (n > 64 ? n : 64) && c->sram_stage < hi) return 1;
+    }
+    if (!ly->wsram) return 0;
+    for (int u = 0; u < ly->ntiles; u++) {
+        uint64_t a, b;
+        if (sg->tile_core[u] / cpc != cl) continue;
+        slot_range(ly, bk_tile_pos(&ly->lw, u).gci, &a, &b);
+        if (a < hi && lo < b) return 1;
+    }
+    return 0;
+}
+
+/* 1 when, in every cluster, the slots segment nx's stagers copy into (its
+ * layer at its current wsram_base) miss what sg uses there. */
+static int disjoint(const BkCtx *c, const BkSegment *sg, const BkSegment *nx)
+{
+    const BkLayer *nl = nx->layer;
+    for (int core = nx->cores.first; core < nx->cores.first + nx->cores.count; core++) {
+        int t = bk_prefetch_tile(c, nx, core);
+        if (t < 0) continue;
+        uint64_t lo, hi;
+        slot_range(nl, bk_tile_pos(&nl->lw, t).gci, &lo, &hi);
+        if (touches(c, sg, core / c->chip->cores_per_cluster, lo, hi)) return 0;
+    }
+    return 1;
+}
+
+/* The fewest staging slots for ly's tiles on these cores (BkLayer.cores_ok:
+ * no two chunks of a cluster in one slot), so that its blocks take less
+ * of the room and a neighbour's fit beside them; addresses only, the cost
+ * is the same. */
+static void compact_slots(const BkCtx *c, BkLayer *ly, const int *tile_core)
+{
+    int full = ly->wsram_slots;
+    for (int n = 1; n < full; n++) {
+        ly->wsram_slots = n;
+        if (!ly->cores_ok || ly->cores_ok(c, ly, tile_core)) return;
+    }
+    ly->wsram_slots = full;
+}
+
+void bk_prefetch_compact(const BkCtx *c, BkSchedule *s)
+{
+    for (int i = 0; i < s->n; i++)
+        if (s->seg[i].layer->wsram && s->seg[i].layer->wsram_slots > 1 && !s->seg[i].pf_in && !s->seg[i].pf_next)
+            compact_slots(c, s->seg[i].layer, s->seg[i].tile_core);
+}
+
+/* Segment nx loads its weights per tile from constant DRAM (the weights
+ * region): every core's first tile's weight loads (generated into k) read
+ * only there, and some core has some. 1 yes, 0 no, -1 error. */
+static int lmem_fetchable(BkCtx *c, const BkSegment *nx, BkCode *k, AtlErr *e)
+{
+    const BkLayer *nl = nx->layer;
+    if (nl->wsram || nl->mcast || nl->direct || !nl->gen) return 0;
+    int some = 0;
+    for (int core = nx->cores.first; core < nx->cores.first + nx->cores.count; core++) {
+        int t = bk_prefetch_tile(c, nx, core);
+        if (t < 0) continue;
+        bk_code_reset(k);
+        if (nl->gen(c, nl, t, nl->slot_off /* slot 0 (bk_slot_base) */, k, e)) return -1;
+        if (k->oom) return atl_fail(e, "out of memory generating code");
+        for (int j = 0; j < k->nld; j++) {
+            const AtlInsn *in = &k->ld[j];
+            if (!k->ld_w[j]) continue;
+            if (in->op != ISA_OP_DMA_COPY || in->src_space != ISA_SPACE_DRAM || in->dst_space != ISA_SPACE_LMEM ||
+                in->src >> ATL_RELOC_SHIFT != (uint64_t)ABM_REGION_WEIGHTS + 1)
+                return 0;
+            some = 1;
+        }
+    }
+    return some;
+}
+
+int bk_prefetch_set(BkCtx *c, BkSchedule *s, int i, int pos, AtlErr *e)
+{
+    if (i < 0 || i + 1 >= s->n || pos < BK_PF_NONE || pos >= BK_PF_POSITIONS)
+        return atl_fail(e, "internal: prefetch at segment %d of %d, position %d", i, s->n, pos);
+    BkSegment *sg = &s->seg[i], *nx = &s->seg[i + 1];
+    BkLayer *nl = nx->layer;
+    if (pos == BK_PF_NONE) {
+        if (sg->pf_next && nx->pf_in == BK_PF_IN_SRAM) nl->wsram_base = c->sram_stage;
+        sg->pf_next = NULL;
+        sg->pf_pos = BK_PF_NONE;
+        nx->pf_in = 0;
+        return 0;
+    }
+    if (sg->pf_next) {   /* already set: only the position moves (into LMEM: only before the barrier) */
+        if (nx->pf_in == BK_PF_IN_LMEM && pos != BK_PF_BARRIER) return 1;
+        sg->pf_pos = pos;
+        return 0;
+    }
+    if (c->split || c->sram_copies > 1 || nl->direct || nx->pf_next ||
+        sg->cores.first != nx->cores.first || sg->cores.count != nx->cores.count ||
+        sg->bar.set.first != nx->bar.set.first || sg->bar.set.count != nx->bar.set.count ||
+        sg->bar.scope != ISA_SCOPE_CHIP || nx->bar.scope != ISA_SCOPE_CHIP)
+        return 1;
+    if (!nl->wsram) {
+        /* into LMEM: only where this segment's engines are done with it,
+         * just before the barrier (its last store waited for its last compute) */
+        if (pos != BK_PF_BARRIER) return 1;
+        BkCode k;
+        memset(&k, 0, sizeof k);
+        int ok = lmem_fetchable(c, nx, &k, e);
+        bk_code_free(&k);
+        if (ok <= 0) return ok < 0 ? -1 : 1;
+        sg->pf_next = nx;
+        sg->pf_pos = pos;
+        nx->pf_in = BK_PF_IN_LMEM;
+        return 0;
+    }
+    int any = 0;
+    for (int core = nx->cores.first; core < nx->cores.first + nx->cores.count && !any; core++)
+        any = bk_prefetch_tile(c, nx, core) >= 0;
+    if (!nl->stage || !any) return 1;
+    /* where the next layer's slots may start: the planned place (the
+     * bottom of the room), the top, or just above one of the ranges the
+     * current segment uses */
+    uint64_t span = (uint64_t)nl->wsram_slots * nl->wsram_chunk, top = c->chip->sram_bytes;
+    if (top < c->sram_stage + span) return 1;
+    uint64_t cand[2 + 64];
+    int nc = 0;
+    cand[nc++] = c->sram_stage;
+    cand[nc++] = (top - span) / 64 * 64;
+    const BkLayer *ly = sg->layer;
+    if (ly->in_sram) {
+        const BkLow *l = &ly->lw;
+        cand[nc++] = c->sram_stage + ((uint64_t)l->N * l->C * l->H * l->W * (uint64_t)(l->es ? l->es : c->es) + 63) / 64 * 64;
+    }
+    for (int k = 0; ly->wsram && k < ly->wsram_slots && nc < (int)(sizeof cand / sizeof cand[0]); k++)
+        cand[nc++] = (ly->wsram_base + (uint64_t)(k + 1) * ly->wsram_chunk + 63) / 64 * 64;
+    for (int k = 0; k < nc; k++) {
+        if (cand[k] < c->sram_stage || cand[k] + span > top) continue;
+        nl->wsram_base = cand[k];
+        if (disjoint(c, sg, nx)) {
+            sg->pf_next = nx;
+            sg->pf_pos = pos;
+            nx->pf_in = BK_PF_IN_SRAM;
+            return 0;
+        }
+    }
+    nl->wsram_base = c->sram_stage;
+    return 1;
+}
+
+int bk_prefetch_actions(const BkCtx *c, const BkSegment *sg, int core, BkTable *t, AtlErr *e)
+{
+    if (!sg->pf_next || core < sg->cores.first || core >= sg->cores.first + sg->cores.count) return 0;
+    int tile = bk_prefetch_tile(c, sg->pf_next, core);
+    if (tile < 0 || t->n < 1 || t->a[t->n - 1].kind != BK_ACT_BARRIER) return 0;
+    /* where: after load number nl - back (at least the first), or before the barrier */
+    int nl = 0, back = sg->pf_pos == BK_PF_LOAD1 ? 1 : sg->pf_pos == BK_PF_LOAD2 ? 2 : sg->pf_pos == BK_PF_LOAD4 ? 4 : 0;
+    for (int j = 0; j < t->n; j++) nl += t->a[j].kind == BK_ACT_LOAD || t->a[j].kind == BK_ACT_COPY;
+    int at = t->n - 1;
+    if (back && nl) {
+        int want = nl - back > 0 ? nl - back : 0, seen = 0;
+        for (int j = 0; j < t->n; j++)
+            if ((t->a[j].kind == BK_ACT_LOAD || t->a[j].kind == BK_ACT_COPY) && seen++ == want) { at = j + 1; break; }
+    }
+    if (t->n == t->cap) {
+        int nc = t->cap ? 2 * t->cap : 32;
+        BkAction *p = realloc(t->a, (size_t)nc * sizeof *p);
+        if (!p) return atl_fail(e, "out of memory in the schedule");
+        t->a = p;
+        t->cap = nc;
+    }
+    for (int j = t->n; j > at; j--) t->a[j] = t->a[j - 1];
+    t->n++;
+    BkAction *a = &t->a[at];
+    *a = (BkAction){0};
+    a->kind = BK_ACT_MCAST;
+    a->tile = tile;
+    a->piece = -1;
+    a->wait = a->signal = -1;
+    a->pf = sg->pf_next->pf_in == BK_PF_IN_LMEM ? BK_PF_LMEM : BK_PF_COPY;
+    return 0;
+}

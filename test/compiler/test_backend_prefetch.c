@@ -1,0 +1,196 @@
+/* test_backend_prefetch.c - the weight prefetch across a segment's barrier
+ * (schedule/prefetch.c, cost/prefetch.c; docs/backend.md, "Weight prefetch
+ * across the barrier"): a layer whose weights are staged in cluster SRAM
+ * gets the copies of its first weight keys issued by the layer before, in
+ * that layer's segment, so they overlap its compute.
+ *
+ * Checked on configs/a1.ini with two 3x3 convolutions in a row, each its
+ * own layer (group_max = 1): 64 -> 64 -> 64 channels on 28x28 both staging
+ * their weights in SRAM (sram_weights = always), and 256 -> 256 -> 256 on
+ * 7x7 loading them per tile from DRAM (never). In the simulator's full
+ * mode (arithmetic, timing, race detector over LMEM, SRAM and DRAM) the
+ * output is the interpreter's, with prefetch and without; with prefetch
+ * some of the second layer's copies from DRAM (the staging copies into
+ * SRAM; the first tiles' weight loads into LMEM) sit in a core's DMA
+ * stream before its first barrier, the same bytes in all as without, and
+ * the second segment copies less; with BkOptions.prefetch = never every
+ * copy stays in its own segment; the cost model's estimate stays within
+ * 2% of the simulated cycles (timing-only run) and is lower with
+ * prefetch. A bad mode is refused. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <math.h>
+#include "test/test.h"
+#include "test/compiler/bk_graph_run.h"
+#include "test/compiler/bk_timing_run.h"
+
+static const char *const A1 = "configs/a1.ini";
+
+/* x [1, C, H, H] -> (Conv 3x3 pad 1 -> Relu) twice, M channels each -> y */
+static void two_convs(IrGraph *g, int C, int H, int M)
+{
+    AtlErr e;
+    int64_t xd[4] = {1, C, H, H}, w1[4] = {M, C, 3, 3}, w2[4] = {M, M, 3, 3}, bd[1] = {M}, pads[4] = {1, 1, 1, 1};
+    new_graph(g, "x", 4, xd);
+    cst(g, "w1", 4, w1, 0.05f);
+    cst(g, "b1", 1, bd, 0.2f);
+    cst(g, "w2", 4, w2, 0.05f);
+    cst(g, "b2", 1, bd, 0.2f);
+    int n = ir_add_op(g, "Conv", "conv1", "x,w1,b1", "c1", &e);
+    ir_set_attr_ints(g, n, "pads", pads, 4, &e);
+    ir_add_op(g, "Relu", "relu1", "c1", "r1", &e);
+    n = ir_add_op(g, "Conv", "conv2", "r1,w2,b2", "c2", &e);
+    ir_set_attr_ints(g, n, "pads", pads, 4, &e);
+    ir_add_op(g, "Relu", "relu2", "c2", "y", &e);
+    ir_add_output(g, "y", &e);
+}
+
+static uint64_t dma_bytes(const AtlInsn *in)
+{
+    uint64_t n = (uint64_t)isa_dtype_size(in->dtype);
+    for (int d = 0; d < 4; d++) n *= in->shape[d];
+    return n;
+}
+
+/* Copies of the program from DRAM into `space` (SRAM: the staging
+ * copies; LMEM: the tiles' loads): bytes and count per segment (0: before
+ * a core's first barrier, 1: after it). */
+typedef struct Copies { uint64_t bytes[2]; int n[2]; } Copies;
+
+static Copies dram_copies(const AtlProgram *p, int space)
+{
+    Copies c;
+    memset(&c, 0, sizeof c);
+    for (int core = 0; core < p->ncores; core++) {
+        const AtlStream *dma = &p->streams[core * ISA_NUM_ENGINES + ISA_ENGINE_DMA];
+        int seg = 0;
+        for (int i = 0; i < dma->count; i++) {
+            const AtlInsn *in = &dma->insns[i];
+            if (in->op == ISA_OP_BARRIER) seg = 1;
+            if (in->op != ISA_OP_DMA_COPY || in->dst_space != space || in->src_space != ISA_SPACE_DRAM) continue;
+            c.bytes[seg] += dma_bytes(in);
+            c.n[seg]++;
+        }
+    }
+    return c;
+}
+
+/* One case: two convolutions C -> M -> M on H x H, weights staged in SRAM
+ * (ws = BK_SRAM_ALWAYS) or loaded per tile (BK_SRAM_NEVER). */
+typedef struct Case { int C, H, M, ws; } Case;
+
+/* Compiles and runs the case in full mode against the interpreter
+ * (prefetch mode pf), its copies from DRAM (into SRAM when staged, else
+ * into LMEM) into *cp; then timing-only, the estimate and the simulated
+ * cycles into *est, *sim. 0 when both ran. */
+static int run_case(Case k, int pf, Copies *cp, uint64_t *est, uint64_t *sim)
+{
+    IrGraph g;
+    two_convs(&g, k.C, k.H, k.M);
+    BkOptions o;
+    bk_options_default(&o);
+    o.sram_weights = k.ws;
+    o.group_max = 1;
+    o.prefetch = pf;
+    AtlProgram p;
+    BkSummary sum;
+    memset(&p, 0, sizeof p);
+    memset(&sum, 0, sizeof sum);
+    double err = -1;
+    char msg[1024] = "";
+    int rc = e2e_graph_run(&g, A1, &o, &err, &p, &sum, msg, sizeof msg);
+    CHECKF(rc == 0, "%s", msg);
+    if (rc == 0) {
+        printf("  prefetch %s: err %.3g, layers %d\n", pf == BK_PREFETCH_NEVER ? "never" : "auto", err, sum.nlayers);
+        CHECKF(err <= 2e-5, "error %g", err);
+        CHECKF(sum.nlayers == 2, "%d layers, want 2", sum.nlayers);
+        for (int i = 0; i < sum.nlayers; i++) {
+            printf("    layer %d: split %s\n", i, sum.layers[i].split);
+            CHECKF(!strstr(sum.layers[i].split, " wsram") == (k.ws == BK_SRAM_NEVER), "layer %d: split %s", i,
+                   sum.layers[i].split);
+        }
+        *cp = dram_copies(&p, k.ws == BK_SRAM_NEVER ? ISA_SPACE_LMEM : ISA_SPACE_SRAM);
+        printf("    copies from DRAM: %d (%llu bytes) before the first barrier, %d (%llu bytes) after\n", cp->n[0],
+               (unsigned long long)cp->bytes[0], cp->n[1], (unsigned long long)cp->bytes[1]);
+    }
+    prog_free(&p);
+    bk_summary_free(&sum);
+    AtlChip chip;
+    AtlErr e = {{0}};
+    BkTimingRun r;
+    memset(&r, 0, sizeof r);
+    int rc2 = cfg_load(A1, &chip, &e) || bk_timing_run_opts(&g, &chip, &o, &r, &e) ? -1 : 0;
+    CHECKF(rc2 == 0, "%s", e.msg);
+    if (rc2 == 0) {
+        *est = r.sum.est_cycles;
+        *sim = sim_stats(r.sim)->cycles;
+        printf("    estimate %llu, simulated %llu cycles\n", (unsigned long long)*est, (unsigned long long)*sim);
+        CHECKF(fabs((double)*est - (double)*sim) <= 0.02 * (double)*sim, "estimate %llu, simulated %llu: beyond 2%%",
+               (unsigned long long)*est, (unsigned long long)*sim);
+    }
+    bk_timing_run_free(&r);
+    ir_free(&g);
+    return rc || rc2 ? -1 : 0;
+}
+
+/* Runs case k with prefetch and without: both the interpreter's, the
+ * same bytes copied from DRAM in all, some of the second layer's moved
+ * before the first barrier only with prefetch, and fewer cycles. */
+static void moved_before_the_barrier(Case k)
+{
+    Copies pf, never;
+    uint64_t est_pf = 0, sim_pf = 0, est_nv = 0, sim_nv = 0;
+    if (run_case(k, BK_PREFETCH_AUTO, &pf, &est_pf, &sim_pf) || run_case(k, BK_PREFETCH_NEVER, &never, &est_nv, &sim_nv)) return;
+    /* never: each layer's copies in its own segment (the two layers are
+     * alike: C = M), every weight byte copied by some core */
+    const uint64_t weights = (uint64_t)k.M * k.C * 9 * 4;
+    CHECKF(never.bytes[0] == never.bytes[1] && never.bytes[1] >= weights,
+           "never: %llu bytes copied before the barrier, %llu after (weights: %llu a layer)", (unsigned long long)never.bytes[0],
+           (unsigned long long)never.bytes[1], (unsigned long long)weights);
+    /* auto: the same bytes in all, some of the second layer's moved before the barrier */
+    CHECK(pf.bytes[0] + pf.bytes[1] == never.bytes[0] + never.bytes[1]);
+    CHECKF(pf.bytes[0] > never.bytes[0] && pf.n[0] > never.n[0], "prefetch: %llu bytes (%d copies) before the barrier",
+           (unsigned long long)pf.bytes[0], pf.n[0]);
+    CHECK(pf.bytes[1] < never.bytes[1]);
+    CHECKF(est_pf < est_nv && sim_pf < sim_nv, "prefetch: estimate %llu / simulated %llu, never %llu / %llu",
+           (unsigned long long)est_pf, (unsigned long long)sim_pf, (unsigned long long)est_nv, (unsigned long long)sim_nv);
+}
+
+TEST(the_second_layers_first_staging_copies_come_before_the_first_barrier)
+{
+    moved_before_the_barrier((Case){64, 28, 64, BK_SRAM_ALWAYS});
+}
+
+/* weights per tile from DRAM: every core's first tile's weight loads of
+ * the second layer move into the first segment, before its barrier */
+TEST(the_second_layers_first_tile_weights_load_before_the_first_barrier)
+{
+    moved_before_the_barrier((Case){256, 7, 256, BK_SRAM_NEVER});
+}
+
+TEST(a_bad_prefetch_mode_is_refused)
+{
+    IrGraph g;
+    two_convs(&g, 8, 8, 8);
+    BkOptions o;
+    bk_options_default(&o);
+    o.prefetch = 7;
+    BkSummary sum;
+    memset(&sum, 0, sizeof sum);
+    double err;
+    char msg[1024] = "";
+    CHECK(e2e_graph_run(&g, A1, &o, &err, NULL, &sum, msg, sizeof msg) != 0);
+    printf("  %s\n", msg);
+    CHECK(strstr(msg, "prefetch mode 7") != NULL);
+    bk_summary_free(&sum);
+    ir_free(&g);
+}
+
+int main(void)
+{
+    RUN(the_second_layers_first_staging_copies_come_before_the_first_barrier);
+    RUN(the_second_layers_first_tile_weights_load_before_the_first_barrier);
+    RUN(a_bad_prefetch_mode_is_refused);
+    return test_summary("test_backend_prefetch");
+}
