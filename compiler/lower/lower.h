@@ -35,6 +35,10 @@ int bk_lower_chain(BkCtx *c, const BkLayer *const *members, int nm, BkLayer *ly,
 int bk_chain_can_join(const BkCtx *c, const BkLayer *ly);
 /* The IR nodes of a chain layer's members, in order (at most max); their count. */
 int bk_chain_nodes(const BkLayer *ly, int *nodes, int max);
+/* The rows [*r0, *r1) of the last member's output (of *oc channels) that
+ * tile t of a chain layer stores; -1 when its tiles are not one slice of
+ * one image each (several images, streamed weights). */
+int bk_chain_tile_rows(const BkLayer *ly, int t, int *r0, int *r1, int *oc);
 /* Marks the tensors a chain layer keeps in LMEM (every member's output but
  * the last's) as BkPlace.internal. */
 void bk_chain_mark_internal(BkCtx *c, const BkLayer *ly);
