@@ -102,14 +102,16 @@ int bk_choose_shape(BkCtx *c, BkLayer *ly, BkCoreSet cores, AtlErr *e)
                 }
                 /* a plan that cannot run on these cores (weights staged in SRAM) */
                 if (ly->cores_ok && !ly->cores_ok(c, ly, sg.tile_core)) continue;
+                /* bands: plus the DRAM time of the bytes this plan moves
+                 * again (weights: known from its cores, so the bound
+                 * shrinks by them) or makes others move (re-layouts) */
                 int extra = c->bands && !c->band_final;
+                uint64_t wcyc = extra ? dram_cycles(c, bk_band_weight_rereads(&sg)) : 0;
+                if (wcyc >= best) continue;
                 if (extra) bk_band_relayout(c, &sg, 1);
-                int over = bk_cost_segment(c, &sg, best, e);
+                int over = bk_cost_segment(c, &sg, best == UINT64_MAX ? best : best - wcyc, e);
                 if (over < 0) goto done;
-                /* bands: plus the DRAM time of the bytes this plan makes
-                 * others move (re-layouts) or moves again (weights) */
-                if (!over && extra)
-                    sg.est_cycles += dram_cycles(c, bk_band_relayout(c, &sg, 0) + bk_band_weight_rereads(&sg));
+                if (!over && extra) sg.est_cycles += wcyc + dram_cycles(c, bk_band_relayout(c, &sg, 0));
                 if (!over && sg.est_cycles < best) { best = sg.est_cycles; pick = i; pick_bands = b; }
             }
         }
