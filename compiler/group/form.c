@@ -60,6 +60,11 @@ static int try_chain(BkCtx *c, BkLayer *layers, int s, int end, BkCoreSet cores,
     cand->node = layers[end - 1].node;
     cand->tensor = -1;
     cand->slot_size = c->slot;
+    /* bands: its slices' output rows stay in the SRAM of the cluster that wrote them */
+    cand->band_cores = layers[end - 1].band_cores;
+    cand->band_clusters = layers[end - 1].band_clusters;
+    cand->band_chans = layers[end - 1].band_chans;
+    cand->band_rows = layers[end - 1].band_rows;
     int r = bk_lower_chain(c, members, end - s, cand, e);
     int over = r < 0 ? -1 : r ? 1 : bk_choose_shape(c, cand, cores, e) ? -1 : 2 * price(c, cand, cores, bound, est, e);
     if (over) bk_layer_free(cand);

@@ -14,7 +14,14 @@
  *   With row bands, each shape is priced with its tiles spread over the
  *   core set and, unless that puts every tile on the same core as the
  *   spread does (the same segment, so the same price: about a third of
- *   ResNet-50's), by output rows on the clusters.
+ *   ResNet-50's), by output rows on the clusters. With bands each plan's
+ *   price also carries the DRAM time of the bytes it makes move outside
+ *   its own pricing or moves twice: the cells of its inputs it reads from
+ *   DRAM although a cluster keeps them (their writer must store them
+ *   there too: a re-layout, bk_band_relayout) and the weight copies beyond
+ *   one on the chip (bk_band_weight_rereads); otherwise a layer's choice
+ *   ignores what it makes its producer write (docs/backend.md, "Re-layouts
+ *   priced").
  * Guarantees: the layer is left in the plan of the cheapest candidate
  *   (ties: the earliest), the same choice an unbounded search makes; its
  *   candidates are freed.
@@ -41,6 +48,13 @@ static int band_choice(const BkLayer *ly, BkCoreSet cores, int way)
     if (!ly->band_cores || cores.first != 0 || cores.count != ly->band_cores || ly->chain) return 0;
     return way == BK_BANDS_ROWS ? ly->lw.kind == BK_K_CONV || ly->lw.kind == BK_K_POOL
                                 : ly->band_chans && ly->lw.kind == BK_K_CONV;
+}
+
+/* The cycles the chip's DRAM takes to carry `bytes`. */
+static uint64_t dram_cycles(const BkCtx *c, uint64_t bytes)
+{
+    double bpc = c->chip->dram_gbps * 1000.0 / c->chip->freq_mhz;
+    return bytes && bpc > 0 ? (uint64_t)((double)bytes / bpc + 0.5) : 0;
 }
 
 /* 1 when the segment's tiles sit on the cores they had in `prev` (a way
@@ -88,8 +102,16 @@ int bk_choose_shape(BkCtx *c, BkLayer *ly, BkCoreSet cores, AtlErr *e)
                 }
                 /* a plan that cannot run on these cores (weights staged in SRAM) */
                 if (ly->cores_ok && !ly->cores_ok(c, ly, sg.tile_core)) continue;
-                int over = bk_cost_segment(c, &sg, best, e);
+                /* bands: plus the DRAM time of the bytes this plan moves
+                 * again (weights: known from its cores, so the bound
+                 * shrinks by them) or makes others move (re-layouts) */
+                int extra = c->bands && !c->band_final;
+                uint64_t wcyc = extra ? dram_cycles(c, bk_band_weight_rereads(&sg)) : 0;
+                if (wcyc >= best) continue;
+                if (extra) bk_band_relayout(c, &sg, 1);
+                int over = bk_cost_segment(c, &sg, best == UINT64_MAX ? best : best - wcyc, e);
                 if (over < 0) goto done;
+                if (!over && extra) sg.est_cycles += wcyc + dram_cycles(c, bk_band_relayout(c, &sg, 0));
                 if (!over && sg.est_cycles < best) { best = sg.est_cycles; pick = i; pick_bands = b; }
             }
         }

@@ -1213,6 +1213,18 @@ int bk_chain_nodes(const BkLayer *ly, int *nodes, int max)
     return ch->nm;
 }
 
+int bk_chain_tile_rows(const BkLayer *ly, int t, int *r0, int *r1, int *oc)
+{
+    const BkChain *ch = ly->chain;
+    if (!ch || ch->nstream || ch->N != 1 || ch->rows < 1 || t < 0 || t >= ch->nrc || ch->m[ch->nm - 1].kind != CM_WINDOW)
+        return -1;
+    int OH, OW;
+    member_out(&ch->m[ch->nm - 1], oc, &OH, &OW);
+    *r0 = t * ch->rows;
+    *r1 = imin(*r0 + ch->rows, ch->OH);
+    return 0;
+}
+
 int bk_chain_streams(const BkLayer *ly)
 {
     return ly->chain && ly->chain->nstream > 0;

@@ -35,6 +35,13 @@ int bk_lower_chain(BkCtx *c, const BkLayer *const *members, int nm, BkLayer *ly,
 int bk_chain_can_join(const BkCtx *c, const BkLayer *ly);
 /* The IR nodes of a chain layer's members, in order (at most max); their count. */
 int bk_chain_nodes(const BkLayer *ly, int *nodes, int max);
+/* The rows [*r0, *r1) of the last member's output (of *oc channels) that
+ * tile t of a chain layer stores; -1 when its tiles are not one slice of
+ * one image each (several images, streamed weights) or its last member is
+ * not a float window layer (an int8 or elementwise last member: with it
+ * owning its output, test_int8_group's identity_bottleneck read a wrong
+ * SRAM copy on a1, not understood yet). */
+int bk_chain_tile_rows(const BkLayer *ly, int t, int *r0, int *r1, int *oc);
 /* Marks the tensors a chain layer keeps in LMEM (every member's output but
  * the last's) as BkPlace.internal. */
 void bk_chain_mark_internal(BkCtx *c, const BkLayer *ly);

@@ -50,6 +50,18 @@ static int window(const BkLayer *ly)
            l->nkc > 0 && l->nwc > 0 && l->nrc > 0;
 }
 
+/* 1 when ly is a layer group whose tiles each store one slice of rows
+ * of its last member's output, for one image (bk_chain_tile_rows); then
+ * *oc, *oh (when not NULL): that output's channels and rows. */
+static int chain_rows(const BkLayer *ly, int *oc, int *oh)
+{
+    int r0, r1, c;
+    if (!ly->chain || !ly->ntiles || (ly->tile_run > 1) || bk_chain_tile_rows(ly, ly->ntiles - 1, &r0, &r1, &c)) return 0;
+    if (oc) *oc = c;
+    if (oh) *oh = r1;
+    return 1;
+}
+
 static void tile_rows(const BkLow *l, BkTilePos p, int *r0, int *r1)
 {
     *r0 = p.rci * l->rows;
@@ -126,21 +138,24 @@ int bk_band_distribute(BkSegment *sg, AtlErr *e)
 {
     const BkLayer *ly = sg->layer;
     bk_band_free(sg);
-    if (!ly->band_cores || ly->band_clusters < 1 || ly->band_clusters > 31 || !window(ly) || !ly->ntiles) return 0;
+    int chain = chain_rows(ly, NULL, NULL);
+    if (!ly->band_cores || ly->band_clusters < 1 || ly->band_clusters > 31 || !(window(ly) || chain) || !ly->ntiles)
+        return 0;
     const BkLow *l = &ly->lw;
     int K = ly->band_clusters, cpc = ly->band_cores / K, run = ly->tile_run > 0 ? ly->tile_run : 1;
-    int units = ly->ntiles / run, H = l->OH;
+    int units = ly->ntiles / run, H = l->OH, OC = l->OC;
+    if (chain) chain_rows(ly, &OC, &H);
     int *cl = malloc((size_t)units * sizeof *cl), *cnt = calloc((size_t)K, sizeof *cnt), *seen = calloc((size_t)K, sizeof *seen);
     uint8_t *used = calloc((size_t)ly->band_cores, 1);
-    sg->cell_owner = malloc((size_t)l->OC * (size_t)H);
+    sg->cell_owner = malloc((size_t)OC * (size_t)H);
     sg->row_mask = calloc((size_t)H, sizeof *sg->row_mask);
-    sg->chan_run = malloc((size_t)l->OC * sizeof *sg->chan_run);
+    sg->chan_run = malloc((size_t)OC * sizeof *sg->chan_run);
     int rc = -1;
     if (!cl || !cnt || !seen || !used || !sg->cell_owner || !sg->row_mask || !sg->chan_run) {
         atl_fail(e, "out of memory distributing bands");
         goto done;
     }
-    if (band_clusters(sg, units, run, cl, cnt)) {
+    if (!chain && band_clusters(sg, units, run, cl, cnt)) {
         sg->cores_used = 0;
         for (int u = 0; u < units; u++) {
             int k = cl[u], core = k * cpc + (int)((int64_t)seen[k]++ * cpc / cnt[k]);
@@ -149,13 +164,16 @@ int bk_band_distribute(BkSegment *sg, AtlErr *e)
         }
     }
     sg->nrows = H;
-    sg->nch = l->OC;
-    memset(sg->cell_owner, -1, (size_t)l->OC * (size_t)H);
+    sg->nch = OC;
+    memset(sg->cell_owner, -1, (size_t)OC * (size_t)H);
     for (int t = 0; t < ly->ntiles; t += run) {   /* a run's tiles share one output tile's cells */
-        BkTilePos p = bk_tile_pos(l, t);
-        int r0, r1, c0, c1, k = sg->tile_core[t] / cpc;
-        tile_rows(l, p, &r0, &r1);
-        tile_chans(l, p.gci, &c0, &c1);
+        int r0, r1, c0 = 0, c1 = OC, k = sg->tile_core[t] / cpc;
+        if (chain) bk_chain_tile_rows(ly, t, &r0, &r1, &c1);
+        else {
+            BkTilePos p = bk_tile_pos(l, t);
+            tile_rows(l, p, &r0, &r1);
+            tile_chans(l, p.gci, &c0, &c1);
+        }
         for (int ch = c0; ch < c1; ch++) {
             int8_t *o = sg->cell_owner + (size_t)ch * H;
             for (int r = r0; r < r1; r++) {   /* selects, not branches (a hot loop of the tile search) */
@@ -173,7 +191,7 @@ int bk_band_distribute(BkSegment *sg, AtlErr *e)
         lo[k] = bk_band_window(H, K, k, ly->band_rows);
         hi[k] = lo[k] + ly->band_rows;
     }
-    for (int ch = 0; ch < l->OC; ch++) {
+    for (int ch = 0; ch < OC; ch++) {
         int8_t *o = sg->cell_owner + (size_t)ch * H;
         for (int r = 0; r < H; r++) {   /* selects, not branches */
             int k = o[r], x = k < 0 ? 32 + (k & 1) : k, in = (r >= lo[x]) & (r < hi[x]);
@@ -184,10 +202,10 @@ int bk_band_distribute(BkSegment *sg, AtlErr *e)
     /* rows only: a row whose cells several clusters wrote has no owner */
     for (int r = 0; r < H && !ly->band_chans; r++)
         if (sg->row_mask[r] & (sg->row_mask[r] - 1)) {
-            for (int ch = 0; ch < l->OC; ch++) sg->cell_owner[(size_t)ch * H + r] = -2;
+            for (int ch = 0; ch < OC; ch++) sg->cell_owner[(size_t)ch * H + r] = -2;
             sg->row_mask[r] = NO_OWNER;
         }
-    chan_runs(sg->cell_owner, l->OC, H, sg->chan_run);
+    chan_runs(sg->cell_owner, OC, H, sg->chan_run);
     rc = 0;
 done:
     free(cl); free(cnt); free(seen); free(used);
@@ -464,6 +482,65 @@ static int cut(BkCtx *c, Out *o, const AtlInsn *in, uint8_t flag, const BandUse 
         i0 = i1;
     }
     return 0;
+}
+
+/* The bytes of the segment's banded inputs that its loads read from DRAM
+ * although a cluster keeps them in its SRAM (bk_band_code marks them
+ * needed): their writer must store them to DRAM as well, a re-layout the
+ * consumer causes. reset: clears the marks of those inputs first (before
+ * pricing one plan) and returns 0. */
+uint64_t bk_band_relayout(BkCtx *c, const BkSegment *sg, int reset)
+{
+    BandUse v[BAND_USES];
+    int nv = uses(c, sg, v);
+    uint64_t bytes = 0;
+    for (int i = 0; i < nv; i++) {
+        BkBand *b = v[i].b;
+        size_t cells = (size_t)b->C * (size_t)b->H;
+        if (v[i].owner) continue;   /* the segment's own output */
+        if (reset) {
+            memset(b->need, 0, cells);
+            b->need_all = 0;
+            continue;
+        }
+        for (size_t j = 0; j < cells; j++) bytes += (b->need_all | b->need[j]) && b->owner[j] >= 0 ? b->rowb : 0;
+    }
+    return bytes;
+}
+
+/* The weight bytes a window layer's clusters load beyond one copy on the
+ * chip: each cluster loads every (output-channel chunk, K chunk) of
+ * weights its tiles use once (multicast to its cores), so a chunk used in
+ * n clusters costs n - 1 extra copies. 0 for a pool or a chain. */
+uint64_t bk_band_weight_rereads(const BkSegment *sg)
+{
+    const BkLayer *ly = sg->layer;
+    const BkLow *l = &ly->lw;
+    if (!window(ly) || l->kind != BK_K_CONV || !ly->band_cores || ly->band_clusters < 2 || ly->band_clusters > 31)
+        return 0;
+    int cpc = ly->band_cores / ly->band_clusters, nk = l->nkc > 0 ? l->nkc : 1;
+    uint32_t *used = calloc((size_t)l->ngc * (size_t)nk, sizeof *used);
+    if (!used) return 0;
+    for (int t = 0; t < ly->ntiles; t++) {
+        BkTilePos p = bk_tile_pos(l, t);
+        int k = sg->tile_core[t] / cpc;
+        if (k >= 0 && k < 31 && p.gci < l->ngc && p.kci < nk) used[(size_t)p.gci * nk + p.kci] |= 1u << k;
+    }
+    int cpg = l->C / (l->groups > 0 ? l->groups : 1);
+    uint64_t extra = 0;
+    for (int g = 0; g < l->ngc; g++) {
+        int c0, c1;
+        tile_chans(l, g, &c0, &c1);
+        for (int q = 0; q < nk; q++) {
+            uint32_t m = used[(size_t)g * nk + q];
+            int copies = 0;
+            for (; m; m &= m - 1) copies++;
+            int kc = l->groups == 1 && nk > 1 ? imin(l->kchunk, l->C - q * l->kchunk) : cpg;
+            if (copies > 1) extra += (uint64_t)(copies - 1) * (uint64_t)(c1 - c0) * (uint64_t)kc * (uint64_t)(l->kh * l->kw) * (uint64_t)l->es;
+        }
+    }
+    free(used);
+    return extra;
 }
 
 /* Input staging ("Inputs in cluster SRAM") of a layer whose input is

@@ -212,6 +212,8 @@ int bk_band_distribute(BkSegment *sg, AtlErr *e);
 void bk_band_free(BkSegment *sg);   /* the segment's band arrays */
 int bk_band_code(BkCtx *c, const BkSegment *sg, BkCode *k, int cluster, AtlErr *e);
 void bk_band_publish(BkCtx *c, const BkSegment *sg);
+uint64_t bk_band_relayout(BkCtx *c, const BkSegment *sg, int reset);
+uint64_t bk_band_weight_rereads(const BkSegment *sg);
 int bk_band_finalize(BkCtx *c, BkSchedule *s, AtlErr *e);
 /* Pieces of the segment's input gather: its layer's K chunks when it is a
  * K-split convolution whose banded input is gathered (staged) and whose

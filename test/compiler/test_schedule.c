@@ -294,6 +294,47 @@ TEST(elementwise_broadcasts_and_others_read_all)
     ir_free(&s.g);
 }
 
+/* Bands: the weight copies a conv's clusters load beyond one on the chip
+ * (bk_band_weight_rereads, priced by the tile search): each cluster loads
+ * every (output-channel chunk, K chunk) its tiles use once. */
+TEST(band_weight_rereads_count_copies_per_cluster)
+{
+    Fix f;
+    REQUIRE(setup(&f, 8, 1, (BkCoreSet){0, 16}) == 0);
+    BkLow *l = &f.ly.lw;
+    l->kind = BK_K_CONV;
+    l->N = 1; l->C = 8; l->H = 8; l->W = 8; l->OC = 8; l->OH = 8; l->OW = 8;
+    l->kh = l->kw = 3; l->groups = 1; l->es = 4;
+    l->gchunk = 4; l->ngc = 2; l->rows = 4; l->nrc = 2; l->cols = 8; l->nwc = 1; l->kchunk = 4; l->nkc = 2;
+    f.ly.band_cores = 16;
+    f.ly.band_clusters = 4;
+    uint64_t all = 8 * 8 * 9 * 4;
+    /* every tile in cluster 0: one copy */
+    for (int t = 0; t < 8; t++) f.sg.tile_core[t] = t % 4;
+    CHECK_EQ_INT((int)bk_band_weight_rereads(&f.sg), 0);
+    /* row chunk 0 in cluster 0, row chunk 1 in cluster 2: every chunk twice */
+    for (int t = 0; t < 8; t++) f.sg.tile_core[t] = bk_tile_pos(l, t).rci * 8 + t % 4;
+    CHECK_EQ_INT((int)bk_band_weight_rereads(&f.sg), (int)all);
+    /* channel chunk g in cluster 2g + 1 (channel bands): once on the chip */
+    for (int t = 0; t < 8; t++) f.sg.tile_core[t] = (2 * bk_tile_pos(l, t).gci + 1) * 4;
+    CHECK_EQ_INT((int)bk_band_weight_rereads(&f.sg), 0);
+    /* the second row chunk's K chunk 1 of channel chunk 1 in a second
+     * cluster: that chunk's 4 output x 4 input channels again */
+    for (int t = 0; t < 8; t++) {
+        BkTilePos p = bk_tile_pos(l, t);
+        f.sg.tile_core[t] = p.gci == 1 && p.kci == 1 && p.rci == 1 ? 12 : 0;
+    }
+    CHECK_EQ_INT((int)bk_band_weight_rereads(&f.sg), 4 * 4 * 9 * 4);
+    /* a depthwise conv (a group a channel) spread over two clusters */
+    l->groups = 8; l->kchunk = 1; l->nkc = 1; l->nrc = 4; l->rows = 2;
+    for (int t = 0; t < 8; t++) f.sg.tile_core[t] = bk_tile_pos(l, t).rci < 2 ? 0 : 4;
+    CHECK_EQ_INT((int)bk_band_weight_rereads(&f.sg), 8 * 9 * 4);
+    /* a pool has no weights */
+    l->kind = BK_K_POOL;
+    CHECK_EQ_INT((int)bk_band_weight_rereads(&f.sg), 0);
+    teardown(&f);
+}
+
 int main(void)
 {
     RUN(tiles_go_to_cores_in_balanced_blocks);
@@ -302,5 +343,6 @@ int main(void)
     RUN(emitter_writes_the_table_order);
     RUN(window_halos_clip_at_the_borders);
     RUN(elementwise_broadcasts_and_others_read_all);
+    RUN(band_weight_rereads_count_copies_per_cluster);
     return test_summary("test_schedule");
 }
