@@ -76,9 +76,10 @@
  *   their product (fewer k chunks on ties): the first SPLIT_PAIRS pairs
  *   that fit at all add each group chunk with its two largest fitting row
  *   counts; strided windows (stride > 1, not compact) then the next
- *   STRIDED_K_PAIRS K splits of whole rows that fit (search_splits). The split shapes are offered even when unsplit ones fit
- *   (except with --group none, which keeps the per-layer schedule of
- *   before grouping): a
+ *   STRIDED_K_PAIRS K splits of whole rows that fit (search_splits). The
+ *   split shapes are offered even when unsplit ones fit (except with
+ *   --group none, which keeps the per-layer schedule of before
+ *   grouping): a
  *   layer whose weights fill a slot otherwise takes narrow output-channel
  *   chunks that each re-read the whole input (ResNet-50's layer4 convs:
  *   chunks of 8 channels, GEMMs of 7 x 8, 1.27 M cycles for a 3x3 conv
