@@ -75,9 +75,11 @@
  *   or batch is chosen). Then (k chunks, column chunks) pairs, in order of
  *   their product (fewer k chunks on ties): the first SPLIT_PAIRS pairs
  *   that fit at all add each group chunk with its two largest fitting row
- *   counts. The split shapes are offered even when unsplit ones fit
- *   (except with --group none, which keeps the per-layer schedule of
- *   before grouping): a
+ *   counts; strided windows (stride > 1, not compact) then the next
+ *   STRIDED_K_PAIRS K splits of whole rows that fit (search_splits). The
+ *   split shapes are offered even when unsplit ones fit (except with
+ *   --group none, which keeps the per-layer schedule of before
+ *   grouping): a
  *   layer whose weights fill a slot otherwise takes narrow output-channel
  *   chunks that each re-read the whole input (ResNet-50's layer4 convs:
  *   chunks of 8 channels, GEMMs of 7 x 8, 1.27 M cycles for a 3x3 conv
@@ -106,7 +108,7 @@
 #include "compiler/lower/lower.h"
 #include "isa/timing.h"
 
-enum { SPLIT_PAIRS = 6, SPLIT_PAIRS_NONE = 3, MIN_COSTED = 2, TILE_BUDGET = 1 << 16, MAX_TILES = 1 << 24 };
+enum { SPLIT_PAIRS = 6, SPLIT_PAIRS_NONE = 3, STRIDED_K_PAIRS = 4, MIN_COSTED = 2, TILE_BUDGET = 1 << 16, MAX_TILES = 1 << 24 };
 
 static int imin(int a, int b) { return a < b ? a : b; }
 
@@ -629,9 +631,50 @@ static void order_shapes(BkShapes *q)
 
 
 
+/* Offers pair p's shapes: each group chunk with its two largest fitting
+ * row counts (in both weight modes where the k chunk is whole). 1 if the
+ * pair fits at all, 0 if not, -1 out of memory. */
+static int offer_pair(BkCtx *c, BkLayer *ly, const BkSplitPair *p, AtlErr *e)
+{
+    BkLow *l = &ly->lw;
+    Shape smallest = {1, 1, p->w, p->kc, 0, 0, 0, 0};
+    if (!fits(c, ly, smallest)) return 0;
+    int units = group_units(l);
+    int modes = l->kind == BK_K_CONV && !l->w_oihw && c->chip->cores_per_cluster > 1 && p->nk == 1 ? 2 : 1;
+    for (int m = 0; m < modes; m++)
+        for (int gc = units;; gc = (gc + 1) / 2) {
+            int taken = 0;
+            for (int r = l->OH; taken < 2; r = (r + 1) / 2) {
+                Shape s = {gc, r, p->w, p->kc, m, 0, 0, 0};
+                int rc = add_shape(c, ly, s, e);
+                if (rc < 0) return -1;
+                taken += rc;
+                if (r == 1) break;
+            }
+            if (gc == 1) break;
+        }
+    return 1;
+}
+
+/* 1 for a conv whose input tile is a strided window (stride > 1, not
+ * loaded compact): its input rows and columns are sh x sw times its
+ * output's, so the split search also offers deeper K splits of whole
+ * rows (STRIDED_K_PAIRS): smaller k chunks leave room for more output
+ * rows a tile, i.e. longer matrix folds (see search_splits). */
+static int strided_window(const BkLow *l)
+{
+    return is_kconv(l) && !l->compact && (l->sh > 1 || l->sw > 1);
+}
+
 /* The split search (see the file comment): pairs other than (whole K,
  * whole width) by ascending chunk product; the first SPLIT_PAIRS that fit
- * at all add their group chunks x the two largest fitting row counts. */
+ * at all add their group chunks x the two largest fitting row counts.
+ * Strided convs (strided_window, when grouping) then add the next
+ * STRIDED_K_PAIRS pairs of whole width that fit: at stride 2 a 3x3 conv's
+ * input tile is four times its output's, so the first pairs (products up
+ * to 4, W splits first on ties) fit only tiles of two output rows (m = 28
+ * rows a fold for ResNet-50's layer3.0 conv2, whose stride-1 twins run
+ * m = 98 with the same k chunk). */
 static int search_splits(BkCtx *c, BkLayer *ly, AtlErr *e)
 {
     BkLow *l = &ly->lw;
@@ -651,28 +694,15 @@ static int search_splits(BkCtx *c, BkLayer *ly, AtlErr *e)
             pairs[np++] = p;
         }
     qsort(pairs, (size_t)np, sizeof *pairs, bk_split_pair_cmp);
-    int units = group_units(l), found = 0;
+    int found = 0, i = 0, rc = 0;
     int most = c->grouping ? SPLIT_PAIRS : SPLIT_PAIRS_NONE;   /* --group none: the search of before */
-    for (int i = 0; i < np && found < most; i++) {
-        Shape smallest = {1, 1, pairs[i].w, pairs[i].kc, 0, 0, 0, 0};
-        if (!fits(c, ly, smallest)) continue;
-        found++;
-        int modes = l->kind == BK_K_CONV && !l->w_oihw && c->chip->cores_per_cluster > 1 && pairs[i].nk == 1 ? 2 : 1;
-        for (int m = 0; m < modes; m++)
-            for (int gc = units;; gc = (gc + 1) / 2) {
-                int taken = 0;
-                for (int r = l->OH; taken < 2; r = (r + 1) / 2) {
-                    Shape s = {gc, r, pairs[i].w, pairs[i].kc, m, 0, 0, 0};
-                    int rc = add_shape(c, ly, s, e);
-                    if (rc < 0) { free(pairs); return -1; }
-                    taken += rc;
-                    if (r == 1) break;
-                }
-                if (gc == 1) break;
-            }
-    }
+    for (; i < np && found < most && rc >= 0; i++)
+        found += rc = offer_pair(c, ly, &pairs[i], e);
+    int deeper = c->grouping && strided_window(l) ? STRIDED_K_PAIRS : 0;
+    for (; i < np && deeper > 0 && rc >= 0; i++)
+        if (pairs[i].w == l->OW) deeper -= rc = offer_pair(c, ly, &pairs[i], e);
     free(pairs);
-    return 0;
+    return rc < 0 ? -1 : 0;
 }
 
 /* The plan of shape `shape` (a Shape): slot layout, tiles, split. */
