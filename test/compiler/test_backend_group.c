@@ -771,6 +771,7 @@ TEST(streamed_weights)
 
 /* ---- the LMEM checker ---- */
 
+
 /* The backend's first phases by hand, as backend/compile.c runs them, up
  * to one chain layer of the nodes named in `members`, its slice height
  * chosen (and checked) on all cores. */
@@ -901,6 +902,66 @@ TEST(checker_accepts_plans_and_refuses_corrupted_ones)
     ir_free(&g);
 }
 
+/* ---- W slices ---- */
+
+/* A pair whose whole rows do not fit a1's LMEM, resident or streamed: a
+ * 1x1 64 -> 128 + Relu then a 3x3 128 -> 32 over 160 columns (three rows
+ * of the 1x1's output are 240 KB, a slot about 166 KB beside 180 KB of
+ * weights). It must group with slices of fewer columns ("W<n>" in the
+ * split), every buffer holding the columns its reader's window needs, and
+ * give the interpreter's answers (and --group none's, bit for bit in f32)
+ * in full mode with the race detector. */
+TEST(column_slices)
+{
+    IrGraph g;
+    AtlErr e;
+    int64_t xd[4] = {1, 64, 6, 160};
+    new_graph(&g, xd);
+    conv_relu(&g, "w1", "x", 64, 128, 1, 1, 0, 1, "a");
+    conv(&g, "w2", "a", 128, 32, 3, 1, 1, 1, "y");
+    ir_add_output(&g, "y", &e);
+    for (int d = 0; d < 2; d++) {
+        Run r;
+        check_on(&g, "1x1->3x3 over 160 columns", A1, d ? ISA_BF16 : ISA_F32, "Group(2)", &r);
+        CHECKF(split_field(&r, 'W') > 1, "the group has no column slices (split '%s')",
+               r.group >= 0 ? r.sum.layers[r.group].split : "-");
+        CHECK_EQ_INT(r.fault, SIM_FAULT_NONE);
+        run_free(&r);
+    }
+    ir_free(&g);
+}
+
+/* ResNet-50's layer1 pair in small: conv1 1x1 256 -> 64 + Relu, conv2 3x3
+ * 64 -> 64 + Relu over 56 columns (a row of the input is 57 KB in f32,
+ * the three a slice of conv2 reads more than a1's slot beside the
+ * weights). bk_lower_chain plans it with column slices, and the checker
+ * accepts the plan and refuses it when its buffers are twice as large
+ * as planned. */
+TEST(resnet_pair_lowers_with_column_slices)
+{
+    IrGraph g;
+    AtlErr e = {{0}};
+    int64_t xd[4] = {1, 256, 4, 56};
+    new_graph(&g, xd);
+    conv_relu(&g, "b1", "x", 256, 64, 1, 1, 0, 1, "a");
+    conv_relu(&g, "b2", "a", 64, 64, 3, 1, 1, 1, "y");
+    ir_add_output(&g, "y", &e);
+    static const char *const members[] = {"b1", "b2"};
+    ChainFix f;
+    int rc = fix_setup(&f, &g, A1, ISA_F32, members, 2, &e);
+    CHECKF(rc == 0, "setup: %s", e.msg);
+    if (rc == 0) {
+        printf("  resnet layer1 pair on a1: split %s\n", f.chain.split);
+        CHECK(strstr(f.chain.split, " W") != NULL);
+        CHECKF(bk_chain_check(&f.c, &f.chain, &e) == 0, "the compiler's plan: %s", e.msg);
+        f.c.es *= 2;   /* every column slice's buffer twice as large as planned */
+        expect_refused(&f, "W slices, elements twice as large", "the row buffer of");
+        f.c.es /= 2;
+    }
+    fix_free(&f);
+    ir_free(&g);
+}
+
 int main(void)
 {
     RUN(conv_conv_chain);
@@ -916,5 +977,7 @@ int main(void)
     RUN(more_members);
     RUN(streamed_weights);
     RUN(checker_accepts_plans_and_refuses_corrupted_ones);
+    RUN(column_slices);
+    RUN(resnet_pair_lowers_with_column_slices);
     return test_summary("test_backend_group");
 }
