@@ -1271,18 +1271,23 @@ int bk_lower_chain(BkCtx *c, const BkLayer *const *members, int nm, BkLayer *ly,
     for (int ns = ns0; ns <= ns1; ns++) {
         if (ns == 1 && ly->shapes.n) break;   /* every member's weights resident fit */
         ch->nstream = ns;
-        /* whole rows first; W slices (float chains) only where none fit */
-        for (int cols = ch->OW; ly->shapes.n == 0 || cols == ch->OW; cols = (cols + 1) / 2) {
-            if (cols < ch->OW && ch->dt == ISA_I8) break;
-            for (int rows = ch->OH;; rows = (rows + 1) / 2) {
+        /* whole rows first; W slices (float chains) only where none fit,
+         * each column width with the two most rows that fit (fewer rows
+         * only recompute more halo) */
+        int before = ly->shapes.n;
+        for (int cols = ch->OW;; cols = (cols + 1) / 2) {
+            int fit = 0;
+            for (int rows = ch->OH; fit < 2 || cols == ch->OW; rows = (rows + 1) / 2) {
                 ChainShape sh = {rows, cols, ns};
                 ch->rows = rows;
                 ch->cols = cols;
-                if (layout(c, ly, ch) == 0 &&
-                    bk_push_shape(ly, &sh, sizeof sh, (int64_t)ch->N * ch->nrc * ch->nwc * ch->nsteps, e)) { rc = -1; goto done; }
+                if (layout(c, ly, ch) == 0) {
+                    fit++;
+                    if (bk_push_shape(ly, &sh, sizeof sh, (int64_t)ch->N * ch->nrc * ch->nwc * ch->nsteps, e)) { rc = -1; goto done; }
+                }
                 if (rows == 1) break;
             }
-            if (cols == 1) break;
+            if (cols == 1 || ch->dt == ISA_I8 || (cols == ch->OW && ly->shapes.n > before)) break;
         }
     }
     if (!ly->shapes.n) { ly->chain = NULL; goto done; }
