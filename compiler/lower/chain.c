@@ -11,8 +11,12 @@
  *   a window's input rows with its halo, bk_window_span; a residual the
  *   same rows), so a member computes the rows its consumers in the group
  *   need, halos recomputed by the neighbouring slices rather than
- *   exchanged. Every tensor the group touches has an HWC row buffer in the
- *   slot ([rows][W][C], sized for the most rows any slice needs): the
+ *   exchanged. When no height of whole rows fits, float chains are also
+ *   offered W slices: chunks of output columns, propagated backwards the
+ *   same way (cols_ok: every member reads exactly the columns its input
+ *   buffer holds, since a window instruction has no row pitch of its own).
+ *   Every tensor the group touches has an HWC row buffer in the
+ *   slot ([rows][columns][C], sized for the most any slice needs): the
  *   group's inputs are loaded into theirs (NCHW -> HWC, the tile's loads),
  *   each member computes from its input buffer into its output buffer
  *   (conv on the matrix unit into an f32 accumulator, bias, activation,

@@ -22,7 +22,8 @@
  * conv->AveragePool (pads, ceil_mode, count_include_pad); MobileNetV2's
  * stem with a depthwise conv; bf16; uneven last slices (a prime number of
  * output rows); batch 2; pools alone; HardSwish; a residual that is an
- * earlier member's output; dilation; SAME_UPPER padding; no bias (all
+ * earlier member's output; dilation; SAME_UPPER padding; no bias; W
+ * slices (column chunks with halos) where whole rows fit no slot (all
  * with activations in DRAM: --sram-activations never); on
  * configs/a1.ini (4 clusters of 4 cores), configs/tiny.ini (1 core, 64 KiB
  * LMEM) and configs/edge16k.ini (2 cores, 16 KiB LMEM). What must not
