@@ -1276,12 +1276,12 @@ int bk_lower_chain(BkCtx *c, const BkLayer *const *members, int nm, BkLayer *ly,
         if (ns == 1 && ly->shapes.n) break;   /* every member's weights resident fit */
         ch->nstream = ns;
         /* whole rows first; W slices (float chains) only where none fit,
-         * each column width with the two most rows that fit (fewer rows
-         * only recompute more halo) */
+         * each column width with the most rows that fit (fewer rows only
+         * recompute more halo; one each keeps the pricing cheap) */
         int before = ly->shapes.n;
         for (int cols = ch->OW;; cols = (cols + 1) / 2) {
             int fit = 0;
-            for (int rows = ch->OH; fit < 2 || cols == ch->OW; rows = (rows + 1) / 2) {
+            for (int rows = ch->OH; fit < 1 || cols == ch->OW; rows = (rows + 1) / 2) {
                 ChainShape sh = {rows, cols, ns};
                 ch->rows = rows;
                 ch->cols = cols;
