@@ -41,7 +41,10 @@
  *   every buffer a multiple of the LMEM alignment), every member's output but the last is read
  *   only by members (not by other layers, a Gelu's input included, not a
  *   graph output), the group's output shares no DRAM byte with its inputs
- *   (placement does not know groups), and the weights and two slots fit
+ *   (placement does not know groups) unless it takes one input's bytes
+ *   exactly (a residual tail in place, alloc/place.c) and every slice reads
+ *   just the rows and columns of that input it stores over (inplace_ok),
+ *   and the weights and two slots fit
  *   LMEM. Slice heights
  *   where some member's slice reads no input row (rows wholly in a padding
  *   border) are not offered. bk_lower_chain returns 1 (no error) when the
@@ -110,6 +113,9 @@ struct BkChain {
     ChainBuf buf[CHAIN_MAX_BUFS];
     int N, OH, rows, nrc;         /* slices: N images x nrc chunks of `rows` output rows */
     int OW, cols, nwc;            /* x nwc chunks of `cols` output columns (1: whole rows) */
+    int inplace;                  /* the group input whose bytes the output takes (placement's
+                                   * residual tail in place), -1 none: every slice reads exactly
+                                   * the rows and columns of it that it stores over */
     uint64_t resident;            /* weights and biases below the slots (the multicast) */
     /* streaming (nstream > 0): the members that may stream by weight size,
      * largest first; the steps of a slice; the slot's weight chunk at l_wc
@@ -276,6 +282,15 @@ static int slice_ok(const BkChain *ch, const ChainRows *r)
         if (ys.n <= 0 || ys.pa > 63 || ys.pb > 63) return 0;
     }
     return 1;
+}
+
+/* 1 unless the output is written over a group input (ch->inplace) and
+ * slice r reads rows or columns of that input other than the ones it
+ * stores: another slice's store could then overwrite them first. */
+static int inplace_ok(const BkChain *ch, const ChainRows *r)
+{
+    int b = ch->inplace, o = ch->m[ch->nm - 1].out;
+    return b < 0 || (r->lo[b] == r->lo[o] && r->n[b] == r->n[o] && r->clo[b] == r->clo[o] && r->cn[b] == r->cn[o]);
 }
 
 /* The byte offset of rows from `at` in buffer b in slice r (rows from
@@ -448,7 +463,7 @@ static int layout(const BkCtx *c, BkLayer *ly, BkChain *ch)
     ChainRows r;
     for (int i = 0; i < ch->nrc * ch->nwc; i++) {
         slice_rows(ch, i / ch->nwc, i % ch->nwc, &r);
-        if (!slice_ok(ch, &r) || !cols_ok(ch, &r) || misaligned_read(c, ch, &r) >= 0) return -1;
+        if (!slice_ok(ch, &r) || !cols_ok(ch, &r) || !inplace_ok(ch, &r) || misaligned_read(c, ch, &r) >= 0) return -1;
         for (int b = 0; b < ch->nb; b++) {
             ch->buf[b].max_rows = imax(ch->buf[b].max_rows, r.n[b]);
             ch->buf[b].max_px = imax(ch->buf[b].max_px, r.n[b] * r.cn[b]);
@@ -1011,6 +1026,9 @@ int bk_chain_check(const BkCtx *c, const BkLayer *ly, AtlErr *e)
         }
         if (!cols_ok(ch, &r))
             return bk_fail(c, node, e, "layer group: slice %d reads columns its buffers do not hold", s);
+        if (!inplace_ok(ch, &r))
+            return bk_fail(c, node, e, "layer group: slice %d reads rows of '%s' other than those it stores over", s,
+                           g->t[ch->buf[ch->inplace].t].name);
         for (int i = 0; i < ch->nm; i++) {
             const ChainMember *m = &ch->m[i];
             int lo = r.lo[m->out], n = r.n[m->out];
@@ -1246,16 +1264,25 @@ int bk_lower_chain(BkCtx *c, const BkLayer *const *members, int nm, BkLayer *ly,
      * output the space of an input that is dead once the member reading
      * it is done, but in a group other cores' slices still read that
      * input while one stores its rows (the simulator's race detector
-     * found this on ResNet-50 bf16) */
+     * found this on ResNet-50 bf16); except an input whose bytes the
+     * output takes exactly, where each slice reads only what it stores
+     * over (placement split's residual tails in place) */
     int gout = ch->buf[ch->m[nm - 1].out].t;
     uint64_t oa;
     if (bk_tensor_in_dram(c, gout, &oa, e)) { rc = -1; goto done; }
     uint64_t oz = (uint64_t)ir_numel(&g->t[gout]) * (uint64_t)bk_tensor_es(c, gout);
+    const ChainBuf *ob = &ch->buf[ch->m[nm - 1].out];
+    ch->inplace = -1;
     for (int b = 0; b < ch->nb; b++) {
         const ChainBuf *in = &ch->buf[b];
         if (!in->dram) continue;
         uint64_t iz = (uint64_t)ir_numel(&g->t[in->t]) * (uint64_t)bk_tensor_es(c, in->t);
-        if (in->dram < oa + oz && oa < in->dram + iz) goto done;
+        if (!(in->dram < oa + oz && oa < in->dram + iz)) continue;
+        /* written over exactly (a residual tail in place, alloc/place.c):
+         * allowed where each slice reads just the box it stores over
+         * (layout, inplace_ok) */
+        if (in->dram != oa || iz != oz || in->C != ob->C || in->H != ob->H || in->W != ob->W || ch->inplace >= 0) goto done;
+        ch->inplace = b;
     }
     int lastC;
     ch->N = (int)g->t[g->nodes[members[nm - 1]->node].out[0]].dims[0];
