@@ -11,8 +11,12 @@
  *   a window's input rows with its halo, bk_window_span; a residual the
  *   same rows), so a member computes the rows its consumers in the group
  *   need, halos recomputed by the neighbouring slices rather than
- *   exchanged. Every tensor the group touches has an HWC row buffer in the
- *   slot ([rows][W][C], sized for the most rows any slice needs): the
+ *   exchanged. When no height of whole rows fits, float chains are also
+ *   offered W slices: chunks of output columns, propagated backwards the
+ *   same way (cols_ok: every member reads exactly the columns its input
+ *   buffer holds, since a window instruction has no row pitch of its own).
+ *   Every tensor the group touches has an HWC row buffer in the
+ *   slot ([rows][columns][C], sized for the most any slice needs): the
  *   group's inputs are loaded into theirs (NCHW -> HWC, the tile's loads),
  *   each member computes from its input buffer into its output buffer
  *   (conv on the matrix unit into an f32 accumulator, bias, activation,
@@ -37,7 +41,10 @@
  *   every buffer a multiple of the LMEM alignment), every member's output but the last is read
  *   only by members (not by other layers, a Gelu's input included, not a
  *   graph output), the group's output shares no DRAM byte with its inputs
- *   (placement does not know groups), and the weights and two slots fit
+ *   (placement does not know groups) unless it takes one input's bytes
+ *   exactly (a residual tail in place, alloc/place.c) and every slice reads
+ *   just the rows and columns of that input it stores over (inplace_ok),
+ *   and the weights and two slots fit
  *   LMEM. Slice heights
  *   where some member's slice reads no input row (rows wholly in a padding
  *   border) are not offered. bk_lower_chain returns 1 (no error) when the
@@ -57,9 +64,9 @@
 enum { CHAIN_MAX_BUFS = 2 * BK_CHAIN_MAX + 2, CHAIN_MAX_SCR = 4 };
 enum { CHAIN_MAX_STEPS = 64, CHAIN_MAX_ITEMS = CHAIN_MAX_STEPS + BK_CHAIN_MAX };
 
-/* A candidate plan: `rows` output rows per slice; the `nstream` members
+/* A candidate plan: `rows` output rows of `cols` columns per slice; the `nstream` members
  * with the largest weights (of those that may stream) stream them. */
-typedef struct ChainShape { int rows, nstream; } ChainShape;
+typedef struct ChainShape { int rows, cols, nstream; } ChainShape;
 
 /* Streaming chains: a slice runs as steps (tiles of one run); each step
  * computes items [lo, hi) in order, item w (-1 none) from the weight
@@ -83,7 +90,8 @@ typedef struct ChainBuf {
     uint64_t off;                 /* in the slot; streaming: absolute, in the resident region */
     uint64_t off2;                /* streaming: the copy odd slices use (group inputs and the
                                    * group's output: loads and stores overlap the neighbours'), 0 none */
-    int max_rows;
+    int max_rows;                 /* the most rows any slice puts in it */
+    int max_px;                   /* the most pixels (rows x columns) any slice puts in it */
 } ChainBuf;
 
 typedef struct ChainMember {
@@ -104,6 +112,10 @@ struct BkChain {
     ChainMember m[BK_CHAIN_MAX];
     ChainBuf buf[CHAIN_MAX_BUFS];
     int N, OH, rows, nrc;         /* slices: N images x nrc chunks of `rows` output rows */
+    int OW, cols, nwc;            /* x nwc chunks of `cols` output columns (1: whole rows) */
+    int inplace;                  /* the group input whose bytes the output takes (placement's
+                                   * residual tail in place), -1 none: every slice reads exactly
+                                   * the rows and columns of it that it stores over */
     uint64_t resident;            /* weights and biases below the slots (the multicast) */
     /* streaming (nstream > 0): the members that may stream by weight size,
      * largest first; the steps of a slice; the slot's weight chunk at l_wc
@@ -150,22 +162,46 @@ static void member_out(const ChainMember *m, int *C, int *H, int *W)
 }
 
 /* Rows [lo, lo+n) of every buffer for slice (img, r) of the chain. */
-typedef struct ChainRows { int lo[CHAIN_MAX_BUFS], n[CHAIN_MAX_BUFS]; } ChainRows;
+typedef struct ChainRows {
+    int lo[CHAIN_MAX_BUFS], n[CHAIN_MAX_BUFS];      /* rows */
+    int clo[CHAIN_MAX_BUFS], cn[CHAIN_MAX_BUFS];    /* columns (all of them when nwc is 1) */
+} ChainRows;
 
-static void widen(ChainRows *r, int b, int lo, int n)
+static void widen_span(int *at, int *cnt, int lo, int n)
 {
     if (n <= 0) return;
-    if (r->n[b] <= 0) { r->lo[b] = lo; r->n[b] = n; return; }
-    int hi = imax(r->lo[b] + r->n[b], lo + n);
-    r->lo[b] = imin(r->lo[b], lo);
-    r->n[b] = hi - r->lo[b];
+    if (*cnt <= 0) { *at = lo; *cnt = n; return; }
+    int hi = imax(*at + *cnt, lo + n);
+    *at = imin(*at, lo);
+    *cnt = hi - *at;
 }
 
-static void slice_rows(const BkChain *ch, int rci, ChainRows *r)
+static void widen(ChainRows *r, int b, int lo, int n) { widen_span(&r->lo[b], &r->n[b], lo, n); }
+
+/* The input columns a member's output columns [lo, lo+n) read (W slices). */
+static BkSpan member_cspan(const ChainMember *m, int lo, int n)
 {
-    for (int b = 0; b < ch->nb; b++) r->n[b] = 0;
-    int o0 = rci * ch->rows;
-    widen(r, ch->m[ch->nm - 1].out, o0, imin(ch->rows, ch->OH - o0));
+    const BkLow *l = &m->ly->lw;
+    if (m->kind == CM_ELEM) {
+        BkSpan s = {lo, n, 0, 0};
+        return s;
+    }
+    return bk_window_span(lo, n, l->sw, l->pl, l->dw, l->kw, l->W);
+}
+
+/* Slice (rci, wci): output rows chunk rci, columns chunk wci of the last
+ * member, propagated backwards as the rows are (whole rows: every buffer
+ * holds all its columns). */
+static void slice_rows(const BkChain *ch, int rci, int wci, ChainRows *r)
+{
+    for (int b = 0; b < ch->nb; b++) {
+        r->n[b] = 0;
+        r->clo[b] = 0;
+        r->cn[b] = ch->nwc > 1 ? 0 : ch->buf[b].W;
+    }
+    int o0 = rci * ch->rows, last = ch->m[ch->nm - 1].out;
+    widen(r, last, o0, imin(ch->rows, ch->OH - o0));
+    if (ch->nwc > 1) widen_span(&r->clo[last], &r->cn[last], wci * ch->cols, imin(ch->cols, ch->OW - wci * ch->cols));
     for (int i = ch->nm - 1; i >= 0; i--) {
         const ChainMember *m = &ch->m[i];
         int lo = r->lo[m->out], n = r->n[m->out];
@@ -173,7 +209,19 @@ static void slice_rows(const BkChain *ch, int rci, ChainRows *r)
         BkSpan ys = member_span(m, lo, n);
         widen(r, m->in, ys.a, ys.n);
         if (m->res >= 0) widen(r, m->res, lo, n);
+        if (ch->nwc < 2) continue;
+        BkSpan xs = member_cspan(m, r->clo[m->out], r->cn[m->out]);
+        widen_span(&r->clo[m->in], &r->cn[m->in], xs.a, xs.n);
+        if (m->res >= 0) widen_span(&r->clo[m->res], &r->cn[m->res], r->clo[m->out], r->cn[m->out]);
     }
+}
+
+/* The slice's index in the tiles: images, then row chunks, then column chunks. */
+static void slice_of(const BkChain *ch, int sl, int *img, int *rci, int *wci)
+{
+    *img = sl / (ch->nrc * ch->nwc);
+    *rci = sl / ch->nwc % ch->nrc;
+    *wci = sl % ch->nwc;
 }
 
 static int is_f32(int dt) { return dt == ISA_F32; }
@@ -184,6 +232,32 @@ static BkSpan full_width(const BkLow *l)
 {
     BkSpan xs = {0, l->W, l->pl, l->pr};
     return xs;
+}
+
+/* The input columns of member m in slice r: whole rows, or with W slices
+ * the window of its output columns (its input buffer holds exactly those:
+ * cols_ok). */
+static BkSpan slice_width(const BkChain *ch, const ChainMember *m, const ChainRows *r)
+{
+    if (ch->nwc < 2) return full_width(&m->ly->lw);
+    return member_cspan(m, r->clo[m->out], r->cn[m->out]);
+}
+
+/* W slices: 1 when every member computing in slice r reads exactly the
+ * columns its input buffer holds (a conv or pool instruction has no row
+ * pitch of its own: it reads [rows][columns][C] packed), its residual the
+ * columns of its output, with padding the fields hold. Whole rows: 1. */
+static int cols_ok(const BkChain *ch, const ChainRows *r)
+{
+    if (ch->nwc < 2) return 1;
+    for (int i = 0; i < ch->nm; i++) {
+        const ChainMember *m = &ch->m[i];
+        if (r->n[m->out] <= 0) continue;
+        BkSpan xs = member_cspan(m, r->clo[m->out], r->cn[m->out]);
+        if (xs.n <= 0 || xs.pa > 63 || xs.pb > 63 || xs.a != r->clo[m->in] || xs.n != r->cn[m->in]) return 0;
+        if (m->res >= 0 && (r->clo[m->res] != r->clo[m->out] || r->cn[m->res] != r->cn[m->out])) return 0;
+    }
+    return 1;
 }
 
 /* 1 when the window over whole rows gives exactly the layer's OW columns
@@ -210,10 +284,20 @@ static int slice_ok(const BkChain *ch, const ChainRows *r)
     return 1;
 }
 
-/* The byte offset of rows from `at` in buffer b, which holds rows from lo. */
-static uint64_t row_offset(const BkChain *ch, int b, int lo, int at)
+/* 1 unless the output is written over a group input (ch->inplace) and
+ * slice r reads rows or columns of that input other than the ones it
+ * stores: another slice's store could then overwrite them first. */
+static int inplace_ok(const BkChain *ch, const ChainRows *r)
 {
-    return (uint64_t)(at - lo) * ch->buf[b].W * ch->buf[b].C * ch->es;
+    int b = ch->inplace, o = ch->m[ch->nm - 1].out;
+    return b < 0 || (r->lo[b] == r->lo[o] && r->n[b] == r->n[o] && r->clo[b] == r->clo[o] && r->cn[b] == r->cn[o]);
+}
+
+/* The byte offset of rows from `at` in buffer b in slice r (rows from
+ * r->lo[b] of r->cn[b] columns). */
+static uint64_t row_offset(const BkChain *ch, const ChainRows *r, int b, int at)
+{
+    return (uint64_t)(at - r->lo[b]) * (uint64_t)r->cn[b] * ch->buf[b].C * ch->es;
 }
 
 /* -1, or the first member of slice r that reads its input or residual
@@ -228,8 +312,8 @@ static int misaligned_read(const BkCtx *c, const BkChain *ch, const ChainRows *r
         int lo = r->lo[m->out], n = r->n[m->out];
         if (n <= 0) continue;
         BkSpan ys = member_span(m, lo, n);
-        if (row_offset(ch, m->in, r->lo[m->in], ys.a) % c->align) return i;
-        if (m->res >= 0 && row_offset(ch, m->res, r->lo[m->res], lo) % c->align) return i;
+        if (row_offset(ch, r, m->in, ys.a) % c->align) return i;
+        if (m->res >= 0 && row_offset(ch, r, m->res, lo) % c->align) return i;
     }
     return -1;
 }
@@ -259,7 +343,7 @@ static int int8_scratch(const BkCtx *c, const BkLayer *ly, BkChain *ch, uint64_t
         const ChainMember *m = &ch->m[i];
         int C, H, W;
         member_out(m, &C, &H, &W);
-        uint64_t b = (uint64_t)ch->buf[m->out].max_rows * W * C * 4;
+        uint64_t b = (uint64_t)ch->buf[m->out].max_px * C * 4;
         if (m->kind != CM_WINDOW && b > want) want = b;
     }
     ch->l_acc = ch->l_resf = ch->l_tmp = 0;
@@ -374,12 +458,16 @@ static int plan_steps(const BkCtx *c, const BkLayer *ly, BkChain *ch, uint64_t u
 static int layout(const BkCtx *c, BkLayer *ly, BkChain *ch)
 {
     ch->nrc = (ch->OH + ch->rows - 1) / ch->rows;
-    for (int b = 0; b < ch->nb; b++) ch->buf[b].max_rows = 0;
+    ch->nwc = (ch->OW + ch->cols - 1) / ch->cols;
+    for (int b = 0; b < ch->nb; b++) ch->buf[b].max_rows = ch->buf[b].max_px = 0;
     ChainRows r;
-    for (int i = 0; i < ch->nrc; i++) {
-        slice_rows(ch, i, &r);
-        if (!slice_ok(ch, &r) || misaligned_read(c, ch, &r) >= 0) return -1;
-        for (int b = 0; b < ch->nb; b++) ch->buf[b].max_rows = imax(ch->buf[b].max_rows, r.n[b]);
+    for (int i = 0; i < ch->nrc * ch->nwc; i++) {
+        slice_rows(ch, i / ch->nwc, i % ch->nwc, &r);
+        if (!slice_ok(ch, &r) || !cols_ok(ch, &r) || !inplace_ok(ch, &r) || misaligned_read(c, ch, &r) >= 0) return -1;
+        for (int b = 0; b < ch->nb; b++) {
+            ch->buf[b].max_rows = imax(ch->buf[b].max_rows, r.n[b]);
+            ch->buf[b].max_px = imax(ch->buf[b].max_px, r.n[b] * r.cn[b]);
+        }
     }
     resident_plan(c, ch);
     ch->nsteps = 1;
@@ -387,8 +475,8 @@ static int layout(const BkCtx *c, BkLayer *ly, BkChain *ch)
     int es = ch->es, last = ch->m[ch->nm - 1].out;
     for (int b = 0; b < ch->nb; b++) {
         ChainBuf *bf = &ch->buf[b];
-        uint64_t bytes = (uint64_t)bf->max_rows * bf->W * bf->C * es;
-        if ((uint64_t)bf->max_rows * bf->W > 65535 || bf->C > 65535) return -1;
+        uint64_t bytes = (uint64_t)bf->max_px * bf->C * es;
+        if ((uint64_t)bf->max_px > 65535 || bf->C > 65535) return -1;
         bf->off2 = 0;
         if (!ch->nstream) { bf->off = bk_slot_alloc(c, &used, bytes); continue; }
         bf->off = bk_slot_alloc(c, &top, bytes);   /* streaming: per core, below the slots */
@@ -415,7 +503,7 @@ static int layout(const BkCtx *c, BkLayer *ly, BkChain *ch)
     for (int i = 0; i < ch->nm; i++) {
         ChainMember *m = &ch->m[i];
         const ChainBuf *o = &ch->buf[m->out];
-        uint64_t row = (uint64_t)o->max_rows * o->W * 4, u = c->align / (uint64_t)ch->es;
+        uint64_t row = (uint64_t)o->max_px * 4, u = c->align / (uint64_t)ch->es;
         m->ocmax = 0;
         if (m->stream) {
             uint64_t w = half / row;
@@ -489,10 +577,10 @@ static int chain_prologue(BkCtx *c, const BkLayer *ly, BkCode *k, AtlErr *e)
  * slot, or resident when streaming), slot the tile's slot. */
 typedef struct ChainAt { uint64_t at[CHAIN_MAX_BUFS], slot; } ChainAt;
 
-/* Rows [s0, s0+sn) of buffer b (which holds rows from `lo`). */
-static uint64_t rows_at(const BkChain *ch, const ChainAt *a, int b, int lo, int s0)
+/* Rows from s0 of buffer b in slice r. */
+static uint64_t rows_at(const BkChain *ch, const ChainAt *a, const ChainRows *r, int b, int s0)
 {
-    return a->at[b] + row_offset(ch, b, lo, s0);
+    return a->at[b] + row_offset(ch, r, b, s0);
 }
 
 /* Output rows [s0, s0+sn), channels [oc0, oc0+ocn), of an Int8Conv
@@ -504,17 +592,18 @@ static void qconv_rows(const BkChain *ch, const ChainAt *a, const ChainMember *m
 {
     const BkLow *l = &m->ly->lw;
     BkSpan ys = member_span(m, s0, sn);
-    uint64_t acc = a->slot + ch->l_scr[0], out = rows_at(ch, a, m->out, r->lo[m->out], s0);
-    AtlInsn op = bk_window_insn(l, ISA_OP_CONV, ISA_I8, rows_at(ch, a, m->in, r->lo[m->in], ys.a), l->C, ys,
-                                full_width(l));
+    uint64_t acc = a->slot + ch->l_scr[0], out = rows_at(ch, a, r, m->out, s0);
+    AtlInsn op = bk_window_insn(l, ISA_OP_CONV, ISA_I8, rows_at(ch, a, r, m->in, ys.a), l->C, ys,
+                                slice_width(ch, m, r));
     op.dst = acc;
     op.src2 = w;
     op.cout = (uint32_t)ocn;
     op.groups = (uint16_t)l->groups;
     op.ival = l->q_xz;
     bk_code_cp(k, &op);
-    uint32_t osh[4] = {1, (uint32_t)sn, (uint32_t)l->OW, (uint32_t)ocn};
-    int64_t oc[4], bs[4] = {0, 0, 0, 1}, ds[4] = {0, (int64_t)l->OW * l->OC, l->OC, 1};
+    int ow = r->cn[m->out];
+    uint32_t osh[4] = {1, (uint32_t)sn, (uint32_t)ow, (uint32_t)ocn};
+    int64_t oc[4], bs[4] = {0, 0, 0, 1}, ds[4] = {0, (int64_t)ow * l->OC, l->OC, 1};
     bk_compact(osh, oc);
     if (m->b) {
         AtlInsn add = bk_vbin(ISA_OP_V_ADD, ISA_I32, acc, acc, m->b + (uint64_t)oc0 * 4, osh, oc, oc, bs);
@@ -551,13 +640,13 @@ static void elem_rows(const BkCtx *c, const BkChain *ch, const ChainAt *a, const
                       int o0, int on, BkCode *k)
 {
     const BkLow *l = &m->ly->lw;
-    uint64_t g = c->align, most = elem_chunk(c, ch), n = (uint64_t)on * m->W * m->C;
+    uint64_t g = c->align, most = elem_chunk(c, ch), n = (uint64_t)on * r->cn[m->out] * m->C;
     const int ins[2] = {m->in, m->res};
     for (uint64_t at = 0; at < n; at += most) {
         uint64_t cnt = n - at < most ? n - at : most, reg[BK_MAXIN + BK_MAXSTEP];
         for (int i = 0, j = 0; i < l->nregs; i++)
-            reg[i] = i < l->nin ? rows_at(ch, a, ins[i], r->lo[ins[i]], o0) + at
-                   : i == l->out_reg ? rows_at(ch, a, m->out, r->lo[m->out], o0) + at : a->slot + ch->l_scr[j++];
+            reg[i] = i < l->nin ? rows_at(ch, a, r, ins[i], o0) + at
+                   : i == l->out_reg ? rows_at(ch, a, r, m->out, o0) + at : a->slot + ch->l_scr[j++];
         uint32_t sh[4] = {1, 1, (uint32_t)(cnt / g), (uint32_t)g};
         int64_t cs[4];
         bk_compact(sh, cs);
@@ -578,14 +667,15 @@ static int conv_chunk(const BkCtx *c, const BkChain *ch, const ChainAt *a, const
     int dt = ch->dt, es = ch->es, o0 = r->lo[m->out], on = r->n[m->out];
     BkSpan ys = member_span(m, o0, on);
     uint64_t acc = a->slot + ch->l_acc, tmp = a->slot + ch->l_tmp;
-    AtlInsn op = bk_window_insn(l, ISA_OP_CONV, dt, rows_at(ch, a, m->in, r->lo[m->in], ys.a), l->C, ys, full_width(l));
+    AtlInsn op = bk_window_insn(l, ISA_OP_CONV, dt, rows_at(ch, a, r, m->in, ys.a), l->C, ys, slice_width(ch, m, r));
     op.dst = acc;
     op.src2 = w;
     op.cout = (uint32_t)ocn;
     op.groups = (uint16_t)l->groups;
     bk_code_cp(k, &op);
-    uint32_t osh[4] = {1, (uint32_t)on, (uint32_t)l->OW, (uint32_t)ocn}, n = (uint32_t)on * l->OW * ocn;
-    int64_t oc[4], bs[4] = {0, 0, 0, 1}, rs[4] = {0, (int64_t)l->OW * l->OC, l->OC, 1};
+    int ow = r->cn[m->out];
+    uint32_t osh[4] = {1, (uint32_t)on, (uint32_t)ow, (uint32_t)ocn}, n = (uint32_t)on * ow * ocn;
+    int64_t oc[4], bs[4] = {0, 0, 0, 1}, rs[4] = {0, (int64_t)ow * l->OC, l->OC, 1};
     bk_compact(osh, oc);
     if (m->b) {
         AtlInsn add = bk_vbin(ISA_OP_V_ADD, ISA_F32, acc, acc, m->b + (uint64_t)oc0 * 4, osh, oc, oc, bs);
@@ -593,7 +683,7 @@ static int conv_chunk(const BkCtx *c, const BkChain *ch, const ChainAt *a, const
     }
     if (l->act[0] && bk_act_code(k, l->act, l->act_alpha, l->act_beta, ISA_F32, acc, tmp, n, 0)) return -1;
     if (m->res >= 0) {
-        uint64_t resid = rows_at(ch, a, m->res, r->lo[m->res], o0) + (uint64_t)oc0 * es;
+        uint64_t resid = rows_at(ch, a, r, m->res, o0) + (uint64_t)oc0 * es;
         const int64_t *rst = rs;
         if (!is_f32(dt)) {
             AtlInsn cv = bk_vun(ISA_OP_V_CAST, dt, a->slot + ch->l_resf, resid, osh, oc, rs, 0, 0);
@@ -606,7 +696,7 @@ static int conv_chunk(const BkCtx *c, const BkChain *ch, const ChainAt *a, const
         bk_code_cp(k, &add);
         if (l->t_act[0] && bk_act_code(k, l->t_act, l->t_alpha, l->t_beta, ISA_F32, acc, tmp, n, 0)) return -1;
     }
-    uint64_t out = rows_at(ch, a, m->out, o0, o0) + (uint64_t)oc0 * es;
+    uint64_t out = rows_at(ch, a, r, m->out, o0) + (uint64_t)oc0 * es;
     AtlInsn wr = bk_vun(is_f32(dt) ? ISA_OP_V_MOV : ISA_OP_V_CAST, ISA_F32, out, acc, osh, rs, oc, 0, 0);
     if (!is_f32(dt)) wr.otype = (uint8_t)dt;
     bk_code_cp(k, &wr);
@@ -630,7 +720,7 @@ static int member_rows(BkCtx *c, const BkChain *ch, const ChainAt *a, int i, con
         return 0;
     }
     if (m->kind == CM_QCONV) {   /* as many rows per conv as the accumulator holds */
-        int sub = (int)(ch->scr0 / ((uint64_t)l->OW * ocn * 4));
+        int sub = (int)(ch->scr0 / ((uint64_t)r->cn[m->out] * ocn * 4));
         for (int s0 = o0; s0 < o0 + on; s0 += sub) qconv_rows(ch, a, m, r, s0, imin(sub, o0 + on - s0), oc0, ocn, w, k);
         return 0;
     }
@@ -639,8 +729,8 @@ static int member_rows(BkCtx *c, const BkChain *ch, const ChainAt *a, int i, con
             return bk_fail(c, m->ly->node, e, "activation %s cannot be fused", l->act[0] ? l->act : l->t_act);
         return 0;
     }
-    BkSpan xs = full_width(l);   /* the buffer holds whole rows: its pitch is W */
-    uint64_t src = rows_at(ch, a, m->in, r->lo[m->in], ys.a), out = a->at[m->out];
+    BkSpan xs = slice_width(ch, m, r);   /* the buffer holds the columns it reads: its pitch */
+    uint64_t src = rows_at(ch, a, r, m->in, ys.a), out = a->at[m->out];
     if (l->kind == BK_K_POOL) {
         AtlInsn op = bk_window_insn(l, l->pool_op, dt, src, l->C, ys, xs);
         op.dst = out;
@@ -654,7 +744,7 @@ static int member_rows(BkCtx *c, const BkChain *ch, const ChainAt *a, int i, con
     op.cout = (uint32_t)l->OC;
     op.groups = (uint16_t)l->groups;
     bk_code_cp(k, &op);
-    uint32_t osh[4] = {1, (uint32_t)on, (uint32_t)l->OW, (uint32_t)l->OC};
+    uint32_t osh[4] = {1, (uint32_t)on, (uint32_t)r->cn[m->out], (uint32_t)l->OC};
     int64_t oc[4], bs[4] = {0, 0, 0, 1};
     bk_compact(osh, oc);
     if (m->b) {
@@ -663,7 +753,7 @@ static int member_rows(BkCtx *c, const BkChain *ch, const ChainAt *a, int i, con
     }
     uint64_t resid = 0;
     if (m->res >= 0) {
-        resid = rows_at(ch, a, m->res, r->lo[m->res], o0);
+        resid = rows_at(ch, a, r, m->res, o0);
         if (!is_f32(dt)) {
             AtlInsn cv = bk_vun(ISA_OP_V_CAST, dt, a->slot + ch->l_resf, resid, osh, oc, oc, 0, 0);
             cv.otype = ISA_F32;
@@ -697,10 +787,11 @@ static int chain_gen(BkCtx *c, const BkLayer *ly, int t, uint64_t slot, BkCode *
 {
     const BkChain *ch = ly->chain;
     int ns = ch->nstream ? ch->nsteps : 1, sl = t / ns, step = t % ns;
-    int img = sl / ch->nrc, rci = sl % ch->nrc, dt = ch->dt;
+    int img, rci, wci, dt = ch->dt;
     ChainRows r;
     ChainAt a;
-    slice_rows(ch, rci, &r);
+    slice_of(ch, sl, &img, &rci, &wci);
+    slice_rows(ch, rci, wci, &r);
     a.slot = slot;
     for (int b = 0; b < ch->nb; b++) {
         const ChainBuf *bf = &ch->buf[b];
@@ -709,7 +800,7 @@ static int chain_gen(BkCtx *c, const BkLayer *ly, int t, uint64_t slot, BkCode *
     for (int b = 0; b < ch->nb && step == 0; b++) {
         const ChainBuf *bf = &ch->buf[b];
         if (!bf->dram || r.n[b] <= 0) continue;
-        AtlInsn in = bk_nchw_box(dt, 1, bf->dram, bf->C, bf->H, bf->W, img, 0, bf->C, r.lo[b], r.n[b], 0, bf->W, a.at[b]);
+        AtlInsn in = bk_nchw_box(dt, 1, bf->dram, bf->C, bf->H, bf->W, img, 0, bf->C, r.lo[b], r.n[b], r.clo[b], r.cn[b], a.at[b]);
         in.layer = (uint16_t)(first_reader(ch, b) + 1);   /* member tag */
         bk_code_ld(k, &in, 0);
     }
@@ -749,7 +840,7 @@ static int chain_gen(BkCtx *c, const BkLayer *ly, int t, uint64_t slot, BkCode *
         const ChainMember *last = &ch->m[ch->nm - 1];
         int OC, OH, OW;
         member_out(last, &OC, &OH, &OW);
-        AtlInsn st = bk_nchw_box(dt, 0, last->ly->lw.y, OC, OH, OW, img, 0, OC, r.lo[last->out], r.n[last->out], 0, OW,
+        AtlInsn st = bk_nchw_box(dt, 0, last->ly->lw.y, OC, OH, OW, img, 0, OC, r.lo[last->out], r.n[last->out], r.clo[last->out], r.cn[last->out],
                                  a.at[last->out]);
         st.layer = (uint16_t)ch->nm;   /* member tag: the last member's */
         bk_code_st(k, &st);
@@ -810,11 +901,13 @@ static uint64_t run_macs(const BkChain *ch)
 {
     uint64_t n = 0;
     ChainRows r;
-    for (int i = 0; i < ch->nrc; i++) {
-        slice_rows(ch, i, &r);
+    for (int i = 0; i < ch->nrc * ch->nwc; i++) {
+        slice_rows(ch, i / ch->nwc, i % ch->nwc, &r);
         for (int k = 0; k < ch->nm; k++) {
             const BkLayer *m = ch->m[k].ly;
-            if (m->lw.kind == BK_K_CONV && m->lw.OH) n += m->macs / (uint64_t)m->lw.OH * (uint64_t)r.n[ch->m[k].out];
+            int o = ch->m[k].out;
+            if (m->lw.kind == BK_K_CONV && m->lw.OH && m->lw.OW)
+                n += m->macs / (uint64_t)m->lw.OH / (uint64_t)m->lw.OW * (uint64_t)r.n[o] * (uint64_t)r.cn[o];
         }
     }
     return n;
@@ -917,17 +1010,25 @@ int bk_chain_check(const BkCtx *c, const BkLayer *ly, AtlErr *e)
     if (ch->rows < 1 || ch->nrc != (ch->OH + ch->rows - 1) / ch->rows)
         return bk_fail(c, node, e, "layer group: %d slices of %d rows do not cover %d output rows", ch->nrc, ch->rows,
                        ch->OH);
+    if (ch->cols < 1 || ch->nwc != (ch->OW + ch->cols - 1) / ch->cols || (ch->nwc > 1 && ch->dt == ISA_I8))
+        return bk_fail(c, node, e, "layer group: %d slices of %d columns do not cover %d output columns", ch->nwc,
+                       ch->cols, ch->OW);
     /* every slice: the rows each buffer holds, what each member reads */
-    int most[CHAIN_MAX_BUFS] = {0};
+    int most[CHAIN_MAX_BUFS] = {0};   /* pixels (rows x columns) */
     ChainRows r;
-    for (int s = 0; s < ch->nrc; s++) {
-        slice_rows(ch, s, &r);
+    for (int s = 0; s < ch->nrc * ch->nwc; s++) {
+        slice_rows(ch, s / ch->nwc, s % ch->nwc, &r);
         for (int b = 0; b < ch->nb; b++) {
-            most[b] = imax(most[b], r.n[b]);
-            if (r.n[b] > ch->buf[b].max_rows)
-                return bk_fail(c, node, e, "layer group: the row buffer of '%s' holds %d rows, slice %d puts %d in it",
-                               g->t[ch->buf[b].t].name, ch->buf[b].max_rows, s, r.n[b]);
+            most[b] = imax(most[b], r.n[b] * r.cn[b]);
+            if (r.n[b] * r.cn[b] > ch->buf[b].max_px || r.cn[b] > ch->buf[b].W)
+                return bk_fail(c, node, e, "layer group: the row buffer of '%s' holds %d pixels, slice %d puts %d x %d in it",
+                               g->t[ch->buf[b].t].name, ch->buf[b].max_px, s, r.n[b], r.cn[b]);
         }
+        if (!cols_ok(ch, &r))
+            return bk_fail(c, node, e, "layer group: slice %d reads columns its buffers do not hold", s);
+        if (!inplace_ok(ch, &r))
+            return bk_fail(c, node, e, "layer group: slice %d reads rows of '%s' other than those it stores over", s,
+                           g->t[ch->buf[ch->inplace].t].name);
         for (int i = 0; i < ch->nm; i++) {
             const ChainMember *m = &ch->m[i];
             int lo = r.lo[m->out], n = r.n[m->out];
@@ -952,7 +1053,7 @@ int bk_chain_check(const BkCtx *c, const BkLayer *ly, AtlErr *e)
         if (ch->dt == ISA_I8 && pitch % c->align)   /* int8 members address rows inside their buffers */
             return bk_fail(c, node, e, "layer group: a row of '%s' (%llu bytes) is not a multiple of the %llu-byte alignment",
                            g->t[bf->t].name, (unsigned long long)pitch, (unsigned long long)c->align);
-        if (!ch->nstream) region(reg, &n, bf->off, (uint64_t)most[b] * pitch, "the row buffer of '%s'", g->t[bf->t].name);
+        if (!ch->nstream) region(reg, &n, bf->off, (uint64_t)most[b] * bf->C * es, "the row buffer of '%s'", g->t[bf->t].name);
     }
     if (ch->dt == ISA_I8) {   /* an accumulator row; an elementwise chunk in every region */
         for (int i = 0; i < ch->nm; i++) {
@@ -970,7 +1071,7 @@ int bk_chain_check(const BkCtx *c, const BkLayer *ly, AtlErr *e)
     for (int i = 0; i < ch->nm && ch->dt != ISA_I8; i++) {
         const ChainMember *m = &ch->m[i];
         const BkLow *l = &m->ly->lw;
-        uint64_t f32 = (uint64_t)most[m->out] * l->OW * l->OC * 4;
+        uint64_t f32 = (uint64_t)most[m->out] * l->OC * 4;
         if (l->kind == BK_K_CONV && m->stream) {   /* a chunk's channels */
             uint64_t w = 0;
             for (int j = 0; j < ch->nitems; j++) if (ch->item[j].m == i && (uint64_t)ch->item[j].ocn > w) w = (uint64_t)ch->item[j].ocn;
@@ -1005,7 +1106,7 @@ int bk_chain_check(const BkCtx *c, const BkLayer *ly, AtlErr *e)
     }
     for (int b = 0; b < ch->nb && ch->nstream; b++) {   /* streaming: the row buffers, per core */
         const ChainBuf *bf = &ch->buf[b];
-        uint64_t bytes = (uint64_t)most[b] * bf->W * bf->C * es;
+        uint64_t bytes = (uint64_t)most[b] * bf->C * es;
         region(reg, &n, bf->off, bytes, "the row buffer of '%s'", g->t[bf->t].name);
         if (bf->off2) region(reg, &n, bf->off2, bytes, "the second row buffer of '%s'", g->t[bf->t].name);
         if (!bf->off2 && (bf->dram || b == ch->m[ch->nm - 1].out))
@@ -1019,12 +1120,13 @@ static int apply_rows(BkCtx *c, BkLayer *ly, const void *shape, AtlErr *e)
     BkChain *ch = ly->chain;
     const ChainShape *sh = shape;
     ch->rows = sh->rows;
+    ch->cols = sh->cols;
     ch->nstream = sh->nstream;
     if (layout(c, ly, ch)) return atl_fail(e, "internal: a candidate slice height does not fit");
     if (bk_chain_check(c, ly, e)) return -1;
     ly->run_macs = run_macs(ch);
     int ns = ch->nstream ? ch->nsteps : 1;
-    if (bk_set_tiles(ly, ch->N * ch->nrc * ns, ns, e)) return -1;
+    if (bk_set_tiles(ly, ch->N * ch->nrc * ch->nwc * ns, ns, e)) return -1;
     /* a step's weight chunk: the same in every slice (with 2 steps each
      * slot keeps its chunk from slice to slice: the loads are skipped) */
     for (int t = 0; ch->nstream && t < ly->ntiles; t++) ly->tile_wkey[t] = ch->step[t % ns].w >= 0 ? t % ns : -1;
@@ -1032,8 +1134,11 @@ static int apply_rows(BkCtx *c, BkLayer *ly, const void *shape, AtlErr *e)
      * none (an empty multicast would leave its wait unsignalled) */
     ly->mcast = ch->resident > 0;
     ly->prologue = ly->mcast ? chain_prologue : NULL;
-    if (ch->nstream) snprintf(ly->split, sizeof ly->split, "N%d H%d x%d w%d/%d", ch->N, ch->nrc, ch->nm, ch->nstream, ns);
-    else snprintf(ly->split, sizeof ly->split, "N%d H%d x%d", ch->N, ch->nrc, ch->nm);
+    char wpart[16] = "";
+    if (ch->nwc > 1) snprintf(wpart, sizeof wpart, " W%d", ch->nwc);
+    if (ch->nstream)
+        snprintf(ly->split, sizeof ly->split, "N%d H%d%s x%d w%d/%d", ch->N, ch->nrc, wpart, ch->nm, ch->nstream, ns);
+    else snprintf(ly->split, sizeof ly->split, "N%d H%d%s x%d", ch->N, ch->nrc, wpart, ch->nm);
     return 0;
 }
 
@@ -1159,20 +1264,29 @@ int bk_lower_chain(BkCtx *c, const BkLayer *const *members, int nm, BkLayer *ly,
      * output the space of an input that is dead once the member reading
      * it is done, but in a group other cores' slices still read that
      * input while one stores its rows (the simulator's race detector
-     * found this on ResNet-50 bf16) */
+     * found this on ResNet-50 bf16); except an input whose bytes the
+     * output takes exactly, where each slice reads only what it stores
+     * over (placement split's residual tails in place) */
     int gout = ch->buf[ch->m[nm - 1].out].t;
     uint64_t oa;
     if (bk_tensor_in_dram(c, gout, &oa, e)) { rc = -1; goto done; }
     uint64_t oz = (uint64_t)ir_numel(&g->t[gout]) * (uint64_t)bk_tensor_es(c, gout);
+    const ChainBuf *ob = &ch->buf[ch->m[nm - 1].out];
+    ch->inplace = -1;
     for (int b = 0; b < ch->nb; b++) {
         const ChainBuf *in = &ch->buf[b];
         if (!in->dram) continue;
         uint64_t iz = (uint64_t)ir_numel(&g->t[in->t]) * (uint64_t)bk_tensor_es(c, in->t);
-        if (in->dram < oa + oz && oa < in->dram + iz) goto done;
+        if (!(in->dram < oa + oz && oa < in->dram + iz)) continue;
+        /* written over exactly (a residual tail in place, alloc/place.c):
+         * allowed where each slice reads just the box it stores over
+         * (layout, inplace_ok) */
+        if (in->dram != oa || iz != oz || in->C != ob->C || in->H != ob->H || in->W != ob->W || ch->inplace >= 0) goto done;
+        ch->inplace = b;
     }
-    int lastC, lastW;
+    int lastC;
     ch->N = (int)g->t[g->nodes[members[nm - 1]->node].out[0]].dims[0];
-    member_out(&ch->m[nm - 1], &lastC, &ch->OH, &lastW);
+    member_out(&ch->m[nm - 1], &lastC, &ch->OH, &ch->OW);
     ly->chain = ch;
     ly->lw.kind = BK_K_CHAIN;
     ly->lw.dt = ch->dt;
@@ -1188,13 +1302,37 @@ int bk_lower_chain(BkCtx *c, const BkLayer *const *members, int nm, BkLayer *ly,
     for (int ns = ns0; ns <= ns1; ns++) {
         if (ns == 1 && ly->shapes.n) break;   /* every member's weights resident fit */
         ch->nstream = ns;
-        for (int rows = ch->OH;; rows = (rows + 1) / 2) {
-            ChainShape sh = {rows, ns};
-            ch->rows = rows;
-            if (layout(c, ly, ch) == 0 &&
-                bk_push_shape(ly, &sh, sizeof sh, (int64_t)ch->N * ch->nrc * ch->nsteps, e)) { rc = -1; goto done; }
-            if (rows == 1) break;
+        /* whole rows first; W slices (float chains) only where none fit,
+         * each column width with the most rows that fit (fewer rows only
+         * recompute more halo), and of those the two with the fewest MACs
+         * with their halos (pricing more costs compile time; on ResNet-50
+         * the others priced at most 1% cheaper, mostly dearer) */
+        int before = ly->shapes.n, nw = 0;
+        ChainShape wsh[32];
+        uint64_t wmacs[32];
+        int64_t wtiles[32];
+        for (int cols = ch->OW;; cols = (cols + 1) / 2) {
+            for (int rows = ch->OH;; rows = (rows + 1) / 2) {
+                ChainShape sh = {rows, cols, ns};
+                ch->rows = rows;
+                ch->cols = cols;
+                int fits = layout(c, ly, ch) == 0;
+                int64_t tiles = (int64_t)ch->N * ch->nrc * ch->nwc * ch->nsteps;
+                if (fits && cols == ch->OW) {
+                    if (bk_push_shape(ly, &sh, sizeof sh, tiles, e)) { rc = -1; goto done; }
+                } else if (fits && nw < 32) {
+                    int k = nw++;
+                    uint64_t mc = run_macs(ch);
+                    for (; k > 0 && wmacs[k - 1] > mc; k--) { wsh[k] = wsh[k - 1]; wmacs[k] = wmacs[k - 1]; wtiles[k] = wtiles[k - 1]; }
+                    wsh[k] = sh; wmacs[k] = mc; wtiles[k] = tiles;
+                    break;
+                }
+                if (rows == 1) break;
+            }
+            if (cols == 1 || ch->dt == ISA_I8 || (cols == ch->OW && ly->shapes.n > before)) break;
         }
+        for (int k = 0; k < nw && k < 2; k++)
+            if (bk_push_shape(ly, &wsh[k], sizeof wsh[k], wtiles[k], e)) { rc = -1; goto done; }
     }
     if (!ly->shapes.n) { ly->chain = NULL; goto done; }
     ly->shapes.apply = apply_rows;

@@ -22,7 +22,8 @@
  * conv->AveragePool (pads, ceil_mode, count_include_pad); MobileNetV2's
  * stem with a depthwise conv; bf16; uneven last slices (a prime number of
  * output rows); batch 2; pools alone; HardSwish; a residual that is an
- * earlier member's output; dilation; SAME_UPPER padding; no bias (all
+ * earlier member's output; dilation; SAME_UPPER padding; no bias; W
+ * slices (column chunks with halos) where whole rows fit no slot (all
  * with activations in DRAM: --sram-activations never); on
  * configs/a1.ini (4 clusters of 4 cores), configs/tiny.ini (1 core, 64 KiB
  * LMEM) and configs/edge16k.ini (2 cores, 16 KiB LMEM). What must not
@@ -771,6 +772,7 @@ TEST(streamed_weights)
 
 /* ---- the LMEM checker ---- */
 
+
 /* The backend's first phases by hand, as backend/compile.c runs them, up
  * to one chain layer of the nodes named in `members`, its slice height
  * chosen (and checked) on all cores. */
@@ -901,6 +903,125 @@ TEST(checker_accepts_plans_and_refuses_corrupted_ones)
     ir_free(&g);
 }
 
+/* ---- W slices ---- */
+
+/* A pair whose whole rows do not fit a1's LMEM, resident or streamed: a
+ * 1x1 64 -> 128 + Relu then a 3x3 128 -> 32 over 160 columns (three rows
+ * of the 1x1's output are 240 KB, a slot about 166 KB beside 180 KB of
+ * weights). It must group with slices of fewer columns ("W<n>" in the
+ * split), every buffer holding the columns its reader's window needs, and
+ * give the interpreter's answers (and --group none's, bit for bit in f32)
+ * in full mode with the race detector. */
+TEST(column_slices)
+{
+    IrGraph g;
+    AtlErr e;
+    int64_t xd[4] = {1, 64, 6, 160};
+    new_graph(&g, xd);
+    conv_relu(&g, "w1", "x", 64, 128, 1, 1, 0, 1, "a");
+    conv(&g, "w2", "a", 128, 32, 3, 1, 1, 1, "y");
+    ir_add_output(&g, "y", &e);
+    for (int d = 0; d < 2; d++) {
+        Run r;
+        check_on(&g, "1x1->3x3 over 160 columns", A1, d ? ISA_BF16 : ISA_F32, "Group(2)", &r);
+        CHECKF(split_field(&r, 'W') > 1, "the group has no column slices (split '%s')",
+               r.group >= 0 ? r.sum.layers[r.group].split : "-");
+        CHECK_EQ_INT(r.fault, SIM_FAULT_NONE);
+        run_free(&r);
+    }
+    ir_free(&g);
+}
+
+/* ResNet-50's layer1 pair in small: conv1 1x1 256 -> 64 + Relu, conv2 3x3
+ * 64 -> 64 + Relu over 56 columns (a row of the input is 57 KB in f32,
+ * the three a slice of conv2 reads more than a1's slot beside the
+ * weights). bk_lower_chain plans it with column slices, and the checker
+ * accepts the plan and refuses it when its buffers are twice as large
+ * as planned. */
+TEST(resnet_pair_lowers_with_column_slices)
+{
+    IrGraph g;
+    AtlErr e = {{0}};
+    int64_t xd[4] = {1, 256, 4, 56};
+    new_graph(&g, xd);
+    conv_relu(&g, "b1", "x", 256, 64, 1, 1, 0, 1, "a");
+    conv_relu(&g, "b2", "a", 64, 64, 3, 1, 1, 1, "y");
+    ir_add_output(&g, "y", &e);
+    static const char *const members[] = {"b1", "b2"};
+    ChainFix f;
+    int rc = fix_setup(&f, &g, A1, ISA_F32, members, 2, &e);
+    CHECKF(rc == 0, "setup: %s", e.msg);
+    if (rc == 0) {
+        printf("  resnet layer1 pair on a1: split %s\n", f.chain.split);
+        CHECK(strstr(f.chain.split, " W") != NULL);
+        CHECKF(bk_chain_check(&f.c, &f.chain, &e) == 0, "the compiler's plan: %s", e.msg);
+        f.c.es *= 2;   /* every column slice's buffer twice as large as planned */
+        expect_refused(&f, "W slices, elements twice as large", "the row buffer of");
+        f.c.es /= 2;
+    }
+    fix_free(&f);
+    ir_free(&g);
+}
+
+/* Placement split with too little SRAM writes a residual tail's result
+ * over its dying residual (alloc/place.c, pair_in_place): x -> Sigmoid ->
+ * t -> 1x1 + Relu -> 1x1 + t -> Relu -> y -> Sigmoid, batch 2, every
+ * activation 16 x 256 x 192 f32 (3 MiB; a1's 4 MiB of SRAM holds one).
+ * The chain of the two 1x1s (forced: --group-weights stream) reads t, as
+ * the first's input and the second's residual, only in the rows each
+ * slice stores y over, so it may form with y over t: it must, keep one
+ * tensor in SRAM and none in DRAM, and give the interpreter's answers
+ * and placement chip's bit for bit, with the race detector (which covers
+ * SRAM and DRAM) finding nothing. */
+TEST(chain_over_its_dying_residual)
+{
+    IrGraph g;
+    AtlErr e;
+    int64_t xd[4] = {2, 16, 256, 192};
+    const uint64_t act = 16 * 256 * 192 * 4;
+    new_graph(&g, xd);
+    ir_add_op(&g, "Sigmoid", "s0", "x", "t", &e);
+    conv_relu(&g, "c1", "t", 16, 16, 1, 1, 0, 1, "u");
+    conv(&g, "c2", "u", 16, 16, 1, 1, 0, 1, "v");
+    ir_add_op(&g, "Add", "add", "v,t", "s", &e);
+    ir_add_op(&g, "Relu", "r2", "s", "y", &e);
+    ir_add_op(&g, "Sigmoid", "s3", "y", "out", &e);
+    ir_add_output(&g, "out", &e);
+    Prep p;
+    char msg[1024] = "";
+    int rc = prepare(&g, &p, msg, sizeof msg);
+    CHECKF(rc == 0, "%s", msg);
+    Run r[2];
+    for (int split = 0; split < 2 && rc == 0; split++) {
+        BkOptions o;
+        bk_options_default(&o);
+        o.placement = split ? BK_PLACE_SPLIT : BK_PLACE_CHIP;
+        o.micro_batch = split;
+        o.schedule = BK_SCHED_UNIFORM;
+        o.group_weights = BK_GW_STREAM;
+        int ra = run_opts(&p, A1, &o, &r[split]);
+        printf("  %s: err %.3g  %s  %s\n", split ? "split" : "chip", ra ? -1.0 : r[split].err, r[split].ops, r[split].msg);
+        CHECKF(ra == 0, "%s: %s", split ? "split" : "chip", r[split].msg);
+        CHECK_EQ_INT(r[split].fault, SIM_FAULT_NONE);
+        if (ra == 0) CHECKF(r[split].err <= 2e-6, "error %g", r[split].err);
+    }
+    if (rc == 0) {
+        CHECKF(strstr(r[1].ops, "Group(2)") != NULL, "split: no group of c1, c2 (layers '%s')", r[1].ops);
+        /* u stays in LMEM, y takes t's bytes: one tensor in SRAM, none in DRAM */
+        CHECK_EQ_INT(r[1].sum.split, 1);
+        CHECKF(r[1].sum.act_sram == act, "SRAM peak %llu bytes, expected %llu (y over t)",
+               (unsigned long long)r[1].sum.act_sram, (unsigned long long)act);
+        CHECK_EQ_INT(r[1].sum.act_dram_tensors, 0);
+        int64_t n = ir_numel(&p.ref[0]), k = 0;
+        while (r[0].out[0] && r[1].out[0] && k < n && r[0].out[0][k] == r[1].out[0][k]) k++;
+        CHECKF(k == n, "split and chip differ at element %lld", (long long)k);
+        run_free(&r[0]);
+        run_free(&r[1]);
+    }
+    prep_free(&p);
+    ir_free(&g);
+}
+
 int main(void)
 {
     RUN(conv_conv_chain);
@@ -916,5 +1037,8 @@ int main(void)
     RUN(more_members);
     RUN(streamed_weights);
     RUN(checker_accepts_plans_and_refuses_corrupted_ones);
+    RUN(column_slices);
+    RUN(resnet_pair_lowers_with_column_slices);
+    RUN(chain_over_its_dying_residual);
     return test_summary("test_backend_group");
 }
