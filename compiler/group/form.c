@@ -13,8 +13,9 @@
  *   cluster; the other cores wait at its barrier). Every price is the cost model's
  *   estimate of the segment on the core set (cost/cost.c), so a group is
  *   taken only where the cost model finds it faster than its layers
- *   alone; a group is priced with the bound best[e] - best[s] (a
- *   candidate that cannot win stops early). With --group-weights stream
+ *   alone; a group is priced with the bound best[e] - best[s], its
+ *   slice-shape search too (bk_choose_shape_under: a candidate that cannot
+ *   win stops early, and none of its shapes is priced in full). With --group-weights stream
  *   (BkCtx.weights_stream, for studies and tests) every layer not in a
  *   chain that streams weights costs FORCED cycles more, so the programme
  *   puts as many layers into streaming chains as it can, in the cheapest
@@ -66,7 +67,8 @@ static int try_chain(BkCtx *c, BkLayer *layers, int s, int end, BkCoreSet cores,
     cand->band_chans = layers[end - 1].band_chans;
     cand->band_rows = layers[end - 1].band_rows;
     int r = bk_lower_chain(c, members, end - s, cand, e);
-    int over = r < 0 ? -1 : r ? 1 : bk_choose_shape(c, cand, cores, e) ? -1 : 2 * price(c, cand, cores, bound, est, e);
+    int chosen = r ? 0 : bk_choose_shape_under(c, cand, cores, bound, e);
+    int over = r < 0 || chosen < 0 ? -1 : r ? 1 : chosen ? 2 : 2 * price(c, cand, cores, bound, est, e);
     if (over) bk_layer_free(cand);
     return over < 0 ? -1 : over;
 }

@@ -12,6 +12,12 @@
  * BkShapes says) and applies the cheapest (the first of equal cost);
  * frees the candidates. Nothing to do when the lowering left none. */
 int bk_choose_shape(BkCtx *c, BkLayer *ly, BkCoreSet cores, AtlErr *e);
+/* The same, but a shape whose price (with the bands' extra DRAM time) is
+ * not under `bound` is never picked: 1, the layer left without a plan
+ * (the caller frees it), when no shape is under it, else 0 or -1. Group
+ * formation prices a candidate group so, against the cost of its layers
+ * alone, and stops early where it cannot win. */
+int bk_choose_shape_under(BkCtx *c, BkLayer *ly, BkCoreSet cores, uint64_t bound, AtlErr *e);
 /* One unit of the schedule: layers [first, first+count) of the sequence,
  * run as ly (a single layer's own lowering, or their group) on `cores`. */
 typedef struct BkUnit { BkLayer *ly; int first, count; BkCoreSet cores; } BkUnit;

@@ -66,18 +66,23 @@ static int same_cores(const BkSegment *sg, const int *prev)
 
 int bk_choose_shape(BkCtx *c, BkLayer *ly, BkCoreSet cores, AtlErr *e)
 {
+    return bk_choose_shape_under(c, ly, cores, UINT64_MAX, e) < 0 ? -1 : 0;
+}
+
+int bk_choose_shape_under(BkCtx *c, BkLayer *ly, BkCoreSet cores, uint64_t bound, AtlErr *e)
+{
     BkShapes *q = &ly->shapes;
     int ways = 0;
     for (int b = BK_BANDS_ROWS; b < BK_BANDS_WAYS; b++) ways += band_choice(ly, cores, b);
     if (q->n == 0 && !ways) return 0;
-    int pick = 0, pick_bands = 0, rc = -1;
+    int pick = 0, pick_bands = 0, rc = -1, found = bound == UINT64_MAX;
     int *spread = NULL;
     BkSegment sg;
     memset(&sg, 0, sizeof sg);
     if (q->n > 1 || ways) {
         sg.layer = ly;
         sg.cores = cores;
-        uint64_t best = UINT64_MAX;
+        uint64_t best = bound;
         int64_t spent = 0;
         for (int i = 0; i < (q->n ? q->n : 1); i++) {
             spent += q->n ? q->tiles[i] : 0;
@@ -112,10 +117,11 @@ int bk_choose_shape(BkCtx *c, BkLayer *ly, BkCoreSet cores, AtlErr *e)
                 int over = bk_cost_segment(c, &sg, best == UINT64_MAX ? best : best - wcyc, e);
                 if (over < 0) goto done;
                 if (!over && extra) sg.est_cycles += wcyc + dram_cycles(c, bk_band_relayout(c, &sg, 0));
-                if (!over && sg.est_cycles < best) { best = sg.est_cycles; pick = i; pick_bands = b; }
+                if (!over && sg.est_cycles < best) { best = sg.est_cycles; pick = i; pick_bands = b; found = 1; }
             }
         }
-    }
+    } else found = 1;   /* one shape, no ways: the caller prices it */
+    if (!found) { rc = 1; goto done; }   /* nothing under the bound */
     ly->bands = pick_bands;
     rc = q->n ? q->apply(c, ly, (char *)q->v + (size_t)pick * q->size, e) : 0;
 done:
