@@ -228,13 +228,7 @@ int bk_prefetch_actions(const BkCtx *c, const BkSegment *sg, int core, BkTable *
         for (int j = 0; j < t->n; j++)
             if ((t->a[j].kind == BK_ACT_LOAD || t->a[j].kind == BK_ACT_COPY) && seen++ == want) { at = j + 1; break; }
     }
-    if (t->n == t->cap) {
-        int nc = t->cap ? 2 * t->cap : 32;
-        BkAction *p = realloc(t->a, (size_t)nc * sizeof *p);
-        if (!p) return atl_fail(e, "out of memory in the schedule");
-        t->a = p;
-        t->cap = nc;
-    }
+    if (bk_table_reserve(t, e)) return -1;
     for (int j = t->n; j > at; j--) t->a[j] = t->a[j - 1];
     t->n++;
     BkAction *a = &t->a[at];

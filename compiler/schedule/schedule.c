@@ -73,13 +73,7 @@ uint32_t bk_sched_cluster_mask(const BkSegment *sg, int cpc, int cluster)
 
 static int push(BkTable *t, BkActKind kind, int tile, int slot, int wait, int signal, AtlErr *e)
 {
-    if (t->n == t->cap) {
-        int nc = t->cap ? 2 * t->cap : 32;
-        BkAction *p = realloc(t->a, (size_t)nc * sizeof *p);
-        if (!p) return atl_fail(e, "out of memory in the schedule");
-        t->a = p;
-        t->cap = nc;
-    }
+    if (bk_table_reserve(t, e)) return -1;
     BkAction *a = &t->a[t->n++];
     memset(a, 0, sizeof *a);
     a->kind = (uint8_t)kind;

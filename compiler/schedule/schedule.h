@@ -69,6 +69,7 @@
 #ifndef ATOLL_COMPILER_SCHEDULE_SCHEDULE_H
 #define ATOLL_COMPILER_SCHEDULE_SCHEDULE_H
 #include <stdint.h>
+#include <stdlib.h>
 #include "compiler/target/layer.h"
 
 /* Semaphores of the sync scheme, per slot b (0/1). */
@@ -250,6 +251,19 @@ uint32_t bk_sched_cluster_mask(const BkSegment *sg, int cores_per_cluster, int c
 /* The time-step table of `core` in segment sg (see the file comment),
  * replacing t's contents. */
 int bk_sched_table(const BkCtx *c, const BkSegment *sg, int core, BkTable *t, AtlErr *e);
+/* Room for one more action in t (grown by doubling); -1 out of memory.
+ * Inline: schedule.c and prefetch.c both grow tables, and schedule.c
+ * already calls prefetch.c (no loop between the two objects). */
+static inline int bk_table_reserve(BkTable *t, AtlErr *e)
+{
+    if (t->n < t->cap) return 0;
+    int nc = t->cap ? 2 * t->cap : 32;
+    BkAction *p = (BkAction *)realloc(t->a, (size_t)nc * sizeof *p);
+    if (!p) return atl_fail(e, "out of memory in the schedule");
+    t->a = p;
+    t->cap = nc;
+    return 0;
+}
 void bk_table_free(BkTable *t);
 
 /* The code of the tiles a table walk is at: LOAD (or COPY) generates the

@@ -378,6 +378,20 @@ static inline int e2e_graph_run(IrGraph *g, const char *chipfile, const BkOption
 {
     return e2e_graph_run_y(g, chipfile, opt, max_err, prog_out, sum, err, errlen, NULL, NULL);
 }
+/* 1 when compiling g on chipfile with *opt fails with a message that
+ * contains `needle` (printed, indented): how a test shows that a bad
+ * option value is refused. Frees nothing of g. */
+static inline int e2e_refused(IrGraph *g, const char *chipfile, const BkOptions *opt, const char *needle)
+{
+    BkSummary sum;
+    memset(&sum, 0, sizeof sum);
+    double err;
+    char msg[1024] = "";
+    int rc = e2e_graph_run(g, chipfile, opt, &err, NULL, &sum, msg, sizeof msg);
+    printf("  %s\n", msg);
+    bk_summary_free(&sum);
+    return rc != 0 && strstr(msg, needle) != NULL;
+}
 /* e2e_graph_sum_opt with groups as the default options form them. */
 /* e2e_graph_run with the default options in dtype and group_max. */
 static inline int e2e_graph_sum_opt(IrGraph *g, const char *chipfile, int dtype, int group_max, double *max_err,
