@@ -140,16 +140,18 @@ struct BkChain {
 static int imin(int a, int b) { return a < b ? a : b; }
 static int imax(int a, int b) { return a > b ? a : b; }
 
-/* The input rows a member's output rows [lo, lo+n) read: the window with
- * its halo, or the same rows (elementwise). */
-static BkSpan member_span(const ChainMember *m, int lo, int n)
+/* The input rows (cols 0) or columns (cols 1, W slices) a member's output
+ * rows or columns [lo, lo+n) read: the window with its halo, or the same
+ * ones (elementwise). */
+static BkSpan member_span(const ChainMember *m, int cols, int lo, int n)
 {
     const BkLow *l = &m->ly->lw;
     if (m->kind == CM_ELEM) {
         BkSpan s = {lo, n, 0, 0};
         return s;
     }
-    return bk_window_span(lo, n, l->sh, l->pt, l->dh, l->kh, l->H);
+    return cols ? bk_window_span(lo, n, l->sw, l->pl, l->dw, l->kw, l->W)
+                : bk_window_span(lo, n, l->sh, l->pt, l->dh, l->kh, l->H);
 }
 
 /* A member's output dims (channels, rows, columns). */
@@ -178,17 +180,6 @@ static void widen_span(int *at, int *cnt, int lo, int n)
 
 static void widen(ChainRows *r, int b, int lo, int n) { widen_span(&r->lo[b], &r->n[b], lo, n); }
 
-/* The input columns a member's output columns [lo, lo+n) read (W slices). */
-static BkSpan member_cspan(const ChainMember *m, int lo, int n)
-{
-    const BkLow *l = &m->ly->lw;
-    if (m->kind == CM_ELEM) {
-        BkSpan s = {lo, n, 0, 0};
-        return s;
-    }
-    return bk_window_span(lo, n, l->sw, l->pl, l->dw, l->kw, l->W);
-}
-
 /* Slice (rci, wci): output rows chunk rci, columns chunk wci of the last
  * member, propagated backwards as the rows are (whole rows: every buffer
  * holds all its columns). */
@@ -206,11 +197,11 @@ static void slice_rows(const BkChain *ch, int rci, int wci, ChainRows *r)
         const ChainMember *m = &ch->m[i];
         int lo = r->lo[m->out], n = r->n[m->out];
         if (n <= 0) continue;
-        BkSpan ys = member_span(m, lo, n);
+        BkSpan ys = member_span(m, 0, lo, n);
         widen(r, m->in, ys.a, ys.n);
         if (m->res >= 0) widen(r, m->res, lo, n);
         if (ch->nwc < 2) continue;
-        BkSpan xs = member_cspan(m, r->clo[m->out], r->cn[m->out]);
+        BkSpan xs = member_span(m, 1, r->clo[m->out], r->cn[m->out]);
         widen_span(&r->clo[m->in], &r->cn[m->in], xs.a, xs.n);
         if (m->res >= 0) widen_span(&r->clo[m->res], &r->cn[m->res], r->clo[m->out], r->cn[m->out]);
     }
@@ -240,7 +231,7 @@ static BkSpan full_width(const BkLow *l)
 static BkSpan slice_width(const BkChain *ch, const ChainMember *m, const ChainRows *r)
 {
     if (ch->nwc < 2) return full_width(&m->ly->lw);
-    return member_cspan(m, r->clo[m->out], r->cn[m->out]);
+    return member_span(m, 1, r->clo[m->out], r->cn[m->out]);
 }
 
 /* W slices: 1 when every member computing in slice r reads exactly the
@@ -253,7 +244,7 @@ static int cols_ok(const BkChain *ch, const ChainRows *r)
     for (int i = 0; i < ch->nm; i++) {
         const ChainMember *m = &ch->m[i];
         if (r->n[m->out] <= 0) continue;
-        BkSpan xs = member_cspan(m, r->clo[m->out], r->cn[m->out]);
+        BkSpan xs = member_span(m, 1, r->clo[m->out], r->cn[m->out]);
         if (xs.n <= 0 || xs.pa > 63 || xs.pb > 63 || xs.a != r->clo[m->in] || xs.n != r->cn[m->in]) return 0;
         if (m->res >= 0 && (r->clo[m->res] != r->clo[m->out] || r->cn[m->res] != r->cn[m->out])) return 0;
     }
@@ -278,7 +269,7 @@ static int slice_ok(const BkChain *ch, const ChainRows *r)
     for (int i = 0; i < ch->nm; i++) {
         int n = r->n[ch->m[i].out];
         if (n <= 0) continue;
-        BkSpan ys = member_span(&ch->m[i], r->lo[ch->m[i].out], n);
+        BkSpan ys = member_span(&ch->m[i], 0, r->lo[ch->m[i].out], n);
         if (ys.n <= 0 || ys.pa > 63 || ys.pb > 63) return 0;
     }
     return 1;
@@ -311,7 +302,7 @@ static int misaligned_read(const BkCtx *c, const BkChain *ch, const ChainRows *r
         const ChainMember *m = &ch->m[i];
         int lo = r->lo[m->out], n = r->n[m->out];
         if (n <= 0) continue;
-        BkSpan ys = member_span(m, lo, n);
+        BkSpan ys = member_span(m, 0, lo, n);
         if (row_offset(ch, r, m->in, ys.a) % c->align) return i;
         if (m->res >= 0 && row_offset(ch, r, m->res, lo) % c->align) return i;
     }
@@ -591,7 +582,7 @@ static void qconv_rows(const BkChain *ch, const ChainAt *a, const ChainMember *m
                        int oc0, int ocn, uint64_t w, BkCode *k)
 {
     const BkLow *l = &m->ly->lw;
-    BkSpan ys = member_span(m, s0, sn);
+    BkSpan ys = member_span(m, 0, s0, sn);
     uint64_t acc = a->slot + ch->l_scr[0], out = rows_at(ch, a, r, m->out, s0);
     AtlInsn op = bk_window_insn(l, ISA_OP_CONV, ISA_I8, rows_at(ch, a, r, m->in, ys.a), l->C, ys,
                                 slice_width(ch, m, r));
@@ -665,7 +656,7 @@ static int conv_chunk(const BkCtx *c, const BkChain *ch, const ChainAt *a, const
     (void)c;
     const BkLow *l = &m->ly->lw;
     int dt = ch->dt, es = ch->es, o0 = r->lo[m->out], on = r->n[m->out];
-    BkSpan ys = member_span(m, o0, on);
+    BkSpan ys = member_span(m, 0, o0, on);
     uint64_t acc = a->slot + ch->l_acc, tmp = a->slot + ch->l_tmp;
     AtlInsn op = bk_window_insn(l, ISA_OP_CONV, dt, rows_at(ch, a, r, m->in, ys.a), l->C, ys, slice_width(ch, m, r));
     op.dst = acc;
@@ -712,7 +703,7 @@ static int member_rows(BkCtx *c, const BkChain *ch, const ChainAt *a, int i, con
     const BkLow *l = &m->ly->lw;
     int dt = ch->dt, o0 = r->lo[m->out], on = r->n[m->out];
     if (on <= 0) return 0;
-    BkSpan ys = member_span(m, o0, on);
+    BkSpan ys = member_span(m, 0, o0, on);
     if (ys.n <= 0 || ys.pa > 63 || ys.pb > 63)
         return bk_fail(c, m->ly->node, e, "output rows %d..%d read no input (padding too large)", o0, o0 + on - 1);
     if (m->kind == CM_ELEM) {
@@ -1033,7 +1024,7 @@ int bk_chain_check(const BkCtx *c, const BkLayer *ly, AtlErr *e)
             const ChainMember *m = &ch->m[i];
             int lo = r.lo[m->out], n = r.n[m->out];
             if (n <= 0) continue;
-            BkSpan ys = member_span(m, lo, n);
+            BkSpan ys = member_span(m, 0, lo, n);
             if (!rows_inside(&r, m->in, ys.a, ys.n) || (m->res >= 0 && !rows_inside(&r, m->res, lo, n)))
                 return bk_fail(c, m->ly->node, e, "layer group: slice %d reads rows its buffers do not hold", s);
         }
