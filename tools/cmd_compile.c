@@ -109,6 +109,9 @@ static const char usage_text[] =
     "  --prefetch auto|never  a layer's first staged weights copied to SRAM by the layer before,\n"
     "                         overlapping its compute: auto (default) where the cost model finds\n"
     "                         it cheaper; never: each layer stages its own\n"
+    "  --kbands never|auto|always  with bands, a channel-banded 1x1 conv split by input channels\n"
+    "                         over the clusters (partial sums added after a barrier): never\n"
+    "                         (default); auto where the cost model finds it cheaper; always\n"
     "  --keep-activations     no reuse of activation memory (and --group none): every activation listed in\n"
     "                         the .abm keeps its value after a run (atoll run --dump-tensors)\n"
     "  --dump-ir              print the IR after the passes and stop\n"
@@ -457,6 +460,11 @@ int cmd_compile(int argc, char **argv)
             else if (!strcmp(v, "never")) rq.sram_weights = BK_SRAM_NEVER;
             else if (!strcmp(v, "always")) rq.sram_weights = BK_SRAM_ALWAYS;
             else { fprintf(stderr, "atoll compile: --sram-weights '%s': use auto, never or always\n", v); return 2; }
+        } else if ((v = cli_opt(argc, argv, &i, "--kbands", &bad))) {
+            if (!strcmp(v, "never")) rq.kbands = BK_KBANDS_NEVER;
+            else if (!strcmp(v, "auto")) rq.kbands = BK_KBANDS_AUTO;
+            else if (!strcmp(v, "always")) rq.kbands = BK_KBANDS_ALWAYS;
+            else { fprintf(stderr, "atoll compile: --kbands '%s': use never, auto or always\n", v); return 2; }
         } else if ((v = cli_opt(argc, argv, &i, "--prefetch", &bad))) {
             if (!strcmp(v, "auto")) rq.prefetch = BK_PREFETCH_AUTO;
             else if (!strcmp(v, "never")) rq.prefetch = BK_PREFETCH_NEVER;

@@ -86,6 +86,51 @@ static int publish_bands(BkCtx *c, BkLayer *ly, BkCoreSet cores, AtlErr *e)
     return rc;
 }
 
+/* K split across clusters (lower/kbands.c): the conv layer just lowered,
+ * layers[*n - 1], lowered again as its two phases, each with its shape
+ * chosen on `all`; they replace it (one more layer) always, or with auto
+ * when their prices add up to less than its (bk_price_layer). The
+ * partials' scratch goes at the end of the activation region. */
+static int try_kbands(BkCtx *c, BkLayer *layers, int *n, BkCoreSet all, AtlErr *e)
+{
+    BkLayer *ly = &layers[*n - 1], p1, p2;
+    memset(&p1, 0, sizeof p1);
+    memset(&p2, 0, sizeof p2);
+    p1.node = ly->node;
+    p1.tensor = ly->tensor;
+    p1.layer_id = ly->layer_id;
+    p1.slot_size = c->slot;
+    p1.band_cores = ly->band_cores;
+    p1.band_clusters = ly->band_clusters;
+    p1.band_chans = ly->band_chans;
+    p1.band_rows = ly->band_rows;
+    uint64_t base = c->kb_base ? c->kb_base : (c->act_bytes + 63) / 64 * 64;
+    const BkLow *l = &ly->lw;
+    uint64_t bytes = (uint64_t)c->bands * l->OC * l->OH * l->OW * 4;
+    int rc = bk_lower_kbands(c, ly, &p1, &p2, bk_addr(ABM_REGION_ACTIVATIONS, base), e);
+    if (!rc) rc = bk_choose_shape(c, &p1, all, e);
+    if (!rc) rc = bk_choose_shape(c, &p2, all, e);
+    int keep = !rc;
+    if (!rc && c->kbands == BK_KBANDS_AUTO) {
+        uint64_t whole = 0, one = 0, two = 0;
+        rc = bk_price_layer(c, ly, all, &whole, e) || bk_price_layer(c, &p1, all, &one, e) ||
+             bk_price_layer(c, &p2, all, &two, e) ? -1 : 0;
+        keep = !rc && one + two < whole;
+    }
+    if (rc < 0 || !keep) {
+        bk_layer_free(&p1);
+        bk_layer_free(&p2);
+        return rc < 0 ? -1 : 0;
+    }
+    bk_layer_free(ly);
+    *ly = p1;
+    p2.layer_id = *n;
+    layers[(*n)++] = p2;
+    c->kb_base = base;
+    if (bytes > c->kb_bytes) c->kb_bytes = bytes;
+    return 0;
+}
+
 /* Lowers every layer into layers (count *n), each with its tile shape
  * chosen on all cores of the chip (placement split: of one cluster). */
 static int lower_all(BkCtx *c, BkLayer *layers, int *n, double *phase, AtlErr *e)
@@ -116,7 +161,8 @@ static int lower_all(BkCtx *c, BkLayer *layers, int *n, double *phase, AtlErr *e
             double t0 = atl_clock_s();
             int rc = pass ? bk_lower_const_output(c, t, ly, e) : bk_lower_node(c, k, ly, e);
             if (!rc) rc = bk_choose_shape(c, ly, all, e);
-            if (!rc && c->bands) rc = publish_bands(c, ly, all, e);
+            if (!rc && !pass && bk_kbands_ok(c, ly)) rc = try_kbands(c, layers, n, all, e);
+            if (!rc && c->bands) rc = publish_bands(c, &layers[*n - 1], all, e);
             phase[BK_PHASE_LOWER] += atl_clock_s() - t0;
             if (rc) return pass ? atl_err_prefix(e, "graph output '%s'", g->t[t].name) : -1;
         }
@@ -395,6 +441,7 @@ static int stage_build_flow(BkStage *st, const IrGraph *g, const AtlChip *chip, 
     c->wsram_never = opt->sram_weights == BK_SRAM_NEVER;
     c->wsram_always = opt->sram_weights == BK_SRAM_ALWAYS;
     c->prefetch_never = opt->prefetch == BK_PREFETCH_NEVER;
+    c->kbands = opt->kbands;
     c->tile_images = opt->tile_images;
     if (sp) {
         /* activations take the cluster's SRAM, where the input staging would go */
@@ -429,8 +476,9 @@ static int stage_build_flow(BkStage *st, const IrGraph *g, const AtlChip *chip, 
     c->gelu_src = malloc(((size_t)g->nn + 1) * sizeof *c->gelu_src);
     c->act_on = calloc((size_t)g->nn + 1, sizeof *c->act_on);
     c->tail = malloc(((size_t)g->nn + 1) * sizeof *c->tail);
-    st->layers = calloc((size_t)g->nn + (size_t)g->nout + 1, sizeof *st->layers);
-    st->chains = calloc((size_t)g->nn + (size_t)g->nout + 1, sizeof *st->chains);
+    /* a conv split by K across clusters is two layers (try_kbands) */
+    st->layers = calloc(2 * (size_t)g->nn + (size_t)g->nout + 1, sizeof *st->layers);
+    st->chains = calloc(2 * (size_t)g->nn + (size_t)g->nout + 1, sizeof *st->chains);
     if (c->bands && !(c->band = calloc((size_t)g->nt + 1, sizeof *c->band))) return atl_fail(e, "out of memory");
     if (!c->pl || !c->skip || !c->gelu_src || !c->act_on || !c->tail || !st->layers || !st->chains)
         return atl_fail(e, "out of memory");
@@ -448,8 +496,10 @@ static int stage_build_flow(BkStage *st, const IrGraph *g, const AtlChip *chip, 
     if (bk_match_patterns(c, e) || bk_place(c, e) || bk_check_limits(c, e)) return -1;
     if (c->bands) c->sram_stage = (c->act_sram + 63) / 64 * 64;
     st->phase[BK_PHASE_ADDRESS] += atl_clock_s() - t0;
-    if (lower_all(c, st->layers, &st->nlayers, st->phase, e) ||
-        schedule_all(c, st->layers, st->nlayers, st->chains, &st->sched, &st->nunits, layer_base, st->phase, e))
+    if (lower_all(c, st->layers, &st->nlayers, st->phase, e)) return -1;
+    /* the K splits' partials after the activations */
+    if (c->kb_bytes) c->act_bytes = c->kb_base + (c->kb_bytes + 63) / 64 * 64;
+    if (schedule_all(c, st->layers, st->nlayers, st->chains, &st->sched, &st->nunits, layer_base, st->phase, e))
         return -1;
     t0 = atl_clock_s();
     /* placement split: every instance costs what the first does */

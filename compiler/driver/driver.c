@@ -93,6 +93,8 @@ static void options_text(const DrvRequest *rq, int synthetic, int batch, char *o
     n = strlen(opts);
     if (rq->prefetch == BK_PREFETCH_NEVER) snprintf(opts + n, cap - n, " --prefetch never");
     n = strlen(opts);
+    if (rq->kbands) snprintf(opts + n, cap - n, " --kbands %s", rq->kbands == BK_KBANDS_AUTO ? "auto" : "always");
+    n = strlen(opts);
     if (rq->stage_plan) snprintf(opts + n, cap - n, " --stage-plan %s", rq->stage_plan);
     if (!batch) return;
     n = strlen(opts);
@@ -176,6 +178,7 @@ static int compile_variant(const char *path, IrGraph *g, const DrvRequest *rq, i
     o.sram_acts = rq->sram_acts;
     o.sram_weights = rq->sram_weights;
     o.prefetch = rq->prefetch;
+    o.kbands = rq->kbands;
     o.stage_plan = rq->stage_plan;
     o.source_hash = hash;
     BkSummary *grown = realloc(res->variants, (size_t)(res->nvariants + 1) * sizeof *grown);

@@ -18,6 +18,10 @@ int bk_choose_shape(BkCtx *c, BkLayer *ly, BkCoreSet cores, AtlErr *e);
  * formation prices a candidate group so, against the cost of its layers
  * alone, and stops early where it cannot win. */
 int bk_choose_shape_under(BkCtx *c, BkLayer *ly, BkCoreSet cores, uint64_t bound, AtlErr *e);
+/* The price of ly's plan as a segment on cores, as the search prices it
+ * (with bands: plus its weight copies' and re-layouts' DRAM time) into
+ * *cycles; 0, or -1. */
+int bk_price_layer(BkCtx *c, BkLayer *ly, BkCoreSet cores, uint64_t *cycles, AtlErr *e);
 /* One unit of the schedule: layers [first, first+count) of the sequence,
  * run as ly (a single layer's own lowering, or their group) on `cores`. */
 typedef struct BkUnit { BkLayer *ly; int first, count; BkCoreSet cores; } BkUnit;

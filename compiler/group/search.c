@@ -45,6 +45,7 @@ static void drop_shapes(BkLayer *ly)
 static int band_choice(const BkLayer *ly, BkCoreSet cores, int way)
 {
     if (way == BK_BANDS_SPREAD) return 1;
+    if (ly->lw.kb_phase == 1) return 0;   /* its tiles go to the clusters by K (bk_band_distribute) */
     if (!ly->band_cores || cores.first != 0 || cores.count != ly->band_cores || ly->chain) return 0;
     return way == BK_BANDS_ROWS ? ly->lw.kind == BK_K_CONV || ly->lw.kind == BK_K_POOL
                                 : ly->band_chans && ly->lw.kind == BK_K_CONV;
@@ -128,5 +129,23 @@ done:
     free(spread);
     bk_segment_free(&sg);
     drop_shapes(ly);
+    return rc;
+}
+
+int bk_price_layer(BkCtx *c, BkLayer *ly, BkCoreSet cores, uint64_t *cycles, AtlErr *e)
+{
+    BkSegment sg;
+    memset(&sg, 0, sizeof sg);
+    sg.layer = ly;
+    sg.cores = cores;
+    int rc = bk_sched_distribute(&sg, e);
+    if (!rc) {
+        int extra = c->bands && !c->band_final;
+        uint64_t wcyc = extra ? dram_cycles(c, bk_band_weight_rereads(&sg)) : 0;
+        if (extra) bk_band_relayout(c, &sg, 1);
+        rc = bk_cost_segment(c, &sg, UINT64_MAX, e) < 0 ? -1 : 0;
+        if (!rc) *cycles = sg.est_cycles + wcyc + (extra ? dram_cycles(c, bk_band_relayout(c, &sg, 0)) : 0);
+    }
+    bk_segment_free(&sg);
     return rc;
 }

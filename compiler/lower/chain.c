@@ -1178,7 +1178,7 @@ static int member_kind(const BkCtx *c, const BkLayer *m, int dt)
 
 int bk_chain_can_join(const BkCtx *c, const BkLayer *ly)
 {
-    if (ly->node < 0 || ly->direct) return 0;
+    if (ly->node < 0 || ly->direct || ly->lw.kb_parts) return 0;
     if (ly->lw.kind == BK_K_CONV || ly->lw.kind == BK_K_POOL) return 1;
     return ly->lw.kind == BK_K_ELEM && !strcmp(c->g->nodes[ly->node].op, "Int8Add");
 }

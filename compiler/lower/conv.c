@@ -223,6 +223,20 @@ static int conv_gen(BkCtx *c, const BkLayer *ly, int t, uint64_t slot, BkCode *k
         op.cout = (uint32_t)ocn;
         op.groups = (uint16_t)gn;
         op.acc = (uint8_t)(p.kci > 0);
+        if (l->kb_parts) {
+            /* K split across clusters, phase 1: a cluster's chunks of K
+             * accumulate from its first; its last stores the f32 partial
+             * sum (no bias, no activation) into the cluster's part */
+            int sub = l->nkc / l->kb_parts;
+            op.acc = (uint8_t)(p.kci % sub > 0);
+            bk_code_cp(k, &op);
+            if (p.kci % sub != sub - 1) return 0;
+            BkImgBox pb = {p.n, p.nn, oc0, ocn, r0, rn, 1, w0, wn, 1, 0};
+            uint64_t part = (uint64_t)(p.kci / sub) * (uint64_t)l->OC * l->OH * l->OW * 4;
+            in = bk_nchw_boxes(ISA_F32, 0, l->kb_part + part, l->OC, l->OH, l->OW, &pb, acc);
+            bk_code_st(k, &in);
+            return 0;
+        }
         bk_code_cp(k, &op);
         if (!last_k) return 0;
         /* every accumulator row (stacked: the garbage rows between images too) */
@@ -510,7 +524,8 @@ static int assign(BkCtx *c, BkLayer *ly, AtlErr *e)
 {
     BkLow *l = &ly->lw;
     int per_chunk = bk_image_chunks(l) * l->nrc * l->nwc * l->nkc;
-    if (bk_set_tiles(ly, l->ngc * per_chunk, l->nkc, e)) return -1;
+    /* a K split across clusters: a run is one cluster's chunks of an output tile */
+    if (bk_set_tiles(ly, l->ngc * per_chunk, l->kb_parts ? l->nkc / l->kb_parts : l->nkc, e)) return -1;
     for (int t = 0; t < ly->ntiles; t++)
         ly->tile_wkey[t] = l->kind == BK_K_CONV ? t / per_chunk * l->nkc + t % l->nkc : -1;
     return 0;
@@ -715,7 +730,28 @@ static int apply_shape(BkCtx *c, BkLayer *ly, const void *shape, AtlErr *e)
     int n = bk_window_split(l, ly->split, sizeof ly->split);
     if (ly->mcast) n += snprintf(ly->split + n, sizeof ly->split - (size_t)n, " mc");
     if (ly->in_sram) n += snprintf(ly->split + n, sizeof ly->split - (size_t)n, " sram");
-    if (ly->wsram) snprintf(ly->split + n, sizeof ly->split - (size_t)n, " wsram");
+    if (ly->wsram) n += snprintf(ly->split + n, sizeof ly->split - (size_t)n, " wsram");
+    if (l->kb_parts) snprintf(ly->split + n, sizeof ly->split - (size_t)n, " kbands");
+    return 0;
+}
+
+int bk_conv_kbands_shapes(BkCtx *c, BkLayer *ly, AtlErr *e)
+{
+    BkLow *l = &ly->lw;
+    /* K chunks: a cluster's range whole, or halved (its own K split);
+     * output chunks down to an eighth, rows down to a quarter */
+    for (int sub = 1; sub <= 4 && !ly->shapes.n && l->C % (l->kb_parts * sub) == 0; sub *= 2)
+        for (int gc = l->OC; gc >= l->OC / 8 && gc >= 1; gc = gc / 2) {
+            for (int r = l->OH; r >= (l->OH + 3) / 4; r = (r + 1) / 2) {
+                Shape s = {gc, r, l->OW, l->C / (l->kb_parts * sub), 0, 0, 0, 0};
+                if (add_one(c, ly, s, e) < 0) return -1;
+                if (r == 1) break;
+            }
+            if (gc == 1) break;
+        }
+    if (!ly->shapes.n) return 1;
+    order_shapes(&ly->shapes);
+    ly->shapes.apply = apply_shape;
     return 0;
 }
 

@@ -171,6 +171,18 @@ void bk_step_dtypes(BkLow *l, int from, int cast_dt);
 
 /* The lowerings (one file each): fill ly for node `node`; 0, or -1 naming the node. */
 int bk_lower_conv(BkCtx *c, int node, BkLayer *ly, AtlErr *e);
+/* conv.c: the candidate shapes of a K split across clusters' phase 1
+ * (ly lowered by bk_lower_conv, its shapes dropped, BkLow.kb_parts set);
+ * 1 when none fits. */
+int bk_conv_kbands_shapes(BkCtx *c, BkLayer *ly, AtlErr *e);
+/* kbands.c (docs/backend.md, "K split across clusters"): bk_kbands_ok, 1
+ * when the lowered conv layer ly may split K across the clusters;
+ * bk_lower_kbands lowers its node again as phase 1 (p1, set up as the
+ * driver sets a layer up before lowering) and phase 2 (p2), the partials
+ * at tagged DRAM `part` ([clusters][OC][OH][OW] f32), each with candidate
+ * shapes; 0, 1 when no shape fits, -1 on error. */
+int bk_kbands_ok(const BkCtx *c, const BkLayer *ly);
+int bk_lower_kbands(BkCtx *c, const BkLayer *conv, BkLayer *p1, BkLayer *p2, uint64_t part, AtlErr *e);
 int bk_lower_pool(BkCtx *c, int node, BkLayer *ly, AtlErr *e);
 int bk_lower_mm(BkCtx *c, int node, BkLayer *ly, AtlErr *e);
 /* mm.c: the batch counts of matmul operands A, B and result Y

@@ -134,10 +134,34 @@ void bk_band_free(BkSegment *sg)
     sg->nrows = sg->nch = 0;
 }
 
+/* K split across clusters, phase 1 (BkLow.kb_parts): run u (one output
+ * tile's K chunks of one cluster's range) to cluster u mod K, then over
+ * that cluster's cores in contiguous balanced blocks. Its output is the
+ * partials' scratch, not a banded tensor: no cell owners. */
+static int kb_distribute(BkSegment *sg, AtlErr *e)
+{
+    const BkLayer *ly = sg->layer;
+    int K = ly->lw.kb_parts, cpc = ly->band_cores / K, run = ly->tile_run > 0 ? ly->tile_run : 1;
+    int units = ly->ntiles / run, per = units / K;
+    if (units % K || sg->cores.first != 0 || sg->cores.count != ly->band_cores)
+        return atl_fail(e, "internal: a K split across %d clusters on other cores", K);
+    uint8_t *used = calloc((size_t)ly->band_cores, 1);
+    if (!used) return atl_fail(e, "out of memory distributing bands");
+    sg->cores_used = 0;
+    for (int u = 0; u < units; u++) {
+        int k = u % K, core = k * cpc + (int)((int64_t)(u / K) * cpc / per);
+        for (int t = u * run; t < (u + 1) * run; t++) sg->tile_core[t] = core;
+        if (!used[core]) { used[core] = 1; sg->cores_used++; }
+    }
+    free(used);
+    return 0;
+}
+
 int bk_band_distribute(BkSegment *sg, AtlErr *e)
 {
     const BkLayer *ly = sg->layer;
     bk_band_free(sg);
+    if (ly->lw.kb_phase == 1 && ly->band_cores) return kb_distribute(sg, e);
     int chain = chain_rows(ly, NULL, NULL);
     if (!ly->band_cores || ly->band_clusters < 1 || ly->band_clusters > 31 || !(window(ly) || chain) || !ly->ntiles)
         return 0;
@@ -516,7 +540,8 @@ uint64_t bk_band_weight_rereads(const BkSegment *sg)
 {
     const BkLayer *ly = sg->layer;
     const BkLow *l = &ly->lw;
-    if (!window(ly) || l->kind != BK_K_CONV || !ly->band_cores || ly->band_clusters < 2 || ly->band_clusters > 31)
+    if (!window(ly) || l->kind != BK_K_CONV || !ly->band_cores || ly->band_clusters < 2 || ly->band_clusters > 31 ||
+        l->kb_phase == 2)   /* the partials' sum has no weights */
         return 0;
     int cpc = ly->band_cores / ly->band_clusters, nk = l->nkc > 0 ? l->nkc : 1;
     uint32_t *used = calloc((size_t)l->ngc * (size_t)nk, sizeof *used);

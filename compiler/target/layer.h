@@ -71,6 +71,13 @@ typedef struct BkLow {
     int gchunk, rows, cols, kchunk; /* per tile: groups, output rows, output columns, input channels */
     int ngc, nrc, nwc, nkc;       /* chunks along groups, rows, columns, input channels */
     int nb;                       /* conv: images a tile covers (0 or 1: one; lower/conv.c) */
+    /* K split across clusters (lower/kbands.c; docs/backend.md "K split
+     * across clusters"): kb_parts clusters (0: off); phase 1, the conv,
+     * cluster q = kci / (nkc / kb_parts) sums its input channels into part
+     * q of the f32 partials at kb_part ([part][OC][OH][OW]); phase 2 adds
+     * the parts, the bias and the activation and writes y */
+    int kb_parts, kb_phase;
+    uint64_t kb_part;
     int compact;                  /* conv 1x1, pad 0, strided: tiles load only the rows and
                                    * columns it reads and run it at stride 1 (lower/conv.c) */
     uint64_t x, y, w, b;          /* tagged DRAM addresses (b: f32 bias or 0) */

@@ -130,6 +130,12 @@ typedef struct BkCtx {
     int band_final;
     int band_chans;               /* channel bands too (a cell keeps its owner whatever the tiling,
                                    * output-channel distribution, staging gathers; 0: rows only) */
+    /* K split across clusters (BkOptions.kbands; lower/kbands.c): 0 never,
+     * 1 where the cost model prices it lower, 2 always where it may; the
+     * partials' scratch at the end of the activation region (kb_base, 0
+     * until the first) and its bytes */
+    int kbands;
+    uint64_t kb_base, kb_bytes;
     uint64_t sram_stage;          /* SRAM offset of a conv's input staging ("Inputs in cluster
                                    * SRAM"): 0, or with row bands above the banded tensors */
     /* staged (several graphs, one per stage, in one variant): where each io
