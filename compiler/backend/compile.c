@@ -383,6 +383,8 @@ static int check_options(const AtlChip *chip, const BkOptions *opt, AtlErr *e)
         return atl_fail(e, "backend: SRAM weights mode %d is not one of auto, never, always", opt->sram_weights);
     if (opt->prefetch != BK_PREFETCH_AUTO && opt->prefetch != BK_PREFETCH_NEVER)
         return atl_fail(e, "backend: prefetch mode %d is not one of auto, never", opt->prefetch);
+    if (opt->kbands < BK_KBANDS_NEVER || opt->kbands > BK_KBANDS_ALWAYS)
+        return atl_fail(e, "backend: K split mode %d is not one of never, auto, always", opt->kbands);
     if (opt->sram_acts < BK_SRAM_ACTS_AUTO || opt->sram_acts > BK_SRAM_ACTS_ROWS)
         return atl_fail(e, "backend: SRAM activation mode %d is not one of auto, never, bands, rows", opt->sram_acts);
     if (opt->dtype != ISA_F32 && opt->dtype != ISA_F16 && opt->dtype != ISA_BF16)

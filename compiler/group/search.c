@@ -42,10 +42,19 @@ static void drop_shapes(BkLayer *ly)
 /* Bands: whether ly's tiles may go to the clusters by output rows or by
  * output channels (way BK_BANDS_ROWS / CHANNELS) on `cores` (then each
  * is priced beside the spread). */
+static int band_choice_any(const BkLayer *ly, BkCoreSet cores)
+{
+    return ly->band_cores && cores.first == 0 && cores.count == ly->band_cores && !ly->chain && ly->band_chans;
+}
+
 static int band_choice(const BkLayer *ly, BkCoreSet cores, int way)
 {
+    /* a K split across clusters: phase 1's tiles go to the clusters by K
+     * (bk_band_distribute), phase 2's by output channels, so that its
+     * output lies as the convolution's channel bands would leave it */
+    if (ly->lw.kb_phase == 1) return way == BK_BANDS_SPREAD;
+    if (ly->lw.kb_phase == 2) return way == BK_BANDS_CHANNELS && band_choice_any(ly, cores);
     if (way == BK_BANDS_SPREAD) return 1;
-    if (ly->lw.kb_phase == 1) return 0;   /* its tiles go to the clusters by K (bk_band_distribute) */
     if (!ly->band_cores || cores.first != 0 || cores.count != ly->band_cores || ly->chain) return 0;
     return way == BK_BANDS_ROWS ? ly->lw.kind == BK_K_CONV || ly->lw.kind == BK_K_POOL
                                 : ly->band_chans && ly->lw.kind == BK_K_CONV;
