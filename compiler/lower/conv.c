@@ -232,9 +232,7 @@ static int conv_gen(BkCtx *c, const BkLayer *ly, int t, uint64_t slot, BkCode *k
             bk_code_cp(k, &op);
             if (p.kci % sub != sub - 1) return 0;
             BkImgBox pb = {p.n, p.nn, oc0, ocn, r0, rn, 1, w0, wn, 1, 0};
-            uint64_t part = (uint64_t)(p.kci / sub) * (uint64_t)l->OC * l->OH * l->OW * 4;
-            in = bk_nchw_boxes(ISA_F32, 0, l->kb_part + part, l->OC, l->OH, l->OW, &pb, acc);
-            bk_code_st(k, &in);
+            bk_kbands_store(k, l, p.kci / sub, &pb, acc);
             return 0;
         }
         bk_code_cp(k, &op);

@@ -13,9 +13,13 @@
  *   SRAM when the producer's channel bands match, by the matching rows of
  *   the weights for every output channel, and stores the f32 partial sum
  *   (no bias, no activation) into part q of a scratch [K][OC][OH][OW] at
- *   the end of the activation region (BkCtx.kb_base); phase 2 (this
+ *   the end of the activation region (BkCtx.kb_base), but for the
+ *   channels of its own band (the output channels phase 2 gives it),
+ *   which it keeps in its SRAM above the bands (BkLow.kb_sram, where input
+ *   staging would go; neither phase stages); phase 2 (this
  *   file's generator) loads a tile's box of the K parts (a block of output
- *   channels and rows, the whole width), adds them in part order on the
+ *   channels and rows, the whole width; its own cluster's part from its
+ *   SRAM, its chunks being a band's on channel bands), adds them in part order on the
  *   vector unit, adds the bias, applies the fused activation (bk_matrix_
  *   epilogue: ReLU after the sum), casts to the storage dtype and stores
  *   into the output, whose tiles the search gives to the clusters like
@@ -37,6 +41,44 @@
 #include "compiler/lower/lower.h"
 
 static int imin(int a, int b) { return a < b ? a : b; }
+
+/* The own band's channels [lo, hi) of part q, kept in SRAM (none
+ * without kb_sram) */
+static void own_band(const BkLow *l, int q, int *lo, int *hi)
+{
+    int B = l->OC / l->kb_parts;
+    *lo = l->kb_sram ? q * B : 0;
+    *hi = l->kb_sram ? *lo + B : 0;
+}
+
+/* The SRAM-tagged address of the own band's copy of a part */
+static uint64_t sram_base(const BkLow *l)
+{
+    return bk_addr(BK_SRAM_TAG_REGION, l->kb_sram - 1);
+}
+
+void bk_kbands_store(BkCode *k, const BkLow *l, int q, const BkImgBox *b, uint64_t acc)
+{
+    int lo, hi, c0 = b->c0, c1 = b->c0 + b->cn;
+    own_band(l, q, &lo, &hi);
+    int s0 = lo > c0 ? lo : c0, s1 = hi < c1 ? hi : c1;
+    if (s1 <= s0) s0 = s1 = c1;   /* nothing of the own band: all to DRAM */
+    uint64_t part = l->kb_part + (uint64_t)q * l->OC * l->OH * l->OW * 4;
+    /* channels [c0, s0) and [s1, c1) to the partials in DRAM, [s0, s1) to SRAM */
+    int from[3] = {c0, s0, s1}, to[3] = {s0, s1, c1};
+    for (int i = 0; i < 3; i++) {
+        if (to[i] <= from[i]) continue;
+        BkImgBox pb = *b;
+        pb.c0 = i == 1 ? from[i] - lo : from[i];
+        pb.cn = to[i] - from[i];
+        uint64_t src = acc + (uint64_t)(from[i] - c0) * 4;
+        AtlInsn in = i == 1 ? bk_nchw_boxes(ISA_F32, 0, sram_base(l), hi - lo, l->OH, l->OW, &pb, src)
+                            : bk_nchw_boxes(ISA_F32, 0, part, l->OC, l->OH, l->OW, &pb, src);
+        /* the block's pixels hold b->cn channels, not pb.cn */
+        for (int d = 1; d < 3; d++) in.src_stride[d] = in.src_stride[d] / pb.cn * b->cn;
+        bk_code_st(k, &in);
+    }
+}
 
 /* Phase 2's LMEM: the K parts' boxes (stride kb_stride), the bias, a
  * HardSwish scratch, the cast result. */
@@ -72,9 +114,17 @@ static int sum_gen(BkCtx *c, const BkLayer *ly, int t, uint64_t slot, BkCode *k,
     int r0 = p.rci * l->rows, rn = imin(l->rows, l->OH - r0);
     uint64_t plane = (uint64_t)l->OC * l->OH * l->OW * 4, stride = part_stride(c, l), acc = slot + l->l_in;
     BkImgBox box = {0, 1, oc0, ocn, r0, rn, 1, 0, l->OW, 1, 0};
+    /* the tile's channels lie in one cluster's band (its output-channel
+     * chunk's, bk_band_distribute): that cluster's part from its SRAM */
+    int own = p.gci * l->kb_parts / l->ngc, lo, hi;
+    own_band(l, own, &lo, &hi);
     for (int q = 0; q < l->kb_parts; q++) {
-        AtlInsn in = bk_nchw_boxes(ISA_F32, 1, l->kb_part + (uint64_t)q * plane, l->OC, l->OH, l->OW, &box,
-                                   acc + (uint64_t)q * stride);
+        BkImgBox sb = box;
+        sb.c0 = oc0 - lo;
+        AtlInsn in = q == own && l->kb_sram
+                         ? bk_nchw_boxes(ISA_F32, 1, sram_base(l), hi - lo, l->OH, l->OW, &sb, acc + (uint64_t)q * stride)
+                         : bk_nchw_boxes(ISA_F32, 1, l->kb_part + (uint64_t)q * plane, l->OC, l->OH, l->OW, &box,
+                                         acc + (uint64_t)q * stride);
         bk_code_ld(k, &in, 0);
     }
     uint32_t osh[4] = {1, (uint32_t)rn, (uint32_t)l->OW, (uint32_t)ocn}, bsh[4] = {1, 1, 1, (uint32_t)ocn};
@@ -122,7 +172,7 @@ int bk_kbands_ok(const BkCtx *c, const BkLayer *ly)
     if (strcmp(nd->op, "Conv") || l->kind != BK_K_CONV || l->groups != 1 || l->w_oihw || l->t_x || l->N != 1)
         return 0;
     if (l->kh != 1 || l->kw != 1 || l->sh != 1 || l->sw != 1 || l->pt || l->pl || l->pb || l->pr) return 0;
-    if (l->C <= l->OC || l->C % c->bands || l->OC < c->bands) return 0;
+    if (l->C <= l->OC || l->C % c->bands || l->OC % c->bands) return 0;
     int r = bk_tensor_root(c, nd->in[0]);
     return r >= 0 && c->pl[r].band;
 }
@@ -139,6 +189,10 @@ int bk_lower_kbands(BkCtx *c, const BkLayer *conv, BkLayer *p1, BkLayer *p2, uin
     l->kb_parts = c->bands;
     l->kb_phase = 1;
     l->kb_part = part;
+    /* each cluster's own band of its part in its SRAM, above the bands,
+     * where a layer's input staging would go (neither phase stages) */
+    uint64_t own = (uint64_t)(l->OC / c->bands) * l->OH * l->OW * 4;
+    l->kb_sram = c->sram_stage + own <= (uint64_t)c->chip->sram_bytes ? c->sram_stage + 1 : 0;
     uint64_t bias = l->b;
     char act[16];
     memcpy(act, l->act, sizeof act);
@@ -174,10 +228,11 @@ int bk_lower_kbands(BkCtx *c, const BkLayer *conv, BkLayer *p1, BkLayer *p2, uin
     s->kb_parts = c->bands;
     s->kb_phase = 2;
     s->kb_part = part;
+    s->kb_sram = l->kb_sram;
     p2->gen = sum_gen;
     /* output chunks of a cluster's band down to an eighth of it, rows down to a quarter */
     for (int gc = l->OC / c->bands; gc >= 1 && gc >= l->OC / (8 * c->bands); gc /= 2)
-        for (int r = l->OH; r >= (l->OH + 3) / 4; r = (r + 1) / 2) {
+        for (int r = l->OH; r >= (l->OH + 3) / 4 && (l->OC / c->bands) % gc == 0; r = (r + 1) / 2) {
             SumShape sh = {gc, r};
             set_sum_shape(s, gc, r);
             if (plan_sum(c, p2) == 0 && bk_push_shape(p2, &sh, sizeof sh, (int64_t)s->ngc * s->nrc, e)) return -1;

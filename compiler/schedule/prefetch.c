@@ -61,7 +61,8 @@ static void slot_range(const BkLayer *ly, int g, uint64_t *lo, uint64_t *hi)
 }
 
 /* 1 when [lo, hi) touches what segment sg reads or writes above
- * sram_stage in cluster cl: its staged input, its staged weight slots. */
+ * sram_stage in cluster cl: its staged input, its staged weight slots, a
+ * K split's own partials (lower/kbands.c). */
 static int touches(const BkCtx *c, const BkSegment *sg, int cl, uint64_t lo, uint64_t hi)
 {
     const BkLayer *ly = sg->layer;
@@ -70,6 +71,12 @@ static int touches(const BkCtx *c, const BkSegment *sg, int cl, uint64_t lo, uin
         const BkLow *l = &ly->lw;
         uint64_t n = (uint64_t)l->N * l->C * l->H * l->W * (uint64_t)(l->es ? l->es : c->es);
         if (lo < c->sram_stage + (n > 64 ? n : 64) && c->sram_stage < hi) return 1;
+    }
+    /* a K split's sum reads its own band of a part there (lower/kbands.c) */
+    if (ly->lw.kb_phase == 2 && ly->lw.kb_sram) {
+        const BkLow *l = &ly->lw;
+        uint64_t a = l->kb_sram - 1, n = (uint64_t)(l->OC / l->kb_parts) * l->OH * l->OW * 4;
+        if (lo < a + n && a < hi) return 1;
     }
     if (!ly->wsram) return 0;
     for (int u = 0; u < ly->ntiles; u++) {

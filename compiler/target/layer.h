@@ -75,9 +75,12 @@ typedef struct BkLow {
      * across clusters"): kb_parts clusters (0: off); phase 1, the conv,
      * cluster q = kci / (nkc / kb_parts) sums its input channels into part
      * q of the f32 partials at kb_part ([part][OC][OH][OW]); phase 2 adds
-     * the parts, the bias and the activation and writes y */
+     * the parts, the bias and the activation and writes y; kb_sram, the
+     * cluster SRAM offset + 1 where cluster q keeps part q of its own band
+     * of output channels (q OC / kb_parts .., the band phase 2 sums there)
+     * instead of DRAM (0: all in DRAM) */
     int kb_parts, kb_phase;
-    uint64_t kb_part;
+    uint64_t kb_part, kb_sram;
     int compact;                  /* conv 1x1, pad 0, strided: tiles load only the rows and
                                    * columns it reads and run it at stride 1 (lower/conv.c) */
     uint64_t x, y, w, b;          /* tagged DRAM addresses (b: f32 bias or 0) */
