@@ -42,44 +42,6 @@
 
 static int imin(int a, int b) { return a < b ? a : b; }
 
-/* The own band's channels [lo, hi) of part q, kept in SRAM (none
- * without kb_sram) */
-static void own_band(const BkLow *l, int q, int *lo, int *hi)
-{
-    int B = l->OC / l->kb_parts;
-    *lo = l->kb_sram ? q * B : 0;
-    *hi = l->kb_sram ? *lo + B : 0;
-}
-
-/* The SRAM-tagged address of the own band's copy of a part */
-static uint64_t sram_base(const BkLow *l)
-{
-    return bk_addr(BK_SRAM_TAG_REGION, l->kb_sram - 1);
-}
-
-void bk_kbands_store(BkCode *k, const BkLow *l, int q, const BkImgBox *b, uint64_t acc)
-{
-    int lo, hi, c0 = b->c0, c1 = b->c0 + b->cn;
-    own_band(l, q, &lo, &hi);
-    int s0 = lo > c0 ? lo : c0, s1 = hi < c1 ? hi : c1;
-    if (s1 <= s0) s0 = s1 = c1;   /* nothing of the own band: all to DRAM */
-    uint64_t part = l->kb_part + (uint64_t)q * l->OC * l->OH * l->OW * 4;
-    /* channels [c0, s0) and [s1, c1) to the partials in DRAM, [s0, s1) to SRAM */
-    int from[3] = {c0, s0, s1}, to[3] = {s0, s1, c1};
-    for (int i = 0; i < 3; i++) {
-        if (to[i] <= from[i]) continue;
-        BkImgBox pb = *b;
-        pb.c0 = i == 1 ? from[i] - lo : from[i];
-        pb.cn = to[i] - from[i];
-        uint64_t src = acc + (uint64_t)(from[i] - c0) * 4;
-        AtlInsn in = i == 1 ? bk_nchw_boxes(ISA_F32, 0, sram_base(l), hi - lo, l->OH, l->OW, &pb, src)
-                            : bk_nchw_boxes(ISA_F32, 0, part, l->OC, l->OH, l->OW, &pb, src);
-        /* the block's pixels hold b->cn channels, not pb.cn */
-        for (int d = 1; d < 3; d++) in.src_stride[d] = in.src_stride[d] / pb.cn * b->cn;
-        bk_code_st(k, &in);
-    }
-}
-
 /* Phase 2's LMEM: the K parts' boxes (stride kb_stride), the bias, a
  * HardSwish scratch, the cast result. */
 static uint64_t part_stride(const BkCtx *c, const BkLow *l)
@@ -117,12 +79,12 @@ static int sum_gen(BkCtx *c, const BkLayer *ly, int t, uint64_t slot, BkCode *k,
     /* the tile's channels lie in one cluster's band (its output-channel
      * chunk's, bk_band_distribute): that cluster's part from its SRAM */
     int own = p.gci * l->kb_parts / l->ngc, lo, hi;
-    own_band(l, own, &lo, &hi);
+    bk_kbands_own_band(l, own, &lo, &hi);
     for (int q = 0; q < l->kb_parts; q++) {
         BkImgBox sb = box;
         sb.c0 = oc0 - lo;
         AtlInsn in = q == own && l->kb_sram
-                         ? bk_nchw_boxes(ISA_F32, 1, sram_base(l), hi - lo, l->OH, l->OW, &sb, acc + (uint64_t)q * stride)
+                         ? bk_nchw_boxes(ISA_F32, 1, bk_kbands_sram(l), hi - lo, l->OH, l->OW, &sb, acc + (uint64_t)q * stride)
                          : bk_nchw_boxes(ISA_F32, 1, l->kb_part + (uint64_t)q * plane, l->OC, l->OH, l->OW, &box,
                                          acc + (uint64_t)q * stride);
         bk_code_ld(k, &in, 0);

@@ -183,10 +183,14 @@ int bk_conv_kbands_shapes(BkCtx *c, BkLayer *ly, AtlErr *e);
  * shapes; 0, 1 when no shape fits, -1 on error. */
 int bk_kbands_ok(const BkCtx *c, const BkLayer *ly);
 int bk_lower_kbands(BkCtx *c, const BkLayer *conv, BkLayer *p1, BkLayer *p2, uint64_t part, AtlErr *e);
-/* Phase 1's stores of part q of the HWC f32 block at LMEM acc (box b of
+/* kbands_part.c: phase 1's stores of part q of the HWC f32 block at LMEM acc (box b of
  * the output, b->cn channels a pixel): the channels of q's own band into
  * the cluster's SRAM when BkLow.kb_sram, the others into the partials. */
 void bk_kbands_store(BkCode *k, const BkLow *l, int q, const BkImgBox *b, uint64_t acc);
+/* kbands_part.c: the channels [*lo, *hi) of part q kept in SRAM (none
+ * without kb_sram), and their SRAM-tagged address. */
+void bk_kbands_own_band(const BkLow *l, int q, int *lo, int *hi);
+uint64_t bk_kbands_sram(const BkLow *l);
 int bk_lower_pool(BkCtx *c, int node, BkLayer *ly, AtlErr *e);
 int bk_lower_mm(BkCtx *c, int node, BkLayer *ly, AtlErr *e);
 /* mm.c: the batch counts of matmul operands A, B and result Y
