@@ -25,7 +25,9 @@
  * Reductions (ReduceSum/Mean/Max/Min/SumSquare/L1/L2/LogSum/LogSumExp/Prod over
  * a contiguous run of axes; with noop_with_empty_axes and no axes a copy as a
  * sum over one element; GlobalAveragePool, GlobalMaxPool), Softmax and
- * LogSoftmax: [outer][red][inner], tiles over outer; one register program
+ * LogSoftmax: [outer][red][inner], tiles over outer (a reduction over
+ * whole channel planes of a banded input loads them as channels x rows,
+ * planes_of_rows, so its cluster's cells come from SRAM); one register program
  * per op (table red_defs: vector steps and v.rsum / v.rmax steps), e.g.
  * min = -max(-x), L2 = sqrt(sum(x*x)), LogSumExp and (Log)Softmax subtract
  * the row maximum first, ReduceProd = sign * exp(sum(log |x|)).
