@@ -484,8 +484,12 @@ static int cut(BkCtx *c, Out *o, const AtlInsn *in, uint8_t flag, const BandUse 
             int want = mode == CUT_LOAD || (mode == CUT_GATHER ? !v : v);
             int sram = mode == CUT_LOAD ? v : mode == CUT_STORE_SRAM;
             if (mark)
-                for (int i = i0; i < i1; i++)
-                    for (int q = a; q < b; q++) bd->need[(size_t)(w->c0 + i * w->cstep) * bd->H + walk_row(w, q)] = 1;
+                for (int i = i0; i < i1; i++) {
+                    uint8_t *nd = bd->need + (size_t)(w->c0 + i * w->cstep) * bd->H;
+                    if (w->rstep == 1) memset(nd + w->h0 + a, 1, (size_t)(b - a));
+                    else
+                        for (int q = a; q < b; q++) nd[walk_row(w, q)] = 1;
+                }
             if (want && put_cells(o, in, flag, store, u, w, i0, i1 - i0, a, b - a, sram, c->bands, k, e)) return -1;
             a = b;
         }
