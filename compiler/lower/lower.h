@@ -119,9 +119,9 @@ int bk_split_pair_cmp(const void *a, const void *b);
 /* Tiles of several images (conv.c, qmatrix.c), when grouping (--group
  * none keeps the tiles of before); pointwise convs: 1x1, no padding,
  * groups == 1:
- * bk_compact_ok: a strided one (not with row bands, whose DMA rewrite
- *   takes whole rows) may load only the rows and columns it reads and run
- *   at stride 1 (BkLow.compact);
+ * bk_compact_ok: a strided one may load only the rows and columns it
+ *   reads and run at stride 1 (BkLow.compact; with bands too: their DMA
+ *   rewrite walks every sh-th row);
  * bk_multi_image_ok: its tiles may cover several images (BkLow.nb; stride
  *   1 or compact), the HWC blocks of nb images making one of nb x rows rows;
  *   with `stacked` (conv.c) also any other groups == 1 conv (not with row

@@ -311,11 +311,15 @@ static const BandUse *find_use(const BandUse *v, int n, uint8_t space, uint64_t 
 }
 
 /* The cells of b a DRAM walk touches: the walk dimension stepping rows
- * (rd, -1: one row) from row h0, nr rows; the one stepping channels (cd,
- * -1: one channel) from channel c0 by cstep, nc channels. */
+ * (rd, -1: one row) from row h0 by rstep, nr rows (a strided 1x1 conv's
+ * compact load steps sh rows); the one stepping channels (cd, -1: one
+ * channel) from channel c0 by cstep, nc channels. */
 typedef struct Walk {
-    int rd, h0, nr, cd, c0, cstep, nc;
+    int rd, h0, nr, cd, c0, cstep, nc, rstep;
 } Walk;
+
+/* The row of walk position a. */
+static inline int walk_row(const Walk *w, int a) { return w->h0 + a * w->rstep; }
 
 /* The walk of a DMA's DRAM side (addr, shape sh, byte strides st,
  * elements of es bytes) over b; -1 when it is not whole row pieces of
@@ -324,18 +328,23 @@ static int dma_cells(const BkBand *b, uint64_t addr, const uint32_t sh[4], const
 {
     uint64_t off = addr - b->dram, plane = b->rowb * (uint64_t)b->H;
     int64_t xe = (int64_t)(off % b->rowb) + es;
-    *w = (Walk){-1, 0, 1, -1, 0, 1, 1};
+    *w = (Walk){-1, 0, 1, -1, 0, 1, 1, 1};
     for (int d = 0; d < 4; d++) {
         int64_t s = st[d];
         if (sh[d] <= 1) continue;
         if (s == (int64_t)b->rowb && w->rd < 0) { w->rd = d; w->nr = (int)sh[d]; }
         else if (s > 0 && (uint64_t)s % plane == 0 && w->cd < 0) { w->cd = d; w->nc = (int)sh[d]; w->cstep = (int)((uint64_t)s / plane); }
+        else if (s > 0 && (uint64_t)s % b->rowb == 0 && (uint64_t)s < plane && w->rd < 0) {   /* every rstep-th row */
+            w->rd = d;
+            w->nr = (int)sh[d];
+            w->rstep = (int)((uint64_t)s / b->rowb);
+        }
         else if (s >= 0 && (uint64_t)s < b->rowb) xe += s * (int64_t)(sh[d] - 1);
         else return -1;
     }
     w->h0 = (int)(off % plane / b->rowb);
     w->c0 = (int)(off / plane);
-    return xe <= (int64_t)b->rowb && w->h0 + w->nr <= b->H && w->c0 + (int64_t)(w->nc - 1) * w->cstep < b->C ? 0 : -1;
+    return xe <= (int64_t)b->rowb && walk_row(w, w->nr - 1) < b->H && w->c0 + (int64_t)(w->nc - 1) * w->cstep < b->C ? 0 : -1;
 }
 
 /* The rebuilt list (a tile's loads, computes or stores). */
@@ -386,7 +395,7 @@ static int put_cells(Out *o, const AtlInsn *in, uint8_t flag, int store, const B
         uint64_t *addr = store ? &p.dst : &p.src, plane = b->rowb * (uint64_t)b->H, off = *addr - b->dram;
         uint64_t wplane = b->rowb * (uint64_t)b->rows;
         int base = bk_band_window(b->H, K, k, b->rows), r = (int)(off % plane / b->rowb);
-        if (r < base || r + na > base + b->rows)
+        if (r < base || r + (na - 1) * w->rstep + 1 > base + b->rows)
             return atl_fail(e, "internal: row %d of a banded tensor is outside cluster %d's window", r, k);
         *addr = u->sram + off / plane * wplane + (uint64_t)(r - base) * b->rowb + off % b->rowb;
         int32_t *st = store ? p.dst_stride : p.src_stride;
@@ -437,14 +446,15 @@ static inline int value(const Cells *x, int ch, int r)
  * owners, and needs where the value reads them, say so at once). */
 static int same_rows(const Cells *x, const Walk *w, int ch0, int ch1)
 {
-    size_t i0 = (size_t)ch0 * x->H + w->h0, i1 = (size_t)ch1 * x->H + w->h0, n = (size_t)w->nr;
+    /* the rows from the walk's first to its last (a superset when it steps rows) */
+    size_t i0 = (size_t)ch0 * x->H + w->h0, i1 = (size_t)ch1 * x->H + w->h0, n = (size_t)(walk_row(w, w->nr - 1) - w->h0 + 1);
     int owners_same = ch1 < x->run[ch0];
     if (owners_same && (!x->dram || !x->c->band_final)) return 1;
     if ((owners_same || !memcmp(x->own + i0, x->own + i1, n)) &&
         (!x->dram || !x->c->band_final || !memcmp(x->u->b->need + i0, x->u->b->need + i1, n)))
         return 1;
     for (int a = 0; a < w->nr; a++)
-        if (value(x, ch0, w->h0 + a) != value(x, ch1, w->h0 + a)) return 0;
+        if (value(x, ch0, walk_row(w, a)) != value(x, ch1, walk_row(w, a))) return 0;
     return 1;
 }
 
@@ -468,14 +478,18 @@ static int cut(BkCtx *c, Out *o, const AtlInsn *in, uint8_t flag, const BandUse 
         }
         while (i1 < w->nc && same_rows(&x, w, ch0, w->c0 + i1 * w->cstep)) i1++;
         for (int a = 0; a < w->nr;) {
-            int v = value(&x, ch0, w->h0 + a), b = a + 1;
-            while (b < w->nr && value(&x, ch0, w->h0 + b) == v) b++;
+            int v = value(&x, ch0, walk_row(w, a)), b = a + 1;
+            while (b < w->nr && value(&x, ch0, walk_row(w, b)) == v) b++;
             int mark = !v && (mode == CUT_LOAD || mode == CUT_GATHER);
             int want = mode == CUT_LOAD || (mode == CUT_GATHER ? !v : v);
             int sram = mode == CUT_LOAD ? v : mode == CUT_STORE_SRAM;
             if (mark)
-                for (int i = i0; i < i1; i++)
-                    memset(bd->need + (size_t)(w->c0 + i * w->cstep) * bd->H + w->h0 + a, 1, (size_t)(b - a));
+                for (int i = i0; i < i1; i++) {
+                    uint8_t *nd = bd->need + (size_t)(w->c0 + i * w->cstep) * bd->H;
+                    if (w->rstep == 1) memset(nd + w->h0 + a, 1, (size_t)(b - a));
+                    else
+                        for (int q = a; q < b; q++) nd[walk_row(w, q)] = 1;
+                }
             if (want && put_cells(o, in, flag, store, u, w, i0, i1 - i0, a, b - a, sram, c->bands, k, e)) return -1;
             a = b;
         }
@@ -594,6 +608,11 @@ static int gather(BkCtx *c, const BkSegment *sg, Out *o, const AtlInsn *in, uint
     int np = pieces_of(c, sg, u), span = np > 1 ? l->kchunk : b->C;
     uint64_t plane = b->rowb * (uint64_t)b->H;
     uint32_t es = (uint32_t)isa_dtype_size(in->dtype);
+    /* the tiles of a compact strided 1x1 conv read only its cells
+     * (docs/backend.md, "Convs: tiles of several images, strided 1x1
+     * compacted"): the gather moves no others */
+    int compact = l->kind == BK_K_CONV && l->compact && b->H == l->H && b->rowb == (uint64_t)l->W * es && l->OH > 0 &&
+                  l->OW > 0;
     for (int j = 0; j < np; j++) {
         int c0 = j * span, nc = imin(span, b->C - c0);
         if (nc <= 0) return atl_fail(e, "internal: gather piece %d of %d holds no channel", j, np);
@@ -604,10 +623,18 @@ static int gather(BkCtx *c, const BkSegment *sg, Out *o, const AtlInsn *in, uint
         g.dst = u->sram + (uint64_t)c0 * plane;
         uint32_t sh[4] = {1, (uint32_t)nc, (uint32_t)b->H, (uint32_t)(b->rowb / es)};
         int32_t st[4] = {0, (int32_t)plane, (int32_t)b->rowb, (int32_t)es};
+        Walk w = {2, 0, b->H, 1, c0, 1, nc, 1};
+        if (compact) {   /* a strided 1x1 conv reads every sh-th row, every sw-th column */
+            sh[2] = (uint32_t)l->OH;
+            sh[3] = (uint32_t)l->OW;
+            st[2] = (int32_t)(b->rowb * (uint64_t)l->sh);
+            st[3] = (int32_t)(es * (uint32_t)l->sw);
+            w.nr = l->OH;
+            w.rstep = l->sh;
+        }
         memcpy(g.shape, sh, sizeof sh);
         memcpy(g.src_stride, st, sizeof st);
         memcpy(g.dst_stride, st, sizeof st);
-        Walk w = {2, 0, b->H, 1, c0, 1, nc};
         if (cut(c, o, &g, flag, u, &w, CUT_GATHER, k, e)) return -1;
         if (j == np - 1) break;
         uint32_t fs[4] = {1, 1, 1, 64 / (uint32_t)isa_dtype_size(c->dt)};
