@@ -30,6 +30,27 @@ expect_grep run_total "^\[$B\] 6 passed, 0 failed$" "$TMPD/pass"
 expect_grep run_results "^6 0$" "$B/results.txt"
 expect_grep run_log "^fast: 3 passed" "$B/test-log.txt"
 
+# test-times.txt: a test that burns about 0.3 CPU-s (a shell loop in a
+# child process) is listed first (most CPU) with at least 0.1 CPU-s, under
+# the pass's line; slowest.sh shows it
+cat > "$TMPD/t/burn" <<'EOF2'
+#!/bin/sh
+sh -c 'i=0; while [ $i -lt 300000 ]; do i=$((i + 1)); done'
+echo "burn: 1 passed, 0 failed"
+EOF2
+chmod +x "$TMPD/t/burn"
+TB=$TMPD/timed; mkdir -p "$TB"
+TEST_JOBS=1 TEST_SCRIPTS="$TMPD/t/script.sh" sh test/run.sh "$TB" "$TMPD/t/fast" "$TMPD/t/burn" > "$TMPD/pass" 2>&1
+expect_grep run_times_pass "^# cpu_s wall_s test; pass: [0-9.]* CPU-s summed over 3 tests, [0-9.]* s wall, 1 jobs$" "$TB/test-times.txt"
+if sed -n 2p "$TB/test-times.txt" | awk -v t="$TMPD/t/burn" '$3 == t && $1 >= 0.1 && $2 >= $1 - 0.05 { f = 1 } END { exit !f }'; then ok run_times_cpu
+else fail run_times_cpu "burn is not the first line with >= 0.1 CPU-s: $(cat "$TB/test-times.txt")"; fi
+if [ "$(wc -l < "$TB/test-times.txt")" -eq 4 ]; then ok run_times_all; else fail run_times_all "not 3 tests: $(cat "$TB/test-times.txt")"; fi
+sh test/slowest.sh -n 1 "$TB" "$TMPD/nowhere" > "$TMPD/slow" 2>&1
+expect_grep slowest_pass "^\[$TB\] [0-9.]* CPU-s summed over 3 tests" "$TMPD/slow"
+if [ "$(grep -c "$TMPD/t/" "$TMPD/slow")" -eq 1 ] && grep -q "^ *[0-9.]* *[0-9.]*  $TMPD/t/burn$" "$TMPD/slow"; then ok slowest_top
+else fail slowest_top "not just burn: $(cat "$TMPD/slow")"; fi
+expect_grep slowest_missing "^\[$TMPD/nowhere\] no test-times.txt" "$TMPD/slow"
+
 rm -f "$TMPD/mark"
 expect_fail run_failures "8 passed, 2 failed" env TEST_JOBS=2 TEST_SCRIPTS="$TMPD/t/*.sh" sh test/run.sh "$B" "$TMPD/t/dies" "$TMPD/t/liar" "$TMPD/t/fast"
 expect_grep run_no_summary "dies: no summary (exit 139)" "$TMPD/out"
