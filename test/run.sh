@@ -71,7 +71,22 @@ out_of() { # the output file of test $1
 
 items=$(for t in "$@"; do echo "$t"; done; for s in $scripts; do [ -f "$s" ] && echo "$s"; done)
 for t in $items; do rm -f "$(out_of "$t").rc"; done
-printf '%s\n' $items | xargs -P "$jobs" -n 1 sh "$root/test/run.sh" --one "$build" &
+# Started longest first: the tests a times file lists, most CPU first, then
+# the rest in the order given (a clean build has no times). With TEST_JOBS
+# at once, a long test started last would run alone at the end of the pass.
+# The times come from this build's last pass, else from the plain pass's
+# (build/test-times.txt: make test runs it first), matched by the test's
+# path below the build directory.
+hints=
+for h in "$build/test-times.txt" build/test-times.txt; do [ -f "$h" ] && { hints=$h; break; }; done
+start_order() {
+    if [ -z "$hints" ]; then printf '%s\n' $items; return; fi
+    printf '%s\n' $items | awk -v b="$build/" 'function key(t) { if (index(t, b) == 1) t = substr(t, length(b) + 1); sub(/^.*\/test\//, "test/", t); return t }
+        FNR == NR { if (FNR > 1) cpu[key($3)] = $1; next }
+        { k = key($0); printf "%s %d %s\n", (k in cpu) ? cpu[k] : -1, FNR, $0 }' "$hints" - |
+        sort -k1,1gr -k2,2n | cut -d' ' -f3-
+}
+start_order | xargs -P "$jobs" -n 1 sh "$root/test/run.sh" --one "$build" &
 runner=$!
 for t in $items; do
     out=$(out_of "$t")

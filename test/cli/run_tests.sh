@@ -50,6 +50,22 @@ expect_grep slowest_pass "^\[$TB\] [0-9.]* CPU-s summed over 3 tests" "$TMPD/slo
 if [ "$(grep -c "$TMPD/t/" "$TMPD/slow")" -eq 1 ] && grep -q "^ *[0-9.]* *[0-9.]*  $TMPD/t/burn$" "$TMPD/slow"; then ok slowest_top
 else fail slowest_top "not just burn: $(cat "$TMPD/slow")"; fi
 expect_grep slowest_missing "^\[$TMPD/nowhere\] no test-times.txt" "$TMPD/slow"
+# start order: with the times of a pass before, the test with the most CPU
+# starts first (one job at a time), one without a time last; the lines are
+# still printed in the order given
+for n in light heavy new; do
+    printf '#!/bin/sh\necho %s >> "%s/started"\necho "%s: 1 passed, 0 failed"\n' $n "$TMPD" $n > "$TMPD/t/$n"
+    chmod +x "$TMPD/t/$n"
+done
+TO=$TMPD/ordered; mkdir -p "$TO"
+printf '# cpu_s wall_s test; pass: 6.0 CPU-s summed over 2 tests, 6.0 s wall, 1 jobs\n5.00 5.00 %s\n1.00 1.00 %s\n' \
+    "$TMPD/t/heavy" "$TMPD/t/light" > "$TO/test-times.txt"
+TEST_JOBS=1 TEST_SCRIPTS="$TMPD/none/*.sh" sh test/run.sh "$TO" "$TMPD/t/new" "$TMPD/t/light" "$TMPD/t/heavy" > "$TMPD/pass" 2>&1
+if [ "$(tr '\n' ' ' < "$TMPD/started")" = "heavy light new " ]; then ok run_longest_first
+else fail run_longest_first "started: $(cat "$TMPD/started")"; fi
+if [ "$(grep 'passed, ' "$TMPD/pass" | sed 's/[: ].*//' | tr '\n' ' ')" = "new light heavy [$TO] " ]; then
+    ok run_longest_first_printed_in_order
+else fail run_longest_first_printed_in_order "$(cat "$TMPD/pass")"; fi
 
 rm -f "$TMPD/mark"
 expect_fail run_failures "8 passed, 2 failed" env TEST_JOBS=2 TEST_SCRIPTS="$TMPD/t/*.sh" sh test/run.sh "$B" "$TMPD/t/dies" "$TMPD/t/liar" "$TMPD/t/fast"
