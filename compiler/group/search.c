@@ -31,6 +31,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "compiler/group/group.h"
+#include "compiler/lower/lower.h"
 
 static void drop_shapes(BkLayer *ly)
 {
@@ -57,6 +58,38 @@ static uint64_t dram_cycles(const BkCtx *c, uint64_t bytes)
     return bytes && bpc > 0 ? (uint64_t)((double)bytes / bpc + 0.5) : 0;
 }
 
+/* The DRAM cycles of the weight copies the layer before may take over
+ * (docs/backend.md, "Weight prefetch across the barrier"): the first key
+ * of every core that stages one (bk_prefetch_tile) of a conv whose
+ * weights are staged in SRAM, at most the cycles the layer before's
+ * busiest DMA engine idles (BkCtx.pf_room); 0 unless the layer before was
+ * priced here just before, with --prefetch never, or weights staged
+ * otherwise. The search prices a plan without them, as the schedule
+ * mostly runs it: otherwise every stager's copy opens the layer with the
+ * matrix units idle in the price but not in the program, and a plan that
+ * stages (layer1's 3x3 convolutions) loses to one that multicasts whole
+ * weights to every core and cannot prefetch. */
+static uint64_t prefetchable(const BkCtx *c, const BkSegment *sg)
+{
+    const BkLayer *ly = sg->layer;
+    const BkLow *l = &ly->lw;
+    if (c->prefetch_never || !ly->wsram || !ly->stage || ly->chain || c->pf_layer < 0 ||
+        ly->layer_id != c->pf_layer + 1 || l->kind != BK_K_CONV || l->groups != 1)
+        return 0;
+    uint64_t bytes = 0;
+    for (int core = sg->cores.first; core < sg->cores.first + sg->cores.count; core++) {
+        int t = bk_prefetch_tile(c, sg, core);
+        if (t < 0) continue;
+        BkTilePos p = bk_tile_pos(l, t);
+        int kc = l->nkc > 1 ? l->C - p.kci * l->kchunk : l->C, oc = l->OC - p.gci * l->gchunk;
+        if (l->nkc > 1 && kc > l->kchunk) kc = l->kchunk;
+        if (oc > l->gchunk) oc = l->gchunk;
+        bytes += (uint64_t)l->kh * l->kw * (uint64_t)kc * (uint64_t)oc * (uint64_t)l->es;
+    }
+    uint64_t cyc = dram_cycles(c, bytes);
+    return cyc < c->pf_room ? cyc : c->pf_room;
+}
+
 /* 1 when the segment's tiles sit on the cores they had in `prev` (a way
  * that changes nothing needs no pricing of its own). */
 static int same_cores(const BkSegment *sg, const int *prev)
@@ -76,6 +109,7 @@ int bk_choose_shape_under(BkCtx *c, BkLayer *ly, BkCoreSet cores, uint64_t bound
     for (int b = BK_BANDS_ROWS; b < BK_BANDS_WAYS; b++) ways += band_choice(ly, cores, b);
     if (q->n == 0 && !ways) return 0;
     int pick = 0, pick_bands = 0, rc = -1, found = bound == UINT64_MAX;
+    uint64_t pick_room = 0;
     int *spread = NULL;
     BkSegment sg;
     memset(&sg, 0, sizeof sg);
@@ -114,16 +148,25 @@ int bk_choose_shape_under(BkCtx *c, BkLayer *ly, BkCoreSet cores, uint64_t bound
                 uint64_t wcyc = extra ? dram_cycles(c, bk_band_weight_rereads(&sg)) : 0;
                 if (wcyc >= best) continue;
                 if (extra) bk_band_relayout(c, &sg, 1);
-                int over = bk_cost_segment(c, &sg, best == UINT64_MAX ? best : best - wcyc, e);
+                uint64_t pf = extra ? prefetchable(c, &sg) : 0;
+                int over = bk_cost_segment(c, &sg, best == UINT64_MAX ? best : best - wcyc + pf, e);
                 if (over < 0) goto done;
-                if (!over && extra) sg.est_cycles += wcyc + dram_cycles(c, bk_band_relayout(c, &sg, 0));
-                if (!over && sg.est_cycles < best) { best = sg.est_cycles; pick = i; pick_bands = b; found = 1; }
+                uint64_t room = !over && sg.est_cycles > sg.est_dma ? sg.est_cycles - sg.est_dma : 0;
+                if (!over && extra) {
+                    sg.est_cycles += wcyc + dram_cycles(c, bk_band_relayout(c, &sg, 0));
+                    sg.est_cycles = sg.est_cycles > pf ? sg.est_cycles - pf : 0;
+                }
+                if (!over && sg.est_cycles < best) { best = sg.est_cycles; pick = i; pick_bands = b; found = 1; pick_room = room; }
             }
         }
     } else found = 1;   /* one shape, no ways: the caller prices it */
     if (!found) { rc = 1; goto done; }   /* nothing under the bound */
     ly->bands = pick_bands;
     rc = q->n ? q->apply(c, ly, (char *)q->v + (size_t)pick * q->size, e) : 0;
+    if (c->bands && !c->band_final && !ly->chain) {
+        c->pf_layer = found && (q->n > 1 || ways) ? ly->layer_id : -1;
+        c->pf_room = pick_room;
+    }
 done:
     free(spread);
     bk_segment_free(&sg);
