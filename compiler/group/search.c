@@ -69,6 +69,7 @@ static uint64_t dram_cycles(const BkCtx *c, uint64_t bytes)
  * matrix units idle in the price but not in the program, and a plan that
  * stages (layer1's 3x3 convolutions) loses to one that multicasts whole
  * weights to every core and cannot prefetch. */
+enum { PF_SHARE = 4 };
 static uint64_t prefetchable(const BkCtx *c, const BkSegment *sg)
 {
     const BkLayer *ly = sg->layer;
@@ -76,6 +77,17 @@ static uint64_t prefetchable(const BkCtx *c, const BkSegment *sg)
     if (c->prefetch_never || !ly->wsram || !ly->stage || ly->chain || c->pf_layer < 0 ||
         ly->layer_id != c->pf_layer + 1 || l->kind != BK_K_CONV || l->groups != 1)
         return 0;
+    /* not where every output-channel chunk stays on one cluster (channel
+     * bands): those gather their input through DRAM, and the staging their
+     * rivals keep (an input staged in SRAM) moves fewer bytes
+     * (resnet20_cifar's stage 6 to 8) */
+    int cpc = c->chip->cores_per_cluster, spans = 0;
+    for (int t = 0; t < ly->ntiles && !spans; t++) {
+        int g = bk_tile_pos(l, t).gci;
+        for (int u = t + 1; u < ly->ntiles && !spans; u++)
+            spans = bk_tile_pos(l, u).gci == g && sg->tile_core[u] / cpc != sg->tile_core[t] / cpc;
+    }
+    if (!spans || bk_conv_input_may_stage(c, ly)) return 0;
     uint64_t bytes = 0;
     for (int core = sg->cores.first; core < sg->cores.first + sg->cores.count; core++) {
         int t = bk_prefetch_tile(c, sg, core);
@@ -150,6 +162,7 @@ int bk_choose_shape_under(BkCtx *c, BkLayer *ly, BkCoreSet cores, uint64_t bound
                 if (extra) bk_band_relayout(c, &sg, 1);
                 uint64_t pf = extra ? prefetchable(c, &sg) : 0;
                 int over = bk_cost_segment(c, &sg, best == UINT64_MAX ? best : best - wcyc + pf, e);
+                if (!over && pf > sg.est_cycles / PF_SHARE) pf = sg.est_cycles / PF_SHARE;
                 if (over < 0) goto done;
                 uint64_t room = !over && sg.est_cycles > sg.est_dma ? sg.est_cycles - sg.est_dma : 0;
                 if (!over && extra) {
