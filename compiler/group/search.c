@@ -81,13 +81,19 @@ static uint64_t prefetchable(const BkCtx *c, const BkSegment *sg)
      * bands): those gather their input through DRAM, and the staging their
      * rivals keep (an input staged in SRAM) moves fewer bytes
      * (resnet20_cifar's stage 6 to 8) */
+    if (bk_conv_input_may_stage(c, ly) || l->ngc < 1) return 0;
     int cpc = c->chip->cores_per_cluster, spans = 0;
+    int *home = malloc((size_t)l->ngc * sizeof *home);   /* each chunk's first cluster */
+    if (!home) return 0;
+    for (int g = 0; g < l->ngc; g++) home[g] = -1;
     for (int t = 0; t < ly->ntiles && !spans; t++) {
-        int g = bk_tile_pos(l, t).gci;
-        for (int u = t + 1; u < ly->ntiles && !spans; u++)
-            spans = bk_tile_pos(l, u).gci == g && sg->tile_core[u] / cpc != sg->tile_core[t] / cpc;
+        int g = bk_tile_pos(l, t).gci, k = sg->tile_core[t] / cpc;
+        if (g < 0 || g >= l->ngc) continue;
+        if (home[g] < 0) home[g] = k;
+        spans = home[g] != k;
     }
-    if (!spans || bk_conv_input_may_stage(c, ly)) return 0;
+    free(home);
+    if (!spans) return 0;
     uint64_t bytes = 0;
     for (int core = sg->cores.first; core < sg->cores.first + sg->cores.count; core++) {
         int t = bk_prefetch_tile(c, sg, core);
