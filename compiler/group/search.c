@@ -21,7 +21,10 @@
  *   there too: a re-layout, bk_band_relayout) and the weight copies beyond
  *   one on the chip (bk_band_weight_rereads); otherwise a layer's choice
  *   ignores what it makes its producer write (docs/backend.md, "Re-layouts
- *   priced").
+ *   priced"). A plan that stages its weights in SRAM is priced without the
+ *   first copies the layer before may prefetch (prefetchable), as the
+ *   schedule runs it; the final pricing of the schedule decides the
+ *   prefetch itself, so the estimate stays the simulated cycles.
  * Guarantees: the layer is left in the plan of the cheapest candidate
  *   (ties: the earliest), the same choice an unbounded search makes; its
  *   candidates are freed.
@@ -59,16 +62,22 @@ static uint64_t dram_cycles(const BkCtx *c, uint64_t bytes)
 }
 
 /* The DRAM cycles of the weight copies the layer before may take over
- * (docs/backend.md, "Weight prefetch across the barrier"): the first key
- * of every core that stages one (bk_prefetch_tile) of a conv whose
- * weights are staged in SRAM, at most the cycles the layer before's
- * busiest DMA engine idles (BkCtx.pf_room); 0 unless the layer before was
- * priced here just before, with --prefetch never, or weights staged
- * otherwise. The search prices a plan without them, as the schedule
+ * (docs/backend.md, "Weight prefetch across the barrier", "Priced in the
+ * tile search"): the first key of every core that stages one
+ * (bk_prefetch_tile) of a conv whose weights are staged in SRAM, at most
+ * the cycles the layer before's busiest DMA engine idles in its plan
+ * (BkCtx.pf_room; the caller also keeps it under PF_SHARE of the plan's
+ * own cycles). The search prices a plan without them, as the schedule
  * mostly runs it: otherwise every stager's copy opens the layer with the
  * matrix units idle in the price but not in the program, and a plan that
- * stages (layer1's 3x3 convolutions) loses to one that multicasts whole
- * weights to every core and cannot prefetch. */
+ * stages loses to one that multicasts whole weights to every core and
+ * cannot prefetch (ResNet-50's layer1 1x1 convolutions). 0 unless the
+ * layer before was priced here just before, with --prefetch never, for
+ * weights not staged, for a layer whose input fits an SRAM staging copy
+ * (a shape stages its input or its weights, not both: the rival that
+ * stages its input moves fewer DRAM bytes, resnet20_cifar's stages 6 to
+ * 8 on a1), or where every output-channel chunk stays on one cluster
+ * (channel bands, whose input is gathered through DRAM). */
 enum { PF_SHARE = 4 };
 static uint64_t prefetchable(const BkCtx *c, const BkSegment *sg)
 {
@@ -77,10 +86,6 @@ static uint64_t prefetchable(const BkCtx *c, const BkSegment *sg)
     if (c->prefetch_never || !ly->wsram || !ly->stage || ly->chain || c->pf_layer < 0 ||
         ly->layer_id != c->pf_layer + 1 || l->kind != BK_K_CONV || l->groups != 1)
         return 0;
-    /* not where every output-channel chunk stays on one cluster (channel
-     * bands): those gather their input through DRAM, and the staging their
-     * rivals keep (an input staged in SRAM) moves fewer bytes
-     * (resnet20_cifar's stage 6 to 8) */
     if (bk_conv_input_may_stage(c, ly) || l->ngc < 1) return 0;
     int cpc = c->chip->cores_per_cluster, spans = 0;
     int *home = malloc((size_t)l->ngc * sizeof *home);   /* each chunk's first cluster */
@@ -183,7 +188,7 @@ int bk_choose_shape_under(BkCtx *c, BkLayer *ly, BkCoreSet cores, uint64_t bound
     ly->bands = pick_bands;
     rc = q->n ? q->apply(c, ly, (char *)q->v + (size_t)pick * q->size, e) : 0;
     if (c->bands && !c->band_final && !ly->chain) {
-        c->pf_layer = found && (q->n > 1 || ways) ? ly->layer_id : -1;
+        c->pf_layer = q->n > 1 || ways ? ly->layer_id : -1;   /* priced here */
         c->pf_room = pick_room;
     }
 done:
