@@ -395,6 +395,7 @@ static int stage_build_flow(BkStage *st, const IrGraph *g, const AtlChip *chip, 
     c->wsram_never = opt->sram_weights == BK_SRAM_NEVER;
     c->wsram_always = opt->sram_weights == BK_SRAM_ALWAYS;
     c->prefetch_never = opt->prefetch == BK_PREFETCH_NEVER;
+    c->pf_layer = -1;   /* no layer priced yet (group/search.c) */
     c->tile_images = opt->tile_images;
     if (sp) {
         /* activations take the cluster's SRAM, where the input staging would go */

@@ -104,6 +104,10 @@ AtlInsn bk_window_insn(const BkLow *l, int op, int dt, uint64_t src, int cin, Bk
  * bk_image_chunks: the count of image chunks, ceil(N / nb). */
 typedef struct BkTilePos { int gci, n, nn, rci, wci, kci, out; } BkTilePos;
 BkTilePos bk_tile_pos(const BkLow *l, int t);
+/* 1 when some tile shape of conv ly may read its input from a copy in
+ * the cluster's SRAM (input staging: when grouping, the input fits above
+ * BkCtx.sram_stage; lower/conv.c offers it where chunks re-read it). */
+int bk_conv_input_may_stage(const BkCtx *c, const BkLayer *ly);
 int bk_image_chunks(const BkLow *l);
 /* 1 when every row chunk and column chunk of l's shape reads some input
  * and its padding fits the instruction's fields (a chunk of columns all in
