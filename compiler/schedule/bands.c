@@ -171,24 +171,35 @@ int bk_band_distribute(BkSegment *sg, AtlErr *e)
      * and chunks do not overlap), then copied to the chunk's channels; a
      * chain's tiles, one column per channel */
     int ncol = chain ? OC : 1;
-    if (!chain)
-        for (int t = 0; t < ly->ntiles; t += run) ncol = imax(ncol, bk_tile_pos(l, t).gci + 1);
+    int *span = malloc(4 * (size_t)(units ? units : 1) * sizeof *span);   /* per run: rows [r0, r1), columns [c0, c1) */
+    if (!span) {
+        atl_fail(e, "out of memory distributing bands");
+        goto done;
+    }
+    for (int u = 0; u < units; u++) {   /* a run's tiles share one output tile's cells */
+        int *x = span + 4 * (size_t)u;
+        x[2] = 0;
+        x[3] = OC;
+        if (chain) bk_chain_tile_rows(ly, u * run, &x[0], &x[1], &x[3]);
+        else {
+            BkTilePos p = bk_tile_pos(l, u * run);
+            tile_rows(l, p, &x[0], &x[1]);
+            x[2] = p.gci;
+            x[3] = p.gci + 1;
+            ncol = imax(ncol, p.gci + 1);
+        }
+    }
     int8_t *col = chain ? sg->cell_owner : malloc((size_t)(ncol + 1) * (size_t)H);   /* + the column of no tile */
     if (!col) {
+        free(span);
         atl_fail(e, "out of memory distributing bands");
         goto done;
     }
     memset(col, -1, (size_t)(ncol + !chain) * (size_t)H);
-    for (int t = 0; t < ly->ntiles; t += run) {   /* a run's tiles share one output tile's cells */
-        int r0, r1, c0 = 0, c1 = OC, k = sg->tile_core[t] / cpc;
-        if (chain) bk_chain_tile_rows(ly, t, &r0, &r1, &c1);
-        else {
-            BkTilePos p = bk_tile_pos(l, t);
-            tile_rows(l, p, &r0, &r1);
-            c0 = p.gci;
-            c1 = p.gci + 1;
-        }
-        for (int ch = c0; ch < c1; ch++) {
+    for (int u = 0; u < units; u++) {
+        const int *x = span + 4 * (size_t)u;
+        int r0 = x[0], r1 = x[1], k = sg->tile_core[u * run] / cpc;
+        for (int ch = x[2]; ch < x[3]; ch++) {
             int8_t *o = col + (size_t)ch * H;
             for (int r = r0; r < r1; r++) {   /* selects, not branches (a hot loop of the tile search) */
                 int v = o[r];
@@ -196,6 +207,7 @@ int bk_band_distribute(BkSegment *sg, AtlErr *e)
             }
         }
     }
+    free(span);
     /* a cell outside its writer's SRAM window (bk_band_window) has no owner */
     /* rows [lo[k], hi[k]) of cluster k's window (all rows without windows);
      * entry 32 + k for k < 0: none */
@@ -494,6 +506,18 @@ static int same_rows(const Cells *x, const Walk *w, int ch0, int ch1)
     return 1;
 }
 
+/* Marks n cells needed: a few rows of one channel at a time, too short
+ * for a call to memset (which cost a tenth of the pricing of a banded
+ * layer's loads). */
+static inline void mark_needed(uint8_t *p, int n)
+{
+    const uint64_t ones = 0x0101010101010101ull;
+    for (; n >= 8; n -= 8, p += 8) memcpy(p, &ones, 8);
+    if (n >= 4) { memcpy(p, &ones, 4); memcpy(p + n - 4, &ones, 4); return; }
+    if (n >= 2) { memcpy(p, &ones, 2); memcpy(p + n - 2, &ones, 2); return; }
+    if (n) *p = 1;
+}
+
 /* Cuts the walk w of `in` into rectangles of cells of one value (to_dram
  * for CUT_STORE_DRAM, else kept): consecutive channels whose rows give
  * the same values, and in them runs of rows of one value; puts them as
@@ -520,8 +544,7 @@ static int cut(BkCtx *c, Out *o, const AtlInsn *in, uint8_t flag, const BandUse 
             int want = mode == CUT_LOAD || (mode == CUT_GATHER ? !v : v);
             int sram = mode == CUT_LOAD ? v : mode == CUT_STORE_SRAM;
             if (mark)
-                for (int i = i0; i < i1; i++)
-                    memset(bd->need + (size_t)(w->c0 + i * w->cstep) * bd->H + w->h0 + a, 1, (size_t)(b - a));
+                for (int i = i0; i < i1; i++) mark_needed(bd->need + (size_t)(w->c0 + i * w->cstep) * bd->H + w->h0 + a, b - a);
             if (want && put_cells(o, in, flag, store, u, w, i0, i1 - i0, a, b - a, sram, c->bands, k, e)) return -1;
             a = b;
         }
