@@ -39,6 +39,7 @@
 #define NO_OWNER (1u << 31)
 
 static int imin(int a, int b) { return a < b ? a : b; }
+static int imax(int a, int b) { return a > b ? a : b; }
 
 /* A window layer whose tiles bk_tile_pos places (lower/conv.c; not the
  * integer ConvInteger's own tiling, lower/qconv.c, which has no column or
@@ -165,23 +166,48 @@ int bk_band_distribute(BkSegment *sg, AtlErr *e)
     }
     sg->nrows = H;
     sg->nch = OC;
-    memset(sg->cell_owner, -1, (size_t)OC * (size_t)H);
-    for (int t = 0; t < ly->ntiles; t += run) {   /* a run's tiles share one output tile's cells */
-        int r0, r1, c0 = 0, c1 = OC, k = sg->tile_core[t] / cpc;
-        if (chain) bk_chain_tile_rows(ly, t, &r0, &r1, &c1);
+    /* the owners are worked out on columns (H cells): one per output-channel
+     * chunk of a window layer (its tiles cover each of its channels alike,
+     * and chunks do not overlap), then copied to the chunk's channels; a
+     * chain's tiles, one column per channel */
+    int ncol = chain ? OC : 1;
+    int *span = malloc(4 * (size_t)(units ? units : 1) * sizeof *span);   /* per run: rows [r0, r1), columns [c0, c1) */
+    if (!span) {
+        atl_fail(e, "out of memory distributing bands");
+        goto done;
+    }
+    for (int u = 0; u < units; u++) {   /* a run's tiles share one output tile's cells */
+        int *x = span + 4 * (size_t)u;
+        x[2] = 0;
+        x[3] = OC;
+        if (chain) bk_chain_tile_rows(ly, u * run, &x[0], &x[1], &x[3]);
         else {
-            BkTilePos p = bk_tile_pos(l, t);
-            tile_rows(l, p, &r0, &r1);
-            tile_chans(l, p.gci, &c0, &c1);
+            BkTilePos p = bk_tile_pos(l, u * run);
+            tile_rows(l, p, &x[0], &x[1]);
+            x[2] = p.gci;
+            x[3] = p.gci + 1;
+            ncol = imax(ncol, p.gci + 1);
         }
-        for (int ch = c0; ch < c1; ch++) {
-            int8_t *o = sg->cell_owner + (size_t)ch * H;
+    }
+    int8_t *col = chain ? sg->cell_owner : malloc((size_t)(ncol + 1) * (size_t)H);   /* + the column of no tile */
+    if (!col) {
+        free(span);
+        atl_fail(e, "out of memory distributing bands");
+        goto done;
+    }
+    memset(col, -1, (size_t)(ncol + !chain) * (size_t)H);
+    for (int u = 0; u < units; u++) {
+        const int *x = span + 4 * (size_t)u;
+        int r0 = x[0], r1 = x[1], k = sg->tile_core[u * run] / cpc;
+        for (int ch = x[2]; ch < x[3]; ch++) {
+            int8_t *o = col + (size_t)ch * H;
             for (int r = r0; r < r1; r++) {   /* selects, not branches (a hot loop of the tile search) */
                 int v = o[r];
                 o[r] = (int8_t)(((v == -1) | (v == k)) ? k : -2);
             }
         }
     }
+    free(span);
     /* a cell outside its writer's SRAM window (bk_band_window) has no owner */
     /* rows [lo[k], hi[k]) of cluster k's window (all rows without windows);
      * entry 32 + k for k < 0: none */
@@ -191,8 +217,28 @@ int bk_band_distribute(BkSegment *sg, AtlErr *e)
         lo[k] = bk_band_window(H, K, k, ly->band_rows);
         hi[k] = lo[k] + ly->band_rows;
     }
-    for (int ch = 0; ch < OC; ch++) {
-        int8_t *o = sg->cell_owner + (size_t)ch * H;
+    /* which columns some channel takes (the last: the channels of no chunk) */
+    int uncovered = 0;
+    uint8_t *taken = chain ? NULL : calloc((size_t)ncol + 1, 1);
+    if (!chain) {
+        if (!taken) {
+            free(col);
+            atl_fail(e, "out of memory distributing bands");
+            goto done;
+        }
+        int covered = 0;
+        for (int g = 0; g < ncol; g++) {
+            int c0, c1;
+            tile_chans(l, g, &c0, &c1);
+            c1 = imin(c1, OC);
+            if (c1 > c0) { taken[g] = 1; covered += c1 - c0; }
+        }
+        uncovered = covered < OC;
+        taken[ncol] = (uint8_t)uncovered;
+    }
+    for (int q = 0; q < ncol + !chain; q++) {
+        if (!chain && !taken[q]) continue;
+        int8_t *o = col + (size_t)q * H;
         for (int r = 0; r < H; r++) {   /* selects, not branches */
             int k = o[r], x = k < 0 ? 32 + (k & 1) : k, in = (r >= lo[x]) & (r < hi[x]);
             o[r] = (int8_t)(in ? k : -2);
@@ -202,9 +248,21 @@ int bk_band_distribute(BkSegment *sg, AtlErr *e)
     /* rows only: a row whose cells several clusters wrote has no owner */
     for (int r = 0; r < H && !ly->band_chans; r++)
         if (sg->row_mask[r] & (sg->row_mask[r] - 1)) {
-            for (int ch = 0; ch < OC; ch++) sg->cell_owner[(size_t)ch * H + r] = -2;
+            for (int q = 0; q < ncol + !chain; q++) col[(size_t)q * H + r] = -2;
             sg->row_mask[r] = NO_OWNER;
         }
+    if (!chain) {
+        if (uncovered)
+            for (int ch = 0; ch < OC; ch++) memcpy(sg->cell_owner + (size_t)ch * H, col + (size_t)ncol * H, (size_t)H);
+        for (int g = 0; g < ncol; g++) {
+            int c0, c1;
+            tile_chans(l, g, &c0, &c1);
+            for (int ch = c0; ch < imin(c1, OC); ch++)
+                memcpy(sg->cell_owner + (size_t)ch * H, col + (size_t)g * H, (size_t)H);
+        }
+        free(col);
+        free(taken);
+    }
     chan_runs(sg->cell_owner, OC, H, sg->chan_run);
     rc = 0;
 done:
@@ -458,6 +516,18 @@ static int same_rows(const Cells *x, const Walk *w, int ch0, int ch1)
     return 1;
 }
 
+/* Marks n cells needed: a few rows of one channel at a time, too short
+ * for a call to memset (which cost a tenth of the pricing of a banded
+ * layer's loads). */
+static inline void mark_needed(uint8_t *p, int n)
+{
+    const uint64_t ones = 0x0101010101010101ull;
+    for (; n >= 8; n -= 8, p += 8) memcpy(p, &ones, 8);
+    if (n >= 4) { memcpy(p, &ones, 4); memcpy(p + n - 4, &ones, 4); return; }
+    if (n >= 2) { memcpy(p, &ones, 2); memcpy(p + n - 2, &ones, 2); return; }
+    if (n) *p = 1;
+}
+
 /* Cuts the walk w of `in` into rectangles of cells of one value (to_dram
  * for CUT_STORE_DRAM, else kept): consecutive channels whose rows give
  * the same values, and in them runs of rows of one value; puts them as
@@ -486,7 +556,7 @@ static int cut(BkCtx *c, Out *o, const AtlInsn *in, uint8_t flag, const BandUse 
             if (mark)
                 for (int i = i0; i < i1; i++) {
                     uint8_t *nd = bd->need + (size_t)(w->c0 + i * w->cstep) * bd->H;
-                    if (w->rstep == 1) memset(nd + w->h0 + a, 1, (size_t)(b - a));
+                    if (w->rstep == 1) mark_needed(nd + w->h0 + a, b - a);
                     else
                         for (int q = a; q < b; q++) nd[walk_row(w, q)] = 1;
                 }
