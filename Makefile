@@ -127,13 +127,15 @@ check: $(ATOLL) $(SOLIB) $(TEST_BINS) $(BENCH_BINS)
 # module's tests, GNU parallel and Slurm for the scale-out sweeps, chromium
 # for the HTML report), then three passes: plain (gcc), ASan+UBSan with gcc,
 # ASan+UBSan with clang (whose UBSan checks more, e.g. pointer arithmetic
-# on NULL).
+# on NULL). Before the closing line, each pass's wall and summed CPU time
+# and its 15 tests with the most CPU time (from BUILD/test-times.txt).
 test:
 	@$(DEPS) "to build atoll and run its tests" build-essential zlib1g-dev clang libonnx-testdata python3-numpy parallel slurmctld slurmd slurm-client chromium
 	@$(MAKE) --no-print-directory -j2 all BUILD=build SAN=0
 	@$(MAKE) --no-print-directory -j2 check BUILD=build SAN=0
 	@$(MAKE) --no-print-directory -j2 check BUILD=build/san SAN=1
 	@$(MAKE) --no-print-directory -j2 check BUILD=build/csan SAN=1 CC=clang
+	@sh test/slowest.sh build build/san build/csan
 	@sh test/total.sh --readme README.md build/results.txt build/san/results.txt build/csan/results.txt
 
 bench: $(ATOLL) $(BENCH_BINS)

@@ -444,6 +444,7 @@ static int stage_build_flow(BkStage *st, const IrGraph *g, const AtlChip *chip, 
     c->wsram_always = opt->sram_weights == BK_SRAM_ALWAYS;
     c->prefetch_never = opt->prefetch == BK_PREFETCH_NEVER;
     c->kbands = opt->kbands;
+    c->pf_layer = -1;   /* no layer priced yet (group/search.c) */
     c->tile_images = opt->tile_images;
     if (sp) {
         /* activations take the cluster's SRAM, where the input staging would go */
@@ -736,6 +737,85 @@ static int copy_boundary_in(IrGraph *ig, int t, const AtlChip *chip, const BkOpt
     return rc;
 }
 
+/* A split stage's activations that placement left in DRAM (live across
+ * the stage's SRAM peak) are read there by every reader, at a cluster's
+ * share of the DRAM bandwidth: a convolution whose output-channel chunks
+ * each re-read its input pays for it once per chunk (ResNet-50's
+ * layer2.0 conv2 at one image a cluster: 4.8 MB for a 1.6 MB input). A
+ * copy made just before the reader (bk_copy_before) reads it once and
+ * lives only from there, where the peak is past, so placement may keep
+ * it in the cluster's SRAM. Each convolution of st reading such an
+ * activation as its input more than once (rereads), later ones first, is
+ * priced reading it through a copy (a build of st from the copying graph)
+ * and the copy kept when the cost model prices it lower, greedily; st is
+ * rebuilt from the graph with the copies kept, *ig becoming it
+ * (BkOptions.stage_copy auto; always: every copy; never: not tried). */
+#define REREAD_MAX 16
+
+/* 1 when node i of st is a convolution whose tiles read its input more
+ * than once: several output-channel chunks, or row chunks of a window
+ * whose halo rows overlap. */
+static int rereads(const BkStage *st, int i)
+{
+    for (int j = 0; j < st->nlayers; j++) {
+        const BkLow *l = &st->layers[j].lw;
+        if (st->layers[j].node == i)
+            return l->kind == BK_K_CONV && (l->ngc > 1 || (l->kh > l->sh && l->nrc > 1));
+    }
+    return 0;
+}
+static int copy_rereads(BkStage *st, IrGraph *ig, const AtlChip *chip, const BkOptions *opt, const BkSplit *sp, AbmWriter *w,
+                        const uint64_t *io_fixed, uint64_t io_bytes, int layer_base, AtlErr *e)
+{
+    if (opt->stage_copy == BK_SRAM_NEVER) return 0;
+    int ts[REREAD_MAX], rs[REREAD_MAX], nc = 0;
+    for (int i = 0; i < ig->nn && nc < REREAD_MAX; i++) {   /* in node order */
+        const IrNode *n = &ig->nodes[i];
+        int t = n->nin > 0 ? n->in[0] : -1;
+        if (n->dead || st->c.skip[i] || strcmp(n->op, "Conv") || t < 0 || ig->t[t].data) continue;
+        const BkPlace *p = &st->c.pl[t];
+        if (p->root != t || !p->placed || p->region != ABM_REGION_ACTIVATIONS || p->internal || p->in_sram || p->band) continue;
+        if (!rereads(st, i)) continue;
+        ts[nc] = t;
+        rs[nc++] = i;
+    }
+    if (!nc) return 0;
+    /* greedily, later readers first (a copy moves only the nodes after it) */
+    IrGraph best;
+    int taken = 0, rc = 0;
+    uint64_t price = stage_cycles(st);
+    if (ir_clone(ig, &best, e)) return -1;
+    for (int k = nc - 1; k >= 0 && !rc; k--) {
+        IrGraph cg;
+        if (ir_clone(&best, &cg, e)) { rc = -1; break; }
+        rc = bk_copy_before(&cg, ts[k], rs[k], e);
+        uint64_t copied = UINT64_MAX;
+        if (!rc && opt->stage_copy == BK_SRAM_AUTO) {
+            BkStage alt;
+            AtlErr ce;   /* a copy that does not compile is not taken */
+            if (!stage_build(&alt, &cg, chip, opt, sp, w, io_fixed, io_bytes, layer_base, &ce)) copied = stage_cycles(&alt);
+            stage_free(&alt);
+        }
+        if (!rc && (opt->stage_copy == BK_SRAM_ALWAYS || copied < price)) {
+            IrGraph old = best;
+            best = cg;
+            cg = old;
+            price = copied;
+            taken++;
+        }
+        ir_free(&cg);
+    }
+    if (!rc && taken) {
+        IrGraph old = *ig;
+        *ig = best;
+        best = old;
+        stage_free(st);
+        rc = stage_build(st, ig, chip, opt, sp, w, io_fixed, io_bytes, layer_base, e);
+    }
+    ir_free(&best);
+    return rc;
+}
+
 /* Staged: g (batch B, separable) cut by plan into stages, each compiled as
  * placement split compiles a whole graph (at its micro-batch, on K
  * clusters, each cluster keeping its images from stage to stage) or, a
@@ -782,6 +862,7 @@ static int compile_staged(const IrGraph *g, const AtlChip *chip, const BkOptions
         if (stage_build(&st[i], plan->chip[i] ? &sg[i] : &ig[i], chip, opt, plan->chip[i] ? NULL : &sp, w, io_fixed, io_bytes,
                         layer_base, e))
             goto done;
+        if (!plan->chip[i] && copy_rereads(&st[i], &ig[i], chip, opt, &sp, w, io_fixed, io_bytes, layer_base, e)) goto done;
         layer_base += st[i].nunits;
         uint64_t region = st[i].c.act_bytes * (uint64_t)(plan->chip[i] ? 1 : K);   /* split: a copy per cluster */
         if (region > act) act = region;

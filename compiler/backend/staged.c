@@ -25,7 +25,10 @@
  *     weights read once), entered and left through a chip barrier;
  *   - bk_stage_copy_in: a stage graph that reads its boundary through a
  *     copy, which placement may keep in cluster SRAM (compile.c prices
- *     the stage with and without it).
+ *     the stage with and without it);
+ *   - bk_copy_before: one reader of an activation reads it through a copy
+ *     made just before it (compile.c prices a split stage whose readers
+ *     re-read DRAM activations so).
  * compile.c compiles each stage as placement split does a whole graph and
  * emits them one after another into one variant. */
 #include <stdlib.h>
@@ -239,4 +242,26 @@ int bk_stage_copy_in(IrGraph *sg, int t, AtlErr *e)
     int node = ir_add_node(sg, "Identity", name, e);
     if (node < 0 || ir_node_add_input(sg, node, t, e) || ir_node_add_output(sg, node, c, e)) return -1;
     return ir_toposort(sg, e) || ir_infer_shapes(sg, e) ? -1 : 0;
+}
+
+int bk_copy_before(IrGraph *g, int t, int reader, AtlErr *e)
+{
+    if (t < 0 || t >= g->nt || !g->t[t].name || reader < 0 || reader >= g->nn || g->nodes[reader].dead)
+        return atl_fail(e, "internal: no activation %d or reader %d to copy for", t, reader);
+    char name[512];
+    snprintf(name, sizeof name, "%s/reread_copy", g->t[t].name);
+    if (ir_find(g, name) >= 0) return atl_fail(e, "internal: activation '%s' is copied twice", g->t[t].name);
+    int c = ir_tensor(g, name, e);
+    if (c < 0) return -1;
+    IrNode *r = &g->nodes[reader];
+    for (int k = 0; k < r->nin; k++)
+        if (r->in[k] == t) r->in[k] = c;
+    int node = ir_add_node(g, "Identity", name, e);
+    if (node < 0 || ir_node_add_input(g, node, t, e) || ir_node_add_output(g, node, c, e)) return -1;
+    /* the new node (last) moves to the reader's place, the rest up one */
+    IrNode copy = g->nodes[node];
+    memmove(&g->nodes[reader + 1], &g->nodes[reader], (size_t)(node - reader) * sizeof copy);
+    g->nodes[reader] = copy;
+    ir_compact(g);
+    return ir_infer_shapes(g, e) ? -1 : 0;
 }

@@ -57,4 +57,11 @@ int bk_stage_plan(const BkStageCosts *costs, int ncosts, const int *cuts, int nc
  * into a new activation tensor that every reader of t then reads), so
  * placement may keep the copy in cluster SRAM. */
 int bk_stage_copy_in(IrGraph *sg, int t, AtlErr *e);
+/* Node `reader` of g (topologically sorted) reads activation t through a
+ * copy made just before it: an Identity into a new tensor `T/reread_copy`
+ * placed in the node order right before the reader, so the copy lives
+ * only from there to the reader (placement may keep it in cluster SRAM
+ * where t, live across a peak, could not stay); t's other readers keep
+ * reading t. */
+int bk_copy_before(IrGraph *g, int t, int reader, AtlErr *e);
 #endif

@@ -21,7 +21,10 @@
  *   there too: a re-layout, bk_band_relayout) and the weight copies beyond
  *   one on the chip (bk_band_weight_rereads); otherwise a layer's choice
  *   ignores what it makes its producer write (docs/backend.md, "Re-layouts
- *   priced").
+ *   priced"). A plan that stages its weights in SRAM is priced without the
+ *   first copies the layer before may prefetch (prefetchable), as the
+ *   schedule runs it; the final pricing of the schedule decides the
+ *   prefetch itself, so the estimate stays the simulated cycles.
  * Guarantees: the layer is left in the plan of the cheapest candidate
  *   (ties: the earliest), the same choice an unbounded search makes; its
  *   candidates are freed.
@@ -31,6 +34,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "compiler/group/group.h"
+#include "compiler/lower/lower.h"
 
 static void drop_shapes(BkLayer *ly)
 {
@@ -67,6 +71,58 @@ static uint64_t dram_cycles(const BkCtx *c, uint64_t bytes)
     return bytes && bpc > 0 ? (uint64_t)((double)bytes / bpc + 0.5) : 0;
 }
 
+/* The DRAM cycles of the weight copies the layer before may take over
+ * (docs/backend.md, "Weight prefetch across the barrier", "Priced in the
+ * tile search"): the first key of every core that stages one
+ * (bk_prefetch_tile) of a conv whose weights are staged in SRAM, at most
+ * the cycles the layer before's busiest DMA engine idles in its plan
+ * (BkCtx.pf_room; the caller also keeps it under PF_SHARE of the plan's
+ * own cycles). The search prices a plan without them, as the schedule
+ * mostly runs it: otherwise every stager's copy opens the layer with the
+ * matrix units idle in the price but not in the program, and a plan that
+ * stages loses to one that multicasts whole weights to every core and
+ * cannot prefetch (ResNet-50's layer1 1x1 convolutions). 0 unless the
+ * layer before was priced here just before, with --prefetch never, for
+ * weights not staged, for a layer whose input fits an SRAM staging copy
+ * (a shape stages its input or its weights, not both: the rival that
+ * stages its input moves fewer DRAM bytes, resnet20_cifar's stages 6 to
+ * 8 on a1), or where every output-channel chunk stays on one cluster
+ * (channel bands, whose input is gathered through DRAM). */
+enum { PF_SHARE = 4 };
+static uint64_t prefetchable(const BkCtx *c, const BkSegment *sg)
+{
+    const BkLayer *ly = sg->layer;
+    const BkLow *l = &ly->lw;
+    if (c->prefetch_never || !ly->wsram || !ly->stage || ly->chain || c->pf_layer < 0 ||
+        ly->layer_id != c->pf_layer + 1 || l->kind != BK_K_CONV || l->groups != 1)
+        return 0;
+    if (bk_conv_input_may_stage(c, ly) || l->ngc < 1) return 0;
+    int cpc = c->chip->cores_per_cluster, spans = 0;
+    int *home = malloc((size_t)l->ngc * sizeof *home);   /* each chunk's first cluster */
+    if (!home) return 0;
+    for (int g = 0; g < l->ngc; g++) home[g] = -1;
+    for (int t = 0; t < ly->ntiles && !spans; t++) {
+        int g = bk_tile_pos(l, t).gci, k = sg->tile_core[t] / cpc;
+        if (g < 0 || g >= l->ngc) continue;
+        if (home[g] < 0) home[g] = k;
+        spans = home[g] != k;
+    }
+    free(home);
+    if (!spans) return 0;
+    uint64_t bytes = 0;
+    for (int core = sg->cores.first; core < sg->cores.first + sg->cores.count; core++) {
+        int t = bk_prefetch_tile(c, sg, core);
+        if (t < 0) continue;
+        BkTilePos p = bk_tile_pos(l, t);
+        int kc = l->nkc > 1 ? l->C - p.kci * l->kchunk : l->C, oc = l->OC - p.gci * l->gchunk;
+        if (l->nkc > 1 && kc > l->kchunk) kc = l->kchunk;
+        if (oc > l->gchunk) oc = l->gchunk;
+        bytes += (uint64_t)l->kh * l->kw * (uint64_t)kc * (uint64_t)oc * (uint64_t)l->es;
+    }
+    uint64_t cyc = dram_cycles(c, bytes);
+    return cyc < c->pf_room ? cyc : c->pf_room;
+}
+
 /* 1 when the segment's tiles sit on the cores they had in `prev` (a way
  * that changes nothing needs no pricing of its own). */
 static int same_cores(const BkSegment *sg, const int *prev)
@@ -86,6 +142,7 @@ int bk_choose_shape_under(BkCtx *c, BkLayer *ly, BkCoreSet cores, uint64_t bound
     for (int b = BK_BANDS_ROWS; b < BK_BANDS_WAYS; b++) ways += band_choice(ly, cores, b);
     if (q->n == 0 && !ways) return 0;
     int pick = 0, pick_bands = 0, rc = -1, found = bound == UINT64_MAX;
+    uint64_t pick_room = 0;
     int *spread = NULL;
     BkSegment sg;
     memset(&sg, 0, sizeof sg);
@@ -124,16 +181,26 @@ int bk_choose_shape_under(BkCtx *c, BkLayer *ly, BkCoreSet cores, uint64_t bound
                 uint64_t wcyc = extra ? dram_cycles(c, bk_band_weight_rereads(&sg)) : 0;
                 if (wcyc >= best) continue;
                 if (extra) bk_band_relayout(c, &sg, 1);
-                int over = bk_cost_segment(c, &sg, best == UINT64_MAX ? best : best - wcyc, e);
+                uint64_t pf = extra ? prefetchable(c, &sg) : 0;
+                int over = bk_cost_segment(c, &sg, best == UINT64_MAX ? best : best - wcyc + pf, e);
+                if (!over && pf > sg.est_cycles / PF_SHARE) pf = sg.est_cycles / PF_SHARE;
                 if (over < 0) goto done;
-                if (!over && extra) sg.est_cycles += wcyc + dram_cycles(c, bk_band_relayout(c, &sg, 0));
-                if (!over && sg.est_cycles < best) { best = sg.est_cycles; pick = i; pick_bands = b; found = 1; }
+                uint64_t room = !over && sg.est_cycles > sg.est_dma ? sg.est_cycles - sg.est_dma : 0;
+                if (!over && extra) {
+                    sg.est_cycles += wcyc + dram_cycles(c, bk_band_relayout(c, &sg, 0));
+                    sg.est_cycles = sg.est_cycles > pf ? sg.est_cycles - pf : 0;
+                }
+                if (!over && sg.est_cycles < best) { best = sg.est_cycles; pick = i; pick_bands = b; found = 1; pick_room = room; }
             }
         }
     } else found = 1;   /* one shape, no ways: the caller prices it */
     if (!found) { rc = 1; goto done; }   /* nothing under the bound */
     ly->bands = pick_bands;
     rc = q->n ? q->apply(c, ly, (char *)q->v + (size_t)pick * q->size, e) : 0;
+    if (c->bands && !c->band_final && !ly->chain) {
+        c->pf_layer = q->n > 1 || ways ? ly->layer_id : -1;   /* priced here */
+        c->pf_room = pick_room;
+    }
 done:
     free(spread);
     bk_segment_free(&sg);

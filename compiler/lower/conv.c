@@ -108,7 +108,7 @@
 #include "compiler/lower/lower.h"
 #include "isa/timing.h"
 
-enum { SPLIT_PAIRS = 6, SPLIT_PAIRS_NONE = 3, STRIDED_K_PAIRS = 3, MIN_COSTED = 2, TILE_BUDGET = 1 << 16, MAX_TILES = 1 << 24 };
+enum { SPLIT_PAIRS = 7, SPLIT_PAIRS_NONE = 3, STRIDED_K_PAIRS = 3, MIN_COSTED = 2, TILE_BUDGET = 1 << 16, MAX_TILES = 1 << 24 };
 
 static int imin(int a, int b) { return a < b ? a : b; }
 
@@ -559,11 +559,14 @@ static int add_one(const BkCtx *c, BkLayer *ly, Shape s, AtlErr *e)
  * keeps the per-layer schedule of before). */
 static int may_use_sram(const BkCtx *c, const BkLayer *ly)
 {
+    return bk_conv_input_may_stage(c, ly) && ly->lw.ngc > 1;
+}
+
+int bk_conv_input_may_stage(const BkCtx *c, const BkLayer *ly)
+{
     const BkLow *l = &ly->lw;
     uint64_t bytes = (uint64_t)l->N * l->C * l->H * l->W * (uint64_t)l->es;
-    int rereads = l->ngc > 1;
-    return c->grouping && !c->sram_never && l->kind == BK_K_CONV && c->sram_stage + bytes <= (uint64_t)c->chip->sram_bytes &&
-           rereads;
+    return c->grouping && !c->sram_never && l->kind == BK_K_CONV && c->sram_stage + bytes <= (uint64_t)c->chip->sram_bytes;
 }
 
 /* 1 when a conv's weight chunks may be staged in its cluster's SRAM

@@ -104,6 +104,10 @@ AtlInsn bk_window_insn(const BkLow *l, int op, int dt, uint64_t src, int cin, Bk
  * bk_image_chunks: the count of image chunks, ceil(N / nb). */
 typedef struct BkTilePos { int gci, n, nn, rci, wci, kci, out; } BkTilePos;
 BkTilePos bk_tile_pos(const BkLow *l, int t);
+/* 1 when some tile shape of conv ly may read its input from a copy in
+ * the cluster's SRAM (input staging: when grouping, the input fits above
+ * BkCtx.sram_stage; lower/conv.c offers it where chunks re-read it). */
+int bk_conv_input_may_stage(const BkCtx *c, const BkLayer *ly);
 int bk_image_chunks(const BkLow *l);
 /* 1 when every row chunk and column chunk of l's shape reads some input
  * and its padding fits the instruction's fields (a chunk of columns all in
@@ -119,9 +123,9 @@ int bk_split_pair_cmp(const void *a, const void *b);
 /* Tiles of several images (conv.c, qmatrix.c), when grouping (--group
  * none keeps the tiles of before); pointwise convs: 1x1, no padding,
  * groups == 1:
- * bk_compact_ok: a strided one (not with row bands, whose DMA rewrite
- *   takes whole rows) may load only the rows and columns it reads and run
- *   at stride 1 (BkLow.compact);
+ * bk_compact_ok: a strided one may load only the rows and columns it
+ *   reads and run at stride 1 (BkLow.compact; with bands too: their DMA
+ *   rewrite walks every sh-th row);
  * bk_multi_image_ok: its tiles may cover several images (BkLow.nb; stride
  *   1 or compact), the HWC blocks of nb images making one of nb x rows rows;
  *   with `stacked` (conv.c) also any other groups == 1 conv (not with row

@@ -25,7 +25,9 @@
  * Reductions (ReduceSum/Mean/Max/Min/SumSquare/L1/L2/LogSum/LogSumExp/Prod over
  * a contiguous run of axes; with noop_with_empty_axes and no axes a copy as a
  * sum over one element; GlobalAveragePool, GlobalMaxPool), Softmax and
- * LogSoftmax: [outer][red][inner], tiles over outer; one register program
+ * LogSoftmax: [outer][red][inner], tiles over outer (a reduction over
+ * whole channel planes of a banded input loads them as channels x rows,
+ * planes_of_rows, so its cluster's cells come from SRAM); one register program
  * per op (table red_defs: vector steps and v.rsum / v.rmax steps), e.g.
  * min = -max(-x), L2 = sqrt(sum(x*x)), LogSumExp and (Log)Softmax subtract
  * the row maximum first, ReduceProd = sign * exp(sum(log |x|)).
@@ -555,6 +557,23 @@ static void red_program(const BkLow *l, int dt, uint64_t slot, const uint32_t sh
     }
 }
 
+/* The load's shape of a reduction over the rows of channel planes (a
+ * GlobalAveragePool's [channels][H x W]) whose input is banded in the
+ * clusters' SRAM: [channels][H][W], the same bytes, so the band rewrite
+ * (schedule/bands.c) can cut it into channels x rows and read the cells
+ * its cluster keeps from its SRAM instead of DRAM (a flat copy reads DRAM
+ * and makes the producer store its whole output there); sh otherwise. */
+static void planes_of_rows(const BkCtx *c, const BkLayer *ly, const uint32_t sh[4], uint32_t out[4])
+{
+    memcpy(out, sh, 4 * sizeof *out);
+    if (!c->bands || ly->node < 0 || ly->lw.kind != BK_K_REDUCE || sh[3] != 1) return;
+    int xt = c->g->nodes[ly->node].in[0];
+    const IrTensor *x = &c->g->t[xt];
+    if (x->ndim != 4 || x->dims[0] != 1 || x->dims[2] * x->dims[3] != (int64_t)sh[2] || !c->pl[bk_tensor_root(c, xt)].band) return;
+    out[2] = (uint32_t)x->dims[2];
+    out[3] = (uint32_t)x->dims[3];
+}
+
 static int red_gen(BkCtx *c, const BkLayer *ly, int t, uint64_t slot, BkCode *k, AtlErr *e)
 {
     const BkLow *l = &ly->lw;
@@ -567,7 +586,11 @@ static int red_gen(BkCtx *c, const BkLayer *ly, int t, uint64_t slot, BkCode *k,
     bk_compact(sh, cs);
     int dt = l->dt, es = l->es;
     uint64_t src = l->x + (uint64_t)o0 * l->od[2] * l->od[3] * es;
-    AtlInsn in = bk_dma(dt, ISA_SPACE_LMEM, slot + l->l_in, ISA_SPACE_DRAM, src, sh, cs, cs);
+    uint32_t lsh[4];
+    int64_t lcs[4];
+    planes_of_rows(c, ly, sh, lsh);
+    bk_compact(lsh, lcs);
+    AtlInsn in = bk_dma(dt, ISA_SPACE_LMEM, slot + l->l_in, ISA_SPACE_DRAM, src, lsh, lcs, lcs);
     bk_code_ld(k, &in, 0);
     uint32_t rsh[4] = {1, on, 1, l->od[3]};
     int64_t rc[4];

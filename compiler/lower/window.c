@@ -118,7 +118,7 @@ static int pointwise(const BkLow *l)
 
 int bk_compact_ok(const BkCtx *c, const BkLow *l)
 {
-    return c->grouping && !c->bands && pointwise(l) && (l->sh > 1 || l->sw > 1);
+    return c->grouping && pointwise(l) && (l->sh > 1 || l->sw > 1);
 }
 
 BkStack bk_image_stack(const BkLow *l)

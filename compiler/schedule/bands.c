@@ -39,6 +39,7 @@
 #define NO_OWNER (1u << 31)
 
 static int imin(int a, int b) { return a < b ? a : b; }
+static int imax(int a, int b) { return a > b ? a : b; }
 
 /* A window layer whose tiles bk_tile_pos places (lower/conv.c; not the
  * integer ConvInteger's own tiling, lower/qconv.c, which has no column or
@@ -189,23 +190,48 @@ int bk_band_distribute(BkSegment *sg, AtlErr *e)
     }
     sg->nrows = H;
     sg->nch = OC;
-    memset(sg->cell_owner, -1, (size_t)OC * (size_t)H);
-    for (int t = 0; t < ly->ntiles; t += run) {   /* a run's tiles share one output tile's cells */
-        int r0, r1, c0 = 0, c1 = OC, k = sg->tile_core[t] / cpc;
-        if (chain) bk_chain_tile_rows(ly, t, &r0, &r1, &c1);
+    /* the owners are worked out on columns (H cells): one per output-channel
+     * chunk of a window layer (its tiles cover each of its channels alike,
+     * and chunks do not overlap), then copied to the chunk's channels; a
+     * chain's tiles, one column per channel */
+    int ncol = chain ? OC : 1;
+    int *span = malloc(4 * (size_t)(units ? units : 1) * sizeof *span);   /* per run: rows [r0, r1), columns [c0, c1) */
+    if (!span) {
+        atl_fail(e, "out of memory distributing bands");
+        goto done;
+    }
+    for (int u = 0; u < units; u++) {   /* a run's tiles share one output tile's cells */
+        int *x = span + 4 * (size_t)u;
+        x[2] = 0;
+        x[3] = OC;
+        if (chain) bk_chain_tile_rows(ly, u * run, &x[0], &x[1], &x[3]);
         else {
-            BkTilePos p = bk_tile_pos(l, t);
-            tile_rows(l, p, &r0, &r1);
-            tile_chans(l, p.gci, &c0, &c1);
+            BkTilePos p = bk_tile_pos(l, u * run);
+            tile_rows(l, p, &x[0], &x[1]);
+            x[2] = p.gci;
+            x[3] = p.gci + 1;
+            ncol = imax(ncol, p.gci + 1);
         }
-        for (int ch = c0; ch < c1; ch++) {
-            int8_t *o = sg->cell_owner + (size_t)ch * H;
+    }
+    int8_t *col = chain ? sg->cell_owner : malloc((size_t)(ncol + 1) * (size_t)H);   /* + the column of no tile */
+    if (!col) {
+        free(span);
+        atl_fail(e, "out of memory distributing bands");
+        goto done;
+    }
+    memset(col, -1, (size_t)(ncol + !chain) * (size_t)H);
+    for (int u = 0; u < units; u++) {
+        const int *x = span + 4 * (size_t)u;
+        int r0 = x[0], r1 = x[1], k = sg->tile_core[u * run] / cpc;
+        for (int ch = x[2]; ch < x[3]; ch++) {
+            int8_t *o = col + (size_t)ch * H;
             for (int r = r0; r < r1; r++) {   /* selects, not branches (a hot loop of the tile search) */
                 int v = o[r];
                 o[r] = (int8_t)(((v == -1) | (v == k)) ? k : -2);
             }
         }
     }
+    free(span);
     /* a cell outside its writer's SRAM window (bk_band_window) has no owner */
     /* rows [lo[k], hi[k]) of cluster k's window (all rows without windows);
      * entry 32 + k for k < 0: none */
@@ -215,8 +241,28 @@ int bk_band_distribute(BkSegment *sg, AtlErr *e)
         lo[k] = bk_band_window(H, K, k, ly->band_rows);
         hi[k] = lo[k] + ly->band_rows;
     }
-    for (int ch = 0; ch < OC; ch++) {
-        int8_t *o = sg->cell_owner + (size_t)ch * H;
+    /* which columns some channel takes (the last: the channels of no chunk) */
+    int uncovered = 0;
+    uint8_t *taken = chain ? NULL : calloc((size_t)ncol + 1, 1);
+    if (!chain) {
+        if (!taken) {
+            free(col);
+            atl_fail(e, "out of memory distributing bands");
+            goto done;
+        }
+        int covered = 0;
+        for (int g = 0; g < ncol; g++) {
+            int c0, c1;
+            tile_chans(l, g, &c0, &c1);
+            c1 = imin(c1, OC);
+            if (c1 > c0) { taken[g] = 1; covered += c1 - c0; }
+        }
+        uncovered = covered < OC;
+        taken[ncol] = (uint8_t)uncovered;
+    }
+    for (int q = 0; q < ncol + !chain; q++) {
+        if (!chain && !taken[q]) continue;
+        int8_t *o = col + (size_t)q * H;
         for (int r = 0; r < H; r++) {   /* selects, not branches */
             int k = o[r], x = k < 0 ? 32 + (k & 1) : k, in = (r >= lo[x]) & (r < hi[x]);
             o[r] = (int8_t)(in ? k : -2);
@@ -226,9 +272,21 @@ int bk_band_distribute(BkSegment *sg, AtlErr *e)
     /* rows only: a row whose cells several clusters wrote has no owner */
     for (int r = 0; r < H && !ly->band_chans; r++)
         if (sg->row_mask[r] & (sg->row_mask[r] - 1)) {
-            for (int ch = 0; ch < OC; ch++) sg->cell_owner[(size_t)ch * H + r] = -2;
+            for (int q = 0; q < ncol + !chain; q++) col[(size_t)q * H + r] = -2;
             sg->row_mask[r] = NO_OWNER;
         }
+    if (!chain) {
+        if (uncovered)
+            for (int ch = 0; ch < OC; ch++) memcpy(sg->cell_owner + (size_t)ch * H, col + (size_t)ncol * H, (size_t)H);
+        for (int g = 0; g < ncol; g++) {
+            int c0, c1;
+            tile_chans(l, g, &c0, &c1);
+            for (int ch = c0; ch < imin(c1, OC); ch++)
+                memcpy(sg->cell_owner + (size_t)ch * H, col + (size_t)g * H, (size_t)H);
+        }
+        free(col);
+        free(taken);
+    }
     chan_runs(sg->cell_owner, OC, H, sg->chan_run);
     rc = 0;
 done:
@@ -335,11 +393,15 @@ static const BandUse *find_use(const BandUse *v, int n, uint8_t space, uint64_t 
 }
 
 /* The cells of b a DRAM walk touches: the walk dimension stepping rows
- * (rd, -1: one row) from row h0, nr rows; the one stepping channels (cd,
- * -1: one channel) from channel c0 by cstep, nc channels. */
+ * (rd, -1: one row) from row h0 by rstep, nr rows (a strided 1x1 conv's
+ * compact load steps sh rows); the one stepping channels (cd, -1: one
+ * channel) from channel c0 by cstep, nc channels. */
 typedef struct Walk {
-    int rd, h0, nr, cd, c0, cstep, nc;
+    int rd, h0, nr, cd, c0, cstep, nc, rstep;
 } Walk;
+
+/* The row of walk position a. */
+static inline int walk_row(const Walk *w, int a) { return w->h0 + a * w->rstep; }
 
 /* The walk of a DMA's DRAM side (addr, shape sh, byte strides st,
  * elements of es bytes) over b; -1 when it is not whole row pieces of
@@ -348,18 +410,23 @@ static int dma_cells(const BkBand *b, uint64_t addr, const uint32_t sh[4], const
 {
     uint64_t off = addr - b->dram, plane = b->rowb * (uint64_t)b->H;
     int64_t xe = (int64_t)(off % b->rowb) + es;
-    *w = (Walk){-1, 0, 1, -1, 0, 1, 1};
+    *w = (Walk){-1, 0, 1, -1, 0, 1, 1, 1};
     for (int d = 0; d < 4; d++) {
         int64_t s = st[d];
         if (sh[d] <= 1) continue;
         if (s == (int64_t)b->rowb && w->rd < 0) { w->rd = d; w->nr = (int)sh[d]; }
         else if (s > 0 && (uint64_t)s % plane == 0 && w->cd < 0) { w->cd = d; w->nc = (int)sh[d]; w->cstep = (int)((uint64_t)s / plane); }
+        else if (s > 0 && (uint64_t)s % b->rowb == 0 && (uint64_t)s < plane && w->rd < 0) {   /* every rstep-th row */
+            w->rd = d;
+            w->nr = (int)sh[d];
+            w->rstep = (int)((uint64_t)s / b->rowb);
+        }
         else if (s >= 0 && (uint64_t)s < b->rowb) xe += s * (int64_t)(sh[d] - 1);
         else return -1;
     }
     w->h0 = (int)(off % plane / b->rowb);
     w->c0 = (int)(off / plane);
-    return xe <= (int64_t)b->rowb && w->h0 + w->nr <= b->H && w->c0 + (int64_t)(w->nc - 1) * w->cstep < b->C ? 0 : -1;
+    return xe <= (int64_t)b->rowb && walk_row(w, w->nr - 1) < b->H && w->c0 + (int64_t)(w->nc - 1) * w->cstep < b->C ? 0 : -1;
 }
 
 /* The rebuilt list (a tile's loads, computes or stores). */
@@ -410,7 +477,7 @@ static int put_cells(Out *o, const AtlInsn *in, uint8_t flag, int store, const B
         uint64_t *addr = store ? &p.dst : &p.src, plane = b->rowb * (uint64_t)b->H, off = *addr - b->dram;
         uint64_t wplane = b->rowb * (uint64_t)b->rows;
         int base = bk_band_window(b->H, K, k, b->rows), r = (int)(off % plane / b->rowb);
-        if (r < base || r + na > base + b->rows)
+        if (r < base || r + (na - 1) * w->rstep + 1 > base + b->rows)
             return atl_fail(e, "internal: row %d of a banded tensor is outside cluster %d's window", r, k);
         *addr = u->sram + off / plane * wplane + (uint64_t)(r - base) * b->rowb + off % b->rowb;
         int32_t *st = store ? p.dst_stride : p.src_stride;
@@ -461,15 +528,28 @@ static inline int value(const Cells *x, int ch, int r)
  * owners, and needs where the value reads them, say so at once). */
 static int same_rows(const Cells *x, const Walk *w, int ch0, int ch1)
 {
-    size_t i0 = (size_t)ch0 * x->H + w->h0, i1 = (size_t)ch1 * x->H + w->h0, n = (size_t)w->nr;
+    /* the rows from the walk's first to its last (a superset when it steps rows) */
+    size_t i0 = (size_t)ch0 * x->H + w->h0, i1 = (size_t)ch1 * x->H + w->h0, n = (size_t)(walk_row(w, w->nr - 1) - w->h0 + 1);
     int owners_same = ch1 < x->run[ch0];
     if (owners_same && (!x->dram || !x->c->band_final)) return 1;
     if ((owners_same || !memcmp(x->own + i0, x->own + i1, n)) &&
         (!x->dram || !x->c->band_final || !memcmp(x->u->b->need + i0, x->u->b->need + i1, n)))
         return 1;
     for (int a = 0; a < w->nr; a++)
-        if (value(x, ch0, w->h0 + a) != value(x, ch1, w->h0 + a)) return 0;
+        if (value(x, ch0, walk_row(w, a)) != value(x, ch1, walk_row(w, a))) return 0;
     return 1;
+}
+
+/* Marks n cells needed: a few rows of one channel at a time, too short
+ * for a call to memset (which cost a tenth of the pricing of a banded
+ * layer's loads). */
+static inline void mark_needed(uint8_t *p, int n)
+{
+    const uint64_t ones = 0x0101010101010101ull;
+    for (; n >= 8; n -= 8, p += 8) memcpy(p, &ones, 8);
+    if (n >= 4) { memcpy(p, &ones, 4); memcpy(p + n - 4, &ones, 4); return; }
+    if (n >= 2) { memcpy(p, &ones, 2); memcpy(p + n - 2, &ones, 2); return; }
+    if (n) *p = 1;
 }
 
 /* Cuts the walk w of `in` into rectangles of cells of one value (to_dram
@@ -492,14 +572,18 @@ static int cut(BkCtx *c, Out *o, const AtlInsn *in, uint8_t flag, const BandUse 
         }
         while (i1 < w->nc && same_rows(&x, w, ch0, w->c0 + i1 * w->cstep)) i1++;
         for (int a = 0; a < w->nr;) {
-            int v = value(&x, ch0, w->h0 + a), b = a + 1;
-            while (b < w->nr && value(&x, ch0, w->h0 + b) == v) b++;
+            int v = value(&x, ch0, walk_row(w, a)), b = a + 1;
+            while (b < w->nr && value(&x, ch0, walk_row(w, b)) == v) b++;
             int mark = !v && (mode == CUT_LOAD || mode == CUT_GATHER);
             int want = mode == CUT_LOAD || (mode == CUT_GATHER ? !v : v);
             int sram = mode == CUT_LOAD ? v : mode == CUT_STORE_SRAM;
             if (mark)
-                for (int i = i0; i < i1; i++)
-                    memset(bd->need + (size_t)(w->c0 + i * w->cstep) * bd->H + w->h0 + a, 1, (size_t)(b - a));
+                for (int i = i0; i < i1; i++) {
+                    uint8_t *nd = bd->need + (size_t)(w->c0 + i * w->cstep) * bd->H;
+                    if (w->rstep == 1) mark_needed(nd + w->h0 + a, b - a);
+                    else
+                        for (int q = a; q < b; q++) nd[walk_row(w, q)] = 1;
+                }
             if (want && put_cells(o, in, flag, store, u, w, i0, i1 - i0, a, b - a, sram, c->bands, k, e)) return -1;
             a = b;
         }
@@ -619,6 +703,11 @@ static int gather(BkCtx *c, const BkSegment *sg, Out *o, const AtlInsn *in, uint
     int np = pieces_of(c, sg, u), span = np > 1 ? l->kchunk : b->C;
     uint64_t plane = b->rowb * (uint64_t)b->H;
     uint32_t es = (uint32_t)isa_dtype_size(in->dtype);
+    /* the tiles of a compact strided 1x1 conv read only its cells
+     * (docs/backend.md, "Convs: tiles of several images, strided 1x1
+     * compacted"): the gather moves no others */
+    int compact = l->kind == BK_K_CONV && l->compact && b->H == l->H && b->rowb == (uint64_t)l->W * es && l->OH > 0 &&
+                  l->OW > 0;
     for (int j = 0; j < np; j++) {
         int c0 = j * span, nc = imin(span, b->C - c0);
         if (nc <= 0) return atl_fail(e, "internal: gather piece %d of %d holds no channel", j, np);
@@ -629,10 +718,18 @@ static int gather(BkCtx *c, const BkSegment *sg, Out *o, const AtlInsn *in, uint
         g.dst = u->sram + (uint64_t)c0 * plane;
         uint32_t sh[4] = {1, (uint32_t)nc, (uint32_t)b->H, (uint32_t)(b->rowb / es)};
         int32_t st[4] = {0, (int32_t)plane, (int32_t)b->rowb, (int32_t)es};
+        Walk w = {2, 0, b->H, 1, c0, 1, nc, 1};
+        if (compact) {   /* a strided 1x1 conv reads every sh-th row, every sw-th column */
+            sh[2] = (uint32_t)l->OH;
+            sh[3] = (uint32_t)l->OW;
+            st[2] = (int32_t)(b->rowb * (uint64_t)l->sh);
+            st[3] = (int32_t)(es * (uint32_t)l->sw);
+            w.nr = l->OH;
+            w.rstep = l->sh;
+        }
         memcpy(g.shape, sh, sizeof sh);
         memcpy(g.src_stride, st, sizeof st);
         memcpy(g.dst_stride, st, sizeof st);
-        Walk w = {2, 0, b->H, 1, c0, 1, nc};
         if (cut(c, o, &g, flag, u, &w, CUT_GATHER, k, e)) return -1;
         if (j == np - 1) break;
         uint32_t fs[4] = {1, 1, 1, 64 / (uint32_t)isa_dtype_size(c->dt)};

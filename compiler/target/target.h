@@ -136,6 +136,11 @@ typedef struct BkCtx {
      * until the first) and its bytes */
     int kbands;
     uint64_t kb_base, kb_bytes;
+    /* the tile search's last band-priced layer (group/search.c): its id
+     * and the cycles its busiest core's DMA engine idles in its plan, the
+     * room the next layer's weight prefetch may use (-1: none yet) */
+    int pf_layer;
+    uint64_t pf_room;
     uint64_t sram_stage;          /* SRAM offset of a conv's input staging ("Inputs in cluster
                                    * SRAM"): 0, or with row bands above the banded tensors */
     /* staged (several graphs, one per stage, in one variant): where each io

@@ -15,6 +15,7 @@
 #include <string.h>
 #include "test/test.h"
 #include "compiler/cost/cost.h"
+#include "compiler/alloc/alloc.h"
 #include "compiler/emit/emit.h"
 #include "compiler/lower/lower.h"
 #include "compiler/ops/infer.h"
@@ -335,6 +336,111 @@ TEST(band_weight_rereads_count_copies_per_cluster)
     teardown(&f);
 }
 
+/* Bands: a window layer's cell owners (bk_band_distribute, worked out per
+ * output-channel chunk) are those of the rule cell by cell: a cell written
+ * by the tiles of one cluster only is that cluster's when inside its SRAM
+ * window, -2 otherwise; without channel bands a row of several clusters
+ * has no owner. Random convolutions, chunkings, windows and tile cores. */
+static void band_cells_reference(const BkSegment *sg, int8_t *own, uint32_t *mask)
+{
+    const BkLayer *ly = sg->layer;
+    const BkLow *l = &ly->lw;
+    int H = l->OH, OC = l->OC, K = ly->band_clusters, cpc = ly->band_cores / K, run = ly->tile_run > 0 ? ly->tile_run : 1;
+    memset(own, -1, (size_t)OC * H);
+    memset(mask, 0, (size_t)H * sizeof *mask);
+    for (int t = 0; t < ly->ntiles; t += run) {
+        BkTilePos p = bk_tile_pos(l, t);
+        int r0 = p.rci * l->rows, r1 = r0 + l->rows < H ? r0 + l->rows : H, c0, c1, k = sg->tile_core[t] / cpc;
+        if (l->groups == 1 && l->kind == BK_K_CONV) { c0 = p.gci * l->gchunk; c1 = c0 + l->gchunk < OC ? c0 + l->gchunk : OC; }
+        else {
+            int opg = OC / l->groups, g0 = p.gci * l->gchunk;
+            c0 = g0 * opg;
+            c1 = (g0 + l->gchunk < l->groups ? g0 + l->gchunk : l->groups) * opg;
+        }
+        for (int ch = c0; ch < c1; ch++)
+            for (int r = r0; r < r1; r++) {
+                int8_t *o = &own[(size_t)ch * H + r];
+                *o = *o == -1 || *o == k ? (int8_t)k : -2;
+            }
+    }
+    for (int ch = 0; ch < OC; ch++)
+        for (int r = 0; r < H; r++) {
+            int8_t *o = &own[(size_t)ch * H + r];
+            int lo = ly->band_rows && *o >= 0 ? bk_band_window(H, K, *o, ly->band_rows) : 0;
+            int hi = ly->band_rows && *o >= 0 ? lo + ly->band_rows : H;
+            if (*o < 0 || r < lo || r >= hi) { *o = -2; mask[r] |= 1u << 31; }
+            else mask[r] |= 1u << *o;
+        }
+    for (int r = 0; r < H && !ly->band_chans; r++)
+        if (mask[r] & (mask[r] - 1)) {
+            for (int ch = 0; ch < OC; ch++) own[(size_t)ch * H + r] = -2;
+            mask[r] = 1u << 31;
+        }
+}
+
+TEST(band_cells_follow_the_rule_cell_by_cell)
+{
+    srand(27);
+    for (int iter = 0; iter < 300; iter++) {
+        AtlErr e;
+        BkLayer ly;
+        memset(&ly, 0, sizeof ly);
+        ly.node = -1;
+        BkLow *l = &ly.lw;
+        l->kind = rand() % 4 ? BK_K_CONV : BK_K_POOL;
+        l->N = 1;
+        l->OH = 1 + rand() % 20;
+        l->rows = 1 + rand() % l->OH;
+        l->nrc = (l->OH + l->rows - 1) / l->rows;
+        l->nwc = 1 + rand() % 2;
+        l->nkc = 1 + rand() % 2;
+        if (rand() % 2) {   /* one group: chunks of output channels (a pool's: of groups, one) */
+            l->groups = 1;
+            l->OC = 1 + rand() % 40;
+            l->gchunk = 1 + rand() % l->OC;
+            l->ngc = (l->OC + l->gchunk - 1) / l->gchunk;
+        } else {            /* grouped: chunks of groups */
+            l->groups = 1 + rand() % 8;
+            l->OC = l->groups * (1 + rand() % 3);
+            l->gchunk = 1 + rand() % l->groups;
+            l->ngc = (l->groups + l->gchunk - 1) / l->gchunk;
+        }
+        int run = rand() % 2 ? l->nkc : 1, ntiles = l->nkc * l->nwc * l->nrc * l->ngc;
+        ly.band_cores = 16;
+        ly.band_clusters = 4;
+        ly.band_chans = rand() % 2;
+        ly.band_rows = rand() % 2 ? 0 : 1 + rand() % l->OH;
+        ly.bands = BK_BANDS_SPREAD;
+        REQUIRE(bk_set_tiles(&ly, ntiles, run, &e) == 0);
+        BkSegment sg;
+        memset(&sg, 0, sizeof sg);
+        sg.layer = &ly;
+        sg.cores = (BkCoreSet){0, 16};
+        REQUIRE((sg.tile_core = malloc((size_t)ntiles * sizeof *sg.tile_core)) != NULL);
+        int spread = rand() % 4;   /* 0: every run on a random core, else a few clusters */
+        for (int t = 0; t < ntiles; t += run)
+            for (int j = 0; j < run; j++) sg.tile_core[t + j] = spread ? (t / run * 4 / (ntiles / run)) * 4 + rand() % 4 : rand() % 16;
+        REQUIRE(bk_band_distribute(&sg, &e) == 0);
+        int8_t *own = malloc((size_t)l->OC * l->OH);
+        uint32_t *mask = malloc((size_t)l->OH * sizeof *mask);
+        REQUIRE(own && mask);
+        band_cells_reference(&sg, own, mask);
+        CHECK_EQ_INT(sg.nch, l->OC);
+        CHECK_EQ_INT(sg.nrows, l->OH);
+        CHECK(!memcmp(own, sg.cell_owner, (size_t)l->OC * l->OH));
+        CHECK(!memcmp(mask, sg.row_mask, (size_t)l->OH * sizeof *mask));
+        for (int ch = 0; ch < l->OC; ch++) {   /* runs of equal channels */
+            int end = ch + 1;
+            while (end < l->OC && !memcmp(own + (size_t)ch * l->OH, own + (size_t)end * l->OH, (size_t)l->OH)) end++;
+            CHECK_EQ_INT(sg.chan_run[ch], end);
+        }
+        free(own);
+        free(mask);
+        bk_segment_free(&sg);
+        bk_layer_free(&ly);
+    }
+}
+
 int main(void)
 {
     RUN(tiles_go_to_cores_in_balanced_blocks);
@@ -344,5 +450,6 @@ int main(void)
     RUN(window_halos_clip_at_the_borders);
     RUN(elementwise_broadcasts_and_others_read_all);
     RUN(band_weight_rereads_count_copies_per_cluster);
+    RUN(band_cells_follow_the_rule_cell_by_cell);
     return test_summary("test_schedule");
 }
