@@ -54,9 +54,9 @@ enum { BK_SRAM_AUTO = 0, BK_SRAM_NEVER = 1, BK_SRAM_ALWAYS = 2 };
  * lower; NEVER, each layer stages its own weights. */
 enum { BK_PREFETCH_AUTO = 0, BK_PREFETCH_NEVER = 1 };
 /* K split across clusters of channel-reducing 1x1 convolutions with
- * bands (docs/backend.md, "K split across clusters"): NEVER (default),
- * AUTO where the cost model prices it lower, ALWAYS where it may (tests). */
-enum { BK_KBANDS_NEVER = 0, BK_KBANDS_AUTO = 1, BK_KBANDS_ALWAYS = 2 };
+ * bands (docs/backend.md, "K split across clusters"): AUTO (default)
+ * where the cost model prices it lower, NEVER, ALWAYS where it may (tests). */
+enum { BK_KBANDS_AUTO = 0, BK_KBANDS_NEVER = 1, BK_KBANDS_ALWAYS = 2 };
 /* Activations with placement chip (docs/backend.md, "Activations in
  * cluster SRAM"): AUTO, those that fit live in cluster SRAM when every
  * cluster can hold a copy (one cluster, or clusters joined by NoC links),
@@ -112,7 +112,7 @@ typedef struct BkOptions {
                                schedules"): BK_SRAM_AUTO (default) where the cost model finds
                                it cheaper, BK_SRAM_NEVER, BK_SRAM_ALWAYS (tests) */
     int prefetch;           /* BK_PREFETCH_AUTO (default) or BK_PREFETCH_NEVER */
-    int kbands;             /* BK_KBANDS_NEVER (default), _AUTO or _ALWAYS */
+    int kbands;             /* BK_KBANDS_AUTO (default), _NEVER or _ALWAYS */
     int placement;          /* BK_PLACE_AUTO (default), BK_PLACE_CHIP, BK_PLACE_SPLIT */
     int micro_batch;        /* images per instance with placement split (0: chosen by the
                                cost model; given: one micro-batch, no stages) */

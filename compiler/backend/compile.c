@@ -111,7 +111,7 @@ static int try_kbands(BkCtx *c, BkLayer *layers, int *n, BkCoreSet all, AtlErr *
     if (!rc) rc = bk_choose_shape(c, &p1, all, e);
     if (!rc) rc = bk_choose_shape(c, &p2, all, e);
     int keep = !rc;
-    if (!rc && c->kbands == BK_KBANDS_AUTO) {
+    if (!rc && !c->kbands_always) {
         uint64_t whole = 0, one = 0, two = 0;
         rc = bk_price_layer(c, ly, all, &whole, e) || bk_price_layer(c, &p1, all, &one, e) ||
              bk_price_layer(c, &p2, all, &two, e) ? -1 : 0;
@@ -383,7 +383,7 @@ static int check_options(const AtlChip *chip, const BkOptions *opt, AtlErr *e)
         return atl_fail(e, "backend: SRAM weights mode %d is not one of auto, never, always", opt->sram_weights);
     if (opt->prefetch != BK_PREFETCH_AUTO && opt->prefetch != BK_PREFETCH_NEVER)
         return atl_fail(e, "backend: prefetch mode %d is not one of auto, never", opt->prefetch);
-    if (opt->kbands < BK_KBANDS_NEVER || opt->kbands > BK_KBANDS_ALWAYS)
+    if (opt->kbands < BK_KBANDS_AUTO || opt->kbands > BK_KBANDS_ALWAYS)
         return atl_fail(e, "backend: K split mode %d is not one of never, auto, always", opt->kbands);
     if (opt->sram_acts < BK_SRAM_ACTS_AUTO || opt->sram_acts > BK_SRAM_ACTS_ROWS)
         return atl_fail(e, "backend: SRAM activation mode %d is not one of auto, never, bands, rows", opt->sram_acts);
@@ -443,7 +443,8 @@ static int stage_build_flow(BkStage *st, const IrGraph *g, const AtlChip *chip, 
     c->wsram_never = opt->sram_weights == BK_SRAM_NEVER;
     c->wsram_always = opt->sram_weights == BK_SRAM_ALWAYS;
     c->prefetch_never = opt->prefetch == BK_PREFETCH_NEVER;
-    c->kbands = opt->kbands;
+    c->kbands_never = opt->kbands == BK_KBANDS_NEVER;
+    c->kbands_always = opt->kbands == BK_KBANDS_ALWAYS;
     c->pf_layer = -1;   /* no layer priced yet (group/search.c) */
     c->tile_images = opt->tile_images;
     if (sp) {

@@ -93,7 +93,7 @@ static void options_text(const DrvRequest *rq, int synthetic, int batch, char *o
     n = strlen(opts);
     if (rq->prefetch == BK_PREFETCH_NEVER) snprintf(opts + n, cap - n, " --prefetch never");
     n = strlen(opts);
-    if (rq->kbands) snprintf(opts + n, cap - n, " --kbands %s", rq->kbands == BK_KBANDS_AUTO ? "auto" : "always");
+    if (rq->kbands != BK_KBANDS_AUTO) snprintf(opts + n, cap - n, " --kbands %s", rq->kbands == BK_KBANDS_NEVER ? "never" : "always");
     n = strlen(opts);
     if (rq->stage_plan) snprintf(opts + n, cap - n, " --stage-plan %s", rq->stage_plan);
     if (!batch) return;

@@ -35,7 +35,7 @@ typedef struct DrvRequest {
     int sram_acts;                 /* BkOptions.sram_acts (BK_SRAM_ACTS_*) */
     int sram_weights;              /* BkOptions.sram_weights (BK_SRAM_AUTO / NEVER / ALWAYS) */
     int prefetch;                  /* BkOptions.prefetch (BK_PREFETCH_AUTO / NEVER) */
-    int kbands;                    /* BkOptions.kbands (BK_KBANDS_NEVER / AUTO / ALWAYS) */
+    int kbands;                    /* BkOptions.kbands (BK_KBANDS_AUTO / NEVER / ALWAYS) */
     const char *stage_plan;        /* BkOptions.stage_plan */
     uint64_t synthetic_max_bytes;  /* invented weights stop at this many bytes (0: no limit) */
     const uint8_t *model_buf;      /* when set, the model is imported from these model_len bytes (a

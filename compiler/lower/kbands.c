@@ -129,7 +129,7 @@ static int apply_sum(BkCtx *c, BkLayer *ly, const void *shape, AtlErr *e)
 int bk_kbands_ok(const BkCtx *c, const BkLayer *ly)
 {
     const BkLow *l = &ly->lw;
-    if (!c->kbands || c->bands < 2 || !c->band_chans || c->split || ly->node < 0 || ly->chain) return 0;
+    if (c->kbands_never || c->bands < 2 || !c->band_chans || c->split || ly->node < 0 || ly->chain) return 0;
     const IrNode *nd = &c->g->nodes[ly->node];
     if (strcmp(nd->op, "Conv") || l->kind != BK_K_CONV || l->groups != 1 || l->w_oihw || l->t_x || l->N != 1)
         return 0;

@@ -130,11 +130,11 @@ typedef struct BkCtx {
     int band_final;
     int band_chans;               /* channel bands too (a cell keeps its owner whatever the tiling,
                                    * output-channel distribution, staging gathers; 0: rows only) */
-    /* K split across clusters (BkOptions.kbands; lower/kbands.c): 0 never,
-     * 1 where the cost model prices it lower, 2 always where it may; the
-     * partials' scratch at the end of the activation region (kb_base, 0
+    /* K split across clusters (BkOptions.kbands; lower/kbands.c): where
+     * the cost model prices it lower unless never or always (where it may);
+     * the partials' scratch at the end of the activation region (kb_base, 0
      * until the first) and its bytes */
-    int kbands;
+    int kbands_never, kbands_always;
     uint64_t kb_base, kb_bytes;
     /* the tile search's last band-priced layer (group/search.c): its id
      * and the cycles its busiest core's DMA engine idles in its plan, the
