@@ -4,7 +4,7 @@
 # SRAM gets the other clusters' cells K chunk by K chunk, each piece
 # signalling on its own, so the tiles of the first chunks load while the
 # later pieces land. resnet20_cifar on a 2-cluster a1 with 32 KiB of LMEM
-# (its late 1x1 convolutions then split K in 3 and gather their input):
+# (its late 1x1 convolutions then split K in 3 or 4 and gather their input):
 # --groups marks those layers ` gN` (N pieces); the outputs stay the interpreter's
 # in fp32 and bf16 (atoll compare: full mode, race detector on, so no
 # tile reads a piece before it has landed); the estimate is the simulated
@@ -19,15 +19,17 @@
 # bad mode is refused naming the option. They also say --prefetch never:
 # with layer 14's first tiles' weights loaded by the layer before
 # (docs/backend.md, "Weight prefetch across the barrier") the cost model
-# gathers its input in one piece.
+# gathers its input in one piece. And --kbands never: a K split across
+# the clusters (docs/backend.md, "K split across clusters") takes layer
+# 17's input channels where they lie, so it gathers nothing.
 . test/cli/lib.inc
 sed 's/^clusters = 4 /clusters = 2 /; s/^bytes = 512K /bytes = 32K /' configs/a1.ini > "$TMPD/a1x2s.ini"
 M=models/resnet20_cifar
 for dt in fp32 bf16; do
     expect_ok ${dt}_compiles "$ATOLL" compile $M.onnx --chip "$TMPD/a1x2s.ini" --dtype $dt --sram-activations bands \
-        --sram-weights never --prefetch never --groups -o "$TMPD/$dt.abm"
+        --sram-weights never --prefetch never --kbands never --groups -o "$TMPD/$dt.abm"
     cp "$TMPD/out" "$TMPD/sum_$dt.txt"
-    expect_grep ${dt}_pieces " K[23] sram chans g[23] " "$TMPD/sum_$dt.txt"
+    expect_grep ${dt}_pieces " K[2-4] sram chans g[2-4] " "$TMPD/sum_$dt.txt"
     expect_ok ${dt}_matches_interpreter "$ATOLL" compare $M.onnx "$TMPD/$dt.abm" --chip "$TMPD/a1x2s.ini" \
         --input $M.ref.npz --expect $M.ref.npz
 done
@@ -45,7 +47,7 @@ grep 'layer=17"' "$TMPD/t.json" |
 read ng last first < "$TMPD/order.txt"
 if [ "$ng" -gt 2 ] && [ "$first" -gt 0 ] && [ "$first" -lt "$last" ]; then ok loads_before_last_piece
 else fail loads_before_last_piece "gathers $ng, the last ends at $last, the first load from SRAM starts at $first"; fi
-expect_grep layer17_pieces "^  17  /stages/stages.7/conv1/Conv .* K3 sram chans g3 " "$TMPD/sum_fp32.txt"
+expect_grep layer17_pieces "^  17  /stages/stages.7/conv1/Conv .* K4 sram chans g4 " "$TMPD/sum_fp32.txt"
 expect_ok default_compiles "$ATOLL" compile $M.onnx --chip "$TMPD/a1x2s.ini" --sram-activations bands --groups -o "$TMPD/d.abm"
 expect_grep default_stages_weights "^  14  /stages/stages.6/conv1/Conv .* wsram chans " "$TMPD/out"
 expect_fail bad_sram_weights "--sram-weights 'sometimes': use auto, never or always" "$ATOLL" compile $M.onnx --sram-weights sometimes \
