@@ -373,6 +373,7 @@ extern const AtlFormatInfo isa_formats[ISA_NUM_FORMATS];
 
 const char *isa_dtype_name(int dtype);     /* "?" if out of range */
 int isa_dtype_size(int dtype);             /* 0 if out of range */
+uint64_t isa_shape_bytes(const AtlInsn *in);   /* shape[0..3] elements x the dtype's size: a dma.copy's bytes */
 int isa_dtype_from_name(const char *s);    /* -1 if unknown */
 const char *isa_space_name(int space);
 int isa_space_is_peer(int space);          /* 1: the address carries a cluster (isa_peer_addr) */

@@ -58,6 +58,13 @@ int isa_dtype_from_name(const char *s)
     return -1;
 }
 
+uint64_t isa_shape_bytes(const AtlInsn *in)
+{
+    uint64_t n = (uint64_t)isa_dtype_size(in->dtype);
+    for (int d = 0; d < 4; d++) n *= in->shape[d];
+    return n;
+}
+
 int isa_op_from_mnemonic(const char *s)
 {
     for (int i = 0; i < ISA_NUM_OPS; i++)

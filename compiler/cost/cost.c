@@ -68,20 +68,13 @@
 #include "isa/operands.h"
 #include "isa/timing.h"
 
-static uint64_t dma_bytes(const AtlInsn *in)
-{
-    uint64_t n = (uint64_t)isa_dtype_size(in->dtype);
-    for (int d = 0; d < 4; d++) n *= in->shape[d];
-    return n;
-}
-
 uint64_t bk_insn_cycles(const AtlChip *chip, const AtlInsn *in)
 {
     if (in->op == ISA_OP_DMA_COPY || in->op == ISA_OP_DMA_FILL)
         return tim_dma_cycles(chip, in->dst_space, in->op == ISA_OP_DMA_FILL ? in->dst_space : in->src_space,
-                              dma_bytes(in));
+                              isa_shape_bytes(in));
     if (isa_ops[in->op].format == ISA_FMT_DMA_GATHER)   /* gather and scatter */
-        return tim_dma_cycles(chip, in->dst_space, in->src_space, dma_bytes(in)) +
+        return tim_dma_cycles(chip, in->dst_space, in->src_space, isa_shape_bytes(in)) +
                tim_gather_index_cycles(chip, in->src2_space, in->shape[1]);
     return tim_compute_cycles(chip, in);
 }

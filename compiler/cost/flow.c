@@ -211,13 +211,6 @@ int bk_flow_server_ports(const BkFlowPlanner *p, int sv)
 }
 void bk_flow_stats(const BkFlowPlanner *p, uint64_t *hits, uint64_t *misses) { *hits = p->hits; *misses = p->misses; }
 
-static uint64_t dma_bytes(const AtlInsn *in)
-{
-    uint64_t n = (uint64_t)isa_dtype_size(in->dtype);
-    for (int d = 0; d < 4; d++) n *= in->shape[d];
-    return n;
-}
-
 /* Work w of `bursts` bursts on server s (the NoC links). */
 static void add_work(BkFlowPlanner *p, int s, uint64_t w, uint64_t bursts)
 {
@@ -362,7 +355,7 @@ static void plan_reference(BkFlowPlanner *p, int core, const AtlInsn *in)
     int es = isa_dtype_size(in->dtype), cpc = ch->cores_per_cluster, cl = core / cpc;
     uint64_t bb = (uint64_t)ch->dma_burst_bytes;
     if (bb >= (uint64_t)es) bb -= bb % (uint64_t)es;
-    uint64_t total = dma_bytes(in);
+    uint64_t total = isa_shape_bytes(in);
     int copy = reads_source(in);
     double chbw = tim_dram_channel_bytes_per_cycle(ch);
     uint64_t dr[2] = {dense_run(in, in->dst_stride, es), copy ? dense_run(in, in->src_stride, es) : 1};
@@ -644,7 +637,7 @@ static const uint64_t *end_work(BkFlowPlanner *p, const AtlInsn *in, int space, 
                                 int memo, int *rot)
 {
     int es = isa_dtype_size(in->dtype), n = space == ISA_SPACE_DRAM ? 2 * p->nchan : 1;
-    uint64_t bel = p->burst / (uint64_t)es, nel = dma_bytes(in) / (uint64_t)es;
+    uint64_t bel = p->burst / (uint64_t)es, nel = isa_shape_bytes(in) / (uint64_t)es;
     uint64_t k[END_KEY_WORDS];
     *rot = 0;
     if (memo) {
@@ -671,7 +664,7 @@ static int plan_walk(BkFlowPlanner *p, int core, const AtlInsn *in, int memo)
     const AtlChip *ch = p->ch;
     int cpc = ch->cores_per_cluster, cl = core / cpc;
     int copy = reads_source(in);
-    uint64_t bb = p->burst, total = dma_bytes(in), full = total / bb, rest = total % bb, nbursts = full + (rest != 0);
+    uint64_t bb = p->burst, total = isa_shape_bytes(in), full = total / bb, rest = total % bb, nbursts = full + (rest != 0);
     p->nt = 0;
     for (int end = 0; end < 1 + copy; end++) {
         int space = end ? in->src_space : in->dst_space;

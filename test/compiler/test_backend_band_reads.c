@@ -64,13 +64,6 @@ static void pool_graph(IrGraph *g, int C, int H, int M)
     ir_add_output(g, "y", &e);
 }
 
-static uint64_t dma_bytes(const AtlInsn *in)
-{
-    uint64_t n = (uint64_t)isa_dtype_size(in->dtype);
-    for (int d = 0; d < 4; d++) n *= in->shape[d];
-    return n;
-}
-
 /* Bytes the DMAs of every core read from DRAM after its first barrier
  * (the second layer's segment, prefetch off). */
 static uint64_t dram_reads_after_first_barrier(const AtlProgram *p)
@@ -82,7 +75,7 @@ static uint64_t dram_reads_after_first_barrier(const AtlProgram *p)
         for (int i = 0; i < dma->count; i++) {
             const AtlInsn *in = &dma->insns[i];
             if (in->op == ISA_OP_BARRIER) seg++;
-            if (seg == 1 && in->op == ISA_OP_DMA_COPY && in->src_space == ISA_SPACE_DRAM) bytes += dma_bytes(in);
+            if (seg == 1 && in->op == ISA_OP_DMA_COPY && in->src_space == ISA_SPACE_DRAM) bytes += isa_shape_bytes(in);
         }
     }
     return bytes;

@@ -46,13 +46,6 @@ static void two_convs(IrGraph *g, int C, int H, int M)
     ir_add_output(g, "y", &e);
 }
 
-static uint64_t dma_bytes(const AtlInsn *in)
-{
-    uint64_t n = (uint64_t)isa_dtype_size(in->dtype);
-    for (int d = 0; d < 4; d++) n *= in->shape[d];
-    return n;
-}
-
 /* Copies of the program from DRAM into `space` (SRAM: the staging
  * copies; LMEM: the tiles' loads): bytes and count per segment (0: before
  * a core's first barrier, 1: after it). */
@@ -69,7 +62,7 @@ static Copies dram_copies(const AtlProgram *p, int space)
             const AtlInsn *in = &dma->insns[i];
             if (in->op == ISA_OP_BARRIER) seg = 1;
             if (in->op != ISA_OP_DMA_COPY || in->dst_space != space || in->src_space != ISA_SPACE_DRAM) continue;
-            c.bytes[seg] += dma_bytes(in);
+            c.bytes[seg] += isa_shape_bytes(in);
             c.n[seg]++;
         }
     }

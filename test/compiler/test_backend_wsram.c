@@ -23,13 +23,6 @@
 
 static const char *const A1 = "configs/a1.ini";
 
-static uint64_t dma_bytes(const AtlInsn *in)
-{
-    uint64_t n = (uint64_t)isa_dtype_size(in->dtype);
-    for (int d = 0; d < 4; d++) n *= in->shape[d];
-    return n;
-}
-
 /* Last byte + 1 a DMA reads from its source (byte strides). */
 static uint64_t src_end(const AtlInsn *in)
 {
@@ -67,7 +60,7 @@ static void staged_case(int C, int M, int H, int ksplit)
                 if (in->op != ISA_OP_DMA_COPY || in->dst_space != ISA_SPACE_SRAM || in->src_space != ISA_SPACE_DRAM) continue;
                 if (in->src < lo) lo = in->src;
                 if (src_end(in) > hi) hi = src_end(in);
-                staged[core / cpc] += dma_bytes(in);
+                staged[core / cpc] += isa_shape_bytes(in);
                 copies++;
             }
             stagers[core / cpc] += copies > 0;
@@ -91,7 +84,7 @@ static void staged_case(int C, int M, int H, int ksplit)
                 if (in->op != ISA_OP_DMA_COPY) continue;
                 if (in->src_space == ISA_SPACE_DRAM && in->dst_space == ISA_SPACE_SRAM) waited = 1;
                 if (in->src_space == ISA_SPACE_DRAM && in->src < hi && src_end(in) > lo) {
-                    read[core / cpc] += dma_bytes(in);
+                    read[core / cpc] += isa_shape_bytes(in);
                     uint64_t es = (uint64_t)isa_dtype_size(in->dtype);
                     for (uint32_t a = 0; a < in->shape[0]; a++)
                         for (uint32_t b = 0; b < in->shape[1]; b++)
@@ -128,7 +121,7 @@ static void staged_case(int C, int M, int H, int ksplit)
                             const AtlInsn *x = &da->insns[i], *y = &db->insns[j];
                             shared = x->op == ISA_OP_DMA_COPY && y->op == ISA_OP_DMA_COPY && x->src_space == ISA_SPACE_SRAM &&
                                      y->src_space == ISA_SPACE_SRAM && x->dst_space == ISA_SPACE_LMEM && !x->mask &&
-                                     x->src == y->src && dma_bytes(x) == dma_bytes(y);
+                                     x->src == y->src && isa_shape_bytes(x) == isa_shape_bytes(y);
                         }
                 }
         CHECKF(shared, "no staged chunk is loaded by two cores of a cluster");

@@ -95,45 +95,53 @@ static void block_graph(IrGraph *g)
     ir_add_output(g, "out", &e);
 }
 
-TEST(later_stage_reads_its_boundary_from_an_sram_copy)
+/* Runs g split over the clusters in two stages (`plan`) on `chip` with
+ * BkOptions.stage_copy never, then auto: without, no layer named `copy`
+ * (a substring); with, one, a lower estimate and the same output bits. */
+static void copy_taken(IrGraph *g, const char *chip, const char *plan, const char *copy, const char *label)
 {
     uint8_t *ys[2] = {NULL, NULL};
     size_t yn[2] = {0, 0};
     uint64_t est[2] = {0, 0};
     int copies[2] = {0, 0};
-    IrGraph g;
-    block_graph(&g);
-    for (int copy = 0; copy < 2; copy++) {
+    for (int on = 0; on < 2; on++) {
         BkOptions o;
         bk_options_default(&o);
         o.placement = BK_PLACE_SPLIT;
-        o.stage_plan = "1,t:2";
-        o.stage_copy = copy ? BK_SRAM_AUTO : BK_SRAM_NEVER;
+        o.stage_plan = plan;
+        o.stage_copy = on ? BK_SRAM_AUTO : BK_SRAM_NEVER;
         BkSummary sum;
         memset(&sum, 0, sizeof sum);
         double err = -1;
         char msg[1024] = "";
-        const char *what = copy ? "copy auto" : "copy never";
-        int rc = e2e_graph_run_y(&g, "configs/a1.ini", &o, &err, NULL, &sum, msg, sizeof msg, &ys[copy], &yn[copy]);
+        const char *what = on ? "copy auto" : "copy never";
+        int rc = e2e_graph_run_y(g, chip, &o, &err, NULL, &sum, msg, sizeof msg, &ys[on], &yn[on]);
         CHECKF(rc == 0, "%s: %s", what, msg);
         if (rc == 0) {
             CHECKF(err <= 2e-6, "%s: error %g", what, err);
             CHECK(sum.nstages == 2);
-            est[copy] = sum.est_cycles;
+            est[on] = sum.est_cycles;
             for (int i = 0; i < sum.nlayers; i++)
-                if (strstr(sum.layers[i].name, "t/stage_copy")) copies[copy]++;
+                if (strstr(sum.layers[i].name, copy)) copies[on]++;
         }
         bk_summary_free(&sum);
     }
-    ir_free(&g);
     CHECK_EQ_INT(copies[0], 0);
     CHECK_EQ_INT(copies[1], 1);
     CHECKF(est[1] < est[0], "estimate %llu with the copy, %llu without", (unsigned long long)est[1],
            (unsigned long long)est[0]);
-    printf("  boundary copy: %llu -> %llu estimated cycles\n", (unsigned long long)est[0], (unsigned long long)est[1]);
+    printf("  %s: %llu -> %llu estimated cycles\n", label, (unsigned long long)est[0], (unsigned long long)est[1]);
     CHECK(ys[0] && ys[1] && yn[0] == yn[1] && !memcmp(ys[0], ys[1], yn[0]));   /* a copy changes no bit */
     free(ys[0]);
     free(ys[1]);
+}
+
+TEST(later_stage_reads_its_boundary_from_an_sram_copy)
+{
+    IrGraph g;
+    block_graph(&g);
+    copy_taken(&g, "configs/a1.ini", "1,t:2", "t/stage_copy", "boundary copy");
+    ir_free(&g);
 }
 
 TEST(copy_before_moves_the_copy_to_its_reader)
@@ -219,44 +227,11 @@ TEST(split_stage_reads_a_dram_activation_through_a_copy)
 {
     char chip[64];
     REQUIRE(a1_with_sram(chip, sizeof chip, "192K") == 0);
-    uint8_t *ys[2] = {NULL, NULL};
-    size_t yn[2] = {0, 0};
-    uint64_t est[2] = {0, 0};
-    int copies[2] = {0, 0};
     IrGraph g;
     reread_graph(&g);
-    for (int copy = 0; copy < 2; copy++) {
-        BkOptions o;
-        bk_options_default(&o);
-        o.placement = BK_PLACE_SPLIT;
-        o.stage_plan = "1,y:2";
-        o.stage_copy = copy ? BK_SRAM_AUTO : BK_SRAM_NEVER;
-        BkSummary sum;
-        memset(&sum, 0, sizeof sum);
-        double err = -1;
-        char msg[1024] = "";
-        const char *what = copy ? "copy auto" : "copy never";
-        int rc = e2e_graph_run_y(&g, chip, &o, &err, NULL, &sum, msg, sizeof msg, &ys[copy], &yn[copy]);
-        CHECKF(rc == 0, "%s: %s", what, msg);
-        if (rc == 0) {
-            CHECKF(err <= 2e-6, "%s: error %g", what, err);
-            CHECK(sum.nstages == 2);
-            est[copy] = sum.est_cycles;
-            for (int i = 0; i < sum.nlayers; i++)
-                if (strstr(sum.layers[i].name, "b/reread_copy")) copies[copy]++;
-        }
-        bk_summary_free(&sum);
-    }
+    copy_taken(&g, chip, "1,y:2", "b/reread_copy", "re-read copy");
     remove(chip);
     ir_free(&g);
-    CHECK_EQ_INT(copies[0], 0);
-    CHECK_EQ_INT(copies[1], 1);
-    CHECKF(est[1] < est[0], "estimate %llu with the copy, %llu without", (unsigned long long)est[1],
-           (unsigned long long)est[0]);
-    printf("  re-read copy: %llu -> %llu estimated cycles\n", (unsigned long long)est[0], (unsigned long long)est[1]);
-    CHECK(ys[0] && ys[1] && yn[0] == yn[1] && !memcmp(ys[0], ys[1], yn[0]));   /* a copy changes no bit */
-    free(ys[0]);
-    free(ys[1]);
 }
 
 int main(void)
