@@ -222,7 +222,7 @@ int bk_stage_plan(const BkStageCosts *costs, int ncosts, const int *cuts, int nc
     return rc;
 }
 
-/* The copy is an Identity (lowered as a vector move) into a new activation
+/* The copy is an Identity (lowered as DMA copies, lower/move.c) into a new activation
  * tensor named after t; toposort puts it first, as it reads only t. */
 int bk_stage_copy_in(IrGraph *sg, int t, AtlErr *e)
 {

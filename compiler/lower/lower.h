@@ -207,6 +207,9 @@ int bk_lower_reduce(BkCtx *c, int node, BkLayer *ly, AtlErr *e);
 int bk_lower_softmax(BkCtx *c, int node, BkLayer *ly, AtlErr *e);
 int bk_lower_layernorm(BkCtx *c, int node, BkLayer *ly, AtlErr *e);
 int bk_lower_move(BkCtx *c, int node, BkLayer *ly, AtlErr *e);
+/* move.c: Identity as a DMA copy (bk_lower_move), or with a fused
+ * activation as a vector move (bk_lower_elem). */
+int bk_lower_identity(BkCtx *c, int node, BkLayer *ly, AtlErr *e);
 /* pad.c: the copies and fills of a Pad node (x at xa, y at ya). */
 /* gather.c: Gather with run-time indices (dma.gather). */
 int bk_lower_gather(BkCtx *c, int node, BkLayer *ly, AtlErr *e);

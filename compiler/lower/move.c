@@ -8,8 +8,9 @@
  * (lower/pad.c: one copy or fill per box of the axes' source-map runs),
  * Expand (zero source strides), Tile / DepthToSpace / SpaceToDepth
  * (lower/layout.c), a view (Reshape/Flatten/Squeeze/Unsqueeze)
- * that placement gave its own storage and inference Dropout (one flat copy;
- * Dropout's bool mask, if requested, a fill of 1.0).
+ * that placement gave its own storage, inference Dropout and Identity (one
+ * flat copy; Dropout's bool mask, if requested, a fill of 1.0; an Identity
+ * with a fused activation goes to lower/vec.c instead, bk_lower_identity).
  * Each op becomes a list of strided copies (BkCopy, up to 8 dims); the
  * list is cut along each copy's outermost dim into at least one piece per
  * core, and every piece is emitted as 4-D dma.copy/dma.fill instructions
@@ -249,11 +250,12 @@ int bk_lower_const_output(BkCtx *c, int tensor, BkLayer *ly, AtlErr *e)
 }
 
 /* Ops whose output is the input's bytes unchanged: views that placement
- * gave their own storage, Dropout at inference and a Cast between dtypes
- * with the same storage dtype on the chip (bk_lower_cast). */
+ * gave their own storage, Dropout at inference, Identity and a Cast
+ * between dtypes with the same storage dtype on the chip (bk_lower_cast). */
 static int is_flat_copy(const char *op)
 {
-    static const char *const ops[] = {"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Dropout", "Cast", "CastLike", NULL};
+    static const char *const ops[] = {"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Dropout", "Identity",
+                                      "Cast", "CastLike", NULL};
     for (int i = 0; ops[i]; i++) if (!strcmp(op, ops[i])) return 1;
     return 0;
 }
@@ -282,6 +284,17 @@ static int dropout_mask(BkCtx *c, int node, BkLayer *ly, int *cap, AtlErr *e)
     memcpy(&cp.value, bits, 4);
     if (cp.shape[0] > 0 && bk_push_copy(ly, cap, &cp)) return bk_fail(c, node, e, "out of memory");
     return 0;
+}
+
+/* An Identity is a flat copy, DMA only: no LMEM round trip, every core
+ * copying its piece straight from source to destination (the staged
+ * schedules' boundary and re-read copies, DRAM -> cluster SRAM; their
+ * layer was a vector move through LMEM before, 1.6 MB at 107k estimated
+ * cycles a cluster, now 100k). With a fused activation it needs the
+ * vector unit (lower/vec.c). */
+int bk_lower_identity(BkCtx *c, int node, BkLayer *ly, AtlErr *e)
+{
+    return c->act_on[node] ? bk_lower_elem(c, node, ly, e) : bk_lower_move(c, node, ly, e);
 }
 
 int bk_lower_move(BkCtx *c, int node, BkLayer *ly, AtlErr *e)

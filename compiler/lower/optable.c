@@ -52,7 +52,7 @@ static const OpRow rows[] = {
     {"Exp", bk_lower_elem, FLOAT, 0}, {"Log", bk_lower_elem, FLOAT, 0}, {"Sqrt", bk_lower_elem, FLOAT, 0},
     {"Reciprocal", bk_lower_elem, FLOAT, 0}, {"Neg", bk_lower_elem, INT(1), 0}, {"Abs", bk_lower_elem, INT(1), 0},
     {"HardSigmoid", bk_lower_elem, FLOAT, 0}, {"HardSwish", bk_lower_elem, FLOAT, 0}, {"Gelu", bk_lower_elem, FLOAT, 0},
-    {"BatchNormalization", bk_lower_elem, FLOAT, 0}, {"Identity", bk_lower_elem, INT(1), 0},
+    {"BatchNormalization", bk_lower_elem, FLOAT, 0}, {"Identity", bk_lower_identity, INT(1), 0},
     {"PRelu", bk_lower_elem, FLOAT, 0}, {"Elu", bk_lower_elem, FLOAT, 0}, {"Celu", bk_lower_elem, FLOAT, 0},
     {"Selu", bk_lower_elem, FLOAT, 0}, {"Softplus", bk_lower_elem, FLOAT, 0}, {"Softsign", bk_lower_elem, FLOAT, 0},
     {"Shrink", bk_lower_elem, FLOAT, 0}, {"ThresholdedRelu", bk_lower_elem, FLOAT, 0}, {"Sum", bk_lower_elem, FLOAT, 0},

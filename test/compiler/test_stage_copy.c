@@ -97,7 +97,8 @@ static void block_graph(IrGraph *g)
 
 /* Runs g split over the clusters in two stages (`plan`) on `chip` with
  * BkOptions.stage_copy never, then auto: without, no layer named `copy`
- * (a substring); with, one, a lower estimate and the same output bits. */
+ * (a substring); with, one, made of DMA copies (lower/move.c: no LMEM), a
+ * lower estimate and the same output bits. */
 static void copy_taken(IrGraph *g, const char *chip, const char *plan, const char *copy, const char *label)
 {
     uint8_t *ys[2] = {NULL, NULL};
@@ -122,7 +123,13 @@ static void copy_taken(IrGraph *g, const char *chip, const char *plan, const cha
             CHECK(sum.nstages == 2);
             est[on] = sum.est_cycles;
             for (int i = 0; i < sum.nlayers; i++)
-                if (strstr(sum.layers[i].name, copy)) copies[on]++;
+                if (strstr(sum.layers[i].name, copy)) {
+                    copies[on]++;
+                    /* DMA copies straight into SRAM: no LMEM, no vector unit */
+                    CHECKF(!strncmp(sum.layers[i].split, "copies", 6) && sum.layers[i].lmem_peak == 0,
+                           "%s: split '%s', LMEM peak %llu", sum.layers[i].name, sum.layers[i].split,
+                           (unsigned long long)sum.layers[i].lmem_peak);
+                }
         }
         bk_summary_free(&sum);
     }
