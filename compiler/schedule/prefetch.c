@@ -334,6 +334,7 @@ int bk_prefetch_set(BkCtx *c, BkSchedule *s, int i, int pos, AtlErr *e)
         nx->pf_in = 0;
         return 0;
     }
+    if (pos == BK_PF_SPREAD && !(nl->mcast && !nl->wsram)) return 1;   /* parts: multicast weights only */
     if (sg->pf_next) {   /* already set: only the position moves (into LMEM: only before the barrier) */
         if (nx->pf_in == BK_PF_IN_LMEM && pos != BK_PF_BARRIER) return 1;
         sg->pf_pos = pos;
@@ -393,22 +394,20 @@ int bk_prefetch_set(BkCtx *c, BkSchedule *s, int i, int pos, AtlErr *e)
     return 1;
 }
 
-int bk_prefetch_actions(const BkCtx *c, const BkSegment *sg, int core, BkTable *t, AtlErr *e)
+/* Index in t just after its load number `want` (0-based; loads and
+ * copies), or of its barrier (the last action) when want < 0 or it has
+ * fewer loads. */
+static int after_load(const BkTable *t, int want)
 {
-    if (!sg->pf_next || core < sg->cores.first || core >= sg->cores.first + sg->cores.count) return 0;
-    int mc = sg->pf_next->pf_in == BK_PF_IN_MC;
-    if (mc && !mc_issuer(c, sg->pf_next, core)) return 0;
-    int tile = mc ? -1 : bk_prefetch_tile(c, sg->pf_next, core);
-    if ((tile < 0 && !mc) || t->n < 1 || t->a[t->n - 1].kind != BK_ACT_BARRIER) return 0;
-    /* where: after load number nl - back (at least the first), or before the barrier */
-    int nl = 0, back = sg->pf_pos == BK_PF_LOAD1 ? 1 : sg->pf_pos == BK_PF_LOAD2 ? 2 : sg->pf_pos == BK_PF_LOAD4 ? 4 : 0;
-    for (int j = 0; j < t->n; j++) nl += t->a[j].kind == BK_ACT_LOAD || t->a[j].kind == BK_ACT_COPY;
-    int at = t->n - 1;
-    if (back && nl) {
-        int want = nl - back > 0 ? nl - back : 0, seen = 0;
-        for (int j = 0; j < t->n; j++)
-            if ((t->a[j].kind == BK_ACT_LOAD || t->a[j].kind == BK_ACT_COPY) && seen++ == want) { at = j + 1; break; }
-    }
+    int seen = 0;
+    for (int j = 0; want >= 0 && j < t->n; j++)
+        if ((t->a[j].kind == BK_ACT_LOAD || t->a[j].kind == BK_ACT_COPY) && seen++ == want) return j + 1;
+    return t->n - 1;
+}
+
+/* Inserts a prefetch MCAST (no wait, no signal) at index at of t. */
+static int insert_pf(BkTable *t, int at, int tile, int pf, int part, int parts, AtlErr *e)
+{
     if (bk_table_reserve(t, e)) return -1;
     for (int j = t->n; j > at; j--) t->a[j] = t->a[j - 1];
     t->n++;
@@ -418,6 +417,49 @@ int bk_prefetch_actions(const BkCtx *c, const BkSegment *sg, int core, BkTable *
     a->tile = tile;
     a->piece = -1;
     a->wait = a->signal = -1;
-    a->pf = mc ? BK_PF_MC : sg->pf_next->pf_in == BK_PF_IN_LMEM ? BK_PF_LMEM : BK_PF_COPY;
+    a->pf = (uint8_t)pf;
+    a->part = (uint8_t)part;
+    a->parts = (uint8_t)parts;
     return 0;
+}
+
+/* Multicast weights (BK_PF_IN_MC): in each cluster where segment nx runs
+ * tiles, the core that will issue nx's prologue copies them whole at the
+ * position, or (BK_PF_SPREAD) every core of sg's set in the cluster
+ * copies a part, in BK_PF_SPREAD_PARTS pieces spread over its loads
+ * (piece s after load s x loads / BK_PF_SPREAD_PARTS), so that no DMA
+ * queue holds its stores or loads behind the whole copy. */
+static int mc_actions(const BkCtx *c, const BkSegment *sg, int core, BkTable *t, AtlErr *e)
+{
+    const BkSegment *nx = sg->pf_next;
+    int cpc = c->chip->cores_per_cluster, cl = core / cpc, any = 0;
+    for (int k = cl * cpc; k < (cl + 1) * cpc && !any; k++) any = mc_issuer(c, nx, k);
+    if (!any || (sg->pf_pos != BK_PF_SPREAD && !mc_issuer(c, nx, core))) return 0;
+    int lo = cl * cpc > sg->cores.first ? cl * cpc : sg->cores.first;
+    int hi = (cl + 1) * cpc < sg->cores.first + sg->cores.count ? (cl + 1) * cpc : sg->cores.first + sg->cores.count;
+    int spread = sg->pf_pos == BK_PF_SPREAD ? BK_PF_SPREAD_PARTS : 1, nl = 0, whole = spread == 1;
+    int back = sg->pf_pos == BK_PF_LOAD1 ? 1 : sg->pf_pos == BK_PF_LOAD2 ? 2 : sg->pf_pos == BK_PF_LOAD4 ? 4 : 0;
+    for (int j = 0; j < t->n; j++) nl += t->a[j].kind == BK_ACT_LOAD || t->a[j].kind == BK_ACT_COPY;
+    /* the last part first: the earlier positions stay where they are */
+    for (int s = spread - 1; s >= 0; s--) {
+        int want = spread > 1 ? s * nl / spread : back && nl ? (nl - back > 0 ? nl - back : 0) : -1;
+        if (insert_pf(t, after_load(t, nl ? want : -1), -1, BK_PF_MC, whole ? 0 : (core - lo) * spread + s,
+                      whole ? 0 : (hi - lo) * spread, e))
+            return -1;
+    }
+    return 0;
+}
+
+int bk_prefetch_actions(const BkCtx *c, const BkSegment *sg, int core, BkTable *t, AtlErr *e)
+{
+    if (!sg->pf_next || core < sg->cores.first || core >= sg->cores.first + sg->cores.count) return 0;
+    if (t->n < 1 || t->a[t->n - 1].kind != BK_ACT_BARRIER) return 0;
+    if (sg->pf_next->pf_in == BK_PF_IN_MC) return mc_actions(c, sg, core, t, e);
+    int tile = bk_prefetch_tile(c, sg->pf_next, core);
+    if (tile < 0) return 0;
+    /* where: after load number nl - back (at least the first), or before the barrier */
+    int nl = 0, back = sg->pf_pos == BK_PF_LOAD1 ? 1 : sg->pf_pos == BK_PF_LOAD2 ? 2 : sg->pf_pos == BK_PF_LOAD4 ? 4 : 0;
+    for (int j = 0; j < t->n; j++) nl += t->a[j].kind == BK_ACT_LOAD || t->a[j].kind == BK_ACT_COPY;
+    int at = back && nl ? after_load(t, nl - back > 0 ? nl - back : 0) : t->n - 1;
+    return insert_pf(t, at, tile, sg->pf_next->pf_in == BK_PF_IN_LMEM ? BK_PF_LMEM : BK_PF_COPY, 0, 0, e);
 }

@@ -295,7 +295,10 @@ const BkCode *bk_walk_code(BkCtx *c, const BkSegment *sg, BkWalk *w, const BkAct
             const BkSegment *nx = sg->pf_next;
             if (nx->layer->prologue(c, nx->layer, k, e)) return NULL;
             bk_prefetch_mc_code(k, nx->pf_base, 1);
-            if (k->oom) { atl_fail(e, "out of memory generating code"); return NULL; }
+            if (k->oom || (a->parts > 1 && bk_prefetch_mc_part(k, a->part, a->parts))) {
+                atl_fail(e, "out of memory generating code");
+                return NULL;
+            }
             return k;
         }
         if (a->pf == BK_PF_COPY || a->pf == BK_PF_LMEM) {

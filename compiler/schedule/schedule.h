@@ -135,8 +135,13 @@ typedef struct BkSegment {
  * queue: after its last load (BK_PF_LOAD1), after its second-to-last
  * (BK_PF_LOAD2), after its fourth-to-last (BK_PF_LOAD4), or just before
  * its barrier (BK_PF_BARRIER); a core with fewer loads issues them after
- * its first, one with none before its barrier. */
-enum { BK_PF_NONE, BK_PF_BARRIER, BK_PF_LOAD1, BK_PF_LOAD2, BK_PF_LOAD4, BK_PF_POSITIONS };
+ * its first, one with none before its barrier. Multicast weights are
+ * copied in parts by every core of the cluster, each at that position,
+ * or (BK_PF_SPREAD) each core's part in pieces after its loads. */
+enum { BK_PF_NONE, BK_PF_BARRIER, BK_PF_LOAD1, BK_PF_LOAD2, BK_PF_LOAD4, BK_PF_SPREAD, BK_PF_POSITIONS };
+/* BK_PF_SPREAD (multicast weights only): each core of the cluster copies
+ * its part in this many pieces, spread over its loads */
+enum { BK_PF_SPREAD_PARTS = 4 };
 /* BkSegment.pf_in: the first staged weight keys (the stagers' copies into
  * SRAM), or every core's first tile's weight loads into its LMEM slot 0 */
 enum { BK_PF_IN_SRAM = 1, BK_PF_IN_LMEM = 2, BK_PF_IN_MC = 3 };
