@@ -284,6 +284,9 @@ int bk_prefetch_mc_part(BkCode *k, int part, int parts)
  * 1 not possible, -1 error. */
 static int set_mc(BkCtx *c, BkSegment *sg, BkSegment *nx, int pos, AtlErr *e)
 {
+    /* SRAM above sram_stage must be free: not where activations take it
+     * (in every cluster's SRAM, or an instance's with placement split) */
+    if (c->sram_copies || c->split) return 1;
     BkCode k;
     memset(&k, 0, sizeof k);
     uint64_t span = 0;
