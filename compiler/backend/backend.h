@@ -51,8 +51,11 @@ enum { BK_GW_AUTO = 0, BK_GW_RESIDENT = 1, BK_GW_STREAM = 2 };
 enum { BK_SRAM_AUTO = 0, BK_SRAM_NEVER = 1, BK_SRAM_ALWAYS = 2 };
 /* Weight prefetch across segment barriers (docs/backend.md, "Weight
  * prefetch across the barrier"): AUTO, where the cost model prices it
- * lower; NEVER, each layer stages its own weights. */
-enum { BK_PREFETCH_AUTO = 0, BK_PREFETCH_NEVER = 1 };
+ * lower; NEVER, each layer stages its own weights; SPREAD (tests and
+ * studies), as AUTO but every boundary whose next layer's multicast
+ * weights can be fetched fetches them in pieces spread over the loads of
+ * every core of the cluster (BK_PF_SPREAD), whatever they cost. */
+enum { BK_PREFETCH_AUTO = 0, BK_PREFETCH_NEVER = 1, BK_PREFETCH_SPREAD = 2 };
 /* K split across clusters of channel-reducing 1x1 convolutions with
  * bands (docs/backend.md, "K split across clusters"): AUTO (default)
  * where the cost model prices it lower, NEVER, ALWAYS where it may (tests). */
@@ -111,7 +114,7 @@ typedef struct BkOptions {
                                through a copy in cluster SRAM (docs/backend.md, "Staged
                                schedules"): BK_SRAM_AUTO (default) where the cost model finds
                                it cheaper, BK_SRAM_NEVER, BK_SRAM_ALWAYS (tests) */
-    int prefetch;           /* BK_PREFETCH_AUTO (default) or BK_PREFETCH_NEVER */
+    int prefetch;           /* BK_PREFETCH_AUTO (default), NEVER or SPREAD */
     int kbands;             /* BK_KBANDS_AUTO (default), _NEVER or _ALWAYS */
     int placement;          /* BK_PLACE_AUTO (default), BK_PLACE_CHIP, BK_PLACE_SPLIT */
     int micro_batch;        /* images per instance with placement split (0: chosen by the

@@ -386,8 +386,8 @@ static int check_options(const AtlChip *chip, const BkOptions *opt, AtlErr *e)
         return atl_fail(e, "backend: SRAM input mode %d is not one of auto, never, always", opt->sram_input);
     if (opt->sram_weights < BK_SRAM_AUTO || opt->sram_weights > BK_SRAM_ALWAYS)
         return atl_fail(e, "backend: SRAM weights mode %d is not one of auto, never, always", opt->sram_weights);
-    if (opt->prefetch != BK_PREFETCH_AUTO && opt->prefetch != BK_PREFETCH_NEVER)
-        return atl_fail(e, "backend: prefetch mode %d is not one of auto, never", opt->prefetch);
+    if (opt->prefetch != BK_PREFETCH_AUTO && opt->prefetch != BK_PREFETCH_NEVER && opt->prefetch != BK_PREFETCH_SPREAD)
+        return atl_fail(e, "backend: prefetch mode %d is not one of auto, never, spread", opt->prefetch);
     if (opt->kbands < BK_KBANDS_AUTO || opt->kbands > BK_KBANDS_ALWAYS)
         return atl_fail(e, "backend: K split mode %d is not one of never, auto, always", opt->kbands);
     if (opt->sram_acts < BK_SRAM_ACTS_AUTO || opt->sram_acts > BK_SRAM_ACTS_ROWS)
@@ -448,6 +448,7 @@ static int stage_build_flow(BkStage *st, const IrGraph *g, const AtlChip *chip, 
     c->wsram_never = opt->sram_weights == BK_SRAM_NEVER;
     c->wsram_always = opt->sram_weights == BK_SRAM_ALWAYS;
     c->prefetch_never = opt->prefetch == BK_PREFETCH_NEVER;
+    c->prefetch_spread = opt->prefetch == BK_PREFETCH_SPREAD;
     c->kbands_never = opt->kbands == BK_KBANDS_NEVER;
     c->kbands_always = opt->kbands == BK_KBANDS_ALWAYS;
     c->pf_layer = -1;   /* no layer priced yet (group/search.c) */

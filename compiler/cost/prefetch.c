@@ -32,7 +32,7 @@ static void put_back(BkSegment *sg, Priced p)
 
 int bk_cost_prefetch(BkCtx *c, BkSchedule *s, AtlErr *e)
 {
-    static const int order[] = {BK_PF_LOAD1, BK_PF_LOAD2, BK_PF_LOAD4, BK_PF_BARRIER};
+    static const int order[] = {BK_PF_LOAD1, BK_PF_LOAD2, BK_PF_LOAD4, BK_PF_BARRIER, BK_PF_SPREAD};
     bk_prefetch_compact(c, s);
     for (int i = 0; i < s->n; i++) s->seg[i].est_alone = s->seg[i].est_cycles;
     for (int i = 0; i + 1 < s->n; i++) {
@@ -42,6 +42,12 @@ int bk_cost_prefetch(BkCtx *c, BkSchedule *s, AtlErr *e)
         int rc = bk_prefetch_set(c, s, i, BK_PF_BARRIER, e);
         if (rc < 0) return -1;
         if (rc) continue;
+        if (c->prefetch_spread && b->pf_in == BK_PF_IN_MC) {   /* forced (tests) */
+            if (bk_prefetch_set(c, s, i, BK_PF_SPREAD, e) < 0 || bk_cost_segment(c, b, UINT64_MAX, e) < 0 ||
+                bk_cost_segment(c, a, UINT64_MAX, e) < 0)
+                return -1;
+            continue;
+        }
         if (bk_cost_segment(c, b, pb.cyc, e) < 0) return -1;
         uint64_t eb = b->est_cycles, best = pa.cyc + pb.cyc;
         int pick = BK_PF_NONE;

@@ -24,6 +24,14 @@
  * the copied blocks disjoint from what the current segment uses in every
  * cluster; before that, every staged layer keeps only the slots its tiles
  * need (bk_prefetch_compact) so that two neighbours fit side by side.
+ * Multicast weights (BkLayer.mcast, no input staging): the next layer's
+ * prologue writes its whole weights from DRAM into every core's resident
+ * LMEM before any matrix unit of the cluster starts (ResNet-50's layer1
+ * 3x3 convolutions on a1: 11 K of 48 K cycles, every cluster reading the
+ * same 147 KB at once). The lowest core of each cluster that will issue
+ * it copies those bytes, laid out as in LMEM, DRAM -> SRAM in the segment
+ * before (BK_PF_MC, the prologue's own DMAs re-aimed), and the prologue
+ * then multicasts them SRAM -> LMEM (BK_PF_IN_MC; BkSegment.pf_base).
  * Who decides: the cost model (cost/prefetch.c), per boundary. */
 #include <stdlib.h>
 #include <string.h>
@@ -72,6 +80,8 @@ static int touches(const BkCtx *c, const BkSegment *sg, int cl, uint64_t lo, uin
         uint64_t n = (uint64_t)l->N * l->C * l->H * l->W * (uint64_t)(l->es ? l->es : c->es);
         if (lo < c->sram_stage + (n > 64 ? n : 64) && c->sram_stage < hi) return 1;
     }
+    /* its prologue reads the multicast weights the segment before fetched */
+    if (sg->pf_in == BK_PF_IN_MC && lo < sg->pf_base + sg->pf_span && sg->pf_base < hi) return 1;
     /* a K split's sum reads its own band of a part there (lower/kbands.c) */
     if (ly->lw.kb_phase == 2 && ly->lw.kb_sram) {
         const BkLow *l = &ly->lw;
@@ -150,6 +160,170 @@ static int lmem_fetchable(BkCtx *c, const BkSegment *nx, BkCode *k, AtlErr *e)
     return some;
 }
 
+/* Bytes from a DMA's destination address to the end of what it writes. */
+static uint64_t dst_extent(const AtlInsn *in)
+{
+    int64_t last = 0;
+    for (int d = 0; d < 4; d++) last += (int64_t)(in->shape[d] ? in->shape[d] - 1 : 0) * in->dst_stride[d];
+    return (uint64_t)last + (uint64_t)isa_dtype_size(in->dtype);   /* strides in bytes */
+}
+
+/* 1 when core issues segment sg's prologue in its cluster (the lowest
+ * core there that runs a tile, as the schedule's table gives it the MCAST). */
+static int mc_issuer(const BkCtx *c, const BkSegment *sg, int core)
+{
+    int cpc = c->chip->cores_per_cluster, low = -1;
+    for (int t = 0; t < sg->layer->ntiles; t++) {
+        int k = sg->tile_core[t];
+        if (k / cpc == core / cpc && (low < 0 || k < low)) low = k;
+    }
+    return low == core;
+}
+
+/* Segment nx's prologue multicasts resident weights and does nothing else:
+ * every DMA copies constant weights DRAM -> LMEM (its code into k). 1 yes,
+ * *span the bytes from its lowest LMEM destination to its highest end; 0
+ * no; -1 error. */
+static int mc_fetchable(BkCtx *c, const BkSegment *nx, BkCode *k, uint64_t *span, AtlErr *e)
+{
+    const BkLayer *nl = nx->layer;
+    if (!nl->mcast || nl->in_sram || nl->wsram || nl->direct || !nl->prologue) return 0;
+    bk_code_reset(k);
+    if (nl->prologue(c, nl, k, e)) return -1;
+    if (k->oom) return atl_fail(e, "out of memory generating code");
+    if (k->nst < 1 || k->nld || k->ncp) return 0;
+    uint64_t lo = UINT64_MAX, hi = 0;
+    int cut = 0;   /* some DMA can be cut in a part per core (bk_prefetch_mc_part: none empty) */
+    for (int j = 0; j < k->nst; j++) {
+        const AtlInsn *in = &k->st[j];
+        for (int d = 0; d < 4; d++) cut |= in->shape[d] >= (uint32_t)c->chip->cores_per_cluster;
+        if (in->op != ISA_OP_DMA_COPY || in->src_space != ISA_SPACE_DRAM || in->dst_space != ISA_SPACE_LMEM ||
+            in->src >> ATL_RELOC_SHIFT != (uint64_t)ABM_REGION_WEIGHTS + 1)
+            return 0;
+        for (int d = 0; d < 4; d++)
+            if (in->dst_stride[d] < 0) return 0;
+        if (in->dst < lo) lo = in->dst;
+        if (in->dst + dst_extent(in) > hi) hi = in->dst + dst_extent(in);
+    }
+    *span = (hi - lo + 63) / 64 * 64;
+    return cut;
+}
+
+void bk_prefetch_mc_code(BkCode *k, uint64_t base, int copy)
+{
+    uint64_t lo = UINT64_MAX;
+    for (int j = 0; j < k->nst; j++)
+        if (k->st[j].dst_space == ISA_SPACE_LMEM && k->st[j].dst < lo) lo = k->st[j].dst;
+    for (int j = 0; j < k->nst; j++) {
+        AtlInsn *in = &k->st[j];
+        if (in->dst_space != ISA_SPACE_LMEM || in->src_space != ISA_SPACE_DRAM) continue;
+        uint64_t at = base + (in->dst - lo);
+        if (copy) {
+            in->dst_space = ISA_SPACE_SRAM;
+            in->dst = at;
+        } else {
+            in->src_space = ISA_SPACE_SRAM;
+            in->src = at;
+            memcpy(in->src_stride, in->dst_stride, sizeof in->src_stride);
+        }
+    }
+}
+
+/* Appends to out[*n] part `part` of `parts` of DMA in: cut along its
+ * outermost dimension longer than 1, each part a range of it, so that
+ * the parts' byte ranges are disjoint (the race detector checks bounding
+ * ranges); one shorter than parts is taken apart index by index and each
+ * piece cut the same way; nothing longer than 1: whole to the last part. */
+static void cut_part(AtlInsn in, int part, int parts, AtlInsn *out, int *n, int cap)
+{
+    int d = 0;
+    while (d < 4 && in.shape[d] <= 1) d++;
+    if (d == 4) {
+        if (part == parts - 1 && *n < cap) out[(*n)++] = in;
+        return;
+    }
+    if (in.shape[d] < (uint32_t)parts) {
+        uint32_t len = in.shape[d];
+        in.shape[d] = 1;
+        for (uint32_t i = 0; i < len; i++) {
+            AtlInsn one = in;
+            one.src += (uint64_t)((int64_t)i * in.src_stride[d]);
+            one.dst += (uint64_t)((int64_t)i * in.dst_stride[d]);
+            cut_part(one, part, parts, out, n, cap);
+        }
+        return;
+    }
+    uint32_t a = (uint32_t)((uint64_t)in.shape[d] * (uint64_t)part / (uint64_t)parts);
+    uint32_t b = (uint32_t)((uint64_t)in.shape[d] * (uint64_t)(part + 1) / (uint64_t)parts);
+    in.shape[d] = b - a;
+    in.src += (uint64_t)((int64_t)a * in.src_stride[d]);
+    in.dst += (uint64_t)((int64_t)a * in.dst_stride[d]);
+    if (*n < cap) out[(*n)++] = in;
+}
+
+int bk_prefetch_mc_part(BkCode *k, int part, int parts)
+{
+    int cap = 0, n = 0;
+    for (int j = 0; j < k->nst; j++) {
+        uint64_t pieces = 1;
+        for (int d = 0; d < 4; d++) pieces *= k->st[j].shape[d] < (uint32_t)parts && k->st[j].shape[d] ? k->st[j].shape[d] : 1;
+        cap += (int)(pieces < 4096 ? pieces : 4096);
+    }
+    AtlInsn *out = malloc((size_t)(cap ? cap : 1) * sizeof *out);
+    if (!out) return -1;
+    for (int j = 0; j < k->nst; j++) cut_part(k->st[j], part, parts, out, &n, cap);
+    k->nst = 0;
+    for (int j = 0; j < n; j++) bk_code_st(k, &out[j]);
+    free(out);
+    return k->oom ? -1 : 0;
+}
+
+/* Segment i fetches segment i+1's multicast weights into SRAM: the first
+ * place (the bottom of the room, its top, or just above one of segment
+ * i's ranges) that misses what segment i uses in every cluster. 0 done,
+ * 1 not possible, -1 error. */
+static int set_mc(BkCtx *c, BkSegment *sg, BkSegment *nx, int pos, AtlErr *e)
+{
+    /* SRAM above sram_stage must be free: not where activations take it
+     * (in every cluster's SRAM, or an instance's with placement split) */
+    if (c->sram_copies || c->split) return 1;
+    BkCode k;
+    memset(&k, 0, sizeof k);
+    uint64_t span = 0;
+    int ok = mc_fetchable(c, nx, &k, &span, e);
+    bk_code_free(&k);
+    if (ok <= 0) return ok < 0 ? -1 : 1;
+    uint64_t top = c->chip->sram_bytes;
+    if (top < c->sram_stage + span) return 1;
+    uint64_t cand[4 + 64];
+    int nc = 0;
+    const BkLayer *ly = sg->layer;
+    cand[nc++] = c->sram_stage;
+    cand[nc++] = (top - span) / 64 * 64;
+    if (ly->in_sram) {
+        const BkLow *l = &ly->lw;
+        cand[nc++] = c->sram_stage + ((uint64_t)l->N * l->C * l->H * l->W * (uint64_t)(l->es ? l->es : c->es) + 63) / 64 * 64;
+    }
+    if (sg->pf_in == BK_PF_IN_MC) cand[nc++] = (sg->pf_base + sg->pf_span + 63) / 64 * 64;
+    for (int k2 = 0; ly->wsram && k2 < ly->wsram_slots && nc < (int)(sizeof cand / sizeof cand[0]); k2++)
+        cand[nc++] = (ly->wsram_base + (uint64_t)(k2 + 1) * ly->wsram_chunk + 63) / 64 * 64;
+    int cpc = c->chip->cores_per_cluster;
+    for (int j = 0; j < nc; j++) {
+        if (cand[j] < c->sram_stage || cand[j] + span > top) continue;
+        int clash = 0;
+        for (int core = nx->cores.first; core < nx->cores.first + nx->cores.count && !clash; core++)
+            clash = mc_issuer(c, nx, core) && touches(c, sg, core / cpc, cand[j], cand[j] + span);
+        if (clash) continue;
+        sg->pf_next = nx;
+        sg->pf_pos = pos;
+        nx->pf_in = BK_PF_IN_MC;
+        nx->pf_base = cand[j];
+        nx->pf_span = span;
+        return 0;
+    }
+    return 1;
+}
+
 int bk_prefetch_set(BkCtx *c, BkSchedule *s, int i, int pos, AtlErr *e)
 {
     if (i < 0 || i + 1 >= s->n || pos < BK_PF_NONE || pos >= BK_PF_POSITIONS)
@@ -163,6 +337,7 @@ int bk_prefetch_set(BkCtx *c, BkSchedule *s, int i, int pos, AtlErr *e)
         nx->pf_in = 0;
         return 0;
     }
+    if (pos == BK_PF_SPREAD && !(nl->mcast && !nl->wsram)) return 1;   /* parts: multicast weights only */
     if (sg->pf_next) {   /* already set: only the position moves (into LMEM: only before the barrier) */
         if (nx->pf_in == BK_PF_IN_LMEM && pos != BK_PF_BARRIER) return 1;
         sg->pf_pos = pos;
@@ -173,6 +348,7 @@ int bk_prefetch_set(BkCtx *c, BkSchedule *s, int i, int pos, AtlErr *e)
         sg->bar.set.first != nx->bar.set.first || sg->bar.set.count != nx->bar.set.count ||
         sg->bar.scope != ISA_SCOPE_CHIP || nx->bar.scope != ISA_SCOPE_CHIP)
         return 1;
+    if (nl->mcast && !nl->wsram) return set_mc(c, sg, nx, pos, e);
     if (!nl->wsram) {
         /* into LMEM: only where this segment's engines are done with it,
          * just before the barrier (its last store waited for its last compute) */
@@ -221,20 +397,20 @@ int bk_prefetch_set(BkCtx *c, BkSchedule *s, int i, int pos, AtlErr *e)
     return 1;
 }
 
-int bk_prefetch_actions(const BkCtx *c, const BkSegment *sg, int core, BkTable *t, AtlErr *e)
+/* Index in t just after its load number `want` (0-based; loads and
+ * copies), or of its barrier (the last action) when want < 0 or it has
+ * fewer loads. */
+static int after_load(const BkTable *t, int want)
 {
-    if (!sg->pf_next || core < sg->cores.first || core >= sg->cores.first + sg->cores.count) return 0;
-    int tile = bk_prefetch_tile(c, sg->pf_next, core);
-    if (tile < 0 || t->n < 1 || t->a[t->n - 1].kind != BK_ACT_BARRIER) return 0;
-    /* where: after load number nl - back (at least the first), or before the barrier */
-    int nl = 0, back = sg->pf_pos == BK_PF_LOAD1 ? 1 : sg->pf_pos == BK_PF_LOAD2 ? 2 : sg->pf_pos == BK_PF_LOAD4 ? 4 : 0;
-    for (int j = 0; j < t->n; j++) nl += t->a[j].kind == BK_ACT_LOAD || t->a[j].kind == BK_ACT_COPY;
-    int at = t->n - 1;
-    if (back && nl) {
-        int want = nl - back > 0 ? nl - back : 0, seen = 0;
-        for (int j = 0; j < t->n; j++)
-            if ((t->a[j].kind == BK_ACT_LOAD || t->a[j].kind == BK_ACT_COPY) && seen++ == want) { at = j + 1; break; }
-    }
+    int seen = 0;
+    for (int j = 0; want >= 0 && j < t->n; j++)
+        if ((t->a[j].kind == BK_ACT_LOAD || t->a[j].kind == BK_ACT_COPY) && seen++ == want) return j + 1;
+    return t->n - 1;
+}
+
+/* Inserts a prefetch MCAST (no wait, no signal) at index at of t. */
+static int insert_pf(BkTable *t, int at, int tile, int pf, int part, int parts, AtlErr *e)
+{
     if (bk_table_reserve(t, e)) return -1;
     for (int j = t->n; j > at; j--) t->a[j] = t->a[j - 1];
     t->n++;
@@ -244,6 +420,49 @@ int bk_prefetch_actions(const BkCtx *c, const BkSegment *sg, int core, BkTable *
     a->tile = tile;
     a->piece = -1;
     a->wait = a->signal = -1;
-    a->pf = sg->pf_next->pf_in == BK_PF_IN_LMEM ? BK_PF_LMEM : BK_PF_COPY;
+    a->pf = (uint8_t)pf;
+    a->part = (uint8_t)part;
+    a->parts = (uint8_t)parts;
     return 0;
+}
+
+/* Multicast weights (BK_PF_IN_MC): in each cluster where segment nx runs
+ * tiles, the core that will issue nx's prologue copies them whole at the
+ * position, or (BK_PF_SPREAD) every core of sg's set in the cluster
+ * copies a part, in BK_PF_SPREAD_PARTS pieces spread over its loads
+ * (piece s after load s x loads / BK_PF_SPREAD_PARTS), so that no DMA
+ * queue holds its stores or loads behind the whole copy. */
+static int mc_actions(const BkCtx *c, const BkSegment *sg, int core, BkTable *t, AtlErr *e)
+{
+    const BkSegment *nx = sg->pf_next;
+    int cpc = c->chip->cores_per_cluster, cl = core / cpc, any = 0;
+    for (int k = cl * cpc; k < (cl + 1) * cpc && !any; k++) any = mc_issuer(c, nx, k);
+    if (!any || (sg->pf_pos != BK_PF_SPREAD && !mc_issuer(c, nx, core))) return 0;
+    int lo = cl * cpc > sg->cores.first ? cl * cpc : sg->cores.first;
+    int hi = (cl + 1) * cpc < sg->cores.first + sg->cores.count ? (cl + 1) * cpc : sg->cores.first + sg->cores.count;
+    int spread = sg->pf_pos == BK_PF_SPREAD ? BK_PF_SPREAD_PARTS : 1, nl = 0, whole = spread == 1;
+    int back = sg->pf_pos == BK_PF_LOAD1 ? 1 : sg->pf_pos == BK_PF_LOAD2 ? 2 : sg->pf_pos == BK_PF_LOAD4 ? 4 : 0;
+    for (int j = 0; j < t->n; j++) nl += t->a[j].kind == BK_ACT_LOAD || t->a[j].kind == BK_ACT_COPY;
+    /* the last part first: the earlier positions stay where they are */
+    for (int s = spread - 1; s >= 0; s--) {
+        int want = spread > 1 ? s * nl / spread : back && nl ? (nl - back > 0 ? nl - back : 0) : -1;
+        if (insert_pf(t, after_load(t, nl ? want : -1), -1, BK_PF_MC, whole ? 0 : (core - lo) * spread + s,
+                      whole ? 0 : (hi - lo) * spread, e))
+            return -1;
+    }
+    return 0;
+}
+
+int bk_prefetch_actions(const BkCtx *c, const BkSegment *sg, int core, BkTable *t, AtlErr *e)
+{
+    if (!sg->pf_next || core < sg->cores.first || core >= sg->cores.first + sg->cores.count) return 0;
+    if (t->n < 1 || t->a[t->n - 1].kind != BK_ACT_BARRIER) return 0;
+    if (sg->pf_next->pf_in == BK_PF_IN_MC) return mc_actions(c, sg, core, t, e);
+    int tile = bk_prefetch_tile(c, sg->pf_next, core);
+    if (tile < 0) return 0;
+    /* where: after load number nl - back (at least the first), or before the barrier */
+    int nl = 0, back = sg->pf_pos == BK_PF_LOAD1 ? 1 : sg->pf_pos == BK_PF_LOAD2 ? 2 : sg->pf_pos == BK_PF_LOAD4 ? 4 : 0;
+    for (int j = 0; j < t->n; j++) nl += t->a[j].kind == BK_ACT_LOAD || t->a[j].kind == BK_ACT_COPY;
+    int at = back && nl ? after_load(t, nl - back > 0 ? nl - back : 0) : t->n - 1;
+    return insert_pf(t, at, tile, sg->pf_next->pf_in == BK_PF_IN_LMEM ? BK_PF_LMEM : BK_PF_COPY, 0, 0, e);
 }

@@ -159,9 +159,20 @@ static int table_of(const BkCtx *c, const BkSegment *sg, int core, BkTable *t, A
         if (m >> (core % cpc) & 1) {
             int p = ly->in_sram ? bk_band_gather_pieces(c, sg) : 1;
             lowest = core == cl * cpc + bk_lowest_bit(m);
-            if (lowest && push_mcast(t, p > 1 ? issued++ : -1, m, e)) return -1;
-            if (p > 1) np = p;
-            else if (push_wait(t, ly->in_sram, e)) return -1;
+            /* multicast weights the segment before fetched into SRAM: every
+             * core issues a part (the SRAM ports side by side), waits for all */
+            int parts = sg->pf_in == BK_PF_IN_MC && p == 1 ? bk_popcount(m) : 1;
+            if (parts > 1) {
+                if (push_mcast(t, -1, m, e)) return -1;
+                t->a[t->n - 1].part = (uint8_t)bk_popcount(m & ((1u << (core % cpc)) - 1));
+                t->a[t->n - 1].parts = (uint8_t)parts;
+                for (int q = 0; q < parts; q++)
+                    if (push_wait(t, 0, e)) return -1;
+            } else {
+                if (lowest && push_mcast(t, p > 1 ? issued++ : -1, m, e)) return -1;
+                if (p > 1) np = p;
+                else if (push_wait(t, ly->in_sram, e)) return -1;
+            }
         }
     }
     uint32_t mask = np && lowest ? t->a[0].mask : 0;
@@ -279,6 +290,17 @@ const BkCode *bk_walk_code(BkCtx *c, const BkSegment *sg, BkWalk *w, const BkAct
          * come between loads and computes (the slots' code stays) */
         k = &w->code[2];
         bk_code_reset(k);
+        if (a->pf == BK_PF_MC) {
+            /* the next segment's multicast weights, constant: DRAM -> SRAM */
+            const BkSegment *nx = sg->pf_next;
+            if (nx->layer->prologue(c, nx->layer, k, e)) return NULL;
+            bk_prefetch_mc_code(k, nx->pf_base, 1);
+            if (k->oom || (a->parts > 1 && bk_prefetch_mc_part(k, a->part, a->parts))) {
+                atl_fail(e, "out of memory generating code");
+                return NULL;
+            }
+            return k;
+        }
         if (a->pf == BK_PF_COPY || a->pf == BK_PF_LMEM) {
             /* the next segment's weights, constant: DRAM -> SRAM (its staging
              * copy) or -> LMEM (its tile's weight loads into slot 0), no band
@@ -300,6 +322,13 @@ const BkCode *bk_walk_code(BkCtx *c, const BkSegment *sg, BkWalk *w, const BkAct
             if (ly->stage(c, ly, a->tile, mode, k, e)) return NULL;
         } else if (ly->prologue(c, ly, k, e))
             return NULL;
+        else if (sg->pf_in == BK_PF_IN_MC) {
+            bk_prefetch_mc_code(k, sg->pf_base, 0);   /* read what the segment before fetched */
+            if (a->parts > 1 && bk_prefetch_mc_part(k, a->part, a->parts)) {
+                atl_fail(e, "out of memory generating code");
+                return NULL;
+            }
+        }
         break;
     case BK_ACT_LOAD:
     case BK_ACT_COPY:

@@ -124,6 +124,10 @@ typedef struct BkSegment {
      * previous one fetched of this one's (BK_PF_IN_*, 0 nothing) */
     const struct BkSegment *pf_next;
     int pf_pos, pf_in;
+    /* pf_in == BK_PF_IN_MC: the SRAM bytes [pf_base, pf_base + pf_span) of
+     * every cluster hold the prologue's resident weights as laid out in
+     * LMEM (copied there by the segment before); the prologue reads them */
+    uint64_t pf_base, pf_span;
     uint64_t est_alone;           /* est_cycles before the prefetch decisions (0: none made) */
 } BkSegment;
 
@@ -131,11 +135,16 @@ typedef struct BkSegment {
  * queue: after its last load (BK_PF_LOAD1), after its second-to-last
  * (BK_PF_LOAD2), after its fourth-to-last (BK_PF_LOAD4), or just before
  * its barrier (BK_PF_BARRIER); a core with fewer loads issues them after
- * its first, one with none before its barrier. */
-enum { BK_PF_NONE, BK_PF_BARRIER, BK_PF_LOAD1, BK_PF_LOAD2, BK_PF_LOAD4, BK_PF_POSITIONS };
+ * its first, one with none before its barrier. Multicast weights are
+ * copied in parts by every core of the cluster, each at that position,
+ * or (BK_PF_SPREAD) each core's part in pieces after its loads. */
+enum { BK_PF_NONE, BK_PF_BARRIER, BK_PF_LOAD1, BK_PF_LOAD2, BK_PF_LOAD4, BK_PF_SPREAD, BK_PF_POSITIONS };
+/* BK_PF_SPREAD (multicast weights only): each core of the cluster copies
+ * its part in this many pieces, spread over its loads */
+enum { BK_PF_SPREAD_PARTS = 4 };
 /* BkSegment.pf_in: the first staged weight keys (the stagers' copies into
  * SRAM), or every core's first tile's weight loads into its LMEM slot 0 */
-enum { BK_PF_IN_SRAM = 1, BK_PF_IN_LMEM = 2 };
+enum { BK_PF_IN_SRAM = 1, BK_PF_IN_LMEM = 2, BK_PF_IN_MC = 3 };
 
 typedef struct BkSchedule {
     BkSegment *seg;
@@ -165,12 +174,16 @@ typedef struct BkAction {
     int tile;                     /* LOAD / COMPUTE / STORE / COPY: the layer's tile; MCAST:
                                    * the tile whose weight key it stages (wsram), -1 the prologue */
     int piece;                    /* MCAST of the prologue: the gather piece it issues (-1: all of it) */
+    uint8_t part, parts;          /* MCAST of the prologue, parts > 1: this core issues part
+                                   * `part` of it (bk_prefetch_mc_part) */
     uint8_t pf;                   /* MCAST of a tile's staging: BK_PF_COPY, the copy of the next
                                    * segment's key (prefetch); BK_PF_FLAG, only the flag (the
                                    * previous segment copied the key); 0: both as usual;
-                                   * BK_PF_LMEM: the next segment's tile's weight loads */
+                                   * BK_PF_LMEM: the next segment's tile's weight loads;
+                                   * BK_PF_MC (tile -1): the next segment's multicast
+                                   * weights DRAM -> SRAM (its prologue's, re-aimed) */
 } BkAction;
-enum { BK_PF_COPY = 1, BK_PF_FLAG = 2, BK_PF_LMEM = 3 };
+enum { BK_PF_COPY = 1, BK_PF_FLAG = 2, BK_PF_LMEM = 3, BK_PF_MC = 4 };
 
 /* A core's table: actions (malloc'd by bk_sched_table, grown as needed). */
 typedef struct BkTable {
@@ -241,6 +254,18 @@ int bk_band_gather_pieces(const BkCtx *c, const BkSegment *sg);
 int bk_prefetch_tile(const BkCtx *c, const BkSegment *sg, int core);
 int bk_prefetch_set(BkCtx *c, BkSchedule *s, int i, int pos, AtlErr *e);
 int bk_prefetch_actions(const BkCtx *c, const BkSegment *sg, int core, BkTable *t, AtlErr *e);
+/* Multicast weights fetched into SRAM (BK_PF_IN_MC): rewrites the
+ * prologue's DMAs in k (constant DRAM -> resident LMEM) into the
+ * prefetch's copies DRAM -> SRAM at base + (LMEM offset from the lowest
+ * destination) when copy, else into SRAM -> LMEM reads of those copies. */
+void bk_prefetch_mc_code(BkCode *k, uint64_t base, int copy);
+/* Keeps in k (the prologue's DMAs) part `part` of `parts`: each DMA cut
+ * along its outermost dimension longer than 1 (one shorter than parts
+ * taken apart first), the parts' byte ranges disjoint. With the multicast
+ * weights in SRAM every core of the cluster that runs tiles issues one
+ * part, so their DMA engines read the cluster's SRAM ports side by side.
+ * -1 out of memory. */
+int bk_prefetch_mc_part(BkCode *k, int part, int parts);
 /* Before the decisions: every staged layer's slots down to the fewest its
  * tiles' cores need (BkLayer.cores_ok), which moves addresses only. */
 void bk_prefetch_compact(const BkCtx *c, BkSchedule *s);
@@ -284,6 +309,14 @@ void bk_walk_free(BkWalk *w);
 const AtlInsn *bk_action_dma(const BkAction *a, const BkCode *k, int *n, const uint8_t **skip, int *first, int *last);
 /* LMEM base of slot b of the segment's layer. */
 uint64_t bk_slot_base(const BkLayer *ly, int b);
+
+/* Number of set bits of m. */
+static inline int bk_popcount(uint32_t m)
+{
+    int n = 0;
+    for (; m; m &= m - 1) n++;
+    return n;
+}
 
 /* Index of the lowest set bit of m (m != 0). */
 static inline int bk_lowest_bit(uint32_t m)

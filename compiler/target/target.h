@@ -102,6 +102,7 @@ typedef struct BkCtx {
                                    * model chooses */
     int wsram_never, wsram_always; /* conv weights staged in SRAM (BkOptions.sram_weights), as above */
     int prefetch_never;           /* BkOptions.prefetch: no weight prefetch across barriers */
+    int prefetch_spread;          /* BkOptions.prefetch SPREAD: multicast weights always in spread pieces */
     int tile_images;              /* BkOptions.tile_images: 0, or the images every pointwise
                                    * conv tile covers where such a tile fits (lower/conv.c) */
     uint64_t slot;                /* LMEM bytes of one slot (no resident region) */

@@ -162,6 +162,122 @@ TEST(the_second_layers_first_tile_weights_load_before_the_first_barrier)
     moved_before_the_barrier((Case){256, 7, 256, BK_SRAM_NEVER});
 }
 
+/* Multicast DMAs (a mask) into LMEM per segment (0: before a core's first
+ * barrier, 1: after it) read from `src` space: bytes. */
+static void mcast_bytes(const AtlProgram *p, int src, uint64_t out[2])
+{
+    out[0] = out[1] = 0;
+    for (int core = 0; core < p->ncores; core++) {
+        const AtlStream *dma = &p->streams[core * ISA_NUM_ENGINES + ISA_ENGINE_DMA];
+        int seg = 0;
+        for (int i = 0; i < dma->count; i++) {
+            const AtlInsn *in = &dma->insns[i];
+            if (in->op == ISA_OP_BARRIER) seg = 1;
+            if (in->op == ISA_OP_DMA_COPY && in->mask && in->dst_space == ISA_SPACE_LMEM && in->src_space == src)
+                out[seg] += isa_shape_bytes(in);
+        }
+    }
+}
+
+/* Cores whose DMA stream copies DRAM -> SRAM before their first barrier. */
+static int sram_copiers(const AtlProgram *p)
+{
+    int n = 0;
+    for (int core = 0; core < p->ncores; core++) {
+        const AtlStream *dma = &p->streams[core * ISA_NUM_ENGINES + ISA_ENGINE_DMA];
+        int any = 0;
+        for (int i = 0; i < dma->count && dma->insns[i].op != ISA_OP_BARRIER; i++)
+            any |= dma->insns[i].op == ISA_OP_DMA_COPY && dma->insns[i].dst_space == ISA_SPACE_SRAM &&
+                   dma->insns[i].src_space == ISA_SPACE_DRAM;
+        n += any;
+    }
+    return n;
+}
+
+/* multicast weights (" mc"): the layer before copies them DRAM -> SRAM in
+ * each cluster, and the second layer's cores multicast them from there,
+ * each core a part (docs/backend.md, "Weight prefetch across the
+ * barrier"). Mode pf (BK_PREFETCH_*) of two 3x3 convolutions 64 -> 64 on
+ * 28x28 in full mode against the interpreter (race detector on): the
+ * second layer multicasts its weights from DRAM (never) or from SRAM,
+ * where every cluster copied them before the barrier (auto; spread: every
+ * core of the cluster a part); then timing-only, the estimate within 2%
+ * of the simulated cycles into est, sim. */
+static void mc_case(int pf, uint64_t *est, uint64_t *sim)
+{
+    Case k = {64, 28, 64, BK_SRAM_NEVER};
+    const uint64_t weights = (uint64_t)k.M * k.M * 9 * 4;
+    IrGraph g;
+    two_convs(&g, k.C, k.H, k.M);
+    BkOptions o;
+    bk_options_default(&o);
+    o.sram_weights = k.ws;
+    o.group_max = 1;
+    o.prefetch = pf;
+    AtlProgram p;
+    BkSummary sum;
+    memset(&p, 0, sizeof p);
+    memset(&sum, 0, sizeof sum);
+    double err = -1;
+    char msg[1024] = "";
+    int rc = e2e_graph_run(&g, A1, &o, &err, &p, &sum, msg, sizeof msg);
+    CHECKF(rc == 0, "%s", msg);
+    if (rc == 0) {
+        CHECKF(err <= 2e-5, "error %g", err);
+        CHECKF(sum.nlayers == 2 && strstr(sum.layers[1].split, " mc"), "second layer: %s", sum.nlayers == 2 ? sum.layers[1].split : "?");
+        Copies sr = dram_copies(&p, ISA_SPACE_SRAM);
+        uint64_t from_dram[2], from_sram[2];
+        mcast_bytes(&p, ISA_SPACE_DRAM, from_dram);
+        mcast_bytes(&p, ISA_SPACE_SRAM, from_sram);
+        int who = sram_copiers(&p);
+        printf("  prefetch %d: split %s; DRAM -> SRAM %llu bytes before the barrier by %d cores; multicast after it: %llu "
+               "bytes from DRAM, %llu from SRAM\n",
+               pf, sum.layers[1].split, (unsigned long long)sr.bytes[0], who, (unsigned long long)from_dram[1],
+               (unsigned long long)from_sram[1]);
+        if (pf != BK_PREFETCH_NEVER) {
+            /* every cluster copies the weights once, then reads them from SRAM */
+            CHECK(sr.bytes[0] >= 4 * weights && from_dram[1] == 0 && from_sram[1] >= weights);
+            CHECK(strstr(sum.layers[1].split, " pf") != NULL);
+            /* auto: the core issuing the multicast in each cluster; spread: every core */
+            CHECKF(who == (pf == BK_PREFETCH_SPREAD ? p.ncores : 4), "%d cores copy", who);
+        } else {
+            CHECK(sr.bytes[0] == 0 && from_sram[1] == 0 && from_dram[1] >= weights);
+        }
+    }
+    prog_free(&p);
+    bk_summary_free(&sum);
+    AtlChip chip;
+    AtlErr e = {{0}};
+    BkTimingRun r;
+    memset(&r, 0, sizeof r);
+    int rc2 = cfg_load(A1, &chip, &e) || bk_timing_run_opts(&g, &chip, &o, &r, &e) ? -1 : 0;
+    CHECKF(rc2 == 0, "%s", e.msg);
+    if (rc2 == 0) {
+        *est = r.sum.est_cycles;
+        *sim = sim_stats(r.sim)->cycles;
+        printf("    estimate %llu, simulated %llu cycles\n", (unsigned long long)*est, (unsigned long long)*sim);
+        CHECKF(fabs((double)*est - (double)*sim) <= 0.02 * (double)*sim, "estimate %llu, simulated %llu",
+               (unsigned long long)*est, (unsigned long long)*sim);
+    }
+    bk_timing_run_free(&r);
+    ir_free(&g);
+}
+
+TEST(the_second_layers_multicast_weights_come_from_sram_fetched_before_the_barrier)
+{
+    uint64_t est[2] = {0, 0}, sim[2] = {0, 0};
+    mc_case(BK_PREFETCH_NEVER, &est[0], &sim[0]);
+    mc_case(BK_PREFETCH_AUTO, &est[1], &sim[1]);
+    CHECK(est[1] < est[0] && sim[1] < sim[0]);
+}
+
+/* the copy in pieces spread over every core's loads (forced) */
+TEST(multicast_weights_fetched_in_spread_pieces_match_the_interpreter)
+{
+    uint64_t est = 0, sim = 0;
+    mc_case(BK_PREFETCH_SPREAD, &est, &sim);
+}
+
 TEST(a_bad_prefetch_mode_is_refused)
 {
     IrGraph g;
@@ -177,6 +293,8 @@ int main(void)
 {
     RUN(the_second_layers_first_staging_copies_come_before_the_first_barrier);
     RUN(the_second_layers_first_tile_weights_load_before_the_first_barrier);
+    RUN(the_second_layers_multicast_weights_come_from_sram_fetched_before_the_barrier);
+    RUN(multicast_weights_fetched_in_spread_pieces_match_the_interpreter);
     RUN(a_bad_prefetch_mode_is_refused);
     return test_summary("test_backend_prefetch");
 }
