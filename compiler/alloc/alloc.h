@@ -16,6 +16,10 @@
 int bk_place(BkCtx *c, AtlErr *e);
 uint64_t bk_tensor_addr(const BkCtx *c, int tensor); /* tagged, for placed non-constants */
 int bk_tensor_root(const BkCtx *c, int tensor);      /* the tensor whose storage it shares (views, fusions) */
+/* Bands: the rows either side of a row that the consumers of root tensor
+ * t (and of the tensors sharing its storage) may read, BK_BAND_NEAR when
+ * not all are known (BkBand.near; alloc/place.c) */
+int bk_band_reach(const BkCtx *c, int t);
 /* Row bands: the first of the `rows` rows of an H-row tensor that cluster
  * k of K keeps in its SRAM (its share of the rows in the middle, the rest
  * a margin each side for output-row chunks that cross a share's edge;

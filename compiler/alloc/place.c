@@ -285,6 +285,59 @@ static int band_option(BkCtx *c, const MemBuffer *bufs, const int *bufi, int nb,
     return 0;
 }
 
+/* The rows either side of an output row that node n's tiles read of its
+ * input slot i (tensor u of a banded root), at most BK_BAND_NEAR (its
+ * default when not known): a Conv's or pool's first input half its
+ * dilated window's height; a residual Add run in its convolution's
+ * epilogue (BkCtx.tail) reads the rows the convolution writes, and an
+ * activation absorbed in place (its output shares the storage) none, 0. */
+static int consumer_near(const BkCtx *c, int n, int i)
+{
+    const IrNode *nd = &c->g->nodes[n];
+    if (c->skip[n]) {
+        /* absorbed: an activation run in place (its output shares the
+         * storage, its readers are counted with it) or a residual tail */
+        if (nd->nout >= 1 && nd->out[0] >= 0 && root_of(c, nd->out[0]) == root_of(c, nd->in[i])) return 0;
+        for (int p = 0; p < c->g->nn; p++)
+            if (c->tail[p] == n) return 0;
+        return BK_BAND_NEAR;
+    }
+    int win = !strcmp(nd->op, "Conv") || !strcmp(nd->op, "MaxPool") || !strcmp(nd->op, "AveragePool");
+    const IrAttr *ks = ir_attr(nd, "kernel_shape"), *dl = ir_attr(nd, "dilations");
+    /* a Conv's kernel height: its attribute, else its weights' */
+    const IrTensor *w = nd->nin > 1 && nd->in[1] >= 0 ? &c->g->t[nd->in[1]] : NULL;
+    int64_t kh = ks && ks->n == 2 ? ks->ints[0] : !ks && nd->op[0] == 'C' && w && w->ndim == 4 ? w->dims[2] : -1;
+    if (!win || i != 0 || kh < 1 || (dl && dl->n != 2)) return BK_BAND_NEAR;
+    int64_t reach = ((kh - 1) * (dl ? dl->ints[0] : 1) + 1) / 2;
+    return reach >= 0 && reach < BK_BAND_NEAR ? (int)reach : BK_BAND_NEAR;
+}
+
+/* BkBand.near of banded root t (bk_band_reach): the most any consumer
+ * of t or of a tensor sharing its storage reads around a row
+ * (consumer_near); BK_BAND_NEAR for a graph output. Only the tile search's guess of which cells go to DRAM
+ * depends on it (the final schedule knows them): a 1x1 convolution's
+ * row-banded producer was priced as if its rows near a share's edge were
+ * all written to DRAM for a 7x7 window. */
+int bk_band_reach(const BkCtx *c, int t)
+{
+    const IrGraph *g = c->g;
+    int near = 0;
+    for (int u = 0; u < g->nt && near < BK_BAND_NEAR; u++) {
+        if (root_of(c, u) != t) continue;
+        for (int k = 0; k < g->nout; k++)
+            if (g->outputs[k] == u) return BK_BAND_NEAR;
+        for (int n = 0; n < g->nn && near < BK_BAND_NEAR; n++) {
+            if (g->nodes[n].dead) continue;
+            for (int i = 0; i < g->nodes[n].nin; i++)
+                if (g->nodes[n].in[i] == u) {
+                    int r = consumer_near(c, n, i);
+                    if (r > near) near = r;
+                }
+        }
+    }
+    return near;
+}
+
 /* Bands: which activation roots also live in every cluster's SRAM
  * (choose_sram over the image tensors of one image with at least a row
  * per cluster), each as a window of rows per channel plane
@@ -315,6 +368,7 @@ static int to_bands(BkCtx *c, const MemBuffer *bufs, const int *bufi, int nb, At
         const MemBuffer *b = &v[bufi[t]];
         BkBand *bd = &c->band[t];
         bd->H = (int)c->g->t[t].dims[2];
+        bd->near = c->band_near > 0 ? c->band_near : bk_band_reach(c, t);
         bd->rows = band_rows(c, bd->H, bufs[bufi[t]].size, pick);
         bd->rowb = (uint64_t)c->g->t[t].dims[3] * (uint64_t)bk_tensor_es(c, t);
         bd->dram = bk_addr(ABM_REGION_ACTIVATIONS, bufs[bufi[t]].offset);

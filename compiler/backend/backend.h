@@ -116,6 +116,10 @@ typedef struct BkOptions {
                                it cheaper, BK_SRAM_NEVER, BK_SRAM_ALWAYS (tests) */
     int prefetch;           /* BK_PREFETCH_AUTO (default), NEVER or SPREAD */
     int kbands;             /* BK_KBANDS_AUTO (default), _NEVER or _ALWAYS */
+    int band_near;          /* bands: 0 (default) the tile search guesses which output
+                               cells go to DRAM from how far the consumers' windows reach
+                               (BkBand.near); N > 0: every tensor's reach is N rows, the
+                               guess of before at BK_BAND_NEAR (tests) */
     int placement;          /* BK_PLACE_AUTO (default), BK_PLACE_CHIP, BK_PLACE_SPLIT */
     int micro_batch;        /* images per instance with placement split (0: chosen by the
                                cost model; given: one micro-batch, no stages) */

@@ -449,6 +449,7 @@ static int stage_build_flow(BkStage *st, const IrGraph *g, const AtlChip *chip, 
     c->wsram_always = opt->sram_weights == BK_SRAM_ALWAYS;
     c->prefetch_never = opt->prefetch == BK_PREFETCH_NEVER;
     c->prefetch_spread = opt->prefetch == BK_PREFETCH_SPREAD;
+    c->band_near = opt->band_near;
     c->kbands_never = opt->kbands == BK_KBANDS_NEVER;
     c->kbands_always = opt->kbands == BK_KBANDS_ALWAYS;
     c->pf_layer = -1;   /* no layer priced yet (group/search.c) */

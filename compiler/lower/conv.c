@@ -29,10 +29,13 @@
  *   `conv` with acc=0, later chunks with acc=1; only the last chunk runs the
  *   epilogue (bias, activation, cast into the slot) and has stores (in f32
  *   the store reads the accumulator itself); the others have none.
- *   Why two buffers suffice with the emitter unchanged (emit/emit.c): let
- *   output tile j's chunks be the core's local tiles i .. i+K-1 (K = nkc
- *   >= 2), so output tile j+2 starts at local tile i+2K, and it is the
- *   next one to use buffer j % 2. The DMA queue of a core is in order, one
+ *   Why two buffers suffice with the emitter unchanged (emit/emit.c): a
+ *   core's consecutive output tiles alternate the parity of their index
+ *   (consecutive indices, or row bands where schedule/bands.c checks it,
+ *   kruns_alternate); let output tile j's chunks be the core's local tiles
+ *   i .. i+K-1 (K = nkc >= 2), so the core's output tile after next
+ *   (written j+2 below) starts at local tile i+2K, and it is the next one
+ *   to use buffer j % 2. The DMA queue of a core is in order, one
  *   transfer at a time: L0, L1, S0, L2, S1, ..., i.e. the loads of local
  *   tile m come after the stores of tile m-2. Tile j's store is S(i+K-1)
  *   and i+K-1 <= i+2K-2, so the loads L(i+2K) of tile j+2's first chunk

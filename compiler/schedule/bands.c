@@ -32,9 +32,6 @@
 #include "compiler/alloc/alloc.h"
 #include "compiler/lower/lower.h"
 
-/* Rows of another cluster within this distance make a cell go to DRAM
- * while the consumers are not known yet (a 7x7 window's halo). */
-#define BAND_NEAR 3
 /* per row mask bit of a cell without an owner */
 #define NO_OWNER (1u << 31)
 
@@ -91,6 +88,31 @@ static void chan_runs(const int8_t *owner, int C, int H, int *run)
         run[ch] = ch + 1 < C && !memcmp(owner + (size_t)ch * H, owner + (size_t)(ch + 1) * H, (size_t)H) ? run[ch + 1] : ch + 1;
 }
 
+/* Row bands of a K-split conv (runs of run > 1 tiles: an output tile's
+ * k chunks): 1 when every core's consecutive runs, as the caller gives
+ * runs to cores (cl[u], cnt: per cluster in contiguous balanced blocks of
+ * cpc cores), alternate the parity of their output tile's index. The two
+ * K-split accumulators are chosen by that parity (lower/conv.c): a core
+ * whose next output tile used the same buffer could overwrite it before
+ * the store of the one before read it. Runs of channel ranges stay
+ * consecutive on a core; row bands take every row chunk's runs of each
+ * output-channel chunk to one cluster, so a core holding one run (or runs
+ * of alternating parity) is safe, others keep the spread. */
+static int kruns_alternate(const BkLow *l, int units, int run, int K, int cpc, const int *cl, const int *cnt)
+{
+    int *seen = calloc((size_t)K, sizeof *seen), *last = malloc((size_t)K * (size_t)cpc * sizeof *last), ok = seen && last;
+    for (int i = 0; ok && i < K * cpc; i++) last[i] = -1;
+    for (int u = 0; ok && u < units; u++) {
+        int k = cl[u], core = k * cpc + (int)((int64_t)seen[k]++ * cpc / cnt[k]);
+        int out = bk_tile_pos(l, u * run).out;
+        ok = last[core] < 0 || (last[core] & 1) != (out & 1);
+        last[core] = out;
+    }
+    free(seen);
+    free(last);
+    return ok;
+}
+
 /* The cluster of each run u (cl[u], counts per cluster in cnt), or 0
  * when the layer's tiles keep the spread of bk_sched_distribute. */
 static int band_clusters(const BkSegment *sg, int units, int run, int *cl, int *cnt)
@@ -99,10 +121,7 @@ static int band_clusters(const BkSegment *sg, int units, int run, int *cl, int *
     const BkLow *l = &ly->lw;
     int K = ly->band_clusters;
     if (sg->cores.first != 0 || sg->cores.count != ly->band_cores) return 0;
-    /* rows: not with K split: its two accumulators alternate with the
-     * output tile's index, so a core's output tiles must be consecutive
-     * (channel ranges keep a cluster's runs consecutive) */
-    if (ly->bands == BK_BANDS_ROWS && run == 1) {
+    if (ly->bands == BK_BANDS_ROWS) {
         /* run u to the cluster whose share of the rows holds its middle row */
         for (int u = 0; u < units; u++) {
             int r0, r1;
@@ -111,7 +130,7 @@ static int band_clusters(const BkSegment *sg, int units, int run, int *cl, int *
             cl[u] = k < K ? k : K - 1;
             cnt[cl[u]]++;
         }
-        return 1;
+        return run == 1 || kruns_alternate(l, units, run, K, ly->band_cores / K, cl, cnt);
     }
     if (ly->bands == BK_BANDS_CHANNELS && l->kind == BK_K_CONV && l->ngc >= K) {
         /* output-channel chunk g to cluster g x K / chunks (runs are chunk-major) */
@@ -510,7 +529,8 @@ static inline int kept_at(const Cells *x, size_t i, int r) { return x->own[i] ==
 
 /* Kept in the own SRAM or (x->dram) stored to DRAM: a cell not kept,
  * one another cluster reads (before the schedule is final: a row within
- * BAND_NEAR holds another cluster's cell or one without an owner). */
+ * BkBand.near, its consumers' reach, holds another cluster's cell or
+ * one without an owner). */
 static inline int value(const Cells *x, int ch, int r)
 {
     size_t i = (size_t)ch * x->H + r;
@@ -519,7 +539,7 @@ static inline int value(const Cells *x, int ch, int r)
     if (!kp) return 1;
     const BkBand *b = x->u->b;
     if (x->c->band_final) return b->need[i] || b->need_all;
-    for (int q = r - BAND_NEAR; q <= r + BAND_NEAR; q++)
+    for (int q = r - b->near; q <= r + b->near; q++)
         if (q >= 0 && q < x->H && (x->u->mask[q] & ~(1u << x->k))) return 1;
     return 0;
 }

@@ -70,9 +70,16 @@ typedef struct BkBand {
     int8_t *owner;                /* per cell: the cluster that wrote it; -2 several or unknown */
     uint8_t *need;                /* per cell: read from DRAM by a cluster that does not own it */
     int need_all;                 /* read whole by a DMA that is not cut into cells */
+    int near;                     /* rows either side of a row its consumers' windows may
+                                   * read (BK_BAND_NEAR when not all are known): before
+                                   * the schedule is final a cell goes to DRAM when a row
+                                   * this near holds another cluster's cell */
     int *run;                     /* per channel: the end of the run of channels from it
                                    * whose owners are the same in every row */
 } BkBand;
+
+/* BkBand.near when a consumer's reach is not known (a 7x7 window's halo) */
+#define BK_BAND_NEAR 3
 
 /* The address tag of a tensor in cluster SRAM (placement split): lowerings
  * build their DMAs with DRAM operands as always; the instruction lists
@@ -103,6 +110,7 @@ typedef struct BkCtx {
     int wsram_never, wsram_always; /* conv weights staged in SRAM (BkOptions.sram_weights), as above */
     int prefetch_never;           /* BkOptions.prefetch: no weight prefetch across barriers */
     int prefetch_spread;          /* BkOptions.prefetch SPREAD: multicast weights always in spread pieces */
+    int band_near;                /* BkOptions.band_near: 0, or every BkBand.near */
     int tile_images;              /* BkOptions.tile_images: 0, or the images every pointwise
                                    * conv tile covers where such a tile fits (lower/conv.c) */
     uint64_t slot;                /* LMEM bytes of one slot (no resident region) */

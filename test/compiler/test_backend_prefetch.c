@@ -6,8 +6,8 @@
  *
  * Checked on configs/a1.ini with two 3x3 convolutions in a row, each its
  * own layer (group_max = 1): 64 -> 64 -> 64 channels on 28x28 both staging
- * their weights in SRAM (sram_weights = always), and 256 -> 256 -> 256 on
- * 7x7 loading them per tile from DRAM (never). In the simulator's full
+ * their weights in SRAM (sram_weights = always; activations in DRAM), and
+ * 256 -> 256 -> 256 on 7x7 loading them per tile from DRAM (never). In the simulator's full
  * mode (arithmetic, timing, race detector over LMEM, SRAM and DRAM) the
  * output is the interpreter's, with prefetch and without; with prefetch
  * some of the second layer's copies from DRAM (the staging copies into
@@ -70,8 +70,9 @@ static Copies dram_copies(const AtlProgram *p, int space)
 }
 
 /* One case: two convolutions C -> M -> M on H x H, weights staged in SRAM
- * (ws = BK_SRAM_ALWAYS) or loaded per tile (BK_SRAM_NEVER). */
-typedef struct Case { int C, H, M, ws; } Case;
+ * (ws = BK_SRAM_ALWAYS) or loaded per tile (BK_SRAM_NEVER); activations
+ * as BkOptions.sram_acts says (acts). */
+typedef struct Case { int C, H, M, ws, acts; } Case;
 
 /* Compiles and runs the case in full mode against the interpreter
  * (prefetch mode pf), its copies from DRAM (into SRAM when staged, else
@@ -84,6 +85,7 @@ static int run_case(Case k, int pf, Copies *cp, uint64_t *est, uint64_t *sim)
     BkOptions o;
     bk_options_default(&o);
     o.sram_weights = k.ws;
+    o.sram_acts = k.acts;
     o.group_max = 1;
     o.prefetch = pf;
     AtlProgram p;
@@ -150,16 +152,19 @@ static void moved_before_the_barrier(Case k)
            (unsigned long long)est_pf, (unsigned long long)sim_pf, (unsigned long long)est_nv, (unsigned long long)sim_nv);
 }
 
+/* activations in DRAM: with bands the plan without prefetch gives the
+ * first layer a K split in row bands and multicasts the second's weights
+ * (nothing staged to move) */
 TEST(the_second_layers_first_staging_copies_come_before_the_first_barrier)
 {
-    moved_before_the_barrier((Case){64, 28, 64, BK_SRAM_ALWAYS});
+    moved_before_the_barrier((Case){64, 28, 64, BK_SRAM_ALWAYS, BK_SRAM_ACTS_NEVER});
 }
 
 /* weights per tile from DRAM: every core's first tile's weight loads of
  * the second layer move into the first segment, before its barrier */
 TEST(the_second_layers_first_tile_weights_load_before_the_first_barrier)
 {
-    moved_before_the_barrier((Case){256, 7, 256, BK_SRAM_NEVER});
+    moved_before_the_barrier((Case){256, 7, 256, BK_SRAM_NEVER, BK_SRAM_ACTS_AUTO});
 }
 
 /* Multicast DMAs (a mask) into LMEM per segment (0: before a core's first
