@@ -419,6 +419,13 @@ static int conv_prologue(BkCtx *c, const BkLayer *ly, BkCode *k, AtlErr *e)
     return 0;
 }
 
+/* SRAM bytes a staged input takes above BkCtx.sram_stage (whole 64-byte
+ * rows, so that staged weights above it start aligned). */
+static uint64_t staged_input_bytes(const BkLow *l)
+{
+    return ((uint64_t)l->N * l->C * l->H * l->W * (uint64_t)l->es + 63) / 64 * 64;
+}
+
 /* Output channels of one chunk (the last one may be narrower). */
 static int chunk_width(const BkLow *l)
 {
@@ -461,8 +468,10 @@ static int plan(const BkCtx *c, BkLayer *g, int m, int st, int ws)
     g->stage = ws ? stage_weights : NULL;
     g->cores_ok = ws ? wsram_cores_ok : NULL;
     if (ws) {
-        /* where an input's staging would go (not both); as many chunks as fit, at most all */
-        g->wsram_base = c->sram_stage;
+        /* where an input's staging would go, or above it when the input
+         * is staged too; as many chunks as fit, at most all */
+        g->wsram_floor = c->sram_stage + (st ? staged_input_bytes(l) : 0);
+        g->wsram_base = g->wsram_floor;
         g->wsram_chunk = ((uint64_t)l->kh * l->kw * l->C * (uint64_t)l->gchunk * c->es + 63) / 64 * 64;
         uint64_t room = g->wsram_base < (uint64_t)c->chip->sram_bytes ? (uint64_t)c->chip->sram_bytes - g->wsram_base : 0;
         uint64_t slots = room / g->wsram_chunk;
@@ -581,24 +590,35 @@ static int may_stage_weights(const BkCtx *c, const BkLayer *ly, const Shape *s)
            l->ngc < c->ncores && (int64_t)bk_image_chunks(l) * l->nrc * l->nwc * l->nkc > 1;
 }
 
-/* Offers s, s with its input in SRAM and s with its weights staged in
- * SRAM, where those may pay (only the latter with BkOptions.sram_input /
- * sram_weights = always; weights win when both are). */
+/* Offers s, s with its input in SRAM, s with its weights staged in SRAM
+ * and s with both (the weights' slots above the staged input), where
+ * those may pay: an input every output-channel chunk's tiles read again
+ * (a gather, on bands) and weight chunks several cores read each come
+ * from DRAM once a cluster (issue 11). BkOptions.sram_input /
+ * sram_weights = always keep only the shapes that stage it, without the
+ * pair (weights win when both may); both = always: only the pair where
+ * both may. */
 static int add_shape(const BkCtx *c, BkLayer *ly, Shape s, AtlErr *e)
 {
     if (!fits(c, ly, s)) return 0;
-    int sram = may_use_sram(c, ly), ws = may_stage_weights(c, ly, &s), only_ws = ws && c->wsram_always;
-    if (!(sram && c->sram_always) && !only_ws) {
+    int sram = may_use_sram(c, ly), ws = may_stage_weights(c, ly, &s);
+    int pair = sram && ws, only_pair = pair && c->sram_always && c->wsram_always;
+    int only_ws = ws && c->wsram_always && !only_pair, only_st = sram && c->sram_always && !only_ws && !only_pair;
+    if (!only_st && !only_ws && !only_pair) {
         int rc = add_one(c, ly, s, e);
         if (rc <= 0) return rc;
     }
-    if (sram && !only_ws) {
+    if (sram && !only_ws && !only_pair) {
         s.st = 1;
         if (add_one(c, ly, s, e) < 0) return -1;
     }
-    if (ws && !(sram && c->sram_always && !only_ws)) {
+    if (ws && !only_st && !only_pair) {
         s.st = 0;
         s.ws = 1;
+        if (add_one(c, ly, s, e) < 0) return -1;
+    }
+    if (only_pair || (pair && !c->sram_always && !c->wsram_always)) {
+        s.st = s.ws = 1;
         if (add_one(c, ly, s, e) < 0) return -1;
     }
     return 1;

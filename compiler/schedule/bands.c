@@ -678,7 +678,7 @@ static int pieces_of(const BkCtx *c, const BkSegment *sg, const BandUse *st)
 {
     const BkLayer *ly = sg->layer;
     const BkLow *l = &ly->lw;
-    return st && !ly->mcast && !ly->gather_whole && l->kind == BK_K_CONV && l->groups == 1 && l->nkc > 1 && l->kchunk > 0 && c->bands ? l->nkc
+    return st && !ly->mcast && !ly->wsram && !ly->gather_whole && l->kind == BK_K_CONV && l->groups == 1 && l->nkc > 1 && l->kchunk > 0 && c->bands ? l->nkc
                                                                                                                  : 1;
 }
 

@@ -203,6 +203,10 @@ struct BkLayer {
      * weights from there */
     int wsram, wsram_slots;
     uint64_t wsram_base, wsram_chunk;
+    /* the lowest wsram_base may take: BkCtx.sram_stage, or above the
+     * staged input when in_sram too (the prefetch moves the base, never
+     * below it) */
+    uint64_t wsram_floor;
     int (*stage)(BkCtx *c, const BkLayer *ly, int tile, int mode, BkCode *code, AtlErr *e);   /* mode: BK_STAGE_* bits */
     /* 0 when the plan cannot run with the tiles on these cores (weights
      * staged in SRAM: a cluster's chunks collide in the slots); NULL: any */
