@@ -336,12 +336,12 @@ static int wsram_cores_ok(const BkCtx *c, const BkLayer *ly, const int *tile_cor
 /* The flag: a 64-byte DMA from SRAM `src` into the resident l_flag,
  * multicast by the emitter, whose signal tells the cluster's cores that
  * the copies before it (one DMA queue, one transfer at a time) landed. */
-static void push_flag(const BkCtx *c, const BkLayer *ly, uint64_t src, BkCode *k)
+static void push_flag(const BkCtx *c, uint64_t flag, uint64_t src, BkCode *k)
 {
     uint32_t fs[4] = {1, 1, 1, 64 / (uint32_t)isa_dtype_size(c->dt)};
     int64_t st[4];
     bk_compact(fs, st);
-    AtlInsn in = bk_dma(c->dt, ISA_SPACE_LMEM, ly->l_flag, ISA_SPACE_SRAM, src, fs, st, st);
+    AtlInsn in = bk_dma(c->dt, ISA_SPACE_LMEM, flag, ISA_SPACE_SRAM, src, fs, st, st);
     bk_code_st(k, &in);
 }
 
@@ -361,7 +361,7 @@ static int stage_weights(BkCtx *c, const BkLayer *ly, int tile, int mode, BkCode
     int64_t ss[4] = {0, (int64_t)l->C * l->OC, l->OC, 1}, ds[4] = {0, (int64_t)l->C * ocn, ocn, 1};
     AtlInsn in = bk_dma(c->dt, ISA_SPACE_SRAM, dst, ISA_SPACE_DRAM, l->w + ((uint64_t)c0 * l->OC + (uint64_t)oc0) * es, sh, ds, ss);
     if (mode & BK_STAGE_COPY) bk_code_st(k, &in);
-    if (mode & BK_STAGE_FLAG) push_flag(c, ly, dst, k);
+    if (mode & BK_STAGE_FLAG) push_flag(c, ly->l_flag, dst, k);
     return 0;
 }
 
@@ -375,7 +375,7 @@ static int conv_prologue(BkCtx *c, const BkLayer *ly, BkCode *k, AtlErr *e)
     (void)e;
     if (ly->in_sram) copy_input_to_sram(c, ly, k);
     if (!ly->mcast) {
-        push_flag(c, ly, c->sram_stage, k);
+        push_flag(c, ly->l_iflag, c->sram_stage, k);
         return 0;
     }
     uint32_t R = (uint32_t)(l->kh * l->kw * (l->C / l->groups)), w = (uint32_t)chunk_width(l);
@@ -485,8 +485,11 @@ static int plan(const BkCtx *c, BkLayer *g, int m, int st, int ws)
         res = l->l_bres + (l->b ? nch * bias_chunk_bytes(c, l) : 0);
     }
     if ((st || ws) && !m) {
+        /* both: the input's flags a word of their own (other cores write
+         * the weights' flags, unordered with them) */
         g->l_flag = bk_align_up(c, res);
-        res = g->l_flag + 64;
+        g->l_iflag = g->l_flag + (st && ws ? 64 : 0);
+        res = g->l_iflag + 64;
     }
     l->acc_bytes = 0;
     if (conv && l->nkc > 1) {

@@ -212,6 +212,7 @@ struct BkLayer {
      * staged in SRAM: a cluster's chunks collide in the slots); NULL: any */
     int (*cores_ok)(const BkCtx *c, const BkLayer *ly, const int *tile_core);
     uint64_t l_flag;              /* resident LMEM the flag lands in (in_sram or wsram without mcast) */
+    uint64_t l_iflag;             /* the staged input's flags' word: l_flag, or the next word when wsram too */
     int (*prologue)(BkCtx *c, const BkLayer *ly, BkCode *code, AtlErr *e);
     BkCopy *copies;               /* DMA-only layers: the strided copies (malloc'd) */
     int ncopies;
