@@ -620,7 +620,7 @@ static int add_shape(const BkCtx *c, BkLayer *ly, Shape s, AtlErr *e)
         s.ws = 1;
         if (add_one(c, ly, s, e) < 0) return -1;
     }
-    if (only_pair || (pair && !c->sram_always && !c->wsram_always)) {
+    if (only_pair || (pair && c->sram_pair && !c->sram_always && !c->wsram_always)) {
         s.st = s.ws = 1;
         if (add_one(c, ly, s, e) < 0) return -1;
     }

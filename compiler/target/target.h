@@ -101,6 +101,7 @@ typedef struct BkCtx {
                                    * those shapes where a layer may; neither: the cost
                                    * model chooses */
     int wsram_never, wsram_always; /* conv weights staged in SRAM (BkOptions.sram_weights), as above */
+    int sram_pair;                /* BkOptions.sram_pair: shapes staging input and weights offered */
     int prefetch_never;           /* BkOptions.prefetch: no weight prefetch across barriers */
     int tile_images;              /* BkOptions.tile_images: 0, or the images every pointwise
                                    * conv tile covers where such a tile fits (lower/conv.c) */
