@@ -132,8 +132,6 @@ static int stage_or_wait(const BkLayer *ly, BkTable *t, int core, int cpc, const
 
 static int table_of(const BkCtx *c, const BkSegment *sg, int core, BkTable *t, AtlErr *e);
 
-int bk_sched_input_sem(const BkLayer *ly) { return ly->in_sram && ly->wsram ? BK_SEM_INPUT : BK_SEM_WEIGHTS; }
-
 int bk_sched_table(const BkCtx *c, const BkSegment *sg, int core, BkTable *t, AtlErr *e)
 {
     if (table_of(c, sg, core, t, e)) return -1;

@@ -89,8 +89,9 @@ enum {
 
 /* The semaphore a layer's staged input (its prologue, or each piece of
  * its gather) signals: WEIGHTS, or INPUT when its weights are staged too
- * (their keys' flags signal WEIGHTS from other cores, in another order). */
-int bk_sched_input_sem(const BkLayer *ly);
+ * (their keys' flags signal WEIGHTS from other cores, in another order).
+ * Inline: bands.c and schedule.c both use it (no object-level circle). */
+static inline int bk_sched_input_sem(const BkLayer *ly) { return ly->in_sram && ly->wsram ? BK_SEM_INPUT : BK_SEM_WEIGHTS; }
 
 /* Cores first .. first+count-1 (chip-wide core ids). */
 typedef struct BkCoreSet { int first, count; } BkCoreSet;
