@@ -109,6 +109,10 @@ typedef struct BkOptions {
     int sram_weights;       /* conv weight chunks staged in cluster SRAM, read once per cluster
                                (docs/backend.md, "Weights in cluster SRAM"): BK_SRAM_AUTO
                                (default), BK_SRAM_NEVER, BK_SRAM_ALWAYS (tests); as sram_input */
+    int sram_pair;          /* 1: convolutions may stage both their input and their weights in
+                               cluster SRAM (docs/backend.md, "Input and weights both in cluster
+                               SRAM"); 0 (default): one or the other, as before; both
+                               sram_input and sram_weights BK_SRAM_ALWAYS force the pair */
     int sram_acts;          /* BK_SRAM_ACTS_AUTO (default), _NEVER or _BANDS */
     int stage_copy;         /* a staged split stage after the first reads its boundary
                                through a copy in cluster SRAM (docs/backend.md, "Staged

@@ -447,6 +447,7 @@ static int stage_build_flow(BkStage *st, const IrGraph *g, const AtlChip *chip, 
     c->sram_always = opt->sram_input == BK_SRAM_ALWAYS;
     c->wsram_never = opt->sram_weights == BK_SRAM_NEVER;
     c->wsram_always = opt->sram_weights == BK_SRAM_ALWAYS;
+    c->sram_pair = opt->sram_pair != 0;
     c->prefetch_never = opt->prefetch == BK_PREFETCH_NEVER;
     c->prefetch_spread = opt->prefetch == BK_PREFETCH_SPREAD;
     c->band_near = opt->band_near;

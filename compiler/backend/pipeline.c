@@ -58,7 +58,7 @@
 
 /* Semaphores beyond the segments' (schedule.h): DATA + buffer, CREDIT +
  * the consumer's index in its stage. */
-enum { SEM_DATA = BK_SEMS_USED, SEM_CREDIT = BK_SEMS_USED + 2 };
+enum { SEM_DATA = BK_SEMS_SPLIT, SEM_CREDIT = BK_SEMS_SPLIT + 2 };
 #define PIPE_MSG 64   /* bytes of a notify or a credit */
 
 /* The reserved top of each cluster's SRAM: the flag, then a landing place per sending cluster. */

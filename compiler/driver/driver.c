@@ -91,6 +91,8 @@ static void options_text(const DrvRequest *rq, int synthetic, int batch, char *o
     if (rq->sram_weights == BK_SRAM_NEVER) snprintf(opts + n, cap - n, " --sram-weights never");
     if (rq->sram_weights == BK_SRAM_ALWAYS) snprintf(opts + n, cap - n, " --sram-weights always");
     n = strlen(opts);
+    if (rq->sram_pair) snprintf(opts + n, cap - n, " --sram-pair");
+    n = strlen(opts);
     if (rq->prefetch == BK_PREFETCH_NEVER) snprintf(opts + n, cap - n, " --prefetch never");
     n = strlen(opts);
     if (rq->kbands != BK_KBANDS_AUTO) snprintf(opts + n, cap - n, " --kbands %s", rq->kbands == BK_KBANDS_NEVER ? "never" : "always");
@@ -177,6 +179,7 @@ static int compile_variant(const char *path, IrGraph *g, const DrvRequest *rq, i
     o.schedule = rq->schedule;
     o.sram_acts = rq->sram_acts;
     o.sram_weights = rq->sram_weights;
+    o.sram_pair = rq->sram_pair;
     o.prefetch = rq->prefetch;
     o.kbands = rq->kbands;
     o.stage_plan = rq->stage_plan;

@@ -34,6 +34,7 @@ typedef struct DrvRequest {
     int schedule;                  /* BkOptions.schedule (BK_SCHED_*) */
     int sram_acts;                 /* BkOptions.sram_acts (BK_SRAM_ACTS_*) */
     int sram_weights;              /* BkOptions.sram_weights (BK_SRAM_AUTO / NEVER / ALWAYS) */
+    int sram_pair;                 /* BkOptions.sram_pair */
     int prefetch;                  /* BkOptions.prefetch (BK_PREFETCH_AUTO / NEVER) */
     int kbands;                    /* BkOptions.kbands (BK_KBANDS_AUTO / NEVER / ALWAYS) */
     const char *stage_plan;        /* BkOptions.stage_plan */

@@ -339,12 +339,12 @@ static int wsram_cores_ok(const BkCtx *c, const BkLayer *ly, const int *tile_cor
 /* The flag: a 64-byte DMA from SRAM `src` into the resident l_flag,
  * multicast by the emitter, whose signal tells the cluster's cores that
  * the copies before it (one DMA queue, one transfer at a time) landed. */
-static void push_flag(const BkCtx *c, const BkLayer *ly, uint64_t src, BkCode *k)
+static void push_flag(const BkCtx *c, uint64_t flag, uint64_t src, BkCode *k)
 {
     uint32_t fs[4] = {1, 1, 1, 64 / (uint32_t)isa_dtype_size(c->dt)};
     int64_t st[4];
     bk_compact(fs, st);
-    AtlInsn in = bk_dma(c->dt, ISA_SPACE_LMEM, ly->l_flag, ISA_SPACE_SRAM, src, fs, st, st);
+    AtlInsn in = bk_dma(c->dt, ISA_SPACE_LMEM, flag, ISA_SPACE_SRAM, src, fs, st, st);
     bk_code_st(k, &in);
 }
 
@@ -364,7 +364,7 @@ static int stage_weights(BkCtx *c, const BkLayer *ly, int tile, int mode, BkCode
     int64_t ss[4] = {0, (int64_t)l->C * l->OC, l->OC, 1}, ds[4] = {0, (int64_t)l->C * ocn, ocn, 1};
     AtlInsn in = bk_dma(c->dt, ISA_SPACE_SRAM, dst, ISA_SPACE_DRAM, l->w + ((uint64_t)c0 * l->OC + (uint64_t)oc0) * es, sh, ds, ss);
     if (mode & BK_STAGE_COPY) bk_code_st(k, &in);
-    if (mode & BK_STAGE_FLAG) push_flag(c, ly, dst, k);
+    if (mode & BK_STAGE_FLAG) push_flag(c, ly->l_flag, dst, k);
     return 0;
 }
 
@@ -378,7 +378,7 @@ static int conv_prologue(BkCtx *c, const BkLayer *ly, BkCode *k, AtlErr *e)
     (void)e;
     if (ly->in_sram) copy_input_to_sram(c, ly, k);
     if (!ly->mcast) {
-        push_flag(c, ly, c->sram_stage, k);
+        push_flag(c, ly->l_iflag, c->sram_stage, k);
         return 0;
     }
     uint32_t R = (uint32_t)(l->kh * l->kw * (l->C / l->groups)), w = (uint32_t)chunk_width(l);
@@ -420,6 +420,13 @@ static int conv_prologue(BkCtx *c, const BkLayer *ly, BkCode *k, AtlErr *e)
         bk_code_st(k, &in);
     }
     return 0;
+}
+
+/* SRAM bytes a staged input takes above BkCtx.sram_stage (whole 64-byte
+ * rows, so that staged weights above it start aligned). */
+static uint64_t staged_input_bytes(const BkLow *l)
+{
+    return ((uint64_t)l->N * l->C * l->H * l->W * (uint64_t)l->es + 63) / 64 * 64;
 }
 
 /* Output channels of one chunk (the last one may be narrower). */
@@ -464,8 +471,10 @@ static int plan(const BkCtx *c, BkLayer *g, int m, int st, int ws)
     g->stage = ws ? stage_weights : NULL;
     g->cores_ok = ws ? wsram_cores_ok : NULL;
     if (ws) {
-        /* where an input's staging would go (not both); as many chunks as fit, at most all */
-        g->wsram_base = c->sram_stage;
+        /* where an input's staging would go, or above it when the input
+         * is staged too; as many chunks as fit, at most all */
+        g->wsram_floor = c->sram_stage + (st ? staged_input_bytes(l) : 0);
+        g->wsram_base = g->wsram_floor;
         g->wsram_chunk = ((uint64_t)l->kh * l->kw * l->C * (uint64_t)l->gchunk * c->es + 63) / 64 * 64;
         uint64_t room = g->wsram_base < (uint64_t)c->chip->sram_bytes ? (uint64_t)c->chip->sram_bytes - g->wsram_base : 0;
         uint64_t slots = room / g->wsram_chunk;
@@ -479,8 +488,11 @@ static int plan(const BkCtx *c, BkLayer *g, int m, int st, int ws)
         res = l->l_bres + (l->b ? nch * bias_chunk_bytes(c, l) : 0);
     }
     if ((st || ws) && !m) {
+        /* both: the input's flags a word of their own (other cores write
+         * the weights' flags, unordered with them) */
         g->l_flag = bk_align_up(c, res);
-        res = g->l_flag + 64;
+        g->l_iflag = g->l_flag + (st && ws ? 64 : 0);
+        res = g->l_iflag + 64;
     }
     l->acc_bytes = 0;
     if (conv && l->nkc > 1) {
@@ -584,24 +596,35 @@ static int may_stage_weights(const BkCtx *c, const BkLayer *ly, const Shape *s)
            l->ngc < c->ncores && (int64_t)bk_image_chunks(l) * l->nrc * l->nwc * l->nkc > 1;
 }
 
-/* Offers s, s with its input in SRAM and s with its weights staged in
- * SRAM, where those may pay (only the latter with BkOptions.sram_input /
- * sram_weights = always; weights win when both are). */
+/* Offers s, s with its input in SRAM, s with its weights staged in SRAM
+ * and s with both (the weights' slots above the staged input), where
+ * those may pay: an input every output-channel chunk's tiles read again
+ * (a gather, on bands) and weight chunks several cores read each come
+ * from DRAM once a cluster (issue 11). BkOptions.sram_input /
+ * sram_weights = always keep only the shapes that stage it, without the
+ * pair (weights win when both may); both = always: only the pair where
+ * both may. */
 static int add_shape(const BkCtx *c, BkLayer *ly, Shape s, AtlErr *e)
 {
     if (!fits(c, ly, s)) return 0;
-    int sram = may_use_sram(c, ly), ws = may_stage_weights(c, ly, &s), only_ws = ws && c->wsram_always;
-    if (!(sram && c->sram_always) && !only_ws) {
+    int sram = may_use_sram(c, ly), ws = may_stage_weights(c, ly, &s);
+    int pair = sram && ws, only_pair = pair && c->sram_always && c->wsram_always;
+    int only_ws = ws && c->wsram_always && !only_pair, only_st = sram && c->sram_always && !only_ws && !only_pair;
+    if (!only_st && !only_ws && !only_pair) {
         int rc = add_one(c, ly, s, e);
         if (rc <= 0) return rc;
     }
-    if (sram && !only_ws) {
+    if (sram && !only_ws && !only_pair) {
         s.st = 1;
         if (add_one(c, ly, s, e) < 0) return -1;
     }
-    if (ws && !(sram && c->sram_always && !only_ws)) {
+    if (ws && !only_st && !only_pair) {
         s.st = 0;
         s.ws = 1;
+        if (add_one(c, ly, s, e) < 0) return -1;
+    }
+    if (only_pair || (pair && c->sram_pair && !c->sram_always && !c->wsram_always)) {
+        s.st = s.ws = 1;
         if (add_one(c, ly, s, e) < 0) return -1;
     }
     return 1;

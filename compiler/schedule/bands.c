@@ -755,8 +755,8 @@ static int gather(BkCtx *c, const BkSegment *sg, Out *o, const AtlInsn *in, uint
         uint32_t fs[4] = {1, 1, 1, 64 / (uint32_t)isa_dtype_size(c->dt)};
         int64_t fst[4];
         bk_compact(fs, fst);
-        AtlInsn f = bk_dma(c->dt, ISA_SPACE_LMEM, sg->layer->l_flag, ISA_SPACE_SRAM, u->sram, fs, fst, fst);
-        f.signal = BK_SEM_WEIGHTS + 1;   /* kept by the walk's MCAST (emit.c, cost.c) */
+        AtlInsn f = bk_dma(c->dt, ISA_SPACE_LMEM, sg->layer->l_iflag, ISA_SPACE_SRAM, u->sram, fs, fst, fst);
+        f.signal = (uint8_t)(bk_sched_input_sem(sg->layer) + 1);   /* kept by the walk's MCAST (emit.c, cost.c) */
         if (put(o, &f, flag, e)) return -1;
     }
     return 0;

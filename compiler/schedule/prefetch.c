@@ -331,7 +331,7 @@ int bk_prefetch_set(BkCtx *c, BkSchedule *s, int i, int pos, AtlErr *e)
     BkSegment *sg = &s->seg[i], *nx = &s->seg[i + 1];
     BkLayer *nl = nx->layer;
     if (pos == BK_PF_NONE) {
-        if (sg->pf_next && nx->pf_in == BK_PF_IN_SRAM) nl->wsram_base = c->sram_stage;
+        if (sg->pf_next && nx->pf_in == BK_PF_IN_SRAM) nl->wsram_base = nl->wsram_floor;
         sg->pf_next = NULL;
         sg->pf_pos = BK_PF_NONE;
         nx->pf_in = 0;
@@ -370,11 +370,11 @@ int bk_prefetch_set(BkCtx *c, BkSchedule *s, int i, int pos, AtlErr *e)
     /* where the next layer's slots may start: the planned place (the
      * bottom of the room), the top, or just above one of the ranges the
      * current segment uses */
-    uint64_t span = (uint64_t)nl->wsram_slots * nl->wsram_chunk, top = c->chip->sram_bytes;
-    if (top < c->sram_stage + span) return 1;
+    uint64_t span = (uint64_t)nl->wsram_slots * nl->wsram_chunk, top = c->chip->sram_bytes, floor = nl->wsram_floor;
+    if (top < floor + span) return 1;
     uint64_t cand[2 + 64];
     int nc = 0;
-    cand[nc++] = c->sram_stage;
+    cand[nc++] = floor;
     cand[nc++] = (top - span) / 64 * 64;
     const BkLayer *ly = sg->layer;
     if (ly->in_sram) {
@@ -384,7 +384,7 @@ int bk_prefetch_set(BkCtx *c, BkSchedule *s, int i, int pos, AtlErr *e)
     for (int k = 0; ly->wsram && k < ly->wsram_slots && nc < (int)(sizeof cand / sizeof cand[0]); k++)
         cand[nc++] = (ly->wsram_base + (uint64_t)(k + 1) * ly->wsram_chunk + 63) / 64 * 64;
     for (int k = 0; k < nc; k++) {
-        if (cand[k] < c->sram_stage || cand[k] + span > top) continue;
+        if (cand[k] < floor || cand[k] + span > top) continue;
         nl->wsram_base = cand[k];
         if (disjoint(c, sg, nx)) {
             sg->pf_next = nx;
@@ -393,7 +393,7 @@ int bk_prefetch_set(BkCtx *c, BkSchedule *s, int i, int pos, AtlErr *e)
             return 0;
         }
     }
-    nl->wsram_base = c->sram_stage;
+    nl->wsram_base = floor;
     return 1;
 }
 

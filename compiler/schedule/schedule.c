@@ -85,20 +85,21 @@ static int push(BkTable *t, BkActKind kind, int tile, int slot, int wait, int si
     return 0;
 }
 
-/* A WAIT on WEIGHTS: on the DMA stream when the tiles' loads read what
- * the prologue copies to SRAM (dma), else on the matrix stream. */
-static int push_wait(BkTable *t, int dma, AtlErr *e)
+/* A WAIT on semaphore sem (WEIGHTS, or INPUT: bk_sched_input_sem): on
+ * the DMA stream when the tiles' loads read what the prologue copies to
+ * SRAM (dma), else on the matrix stream. */
+static int push_wait(BkTable *t, int dma, int sem, AtlErr *e)
 {
-    if (push(t, BK_ACT_WAIT, -1, 0, BK_SEM_WEIGHTS, -1, e)) return -1;
+    if (push(t, BK_ACT_WAIT, -1, 0, sem, -1, e)) return -1;
     t->a[t->n - 1].engine = (uint8_t)(dma ? ISA_ENGINE_DMA : ISA_ENGINE_MAT);
     return 0;
 }
 
 /* The prologue's MCAST (piece -1: all of it; else gather piece `piece`),
- * to the cluster's cores in mask, signalling WEIGHTS. */
-static int push_mcast(BkTable *t, int piece, uint32_t mask, AtlErr *e)
+ * to the cluster's cores in mask, signalling sem. */
+static int push_mcast(BkTable *t, int piece, uint32_t mask, int sem, AtlErr *e)
 {
-    if (push(t, BK_ACT_MCAST, -1, 0, -1, BK_SEM_WEIGHTS, e)) return -1;
+    if (push(t, BK_ACT_MCAST, -1, 0, -1, sem, e)) return -1;
     t->a[t->n - 1].mask = mask;
     t->a[t->n - 1].piece = piece;
     return 0;
@@ -152,7 +153,7 @@ static int table_of(const BkCtx *c, const BkSegment *sg, int core, BkTable *t, A
      * each next piece after its own load of a tile (so its tiles do not
      * wait for the whole gather); every core waits once a piece, before
      * the load of the first tile of the piece's K chunk */
-    int np = 0, waited = 0, issued = 0, lowest = 0;
+    int np = 0, waited = 0, issued = 0, lowest = 0, isem = bk_sched_input_sem(ly);
     if (ly->mcast || ly->in_sram) {
         int cpc = c->chip->cores_per_cluster, cl = core / cpc;
         uint32_t m = bk_sched_cluster_mask(sg, cpc, cl);
@@ -163,15 +164,15 @@ static int table_of(const BkCtx *c, const BkSegment *sg, int core, BkTable *t, A
              * core issues a part (the SRAM ports side by side), waits for all */
             int parts = sg->pf_in == BK_PF_IN_MC && p == 1 ? bk_popcount(m) : 1;
             if (parts > 1) {
-                if (push_mcast(t, -1, m, e)) return -1;
+                if (push_mcast(t, -1, m, isem, e)) return -1;
                 t->a[t->n - 1].part = (uint8_t)bk_popcount(m & ((1u << (core % cpc)) - 1));
                 t->a[t->n - 1].parts = (uint8_t)parts;
                 for (int q = 0; q < parts; q++)
-                    if (push_wait(t, 0, e)) return -1;
+                    if (push_wait(t, 0, isem, e)) return -1;
             } else {
-                if (lowest && push_mcast(t, p > 1 ? issued++ : -1, m, e)) return -1;
+                if (lowest && push_mcast(t, p > 1 ? issued++ : -1, m, isem, e)) return -1;
                 if (p > 1) np = p;
-                else if (push_wait(t, ly->in_sram, e)) return -1;
+                else if (push_wait(t, ly->in_sram, isem, e)) return -1;
             }
         }
     }
@@ -203,13 +204,13 @@ static int table_of(const BkCtx *c, const BkSegment *sg, int core, BkTable *t, A
             int b = i % 2, key = ly->tile_wkey[next];
             int skip = (i > 0 && key >= 0 && wk[b] == key) || (i == 0 && pf_lmem);
             int need = np ? bk_tile_pos(&ly->lw, next).kci + 1 : 0;
-            for (; !rc && mask && issued < need; issued++) rc = push_mcast(t, issued, mask, e);
-            for (; !rc && waited < need; waited++) rc = push_wait(t, 1, e);
+            for (; !rc && mask && issued < need; issued++) rc = push_mcast(t, issued, mask, isem, e);
+            for (; !rc && waited < need; waited++) rc = push_wait(t, 1, isem, e);
             if (rc) break;
             wk[b] = key;
             if ((rc = push(t, BK_ACT_LOAD, next, b, -1, BK_SEM_LOADED + b, e))) break;
             t->a[t->n - 1].skip_w = (uint8_t)skip;
-            if (mask && issued < np && (rc = push_mcast(t, issued++, mask, e))) break;
+            if (mask && issued < np && (rc = push_mcast(t, issued++, mask, isem, e))) break;
         }
         if (prev >= 0) {
             int b = (i - 1) % 2;
@@ -219,8 +220,8 @@ static int table_of(const BkCtx *c, const BkSegment *sg, int core, BkTable *t, A
         if (next >= 0) { prev = next; i++; }
     }
     /* every piece issued and every signal consumed before the barrier */
-    for (; !rc && mask && issued < np; issued++) rc = push_mcast(t, issued, mask, e);
-    for (; !rc && waited < np; waited++) rc = push_wait(t, 1, e);
+    for (; !rc && mask && issued < np; issued++) rc = push_mcast(t, issued, mask, isem, e);
+    for (; !rc && waited < np; waited++) rc = push_wait(t, 1, isem, e);
     free(users);
     free(seen);
     return rc ? -1 : push(t, BK_ACT_BARRIER, -1, 0, -1, -1, e);

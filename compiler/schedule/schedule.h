@@ -79,8 +79,19 @@ enum {
     BK_SEM_TO_MAT = 4,   /* +b: hand-over inside a tile, vec -> mat */
     BK_SEM_TO_VEC = 6,   /* +b: hand-over inside a tile, mat -> vec */
     BK_SEM_WEIGHTS = 8,  /* the multicast resident weights have landed */
-    BK_SEMS_USED = 9
+    BK_SEM_INPUT = 9,    /* a staged input (or a piece of its gather) has landed, when weights are staged too */
+    BK_SEMS_USED = 10,
+    /* the first semaphore a pipeline's own messages may take
+     * (backend/pipeline.c): INPUT's, since a split's stages stage no
+     * input and no weights (compile.c) */
+    BK_SEMS_SPLIT = BK_SEM_INPUT
 };
+
+/* The semaphore a layer's staged input (its prologue, or each piece of
+ * its gather) signals: WEIGHTS, or INPUT when its weights are staged too
+ * (their keys' flags signal WEIGHTS from other cores, in another order).
+ * Inline: bands.c and schedule.c both use it (no object-level circle). */
+static inline int bk_sched_input_sem(const BkLayer *ly) { return ly->in_sram && ly->wsram ? BK_SEM_INPUT : BK_SEM_WEIGHTS; }
 
 /* Cores first .. first+count-1 (chip-wide core ids). */
 typedef struct BkCoreSet { int first, count; } BkCoreSet;

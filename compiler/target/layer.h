@@ -203,11 +203,16 @@ struct BkLayer {
      * weights from there */
     int wsram, wsram_slots;
     uint64_t wsram_base, wsram_chunk;
+    /* the lowest wsram_base may take: BkCtx.sram_stage, or above the
+     * staged input when in_sram too (the prefetch moves the base, never
+     * below it) */
+    uint64_t wsram_floor;
     int (*stage)(BkCtx *c, const BkLayer *ly, int tile, int mode, BkCode *code, AtlErr *e);   /* mode: BK_STAGE_* bits */
     /* 0 when the plan cannot run with the tiles on these cores (weights
      * staged in SRAM: a cluster's chunks collide in the slots); NULL: any */
     int (*cores_ok)(const BkCtx *c, const BkLayer *ly, const int *tile_core);
     uint64_t l_flag;              /* resident LMEM the flag lands in (in_sram or wsram without mcast) */
+    uint64_t l_iflag;             /* the staged input's flags' word: l_flag, or the next word when wsram too */
     int (*prologue)(BkCtx *c, const BkLayer *ly, BkCode *code, AtlErr *e);
     BkCopy *copies;               /* DMA-only layers: the strided copies (malloc'd) */
     int ncopies;

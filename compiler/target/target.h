@@ -108,6 +108,7 @@ typedef struct BkCtx {
                                    * those shapes where a layer may; neither: the cost
                                    * model chooses */
     int wsram_never, wsram_always; /* conv weights staged in SRAM (BkOptions.sram_weights), as above */
+    int sram_pair;                /* BkOptions.sram_pair: shapes staging input and weights offered */
     int prefetch_never;           /* BkOptions.prefetch: no weight prefetch across barriers */
     int prefetch_spread;          /* BkOptions.prefetch SPREAD: multicast weights always in spread pieces */
     int band_near;                /* BkOptions.band_near: 0, or every BkBand.near */

@@ -14,7 +14,7 @@
 # took K3 with pieces too until strided windows were offered deeper K
 # splits (lower/conv.c); it now takes K11, one gather. Weights staged in cluster SRAM
 # (docs/backend.md, "Weights in cluster SRAM") would take these layers
-# (a shape stages its input or its weights, not both), so the runs here
+# (or both, docs/backend.md "Input and weights both in cluster SRAM"), so the runs here
 # say --sram-weights never; by default layer 14 stages its weights, and a
 # bad mode is refused naming the option. They also say --prefetch never:
 # with layer 14's first tiles' weights loaded by the layer before

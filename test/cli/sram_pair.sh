@@ -1,0 +1,44 @@
+# sram_pair.sh - a convolution staging both its input and its weights in
+# cluster SRAM (docs/backend.md, "Input and weights both in cluster
+# SRAM"; atoll compile --sram-pair, off by default: without it no layer
+# takes the pair): on channel bands the staging gathers the other clusters' cells
+# of the input into the band once, and the weight chunks go above the
+# staged input. resnet20_cifar on a1 (its 16x16 and 8x8 3x3 convolutions
+# take the pair in fp32): --groups marks them ` sram wsram`;
+# the outputs stay the interpreter's (atoll compare: full mode, race
+# detector on); the estimate is the simulated cycles within 2%;
+# with --sram-weights never no layer takes the pair. On a 2-cluster a1
+# with 32 KiB of LMEM, K-split 3x3 convolutions take the pair with the
+# gather in pieces (fp32 layers 12, 17, 19; bf16 16, 18, 20): the outputs
+# stay the interpreter's, and in the fp32 trace layer 17's cores wait for the input's pieces on a
+# semaphore of their own (INPUT, 9, not the weights' 8): more such waits
+# than cores.
+. test/cli/lib.inc
+M=models/resnet20_cifar
+for dt in fp32; do
+    expect_ok ${dt}_compiles "$ATOLL" compile $M.onnx --chip configs/a1.ini --dtype $dt --sram-pair --groups -o "$TMPD/$dt.abm"
+    cp "$TMPD/out" "$TMPD/sum_$dt.txt"
+    expect_grep ${dt}_pair " K[0-9]* sram wsram c" "$TMPD/sum_$dt.txt"
+    expect_ok ${dt}_matches_interpreter "$ATOLL" compare $M.onnx "$TMPD/$dt.abm" --chip configs/a1.ini \
+        --input $M.ref.npz --expect $M.ref.npz
+done
+est=$(sed -n 's/.*estimated cycles : \([0-9]*\).*/\1/p' "$TMPD/sum_fp32.txt")
+sim=$("$ATOLL" run "$TMPD/fp32.abm" --chip configs/a1.ini --timing-only 2> /dev/null | sed -n 's/.* in \([0-9]*\) cycles.*/\1/p')
+if [ -n "$est" ] && [ -n "$sim" ] && [ $((est * 100)) -ge $((sim * 98)) ] && [ $((est * 100)) -le $((sim * 102)) ]; then
+    ok estimate; else fail estimate "estimate $est, simulated $sim"; fi
+expect_ok never_compiles "$ATOLL" compile $M.onnx --chip configs/a1.ini --sram-pair --sram-weights never --groups -o "$TMPD/n.abm"
+if grep -q " sram wsram" "$TMPD/out"; then fail never_no_pair "a layer stages both with --sram-weights never"; else ok never_no_pair; fi
+sed 's/^clusters = 4 /clusters = 2 /; s/^bytes = 512K /bytes = 32K /' configs/a1.ini > "$TMPD/a1x2s.ini"
+for dt in fp32 bf16; do
+    expect_ok ${dt}_2c_compiles "$ATOLL" compile $M.onnx --chip "$TMPD/a1x2s.ini" --dtype $dt --sram-pair --groups -o "$TMPD/s$dt.abm"
+    expect_grep ${dt}_2c_pair " K[2-4] sram wsram chan" "$TMPD/out"
+    expect_ok ${dt}_2c_matches_interpreter "$ATOLL" compare $M.onnx "$TMPD/s$dt.abm" --chip "$TMPD/a1x2s.ini" \
+        --input $M.ref.npz --expect $M.ref.npz
+done
+"$ATOLL" run "$TMPD/sfp32.abm" --chip "$TMPD/a1x2s.ini" --timing-only --trace "$TMPD/t.json" > /dev/null 2>&1
+waits=$(grep -c '"insn":"nop wait=9 layer=17"' "$TMPD/t.json")
+cores=$(grep 'layer=17"' "$TMPD/t.json" | grep '"insn":"nop wait=9 ' | sed 's/.*"pid":\([0-9]*\),.*/\1/' | sort -u | wc -l)
+if [ "$cores" -gt 0 ] && [ "$waits" -gt "$cores" ]; then ok input_pieces; else fail input_pieces "$waits input waits on $cores cores"; fi
+expect_ok default_compiles "$ATOLL" compile $M.onnx --chip configs/a1.ini --groups -o "$TMPD/d.abm"
+if grep -q " sram wsram" "$TMPD/out"; then fail default_no_pair "a layer stages both without --sram-pair"; else ok default_no_pair; fi
+cli_summary sram_pair
