@@ -238,11 +238,15 @@ static int band_rows(const BkCtx *c, int H, uint64_t bytes, int option)
     return rows < H ? rows : H;
 }
 
-/* Row bands: x is the image of one image (NCHW, N = 1) with at least a
- * row per cluster. */
-static int band_image(const IrTensor *x, int clusters)
+/* Row bands: x is the image of one image (NCHW, N = 1). One of fewer
+ * rows than clusters (the last layers of a small CNN: mobilenetv2_035's
+ * 3 x 3 at 96 x 96) is banded too: its window is every row (band_rows), so
+ * each cluster can keep it whole, and channel bands keep the cells a
+ * cluster writes in its SRAM instead of sending the whole tensor through
+ * DRAM to be read back by every cluster. */
+static int band_image(const IrTensor *x)
 {
-    return x->ndim == 4 && x->dims[0] == 1 && x->dims[2] >= clusters && x->dims[3] >= 1;
+    return x->ndim == 4 && x->dims[0] == 1 && x->dims[2] >= 1 && x->dims[3] >= 1;
 }
 
 /* Row bands, one window option: v[i] (a copy of bufs) sized as the
@@ -256,7 +260,7 @@ static int band_option(BkCtx *c, const MemBuffer *bufs, const int *bufi, int nb,
     for (int t = 0; t < c->g->nt; t++) {
         const IrTensor *x = &c->g->t[t];
         if (bufi[t] < 0) continue;
-        if (!band_image(x, c->bands))
+        if (!band_image(x))
             v[bufi[t]].size = c->sram_cap + 1;
         else
             v[bufi[t]].size = (uint64_t)x->dims[1] * (uint64_t)band_rows(c, (int)x->dims[2], bufs[bufi[t]].size, option) *
@@ -276,7 +280,7 @@ static int band_option(BkCtx *c, const MemBuffer *bufs, const int *bufi, int nb,
      * outside its windows through DRAM */
     *left = 0;
     for (int t = 0; t < c->g->nt; t++) {
-        if (bufi[t] < 0 || !band_image(&c->g->t[t], c->bands)) continue;
+        if (bufi[t] < 0 || !band_image(&c->g->t[t])) continue;
         uint64_t whole = bufs[bufi[t]].size;
         if (!sram[bufi[t]]) *left += whole;
         else if (c->band_chans && band_small(c, (int)c->g->t[t].dims[2], whole) && band_rows(c, (int)c->g->t[t].dims[2], whole, option) < c->g->t[t].dims[2])
@@ -339,9 +343,8 @@ int bk_band_reach(const BkCtx *c, int t)
 }
 
 /* Bands: which activation roots also live in every cluster's SRAM
- * (choose_sram over the image tensors of one image with at least a row
- * per cluster), each as a window of rows per channel plane
- * (bk_band_window; of the sizes band_rows tries, the one leaving the
+ * (choose_sram over the image tensors of one image), each as a window
+ * of rows per channel plane (bk_band_window; of the sizes band_rows tries, the one leaving the
  * fewest bytes in DRAM, see band_opts), at which SRAM offset;
  * their DRAM placement stays. Allocates their band state. */
 static int to_bands(BkCtx *c, const MemBuffer *bufs, const int *bufi, int nb, AtlErr *e)

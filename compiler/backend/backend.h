@@ -118,6 +118,11 @@ typedef struct BkOptions {
                                through a copy in cluster SRAM (docs/backend.md, "Staged
                                schedules"): BK_SRAM_AUTO (default) where the cost model finds
                                it cheaper, BK_SRAM_NEVER, BK_SRAM_ALWAYS (tests) */
+    int band_price[2];      /* with bands, the tile search's price of a weight copy beyond one
+                               on the chip and of a re-layout byte, in multiples of their DRAM
+                               time (0: 1, and a small plan is also built at a higher price and
+                               the cheaper kept: docs/backend.md, "A higher price of a
+                               byte"); for tests and studies */
     int prefetch;           /* BK_PREFETCH_AUTO (default), NEVER or SPREAD */
     int kbands;             /* BK_KBANDS_AUTO (default), _NEVER or _ALWAYS */
     int band_near;          /* bands: 0 (default) the tile search guesses which output

@@ -21,8 +21,10 @@
  *   there too: a re-layout, bk_band_relayout) and the weight copies beyond
  *   one on the chip (bk_band_weight_rereads); otherwise a layer's choice
  *   ignores what it makes its producer write (docs/backend.md, "Re-layouts
- *   priced"). A plan that stages its weights in SRAM is priced without the
- *   first copies the layer before may prefetch (prefetchable), as the
+ *   priced"); both at BkCtx.band_wprice / band_rprice times their DRAM
+ *   time (1 but in the plans compile.c builds to price a byte higher).
+ *   A plan that stages its weights in SRAM is priced without the first
+ *   copies the layer before may prefetch (prefetchable), as the
  *   schedule runs it; the final pricing of the schedule decides the
  *   prefetch itself, so the estimate stays the simulated cycles.
  * Guarantees: the layer is left in the plan of the cheapest candidate
@@ -69,6 +71,12 @@ static uint64_t dram_cycles(const BkCtx *c, uint64_t bytes)
 {
     double bpc = c->chip->dram_gbps * 1000.0 / c->chip->freq_mhz;
     return bytes && bpc > 0 ? (uint64_t)((double)bytes / bpc + 0.5) : 0;
+}
+
+/* bytes at `price` times their DRAM time (0: a context that sets none) */
+static uint64_t priced(uint64_t bytes, uint64_t price)
+{
+    return bytes * (price ? price : 1);
 }
 
 /* The DRAM cycles of the weight copies the layer before may take over
@@ -178,7 +186,7 @@ int bk_choose_shape_under(BkCtx *c, BkLayer *ly, BkCoreSet cores, uint64_t bound
                  * again (weights: known from its cores, so the bound
                  * shrinks by them) or makes others move (re-layouts) */
                 int extra = c->bands && !c->band_final;
-                uint64_t wcyc = extra ? dram_cycles(c, bk_band_weight_rereads(&sg)) : 0;
+                uint64_t wcyc = extra ? dram_cycles(c, priced(bk_band_weight_rereads(&sg), c->band_wprice)) : 0;
                 if (wcyc >= best) continue;
                 if (extra) bk_band_relayout(c, &sg, 1);
                 uint64_t pf = extra ? prefetchable(c, &sg) : 0;
@@ -187,7 +195,7 @@ int bk_choose_shape_under(BkCtx *c, BkLayer *ly, BkCoreSet cores, uint64_t bound
                 if (over < 0) goto done;
                 uint64_t room = !over && sg.est_cycles > sg.est_dma ? sg.est_cycles - sg.est_dma : 0;
                 if (!over && extra) {
-                    sg.est_cycles += wcyc + dram_cycles(c, bk_band_relayout(c, &sg, 0));
+                    sg.est_cycles += wcyc + dram_cycles(c, priced(bk_band_relayout(c, &sg, 0), c->band_rprice));
                     sg.est_cycles = sg.est_cycles > pf ? sg.est_cycles - pf : 0;
                 }
                 if (!over && sg.est_cycles < best) { best = sg.est_cycles; pick = i; pick_bands = b; found = 1; pick_room = room; }
@@ -217,10 +225,10 @@ int bk_price_layer(BkCtx *c, BkLayer *ly, BkCoreSet cores, uint64_t *cycles, Atl
     int rc = bk_sched_distribute(&sg, e);
     if (!rc) {
         int extra = c->bands && !c->band_final;
-        uint64_t wcyc = extra ? dram_cycles(c, bk_band_weight_rereads(&sg)) : 0;
+        uint64_t wcyc = extra ? dram_cycles(c, priced(bk_band_weight_rereads(&sg), c->band_wprice)) : 0;
         if (extra) bk_band_relayout(c, &sg, 1);
         rc = bk_cost_segment(c, &sg, UINT64_MAX, e) < 0 ? -1 : 0;
-        if (!rc) *cycles = sg.est_cycles + wcyc + (extra ? dram_cycles(c, bk_band_relayout(c, &sg, 0)) : 0);
+        if (!rc) *cycles = sg.est_cycles + wcyc + (extra ? dram_cycles(c, priced(bk_band_relayout(c, &sg, 0), c->band_rprice)) : 0);
     }
     bk_segment_free(&sg);
     return rc;

@@ -138,6 +138,10 @@ typedef struct BkCtx {
     int bands;
     BkBand *band;
     int band_final;
+    /* the tile search's price of a weight copy beyond one on the chip and
+     * of a re-layout byte (group/search.c), in multiples of its DRAM time
+     * (>= 1; BkOptions.band_price) */
+    uint64_t band_wprice, band_rprice;
     int band_chans;               /* channel bands too (a cell keeps its owner whatever the tiling,
                                    * output-channel distribution, staging gathers; 0: rows only) */
     /* K split across clusters (BkOptions.kbands; lower/kbands.c): where

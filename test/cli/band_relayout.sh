@@ -6,8 +6,11 @@
 # group's output rows stay in the SRAM of the cluster that wrote them.
 # On a1 (fp32, the default auto): the answers stay the interpreter's
 # (atoll compare, race detector on), a timing-only run moves at most
-# 1.62x (resnet20_cifar; 1.70x before) and 2.2x (mobilenetv2_035; 2.63x
-# before) the compulsory bytes (weights + inputs + outputs, from the
+# 1.45x (resnet20_cifar; 1.70x before re-layouts were priced, 1.60x
+# before its plan was also built with DRAM bytes priced higher, which the
+# cost model prices 0.5% faster) and 2.05x (mobilenetv2_035; 2.63x
+# before re-layouts were priced, 2.18x before its tensors of fewer rows
+# than clusters, 3 x 3, were banded) the compulsory bytes (weights + inputs + outputs, from the
 # compile summary), the estimate is the simulated cycles within 2%, and
 # resnet20_cifar's first group (stem and stage 0) writes less than its
 # 64 KiB output to DRAM (under 60,000 bytes; it wrote all of it).
@@ -30,8 +33,8 @@ check() {
     if [ -n "$est" ] && [ -n "$cyc" ] && [ $((est * 100)) -ge $((cyc * 98)) ] && [ $((est * 100)) -le $((cyc * 102)) ]; then
         ok "${m}_estimate"; else fail "${m}_estimate" "estimate $est, simulated $cyc"; fi
 }
-check resnet20_cifar 162
-check mobilenetv2_035 220
+check resnet20_cifar 145
+check mobilenetv2_035 205
 # unit 0 is the group of the stem and stage 0 (16 x 32 x 32 fp32 = 64 KiB out)
 out=$(awk '$1 == "0" && /Group/ { v = $(NF - 2); u = $(NF - 1); print (u == "KB" ? v * 1000 : u == "B" ? v : 1e9) }' \
     "$TMPD/sum_resnet20_cifar.txt")
