@@ -761,12 +761,12 @@ static int apply_shape(BkCtx *c, BkLayer *ly, const void *shape, AtlErr *e)
 int bk_conv_kbands_shapes(BkCtx *c, BkLayer *ly, AtlErr *e)
 {
     BkLow *l = &ly->lw;
-    /* K chunks: a cluster's range whole and halved (its own K split:
-     * half the weights a tile, so the compute of a core's last tile,
-     * which follows every weight load with the DRAM idle, takes half as
-     * long; ResNet-50's layer4.x conv1), or quartered when neither fits;
-     * output chunks down to an eighth, rows down to a quarter */
-    for (int sub = 1; sub <= 4 && (!ly->shapes.n || sub <= 2) && l->C % (l->kb_parts * sub) == 0; sub *= 2)
+    /* K chunks: a cluster's range whole, halved, quartered and in
+     * eighths (its own K split: smaller tiles a core, so the compute of
+     * its last tile, which follows every weight load with the DRAM idle
+     * in a DRAM-bound layer, is shorter; ResNet-50's layer4.x conv1 takes
+     * eighths); output chunks down to an eighth, rows down to a quarter */
+    for (int sub = 1; sub <= 8 && l->C % (l->kb_parts * sub) == 0; sub *= 2)
         for (int gc = l->OC; gc >= l->OC / 8 && gc >= 1; gc = gc / 2) {
             for (int r = l->OH; r >= (l->OH + 3) / 4; r = (r + 1) / 2) {
                 Shape s = {gc, r, l->OW, l->C / (l->kb_parts * sub), 0, 0, 0, 0};
