@@ -257,6 +257,8 @@ static int assign(BkCtx *c, BkLayer *ly, AtlErr *e)
 
 typedef struct MmShape { int mt, nt, kt, mode; } MmShape;
 
+enum { DEEP_K_DEPTHS = 2 };   /* deeper K depths a weight-bound layer also offers */
+
 /* The candidates with depth kt: every (B mode, nt, mt) halving that fits.
  * Counts them into d (how many, the fewest tiles per B mode, whether one
  * fills the matrix unit: nt >= its columns and mt >= its rows, or all of
@@ -301,6 +303,36 @@ static int apply_shape(BkCtx *c, BkLayer *ly, const void *shape, AtlErr *e)
     return 0;
 }
 
+/* Offers depth kt's shapes (d: its scan) with at most max(16 x cores,
+ * 2 x the fewest of their B mode) tiles. */
+static int offer_depth(BkCtx *c, BkLayer *ly, int kt, int modes, MmDepth *d, AtlErr *e)
+{
+    if (!d->fitted) return 0;
+    int64_t limit[2];
+    for (int m = 0; m < 2; m++) {
+        int64_t few = d->min_tiles[m] == INT64_MAX ? 0 : 2 * d->min_tiles[m];
+        limit[m] = few > 16 * (int64_t)c->ncores ? few : 16 * (int64_t)c->ncores;
+    }
+    return scan_depth(c, ly, kt, modes, limit, d, e);
+}
+
+/* 1 when reading B from DRAM (each element once) takes more than twice
+ * as long as the whole chip's matrix units take for the MACs (each
+ * element used once per row of A it multiplies: M, times bt when B is
+ * shared by the batch): a classifier at batch 1 (ResNet-50's fc, M = 1).
+ * Such a layer is DRAM-bound and a core's last tile computes after the
+ * DRAM has delivered everything, so deeper K splits (smaller tiles)
+ * shorten that tail. */
+static int weight_bound(const BkCtx *c, const BkLow *l)
+{
+    int rate = tim_mm_rate(c->chip, l->dt);
+    double bpc = tim_dram_bytes_per_cycle(c->chip), es = l->es ? l->es : c->es;
+    if (rate <= 0 || bpc <= 0) return 0;
+    double macs = (double)c->chip->mm_rows * c->chip->mm_cols / rate * cfg_total_cores(c->chip);
+    double rows = (double)l->M * (l->b_bs == 0 ? l->bt : 1);
+    return es / bpc > 2.0 * rows / macs;
+}
+
 /* The candidate shapes. The depth: K whole when a tile with K whole fills
  * the matrix unit, else K halved until one does (or until halving again
  * would go below the unit's rows, or to 1). Only that depth is offered,
@@ -318,13 +350,14 @@ static int choose(BkCtx *c, BkLayer *ly, AtlErr *e)
         if (scan_depth(c, ly, kt, modes, NULL, &d, e)) return -1;
         if (d.full || kt == 1 || (d.fitted && (kt + 1) / 2 < c->chip->mm_rows)) break;
     }
-    if (d.fitted) {
-        int64_t limit[2];
-        for (int m = 0; m < 2; m++) {
-            int64_t few = d.min_tiles[m] == INT64_MAX ? 0 : 2 * d.min_tiles[m];
-            limit[m] = few > 16 * (int64_t)c->ncores ? few : 16 * (int64_t)c->ncores;
-        }
-        if (scan_depth(c, ly, kt, modes, limit, &d, e)) return -1;
+    if (offer_depth(c, ly, kt, modes, &d, e)) return -1;
+    /* weight-bound: also two deeper K splits, while a chunk fills the
+     * unit's rows */
+    for (int k = 0, deep = kt; d.fitted && weight_bound(c, l) && k < DEEP_K_DEPTHS; k++) {
+        deep = (deep + 1) / 2;
+        if (deep < c->chip->mm_rows || deep == kt) break;
+        MmDepth dd;
+        if (scan_depth(c, ly, deep, modes, NULL, &dd, e) || offer_depth(c, ly, deep, modes, &dd, e)) return -1;
     }
     if (ly->shapes.n == 0)
         return bk_fail(c, ly->node, e, "one row of A and one column of B do not fit half of LMEM (%d bytes) even "
