@@ -75,9 +75,10 @@
  *   or batch is chosen). Then (k chunks, column chunks) pairs, in order of
  *   their product (fewer k chunks on ties): the first SPLIT_PAIRS pairs
  *   that fit at all add each group chunk with its two largest fitting row
- *   counts; strided windows (stride > 1, not compact) and weight-bound
- *   convs (weights read from DRAM take longer than the MACs) then the
- *   next DEEP_K_PAIRS K splits of whole rows that fit (search_splits). The
+ *   counts; strided windows (stride > 1, not compact) then the next
+ *   DEEP_K_PAIRS K splits of whole rows that fit, weight-bound convs
+ *   (reading the weights from DRAM takes longer than the MACs) the next
+ *   WEIGHT_K_PAIRS (search_splits). The
  *   split shapes are offered even when unsplit ones fit (except with
  *   --group none, which keeps the per-layer schedule of before
  *   grouping): a
@@ -109,7 +110,7 @@
 #include "compiler/lower/lower.h"
 #include "isa/timing.h"
 
-enum { SPLIT_PAIRS = 7, SPLIT_PAIRS_NONE = 3, DEEP_K_PAIRS = 3, MIN_COSTED = 2, TILE_BUDGET = 1 << 16, MAX_TILES = 1 << 24 };
+enum { SPLIT_PAIRS = 7, SPLIT_PAIRS_NONE = 3, DEEP_K_PAIRS = 3, WEIGHT_K_PAIRS = 8, MIN_COSTED = 2, TILE_BUDGET = 1 << 16, MAX_TILES = 1 << 24 };
 
 static int imin(int a, int b) { return a < b ? a : b; }
 
@@ -702,17 +703,20 @@ static int weight_bound(const BkCtx *c, const BkLow *l)
 /* The split search (see the file comment): pairs other than (whole K,
  * whole width) by ascending chunk product; the first SPLIT_PAIRS that fit
  * at all add their group chunks x the two largest fitting row counts.
- * Strided and weight-bound convs (strided_window, weight_bound; when
- * grouping) then add the next DEEP_K_PAIRS pairs of whole width that fit
- * (deeper K splits of whole rows). Strided ones: at stride 2 a 3x3 conv's input tile is four times
+ * Strided convs (strided_window, when grouping) then add the next
+ * DEEP_K_PAIRS pairs of whole width that fit (deeper K splits of whole
+ * rows), weight-bound ones (weight_bound) the next WEIGHT_K_PAIRS.
+ * Strided ones: at stride 2 a 3x3 conv's input tile is four times
  * its output's, so the first pairs (products up to 4, W splits first on
  * ties) fit only tiles of two output rows (m = 28 rows a fold for
  * ResNet-50's layer3.0 conv2, whose stride-1 twins run m = 98 with the
  * same k chunk). Stride-1 ones whose weights are read from DRAM a tile at
  * a time (ResNet-50's layer4: DRAM-bound): a tile's load overlaps the
  * compute of the one before, but the last tile's compute follows every
- * load with the DRAM idle, so smaller k chunks shorten that tail
- * (layer4.1 conv2: K12 instead of K4, 162 K cycles instead of 170 K). */
+ * load with the DRAM idle, so smaller k chunks shorten that tail; and a
+ * k chunk of a whole number of DRAM interleave periods spreads the 16
+ * cores' loads (the same rows at once) evenly over the channels
+ * (layer4.1 conv2: K32 instead of K4, 158 K cycles instead of 170 K). */
 static int search_splits(BkCtx *c, BkLayer *ly, AtlErr *e)
 {
     BkLow *l = &ly->lw;
@@ -736,7 +740,7 @@ static int search_splits(BkCtx *c, BkLayer *ly, AtlErr *e)
     int most = c->grouping ? SPLIT_PAIRS : SPLIT_PAIRS_NONE;   /* --group none: the search of before */
     for (; i < np && found < most && rc >= 0; i++)
         found += rc = offer_pair(c, ly, &pairs[i], e);
-    int deeper = c->grouping && (strided_window(l) || weight_bound(c, l)) ? DEEP_K_PAIRS : 0;
+    int deeper = !c->grouping ? 0 : weight_bound(c, l) ? WEIGHT_K_PAIRS : strided_window(l) ? DEEP_K_PAIRS : 0;
     for (; i < np && deeper > 0 && rc >= 0; i++)
         if (pairs[i].w == l->OW) deeper -= rc = offer_pair(c, ly, &pairs[i], e);
     free(pairs);
