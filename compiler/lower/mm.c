@@ -57,7 +57,9 @@
  *   else the first halving of K where one does (choose()). Only that depth
  *   is priced, and only its shapes with few enough tiles, which keeps the
  *   search cheap: a chip whose LMEM holds useful whole-K tiles prices no
- *   split at all. */
+ *   split at all. A weight-bound layer (weight_bound: reading B from DRAM
+ *   takes longer than the MACs, e.g. a classifier at batch 1) also offers
+ *   the next DEEP_K_DEPTHS halvings of that depth. */
 #include <stdlib.h>
 #include <string.h>
 #include <stdio.h>
@@ -335,7 +337,9 @@ static int weight_bound(const BkCtx *c, const BkLow *l)
 
 /* The candidate shapes. The depth: K whole when a tile with K whole fills
  * the matrix unit, else K halved until one does (or until halving again
- * would go below the unit's rows, or to 1). Only that depth is offered,
+ * would go below the unit's rows, or to 1). Only that depth is offered
+ * (and, weight-bound, the next DEEP_K_DEPTHS halvings not below the
+ * unit's rows),
  * and only its shapes with at most max(16 x cores, 2 x the fewest of their
  * B mode) tiles: many small tiles are slow to price and never cheapest
  * (per mode: the slots of the multicast mode are smaller, so its tiles
