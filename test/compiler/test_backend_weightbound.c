@@ -16,8 +16,11 @@
  *     search offers at most 4 k chunks of whole rows: K4, 170 K cycles
  *     on a1 against 158 K with K32 inside ResNet-50);
  *   - its classifier (Gemm 2048 -> 1000 at batch 1, 8.2 MB) at least 4
- *     (the one depth offered before: K2).
- * Both give the interpreter's results. */
+ *     (the one depth offered before: K2), and it keeps A (8 KB) resident
+ *     (" ar": loaded once a cluster by the multicast prologue; per tile,
+ *     all 16 cores read the same k chunk of A from one DRAM channel at
+ *     once), also with transA (3 rows, A [K][M] in DRAM).
+ * All give the interpreter's results. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,16 +43,18 @@ static void conv_graph(IrGraph *g, int C)
     ir_add_output(g, "y", &e);
 }
 
-/* x [1, K] -> Gemm with B [N][K] (transB) and bias -> y [1, N]. */
-static void fc_graph(IrGraph *g, int64_t K, int64_t N)
+/* x [M, K] (transA: [K, M]) -> Gemm with B [N][K] (transB) and bias ->
+ * y [M, N]. */
+static void fc_graph(IrGraph *g, int64_t M, int64_t K, int64_t N, int trans_a)
 {
     AtlErr e;
-    int64_t xd[2] = {1, K}, bd[2] = {N, K}, cd[1] = {N};
+    int64_t xd[2] = {trans_a ? K : M, trans_a ? M : K}, bd[2] = {N, K}, cd[1] = {N};
     new_graph(g, "x", 2, xd);
     cst(g, "B", 2, bd, 0.03f);
     cst(g, "C", 1, cd, 0.5f);
     int n = ir_add_op(g, "Gemm", "fc", "x,B,C", "y", &e);
     ir_set_attr_int(g, n, "transB", 1, &e);
+    if (trans_a) ir_set_attr_int(g, n, "transA", 1, &e);
     ir_add_output(g, "y", &e);
 }
 
@@ -83,18 +88,28 @@ TEST(layer4_conv2_takes_deeper_k_splits)
     CHECKF(k >= 8, "the weight-bound conv keeps %d k chunks (the deeper K splits are not offered)", k);
 }
 
-TEST(classifier_takes_deeper_k_splits)
+TEST(classifier_takes_deeper_k_splits_and_a_resident)
 {
     IrGraph g;
     int k = 0;
-    fc_graph(&g, 2048, 1000);
-    REQUIRE(run_layer(&g, 1e-4, "B1 M1", &k) == 0);
+    fc_graph(&g, 1, 2048, 1000, 0);
+    REQUIRE(run_layer(&g, 1e-4, " ar", &k) == 0);
     CHECKF(k >= 4, "the weight-bound Gemm keeps %d k chunks (the deeper depths are not offered)", k);
+}
+
+/* A resident read through transA's strides: 3 rows of A, [K][M] in DRAM */
+TEST(a_resident_transposed)
+{
+    IrGraph g;
+    int k = 0;
+    fc_graph(&g, 3, 2048, 1000, 1);
+    REQUIRE(run_layer(&g, 1e-4, " ar", &k) == 0);
 }
 
 int main(void)
 {
     RUN(layer4_conv2_takes_deeper_k_splits);
-    RUN(classifier_takes_deeper_k_splits);
+    RUN(classifier_takes_deeper_k_splits_and_a_resident);
+    RUN(a_resident_transposed);
     return test_summary("test_backend_weightbound");
 }
