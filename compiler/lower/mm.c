@@ -51,8 +51,9 @@
  *   split too, the resident region holds B first, then the accumulators.
  * Tile shape: offered as candidates for the group search (group/search.c),
  *   which keeps the cheapest by the cost model: halvings of M and N (and
- *   both B modes, per-tile loads or multicast, when multicast is possible)
- *   that fit, at one K depth: K whole when a tile with K whole fills the
+ *   the B modes: per-tile loads, B multicast when possible, A resident
+ *   when A is small: the multicast prologue copies A whole into the
+ *   resident region once a cluster, a_prologue) that fit, at one K depth: K whole when a tile with K whole fills the
  *   matrix unit (mt >= its rows and nt >= its columns, or all of M, N),
  *   else the first halving of K where one does (choose()). Only that depth
  *   is priced, and only its shapes with few enough tiles, which keeps the
