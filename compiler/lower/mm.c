@@ -252,6 +252,9 @@ static int plan(const BkCtx *c, BkLayer *ly, int m)
     l->nmc = (l->M + l->mt - 1) / l->mt;
     l->nnc = (l->Nn + l->nt - 1) / l->nt;
     l->nkc = (l->K + l->kt - 1) / l->kt;
+    /* resident A: every tile's k chunk of it must start aligned, as a
+     * slot's operands do */
+    if (m == 2 && (((uint64_t)l->K * c->es) % c->align || ((uint64_t)l->kt * c->es) % c->align)) return -1;
     ly->mcast = m != 0;
     l->a_res = m == 2;
     ly->prologue = m == 1 ? mm_prologue : m == 2 ? a_prologue : NULL;
