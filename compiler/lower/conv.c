@@ -696,6 +696,7 @@ static int weight_bound(const BkCtx *c, const BkLow *l)
     int rate = tim_mm_rate(c->chip, l->dt);
     double bpc = tim_dram_bytes_per_cycle(c->chip), es = l->es ? l->es : c->es;
     if (!is_kconv(l) || rate <= 0 || bpc <= 0) return 0;
+    if (c->chip->dram_model != CFG_DRAM_FLOW) return 0;   /* the banked model: the cost model prices deeper splits up to 18% above the simulator */
     double macs = (double)c->chip->mm_rows * c->chip->mm_cols / rate * cfg_total_cores(c->chip);
     return es / bpc > 2.0 * (double)l->N * l->OH * l->OW / macs;
 }
