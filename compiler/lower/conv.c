@@ -79,7 +79,9 @@
  *   their product (fewer k chunks on ties): the first SPLIT_PAIRS pairs
  *   that fit at all add each group chunk with its two largest fitting row
  *   counts; strided windows (stride > 1, not compact) then the next
- *   STRIDED_K_PAIRS K splits of whole rows that fit (search_splits). The
+ *   DEEP_K_PAIRS K splits of whole rows that fit, weight-bound convs
+ *   (reading the weights from DRAM takes longer than the MACs) the next
+ *   WEIGHT_K_PAIRS (search_splits). The
  *   split shapes are offered even when unsplit ones fit (except with
  *   --group none, which keeps the per-layer schedule of before
  *   grouping): a
@@ -111,7 +113,7 @@
 #include "compiler/lower/lower.h"
 #include "isa/timing.h"
 
-enum { SPLIT_PAIRS = 7, SPLIT_PAIRS_NONE = 3, STRIDED_K_PAIRS = 3, MIN_COSTED = 2, TILE_BUDGET = 1 << 16, MAX_TILES = 1 << 24 };
+enum { SPLIT_PAIRS = 7, SPLIT_PAIRS_NONE = 3, DEEP_K_PAIRS = 3, WEIGHT_K_PAIRS = 8, MIN_COSTED = 2, TILE_BUDGET = 1 << 16, MAX_TILES = 1 << 24 };
 
 static int imin(int a, int b) { return a < b ? a : b; }
 
@@ -701,22 +703,47 @@ static int offer_pair(BkCtx *c, BkLayer *ly, const BkSplitPair *p, AtlErr *e)
 /* 1 for a conv whose input tile is a strided window (stride > 1, not
  * loaded compact): its input rows and columns are sh x sw times its
  * output's, so the split search also offers deeper K splits of whole
- * rows (STRIDED_K_PAIRS): smaller k chunks leave room for more output
+ * rows (DEEP_K_PAIRS): smaller k chunks leave room for more output
  * rows a tile, i.e. longer matrix folds (see search_splits). */
 static int strided_window(const BkLow *l)
 {
     return is_kconv(l) && !l->compact && (l->sh > 1 || l->sw > 1);
 }
 
+/* 1 for a conv whose weights take DRAM more than twice as long to read
+ * (each element once) as the whole chip's matrix units take for its MACs
+ * (each element used once per output pixel): few output pixels, many
+ * weights (ResNet-50's layer4 and MobileNetV2's last stage at 7 x 7).
+ * Such a layer is DRAM-bound, and a core's last tile computes after the
+ * DRAM has delivered everything: the split search also offers deeper K
+ * splits (DEEP_K_PAIRS), whose smaller tiles shorten that tail. */
+static int weight_bound(const BkCtx *c, const BkLow *l)
+{
+    int rate = tim_mm_rate(c->chip, l->dt);
+    double bpc = tim_dram_bytes_per_cycle(c->chip), es = l->es ? l->es : c->es;
+    if (!is_kconv(l) || rate <= 0 || bpc <= 0) return 0;
+    if (c->chip->dram_model != CFG_DRAM_FLOW) return 0;   /* the banked model: the cost model prices deeper splits up to 18% above the simulator */
+    double macs = (double)c->chip->mm_rows * c->chip->mm_cols / rate * cfg_total_cores(c->chip);
+    return es / bpc > 2.0 * (double)l->N * l->OH * l->OW / macs;
+}
+
 /* The split search (see the file comment): pairs other than (whole K,
  * whole width) by ascending chunk product; the first SPLIT_PAIRS that fit
  * at all add their group chunks x the two largest fitting row counts.
  * Strided convs (strided_window, when grouping) then add the next
- * STRIDED_K_PAIRS pairs of whole width that fit: at stride 2 a 3x3 conv's
- * input tile is four times its output's, so the first pairs (products up
- * to 4, W splits first on ties) fit only tiles of two output rows (m = 28
- * rows a fold for ResNet-50's layer3.0 conv2, whose stride-1 twins run
- * m = 98 with the same k chunk). */
+ * DEEP_K_PAIRS pairs of whole width that fit (deeper K splits of whole
+ * rows), weight-bound ones (weight_bound) the next WEIGHT_K_PAIRS.
+ * Strided ones: at stride 2 a 3x3 conv's input tile is four times
+ * its output's, so the first pairs (products up to 4, W splits first on
+ * ties) fit only tiles of two output rows (m = 28 rows a fold for
+ * ResNet-50's layer3.0 conv2, whose stride-1 twins run m = 98 with the
+ * same k chunk). Stride-1 ones whose weights are read from DRAM a tile at
+ * a time (ResNet-50's layer4: DRAM-bound): a tile's load overlaps the
+ * compute of the one before, but the last tile's compute follows every
+ * load with the DRAM idle, so smaller k chunks shorten that tail; and a
+ * k chunk of a whole number of DRAM interleave periods spreads the 16
+ * cores' loads (the same rows at once) evenly over the channels
+ * (layer4.1 conv2: K32 instead of K4, 158 K cycles instead of 170 K). */
 static int search_splits(BkCtx *c, BkLayer *ly, AtlErr *e)
 {
     BkLow *l = &ly->lw;
@@ -740,7 +767,7 @@ static int search_splits(BkCtx *c, BkLayer *ly, AtlErr *e)
     int most = c->grouping ? SPLIT_PAIRS : SPLIT_PAIRS_NONE;   /* --group none: the search of before */
     for (; i < np && found < most && rc >= 0; i++)
         found += rc = offer_pair(c, ly, &pairs[i], e);
-    int deeper = c->grouping && strided_window(l) ? STRIDED_K_PAIRS : 0;
+    int deeper = !c->grouping ? 0 : weight_bound(c, l) ? WEIGHT_K_PAIRS : strided_window(l) ? DEEP_K_PAIRS : 0;
     for (; i < np && deeper > 0 && rc >= 0; i++)
         if (pairs[i].w == l->OW) deeper -= rc = offer_pair(c, ly, &pairs[i], e);
     free(pairs);
@@ -765,9 +792,12 @@ static int apply_shape(BkCtx *c, BkLayer *ly, const void *shape, AtlErr *e)
 int bk_conv_kbands_shapes(BkCtx *c, BkLayer *ly, AtlErr *e)
 {
     BkLow *l = &ly->lw;
-    /* K chunks: a cluster's range whole, or halved (its own K split);
-     * output chunks down to an eighth, rows down to a quarter */
-    for (int sub = 1; sub <= 4 && !ly->shapes.n && l->C % (l->kb_parts * sub) == 0; sub *= 2)
+    /* K chunks: a cluster's range whole, halved, quartered and in
+     * eighths (its own K split: smaller tiles a core, so the compute of
+     * its last tile, which follows every weight load with the DRAM idle
+     * in a DRAM-bound layer, is shorter; ResNet-50's layer4.x conv1 takes
+     * eighths); output chunks down to an eighth, rows down to a quarter */
+    for (int sub = 1; sub <= 8 && l->C % (l->kb_parts * sub) == 0; sub *= 2)
         for (int gc = l->OC; gc >= l->OC / 8 && gc >= 1; gc = gc / 2) {
             for (int r = l->OH; r >= (l->OH + 3) / 4; r = (r + 1) / 2) {
                 Shape s = {gc, r, l->OW, l->C / (l->kb_parts * sub), 0, 0, 0, 0};

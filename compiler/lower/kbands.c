@@ -7,8 +7,8 @@
  *   them, alloc/place.c) on a chip of K clusters.
  * Does: lowers the node again as two layers, run as two segments:
  *   phase 1, the convolution's own tiles (lower/conv.c, BkLow.kb_parts =
- *   K) with its input channels cut into K ranges (each maybe halved
- *   again, the conv's K split inside a core): cluster q (bk_band_
+ *   K) with its input channels cut into K ranges (each maybe cut again
+ *   into 2, 4 or 8, the conv's K split inside a core): cluster q (bk_band_
  *   distribute) multiplies range q of the input, the cells it keeps in its
  *   SRAM when the producer's channel bands match, by the matching rows of
  *   the weights for every output channel, and stores the f32 partial sum

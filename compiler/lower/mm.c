@@ -51,13 +51,16 @@
  *   split too, the resident region holds B first, then the accumulators.
  * Tile shape: offered as candidates for the group search (group/search.c),
  *   which keeps the cheapest by the cost model: halvings of M and N (and
- *   both B modes, per-tile loads or multicast, when multicast is possible)
- *   that fit, at one K depth: K whole when a tile with K whole fills the
+ *   the B modes: per-tile loads, B multicast when possible, A resident
+ *   when A is small: the multicast prologue copies A whole into the
+ *   resident region once a cluster, a_prologue) that fit, at one K depth: K whole when a tile with K whole fills the
  *   matrix unit (mt >= its rows and nt >= its columns, or all of M, N),
  *   else the first halving of K where one does (choose()). Only that depth
  *   is priced, and only its shapes with few enough tiles, which keeps the
  *   search cheap: a chip whose LMEM holds useful whole-K tiles prices no
- *   split at all. */
+ *   split at all. A weight-bound layer (weight_bound: reading B from DRAM
+ *   takes longer than the MACs, e.g. a classifier at batch 1) also offers
+ *   the next DEEP_K_DEPTHS halvings of that depth. */
 #include <stdlib.h>
 #include <string.h>
 #include <stdio.h>
@@ -142,10 +145,18 @@ static int mm_gen(BkCtx *c, const BkLayer *ly, int t, uint64_t slot, BkCode *k, 
     int64_t ds[4], ss[4] = {0, 0, l->a_rs, l->a_cs};
     bk_compact(sh, ds);
     uint64_t src = l->x + (uint64_t)(p.bi * l->a_bs + p.m0 * l->a_rs + p.k0 * l->a_cs) * es;
-    AtlInsn in = bk_dma(dt, ISA_SPACE_LMEM, slot + l->l_in, ISA_SPACE_DRAM, src, sh, ds, ss);
-    bk_code_ld(k, &in, 0);
+    AtlInsn in;
+    uint64_t asrc = slot + l->l_in;
+    uint32_t lda = (uint32_t)p.kn;
+    if (l->a_res) {   /* resident [bt][M][K] (a_prologue) */
+        asrc = l->l_wres + ((uint64_t)p.bi * l->M * l->K + (uint64_t)p.m0 * l->K + (uint64_t)p.k0) * es;
+        lda = (uint32_t)l->K;
+    } else {
+        in = bk_dma(dt, ISA_SPACE_LMEM, asrc, ISA_SPACE_DRAM, src, sh, ds, ss);
+        bk_code_ld(k, &in, 0);
+    }
     uint64_t bsrc = slot + l->l_w;
-    if (ly->mcast) {
+    if (ly->mcast && !l->a_res) {
         bsrc = l->l_wres + (uint64_t)(p.nci * l->nkc + p.kci) * wblock_bytes(c, l);
     } else {
         sh[2] = (uint32_t)p.kn; sh[3] = (uint32_t)p.nn;
@@ -180,10 +191,10 @@ static int mm_gen(BkCtx *c, const BkLayer *ly, int t, uint64_t slot, BkCode *k, 
     mm.dtype = (uint8_t)dt;
     mm.acc = p.kci > 0;
     mm.dst = acc;
-    mm.src = slot + l->l_in;
+    mm.src = asrc;
     mm.src2 = bsrc;
     mm.m = (uint32_t)p.mn; mm.k = (uint32_t)p.kn; mm.n = (uint32_t)p.nn;
-    mm.lda = (uint32_t)p.kn; mm.ldb = (uint32_t)p.nn; mm.ldc = (uint32_t)p.nn;
+    mm.lda = lda; mm.ldb = (uint32_t)p.nn; mm.ldc = (uint32_t)p.nn;
     bk_code_cp(k, &mm);
     return last ? epilogue(c, ly, &p, slot, acc, k, e) : 0;
 }
@@ -213,6 +224,24 @@ static int mm_prologue(BkCtx *c, const BkLayer *ly, BkCode *k, AtlErr *e)
     return 0;
 }
 
+/* The resident-A prologue (B mode 2): A [bt][M][K] in DRAM (its strides)
+ * -> the resident region, compact, one DMA. The emitter sets the mask and
+ * the signal. */
+static int a_prologue(BkCtx *c, const BkLayer *ly, BkCode *k, AtlErr *e)
+{
+    const BkLow *l = &ly->lw;
+    (void)e;
+    uint32_t sh[4] = {1, (uint32_t)l->bt, (uint32_t)l->M, (uint32_t)l->K};
+    int64_t ss[4] = {0, l->a_bs, l->a_rs, l->a_cs}, ds[4];
+    bk_compact(sh, ds);
+    AtlInsn in = bk_dma(c->dt, ISA_SPACE_LMEM, l->l_wres, ISA_SPACE_DRAM, l->x, sh, ds, ss);
+    bk_code_st(k, &in);
+    return 0;
+}
+
+/* Bytes of A whole (resident in B mode 2). */
+static uint64_t a_bytes(const BkCtx *c, const BkLow *l) { return bk_align_up(c, (uint64_t)l->bt * l->M * l->K * c->es); }
+
 /* Chunk counts, resident region (multicast B, K-split accumulators) and
  * slot layout for the tile shape in l and B mode m (1 = multicast);
  * 0 if it fits. */
@@ -223,16 +252,20 @@ static int plan(const BkCtx *c, BkLayer *ly, int m)
     l->nmc = (l->M + l->mt - 1) / l->mt;
     l->nnc = (l->Nn + l->nt - 1) / l->nt;
     l->nkc = (l->K + l->kt - 1) / l->kt;
-    ly->mcast = m;
-    ly->prologue = m ? mm_prologue : NULL;
+    /* resident A: every tile's k chunk of it must start aligned, as a
+     * slot's operands do */
+    if (m == 2 && (((uint64_t)l->K * c->es) % c->align || ((uint64_t)l->kt * c->es) % c->align)) return -1;
+    ly->mcast = m != 0;
+    l->a_res = m == 2;
+    ly->prologue = m == 1 ? mm_prologue : m == 2 ? a_prologue : NULL;
     l->l_wres = 0;
-    uint64_t res = m ? (uint64_t)l->nnc * l->nkc * wblock_bytes(c, l) : 0;
+    uint64_t res = m == 1 ? (uint64_t)l->nnc * l->nkc * wblock_bytes(c, l) : m == 2 ? a_bytes(c, l) : 0;
     l->l_accres = res;
     if (l->nkc > 1) res += 2 * acc_bytes(c, l);
     if (bk_reserve_resident(c, ly, res)) return -1;
     uint64_t used = 0;
-    l->l_in = bk_slot_alloc(c, &used, mt * kt * c->es);
-    l->l_w = m ? 0 : bk_slot_alloc(c, &used, kt * nt * c->es);
+    l->l_in = m == 2 ? 0 : bk_slot_alloc(c, &used, mt * kt * c->es);
+    l->l_w = m == 1 ? 0 : bk_slot_alloc(c, &used, kt * nt * c->es);
     l->l_b = l->b || l->cx ? bk_slot_alloc(c, &used, (l->pool_op || l->cx ? mt : 1) * nt * 4) : 0;
     l->l_c = l->cx && c->dt != ISA_F32 ? bk_slot_alloc(c, &used, mt * nt * c->es) : 0;
     l->l_acc = l->nkc == 1 ? bk_slot_alloc(c, &used, mt * nt * 4) : 0;
@@ -257,20 +290,24 @@ static int assign(BkCtx *c, BkLayer *ly, AtlErr *e)
 
 typedef struct MmShape { int mt, nt, kt, mode; } MmShape;
 
+enum { DEEP_K_DEPTHS = 2 };   /* deeper K depths a weight-bound layer also offers */
+enum { A_RES_SHARE = 16 };    /* A resident (B mode 2) when it takes at most this share of LMEM */
+
 /* The candidates with depth kt: every (B mode, nt, mt) halving that fits.
  * Counts them into d (how many, the fewest tiles per B mode, whether one
  * fills the matrix unit: nt >= its columns and mt >= its rows, or all of
  * N, M); with `limit`, also offers those of mode m with at most limit[m]
- * tiles as candidate shapes, in this order. -1 on error. */
-typedef struct MmDepth { int fitted, full; int64_t min_tiles[2]; } MmDepth;
+ * tiles as candidate shapes, in this order. modes: bit m for B mode m
+ * (0 per-tile loads, 1 multicast B, 2 resident A). -1 on error. */
+typedef struct MmDepth { int fitted, full; int64_t min_tiles[3]; } MmDepth;
 
 static int scan_depth(BkCtx *c, BkLayer *ly, int kt, int modes, const int64_t *limit, MmDepth *d, AtlErr *e)
 {
     BkLow *l = &ly->lw;
     memset(d, 0, sizeof *d);
-    d->min_tiles[0] = d->min_tiles[1] = INT64_MAX;
-    for (int m = 0; m < modes; m++)
-        for (int nt = l->Nn;; nt = (nt + 1) / 2) {
+    d->min_tiles[0] = d->min_tiles[1] = d->min_tiles[2] = INT64_MAX;
+    for (int m = 0; m < 3; m++)
+        for (int nt = l->Nn; modes >> m & 1; nt = (nt + 1) / 2) {
             for (int mt = l->M;; mt = (mt + 1) / 2) {
                 l->mt = mt; l->nt = nt; l->kt = kt;
                 if (plan(c, ly, m) == 0) {
@@ -297,13 +334,46 @@ static int apply_shape(BkCtx *c, BkLayer *ly, const void *shape, AtlErr *e)
     if (plan(c, ly, s->mode)) return bk_fail(c, ly->node, e, "internal: a candidate tile shape does not fit");
     if (assign(c, ly, e)) return -1;
     snprintf(ly->split, sizeof ly->split, "B%d M%d N%d%s%.0d%s", l->bt, l->nmc, l->nnc, l->nkc > 1 ? " K" : "",
-             l->nkc > 1 ? l->nkc : 0, ly->mcast ? " mc" : "");
+             l->nkc > 1 ? l->nkc : 0, l->a_res ? " ar" : ly->mcast ? " mc" : "");
     return 0;
+}
+
+/* Offers depth kt's shapes (d: its scan) with at most max(16 x cores,
+ * 2 x the fewest of their B mode) tiles. */
+static int offer_depth(BkCtx *c, BkLayer *ly, int kt, int modes, MmDepth *d, AtlErr *e)
+{
+    if (!d->fitted) return 0;
+    int64_t limit[3];
+    for (int m = 0; m < 3; m++) {
+        int64_t few = d->min_tiles[m] == INT64_MAX ? 0 : 2 * d->min_tiles[m];
+        limit[m] = few > 16 * (int64_t)c->ncores ? few : 16 * (int64_t)c->ncores;
+    }
+    return scan_depth(c, ly, kt, modes, limit, d, e);
+}
+
+/* 1 when reading B from DRAM (each element once) takes more than twice
+ * as long as the whole chip's matrix units take for the MACs (each
+ * element used once per row of A it multiplies: M, times bt when B is
+ * shared by the batch): a classifier at batch 1 (ResNet-50's fc, M = 1).
+ * Such a layer is DRAM-bound and a core's last tile computes after the
+ * DRAM has delivered everything, so deeper K splits (smaller tiles)
+ * shorten that tail. */
+static int weight_bound(const BkCtx *c, const BkLow *l)
+{
+    int rate = tim_mm_rate(c->chip, l->dt);
+    double bpc = tim_dram_bytes_per_cycle(c->chip), es = l->es ? l->es : c->es;
+    if (rate <= 0 || bpc <= 0) return 0;
+    if (c->chip->dram_model != CFG_DRAM_FLOW) return 0;   /* the banked model: the cost model prices deeper splits up to 18% above the simulator */
+    double macs = (double)c->chip->mm_rows * c->chip->mm_cols / rate * cfg_total_cores(c->chip);
+    double rows = (double)l->M * (l->b_bs == 0 ? l->bt : 1);
+    return es / bpc > 2.0 * rows / macs;
 }
 
 /* The candidate shapes. The depth: K whole when a tile with K whole fills
  * the matrix unit, else K halved until one does (or until halving again
- * would go below the unit's rows, or to 1). Only that depth is offered,
+ * would go below the unit's rows, or to 1). Only that depth is offered
+ * (and, weight-bound, the next DEEP_K_DEPTHS halvings not below the
+ * unit's rows),
  * and only its shapes with at most max(16 x cores, 2 x the fewest of their
  * B mode) tiles: many small tiles are slow to price and never cheapest
  * (per mode: the slots of the multicast mode are smaller, so its tiles
@@ -312,19 +382,28 @@ static int choose(BkCtx *c, BkLayer *ly, AtlErr *e)
 {
     BkLow *l = &ly->lw;
     MmDepth d;
-    int modes = l->count_pad && l->b_bs == 0 && c->chip->cores_per_cluster > 1 ? 2 : 1;
+    /* per-tile loads; B multicast when B is a constant shared by the
+     * batch; A resident when it is small (every output chunk re-reads it
+     * otherwise: ResNet-50's classifier, 8 KB a k chunk at a time by all
+     * 16 cores at once, from one DRAM channel) */
+    int cl = c->chip->cores_per_cluster > 1;
+    /* (A resident with the flow DRAM model only: under the banked one the
+     * cost model prices its layers up to 13% above the simulator) */
+    int ares = cl && c->chip->dram_model == CFG_DRAM_FLOW && a_bytes(c, l) * A_RES_SHARE <= (uint64_t)c->chip->lmem_bytes;
+    int modes = 1 | (l->count_pad && l->b_bs == 0 && cl) << 1 | ares << 2;
     int kt = l->K;
     for (;; kt = (kt + 1) / 2) {
         if (scan_depth(c, ly, kt, modes, NULL, &d, e)) return -1;
         if (d.full || kt == 1 || (d.fitted && (kt + 1) / 2 < c->chip->mm_rows)) break;
     }
-    if (d.fitted) {
-        int64_t limit[2];
-        for (int m = 0; m < 2; m++) {
-            int64_t few = d.min_tiles[m] == INT64_MAX ? 0 : 2 * d.min_tiles[m];
-            limit[m] = few > 16 * (int64_t)c->ncores ? few : 16 * (int64_t)c->ncores;
-        }
-        if (scan_depth(c, ly, kt, modes, limit, &d, e)) return -1;
+    if (offer_depth(c, ly, kt, modes, &d, e)) return -1;
+    /* weight-bound: also two deeper K splits, while a chunk fills the
+     * unit's rows */
+    for (int k = 0, deep = kt; d.fitted && weight_bound(c, l) && k < DEEP_K_DEPTHS; k++) {
+        deep = (deep + 1) / 2;
+        if (deep < c->chip->mm_rows || deep == kt) break;
+        MmDepth dd;
+        if (scan_depth(c, ly, deep, modes, NULL, &dd, e) || offer_depth(c, ly, deep, modes, &dd, e)) return -1;
     }
     if (ly->shapes.n == 0)
         return bk_fail(c, ly->node, e, "one row of A and one column of B do not fit half of LMEM (%d bytes) even "

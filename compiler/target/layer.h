@@ -88,6 +88,7 @@ typedef struct BkLow {
     /* matmul: Y[bt][M][N] = A[bt][M][K] x B[bt][K][N] (+ bias[N] f32) */
     int bt, M, K, Nn, mt, nt, nmc, nnc;
     int kt;                       /* K chunk depth (the count is nkc above; nkc > 1: K split) */
+    int a_res;                    /* matmul: A whole resident at l_wres (the multicast prologue), not B */
     int64_t a_bs, a_rs, a_cs, b_bs, b_rs, b_cs; /* element strides of A, B (batch, row, col) */
     uint64_t cx;                  /* Gemm's non-constant C (tagged, storage dtype), 0 none */
     int64_t c_rs, c_cs;           /* C's element strides as [M][N] (0 = broadcast) */
