@@ -113,7 +113,7 @@
 #include "compiler/lower/lower.h"
 #include "isa/timing.h"
 
-enum { SPLIT_PAIRS = 7, SPLIT_PAIRS_NONE = 3, DEEP_K_PAIRS = 3, WEIGHT_K_PAIRS = 8, MIN_COSTED = 2, TILE_BUDGET = 1 << 16, MAX_TILES = 1 << 24 };
+enum { SPLIT_PAIRS = 7, SPLIT_PAIRS_NONE = 3, DEEP_K_PAIRS = 3, WEIGHT_K_PAIRS = 6, MIN_COSTED = 2, TILE_BUDGET = 1 << 16, MAX_TILES = 1 << 24 };
 
 static int imin(int a, int b) { return a < b ? a : b; }
 
