@@ -58,20 +58,26 @@ static inline void run_graph(IrGraph *g, const char *what, double tol)
 {
     for (int c = 0; c < 2; c++) bkc_run_checked(g, chips[c], ISA_F32, what, tol, NULL);
 }
-/* x [1, C, H, W] -> Conv k x k (pad k/2) with M outputs -> Relu -> y:
- * the one-layer graph of the SRAM staging tests (test_backend_sram.c,
- * test_backend_wsram.c). */
-static inline void conv_relu_graph(IrGraph *g, int C, int H, int W, int M, int k)
+/* x [1, C, H, W] -> Conv k x k (pad k/2) with M outputs, weights drawn
+ * at scale ws -> Relu -> y: the one-layer graph of the SRAM staging tests
+ * (test_backend_sram.c, test_backend_wsram.c; ws 0.05) and of
+ * test_backend_weightbound.c. */
+static inline void conv_relu_graph_ws(IrGraph *g, int C, int H, int W, int M, int k, float ws)
 {
     AtlErr e;
     int64_t xd[4] = {1, C, H, W}, wd[4] = {M, C, k, k}, bd[1] = {M}, pads[4] = {k / 2, k / 2, k / 2, k / 2};
     new_graph(g, "x", 4, xd);
-    cst(g, "w", 4, wd, 0.05f);
+    cst(g, "w", 4, wd, ws);
     cst(g, "b", 1, bd, 0.2f);
     int n = ir_add_op(g, "Conv", "conv", "x,w,b", "c", &e);
     ir_set_attr_ints(g, n, "pads", pads, 4, &e);
     ir_add_op(g, "Relu", "relu", "c", "y", &e);
     ir_add_output(g, "y", &e);
+}
+
+static inline void conv_relu_graph(IrGraph *g, int C, int H, int W, int M, int k)
+{
+    conv_relu_graph_ws(g, C, H, W, M, k, 0.05f);
 }
 
 /* Runs the one-layer graph g on chip with options o, its program into *p

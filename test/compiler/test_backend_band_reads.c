@@ -26,29 +26,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <math.h>
 #include "test/test.h"
-#include "test/compiler/bk_graph_run.h"
-#include "test/compiler/bk_timing_run.h"
+#include "test/compiler/bk_two_layer.h"
 
 static const char *const A1 = "configs/a1.ini";
-
-/* x [1, C, H, H] -> Conv 1x1 (C) -> Relu -> Conv 1x1 stride 2 (M) -> y */
-static void downsample_graph(IrGraph *g, int C, int H, int M)
-{
-    AtlErr e;
-    int64_t xd[4] = {1, C, H, H}, w1[4] = {C, C, 1, 1}, w2[4] = {M, C, 1, 1}, b1[1] = {C}, b2[1] = {M}, st[2] = {2, 2};
-    new_graph(g, "x", 4, xd);
-    cst(g, "w1", 4, w1, 0.05f);
-    cst(g, "b1", 1, b1, 0.2f);
-    cst(g, "w2", 4, w2, 0.05f);
-    cst(g, "b2", 1, b2, 0.2f);
-    ir_add_op(g, "Conv", "conv1", "x,w1,b1", "c1", &e);
-    ir_add_op(g, "Relu", "relu1", "c1", "r1", &e);
-    int n = ir_add_op(g, "Conv", "down", "r1,w2,b2", "y", &e);
-    ir_set_attr_ints(g, n, "strides", st, 2, &e);
-    ir_add_output(g, "y", &e);
-}
 
 /* x [1, C, H, H] -> Conv 1x1 (M) -> Relu -> GlobalAveragePool -> y */
 static void pool_graph(IrGraph *g, int C, int H, int M)
@@ -64,23 +45,6 @@ static void pool_graph(IrGraph *g, int C, int H, int M)
     ir_add_output(g, "y", &e);
 }
 
-/* Bytes the DMAs of every core read from DRAM after its first barrier
- * (the second layer's segment, prefetch off). */
-static uint64_t dram_reads_after_first_barrier(const AtlProgram *p)
-{
-    uint64_t bytes = 0;
-    for (int core = 0; core < p->ncores; core++) {
-        const AtlStream *dma = &p->streams[core * ISA_NUM_ENGINES + ISA_ENGINE_DMA];
-        int seg = 0;
-        for (int i = 0; i < dma->count; i++) {
-            const AtlInsn *in = &dma->insns[i];
-            if (in->op == ISA_OP_BARRIER) seg++;
-            if (seg == 1 && in->op == ISA_OP_DMA_COPY && in->src_space == ISA_SPACE_DRAM) bytes += isa_shape_bytes(in);
-        }
-    }
-    return bytes;
-}
-
 /* Compiles g (two layers) with bands forced, prefetch off, each layer its
  * own segment; runs it in full mode against the interpreter and checks
  * that the second layer's split holds `want` and its segment reads at most
@@ -88,45 +52,22 @@ static uint64_t dram_reads_after_first_barrier(const AtlProgram *p)
 static void second_layer_reads(IrGraph *g, const char *want, uint64_t most)
 {
     BkOptions o;
-    bk_options_default(&o);
-    o.sram_acts = BK_SRAM_ACTS_BANDS;
-    o.prefetch = BK_PREFETCH_NEVER;
-    o.group_max = 1;
+    bands_options(&o);
     AtlProgram p;
     BkSummary sum;
-    memset(&p, 0, sizeof p);
-    memset(&sum, 0, sizeof sum);
-    double err = -1;
-    char msg[1024] = "";
-    int rc = e2e_graph_run(g, A1, &o, &err, &p, &sum, msg, sizeof msg);
-    CHECKF(rc == 0, "%s", msg);
-    if (rc == 0) {
-        printf("  err %.3g, layers %d\n", err, sum.nlayers);
-        CHECKF(err <= 2e-5, "error %g", err);
-        CHECKF(sum.nlayers == 2, "%d layers, want 2", sum.nlayers);
+    if (two_layer_full_run(g, A1, &o, &p, &sum) == 0) {
         if (sum.nlayers == 2) {
             printf("  splits: %s, %s\n", sum.layers[0].split, sum.layers[1].split);
             CHECKF(strstr(sum.layers[1].split, want), "split '%s' has no '%s'", sum.layers[1].split, want);
         }
-        uint64_t rd = dram_reads_after_first_barrier(&p);
+        uint64_t rd = dram_reads_in_segment(&p, 1);
         printf("  the second layer reads %llu bytes of DRAM (at most %llu)\n", (unsigned long long)rd, (unsigned long long)most);
         CHECKF(rd <= most, "the second layer reads %llu bytes of DRAM, over %llu", (unsigned long long)rd, (unsigned long long)most);
     }
     prog_free(&p);
     bk_summary_free(&sum);
-    AtlChip chip;
-    AtlErr e = {{0}};
-    BkTimingRun r;
-    memset(&r, 0, sizeof r);
-    int rc2 = cfg_load(A1, &chip, &e) || bk_timing_run_opts(g, &chip, &o, &r, &e) ? -1 : 0;
-    CHECKF(rc2 == 0, "%s", e.msg);
-    if (rc2 == 0) {
-        uint64_t est = r.sum.est_cycles, sim = sim_stats(r.sim)->cycles;
-        printf("  estimate %llu, simulated %llu cycles\n", (unsigned long long)est, (unsigned long long)sim);
-        CHECKF(fabs((double)est - (double)sim) <= 0.02 * (double)sim, "estimate %llu, simulated %llu: beyond 2%%",
-               (unsigned long long)est, (unsigned long long)sim);
-    }
-    bk_timing_run_free(&r);
+    uint64_t est, sim;
+    estimate_within_2pct(g, A1, &o, &est, &sim);
 }
 
 /* before: 1,128,448 bytes (its loads and gather read the whole input in
@@ -135,7 +76,8 @@ TEST(a_strided_1x1_under_bands_reads_only_its_strided_input)
 {
     const int C = 256, H = 14, M = 512, clusters = 4;
     IrGraph g;
-    downsample_graph(&g, C, H, M);
+    /* x [1, C, H, H] -> Conv 1x1 (C) -> Relu -> Conv 1x1 stride 2 (M) -> y */
+    conv1x1_pair_graph(&g, C, H, C, M, 2, "down");
     const uint64_t weights = (uint64_t)M * C * 4 + (uint64_t)M * 4, strided = (uint64_t)C * (H / 2) * (H / 2) * 4;
     printf("  weights + bias %llu bytes, strided input %llu, whole input %llu\n", (unsigned long long)weights,
            (unsigned long long)strided, (unsigned long long)(4 * strided));

@@ -22,10 +22,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <math.h>
 #include "test/test.h"
-#include "test/compiler/bk_graph_run.h"
-#include "test/compiler/bk_timing_run.h"
+#include "test/compiler/bk_two_layer.h"
 
 static const char *const A1 = "configs/a1.ini";
 
@@ -53,21 +51,15 @@ static void two_convs(IrGraph *g, int C, int H, int M)
  * a core's first barrier, 1: after it). */
 typedef struct Copies { uint64_t bytes[2]; int n[2]; } Copies;
 
+static int from_dram_into(const AtlInsn *in, int space)
+{
+    return in->dst_space == space && in->src_space == ISA_SPACE_DRAM;
+}
+
 static Copies dram_copies(const AtlProgram *p, int space)
 {
     Copies c;
-    memset(&c, 0, sizeof c);
-    for (int core = 0; core < p->ncores; core++) {
-        const AtlStream *dma = &p->streams[core * ISA_NUM_ENGINES + ISA_ENGINE_DMA];
-        int seg = 0;
-        for (int i = 0; i < dma->count; i++) {
-            const AtlInsn *in = &dma->insns[i];
-            if (in->op == ISA_OP_BARRIER) seg = 1;
-            if (in->op != ISA_OP_DMA_COPY || in->dst_space != space || in->src_space != ISA_SPACE_DRAM) continue;
-            c.bytes[seg] += isa_shape_bytes(in);
-            c.n[seg]++;
-        }
-    }
+    dma_copies_by_segment(p, from_dram_into, space, 2, c.bytes, c.n);
     return c;
 }
 
@@ -76,11 +68,15 @@ static Copies dram_copies(const AtlProgram *p, int space)
  * as BkOptions.sram_acts says (acts). */
 typedef struct Case { int C, H, M, ws, acts; } Case;
 
-/* Compiles and runs the case in full mode against the interpreter
- * (prefetch mode pf), its copies from DRAM (into SRAM when staged, else
- * into LMEM) into *cp; then timing-only, the estimate and the simulated
- * cycles into *est, *sim. 0 when both ran. */
-static int run_case(Case k, int pf, Copies *cp, uint64_t *est, uint64_t *sim)
+/* What a case checks of its full-mode run: its program p, its summary,
+ * its error against the interpreter; ctx is the caller's. */
+typedef void (*CaseCheck)(Case k, int pf, const AtlProgram *p, const BkSummary *sum, double err, void *ctx);
+
+/* Compiles case k (prefetch mode pf, each conv its own layer) and runs it
+ * in full mode against the interpreter, checking it with check; then
+ * timing-only, the estimate (within 2% of the simulation) and the
+ * simulated cycles into *est, *sim. 0 when both ran. */
+static int case_run(Case k, int pf, CaseCheck check, void *ctx, uint64_t *est, uint64_t *sim)
 {
     IrGraph g;
     two_convs(&g, k.C, k.H, k.M);
@@ -92,43 +88,40 @@ static int run_case(Case k, int pf, Copies *cp, uint64_t *est, uint64_t *sim)
     o.prefetch = pf;
     AtlProgram p;
     BkSummary sum;
-    memset(&p, 0, sizeof p);
-    memset(&sum, 0, sizeof sum);
-    double err = -1;
-    char msg[1024] = "";
-    int rc = e2e_graph_run(&g, A1, &o, &err, &p, &sum, msg, sizeof msg);
-    CHECKF(rc == 0, "%s", msg);
-    if (rc == 0) {
-        printf("  prefetch %s: err %.3g, layers %d\n", pf == BK_PREFETCH_NEVER ? "never" : "auto", err, sum.nlayers);
-        CHECKF(err <= 2e-5, "error %g", err);
-        CHECKF(sum.nlayers == 2, "%d layers, want 2", sum.nlayers);
-        for (int i = 0; i < sum.nlayers; i++) {
-            printf("    layer %d: split %s\n", i, sum.layers[i].split);
-            CHECKF(!strstr(sum.layers[i].split, " wsram") == (k.ws == BK_SRAM_NEVER), "layer %d: split %s", i,
-                   sum.layers[i].split);
-        }
-        *cp = dram_copies(&p, k.ws == BK_SRAM_NEVER ? ISA_SPACE_LMEM : ISA_SPACE_SRAM);
-        printf("    copies from DRAM: %d (%llu bytes) before the first barrier, %d (%llu bytes) after\n", cp->n[0],
-               (unsigned long long)cp->bytes[0], cp->n[1], (unsigned long long)cp->bytes[1]);
-    }
+    double err;
+    int rc = full_run(&g, A1, &o, &p, &sum, &err);
+    if (rc == 0) check(k, pf, &p, &sum, err, ctx);
     prog_free(&p);
     bk_summary_free(&sum);
-    AtlChip chip;
-    AtlErr e = {{0}};
-    BkTimingRun r;
-    memset(&r, 0, sizeof r);
-    int rc2 = cfg_load(A1, &chip, &e) || bk_timing_run_opts(&g, &chip, &o, &r, &e) ? -1 : 0;
-    CHECKF(rc2 == 0, "%s", e.msg);
-    if (rc2 == 0) {
-        *est = r.sum.est_cycles;
-        *sim = sim_stats(r.sim)->cycles;
-        printf("    estimate %llu, simulated %llu cycles\n", (unsigned long long)*est, (unsigned long long)*sim);
-        CHECKF(fabs((double)*est - (double)*sim) <= 0.02 * (double)*sim, "estimate %llu, simulated %llu: beyond 2%%",
-               (unsigned long long)*est, (unsigned long long)*sim);
-    }
-    bk_timing_run_free(&r);
+    int rc2 = estimate_within_2pct(&g, A1, &o, est, sim);
     ir_free(&g);
     return rc || rc2 ? -1 : 0;
+}
+
+/* The staging case's checks: the interpreter's answers, two layers,
+ * weights staged in SRAM (" wsram") as the case says; its copies from
+ * DRAM (into SRAM when staged, else into LMEM) into *(Copies *)ctx. */
+static void staging_check(Case k, int pf, const AtlProgram *p, const BkSummary *sum, double err, void *ctx)
+{
+    Copies *cp = ctx;
+    printf("  prefetch %s: err %.3g, layers %d\n", pf == BK_PREFETCH_NEVER ? "never" : "auto", err, sum->nlayers);
+    CHECKF(err <= 2e-5, "error %g", err);
+    CHECKF(sum->nlayers == 2, "%d layers, want 2", sum->nlayers);
+    for (int i = 0; i < sum->nlayers; i++) {
+        printf("    layer %d: split %s\n", i, sum->layers[i].split);
+        CHECKF(!strstr(sum->layers[i].split, " wsram") == (k.ws == BK_SRAM_NEVER), "layer %d: split %s", i,
+               sum->layers[i].split);
+    }
+    *cp = dram_copies(p, k.ws == BK_SRAM_NEVER ? ISA_SPACE_LMEM : ISA_SPACE_SRAM);
+    printf("    copies from DRAM: %d (%llu bytes) before the first barrier, %d (%llu bytes) after\n", cp->n[0],
+           (unsigned long long)cp->bytes[0], cp->n[1], (unsigned long long)cp->bytes[1]);
+}
+
+/* Runs the case (prefetch mode pf) with staging_check, its copies from
+ * DRAM into *cp. */
+static int run_case(Case k, int pf, Copies *cp, uint64_t *est, uint64_t *sim)
+{
+    return case_run(k, pf, staging_check, cp, est, sim);
 }
 
 /* Runs case k with prefetch and without: both the interpreter's, the
@@ -171,19 +164,14 @@ TEST(the_second_layers_first_tile_weights_load_before_the_first_barrier)
 
 /* Multicast DMAs (a mask) into LMEM per segment (0: before a core's first
  * barrier, 1: after it) read from `src` space: bytes. */
+static int mcast_into_lmem_from(const AtlInsn *in, int src)
+{
+    return in->mask && in->dst_space == ISA_SPACE_LMEM && in->src_space == src;
+}
+
 static void mcast_bytes(const AtlProgram *p, int src, uint64_t out[2])
 {
-    out[0] = out[1] = 0;
-    for (int core = 0; core < p->ncores; core++) {
-        const AtlStream *dma = &p->streams[core * ISA_NUM_ENGINES + ISA_ENGINE_DMA];
-        int seg = 0;
-        for (int i = 0; i < dma->count; i++) {
-            const AtlInsn *in = &dma->insns[i];
-            if (in->op == ISA_OP_BARRIER) seg = 1;
-            if (in->op == ISA_OP_DMA_COPY && in->mask && in->dst_space == ISA_SPACE_LMEM && in->src_space == src)
-                out[seg] += isa_shape_bytes(in);
-        }
-    }
+    dma_copies_by_segment(p, mcast_into_lmem_from, src, 2, out, NULL);
 }
 
 /* Cores whose DMA stream copies DRAM -> SRAM before their first barrier. */
@@ -208,66 +196,39 @@ static int sram_copiers(const AtlProgram *p)
  * 28x28 in full mode against the interpreter (race detector on): the
  * second layer multicasts its weights from DRAM (never) or from SRAM,
  * where every cluster copied them before the barrier (auto; spread: every
- * core of the cluster a part); then timing-only, the estimate within 2%
- * of the simulated cycles into est, sim. */
+ * core of the cluster a part). These are the checks of its full-mode
+ * run (case_run). */
+static void mc_check(Case k, int pf, const AtlProgram *p, const BkSummary *sum, double err, void *ctx)
+{
+    (void)ctx;
+    const uint64_t weights = (uint64_t)k.M * k.M * 9 * 4;
+    CHECKF(err <= 2e-5, "error %g", err);
+    CHECKF(sum->nlayers == 2 && strstr(sum->layers[1].split, " mc"), "second layer: %s", sum->nlayers == 2 ? sum->layers[1].split : "?");
+    Copies sr = dram_copies(p, ISA_SPACE_SRAM);
+    uint64_t from_dram[2], from_sram[2];
+    mcast_bytes(p, ISA_SPACE_DRAM, from_dram);
+    mcast_bytes(p, ISA_SPACE_SRAM, from_sram);
+    int who = sram_copiers(p);
+    printf("  prefetch %d: split %s; DRAM -> SRAM %llu bytes before the barrier by %d cores; multicast after it: %llu "
+           "bytes from DRAM, %llu from SRAM\n",
+           pf, sum->layers[1].split, (unsigned long long)sr.bytes[0], who, (unsigned long long)from_dram[1],
+           (unsigned long long)from_sram[1]);
+    if (pf != BK_PREFETCH_NEVER) {
+        /* every cluster copies the weights once, then reads them from SRAM */
+        CHECK(sr.bytes[0] >= 4 * weights && from_dram[1] == 0 && from_sram[1] >= weights);
+        CHECK(strstr(sum->layers[1].split, " pf") != NULL);
+        /* auto: the core issuing the multicast in each cluster; spread: every core */
+        CHECKF(who == (pf == BK_PREFETCH_SPREAD ? p->ncores : 4), "%d cores copy", who);
+    } else {
+        CHECK(sr.bytes[0] == 0 && from_sram[1] == 0 && from_dram[1] >= weights);
+    }
+}
+
+/* The multicast case in mode pf: mc_check, then timing-only, the
+ * estimate within 2% of the simulated cycles into est, sim. */
 static void mc_case(int pf, uint64_t *est, uint64_t *sim)
 {
-    Case k = {64, 28, 64, BK_SRAM_NEVER, BK_SRAM_ACTS_AUTO};
-    const uint64_t weights = (uint64_t)k.M * k.M * 9 * 4;
-    IrGraph g;
-    two_convs(&g, k.C, k.H, k.M);
-    BkOptions o;
-    bk_options_default(&o);
-    o.sram_weights = k.ws;
-    o.group_max = 1;
-    o.prefetch = pf;
-    AtlProgram p;
-    BkSummary sum;
-    memset(&p, 0, sizeof p);
-    memset(&sum, 0, sizeof sum);
-    double err = -1;
-    char msg[1024] = "";
-    int rc = e2e_graph_run(&g, A1, &o, &err, &p, &sum, msg, sizeof msg);
-    CHECKF(rc == 0, "%s", msg);
-    if (rc == 0) {
-        CHECKF(err <= 2e-5, "error %g", err);
-        CHECKF(sum.nlayers == 2 && strstr(sum.layers[1].split, " mc"), "second layer: %s", sum.nlayers == 2 ? sum.layers[1].split : "?");
-        Copies sr = dram_copies(&p, ISA_SPACE_SRAM);
-        uint64_t from_dram[2], from_sram[2];
-        mcast_bytes(&p, ISA_SPACE_DRAM, from_dram);
-        mcast_bytes(&p, ISA_SPACE_SRAM, from_sram);
-        int who = sram_copiers(&p);
-        printf("  prefetch %d: split %s; DRAM -> SRAM %llu bytes before the barrier by %d cores; multicast after it: %llu "
-               "bytes from DRAM, %llu from SRAM\n",
-               pf, sum.layers[1].split, (unsigned long long)sr.bytes[0], who, (unsigned long long)from_dram[1],
-               (unsigned long long)from_sram[1]);
-        if (pf != BK_PREFETCH_NEVER) {
-            /* every cluster copies the weights once, then reads them from SRAM */
-            CHECK(sr.bytes[0] >= 4 * weights && from_dram[1] == 0 && from_sram[1] >= weights);
-            CHECK(strstr(sum.layers[1].split, " pf") != NULL);
-            /* auto: the core issuing the multicast in each cluster; spread: every core */
-            CHECKF(who == (pf == BK_PREFETCH_SPREAD ? p.ncores : 4), "%d cores copy", who);
-        } else {
-            CHECK(sr.bytes[0] == 0 && from_sram[1] == 0 && from_dram[1] >= weights);
-        }
-    }
-    prog_free(&p);
-    bk_summary_free(&sum);
-    AtlChip chip;
-    AtlErr e = {{0}};
-    BkTimingRun r;
-    memset(&r, 0, sizeof r);
-    int rc2 = cfg_load(A1, &chip, &e) || bk_timing_run_opts(&g, &chip, &o, &r, &e) ? -1 : 0;
-    CHECKF(rc2 == 0, "%s", e.msg);
-    if (rc2 == 0) {
-        *est = r.sum.est_cycles;
-        *sim = sim_stats(r.sim)->cycles;
-        printf("    estimate %llu, simulated %llu cycles\n", (unsigned long long)*est, (unsigned long long)*sim);
-        CHECKF(fabs((double)*est - (double)*sim) <= 0.02 * (double)*sim, "estimate %llu, simulated %llu",
-               (unsigned long long)*est, (unsigned long long)*sim);
-    }
-    bk_timing_run_free(&r);
-    ir_free(&g);
+    case_run((Case){64, 28, 64, BK_SRAM_NEVER, BK_SRAM_ACTS_AUTO}, pf, mc_check, NULL, est, sim);
 }
 
 TEST(the_second_layers_multicast_weights_come_from_sram_fetched_before_the_barrier)

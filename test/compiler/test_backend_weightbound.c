@@ -29,20 +29,6 @@
 
 static const char *const A1 = "configs/a1.ini";
 
-/* x [1, C, 7, 7] -> Conv 3x3 pad 1, C outputs -> Relu -> y. */
-static void conv_graph(IrGraph *g, int C)
-{
-    AtlErr e;
-    int64_t xd[4] = {1, C, 7, 7}, wd[4] = {C, C, 3, 3}, bd[1] = {C}, pads[4] = {1, 1, 1, 1};
-    new_graph(g, "x", 4, xd);
-    cst(g, "w", 4, wd, 0.02f);
-    cst(g, "b", 1, bd, 0.2f);
-    int n = ir_add_op(g, "Conv", "conv", "x,w,b", "c", &e);
-    ir_set_attr_ints(g, n, "pads", pads, 4, &e);
-    ir_add_op(g, "Relu", "relu", "c", "y", &e);
-    ir_add_output(g, "y", &e);
-}
-
 /* x [M, K] (transA: [K, M]) -> Gemm with B [N][K] (transB) and bias ->
  * y [M, N]. */
 static void fc_graph(IrGraph *g, int64_t M, int64_t K, int64_t N, int trans_a)
@@ -83,27 +69,33 @@ TEST(layer4_conv2_takes_deeper_k_splits)
 {
     IrGraph g;
     int k = 0;
-    conv_graph(&g, 512);
+    /* x [1, 512, 7, 7] -> Conv 3x3 pad 1, 512 outputs -> Relu -> y */
+    conv_relu_graph_ws(&g, 512, 7, 7, 512, 3, 0.02f);
     REQUIRE(run_layer(&g, 1e-4, "N1", &k) == 0);
     CHECKF(k >= 8, "the weight-bound conv keeps %d k chunks (the deeper K splits are not offered)", k);
 }
 
-TEST(classifier_takes_deeper_k_splits_and_a_resident)
+/* The classifier's Gemm, x [rows, 2048] (transA: [2048, rows]) -> 1000
+ * outputs, on a1 keeping A resident; its k chunks into *k. */
+static int classifier(int64_t rows, int trans_a, int *k)
 {
     IrGraph g;
+    fc_graph(&g, rows, 2048, 1000, trans_a);
+    return run_layer(&g, 1e-4, " ar", k);
+}
+
+TEST(classifier_takes_deeper_k_splits_and_a_resident)
+{
     int k = 0;
-    fc_graph(&g, 1, 2048, 1000, 0);
-    REQUIRE(run_layer(&g, 1e-4, " ar", &k) == 0);
+    REQUIRE(classifier(1, 0, &k) == 0);
     CHECKF(k >= 4, "the weight-bound Gemm keeps %d k chunks (the deeper depths are not offered)", k);
 }
 
 /* A resident read through transA's strides: 3 rows of A, [K][M] in DRAM */
 TEST(a_resident_transposed)
 {
-    IrGraph g;
     int k = 0;
-    fc_graph(&g, 3, 2048, 1000, 1);
-    REQUIRE(run_layer(&g, 1e-4, " ar", &k) == 0);
+    REQUIRE(classifier(3, 1, &k) == 0);
 }
 
 int main(void)
