@@ -79,6 +79,10 @@ int main(void)
                  * code, and its fp32 run on a1 the multi-core code, under
                  * the sanitizers (the plain pass runs all six). */
                 if (TEST_SANITIZED && dtypes[d] != ISA_F32 && c == 1 && !strcmp(models[i], "mobilenetv2_035")) continue;
+                /* and no model runs fp16 on a1 there: bf16 on a1 takes the
+                 * same 16-bit paths of the multi-core code, fp16 on tiny
+                 * the fp16 arithmetic (CI time) */
+                if (TEST_SANITIZED && dtypes[d] == ISA_F16 && c == 1) continue;
                 E2eCase k = {models[i], chips[c], dtypes[d]};
                 char name[128];
                 snprintf(name, sizeof name, "%s/%s/%s", models[i], chips[c], isa_dtype_name(dtypes[d]));
