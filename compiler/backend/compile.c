@@ -362,7 +362,9 @@ static void stage_free(BkStage *st)
     free(st->layers);
     free(st->chains);
     if (st->c.band)
-        for (int t = 0; t < st->c.g->nt; t++) { free(st->c.band[t].owner); free(st->c.band[t].need); free(st->c.band[t].run); }
+        for (int t = 0; t < st->c.g->nt; t++) {
+            free(st->c.band[t].owner); free(st->c.band[t].need); free(st->c.band[t].run); free(st->c.band[t].pend);
+        }
     free(st->c.band);
     if (!st->flow_borrowed) bk_flow_free(st->c.flow);
     free(st->c.pl); free(st->c.skip); free(st->c.gelu_src); free(st->c.act_on); free(st->c.tail);

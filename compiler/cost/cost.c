@@ -157,7 +157,13 @@ static int q_push(CCore *k, const AtlInsn *in, int kind, int wait, int signal, u
 {
     if (GROW(k->q, k->nq, k->capq) || GROW(k->at[kind], k->nat[kind], k->capat[kind])) return -1;
     k->at[kind][k->nat[kind]] = k->nq;
-    k->q[k->nq++] = (CDma){*in, (int8_t)wait, (int8_t)signal, (uint8_t)kind, mask, k->nat[kind]++};
+    CDma *d = &k->q[k->nq++];   /* filled in place: no temporary of the instruction */
+    d->in = *in;
+    d->wait = (int8_t)wait;
+    d->signal = (int8_t)signal;
+    d->kind = (uint8_t)kind;
+    d->mask = mask;
+    d->ord = k->nat[kind]++;
     return 0;
 }
 
@@ -348,13 +354,13 @@ static int push_dma(CCore *k, const BkCode *code, const BkAction *a)
     }
     for (int j = first; j <= last; j++) {
         if (skip && skip[j]) continue;
-        AtlInsn in = ins[j];
-        if (a->kind == BK_ACT_MCAST && in.dst_space == ISA_SPACE_LMEM) in.mask = a->mask;
+        const AtlInsn *in = &ins[j];
         /* an MCAST's gather pieces signal too, to its mask (bk_band_gather_pieces) */
-        int own = a->kind == BK_ACT_MCAST && in.signal ? in.signal - 1 : -1;
-        if (q_push(k, &in, a->kind, j == first ? a->wait : -1, j == last ? a->signal : own,
+        int own = a->kind == BK_ACT_MCAST && in->signal ? in->signal - 1 : -1;
+        if (q_push(k, in, a->kind, j == first ? a->wait : -1, j == last ? a->signal : own,
                    j == last || own >= 0 ? a->mask : 0))
             return -1;
+        if (a->kind == BK_ACT_MCAST && in->dst_space == ISA_SPACE_LMEM) k->q[k->nq - 1].in.mask = a->mask;
     }
     return 0;
 }

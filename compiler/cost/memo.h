@@ -10,8 +10,9 @@ typedef struct BkMemo BkMemo;
 BkMemo *bk_memo_new(void);
 void bk_memo_free(BkMemo *m);
 /* The value stored under key[0..nkey) (*nval words), NULL if none. Valid
- * until the next bk_memo_store. */
-const uint64_t *bk_memo_find(const BkMemo *m, const uint64_t *key, int nkey, int *nval);
+ * until the next bk_memo_store. (Not const: it keeps what it found at hand
+ * for the next ask, memo.c's front table.) */
+const uint64_t *bk_memo_find(BkMemo *m, const uint64_t *key, int nkey, int *nval);
 /* Stores val[0..nval) under a key not stored yet; returns the stored
  * copy (valid until the next store), NULL on OOM. */
 const uint64_t *bk_memo_store(BkMemo *m, const uint64_t *key, int nkey, const uint64_t *val, int nval);

@@ -17,6 +17,7 @@ int bk_band_finalize(BkCtx *c, BkSchedule *s, AtlErr *e)
             memset(c->band[t].need, 0, cells);
             for (int ch = 0; ch < c->band[t].C; ch++) c->band[t].run[ch] = c->band[t].C;
             c->band[t].need_all = 0;
+            c->band[t].npend = 0;
         }
     c->band_final = 0;
     for (int i = 0; i < s->n; i++) bk_band_publish(c, &s->seg[i]);
@@ -37,6 +38,7 @@ int bk_band_finalize(BkCtx *c, BkSchedule *s, AtlErr *e)
             }
         }
     }
+    bk_band_apply_marks(c);
     c->band_final = 1;
     rc = 0;
 done:

@@ -572,6 +572,44 @@ static inline void mark_needed(uint8_t *p, int n)
     if (n) *p = 1;
 }
 
+/* Marks the cells of m needed in b. */
+static void mark_rect(BkBand *b, const BkBandMark *m)
+{
+    for (int i = 0; i < m->nch; i++) {
+        uint8_t *nd = b->need + (size_t)(m->ch + i * m->cstep) * b->H;
+        if (m->rstep == 1) mark_needed(nd + m->r0, m->nr);
+        else
+            for (int q = 0; q < m->nr; q++) nd[m->r0 + q * m->rstep] = 1;
+    }
+}
+
+/* Marks before the schedule is final wait in b->pend until need is read
+ * (bk_band_relayout, bk_band_finalize: apply_marks first): the tile
+ * search drops most plans it prices by the bound, and their marks, a
+ * twentieth of ResNet-50's compile, were never read. At most PEND_MAX
+ * wait (then they are applied), and with no memory for more a mark is
+ * applied at once. Marks only set bytes to 1, so their order is free. */
+enum { PEND_MAX = 4096 };
+
+static void apply_marks(BkBand *b)
+{
+    for (int i = 0; i < b->npend; i++) mark_rect(b, &b->pend[i]);
+    b->npend = 0;
+}
+
+static void defer_mark(BkBand *b, const BkBandMark *m)
+{
+    if (b->npend == PEND_MAX) apply_marks(b);
+    if (b->npend == b->cappend) {
+        int nc = b->cappend ? 2 * b->cappend : 64;
+        BkBandMark *p = realloc(b->pend, (size_t)nc * sizeof *p);
+        if (!p) { mark_rect(b, m); return; }
+        b->pend = p;
+        b->cappend = nc;
+    }
+    b->pend[b->npend++] = *m;
+}
+
 /* Cuts the walk w of `in` into rectangles of cells of one value (to_dram
  * for CUT_STORE_DRAM, else kept): consecutive channels whose rows give
  * the same values, and in them runs of rows of one value; puts them as
@@ -597,13 +635,11 @@ static int cut(BkCtx *c, Out *o, const AtlInsn *in, uint8_t flag, const BandUse 
             int mark = !v && (mode == CUT_LOAD || mode == CUT_GATHER);
             int want = mode == CUT_LOAD || (mode == CUT_GATHER ? !v : v);
             int sram = mode == CUT_LOAD ? v : mode == CUT_STORE_SRAM;
-            if (mark)
-                for (int i = i0; i < i1; i++) {
-                    uint8_t *nd = bd->need + (size_t)(w->c0 + i * w->cstep) * bd->H;
-                    if (w->rstep == 1) mark_needed(nd + w->h0 + a, b - a);
-                    else
-                        for (int q = a; q < b; q++) nd[walk_row(w, q)] = 1;
-                }
+            if (mark) {
+                BkBandMark m = {w->c0 + i0 * w->cstep, w->cstep, i1 - i0, walk_row(w, a), w->rstep, b - a};
+                if (c->band_final) mark_rect(u->b, &m);
+                else defer_mark(u->b, &m);
+            }
             if (want && put_cells(o, in, flag, store, u, w, i0, i1 - i0, a, b - a, sram, c->bands, k, e)) return -1;
             a = b;
         }
@@ -629,8 +665,10 @@ uint64_t bk_band_relayout(BkCtx *c, const BkSegment *sg, int reset)
         if (reset) {
             memset(b->need, 0, cells);
             b->need_all = 0;
+            b->npend = 0;
             continue;
         }
+        apply_marks(b);
         for (size_t j = 0; j < cells; j++) bytes += (b->need_all | b->need[j]) && b->owner[j] >= 0 ? b->rowb : 0;
     }
     return bytes;
@@ -650,10 +688,13 @@ uint64_t bk_band_weight_rereads(const BkSegment *sg)
     int cpc = ly->band_cores / ly->band_clusters, nk = l->nkc > 0 ? l->nkc : 1;
     uint32_t *used = calloc((size_t)l->ngc * (size_t)nk, sizeof *used);
     if (!used) return 0;
+    /* bk_tile_pos's chunks, by one division each (tile t is chunk-major:
+     * t / (nkc x nwc x nrc x image chunks) its output-channel chunk) */
+    int per_g = l->nkc * l->nwc * l->nrc * bk_image_chunks(l);
     for (int t = 0; t < ly->ntiles; t++) {
-        BkTilePos p = bk_tile_pos(l, t);
+        int gci = t / per_g, kci = t % l->nkc;
         int k = sg->tile_core[t] / cpc;
-        if (k >= 0 && k < 31 && p.gci < l->ngc && p.kci < nk) used[(size_t)p.gci * nk + p.kci] |= 1u << k;
+        if (k >= 0 && k < 31 && gci < l->ngc && kci < nk) used[(size_t)gci * nk + kci] |= 1u << k;
     }
     int cpg = l->C / (l->groups > 0 ? l->groups : 1);
     uint64_t extra = 0;
@@ -838,6 +879,12 @@ static int rewrite_list(BkCtx *c, const BkSegment *sg, const BandUse *v, int nv,
     if (w) { free(*w); *w = o.w; }
     else free(o.w);
     return 0;
+}
+
+void bk_band_apply_marks(BkCtx *c)
+{
+    for (int t = 0; t < c->g->nt; t++)
+        if (c->pl[t].band) apply_marks(&c->band[t]);
 }
 
 int bk_band_code(BkCtx *c, const BkSegment *sg, BkCode *k, int cluster, AtlErr *e)

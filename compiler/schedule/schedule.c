@@ -65,9 +65,14 @@ int bk_sched_add(BkSchedule *s, BkLayer *ly, BkCoreSet cores, BkCoreSet bar_set,
 
 uint32_t bk_sched_cluster_mask(const BkSegment *sg, int cpc, int cluster)
 {
+    /* the cores cluster x cpc + j, j < cpc (no division a tile: every
+     * table of the tile search asks) */
     uint32_t m = 0;
-    for (int t = 0; t < sg->layer->ntiles; t++)
-        if (sg->tile_core[t] / cpc == cluster) m |= 1u << (sg->tile_core[t] % cpc);
+    int lo = cluster * cpc;
+    for (int t = 0; t < sg->layer->ntiles; t++) {
+        unsigned j = (unsigned)(sg->tile_core[t] - lo);
+        if (j < (unsigned)cpc) m |= 1u << j;
+    }
     return m;
 }
 

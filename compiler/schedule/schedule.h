@@ -238,6 +238,8 @@ void bk_band_free(BkSegment *sg);   /* the segment's band arrays */
 int bk_band_code(BkCtx *c, const BkSegment *sg, BkCode *k, int cluster, AtlErr *e);
 void bk_band_publish(BkCtx *c, const BkSegment *sg);
 uint64_t bk_band_relayout(BkCtx *c, const BkSegment *sg, int reset);
+/* Applies the marks of need every band holds back (BkBand.pend). */
+void bk_band_apply_marks(BkCtx *c);
 uint64_t bk_band_weight_rereads(const BkSegment *sg);
 int bk_band_finalize(BkCtx *c, BkSchedule *s, AtlErr *e);
 /* Pieces of the segment's input gather: its layer's K chunks when it is a

@@ -24,23 +24,26 @@ static void sram_operand(uint8_t *space, uint64_t *addr)
     }
 }
 
-static int push(AtlInsn **v, int *n, int *cap, const AtlInsn *in0, int *oom)
+static int push(AtlInsn **v, int *n, int *cap, const AtlInsn *in, int *oom)
 {
-    AtlInsn tmp = *in0;
-    const AtlInsn *in = &tmp;
-    if (isa_ops[tmp.op].engine == ISA_ENGINE_DMA) {
-        sram_operand(&tmp.dst_space, &tmp.dst);
-        if (tmp.op != ISA_OP_DMA_FILL) sram_operand(&tmp.src_space, &tmp.src);
-        if (isa_ops[tmp.op].format == ISA_FMT_DMA_GATHER) sram_operand(&tmp.src2_space, &tmp.src2);
-    }
+    AtlInsn tmp;
     if (*n == *cap) {
+        tmp = *in;   /* in may be in *v */
+        in = &tmp;
         int nc = *cap ? *cap * 2 : 32;
         AtlInsn *p = realloc(*v, (size_t)nc * sizeof *p);
         if (!p) { *oom = 1; return -1; }
         *v = p;
         *cap = nc;
     }
-    (*v)[(*n)++] = *in;
+    /* copied once, into its place (the code of every tile priced passes here) */
+    AtlInsn *x = &(*v)[(*n)++];
+    *x = *in;
+    if (isa_ops[x->op].engine == ISA_ENGINE_DMA) {
+        sram_operand(&x->dst_space, &x->dst);
+        if (x->op != ISA_OP_DMA_FILL) sram_operand(&x->src_space, &x->src);
+        if (isa_ops[x->op].format == ISA_FMT_DMA_GATHER) sram_operand(&x->src2_space, &x->src2);
+    }
     return 0;
 }
 

@@ -76,7 +76,16 @@ typedef struct BkBand {
                                    * this near holds another cluster's cell */
     int *run;                     /* per channel: the end of the run of channels from it
                                    * whose owners are the same in every row */
+    struct BkBandMark *pend;      /* marks of need not applied yet (schedule/bands.c applies
+                                   * them where need is read); malloc'd, freed by the driver */
+    int npend, cappend;
 } BkBand;
+
+/* Cells of a BkBand marked needed: channels ch + i x cstep (i < nch), in
+ * each the rows r0 + q x rstep (q < nr). */
+typedef struct BkBandMark {
+    int ch, cstep, nch, r0, rstep, nr;
+} BkBandMark;
 
 /* BkBand.near when a consumer's reach is not known (a 7x7 window's halo) */
 #define BK_BAND_NEAR 3
