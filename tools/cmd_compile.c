@@ -115,6 +115,8 @@ static const char usage_text[] =
     "  --kbands never|auto|always  with bands, a channel-banded 1x1 conv split by input channels\n"
     "                         over the clusters (partial sums added after a barrier): auto\n"
     "                         (default) where the cost model finds it cheaper; never; always\n"
+    "  --depthwise auto|matrix  depthwise float convolutions on the vector unit where the cost\n"
+    "                         model finds it cheaper (auto, default) or on the matrix unit only\n"
     "  --keep-activations     no reuse of activation memory (and --group none): every activation listed in\n"
     "                         the .abm keeps its value after a run (atoll run --dump-tensors)\n"
     "  --dump-ir              print the IR after the passes and stop\n"
@@ -470,6 +472,10 @@ int cmd_compile(int argc, char **argv)
             else if (!strcmp(v, "auto")) rq.kbands = BK_KBANDS_AUTO;
             else if (!strcmp(v, "always")) rq.kbands = BK_KBANDS_ALWAYS;
             else { fprintf(stderr, "atoll compile: --kbands '%s': use never, auto or always\n", v); return 2; }
+        } else if ((v = cli_opt(argc, argv, &i, "--depthwise", &bad))) {
+            if (!strcmp(v, "auto")) rq.dw_matrix = 0;
+            else if (!strcmp(v, "matrix")) rq.dw_matrix = 1;
+            else { fprintf(stderr, "atoll compile: --depthwise '%s': use auto or matrix\n", v); return 2; }
         } else if ((v = cli_opt(argc, argv, &i, "--prefetch", &bad))) {
             if (!strcmp(v, "auto")) rq.prefetch = BK_PREFETCH_AUTO;
             else if (!strcmp(v, "never")) rq.prefetch = BK_PREFETCH_NEVER;

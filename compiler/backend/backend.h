@@ -125,6 +125,9 @@ typedef struct BkOptions {
                                byte"); for tests and studies */
     int prefetch;           /* BK_PREFETCH_AUTO (default), NEVER or SPREAD */
     int kbands;             /* BK_KBANDS_AUTO (default), _NEVER or _ALWAYS */
+    int dw_matrix;          /* 1: depthwise float convs only on the matrix unit (0, default: each
+                               tile shape also on the vector unit, lower/dwvec.c; the cost
+                               model picks) */
     int band_near;          /* bands: 0 (default) the tile search guesses which output
                                cells go to DRAM from how far the consumers' windows reach
                                (BkBand.near); N > 0: every tensor's reach is N rows, the
@@ -151,8 +154,9 @@ typedef struct BkLayerInfo {
     int cores;              /* cores that got at least one tile */
     char split[32];         /* how the output was sliced, e.g. "N1 C2 H4" */
     uint64_t macs;          /* useful multiply-accumulates */
-    uint64_t run_macs;      /* those its instructions execute: more than macs in a layer group,
-                               whose slices recompute the rows their halos need */
+    uint64_t run_macs;      /* those its matrix-unit instructions execute: more than macs in a
+                               layer group, whose slices recompute the rows their halos need;
+                               0 for a depthwise conv on the vector unit (lower/dwvec.c) */
     uint64_t mat_cycles;    /* matrix-unit cycles its useful MACs need at the peak of their dtype
                                on one core: macs x rate / (rows x cols) (0 without MACs) */
     uint64_t est_cycles;    /* cost model: first load to last store, plus the barrier */

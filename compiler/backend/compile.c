@@ -306,7 +306,8 @@ static int fill_summary(const BkCtx *c, const BkSchedule *sched, int rows, const
         snprintf(li->split, sizeof li->split, "%s%s%s%s", ly->split,
                  ly->bands == BK_BANDS_CHANNELS ? " chans" : ly->bands == BK_BANDS_ROWS ? " rows" : "", gp, sg->pf_in ? " pf" : "");
         li->macs = ly->macs;
-        li->run_macs = ly->run_macs ? ly->run_macs : ly->macs;
+        /* a depthwise conv on the vector unit (lower/dwvec.c) runs no MACs on the matrix unit */
+        li->run_macs = !ly->chain && ly->lw.vdw ? 0 : ly->run_macs ? ly->run_macs : ly->macs;
         li->mat_cycles = layer_mat_cycles(c, ly, nm ? members[0] : -1);
         li->est_cycles = sg->est_cycles;
         li->est_compute = sg->est_compute;
@@ -455,6 +456,7 @@ static int stage_build_flow(BkStage *st, const IrGraph *g, const AtlChip *chip, 
     c->band_near = opt->band_near;
     c->kbands_never = opt->kbands == BK_KBANDS_NEVER;
     c->kbands_always = opt->kbands == BK_KBANDS_ALWAYS;
+    c->dw_matrix = opt->dw_matrix != 0;
     c->pf_layer = -1;   /* no layer priced yet (group/search.c) */
     c->band_wprice = opt->band_price[0] > 0 ? (uint64_t)opt->band_price[0] : 1;
     c->band_rprice = opt->band_price[1] > 0 ? (uint64_t)opt->band_price[1] : 1;

@@ -97,6 +97,8 @@ static void options_text(const DrvRequest *rq, int synthetic, int batch, char *o
     n = strlen(opts);
     if (rq->kbands != BK_KBANDS_AUTO) snprintf(opts + n, cap - n, " --kbands %s", rq->kbands == BK_KBANDS_NEVER ? "never" : "always");
     n = strlen(opts);
+    if (rq->dw_matrix) snprintf(opts + n, cap - n, " --depthwise matrix");
+    n = strlen(opts);
     if (rq->stage_plan) snprintf(opts + n, cap - n, " --stage-plan %s", rq->stage_plan);
     if (!batch) return;
     n = strlen(opts);
@@ -182,6 +184,7 @@ static int compile_variant(const char *path, IrGraph *g, const DrvRequest *rq, i
     o.sram_pair = rq->sram_pair;
     o.prefetch = rq->prefetch;
     o.kbands = rq->kbands;
+    o.dw_matrix = rq->dw_matrix;
     o.stage_plan = rq->stage_plan;
     o.source_hash = hash;
     BkSummary *grown = realloc(res->variants, (size_t)(res->nvariants + 1) * sizeof *grown);

@@ -37,6 +37,7 @@ typedef struct DrvRequest {
     int sram_pair;                 /* BkOptions.sram_pair */
     int prefetch;                  /* BkOptions.prefetch (BK_PREFETCH_AUTO / NEVER) */
     int kbands;                    /* BkOptions.kbands (BK_KBANDS_AUTO / NEVER / ALWAYS) */
+    int dw_matrix;                 /* BkOptions.dw_matrix */
     const char *stage_plan;        /* BkOptions.stage_plan */
     uint64_t synthetic_max_bytes;  /* invented weights stop at this many bytes (0: no limit) */
     const uint8_t *model_buf;      /* when set, the model is imported from these model_len bytes (a

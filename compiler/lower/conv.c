@@ -103,6 +103,11 @@
  *   into the cluster's SRAM before its first load of it (stage_weights,
  *   placed by the schedule), its other cores wait for the flag; tiles
  *   load their weights from SRAM, so a cluster reads them from DRAM once.
+ * Depthwise on the vector unit (BkLow.vdw, split `vec`; lower/dwvec.c):
+ *   every shape of a depthwise float conv whose weights are loaded per tile
+ *   is also offered with its taps as v.mul / v.add instead of `conv`
+ *   (the matrix unit pays a fill and drain per channel); the search keeps
+ *   the cheaper.
  * Guarantees: the output equals the ONNX op's (f32 accumulation order of
  *   the matrix unit: kh, kw, c within a k chunk, chunks in order). */
 #include <math.h>
@@ -167,7 +172,8 @@ static int conv_gen(BkCtx *c, const BkLayer *ly, int t, uint64_t slot, BkCode *k
         in.src_space = ISA_SPACE_SRAM;
         in.src = in.src - l->x + c->sram_stage;
     }
-    bk_code_ld(k, &in, 0);
+    if (l->vdw) bk_dw_input(c, l, k, &in, slot + (l->l_dwx ? l->l_dwx : l->l_in), ys, xs, cn);
+    else bk_code_ld(k, &in, 0);
     if (stacked) bk_stack_zeros(k, dt, 0, slot + l->l_in, p.nn, &sk, ys.n, xs.n, cn);
     AtlInsn op = bk_window_insn(l, is_pool ? l->pool_op : ISA_OP_CONV, dt, slot + l->l_in, cn, ys, xs);
     op.ih = (uint32_t)(p.nn * (l->nb > 1 ? sk.ib : ys.n));
@@ -205,6 +211,8 @@ static int conv_gen(BkCtx *c, const BkLayer *ly, int t, uint64_t slot, BkCode *k
             ss[0] = 0; ss[1] = 0; ss[2] = l->OC; ss[3] = 1;
             bk_compact(sh, ds);
             in = bk_dma(dt, ISA_SPACE_LMEM, slot + l->l_w, ISA_SPACE_DRAM, l->w + (uint64_t)oc0 * es, sh, ds, ss);
+            if (l->vdw && l->l_dww) in.dst = slot + l->l_dww;   /* compact, cast by bk_dw_taps */
+            else if (l->vdw) bk_dw_weight_strides(c, &in, ocn);
             bk_code_ld(k, &in, 1);
         } else {
             /* weights [kh][kw][C][OC] -> [kh][kw][cn][ocn] of this k chunk */
@@ -240,7 +248,8 @@ static int conv_gen(BkCtx *c, const BkLayer *ly, int t, uint64_t slot, BkCode *k
             bk_kbands_store(k, l, p.kci / sub, &pb, acc);
             return 0;
         }
-        bk_code_cp(k, &op);
+        if (l->vdw) bk_dw_taps(c, l, k, slot, acc, ys, xs, rn, wn, cn);
+        else bk_code_cp(k, &op);
         if (!last_k) return 0;
         /* every accumulator row (stacked: the garbage rows between images too) */
         int orows = l->nb > 1 ? sk.ob : rn;
@@ -472,6 +481,7 @@ static int plan(const BkCtx *c, BkLayer *g, int m, int st, int ws)
     g->prologue = m || st ? conv_prologue : NULL;
     g->stage = ws ? stage_weights : NULL;
     g->cores_ok = ws ? wsram_cores_ok : NULL;
+    if (l->vdw && (m || ws || !bk_dw_vector_ok(c, l))) return -1;
     if (ws) {
         /* where an input's staging would go, or above it when the input
          * is staged too; as many chunks as fit, at most all */
@@ -506,12 +516,16 @@ static int plan(const BkCtx *c, BkLayer *g, int m, int st, int ws)
     uint64_t used = 0;
     uint64_t ih = l->compact ? (uint64_t)l->rows : nb > 1 ? (uint64_t)sk.ib : (uint64_t)bk_window_extent(l->rows, l->sh, l->dh, l->kh, l->H);
     uint64_t iw = l->compact ? (uint64_t)l->cols : (uint64_t)bk_window_extent(l->cols, l->sw, l->dw, l->kw, l->W);
-    l->l_in = bk_slot_alloc(c, &used, nb * ih * iw * cn * l->es);
+    l->l_in = bk_slot_alloc(c, &used, l->vdw ? bk_dw_in_bytes(c, l) : nb * ih * iw * cn * l->es);
+    /* a 16-bit vector depthwise: its input and weights as loaded, before the cast to f32 */
+    l->l_dwx = l->vdw && l->es != 4 ? bk_slot_alloc(c, &used, bk_dw_in_bytes(c, l) / 4 * (uint64_t)l->es) : 0;
+    l->l_dww = l->vdw && l->es != 4 ? bk_slot_alloc(c, &used, (uint64_t)l->kh * l->kw * ocn * l->es) : 0;
     if (conv) {
-        l->l_w = m ? 0 : bk_slot_alloc(c, &used, (uint64_t)l->kh * l->kw * (is_kconv(l) ? cn : cpg) * ocn * c->es);
+        l->l_w = m ? 0 : bk_slot_alloc(c, &used, l->vdw ? bk_dw_w_bytes(c, l) : (uint64_t)l->kh * l->kw * (is_kconv(l) ? cn : cpg) * ocn * c->es);
         l->l_b = l->b && !m ? bk_slot_alloc(c, &used, (uint64_t)ocn * 4) : 0;
         l->l_acc = l->nkc == 1 ? bk_slot_alloc(c, &used, outn * ocn * 4) : 0;
-        l->l_tmp = !strcmp(l->act, "HardSwish") || !strcmp(l->t_act, "HardSwish") ? bk_slot_alloc(c, &used, outn * ocn * 4) : 0;
+        /* the vector depthwise's products (the epilogue's temp after them) */
+        l->l_tmp = l->vdw || !strcmp(l->act, "HardSwish") || !strcmp(l->t_act, "HardSwish") ? bk_slot_alloc(c, &used, outn * ocn * 4) : 0;
         l->l_out = c->dt != ISA_F32 ? bk_slot_alloc(c, &used, outn * ocn * c->es) : 0;
         l->l_res = l->t_x ? bk_slot_alloc(c, &used, outn * ocn * c->es) : 0;
         l->l_resf = l->t_x && c->dt != ISA_F32 ? bk_slot_alloc(c, &used, outn * ocn * 4) : 0;
@@ -548,13 +562,15 @@ static int assign(BkCtx *c, BkLayer *ly, AtlErr *e)
 
 /* A candidate: group chunk, rows, columns, k chunk, weights multicast
  * (m), input read from the cluster's SRAM copy (st), images a tile (nb,
- * 0: one), weights staged in the cluster's SRAM (ws). */
-typedef struct Shape { int gc, r, w, kc, m, st, nb, ws; } Shape;
+ * 0: one), weights staged in the cluster's SRAM (ws), a depthwise conv on
+ * the vector unit (v, BkLow.vdw). */
+typedef struct Shape { int gc, r, w, kc, m, st, nb, ws, v; } Shape;
 
 
 static int fits(const BkCtx *c, BkLayer *ly, Shape s)
 {
     set_shape(&ly->lw, s.gc, s.r, s.w, s.kc, s.nb);
+    ly->lw.vdw = s.v;
     return plan(c, ly, s.m, s.st, s.ws) == 0 && bk_window_spans_ok(&ly->lw);
 }
 
@@ -608,6 +624,14 @@ static int may_stage_weights(const BkCtx *c, const BkLayer *ly, const Shape *s)
  * both may. */
 static int add_shape(const BkCtx *c, BkLayer *ly, Shape s, AtlErr *e)
 {
+    if (!s.v && !s.m && ly->lw.groups > 1 && ly->lw.groups == ly->lw.C) {
+        /* a depthwise conv: the same tiles on the vector unit first (of
+         * equal tile counts, priced before the matrix unit's), where
+         * bk_dw_vector_ok allows (lower/dwvec.c) */
+        Shape sv = s;
+        sv.v = 1;
+        if (fits(c, ly, sv) && add_one(c, ly, sv, e) < 0) return -1;
+    }
     if (!fits(c, ly, s)) return 0;
     int sram = may_use_sram(c, ly), ws = may_stage_weights(c, ly, &s);
     int pair = sram && ws, only_pair = pair && c->sram_always && c->wsram_always;
@@ -648,7 +672,7 @@ static int add_image_shapes(const BkCtx *c, BkLayer *ly, int gc, int m, AtlErr *
     if (m) ks[0] = l->C;
     for (int j = 0; j < nn; j++)
         for (int i = 0; i < nk; i++) {
-            Shape s = {gc, l->OH, l->OW, ks[i], m, 0, nbs[j], 0};
+            Shape s = {gc, l->OH, l->OW, ks[i], m, 0, nbs[j], 0, 0};
             int rc = add_shape(c, ly, s, e);
             if (rc < 0) return -1;
             if (rc) break;
@@ -681,7 +705,7 @@ static void order_shapes(BkShapes *q)
 static int offer_pair(BkCtx *c, BkLayer *ly, const BkSplitPair *p, AtlErr *e)
 {
     BkLow *l = &ly->lw;
-    Shape smallest = {1, 1, p->w, p->kc, 0, 0, 0, 0};
+    Shape smallest = {1, 1, p->w, p->kc, 0, 0, 0, 0, 0};
     if (!fits(c, ly, smallest)) return 0;
     int units = group_units(l);
     int modes = l->kind == BK_K_CONV && !l->w_oihw && c->chip->cores_per_cluster > 1 && p->nk == 1 ? 2 : 1;
@@ -689,7 +713,7 @@ static int offer_pair(BkCtx *c, BkLayer *ly, const BkSplitPair *p, AtlErr *e)
         for (int gc = units;; gc = (gc + 1) / 2) {
             int taken = 0;
             for (int r = l->OH; taken < 2; r = (r + 1) / 2) {
-                Shape s = {gc, r, p->w, p->kc, m, 0, 0, 0};
+                Shape s = {gc, r, p->w, p->kc, m, 0, 0, 0, 0};
                 int rc = add_shape(c, ly, s, e);
                 if (rc < 0) return -1;
                 taken += rc;
@@ -785,6 +809,7 @@ static int apply_shape(BkCtx *c, BkLayer *ly, const void *shape, AtlErr *e)
     if (ly->mcast) n += snprintf(ly->split + n, sizeof ly->split - (size_t)n, " mc");
     if (ly->in_sram) n += snprintf(ly->split + n, sizeof ly->split - (size_t)n, " sram");
     if (ly->wsram) n += snprintf(ly->split + n, sizeof ly->split - (size_t)n, " wsram");
+    if (l->vdw) n += snprintf(ly->split + n, sizeof ly->split - (size_t)n, " vec");
     if (l->kb_parts) snprintf(ly->split + n, sizeof ly->split - (size_t)n, " kbands");
     return 0;
 }
@@ -800,7 +825,7 @@ int bk_conv_kbands_shapes(BkCtx *c, BkLayer *ly, AtlErr *e)
     for (int sub = 1; sub <= 8 && l->C % (l->kb_parts * sub) == 0; sub *= 2)
         for (int gc = l->OC; gc >= l->OC / 8 && gc >= 1; gc = gc / 2) {
             for (int r = l->OH; r >= (l->OH + 3) / 4; r = (r + 1) / 2) {
-                Shape s = {gc, r, l->OW, l->C / (l->kb_parts * sub), 0, 0, 0, 0};
+                Shape s = {gc, r, l->OW, l->C / (l->kb_parts * sub), 0, 0, 0, 0, 0};
                 if (add_one(c, ly, s, e) < 0) return -1;
                 if (r == 1) break;
             }
@@ -823,7 +848,7 @@ static int choose_tiles(BkCtx *c, BkLayer *ly, AtlErr *e)
     for (int m = 0; m < modes; m++)
         for (int gc = units;; gc = (gc + 1) / 2) {
             for (int r = l->OH;; r = (r + 1) / 2) {
-                Shape s = {gc, r, l->OW, l->C, m, 0, 0, 0};
+                Shape s = {gc, r, l->OW, l->C, m, 0, 0, 0, 0};
                 if (add_shape(c, ly, s, e) < 0) return -1;
                 if (r == 1) break;
             }

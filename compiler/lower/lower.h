@@ -157,6 +157,28 @@ BkStack bk_image_stack(const BkLow *l);
  * padding's: 0, or an int8 conv's zero point) by two dma.fill queued as
  * loads of the tile. */
 void bk_stack_zeros(BkCode *k, int dt, int32_t value, uint64_t lmem, int nn, const BkStack *sk, int n, int cols, int cn);
+
+/* dwvec.c: a depthwise float conv's tile on the vector unit (BkLow.vdw).
+ * bk_dw_vector_ok: 1 when l's shape may take it (grouping on, not
+ * BkCtx.dw_matrix; groups == C == OC, f32, bf16 or f16, constant weights, one image and
+ * k chunk a tile); bk_dw_pix: the pixel (or tap) stride in f32 elements of
+ * n channels, a multiple of the LMEM alignment; bk_dw_in_bytes /
+ * bk_dw_w_bytes: a slot's padded input block and weights at l's tile
+ * shape; bk_dw_input: queues `in` (bk_nchw_boxes' load of the window's
+ * input rows ys and columns xs, cn channels) into the padded block at lin
+ * and the dma.fill of its padding; bk_dw_weight_strides: a weight load of
+ * shape (1, 1, taps, ocn) given the tap stride; bk_dw_taps: in bf16 /
+ * f16 first the v.cast of the block at l_dwx and the weights at l_dww to
+ * f32 at l_in and l_w, then the v.mul / v.add of every tap into the f32
+ * HWC accumulator acc [rn][wn][cn] (l_tmp as large) of the tile at slot. */
+int bk_dw_vector_ok(const BkCtx *c, const BkLow *l);
+int bk_dw_pix(const BkCtx *c, int n);
+uint64_t bk_dw_in_bytes(const BkCtx *c, const BkLow *l);
+uint64_t bk_dw_w_bytes(const BkCtx *c, const BkLow *l);
+void bk_dw_input(const BkCtx *c, const BkLow *l, BkCode *k, AtlInsn *in, uint64_t lin, BkSpan ys, BkSpan xs, int cn);
+void bk_dw_weight_strides(const BkCtx *c, AtlInsn *in, int ocn);
+void bk_dw_taps(const BkCtx *c, const BkLow *l, BkCode *k, uint64_t slot, uint64_t acc, BkSpan ys, BkSpan xs, int rn,
+                int wn, int cn);
 /* The split's text, "N1 C4 H8" (N: image chunks; "Nb4 ..." when a tile
  * covers 4 images) and " W3", " K2" when split so; its length. */
 int bk_window_split(const BkLow *l, char *out, size_t cap);

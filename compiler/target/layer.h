@@ -85,6 +85,9 @@ typedef struct BkLow {
                                    * columns it reads and run it at stride 1 (lower/conv.c) */
     uint64_t x, y, w, b;          /* tagged DRAM addresses (b: f32 bias or 0) */
     int w_oihw;                   /* conv: w is a run-time OIHW tensor, not the [kh][kw][cpg][OC] image */
+    int vdw;                      /* conv: a depthwise float conv on the vector unit, not the matrix
+                                   * unit's conv (lower/dwvec.c; the input block and the weights
+                                   * with 64-byte pixel and tap strides) */
     /* matmul: Y[bt][M][N] = A[bt][M][K] x B[bt][K][N] (+ bias[N] f32) */
     int bt, M, K, Nn, mt, nt, nmc, nnc;
     int kt;                       /* K chunk depth (the count is nkc above; nkc > 1: K split) */
@@ -118,6 +121,8 @@ typedef struct BkLow {
     uint64_t l_in, l_w, l_acc, l_b, l_out, l_tmp, l_reg[BK_MAXIN + BK_MAXSTEP];
     uint64_t l_c;                 /* matmul: a non-constant C block in a non-f32 storage dtype */
     uint64_t l_wres, l_bres;      /* resident (multicast) weights and bias, absolute LMEM */
+    uint64_t l_dwx, l_dww;        /* vdw in bf16 / f16: the padded input block and the weights in
+                                   * the storage dtype, cast to f32 at l_in / l_w (0 in f32) */
     int32_t *aux;                 /* per-kind table (malloc'd, freed with the layer): resize bands */
     uint64_t l_accres, acc_bytes; /* K split: two resident f32 accumulators, absolute LMEM, and one's size */
     /* quantised ops (lower/quant.c) */

@@ -8,9 +8,11 @@
 # (atoll compare, race detector on), a timing-only run moves at most
 # 1.45x (resnet20_cifar; 1.70x before re-layouts were priced, 1.60x
 # before its plan was also built with DRAM bytes priced higher, which the
-# cost model prices 0.5% faster) and 2.05x (mobilenetv2_035; 2.63x
+# cost model prices 0.5% faster) and 1.45x (mobilenetv2_035: 1.40x; 2.63x
 # before re-layouts were priced, 2.18x before its tensors of fewer rows
-# than clusters, 3 x 3, were banded) the compulsory bytes (weights + inputs + outputs, from the
+# than clusters, 3 x 3, were banded, 2.03x before its depthwise
+# convolutions ran on the vector unit, lower/dwvec.c, and took row bands
+# like the 1x1 convolutions around them) the compulsory bytes (weights + inputs + outputs, from the
 # compile summary), the estimate is the simulated cycles within 2%, and
 # resnet20_cifar's first group (stem and stage 0) writes less than its
 # 64 KiB output to DRAM (under 60,000 bytes; it wrote all of it).
@@ -38,7 +40,7 @@ check resnet20_cifar 145
 # plain pass (CI time: the same code paths, less simulated work)
 full=1
 case "$BUILD" in *san*) full=0;; esac
-[ $full = 1 ] && check mobilenetv2_035 205
+[ $full = 1 ] && check mobilenetv2_035 145
 # unit 0 is the group of the stem and stage 0 (16 x 32 x 32 fp32 = 64 KiB out)
 out=$(awk '$1 == "0" && /Group/ { v = $(NF - 2); u = $(NF - 1); print (u == "KB" ? v * 1000 : u == "B" ? v : 1e9) }' \
     "$TMPD/sum_resnet20_cifar.txt")

@@ -278,6 +278,10 @@ static int run_mode(const Prep *p, const char *chipfile, int dtype, int group, i
     /* activations in DRAM, where a chain saves their traffic (in SRAM, the
      * default on tiny and edge16k, the layers alone are often as fast) */
     o.sram_acts = BK_SRAM_ACTS_NEVER;
+    /* depthwise convolutions on the matrix unit, as a chain's members run
+     * them (on the vector unit, lower/dwvec.c, the stem, depthwise and 1x1
+     * of depthwise_in_a_chain are cheaper as three layers than as a group) */
+    o.dw_matrix = 1;
     return run_opts(p, chipfile, &o, r);
 }
 

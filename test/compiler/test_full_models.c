@@ -95,8 +95,9 @@ static void run_full_model(const void *arg)
                100 * st->mm_util, sum.nlayers);
         CHECK(st->cycles > 0);
         /* layer groups recompute their slices' halo rows: the simulator
-         * counts what the instructions execute, the compiler says how much
-         * that is and how much of it the graph needs */
+         * counts what the matrix unit executes, the compiler says how much
+         * that is (none for a depthwise conv on the vector unit) and how
+         * much of it the graph needs */
         uint64_t useful = 0, run = 0;
         for (int i = 0; i < sum.nlayers; i++) { useful += sum.layers[i].macs; run += sum.layers[i].run_macs; }
         CHECKF(want > 0 && useful == want, "%s: the compiler counts %llu useful MACs, the graph has %llu", name,
