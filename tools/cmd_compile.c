@@ -107,8 +107,11 @@ static const char usage_text[] =
     "                         from DRAM once per cluster however many of its cores use them:\n"
     "                         auto (default) where the cost model finds it cheaper\n"
     "  --sram-pair            convolutions may also stage both their input and their weights in\n"
-    "                         cluster SRAM (off by default: faster ResNet-50, but resnet20_cifar\n"
-    "                         then moves more DRAM)\n"
+    "                         cluster SRAM in every plan built (default: where the plan choice\n"
+    "                         finds it pays, see --bytes-slack); --no-sram-pair: never\n"
+    "  --bytes-slack PCT      the plan kept of those built for one activation placement is the\n"
+    "                         fastest whose estimated DRAM bytes are within PCT% of the fewest\n"
+    "                         or 1.5x the compulsory bytes (default 10; -1: the fastest)\n"
     "  --prefetch auto|never  a layer's first staged weights copied to SRAM by the layer before,\n"
     "                         overlapping its compute: auto (default) where the cost model finds\n"
     "                         it cheaper; never: each layer stages its own\n"
@@ -288,24 +291,27 @@ static void print_stages(const BkSummary *s, const AtlChip *chip)
     }
 }
 
-/* --groups: each unit of the schedule, the members of a layer group below it. */
+/* --groups: each unit of the schedule, the members of a layer group below
+ * it: DRAM in / out as emitted, est cycles and est DRAM (bytes read and
+ * written) as the cost model prices them. */
 static void print_groups(const BkSummary *s, const AtlChip *chip)
 {
     int cpc = chip->cores_per_cluster, total = chip->clusters * cpc;
-    printf("%4s  %-44s %-11s %-27s %10s %10s %10s %11s\n", "unit", "layer (or group: first .. last)", "cores", "slicing",
-           "LMEM/core", "DRAM in", "DRAM out", "est cycles");
-    uint64_t rd = 0, wr = 0;
+    printf("%4s  %-44s %-11s %-27s %10s %10s %10s %11s %10s\n", "unit", "layer (or group: first .. last)", "cores", "slicing",
+           "LMEM/core", "DRAM in", "DRAM out", "est cycles", "est DRAM");
+    uint64_t rd = 0, wr = 0, est = 0;
     for (int i = 0; i < s->nlayers; i++) {
         const BkLayerInfo *l = &s->layers[i];
-        char cores[32], lm[16], in[16], out[16];
+        char cores[32], lm[16], in[16], out[16], eb[16];
         if (l->core_count == total) snprintf(cores, sizeof cores, "all %d", total);
         else if (l->core_first % cpc == 0 && l->core_count == cpc) snprintf(cores, sizeof cores, "cluster %d", l->core_first / cpc);
         else snprintf(cores, sizeof cores, "%d-%d", l->core_first, l->core_first + l->core_count - 1);
         bytes_text(l->lmem_peak, 1, lm, sizeof lm);
         bytes_text(l->dram_rd, 0, in, sizeof in);
         bytes_text(l->dram_wr, 0, out, sizeof out);
-        printf("%4d  %-44.44s %-11s %-27.27s %10s %10s %10s %11llu\n", l->layer_id, l->nmembers > 1 ? l->op : l->name, cores,
-               l->split, lm, in, out, (unsigned long long)l->est_cycles);
+        bytes_text(l->est_rd + l->est_wr, 0, eb, sizeof eb);
+        printf("%4d  %-44.44s %-11s %-27.27s %10s %10s %10s %11llu %10s\n", l->layer_id, l->nmembers > 1 ? l->op : l->name, cores,
+               l->split, lm, in, out, (unsigned long long)l->est_cycles, eb);
         for (const char *m = l->nmembers > 1 && l->members ? l->members : ""; *m;) {
             const char *tab = strchr(m, '\t'), *nl = strchr(m, '\n');
             if (!tab || !nl) break;
@@ -314,11 +320,14 @@ static void print_groups(const BkSummary *s, const AtlChip *chip)
         }
         rd += l->dram_rd;
         wr += l->dram_wr;
+        est += l->est_rd + l->est_wr;
     }
-    char in[16], out[16];
+    char in[16], out[16], eb[16];
     bytes_text(rd, 0, in, sizeof in);
     bytes_text(wr, 0, out, sizeof out);
-    printf("%4s  %-44s %-11s %-27s %10s %10s %10s %11llu\n", "", "total", "", "", "", in, out, (unsigned long long)s->est_cycles);
+    bytes_text(est, 0, eb, sizeof eb);
+    printf("%4s  %-44s %-11s %-27s %10s %10s %10s %11llu %10s\n", "", "total", "", "", "", in, out, (unsigned long long)s->est_cycles,
+           eb);
 }
 
 static void print_times(const double *t, double write_s)
@@ -461,7 +470,17 @@ int cmd_compile(int argc, char **argv)
             else if (!strcmp(v, "rows")) rq.sram_acts = BK_SRAM_ACTS_ROWS;
             else { fprintf(stderr, "atoll compile: --sram-activations '%s': use auto, never, bands or rows\n", v); return 2; }
         } else if (!strcmp(argv[i], "--sram-pair")) {
-            rq.sram_pair = 1;
+            rq.sram_pair = BK_PAIR_ALWAYS;
+        } else if (!strcmp(argv[i], "--no-sram-pair")) {
+            rq.sram_pair = BK_PAIR_NEVER;
+        } else if ((v = cli_opt(argc, argv, &i, "--bytes-slack", &bad))) {
+            char *end;
+            long n = strtol(v, &end, 10);
+            if (end == v || *end || n < -1 || n > 1000) {
+                fprintf(stderr, "atoll compile: --bytes-slack '%s': a percentage 1..1000, or -1: the fastest plan\n", v);
+                return 2;
+            }
+            rq.bytes_slack = n ? (int)n : BK_BYTES_SLACK;
         } else if ((v = cli_opt(argc, argv, &i, "--sram-weights", &bad))) {
             if (!strcmp(v, "auto")) rq.sram_weights = BK_SRAM_AUTO;
             else if (!strcmp(v, "never")) rq.sram_weights = BK_SRAM_NEVER;

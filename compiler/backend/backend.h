@@ -87,6 +87,11 @@ enum { BK_PLACE_AUTO = 0, BK_PLACE_CHIP = 1, BK_PLACE_SPLIT = 2, BK_PLACE_PIPELI
  * stage); UNIFORM keeps one micro-batch for the whole network. */
 enum { BK_SCHED_STAGED = 0, BK_SCHED_UNIFORM = 1 };
 
+/* BkOptions.sram_pair */
+enum { BK_PAIR_AUTO = 0, BK_PAIR_ALWAYS = 1, BK_PAIR_NEVER = 2 };
+/* BkOptions.bytes_slack's default, percent */
+enum { BK_BYTES_SLACK = 10 };
+
 typedef struct BkOptions {
     int dtype;              /* storage/compute dtype: ISA_F32 (default), ISA_F16, ISA_BF16 */
     const char *net_name;   /* NULL: the graph's name (or "net") */
@@ -109,10 +114,19 @@ typedef struct BkOptions {
     int sram_weights;       /* conv weight chunks staged in cluster SRAM, read once per cluster
                                (docs/backend.md, "Weights in cluster SRAM"): BK_SRAM_AUTO
                                (default), BK_SRAM_NEVER, BK_SRAM_ALWAYS (tests); as sram_input */
-    int sram_pair;          /* 1: convolutions may stage both their input and their weights in
+    int sram_pair;          /* convolutions may stage both their input and their weights in
                                cluster SRAM (docs/backend.md, "Input and weights both in cluster
-                               SRAM"); 0 (default): one or the other, as before; both
-                               sram_input and sram_weights BK_SRAM_ALWAYS force the pair */
+                               SRAM"): BK_PAIR_AUTO (default) offered on chips with the
+                               semaphore it needs, the frugal rebuild of a small plan built
+                               without it and the plan choice weighing bytes (bytes_slack);
+                               BK_PAIR_ALWAYS (--sram-pair) offered in every build;
+                               BK_PAIR_NEVER one or the other only; both sram_input and
+                               sram_weights BK_SRAM_ALWAYS force the pair */
+    int bytes_slack;        /* whole-plan choices between the plans built for the same
+                               activation placement (docs/backend.md, "Plans weighed by their
+                               bytes"): the fastest whose estimated DRAM bytes are within this
+                               many percent of the fewest or 1.5x the compulsory bytes; 0:
+                               BK_BYTES_SLACK (10); < 0: the fastest */
     int sram_acts;          /* BK_SRAM_ACTS_AUTO (default), _NEVER or _BANDS */
     int stage_copy;         /* a staged split stage after the first reads its boundary
                                through a copy in cluster SRAM (docs/backend.md, "Staged
@@ -162,6 +176,7 @@ typedef struct BkLayerInfo {
     uint64_t est_cycles;    /* cost model: first load to last store, plus the barrier */
     uint64_t est_compute;   /* max over cores of the busiest compute engine */
     uint64_t est_dma;       /* max over cores of DMA busy cycles */
+    uint64_t est_rd, est_wr; /* cost model: bytes its DMAs read from / write to DRAM */
     int is_matrix;          /* 1 for conv / matmul layers */
     int core_first, core_count; /* the core set it runs on (chip-wide ids) */
     uint64_t dram_rd, dram_wr;  /* bytes its instructions read from / write to DRAM */

@@ -312,6 +312,8 @@ static int fill_summary(const BkCtx *c, const BkSchedule *sched, int rows, const
         li->est_cycles = sg->est_cycles;
         li->est_compute = sg->est_compute;
         li->est_dma = sg->est_dma;
+        li->est_rd = sg->est_rd;
+        li->est_wr = sg->est_wr;
         li->dram_rd = sg->dram_rd;
         li->dram_wr = sg->dram_wr;
         li->lmem_peak = sg->lmem_peak;
@@ -397,8 +399,13 @@ static int check_options(const AtlChip *chip, const BkOptions *opt, AtlErr *e)
         return atl_fail(e, "backend: SRAM activation mode %d is not one of auto, never, bands, rows", opt->sram_acts);
     if (opt->dtype != ISA_F32 && opt->dtype != ISA_F16 && opt->dtype != ISA_BF16)
         return atl_fail(e, "backend: dtype %s is not supported (f32, f16, bf16)", isa_dtype_name(opt->dtype));
-    if (chip->semaphores < BK_SEMS_USED)
-        return atl_fail(e, "backend: the chip has %d semaphores per core; the pipeline needs %d", chip->semaphores, BK_SEMS_USED);
+    if (opt->sram_pair < BK_PAIR_AUTO || opt->sram_pair > BK_PAIR_NEVER)
+        return atl_fail(e, "backend: SRAM pair mode %d is not one of auto, always, never", opt->sram_pair);
+    /* the pair's input semaphore (BK_SEM_INPUT) only when it is asked for */
+    int sems = opt->sram_pair == BK_PAIR_ALWAYS ? BK_SEMS_USED : BK_SEM_INPUT;
+    if (chip->semaphores < sems)
+        return atl_fail(e, "backend: the chip has %d semaphores per core; the pipeline needs %d%s", chip->semaphores, sems,
+                        opt->sram_pair == BK_PAIR_ALWAYS ? " with --sram-pair" : "");
     return 0;
 }
 
@@ -410,6 +417,14 @@ static int check_options(const AtlChip *chip, const BkOptions *opt, AtlErr *e)
 static int sram_copies(const AtlChip *chip)
 {
     return chip->clusters == 1 ? 1 : chip->noc_cluster_links ? chip->clusters : 0;
+}
+
+/* Whether convolutions may stage their input and weights both in SRAM:
+ * asked for, or auto on a chip with the semaphore the pair's staged input
+ * signals (BK_SEM_INPUT; a chip with fewer keeps it off). */
+static int pair_on(const AtlChip *chip, const BkOptions *opt)
+{
+    return opt->sram_pair == BK_PAIR_ALWAYS || (opt->sram_pair == BK_PAIR_AUTO && chip->semaphores >= BK_SEMS_USED);
 }
 
 /* Builds st from g: context, placement (io where io_fixed says, if not
@@ -450,7 +465,7 @@ static int stage_build_flow(BkStage *st, const IrGraph *g, const AtlChip *chip, 
     c->sram_always = opt->sram_input == BK_SRAM_ALWAYS;
     c->wsram_never = opt->sram_weights == BK_SRAM_NEVER;
     c->wsram_always = opt->sram_weights == BK_SRAM_ALWAYS;
-    c->sram_pair = opt->sram_pair != 0;
+    c->sram_pair = pair_on(chip, opt);
     c->prefetch_never = opt->prefetch == BK_PREFETCH_NEVER;
     c->prefetch_spread = opt->prefetch == BK_PREFETCH_SPREAD;
     c->band_near = opt->band_near;
@@ -614,20 +629,45 @@ static int try_bands(const IrGraph *g, const AtlChip *chip, const BkOptions *opt
  * 56 layers, 6 -> 10 CPU-s, and its higher-priced plan is slower). */
 enum { BAND_PRICE_W = 32, BAND_PRICE_R = 4, BAND_PRICE_LAYERS = 40 };
 
-/* The higher-priced plan, built to move fewer DRAM bytes, is kept while
- * it is at most 0.5% slower than the other (a DRAM byte costs energy,
- * 20 pJ/bit in configs/a1.ini, and bandwidth other traffic could use):
- * resnet20_cifar on a1 gives 0.3% (121,720 -> 122,069 estimated cycles)
- * for 1.60x -> 1.41x its compulsory DRAM bytes, once the multicast weight
- * prefetch made its normal plan the faster one. */
-enum { BYTES_SLACK_NUM = 201, BYTES_SLACK_DEN = 200 };
+/* The cost model's DRAM bytes of a built stage (every segment's est_rd +
+ * est_wr; with split, the first instance's). */
+static uint64_t stage_bytes(const BkStage *st)
+{
+    uint64_t sum = 0;
+    for (int i = 0; i < (st->c.split ? st->nunits : st->sched.n); i++) sum += st->sched.seg[i].est_rd + st->sched.seg[i].est_wr;
+    return sum;
+}
+
+/* Of two plans of the same graph: the faster among those whose estimated
+ * DRAM bytes are within opt->bytes_slack percent of the fewer or at most
+ * BYTES_COMPULSORY percent of the compulsory bytes (the weights and the
+ * graph's inputs and outputs once; issue 11's budget for small models);
+ * ties: b, the frugal one. A DRAM byte costs energy (20 pJ/bit in
+ * configs/a1.ini) and bandwidth other traffic could use, so a plan that
+ * is a little faster by moving many more bytes than it must is not
+ * taken: resnet20_cifar on a1, whose plan with the input and weights
+ * both staged (--sram-pair) is estimated 8% faster (112,789 cycles) for
+ * 1.87x its compulsory bytes against 1.41x (122,069). Below the budget
+ * the faster plan is kept (resnet20_cifar in bf16 on a 2-cluster a1:
+ * 59,917 cycles at 1.41x against 64,081 at 1.18x). */
+enum { BYTES_COMPULSORY = 150 };
+static BkStage *plan_pick(BkStage *a, BkStage *b, const BkOptions *opt)
+{
+    uint64_t ca = stage_cycles(a), cb = stage_cycles(b), ba = stage_bytes(a), bb = stage_bytes(b);
+    uint64_t least = ba < bb ? ba : bb, slack = (uint64_t)(opt->bytes_slack ? opt->bytes_slack : BK_BYTES_SLACK);
+    uint64_t must = b->c.weight_bytes + b->c.io_bytes;
+    int a_ok = opt->bytes_slack < 0 || ba * 100 <= least * (100 + slack) || ba * 100 <= must * BYTES_COMPULSORY;
+    int b_ok = opt->bytes_slack < 0 || bb * 100 <= least * (100 + slack) || bb * 100 <= must * BYTES_COMPULSORY;
+    if (a_ok && (!b_ok || ca < cb)) return a;
+    return b;
+}
 
 /* base: a built plan; returns it, or hi built from the same options with
- * the higher price when the estimate of hi is lower (a price given in the
- * options, a plan without bands or of more than BAND_PRICE_LAYERS
- * layers: base itself; hi that fails to compile is not taken; hi's
- * estimate at most BYTES_SLACK above base's: hi). hi borrows base's DMA pricer and
- * is freed by the caller (zeroed when not built). */
+ * the higher price (and, with sram_pair auto, without the pair: the
+ * frugal plan) when plan_pick prefers it (a price given in the options,
+ * a plan without bands or of more than BAND_PRICE_LAYERS layers: base
+ * itself; hi that fails to compile is not taken). hi borrows base's DMA
+ * pricer and is freed by the caller (zeroed when not built). */
 static BkStage *cheaper_bands(BkStage *base, BkStage *hi, const IrGraph *g, const AtlChip *chip, const BkOptions *opt,
                               AbmWriter *w)
 {
@@ -637,13 +677,13 @@ static BkStage *cheaper_bands(BkStage *base, BkStage *hi, const IrGraph *g, cons
     BkOptions oh = *opt;
     oh.band_price[0] = BAND_PRICE_W;
     oh.band_price[1] = BAND_PRICE_R;
+    if (oh.sram_pair == BK_PAIR_AUTO) oh.sram_pair = BK_PAIR_NEVER;
     AtlErr he;
     if (stage_build_flow(hi, g, chip, &oh, NULL, w, NULL, 0, 0, base->c.flow, &he)) {
         stage_free(hi);
         return base;
     }
-    uint64_t chi = stage_cycles(hi), cbase = stage_cycles(base);
-    BkStage *pick = chi * BYTES_SLACK_DEN <= cbase * BYTES_SLACK_NUM ? hi : base;
+    BkStage *pick = plan_pick(base, hi, opt);
     for (int i = 0; i < BK_NPHASES; i++) pick->phase[i] = base->phase[i] + hi->phase[i];
     return pick;
 }

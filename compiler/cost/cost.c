@@ -44,8 +44,10 @@
  *   every engine of it starts at the previous barrier's release, in core
  *   order for equal times, as the simulator releases them.
  * Guarantees: est_cycles (first instruction to barrier release),
- *   est_compute (max over cores of the busiest compute engine) and
- *   est_dma (max over cores of DMA engine busy time) of the segment.
+ *   est_compute (max over cores of the busiest compute engine),
+ *   est_dma (max over cores of DMA engine busy time) and est_rd, est_wr
+ *   (the DRAM bytes of every DMA the replay starts, counted as the
+ *   simulator counts them) of the segment.
  *   bk_cost_segment with a bound stops as soon as the estimate is known
  *   to exceed it (an event at time t means some DMA completes at or after
  *   t), so a shape search can drop a candidate worse than its best so far
@@ -77,6 +79,14 @@ uint64_t bk_insn_cycles(const AtlChip *chip, const AtlInsn *in)
         return tim_dma_cycles(chip, in->dst_space, in->src_space, isa_shape_bytes(in)) +
                tim_gather_index_cycles(chip, in->src2_space, in->shape[1]);
     return tim_compute_cycles(chip, in);
+}
+
+void bk_insn_dram_bytes(const AtlInsn *in, uint64_t *rd, uint64_t *wr)
+{
+    if (isa_ops[in->op].engine != ISA_ENGINE_DMA || in->op == ISA_OP_NOP) return;
+    uint64_t n = isa_shape_bytes(in);
+    if (in->dst_space == ISA_SPACE_DRAM) *wr += n;
+    if (in->op != ISA_OP_DMA_FILL && in->src_space == ISA_SPACE_DRAM) *rd += n;
 }
 
 static uint64_t max64(uint64_t a, uint64_t b) { return a > b ? a : b; }
@@ -676,7 +686,7 @@ static int cost_once(BkCtx *c, BkSegment *sg, uint64_t bound, AtlErr *e)
      * there because flows that joined since may have delayed it (as the
      * simulator's EV_DMA_CHECK). Checks go before starts at the same
      * time, lower cores first. */
-    uint64_t now = 0;
+    uint64_t now = 0, rd = 0, wr = 0;
     for (;;) {
         for (int i = 0; i < ev.nlist; i++) {
             int core = ev.list[i];
@@ -693,7 +703,7 @@ static int cost_once(BkCtx *c, BkSegment *sg, uint64_t bound, AtlErr *e)
         uint64_t at_least = next + (uint64_t)ch->barrier_cycles;
         if (bound != UINT64_MAX && at_least > bound) {
             sg->est_cycles = at_least;
-            sg->est_compute = sg->est_dma = 0;
+            sg->est_compute = sg->est_dma = sg->est_rd = sg->est_wr = 0;
             rc = 1;
             goto done;
         }
@@ -723,6 +733,7 @@ static int cost_once(BkCtx *c, BkSegment *sg, uint64_t bound, AtlErr *e)
         if (k->q[k->pos].wait >= 0) k->sem[k->q[k->pos].wait].used++;
         k->start = now;
         k->nuse = 0;
+        bk_insn_dram_bytes(in, &rd, &wr);
         if (in->op != ISA_OP_NOP) {
             BkFlowPlan fl;
             const AtlInsn *part[BK_BANKED_MAXPART];
@@ -770,6 +781,8 @@ static int cost_once(BkCtx *c, BkSegment *sg, uint64_t bound, AtlErr *e)
     sg->est_cycles = worst + (uint64_t)ch->barrier_cycles;
     sg->est_compute = wcomp;
     sg->est_dma = wdma;
+    sg->est_rd = rd;
+    sg->est_wr = wr;
     rc = 0;
     goto done;
 oom:
@@ -789,7 +802,7 @@ int bk_cost_segment(BkCtx *c, BkSegment *sg, uint64_t bound, AtlErr *e)
     sg->layer->gather_whole = 0;
     int rc = cost_once(c, sg, bound, e);
     if (rc < 0 || bk_band_gather_pieces(c, sg) < 2) return rc;
-    uint64_t cyc = sg->est_cycles, comp = sg->est_compute, dma = sg->est_dma;
+    uint64_t cyc = sg->est_cycles, comp = sg->est_compute, dma = sg->est_dma, rd = sg->est_rd, wr = sg->est_wr;
     /* whole: kept only when below the pieces (and within the bound) */
     uint64_t b2 = rc == 0 && cyc - 1 < bound ? cyc - 1 : bound;
     sg->layer->gather_whole = 1;
@@ -799,5 +812,7 @@ int bk_cost_segment(BkCtx *c, BkSegment *sg, uint64_t bound, AtlErr *e)
     sg->est_cycles = cyc;
     sg->est_compute = comp;
     sg->est_dma = dma;
+    sg->est_rd = rd;
+    sg->est_wr = wr;
     return rc;
 }

@@ -12,10 +12,13 @@
 #include <stdint.h>
 #include "compiler/schedule/schedule.h"
 
-/* Prices segment sg: fills its est_cycles, est_compute, est_dma; 0. With a
+/* Prices segment sg: fills its est_cycles, est_compute, est_dma and the
+ * DRAM bytes its DMAs read and write (est_rd, est_wr: counted as the
+ * simulator counts them, sim/account.h: a DMA's bytes once for a DRAM
+ * source, once for a DRAM destination, a multicast once); 0. With a
  * bound (UINT64_MAX: none) it may stop once est_cycles is known to exceed
  * it: returns 1 then, with est_cycles = a lower bound > bound and
- * est_compute = est_dma = 0; -1 on error. A search that keeps a candidate
+ * est_compute = est_dma = est_rd = est_wr = 0; -1 on error. A search that keeps a candidate
  * only when est_cycles < best can pass bound = best and skip the
  * candidate on 1: the choice is the same, found sooner. */
 int bk_cost_segment(BkCtx *c, BkSegment *sg, uint64_t bound, AtlErr *e);
@@ -25,6 +28,9 @@ int bk_cost_segment(BkCtx *c, BkSegment *sg, uint64_t bound, AtlErr *e);
  * two segments lowest, none when none is below them without it; leaves
  * every segment priced as it will be emitted. */
 int bk_cost_prefetch(BkCtx *c, BkSchedule *s, AtlErr *e);
+/* Adds the DRAM bytes DMA `in` reads and writes to *rd, *wr (nothing for
+ * other instructions): what the simulator counts (sim/account.h). */
+void bk_insn_dram_bytes(const AtlInsn *in, uint64_t *rd, uint64_t *wr);
 /* Cycles of one instruction alone (DMA: no contention). */
 uint64_t bk_insn_cycles(const AtlChip *chip, const AtlInsn *in);
 

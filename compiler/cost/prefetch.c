@@ -18,15 +18,20 @@
 #include <stdint.h>
 #include "compiler/cost/cost.h"
 
-typedef struct Priced { uint64_t cyc, comp, dma; int whole; } Priced;
+typedef struct Priced { uint64_t cyc, comp, dma, rd, wr; int whole; } Priced;
 
-static Priced keep(const BkSegment *sg) { return (Priced){sg->est_cycles, sg->est_compute, sg->est_dma, sg->layer->gather_whole}; }
+static Priced keep(const BkSegment *sg)
+{
+    return (Priced){sg->est_cycles, sg->est_compute, sg->est_dma, sg->est_rd, sg->est_wr, sg->layer->gather_whole};
+}
 
 static void put_back(BkSegment *sg, Priced p)
 {
     sg->est_cycles = p.cyc;
     sg->est_compute = p.comp;
     sg->est_dma = p.dma;
+    sg->est_rd = p.rd;
+    sg->est_wr = p.wr;
     sg->layer->gather_whole = p.whole;
 }
 

@@ -118,6 +118,8 @@ typedef struct BkSegment {
     uint64_t est_cycles;          /* first instruction to barrier release */
     uint64_t est_compute;         /* max over cores of the busiest compute engine */
     uint64_t est_dma;             /* max over cores of DMA busy cycles */
+    uint64_t est_rd, est_wr;      /* bytes its DMAs read from / write to DRAM, as the replay
+                                   * issued them (0 when a bound stopped it) */
     /* measured by the emitter (emit/emit.h, BkEmitUse) */
     uint64_t dram_rd, dram_wr;    /* bytes its DMAs read from / write to DRAM */
     uint64_t lmem_peak;           /* highest LMEM byte any of its instructions touches */

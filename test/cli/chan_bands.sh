@@ -24,16 +24,16 @@ sim_profile() {
     "$ATOLL" run "$2" --chip "$3" --input models/$1.ref.npz --timing-only --profile 2> /dev/null |
         sed -n 's/^profile: \([0-9]*\) cycles.* MACs, \([0-9]*\) DRAM bytes.*/\1 \2/p'
 }
-# check MODEL CHIP DTYPE MODE: bands against the interpreter, against
+# check MODEL CHIP DTYPE MODE [OPTION...]: bands against the interpreter, against
 # rows (fewer DRAM bytes when MODE is strict, within 1% of its cycles
-# and 3% of its bytes when near), the estimate
+# and 3% of its bytes when near), the estimate; OPTIONs go to both compiles
 check() {
-    m=$1; chip=$2; dt=$3; mode=$4; c=${m}_$(basename "$chip" .ini)_$dt
-    expect_ok "${c}_compiles" "$ATOLL" compile models/$m.onnx --chip "$chip" --dtype $dt --sram-activations bands --groups -o "$TMPD/$c.abm"
+    m=$1; chip=$2; dt=$3; mode=$4; c=${m}_$(basename "$chip" .ini)_$dt; shift 4; more="$*"
+    expect_ok "${c}_compiles" "$ATOLL" compile models/$m.onnx --chip "$chip" --dtype $dt --sram-activations bands $more --groups -o "$TMPD/$c.abm"
     cp "$TMPD/out" "$TMPD/sum_$c.txt"
     expect_ok "${c}_matches_interpreter" "$ATOLL" compare models/$m.onnx "$TMPD/$c.abm" --chip "$chip" \
         --input models/$m.ref.npz --expect models/$m.ref.npz
-    expect_ok "${c}_rows_compiles" "$ATOLL" compile models/$m.onnx --chip "$chip" --dtype $dt --sram-activations rows -o "$TMPD/${c}_rows.abm"
+    expect_ok "${c}_rows_compiles" "$ATOLL" compile models/$m.onnx --chip "$chip" --dtype $dt --sram-activations rows $more -o "$TMPD/${c}_rows.abm"
     set -- $(sim_profile $m "$TMPD/$c.abm" "$chip"); bc=$1; bd=$2
     set -- $(sim_profile $m "$TMPD/${c}_rows.abm" "$chip"); rc=$1; rd=$2
     # fewer cycles may cost up to 3% more bytes (weights staged in SRAM)
@@ -56,7 +56,11 @@ full=1
 case "$BUILD" in *san*) full=0;; esac
 [ $full = 1 ] && check resnet20_cifar configs/a1.ini bf16 -
 check resnet20_cifar "$TMPD/a1x2.ini" fp32 near
-[ $full = 1 ] && check resnet20_cifar "$TMPD/a1x2.ini" bf16 strict
+# the fastest plans (--bytes-slack -1): by default both modes keep a plan
+# within 1.5x the compulsory bytes, bands the faster (59,917 cycles, 780,764
+# bytes), rows the frugal one (64,081, 653,052; docs/backend.md, "Plans
+# weighed by their bytes"), which this comparison of the two modes is not about
+[ $full = 1 ] && check resnet20_cifar "$TMPD/a1x2.ini" bf16 strict --bytes-slack -1
 check mobilenetv2_035 "$TMPD/a1x2.ini" fp32 strict
 expect_grep mobilenetv2_035_chans "/features/features.1[0-7]/conv/conv.1/conv.1.0/C.* chans " "$TMPD/sum_mobilenetv2_035_a1x2_fp32.txt"
 expect_ok rows_matches_interpreter "$ATOLL" compare models/resnet20_cifar.onnx "$TMPD/resnet20_cifar_a1x2_fp32_rows.abm" \

@@ -27,6 +27,7 @@ expect_fail bad_chip "nope.ini" "$ATOLL" compile $M/digits_cnn.onnx --chip nope.
 expect_fail fixed_batch_graph "node '/attn/Reshape' (Reshape): cannot reshape 4x16x64" "$ATOLL" compile $M/encoder_block.onnx --chip configs/tiny.ini --batch 4 -o "$TMPD/x.abm"
 expect_grep fixed_batch_says_why "the graph itself depends on the exported shape at this node" "$TMPD/out"
 expect_fail bad_batch "numbers 1..65535" "$ATOLL" compile $M/lenet5.onnx --chip configs/tiny.ini --batch 0 -o "$TMPD/x.abm"
+expect_fail bad_bytes_slack "a percentage 1..1000, or -1" "$ATOLL" compile $M/lenet5.onnx --chip configs/tiny.ini --bytes-slack x -o "$TMPD/x.abm"
 [ ! -e "$TMPD/x.abm" ] && ok no_partial_file || fail no_partial_file "x.abm exists after failures"
 expect_ok compile_time "$ATOLL" compile $M/digits_cnn.onnx --chip configs/tiny.ini --time -o "$TMPD/dt.abm"
 expect_grep time_header "compile time (wall):" "$TMPD/out"
@@ -42,10 +43,10 @@ expect_ok group_auto "$ATOLL" compile $M/resnet20_cifar.onnx --chip configs/a1.i
 expect_grep group_auto_groups "Group([0-9]*) *N1 H" "$TMPD/out"
 # --groups: each unit, a group's members under it (name and op), a total row
 expect_ok groups_print "$ATOLL" compile $M/resnet20_cifar.onnx --chip configs/a1.ini -o "$TMPD/gp.abm" --groups
-expect_grep groups_header "^unit  layer (or group: first .. last) .*LMEM/core *DRAM in *DRAM out *est cycles" "$TMPD/out"
+expect_grep groups_header "^unit  layer (or group: first .. last) .*LMEM/core *DRAM in *DRAM out *est cycles *est DRAM$" "$TMPD/out"
 expect_grep groups_member "^        /stages/stages.0/conv2/Conv  *Conv+Add+Relu$" "$TMPD/out"
-expect_grep groups_unit "^   0  Group(3) .*KiB .*KB .*KB  *[0-9][0-9]*$" "$TMPD/out"
-expect_grep groups_total "^ *total  .*[KMG]B .*[KMG]*B  *[0-9][0-9]*$" "$TMPD/out"
+expect_grep groups_unit "^   0  Group(3) .*KiB .*KB .*KB  *[0-9][0-9]* *[0-9.]* KB$" "$TMPD/out"
+expect_grep groups_total "^ *total  .*[KMG]B .*[KMG]*B  *[0-9][0-9]* *[0-9.]* [KMG]B$" "$TMPD/out"
 expect_ok group_max1 "$ATOLL" compile $M/resnet20_cifar.onnx --chip configs/a1.ini -o "$TMPD/g1.abm" --estimate --group-max 1
 expect_grep group_max1_fused "Conv+Add+Relu" "$TMPD/out"
 expect_grep group_max1_layers "resnet20_cifar.onnx -> .*: 23 layers" "$TMPD/out"

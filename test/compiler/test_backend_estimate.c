@@ -32,7 +32,9 @@
  * compared as a whole, its kind named by its members' kinds
  * ("Group(Conv,MaxPool)"). The error of a unit is (est - sim) / sim.
  *
- * Checked per chip: every unit's error, the error of each kind summed
+ * Checked per chip: every unit's DRAM bytes and every run's (the cost
+ * model's tally, est_rd + est_wr, against the simulator's count: within
+ * 2%; today they are equal), every unit's error, the error of each kind summed
  * over the chip's runs (an op kind: Conv, MatMul, Int8Conv, Transpose,
  * ...; a fused activation does not make a kind of its own) and every
  * run's total, each within its bound in `chips` below, set a little
@@ -232,6 +234,16 @@ static int quantise(int i, AtlErr *e)
     return rc;
 }
 
+/* The cost model's DRAM bytes (est_rd + est_wr) against the simulator's
+ * (AtlLayerStats.dram_bytes): within BYTES_TOL of them, on every chip
+ * (the DRAM model changes when bytes move, not which). */
+#define BYTES_TOL 0.02
+static int bytes_close(uint64_t est, uint64_t sim)
+{
+    double d = (double)est - (double)sim;
+    return fabs(d) <= BYTES_TOL * (double)sim;
+}
+
 /* Runs g (the model `what`) on the chip with options o and checks each
  * unit and the total against the chip's bounds; adds the units to t. */
 static void compare(const char *what, const IrGraph *g, const BkOptions *o, const Chip *cp, Tally *t)
@@ -245,6 +257,7 @@ static void compare(const char *what, const IrGraph *g, const BkOptions *o, cons
     if (ok) {
         const BkSummary sum = r.sum;
         const AtlSimStats *st = sim_stats(r.sim);
+        uint64_t est_bytes = 0, sim_bytes = st->bytes.dram_rd + st->bytes.dram_wr;
         for (int i = 0; i < sum.nlayers; i++) {
             const BkLayerInfo *l = &sum.layers[i];
             const AtlLayerStats *ls = l->layer_id < st->nlayers ? &st->layers[l->layer_id] : NULL;
@@ -260,6 +273,12 @@ static void compare(const char *what, const IrGraph *g, const BkOptions *o, cons
             CHECKF(fabs(est - sim) <= cp->unit * sim + cp->slack,
                    "%s on %s: unit %d %s (%s): estimate %.0f, simulated %.0f: %+.1f%% (bound %.1f%% + %.0f cycles)", what,
                    cp->path, l->layer_id, l->name, kind, est, sim, 100 * err, 100 * cp->unit, cp->slack);
+            /* DRAM bytes: the cost model's tally against the simulator's
+             * count of the unit's instructions */
+            uint64_t eb = l->est_rd + l->est_wr;
+            CHECKF(bytes_close(eb, ls->dram_bytes), "%s on %s: unit %d %s (%s): estimated %llu DRAM bytes, simulated %llu",
+                   what, cp->path, l->layer_id, l->name, kind, (unsigned long long)eb, (unsigned long long)ls->dram_bytes);
+            est_bytes += eb;
             Kind *k = kind_of(t, kind);
             if (!k) continue;
             k->est += est;
@@ -270,6 +289,10 @@ static void compare(const char *what, const IrGraph *g, const BkOptions *o, cons
                 snprintf(k->worst_at, sizeof k->worst_at, "%s %s", what, l->name);
             }
         }
+        printf("%-22s total: estimated %llu DRAM bytes, simulated %llu\n", what, (unsigned long long)est_bytes,
+               (unsigned long long)sim_bytes);
+        CHECKF(bytes_close(est_bytes, sim_bytes), "%s on %s: estimated %llu DRAM bytes in all, simulated %llu", what, cp->path,
+               (unsigned long long)est_bytes, (unsigned long long)sim_bytes);
         double err = st->cycles ? ((double)sum.est_cycles - (double)st->cycles) / (double)st->cycles : 0;
         printf("%-22s total: estimate %llu, simulated %llu cycles: %+.2f%%\n", what, (unsigned long long)sum.est_cycles,
                (unsigned long long)st->cycles, 100 * err);
