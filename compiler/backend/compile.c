@@ -585,15 +585,24 @@ static int stage_emit(BkStage *st, BkEmit *x, AtlErr *e)
 /* With placement chip, whether --sram-activations auto tries row bands
  * beside the DRAM plan: layer groups on, a chip of several clusters that
  * reach each other's SRAM only through DRAM, and an image tensor (4-D, a
- * row per cluster; of N > 1 images too, banded per image: "Bands of
- * several images" in docs/backend.md) that placement could band. */
-static int try_bands(const IrGraph *g, const AtlChip *chip, const BkOptions *opt, const BkSplit *sp)
+ * row per cluster) that placement could band: of one image, or, with
+ * `several` (a staged schedule's chip stage, chip_stage_bands), of the
+ * batch of the graph's first input, banded per image ("Bands of several
+ * images" in docs/backend.md). A whole graph at batch > 1 on the chip is
+ * not built with bands by auto: the bands build of a batch prices many
+ * more tile shapes (resnet20_cifar at batch 8 on a1: 1.1 -> 3.9 CPU-s for
+ * 3.5% fewer estimated cycles), and the tests compare placement chip at
+ * batch 4 and 8 with the others often; --sram-activations bands builds it. */
+static int try_bands(const IrGraph *g, const AtlChip *chip, const BkOptions *opt, const BkSplit *sp, int several)
 {
     if (sp || opt->sram_acts != BK_SRAM_ACTS_AUTO || opt->group == BK_GROUP_NONE || opt->keep_activations ||
         chip->clusters < 2 || sram_copies(chip))
         return 0;
+    int64_t batch = g->nin > 0 && g->t[g->inputs[0]].ndim > 0 ? g->t[g->inputs[0]].dims[0] : 1;
     for (int t = 0; t < g->nt; t++)
-        if (!g->t[t].data && g->t[t].ndim == 4 && g->t[t].dims[0] >= 1 && g->t[t].dims[2] >= chip->clusters) return 1;
+        if (!g->t[t].data && g->t[t].ndim == 4 && (g->t[t].dims[0] == 1 || (several && g->t[t].dims[0] == batch)) &&
+            g->t[t].dims[2] >= chip->clusters)
+            return 1;
     return 0;
 }
 
@@ -673,7 +682,7 @@ static int compile_graph(const IrGraph *g, const AtlChip *chip, const BkOptions 
     int rc = -1;
     if (stage_build(&st, g, chip, opt, sp, w, NULL, 0, 0, e)) goto done;
     use = cheaper_bands(&st, &sthi, g, chip, opt, w);   /* --sram-activations bands */
-    if (try_bands(g, chip, opt, sp)) {
+    if (try_bands(g, chip, opt, sp, 0)) {
         BkOptions ob = *opt;
         ob.sram_acts = BK_SRAM_ACTS_BANDS;
         uint64_t dram = stage_cycles(&st);
@@ -895,7 +904,7 @@ static int copy_rereads(BkStage *st, IrGraph *ig, const AtlChip *chip, const BkO
 static void chip_stage_bands(BkStage *st, const IrGraph *g, const AtlChip *chip, const BkOptions *opt, AbmWriter *w,
                              const uint64_t *io_fixed, uint64_t io_bytes, int layer_base)
 {
-    if (!try_bands(g, chip, opt, NULL)) return;
+    if (!try_bands(g, chip, opt, NULL, 1)) return;
     BkOptions ob = *opt;
     ob.sram_acts = BK_SRAM_ACTS_BANDS;
     BkStage alt;
@@ -1046,15 +1055,13 @@ static int search_stages(const IrGraph *g, const AtlChip *chip, const BkOptions 
     /* the whole batch on the whole chip: a stage may run so (its weights read once) */
     costs[nm].m = B;
     costs[nm].chip = 1;
-    /* priced with the DRAM plan alone, not also with bands of several
-     * images (a second build of the whole graph: ResNet-50 at batch 8
-     * would compile in 27 CPU-s instead of 16); a chip stage is built
-     * with bands too, and keeps them where cheaper (chip_stage_bands), so
-     * its cost is at most the one the search saw */
-    BkOptions od = *opt;
-    if (od.sram_acts == BK_SRAM_ACTS_AUTO && !sram_copies(chip)) od.sram_acts = BK_SRAM_ACTS_NEVER;
+    /* priced with the DRAM plan alone (try_bands: not also with bands of
+     * several images, a second build of the whole graph: ResNet-50 at
+     * batch 8 would compile in 27 CPU-s instead of 16); a chip stage is
+     * built with bands too, and keeps them where cheaper
+     * (chip_stage_bands), so its cost is at most the one the search saw */
     if (!with_chip) { /* --placement split: split stages only */ }
-    else if (!estimate(g, chip, &od, NULL, chip_est, &costs[nm], e)) nm++;
+    else if (!estimate(g, chip, opt, NULL, chip_est, &costs[nm], e)) nm++;
     else {   /* no chip stage (placement auto reports why the chip cannot compile it) */
         free(costs[nm].first); free(costs[nm].est);
         memset(&costs[nm], 0, sizeof costs[nm]);
