@@ -18,7 +18,9 @@
  *     each tile's DMAs walk images and channels, which the band rewrite
  *     cuts image by image;
  * and the cost model's estimate is within 2% of the simulated cycles
- * (timing-only run). */
+ * (timing-only run); a staged schedule's chip stage (two 3x3 convs at
+ * batch 8) built with bands too keeps them under auto, a lower estimate
+ * than the DRAM plan's, exact. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -92,9 +94,55 @@ TEST(tiles_of_eight_images_cut_image_by_image)
     banded_batch(8, 64, 7, 64, 1, 8, 0);
 }
 
+/* x [8, 16, 16, 16] -> three Conv 3x3 (16) + Relu -> y, staged: conv1
+ * split one image an instance, conv2 and conv3 a chip stage (the batch
+ * on every core), compiled with auto and with the DRAM plan (never): the
+ * chip stage built with bands too keeps the cheaper plan (not above the
+ * DRAM plan's estimate), exact, race-free */
+TEST(chip_stage_keeps_the_cheaper_of_bands_and_dram)
+{
+    AtlErr e;
+    IrGraph g;
+    int64_t xd[4] = {8, 16, 16, 16}, wd[4] = {16, 16, 3, 3}, bd[1] = {16}, pads[4] = {1, 1, 1, 1};
+    new_graph(&g, "x", 4, xd);
+    const char *names[3][5] = {{"w1", "b1", "conv1", "x,w1,b1", "c1"}, {"w2", "b2", "conv2", "r1,w2,b2", "c2"}, {"w3", "b3", "conv3", "r2,w3,b3", "c3"}};
+    const char *relu[3][2] = {{"relu1", "r1"}, {"relu2", "r2"}, {"relu3", "y"}};
+    for (int i = 0; i < 3; i++) {
+        cst(&g, names[i][0], 4, wd, 0.05f);
+        cst(&g, names[i][1], 1, bd, 0.2f);
+        int n = ir_add_op(&g, "Conv", names[i][2], names[i][3], names[i][4], &e);
+        ir_set_attr_ints(&g, n, "pads", pads, 4, &e);
+        ir_add_op(&g, "Relu", relu[i][0], names[i][4], relu[i][1], &e);
+    }
+    ir_add_output(&g, "y", &e);
+    uint64_t est[2] = {0, 0};
+    for (int k = 0; k < 2; k++) {
+        BkOptions o;
+        bk_options_default(&o);
+        o.prefetch = BK_PREFETCH_NEVER;
+        o.group_max = 1;
+        o.stage_plan = "1,r1:c";
+        o.sram_acts = k ? BK_SRAM_ACTS_AUTO : BK_SRAM_ACTS_NEVER;
+        AtlProgram p;
+        BkSummary sum;
+        double err;
+        if (full_run(&g, A1, &o, &p, &sum, &err) == 0) {
+            est[k] = sum.est_cycles;
+            printf("  %s: estimate %llu, err %.3g, %d stages, %d intermediate tensors in DRAM\n", k ? "auto" : "never",
+                   (unsigned long long)sum.est_cycles, err, sum.nstages, sum.act_dram_tensors);
+            CHECKF(err <= 2e-5, "error %g", err);
+        }
+        prog_free(&p);
+        bk_summary_free(&sum);
+    }
+    CHECKF(est[1] && est[1] < est[0], "auto's estimate %llu, the DRAM plan's %llu", (unsigned long long)est[1], (unsigned long long)est[0]);
+    ir_free(&g);
+}
+
 int main(void)
 {
     RUN(rows_of_four_images_stay_in_sram);
     RUN(tiles_of_eight_images_cut_image_by_image);
+    RUN(chip_stage_keeps_the_cheaper_of_bands_and_dram);
     return test_summary("test_backend_imgbands");
 }
