@@ -238,16 +238,24 @@ static int band_rows(const BkCtx *c, int H, uint64_t bytes, int option)
     return rows < H ? rows : H;
 }
 
-/* Row bands: x is the image of one image (NCHW, N = 1). One of fewer
+/* Row bands: x is an image tensor (NCHW). One of fewer
  * rows than clusters (the last layers of a small CNN: mobilenetv2_035's
  * 3 x 3 at 96 x 96) is banded too: its window is every row (band_rows), so
  * each cluster can keep it whole, and channel bands keep the cells a
  * cluster writes in its SRAM instead of sending the whole tensor through
- * DRAM to be read back by every cluster. */
-static int band_image(const IrTensor *x)
+ * DRAM to be read back by every cluster. A tensor of the graph's N > 1
+ * images (the batch of its first input) is banded per image
+ * (docs/backend.md, "Bands of several images"): its N x C channel planes
+ * are the band's planes, each image's rows banded the same way. */
+static int band_image(const BkCtx *c, const IrTensor *x)
 {
-    return x->ndim == 4 && x->dims[0] == 1 && x->dims[2] >= 1 && x->dims[3] >= 1;
+    const IrGraph *g = c->g;
+    int64_t batch = g->nin > 0 && g->t[g->inputs[0]].ndim > 0 ? g->t[g->inputs[0]].dims[0] : 1;
+    return x->ndim == 4 && (x->dims[0] == 1 || x->dims[0] == batch) && x->dims[2] >= 1 && x->dims[3] >= 1;
 }
+
+/* The channel planes of a banded image tensor: N x C. */
+static uint64_t band_planes(const IrTensor *x) { return (uint64_t)x->dims[0] * (uint64_t)x->dims[1]; }
 
 /* Row bands, one window option: v[i] (a copy of bufs) sized as the
  * candidate image tensors' windows (the others over the SRAM), the
@@ -260,10 +268,10 @@ static int band_option(BkCtx *c, const MemBuffer *bufs, const int *bufi, int nb,
     for (int t = 0; t < c->g->nt; t++) {
         const IrTensor *x = &c->g->t[t];
         if (bufi[t] < 0) continue;
-        if (!band_image(x))
+        if (!band_image(c, x))
             v[bufi[t]].size = c->sram_cap + 1;
         else
-            v[bufi[t]].size = (uint64_t)x->dims[1] * (uint64_t)band_rows(c, (int)x->dims[2], bufs[bufi[t]].size, option) *
+            v[bufi[t]].size = band_planes(x) * (uint64_t)band_rows(c, (int)x->dims[2], bufs[bufi[t]].size, option) *
                               (uint64_t)x->dims[3] * (uint64_t)bk_tensor_es(c, t);
     }
     /* choose_sram's first choice keeps the offsets it is given */
@@ -280,7 +288,7 @@ static int band_option(BkCtx *c, const MemBuffer *bufs, const int *bufi, int nb,
      * outside its windows through DRAM */
     *left = 0;
     for (int t = 0; t < c->g->nt; t++) {
-        if (bufi[t] < 0 || !band_image(&c->g->t[t])) continue;
+        if (bufi[t] < 0 || !band_image(c, &c->g->t[t])) continue;
         uint64_t whole = bufs[bufi[t]].size;
         if (!sram[bufi[t]]) *left += whole;
         else if (c->band_chans && band_small(c, (int)c->g->t[t].dims[2], whole) && band_rows(c, (int)c->g->t[t].dims[2], whole, option) < c->g->t[t].dims[2])
@@ -376,7 +384,8 @@ static int to_bands(BkCtx *c, const MemBuffer *bufs, const int *bufi, int nb, At
         bd->rowb = (uint64_t)c->g->t[t].dims[3] * (uint64_t)bk_tensor_es(c, t);
         bd->dram = bk_addr(ABM_REGION_ACTIVATIONS, bufs[bufi[t]].offset);
         bd->size = bufs[bufi[t]].size;
-        bd->C = (int)c->g->t[t].dims[1];
+        bd->C = (int)band_planes(&c->g->t[t]);
+        bd->images = (int)c->g->t[t].dims[0];
         bd->owner = malloc((size_t)bd->C * (size_t)bd->H);
         bd->need = calloc((size_t)bd->C * (size_t)bd->H, 1);
         bd->run = malloc((size_t)bd->C * sizeof *bd->run);

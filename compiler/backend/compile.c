@@ -603,15 +603,25 @@ static int stage_emit(BkStage *st, BkEmit *x, AtlErr *e)
 
 /* With placement chip, whether --sram-activations auto tries row bands
  * beside the DRAM plan: layer groups on, a chip of several clusters that
- * reach each other's SRAM only through DRAM, and an image tensor of one
- * image (N = 1, 4-D, a row per cluster) that placement could band. */
-static int try_bands(const IrGraph *g, const AtlChip *chip, const BkOptions *opt, const BkSplit *sp)
+ * reach each other's SRAM only through DRAM, and an image tensor (4-D, a
+ * row per cluster) that placement could band: of one image, or, with
+ * `several` (a staged schedule's chip stage, chip_stage_bands), of the
+ * batch of the graph's first input, banded per image ("Bands of several
+ * images" in docs/backend.md). A whole graph at batch > 1 on the chip is
+ * not built with bands by auto: the bands build of a batch prices many
+ * more tile shapes (resnet20_cifar at batch 8 on a1: 1.1 -> 3.9 CPU-s for
+ * 3.5% fewer estimated cycles), and the tests compare placement chip at
+ * batch 4 and 8 with the others often; --sram-activations bands builds it. */
+static int try_bands(const IrGraph *g, const AtlChip *chip, const BkOptions *opt, const BkSplit *sp, int several)
 {
     if (sp || opt->sram_acts != BK_SRAM_ACTS_AUTO || opt->group == BK_GROUP_NONE || opt->keep_activations ||
         chip->clusters < 2 || sram_copies(chip))
         return 0;
+    int64_t batch = g->nin > 0 && g->t[g->inputs[0]].ndim > 0 ? g->t[g->inputs[0]].dims[0] : 1;
     for (int t = 0; t < g->nt; t++)
-        if (!g->t[t].data && g->t[t].ndim == 4 && g->t[t].dims[0] == 1 && g->t[t].dims[2] >= chip->clusters) return 1;
+        if (!g->t[t].data && g->t[t].ndim == 4 && (g->t[t].dims[0] == 1 || (several && g->t[t].dims[0] == batch)) &&
+            g->t[t].dims[2] >= chip->clusters)
+            return 1;
     return 0;
 }
 
@@ -626,7 +636,10 @@ static int try_bands(const IrGraph *g, const AtlChip *chip, const BkOptions *opt
  * decides (resnet20_cifar on a1: 129,262 -> 128,555 cycles, its DRAM
  * bytes 1.60x -> 1.41x the compulsory). Larger graphs are not built twice
  * for it (the second build costs as much as the first: mobilenetv2_035,
- * 56 layers, 6 -> 10 CPU-s, and its higher-priced plan is slower). */
+ * 56 layers, 6 -> 10 CPU-s, and its higher-priced plan is slower), nor
+ * graphs of several images (bands of several images: it would be a
+ * third build of every placement chip compile at batch > 1, which the
+ * tests comparing placements make often). */
 enum { BAND_PRICE_W = 32, BAND_PRICE_R = 4, BAND_PRICE_LAYERS = 40 };
 
 /* The cost model's DRAM bytes of a built stage (every segment's est_rd +
@@ -665,14 +678,16 @@ static BkStage *plan_pick(BkStage *a, BkStage *b, const BkOptions *opt)
 /* base: a built plan; returns it, or hi built from the same options with
  * the higher price (and, with sram_pair auto, without the pair: the
  * frugal plan) when plan_pick prefers it (a price given in the options,
- * a plan without bands or of more than BAND_PRICE_LAYERS layers: base
- * itself; hi that fails to compile is not taken). hi borrows base's DMA
- * pricer and is freed by the caller (zeroed when not built). */
+ * a plan without bands, of more than BAND_PRICE_LAYERS layers or of a
+ * batch of several images: base itself; hi that fails to compile is not
+ * taken). hi borrows base's DMA pricer and is freed by the caller (zeroed
+ * when not built). */
 static BkStage *cheaper_bands(BkStage *base, BkStage *hi, const IrGraph *g, const AtlChip *chip, const BkOptions *opt,
                               AbmWriter *w)
 {
     memset(hi, 0, sizeof *hi);
-    if (!base->c.bands || base->c.split || opt->band_price[0] || opt->band_price[1] || base->nlayers > BAND_PRICE_LAYERS)
+    if (!base->c.bands || base->c.split || opt->band_price[0] || opt->band_price[1] || base->nlayers > BAND_PRICE_LAYERS ||
+        (g->nin > 0 && g->t[g->inputs[0]].ndim > 0 && g->t[g->inputs[0]].dims[0] > 1))
         return base;
     BkOptions oh = *opt;
     oh.band_price[0] = BAND_PRICE_W;
@@ -712,7 +727,7 @@ static int compile_graph(const IrGraph *g, const AtlChip *chip, const BkOptions 
     int rc = -1;
     if (stage_build(&st, g, chip, opt, sp, w, NULL, 0, 0, e)) goto done;
     use = cheaper_bands(&st, &sthi, g, chip, opt, w);   /* --sram-activations bands */
-    if (try_bands(g, chip, opt, sp)) {
+    if (try_bands(g, chip, opt, sp, 0)) {
         BkOptions ob = *opt;
         ob.sram_acts = BK_SRAM_ACTS_BANDS;
         uint64_t dram = stage_cycles(&st);
@@ -925,6 +940,28 @@ static int copy_rereads(BkStage *st, IrGraph *ig, const AtlChip *chip, const BkO
     return rc;
 }
 
+/* A chip stage of a staged schedule (the whole batch on every core, built
+ * into *st with the options' SRAM mode) is built again with bands, each
+ * image of the batch banded the same way ("Bands of several images" in
+ * docs/backend.md), when try_bands allows, and the plan the cost model
+ * prices lower kept (equal: the one built). A bands build that fails is
+ * not taken. */
+static void chip_stage_bands(BkStage *st, const IrGraph *g, const AtlChip *chip, const BkOptions *opt, AbmWriter *w,
+                             const uint64_t *io_fixed, uint64_t io_bytes, int layer_base)
+{
+    if (!try_bands(g, chip, opt, NULL, 1)) return;
+    BkOptions ob = *opt;
+    ob.sram_acts = BK_SRAM_ACTS_BANDS;
+    BkStage alt;
+    AtlErr be;
+    if (!stage_build(&alt, g, chip, &ob, NULL, w, io_fixed, io_bytes, layer_base, &be) && stage_cycles(&alt) < stage_cycles(st)) {
+        stage_free(st);
+        *st = alt;   /* placement chip: nothing in a stage points into it */
+        return;
+    }
+    stage_free(&alt);
+}
+
 /* Staged: g (batch B, separable) cut by plan into stages, each compiled as
  * placement split compiles a whole graph (at its micro-batch, on K
  * clusters, each cluster keeping its images from stage to stage) or, a
@@ -971,6 +1008,7 @@ static int compile_staged(const IrGraph *g, const AtlChip *chip, const BkOptions
         if (stage_build(&st[i], plan->chip[i] ? &sg[i] : &ig[i], chip, opt, plan->chip[i] ? NULL : &sp, w, io_fixed, io_bytes,
                         layer_base, e))
             goto done;
+        if (plan->chip[i]) chip_stage_bands(&st[i], &sg[i], chip, opt, w, io_fixed, io_bytes, layer_base);
         if (!plan->chip[i] && copy_rereads(&st[i], &ig[i], chip, opt, &sp, w, io_fixed, io_bytes, layer_base, e)) goto done;
         layer_base += st[i].nunits;
         uint64_t region = st[i].c.act_bytes * (uint64_t)(plan->chip[i] ? 1 : K);   /* split: a copy per cluster */
@@ -1062,6 +1100,11 @@ static int search_stages(const IrGraph *g, const AtlChip *chip, const BkOptions 
     /* the whole batch on the whole chip: a stage may run so (its weights read once) */
     costs[nm].m = B;
     costs[nm].chip = 1;
+    /* priced with the DRAM plan alone (try_bands: not also with bands of
+     * several images, a second build of the whole graph: ResNet-50 at
+     * batch 8 would compile in 27 CPU-s instead of 16); a chip stage is
+     * built with bands too, and keeps them where cheaper
+     * (chip_stage_bands), so its cost is at most the one the search saw */
     if (!with_chip) { /* --placement split: split stages only */ }
     else if (!estimate(g, chip, opt, NULL, chip_est, &costs[nm], e)) nm++;
     else {   /* no chip stage (placement auto reports why the chip cannot compile it) */

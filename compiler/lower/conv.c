@@ -61,7 +61,8 @@
  *   1x1 conv loads only the rows and columns it reads (DMA strides sh
  *   rows, sw elements) and runs at stride 1 on that block (BkLow.compact;
  *   not with row bands), which makes it pointwise too. Any other conv
- *   (not with row bands) takes whole images stacked (bk_image_stack):
+ *   (with bands too: their DMA rewrite cuts a tile of several images
+ *   image by image) takes whole images stacked (bk_image_stack):
  *   image i's rows at row i ib + top of the input block, the rows above
  *   and below them zeroed by two dma.fill (bk_stack_zeros), one `conv` with
  *   no top padding over nb x ib rows whose accumulator rows [i ob, i ob +

@@ -569,7 +569,7 @@ static void planes_of_rows(const BkCtx *c, const BkLayer *ly, const uint32_t sh[
     if (!c->bands || ly->node < 0 || ly->lw.kind != BK_K_REDUCE || sh[3] != 1) return;
     int xt = c->g->nodes[ly->node].in[0];
     const IrTensor *x = &c->g->t[xt];
-    if (x->ndim != 4 || x->dims[0] != 1 || x->dims[2] * x->dims[3] != (int64_t)sh[2] || !c->pl[bk_tensor_root(c, xt)].band) return;
+    if (x->ndim != 4 || x->dims[0] < 1 || x->dims[2] * x->dims[3] != (int64_t)sh[2] || !c->pl[bk_tensor_root(c, xt)].band) return;
     out[2] = (uint32_t)x->dims[2];
     out[3] = (uint32_t)x->dims[3];
 }

@@ -155,7 +155,7 @@ int bk_multi_image_ok(const BkCtx *c, const BkLow *l, int stacked)
 {
     if (!c->grouping || l->N < 2 || l->groups != 1) return 0;
     if (pointwise(l) && ((l->sh == 1 && l->sw == 1) || l->compact)) return 1;
-    return stacked && !c->bands && !pointwise(l) && bk_image_stack(l).pb <= 63;
+    return stacked && !pointwise(l) && bk_image_stack(l).pb <= 63;
 }
 
 int bk_image_counts(const BkCtx *c, const BkLow *l, int stacked, int *out)

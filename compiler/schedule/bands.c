@@ -40,11 +40,13 @@ static int imax(int a, int b) { return a > b ? a : b; }
 
 /* A window layer whose tiles bk_tile_pos places (lower/conv.c; not the
  * integer ConvInteger's own tiling, lower/qconv.c, which has no column or
- * channel chunks). */
+ * channel chunks). A layer of N > 1 images has its cells owned per image
+ * (channel plane n x OC + ch), a tile of several images (BkLow.nb > 1)
+ * owning its cells in each of them. */
 static int window(const BkLayer *ly)
 {
     const BkLow *l = &ly->lw;
-    return !ly->chain && (l->kind == BK_K_CONV || l->kind == BK_K_POOL) && l->N == 1 && l->OH > 0 && l->rows > 0 &&
+    return !ly->chain && (l->kind == BK_K_CONV || l->kind == BK_K_POOL) && l->N >= 1 && l->OH > 0 && l->rows > 0 &&
            l->nkc > 0 && l->nwc > 0 && l->nrc > 0;
 }
 
@@ -187,13 +189,13 @@ int bk_band_distribute(BkSegment *sg, AtlErr *e)
         return 0;
     const BkLow *l = &ly->lw;
     int K = ly->band_clusters, cpc = ly->band_cores / K, run = ly->tile_run > 0 ? ly->tile_run : 1;
-    int units = ly->ntiles / run, H = l->OH, OC = l->OC;
+    int units = ly->ntiles / run, H = l->OH, OC = l->OC, NI = chain ? 1 : l->N;   /* NI: images */
     if (chain) chain_rows(ly, &OC, &H);
     int *cl = malloc((size_t)units * sizeof *cl), *cnt = calloc((size_t)K, sizeof *cnt), *seen = calloc((size_t)K, sizeof *seen);
     uint8_t *used = calloc((size_t)ly->band_cores, 1);
-    sg->cell_owner = malloc((size_t)OC * (size_t)H);
+    sg->cell_owner = malloc((size_t)NI * (size_t)OC * (size_t)H);
     sg->row_mask = calloc((size_t)H, sizeof *sg->row_mask);
-    sg->chan_run = malloc((size_t)OC * sizeof *sg->chan_run);
+    sg->chan_run = malloc((size_t)NI * (size_t)OC * sizeof *sg->chan_run);
     int rc = -1;
     if (!cl || !cnt || !seen || !used || !sg->cell_owner || !sg->row_mask || !sg->chan_run) {
         atl_fail(e, "out of memory distributing bands");
@@ -208,47 +210,55 @@ int bk_band_distribute(BkSegment *sg, AtlErr *e)
         }
     }
     sg->nrows = H;
-    sg->nch = OC;
+    sg->nch = NI * OC;
     /* the owners are worked out on columns (H cells): one per output-channel
-     * chunk of a window layer (its tiles cover each of its channels alike,
-     * and chunks do not overlap), then copied to the chunk's channels; a
-     * chain's tiles, one column per channel */
+     * chunk of a window layer and image (its tiles cover each of its
+     * channels alike, and chunks do not overlap), then copied to the
+     * chunk's channels of that image; a chain's tiles, one column per
+     * channel */
     int ncol = chain ? OC : 1;
-    int *span = malloc(4 * (size_t)(units ? units : 1) * sizeof *span);   /* per run: rows [r0, r1), columns [c0, c1) */
+    int *span = malloc(6 * (size_t)(units ? units : 1) * sizeof *span);   /* per run: rows [r0, r1), columns [c0, c1), images [n0, n1) */
     if (!span) {
         atl_fail(e, "out of memory distributing bands");
         goto done;
     }
     for (int u = 0; u < units; u++) {   /* a run's tiles share one output tile's cells */
-        int *x = span + 4 * (size_t)u;
+        int *x = span + 6 * (size_t)u;
         x[2] = 0;
         x[3] = OC;
+        x[4] = 0;
+        x[5] = 1;
         if (chain) bk_chain_tile_rows(ly, u * run, &x[0], &x[1], &x[3]);
         else {
             BkTilePos p = bk_tile_pos(l, u * run);
             tile_rows(l, p, &x[0], &x[1]);
             x[2] = p.gci;
             x[3] = p.gci + 1;
+            x[4] = imin(p.n, NI - 1);
+            x[5] = imin(p.n + imax(p.nn, 1), NI);
             ncol = imax(ncol, p.gci + 1);
         }
     }
-    int8_t *col = chain ? sg->cell_owner : malloc((size_t)(ncol + 1) * (size_t)H);   /* + the column of no tile */
+    /* an image's columns: its chunks' and the column of no tile */
+    int stride = chain ? ncol : ncol + 1;
+    int8_t *col = chain ? sg->cell_owner : malloc((size_t)NI * (size_t)stride * (size_t)H);
     if (!col) {
         free(span);
         atl_fail(e, "out of memory distributing bands");
         goto done;
     }
-    memset(col, -1, (size_t)(ncol + !chain) * (size_t)H);
+    memset(col, -1, (size_t)NI * (size_t)stride * (size_t)H);
     for (int u = 0; u < units; u++) {
-        const int *x = span + 4 * (size_t)u;
+        const int *x = span + 6 * (size_t)u;
         int r0 = x[0], r1 = x[1], k = sg->tile_core[u * run] / cpc;
-        for (int ch = x[2]; ch < x[3]; ch++) {
-            int8_t *o = col + (size_t)ch * H;
-            for (int r = r0; r < r1; r++) {   /* selects, not branches (a hot loop of the tile search) */
-                int v = o[r];
-                o[r] = (int8_t)(((v == -1) | (v == k)) ? k : -2);
+        for (int n = x[4]; n < x[5]; n++)
+            for (int ch = x[2]; ch < x[3]; ch++) {
+                int8_t *o = col + ((size_t)n * stride + ch) * H;
+                for (int r = r0; r < r1; r++) {   /* selects, not branches (a hot loop of the tile search) */
+                    int v = o[r];
+                    o[r] = (int8_t)(((v == -1) | (v == k)) ? k : -2);
+                }
             }
-        }
     }
     free(span);
     /* a cell outside its writer's SRAM window (bk_band_window) has no owner */
@@ -279,8 +289,8 @@ int bk_band_distribute(BkSegment *sg, AtlErr *e)
         uncovered = covered < OC;
         taken[ncol] = (uint8_t)uncovered;
     }
-    for (int q = 0; q < ncol + !chain; q++) {
-        if (!chain && !taken[q]) continue;
+    for (int q = 0; q < NI * stride; q++) {
+        if (!chain && !taken[q % stride]) continue;
         int8_t *o = col + (size_t)q * H;
         for (int r = 0; r < H; r++) {   /* selects, not branches */
             int k = o[r], x = k < 0 ? 32 + (k & 1) : k, in = (r >= lo[x]) & (r < hi[x]);
@@ -288,25 +298,29 @@ int bk_band_distribute(BkSegment *sg, AtlErr *e)
             sg->row_mask[r] |= in ? 1u << (k & 31) : NO_OWNER;
         }
     }
-    /* rows only: a row whose cells several clusters wrote has no owner */
+    /* rows only: a row whose cells several clusters wrote (in any image)
+     * has no owner */
     for (int r = 0; r < H && !ly->band_chans; r++)
         if (sg->row_mask[r] & (sg->row_mask[r] - 1)) {
-            for (int q = 0; q < ncol + !chain; q++) col[(size_t)q * H + r] = -2;
+            for (int q = 0; q < NI * stride; q++) col[(size_t)q * H + r] = -2;
             sg->row_mask[r] = NO_OWNER;
         }
     if (!chain) {
-        if (uncovered)
-            for (int ch = 0; ch < OC; ch++) memcpy(sg->cell_owner + (size_t)ch * H, col + (size_t)ncol * H, (size_t)H);
-        for (int g = 0; g < ncol; g++) {
-            int c0, c1;
-            tile_chans(l, g, &c0, &c1);
-            for (int ch = c0; ch < imin(c1, OC); ch++)
-                memcpy(sg->cell_owner + (size_t)ch * H, col + (size_t)g * H, (size_t)H);
+        for (int n = 0; n < NI; n++) {
+            int8_t *own = sg->cell_owner + (size_t)n * OC * H;
+            const int8_t *ic = col + (size_t)n * stride * H;
+            if (uncovered)
+                for (int ch = 0; ch < OC; ch++) memcpy(own + (size_t)ch * H, ic + (size_t)ncol * H, (size_t)H);
+            for (int g = 0; g < ncol; g++) {
+                int c0, c1;
+                tile_chans(l, g, &c0, &c1);
+                for (int ch = c0; ch < imin(c1, OC); ch++) memcpy(own + (size_t)ch * H, ic + (size_t)g * H, (size_t)H);
+            }
         }
         free(col);
         free(taken);
     }
-    chan_runs(sg->cell_owner, OC, H, sg->chan_run);
+    chan_runs(sg->cell_owner, NI * OC, H, sg->chan_run);
     rc = 0;
 done:
     free(cl); free(cnt); free(seen); free(used);
@@ -725,7 +739,7 @@ static const BandUse *staged(const BkCtx *c, const BkSegment *sg, const BandUse 
     if (!ly->in_sram || !c->band_chans) return NULL;
     for (int i = 0; i < nv; i++)
         if (!v[i].owner && v[i].b->dram == ly->lw.x && v[i].b->rows == v[i].b->H &&
-            v[i].b->size == (uint64_t)ly->lw.C * ly->lw.H * ly->lw.W * (uint64_t)ly->lw.es)
+            v[i].b->size == (uint64_t)ly->lw.N * ly->lw.C * ly->lw.H * ly->lw.W * (uint64_t)ly->lw.es)
             return &v[i];
     return NULL;
 }
@@ -734,13 +748,15 @@ static const BandUse *staged(const BkCtx *c, const BkSegment *sg, const BandUse 
  * pieces"): a K-split convolution's tile reads one K chunk of the input's
  * channels, so the gather is cut by K chunk, each piece followed by a
  * flag signalling WEIGHTS, and a tile waits only for the pieces up to its
- * own chunk (bk_sched_table); 1 (one flag at the end) otherwise. */
+ * own chunk (bk_sched_table); 1 (one flag at the end) otherwise. An
+ * input of several images gathers each piece image by image. */
 static int pieces_of(const BkCtx *c, const BkSegment *sg, const BandUse *st)
 {
     const BkLayer *ly = sg->layer;
     const BkLow *l = &ly->lw;
-    return st && !ly->mcast && !ly->gather_whole && l->kind == BK_K_CONV && l->groups == 1 && l->nkc > 1 && l->kchunk > 0 && c->bands ? l->nkc
-                                                                                                                 : 1;
+    int cut = st && !ly->mcast && !ly->gather_whole && l->kind == BK_K_CONV && l->groups == 1 && l->nkc > 1 && l->kchunk > 0 &&
+              c->bands;
+    return cut ? l->nkc : 1;
 }
 
 int bk_band_gather_pieces(const BkCtx *c, const BkSegment *sg)
@@ -761,7 +777,8 @@ static int gather(BkCtx *c, const BkSegment *sg, Out *o, const AtlInsn *in, uint
 {
     const BkBand *b = u->b;
     const BkLow *l = &sg->layer->lw;
-    int np = pieces_of(c, sg, u), span = np > 1 ? l->kchunk : b->C;
+    /* in pieces: the piece's channels of each image (planes n C + c) */
+    int np = pieces_of(c, sg, u), ni = np > 1 && l->N > 1 ? l->N : 1, C = b->C / ni, span = np > 1 ? l->kchunk : C;
     uint64_t plane = b->rowb * (uint64_t)b->H;
     uint32_t es = (uint32_t)isa_dtype_size(in->dtype);
     /* the tiles of a compact strided 1x1 conv read only its cells
@@ -769,8 +786,8 @@ static int gather(BkCtx *c, const BkSegment *sg, Out *o, const AtlInsn *in, uint
      * compacted"): the gather moves no others */
     int compact = l->kind == BK_K_CONV && l->compact && b->H == l->H && b->rowb == (uint64_t)l->W * es && l->OH > 0 &&
                   l->OW > 0;
-    for (int j = 0; j < np; j++) {
-        int c0 = j * span, nc = imin(span, b->C - c0);
+    for (int q = 0; q < np * ni; q++) {   /* piece j of image n */
+        int j = q / ni, n = q % ni, c0 = n * C + j * span, nc = imin(span, C - j * span);
         if (nc <= 0) return atl_fail(e, "internal: gather piece %d of %d holds no channel", j, np);
         AtlInsn g = *in;
         g.src_space = ISA_SPACE_DRAM;
@@ -792,7 +809,7 @@ static int gather(BkCtx *c, const BkSegment *sg, Out *o, const AtlInsn *in, uint
         memcpy(g.src_stride, st, sizeof st);
         memcpy(g.dst_stride, st, sizeof st);
         if (cut(c, o, &g, flag, u, &w, CUT_GATHER, k, e)) return -1;
-        if (j == np - 1) break;
+        if (j == np - 1 || n < ni - 1) continue;
         uint32_t fs[4] = {1, 1, 1, 64 / (uint32_t)isa_dtype_size(c->dt)};
         int64_t fst[4];
         bk_compact(fs, fst);
@@ -803,8 +820,47 @@ static int gather(BkCtx *c, const BkSegment *sg, Out *o, const AtlInsn *in, uint
     return 0;
 }
 
+/* A DMA of a tile of several images walks two dimensions of whole
+ * channel planes of b (images and channels) on its DRAM side (dst when
+ * store), which one walk of cells cannot follow: the dimension of the
+ * larger stride (the images), to be cut into one DMA per step; -1 when
+ * the DMA has fewer such dimensions (or more), or b holds one image. */
+static int image_dim(const BkBand *b, const AtlInsn *in, int store)
+{
+    if (b->images < 2) return -1;
+    const int32_t *st = store ? in->dst_stride : in->src_stride;
+    uint64_t plane = b->rowb * (uint64_t)b->H;
+    int d1 = -1, d2 = -1;
+    for (int d = 0; d < 4; d++) {
+        if (in->shape[d] <= 1 || st[d] <= 0 || (uint64_t)st[d] % plane) continue;
+        if (d1 < 0) d1 = d;
+        else if (d2 < 0) d2 = d;
+        else return -1;
+    }
+    if (d2 < 0) return -1;
+    return st[d1] > st[d2] ? d1 : d2;
+}
+
+static int rewrite(BkCtx *c, const BkSegment *sg, const BandUse *v, int nv, const BandUse *st, int *gathered,
+                   const AtlInsn *in, uint8_t flag, int k, Out *o, AtlErr *e);
+
+/* `in` cut along dimension d into one DMA per step, each rewritten. */
+static int rewrite_steps(BkCtx *c, const BkSegment *sg, const BandUse *v, int nv, const BandUse *st, int *gathered,
+                         const AtlInsn *in, uint8_t flag, int k, Out *o, int d, AtlErr *e)
+{
+    for (uint32_t i = 0; i < in->shape[d]; i++) {
+        AtlInsn p = *in;
+        p.shape[d] = 1;
+        p.src += (uint64_t)((int64_t)i * in->src_stride[d]);
+        p.dst += (uint64_t)((int64_t)i * in->dst_stride[d]);
+        if (rewrite(c, sg, v, nv, st, gathered, &p, flag, k, o, e)) return -1;
+    }
+    return 0;
+}
+
 /* One DMA of a tile's code on cluster k into o (st: the staged input,
- * NULL none; *gathered once its gather is put). */
+ * NULL none; *gathered once its gather is put). A DMA of several images
+ * (image_dim) goes image by image. */
 static int rewrite(BkCtx *c, const BkSegment *sg, const BandUse *v, int nv, const BandUse *st, int *gathered,
                    const AtlInsn *in, uint8_t flag, int k, Out *o, AtlErr *e)
 {
@@ -828,6 +884,11 @@ static int rewrite(BkCtx *c, const BkSegment *sg, const BandUse *v, int nv, cons
     if (!src && !dst) return put(o, in, flag, e);
     Walk w;
     int es = isa_dtype_size(in->dtype);
+    if (in->op == ISA_OP_DMA_COPY && !(src && dst)) {
+        const BandUse *u = dst ? dst : src;
+        int d = image_dim(u->b, in, dst != NULL);
+        if (d >= 0) return rewrite_steps(c, sg, v, nv, st, gathered, in, flag, k, o, d, e);
+    }
     if (dst) {
         if (src || in->op != ISA_OP_DMA_COPY || dma_cells(dst->b, in->dst, in->shape, in->dst_stride, es, &w))
             return atl_fail(e, "internal: a store into a banded tensor is not whole rows of channels");

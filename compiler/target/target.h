@@ -63,7 +63,8 @@ typedef struct BkPlace {
  * or when no cluster owns it. Per root tensor; arrays malloc'd by
  * placement (alloc/place.c), freed by the driver. */
 typedef struct BkBand {
-    int C, H;                     /* channels and rows */
+    int C, H;                     /* channel planes (N x C: every image's) and rows */
+    int images;                   /* N: the images whose planes these are */
     int rows;                     /* rows of each cluster's window (bk_band_window) */
     uint64_t rowb;                /* bytes of one row (W x element size) */
     uint64_t dram, size;          /* tagged DRAM address and bytes */
