@@ -20,7 +20,7 @@
 # check MODEL LIMIT_PERCENT
 check() {
     m=$1
-    expect_ok "${m}_compiles" "$ATOLL" compile models/$m.onnx --groups -o "$TMPD/$m.abm"
+    expect_ok "${m}_compiles" "$ATOLL" compile models/$m.onnx --chip configs/a1.ini --groups -o "$TMPD/$m.abm"
     cp "$TMPD/out" "$TMPD/sum_$m.txt"
     expect_ok "${m}_matches_interpreter" "$ATOLL" compare models/$m.onnx "$TMPD/$m.abm" \
         --input models/$m.ref.npz --expect models/$m.ref.npz

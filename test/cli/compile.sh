@@ -42,7 +42,7 @@ expect_ok dump_ir_still "$ATOLL" compile $M/lenet5.onnx --dump-ir
 expect_ok group_auto "$ATOLL" compile $M/resnet20_cifar.onnx --chip configs/a1.ini -o "$TMPD/ga.abm" --estimate
 expect_grep group_auto_groups "Group([0-9]*) *N1 H" "$TMPD/out"
 # --groups: each unit, a group's members under it (name and op), a total row
-expect_ok groups_print "$ATOLL" compile $M/resnet20_cifar.onnx --chip configs/a1.ini -o "$TMPD/gp.abm" --groups
+expect_ok groups_print "$ATOLL" compile $M/resnet20_cifar.onnx --chip configs/a1.ini --groups -o "$TMPD/gp.abm"
 expect_grep groups_header "^unit  layer (or group: first .. last) .*LMEM/core *DRAM in *DRAM out *est cycles *est DRAM$" "$TMPD/out"
 expect_grep groups_member "^        /stages/stages.0/conv2/Conv  *Conv+Add+Relu$" "$TMPD/out"
 expect_grep groups_unit "^   0  Group(3) .*KiB .*KB .*KB  *[0-9][0-9]* *[0-9.]* KB$" "$TMPD/out"
@@ -52,7 +52,7 @@ expect_grep group_max1_fused "Conv+Add+Relu" "$TMPD/out"
 expect_grep group_max1_layers "resnet20_cifar.onnx -> .*: 23 layers" "$TMPD/out"
 grep -q "Group(" "$TMPD/out" && fail group_max1_no_groups "a group with --group-max 1" || ok group_max1_no_groups
 expect_fail group_max_bad "a number 1..1000" "$ATOLL" compile $M/digits_cnn.onnx --chip configs/tiny.ini --group-max 0 -o "$TMPD/x.abm"
-expect_ok group_none "$ATOLL" compile $M/resnet20_cifar.onnx --chip configs/a1.ini -o "$TMPD/gn.abm" --group none --estimate
+expect_ok group_none "$ATOLL" compile $M/resnet20_cifar.onnx --chip configs/a1.ini -o "$TMPD/gn.abm" --estimate --group none
 expect_grep group_none_layers "resnet20_cifar.onnx -> .*: 32 layers" "$TMPD/out"
 grep -q "Conv+Add" "$TMPD/out" && fail group_none_unfused "a fused Add with --group none" || ok group_none_unfused
 expect_ok group_none_recorded "$ATOLL" inspect "$TMPD/gn.abm"

@@ -12,7 +12,7 @@ case "$BUILD" in *san*) full=0;; esac
 models="digits_cnn lenet5 resnet20_cifar mobilenetv2_035 encoder_block vit_tiny"
 [ $full = 1 ] || models="digits_cnn lenet5 resnet20_cifar encoder_block vit_tiny"
 for m in $models; do
-    expect_ok "${m}_compiles" "$ATOLL" compile models/$m.onnx --chip configs/a1.ini -o "$TMPD/$m.abm"
+    expect_ok "${m}_compiles" "$ATOLL" compile models/$m.onnx --chip configs/a1.ini --groups -o "$TMPD/$m.abm"
     expect_ok "${m}_flow" "$ATOLL" run "$TMPD/$m.abm" --chip configs/a1.ini --input models/$m.ref.npz \
         --output "$TMPD/$m.flow.npz" --stats "$TMPD/$m.flow.json"
     expect_ok "${m}_banked" "$ATOLL" run "$TMPD/$m.abm" --chip "$TMPD/a1-banked.ini" --input models/$m.ref.npz \

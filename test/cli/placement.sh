@@ -86,7 +86,7 @@ staged() {
     id=$1; m=$2; c=$3; b=$4; plan=$5; what=${6:-"stage 1        : layers .*, $(($4 / 2)) instances of 2 images (reads '"}
     "$GEN" --extract models/$m.ref.npz input "$TMPD/one.npy" > /dev/null 2>&1
     "$GEN" --vary "$TMPD/one.npy" $b "$TMPD/in_$id.npy" > /dev/null 2>&1
-    expect_ok "${id}_staged_compiles" "$ATOLL" compile models/$m.onnx --chip $c --batch $b --stage-plan "$plan" -o "$TMPD/s_$id.abm"
+    expect_ok "${id}_staged_compiles" "$ATOLL" compile models/$m.onnx --chip $c --batch $b --stage-plan "$plan" --stages -o "$TMPD/s_$id.abm"
     expect_grep "${id}_stages" "$what" "$TMPD/out"
     expect_ok "${id}_staged_runs" "$ATOLL" run "$TMPD/s_$id.abm" --input "$TMPD/in_$id.npy" --output "$TMPD/s_$id.npy"
     chip_ref $id $m $c $b
@@ -131,7 +131,7 @@ for p in split chip; do
 done
 expect_ok int8_identical "$GEN" --compare "$TMPD/q_split.npy" "$TMPD/q_chip.npy"
 # --stages: one row per stage, its micro-batch, instances and the boundary it reads
-"$ATOLL" compile models/resnet20_cifar.onnx --batch 8 --stage-plan "1,$R20CUT:2" --stages -o "$TMPD/x.abm" > "$TMPD/st.txt" 2>&1
+"$ATOLL" compile models/resnet20_cifar.onnx --chip configs/a1.ini --batch 8 --stage-plan "1,$R20CUT:2" --stages -o "$TMPD/x.abm" > "$TMPD/st.txt" 2>&1
 expect_grep stages_row0 "^    0  0-[0-9]*  *1         8        4 .* the inputs$" "$TMPD/st.txt"
 expect_grep stages_row1 "^    1  [0-9]*-[0-9]*  *2         4        4 .* $R20CUT$" "$TMPD/st.txt"
 "$ATOLL" compile models/resnet20_cifar.onnx --stages -o "$TMPD/x.abm" > "$TMPD/st.txt" 2>&1
@@ -139,11 +139,11 @@ expect_grep stages_none_on_chip "stages: none (placement chip: batch 1: one imag
 # the chip's answer is the interpreter's (atoll compare: every output)
 expect_ok resnet20_split_vs_interp "$ATOLL" compare models/resnet20_cifar.onnx "$TMPD/s_resnet20_a1_b8.abm" --input "$TMPD/in_resnet20_a1_b8.npy"
 # the summary: instances, clusters, SRAM
-"$ATOLL" compile models/resnet20_cifar.onnx --batch 8 --placement split -o "$TMPD/x.abm" > "$TMPD/sum.txt" 2>&1
+"$ATOLL" compile models/resnet20_cifar.onnx --chip configs/a1.ini --batch 8 --placement split -o "$TMPD/x.abm" > "$TMPD/sum.txt" 2>&1
 expect_grep summary_instances "split, 4 instances of 2 images on 4 clusters (4 cores each)" "$TMPD/sum.txt"
 expect_grep summary_sram "bytes of activations per cluster in SRAM" "$TMPD/sum.txt"
 # auto: batch 1 leaves clusters idle; a small model stays on the chip when the cost model says so
-"$ATOLL" compile models/resnet20_cifar.onnx -o "$TMPD/x.abm" > "$TMPD/sum.txt" 2>&1
+"$ATOLL" compile models/resnet20_cifar.onnx --chip configs/a1.ini --groups -o "$TMPD/x.abm" > "$TMPD/sum.txt" 2>&1
 expect_grep auto_batch1_chip "placement        : chip (batch 1: one image, nothing to split)" "$TMPD/sum.txt"
 "$ATOLL" compile models/resnet20_cifar.onnx --batch 8 -o "$TMPD/x.abm" > "$TMPD/sum.txt" 2>&1
 expect_grep auto_batch8_split "placement        : split" "$TMPD/sum.txt"

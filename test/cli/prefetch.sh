@@ -36,7 +36,7 @@ case "$BUILD" in *san*) full=0;; esac
 models="resnet20_cifar mobilenetv2_035"; [ $full = 1 ] || models=resnet20_cifar
 for m in $models; do
     for chip in a1 tiny edge16k; do
-        expect_ok ${m}_${chip}_compiles "$ATOLL" compile models/$m.onnx --chip configs/$chip.ini -o "$TMPD/$chip.abm"
+        expect_ok ${m}_${chip}_compiles "$ATOLL" compile models/$m.onnx --chip configs/$chip.ini --groups -o "$TMPD/$chip.abm"
         expect_ok ${m}_${chip}_matches_interpreter "$ATOLL" compare models/$m.onnx "$TMPD/$chip.abm" --chip configs/$chip.ini \
             --input models/$m.ref.npz --expect models/$m.ref.npz
     done

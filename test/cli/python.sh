@@ -17,7 +17,7 @@ pre=""
 case "$BUILD" in *san*)
     pre="$(${CC:-cc} -print-file-name=libasan.so) $(${CC:-cc} -print-file-name=libubsan.so)";;
 esac
-LD_PRELOAD="$pre" ASAN_OPTIONS=detect_leaks=0 PYTHONPATH=python ATOLL_LIB="$BUILD/libatoll.so.0" \
+LD_PRELOAD="$pre" ASAN_OPTIONS=detect_leaks=0 PYTHONPATH=python ATOLL_LIB="$BUILD/libatoll.so.0" ATOLL_EXE="$ATOLL" \
     "$PY" test/python/test_atoll.py > "$TMPD/py.out" 2>&1
 rc=$?
 cat "$TMPD/py.out"

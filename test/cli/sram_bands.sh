@@ -21,13 +21,13 @@ sim_profile() {
 }
 for chip in configs/a1.ini "$TMPD/a1x2.ini"; do
     c=$(basename "$chip" .ini)
-    expect_ok "${c}_compiles" "$ATOLL" compile models/resnet20_cifar.onnx --chip "$chip" --sram-activations bands -o "$TMPD/$c.abm"
+    expect_ok "${c}_compiles" "$ATOLL" compile models/resnet20_cifar.onnx --chip "$chip" --dtype fp32 --sram-activations bands --groups -o "$TMPD/$c.abm"
     cp "$TMPD/out" "$TMPD/sum_$c.txt"
     expect_ok "${c}_matches_interpreter" "$ATOLL" compare models/resnet20_cifar.onnx "$TMPD/$c.abm" --chip "$chip" \
         --input models/resnet20_cifar.ref.npz --expect models/resnet20_cifar.ref.npz
     expect_ok "${c}_never_compiles" "$ATOLL" compile models/resnet20_cifar.onnx --chip "$chip" --sram-activations never -o "$TMPD/${c}_never.abm"
     cp "$TMPD/out" "$TMPD/sum_${c}_never.txt"
-    expect_ok "${c}_auto_compiles" "$ATOLL" compile models/resnet20_cifar.onnx --chip "$chip" -o "$TMPD/${c}_auto.abm"
+    expect_ok "${c}_auto_compiles" "$ATOLL" compile models/resnet20_cifar.onnx --chip "$chip" --groups -o "$TMPD/${c}_auto.abm"
     cp "$TMPD/out" "$TMPD/sum_${c}_auto.txt"
     expect_ok "${c}_auto_matches_interpreter" "$ATOLL" compare models/resnet20_cifar.onnx "$TMPD/${c}_auto.abm" --chip "$chip" \
         --input models/resnet20_cifar.ref.npz --expect models/resnet20_cifar.ref.npz

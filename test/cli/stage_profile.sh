@@ -10,7 +10,7 @@
 # by test/compiler/test_stage_profile.c.
 . test/cli/lib.inc
 CUT=/stages/stages.5/relu_1/Relu_output_0
-expect_ok staged_compiles "$ATOLL" compile models/resnet20_cifar.onnx --batch 8 --stage-plan "1,$CUT:2" --stages \
+expect_ok staged_compiles "$ATOLL" compile models/resnet20_cifar.onnx --chip configs/a1.ini --batch 8 --stage-plan "1,$CUT:2" --stages \
     -o "$TMPD/s.abm"
 expect_grep stages_est_util_header "DRAM est util  reads$" "$TMPD/out"
 expect_grep stages_est_util_row1 "^    1  [0-9]*-[0-9]* .* [0-9][0-9]*\.[0-9]%  $CUT$" "$TMPD/out"

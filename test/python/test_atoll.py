@@ -140,12 +140,16 @@ def group_members_in_stats():
 
 @test
 def stages_of_a_staged_schedule():
-    exe = os.path.join(os.path.dirname(os.environ.get("ATOLL_LIB", "build/libatoll.so.0")), "atoll")
+    # the atoll of python.sh ($ATOLL: in a test pass, test/cli/cached_atoll,
+    # which takes this compile from placement.sh's), else the library's
+    exe = os.environ.get("ATOLL_EXE") or os.path.join(os.path.dirname(os.environ.get("ATOLL_LIB", "build/libatoll.so.0")), "atoll")
     path = os.path.join(TMP, "s.abm")
-    # the binary brings its own sanitizer runtime: not the one preloaded into python
-    env = {k: v for k, v in os.environ.items() if k != "LD_PRELOAD"}
-    subprocess.run([exe, "compile", "models/resnet20_cifar.onnx", "--batch", "8", "--stage-plan",
-                    "1,/stages/stages.5/relu_1/Relu_output_0:2", "-o", path], check=True, stdout=subprocess.DEVNULL, env=env)
+    # the binary brings its own sanitizer runtime: not the one preloaded into
+    # python, nor python's options for it (leaks found in python itself are not ours)
+    env = {k: v for k, v in os.environ.items() if k not in ("LD_PRELOAD", "ASAN_OPTIONS")}
+    subprocess.run([exe, "compile", "models/resnet20_cifar.onnx", "--chip", "configs/a1.ini", "--batch", "8", "--stage-plan",
+                    "1,/stages/stages.5/relu_1/Relu_output_0:2", "--stages", "-o", path], check=True, stdout=subprocess.DEVNULL,
+                   stderr=subprocess.STDOUT, env=env)
     with atoll.load(path, timing_only=True) as net:
         net.run()
         s = net.stats()
