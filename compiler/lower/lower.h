@@ -179,6 +179,12 @@ int bk_lower_conv(BkCtx *c, int node, BkLayer *ly, AtlErr *e);
  * (ly lowered by bk_lower_conv, its shapes dropped, BkLow.kb_parts set);
  * 1 when none fits. */
 int bk_conv_kbands_shapes(BkCtx *c, BkLayer *ly, AtlErr *e);
+/* conv.c: the pieces a convolution's staged input is copied in without
+ * bands (docs/backend.md, "Input staging in pieces"): its K chunks, each
+ * flagged, when it stages its input (in_sram), has several images and
+ * several K chunks, its weights are not multicast and the cost model has
+ * not priced the copy whole lower (BkLayer.gather_whole); else 1. */
+int bk_conv_stage_pieces(const BkCtx *c, const BkLayer *ly);
 /* kbands.c (docs/backend.md, "K split across clusters"): bk_kbands_ok, 1
  * when the lowered conv layer ly may split K across the clusters;
  * bk_lower_kbands lowers its node again as phase 1 (p1, set up as the

@@ -158,7 +158,7 @@ static int table_of(const BkCtx *c, const BkSegment *sg, int core, BkTable *t, A
         int cpc = c->chip->cores_per_cluster, cl = core / cpc;
         uint32_t m = bk_sched_cluster_mask(sg, cpc, cl);
         if (m >> (core % cpc) & 1) {
-            int p = ly->in_sram ? bk_band_gather_pieces(c, sg) : 1;
+            int p = ly->in_sram ? bk_stage_pieces(c, sg) : 1;
             lowest = core == cl * cpc + bk_lowest_bit(m);
             /* multicast weights the segment before fetched into SRAM: every
              * core issues a part (the SRAM ports side by side), waits for all */
@@ -251,6 +251,11 @@ void bk_table_free(BkTable *t)
 {
     free(t->a);
     memset(t, 0, sizeof *t);
+}
+
+int bk_stage_pieces(const BkCtx *c, const BkSegment *sg)
+{
+    return c->bands ? bk_band_gather_pieces(c, sg) : bk_conv_stage_pieces(c, sg->layer);
 }
 
 const AtlInsn *bk_action_dma(const BkAction *a, const BkCode *k, int *n, const uint8_t **skip, int *first, int *last)
