@@ -147,8 +147,11 @@ void bk_keep_images(const BkCtx *c, const BkLow *l, int stacked, BkShapes *q, si
  * to ib (a multiple of the row stride); the conv over that block with no
  * top padding and bottom padding `pb` (so it writes every row of the
  * accumulator) gives image i's output rows at [i ob, i ob + OH), ob =
- * ib / sh; the rows between are garbage, never stored. A pointwise or
- * compact conv: ib = ob = OH, top = pb = 0, the blocks of before. */
+ * ib / sh; the rows between are garbage, never stored. Stride 1 with
+ * no more bottom than top padding: no zero rows below, ib = top + H (the
+ * next image's top rows are this one's bottom padding; the last image's
+ * is the conv's, pb = the kernel's extent - 1). A pointwise or compact
+ * conv: ib = ob = OH, top = pb = 0, the blocks of before. */
 typedef struct BkStack { int ib, ob, top, pb; } BkStack;
 BkStack bk_image_stack(const BkLow *l);
 /* The rows around the images of a stacked input block at lmem (nn images
