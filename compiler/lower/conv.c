@@ -111,7 +111,6 @@
 #include <string.h>
 #include <stdio.h>
 #include "compiler/lower/lower.h"
-#include "compiler/schedule/schedule.h"
 #include "isa/timing.h"
 
 enum { SPLIT_PAIRS = 7, SPLIT_PAIRS_NONE = 3, DEEP_K_PAIRS = 3, WEIGHT_K_PAIRS = 6, MIN_COSTED = 2, TILE_BUDGET = 1 << 16, MAX_TILES = 1 << 24 };
@@ -308,7 +307,8 @@ int bk_conv_stage_pieces(const BkCtx *c, const BkLayer *ly)
 /* The staged input in pieces (bk_conv_stage_pieces): piece j the
  * channels of K chunk j of every image, each but the last followed by a
  * 64-byte flag into the layer's LMEM flag word that signals the input's
- * semaphore (the last piece's flag is the prologue's own). */
+ * semaphore (bk_walk_code sets which: lower/ does not know the
+ * schedule's semaphores; the last piece's flag is the prologue's own). */
 static void copy_input_pieces(BkCtx *c, const BkLayer *ly, int np, BkCode *k)
 {
     const BkLow *l = &ly->lw;
@@ -326,7 +326,7 @@ static void copy_input_pieces(BkCtx *c, const BkLayer *ly, int np, BkCode *k)
         int64_t fst[4];
         bk_compact(fs, fst);
         AtlInsn f = bk_dma(c->dt, ISA_SPACE_LMEM, ly->l_iflag, ISA_SPACE_SRAM, c->sram_stage + off, fs, fst, fst);
-        f.signal = (uint8_t)(bk_sched_input_sem(ly) + 1);   /* kept by the walk's MCAST (emit.c, cost.c) */
+        f.signal = 1;   /* a piece's flag: the walk (schedule.c) sets the input's semaphore */
         bk_code_st(k, &f);
     }
 }

@@ -328,6 +328,11 @@ const BkCode *bk_walk_code(BkCtx *c, const BkSegment *sg, BkWalk *w, const BkAct
             if (ly->stage(c, ly, a->tile, mode, k, e)) return NULL;
         } else if (ly->prologue(c, ly, k, e))
             return NULL;
+        else if (!c->bands && bk_conv_stage_pieces(c, ly) > 1) {
+            /* a staged input in pieces (lower/conv.c): each piece's flag signals the input's semaphore */
+            for (int j = 0; j < k->nst; j++)
+                if (k->st[j].signal) k->st[j].signal = (uint8_t)(bk_sched_input_sem(ly) + 1);
+        }
         else if (sg->pf_in == BK_PF_IN_MC) {
             bk_prefetch_mc_code(k, sg->pf_base, 0);   /* read what the segment before fetched */
             if (a->parts > 1 && bk_prefetch_mc_part(k, a->part, a->parts)) {
