@@ -299,7 +299,7 @@ static int fill_summary(const BkCtx *c, const BkSchedule *sched, int rows, const
         li->core_first = sg->cores.first;
         li->core_count = sg->cores.count;
         /* bands: how the tiles went to the clusters, the gather's pieces */
-        int pieces = bk_band_gather_pieces(c, sg);
+        int pieces = bk_stage_pieces(c, sg);
         char gp[16] = "";
         if (pieces > 1) snprintf(gp, sizeof gp, " g%d", pieces);
         /* " pf": the layer before staged its first weight keys (prefetch) */

@@ -801,7 +801,7 @@ int bk_cost_segment(BkCtx *c, BkSegment *sg, uint64_t bound, AtlErr *e)
 {
     sg->layer->gather_whole = 0;
     int rc = cost_once(c, sg, bound, e);
-    if (rc < 0 || bk_band_gather_pieces(c, sg) < 2) return rc;
+    if (rc < 0 || bk_stage_pieces(c, sg) < 2) return rc;
     uint64_t cyc = sg->est_cycles, comp = sg->est_compute, dma = sg->est_dma, rd = sg->est_rd, wr = sg->est_wr;
     /* whole: kept only when below the pieces (and within the bound) */
     uint64_t b2 = rc == 0 && cyc - 1 < bound ? cyc - 1 : bound;

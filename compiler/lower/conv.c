@@ -299,9 +299,56 @@ static int conv_gen(BkCtx *c, const BkLayer *ly, int t, uint64_t slot, BkCode *k
  * signal tells every core of the cluster that the copy has landed (the
  * DMA queue runs one transfer at a time, so the flag starts after it). */
 #define SRAM_ROW 4096
+
+/* Staged input pieces: at most this many (a wait and a signal each). */
+enum { STAGE_PIECES_MAX = 64 };
+
+static int conv_prologue(BkCtx *c, const BkLayer *ly, BkCode *k, AtlErr *e);
+
+int bk_conv_stage_pieces(const BkCtx *c, const BkLayer *ly)
+{
+    const BkLow *l = &ly->lw;
+    if (c->bands || !ly->in_sram || ly->prologue != conv_prologue || ly->mcast || ly->gather_whole || !is_kconv(l) || l->N < 2 || l->nkc < 2 ||
+        l->nkc > STAGE_PIECES_MAX || (uint64_t)l->H * l->W > 65535)
+        return 1;
+    return l->nkc;
+}
+
+/* The staged input in pieces (bk_conv_stage_pieces): piece j the
+ * channels of K chunk j of every image, each but the last followed by a
+ * 64-byte flag into the layer's LMEM flag word that signals the input's
+ * semaphore (bk_walk_code sets which: lower/ does not know the
+ * schedule's semaphores; the last piece's flag is the prologue's own). */
+static void copy_input_pieces(BkCtx *c, const BkLayer *ly, int np, BkCode *k)
+{
+    const BkLow *l = &ly->lw;
+    uint64_t plane = (uint64_t)l->H * l->W;
+    for (int j = 0; j < np; j++) {
+        int c0 = j * l->kchunk, cn = l->C - c0 < l->kchunk ? l->C - c0 : l->kchunk;
+        if (cn <= 0) break;
+        uint32_t sh[4] = {1, (uint32_t)l->N, (uint32_t)cn, (uint32_t)plane};
+        int64_t st[4] = {0, (int64_t)l->C * (int64_t)plane, (int64_t)plane, 1};
+        uint64_t off = (uint64_t)c0 * plane * (uint64_t)l->es;
+        AtlInsn in = bk_dma(l->dt, ISA_SPACE_SRAM, c->sram_stage + off, ISA_SPACE_DRAM, l->x + off, sh, st, st);
+        bk_code_st(k, &in);
+        if (j == np - 1) break;
+        uint32_t fs[4] = {1, 1, 1, 64 / (uint32_t)isa_dtype_size(c->dt)};
+        int64_t fst[4];
+        bk_compact(fs, fst);
+        AtlInsn f = bk_dma(c->dt, ISA_SPACE_LMEM, ly->l_iflag, ISA_SPACE_SRAM, c->sram_stage + off, fs, fst, fst);
+        f.signal = 1;   /* a piece's flag: the walk (schedule.c) sets the input's semaphore */
+        bk_code_st(k, &f);
+    }
+}
+
 static void copy_input_to_sram(BkCtx *c, const BkLayer *ly, BkCode *k)
 {
     const BkLow *l = &ly->lw;
+    int np = bk_conv_stage_pieces(c, ly);
+    if (np > 1) {
+        copy_input_pieces(c, ly, np, k);
+        return;
+    }
     uint64_t n = (uint64_t)l->N * l->C * l->H * l->W, rows = n / SRAM_ROW, rest = n % SRAM_ROW;
     uint32_t sh[4] = {1, 1, (uint32_t)rows, SRAM_ROW};
     int64_t st[4];

@@ -147,8 +147,11 @@ void bk_keep_images(const BkCtx *c, const BkLow *l, int stacked, BkShapes *q, si
  * to ib (a multiple of the row stride); the conv over that block with no
  * top padding and bottom padding `pb` (so it writes every row of the
  * accumulator) gives image i's output rows at [i ob, i ob + OH), ob =
- * ib / sh; the rows between are garbage, never stored. A pointwise or
- * compact conv: ib = ob = OH, top = pb = 0, the blocks of before. */
+ * ib / sh; the rows between are garbage, never stored. Stride 1 with
+ * no more bottom than top padding: no zero rows below, ib = top + H (the
+ * next image's top rows are this one's bottom padding; the last image's
+ * is the conv's, pb = the kernel's extent - 1). A pointwise or compact
+ * conv: ib = ob = OH, top = pb = 0, the blocks of before. */
 typedef struct BkStack { int ib, ob, top, pb; } BkStack;
 BkStack bk_image_stack(const BkLow *l);
 /* The rows around the images of a stacked input block at lmem (nn images
@@ -201,6 +204,12 @@ int bk_lower_conv(BkCtx *c, int node, BkLayer *ly, AtlErr *e);
  * (ly lowered by bk_lower_conv, its shapes dropped, BkLow.kb_parts set);
  * 1 when none fits. */
 int bk_conv_kbands_shapes(BkCtx *c, BkLayer *ly, AtlErr *e);
+/* conv.c: the pieces a convolution's staged input is copied in without
+ * bands (docs/backend.md, "Input staging in pieces"): its K chunks, each
+ * flagged, when it stages its input (in_sram), has several images and
+ * several K chunks, its weights are not multicast and the cost model has
+ * not priced the copy whole lower (BkLayer.gather_whole); else 1. */
+int bk_conv_stage_pieces(const BkCtx *c, const BkLayer *ly);
 /* kbands.c (docs/backend.md, "K split across clusters"): bk_kbands_ok, 1
  * when the lowered conv layer ly may split K across the clusters;
  * bk_lower_kbands lowers its node again as phase 1 (p1, set up as the

@@ -291,7 +291,13 @@ static int assign(BkCtx *c, BkLayer *ly, AtlErr *e)
 typedef struct MmShape { int mt, nt, kt, mode; } MmShape;
 
 enum { DEEP_K_DEPTHS = 2 };   /* deeper K depths a weight-bound layer also offers */
-enum { A_RES_SHARE = 16 };    /* A resident (B mode 2) when it takes at most this share of LMEM */
+/* A resident (B mode 2) offered when A takes at most 1/A_RES_SHARE of
+ * LMEM (the cost model then prices it beside the other modes): a
+ * quarter, so that a classifier keeps its A at batch > 1 too (ResNet-50's
+ * fc, 2048 inputs: 8 KB at batch 1, 64 KB at 8, 128 KB at 16; the
+ * staged schedule's chip stage at batch 8 on a1: 157 K -> 135 K cycles
+ * estimated; a sixteenth, before, offered it at batch 1 to 4 only) */
+enum { A_RES_SHARE = 4 };
 
 /* The candidates with depth kt: every (B mode, nt, mt) halving that fits.
  * Counts them into d (how many, the fewest tiles per B mode, whether one

@@ -127,6 +127,15 @@ BkStack bk_image_stack(const BkLow *l)
     if (pointwise(l) && ((l->sh == 1 && l->sw == 1) || l->compact)) return st;
     BkSpan ys = bk_window_span(0, l->OH, l->sh, l->pt, l->dh, l->kh, l->H);
     int ext = ys.pa + ys.n + ys.pb, kext = l->dh * (l->kh - 1) + 1;
+    if (l->sh == 1 && ys.pb <= ys.pa && kext > 1) {
+        /* stride 1: image i's bottom padding is image i+1's top zero rows
+         * (the last image's, the conv's bottom padding), so a tile of nb
+         * images computes nb (pa + H) rows, not nb (pa + H + pb) */
+        st.ib = st.ob = ys.pa + ys.n;
+        st.top = ys.pa;
+        st.pb = kext - 1;
+        return st;
+    }
     st.ib = (ext + l->sh - 1) / l->sh * l->sh;
     st.ob = st.ib / l->sh;
     st.top = ys.pa;

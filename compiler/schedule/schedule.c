@@ -163,7 +163,7 @@ static int table_of(const BkCtx *c, const BkSegment *sg, int core, BkTable *t, A
         int cpc = c->chip->cores_per_cluster, cl = core / cpc;
         uint32_t m = bk_sched_cluster_mask(sg, cpc, cl);
         if (m >> (core % cpc) & 1) {
-            int p = ly->in_sram ? bk_band_gather_pieces(c, sg) : 1;
+            int p = ly->in_sram ? bk_stage_pieces(c, sg) : 1;
             lowest = core == cl * cpc + bk_lowest_bit(m);
             /* multicast weights the segment before fetched into SRAM: every
              * core issues a part (the SRAM ports side by side), waits for all */
@@ -258,6 +258,11 @@ void bk_table_free(BkTable *t)
     memset(t, 0, sizeof *t);
 }
 
+int bk_stage_pieces(const BkCtx *c, const BkSegment *sg)
+{
+    return c->bands ? bk_band_gather_pieces(c, sg) : bk_conv_stage_pieces(c, sg->layer);
+}
+
 const AtlInsn *bk_action_dma(const BkAction *a, const BkCode *k, int *n, const uint8_t **skip, int *first, int *last)
 {
     const AtlInsn *ins = a->kind == BK_ACT_LOAD ? k->ld : k->st;
@@ -328,6 +333,11 @@ const BkCode *bk_walk_code(BkCtx *c, const BkSegment *sg, BkWalk *w, const BkAct
             if (ly->stage(c, ly, a->tile, mode, k, e)) return NULL;
         } else if (ly->prologue(c, ly, k, e))
             return NULL;
+        else if (!c->bands && bk_conv_stage_pieces(c, ly) > 1) {
+            /* a staged input in pieces (lower/conv.c): each piece's flag signals the input's semaphore */
+            for (int j = 0; j < k->nst; j++)
+                if (k->st[j].signal) k->st[j].signal = (uint8_t)(bk_sched_input_sem(ly) + 1);
+        }
         else if (sg->pf_in == BK_PF_IN_MC) {
             bk_prefetch_mc_code(k, sg->pf_base, 0);   /* read what the segment before fetched */
             if (a->parts > 1 && bk_prefetch_mc_part(k, a->part, a->parts)) {

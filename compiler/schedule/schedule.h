@@ -250,6 +250,10 @@ int bk_band_finalize(BkCtx *c, BkSchedule *s, AtlErr *e);
  * MCAST action's instructions that carry a signal of their own keep it);
  * else 1 (one flag, at the end). */
 int bk_band_gather_pieces(const BkCtx *c, const BkSegment *sg);
+/* schedule.c: the pieces of the segment's staged input: the bands'
+ * gather's (bk_band_gather_pieces), or without bands a convolution's
+ * copy by K chunk (bk_conv_stage_pieces). */
+int bk_stage_pieces(const BkCtx *c, const BkSegment *sg);
 /* prefetch.c - weight prefetch across a segment's barrier (docs/backend.md,
  * "Weight prefetch across the barrier"). bk_prefetch_tile: the tile of
  * segment sg whose weights `core` fetches first: with staged weights, its

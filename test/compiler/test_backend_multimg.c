@@ -9,11 +9,14 @@
  * reference interpreter; the chosen split of the conv is checked, so a case
  * fails if the planner stops taking the shape it is meant to exercise.
  * Batches of 3, 4 and 5 give uneven last image chunks where the cost model
- * takes fewer than N images a tile. */
+ * takes fewer than N images a tile. At stride 1 an image's bottom padding
+ * is the next image's top zero rows (bk_image_stack: a 3x3 pad 1 stack of
+ * 7x7 images takes 8 rows an image, not 9). */
 #include <stdio.h>
 #include <stdlib.h>
 #include "test/test.h"
 #include "test/compiler/bk_split_run.h"
+#include "compiler/lower/lower.h"
 
 static uint32_t rng = 11;
 
@@ -165,7 +168,7 @@ TEST(strided_pointwise_reads_what_it_uses)
 }
 
 /* Windowed convs: whole images stacked with zero rows between them
- * (bk_image_stack). 3x3 stride 1 pad 1 (14x14: rows of 16, 7x7 of 9),
+ * (bk_image_stack). 3x3 stride 1 pad 1 (14x14: rows of 15, 7x7 of 8),
  * stride 2 pad 1 on odd sizes, dilation 2, no padding, a K split, fused
  * residual Adds, placement chip, uneven last image chunks. */
 static const WinCase win_cases[] = {
@@ -215,8 +218,37 @@ TEST(windowed_bit_identical)
     }
 }
 
+/* The stack's geometry (bk_image_stack): stride 1 shares the padding
+ * rows between images (pad 1: 8 rows a 7x7 image, the conv's bottom
+ * padding 2 for the last); stride 2 keeps its zero rows below each image. */
+static BkStack stack_of(int H, int k, int stride, int pad)
+{
+    BkLow l;
+    memset(&l, 0, sizeof l);
+    l.kind = BK_K_CONV;
+    l.groups = 1;
+    l.H = l.W = H;
+    l.kh = l.kw = k;
+    l.sh = l.sw = stride;
+    l.dh = l.dw = 1;
+    l.pt = l.pb = l.pl = l.pr = pad;
+    l.OH = l.OW = (H + 2 * pad - k) / stride + 1;
+    return bk_image_stack(&l);
+}
+
+TEST(stride1_stack_shares_padding_rows)
+{
+    BkStack a = stack_of(7, 3, 1, 1), b = stack_of(9, 3, 2, 1), c = stack_of(8, 3, 1, 0);
+    printf("  3x3 pad 1 7x7: ib %d ob %d top %d pb %d; stride 2 9x9: ib %d ob %d; pad 0 8x8: ib %d pb %d\n", a.ib, a.ob, a.top,
+           a.pb, b.ib, b.ob, c.ib, c.pb);
+    CHECKF(a.ib == 8 && a.ob == 8 && a.top == 1 && a.pb == 2, "stride 1 pad 1: ib %d ob %d top %d pb %d", a.ib, a.ob, a.top, a.pb);
+    CHECKF(b.ib == 12 && b.ob == 6 && b.top == 1, "stride 2: ib %d ob %d top %d", b.ib, b.ob, b.top);
+    CHECKF(c.ib == 8 && c.top == 0 && c.pb == 2, "pad 0: ib %d top %d pb %d", c.ib, c.top, c.pb);
+}
+
 int main(void)
 {
+    RUN(stride1_stack_shares_padding_rows);
     RUN(pointwise_multi_image);
     RUN(windowed_multi_image);
     RUN(windowed_bit_identical);

@@ -12,7 +12,13 @@
  * same layer's with SRAM inputs never; --group none never copies (that
  * schedule keeps the per-layer plan of before). A layer whose tiles read
  * the input once (one output-channel chunk) is not copied even with
- * always. */
+ * always.
+ * At batch > 1 (no bands) a K-split convolution's staged input is copied
+ * in pieces, one per K chunk of every image, each flagged (lower/conv.c
+ * bk_conv_stage_pieces): a layer4-sized 3x3 convolution at batch 4 takes
+ * them (" g<n>"), gives the interpreter's results race-free, and its
+ * tiles wait once a piece before loading (more waits than with the copy
+ * whole, which it takes at batch 1). */
 #include <stdio.h>
 #include <string.h>
 #include "test/test.h"
@@ -124,10 +130,66 @@ TEST(a_bad_sram_input_mode_is_refused)
     ir_free(&g);
 }
 
+/* x [N, C, H, W] -> Conv 3x3 pad 1, M outputs -> Relu -> y */
+static void conv_batch_graph(IrGraph *g, int N, int C, int H, int W, int M)
+{
+    AtlErr e;
+    int64_t xd[4] = {N, C, H, W}, wd[4] = {M, C, 3, 3}, bd[1] = {M}, pads[4] = {1, 1, 1, 1};
+    new_graph(g, "x", 4, xd);
+    cst(g, "w", 4, wd, 0.02f);
+    cst(g, "b", 1, bd, 0.2f);
+    int n = ir_add_op(g, "Conv", "conv", "x,w,b", "c", &e);
+    ir_set_attr_ints(g, n, "pads", pads, 4, &e);
+    ir_add_op(g, "Relu", "relu", "c", "y", &e);
+    ir_add_output(g, "y", &e);
+}
+
+/* The most waits for the input's semaphore on one core's DMA stream. */
+static int most_input_waits(const AtlProgram *p)
+{
+    int most = 0;
+    for (int core = 0; core < p->ncores; core++) {
+        const AtlStream *dma = &p->streams[core * ISA_NUM_ENGINES + ISA_ENGINE_DMA];
+        int n = 0;
+        for (int i = 0; i < dma->count; i++) n += dma->insns[i].op == ISA_OP_NOP && dma->insns[i].wait == BK_SEM_WEIGHTS + 1;
+        if (n > most) most = n;
+    }
+    return most;
+}
+
+TEST(a_staged_input_at_batch_4_goes_in_pieces)
+{
+    IrGraph g;
+    conv_batch_graph(&g, 4, 256, 7, 7, 256);
+    BkSummary sum;
+    AtlProgram p;
+    BkOptions o;
+    bk_options_default(&o);
+    o.sram_input = BK_SRAM_ALWAYS;
+    if (run_one_layer(&g, A1, &o, 2e-5, " g", &p, &sum) == 0) {
+        int pieces = atoi(strstr(sum.layers[0].split, " g") + 2), waits = most_input_waits(&p);
+        printf("  %d pieces, a core waits %d times\n", pieces, waits);
+        CHECKF(pieces > 1 && waits > 1, "%d pieces, %d waits", pieces, waits);
+        prog_free(&p);
+    }
+    bk_summary_free(&sum);
+    ir_free(&g);
+    /* one image: the copy whole, one wait */
+    conv_batch_graph(&g, 1, 256, 7, 7, 256);
+    if (run_one_layer(&g, A1, &o, 2e-5, " sram", &p, &sum) == 0) {
+        CHECKF(!strstr(sum.layers[0].split, " g"), "split %s", sum.layers[0].split);
+        CHECKF(most_input_waits(&p) == 1, "%d waits", most_input_waits(&p));
+        prog_free(&p);
+    }
+    bk_summary_free(&sum);
+    ir_free(&g);
+}
+
 int main(void)
 {
     RUN(sram_input_conv_matches_the_interpreter);
     RUN(a_single_read_input_stays_in_dram);
     RUN(a_bad_sram_input_mode_is_refused);
+    RUN(a_staged_input_at_batch_4_goes_in_pieces);
     return test_summary("test_backend_sram");
 }
