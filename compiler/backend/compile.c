@@ -11,8 +11,9 @@
  *   2. alloc: DRAM placement (alloc/place.c);
  *   3. lower: one layer per remaining node in graph order (lower/: the op
  *      table picks the lowering), then the tile-shape search on the
- *      layer's core set (group/search.c); graph outputs that folding made
- *      constants become a copy each;
+ *      layer's core set (group/search.c); with bands, a layer's band way
+ *      judged with its consumer's price (look_resolve); graph outputs that
+ *      folding made constants become a copy each;
  *   4. schedule: the v1 schedule, one segment per layer on all cores of
  *      the chip, each closed by barrier 0 of all engines;
  *   5. cost: every segment priced (cost/cost.c) for the summary;

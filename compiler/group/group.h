@@ -5,8 +5,8 @@
  *             whose intermediates stay in LMEM (an interval dynamic
  *             programme over the layer sequence).
  *   look.c    bands: a layer's band way judged with its consumer's
- *             price (the caller, backend/compile.c, lowers the consumer
- *             under each way). */
+ *             price (the caller, backend/compile.c, prices the consumer
+ *             under each of the producer's kept options). */
 #ifndef ATOLL_COMPILER_GROUP_GROUP_H
 #define ATOLL_COMPILER_GROUP_GROUP_H
 #include "compiler/cost/cost.h"

@@ -2,7 +2,7 @@
  * (docs/backend.md, "The band way over the chain").
  *
  * Reads: a lowered layer whose tile search recorded the cheapest shape of
- *   each way (BkLayer.way_*, group/search.c with BkCtx.band_look), the
+ *   each way (BkLayer.look, group/search.c with BkCtx.band_look), the
  *   band state of its inputs.
  * Does: re-applies a way's shape (bk_look_apply); prices a layer as the
  *   schedule will run it (bk_look_price): the cost model's cycles

@@ -27,6 +27,11 @@
  *   copies the layer before may prefetch (prefetchable), as the
  *   schedule runs it; the final pricing of the schedule decides the
  *   prefetch itself, so the estimate stays the simulated cycles.
+ *   With BkCtx.band_look (backend/compile.c, "The band way over the
+ *   chain" in docs/backend.md) it also keeps, in BkLayer.look, the pick
+ *   and the cheapest shape of each other way priced within
+ *   BkCtx.band_look_margin percent of it (without the weight copies'
+ *   time), each way priced under that bound of its own.
  * Guarantees: the layer is left in the plan of the cheapest candidate
  *   (ties: the earliest), the same choice an unbounded search makes; its
  *   candidates are freed.

@@ -156,7 +156,8 @@ typedef struct BkCtx {
     int pf_layer;
     uint64_t pf_room;
     /* bands: 1 while the tile search records each way's cheapest shape
-     * (BkLayer.way_*) for the choice over the chain (backend/chain_look.c) */
+     * (BkLayer.look) for the band way over the chain (backend/compile.c,
+     * look_resolve; group/look.c) */
     int band_look;
     int band_look_margin;         /* percent: a way priced more above the pick is not recorded */
     int band_look_mode;           /* BkOptions.band_look */
