@@ -102,7 +102,7 @@ TEST(a_bottleneck_judged_with_its_consumer)
         for (int i = 0; i < 2; i++)
             printf("  %s: %s\n    estimate %llu, simulated %llu cycles, %llu DRAM bytes\n", i ? "look" : "greedy", split[i],
                    (unsigned long long)est[i], (unsigned long long)cyc[i], (unsigned long long)bytes[i]);
-        CHECKF(strcmp(split[0], split[1]), "the look left the greedy plan: %s", split[1]);
+        CHECKF(strcmp(split[0], split[1]), "the look kept the greedy plan: %s", split[1]);
         CHECKF(cyc[1] < cyc[0], "the look's plan takes %llu cycles, the greedy %llu", (unsigned long long)cyc[1],
                (unsigned long long)cyc[0]);
         CHECKF(bytes[1] < bytes[0], "the look's plan moves %llu DRAM bytes, the greedy %llu", (unsigned long long)bytes[1],
