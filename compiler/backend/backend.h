@@ -60,6 +60,8 @@ enum { BK_PREFETCH_AUTO = 0, BK_PREFETCH_NEVER = 1, BK_PREFETCH_SPREAD = 2 };
  * bands (docs/backend.md, "K split across clusters"): AUTO (default)
  * where the cost model prices it lower, NEVER, ALWAYS where it may (tests). */
 enum { BK_KBANDS_AUTO = 0, BK_KBANDS_NEVER = 1, BK_KBANDS_ALWAYS = 2 };
+/* BkOptions.band_look (docs/backend.md, "The band way over the chain") */
+enum { BK_LOOK_AUTO = 0, BK_LOOK_NEVER = 1, BK_LOOK_ALWAYS = 2 };
 /* Activations with placement chip (docs/backend.md, "Activations in
  * cluster SRAM"): AUTO, those that fit live in cluster SRAM when every
  * cluster can hold a copy (one cluster, or clusters joined by NoC links),
@@ -142,6 +144,9 @@ typedef struct BkOptions {
     int dw_matrix;          /* 1: depthwise float convs only on the matrix unit (0, default: each
                                tile shape also on the vector unit, lower/dwvec.c; the cost
                                model picks) */
+    int band_look;          /* with bands, a layer's band way judged with its consumer's price:
+                               BK_LOOK_AUTO (default) on graphs of more than 40 layers,
+                               BK_LOOK_NEVER, BK_LOOK_ALWAYS (tests) */
     int band_near;          /* bands: 0 (default) the tile search guesses which output
                                cells go to DRAM from how far the consumers' windows reach
                                (BkBand.near); N > 0: every tensor's reach is N rows, the

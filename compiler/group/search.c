@@ -27,6 +27,11 @@
  *   copies the layer before may prefetch (prefetchable), as the
  *   schedule runs it; the final pricing of the schedule decides the
  *   prefetch itself, so the estimate stays the simulated cycles.
+ *   With BkCtx.band_look (backend/compile.c, "The band way over the
+ *   chain" in docs/backend.md) it also keeps, in BkLayer.look, the pick
+ *   and the cheapest shape of each other way priced within
+ *   BkCtx.band_look_margin percent of it (without the weight copies'
+ *   time), each way priced under that bound of its own.
  * Guarantees: the layer is left in the plan of the cheapest candidate
  *   (ties: the earliest), the same choice an unbounded search makes; its
  *   candidates are freed.
@@ -97,7 +102,7 @@ static uint64_t priced(uint64_t bytes, uint64_t price)
  * 8 on a1), or where every output-channel chunk stays on one cluster
  * (channel bands, whose input is gathered through DRAM). */
 enum { PF_SHARE = 4 };
-static uint64_t prefetchable(const BkCtx *c, const BkSegment *sg)
+uint64_t bk_prefetchable(const BkCtx *c, const BkSegment *sg)
 {
     const BkLayer *ly = sg->layer;
     const BkLow *l = &ly->lw;
@@ -138,6 +143,56 @@ static int same_cores(const BkSegment *sg, const int *prev)
     return prev && !memcmp(sg->tile_core, prev, (size_t)sg->layer->ntiles * sizeof *prev);
 }
 
+/* The band way over the chain (BkCtx.band_look): each way's cheapest
+ * BK_LOOK_PER_WAY shapes, cheapest first (index -1: none). */
+typedef struct Kept { int idx[BK_BANDS_WAYS][BK_LOOK_PER_WAY]; uint64_t price[BK_BANDS_WAYS][BK_LOOK_PER_WAY], room[BK_BANDS_WAYS][BK_LOOK_PER_WAY]; } Kept;
+
+static void kept_add(Kept *k, int w, int i, uint64_t price, uint64_t room)
+{
+    int at = BK_LOOK_PER_WAY;
+    while (at > 0 && (k->idx[w][at - 1] < 0 || price < k->price[w][at - 1])) at--;
+    if (at == BK_LOOK_PER_WAY) return;
+    for (int j = BK_LOOK_PER_WAY - 1; j > at; j--) {
+        k->idx[w][j] = k->idx[w][j - 1];
+        k->price[w][j] = k->price[w][j - 1];
+        k->room[w][j] = k->room[w][j - 1];
+    }
+    k->idx[w][at] = i;
+    k->price[w][at] = price;
+    k->room[w][at] = room;
+}
+
+/* The bound of way w's next candidate: the price its kept list must beat
+ * (UINT64_MAX while not full). */
+static uint64_t kept_bound(const Kept *k, int w)
+{
+    return k->idx[w][BK_LOOK_PER_WAY - 1] < 0 ? UINT64_MAX : k->price[w][BK_LOOK_PER_WAY - 1];
+}
+
+/* Copies of the kept shapes into ly->look, the pick (shape `pick`, way
+ * pick_way) first, then every other within `margin` percent of its price. */
+static int keep_looks(BkLayer *ly, const Kept *k, int pick, int pick_way, uint64_t best, uint64_t room, int margin, AtlErr *e)
+{
+    const BkShapes *q = &ly->shapes;
+    for (int i = 0; i < ly->nlook; i++) free(ly->look[i].shape);
+    ly->nlook = ly->look_cur = 0;
+    ly->look_apply = q->apply;
+    for (int w = -1; w < BK_BANDS_WAYS; w++)
+        for (int j = 0; j < (w < 0 ? 1 : BK_LOOK_PER_WAY) && ly->nlook < BK_LOOK_OPTS; j++) {
+            int i = w < 0 ? pick : k->idx[w][j], way = w < 0 ? pick_way : w;
+            if (i < 0 || (w >= 0 && ((i == pick && w == pick_way) || k->price[w][j] > best + best / 100 * (uint64_t)margin))) continue;
+            BkLookOpt *o = &ly->look[ly->nlook];
+            *o = (BkLookOpt){way, w < 0 || j == 0 || (j == 1 && k->idx[w][0] == pick && w == pick_way) ? 0 : j, NULL,
+                             w < 0 ? best : k->price[w][j], w < 0 ? room : k->room[w][j]};
+            if (q->n) {
+                if (!(o->shape = malloc(q->size))) return atl_fail(e, "out of memory in the tile search");
+                memcpy(o->shape, (const char *)q->v + (size_t)i * q->size, q->size);
+            }
+            ly->nlook++;
+        }
+    return 0;
+}
+
 int bk_choose_shape(BkCtx *c, BkLayer *ly, BkCoreSet cores, AtlErr *e)
 {
     return bk_choose_shape_under(c, ly, cores, UINT64_MAX, e) < 0 ? -1 : 0;
@@ -150,14 +205,18 @@ int bk_choose_shape_under(BkCtx *c, BkLayer *ly, BkCoreSet cores, uint64_t bound
     for (int b = BK_BANDS_ROWS; b < BK_BANDS_WAYS; b++) ways += band_choice(ly, cores, b);
     if (q->n == 0 && !ways) return 0;
     int pick = 0, pick_bands = 0, rc = -1, found = bound == UINT64_MAX;
-    uint64_t pick_room = 0;
+    uint64_t pick_room = 0, best = bound;
+    /* the choice over the chain: each way's cheapest, under its own bound */
+    int look = c->band_look && ways;
+    Kept kept;
+    for (int b = 0; b < BK_BANDS_WAYS; b++)
+        for (int j = 0; j < BK_LOOK_PER_WAY; j++) kept.idx[b][j] = -1;
     int *spread = NULL;
     BkSegment sg;
     memset(&sg, 0, sizeof sg);
     if (q->n > 1 || ways) {
         sg.layer = ly;
         sg.cores = cores;
-        uint64_t best = bound;
         int64_t spent = 0;
         for (int i = 0; i < (q->n ? q->n : 1); i++) {
             spent += q->n ? q->tiles[i] : 0;
@@ -187,22 +246,37 @@ int bk_choose_shape_under(BkCtx *c, BkLayer *ly, BkCoreSet cores, uint64_t bound
                  * shrinks by them) or makes others move (re-layouts) */
                 int extra = c->bands && !c->band_final;
                 uint64_t wcyc = extra ? dram_cycles(c, priced(bk_band_weight_rereads(&sg), c->band_wprice)) : 0;
-                if (wcyc >= best) continue;
+                /* the band way over the chain keeps each way's cheapest
+                 * without the weight copies' time (the judge prices their
+                 * bytes, backend/compile.c), up to the margin above the
+                 * pick's price: `keep` is that bound */
+                uint64_t keep = 0;
+                if (look && best != UINT64_MAX) {
+                    keep = best + best / 100 * (uint64_t)c->band_look_margin;
+                    if (kept_bound(&kept, b) < keep) keep = kept_bound(&kept, b);
+                } else if (look) keep = UINT64_MAX;
+                uint64_t need = best == UINT64_MAX ? best : best > wcyc ? best - wcyc : 0;   /* to beat the pick */
+                if (keep > need) need = keep;
+                if (!need) continue;
                 if (extra) bk_band_relayout(c, &sg, 1);
-                uint64_t pf = extra ? prefetchable(c, &sg) : 0;
-                int over = bk_cost_segment(c, &sg, best == UINT64_MAX ? best : best - wcyc + pf, e);
+                uint64_t pf = extra ? bk_prefetchable(c, &sg) : 0;
+                int over = bk_cost_segment(c, &sg, need == UINT64_MAX ? need : need + pf, e);
                 if (!over && pf > sg.est_cycles / PF_SHARE) pf = sg.est_cycles / PF_SHARE;
                 if (over < 0) goto done;
                 uint64_t room = !over && sg.est_cycles > sg.est_dma ? sg.est_cycles - sg.est_dma : 0;
+                uint64_t own = sg.est_cycles;   /* without the weight copies' time */
                 if (!over && extra) {
-                    sg.est_cycles += wcyc + dram_cycles(c, priced(bk_band_relayout(c, &sg, 0), c->band_rprice));
-                    sg.est_cycles = sg.est_cycles > pf ? sg.est_cycles - pf : 0;
+                    own += dram_cycles(c, priced(bk_band_relayout(c, &sg, 0), c->band_rprice));
+                    own = own > pf ? own - pf : 0;
+                    sg.est_cycles = own + wcyc;
                 }
+                if (!over && look && own < keep) kept_add(&kept, b, i, own, room);
                 if (!over && sg.est_cycles < best) { best = sg.est_cycles; pick = i; pick_bands = b; found = 1; pick_room = room; }
             }
         }
     } else found = 1;   /* one shape, no ways: the caller prices it */
     if (!found) { rc = 1; goto done; }   /* nothing under the bound */
+    if (look && keep_looks(ly, &kept, pick, pick_bands, best, pick_room, c->band_look_margin, e)) goto done;
     ly->bands = pick_bands;
     rc = q->n ? q->apply(c, ly, (char *)q->v + (size_t)pick * q->size, e) : 0;
     if (c->bands && !c->band_final && !ly->chain) {

@@ -59,6 +59,8 @@ void bk_layer_free(BkLayer *ly)
     ly->lw.aux = NULL;
     free(ly->chain);
     ly->chain = NULL;
+    for (int i = 0; i < ly->nlook; i++) free(ly->look[i].shape);
+    ly->nlook = 0;
     free(ly->shapes.v);
     free(ly->shapes.tiles);
     memset(&ly->shapes, 0, sizeof ly->shapes);

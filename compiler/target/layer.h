@@ -170,6 +170,15 @@ typedef struct BkShapes {
     int (*apply)(BkCtx *c, BkLayer *ly, const void *shape, AtlErr *e);
 } BkShapes;
 
+/* BkLayer.bands: how a layer's tiles go to the clusters */
+enum { BK_BANDS_SPREAD, BK_BANDS_ROWS, BK_BANDS_CHANNELS, BK_BANDS_WAYS };
+
+/* One shape the tile search priced (BkLayer.look): its way (BK_BANDS_*),
+ * its rank in the way's (0: the cheapest, or the pick), a malloc'd copy of the shape (NULL: the layer has no shapes), its price
+ * and the DMA room it leaves the next layer's prefetch. */
+typedef struct BkLookOpt { int way, rank; void *shape; uint64_t price, room; } BkLookOpt;
+enum { BK_LOOK_PER_WAY = 1, BK_LOOK_OPTS = BK_BANDS_WAYS * BK_LOOK_PER_WAY };
+
 struct BkLayer {
     int node;                     /* IR node; -1 for a constant graph output */
     int tensor;                   /* node -1: the constant graph output this layer writes */
@@ -235,15 +244,20 @@ struct BkLayer {
      * chunks could go one by one (bk_band_gather_pieces), when the cost
      * model prices that lower (set by bk_cost_segment, cost/cost.c) */
     int gather_whole;
+    /* bands, the band way over the chain (backend/compile.c, look_resolve):
+     * the cheapest BK_LOOK_PER_WAY shapes of each way the tile search
+     * priced while BkCtx.band_look asked, the pick first (look[0]) */
+    BkLookOpt look[BK_LOOK_OPTS];
+    int nlook, look_cur;          /* the options, the one applied */
+    int look_pf_layer;            /* BkCtx.pf_layer and pf_room before its search */
+    uint64_t look_pf_room;
+    int (*look_apply)(BkCtx *c, BkLayer *ly, const void *shape, AtlErr *e);
 };
 
 /* BkLayer.stage's mode: the block's copy DRAM -> SRAM, the flag after it
  * (both: as staged in its own segment; the copy alone: a prefetch by the
  * segment before; the flag alone: the key's copy was prefetched). */
 enum { BK_STAGE_COPY = 1, BK_STAGE_FLAG = 2 };
-
-/* BkLayer.bands: how a layer's tiles go to the clusters */
-enum { BK_BANDS_SPREAD, BK_BANDS_ROWS, BK_BANDS_CHANNELS, BK_BANDS_WAYS };
 
 /* layer.c: the layer's tiles: ntiles, run (see tile_run) and weight keys
  * all -1 (allocates tile_wkey); -1 unless run divides ntiles. */

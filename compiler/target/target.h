@@ -167,6 +167,12 @@ typedef struct BkCtx {
      * room the next layer's weight prefetch may use (-1: none yet) */
     int pf_layer;
     uint64_t pf_room;
+    /* bands: 1 while the tile search records each way's cheapest shape
+     * (BkLayer.look) for the band way over the chain (backend/compile.c,
+     * look_resolve; group/look.c) */
+    int band_look;
+    int band_look_margin;         /* percent: a way priced more above the pick is not recorded */
+    int band_look_mode;           /* BkOptions.band_look */
     uint64_t sram_stage;          /* SRAM offset of a conv's input staging ("Inputs in cluster
                                    * SRAM"): 0, or with row bands above the banded tensors */
     /* staged (several graphs, one per stage, in one variant): where each io
