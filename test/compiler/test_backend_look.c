@@ -60,6 +60,10 @@ static int timed(const IrGraph *g, int look, uint64_t *est, uint64_t *cycles, ui
     BkOptions o;
     bk_options_default(&o);
     o.sram_acts = BK_SRAM_ACTS_BANDS;
+    /* without the SRAM pair: with it, this bottleneck's greedy plan and
+     * the look's are within 0.2% in cycles (185,732 and 186,103 simulated;
+     * the look's moves 3% fewer bytes), too close to show the look */
+    o.sram_pair = BK_PAIR_NEVER;
     o.band_look = look;
     int rc = cfg_load(A1, &chip, &e) || bk_timing_run_opts(g, &chip, &o, &r, &e) ? -1 : 0;
     CHECKF(rc == 0, "%s", e.msg);
@@ -84,6 +88,7 @@ TEST(a_bottleneck_judged_with_its_consumer)
     BkOptions o;
     bk_options_default(&o);
     o.sram_acts = BK_SRAM_ACTS_BANDS;
+    o.sram_pair = BK_PAIR_NEVER;
     o.band_look = BK_LOOK_ALWAYS;
     AtlProgram p;
     BkSummary sum;
