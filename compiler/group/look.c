@@ -7,8 +7,9 @@
  * Does: re-applies a way's shape (bk_look_apply); prices a layer as the
  *   schedule will run it (bk_look_price): the cost model's cycles
  *   unbounded, the DRAM bytes of its DMAs (counted here from the code the
- *   schedule walk generates, the instructions the emitter writes: the
- *   cost model keeps no tally of them) and the re-layout bytes its loads
+ *   schedule walk generates, the instructions the emitter writes; written
+ *   before the cost model tallied them in BkSegment.est_rd/est_wr, which
+ *   this count could now read) and the re-layout bytes its loads
  *   make its producers store; and judges a producer and its consumer
  *   together (bk_look_judge): cycles plus a price per DRAM byte.
  * Why: the tile search chooses each layer's way (spread, row bands,
