@@ -34,7 +34,10 @@
  * (bk_chain_check, which the compiler runs on every slice height it
  * applies): it accepts the compiler's plans and refuses a plan whose
  * slots, resident region, alignment or element size are changed under
- * it, naming the chain's first node and what is wrong. */
+ * it, naming the chain's first node and what is wrong. The cost model's
+ * estimate of every group unit against its simulated span (EST_TOL), and
+ * a group with resident weights reading each weight byte from DRAM once
+ * per cluster it runs on (issue 11, Deliver 5). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -146,6 +149,10 @@ typedef struct Run {
     double *out[MAXOUT];          /* each output as read back */
     double err;                   /* max |chip - interpreter| / (1 + |interpreter|) */
     int fault;                    /* the simulator's fault kind (SIM_FAULT_NONE after a clean run) */
+    uint64_t group_wrd;           /* bytes the first group's DMAs read from the DRAM weights region */
+    int group_clusters;           /* clusters its cores span */
+    double est_err;               /* the worst (estimate - simulated span) / span of a Group unit */
+    char est_at[160];             /* that unit and its figures ("" no group) */
     char msg[1024];
 } Run;
 
@@ -205,6 +212,25 @@ static uint32_t conv_cores_of(const AtlProgram *prog, int layer)
     return m;
 }
 
+/* Bytes that layer `layer`'s DMAs read from the DRAM weights region (at 0,
+ * below the activations and io regions); a multicast copy reads once. */
+static uint64_t weight_reads_of(const AtlProgram *prog, const AbmRegionBases *b, int layer)
+{
+    uint64_t top = b->base[ABM_REGION_ACTIVATIONS] < b->base[ABM_REGION_IO] ? b->base[ABM_REGION_ACTIVATIONS]
+                                                                           : b->base[ABM_REGION_IO];
+    uint64_t n = 0;
+    for (int core = 0; core < prog->ncores; core++) {
+        const AtlStream *s = &prog->streams[core * ISA_NUM_ENGINES + ISA_ENGINE_DMA];
+        for (int i = 0; i < s->count; i++) {
+            const AtlInsn *in = &s->insns[i];
+            if (in->op == ISA_OP_DMA_COPY && in->src_space == ISA_SPACE_DRAM && in->src < top &&
+                (int)isa_tag_layer(in->layer) == layer)
+                n += isa_shape_bytes(in);
+        }
+    }
+    return n;
+}
+
 /* Compiles p's graph for chipfile with options o, runs it in full mode,
  * reads every output back. 0 when it ran (r->err then says how close it
  * came). */
@@ -231,13 +257,33 @@ static int run_opts(const Prep *p, const char *chipfile, const BkOptions *o, Run
         k += (size_t)snprintf(r->ops + k, sizeof r->ops - k, "%s%s", i ? " " : "", r->sum.layers[i].op);
         if (r->group < 0 && !strncmp(r->sum.layers[i].op, "Group", 5)) r->group = i;
     }
-    if (r->group >= 0) r->conv_cores = conv_cores_of(&prog, r->sum.layers[r->group].layer_id);
+    if (r->group >= 0) {
+        const BkLayerInfo *gl = &r->sum.layers[r->group];
+        r->conv_cores = conv_cores_of(&prog, gl->layer_id);
+        r->group_wrd = weight_reads_of(&prog, &b, gl->layer_id);
+        int cpc = chip.cores_per_cluster;
+        r->group_clusters = (gl->core_first + gl->core_count - 1) / cpc - gl->core_first / cpc + 1;
+    }
     if (e2e_put_input(s, &b, abm_tensor(&m.view, 0), o->dtype, (const float *)p->in.data, ir_numel(&p->in), &e))
         goto done;
     int ran = sim_run(s, &e);
     r->fault = (int)sim_fault(s)->kind;
     if (ran) goto done;
     bkc_check_program(&prog, chipfile, "group");
+    /* the cost model on every group unit: its estimate against the span of
+     * its layer id (a full run's cycles are a timing-only run's) */
+    const AtlSimStats *st = sim_stats(s);
+    for (int i = 0; i < r->sum.nlayers; i++) {
+        const BkLayerInfo *l = &r->sum.layers[i];
+        if (strncmp(l->op, "Group", 5)) continue;
+        const AtlLayerStats *ls = l->layer_id < st->nlayers ? &st->layers[l->layer_id] : NULL;
+        double sim = ls && ls->used ? (double)(ls->last - ls->first) : 0, est = (double)l->est_cycles;
+        double err = sim > 0 ? (est - sim) / sim : 1;
+        if (fabs(err) >= fabs(r->est_err))
+            snprintf(r->est_at, sizeof r->est_at, "unit %d %s: estimate %.0f, simulated %.0f (%+.2f%%)", i, l->split, est,
+                     sim, 100 * err);
+        if (fabs(err) >= fabs(r->est_err)) r->est_err = err;
+    }
     r->err = 0;
     for (int q = 0; q < p->g.nout; q++) {
         const char *name = p->g.t[p->g.outputs[q]].name;
@@ -303,6 +349,16 @@ static int k_split(const Run *r)
     return 0;
 }
 
+/* The cost model on every group unit of the grouped runs: its estimate
+ * against the simulated span of its layer id, within 2.5% (issue 11 asks
+ * 10%; test_backend_estimate holds the bundled models' units on a1 to
+ * 2.5% too). No bundled model forms a group on tiny or edge16k by
+ * default (their activations stay in SRAM), so these chains are where
+ * groups are priced on those chips: 79 group units on a1, tiny and
+ * edge16k, streamed weights and W slices included, all exact when this
+ * was written. */
+static const double EST_TOL = 0.025;
+
 /* Tolerances: f32 within the interpreter's rounding, bf16 as the other
  * bf16 backend tests (test_backend_tail.c), f16 with its 3 more bits. */
 static double tol_of(int dtype) { return dtype == ISA_BF16 ? 3e-2 : dtype == ISA_F16 ? 2e-3 : 2e-5; }
@@ -334,6 +390,23 @@ static void check_weights(const IrGraph *g, const char *what, const char *chipfi
     double tol = tol_of(dtype);
     if (ra == 0) {
         CHECKF(a.err <= tol, "%s on %s %s (grouped): error %g > %g", what, chipfile, dn, a.err, tol);
+        if (a.est_at[0]) printf("    estimate: %s\n", a.est_at);
+        /* resident weights (no streamed member, split " w"): each byte read
+         * from DRAM once per cluster the group runs on (multicast to its
+         * cores); the weights region also holds up to 63 bytes of
+         * alignment after each member's weights and bias. Streamed chunks
+         * are read once per core (docs/backend.md, "Streamed weights"). */
+        if (a.group >= 0 && a.sum.nlayers == 1 && !strstr(a.sum.layers[0].split, " w")) {
+            uint64_t per = a.group_wrd / (uint64_t)a.group_clusters, wb = a.sum.weight_bytes;
+            uint64_t pad = 2 * 63 * (uint64_t)a.sum.layers[0].nmembers;
+            printf("    weights: %llu bytes read from DRAM = %d clusters x %llu (region %llu)\n",
+                   (unsigned long long)a.group_wrd, a.group_clusters, (unsigned long long)per, (unsigned long long)wb);
+            CHECKF(per * (uint64_t)a.group_clusters == a.group_wrd && per <= wb && per + pad >= wb,
+                   "%s on %s %s: the group read %llu weight bytes on %d clusters, its weights are %llu", what, chipfile, dn,
+                   (unsigned long long)a.group_wrd, a.group_clusters, (unsigned long long)wb);
+        }
+        CHECKF(fabs(a.est_err) <= EST_TOL, "%s on %s %s: a group's estimate off by more than %.0f%%: %s", what, chipfile,
+               dn, 100 * EST_TOL, a.est_at);
         if (ops) CHECKF(!strcmp(a.ops, ops), "%s on %s %s: layers '%s', expected '%s'", what, chipfile, dn, a.ops, ops);
     }
     if (rn == 0) {
