@@ -106,6 +106,10 @@ static const char usage_text[] =
     "  --sram-weights auto|never|always  convolution weight chunks staged in cluster SRAM, read\n"
     "                         from DRAM once per cluster however many of its cores use them:\n"
     "                         auto (default) where the cost model finds it cheaper\n"
+    "  --stage-sram auto|never|always  a staged boundary between two split stages on the same\n"
+    "                         clusters kept in each cluster's SRAM instead of DRAM: auto (default)\n"
+    "                         where it takes at most a quarter of the SRAM and the cost model\n"
+    "                         prices it lower; always: wherever it fits\n"
     "  --sram-pair            convolutions may also stage both their input and their weights in\n"
     "                         cluster SRAM in every plan built (default: where the plan choice\n"
     "                         finds it pays, see --bytes-slack); --no-sram-pair: never\n"
@@ -179,7 +183,8 @@ static void print_summary(const char *model, const char *out, const AtlChip *chi
             else
                 printf("    stage %d        : layers %d-%d, %d instances of %d images%s%s%s\n", i, s->stage_row[i], end - 1,
                        s->batch / s->stage_m[i], s->stage_m[i], i ? " (reads '" : "", i ? s->stage_in[i] : "",
-                       i && s->stage_chip[i - 1] ? "' from DRAM after the chip stage)" : i ? "' from DRAM)" : "");
+                       i && s->stage_chip[i - 1] ? "' from DRAM after the chip stage)"
+                       : i && s->stage_in_sram[i] ? "' from its clusters' SRAM)" : i ? "' from DRAM)" : "");
         }
     } else if (s->split)
         printf("  placement        : split, %d instances of %d images on %d clusters (%d cores each); "
@@ -284,10 +289,10 @@ static void print_stages(const BkSummary *s, const AtlChip *chip)
         if (room > 0 && !s->pipeline) snprintf(util, sizeof util, "%.1f%%", 100.0 * (double)mat / room);
         char mbs[16];
         snprintf(mbs, sizeof mbs, s->nstages > 1 && s->stage_chip[i] ? "chip %d" : "%d", mb);
-        printf("%5d  %-9s %7s %9d %8d %12s %12s %12s %12s %5d %8s  %s\n", i, units, mbs, s->batch / mb,
+        printf("%5d  %-9s %7s %9d %8d %12s %12s %12s %12s %5d %8s  %s%s\n", i, units, mbs, s->batch / mb,
                s->pipeline ? s->stage_clusters[i] : s->nstages > 1 && s->stage_chip[i] ? chip->clusters : s->clusters, sram, lms, in, out,
                s->nstages > 1 ? s->stage_dram_tensors[i] : s->act_dram_tensors, util,
-               i && s->nstages > 1 ? s->stage_in[i] : "the inputs");
+               i && s->nstages > 1 ? s->stage_in[i] : "the inputs", i && s->nstages > 1 && s->stage_in_sram[i] ? " (in SRAM)" : "");
     }
 }
 
@@ -486,6 +491,11 @@ int cmd_compile(int argc, char **argv)
             else if (!strcmp(v, "never")) rq.sram_weights = BK_SRAM_NEVER;
             else if (!strcmp(v, "always")) rq.sram_weights = BK_SRAM_ALWAYS;
             else { fprintf(stderr, "atoll compile: --sram-weights '%s': use auto, never or always\n", v); return 2; }
+        } else if ((v = cli_opt(argc, argv, &i, "--stage-sram", &bad))) {
+            if (!strcmp(v, "auto")) rq.stage_sram = BK_SRAM_AUTO;
+            else if (!strcmp(v, "never")) rq.stage_sram = BK_SRAM_NEVER;
+            else if (!strcmp(v, "always")) rq.stage_sram = BK_SRAM_ALWAYS;
+            else { fprintf(stderr, "atoll compile: --stage-sram '%s': use auto, never or always\n", v); return 2; }
         } else if ((v = cli_opt(argc, argv, &i, "--kbands", &bad))) {
             if (!strcmp(v, "never")) rq.kbands = BK_KBANDS_NEVER;
             else if (!strcmp(v, "auto")) rq.kbands = BK_KBANDS_AUTO;

@@ -134,6 +134,12 @@ typedef struct BkOptions {
                                through a copy in cluster SRAM (docs/backend.md, "Staged
                                schedules"): BK_SRAM_AUTO (default) where the cost model finds
                                it cheaper, BK_SRAM_NEVER, BK_SRAM_ALWAYS (tests) */
+    int stage_sram;         /* a staged boundary between two split stages on the same
+                               clusters kept in each cluster's SRAM, where the producer
+                               writes it and the consumer reads it (docs/backend.md,
+                               "Boundaries in SRAM"): BK_SRAM_AUTO (default) where the cost
+                               model finds it cheaper, BK_SRAM_NEVER, BK_SRAM_ALWAYS where
+                               it fits (tests) */
     int band_price[2];      /* with bands, the tile search's price of a weight copy beyond one
                                on the chip and of a re-layout byte, in multiples of their DRAM
                                time (0: 1, and a small plan is also built at a higher price and
@@ -237,6 +243,8 @@ typedef struct BkSummary {
     int stage_chip[8];      /* 1: the stage runs as placement chip (one instance of the
                                whole batch, stage_m[i], on every core) */
     char stage_in[8][64];
+    int stage_in_sram[8];   /* 1: stage i reads its boundary from its clusters' SRAM, where
+                               the stage before left it (not from DRAM) */
     uint64_t stage_sram[8]; /* activation bytes a cluster keeps in SRAM in that stage */
     int stage_dram_tensors[8];  /* its intermediate tensors in DRAM (per instance) */
     int stage_cores[8];     /* cores that run the stage */

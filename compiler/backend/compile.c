@@ -689,9 +689,18 @@ static uint64_t stage_cycles(const BkStage *st)
 static int stage_emit(BkStage *st, BkEmit *x, AtlErr *e)
 {
     if (bk_emit_use_ctx(x, &st->c, e)) return -1;
+    int per = st->c.split && st->c.clusters ? st->c.io_scale / st->c.clusters : 0;   /* instances a cluster runs */
     for (int i = 0; i < st->sched.n; i++) {
         BkSegment *sg = &st->sched.seg[i];
-        if (bk_emit_segment(x, sg, e)) {
+        /* boundaries in SRAM: this instance's images, after those its cluster ran before */
+        x->nsmove = st->nsram;
+        for (int k = 0; k < st->nsram; k++) {
+            uint64_t before = (uint64_t)(sg->inst - sg->act_copy * per);
+            x->smove[k] = (BkEmitSramMove){st->sram_at[k], st->sram_at[k] + st->sram_inst[k], before * st->sram_inst[k], -1};
+        }
+        int rc = bk_emit_segment(x, sg, e);
+        x->nsmove = 0;
+        if (rc) {
             if (sg->layer->node < 0) atl_err_prefix(e, "graph output '%s'", st->c.g->t[sg->layer->tensor].name);
             return -1;
         }
@@ -1064,6 +1073,121 @@ static void chip_stage_bands(BkStage *st, const IrGraph *g, const AtlChip *chip,
     stage_free(&alt);
 }
 
+/* Boundaries in SRAM (docs/backend.md, "Boundaries in SRAM"). A boundary
+ * between two split stages that run on the same clusters (each cluster
+ * keeps its images from stage to stage, instances k*I/K .. (k+1)*I/K - 1)
+ * need not go through DRAM: each cluster's images of it fit a range at
+ * the top of its SRAM, where the producer's instances write them one after
+ * another and the consumer's instances read them. Both stages then keep
+ * their own activations below that range (BkSplit.sram_cap), so the
+ * producer may spill more; the consumer reads no boundary from DRAM and
+ * needs no boundary copy. The cost model decides, per boundary, in stage
+ * order: the two stages are built again with the boundary in SRAM and
+ * kept when they price lower (BkOptions.stage_sram auto; always: wherever
+ * it fits; never: not tried). */
+typedef struct SramBounds {
+    int n, nt;
+    int on[BK_MAX_STAGES];                            /* boundary i (into stage i) in SRAM */
+    uint64_t base[BK_MAX_STAGES], img[BK_MAX_STAGES]; /* its SRAM offset, its bytes an image */
+    int lb[BK_MAX_STAGES];                            /* stage i's first layer id */
+    uint64_t *io_sram;                                /* n x (nt + 1): stage i's BkSplit.io_sram */
+    BkStage *shells[2 * BK_MAX_STAGES];               /* built stages moved into st[]: their contexts
+                                                         point into these (c.chip, its flow), freed last */
+    int nshells;
+} SramBounds;
+
+/* Stage s's split at micro-batch m, its boundaries in SRAM placed (its
+ * activations below them). */
+static BkSplit bounds_split(const SramBounds *sb, int s, int B, int m, const AtlChip *chip, const int *bound)
+{
+    BkSplit sp = split_of(B, m, chip);
+    uint64_t *io = sb->io_sram + (size_t)(sb->nt + 1) * (size_t)s, cap = 0;
+    memset(io, 0, (size_t)(sb->nt + 1) * sizeof *io);
+    if (s && sb->on[s]) { io[bound[s]] = sb->base[s] + 1; cap = sb->base[s]; }
+    if (s + 1 < sb->n && sb->on[s + 1]) { io[bound[s + 1]] = sb->base[s + 1] + 1; cap = sb->base[s + 1]; }
+    if (cap) { sp.io_sram = io; sp.sram_cap = cap; }
+    return sp;
+}
+
+/* The emitter's moves of stage s's SRAM boundaries (an instance of m images). */
+static void bounds_moves(BkStage *st, const SramBounds *sb, int s, int m)
+{
+    st->nsram = 0;
+    for (int b = s; b <= s + 1; b++)
+        if (b > 0 && b < sb->n && sb->on[b]) {
+            st->sram_at[st->nsram] = sb->base[b];
+            st->sram_inst[st->nsram++] = (uint64_t)m * sb->img[b];
+        }
+}
+
+/* *dst (built) replaced by *src, whose shell is kept until the end. */
+static void stage_replace(SramBounds *sb, BkStage *dst, BkStage *src)
+{
+    stage_free(dst);
+    *dst = *src;
+    sb->shells[sb->nshells++] = src;
+}
+
+/* Boundary i of plan (stages i-1 and i built into st, ig their instance
+ * graphs, sg[i] stage i's graph) priced in SRAM: both stages built again
+ * with it there and kept when they price lower. 0 also when not tried or
+ * not taken; -1 on an error. */
+static int sram_boundary(SramBounds *sb, BkStage *st, IrGraph *ig, const IrGraph *sg, int i, const BkStagePlan *plan,
+                         const IrGraph *g, const int *bound, int B, const AtlChip *chip, const BkOptions *opt, AbmWriter *w,
+                         const uint64_t *io_fixed, uint64_t io_bytes, AtlErr *e)
+{
+    if (opt->stage_sram == BK_SRAM_NEVER || opt->keep_activations || plan->chip[i - 1] || plan->chip[i]) return 0;
+    BkSplit a = split_of(B, plan->m[i - 1], chip), b = split_of(B, plan->m[i], chip);
+    int K = a.clusters;
+    if (K != b.clusters || a.instances % K || b.instances % K || B % K) return 0;
+    uint64_t whole = (uint64_t)ir_nbytes(&g->t[bound[i]]), img = whole / (uint64_t)B;
+    uint64_t region = img * (uint64_t)(B / K), top = i > 1 && sb->on[i - 1] ? sb->base[i - 1] : (uint64_t)chip->sram_bytes;
+    if (!img || img % 64 || img * (uint64_t)B != whole || region + 64 > top) return 0;
+    if (opt->stage_sram == BK_SRAM_AUTO && region * 4 > (uint64_t)chip->sram_bytes) return 0;   /* it would crowd the stages */
+    sb->on[i] = 1;
+    sb->base[i] = (top - region) / 64 * 64;
+    sb->img[i] = img;
+    uint64_t was = stage_cycles(&st[i - 1]) + stage_cycles(&st[i]);
+    BkStage *alt0 = calloc(1, sizeof *alt0), *alt1 = calloc(1, sizeof *alt1);
+    IrGraph old = ig[i];   /* stage i's graph stays at ig[i] (its context points there): the new one goes there */
+    int swapped = 0, ok = 0, rc = 0, b0 = 0, b1 = 0;
+    char why[256];
+    AtlErr ae;   /* a plan that does not build (its SRAM too small, ...) is not taken */
+    if (!alt0 || !alt1) { rc = atl_fail(e, "out of memory"); goto out; }
+    BkSplit s0 = bounds_split(sb, i - 1, B, plan->m[i - 1], chip, bound);
+    b0 = 1;
+    if (stage_build(alt0, &ig[i - 1], chip, opt, &s0, w, io_fixed, io_bytes, sb->lb[i - 1], &ae)) goto out;
+    IrGraph fresh;
+    if (bk_split_graph(&sg[i], plan->m[i], &fresh, why, sizeof why, &ae)) goto out;
+    ig[i] = fresh;
+    swapped = 1;
+    BkSplit s1 = bounds_split(sb, i, B, plan->m[i], chip, bound);
+    b1 = 1;
+    if (stage_build(alt1, &ig[i], chip, opt, &s1, w, io_fixed, io_bytes, sb->lb[i - 1] + alt0->nunits, &ae)) goto out;
+    if (copy_rereads(alt1, &ig[i], chip, opt, &s1, w, io_fixed, io_bytes, sb->lb[i - 1] + alt0->nunits, &ae)) goto out;
+    ok = opt->stage_sram == BK_SRAM_ALWAYS || stage_cycles(alt0) + stage_cycles(alt1) < was;
+out:
+    if (ok) {
+        stage_replace(sb, &st[i - 1], alt0);
+        stage_replace(sb, &st[i], alt1);
+        ir_free(&old);
+        bounds_moves(&st[i - 1], sb, i - 1, plan->m[i - 1]);
+        bounds_moves(&st[i], sb, i, plan->m[i]);
+    } else {
+        if (alt0 && b0) stage_free(alt0);
+        if (alt1 && b1) stage_free(alt1);
+        free(alt0);
+        free(alt1);
+        if (swapped) {
+            ir_free(&ig[i]);
+            ig[i] = old;
+        }
+        sb->on[i] = 0;
+        bounds_split(sb, i - 1, B, plan->m[i - 1], chip, bound);   /* as stage i - 1 was built */
+    }
+    return rc;
+}
+
 /* Staged: g (batch B, separable) cut by plan into stages, each compiled as
  * placement split compiles a whole graph (at its micro-batch, on K
  * clusters, each cluster keeping its images from stage to stage) or, a
@@ -1085,6 +1209,8 @@ static int compile_staged(const IrGraph *g, const AtlChip *chip, const BkOptions
     int have_sg = 0, have_ig[BK_MAX_STAGES] = {0};
     BkStage *st = calloc((size_t)n, sizeof *st);
     uint64_t *io_fixed = calloc((size_t)g->nt + 1, sizeof *io_fixed);
+    SramBounds sb;
+    memset(&sb, 0, sizeof sb);
     BkEmit emit;
     memset(&emit, 0, sizeof emit);
     if (!st || !io_fixed) { atl_fail(e, "out of memory"); goto done; }
@@ -1095,8 +1221,12 @@ static int compile_staged(const IrGraph *g, const AtlChip *chip, const BkOptions
     for (int i = 1; i < n; i++)
         if ((bound[i] = bk_stage_boundary(g, plan->start[i])) < 0) { atl_fail(e, "internal: stage %d has no boundary tensor", i); goto done; }
     uint64_t io_bytes = bk_stages_io(g, opt, bound + 1, n - 1, io_fixed), act = 0;
+    sb.n = n;
+    sb.nt = g->nt;
+    if (!(sb.io_sram = calloc((size_t)(g->nt + 1) * (size_t)n, sizeof *sb.io_sram))) { atl_fail(e, "out of memory"); goto done; }
     for (int i = 0; i < n; i++) {
         char why[256];
+        sb.lb[i] = layer_base;
         if (bk_stage_graph(g, plan->start[i], plan->start[i + 1], &sg[i], e)) goto done;
         have_sg = i + 1;
         BkSplit sp = split_of(B, plan->m[i], chip);
@@ -1112,7 +1242,12 @@ static int compile_staged(const IrGraph *g, const AtlChip *chip, const BkOptions
             goto done;
         if (plan->chip[i]) chip_stage_bands(&st[i], &sg[i], chip, opt, w, io_fixed, io_bytes, layer_base);
         if (!plan->chip[i] && copy_rereads(&st[i], &ig[i], chip, opt, &sp, w, io_fixed, io_bytes, layer_base, e)) goto done;
-        layer_base += st[i].nunits;
+        if (i && sram_boundary(&sb, st, ig, sg, i, plan, g, bound, B, chip, opt, w, io_fixed, io_bytes, e)) goto done;
+        layer_base = sb.lb[i] + st[i].nunits;
+        if (i && sb.on[i]) layer_base = sb.lb[i - 1] + st[i - 1].nunits + st[i].nunits;
+        if (i && sb.on[i]) sb.lb[i] = sb.lb[i - 1] + st[i - 1].nunits;
+    }
+    for (int i = 0; i < n; i++) {
         uint64_t region = st[i].c.act_bytes * (uint64_t)(plan->chip[i] ? 1 : K);   /* split: a copy per cluster */
         if (region > act) act = region;
     }
@@ -1148,6 +1283,10 @@ static int compile_staged(const IrGraph *g, const AtlChip *chip, const BkOptions
     }
     sum->phase_s[BK_PHASE_EMIT] += atl_clock_s() - t0;
     sum->act_dram_tensors += n - 1;   /* the stage boundaries, in the io region */
+    for (int i = 1; i < n; i++) {   /* but those kept in the clusters' SRAM */
+        sum->act_dram_tensors -= sb.on[i];
+        sum->stage_in_sram[i] = sb.on[i];
+    }
     sum->instances = B / ms[0];
     sum->micro_batch = ms[0];
     sum->clusters = K;
@@ -1157,6 +1296,8 @@ done:
     if (sum == &own) bk_summary_free(&own);
     bk_emit_free(&emit);
     for (int i = 0; i < built; i++) stage_free(&st[i]);
+    for (int i = 0; i < sb.nshells; i++) free(sb.shells[i]);
+    free(sb.io_sram);
     for (int i = 0; i < have_sg; i++) if (have_ig[i]) ir_free(&ig[i]);
     for (int i = 0; i < have_sg; i++) ir_free(&sg[i]);
     free(st);

@@ -33,6 +33,13 @@ typedef struct BkStage {
     BkSchedule sched;
     double phase[BK_NPHASES];
     int flow_borrowed;   /* c.flow is another stage's (free leaves it) */
+    /* a staged split stage's boundaries in its cluster's SRAM (compile.c,
+     * sram_boundary): the instance's code has boundary k at SRAM
+     * [sram_at[k], + sram_inst[k]); an instance moves it by sram_inst[k]
+     * for each instance its cluster ran before it (BkEmit.smove). Set by
+     * the driver after the build. */
+    uint64_t sram_at[2], sram_inst[2];
+    int nsram;
 } BkStage;
 
 /* compile.c's steps, handed to pipeline.c by compile.c (which calls

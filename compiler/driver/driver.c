@@ -91,6 +91,9 @@ static void options_text(const DrvRequest *rq, int synthetic, int batch, char *o
     if (rq->sram_weights == BK_SRAM_NEVER) snprintf(opts + n, cap - n, " --sram-weights never");
     if (rq->sram_weights == BK_SRAM_ALWAYS) snprintf(opts + n, cap - n, " --sram-weights always");
     n = strlen(opts);
+    if (rq->stage_sram == BK_SRAM_NEVER) snprintf(opts + n, cap - n, " --stage-sram never");
+    if (rq->stage_sram == BK_SRAM_ALWAYS) snprintf(opts + n, cap - n, " --stage-sram always");
+    n = strlen(opts);
     if (rq->sram_pair == BK_PAIR_ALWAYS) snprintf(opts + n, cap - n, " --sram-pair");
     if (rq->sram_pair == BK_PAIR_NEVER) snprintf(opts + n, cap - n, " --no-sram-pair");
     n = strlen(opts);
@@ -184,6 +187,7 @@ static int compile_variant(const char *path, IrGraph *g, const DrvRequest *rq, i
     o.schedule = rq->schedule;
     o.sram_acts = rq->sram_acts;
     o.sram_weights = rq->sram_weights;
+    o.stage_sram = rq->stage_sram;
     o.sram_pair = rq->sram_pair;
     o.bytes_slack = rq->bytes_slack;
     o.prefetch = rq->prefetch;

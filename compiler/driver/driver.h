@@ -34,6 +34,7 @@ typedef struct DrvRequest {
     int schedule;                  /* BkOptions.schedule (BK_SCHED_*) */
     int sram_acts;                 /* BkOptions.sram_acts (BK_SRAM_ACTS_*) */
     int sram_weights;              /* BkOptions.sram_weights (BK_SRAM_AUTO / NEVER / ALWAYS) */
+    int stage_sram;                /* BkOptions.stage_sram (BK_SRAM_AUTO / NEVER / ALWAYS) */
     int sram_pair;                 /* BkOptions.sram_pair (BK_PAIR_*) */
     int bytes_slack;               /* BkOptions.bytes_slack */
     int prefetch;                  /* BkOptions.prefetch (BK_PREFETCH_AUTO / NEVER) */

@@ -13,7 +13,8 @@ CUT=/stages/stages.5/relu_1/Relu_output_0
 expect_ok staged_compiles "$ATOLL" compile models/resnet20_cifar.onnx --chip configs/a1.ini --batch 8 --stage-plan "1,$CUT:2" --stages \
     -o "$TMPD/s.abm"
 expect_grep stages_est_util_header "DRAM est util  reads$" "$TMPD/out"
-expect_grep stages_est_util_row1 "^    1  [0-9]*-[0-9]* .* [0-9][0-9]*\.[0-9]%  $CUT$" "$TMPD/out"
+# (the boundary read from the clusters' SRAM: docs/backend.md, "Boundaries in SRAM")
+expect_grep stages_est_util_row1 "^    1  [0-9]*-[0-9]* .* [0-9][0-9]*\.[0-9]%  $CUT (in SRAM)$" "$TMPD/out"
 expect_ok staged_inspect "$ATOLL" inspect "$TMPD/s.abm"
 expect_grep inspect_stages_section "  stages  *[0-9]* .* OK$" "$TMPD/out"
 expect_grep inspect_stage1 "      stage 1: layers [0-9]*-[0-9]*, 4 instances of 2 images on 16 cores (reads '$CUT')" "$TMPD/out"

@@ -111,6 +111,9 @@ static void copy_taken(IrGraph *g, const char *chip, const char *plan, const cha
         o.placement = BK_PLACE_SPLIT;
         o.stage_plan = plan;
         o.stage_copy = on ? BK_SRAM_AUTO : BK_SRAM_NEVER;
+        /* the boundary through DRAM, where the copy is what it is priced
+         * against (kept in SRAM instead, test_stage_sram, no copy is needed) */
+        o.stage_sram = BK_SRAM_NEVER;
         BkSummary sum;
         memset(&sum, 0, sizeof sum);
         double err = -1;
