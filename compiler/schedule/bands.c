@@ -746,11 +746,14 @@ uint64_t bk_band_weight_rereads(const BkSegment *sg)
  * rows its tiles read that other clusters wrote (the halo), once a
  * cluster; its tiles then read every row of the window from the own
  * SRAM (only rows outside the window from DRAM). Without it every core
- * reads the halo from DRAM for each of its output-channel chunks. */
+ * reads the halo from DRAM for each of its output-channel chunks. Only
+ * in the row-bands way (BkLayer.bands): in the others a cluster's tiles
+ * read most rows, and their staging keeps its flat copy, which the tile
+ * search drops early by its bound. */
 static int halo_ok(const BkCtx *c, const BkSegment *sg, const BkBand *b)
 {
     const BkLow *l = &sg->layer->lw;
-    return !c->halo_never && b->rows < b->H && b->images < 2 && l->N == 1 && window(sg->layer) && l->kind == BK_K_CONV && !l->compact &&
+    return !c->halo_never && sg->layer->bands == BK_BANDS_ROWS && !sg->layer->wsram && b->rows < b->H && b->images < 2 && l->N == 1 && window(sg->layer) && l->kind == BK_K_CONV && !l->compact &&
            !l->vdw && l->kb_parts == 0 && l->kb_phase == 0;
 }
 
