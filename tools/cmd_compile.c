@@ -113,6 +113,8 @@ static const char usage_text[] =
     "  --sram-pair            convolutions may also stage both their input and their weights in\n"
     "                         cluster SRAM in every plan built (default: where the plan choice\n"
     "                         finds it pays, see --bytes-slack); --no-sram-pair: never\n"
+    "  --no-halo-staging      a row-banded convolution whose input is staged never gathers its\n"
+    "                         halo rows into its cluster's window (default: where it prices lower)\n"
     "  --bytes-slack PCT      the plan kept of those built for one activation placement is the\n"
     "                         fastest whose estimated DRAM bytes are within PCT% of the fewest\n"
     "                         or 1.5x the compulsory bytes (default 10; -1: the fastest)\n"
@@ -478,6 +480,8 @@ int cmd_compile(int argc, char **argv)
             rq.sram_pair = BK_PAIR_ALWAYS;
         } else if (!strcmp(argv[i], "--no-sram-pair")) {
             rq.sram_pair = BK_PAIR_NEVER;
+        } else if (!strcmp(argv[i], "--no-halo-staging")) {
+            rq.no_halo_stage = 1;
         } else if ((v = cli_opt(argc, argv, &i, "--bytes-slack", &bad))) {
             char *end;
             long n = strtol(v, &end, 10);

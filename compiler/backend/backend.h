@@ -161,6 +161,9 @@ typedef struct BkOptions {
     int micro_batch;        /* images per instance with placement split (0: chosen by the
                                cost model; given: one micro-batch, no stages) */
     int schedule;           /* BK_SCHED_STAGED (default) or BK_SCHED_UNIFORM */
+    int no_halo_stage;      /* 1: a row-banded conv never stages its halo rows (docs/backend.md,
+                               "Halo staging of row bands"; --no-halo-staging, tests); 0
+                               (default): offered where the input may be staged */
     int tile_images;        /* 0 (default): the cost model chooses how many images a
                                pointwise conv's tile covers; n > 0: exactly min(n, N)
                                where such a tile fits (tests, studies; lower/conv.c) */

@@ -573,6 +573,7 @@ static int stage_build_flow(BkStage *st, const IrGraph *g, const AtlChip *chip, 
     c->kbands_never = opt->kbands == BK_KBANDS_NEVER;
     c->kbands_always = opt->kbands == BK_KBANDS_ALWAYS;
     c->dw_matrix = opt->dw_matrix != 0;
+    c->halo_never = opt->no_halo_stage != 0;
     c->band_look_mode = opt->band_look;
     c->pf_layer = -1;   /* no layer priced yet (group/search.c) */
     c->band_wprice = opt->band_price[0] > 0 ? (uint64_t)opt->band_price[0] : 1;

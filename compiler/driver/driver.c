@@ -97,6 +97,8 @@ static void options_text(const DrvRequest *rq, int synthetic, int batch, char *o
     if (rq->sram_pair == BK_PAIR_ALWAYS) snprintf(opts + n, cap - n, " --sram-pair");
     if (rq->sram_pair == BK_PAIR_NEVER) snprintf(opts + n, cap - n, " --no-sram-pair");
     n = strlen(opts);
+    if (rq->no_halo_stage) snprintf(opts + n, cap - n, " --no-halo-staging");
+    n = strlen(opts);
     if (rq->bytes_slack && rq->bytes_slack != BK_BYTES_SLACK) snprintf(opts + n, cap - n, " --bytes-slack %d", rq->bytes_slack);
     n = strlen(opts);
     if (rq->prefetch == BK_PREFETCH_NEVER) snprintf(opts + n, cap - n, " --prefetch never");
@@ -189,6 +191,7 @@ static int compile_variant(const char *path, IrGraph *g, const DrvRequest *rq, i
     o.sram_weights = rq->sram_weights;
     o.stage_sram = rq->stage_sram;
     o.sram_pair = rq->sram_pair;
+    o.no_halo_stage = rq->no_halo_stage;
     o.bytes_slack = rq->bytes_slack;
     o.prefetch = rq->prefetch;
     o.kbands = rq->kbands;

@@ -12,7 +12,10 @@
  *   SRAM, the others from DRAM; the output's cells go to the own SRAM
  *   and, where another cluster reads them, to DRAM as well; a staged
  *   input's gather of the other clusters' cells goes in pieces by K chunk
- *   where the layer splits K, each with its own flag.
+ *   where the layer splits K, each with its own flag; a staged input
+ *   banded in windows of rows gathers the halo rows the cluster's tiles
+ *   read into its window once (halo staging), and the tiles read the
+ *   window from the own SRAM.
  * Guarantees: a load from SRAM reads only cells its own cluster's cores
  *   wrote there in the tensor's producing segment (closed by a chip
  *   barrier); once the schedule is final (bk_band_finalize) every cell a
@@ -374,6 +377,8 @@ typedef struct BandUse {
     const int8_t *owner;   /* the output's (the segment's); NULL for an input */
     const uint32_t *mask;  /* the output's clusters per row */
     const int *run;        /* the output's runs of channels (BkSegment.chan_run) */
+    int halo;              /* a halo-staged input (staged_window): its loads read the whole
+                            * window from the own SRAM */
 } BandUse;
 
 #define BAND_USES 32
@@ -391,7 +396,7 @@ static void add_use(BkCtx *c, BandUse *v, int *n, int t, const BkSegment *out)
             if (owner) { v[i].owner = owner; v[i].mask = mask; v[i].run = run; }
             return;
         }
-    v[(*n)++] = (BandUse){&c->band[r], c->pl[r].band_off, owner, mask, run};
+    v[(*n)++] = (BandUse){&c->band[r], c->pl[r].band_off, owner, mask, run, 0};
 }
 
 /* The banded tensors of the segment's layer (its members', for a chain;
@@ -537,9 +542,14 @@ typedef struct Cells {
     const int8_t *own;
     const int *run;           /* BkBand.run of own */
     int k, wb, we, H, dram;   /* dram: the value is to_dram, else kept */
+    int halo;                 /* a load of a halo-staged input: every cell of the window is
+                               * in the own SRAM (the staging gathered the others' there) */
 } Cells;
 
-static inline int kept_at(const Cells *x, size_t i, int r) { return x->own[i] == x->k && r >= x->wb && r < x->we; }
+static inline int kept_at(const Cells *x, size_t i, int r)
+{
+    return (x->halo || x->own[i] == x->k) && r >= x->wb && r < x->we;
+}
 
 /* Kept in the own SRAM or (x->dram) stored to DRAM: a cell not kept,
  * one another cluster reads (before the schedule is final: a row within
@@ -564,6 +574,7 @@ static int same_rows(const Cells *x, const Walk *w, int ch0, int ch1)
 {
     /* the rows from the walk's first to its last (a superset when it steps rows) */
     size_t i0 = (size_t)ch0 * x->H + w->h0, i1 = (size_t)ch1 * x->H + w->h0, n = (size_t)(walk_row(w, w->nr - 1) - w->h0 + 1);
+    if (x->halo) return 1;   /* the window's every cell is kept, whatever its owner */
     int owners_same = ch1 < x->run[ch0];
     if (owners_same && (!x->dram || !x->c->band_final)) return 1;
     if ((owners_same || !memcmp(x->own + i0, x->own + i1, n)) &&
@@ -633,7 +644,8 @@ static int cut(BkCtx *c, Out *o, const AtlInsn *in, uint8_t flag, const BandUse 
 {
     int store = mode == CUT_STORE_SRAM || mode == CUT_STORE_DRAM;
     const BkBand *bd = u->b;
-    Cells x = {c, u, u->owner ? u->owner : bd->owner, u->owner ? u->run : bd->run, k, 0, 0, bd->H, mode == CUT_STORE_DRAM};
+    Cells x = {c, u, u->owner ? u->owner : bd->owner, u->owner ? u->run : bd->run, k, 0, 0, bd->H, mode == CUT_STORE_DRAM,
+               u->halo && mode == CUT_LOAD};
     x.wb = bk_band_window(bd->H, c->bands, k, bd->rows);
     x.we = x.wb + bd->rows;
     for (int i0 = 0; i0 < w->nc;) {
@@ -727,6 +739,43 @@ uint64_t bk_band_weight_rereads(const BkSegment *sg)
     return extra;
 }
 
+/* Halo staging (docs/backend.md, "Halo staging of row bands"): a
+ * staged conv whose input is banded in windows of rows (row bands) of
+ * one image, its tiles reading whole rows of channels (not a compact
+ * strided 1x1 conv), gathers into its cluster's window the cells of the
+ * rows its tiles read that other clusters wrote (the halo), once a
+ * cluster; its tiles then read every row of the window from the own
+ * SRAM (only rows outside the window from DRAM). Without it every core
+ * reads the halo from DRAM for each of its output-channel chunks. Only
+ * in the row-bands way (BkLayer.bands): in the others a cluster's tiles
+ * read most rows, and their staging keeps its flat copy, which the tile
+ * search drops early by its bound. */
+static int halo_ok(const BkCtx *c, const BkSegment *sg, const BkBand *b)
+{
+    const BkLow *l = &sg->layer->lw;
+    return !c->halo_never && sg->layer->bands == BK_BANDS_ROWS && !sg->layer->wsram && b->rows < b->H && b->images < 2 && l->N == 1 && window(sg->layer) && l->kind == BK_K_CONV && !l->compact &&
+           !l->vdw && l->kb_parts == 0 && l->kb_phase == 0;
+}
+
+/* The input rows [*lo, *hi) the tiles of cluster k read (none: lo >= hi). */
+static void halo_rows(const BkCtx *c, const BkSegment *sg, int k, int *lo, int *hi)
+{
+    const BkLow *l = &sg->layer->lw;
+    int cpc = c->chip->cores_per_cluster;
+    *lo = l->H;
+    *hi = 0;
+    for (int t = 0; t < sg->layer->ntiles; t++) {
+        if (sg->tile_core[t] / cpc != k) continue;
+        BkTilePos p = bk_tile_pos(l, t);
+        int r0, r1;
+        tile_rows(l, p, &r0, &r1);
+        BkSpan ys = bk_window_span(r0, r1 - r0, l->sh, l->pt, l->dh, l->kh, l->H);
+        if (ys.n <= 0) continue;
+        *lo = imin(*lo, ys.a);
+        *hi = imax(*hi, ys.a + ys.n);
+    }
+}
+
 /* Input staging ("Inputs in cluster SRAM") of a layer whose input is
  * banded whole (a window of every row): its copy is already in the
  * cluster's SRAM but for the cells other clusters wrote, so the staging
@@ -736,9 +785,9 @@ uint64_t bk_band_weight_rereads(const BkSegment *sg)
 static const BandUse *staged(const BkCtx *c, const BkSegment *sg, const BandUse *v, int nv)
 {
     const BkLayer *ly = sg->layer;
-    if (!ly->in_sram || !c->band_chans) return NULL;
+    if (!ly->in_sram) return NULL;
     for (int i = 0; i < nv; i++)
-        if (!v[i].owner && v[i].b->dram == ly->lw.x && v[i].b->rows == v[i].b->H &&
+        if (!v[i].owner && v[i].b->dram == ly->lw.x && (halo_ok(c, sg, v[i].b) || (c->band_chans && v[i].b->rows == v[i].b->H)) &&
             v[i].b->size == (uint64_t)ly->lw.N * ly->lw.C * ly->lw.H * ly->lw.W * (uint64_t)ly->lw.es)
             return &v[i];
     return NULL;
@@ -754,8 +803,8 @@ static int pieces_of(const BkCtx *c, const BkSegment *sg, const BandUse *st)
 {
     const BkLayer *ly = sg->layer;
     const BkLow *l = &ly->lw;
-    int cut = st && !ly->mcast && !ly->gather_whole && l->kind == BK_K_CONV && l->groups == 1 && l->nkc > 1 && l->kchunk > 0 &&
-              c->bands;
+    int cut = st && st->b->rows == st->b->H && !ly->mcast && !ly->gather_whole && l->kind == BK_K_CONV && l->groups == 1 &&
+              l->nkc > 1 && l->kchunk > 0 && c->bands;
     return cut ? l->nkc : 1;
 }
 
@@ -765,6 +814,37 @@ int bk_band_gather_pieces(const BkCtx *c, const BkSegment *sg)
     BandUse v[BAND_USES];
     int nv = uses((BkCtx *)c, sg, v);
     return pieces_of(c, sg, staged(c, sg, v, nv));
+}
+
+/* Halo staging's gather (halo_ok): the cells other clusters wrote of
+ * the rows cluster k's tiles read within its window, DRAM -> the window
+ * in the own SRAM, every channel in one DMA cut by owners (their cells
+ * marked needed). The staging's flag follows in the list. */
+static int gather_halo(BkCtx *c, const BkSegment *sg, Out *o, const AtlInsn *in, uint8_t flag, const BandUse *u, int k,
+                       AtlErr *e)
+{
+    const BkBand *b = u->b;
+    int lo, hi, wb = bk_band_window(b->H, c->bands, k, b->rows);
+    halo_rows(c, sg, k, &lo, &hi);
+    lo = imax(lo, wb);
+    hi = imin(hi, wb + b->rows);
+    if (lo >= hi) return 0;
+    uint64_t plane = b->rowb * (uint64_t)b->H, wplane = b->rowb * (uint64_t)b->rows;
+    uint32_t es = (uint32_t)isa_dtype_size(in->dtype);
+    AtlInsn g = *in;
+    g.src_space = ISA_SPACE_DRAM;
+    g.src = b->dram + (uint64_t)lo * b->rowb;
+    g.dst_space = ISA_SPACE_SRAM;
+    g.dst = u->sram + (uint64_t)(lo - wb) * b->rowb;
+    uint32_t sh[4] = {1, (uint32_t)b->C, (uint32_t)(hi - lo), (uint32_t)(b->rowb / es)};
+    int32_t ss[4] = {0, (int32_t)plane, (int32_t)b->rowb, (int32_t)es}, ds[4] = {0, (int32_t)wplane, (int32_t)b->rowb, (int32_t)es};
+    memcpy(g.shape, sh, sizeof sh);
+    memcpy(g.src_stride, ss, sizeof ss);
+    memcpy(g.dst_stride, ds, sizeof ds);
+    Walk w = {2, lo, hi - lo, 1, 0, 1, b->C, 1};
+    BandUse gu = *u;
+    gu.halo = 0;
+    return cut(c, o, &g, flag, &gu, &w, CUT_GATHER, k, e);
 }
 
 /* The DMA of the staging (`in`, its first) gathering the cells of u other
@@ -777,6 +857,7 @@ static int gather(BkCtx *c, const BkSegment *sg, Out *o, const AtlInsn *in, uint
 {
     const BkBand *b = u->b;
     const BkLow *l = &sg->layer->lw;
+    if (b->rows < b->H) return gather_halo(c, sg, o, in, flag, u, k, e);
     /* in pieces: the piece's channels of each image (planes n C + c) */
     int np = pieces_of(c, sg, u), ni = np > 1 && l->N > 1 ? l->N : 1, C = b->C / ni, span = np > 1 ? l->kchunk : C;
     uint64_t plane = b->rowb * (uint64_t)b->H;
@@ -874,8 +955,19 @@ static int rewrite(BkCtx *c, const BkSegment *sg, const BandUse *v, int nv, cons
         }
         if (in->src_space == ISA_SPACE_SRAM && in->src >= lo && in->src < hi) {   /* reads of the staged copy */
             AtlInsn p = *in;
-            p.src = st->sram + (in->src - lo);
-            return put(o, &p, flag, e);
+            if (st->b->rows == st->b->H || (in->src == lo && in->dst_space == ISA_SPACE_LMEM && in->dst == sg->layer->l_iflag)) {
+                p.src = st->sram + (in->src - lo);   /* the band whole, or the staging's flag */
+                return put(o, &p, flag, e);
+            }
+            /* halo staging: the window from the own SRAM, other rows from DRAM */
+            Walk w;
+            p.src_space = ISA_SPACE_DRAM;
+            p.src = st->b->dram + (in->src - lo);
+            if (in->op != ISA_OP_DMA_COPY || dma_cells(st->b, p.src, p.shape, p.src_stride, isa_dtype_size(in->dtype), &w)) {
+                st->b->need_all = 1;
+                return put(o, &p, flag, e);
+            }
+            return cut(c, o, &p, flag, st, &w, CUT_LOAD, k, e);
         }
     }
     const BandUse *src = in->op == ISA_OP_DMA_FILL ? NULL : find_use(v, nv, in->src_space, in->src);
@@ -954,6 +1046,12 @@ int bk_band_code(BkCtx *c, const BkSegment *sg, BkCode *k, int cluster, AtlErr *
     int nv = uses(c, sg, v), gathered = 0;
     if (!nv) return 0;
     const BandUse *st = staged(c, sg, v, nv);
+    BandUse hs;
+    if (st && st->b->rows < st->b->H) {   /* halo staging: its loads see the whole window kept */
+        hs = *st;
+        hs.halo = 1;
+        st = &hs;
+    }
     if (rewrite_list(c, sg, v, nv, st, &gathered, &k->ld, &k->nld, &k->capld, &k->ld_w, cluster, e) ||
         rewrite_list(c, sg, v, nv, st, &gathered, &k->cp, &k->ncp, &k->capcp, NULL, cluster, e) ||
         rewrite_list(c, sg, v, nv, st, &gathered, &k->st, &k->nst, &k->capst, NULL, cluster, e))
