@@ -1020,34 +1020,57 @@ static int copy_rereads(BkStage *st, IrGraph *ig, const AtlChip *chip, const BkO
     IrGraph best;
     int taken = 0, rc = 0;
     uint64_t price = stage_cycles(st);
+    /* the build of `best` once a copy is taken (heap: it borrows st's
+     * pricer, whose chip is st->shared, and becomes st at the end instead
+     * of a third build of the same graph) */
+    BkStage *keep = NULL;
     if (ir_clone(ig, &best, e)) return -1;
     for (int k = nc - 1; k >= 0 && !rc; k--) {
         IrGraph cg;
         if (ir_clone(&best, &cg, e)) { rc = -1; break; }
         rc = bk_copy_before(&cg, ts[k], rs[k], e);
         uint64_t copied = UINT64_MAX;
+        BkStage *alt = NULL;
         if (!rc && opt->stage_copy == BK_SRAM_AUTO) {
-            BkStage alt;
             AtlErr ce;   /* a copy that does not compile is not taken */
-            if (!stage_build(&alt, &cg, chip, opt, sp, w, io_fixed, io_bytes, layer_base, &ce)) copied = stage_cycles(&alt);
-            stage_free(&alt);
+            if (!(alt = calloc(1, sizeof *alt))) rc = atl_fail(e, "out of memory");
+            else if (!stage_build_flow(alt, &cg, chip, opt, sp, w, io_fixed, io_bytes, layer_base, st->c.flow, &ce))
+                copied = stage_cycles(alt);
         }
         if (!rc && (opt->stage_copy == BK_SRAM_ALWAYS || copied < price)) {
+            if (keep) { stage_free(keep); free(keep); }   /* built from best, still alive */
+            keep = alt;
+            alt = NULL;
             IrGraph old = best;
             best = cg;
             cg = old;
+            if (keep) keep->c.g = &best;
             price = copied;
             taken++;
         }
+        if (alt) { stage_free(alt); free(alt); }
         ir_free(&cg);
     }
     if (!rc && taken) {
         IrGraph old = *ig;
         *ig = best;
         best = old;
-        stage_free(st);
-        rc = stage_build(st, ig, chip, opt, sp, w, io_fixed, io_bytes, layer_base, e);
+        if (keep) {
+            /* keep is st's graph built: it takes over st's pricer */
+            keep->c.g = ig;
+            st->flow_borrowed = 1;
+            keep->flow_borrowed = 0;
+            stage_free(st);
+            *st = *keep;
+            if (st->c.chip == &keep->shared) st->c.chip = &st->shared;
+            free(keep);
+            keep = NULL;
+        } else {
+            stage_free(st);
+            rc = stage_build(st, ig, chip, opt, sp, w, io_fixed, io_bytes, layer_base, e);
+        }
     }
+    if (keep) { stage_free(keep); free(keep); }
     ir_free(&best);
     return rc;
 }

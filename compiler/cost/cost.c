@@ -50,10 +50,12 @@
  *   simulator counts them) of the segment.
  *   bk_cost_segment with a bound stops as soon as the estimate is known
  *   to exceed it (an event at time t means some DMA completes at or after
- *   t), so a shape search can drop a candidate worse than its best so far
- *   early; each core's queues are built from its table as the replay
- *   reaches them (build_more), so such a candidate never generates the
- *   code of the tiles it did not reach. The DMA pricer is the context's
+ *   t; a core's compute engine is busy until its last issued step ends
+ *   plus the cycles of the steps queued behind it), so a shape search can
+ *   drop a candidate worse than its best so far early; each core's
+ *   queues are built from its table as the replay reaches them
+ *   (build_more), so such a candidate never generates the code of the
+ *   tiles it did not reach. The DMA pricer is the context's
  *   (BkCtx.flow, its memo kept over the whole compile) when it has one,
  *   and so are the replay's buffers (bk_flow_workspace: reset, not
  *   regrown, for every candidate). The next event is found from each
@@ -139,6 +141,7 @@ typedef struct CCore {
     int active;        /* a DMA flow is on its servers */
     uint64_t start, dma_free, busy_dma;
     uint64_t eng_free[ISA_NUM_ENGINES], busy[ISA_NUM_ENGINES];
+    uint64_t pend[ISA_NUM_ENGINES]; /* cycles of the steps queued and not issued, per engine, before LMEM waits */
     uint64_t *bank_free, banks_free; /* per LMEM bank (lmem.banks, cores of the segment), held by compute until */
     int ufirst, nuse;  /* the active flow's uses (share.c ids ufirst ..) */
     uint64_t due;      /* its projected completion */
@@ -311,6 +314,7 @@ static int comp_issue(const AtlChip *ch, CCore *k)
     } else {
         const AtlInsn *in = &k->cp[a->first + a->pos];
         uint64_t cyc = tim_compute_cycles(ch, in);
+        k->pend[eng] -= cyc;
         start = lmem_reserve(ch, k, in, start, &cyc);
         end = start + cyc;
         k->eng_free[eng] = end;
@@ -395,7 +399,11 @@ static int build_step(BkCtx *c, const BkSegment *sg, int core, CCore *k, AtlErr 
     int rc = 0;
     if (a->kind == BK_ACT_COMPUTE) {
         int first = k->ncp;
-        for (int j = 0; j < code->ncp && !rc; j++) rc = cp_push(k, &code->cp[j]);
+        for (int j = 0; j < code->ncp && !rc; j++) {
+            int eng = isa_ops[code->cp[j].op].engine;
+            k->pend[eng == ISA_ENGINE_ANY ? ISA_ENGINE_VEC : eng] += tim_compute_cycles(c->chip, &code->cp[j]);
+            rc = cp_push(k, &code->cp[j]);
+        }
         if (!rc) rc = comp_push(k, first, a->wait, a->signal, 0);
     } else if (a->kind != BK_ACT_COPY || code->nst) rc = push_dma(k, code, a);
     if (rc) goto oom;
@@ -686,12 +694,20 @@ static int cost_once(BkCtx *c, BkSegment *sg, uint64_t bound, AtlErr *e)
      * there because flows that joined since may have delayed it (as the
      * simulator's EV_DMA_CHECK). Checks go before starts at the same
      * time, lower cores first. */
-    uint64_t now = 0, rd = 0, wr = 0;
+    /* held: the latest time a core's compute engine is known to be busy
+     * until (its issued steps end where they were timed, and the steps
+     * queued behind them last at least their cycles), so est_cycles is at
+     * least held + barrier; it only grows, and an event changes only the
+     * cores it marks */
+    uint64_t now = 0, rd = 0, wr = 0, held = 0;
     for (;;) {
         for (int i = 0; i < ev.nlist; i++) {
             int core = ev.list[i];
+            CCore *k = &ks[core];
             ev.dirty[core] = 0;
-            if (next_events(c, sg, core, &ks[core], &ev, e)) goto done;
+            if (next_events(c, sg, core, k, &ev, e)) goto done;
+            held = max64(held, max64(k->eng_free[ISA_ENGINE_MAT] + k->pend[ISA_ENGINE_MAT],
+                                     k->eng_free[ISA_ENGINE_VEC] + k->pend[ISA_ENGINE_VEC]));
         }
         ev.nlist = 0;
         uint64_t tc, ts, tp;
@@ -699,8 +715,8 @@ static int cost_once(BkCtx *c, BkSegment *sg, uint64_t bound, AtlErr *e)
         if (cc < 0 && cs < 0 && cp < 0) break;
         uint64_t first = tc < ts ? tc : ts;
         uint64_t next = max64(tp < first ? tp : first, now);
-        /* something completes at or after `next`, so est_cycles is at least this */
-        uint64_t at_least = next + (uint64_t)ch->barrier_cycles;
+        /* something completes at or after `next`, and a compute engine is busy until held */
+        uint64_t at_least = max64(next, held) + (uint64_t)ch->barrier_cycles;
         if (bound != UINT64_MAX && at_least > bound) {
             sg->est_cycles = at_least;
             sg->est_compute = sg->est_dma = sg->est_rd = sg->est_wr = 0;

@@ -6,8 +6,9 @@
  * 16 cores by the schedule. Checked: with a bound at or above the exact
  * estimate, the bounded call prices exactly like the unbounded one; with a
  * lower bound it either prices exactly or stops with est_cycles above the
- * bound; a tiny bound stops; and a search over tile counts that passes its
- * best so far as the bound picks the same tile count as the unbounded one.
+ * bound and at most the estimate; a tiny bound stops; and a search over
+ * tile counts that passes its best so far as the bound picks the same tile
+ * count as the unbounded one.
  *
  * The estimate against the simulator: segments emitted as the compiler
  * emits them (emit/emit.c) and run timing-only; the layer's simulated span
@@ -169,6 +170,10 @@ TEST(bounded_matches_exact_or_stops_above_bound)
             stopped++;
             CHECKF(f.sg.est_cycles > bounds[i], "stopped at %llu, not above bound %llu", (unsigned long long)f.sg.est_cycles,
                    (unsigned long long)bounds[i]);
+            /* what a stopped call reports is a lower bound of the estimate
+             * (the next event, or a compute engine's known busy time) */
+            CHECKF(f.sg.est_cycles <= est, "stopped at %llu, above the estimate %llu", (unsigned long long)f.sg.est_cycles,
+                   (unsigned long long)est);
         }
     }
     CHECK(stopped >= 2); /* est/10 and 1 cannot be priced to the end */
