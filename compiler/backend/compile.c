@@ -570,6 +570,7 @@ static int stage_build_flow(BkStage *st, const IrGraph *g, const AtlChip *chip, 
     c->prefetch_never = opt->prefetch == BK_PREFETCH_NEVER;
     c->prefetch_spread = opt->prefetch == BK_PREFETCH_SPREAD;
     c->band_near = opt->band_near;
+    c->no_shards = opt->no_shards;
     c->kbands_never = opt->kbands == BK_KBANDS_NEVER;
     c->kbands_always = opt->kbands == BK_KBANDS_ALWAYS;
     c->dw_matrix = opt->dw_matrix != 0;

@@ -94,6 +94,8 @@ static void options_text(const DrvRequest *rq, int synthetic, int batch, char *o
     if (rq->sram_pair == BK_PAIR_ALWAYS) snprintf(opts + n, cap - n, " --sram-pair");
     if (rq->sram_pair == BK_PAIR_NEVER) snprintf(opts + n, cap - n, " --no-sram-pair");
     n = strlen(opts);
+    if (rq->no_shards) snprintf(opts + n, cap - n, " --no-shards");
+    n = strlen(opts);
     if (rq->bytes_slack && rq->bytes_slack != BK_BYTES_SLACK) snprintf(opts + n, cap - n, " --bytes-slack %d", rq->bytes_slack);
     n = strlen(opts);
     if (rq->prefetch == BK_PREFETCH_NEVER) snprintf(opts + n, cap - n, " --prefetch never");
@@ -185,6 +187,7 @@ static int compile_variant(const char *path, IrGraph *g, const DrvRequest *rq, i
     o.sram_acts = rq->sram_acts;
     o.sram_weights = rq->sram_weights;
     o.sram_pair = rq->sram_pair;
+    o.no_shards = rq->no_shards;
     o.bytes_slack = rq->bytes_slack;
     o.prefetch = rq->prefetch;
     o.kbands = rq->kbands;

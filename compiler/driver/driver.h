@@ -35,6 +35,7 @@ typedef struct DrvRequest {
     int sram_acts;                 /* BkOptions.sram_acts (BK_SRAM_ACTS_*) */
     int sram_weights;              /* BkOptions.sram_weights (BK_SRAM_AUTO / NEVER / ALWAYS) */
     int sram_pair;                 /* BkOptions.sram_pair (BK_PAIR_*) */
+    int no_shards;                 /* BkOptions.no_shards */
     int bytes_slack;               /* BkOptions.bytes_slack */
     int prefetch;                  /* BkOptions.prefetch (BK_PREFETCH_AUTO / NEVER) */
     int kbands;                    /* BkOptions.kbands (BK_KBANDS_AUTO / NEVER / ALWAYS) */

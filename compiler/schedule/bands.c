@@ -349,7 +349,7 @@ static int owned_output(const BkCtx *c, const BkSegment *sg)
 static int keeps(const BkCtx *c, const BkBand *b, const int8_t *owner, int ch, int r, int k)
 {
     int base = bk_band_window(b->H, c->bands, k, b->rows);
-    return owner[(size_t)ch * b->H + r] == k && r >= base && r < base + b->rows;
+    return owner[(size_t)ch * b->H + r] == k && r >= base && r < base + b->rows && bk_band_plane(b, k, ch) >= 0;
 }
 
 void bk_band_publish(BkCtx *c, const BkSegment *sg)
@@ -510,9 +510,13 @@ static int put_cells(Out *o, const AtlInsn *in, uint8_t flag, int store, const B
         uint64_t *addr = store ? &p.dst : &p.src, plane = b->rowb * (uint64_t)b->H, off = *addr - b->dram;
         uint64_t wplane = b->rowb * (uint64_t)b->rows;
         int base = bk_band_window(b->H, K, k, b->rows), r = (int)(off % plane / b->rowb);
+        int p0 = (int)(off / plane), pl = w->cd >= 0 ? p0 + (ni - 1) * w->cstep : p0, wp = bk_band_plane(b, k, p0);
         if (r < base || r + (na - 1) * w->rstep + 1 > base + b->rows)
             return atl_fail(e, "internal: row %d of a banded tensor is outside cluster %d's window", r, k);
-        *addr = u->sram + off / plane * wplane + (uint64_t)(r - base) * b->rowb + off % b->rowb;
+        /* a shard's rectangle lies in one image's channel range of k */
+        if (wp < 0 || bk_band_plane(b, k, pl) != wp + (pl - p0))
+            return atl_fail(e, "internal: planes %d..%d of a banded tensor are outside cluster %d's window", p0, pl, k);
+        *addr = u->sram + (uint64_t)wp * wplane + (uint64_t)(r - base) * b->rowb + off % b->rowb;
         int32_t *st = store ? p.dst_stride : p.src_stride;
         for (int d = 0; d < 4; d++)
             if (d != w->rd && p.shape[d] > 1 && st[d] > 0 && (uint64_t)st[d] % plane == 0)
@@ -539,7 +543,20 @@ typedef struct Cells {
     int k, wb, we, H, dram;   /* dram: the value is to_dram, else kept */
 } Cells;
 
-static inline int kept_at(const Cells *x, size_t i, int r) { return x->own[i] == x->k && r >= x->wb && r < x->we; }
+/* kept_at of a cell of channel plane ch in row r (index i) */
+static inline int kept_at(const Cells *x, size_t i, int ch, int r)
+{
+    return x->own[i] == x->k && r >= x->wb && r < x->we && (!x->u->b->shard || bk_band_plane(x->u->b, x->k, ch) >= 0);
+}
+
+/* The first plane after ch where a channel shard's window of cluster k
+ * starts or ends (C: none, no shard). */
+static int shard_edge(const BkBand *b, int k, int ch)
+{
+    if (!b->shard) return b->C;
+    int ci = b->C / (b->images > 0 ? b->images : 1), n = ch / ci, c = ch % ci, lo = k * b->shard, hi = lo + b->shard;
+    return c < lo ? n * ci + lo : c < hi ? n * ci + hi : (n + 1) * ci + lo;
+}
 
 /* Kept in the own SRAM or (x->dram) stored to DRAM: a cell not kept,
  * one another cluster reads (before the schedule is final: a row within
@@ -548,7 +565,7 @@ static inline int kept_at(const Cells *x, size_t i, int r) { return x->own[i] ==
 static inline int value(const Cells *x, int ch, int r)
 {
     size_t i = (size_t)ch * x->H + r;
-    int kp = kept_at(x, i, r);
+    int kp = kept_at(x, i, ch, r);
     if (!x->dram) return kp;
     if (!kp) return 1;
     const BkBand *b = x->u->b;
@@ -564,6 +581,7 @@ static int same_rows(const Cells *x, const Walk *w, int ch0, int ch1)
 {
     /* the rows from the walk's first to its last (a superset when it steps rows) */
     size_t i0 = (size_t)ch0 * x->H + w->h0, i1 = (size_t)ch1 * x->H + w->h0, n = (size_t)(walk_row(w, w->nr - 1) - w->h0 + 1);
+    if (x->u->b->shard && (bk_band_plane(x->u->b, x->k, ch0) < 0) != (bk_band_plane(x->u->b, x->k, ch1) < 0)) return 0;
     int owners_same = ch1 < x->run[ch0];
     if (owners_same && (!x->dram || !x->c->band_final)) return 1;
     if ((owners_same || !memcmp(x->own + i0, x->own + i1, n)) &&
@@ -638,8 +656,8 @@ static int cut(BkCtx *c, Out *o, const AtlInsn *in, uint8_t flag, const BandUse 
     x.we = x.wb + bd->rows;
     for (int i0 = 0; i0 < w->nc;) {
         int ch0 = w->c0 + i0 * w->cstep, i1 = i0 + 1;
-        if (!x.dram || !c->band_final) {   /* skip the channels of ch0's run of equal owners */
-            int end = (x.run[ch0] - w->c0 + w->cstep - 1) / w->cstep;
+        if (!x.dram || !c->band_final) {   /* skip the channels of ch0's run of equal owners (in or out of a shard) */
+            int re = imin(x.run[ch0], shard_edge(bd, k, ch0)), end = (re - w->c0 + w->cstep - 1) / w->cstep;
             if (end > i1) i1 = end < w->nc ? end : w->nc;
         }
         while (i1 < w->nc && same_rows(&x, w, ch0, w->c0 + i1 * w->cstep)) i1++;
@@ -738,7 +756,7 @@ static const BandUse *staged(const BkCtx *c, const BkSegment *sg, const BandUse 
     const BkLayer *ly = sg->layer;
     if (!ly->in_sram || !c->band_chans) return NULL;
     for (int i = 0; i < nv; i++)
-        if (!v[i].owner && v[i].b->dram == ly->lw.x && v[i].b->rows == v[i].b->H &&
+        if (!v[i].owner && v[i].b->dram == ly->lw.x && v[i].b->rows == v[i].b->H && !v[i].b->shard &&
             v[i].b->size == (uint64_t)ly->lw.N * ly->lw.C * ly->lw.H * ly->lw.W * (uint64_t)ly->lw.es)
             return &v[i];
     return NULL;
