@@ -111,7 +111,7 @@ static int try_kbands(BkCtx *c, BkLayer *layers, int *n, BkCoreSet all, AtlErr *
     p1.band_rows = ly->band_rows;
     uint64_t base = c->kb_base ? c->kb_base : (c->act_bytes + 63) / 64 * 64;
     const BkLow *l = &ly->lw;
-    uint64_t bytes = (uint64_t)c->bands * l->OC * l->OH * l->OW * 4;
+    uint64_t bytes = (uint64_t)c->bands * l->N * l->OC * l->OH * l->OW * 4;
     int rc = bk_lower_kbands(c, ly, &p1, &p2, bk_addr(ABM_REGION_ACTIVATIONS, base), e);
     if (!rc) rc = bk_choose_shape(c, &p1, all, e);
     if (!rc) rc = bk_choose_shape(c, &p2, all, e);
