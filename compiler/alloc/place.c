@@ -28,7 +28,6 @@
  *   the io tensors keep ONNX's layout with no conversion pass). */
 #include <stdlib.h>
 #include <string.h>
-#include <stdio.h>
 #include "compiler/alloc/alloc.h"
 #include "compiler/alloc/memplan.h"
 
@@ -400,11 +399,10 @@ static int to_bands(BkCtx *c, const MemBuffer *bufs, const int *bufi, int nb, At
         foot[o] = 0;
         for (int i = 0; i < nb; i++)
             if (sram[i] && v[i].offset + v[i].size > foot[o]) foot[o] = v[i].offset + v[i].size;
-        if (getenv("SHDBG")) fprintf(stderr, "band option %d: left %llu foot %llu\n", o, (unsigned long long)left[o], (unsigned long long)foot[o]);
         if (left[o] < best) { best = left[o]; pick = o; }
     }
-    for (int o = pick + 1; o < BAND_MARGINS; o++)   /* a larger window of equals in half the SRAM */
-        if (left[o] == best && foot[o] <= c->sram_cap / 2) pick = o;
+    for (int o = pick + 1; o < BAND_MARGINS; o++)   /* a larger window of equals in half the SRAM (not a shard) */
+        if (left[o] == best && foot[o] <= c->sram_cap / 2 && !band_opts[o].shard) pick = o;
     if (band_option(c, bufs, bufi, nb, pick, v, w, wi, sram, &left[pick], e)) goto done;
     c->act_sram = 0;
     for (int t = 0; t < c->g->nt; t++) {

@@ -90,8 +90,9 @@ static int publish_bands(BkCtx *c, BkLayer *ly, BkCoreSet cores, AtlErr *e)
 /* K split across clusters (lower/kbands.c): the conv layer just lowered,
  * layers[*n - 1], lowered again as its two phases, each with its shape
  * chosen on `all`; they replace it (one more layer) always, or with auto
- * when the conv took channel bands and their prices add up to less than
- * its (bk_price_layer). Phase 2 leaves its output in channel bands, so
+ * when the conv took channel bands (or reads a channel shard of several
+ * images, bk_kbands_ok: its clusters then read only their own shards)
+ * and their prices add up to less than its (bk_price_layer). Phase 2 leaves its output in channel bands, so
  * only then do the layers after it find their input as before: a conv in
  * row bands replaced by the pair made mobilenetv2_035's next expand
  * gather its input (a re-layout no price here sees; +0.5% on a1). The
@@ -116,7 +117,7 @@ static int try_kbands(BkCtx *c, BkLayer *layers, int *n, BkCoreSet all, AtlErr *
     if (!rc) rc = bk_choose_shape(c, &p1, all, e);
     if (!rc) rc = bk_choose_shape(c, &p2, all, e);
     int keep = !rc;
-    if (!rc && !c->kbands_always && ly->bands != BK_BANDS_CHANNELS) keep = 0;
+    if (!rc && !c->kbands_always && ly->bands != BK_BANDS_CHANNELS && l->N == 1) keep = 0;
     else if (!rc && !c->kbands_always) {
         uint64_t whole = 0, one = 0, two = 0;
         rc = bk_price_layer(c, ly, all, &whole, e) || bk_price_layer(c, &p1, all, &one, e) ||
