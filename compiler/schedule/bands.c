@@ -510,17 +510,25 @@ static int put_cells(Out *o, const AtlInsn *in, uint8_t flag, int store, const B
         uint64_t *addr = store ? &p.dst : &p.src, plane = b->rowb * (uint64_t)b->H, off = *addr - b->dram;
         uint64_t wplane = b->rowb * (uint64_t)b->rows;
         int base = bk_band_window(b->H, K, k, b->rows), r = (int)(off % plane / b->rowb);
-        int p0 = (int)(off / plane), pl = w->cd >= 0 ? p0 + (ni - 1) * w->cstep : p0, wp = bk_band_plane(b, k, p0);
+        int p0 = (int)(off / plane), wp = bk_band_plane(b, k, p0), n = w->cd >= 0 ? ni : 1;
+        /* the window's step between the walk's planes: a shard's planes
+         * of one image are consecutive, of the next image shard planes on */
+        int wstep = n > 1 ? bk_band_plane(b, k, p0 + w->cstep) - wp : 0;
         if (r < base || r + (na - 1) * w->rstep + 1 > base + b->rows)
             return atl_fail(e, "internal: row %d of a banded tensor is outside cluster %d's window", r, k);
-        /* a shard's rectangle lies in one image's channel range of k */
-        if (wp < 0 || bk_band_plane(b, k, pl) != wp + (pl - p0))
-            return atl_fail(e, "internal: planes %d..%d of a banded tensor are outside cluster %d's window", p0, pl, k);
+        for (int i = 0; i < n && b->shard; i++)
+            if (bk_band_plane(b, k, p0 + i * w->cstep) != wp + i * wstep || wp < 0)
+                return atl_fail(e, "internal: plane %d of a banded tensor is outside cluster %d's window", p0 + i * w->cstep, k);
         *addr = u->sram + (uint64_t)wp * wplane + (uint64_t)(r - base) * b->rowb + off % b->rowb;
         int32_t *st = store ? p.dst_stride : p.src_stride;
+        int ci = b->C / (b->images > 0 ? b->images : 1);
         for (int d = 0; d < 4; d++)
-            if (d != w->rd && p.shape[d] > 1 && st[d] > 0 && (uint64_t)st[d] % plane == 0)
-                st[d] = (int32_t)((uint64_t)st[d] / plane * wplane);
+            if (d != w->rd && p.shape[d] > 1 && st[d] > 0 && (uint64_t)st[d] % plane == 0) {
+                uint64_t q = (uint64_t)st[d] / plane;
+                /* planes of the shard: the walk's step; an image's step, shard planes */
+                uint64_t wq = !b->shard ? q : d == w->cd ? (uint64_t)wstep : q % (uint64_t)ci ? q : q / (uint64_t)ci * (uint64_t)b->shard;
+                st[d] = (int32_t)(wq * wplane);
+            }
         if (store) p.dst_space = ISA_SPACE_SRAM;
         else p.src_space = ISA_SPACE_SRAM;
     }
