@@ -135,12 +135,13 @@ int bk_kbands_ok(const BkCtx *c, const BkLayer *ly)
     const IrNode *nd = &c->g->nodes[ly->node];
     if (strcmp(nd->op, "Conv") || l->kind != BK_K_CONV || l->groups != 1 || l->w_oihw || l->t_x || l->N < 1)
         return 0;
-    if (l->kh != 1 || l->kw != 1 || l->sh != 1 || l->sw != 1 || l->pt || l->pl || l->pb || l->pr) return 0;
-    if (l->C <= l->OC || l->C % c->bands || l->OC % c->bands) return 0;
+    if (l->C % c->bands || l->OC % c->bands) return 0;
     int r = bk_tensor_root(c, nd->in[0]);
-    /* several images: only on a channel shard whose ranges are the K
-     * ranges (each cluster's range of every image in its SRAM) */
-    return r >= 0 && c->pl[r].band && (l->N == 1 || c->band[r].shard == l->C / c->bands);
+    if (r < 0 || !c->pl[r].band) return 0;
+    /* several images: on a channel shard whose ranges are the K ranges
+     * (each cluster's range of every image in its SRAM), any window */
+    if (l->N > 1) return c->band[r].shard == l->C / c->bands;
+    return l->kh == 1 && l->kw == 1 && l->sh == 1 && l->sw == 1 && !l->pt && !l->pl && !l->pb && !l->pr && l->C > l->OC;
 }
 
 int bk_lower_kbands(BkCtx *c, const BkLayer *conv, BkLayer *p1, BkLayer *p2, uint64_t part, AtlErr *e)
