@@ -1048,22 +1048,33 @@ static int copy_rereads(BkStage *st, IrGraph *ig, const AtlChip *chip, const BkO
  * into *st with the options' SRAM mode) is built again with bands, each
  * image of the batch banded the same way ("Bands of several images" in
  * docs/backend.md), when try_bands allows, and the plan the cost model
- * prices lower kept (equal: the one built). A bands build that fails is
- * not taken. */
+ * prices lower kept (equal: the one built). When placement gave a tensor
+ * channel shards ("Channel shards"), the stage is built a third time
+ * without them (BkOptions.no_shards), and the cheapest plan is kept: a
+ * shard is taken only where the cost model prices it lower. A bands build
+ * that fails is not taken. */
 static void chip_stage_bands(BkStage *st, const IrGraph *g, const AtlChip *chip, const BkOptions *opt, AbmWriter *w,
                              const uint64_t *io_fixed, uint64_t io_bytes, int layer_base)
 {
     if (!try_bands(g, chip, opt, NULL, 1)) return;
     BkOptions ob = *opt;
     ob.sram_acts = BK_SRAM_ACTS_BANDS;
-    BkStage alt;
-    AtlErr be;
-    if (!stage_build(&alt, g, chip, &ob, NULL, w, io_fixed, io_bytes, layer_base, &be) && stage_cycles(&alt) < stage_cycles(st)) {
-        stage_free(st);
-        *st = alt;   /* placement chip: nothing in a stage points into it */
-        return;
+    /* bands with channel shards where placement takes them, then (when
+     * it did) without: the cheaper of the three plans is kept */
+    for (int pass = 0; pass < 2; pass++) {
+        BkStage alt;
+        AtlErr be;
+        ob.no_shards = opt->no_shards || pass;
+        if (stage_build(&alt, g, chip, &ob, NULL, w, io_fixed, io_bytes, layer_base, &be)) continue;
+        int shards = 0;
+        for (int t = 0; alt.c.band && t < alt.c.g->nt; t++) shards |= alt.c.pl[t].band && alt.c.band[t].shard;
+        if (stage_cycles(&alt) < stage_cycles(st)) {
+            stage_free(st);
+            *st = alt;   /* placement chip: nothing in a stage points into it */
+        } else
+            stage_free(&alt);
+        if (!shards) return;
     }
-    stage_free(&alt);
 }
 
 /* Staged: g (batch B, separable) cut by plan into stages, each compiled as
