@@ -7,13 +7,14 @@
  *
  * x [8, 64, 2, 13] -> Conv 1x1 (1024) -> Relu -> t [8, 1024, 2, 13]
  * (852 KB in fp32, over the 768 KiB of band SRAM; two rows, so row
- * windows are the whole tensor) -> Conv 1x1 (128) ->
- * y, placement chip, bands forced, prefetch off, each conv its own layer,
+ * windows are the whole tensor) -> Conv 1x1 (128) -> y, and
+ * GlobalAveragePool(t) -> p, placement chip, bands forced, prefetch off, each conv its own layer,
  * on configs/a1.ini with 1 MiB of SRAM a cluster:
  *   - with shards (the default): t is kept in SRAM (no intermediate
  *     tensor in DRAM), the second conv takes the K split (two layers:
- *     its phases), exact against the interpreter in the simulator's full
- *     mode (race detector over LMEM, SRAM and DRAM);
+ *     its phases), the pool reads no DRAM (each tile the planes of its
+ *     cluster's shard, lower/vec.c), exact against the interpreter in the
+ *     simulator's full mode (race detector over LMEM, SRAM and DRAM);
  *   - without (BkOptions.no_shards): t does not fit whole and goes to
  *     DRAM; the estimate is higher than with shards;
  * both estimates within 2% of the simulated cycles. */
@@ -53,7 +54,9 @@ static void shard_graph(IrGraph *g)
     ir_add_op(g, "Conv", "conv1", "x,w1,b1", "c1", &e);
     ir_add_op(g, "Relu", "relu1", "c1", "t", &e);
     ir_add_op(g, "Conv", "conv2", "t,w2,b2", "y", &e);
+    ir_add_op(g, "GlobalAveragePool", "pool", "t", "p", &e);
     ir_add_output(g, "y", &e);
+    ir_add_output(g, "p", &e);
 }
 
 TEST(a_shard_keeps_a_large_batch_tensor_and_splits_k)
@@ -78,8 +81,12 @@ TEST(a_shard_keeps_a_large_batch_tensor_and_splits_k)
             CHECKF(err <= 2e-5, "error %g", err);
             if (!k) {
                 CHECKF(sum.act_dram_tensors == 0, "%d intermediate tensors in DRAM, want 0", sum.act_dram_tensors);
-                CHECKF(sum.nlayers == 3 && strstr(sum.layers[1].split, "kbands"), "%d layers, the second '%s': no K split",
+                CHECKF(sum.nlayers == 4 && strstr(sum.layers[1].split, "kbands"), "%d layers, the second '%s': no K split",
                        sum.nlayers, sum.nlayers > 1 ? sum.layers[1].split : "");
+                /* the pool's tiles read the planes their cluster keeps: no DRAM but its output */
+                if (sum.nlayers == 4)
+                    CHECKF(sum.layers[3].dram_rd == 0 && sum.layers[3].est_rd == 0, "the pool reads %llu bytes of DRAM (estimate %llu)",
+                           (unsigned long long)sum.layers[3].dram_rd, (unsigned long long)sum.layers[3].est_rd);
             } else
                 CHECKF(sum.act_dram_tensors == 1, "%d intermediate tensors in DRAM without shards, want 1", sum.act_dram_tensors);
         }
