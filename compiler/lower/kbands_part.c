@@ -47,7 +47,7 @@ void bk_kbands_store(BkCode *k, const BkLow *l, int q, const BkImgBox *b, uint64
                             : bk_nchw_boxes(ISA_F32, 0, part, l->OC, l->OH, l->OW, &pb, src);
         /* the block's pixels hold b->cn channels, not pb.cn (its images
          * lie b->ls apart, in elements of the block, when stacked) */
-        for (int d = b->nn > 1 && b->ls ? 1 : 0; d < 3; d++) in.src_stride[d] = in.src_stride[d] / pb.cn * b->cn;
+        for (int d = b->nn > 1 && !b->ls ? 0 : 1; d < 3; d++) in.src_stride[d] = in.src_stride[d] / pb.cn * b->cn;
         bk_code_st(k, &in);
     }
 }

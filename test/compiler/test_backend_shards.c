@@ -101,8 +101,56 @@ TEST(a_shard_keeps_a_large_batch_tensor_and_splits_k)
     ir_free(&g);
 }
 
+/* The K split of a window on a shard: x [8, 64, 2, 13] -> Conv 1x1 (1024)
+ * -> Relu -> t (sharded, as above) -> Conv 3x3 stride 2, pads 1 (64) -> z,
+ * the split forced (--kbands always): tiles of stacked images whose
+ * windows cross pad rows, each cluster's K range from its shard; exact
+ * against the interpreter, race-free, estimate = simulation. */
+TEST(a_window_splits_k_on_a_shard)
+{
+    char A1[64];
+    REQUIRE(a1_small_sram(A1, sizeof A1) == 0);
+    AtlErr e;
+    IrGraph g;
+    int64_t xd[4] = {8, 64, 2, 13}, w1[4] = {1024, 64, 1, 1}, b1[1] = {1024}, w3[4] = {64, 1024, 3, 3}, b3[1] = {64};
+    int64_t pads[4] = {1, 1, 1, 1}, strides[2] = {2, 2};
+    new_graph(&g, "x", 4, xd);
+    cst(&g, "w1", 4, w1, 0.05f);
+    cst(&g, "b1", 1, b1, 0.2f);
+    cst(&g, "w3", 4, w3, 0.05f);
+    cst(&g, "b3", 1, b3, 0.2f);
+    ir_add_op(&g, "Conv", "conv1", "x,w1,b1", "c1", &e);
+    ir_add_op(&g, "Relu", "relu1", "c1", "t", &e);
+    int n = ir_add_op(&g, "Conv", "conv3", "t,w3,b3", "z", &e);
+    ir_set_attr_ints(&g, n, "pads", pads, 4, &e);
+    ir_set_attr_ints(&g, n, "strides", strides, 2, &e);
+    ir_add_output(&g, "z", &e);
+    BkOptions o;
+    bands_options(&o);
+    o.placement = BK_PLACE_CHIP;
+    o.kbands = BK_KBANDS_ALWAYS;
+    AtlProgram p;
+    BkSummary sum;
+    double err;
+    if (full_run(&g, A1, &o, &p, &sum, &err) == 0) {
+        printf("  err %.3g, %d layers (%s / %s), %d intermediate tensors in DRAM\n", err, sum.nlayers, sum.layers[0].split,
+               sum.nlayers > 1 ? sum.layers[1].split : "", sum.act_dram_tensors);
+        CHECKF(err <= 2e-5, "error %g", err);
+        CHECKF(sum.act_dram_tensors == 0, "%d intermediate tensors in DRAM, want 0", sum.act_dram_tensors);
+        CHECKF(sum.nlayers == 3 && strstr(sum.layers[1].split, "kbands"), "%d layers, the second '%s': no K split", sum.nlayers,
+               sum.nlayers > 1 ? sum.layers[1].split : "");
+    }
+    prog_free(&p);
+    bk_summary_free(&sum);
+    uint64_t est, sim;
+    estimate_within_2pct(&g, A1, &o, &est, &sim);
+    remove(A1);
+    ir_free(&g);
+}
+
 int main(void)
 {
     RUN(a_shard_keeps_a_large_batch_tensor_and_splits_k);
+    RUN(a_window_splits_k_on_a_shard);
     return test_summary("test_backend_shards");
 }
