@@ -218,7 +218,7 @@ int bk_band_window(int H, int K, int k, int rows)
  * a1 with row bands alone: 2.32 M cycles with half-share margins, 2.29 M
  * with quarter-share ones; resnet20_cifar: 131,036 cycles whole, 131,906
  * with quarter-share). */
-static const struct { int quarters, small_whole; } band_opts[] = {{1, 1}, {1, 0}, {2, 1}, {2, 0}, {-1, 0}};
+static const struct { int quarters, small_whole, shard; } band_opts[] = {{1, 1, 0}, {1, 0, 0}, {2, 1, 0}, {2, 0, 0}, {-1, 0, 0}, {-1, 0, 1}};
 #define BAND_MARGINS (int)(sizeof band_opts / sizeof band_opts[0])
 
 /* A small tensor (H rows, `bytes` bytes), kept whole by small_whole: at
@@ -257,6 +257,31 @@ static int band_image(const BkCtx *c, const IrTensor *x)
 /* The channel planes of a banded image tensor: N x C. */
 static uint64_t band_planes(const IrTensor *x) { return (uint64_t)x->dims[0] * (uint64_t)x->dims[1]; }
 
+/* Channel shards (band option shard; docs/backend.md, "Channel shards"):
+ * the channels of each image each cluster keeps of an image tensor of
+ * several images, `bytes` bytes whole, that takes a shard (C / clusters),
+ * 0 none: a tensor of more than a third of the band SRAM whole whose
+ * channels the clusters divide (layer4's 2048-channel tensors of a
+ * staged ResNet-50's chip stage at 8 images, 3.2 MB in fp32), so that a
+ * channel-banded layer keeps its own output channels in its SRAM and a
+ * consumer whose clusters read the same channels (a residual Add in its
+ * convolution's epilogue, a K split across clusters) finds them there. */
+static int band_shard(const BkCtx *c, const IrTensor *x, uint64_t bytes, int option)
+{
+    int K = c->bands;
+    if (!band_opts[option].shard || !c->band_chans || K < 2 || x->dims[0] < 2 || x->dims[1] % K || bytes <= c->sram_cap / 3)
+        return 0;
+    return (int)(x->dims[1] / K);
+}
+
+/* 1 when some image tensor of several images could take a shard. */
+static int any_shard(const BkCtx *c, const MemBuffer *bufs, const int *bufi, int option)
+{
+    for (int t = 0; t < c->g->nt; t++)
+        if (bufi[t] >= 0 && band_image(c, &c->g->t[t]) && band_shard(c, &c->g->t[t], bufs[bufi[t]].size, option)) return 1;
+    return 0;
+}
+
 /* Row bands, one window option: v[i] (a copy of bufs) sized as the
  * candidate image tensors' windows (the others over the SRAM), the
  * candidates packed again at those sizes, choose_sram's pick in sram[];
@@ -270,6 +295,9 @@ static int band_option(BkCtx *c, const MemBuffer *bufs, const int *bufi, int nb,
         if (bufi[t] < 0) continue;
         if (!band_image(c, x))
             v[bufi[t]].size = c->sram_cap + 1;
+        else if (band_shard(c, x, bufs[bufi[t]].size, option))
+            v[bufi[t]].size = (uint64_t)x->dims[0] * (uint64_t)band_shard(c, x, bufs[bufi[t]].size, option) *
+                              (uint64_t)x->dims[2] * (uint64_t)x->dims[3] * (uint64_t)bk_tensor_es(c, t);
         else
             v[bufi[t]].size = band_planes(x) * (uint64_t)band_rows(c, (int)x->dims[2], bufs[bufi[t]].size, option) *
                               (uint64_t)x->dims[3] * (uint64_t)bk_tensor_es(c, t);
@@ -291,6 +319,8 @@ static int band_option(BkCtx *c, const MemBuffer *bufs, const int *bufi, int nb,
         if (bufi[t] < 0 || !band_image(c, &c->g->t[t])) continue;
         uint64_t whole = bufs[bufi[t]].size;
         if (!sram[bufi[t]]) *left += whole;
+        else if (band_shard(c, &c->g->t[t], whole, option))   /* kept: as a whole tensor on channel bands */
+            ;
         else if (c->band_chans && band_small(c, (int)c->g->t[t].dims[2], whole) && band_rows(c, (int)c->g->t[t].dims[2], whole, option) < c->g->t[t].dims[2])
             *left += whole / 2;
     }
@@ -364,14 +394,15 @@ static int to_bands(BkCtx *c, const MemBuffer *bufs, const int *bufi, int nb, At
     for (int o = 0; o < BAND_MARGINS; o++) {
         left[o] = foot[o] = UINT64_MAX;
         if (band_opts[o].small_whole && !c->band_chans) continue;   /* rows only: the windows of before */
+        if (band_opts[o].shard && (c->no_shards || !any_shard(c, bufs, bufi, o))) continue;
         if (band_option(c, bufs, bufi, nb, o, v, w, wi, sram, &left[o], e)) goto done;
         foot[o] = 0;
         for (int i = 0; i < nb; i++)
             if (sram[i] && v[i].offset + v[i].size > foot[o]) foot[o] = v[i].offset + v[i].size;
         if (left[o] < best) { best = left[o]; pick = o; }
     }
-    for (int o = pick + 1; o < BAND_MARGINS; o++)   /* a larger window of equals in half the SRAM */
-        if (left[o] == best && foot[o] <= c->sram_cap / 2) pick = o;
+    for (int o = pick + 1; o < BAND_MARGINS; o++)   /* a larger window of equals in half the SRAM (not a shard) */
+        if (left[o] == best && foot[o] <= c->sram_cap / 2 && !band_opts[o].shard) pick = o;
     if (band_option(c, bufs, bufi, nb, pick, v, w, wi, sram, &left[pick], e)) goto done;
     c->act_sram = 0;
     for (int t = 0; t < c->g->nt; t++) {
@@ -386,6 +417,7 @@ static int to_bands(BkCtx *c, const MemBuffer *bufs, const int *bufi, int nb, At
         bd->size = bufs[bufi[t]].size;
         bd->C = (int)band_planes(&c->g->t[t]);
         bd->images = (int)c->g->t[t].dims[0];
+        bd->shard = band_shard(c, &c->g->t[t], bufs[bufi[t]].size, pick);
         bd->owner = malloc((size_t)bd->C * (size_t)bd->H);
         bd->need = calloc((size_t)bd->C * (size_t)bd->H, 1);
         bd->run = malloc((size_t)bd->C * sizeof *bd->run);

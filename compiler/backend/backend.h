@@ -157,6 +157,10 @@ typedef struct BkOptions {
                                cells go to DRAM from how far the consumers' windows reach
                                (BkBand.near); N > 0: every tensor's reach is N rows, the
                                guess of before at BK_BAND_NEAR (tests) */
+    int no_shards;          /* bands: 1 keeps every image tensor's planes whole in each
+                               cluster's window (no channel shards, BkBand.shard); 0
+                               (default) placement may shard a large tensor of several
+                               images by channels */
     int placement;          /* BK_PLACE_AUTO (default), BK_PLACE_CHIP, BK_PLACE_SPLIT */
     int micro_batch;        /* images per instance with placement split (0: chosen by the
                                cost model; given: one micro-batch, no stages) */

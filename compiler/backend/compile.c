@@ -90,8 +90,9 @@ static int publish_bands(BkCtx *c, BkLayer *ly, BkCoreSet cores, AtlErr *e)
 /* K split across clusters (lower/kbands.c): the conv layer just lowered,
  * layers[*n - 1], lowered again as its two phases, each with its shape
  * chosen on `all`; they replace it (one more layer) always, or with auto
- * when the conv took channel bands and their prices add up to less than
- * its (bk_price_layer). Phase 2 leaves its output in channel bands, so
+ * when the conv took channel bands (or reads a channel shard of several
+ * images, bk_kbands_ok: its clusters then read only their own shards)
+ * and their prices add up to less than its (bk_price_layer). Phase 2 leaves its output in channel bands, so
  * only then do the layers after it find their input as before: a conv in
  * row bands replaced by the pair made mobilenetv2_035's next expand
  * gather its input (a re-layout no price here sees; +0.5% on a1). The
@@ -111,12 +112,12 @@ static int try_kbands(BkCtx *c, BkLayer *layers, int *n, BkCoreSet all, AtlErr *
     p1.band_rows = ly->band_rows;
     uint64_t base = c->kb_base ? c->kb_base : (c->act_bytes + 63) / 64 * 64;
     const BkLow *l = &ly->lw;
-    uint64_t bytes = (uint64_t)c->bands * l->OC * l->OH * l->OW * 4;
+    uint64_t bytes = (uint64_t)c->bands * l->N * l->OC * l->OH * l->OW * 4;
     int rc = bk_lower_kbands(c, ly, &p1, &p2, bk_addr(ABM_REGION_ACTIVATIONS, base), e);
     if (!rc) rc = bk_choose_shape(c, &p1, all, e);
     if (!rc) rc = bk_choose_shape(c, &p2, all, e);
     int keep = !rc;
-    if (!rc && !c->kbands_always && ly->bands != BK_BANDS_CHANNELS) keep = 0;
+    if (!rc && !c->kbands_always && ly->bands != BK_BANDS_CHANNELS && l->N == 1) keep = 0;
     else if (!rc && !c->kbands_always) {
         uint64_t whole = 0, one = 0, two = 0;
         rc = bk_price_layer(c, ly, all, &whole, e) || bk_price_layer(c, &p1, all, &one, e) ||
@@ -570,6 +571,7 @@ static int stage_build_flow(BkStage *st, const IrGraph *g, const AtlChip *chip, 
     c->prefetch_never = opt->prefetch == BK_PREFETCH_NEVER;
     c->prefetch_spread = opt->prefetch == BK_PREFETCH_SPREAD;
     c->band_near = opt->band_near;
+    c->no_shards = opt->no_shards;
     c->kbands_never = opt->kbands == BK_KBANDS_NEVER;
     c->kbands_always = opt->kbands == BK_KBANDS_ALWAYS;
     c->dw_matrix = opt->dw_matrix != 0;
@@ -1079,22 +1081,35 @@ static int copy_rereads(BkStage *st, IrGraph *ig, const AtlChip *chip, const BkO
  * into *st with the options' SRAM mode) is built again with bands, each
  * image of the batch banded the same way ("Bands of several images" in
  * docs/backend.md), when try_bands allows, and the plan the cost model
- * prices lower kept (equal: the one built). A bands build that fails is
- * not taken. */
+ * prices lower kept (equal: the one built). When placement gave a tensor
+ * channel shards ("Channel shards") and that plan prices higher than the
+ * DRAM plan, the stage is built a third time without them
+ * (BkOptions.no_shards) and kept if cheaper. (Always building the third
+ * plan would cost ResNet-50 at batch 8 on a1x16 about 5 CPU-s of
+ * compile.) A bands build that fails is not taken. */
 static void chip_stage_bands(BkStage *st, const IrGraph *g, const AtlChip *chip, const BkOptions *opt, AbmWriter *w,
                              const uint64_t *io_fixed, uint64_t io_bytes, int layer_base)
 {
     if (!try_bands(g, chip, opt, NULL, 1)) return;
     BkOptions ob = *opt;
     ob.sram_acts = BK_SRAM_ACTS_BANDS;
-    BkStage alt;
-    AtlErr be;
-    if (!stage_build(&alt, g, chip, &ob, NULL, w, io_fixed, io_bytes, layer_base, &be) && stage_cycles(&alt) < stage_cycles(st)) {
-        stage_free(st);
-        *st = alt;   /* placement chip: nothing in a stage points into it */
-        return;
+    /* bands with channel shards where placement takes them, then (when
+     * it did and they lost to the DRAM plan) without */
+    for (int pass = 0; pass < 2; pass++) {
+        BkStage alt;
+        AtlErr be;
+        ob.no_shards = opt->no_shards || pass;
+        if (stage_build(&alt, g, chip, &ob, NULL, w, io_fixed, io_bytes, layer_base, &be)) continue;
+        int shards = 0;
+        for (int t = 0; alt.c.band && t < alt.c.g->nt; t++) shards |= alt.c.pl[t].band && alt.c.band[t].shard;
+        int won = stage_cycles(&alt) < stage_cycles(st);
+        if (won) {
+            stage_free(st);
+            *st = alt;   /* placement chip: nothing in a stage points into it */
+        } else
+            stage_free(&alt);
+        if (!shards || won) return;
     }
-    stage_free(&alt);
 }
 
 /* Boundaries in SRAM (docs/backend.md, "Boundaries in SRAM"). A boundary

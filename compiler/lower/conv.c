@@ -245,7 +245,7 @@ static int conv_gen(BkCtx *c, const BkLayer *ly, int t, uint64_t slot, BkCode *k
             op.acc = (uint8_t)(p.kci % sub > 0);
             bk_code_cp(k, &op);
             if (p.kci % sub != sub - 1) return 0;
-            BkImgBox pb = {p.n, p.nn, oc0, ocn, r0, rn, 1, w0, wn, 1, 0};
+            BkImgBox pb = {p.n, p.nn, oc0, ocn, r0, rn, 1, w0, wn, 1, l->nb > 1 ? (int64_t)sk.ob * wn * ocn : 0};
             bk_kbands_store(k, l, p.kci / sub, &pb, acc);
             return 0;
         }
@@ -870,15 +870,20 @@ int bk_conv_kbands_shapes(BkCtx *c, BkLayer *ly, AtlErr *e)
      * its last tile, which follows every weight load with the DRAM idle
      * in a DRAM-bound layer, is shorter; ResNet-50's layer4.x conv1 takes
      * eighths); output chunks down to an eighth, rows down to a quarter */
-    for (int sub = 1; sub <= 8 && l->C % (l->kb_parts * sub) == 0; sub *= 2)
-        for (int gc = l->OC; gc >= l->OC / 8 && gc >= 1; gc = gc / 2) {
-            for (int r = l->OH; r >= (l->OH + 3) / 4; r = (r + 1) / 2) {
-                Shape s = {gc, r, l->OW, l->C / (l->kb_parts * sub), 0, 0, 0, 0, 0};
-                if (add_one(c, ly, s, e) < 0) return -1;
-                if (r == 1) break;
+    /* several images: tiles of 2, 4 or 8 stacked images (each tile reads
+     * its weights once; tiles of one image, which read them once per
+     * image, were never taken on ResNet-50 at batch 8 and cost compile
+     * time) */
+    for (int nb = l->N > 1 ? 2 : 1; nb <= 8 && nb <= l->N; nb *= 2)
+        for (int sub = 1; sub <= 8 && l->C % (l->kb_parts * sub) == 0; sub *= 2)
+            for (int gc = l->OC; gc >= l->OC / 8 && gc >= 1; gc = gc / 2) {
+                for (int r = l->OH; r >= (l->OH + 3) / 4; r = (r + 1) / 2) {
+                    Shape s = {gc, r, l->OW, l->C / (l->kb_parts * sub), 0, 0, nb > 1 ? nb : 0, 0, 0};
+                    if (add_one(c, ly, s, e) < 0) return -1;
+                    if (r == 1 || nb > 1) break;   /* stacked images: whole rows */
+                }
+                if (gc == 1) break;
             }
-            if (gc == 1) break;
-        }
     if (!ly->shapes.n) return 1;
     order_shapes(&ly->shapes);
     ly->shapes.apply = apply_shape;

@@ -2,9 +2,10 @@
  * convolution with bands (docs/backend.md, "K split across clusters").
  *
  * Reads: a float Conv lowered by lower/conv.c (1x1, stride 1, no padding,
- *   group 1, one image, no residual tail, run-time-constant weights) whose
- *   input is a banded tensor (its channels kept by the clusters that wrote
- *   them, alloc/place.c) on a chip of K clusters.
+ *   group 1, no residual tail, run-time-constant weights) whose input is
+ *   a banded tensor (its channels kept by the clusters that wrote them,
+ *   alloc/place.c) on a chip of K clusters: of one image, or of several
+ *   on a channel shard whose ranges are the K ranges (BkBand.shard).
  * Does: lowers the node again as two layers, run as two segments:
  *   phase 1, the convolution's own tiles (lower/conv.c, BkLow.kb_parts =
  *   K) with its input channels cut into K ranges (each maybe cut again
@@ -13,7 +14,8 @@
  *   SRAM when the producer's channel bands match, by the matching rows of
  *   the weights for every output channel, and stores the f32 partial sum
  *   (no bias, no activation) into part q of a scratch [K][OC][OH][OW] at
- *   the end of the activation region (BkCtx.kb_base), but for the
+ *   the end of the activation region (BkCtx.kb_base; [K][N][OC][OH][OW]
+ *   with N images), but for the
  *   channels of its own band (the output channels phase 2 gives it),
  *   which it keeps in its SRAM above the bands (BkLow.kb_sram, where input
  *   staging would go; neither phase stages); phase 2 (this
@@ -62,7 +64,7 @@ static int plan_sum(const BkCtx *c, BkLayer *ly)
 
 static void set_sum_shape(BkLow *l, int gc, int r)
 {
-    l->gchunk = gc; l->rows = r; l->cols = l->OW; l->kchunk = l->C; l->nb = 1;
+    l->gchunk = gc; l->rows = r; l->cols = l->OW; l->kchunk = l->C; l->nb = 1;   /* a tile per image */
     l->ngc = (l->OC + gc - 1) / gc;
     l->nrc = (l->OH + r - 1) / r;
     l->nwc = l->nkc = 1;
@@ -74,8 +76,8 @@ static int sum_gen(BkCtx *c, const BkLayer *ly, int t, uint64_t slot, BkCode *k,
     BkTilePos p = bk_tile_pos(l, t);
     int oc0 = p.gci * l->gchunk, ocn = imin(l->gchunk, l->OC - oc0);
     int r0 = p.rci * l->rows, rn = imin(l->rows, l->OH - r0);
-    uint64_t plane = (uint64_t)l->OC * l->OH * l->OW * 4, stride = part_stride(c, l), acc = slot + l->l_in;
-    BkImgBox box = {0, 1, oc0, ocn, r0, rn, 1, 0, l->OW, 1, 0};
+    uint64_t plane = (uint64_t)l->N * l->OC * l->OH * l->OW * 4, stride = part_stride(c, l), acc = slot + l->l_in;
+    BkImgBox box = {p.n, 1, oc0, ocn, r0, rn, 1, 0, l->OW, 1, 0};
     /* the tile's channels lie in one cluster's band (its output-channel
      * chunk's, bk_band_distribute): that cluster's part from its SRAM */
     int own = p.gci * l->kb_parts / l->ngc, lo, hi;
@@ -121,7 +123,7 @@ static int apply_sum(BkCtx *c, BkLayer *ly, const void *shape, AtlErr *e)
     BkLow *l = &ly->lw;
     set_sum_shape(l, s->gc, s->r);
     if (plan_sum(c, ly)) return bk_fail(c, ly->node, e, "internal: a candidate tile shape does not fit");
-    if (bk_set_tiles(ly, l->ngc * l->nrc, 1, e)) return -1;
+    if (bk_set_tiles(ly, l->ngc * l->nrc * l->N, 1, e)) return -1;
     snprintf(ly->split, sizeof ly->split, "C%d H%d kbands sum", l->ngc, l->nrc);
     return 0;
 }
@@ -131,12 +133,15 @@ int bk_kbands_ok(const BkCtx *c, const BkLayer *ly)
     const BkLow *l = &ly->lw;
     if (c->kbands_never || c->bands < 2 || !c->band_chans || c->split || ly->node < 0 || ly->chain) return 0;
     const IrNode *nd = &c->g->nodes[ly->node];
-    if (strcmp(nd->op, "Conv") || l->kind != BK_K_CONV || l->groups != 1 || l->w_oihw || l->t_x || l->N != 1)
+    if (strcmp(nd->op, "Conv") || l->kind != BK_K_CONV || l->groups != 1 || l->w_oihw || l->t_x || l->N < 1)
         return 0;
-    if (l->kh != 1 || l->kw != 1 || l->sh != 1 || l->sw != 1 || l->pt || l->pl || l->pb || l->pr) return 0;
-    if (l->C <= l->OC || l->C % c->bands || l->OC % c->bands) return 0;
+    if (l->C % c->bands || l->OC % c->bands) return 0;
     int r = bk_tensor_root(c, nd->in[0]);
-    return r >= 0 && c->pl[r].band;
+    if (r < 0 || !c->pl[r].band) return 0;
+    /* several images: on a channel shard whose ranges are the K ranges
+     * (each cluster's range of every image in its SRAM), any window */
+    if (l->N > 1) return c->band[r].shard == l->C / c->bands;
+    return l->kh == 1 && l->kw == 1 && l->sh == 1 && l->sw == 1 && !l->pt && !l->pl && !l->pb && !l->pr && l->C > l->OC;
 }
 
 int bk_lower_kbands(BkCtx *c, const BkLayer *conv, BkLayer *p1, BkLayer *p2, uint64_t part, AtlErr *e)
@@ -153,7 +158,7 @@ int bk_lower_kbands(BkCtx *c, const BkLayer *conv, BkLayer *p1, BkLayer *p2, uin
     l->kb_part = part;
     /* each cluster's own band of its part in its SRAM, above the bands,
      * where a layer's input staging would go (neither phase stages) */
-    uint64_t own = (uint64_t)(l->OC / c->bands) * l->OH * l->OW * 4;
+    uint64_t own = (uint64_t)l->N * (l->OC / c->bands) * l->OH * l->OW * 4;
     l->kb_sram = c->sram_stage + own <= (uint64_t)c->chip->sram_bytes ? c->sram_stage + 1 : 0;
     uint64_t bias = l->b;
     char act[16];
@@ -175,7 +180,7 @@ int bk_lower_kbands(BkCtx *c, const BkLayer *conv, BkLayer *p1, BkLayer *p2, uin
     s->kind = BK_K_CONV;
     s->dt = l->dt;
     s->es = l->es;
-    s->N = 1;
+    s->N = l->N;
     s->C = s->OC = l->OC;
     s->H = s->OH = l->OH;
     s->W = s->OW = l->OW;
@@ -197,7 +202,7 @@ int bk_lower_kbands(BkCtx *c, const BkLayer *conv, BkLayer *p1, BkLayer *p2, uin
         for (int r = l->OH; r >= (l->OH + 3) / 4 && (l->OC / c->bands) % gc == 0; r = (r + 1) / 2) {
             SumShape sh = {gc, r};
             set_sum_shape(s, gc, r);
-            if (plan_sum(c, p2) == 0 && bk_push_shape(p2, &sh, sizeof sh, (int64_t)s->ngc * s->nrc, e)) return -1;
+            if (plan_sum(c, p2) == 0 && bk_push_shape(p2, &sh, sizeof sh, (int64_t)s->ngc * s->nrc * s->N, e)) return -1;
             if (r == 1) break;
         }
     if (!p2->shapes.n) return 1;

@@ -574,12 +574,25 @@ static void planes_of_rows(const BkCtx *c, const BkLayer *ly, const uint32_t sh[
     out[3] = (uint32_t)x->dims[3];
 }
 
+/* The chunk of planes tile t of nt reads. On a channel-sharded input
+ * (red_shard) the tiles go to the cores in contiguous blocks, a K-th of
+ * them a cluster (bk_sched_distribute over the chip), so tile t takes a
+ * chunk of the shard its cluster keeps in its SRAM: the j-th of cluster
+ * k's block reads image j / (chunks a shard), chunk j mod that of k's
+ * channels; else chunk t. */
+static uint32_t shard_chunk(const BkCtx *c, const BkLow *l, int t, int nt)
+{
+    if (!l->red_shard) return (uint32_t)t;
+    int K = c->bands, per = nt / K, cps = l->red_shard / (int)l->chunk[1], k = t / per, j = t % per;
+    return (uint32_t)(j / cps * (l->red_ci / (int)l->chunk[1]) + k * cps + j % cps);
+}
+
 static int red_gen(BkCtx *c, const BkLayer *ly, int t, uint64_t slot, BkCode *k, AtlErr *e)
 {
     const BkLow *l = &ly->lw;
     (void)e;
     /* od = {1, outer, red, inner}; chunk only along outer */
-    uint32_t o0 = (uint32_t)t * l->chunk[1];
+    uint32_t o0 = shard_chunk(c, l, t, ly->ntiles) * l->chunk[1];
     uint32_t on = l->od[1] - o0 < l->chunk[1] ? l->od[1] - o0 : l->chunk[1];
     uint32_t sh[4] = {1, on, l->od[2], l->od[3]};
     int64_t cs[4];
@@ -748,6 +761,20 @@ static int red_setup(BkCtx *c, int node, BkLayer *ly, int a0, int a1, AtlErr *e)
     uint64_t ch = (uint64_t)(outer + c->ncores - 1) / c->ncores;
     if (ch > fit) ch = fit;
     if (ch < 1) ch = 1;
+    /* a GlobalAveragePool's planes of an input in channel shards: chunks
+     * of a divisor of the shard, a whole number of them a core */
+    l->red_shard = l->red_ci = 0;
+    int xr = bk_tensor_root(c, nd->in[0]);
+    if (c->bands && a0 == 2 && x->ndim == 4 && xr >= 0 && c->pl[xr].band && c->band[xr].shard && c->ncores % c->bands == 0) {
+        int S = c->band[xr].shard;
+        for (int d = S; d >= 1; d--)
+            if (S % d == 0 && (uint64_t)d <= fit && (uint64_t)outer % ((uint64_t)d * c->ncores) == 0) {
+                ch = (uint64_t)d;
+                l->red_shard = S;
+                l->red_ci = (int)x->dims[1];
+                break;
+            }
+    }
     l->chunk[0] = 1; l->chunk[1] = (uint32_t)ch; l->chunk[2] = (uint32_t)red; l->chunk[3] = (uint32_t)inner;
     uint64_t used = 0;
     l->l_in = bk_slot_alloc(c, &used, ch * red * inner * (uint64_t)l->es);

@@ -352,7 +352,7 @@ static int owned_output(const BkCtx *c, const BkSegment *sg)
 static int keeps(const BkCtx *c, const BkBand *b, const int8_t *owner, int ch, int r, int k)
 {
     int base = bk_band_window(b->H, c->bands, k, b->rows);
-    return owner[(size_t)ch * b->H + r] == k && r >= base && r < base + b->rows;
+    return owner[(size_t)ch * b->H + r] == k && r >= base && r < base + b->rows && bk_band_plane(b, k, ch) >= 0;
 }
 
 void bk_band_publish(BkCtx *c, const BkSegment *sg)
@@ -515,13 +515,25 @@ static int put_cells(Out *o, const AtlInsn *in, uint8_t flag, int store, const B
         uint64_t *addr = store ? &p.dst : &p.src, plane = b->rowb * (uint64_t)b->H, off = *addr - b->dram;
         uint64_t wplane = b->rowb * (uint64_t)b->rows;
         int base = bk_band_window(b->H, K, k, b->rows), r = (int)(off % plane / b->rowb);
+        int p0 = (int)(off / plane), wp = bk_band_plane(b, k, p0), n = w->cd >= 0 ? ni : 1;
+        /* the window's step between the walk's planes: a shard's planes
+         * of one image are consecutive, of the next image shard planes on */
+        int wstep = n > 1 ? bk_band_plane(b, k, p0 + w->cstep) - wp : 0;
         if (r < base || r + (na - 1) * w->rstep + 1 > base + b->rows)
             return atl_fail(e, "internal: row %d of a banded tensor is outside cluster %d's window", r, k);
-        *addr = u->sram + off / plane * wplane + (uint64_t)(r - base) * b->rowb + off % b->rowb;
+        for (int i = 0; i < n && b->shard; i++)
+            if (bk_band_plane(b, k, p0 + i * w->cstep) != wp + i * wstep || wp < 0)
+                return atl_fail(e, "internal: plane %d of a banded tensor is outside cluster %d's window", p0 + i * w->cstep, k);
+        *addr = u->sram + (uint64_t)wp * wplane + (uint64_t)(r - base) * b->rowb + off % b->rowb;
         int32_t *st = store ? p.dst_stride : p.src_stride;
+        int ci = b->C / (b->images > 0 ? b->images : 1);
         for (int d = 0; d < 4; d++)
-            if (d != w->rd && p.shape[d] > 1 && st[d] > 0 && (uint64_t)st[d] % plane == 0)
-                st[d] = (int32_t)((uint64_t)st[d] / plane * wplane);
+            if (d != w->rd && p.shape[d] > 1 && st[d] > 0 && (uint64_t)st[d] % plane == 0) {
+                uint64_t q = (uint64_t)st[d] / plane;
+                /* planes of the shard: the walk's step; an image's step, shard planes */
+                uint64_t wq = !b->shard ? q : d == w->cd ? (uint64_t)wstep : q % (uint64_t)ci ? q : q / (uint64_t)ci * (uint64_t)b->shard;
+                st[d] = (int32_t)(wq * wplane);
+            }
         if (store) p.dst_space = ISA_SPACE_SRAM;
         else p.src_space = ISA_SPACE_SRAM;
     }
@@ -546,9 +558,19 @@ typedef struct Cells {
                                * in the own SRAM (the staging gathered the others' there) */
 } Cells;
 
-static inline int kept_at(const Cells *x, size_t i, int r)
+/* kept_at of a cell of channel plane ch in row r (index i) */
+static inline int kept_at(const Cells *x, size_t i, int ch, int r)
 {
-    return (x->halo || x->own[i] == x->k) && r >= x->wb && r < x->we;
+    return (x->halo || x->own[i] == x->k) && r >= x->wb && r < x->we && (!x->u->b->shard || bk_band_plane(x->u->b, x->k, ch) >= 0);
+}
+
+/* The first plane after ch where a channel shard's window of cluster k
+ * starts or ends (C: none, no shard). */
+static int shard_edge(const BkBand *b, int k, int ch)
+{
+    if (!b->shard) return b->C;
+    int ci = b->C / (b->images > 0 ? b->images : 1), n = ch / ci, c = ch % ci, lo = k * b->shard, hi = lo + b->shard;
+    return c < lo ? n * ci + lo : c < hi ? n * ci + hi : (n + 1) * ci + lo;
 }
 
 /* Kept in the own SRAM or (x->dram) stored to DRAM: a cell not kept,
@@ -558,7 +580,7 @@ static inline int kept_at(const Cells *x, size_t i, int r)
 static inline int value(const Cells *x, int ch, int r)
 {
     size_t i = (size_t)ch * x->H + r;
-    int kp = kept_at(x, i, r);
+    int kp = kept_at(x, i, ch, r);
     if (!x->dram) return kp;
     if (!kp) return 1;
     const BkBand *b = x->u->b;
@@ -575,6 +597,7 @@ static int same_rows(const Cells *x, const Walk *w, int ch0, int ch1)
     /* the rows from the walk's first to its last (a superset when it steps rows) */
     size_t i0 = (size_t)ch0 * x->H + w->h0, i1 = (size_t)ch1 * x->H + w->h0, n = (size_t)(walk_row(w, w->nr - 1) - w->h0 + 1);
     if (x->halo) return 1;   /* the window's every cell is kept, whatever its owner */
+    if (x->u->b->shard && (bk_band_plane(x->u->b, x->k, ch0) < 0) != (bk_band_plane(x->u->b, x->k, ch1) < 0)) return 0;
     int owners_same = ch1 < x->run[ch0];
     if (owners_same && (!x->dram || !x->c->band_final)) return 1;
     if ((owners_same || !memcmp(x->own + i0, x->own + i1, n)) &&
@@ -650,8 +673,8 @@ static int cut(BkCtx *c, Out *o, const AtlInsn *in, uint8_t flag, const BandUse 
     x.we = x.wb + bd->rows;
     for (int i0 = 0; i0 < w->nc;) {
         int ch0 = w->c0 + i0 * w->cstep, i1 = i0 + 1;
-        if (!x.dram || !c->band_final) {   /* skip the channels of ch0's run of equal owners */
-            int end = (x.run[ch0] - w->c0 + w->cstep - 1) / w->cstep;
+        if (!x.dram || !c->band_final) {   /* skip the channels of ch0's run of equal owners (in or out of a shard) */
+            int re = imin(x.run[ch0], shard_edge(bd, k, ch0)), end = (re - w->c0 + w->cstep - 1) / w->cstep;
             if (end > i1) i1 = end < w->nc ? end : w->nc;
         }
         while (i1 < w->nc && same_rows(&x, w, ch0, w->c0 + i1 * w->cstep)) i1++;
@@ -787,7 +810,7 @@ static const BandUse *staged(const BkCtx *c, const BkSegment *sg, const BandUse 
     const BkLayer *ly = sg->layer;
     if (!ly->in_sram) return NULL;
     for (int i = 0; i < nv; i++)
-        if (!v[i].owner && v[i].b->dram == ly->lw.x && (halo_ok(c, sg, v[i].b) || (c->band_chans && v[i].b->rows == v[i].b->H)) &&
+        if (!v[i].owner && v[i].b->dram == ly->lw.x && (halo_ok(c, sg, v[i].b) || (c->band_chans && v[i].b->rows == v[i].b->H)) && !v[i].b->shard &&
             v[i].b->size == (uint64_t)ly->lw.N * ly->lw.C * ly->lw.H * ly->lw.W * (uint64_t)ly->lw.es)
             return &v[i];
     return NULL;

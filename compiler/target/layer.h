@@ -108,6 +108,10 @@ typedef struct BkLow {
     float eps;                    /* layernorm epsilon */
     uint64_t y_mean, y_istd;      /* layernorm Mean / InvStdDev outputs (tagged DRAM), 0 = absent */
     uint32_t red_len;             /* reduce/softmax: length of the reduced axis */
+    int red_shard, red_ci;        /* a reduction over whole planes of an input in channel
+                                   * shards (BkBand.shard; 0: none) of red_ci channels an
+                                   * image: tile t reads the planes of the shard its
+                                   * cluster keeps (lower/vec.c, shard_chunk) */
     /* act epilogue (conv, mm) */
     char act[16];
     float act_alpha, act_beta;

@@ -66,6 +66,9 @@ typedef struct BkBand {
     int C, H;                     /* channel planes (N x C: every image's) and rows */
     int images;                   /* N: the images whose planes these are */
     int rows;                     /* rows of each cluster's window (bk_band_window) */
+    int shard;                    /* 0: every plane in each cluster's window; else a channel
+                                   * shard: cluster k keeps channels [k x shard, (k+1) x shard)
+                                   * of each image's C / images (bk_band_plane) */
     uint64_t rowb;                /* bytes of one row (W x element size) */
     uint64_t dram, size;          /* tagged DRAM address and bytes */
     int8_t *owner;                /* per cell: the cluster that wrote it; -2 several or unknown */
@@ -81,6 +84,16 @@ typedef struct BkBand {
                                    * them where need is read); malloc'd, freed by the driver */
     int npend, cappend;
 } BkBand;
+
+/* The plane of cluster k's window that holds plane p of b (image p /
+ * (C / images), its channel p mod that), -1 when k's window does not
+ * hold it (a channel shard's other clusters' channels). */
+static inline int bk_band_plane(const BkBand *b, int k, int p)
+{
+    if (!b->shard) return p;
+    int ci = b->C / (b->images > 0 ? b->images : 1), ch = p % ci, lo = k * b->shard;
+    return ch >= lo && ch < lo + b->shard ? p / ci * b->shard + ch - lo : -1;
+}
 
 /* Cells of a BkBand marked needed: channels ch + i x cstep (i < nch), in
  * each the rows r0 + q x rstep (q < nr). */
@@ -122,6 +135,7 @@ typedef struct BkCtx {
     int prefetch_never;           /* BkOptions.prefetch: no weight prefetch across barriers */
     int prefetch_spread;          /* BkOptions.prefetch SPREAD: multicast weights always in spread pieces */
     int band_near;                /* BkOptions.band_near: 0, or every BkBand.near */
+    int no_shards;                /* BkOptions.no_shards: bands without channel shards (BkBand.shard) */
     int tile_images;              /* BkOptions.tile_images: 0, or the images every pointwise
                                    * conv tile covers where such a tile fits (lower/conv.c) */
     uint64_t slot;                /* LMEM bytes of one slot (no resident region) */
