@@ -160,7 +160,7 @@ typedef struct BkCtx {
      * until the first) and its bytes */
     int kbands_never, kbands_always;
     uint64_t kb_base, kb_bytes;
-    int dw_matrix;                /* depthwise float convs on the matrix unit only (BkOptions.dw_matrix;
+    int dw_matrix;                /* depthwise convs on the matrix unit only (BkOptions.dw_matrix;
                                    * lower/dwvec.c: else the vector unit is offered too) */
     /* the tile search's last band-priced layer (group/search.c): its id
      * and the cycles its busiest core's DMA engine idles in its plan, the
