@@ -895,7 +895,15 @@ static int read_outside(const BkCtx *c, int r, const BkLayer *const *members, in
 }
 
 /* MACs the slices execute: every conv member's rows of every slice. */
-static uint64_t run_macs(const BkChain *ch)
+static uint64_t run_macs_of(const BkChain *ch, int vec);
+
+static uint64_t run_macs(const BkChain *ch) { return run_macs_of(ch, 0); }
+
+uint64_t bk_chain_vec_macs(const BkLayer *ly) { return ly->chain ? run_macs_of(ly->chain, 1) : 0; }
+
+/* The MACs the slices execute, halos included: of every conv member
+ * (vec 0), or of the depthwise members on the vector unit only (vec 1). */
+static uint64_t run_macs_of(const BkChain *ch, int vec)
 {
     uint64_t n = 0;
     ChainRows r;
@@ -904,7 +912,7 @@ static uint64_t run_macs(const BkChain *ch)
         for (int k = 0; k < ch->nm; k++) {
             const BkLayer *m = ch->m[k].ly;
             int o = ch->m[k].out;
-            if (m->lw.kind == BK_K_CONV && m->lw.OH && m->lw.OW)
+            if (m->lw.kind == BK_K_CONV && m->lw.OH && m->lw.OW && (!vec || (ch->vdw && ch->m[k].dwv)))
                 n += m->macs / (uint64_t)m->lw.OH / (uint64_t)m->lw.OW * (uint64_t)r.n[o] * (uint64_t)r.cn[o];
         }
     }
@@ -1205,6 +1213,7 @@ int bk_lower_chain(BkCtx *c, const BkLayer *const *members, int nm, BkLayer *ly,
     for (int i = 0; i < nm; i++)
         if ((ch->m[i].kind = member_kind(c, members[i], ch->dt)) < 0) goto done;
     ch->nm = nm;
+    int mat_before = 0;   /* a member before is a conv on the matrix unit */
     for (int i = 0; i < nm; i++) {
         const BkLayer *m = members[i];
         const BkLow *l = &m->lw;
@@ -1240,8 +1249,13 @@ int bk_lower_chain(BkCtx *c, const BkLayer *const *members, int nm, BkLayer *ly,
          * group with more channels than one aligned chunk may stream */
         if (l->kind == BK_K_CONV) {
             cm->wbytes = (uint64_t)l->kh * l->kw * (l->C / l->groups) * l->OC * ch->es;
-            cm->dwv = cm->kind == CM_WINDOW && ch->dt == ISA_F32 && bk_dw_chain_ok(c, l);
+            /* only after a matrix conv: the wait for the resident weights'
+             * multicast is on the matrix stream, which hands over to the
+             * vector one within a slice (a vector depthwise first read its
+             * weights while the multicast still wrote them, on a1-noc) */
+            cm->dwv = cm->kind == CM_WINDOW && ch->dt == ISA_F32 && mat_before && bk_dw_chain_ok(c, l);
             ch->ndw += cm->dwv;
+            mat_before |= !cm->dwv;
             if (l->groups == 1 && (uint64_t)l->OC * ch->es > c->align) {
                 int k = ch->nelig++;
                 while (k > 0 && ch->m[ch->elig[k - 1]].wbytes < cm->wbytes) { ch->elig[k] = ch->elig[k - 1]; k--; }

@@ -183,6 +183,9 @@ int bk_dw_vector_ok(const BkCtx *c, const BkLow *l);
  * tap clipped to the outputs reading inside the buffer; -1 when the
  * centre tap does not cover them all. */
 int bk_dw_chain_ok(const BkCtx *c, const BkLow *l);
+/* chain.c: the MACs of a group's depthwise members on the vector unit
+ * (halos included; BkLayer.run_macs counts them too), 0 for a layer. */
+uint64_t bk_chain_vec_macs(const BkLayer *ly);
 int bk_dw_chain_taps(const BkLow *l, BkCode *k, uint64_t src, BkSpan ys, BkSpan xs, uint64_t w, uint64_t acc,
                      uint64_t tmp, int on, int ow);
 int bk_dw_pix(const BkCtx *c, int n);
