@@ -159,12 +159,15 @@ void bk_dw_taps(const BkCtx *c, const BkLow *l, BkCode *k, uint64_t slot, uint64
  * A chain's row buffers are packed [rows][columns][C] without the
  * window's padding and with a pixel stride of C, so there each tap runs
  * over the output box whose inputs lie inside the buffer (the padding
- * taps, which add 0 x w, are skipped). The centre tap covers every
- * output ("same" padding, checked by bk_dw_chain_ok) and goes first
- * (v.mul into the accumulator), then the others in the matrix unit's
- * order; every operand starts a whole pixel into an aligned buffer, so
- * C x 4 bytes must be a multiple of the alignment. The sums differ from
- * the matrix unit's by the order of their roundings only. */
+ * taps, which add 0 x w, are skipped). Taps go in the matrix unit's
+ * order (kh then kw); an output's first tap inside the buffer is a v.mul
+ * into the accumulator and its later ones v.mul into a temp and v.add,
+ * so each output's sum is the standalone path's (which starts from the
+ * padding's 0 x w) but for the sign of a zero sum: the placements of a
+ * model give the same bits with or without the group. The centre tap
+ * must cover every output ("same" padding, checked by bk_dw_chain_ok);
+ * every operand starts a whole pixel into an aligned buffer, so C x 4
+ * bytes must be a multiple of the alignment. */
 
 int bk_dw_chain_ok(const BkCtx *c, const BkLow *l)
 {
@@ -185,32 +188,59 @@ static void tap_range(BkSpan s, int stride, int off, int n, int *lo, int *hi)
     if (*lo > *hi) *lo = *hi;
 }
 
+/* The first tap offset index (0 .. k-1, i d apart) whose span reads output o:
+ * its first inside tap along one dimension; k when none does. */
+static int first_tap(BkSpan s, int stride, int d, int k, int n, int o)
+{
+    for (int i = 0; i < k; i++) {
+        int lo, hi;
+        tap_range(s, stride, i * d, n, &lo, &hi);
+        if (o >= lo && o < hi) return i;
+    }
+    return k;
+}
+
+/* The end of the run of outputs from o (below hi) whose first tap is
+ * (== i) as o's is. */
+static int run_end(BkSpan s, int stride, int d, int k, int n, int i, int o, int hi)
+{
+    int first = first_tap(s, stride, d, k, n, o) == i;
+    while (++o < hi && (first_tap(s, stride, d, k, n, o) == i) == first) {}
+    return o;
+}
+
 int bk_dw_chain_taps(const BkLow *l, BkCode *k, uint64_t src, BkSpan ys, BkSpan xs, uint64_t w, uint64_t acc,
                      uint64_t tmp, int on, int ow)
 {
     int C = l->C, ic = l->kh / 2, jc = l->kw / 2;
-    for (int pass = 0; pass < 2; pass++)
-        for (int i = 0; i < l->kh; i++)
-            for (int j = 0; j < l->kw; j++) {
-                int centre = i == ic && j == jc;
-                if (centre != !pass) continue;
-                int r0, r1, c0, c1;
-                tap_range(ys, l->sh, i * l->dh, on, &r0, &r1);
-                tap_range(xs, l->sw, j * l->dw, ow, &c0, &c1);
-                if (centre && (r0 || r1 != on || c0 || c1 != ow)) return -1;
-                if (r0 == r1 || c0 == c1) continue;
-                uint32_t sh[4] = {1, (uint32_t)(r1 - r0), (uint32_t)(c1 - c0), (uint32_t)C};
-                int64_t ds[4] = {0, (int64_t)ow * C, C, 1}, sw[4] = {0, 0, 0, 1};
-                int64_t ss[4] = {0, (int64_t)l->sh * xs.n * C, (int64_t)l->sw * C, 1};
-                uint64_t out = ((uint64_t)r0 * ow + (uint64_t)c0) * (uint64_t)C * 4;
-                uint64_t in = (((uint64_t)(r0 * l->sh + i * l->dh - ys.pa) * (uint64_t)xs.n) +
-                               (uint64_t)(c0 * l->sw + j * l->dw - xs.pa)) * (uint64_t)C * 4;
-                uint64_t wt = w + (uint64_t)(i * l->kw + j) * (uint64_t)C * 4;
-                AtlInsn v = bk_vbin(ISA_OP_V_MUL, ISA_F32, (centre ? acc : tmp) + out, src + in, wt, sh, ds, ss, sw);
-                bk_code_cp(k, &v);
-                if (centre) continue;
-                v = bk_vbin(ISA_OP_V_ADD, ISA_F32, acc + out, acc + out, tmp + out, sh, ds, ds, ds);
-                bk_code_cp(k, &v);
+    int r0, r1, c0, c1;
+    tap_range(ys, l->sh, ic * l->dh, on, &r0, &r1);
+    tap_range(xs, l->sw, jc * l->dw, ow, &c0, &c1);
+    if (r0 || r1 != on || c0 || c1 != ow) return -1;
+    for (int i = 0; i < l->kh; i++)
+        for (int j = 0; j < l->kw; j++) {
+            tap_range(ys, l->sh, i * l->dh, on, &r0, &r1);
+            tap_range(xs, l->sw, j * l->dw, ow, &c0, &c1);
+            for (int ra = r0, rb; ra < r1; ra = rb) {
+                rb = run_end(ys, l->sh, l->dh, l->kh, on, i, ra, r1);
+                int row_first = first_tap(ys, l->sh, l->dh, l->kh, on, ra) == i;
+                for (int ca = c0, cb; ca < c1; ca = cb) {
+                    cb = run_end(xs, l->sw, l->dw, l->kw, ow, j, ca, c1);
+                    int first = row_first && first_tap(xs, l->sw, l->dw, l->kw, ow, ca) == j;
+                    uint32_t sh[4] = {1, (uint32_t)(rb - ra), (uint32_t)(cb - ca), (uint32_t)C};
+                    int64_t ds[4] = {0, (int64_t)ow * C, C, 1}, sw[4] = {0, 0, 0, 1};
+                    int64_t ss[4] = {0, (int64_t)l->sh * xs.n * C, (int64_t)l->sw * C, 1};
+                    uint64_t out = ((uint64_t)ra * ow + (uint64_t)ca) * (uint64_t)C * 4;
+                    uint64_t in = (((uint64_t)(ra * l->sh + i * l->dh - ys.pa) * (uint64_t)xs.n) +
+                                   (uint64_t)(ca * l->sw + j * l->dw - xs.pa)) * (uint64_t)C * 4;
+                    uint64_t wt = w + (uint64_t)(i * l->kw + j) * (uint64_t)C * 4;
+                    AtlInsn v = bk_vbin(ISA_OP_V_MUL, ISA_F32, (first ? acc : tmp) + out, src + in, wt, sh, ds, ss, sw);
+                    bk_code_cp(k, &v);
+                    if (first) continue;
+                    v = bk_vbin(ISA_OP_V_ADD, ISA_F32, acc + out, acc + out, tmp + out, sh, ds, ds, ds);
+                    bk_code_cp(k, &v);
+                }
             }
+        }
     return 0;
 }
