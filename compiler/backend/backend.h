@@ -147,9 +147,9 @@ typedef struct BkOptions {
                                byte"); for tests and studies */
     int prefetch;           /* BK_PREFETCH_AUTO (default), NEVER or SPREAD */
     int kbands;             /* BK_KBANDS_AUTO (default), _NEVER or _ALWAYS */
-    int dw_matrix;          /* 1: depthwise float convs only on the matrix unit (0, default: each
-                               tile shape also on the vector unit, lower/dwvec.c; the cost
-                               model picks) */
+    int dw_matrix;          /* 1: depthwise convs (float, int8, group members) only on the
+                               matrix unit (0, default: each tile shape and group plan also
+                               on the vector unit, lower/dwvec.c; the cost model picks) */
     int band_look;          /* with bands, a layer's band way judged with its consumer's price:
                                BK_LOOK_AUTO (default) on graphs of more than 40 layers,
                                BK_LOOK_NEVER, BK_LOOK_ALWAYS (tests) */

@@ -407,7 +407,7 @@ static int fill_summary(const BkCtx *c, const BkSchedule *sched, int rows, const
                  ly->bands == BK_BANDS_CHANNELS ? " chans" : ly->bands == BK_BANDS_ROWS ? " rows" : "", gp, sg->pf_in ? " pf" : "");
         li->macs = ly->macs;
         /* a depthwise conv on the vector unit (lower/dwvec.c) runs no MACs on the matrix unit */
-        li->run_macs = !ly->chain && ly->lw.vdw ? 0 : ly->run_macs ? ly->run_macs : ly->macs;
+        li->run_macs = !ly->chain && ly->lw.vdw ? 0 : ly->run_macs ? ly->run_macs - bk_chain_vec_macs(ly) : ly->macs;
         li->mat_cycles = layer_mat_cycles(c, ly, nm ? members[0] : -1);
         li->est_cycles = sg->est_cycles;
         li->est_compute = sg->est_compute;

@@ -65,8 +65,9 @@ enum { CHAIN_MAX_BUFS = 2 * BK_CHAIN_MAX + 2, CHAIN_MAX_SCR = 4 };
 enum { CHAIN_MAX_STEPS = 64, CHAIN_MAX_ITEMS = CHAIN_MAX_STEPS + BK_CHAIN_MAX };
 
 /* A candidate plan: `rows` output rows of `cols` columns per slice; the `nstream` members
- * with the largest weights (of those that may stream) stream them. */
-typedef struct ChainShape { int rows, cols, nstream; } ChainShape;
+ * with the largest weights (of those that may stream) stream them; vdw: the
+ * depthwise members that may (ChainMember.dwv) run on the vector unit. */
+typedef struct ChainShape { int rows, cols, nstream, vdw; } ChainShape;
 
 /* Streaming chains: a slice runs as steps (tiles of one run); each step
  * computes items [lo, hi) in order, item w (-1 none) from the weight
@@ -105,10 +106,13 @@ typedef struct ChainMember {
     int stream;                   /* its weights come through the slots' chunk buffer (w unused) */
     int ocmax;                    /* streaming: its chunks' most channels (the f32 scratch), 0 any */
     uint64_t wbytes;              /* its weight image's bytes (0: not a conv) */
+    int dwv;                      /* an f32 depthwise conv that may run on the vector unit
+                                   * (bk_dw_chain_ok), which it does when BkChain.vdw */
 } ChainMember;
 
 struct BkChain {
     int nm, nb;
+    int ndw, vdw;                 /* members with dwv; the plan runs them on the vector unit */
     ChainMember m[BK_CHAIN_MAX];
     ChainBuf buf[CHAIN_MAX_BUFS];
     int N, OH, rows, nrc;         /* slices: N images x nrc chunks of `rows` output rows */
@@ -486,7 +490,7 @@ static int layout(const BkCtx *c, BkLayer *ly, BkChain *ch)
     for (int i = 0; i < ch->nm; i++) {
         const BkLow *l = &ch->m[i].ly->lw;
         need_res |= ch->m[i].res >= 0 && !is_f32(c->dt);
-        need_tmp |= !strcmp(l->act, "HardSwish") || !strcmp(l->t_act, "HardSwish");
+        need_tmp |= !strcmp(l->act, "HardSwish") || !strcmp(l->t_act, "HardSwish") || (ch->vdw && ch->m[i].dwv);
     }
     /* streaming: each f32 scratch region gets at most half the slot over
      * their count; a streaming member's chunk is at most as wide as fits */
@@ -734,7 +738,10 @@ static int member_rows(BkCtx *c, const BkChain *ch, const ChainAt *a, int i, con
     op.src2 = w;
     op.cout = (uint32_t)l->OC;
     op.groups = (uint16_t)l->groups;
-    bk_code_cp(k, &op);
+    if (ch->vdw && m->dwv) {   /* a depthwise conv on the vector unit (lower/dwvec.c) */
+        if (bk_dw_chain_taps(l, k, src, ys, xs, w, acc, a->slot + ch->l_tmp, on, r->cn[m->out]))
+            return bk_fail(c, m->ly->node, e, "layer group: the depthwise centre tap misses outputs");
+    } else bk_code_cp(k, &op);
     uint32_t osh[4] = {1, (uint32_t)on, (uint32_t)r->cn[m->out], (uint32_t)l->OC};
     int64_t oc[4], bs[4] = {0, 0, 0, 1};
     bk_compact(osh, oc);
@@ -888,7 +895,15 @@ static int read_outside(const BkCtx *c, int r, const BkLayer *const *members, in
 }
 
 /* MACs the slices execute: every conv member's rows of every slice. */
-static uint64_t run_macs(const BkChain *ch)
+static uint64_t run_macs_of(const BkChain *ch, int vec);
+
+static uint64_t run_macs(const BkChain *ch) { return run_macs_of(ch, 0); }
+
+uint64_t bk_chain_vec_macs(const BkLayer *ly) { return ly->chain ? run_macs_of(ly->chain, 1) : 0; }
+
+/* The MACs the slices execute, halos included: of every conv member
+ * (vec 0), or of the depthwise members on the vector unit only (vec 1). */
+static uint64_t run_macs_of(const BkChain *ch, int vec)
 {
     uint64_t n = 0;
     ChainRows r;
@@ -897,7 +912,7 @@ static uint64_t run_macs(const BkChain *ch)
         for (int k = 0; k < ch->nm; k++) {
             const BkLayer *m = ch->m[k].ly;
             int o = ch->m[k].out;
-            if (m->lw.kind == BK_K_CONV && m->lw.OH && m->lw.OW)
+            if (m->lw.kind == BK_K_CONV && m->lw.OH && m->lw.OW && (!vec || (ch->vdw && ch->m[k].dwv)))
                 n += m->macs / (uint64_t)m->lw.OH / (uint64_t)m->lw.OW * (uint64_t)r.n[o] * (uint64_t)r.cn[o];
         }
     }
@@ -1070,11 +1085,11 @@ int bk_chain_check(const BkCtx *c, const BkLayer *ly, AtlErr *e)
         }
         if (l->kind == BK_K_CONV && (!is_f32(c->dt) || m->stream)) acc = f32 > acc ? f32 : acc;
         if (m->res >= 0 && !is_f32(c->dt)) resf = f32 > resf ? f32 : resf;
-        if (!strcmp(l->act, "HardSwish") || !strcmp(l->t_act, "HardSwish")) tmp = f32 > tmp ? f32 : tmp;
+        if (!strcmp(l->act, "HardSwish") || !strcmp(l->t_act, "HardSwish") || (ch->vdw && m->dwv)) tmp = f32 > tmp ? f32 : tmp;
     }
     region(reg, &n, ch->l_acc, acc, "the f32 accumulator", NULL);
     region(reg, &n, ch->l_resf, resf, "the f32 residual", NULL);
-    region(reg, &n, ch->l_tmp, tmp, "the activation temp", NULL);
+    region(reg, &n, ch->l_tmp, tmp, "the activation (or depthwise product) temp", NULL);
     if (ch->nstream) {
         if (check_steps(c, ly, e)) return -1;
         region(reg, &n, ch->l_wc, ch->wchunk, "the weight chunk", NULL);
@@ -1113,6 +1128,7 @@ static int apply_rows(BkCtx *c, BkLayer *ly, const void *shape, AtlErr *e)
     ch->rows = sh->rows;
     ch->cols = sh->cols;
     ch->nstream = sh->nstream;
+    ch->vdw = sh->vdw;
     if (layout(c, ly, ch)) return atl_fail(e, "internal: a candidate slice height does not fit");
     if (bk_chain_check(c, ly, e)) return -1;
     ly->run_macs = run_macs(ch);
@@ -1127,9 +1143,10 @@ static int apply_rows(BkCtx *c, BkLayer *ly, const void *shape, AtlErr *e)
     ly->prologue = ly->mcast ? chain_prologue : NULL;
     char wpart[16] = "";
     if (ch->nwc > 1) snprintf(wpart, sizeof wpart, " W%d", ch->nwc);
+    const char *vec = ch->vdw ? " vec" : "";
     if (ch->nstream)
-        snprintf(ly->split, sizeof ly->split, "N%d H%d%s x%d w%d/%d", ch->N, ch->nrc, wpart, ch->nm, ch->nstream, ns);
-    else snprintf(ly->split, sizeof ly->split, "N%d H%d%s x%d", ch->N, ch->nrc, wpart, ch->nm);
+        snprintf(ly->split, sizeof ly->split, "N%d H%d%s x%d w%d/%d%s", ch->N, ch->nrc, wpart, ch->nm, ch->nstream, ns, vec);
+    else snprintf(ly->split, sizeof ly->split, "N%d H%d%s x%d%s", ch->N, ch->nrc, wpart, ch->nm, vec);
     return 0;
 }
 
@@ -1196,6 +1213,7 @@ int bk_lower_chain(BkCtx *c, const BkLayer *const *members, int nm, BkLayer *ly,
     for (int i = 0; i < nm; i++)
         if ((ch->m[i].kind = member_kind(c, members[i], ch->dt)) < 0) goto done;
     ch->nm = nm;
+    int mat_before = 0;   /* a member before is a conv on the matrix unit */
     for (int i = 0; i < nm; i++) {
         const BkLayer *m = members[i];
         const BkLow *l = &m->lw;
@@ -1231,6 +1249,13 @@ int bk_lower_chain(BkCtx *c, const BkLayer *const *members, int nm, BkLayer *ly,
          * group with more channels than one aligned chunk may stream */
         if (l->kind == BK_K_CONV) {
             cm->wbytes = (uint64_t)l->kh * l->kw * (l->C / l->groups) * l->OC * ch->es;
+            /* only after a matrix conv: the wait for the resident weights'
+             * multicast is on the matrix stream, which hands over to the
+             * vector one within a slice (a vector depthwise first read its
+             * weights while the multicast still wrote them, on a1-noc) */
+            cm->dwv = cm->kind == CM_WINDOW && ch->dt == ISA_F32 && mat_before && bk_dw_chain_ok(c, l);
+            ch->ndw += cm->dwv;
+            mat_before |= !cm->dwv;
             if (l->groups == 1 && (uint64_t)l->OC * ch->es > c->align) {
                 int k = ch->nelig++;
                 while (k > 0 && ch->m[ch->elig[k - 1]].wbytes < cm->wbytes) { ch->elig[k] = ch->elig[k - 1]; k--; }
@@ -1290,8 +1315,14 @@ int bk_lower_chain(BkCtx *c, const BkLayer *const *members, int nm, BkLayer *ly,
      * with the 1, 2, ... largest weights streamed (--group-weights
      * resident: never; stream: only those, when some member may) */
     int ns0 = c->weights_stream && ch->nelig ? 1 : 0, ns1 = c->weights_resident ? 0 : ch->nelig;
+    /* every plan twice when some depthwise member may take the vector
+     * unit: with it on the matrix unit, then on the vector unit (the
+     * search keeps the cheaper; lower/dwvec.c) */
+    for (int vdw = 0; vdw <= (ch->ndw > 0); vdw++) {
+    int vbase = ly->shapes.n;
+    ch->vdw = vdw;
     for (int ns = ns0; ns <= ns1; ns++) {
-        if (ns == 1 && ly->shapes.n) break;   /* every member's weights resident fit */
+        if (ns == 1 && ly->shapes.n > vbase) break;   /* every member's weights resident fit */
         ch->nstream = ns;
         /* whole rows first; W slices (float chains) only where none fit,
          * each column width with the most rows that fit (fewer rows only
@@ -1304,7 +1335,7 @@ int bk_lower_chain(BkCtx *c, const BkLayer *const *members, int nm, BkLayer *ly,
         int64_t wtiles[32];
         for (int cols = ch->OW;; cols = (cols + 1) / 2) {
             for (int rows = ch->OH;; rows = (rows + 1) / 2) {
-                ChainShape sh = {rows, cols, ns};
+                ChainShape sh = {rows, cols, ns, vdw};
                 ch->rows = rows;
                 ch->cols = cols;
                 int fits = layout(c, ly, ch) == 0;
@@ -1320,10 +1351,15 @@ int bk_lower_chain(BkCtx *c, const BkLayer *const *members, int nm, BkLayer *ly,
                 }
                 if (rows == 1) break;
             }
-            if (cols == 1 || ch->dt == ISA_I8 || (cols == ch->OW && ly->shapes.n > before)) break;
+            /* (not with the depthwise on the vector unit: a W-sliced group's
+             * output leaves the SRAM bands, which the group search does not
+             * price in its consumer; MobileNetV2-1.0's stem group was 2%
+             * slower for it) */
+            if (cols == 1 || ch->dt == ISA_I8 || vdw || (cols == ch->OW && ly->shapes.n > before)) break;
         }
         for (int k = 0; k < nw && k < 2; k++)
             if (bk_push_shape(ly, &wsh[k], sizeof wsh[k], wtiles[k], e)) { rc = -1; goto done; }
+    }
     }
     if (!ly->shapes.n) { ly->chain = NULL; goto done; }
     ly->shapes.apply = apply_rows;

@@ -175,6 +175,19 @@ void bk_stack_zeros(BkCode *k, int dt, int32_t value, uint64_t lmem, int nn, con
  * f32 at l_in and l_w, then the v.mul / v.add of every tap into the f32
  * HWC accumulator acc [rn][wn][cn] (l_tmp as large) of the tile at slot. */
 int bk_dw_vector_ok(const BkCtx *c, const BkLow *l);
+/* bk_dw_chain_ok: 1 when l (an f32 depthwise conv, "same" padding, C x 4
+ * bytes a multiple of the alignment) may run on the vector unit as a
+ * chain member; bk_dw_chain_taps: its taps over a packed buffer (src: the
+ * first input row of span ys, xs.n columns a row, C channels a pixel)
+ * into on x ow outputs at acc (products at tmp, the same layout), each
+ * tap clipped to the outputs reading inside the buffer; -1 when the
+ * centre tap does not cover them all. */
+int bk_dw_chain_ok(const BkCtx *c, const BkLow *l);
+/* chain.c: the MACs of a group's depthwise members on the vector unit
+ * (halos included; BkLayer.run_macs counts them too), 0 for a layer. */
+uint64_t bk_chain_vec_macs(const BkLayer *ly);
+int bk_dw_chain_taps(const BkLow *l, BkCode *k, uint64_t src, BkSpan ys, BkSpan xs, uint64_t w, uint64_t acc,
+                     uint64_t tmp, int on, int ow);
 int bk_dw_pix(const BkCtx *c, int n);
 uint64_t bk_dw_in_bytes(const BkCtx *c, const BkLow *l);
 uint64_t bk_dw_w_bytes(const BkCtx *c, const BkLow *l);

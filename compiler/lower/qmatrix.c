@@ -151,20 +151,21 @@ static int qmatrix_gen(BkCtx *c, const BkLayer *ly, int t, uint64_t slot, BkCode
         BkImgBox box = {p.n, p.nn, h.c0, h.cn, ys.a, ys.n, rs, xs.a, xs.n, ws, stacked ? (int64_t)sk.ib * xs.n * h.cn : 0};
         in = bk_nchw_boxes(l->xdt, 1, l->x, l->C, l->H, l->W, &box, slot + l->l_in + (uint64_t)top);
     }
-    bk_code_ld(k, &in, 0);
+    if (l->vdw) bk_dw_input(c, l, k, &in, slot + l->l_dwx, ys, xs, h.cn);   /* padded with x's zero point */
+    else bk_code_ld(k, &in, 0);
     /* the rows around them hold x's zero point (stacking needs an int8 x) */
     if (stacked) bk_stack_zeros(k, l->xdt, l->q_xz, slot + l->l_in, p.nn, &sk, ys.n, xs.n, h.cn);
     uint32_t bsh[4] = {1, (uint32_t)(p.nn * (l->nb > 1 ? sk.ib : ys.n)), (uint32_t)xs.n, (uint32_t)h.cn};
     int64_t bcs[4];
     bk_compact(bsh, bcs);
-    uint64_t x8 = bk_q_to_i8(k, l->xdt, slot + l->l_in, slot + l->l_reg[R_X8], bsh, bcs, bcs);
+    uint64_t x8 = l->vdw ? 0 : bk_q_to_i8(k, l->xdt, slot + l->l_in, slot + l->l_reg[R_X8], bsh, bcs, bcs);
     /* weights [kh][kw][cpg][OC] -> [kh][kw][cn or cpg][ocn] */
     int cw = l->groups == 1 ? h.cn : l->C / l->groups;
     sh[0] = 1; sh[1] = (uint32_t)(l->kh * l->kw); sh[2] = (uint32_t)cw; sh[3] = (uint32_t)h.ocn;
     ss[0] = 0; ss[1] = (int64_t)(l->C / l->groups) * l->OC; ss[2] = l->OC; ss[3] = 1;
     bk_compact(sh, ds);
     uint64_t wsrc = l->w + (uint64_t)(l->groups == 1 ? h.c0 : 0) * l->OC + (uint64_t)h.oc0;
-    in = bk_dma(ISA_I8, ISA_SPACE_LMEM, slot + l->l_w, ISA_SPACE_DRAM, wsrc, sh, ds, ss);
+    in = bk_dma(ISA_I8, ISA_SPACE_LMEM, slot + (l->vdw ? l->l_dww : l->l_w), ISA_SPACE_DRAM, wsrc, sh, ds, ss);
     bk_code_ld(k, &in, 1);
     if (last_k) {
         if (l->b) load_vec(k, ISA_I32, slot + l->l_b, l->b + (uint64_t)h.oc0 * 4, h.ocn);
@@ -188,7 +189,8 @@ static int qmatrix_gen(BkCtx *c, const BkLayer *ly, int t, uint64_t slot, BkCode
     op.groups = (uint16_t)h.gn;
     op.ival = l->q_xz;
     op.acc = (uint8_t)(p.kci > 0);
-    bk_code_cp(k, &op);
+    if (l->vdw) bk_dw_taps(c, l, k, slot, acc, ys, xs, rn, wn, h.cn);   /* i32 v.mul / v.add, lower/dwvec.c */
+    else bk_code_cp(k, &op);
     if (!last_k) return 0;
     uint64_t res = epilogue(l, acc, slot, &h, p.nn * orows, wn, k);   /* (stacked: the garbage rows too) */
     /* HWC -> NCHW (a matmul's Y [rows][N]) */
@@ -239,9 +241,22 @@ static int plan(const BkCtx *c, BkLayer *ly)
     uint64_t ih = l->compact ? (uint64_t)l->rows : nb > 1 ? (uint64_t)sk.ib : (uint64_t)bk_window_extent(l->rows, l->sh, l->dh, l->kh, l->H);
     uint64_t iw = l->compact ? (uint64_t)l->cols : (uint64_t)bk_window_extent(l->cols, l->sw, l->dw, l->kw, l->W);
     uint64_t used = 0, blk = nb * ih * iw * (uint64_t)cn;
-    l->l_in = bk_slot_alloc(c, &used, blk * (uint64_t)l->xes);
-    l->l_reg[R_X8] = l->xdt != ISA_I8 ? bk_slot_alloc(c, &used, blk) : 0;
-    l->l_w = bk_slot_alloc(c, &used, (uint64_t)l->kh * l->kw * (l->groups == 1 ? cn : cpg) * ocn);
+    if (l->vdw && !bk_dw_vector_ok(c, l)) return -1;
+    l->l_dwx = l->l_dww = l->l_tmp = 0;
+    if (l->vdw) {
+        /* the vector depthwise (lower/dwvec.c): the padded i8 block and the
+         * i8 weights as loaded, both cast to i32 for the taps, the products */
+        l->l_in = bk_slot_alloc(c, &used, bk_dw_in_bytes(c, l));
+        l->l_dwx = bk_slot_alloc(c, &used, bk_dw_in_bytes(c, l) / 4);
+        l->l_dww = bk_slot_alloc(c, &used, (uint64_t)l->kh * l->kw * ocn);
+        l->l_w = bk_slot_alloc(c, &used, bk_dw_w_bytes(c, l));
+        l->l_tmp = bk_slot_alloc(c, &used, outn * ocn * 4);
+        l->l_reg[R_X8] = 0;
+    } else {
+        l->l_in = bk_slot_alloc(c, &used, blk * (uint64_t)l->xes);
+        l->l_reg[R_X8] = l->xdt != ISA_I8 ? bk_slot_alloc(c, &used, blk) : 0;
+        l->l_w = bk_slot_alloc(c, &used, (uint64_t)l->kh * l->kw * (l->groups == 1 ? cn : cpg) * ocn);
+    }
     l->l_b = l->b ? bk_slot_alloc(c, &used, (uint64_t)ocn * 4) : 0;
     l->l_reg[R_RQ] = l->q_mode == BK_RQ_INT ? bk_slot_alloc(c, &used, (uint64_t)ocn * 8)
                    : l->q_mode == BK_RQ_FLOAT ? bk_slot_alloc(c, &used, (uint64_t)ocn * 4) : 0;
@@ -256,22 +271,37 @@ static int plan(const BkCtx *c, BkLayer *ly)
 }
 
 
-/* group chunk, rows, columns, k chunk, images a tile (0: one) */
-typedef struct Shape { int gc, r, w, kc, nb; } Shape;
+/* group chunk, rows, columns, k chunk, images a tile (0: one), a
+ * depthwise conv on the vector unit (v, BkLow.vdw) */
+typedef struct Shape { int gc, r, w, kc, nb, v; } Shape;
 
 static int fits(const BkCtx *c, BkLayer *ly, Shape s)
 {
     set_shape(&ly->lw, s.gc, s.r, s.w, s.kc, s.nb);
+    ly->lw.vdw = s.v;
     return plan(c, ly) == 0 && bk_window_spans_ok(&ly->lw);
 }
 
-static int add_shape(const BkCtx *c, BkLayer *ly, Shape s, AtlErr *e)
+static int add_one(const BkCtx *c, BkLayer *ly, Shape s, AtlErr *e)
 {
     if (!fits(c, ly, s)) return 0;
     const BkLow *l = &ly->lw;
     int64_t tiles = (int64_t)l->ngc * bk_image_chunks(l) * l->nrc * l->nwc * l->nkc;
     if (tiles > MAX_TILES) return 0;
     return bk_push_shape(ly, &s, sizeof s, tiles, e) ? -1 : 1;
+}
+
+/* Offers s; a depthwise conv's s also on the vector unit first (of equal
+ * tile counts, priced before the matrix unit's), where bk_dw_vector_ok
+ * allows (lower/dwvec.c): the matrix unit runs it one channel a fold. */
+static int add_shape(const BkCtx *c, BkLayer *ly, Shape s, AtlErr *e)
+{
+    if (!s.v && ly->lw.groups > 1 && ly->lw.groups == ly->lw.C && ly->lw.groups == ly->lw.OC) {
+        Shape sv = s;
+        sv.v = 1;
+        if (add_one(c, ly, sv, e) < 0) return -1;
+    }
+    return add_one(c, ly, s, e);
 }
 
 static int apply_shape(BkCtx *c, BkLayer *ly, const void *shape, AtlErr *e)
@@ -281,7 +311,8 @@ static int apply_shape(BkCtx *c, BkLayer *ly, const void *shape, AtlErr *e)
     int per_chunk = bk_image_chunks(l) * l->nrc * l->nwc * l->nkc;
     if (bk_set_tiles(ly, l->ngc * per_chunk, l->nkc, e)) return -1;
     for (int t = 0; t < ly->ntiles; t++) ly->tile_wkey[t] = t / per_chunk * l->nkc + t % l->nkc;
-    bk_window_split(l, ly->split, sizeof ly->split);
+    int n = bk_window_split(l, ly->split, sizeof ly->split);
+    if (l->vdw && n >= 0) snprintf(ly->split + n, sizeof ly->split - (size_t)n, " vec");
     return 0;
 }
 
@@ -293,7 +324,7 @@ static int choose_tiles(BkCtx *c, BkLayer *ly, AtlErr *e)
     int u = units(l);
     for (int gc = u;; gc = (gc + 1) / 2) {
         for (int r = l->OH;; r = (r + 1) / 2) {
-            Shape s = {gc, r, l->OW, l->C, 0};
+            Shape s = {gc, r, l->OW, l->C, 0, 0};
             if (add_shape(c, ly, s, e) < 0) return -1;
             if (r == 1) break;
         }
@@ -311,13 +342,13 @@ static int choose_tiles(BkCtx *c, BkLayer *ly, AtlErr *e)
         }
     qsort(pairs, (size_t)np, sizeof *pairs, bk_split_pair_cmp);
     for (int i = 0, found = 0; i < np && found < SPLIT_PAIRS; i++) {
-        Shape smallest = {1, 1, pairs[i].w, pairs[i].kc, 0};
+        Shape smallest = {1, 1, pairs[i].w, pairs[i].kc, 0, 0};
         if (!fits(c, ly, smallest)) continue;
         found++;
         for (int gc = u;; gc = (gc + 1) / 2) {
             int taken = 0;
             for (int r = l->OH; taken < 2; r = (r + 1) / 2) {
-                Shape s = {gc, r, pairs[i].w, pairs[i].kc, 0};
+                Shape s = {gc, r, pairs[i].w, pairs[i].kc, 0, 0};
                 int rc = add_shape(c, ly, s, e);
                 if (rc < 0) return -1;
                 taken += rc;
@@ -335,7 +366,7 @@ static int choose_tiles(BkCtx *c, BkLayer *ly, AtlErr *e)
     for (int gc = u; nn; gc = (gc + 1) / 2) {
         for (int j = 0; j < nn; j++)
             for (int i = 0; i < nk; i++) {
-                Shape s = {gc, l->OH, l->OW, ks[i], nbs[j]};
+                Shape s = {gc, l->OH, l->OW, ks[i], nbs[j], 0};
                 int rc = add_shape(c, ly, s, e);
                 if (rc < 0) return -1;
                 if (rc) break;

@@ -399,6 +399,15 @@ static void add_use(BkCtx *c, BandUse *v, int *n, int t, const BkSegment *out)
     v[(*n)++] = (BandUse){&c->band[r], c->pl[r].band_off, owner, mask, run, 0};
 }
 
+/* 1 when tensor t's storage is one of the n roots in inner. */
+static int is_inner(const BkCtx *c, int t, const int *inner, int n)
+{
+    if (t < 0) return 0;
+    int r = bk_tensor_root(c, t);
+    for (int i = 0; i < n; i++) if (inner[i] == r) return 1;
+    return 0;
+}
+
 /* The banded tensors of the segment's layer (its members', for a chain;
  * a residual tail's and a Gelu's inputs included). */
 static int uses(BkCtx *c, const BkSegment *sg, BandUse *v)
@@ -408,15 +417,23 @@ static int uses(BkCtx *c, const BkSegment *sg, BandUse *v)
     if (ly->chain) nn = bk_chain_nodes(ly, nodes, BK_CHAIN_MAX);
     else if (ly->node >= 0) nodes[nn++] = ly->node;
     int own = owned_output(c, sg);
+    /* a group's tensors between its members stay in LMEM: not uses (their
+     * DRAM bytes, placed before groups exist, may be the group output's,
+     * whose DMAs would then be cut by their band; MobileNetV2's
+     * features.2 as a group computed wrong rows) */
+    int inner[BK_CHAIN_MAX], ni = nn - 1;
+    for (int i = 0; i < ni; i++) inner[i] = bk_tensor_root(c, c->g->nodes[nodes[i]].out[0]);
     for (int i = 0; i < nn; i++) {
         const IrNode *nd = &c->g->nodes[nodes[i]];
-        for (int k = 0; k < nd->nin; k++) add_use(c, v, &n, nd->in[k], NULL);
+        for (int k = 0; k < nd->nin; k++)
+            if (!is_inner(c, nd->in[k], inner, ni)) add_use(c, v, &n, nd->in[k], NULL);
         if (c->gelu_src[nodes[i]] >= 0) add_use(c, v, &n, c->gelu_src[nodes[i]], NULL);
         if (c->tail[nodes[i]] >= 0) {
             const IrNode *tl = &c->g->nodes[c->tail[nodes[i]]];
-            for (int k = 0; k < tl->nin; k++) add_use(c, v, &n, tl->in[k], NULL);
+            for (int k = 0; k < tl->nin; k++)
+                if (!is_inner(c, tl->in[k], inner, ni)) add_use(c, v, &n, tl->in[k], NULL);
         }
-        for (int k = 0; k < nd->nout; k++)
+        for (int k = 0; k < nd->nout && i == nn - 1; k++)
             add_use(c, v, &n, nd->out[k], own >= 0 && nd->out[k] >= 0 && bk_tensor_root(c, nd->out[k]) == own ? sg : NULL);
     }
     return n;

@@ -85,9 +85,10 @@ typedef struct BkLow {
                                    * columns it reads and run it at stride 1 (lower/conv.c) */
     uint64_t x, y, w, b;          /* tagged DRAM addresses (b: f32 bias or 0) */
     int w_oihw;                   /* conv: w is a run-time OIHW tensor, not the [kh][kw][cpg][OC] image */
-    int vdw;                      /* conv: a depthwise float conv on the vector unit, not the matrix
-                                   * unit's conv (lower/dwvec.c; the input block and the weights
-                                   * with 64-byte pixel and tap strides) */
+    int vdw;                      /* conv: a depthwise conv (float, or int8 in lower/qmatrix.c) on
+                                   * the vector unit, not the matrix unit's conv (lower/dwvec.c;
+                                   * the input block and the weights with 64-byte pixel and tap
+                                   * strides) */
     /* matmul: Y[bt][M][N] = A[bt][M][K] x B[bt][K][N] (+ bias[N] f32) */
     int bt, M, K, Nn, mt, nt, nmc, nnc;
     int kt;                       /* K chunk depth (the count is nkc above; nkc > 1: K split) */

@@ -175,7 +175,7 @@ typedef struct BkCtx {
     int kbands_never, kbands_always;
     uint64_t kb_base, kb_bytes;
     int halo_never;               /* BkOptions.no_halo_stage (schedule/bands.c, halo_ok) */
-    int dw_matrix;                /* depthwise float convs on the matrix unit only (BkOptions.dw_matrix;
+    int dw_matrix;                /* depthwise convs on the matrix unit only (BkOptions.dw_matrix;
                                    * lower/dwvec.c: else the vector unit is offered too) */
     /* the tile search's last band-priced layer (group/search.c): its id
      * and the cycles its busiest core's DMA engine idles in its plan, the

@@ -42,18 +42,19 @@ static int rnd(int lo, int hi)
  * point yz), k x k, stride s, padding p; relu narrows the clamp to
  * [yz, 127]. Weights in [-20, 20], bias small, (mult, shift) per channel
  * so the outputs spread over the int8 range. */
-static void qconv(IrGraph *g, const char *name, const char *x, int C, int M, int k, int s, int p, int xz, int yz,
-                  int relu, const char *out)
+static void qconv_g(IrGraph *g, const char *name, const char *x, int C, int M, int k, int s, int p, int xz, int yz,
+                    int relu, int groups, const char *out)
 {
     AtlErr e;
     char w[64], b[64], rq[64], ins[256];
-    int64_t wd[4] = {M, C, k, k}, bd[1] = {M}, rd[2] = {M, 2}, pads[4] = {p, p, p, p}, st[2] = {s, s}, ks[2] = {k, k};
-    int64_t nw = (int64_t)M * C * k * k;
+    int cpg = C / groups;
+    int64_t wd[4] = {M, cpg, k, k}, bd[1] = {M}, rd[2] = {M, 2}, pads[4] = {p, p, p, p}, st[2] = {s, s}, ks[2] = {k, k};
+    int64_t nw = (int64_t)M * cpg * k * k;
     int8_t *wv = malloc((size_t)nw);
     int32_t *bv = malloc((size_t)M * 4), *rv = malloc((size_t)M * 8);
     for (int64_t i = 0; i < nw; i++) wv[i] = (int8_t)rnd(-20, 20);
     /* outputs of about +-60: acc ~ sqrt(K) x 74 x 12, times mult / 2^(31+shift) */
-    int shift = (int)lround(log2(sqrt((double)C * k * k) * 870.0 * 0.7 / 60.0));
+    int shift = (int)lround(log2(sqrt((double)cpg * k * k) * 870.0 * 0.7 / 60.0));
     for (int m = 0; m < M; m++) {
         bv[m] = rnd(-2000, 2000);
         rv[2 * m] = 1400000000 + rnd(0, 300000000);
@@ -75,9 +76,16 @@ static void qconv(IrGraph *g, const char *name, const char *x, int C, int M, int
     ir_set_attr_int(g, n, "y_min", relu ? yz : -128, &e);
     ir_set_attr_int(g, n, "y_max", 127, &e);
     ir_set_attr_int(g, n, "to", IR_I8, &e);
+    if (groups > 1) ir_set_attr_int(g, n, "group", groups, &e);
     free(wv);
     free(bv);
     free(rv);
+}
+
+static void qconv(IrGraph *g, const char *name, const char *x, int C, int M, int k, int s, int p, int xz, int yz,
+                  int relu, const char *out)
+{
+    qconv_g(g, name, x, C, M, k, s, p, xz, yz, relu, 1, out);
 }
 
 /* Int8Add a + b -> out with a Relu (clamp from the output zero point). */
@@ -371,6 +379,39 @@ TEST(multi_image)
     }
 }
 
+/* Depthwise Int8Conv (group = C) on the vector unit (lower/dwvec.c via
+ * lower/qmatrix.c): the padded block holds x's zero point (-3 and 9, not
+ * 0, so a zero fill would be caught), i8 cast to i32, one i32 v.mul per
+ * tap and a v.add per tap after the first; 3x3 at stride 1 and 2, 5x5,
+ * an odd size; exact on every chip, ` vec` in the split on a1 (the
+ * matrix unit's fold per channel costs more there). With --depthwise
+ * matrix no split says vec, and the outputs are the same. */
+TEST(depthwise_on_the_vector_unit)
+{
+    static const struct { int C, H, W, k, s, xz; } cs[] = {
+        {48, 12, 12, 3, 1, -3}, {64, 13, 11, 3, 2, 9}, {32, 9, 10, 5, 1, -3},
+    };
+    for (size_t k = 0; k < sizeof cs / sizeof cs[0]; k++) {
+        IrGraph g;
+        new_graph(&g, cs[k].C, cs[k].H, cs[k].W);
+        qconv_g(&g, "dw", "x", cs[k].C, cs[k].C, cs[k].k, cs[k].s, cs[k].k / 2, cs[k].xz, -20, 1, cs[k].C, "y");
+        finish(&g, "y");
+        for (int c = 0; c < 4; c++) {
+            BkOptions o;
+            bk_options_default(&o);
+            o.dw_matrix = c == 3;
+            char split[64];
+            int grouped = 0, n = run_exact(&g, chips3[c % 3], &o, "dw", &grouped, split, sizeof split);
+            printf("  %dx%d stride %d %-20s%s %d tensors, split %s\n", cs[k].k, cs[k].k, cs[k].s, chips3[c % 3],
+                   c == 3 ? " (matrix)" : "", n, split);
+            CHECKF(n >= 1, "%s: %d int8 tensors compared", chips3[c % 3], n);
+            if (c == 0) CHECKF(strstr(split, " vec") != NULL, "a1: split '%s' is not on the vector unit", split);
+            if (c == 3) CHECKF(strstr(split, " vec") == NULL, "--depthwise matrix: split '%s'", split);
+        }
+        ir_free(&g);
+    }
+}
+
 int main(void)
 {
     RUN(identity_bottleneck);
@@ -378,5 +419,6 @@ int main(void)
     RUN(stem_with_maxpool);
     RUN(streamed_weights);
     RUN(multi_image);
+    RUN(depthwise_on_the_vector_unit);
     return test_summary("test_int8_group");
 }
