@@ -126,7 +126,7 @@ static const char usage_text[] =
     "  --kbands never|auto|always  with bands, a channel-banded 1x1 conv split by input channels\n"
     "                         over the clusters (partial sums added after a barrier): auto\n"
     "                         (default) where the cost model finds it cheaper; never; always\n"
-    "  --depthwise auto|matrix  depthwise convolutions (float and int8, also inside layer groups)\n"
+    "  --depthwise auto|matrix  depthwise convolutions (float and int8; f32 also in layer groups)\n"
     "                         on the vector unit where the cost model finds it cheaper (auto,\n"
     "                         default) or on the matrix unit only\n"
     "  --keep-activations     no reuse of activation memory (and --group none): every activation listed in\n"

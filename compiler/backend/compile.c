@@ -1099,7 +1099,11 @@ static void chip_stage_bands(BkStage *st, const IrGraph *g, const AtlChip *chip,
         BkStage alt;
         AtlErr be;
         ob.no_shards = opt->no_shards || pass;
-        if (stage_build(&alt, g, chip, &ob, NULL, w, io_fixed, io_bytes, layer_base, &be)) continue;
+        if (stage_build(&alt, g, chip, &ob, NULL, w, io_fixed, io_bytes, layer_base, &be)) {
+            stage_free(&alt);   /* a failed build still holds what it allocated */
+            if (ob.no_shards) return;
+            continue;
+        }
         int shards = 0;
         for (int t = 0; alt.c.band && t < alt.c.g->nt; t++) shards |= alt.c.pl[t].band && alt.c.band[t].shard;
         int won = stage_cycles(&alt) < stage_cycles(st);

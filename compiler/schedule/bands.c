@@ -538,9 +538,11 @@ static int put_cells(Out *o, const AtlInsn *in, uint8_t flag, int store, const B
         int wstep = n > 1 ? bk_band_plane(b, k, p0 + w->cstep) - wp : 0;
         if (r < base || r + (na - 1) * w->rstep + 1 > base + b->rows)
             return atl_fail(e, "internal: row %d of a banded tensor is outside cluster %d's window", r, k);
-        for (int i = 0; i < n && b->shard; i++)
-            if (bk_band_plane(b, k, p0 + i * w->cstep) != wp + i * wstep || wp < 0)
+        for (int i = 0; i < n && b->shard; i++) {
+            int pi = bk_band_plane(b, k, p0 + i * w->cstep);   /* each plane in the window, evenly stepped */
+            if (pi < 0 || pi != wp + i * wstep)
                 return atl_fail(e, "internal: plane %d of a banded tensor is outside cluster %d's window", p0 + i * w->cstep, k);
+        }
         *addr = u->sram + (uint64_t)wp * wplane + (uint64_t)(r - base) * b->rowb + off % b->rowb;
         int32_t *st = store ? p.dst_stride : p.src_stride;
         int ci = b->C / (b->images > 0 ? b->images : 1);
@@ -793,7 +795,7 @@ uint64_t bk_band_weight_rereads(const BkSegment *sg)
 static int halo_ok(const BkCtx *c, const BkSegment *sg, const BkBand *b)
 {
     const BkLow *l = &sg->layer->lw;
-    return !c->halo_never && sg->layer->bands == BK_BANDS_ROWS && !sg->layer->wsram && b->rows < b->H && b->images < 2 && l->N == 1 && window(sg->layer) && l->kind == BK_K_CONV && !l->compact &&
+    return !c->halo_never && sg->layer->bands == BK_BANDS_ROWS && !sg->layer->wsram && b->rows < b->H && b->images < 2 && l->N == 1 && window(sg->layer) && l->kind == BK_K_CONV && l->dt != ISA_I8 && !l->compact &&
            !l->vdw && l->kb_parts == 0 && l->kb_phase == 0;
 }
 
