@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
+#include "test/compiler/chip_variant.h"
 #include "test/test.h"
 #include "test/compiler/bk_check.h"
 
@@ -22,26 +23,6 @@ static int cst(IrGraph *g, const char *name, int ndim, const int64_t *dims, floa
     return e2e_rand_const(g, name, ndim, dims, scale, &rng);
 }
 
-
-/* Writes a copy of chip file `base` whose [lmem] bytes is `lmem` into a
- * new temporary file; path gets its name (caller unlinks). */
-static void chip_with_lmem(const char *base, const char *lmem, char *path, size_t len)
-{
-    snprintf(path, len, "/tmp/atoll_test_mm_XXXXXX");
-    int fd = mkstemp(path);
-    REQUIRE(fd >= 0);
-    FILE *out = fdopen(fd, "w"), *in = fopen(base, "r");
-    REQUIRE(out && in);
-    char line[512];
-    int in_lmem = 0;
-    while (fgets(line, sizeof line, in)) {
-        if (line[0] == '[') in_lmem = !strncmp(line, "[lmem]", 6);
-        if (in_lmem && !strncmp(line, "bytes", 5)) fprintf(out, "bytes = %s\n", lmem);
-        else fputs(line, out);
-    }
-    fclose(in);
-    REQUIRE(fclose(out) == 0);
-}
 
 /* What the planner chose, read off the program: mm instructions starting
  * an accumulation (acc=0) and adding to one (acc=1), and multicast DMAs. */
@@ -97,7 +78,7 @@ static void gemm_graph(IrGraph *g, int64_t M, int64_t N, int64_t K)
 TEST(k_split_gemm_bias_relu_transb)
 {
     char lm16[64];
-    chip_with_lmem("configs/tiny.ini", "16K", lm16, sizeof lm16);
+    REQUIRE(chip_variant("configs/tiny.ini", "lmem", "bytes", "16K", lm16, sizeof lm16) == 0);
     IrGraph g;
     gemm_graph(&g, 8, 8, 1000);
     CHECK_EQ_INT(run_chunks(&g, "configs/tiny.ini", ISA_F32, "gemm 8x8 K=1000 relu", 1e-5, NULL), 2);
@@ -117,7 +98,7 @@ TEST(k_split_gemm_bias_relu_transb)
 TEST(k_split_batched_activation_b)
 {
     char lm16[64];
-    chip_with_lmem("configs/tiny.ini", "16K", lm16, sizeof lm16);
+    REQUIRE(chip_variant("configs/tiny.ini", "lmem", "bytes", "16K", lm16, sizeof lm16) == 0);
     IrGraph g;
     AtlErr e;
     int64_t xd[3] = {2, 7, 1500}, perm[3] = {0, 2, 1};
@@ -161,7 +142,7 @@ TEST(multicast_constant_b_a1)
 TEST(multicast_with_k_split)
 {
     char small[64];
-    chip_with_lmem("configs/a1.ini", "64K", small, sizeof small);
+    REQUIRE(chip_variant("configs/a1.ini", "lmem", "bytes", "64K", small, sizeof small) == 0);
     IrGraph g;
     gemm_graph(&g, 600, 13, 999);
     int mc = 0, k = run_chunks(&g, small, ISA_F32, "gemm 600x13 K=999", 1e-5, &mc);
@@ -178,7 +159,7 @@ TEST(models_on_16k_lmem)
 {
     static const char *const models[] = {"encoder_block", "vit_tiny"};
     char lm16[64];
-    chip_with_lmem("configs/tiny.ini", "16K", lm16, sizeof lm16);
+    REQUIRE(chip_variant("configs/tiny.ini", "lmem", "bytes", "16K", lm16, sizeof lm16) == 0);
     for (int i = 0; i < 2; i++) {
         E2eResult r;
         int rc = e2e_run(models[i], lm16, ISA_F32, &r);

@@ -23,24 +23,7 @@
 #include <string.h>
 #include "test/test.h"
 #include "test/compiler/bk_two_layer.h"
-
-/* configs/a1.ini with 1 MiB of SRAM a cluster into path (mkstemp'd) */
-static int a1_small_sram(char *path, size_t len)
-{
-    FILE *in = fopen("configs/a1.ini", "r");
-    snprintf(path, len, "/tmp/atoll_test_shards_XXXXXX");
-    int fd = in ? mkstemp(path) : -1;
-    FILE *out = fd >= 0 ? fdopen(fd, "w") : NULL;
-    char line[512];
-    int found = 0;
-    while (out && fgets(line, sizeof line, in)) {
-        if (!strncmp(line, "bytes = 4M", 10)) { fputs("bytes = 1M\n", out); found = 1; }
-        else fputs(line, out);
-    }
-    if (in) fclose(in);
-    if (out) fclose(out);
-    return out && found ? 0 : -1;
-}
+#include "test/compiler/chip_variant.h"
 
 static void shard_graph(IrGraph *g)
 {
@@ -62,7 +45,7 @@ static void shard_graph(IrGraph *g)
 TEST(a_shard_keeps_a_large_batch_tensor_and_splits_k)
 {
     char A1[64];
-    REQUIRE(a1_small_sram(A1, sizeof A1) == 0);
+    REQUIRE(chip_variant("configs/a1.ini", "sram", "bytes", "1M", A1, sizeof A1) == 0);
     IrGraph g;
     shard_graph(&g);
     uint64_t est[2] = {0, 0};
@@ -109,7 +92,7 @@ TEST(a_shard_keeps_a_large_batch_tensor_and_splits_k)
 TEST(a_window_splits_k_on_a_shard)
 {
     char A1[64];
-    REQUIRE(a1_small_sram(A1, sizeof A1) == 0);
+    REQUIRE(chip_variant("configs/a1.ini", "sram", "bytes", "1M", A1, sizeof A1) == 0);
     AtlErr e;
     IrGraph g;
     int64_t xd[4] = {8, 64, 2, 13}, w1[4] = {1024, 64, 1, 1}, b1[1] = {1024}, w3[4] = {64, 1024, 3, 3}, b3[1] = {64};

@@ -29,6 +29,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "test/compiler/chip_variant.h"
 #include "test/test.h"
 #include "test/compiler/bk_graph_run.h"
 #include "compiler/backend/staged.h"
@@ -215,28 +216,10 @@ static void reread_graph(IrGraph *g)
     ir_add_output(g, "out", &e);
 }
 
-/* configs/a1.ini with `bytes` of SRAM a cluster into path (mkstemp'd). */
-static int a1_with_sram(char *path, size_t len, const char *bytes)
-{
-    FILE *in = fopen("configs/a1.ini", "r");
-    snprintf(path, len, "/tmp/atoll_test_reread_XXXXXX");
-    int fd = in ? mkstemp(path) : -1;
-    FILE *out = fd >= 0 ? fdopen(fd, "w") : NULL;
-    char line[512];
-    int found = 0;
-    while (out && fgets(line, sizeof line, in)) {
-        if (!strncmp(line, "bytes = 4M", 10)) { fprintf(out, "bytes = %s\n", bytes); found = 1; }
-        else fputs(line, out);
-    }
-    if (in) fclose(in);
-    if (out) fclose(out);
-    return out && found ? 0 : -1;
-}
-
 TEST(split_stage_reads_a_dram_activation_through_a_copy)
 {
     char chip[64];
-    REQUIRE(a1_with_sram(chip, sizeof chip, "192K") == 0);
+    REQUIRE(chip_variant("configs/a1.ini", "sram", "bytes", "192K", chip, sizeof chip) == 0);
     IrGraph g;
     reread_graph(&g);
     copy_taken(&g, chip, "1,y:2", "b/reread_copy", "re-read copy");
