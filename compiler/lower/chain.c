@@ -49,10 +49,16 @@
  *   where some member's slice reads no input row (rows wholly in a padding
  *   border) are not offered. bk_lower_chain returns 1 (no error) when the
  *   members are not such a chain.
+ * Lifetimes: row buffers never live at the same step of a slice (the
+ *   loads, each member, the store: buf_life) may share bytes; layout packs
+ *   them so (alloc/memplan.c) only where a buffer each does not fit, so
+ *   plans that fit without it stay as they were (docs/backend.md,
+ *   "Lifetimes in a slot").
  * Checked: bk_chain_check proves every plan the compiler applies sound
  *   (buffers and scratch inside the slot, aligned, large enough for every
- *   slice, disjoint; resident weights below the slots), so a bad plan is a
- *   compile error, not a silent corruption.
+ *   slice, disjoint unless never live at the same step; resident weights
+ *   below the slots), so a bad plan is a compile error, not a silent
+ *   corruption.
  * Guarantees: the results equal the members' own lowerings' exactly (the
  *   same instructions on the same rows; f32 accumulation per conv), which
  *   test_backend_group.c checks against the interpreter. */
@@ -481,7 +487,7 @@ static uint64_t pack_bufs(const BkCtx *c, BkChain *ch, uint64_t base)
     int n = 0, last = ch->m[ch->nm - 1].out, copy[CHAIN_MAX_BUFS];
     for (int b = 0; b < ch->nb; b++) {
         const ChainBuf *bf = &ch->buf[b];
-        MemBuffer z = {bk_align_up(c, (uint64_t)bf->max_px * bf->C * ch->es), c->align, 0, 0, -1, 0, 0, 0};
+        MemBuffer z = {.size = bk_align_up(c, (uint64_t)bf->max_px * bf->C * ch->es), .align = c->align, .alias_of = -1};
         buf_life(ch, b, &z.first, &z.last);
         mb[n++] = z;
         copy[b] = ch->nstream && (bf->dram || b == last) ? n : -1;
@@ -549,7 +555,7 @@ static int layout_with(const BkCtx *c, BkLayer *ly, BkChain *ch, int pack)
         bf->off = bk_slot_alloc(c, &top, bytes);   /* streaming: per core, below the slots */
         if (bf->dram || b == last) bf->off2 = bk_slot_alloc(c, &top, bytes);
     }
-    if (pack) {   /* streaming: per core, below the slots */
+    if (pack) {   /* in the slot; streaming: per core, after the resident weights */
         uint64_t end = pack_bufs(c, ch, ch->nstream ? bk_align_up(c, top) : 0);
         if (end == UINT64_MAX) return -1;
         if (ch->nstream) top = end; else used = end;
