@@ -34,7 +34,11 @@
  * (bk_chain_check, which the compiler runs on every slice height it
  * applies): it accepts the compiler's plans and refuses a plan whose
  * slots, resident region, alignment or element size are changed under
- * it, naming the chain's first node and what is wrong. The cost model's
+ * it, naming the chain's first node and what is wrong, or with a row
+ * buffer moved onto one live at the same step of a slice (and accepts one
+ * moved onto a dead one). Lifetimes in a slot: three convolutions whose
+ * row buffers, packed by lifetime, let a1 take taller slices than a
+ * buffer each (--no-chain-pack), with the same answers. The cost model's
  * estimate of every group unit against its simulated span (EST_TOL), and
  * a group with resident weights reading each weight byte from DRAM once
  * per cluster it runs on (issue 11, Deliver 5). */
