@@ -161,6 +161,9 @@ typedef struct BkOptions {
                                cluster's window (no channel shards, BkBand.shard); 0
                                (default) placement may shard a large tensor of several
                                images by channels */
+    int no_chain_pack;      /* groups: 1 gives every row buffer of a chain its own bytes;
+                               0 (default) buffers never live at once may share bytes
+                               where that lets taller slices fit (lower/chain.c) */
     int placement;          /* BK_PLACE_AUTO (default), BK_PLACE_CHIP, BK_PLACE_SPLIT */
     int micro_batch;        /* images per instance with placement split (0: chosen by the
                                cost model; given: one micro-batch, no stages) */

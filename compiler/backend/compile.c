@@ -572,6 +572,7 @@ static int stage_build_flow(BkStage *st, const IrGraph *g, const AtlChip *chip, 
     c->prefetch_spread = opt->prefetch == BK_PREFETCH_SPREAD;
     c->band_near = opt->band_near;
     c->no_shards = opt->no_shards;
+    c->no_chain_pack = opt->no_chain_pack;
     c->kbands_never = opt->kbands == BK_KBANDS_NEVER;
     c->kbands_always = opt->kbands == BK_KBANDS_ALWAYS;
     c->dw_matrix = opt->dw_matrix != 0;

@@ -49,10 +49,22 @@ void bk_chain_mark_internal(BkCtx *c, const BkLayer *ly);
 int bk_chain_streams(const BkLayer *ly);
 /* Bytes of LMEM a chain layer uses on each core: resident weights and both slots. */
 uint64_t bk_chain_lmem(const BkLayer *ly);
+/* A chain layer's row buffers (their count), and where buffer b lies:
+ * the offset in the slot (streaming: in LMEM, below the slots), NULL when
+ * there is no such buffer. Tests move buffers with it to corrupt a plan;
+ * buffers are numbered as the members meet them (member 0's input, its
+ * output, then each member's new input, residual and output). */
+int bk_chain_buffers(const BkLayer *ly);
+uint64_t *bk_chain_buffer_off(BkLayer *ly, int b);
+/* Pairs of a chain layer's row buffers that share LMEM bytes (packed by
+ * lifetime: never live at the same step of a slice). */
+int bk_chain_shared_pairs(const BkLayer *ly);
 /* Proves a chain layer's LMEM plan sound (its slice height applied): every
  * row buffer and the slot scratch (f32 accumulator, residual, activation
  * temp) aligned, inside the slot, holding the most rows any slice puts in
- * it, and overlapping no other; the resident weights and biases aligned,
+ * it, and overlapping no other region live at the same step of a slice
+ * (row buffers from the loads or their writer to their last reader or the
+ * store; scratch always); the resident weights and biases aligned,
  * disjoint and below the slots; both slots inside LMEM; every member reads
  * only rows its slice holds. 0, or -1 naming the first member's node and
  * what is wrong (e.g. the two overlapping buffers). Called for every

@@ -136,6 +136,7 @@ typedef struct BkCtx {
     int prefetch_spread;          /* BkOptions.prefetch SPREAD: multicast weights always in spread pieces */
     int band_near;                /* BkOptions.band_near: 0, or every BkBand.near */
     int no_shards;                /* BkOptions.no_shards: bands without channel shards (BkBand.shard) */
+    int no_chain_pack;            /* BkOptions.no_chain_pack: a chain's row buffers never share bytes */
     int tile_images;              /* BkOptions.tile_images: 0, or the images every pointwise
                                    * conv tile covers where such a tile fits (lower/conv.c) */
     uint64_t slot;                /* LMEM bytes of one slot (no resident region) */

@@ -34,7 +34,11 @@
  * (bk_chain_check, which the compiler runs on every slice height it
  * applies): it accepts the compiler's plans and refuses a plan whose
  * slots, resident region, alignment or element size are changed under
- * it, naming the chain's first node and what is wrong. The cost model's
+ * it, naming the chain's first node and what is wrong, or with a row
+ * buffer moved onto one live at the same step of a slice (and accepts one
+ * moved onto a dead one). Lifetimes in a slot: three convolutions whose
+ * row buffers, packed by lifetime, let a1 take taller slices than a
+ * buffer each (--no-chain-pack), with the same answers. The cost model's
  * estimate of every group unit against its simulated span (EST_TOL), and
  * a group with resident weights reading each weight byte from DRAM once
  * per cluster it runs on (issue 11, Deliver 5). */
@@ -927,15 +931,21 @@ static int fix_setup(ChainFix *f, const IrGraph *g0, const char *chipfile, int d
     return rc || bk_choose_shape(c, &f->chain, all, e) ? -1 : 0;
 }
 
-/* 0 when the checker refuses the plan with a message holding `has`. */
-static void expect_refused(ChainFix *f, const char *what, const char *has)
+/* 0 when the checker refuses the plan with a message holding `node`
+ * and `has`. */
+static void expect_refused_at(ChainFix *f, const char *what, const char *node, const char *has)
 {
     AtlErr e = {{0}};
     int rc = bk_chain_check(&f->c, &f->chain, &e);
     printf("    %-34s %s\n", what, rc ? e.msg : "(accepted)");
     CHECKF(rc != 0, "%s: the checker accepted the plan", what);
-    CHECK_STR_CONTAINS(e.msg, "node 'b1' (Conv): layer group");
+    CHECK_STR_CONTAINS(e.msg, node);
     CHECK_STR_CONTAINS(e.msg, has);
+}
+
+static void expect_refused(ChainFix *f, const char *what, const char *has)
+{
+    expect_refused_at(f, what, "node 'b1' (Conv): layer group", has);
 }
 
 TEST(checker_accepts_plans_and_refuses_corrupted_ones)
@@ -975,6 +985,17 @@ TEST(checker_accepts_plans_and_refuses_corrupted_ones)
         expect_refused(&f, "elements twice as large", "overlaps the row buffer of");
         f.c.es /= 2;
         CHECKF(bk_chain_check(&f.c, &f.chain, &e) == 0, "the restored plan: %s", e.msg);
+        /* buffers 1 a (b1's output, read by b2: steps 1..2) and 3 s (sc's,
+         * read by b3: 3..4) may share bytes: s over a (as large or
+         * smaller) is accepted, and s over x (0, read by sc: 0..3) not */
+        CHECK_EQ_INT(bk_chain_buffers(&f.chain), 5);
+        uint64_t *xo = bk_chain_buffer_off(&f.chain, 0), *ao = bk_chain_buffer_off(&f.chain, 1);
+        uint64_t *so = bk_chain_buffer_off(&f.chain, 3), ks = *so;
+        *so = *ao;
+        CHECKF(bk_chain_check(&f.c, &f.chain, &e) == 0, "s over a: %s", e.msg);
+        *so = *xo;
+        expect_refused(&f, "s over x", "both live at step 3");
+        *so = ks;
         fix_free(&f);
     }
     ir_free(&g);
@@ -1099,6 +1120,100 @@ TEST(chain_over_its_dying_residual)
     ir_free(&g);
 }
 
+/* ---- lifetimes in a slot ---- */
+
+/* x (C channels, H x W) -> 1x1 + Relu -> a -> 3x3 + Relu -> b -> 1x1
+ * -> y: x is dead once a is written, a once b is: x and b, a and y may
+ * share bytes, about half of what a buffer each needs. */
+static void three_convs(IrGraph *g, int C, int H, int W)
+{
+    AtlErr e;
+    int64_t xd[4] = {1, C, H, W};
+    new_graph(g, xd);
+    conv_relu(g, "p1", "x", C, C, 1, 1, 0, 1, "a");
+    conv_relu(g, "p2", "a", C, C, 3, 1, 1, 1, "b");
+    conv(g, "p3", "b", C, C, 1, 1, 0, 1, "y");
+    ir_add_output(g, "y", &e);
+}
+
+/* On tiny (one core, 64 KiB of LMEM) a slice of the three convs holds 2
+ * output rows when every buffer has its own bytes, 4 when buffers share
+ * bytes by lifetime (lower/chain.c, layout): the group must take the
+ * taller slices (fewer halo rows recomputed), give the interpreter's
+ * answers and the unpacked plan's bit for bit in full mode (the race
+ * detector finds no engine writing bytes another still reads), and the
+ * cost model's estimate must stay within EST_TOL. */
+TEST(packed_buffers_give_taller_slices)
+{
+    IrGraph g;
+    three_convs(&g, 32, 64, 224);
+    Prep p;
+    char msg[1024] = "";
+    int rc = prepare(&g, &p, msg, sizeof msg);
+    CHECKF(rc == 0, "%s", msg);
+    Run r[2];
+    int ok[2] = {0, 0};
+    for (int pack = 0; pack < 2 && rc == 0; pack++) {
+        BkOptions o;
+        bk_options_default(&o);
+        o.placement = BK_PLACE_CHIP;
+        o.sram_acts = BK_SRAM_ACTS_NEVER;
+        o.no_chain_pack = !pack;
+        int ra = run_opts(&p, A1, &o, &r[pack]);
+        ok[pack] = ra == 0;
+        printf("  %s: err %.3g  %s  split %s  %s\n", pack ? "packed" : "a buffer each", ra ? -1.0 : r[pack].err,
+               r[pack].ops, r[pack].group >= 0 ? r[pack].sum.layers[r[pack].group].split : "-", r[pack].msg);
+        CHECKF(ra == 0, "%s", r[pack].msg);
+        if (ra) continue;
+        CHECK_EQ_INT(r[pack].fault, SIM_FAULT_NONE);
+        CHECKF(r[pack].err <= 2e-5, "error %g", r[pack].err);
+        CHECKF(!strcmp(r[pack].ops, "Group(3)"), "layers '%s', expected one group", r[pack].ops);
+        CHECKF(fabs(r[pack].est_err) <= EST_TOL, "estimate: %s", r[pack].est_at);
+    }
+    if (ok[0] && ok[1]) {
+        CHECKF(split_field(&r[1], 'H') < split_field(&r[0], 'H'), "packed: %d slices, a buffer each: %d",
+               split_field(&r[1], 'H'), split_field(&r[0], 'H'));
+        int64_t n = ir_numel(&p.ref[0]), k = 0;
+        while (k < n && r[0].out[0][k] == r[1].out[0][k]) k++;
+        CHECKF(k == n, "packed and unpacked differ at element %lld", (long long)k);
+    }
+    for (int i = 0; i < 2; i++) if (ok[i]) run_free(&r[i]);
+    if (rc == 0) prep_free(&p);
+    ir_free(&g);
+}
+
+/* The checker on a packed plan: it accepts the compiler's (some buffers
+ * sharing bytes) and refuses it with a buffer moved onto one live at the
+ * same step. Buffers, as the members meet them: 0 x, 1 a, 2 b, 3 y;
+ * steps 0 the loads, 1..3 the members, 4 the store: x 0..1, a 1..2, b
+ * 2..3, y 3..4. (checker_accepts_plans_and_refuses_corrupted_ones moves
+ * a buffer onto a dead one.) */
+TEST(checker_proves_lifetimes)
+{
+    IrGraph g;
+    three_convs(&g, 16, 16, 32);
+    static const char *const members[] = {"p1", "p2", "p3"};
+    ChainFix f;
+    AtlErr e = {{0}};
+    int rc = fix_setup(&f, &g, TINY, ISA_F32, members, 3, &e);
+    CHECKF(rc == 0, "setup: %s", e.msg);
+    if (rc == 0) {
+        printf("  three convs on tiny: split %s, %d buffers, %d pairs sharing bytes\n", f.chain.split,
+               bk_chain_buffers(&f.chain), bk_chain_shared_pairs(&f.chain));
+        CHECK_EQ_INT(bk_chain_buffers(&f.chain), 4);
+        CHECK(bk_chain_buffer_off(&f.chain, 4) == NULL);
+        CHECK(bk_chain_shared_pairs(&f.chain) > 0);
+        CHECKF(bk_chain_check(&f.c, &f.chain, &e) == 0, "the compiler's plan: %s", e.msg);
+        uint64_t *a = bk_chain_buffer_off(&f.chain, 1), *b = bk_chain_buffer_off(&f.chain, 2), keep = *b;
+        *b = *a;   /* p2 reads a while it writes b */
+        expect_refused_at(&f, "b over a", "node 'p1' (Conv): layer group", "both live at step 2");
+        *b = keep;
+        CHECKF(bk_chain_check(&f.c, &f.chain, &e) == 0, "the restored plan: %s", e.msg);
+    }
+    fix_free(&f);
+    ir_free(&g);
+}
+
 int main(void)
 {
     RUN(conv_conv_chain);
@@ -1117,5 +1232,7 @@ int main(void)
     RUN(column_slices);
     RUN(resnet_pair_lowers_with_column_slices);
     RUN(chain_over_its_dying_residual);
+    RUN(packed_buffers_give_taller_slices);
+    RUN(checker_proves_lifetimes);
     return test_summary("test_backend_group");
 }
