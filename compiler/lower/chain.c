@@ -67,7 +67,7 @@ enum { CHAIN_MAX_STEPS = 64, CHAIN_MAX_ITEMS = CHAIN_MAX_STEPS + BK_CHAIN_MAX };
 /* A candidate plan: `rows` output rows of `cols` columns per slice; the `nstream` members
  * with the largest weights (of those that may stream) stream them; vdw: the
  * depthwise members that may (ChainMember.dwv) run on the vector unit. */
-typedef struct ChainShape { int rows, cols, nstream, vdw; } ChainShape;
+typedef struct ChainShape { int rows, cols, nstream, vdw, csl; } ChainShape;   /* csl: hidden slices (cslice) */
 
 /* Streaming chains: a slice runs as steps (tiles of one run); each step
  * computes items [lo, hi) in order, item w (-1 none) from the weight
@@ -139,6 +139,10 @@ struct BkChain {
      * runs its program over chunks of its rows' elements that fit all */
     int nscr;
     uint64_t scr_row, scr0, scr1, l_scr[CHAIN_MAX_SCR];
+    /* C slices of an inverted residual block (the "cslice" block below):
+     * cs_ok when the members are expand -> depthwise -> project; the plan
+     * runs csl > 0 hidden slices of hn channels (the last fewer) */
+    int cs_ok, csl, hn;
 };
 
 static int imin(int a, int b) { return a < b ? a : b; }
@@ -1000,10 +1004,306 @@ static int check_steps(const BkCtx *c, const BkLayer *ly, AtlErr *e)
     return 0;
 }
 
+/* ---- C slices of an inverted residual block ----------------------------
+ * A chain expand (1x1 conv) -> depthwise (vector unit) -> project (1x1
+ * conv, its residual tail) may run its hidden (expanded) channels in csl
+ * slices of hn channels: for hidden slice j the expand computes channels
+ * j (its weights pre-chunked [j][C][hn] in the resident region by the
+ * prologue), the depthwise those channels only (channel-local: only its
+ * spatial halo), and the project accumulates the partial sums of K slice j
+ * (conv acc) into its f32 output rows; after the last slice its bias and
+ * residual. The hidden tensors exist one slice at a time: their row
+ * buffers hold hn channels, so taller row slices fit. All in one tile
+ * per row slice, like any resident chain (docs/backend.md, "C slices"). */
+
+/* 1 when buffer b is one of a C-sliced chain's hidden tensors. */
+static int cs_hidden(const BkChain *ch, int b)
+{
+    return ch->csl && (b == ch->m[0].out || b == ch->m[1].out);
+}
+
+/* 1 when l is a 1x1 conv of one group, stride 1, no padding. */
+static int pointwise(const BkLow *l)
+{
+    return l->kind == BK_K_CONV && l->groups == 1 && l->kh == 1 && l->kw == 1 && l->sh == 1 && l->sw == 1 && !l->pt &&
+           !l->pb && !l->pl && !l->pr && !l->w_oihw;
+}
+
+static int cs_act_ok(const BkLow *l)
+{
+    return strcmp(l->act, "HardSwish") && strcmp(l->t_act, "HardSwish");   /* no activation temp */
+}
+
+/* The members are expand -> depthwise (on the vector unit) -> project. */
+static int cs_eligible(const BkChain *ch)
+{
+    if (ch->nm != 3 || ch->dt != ISA_F32) return 0;
+    const ChainMember *e = &ch->m[0], *d = &ch->m[1], *p = &ch->m[2];
+    const BkLow *le = &e->ly->lw, *ld = &d->ly->lw, *lp = &p->ly->lw;
+    int hd = le->OC;
+    return e->kind == CM_WINDOW && d->kind == CM_WINDOW && p->kind == CM_WINDOW && pointwise(le) && pointwise(lp) &&
+           d->dwv && e->res < 0 && d->res < 0 && d->in == e->out && p->in == d->out && ld->C == hd && lp->C == hd &&
+           cs_act_ok(le) && cs_act_ok(ld) && cs_act_ok(lp) && le->dt == ISA_F32 && lp->dt == ISA_F32;
+}
+
+/* Slot layout of csl hidden slices for ch->rows: every buffer in the
+ * slot, the hidden ones hn channels wide, the depthwise product temp; the
+ * resident region every member's weights (the expand's pre-chunked) and
+ * bias. 0 if it fits. */
+static int cs_layout(const BkCtx *c, BkLayer *ly, BkChain *ch)
+{
+    int hd = ch->m[0].ly->lw.OC, unit = (int)(c->align / 4);
+    int hn = (hd + ch->csl - 1) / ch->csl;
+    hn = (hn + unit - 1) / unit * unit;
+    if (hn < 1 || hn >= hd || (hd + hn - 1) / hn != ch->csl) return -1;   /* csl slices exactly */
+    ch->hn = hn;
+    ch->nrc = (ch->OH + ch->rows - 1) / ch->rows;
+    ch->nwc = 1;
+    for (int b = 0; b < ch->nb; b++) ch->buf[b].max_rows = ch->buf[b].max_px = 0;
+    ChainRows r;
+    for (int i = 0; i < ch->nrc; i++) {
+        slice_rows(ch, i, 0, &r);
+        if (!slice_ok(ch, &r) || !inplace_ok(ch, &r)) return -1;
+        for (int b = 0; b < ch->nb; b++) {
+            ch->buf[b].max_rows = imax(ch->buf[b].max_rows, r.n[b]);
+            ch->buf[b].max_px = imax(ch->buf[b].max_px, r.n[b] * r.cn[b]);
+        }
+        /* the residual and the input rows start aligned (1x1: the output's rows) */
+        for (int k = 0; k < ch->nm; k += 2) {
+            const ChainMember *m = &ch->m[k];
+            if (row_offset(ch, &r, m->in, r.lo[m->out]) % c->align) return -1;
+            if (m->res >= 0 && row_offset(ch, &r, m->res, r.lo[m->out]) % c->align) return -1;
+        }
+    }
+    uint64_t at = 0, used = 0, tmp = 0;
+    for (int i = 0; i < ch->nm; i++) {
+        ChainMember *m = &ch->m[i];
+        const BkLow *l = &m->ly->lw;
+        m->stream = 0;
+        m->ocmax = 0;
+        m->rq = 0;
+        m->w = bk_align_up(c, at);
+        at = m->w + bk_align_up(c, m->wbytes);
+        m->b = 0;
+        if (l->b) {
+            m->b = bk_align_up(c, at);
+            at = m->b + bk_align_up(c, (uint64_t)l->OC * 4);
+        }
+    }
+    ch->resident = at;
+    if (bk_reserve_resident(c, ly, at)) return -1;
+    for (int b = 0; b < ch->nb; b++) {
+        ChainBuf *bf = &ch->buf[b];
+        int C = cs_hidden(ch, b) ? hn : bf->C;
+        if ((uint64_t)bf->max_px > 65535) return -1;
+        bf->off2 = 0;
+        bf->off = bk_slot_alloc(c, &used, (uint64_t)bf->max_px * C * 4);
+        if (cs_hidden(ch, b)) tmp = imax((int)tmp, bf->max_px);
+    }
+    ch->l_tmp = bk_slot_alloc(c, &used, tmp * hn * 4);
+    ch->l_acc = ch->l_resf = 0;
+    ch->nsteps = 1;
+    ch->used = used;
+    return used <= ly->slot_size ? 0 : -1;
+}
+
+/* The prologue's expand weights: chunk j of hn output channels ([C][hn],
+ * the last fewer) at w + j C hn, from the [C][hd] image in DRAM. */
+static int cs_chunk_weights(const BkChain *ch, BkCode *k)
+{
+    const BkLow *l = &ch->m[0].ly->lw;
+    int hd = l->OC, hn = ch->hn;
+    for (int h0 = 0; h0 < hd; h0 += hn) {
+        uint32_t sh[4] = {1, 1, (uint32_t)l->C, (uint32_t)imin(hn, hd - h0)};
+        int64_t ds[4], ss[4] = {0, 0, hd, 1};
+        bk_compact(sh, ds);
+        AtlInsn in = bk_dma(ISA_F32, ISA_SPACE_LMEM, ch->m[0].w + (uint64_t)h0 * l->C * 4, ISA_SPACE_DRAM,
+                            l->w + (uint64_t)h0 * 4, sh, ds, ss);
+        if (bk_code_st(k, &in)) return -1;
+    }
+    return 0;
+}
+
+static int cs_prologue(BkCtx *c, const BkLayer *ly, BkCode *k, AtlErr *e)
+{
+    (void)c; (void)e;
+    const BkChain *ch = ly->chain;
+    ChainMark at = mark(k);
+    for (int i = 0; i < ch->nm; tag_since(k, at, i), at = mark(k), i++) {
+        const ChainMember *m = &ch->m[i];
+        const BkLow *l = &m->ly->lw;
+        if (i == 0 ? cs_chunk_weights(ch, k) : bk_flat_copy(k, ISA_F32, m->w, l->w, m->wbytes / 4)) return -1;
+        if (m->b && bk_flat_copy(k, ISA_F32, m->b, l->b, (uint64_t)l->OC)) return -1;
+    }
+    return 0;
+}
+
+/* Rows from s0 of a hidden buffer b (hn channels a pixel) in slice r. */
+static uint64_t cs_rows_at(const BkChain *ch, const ChainAt *a, const ChainRows *r, int b, int s0)
+{
+    return a->at[b] + (uint64_t)(s0 - r->lo[b]) * (uint64_t)r->cn[b] * (uint64_t)ch->hn * 4;
+}
+
+/* The bias slice [h0, h0+n) and l's activation on the f32 block osh at p. */
+static int cs_bias_act(const BkLow *l, uint64_t b, uint64_t p, uint64_t tmp, const uint32_t osh[4], BkCode *k)
+{
+    int64_t oc[4], bs[4] = {0, 0, 0, 1};
+    bk_compact(osh, oc);
+    if (b) {
+        AtlInsn add = bk_vbin(ISA_OP_V_ADD, ISA_F32, p, p, b, osh, oc, oc, bs);
+        bk_code_cp(k, &add);
+    }
+    return l->act[0] ? bk_act_code(k, l->act, l->act_alpha, l->act_beta, ISA_F32, p, tmp, osh[1] * osh[2] * osh[3], 0) : 0;
+}
+
+/* Hidden slice [h0, h0+n) of slice r: the expand's channels, the
+ * depthwise on them, the project's partial sums (acc after the first). */
+static int cs_hidden_slice(BkCtx *c, const BkChain *ch, const ChainAt *a, const ChainRows *r, int h0, int n, BkCode *k,
+                           AtlErr *e)
+{
+    const ChainMember *me = &ch->m[0], *md = &ch->m[1], *mp = &ch->m[2];
+    const BkLow *le = &me->ly->lw, *ld = &md->ly->lw, *lp = &mp->ly->lw;
+    uint64_t tmp = a->slot + ch->l_tmp;
+    ChainMark at = mark(k);
+    int o0 = r->lo[me->out], on = r->n[me->out], ow = r->cn[me->out];
+    BkSpan ys = member_span(me, 0, o0, on);
+    AtlInsn op = bk_window_insn(le, ISA_OP_CONV, ISA_F32, rows_at(ch, a, r, me->in, ys.a), le->C, ys, full_width(le));
+    op.dst = a->at[me->out];
+    op.src2 = me->w + (uint64_t)h0 * le->C * 4;
+    op.cout = (uint32_t)n;
+    op.groups = 1;
+    bk_code_cp(k, &op);
+    uint32_t esh[4] = {1, (uint32_t)on, (uint32_t)ow, (uint32_t)n};
+    if (cs_bias_act(le, me->b ? me->b + (uint64_t)h0 * 4 : 0, a->at[me->out], tmp, esh, k)) goto act;
+    tag_since(k, at, 0);
+    at = mark(k);
+    o0 = r->lo[md->out], on = r->n[md->out], ow = r->cn[md->out];
+    ys = member_span(md, 0, o0, on);
+    if (bk_dw_chain_taps_band(ld, k, cs_rows_at(ch, a, r, md->in, ys.a), ys, full_width(ld), md->w + (uint64_t)h0 * 4, n,
+                              a->at[md->out], tmp, on, ow))
+        return bk_fail(c, md->ly->node, e, "layer group: the depthwise centre tap misses outputs");
+    uint32_t dsh[4] = {1, (uint32_t)on, (uint32_t)ow, (uint32_t)n};
+    if (cs_bias_act(ld, md->b ? md->b + (uint64_t)h0 * 4 : 0, a->at[md->out], tmp, dsh, k)) goto act;
+    tag_since(k, at, 1);
+    at = mark(k);
+    o0 = r->lo[mp->out], on = r->n[mp->out];
+    ys = member_span(mp, 0, o0, on);
+    op = bk_window_insn(lp, ISA_OP_CONV, ISA_F32, cs_rows_at(ch, a, r, mp->in, ys.a), n, ys, full_width(lp));
+    op.dst = a->at[mp->out];
+    op.src2 = mp->w + (uint64_t)h0 * lp->OC * 4;   /* K rows [h0, h0+n) of [hd][OC] */
+    op.cout = (uint32_t)lp->OC;
+    op.groups = 1;
+    op.acc = h0 > 0;
+    bk_code_cp(k, &op);
+    tag_since(k, at, 2);
+    return 0;
+act:
+    return bk_fail(c, me->ly->node, e, "layer group: an activation cannot be fused");
+}
+
+/* Slice t: the group inputs' rows, every hidden slice, the project's
+ * epilogue (bias, residual, activation) and the store. */
+static int cs_gen(BkCtx *c, const BkLayer *ly, int t, uint64_t slot, BkCode *k, AtlErr *e)
+{
+    const BkChain *ch = ly->chain;
+    int img, rci, wci;
+    ChainRows r;
+    ChainAt a;
+    slice_of(ch, t, &img, &rci, &wci);
+    slice_rows(ch, rci, wci, &r);
+    a.slot = slot;
+    for (int b = 0; b < ch->nb; b++) a.at[b] = slot + ch->buf[b].off;
+    for (int b = 0; b < ch->nb; b++) {
+        const ChainBuf *bf = &ch->buf[b];
+        if (!bf->dram || r.n[b] <= 0) continue;
+        AtlInsn in = bk_nchw_box(ISA_F32, 1, bf->dram, bf->C, bf->H, bf->W, img, 0, bf->C, r.lo[b], r.n[b], r.clo[b], r.cn[b], a.at[b]);
+        in.layer = (uint16_t)(first_reader(ch, b) + 1);
+        bk_code_ld(k, &in, 0);
+    }
+    int hd = ch->m[0].ly->lw.OC;
+    for (int h0 = 0; h0 < hd; h0 += ch->hn)
+        if (cs_hidden_slice(c, ch, &a, &r, h0, imin(ch->hn, hd - h0), k, e)) return -1;
+    const ChainMember *mp = &ch->m[2];
+    const BkLow *lp = &mp->ly->lw;
+    int o0 = r.lo[mp->out], on = r.n[mp->out], ow = r.cn[mp->out];
+    uint32_t osh[4] = {1, (uint32_t)on, (uint32_t)ow, (uint32_t)lp->OC};
+    int64_t oc[4], bs[4] = {0, 0, 0, 1};
+    bk_compact(osh, oc);
+    uint64_t out = a.at[mp->out], res;
+    ChainMark at = mark(k);
+    if (mp->b) {
+        AtlInsn add = bk_vbin(ISA_OP_V_ADD, ISA_F32, out, out, mp->b, osh, oc, oc, bs);
+        bk_code_cp(k, &add);
+    }
+    if (bk_matrix_epilogue(k, lp, ISA_F32, out, a.slot + ch->l_tmp, out, mp->res >= 0 ? rows_at(ch, &a, &r, mp->res, o0) : 0,
+                           osh, oc, &res))
+        return bk_fail(c, mp->ly->node, e, "layer group: an activation cannot be fused");
+    tag_since(k, at, 2);
+    AtlInsn st = bk_nchw_box(ISA_F32, 0, lp->y, lp->OC, ch->OH, ch->OW, img, 0, lp->OC, o0, on, 0, ow, out);
+    st.layer = (uint16_t)ch->nm;
+    bk_code_st(k, &st);
+    return k->oom ? atl_fail(e, "out of memory generating code") : 0;
+}
+
+/* bk_chain_check of a C-sliced plan: every slice's reads inside its
+ * buffers, the hidden slices cover the hidden channels in aligned
+ * slices, the slot's buffers and temp and the resident weights and
+ * biases aligned, disjoint and inside their regions. */
+static int cs_check(const BkCtx *c, const BkLayer *ly, AtlErr *e)
+{
+    const BkChain *ch = ly->chain;
+    const IrGraph *g = c->g;
+    int node = ch->m[0].ly->node, hd = ch->m[0].ly->lw.OC;
+    if (!cs_eligible(ch) || ch->nwc != 1 || ch->hn < 1 || ch->hn * 4 % (int)c->align || (hd + ch->hn - 1) / ch->hn != ch->csl)
+        return bk_fail(c, node, e, "layer group: %d hidden slices of %d channels do not cover %d aligned", ch->csl, ch->hn, hd);
+    if (ch->rows < 1 || ch->nrc != (ch->OH + ch->rows - 1) / ch->rows)
+        return bk_fail(c, node, e, "layer group: %d slices of %d rows do not cover %d output rows", ch->nrc, ch->rows, ch->OH);
+    int most[CHAIN_MAX_BUFS] = {0}, tmp = 0;
+    ChainRows r;
+    for (int s = 0; s < ch->nrc; s++) {
+        slice_rows(ch, s, 0, &r);
+        for (int b = 0; b < ch->nb; b++) {
+            most[b] = imax(most[b], r.n[b] * r.cn[b]);
+            if (r.n[b] * r.cn[b] > ch->buf[b].max_px)
+                return bk_fail(c, node, e, "layer group: the row buffer of '%s' holds %d pixels, slice %d puts %d x %d in it",
+                               g->t[ch->buf[b].t].name, ch->buf[b].max_px, s, r.n[b], r.cn[b]);
+        }
+        if (!inplace_ok(ch, &r)) return bk_fail(c, node, e, "layer group: slice %d reads rows it does not store over", s);
+        for (int i = 0; i < ch->nm; i++) {
+            const ChainMember *m = &ch->m[i];
+            int lo = r.lo[m->out], n = r.n[m->out];
+            BkSpan ys = member_span(m, 0, lo, n);
+            if (n > 0 && (!rows_inside(&r, m->in, ys.a, ys.n) || (m->res >= 0 && !rows_inside(&r, m->res, lo, n))))
+                return bk_fail(c, m->ly->node, e, "layer group: slice %d reads rows its buffers do not hold", s);
+        }
+    }
+    ChainRegion reg[CHAIN_MAX_BUFS + 2 * BK_CHAIN_MAX + 2];
+    int n = 0;
+    for (int b = 0; b < ch->nb; b++) {
+        int C = cs_hidden(ch, b) ? ch->hn : ch->buf[b].C;
+        if (cs_hidden(ch, b)) tmp = imax(tmp, most[b]);
+        region(reg, &n, ch->buf[b].off, (uint64_t)most[b] * C * 4, "the row buffer of '%s'", g->t[ch->buf[b].t].name);
+    }
+    region(reg, &n, ch->l_tmp, (uint64_t)tmp * ch->hn * 4, "the depthwise product temp", NULL);
+    if (regions_sound(c, node, reg, n, ly->slot_size, "slot", e)) return -1;
+    n = 0;
+    for (int i = 0; i < ch->nm; i++) {
+        const ChainMember *m = &ch->m[i];
+        const BkLow *l = &m->ly->lw;
+        const char *name = g->nodes[m->ly->node].name ? g->nodes[m->ly->node].name : "";
+        if (l->b && !m->b) return bk_fail(c, m->ly->node, e, "layer group: the bias is not resident");
+        region(reg, &n, m->w, (uint64_t)l->kh * l->kw * (l->C / l->groups) * l->OC * 4, "the weights of '%s'", name);
+        if (l->b) region(reg, &n, m->b, (uint64_t)l->OC * 4, "the bias of '%s'", name);
+    }
+    return regions_sound(c, node, reg, n, ly->slot_off, "resident region below the slots", e);
+}
+/* ---- end of C slices ---------------------------------------------------- */
+
 int bk_chain_check(const BkCtx *c, const BkLayer *ly, AtlErr *e)
 {
     const BkChain *ch = ly->chain;
     if (!ch) return atl_fail(e, "layer group check: the layer is not a layer group");
+    if (ch->csl) return cs_check(c, ly, e);
     const IrGraph *g = c->g;
     int node = ch->m[0].ly->node, es = ch->dt == c->dt ? c->es : ch->es;   /* float: the context's element */
     uint64_t lm = (uint64_t)c->chip->lmem_bytes;
@@ -1129,7 +1429,8 @@ static int apply_rows(BkCtx *c, BkLayer *ly, const void *shape, AtlErr *e)
     ch->cols = sh->cols;
     ch->nstream = sh->nstream;
     ch->vdw = sh->vdw;
-    if (layout(c, ly, ch)) return atl_fail(e, "internal: a candidate slice height does not fit");
+    ch->csl = sh->csl;
+    if (ch->csl ? cs_layout(c, ly, ch) : layout(c, ly, ch)) return atl_fail(e, "internal: a candidate slice height does not fit");
     if (bk_chain_check(c, ly, e)) return -1;
     ly->run_macs = run_macs(ch);
     int ns = ch->nstream ? ch->nsteps : 1;
@@ -1140,11 +1441,14 @@ static int apply_rows(BkCtx *c, BkLayer *ly, const void *shape, AtlErr *e)
     /* resident weights multicast once per cluster; a chain of pools has
      * none (an empty multicast would leave its wait unsignalled) */
     ly->mcast = ch->resident > 0;
-    ly->prologue = ly->mcast ? chain_prologue : NULL;
+    ly->prologue = ly->mcast ? (ch->csl ? cs_prologue : chain_prologue) : NULL;
+    ly->gen = ch->csl ? cs_gen : chain_gen;
     char wpart[16] = "";
     if (ch->nwc > 1) snprintf(wpart, sizeof wpart, " W%d", ch->nwc);
     const char *vec = ch->vdw ? " vec" : "";
-    if (ch->nstream)
+    if (ch->csl)
+        snprintf(ly->split, sizeof ly->split, "N%d H%d x%d c%d%s", ch->N, ch->nrc, ch->nm, ch->csl, vec);
+    else if (ch->nstream)
         snprintf(ly->split, sizeof ly->split, "N%d H%d%s x%d w%d/%d%s", ch->N, ch->nrc, wpart, ch->nm, ch->nstream, ns, vec);
     else snprintf(ly->split, sizeof ly->split, "N%d H%d%s x%d%s", ch->N, ch->nrc, wpart, ch->nm, vec);
     return 0;
@@ -1335,7 +1639,7 @@ int bk_lower_chain(BkCtx *c, const BkLayer *const *members, int nm, BkLayer *ly,
         int64_t wtiles[32];
         for (int cols = ch->OW;; cols = (cols + 1) / 2) {
             for (int rows = ch->OH;; rows = (rows + 1) / 2) {
-                ChainShape sh = {rows, cols, ns, vdw};
+                ChainShape sh = {rows, cols, ns, vdw, 0};
                 ch->rows = rows;
                 ch->cols = cols;
                 int fits = layout(c, ly, ch) == 0;
@@ -1360,6 +1664,24 @@ int bk_lower_chain(BkCtx *c, const BkLayer *const *members, int nm, BkLayer *ly,
         for (int k = 0; k < nw && k < 2; k++)
             if (bk_push_shape(ly, &wsh[k], sizeof wsh[k], wtiles[k], e)) { rc = -1; goto done; }
     }
+    }
+    /* C slices of an inverted residual block: each count of hidden
+     * slices (a distinct slice width) with every height that fits;
+     * --group-cslice only: just those */
+    if (cs_eligible(ch) && !c->cslice_never) {
+        if (c->cslice_only) ly->shapes.n = 0;
+        static const int counts[] = {2, 3, 4, 6, 8};
+        for (int i = 0; i < (int)(sizeof counts / sizeof counts[0]); i++) {
+            ch->csl = counts[i];
+            for (int rows = ch->OH;; rows = (rows + 1) / 2) {
+                ChainShape sh = {rows, ch->OW, 0, 1, counts[i]};
+                ch->rows = rows;
+                ch->cols = ch->OW;
+                if (cs_layout(c, ly, ch) == 0 && bk_push_shape(ly, &sh, sizeof sh, (int64_t)ch->N * ch->nrc, e)) { rc = -1; goto done; }
+                if (rows == 1) break;
+            }
+        }
+        ch->csl = 0;
     }
     if (!ly->shapes.n) { ly->chain = NULL; goto done; }
     ly->shapes.apply = apply_rows;
@@ -1393,6 +1715,11 @@ int bk_chain_tile_rows(const BkLayer *ly, int t, int *r0, int *r1, int *oc)
 int bk_chain_streams(const BkLayer *ly)
 {
     return ly->chain && ly->chain->nstream > 0;
+}
+
+int bk_chain_cslices(const BkLayer *ly)
+{
+    return ly->chain && ly->chain->csl > 0;
 }
 
 uint64_t bk_chain_lmem(const BkLayer *ly)

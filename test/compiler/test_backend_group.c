@@ -1099,6 +1099,90 @@ TEST(chain_over_its_dying_residual)
     ir_free(&g);
 }
 
+
+/* ---- C slices of an inverted residual block ---- */
+
+/* MobileNetV2's inverted residual block: x (C channels) -> 1x1 expand to
+ * hd + Relu -> 3x3 depthwise (stride s) + Relu -> 1x1 project to M, plus
+ * x when s is 1 and M is C. */
+static void inverted_residual(IrGraph *g, const int64_t xd[4], int hd, int s, int M)
+{
+    AtlErr e;
+    int C = (int)xd[1], res = s == 1 && M == C;
+    new_graph(g, xd);
+    conv_relu(g, "expand", "x", C, hd, 1, 1, 0, 1, "h1");
+    conv_relu(g, "dw", "h1", hd, hd, 3, s, 1, hd, "h2");
+    conv(g, "project", "h2", hd, M, 1, 1, 0, 1, res ? "p" : "y");
+    if (res) ir_add_op(g, "Add", "add", "p,x", "y", &e);
+    ir_add_output(g, "y", &e);
+}
+
+/* Compiles g on chipfile with --group-cslice `mode` (the depthwise on the
+ * vector unit, activations in DRAM) into r. */
+static int run_cslice(const Prep *p, const char *chipfile, int group, int mode, Run *r)
+{
+    BkOptions o;
+    bk_options_default(&o);
+    o.dtype = ISA_F32;
+    o.group = group;
+    o.group_cslice = mode;
+    o.placement = BK_PLACE_CHIP;
+    o.sram_acts = BK_SRAM_ACTS_NEVER;
+    return run_opts(p, chipfile, &o, r);
+}
+
+/* The block as one group with C slices (--group-cslice only: split
+ * " c<slices>") against the interpreter and --group none on chipfile:
+ * the project's partial sums over the hidden slices change only the
+ * order of its f32 additions (the f32 tolerance); the estimate within
+ * EST_TOL of the simulated span. With `never` no group has C slices. */
+static void check_cslice(const IrGraph *g, const char *what, const char *chipfile)
+{
+    Prep p;
+    Run a, n, v;
+    char msg[1024] = "";
+    int rc = prepare(g, &p, msg, sizeof msg);
+    CHECKF(rc == 0, "%s: %s", what, msg);
+    if (rc) { prep_free(&p); return; }
+    int ra = run_cslice(&p, chipfile, BK_GROUP_AUTO, BK_CS_ONLY, &a);
+    int rn = run_cslice(&p, chipfile, BK_GROUP_NONE, BK_CS_AUTO, &n);
+    int rv = run_cslice(&p, chipfile, BK_GROUP_AUTO, BK_CS_NEVER, &v);
+    printf("  %-26s %-20s err %.3g, none %.3g  %s%s%s%s%s\n", what, chipfile, ra ? -1.0 : a.err, rn ? -1.0 : n.err, a.ops,
+           a.group >= 0 ? "  split " : "", a.group >= 0 ? a.sum.layers[a.group].split : "", a.msg, n.msg);
+    CHECKF(ra == 0 && rn == 0 && rv == 0, "%s on %s: %s%s%s", what, chipfile, a.msg, n.msg, v.msg);
+    if (ra == 0 && rn == 0 && rv == 0) {
+        CHECKF(!strcmp(a.ops, "Group(3)") && split_field(&a, 'c') >= 2, "%s on %s: layers '%s' split '%s', expected a C-sliced Group(3)",
+               what, chipfile, a.ops, a.group >= 0 ? a.sum.layers[a.group].split : "");
+        CHECKF(a.err <= tol_of(ISA_F32) && n.err <= tol_of(ISA_F32), "%s on %s: error %g (none %g) > %g", what, chipfile,
+               a.err, n.err, tol_of(ISA_F32));
+        if (a.est_at[0]) printf("    estimate: %s\n", a.est_at);
+        CHECKF(fabs(a.est_err) <= EST_TOL, "%s on %s: a group's estimate off by more than %.0f%%: %s", what, chipfile,
+               100 * EST_TOL, a.est_at);
+        for (int i = 0; i < v.sum.nlayers; i++)
+            CHECKF(!strstr(v.sum.layers[i].split, " c"), "%s on %s: --group-cslice never made C slices: %s", what, chipfile,
+                   v.sum.layers[i].split);
+    }
+    run_free(&a);
+    run_free(&n);
+    run_free(&v);
+    prep_free(&p);
+}
+
+/* hd = 80 hidden channels: every count of slices the plan may take (16
+ * channels a unit of the 64-byte alignment) leaves the last slice
+ * narrower (48 + 32, 32 + 32 + 16): uneven slices on every chip. */
+TEST(c_slices_of_an_inverted_residual)
+{
+    IrGraph g;
+    int64_t xd[4] = {1, 4, 10, 4};   /* narrow enough for edge16k's 16 KiB */
+    inverted_residual(&g, xd, 80, 1, 4);
+    for (int c = 0; c < 3; c++) check_cslice(&g, "inverted residual", chips3[c]);
+    ir_free(&g);
+    inverted_residual(&g, xd, 80, 2, 8);
+    for (int c = 0; c < 3; c++) check_cslice(&g, "inverted residual s2", chips3[c]);
+    ir_free(&g);
+}
+
 int main(void)
 {
     RUN(conv_conv_chain);
@@ -1117,5 +1201,6 @@ int main(void)
     RUN(column_slices);
     RUN(resnet_pair_lowers_with_column_slices);
     RUN(chain_over_its_dying_residual);
+    RUN(c_slices_of_an_inverted_residual);
     return test_summary("test_backend_group");
 }
