@@ -340,12 +340,13 @@ static int split_field(const Run *r, char key)
     return s ? atoi(s + 1) : 0;
 }
 
-/* 1 when some layer accumulates over input-channel chunks (split " K<n>"),
- * which sums in another order than one pass over all channels. */
+/* 1 when some layer accumulates over input-channel chunks (split " K<n>",
+ * or a group's C slices " c<n>": its project sums slice by slice), which
+ * sums in another order than one pass over all channels. */
 static int k_split(const Run *r)
 {
     for (int i = 0; i < r->sum.nlayers; i++)
-        if (strstr(r->sum.layers[i].split, " K")) return 1;
+        if (strstr(r->sum.layers[i].split, " K") || strstr(r->sum.layers[i].split, " c")) return 1;
     return 0;
 }
 
@@ -1119,11 +1120,11 @@ static void inverted_residual(IrGraph *g, const int64_t xd[4], int hd, int s, in
 
 /* Compiles g on chipfile with --group-cslice `mode` (the depthwise on the
  * vector unit, activations in DRAM) into r. */
-static int run_cslice(const Prep *p, const char *chipfile, int group, int mode, Run *r)
+static int run_cslice(const Prep *p, const char *chipfile, int dtype, int group, int mode, Run *r)
 {
     BkOptions o;
     bk_options_default(&o);
-    o.dtype = ISA_F32;
+    o.dtype = dtype;
     o.group = group;
     o.group_cslice = mode;
     o.placement = BK_PLACE_CHIP;
@@ -1136,7 +1137,7 @@ static int run_cslice(const Prep *p, const char *chipfile, int group, int mode, 
  * the project's partial sums over the hidden slices change only the
  * order of its f32 additions (the f32 tolerance); the estimate within
  * EST_TOL of the simulated span. With `never` no group has C slices. */
-static void check_cslice(const IrGraph *g, const char *what, const char *chipfile)
+static void check_cslice(const IrGraph *g, const char *what, const char *chipfile, int dtype)
 {
     Prep p;
     Run a, n, v;
@@ -1144,17 +1145,17 @@ static void check_cslice(const IrGraph *g, const char *what, const char *chipfil
     int rc = prepare(g, &p, msg, sizeof msg);
     CHECKF(rc == 0, "%s: %s", what, msg);
     if (rc) { prep_free(&p); return; }
-    int ra = run_cslice(&p, chipfile, BK_GROUP_AUTO, BK_CS_ONLY, &a);
-    int rn = run_cslice(&p, chipfile, BK_GROUP_NONE, BK_CS_AUTO, &n);
-    int rv = run_cslice(&p, chipfile, BK_GROUP_AUTO, BK_CS_NEVER, &v);
-    printf("  %-26s %-20s err %.3g, none %.3g  %s%s%s%s%s\n", what, chipfile, ra ? -1.0 : a.err, rn ? -1.0 : n.err, a.ops,
+    int ra = run_cslice(&p, chipfile, dtype, BK_GROUP_AUTO, BK_CS_ONLY, &a);
+    int rn = run_cslice(&p, chipfile, dtype, BK_GROUP_NONE, BK_CS_AUTO, &n);
+    int rv = run_cslice(&p, chipfile, dtype, BK_GROUP_AUTO, BK_CS_NEVER, &v);
+    printf("  %-26s %-20s %-4s err %.3g, none %.3g  %s%s%s%s%s\n", what, chipfile, isa_dtype_name(dtype), ra ? -1.0 : a.err, rn ? -1.0 : n.err, a.ops,
            a.group >= 0 ? "  split " : "", a.group >= 0 ? a.sum.layers[a.group].split : "", a.msg, n.msg);
     CHECKF(ra == 0 && rn == 0 && rv == 0, "%s on %s: %s%s%s", what, chipfile, a.msg, n.msg, v.msg);
     if (ra == 0 && rn == 0 && rv == 0) {
         CHECKF(!strcmp(a.ops, "Group(3)") && split_field(&a, 'c') >= 2, "%s on %s: layers '%s' split '%s', expected a C-sliced Group(3)",
                what, chipfile, a.ops, a.group >= 0 ? a.sum.layers[a.group].split : "");
-        CHECKF(a.err <= tol_of(ISA_F32) && n.err <= tol_of(ISA_F32), "%s on %s: error %g (none %g) > %g", what, chipfile,
-               a.err, n.err, tol_of(ISA_F32));
+        CHECKF(a.err <= tol_of(dtype) && n.err <= tol_of(dtype), "%s on %s: error %g (none %g) > %g", what, chipfile,
+               a.err, n.err, tol_of(dtype));
         if (a.est_at[0]) printf("    estimate: %s\n", a.est_at);
         CHECKF(fabs(a.est_err) <= EST_TOL, "%s on %s: a group's estimate off by more than %.0f%%: %s", what, chipfile,
                100 * EST_TOL, a.est_at);
@@ -1169,17 +1170,21 @@ static void check_cslice(const IrGraph *g, const char *what, const char *chipfil
 }
 
 /* hd = 80 hidden channels: every count of slices the plan may take (16
- * channels a unit of the 64-byte alignment) leaves the last slice
- * narrower (48 + 32, 32 + 32 + 16): uneven slices on every chip. */
+ * f32 or 32 bf16 channels a unit of the 64-byte alignment) leaves the
+ * last slice narrower (f32 48 + 32 or 32 + 32 + 16, bf16 64 + 16 or
+ * 32 + 32 + 16): uneven slices on every chip. bf16: the depthwise on the
+ * matrix unit (pre-chunked weights), the f32 accumulators in the slot. */
 TEST(c_slices_of_an_inverted_residual)
 {
     IrGraph g;
     int64_t xd[4] = {1, 4, 10, 4};   /* narrow enough for edge16k's 16 KiB */
     inverted_residual(&g, xd, 80, 1, 4);
-    for (int c = 0; c < 3; c++) check_cslice(&g, "inverted residual", chips3[c]);
+    for (int c = 0; c < 3; c++) check_cslice(&g, "inverted residual", chips3[c], ISA_F32);
+    for (int c = 0; c < 2; c++) check_cslice(&g, "inverted residual", chips3[c], ISA_BF16);   /* edge16k: no room for the f32 scratch */
     ir_free(&g);
     inverted_residual(&g, xd, 80, 2, 8);
-    for (int c = 0; c < 3; c++) check_cslice(&g, "inverted residual s2", chips3[c]);
+    for (int c = 0; c < 3; c++) check_cslice(&g, "inverted residual s2", chips3[c], ISA_F32);
+    check_cslice(&g, "inverted residual s2", A1, ISA_BF16);
     ir_free(&g);
 }
 
