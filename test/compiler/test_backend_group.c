@@ -1181,6 +1181,7 @@ TEST(c_slices_of_an_inverted_residual)
     inverted_residual(&g, xd, 80, 1, 4);
     for (int c = 0; c < 3; c++) check_cslice(&g, "inverted residual", chips3[c], ISA_F32);
     for (int c = 0; c < 2; c++) check_cslice(&g, "inverted residual", chips3[c], ISA_BF16);   /* edge16k: no room for the f32 scratch */
+    check_cslice(&g, "inverted residual", A1, ISA_F16);
     ir_free(&g);
     inverted_residual(&g, xd, 80, 2, 8);
     for (int c = 0; c < 3; c++) check_cslice(&g, "inverted residual s2", chips3[c], ISA_F32);
