@@ -1314,7 +1314,7 @@ static int cs_check(const BkCtx *c, const BkLayer *ly, AtlErr *e)
 {
     const BkChain *ch = ly->chain;
     const IrGraph *g = c->g;
-    int node = ch->m[0].ly->node, hd = ch->m[0].ly->lw.OC, es = ch->es;
+    int node = ch->m[0].ly->node, hd = ch->m[0].ly->lw.OC, es = ch->dt == c->dt ? c->es : ch->es;   /* as bk_chain_check */
     if (!cs_eligible(ch) || ch->nwc != 1 || ch->hn < 1 || (uint64_t)ch->hn * (ch->vdw ? 4 : es) % c->align ||
         (hd + ch->hn - 1) / ch->hn != ch->csl || (ch->vdw && !ch->m[1].dwv))
         return bk_fail(c, node, e, "layer group: %d hidden slices of %d channels do not cover %d aligned", ch->csl, ch->hn, hd);

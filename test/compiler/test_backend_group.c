@@ -1169,6 +1169,56 @@ static void check_cslice(const IrGraph *g, const char *what, const char *chipfil
     prep_free(&p);
 }
 
+/* The checker on a C-sliced plan (the inverted residual on a1, f32 and
+ * bf16, lowered again with --group-cslice only): it accepts the
+ * compiler's plan and refuses it with its slot too small, its slots over
+ * the resident weights, a coarser alignment or elements twice as large. */
+static void cslice_checker(const IrGraph *g, int dt)
+{
+    static const char *const members[] = {"expand", "dw", "project"};
+    ChainFix f;
+    AtlErr e = {{0}};
+    int rc = fix_setup(&f, g, A1, dt, members, 3, &e);
+    CHECKF(rc == 0, "setup: %s", e.msg);
+    if (rc) { fix_free(&f); return; }
+    const BkLayer *mem[3] = {&f.layers[0], &f.layers[1], &f.layers[2]};
+    BkCoreSet all = {0, f.c.ncores};
+    bk_layer_free(&f.chain);
+    memset(&f.chain, 0, sizeof f.chain);
+    f.chain.node = f.layers[2].node;
+    f.chain.tensor = -1;
+    f.chain.slot_size = f.c.slot;
+    f.c.cslice_only = 1;
+    rc = bk_lower_chain(&f.c, mem, 3, &f.chain, &e) || bk_choose_shape(&f.c, &f.chain, all, &e);
+    CHECKF(rc == 0, "C-sliced chain: %s", e.msg);
+    if (rc) { fix_free(&f); return; }
+    printf("  inverted residual on a1 %s: split %s\n", isa_dtype_name(dt), f.chain.split);
+    CHECK(strstr(f.chain.split, " c") != NULL);
+    CHECKF(bk_chain_check(&f.c, &f.chain, &e) == 0, "the compiler's plan: %s", e.msg);
+    BkLayer keep = f.chain;
+    uint64_t align = f.c.align;
+    for (int k = 0; k < 4; k++) {
+        static const char *const what[] = {"slot too small", "slots over the weights", "a coarser alignment",
+                                           "elements twice as large"};
+        static const char *const has[] = {"ends beyond the slot", "ends beyond the resident region", "align",
+                                          "overlaps"};
+        if (k == 0) f.chain.slot_size = 2 * f.c.align;
+        if (k == 1) f.chain.slot_off = f.c.align;
+        if (k == 2) f.c.align = 3 * align;
+        if (k == 3) f.c.es *= 2;
+        rc = bk_chain_check(&f.c, &f.chain, &e);
+        printf("    %-34s %s\n", what[k], rc ? e.msg : "(accepted)");
+        CHECKF(rc != 0, "%s: the checker accepted the plan", what[k]);
+        CHECK_STR_CONTAINS(e.msg, "node 'expand' (Conv): layer group");
+        CHECK_STR_CONTAINS(e.msg, has[k]);
+        f.chain = keep;
+        f.c.align = align;
+        f.c.es = isa_dtype_size(dt);
+    }
+    CHECKF(bk_chain_check(&f.c, &f.chain, &e) == 0, "the restored plan: %s", e.msg);
+    fix_free(&f);
+}
+
 /* hd = 80 hidden channels: every count of slices the plan may take (16
  * f32 or 32 bf16 channels a unit of the 64-byte alignment) leaves the
  * last slice narrower (f32 48 + 32 or 32 + 32 + 16, bf16 64 + 16 or
@@ -1182,6 +1232,8 @@ TEST(c_slices_of_an_inverted_residual)
     for (int c = 0; c < 3; c++) check_cslice(&g, "inverted residual", chips3[c], ISA_F32);
     for (int c = 0; c < 2; c++) check_cslice(&g, "inverted residual", chips3[c], ISA_BF16);   /* edge16k: no room for the f32 scratch */
     check_cslice(&g, "inverted residual", A1, ISA_F16);
+    cslice_checker(&g, ISA_F32);
+    cslice_checker(&g, ISA_BF16);
     ir_free(&g);
     inverted_residual(&g, xd, 80, 2, 8);
     for (int c = 0; c < 3; c++) check_cslice(&g, "inverted residual s2", chips3[c], ISA_F32);
