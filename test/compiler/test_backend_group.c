@@ -37,7 +37,9 @@
  * it, naming the chain's first node and what is wrong. The cost model's
  * estimate of every group unit against its simulated span (EST_TOL), and
  * a group with resident weights reading each weight byte from DRAM once
- * per cluster it runs on (issue 11, Deliver 5). */
+ * per cluster it runs on (issue 11, Deliver 5). C slices of an inverted
+ * residual block (--group-cslice only; f32, bf16, f16; uneven slices)
+ * against the interpreter, and the checker on their plans. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
