@@ -128,6 +128,8 @@ static void plan_options(const char *recorded, BkOptions *opt)
     if (strstr(recorded, " --sram-activations rows")) opt->sram_acts = BK_SRAM_ACTS_ROWS;
     if (strstr(recorded, " --group-weights resident")) opt->group_weights = BK_GW_RESIDENT;
     if (strstr(recorded, " --group-weights stream")) opt->group_weights = BK_GW_STREAM;
+    if (strstr(recorded, " --group-cslice never")) opt->group_cslice = BK_CS_NEVER;
+    if (strstr(recorded, " --group-cslice only")) opt->group_cslice = BK_CS_ONLY;
 }
 
 /* Layer id (the `layer` tag of its instructions) of the node producing each

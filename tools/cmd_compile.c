@@ -69,6 +69,9 @@ static const char usage_text[] =
     "                         they fit, else streamed in chunks where the cost model finds it\n"
     "                         cheaper; resident: never streamed; stream: every group that can\n"
     "                         streams, and such groups are taken before layers alone (studies)\n"
+    "  --group-cslice auto|never|only  inverted residual blocks (1x1 -> depthwise -> 1x1) run\n"
+    "                         their hidden channels in slices: auto (default) where the cost\n"
+    "                         model finds it cheaper; only: every block that can (studies)\n"
     "  --placement auto|chip|split|pipeline  where the images of a batch run: chip, every layer\n"
     "                         of the whole batch on all cores; split, the batch cut into instances\n"
     "                         of --micro-batch images, each run whole on one cluster with its\n"
@@ -539,6 +542,12 @@ int cmd_compile(int argc, char **argv)
             else if (!strcmp(v, "resident")) rq.group_weights = BK_GW_RESIDENT;
             else if (!strcmp(v, "stream")) rq.group_weights = BK_GW_STREAM;
             else { fprintf(stderr, "atoll compile: --group-weights '%s': use auto, resident or stream\n", v); return 2; }
+        } else if (bad) return 2;
+        else if ((v = cli_opt(argc, argv, &i, "--group-cslice", &bad))) {
+            if (!strcmp(v, "auto")) rq.group_cslice = BK_CS_AUTO;
+            else if (!strcmp(v, "never")) rq.group_cslice = BK_CS_NEVER;
+            else if (!strcmp(v, "only")) rq.group_cslice = BK_CS_ONLY;
+            else { fprintf(stderr, "atoll compile: --group-cslice '%s': use auto, never or only\n", v); return 2; }
         } else if (bad) return 2;
         else if (!strcmp(argv[i], "--keep-activations")) rq.keep_activations = 1;
         else if (!strcmp(argv[i], "--synthetic-weights")) rq.synthetic_weights = 1;

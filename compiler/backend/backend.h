@@ -48,6 +48,7 @@ enum { BK_GROUP_AUTO = 0, BK_GROUP_NONE = 1 };
  * and the group search takes such chains before layers alone (studies,
  * tests). */
 enum { BK_GW_AUTO = 0, BK_GW_RESIDENT = 1, BK_GW_STREAM = 2 };
+enum { BK_CS_AUTO = 0, BK_CS_NEVER = 1, BK_CS_ONLY = 2 };
 enum { BK_SRAM_AUTO = 0, BK_SRAM_NEVER = 1, BK_SRAM_ALWAYS = 2 };
 /* Weight prefetch across segment barriers (docs/backend.md, "Weight
  * prefetch across the barrier"): AUTO, where the cost model prices it
@@ -103,6 +104,10 @@ typedef struct BkOptions {
                                finds them cheaper (a residual Add in its convolution's
                                epilogue, ...); BK_GROUP_NONE: every layer on its own */
     int group_weights;      /* BK_GW_AUTO (default), BK_GW_RESIDENT, BK_GW_STREAM */
+    int group_cslice;       /* C slices of inverted residual blocks (lower/chain.c):
+                               BK_CS_AUTO (default) where the cost model prefers them,
+                               BK_CS_NEVER, BK_CS_ONLY (studies, tests: every block that
+                               can takes them, before layers alone) */
     int group_max;          /* at most this many layers in a group (0: as many as the
                                group kind allows; 1: layers stay apart, but fusions such
                                as a residual Add in its convolution's epilogue are made) */

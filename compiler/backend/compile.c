@@ -485,6 +485,8 @@ static int check_options(const AtlChip *chip, const BkOptions *opt, AtlErr *e)
         return atl_fail(e, "backend: group mode %d is not one of auto, none", opt->group);
     if (opt->group_weights < BK_GW_AUTO || opt->group_weights > BK_GW_STREAM)
         return atl_fail(e, "backend: group weight mode %d is not one of auto, resident, stream", opt->group_weights);
+    if (opt->group_cslice < BK_CS_AUTO || opt->group_cslice > BK_CS_ONLY)
+        return atl_fail(e, "backend: C slice mode %d is not one of auto, never, only", opt->group_cslice);
     if (opt->stage_copy < BK_SRAM_AUTO || opt->stage_copy > BK_SRAM_ALWAYS)
         return atl_fail(e, "backend: stage copy mode %d is not one of auto, never, always", opt->stage_copy);
     if (opt->sram_input < BK_SRAM_AUTO || opt->sram_input > BK_SRAM_ALWAYS)
@@ -563,6 +565,8 @@ static int stage_build_flow(BkStage *st, const IrGraph *g, const AtlChip *chip, 
     c->group_max = opt->group_max;
     c->weights_resident = opt->group_weights == BK_GW_RESIDENT;
     c->weights_stream = opt->group_weights == BK_GW_STREAM;
+    c->cslice_never = opt->group_cslice == BK_CS_NEVER;
+    c->cslice_only = opt->group_cslice == BK_CS_ONLY;
     c->sram_never = opt->sram_input == BK_SRAM_NEVER;
     c->sram_always = opt->sram_input == BK_SRAM_ALWAYS;
     c->wsram_never = opt->sram_weights == BK_SRAM_NEVER;

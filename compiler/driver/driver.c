@@ -76,6 +76,8 @@ static void options_text(const DrvRequest *rq, int synthetic, int batch, char *o
     static const char *const gw[] = {"auto", "resident", "stream"};
     n = strlen(opts);
     if (rq->group_weights > 0 && rq->group_weights < 3) snprintf(opts + n, cap - n, " --group-weights %s", gw[rq->group_weights]);
+    n = strlen(opts);
+    if (rq->group_cslice > 0 && rq->group_cslice < 3) snprintf(opts + n, cap - n, " --group-cslice %s", rq->group_cslice == 1 ? "never" : "only");
     static const char *const place[] = {"auto", "chip", "split", "pipeline"};
     n = strlen(opts);
     if (rq->placement > 0 && rq->placement < 4) snprintf(opts + n, cap - n, " --placement %s", place[rq->placement]);
@@ -187,6 +189,7 @@ static int compile_variant(const char *path, IrGraph *g, const DrvRequest *rq, i
     o.group = rq->group;
     o.group_max = rq->group_max;
     o.group_weights = rq->group_weights;
+    o.group_cslice = rq->group_cslice;
     o.placement = rq->placement;
     o.micro_batch = rq->micro_batch;
     o.schedule = rq->schedule;

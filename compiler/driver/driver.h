@@ -30,6 +30,7 @@ typedef struct DrvRequest {
     int keep_activations, synthetic_weights, layer_info;
     int group, group_max;          /* BkOptions.group (BK_GROUP_AUTO / NONE), group_max */
     int group_weights;             /* BkOptions.group_weights (BK_GW_*) */
+    int group_cslice;              /* BkOptions.group_cslice (BK_CS_*) */
     int placement, micro_batch;    /* BkOptions.placement (BK_PLACE_*), micro_batch */
     int schedule;                  /* BkOptions.schedule (BK_SCHED_*) */
     int sram_acts;                 /* BkOptions.sram_acts (BK_SRAM_ACTS_*) */

@@ -89,7 +89,7 @@ int bk_form_groups(BkCtx *c, BkLayer *layers, int n, BkCoreSet cores, BkLayer *c
     for (int end = 1; end <= n; end++) {
         uint64_t one;
         if (price(c, &layers[end - 1], cores, UINT64_MAX, &one, e) < 0) goto done;
-        uint64_t forced = c->weights_stream ? FORCED : 0;
+        uint64_t forced = c->weights_stream || c->cslice_only ? FORCED : 0;
         best[end] = best[end - 1] + one + forced;
         from[end] = end - 1;
         where[end] = cores;
@@ -104,7 +104,7 @@ int bk_form_groups(BkCtx *c, BkLayer *layers, int n, BkCoreSet cores, BkLayer *c
                 if (over < 0) goto done;
                 if (over == 1) break;   /* no chain: not on the other set either */
                 if (over) continue;
-                if (!bk_chain_streams(&cand)) est += forced * (uint64_t)(end - s);
+                if (!(c->cslice_only ? bk_chain_cslices(&cand) : bk_chain_streams(&cand))) est += forced * (uint64_t)(end - s);
                 if (best[s] + est >= best[end]) { bk_layer_free(&cand); continue; }
                 bk_layer_free(&chains[end - 1]);
                 chains[end - 1] = cand;

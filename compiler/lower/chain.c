@@ -75,7 +75,7 @@ enum { CHAIN_MAX_STEPS = 64, CHAIN_MAX_ITEMS = CHAIN_MAX_STEPS + BK_CHAIN_MAX };
 /* A candidate plan: `rows` output rows of `cols` columns per slice; the `nstream` members
  * with the largest weights (of those that may stream) stream them; vdw: the
  * depthwise members that may (ChainMember.dwv) run on the vector unit. */
-typedef struct ChainShape { int rows, cols, nstream, vdw; } ChainShape;
+typedef struct ChainShape { int rows, cols, nstream, vdw, csl; } ChainShape;   /* csl: hidden slices (cslice) */
 
 /* Streaming chains: a slice runs as steps (tiles of one run); each step
  * computes items [lo, hi) in order, item w (-1 none) from the weight
@@ -147,6 +147,11 @@ struct BkChain {
      * runs its program over chunks of its rows' elements that fit all */
     int nscr;
     uint64_t scr_row, scr0, scr1, l_scr[CHAIN_MAX_SCR];
+    /* C slices of an inverted residual block (the "cslice" block below):
+     * cs_ok when the members are expand -> depthwise -> project; the plan
+     * runs csl > 0 hidden slices of hn channels (the last fewer) */
+    int cs_ok, csl, hn;
+    uint64_t l_cp;                /* C slices, not f32: the project's f32 accumulator */
 };
 
 static int imin(int a, int b) { return a < b ? a : b; }
@@ -1102,10 +1107,371 @@ static int check_steps(const BkCtx *c, const BkLayer *ly, AtlErr *e)
     return 0;
 }
 
+/* ---- C slices of an inverted residual block ----------------------------
+ * A float chain expand (1x1 conv) -> depthwise -> project (1x1 conv, its
+ * residual tail) may run its hidden (expanded) channels in csl slices of
+ * hn channels: for hidden slice j the expand computes channels j (its
+ * weights pre-chunked [j][C][hn] in the resident region by the
+ * prologue), the depthwise those channels only (channel-local: only its
+ * spatial halo; on the vector unit in f32 when it may, else a grouped
+ * conv on the matrix unit with its weights pre-chunked [j][kh kw][hn]),
+ * and the project accumulates the partial sums of K slice j (conv acc)
+ * into its f32 output rows; after the last slice its bias, residual and
+ * activation. The hidden tensors exist one slice at a time: their row
+ * buffers hold hn channels, so taller row slices fit. All in one tile
+ * per row slice, like any resident chain (docs/backend.md, "C slices of
+ * an inverted residual block"). */
+
+/* 1 when buffer b is one of a C-sliced chain's hidden tensors. */
+static int cs_hidden(const BkChain *ch, int b)
+{
+    return ch->csl && (b == ch->m[0].out || b == ch->m[1].out);
+}
+
+/* 1 when l is a 1x1 conv of one group, stride 1, no padding. */
+static int pointwise(const BkLow *l)
+{
+    return l->kind == BK_K_CONV && l->groups == 1 && l->kh == 1 && l->kw == 1 && l->sh == 1 && l->sw == 1 && !l->pt &&
+           !l->pb && !l->pl && !l->pr && !l->w_oihw;
+}
+
+static int cs_act_ok(const BkLow *l)
+{
+    return strcmp(l->act, "HardSwish") && strcmp(l->t_act, "HardSwish");   /* no activation temp */
+}
+
+/* The members are expand -> depthwise -> project in a float dtype. */
+static int cs_eligible(const BkChain *ch)
+{
+    if (ch->nm != 3 || ch->dt == ISA_I8) return 0;
+    const ChainMember *e = &ch->m[0], *d = &ch->m[1], *p = &ch->m[2];
+    const BkLow *le = &e->ly->lw, *ld = &d->ly->lw, *lp = &p->ly->lw;
+    int hd = le->OC;
+    return e->kind == CM_WINDOW && d->kind == CM_WINDOW && p->kind == CM_WINDOW && pointwise(le) && pointwise(lp) &&
+           ld->kind == BK_K_CONV && ld->groups == hd && ld->C == hd && ld->OC == hd && !ld->w_oihw && e->res < 0 &&
+           d->res < 0 && d->in == e->out && p->in == d->out && lp->C == hd && cs_act_ok(le) && cs_act_ok(ld) &&
+           cs_act_ok(lp);
+}
+
+/* The f32 scratch of a C-sliced plan: the depthwise product temp (vector
+ * depthwise), and unless f32 the hidden accumulator (expand and
+ * depthwise), the project's accumulator and its residual in f32; in f32
+ * the convolutions write their buffers. */
+static void cs_scratch(const BkChain *ch, const int *most, uint64_t *tmp, uint64_t *acc, uint64_t *cp, uint64_t *resf)
+{
+    const ChainMember *mp = &ch->m[2];
+    uint64_t hid = (uint64_t)imax(most[ch->m[0].out], most[ch->m[1].out]) * (uint64_t)ch->hn * 4;
+    uint64_t out = (uint64_t)most[mp->out] * (uint64_t)mp->ly->lw.OC * 4;
+    int f32 = is_f32(ch->dt);
+    *tmp = ch->vdw ? hid : 0;
+    *acc = f32 ? 0 : hid;
+    *cp = f32 ? 0 : out;
+    *resf = !f32 && mp->res >= 0 ? out : 0;
+}
+
+/* Slot layout of csl hidden slices for ch->rows: every buffer in the
+ * slot, the hidden ones hn channels wide, the f32 scratch; the resident
+ * region every member's weights (the expand's and a matrix depthwise's
+ * pre-chunked) and bias. 0 if it fits. */
+static int cs_layout(const BkCtx *c, BkLayer *ly, BkChain *ch)
+{
+    int hd = ch->m[0].ly->lw.OC, unit = (int)(c->align / (uint64_t)ch->es), es = ch->es;
+    int hn = (hd + ch->csl - 1) / ch->csl;
+    hn = (hn + unit - 1) / unit * unit;
+    if (ch->vdw) hn = (hn + (int)c->align / 4 - 1) / ((int)c->align / 4) * ((int)c->align / 4);   /* f32 taps */
+    if (hn < 1 || hn >= hd || (hd + hn - 1) / hn != ch->csl) return -1;   /* csl slices exactly */
+    ch->hn = hn;
+    ch->nrc = (ch->OH + ch->rows - 1) / ch->rows;
+    ch->nwc = 1;
+    int most[CHAIN_MAX_BUFS] = {0};
+    for (int b = 0; b < ch->nb; b++) ch->buf[b].max_rows = ch->buf[b].max_px = 0;
+    ChainRows r;
+    for (int i = 0; i < ch->nrc; i++) {
+        slice_rows(ch, i, 0, &r);
+        if (!slice_ok(ch, &r) || !inplace_ok(ch, &r)) return -1;
+        for (int b = 0; b < ch->nb; b++) {
+            ch->buf[b].max_rows = imax(ch->buf[b].max_rows, r.n[b]);
+            ch->buf[b].max_px = most[b] = imax(ch->buf[b].max_px, r.n[b] * r.cn[b]);
+        }
+        /* the expand's input and the residual rows start aligned (1x1: the output's rows) */
+        for (int k = 0; k < ch->nm; k += 2) {
+            const ChainMember *m = &ch->m[k];
+            if (row_offset(ch, &r, m->in, r.lo[m->out]) % c->align) return -1;
+            if (m->res >= 0 && row_offset(ch, &r, m->res, r.lo[m->out]) % c->align) return -1;
+        }
+    }
+    uint64_t at = 0, used = 0, tmp, acc, cp, resf;
+    for (int i = 0; i < ch->nm; i++) {
+        ChainMember *m = &ch->m[i];
+        const BkLow *l = &m->ly->lw;
+        m->stream = 0;
+        m->ocmax = 0;
+        m->rq = 0;
+        m->w = bk_align_up(c, at);
+        at = m->w + bk_align_up(c, m->wbytes);
+        m->b = 0;
+        if (l->b) {
+            m->b = bk_align_up(c, at);
+            at = m->b + bk_align_up(c, (uint64_t)l->OC * 4);
+        }
+    }
+    ch->resident = at;
+    if (bk_reserve_resident(c, ly, at)) return -1;
+    for (int b = 0; b < ch->nb; b++) {
+        ChainBuf *bf = &ch->buf[b];
+        int C = cs_hidden(ch, b) ? hn : bf->C;
+        if ((uint64_t)bf->max_px > 65535) return -1;
+        bf->off2 = 0;
+        bf->off = bk_slot_alloc(c, &used, (uint64_t)bf->max_px * C * es);
+    }
+    cs_scratch(ch, most, &tmp, &acc, &cp, &resf);
+    ch->l_tmp = tmp ? bk_slot_alloc(c, &used, tmp) : 0;
+    ch->l_acc = acc ? bk_slot_alloc(c, &used, acc) : 0;
+    ch->l_cp = cp ? bk_slot_alloc(c, &used, cp) : 0;
+    ch->l_resf = resf ? bk_slot_alloc(c, &used, resf) : 0;
+    ch->nsteps = 1;
+    ch->used = used;
+    return used <= ly->slot_size ? 0 : -1;
+}
+
+/* The prologue's image of a member's weights in slices of hn output
+ * channels: slice [h0, h0+n) as [taps][n] at w + h0 taps (taps = kh kw
+ * cpg, the elements before the channel in the [.][OC] image). */
+static int cs_chunk_weights(const BkChain *ch, const ChainMember *m, BkCode *k)
+{
+    const BkLow *l = &m->ly->lw;
+    int oc = l->OC, hn = ch->hn, es = isa_dtype_size(l->dt);
+    uint64_t taps = (uint64_t)l->kh * l->kw * (l->C / l->groups);
+    for (int h0 = 0; h0 < oc; h0 += hn) {
+        uint32_t sh[4] = {1, 1, (uint32_t)taps, (uint32_t)imin(hn, oc - h0)};
+        int64_t ds[4], ss[4] = {0, 0, oc, 1};
+        bk_compact(sh, ds);
+        AtlInsn in = bk_dma(l->dt, ISA_SPACE_LMEM, m->w + (uint64_t)h0 * taps * es, ISA_SPACE_DRAM,
+                            l->w + (uint64_t)h0 * es, sh, ds, ss);
+        if (bk_code_st(k, &in)) return -1;
+    }
+    return 0;
+}
+
+static int cs_prologue(BkCtx *c, const BkLayer *ly, BkCode *k, AtlErr *e)
+{
+    (void)c; (void)e;
+    const BkChain *ch = ly->chain;
+    ChainMark at = mark(k);
+    for (int i = 0; i < ch->nm; tag_since(k, at, i), at = mark(k), i++) {
+        const ChainMember *m = &ch->m[i];
+        const BkLow *l = &m->ly->lw;
+        int chunked = i == 0 || (i == 1 && !ch->vdw);
+        if (chunked ? cs_chunk_weights(ch, m, k) : bk_flat_copy(k, l->dt, m->w, l->w, m->wbytes / isa_dtype_size(l->dt)))
+            return -1;
+        if (m->b && bk_flat_copy(k, ISA_F32, m->b, l->b, (uint64_t)l->OC)) return -1;
+    }
+    return 0;
+}
+
+/* Rows from s0 of a hidden buffer b (hn channels a pixel) in slice r. */
+static uint64_t cs_rows_at(const BkChain *ch, const ChainAt *a, const ChainRows *r, int b, int s0)
+{
+    return a->at[b] + (uint64_t)(s0 - r->lo[b]) * (uint64_t)r->cn[b] * (uint64_t)ch->hn * (uint64_t)ch->es;
+}
+
+/* The bias slice at b (0 none) and l's activation on the f32 block osh
+ * at p, then (not f32) its cast into out. */
+static int cs_bias_act(const BkChain *ch, const BkLow *l, uint64_t b, uint64_t p, uint64_t tmp, uint64_t out,
+                       const uint32_t osh[4], BkCode *k)
+{
+    int64_t oc[4], bs[4] = {0, 0, 0, 1};
+    bk_compact(osh, oc);
+    if (b) {
+        AtlInsn add = bk_vbin(ISA_OP_V_ADD, ISA_F32, p, p, b, osh, oc, oc, bs);
+        bk_code_cp(k, &add);
+    }
+    if (l->act[0] && bk_act_code(k, l->act, l->act_alpha, l->act_beta, ISA_F32, p, tmp, osh[1] * osh[2] * osh[3], 0))
+        return -1;
+    if (is_f32(ch->dt)) return 0;
+    AtlInsn cv = bk_vun(ISA_OP_V_CAST, ISA_F32, out, p, osh, oc, oc, 0, 0);
+    cv.otype = (uint8_t)ch->dt;
+    bk_code_cp(k, &cv);
+    return 0;
+}
+
+/* Hidden slice [h0, h0+n) of slice r: the expand's channels, the
+ * depthwise on them, the project's partial sums (acc after the first). */
+static int cs_hidden_slice(BkCtx *c, const BkChain *ch, const ChainAt *a, const ChainRows *r, int h0, int n, BkCode *k,
+                           AtlErr *e)
+{
+    const ChainMember *me = &ch->m[0], *md = &ch->m[1], *mp = &ch->m[2];
+    const BkLow *le = &me->ly->lw, *ld = &md->ly->lw, *lp = &mp->ly->lw;
+    int dt = ch->dt, es = ch->es, f32 = is_f32(dt);
+    uint64_t tmp = a->slot + ch->l_tmp;
+    ChainMark at = mark(k);
+    /* expand: channels [h0, h0+n) */
+    int o0 = r->lo[me->out], on = r->n[me->out], ow = r->cn[me->out];
+    uint64_t h1 = a->at[me->out], p = f32 ? h1 : a->slot + ch->l_acc;
+    BkSpan ys = member_span(me, 0, o0, on);
+    AtlInsn op = bk_window_insn(le, ISA_OP_CONV, dt, rows_at(ch, a, r, me->in, ys.a), le->C, ys, full_width(le));
+    op.dst = p;
+    op.src2 = me->w + (uint64_t)h0 * le->C * es;
+    op.cout = (uint32_t)n;
+    op.groups = 1;
+    bk_code_cp(k, &op);
+    uint32_t esh[4] = {1, (uint32_t)on, (uint32_t)ow, (uint32_t)n};
+    if (cs_bias_act(ch, le, me->b ? me->b + (uint64_t)h0 * 4 : 0, p, tmp, h1, esh, k)) goto act;
+    tag_since(k, at, 0);
+    at = mark(k);
+    /* depthwise: the same channels */
+    o0 = r->lo[md->out], on = r->n[md->out], ow = r->cn[md->out];
+    uint64_t h2 = a->at[md->out], src;
+    p = f32 ? h2 : a->slot + ch->l_acc;
+    ys = member_span(md, 0, o0, on);
+    src = cs_rows_at(ch, a, r, md->in, ys.a);
+    if (ch->vdw) {
+        if (bk_dw_chain_taps_band(ld, k, src, ys, full_width(ld), md->w + (uint64_t)h0 * 4, n, p, tmp, on, ow))
+            return bk_fail(c, md->ly->node, e, "layer group: the depthwise centre tap misses outputs");
+    } else {
+        op = bk_window_insn(ld, ISA_OP_CONV, dt, src, n, ys, full_width(ld));
+        op.dst = p;
+        op.src2 = md->w + (uint64_t)h0 * ld->kh * ld->kw * es;
+        op.cout = (uint32_t)n;
+        op.groups = (uint16_t)n;
+        bk_code_cp(k, &op);
+    }
+    uint32_t dsh[4] = {1, (uint32_t)on, (uint32_t)ow, (uint32_t)n};
+    if (cs_bias_act(ch, ld, md->b ? md->b + (uint64_t)h0 * 4 : 0, p, tmp, h2, dsh, k)) goto act;
+    tag_since(k, at, 1);
+    at = mark(k);
+    /* project: K rows [h0, h0+n) of its [hd][OC] image */
+    o0 = r->lo[mp->out], on = r->n[mp->out];
+    ys = member_span(mp, 0, o0, on);
+    op = bk_window_insn(lp, ISA_OP_CONV, dt, cs_rows_at(ch, a, r, mp->in, ys.a), n, ys, full_width(lp));
+    op.dst = f32 ? a->at[mp->out] : a->slot + ch->l_cp;
+    op.src2 = mp->w + (uint64_t)h0 * lp->OC * es;
+    op.cout = (uint32_t)lp->OC;
+    op.groups = 1;
+    op.acc = h0 > 0;
+    bk_code_cp(k, &op);
+    tag_since(k, at, 2);
+    return 0;
+act:
+    return bk_fail(c, me->ly->node, e, "layer group: an activation cannot be fused");
+}
+
+/* Slice t: the group inputs' rows, every hidden slice, the project's
+ * epilogue (bias, residual, activation, cast) and the store. */
+static int cs_gen(BkCtx *c, const BkLayer *ly, int t, uint64_t slot, BkCode *k, AtlErr *e)
+{
+    const BkChain *ch = ly->chain;
+    int img, rci, wci, dt = ch->dt;
+    ChainRows r;
+    ChainAt a;
+    slice_of(ch, t, &img, &rci, &wci);
+    slice_rows(ch, rci, wci, &r);
+    a.slot = slot;
+    for (int b = 0; b < ch->nb; b++) a.at[b] = slot + ch->buf[b].off;
+    for (int b = 0; b < ch->nb; b++) {
+        const ChainBuf *bf = &ch->buf[b];
+        if (!bf->dram || r.n[b] <= 0) continue;
+        AtlInsn in = bk_nchw_box(dt, 1, bf->dram, bf->C, bf->H, bf->W, img, 0, bf->C, r.lo[b], r.n[b], r.clo[b], r.cn[b], a.at[b]);
+        in.layer = (uint16_t)(first_reader(ch, b) + 1);
+        bk_code_ld(k, &in, 0);
+    }
+    int hd = ch->m[0].ly->lw.OC;
+    for (int h0 = 0; h0 < hd; h0 += ch->hn)
+        if (cs_hidden_slice(c, ch, &a, &r, h0, imin(ch->hn, hd - h0), k, e)) return -1;
+    const ChainMember *mp = &ch->m[2];
+    const BkLow *lp = &mp->ly->lw;
+    int o0 = r.lo[mp->out], on = r.n[mp->out], ow = r.cn[mp->out];
+    uint32_t osh[4] = {1, (uint32_t)on, (uint32_t)ow, (uint32_t)lp->OC};
+    int64_t oc[4], bs[4] = {0, 0, 0, 1};
+    bk_compact(osh, oc);
+    uint64_t out = a.at[mp->out], p = is_f32(dt) ? out : slot + ch->l_cp, resid = 0, res;
+    ChainMark at = mark(k);
+    if (mp->b) {
+        AtlInsn add = bk_vbin(ISA_OP_V_ADD, ISA_F32, p, p, mp->b, osh, oc, oc, bs);
+        bk_code_cp(k, &add);
+    }
+    if (mp->res >= 0) {
+        resid = rows_at(ch, &a, &r, mp->res, o0);
+        if (!is_f32(dt)) {
+            AtlInsn cv = bk_vun(ISA_OP_V_CAST, dt, slot + ch->l_resf, resid, osh, oc, oc, 0, 0);
+            cv.otype = ISA_F32;
+            bk_code_cp(k, &cv);
+            resid = slot + ch->l_resf;
+        }
+    }
+    if (bk_matrix_epilogue(k, lp, dt, p, slot + ch->l_tmp, out, resid, osh, oc, &res))
+        return bk_fail(c, mp->ly->node, e, "layer group: an activation cannot be fused");
+    tag_since(k, at, 2);
+    AtlInsn st = bk_nchw_box(dt, 0, lp->y, lp->OC, ch->OH, ch->OW, img, 0, lp->OC, o0, on, 0, ow, out);
+    st.layer = (uint16_t)ch->nm;
+    bk_code_st(k, &st);
+    return k->oom ? atl_fail(e, "out of memory generating code") : 0;
+}
+
+/* bk_chain_check of a C-sliced plan: every slice's reads inside its
+ * buffers, the hidden slices cover the hidden channels in aligned
+ * slices, the slot's buffers and scratch and the resident weights and
+ * biases aligned, disjoint and inside their regions. */
+static int cs_check(const BkCtx *c, const BkLayer *ly, AtlErr *e)
+{
+    const BkChain *ch = ly->chain;
+    const IrGraph *g = c->g;
+    int node = ch->m[0].ly->node, hd = ch->m[0].ly->lw.OC, es = ch->dt == c->dt ? c->es : ch->es;   /* as bk_chain_check */
+    if (!cs_eligible(ch) || ch->nwc != 1 || ch->hn < 1 || (uint64_t)ch->hn * (ch->vdw ? 4 : es) % c->align ||
+        (hd + ch->hn - 1) / ch->hn != ch->csl || (ch->vdw && !ch->m[1].dwv))
+        return bk_fail(c, node, e, "layer group: %d hidden slices of %d channels do not cover %d aligned", ch->csl, ch->hn, hd);
+    if (ch->rows < 1 || ch->nrc != (ch->OH + ch->rows - 1) / ch->rows)
+        return bk_fail(c, node, e, "layer group: %d slices of %d rows do not cover %d output rows", ch->nrc, ch->rows, ch->OH);
+    int most[CHAIN_MAX_BUFS] = {0};
+    ChainRows r;
+    for (int s = 0; s < ch->nrc; s++) {
+        slice_rows(ch, s, 0, &r);
+        for (int b = 0; b < ch->nb; b++) {
+            most[b] = imax(most[b], r.n[b] * r.cn[b]);
+            if (r.n[b] * r.cn[b] > ch->buf[b].max_px)
+                return bk_fail(c, node, e, "layer group: the row buffer of '%s' holds %d pixels, slice %d puts %d x %d in it",
+                               g->t[ch->buf[b].t].name, ch->buf[b].max_px, s, r.n[b], r.cn[b]);
+        }
+        if (!inplace_ok(ch, &r)) return bk_fail(c, node, e, "layer group: slice %d reads rows it does not store over", s);
+        for (int i = 0; i < ch->nm; i++) {
+            const ChainMember *m = &ch->m[i];
+            int lo = r.lo[m->out], n = r.n[m->out];
+            BkSpan ys = member_span(m, 0, lo, n);
+            if (n > 0 && (!rows_inside(&r, m->in, ys.a, ys.n) || (m->res >= 0 && !rows_inside(&r, m->res, lo, n))))
+                return bk_fail(c, m->ly->node, e, "layer group: slice %d reads rows its buffers do not hold", s);
+        }
+    }
+    ChainRegion reg[CHAIN_MAX_BUFS + 2 * BK_CHAIN_MAX + 4];
+    int n = 0;
+    for (int b = 0; b < ch->nb; b++) {
+        int C = cs_hidden(ch, b) ? ch->hn : ch->buf[b].C;
+        region(reg, &n, ch->buf[b].off, (uint64_t)most[b] * C * es, "the row buffer of '%s'", g->t[ch->buf[b].t].name);
+    }
+    uint64_t tmp, acc, cp, resf;
+    cs_scratch(ch, most, &tmp, &acc, &cp, &resf);
+    region(reg, &n, ch->l_tmp, tmp, "the depthwise product temp", NULL);
+    region(reg, &n, ch->l_acc, acc, "the f32 hidden accumulator", NULL);
+    region(reg, &n, ch->l_cp, cp, "the project's f32 accumulator", NULL);
+    region(reg, &n, ch->l_resf, resf, "the f32 residual", NULL);
+    if (regions_sound(c, node, reg, n, ly->slot_size, "slot", e)) return -1;
+    n = 0;
+    for (int i = 0; i < ch->nm; i++) {
+        const ChainMember *m = &ch->m[i];
+        const BkLow *l = &m->ly->lw;
+        const char *name = g->nodes[m->ly->node].name ? g->nodes[m->ly->node].name : "";
+        if (l->b && !m->b) return bk_fail(c, m->ly->node, e, "layer group: the bias is not resident");
+        region(reg, &n, m->w, (uint64_t)l->kh * l->kw * (l->C / l->groups) * l->OC * es, "the weights of '%s'", name);
+        if (l->b) region(reg, &n, m->b, (uint64_t)l->OC * 4, "the bias of '%s'", name);
+    }
+    return regions_sound(c, node, reg, n, ly->slot_off, "resident region below the slots", e);
+}
+/* ---- end of C slices ---------------------------------------------------- */
+
 int bk_chain_check(const BkCtx *c, const BkLayer *ly, AtlErr *e)
 {
     const BkChain *ch = ly->chain;
     if (!ch) return atl_fail(e, "layer group check: the layer is not a layer group");
+    if (ch->csl) return cs_check(c, ly, e);
     const IrGraph *g = c->g;
     int node = ch->m[0].ly->node, es = ch->dt == c->dt ? c->es : ch->es;   /* float: the context's element */
     uint64_t lm = (uint64_t)c->chip->lmem_bytes;
@@ -1232,7 +1598,8 @@ static int apply_rows(BkCtx *c, BkLayer *ly, const void *shape, AtlErr *e)
     ch->cols = sh->cols;
     ch->nstream = sh->nstream;
     ch->vdw = sh->vdw;
-    if (layout(c, ly, ch)) return atl_fail(e, "internal: a candidate slice height does not fit");
+    ch->csl = sh->csl;
+    if (ch->csl ? cs_layout(c, ly, ch) : layout(c, ly, ch)) return atl_fail(e, "internal: a candidate slice height does not fit");
     if (bk_chain_check(c, ly, e)) return -1;
     ly->run_macs = run_macs(ch);
     int ns = ch->nstream ? ch->nsteps : 1;
@@ -1243,11 +1610,14 @@ static int apply_rows(BkCtx *c, BkLayer *ly, const void *shape, AtlErr *e)
     /* resident weights multicast once per cluster; a chain of pools has
      * none (an empty multicast would leave its wait unsignalled) */
     ly->mcast = ch->resident > 0;
-    ly->prologue = ly->mcast ? chain_prologue : NULL;
+    ly->prologue = ly->mcast ? (ch->csl ? cs_prologue : chain_prologue) : NULL;
+    ly->gen = ch->csl ? cs_gen : chain_gen;
     char wpart[16] = "";
     if (ch->nwc > 1) snprintf(wpart, sizeof wpart, " W%d", ch->nwc);
     const char *vec = ch->vdw ? " vec" : "";
-    if (ch->nstream)
+    if (ch->csl)
+        snprintf(ly->split, sizeof ly->split, "N%d H%d x%d c%d%s", ch->N, ch->nrc, ch->nm, ch->csl, vec);
+    else if (ch->nstream)
         snprintf(ly->split, sizeof ly->split, "N%d H%d%s x%d w%d/%d%s", ch->N, ch->nrc, wpart, ch->nm, ch->nstream, ns, vec);
     else snprintf(ly->split, sizeof ly->split, "N%d H%d%s x%d%s", ch->N, ch->nrc, wpart, ch->nm, vec);
     return 0;
@@ -1438,7 +1808,7 @@ int bk_lower_chain(BkCtx *c, const BkLayer *const *members, int nm, BkLayer *ly,
         int64_t wtiles[32];
         for (int cols = ch->OW;; cols = (cols + 1) / 2) {
             for (int rows = ch->OH;; rows = (rows + 1) / 2) {
-                ChainShape sh = {rows, cols, ns, vdw};
+                ChainShape sh = {rows, cols, ns, vdw, 0};
                 ch->rows = rows;
                 ch->cols = cols;
                 int fits = layout(c, ly, ch) == 0;
@@ -1463,6 +1833,25 @@ int bk_lower_chain(BkCtx *c, const BkLayer *const *members, int nm, BkLayer *ly,
         for (int k = 0; k < nw && k < 2; k++)
             if (bk_push_shape(ly, &wsh[k], sizeof wsh[k], wtiles[k], e)) { rc = -1; goto done; }
     }
+    }
+    /* C slices of an inverted residual block: each count of hidden
+     * slices (a distinct slice width) with every height that fits;
+     * --group-cslice only: just those */
+    if (cs_eligible(ch) && !c->cslice_never) {
+        if (c->cslice_only) ly->shapes.n = 0;
+        static const int counts[] = {2, 3, 4, 6, 8};
+        ch->vdw = ch->m[1].dwv;   /* the depthwise on the vector unit where it may */
+        for (int i = 0; i < (int)(sizeof counts / sizeof counts[0]); i++) {
+            ch->csl = counts[i];
+            for (int rows = ch->OH;; rows = (rows + 1) / 2) {
+                ChainShape sh = {rows, ch->OW, 0, ch->vdw, counts[i]};
+                ch->rows = rows;
+                ch->cols = ch->OW;
+                if (cs_layout(c, ly, ch) == 0 && bk_push_shape(ly, &sh, sizeof sh, (int64_t)ch->N * ch->nrc, e)) { rc = -1; goto done; }
+                if (rows == 1) break;
+            }
+        }
+        ch->csl = 0;
     }
     if (!ly->shapes.n) { ly->chain = NULL; goto done; }
     ly->shapes.apply = apply_rows;
@@ -1496,6 +1885,11 @@ int bk_chain_tile_rows(const BkLayer *ly, int t, int *r0, int *r1, int *oc)
 int bk_chain_streams(const BkLayer *ly)
 {
     return ly->chain && ly->chain->nstream > 0;
+}
+
+int bk_chain_cslices(const BkLayer *ly)
+{
+    return ly->chain && ly->chain->csl > 0;
 }
 
 uint64_t bk_chain_lmem(const BkLayer *ly)

@@ -212,7 +212,13 @@ static int run_end(BkSpan s, int stride, int d, int k, int n, int i, int o, int 
 int bk_dw_chain_taps(const BkLow *l, BkCode *k, uint64_t src, BkSpan ys, BkSpan xs, uint64_t w, uint64_t acc,
                      uint64_t tmp, int on, int ow)
 {
-    int C = l->C, ic = l->kh / 2, jc = l->kw / 2;
+    return bk_dw_chain_taps_band(l, k, src, ys, xs, w, l->C, acc, tmp, on, ow);
+}
+
+int bk_dw_chain_taps_band(const BkLow *l, BkCode *k, uint64_t src, BkSpan ys, BkSpan xs, uint64_t w, int C,
+                          uint64_t acc, uint64_t tmp, int on, int ow)
+{
+    int ic = l->kh / 2, jc = l->kw / 2;
     int r0, r1, c0, c1;
     tap_range(ys, l->sh, ic * l->dh, on, &r0, &r1);
     tap_range(xs, l->sw, jc * l->dw, ow, &c0, &c1);
@@ -233,7 +239,7 @@ int bk_dw_chain_taps(const BkLow *l, BkCode *k, uint64_t src, BkSpan ys, BkSpan 
                     uint64_t out = ((uint64_t)ra * ow + (uint64_t)ca) * (uint64_t)C * 4;
                     uint64_t in = (((uint64_t)(ra * l->sh + i * l->dh - ys.pa) * (uint64_t)xs.n) +
                                    (uint64_t)(ca * l->sw + j * l->dw - xs.pa)) * (uint64_t)C * 4;
-                    uint64_t wt = w + (uint64_t)(i * l->kw + j) * (uint64_t)C * 4;
+                    uint64_t wt = w + (uint64_t)(i * l->kw + j) * (uint64_t)l->C * 4;   /* a tap's weights: l->C apart */
                     AtlInsn v = bk_vbin(ISA_OP_V_MUL, ISA_F32, (first ? acc : tmp) + out, src + in, wt, sh, ds, ss, sw);
                     bk_code_cp(k, &v);
                     if (first) continue;

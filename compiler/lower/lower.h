@@ -47,6 +47,8 @@ int bk_chain_tile_rows(const BkLayer *ly, int t, int *r0, int *r1, int *oc);
 void bk_chain_mark_internal(BkCtx *c, const BkLayer *ly);
 /* 1 when a chain layer (its shape applied) streams some member's weights. */
 int bk_chain_streams(const BkLayer *ly);
+/* 1 when the group runs its hidden channels in C slices (chain.c). */
+int bk_chain_cslices(const BkLayer *ly);
 /* Bytes of LMEM a chain layer uses on each core: resident weights and both slots. */
 uint64_t bk_chain_lmem(const BkLayer *ly);
 /* A chain layer's row buffers (their count), and where buffer b lies:
@@ -200,6 +202,10 @@ int bk_dw_chain_ok(const BkCtx *c, const BkLow *l);
 uint64_t bk_chain_vec_macs(const BkLayer *ly);
 int bk_dw_chain_taps(const BkLow *l, BkCode *k, uint64_t src, BkSpan ys, BkSpan xs, uint64_t w, uint64_t acc,
                      uint64_t tmp, int on, int ow);
+/* The same on a band of C of l's channels (the buffers hold C channels a
+ * pixel; w: the band's first weight in l's [kh][kw][l->C] image). */
+int bk_dw_chain_taps_band(const BkLow *l, BkCode *k, uint64_t src, BkSpan ys, BkSpan xs, uint64_t w, int C,
+                          uint64_t acc, uint64_t tmp, int on, int ow);
 int bk_dw_pix(const BkCtx *c, int n);
 uint64_t bk_dw_in_bytes(const BkCtx *c, const BkLow *l);
 uint64_t bk_dw_w_bytes(const BkCtx *c, const BkLow *l);

@@ -127,6 +127,8 @@ typedef struct BkCtx {
                                    * never streamed; streamed by every chain that can, such
                                    * chains taken before layers alone; neither: resident when
                                    * they fit, else streamed where the cost model prefers */
+    int cslice_never, cslice_only; /* BkOptions.group_cslice: never; only C-sliced chains,
+                                   * taken before layers alone */
     int sram_never, sram_always; /* inputs in SRAM (BkOptions.sram_input): never; only
                                    * those shapes where a layer may; neither: the cost
                                    * model chooses */

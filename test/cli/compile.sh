@@ -71,6 +71,17 @@ expect_ok gw_stream_matches "$ATOLL" compare $M/resnet20_cifar.onnx "$TMPD/gw.ab
 expect_ok gw_auto_recorded "$ATOLL" inspect "$TMPD/ga.abm"
 grep -q -- "--group-weights" "$TMPD/out" && fail gw_auto_not_recorded "--group-weights recorded for auto" || ok gw_auto_not_recorded
 expect_fail gw_bad "use auto, resident or stream" "$ATOLL" compile $M/digits_cnn.onnx --chip configs/tiny.ini --group-weights some -o "$TMPD/x.abm"
+# --group-cslice only: mobilenetv2_035 on tiny forms groups of inverted
+# residual blocks sliced along their hidden channels (split "c<slices>"),
+# recorded in the options (atoll compare compiles the same plan again),
+# within the interpreter's and PyTorch's answers; a bad mode is refused
+expect_ok cs_only "$ATOLL" compile $M/mobilenetv2_035.onnx --chip configs/tiny.ini -o "$TMPD/cs.abm" --groups --group-cslice only
+expect_grep cs_only_group "Group(3) .* c[0-9]* vec" "$TMPD/out"
+expect_ok cs_only_recorded "$ATOLL" inspect "$TMPD/cs.abm"
+expect_grep cs_only_options "options: .*--group-cslice only" "$TMPD/out"
+expect_ok cs_only_matches "$ATOLL" compare $M/mobilenetv2_035.onnx "$TMPD/cs.abm" --all \
+    --input $M/mobilenetv2_035.ref.npz --expect $M/mobilenetv2_035.ref.npz
+expect_fail cs_bad "use auto, never or only" "$ATOLL" compile $M/digits_cnn.onnx --chip configs/tiny.ini --group-cslice some -o "$TMPD/x.abm"
 # --zlevel 0: weights and sections stored raw, a larger file, the same model
 expect_ok zlevel_default "$ATOLL" compile $M/lenet5.onnx --chip tiny -o "$TMPD/z6.abm"
 expect_ok zlevel_0 "$ATOLL" compile $M/lenet5.onnx --chip tiny -o "$TMPD/z0.abm" --zlevel 0

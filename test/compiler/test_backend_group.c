@@ -41,7 +41,9 @@
  * buffer each (--no-chain-pack), with the same answers. The cost model's
  * estimate of every group unit against its simulated span (EST_TOL), and
  * a group with resident weights reading each weight byte from DRAM once
- * per cluster it runs on (issue 11, Deliver 5). */
+ * per cluster it runs on (issue 11, Deliver 5). C slices of an inverted
+ * residual block (--group-cslice only; f32, bf16, f16; uneven slices)
+ * against the interpreter, and the checker on their plans. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -344,12 +346,13 @@ static int split_field(const Run *r, char key)
     return s ? atoi(s + 1) : 0;
 }
 
-/* 1 when some layer accumulates over input-channel chunks (split " K<n>"),
- * which sums in another order than one pass over all channels. */
+/* 1 when some layer accumulates over input-channel chunks (split " K<n>",
+ * or a group's C slices " c<n>": its project sums slice by slice), which
+ * sums in another order than one pass over all channels. */
 static int k_split(const Run *r)
 {
     for (int i = 0; i < r->sum.nlayers; i++)
-        if (strstr(r->sum.layers[i].split, " K")) return 1;
+        if (strstr(r->sum.layers[i].split, " K") || strstr(r->sum.layers[i].split, " c")) return 1;
     return 0;
 }
 
@@ -1211,6 +1214,144 @@ TEST(checker_proves_lifetimes)
         CHECKF(bk_chain_check(&f.c, &f.chain, &e) == 0, "the restored plan: %s", e.msg);
     }
     fix_free(&f);
+
+/* ---- C slices of an inverted residual block ---- */
+
+/* MobileNetV2's inverted residual block: x (C channels) -> 1x1 expand to
+ * hd + Relu -> 3x3 depthwise (stride s) + Relu -> 1x1 project to M, plus
+ * x when s is 1 and M is C. */
+static void inverted_residual(IrGraph *g, const int64_t xd[4], int hd, int s, int M)
+{
+    AtlErr e;
+    int C = (int)xd[1], res = s == 1 && M == C;
+    new_graph(g, xd);
+    conv_relu(g, "expand", "x", C, hd, 1, 1, 0, 1, "h1");
+    conv_relu(g, "dw", "h1", hd, hd, 3, s, 1, hd, "h2");
+    conv(g, "project", "h2", hd, M, 1, 1, 0, 1, res ? "p" : "y");
+    if (res) ir_add_op(g, "Add", "add", "p,x", "y", &e);
+    ir_add_output(g, "y", &e);
+}
+
+/* Compiles g on chipfile with --group-cslice `mode` (the depthwise on the
+ * vector unit, activations in DRAM) into r. */
+static int run_cslice(const Prep *p, const char *chipfile, int dtype, int group, int mode, Run *r)
+{
+    BkOptions o;
+    bk_options_default(&o);
+    o.dtype = dtype;
+    o.group = group;
+    o.group_cslice = mode;
+    o.placement = BK_PLACE_CHIP;
+    o.sram_acts = BK_SRAM_ACTS_NEVER;
+    return run_opts(p, chipfile, &o, r);
+}
+
+/* The block as one group with C slices (--group-cslice only: split
+ * " c<slices>") against the interpreter and --group none on chipfile:
+ * the project's partial sums over the hidden slices change only the
+ * order of its f32 additions (the f32 tolerance); the estimate within
+ * EST_TOL of the simulated span. With `never` no group has C slices. */
+static void check_cslice(const IrGraph *g, const char *what, const char *chipfile, int dtype)
+{
+    Prep p;
+    Run a, n, v;
+    char msg[1024] = "";
+    int rc = prepare(g, &p, msg, sizeof msg);
+    CHECKF(rc == 0, "%s: %s", what, msg);
+    if (rc) { prep_free(&p); return; }
+    int ra = run_cslice(&p, chipfile, dtype, BK_GROUP_AUTO, BK_CS_ONLY, &a);
+    int rn = run_cslice(&p, chipfile, dtype, BK_GROUP_NONE, BK_CS_AUTO, &n);
+    int rv = run_cslice(&p, chipfile, dtype, BK_GROUP_AUTO, BK_CS_NEVER, &v);
+    printf("  %-26s %-20s %-4s err %.3g, none %.3g  %s%s%s%s%s\n", what, chipfile, isa_dtype_name(dtype), ra ? -1.0 : a.err, rn ? -1.0 : n.err, a.ops,
+           a.group >= 0 ? "  split " : "", a.group >= 0 ? a.sum.layers[a.group].split : "", a.msg, n.msg);
+    CHECKF(ra == 0 && rn == 0 && rv == 0, "%s on %s: %s%s%s", what, chipfile, a.msg, n.msg, v.msg);
+    if (ra == 0 && rn == 0 && rv == 0) {
+        CHECKF(!strcmp(a.ops, "Group(3)") && split_field(&a, 'c') >= 2, "%s on %s: layers '%s' split '%s', expected a C-sliced Group(3)",
+               what, chipfile, a.ops, a.group >= 0 ? a.sum.layers[a.group].split : "");
+        CHECKF(a.err <= tol_of(dtype) && n.err <= tol_of(dtype), "%s on %s: error %g (none %g) > %g", what, chipfile,
+               a.err, n.err, tol_of(dtype));
+        if (a.est_at[0]) printf("    estimate: %s\n", a.est_at);
+        CHECKF(fabs(a.est_err) <= EST_TOL, "%s on %s: a group's estimate off by more than %.0f%%: %s", what, chipfile,
+               100 * EST_TOL, a.est_at);
+        for (int i = 0; i < v.sum.nlayers; i++)
+            CHECKF(!strstr(v.sum.layers[i].split, " c"), "%s on %s: --group-cslice never made C slices: %s", what, chipfile,
+                   v.sum.layers[i].split);
+    }
+    run_free(&a);
+    run_free(&n);
+    run_free(&v);
+    prep_free(&p);
+}
+
+/* The checker on a C-sliced plan (the inverted residual on a1, f32 and
+ * bf16, lowered again with --group-cslice only): it accepts the
+ * compiler's plan and refuses it with its slot too small, its slots over
+ * the resident weights, a coarser alignment or elements twice as large. */
+static void cslice_checker(const IrGraph *g, int dt)
+{
+    static const char *const members[] = {"expand", "dw", "project"};
+    ChainFix f;
+    AtlErr e = {{0}};
+    int rc = fix_setup(&f, g, A1, dt, members, 3, &e);
+    CHECKF(rc == 0, "setup: %s", e.msg);
+    if (rc) { fix_free(&f); return; }
+    const BkLayer *mem[3] = {&f.layers[0], &f.layers[1], &f.layers[2]};
+    BkCoreSet all = {0, f.c.ncores};
+    bk_layer_free(&f.chain);
+    memset(&f.chain, 0, sizeof f.chain);
+    f.chain.node = f.layers[2].node;
+    f.chain.tensor = -1;
+    f.chain.slot_size = f.c.slot;
+    f.c.cslice_only = 1;
+    rc = bk_lower_chain(&f.c, mem, 3, &f.chain, &e) || bk_choose_shape(&f.c, &f.chain, all, &e);
+    CHECKF(rc == 0, "C-sliced chain: %s", e.msg);
+    if (rc) { fix_free(&f); return; }
+    printf("  inverted residual on a1 %s: split %s\n", isa_dtype_name(dt), f.chain.split);
+    CHECK(strstr(f.chain.split, " c") != NULL);
+    CHECKF(bk_chain_check(&f.c, &f.chain, &e) == 0, "the compiler's plan: %s", e.msg);
+    BkLayer keep = f.chain;
+    uint64_t align = f.c.align;
+    for (int k = 0; k < 4; k++) {
+        static const char *const what[] = {"slot too small", "slots over the weights", "a coarser alignment",
+                                           "elements twice as large"};
+        static const char *const has[] = {"ends beyond the slot", "ends beyond the resident region", "align",
+                                          "overlaps"};
+        if (k == 0) f.chain.slot_size = 2 * f.c.align;
+        if (k == 1) f.chain.slot_off = f.c.align;
+        if (k == 2) f.c.align = 3 * align;
+        if (k == 3) f.c.es *= 2;
+        rc = bk_chain_check(&f.c, &f.chain, &e);
+        printf("    %-34s %s\n", what[k], rc ? e.msg : "(accepted)");
+        CHECKF(rc != 0, "%s: the checker accepted the plan", what[k]);
+        CHECK_STR_CONTAINS(e.msg, "node 'expand' (Conv): layer group");
+        CHECK_STR_CONTAINS(e.msg, has[k]);
+        f.chain = keep;
+        f.c.align = align;
+        f.c.es = isa_dtype_size(dt);
+    }
+    CHECKF(bk_chain_check(&f.c, &f.chain, &e) == 0, "the restored plan: %s", e.msg);
+    fix_free(&f);
+}
+
+/* hd = 80 hidden channels: every count of slices the plan may take (16
+ * f32 or 32 bf16 channels a unit of the 64-byte alignment) leaves the
+ * last slice narrower (f32 48 + 32 or 32 + 32 + 16, bf16 64 + 16 or
+ * 32 + 32 + 16): uneven slices on every chip. bf16: the depthwise on the
+ * matrix unit (pre-chunked weights), the f32 accumulators in the slot. */
+TEST(c_slices_of_an_inverted_residual)
+{
+    IrGraph g;
+    int64_t xd[4] = {1, 4, 10, 4};   /* narrow enough for edge16k's 16 KiB */
+    inverted_residual(&g, xd, 80, 1, 4);
+    for (int c = 0; c < 3; c++) check_cslice(&g, "inverted residual", chips3[c], ISA_F32);
+    for (int c = 0; c < 2; c++) check_cslice(&g, "inverted residual", chips3[c], ISA_BF16);   /* edge16k: no room for the f32 scratch */
+    check_cslice(&g, "inverted residual", A1, ISA_F16);
+    cslice_checker(&g, ISA_F32);
+    cslice_checker(&g, ISA_BF16);
+    ir_free(&g);
+    inverted_residual(&g, xd, 80, 2, 8);
+    for (int c = 0; c < 3; c++) check_cslice(&g, "inverted residual s2", chips3[c], ISA_F32);
+    check_cslice(&g, "inverted residual s2", A1, ISA_BF16);
     ir_free(&g);
 }
 
@@ -1234,5 +1375,6 @@ int main(void)
     RUN(chain_over_its_dying_residual);
     RUN(packed_buffers_give_taller_slices);
     RUN(checker_proves_lifetimes);
+    RUN(c_slices_of_an_inverted_residual);
     return test_summary("test_backend_group");
 }
