@@ -31,6 +31,12 @@
  *   weights"). The schedule pipelines the slices as any
  *   layer's tiles: the loads of slice i+1 and the stores of slice i-1
  *   overlap the computes of slice i.
+ * Other members (lower/chain_ops.c): a Concat along C (its inputs' rows
+ *   moved into their channels of its buffer), a nearest Resize upsampling
+ *   by integers (rows propagate as o / f; whole rows only) and a float
+ *   Add/Sub/Mul/Max/Min of two same-shaped tensors (its own one-step
+ *   program over the rows); docs/backend.md, "Concat, Resize and
+ *   elementwise members".
  * int8 chains: Int8Conv, i8 MaxPool and Int8Add members (member_kind)
  *   with i8 row buffers; a conv runs one i8 conv per as many output rows
  *   as its i32 accumulator (scratch region 0) holds, then the bias and
