@@ -109,6 +109,7 @@ typedef struct ChainMember {
     int C, H, W;                  /* an elementwise, Concat or Resize member's output dims */
     int nx, xin[BK_MOP_MAXIN];    /* a Concat's inputs after in and res (buffers) */
     int fh, fw;                   /* a Resize's factors (lower/chain_ops.c) */
+    int pc;                       /* an elementwise member's res is per channel ([N, C, 1, 1]) */
     uint64_t w, b, rq;            /* resident LMEM of its weight image, bias (f32; i32 for
                                    * CM_QCONV) and requantisation pairs (0 none) */
     int stream;                   /* its weights come through the slots' chunk buffer (w unused) */
@@ -218,12 +219,12 @@ static void slice_rows(const BkChain *ch, int rci, int wci, ChainRows *r)
         if (n <= 0) continue;
         BkSpan ys = member_span(m, 0, lo, n);
         widen(r, m->in, ys.a, ys.n);
-        if (m->res >= 0) widen(r, m->res, lo, n);
+        if (m->res >= 0) widen(r, m->res, m->pc ? 0 : lo, m->pc ? 1 : n);
         for (int x = 0; x < m->nx; x++) widen(r, m->xin[x], lo, n);
         if (ch->nwc < 2) continue;
         BkSpan xs = member_span(m, 1, r->clo[m->out], r->cn[m->out]);
         widen_span(&r->clo[m->in], &r->cn[m->in], xs.a, xs.n);
-        if (m->res >= 0) widen_span(&r->clo[m->res], &r->cn[m->res], r->clo[m->out], r->cn[m->out]);
+        if (m->res >= 0) widen_span(&r->clo[m->res], &r->cn[m->res], m->pc ? 0 : r->clo[m->out], m->pc ? 1 : r->cn[m->out]);
         for (int x = 0; x < m->nx; x++) widen_span(&r->clo[m->xin[x]], &r->cn[m->xin[x]], r->clo[m->out], r->cn[m->out]);
     }
 }
@@ -268,7 +269,7 @@ static int cols_ok(const BkChain *ch, const ChainRows *r)
         BkSpan xs = member_span(m, 1, r->clo[m->out], r->cn[m->out]);
         if (m->kind == CM_RESIZE) return 0;   /* whole rows only (lower/chain_ops.c) */
         if (xs.n <= 0 || xs.pa > 63 || xs.pb > 63 || xs.a != r->clo[m->in] || xs.n != r->cn[m->in]) return 0;
-        if (m->res >= 0 && (r->clo[m->res] != r->clo[m->out] || r->cn[m->res] != r->cn[m->out])) return 0;
+        if (m->res >= 0 && !m->pc && (r->clo[m->res] != r->clo[m->out] || r->cn[m->res] != r->cn[m->out])) return 0;
         for (int x = 0; x < m->nx; x++)
             if (r->clo[m->xin[x]] != r->clo[m->out] || r->cn[m->xin[x]] != r->cn[m->out]) return 0;
     }
@@ -328,7 +329,7 @@ static int misaligned_read(const BkCtx *c, const BkChain *ch, const ChainRows *r
         if (n <= 0) continue;
         BkSpan ys = member_span(m, 0, lo, n);
         if (row_offset(ch, r, m->in, ys.a) % c->align) return i;
-        if (m->res >= 0 && row_offset(ch, r, m->res, lo) % c->align) return i;
+        if (m->res >= 0 && !m->pc && row_offset(ch, r, m->res, lo) % c->align) return i;
         for (int x = 0; x < m->nx; x++) if (row_offset(ch, r, m->xin[x], lo) % c->align) return i;
     }
     return -1;
@@ -683,11 +684,20 @@ static int float_elem_rows(const BkChain *ch, const ChainAt *a, const ChainMembe
     const BkLow *l = &m->ly->lw;
     uint64_t reg[BK_MAXIN + BK_MAXSTEP];
     const int ins[2] = {m->in, m->res};
-    for (int i = 0; i < l->nregs; i++) reg[i] = rows_at(ch, a, r, i < l->nin ? ins[i] : m->out, o0);
+    for (int i = 0; i < l->nregs; i++) reg[i] = rows_at(ch, a, r, i < l->nin ? ins[i] : m->out, m->pc && i == 1 ? 0 : o0);
     uint32_t sh[4] = {1, (uint32_t)on, (uint32_t)r->cn[m->out], (uint32_t)m->C};
-    int64_t cs[4];
+    int64_t cs[4], ps[4] = {0, 0, 0, 1};
     bk_compact(sh, cs);
-    elem_steps(l, reg, sh, cs, k);
+    if (!m->pc) elem_steps(l, reg, sh, cs, k);
+    for (int s = 0; m->pc && s < l->nsteps; s++) {   /* register 1: its channels, stride 0 over the pixels */
+        const BkStep *st = &l->steps[s];
+        AtlInsn in = st->b >= 0 ? bk_vbin(st->op, l->reg_dt[st->a], reg[st->dst], reg[st->a], reg[st->b], sh, cs,
+                                          st->a == 1 ? ps : cs, st->b == 1 ? ps : cs)
+                                : bk_vun(st->op, l->reg_dt[st->a], reg[st->dst], reg[st->a], sh, cs, st->a == 1 ? ps : cs,
+                                         st->alpha, st->beta);
+        if (st->op == ISA_OP_V_CAST) in.otype = (uint8_t)l->reg_dt[st->dst];
+        bk_code_cp(k, &in);
+    }
     uint32_t n = sh[1] * sh[2] * sh[3];
     return l->act[0] ? bk_act_code(k, l->act, l->act_alpha, l->act_beta, l->dt, reg[l->out_reg], a->slot + ch->l_tmp, n, 0) : 0;
 }
@@ -1100,7 +1110,8 @@ static int members_unsound(const BkCtx *c, const BkChain *ch, const ChainMember 
                                  (uint64_t)in->W * in->C * es % c->align || ch->nwc > 1))
         return bk_fail(c, m->ly->node, e, "layer group: resize rows of %d x %d channels are unaligned or not %d x %d apart",
                        in->W, in->C, m->fh, m->fw);
-    if (m->kind == CM_ELEM && (in->C != o->C || (m->res >= 0 && ch->buf[m->res].C != o->C)))
+    if (m->kind == CM_ELEM && (in->C != o->C || (m->res >= 0 && ch->buf[m->res].C != o->C) ||
+                               (m->pc && (ch->buf[m->res].H != 1 || ch->buf[m->res].W != 1))))
         return bk_fail(c, m->ly->node, e, "layer group: elementwise inputs of other channels than the output's");
     return 0;
 }
@@ -1145,7 +1156,8 @@ int bk_chain_check(const BkCtx *c, const BkLayer *ly, AtlErr *e)
             int lo = r.lo[m->out], n = r.n[m->out];
             if (n <= 0) continue;
             BkSpan ys = member_span(m, 0, lo, n);
-            int outside = !rows_inside(&r, m->in, ys.a, ys.n) || (m->res >= 0 && !rows_inside(&r, m->res, lo, n));
+            int outside = !rows_inside(&r, m->in, ys.a, ys.n) ||
+                          (m->res >= 0 && !rows_inside(&r, m->res, m->pc ? 0 : lo, m->pc ? 1 : n));
             for (int x = 0; x < m->nx; x++) outside |= !rows_inside(&r, m->xin[x], lo, n);
             if (outside) return bk_fail(c, m->ly->node, e, "layer group: slice %d reads rows its buffers do not hold", s);
         }
@@ -1358,6 +1370,7 @@ int bk_lower_chain(BkCtx *c, const BkLayer *const *members, int nm, BkLayer *ly,
         int rt = cm->kind == CM_ELEM ? (l->nin > 1 ? n->in[1] : -1)
                : cm->kind == CM_CONCAT ? n->in[1] : cm->kind == CM_RESIZE ? -1 : residual_of(c, m->node);
         const IrTensor *xr = rt >= 0 ? &g->t[rt] : NULL;
+        cm->pc = cm->kind == CM_ELEM && ch->dt != ISA_I8 && rt >= 0 && bk_member_per_channel(g, rt, &g->t[n->out[0]]);
         int res = rt >= 0 ? buf_of(c, ch, bk_tensor_root(c, rt), (int)xr->dims[1], (int)xr->dims[2], (int)xr->dims[3], e) : -1;
         if (in == -2 || res == -2) { rc = -1; goto done; }
         if (in < 0 || (rt >= 0 && res < 0)) goto done;

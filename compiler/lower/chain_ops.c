@@ -1,7 +1,8 @@
 /* chain_ops.c - the members of a layer group (lower/chain.c) that are not
  * window layers: Concat along channels, a nearest integer upsampling
  * Resize, and a float elementwise binary layer (Add, Sub, Mul, Max, Min of
- * two same-shaped tensors, e.g. two branches added, a Mul gate).
+ * two same-shaped tensors, e.g. two branches added, a Mul gate; the second
+ * may be per channel, [N, C, 1, 1], e.g. a squeeze-and-excitation gate).
  *
  * Reads: a lowered layer (its node, its BkLow) and the graph.
  * Does: bk_member_op says which of these a layer is (the structural test;
@@ -27,6 +28,13 @@ static int same_dims(const IrTensor *a, const IrTensor *b)
     if (a->ndim != b->ndim) return 0;
     for (int d = 0; d < a->ndim; d++) if (a->dims[d] != b->dims[d]) return 0;
     return 1;
+}
+
+int bk_member_per_channel(const IrGraph *g, int t, const IrTensor *y)
+{
+    const IrTensor *x = &g->t[t];
+    return !x->data && x->ndim == 4 && y->ndim == 4 && x->dims[0] == y->dims[0] && x->dims[1] == y->dims[1] &&
+           x->dims[2] == 1 && x->dims[3] == 1 && (y->dims[2] > 1 || y->dims[3] > 1);
 }
 
 int bk_member_op(const BkCtx *c, const BkLayer *ly)
@@ -58,8 +66,8 @@ int bk_member_op(const BkCtx *c, const BkLayer *ly)
         return BK_MOP_NONE;
     int known = 0;
     for (int i = 0; elem_ops[i]; i++) known |= !strcmp(nd->op, elem_ops[i]);
-    if (!known || nd->in[1] < 0 || !same_dims(&g->t[nd->in[0]], y) || !same_dims(&g->t[nd->in[1]], y)) return BK_MOP_NONE;
-    return BK_MOP_ELEM;
+    if (!known || nd->in[1] < 0 || !same_dims(&g->t[nd->in[0]], y)) return BK_MOP_NONE;
+    return same_dims(&g->t[nd->in[1]], y) || bk_member_per_channel(g, nd->in[1], y) ? BK_MOP_ELEM : BK_MOP_NONE;
 }
 
 void bk_member_concat_code(BkCode *k, int dt, uint64_t dst, int ctot, int c0, uint64_t src, int cn, uint32_t px)

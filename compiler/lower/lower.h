@@ -63,10 +63,14 @@ int bk_chain_check(const BkCtx *c, const BkLayer *ly, AtlErr *e);
  * BK_MOP_CONCAT (a 4-D Concat along C of 2..BK_MOP_MAXIN inputs),
  * BK_MOP_RESIZE (a nearest Resize upsampling H and W by integers,
  * bk_resize_up), BK_MOP_ELEM (a float Add/Sub/Mul/Max/Min of two
- * non-constant tensors of the output's shape), else BK_MOP_NONE. */
+ * non-constant tensors of the output's shape, the second possibly per
+ * channel: bk_member_per_channel), else BK_MOP_NONE. */
 enum { BK_MOP_NONE, BK_MOP_CONCAT, BK_MOP_RESIZE, BK_MOP_ELEM };
 #define BK_MOP_MAXIN 4
 int bk_member_op(const BkCtx *c, const BkLayer *ly);
+/* 1 when tensor t is a run-time [N, C, 1, 1] operand of the 4-D output y
+ * (read with stride 0 over its pixels). */
+int bk_member_per_channel(const IrGraph *g, int t, const IrTensor *y);
 /* A Concat member: px pixels of cn channels at src into channels
  * [c0, c0+cn) of the ctot-channel pixels at dst (one v.mov). */
 void bk_member_concat_code(BkCode *k, int dt, uint64_t dst, int ctot, int c0, uint64_t src, int cn, uint32_t px);

@@ -1106,8 +1106,10 @@ TEST(chain_over_its_dying_residual)
  * conv; a U-Net-like step (a stride-2 conv, a nearest 2x Resize, the
  * concat with x, a conv); a Mul gate (x times a sigmoid conv of x, then a
  * conv); the Add + Relu of a max and an average pool of a conv, then a
- * conv. C channels in, every conv 3x3 pad 1 unless said. */
-typedef enum { MG_INCEPTION, MG_UNET, MG_GATE, MG_ADD_POOLS } MemberGraph;
+ * conv; a squeeze-and-excitation gate (a conv, its global average pool
+ * through a 1x1 conv + Sigmoid, the conv's output times that per-channel
+ * gate, a conv). C channels in, every conv 3x3 pad 1 unless said. */
+typedef enum { MG_INCEPTION, MG_UNET, MG_GATE, MG_ADD_POOLS, MG_SE } MemberGraph;
 
 static void resize2x(IrGraph *g, const char *name, const char *x, const char *out)
 {
@@ -1159,6 +1161,14 @@ static void member_graph(IrGraph *g, MemberGraph kind, int C, int H, int W)
         ir_add_op(g, "Relu", "prelu", "s0", "s", &e);
         conv(g, "co", "s", C, C, 3, 1, 1, 1, "y");
         break;
+    case MG_SE:
+        conv_relu(g, "c1", "x", C, C, 3, 1, 1, 1, "a");
+        ir_add_op(g, "GlobalAveragePool", "gap", "a", "p", &e);
+        conv(g, "fc", "p", C, C, 1, 1, 0, 1, "fz");
+        ir_add_op(g, "Sigmoid", "fsig", "fz", "f", &e);
+        ir_add_op(g, "Mul", "se", "a,f", "m", &e);
+        conv(g, "co", "m", C, C, 3, 1, 1, 1, "y");
+        break;
     }
     ir_add_output(g, "y", &e);
 }
@@ -1171,7 +1181,9 @@ static void member_graph(IrGraph *g, MemberGraph kind, int C, int H, int W)
  * start at odd rows); in bf16 (2C channels: each concat input's channels
  * start aligned); on tiny and edge16k as the cost model chooses, and on
  * tiny with --group-weights stream, where the Resize, the Mul gate and
- * the pools' Add join streaming groups. */
+ * the pools' Add join streaming groups. The squeeze-and-excitation gate's
+ * group is its 1x1 conv (one row, recomputed by every slice), the Mul by
+ * the per-channel gate and the last conv. */
 TEST(concat_resize_elementwise_members)
 {
     static const struct { MemberGraph kind; const char *what, *a1; int C, H, W; const char *tiny; } cases[] = {
@@ -1179,6 +1191,7 @@ TEST(concat_resize_elementwise_members)
         {MG_UNET, "unet resize+concat", "Group(4)", 16, 20, 20, "Group(2) Concat Conv"},
         {MG_GATE, "mul gate", "Group(3)", 16, 23, 20, "Group(2) Conv"},
         {MG_ADD_POOLS, "add of two pools", "Conv+Relu Group(4)", 16, 23, 20, "Group(5)"},
+        {MG_SE, "per-channel gate", "Conv+Relu GlobalAveragePool Group(3)", 16, 23, 20, NULL},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         IrGraph g;
