@@ -37,7 +37,11 @@
  * it, naming the chain's first node and what is wrong. The cost model's
  * estimate of every group unit against its simulated span (EST_TOL), and
  * a group with resident weights reading each weight byte from DRAM once
- * per cluster it runs on (issue 11, Deliver 5). */
+ * per cluster it runs on (issue 11, Deliver 5). Members other than window
+ * layers (lower/chain_ops.c): an Inception concat, a U-Net step (Resize
+ * and concat), a Mul gate, an Add of two pools and a per-channel
+ * (squeeze-and-excitation) gate, and the checker's refusals of their
+ * misaligned concat channels and Resize rows. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
