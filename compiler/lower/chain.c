@@ -31,6 +31,12 @@
  *   weights"). The schedule pipelines the slices as any
  *   layer's tiles: the loads of slice i+1 and the stores of slice i-1
  *   overlap the computes of slice i.
+ * Other members (lower/chain_ops.c): a Concat along C (its inputs' rows
+ *   moved into their channels of its buffer), a nearest Resize upsampling
+ *   by integers (rows propagate as o / f; whole rows only) and a float
+ *   Add/Sub/Mul/Max/Min of two same-shaped tensors (its own one-step
+ *   program over the rows); docs/backend.md, "Concat, Resize and
+ *   elementwise members".
  * int8 chains: Int8Conv, i8 MaxPool and Int8Add members (member_kind)
  *   with i8 row buffers; a conv runs one i8 conv per as many output rows
  *   as its i32 accumulator (scratch region 0) holds, then the bias and
@@ -88,7 +94,7 @@ typedef struct ChainStep { int lo, hi, w; } ChainStep;
  * chains too), an Int8Conv (i8 conv, i32 accumulator, integer
  * requantisation), or an elementwise layer over whole rows (Int8Add: its
  * own register program on the rows of its two inputs). */
-enum { CM_WINDOW, CM_QCONV, CM_ELEM };
+enum { CM_WINDOW, CM_QCONV, CM_ELEM, CM_CONCAT, CM_RESIZE };
 
 /* An HWC row buffer of one tensor: a group input (dram != 0) or a
  * member's output. lo, n: the rows the slice being generated holds. */
@@ -108,7 +114,10 @@ typedef struct ChainMember {
     int kind;                     /* CM_* */
     int in, res, out;             /* buffers: input, tail residual or an elementwise
                                    * member's second input (-1 none), output */
-    int C, H, W;                  /* an elementwise member's output (= its inputs') dims */
+    int C, H, W;                  /* an elementwise, Concat or Resize member's output dims */
+    int nx, xin[BK_MOP_MAXIN];    /* a Concat's inputs after in and res (buffers) */
+    int fh, fw;                   /* a Resize's factors (lower/chain_ops.c) */
+    int pc;                       /* an elementwise member's res is per channel ([N, C, 1, 1]) */
     uint64_t w, b, rq;            /* resident LMEM of its weight image, bias (f32; i32 for
                                    * CM_QCONV) and requantisation pairs (0 none) */
     int stream;                   /* its weights come through the slots' chunk buffer (w unused) */
@@ -129,6 +138,7 @@ struct BkChain {
                                    * residual tail in place), -1 none: every slice reads exactly
                                    * the rows and columns of it that it stores over */
     uint64_t resident;            /* weights and biases below the slots (the multicast) */
+    uint64_t y;                   /* the group's output in DRAM (tagged) */
     /* streaming (nstream > 0): the members that may stream by weight size,
      * largest first; the steps of a slice; the slot's weight chunk at l_wc
      * (wchunk bytes, the largest chunk) and an int8 chain's i8 chunk temp */
@@ -163,7 +173,12 @@ static int imax(int a, int b) { return a > b ? a : b; }
 static BkSpan member_span(const ChainMember *m, int cols, int lo, int n)
 {
     const BkLow *l = &m->ly->lw;
-    if (m->kind == CM_ELEM) {
+    if (m->kind == CM_RESIZE) {   /* output o reads input o / f */
+        int f = cols ? m->fw : m->fh;
+        BkSpan s = {lo / f, (lo + n - 1) / f - lo / f + 1, 0, 0};
+        return s;
+    }
+    if (m->kind == CM_ELEM || m->kind == CM_CONCAT) {
         BkSpan s = {lo, n, 0, 0};
         return s;
     }
@@ -175,9 +190,10 @@ static BkSpan member_span(const ChainMember *m, int cols, int lo, int n)
 static void member_out(const ChainMember *m, int *C, int *H, int *W)
 {
     const BkLow *l = &m->ly->lw;
-    *C = m->kind == CM_ELEM ? m->C : l->OC;
-    *H = m->kind == CM_ELEM ? m->H : l->OH;
-    *W = m->kind == CM_ELEM ? m->W : l->OW;
+    int own = m->kind != CM_WINDOW && m->kind != CM_QCONV;
+    *C = own ? m->C : l->OC;
+    *H = own ? m->H : l->OH;
+    *W = own ? m->W : l->OW;
 }
 
 /* Rows [lo, lo+n) of every buffer for slice (img, r) of the chain. */
@@ -216,11 +232,13 @@ static void slice_rows(const BkChain *ch, int rci, int wci, ChainRows *r)
         if (n <= 0) continue;
         BkSpan ys = member_span(m, 0, lo, n);
         widen(r, m->in, ys.a, ys.n);
-        if (m->res >= 0) widen(r, m->res, lo, n);
+        if (m->res >= 0) widen(r, m->res, m->pc ? 0 : lo, m->pc ? 1 : n);
+        for (int x = 0; x < m->nx; x++) widen(r, m->xin[x], lo, n);
         if (ch->nwc < 2) continue;
         BkSpan xs = member_span(m, 1, r->clo[m->out], r->cn[m->out]);
         widen_span(&r->clo[m->in], &r->cn[m->in], xs.a, xs.n);
-        if (m->res >= 0) widen_span(&r->clo[m->res], &r->cn[m->res], r->clo[m->out], r->cn[m->out]);
+        if (m->res >= 0) widen_span(&r->clo[m->res], &r->cn[m->res], m->pc ? 0 : r->clo[m->out], m->pc ? 1 : r->cn[m->out]);
+        for (int x = 0; x < m->nx; x++) widen_span(&r->clo[m->xin[x]], &r->cn[m->xin[x]], r->clo[m->out], r->cn[m->out]);
     }
 }
 
@@ -262,8 +280,11 @@ static int cols_ok(const BkChain *ch, const ChainRows *r)
         const ChainMember *m = &ch->m[i];
         if (r->n[m->out] <= 0) continue;
         BkSpan xs = member_span(m, 1, r->clo[m->out], r->cn[m->out]);
+        if (m->kind == CM_RESIZE) return 0;   /* whole rows only (lower/chain_ops.c) */
         if (xs.n <= 0 || xs.pa > 63 || xs.pb > 63 || xs.a != r->clo[m->in] || xs.n != r->cn[m->in]) return 0;
-        if (m->res >= 0 && (r->clo[m->res] != r->clo[m->out] || r->cn[m->res] != r->cn[m->out])) return 0;
+        if (m->res >= 0 && !m->pc && (r->clo[m->res] != r->clo[m->out] || r->cn[m->res] != r->cn[m->out])) return 0;
+        for (int x = 0; x < m->nx; x++)
+            if (r->clo[m->xin[x]] != r->clo[m->out] || r->cn[m->xin[x]] != r->cn[m->out]) return 0;
     }
     return 1;
 }
@@ -321,7 +342,8 @@ static int misaligned_read(const BkCtx *c, const BkChain *ch, const ChainRows *r
         if (n <= 0) continue;
         BkSpan ys = member_span(m, 0, lo, n);
         if (row_offset(ch, r, m->in, ys.a) % c->align) return i;
-        if (m->res >= 0 && row_offset(ch, r, m->res, lo) % c->align) return i;
+        if (m->res >= 0 && !m->pc && row_offset(ch, r, m->res, lo) % c->align) return i;
+        for (int x = 0; x < m->nx; x++) if (row_offset(ch, r, m->xin[x], lo) % c->align) return i;
     }
     return -1;
 }
@@ -579,7 +601,7 @@ static int layout_with(const BkCtx *c, BkLayer *ly, BkChain *ch, int pack)
     int need_res = 0, need_tmp = 0;
     for (int i = 0; i < ch->nm; i++) {
         const BkLow *l = &ch->m[i].ly->lw;
-        need_res |= ch->m[i].res >= 0 && !is_f32(c->dt);
+        need_res |= ch->m[i].kind == CM_WINDOW && ch->m[i].res >= 0 && !is_f32(c->dt);
         need_tmp |= !strcmp(l->act, "HardSwish") || !strcmp(l->t_act, "HardSwish") || (ch->vdw && ch->m[i].dwv);
     }
     /* streaming: each f32 scratch region gets at most half the slot over
@@ -632,7 +654,10 @@ static void tag_since(BkCode *k, ChainMark from, int member)
 /* The first member reading buffer b (its input or its second input). */
 static int first_reader(const BkChain *ch, int b)
 {
-    for (int i = 0; i < ch->nm; i++) if (ch->m[i].in == b || ch->m[i].res == b) return i;
+    for (int i = 0; i < ch->nm; i++) {
+        if (ch->m[i].in == b || ch->m[i].res == b) return i;
+        for (int x = 0; x < ch->m[i].nx; x++) if (ch->m[i].xin[x] == b) return i;
+    }
     return 0;
 }
 
@@ -739,6 +764,51 @@ static void elem_rows(const BkCtx *c, const BkChain *ch, const ChainAt *a, const
     }
 }
 
+/* Output rows [o0, o0+on) of a float elementwise member (bk_member_op):
+ * its own program, one instruction per step over all the rows (inputs
+ * and output hold the same rows and columns, [rows][columns][C]), then
+ * its fused activation, as its own lowering (lower/vec.c) runs them. */
+static int float_elem_rows(const BkChain *ch, const ChainAt *a, const ChainMember *m, const ChainRows *r, int o0, int on,
+                           BkCode *k)
+{
+    const BkLow *l = &m->ly->lw;
+    uint64_t reg[BK_MAXIN + BK_MAXSTEP];
+    const int ins[2] = {m->in, m->res};
+    for (int i = 0; i < l->nregs; i++) reg[i] = rows_at(ch, a, r, i < l->nin ? ins[i] : m->out, m->pc && i == 1 ? 0 : o0);
+    uint32_t sh[4] = {1, (uint32_t)on, (uint32_t)r->cn[m->out], (uint32_t)m->C};
+    int64_t cs[4], ps[4] = {0, 0, 0, 1};
+    bk_compact(sh, cs);
+    if (!m->pc) elem_steps(l, reg, sh, cs, k);
+    for (int s = 0; m->pc && s < l->nsteps; s++) {   /* register 1: its channels, stride 0 over the pixels */
+        const BkStep *st = &l->steps[s];
+        AtlInsn in = st->b >= 0 ? bk_vbin(st->op, l->reg_dt[st->a], reg[st->dst], reg[st->a], reg[st->b], sh, cs,
+                                          st->a == 1 ? ps : cs, st->b == 1 ? ps : cs)
+                                : bk_vun(st->op, l->reg_dt[st->a], reg[st->dst], reg[st->a], sh, cs, st->a == 1 ? ps : cs,
+                                         st->alpha, st->beta);
+        if (st->op == ISA_OP_V_CAST) in.otype = (uint8_t)l->reg_dt[st->dst];
+        bk_code_cp(k, &in);
+    }
+    uint32_t n = sh[1] * sh[2] * sh[3];
+    return l->act[0] ? bk_act_code(k, l->act, l->act_alpha, l->act_beta, l->dt, reg[l->out_reg], a->slot + ch->l_tmp, n, 0) : 0;
+}
+
+/* Output rows [o0, o0+on) of a Concat member: each input's rows into its
+ * channels of the output rows (lower/chain_ops.c). */
+static void concat_rows(const BkChain *ch, const ChainAt *a, const ChainMember *m, const ChainRows *r, int o0, int on,
+                        BkCode *k)
+{
+    int b[2 + BK_MOP_MAXIN], nb = 0, c0 = 0;
+    b[nb++] = m->in;
+    b[nb++] = m->res;
+    for (int x = 0; x < m->nx; x++) b[nb++] = m->xin[x];
+    uint32_t px = (uint32_t)on * (uint32_t)r->cn[m->out];
+    for (int j = 0; j < nb; j++) {
+        bk_member_concat_code(k, ch->dt, rows_at(ch, a, r, m->out, o0), m->C, c0, rows_at(ch, a, r, b[j], o0),
+                              ch->buf[b[j]].C, px);
+        c0 += ch->buf[b[j]].C;
+    }
+}
+
 /* Output channels [oc0, oc0+ocn) of a float conv member whose weights
  * stream (chunk at w): the conv into the f32 accumulator, then the
  * member's own epilogue in its order (bias, activation, residual, the
@@ -800,8 +870,22 @@ static int member_rows(BkCtx *c, const BkChain *ch, const ChainAt *a, int i, con
     BkSpan ys = member_span(m, 0, o0, on);
     if (ys.n <= 0 || ys.pa > 63 || ys.pb > 63)
         return bk_fail(c, m->ly->node, e, "output rows %d..%d read no input (padding too large)", o0, o0 + on - 1);
+    if (m->kind == CM_ELEM && ch->dt != ISA_I8) {
+        if (float_elem_rows(ch, a, m, r, o0, on, k))
+            return bk_fail(c, m->ly->node, e, "activation %s cannot be fused", l->act);
+        return 0;
+    }
     if (m->kind == CM_ELEM) {
         elem_rows(c, ch, a, m, r, o0, on, k);
+        return 0;
+    }
+    if (m->kind == CM_CONCAT) {
+        concat_rows(ch, a, m, r, o0, on, k);
+        return 0;
+    }
+    if (m->kind == CM_RESIZE) {
+        bk_member_resize_code(k, dt, rows_at(ch, a, r, m->out, o0), o0, on, rows_at(ch, a, r, m->in, ys.a), ys.a, m->fh,
+                              m->fw, ch->buf[m->in].W, m->C);
         return 0;
     }
     if (m->kind == CM_QCONV) {   /* as many rows per conv as the accumulator holds */
@@ -928,7 +1012,7 @@ static int chain_gen(BkCtx *c, const BkLayer *ly, int t, uint64_t slot, BkCode *
         const ChainMember *last = &ch->m[ch->nm - 1];
         int OC, OH, OW;
         member_out(last, &OC, &OH, &OW);
-        AtlInsn st = bk_nchw_box(dt, 0, last->ly->lw.y, OC, OH, OW, img, 0, OC, r.lo[last->out], r.n[last->out], r.clo[last->out], r.cn[last->out],
+        AtlInsn st = bk_nchw_box(dt, 0, ch->y, OC, OH, OW, img, 0, OC, r.lo[last->out], r.n[last->out], r.clo[last->out], r.cn[last->out],
                                  a.at[last->out]);
         st.layer = (uint16_t)ch->nm;   /* member tag: the last member's */
         bk_code_st(k, &st);
@@ -1467,6 +1551,38 @@ static int cs_check(const BkCtx *c, const BkLayer *ly, AtlErr *e)
 }
 /* ---- end of C slices ---------------------------------------------------- */
 
+/* A Concat member's inputs fill its channels exactly, each starting
+ * aligned in the output pixels; a Resize member's input and output rows
+ * are its factors apart and every row of its input starts aligned (its
+ * row phases start there); an elementwise member's buffers hold its
+ * output's channels. 0, or -1 naming the member. */
+static int members_unsound(const BkCtx *c, const BkChain *ch, const ChainMember *m, AtlErr *e)
+{
+    const ChainBuf *o = &ch->buf[m->out], *in = &ch->buf[m->in];
+    uint64_t es = (uint64_t)ch->es;
+    if (m->kind == CM_CONCAT) {
+        int b[2 + BK_MOP_MAXIN], nb = 0, c0 = 0;
+        b[nb++] = m->in;
+        b[nb++] = m->res;
+        for (int x = 0; x < m->nx; x++) b[nb++] = m->xin[x];
+        for (int j = 0; j < nb; j++) {
+            const ChainBuf *bf = &ch->buf[b[j]];
+            if ((uint64_t)c0 * es % c->align || bf->H != o->H || bf->W != o->W)
+                return bk_fail(c, m->ly->node, e, "layer group: concat input %d (channels from %d) is unaligned or not of the output's rows", j, c0);
+            c0 += bf->C;
+        }
+        if (c0 != o->C) return bk_fail(c, m->ly->node, e, "layer group: concat inputs of %d channels, output of %d", c0, o->C);
+    }
+    if (m->kind == CM_RESIZE && (in->H * m->fh != o->H || in->W * m->fw != o->W || in->C != o->C ||
+                                 (uint64_t)in->W * in->C * es % c->align || ch->nwc > 1))
+        return bk_fail(c, m->ly->node, e, "layer group: resize rows of %d x %d channels are unaligned or not %d x %d apart",
+                       in->W, in->C, m->fh, m->fw);
+    if (m->kind == CM_ELEM && (in->C != o->C || (m->res >= 0 && ch->buf[m->res].C != o->C) ||
+                               (m->pc && (ch->buf[m->res].H != 1 || ch->buf[m->res].W != 1))))
+        return bk_fail(c, m->ly->node, e, "layer group: elementwise inputs of other channels than the output's");
+    return 0;
+}
+
 int bk_chain_check(const BkCtx *c, const BkLayer *ly, AtlErr *e)
 {
     const BkChain *ch = ly->chain;
@@ -1508,8 +1624,10 @@ int bk_chain_check(const BkCtx *c, const BkLayer *ly, AtlErr *e)
             int lo = r.lo[m->out], n = r.n[m->out];
             if (n <= 0) continue;
             BkSpan ys = member_span(m, 0, lo, n);
-            if (!rows_inside(&r, m->in, ys.a, ys.n) || (m->res >= 0 && !rows_inside(&r, m->res, lo, n)))
-                return bk_fail(c, m->ly->node, e, "layer group: slice %d reads rows its buffers do not hold", s);
+            int outside = !rows_inside(&r, m->in, ys.a, ys.n) ||
+                          (m->res >= 0 && !rows_inside(&r, m->res, m->pc ? 0 : lo, m->pc ? 1 : n));
+            for (int x = 0; x < m->nx; x++) outside |= !rows_inside(&r, m->xin[x], lo, n);
+            if (outside) return bk_fail(c, m->ly->node, e, "layer group: slice %d reads rows its buffers do not hold", s);
         }
         int bad = misaligned_read(c, ch, &r);
         if (bad >= 0)
@@ -1546,14 +1664,17 @@ int bk_chain_check(const BkCtx *c, const BkLayer *ly, AtlErr *e)
     for (int i = 0; i < ch->nm && ch->dt != ISA_I8; i++) {
         const ChainMember *m = &ch->m[i];
         const BkLow *l = &m->ly->lw;
-        uint64_t f32 = (uint64_t)most[m->out] * l->OC * 4;
+        int OC, OH, OW;
+        member_out(m, &OC, &OH, &OW);
+        uint64_t f32 = (uint64_t)most[m->out] * OC * 4;
         if (l->kind == BK_K_CONV && m->stream) {   /* a chunk's channels */
             uint64_t w = 0;
             for (int j = 0; j < ch->nitems; j++) if (ch->item[j].m == i && (uint64_t)ch->item[j].ocn > w) w = (uint64_t)ch->item[j].ocn;
             f32 = f32 / (uint64_t)l->OC * w;
         }
         if (l->kind == BK_K_CONV && (!is_f32(c->dt) || m->stream)) acc = f32 > acc ? f32 : acc;
-        if (m->res >= 0 && !is_f32(c->dt)) resf = f32 > resf ? f32 : resf;
+        if (m->kind == CM_WINDOW && m->res >= 0 && !is_f32(c->dt)) resf = f32 > resf ? f32 : resf;
+        if (members_unsound(c, ch, m, e)) return -1;
         if (!strcmp(l->act, "HardSwish") || !strcmp(l->t_act, "HardSwish") || (ch->vdw && m->dwv)) tmp = f32 > tmp ? f32 : tmp;
     }
     region(reg, &n, ch->l_acc, acc, "the f32 accumulator", NULL);
@@ -1643,10 +1764,17 @@ static int member_kind(const BkCtx *c, const BkLayer *m, int dt)
 {
     const IrGraph *g = c->g;
     const BkLow *l = &m->lw;
-    if (m->node < 0 || m->direct) return -1;
+    if (m->node < 0) return -1;
+    int mop = dt == ISA_I8 ? BK_MOP_NONE : bk_member_op(c, m);
+    if (m->direct && mop != BK_MOP_CONCAT && mop != BK_MOP_RESIZE) return -1;
     const IrNode *nd = &g->nodes[m->node];
     const IrTensor *y = &g->t[nd->out[0]];
     if (g->t[nd->in[0]].ndim != 4 || y->ndim != 4 || l->dt != dt) return -1;
+    if (mop == BK_MOP_CONCAT) return CM_CONCAT;
+    if (mop == BK_MOP_RESIZE) return CM_RESIZE;
+    if (mop == BK_MOP_ELEM)   /* its one-step program over the buffers, no scratch registers */
+        return l->nin == 2 && elem_scratch(l) == 0 && l->reg_dt[0] == dt && l->reg_dt[1] == dt &&
+               l->reg_dt[l->out_reg] == dt ? CM_ELEM : -1;
     if (l->kind == BK_K_ELEM) {
         if (dt != ISA_I8 || strcmp(nd->op, "Int8Add") || l->act[0] || l->nin != nd->nin || l->nin < 1 || l->nin > 2 ||
             l->out_reg < l->nin || l->reg_dt[l->out_reg] != ISA_I8)
@@ -1668,7 +1796,9 @@ static int member_kind(const BkCtx *c, const BkLayer *m, int dt)
 
 int bk_chain_can_join(const BkCtx *c, const BkLayer *ly)
 {
-    if (ly->node < 0 || ly->direct || ly->lw.kb_parts) return 0;
+    if (ly->node < 0 || ly->lw.kb_parts) return 0;
+    if (bk_member_op(c, ly) != BK_MOP_NONE) return 1;
+    if (ly->direct) return 0;
     if (ly->lw.kind == BK_K_CONV || ly->lw.kind == BK_K_POOL) return 1;
     return ly->lw.kind == BK_K_ELEM && !strcmp(c->g->nodes[ly->node].op, "Int8Add");
 }
@@ -1694,18 +1824,37 @@ int bk_lower_chain(BkCtx *c, const BkLayer *const *members, int nm, BkLayer *ly,
         ChainMember *cm = &ch->m[i];
         cm->ly = m;
         int OC, OH, OW;
-        if (cm->kind == CM_ELEM) {
+        int own = cm->kind != CM_WINDOW && cm->kind != CM_QCONV;   /* dims from its tensors */
+        if (own) {
             const IrTensor *y = &g->t[n->out[0]];
             cm->C = (int)y->dims[1]; cm->H = (int)y->dims[2]; cm->W = (int)y->dims[3];
             if ((int64_t)cm->C * cm->W > 65535) goto done;
         }
+        if (cm->kind == CM_RESIZE) {
+            int f[IR_MAXDIM];
+            if (bk_resize_up(c, m->node, f)) goto done;
+            cm->fh = f[2];
+            cm->fw = f[3];
+        }
         member_out(cm, &OC, &OH, &OW);
-        int in = cm->kind == CM_ELEM ? buf_of(c, ch, bk_tensor_root(c, n->in[0]), OC, OH, OW, e)
-                                     : buf_of(c, ch, bk_tensor_root(c, n->in[0]), l->C, l->H, l->W, e);
-        int rt = cm->kind == CM_ELEM ? (l->nin > 1 ? n->in[1] : -1) : residual_of(c, m->node);
-        int res = rt >= 0 ? buf_of(c, ch, bk_tensor_root(c, rt), OC, OH, OW, e) : -1;
+        const IrTensor *x0 = &g->t[n->in[0]];
+        int in = own ? buf_of(c, ch, bk_tensor_root(c, n->in[0]), (int)x0->dims[1], (int)x0->dims[2], (int)x0->dims[3], e)
+                     : buf_of(c, ch, bk_tensor_root(c, n->in[0]), l->C, l->H, l->W, e);
+        int rt = cm->kind == CM_ELEM ? (l->nin > 1 ? n->in[1] : -1)
+               : cm->kind == CM_CONCAT ? n->in[1] : cm->kind == CM_RESIZE ? -1 : residual_of(c, m->node);
+        const IrTensor *xr = rt >= 0 ? &g->t[rt] : NULL;
+        cm->pc = cm->kind == CM_ELEM && ch->dt != ISA_I8 && rt >= 0 && bk_member_per_channel(g, rt, &g->t[n->out[0]]);
+        int res = rt >= 0 ? buf_of(c, ch, bk_tensor_root(c, rt), (int)xr->dims[1], (int)xr->dims[2], (int)xr->dims[3], e) : -1;
         if (in == -2 || res == -2) { rc = -1; goto done; }
         if (in < 0 || (rt >= 0 && res < 0)) goto done;
+        cm->nx = 0;
+        for (int x = 2; cm->kind == CM_CONCAT && x < n->nin; x++) {
+            const IrTensor *xt = &g->t[n->in[x]];
+            int b = buf_of(c, ch, bk_tensor_root(c, n->in[x]), (int)xt->dims[1], (int)xt->dims[2], (int)xt->dims[3], e);
+            if (b == -2) { rc = -1; goto done; }
+            if (b < 0) goto done;
+            cm->xin[cm->nx++] = b;
+        }
         cm->in = in;
         cm->res = res;
         /* the member's output: a new buffer, no longer a group input */
@@ -1746,8 +1895,20 @@ int bk_lower_chain(BkCtx *c, const BkLayer *const *members, int nm, BkLayer *ly,
         if ((uint64_t)ch->buf[b].W * ch->buf[b].C % c->align) goto done;
     /* a member's input that a later member writes is not a group input */
     for (int i = 0; i < nm; i++)
-        for (int j = i; j < nm; j++)
+        for (int j = i; j < nm; j++) {
             if (ch->m[i].in == ch->m[j].out || ch->m[i].res == ch->m[j].out) goto done;
+            for (int x = 0; x < ch->m[i].nx; x++) if (ch->m[i].xin[x] == ch->m[j].out) goto done;
+        }
+    /* the new members' alignment (members_unsound: the checker's
+     * conditions; W slices are refused later, cols_ok) */
+    {
+        AtlErr ign;
+        int nwc = ch->nwc;
+        ch->nwc = 1;
+        for (int i = 0; i < nm; i++)
+            if (members_unsound(c, ch, &ch->m[i], &ign)) { ch->nwc = nwc; goto done; }
+        ch->nwc = nwc;
+    }
     /* the group's output shares no DRAM byte with its inputs: placement
      * (alloc/place.c) runs before groups exist and may give a layer's
      * output the space of an input that is dead once the member reading
@@ -1762,6 +1923,8 @@ int bk_lower_chain(BkCtx *c, const BkLayer *const *members, int nm, BkLayer *ly,
     uint64_t oz = (uint64_t)ir_numel(&g->t[gout]) * (uint64_t)bk_tensor_es(c, gout);
     const ChainBuf *ob = &ch->buf[ch->m[nm - 1].out];
     ch->inplace = -1;
+    /* the last member's output address (a DMA layer's is its tensor's) */
+    ch->y = ch->m[nm - 1].kind == CM_CONCAT || ch->m[nm - 1].kind == CM_RESIZE ? oa : members[nm - 1]->lw.y;
     for (int b = 0; b < ch->nb; b++) {
         const ChainBuf *in = &ch->buf[b];
         if (!in->dram) continue;

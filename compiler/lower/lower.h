@@ -73,6 +73,29 @@ int bk_chain_shared_pairs(const BkLayer *ly);
  * slice height the compiler applies (apply_rows). */
 int bk_chain_check(const BkCtx *c, const BkLayer *ly, AtlErr *e);
 
+/* chain_ops.c: group members other than window layers. bk_member_op:
+ * BK_MOP_CONCAT (a 4-D Concat along C of 2..BK_MOP_MAXIN inputs),
+ * BK_MOP_RESIZE (a nearest Resize upsampling H and W by integers,
+ * bk_resize_up), BK_MOP_ELEM (a float Add/Sub/Mul/Max/Min of two
+ * non-constant tensors of the output's shape, the second possibly per
+ * channel: bk_member_per_channel), else BK_MOP_NONE. */
+enum { BK_MOP_NONE, BK_MOP_CONCAT, BK_MOP_RESIZE, BK_MOP_ELEM };
+#define BK_MOP_MAXIN 4
+int bk_member_op(const BkCtx *c, const BkLayer *ly);
+/* 1 when tensor t is a run-time [N, C, 1, 1] operand of the 4-D output y
+ * (read with stride 0 over its pixels). */
+int bk_member_per_channel(const IrGraph *g, int t, const IrTensor *y);
+/* A Concat member: px pixels of cn channels at src into channels
+ * [c0, c0+cn) of the ctot-channel pixels at dst (one v.mov). */
+void bk_member_concat_code(BkCode *k, int dt, uint64_t dst, int ctot, int c0, uint64_t src, int cn, uint32_t px);
+/* A Resize member: output rows [lo, lo+n) (W x fw columns of C) at dst
+ * from input rows from qlo (W columns) at src, factors fh x fw. */
+void bk_member_resize_code(BkCode *k, int dt, uint64_t dst, int lo, int n, uint64_t src, int qlo, int fh, int fw, int W,
+                           int C);
+/* move.c: a nearest Resize/Upsample whose every axis k maps output o to
+ * input o / f[k] (f[k] >= 1 integers): 0 and f, else -1. */
+int bk_resize_up(const BkCtx *c, int node, int *f);
+
 /* cast.c: Cast, CastLike: a copy between equal storage dtypes, else one v.cast. */
 int bk_lower_cast(BkCtx *c, int node, BkLayer *ly, AtlErr *e);
 

@@ -117,25 +117,54 @@ static int64_t nearest_index(int ctm, int nm, double scale, int64_t in, int64_t 
  * integer upsampling (each input index repeated s times, in order) or an
  * arithmetic progression (identity, integer downsampling, offsets).
  * Returns 1 (nothing added) for other modes and maps. */
-static int lower_resize(BkCtx *c, int node, BkLayer *ly, int *cap, uint64_t xa, uint64_t ya, AtlErr *e)
+/* A nearest Resize's coordinate mode (*ctm) and rounding (*nm) as
+ * nearest_index numbers them and its constant scales (*sc, NULL: from the
+ * sizes); 1 when it is not nearest or a mode is unknown. */
+static int nearest_modes(const IrGraph *gr, const IrNode *nd, int *ctm, int *nm, const IrTensor **sc)
 {
-    const IrGraph *gr = c->g;
-    const IrNode *nd = &gr->nodes[node];
-    const IrTensor *x = &gr->t[nd->in[0]], *y = &gr->t[nd->out[0]];
-    int r = x->ndim;
+    int r = gr->t[nd->in[0]].ndim;
     if (strcmp(ir_attr_str(nd, "mode", "nearest"), "nearest")) return 1;
     static const char *ctms[] = {"half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric", "tf_half_pixel_for_nn"};
     static const char *nms[] = {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"};
     int old = !strcmp(nd->op, "Upsample") || gr->opset < 11;
-    int ctm = old ? 3 : -1, nm = old ? 2 : -1;
+    *ctm = old ? 3 : -1;
+    *nm = old ? 2 : -1;
     const char *cs = ir_attr_str(nd, "coordinate_transformation_mode", "half_pixel");
     const char *ns = ir_attr_str(nd, "nearest_mode", "round_prefer_floor");
-    for (int i = 0; i < 5 && ctm < 0; i++) if (!strcmp(cs, ctms[i])) ctm = i;
-    for (int i = 0; i < 4 && nm < 0; i++) if (!strcmp(ns, nms[i])) nm = i;
-    if (ctm < 0 || nm < 0) return 1;
+    for (int i = 0; i < 5 && *ctm < 0; i++) if (!strcmp(cs, ctms[i])) *ctm = i;
+    for (int i = 0; i < 4 && *nm < 0; i++) if (!strcmp(ns, nms[i])) *nm = i;
+    if (*ctm < 0 || *nm < 0) return 1;
     int si = old ? 1 : 2;
-    const IrTensor *sc = nd->nin > si && nd->in[si] >= 0 && gr->t[nd->in[si]].data && ir_numel(&gr->t[nd->in[si]]) == r
-                         ? &gr->t[nd->in[si]] : NULL;
+    *sc = nd->nin > si && nd->in[si] >= 0 && gr->t[nd->in[si]].data && ir_numel(&gr->t[nd->in[si]]) == r
+          ? &gr->t[nd->in[si]] : NULL;
+    return 0;
+}
+
+int bk_resize_up(const BkCtx *c, int node, int *f)
+{
+    const IrGraph *gr = c->g;
+    const IrNode *nd = &gr->nodes[node];
+    if (strcmp(nd->op, "Resize") && strcmp(nd->op, "Upsample")) return -1;
+    const IrTensor *x = &gr->t[nd->in[0]], *y = &gr->t[nd->out[0]], *sc;
+    int ctm, nm;
+    if (x->ndim != y->ndim || x->ndim > IR_MAXDIM || nearest_modes(gr, nd, &ctm, &nm, &sc)) return -1;
+    for (int k = 0; k < x->ndim; k++) {
+        int64_t in = x->dims[k], out = y->dims[k];
+        if (in < 1 || out % in || out / in > 64) return -1;
+        double scale = sc ? ir_get_f(sc, k) : (double)out / (double)in;
+        f[k] = (int)(out / in);
+        for (int64_t o = 0; o < out; o++) if (nearest_index(ctm, nm, scale, in, out, o) != o / f[k]) return -1;
+    }
+    return 0;
+}
+
+static int lower_resize(BkCtx *c, int node, BkLayer *ly, int *cap, uint64_t xa, uint64_t ya, AtlErr *e)
+{
+    const IrGraph *gr = c->g;
+    const IrNode *nd = &gr->nodes[node];
+    const IrTensor *x = &gr->t[nd->in[0]], *y = &gr->t[nd->out[0]], *sc;
+    int r = x->ndim, ctm, nm;
+    if (nearest_modes(gr, nd, &ctm, &nm, &sc)) return 1;
     int64_t xs[IR_MAXDIM], ys[IR_MAXDIM];
     strides_of(x, xs);
     strides_of(y, ys);

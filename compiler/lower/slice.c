@@ -17,11 +17,19 @@
  *   - elementwise layers (BK_K_ELEM): the same box, numpy-broadcast: an
  *     input dim of size 1 (or a dim the input does not have) is read at
  *     index 0 only.
+ *   - Concat: along its axis, the part of the output box an input fills,
+ *     at that input's own indices (none of it: extent 0 there); the other
+ *     dims pass through.
+ *   - a nearest Resize that upsamples every axis by an integer
+ *     (bk_resize_up): output index o reads input o / f, so a box
+ *     [o0, o0 + on) reads [o0 / f, (o0 + on - 1) / f]; its scales and roi
+ *     whole.
  *   - every other layer: the whole input (the answer that is always
  *     right; a layer that can do better says so here).
  * Why: a layer group keeps intermediates in LMEM slice by slice; which
  *   slice of a member's input a slice of its output needs, halos included,
  *   is propagated backwards through the group with this. */
+#include <string.h>
 #include "compiler/lower/lower.h"
 
 BkSpan bk_window_span(int o0, int on, int s, int pad, int d, int k, int size)
@@ -93,6 +101,35 @@ static void broadcast_need(const IrTensor *x, const BkBox *out, BkBox *need)
     }
 }
 
+/* Concat input `in`: its part of the output box along the axis. */
+static void concat_need(const IrGraph *g, const IrNode *nd, int in, const BkBox *out, BkBox *need)
+{
+    const IrTensor *x = &g->t[nd->in[in]];
+    int ax = (int)ir_attr_int(nd, "axis", 0);
+    if (ax < 0) ax += x->ndim;
+    int64_t off = 0;
+    for (int k = 0; k < in; k++) if (nd->in[k] >= 0) off += g->t[nd->in[k]].dims[ax];
+    *need = *out;
+    need->rank = x->ndim;
+    int64_t lo = out->lo[ax] > off ? out->lo[ax] : off, hi = out->lo[ax] + out->n[ax];
+    if (hi > off + x->dims[ax]) hi = off + x->dims[ax];
+    need->lo[ax] = hi > lo ? lo - off : 0;
+    need->n[ax] = hi > lo ? hi - lo : 0;
+}
+
+/* A nearest integer upsampling's input 0 (0), or -1 (not one). */
+static int resize_need(const BkCtx *c, const BkLayer *ly, const BkBox *out, BkBox *need)
+{
+    int f[IR_MAXDIM];
+    if (bk_resize_up(c, ly->node, f) || out->rank != c->g->t[c->g->nodes[ly->node].in[0]].ndim) return -1;
+    need->rank = out->rank;
+    for (int d = 0; d < out->rank; d++) {
+        need->lo[d] = out->lo[d] / f[d];
+        need->n[d] = out->n[d] > 0 ? (out->lo[d] + out->n[d] - 1) / f[d] - need->lo[d] + 1 : 0;
+    }
+    return 0;
+}
+
 int bk_slice_need(const BkCtx *c, const BkLayer *ly, int in, const BkBox *out, BkBox *need, AtlErr *e)
 {
     if (ly->node < 0) return atl_fail(e, "slice inference: a constant output reads no input");
@@ -107,6 +144,10 @@ int bk_slice_need(const BkCtx *c, const BkLayer *ly, int in, const BkBox *out, B
     case BK_K_ELEM:
         if (c->gelu_src[ly->node] < 0) { broadcast_need(x, out, need); return 0; }
         break;   /* a Gelu pattern reads its source, not its node's inputs */
+    case BK_K_MOVE:
+        if (!strcmp(nd->op, "Concat") && out->rank == x->ndim) { concat_need(c->g, nd, in, out, need); return 0; }
+        if (in == 0 && (!strcmp(nd->op, "Resize") || !strcmp(nd->op, "Upsample")) && !resize_need(c, ly, out, need)) return 0;
+        break;
     default:
         break;
     }

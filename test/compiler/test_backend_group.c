@@ -43,7 +43,11 @@
  * a group with resident weights reading each weight byte from DRAM once
  * per cluster it runs on (issue 11, Deliver 5). C slices of an inverted
  * residual block (--group-cslice only; f32, bf16, f16; uneven slices)
- * against the interpreter, and the checker on their plans. */
+ * against the interpreter, and the checker on their plans. Members other
+ * than window layers (lower/chain_ops.c): an Inception concat, a U-Net
+ * step (Resize and concat), a Mul gate, an Add of two pools and a
+ * per-channel (squeeze-and-excitation) gate, and the checker's refusals
+ * of their misaligned concat channels and Resize rows. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1355,6 +1359,151 @@ TEST(c_slices_of_an_inverted_residual)
     ir_free(&g);
 }
 
+/* ---- Concat, Resize and elementwise members (lower/chain_ops.c) ---- */
+
+/* The graphs: an Inception-like concat of two conv branches of x, then a
+ * conv; a U-Net-like step (a stride-2 conv, a nearest 2x Resize, the
+ * concat with x, a conv); a Mul gate (x times a sigmoid conv of x, then a
+ * conv); the Add + Relu of a max and an average pool of a conv, then a
+ * conv; a squeeze-and-excitation gate (a conv, its global average pool
+ * through a 1x1 conv + Sigmoid, the conv's output times that per-channel
+ * gate, a conv). C channels in, every conv 3x3 pad 1 unless said. */
+typedef enum { MG_INCEPTION, MG_UNET, MG_GATE, MG_ADD_POOLS, MG_SE } MemberGraph;
+
+static void resize2x(IrGraph *g, const char *name, const char *x, const char *out)
+{
+    AtlErr e;
+    char roi[64], sc[64], ins[200];
+    float scales[4] = {1, 1, 2, 2};
+    int64_t four = 4, zero = 0;
+    snprintf(roi, sizeof roi, "%s_roi", name);
+    snprintf(sc, sizeof sc, "%s_scales", name);
+    ir_add_const(g, roi, IR_F32, 1, &zero, NULL, &e);
+    ir_add_const(g, sc, IR_F32, 1, &four, scales, &e);
+    snprintf(ins, sizeof ins, "%s,%s,%s", x, roi, sc);
+    int n = ir_add_op(g, "Resize", name, ins, out, &e);
+    ir_set_attr_str(g, n, "mode", "nearest", &e);
+}
+
+static void member_graph(IrGraph *g, MemberGraph kind, int C, int H, int W)
+{
+    AtlErr e;
+    int64_t xd[4] = {1, C, H, W};
+    new_graph(g, xd);
+    int n;
+    switch (kind) {
+    case MG_INCEPTION:
+        conv_relu(g, "ca", "x", C, C, 1, 1, 0, 1, "a");
+        conv_relu(g, "cb", "x", C, C, 3, 1, 1, 1, "b");
+        n = ir_add_op(g, "Concat", "cat", "a,b", "ab", &e);
+        ir_set_attr_int(g, n, "axis", 1, &e);
+        conv(g, "co", "ab", 2 * C, C, 3, 1, 1, 1, "y");
+        break;
+    case MG_UNET:
+        conv_relu(g, "cd", "x", C, C, 3, 2, 1, 1, "d");
+        resize2x(g, "up", "d", "u");
+        n = ir_add_op(g, "Concat", "cat", "u,x", "ux", &e);
+        ir_set_attr_int(g, n, "axis", 1, &e);
+        conv(g, "co", "ux", 2 * C, C, 3, 1, 1, 1, "y");
+        break;
+    case MG_GATE:
+        conv(g, "cg", "x", C, C, 3, 1, 1, 1, "gc");
+        ir_add_op(g, "Sigmoid", "sig", "gc", "gs", &e);
+        ir_add_op(g, "Mul", "gate", "x,gs", "m", &e);
+        conv(g, "co", "m", C, C, 3, 1, 1, 1, "y");
+        break;
+    case MG_ADD_POOLS:
+        conv_relu(g, "c1", "x", C, C, 3, 1, 1, 1, "a");
+        pool(g, "MaxPool", "mp", "a", 3, 1, 1, 0, 0, "p");
+        pool(g, "AveragePool", "ap", "a", 3, 1, 1, 0, 0, "q");
+        ir_add_op(g, "Add", "padd", "p,q", "s0", &e);
+        ir_add_op(g, "Relu", "prelu", "s0", "s", &e);
+        conv(g, "co", "s", C, C, 3, 1, 1, 1, "y");
+        break;
+    case MG_SE:
+        conv_relu(g, "c1", "x", C, C, 3, 1, 1, 1, "a");
+        ir_add_op(g, "GlobalAveragePool", "gap", "a", "p", &e);
+        conv(g, "fc", "p", C, C, 1, 1, 0, 1, "fz");
+        ir_add_op(g, "Sigmoid", "fsig", "fz", "f", &e);
+        ir_add_op(g, "Mul", "se", "a,f", "m", &e);
+        conv(g, "co", "m", C, C, 3, 1, 1, 1, "y");
+        break;
+    }
+    ir_add_output(g, "y", &e);
+}
+
+/* Each graph on a1 in f32 forms one group holding its Concat, Resize or
+ * elementwise layer (the summary has no such layer left), its estimate
+ * within EST_TOL of the simulated span, bit for bit equal to --group none
+ * and within rounding of the interpreter, with an uneven last slice (and
+ * for the U-Net step, 10 output rows in slices of 3: the Resize's slices
+ * start at odd rows); in bf16 (2C channels: each concat input's channels
+ * start aligned); on tiny and edge16k as the cost model chooses, and on
+ * tiny with --group-weights stream, where the Resize, the Mul gate and
+ * the pools' Add join streaming groups. The squeeze-and-excitation gate's
+ * group is its 1x1 conv (one row, recomputed by every slice), the Mul by
+ * the per-channel gate and the last conv. */
+TEST(concat_resize_elementwise_members)
+{
+    static const struct { MemberGraph kind; const char *what, *a1; int C, H, W; const char *tiny; } cases[] = {
+        {MG_INCEPTION, "inception concat", "Group(4)", 16, 23, 20, "Conv+Relu Group(2) Conv"},
+        {MG_UNET, "unet resize+concat", "Group(4)", 16, 20, 20, "Group(2) Concat Conv"},
+        {MG_GATE, "mul gate", "Group(3)", 16, 23, 20, "Group(2) Conv"},
+        {MG_ADD_POOLS, "add of two pools", "Conv+Relu Group(4)", 16, 23, 20, "Group(5)"},
+        {MG_SE, "per-channel gate", "Conv+Relu GlobalAveragePool Group(3)", 16, 23, 20, NULL},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        IrGraph g;
+        Run r;
+        member_graph(&g, cases[i].kind, cases[i].C, cases[i].H, cases[i].W);
+        check_on(&g, cases[i].what, A1, ISA_F32, cases[i].a1, &r);
+        int oh = cases[i].kind == MG_UNET ? cases[i].H / 2 : cases[i].H, h = split_field(&r, 'H');
+        int rows = h > 0 ? (oh + h - 1) / h : 0;
+        CHECKF(h > 1 && oh % rows != 0, "%s on a1: %d slices of %d rows: no uneven last slice", cases[i].what, h, rows);
+        if (cases[i].kind == MG_UNET) CHECKF(rows % 2, "%s on a1: slices of %d rows start at even rows only", cases[i].what, rows);
+        run_free(&r);
+        check_on(&g, cases[i].what, TINY, ISA_F32, NULL, NULL);
+        check_on(&g, cases[i].what, EDGE, ISA_F32, NULL, NULL);
+        ir_free(&g);
+        member_graph(&g, cases[i].kind, 2 * cases[i].C, cases[i].H, cases[i].W);
+        check_on(&g, cases[i].what, A1, ISA_BF16, cases[i].a1, NULL);
+        check_weights(&g, cases[i].what, TINY, ISA_F32, BK_GW_STREAM, cases[i].tiny, NULL);
+        ir_free(&g);
+    }
+}
+
+/* The checker covers the new members: the compiler's plans of an
+ * Inception concat and a U-Net step pass; with the alignment doubled
+ * under them (128 bytes) the second concat input's channels (from 16
+ * f32, 64 bytes) and the Resize's input rows (9 columns of 16 f32, 576
+ * bytes) no longer start aligned, and it refuses them by name. */
+TEST(checker_covers_concat_and_resize)
+{
+    static const struct { MemberGraph kind; int W; const char *members[4], *has; } cases[] = {
+        {MG_INCEPTION, 20, {"ca", "cb", "cat", "co"}, "node 'cat' (Concat): layer group: concat input 1 (channels from 16) is unaligned"},
+        {MG_UNET, 18, {"cd", "up", "cat", "co"}, "node 'up' (Resize): layer group: resize rows of 9 x 16 channels are unaligned"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        IrGraph g;
+        ChainFix f;
+        AtlErr e = {{0}};
+        member_graph(&g, cases[i].kind, 16, 20, cases[i].W);
+        int rc = fix_setup(&f, &g, A1, ISA_F32, cases[i].members, 4, &e);
+        CHECKF(rc == 0, "%s: %s", cases[i].members[2], e.msg);
+        if (rc == 0) {
+            CHECKF(bk_chain_check(&f.c, &f.chain, &e) == 0, "the compiler's plan: %s", e.msg);
+            f.c.align = 128;
+            rc = bk_chain_check(&f.c, &f.chain, &e);
+            printf("    %-34s %s\n", cases[i].members[1], rc ? e.msg : "(accepted)");
+            CHECK(rc != 0);
+            CHECK_STR_CONTAINS(e.msg, cases[i].has);
+        }
+        fix_free(&f);
+        ir_free(&g);
+    }
+}
+
+
 int main(void)
 {
     RUN(conv_conv_chain);
@@ -1376,5 +1525,7 @@ int main(void)
     RUN(packed_buffers_give_taller_slices);
     RUN(checker_proves_lifetimes);
     RUN(c_slices_of_an_inverted_residual);
+    RUN(concat_resize_elementwise_members);
+    RUN(checker_covers_concat_and_resize);
     return test_summary("test_backend_group");
 }

@@ -295,6 +295,49 @@ TEST(elementwise_broadcasts_and_others_read_all)
     ir_free(&s.g);
 }
 
+/* Concat: an input reads the part of the output box along the axis that
+ * it fills, at its own indices; a nearest 2 x 3 upsampling reads rows
+ * o / 2 and columns o / 3 (uneven boxes starting at odd rows). */
+TEST(concat_and_resize_need_their_part)
+{
+    SliceFix s;
+    AtlErr e;
+    int64_t xd[4] = {1, 4, 5, 6}, wd[4] = {1, 3, 5, 6};
+    REQUIRE(slice_setup(&s, "Concat", xd, 4, wd, 4) == 0);
+    REQUIRE(ir_set_attr_int(&s.g, s.ly.node, "axis", 1, &e) == 0);
+    s.ly.lw.kind = BK_K_MOVE;
+    BkBox need, out = box4(0, 2, 1, 2, 1, 4, 3, 4);   /* channels 2..5 of 7 */
+    REQUIRE(bk_slice_need(&s.c, &s.ly, 0, &out, &need, &e) == 0);
+    CHECK_EQ_INT(need.lo[1], 2); CHECK_EQ_INT(need.n[1], 2);
+    CHECK_EQ_INT(need.lo[2], 1); CHECK_EQ_INT(need.n[2], 3);
+    CHECK_EQ_INT(need.lo[3], 2); CHECK_EQ_INT(need.n[3], 4);
+    REQUIRE(bk_slice_need(&s.c, &s.ly, 1, &out, &need, &e) == 0);
+    CHECK_EQ_INT(need.lo[1], 0); CHECK_EQ_INT(need.n[1], 2);
+    out = box4(0, 5, 0, 0, 1, 2, 5, 6);   /* channels 5, 6: the second input's only */
+    REQUIRE(bk_slice_need(&s.c, &s.ly, 0, &out, &need, &e) == 0);
+    CHECK_EQ_INT(need.n[1], 0);
+    REQUIRE(bk_slice_need(&s.c, &s.ly, 1, &out, &need, &e) == 0);
+    CHECK_EQ_INT(need.lo[1], 1); CHECK_EQ_INT(need.n[1], 2);
+    ir_free(&s.g);
+    int64_t rd[1] = {0};
+    REQUIRE(slice_setup(&s, "Resize", xd, 4, rd, 1) == 0);
+    s.ly.lw.kind = BK_K_MOVE;
+    IrTensor *y = &s.g.t[s.g.nodes[s.ly.node].out[0]];
+    int64_t yd[4] = {1, 4, 10, 18};
+    y->ndim = 4;
+    memcpy(y->dims, yd, sizeof yd);
+    out = box4(0, 1, 3, 4, 1, 2, 4, 5);   /* rows 3..6, columns 4..8 */
+    REQUIRE(bk_slice_need(&s.c, &s.ly, 0, &out, &need, &e) == 0);
+    CHECK_EQ_INT(need.lo[1], 1); CHECK_EQ_INT(need.n[1], 2);
+    CHECK_EQ_INT(need.lo[2], 1); CHECK_EQ_INT(need.n[2], 3);
+    CHECK_EQ_INT(need.lo[3], 1); CHECK_EQ_INT(need.n[3], 2);
+    /* a linear Resize: the whole input */
+    REQUIRE(ir_set_attr_str(&s.g, s.ly.node, "mode", "linear", &e) == 0);
+    REQUIRE(bk_slice_need(&s.c, &s.ly, 0, &out, &need, &e) == 0);
+    for (int d = 0; d < 4; d++) { CHECK_EQ_INT(need.lo[d], 0); CHECK_EQ_INT(need.n[d], xd[d]); }
+    ir_free(&s.g);
+}
+
 /* Bands: the weight copies a conv's clusters load beyond one on the chip
  * (bk_band_weight_rereads, priced by the tile search): each cluster loads
  * every (output-channel chunk, K chunk) its tiles use once. */
@@ -449,6 +492,7 @@ int main(void)
     RUN(emitter_writes_the_table_order);
     RUN(window_halos_clip_at_the_borders);
     RUN(elementwise_broadcasts_and_others_read_all);
+    RUN(concat_and_resize_need_their_part);
     RUN(band_weight_rereads_count_copies_per_cluster);
     RUN(band_cells_follow_the_rule_cell_by_cell);
     return test_summary("test_schedule");
