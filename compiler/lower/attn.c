@@ -354,7 +354,9 @@ int bk_lower_attn(BkCtx *c, const BkLayer *const *members, int nm, BkLayer *ly, 
      * the group 1,244 simulated cycles faster than its four layers, the
      * model 35 cycles faster in all; the estimate's total error -6.4% ->
      * -9.3%) */
-    if (nm < 3 || nm > ATTN_MAX || c->chip->dram_model != CFG_DRAM_FLOW) return 1;
+    if (nm < 3 || nm > ATTN_MAX || c->chip->dram_model != CFG_DRAM_FLOW || !is_mm(c, members[0]) ||
+        !is_mm(c, members[nm - 1]) || members[nm - 2]->lw.kind != BK_K_SOFTMAX)
+        return 1;
     AttnPlan *a = calloc(1, sizeof *a);
     if (!a) return bk_fail(c, members[nm - 1]->node, e, "out of memory");
     if (!matches(c, members, nm, a)) { free(a); return 1; }
