@@ -7,7 +7,9 @@
  *   tpu-mlir's layer grouping does: best[e] is the cheapest way to run
  *   layers 0..e-1, either best[e-1] plus layer e-1 alone, or best[s] plus
  *   layers s..e-1 as one group (a chain of window layers, lower/chain.c,
- *   with its slice height chosen by the tile-shape search), for every s
+ *   with its slice height chosen by the tile-shape search, or an
+ *   attention group of 3 to BK_ATTN_MAX layers, lower/attn.c, with its
+ *   query-row chunk chosen so), for every s
  *   with at most BK_CHAIN_MAX members, on all the cores or on the first
  *   cluster alone (whose weights then cross DRAM once, not once per
  *   cluster; the other cores wait at its barrier). Every price is the cost model's
