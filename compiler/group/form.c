@@ -7,7 +7,9 @@
  *   tpu-mlir's layer grouping does: best[e] is the cheapest way to run
  *   layers 0..e-1, either best[e-1] plus layer e-1 alone, or best[s] plus
  *   layers s..e-1 as one group (a chain of window layers, lower/chain.c,
- *   with its slice height chosen by the tile-shape search), for every s
+ *   with its slice height chosen by the tile-shape search, or an
+ *   attention group of 3 to BK_ATTN_MAX layers, lower/attn.c, with its
+ *   query-row chunk chosen so), for every s
  *   with at most BK_CHAIN_MAX members, on all the cores or on the first
  *   cluster alone (whose weights then cross DRAM once, not once per
  *   cluster; the other cores wait at its barrier). Every price is the cost model's
@@ -52,8 +54,10 @@ static int price(BkCtx *c, BkLayer *ly, BkCoreSet cores, uint64_t bound, uint64_
  * chosen there and prices it with `bound`: 0 and *cand, *est when it is a
  * chain under the bound; 1 when they are no chain, 2 when it is one but
  * over the bound (cand freed both times); -1 on error. */
+typedef int (*GroupLower)(BkCtx *c, const BkLayer *const *members, int nm, BkLayer *ly, AtlErr *e);
+
 static int try_chain(BkCtx *c, BkLayer *layers, int s, int end, BkCoreSet cores, uint64_t bound, BkLayer *cand,
-                     uint64_t *est, AtlErr *e)
+                     uint64_t *est, GroupLower lower, AtlErr *e)
 {
     const BkLayer *members[BK_CHAIN_MAX];
     for (int k = s; k < end; k++) members[k - s] = &layers[k];
@@ -66,7 +70,7 @@ static int try_chain(BkCtx *c, BkLayer *layers, int s, int end, BkCoreSet cores,
     cand->band_clusters = layers[end - 1].band_clusters;
     cand->band_chans = layers[end - 1].band_chans;
     cand->band_rows = layers[end - 1].band_rows;
-    int r = bk_lower_chain(c, members, end - s, cand, e);
+    int r = lower(c, members, end - s, cand, e);
     int chosen = r ? 0 : bk_choose_shape_under(c, cand, cores, bound, e);
     int over = r < 0 || chosen < 0 ? -1 : r ? 1 : chosen ? 2 : 2 * price(c, cand, cores, bound, est, e);
     if (over) bk_layer_free(cand);
@@ -94,13 +98,31 @@ int bk_form_groups(BkCtx *c, BkLayer *layers, int n, BkCoreSet cores, BkLayer *c
         from[end] = end - 1;
         where[end] = cores;
         int most = c->group_max > 0 && c->group_max < BK_CHAIN_MAX ? c->group_max : BK_CHAIN_MAX;
+        /* an attention group (lower/attn.c): the 3 to BK_ATTN_MAX layers ending here */
+        for (int s = end - 3; c->grouping && s >= 0 && end - s <= BK_ATTN_MAX && end - s <= most; s--)
+            for (int k = 0; k < nsets; k++) {
+                if (best[s] >= best[end]) break;
+                BkLayer cand;
+                uint64_t est = 0;
+                int over = try_chain(c, layers, s, end, sets[k], best[end] - best[s], &cand, &est, bk_lower_attn, e);
+                if (over < 0) goto done;
+                if (over == 1) break;
+                if (over) continue;
+                est += forced * (uint64_t)(end - s);
+                if (best[s] + est >= best[end]) { bk_layer_free(&cand); continue; }
+                bk_layer_free(&chains[end - 1]);
+                chains[end - 1] = cand;
+                best[end] = best[s] + est;
+                from[end] = s;
+                where[end] = sets[k];
+            }
         if (!c->grouping || !bk_chain_can_join(c, &layers[end - 1])) continue;
         for (int s = end - 2; s >= 0 && end - s <= most && bk_chain_can_join(c, &layers[s]); s--)
             for (int k = 0; k < nsets; k++) {
                 if (best[s] >= best[end]) break;
                 BkLayer cand;
                 uint64_t est = 0;
-                int over = try_chain(c, layers, s, end, sets[k], best[end] - best[s], &cand, &est, e);
+                int over = try_chain(c, layers, s, end, sets[k], best[end] - best[s], &cand, &est, bk_lower_chain, e);
                 if (over < 0) goto done;
                 if (over == 1) break;   /* no chain: not on the other set either */
                 if (over) continue;

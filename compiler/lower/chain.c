@@ -2028,7 +2028,7 @@ done:
 int bk_chain_nodes(const BkLayer *ly, int *nodes, int max)
 {
     const BkChain *ch = ly->chain;
-    if (!ch) return 0;
+    if (!ch) return ly->lw.kind == BK_K_ATTN ? bk_attn_nodes(ly, nodes, max) : 0;
     for (int i = 0; i < ch->nm && i < max; i++) nodes[i] = ch->m[i].ly->node;
     return ch->nm;
 }
@@ -2063,6 +2063,7 @@ uint64_t bk_chain_lmem(const BkLayer *ly)
 void bk_chain_mark_internal(BkCtx *c, const BkLayer *ly)
 {
     const BkChain *ch = ly->chain;
+    if (ly->lw.kind == BK_K_ATTN) bk_attn_mark_internal(c, ly);
     for (int i = 0; ch && i < ch->nm - 1; i++) c->pl[ch->buf[ch->m[i].out].t].internal = 1;
 }
 

@@ -95,6 +95,18 @@ void bk_member_resize_code(BkCode *k, int dt, uint64_t dst, int lo, int n, uint6
 /* move.c: a nearest Resize/Upsample whose every axis k maps output o to
  * input o / f[k] (f[k] >= 1 integers): 0 and f, else -1. */
 int bk_resize_up(const BkCtx *c, int node, int *f);
+/* attn.c: an attention group: MatMul (scores = Q x K^T, its alpha),
+ * Softmax over the scores' rows and MatMul (x V), three consecutive
+ * layers whose scores and probabilities nothing else reads, lowered as
+ * one layer (BK_K_ATTN) whose tiles keep them in LMEM; its candidate
+ * query-row slices. 0; 1 when the layers are no such group (ly then
+ * unusable); -1 on error. */
+#define BK_ATTN_MAX 5           /* members: MatMul, up to two elementwise, Softmax, MatMul */
+int bk_lower_attn(BkCtx *c, const BkLayer *const *members, int nm, BkLayer *ly, AtlErr *e);
+/* The IR nodes of an attention layer (at most max); their count (0: not one). */
+int bk_attn_nodes(const BkLayer *ly, int *nodes, int max);
+/* Marks an attention layer's scores and probabilities as BkPlace.internal. */
+void bk_attn_mark_internal(BkCtx *c, const BkLayer *ly);
 
 /* cast.c: Cast, CastLike: a copy between equal storage dtypes, else one v.cast. */
 int bk_lower_cast(BkCtx *c, int node, BkLayer *ly, AtlErr *e);
@@ -290,6 +302,10 @@ int bk_mm_batches(const BkCtx *c, int node, const IrTensor *a, const IrTensor *b
 int bk_lower_elem(BkCtx *c, int node, BkLayer *ly, AtlErr *e);
 int bk_lower_reduce(BkCtx *c, int node, BkLayer *ly, AtlErr *e);
 int bk_lower_softmax(BkCtx *c, int node, BkLayer *ly, AtlErr *e);
+/* vec.c: the register program BkLow.steps of a reduction / softmax over
+ * a block of shape sh (reduced along dim 2), its registers BK_R_* at the
+ * LMEM addresses addr (absolute); appended to k's compute list. */
+void bk_red_steps(const BkLow *l, int dt, const uint64_t addr[BK_R_NREGS], const uint32_t sh[4], BkCode *k);
 int bk_lower_layernorm(BkCtx *c, int node, BkLayer *ly, AtlErr *e);
 int bk_lower_move(BkCtx *c, int node, BkLayer *ly, AtlErr *e);
 /* move.c: Identity as a DMA copy (bk_lower_move), or with a fused

@@ -524,12 +524,18 @@ static int red_full(int reg) { return reg == BK_R_IN || reg == BK_R_ACC; }
  * (reduced along dim 2). */
 static void red_program(const BkLow *l, int dt, uint64_t slot, const uint32_t sh[4], BkCode *k)
 {
+    const uint64_t addr[BK_R_NREGS] = {slot + l->l_in, slot + l->l_acc, slot + l->l_out, slot + l->l_tmp};
+    bk_red_steps(l, dt, addr, sh, k);
+}
+
+void bk_red_steps(const BkLow *l, int dt, const uint64_t addr[BK_R_NREGS], const uint32_t sh[4], BkCode *k)
+{
+    const uint64_t slot = 0;
     uint32_t rsh[4] = {sh[0], sh[1], 1, sh[3]};
     int64_t cs[4], rc[4];
     bk_compact(sh, cs);
     bk_compact(rsh, rc);
     int64_t bst[4] = {rc[0], rc[1], 0, rc[3]};
-    const uint64_t addr[BK_R_NREGS] = {l->l_in, l->l_acc, l->l_out, l->l_tmp};
     for (int s = 0; s < l->nsteps; s++) {
         const BkStep *st = &l->steps[s];
         AtlInsn in;

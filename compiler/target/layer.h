@@ -53,7 +53,8 @@ typedef enum {
     BK_K_CONV, BK_K_POOL, BK_K_MM, BK_K_ELEM, BK_K_REDUCE, BK_K_SOFTMAX, BK_K_LAYERNORM, BK_K_MOVE,
     BK_K_ARG, BK_K_LOSS, BK_K_TRILU, BK_K_GATHER_EL, BK_K_GATHER_ND, BK_K_ONEHOT, BK_K_TOPK,
     BK_K_SCATTER_EL, BK_K_SCATTER_ND, BK_K_REVSEQ,
-    BK_K_CHAIN                    /* a layer group of window layers (lower/chain.c) */
+    BK_K_CHAIN,                   /* a layer group of window layers (lower/chain.c) */
+    BK_K_ATTN                     /* an attention group: MatMul, Softmax, MatMul (lower/attn.c) */
 } BkKind;
 
 /* Lowering state of one layer; which members are used depends on kind. */

@@ -1,0 +1,415 @@
+/* attn.c - attention as one layer group: MatMul (Q x K^T) -> Softmax ->
+ * MatMul (x V) with the scores kept in LMEM (docs/backend.md, "Attention
+ * groups").
+ *
+ * Reads: three consecutive lowered layers (their own lowerings, mm.c and
+ *   vec.c): a MatMul / Gemm with an activation B, no bias, no C and no
+ *   fused activation, whose output [bt][M][S] only a Softmax (or
+ *   LogSoftmax) over its last axis reads; that Softmax's output only a
+ *   MatMul reads, as its A, not transposed, [bt][M][S] x B [bt][S][Dv]
+ *   (B an activation or a constant; no bias, no C).
+ * Does: one layer (BK_K_ATTN) whose tile is (batch, chunk of mt query
+ *   rows), batch-major: it loads the tile's Q rows [mt][D] (the first
+ *   MatMul's A, through its strides), K^T [D][S] and V [S][Dv] (the B
+ *   operands, through theirs; weight loads keyed by the batch, so a slot
+ *   that already holds them for the same batch skips them), runs one `mm`
+ *   into an f32 score block [mt][S], the first MatMul's epilogue (its
+ *   alpha, the cast to the storage dtype), the Softmax's own register
+ *   program (bk_red_steps) on those rows in the storage dtype, one `mm`
+ *   of the probabilities [mt][S] by V into an f32 block [mt][Dv], the
+ *   second MatMul's epilogue (alpha, activation, cast) and stores the
+ *   rows. The scores and probabilities never leave LMEM (the tensors are
+ *   BkPlace.internal). The candidate shapes are query-row chunks that
+ *   fit a slot (halvings of M, and chunkings giving the batches about one
+ *   or two tiles a core); the group search prices them with the cost
+ *   model and group formation (group/form.c) takes the group only where
+ *   it is cheaper than the three layers alone.
+ * Guarantees: every element is computed by the same instructions on the
+ *   same values in the same order as the three layers' own lowerings
+ *   (one `mm` over all of K per score row, a K-split `mm` of the layers
+ *   adds its chunks in the same order; the Softmax program is the
+ *   standalone layer's, row by row), so the results are theirs bit for
+ *   bit.
+ * Not done: K and V that do not fit a slot beside one query row (long
+ *   sequences) are not streamed (no group then); the scale Mul and a mask
+ *   Add between the MatMul and the Softmax are not members (vit_tiny scales
+ *   Q before, which is a layer of its own). */
+#include <stdlib.h>
+#include <string.h>
+#include <stdio.h>
+#include "compiler/lower/lower.h"
+
+static int imin(int a, int b) { return a < b ? a : b; }
+
+/* The group's plan (BkLow.aux, malloc'd, freed with the layer). */
+/* An elementwise member between the first MatMul and the Softmax (the
+ * scale, a mask Add): a binary op whose registers 0 and 1 are its node's
+ * inputs 0 and 1; `sreg` the one that reads the scores (bit r set), the
+ * other loaded per tile from `addr` with element strides bs (per batch
+ * dim of the scores), rs (rows) and cs (columns), 0 = broadcast. */
+typedef struct AttnElem {
+    BkLow lw;
+    int sreg;
+    uint64_t addr;
+    int64_t bs[IR_MAXDIM], rs, cs;
+    uint64_t l_x;                 /* its loaded operand in the slot */
+} AttnElem;
+
+enum { ATTN_MAX_ELEM = BK_ATTN_MAX - 3, ATTN_MAX = BK_ATTN_MAX };
+
+typedef struct AttnPlan {
+    int nm, nodes[ATTN_MAX];
+    int bt, M, D, S, Dv;
+    int nbd;                      /* batch dims of the scores ([..][M][S]) and their sizes */
+    int64_t bd[IR_MAXDIM];
+    BkLow q, v;                   /* the two MatMuls' lowerings (operands, strides, epilogues) */
+    BkLow p;                      /* the Softmax's (its register program) */
+    int ne;
+    AttnElem el[ATTN_MAX_ELEM];
+    int mt, nmc;                  /* query rows a tile, chunks of M */
+    uint64_t l_q, l_k, l_v, l_s, l_sd, l_sacc, l_max, l_sum, l_o, l_od, l_tmp;
+} AttnPlan;
+
+static AttnPlan *plan_of(const BkLayer *ly) { return ly->lw.kind == BK_K_ATTN ? (AttnPlan *)(void *)ly->lw.aux : NULL; }
+
+/* Elementwise member el on the score rows [m0, m0+mn) of batch bi at sc
+ * (storage dtype), its result at dst: its other operand's box loaded
+ * (broadcast dims of extent 1, read with stride 0, as lower/vec.c's
+ * elem_gen does), then its own steps. */
+static void elem_member(const BkCtx *c, const AttnPlan *a, const AttnElem *el, int bi, int m0, int mn, uint64_t slot,
+                        uint64_t sc, uint64_t dst, BkCode *k)
+{
+    const BkLow *l = &el->lw;
+    uint32_t ext[4] = {1, 1, (uint32_t)mn, (uint32_t)a->S}, ie[4] = {1, 1, el->rs ? (uint32_t)mn : 1, el->cs ? (uint32_t)a->S : 1};
+    int64_t full[4], ds[4], ss[4] = {0, 0, el->rs, el->cs}, rx[4];
+    bk_compact(ext, full);
+    bk_compact(ie, ds);
+    for (int d = 0; d < 4; d++) rx[d] = ss[d] ? ds[d] : 0;
+    int xdt = l->reg_dt[el->sreg & 1 ? 1 : 0];
+    uint64_t xo = (uint64_t)m0 * (uint64_t)el->rs;
+    for (int d = a->nbd - 1, r = bi; d >= 0; d--) {   /* batch bi's index along each batch dim */
+        xo += (uint64_t)(r % a->bd[d]) * (uint64_t)el->bs[d];
+        r /= (int)a->bd[d];
+    }
+    if (el->sreg != 3) {
+        AtlInsn in = bk_dma(xdt, ISA_SPACE_LMEM, slot + el->l_x, ISA_SPACE_DRAM, el->addr + xo * (uint64_t)isa_dtype_size(xdt), ie, ds, ss);
+        bk_code_ld(k, &in, 0);
+    }
+    uint64_t reg[3];
+    const int64_t *rst[3];
+    for (int r = 0; r < 2; r++) {
+        int s = el->sreg >> r & 1;
+        reg[r] = s ? sc : slot + el->l_x;
+        rst[r] = s ? full : rx;
+    }
+    reg[2] = dst;
+    rst[2] = full;
+    for (int i = 0; i < l->nsteps; i++) {
+        const BkStep *st = &l->steps[i];
+        AtlInsn in;
+        if (st->b >= 0)
+            in = bk_vbin(st->op, l->reg_dt[st->a], reg[st->dst], reg[st->a], reg[st->b], ext, rst[st->dst], rst[st->a], rst[st->b]);
+        else
+            in = bk_vun(st->op, l->reg_dt[st->a], reg[st->dst], reg[st->a], ext, rst[st->dst], rst[st->a], st->alpha, st->beta);
+        bk_code_cp(k, &in);
+    }
+    (void)c;
+}
+
+static int attn_gen(BkCtx *c, const BkLayer *ly, int t, uint64_t slot, BkCode *k, AtlErr *e)
+{
+    const AttnPlan *a = plan_of(ly);
+    const BkLow *q = &a->q, *v = &a->v;
+    int dt = c->dt, es = c->es;
+    int bi = t / a->nmc, m0 = (t % a->nmc) * a->mt, mn = imin(a->mt, a->M - m0);
+    AtlInsn in;
+    /* Q rows [mn][D], K^T [D][S], V [S][Dv] */
+    uint32_t sh[4] = {1, 1, (uint32_t)mn, (uint32_t)a->D};
+    int64_t ds[4], ss[4] = {0, 0, q->a_rs, q->a_cs};
+    bk_compact(sh, ds);
+    uint64_t src = q->x + (uint64_t)(bi * q->a_bs + m0 * q->a_rs) * es;
+    in = bk_dma(dt, ISA_SPACE_LMEM, slot + a->l_q, ISA_SPACE_DRAM, src, sh, ds, ss);
+    bk_code_ld(k, &in, 0);
+    sh[2] = (uint32_t)a->D; sh[3] = (uint32_t)a->S;
+    ss[2] = q->b_rs; ss[3] = q->b_cs;
+    bk_compact(sh, ds);
+    in = bk_dma(dt, ISA_SPACE_LMEM, slot + a->l_k, ISA_SPACE_DRAM, q->w + (uint64_t)(bi * q->b_bs) * es, sh, ds, ss);
+    bk_code_ld(k, &in, 1);
+    sh[2] = (uint32_t)a->S; sh[3] = (uint32_t)a->Dv;
+    ss[2] = v->b_rs; ss[3] = v->b_cs;
+    bk_compact(sh, ds);
+    in = bk_dma(dt, ISA_SPACE_LMEM, slot + a->l_v, ISA_SPACE_DRAM, v->w + (uint64_t)(bi * v->b_bs) * es, sh, ds, ss);
+    bk_code_ld(k, &in, 1);
+    /* scores = Q x K^T (f32), the first MatMul's alpha and cast */
+    AtlInsn mm;
+    memset(&mm, 0, sizeof mm);
+    mm.op = ISA_OP_MM;
+    mm.dtype = (uint8_t)dt;
+    mm.dst = slot + a->l_s;
+    mm.src = slot + a->l_q;
+    mm.src2 = slot + a->l_k;
+    mm.m = (uint32_t)mn; mm.k = (uint32_t)a->D; mm.n = (uint32_t)a->S;
+    mm.lda = (uint32_t)a->D; mm.ldb = (uint32_t)a->S; mm.ldc = (uint32_t)a->S;
+    bk_code_cp(k, &mm);
+    uint32_t osh[4] = {1, 1, (uint32_t)mn, (uint32_t)a->S};
+    int64_t oc[4];
+    bk_compact(osh, oc);
+    if (q->mm_alpha != 1.0f) {
+        in = bk_vun(ISA_OP_V_AFFINE, ISA_F32, slot + a->l_s, slot + a->l_s, osh, oc, oc, q->mm_alpha, 0.0f);
+        bk_code_cp(k, &in);
+    }
+    uint64_t sc;
+    if (bk_matrix_epilogue(k, q, dt, slot + a->l_s, 0, slot + a->l_sd, 0, osh, oc, &sc))
+        return bk_fail(c, ly->node, e, "internal: attention scores epilogue");
+    /* the elementwise members, each into the other of two score buffers */
+    uint64_t buf[2] = {sc, slot + (c->dt == ISA_F32 ? a->l_sd : a->l_s)};
+    for (int i = 0; i < a->ne; i++) {
+        const AttnElem *el = &a->el[i];
+        uint64_t dst = buf[sc == buf[0]];
+        elem_member(c, a, el, bi, m0, mn, slot, sc, dst, k);
+        sc = dst;
+    }
+    /* the Softmax over each score row, in the storage dtype */
+    const uint64_t regs[BK_R_NREGS] = {sc, slot + a->l_sacc, slot + a->l_sum, slot + a->l_max};
+    uint32_t rsh[4] = {1, (uint32_t)mn, (uint32_t)a->S, 1};
+    bk_red_steps(&a->p, dt, regs, rsh, k);
+    /* out = P x V (f32), the second MatMul's epilogue, store */
+    mm.dst = slot + a->l_o;
+    mm.src = sc;
+    mm.src2 = slot + a->l_v;
+    mm.m = (uint32_t)mn; mm.k = (uint32_t)a->S; mm.n = (uint32_t)a->Dv;
+    mm.lda = (uint32_t)a->S; mm.ldb = (uint32_t)a->Dv; mm.ldc = (uint32_t)a->Dv;
+    bk_code_cp(k, &mm);
+    osh[3] = (uint32_t)a->Dv;
+    bk_compact(osh, oc);
+    if (v->mm_alpha != 1.0f) {
+        in = bk_vun(ISA_OP_V_AFFINE, ISA_F32, slot + a->l_o, slot + a->l_o, osh, oc, oc, v->mm_alpha, 0.0f);
+        bk_code_cp(k, &in);
+    }
+    uint64_t res;
+    if (bk_matrix_epilogue(k, v, dt, slot + a->l_o, slot + a->l_tmp, slot + a->l_od, 0, osh, oc, &res))
+        return bk_fail(c, ly->node, e, "activation %s cannot be fused", v->act);
+    int64_t ys[4] = {0, 0, a->Dv, 1};
+    uint64_t dst = v->y + ((uint64_t)bi * a->M * a->Dv + (uint64_t)m0 * a->Dv) * es;
+    in = bk_dma(dt, ISA_SPACE_DRAM, dst, ISA_SPACE_LMEM, res, osh, ys, oc);
+    bk_code_st(k, &in);
+    return 0;
+}
+
+/* Slot layout for mt query rows; 0 when it fits the slot. */
+static int layout(const BkCtx *c, const BkLayer *ly, AttnPlan *a, int mt)
+{
+    uint64_t m = (uint64_t)mt, S = (uint64_t)a->S, es = (uint64_t)c->es, used = 0;
+    int f32 = c->dt == ISA_F32, sacc = 0;
+    for (int i = 0; i < a->p.nsteps; i++) sacc |= a->p.steps[i].dst == BK_R_ACC;
+    a->mt = mt;
+    a->nmc = (a->M + mt - 1) / mt;
+    a->l_q = bk_slot_alloc(c, &used, m * (uint64_t)a->D * es);
+    a->l_k = bk_slot_alloc(c, &used, (uint64_t)a->D * S * es);
+    a->l_v = bk_slot_alloc(c, &used, S * (uint64_t)a->Dv * es);
+    a->l_s = bk_slot_alloc(c, &used, m * S * 4);
+    a->l_sd = f32 && !a->ne ? 0 : bk_slot_alloc(c, &used, m * S * es);
+    for (int i = 0; i < a->ne; i++) {
+        AttnElem *el = &a->el[i];
+        uint64_t xes = (uint64_t)isa_dtype_size(el->lw.reg_dt[el->sreg & 1 ? 1 : 0]);
+        el->l_x = el->sreg == 3 ? 0 : bk_slot_alloc(c, &used, (el->rs ? m : 1) * (el->cs ? S : 1) * xes);
+    }
+    a->l_sacc = sacc ? bk_slot_alloc(c, &used, m * S * es) : 0;
+    a->l_max = bk_slot_alloc(c, &used, m * es);
+    a->l_sum = bk_slot_alloc(c, &used, m * es);
+    a->l_o = bk_slot_alloc(c, &used, m * (uint64_t)a->Dv * 4);
+    a->l_od = f32 ? 0 : bk_slot_alloc(c, &used, m * (uint64_t)a->Dv * es);
+    a->l_tmp = a->v.act[0] ? bk_slot_alloc(c, &used, m * (uint64_t)a->Dv * 4) : 0;
+    return used <= ly->slot_size ? 0 : -1;
+}
+
+typedef struct AttnShape { int mt; } AttnShape;
+
+static int apply_shape(BkCtx *c, BkLayer *ly, const void *shape, AtlErr *e)
+{
+    AttnPlan *a = plan_of(ly);
+    const AttnShape *s = shape;
+    if (layout(c, ly, a, s->mt)) return bk_fail(c, ly->node, e, "internal: an attention slice does not fit");
+    if (bk_set_tiles(ly, a->bt * a->nmc, 1, e)) return -1;
+    for (int t = 0; t < ly->ntiles; t++) ly->tile_wkey[t] = t / a->nmc;   /* K and V of batch t / nmc */
+    snprintf(ly->split, sizeof ly->split, "B%d M%d attn", a->bt, a->nmc);
+    return 0;
+}
+
+/* 1 when a live node other than `reader`, or a graph output, reads the
+ * storage of tensor t. */
+static int read_elsewhere(const BkCtx *c, int t, int reader)
+{
+    const IrGraph *g = c->g;
+    int r = bk_tensor_root(c, t);
+    for (int i = 0; i < g->nt; i++)
+        if (g->t[i].is_output && bk_tensor_root(c, i) == r) return 1;
+    for (int i = 0; i < g->nn; i++) {
+        const IrNode *n = &g->nodes[i];
+        if (n->dead || i == reader) continue;
+        if (c->gelu_src[i] >= 0 && bk_tensor_root(c, c->gelu_src[i]) == r) return 1;
+        for (int j = 0; j < n->nin; j++)
+            if (n->in[j] >= 0 && !g->t[n->in[j]].data && bk_tensor_root(c, n->in[j]) == r) return 1;
+    }
+    return 0;
+}
+
+/* 1 when the tensor's storage lies in cluster SRAM bands (the band
+ * rewrite of a layer's DMA knows only window layers and chains). */
+static int banded(const BkCtx *c, int t) { return c->pl[bk_tensor_root(c, t)].band; }
+
+static int is_mm(const BkCtx *c, const BkLayer *ly)
+{
+    const BkLow *l = &ly->lw;
+    return ly->node >= 0 && l->kind == BK_K_MM && !l->b && !l->cx && !ly->chain;
+}
+
+/* 1 when layer ly (node n) reads the scores `st` (of dims sd) as an
+ * elementwise member: Add, Sub, Mul or Div of two float inputs of the
+ * storage dtype, no fused activation, its output of the scores' shape;
+ * fills el. */
+static int elem_ok(const BkCtx *c, const BkLayer *ly, int st, AttnElem *el)
+{
+    const IrGraph *g = c->g;
+    const IrNode *n = &g->nodes[ly->node];
+    static const char *const ops[] = {"Add", "Sub", "Mul", "Div"};
+    int op = 0;
+    for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++) op |= !strcmp(n->op, ops[i]);
+    const BkLow *l = &ly->lw;
+    if (!op || l->kind != BK_K_ELEM || ly->chain || n->nin != 2 || l->nin != 2 || l->act[0] || l->out_reg != 2 || l->nregs != 3 ||
+        c->act_on[ly->node] || c->gelu_src[ly->node] >= 0 || c->tail[ly->node] >= 0)
+        return 0;
+    for (int r = 0; r < 3; r++)
+        if (l->reg_dt[r] != c->dt) return 0;
+    for (int i = 0; i < l->nsteps; i++)
+        if (l->steps[i].dst != 2) return 0;
+    const IrTensor *y = &g->t[n->out[0]], *s = &g->t[st];
+    if (y->ndim != s->ndim || y->ndim < 2) return 0;
+    for (int d = 0; d < y->ndim; d++)
+        if (y->dims[d] != s->dims[d]) return 0;
+    el->lw = *l;
+    el->lw.aux = NULL;
+    el->sreg = (n->in[0] == st) | (n->in[1] == st) << 1;
+    if (!el->sreg) return 0;
+    if (el->sreg == 3) return 1;
+    int x = n->in[el->sreg & 1 ? 1 : 0];
+    const IrTensor *xt = &g->t[x];
+    if (xt->ndim > y->ndim || (!xt->data && c->pl[bk_tensor_root(c, x)].band)) return 0;
+    int64_t str = 1, bs[IR_MAXDIM];
+    for (int d = y->ndim - 1; d >= 0; d--) {   /* the ONNX broadcast: dims aligned from the right */
+        int xd = d - (y->ndim - xt->ndim);
+        int64_t sz = xd >= 0 ? xt->dims[xd] : 1;
+        if (sz != 1 && sz != y->dims[d]) return 0;
+        bs[d] = sz == 1 ? 0 : str;
+        str *= sz;
+    }
+    memcpy(el->bs, bs, sizeof bs);
+    el->rs = bs[y->ndim - 2];
+    el->cs = bs[y->ndim - 1];
+    el->addr = l->in_addr[el->sreg & 1 ? 1 : 0];
+    return 1;
+}
+
+/* 1 when the layers form an attention group (see the header); fills a's
+ * members. */
+static int matches(const BkCtx *c, const BkLayer *const *m, int nm, AttnPlan *a)
+{
+    const IrGraph *g = c->g;
+    const BkLayer *m1 = m[0], *sm = m[nm - 2], *m2 = m[nm - 1];
+    if (nm < 3 || nm > ATTN_MAX || !is_mm(c, m1) || !is_mm(c, m2) || sm->node < 0 || sm->lw.kind != BK_K_SOFTMAX) return 0;
+    const IrNode *n1 = &g->nodes[m1->node], *ns = &g->nodes[sm->node], *n2 = &g->nodes[m2->node];
+    if (c->act_on[m1->node] || c->act_on[sm->node] || c->tail[m1->node] >= 0 || c->tail[sm->node] >= 0 || c->tail[m2->node] >= 0)
+        return 0;
+    if (c->gelu_src[m1->node] >= 0 || c->gelu_src[sm->node] >= 0 || c->gelu_src[m2->node] >= 0) return 0;
+    const BkLow *q = &m1->lw, *p = &sm->lw, *v = &m2->lw;
+    if (q->act[0] || p->od[3] != 1 || p->od[2] != (uint32_t)q->Nn || p->od[1] != (uint32_t)q->bt * (uint32_t)q->M ||
+        p->red_shard)
+        return 0;
+    if (v->bt != q->bt || v->M != q->M || v->K != q->Nn || v->a_rs != v->K || v->a_cs != 1) return 0;
+    /* the scores flow member to member, each intermediate read only by the next */
+    int st = n1->out[0];
+    const IrTensor *sct = &g->t[st];
+    if (sct->ndim < 2) return 0;
+    a->nbd = sct->ndim - 2;
+    for (int d = 0; d < a->nbd; d++) a->bd[d] = sct->dims[d];
+    a->ne = nm - 3;
+    for (int i = 1; i < nm; i++) {
+        const IrNode *n = &g->nodes[m[i]->node];
+        if (read_elsewhere(c, st, m[i]->node) || banded(c, st)) return 0;
+        if (i < nm - 2 && !elem_ok(c, m[i], st, &a->el[i - 1])) return 0;
+        if (i >= nm - 2 && (n->in[0] != st || (i == nm - 1 && n->in[1] == st))) return 0;
+        st = n->out[0];
+    }
+    for (int i = 0; i < 2; i++)
+        if ((!g->t[n1->in[i]].data && banded(c, n1->in[i])) || (!g->t[n2->in[i]].data && banded(c, n2->in[i]))) return 0;
+    (void)ns;
+    return !banded(c, n2->out[0]);
+}
+
+int bk_lower_attn(BkCtx *c, const BkLayer *const *members, int nm, BkLayer *ly, AtlErr *e)
+{
+    /* the flow DRAM model only: with `[dram] model = banked` the cost
+     * model does not see refreshes, which the group's compute-dense span
+     * moves into the DMA-bound layers around it (encoder_block on HBM2:
+     * the group 1,244 simulated cycles faster than its four layers, the
+     * model 35 cycles faster in all; the estimate's total error -6.4% ->
+     * -9.3%) */
+    if (nm < 3 || nm > ATTN_MAX || c->chip->dram_model != CFG_DRAM_FLOW || !is_mm(c, members[0]) ||
+        !is_mm(c, members[nm - 1]) || members[nm - 2]->lw.kind != BK_K_SOFTMAX)
+        return 1;
+    AttnPlan *a = calloc(1, sizeof *a);
+    if (!a) return bk_fail(c, members[nm - 1]->node, e, "out of memory");
+    if (!matches(c, members, nm, a)) { free(a); return 1; }
+    a->nm = nm;
+    for (int i = 0; i < nm; i++) a->nodes[i] = members[i]->node;
+    a->q = members[0]->lw;
+    a->p = members[nm - 2]->lw;
+    a->v = members[nm - 1]->lw;
+    a->q.aux = a->p.aux = a->v.aux = NULL;
+    a->bt = a->q.bt; a->M = a->q.M; a->D = a->q.K; a->S = a->q.Nn; a->Dv = a->v.Nn;
+    BkLow *l = &ly->lw;
+    l->kind = BK_K_ATTN;
+    l->dt = l->xdt = c->dt;
+    l->es = l->xes = c->es;
+    l->aux = (int32_t *)(void *)a;
+    ly->gen = attn_gen;
+    ly->is_matrix = 1;
+    ly->macs = members[0]->macs + members[nm - 1]->macs;
+    /* query-row chunks: halvings of M, and those giving the batches one
+     * or two tiles a core */
+    int cand[40], nc = 0;
+    for (int mt = a->M;; mt = (mt + 1) / 2) {
+        cand[nc++] = mt;
+        if (mt == 1 || nc >= 20) break;
+    }
+    for (int per = 1; per <= 2; per++) {
+        int chunks = (per * c->ncores + a->bt - 1) / a->bt;
+        if (chunks > 1 && chunks <= a->M) cand[nc++] = (a->M + chunks - 1) / chunks;
+    }
+    for (int i = 0; i < nc; i++) {
+        int dup = 0;
+        for (int j = 0; j < i; j++) dup |= cand[j] == cand[i];
+        int64_t tiles = (int64_t)a->bt * ((a->M + cand[i] - 1) / cand[i]);
+        if (dup || tiles > 16 * (int64_t)c->ncores || layout(c, ly, a, cand[i])) continue;
+        AttnShape s = {cand[i]};
+        if (bk_push_shape(ly, &s, sizeof s, tiles, e)) return -1;
+    }
+    if (!ly->shapes.n) return 1;
+    ly->shapes.apply = apply_shape;
+    return 0;
+}
+
+int bk_attn_nodes(const BkLayer *ly, int *nodes, int max)
+{
+    const AttnPlan *a = plan_of(ly);
+    if (!a) return 0;
+    for (int i = 0; i < a->nm && i < max; i++) nodes[i] = a->nodes[i];
+    return a->nm;
+}
+
+void bk_attn_mark_internal(BkCtx *c, const BkLayer *ly)
+{
+    const AttnPlan *a = plan_of(ly);
+    if (!a) return;
+    for (int i = 0; i < a->nm - 1; i++) c->pl[bk_tensor_root(c, c->g->nodes[a->nodes[i]].out[0])].internal = 1;
+}

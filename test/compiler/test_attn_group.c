@@ -1,0 +1,174 @@
+/* test_attn_group.c - attention groups (lower/attn.c): MatMul (Q x K^T),
+ * optional elementwise members (a scale Div, a mask Add), Softmax and
+ * MatMul (x V) lowered as one layer whose scores stay in LMEM.
+ *
+ * Each graph is built here (Q, K and V computed from the input by
+ * MatMuls with constant weights, K transposed, so every operand of the
+ * group is an activation), compiled grouped (the default) and with
+ * --group none, both with activations in DRAM, run on the simulator in
+ * full mode (race detector on) and compared with the reference
+ * interpreter on a1, tiny and edge16k. The summary must show the group
+ * ("Group(n)") where the case expects one; in f32 the grouped and
+ * ungrouped outputs must agree bit for bit (the group runs the layers'
+ * own instructions on the same values). Cases: ViT's pattern (no scale
+ * member), BERT's (Div by a scalar, Add of a [batch][1][1][S] mask
+ * broadcast over heads and rows), a sequence length (37) not a multiple
+ * of any slice (the summary's split shows the rows cut unevenly on a1
+ * and edge16k), bf16, and, beside a control, scores that are also a graph
+ * output (no group). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "test/test.h"
+#include "test/compiler/bk_check.h"
+
+#define A1 "configs/a1.ini"
+#define TINY "configs/tiny.ini"
+#define EDGE "configs/edge16k.ini"
+
+static uint32_t rng = 7;
+
+/* x [B, H, S, E] (B = 0: [H, S, E]) -> Q, K, V = x W (E x D each, V E x
+ * Dv), K^T; scores = Q K^T; with `bert` / 8 and + mask [B, 1, 1, S]
+ * (constant); Softmax over the last axis; y = P V. scores_out: the scores
+ * are a graph output too. */
+static void attn_graph(IrGraph *g, int B, int H, int S, int E, int D, int Dv, int bert, int scores_out)
+{
+    AtlErr e;
+    int64_t xd[4] = {B, H, S, E}, wd[2] = {E, D}, vd[2] = {E, Dv}, md[4] = {B, 1, 1, S};
+    int r = B ? 4 : 3, perm4[4] = {0, 1, 3, 2};
+    bkc_new_graph(g, "x", r, B ? xd : xd + 1);
+    e2e_rand_const(g, "wq", 2, wd, 0.5f, &rng);
+    e2e_rand_const(g, "wk", 2, wd, 0.5f, &rng);
+    e2e_rand_const(g, "wv", 2, vd, 0.5f, &rng);
+    ir_add_op(g, "MatMul", "q", "x,wq", "q", &e);
+    ir_add_op(g, "MatMul", "k", "x,wk", "k", &e);
+    ir_add_op(g, "MatMul", "v", "x,wv", "v", &e);
+    int t = ir_add_op(g, "Transpose", "kt", "k", "kt", &e);
+    int64_t perm[4];
+    for (int i = 0; i < r; i++) perm[i] = B ? perm4[i] : (i < 1 ? 0 : 3 - i);
+    ir_set_attr_ints(g, t, "perm", perm, r, &e);
+    ir_add_op(g, "MatMul", "scores", "q,kt", "s", &e);
+    const char *sm_in = "s";
+    if (bert) {
+        float eight = 8.0f;
+        ir_add_const(g, "eight", IR_F32, 0, NULL, &eight, &e);
+        e2e_rand_const(g, "mask", B ? 4 : 3, B ? md : md + 1, 2.0f, &rng);
+        ir_add_op(g, "Div", "scale", "s,eight", "sd", &e);
+        ir_add_op(g, "Add", "mask_add", "sd,mask", "sm", &e);
+        sm_in = "sm";
+    }
+    int sm = ir_add_op(g, "Softmax", "softmax", sm_in, "p", &e);
+    ir_set_attr_int(g, sm, "axis", -1, &e);
+    ir_add_op(g, "MatMul", "pv", "p,v", "y", &e);
+    ir_add_output(g, "y", &e);
+    if (scores_out) ir_add_output(g, "s", &e);
+}
+
+/* Compiles a copy of g on chipfile in dtype (grouped or not, activations
+ * in DRAM), runs it: 0 and *err, the ops of the summary joined by spaces
+ * in ops, the first output's bytes in *y (malloc'd). */
+static int run(const IrGraph *g, const char *chipfile, int dtype, int group, double *err, char *ops, size_t cap,
+               uint8_t **y, size_t *ylen)
+{
+    IrGraph c;
+    AtlErr e;
+    BkOptions o;
+    BkSummary sum;
+    char msg[1024] = "";
+    memset(&sum, 0, sizeof sum);
+    bk_options_default(&o);
+    o.dtype = dtype;
+    o.group = group;
+    o.sram_acts = BK_SRAM_ACTS_NEVER;
+    o.placement = BK_PLACE_CHIP;
+    if (ir_clone(g, &c, &e)) return -1;
+    int rc = e2e_graph_run_y(&c, chipfile, &o, err, NULL, &sum, msg, sizeof msg, y, ylen);
+    size_t k = 0;
+    ops[0] = 0;
+    for (int i = 0; rc == 0 && i < sum.nlayers && k + 80 < cap; i++) {
+        int grp = !strncmp(sum.layers[i].op, "Group", 5);
+        k += (size_t)snprintf(ops + k, cap - k, "%s%s%s%s%s", i ? " " : "", sum.layers[i].op, grp ? " [" : "",
+                              grp ? sum.layers[i].split : "", grp ? "]" : "");
+    }
+    if (rc) snprintf(ops, cap, "%s", msg);
+    bk_summary_free(&sum);
+    ir_free(&c);
+    return rc;
+}
+
+/* The query-row chunks of the first group's split ("B<b> M<chunks> attn"), 0 none. */
+static int m_chunks(const char *ops)
+{
+    const char *s = strstr(ops, "[B");
+    s = s ? strstr(s, " M") : NULL;
+    return s ? atoi(s + 2) : 0;
+}
+
+/* g on chipfile in dtype, grouped and not: both match the interpreter;
+ * the grouped summary holds `group` ("Group(n)", NULL: none may form);
+ * in f32 the two outputs are equal bit for bit. With `uneven`, the group
+ * cuts the 37 query rows into several chunks (the last one shorter). */
+static void check(const IrGraph *g, const char *what, const char *chipfile, int dtype, const char *group, int uneven)
+{
+    double ea = 0, en = 0;
+    char oa[512], on[512];
+    uint8_t *ya = NULL, *yn = NULL;
+    size_t la = 0, ln = 0;
+    int ra = run(g, chipfile, dtype, BK_GROUP_AUTO, &ea, oa, sizeof oa, &ya, &la);
+    int rn = run(g, chipfile, dtype, BK_GROUP_NONE, &en, on, sizeof on, &yn, &ln);
+    const char *dn = isa_dtype_name(dtype);
+    printf("  %-22s %-20s %-4s err %.3g, none %.3g  %s\n", what, chipfile, dn, ea, en, oa);
+    CHECKF(ra == 0, "%s on %s %s (grouped): %s", what, chipfile, dn, oa);
+    CHECKF(rn == 0, "%s on %s %s (--group none): %s", what, chipfile, dn, on);
+    double tol = dtype == ISA_F32 ? 2e-5 : 3e-2;
+    if (ra == 0) {
+        CHECKF(ea <= tol, "%s on %s %s (grouped): error %g", what, chipfile, dn, ea);
+        if (uneven) CHECKF(m_chunks(oa) > 1 && 37 % m_chunks(oa) != 0, "%s on %s %s: query rows not cut unevenly: '%s'", what, chipfile, dn, oa);
+        if (group) CHECKF(strstr(oa, group) != NULL, "%s on %s %s: no %s in '%s'", what, chipfile, dn, group, oa);
+        else CHECKF(strstr(oa, "Group") == NULL, "%s on %s %s: a group formed: '%s'", what, chipfile, dn, oa);
+    }
+    if (rn == 0) CHECKF(en <= tol && !strstr(on, "Group"), "%s on %s %s (--group none): error %g, '%s'", what, chipfile, dn, en, on);
+    if (ra == 0 && rn == 0 && dtype == ISA_F32)
+        CHECKF(la == ln && !memcmp(ya, yn, la), "%s on %s: grouped and --group none outputs differ", what, chipfile);
+    free(ya);
+    free(yn);
+}
+
+TEST(vit_pattern)
+{
+    IrGraph g;
+    attn_graph(&g, 0, 4, 37, 16, 8, 8, 0, 0);
+    check(&g, "vit 4x37x8", A1, ISA_F32, "Group(3)", 1);
+    check(&g, "vit 4x37x8", TINY, ISA_F32, "Group(3)", 0);
+    check(&g, "vit 4x37x8", EDGE, ISA_F32, "Group(3)", 1);
+    check(&g, "vit 4x37x8", A1, ISA_BF16, "Group(3)", 0);
+    ir_free(&g);
+}
+
+TEST(bert_pattern)
+{
+    IrGraph g;
+    attn_graph(&g, 2, 3, 37, 16, 8, 12, 1, 0);
+    check(&g, "bert 2x3x37x8", A1, ISA_F32, "Group(5)", 1);
+    check(&g, "bert 2x3x37x8", TINY, ISA_F32, "Group(5)", 0);
+    check(&g, "bert 2x3x37x8", EDGE, ISA_F32, "Group(5)", 1);
+    check(&g, "bert 2x3x37x8", A1, ISA_BF16, "Group(5)", 0);
+    ir_free(&g);
+}
+
+TEST(scores_read_outside)
+{
+    IrGraph g;
+    attn_graph(&g, 0, 4, 37, 16, 8, 8, 1, 1);
+    check(&g, "scores an output", A1, ISA_F32, NULL, 0);
+    ir_free(&g);
+}
+
+int main(void)
+{
+    RUN(vit_pattern);
+    RUN(bert_pattern);
+    RUN(scores_read_outside);
+    return test_summary("test_attn_group");
+}
