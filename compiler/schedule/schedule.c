@@ -177,7 +177,7 @@ static int table_of(const BkCtx *c, const BkSegment *sg, int core, BkTable *t, A
             } else {
                 if (lowest && push_mcast(t, p > 1 ? issued++ : -1, m, isem, e)) return -1;
                 if (p > 1) np = p;
-                else if (push_wait(t, ly->in_sram, isem, e)) return -1;
+                else if (push_wait(t, ly->in_sram || ly->wsram_hi > ly->wsram_lo, isem, e)) return -1;
             }
         }
     }
