@@ -592,16 +592,6 @@ static int chain_prologue(BkCtx *c, const BkLayer *ly, BkCode *k, AtlErr *e)
     (void)c; (void)e;
     const BkChain *ch = ly->chain;
     ChainMark at = mark(k);   /* each member's weights get its tag */
-    for (int i = 0; ch->ws && i < ch->nm; tag_since(k, at, i), at = mark(k), i++) {
-        /* ws: the streamed weights whole, DRAM -> this cluster's SRAM, first
-         * (the DMA queue runs one transfer at a time: the multicasts after
-         * them, and the flag last, land after them) */
-        const ChainMember *m = &ch->m[i];
-        if (!m->stream) continue;
-        int n0 = k->nst;
-        if (bk_flat_copy(k, ISA_I8, m->sw, m->ly->lw.w, m->wbytes)) return -1;
-        for (int j = n0; j < k->nst; j++) k->st[j].dst_space = ISA_SPACE_SRAM;
-    }
     for (int i = 0; i < ch->nm; tag_since(k, at, i), at = mark(k), i++) {
         const ChainMember *m = &ch->m[i];
         const BkLow *l = &m->ly->lw;
@@ -616,10 +606,35 @@ static int chain_prologue(BkCtx *c, const BkLayer *ly, BkCode *k, AtlErr *e)
         if (!m->stream && bk_flat_copy(k, l->dt, m->w, l->w, nw)) return -1;
         if (m->b && bk_flat_copy(k, ISA_F32, m->b, l->b, (uint64_t)l->OC)) return -1;
     }
+    /* ws: then the streamed weights, DRAM -> this cluster's SRAM, step by
+     * step (each step's chunk, laid out as in DRAM), each followed by a
+     * 64-byte flag multicast into resident LMEM [0, 64) (unused while
+     * streaming) whose signal tells the cluster's cores that the chunk
+     * (and everything the prologue copied before: the DMA queue runs one
+     * transfer at a time) has landed; copied whole, one flag at the end
+     * (the emitter sets the signal of the last) */
+    int np = bk_chain_stage_pieces(ly);
+    for (int s = 0; ch->ws && s < ch->nsteps; s++) {
+        const ChainItem *it = &ch->item[ch->step[s].w];
+        const ChainMember *m = &ch->m[it->m];
+        const BkLow *l = &m->ly->lw;
+        int wdt = m->kind == CM_QCONV ? ISA_I8 : l->dt, wes = isa_dtype_size(wdt);
+        uint32_t sh[4] = {1, 1, (uint32_t)(m->wbytes / ((uint64_t)l->OC * wes)), (uint32_t)it->ocn};
+        int64_t st[4] = {0, 0, l->OC, 1};
+        uint64_t off = (uint64_t)it->oc0 * wes;
+        AtlInsn in = bk_dma(wdt, ISA_SPACE_SRAM, m->sw + off, ISA_SPACE_DRAM, l->w + off, sh, st, st);
+        in.layer = (uint16_t)(it->m + 1);   /* member tag */
+        bk_code_st(k, &in);
+        if (np > 1 && s < ch->nsteps - 1) {
+            uint32_t fs[4] = {1, 1, 1, 64};
+            int64_t fst[4];
+            bk_compact(fs, fst);
+            AtlInsn f = bk_dma(ISA_I8, ISA_SPACE_LMEM, 0, ISA_SPACE_SRAM, m->sw + off, fs, fst, fst);
+            f.signal = 1;   /* a piece's flag: the walk (schedule.c) sets the semaphore */
+            bk_code_st(k, &f);
+        }
+    }
     if (ch->ws) {
-        /* a 64-byte flag multicast into resident LMEM [0, 64) (unused while
-         * streaming): its signal tells the cluster's cores the staged
-         * weights have landed, whatever the prologue copied before */
         uint32_t fs[4] = {1, 1, 1, 64};
         int64_t st[4];
         bk_compact(fs, st);
@@ -627,6 +642,18 @@ static int chain_prologue(BkCtx *c, const BkLayer *ly, BkCode *k, AtlErr *e)
         bk_code_st(k, &f);
     }
     return k->oom ? -1 : 0;
+}
+
+int bk_chain_stage_pieces(const BkLayer *ly)
+{
+    const BkChain *ch = ly->chain;
+    return ch && ch->ws && !ly->gather_whole && ch->nsteps > 1 ? ch->nsteps : 1;
+}
+
+int bk_chain_tile_piece(const BkLayer *ly, int t)
+{
+    const BkChain *ch = ly->chain;
+    return ch && ch->nstream ? t % ch->nsteps : 0;
 }
 
 /* Where the buffers of one tile lie: at[b] the LMEM of buffer b (in the
