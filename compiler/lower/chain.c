@@ -80,8 +80,10 @@ enum { CHAIN_MAX_STEPS = 64, CHAIN_MAX_ITEMS = CHAIN_MAX_STEPS + BK_CHAIN_MAX };
 
 /* A candidate plan: `rows` output rows of `cols` columns per slice; the `nstream` members
  * with the largest weights (of those that may stream) stream them; vdw: the
- * depthwise members that may (ChainMember.dwv) run on the vector unit. */
-typedef struct ChainShape { int rows, cols, nstream, vdw, csl; } ChainShape;   /* csl: hidden slices (cslice) */
+ * depthwise members that may (ChainMember.dwv) run on the vector unit; ws:
+ * the streamed weights staged in the cluster's SRAM (BkChain.ws); csl:
+ * hidden slices (C slices of an inverted residual block). */
+typedef struct ChainShape { int rows, cols, nstream, vdw, ws, csl; } ChainShape;
 
 /* Streaming chains: a slice runs as steps (tiles of one run); each step
  * computes items [lo, hi) in order, item w (-1 none) from the weight
@@ -123,6 +125,7 @@ typedef struct ChainMember {
     int stream;                   /* its weights come through the slots' chunk buffer (w unused) */
     int ocmax;                    /* streaming: its chunks' most channels (the f32 scratch), 0 any */
     uint64_t wbytes;              /* its weight image's bytes (0: not a conv) */
+    uint64_t sw;                  /* streaming with BkChain.ws: its weight image's SRAM address */
     int dwv;                      /* an f32 depthwise conv that may run on the vector unit
                                    * (bk_dw_chain_ok), which it does when BkChain.vdw */
 } ChainMember;
@@ -147,6 +150,11 @@ struct BkChain {
     ChainStep step[CHAIN_MAX_STEPS];
     ChainItem item[CHAIN_MAX_ITEMS];
     uint64_t l_wc, wchunk, l_q8;
+    /* ws: the streamed weights staged whole in each cluster's SRAM by the
+     * prologue (one DRAM read per cluster), the steps' chunks loaded from
+     * there (docs/backend.md, "Streamed weights"); SRAM [sram_stage, sw_top) */
+    int ws;
+    uint64_t sw_top;
     uint64_t l_acc, l_resf, l_tmp; /* slot scratch (f32): accumulator, residual, activation temp */
     uint64_t used;                /* slot bytes of the current shape */
     int dt, es;                   /* storage dtype of every buffer: BkCtx.dt, or i8 (int8 chains) */
@@ -426,6 +434,43 @@ static void resident_plan(const BkCtx *c, BkChain *ch)
     ch->resident = at;
 }
 
+/* SRAM bytes the first ns members of elig (the streaming ones) take
+ * staged whole, each at a 64-byte boundary. */
+static uint64_t staged_bytes(const BkChain *ch, int ns)
+{
+    uint64_t n = 0;
+    for (int k = 0; k < ns && k < ch->nelig; k++) n += (ch->m[ch->elig[k]].wbytes + 63) / 64 * 64;
+    return n;
+}
+
+/* 1 when a plan streaming the first ns of elig may stage those weights
+ * in its clusters' SRAM (BkChain.ws): a float chain (int8 ResNet-50 on a1
+ * went 1,619,351 -> 1,629,101 cycles with its int8 chains staging: each
+ * staged plan priced lower alone, see docs/backend.md), several cores a
+ * cluster share them, SRAM above BkCtx.sram_stage is free for the layer
+ * and holds them, and the flag fits the resident region's first aligned
+ * block (unused while streaming, resident_plan). --sram-weights never:
+ * not offered. */
+static int stage_ok(const BkCtx *c, const BkChain *ch, int ns)
+{
+    return ns > 0 && ch->dt != ISA_I8 && c->grouping && !c->wsram_never && !c->split && c->chip->cores_per_cluster > 1 &&
+           c->align >= 64 &&
+           c->sram_stage + staged_bytes(ch, ns) <= (uint64_t)c->chip->sram_bytes;
+}
+
+/* ws: each streaming member's SRAM address, from BkChain.sw_top = sram_stage up. */
+static void stage_plan(const BkCtx *c, BkChain *ch)
+{
+    ch->sw_top = c->sram_stage;
+    for (int i = 0; i < ch->nm; i++) {
+        ChainMember *m = &ch->m[i];
+        m->sw = 0;
+        if (!ch->ws || !m->stream) continue;
+        m->sw = ch->sw_top;
+        ch->sw_top += (m->wbytes + 63) / 64 * 64;
+    }
+}
+
 /* Streaming: the items and steps of a slice, the weight chunk after
  * `used` bytes of the slot. A streaming member's output channels go in
  * equal chunks (a multiple of the alignment in elements, so each chunk's
@@ -571,6 +616,7 @@ static int layout_with(const BkCtx *c, BkLayer *ly, BkChain *ch, int pack)
         }
     }
     resident_plan(c, ch);
+    stage_plan(c, ch);
     ch->nsteps = 1;
     uint64_t used = 0, scratch = 0, top = ch->resident;
     int es = ch->es, last = ch->m[ch->nm - 1].out;
@@ -680,7 +726,54 @@ static int chain_prologue(BkCtx *c, const BkLayer *ly, BkCode *k, AtlErr *e)
         if (!m->stream && bk_flat_copy(k, l->dt, m->w, l->w, nw)) return -1;
         if (m->b && bk_flat_copy(k, ISA_F32, m->b, l->b, (uint64_t)l->OC)) return -1;
     }
-    return 0;
+    /* ws: then the streamed weights, DRAM -> this cluster's SRAM, step by
+     * step (each step's chunk, laid out as in DRAM), each followed by a
+     * 64-byte flag multicast into resident LMEM [0, 64) (unused while
+     * streaming) whose signal tells the cluster's cores that the chunk
+     * (and everything the prologue copied before: the DMA queue runs one
+     * transfer at a time) has landed; copied whole, one flag at the end
+     * (the emitter sets the signal of the last) */
+    int np = bk_chain_stage_pieces(ly);
+    for (int s = 0; ch->ws && s < ch->nsteps; s++) {
+        const ChainItem *it = &ch->item[ch->step[s].w];
+        const ChainMember *m = &ch->m[it->m];
+        const BkLow *l = &m->ly->lw;
+        int wdt = m->kind == CM_QCONV ? ISA_I8 : l->dt, wes = isa_dtype_size(wdt);
+        uint32_t sh[4] = {1, 1, (uint32_t)(m->wbytes / ((uint64_t)l->OC * wes)), (uint32_t)it->ocn};
+        int64_t st[4] = {0, 0, l->OC, 1};
+        uint64_t off = (uint64_t)it->oc0 * wes;
+        AtlInsn in = bk_dma(wdt, ISA_SPACE_SRAM, m->sw + off, ISA_SPACE_DRAM, l->w + off, sh, st, st);
+        in.layer = (uint16_t)(it->m + 1);   /* member tag */
+        bk_code_st(k, &in);
+        if (np > 1 && s < ch->nsteps - 1) {
+            uint32_t fs[4] = {1, 1, 1, 64};
+            int64_t fst[4];
+            bk_compact(fs, fst);
+            AtlInsn f = bk_dma(ISA_I8, ISA_SPACE_LMEM, 0, ISA_SPACE_SRAM, m->sw + off, fs, fst, fst);
+            f.signal = 1;   /* a piece's flag: the walk (schedule.c) sets the semaphore */
+            bk_code_st(k, &f);
+        }
+    }
+    if (ch->ws) {
+        uint32_t fs[4] = {1, 1, 1, 64};
+        int64_t st[4];
+        bk_compact(fs, st);
+        AtlInsn f = bk_dma(ISA_I8, ISA_SPACE_LMEM, 0, ISA_SPACE_SRAM, c->sram_stage, fs, st, st);
+        bk_code_st(k, &f);
+    }
+    return k->oom ? -1 : 0;
+}
+
+int bk_chain_stage_pieces(const BkLayer *ly)
+{
+    const BkChain *ch = ly->chain;
+    return ch && ch->ws && !ly->gather_whole && ch->nsteps > 1 ? ch->nsteps : 1;
+}
+
+int bk_chain_tile_piece(const BkLayer *ly, int t)
+{
+    const BkChain *ch = ly->chain;
+    return ch && ch->nstream ? t % ch->nsteps : 0;
 }
 
 /* Where the buffers of one tile lie: at[b] the LMEM of buffer b (in the
@@ -993,8 +1086,9 @@ static int chain_gen(BkCtx *c, const BkLayer *ly, int t, uint64_t slot, BkCode *
             uint32_t sh[4] = {1, 1, (uint32_t)(ch->m[it->m].wbytes / ((uint64_t)l->OC * wes)), (uint32_t)it->ocn};
             int64_t ds[4], ss[4] = {0, 0, l->OC, 1};
             bk_compact(sh, ds);
-            AtlInsn in = bk_dma(wdt, ISA_SPACE_LMEM, slot + ch->l_wc, ISA_SPACE_DRAM, l->w + (uint64_t)it->oc0 * wes, sh,
-                                ds, ss);
+            int ws = ch->ws;   /* from the cluster's SRAM, staged by the prologue */
+            AtlInsn in = bk_dma(wdt, ISA_SPACE_LMEM, slot + ch->l_wc, ws ? ISA_SPACE_SRAM : ISA_SPACE_DRAM,
+                                (ws ? ch->m[it->m].sw : l->w) + (uint64_t)it->oc0 * wes, sh, ds, ss);
             in.layer = (uint16_t)(it->m + 1);   /* member tag */
             bk_code_ld(k, &in, 1);
         }
@@ -1680,6 +1774,15 @@ int bk_chain_check(const BkCtx *c, const BkLayer *ly, AtlErr *e)
     region(reg, &n, ch->l_acc, acc, "the f32 accumulator", NULL);
     region(reg, &n, ch->l_resf, resf, "the f32 residual", NULL);
     region(reg, &n, ch->l_tmp, tmp, "the activation (or depthwise product) temp", NULL);
+    for (int i = 0; ch->ws && i < ch->nm; i++) {   /* staged streamed weights: in SRAM's free room, in order */
+        const ChainMember *m = &ch->m[i];
+        uint64_t lo = i ? ch->m[i - 1].sw : 0;
+        if (m->stream && (m->sw < c->sram_stage || m->sw % 64 || m->sw < lo || m->sw + m->wbytes > ch->sw_top ||
+                          ch->sw_top > (uint64_t)c->chip->sram_bytes || !ch->nstream))
+            return bk_fail(c, m->ly->node, e, "layer group: streamed weights staged at SRAM %llu (%llu bytes) outside [%llu, %llu)",
+                           (unsigned long long)m->sw, (unsigned long long)m->wbytes, (unsigned long long)c->sram_stage,
+                           (unsigned long long)ch->sw_top);
+    }
     if (ch->nstream) {
         if (check_steps(c, ly, e)) return -1;
         region(reg, &n, ch->l_wc, ch->wchunk, "the weight chunk", NULL);
@@ -1719,6 +1822,7 @@ static int apply_rows(BkCtx *c, BkLayer *ly, const void *shape, AtlErr *e)
     ch->cols = sh->cols;
     ch->nstream = sh->nstream;
     ch->vdw = sh->vdw;
+    ch->ws = sh->ws;
     ch->csl = sh->csl;
     if (ch->csl ? cs_layout(c, ly, ch) : layout(c, ly, ch)) return atl_fail(e, "internal: a candidate slice height does not fit");
     if (bk_chain_check(c, ly, e)) return -1;
@@ -1733,13 +1837,16 @@ static int apply_rows(BkCtx *c, BkLayer *ly, const void *shape, AtlErr *e)
     ly->mcast = ch->resident > 0;
     ly->prologue = ly->mcast ? (ch->csl ? cs_prologue : chain_prologue) : NULL;
     ly->gen = ch->csl ? cs_gen : chain_gen;
+    ly->wsram_lo = ch->ws ? c->sram_stage : 0;
+    ly->wsram_hi = ch->ws ? ch->sw_top : 0;
     char wpart[16] = "";
     if (ch->nwc > 1) snprintf(wpart, sizeof wpart, " W%d", ch->nwc);
     const char *vec = ch->vdw ? " vec" : "";
     if (ch->csl)
         snprintf(ly->split, sizeof ly->split, "N%d H%d x%d c%d%s", ch->N, ch->nrc, ch->nm, ch->csl, vec);
     else if (ch->nstream)
-        snprintf(ly->split, sizeof ly->split, "N%d H%d%s x%d w%d/%d%s", ch->N, ch->nrc, wpart, ch->nm, ch->nstream, ns, vec);
+        snprintf(ly->split, sizeof ly->split, "N%d H%d%s x%d w%d/%d%s%s", ch->N, ch->nrc, wpart, ch->nm, ch->nstream, ns, vec,
+                 ch->ws ? " wsram" : "");
     else snprintf(ly->split, sizeof ly->split, "N%d H%d%s x%d%s", ch->N, ch->nrc, wpart, ch->nm, vec);
     return 0;
 }
@@ -1801,6 +1908,19 @@ int bk_chain_can_join(const BkCtx *c, const BkLayer *ly)
     if (ly->direct) return 0;
     if (ly->lw.kind == BK_K_CONV || ly->lw.kind == BK_K_POOL) return 1;
     return ly->lw.kind == BK_K_ELEM && !strcmp(c->g->nodes[ly->node].op, "Int8Add");
+}
+
+/* Offers plan sh (tiles tiles): a streamed one with its chunks from DRAM
+ * and, where they may be staged (stage_ok), from the cluster's SRAM; the
+ * cost model keeps the cheaper (--sram-weights always: the staged one
+ * alone where it may be). */
+static int push_plan(const BkCtx *c, BkLayer *ly, const BkChain *ch, ChainShape sh, int64_t tiles, AtlErr *e)
+{
+    int ws = stage_ok(c, ch, sh.nstream);
+    sh.ws = 0;
+    if (!(ws && c->wsram_always) && bk_push_shape(ly, &sh, sizeof sh, tiles, e)) return -1;
+    sh.ws = 1;
+    return ws ? bk_push_shape(ly, &sh, sizeof sh, tiles, e) : 0;
 }
 
 int bk_lower_chain(BkCtx *c, const BkLayer *const *members, int nm, BkLayer *ly, AtlErr *e)
@@ -1971,13 +2091,13 @@ int bk_lower_chain(BkCtx *c, const BkLayer *const *members, int nm, BkLayer *ly,
         int64_t wtiles[32];
         for (int cols = ch->OW;; cols = (cols + 1) / 2) {
             for (int rows = ch->OH;; rows = (rows + 1) / 2) {
-                ChainShape sh = {rows, cols, ns, vdw, 0};
+                ChainShape sh = {.rows = rows, .cols = cols, .nstream = ns, .vdw = vdw};
                 ch->rows = rows;
                 ch->cols = cols;
                 int fits = layout(c, ly, ch) == 0;
                 int64_t tiles = (int64_t)ch->N * ch->nrc * ch->nwc * ch->nsteps;
                 if (fits && cols == ch->OW) {
-                    if (bk_push_shape(ly, &sh, sizeof sh, tiles, e)) { rc = -1; goto done; }
+                    if (push_plan(c, ly, ch, sh, tiles, e)) { rc = -1; goto done; }
                 } else if (fits && nw < 32) {
                     int k = nw++;
                     uint64_t mc = run_macs(ch);
@@ -1994,7 +2114,7 @@ int bk_lower_chain(BkCtx *c, const BkLayer *const *members, int nm, BkLayer *ly,
             if (cols == 1 || ch->dt == ISA_I8 || vdw || (cols == ch->OW && ly->shapes.n > before)) break;
         }
         for (int k = 0; k < nw && k < 2; k++)
-            if (bk_push_shape(ly, &wsh[k], sizeof wsh[k], wtiles[k], e)) { rc = -1; goto done; }
+            if (push_plan(c, ly, ch, wsh[k], wtiles[k], e)) { rc = -1; goto done; }
     }
     }
     /* C slices of an inverted residual block: each count of hidden
@@ -2007,7 +2127,7 @@ int bk_lower_chain(BkCtx *c, const BkLayer *const *members, int nm, BkLayer *ly,
         for (int i = 0; i < (int)(sizeof counts / sizeof counts[0]); i++) {
             ch->csl = counts[i];
             for (int rows = ch->OH;; rows = (rows + 1) / 2) {
-                ChainShape sh = {rows, ch->OW, 0, ch->vdw, counts[i]};
+                ChainShape sh = {.rows = rows, .cols = ch->OW, .vdw = ch->vdw, .csl = counts[i]};
                 ch->rows = rows;
                 ch->cols = ch->OW;
                 if (cs_layout(c, ly, ch) == 0 && bk_push_shape(ly, &sh, sizeof sh, (int64_t)ch->N * ch->nrc, e)) { rc = -1; goto done; }

@@ -49,6 +49,13 @@ void bk_chain_mark_internal(BkCtx *c, const BkLayer *ly);
 int bk_chain_streams(const BkLayer *ly);
 /* 1 when the group runs its hidden channels in C slices (chain.c). */
 int bk_chain_cslices(const BkLayer *ly);
+/* A chain layer whose streamed weights are staged in SRAM (split " wsram"):
+ * the pieces its prologue copies them in, one per step's chunk, each
+ * flagged, unless the cost model priced the copy whole lower
+ * (BkLayer.gather_whole); else 1. bk_chain_tile_piece: the piece tile t's
+ * chunk lies in. */
+int bk_chain_stage_pieces(const BkLayer *ly);
+int bk_chain_tile_piece(const BkLayer *ly, int t);
 /* Bytes of LMEM a chain layer uses on each core: resident weights and both slots. */
 uint64_t bk_chain_lmem(const BkLayer *ly);
 /* A chain layer's row buffers (their count), and where buffer b lies:

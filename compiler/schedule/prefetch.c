@@ -69,8 +69,9 @@ static void slot_range(const BkLayer *ly, int g, uint64_t *lo, uint64_t *hi)
 }
 
 /* 1 when [lo, hi) touches what segment sg reads or writes above
- * sram_stage in cluster cl: its staged input, its staged weight slots, a
- * K split's own partials (lower/kbands.c). */
+ * sram_stage in cluster cl: its staged input, its staged weight slots
+ * (or a layer group's staged streamed weights), a K split's own partials
+ * (lower/kbands.c). */
 static int touches(const BkCtx *c, const BkSegment *sg, int cl, uint64_t lo, uint64_t hi)
 {
     const BkLayer *ly = sg->layer;
@@ -80,6 +81,8 @@ static int touches(const BkCtx *c, const BkSegment *sg, int cl, uint64_t lo, uin
         uint64_t n = (uint64_t)l->N * l->C * l->H * l->W * (uint64_t)(l->es ? l->es : c->es);
         if (lo < c->sram_stage + (n > 64 ? n : 64) && c->sram_stage < hi) return 1;
     }
+    /* its tiles load weights its prologue staged (a layer group's streamed weights) */
+    if (lo < ly->wsram_hi && ly->wsram_lo < hi) return 1;
     /* its prologue reads the multicast weights the segment before fetched */
     if (sg->pf_in == BK_PF_IN_MC && lo < sg->pf_base + sg->pf_span && sg->pf_base < hi) return 1;
     /* a K split's sum reads its own band of a part there (lower/kbands.c) */

@@ -163,7 +163,7 @@ static int table_of(const BkCtx *c, const BkSegment *sg, int core, BkTable *t, A
         int cpc = c->chip->cores_per_cluster, cl = core / cpc;
         uint32_t m = bk_sched_cluster_mask(sg, cpc, cl);
         if (m >> (core % cpc) & 1) {
-            int p = ly->in_sram ? bk_stage_pieces(c, sg) : 1;
+            int p = ly->in_sram || ly->wsram_hi > ly->wsram_lo ? bk_stage_pieces(c, sg) : 1;
             lowest = core == cl * cpc + bk_lowest_bit(m);
             /* multicast weights the segment before fetched into SRAM: every
              * core issues a part (the SRAM ports side by side), waits for all */
@@ -177,7 +177,7 @@ static int table_of(const BkCtx *c, const BkSegment *sg, int core, BkTable *t, A
             } else {
                 if (lowest && push_mcast(t, p > 1 ? issued++ : -1, m, isem, e)) return -1;
                 if (p > 1) np = p;
-                else if (push_wait(t, ly->in_sram, isem, e)) return -1;
+                else if (push_wait(t, ly->in_sram || ly->wsram_hi > ly->wsram_lo, isem, e)) return -1;
             }
         }
     }
@@ -208,7 +208,7 @@ static int table_of(const BkCtx *c, const BkSegment *sg, int core, BkTable *t, A
         if (next >= 0) {
             int b = i % 2, key = ly->tile_wkey[next];
             int skip = (i > 0 && key >= 0 && wk[b] == key) || (i == 0 && pf_lmem);
-            int need = np ? bk_tile_pos(&ly->lw, next).kci + 1 : 0;
+            int need = !np ? 0 : (ly->chain ? bk_chain_tile_piece(ly, next) : bk_tile_pos(&ly->lw, next).kci) + 1;
             for (; !rc && mask && issued < need; issued++) rc = push_mcast(t, issued, mask, isem, e);
             for (; !rc && waited < need; waited++) rc = push_wait(t, 1, isem, e);
             if (rc) break;
@@ -260,6 +260,7 @@ void bk_table_free(BkTable *t)
 
 int bk_stage_pieces(const BkCtx *c, const BkSegment *sg)
 {
+    if (sg->layer->chain) return bk_chain_stage_pieces(sg->layer);
     return c->bands ? bk_band_gather_pieces(c, sg) : bk_conv_stage_pieces(c, sg->layer);
 }
 
@@ -333,8 +334,10 @@ const BkCode *bk_walk_code(BkCtx *c, const BkSegment *sg, BkWalk *w, const BkAct
             if (ly->stage(c, ly, a->tile, mode, k, e)) return NULL;
         } else if (ly->prologue(c, ly, k, e))
             return NULL;
-        else if (!c->bands && bk_conv_stage_pieces(c, ly) > 1) {
-            /* a staged input in pieces (lower/conv.c): each piece's flag signals the input's semaphore */
+        else if ((!c->bands && bk_conv_stage_pieces(c, ly) > 1) || bk_chain_stage_pieces(ly) > 1) {
+            /* a staged input in pieces (lower/conv.c), a chain's staged
+             * streamed weights (lower/chain.c): each piece's flag signals
+             * the input's semaphore */
             for (int j = 0; j < k->nst; j++)
                 if (k->st[j].signal) k->st[j].signal = (uint8_t)(bk_sched_input_sem(ly) + 1);
         }

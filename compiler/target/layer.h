@@ -234,6 +234,11 @@ struct BkLayer {
     int (*cores_ok)(const BkCtx *c, const BkLayer *ly, const int *tile_core);
     uint64_t l_flag;              /* resident LMEM the flag lands in (in_sram or wsram without mcast) */
     uint64_t l_iflag;             /* the staged input's flags' word: l_flag, or the next word when wsram too */
+    /* SRAM [wsram_lo, wsram_hi) the prologue fills with weights its
+     * tiles then load (a layer group's streamed weights staged once per
+     * cluster, lower/chain.c; 0 0 none): the prologue's WAIT then holds
+     * the DMA stream, and no prefetch may write there (schedule/prefetch.c) */
+    uint64_t wsram_lo, wsram_hi;
     int (*prologue)(BkCtx *c, const BkLayer *ly, BkCode *code, AtlErr *e);
     BkCopy *copies;               /* DMA-only layers: the strided copies (malloc'd) */
     int ncopies;
