@@ -161,6 +161,11 @@ typedef struct BkOptions {
                                cluster's window (no channel shards, BkBand.shard); 0
                                (default) placement may shard a large tensor of several
                                images by channels */
+    int no_reorder;         /* staged: 1 keeps a split stage's graph as it is; 0 (default)
+                               strided pointwise convolutions may read a subsampled copy and
+                               shortcut convolutions run late where the cost model prices the
+                               stage lower (docs/backend.md, "Shortcuts run late";
+                               --no-reorder) */
     int placement;          /* BK_PLACE_AUTO (default), BK_PLACE_CHIP, BK_PLACE_SPLIT */
     int micro_batch;        /* images per instance with placement split (0: chosen by the
                                cost model; given: one micro-batch, no stages) */

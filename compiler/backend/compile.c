@@ -1141,7 +1141,7 @@ static int try_rewrite(BkStage *st, IrGraph *ig, int how, int a, int b, const At
 static int sink_stage(BkStage *st, IrGraph *ig, const AtlChip *chip, const BkOptions *opt, const BkSplit *sp, AbmWriter *w,
                       const uint64_t *io_fixed, uint64_t io_bytes, int layer_base, AtlErr *e)
 {
-    if (opt->keep_activations) return 0;
+    if (opt->keep_activations || opt->no_reorder) return 0;
     int d[SINK_MAX], p[SINK_MAX], n = bk_subsample_find(ig, &st->c, d, SINK_MAX), floor = ig->nn;
     for (int k = n - 1; k >= 0; k--) {
         int first = d[k];   /* the block: from x's first reader */

@@ -38,6 +38,7 @@ typedef struct DrvRequest {
     int sram_pair;                 /* BkOptions.sram_pair (BK_PAIR_*) */
     int no_halo_stage;             /* BkOptions.no_halo_stage */
     int no_shards;                 /* BkOptions.no_shards */
+    int no_reorder;                /* BkOptions.no_reorder */
     int bytes_slack;               /* BkOptions.bytes_slack */
     int prefetch;                  /* BkOptions.prefetch (BK_PREFETCH_AUTO / NEVER) */
     int kbands;                    /* BkOptions.kbands (BK_KBANDS_AUTO / NEVER / ALWAYS) */
