@@ -122,6 +122,9 @@ static const char usage_text[] =
     "                         cluster's window (default: a large one may be sharded by channels)\n"
     "  --no-chain-pack        every row buffer of a layer group has its own LMEM bytes (default:\n"
     "                         buffers never live at once share bytes where taller slices fit)\n"
+    "  --no-reorder           staged split stages keep their node order and strided 1x1\n"
+    "                         convolutions (default: shortcuts run late, subsampled copies, where\n"
+    "                         they price lower)\n"
     "  --bytes-slack PCT      the plan kept of those built for one activation placement is the\n"
     "                         fastest whose estimated DRAM bytes are within PCT% of the fewest\n"
     "                         or 1.5x the compulsory bytes (default 10; -1: the fastest)\n"
@@ -494,6 +497,8 @@ int cmd_compile(int argc, char **argv)
             rq.no_shards = 1;
         } else if (!strcmp(argv[i], "--no-chain-pack")) {
             rq.no_chain_pack = 1;
+        } else if (!strcmp(argv[i], "--no-reorder")) {
+            rq.no_reorder = 1;
         } else if ((v = cli_opt(argc, argv, &i, "--bytes-slack", &bad))) {
             char *end;
             long n = strtol(v, &end, 10);

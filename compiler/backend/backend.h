@@ -169,6 +169,11 @@ typedef struct BkOptions {
     int no_chain_pack;      /* groups: 1 gives every row buffer of a chain its own bytes;
                                0 (default) buffers never live at once may share bytes
                                where that lets taller slices fit (lower/chain.c) */
+    int no_reorder;         /* staged: 1 keeps a split stage's graph as it is; 0 (default)
+                               strided pointwise convolutions may read a subsampled copy and
+                               shortcut convolutions run late where the cost model prices the
+                               stage lower (docs/backend.md, "Shortcuts run late";
+                               --no-reorder) */
     int placement;          /* BK_PLACE_AUTO (default), BK_PLACE_CHIP, BK_PLACE_SPLIT */
     int micro_batch;        /* images per instance with placement split (0: chosen by the
                                cost model; given: one micro-batch, no stages) */

@@ -33,6 +33,7 @@
 #include <stdio.h>
 #include "compiler/backend/backend.h"
 #include "compiler/backend/split.h"
+#include "compiler/backend/sink.h"
 #include "compiler/backend/staged.h"
 #include "compiler/backend/stage.h"
 #include "compiler/emit/emit.h"
@@ -1082,6 +1083,97 @@ static int copy_rereads(BkStage *st, IrGraph *ig, const AtlChip *chip, const BkO
     return rc;
 }
 
+/* 1 when an activation root of st in DRAM is written or read by a node
+ * in d..p of its graph g. */
+static int spill_in(const BkStage *st, const IrGraph *g, int d, int p)
+{
+    for (int i = d; i <= p; i++) {
+        const IrNode *n = &g->nodes[i];
+        for (int k = 0; k < n->nin + n->nout; k++) {
+            int t = k < n->nin ? n->in[k] : n->out[k - n->nin];
+            if (t < 0 || g->t[t].data) continue;
+            const BkPlace *pl = &st->c.pl[bk_tensor_root(&st->c, t)];
+            if (pl->placed && pl->region == ABM_REGION_ACTIVATIONS && !pl->internal && !pl->in_sram && !pl->band) return 1;
+        }
+    }
+    return 0;
+}
+
+/* st's graph *ig rewritten by `how` (sink: node a moved to just before
+ * node b; subsample: convolution a reads a subsampled copy) and built
+ * again; the rewritten graph and its build replace *ig and st when the
+ * cost model prices the stage lower. A rewrite or build that fails is not
+ * taken. */
+enum { REWRITE_SINK, REWRITE_SUBSAMPLE };
+static int try_rewrite(BkStage *st, IrGraph *ig, int how, int a, int b, const AtlChip *chip, const BkOptions *opt,
+                       const BkSplit *sp, AbmWriter *w, const uint64_t *io_fixed, uint64_t io_bytes, int layer_base, AtlErr *e)
+{
+    IrGraph cg;
+    if (ir_clone(ig, &cg, e)) return -1;
+    AtlErr ke;
+    int ok = 1;
+    if (how == REWRITE_SINK) bk_sink_move(&cg, a, b);
+    else ok = !bk_subsample_apply(&cg, a, &ke);
+    BkStage *alt = calloc(1, sizeof *alt);
+    if (!alt) { ir_free(&cg); return atl_fail(e, "out of memory"); }
+    int bok = ok && !stage_build_flow(alt, &cg, chip, opt, sp, w, io_fixed, io_bytes, layer_base, st->c.flow, &ke);
+    if (bok && stage_cycles(alt) < stage_cycles(st)) {
+        IrGraph old = *ig;   /* the rewritten graph becomes the stage's, alt its build (with st's pricer) */
+        *ig = cg;
+        cg = old;
+        st->flow_borrowed = 1;
+        alt->flow_borrowed = 0;
+        stage_free(st);
+        *st = *alt;
+        st->c.g = ig;
+        if (st->c.chip == &alt->shared) st->c.chip = &st->shared;
+    } else
+        stage_free(alt);
+    free(alt);
+    ir_free(&cg);
+    return 0;
+}
+
+/* A split stage with activations in DRAM is built again with each of its
+ * strided pointwise convolutions whose block holds one reading a
+ * subsampled copy of its input made before the input's first reader, and
+ * with each shortcut convolution whose block holds one run just before
+ * the convolution whose residual it is (sink.c), the last block first
+ * (a rewrite moves only nodes from its own block on), each rewrite kept
+ * when the cost model prices the stage lower with it (docs/backend.md,
+ * "Shortcuts run late"); the stage becomes the build of the graph kept. */
+#define SINK_MAX 8
+static int sink_stage(BkStage *st, IrGraph *ig, const AtlChip *chip, const BkOptions *opt, const BkSplit *sp, AbmWriter *w,
+                      const uint64_t *io_fixed, uint64_t io_bytes, int layer_base, AtlErr *e)
+{
+    if (opt->keep_activations || opt->no_reorder) return 0;
+    int d[SINK_MAX], p[SINK_MAX], n = bk_subsample_find(ig, &st->c, d, SINK_MAX), floor = ig->nn;
+    for (int k = n - 1; k >= 0; k--) {
+        int first = d[k];   /* the block: from x's first reader */
+        for (int i = d[k] - 1; i >= 0; i--)
+            for (int q = 0; q < ig->nodes[i].nin; q++)
+                if (ig->nodes[i].in[q] == ig->nodes[d[k]].in[0]) first = i;
+        if (d[k] >= floor) continue;   /* moved by a later block's copy */
+        floor = first;
+        if (spill_in(st, ig, first, d[k]) &&
+            try_rewrite(st, ig, REWRITE_SUBSAMPLE, d[k], 0, chip, opt, sp, w, io_fixed, io_bytes, layer_base, e))
+            return -1;
+    }
+    n = bk_sink_find(ig, &st->c, d, p, SINK_MAX);
+    for (int k = n - 1; k >= 0; k--) {
+        /* a shortcut reading a subsampled copy kept above is not moved: its
+         * copy would then live across the block's peak (ResNet-50's
+         * layer2.0 prices higher so; one build fewer) */
+        const char *in = ig->t[ig->nodes[d[k]].in[0]].name;
+        size_t len = in ? strlen(in) : 0;
+        if (len >= 10 && !strcmp(in + len - 10, "/subsample")) continue;
+        if (spill_in(st, ig, d[k], p[k]) &&
+            try_rewrite(st, ig, REWRITE_SINK, d[k], p[k], chip, opt, sp, w, io_fixed, io_bytes, layer_base, e))
+            return -1;
+    }
+    return 0;
+}
+
 /* A chip stage of a staged schedule (the whole batch on every core, built
  * into *st with the options' SRAM mode) is built again with bands, each
  * image of the batch banded the same way ("Bands of several images" in
@@ -1289,6 +1381,7 @@ static int compile_staged(const IrGraph *g, const AtlChip *chip, const BkOptions
                         layer_base, e))
             goto done;
         if (plan->chip[i]) chip_stage_bands(&st[i], &sg[i], chip, opt, w, io_fixed, io_bytes, layer_base);
+        if (!plan->chip[i] && sink_stage(&st[i], &ig[i], chip, opt, &sp, w, io_fixed, io_bytes, layer_base, e)) goto done;
         if (!plan->chip[i] && copy_rereads(&st[i], &ig[i], chip, opt, &sp, w, io_fixed, io_bytes, layer_base, e)) goto done;
         if (i && sram_boundary(&sb, st, ig, sg, i, plan, g, bound, B, chip, opt, w, io_fixed, io_bytes, e)) goto done;
         layer_base = sb.lb[i] + st[i].nunits;

@@ -104,6 +104,8 @@ static void options_text(const DrvRequest *rq, int synthetic, int batch, char *o
     n = strlen(opts);
     if (rq->no_chain_pack) snprintf(opts + n, cap - n, " --no-chain-pack");
     n = strlen(opts);
+    if (rq->no_reorder) snprintf(opts + n, cap - n, " --no-reorder");
+    n = strlen(opts);
     if (rq->bytes_slack && rq->bytes_slack != BK_BYTES_SLACK) snprintf(opts + n, cap - n, " --bytes-slack %d", rq->bytes_slack);
     n = strlen(opts);
     if (rq->prefetch == BK_PREFETCH_NEVER) snprintf(opts + n, cap - n, " --prefetch never");
@@ -200,6 +202,7 @@ static int compile_variant(const char *path, IrGraph *g, const DrvRequest *rq, i
     o.no_halo_stage = rq->no_halo_stage;
     o.no_shards = rq->no_shards;
     o.no_chain_pack = rq->no_chain_pack;
+    o.no_reorder = rq->no_reorder;
     o.bytes_slack = rq->bytes_slack;
     o.prefetch = rq->prefetch;
     o.kbands = rq->kbands;

@@ -40,6 +40,7 @@ typedef struct DrvRequest {
     int no_halo_stage;             /* BkOptions.no_halo_stage */
     int no_shards;                 /* BkOptions.no_shards */
     int no_chain_pack;             /* BkOptions.no_chain_pack */
+    int no_reorder;                /* BkOptions.no_reorder */
     int bytes_slack;               /* BkOptions.bytes_slack */
     int prefetch;                  /* BkOptions.prefetch (BK_PREFETCH_AUTO / NEVER) */
     int kbands;                    /* BkOptions.kbands (BK_KBANDS_AUTO / NEVER / ALWAYS) */

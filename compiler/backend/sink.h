@@ -1,0 +1,26 @@
+/* sink.h - shortcut convolutions run late in a split stage (sink.c;
+ * docs/backend.md, "Shortcuts run late"). Internal to compiler/backend/. */
+#ifndef ATOLL_COMPILER_BACKEND_SINK_H
+#define ATOLL_COMPILER_BACKEND_SINK_H
+#include "compiler/target/target.h"
+
+/* In g (the graph c was built from: the same node indices), the
+ * shortcut convolutions that may run late: each convolution D whose
+ * output only a residual tail reads (c->tail), D before P - 1 where P is
+ * the convolution that tail is absorbed into. Their nodes D into d[] and
+ * P into p[] (at most max, in node order, the ranges d..p apart);
+ * returns how many. */
+int bk_sink_find(const IrGraph *g, const BkCtx *c, int *d, int *p, int max);
+/* Moves node d of g to just before node p (d < p; the nodes between move
+ * up one) and updates the producers. */
+void bk_sink_move(IrGraph *g, int d, int p);
+/* The strided pointwise convolutions of g (1x1, no padding, one group,
+ * a stride above 1) whose input x an earlier node reads and no later
+ * one: their nodes into d[] (at most max, in node order); how many. */
+int bk_subsample_find(const IrGraph *g, const BkCtx *c, int *d, int max);
+/* Convolution d of g (one bk_subsample_find gave) reads instead
+ * x/subsample, a Slice of x's rows and columns at its strides placed
+ * just before x's first reader, at stride 1; shapes inferred again. */
+int bk_subsample_apply(IrGraph *g, int d, AtlErr *e);
+
+#endif
