@@ -1476,11 +1476,15 @@ static int search_stages(const IrGraph *g, const AtlChip *chip, const BkOptions 
     rc = bk_stage_plan(costs, nm, cuts, ncuts, g->nn, P, cut_cycles, chip_sync, plan) ? 1 : 0;
     /* a chip stage chosen: priced again with bands from one cut earlier
      * on (so the search may also start it there); where they beat the
-     * DRAM plan's units, the plan is searched again with their prices */
+     * DRAM plan's units, the plan is searched again with their prices.
+     * Not when the split stages leave clusters idle (a batch smaller than
+     * the chip's clusters): ResNet-50 at batch 8 on a1x16 (8 of 16
+     * clusters split) kept its plan and compiled in 36 CPU-s instead of
+     * 22, a bands build on 16 clusters of layer3.4 on. */
     int chip_at = -1;
     for (int i = 0; !rc && i < plan->n && chip_at < 0; i++)
         if (plan->chip[i]) chip_at = plan->start[i];
-    if (chip_at > 0 && !opt->no_chip_reprice && try_bands(g, chip, opt, NULL, 1)) {
+    if (chip_at > 0 && !opt->no_chip_reprice && K == chip->clusters && try_bands(g, chip, opt, NULL, 1)) {
         BkStageCosts tail, *c = &costs[nm - 1];
         memset(&tail, 0, sizeof tail);
         int from = bk_stage_reach(c, cuts, ncuts, chip_at, g->nn);
