@@ -174,6 +174,10 @@ typedef struct BkOptions {
                                shortcut convolutions run late where the cost model prices the
                                stage lower (docs/backend.md, "Shortcuts run late";
                                --no-reorder) */
+    int no_chip_reprice;    /* staged search: 1 prices a chip stage with the whole graph's
+                               DRAM plan only (tests); 0 (default): the chosen chip stage,
+                               from one cut earlier on, is priced again as it will be built
+                               (bands, shards) and the plan searched again */
     int placement;          /* BK_PLACE_AUTO (default), BK_PLACE_CHIP, BK_PLACE_SPLIT */
     int micro_batch;        /* images per instance with placement split (0: chosen by the
                                cost model; given: one micro-batch, no stages) */

@@ -265,3 +265,31 @@ int bk_copy_before(IrGraph *g, int t, int reader, AtlErr *e)
     ir_compact(g);
     return ir_infer_shapes(g, e) ? -1 : 0;
 }
+
+int bk_stage_reach(const BkStageCosts *chip, const int *cuts, int ncuts, int start, int nn)
+{
+    int best = -1;
+    for (int i = 0; i < ncuts; i++)
+        if (cuts[i] < start && unit_starts(chip, cuts[i], nn)) best = cuts[i];
+    return best;
+}
+
+int bk_stage_splice(BkStageCosts *c, int from, const BkStageCosts *tail)
+{
+    int keep = 0;
+    for (int u = 0; u < c->n; u++) keep += c->first[u] < from;
+    int n = keep + tail->n;
+    int *first = malloc((size_t)(n ? n : 1) * sizeof *first);
+    uint64_t *est = malloc((size_t)(n ? n : 1) * sizeof *est);
+    if (!first || !est) { free(first); free(est); return -1; }
+    int k = 0;
+    for (int u = 0; u < c->n; u++)
+        if (c->first[u] < from) { first[k] = c->first[u]; est[k++] = c->est[u]; }
+    for (int u = 0; u < tail->n; u++) { first[k] = tail->first[u]; est[k++] = tail->est[u]; }
+    free(c->first);
+    free(c->est);
+    c->first = first;
+    c->est = est;
+    c->n = n;
+    return 0;
+}

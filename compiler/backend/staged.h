@@ -23,13 +23,16 @@ typedef struct BkStageCosts {
 /* A staged schedule: stage i runs nodes start[i] .. start[i+1]-1 in
  * instances of m[i] images, or with chip[i] as one instance of the whole
  * batch (m[i]) on every core of the chip; est its estimated cycles per
- * cluster. */
+ * cluster. bk_stage_plan leaves bands_at 0. */
 typedef struct BkStagePlan {
     int n;
     int start[BK_MAX_STAGES + 1];
     int m[BK_MAX_STAGES];
     int chip[BK_MAX_STAGES];
     uint64_t est;
+    int bands_at;   /* > 0: the search priced a chip stage starting at this node
+                       with bands, and they beat its DRAM plan (compile.c builds
+                       that stage with bands first) */
 } BkStagePlan;
 
 /* Node indices c (ascending) at which g may be cut: exactly one
@@ -53,6 +56,15 @@ int bk_stage_graph(const IrGraph *g, int a, int b, IrGraph *out, AtlErr *e);
  * (placement chip itself) is not one. -1 if none. */
 int bk_stage_plan(const BkStageCosts *costs, int ncosts, const int *cuts, int ncuts, int nn, int per_cluster,
                   const uint64_t *cut_cycles, uint64_t chip_sync, BkStagePlan *plan);
+/* The last cut of cuts (ascending, ncuts) before node `start` at which
+ * the chip compile `chip` starts a unit (where a chip stage starting one
+ * cut earlier than `start` would start), -1 none. */
+int bk_stage_reach(const BkStageCosts *chip, const int *cuts, int ncuts, int start, int nn);
+/* c's units from node `from` on replaced by tail's (units of the graph
+ * from `from` on compiled as a stage of its own, their first nodes in c's
+ * numbering): a chip stage starting at `from` or later then costs what
+ * that stage's build prices. -1 out of memory (c unchanged). */
+int bk_stage_splice(BkStageCosts *c, int from, const BkStageCosts *tail);
 /* Stage graph sg reads its input t through a copy (an Identity node
  * into a new activation tensor that every reader of t then reads), so
  * placement may keep the copy in cluster SRAM. */

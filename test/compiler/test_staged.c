@@ -204,6 +204,41 @@ TEST(plan_may_run_a_late_stage_on_the_whole_chip)
     CHECK_EQ_INT((int)p.est, 58);
 }
 
+TEST(chip_stage_repriced_from_one_cut_earlier)
+{
+    /* the chip compile's DRAM plan prices units 2 and 3 at 20 and 6: the
+     * plan runs units 0-1 at m = 1 (40), 2 at m = 2 (12), 3 on the chip
+     * (6), cuts 1 + 1 + 2 (62). Built with bands from one cut earlier
+     * (node 2, where the chip compile starts a unit), units 2-3 cost 4
+     * and 5: spliced in, the chip stage starts at node 2 (40 + 9 + 1 + 2) */
+    int first[4] = {0, 1, 2, 3};
+    uint64_t e1[4] = {10, 10, 10, 10}, e2[4] = {50, 50, 12, 12}, ec[4] = {40, 40, 20, 6};
+    int *cf = malloc(4 * sizeof *cf);
+    uint64_t *ce = malloc(4 * sizeof *ce);
+    REQUIRE(cf && ce);
+    memcpy(cf, first, sizeof first);
+    memcpy(ce, ec, sizeof ec);
+    BkStageCosts costs[3] = {{1, 4, first, e1, 0}, {2, 4, first, e2, 0}, {8, 4, cf, ce, 1}};
+    int cuts[3] = {1, 2, 3};
+    uint64_t cut_cost[3] = {1, 1, 1};
+    BkStagePlan p;
+    REQUIRE(bk_stage_plan(costs, 3, cuts, 3, 4, 2, cut_cost, 2, &p) == 0);
+    CHECK(p.n == 3 && p.start[2] == 3 && p.chip[2] && p.est == 62);
+    CHECK_EQ_INT(bk_stage_reach(&costs[2], cuts, 3, 3, 4), 2);
+    CHECK_EQ_INT(bk_stage_reach(&costs[2], cuts, 3, 1, 4), -1);
+    int tf[2] = {2, 3};
+    uint64_t te[2] = {4, 5};
+    BkStageCosts tail = {8, 2, tf, te, 1};
+    REQUIRE(bk_stage_splice(&costs[2], 2, &tail) == 0);
+    CHECK_EQ_INT(costs[2].n, 4);
+    CHECK(costs[2].first[0] == 0 && costs[2].est[1] == 40 && costs[2].first[2] == 2 && costs[2].est[2] == 4 &&
+          costs[2].est[3] == 5);
+    REQUIRE(bk_stage_plan(costs, 3, cuts, 3, 4, 2, cut_cost, 2, &p) == 0);
+    CHECK(p.n == 2 && p.start[1] == 2 && !p.chip[0] && p.chip[1] && p.est == 52);
+    free(costs[2].first);
+    free(costs[2].est);
+}
+
 int main(void)
 {
     RUN(separable_graph_clones_at_the_micro_batch);
@@ -212,5 +247,6 @@ int main(void)
     RUN(stage_graph_has_the_crossing_tensors_as_io);
     RUN(plan_may_run_a_late_stage_on_the_whole_chip);
     RUN(plan_takes_the_cheapest_cut_and_growing_batches);
+    RUN(chip_stage_repriced_from_one_cut_earlier);
     return test_summary("test_staged");
 }
