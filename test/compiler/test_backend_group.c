@@ -1282,6 +1282,8 @@ TEST(checker_proves_lifetimes)
         CHECKF(bk_chain_check(&f.c, &f.chain, &e) == 0, "the restored plan: %s", e.msg);
     }
     fix_free(&f);
+    ir_free(&g);
+}
 
 /* ---- C slices of an inverted residual block ---- */
 
