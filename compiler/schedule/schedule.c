@@ -112,18 +112,25 @@ static int push_mcast(BkTable *t, int piece, uint32_t mask, int sem, AtlErr *e)
 
 /* Weights staged in SRAM (BkLayer.wsram): per chunk (weight key / run)
  * the cores of `core`'s cluster whose tiles use it (bits of the cluster's
- * cores), in users[] (malloc'd, *n chunks); -1 out of memory. */
-static int stage_users(const BkCtx *c, const BkSegment *sg, int core, uint32_t **users, int *n)
+ * cores), in t->users (*n chunks); -1 out of memory. */
+static int stage_users(const BkCtx *c, const BkSegment *sg, int core, BkTable *t, int *n)
 {
     const BkLayer *ly = sg->layer;
     int cpc = c->chip->cores_per_cluster, run = ly->tile_run > 0 ? ly->tile_run : 1, nch = 0;
-    for (int t = 0; t < ly->ntiles; t++)
-        if (ly->tile_wkey[t] / run + 1 > nch) nch = ly->tile_wkey[t] / run + 1;
+    for (int tl = 0; tl < ly->ntiles; tl++)
+        if (ly->tile_wkey[tl] / run + 1 > nch) nch = ly->tile_wkey[tl] / run + 1;
     *n = nch;
-    if (!(*users = calloc((size_t)(nch ? nch : 1), sizeof **users))) return -1;
-    for (int t = 0; t < ly->ntiles; t++)
-        if (sg->tile_core[t] / cpc == core / cpc && ly->tile_wkey[t] >= 0)
-            (*users)[ly->tile_wkey[t] / run] |= 1u << (sg->tile_core[t] % cpc);
+    if (nch > t->capusers) {
+        uint32_t *p = realloc(t->users, (size_t)nch * sizeof *p);
+        if (!p) return -1;
+        t->users = p;
+        t->capusers = nch;
+    }
+    uint32_t *users = t->users;
+    if (nch) memset(users, 0, (size_t)nch * sizeof *users);
+    for (int tl = 0; tl < ly->ntiles; tl++)
+        if (sg->tile_core[tl] / cpc == core / cpc && ly->tile_wkey[tl] >= 0)
+            users[ly->tile_wkey[tl] / run] |= 1u << (sg->tile_core[tl] % cpc);
     return 0;
 }
 
@@ -191,10 +198,16 @@ static int table_of(const BkCtx *c, const BkSegment *sg, int core, BkTable *t, A
     if (ly->wsram) {
         for (int tile = 0; tile < ly->ntiles; tile++)
             if (ly->tile_wkey[tile] + 1 > nkeys) nkeys = ly->tile_wkey[tile] + 1;
-        if (stage_users(c, sg, core, &users, &nch) || !(seen = calloc((size_t)(nkeys ? nkeys : 1), 1))) {
-            free(users);
-            return atl_fail(e, "out of memory in the schedule");
+        if (stage_users(c, sg, core, t, &nch)) return atl_fail(e, "out of memory in the schedule");
+        if (nkeys > t->capseen) {
+            uint8_t *p = realloc(t->seen, (size_t)nkeys);
+            if (!p) return atl_fail(e, "out of memory in the schedule");
+            t->seen = p;
+            t->capseen = nkeys;
         }
+        users = t->users;
+        seen = t->seen;
+        if (nkeys) memset(seen, 0, (size_t)nkeys);
     }
     int prev = -1, wk[2] = {-1, -1}, i = 0, rc = 0;   /* prev: the tile loaded last, awaiting compute */
     for (int tile = 0; tile <= ly->ntiles && !rc; tile++) {
@@ -227,8 +240,6 @@ static int table_of(const BkCtx *c, const BkSegment *sg, int core, BkTable *t, A
     /* every piece issued and every signal consumed before the barrier */
     for (; !rc && mask && issued < np; issued++) rc = push_mcast(t, issued, mask, isem, e);
     for (; !rc && waited < np; waited++) rc = push_wait(t, 1, isem, e);
-    free(users);
-    free(seen);
     return rc ? -1 : push(t, BK_ACT_BARRIER, -1, 0, -1, -1, e);
 }
 
@@ -255,6 +266,8 @@ static int stage_or_wait(const BkLayer *ly, BkTable *t, int core, int cpc, const
 void bk_table_free(BkTable *t)
 {
     free(t->a);
+    free(t->users);
+    free(t->seen);
     memset(t, 0, sizeof *t);
 }
 

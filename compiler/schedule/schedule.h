@@ -202,6 +202,11 @@ enum { BK_PF_COPY = 1, BK_PF_FLAG = 2, BK_PF_LMEM = 3, BK_PF_MC = 4 };
 typedef struct BkTable {
     BkAction *a;
     int n, cap;
+    /* scratch of bk_sched_table (weights staged in SRAM: each chunk's
+     * users, each key seen), kept from table to table */
+    uint32_t *users;
+    uint8_t *seen;
+    int capusers, capseen;
 } BkTable;
 
 void bk_sched_init(BkSchedule *s);
