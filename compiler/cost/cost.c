@@ -542,7 +542,8 @@ static void ev_mark(CEvents *v, int core)
 }
 
 /* Leaf `core` of kind k's tree gets time t: the winners above it again
- * (nothing to do when the time is the same). */
+ * (nothing to do when the time is the same), up to the first node whose
+ * winner stays another leaf (its time, so every node above, unchanged). */
 static void ev_set(CEvents *v, int k, int core, uint64_t t)
 {
     if (v->t[k][core] == t) return;
@@ -550,8 +551,9 @@ static void ev_set(CEvents *v, int k, int core, uint64_t t)
     const uint64_t *tk = v->t[k];
     int *w = v->win[k];
     for (int n = (v->leaves + core) / 2; n >= 1; n /= 2) {
-        int l = w[2 * n], r = w[2 * n + 1];
-        w[n] = tk[r] < tk[l] ? r : l;
+        int l = w[2 * n], r = w[2 * n + 1], x = tk[r] < tk[l] ? r : l;
+        if (x == w[n] && x != core) break;
+        w[n] = x;
     }
 }
 
