@@ -14,6 +14,7 @@ void bk_segment_free(BkSegment *sg)
 {
     free(sg->tile_core);
     sg->tile_core = NULL;
+    sg->tile_cap = 0;
     bk_band_free(sg);
 }
 
@@ -29,9 +30,14 @@ int bk_sched_distribute(BkSegment *sg, AtlErr *e)
     const BkLayer *ly = sg->layer;
     int nt = ly->ntiles, run = ly->tile_run > 0 ? ly->tile_run : 1;
     if (nt % run) return atl_fail(e, "internal: %d tiles are not whole runs of %d", nt, run);
-    free(sg->tile_core);
-    sg->tile_core = malloc((size_t)(nt ? nt : 1) * sizeof *sg->tile_core);
-    if (!sg->tile_core) return atl_fail(e, "out of memory distributing tiles");
+    if (!sg->tile_core || sg->tile_cap < nt) {   /* kept from candidate to candidate when large enough */
+        free(sg->tile_core);
+        sg->tile_cap = nt ? nt : 1;
+        if (!(sg->tile_core = malloc((size_t)sg->tile_cap * sizeof *sg->tile_core))) {
+            sg->tile_cap = 0;
+            return atl_fail(e, "out of memory distributing tiles");
+        }
+    }
     int units = nt / run, used = 0, last = -1;
     for (int t = 0; t < nt; t++) {
         sg->tile_core[t] = sg->cores.first + (int)((int64_t)(t / run) * sg->cores.count / units);

@@ -107,7 +107,8 @@ typedef struct BkBarrier { int id, count, scope; BkCoreSet set; } BkBarrier;   /
 typedef struct BkSegment {
     BkLayer *layer;               /* the group it runs (today: one layer; not owned) */
     BkCoreSet cores;
-    int *tile_core;               /* core of each tile (malloc'd) */
+    int *tile_core;               /* core of each tile (malloc'd, room for tile_cap) */
+    int tile_cap;
     int cores_used;               /* cores of the set that run at least one tile */
     BkBarrier bar;
     /* placement split: the instance it runs (images inst*m .. inst*m+m-1 of
