@@ -508,23 +508,32 @@ static void ev_free(CEvents *v)
     for (int k = 0; k < EV_KINDS; k++) { free(v->t[k]); free(v->win[k]); }
     free(v->dirty);
     free(v->list);
+    memset(v, 0, sizeof *v);
 }
 
+/* v for nc cores, every leaf at UINT64_MAX and every core dirty; its
+ * buffers kept when it had nc cores already (-1 on OOM). */
 static int ev_init(CEvents *v, int nc)
 {
-    memset(v, 0, sizeof *v);
-    v->nc = nc;
-    v->leaves = 1;
-    while (v->leaves < nc) v->leaves *= 2;
-    int L = v->leaves, ok = (v->dirty = calloc((size_t)L, 1)) && (v->list = malloc((size_t)L * sizeof *v->list));
-    for (int k = 0; k < EV_KINDS && ok; k++) {
-        ok = (v->t[k] = malloc((size_t)L * sizeof *v->t[k])) && (v->win[k] = malloc(2 * (size_t)L * sizeof *v->win[k]));
-        if (!ok) break;
+    if (v->nc != nc || !v->list) {
+        ev_free(v);
+        v->nc = nc;
+        v->leaves = 1;
+        while (v->leaves < nc) v->leaves *= 2;
+        int L = v->leaves, ok = (v->dirty = malloc((size_t)L)) && (v->list = malloc((size_t)L * sizeof *v->list));
+        for (int k = 0; k < EV_KINDS && ok; k++)
+            ok = (v->t[k] = malloc((size_t)L * sizeof *v->t[k])) && (v->win[k] = malloc(2 * (size_t)L * sizeof *v->win[k]));
+        if (!ok) { ev_free(v); return -1; }
+    }
+    int L = v->leaves;
+    memset(v->dirty, 0, (size_t)L);
+    v->nlist = 0;
+    for (int k = 0; k < EV_KINDS; k++) {
         for (int i = 0; i < L; i++) { v->t[k][i] = UINT64_MAX; v->win[k][L + i] = i; }
         for (int n = L - 1; n >= 1; n--) v->win[k][n] = v->win[k][2 * n];
     }
-    for (int i = 0; ok && i < nc; i++) { v->dirty[i] = 1; v->list[v->nlist++] = i; }
-    return ok ? 0 : -1;
+    for (int i = 0; i < nc; i++) { v->dirty[i] = 1; v->list[v->nlist++] = i; }
+    return 0;
 }
 
 static void ev_mark(CEvents *v, int core)
@@ -533,7 +542,8 @@ static void ev_mark(CEvents *v, int core)
 }
 
 /* Leaf `core` of kind k's tree gets time t: the winners above it again
- * (nothing to do when the time is the same). */
+ * (nothing to do when the time is the same), up to the first node whose
+ * winner stays another leaf (its time, so every node above, unchanged). */
 static void ev_set(CEvents *v, int k, int core, uint64_t t)
 {
     if (v->t[k][core] == t) return;
@@ -541,8 +551,9 @@ static void ev_set(CEvents *v, int k, int core, uint64_t t)
     const uint64_t *tk = v->t[k];
     int *w = v->win[k];
     for (int n = (v->leaves + core) / 2; n >= 1; n /= 2) {
-        int l = w[2 * n], r = w[2 * n + 1];
-        w[n] = tk[r] < tk[l] ? r : l;
+        int l = w[2 * n], r = w[2 * n + 1], x = tk[r] < tk[l] ? r : l;
+        if (x == w[n] && x != core) break;
+        w[n] = x;
     }
 }
 
@@ -620,7 +631,8 @@ static void core_reset(CCore *k, int banks)
     k->cp = keep.cp; k->capcp = keep.capcp;
     k->comp = keep.comp; k->capcomp = keep.capcomp;
     for (int s = 0; s < BK_SEMS_USED; s++) { k->sem[s].t = keep.sem[s].t; k->sem[s].cap = keep.sem[s].cap; }
-    k->tab.a = keep.tab.a; k->tab.cap = keep.tab.cap;
+    k->tab = keep.tab;
+    k->tab.n = 0;
     k->walk = keep.walk;
     if ((k->bank_free = keep.bank_free)) memset(k->bank_free, 0, (size_t)banks * sizeof *k->bank_free);
 }
@@ -632,6 +644,7 @@ typedef struct CWork {
     CCore *ks;
     int nks;
     BkShare *sh;
+    CEvents ev;
 } CWork;
 
 static void work_free(void *v)
@@ -641,6 +654,7 @@ static void work_free(void *v)
     for (int i = 0; i < w->nks; i++) core_free(&w->ks[i]);
     free(w->ks);
     bk_share_free(w->sh);
+    ev_free(&w->ev);
     free(w);
 }
 
@@ -665,18 +679,17 @@ static int cost_once(BkCtx *c, BkSegment *sg, uint64_t bound, AtlErr *e)
     const AtlChip *ch = c->chip;
     int nc = cfg_total_cores(ch), rc = -1, banked = ch->dram_model == CFG_DRAM_BANKED;
     CCore *ks = NULL;
-    CEvents ev;
-    int ev_ok = ev_init(&ev, nc) == 0;
     BkShare *sh = NULL;
     BkFlowPlanner *fp = c->flow ? c->flow : bk_flow_new(ch, e);
     if (!fp) goto done;
     void **slot = bk_flow_workspace(fp, work_free);
     if (!*slot) *slot = calloc(1, sizeof(CWork));
     CWork *w = *slot;
-    if (!w || !ev_ok || work_ready(w, nc, bk_flow_servers(fp), ch->lmem_banks)) {
+    if (!w || ev_init(&w->ev, nc) || work_ready(w, nc, bk_flow_servers(fp), ch->lmem_banks)) {
         atl_fail(e, "out of memory in the cost model");
         goto done;
     }
+    CEvents ev = w->ev;   /* its buffers are w's (a copy: the replay's hot loop keeps it at hand) */
     ks = w->ks;
     sh = w->sh;
     for (int sv = 0; sv < bk_flow_servers(fp); sv++) bk_share_set_ports(sh, sv, bk_flow_server_ports(fp, sv));
@@ -804,7 +817,6 @@ static int cost_once(BkCtx *c, BkSegment *sg, uint64_t bound, AtlErr *e)
 oom:
     atl_fail(e, "out of memory in the cost model");
 done:
-    ev_free(&ev);
     if (fp != c->flow) bk_flow_free(fp);   /* and its workspace */
     return rc;
 }

@@ -484,11 +484,13 @@ static int dma_cells(const BkBand *b, uint64_t addr, const uint32_t sh[4], const
     return xe <= (int64_t)b->rowb && walk_row(w, w->nr - 1) < b->H && w->c0 + (int64_t)(w->nc - 1) * w->cstep < b->C ? 0 : -1;
 }
 
-/* The rebuilt list (a tile's loads, computes or stores). */
+/* The rebuilt list (a tile's loads, computes or stores): in the tile
+ * code's spare buffers (bk_code_spare), the flags w at least as many as
+ * the instructions' capacity. */
 typedef struct Out {
     AtlInsn *v;
     uint8_t *w;
-    int n, cap;
+    int n, cap, capw;
 } Out;
 
 static int put(Out *o, const AtlInsn *in, uint8_t flag, AtlErr *e)
@@ -498,10 +500,13 @@ static int put(Out *o, const AtlInsn *in, uint8_t flag, AtlErr *e)
         AtlInsn *p = realloc(o->v, (size_t)nc * sizeof *p);
         if (!p) return atl_fail(e, "out of memory rewriting bands");
         o->v = p;
-        uint8_t *q = realloc(o->w, (size_t)nc);
+        o->cap = nc;
+    }
+    if (o->capw < o->cap) {
+        uint8_t *q = realloc(o->w, (size_t)o->cap);
         if (!q) return atl_fail(e, "out of memory rewriting bands");
         o->w = q;
-        o->cap = nc;
+        o->capw = o->cap;
     }
     o->w[o->n] = flag;
     o->v[o->n++] = *in;
@@ -1051,28 +1056,32 @@ static int touches(const BkCtx *c, const BandUse *v, int nv, const BandUse *st, 
     return (dst && dst->owner) || (in->op != ISA_OP_DMA_FILL && find_use(v, nv, in->src_space, in->src));
 }
 
-/* Rewrites one list of k in place (weights flags w, NULL for none); a
- * list none of whose DMAs touches a banded tensor or the staged copy
- * stays as it is. */
+/* Rewrites one list of code in place (weights flags w, NULL for none),
+ * built in its spare buffers; a list none of whose DMAs touches a banded
+ * tensor or the staged copy stays as it is. */
 static int rewrite_list(BkCtx *c, const BkSegment *sg, const BandUse *v, int nv, const BandUse *st, int *gathered,
-                        AtlInsn **list, int *n, int *cap, uint8_t **w, int k, AtlErr *e)
+                        BkCode *code, AtlInsn **list, int *n, int *cap, uint8_t **w, int k, AtlErr *e)
 {
     int i = 0;
     while (i < *n && !touches(c, v, nv, st, &(*list)[i])) i++;
     if (i == *n) return 0;
     Out o = {0};
+    if (bk_code_spare(code, 0, 0, &o.v, &o.w, &o.cap, &o.capw)) return atl_fail(e, "out of memory rewriting bands");
     for (int i = 0; i < *n; i++)
         if (rewrite(c, sg, v, nv, st, gathered, &(*list)[i], w ? (*w)[i] : 0, k, &o, e)) {
-            free(o.v);
-            free(o.w);
+            bk_code_unspare(code, o.v, o.w, o.cap, o.capw);
             return -1;
         }
-    free(*list);
-    *list = o.v;
-    *n = o.n;
-    *cap = o.cap;
-    if (w) { free(*w); *w = o.w; }
-    else free(o.w);
+    if (w && o.capw < o.cap) {   /* the list's flags: as many as its capacity */
+        uint8_t *q = realloc(o.w, (size_t)o.cap);
+        if (!q) {
+            bk_code_unspare(code, o.v, o.w, o.cap, o.capw);
+            return atl_fail(e, "out of memory rewriting bands");
+        }
+        o.w = q;
+        o.capw = o.cap;
+    }
+    bk_code_swap(code, list, n, cap, w, o.v, o.w, o.n, o.cap, o.capw);
     return 0;
 }
 
@@ -1094,9 +1103,9 @@ int bk_band_code(BkCtx *c, const BkSegment *sg, BkCode *k, int cluster, AtlErr *
         hs.halo = 1;
         st = &hs;
     }
-    if (rewrite_list(c, sg, v, nv, st, &gathered, &k->ld, &k->nld, &k->capld, &k->ld_w, cluster, e) ||
-        rewrite_list(c, sg, v, nv, st, &gathered, &k->cp, &k->ncp, &k->capcp, NULL, cluster, e) ||
-        rewrite_list(c, sg, v, nv, st, &gathered, &k->st, &k->nst, &k->capst, NULL, cluster, e))
+    if (rewrite_list(c, sg, v, nv, st, &gathered, k, &k->ld, &k->nld, &k->capld, &k->ld_w, cluster, e) ||
+        rewrite_list(c, sg, v, nv, st, &gathered, k, &k->cp, &k->ncp, &k->capcp, NULL, cluster, e) ||
+        rewrite_list(c, sg, v, nv, st, &gathered, k, &k->st, &k->nst, &k->capst, NULL, cluster, e))
         return -1;
     return 0;
 }

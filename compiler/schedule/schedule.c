@@ -2,6 +2,7 @@
  * core (the sync scheme is in schedule.h's header). The order of loads,
  * computes and stores is decided here and nowhere else: emit/emit.c and
  * cost/cost.c both walk bk_sched_table. */
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include "compiler/schedule/schedule.h"
@@ -13,6 +14,7 @@ void bk_segment_free(BkSegment *sg)
 {
     free(sg->tile_core);
     sg->tile_core = NULL;
+    sg->tile_cap = 0;
     bk_band_free(sg);
 }
 
@@ -28,9 +30,14 @@ int bk_sched_distribute(BkSegment *sg, AtlErr *e)
     const BkLayer *ly = sg->layer;
     int nt = ly->ntiles, run = ly->tile_run > 0 ? ly->tile_run : 1;
     if (nt % run) return atl_fail(e, "internal: %d tiles are not whole runs of %d", nt, run);
-    free(sg->tile_core);
-    sg->tile_core = malloc((size_t)(nt ? nt : 1) * sizeof *sg->tile_core);
-    if (!sg->tile_core) return atl_fail(e, "out of memory distributing tiles");
+    if (!sg->tile_core || sg->tile_cap < nt) {   /* kept from candidate to candidate when large enough */
+        free(sg->tile_core);
+        sg->tile_cap = nt ? nt : 1;
+        if (!(sg->tile_core = malloc((size_t)sg->tile_cap * sizeof *sg->tile_core))) {
+            sg->tile_cap = 0;
+            return atl_fail(e, "out of memory distributing tiles");
+        }
+    }
     int units = nt / run, used = 0, last = -1;
     for (int t = 0; t < nt; t++) {
         sg->tile_core[t] = sg->cores.first + (int)((int64_t)(t / run) * sg->cores.count / units);
@@ -112,18 +119,31 @@ static int push_mcast(BkTable *t, int piece, uint32_t mask, int sem, AtlErr *e)
 
 /* Weights staged in SRAM (BkLayer.wsram): per chunk (weight key / run)
  * the cores of `core`'s cluster whose tiles use it (bits of the cluster's
- * cores), in users[] (malloc'd, *n chunks); -1 out of memory. */
-static int stage_users(const BkCtx *c, const BkSegment *sg, int core, uint32_t **users, int *n)
+ * cores), in t->users (*n chunks); -1 out of memory. */
+static int stage_users(const BkCtx *c, const BkSegment *sg, int core, BkTable *t, int *n)
 {
     const BkLayer *ly = sg->layer;
-    int cpc = c->chip->cores_per_cluster, run = ly->tile_run > 0 ? ly->tile_run : 1, nch = 0;
-    for (int t = 0; t < ly->ntiles; t++)
-        if (ly->tile_wkey[t] / run + 1 > nch) nch = ly->tile_wkey[t] / run + 1;
+    int cpc = c->chip->cores_per_cluster, run = ly->tile_run > 0 ? ly->tile_run : 1, nch = 0, top = INT_MIN;
+    /* the chunks: the highest key's, + 1 (x / run grows with x) */
+    for (int tl = 0; tl < ly->ntiles; tl++)
+        if (ly->tile_wkey[tl] > top) top = ly->tile_wkey[tl];
+    if (ly->ntiles && top / run + 1 > 0) nch = top / run + 1;
     *n = nch;
-    if (!(*users = calloc((size_t)(nch ? nch : 1), sizeof **users))) return -1;
-    for (int t = 0; t < ly->ntiles; t++)
-        if (sg->tile_core[t] / cpc == core / cpc && ly->tile_wkey[t] >= 0)
-            (*users)[ly->tile_wkey[t] / run] |= 1u << (sg->tile_core[t] % cpc);
+    if (nch > t->capusers) {
+        uint32_t *p = realloc(t->users, (size_t)nch * sizeof *p);
+        if (!p) return -1;
+        t->users = p;
+        t->capusers = nch;
+    }
+    uint32_t *users = t->users;
+    if (nch) memset(users, 0, (size_t)nch * sizeof *users);
+    /* the tiles on core's cluster, cores lo .. lo + cpc - 1 (a division
+     * per tile cost a third of the table's time) */
+    int lo = core / cpc * cpc;
+    for (int tl = 0; tl < ly->ntiles; tl++) {
+        int tc = sg->tile_core[tl], key = ly->tile_wkey[tl];
+        if (tc >= lo && tc < lo + cpc && key >= 0) users[run == 1 ? key : key / run] |= 1u << (tc - lo);
+    }
     return 0;
 }
 
@@ -191,10 +211,16 @@ static int table_of(const BkCtx *c, const BkSegment *sg, int core, BkTable *t, A
     if (ly->wsram) {
         for (int tile = 0; tile < ly->ntiles; tile++)
             if (ly->tile_wkey[tile] + 1 > nkeys) nkeys = ly->tile_wkey[tile] + 1;
-        if (stage_users(c, sg, core, &users, &nch) || !(seen = calloc((size_t)(nkeys ? nkeys : 1), 1))) {
-            free(users);
-            return atl_fail(e, "out of memory in the schedule");
+        if (stage_users(c, sg, core, t, &nch)) return atl_fail(e, "out of memory in the schedule");
+        if (nkeys > t->capseen) {
+            uint8_t *p = realloc(t->seen, (size_t)nkeys);
+            if (!p) return atl_fail(e, "out of memory in the schedule");
+            t->seen = p;
+            t->capseen = nkeys;
         }
+        users = t->users;
+        seen = t->seen;
+        if (nkeys) memset(seen, 0, (size_t)nkeys);
     }
     int prev = -1, wk[2] = {-1, -1}, i = 0, rc = 0;   /* prev: the tile loaded last, awaiting compute */
     for (int tile = 0; tile <= ly->ntiles && !rc; tile++) {
@@ -227,8 +253,6 @@ static int table_of(const BkCtx *c, const BkSegment *sg, int core, BkTable *t, A
     /* every piece issued and every signal consumed before the barrier */
     for (; !rc && mask && issued < np; issued++) rc = push_mcast(t, issued, mask, isem, e);
     for (; !rc && waited < np; waited++) rc = push_wait(t, 1, isem, e);
-    free(users);
-    free(seen);
     return rc ? -1 : push(t, BK_ACT_BARRIER, -1, 0, -1, -1, e);
 }
 
@@ -255,6 +279,8 @@ static int stage_or_wait(const BkLayer *ly, BkTable *t, int core, int cpc, const
 void bk_table_free(BkTable *t)
 {
     free(t->a);
+    free(t->users);
+    free(t->seen);
     memset(t, 0, sizeof *t);
 }
 

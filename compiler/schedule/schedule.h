@@ -107,7 +107,8 @@ typedef struct BkBarrier { int id, count, scope; BkCoreSet set; } BkBarrier;   /
 typedef struct BkSegment {
     BkLayer *layer;               /* the group it runs (today: one layer; not owned) */
     BkCoreSet cores;
-    int *tile_core;               /* core of each tile (malloc'd) */
+    int *tile_core;               /* core of each tile (malloc'd, room for tile_cap) */
+    int tile_cap;
     int cores_used;               /* cores of the set that run at least one tile */
     BkBarrier bar;
     /* placement split: the instance it runs (images inst*m .. inst*m+m-1 of
@@ -202,6 +203,11 @@ enum { BK_PF_COPY = 1, BK_PF_FLAG = 2, BK_PF_LMEM = 3, BK_PF_MC = 4 };
 typedef struct BkTable {
     BkAction *a;
     int n, cap;
+    /* scratch of bk_sched_table (weights staged in SRAM: each chunk's
+     * users, each key seen), kept from table to table */
+    uint32_t *users;
+    uint8_t *seen;
+    int capusers, capseen;
 } BkTable;
 
 void bk_sched_init(BkSchedule *s);

@@ -65,26 +65,87 @@ void bk_code_reset(BkCode *c) { c->nld = c->ncp = c->nst = 0; c->oom = 0; }
 void bk_code_free(BkCode *c)
 {
     free(c->ld); free(c->cp); free(c->st); free(c->ld_w);
+    free(c->spare); free(c->spare_w);
     memset(c, 0, sizeof *c);
 }
 
+int bk_code_spare(BkCode *c, int n, int flags, AtlInsn **v, uint8_t **vw, int *capv, int *capvw)
+{
+    if (c->capspare < n) {
+        AtlInsn *p = realloc(c->spare, (size_t)n * sizeof *p);
+        if (!p) return -1;
+        c->spare = p;
+        c->capspare = n;
+    }
+    if (flags && c->capspare_w < n) {
+        uint8_t *p = realloc(c->spare_w, (size_t)n);
+        if (!p) return -1;
+        c->spare_w = p;
+        c->capspare_w = n;
+    }
+    *v = c->spare;
+    *vw = c->spare_w;
+    *capv = c->capspare;
+    *capvw = c->capspare_w;
+    c->spare = NULL;
+    c->spare_w = NULL;
+    c->capspare = c->capspare_w = 0;
+    return 0;
+}
+
+void bk_code_unspare(BkCode *c, AtlInsn *v, uint8_t *vw, int capv, int capvw)
+{
+    c->spare = v;
+    c->spare_w = vw;
+    c->capspare = capv;
+    c->capspare_w = capvw;
+}
+
+void bk_code_swap(BkCode *c, AtlInsn **list, int *n, int *cap, uint8_t **w, AtlInsn *v, uint8_t *vw, int nv, int capv,
+                  int capvw)
+{
+    c->spare = *list;
+    c->capspare = *cap;
+    if (w) {
+        c->spare_w = *w;
+        c->capspare_w = *cap;
+        *w = vw;
+    } else {
+        c->spare_w = vw;
+        c->capspare_w = capvw;
+    }
+    *list = v;
+    *n = nv;
+    *cap = capv;
+}
+
 /* The copies of list v[0..*n) (weight flags w, NULL for none) with every
- * SRAM write followed by its copies into the other clusters' SRAM. */
-static int replicate_list(AtlInsn **v, int *n, int *cap, uint8_t **w, int clusters, int own, int *oom)
+ * SRAM write followed by its copies into the other clusters' SRAM, built
+ * in code's spare buffers. */
+static int replicate_list(BkCode *code, AtlInsn **v, int *n, int *cap, uint8_t **w, int clusters, int own, int *oom)
 {
     int extra = 0;
     for (int i = 0; i < *n; i++)
         if (isa_ops[(*v)[i].op].engine == ISA_ENGINE_DMA && (*v)[i].dst_space == ISA_SPACE_SRAM) extra += clusters - 1;
     if (!extra) return 0;
     int m = *n + extra;
-    AtlInsn *out = malloc((size_t)m * sizeof *out);
-    uint8_t *wo = w ? malloc((size_t)m) : NULL;
-    if (!out || (w && !wo)) { free(out); free(wo); *oom = 1; return -1; }
+    /* into the spare buffers (the flags: as many as the list's capacity) */
+    AtlInsn *out;
+    uint8_t *wo;
+    int capo, capw;
+    if (bk_code_spare(code, m, 0, &out, &wo, &capo, &capw)) { *oom = 1; return -1; }
+    if (w && capw < capo) {
+        uint8_t *p = realloc(wo, (size_t)capo);
+        if (!p) { bk_code_unspare(code, out, wo, capo, capw); *oom = 1; return -1; }
+        wo = p;
+        capw = capo;
+    }
+    uint8_t *fo = w ? wo : NULL;   /* the flags written */
     int k = 0;
     for (int i = 0; i < *n; i++) {
         const AtlInsn *in = &(*v)[i];
         uint8_t flag = w ? (*w)[i] : 0;
-        if (wo) wo[k] = flag;
+        if (fo) fo[k] = flag;
         out[k++] = *in;
         if (isa_ops[in->op].engine != ISA_ENGINE_DMA || in->dst_space != ISA_SPACE_SRAM) continue;
         /* the copy: the same source, or what the DMA wrote in the own SRAM */
@@ -108,23 +169,20 @@ static int replicate_list(AtlInsn **v, int *n, int *cap, uint8_t **w, int cluste
         for (int c = 0; c < clusters; c++) {
             if (c == own) continue;
             cp.dst = isa_peer_addr(c, in->dst);
-            if (wo) wo[k] = flag;
+            if (fo) fo[k] = flag;
             out[k++] = cp;
         }
     }
-    free(*v);
-    *v = out;
-    *n = *cap = m;
-    if (w) { free(*w); *w = wo; }
+    bk_code_swap(code, v, n, cap, w, out, wo, m, capo, capw);
     return 0;
 }
 
 int bk_code_replicate_sram(BkCode *c, int clusters, int own)
 {
     if (clusters < 2) return 0;
-    if (replicate_list(&c->ld, &c->nld, &c->capld, &c->ld_w, clusters, own, &c->oom) ||
-        replicate_list(&c->cp, &c->ncp, &c->capcp, NULL, clusters, own, &c->oom) ||
-        replicate_list(&c->st, &c->nst, &c->capst, NULL, clusters, own, &c->oom))
+    if (replicate_list(c, &c->ld, &c->nld, &c->capld, &c->ld_w, clusters, own, &c->oom) ||
+        replicate_list(c, &c->cp, &c->ncp, &c->capcp, NULL, clusters, own, &c->oom) ||
+        replicate_list(c, &c->st, &c->nst, &c->capst, NULL, clusters, own, &c->oom))
         return -1;
     return 0;
 }

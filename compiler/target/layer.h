@@ -22,13 +22,20 @@
 #include "compiler/target/target.h"
 
 /* Instructions of one tile. ld_w[i] marks a load of weights that may be
- * skipped when the same slot already holds them (same weight key). The
- * sync fields (wait/signal) and `layer` are left 0: the emitter sets them. */
+ * skipped when the same slot already holds them (same weight key; ld_w
+ * holds at least capld flags). The sync fields (wait/signal) and `layer`
+ * are left 0: the emitter sets them. spare and spare_w (capacities
+ * capspare, capspare_w) are buffers a rewrite of a whole list builds
+ * into, then swaps with the list (bk_code_swap): the pricing rewrites
+ * lists tile after tile without allocating each time. */
 typedef struct BkCode {
     AtlInsn *ld, *cp, *st;
     uint8_t *ld_w;
     int nld, ncp, nst, capld, capcp, capst;
     int oom;
+    AtlInsn *spare;
+    uint8_t *spare_w;
+    int capspare, capspare_w;
 } BkCode;
 
 typedef struct BkLayer BkLayer;
@@ -286,6 +293,18 @@ int bk_code_cp(BkCode *c, const AtlInsn *in);
 int bk_code_st(BkCode *c, const AtlInsn *in);
 void bk_code_reset(BkCode *c);
 void bk_code_free(BkCode *c);
+/* One of c's lists (*list: *n instructions, capacity *cap; w NULL, or
+ * its flags, at least *cap of them) becomes v (nv instructions, capacity
+ * capv; vw: at least capv flags, taken as *w when w is not NULL). The
+ * list's old buffers (and vw when w is NULL) become c's spare buffers,
+ * which must be v and vw's or free: take them first with bk_code_spare. */
+void bk_code_swap(BkCode *c, AtlInsn **list, int *n, int *cap, uint8_t **w, AtlInsn *v, uint8_t *vw, int nv, int capv,
+                  int capvw);
+/* Takes c's spare buffers (grown to at least n instructions, and n flags
+ * when flags: -1 out of memory, they stay c's): *v and *vw with their
+ * capacities; the caller gives them back (bk_code_swap, bk_code_unspare). */
+int bk_code_spare(BkCode *c, int n, int flags, AtlInsn **v, uint8_t **vw, int *capv, int *capvw);
+void bk_code_unspare(BkCode *c, AtlInsn *v, uint8_t *vw, int capv, int capvw);
 /* Activations in every cluster's SRAM (placement chip, BkCtx.sram_copies
  * > 1): after each DMA of c that writes its own cluster's SRAM (cluster
  * `own` of `clusters`), a copy of what it wrote into every other cluster's
