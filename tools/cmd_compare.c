@@ -116,7 +116,8 @@ static int overwritten_by(const ChipExec *x, const Collect *c, int pos)
 
 /* The recorded compile options (the .abm metadata) that change the plan
  * of one variant, into opt: --group none, --group-max N, --group-weights,
- * --sram-activations never. */
+ * --group-cslice, --sram-activations, --sram-weights, --no-halo-staging,
+ * --no-shards, --no-chain-pack, --no-reorder. */
 static void plan_options(const char *recorded, BkOptions *opt)
 {
     if (!recorded) return;
@@ -130,6 +131,12 @@ static void plan_options(const char *recorded, BkOptions *opt)
     if (strstr(recorded, " --group-weights stream")) opt->group_weights = BK_GW_STREAM;
     if (strstr(recorded, " --group-cslice never")) opt->group_cslice = BK_CS_NEVER;
     if (strstr(recorded, " --group-cslice only")) opt->group_cslice = BK_CS_ONLY;
+    if (strstr(recorded, " --sram-weights never")) opt->sram_weights = BK_SRAM_NEVER;
+    if (strstr(recorded, " --sram-weights always")) opt->sram_weights = BK_SRAM_ALWAYS;
+    if (strstr(recorded, " --no-halo-staging")) opt->no_halo_stage = 1;
+    if (strstr(recorded, " --no-shards")) opt->no_shards = 1;
+    if (strstr(recorded, " --no-chain-pack")) opt->no_chain_pack = 1;
+    if (strstr(recorded, " --no-reorder")) opt->no_reorder = 1;
 }
 
 /* Layer id (the `layer` tag of its instructions) of the node producing each

@@ -175,7 +175,7 @@ typedef struct BkOptions {
                                stage lower (docs/backend.md, "Shortcuts run late";
                                --no-reorder) */
     int no_chip_reprice;    /* staged search: 1 prices a chip stage with the whole graph's
-                               DRAM plan only (tests); 0 (default): the chosen chip stage,
+                               DRAM plan only (to compare; no CLI flag); 0 (default): the chosen chip stage,
                                from one cut earlier on, is priced again as it will be built
                                (bands, shards) and the plan searched again */
     int placement;          /* BK_PLACE_AUTO (default), BK_PLACE_CHIP, BK_PLACE_SPLIT */

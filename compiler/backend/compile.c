@@ -1060,21 +1060,21 @@ static int copy_rereads(BkStage *st, IrGraph *ig, const AtlChip *chip, const BkO
         ir_free(&cg);
     }
     if (!rc && taken) {
+        if (keep) {   /* keep is st's graph built: it takes over st's pricer */
+            st->flow_borrowed = 1;
+            keep->flow_borrowed = 0;
+        }
+        stage_free(st);   /* while st->c.g is still the graph it was built on */
         IrGraph old = *ig;
         *ig = best;
         best = old;
         if (keep) {
-            /* keep is st's graph built: it takes over st's pricer */
             keep->c.g = ig;
-            st->flow_borrowed = 1;
-            keep->flow_borrowed = 0;
-            stage_free(st);
             *st = *keep;
             if (st->c.chip == &keep->shared) st->c.chip = &st->shared;
             free(keep);
             keep = NULL;
         } else {
-            stage_free(st);
             rc = stage_build(st, ig, chip, opt, sp, w, io_fixed, io_bytes, layer_base, e);
         }
     }
@@ -1118,12 +1118,12 @@ static int try_rewrite(BkStage *st, IrGraph *ig, int how, int a, int b, const At
     if (!alt) { ir_free(&cg); return atl_fail(e, "out of memory"); }
     int bok = ok && !stage_build_flow(alt, &cg, chip, opt, sp, w, io_fixed, io_bytes, layer_base, st->c.flow, &ke);
     if (bok && stage_cycles(alt) < stage_cycles(st)) {
+        st->flow_borrowed = 1;   /* freed while st->c.g is still the graph it was built on */
+        alt->flow_borrowed = 0;
+        stage_free(st);
         IrGraph old = *ig;   /* the rewritten graph becomes the stage's, alt its build (with st's pricer) */
         *ig = cg;
         cg = old;
-        st->flow_borrowed = 1;
-        alt->flow_borrowed = 0;
-        stage_free(st);
         *st = *alt;
         st->c.g = ig;
         if (st->c.chip == &alt->shared) st->c.chip = &st->shared;
@@ -1322,6 +1322,7 @@ static int sram_boundary(SramBounds *sb, BkStage *st, IrGraph *ig, const IrGraph
     BkSplit s1 = bounds_split(sb, i, B, plan->m[i], chip, bound);
     b1 = 1;
     if (stage_build(alt1, &ig[i], chip, opt, &s1, w, io_fixed, io_bytes, sb->lb[i - 1] + alt0->nunits, &ae)) goto out;
+    if (sink_stage(alt1, &ig[i], chip, opt, &s1, w, io_fixed, io_bytes, sb->lb[i - 1] + alt0->nunits, &ae)) goto out;   /* as compile_staged */
     if (copy_rereads(alt1, &ig[i], chip, opt, &s1, w, io_fixed, io_bytes, sb->lb[i - 1] + alt0->nunits, &ae)) goto out;
     ok = opt->stage_sram == BK_SRAM_ALWAYS || stage_cycles(alt0) + stage_cycles(alt1) < was;
 out:
@@ -1395,7 +1396,7 @@ static int compile_staged(const IrGraph *g, const AtlChip *chip, const BkOptions
             if (i && copy_boundary_in(&ig[i], bound[i], chip, opt, &sp, e)) goto done;
         }
         built = i + 1;
-        if (plan->chip[i] && plan->bands_at == plan->start[i] && !chip_stage_bands_first(&st[i], &sg[i], chip, opt, w, io_fixed,
+        if (plan->chip[i] && plan->bands_at > 0 && plan->bands_at == plan->start[i] && !chip_stage_bands_first(&st[i], &sg[i], chip, opt, w, io_fixed,
                                                                                         io_bytes, layer_base)) {
             /* built with bands, as the search priced it */
         } else if (stage_build(&st[i], plan->chip[i] ? &sg[i] : &ig[i], chip, opt, plan->chip[i] ? NULL : &sp, w, io_fixed,

@@ -31,9 +31,8 @@
  *   standalone layer's, row by row), so the results are theirs bit for
  *   bit.
  * Not done: K and V that do not fit a slot beside one query row (long
- *   sequences) are not streamed (no group then); the scale Mul and a mask
- *   Add between the MatMul and the Softmax are not members (vit_tiny scales
- *   Q before, which is a layer of its own). */
+ *   sequences) are not streamed (no group then); a scale of Q before the
+ *   first MatMul (vit_tiny's Mul, behind a Transpose) is not a member. */
 #include <stdlib.h>
 #include <string.h>
 #include <stdio.h>

@@ -544,6 +544,7 @@ static void buf_life(const BkChain *ch, int b, int *first, int *last)
         const ChainMember *m = &ch->m[i];
         if (m->out == b) *first = i + 1;
         if (m->in == b || m->res == b) *last = i + 1;
+        for (int x = 0; x < m->nx; x++) if (m->xin[x] == b) *last = i + 1;   /* a Concat's later inputs */
     }
     if (b == out) *last = nm + 1;
     if (*last < *first) *last = *first;
@@ -1681,7 +1682,6 @@ int bk_chain_check(const BkCtx *c, const BkLayer *ly, AtlErr *e)
 {
     const BkChain *ch = ly->chain;
     if (!ch) return atl_fail(e, "layer group check: the layer is not a layer group");
-    if (ch->csl) return cs_check(c, ly, e);
     const IrGraph *g = c->g;
     int node = ch->m[0].ly->node, es = ch->dt == c->dt ? c->es : ch->es;   /* float: the context's element */
     uint64_t lm = (uint64_t)c->chip->lmem_bytes;
@@ -1697,6 +1697,7 @@ int bk_chain_check(const BkCtx *c, const BkLayer *ly, AtlErr *e)
     if (ch->cols < 1 || ch->nwc != (ch->OW + ch->cols - 1) / ch->cols || (ch->nwc > 1 && ch->dt == ISA_I8))
         return bk_fail(c, node, e, "layer group: %d slices of %d columns do not cover %d output columns", ch->nwc,
                        ch->cols, ch->OW);
+    if (ch->csl) return cs_check(c, ly, e);   /* C slices: their own buffers and scratch */
     /* every slice: the rows each buffer holds, what each member reads */
     int most[CHAIN_MAX_BUFS] = {0};   /* pixels (rows x columns) */
     ChainRows r;

@@ -1207,9 +1207,9 @@ static void three_convs(IrGraph *g, int C, int H, int W)
     ir_add_output(g, "y", &e);
 }
 
-/* On tiny (one core, 64 KiB of LMEM) a slice of the three convs holds 2
- * output rows when every buffer has its own bytes, 4 when buffers share
- * bytes by lifetime (lower/chain.c, layout): the group must take the
+/* On a1, activations in DRAM, 32 channels of 64 x 224: the three convs
+ * take 64 slices when every buffer has its own bytes, 32 taller ones when
+ * buffers share bytes by lifetime (lower/chain.c, layout): the group must take the
  * taller slices (fewer halo rows recomputed), give the interpreter's
  * answers and the unpacked plan's bit for bit in full mode (the race
  * detector finds no engine writing bytes another still reads), and the
