@@ -47,7 +47,12 @@
  * than window layers (lower/chain_ops.c): an Inception concat, a U-Net
  * step (Resize and concat), a Mul gate, an Add of two pools and a
  * per-channel (squeeze-and-excitation) gate, and the checker's refusals
- * of their misaligned concat channels and Resize rows. */
+ * of their misaligned concat channels and Resize rows. YOLO's SPPF block
+ * (a 1x1, three 5x5 MaxPools in sequence, the Concat of all four, a 1x1)
+ * on a1 with packed buffers: one group of six in taller slices than with
+ * a buffer each, bit for bit, its Concat's third and fourth inputs kept
+ * alive until the Concat (their bytes were packed over before; the
+ * checker refuses the Concat's output on them). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1569,6 +1574,122 @@ TEST(checker_covers_concat_and_resize)
     }
 }
 
+/* ---- a Concat of four inputs with packed buffers ---- */
+
+/* YOLO's SPPF block: x (C channels) -> 1x1 to h + Relu -> a -> MaxPool
+ * 5x5 stride 1 pad 2 three times in sequence (a -> p1 -> p2 -> p3) ->
+ * Concat(a, p1, p2, p3) -> q -> 1x1 to C -> y. p2 is read by mp3 and
+ * the Concat, p3 by the Concat alone: its third and fourth inputs
+ * (ChainMember.xin). Buffers, as the members meet them: 0 x, 1 a, 2 p1,
+ * 3 p2, 4 p3, 5 q, 6 y; steps 0 the loads, 1..6 the members, 7 the
+ * store: x 0..1, a 1..5, p1 2..5, p2 3..5, p3 4..5, q 5..6, y 6..7. */
+static void sppf(IrGraph *g, int C, int h, int H, int W)
+{
+    AtlErr e;
+    int64_t xd[4] = {1, C, H, W};
+    new_graph(g, xd);
+    conv_relu(g, "cv1", "x", C, h, 1, 1, 0, 1, "a");
+    pool(g, "MaxPool", "mp1", "a", 5, 1, 2, 0, 0, "p1");
+    pool(g, "MaxPool", "mp2", "p1", 5, 1, 2, 0, 0, "p2");
+    pool(g, "MaxPool", "mp3", "p2", 5, 1, 2, 0, 0, "p3");
+    int n = ir_add_op(g, "Concat", "cat", "a,p1,p2,p3", "q", &e);
+    ir_set_attr_int(g, n, "axis", 1, &e);
+    conv(g, "cv2", "q", 4 * h, C, 1, 1, 0, 1, "y");
+    ir_add_output(g, "y", &e);
+}
+
+/* SPPF on a1 (32 channels of 32 x 28, activations in DRAM): with a
+ * buffer each (--no-chain-pack) it groups all six layers in 16 slices of
+ * 2 rows, packed by lifetime in 8 taller ones. The packed group must
+ * hold the Concat (one Group(6), no Concat left), give the interpreter's
+ * answers and the unpacked plan's bit for bit in full mode (race
+ * detector on). Had p2 or p3 died at its producer's next member (their
+ * lifetimes without the Concat's xin[]), packing put q over them and
+ * the Concat's copies overwrote inputs it had still to read (error 0.63). */
+TEST(sppf_concat_of_four_packed)
+{
+    IrGraph g;
+    sppf(&g, 32, 32, 32, 28);
+    Prep p;
+    char msg[1024] = "";
+    int rc = prepare(&g, &p, msg, sizeof msg);
+    CHECKF(rc == 0, "%s", msg);
+    Run r[2];
+    int ok[2] = {0, 0};
+    for (int pack = 0; pack < 2 && rc == 0; pack++) {
+        BkOptions o;
+        bk_options_default(&o);
+        o.placement = BK_PLACE_CHIP;
+        o.sram_acts = BK_SRAM_ACTS_NEVER;
+        o.no_chain_pack = !pack;
+        int ra = run_opts(&p, A1, &o, &r[pack]);
+        ok[pack] = ra == 0;
+        printf("  sppf, %s: err %.3g  %s  split %s  %s\n", pack ? "packed" : "a buffer each", ra ? -1.0 : r[pack].err,
+               r[pack].ops, r[pack].group >= 0 ? r[pack].sum.layers[r[pack].group].split : "-", r[pack].msg);
+        CHECKF(ra == 0, "%s", r[pack].msg);
+        if (ra) continue;
+        CHECK_EQ_INT(r[pack].fault, SIM_FAULT_NONE);
+        CHECKF(r[pack].err <= 2e-5, "%s: error %g", pack ? "packed" : "a buffer each", r[pack].err);
+        CHECKF(!strcmp(r[pack].ops, "Group(6)"), "layers '%s', expected one group of six", r[pack].ops);
+        CHECKF(fabs(r[pack].est_err) <= EST_TOL, "estimate: %s", r[pack].est_at);
+    }
+    if (ok[0] && ok[1]) {
+        CHECKF(r[1].group >= 0 && r[1].sum.layers[r[1].group].nmembers == 6, "packed: the group has %d members",
+               r[1].group >= 0 ? r[1].sum.layers[r[1].group].nmembers : 0);
+        CHECKF(split_field(&r[1], 'H') > 0 && split_field(&r[1], 'H') < split_field(&r[0], 'H'),
+               "packed: %d slices, a buffer each: %d", split_field(&r[1], 'H'), split_field(&r[0], 'H'));
+        int64_t n = ir_numel(&p.ref[0]), k = 0;
+        while (k < n && r[0].out[0][k] == r[1].out[0][k]) k++;
+        CHECKF(k == n, "packed and unpacked differ at element %lld", (long long)k);
+    }
+    for (int i = 0; i < 2; i++) if (ok[i]) run_free(&r[i]);
+    if (rc == 0) prep_free(&p);
+    ir_free(&g);
+}
+
+/* The checker on SPPF's packed plan: it accepts the compiler's and
+ * refuses it with q (the Concat's output, steps 5..6) moved onto p2, or
+ * p3 moved onto q: the Concat's third and fourth inputs, live until step
+ * 5, when the Concat reads them. (q over p3 would first overlap a, below
+ * p3 in this plan.) */
+TEST(checker_keeps_concat_inputs_alive)
+{
+    IrGraph g;
+    sppf(&g, 32, 32, 32, 28);
+    static const char *const members[] = {"cv1", "mp1", "mp2", "mp3", "cat", "cv2"};
+    ChainFix f;
+    AtlErr e = {{0}};
+    int rc = fix_setup(&f, &g, A1, ISA_F32, members, 6, &e);
+    CHECKF(rc == 0, "setup: %s", e.msg);
+    if (rc == 0) {
+        printf("  sppf on a1: split %s, %d buffers, %d pairs sharing bytes\n", f.chain.split, bk_chain_buffers(&f.chain),
+               bk_chain_shared_pairs(&f.chain));
+        CHECK_EQ_INT(bk_chain_buffers(&f.chain), 7);
+        CHECK(bk_chain_shared_pairs(&f.chain) > 0);
+        CHECKF(bk_chain_check(&f.c, &f.chain, &e) == 0, "the compiler's plan: %s", e.msg);
+        static const struct { int moved, onto; const char *what, *has; } moves[] = {
+            {5, 3, "q over p2", "the row buffer of 'p2'"},
+            {4, 5, "p3 over q", "the row buffer of 'p3'"},
+        };
+        for (int i = 0; i < 2; i++) {
+            uint64_t *mv = bk_chain_buffer_off(&f.chain, moves[i].moved), keep = *mv;
+            *mv = *bk_chain_buffer_off(&f.chain, moves[i].onto);
+            rc = bk_chain_check(&f.c, &f.chain, &e);
+            printf("    %-34s %s\n", moves[i].what, rc ? e.msg : "(accepted)");
+            CHECKF(rc != 0, "%s: the checker accepted the plan", moves[i].what);
+            if (rc) {
+                CHECK_STR_CONTAINS(e.msg, "node 'cv1' (Conv): layer group");
+                CHECK_STR_CONTAINS(e.msg, moves[i].has);
+                CHECK_STR_CONTAINS(e.msg, "overlaps the row buffer of 'q'");
+                CHECK_STR_CONTAINS(e.msg, "both live at step 5");
+            }
+            *mv = keep;
+        }
+        CHECKF(bk_chain_check(&f.c, &f.chain, &e) == 0, "the restored plan: %s", e.msg);
+    }
+    fix_free(&f);
+    ir_free(&g);
+}
 
 int main(void)
 {
@@ -1594,5 +1715,7 @@ int main(void)
     RUN(c_slices_of_an_inverted_residual);
     RUN(concat_resize_elementwise_members);
     RUN(checker_covers_concat_and_resize);
+    RUN(sppf_concat_of_four_packed);
+    RUN(checker_keeps_concat_inputs_alive);
     return test_summary("test_backend_group");
 }
