@@ -77,6 +77,23 @@ static int try_chain(BkCtx *c, BkLayer *layers, int s, int end, BkCoreSet cores,
     return over < 0 ? -1 : over;
 }
 
+/* The search's table: best[e] the cheapest price of layers [0, e), from[e]
+ * where its last unit starts, where[e] that unit's cores, chains[e - 1]
+ * the group it is (when it holds more than one layer). */
+typedef struct FormTable { uint64_t *best; int *from; BkCoreSet *where; BkLayer *chains; } FormTable;
+
+/* cand, layers [s, end) on set priced est, becomes the last unit of
+ * best[end] when that is cheaper; otherwise it is freed. */
+static void offer(FormTable *t, int s, int end, BkCoreSet set, BkLayer *cand, uint64_t est)
+{
+    if (t->best[s] + est >= t->best[end]) { bk_layer_free(cand); return; }
+    bk_layer_free(&t->chains[end - 1]);
+    t->chains[end - 1] = *cand;
+    t->best[end] = t->best[s] + est;
+    t->from[end] = s;
+    t->where[end] = set;
+}
+
 int bk_form_groups(BkCtx *c, BkLayer *layers, int n, BkCoreSet cores, BkLayer *chains, BkUnit *units, int *nunits,
                    AtlErr *e)
 {
@@ -90,6 +107,7 @@ int bk_form_groups(BkCtx *c, BkLayer *layers, int n, BkCoreSet cores, BkLayer *c
     BkCoreSet sets[2] = {cores, {cores.first, c->chip->cores_per_cluster}};
     int nsets = c->chip->clusters > 1 && cores.count > c->chip->cores_per_cluster ? 2 : 1;
     memset(chains, 0, (size_t)n * sizeof *chains);
+    FormTable dp = {best, from, where, chains};
     for (int end = 1; end <= n; end++) {
         uint64_t one;
         if (price(c, &layers[end - 1], cores, UINT64_MAX, &one, e) < 0) goto done;
@@ -109,12 +127,7 @@ int bk_form_groups(BkCtx *c, BkLayer *layers, int n, BkCoreSet cores, BkLayer *c
                 if (over == 1) break;
                 if (over) continue;
                 est += forced * (uint64_t)(end - s);
-                if (best[s] + est >= best[end]) { bk_layer_free(&cand); continue; }
-                bk_layer_free(&chains[end - 1]);
-                chains[end - 1] = cand;
-                best[end] = best[s] + est;
-                from[end] = s;
-                where[end] = sets[k];
+                offer(&dp, s, end, sets[k], &cand, est);
             }
         if (!c->grouping || !bk_chain_can_join(c, &layers[end - 1])) continue;
         for (int s = end - 2; s >= 0 && end - s <= most && bk_chain_can_join(c, &layers[s]); s--)
@@ -127,12 +140,7 @@ int bk_form_groups(BkCtx *c, BkLayer *layers, int n, BkCoreSet cores, BkLayer *c
                 if (over == 1) break;   /* no chain: not on the other set either */
                 if (over) continue;
                 if (!(c->cslice_only ? bk_chain_cslices(&cand) : bk_chain_streams(&cand))) est += forced * (uint64_t)(end - s);
-                if (best[s] + est >= best[end]) { bk_layer_free(&cand); continue; }
-                bk_layer_free(&chains[end - 1]);
-                chains[end - 1] = cand;
-                best[end] = best[s] + est;
-                from[end] = s;
-                where[end] = sets[k];
+                offer(&dp, s, end, sets[k], &cand, est);
             }
     }
     /* the units, back from the end */

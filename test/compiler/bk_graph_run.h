@@ -38,6 +38,46 @@ static inline void new_graph(IrGraph *g, const char *in, int ndim, const int64_t
     bkc_new_graph(g, in, ndim, dims);
 }
 
+/* A ResNet-style bottleneck block for the staged-plan tests (its channels
+ * and stride in BottleneckShape): x[8,16,32,32] -> 3x3 conv+Relu a -> 1x1
+ * conv+Relu b -> 3x3 conv (stride)+Relu c -> 1x1 conv e; a -> 1x1 conv
+ * (stride) d, after b in node order as ResNet-50's downsample after its
+ * conv1; e + d -> Relu y -> 1x1 conv -> out. Nodes ca, ra, cb, rb, cd,
+ * cc, rc, ce, add, ry, co. */
+typedef struct BottleneckShape { int a, b, c, e, out, stride; } BottleneckShape;
+
+static inline void bottleneck_graph(IrGraph *g, BottleneckShape k)
+{
+    AtlErr e;
+    int64_t xd[4] = {8, 16, 32, 32}, wa[4] = {k.a, 16, 3, 3}, wb[4] = {k.b, k.a, 1, 1}, wd[4] = {k.e, k.a, 1, 1},
+            wc[4] = {k.c, k.b, 3, 3}, we[4] = {k.e, k.c, 1, 1}, wo[4] = {k.out, k.e, 1, 1};
+    int64_t pads[4] = {1, 1, 1, 1}, st[2] = {k.stride, k.stride};
+    new_graph(g, "x", 4, xd);
+    cst(g, "wa", 4, wa, 0.1f);
+    cst(g, "wb", 4, wb, 0.1f);
+    cst(g, "wd", 4, wd, 0.1f);
+    cst(g, "wc", 4, wc, 0.05f);
+    cst(g, "we", 4, we, 0.05f);
+    cst(g, "wo", 4, wo, 0.1f);
+    ir_set_attr_ints(g, ir_add_op(g, "Conv", "ca", "x,wa", "a0", &e), "pads", pads, 4, &e);
+    ir_add_op(g, "Relu", "ra", "a0", "a", &e);
+    ir_add_op(g, "Conv", "cb", "a,wb", "b0", &e);
+    ir_add_op(g, "Relu", "rb", "b0", "b", &e);
+    int cd = ir_add_op(g, "Conv", "cd", "a,wd", "d", &e);
+    int cc = ir_add_op(g, "Conv", "cc", "b,wc", "c0", &e);
+    ir_set_attr_ints(g, cc, "pads", pads, 4, &e);
+    if (k.stride != 1) {
+        ir_set_attr_ints(g, cd, "strides", st, 2, &e);
+        ir_set_attr_ints(g, cc, "strides", st, 2, &e);
+    }
+    ir_add_op(g, "Relu", "rc", "c0", "c", &e);
+    ir_add_op(g, "Conv", "ce", "c,we", "e", &e);
+    ir_add_op(g, "Add", "add", "e,d", "s", &e);
+    ir_add_op(g, "Relu", "ry", "s", "y", &e);
+    ir_add_op(g, "Conv", "co", "y,wo", "out", &e);
+    ir_add_output(g, "out", &e);
+}
+
 /* g must fail to compile for configs/tiny.ini in dtype with a message
  * containing both strings (the node's name, the reason). */
 static inline void expect_not_lowered_in(IrGraph *g, int dtype, const char *has1, const char *has2)

@@ -923,6 +923,25 @@ TEST(streamed_weights_once_per_cluster)
         }
         for (int ws = 0; ws < 3; ws++) run_free(&r[ws]);
     }
+    /* a plan with SRAM bands never stages (stage_ok), even when forced */
+    if (!rc) {
+        BkOptions o;
+        bk_options_default(&o);
+        o.group_weights = BK_GW_STREAM;
+        o.placement = BK_PLACE_CHIP;
+        o.sram_acts = BK_SRAM_ACTS_BANDS;
+        o.sram_weights = BK_SRAM_ALWAYS;
+        Run rb;
+        int rr = run_opts(&p, A1, &o, &rb);
+        CHECKF(rr == 0, "bands: %s", rb.msg);
+        if (!rr) {
+            for (int i = 0; i < rb.sum.nlayers; i++)
+                CHECKF(!strstr(rb.sum.layers[i].split, " wsram") || !strstr(rb.sum.layers[i].split, " x"),
+                       "bands: a group staged its streamed weights: '%s'", rb.sum.layers[i].split);
+            CHECKF(rb.err <= tol_of(ISA_F32), "bands: error %g", rb.err);
+            run_free(&rb);
+        }
+    }
     prep_free(&p);
     ir_free(&g);
 }
@@ -1219,13 +1238,16 @@ static void three_convs(IrGraph *g, int C, int H, int W)
  * answers and the unpacked plan's bit for bit in full mode (the race
  * detector finds no engine writing bytes another still reads), and the
  * cost model's estimate must stay within EST_TOL. */
-TEST(packed_buffers_give_taller_slices)
+/* g as one group (ops, e.g. "Group(3)") of `members` layers on a1,
+ * activations in DRAM, packed and with a buffer each (--no-chain-pack):
+ * both in full mode (race detector on) against the interpreter with
+ * their estimates within EST_TOL; packed takes fewer, taller slices and
+ * gives the unpacked plan's bits. */
+static void packed_against_unpacked(IrGraph *g, const char *what, const char *ops, int members)
 {
-    IrGraph g;
-    three_convs(&g, 32, 64, 224);
     Prep p;
     char msg[1024] = "";
-    int rc = prepare(&g, &p, msg, sizeof msg);
+    int rc = prepare(g, &p, msg, sizeof msg);
     CHECKF(rc == 0, "%s", msg);
     Run r[2];
     int ok[2] = {0, 0};
@@ -1237,24 +1259,33 @@ TEST(packed_buffers_give_taller_slices)
         o.no_chain_pack = !pack;
         int ra = run_opts(&p, A1, &o, &r[pack]);
         ok[pack] = ra == 0;
-        printf("  %s: err %.3g  %s  split %s  %s\n", pack ? "packed" : "a buffer each", ra ? -1.0 : r[pack].err,
+        printf("  %s, %s: err %.3g  %s  split %s  %s\n", what, pack ? "packed" : "a buffer each", ra ? -1.0 : r[pack].err,
                r[pack].ops, r[pack].group >= 0 ? r[pack].sum.layers[r[pack].group].split : "-", r[pack].msg);
         CHECKF(ra == 0, "%s", r[pack].msg);
         if (ra) continue;
         CHECK_EQ_INT(r[pack].fault, SIM_FAULT_NONE);
-        CHECKF(r[pack].err <= 2e-5, "error %g", r[pack].err);
-        CHECKF(!strcmp(r[pack].ops, "Group(3)"), "layers '%s', expected one group", r[pack].ops);
+        CHECKF(r[pack].err <= 2e-5, "%s: error %g", pack ? "packed" : "a buffer each", r[pack].err);
+        CHECKF(!strcmp(r[pack].ops, ops), "layers '%s', expected %s", r[pack].ops, ops);
         CHECKF(fabs(r[pack].est_err) <= EST_TOL, "estimate: %s", r[pack].est_at);
     }
     if (ok[0] && ok[1]) {
-        CHECKF(split_field(&r[1], 'H') < split_field(&r[0], 'H'), "packed: %d slices, a buffer each: %d",
-               split_field(&r[1], 'H'), split_field(&r[0], 'H'));
+        CHECKF(r[1].group >= 0 && r[1].sum.layers[r[1].group].nmembers == members, "packed: the group has %d members",
+               r[1].group >= 0 ? r[1].sum.layers[r[1].group].nmembers : 0);
+        CHECKF(split_field(&r[1], 'H') > 0 && split_field(&r[1], 'H') < split_field(&r[0], 'H'),
+               "packed: %d slices, a buffer each: %d", split_field(&r[1], 'H'), split_field(&r[0], 'H'));
         int64_t n = ir_numel(&p.ref[0]), k = 0;
         while (k < n && r[0].out[0][k] == r[1].out[0][k]) k++;
         CHECKF(k == n, "packed and unpacked differ at element %lld", (long long)k);
     }
     for (int i = 0; i < 2; i++) if (ok[i]) run_free(&r[i]);
     if (rc == 0) prep_free(&p);
+}
+
+TEST(packed_buffers_give_taller_slices)
+{
+    IrGraph g;
+    three_convs(&g, 32, 64, 224);
+    packed_against_unpacked(&g, "three convs", "Group(3)", 3);
     ir_free(&g);
 }
 
@@ -1610,40 +1641,7 @@ TEST(sppf_concat_of_four_packed)
 {
     IrGraph g;
     sppf(&g, 32, 32, 32, 28);
-    Prep p;
-    char msg[1024] = "";
-    int rc = prepare(&g, &p, msg, sizeof msg);
-    CHECKF(rc == 0, "%s", msg);
-    Run r[2];
-    int ok[2] = {0, 0};
-    for (int pack = 0; pack < 2 && rc == 0; pack++) {
-        BkOptions o;
-        bk_options_default(&o);
-        o.placement = BK_PLACE_CHIP;
-        o.sram_acts = BK_SRAM_ACTS_NEVER;
-        o.no_chain_pack = !pack;
-        int ra = run_opts(&p, A1, &o, &r[pack]);
-        ok[pack] = ra == 0;
-        printf("  sppf, %s: err %.3g  %s  split %s  %s\n", pack ? "packed" : "a buffer each", ra ? -1.0 : r[pack].err,
-               r[pack].ops, r[pack].group >= 0 ? r[pack].sum.layers[r[pack].group].split : "-", r[pack].msg);
-        CHECKF(ra == 0, "%s", r[pack].msg);
-        if (ra) continue;
-        CHECK_EQ_INT(r[pack].fault, SIM_FAULT_NONE);
-        CHECKF(r[pack].err <= 2e-5, "%s: error %g", pack ? "packed" : "a buffer each", r[pack].err);
-        CHECKF(!strcmp(r[pack].ops, "Group(6)"), "layers '%s', expected one group of six", r[pack].ops);
-        CHECKF(fabs(r[pack].est_err) <= EST_TOL, "estimate: %s", r[pack].est_at);
-    }
-    if (ok[0] && ok[1]) {
-        CHECKF(r[1].group >= 0 && r[1].sum.layers[r[1].group].nmembers == 6, "packed: the group has %d members",
-               r[1].group >= 0 ? r[1].sum.layers[r[1].group].nmembers : 0);
-        CHECKF(split_field(&r[1], 'H') > 0 && split_field(&r[1], 'H') < split_field(&r[0], 'H'),
-               "packed: %d slices, a buffer each: %d", split_field(&r[1], 'H'), split_field(&r[0], 'H'));
-        int64_t n = ir_numel(&p.ref[0]), k = 0;
-        while (k < n && r[0].out[0][k] == r[1].out[0][k]) k++;
-        CHECKF(k == n, "packed and unpacked differ at element %lld", (long long)k);
-    }
-    for (int i = 0; i < 2; i++) if (ok[i]) run_free(&r[i]);
-    if (rc == 0) prep_free(&p);
+    packed_against_unpacked(&g, "sppf", "Group(6)", 6);
     ir_free(&g);
 }
 

@@ -186,44 +186,12 @@ TEST(copy_before_moves_the_copy_to_its_reader)
     ir_free(&g);
 }
 
-/* x[8,16,32,32] -> 3x3 conv+Relu a -> 1x1 conv+Relu b; a -> 1x1 stride-2
- * conv d; b -> 3x3 stride-2 conv (256 channels)+Relu c -> 1x1 conv e;
- * e + d -> Relu y -> 1x1 conv -> out (the cut after y). */
-static void reread_graph(IrGraph *g)
-{
-    AtlErr e;
-    int64_t xd[4] = {8, 16, 32, 32}, wa[4] = {32, 16, 3, 3}, wb[4] = {32, 32, 1, 1}, wd[4] = {64, 32, 1, 1},
-            wc[4] = {256, 32, 3, 3}, we[4] = {64, 256, 1, 1}, wo[4] = {64, 64, 1, 1};
-    int64_t pads[4] = {1, 1, 1, 1}, s2[2] = {2, 2};
-    new_graph(g, "x", 4, xd);
-    cst(g, "wa", 4, wa, 0.1f);
-    cst(g, "wb", 4, wb, 0.1f);
-    cst(g, "wd", 4, wd, 0.1f);
-    cst(g, "wc", 4, wc, 0.05f);
-    cst(g, "we", 4, we, 0.05f);
-    cst(g, "wo", 4, wo, 0.1f);
-    ir_set_attr_ints(g, ir_add_op(g, "Conv", "ca", "x,wa", "a0", &e), "pads", pads, 4, &e);
-    ir_add_op(g, "Relu", "ra", "a0", "a", &e);
-    ir_add_op(g, "Conv", "cb", "a,wb", "b0", &e);
-    ir_add_op(g, "Relu", "rb", "b0", "b", &e);
-    ir_set_attr_ints(g, ir_add_op(g, "Conv", "cd", "a,wd", "d", &e), "strides", s2, 2, &e);
-    int cc = ir_add_op(g, "Conv", "cc", "b,wc", "c0", &e);
-    ir_set_attr_ints(g, cc, "pads", pads, 4, &e);
-    ir_set_attr_ints(g, cc, "strides", s2, 2, &e);
-    ir_add_op(g, "Relu", "rc", "c0", "c", &e);
-    ir_add_op(g, "Conv", "ce", "c,we", "e", &e);
-    ir_add_op(g, "Add", "add", "e,d", "s", &e);
-    ir_add_op(g, "Relu", "ry", "s", "y", &e);
-    ir_add_op(g, "Conv", "co", "y,wo", "out", &e);
-    ir_add_output(g, "out", &e);
-}
-
 TEST(split_stage_reads_a_dram_activation_through_a_copy)
 {
     char chip[64];
     REQUIRE(chip_variant("configs/a1.ini", "sram", "bytes", "192K", chip, sizeof chip) == 0);
     IrGraph g;
-    reread_graph(&g);
+    bottleneck_graph(&g, (BottleneckShape){.a = 32, .b = 32, .c = 256, .e = 64, .out = 64, .stride = 2});
     /* a chain's row buffers each their own bytes (BkOptions.no_chain_pack):
      * packed by lifetime, cb .. ce fit one group at 8 slices, which keeps
      * b in LMEM, so nothing re-reads it (estimate 240,372 against 232,498

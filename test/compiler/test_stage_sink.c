@@ -22,40 +22,9 @@
 #include <string.h>
 #include "test/test.h"
 #include "test/compiler/bk_graph_run.h"
+#include "test/compiler/chip_variant.h"
 #include "compiler/backend/sink.h"
 #include "compiler/legalize/legalize.h"
-
-/* x[8,16,32,32] -> 3x3 conv+Relu a -> 1x1 conv+Relu b; a -> 1x1 stride-2
- * conv d; b -> 3x3 stride-2 conv+Relu c -> 1x1 conv e; e + d -> Relu y ->
- * 1x1 conv -> out (the cut after y). */
-static void block_graph(IrGraph *g)
-{
-    AtlErr e;
-    int64_t xd[4] = {8, 16, 32, 32}, wa[4] = {32, 16, 3, 3}, wb[4] = {16, 32, 1, 1}, wd[4] = {64, 32, 1, 1},
-            wc[4] = {16, 16, 3, 3}, we[4] = {64, 16, 1, 1}, wo[4] = {64, 64, 1, 1};
-    int64_t pads[4] = {1, 1, 1, 1}, s2[2] = {2, 2};
-    new_graph(g, "x", 4, xd);
-    cst(g, "wa", 4, wa, 0.1f);
-    cst(g, "wb", 4, wb, 0.1f);
-    cst(g, "wd", 4, wd, 0.1f);
-    cst(g, "wc", 4, wc, 0.05f);
-    cst(g, "we", 4, we, 0.05f);
-    cst(g, "wo", 4, wo, 0.1f);
-    ir_set_attr_ints(g, ir_add_op(g, "Conv", "ca", "x,wa", "a0", &e), "pads", pads, 4, &e);
-    ir_add_op(g, "Relu", "ra", "a0", "a", &e);
-    ir_add_op(g, "Conv", "cb", "a,wb", "b0", &e);
-    ir_add_op(g, "Relu", "rb", "b0", "b", &e);
-    ir_set_attr_ints(g, ir_add_op(g, "Conv", "cd", "a,wd", "d", &e), "strides", s2, 2, &e);
-    int cc = ir_add_op(g, "Conv", "cc", "b,wc", "c0", &e);
-    ir_set_attr_ints(g, cc, "pads", pads, 4, &e);
-    ir_set_attr_ints(g, cc, "strides", s2, 2, &e);
-    ir_add_op(g, "Relu", "rc", "c0", "c", &e);
-    ir_add_op(g, "Conv", "ce", "c,we", "e", &e);
-    ir_add_op(g, "Add", "add", "e,d", "s", &e);
-    ir_add_op(g, "Relu", "ry", "s", "y", &e);
-    ir_add_op(g, "Conv", "co", "y,wo", "out", &e);
-    ir_add_output(g, "out", &e);
-}
 
 static int node_named(const IrGraph *g, const char *name)
 {
@@ -68,7 +37,7 @@ TEST(subsample_and_move_keep_the_graph)
 {
     IrGraph g;
     AtlErr e;
-    block_graph(&g);
+    bottleneck_graph(&g, (BottleneckShape){.a = 32, .b = 16, .c = 16, .e = 64, .out = 64, .stride = 2});
     REQUIRE(ir_toposort(&g, &e) == 0 && ir_infer_shapes(&g, &e) == 0);
     /* a context with no node absorbed and no tails: only the graph matters here */
     BkCtx c;
@@ -102,24 +71,6 @@ TEST(subsample_and_move_keep_the_graph)
     ir_free(&g);
 }
 
-/* configs/a1.ini with `bytes` of SRAM a cluster into path (mkstemp'd). */
-static int a1_with_sram(char *path, size_t len, const char *bytes)
-{
-    FILE *in = fopen("configs/a1.ini", "r");
-    snprintf(path, len, "/tmp/atoll_test_sink_XXXXXX");
-    int fd = in ? mkstemp(path) : -1;
-    FILE *out = fd >= 0 ? fdopen(fd, "w") : NULL;
-    char line[512];
-    int found = 0;
-    while (out && fgets(line, sizeof line, in)) {
-        if (!strncmp(line, "bytes = 4M", 10)) { fprintf(out, "bytes = %s\n", bytes); found = 1; }
-        else fputs(line, out);
-    }
-    if (in) fclose(in);
-    if (out) fclose(out);
-    return out && found ? 0 : -1;
-}
-
 /* a (128 KiB an image) and a quarter of it, as ResNet-50's layer2.0 with
  * 4 MiB: a and conv1's output b (64 KiB), or a and the downsample's
  * output d (64 KiB), do not fit together */
@@ -128,9 +79,9 @@ static int a1_with_sram(char *path, size_t len, const char *bytes)
 TEST(spilling_stage_reads_a_subsampled_copy)
 {
     char chip[64];
-    REQUIRE(a1_with_sram(chip, sizeof chip, SRAM) == 0);
+    REQUIRE(chip_variant("configs/a1.ini", "sram", "bytes", SRAM, chip, sizeof chip) == 0);
     IrGraph g;
-    block_graph(&g);
+    bottleneck_graph(&g, (BottleneckShape){.a = 32, .b = 16, .c = 16, .e = 64, .out = 64, .stride = 2});
     uint64_t est[2] = {0, 0};
     int dram[2] = {0, 0}, subs[2] = {0, 0};
     for (int on = 0; on < 2; on++) {
@@ -166,37 +117,6 @@ TEST(spilling_stage_reads_a_subsampled_copy)
     ir_free(&g);
 }
 
-/* x[8,16,32,32] -> 3x3 conv+Relu a -> 1x1 conv+Relu b -> 3x3 conv+Relu c
- * -> 1x1 conv e; a -> 1x1 conv d (4x the channels); e + d -> Relu y ->
- * 1x1 conv -> out (the cut after y): ResNet-50's layer1.0, the downsample
- * after conv1 in node order. */
-static void wide_block_graph(IrGraph *g)
-{
-    AtlErr e;
-    int64_t xd[4] = {8, 16, 32, 32}, wa[4] = {64, 16, 3, 3}, wb[4] = {64, 64, 1, 1}, wd[4] = {256, 64, 1, 1},
-            wc[4] = {64, 64, 3, 3}, we[4] = {256, 64, 1, 1}, wo[4] = {32, 256, 1, 1};
-    int64_t pads[4] = {1, 1, 1, 1};
-    new_graph(g, "x", 4, xd);
-    cst(g, "wa", 4, wa, 0.1f);
-    cst(g, "wb", 4, wb, 0.1f);
-    cst(g, "wd", 4, wd, 0.1f);
-    cst(g, "wc", 4, wc, 0.05f);
-    cst(g, "we", 4, we, 0.05f);
-    cst(g, "wo", 4, wo, 0.1f);
-    ir_set_attr_ints(g, ir_add_op(g, "Conv", "ca", "x,wa", "a0", &e), "pads", pads, 4, &e);
-    ir_add_op(g, "Relu", "ra", "a0", "a", &e);
-    ir_add_op(g, "Conv", "cb", "a,wb", "b0", &e);
-    ir_add_op(g, "Relu", "rb", "b0", "b", &e);
-    ir_add_op(g, "Conv", "cd", "a,wd", "d", &e);
-    ir_set_attr_ints(g, ir_add_op(g, "Conv", "cc", "b,wc", "c0", &e), "pads", pads, 4, &e);
-    ir_add_op(g, "Relu", "rc", "c0", "c", &e);
-    ir_add_op(g, "Conv", "ce", "c,we", "e", &e);
-    ir_add_op(g, "Add", "add", "e,d", "s", &e);
-    ir_add_op(g, "Relu", "ry", "s", "y", &e);
-    ir_add_op(g, "Conv", "co", "y,wo", "out", &e);
-    ir_add_output(g, "out", &e);
-}
-
 /* The block's input a (256 KiB an image), conv1's output b and the
  * downsample's output d (1 MiB) do not fit together in 1280 KiB, nor do
  * b, conv2's output c and d: one of a, b spills. With the downsample
@@ -205,9 +125,9 @@ static void wide_block_graph(IrGraph *g)
 TEST(spilling_stage_runs_its_shortcut_late)
 {
     char chip[64];
-    REQUIRE(a1_with_sram(chip, sizeof chip, "1280K") == 0);
+    REQUIRE(chip_variant("configs/a1.ini", "sram", "bytes", "1280K", chip, sizeof chip) == 0);
     IrGraph g;
-    wide_block_graph(&g);
+    bottleneck_graph(&g, (BottleneckShape){.a = 64, .b = 64, .c = 64, .e = 256, .out = 32, .stride = 1});   /* layer1.0-like */
     uint64_t est[2] = {0, 0};
     int late[2] = {-1, -1};
     for (int on = 0; on < 2; on++) {
