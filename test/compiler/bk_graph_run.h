@@ -46,7 +46,7 @@ static inline void new_graph(IrGraph *g, const char *in, int ndim, const int64_t
  * cc, rc, ce, add, ry, co. */
 typedef struct BottleneckShape { int a, b, c, e, out, stride; } BottleneckShape;
 
-static inline void bottleneck_graph(IrGraph *g, BottleneckShape k)
+static inline void stage_block_graph(IrGraph *g, BottleneckShape k)
 {
     AtlErr e;
     int64_t xd[4] = {8, 16, 32, 32}, wa[4] = {k.a, 16, 3, 3}, wb[4] = {k.b, k.a, 1, 1}, wd[4] = {k.e, k.a, 1, 1},

@@ -191,7 +191,7 @@ TEST(split_stage_reads_a_dram_activation_through_a_copy)
     char chip[64];
     REQUIRE(chip_variant("configs/a1.ini", "sram", "bytes", "192K", chip, sizeof chip) == 0);
     IrGraph g;
-    bottleneck_graph(&g, (BottleneckShape){.a = 32, .b = 32, .c = 256, .e = 64, .out = 64, .stride = 2});
+    stage_block_graph(&g, (BottleneckShape){.a = 32, .b = 32, .c = 256, .e = 64, .out = 64, .stride = 2});
     /* a chain's row buffers each their own bytes (BkOptions.no_chain_pack):
      * packed by lifetime, cb .. ce fit one group at 8 slices, which keeps
      * b in LMEM, so nothing re-reads it (estimate 240,372 against 232,498

@@ -37,7 +37,7 @@ TEST(subsample_and_move_keep_the_graph)
 {
     IrGraph g;
     AtlErr e;
-    bottleneck_graph(&g, (BottleneckShape){.a = 32, .b = 16, .c = 16, .e = 64, .out = 64, .stride = 2});
+    stage_block_graph(&g, (BottleneckShape){.a = 32, .b = 16, .c = 16, .e = 64, .out = 64, .stride = 2});
     REQUIRE(ir_toposort(&g, &e) == 0 && ir_infer_shapes(&g, &e) == 0);
     /* a context with no node absorbed and no tails: only the graph matters here */
     BkCtx c;
@@ -81,7 +81,7 @@ TEST(spilling_stage_reads_a_subsampled_copy)
     char chip[64];
     REQUIRE(chip_variant("configs/a1.ini", "sram", "bytes", SRAM, chip, sizeof chip) == 0);
     IrGraph g;
-    bottleneck_graph(&g, (BottleneckShape){.a = 32, .b = 16, .c = 16, .e = 64, .out = 64, .stride = 2});
+    stage_block_graph(&g, (BottleneckShape){.a = 32, .b = 16, .c = 16, .e = 64, .out = 64, .stride = 2});
     uint64_t est[2] = {0, 0};
     int dram[2] = {0, 0}, subs[2] = {0, 0};
     for (int on = 0; on < 2; on++) {
@@ -127,7 +127,7 @@ TEST(spilling_stage_runs_its_shortcut_late)
     char chip[64];
     REQUIRE(chip_variant("configs/a1.ini", "sram", "bytes", "1280K", chip, sizeof chip) == 0);
     IrGraph g;
-    bottleneck_graph(&g, (BottleneckShape){.a = 64, .b = 64, .c = 64, .e = 256, .out = 32, .stride = 1});   /* layer1.0-like */
+    stage_block_graph(&g, (BottleneckShape){.a = 64, .b = 64, .c = 64, .e = 256, .out = 32, .stride = 1});   /* layer1.0-like */
     uint64_t est[2] = {0, 0};
     int late[2] = {-1, -1};
     for (int on = 0; on < 2; on++) {
