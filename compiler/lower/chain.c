@@ -37,11 +37,14 @@
  *   Add/Sub/Mul/Max/Min of two same-shaped tensors (its own one-step
  *   program over the rows); docs/backend.md, "Concat, Resize and
  *   elementwise members".
- * int8 chains: Int8Conv, i8 MaxPool and Int8Add members (member_kind)
- *   with i8 row buffers; a conv runs one i8 conv per as many output rows
- *   as its i32 accumulator (scratch region 0) holds, then the bias and
- *   v.requant; an Int8Add its own register program over aligned element
- *   chunks (docs/backend.md, "int8 members").
+ * int8 chains: Int8Conv, i8 MaxPool, Int8Add, Concat and nearest Resize
+ *   members (member_kind) with i8 row buffers (a Concat or Resize moves
+ *   bytes: the quantiser gives a Concat's inputs the output's scale and
+ *   zero point, rescaling with one-input Int8Adds, ops/qdq_fuse.c); a
+ *   conv runs one i8 conv per as many output rows as its i32 accumulator
+ *   (scratch region 0) holds, then the bias and v.requant; an Int8Add its
+ *   own register program over aligned element chunks (docs/backend.md,
+ *   "int8 members").
  * Valid when: every member is a 2-D NCHW window layer with constant weights
  *   in the float storage dtype (or all are int8 members, every row of
  *   every buffer a multiple of the LMEM alignment), every member's output but the last is read
@@ -382,7 +385,7 @@ static int int8_scratch(const BkCtx *c, const BkLayer *ly, BkChain *ch, uint64_t
         int C, H, W;
         member_out(m, &C, &H, &W);
         uint64_t b = (uint64_t)ch->buf[m->out].max_px * C * 4;
-        if (m->kind != CM_WINDOW && b > want) want = b;
+        if ((m->kind == CM_QCONV || m->kind == CM_ELEM) && b > want) want = b;
     }
     ch->l_acc = ch->l_resf = ch->l_tmp = 0;
     ch->scr0 = ch->scr1 = 0;
@@ -1761,6 +1764,8 @@ int bk_chain_check(const BkCtx *c, const BkLayer *ly, AtlErr *e)
         for (int i = 0; i < ch->nscr; i++)
             region(reg, &n, ch->l_scr[i], i ? ch->scr1 : ch->scr0, "scratch region %s", i ? "2+" : "1");
     }
+    for (int i = 0; i < ch->nm && ch->dt == ISA_I8; i++)   /* Concat and Resize members */
+        if (members_unsound(c, ch, &ch->m[i], e)) return -1;
     for (int i = 0; i < ch->nm && ch->dt != ISA_I8; i++) {
         const ChainMember *m = &ch->m[i];
         const BkLow *l = &m->ly->lw;
@@ -1871,14 +1876,14 @@ static int elem_scratch(const BkLow *l)
 }
 
 /* The kind (CM_*) of layer m as a member of a chain whose buffers hold
- * dtype dt (BkCtx.dt: float members; i8: Int8Conv, i8 pools, Int8Add),
- * -1 when it cannot be one. */
+ * dtype dt (BkCtx.dt: float members; i8: Int8Conv, i8 pools, Int8Add,
+ * Concat and Resize of i8 tensors), -1 when it cannot be one. */
 static int member_kind(const BkCtx *c, const BkLayer *m, int dt)
 {
     const IrGraph *g = c->g;
     const BkLow *l = &m->lw;
     if (m->node < 0) return -1;
-    int mop = dt == ISA_I8 ? BK_MOP_NONE : bk_member_op(c, m);
+    int mop = bk_member_op(c, m);   /* Concat and Resize move bytes: int8 too; elementwise: float */
     if (m->direct && mop != BK_MOP_CONCAT && mop != BK_MOP_RESIZE) return -1;
     const IrNode *nd = &g->nodes[m->node];
     const IrTensor *y = &g->t[nd->out[0]];
@@ -2011,7 +2016,7 @@ int bk_lower_chain(BkCtx *c, const BkLayer *const *members, int nm, BkLayer *ly,
             }
         }
         /* int8 members' scratch: an i32 accumulator, the program's registers */
-        if (cm->kind != CM_WINDOW) {
+        if (cm->kind == CM_QCONV || cm->kind == CM_ELEM) {
             ch->scr_row = ch->scr_row > (uint64_t)OW * OC * 4 ? ch->scr_row : (uint64_t)OW * OC * 4;
             ch->nscr = imax(ch->nscr, cm->kind == CM_QCONV ? 1 : elem_scratch(l));
         }

@@ -215,8 +215,8 @@ static int reused(const AbmView *v, uint32_t k)
 /* Compiles g for chipfile (groups on), runs it in full, compares every
  * int8 tensor the .abm lists (storage not reused) with the interpreter's; returns how many
  * were compared. *grouped: the members of the group holding `member`. */
-static int run_exact(const IrGraph *g0, const char *chipfile, const BkOptions *opt, const char *member, int *grouped,
-                     char *split, size_t cap)
+static int run_exact_c(const IrGraph *g0, const char *chipfile, const BkOptions *opt, const char *member, int *grouped,
+                       char *split, size_t cap, uint64_t *cycles)
 {
     AtlErr e = {{0}};
     IrGraph g;
@@ -247,6 +247,7 @@ static int run_exact(const IrGraph *g0, const char *chipfile, const BkOptions *o
         CHECKF(0, "%s: %s", chipfile, e.msg);
         goto done;
     }
+    if (cycles) *cycles = sim_stats(x.sim)->cycles;
     int gi = group_with(&sum, member);
     *grouped = gi >= 0 ? sum.layers[gi].nmembers : 0;
     for (int i = 0; gi < 0 && i < sum.nlayers; i++)   /* a layer alone: its own split */
@@ -276,6 +277,12 @@ done:
     free(abm);
     ir_free(&g);
     return compared;
+}
+
+static int run_exact(const IrGraph *g0, const char *chipfile, const BkOptions *opt, const char *member, int *grouped,
+                     char *split, size_t cap)
+{
+    return run_exact_c(g0, chipfile, opt, member, grouped, split, cap, NULL);
 }
 
 /* g on the three chips: exact everywhere; on a1 `member` in a group of at
@@ -412,6 +419,123 @@ TEST(depthwise_on_the_vector_unit)
     }
 }
 
+/* ---- Concat and Resize members of int8 chains (lower/chain_ops.c) ---- */
+
+static void qpool(IrGraph *g, const char *name, const char *x, int k, const char *out)
+{
+    AtlErr e;
+    int64_t ks[2] = {k, k}, st[2] = {1, 1}, pads[4] = {k / 2, k / 2, k / 2, k / 2};
+    int n = ir_add_op(g, "MaxPool", name, x, out, &e);
+    ir_set_attr_ints(g, n, "kernel_shape", ks, 2, &e);
+    ir_set_attr_ints(g, n, "strides", st, 2, &e);
+    ir_set_attr_ints(g, n, "pads", pads, 4, &e);
+}
+
+static void qconcat(IrGraph *g, const char *ins, const char *out)
+{
+    AtlErr e;
+    int n = ir_add_op(g, "Concat", "cat", ins, out, &e);
+    ir_set_attr_int(g, n, "axis", 1, &e);
+}
+
+/* A one-input Int8Add: x (zero point xz) into other parameters (zero
+ * point yz), as the quantiser puts before a Concat input whose scale
+ * differs from the output's (ops/qdq_fuse.c). */
+static void qrescale(IrGraph *g, const char *name, const char *x, int xz, int yz, const char *out)
+{
+    AtlErr e;
+    int n = ir_add_op(g, "Int8Add", name, x, out, &e);
+    ir_set_attr_float(g, n, "a_scale", 0.7311f, &e);
+    ir_set_attr_int(g, n, "a_zero_point", xz, &e);
+    ir_set_attr_int(g, n, "y_zero_point", yz, &e);
+    ir_set_attr_int(g, n, "y_min", -128, &e);
+    ir_set_attr_int(g, n, "y_max", 127, &e);
+    ir_set_attr_int(g, n, "to", IR_I8, &e);
+}
+
+typedef enum { QM_INCEPTION, QM_UNET, QM_SPPF } QMemberGraph;
+
+/* Inception-like (x [1, 32, 13, 8]): a 1x1 and a 3x3 branch of 64
+ * channels, the second rescaled, and a 3x3 MaxPool of x, concatenated
+ * (160 channels) into a 3x3 conv. U-Net-like (x [1, 64, 12, 8]): a 3x3
+ * stride-2 conv, a nearest 2x Resize, the Concat with x, a 3x3 conv.
+ * YOLO's SPPF (x [1, 32, 13, 8]): a 1x1 to 64, three 5x5 MaxPools in
+ * sequence, the Concat of all four, a 1x1 conv. Channel offsets are
+ * multiples of 64 (the LMEM alignment in int8 bytes). */
+static void qmember_graph(IrGraph *g, QMemberGraph kind)
+{
+    AtlErr e;
+    float sc[4] = {1, 1, 2, 2};
+    int64_t four = 4, zero = 0;
+    switch (kind) {
+    case QM_INCEPTION:
+        new_graph(g, 32, 13, 8);
+        qconv(g, "ca", "x", 32, 64, 1, 1, 0, -3, -128, 1, "a");
+        qconv(g, "cb", "x", 32, 64, 3, 1, 1, -3, 4, 0, "b");
+        qrescale(g, "rb", "b", 4, -128, "br");
+        qpool(g, "mp", "x", 3, "p");
+        qconcat(g, "a,br,p", "q");
+        qconv(g, "co", "q", 160, 64, 3, 1, 1, -128, 3, 1, "y");
+        break;
+    case QM_UNET:
+        new_graph(g, 64, 12, 8);
+        qconv(g, "cd", "x", 64, 64, 3, 2, 1, -3, -128, 1, "d");
+        ir_add_const(g, "up_roi", IR_F32, 1, &zero, NULL, &e);
+        ir_add_const(g, "up_scales", IR_F32, 1, &four, sc, &e);
+        ir_set_attr_str(g, ir_add_op(g, "Resize", "up", "d,up_roi,up_scales", "u", &e), "mode", "nearest", &e);
+        qconcat(g, "u,x", "q");
+        qconv(g, "co", "q", 128, 64, 3, 1, 1, -3, 3, 1, "y");
+        break;
+    case QM_SPPF:
+        new_graph(g, 32, 13, 8);
+        qconv(g, "c1", "x", 32, 64, 1, 1, 0, -3, -128, 1, "a");
+        qpool(g, "mp1", "a", 5, "p1");
+        qpool(g, "mp2", "p1", 5, "p2");
+        qpool(g, "mp3", "p2", 5, "p3");
+        qconcat(g, "a,p1,p2,p3", "q");
+        qconv(g, "c2", "q", 256, 64, 1, 1, 0, -128, 3, 1, "y");
+        break;
+    }
+    finish(g, "y");
+}
+
+/* Each graph: on a1 its Concat (and Resize) joins a group of at least
+ * `least` members; on a1, tiny and edge16k (there with activations out of
+ * SRAM, where groups form) every int8 tensor the .abm keeps equals the
+ * interpreter's, grouped and with --group none (the members' own
+ * lowerings), and the cycles of both are printed. Fails without the int8
+ * Concat and Resize members (member_kind). */
+TEST(concat_and_resize_members)
+{
+    static const struct { QMemberGraph kind; const char *name, *member; int least; } cs[] = {
+        {QM_INCEPTION, "inception concat", "cat", 4},
+        {QM_UNET, "unet resize+concat", "up", 3},
+        {QM_SPPF, "sppf concat of four", "cat", 5},
+    };
+    for (size_t k = 0; k < sizeof cs / sizeof cs[0]; k++) {
+        IrGraph g;
+        qmember_graph(&g, cs[k].kind);
+        for (int c = 0; c < 3; c++) {
+            BkOptions o, none;
+            bk_options_default(&o);
+            o.sram_acts = c ? BK_SRAM_ACTS_NEVER : BK_SRAM_ACTS_AUTO;   /* tiny, edge16k: in SRAM no group pays */
+            none = o;
+            none.group = BK_GROUP_NONE;
+            char split[64];
+            uint64_t cg = 0, cn = 0;
+            int grouped = 0, g0 = 0, n = run_exact_c(&g, chips3[c], &o, cs[k].member, &grouped, split, sizeof split, &cg);
+            int n0 = run_exact_c(&g, chips3[c], &none, cs[k].member, &g0, NULL, 0, &cn);
+            printf("  %-20s %-20s group of %d (%s): %llu cycles, --group none %llu\n", cs[k].name, chips3[c], grouped,
+                   split, (unsigned long long)cg, (unsigned long long)cn);
+            CHECKF(n >= 1 && n0 >= 1, "%s: %d and %d int8 tensors compared", chips3[c], n, n0);
+            if (c == 0)
+                CHECKF(grouped >= cs[k].least, "a1: '%s' is in a group of %d members, want at least %d", cs[k].member,
+                       grouped, cs[k].least);
+        }
+        ir_free(&g);
+    }
+}
+
 int main(void)
 {
     RUN(identity_bottleneck);
@@ -420,5 +544,6 @@ int main(void)
     RUN(streamed_weights);
     RUN(multi_image);
     RUN(depthwise_on_the_vector_unit);
+    RUN(concat_and_resize_members);
     return test_summary("test_int8_group");
 }
