@@ -63,6 +63,7 @@ static int try_chain(BkCtx *c, BkLayer *layers, int s, int end, BkCoreSet cores,
     for (int k = s; k < end; k++) members[k - s] = &layers[k];
     memset(cand, 0, sizeof *cand);
     cand->node = layers[end - 1].node;
+    cand->layer_id = layers[s].layer_id;   /* > 0: a unit runs before it (group/search.c) */
     cand->tensor = -1;
     cand->slot_size = c->slot;
     /* bands: its slices' output rows stay in the SRAM of the cluster that wrote them */

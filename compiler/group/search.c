@@ -25,8 +25,11 @@
  *   time (1 but in the plans compile.c builds to price a byte higher).
  *   A plan that stages its weights in SRAM is priced without the first
  *   copies the layer before may prefetch (prefetchable), as the
- *   schedule runs it; the final pricing of the schedule decides the
- *   prefetch itself, so the estimate stays the simulated cycles.
+ *   schedule runs it, and a layer group after another unit with its
+ *   resident weights multicast from SRAM, where the segment before
+ *   fetched them (bk_prefetch_mc_assume); the final pricing of the
+ *   schedule decides the prefetch itself, so the estimate stays the
+ *   simulated cycles.
  *   With BkCtx.band_look (backend/compile.c, "The band way over the
  *   chain" in docs/backend.md) it also keeps, in BkLayer.look, the pick
  *   and the cheapest shape of each other way priced within
@@ -260,6 +263,10 @@ int bk_choose_shape_under(BkCtx *c, BkLayer *ly, BkCoreSet cores, uint64_t bound
                 if (!need) continue;
                 if (extra) bk_band_relayout(c, &sg, 1);
                 uint64_t pf = extra ? bk_prefetchable(c, &sg) : 0;
+                /* a group after another unit: its resident weights as
+                 * the schedule mostly runs them, fetched into SRAM by the
+                 * segment before (bk_prefetch_mc_assume) */
+                if (ly->chain && ly->mcast && ly->layer_id > 0 && bk_prefetch_mc_assume(c, &sg, e) < 0) goto done;
                 int over = bk_cost_segment(c, &sg, need == UINT64_MAX ? need : need + pf, e);
                 if (!over && pf > sg.est_cycles / PF_SHARE) pf = sg.est_cycles / PF_SHARE;
                 if (over < 0) goto done;

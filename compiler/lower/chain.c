@@ -60,9 +60,9 @@
  *   members are not such a chain.
  * Lifetimes: row buffers never live at the same step of a slice (the
  *   loads, each member, the store: buf_life) may share bytes; layout packs
- *   them so (alloc/memplan.c) in float chains, only where a buffer each does not fit, so
- *   plans that fit without it stay as they were (docs/backend.md,
- *   "Lifetimes in a slot").
+ *   them so (alloc/memplan.c), float and int8 chains, only where a buffer
+ *   each does not fit, so plans that fit without it stay as they were
+ *   (docs/backend.md, "Lifetimes in a slot").
  * Checked: bk_chain_check proves every plan the compiler applies sound
  *   (buffers and scratch inside the slot, aligned, large enough for every
  *   slice, disjoint unless never live at the same step; resident weights
@@ -599,15 +599,14 @@ static int can_share(const BkChain *ch)
 static int layout_with(const BkCtx *c, BkLayer *ly, BkChain *ch, int pack);
 
 /* Slot layout and resident region for ch->rows; 0 if it fits. Each row
- * buffer its own bytes when that fits, else (float chains, when some
- * buffers' lifetimes are disjoint) packed by lifetime, so a plan that fit
- * before is unchanged. Not int8 chains: packed, ResNet-50 int8 on a1
- * simulated 0.25% slower (1,619,351 -> 1,623,424 cycles), not understood
- * yet. */
+ * buffer its own bytes when that fits, else (when some buffers' lifetimes
+ * are disjoint) packed by lifetime, so a plan that fit before is
+ * unchanged. int8 chains too: their i32 scratch takes what the packed
+ * buffers leave (int8_scratch). */
 static int layout(const BkCtx *c, BkLayer *ly, BkChain *ch)
 {
     if (!layout_with(c, ly, ch, 0)) return 0;
-    return !c->no_chain_pack && ch->dt != ISA_I8 && can_share(ch) ? layout_with(c, ly, ch, 1) : -1;
+    return !c->no_chain_pack && can_share(ch) ? layout_with(c, ly, ch, 1) : -1;
 }
 
 static int layout_with(const BkCtx *c, BkLayer *ly, BkChain *ch, int pack)

@@ -327,6 +327,22 @@ static int set_mc(BkCtx *c, BkSegment *sg, BkSegment *nx, int pos, AtlErr *e)
     return 1;
 }
 
+int bk_prefetch_mc_assume(BkCtx *c, BkSegment *sg, AtlErr *e)
+{
+    sg->pf_in = 0;
+    if (c->prefetch_never || c->sram_copies || c->split) return 0;
+    BkCode k;
+    memset(&k, 0, sizeof k);
+    uint64_t span = 0;
+    int ok = mc_fetchable(c, sg, &k, &span, e);
+    bk_code_free(&k);
+    if (ok <= 0 || (uint64_t)c->chip->sram_bytes < c->sram_stage + span) return ok < 0 ? -1 : 0;
+    sg->pf_in = BK_PF_IN_MC;
+    sg->pf_base = c->sram_stage;
+    sg->pf_span = span;
+    return 1;
+}
+
 int bk_prefetch_set(BkCtx *c, BkSchedule *s, int i, int pos, AtlErr *e)
 {
     if (i < 0 || i + 1 >= s->n || pos < BK_PF_NONE || pos >= BK_PF_POSITIONS)

@@ -291,6 +291,13 @@ void bk_prefetch_mc_code(BkCode *k, uint64_t base, int copy);
  * part, so their DMA engines read the cluster's SRAM ports side by side.
  * -1 out of memory. */
 int bk_prefetch_mc_part(BkCode *k, int part, int parts);
+/* The tile search's view of segment sg (a layer group whose prologue
+ * only multicasts resident weights, not yet in a schedule): as the
+ * schedule mostly runs it, its weights fetched into SRAM by the segment
+ * before (pf_in = BK_PF_IN_MC at BkCtx.sram_stage, the first place
+ * set_mc tries). 1 assumed, 0 not (no such prologue, --prefetch never,
+ * SRAM holds activations there or is too small), -1 error. */
+int bk_prefetch_mc_assume(BkCtx *c, BkSegment *sg, AtlErr *e);
 /* Before the decisions: every staged layer's slots down to the fewest its
  * tiles' cores need (BkLayer.cores_ok), which moves addresses only. */
 void bk_prefetch_compact(const BkCtx *c, BkSchedule *s);
