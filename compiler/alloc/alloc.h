@@ -16,6 +16,13 @@
 int bk_place(BkCtx *c, AtlErr *e);
 uint64_t bk_tensor_addr(const BkCtx *c, int tensor); /* tagged, for placed non-constants */
 int bk_tensor_root(const BkCtx *c, int tensor);      /* the tensor whose storage it shares (views, fusions) */
+/* Placement split: a pointwise convolution whose node has this attribute
+ * (1) may write its output over its input where that dies there and the
+ * stage's SRAM is short (docs/backend.md, "Outputs over dying inputs");
+ * bk_overlay_shape_ok: its shape allows it (one image, 1x1, stride 1, no
+ * padding, one group, no more output channels than input ones). */
+#define BK_OVERLAY_ATTR "atoll_overlay_input"
+int bk_overlay_shape_ok(const IrGraph *g, int node);
 /* Bands: the rows either side of a row that the consumers of root tensor
  * t (and of the tensors sharing its storage) may read, BK_BAND_NEAR when
  * not all are known (BkBand.near; alloc/place.c) */

@@ -108,6 +108,62 @@ static void pair_in_place(const BkCtx *c, MemBuffer *bufs, const int *bufi, cons
     }
 }
 
+/* Placement split, a pointwise convolution marked BK_OVERLAY_ATTR (by
+ * the staged driver, compile.c: a rebuild kept only where the stage then
+ * prices lower): its output y may take the bytes of its input x where x
+ * dies there (MemBuffer.overwrite; y no larger). One image, 1x1, stride
+ * 1, no padding, one group, the same H and W (bk_overlay_shape_ok): y's
+ * element (c, h, w) then lies over x's (c, h, w), which only the output
+ * tiles of that pixel read; lower/conv.c cuts such a convolution into no
+ * output-channel chunks (BkPlace.over_in), so the one tile storing over
+ * a pixel's x has loaded all of it (K chunks: on one core, in order). */
+int bk_overlay_shape_ok(const IrGraph *g, int node)
+{
+    const IrNode *n = &g->nodes[node];
+    if (n->dead || strcmp(n->op, "Conv") || n->nin < 2 || n->nout != 1 || n->in[0] < 0 || n->out[0] < 0) return 0;
+    const IrTensor *x = &g->t[n->in[0]], *y = &g->t[n->out[0]], *w = n->in[1] >= 0 ? &g->t[n->in[1]] : NULL;
+    if (x->data || !w || !w->data || x->ndim != 4 || y->ndim != 4 || w->ndim != 4) return 0;
+    if (x->dims[0] != 1 || y->dims[0] != 1 || x->dims[2] != y->dims[2] || x->dims[3] != y->dims[3]) return 0;
+    if (w->dims[2] != 1 || w->dims[3] != 1 || ir_attr_int(n, "group", 1) != 1 || y->dims[1] > x->dims[1]) return 0;
+    const IrAttr *a = ir_attr(n, "strides");
+    for (int k = 0; a && k < a->n; k++) if (a->ints[k] != 1) return 0;
+    a = ir_attr(n, "pads");
+    for (int k = 0; a && k < a->n; k++) if (a->ints[k] != 0) return 0;
+    const char *ap = ir_attr_str(n, "auto_pad", "NOTSET");
+    return !strcmp(ap, "NOTSET") || !strcmp(ap, "VALID");
+}
+
+static void pair_overlay(const BkCtx *c, MemBuffer *bufs, const int *bufi, const int *first, const int *last)
+{
+    const IrGraph *g = c->g;
+    for (int i = 0; i < g->nn; i++) {
+        const IrNode *n = &g->nodes[i];
+        if (c->skip[i] || c->tail[i] >= 0 || !ir_attr_int(n, BK_OVERLAY_ATTR, 0) || !bk_overlay_shape_ok(g, i)) continue;
+        int rx = root_of(c, n->in[0]), ry = root_of(c, n->out[0]);
+        if (rx == ry || bufi[rx] < 0 || bufi[ry] < 0 || last[rx] != i || first[ry] != i) continue;
+        if (bufs[bufi[ry]].overwrite || bufs[bufi[ry]].size > bufs[bufi[rx]].size) continue;
+        bufs[bufi[ry]].overwrite = bufi[rx] + 1;
+    }
+}
+
+/* After placement: BkPlace.over_in on each marked convolution's output
+ * whose bytes overlap its input's (the pair taken, in SRAM or DRAM). */
+static void flag_overlay(BkCtx *c)
+{
+    const IrGraph *g = c->g;
+    for (int i = 0; i < g->nn; i++) {
+        const IrNode *n = &g->nodes[i];
+        if (c->skip[i] || !ir_attr_int(n, BK_OVERLAY_ATTR, 0) || !bk_overlay_shape_ok(g, i)) continue;
+        int rx = root_of(c, n->in[0]), ry = root_of(c, n->out[0]);
+        const BkPlace *px = &c->pl[rx];
+        BkPlace *py = &c->pl[ry];
+        if (!px->placed || !py->placed || px->in_sram != py->in_sram || px->region != py->region) continue;
+        uint64_t zx = (uint64_t)ir_numel(&g->t[rx]) * (uint64_t)bk_tensor_es(c, rx);
+        uint64_t zy = (uint64_t)ir_numel(&g->t[ry]) * (uint64_t)bk_tensor_es(c, ry);
+        if (px->offset < py->offset + zy && py->offset < px->offset + zx) py->over_in = 1;
+    }
+}
+
 /* Placement split: which activation buffers live in the cluster's SRAM.
  * Two choices, the one leaving fewer bytes in DRAM kept:
  *   - the buffers the liveness packing of all of them put wholly below the
@@ -541,6 +597,7 @@ int bk_place(BkCtx *c, AtlErr *e)
      * ends at its conv from forming (lower/chain.c) */
     if (c->split && nb && !c->keep_activations && res.footprint > c->sram_cap) {
         pair_in_place(c, bufs, bufi, first, last);
+        pair_overlay(c, bufs, bufi, first, last);
         if (memplan_assign(bufs, nb, &res, e)) { atl_err_prefix(e, "activation placement"); goto done; }
     }
     uint64_t all_sum = res.sum_of_buffers;
@@ -555,6 +612,7 @@ int bk_place(BkCtx *c, AtlErr *e)
     }
     c->act_bytes = round_up(res.footprint, 64);
     c->act_sum = res.sum_of_buffers;
+    if (c->split) flag_overlay(c);
     rc = 0;
 done:
     free(first); free(last); free(io); free(bufi); free(bufs);

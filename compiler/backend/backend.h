@@ -174,6 +174,10 @@ typedef struct BkOptions {
                                shortcut convolutions run late where the cost model prices the
                                stage lower (docs/backend.md, "Shortcuts run late";
                                --no-reorder) */
+    int no_overlay;         /* staged: 1 never lets a pointwise convolution write its output
+                               over its dying input (to compare; no CLI flag, --no-reorder
+                               also stops it); 0 (default): where the cost model prices the
+                               stage lower (docs/backend.md, "Outputs over dying inputs") */
     int no_chip_reprice;    /* staged search: 1 prices a chip stage with the whole graph's
                                DRAM plan only (to compare; no CLI flag); 0 (default): the chosen chip stage,
                                from one cut earlier on, is priced again as it will be built

@@ -1104,7 +1104,7 @@ static int spill_in(const BkStage *st, const IrGraph *g, int d, int p)
  * again; the rewritten graph and its build replace *ig and st when the
  * cost model prices the stage lower. A rewrite or build that fails is not
  * taken. */
-enum { REWRITE_SINK, REWRITE_SUBSAMPLE };
+enum { REWRITE_SINK, REWRITE_SUBSAMPLE, REWRITE_OVERLAY };
 static int try_rewrite(BkStage *st, IrGraph *ig, int how, int a, int b, const AtlChip *chip, const BkOptions *opt,
                        const BkSplit *sp, AbmWriter *w, const uint64_t *io_fixed, uint64_t io_bytes, int layer_base, AtlErr *e)
 {
@@ -1113,6 +1113,7 @@ static int try_rewrite(BkStage *st, IrGraph *ig, int how, int a, int b, const At
     AtlErr ke;
     int ok = 1;
     if (how == REWRITE_SINK) bk_sink_move(&cg, a, b);
+    else if (how == REWRITE_OVERLAY) ok = bk_overlay_mark(&cg, &st->c, &ke) > 0;
     else ok = !bk_subsample_apply(&cg, a, &ke);
     BkStage *alt = calloc(1, sizeof *alt);
     if (!alt) { ir_free(&cg); return atl_fail(e, "out of memory"); }
@@ -1171,6 +1172,12 @@ static int sink_stage(BkStage *st, IrGraph *ig, const AtlChip *chip, const BkOpt
             try_rewrite(st, ig, REWRITE_SINK, d[k], p[k], chip, opt, sp, w, io_fixed, io_bytes, layer_base, e))
             return -1;
     }
+    /* pointwise convolutions writing over their dying inputs, all at once
+     * (alloc/place.c, pair_overlay; docs/backend.md, "Outputs over dying
+     * inputs") */
+    if (!opt->no_overlay && spill_in(st, ig, 0, ig->nn - 1) &&
+        try_rewrite(st, ig, REWRITE_OVERLAY, 0, 0, chip, opt, sp, w, io_fixed, io_bytes, layer_base, e))
+        return -1;
     return 0;
 }
 

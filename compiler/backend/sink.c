@@ -35,6 +35,7 @@
 #include "compiler/backend/sink.h"
 #include "compiler/ir/ir.h"
 #include "compiler/ops/infer.h"
+#include "compiler/alloc/alloc.h"
 
 /* The nodes that read tensor t (dead ones aside). */
 static int readers(const IrGraph *g, int t)
@@ -143,4 +144,24 @@ int bk_subsample_apply(IrGraph *g, int d, AtlErr *e)
     g->nodes[first] = copy;
     ir_compact(g);
     return ir_infer_shapes(g, e) ? -1 : 0;
+}
+
+int bk_overlay_mark(IrGraph *g, const BkCtx *c, AtlErr *e)
+{
+    int n = 0;
+    for (int k = 0; k < g->nn; k++) {
+        if (c->skip[k] || c->tail[k] >= 0 || !bk_overlay_shape_ok(g, k)) continue;
+        const IrTensor *x = &g->t[g->nodes[k].in[0]], *y = &g->t[g->nodes[k].out[0]];
+        int rx = bk_tensor_root(c, g->nodes[k].in[0]), ry = bk_tensor_root(c, g->nodes[k].out[0]), later = 0;
+        if (x->is_input || x->is_output || g->t[rx].is_input || g->t[rx].is_output) continue;
+        if (y->is_output || g->t[ry].is_output) continue;   /* in the io region */
+        for (int i = k + 1; i < g->nn && !later; i++) {
+            const IrNode *a = &g->nodes[i];
+            for (int q = 0; !a->dead && q < a->nin; q++) later |= a->in[q] >= 0 && bk_tensor_root(c, a->in[q]) == rx;
+        }
+        if (later) continue;
+        if (ir_set_attr_int(g, k, BK_OVERLAY_ATTR, 1, e)) return -1;
+        n++;
+    }
+    return n;
 }

@@ -22,5 +22,10 @@ int bk_subsample_find(const IrGraph *g, const BkCtx *c, int *d, int max);
  * x/subsample, a Slice of x's rows and columns at its strides placed
  * just before x's first reader, at stride 1; shapes inferred again. */
 int bk_subsample_apply(IrGraph *g, int d, AtlErr *e);
+/* Marks BK_OVERLAY_ATTR (alloc/alloc.h) on each pointwise convolution
+ * of g whose output may take its input's bytes (bk_overlay_shape_ok, no
+ * residual tail, neither tensor a graph input or output, its input read
+ * by no later node; c built from g); returns how many, -1 on error. */
+int bk_overlay_mark(IrGraph *g, const BkCtx *c, AtlErr *e);
 
 #endif

@@ -628,6 +628,8 @@ static int add_one(const BkCtx *c, BkLayer *ly, Shape s, AtlErr *e)
 {
     if (!fits(c, ly, s)) return 0;
     const BkLow *l = &ly->lw;
+    /* an output over its input (BkPlace.over_in): no output-channel chunks */
+    if (l->ngc > 1 && ly->node >= 0 && c->pl[bk_tensor_root(c, c->g->nodes[ly->node].out[0])].over_in) return 0;
     int64_t tiles = (int64_t)l->ngc * bk_image_chunks(l) * l->nrc * l->nwc * l->nkc;
     if (tiles > MAX_TILES) return 0;
     return bk_push_shape(ly, &s, sizeof s, tiles, e) ? -1 : 1;

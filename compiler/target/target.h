@@ -49,6 +49,9 @@ typedef struct BkPlace {
     int band;                     /* bands (BkCtx.bands): also at band_off in every cluster's SRAM,
                                    * which holds the cells that cluster's cores wrote (BkCtx.band) */
     uint64_t band_off;
+    int over_in;                  /* its bytes overlap its producer's input (a pointwise conv's
+                                   * output over its dying input, alloc/place.c): the producer
+                                   * cuts no output-channel chunks */
 } BkPlace;
 
 /* Bands (--sram-activations bands, schedule/bands.c): a tensor placed
