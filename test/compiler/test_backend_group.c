@@ -1794,6 +1794,25 @@ TEST(checker_covers_interpolating_resize)
     ir_free(&g);
 }
 
+/* A TF-style explicit zero Pad before a VALID conv (x -> 3x3 conv + Relu
+ * -> Pad 1 on H and W -> 3x3 conv, no pads -> y) folds into the second
+ * conv's padding (passes/padfold.c), so both convs form one group on a1
+ * (before the fold, the Pad was a DRAM-to-DRAM layer between them). */
+TEST(zero_pad_folds_into_a_group)
+{
+    AtlErr e;
+    IrGraph g;
+    int64_t xd[4] = {1, 16, 20, 16}, eight = 8, pads[8] = {0, 0, 1, 1, 0, 0, 1, 1};
+    new_graph(&g, xd);
+    conv_relu(&g, "c1", "x", 16, 16, 3, 1, 1, 1, "a");
+    ir_add_const(&g, "pp", IR_I64, 1, &eight, pads, &e);
+    ir_add_op(&g, "Pad", "pad", "a,pp", "ap", &e);
+    conv(&g, "c2", "ap", 16, 16, 3, 1, 0, 1, "y");
+    ir_add_output(&g, "y", &e);
+    check_on(&g, "conv, Pad, VALID conv", A1, ISA_F32, "Group(2)", NULL);
+    ir_free(&g);
+}
+
 /* ---- a Concat of four inputs with packed buffers ---- */
 
 /* YOLO's SPPF block: x (C channels) -> 1x1 to h + Relu -> a -> MaxPool
@@ -1905,6 +1924,7 @@ int main(void)
     RUN(interpolating_resize_members);
     RUN(interpolating_resize_halo_rows);
     RUN(checker_covers_interpolating_resize);
+    RUN(zero_pad_folds_into_a_group);
     RUN(sppf_concat_of_four_packed);
     RUN(checker_keeps_concat_inputs_alive);
     return test_summary("test_backend_group");
