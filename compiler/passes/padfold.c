@@ -1,23 +1,20 @@
-/* padfold.c - a Pad of nothing goes; a zero constant Pad of H and W in
- * front of a 2-D Conv becomes the conv's own padding.
+/* padfold.c - a zero constant Pad of H and W in front of a 2-D Conv
+ * becomes the conv's own padding.
  *
- * Reads: Pad nodes whose pads are all 0 (PyTorch exports one before an
- *   AvgPool2d: LeNet-5's two), unless their output is a graph output;
- *   Conv nodes (4-D input, no auto_pad) whose input a live Pad
+ * Reads: Conv nodes (4-D input, no auto_pad) whose input a live Pad
  *   produces: mode constant, value 0 (attribute before opset 11, else the
  *   optional constant_value input), pads constant (attribute, or the pads
  *   input from opset 11), no axes input (opset 18), N and C unpadded, H
  *   and W pads non-negative.
- * Does: the readers of a Pad of nothing read its input (the Pad dies);
- *   the Conv reads the Pad's input and its pads grow by the Pad's
+ * Does: the Conv reads the Pad's input and its pads grow by the Pad's
  *   (begin H, W; end H, W), when every resulting pad is at most the
  *   dilated kernel extent less one (as a conv's own padding is, so every
  *   output still reads an input pixel: what the backend's window
  *   lowerings expect). The Pad is left to dead-node removal when nothing
  *   else reads it.
- * Guarantees: results unchanged: a Pad of nothing copies; the zeros a
- *   folded Pad wrote were multiplied into the conv's sums, which now
- *   leave those taps out (only the sign of a zero sum can differ).
+ * Guarantees: results unchanged: the zeros a folded Pad wrote were
+ *   multiplied into the conv's sums, which now leave those taps out (only
+ *   the sign of a zero sum can differ).
  * Why: TF-exported graphs pad explicitly before a VALID conv (ResNet's
  *   stride-2 convs, MobileNet's); alone, the Pad is a DRAM-to-DRAM copy
  *   of the whole tensor (lower/pad.c) and stops a layer group at the conv,
@@ -53,42 +50,8 @@ static int zero_constant(const IrGraph *g, const IrNode *pd)
     return v->data && ir_numel(v) == 1 && v->dtype == IR_F32 && ir_get_f(v, 0) == 0.0;
 }
 
-/* 1 when pads p (rank r: r begins, r ends) are all zero. */
-static int all_zero(const int64_t *p, int r)
-{
-    for (int i = 0; i < 2 * r; i++) if (p[i]) return 0;
-    return 1;
-}
-
-/* A Pad of nothing (every pad 0, whatever its mode): its readers read its
- * input (not when its output is a graph output, whose name must stay). */
-static void drop_empty(IrGraph *g, int pi)
-{
-    IrNode *pd = &g->nodes[pi];
-    if (pd->dead || strcmp(pd->op, "Pad") || pd->nin < 1 || pd->in[0] < 0 || pd->nout < 1 || pd->out[0] < 0) return;
-    int r = g->t[pd->in[0]].ndim, y = pd->out[0];
-    int64_t p[2 * IR_MAXDIM];
-    if (r < 1 || r > IR_MAXDIM || g->t[y].is_output || (pd->nin > 3 && pd->in[3] >= 0)) return;
-    if (g->opset < 11) {
-        const IrAttr *a = ir_attr(pd, g->opset < 2 ? "paddings" : "pads");
-        if (!a || a->type != IR_ATTR_INTS || a->n != 2 * r) return;
-        for (int i = 0; i < 2 * r; i++) p[i] = a->ints[i];
-    } else {
-        const IrTensor *t = pd->nin > 1 && pd->in[1] >= 0 ? &g->t[pd->in[1]] : NULL;
-        if (!t || !t->data || ir_numel(t) != 2 * r) return;
-        for (int i = 0; i < 2 * r; i++) p[i] = ir_get_i(t, i);
-    }
-    if (!all_zero(p, r)) return;
-    for (int k = 0; k < g->nn; k++) {
-        if (g->nodes[k].dead) continue;
-        for (int j = 0; j < g->nodes[k].nin; j++) if (g->nodes[k].in[j] == y) g->nodes[k].in[j] = g->nodes[pi].in[0];
-    }
-    g->nodes[pi].dead = 1;
-}
-
 int pass_fold_pad(IrGraph *g, AtlErr *e)
 {
-    for (int i = 0; i < g->nn; i++) drop_empty(g, i);
     for (int i = 0; i < g->nn; i++) {
         IrNode *cv = &g->nodes[i];
         if (cv->dead || strcmp(cv->op, "Conv") || cv->nin < 2 || cv->in[0] < 0 || cv->in[1] < 0) continue;
