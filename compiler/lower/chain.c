@@ -99,7 +99,7 @@ typedef struct ChainStep { int lo, hi, w; } ChainStep;
  * chains too), an Int8Conv (i8 conv, i32 accumulator, integer
  * requantisation), or an elementwise layer over whole rows (Int8Add: its
  * own register program on the rows of its two inputs). */
-enum { CM_WINDOW, CM_QCONV, CM_ELEM, CM_CONCAT, CM_RESIZE };
+enum { CM_WINDOW, CM_QCONV, CM_ELEM, CM_CONCAT, CM_RESIZE, CM_LRESIZE };
 
 /* An HWC row buffer of one tensor: a group input (dram != 0) or a
  * member's output. lo, n: the rows the slice being generated holds. */
@@ -122,6 +122,8 @@ typedef struct ChainMember {
     int C, H, W;                  /* an elementwise, Concat or Resize member's output dims */
     int nx, xin[BK_MOP_MAXIN];    /* a Concat's inputs after in and res (buffers) */
     int fh, fw;                   /* a Resize's factors (lower/chain_ops.c) */
+    uint64_t rz;                  /* an interpolating Resize resizing H: its rows' block of R_h
+                                   * in the slot (f32; lower/resize.c), its R_w resident at w */
     int pc;                       /* an elementwise member's res is per channel ([N, C, 1, 1]) */
     uint64_t w, b, rq;            /* resident LMEM of its weight image, bias (f32; i32 for
                                    * CM_QCONV) and requantisation pairs (0 none) */
@@ -159,6 +161,7 @@ struct BkChain {
     int ws;
     uint64_t sw_top;
     uint64_t l_acc, l_resf, l_tmp; /* slot scratch (f32): accumulator, residual, activation temp */
+    uint64_t l_rt;                /* slot scratch (f32): an interpolating Resize's rows resized along H */
     uint64_t used;                /* slot bytes of the current shape */
     int dt, es;                   /* storage dtype of every buffer: BkCtx.dt, or i8 (int8 chains) */
     /* int8 chains: the i32 / f32 scratch is nscr regions at l_scr, the
@@ -189,6 +192,7 @@ static BkSpan member_span(const ChainMember *m, int cols, int lo, int n)
         BkSpan s = {lo / f, (lo + n - 1) / f - lo / f + 1, 0, 0};
         return s;
     }
+    if (m->kind == CM_LRESIZE) return bk_resize_span(l, cols, lo, n);   /* its taps' rows */
     if (m->kind == CM_ELEM || m->kind == CM_CONCAT) {
         BkSpan s = {lo, n, 0, 0};
         return s;
@@ -291,7 +295,7 @@ static int cols_ok(const BkChain *ch, const ChainRows *r)
         const ChainMember *m = &ch->m[i];
         if (r->n[m->out] <= 0) continue;
         BkSpan xs = member_span(m, 1, r->clo[m->out], r->cn[m->out]);
-        if (m->kind == CM_RESIZE) return 0;   /* whole rows only (lower/chain_ops.c) */
+        if (m->kind == CM_RESIZE || m->kind == CM_LRESIZE) return 0;   /* whole rows only (lower/chain_ops.c) */
         if (xs.n <= 0 || xs.pa > 63 || xs.pb > 63 || xs.a != r->clo[m->in] || xs.n != r->cn[m->in]) return 0;
         if (m->res >= 0 && !m->pc && (r->clo[m->res] != r->clo[m->out] || r->cn[m->res] != r->cn[m->out])) return 0;
         for (int x = 0; x < m->nx; x++)
@@ -420,6 +424,10 @@ static void resident_plan(const BkCtx *c, BkChain *ch)
         ChainMember *cm = &ch->m[i];
         const BkLow *l = &cm->ly->lw;
         cm->w = cm->b = cm->rq = 0;
+        if (cm->kind == CM_LRESIZE && l->kw) {   /* R_w, every row's */
+            cm->w = bk_align_up(c, at);
+            at = cm->w + bk_align_up(c, (uint64_t)l->OW * l->W * 4);
+        }
         if (l->kind != BK_K_CONV) continue;
         if (!cm->stream) {
             cm->w = bk_align_up(c, at);
@@ -678,6 +686,18 @@ static int layout_with(const BkCtx *c, BkLayer *ly, BkChain *ch, int pack)
     ch->l_acc = !is_f32(c->dt) || ch->nstream ? bk_slot_alloc(c, &used, scratch) : 0;
     ch->l_resf = need_res ? bk_slot_alloc(c, &used, scratch) : 0;
     ch->l_tmp = need_tmp ? bk_slot_alloc(c, &used, scratch) : 0;
+    /* interpolating Resize members: R_h's block for a slice's rows, each
+     * its own (loaded with the slice); the rows resized along H, shared */
+    uint64_t rt = 0;
+    for (int i = 0; i < ch->nm; i++) {
+        ChainMember *m = &ch->m[i];
+        const BkLow *l = &m->ly->lw;
+        if (m->kind != CM_LRESIZE) continue;
+        uint64_t rows = (uint64_t)ch->buf[m->out].max_rows;
+        m->rz = l->kh ? bk_slot_alloc(c, &used, rows * (uint64_t)ch->buf[m->in].max_rows * 4) : 0;
+        if (l->kh && l->kw && rows * (uint64_t)l->W * m->C * 4 > rt) rt = rows * (uint64_t)l->W * m->C * 4;
+    }
+    ch->l_rt = rt ? bk_slot_alloc(c, &used, rt) : 0;
     ch->used = used;
     if (ch->nstream) return plan_steps(c, ly, ch, used);
     return used <= ly->slot_size ? 0 : -1;
@@ -723,6 +743,7 @@ static int chain_prologue(BkCtx *c, const BkLayer *ly, BkCode *k, AtlErr *e)
     for (int i = 0; i < ch->nm; tag_since(k, at, i), at = mark(k), i++) {
         const ChainMember *m = &ch->m[i];
         const BkLow *l = &m->ly->lw;
+        if (m->kind == CM_LRESIZE && l->kw) bk_resize_member_wmatrix(k, l, m->w);
         if (l->kind != BK_K_CONV) continue;
         uint64_t nw = (uint64_t)l->kh * l->kw * (l->C / l->groups) * l->OC;
         if (m->kind == CM_QCONV) {
@@ -982,6 +1003,11 @@ static int member_rows(BkCtx *c, const BkChain *ch, const ChainAt *a, int i, con
     }
     if (m->kind == CM_CONCAT) {
         concat_rows(ch, a, m, r, o0, on, k);
+        return 0;
+    }
+    if (m->kind == CM_LRESIZE) {
+        bk_resize_member_code(k, l, m->C, rows_at(ch, a, r, m->out, o0), o0, on, rows_at(ch, a, r, m->in, r->lo[m->in]),
+                              r->lo[m->in], m->w, a->slot + m->rz, a->slot + ch->l_rt);
         return 0;
     }
     if (m->kind == CM_RESIZE) {
@@ -1679,6 +1705,13 @@ static int members_unsound(const BkCtx *c, const BkChain *ch, const ChainMember 
                                  (uint64_t)in->W * in->C * es % c->align || ch->nwc > 1))
         return bk_fail(c, m->ly->node, e, "layer group: resize rows of %d x %d channels are unaligned or not %d x %d apart",
                        in->W, in->C, m->fh, m->fw);
+    if (m->kind == CM_LRESIZE) {
+        const BkLow *l = &m->ly->lw;
+        if (in->C != o->C || in->H != l->H || in->W != l->W || o->H != l->OH || o->W != l->OW || ch->nwc > 1 ||
+            (uint64_t)in->W * in->C * 4 % c->align || (uint64_t)o->W * o->C * 4 % c->align || (int64_t)in->W * in->C > 65535)
+            return bk_fail(c, m->ly->node, e, "layer group: interpolated rows of %d x %d channels are unaligned or not the layer's",
+                           in->W, in->C);
+    }
     if (m->kind == CM_ELEM && (in->C != o->C || (m->res >= 0 && ch->buf[m->res].C != o->C) ||
                                (m->pc && (ch->buf[m->res].H != 1 || ch->buf[m->res].W != 1))))
         return bk_fail(c, m->ly->node, e, "layer group: elementwise inputs of other channels than the output's");
@@ -1707,6 +1740,7 @@ int bk_chain_check(const BkCtx *c, const BkLayer *ly, AtlErr *e)
     if (ch->csl) return cs_check(c, ly, e);   /* C slices: their own buffers and scratch */
     /* every slice: the rows each buffer holds, what each member reads */
     int most[CHAIN_MAX_BUFS] = {0};   /* pixels (rows x columns) */
+    uint64_t rzb[BK_CHAIN_MAX] = {0}, rtb = 0;   /* interpolating Resize members' R_h blocks, their T */
     ChainRows r;
     for (int s = 0; s < ch->nrc * ch->nwc; s++) {
         slice_rows(ch, s / ch->nwc, s % ch->nwc, &r);
@@ -1730,6 +1764,11 @@ int bk_chain_check(const BkCtx *c, const BkLayer *ly, AtlErr *e)
                           (m->res >= 0 && !rows_inside(&r, m->res, m->pc ? 0 : lo, m->pc ? 1 : n));
             for (int x = 0; x < m->nx; x++) outside |= !rows_inside(&r, m->xin[x], lo, n);
             if (outside) return bk_fail(c, m->ly->node, e, "layer group: slice %d reads rows its buffers do not hold", s);
+            if (m->kind == CM_LRESIZE && m->ly->lw.kh) {
+                uint64_t blk = (uint64_t)n * ys.n * 4;
+                if (blk > rzb[i]) rzb[i] = blk;
+                if (m->ly->lw.kw && (uint64_t)n * m->ly->lw.W * m->C * 4 > rtb) rtb = (uint64_t)n * m->ly->lw.W * m->C * 4;
+            }
         }
         int bad = misaligned_read(c, ch, &r);
         if (bad >= 0)
@@ -1738,7 +1777,7 @@ int bk_chain_check(const BkCtx *c, const BkLayer *ly, AtlErr *e)
     }
     /* the slot: row buffers (streaming: resident, below) and scratch at
      * the sizes the slices use */
-    ChainRegion reg[3 * BK_CHAIN_MAX + 2 * CHAIN_MAX_BUFS + 8];
+    ChainRegion reg[4 * BK_CHAIN_MAX + 2 * CHAIN_MAX_BUFS + 9];
     int n = 0;
     uint64_t acc = 0, resf = 0, tmp = 0;
     for (int b = 0; b < ch->nb; b++) {
@@ -1784,6 +1823,10 @@ int bk_chain_check(const BkCtx *c, const BkLayer *ly, AtlErr *e)
     region(reg, &n, ch->l_acc, acc, "the f32 accumulator", NULL);
     region(reg, &n, ch->l_resf, resf, "the f32 residual", NULL);
     region(reg, &n, ch->l_tmp, tmp, "the activation (or depthwise product) temp", NULL);
+    for (int i = 0; i < ch->nm; i++)
+        region(reg, &n, ch->m[i].rz, rzb[i], "the interpolation rows of '%s'",
+               g->nodes[ch->m[i].ly->node].name ? g->nodes[ch->m[i].ly->node].name : "");
+    region(reg, &n, ch->l_rt, rtb, "the rows interpolated along H", NULL);
     for (int i = 0; ch->ws && i < ch->nm; i++) {   /* staged streamed weights: in SRAM's free room, in order */
         const ChainMember *m = &ch->m[i];
         uint64_t lo = i ? ch->m[i - 1].sw : 0;
@@ -1805,6 +1848,7 @@ int bk_chain_check(const BkCtx *c, const BkLayer *ly, AtlErr *e)
         const ChainMember *m = &ch->m[i];
         const BkLow *l = &m->ly->lw;
         const char *name = g->nodes[m->ly->node].name ? g->nodes[m->ly->node].name : "";
+        if (m->kind == CM_LRESIZE && l->kw) region(reg, &n, m->w, (uint64_t)l->OW * l->W * 4, "the column interpolation of '%s'", name);
         if (l->kind != BK_K_CONV) continue;
         if (l->b && !m->b) return bk_fail(c, m->ly->node, e, "layer group: the bias is not resident");
         if (m->kind == CM_QCONV && !m->rq) return bk_fail(c, m->ly->node, e, "layer group: the requantisation is not resident");
@@ -1886,6 +1930,8 @@ static int member_kind(const BkCtx *c, const BkLayer *m, int dt)
     if (m->direct && mop != BK_MOP_CONCAT && mop != BK_MOP_RESIZE) return -1;
     const IrNode *nd = &g->nodes[m->node];
     const IrTensor *y = &g->t[nd->out[0]];
+    if (mop == BK_MOP_LRESIZE)   /* f32 rows: its `mm`s read and write them as they are */
+        return dt == ISA_F32 && g->t[nd->in[0]].ndim == 4 && y->ndim == 4 ? CM_LRESIZE : -1;
     if (g->t[nd->in[0]].ndim != 4 || y->ndim != 4 || l->dt != dt) return -1;
     if (mop == BK_MOP_CONCAT) return CM_CONCAT;
     if (mop == BK_MOP_RESIZE) return CM_RESIZE;
@@ -1971,7 +2017,7 @@ int bk_lower_chain(BkCtx *c, const BkLayer *const *members, int nm, BkLayer *ly,
         int in = own ? buf_of(c, ch, bk_tensor_root(c, n->in[0]), (int)x0->dims[1], (int)x0->dims[2], (int)x0->dims[3], e)
                      : buf_of(c, ch, bk_tensor_root(c, n->in[0]), l->C, l->H, l->W, e);
         int rt = cm->kind == CM_ELEM ? (l->nin > 1 ? n->in[1] : -1)
-               : cm->kind == CM_CONCAT ? n->in[1] : cm->kind == CM_RESIZE ? -1 : residual_of(c, m->node);
+               : cm->kind == CM_CONCAT ? n->in[1] : cm->kind == CM_RESIZE || cm->kind == CM_LRESIZE ? -1 : residual_of(c, m->node);
         const IrTensor *xr = rt >= 0 ? &g->t[rt] : NULL;
         cm->pc = cm->kind == CM_ELEM && ch->dt != ISA_I8 && rt >= 0 && bk_member_per_channel(g, rt, &g->t[n->out[0]]);
         int res = rt >= 0 ? buf_of(c, ch, bk_tensor_root(c, rt), (int)xr->dims[1], (int)xr->dims[2], (int)xr->dims[3], e) : -1;
@@ -2054,7 +2100,8 @@ int bk_lower_chain(BkCtx *c, const BkLayer *const *members, int nm, BkLayer *ly,
     const ChainBuf *ob = &ch->buf[ch->m[nm - 1].out];
     ch->inplace = -1;
     /* the last member's output address (a DMA layer's is its tensor's) */
-    ch->y = ch->m[nm - 1].kind == CM_CONCAT || ch->m[nm - 1].kind == CM_RESIZE ? oa : members[nm - 1]->lw.y;
+    ch->y = ch->m[nm - 1].kind == CM_CONCAT || ch->m[nm - 1].kind == CM_RESIZE || ch->m[nm - 1].kind == CM_LRESIZE
+          ? oa : members[nm - 1]->lw.y;
     for (int b = 0; b < ch->nb; b++) {
         const ChainBuf *in = &ch->buf[b];
         if (!in->dram) continue;

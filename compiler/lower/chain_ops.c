@@ -13,7 +13,9 @@
  *     (the output's pixel pitch is the sum of the inputs' channels);
  *   - Resize by integer factors fh x fw (N and C kept): one v.mov per row
  *     phase k < fh, over the output rows o = q x fh + k of the slice,
- *     reading input row q with stride 0 along the fw repeats of a column.
+ *     reading input row q with stride 0 along the fw repeats of a column;
+ *   - an interpolating Resize (linear, cubic: lowered by resize.c, whose
+ *     bk_resize_member_code emits its rows) is BK_MOP_LRESIZE.
  *   Elementwise members run their own register program (chain.c).
  * Why here: chain.c is shared by several kinds of group; these members'
  *   instructions and tests of a layer need nothing of its plan. */
@@ -62,6 +64,8 @@ int bk_member_op(const BkCtx *c, const BkLayer *ly)
         if (g->t[nd->in[0]].data || bk_resize_up(c, ly->node, f) || f[0] != 1 || f[1] != 1) return BK_MOP_NONE;
         return BK_MOP_RESIZE;
     }
+    if (!ly->direct && (!strcmp(nd->op, "Resize") || !strcmp(nd->op, "Upsample")))
+        return !g->t[nd->in[0]].data && bk_resize_member_ok(ly) ? BK_MOP_LRESIZE : BK_MOP_NONE;
     if (ly->direct || ly->lw.kind != BK_K_ELEM || bk_is_int_dt(ly->lw.dt) || nd->nin != 2 || c->gelu_src[ly->node] >= 0)
         return BK_MOP_NONE;
     int known = 0;

@@ -85,8 +85,9 @@ int bk_chain_check(const BkCtx *c, const BkLayer *ly, AtlErr *e);
  * BK_MOP_RESIZE (a nearest Resize upsampling H and W by integers,
  * bk_resize_up), BK_MOP_ELEM (a float Add/Sub/Mul/Max/Min of two
  * non-constant tensors of the output's shape, the second possibly per
- * channel: bk_member_per_channel), else BK_MOP_NONE. */
-enum { BK_MOP_NONE, BK_MOP_CONCAT, BK_MOP_RESIZE, BK_MOP_ELEM };
+ * channel: bk_member_per_channel), BK_MOP_LRESIZE (an interpolating
+ * Resize lowered by resize.c, bk_resize_member_ok), else BK_MOP_NONE. */
+enum { BK_MOP_NONE, BK_MOP_CONCAT, BK_MOP_RESIZE, BK_MOP_ELEM, BK_MOP_LRESIZE };
 #define BK_MOP_MAXIN 4
 int bk_member_op(const BkCtx *c, const BkLayer *ly);
 /* 1 when tensor t is a run-time [N, C, 1, 1] operand of the 4-D output y
@@ -366,6 +367,25 @@ int bk_need_dt(const BkCtx *c, int node, int t, int want, AtlErr *e);
 int bk_iota_weight(BkCtx *c, int64_t n, int64_t hole, uint64_t *tagged, AtlErr *e);
 /* resize.c: interpolating Resize on the matrix unit. */
 int bk_lower_resize(BkCtx *c, int node, BkLayer *ly, AtlErr *e);
+/* 1 when ly is bk_lower_resize's lowering. */
+int bk_resize_interp(const BkLayer *ly);
+/* The input rows (cols 0: axis H) or columns (cols 1: W) that outputs
+ * [o0, o0+n) of such a layer read: from the first to the last with a
+ * non-zero weight (linear: floor and ceil of the mapped coordinates,
+ * clamped); the same ones along an axis it does not resize. */
+BkSpan bk_resize_span(const BkLow *l, int cols, int o0, int n);
+/* 1 when such a layer may be a layer group member: it resizes H or W and
+ * every output has weights (no tf_crop_and_resize extrapolation). */
+int bk_resize_member_ok(const BkLayer *ly);
+/* The member's prologue: R_w [OW][W] f32 into resident LMEM at dst. */
+void bk_resize_member_wmatrix(BkCode *k, const BkLow *l, uint64_t dst);
+/* The member's output rows [o0, o0+n) (OW x C f32, HWC) at y from its
+ * input rows from xlo (W x C) at x: R_h's block of those rows loaded into
+ * rh, T = R_h x X (one mm over the rows, into t, or into y when W is not
+ * resized), then one mm per row Y = R_w x T (R_w resident at rw): the
+ * layer's own sums, each output's taps in the same order. */
+void bk_resize_member_code(BkCode *k, const BkLow *l, int C, uint64_t y, int o0, int n, uint64_t x, int xlo,
+                           uint64_t rw, uint64_t rh, uint64_t t);
 /* vec.c: the 4-D box tiling of vector layers (BkLow od, chunk,
  * nch): tile t's origin and extents; chunks that fit `cap` bytes at
  * bytes_per_elem per box element, one tile per core when possible. */

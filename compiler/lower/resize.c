@@ -343,3 +343,66 @@ int bk_lower_resize(BkCtx *c, int node, BkLayer *ly, AtlErr *e)
     snprintf(ly->split, sizeof ly->split, "%s%s rows %d cols %d", l->kh ? "H" : "", l->kw ? "W" : "", l->mt, l->nt);
     return 0;
 }
+
+/* ---- the layer as a member of a layer group (lower/chain.c) ----------
+ * Which input rows (columns) an output band reads is where the
+ * interpreter's matrix has non-zero weights: for linear, the floor and
+ * ceil of each output's mapped coordinate, per coordinate transformation
+ * mode and clamped at the edges, exactly (cubic: its four taps). One
+ * function, bk_resize_span, answers it for slice inference (lower/slice.c),
+ * the group's slices and its checker. */
+
+int bk_resize_interp(const BkLayer *ly) { return ly->gen == resize_gen; }
+
+BkSpan bk_resize_span(const BkLow *l, int cols, int o0, int n)
+{
+    Bands bd = bands_of(l);
+    BkSpan s = {0, 0, 0, 0};
+    if (n > 0) band(cols ? bd.lo_w : bd.lo_h, cols ? bd.hi_w : bd.hi_h, cols ? l->kw : l->kh, o0, n, &s.a, &s.n);
+    return s;
+}
+
+int bk_resize_member_ok(const BkLayer *ly)
+{
+    const BkLow *l = &ly->lw;
+    if (!bk_resize_interp(ly) || (!l->kh && !l->kw)) return 0;
+    Bands bd = bands_of(l);
+    for (int o = 0; o < l->OH; o++) if (bd.out_h[o] || bd.hi_h[o] < bd.lo_h[o]) return 0;
+    for (int o = 0; o < l->OW; o++) if (bd.out_w[o] || bd.hi_w[o] < bd.lo_w[o]) return 0;
+    return 1;
+}
+
+void bk_resize_member_wmatrix(BkCode *k, const BkLow *l, uint64_t dst)
+{
+    uint32_t sh[4] = {1, 1, (uint32_t)l->OW, (uint32_t)l->W};
+    int64_t ds[4], ss[4] = {0, 0, 1, l->OW};   /* R_w^T [W][OW] read transposed */
+    bk_compact(sh, ds);
+    AtlInsn in = bk_dma(ISA_F32, ISA_SPACE_LMEM, dst, ISA_SPACE_DRAM, l->b, sh, ds, ss);
+    bk_code_st(k, &in);
+}
+
+void bk_resize_member_code(BkCode *k, const BkLow *l, int C, uint64_t y, int o0, int n, uint64_t x, int xlo,
+                           uint64_t rw, uint64_t rh, uint64_t t)
+{
+    Bands bd = bands_of(l);
+    int lh, bh;
+    band(bd.lo_h, bd.hi_h, l->kh, o0, n, &lh, &bh);
+    uint64_t irow = (uint64_t)l->W * C * 4, orow = (uint64_t)l->OW * C * 4;
+    uint64_t cur = x + (uint64_t)(lh - xlo) * irow;
+    AtlInsn in;
+    if (l->kh) {   /* T = R_h[rows][band] x X[band][W x C], the block loaded as the layer's tiles load it */
+        uint32_t sh[4] = {1, 1, (uint32_t)n, (uint32_t)bh};
+        int64_t ds[4], ss[4] = {0, 0, l->H, 1};
+        bk_compact(sh, ds);
+        in = bk_dma(ISA_F32, ISA_SPACE_LMEM, rh, ISA_SPACE_DRAM, l->w + ((uint64_t)o0 * l->H + (uint64_t)lh) * 4, sh, ds, ss);
+        bk_code_ld(k, &in, 0);
+        uint64_t dst = l->kw ? t : y;
+        in = mm_f32(dst, rh, cur, n, bh, l->W * C);
+        bk_code_cp(k, &in);
+        cur = dst;
+    }
+    for (int i = 0; i < n && l->kw; i++) {   /* each row: Y[OW][C] = R_w[OW][W] x T[W][C] */
+        in = mm_f32(y + (uint64_t)i * orow, rw, cur + (uint64_t)i * irow, l->OW, l->W, C);
+        bk_code_cp(k, &in);
+    }
+}

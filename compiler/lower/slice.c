@@ -24,6 +24,12 @@
  *     (bk_resize_up): output index o reads input o / f, so a box
  *     [o0, o0 + on) reads [o0 / f, (o0 + on - 1) / f]; its scales and roi
  *     whole.
+ *   - an interpolating Resize (lower/resize.c: linear, cubic, every
+ *     coordinate transformation mode): along H and W the input rows and
+ *     columns from the first to the last with a non-zero weight of the
+ *     box's outputs (bk_resize_span: for linear the floor and ceil of the
+ *     mapped coordinates, clamped at the edges; exact, since it reads
+ *     the interpreter's own interpolation matrix), N and C passing through.
  *   - every other layer: the whole input (the answer that is always
  *     right; a layer that can do better says so here).
  * Why: a layer group keeps intermediates in LMEM slice by slice; which
@@ -130,6 +136,22 @@ static int resize_need(const BkCtx *c, const BkLayer *ly, const BkBox *out, BkBo
     return 0;
 }
 
+/* An interpolating Resize (resize.c): along H and W the rows and columns
+ * from the first to the last with a weight (bk_resize_span); the other
+ * axes, which it does not resize, pass through. */
+static int interp_need(const BkCtx *c, const BkLayer *ly, const BkBox *out, BkBox *need)
+{
+    int r = out->rank;
+    if (!bk_resize_interp(ly) || r != c->g->t[c->g->nodes[ly->node].in[0]].ndim || r < 1) return -1;
+    *need = *out;
+    for (int d = r - 2 < 0 ? 0 : r - 2; d < r; d++) {
+        BkSpan s = bk_resize_span(&ly->lw, d == r - 1, (int)out->lo[d], (int)out->n[d]);
+        need->lo[d] = s.a;
+        need->n[d] = s.n;
+    }
+    return 0;
+}
+
 int bk_slice_need(const BkCtx *c, const BkLayer *ly, int in, const BkBox *out, BkBox *need, AtlErr *e)
 {
     if (ly->node < 0) return atl_fail(e, "slice inference: a constant output reads no input");
@@ -146,7 +168,9 @@ int bk_slice_need(const BkCtx *c, const BkLayer *ly, int in, const BkBox *out, B
         break;   /* a Gelu pattern reads its source, not its node's inputs */
     case BK_K_MOVE:
         if (!strcmp(nd->op, "Concat") && out->rank == x->ndim) { concat_need(c->g, nd, in, out, need); return 0; }
-        if (in == 0 && (!strcmp(nd->op, "Resize") || !strcmp(nd->op, "Upsample")) && !resize_need(c, ly, out, need)) return 0;
+        if (in == 0 && (!strcmp(nd->op, "Resize") || !strcmp(nd->op, "Upsample")) &&
+            (!resize_need(c, ly, out, need) || !interp_need(c, ly, out, need)))
+            return 0;
         break;
     default:
         break;

@@ -14,11 +14,12 @@ int pass_fold_batchnorm(IrGraph *g, AtlErr *e);    /* passes/bnfold.c */
 int pass_mark_views(IrGraph *g, AtlErr *e);        /* passes/views.c */
 int pass_fuse_activations(IrGraph *g, AtlErr *e);  /* passes/fuse.c */
 int pass_remove_dead(IrGraph *g, AtlErr *e);       /* passes/dead.c */
+int pass_fold_pad(IrGraph *g, AtlErr *e);          /* passes/padfold.c */
 
 /* The canonical pipeline: toposort, shape inference, QDQ node units into
  * int8 operators (ops/qdq.h), constant folding,
- * Identity/Dropout removal, BatchNorm folding, folding again, dead-node
- * removal, view marks, activation fusion marks, re-inference, verify.
+ * Identity/Dropout removal, BatchNorm folding, zero Pads into the convs
+ * they feed, folding again, dead-node removal, view marks, activation fusion marks, re-inference, verify.
  * (passes/pipeline.c) */
 int pass_run_all(IrGraph *g, AtlErr *e);
 #endif

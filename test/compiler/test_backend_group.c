@@ -411,8 +411,11 @@ static void check_weights(const IrGraph *g, const char *what, const char *chipfi
          * from DRAM once per cluster the group runs on (multicast to its
          * cores); the weights region also holds up to 63 bytes of
          * alignment after each member's weights and bias. Streamed chunks
-         * are read once per core (docs/backend.md, "Streamed weights"). */
-        if (a.group >= 0 && a.sum.nlayers == 1 && !strstr(a.sum.layers[0].split, " w")) {
+         * are read once per core (docs/backend.md, "Streamed weights").
+         * An interpolating Resize member reads its R_h rows with each
+         * slice (only their band: lower/resize.c), not whole. */
+        const char *mem = a.group >= 0 ? a.sum.layers[a.group].members : NULL;
+        if (a.group >= 0 && a.sum.nlayers == 1 && !strstr(a.sum.layers[0].split, " w") && !(mem && strstr(mem, "Resize"))) {
             uint64_t per = a.group_wrd / (uint64_t)a.group_clusters, wb = a.sum.weight_bytes;
             uint64_t pad = 2 * 63 * (uint64_t)a.sum.layers[0].nmembers;
             printf("    weights: %llu bytes read from DRAM = %d clusters x %llu (region %llu)\n",
@@ -1605,6 +1608,211 @@ TEST(checker_covers_concat_and_resize)
     }
 }
 
+/* ---- interpolating Resize members (lower/resize.c) ---- */
+
+/* A Resize of x (C channels) to OH x OW by sizes, in `mode` with the
+ * coordinate transformation `ctm`. */
+static void resize_to(IrGraph *g, const char *name, const char *x, const char *out, const char *mode, const char *ctm,
+                      int C, int OH, int OW)
+{
+    AtlErr e;
+    char roi[64], sc[64], sz[64], ins[256];
+    int64_t zero = 0, four = 4, sizes[4] = {1, C, OH, OW};
+    snprintf(roi, sizeof roi, "%s_roi", name);
+    snprintf(sc, sizeof sc, "%s_scales", name);
+    snprintf(sz, sizeof sz, "%s_sizes", name);
+    ir_add_const(g, roi, IR_F32, 1, &zero, NULL, &e);
+    ir_add_const(g, sc, IR_F32, 1, &zero, NULL, &e);
+    ir_add_const(g, sz, IR_I64, 1, &four, sizes, &e);
+    snprintf(ins, sizeof ins, "%s,%s,%s,%s", x, roi, sc, sz);
+    int n = ir_add_op(g, "Resize", name, ins, out, &e);
+    ir_set_attr_str(g, n, "mode", mode, &e);
+    ir_set_attr_str(g, n, "coordinate_transformation_mode", ctm, &e);
+}
+
+/* An FPN / segmentation head step: x (C x H x W) -> conv k x k stride s
+ * pad p + Relu ("cd") -> Resize back to H x W ("up") -> Add x (or Concat
+ * with x) -> conv 3x3 ("co", unless noconv: the Add is y) -> y; with k
+ * 0, x of ih x iw -> Resize to H x W -> conv 3x3 -> y. */
+typedef struct UpCase { const char *what, *mode, *ctm; int C, H, W, k, s, p, concat, a1, noconv, ih, iw; } UpCase;
+
+static void up_graph(IrGraph *g, const UpCase *u)
+{
+    AtlErr e;
+    int64_t xd[4] = {1, u->C, u->k ? u->H : u->ih, u->k ? u->W : u->iw};
+    new_graph(g, xd);
+    if (!u->k) {   /* x (ih x iw) -> Resize -> conv -> y */
+        resize_to(g, "up", "x", "u", u->mode, u->ctm, u->C, u->H, u->W);
+        conv(g, "co", "u", u->C, u->C, 3, 1, 1, 1, "y");
+        ir_add_output(g, "y", &e);
+        return;
+    }
+    conv_relu(g, "cd", "x", u->C, u->C, u->k, u->s, u->p, 1, "d");
+    resize_to(g, "up", "d", "u", u->mode, u->ctm, u->C, u->H, u->W);
+    if (u->concat) {
+        int n = ir_add_op(g, "Concat", "cat", "u,x", "ux", &e);
+        ir_set_attr_int(g, n, "axis", 1, &e);
+    } else ir_add_op(g, "Add", "add", "u,x", u->noconv ? "y" : "ux", &e);
+    if (!u->noconv) conv(g, "co", "ux", u->concat ? 2 * u->C : u->C, u->C, 3, 1, 1, 1, "y");
+    ir_add_output(g, "y", &e);
+}
+
+static const UpCase up_cases[] = {
+    {"bilinear x2 half_pixel + add", "linear", "half_pixel", 32, 20, 20, 3, 2, 1, 0, 1, 0, 0, 0},
+    {"bilinear x2 align_corners cat", "linear", "align_corners", 32, 20, 18, 3, 2, 1, 1, 1, 0, 0, 0},
+    {"bilinear 14->20 half_pixel", "linear", "half_pixel", 32, 20, 20, 7, 1, 0, 0, 1, 0, 0, 0},
+    {"bilinear 9x8->17x15 pytorch", "linear", "pytorch_half_pixel", 32, 17, 15, 3, 2, 1, 0, 0, 0, 0, 0},
+    {"bilinear x2 asymmetric cat", "linear", "asymmetric", 32, 18, 20, 3, 2, 1, 1, 1, 0, 0, 0},
+    {"cubic 14->20 half_pixel", "cubic", "half_pixel", 32, 20, 20, 7, 1, 0, 0, 0, 0, 0, 0},
+    {"bilinear 14->20 -> conv", "linear", "half_pixel", 32, 20, 20, 0, 0, 0, 0, 1, 0, 14, 14},
+    {"bilinear 13x7->19x17 align -> conv", "linear", "align_corners", 32, 19, 17, 0, 0, 0, 0, 1, 0, 13, 7},
+};
+
+/* The small chips: 1x1 convs; a group holding the Resize is priced
+ * cheaper on edge16k, and taken on tiny with --group-weights stream
+ * (streamed steps around the member). */
+static const UpCase up_small[] = {
+    {"bilinear x2 1x1 conv, 16 ch", "linear", "half_pixel", 16, 8, 8, 1, 2, 0, 0, 1, 0, 0, 0},
+    {"bilinear x2 1x1 conv, no tail", "linear", "half_pixel", 16, 8, 8, 1, 2, 0, 0, 1, 1, 0, 0},
+};
+
+/* 1 when the grouped run holds the graph's Resize in a group. */
+static int resize_grouped(const Run *r) { return r->group >= 0 && !strstr(r->ops, "Resize"); }
+
+/* Each head on a1 in f32 (those with a1 set: the others as the cost
+ * model chooses) forms a group holding its interpolating Resize (no
+ * Resize layer left), bit for bit equal to --group none (the member runs
+ * the layer's sums in the layer's order) and within rounding of the
+ * interpreter, its estimate within EST_TOL of the simulated span; the
+ * small chips' heads likewise on tiny (streamed weights) and edge16k. */
+TEST(interpolating_resize_members)
+{
+    Run r;
+    for (size_t i = 0; i < sizeof up_cases / sizeof up_cases[0]; i++) {
+        IrGraph g;
+        up_graph(&g, &up_cases[i]);
+        check_on(&g, up_cases[i].what, A1, ISA_F32, NULL, &r);
+        CHECKF(!up_cases[i].a1 || resize_grouped(&r), "%s on a1: the Resize is not in a group: '%s'", up_cases[i].what, r.ops);
+        run_free(&r);
+        ir_free(&g);
+    }
+    for (int c = 0; c < 2; c++) {
+        IrGraph g;
+        const char *chip = c ? EDGE : TINY;
+        up_graph(&g, &up_small[c]);
+        check_weights(&g, up_small[c].what, chip, ISA_F32, c ? BK_GW_AUTO : BK_GW_STREAM, NULL, &r);
+        CHECKF(resize_grouped(&r), "%s on %s: the Resize is not in a group: '%s'", up_small[c].what, chip, r.ops);
+        run_free(&r);
+        ir_free(&g);
+    }
+}
+
+/* Slice inference of an interpolating Resize (bk_slice_need, the same
+ * function the group's slices and checker use): output rows [o0, o0+n)
+ * read input rows floor(x(o0)) .. ceil(x(o0+n-1)) of the mapped
+ * coordinate x(o), clamped to the input, computed here from the ONNX
+ * formulas; columns likewise; N and C pass through. */
+static double mapped(const char *ctm, int o, int in, int out)
+{
+    double scale = (double)out / in;
+    if (!strcmp(ctm, "align_corners")) return out > 1 ? (double)o * (in - 1) / (out - 1) : 0;
+    if (!strcmp(ctm, "asymmetric")) return o / scale;
+    if (!strcmp(ctm, "pytorch_half_pixel")) return out > 1 ? (o + 0.5) / scale - 0.5 : 0;
+    return (o + 0.5) / scale - 0.5;   /* half_pixel */
+}
+
+static int clampi(double v, int n) { return v < 0 ? 0 : v > n - 1 ? n - 1 : (int)v; }
+
+TEST(interpolating_resize_halo_rows)
+{
+    for (size_t i = 0; i < sizeof up_cases / sizeof up_cases[0]; i++) {
+        const UpCase *u = &up_cases[i];
+        if (strcmp(u->mode, "linear")) continue;
+        IrGraph g;
+        ChainFix f;
+        AtlErr e = {{0}};
+        const char *members[2] = {u->k ? "cd" : "up", u->k ? "up" : "co"};
+        int li = u->k ? 1 : 0;   /* the Resize's layer */
+        up_graph(&g, u);
+        int rc = fix_setup(&f, &g, A1, ISA_F32, members, 2, &e);
+        CHECKF(rc == 0, "%s: %s", u->what, e.msg);
+        const BkLow *l = &f.layers[li].lw;
+        int ih = l->H, iw = l->W, bad = 0, boxes = 0;
+        for (int o0 = 0; rc == 0 && o0 < u->H; o0++)
+            for (int n = 1; o0 + n <= u->H; n += 2) {
+                int c0 = o0 % u->W, cn = u->W - c0 < n ? u->W - c0 : n;
+                BkBox out = {4, {0, 3, o0, c0}, {1, 5, n, cn}}, need;
+                REQUIRE(bk_slice_need(&f.c, &f.layers[li], 0, &out, &need, &e) == 0);
+                int lo = clampi(floor(mapped(u->ctm, o0, ih, u->H)), ih);
+                int hi = clampi(ceil(mapped(u->ctm, o0 + n - 1, ih, u->H)), ih);
+                int clo = clampi(floor(mapped(u->ctm, c0, iw, u->W)), iw);
+                int chi = clampi(ceil(mapped(u->ctm, c0 + cn - 1, iw, u->W)), iw);
+                boxes++;
+                if (need.lo[2] != lo || need.n[2] != hi - lo + 1 || need.lo[3] != clo || need.n[3] != chi - clo + 1 ||
+                    need.lo[1] != 3 || need.n[1] != 5 || need.lo[0] != 0 || need.n[0] != 1) {
+                    if (!bad++)
+                        printf("    %s: rows %d+%d cols %d+%d need rows %lld+%lld cols %lld+%lld, expected %d..%d, %d..%d\n",
+                               u->what, o0, n, c0, cn, (long long)need.lo[2], (long long)need.n[2], (long long)need.lo[3],
+                               (long long)need.n[3], lo, hi, clo, chi);
+                }
+            }
+        CHECKF(bad == 0, "%s: %d of %d boxes need other rows or columns", u->what, bad, boxes);
+        if (rc == 0) {   /* rows 3..6 of a x2 upsampling (half_pixel: x = o / 2 - 1/4): rows 1..3 */
+            BkBox out = {4, {0, 0, 3, 0}, {1, u->C, 4, u->W}}, need;
+            REQUIRE(bk_slice_need(&f.c, &f.layers[li], 0, &out, &need, &e) == 0);
+            if (i == 0) { CHECK_EQ_INT((int)need.lo[2], 1); CHECK_EQ_INT((int)need.n[2], 3); }
+        }
+        fix_free(&f);
+        ir_free(&g);
+    }
+}
+
+/* The checker on an interpolating Resize member: the compiler's plan of
+ * Resize (10 x 9 -> 20 x 18, 16 f32 channels) -> conv passes; with the
+ * alignment doubled under it (128 bytes) the Resize's input rows (9 x 16
+ * f32, 576 bytes), which its `mm` reads from any row of the slice's band,
+ * no longer start aligned, and it refuses them by name. */
+TEST(checker_covers_interpolating_resize)
+{
+    UpCase u = {"resize -> conv", "linear", "half_pixel", 16, 20, 18, 0, 0, 0, 0, 1, 0, 10, 9};
+    const char *members[2] = {"up", "co"};
+    IrGraph g;
+    ChainFix f;
+    AtlErr e = {{0}};
+    up_graph(&g, &u);
+    int rc = fix_setup(&f, &g, A1, ISA_F32, members, 2, &e);
+    CHECKF(rc == 0, "%s", e.msg);
+    if (rc == 0) {
+        CHECKF(bk_chain_check(&f.c, &f.chain, &e) == 0, "the compiler's plan: %s", e.msg);
+        f.c.align = 128;
+        rc = bk_chain_check(&f.c, &f.chain, &e);
+        printf("    %-34s %s\n", "up", rc ? e.msg : "(accepted)");
+        CHECK(rc != 0);
+        CHECK_STR_CONTAINS(e.msg, "node 'up' (Resize): layer group: interpolated rows of 9 x 16 channels are unaligned");
+    }
+    fix_free(&f);
+    ir_free(&g);
+}
+
+/* A TF-style explicit zero Pad before a VALID conv (x -> 3x3 conv + Relu
+ * -> Pad 1 on H and W -> 3x3 conv, no pads -> y) folds into the second
+ * conv's padding (passes/padfold.c), so both convs form one group on a1
+ * (before the fold, the Pad was a DRAM-to-DRAM layer between them). */
+TEST(zero_pad_folds_into_a_group)
+{
+    AtlErr e;
+    IrGraph g;
+    int64_t xd[4] = {1, 16, 20, 16}, eight = 8, pads[8] = {0, 0, 1, 1, 0, 0, 1, 1};
+    new_graph(&g, xd);
+    conv_relu(&g, "c1", "x", 16, 16, 3, 1, 1, 1, "a");
+    ir_add_const(&g, "pp", IR_I64, 1, &eight, pads, &e);
+    ir_add_op(&g, "Pad", "pad", "a,pp", "ap", &e);
+    conv(&g, "c2", "ap", 16, 16, 3, 1, 0, 1, "y");
+    ir_add_output(&g, "y", &e);
+    check_on(&g, "conv, Pad, VALID conv", A1, ISA_F32, "Group(2)", NULL);
+    ir_free(&g);
+}
+
 /* ---- a Concat of four inputs with packed buffers ---- */
 
 /* YOLO's SPPF block: x (C channels) -> 1x1 to h + Relu -> a -> MaxPool
@@ -1713,6 +1921,10 @@ int main(void)
     RUN(c_slices_of_an_inverted_residual);
     RUN(concat_resize_elementwise_members);
     RUN(checker_covers_concat_and_resize);
+    RUN(interpolating_resize_members);
+    RUN(interpolating_resize_halo_rows);
+    RUN(checker_covers_interpolating_resize);
+    RUN(zero_pad_folds_into_a_group);
     RUN(sppf_concat_of_four_packed);
     RUN(checker_keeps_concat_inputs_alive);
     return test_summary("test_backend_group");

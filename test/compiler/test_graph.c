@@ -401,6 +401,56 @@ TEST(pass_pipeline_dead_code)
     ir_free(&g);
 }
 
+/* Pads (passes/padfold.c): x -> Pad (zeros: H 1 + 1, W 2 + 0) -> 3x3 conv
+ * "c0" (no pads) -> a; a -> Pad of nothing (reflect) -> Relu -> y0 (kept:
+ * no conv reads it); x -> Pad of value 1 -> 3x3 conv "c1" -> y1 (kept: not
+ * zeros); x -> Pad of 3 rows -> 3x3 conv "c2" -> y2 (kept: 3 > the
+ * kernel's 2). The first Pad goes, c0's pads become [1, 2, 1, 0]; the
+ * outputs are the interpreter's before the pass. */
+TEST(pass_fold_pad_into_conv)
+{
+    IrGraph g;
+    ir_init(&g);
+    g.opset = 13;
+    int64_t xd[4] = {1, 3, 7, 6}, wd[4] = {4, 3, 3, 3}, eight = 8;
+    int64_t p0[8] = {0, 0, 1, 2, 0, 0, 1, 0}, pz[8] = {0}, p2[8] = {0, 0, 3, 0, 0, 0, 0, 0};
+    float w[108], one = 1;
+    fill(w, 108, 21);
+    ir_add_input(&g, "x", IR_F32, 4, xd, &e);
+    ir_add_const(&g, "w", IR_F32, 4, wd, w, &e);
+    ir_add_const(&g, "p0", IR_I64, 1, &eight, p0, &e);
+    ir_add_const(&g, "pz", IR_I64, 1, &eight, pz, &e);
+    ir_add_const(&g, "p2", IR_I64, 1, &eight, p2, &e);
+    ir_add_const(&g, "one", IR_F32, 0, NULL, &one, &e);
+    ir_add_op(&g, "Pad", "pad0", "x,p0", "xp", &e);
+    ir_add_op(&g, "Conv", "c0", "xp,w", "a", &e);
+    int n = ir_add_op(&g, "Pad", "padz", "a,pz", "az", &e);
+    ir_set_attr_str(&g, n, "mode", "reflect", &e);
+    ir_add_op(&g, "Relu", "relu", "az", "y0", &e);
+    ir_add_op(&g, "Pad", "pad1", "x,p0,one", "x1", &e);
+    ir_add_op(&g, "Conv", "c1", "x1,w", "y1", &e);
+    ir_add_op(&g, "Pad", "pad2", "x,p2", "x2", &e);
+    ir_add_op(&g, "Conv", "c2", "x2,w", "y2", &e);
+    ir_add_output(&g, "y0", &e);
+    ir_add_output(&g, "y1", &e);
+    ir_add_output(&g, "y2", &e);
+    float xv[126];
+    fill(xv, 126, 22);
+    IrTensor in = {.name = "x", .dtype = IR_F32, .ndim = 4, .dims = {1, 3, 7, 6}, .data = xv};
+    check_same(&g, &in, 1, pass_run_all);
+    CHECK_EQ_INT(count_op(&g, "Pad"), 3);
+    for (int i = 0; i < g.nn; i++) {
+        const IrNode *c = &g.nodes[i];
+        if (c->dead || strcmp(c->op, "Conv") || strcmp(c->name, "c0")) continue;
+        const IrAttr *a = ir_attr(c, "pads");
+        static const int64_t want[4] = {1, 2, 1, 0};
+        REQUIRE(a && a->n == 4);
+        for (int k = 0; k < 4; k++) CHECK_EQ_INT((int)a->ints[k], (int)want[k]);
+        CHECK(!strcmp(g.t[c->in[0]].name, "x"));
+    }
+    ir_free(&g);
+}
+
 /* Resize at opset 18: axes + keep_aspect_ratio_policy, hand computed */
 TEST(resize_opset18_axes_policy)
 {
@@ -471,5 +521,6 @@ int main(void)
     RUN(pass_fold_shape_chain);
     RUN(pass_fold_size_eyelike);
     RUN(pass_pipeline_dead_code);
+    RUN(pass_fold_pad_into_conv);
     return test_summary("test_graph");
 }

@@ -331,7 +331,9 @@ TEST(concat_and_resize_need_their_part)
     CHECK_EQ_INT(need.lo[1], 1); CHECK_EQ_INT(need.n[1], 2);
     CHECK_EQ_INT(need.lo[2], 1); CHECK_EQ_INT(need.n[2], 3);
     CHECK_EQ_INT(need.lo[3], 1); CHECK_EQ_INT(need.n[3], 2);
-    /* a linear Resize: the whole input */
+    /* a linear Resize not lowered by lower/resize.c (no bands: the
+     * lowered case is test_backend_group's interpolating_resize_halo_rows):
+     * the whole input */
     REQUIRE(ir_set_attr_str(&s.g, s.ly.node, "mode", "linear", &e) == 0);
     REQUIRE(bk_slice_need(&s.c, &s.ly, 0, &out, &need, &e) == 0);
     for (int d = 0; d < 4; d++) { CHECK_EQ_INT(need.lo[d], 0); CHECK_EQ_INT(need.n[d], xd[d]); }
