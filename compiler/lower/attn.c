@@ -24,21 +24,51 @@
  *   or two tiles a core); the group search prices them with the cost
  *   model and group formation (group/form.c) takes the group only where
  *   it is cheaper than the three layers alone.
+ * Streaming K and V (a query chunk whose K and V do not fit a slot whole
+ *   beside it): the keys are cut into ns chunks of sn (the longest that
+ *   fits, a multiple of the LMEM alignment in elements) and an output
+ *   tile becomes 2 ns - 1 consecutive tiles on one core (tile_run):
+ *   phase p < ns loads Q and the K^T columns of chunk p and computes
+ *   those score columns (in f32 straight into the rows; in a narrower
+ *   dtype into an f32 block in the slot, scaled by alpha and cast into
+ *   the rows), phase ns - 1 also runs the members and the Softmax on the
+ *   whole rows, and phase p >= ns - 1 loads V chunk p - ns + 1 and adds
+ *   P[:, that chunk] x it into the f32 sums (acc from the second chunk
+ *   on), the last one the epilogue and the store. The score rows (in the
+ *   storage dtype; the second buffer only for a member of several steps,
+ *   one-step members run in place) and the sums live in the resident
+ *   region, ONE buffer for all output tiles: (1) the rows are written by
+ *   the `mm`s of phases < ns and the vector steps of phase ns - 1, and
+ *   last read by the `mm` of phase 2 ns - 2; the next output tile's first
+ *   write is its first `mm`, which the in-order matrix engine runs after
+ *   that read, and the vector steps of phase ns - 1 precede the `mm` of
+ *   their own tile (the emitter's hand-over); (2) the sums are last read
+ *   by the epilogue and store of the last phase, tile L; the next output
+ *   tile first writes them in its phase ns - 1, tile L + ns, whose loads
+ *   the core's in-order DMA queue issues after the stores of tile
+ *   L + ns - 2 >= L (ns >= 2), which waited for tile L's compute. The
+ *   full simulation's race detector checks this (test_attn_group.c).
+ *   K and V chunks are loaded again for every query chunk (the cost model
+ *   weighs that against the DRAM round trips of the scores).
  * Guarantees: every element is computed by the same instructions on the
  *   same values in the same order as the three layers' own lowerings
  *   (one `mm` over all of K per score row, a K-split `mm` of the layers
- *   adds its chunks in the same order; the Softmax program is the
- *   standalone layer's, row by row), so the results are theirs bit for
- *   bit.
- * Not done: K and V that do not fit a slot beside one query row (long
- *   sequences) are not streamed (no group then); a scale of Q before the
- *   first MatMul (vit_tiny's Mul, behind a Transpose) is not a member. */
+ *   adds its chunks in the same order; score columns of a key chunk are
+ *   each the same dot product; P x V over key chunks with acc adds them
+ *   in the order of one `mm`; the Softmax program is the standalone
+ *   layer's, row by row), so the results are theirs bit for bit, f32
+ *   and bf16.
+ * Not done: K and V staged in cluster SRAM or shared by a cluster's
+ *   cores; the projections as members; a scale of Q before the first
+ *   MatMul (vit_tiny's Mul, behind a Transpose) is not a member. */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <stdio.h>
 #include "compiler/lower/lower.h"
 
 static int imin(int a, int b) { return a < b ? a : b; }
+static int imax(int a, int b) { return a > b ? a : b; }
 
 /* The group's plan (BkLow.aux, malloc'd, freed with the layer). */
 /* An elementwise member between the first MatMul and the Softmax (the
@@ -66,7 +96,8 @@ typedef struct AttnPlan {
     int ne;
     AttnElem el[ATTN_MAX_ELEM];
     int mt, nmc;                  /* query rows a tile, chunks of M */
-    uint64_t l_q, l_k, l_v, l_s, l_sd, l_sacc, l_max, l_sum, l_o, l_od, l_tmp;
+    int sn, ns, np;               /* key chunk, chunks of S (1: K and V whole), phases an output tile */
+    uint64_t l_q, l_k, l_v, l_s, l_sd, l_sc, l_sacc, l_max, l_sum, l_o, l_od, l_tmp;
 } AttnPlan;
 
 static AttnPlan *plan_of(const BkLayer *ly) { return ly->lw.kind == BK_K_ATTN ? (AttnPlan *)(void *)ly->lw.aux : NULL; }
@@ -115,78 +146,156 @@ static void elem_member(const BkCtx *c, const AttnPlan *a, const AttnElem *el, i
     (void)c;
 }
 
+/* The two score buffers at `row` (the slot, or streaming the resident
+ * region): b[0] the scores in the storage dtype after the first MatMul's
+ * epilogue, b[1] the other one the elementwise members alternate into. */
+static void score_bufs(const BkCtx *c, const AttnPlan *a, uint64_t row, uint64_t b[2])
+{
+    int f32 = c->dt == ISA_F32 || a->ns > 1;
+    b[0] = row + (f32 ? a->l_s : a->l_sd);
+    b[1] = row + (f32 ? a->l_sd : a->l_s);
+}
+
+/* 1 when member el writes its result over the scores it reads: when
+ * streaming (the rows are resident: a second buffer would halve the
+ * query rows a tile holds) and it is one step (each element read before
+ * it is written; a longer program may overwrite the scores with a
+ * partial result another step reads). */
+static int in_place(const AttnPlan *a, const AttnElem *el) { return a->ns > 1 && el->lw.nsteps == 1; }
+
+/* The buffer the probabilities end in (a member not in place writes the
+ * other one). */
+static uint64_t probs_at(const BkCtx *c, const AttnPlan *a, uint64_t row)
+{
+    uint64_t b[2];
+    int n = 0;
+    score_bufs(c, a, row, b);
+    for (int i = 0; i < a->ne; i++) n += !in_place(a, &a->el[i]);
+    return b[n % 2];
+}
+
+/* Tile t: phase ph of output tile j = t / np (batch, query chunk). K and
+ * V whole (ns = 1): one phase, everything in the slot. Streamed (ns > 1,
+ * docs/backend.md "Attention groups"): phase p < ns computes the score
+ * columns of key chunk p (in f32 straight into the rows; else into an
+ * f32 chunk in the slot, scaled by alpha and cast into the rows), the
+ * last of them also the members and the Softmax on the whole rows; phase
+ * p >= ns - 1 adds P[:, chunk p - ns + 1] x V chunk into the f32 sums
+ * (acc from the second chunk on), the last of them the epilogue and the
+ * store. The score rows and the sums lie in the resident region (one
+ * buffer: the header says why one suffices), Q, the K and V chunks and the Softmax's
+ * scratch in the slot. */
 static int attn_gen(BkCtx *c, const BkLayer *ly, int t, uint64_t slot, BkCode *k, AtlErr *e)
 {
     const AttnPlan *a = plan_of(ly);
     const BkLow *q = &a->q, *v = &a->v;
-    int dt = c->dt, es = c->es;
-    int bi = t / a->nmc, m0 = (t % a->nmc) * a->mt, mn = imin(a->mt, a->M - m0);
-    AtlInsn in;
-    /* Q rows [mn][D], K^T [D][S], V [S][Dv] */
-    uint32_t sh[4] = {1, 1, (uint32_t)mn, (uint32_t)a->D};
-    int64_t ds[4], ss[4] = {0, 0, q->a_rs, q->a_cs};
-    bk_compact(sh, ds);
-    uint64_t src = q->x + (uint64_t)(bi * q->a_bs + m0 * q->a_rs) * es;
-    in = bk_dma(dt, ISA_SPACE_LMEM, slot + a->l_q, ISA_SPACE_DRAM, src, sh, ds, ss);
-    bk_code_ld(k, &in, 0);
-    sh[2] = (uint32_t)a->D; sh[3] = (uint32_t)a->S;
-    ss[2] = q->b_rs; ss[3] = q->b_cs;
-    bk_compact(sh, ds);
-    in = bk_dma(dt, ISA_SPACE_LMEM, slot + a->l_k, ISA_SPACE_DRAM, q->w + (uint64_t)(bi * q->b_bs) * es, sh, ds, ss);
-    bk_code_ld(k, &in, 1);
-    sh[2] = (uint32_t)a->S; sh[3] = (uint32_t)a->Dv;
-    ss[2] = v->b_rs; ss[3] = v->b_cs;
-    bk_compact(sh, ds);
-    in = bk_dma(dt, ISA_SPACE_LMEM, slot + a->l_v, ISA_SPACE_DRAM, v->w + (uint64_t)(bi * v->b_bs) * es, sh, ds, ss);
-    bk_code_ld(k, &in, 1);
-    /* scores = Q x K^T (f32), the first MatMul's alpha and cast */
-    AtlInsn mm;
+    int dt = c->dt, es = c->es, st = a->ns > 1;
+    int j = t / a->np, ph = t % a->np;
+    int bi = j / a->nmc, m0 = (j % a->nmc) * a->mt, mn = imin(a->mt, a->M - m0);
+    int kc = ph < a->ns ? ph : -1, vc = ph >= a->ns - 1 ? ph - (a->ns - 1) : -1;
+    uint64_t row = st ? 0 : slot;
+    AtlInsn in, mm;
     memset(&mm, 0, sizeof mm);
     mm.op = ISA_OP_MM;
     mm.dtype = (uint8_t)dt;
-    mm.dst = slot + a->l_s;
-    mm.src = slot + a->l_q;
-    mm.src2 = slot + a->l_k;
-    mm.m = (uint32_t)mn; mm.k = (uint32_t)a->D; mm.n = (uint32_t)a->S;
-    mm.lda = (uint32_t)a->D; mm.ldb = (uint32_t)a->S; mm.ldc = (uint32_t)a->S;
-    bk_code_cp(k, &mm);
     uint32_t osh[4] = {1, 1, (uint32_t)mn, (uint32_t)a->S};
     int64_t oc[4];
     bk_compact(osh, oc);
-    if (q->mm_alpha != 1.0f) {
-        in = bk_vun(ISA_OP_V_AFFINE, ISA_F32, slot + a->l_s, slot + a->l_s, osh, oc, oc, q->mm_alpha, 0.0f);
-        bk_code_cp(k, &in);
+    if (kc >= 0) {
+        int s0 = kc * a->sn, sn = imin(a->sn, a->S - s0), chunk = st && dt != ISA_F32;
+        /* Q rows [mn][D], K^T columns [D][sn] (K whole: a slot keeps it for the batch) */
+        uint32_t sh[4] = {1, 1, (uint32_t)mn, (uint32_t)a->D};
+        int64_t ds[4], ss[4] = {0, 0, q->a_rs, q->a_cs};
+        bk_compact(sh, ds);
+        uint64_t src = q->x + (uint64_t)(bi * q->a_bs + m0 * q->a_rs) * es;
+        in = bk_dma(dt, ISA_SPACE_LMEM, slot + a->l_q, ISA_SPACE_DRAM, src, sh, ds, ss);
+        bk_code_ld(k, &in, 0);
+        sh[2] = (uint32_t)a->D; sh[3] = (uint32_t)sn;
+        ss[2] = q->b_rs; ss[3] = q->b_cs;
+        bk_compact(sh, ds);
+        in = bk_dma(dt, ISA_SPACE_LMEM, slot + a->l_k, ISA_SPACE_DRAM, q->w + (uint64_t)(bi * q->b_bs + s0 * q->b_cs) * es, sh, ds, ss);
+        bk_code_ld(k, &in, !st);
+        /* score columns [s0, s0+sn) = Q x K^T (f32) */
+        mm.dst = chunk ? slot + a->l_sc : row + a->l_s + (uint64_t)s0 * 4;
+        mm.src = slot + a->l_q;
+        mm.src2 = slot + a->l_k;
+        mm.m = (uint32_t)mn; mm.k = (uint32_t)a->D; mm.n = (uint32_t)sn;
+        mm.lda = (uint32_t)a->D; mm.ldb = (uint32_t)sn; mm.ldc = chunk ? (uint32_t)sn : (uint32_t)a->S;
+        bk_code_cp(k, &mm);
+        if (chunk) {
+            /* the first MatMul's alpha and cast (it has no activation), chunk by chunk */
+            uint32_t csh[4] = {1, 1, (uint32_t)mn, (uint32_t)sn};
+            int64_t cc[4];
+            bk_compact(csh, cc);
+            if (q->mm_alpha != 1.0f) {
+                in = bk_vun(ISA_OP_V_AFFINE, ISA_F32, slot + a->l_sc, slot + a->l_sc, csh, cc, cc, q->mm_alpha, 0.0f);
+                bk_code_cp(k, &in);
+            }
+            memset(&in, 0, sizeof in);
+            in.op = ISA_OP_V_CAST;
+            in.dtype = ISA_F32;
+            in.otype = (uint8_t)dt;
+            in.dst = row + a->l_s + (uint64_t)s0 * es;
+            in.src = slot + a->l_sc;
+            for (int d = 0; d < 4; d++) { in.shape[d] = csh[d]; in.dst_stride[d] = (int32_t)oc[d]; in.src_stride[d] = (int32_t)cc[d]; }
+            bk_code_cp(k, &in);
+        }
     }
-    uint64_t sc;
-    if (bk_matrix_epilogue(k, q, dt, slot + a->l_s, 0, slot + a->l_sd, 0, osh, oc, &sc))
-        return bk_fail(c, ly->node, e, "internal: attention scores epilogue");
-    /* the elementwise members, each into the other of two score buffers */
-    uint64_t buf[2] = {sc, slot + (c->dt == ISA_F32 ? a->l_sd : a->l_s)};
-    for (int i = 0; i < a->ne; i++) {
-        const AttnElem *el = &a->el[i];
-        uint64_t dst = buf[sc == buf[0]];
-        elem_member(c, a, el, bi, m0, mn, slot, sc, dst, k);
-        sc = dst;
+    /* V rows [s0, s0+sn) [sn][Dv] (loaded before the members' operands) */
+    int s0 = imax(vc, 0) * a->sn, sn = imin(a->sn, a->S - s0);
+    if (vc >= 0) {
+        uint32_t sh[4] = {1, 1, (uint32_t)sn, (uint32_t)a->Dv};
+        int64_t ds[4], ss[4] = {0, 0, v->b_rs, v->b_cs};
+        bk_compact(sh, ds);
+        in = bk_dma(dt, ISA_SPACE_LMEM, slot + a->l_v, ISA_SPACE_DRAM, v->w + (uint64_t)(bi * v->b_bs + s0 * v->b_rs) * es, sh, ds, ss);
+        bk_code_ld(k, &in, !st);
     }
-    /* the Softmax over each score row, in the storage dtype */
-    const uint64_t regs[BK_R_NREGS] = {sc, slot + a->l_sacc, slot + a->l_sum, slot + a->l_max};
-    uint32_t rsh[4] = {1, (uint32_t)mn, (uint32_t)a->S, 1};
-    bk_red_steps(&a->p, dt, regs, rsh, k);
-    /* out = P x V (f32), the second MatMul's epilogue, store */
-    mm.dst = slot + a->l_o;
-    mm.src = sc;
+    if (kc == a->ns - 1) {
+        /* the first MatMul's alpha and cast (done chunk by chunk above
+         * when streaming in a narrower dtype), the members, the Softmax */
+        uint64_t sc = row + a->l_s, buf[2];
+        score_bufs(c, a, row, buf);
+        if (!st || dt == ISA_F32) {
+            if (q->mm_alpha != 1.0f) {
+                in = bk_vun(ISA_OP_V_AFFINE, ISA_F32, row + a->l_s, row + a->l_s, osh, oc, oc, q->mm_alpha, 0.0f);
+                bk_code_cp(k, &in);
+            }
+            if (bk_matrix_epilogue(k, q, dt, row + a->l_s, 0, row + a->l_sd, 0, osh, oc, &sc))
+                return bk_fail(c, ly->node, e, "internal: attention scores epilogue");
+        }
+        /* the elementwise members, each into the other of two score buffers */
+        if (sc != buf[0]) return bk_fail(c, ly->node, e, "internal: attention scores misplaced");
+        for (int i = 0; i < a->ne; i++) {
+            const AttnElem *el = &a->el[i];
+            uint64_t dst = in_place(a, el) ? sc : buf[sc == buf[0]];
+            elem_member(c, a, el, bi, m0, mn, slot, sc, dst, k);
+            sc = dst;
+        }
+        if (sc != probs_at(c, a, row)) return bk_fail(c, ly->node, e, "internal: attention probabilities misplaced");
+        /* the Softmax over each score row, in the storage dtype */
+        const uint64_t regs[BK_R_NREGS] = {sc, slot + a->l_sacc, slot + a->l_sum, slot + a->l_max};
+        uint32_t rsh[4] = {1, (uint32_t)mn, (uint32_t)a->S, 1};
+        bk_red_steps(&a->p, dt, regs, rsh, k);
+    }
+    if (vc < 0) return 0;
+    /* out (+)= P[:, s0..] x V chunk (f32) */
+    mm.acc = vc > 0;
+    mm.dst = row + a->l_o;
+    mm.src = probs_at(c, a, row) + (uint64_t)s0 * es;
     mm.src2 = slot + a->l_v;
-    mm.m = (uint32_t)mn; mm.k = (uint32_t)a->S; mm.n = (uint32_t)a->Dv;
+    mm.m = (uint32_t)mn; mm.k = (uint32_t)sn; mm.n = (uint32_t)a->Dv;
     mm.lda = (uint32_t)a->S; mm.ldb = (uint32_t)a->Dv; mm.ldc = (uint32_t)a->Dv;
     bk_code_cp(k, &mm);
+    if (vc < a->ns - 1) return 0;
+    /* the second MatMul's epilogue (alpha, activation, cast), the store */
     osh[3] = (uint32_t)a->Dv;
     bk_compact(osh, oc);
     if (v->mm_alpha != 1.0f) {
-        in = bk_vun(ISA_OP_V_AFFINE, ISA_F32, slot + a->l_o, slot + a->l_o, osh, oc, oc, v->mm_alpha, 0.0f);
+        in = bk_vun(ISA_OP_V_AFFINE, ISA_F32, row + a->l_o, row + a->l_o, osh, oc, oc, v->mm_alpha, 0.0f);
         bk_code_cp(k, &in);
     }
     uint64_t res;
-    if (bk_matrix_epilogue(k, v, dt, slot + a->l_o, slot + a->l_tmp, slot + a->l_od, 0, osh, oc, &res))
+    if (bk_matrix_epilogue(k, v, dt, row + a->l_o, slot + a->l_tmp, slot + a->l_od, 0, osh, oc, &res))
         return bk_fail(c, ly->node, e, "activation %s cannot be fused", v->act);
     int64_t ys[4] = {0, 0, a->Dv, 1};
     uint64_t dst = v->y + ((uint64_t)bi * a->M * a->Dv + (uint64_t)m0 * a->Dv) * es;
@@ -195,19 +304,32 @@ static int attn_gen(BkCtx *c, const BkLayer *ly, int t, uint64_t slot, BkCode *k
     return 0;
 }
 
-/* Slot layout for mt query rows; 0 when it fits the slot. */
-static int layout(const BkCtx *c, const BkLayer *ly, AttnPlan *a, int mt)
+/* Slot layout (and, streaming, the resident rows) for mt query rows and
+ * key chunks of sn; 0 when it fits. K and V whole (sn >= S): everything
+ * in the slot, as one tile needs it. Streamed: what outlives a tile in
+ * the resident region (the score rows in the storage dtype, the other
+ * score buffer when there are members, the f32 output sums), the rest
+ * in the slot (and, below f32, an f32 block of one key chunk's scores). */
+static int layout(const BkCtx *c, BkLayer *ly, AttnPlan *a, int mt, int sn)
 {
-    uint64_t m = (uint64_t)mt, S = (uint64_t)a->S, es = (uint64_t)c->es, used = 0;
+    uint64_t m = (uint64_t)mt, S = (uint64_t)a->S, es = (uint64_t)c->es, used = 0, res = 0;
     int f32 = c->dt == ISA_F32, sacc = 0;
     for (int i = 0; i < a->p.nsteps; i++) sacc |= a->p.steps[i].dst == BK_R_ACC;
     a->mt = mt;
     a->nmc = (a->M + mt - 1) / mt;
+    a->sn = imin(sn, a->S);
+    a->ns = (a->S + a->sn - 1) / a->sn;
+    a->np = a->ns == 1 ? 1 : 2 * a->ns - 1;
+    int st = a->ns > 1;
+    uint64_t *rw = st ? &res : &used;
     a->l_q = bk_slot_alloc(c, &used, m * (uint64_t)a->D * es);
-    a->l_k = bk_slot_alloc(c, &used, (uint64_t)a->D * S * es);
-    a->l_v = bk_slot_alloc(c, &used, S * (uint64_t)a->Dv * es);
-    a->l_s = bk_slot_alloc(c, &used, m * S * 4);
-    a->l_sd = f32 && !a->ne ? 0 : bk_slot_alloc(c, &used, m * S * es);
+    a->l_k = bk_slot_alloc(c, &used, (uint64_t)a->D * (uint64_t)a->sn * es);
+    a->l_v = bk_slot_alloc(c, &used, (uint64_t)a->sn * (uint64_t)a->Dv * es);
+    a->l_s = bk_slot_alloc(c, rw, m * S * (st ? es : 4));
+    int other = 0;   /* streaming: a member not in place */
+    for (int i = 0; i < a->ne; i++) other |= !in_place(a, &a->el[i]);
+    a->l_sd = f32 && !a->ne ? 0 : st && !other ? 0 : bk_slot_alloc(c, rw, m * S * es);
+    a->l_sc = st && !f32 ? bk_slot_alloc(c, &used, m * (uint64_t)a->sn * 4) : 0;
     for (int i = 0; i < a->ne; i++) {
         AttnElem *el = &a->el[i];
         uint64_t xes = (uint64_t)isa_dtype_size(el->lw.reg_dt[el->sreg & 1 ? 1 : 0]);
@@ -216,22 +338,26 @@ static int layout(const BkCtx *c, const BkLayer *ly, AttnPlan *a, int mt)
     a->l_sacc = sacc ? bk_slot_alloc(c, &used, m * S * es) : 0;
     a->l_max = bk_slot_alloc(c, &used, m * es);
     a->l_sum = bk_slot_alloc(c, &used, m * es);
-    a->l_o = bk_slot_alloc(c, &used, m * (uint64_t)a->Dv * 4);
+    a->l_o = bk_slot_alloc(c, rw, m * (uint64_t)a->Dv * 4);
     a->l_od = f32 ? 0 : bk_slot_alloc(c, &used, m * (uint64_t)a->Dv * es);
     a->l_tmp = a->v.act[0] ? bk_slot_alloc(c, &used, m * (uint64_t)a->Dv * 4) : 0;
+    if (bk_reserve_resident(c, ly, res)) return -1;
     return used <= ly->slot_size ? 0 : -1;
 }
 
-typedef struct AttnShape { int mt; } AttnShape;
+typedef struct AttnShape { int mt, sn; } AttnShape;
 
 static int apply_shape(BkCtx *c, BkLayer *ly, const void *shape, AtlErr *e)
 {
     AttnPlan *a = plan_of(ly);
     const AttnShape *s = shape;
-    if (layout(c, ly, a, s->mt)) return bk_fail(c, ly->node, e, "internal: an attention slice does not fit");
-    if (bk_set_tiles(ly, a->bt * a->nmc, 1, e)) return -1;
-    for (int t = 0; t < ly->ntiles; t++) ly->tile_wkey[t] = t / a->nmc;   /* K and V of batch t / nmc */
-    snprintf(ly->split, sizeof ly->split, "B%d M%d attn", a->bt, a->nmc);
+    if (layout(c, ly, a, s->mt, s->sn)) return bk_fail(c, ly->node, e, "internal: an attention slice does not fit");
+    if (bk_set_tiles(ly, a->bt * a->nmc * a->np, a->np, e)) return -1;
+    /* K and V whole: those of batch t / nmc; streamed chunks: none (each
+     * phase loads other chunks) */
+    for (int t = 0; t < ly->ntiles; t++) ly->tile_wkey[t] = a->ns == 1 ? t / a->nmc : -1;
+    if (a->ns == 1) snprintf(ly->split, sizeof ly->split, "B%d M%d attn", a->bt, a->nmc);
+    else snprintf(ly->split, sizeof ly->split, "B%d M%d S%d attn", a->bt, a->nmc, a->ns);
     return 0;
 }
 
@@ -385,12 +511,30 @@ int bk_lower_attn(BkCtx *c, const BkLayer *const *members, int nm, BkLayer *ly, 
         int chunks = (per * c->ncores + a->bt - 1) / a->bt;
         if (chunks > 1 && chunks <= a->M) cand[nc++] = (a->M + chunks - 1) / chunks;
     }
+    /* key chunks (streaming) for the query chunks whose K and V do not
+     * fit whole: the longest that fits, a multiple of the alignment in
+     * storage elements (so every chunk's columns and probabilities start
+     * aligned); offered when within the tile cap, or the fewest tiles */
+    int sn[40], unit = (int)(c->align / (uint64_t)c->es);
+    int64_t cap = 16 * (int64_t)c->ncores, few = INT64_MAX;
+    for (int i = 0; i < nc; i++) {
+        sn[i] = a->S;
+        if (!layout(c, ly, a, cand[i], a->S)) continue;
+        sn[i] = 0;
+        for (int n = 2; n * unit <= a->S; n++) {
+            int w = ((a->S + n - 1) / n + unit - 1) / unit * unit;
+            if (w < a->S && !layout(c, ly, a, cand[i], w)) { sn[i] = w; break; }
+        }
+        if (sn[i] && (int64_t)a->bt * a->nmc * a->np < few) few = (int64_t)a->bt * a->nmc * a->np;
+    }
+    if (few < INT64_MAX && few > cap) cap = few;
     for (int i = 0; i < nc; i++) {
         int dup = 0;
         for (int j = 0; j < i; j++) dup |= cand[j] == cand[i];
-        int64_t tiles = (int64_t)a->bt * ((a->M + cand[i] - 1) / cand[i]);
-        if (dup || tiles > 16 * (int64_t)c->ncores || layout(c, ly, a, cand[i])) continue;
-        AttnShape s = {cand[i]};
+        if (dup || !sn[i] || layout(c, ly, a, cand[i], sn[i])) continue;
+        int64_t tiles = (int64_t)a->bt * a->nmc * a->np;
+        if (tiles > (a->ns == 1 ? 16 * (int64_t)c->ncores : cap)) continue;
+        AttnShape s = {cand[i], sn[i]};
         if (bk_push_shape(ly, &s, sizeof s, tiles, e)) return -1;
     }
     if (!ly->shapes.n) return 1;
