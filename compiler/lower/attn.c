@@ -7,7 +7,13 @@
  *   fused activation, whose output [bt][M][S] only a Softmax (or
  *   LogSoftmax) over its last axis reads; that Softmax's output only a
  *   MatMul reads, as its A, not transposed, [bt][M][S] x B [bt][S][Dv]
- *   (B an activation or a constant; no bias, no C).
+ *   (B an activation or a constant; no bias, no C). Before them up to
+ *   three Transpose layers whose outputs only Q, K^T or V are, and after
+ *   them a Transpose whose input only the output is, may be members too
+ *   (their batch dims collapsing into one stride, as at batch 1): the
+ *   group reads the operand from the Transpose's input, and stores its
+ *   rows into the Transpose's output, through the permuted strides (no
+ *   copy; the copies' tensors become BkPlace.internal).
  * Does: one layer (BK_K_ATTN) whose tile is (batch, chunk of mt query
  *   rows), batch-major: it loads the tile's Q rows [mt][D] (the first
  *   MatMul's A, through its strides), K^T [D][S] and V [S][Dv] (the B
@@ -59,8 +65,9 @@
  *   layer's, row by row), so the results are theirs bit for bit, f32
  *   and bf16.
  * Not done: K and V staged in cluster SRAM or shared by a cluster's
- *   cores; the projections as members; a scale of Q before the first
- *   MatMul (vit_tiny's Mul, behind a Transpose) is not a member. */
+ *   cores; the projections (and their bias Adds, vit_tiny's Gathers) as
+ *   members; Transposes whose batch and head dims need two strides (batch
+ *   > 1); a scale of Q before the first MatMul (vit_tiny's Mul). */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -84,7 +91,7 @@ typedef struct AttnElem {
     uint64_t l_x;                 /* its loaded operand in the slot */
 } AttnElem;
 
-enum { ATTN_MAX_ELEM = BK_ATTN_MAX - 3, ATTN_MAX = BK_ATTN_MAX };
+enum { ATTN_MAX_ELEM = 2, ATTN_CORE_MAX = 5, ATTN_MAX_T = 3, ATTN_MAX = BK_ATTN_MAX };
 
 typedef struct AttnPlan {
     int nm, nodes[ATTN_MAX];
@@ -97,6 +104,8 @@ typedef struct AttnPlan {
     AttnElem el[ATTN_MAX_ELEM];
     int mt, nmc;                  /* query rows a tile, chunks of M */
     int sn, ns, np;               /* key chunk, chunks of S (1: K and V whole), phases an output tile */
+    uint64_t y;                   /* where the output rows go: the second MatMul's output, or a */
+    int64_t y_bs, y_rs, y_cs;     /* trailing Transpose member's, through its strides */
     uint64_t l_q, l_k, l_v, l_s, l_sd, l_sc, l_sacc, l_max, l_sum, l_o, l_od, l_tmp;
 } AttnPlan;
 
@@ -297,8 +306,8 @@ static int attn_gen(BkCtx *c, const BkLayer *ly, int t, uint64_t slot, BkCode *k
     uint64_t res;
     if (bk_matrix_epilogue(k, v, dt, row + a->l_o, slot + a->l_tmp, slot + a->l_od, 0, osh, oc, &res))
         return bk_fail(c, ly->node, e, "activation %s cannot be fused", v->act);
-    int64_t ys[4] = {0, 0, a->Dv, 1};
-    uint64_t dst = v->y + ((uint64_t)bi * a->M * a->Dv + (uint64_t)m0 * a->Dv) * es;
+    int64_t ys[4] = {0, 0, a->y_rs, a->y_cs};
+    uint64_t dst = a->y + (uint64_t)(bi * a->y_bs + m0 * a->y_rs) * es;
     in = bk_dma(dt, ISA_SPACE_DRAM, dst, ISA_SPACE_LMEM, res, osh, ys, oc);
     bk_code_st(k, &in);
     return 0;
@@ -441,7 +450,7 @@ static int matches(const BkCtx *c, const BkLayer *const *m, int nm, AttnPlan *a)
 {
     const IrGraph *g = c->g;
     const BkLayer *m1 = m[0], *sm = m[nm - 2], *m2 = m[nm - 1];
-    if (nm < 3 || nm > ATTN_MAX || !is_mm(c, m1) || !is_mm(c, m2) || sm->node < 0 || sm->lw.kind != BK_K_SOFTMAX) return 0;
+    if (nm < 3 || nm > ATTN_CORE_MAX || !is_mm(c, m1) || !is_mm(c, m2) || sm->node < 0 || sm->lw.kind != BK_K_SOFTMAX) return 0;
     const IrNode *n1 = &g->nodes[m1->node], *ns = &g->nodes[sm->node], *n2 = &g->nodes[m2->node];
     if (c->act_on[m1->node] || c->act_on[sm->node] || c->tail[m1->node] >= 0 || c->tail[sm->node] >= 0 || c->tail[m2->node] >= 0)
         return 0;
@@ -471,26 +480,139 @@ static int matches(const BkCtx *c, const BkLayer *const *m, int nm, AttnPlan *a)
     return !banded(c, n2->out[0]);
 }
 
+/* 1 when layer t is a Transpose of an activation (a copy layer). */
+static int is_transpose(const BkCtx *c, const BkLayer *t)
+{
+    if (t->node < 0 || t->chain) return 0;
+    const IrNode *n = &c->g->nodes[t->node];
+    return !strcmp(n->op, "Transpose") && n->nin >= 1 && n->in[0] >= 0 && n->nout == 1 && !c->g->t[n->in[0]].data;
+}
+
+/* The element strides, in Transpose node tn's input x (out = 0) or
+ * output (out = 1), of the dims of its other tensor (compact), and in *bs
+ * the stride of those dims but the last two collapsed into one batch
+ * index (0: all of extent 1); -1 when they do not collapse. */
+static int perm_strides(const IrNode *tn, const IrTensor *x, int out, int64_t *ts, int64_t *bs)
+{
+    const IrAttr *pa = ir_attr(tn, "perm");
+    int r = x->ndim;
+    int64_t xs[IR_MAXDIM], td[IR_MAXDIM], span = 1;
+    int perm[IR_MAXDIM];
+    for (int d = 0; d < r; d++) {
+        perm[d] = pa ? (int)pa->ints[d] : r - 1 - d;
+        if (perm[d] < 0 || perm[d] >= r) return -1;
+    }
+    /* compact strides of the tensor the data lies in (x, or the output
+     * whose dim d is x's perm[d]) */
+    int64_t dims[IR_MAXDIM];
+    for (int d = 0; d < r; d++) dims[d] = out ? x->dims[perm[d]] : x->dims[d];
+    xs[r - 1] = 1;
+    for (int d = r - 2; d >= 0; d--) xs[d] = xs[d + 1] * dims[d + 1];
+    for (int d = 0; d < r; d++) {
+        if (out) { ts[perm[d]] = xs[d]; td[perm[d]] = x->dims[perm[d]]; }   /* x's dim perm[d] is the output's d */
+        else { ts[d] = xs[perm[d]]; td[d] = x->dims[perm[d]]; }
+    }
+    *bs = 0;
+    for (int d = r - 3; d >= 0; d--) {
+        if (td[d] == 1) continue;
+        if (!*bs) *bs = ts[d];   /* the innermost batch dim of extent > 1 */
+        if (ts[d] != *bs * span) return -1;
+        span *= td[d];
+    }
+    return 0;
+}
+
+/* Folds Transpose member tl into the operand of the group it feeds: the
+ * first MatMul's A (Q) or B (K^T), or the second's B (V), exactly one of
+ * them, which nothing else reads; that operand is then read from the
+ * Transpose's input through the permuted strides (its batch dims must
+ * collapse into one stride, as the MatMul's own do). 0, or 1 when it
+ * cannot. */
+static int fold_transpose(BkCtx *c, const BkLayer *tl, int n1, int n2, AttnPlan *a)
+{
+    const IrGraph *g = c->g;
+    const IrNode *tn = &g->nodes[tl->node];
+    int x = tn->in[0], t = tn->out[0];
+    const IrTensor *xt = &g->t[x], *tt = &g->t[t];
+    const IrNode *q = &g->nodes[n1], *v = &g->nodes[n2];
+    int which = (q->in[0] == t) | (q->in[1] == t) << 1 | (v->in[1] == t) << 2 | (v->in[0] == t) << 3;
+    if (which != 1 && which != 2 && which != 4) return 1;
+    if (tt->ndim < 2 || tt->ndim != xt->ndim || tt->is_output || read_elsewhere(c, t, which == 4 ? n2 : n1) ||
+        banded(c, x) || !c->pl[bk_tensor_root(c, x)].placed)
+        return 1;
+    int r = xt->ndim;
+    int64_t ts[IR_MAXDIM], bs;
+    if (perm_strides(tn, xt, 0, ts, &bs)) return 1;
+    uint64_t addr;
+    AtlErr ignore;
+    if (bk_tensor_in_dram(c, x, &addr, &ignore)) return 1;
+    if (which == 1) { a->q.x = addr; a->q.a_bs = a->q.a_bs ? bs : 0; a->q.a_rs = ts[r - 2]; a->q.a_cs = ts[r - 1]; }
+    else {
+        BkLow *l = which == 2 ? &a->q : &a->v;
+        l->w = addr; l->b_bs = l->b_bs ? bs : 0; l->b_rs = ts[r - 2]; l->b_cs = ts[r - 1];
+    }
+    return 0;
+}
+
+/* Folds a trailing Transpose member tl of the second MatMul's output
+ * (node n2; nothing else reads that output) into the stores: the rows go
+ * straight to the Transpose's output through its strides. 0, or 1. */
+static int fold_output(BkCtx *c, const BkLayer *tl, int n2, AttnPlan *a)
+{
+    const IrGraph *g = c->g;
+    const IrNode *tn = &g->nodes[tl->node];
+    int y = g->nodes[n2].out[0], t = tn->out[0];
+    const IrTensor *yt = &g->t[y];
+    if (tn->in[0] != y || yt->ndim < 2 || yt->ndim != g->t[t].ndim || read_elsewhere(c, y, tl->node) || banded(c, t) ||
+        !c->pl[bk_tensor_root(c, t)].placed)
+        return 1;
+    int64_t ts[IR_MAXDIM], bs;
+    uint64_t addr;
+    AtlErr ignore;
+    if (perm_strides(tn, yt, 1, ts, &bs) || bk_tensor_in_dram(c, t, &addr, &ignore)) return 1;
+    a->y = addr;
+    a->y_bs = bs;
+    a->y_rs = ts[yt->ndim - 2];
+    a->y_cs = ts[yt->ndim - 1];
+    return 0;
+}
+
 int bk_lower_attn(BkCtx *c, const BkLayer *const *members, int nm, BkLayer *ly, AtlErr *e)
 {
+    /* leading Transposes feeding Q, K^T or V (folded into the loads) */
+    int nt = 0;
+    while (nt < nm && nt < ATTN_MAX_T && is_transpose(c, members[nt])) nt++;
+    const BkLayer *const *tr = members;
+    members += nt;
+    nm -= nt;
+    /* a trailing Transpose of the output (folded into the stores) */
+    const BkLayer *ty = nm > 3 && is_transpose(c, members[nm - 1]) ? members[nm - 1] : NULL;
+    nm -= ty != NULL;
     /* the flow DRAM model only: with `[dram] model = banked` the cost
      * model does not see refreshes, which the group's compute-dense span
      * moves into the DMA-bound layers around it (encoder_block on HBM2:
      * the group 1,244 simulated cycles faster than its four layers, the
      * model 35 cycles faster in all; the estimate's total error -6.4% ->
      * -9.3%) */
-    if (nm < 3 || nm > ATTN_MAX || c->chip->dram_model != CFG_DRAM_FLOW || !is_mm(c, members[0]) ||
+    if (nm < 3 || nm > ATTN_CORE_MAX || c->chip->dram_model != CFG_DRAM_FLOW || !is_mm(c, members[0]) ||
         !is_mm(c, members[nm - 1]) || members[nm - 2]->lw.kind != BK_K_SOFTMAX)
         return 1;
     AttnPlan *a = calloc(1, sizeof *a);
     if (!a) return bk_fail(c, members[nm - 1]->node, e, "out of memory");
     if (!matches(c, members, nm, a)) { free(a); return 1; }
-    a->nm = nm;
-    for (int i = 0; i < nm; i++) a->nodes[i] = members[i]->node;
+    a->nm = nt + nm + (ty != NULL);
+    for (int i = 0; i < nt; i++) a->nodes[i] = tr[i]->node;
+    for (int i = 0; i < nm; i++) a->nodes[nt + i] = members[i]->node;
+    if (ty) a->nodes[nt + nm] = ty->node;
     a->q = members[0]->lw;
     a->p = members[nm - 2]->lw;
     a->v = members[nm - 1]->lw;
     a->q.aux = a->p.aux = a->v.aux = NULL;
+    a->y = a->v.y;
+    a->y_bs = (int64_t)a->v.M * a->v.Nn; a->y_rs = a->v.Nn; a->y_cs = 1;
+    for (int i = 0; i < nt; i++)
+        if (fold_transpose(c, tr[i], members[0]->node, members[nm - 1]->node, a)) { free(a); return 1; }
+    if (ty && fold_output(c, ty, members[nm - 1]->node, a)) { free(a); return 1; }
     a->bt = a->q.bt; a->M = a->q.M; a->D = a->q.K; a->S = a->q.Nn; a->Dv = a->v.Nn;
     BkLow *l = &ly->lw;
     l->kind = BK_K_ATTN;
