@@ -8,12 +8,15 @@
  *   LogSoftmax) over its last axis reads; that Softmax's output only a
  *   MatMul reads, as its A, not transposed, [bt][M][S] x B [bt][S][Dv]
  *   (B an activation or a constant; no bias, no C). Before them up to
- *   three Transpose layers whose outputs only Q, K^T or V are, and after
- *   them a Transpose whose input only the output is, may be members too
- *   (their batch dims collapsing into one stride, as at batch 1): the
- *   group reads the operand from the Transpose's input, and stores its
- *   rows into the Transpose's output, through the permuted strides (no
- *   copy; the copies' tensors become BkPlace.internal).
+ *   six layers on the paths to Q, K^T and V may be members too, each
+ *   read by members alone: Transposes and Gathers of one constant index
+ *   (copies: the group reads the operand from the first tensor before
+ *   them through the composed strides, trace_operand) and Q's scale (a
+ *   Mul or Div by a constant: its own steps on the Q rows in the tile);
+ *   after them a Transpose of the output (the rows stored through its
+ *   strides). The operand's dims before the last two must collapse into
+ *   one batch stride (batch 1); the copies' tensors become
+ *   BkPlace.internal.
  * Does: one layer (BK_K_ATTN) whose tile is (batch, chunk of mt query
  *   rows), batch-major: it loads the tile's Q rows [mt][D] (the first
  *   MatMul's A, through its strides), K^T [D][S] and V [S][Dv] (the B
@@ -65,9 +68,8 @@
  *   layer's, row by row), so the results are theirs bit for bit, f32
  *   and bf16.
  * Not done: K and V staged in cluster SRAM or shared by a cluster's
- *   cores; the projections (and their bias Adds, vit_tiny's Gathers) as
- *   members; Transposes whose batch and head dims need two strides (batch
- *   > 1); a scale of Q before the first MatMul (vit_tiny's Mul). */
+ *   cores; the projections (and their bias Adds) as members; copies whose
+ *   batch and head dims need two strides (batch > 1). */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -91,7 +93,7 @@ typedef struct AttnElem {
     uint64_t l_x;                 /* its loaded operand in the slot */
 } AttnElem;
 
-enum { ATTN_MAX_ELEM = 2, ATTN_CORE_MAX = 5, ATTN_MAX_T = 3, ATTN_MAX = BK_ATTN_MAX };
+enum { ATTN_MAX_ELEM = 2, ATTN_CORE_MAX = 5, ATTN_MAX_T = 6, ATTN_MAX = BK_ATTN_MAX };
 
 typedef struct AttnPlan {
     int nm, nodes[ATTN_MAX];
@@ -104,6 +106,9 @@ typedef struct AttnPlan {
     AttnElem el[ATTN_MAX_ELEM];
     int mt, nmc;                  /* query rows a tile, chunks of M */
     int sn, ns, np;               /* key chunk, chunks of S (1: K and V whole), phases an output tile */
+    int qs_node;                  /* Q's scale member (a Mul / Div by a constant), -1 none; */
+    BkLow qs;                     /* its lowering (register program, the constant's address) */
+    uint64_t l_qs, l_q2;          /* the constant and the scaled Q rows in the slot */
     uint64_t y;                   /* where the output rows go: the second MatMul's output, or a */
     int64_t y_bs, y_rs, y_cs;     /* trailing Transpose member's, through its strides */
     uint64_t l_q, l_k, l_v, l_s, l_sd, l_sc, l_sacc, l_max, l_sum, l_o, l_od, l_tmp;
@@ -153,6 +158,32 @@ static void elem_member(const BkCtx *c, const AttnPlan *a, const AttnElem *el, i
         bk_code_cp(k, &in);
     }
     (void)c;
+}
+
+/* Q's scale member on the tile's mn Q rows at l_q: its constant loaded
+ * (read with stride 0), its own steps into l_q2 (registers 0 the rows, 1
+ * the constant, 2 the result, as the standalone layer runs them);
+ * returns where the scaled rows are. */
+static uint64_t q_scale(const BkCtx *c, const AttnPlan *a, int mn, uint64_t slot, BkCode *k)
+{
+    const BkLow *l = &a->qs;
+    uint32_t one[4] = {1, 1, 1, 1}, ext[4] = {1, 1, (uint32_t)mn, (uint32_t)a->D};
+    int64_t o1[4], full[4], zero[4] = {0, 0, 0, 0};
+    bk_compact(one, o1);
+    bk_compact(ext, full);
+    AtlInsn in = bk_dma(c->dt, ISA_SPACE_LMEM, slot + a->l_qs, ISA_SPACE_DRAM, l->in_addr[1], one, o1, o1);
+    bk_code_ld(k, &in, 0);
+    const uint64_t reg[3] = {slot + a->l_q, slot + a->l_qs, slot + a->l_q2};
+    const int64_t *rst[3] = {full, zero, full};
+    for (int i = 0; i < l->nsteps; i++) {
+        const BkStep *st = &l->steps[i];
+        if (st->b >= 0)
+            in = bk_vbin(st->op, l->reg_dt[st->a], reg[st->dst], reg[st->a], reg[st->b], ext, rst[st->dst], rst[st->a], rst[st->b]);
+        else
+            in = bk_vun(st->op, l->reg_dt[st->a], reg[st->dst], reg[st->a], ext, rst[st->dst], rst[st->a], st->alpha, st->beta);
+        bk_code_cp(k, &in);
+    }
+    return slot + a->l_q2;
 }
 
 /* The two score buffers at `row` (the slot, or streaming the resident
@@ -224,9 +255,11 @@ static int attn_gen(BkCtx *c, const BkLayer *ly, int t, uint64_t slot, BkCode *k
         bk_compact(sh, ds);
         in = bk_dma(dt, ISA_SPACE_LMEM, slot + a->l_k, ISA_SPACE_DRAM, q->w + (uint64_t)(bi * q->b_bs + s0 * q->b_cs) * es, sh, ds, ss);
         bk_code_ld(k, &in, !st);
+        uint64_t qa = slot + a->l_q;
+        if (a->qs_node >= 0) qa = q_scale(c, a, mn, slot, k);
         /* score columns [s0, s0+sn) = Q x K^T (f32) */
         mm.dst = chunk ? slot + a->l_sc : row + a->l_s + (uint64_t)s0 * 4;
-        mm.src = slot + a->l_q;
+        mm.src = qa;
         mm.src2 = slot + a->l_k;
         mm.m = (uint32_t)mn; mm.k = (uint32_t)a->D; mm.n = (uint32_t)sn;
         mm.lda = (uint32_t)a->D; mm.ldb = (uint32_t)sn; mm.ldc = chunk ? (uint32_t)sn : (uint32_t)a->S;
@@ -350,6 +383,8 @@ static int layout(const BkCtx *c, BkLayer *ly, AttnPlan *a, int mt, int sn)
     a->l_o = bk_slot_alloc(c, rw, m * (uint64_t)a->Dv * 4);
     a->l_od = f32 ? 0 : bk_slot_alloc(c, &used, m * (uint64_t)a->Dv * es);
     a->l_tmp = a->v.act[0] ? bk_slot_alloc(c, &used, m * (uint64_t)a->Dv * 4) : 0;
+    a->l_qs = a->qs_node >= 0 ? bk_slot_alloc(c, &used, es) : 0;
+    a->l_q2 = a->qs_node >= 0 ? bk_slot_alloc(c, &used, m * (uint64_t)a->D * es) : 0;
     if (bk_reserve_resident(c, ly, res)) return -1;
     return used <= ly->slot_size ? 0 : -1;
 }
@@ -480,12 +515,36 @@ static int matches(const BkCtx *c, const BkLayer *const *m, int nm, AttnPlan *a)
     return !banded(c, n2->out[0]);
 }
 
-/* 1 when layer t is a Transpose of an activation (a copy layer). */
-static int is_transpose(const BkCtx *c, const BkLayer *t)
+/* 1 when layer t may lead the group as an operand's copy: a Transpose,
+ * or a Gather of one index (a constant scalar) along an axis, of an
+ * activation; 2 for a Mul or Div of an activation by a constant scalar
+ * (Q's scale, applied to the Q rows in the tile) on the vector unit, one
+ * step or a reciprocal and a multiply, in the storage dtype. */
+static int lead_kind(const BkCtx *c, const BkLayer *t)
 {
     if (t->node < 0 || t->chain) return 0;
-    const IrNode *n = &c->g->nodes[t->node];
-    return !strcmp(n->op, "Transpose") && n->nin >= 1 && n->in[0] >= 0 && n->nout == 1 && !c->g->t[n->in[0]].data;
+    const IrGraph *g = c->g;
+    const IrNode *n = &g->nodes[t->node];
+    if (n->nin < 1 || n->in[0] < 0 || n->nout != 1) return 0;
+    if (!strcmp(n->op, "Transpose")) return !g->t[n->in[0]].data;
+    if (!strcmp(n->op, "Gather"))
+        return n->nin == 2 && !g->t[n->in[0]].data && n->in[1] >= 0 && g->t[n->in[1]].data && g->t[n->in[1]].ndim == 0;
+    if (strcmp(n->op, "Mul") && strcmp(n->op, "Div")) return 0;
+    const BkLow *l = &t->lw;
+    if (n->nin != 2 || l->kind != BK_K_ELEM || l->nin != 2 || l->act[0] || l->out_reg != 2 || l->nregs != 3 ||
+        c->act_on[t->node] || c->gelu_src[t->node] >= 0 || c->tail[t->node] >= 0 || g->t[n->in[0]].data ||
+        !g->t[n->in[1]].data || ir_numel(&g->t[n->in[1]]) != 1)
+        return 0;
+    for (int r = 0; r < 3; r++)
+        if (l->reg_dt[r] != c->dt) return 0;
+    for (int i = 0; i < l->nsteps; i++)
+        if (l->steps[i].dst != 2) return 0;
+    return 2;
+}
+
+static int is_transpose(const BkCtx *c, const BkLayer *t)
+{
+    return lead_kind(c, t) == 1 && !strcmp(c->g->nodes[t->node].op, "Transpose");
 }
 
 /* The element strides, in Transpose node tn's input x (out = 0) or
@@ -522,34 +581,117 @@ static int perm_strides(const IrNode *tn, const IrTensor *x, int out, int64_t *t
     return 0;
 }
 
-/* Folds Transpose member tl into the operand of the group it feeds: the
- * first MatMul's A (Q) or B (K^T), or the second's B (V), exactly one of
- * them, which nothing else reads; that operand is then read from the
- * Transpose's input through the permuted strides (its batch dims must
- * collapse into one stride, as the MatMul's own do). 0, or 1 when it
- * cannot. */
-static int fold_transpose(BkCtx *c, const BkLayer *tl, int n1, int n2, AttnPlan *a)
+/* An operand read through the leading members: the tensor `src` its
+ * data lies in, and for each dim d of src either the operand's dim map[d]
+ * walks it or it is fixed at index fix[d] (map[d] = -1). */
+typedef struct AttnView { int src, map[IR_MAXDIM]; int64_t fix[IR_MAXDIM]; } AttnView;
+
+/* The leading member (of n) that produces tensor t, -1 none. */
+static int lead_of(const BkCtx *c, const BkLayer *const *lead, int n, int t)
+{
+    for (int i = 0; i < n; i++)
+        if (c->g->nodes[lead[i]->node].out[0] == t) return i;
+    return -1;
+}
+
+/* 1 when every live reader of tensor t (and no graph output) is one of
+ * the group's nodes. */
+static int read_inside(const BkCtx *c, int t, const int *nodes, int nn)
 {
     const IrGraph *g = c->g;
-    const IrNode *tn = &g->nodes[tl->node];
-    int x = tn->in[0], t = tn->out[0];
-    const IrTensor *xt = &g->t[x], *tt = &g->t[t];
-    const IrNode *q = &g->nodes[n1], *v = &g->nodes[n2];
-    int which = (q->in[0] == t) | (q->in[1] == t) << 1 | (v->in[1] == t) << 2 | (v->in[0] == t) << 3;
-    if (which != 1 && which != 2 && which != 4) return 1;
-    if (tt->ndim < 2 || tt->ndim != xt->ndim || tt->is_output || read_elsewhere(c, t, which == 4 ? n2 : n1) ||
-        banded(c, x) || !c->pl[bk_tensor_root(c, x)].placed)
-        return 1;
-    int r = xt->ndim;
-    int64_t ts[IR_MAXDIM], bs;
-    if (perm_strides(tn, xt, 0, ts, &bs)) return 1;
+    int r = bk_tensor_root(c, t);
+    for (int i = 0; i < g->nt; i++)
+        if (g->t[i].is_output && bk_tensor_root(c, i) == r) return 0;
+    for (int i = 0; i < g->nn; i++) {
+        const IrNode *n = &g->nodes[i];
+        int in = 0, reads = c->gelu_src[i] >= 0 && bk_tensor_root(c, c->gelu_src[i]) == r;
+        if (n->dead) continue;
+        for (int j = 0; j < n->nin; j++)
+            reads |= n->in[j] >= 0 && !g->t[n->in[j]].data && bk_tensor_root(c, n->in[j]) == r;
+        for (int k = 0; k < nn; k++) in |= nodes[k] == i;
+        if (reads && !in) return 0;
+    }
+    return 1;
+}
+
+/* Operand tensor t of the group (which: 0 Q, 1 K^T, 2 V) traced back
+ * through the leading members (their bit set in *used; Q's scale, a Mul
+ * or Div by a constant, recorded in a->qs): its data's tensor, DRAM
+ * address, batch / row / column strides and offset into a->q or a->v.
+ * 0, or 1 when it cannot be read so (a Gather of a non-constant index,
+ * batch dims that do not collapse into one stride). */
+static int trace_operand(BkCtx *c, const BkLayer *const *lead, int nl, int t, int which, AttnPlan *a, unsigned *used)
+{
+    const IrGraph *g = c->g;
+    AttnView v;
+    const IrTensor *ot = &g->t[t];
+    int r = ot->ndim;
+    if (r < 2) return 1;
+    v.src = t;
+    for (int d = 0; d < r; d++) { v.map[d] = d; v.fix[d] = 0; }
+    for (int i; (i = lead_of(c, lead, nl, v.src)) >= 0;) {
+        const IrNode *n = &g->nodes[lead[i]->node];
+        const IrTensor *x = &g->t[n->in[0]];
+        AttnView w;
+        w.src = n->in[0];
+        if (lead_kind(c, lead[i]) == 2) {
+            /* Q's scale: Q's rows are loaded from its input, then scaled */
+            if (which != 0 || a->qs_node >= 0 || x->ndim != g->t[v.src].ndim) return 1;
+            a->qs_node = lead[i]->node;
+            a->qs = lead[i]->lw;
+            a->qs.aux = NULL;
+            memcpy(w.map, v.map, sizeof w.map);
+            memcpy(w.fix, v.fix, sizeof w.fix);
+        } else if (!strcmp(n->op, "Transpose")) {
+            const IrAttr *pa = ir_attr(n, "perm");
+            int xr = x->ndim;
+            for (int d = 0; d < xr; d++) {
+                int pd = pa ? (int)pa->ints[d] : xr - 1 - d;
+                if (pd < 0 || pd >= xr) return 1;
+                w.map[pd] = v.map[d];
+                w.fix[pd] = v.fix[d];
+            }
+        } else {   /* Gather of one index along `axis`: that dim fixed */
+            int xr = x->ndim, ax = (int)ir_attr_int(n, "axis", 0);
+            if (ax < 0) ax += xr;
+            int64_t q = ir_get_i(&g->t[n->in[1]], 0);
+            if (ax < 0 || ax >= xr) return 1;
+            if (q < 0) q += x->dims[ax];
+            if (q < 0 || q >= x->dims[ax]) return 1;
+            for (int d = 0, k = 0; d < xr; d++) {
+                if (d == ax) { w.map[d] = -1; w.fix[d] = q; continue; }
+                w.map[d] = v.map[k];
+                w.fix[d] = v.fix[k];
+                k++;
+            }
+        }
+        *used |= 1u << i;
+        v = w;
+    }
+    if (v.src == t) return 0;   /* not through the members: the MatMul's own strides */
+    const IrTensor *xt = &g->t[v.src];
+    if (banded(c, v.src) || !c->pl[bk_tensor_root(c, v.src)].placed) return 1;
+    int64_t xs[IR_MAXDIM], st[IR_MAXDIM] = {0}, off = 0, bs = 0, span = 1;
+    xs[xt->ndim - 1] = 1;
+    for (int d = xt->ndim - 2; d >= 0; d--) xs[d] = xs[d + 1] * xt->dims[d + 1];
+    for (int d = 0; d < xt->ndim; d++) {
+        if (v.map[d] < 0) off += v.fix[d] * xs[d];
+        else st[v.map[d]] = xs[d];
+    }
+    for (int d = r - 3; d >= 0; d--) {   /* the batch dims (all but the last two) as one stride */
+        if (ot->dims[d] == 1) continue;
+        if (!bs) bs = st[d];
+        if (st[d] != bs * span) return 1;
+        span *= ot->dims[d];
+    }
     uint64_t addr;
     AtlErr ignore;
-    if (bk_tensor_in_dram(c, x, &addr, &ignore)) return 1;
-    if (which == 1) { a->q.x = addr; a->q.a_bs = a->q.a_bs ? bs : 0; a->q.a_rs = ts[r - 2]; a->q.a_cs = ts[r - 1]; }
+    if (bk_tensor_in_dram(c, v.src, &addr, &ignore)) return 1;
+    addr += (uint64_t)off * (uint64_t)c->es;
+    if (which == 0) { a->q.x = addr; a->q.a_bs = a->q.a_bs ? bs : 0; a->q.a_rs = st[r - 2]; a->q.a_cs = st[r - 1]; }
     else {
-        BkLow *l = which == 2 ? &a->q : &a->v;
-        l->w = addr; l->b_bs = l->b_bs ? bs : 0; l->b_rs = ts[r - 2]; l->b_cs = ts[r - 1];
+        BkLow *l = which == 1 ? &a->q : &a->v;
+        l->w = addr; l->b_bs = l->b_bs ? bs : 0; l->b_rs = st[r - 2]; l->b_cs = st[r - 1];
     }
     return 0;
 }
@@ -581,7 +723,7 @@ int bk_lower_attn(BkCtx *c, const BkLayer *const *members, int nm, BkLayer *ly, 
 {
     /* leading Transposes feeding Q, K^T or V (folded into the loads) */
     int nt = 0;
-    while (nt < nm && nt < ATTN_MAX_T && is_transpose(c, members[nt])) nt++;
+    while (nt < nm && nt < ATTN_MAX_T && lead_kind(c, members[nt])) nt++;
     const BkLayer *const *tr = members;
     members += nt;
     nm -= nt;
@@ -610,8 +752,13 @@ int bk_lower_attn(BkCtx *c, const BkLayer *const *members, int nm, BkLayer *ly, 
     a->q.aux = a->p.aux = a->v.aux = NULL;
     a->y = a->v.y;
     a->y_bs = (int64_t)a->v.M * a->v.Nn; a->y_rs = a->v.Nn; a->y_cs = 1;
-    for (int i = 0; i < nt; i++)
-        if (fold_transpose(c, tr[i], members[0]->node, members[nm - 1]->node, a)) { free(a); return 1; }
+    a->qs_node = -1;
+    unsigned used = 0;
+    const IrNode *n1 = &c->g->nodes[members[0]->node], *n2 = &c->g->nodes[members[nm - 1]->node];
+    int bad = trace_operand(c, tr, nt, n1->in[0], 0, a, &used) || trace_operand(c, tr, nt, n1->in[1], 1, a, &used) ||
+              trace_operand(c, tr, nt, n2->in[1], 2, a, &used) || used != (1u << nt) - 1;
+    for (int i = 0; i < nt && !bad; i++) bad = !read_inside(c, c->g->nodes[tr[i]->node].out[0], a->nodes, a->nm);
+    if (bad) { free(a); return 1; }
     if (ty && fold_output(c, ty, members[nm - 1]->node, a)) { free(a); return 1; }
     a->bt = a->q.bt; a->M = a->q.M; a->D = a->q.K; a->S = a->q.Nn; a->Dv = a->v.Nn;
     BkLow *l = &ly->lw;

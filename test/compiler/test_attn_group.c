@@ -143,6 +143,39 @@ static void mh_graph(IrGraph *g, int B, int S, int E, int H, int D, int bert, in
     ir_add_output(g, yt ? "ys" : "y", &e);
 }
 
+/* The pattern as timm's ViT exports it: x [1, S, E]; qkv = x W [1, S,
+ * 3*H*D] reshaped to [1, S, 3, H, D], transposed to [3, 1, H, S, D];
+ * Gathers of index 0, 1, 2 along axis 0 give Q, K, V [1, H, S, D]; Q
+ * scaled by a Mul (`div`: a Div) by a constant; K transposed; scores;
+ * Softmax; y = P V transposed back to [1, S, H, D]. */
+static void vit_graph(IrGraph *g, int S, int E, int H, int D, int div)
+{
+    AtlErr e;
+    int64_t xd[3] = {1, S, E}, wd[2] = {E, 3 * H * D}, five = 5, rd[5] = {1, S, 3, H, D};
+    int64_t p5[5] = {2, 0, 3, 1, 4}, pk[4] = {0, 1, 3, 2}, py[4] = {0, 2, 1, 3}, i0 = 0, i1 = 1, i2 = 2;
+    float sc = div ? 4.0f : 0.25f;
+    bkc_new_graph(g, "x", 3, xd);
+    e2e_rand_const(g, "w", 2, wd, 0.5f, &rng);
+    ir_add_const(g, "rd", IR_I64, 1, &five, rd, &e);
+    ir_add_const(g, "i0", IR_I64, 0, NULL, &i0, &e);
+    ir_add_const(g, "i1", IR_I64, 0, NULL, &i1, &e);
+    ir_add_const(g, "i2", IR_I64, 0, NULL, &i2, &e);
+    ir_add_const(g, "sc", IR_F32, 0, NULL, &sc, &e);
+    ir_add_op(g, "MatMul", "qkv", "x,w", "qkv", &e);
+    ir_add_op(g, "Reshape", "r", "qkv,rd", "r", &e);
+    ir_set_attr_ints(g, ir_add_op(g, "Transpose", "t", "r", "t", &e), "perm", p5, 5, &e);
+    ir_set_attr_int(g, ir_add_op(g, "Gather", "gq", "t,i0", "q0", &e), "axis", 0, &e);
+    ir_set_attr_int(g, ir_add_op(g, "Gather", "gk", "t,i1", "k", &e), "axis", 0, &e);
+    ir_set_attr_int(g, ir_add_op(g, "Gather", "gv", "t,i2", "v", &e), "axis", 0, &e);
+    ir_add_op(g, div ? "Div" : "Mul", "qs", "q0,sc", "q", &e);
+    ir_set_attr_ints(g, ir_add_op(g, "Transpose", "kt", "k", "kt", &e), "perm", pk, 4, &e);
+    ir_add_op(g, "MatMul", "scores", "q,kt", "s", &e);
+    ir_set_attr_int(g, ir_add_op(g, "Softmax", "softmax", "s", "p", &e), "axis", -1, &e);
+    ir_add_op(g, "MatMul", "pv", "p,v", "y", &e);
+    ir_set_attr_ints(g, ir_add_op(g, "Transpose", "yt", "y", "ys", &e), "perm", py, 4, &e);
+    ir_add_output(g, "ys", &e);
+}
+
 /* Compiles a copy of g on chipfile in dtype (grouped or not, activations
  * in DRAM), runs it: 0 and *err, the ops of the summary joined by spaces
  * in ops, the first output's bytes in *y (malloc'd). */
@@ -305,6 +338,24 @@ TEST(transposed_heads)
     ir_free(&g);
 }
 
+/* ViT's pattern: the qkv Transpose, the three Gathers, Q's scale (a
+ * Mul, or a Div: two steps) and K's Transpose lead the group, the output
+ * Transpose ends it: Q, K and V read from the projection's output
+ * through the composed strides, Q scaled in the tile. */
+TEST(vit_heads)
+{
+    IrGraph g;
+    vit_graph(&g, 37, 16, 3, 8, 0);
+    check(&g, "vit qkv 37x3x8", A1, ISA_F32, "Group(10)", UNEVEN);
+    check(&g, "vit qkv 37x3x8", TINY, ISA_F32, "Group(10)", 0);
+    check(&g, "vit qkv 37x3x8", EDGE, ISA_F32, "Group(10)", 0);
+    check(&g, "vit qkv 37x3x8", A1, ISA_BF16, "Group(10)", 0);
+    ir_free(&g);
+    vit_graph(&g, 37, 16, 3, 8, 1);
+    check(&g, "vit qkv div 37x3x8", A1, ISA_F32, "Group(10)", 0);
+    ir_free(&g);
+}
+
 int main(void)
 {
     RUN(vit_pattern);
@@ -312,5 +363,6 @@ int main(void)
     RUN(scores_read_outside);
     RUN(long_keys);
     RUN(transposed_heads);
+    RUN(vit_heads);
     return test_summary("test_attn_group");
 }
