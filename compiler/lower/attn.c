@@ -94,6 +94,10 @@ typedef struct AttnElem {
 } AttnElem;
 
 enum { ATTN_MAX_ELEM = 2, ATTN_CORE_MAX = 5, ATTN_MAX_T = 6, ATTN_MAX = BK_ATTN_MAX };
+/* group formation passes the members in a BK_CHAIN_MAX array, and the
+ * member lists (bk_chain_nodes) are read into arrays of that size */
+_Static_assert(BK_ATTN_MAX <= BK_CHAIN_MAX, "attention members fit the chain member arrays");
+_Static_assert(ATTN_MAX_T + ATTN_CORE_MAX + 1 <= BK_ATTN_MAX, "leading, core and trailing members");
 
 typedef struct AttnPlan {
     int nm, nodes[ATTN_MAX];
