@@ -109,7 +109,9 @@ int bk_resize_up(const BkCtx *c, int node, int *f);
  * one layer (BK_K_ATTN) whose tiles keep them in LMEM; its candidate
  * query-row slices. 0; 1 when the layers are no such group (ly then
  * unusable); -1 on error. */
-#define BK_ATTN_MAX 5           /* members: MatMul, up to two elementwise, Softmax, MatMul */
+#define BK_ATTN_MAX 12          /* members: up to six copies or Q's scale before (Transposes, Gathers
+                                 * of one index, a Mul / Div by a constant), MatMul, up to two
+                                 * elementwise, Softmax, MatMul, a Transpose of the output */
 int bk_lower_attn(BkCtx *c, const BkLayer *const *members, int nm, BkLayer *ly, AtlErr *e);
 /* The IR nodes of an attention layer (at most max); their count (0: not one). */
 int bk_attn_nodes(const BkLayer *ly, int *nodes, int max);

@@ -103,8 +103,11 @@ static const Chip chips[] = {
     /* a1 with cluster links: the activations in every cluster's SRAM, each
      * store copied to the other clusters over the links (plain build
      * only): worst unit -3.8% (a ResNet-50 conv3 whose tiles' stores meet
-     * on the links), kinds and totals within 0.4% */
-    {"configs/a1-noc.ini", 1, 0, 0.045, 0, 0.005, 0.002},
+     * on the links), kinds and totals within 0.4%; slack 1 cycle: the
+     * Gather kind is vit_tiny's class-token Gather alone since its
+     * attention Gathers joined the attention groups, 165 estimated vs
+     * 164 simulated cycles (+0.61%, as on main before) */
+    {"configs/a1-noc.ini", 1, 0, 0.045, 1, 0.005, 0.002},
     /* the banked DRAM presets (a1 with one channel behind `[dram] model =
      * banked`, cost/banked.c): small units are off by their DRAM latency,
      * larger ones by the controller's order of service (docs/timing.md,
