@@ -1721,6 +1721,7 @@ static int xc_layout(const BkCtx *c, BkLayer *ly, BkChain *ch)
     int xn = (hd + ch->xc - 1) / ch->xc;
     xn = (xn + unit - 1) / unit * unit;
     if (xn < 1 || xn >= hd || (hd + xn - 1) / xn != ch->xc) return -1;   /* xc slices exactly */
+    if (ch->inplace >= 0) return -1;   /* a slice's store would overwrite input channels others read */
     ch->xn = xn;
     ch->nrc = (ch->OH + ch->rows - 1) / ch->rows;
     ch->nwc = 1;
@@ -1883,7 +1884,7 @@ static int xc_check(const BkCtx *c, const BkLayer *ly, AtlErr *e)
     int node = ch->m[0].ly->node, hd = ch->m[0].ly->lw.OC, es = ch->dt == c->dt ? c->es : ch->es;   /* as bk_chain_check */
     if (ch->rows < 1 || ch->nrc != (ch->OH + ch->rows - 1) / ch->rows || !xc_eligible(ch) || ch->nwc != 1 ||
         ch->xn < 1 || (uint64_t)ch->xn * (ch->vdw ? 4 : es) % c->align || (uint64_t)ch->xn * es % c->align ||
-        (hd + ch->xn - 1) / ch->xn != ch->xc || (ch->vdw && !ch->m[1].dwv))
+        (hd + ch->xn - 1) / ch->xn != ch->xc || (ch->vdw && !ch->m[1].dwv) || ch->inplace >= 0)
         return bk_fail(c, node, e, "layer group: %d channel slices of %d do not cover %d aligned", ch->xc, ch->xn, hd);
     int most[CHAIN_MAX_BUFS] = {0};
     ChainRows r;
