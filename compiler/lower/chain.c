@@ -85,8 +85,9 @@ enum { CHAIN_MAX_STEPS = 64, CHAIN_MAX_ITEMS = CHAIN_MAX_STEPS + BK_CHAIN_MAX };
  * with the largest weights (of those that may stream) stream them; vdw: the
  * depthwise members that may (ChainMember.dwv) run on the vector unit; ws:
  * the streamed weights staged in the cluster's SRAM (BkChain.ws); csl:
- * hidden slices (C slices of an inverted residual block). */
-typedef struct ChainShape { int rows, cols, nstream, vdw, ws, csl; } ChainShape;
+ * hidden slices (C slices of an inverted residual block); xc: channel
+ * slices across cores. */
+typedef struct ChainShape { int rows, cols, nstream, vdw, ws, csl, xc; } ChainShape;
 
 /* Streaming chains: a slice runs as steps (tiles of one run); each step
  * computes items [lo, hi) in order, item w (-1 none) from the weight
@@ -176,6 +177,10 @@ struct BkChain {
      * runs csl > 0 hidden slices of hn channels (the last fewer) */
     int cs_ok, csl, hn;
     uint64_t l_cp;                /* C slices, not f32: the project's f32 accumulator */
+    /* channel slices across cores (the "xc" block below): the tiles
+     * compute xc > 0 slices of xn output channels each (the last fewer) */
+    int xc, xn;
+    int xr;                       /* xc: the input rows resident (buffer off absolute), multicast */
 };
 
 static int imin(int a, int b) { return a < b ? a : b; }
@@ -1679,6 +1684,318 @@ static int cs_check(const BkCtx *c, const BkLayer *ly, AtlErr *e)
 }
 /* ---- end of C slices ---------------------------------------------------- */
 
+/* ---- channel slices across cores ----------------------------------------
+ * A float chain of a conv (one group; all input channels) followed by a
+ * depthwise conv on its output (channel-local: each output channel reads
+ * only its own input channel) -- e.g. an inverted residual block's expand
+ * and depthwise -- may split the conv's output channels across the
+ * cores: tile (image, row chunk, j) computes channels [j xn, (j+1) xn) of
+ * both members over its rows. It loads the input rows (all channels) and
+ * only its slice of each member's weights and biases into its slot (no
+ * resident weights, no multicast), so each weight byte is read once per
+ * chip for whole-height tiles, instead of once per core or cluster; the
+ * expanded tensor never leaves LMEM. The depthwise runs on the vector unit
+ * in f32 where it may (its tap weights at their [kh kw][C] pitch, only
+ * the slice's columns loaded), else as a grouped conv on the matrix unit
+ * ([kh kw][xn]). Each tile stores its channels of the output; no sums
+ * are split, so the results equal the layers' bit for bit
+ * (docs/backend.md, "Channel slices across cores"). */
+
+/* The members are a conv of one group -> a depthwise conv on all its
+ * output channels, float, no residual tails. */
+static int xc_eligible(const BkChain *ch)
+{
+    if (ch->nm != 2 || ch->dt == ISA_I8) return 0;
+    const ChainMember *e = &ch->m[0], *d = &ch->m[1];
+    const BkLow *le = &e->ly->lw, *ld = &d->ly->lw;
+    return e->kind == CM_WINDOW && d->kind == CM_WINDOW && le->kind == BK_K_CONV && le->groups == 1 && !le->w_oihw &&
+           ld->kind == BK_K_CONV && ld->groups == le->OC && ld->C == le->OC && ld->OC == le->OC && !ld->w_oihw &&
+           e->res < 0 && d->res < 0 && d->in == e->out && cs_act_ok(le) && cs_act_ok(ld);
+}
+
+/* The taps (elements before the channel in the [.][OC] image) of l. */
+static uint64_t xc_taps(const BkLow *l) { return (uint64_t)l->kh * l->kw * (l->C / l->groups); }
+
+/* Bytes of the slot's image of member i's weight slice: the conv's
+ * [taps][xn]; the depthwise's [taps][xn], or on the vector unit its taps
+ * at their [taps][C] pitch with the slice's columns. */
+static uint64_t xc_wbytes(const BkChain *ch, int i)
+{
+    const BkLow *l = &ch->m[i].ly->lw;
+    uint64_t taps = xc_taps(l);
+    if (i == 1 && ch->vdw) return ((taps - 1) * (uint64_t)l->C + (uint64_t)ch->xn) * 4;
+    return taps * (uint64_t)ch->xn * (uint64_t)isa_dtype_size(l->dt);
+}
+
+/* The f32 scratch: the depthwise product temp (vector depthwise) and,
+ * unless f32, the accumulator of both members before their casts. */
+static void xc_scratch(const BkChain *ch, const int *most, uint64_t *tmp, uint64_t *acc)
+{
+    uint64_t hid = (uint64_t)imax(most[ch->m[0].out], most[ch->m[1].out]) * (uint64_t)ch->xn * 4;
+    *tmp = ch->vdw ? hid : 0;
+    *acc = is_f32(ch->dt) ? 0 : hid;
+}
+
+/* 1 when buffer b holds a slice of the channels (the members' outputs). */
+static int xc_sliced(const BkChain *ch, int b) { return b == ch->m[0].out || b == ch->m[1].out; }
+
+/* Slot layout of xc channel slices for ch->rows: the input rows (every
+ * channel), the two sliced buffers, the weight and bias slices, the f32
+ * scratch. 0 if it fits. */
+static int xc_layout(const BkCtx *c, BkLayer *ly, BkChain *ch)
+{
+    int hd = ch->m[0].ly->lw.OC, unit = (int)(c->align / (uint64_t)ch->es), es = ch->es;
+    if (ch->vdw) unit = imax(unit, (int)c->align / 4);   /* f32 taps */
+    int xn = (hd + ch->xc - 1) / ch->xc;
+    xn = (xn + unit - 1) / unit * unit;
+    if (xn < 1 || xn >= hd || (hd + xn - 1) / xn != ch->xc) return -1;   /* xc slices exactly */
+    if (ch->inplace >= 0) return -1;   /* a slice's store would overwrite input channels others read */
+    ch->xn = xn;
+    ch->nrc = (ch->OH + ch->rows - 1) / ch->rows;
+    ch->nwc = 1;
+    int most[CHAIN_MAX_BUFS] = {0};
+    for (int b = 0; b < ch->nb; b++) ch->buf[b].max_rows = ch->buf[b].max_px = 0;
+    ChainRows r;
+    for (int i = 0; i < ch->nrc; i++) {
+        slice_rows(ch, i, 0, &r);
+        if (!slice_ok(ch, &r) || !inplace_ok(ch, &r)) return -1;
+        for (int b = 0; b < ch->nb; b++) {
+            ch->buf[b].max_rows = imax(ch->buf[b].max_rows, r.n[b]);
+            ch->buf[b].max_px = most[b] = imax(ch->buf[b].max_px, r.n[b] * r.cn[b]);
+        }
+        const ChainMember *m = &ch->m[0];
+        BkSpan ys = member_span(m, 0, r.lo[m->out], r.n[m->out]);
+        if (row_offset(ch, &r, m->in, ys.a) % c->align) return -1;
+    }
+    uint64_t used = 0, tmp, acc;
+    int in = ch->m[0].in;
+    ch->xr = ch->N == 1 && ch->nrc == 1;
+    ch->resident = ch->xr ? bk_align_up(c, (uint64_t)ch->buf[in].max_px * ch->buf[in].C * es) : 0;
+    if (bk_reserve_resident(c, ly, ch->resident)) return -1;
+    for (int i = 0; i < ch->nm; i++) {
+        ChainMember *m = &ch->m[i];
+        m->stream = 0;
+        m->ocmax = 0;
+        m->rq = 0;
+        m->w = bk_slot_alloc(c, &used, xc_wbytes(ch, i));
+        m->b = m->ly->lw.b ? bk_slot_alloc(c, &used, (uint64_t)xn * 4) : 0;
+    }
+    for (int b = 0; b < ch->nb; b++) {
+        ChainBuf *bf = &ch->buf[b];
+        int C = xc_sliced(ch, b) ? xn : bf->C;
+        if ((uint64_t)bf->max_px > 65535) return -1;
+        bf->off2 = 0;
+        bf->off = ch->xr && b == in ? 0 : bk_slot_alloc(c, &used, (uint64_t)bf->max_px * C * es);
+    }
+    xc_scratch(ch, most, &tmp, &acc);
+    ch->l_tmp = tmp ? bk_slot_alloc(c, &used, tmp) : 0;
+    ch->l_acc = acc ? bk_slot_alloc(c, &used, acc) : 0;
+    ch->l_cp = ch->l_resf = 0;
+    ch->nsteps = 1;
+    ch->used = used;
+    return used <= ly->slot_size ? 0 : -1;
+}
+
+/* The tile's load of member m's weight slice [h0, h0+n) into the slot at
+ * w (destination pitch dp elements a tap), and of its bias slice. */
+static void xc_load_weights(const ChainMember *m, int h0, int n, uint64_t dp, uint64_t w, uint64_t b, BkCode *k)
+{
+    const BkLow *l = &m->ly->lw;
+    int es = isa_dtype_size(l->dt);
+    uint32_t sh[4] = {1, 1, (uint32_t)xc_taps(l), (uint32_t)n};
+    int64_t ds[4] = {0, 0, (int64_t)dp, 1}, ss[4] = {0, 0, l->OC, 1};
+    AtlInsn in = bk_dma(l->dt, ISA_SPACE_LMEM, w, ISA_SPACE_DRAM, l->w + (uint64_t)h0 * es, sh, ds, ss);
+    bk_code_ld(k, &in, 1);
+    if (!l->b) return;
+    uint32_t bsh[4] = {1, 1, 1, (uint32_t)n};
+    int64_t bst[4];
+    bk_compact(bsh, bst);
+    in = bk_dma(ISA_F32, ISA_SPACE_LMEM, b, ISA_SPACE_DRAM, l->b + (uint64_t)h0 * 4, bsh, bst, bst);
+    bk_code_ld(k, &in, 1);
+}
+
+/* The prologue with the input resident (xr): its rows, every channel,
+ * into resident LMEM from 0, multicast once per cluster. */
+static int xc_prologue(BkCtx *c, const BkLayer *ly, BkCode *k, AtlErr *e)
+{
+    (void)c; (void)e;
+    const BkChain *ch = ly->chain;
+    const ChainBuf *bf = &ch->buf[ch->m[0].in];
+    ChainRows r;
+    slice_rows(ch, 0, 0, &r);
+    int b = ch->m[0].in;
+    AtlInsn in = bk_nchw_box(ch->dt, 1, bf->dram, bf->C, bf->H, bf->W, 0, 0, bf->C, r.lo[b], r.n[b], 0, r.cn[b], bf->off);
+    in.layer = 1;
+    bk_code_st(k, &in);
+    return k->oom ? -1 : 0;
+}
+
+/* Tile t: image, row chunk and channel slice j = t mod xc; the input
+ * rows and the weight slices, the conv's channels, the depthwise on
+ * them, the store of those channels of the output. */
+static int xc_gen(BkCtx *c, const BkLayer *ly, int t, uint64_t slot, BkCode *k, AtlErr *e)
+{
+    const BkChain *ch = ly->chain;
+    const ChainMember *me = &ch->m[0], *md = &ch->m[1];
+    const BkLow *le = &me->ly->lw, *ld = &md->ly->lw;
+    int dt = ch->dt, f32 = is_f32(dt), j = t % ch->xc, s = t / ch->xc, img = s / ch->nrc, rci = s % ch->nrc;
+    int hd = le->OC, h0 = j * ch->xn, n = imin(ch->xn, hd - h0);
+    ChainRows r;
+    ChainAt a;
+    slice_rows(ch, rci, 0, &r);
+    a.slot = slot;
+    for (int b = 0; b < ch->nb; b++) a.at[b] = (ch->xr && b == me->in ? 0 : slot) + ch->buf[b].off;
+    ChainMark at = mark(k);
+    for (int b = 0; b < ch->nb; b++) {
+        const ChainBuf *bf = &ch->buf[b];
+        if (!bf->dram || r.n[b] <= 0 || (ch->xr && b == me->in)) continue;
+        AtlInsn in = bk_nchw_box(dt, 1, bf->dram, bf->C, bf->H, bf->W, img, 0, bf->C, r.lo[b], r.n[b], 0, r.cn[b], a.at[b]);
+        bk_code_ld(k, &in, 0);
+    }
+    xc_load_weights(me, h0, n, (uint64_t)n, slot + me->w, slot + me->b, k);
+    tag_since(k, at, 0);
+    at = mark(k);
+    xc_load_weights(md, h0, n, ch->vdw ? (uint64_t)ld->C : (uint64_t)n, slot + md->w, slot + md->b, k);
+    tag_since(k, at, 1);
+    at = mark(k);
+    uint64_t tmp = slot + ch->l_tmp;
+    /* the conv: output channels [h0, h0+n) */
+    int o0 = r.lo[me->out], on = r.n[me->out], ow = r.cn[me->out];
+    uint64_t h1 = a.at[me->out], p = f32 ? h1 : slot + ch->l_acc;
+    BkSpan ys = member_span(me, 0, o0, on);
+    AtlInsn op = bk_window_insn(le, ISA_OP_CONV, dt, rows_at(ch, &a, &r, me->in, ys.a), le->C, ys, full_width(le));
+    op.dst = p;
+    op.src2 = slot + me->w;
+    op.cout = (uint32_t)n;
+    op.groups = 1;
+    bk_code_cp(k, &op);
+    uint32_t esh[4] = {1, (uint32_t)on, (uint32_t)ow, (uint32_t)n};
+    if (cs_bias_act(ch, le, me->b ? slot + me->b : 0, p, tmp, h1, esh, k)) goto act;
+    tag_since(k, at, 0);
+    at = mark(k);
+    /* the depthwise: the same channels (n a pixel in both buffers) */
+    o0 = r.lo[md->out], on = r.n[md->out], ow = r.cn[md->out];
+    uint64_t h2 = a.at[md->out], src;
+    p = f32 ? h2 : slot + ch->l_acc;
+    ys = member_span(md, 0, o0, on);
+    src = a.at[md->in] + (uint64_t)(ys.a - r.lo[md->in]) * (uint64_t)r.cn[md->in] * (uint64_t)n * (uint64_t)ch->es;
+    if (ch->vdw) {
+        if (bk_dw_chain_taps_band(ld, k, src, ys, full_width(ld), slot + md->w, n, p, tmp, on, ow))
+            return bk_fail(c, md->ly->node, e, "layer group: the depthwise centre tap misses outputs");
+    } else {
+        op = bk_window_insn(ld, ISA_OP_CONV, dt, src, n, ys, full_width(ld));
+        op.dst = p;
+        op.src2 = slot + md->w;
+        op.cout = (uint32_t)n;
+        op.groups = (uint16_t)n;
+        bk_code_cp(k, &op);
+    }
+    uint32_t dsh[4] = {1, (uint32_t)on, (uint32_t)ow, (uint32_t)n};
+    if (cs_bias_act(ch, ld, md->b ? slot + md->b : 0, p, tmp, h2, dsh, k)) goto act;
+    tag_since(k, at, 1);
+    AtlInsn st = bk_nchw_box(dt, 0, ld->y, hd, ch->OH, ch->OW, img, h0, n, o0, on, 0, ow, h2);
+    st.layer = (uint16_t)ch->nm;
+    bk_code_st(k, &st);
+    return k->oom ? atl_fail(e, "out of memory generating code") : 0;
+act:
+    return bk_fail(c, me->ly->node, e, "layer group: an activation cannot be fused");
+}
+
+/* bk_chain_check of a plan with xc channel slices: the slices cover the
+ * channels in aligned slices and the rows in chunks, every slice's reads
+ * inside its buffers, nothing resident, and the slot's buffers, weight
+ * and bias slices and scratch aligned, disjoint and inside the slot. */
+static int xc_check(const BkCtx *c, const BkLayer *ly, AtlErr *e)
+{
+    const BkChain *ch = ly->chain;
+    const IrGraph *g = c->g;
+    int node = ch->m[0].ly->node, hd = ch->m[0].ly->lw.OC, es = ch->dt == c->dt ? c->es : ch->es;   /* as bk_chain_check */
+    if (ch->rows < 1 || ch->nrc != (ch->OH + ch->rows - 1) / ch->rows || !xc_eligible(ch) || ch->nwc != 1 ||
+        ch->xn < 1 || (uint64_t)ch->xn * (ch->vdw ? 4 : es) % c->align || (uint64_t)ch->xn * es % c->align ||
+        (hd + ch->xn - 1) / ch->xn != ch->xc || (ch->vdw && !ch->m[1].dwv) || ch->inplace >= 0)
+        return bk_fail(c, node, e, "layer group: %d channel slices of %d do not cover %d aligned", ch->xc, ch->xn, hd);
+    int most[CHAIN_MAX_BUFS] = {0};
+    ChainRows r;
+    for (int s = 0; s < ch->nrc; s++) {
+        slice_rows(ch, s, 0, &r);
+        for (int b = 0; b < ch->nb; b++) {
+            most[b] = imax(most[b], r.n[b] * r.cn[b]);
+            if (r.n[b] * r.cn[b] > ch->buf[b].max_px)
+                return bk_fail(c, node, e, "layer group: the row buffer of '%s' holds %d pixels, slice %d puts %d x %d in it",
+                               g->t[ch->buf[b].t].name, ch->buf[b].max_px, s, r.n[b], r.cn[b]);
+        }
+        if (!inplace_ok(ch, &r)) return bk_fail(c, node, e, "layer group: slice %d reads rows it does not store over", s);
+        for (int i = 0; i < ch->nm; i++) {
+            const ChainMember *m = &ch->m[i];
+            int lo = r.lo[m->out], n = r.n[m->out];
+            BkSpan ys = member_span(m, 0, lo, n);
+            if (n > 0 && !rows_inside(&r, m->in, ys.a, ys.n))
+                return bk_fail(c, m->ly->node, e, "layer group: slice %d reads rows its buffers do not hold", s);
+        }
+    }
+    ChainRegion reg[CHAIN_MAX_BUFS + 2 * BK_CHAIN_MAX + 4];
+    int n = 0;
+    int xin = ch->m[0].in;
+    if (ch->xr != (ch->N == 1 && ch->nrc == 1) || ch->resident != (ch->xr ? bk_align_up(c, (uint64_t)most[xin] * ch->buf[xin].C * es) : 0))
+        return bk_fail(c, node, e, "layer group: the resident input rows take %llu bytes", (unsigned long long)ch->resident);
+    for (int b = 0; b < ch->nb; b++) {
+        int C = xc_sliced(ch, b) ? ch->xn : ch->buf[b].C;
+        if (ch->xr && b == xin) continue;
+        region(reg, &n, ch->buf[b].off, (uint64_t)most[b] * C * es, "the row buffer of '%s'", g->t[ch->buf[b].t].name);
+    }
+    for (int i = 0; i < ch->nm; i++) {
+        const ChainMember *m = &ch->m[i];
+        const BkLow *l = &m->ly->lw;
+        const char *name = g->nodes[m->ly->node].name ? g->nodes[m->ly->node].name : "";
+        if (l->b && !m->b) return bk_fail(c, m->ly->node, e, "layer group: the bias slice has no room");
+        uint64_t wb = i == 1 && ch->vdw ? ((xc_taps(l) - 1) * (uint64_t)l->C + (uint64_t)ch->xn) * 4
+                                        : xc_taps(l) * (uint64_t)ch->xn * (uint64_t)es;
+        region(reg, &n, m->w, wb, "the weight slice of '%s'", name);
+        if (l->b) region(reg, &n, m->b, (uint64_t)ch->xn * 4, "the bias slice of '%s'", name);
+    }
+    uint64_t tmp, acc;
+    xc_scratch(ch, most, &tmp, &acc);
+    region(reg, &n, ch->l_tmp, tmp, "the depthwise product temp", NULL);
+    region(reg, &n, ch->l_acc, acc, "the f32 accumulator", NULL);
+    if (regions_sound(c, node, reg, n, ly->slot_size, "slot", e)) return -1;
+    n = 0;
+    if (ch->xr) region(reg, &n, ch->buf[xin].off, ch->resident, "the resident rows of '%s'", g->t[ch->buf[xin].t].name);
+    return regions_sound(c, node, reg, n, ly->slot_off, "resident region below the slots", e);
+}
+
+/* The plans offered: each width of aligned slices whose count lies in
+ * [cores / 2, 2 cores] (at least 2), each with the most rows a tile that
+ * fits (fewer rows only reload the weight slices and recompute halos);
+ * --group-cslice only: just those. */
+static int xc_offer(const BkCtx *c, BkLayer *ly, BkChain *ch, AtlErr *e)
+{
+    int hd = ch->m[0].ly->lw.OC, unit = (int)(c->align / (uint64_t)ch->es), last = 0;
+    int lo = imax(2, c->ncores / 2), hi = imax(2, 2 * c->ncores);
+    if (c->bands && ch->m[ch->nm - 1].ly->bands != BK_BANDS_CHANNELS && !c->cslice_only) return 0;
+    if (c->cslice_only) ly->shapes.n = 0;
+    ch->vdw = ch->m[1].dwv;   /* the depthwise on the vector unit where it may */
+    if (ch->vdw) unit = imax(unit, (int)c->align / 4);
+    for (int xn = (hd + hi - 1) / hi; xn < hd; xn++) {
+        int n = (hd + xn - 1) / xn;
+        if (xn % unit || n < lo || n == last) continue;
+        last = n;
+        ch->xc = n;
+        for (int rows = ch->OH;; rows = (rows + 1) / 2) {
+            ChainShape sh = {.rows = rows, .cols = ch->OW, .vdw = ch->vdw, .xc = n};
+            ch->rows = rows;
+            ch->cols = ch->OW;
+            if (xc_layout(c, ly, ch) == 0) {
+                if (bk_push_shape(ly, &sh, sizeof sh, (int64_t)ch->N * ch->nrc * n, e)) return -1;
+                break;
+            }
+            if (rows == 1) break;
+        }
+    }
+    ch->xc = 0;
+    return 0;
+}
+/* ---- end of channel slices across cores --------------------------------- */
+
 /* A Concat member's inputs fill its channels exactly, each starting
  * aligned in the output pixels; a Resize member's input and output rows
  * are its factors apart and every row of its input starts aligned (its
@@ -1738,6 +2055,7 @@ int bk_chain_check(const BkCtx *c, const BkLayer *ly, AtlErr *e)
         return bk_fail(c, node, e, "layer group: %d slices of %d columns do not cover %d output columns", ch->nwc,
                        ch->cols, ch->OW);
     if (ch->csl) return cs_check(c, ly, e);   /* C slices: their own buffers and scratch */
+    if (ch->xc) return xc_check(c, ly, e);
     /* every slice: the rows each buffer holds, what each member reads */
     int most[CHAIN_MAX_BUFS] = {0};   /* pixels (rows x columns) */
     uint64_t rzb[BK_CHAIN_MAX] = {0}, rtb = 0;   /* interpolating Resize members' R_h blocks, their T */
@@ -1878,25 +2196,29 @@ static int apply_rows(BkCtx *c, BkLayer *ly, const void *shape, AtlErr *e)
     ch->vdw = sh->vdw;
     ch->ws = sh->ws;
     ch->csl = sh->csl;
-    if (ch->csl ? cs_layout(c, ly, ch) : layout(c, ly, ch)) return atl_fail(e, "internal: a candidate slice height does not fit");
+    ch->xc = sh->xc;
+    if (ch->xc ? xc_layout(c, ly, ch) : ch->csl ? cs_layout(c, ly, ch) : layout(c, ly, ch))
+        return atl_fail(e, "internal: a candidate slice height does not fit");
     if (bk_chain_check(c, ly, e)) return -1;
     ly->run_macs = run_macs(ch);
     int ns = ch->nstream ? ch->nsteps : 1;
-    if (bk_set_tiles(ly, ch->N * ch->nrc * ch->nwc * ns, ns, e)) return -1;
+    if (bk_set_tiles(ly, ch->N * ch->nrc * ch->nwc * ns * (ch->xc ? ch->xc : 1), ns, e)) return -1;
     /* a step's weight chunk: the same in every slice (with 2 steps each
      * slot keeps its chunk from slice to slice: the loads are skipped) */
     for (int t = 0; ch->nstream && t < ly->ntiles; t++) ly->tile_wkey[t] = ch->step[t % ns].w >= 0 ? t % ns : -1;
     /* resident weights multicast once per cluster; a chain of pools has
      * none (an empty multicast would leave its wait unsignalled) */
     ly->mcast = ch->resident > 0;
-    ly->prologue = ly->mcast ? (ch->csl ? cs_prologue : chain_prologue) : NULL;
-    ly->gen = ch->csl ? cs_gen : chain_gen;
+    ly->prologue = ly->mcast ? (ch->xc ? xc_prologue : ch->csl ? cs_prologue : chain_prologue) : NULL;
+    ly->gen = ch->xc ? xc_gen : ch->csl ? cs_gen : chain_gen;
     ly->wsram_lo = ch->ws ? c->sram_stage : 0;
     ly->wsram_hi = ch->ws ? ch->sw_top : 0;
     char wpart[16] = "";
     if (ch->nwc > 1) snprintf(wpart, sizeof wpart, " W%d", ch->nwc);
     const char *vec = ch->vdw ? " vec" : "";
-    if (ch->csl)
+    if (ch->xc)
+        snprintf(ly->split, sizeof ly->split, "N%d C%d H%d x%d%s", ch->N, ch->xc, ch->nrc, ch->nm, vec);
+    else if (ch->csl)
         snprintf(ly->split, sizeof ly->split, "N%d H%d x%d c%d%s", ch->N, ch->nrc, ch->nm, ch->csl, vec);
     else if (ch->nstream)
         snprintf(ly->split, sizeof ly->split, "N%d H%d%s x%d w%d/%d%s%s", ch->N, ch->nrc, wpart, ch->nm, ch->nstream, ns, vec,
@@ -2193,6 +2515,7 @@ int bk_lower_chain(BkCtx *c, const BkLayer *const *members, int nm, BkLayer *ly,
         }
         ch->csl = 0;
     }
+    if (xc_eligible(ch) && !c->cslice_never && xc_offer(c, ly, ch, e)) { rc = -1; goto done; }
     if (!ly->shapes.n) { ly->chain = NULL; goto done; }
     ly->shapes.apply = apply_rows;
     return 0;
@@ -2213,13 +2536,23 @@ int bk_chain_nodes(const BkLayer *ly, int *nodes, int max)
 int bk_chain_tile_rows(const BkLayer *ly, int t, int *r0, int *r1, int *oc)
 {
     const BkChain *ch = ly->chain;
-    if (!ch || ch->nstream || ch->N != 1 || ch->rows < 1 || t < 0 || t >= ch->nrc || ch->m[ch->nm - 1].kind != CM_WINDOW)
+    int xc = ch && ch->xc ? ch->xc : 1;
+    if (!ch || ch->nstream || ch->N != 1 || ch->rows < 1 || t < 0 || t >= ch->nrc * xc || ch->m[ch->nm - 1].kind != CM_WINDOW)
         return -1;
     int OH, OW;
     member_out(&ch->m[ch->nm - 1], oc, &OH, &OW);
+    t /= xc;   /* channel slices across cores: the tiles of a row chunk */
     *r0 = t * ch->rows;
     *r1 = imin(*r0 + ch->rows, ch->OH);
     return 0;
+}
+
+void bk_chain_tile_chans(const BkLayer *ly, int t, int *c0, int *c1)
+{
+    const BkChain *ch = ly->chain;
+    if (!ch || !ch->xc) return;
+    *c0 = t % ch->xc * ch->xn;
+    *c1 = imin(*c0 + ch->xn, ch->m[0].ly->lw.OC);
 }
 
 int bk_chain_streams(const BkLayer *ly)
@@ -2229,7 +2562,7 @@ int bk_chain_streams(const BkLayer *ly)
 
 int bk_chain_cslices(const BkLayer *ly)
 {
-    return ly->chain && ly->chain->csl > 0;
+    return ly->chain && (ly->chain->csl > 0 || ly->chain->xc > 0);
 }
 
 uint64_t bk_chain_lmem(const BkLayer *ly)

@@ -57,8 +57,10 @@ static int plan_sum(const BkCtx *c, BkLayer *ly)
     uint64_t used = 0, box = (uint64_t)l->rows * l->OW * l->gchunk;
     l->l_in = bk_slot_alloc(c, &used, part_stride(c, l) * (uint64_t)l->kb_parts);
     l->l_b = l->b ? bk_slot_alloc(c, &used, (uint64_t)l->gchunk * 4) : 0;
-    l->l_tmp = !strcmp(l->act, "HardSwish") ? bk_slot_alloc(c, &used, box * 4) : 0;
+    l->l_tmp = !strcmp(l->act, "HardSwish") || !strcmp(l->t_act, "HardSwish") ? bk_slot_alloc(c, &used, box * 4) : 0;
     l->l_out = c->dt != ISA_F32 ? bk_slot_alloc(c, &used, box * (uint64_t)c->es) : 0;
+    l->l_res = l->t_x ? bk_slot_alloc(c, &used, box * (uint64_t)c->es) : 0;
+    l->l_resf = l->t_x && c->dt != ISA_F32 ? bk_slot_alloc(c, &used, box * 4) : 0;
     return used <= ly->slot_size && l->rows * l->OW <= 65535 ? 0 : -1;
 }
 
@@ -107,9 +109,21 @@ static int sum_gen(BkCtx *c, const BkLayer *ly, int t, uint64_t slot, BkCode *k,
         AtlInsn in = bk_vbin(ISA_OP_V_ADD, ISA_F32, acc, acc, slot + l->l_b, osh, os, os, bs);
         bk_code_cp(k, &in);
     }
-    uint64_t res;
-    if (bk_matrix_epilogue(k, l, l->dt, acc, slot + l->l_tmp, slot + l->l_out, 0, osh, os, &res))
-        return bk_fail(c, ly->node, e, "activation %s cannot be fused", l->act);
+    /* a residual tail: the same box of its tensor, in f32 for the add */
+    uint64_t res, resid = 0;
+    if (l->t_x) {
+        AtlInsn in = bk_nchw_boxes(l->dt, 1, l->t_x, l->OC, l->OH, l->OW, &box, slot + l->l_res);
+        bk_code_ld(k, &in, 0);
+        resid = slot + l->l_res;
+        if (l->dt != ISA_F32) {
+            in = bk_vun(ISA_OP_V_CAST, l->dt, slot + l->l_resf, resid, osh, os, os, 0, 0);
+            in.otype = ISA_F32;
+            bk_code_cp(k, &in);
+            resid = slot + l->l_resf;
+        }
+    }
+    if (bk_matrix_epilogue(k, l, l->dt, acc, slot + l->l_tmp, slot + l->l_out, resid, osh, os, &res))
+        return bk_fail(c, ly->node, e, "activation %s cannot be fused", l->act[0] ? l->act : l->t_act);
     AtlInsn st = bk_nchw_boxes(l->dt, 0, l->y, l->OC, l->OH, l->OW, &box, res);
     bk_code_st(k, &st);
     return 0;
@@ -133,7 +147,7 @@ int bk_kbands_ok(const BkCtx *c, const BkLayer *ly)
     const BkLow *l = &ly->lw;
     if (c->kbands_never || c->bands < 2 || !c->band_chans || c->split || ly->node < 0 || ly->chain) return 0;
     const IrNode *nd = &c->g->nodes[ly->node];
-    if (strcmp(nd->op, "Conv") || l->kind != BK_K_CONV || l->groups != 1 || l->w_oihw || l->t_x || l->N < 1)
+    if (strcmp(nd->op, "Conv") || l->kind != BK_K_CONV || l->groups != 1 || l->w_oihw || l->N < 1)
         return 0;
     if (l->C % c->bands || l->OC % c->bands) return 0;
     int r = bk_tensor_root(c, nd->in[0]);
@@ -160,11 +174,14 @@ int bk_lower_kbands(BkCtx *c, const BkLayer *conv, BkLayer *p1, BkLayer *p2, uin
      * where a layer's input staging would go (neither phase stages) */
     uint64_t own = (uint64_t)l->N * (l->OC / c->bands) * l->OH * l->OW * 4;
     l->kb_sram = c->sram_stage + own <= (uint64_t)c->chip->sram_bytes ? c->sram_stage + 1 : 0;
-    uint64_t bias = l->b;
-    char act[16];
+    uint64_t bias = l->b, tx = l->t_x;
+    char act[16], tact[16];
     memcpy(act, l->act, sizeof act);
+    memcpy(tact, l->t_act, sizeof tact);
     l->b = 0;
     l->act[0] = 0;
+    l->t_x = 0;   /* the residual tail: phase 2's, after the sum */
+    l->t_act[0] = 0;
     int rc = bk_conv_kbands_shapes(c, p1, e);
     if (rc) return rc;
     /* phase 2: the sum, its tiles by output channels and rows */
@@ -192,6 +209,10 @@ int bk_lower_kbands(BkCtx *c, const BkLayer *conv, BkLayer *p1, BkLayer *p2, uin
     memcpy(s->act, act, sizeof act);
     s->act_alpha = l->act_alpha;
     s->act_beta = l->act_beta;
+    s->t_x = tx;
+    memcpy(s->t_act, tact, sizeof tact);
+    s->t_alpha = l->t_alpha;
+    s->t_beta = l->t_beta;
     s->kb_parts = c->bands;
     s->kb_phase = 2;
     s->kb_part = part;

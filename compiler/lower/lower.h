@@ -42,6 +42,9 @@ int bk_chain_nodes(const BkLayer *ly, int *nodes, int max);
  * owning its output, test_int8_group's identity_bottleneck read a wrong
  * SRAM copy on a1, not understood yet). */
 int bk_chain_tile_rows(const BkLayer *ly, int t, int *r0, int *r1, int *oc);
+/* The output channels [*c0, *c1) tile t of a group stores when it has
+ * channel slices across cores; otherwise leaves them (all channels). */
+void bk_chain_tile_chans(const BkLayer *ly, int t, int *c0, int *c1);
 /* Marks the tensors a chain layer keeps in LMEM (every member's output but
  * the last's) as BkPlace.internal. */
 void bk_chain_mark_internal(BkCtx *c, const BkLayer *ly);

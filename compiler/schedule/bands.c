@@ -231,8 +231,10 @@ int bk_band_distribute(BkSegment *sg, AtlErr *e)
         x[3] = OC;
         x[4] = 0;
         x[5] = 1;
-        if (chain) bk_chain_tile_rows(ly, u * run, &x[0], &x[1], &x[3]);
-        else {
+        if (chain) {
+            bk_chain_tile_rows(ly, u * run, &x[0], &x[1], &x[3]);
+            bk_chain_tile_chans(ly, u * run, &x[2], &x[3]);
+        } else {
             BkTilePos p = bk_tile_pos(l, u * run);
             tile_rows(l, p, &x[0], &x[1]);
             x[2] = p.gci;

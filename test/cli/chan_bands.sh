@@ -14,7 +14,9 @@
 # the interpreter whatever the plan); --groups names the layers whose
 # tiles go to the clusters by channels (" chans": mobilenetv2_035's late
 # depthwise convolutions, on the vector unit since lower/dwvec.c, whose
-# prefetched weights add " pf" after it); the trace shows the gather (DRAM to SRAM) and
+# prefetched weights add " pf" after it; since session 32 grouped with
+# their expand in channel slices across the cores, "C<slices> H1 x2",
+# whose output keeps the channel bands); the trace shows the gather (DRAM to SRAM) and
 # loads from SRAM. `rows` is recorded in the .abm (atoll compare reads
 # it) and keeps the interpreter's answers too.
 . test/cli/lib.inc
@@ -62,7 +64,8 @@ check resnet20_cifar "$TMPD/a1x2.ini" fp32 near
 # weighed by their bytes"), which this comparison of the two modes is not about
 [ $full = 1 ] && check resnet20_cifar "$TMPD/a1x2.ini" bf16 strict --bytes-slack -1
 check mobilenetv2_035 "$TMPD/a1x2.ini" fp32 strict
-expect_grep mobilenetv2_035_chans "/features/features.1[0-7]/conv/conv.1/conv.1.0/C.* chans " "$TMPD/sum_mobilenetv2_035_a1x2_fp32.txt"
+expect_grep mobilenetv2_035_chans "/features/features.1[0-7]/conv/conv.1/conv.1.0/C.* chans \|Group(2) .* N1 C[0-9]* H1 x2 vec" \
+    "$TMPD/sum_mobilenetv2_035_a1x2_fp32.txt"
 expect_ok rows_matches_interpreter "$ATOLL" compare models/resnet20_cifar.onnx "$TMPD/resnet20_cifar_a1x2_fp32_rows.abm" \
     --chip "$TMPD/a1x2.ini" --input models/resnet20_cifar.ref.npz --expect models/resnet20_cifar.ref.npz
 "$ATOLL" inspect "$TMPD/resnet20_cifar_a1_fp32_rows.abm" > "$TMPD/insp.txt" 2>&1

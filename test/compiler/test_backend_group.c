@@ -1464,6 +1464,152 @@ TEST(c_slices_of_an_inverted_residual)
     ir_free(&g);
 }
 
+/* ---- channel slices across cores ---- */
+
+/* x (C channels) -> 1x1 expand to hd + Relu -> 3x3 depthwise (stride s)
+ * + Relu -> h2; then (tail) a 3x3 conv to 8 channels -> y, a consumer
+ * that reads every channel of h2 (no C-sliced block: not a 1x1). */
+static void expand_depthwise(IrGraph *g, const int64_t xd[4], int hd, int s, int tail)
+{
+    AtlErr e;
+    new_graph(g, xd);
+    conv_relu(g, "expand", "x", (int)xd[1], hd, 1, 1, 0, 1, "h1");
+    conv_relu(g, "dw", "h1", hd, hd, 3, s, 1, hd, tail ? "h2" : "y");
+    if (tail) conv(g, "tail", "h2", hd, 8, 3, 1, 1, 1, "y");
+    ir_add_output(g, "y", &e);
+}
+
+/* The expand and depthwise as one group with channel slices across cores
+ * (--group-cslice only: split " C<slices>") on chipfile, activations in
+ * DRAM (sram 0) or as placement chip chooses (sram 1: on a1 the group's
+ * output in channel bands of the clusters' SRAM, which the tail reads):
+ * no sum is split, so bit for bit --group none's answers (f32 and bf16),
+ * within the tolerance of the interpreter's, the estimate within EST_TOL
+ * of the simulated span (exact 0: a plan around the group may differ,
+ * within the tolerance). */
+static void check_xc(const IrGraph *g, const char *what, const char *chipfile, int dtype, int sram, int exact)
+{
+    Prep p;
+    Run a, n;
+    char msg[1024] = "";
+    int rc = prepare(g, &p, msg, sizeof msg);
+    CHECKF(rc == 0, "%s: %s", what, msg);
+    if (rc) { prep_free(&p); return; }
+    BkOptions o;
+    bk_options_default(&o);
+    o.dtype = dtype;
+    o.placement = BK_PLACE_CHIP;
+    o.sram_acts = sram ? BK_SRAM_ACTS_AUTO : BK_SRAM_ACTS_NEVER;
+    o.group_cslice = BK_CS_ONLY;
+    int ra = run_opts(&p, chipfile, &o, &a);
+    o.group = BK_GROUP_NONE;
+    o.group_cslice = BK_CS_AUTO;
+    int rn = run_opts(&p, chipfile, &o, &n);
+    printf("  %-22s %-20s %-4s %s err %.3g, none %.3g  %s%s%s%s%s\n", what, chipfile, isa_dtype_name(dtype),
+           sram ? "sram" : "dram", ra ? -1.0 : a.err, rn ? -1.0 : n.err, a.ops, a.group >= 0 ? "  split " : "",
+           a.group >= 0 ? a.sum.layers[a.group].split : "", a.msg, n.msg);
+    CHECKF(ra == 0 && rn == 0, "%s on %s: %s%s", what, chipfile, a.msg, n.msg);
+    if (ra == 0 && rn == 0) {
+        CHECKF(!strncmp(a.ops, "Group(2)", 8) && split_field(&a, 'C') >= 2,
+               "%s on %s: layers '%s' split '%s', expected a Group(2) with channel slices", what, chipfile, a.ops,
+               a.group >= 0 ? a.sum.layers[a.group].split : "");
+        CHECKF(a.err <= tol_of(dtype) && n.err <= tol_of(dtype), "%s on %s: error %g (none %g) > %g", what, chipfile,
+               a.err, n.err, tol_of(dtype));
+        int64_t m = ir_numel(&p.ref[0]), bad = 0;
+        for (int64_t i = 0; i < m && exact; i++) bad += a.out[0][i] != n.out[0][i];
+        CHECKF(bad == 0, "%s on %s: %lld of %lld outputs differ from --group none", what, chipfile, (long long)bad,
+               (long long)m);
+        if (a.est_at[0]) printf("    estimate: %s\n", a.est_at);
+        CHECKF(fabs(a.est_err) <= EST_TOL, "%s on %s: a group's estimate off by more than %.0f%%: %s", what, chipfile,
+               100 * EST_TOL, a.est_at);
+    }
+    run_free(&a);
+    run_free(&n);
+    prep_free(&p);
+}
+
+/* The checker on a plan with channel slices (expand + depthwise on a1,
+ * lowered again with --group-cslice only): it accepts the compiler's
+ * plan and refuses it with its slot too small, a coarser alignment and
+ * elements twice as large (its resident input rows then too small). */
+static void xc_checker(const IrGraph *g, int dt)
+{
+    static const char *const members[] = {"expand", "dw"};
+    ChainFix f;
+    AtlErr e = {{0}};
+    int rc = fix_setup(&f, g, A1, dt, members, 2, &e);
+    CHECKF(rc == 0, "setup: %s", e.msg);
+    if (rc) { fix_free(&f); return; }
+    const BkLayer *mem[2] = {&f.layers[0], &f.layers[1]};
+    BkCoreSet all = {0, f.c.ncores};
+    bk_layer_free(&f.chain);
+    memset(&f.chain, 0, sizeof f.chain);
+    f.chain.node = f.layers[1].node;
+    f.chain.tensor = -1;
+    f.chain.slot_size = f.c.slot;
+    f.c.cslice_only = 1;
+    rc = bk_lower_chain(&f.c, mem, 2, &f.chain, &e) || bk_choose_shape(&f.c, &f.chain, all, &e);
+    CHECKF(rc == 0, "channel-sliced chain: %s", e.msg);
+    if (rc) { fix_free(&f); return; }
+    printf("  expand + depthwise on a1 %s: split %s\n", isa_dtype_name(dt), f.chain.split);
+    CHECK(strstr(f.chain.split, " C") != NULL);
+    CHECKF(bk_chain_check(&f.c, &f.chain, &e) == 0, "the compiler's plan: %s", e.msg);
+    BkLayer keep = f.chain;
+    uint64_t align = f.c.align;
+    for (int k = 0; k < 3; k++) {
+        static const char *const what[] = {"slot too small", "a coarser alignment", "elements twice as large"};
+        static const char *const has[] = {"ends beyond the slot", "align", "the resident input rows take"};
+        if (k == 0) f.chain.slot_size = 2 * f.c.align;
+        if (k == 1) f.c.align = 3 * align;
+        if (k == 2) f.c.es *= 2;
+        rc = bk_chain_check(&f.c, &f.chain, &e);
+        printf("    %-34s %s\n", what[k], rc ? e.msg : "(accepted)");
+        CHECKF(rc != 0, "%s: the checker accepted the plan", what[k]);
+        CHECK_STR_CONTAINS(e.msg, "node 'expand' (Conv): layer group");
+        CHECK_STR_CONTAINS(e.msg, has[k]);
+        f.chain = keep;
+        f.c.align = align;
+        f.c.es = isa_dtype_size(dt);
+    }
+    CHECKF(bk_chain_check(&f.c, &f.chain, &e) == 0, "the restored plan: %s", e.msg);
+    fix_free(&f);
+}
+
+/* Uneven slices (the last narrower) on every chip: 80 hidden channels on
+ * tiny (2 slices of 48 + 32) and edge16k (2 or 3 slices, a 2 x 2 image
+ * for its 16 KiB), 272 on a1 (8 to 32 slices: 9 of 32 + 16, ...); stride
+ * 1 and 2; f32 with the depthwise on the vector unit, bf16 on the matrix
+ * unit (f32 accumulators in the slot); on a1 also with the activations
+ * placed by placement chip. Bit for bit --group none's answers where the
+ * group's output is the graph's (with the tail, whose plan the forced
+ * pricing may change, within the tolerance). */
+TEST(channel_slices_across_cores)
+{
+    IrGraph g;
+    int64_t small[4] = {1, 16, 4, 4}, xd[4] = {1, 16, 6, 6}, least[4] = {1, 16, 2, 2};
+    expand_depthwise(&g, small, 80, 1, 0);
+    check_xc(&g, "expand + depthwise", TINY, ISA_F32, 0, 1);
+    check_xc(&g, "expand + depthwise", TINY, ISA_BF16, 0, 1);
+    ir_free(&g);
+    expand_depthwise(&g, least, 80, 1, 0);
+    check_xc(&g, "expand + depthwise", EDGE, ISA_F32, 0, 1);
+    ir_free(&g);
+    expand_depthwise(&g, xd, 272, 1, 0);
+    check_xc(&g, "expand + depthwise", A1, ISA_F32, 0, 1);
+    check_xc(&g, "expand + depthwise", A1, ISA_BF16, 0, 1);
+    xc_checker(&g, ISA_F32);
+    xc_checker(&g, ISA_BF16);
+    ir_free(&g);
+    expand_depthwise(&g, xd, 272, 2, 1);
+    check_xc(&g, "expand + dw s2 + conv", A1, ISA_F32, 0, 0);
+    check_xc(&g, "expand + dw s2 + conv", A1, ISA_F32, 1, 0);
+    check_xc(&g, "expand + dw s2 + conv", A1, ISA_BF16, 1, 0);
+    ir_free(&g);
+    expand_depthwise(&g, small, 80, 2, 1);
+    check_xc(&g, "expand + dw s2 + conv", TINY, ISA_F32, 0, 0);
+    ir_free(&g);
+}
+
 /* ---- Concat, Resize and elementwise members (lower/chain_ops.c) ---- */
 
 /* The graphs: an Inception-like concat of two conv branches of x, then a
@@ -1919,6 +2065,7 @@ int main(void)
     RUN(packed_buffers_give_taller_slices);
     RUN(checker_proves_lifetimes);
     RUN(c_slices_of_an_inverted_residual);
+    RUN(channel_slices_across_cores);
     RUN(concat_resize_elementwise_members);
     RUN(checker_covers_concat_and_resize);
     RUN(interpolating_resize_members);

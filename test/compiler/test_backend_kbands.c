@@ -3,7 +3,7 @@
  * convolution 256 -> 64 (bias, Relu) after a 1x1 convolution 64 -> 256
  * whose output the clusters keep in their SRAMs runs as two layers: the
  * clusters' partial sums over their own input channels, then their sum
- * with the bias and the activation.
+ * with the bias and the activation (and a residual tail: + x, Relu).
  *
  * Checked with BkOptions.kbands = always, in f32 and bf16: the answers
  * are the interpreter's (the simulator's full mode, race detector on);
@@ -25,8 +25,9 @@
 static const char *const A1 = "configs/a1.ini";
 
 enum { C = 256, M = 1024, H = 7 };
-/* x [1, C, H, H] -> Conv 1x1 C -> M + Relu -> Conv 1x1 M -> C + Relu -> y */
-static void reduce_graph(IrGraph *g)
+/* x [1, C, H, H] -> Conv 1x1 C -> M + Relu -> Conv 1x1 M -> C + Relu -> y;
+ * res: the second conv's output plus x (its residual tail), then Relu. */
+static void reduce_graph_res(IrGraph *g, int res)
 {
     AtlErr e;
     int64_t xd[4] = {1, C, H, H}, w1[4] = {M, C, 1, 1}, b1[1] = {M}, w2[4] = {C, M, 1, 1}, b2[1] = {C};
@@ -38,9 +39,12 @@ static void reduce_graph(IrGraph *g)
     ir_add_op(g, "Conv", "expand", "x,w1,b1", "c1", &e);
     ir_add_op(g, "Relu", "relu1", "c1", "r1", &e);
     ir_add_op(g, "Conv", "reduce", "r1,w2,b2", "c2", &e);
-    ir_add_op(g, "Relu", "relu2", "c2", "y", &e);
+    if (res) ir_add_op(g, "Add", "add", "c2,x", "s2", &e);
+    ir_add_op(g, "Relu", "relu2", res ? "s2" : "c2", "y", &e);
     ir_add_output(g, "y", &e);
 }
+
+static void reduce_graph(IrGraph *g) { reduce_graph_res(g, 0); }
 
 static void options(BkOptions *o, int dtype, int kbands)
 {
@@ -58,11 +62,12 @@ static int rows_with(const BkSummary *s, const char *what)
     return n;
 }
 
-/* Full mode against the interpreter; the phases named. */
-static void answers(int dtype, double tol)
+/* Full mode against the interpreter; the phases named (res: with the
+ * residual tail, which phase 2 adds after the sum and the bias). */
+static void answers_res(int dtype, double tol, int res)
 {
     IrGraph g;
-    reduce_graph(&g);
+    reduce_graph_res(&g, res);
     BkOptions o;
     options(&o, dtype, BK_KBANDS_ALWAYS);
     BkSummary sum;
@@ -78,6 +83,8 @@ static void answers(int dtype, double tol)
     bk_summary_free(&sum);
     ir_free(&g);
 }
+
+static void answers(int dtype, double tol) { answers_res(dtype, tol, 0); }
 
 /* A timing-only run: its simulated DRAM bytes (and cycles in *cycles);
  * each unit's estimate within 2% of its simulated cycles. */
@@ -141,6 +148,7 @@ static void dram_case(int dtype)
 
 TEST(f32_matches_the_interpreter) { answers(ISA_F32, 2e-5); }
 TEST(bf16_matches_the_interpreter) { answers(ISA_BF16, 3e-2); }
+TEST(a_residual_tail_after_the_sum) { answers_res(ISA_F32, 2e-5, 1); answers_res(ISA_BF16, 3e-2, 1); }
 TEST(f32_moves_fewer_dram_bytes_and_estimates_within_2_percent) { dram_case(ISA_F32); }
 TEST(bf16_moves_fewer_dram_bytes_and_estimates_within_2_percent) { dram_case(ISA_BF16); }
 
@@ -158,6 +166,7 @@ int main(void)
 {
     RUN(f32_matches_the_interpreter);
     RUN(bf16_matches_the_interpreter);
+    RUN(a_residual_tail_after_the_sum);
     RUN(f32_moves_fewer_dram_bytes_and_estimates_within_2_percent);
     RUN(bf16_moves_fewer_dram_bytes_and_estimates_within_2_percent);
     RUN(a_bad_kbands_mode_is_refused);
