@@ -2125,8 +2125,9 @@ int bk_lower_chain(BkCtx *c, const BkLayer *const *members, int nm, BkLayer *ly,
     ly->gen = chain_gen;
     ly->is_matrix = 1;
     for (int i = 0; i < nm; i++) ly->macs += members[i]->macs;
-    /* candidate slice heights: every halving that fits, most rows first;
-     * when the weights of all members leave no room for any, the same
+    /* candidate slice heights: every halving that fits, most rows first,
+     * then the few more of more_heights (the tallest that fits, the
+     * tallest spreading the rows evenly over the cores); when the weights of all members leave no room for any, the same
      * with the 1, 2, ... largest weights streamed (--group-weights
      * resident: never; stream: only those, when some member may) */
     int ns0 = c->weights_stream && ch->nelig ? 1 : 0, ns1 = c->weights_resident ? 0 : ch->nelig;
