@@ -462,8 +462,8 @@ static uint64_t staged_bytes(const BkChain *ch, int ns)
 /* 1 when a plan streaming the first ns of elig may stage those weights
  * in its clusters' SRAM (BkChain.ws): a float chain (int8 ResNet-50 on a1
  * went 1,619,351 -> 1,629,101 cycles with its int8 chains staging: each
- * staged plan priced lower alone, see docs/backend.md), several cores a
- * cluster share them, SRAM above BkCtx.sram_stage is free for the layer
+ * staged plan priced lower alone, see docs/backend.md), SRAM above
+ * BkCtx.sram_stage is free for the layer
  * and holds them, and the flag fits the resident region's first aligned
  * block (unused while streaming, resident_plan). --sram-weights never:
  * not offered. */
@@ -474,8 +474,7 @@ static int stage_ok(const BkCtx *c, const BkChain *ch, int ns)
      * not price in their consumers (ResNet-50 fp16 with a 64x64 array and
      * 2 MiB of LMEM: bands 1,394,393 -> 1,516,821 estimated cycles) */
     return ns > 0 && ch->dt != ISA_I8 && c->grouping && !c->wsram_never && !c->split && !c->bands &&
-           c->chip->cores_per_cluster > 1 &&
-           c->align >= 64 &&
+           c->align >= 64 &&   /* one core a cluster too: its slices share the chunks (tiny) */
            c->sram_stage + staged_bytes(ch, ns) <= (uint64_t)c->chip->sram_bytes;
 }
 
@@ -2301,6 +2300,60 @@ static int push_plan(const BkCtx *c, BkLayer *ly, const BkChain *ch, ChainShape 
     return ws ? bk_push_shape(ly, &sh, sizeof sh, tiles, e) : 0;
 }
 
+/* 1 when rows is a halving of OH (OH, ceil(OH / 2), ... 1: offered already). */
+static int halving(int OH, int rows)
+{
+    for (int h = OH;; h = (h + 1) / 2) {
+        if (h == rows) return 1;
+        if (h == 1) return 0;
+    }
+}
+
+/* Whole-row heights beside the halvings (the rows loop of bk_lower_chain
+ * offered every halving that fits; nofit is the shortest halving above
+ * the tallest that fits, 0 when all of OH fit): the tallest height that
+ * fits below nofit (packing and a plan's scratch make the fit not quite
+ * monotone in rows, so a short scan down, at most FIT_SCAN heights, not a
+ * bisection), and for all the cores and for one cluster's (P of them) the
+ * tallest height ceil(OH / ceil(j x P / N)), j = 1, 2, ..., that fits:
+ * j slices for every core, the rows spread evenly (61 rows on 16 cores:
+ * 4 rows, 16 slices). Each a new height only, priced
+ * by the tile-shape search like the halvings (offered after them: a tie
+ * keeps the halving). */
+enum { FIT_SCAN = 64, EVEN_TRIES = 8 };
+static int more_heights(const BkCtx *c, BkLayer *ly, BkChain *ch, int ns, int vdw, int nofit, AtlErr *e)
+{
+    int cand[3], n = 0;
+    for (int rows = nofit - 1, k = 0; rows >= 1 && k < FIT_SCAN && !halving(ch->OH, rows); rows--, k++) {
+        ch->rows = rows;
+        if (layout(c, ly, ch) == 0) { cand[n++] = rows; break; }
+    }
+    int sets[2] = {c->chip->clusters * c->chip->cores_per_cluster, c->chip->cores_per_cluster};
+    for (int s = 0; s < 2; s++) {
+        int P = sets[s];
+        if (P < 2 || (s && P == sets[0])) continue;
+        for (int j = 1; j <= EVEN_TRIES; j++) {
+            int nrc = (j * P + ch->N - 1) / ch->N;
+            if (nrc > ch->OH) break;
+            int rows = (ch->OH + nrc - 1) / nrc;
+            if (nofit && rows >= nofit) continue;
+            int seen = halving(ch->OH, rows);
+            for (int i = 0; i < n; i++) seen |= cand[i] == rows;
+            ch->rows = rows;
+            if (layout(c, ly, ch)) continue;
+            if (!seen) cand[n++] = rows;
+            break;
+        }
+    }
+    for (int i = 0; i < n; i++) {
+        ChainShape sh = {.rows = cand[i], .cols = ch->OW, .nstream = ns, .vdw = vdw};
+        ch->rows = cand[i];
+        if (layout(c, ly, ch)) continue;
+        if (push_plan(c, ly, ch, sh, (int64_t)ch->N * ch->nrc * ch->nwc * ch->nsteps, e)) return -1;
+    }
+    return 0;
+}
+
 int bk_lower_chain(BkCtx *c, const BkLayer *const *members, int nm, BkLayer *ly, AtlErr *e)
 {
     if (nm < 2 || nm > BK_CHAIN_MAX) return 1;
@@ -2445,8 +2498,9 @@ int bk_lower_chain(BkCtx *c, const BkLayer *const *members, int nm, BkLayer *ly,
     ly->gen = chain_gen;
     ly->is_matrix = 1;
     for (int i = 0; i < nm; i++) ly->macs += members[i]->macs;
-    /* candidate slice heights: every halving that fits, most rows first;
-     * when the weights of all members leave no room for any, the same
+    /* candidate slice heights: every halving that fits, most rows first,
+     * then the few more of more_heights (the tallest that fits, the
+     * tallest spreading the rows evenly over the cores); when the weights of all members leave no room for any, the same
      * with the 1, 2, ... largest weights streamed (--group-weights
      * resident: never; stream: only those, when some member may) */
     int ns0 = c->weights_stream && ch->nelig ? 1 : 0, ns1 = c->weights_resident ? 0 : ch->nelig;
@@ -2464,7 +2518,7 @@ int bk_lower_chain(BkCtx *c, const BkLayer *const *members, int nm, BkLayer *ly,
          * recompute more halo), and of those the two with the fewest MACs
          * with their halos (pricing more costs compile time; on ResNet-50
          * the others priced at most 1% cheaper, mostly dearer) */
-        int before = ly->shapes.n, nw = 0;
+        int before = ly->shapes.n, nw = 0, nofit = 0, anyfit = 0;
         ChainShape wsh[32];
         uint64_t wmacs[32];
         int64_t wtiles[32];
@@ -2475,6 +2529,8 @@ int bk_lower_chain(BkCtx *c, const BkLayer *const *members, int nm, BkLayer *ly,
                 ch->cols = cols;
                 int fits = layout(c, ly, ch) == 0;
                 int64_t tiles = (int64_t)ch->N * ch->nrc * ch->nwc * ch->nsteps;
+                if (cols == ch->OW && !fits && !anyfit) nofit = rows;
+                anyfit |= cols == ch->OW && fits;
                 if (fits && cols == ch->OW) {
                     if (push_plan(c, ly, ch, sh, tiles, e)) { rc = -1; goto done; }
                 } else if (fits && nw < 32) {
@@ -2492,6 +2548,8 @@ int bk_lower_chain(BkCtx *c, const BkLayer *const *members, int nm, BkLayer *ly,
              * slower for it) */
             if (cols == 1 || ch->dt == ISA_I8 || vdw || (cols == ch->OW && ly->shapes.n > before)) break;
         }
+        ch->cols = ch->OW;
+        if (anyfit && more_heights(c, ly, ch, ns, vdw, nofit, e)) { rc = -1; goto done; }
         for (int k = 0; k < nw && k < 2; k++)
             if (push_plan(c, ly, ch, wsh[k], wtiles[k], e)) { rc = -1; goto done; }
     }

@@ -949,6 +949,61 @@ TEST(streamed_weights_once_per_cluster)
     ir_free(&g);
 }
 
+/* Staged on a chip of one core a cluster (tiny): the 3x3 -> 1x1 -> 1x1
+ * stack forced to stream in more than two steps, whose chunks from DRAM
+ * every slice reads again (no other core shares them, but the slices do):
+ * staged in the cluster's SRAM (" wsram") the group must read each
+ * weight byte from DRAM once, fewer than from DRAM, and give the DRAM
+ * plan's answers bit for bit (f32) and the interpreter's. Fails where
+ * stage_ok refuses one-core clusters (no " wsram" plan). */
+TEST(streamed_weights_staged_on_one_core)
+{
+    IrGraph g;
+    AtlErr e;
+    int64_t sd[4] = {1, 4, 23, 8};
+    new_graph(&g, sd);
+    conv_relu(&g, "s1", "x", 4, 32, 3, 1, 1, 1, "a");
+    conv_relu(&g, "s2", "a", 32, 64, 1, 1, 0, 1, "b");
+    conv(&g, "s3", "b", 64, 32, 1, 1, 0, 1, "y");
+    ir_add_output(&g, "y", &e);
+    Prep p;
+    char msg[1024] = "";
+    int rc = prepare(&g, &p, msg, sizeof msg);
+    CHECKF(rc == 0, "prepare: %s", msg);
+    Run r[2];
+    memset(r, 0, sizeof r);
+    for (int ws = 0; ws < 2 && !rc; ws++) {
+        BkOptions o;
+        bk_options_default(&o);
+        o.group_weights = BK_GW_STREAM;
+        o.sram_acts = BK_SRAM_ACTS_NEVER;
+        o.sram_weights = ws ? BK_SRAM_ALWAYS : BK_SRAM_NEVER;
+        int rr = run_opts(&p, TINY, &o, &r[ws]);
+        CHECKF(rr == 0 && r[ws].group >= 0, "chunks from %s: %s (%s)", ws ? "SRAM" : "DRAM", r[ws].msg, r[ws].ops);
+        if (rr || r[ws].group < 0) { rc = -1; break; }
+        const char *split = r[ws].sum.layers[r[ws].group].split, *sl = strchr(strstr(split, " w"), '/');
+        printf("  %-4s split %-26s err %.3g, weights read %llu (region %llu), estimate %s\n", ws ? "SRAM" : "DRAM", split,
+               r[ws].err, (unsigned long long)r[ws].group_wrd, (unsigned long long)r[ws].sum.weight_bytes, r[ws].est_at);
+        CHECKF(r[ws].err <= tol_of(ISA_F32), "%s: error %g", split, r[ws].err);
+        CHECK_EQ_INT(r[ws].fault, SIM_FAULT_NONE);
+        CHECKF(fabs(r[ws].est_err) <= EST_TOL, "estimate: %s", r[ws].est_at);
+        CHECKF((strstr(split, " wsram") != NULL) == ws && sl && atoi(sl + 1) > 2, "split '%s'", split);
+    }
+    if (!rc) {
+        uint64_t wb = r[1].sum.weight_bytes, pad = 3 * 63 * 2;
+        CHECKF(r[1].group_wrd <= wb && r[1].group_wrd + pad >= wb && r[0].group_wrd > r[1].group_wrd,
+               "staged: %llu weight bytes read, from DRAM %llu, the weights are %llu",
+               (unsigned long long)r[1].group_wrd, (unsigned long long)r[0].group_wrd, (unsigned long long)wb);
+        int64_t k = 0, n = ir_numel(&p.ref[0]);
+        while (k < n && r[0].out[0][k] == r[1].out[0][k]) k++;
+        CHECKF(k == n, "element %lld: staged %.9g, from DRAM %.9g", (long long)k, k < n ? r[1].out[0][k] : 0,
+               k < n ? r[0].out[0][k] : 0);
+    }
+    for (int ws = 0; ws < 2; ws++) run_free(&r[ws]);
+    prep_free(&p);
+    ir_free(&g);
+}
+
 /* ---- the LMEM checker ---- */
 
 
@@ -1282,6 +1337,70 @@ static void packed_against_unpacked(IrGraph *g, const char *what, const char *op
     }
     for (int i = 0; i < 2; i++) if (ok[i]) run_free(&r[i]);
     if (rc == 0) prep_free(&p);
+}
+
+/* 1 when rows is a halving of OH (OH, ceil(OH / 2), ..., 1). */
+static int is_halving(int OH, int rows)
+{
+    for (int h = OH;; h = (h + 1) / 2) {
+        if (h == rows) return 1;
+        if (h == 1) return 0;
+    }
+}
+
+/* Slice heights beside the halvings (lower/chain.c, more_heights): on
+ * tiny a 3x3 conv 2 -> 16 over 93 x 48 and a 2x2 MaxPool (46 output rows,
+ * halvings 46, 23, 12, 6, 3, ...): 6 rows do not fit a slot, 5 do not
+ * either, 4 do; the cost model takes the 4-row slices (12 of them, fewer
+ * halo rows than 3-row ones), which only the tallest-fit candidate
+ * offers; the answers the interpreter's and --group none's bit for bit. */
+TEST(slice_heights_between_halvings)
+{
+    IrGraph g;
+    AtlErr e;
+    int64_t xd[4] = {1, 2, 93, 48};
+    new_graph(&g, xd);
+    conv_relu(&g, "c", "x", 2, 16, 3, 1, 1, 1, "a");
+    pool(&g, "MaxPool", "pool", "a", 2, 2, 0, 0, 0, "y");
+    ir_add_output(&g, "y", &e);
+    Run r;
+    check_on(&g, "conv->maxpool 46 rows", TINY, ISA_F32, "Group(2)", &r);
+    int h = split_field(&r, 'H'), rows = h > 0 ? (46 + h - 1) / h : 0;
+    CHECKF(h > 0 && !is_halving(46, rows) && split_field(&r, 'W') == 0, "split '%s': %d rows a slice, a halving of 46",
+           r.group >= 0 ? r.sum.layers[r.group].split : "-", rows);
+    run_free(&r);
+    ir_free(&g);
+}
+
+/* A smaller group when a chain does not fit (group/form.c: the interval
+ * programme prices every interval of joinable layers, so a chain that
+ * does not fit only drops out, its sub-chains stay offered): on edge16k
+ * with resident weights, a 3x3 conv 8 -> 16, MaxPool, 3x3 conv 16 -> 8,
+ * MaxPool has no chain of all four (their weights and rows fit no slot,
+ * not even in one-row, one-column slices), but the first conv and its pool form
+ * a group rather than every layer running alone, with the interpreter's
+ * answers and --group none's bit for bit. */
+TEST(smaller_group_when_a_chain_does_not_fit)
+{
+    IrGraph g;
+    AtlErr e;
+    int64_t xd[4] = {1, 8, 93, 32};
+    new_graph(&g, xd);
+    conv_relu(&g, "c1", "x", 8, 16, 3, 1, 1, 1, "a");
+    pool(&g, "MaxPool", "p1", "a", 2, 2, 0, 0, 0, "b");
+    conv_relu(&g, "c2", "b", 16, 8, 3, 1, 1, 1, "c");
+    pool(&g, "MaxPool", "p2", "c", 2, 2, 0, 0, 0, "y");
+    ir_add_output(&g, "y", &e);
+    static const char *const members[] = {"c1", "p1", "c2", "p2"};
+    ChainFix f;
+    int rc = fix_setup(&f, &g, EDGE, ISA_F32, members, 4, &e);
+    CHECKF(rc != 0 && strstr(e.msg, "no chain"), "all four layers lower as one chain: %s", rc ? e.msg : f.chain.split);
+    fix_free(&f);
+    Run r;
+    check_weights(&g, "conv->pool->conv->pool", EDGE, ISA_F32, BK_GW_RESIDENT, NULL, &r);
+    CHECKF(r.group >= 0 && r.sum.nlayers < 4 && r.sum.nlayers > 1, "layers '%s': no smaller group formed", r.ops);
+    run_free(&r);
+    ir_free(&g);
 }
 
 TEST(packed_buffers_give_taller_slices)
@@ -2058,10 +2177,13 @@ int main(void)
     RUN(more_members);
     RUN(streamed_weights);
     RUN(streamed_weights_once_per_cluster);
+    RUN(streamed_weights_staged_on_one_core);
     RUN(checker_accepts_plans_and_refuses_corrupted_ones);
     RUN(column_slices);
     RUN(resnet_pair_lowers_with_column_slices);
     RUN(chain_over_its_dying_residual);
+    RUN(slice_heights_between_halvings);
+    RUN(smaller_group_when_a_chain_does_not_fit);
     RUN(packed_buffers_give_taller_slices);
     RUN(checker_proves_lifetimes);
     RUN(c_slices_of_an_inverted_residual);
