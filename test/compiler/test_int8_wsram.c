@@ -1,8 +1,9 @@
 /* test_int8_wsram.c - int8 weights staged in cluster SRAM. An Int8Conv's
  * weight chunks staged in its cluster's SRAM (lower/qmatrix.c,
- * BkLayer.wsram, as lower/conv.c stages float convolutions'): one core per cluster copies each chunk the cluster's
- * tiles use from DRAM before its first load of it, the chunk's other
- * cores wait for its flag, every tile loads its weights from SRAM.
+ * BkLayer.wsram, as lower/conv.c stages float convolutions'): one core
+ * per cluster copies each chunk the cluster's tiles use from DRAM before
+ * its first load of it, the chunk's other cores wait for its flag, every
+ * tile loads its weights from SRAM.
  *
  * On configs/a1.ini with BkOptions.sram_weights = always, in the
  * simulator's full mode (arithmetic, timing, the race detector): a 3x3
