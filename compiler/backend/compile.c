@@ -1104,7 +1104,7 @@ static int spill_in(const BkStage *st, const IrGraph *g, int d, int p)
  * again; the rewritten graph and its build replace *ig and st when the
  * cost model prices the stage lower. A rewrite or build that fails is not
  * taken. */
-enum { REWRITE_SINK, REWRITE_SUBSAMPLE, REWRITE_OVERLAY };
+enum { REWRITE_SINK, REWRITE_SUBSAMPLE, REWRITE_SINK_SUB, REWRITE_OVERLAY };
 static int try_rewrite(BkStage *st, IrGraph *ig, int how, int a, int b, const AtlChip *chip, const BkOptions *opt,
                        const BkSplit *sp, AbmWriter *w, const uint64_t *io_fixed, uint64_t io_bytes, int layer_base, AtlErr *e)
 {
@@ -1112,9 +1112,11 @@ static int try_rewrite(BkStage *st, IrGraph *ig, int how, int a, int b, const At
     if (ir_clone(ig, &cg, e)) return -1;
     AtlErr ke;
     int ok = 1;
-    if (how == REWRITE_SINK) bk_sink_move(&cg, a, b);
-    else if (how == REWRITE_OVERLAY) ok = bk_overlay_mark(&cg, &st->c, &ke) > 0;
-    else ok = !bk_subsample_apply(&cg, a, &ke);
+    if (how == REWRITE_OVERLAY) ok = bk_overlay_mark(&cg, &st->c, &ke) > 0;
+    else {
+        if (how != REWRITE_SUBSAMPLE) bk_sink_move(&cg, a, b);
+        if (how != REWRITE_SINK) ok = !bk_subsample_apply(&cg, how == REWRITE_SINK_SUB ? b - 1 : a, &ke);
+    }
     BkStage *alt = calloc(1, sizeof *alt);
     if (!alt) { ir_free(&cg); return atl_fail(e, "out of memory"); }
     int bok = ok && !stage_build_flow(alt, &cg, chip, opt, sp, w, io_fixed, io_bytes, layer_base, st->c.flow, &ke);
@@ -1135,11 +1137,23 @@ static int try_rewrite(BkStage *st, IrGraph *ig, int how, int a, int b, const At
     return 0;
 }
 
+/* 1 when a node in lo..hi of g reads tensor t. */
+static int read_in(const IrGraph *g, int t, int lo, int hi)
+{
+    for (int i = lo; i <= hi; i++)
+        for (int q = 0; q < g->nodes[i].nin; q++)
+            if (!g->nodes[i].dead && g->nodes[i].in[q] == t) return 1;
+    return 0;
+}
+
 /* A split stage with activations in DRAM is built again with each of its
  * strided pointwise convolutions whose block holds one reading a
  * subsampled copy of its input made before the input's first reader, and
  * with each shortcut convolution whose block holds one run just before
- * the convolution whose residual it is (sink.c), the last block first
+ * the convolution whose residual it is (sink.c; a strided one whose
+ * input the block reads after it, as int8 graphs list the downsample
+ * first, moved and reading the copy in one rewrite where the move alone
+ * did not pay), the last block first
  * (a rewrite moves only nodes from its own block on), each rewrite kept
  * when the cost model prices the stage lower with it (docs/backend.md,
  * "Shortcuts run late"); the stage becomes the build of the graph kept. */
@@ -1168,8 +1182,14 @@ static int sink_stage(BkStage *st, IrGraph *ig, const AtlChip *chip, const BkOpt
         const char *in = ig->t[ig->nodes[d[k]].in[0]].name;
         size_t len = in ? strlen(in) : 0;
         if (len >= 10 && !strcmp(in + len - 10, "/subsample")) continue;
-        if (spill_in(st, ig, d[k], p[k]) &&
-            try_rewrite(st, ig, REWRITE_SINK, d[k], p[k], chip, opt, sp, w, io_fixed, io_bytes, layer_base, e))
+        if (!spill_in(st, ig, d[k], p[k])) continue;
+        uint64_t was = stage_cycles(st);
+        if (try_rewrite(st, ig, REWRITE_SINK, d[k], p[k], chip, opt, sp, w, io_fixed, io_bytes, layer_base, e)) return -1;
+        /* a strided shortcut whose input the block reads after it (int8
+         * graphs list the downsample first): moved, it also reads a
+         * subsampled copy, or the input would live across the block */
+        if (stage_cycles(st) == was && bk_subsample_ok(ig, d[k]) && read_in(ig, ig->nodes[d[k]].in[0], d[k] + 1, p[k]) &&
+            try_rewrite(st, ig, REWRITE_SINK_SUB, d[k], p[k], chip, opt, sp, w, io_fixed, io_bytes, layer_base, e))
             return -1;
     }
     /* pointwise convolutions writing over their dying inputs, all at once

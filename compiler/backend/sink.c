@@ -22,7 +22,12 @@
  *   made by a convolution D before P - 1, read by that Add alone and not
  *   a graph output; moves D to just before P (the nodes between move up
  *   one). The tail stays P's (bk_match_patterns takes the later
- *   convolution, and q still exists when P runs).
+ *   convolution, and q still exists when P runs). int8 graphs (a
+ *   quantised ResNet's Int8Conv and Int8Add nodes): the Int8Add is a
+ *   layer of its own, P the Int8Conv making its other input, and the
+ *   downsample D comes first in the block (before conv1, reading the
+ *   same input), so a strided D is moved and made to read the subsampled
+ *   copy in one rewrite (compile.c, sink_stage).
  * Guarantees: the order stays topological (only the Add reads D's
  *   output, and it comes after P); the graph computes the same values.
  *   The driver (compile.c, sink_stage) builds the stage with each move,
@@ -48,20 +53,45 @@ static int readers(const IrGraph *g, int t)
     return n;
 }
 
+/* 1 when node k is a convolution (float, or int8: Int8Conv). */
+static int is_conv(const IrGraph *g, int k)
+{
+    return !strcmp(g->nodes[k].op, "Conv") || !strcmp(g->nodes[k].op, "Int8Conv");
+}
+
+/* The shortcut of residual Add a (its input other than tensor `main`)
+ * when a convolution before node k - 1 makes it and a alone reads it:
+ * that convolution's node, else -1. */
+static int shortcut_of(const IrGraph *g, const BkCtx *c, const IrNode *a, int main, int k)
+{
+    if (a->nin != 2 || main < 0) return -1;
+    int q = a->in[0] == main ? a->in[1] : a->in[0];
+    if (q < 0 || g->t[q].data || g->t[q].is_output || g->t[q].is_input) return -1;
+    int s = g->t[q].producer;
+    if (s < 0 || s >= k - 1 || c->skip[s] || !is_conv(g, s) || g->nodes[s].nout != 1) return -1;
+    return readers(g, q) == 1 ? s : -1;
+}
+
 int bk_sink_find(const IrGraph *g, const BkCtx *c, int *d, int *p, int max)
 {
     int n = 0;
     for (int k = 0; k < g->nn && n < max; k++) {
-        if (c->skip[k] || c->tail[k] < 0 || g->nodes[k].dead) continue;
-        const IrNode *a = &g->nodes[c->tail[k]], *pn = &g->nodes[k];
-        if (a->nin != 2 || pn->nout < 1) continue;
-        int q = a->in[0] == pn->out[0] ? a->in[1] : a->in[0];
-        if (q < 0 || g->t[q].data || g->t[q].is_output || g->t[q].is_input) continue;
-        int s = g->t[q].producer;
-        if (s < 0 || s >= k - 1 || (n && s < p[n - 1]) || c->skip[s] || strcmp(g->nodes[s].op, "Conv") || g->nodes[s].nout != 1) continue;
-        if (readers(g, q) != 1) continue;
+        if (c->skip[k] || g->nodes[k].dead) continue;
+        const IrNode *nd = &g->nodes[k];
+        int s = -1, at = k;
+        if (c->tail[k] >= 0 && nd->nout >= 1) s = shortcut_of(g, c, &g->nodes[c->tail[k]], nd->out[0], k);
+        else if (!strcmp(nd->op, "Int8Add") && nd->nin == 2) {
+            /* int8: the Add is a layer of its own after the convolution
+             * making its other input (no Int8Conv absorbs it as a tail) */
+            for (int i = 0; i < 2 && s < 0; i++) {
+                int m = nd->in[i], pm = m >= 0 ? g->t[m].producer : -1;
+                if (pm < 0 || pm >= k || c->skip[pm] || strcmp(g->nodes[pm].op, "Int8Conv")) continue;
+                if ((s = shortcut_of(g, c, nd, m, pm)) >= 0) at = pm;
+            }
+        }
+        if (s < 0 || (n && s < p[n - 1])) continue;
         d[n] = s;
-        p[n++] = k;
+        p[n++] = at;
     }
     return n;
 }
@@ -83,18 +113,25 @@ static int attr_all(const IrNode *n, const char *name, int64_t v)
     return 1;
 }
 
+int bk_subsample_ok(const IrGraph *g, int k)
+{
+    const IrNode *nd = &g->nodes[k];
+    if (nd->dead || !is_conv(g, k) || nd->nin < 2 || nd->in[0] < 0 || nd->in[1] < 0) return 0;
+    const IrTensor *x = &g->t[nd->in[0]], *w = &g->t[nd->in[1]];
+    const IrAttr *s = ir_attr(nd, "strides");
+    if (x->data || x->ndim != 4 || w->ndim != 4 || w->dims[2] != 1 || w->dims[3] != 1 || !s || s->n != 2) return 0;
+    if ((s->ints[0] < 2 && s->ints[1] < 2) || s->ints[0] < 1 || s->ints[1] < 1) return 0;
+    if (!attr_all(nd, "pads", 0) || !attr_all(nd, "dilations", 1) || ir_attr_int(nd, "group", 1) != 1) return 0;
+    return !ir_attr(nd, "auto_pad") || !strcmp(ir_attr(nd, "auto_pad")->s ? ir_attr(nd, "auto_pad")->s : "", "NOTSET");
+}
+
 int bk_subsample_find(const IrGraph *g, const BkCtx *c, int *d, int max)
 {
     int n = 0;
     for (int k = 0; k < g->nn && n < max; k++) {
         const IrNode *nd = &g->nodes[k];
-        if (nd->dead || c->skip[k] || strcmp(nd->op, "Conv") || nd->nin < 2 || nd->in[0] < 0 || nd->in[1] < 0) continue;
-        const IrTensor *x = &g->t[nd->in[0]], *w = &g->t[nd->in[1]];
-        const IrAttr *s = ir_attr(nd, "strides");
-        if (x->data || x->ndim != 4 || w->ndim != 4 || w->dims[2] != 1 || w->dims[3] != 1 || !s || s->n != 2) continue;
-        if ((s->ints[0] < 2 && s->ints[1] < 2) || s->ints[0] < 1 || s->ints[1] < 1) continue;
-        if (!attr_all(nd, "pads", 0) || !attr_all(nd, "dilations", 1) || ir_attr_int(nd, "group", 1) != 1) continue;
-        if (ir_attr(nd, "auto_pad") && strcmp(ir_attr(nd, "auto_pad")->s ? ir_attr(nd, "auto_pad")->s : "", "NOTSET")) continue;
+        if (c->skip[k] || !bk_subsample_ok(g, k)) continue;
+        const IrTensor *x = &g->t[nd->in[0]];
         /* x read before k, and not after it */
         int before = 0, after = 0;
         for (int i = 0; i < g->nn; i++) {

@@ -7,13 +7,18 @@
 /* In g (the graph c was built from: the same node indices), the
  * shortcut convolutions that may run late: each convolution D whose
  * output only a residual tail reads (c->tail), D before P - 1 where P is
- * the convolution that tail is absorbed into. Their nodes D into d[] and
+ * the convolution that tail is absorbed into; in int8, each Int8Conv D
+ * whose output only an Int8Add reads, P the Int8Conv making the Add's
+ * other input. Their nodes D into d[] and
  * P into p[] (at most max, in node order, the ranges d..p apart);
  * returns how many. */
 int bk_sink_find(const IrGraph *g, const BkCtx *c, int *d, int *p, int max);
 /* Moves node d of g to just before node p (d < p; the nodes between move
  * up one) and updates the producers. */
 void bk_sink_move(IrGraph *g, int d, int p);
+/* 1 when node k of g is a strided pointwise convolution (float or int8:
+ * 1x1, no padding, one group, a stride above 1) of an activation. */
+int bk_subsample_ok(const IrGraph *g, int k);
 /* The strided pointwise convolutions of g (1x1, no padding, one group,
  * a stride above 1) whose input x an earlier node reads and no later
  * one: their nodes into d[] (at most max, in node order); how many. */

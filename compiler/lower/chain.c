@@ -460,9 +460,9 @@ static uint64_t staged_bytes(const BkChain *ch, int ns)
 }
 
 /* 1 when a plan streaming the first ns of elig may stage those weights
- * in its clusters' SRAM (BkChain.ws): a float chain (int8 ResNet-50 on a1
- * went 1,619,351 -> 1,629,101 cycles with its int8 chains staging: each
- * staged plan priced lower alone, see docs/backend.md), SRAM above
+ * in its clusters' SRAM (BkChain.ws; float or int8 chains: a staged chain
+ * is not prefetched into, which the group search does not price, see
+ * docs/backend.md, "Streamed weights staged in cluster SRAM"), SRAM above
  * BkCtx.sram_stage is free for the layer
  * and holds them, and the flag fits the resident region's first aligned
  * block (unused while streaming, resident_plan). --sram-weights never:
@@ -473,7 +473,7 @@ static int stage_ok(const BkCtx *c, const BkChain *ch, int ns)
      * would take band tensors out of SRAM, which the group search does
      * not price in their consumers (ResNet-50 fp16 with a 64x64 array and
      * 2 MiB of LMEM: bands 1,394,393 -> 1,516,821 estimated cycles) */
-    return ns > 0 && ch->dt != ISA_I8 && c->grouping && !c->wsram_never && !c->split && !c->bands &&
+    return ns > 0 && c->grouping && !c->wsram_never && !c->split && !c->bands &&
            c->align >= 64 &&   /* one core a cluster too: its slices share the chunks (tiny) */
            c->sram_stage + staged_bytes(ch, ns) <= (uint64_t)c->chip->sram_bytes;
 }

@@ -379,7 +379,7 @@ static void wsram_used(const BkCtx *c, const BkLayer *ly, const int *tile_core, 
 
 /* BkLayer.cores_ok of weights staged in SRAM: every cluster's chunks in
  * distinct slots (chunk g in slot g mod wsram_slots). */
-static int wsram_cores_ok(const BkCtx *c, const BkLayer *ly, const int *tile_core)
+int bk_wsram_cores_ok(const BkCtx *c, const BkLayer *ly, const int *tile_core)
 {
     if (ly->wsram_slots >= ly->lw.ngc) return 1;
     uint8_t *used = malloc((size_t)ly->lw.ngc), *slot = malloc((size_t)ly->wsram_slots);
@@ -528,7 +528,7 @@ static int plan(const BkCtx *c, BkLayer *g, int m, int st, int ws)
     g->wsram = ws;
     g->prologue = m || st ? conv_prologue : NULL;
     g->stage = ws ? stage_weights : NULL;
-    g->cores_ok = ws ? wsram_cores_ok : NULL;
+    g->cores_ok = ws ? bk_wsram_cores_ok : NULL;
     if (l->vdw && (m || ws || !bk_dw_vector_ok(c, l))) return -1;
     if (ws) {
         /* where an input's staging would go, or above it when the input

@@ -170,6 +170,10 @@ BkTilePos bk_tile_pos(const BkLow *l, int t);
  * the cluster's SRAM (input staging: when grouping, the input fits above
  * BkCtx.sram_stage; lower/conv.c offers it where chunks re-read it). */
 int bk_conv_input_may_stage(const BkCtx *c, const BkLayer *ly);
+/* BkLayer.cores_ok of a conv whose weight chunks are staged in SRAM
+ * (BkLayer.wsram; lower/conv.c, lower/qmatrix.c): 1 when every cluster's
+ * chunks take distinct slots (chunk g in slot g mod wsram_slots). */
+int bk_wsram_cores_ok(const BkCtx *c, const BkLayer *ly, const int *tile_core);
 int bk_image_chunks(const BkLow *l);
 /* 1 when every row chunk and column chunk of l's shape reads some input
  * and its padding fits the instruction's fields (a chunk of columns all in

@@ -51,7 +51,7 @@
 #include "compiler/lower/quant.h"
 #include "isa/timing.h"
 
-enum { SPLIT_PAIRS = 3, MIN_COSTED = 2, TILE_BUDGET = 1 << 16, MAX_TILES = 1 << 24 };
+enum { SPLIT_PAIRS = 3, MIN_COSTED = 2, TILE_BUDGET = 1 << 16, MAX_TILES = 1 << 24, WS_MIN = 4096 };
 /* slot registers besides l_in / l_w / l_b / l_acc / l_out */
 enum { R_X8, R_RQ, R_F, R_WIDE, R_NREGS };
 
@@ -114,6 +114,40 @@ static uint64_t epilogue(const BkLow *l, uint64_t acc, uint64_t slot, const Chan
     return slot + l->l_reg[R_WIDE];
 }
 
+/* Weights staged in SRAM (BkLayer.wsram): the SRAM address of a tile's
+ * k chunk in its output-channel chunk's slot ([kh*kw][C][ocn] a chunk). */
+static uint64_t wsram_block(const BkLayer *ly, const Chans *h)
+{
+    const BkLow *l = &ly->lw;
+    return ly->wsram_base + (uint64_t)(h->oc0 / l->gchunk % ly->wsram_slots) * ly->wsram_chunk + (uint64_t)h->c0 * h->ocn;
+}
+
+/* BkLayer.stage: tile's weight block, DRAM [kh][kw][C][OC] -> its slot in
+ * the cluster's SRAM (BK_STAGE_COPY), then (BK_STAGE_FLAG) a 64-byte copy
+ * of it into the resident l_flag, multicast by the emitter, whose signal
+ * tells the chunk's other cores that it landed (one DMA queue). */
+static int qm_stage_weights(BkCtx *c, const BkLayer *ly, int tile, int mode, BkCode *k, AtlErr *e)
+{
+    const BkLow *l = &ly->lw;
+    (void)c;
+    (void)e;
+    BkTilePos p = bk_tile_pos(l, tile);
+    Chans h = tile_chans(l, &p);
+    uint64_t dst = wsram_block(ly, &h);
+    uint32_t sh[4] = {1, (uint32_t)(l->kh * l->kw), (uint32_t)h.cn, (uint32_t)h.ocn};
+    int64_t ss[4] = {0, (int64_t)l->C * l->OC, l->OC, 1}, ds[4] = {0, (int64_t)l->C * h.ocn, h.ocn, 1};
+    AtlInsn in = bk_dma(ISA_I8, ISA_SPACE_SRAM, dst, ISA_SPACE_DRAM, l->w + (uint64_t)h.c0 * l->OC + (uint64_t)h.oc0, sh, ds, ss);
+    if (mode & BK_STAGE_COPY) bk_code_st(k, &in);
+    if (mode & BK_STAGE_FLAG) {
+        uint32_t fs[4] = {1, 1, 1, 64};
+        int64_t fst[4];
+        bk_compact(fs, fst);
+        in = bk_dma(ISA_I8, ISA_SPACE_LMEM, ly->l_flag, ISA_SPACE_SRAM, dst, fs, fst, fst);
+        bk_code_st(k, &in);
+    }
+    return 0;
+}
+
 static int qmatrix_gen(BkCtx *c, const BkLayer *ly, int t, uint64_t slot, BkCode *k, AtlErr *e)
 {
     const BkLow *l = &ly->lw;
@@ -166,6 +200,13 @@ static int qmatrix_gen(BkCtx *c, const BkLayer *ly, int t, uint64_t slot, BkCode
     bk_compact(sh, ds);
     uint64_t wsrc = l->w + (uint64_t)(l->groups == 1 ? h.c0 : 0) * l->OC + (uint64_t)h.oc0;
     in = bk_dma(ISA_I8, ISA_SPACE_LMEM, slot + (l->vdw ? l->l_dww : l->l_w), ISA_SPACE_DRAM, wsrc, sh, ds, ss);
+    if (ly->wsram) {
+        /* staged in the cluster's SRAM as [kh*kw][C][ocn]: this k chunk's [kh*kw][cn][ocn] */
+        sh[0] = 1; sh[1] = (uint32_t)(l->kh * l->kw); sh[2] = (uint32_t)h.cn; sh[3] = (uint32_t)h.ocn;
+        ss[0] = 0; ss[1] = (int64_t)l->C * h.ocn; ss[2] = h.ocn; ss[3] = 1;
+        bk_compact(sh, ds);
+        in = bk_dma(ISA_I8, ISA_SPACE_LMEM, slot + l->l_w, ISA_SPACE_SRAM, wsram_block(ly, &h), sh, ds, ss);
+    }
     bk_code_ld(k, &in, 1);
     if (last_k) {
         if (l->b) load_vec(k, ISA_I32, slot + l->l_b, l->b + (uint64_t)h.oc0 * 4, h.ocn);
@@ -220,8 +261,11 @@ static void set_shape(BkLow *l, int gc, int r, int w, int kc, int nb)
     l->nkc = l->groups == 1 ? (l->C + kc - 1) / kc : 1;
 }
 
-/* The slot (and resident) layout of the shape in l; 0 if it fits. */
-static int plan(const BkCtx *c, BkLayer *ly)
+/* The slot (and resident) layout of the shape in l, its weights staged
+ * in SRAM when ws (as lower/conv.c: where an input's staging would go, as
+ * many chunks' slots as fit, at most all; the flag's word resident); 0 if
+ * it fits. */
+static int plan(const BkCtx *c, BkLayer *ly, int ws)
 {
     BkLow *l = &ly->lw;
     int cpg = l->C / l->groups;
@@ -231,11 +275,24 @@ static int plan(const BkCtx *c, BkLayer *ly)
     uint64_t nb = l->nb > 1 ? (uint64_t)l->nb : 1, outn = (uint64_t)(nb > 1 ? sk.ob : l->rows) * l->cols * nb, res = 0;
     ly->mcast = 0;
     ly->prologue = NULL;
+    ly->wsram = ws;
+    ly->stage = ws ? qm_stage_weights : NULL;
+    ly->cores_ok = ws ? bk_wsram_cores_ok : NULL;
     l->acc_bytes = 0;
     if (l->nkc > 1) {
         l->acc_bytes = bk_align_up(c, outn * ocn * 4);
         l->l_accres = 0;
         res = 2 * l->acc_bytes;
+    }
+    if (ws) {
+        ly->wsram_floor = ly->wsram_base = c->sram_stage;
+        ly->wsram_chunk = ((uint64_t)l->kh * l->kw * l->C * (uint64_t)l->gchunk + 63) / 64 * 64;
+        uint64_t room = c->sram_stage < (uint64_t)c->chip->sram_bytes ? (uint64_t)c->chip->sram_bytes - c->sram_stage : 0;
+        uint64_t slots = room / ly->wsram_chunk;
+        if (slots < 1) return -1;
+        ly->wsram_slots = slots < (uint64_t)l->ngc ? (int)slots : l->ngc;
+        ly->l_flag = ly->l_iflag = bk_align_up(c, res);
+        res = ly->l_flag + 64;
     }
     if (bk_reserve_resident(c, ly, res)) return -1;
     uint64_t ih = l->compact ? (uint64_t)l->rows : nb > 1 ? (uint64_t)sk.ib : (uint64_t)bk_window_extent(l->rows, l->sh, l->dh, l->kh, l->H);
@@ -272,14 +329,33 @@ static int plan(const BkCtx *c, BkLayer *ly)
 
 
 /* group chunk, rows, columns, k chunk, images a tile (0: one), a
- * depthwise conv on the vector unit (v, BkLow.vdw) */
-typedef struct Shape { int gc, r, w, kc, nb, v; } Shape;
+ * depthwise conv on the vector unit (v, BkLow.vdw), the weights staged in
+ * the cluster's SRAM (ws, BkLayer.wsram) */
+typedef struct Shape { int gc, r, w, kc, nb, v, ws; } Shape;
 
 static int fits(const BkCtx *c, BkLayer *ly, Shape s)
 {
     set_shape(&ly->lw, s.gc, s.r, s.w, s.kc, s.nb);
     ly->lw.vdw = s.v;
-    return plan(c, ly) == 0 && bk_window_spans_ok(&ly->lw);
+    return plan(c, ly, s.ws) == 0 && bk_window_spans_ok(&ly->lw);
+}
+
+/* 1 when shape s of a groups == 1 Int8Conv may stage its weight chunks in
+ * its cluster's SRAM, as lower/conv.c offers: a chunk has several tiles
+ * and the chunks are fewer than the layer's cores (so some chunk's tiles
+ * run on several cores of a cluster, each reading it), grouping on and
+ * SRAM free for the layer (not --sram-weights never, not in a split or
+ * SRAM-copies plan). */
+static int may_stage_weights(const BkCtx *c, BkLayer *ly, Shape s)
+{
+    BkLow *l = &ly->lw;
+    if (!c->grouping || c->wsram_never || s.v || l->groups != 1 || l->q_mm || c->chip->cores_per_cluster < 2) return 0;
+    set_shape(l, s.gc, s.r, s.w, s.kc, s.nb);
+    /* chunks of at least WS_MIN bytes: a smaller one saves little, and
+     * the estimate of one staged on row bands and prefetched ran 4% under
+     * the simulation (mobilenetv2_035 int8, features.2's 1x1, 1.5 KB) */
+    return (uint64_t)l->kh * l->kw * l->C * (uint64_t)l->gchunk >= WS_MIN && l->ngc < c->ncores &&
+           (int64_t)bk_image_chunks(l) * l->nrc * l->nwc * l->nkc > 1;
 }
 
 static int add_one(const BkCtx *c, BkLayer *ly, Shape s, AtlErr *e)
@@ -301,7 +377,12 @@ static int add_shape(const BkCtx *c, BkLayer *ly, Shape s, AtlErr *e)
         sv.v = 1;
         if (add_one(c, ly, sv, e) < 0) return -1;
     }
-    return add_one(c, ly, s, e);
+    /* its weights staged in SRAM too (--sram-weights always: only so) */
+    int ws = may_stage_weights(c, ly, s), rc = ws && c->wsram_always ? 0 : add_one(c, ly, s, e);
+    if (rc < 0 || !ws) return rc;
+    s.ws = 1;
+    int rw = add_one(c, ly, s, e);
+    return rw < 0 ? -1 : rc || rw;
 }
 
 static int apply_shape(BkCtx *c, BkLayer *ly, const void *shape, AtlErr *e)
@@ -312,7 +393,8 @@ static int apply_shape(BkCtx *c, BkLayer *ly, const void *shape, AtlErr *e)
     if (bk_set_tiles(ly, l->ngc * per_chunk, l->nkc, e)) return -1;
     for (int t = 0; t < ly->ntiles; t++) ly->tile_wkey[t] = t / per_chunk * l->nkc + t % l->nkc;
     int n = bk_window_split(l, ly->split, sizeof ly->split);
-    if (l->vdw && n >= 0) snprintf(ly->split + n, sizeof ly->split - (size_t)n, " vec");
+    if (l->vdw && n >= 0) n += snprintf(ly->split + n, sizeof ly->split - (size_t)n, " vec");
+    if (ly->wsram && n >= 0 && (size_t)n < sizeof ly->split) snprintf(ly->split + n, sizeof ly->split - (size_t)n, " wsram");
     return 0;
 }
 
@@ -324,7 +406,7 @@ static int choose_tiles(BkCtx *c, BkLayer *ly, AtlErr *e)
     int u = units(l);
     for (int gc = u;; gc = (gc + 1) / 2) {
         for (int r = l->OH;; r = (r + 1) / 2) {
-            Shape s = {gc, r, l->OW, l->C, 0, 0};
+            Shape s = {gc, r, l->OW, l->C, 0, 0, 0};
             if (add_shape(c, ly, s, e) < 0) return -1;
             if (r == 1) break;
         }
@@ -342,13 +424,13 @@ static int choose_tiles(BkCtx *c, BkLayer *ly, AtlErr *e)
         }
     qsort(pairs, (size_t)np, sizeof *pairs, bk_split_pair_cmp);
     for (int i = 0, found = 0; i < np && found < SPLIT_PAIRS; i++) {
-        Shape smallest = {1, 1, pairs[i].w, pairs[i].kc, 0, 0};
+        Shape smallest = {1, 1, pairs[i].w, pairs[i].kc, 0, 0, 0};
         if (!fits(c, ly, smallest)) continue;
         found++;
         for (int gc = u;; gc = (gc + 1) / 2) {
             int taken = 0;
             for (int r = l->OH; taken < 2; r = (r + 1) / 2) {
-                Shape s = {gc, r, pairs[i].w, pairs[i].kc, 0, 0};
+                Shape s = {gc, r, pairs[i].w, pairs[i].kc, 0, 0, 0};
                 int rc = add_shape(c, ly, s, e);
                 if (rc < 0) return -1;
                 taken += rc;
@@ -366,7 +448,7 @@ static int choose_tiles(BkCtx *c, BkLayer *ly, AtlErr *e)
     for (int gc = u; nn; gc = (gc + 1) / 2) {
         for (int j = 0; j < nn; j++)
             for (int i = 0; i < nk; i++) {
-                Shape s = {gc, l->OH, l->OW, ks[i], nbs[j], 0};
+                Shape s = {gc, l->OH, l->OW, ks[i], nbs[j], 0, 0};
                 int rc = add_shape(c, ly, s, e);
                 if (rc < 0) return -1;
                 if (rc) break;
