@@ -196,6 +196,8 @@ typedef struct BkOptions {
                                placement split): "M0,TENSOR1:M1,...", stage 0 in instances
                                of M0 images, stage i from the cut where TENSOR_i is the only
                                tensor crossing, in instances of M_i (growing) */
+    struct BkFlowPool *pricers; /* set by bk_compile (NULL from callers): the DMA pricers its
+                               builds share (cost/pool.c) */
 } BkOptions;
 
 /* One row per lowered layer, in execution order. */

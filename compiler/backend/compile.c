@@ -608,6 +608,7 @@ static int stage_build_flow(BkStage *st, const IrGraph *g, const AtlChip *chip, 
         c->bands = chip->clusters;
         c->band_chans = opt->sram_acts == BK_SRAM_ACTS_BANDS;
     }
+    if (!flow && opt->pricers) flow = bk_flow_pool_get(opt->pricers, c->chip);   /* the compile's (NULL: pool full) */
     st->flow_borrowed = flow != NULL;
     if (!(c->flow = flow ? flow : bk_flow_new(c->chip, e))) return -1;
     uint64_t row = (uint64_t)chip->lmem_banks * chip->lmem_bank_width;
@@ -1060,9 +1061,9 @@ static int copy_rereads(BkStage *st, IrGraph *ig, const AtlChip *chip, const BkO
         ir_free(&cg);
     }
     if (!rc && taken) {
-        if (keep) {   /* keep is st's graph built: it takes over st's pricer */
+        if (keep) {   /* keep is st's graph built: it takes over st's pricer (the pool's stays borrowed) */
+            keep->flow_borrowed = st->flow_borrowed;
             st->flow_borrowed = 1;
-            keep->flow_borrowed = 0;
         }
         stage_free(st);   /* while st->c.g is still the graph it was built on */
         IrGraph old = *ig;
@@ -1121,8 +1122,8 @@ static int try_rewrite(BkStage *st, IrGraph *ig, int how, int a, int b, const At
     if (!alt) { ir_free(&cg); return atl_fail(e, "out of memory"); }
     int bok = ok && !stage_build_flow(alt, &cg, chip, opt, sp, w, io_fixed, io_bytes, layer_base, st->c.flow, &ke);
     if (bok && stage_cycles(alt) < stage_cycles(st)) {
+        alt->flow_borrowed = st->flow_borrowed;   /* st's pricer (or the pool's, still borrowed) */
         st->flow_borrowed = 1;   /* freed while st->c.g is still the graph it was built on */
-        alt->flow_borrowed = 0;
         stage_free(st);
         IrGraph old = *ig;   /* the rewritten graph becomes the stage's, alt its build (with st's pricer) */
         *ig = cg;
@@ -1701,10 +1702,28 @@ done:
  * or more, the graph is separable and the cost model prices split
  * cheaper; else chip. Split is staged (search_stages) unless --micro-batch or
  * schedule uniform fixes one micro-batch. */
+static int compile_placed(const IrGraph *g, const AtlChip *chip, const BkOptions *opt, AbmWriter *w, BkSummary *sum, AtlErr *e);
+
+/* A batch of several images may be built many times (the staged search,
+ * its stages, their rewrites, a chip stage with bands): those builds
+ * share the pool's pricers and the segments they priced (cost/pool.c,
+ * docs/backend.md "Segments priced once per compile"). One image is built
+ * once or twice, sharing a pricer already (compile_graph). */
 int bk_compile(const IrGraph *g, const AtlChip *chip, const BkOptions *opt, AbmWriter *w, BkSummary *sum, AtlErr *e)
 {
     BkOptions dflt;
     if (!opt) { bk_options_default(&dflt); opt = &dflt; }
+    int B = g->nin > 0 && g->t[g->inputs[0]].ndim > 0 ? (int)g->t[g->inputs[0]].dims[0] : 1;
+    if (B < 2 || opt->pricers) return compile_placed(g, chip, opt, w, sum, e);
+    BkOptions o = *opt;
+    if (!(o.pricers = bk_flow_pool_new())) return atl_fail(e, "out of memory");
+    int rc = compile_placed(g, chip, &o, w, sum, e);
+    bk_flow_pool_free(o.pricers);
+    return rc;
+}
+
+static int compile_placed(const IrGraph *g, const AtlChip *chip, const BkOptions *opt, AbmWriter *w, BkSummary *sum, AtlErr *e)
+{
     if (opt->placement < BK_PLACE_AUTO || opt->placement > BK_PLACE_PIPELINE)
         return atl_fail(e, "backend: placement %d is not one of auto, chip, split, pipeline", opt->placement);
     if (opt->schedule != BK_SCHED_STAGED && opt->schedule != BK_SCHED_UNIFORM)

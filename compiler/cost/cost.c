@@ -69,6 +69,7 @@
 #include "compiler/cost/cost.h"
 #include "compiler/cost/share.h"
 #include "compiler/cost/banked.h"
+#include "compiler/cost/memo.h"
 #include "isa/operands.h"
 #include "isa/timing.h"
 
@@ -674,6 +675,137 @@ static int work_ready(CWork *w, int nc, int nsv, int banks)
     return 0;
 }
 
+/* Segments priced once per compile (docs/backend.md, "Segments priced
+ * once per compile"). Once every queue is built, the replay reads only
+ * the chip, the segment's cores and each core's queues (its DMAs with
+ * their semaphores, kinds and masks, its compute instructions and
+ * actions); those are its fingerprint: two 64-bit hashes of all of them
+ * (an instruction's layer id aside: nothing prices it) and the queues'
+ * sizes, a memo key of SEG_KEY words. Its value: SEG_DONE and the five
+ * estimates, or SEG_STOPPED, the bound that stopped the replay and the
+ * estimate it stopped at. */
+enum { SEG_KEY = 6, SEG_VAL = 7, SEG_DONE = 0, SEG_STOPPED = 1 };
+
+/* Four lanes of 64 bits, a word each in turn (independent chains: the
+ * hashing of a segment's code stays a small part of its replay). */
+typedef struct SegHash { uint64_t l[4]; unsigned n; } SegHash;
+
+static inline void seg_word(SegHash *h, uint64_t w)
+{
+    uint64_t *x = &h->l[h->n++ & 3];
+    *x = (*x ^ w) * 0x9e3779b97f4a7c15ull;
+    *x ^= *x >> 29;
+}
+
+static void seg_words(SegHash *h, const void *p, size_t bytes)
+{
+    const unsigned char *c = p;
+    size_t i = 0;
+    for (; i + 32 <= bytes; i += 32) {   /* a word to every lane */
+        uint64_t w[4];
+        memcpy(w, c + i, sizeof w);
+        for (int k = 0; k < 4; k++) {
+            h->l[k] = (h->l[k] ^ w[k]) * 0x9e3779b97f4a7c15ull;
+            h->l[k] ^= h->l[k] >> 29;
+        }
+    }
+    for (; i + 8 <= bytes; i += 8) {
+        uint64_t w;
+        memcpy(&w, c + i, sizeof w);
+        seg_word(h, w);
+    }
+    if (i < bytes) {
+        uint64_t w = 0;
+        for (size_t k = 0; i + k < bytes; k++) w |= (uint64_t)c[i + k] << (8 * k);
+        seg_word(h, w);
+    }
+}
+
+/* murmur3's finaliser */
+static uint64_t seg_fmix(uint64_t x)
+{
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdull;
+    x ^= x >> 33;
+    x *= 0xc4ceb9fe1a85ec53ull;
+    return x ^ (x >> 33);
+}
+
+static void seg_key(const AtlChip *ch, const BkSegment *sg, const CCore *ks, uint64_t key[SEG_KEY])
+{
+    SegHash h = {{0x243f6a8885a308d3ull, 0x13198a2e03707344ull, 0xa4093822299f31d0ull, 0x082efa98ec4e6c89ull}, 0};
+    uint64_t nq = 0, ncp = 0;
+    seg_words(&h, ch, sizeof *ch);
+    int cores[2] = {sg->cores.first, sg->cores.count};
+    seg_words(&h, cores, sizeof cores);
+    for (int core = sg->cores.first; core < sg->cores.first + sg->cores.count; core++) {
+        const CCore *k = &ks[core];
+        int n[3] = {k->nq, k->ncp, k->ncomp};
+        seg_words(&h, n, sizeof n);
+        for (int i = 0; i < k->nq; i++) {
+            const CDma *d = &k->q[i];
+            AtlInsn in = d->in;
+            in.layer = 0;
+            int64_t f[5] = {d->wait, d->signal, d->kind, d->mask, d->ord};
+            seg_words(&h, &in, sizeof in);
+            seg_words(&h, f, sizeof f);
+        }
+        for (int i = 0; i < k->ncp; i++) {
+            AtlInsn in = k->cp[i];
+            in.layer = 0;
+            seg_words(&h, &in, sizeof in);
+        }
+        for (int i = 0; i < k->ncomp; i++) {
+            const CComp *a = &k->comp[i];
+            int64_t f[5] = {a->first, a->end, a->wait, a->signal, a->nop_mat};
+            seg_words(&h, f, sizeof f);
+        }
+        nq += (uint64_t)k->nq;
+        ncp += (uint64_t)k->ncp;
+    }
+    key[0] = seg_fmix(h.l[0] ^ seg_fmix(h.l[1] + 0x452821e638d01377ull));
+    key[1] = seg_fmix(h.l[2] ^ seg_fmix(h.l[3] + 0xbe5466cf34e90c6cull));
+    key[2] = nq;
+    key[3] = ncp;
+    key[4] = (uint64_t)sg->cores.first;
+    key[5] = (uint64_t)sg->cores.count;
+}
+
+/* The price kept under key, as the replay with `bound` would give it: 0
+ * (done), 1 (stopped: est_cycles above the bound) or -1 when the memo
+ * cannot tell (not kept, or stopped under a lower bound). A done price
+ * above the bound answers stopped with the price itself as est_cycles
+ * (the replay's would be at most it): callers read a stopped call's
+ * est_cycles only against its bound. */
+static int seg_find(BkMemo *m, const uint64_t key[SEG_KEY], uint64_t bound, BkSegment *sg)
+{
+    int nv;
+    const uint64_t *v = m ? bk_memo_find(m, key, SEG_KEY, &nv) : NULL;
+    if (!v || nv != SEG_VAL) return -1;
+    if (v[0] == SEG_STOPPED && bound > v[1]) return -1;
+    int stopped = v[0] == SEG_STOPPED || v[2] > bound;
+    sg->est_cycles = v[2];
+    sg->est_compute = stopped ? 0 : v[3];
+    sg->est_dma = stopped ? 0 : v[4];
+    sg->est_rd = stopped ? 0 : v[5];
+    sg->est_wr = stopped ? 0 : v[6];
+    return stopped;
+}
+
+/* The replay's price (rc 0 done, 1 stopped under bound) kept under key:
+ * a new entry, or one that replaces a stopped price (the only kind
+ * seg_find cannot use). Without memory it is simply not kept. */
+static void seg_keep(BkMemo *m, const uint64_t key[SEG_KEY], uint64_t bound, int rc, const BkSegment *sg)
+{
+    uint64_t v[SEG_VAL] = {rc ? SEG_STOPPED : SEG_DONE, rc ? bound : 0, sg->est_cycles, sg->est_compute, sg->est_dma,
+                           sg->est_rd, sg->est_wr};
+    int nv;
+    const uint64_t *old = bk_memo_find(m, key, SEG_KEY, &nv);
+    /* the memo's own value words (memo.h: valid until the next store) */
+    if (old && nv == SEG_VAL) memcpy((uint64_t *)old, v, sizeof v);
+    else if (!old) bk_memo_store(m, key, SEG_KEY, v, SEG_VAL);
+}
+
 static int cost_once(BkCtx *c, BkSegment *sg, uint64_t bound, AtlErr *e)
 {
     const AtlChip *ch = c->chip;
@@ -698,9 +830,20 @@ static int cost_once(BkCtx *c, BkSegment *sg, uint64_t bound, AtlErr *e)
     for (int core = 0; core < nc; core++)
         if (comp_refresh(&ks[core])) goto oom;
     /* banked DRAM prices a DMA with the same DMA of the other cores'
-     * queues (siblings): those are built whole */
+     * queues (siblings): those are built whole. A pricer that keeps
+     * segments (cost.h; flow model): a call without a bound builds them
+     * whole too (its replay would) and takes a kept price; a replay that
+     * runs to its end is kept */
+    BkMemo *segs = banked ? NULL : bk_flow_segments(fp);
+    uint64_t key[SEG_KEY];
+    int whole = banked || (segs && bound == UINT64_MAX);
     for (int core = sg->cores.first; core < sg->cores.first + sg->cores.count; core++)
-        if (build_more(c, sg, core, &ks[core], banked, e)) goto done;
+        if (build_more(c, sg, core, &ks[core], whole, e)) goto done;
+    if (segs && whole) {
+        seg_key(ch, sg, ks, key);
+        if ((rc = seg_find(segs, key, bound, sg)) >= 0) goto done;
+        rc = -1;
+    }
     /* replay, event by event: a DMA starts when its queue reaches it and
      * its wait is met (its flow joins its servers, share.c); it completes
      * at its projected delivery plus latency and issue, checked again
@@ -813,6 +956,10 @@ static int cost_once(BkCtx *c, BkSegment *sg, uint64_t bound, AtlErr *e)
     sg->est_rd = rd;
     sg->est_wr = wr;
     rc = 0;
+    if (segs) {
+        if (!whole) seg_key(ch, sg, ks, key);   /* the replay reached every queue's end: all built */
+        seg_keep(segs, key, bound, rc, sg);
+    }
     goto done;
 oom:
     atl_fail(e, "out of memory in the cost model");

@@ -73,4 +73,21 @@ typedef struct BkFlowPeers {
  * by core `core`; peers only matter with the banked model (NULL: alone). */
 int bk_flow_plan(BkFlowPlanner *p, int core, const AtlInsn *in, const BkFlowPeers *peers, int how, BkFlowPlan *out, AtlErr *e);
 void bk_flow_stats(const BkFlowPlanner *p, uint64_t *hits, uint64_t *misses);
+/* Whole segments priced again (docs/backend.md, "Segments priced once per
+ * compile"): a pricer told to keep them (bk_flow_keep_segments) holds a
+ * memo of each segment's price under the fingerprint of everything its
+ * replay reads (cost.c); bk_flow_segments gives it (NULL when not kept or
+ * out of memory), and bk_flow_free frees it. */
+struct BkMemo;
+void bk_flow_keep_segments(BkFlowPlanner *p);
+struct BkMemo *bk_flow_segments(BkFlowPlanner *p);
+/* Pricers shared by the builds of one compile (pool.c): one per chip (its
+ * parameters compared whole), each keeping segments; the pool owns them
+ * and a copy of each chip. bk_flow_pool_get returns the chip's (made on
+ * first ask; NULL on OOM or when the pool is full: the caller then makes
+ * its own). */
+typedef struct BkFlowPool BkFlowPool;
+BkFlowPool *bk_flow_pool_new(void);
+void bk_flow_pool_free(BkFlowPool *pool);
+BkFlowPlanner *bk_flow_pool_get(BkFlowPool *pool, const AtlChip *chip);
 #endif

@@ -55,7 +55,9 @@
  * test/compiler/test_bk_flow.c compares the walk and the memo with the
  * reference on random DMAs.
  * Owns: its tables and memo, and the cost model's workspace kept with it
- * (bk_flow_workspace; freed by bk_flow_free with the function given). */
+ * (bk_flow_workspace; freed by bk_flow_free with the function given), and
+ * on a pricer shared by a pool the memo of whole segments' prices
+ * (bk_flow_segments, cost.c). */
 #include <stdlib.h>
 #include <string.h>
 #include "compiler/cost/cost.h"
@@ -99,7 +101,17 @@ struct BkFlowPlanner {
     uint64_t hits, misses;
     void *ws;                       /* the cost model's workspace (bk_flow_workspace) */
     void (*ws_free)(void *);
+    int keep_segs;                  /* segments' prices kept (bk_flow_keep_segments) */
+    BkMemo *segs;                   /* they (bk_flow_segments), made on first use */
 };
+
+void bk_flow_keep_segments(BkFlowPlanner *p) { p->keep_segs = 1; }
+
+BkMemo *bk_flow_segments(BkFlowPlanner *p)
+{
+    if (p->keep_segs && !p->segs) p->segs = bk_memo_new();
+    return p->segs;
+}
 
 void **bk_flow_workspace(BkFlowPlanner *p, void (*free_fn)(void *))
 {
@@ -200,6 +212,7 @@ void bk_flow_free(BkFlowPlanner *p)
     for (int nb = 0; p->occ_bank && nb <= p->ch->lmem_banks; nb++) free(p->occ_bank[nb].v);
     free(p->occ_bank);
     bk_memo_free(p->memo);
+    bk_memo_free(p->segs);
     if (p->ws_free) p->ws_free(p->ws);
     free(p);
 }

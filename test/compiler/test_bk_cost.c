@@ -242,6 +242,68 @@ TEST(shared_pricer_prices_as_fresh)
     bk_flow_free(shared);
 }
 
+/* A pool's pricer (cost/pool.c, the builds of one compile) keeps the
+ * price of every segment a replay priced to its end and gives it back for
+ * a segment of the same code: each call prices as a fresh pricer does
+ * (rc, estimates; a stopped call above its bound and at most the
+ * estimate), the second pricing of each segment from the memo, and a
+ * chip of other parameters (another chip of the pool) misses it. */
+TEST(pool_pricer_prices_as_fresh)
+{
+    struct { BkTileGen gen; int direct, tiles, first, count; } seq[] = {
+        {rows_gen, 0, 64, 0, 16}, {same_gen, 0, 16, 0, 16}, {rows_gen, 0, 256, 0, 16},
+        {rows_gen, 0, 8, 4, 8},   {copy_gen, 1, 12, 0, 16}, {rows_gen, 0, 32, 3, 2},
+    };
+    AtlErr e;
+    BkFlowPool *pool = bk_flow_pool_new();
+    REQUIRE(pool != NULL);
+    int hits = 0;
+    for (int round = 0; round < 2; round++)
+        for (size_t i = 0; i < sizeof seq / sizeof *seq; i++) {
+            Fixture f;
+            REQUIRE(setup_on(&f, "configs/a1.ini", seq[i].gen, seq[i].direct, seq[i].tiles) == 0);
+            f.sg.cores = (BkCoreSet){seq[i].first, seq[i].count};
+            REQUIRE(bk_sched_distribute(&f.sg, &e) == 0);
+            REQUIRE(bk_cost_segment(&f.c, &f.sg, UINT64_MAX, &e) == 0);
+            uint64_t est = f.sg.est_cycles, comp = f.sg.est_compute, dma = f.sg.est_dma, rd = f.sg.est_rd, wr = f.sg.est_wr;
+            BkFlowPlanner *own = f.c.flow;
+            REQUIRE((f.c.flow = bk_flow_pool_get(pool, &f.chip)) != NULL);
+            uint64_t bounds[] = {UINT64_MAX, est, est / 2, est + 1};
+            for (size_t b = 0; b < sizeof bounds / sizeof *bounds; b++) {
+                uint64_t h0, m0, h1, m1;
+                bk_flow_stats(f.c.flow, &h0, &m0);
+                int rc = bk_cost_segment(&f.c, &f.sg, bounds[b], &e);
+                bk_flow_stats(f.c.flow, &h1, &m1);
+                /* no DMA planned: the replay did not run */
+                if (round == 1 && bounds[b] == UINT64_MAX) hits += h1 == h0 && m1 == m0;
+                if (bounds[b] >= est) {
+                    CHECKF(rc == 0 && f.sg.est_cycles == est && f.sg.est_compute == comp && f.sg.est_dma == dma &&
+                               f.sg.est_rd == rd && f.sg.est_wr == wr,
+                           "round %d call %zu bound %llu: rc %d, %llu cycles against %llu", round, i,
+                           (unsigned long long)bounds[b], rc, (unsigned long long)f.sg.est_cycles, (unsigned long long)est);
+                } else {
+                    CHECKF(rc == 1 && f.sg.est_cycles > bounds[b] && f.sg.est_cycles <= est,
+                           "round %d call %zu bound %llu: rc %d, %llu cycles (estimate %llu)", round, i,
+                           (unsigned long long)bounds[b], rc, (unsigned long long)f.sg.est_cycles, (unsigned long long)est);
+                }
+            }
+            /* other chip parameters: another pricer, priced afresh */
+            f.chip.vec_arith_cycles += 2;
+            BkFlowPlanner *other = bk_flow_pool_get(pool, &f.chip);
+            REQUIRE(other != NULL);
+            f.c.flow = other;
+            REQUIRE(bk_cost_segment(&f.c, &f.sg, UINT64_MAX, &e) == 0);
+            uint64_t slow = f.sg.est_compute;
+            f.c.flow = own;
+            REQUIRE(bk_cost_segment(&f.c, &f.sg, UINT64_MAX, &e) == 0);
+            CHECK_EQ_INT(slow, f.sg.est_compute);
+            teardown(&f);
+        }
+    CHECKF(hits == (int)(sizeof seq / sizeof *seq), "%d of %d segments priced again from the memo", hits,
+           (int)(sizeof seq / sizeof *seq));
+    bk_flow_pool_free(pool);
+}
+
 /* The cost model prices vector instructions with the simulator's formula,
  * so a class's [vector] key moves the estimate: relu is in the add/mul
  * class, each of its 64 tiles' steps costing arith_cycles. */
@@ -355,6 +417,7 @@ int main(void)
     RUN(bounded_search_picks_the_same_tiles);
     RUN(vector_class_keys_move_the_estimate);
     RUN(shared_pricer_prices_as_fresh);
+    RUN(pool_pricer_prices_as_fresh);
     RUN(estimate_equals_simulation);
     RUN(banked_estimate_near_simulation);
     return test_summary("test_bk_cost");
