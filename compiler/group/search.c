@@ -270,6 +270,7 @@ int bk_choose_shape_under(BkCtx *c, BkLayer *ly, BkCoreSet cores, uint64_t bound
                  * picked so without the prefetch, formed other groups,
                  * MobileNetV2-1.0 with --sram-activations never 0.9%
                  * slower) */
+                sg.pf_in = 0;   /* sg serves every candidate: no assumption left from the last */
                 if (ly->chain && ly->lw.dt == ISA_I8 && ly->mcast && ly->layer_id > 0 &&
                     bk_prefetch_mc_assume(c, &sg, e) < 0)
                     goto done;

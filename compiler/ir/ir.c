@@ -342,6 +342,16 @@ int ir_node_add_output(IrGraph *g, int node, int tensor, AtlErr *e)
 IrAttr *ir_node_add_attr(IrGraph *g, int node, const char *name, int type, AtlErr *e)
 {
     IrNode *n = &g->nodes[node];
+    for (int i = 0; i < n->nattrs; i++) {   /* setting a name again replaces it (ir_attr finds the first) */
+        IrAttr *old = &n->attrs[i];
+        if (strcmp(old->name, name)) continue;
+        char *keep = old->name;
+        old->name = NULL;
+        ir_attr_free(old);
+        old->name = keep;
+        old->type = type;
+        return old;
+    }
     IrAttr *a = realloc(n->attrs, (size_t)(n->nattrs + 1) * sizeof *a);
     if (!a) { atl_fail(e, "out of memory in node '%s'", n->name); return NULL; }
     n->attrs = a;

@@ -108,7 +108,7 @@ int ir_tensor(IrGraph *g, const char *name, AtlErr *e);         /* find or add *
 int ir_add_node(IrGraph *g, const char *op, const char *name, AtlErr *e); /* node index */
 int ir_node_add_input(IrGraph *g, int node, int tensor, AtlErr *e);
 int ir_node_add_output(IrGraph *g, int node, int tensor, AtlErr *e);
-IrAttr *ir_node_add_attr(IrGraph *g, int node, const char *name, int type, AtlErr *e);
+IrAttr *ir_node_add_attr(IrGraph *g, int node, const char *name, int type, AtlErr *e); /* a name set again is replaced */
 void ir_tensor_free_contents(IrTensor *t);
 void ir_attr_free(IrAttr *a);
 /* Allocates zeroed data for t's (fully known) shape. */

@@ -1,7 +1,7 @@
 /* padfold.c - a zero constant Pad of H and W in front of a 2-D Conv
  * becomes the conv's own padding.
  *
- * Reads: Conv nodes (4-D input, no auto_pad) whose input a live Pad
+ * Reads: Conv nodes (4-D input, auto_pad NOTSET or VALID) whose input a live Pad
  *   produces: mode constant, value 0 (attribute before opset 11, else the
  *   optional constant_value input), pads constant (attribute, or the pads
  *   input from opset 11), no axes input (opset 18), N and C unpadded, H
@@ -10,7 +10,10 @@
  *   (begin H, W; end H, W), when every resulting pad is at most the
  *   dilated kernel extent less one (as a conv's own padding is, so every
  *   output still reads an input pixel: what the backend's window
- *   lowerings expect). The Pad is left to dead-node removal when nothing
+ *   lowerings expect) and at most 63, the conv instruction's 6-bit pad
+ *   fields (isa/isa.h; a wider Pad stays a copy layer rather than fail
+ *   the compile). A VALID conv becomes NOTSET with the Pad's pads. The
+ *   Pad is left to dead-node removal when nothing
  *   else reads it.
  * Guarantees: results unchanged: the zeros a folded Pad wrote were
  *   multiplied into the conv's sums, which now leave those taps out (only
@@ -21,6 +24,8 @@
  *   whereas conv padding costs nothing and keeps the conv a group member. */
 #include <string.h>
 #include "compiler/passes/passes.h"
+
+enum { PAD_FIELD_MAX = 63 };   /* the conv instruction's PT/PL/PB/PR fields are 6 bits */
 
 /* The Pad's 8 pads of a 4-D tensor (begin N C H W, end N C H W) into p;
  * 0, or -1 when they are not known constants. */
@@ -61,11 +66,12 @@ int pass_fold_pad(IrGraph *g, AtlErr *e)
         const IrNode *pd = &g->nodes[pi];
         if (pd->dead || strcmp(pd->op, "Pad") || pd->nin < 1 || pd->in[0] < 0 || g->t[pd->in[0]].ndim != 4) continue;
         const char *ap = ir_attr_str(cv, "auto_pad", "NOTSET");
+        int valid = !strcmp(ap, "VALID");
         int64_t p[8];
-        if (strcmp(ap, "NOTSET") || !zero_constant(g, pd) || pad_amounts(g, pd, p)) continue;
+        if ((!valid && strcmp(ap, "NOTSET")) || !zero_constant(g, pd) || pad_amounts(g, pd, p)) continue;
         if (p[0] || p[1] || p[4] || p[5] || p[2] < 0 || p[3] < 0 || p[6] < 0 || p[7] < 0) continue;
         int64_t cp[4] = {0, 0, 0, 0}, dl[2] = {1, 1};
-        const IrAttr *a = ir_attr(cv, "pads");
+        const IrAttr *a = valid ? NULL : ir_attr(cv, "pads");   /* VALID: no padding of its own */
         if (a && (a->type != IR_ATTR_INTS || a->n != 4)) continue;
         for (int k = 0; a && k < 4; k++) cp[k] = a->ints[k];
         const IrAttr *d = ir_attr(cv, "dilations");
@@ -74,7 +80,9 @@ int pass_fold_pad(IrGraph *g, AtlErr *e)
         int64_t np[4] = {cp[0] + p[2], cp[1] + p[3], cp[2] + p[6], cp[3] + p[7]};
         int64_t ext[2] = {dl[0] * (w->dims[2] - 1), dl[1] * (w->dims[3] - 1)};
         if (np[0] > ext[0] || np[2] > ext[0] || np[1] > ext[1] || np[3] > ext[1]) continue;
+        if (np[0] > PAD_FIELD_MAX || np[1] > PAD_FIELD_MAX || np[2] > PAD_FIELD_MAX || np[3] > PAD_FIELD_MAX) continue;
         if (ir_set_attr_ints(g, i, "pads", np, 4, e)) return -1;
+        if (valid && ir_set_attr_str(g, i, "auto_pad", "NOTSET", e)) return -1;
         g->nodes[i].in[0] = g->nodes[pi].in[0];
     }
     return 0;

@@ -402,11 +402,15 @@ TEST(pass_pipeline_dead_code)
 }
 
 /* Pads (passes/padfold.c): x -> Pad (zeros: H 1 + 1, W 2 + 0) -> 3x3 conv
- * "c0" (no pads) -> a; a -> Pad of nothing (reflect) -> Relu -> y0 (kept:
+ * "c0" (pads 0) -> a; a -> Pad of nothing (reflect) -> Relu -> y0 (kept:
  * no conv reads it); x -> Pad of value 1 -> 3x3 conv "c1" -> y1 (kept: not
  * zeros); x -> Pad of 3 rows -> 3x3 conv "c2" -> y2 (kept: 3 > the
- * kernel's 2). The first Pad goes, c0's pads become [1, 2, 1, 0]; the
- * outputs are the interpreter's before the pass. */
+ * kernel's 2); x -> the first Pad's pads -> VALID conv "c3" -> y3 (folded,
+ * NOTSET); x -> Pad of 64 rows -> 3x1 conv of dilation 33 "c4" -> y4
+ * (kept: 64 is within the dilated extent 66 but over the instruction's
+ * 6-bit pad field). The first and fourth Pads go, c0's and c3's pads
+ * become [1, 2, 1, 0]; the outputs are the interpreter's before the
+ * pass. */
 TEST(pass_fold_pad_into_conv)
 {
     IrGraph g;
@@ -414,6 +418,7 @@ TEST(pass_fold_pad_into_conv)
     g.opset = 13;
     int64_t xd[4] = {1, 3, 7, 6}, wd[4] = {4, 3, 3, 3}, eight = 8;
     int64_t p0[8] = {0, 0, 1, 2, 0, 0, 1, 0}, pz[8] = {0}, p2[8] = {0, 0, 3, 0, 0, 0, 0, 0};
+    int64_t p4[8] = {0, 0, 64, 0, 0, 0, 0, 0}, w4d[4] = {4, 3, 3, 1}, dil4[2] = {33, 1};
     float w[108], one = 1;
     fill(w, 108, 21);
     ir_add_input(&g, "x", IR_F32, 4, xd, &e);
@@ -423,7 +428,8 @@ TEST(pass_fold_pad_into_conv)
     ir_add_const(&g, "p2", IR_I64, 1, &eight, p2, &e);
     ir_add_const(&g, "one", IR_F32, 0, NULL, &one, &e);
     ir_add_op(&g, "Pad", "pad0", "x,p0", "xp", &e);
-    ir_add_op(&g, "Conv", "c0", "xp,w", "a", &e);
+    static const int64_t no_pads[4] = {0, 0, 0, 0};   /* as exporters write them: the fold replaces them */
+    ir_set_attr_ints(&g, ir_add_op(&g, "Conv", "c0", "xp,w", "a", &e), "pads", no_pads, 4, &e);
     int n = ir_add_op(&g, "Pad", "padz", "a,pz", "az", &e);
     ir_set_attr_str(&g, n, "mode", "reflect", &e);
     ir_add_op(&g, "Relu", "relu", "az", "y0", &e);
@@ -431,23 +437,37 @@ TEST(pass_fold_pad_into_conv)
     ir_add_op(&g, "Conv", "c1", "x1,w", "y1", &e);
     ir_add_op(&g, "Pad", "pad2", "x,p2", "x2", &e);
     ir_add_op(&g, "Conv", "c2", "x2,w", "y2", &e);
+    ir_add_op(&g, "Pad", "pad3", "x,p0", "x3", &e);
+    ir_set_attr_str(&g, ir_add_op(&g, "Conv", "c3", "x3,w", "y3", &e), "auto_pad", "VALID", &e);
+    ir_add_const(&g, "w4", IR_F32, 4, w4d, w, &e);
+    ir_add_const(&g, "p4", IR_I64, 1, &eight, p4, &e);
+    ir_add_op(&g, "Pad", "pad4", "x,p4", "x4", &e);
+    ir_set_attr_ints(&g, ir_add_op(&g, "Conv", "c4", "x4,w4", "y4", &e), "dilations", dil4, 2, &e);
     ir_add_output(&g, "y0", &e);
     ir_add_output(&g, "y1", &e);
     ir_add_output(&g, "y2", &e);
+    ir_add_output(&g, "y3", &e);
+    ir_add_output(&g, "y4", &e);
     float xv[126];
     fill(xv, 126, 22);
     IrTensor in = {.name = "x", .dtype = IR_F32, .ndim = 4, .dims = {1, 3, 7, 6}, .data = xv};
     check_same(&g, &in, 1, pass_run_all);
-    CHECK_EQ_INT(count_op(&g, "Pad"), 3);
+    CHECK_EQ_INT(count_op(&g, "Pad"), 4);
+    int folded = 0;
     for (int i = 0; i < g.nn; i++) {
         const IrNode *c = &g.nodes[i];
-        if (c->dead || strcmp(c->op, "Conv") || strcmp(c->name, "c0")) continue;
+        if (c->dead || strcmp(c->op, "Conv")) continue;
+        if (!strcmp(c->name, "c4")) CHECK(strcmp(g.t[c->in[0]].name, "x"));
+        if (strcmp(c->name, "c0") && strcmp(c->name, "c3")) continue;
         const IrAttr *a = ir_attr(c, "pads");
         static const int64_t want[4] = {1, 2, 1, 0};
         REQUIRE(a && a->n == 4);
         for (int k = 0; k < 4; k++) CHECK_EQ_INT((int)a->ints[k], (int)want[k]);
         CHECK(!strcmp(g.t[c->in[0]].name, "x"));
+        CHECK(!strcmp(ir_attr_str(c, "auto_pad", "NOTSET"), "NOTSET"));
+        folded++;
     }
+    CHECK_EQ_INT(folded, 2);
     ir_free(&g);
 }
 

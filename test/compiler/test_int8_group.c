@@ -519,6 +519,7 @@ TEST(concat_and_resize_members)
             BkOptions o, none;
             bk_options_default(&o);
             o.sram_acts = c ? BK_SRAM_ACTS_NEVER : BK_SRAM_ACTS_AUTO;   /* tiny, edge16k: in SRAM no group pays */
+            o.sram_weights = BK_SRAM_NEVER;   /* the layers alone with SRAM-staged weights (qmatrix.c) beat these groups */
             none = o;
             none.group = BK_GROUP_NONE;
             char split[64];
@@ -561,6 +562,7 @@ TEST(packed_row_buffers)
         o.placement = BK_PLACE_CHIP;
         o.sram_acts = BK_SRAM_ACTS_NEVER;
         o.no_chain_pack = !pack;
+        o.sram_weights = BK_SRAM_NEVER;   /* as concat_and_resize_members */
         char split[64];
         int n = run_exact_c(&g, chips3[0], &o, "c2", &grouped[pack], split, sizeof split, &cyc[pack]);
         printf("  %s: group of %d, split %s, %llu cycles\n", pack ? "packed" : "a buffer each", grouped[pack], split,
