@@ -1624,21 +1624,14 @@ static int cs_gen(BkCtx *c, const BkLayer *ly, int t, uint64_t slot, BkCode *k, 
     return k->oom ? atl_fail(e, "out of memory generating code") : 0;
 }
 
-/* bk_chain_check of a C-sliced plan: every slice's reads inside its
- * buffers, the hidden slices cover the hidden channels in aligned
- * slices, the slot's buffers and scratch and the resident weights and
- * biases aligned, disjoint and inside their regions. */
-static int cs_check(const BkCtx *c, const BkLayer *ly, AtlErr *e)
+/* The row checks a C-sliced and a channel-sliced plan share: for every
+ * row slice (one column chunk), each buffer holds the rows put in it
+ * (their most, per buffer, into most[]), in-place members store over
+ * rows they have read, and every member's input and residual rows are in
+ * its buffers. 0, or -1 with e naming the slice. */
+static int check_row_slices(const BkCtx *c, const BkChain *ch, int node, int most[CHAIN_MAX_BUFS], AtlErr *e)
 {
-    const BkChain *ch = ly->chain;
     const IrGraph *g = c->g;
-    int node = ch->m[0].ly->node, hd = ch->m[0].ly->lw.OC, es = ch->dt == c->dt ? c->es : ch->es;   /* as bk_chain_check */
-    if (!cs_eligible(ch) || ch->nwc != 1 || ch->hn < 1 || (uint64_t)ch->hn * (ch->vdw ? 4 : es) % c->align ||
-        (hd + ch->hn - 1) / ch->hn != ch->csl || (ch->vdw && !ch->m[1].dwv))
-        return bk_fail(c, node, e, "layer group: %d hidden slices of %d channels do not cover %d aligned", ch->csl, ch->hn, hd);
-    if (ch->rows < 1 || ch->nrc != (ch->OH + ch->rows - 1) / ch->rows)
-        return bk_fail(c, node, e, "layer group: %d slices of %d rows do not cover %d output rows", ch->nrc, ch->rows, ch->OH);
-    int most[CHAIN_MAX_BUFS] = {0};
     ChainRows r;
     for (int s = 0; s < ch->nrc; s++) {
         slice_rows(ch, s, 0, &r);
@@ -1657,6 +1650,25 @@ static int cs_check(const BkCtx *c, const BkLayer *ly, AtlErr *e)
                 return bk_fail(c, m->ly->node, e, "layer group: slice %d reads rows its buffers do not hold", s);
         }
     }
+    return 0;
+}
+
+/* bk_chain_check of a C-sliced plan: every slice's reads inside its
+ * buffers, the hidden slices cover the hidden channels in aligned
+ * slices, the slot's buffers and scratch and the resident weights and
+ * biases aligned, disjoint and inside their regions. */
+static int cs_check(const BkCtx *c, const BkLayer *ly, AtlErr *e)
+{
+    const BkChain *ch = ly->chain;
+    const IrGraph *g = c->g;
+    int node = ch->m[0].ly->node, hd = ch->m[0].ly->lw.OC, es = ch->dt == c->dt ? c->es : ch->es;   /* as bk_chain_check */
+    if (!cs_eligible(ch) || ch->nwc != 1 || ch->hn < 1 || (uint64_t)ch->hn * (ch->vdw ? 4 : es) % c->align ||
+        (hd + ch->hn - 1) / ch->hn != ch->csl || (ch->vdw && !ch->m[1].dwv))
+        return bk_fail(c, node, e, "layer group: %d hidden slices of %d channels do not cover %d aligned", ch->csl, ch->hn, hd);
+    if (ch->rows < 1 || ch->nrc != (ch->OH + ch->rows - 1) / ch->rows)
+        return bk_fail(c, node, e, "layer group: %d slices of %d rows do not cover %d output rows", ch->nrc, ch->rows, ch->OH);
+    int most[CHAIN_MAX_BUFS] = {0};
+    if (check_row_slices(c, ch, node, most, e)) return -1;
     ChainRegion reg[CHAIN_MAX_BUFS + 2 * BK_CHAIN_MAX + 4];
     int n = 0;
     for (int b = 0; b < ch->nb; b++) {
@@ -1914,24 +1926,7 @@ static int xc_check(const BkCtx *c, const BkLayer *ly, AtlErr *e)
         (hd + ch->xn - 1) / ch->xn != ch->xc || (ch->vdw && !ch->m[1].dwv) || ch->inplace >= 0)
         return bk_fail(c, node, e, "layer group: %d channel slices of %d do not cover %d aligned", ch->xc, ch->xn, hd);
     int most[CHAIN_MAX_BUFS] = {0};
-    ChainRows r;
-    for (int s = 0; s < ch->nrc; s++) {
-        slice_rows(ch, s, 0, &r);
-        for (int b = 0; b < ch->nb; b++) {
-            most[b] = imax(most[b], r.n[b] * r.cn[b]);
-            if (r.n[b] * r.cn[b] > ch->buf[b].max_px)
-                return bk_fail(c, node, e, "layer group: the row buffer of '%s' holds %d pixels, slice %d puts %d x %d in it",
-                               g->t[ch->buf[b].t].name, ch->buf[b].max_px, s, r.n[b], r.cn[b]);
-        }
-        if (!inplace_ok(ch, &r)) return bk_fail(c, node, e, "layer group: slice %d reads rows it does not store over", s);
-        for (int i = 0; i < ch->nm; i++) {
-            const ChainMember *m = &ch->m[i];
-            int lo = r.lo[m->out], n = r.n[m->out];
-            BkSpan ys = member_span(m, 0, lo, n);
-            if (n > 0 && !rows_inside(&r, m->in, ys.a, ys.n))
-                return bk_fail(c, m->ly->node, e, "layer group: slice %d reads rows its buffers do not hold", s);
-        }
-    }
+    if (check_row_slices(c, ch, node, most, e)) return -1;
     ChainRegion reg[CHAIN_MAX_BUFS + 2 * BK_CHAIN_MAX + 4];
     int n = 0;
     int xin = ch->m[0].in;
