@@ -15,8 +15,10 @@
 #ifndef ATOLL_TEST_H
 #define ATOLL_TEST_H
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <math.h>
+#include <time.h>
 
 static int test_passed, test_failed, test_current_failed;
 static const char *test_current_name;
@@ -57,10 +59,21 @@ static void test_fail_at(const char *file, int line, const char *fmt, ...)
     test_current_failed = 1;
 }
 
+/* With TEST_TIMES=1 in the environment each test's line ends with the CPU
+ * seconds it took (of the whole process, from clock()): which cases of a
+ * binary CI's time goes to (test/run.sh times whole binaries). */
 static inline void test_count(const char *name)
 {
-    if (test_current_failed) { test_failed++; printf("not ok %s\n", name); }
-    else { test_passed++; printf("ok %s\n", name); }
+    static clock_t last;
+    const char *tt = getenv("TEST_TIMES");
+    char took[32] = "";
+    if (tt && tt[0] == '1') {
+        clock_t now = clock();
+        snprintf(took, sizeof took, " (%.2f CPU-s)", (double)(now - last) / CLOCKS_PER_SEC);
+        last = now;
+    }
+    if (test_current_failed) { test_failed++; printf("not ok %s%s\n", name, took); }
+    else { test_passed++; printf("ok %s%s\n", name, took); }
     fflush(stdout);
 }
 

@@ -305,6 +305,18 @@ static void compare(const char *what, const IrGraph *g, const BkOptions *o, cons
     bk_timing_run_free(&r);
 }
 
+/* Under the sanitizers the int8 runs of resnet20_cifar and mobilenetv2_035
+ * on a1 are left out too (since session 33: with their fp32 runs there
+ * they were most of this test's time in each sanitizer pass): the int8
+ * code runs there on the other models, on tiny and edge16k, and
+ * resnet20_cifar's int8 on a1 in test/cli/placement.sh (batch 8, split
+ * and chip, against each other). */
+static int big_int8_on_a1(const Chip *cp, int m)
+{
+    return !strcmp(cp->path, "configs/a1.ini") &&
+           (!strcmp(bundled[m].name, "resnet20_cifar") || !strcmp(bundled[m].name, "mobilenetv2_035"));
+}
+
 static void chip_case(const void *arg)
 {
     const Chip *cp = arg;
@@ -328,6 +340,7 @@ static void chip_case(const void *arg)
             if (cp->all && !SANITIZED) compare(what, &loaded[m], &alone, cp, &t);
         }
         snprintf(what, sizeof what, "%s int8", bundled[m].name);
+        if (SANITIZED && big_int8_on_a1(cp, m)) continue;
         if (cp->all && have_quantised[m]) compare(what, &quantised[m], &grouped, cp, &t);
     }
     if (cp->resnet50 && !SANITIZED) {

@@ -28,6 +28,7 @@
 #include "compiler/passes/passes.h"
 #include "compiler/backend/backend.h"
 #include "tools/chip_exec.h"
+#include "test/compiler/int8_conv.h"
 
 static const char *const chips3[] = {"configs/a1.ini", "configs/tiny.ini", "configs/edge16k.ini"};
 static uint32_t rng = 7;
@@ -38,48 +39,11 @@ static int rnd(int lo, int hi)
     return lo + (int)((rng >> 8) % (uint32_t)(hi - lo + 1));
 }
 
-/* Int8Conv `name`: x (C channels, zero point xz) -> out (M channels, zero
- * point yz), k x k, stride s, padding p; relu narrows the clamp to
- * [yz, 127]. Weights in [-20, 20], bias small, (mult, shift) per channel
- * so the outputs spread over the int8 range. */
+/* Int8Conv `name` (test/compiler/int8_conv.h), its values drawn from rng. */
 static void qconv_g(IrGraph *g, const char *name, const char *x, int C, int M, int k, int s, int p, int xz, int yz,
                     int relu, int groups, const char *out)
 {
-    AtlErr e;
-    char w[64], b[64], rq[64], ins[256];
-    int cpg = C / groups;
-    int64_t wd[4] = {M, cpg, k, k}, bd[1] = {M}, rd[2] = {M, 2}, pads[4] = {p, p, p, p}, st[2] = {s, s}, ks[2] = {k, k};
-    int64_t nw = (int64_t)M * cpg * k * k;
-    int8_t *wv = malloc((size_t)nw);
-    int32_t *bv = malloc((size_t)M * 4), *rv = malloc((size_t)M * 8);
-    for (int64_t i = 0; i < nw; i++) wv[i] = (int8_t)rnd(-20, 20);
-    /* outputs of about +-60: acc ~ sqrt(K) x 74 x 12, times mult / 2^(31+shift) */
-    int shift = (int)lround(log2(sqrt((double)cpg * k * k) * 870.0 * 0.7 / 60.0));
-    for (int m = 0; m < M; m++) {
-        bv[m] = rnd(-2000, 2000);
-        rv[2 * m] = 1400000000 + rnd(0, 300000000);
-        rv[2 * m + 1] = shift;
-    }
-    snprintf(w, sizeof w, "%s_w", name);
-    snprintf(b, sizeof b, "%s_b", name);
-    snprintf(rq, sizeof rq, "%s_rq", name);
-    ir_add_const(g, w, IR_I8, 4, wd, wv, &e);
-    ir_add_const(g, b, IR_I32, 1, bd, bv, &e);
-    ir_add_const(g, rq, IR_I32, 2, rd, rv, &e);
-    snprintf(ins, sizeof ins, "%s,%s,%s,%s", x, w, b, rq);
-    int n = ir_add_op(g, "Int8Conv", name, ins, out, &e);
-    ir_set_attr_ints(g, n, "pads", pads, 4, &e);
-    ir_set_attr_ints(g, n, "strides", st, 2, &e);
-    ir_set_attr_ints(g, n, "kernel_shape", ks, 2, &e);
-    ir_set_attr_int(g, n, "x_zero_point", xz, &e);
-    ir_set_attr_int(g, n, "y_zero_point", yz, &e);
-    ir_set_attr_int(g, n, "y_min", relu ? yz : -128, &e);
-    ir_set_attr_int(g, n, "y_max", 127, &e);
-    ir_set_attr_int(g, n, "to", IR_I8, &e);
-    if (groups > 1) ir_set_attr_int(g, n, "group", groups, &e);
-    free(wv);
-    free(bv);
-    free(rv);
+    i8_conv_pg(g, &rng, name, x, C, M, k, s, p, groups, xz, yz, relu, out);
 }
 
 static void qconv(IrGraph *g, const char *name, const char *x, int C, int M, int k, int s, int p, int xz, int yz,
