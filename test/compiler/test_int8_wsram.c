@@ -24,17 +24,10 @@
 #include "test/test.h"
 #include "test/compiler/bk_graph_run.h"
 #include "test/compiler/int8_conv.h"
+#include "test/compiler/wsram_check.h"
 #include "compiler/schedule/schedule.h"
 
 static const char *const A1 = "configs/a1.ini";
-
-/* Last byte + 1 a DMA reads from its source (byte strides). */
-static uint64_t src_end(const AtlInsn *in)
-{
-    uint64_t end = in->src + (uint64_t)isa_dtype_size(in->dtype);
-    for (int d = 0; d < 4; d++) end += (uint64_t)(in->shape[d] - 1) * (uint64_t)in->src_stride[d];
-    return end;
-}
 
 /* x [1, C, H, H] f32 -> int8 -> 3x3 Int8Conv "conv" C -> M + Relu -> f32. */
 static void graph(IrGraph *g, int C, int M, int H)
@@ -83,78 +76,13 @@ static void staged_case(int C, int M, int H, int ksplit)
     AtlChip chip;
     AtlErr e;
     REQUIRE(cfg_load(A1, &chip, &e) == 0);
-    int cpc = chip.cores_per_cluster;
     if (run(&g, BK_SRAM_ALWAYS, &sum, &p, &y, &ylen) == 0) {
         int r = row_of(&sum, "conv");
         REQUIRE(r >= 0);
         printf("  split %s, DRAM read %llu bytes\n", sum.layers[r].split, (unsigned long long)sum.layers[r].dram_rd);
         CHECKF(strstr(sum.layers[r].split, " wsram"), "split '%s' lacks wsram", sum.layers[r].split);
         CHECKF(!ksplit || strstr(sum.layers[r].split, " K"), "split '%s' does not cut K", sum.layers[r].split);
-        /* the weights' DRAM range: what the staging copies read */
-        uint64_t lo = UINT64_MAX, hi = 0, staged[64] = {0}, read[64] = {0};
-        for (int core = 0; core < p.ncores; core++) {
-            const AtlStream *dma = &p.streams[core * ISA_NUM_ENGINES + ISA_ENGINE_DMA];
-            for (int i = 0; i < dma->count; i++) {
-                const AtlInsn *in = &dma->insns[i];
-                if (in->op != ISA_OP_DMA_COPY || in->dst_space != ISA_SPACE_SRAM || in->src_space != ISA_SPACE_DRAM) continue;
-                if (in->src < lo) lo = in->src;
-                if (src_end(in) > hi) hi = src_end(in);
-                staged[core / cpc] += isa_shape_bytes(in);
-            }
-        }
-        REQUIRE(lo < hi);
-        CHECKF(hi - lo <= wbytes, "the staging copies read %llu bytes of DRAM, the weights are %llu",
-               (unsigned long long)(hi - lo), (unsigned long long)wbytes);
-        /* each byte of that range read at most once per cluster, by the
-         * staging copies alone; SRAM loads after a copy or a wait */
-        uint8_t *times = calloc((size_t)chip.clusters * (size_t)(hi - lo), 1);
-        REQUIRE(times != NULL);
-        int twice = 0, shared = 0;
-        for (int core = 0; core < p.ncores; core++) {
-            const AtlStream *dma = &p.streams[core * ISA_NUM_ENGINES + ISA_ENGINE_DMA];
-            int waited = 0, early = 0;
-            for (int i = 0; i < dma->count; i++) {
-                const AtlInsn *in = &dma->insns[i];
-                if (in->op == ISA_OP_NOP && in->wait == BK_SEM_WEIGHTS + 1) waited = 1;
-                if (in->op != ISA_OP_DMA_COPY) continue;
-                if (in->src_space == ISA_SPACE_DRAM && in->dst_space == ISA_SPACE_SRAM) waited = 1;
-                if (in->src_space == ISA_SPACE_DRAM && in->src < hi && src_end(in) > lo) {
-                    read[core / cpc] += isa_shape_bytes(in);
-                    for (uint32_t a = 0; a < in->shape[0]; a++)
-                        for (uint32_t b = 0; b < in->shape[1]; b++)
-                            for (uint32_t d = 0; d < in->shape[2]; d++)
-                                for (uint32_t f = 0; f < in->shape[3]; f++) {
-                                    uint64_t at = in->src + a * (uint64_t)in->src_stride[0] + b * (uint64_t)in->src_stride[1] +
-                                                  d * (uint64_t)in->src_stride[2] + f * (uint64_t)in->src_stride[3];
-                                    twice += times[(size_t)(core / cpc) * (hi - lo) + (at - lo)]++ > 0;
-                                }
-                }
-                if (in->src_space == ISA_SPACE_SRAM && in->dst_space == ISA_SPACE_LMEM && !in->mask && !waited) early++;
-            }
-            CHECKF(early == 0, "core %d loads from SRAM before the staging (its own copy or a wait)", core);
-        }
-        free(times);
-        CHECKF(twice == 0, "%d weight bytes read twice from DRAM by one cluster", twice);
-        for (int cl = 0; cl < chip.clusters; cl++) {
-            printf("  cluster %d: %llu weight bytes read from DRAM\n", cl, (unsigned long long)read[cl]);
-            CHECKF(read[cl] == staged[cl] && read[cl] <= wbytes, "cluster %d reads %llu bytes of weights from DRAM, %llu staged",
-                   cl, (unsigned long long)read[cl], (unsigned long long)staged[cl]);
-        }
-        /* some staged chunk (SRAM source) loaded by two cores of a cluster */
-        for (int cl = 0; cl < chip.clusters && !shared; cl++)
-            for (int a = 0; a < cpc && !shared; a++)
-                for (int b = a + 1; b < cpc && !shared; b++) {
-                    const AtlStream *da = &p.streams[(cl * cpc + a) * ISA_NUM_ENGINES + ISA_ENGINE_DMA];
-                    const AtlStream *db = &p.streams[(cl * cpc + b) * ISA_NUM_ENGINES + ISA_ENGINE_DMA];
-                    for (int i = 0; i < da->count && !shared; i++)
-                        for (int j = 0; j < db->count && !shared; j++) {
-                            const AtlInsn *u = &da->insns[i], *v = &db->insns[j];
-                            shared = u->op == ISA_OP_DMA_COPY && v->op == ISA_OP_DMA_COPY && u->src_space == ISA_SPACE_SRAM &&
-                                     v->src_space == ISA_SPACE_SRAM && u->dst_space == ISA_SPACE_LMEM && !u->mask &&
-                                     u->src == v->src && isa_shape_bytes(u) == isa_shape_bytes(v);
-                        }
-                }
-        CHECKF(shared, "no staged chunk is loaded by two cores of a cluster");
+        wsram_check_program(&p, &chip, wbytes);
         prog_free(&p);
     }
     if (run(&g, BK_SRAM_NEVER, &s2, &p2, &y2, &y2len) == 0) {
@@ -190,7 +118,7 @@ static void staging_copies(const AtlProgram *p, int cpc, uint64_t *staged, uint6
             const AtlInsn *in = &dma->insns[i];
             if (in->op != ISA_OP_DMA_COPY || in->dst_space != ISA_SPACE_SRAM || in->src_space != ISA_SPACE_DRAM) continue;
             if (in->src < *lo) *lo = in->src;
-            if (src_end(in) > *hi) *hi = src_end(in);
+            if (wsram_src_end(in) > *hi) *hi = wsram_src_end(in);
             staged[core / cpc] += isa_shape_bytes(in);
         }
     }
@@ -267,7 +195,7 @@ TEST(int8_streamed_group_stages_its_weights_once_per_cluster)
                     const AtlStream *dma = &p.streams[core * ISA_NUM_ENGINES + ISA_ENGINE_DMA];
                     for (int i = 0; i < dma->count; i++) {
                         const AtlInsn *in = &dma->insns[i];
-                        if (in->op != ISA_OP_DMA_COPY || in->src_space != ISA_SPACE_DRAM || in->src >= hi || src_end(in) <= lo) continue;
+                        if (in->op != ISA_OP_DMA_COPY || in->src_space != ISA_SPACE_DRAM || in->src >= hi || wsram_src_end(in) <= lo) continue;
                         int copy = in->dst_space == ISA_SPACE_SRAM;
                         if (!pass && !copy) continue;
                         for (uint32_t a = 0; a < in->shape[0]; a++)
