@@ -141,4 +141,24 @@ static inline int run_one_layer(IrGraph *g, const char *chip, const BkOptions *o
     return 0;
 }
 
+/* g split into two stages at its output y ("1,y:2": stage 0 one image an
+ * instance, stage 1 two) on chip with o's other options, run in full mode
+ * against the interpreter (what names the run in failures): 0 with the
+ * summary in *sum (the caller frees it) when it compiles, runs and stays
+ * within 2e-6 of the interpreter's answers (a failed check otherwise).
+ * The stage tests' run of a block with a pass on and off
+ * (test_stage_sink.c, test_stage_overlay.c). */
+static inline int stage_split_run(IrGraph *g, const char *chip, BkOptions *o, const char *what, BkSummary *sum)
+{
+    o->placement = BK_PLACE_SPLIT;
+    o->stage_plan = "1,y:2";
+    memset(sum, 0, sizeof *sum);
+    double err = -1;
+    char msg[1024] = "";
+    int rc = e2e_graph_run(g, chip, o, &err, NULL, sum, msg, sizeof msg);
+    CHECKF(rc == 0, "%s: %s", what, msg);
+    if (rc == 0) CHECKF(err <= 2e-6, "%s: error %g", what, err);
+    return rc;
+}
+
 #endif

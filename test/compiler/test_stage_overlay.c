@@ -105,19 +105,10 @@ static void overlay_run(const char *sram, BottleneckShape k)
     for (int on = 0; on < 2; on++) {
         BkOptions o;
         bk_options_default(&o);
-        o.placement = BK_PLACE_SPLIT;
-        o.stage_plan = "1,y:2";
         o.no_overlay = !on;
         o.group = BK_GROUP_NONE;   /* layers alone, as test_stage_sink */
         BkSummary sum;
-        memset(&sum, 0, sizeof sum);
-        double err = -1;
-        char msg[1024] = "";
-        const char *what = on ? "overlay" : "no overlay";
-        int rc = e2e_graph_run(&g, chip, &o, &err, NULL, &sum, msg, sizeof msg);
-        CHECKF(rc == 0, "%s: %s", what, msg);
-        if (rc == 0) {
-            CHECKF(err <= 2e-6, "%s: error %g", what, err);
+        if (stage_split_run(&g, chip, &o, on ? "overlay" : "no overlay", &sum) == 0) {
             est[on] = sum.est_cycles;
             dram[on] = sum.act_dram_tensors;
             for (int i = 0; i < sum.nlayers; i++)

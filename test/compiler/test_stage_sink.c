@@ -95,19 +95,10 @@ TEST(spilling_stage_reads_a_subsampled_copy)
     for (int on = 0; on < 2; on++) {
         BkOptions o;
         bk_options_default(&o);
-        o.placement = BK_PLACE_SPLIT;
-        o.stage_plan = "1,y:2";
         o.no_reorder = !on;
         o.group = BK_GROUP_NONE;   /* layers alone: a chain of the whole block would hold a, b and d in LMEM */
         BkSummary sum;
-        memset(&sum, 0, sizeof sum);
-        double err = -1;
-        char msg[1024] = "";
-        const char *what = on ? "reorder" : "no reorder";
-        int rc = e2e_graph_run(&g, chip, &o, &err, NULL, &sum, msg, sizeof msg);
-        CHECKF(rc == 0, "%s: %s", what, msg);
-        if (rc == 0) {
-            CHECKF(err <= 2e-6, "%s: error %g", what, err);
+        if (stage_split_run(&g, chip, &o, on ? "reorder" : "no reorder", &sum) == 0) {
             CHECK(sum.nstages == 2);
             est[on] = sum.est_cycles;
             dram[on] = sum.act_dram_tensors;
@@ -141,18 +132,9 @@ TEST(spilling_stage_runs_its_shortcut_late)
     for (int on = 0; on < 2; on++) {
         BkOptions o;
         bk_options_default(&o);
-        o.placement = BK_PLACE_SPLIT;
-        o.stage_plan = "1,y:2";
         o.no_reorder = !on;
         BkSummary sum;
-        memset(&sum, 0, sizeof sum);
-        double err = -1;
-        char msg[1024] = "";
-        const char *what = on ? "reorder" : "no reorder";
-        int rc = e2e_graph_run(&g, chip, &o, &err, NULL, &sum, msg, sizeof msg);
-        CHECKF(rc == 0, "%s: %s", what, msg);
-        if (rc == 0) {
-            CHECKF(err <= 2e-6, "%s: error %g", what, err);
+        if (stage_split_run(&g, chip, &o, on ? "reorder" : "no reorder", &sum) == 0) {
             est[on] = sum.est_cycles;
             int cd = -1, cc = -1;   /* the units holding the downsample and conv2 (a group names its first) */
             for (int i = 0; i < sum.nlayers; i++) {
