@@ -30,6 +30,26 @@
 
 static uint32_t rng = 7;
 
+/* The scores s -> (with `bert`: / 8 + a random mask of mrank dims md) ->
+ * Softmax p -> y = p v: the tail of every attention graph here. */
+static void softmax_pv(IrGraph *g, int bert, int mrank, const int64_t *md, const char *v)
+{
+    AtlErr e;
+    char ins[64];
+    const char *sm_in = "s";
+    if (bert) {
+        float eight = 8.0f;
+        ir_add_const(g, "eight", IR_F32, 0, NULL, &eight, &e);
+        e2e_rand_const(g, "mask", mrank, md, 2.0f, &rng);
+        ir_add_op(g, "Div", "scale", "s,eight", "sd", &e);
+        ir_add_op(g, "Add", "mask_add", "sd,mask", "sm", &e);
+        sm_in = "sm";
+    }
+    ir_set_attr_int(g, ir_add_op(g, "Softmax", "softmax", sm_in, "p", &e), "axis", -1, &e);
+    snprintf(ins, sizeof ins, "p,%s", v);
+    ir_add_op(g, "MatMul", "pv", ins, "y", &e);
+}
+
 /* x [B, H, S, E] (B = 0: [H, S, E]) -> Q, K, V = x W (E x D each, V E x
  * Dv), K^T; scores = Q K^T; with `bert` / 8 and + mask [B, 1, 1, S]
  * (constant); Softmax over the last axis; y = P V. scores_out: the scores
@@ -51,21 +71,11 @@ static void attn_graph(IrGraph *g, int B, int H, int S, int E, int D, int Dv, in
     for (int i = 0; i < r; i++) perm[i] = B ? perm4[i] : (i < 1 ? 0 : 3 - i);
     ir_set_attr_ints(g, t, "perm", perm, r, &e);
     ir_add_op(g, "MatMul", "scores", "q,kt", "s", &e);
-    const char *sm_in = "s";
-    if (bert) {
-        float eight = 8.0f;
-        ir_add_const(g, "eight", IR_F32, 0, NULL, &eight, &e);
-        e2e_rand_const(g, "mask", B ? 4 : 3, B ? md : md + 1, 2.0f, &rng);
-        ir_add_op(g, "Div", "scale", "s,eight", "sd", &e);
-        ir_add_op(g, "Add", "mask_add", "sd,mask", "sm", &e);
-        sm_in = "sm";
-    }
-    int sm = ir_add_op(g, "Softmax", "softmax", sm_in, "p", &e);
-    ir_set_attr_int(g, sm, "axis", -1, &e);
-    ir_add_op(g, "MatMul", "pv", "p,v", "y", &e);
+    softmax_pv(g, bert, B ? 4 : 3, B ? md : md + 1, "v");
     ir_add_output(g, "y", &e);
     if (scores_out) ir_add_output(g, "s", &e);
 }
+
 
 /* Long keys (docs/backend.md "Attention groups", streaming): x [S, E],
  * queries from its first M rows only (Slice), K and V from all S:
@@ -89,17 +99,7 @@ static void cross_graph(IrGraph *g, int M, int S, int E, int D, int Dv, int bert
     ir_add_op(g, "MatMul", "v", "x,wv", "v", &e);
     ir_set_attr_ints(g, ir_add_op(g, "Transpose", "kt", "k", "kt", &e), "perm", perm, 2, &e);
     ir_add_op(g, "MatMul", "scores", "q,kt", "s", &e);
-    const char *sm_in = "s";
-    if (bert) {
-        float eight = 8.0f;
-        ir_add_const(g, "eight", IR_F32, 0, NULL, &eight, &e);
-        e2e_rand_const(g, "mask", 1, md, 2.0f, &rng);
-        ir_add_op(g, "Div", "scale", "s,eight", "sd", &e);
-        ir_add_op(g, "Add", "mask_add", "sd,mask", "sm", &e);
-        sm_in = "sm";
-    }
-    ir_set_attr_int(g, ir_add_op(g, "Softmax", "softmax", sm_in, "p", &e), "axis", -1, &e);
-    ir_add_op(g, "MatMul", "pv", "p,v", "y", &e);
+    softmax_pv(g, bert, 1, md, "v");
     ir_add_output(g, "y", &e);
 }
 
@@ -128,17 +128,7 @@ static void mh_graph(IrGraph *g, int B, int S, int E, int H, int D, int bert, in
     ir_set_attr_ints(g, ir_add_op(g, "Transpose", "kt", "k4", "kh", &e), "perm", pk, 4, &e);
     ir_set_attr_ints(g, ir_add_op(g, "Transpose", "vt", "v4", "vh", &e), "perm", pq, 4, &e);
     ir_add_op(g, "MatMul", "scores", "qh,kh", "s", &e);
-    const char *sm_in = "s";
-    if (bert) {
-        float eight = 8.0f;
-        ir_add_const(g, "eight", IR_F32, 0, NULL, &eight, &e);
-        e2e_rand_const(g, "mask", 4, md, 2.0f, &rng);
-        ir_add_op(g, "Div", "scale", "s,eight", "sd", &e);
-        ir_add_op(g, "Add", "mask_add", "sd,mask", "sm", &e);
-        sm_in = "sm";
-    }
-    ir_set_attr_int(g, ir_add_op(g, "Softmax", "softmax", sm_in, "p", &e), "axis", -1, &e);
-    ir_add_op(g, "MatMul", "pv", "p,vh", "y", &e);
+    softmax_pv(g, bert, 4, md, "vh");
     if (yt) ir_set_attr_ints(g, ir_add_op(g, "Transpose", "yt", "y", "ys", &e), "perm", pq, 4, &e);
     ir_add_output(g, yt ? "ys" : "y", &e);
 }
