@@ -256,8 +256,12 @@ static void slice_rows(const BkChain *ch, int rci, int wci, ChainRows *r)
         r->clo[b] = 0;
         r->cn[b] = ch->nwc > 1 ? 0 : ch->buf[b].W;
     }
-    int o0 = rci * ch->rows, last = ch->m[ch->nm - 1].out;
-    widen(r, last, o0, imin(ch->rows, ch->OH - o0));
+    int o0 = rci * ch->rows, last = ch->m[ch->nm - 1].out, on = imin(ch->rows, ch->OH - o0);
+    if (ch->ost) {   /* output-channel steps: the rows spread evenly over the nrc slices (at most `rows` each) */
+        o0 = (int)((int64_t)rci * ch->OH / ch->nrc);
+        on = (int)((int64_t)(rci + 1) * ch->OH / ch->nrc) - o0;
+    }
+    widen(r, last, o0, on);
     if (ch->nwc > 1) widen_span(&r->clo[last], &r->cn[last], wci * ch->cols, imin(ch->cols, ch->OW - wci * ch->cols));
     for (int i = ch->nm - 1; i >= 0; i--) {
         const ChainMember *m = &ch->m[i];
@@ -2129,34 +2133,41 @@ static int ost_unsound(const BkCtx *c, const BkChain *ch, AtlErr *e)
 
 /* Offers output-channel steps of 32 and 64 channels (as many as a multiple
  * of the alignment allows, fewer than the output's): per width, the
- * tallest whole-row height that fits and the tallest spreading the rows
- * evenly over a cluster's cores (j slices a core, j = 1 .. EVEN_TRIES). */
-enum { OST_EVEN = 8 };
+ * tallest whole-row height that fits and, for all the cores and for one
+ * cluster's (P of them), the fewest slices that fit in a multiple of P
+ * (the rows spread evenly over the slices, slice_rows, so each core gets
+ * the same rows). */
 static int push_plan(const BkCtx *c, BkLayer *ly, const BkChain *ch, ChainShape sh, int64_t tiles, AtlErr *e);
 static int ost_offer(const BkCtx *c, BkLayer *ly, BkChain *ch, AtlErr *e)
 {
     static const int widths[] = {32, 64};
-    int OC = ch->m[ch->nm - 1].ly->lw.OC, P = c->chip->cores_per_cluster;
+    int OC = ch->m[ch->nm - 1].ly->lw.OC;
+    int sets[2] = {c->chip->clusters * c->chip->cores_per_cluster, c->chip->cores_per_cluster};
     for (int wi = 0; wi < 2; wi++) {
         int w = widths[wi];
         if (w >= OC || (uint64_t)w * ch->es % c->align) continue;
         ch->ost = w;
         ch->nstream = 1;
         ch->cols = ch->OW;
-        int cand[2], n = 0, top = 0;
+        int cand[3], n = 0, top = 0;
         for (int rows = ch->OH; rows >= 1 && !top; rows--) {
             ch->rows = rows;
             if (layout(c, ly, ch) == 0) top = rows;
         }
-        if (top) cand[n++] = top;
-        for (int j = 1; top && j <= OST_EVEN; j++) {
-            int nrc = (j * P + ch->N - 1) / ch->N;
-            if (nrc > ch->OH) break;
-            int rows = (ch->OH + nrc - 1) / nrc;
-            ch->rows = rows;
-            if (rows > top || layout(c, ly, ch)) continue;
-            if (rows != top) cand[n++] = rows;
-            break;
+        if (!top) continue;
+        cand[n++] = top;
+        for (int s = 0; s < 2; s++) {
+            int P = sets[s], per = (ch->OH + top - 1) / top;   /* the fewest slices */
+            if (P < 2 || (s && P == sets[0])) continue;
+            for (int nrc = (per + P - 1) / P * P; nrc <= ch->OH; nrc += P) {
+                int rows = (ch->OH + nrc - 1) / nrc, seen = 0;
+                if ((ch->OH + rows - 1) / rows != nrc) continue;   /* not nrc slices of at most `rows` */
+                for (int i = 0; i < n; i++) seen |= cand[i] == rows;
+                ch->rows = rows;
+                if (layout(c, ly, ch)) continue;
+                if (!seen) cand[n++] = rows;
+                break;
+            }
         }
         for (int i = 0; i < n; i++) {
             ChainShape sh = {.rows = cand[i], .cols = ch->OW, .nstream = 1, .ost = w};
