@@ -87,7 +87,7 @@ enum { CHAIN_MAX_STEPS = 64, CHAIN_MAX_ITEMS = CHAIN_MAX_STEPS + BK_CHAIN_MAX };
  * the streamed weights staged in the cluster's SRAM (BkChain.ws); csl:
  * hidden slices (C slices of an inverted residual block); xc: channel
  * slices across cores. */
-typedef struct ChainShape { int rows, cols, nstream, vdw, ws, csl, xc; } ChainShape;
+typedef struct ChainShape { int rows, cols, nstream, vdw, ws, csl, xc, ost; } ChainShape;
 
 /* Streaming chains: a slice runs as steps (tiles of one run); each step
  * computes items [lo, hi) in order, item w (-1 none) from the weight
@@ -181,7 +181,20 @@ struct BkChain {
      * compute xc > 0 slices of xn output channels each (the last fewer) */
     int xc, xn;
     int xr;                       /* xc: the input rows resident (buffer off absolute), multicast */
+    /* output-channel steps (ost_eligible): the last member streams its
+     * weights in chunks of at most ost channels, and its output and
+     * residual rows are loaded and stored chunk by chunk through slot
+     * buffers of ost channels a pixel, 0 off */
+    int ost;
 };
+
+/* 1 when buffer b is one of an output-channel-stepped chain's slot buffers
+ * (the last member's output or residual, ost channels a pixel). */
+static int ost_slot(const BkChain *ch, int b)
+{
+    const ChainMember *l = &ch->m[ch->nm - 1];
+    return ch->ost && (b == l->out || b == l->res);
+}
 
 static int imin(int a, int b) { return a < b ? a : b; }
 static int imax(int a, int b) { return a > b ? a : b; }
@@ -243,8 +256,12 @@ static void slice_rows(const BkChain *ch, int rci, int wci, ChainRows *r)
         r->clo[b] = 0;
         r->cn[b] = ch->nwc > 1 ? 0 : ch->buf[b].W;
     }
-    int o0 = rci * ch->rows, last = ch->m[ch->nm - 1].out;
-    widen(r, last, o0, imin(ch->rows, ch->OH - o0));
+    int o0 = rci * ch->rows, last = ch->m[ch->nm - 1].out, on = imin(ch->rows, ch->OH - o0);
+    if (ch->ost) {   /* output-channel steps: the rows spread evenly over the nrc slices (at most `rows` each) */
+        o0 = (int)((int64_t)rci * ch->OH / ch->nrc);
+        on = (int)((int64_t)(rci + 1) * ch->OH / ch->nrc) - o0;
+    }
+    widen(r, last, o0, on);
     if (ch->nwc > 1) widen_span(&r->clo[last], &r->cn[last], wci * ch->cols, imin(ch->cols, ch->OW - wci * ch->cols));
     for (int i = ch->nm - 1; i >= 0; i--) {
         const ChainMember *m = &ch->m[i];
@@ -425,6 +442,7 @@ static void resident_plan(const BkCtx *c, BkChain *ch)
     uint64_t at = ch->nstream ? c->align : 0;   /* 0 means "none": a streaming first member's bias is not at 0 */
     for (int i = 0; i < ch->nm; i++) ch->m[i].stream = 0;
     for (int k = 0; k < ch->nstream && k < ch->nelig; k++) ch->m[ch->elig[k]].stream = 1;
+    for (int i = 0; ch->ost && i < ch->nm; i++) ch->m[i].stream = i == ch->nm - 1;   /* the last member only */
     for (int i = 0; i < ch->nm; i++) {
         ChainMember *cm = &ch->m[i];
         const BkLow *l = &cm->ly->lw;
@@ -455,6 +473,7 @@ static void resident_plan(const BkCtx *c, BkChain *ch)
 static uint64_t staged_bytes(const BkChain *ch, int ns)
 {
     uint64_t n = 0;
+    if (ch->ost) return (ch->m[ch->nm - 1].wbytes + 63) / 64 * 64;
     for (int k = 0; k < ns && k < ch->nelig; k++) n += (ch->m[ch->elig[k]].wbytes + 63) / 64 * 64;
     return n;
 }
@@ -618,7 +637,7 @@ static int layout_with(const BkCtx *c, BkLayer *ly, BkChain *ch, int pack);
 static int layout(const BkCtx *c, BkLayer *ly, BkChain *ch)
 {
     if (!layout_with(c, ly, ch, 0)) return 0;
-    return !c->no_chain_pack && can_share(ch) ? layout_with(c, ly, ch, 1) : -1;
+    return !c->no_chain_pack && !ch->ost && can_share(ch) ? layout_with(c, ly, ch, 1) : -1;
 }
 
 static int layout_with(const BkCtx *c, BkLayer *ly, BkChain *ch, int pack)
@@ -646,9 +665,13 @@ static int layout_with(const BkCtx *c, BkLayer *ly, BkChain *ch, int pack)
         if ((uint64_t)bf->max_px > 65535 || bf->C > 65535) return -1;
         bf->off2 = 0;
         if (pack) continue;
-        if (!ch->nstream) { bf->off = bk_slot_alloc(c, &used, bytes); continue; }
+        if (ost_slot(ch, b)) bytes = (uint64_t)bf->max_px * ch->ost * es;   /* a chunk of channels, in the slot */
+        if (!ch->nstream || ost_slot(ch, b)) { bf->off = bk_slot_alloc(c, &used, bytes); continue; }
         bf->off = bk_slot_alloc(c, &top, bytes);   /* streaming: per core, below the slots */
-        if (bf->dram || b == last) bf->off2 = bk_slot_alloc(c, &top, bytes);
+        /* output-channel steps: a group input is read on a slice's first
+         * step only, and the next slice's loads come a tile ahead, during
+         * its last step (ns >= 2): one copy */
+        if ((bf->dram || b == last) && !ch->ost) bf->off2 = bk_slot_alloc(c, &top, bytes);
     }
     if (pack) {   /* in the slot; streaming: per core, after the resident weights */
         uint64_t end = pack_bufs(c, ch, ch->nstream ? bk_align_up(c, top) : 0);
@@ -678,12 +701,19 @@ static int layout_with(const BkCtx *c, BkLayer *ly, BkChain *ch, int pack)
         const ChainBuf *o = &ch->buf[m->out];
         uint64_t row = (uint64_t)o->max_px * 4, u = c->align / (uint64_t)ch->es;
         m->ocmax = 0;
+        /* output-channel steps: no scratch for the members computing
+         * straight into their f32 rows */
+        const BkLow *ml = &m->ly->lw;
+        if (ch->ost && is_f32(c->dt) && !m->stream && strcmp(ml->act, "HardSwish") && strcmp(ml->t_act, "HardSwish") &&
+            !(ch->vdw && m->dwv))
+            continue;
         if (m->stream) {
-            uint64_t w = half / row;
+            uint64_t w = ch->ost ? (uint64_t)ch->ost : half / row;
             w = w < (uint64_t)o->C ? w / u * u : (uint64_t)o->C;
             if (!w) return -1;
             m->ocmax = (int)w;
             row *= w;
+            if (ch->ost && is_f32(c->dt) && !need_tmp) row = 0;   /* it computes straight into its slot rows */
         } else row *= (uint64_t)o->C;
         scratch = scratch > row ? scratch : row;
     }
@@ -947,16 +977,18 @@ static int conv_chunk(const BkCtx *c, const BkChain *ch, const ChainAt *a, const
     const BkLow *l = &m->ly->lw;
     int dt = ch->dt, es = ch->es, o0 = r->lo[m->out], on = r->n[m->out];
     BkSpan ys = member_span(m, 0, o0, on);
-    uint64_t acc = a->slot + ch->l_acc, tmp = a->slot + ch->l_tmp;
+    int direct = ost_slot(ch, m->out) && is_f32(dt);   /* [on][ow][ocn]: the accumulator's layout */
+    uint64_t acc = direct ? rows_at(ch, a, r, m->out, o0) : a->slot + ch->l_acc, tmp = a->slot + ch->l_tmp;
     AtlInsn op = bk_window_insn(l, ISA_OP_CONV, dt, rows_at(ch, a, r, m->in, ys.a), l->C, ys, slice_width(ch, m, r));
     op.dst = acc;
     op.src2 = w;
     op.cout = (uint32_t)ocn;
     op.groups = (uint16_t)l->groups;
     bk_code_cp(k, &op);
-    int ow = r->cn[m->out];
+    int ow = r->cn[m->out], pc = ost_slot(ch, m->out) ? ocn : l->OC;   /* a pixel's channels in its output rows */
+    uint64_t at0 = ost_slot(ch, m->out) ? 0 : (uint64_t)oc0 * es;          /* the chunk's first channel there */
     uint32_t osh[4] = {1, (uint32_t)on, (uint32_t)ow, (uint32_t)ocn}, n = (uint32_t)on * ow * ocn;
-    int64_t oc[4], bs[4] = {0, 0, 0, 1}, rs[4] = {0, (int64_t)ow * l->OC, l->OC, 1};
+    int64_t oc[4], bs[4] = {0, 0, 0, 1}, rs[4] = {0, (int64_t)ow * pc, pc, 1};
     bk_compact(osh, oc);
     if (m->b) {
         AtlInsn add = bk_vbin(ISA_OP_V_ADD, ISA_F32, acc, acc, m->b + (uint64_t)oc0 * 4, osh, oc, oc, bs);
@@ -964,7 +996,7 @@ static int conv_chunk(const BkCtx *c, const BkChain *ch, const ChainAt *a, const
     }
     if (l->act[0] && bk_act_code(k, l->act, l->act_alpha, l->act_beta, ISA_F32, acc, tmp, n, 0)) return -1;
     if (m->res >= 0) {
-        uint64_t resid = rows_at(ch, a, r, m->res, o0) + (uint64_t)oc0 * es;
+        uint64_t resid = rows_at(ch, a, r, m->res, o0) + at0;
         const int64_t *rst = rs;
         if (!is_f32(dt)) {
             AtlInsn cv = bk_vun(ISA_OP_V_CAST, dt, a->slot + ch->l_resf, resid, osh, oc, rs, 0, 0);
@@ -977,7 +1009,8 @@ static int conv_chunk(const BkCtx *c, const BkChain *ch, const ChainAt *a, const
         bk_code_cp(k, &add);
         if (l->t_act[0] && bk_act_code(k, l->t_act, l->t_alpha, l->t_beta, ISA_F32, acc, tmp, n, 0)) return -1;
     }
-    uint64_t out = rows_at(ch, a, r, m->out, o0) + (uint64_t)oc0 * es;
+    uint64_t out = rows_at(ch, a, r, m->out, o0) + at0;
+    if (direct) return 0;
     AtlInsn wr = bk_vun(is_f32(dt) ? ISA_OP_V_MOV : ISA_OP_V_CAST, ISA_F32, out, acc, osh, rs, oc, 0, 0);
     if (!is_f32(dt)) wr.otype = (uint8_t)dt;
     bk_code_cp(k, &wr);
@@ -1082,6 +1115,23 @@ static void vec_nop(BkCode *k)
     bk_code_cp(k, &n);
 }
 
+/* Output-channel steps: the load (load 1) of the residual rows or the
+ * store (0) of the output rows of item it's channels (the last member's
+ * chunk) of slice r, image img, through the slot buffer at a. */
+static void ost_chunk_io(const BkChain *ch, const ChainRows *r, int img, const ChainItem *it, const ChainAt *a, int load,
+                         BkCode *k)
+{
+    const ChainMember *m = &ch->m[ch->nm - 1];
+    int b = load ? m->res : m->out;
+    const ChainBuf *bf = &ch->buf[b];
+    if (it->m != ch->nm - 1 || b < 0 || r->n[b] <= 0) return;
+    AtlInsn x = bk_nchw_box(ch->dt, load, load ? bf->dram : ch->y, bf->C, bf->H, bf->W, img, it->oc0, it->ocn, r->lo[b], r->n[b],
+                            r->clo[b], r->cn[b], a->at[b]);
+    x.layer = (uint16_t)ch->nm;   /* member tag: the last member's */
+    if (load) bk_code_ld(k, &x, 0);
+    else bk_code_st(k, &x);
+}
+
 /* Tile t: slice t (or, streaming, step t % nsteps of slice t / nsteps):
  * its loads (the group inputs' rows on a slice's first step; a streaming
  * step's weight chunk), its members' computes, the last member's rows
@@ -1098,11 +1148,11 @@ static int chain_gen(BkCtx *c, const BkLayer *ly, int t, uint64_t slot, BkCode *
     a.slot = slot;
     for (int b = 0; b < ch->nb; b++) {
         const ChainBuf *bf = &ch->buf[b];
-        a.at[b] = !ch->nstream ? slot + bf->off : bf->off2 && (sl & 1) ? bf->off2 : bf->off;
+        a.at[b] = !ch->nstream || ost_slot(ch, b) ? slot + bf->off : bf->off2 && (sl & 1) ? bf->off2 : bf->off;
     }
     for (int b = 0; b < ch->nb && step == 0; b++) {
         const ChainBuf *bf = &ch->buf[b];
-        if (!bf->dram || r.n[b] <= 0) continue;
+        if (!bf->dram || r.n[b] <= 0 || ost_slot(ch, b)) continue;
         AtlInsn in = bk_nchw_box(dt, 1, bf->dram, bf->C, bf->H, bf->W, img, 0, bf->C, r.lo[b], r.n[b], r.clo[b], r.cn[b], a.at[b]);
         in.layer = (uint16_t)(first_reader(ch, b) + 1);   /* member tag */
         bk_code_ld(k, &in, 0);
@@ -1129,6 +1179,7 @@ static int chain_gen(BkCtx *c, const BkLayer *ly, int t, uint64_t slot, BkCode *
                                 (ws ? ch->m[it->m].sw : l->w) + (uint64_t)it->oc0 * wes, sh, ds, ss);
             in.layer = (uint16_t)(it->m + 1);   /* member tag */
             bk_code_ld(k, &in, 1);
+            if (ch->ost) ost_chunk_io(ch, &r, img, it, &a, 1, k);   /* the chunk's residual rows */
         }
         vec_nop(k);
         for (int j = sp->lo; j < sp->hi; j++) {
@@ -1139,8 +1190,9 @@ static int chain_gen(BkCtx *c, const BkLayer *ly, int t, uint64_t slot, BkCode *
             tag_since(k, at, it->m);
         }
         if (isa_ops[k->cp[k->ncp - 1].op].engine == ISA_ENGINE_MAT) vec_nop(k);
+        if (ch->ost && sp->w >= 0) ost_chunk_io(ch, &r, img, &ch->item[sp->w], &a, 0, k);   /* the chunk's output rows */
     }
-    if (step == ns - 1) {
+    if (step == ns - 1 && !ch->ost) {
         const ChainMember *last = &ch->m[ch->nm - 1];
         int OC, OH, OW;
         member_out(last, &OC, &OH, &OW);
@@ -2029,6 +2081,107 @@ static int members_unsound(const BkCtx *c, const BkChain *ch, const ChainMember 
     return 0;
 }
 
+/* ---- output-channel steps -----------------------------------------------
+ * A float chain whose last member is a conv of one group with a residual
+ * tail (e.g. a bottleneck's conv2 -> conv3 + Add + Relu) may run that
+ * member in steps of at most ost output channels: its weights stream (a
+ * chunk a step, BkChain.nstream), the other members compute whole on the
+ * first step into their resident row buffers (as any streaming chain),
+ * and each step loads the residual's rows of its channels into the slot,
+ * computes them, and stores them. Only the chunk's channels of the last
+ * member's output and residual are ever in LMEM, so a slice holds many
+ * more full-width rows of the members before it: wide outputs (256
+ * channels) no longer force one-row slices (docs/backend.md, "Output
+ * channels in steps"). The same instructions as the streaming lowering
+ * on the same rows and channels: bit for bit the layers' results. */
+
+/* The last member is a float conv of one group (on the matrix unit) with
+ * a residual of its output's shape that is a group input no other
+ * member reads; the output over no input but (in place) that residual. */
+static int ost_eligible(const BkChain *ch)
+{
+    int nm = ch->nm;
+    if (nm < 2 || ch->dt == ISA_I8) return 0;
+    const ChainMember *m = &ch->m[nm - 1];
+    const BkLow *l = &m->ly->lw;
+    if (m->kind != CM_WINDOW || l->kind != BK_K_CONV || l->groups != 1 || m->dwv || m->res < 0 || m->pc) return 0;
+    const ChainBuf *rb = &ch->buf[m->res], *ob = &ch->buf[m->out];
+    if (!rb->dram || rb->C != ob->C || rb->H != ob->H || rb->W != ob->W || (ch->inplace >= 0 && ch->inplace != m->res)) return 0;
+    for (int i = 0; i < nm - 1; i++) {
+        if (ch->m[i].in == m->res || ch->m[i].res == m->res) return 0;
+        for (int x = 0; x < ch->m[i].nx; x++) if (ch->m[i].xin[x] == m->res) return 0;
+    }
+    return m->in != m->res;
+}
+
+/* bk_chain_check's conditions of output-channel steps: eligible, whole
+ * rows, only the last member streaming, and no chunk wider than the slot
+ * buffers' ost channels. */
+static int ost_unsound(const BkCtx *c, const BkChain *ch, AtlErr *e)
+{
+    int node = ch->m[0].ly->node;
+    if (!ost_eligible(ch) || ch->nwc != 1 || !ch->nstream || (uint64_t)ch->ost * ch->es % c->align)
+        return bk_fail(c, node, e, "layer group: output-channel steps of %d on a chain that cannot take them", ch->ost);
+    for (int i = 0; i < ch->nm; i++)
+        if (ch->m[i].stream != (i == ch->nm - 1))
+            return bk_fail(c, ch->m[i].ly->node, e, "layer group: output-channel steps stream a member other than the last");
+    for (int j = 0; j < ch->nitems; j++)
+        if (ch->item[j].m == ch->nm - 1 && ch->item[j].ocn > ch->ost)
+            return bk_fail(c, node, e, "layer group: a step of %d channels in slot buffers of %d", ch->item[j].ocn, ch->ost);
+    return 0;
+}
+
+/* Offers output-channel steps of 32 and 64 channels (as many as a multiple
+ * of the alignment allows, fewer than the output's): per width, the
+ * tallest whole-row height that fits and, for all the cores and for one
+ * cluster's (P of them), the fewest slices that fit in a multiple of P
+ * (the rows spread evenly over the slices, slice_rows, so each core gets
+ * the same rows). */
+static int push_plan(const BkCtx *c, BkLayer *ly, const BkChain *ch, ChainShape sh, int64_t tiles, AtlErr *e);
+static int ost_offer(const BkCtx *c, BkLayer *ly, BkChain *ch, AtlErr *e)
+{
+    static const int widths[] = {32, 64};
+    int OC = ch->m[ch->nm - 1].ly->lw.OC;
+    int sets[2] = {c->chip->clusters * c->chip->cores_per_cluster, c->chip->cores_per_cluster};
+    for (int wi = 0; wi < 2; wi++) {
+        int w = widths[wi];
+        if (w >= OC || (uint64_t)w * ch->es % c->align) continue;
+        ch->ost = w;
+        ch->nstream = 1;
+        ch->cols = ch->OW;
+        int cand[3], n = 0, top = 0;
+        for (int rows = ch->OH; rows >= 1 && !top; rows--) {
+            ch->rows = rows;
+            if (layout(c, ly, ch) == 0) top = rows;
+        }
+        if (!top) continue;
+        cand[n++] = top;
+        for (int s = 0; s < 2; s++) {
+            int P = sets[s], per = (ch->OH + top - 1) / top;   /* the fewest slices */
+            if (P < 2 || (s && P == sets[0])) continue;
+            for (int nrc = (per + P - 1) / P * P; nrc <= ch->OH; nrc += P) {
+                int rows = (ch->OH + nrc - 1) / nrc, seen = 0;
+                if ((ch->OH + rows - 1) / rows != nrc) continue;   /* not nrc slices of at most `rows` */
+                for (int i = 0; i < n; i++) seen |= cand[i] == rows;
+                ch->rows = rows;
+                if (layout(c, ly, ch)) continue;
+                if (!seen) cand[n++] = rows;
+                break;
+            }
+        }
+        for (int i = 0; i < n; i++) {
+            ChainShape sh = {.rows = cand[i], .cols = ch->OW, .nstream = 1, .ost = w};
+            ch->rows = cand[i];
+            if (layout(c, ly, ch)) continue;
+            if (push_plan(c, ly, ch, sh, (int64_t)ch->N * ch->nrc * ch->nsteps, e)) { ch->ost = 0; return -1; }
+        }
+    }
+    ch->ost = 0;
+    ch->nstream = 0;
+    return 0;
+}
+/* ---- end of output-channel steps ---------------------------------------- */
+
 int bk_chain_check(const BkCtx *c, const BkLayer *ly, AtlErr *e)
 {
     const BkChain *ch = ly->chain;
@@ -2098,8 +2251,9 @@ int bk_chain_check(const BkCtx *c, const BkLayer *ly, AtlErr *e)
         if (ch->dt == ISA_I8 && pitch % c->align)   /* int8 members address rows inside their buffers */
             return bk_fail(c, node, e, "layer group: a row of '%s' (%llu bytes) is not a multiple of the %llu-byte alignment",
                            g->t[bf->t].name, (unsigned long long)pitch, (unsigned long long)c->align);
-        if (!ch->nstream)
-            buf_region(ch, b, reg, &n, bf->off, (uint64_t)most[b] * bf->C * es, "the row buffer of '%s'", g->t[bf->t].name);
+        if (!ch->nstream || ost_slot(ch, b))
+            buf_region(ch, b, reg, &n, bf->off, (uint64_t)most[b] * (ost_slot(ch, b) ? ch->ost : bf->C) * es, "the row buffer of '%s'",
+                       g->t[bf->t].name);
     }
     if (ch->dt == ISA_I8) {   /* an accumulator row; an elementwise chunk in every region */
         for (int i = 0; i < ch->nm; i++) {
@@ -2127,7 +2281,8 @@ int bk_chain_check(const BkCtx *c, const BkLayer *ly, AtlErr *e)
             for (int j = 0; j < ch->nitems; j++) if (ch->item[j].m == i && (uint64_t)ch->item[j].ocn > w) w = (uint64_t)ch->item[j].ocn;
             f32 = f32 / (uint64_t)l->OC * w;
         }
-        if (l->kind == BK_K_CONV && (!is_f32(c->dt) || m->stream)) acc = f32 > acc ? f32 : acc;
+        int direct = ch->ost && i == ch->nm - 1 && is_f32(c->dt);   /* into its slot rows (conv_chunk) */
+        if (l->kind == BK_K_CONV && (!is_f32(c->dt) || m->stream) && !direct) acc = f32 > acc ? f32 : acc;
         if (m->kind == CM_WINDOW && m->res >= 0 && !is_f32(c->dt)) resf = f32 > resf ? f32 : resf;
         if (members_unsound(c, ch, m, e)) return -1;
         if (!strcmp(l->act, "HardSwish") || !strcmp(l->t_act, "HardSwish") || (ch->vdw && m->dwv)) tmp = f32 > tmp ? f32 : tmp;
@@ -2148,6 +2303,7 @@ int bk_chain_check(const BkCtx *c, const BkLayer *ly, AtlErr *e)
                            (unsigned long long)m->sw, (unsigned long long)m->wbytes, (unsigned long long)c->sram_stage,
                            (unsigned long long)ch->sw_top);
     }
+    if (ch->ost && ost_unsound(c, ch, e)) return -1;
     if (ch->nstream) {
         if (check_steps(c, ly, e)) return -1;
         region(reg, &n, ch->l_wc, ch->wchunk, "the weight chunk", NULL);
@@ -2171,10 +2327,11 @@ int bk_chain_check(const BkCtx *c, const BkLayer *ly, AtlErr *e)
     }
     for (int b = 0; b < ch->nb && ch->nstream; b++) {   /* streaming: the row buffers, per core */
         const ChainBuf *bf = &ch->buf[b];
+        if (ost_slot(ch, b)) continue;   /* in the slot (above) */
         uint64_t bytes = (uint64_t)most[b] * bf->C * es;
         buf_region(ch, b, reg, &n, bf->off, bytes, "the row buffer of '%s'", g->t[bf->t].name);
         if (bf->off2) buf_region(ch, b, reg, &n, bf->off2, bytes, "the second row buffer of '%s'", g->t[bf->t].name);
-        if (!bf->off2 && (bf->dram || b == ch->m[ch->nm - 1].out))
+        if (!bf->off2 && (bf->dram || b == ch->m[ch->nm - 1].out) && !ch->ost)
             return bk_fail(c, node, e, "layer group: '%s' has one row buffer; slices overlap on it", g->t[bf->t].name);
     }
     return regions_sound(c, node, reg, n, ly->slot_off, "resident region below the slots", e);
@@ -2191,6 +2348,7 @@ static int apply_rows(BkCtx *c, BkLayer *ly, const void *shape, AtlErr *e)
     ch->ws = sh->ws;
     ch->csl = sh->csl;
     ch->xc = sh->xc;
+    ch->ost = sh->ost;
     if (ch->xc ? xc_layout(c, ly, ch) : ch->csl ? cs_layout(c, ly, ch) : layout(c, ly, ch))
         return atl_fail(e, "internal: a candidate slice height does not fit");
     if (bk_chain_check(c, ly, e)) return -1;
@@ -2215,8 +2373,8 @@ static int apply_rows(BkCtx *c, BkLayer *ly, const void *shape, AtlErr *e)
     else if (ch->csl)
         snprintf(ly->split, sizeof ly->split, "N%d H%d x%d c%d%s", ch->N, ch->nrc, ch->nm, ch->csl, vec);
     else if (ch->nstream)
-        snprintf(ly->split, sizeof ly->split, "N%d H%d%s x%d w%d/%d%s%s", ch->N, ch->nrc, wpart, ch->nm, ch->nstream, ns, vec,
-                 ch->ws ? " wsram" : "");
+        snprintf(ly->split, sizeof ly->split, "N%d H%d%s x%d %s%d/%d%s%s", ch->N, ch->nrc, wpart, ch->nm, ch->ost ? "o" : "w",
+                 ch->ost ? ch->ost : ch->nstream, ns, vec, ch->ws ? " wsram" : "");
     else snprintf(ly->split, sizeof ly->split, "N%d H%d%s x%d%s", ch->N, ch->nrc, wpart, ch->nm, vec);
     return 0;
 }
@@ -2569,6 +2727,7 @@ int bk_lower_chain(BkCtx *c, const BkLayer *const *members, int nm, BkLayer *ly,
         ch->csl = 0;
     }
     if (xc_eligible(ch) && !c->cslice_never && xc_offer(c, ly, ch, e)) { rc = -1; goto done; }
+    if (ost_eligible(ch) && !c->weights_resident && ost_offer(c, ly, ch, e)) { rc = -1; goto done; }
     if (!ly->shapes.n) { ly->chain = NULL; goto done; }
     ly->shapes.apply = apply_rows;
     return 0;
