@@ -1221,8 +1221,18 @@ static int chip_stage_subsample(BkStage *st, IrGraph *g, const AtlChip *chip, co
     }
     int d[SINK_MAX], n = bk_subsample_find(g, &st->c, d, SINK_MAX);
     for (int k = n - 1; k >= 0; k--) {
-        const BkPlace *pl = &st->c.pl[bk_tensor_root(&st->c, g->nodes[d[k]].in[0])];
+        const IrNode *nd = &g->nodes[d[k]];
+        const BkPlace *pl = &st->c.pl[bk_tensor_root(&st->c, nd->in[0])];
         if (!pl->placed || pl->in_sram || pl->band) continue;
+        /* worth a build only when the convolution reads more than its
+         * weights and each cluster the strided cells of x once */
+        const IrAttr *sa = ir_attr(nd, "strides");
+        uint64_t least = ir_nbytes(&g->t[nd->in[1]]) + (uint64_t)chip->clusters * ir_nbytes(&g->t[nd->in[0]]) /
+                                                           (uint64_t)(sa->ints[0] * sa->ints[1]);
+        uint64_t rd = 0;
+        for (int i = 0; i < st->sched.n; i++)
+            if (st->sched.seg[i].layer && st->sched.seg[i].layer->node == d[k]) rd += st->sched.seg[i].est_rd;
+        if (rd <= least + least / 4) continue;
         if (try_rewrite(st, g, REWRITE_SUBSAMPLE, d[k], 0, chip, &ob, NULL, w, io_fixed, io_bytes, layer_base, e)) return -1;
     }
     return 0;
