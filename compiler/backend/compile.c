@@ -1208,8 +1208,8 @@ static int sink_stage(BkStage *st, IrGraph *ig, const AtlChip *chip, const BkOpt
  * of x made before x's first reader (sink.c's rewrite; a DMA copy of a
  * quarter of x, which placement may keep in SRAM), the last one first,
  * each built with the options st was built with and kept when the cost
- * model prices the stage lower (docs/backend.md, "Staged schedules":
- * subsampled copies in a chip stage). */
+ * model prices the stage lower (docs/backend.md, "Staged schedules", a
+ * chip stage's downsample). */
 static int chip_stage_subsample(BkStage *st, IrGraph *g, const AtlChip *chip, const BkOptions *opt, AbmWriter *w,
                                 const uint64_t *io_fixed, uint64_t io_bytes, int layer_base, AtlErr *e)
 {
@@ -1219,9 +1219,16 @@ static int chip_stage_subsample(BkStage *st, IrGraph *g, const AtlChip *chip, co
         if (ob.sram_acts != BK_SRAM_ACTS_ROWS) ob.sram_acts = BK_SRAM_ACTS_BANDS;
         ob.no_shards = st->c.no_shards;
     }
+    /* by name: a rewrite kept inserts a node (and replaces g's storage) */
+    char name[SINK_MAX][128];
     int d[SINK_MAX], n = bk_subsample_find(g, &st->c, d, SINK_MAX);
+    for (int k = 0; k < n; k++) snprintf(name[k], sizeof name[k], "%s", g->nodes[d[k]].name ? g->nodes[d[k]].name : "");
     for (int k = n - 1; k >= 0; k--) {
-        const IrNode *nd = &g->nodes[d[k]];
+        int cur[SINK_MAX], m = bk_subsample_find(g, &st->c, cur, SINK_MAX), at = -1;
+        for (int q = 0; q < m && at < 0; q++)
+            if (g->nodes[cur[q]].name && !strcmp(g->nodes[cur[q]].name, name[k])) at = cur[q];
+        if (at < 0) continue;
+        const IrNode *nd = &g->nodes[at];
         const BkPlace *pl = &st->c.pl[bk_tensor_root(&st->c, nd->in[0])];
         if (!pl->placed || pl->in_sram || pl->band) continue;
         /* worth a build only when the convolution reads more than its
@@ -1231,9 +1238,9 @@ static int chip_stage_subsample(BkStage *st, IrGraph *g, const AtlChip *chip, co
                                                            (uint64_t)(sa->ints[0] * sa->ints[1]);
         uint64_t rd = 0;
         for (int i = 0; i < st->sched.n; i++)
-            if (st->sched.seg[i].layer && st->sched.seg[i].layer->node == d[k]) rd += st->sched.seg[i].est_rd;
+            if (st->sched.seg[i].layer && st->sched.seg[i].layer->node == at) rd += st->sched.seg[i].est_rd;
         if (rd <= least + least / 4) continue;
-        if (try_rewrite(st, g, REWRITE_SUBSAMPLE, d[k], 0, chip, &ob, NULL, w, io_fixed, io_bytes, layer_base, e)) return -1;
+        if (try_rewrite(st, g, REWRITE_SUBSAMPLE, at, 0, chip, &ob, NULL, w, io_fixed, io_bytes, layer_base, e)) return -1;
     }
     return 0;
 }
