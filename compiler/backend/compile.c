@@ -1202,6 +1202,49 @@ static int sink_stage(BkStage *st, IrGraph *ig, const AtlChip *chip, const BkOpt
     return 0;
 }
 
+/* A chip stage's strided pointwise convolutions whose input x is in DRAM
+ * (the stage's boundary: every cluster reads it there, each once per
+ * output-channel chunk it computes) are tried reading a subsampled copy
+ * of x made before x's first reader (sink.c's rewrite; a DMA copy of a
+ * quarter of x, which placement may keep in SRAM), the last one first,
+ * each built with the options st was built with and kept when the cost
+ * model prices the stage lower (docs/backend.md, "Staged schedules", a
+ * chip stage's downsample). */
+static int chip_stage_subsample(BkStage *st, IrGraph *g, const AtlChip *chip, const BkOptions *opt, AbmWriter *w,
+                                const uint64_t *io_fixed, uint64_t io_bytes, int layer_base, AtlErr *e)
+{
+    if (opt->keep_activations || opt->no_reorder) return 0;
+    BkOptions ob = *opt;
+    if (st->c.bands) {   /* as chip_stage_bands built it */
+        if (ob.sram_acts != BK_SRAM_ACTS_ROWS) ob.sram_acts = BK_SRAM_ACTS_BANDS;
+        ob.no_shards = st->c.no_shards;
+    }
+    /* by name: a rewrite kept inserts a node (and replaces g's storage) */
+    char name[SINK_MAX][128];
+    int d[SINK_MAX], n = bk_subsample_find(g, &st->c, d, SINK_MAX);
+    for (int k = 0; k < n; k++) snprintf(name[k], sizeof name[k], "%s", g->nodes[d[k]].name ? g->nodes[d[k]].name : "");
+    for (int k = n - 1; k >= 0; k--) {
+        int cur[SINK_MAX], m = bk_subsample_find(g, &st->c, cur, SINK_MAX), at = -1;
+        for (int q = 0; q < m && at < 0; q++)
+            if (g->nodes[cur[q]].name && !strcmp(g->nodes[cur[q]].name, name[k])) at = cur[q];
+        if (at < 0) continue;
+        const IrNode *nd = &g->nodes[at];
+        const BkPlace *pl = &st->c.pl[bk_tensor_root(&st->c, nd->in[0])];
+        if (!pl->placed || pl->in_sram || pl->band) continue;
+        /* worth a build only when the convolution reads more than its
+         * weights and each cluster the strided cells of x once */
+        const IrAttr *sa = ir_attr(nd, "strides");
+        uint64_t least = ir_nbytes(&g->t[nd->in[1]]) + (uint64_t)chip->clusters * ir_nbytes(&g->t[nd->in[0]]) /
+                                                           (uint64_t)(sa->ints[0] * sa->ints[1]);
+        uint64_t rd = 0;
+        for (int i = 0; i < st->sched.n; i++)
+            if (st->sched.seg[i].layer && st->sched.seg[i].layer->node == at) rd += st->sched.seg[i].est_rd;
+        if (rd <= least + least / 4) continue;
+        if (try_rewrite(st, g, REWRITE_SUBSAMPLE, at, 0, chip, &ob, NULL, w, io_fixed, io_bytes, layer_base, e)) return -1;
+    }
+    return 0;
+}
+
 /* A chip stage of a staged schedule (the whole batch on every core, built
  * into *st with the options' SRAM mode) is built again with bands, each
  * image of the batch banded the same way ("Bands of several images" in
@@ -1432,6 +1475,7 @@ static int compile_staged(const IrGraph *g, const AtlChip *chip, const BkOptions
             goto done;
         else if (plan->chip[i])
             chip_stage_bands(&st[i], &sg[i], chip, opt, w, io_fixed, io_bytes, layer_base);
+        if (plan->chip[i] && chip_stage_subsample(&st[i], &sg[i], chip, opt, w, io_fixed, io_bytes, layer_base, e)) goto done;
         if (!plan->chip[i] && sink_stage(&st[i], &ig[i], chip, opt, &sp, w, io_fixed, io_bytes, layer_base, e)) goto done;
         if (!plan->chip[i] && copy_rereads(&st[i], &ig[i], chip, opt, &sp, w, io_fixed, io_bytes, layer_base, e)) goto done;
         if (i && sram_boundary(&sb, st, ig, sg, i, plan, g, bound, B, chip, opt, w, io_fixed, io_bytes, e)) goto done;
