@@ -37,6 +37,8 @@ typedef struct Job {
     double f, v0;          /* virtual finish and join */
     double q, iq;          /* work per burst, its inverse */
     double wl, last, none; /* the parts of the lag that depend on the job alone */
+    double la;             /* the lag of the la_n jobs after it at its finish (lag_after) */
+    int la_n;              /* -1: not known (a job joined among them since) */
     int use;
 } Job;
 
@@ -56,11 +58,16 @@ typedef struct Server {
     int ports;             /* flows served at full speed at once */
 } Server;
 
+/* A use's time before its lag (bk_share_latest). */
+typedef struct Walked { double t; int at, u; } Walked;
+
 struct BkShare {
     Server *sv;
     int nsv;
     Use *use;
     int nuse, capuse;
+    Walked *walk;
+    int capwalk;
 };
 
 BkShare *bk_share_new(int nservers)
@@ -80,6 +87,7 @@ void bk_share_free(BkShare *s)
     for (int i = 0; i < s->nsv; i++) free(s->sv[i].job);
     free(s->sv);
     free(s->use);
+    free(s->walk);
     free(s);
 }
 
@@ -90,13 +98,20 @@ static double lag(const Job *j, double x)
     return tim_burst_lag(x - j->v0, j->q, j->iq, j->wl, j->last, j->none);
 }
 
-/* Lag of the jobs after job i (an index from head) when i's work is done. */
-static double lag_after(const Server *p, int i)
+/* Lag of the jobs after job i (an index from head) when i's work is done,
+ * summed in their order. The sum is kept with the job: a job joining after
+ * all of them adds its term to it (the same additions in the same order),
+ * one joining among them makes it unknown (insert). */
+static double lag_after(Server *p, int i)
 {
     if (p->ports != 1) return 0;   /* several ports: the fluid share as is */
-    const Job *j = p->job + p->head;
+    Job *j = p->job + p->head;
     double l = 0, x = j[i].f;
-    for (int k = i + 1; k < p->n; k++) l += lag(&j[k], x);
+    int k = i + 1;
+    if (j[i].la_n >= 0) { l = j[i].la; k += j[i].la_n; }
+    for (; k < p->n; k++) l += lag(&j[k], x);
+    j[i].la = l;
+    j[i].la_n = p->n - i - 1;
     return l;
 }
 
@@ -128,28 +143,39 @@ static void advance(BkShare *s, Server *p, double t)
     p->tv = t;
 }
 
-/* Delivery of use u on its server if nothing else joins: the real time the
- * fluid schedule reaches its virtual finish, less the lags after it. */
-static double project(const BkShare *s, const Server *p, int u)
+/* The real time server p's fluid schedule reaches the virtual finish of
+ * use u's job, *at its index (from head); the delivery is that less
+ * lag_after(p, *at) (none on a server of several ports). */
+static double reach(const Server *p, int u, int *at)
 {
     const Job *j = p->job + p->head;
     double t = p->tv, v = p->v, dn = (double)p->n;
-    (void)s;
+    int i = 0;
     if (p->ports == 1) {
-        for (int i = 0; i < p->n; i++, dn -= 1.0) {
+        for (; i < p->n; i++, dn -= 1.0) {
             t += (j[i].f - v) * dn;
             v = j[i].f;
-            if (j[i].use == u) return t - lag_after(p, i);
+            if (j[i].use == u) break;
         }
-        return t;
+    } else {
+        for (int n = p->n; i < p->n; i++, n--) {
+            double slow = n <= p->ports ? 1.0 : (double)n / p->ports;
+            t += (j[i].f - v) * slow;
+            v = j[i].f;
+            if (j[i].use == u) break;
+        }
     }
-    for (int i = 0, n = p->n; i < p->n; i++, n--) {
-        double slow = n <= p->ports ? 1.0 : (double)n / p->ports;
-        t += (j[i].f - v) * slow;
-        v = j[i].f;
-        if (j[i].use == u) return t;
-    }
+    *at = i;
     return t;
+}
+
+/* Delivery of use u on its server if nothing else joins: the real time the
+ * fluid schedule reaches its virtual finish, less the lags after it. */
+static double project(Server *p, int u)
+{
+    int i;
+    double t = reach(p, u, &i);
+    return i < p->n ? t - lag_after(p, i) : t;
 }
 
 int bk_share_join(BkShare *s, int sv, uint64_t work, uint64_t bursts, double t)
@@ -182,29 +208,85 @@ int bk_share_join(BkShare *s, int sv, uint64_t work, uint64_t bursts, double t)
     u->work = work;
     u->q = bursts ? (double)work / (double)bursts : 0;
     u->iq = u->q > 0 ? 1 / u->q : 0;
-    Job job = {p->v + (double)work, p->v, u->q, u->iq, 0, 0, 0, id};
+    Job job = {p->v + (double)work, p->v, u->q, u->iq, 0, 0, 0, 0, 0, id};
     tim_burst_prepare(job.f - job.v0, job.q, job.iq, &job.wl, &job.last, &job.none);
     /* after the jobs that finish no later */
     Job *j = p->job + p->head;
     int k = p->n;
     while (k > 0 && j[k - 1].f > job.f) { j[k] = j[k - 1]; k--; }
     j[k] = job;
+    if (k < p->n) {
+        /* among others: the sums of lags that reach past it are unknown */
+        j[k].la_n = -1;
+        for (int i = 0; i < k; i++)
+            if (j[i].la_n > k - 1 - i) j[i].la_n = -1;
+    }
     p->n++;
     p->joins++;
-    u->fin = project(s, p, id);
-    u->joins = p->joins;
+    u->joins = p->joins - 1;   /* projected when asked (bk_share_due, bk_share_latest) */
     return id;
 }
 
 double bk_share_due(BkShare *s, int u)
 {
     Use *us = &s->use[u];
-    const Server *p = &s->sv[us->sv];
+    Server *p = &s->sv[us->sv];
     if (!us->gone && us->joins != p->joins) {
-        us->fin = project(s, p, u);
+        us->fin = project(p, u);
         us->joins = p->joins;
     }
     return us->fin;
+}
+
+double bk_share_latest(BkShare *s, int first, int n, double last)
+{
+    if (s->capwalk < n) {
+        Walked *nw = realloc(s->walk, (size_t)n * sizeof *nw);
+        if (!nw) {   /* no room to keep the walks: each use projected whole */
+            for (int j = 0; j < n; j++) {
+                double f = bk_share_due(s, first + j);
+                if (f > last) last = f;
+            }
+            return last;
+        }
+        s->walk = nw;
+        s->capwalk = n;
+    }
+    /* the deliveries known, and the other uses' times before their lags */
+    int nw = 0;
+    for (int j = 0; j < n; j++) {
+        Use *us = &s->use[first + j];
+        Server *p = &s->sv[us->sv];
+        if (us->gone || us->joins == p->joins) {
+            if (us->fin > last) last = us->fin;
+            continue;
+        }
+        Walked *w = &s->walk[nw];
+        w->t = reach(p, first + j, &w->at);
+        if (p->ports != 1 || w->at == p->n) {
+            us->fin = w->t;
+            us->joins = p->joins;
+            if (us->fin > last) last = us->fin;
+            continue;
+        }
+        w->u = first + j;
+        nw++;
+    }
+    /* latest first: a lag only lowers a delivery, so a use whose time
+     * before its lag is no later than the latest delivery cannot be later */
+    for (;;) {
+        int best = -1;
+        for (int i = 0; i < nw; i++)
+            if (s->walk[i].t > last && (best < 0 || s->walk[i].t > s->walk[best].t)) best = i;
+        if (best < 0) return last;
+        Walked *w = &s->walk[best];
+        Use *us = &s->use[w->u];
+        Server *p = &s->sv[us->sv];
+        us->fin = w->t - lag_after(p, w->at);
+        us->joins = p->joins;
+        if (us->fin > last) last = us->fin;
+        w->t = -INFINITY;
+    }
 }
 
 void bk_share_leave(BkShare *s, int u) { s->use[u].gone = 1; }
