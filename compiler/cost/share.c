@@ -44,8 +44,7 @@ typedef struct Job {
 
 typedef struct Use {
     double fin;            /* projected delivery */
-    double q, iq;
-    uint64_t work, joins;  /* joins: the server's join count at the projection */
+    uint64_t joins;        /* the server's join count at the projection */
     int sv;
     int gone;              /* left its server, or delivered (a ghost while on it) */
 } Use;
@@ -205,10 +204,8 @@ int bk_share_join(BkShare *s, int sv, uint64_t work, uint64_t bursts, double t)
     Use *u = &s->use[id];
     memset(u, 0, sizeof *u);
     u->sv = sv;
-    u->work = work;
-    u->q = bursts ? (double)work / (double)bursts : 0;
-    u->iq = u->q > 0 ? 1 / u->q : 0;
-    Job job = {p->v + (double)work, p->v, u->q, u->iq, 0, 0, 0, 0, 0, id};
+    double q = bursts ? (double)work / (double)bursts : 0;
+    Job job = {p->v + (double)work, p->v, q, q > 0 ? 1 / q : 0, 0, 0, 0, 0, 0, id};
     tim_burst_prepare(job.f - job.v0, job.q, job.iq, &job.wl, &job.last, &job.none);
     /* after the jobs that finish no later */
     Job *j = p->job + p->head;
