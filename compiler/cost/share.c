@@ -21,10 +21,16 @@
  * cluster's SRAM) serves that many flows at full speed and shares beyond
  * that, its fluid schedule as is (no burst lag), as the simulator's does.
  *
- * A use's delivery is projected when it joins and again when asked after
- * another flow joined its server (joins only delay it); the projection
- * walks the flows before it. The arithmetic is the simulator's, operation
- * for operation, so both give the same doubles.
+ * A use's delivery is projected when asked, if a flow joined its server
+ * since its last projection (joins only delay it; a server's state changes
+ * only at joins, so a projection between two joins gives the same double
+ * whenever it is made): the walk over the jobs before it, less the lags of
+ * the jobs after it. Each job keeps that sum of lags; a job joining after
+ * all of them adds its term (the same additions in the same order), one
+ * joining among them makes it unknown. A flow's latest delivery
+ * (bk_share_latest) sums the lags only of the uses that can be the latest:
+ * a lag only lowers a delivery. The arithmetic is the simulator's,
+ * operation for operation, so both give the same doubles.
  * Owns: the servers' job lists and the uses (bk_share_free). */
 #include <math.h>
 #include <stdlib.h>
