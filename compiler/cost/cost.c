@@ -601,7 +601,12 @@ static void touched_by_finish(const AtlChip *ch, const CCore *ks, int core, CEve
  * server (re-projected where flows joined since), then latency + issue. */
 static uint64_t flow_due(BkShare *sh, const CCore *k)
 {
-    double x = bk_share_latest(sh, k->ufirst, k->nuse, (double)k->start) - 1e-6;
+    double last = (double)k->start;
+    for (int j = 0; j < k->nuse; j++) {
+        double f = bk_share_due(sh, k->ufirst + j);
+        if (f > last) last = f;
+    }
+    double x = last - 1e-6;
     uint64_t c = x > 0 ? (uint64_t)x : 0;
     if ((double)c < x) c++; /* ceil */
     return c + k->lat;

@@ -21,16 +21,10 @@
  * cluster's SRAM) serves that many flows at full speed and shares beyond
  * that, its fluid schedule as is (no burst lag), as the simulator's does.
  *
- * A use's delivery is projected when asked, if a flow joined its server
- * since its last projection (joins only delay it; a server's state changes
- * only at joins, so a projection between two joins gives the same double
- * whenever it is made): the walk over the jobs before it, less the lags of
- * the jobs after it. Each job keeps that sum of lags; a job joining after
- * all of them adds its term (the same additions in the same order), one
- * joining among them makes it unknown. A flow's latest delivery
- * (bk_share_latest) sums the lags only of the uses that can be the latest:
- * a lag only lowers a delivery. The arithmetic is the simulator's,
- * operation for operation, so both give the same doubles.
+ * A use's delivery is projected when it joins and again when asked after
+ * another flow joined its server (joins only delay it); the projection
+ * walks the flows before it. The arithmetic is the simulator's, operation
+ * for operation, so both give the same doubles.
  * Owns: the servers' job lists and the uses (bk_share_free). */
 #include <math.h>
 #include <stdlib.h>
@@ -43,14 +37,13 @@ typedef struct Job {
     double f, v0;          /* virtual finish and join */
     double q, iq;          /* work per burst, its inverse */
     double wl, last, none; /* the parts of the lag that depend on the job alone */
-    double la;             /* the lag of the la_n jobs after it at its finish (lag_after) */
-    int la_n;              /* -1: not known (a job joined among them since) */
     int use;
 } Job;
 
 typedef struct Use {
     double fin;            /* projected delivery */
-    uint64_t joins;        /* the server's join count at the projection */
+    double q, iq;
+    uint64_t work, joins;  /* joins: the server's join count at the projection */
     int sv;
     int gone;              /* left its server, or delivered (a ghost while on it) */
 } Use;
@@ -63,16 +56,11 @@ typedef struct Server {
     int ports;             /* flows served at full speed at once */
 } Server;
 
-/* A use's time before its lag (bk_share_latest). */
-typedef struct Walked { double t; int at, u; } Walked;
-
 struct BkShare {
     Server *sv;
     int nsv;
     Use *use;
     int nuse, capuse;
-    Walked *walk;
-    int capwalk;
 };
 
 BkShare *bk_share_new(int nservers)
@@ -92,7 +80,6 @@ void bk_share_free(BkShare *s)
     for (int i = 0; i < s->nsv; i++) free(s->sv[i].job);
     free(s->sv);
     free(s->use);
-    free(s->walk);
     free(s);
 }
 
@@ -103,20 +90,13 @@ static double lag(const Job *j, double x)
     return tim_burst_lag(x - j->v0, j->q, j->iq, j->wl, j->last, j->none);
 }
 
-/* Lag of the jobs after job i (an index from head) when i's work is done,
- * summed in their order. The sum is kept with the job: a job joining after
- * all of them adds its term to it (the same additions in the same order),
- * one joining among them makes it unknown (insert). */
-static double lag_after(Server *p, int i)
+/* Lag of the jobs after job i (an index from head) when i's work is done. */
+static double lag_after(const Server *p, int i)
 {
     if (p->ports != 1) return 0;   /* several ports: the fluid share as is */
-    Job *j = p->job + p->head;
+    const Job *j = p->job + p->head;
     double l = 0, x = j[i].f;
-    int k = i + 1;
-    if (j[i].la_n >= 0) { l = j[i].la; k += j[i].la_n; }
-    for (; k < p->n; k++) l += lag(&j[k], x);
-    j[i].la = l;
-    j[i].la_n = p->n - i - 1;
+    for (int k = i + 1; k < p->n; k++) l += lag(&j[k], x);
     return l;
 }
 
@@ -148,39 +128,28 @@ static void advance(BkShare *s, Server *p, double t)
     p->tv = t;
 }
 
-/* The real time server p's fluid schedule reaches the virtual finish of
- * use u's job, *at its index (from head); the delivery is that less
- * lag_after(p, *at) (none on a server of several ports). */
-static double reach(const Server *p, int u, int *at)
+/* Delivery of use u on its server if nothing else joins: the real time the
+ * fluid schedule reaches its virtual finish, less the lags after it. */
+static double project(const BkShare *s, const Server *p, int u)
 {
     const Job *j = p->job + p->head;
     double t = p->tv, v = p->v, dn = (double)p->n;
-    int i = 0;
+    (void)s;
     if (p->ports == 1) {
-        for (; i < p->n; i++, dn -= 1.0) {
+        for (int i = 0; i < p->n; i++, dn -= 1.0) {
             t += (j[i].f - v) * dn;
             v = j[i].f;
-            if (j[i].use == u) break;
+            if (j[i].use == u) return t - lag_after(p, i);
         }
-    } else {
-        for (int n = p->n; i < p->n; i++, n--) {
-            double slow = n <= p->ports ? 1.0 : (double)n / p->ports;
-            t += (j[i].f - v) * slow;
-            v = j[i].f;
-            if (j[i].use == u) break;
-        }
+        return t;
     }
-    *at = i;
+    for (int i = 0, n = p->n; i < p->n; i++, n--) {
+        double slow = n <= p->ports ? 1.0 : (double)n / p->ports;
+        t += (j[i].f - v) * slow;
+        v = j[i].f;
+        if (j[i].use == u) return t;
+    }
     return t;
-}
-
-/* Delivery of use u on its server if nothing else joins: the real time the
- * fluid schedule reaches its virtual finish, less the lags after it. */
-static double project(Server *p, int u)
-{
-    int i;
-    double t = reach(p, u, &i);
-    return i < p->n ? t - lag_after(p, i) : t;
 }
 
 int bk_share_join(BkShare *s, int sv, uint64_t work, uint64_t bursts, double t)
@@ -210,86 +179,32 @@ int bk_share_join(BkShare *s, int sv, uint64_t work, uint64_t bursts, double t)
     Use *u = &s->use[id];
     memset(u, 0, sizeof *u);
     u->sv = sv;
-    double q = bursts ? (double)work / (double)bursts : 0;
-    Job job = {p->v + (double)work, p->v, q, q > 0 ? 1 / q : 0, 0, 0, 0, 0, 0, id};
+    u->work = work;
+    u->q = bursts ? (double)work / (double)bursts : 0;
+    u->iq = u->q > 0 ? 1 / u->q : 0;
+    Job job = {p->v + (double)work, p->v, u->q, u->iq, 0, 0, 0, id};
     tim_burst_prepare(job.f - job.v0, job.q, job.iq, &job.wl, &job.last, &job.none);
     /* after the jobs that finish no later */
     Job *j = p->job + p->head;
     int k = p->n;
     while (k > 0 && j[k - 1].f > job.f) { j[k] = j[k - 1]; k--; }
     j[k] = job;
-    if (k < p->n) {
-        /* among others: the sums of lags that reach past it are unknown */
-        j[k].la_n = -1;
-        for (int i = 0; i < k; i++)
-            if (j[i].la_n > k - 1 - i) j[i].la_n = -1;
-    }
     p->n++;
     p->joins++;
-    u->joins = p->joins - 1;   /* projected when asked (bk_share_due, bk_share_latest) */
+    u->fin = project(s, p, id);
+    u->joins = p->joins;
     return id;
 }
 
 double bk_share_due(BkShare *s, int u)
 {
     Use *us = &s->use[u];
-    Server *p = &s->sv[us->sv];
+    const Server *p = &s->sv[us->sv];
     if (!us->gone && us->joins != p->joins) {
-        us->fin = project(p, u);
+        us->fin = project(s, p, u);
         us->joins = p->joins;
     }
     return us->fin;
-}
-
-double bk_share_latest(BkShare *s, int first, int n, double last)
-{
-    if (s->capwalk < n) {
-        Walked *nw = realloc(s->walk, (size_t)n * sizeof *nw);
-        if (!nw) {   /* no room to keep the walks: each use projected whole */
-            for (int j = 0; j < n; j++) {
-                double f = bk_share_due(s, first + j);
-                if (f > last) last = f;
-            }
-            return last;
-        }
-        s->walk = nw;
-        s->capwalk = n;
-    }
-    /* the deliveries known, and the other uses' times before their lags */
-    int nw = 0;
-    for (int j = 0; j < n; j++) {
-        Use *us = &s->use[first + j];
-        Server *p = &s->sv[us->sv];
-        if (us->gone || us->joins == p->joins) {
-            if (us->fin > last) last = us->fin;
-            continue;
-        }
-        Walked *w = &s->walk[nw];
-        w->t = reach(p, first + j, &w->at);
-        if (p->ports != 1 || w->at == p->n) {
-            us->fin = w->t;
-            us->joins = p->joins;
-            if (us->fin > last) last = us->fin;
-            continue;
-        }
-        w->u = first + j;
-        nw++;
-    }
-    /* latest first: a lag only lowers a delivery, so a use whose time
-     * before its lag is no later than the latest delivery cannot be later */
-    for (;;) {
-        int best = -1;
-        for (int i = 0; i < nw; i++)
-            if (s->walk[i].t > last && (best < 0 || s->walk[i].t > s->walk[best].t)) best = i;
-        if (best < 0) return last;
-        Walked *w = &s->walk[best];
-        Use *us = &s->use[w->u];
-        Server *p = &s->sv[us->sv];
-        us->fin = w->t - lag_after(p, w->at);
-        us->joins = p->joins;
-        if (us->fin > last) last = us->fin;
-        w->t = -INFINITY;
-    }
 }
 
 void bk_share_leave(BkShare *s, int u) { s->use[u].gone = 1; }

@@ -21,10 +21,6 @@ int bk_share_join(BkShare *s, int sv, uint64_t work, uint64_t bursts, double t);
 /* Projected delivery of use u on its server (re-projected when a flow
  * joined there since; later joins only delay it). */
 double bk_share_due(BkShare *s, int u);
-/* The latest of `last` and the projected deliveries of uses first ..
- * first + n - 1 (bk_share_due's, each projected only as far as needed to
- * know that it is not the latest). */
-double bk_share_latest(BkShare *s, int first, int n, double last);
 /* Use u's flow was delivered: it stays on its server until its share is
  * used up (a ghost), and its delivery time no longer moves. */
 void bk_share_leave(BkShare *s, int u);

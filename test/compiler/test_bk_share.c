@@ -2,10 +2,10 @@
  * (compiler/cost/share.c) against a reference written the plain way: every
  * delivery projected when its flow joins and again whenever asked after a
  * join on its server, each walking the jobs before it and summing the lags
- * of every job after it. share.c keeps the lag sums per job, projects only
- * when asked and, for a flow's latest delivery (bk_share_latest), sums a
- * use's lags only when it can be the latest: the doubles must be the same,
- * bit for bit (the replay's cycles are their ceilings).
+ * of every job after it, with an array shifted on every departure. Any
+ * faster bookkeeping in share.c must give the same doubles, bit for bit
+ * (the replay's cycles are their ceilings; docs/backend.md, "Segments
+ * priced once per compile", for what was tried).
  *
  * Random flows of 1-4 uses on six servers (one of three ports, as a
  * cluster's SRAM), works that tie (equal virtual finishes), flows without
@@ -117,6 +117,16 @@ typedef struct Flow { int first, n; double start; } Flow;
 
 /* One random run: flows join at rising times, are asked for their latest
  * delivery, and leave once it has passed; every answer compared. */
+/* A flow's latest delivery, as cost.c's flow_due asks for it. */
+static double flow_latest(BkShare *s, int first, int n, double last)
+{
+    for (int j = 0; j < n; j++) {
+        double f = bk_share_due(s, first + j);
+        if (f > last) last = f;
+    }
+    return last;
+}
+
 static void one_run(Ref *r, BkShare *s, int nflows, int big)
 {
     memset(r, 0, sizeof *r);
@@ -139,7 +149,7 @@ static void one_run(Ref *r, BkShare *s, int nflows, int big)
                 double d = r_due(r, fl[a].first + u);
                 if (d > want) want = d;
             }
-            double got = bk_share_latest(s, fl[a].first, fl[a].n, now);
+            double got = flow_latest(s, fl[a].first, fl[a].n, now);
             if (memcmp(&got, &want, sizeof got)) mism++;
             /* a flow delivered by now leaves (ghosts stay on their servers) */
             if (want <= now + (double)pick(50)) {
@@ -174,7 +184,7 @@ static void one_run(Ref *r, BkShare *s, int nflows, int big)
             double d = r_due(r, nf->first + u);
             if (d > want) want = d;
         }
-        double got = bk_share_latest(s, nf->first, nf->n, now);
+        double got = flow_latest(s, nf->first, nf->n, now);
         if (memcmp(&got, &want, sizeof got)) mism++;
         /* and a use alone now and then */
         if (!pick(5)) {
