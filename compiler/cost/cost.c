@@ -70,6 +70,7 @@
 #include "compiler/cost/share.h"
 #include "compiler/cost/banked.h"
 #include "compiler/cost/memo.h"
+#include "compiler/cost/genkey.h"
 #include "isa/operands.h"
 #include "isa/timing.h"
 
@@ -646,6 +647,7 @@ typedef struct CWork {
     int nks;
     BkShare *sh;
     CEvents ev;
+    uint64_t gen_asks, gen_hits;   /* generator-key lookups and their hits (bk_cost_gen_stats) */
 } CWork;
 
 static void work_free(void *v)
@@ -681,9 +683,11 @@ static int work_ready(CWork *w, int nc, int nsv, int banks)
  * their semaphores, kinds and masks, its compute instructions and
  * actions); those are its fingerprint: two 64-bit hashes of all of them
  * (an instruction's layer id aside: nothing prices it) and the queues'
- * sizes, a memo key of SEG_KEY words. Its value: SEG_DONE and the five
- * estimates, or SEG_STOPPED, the bound that stopped the replay and the
- * estimate it stopped at. */
+ * sizes, a memo key of SEG_KEY words. Its value: SEG_DONE, the highest
+ * lower bound the replay passed (seg_find) and the five estimates, or
+ * SEG_STOPPED, the bound that stopped the replay and the estimate it
+ * stopped at. The same memo holds generator keys (genkey.h: BK_GEN_KEY
+ * words, another length) with the same values. */
 enum { SEG_KEY = 6, SEG_VAL = 7, SEG_DONE = 0, SEG_STOPPED = 1 };
 
 /* Four lanes of 64 bits, a word each in turn (independent chains: the
@@ -774,17 +778,19 @@ static void seg_key(const AtlChip *ch, const BkSegment *sg, const CCore *ks, uin
 /* The price kept under key, as the replay with `bound` would give it: 0
  * (done), 1 (stopped: est_cycles above the bound) or -1 when the memo
  * cannot tell (not kept, or stopped under a lower bound). A done price
- * above the bound answers stopped with the price itself as est_cycles
- * (the replay's would be at most it): callers read a stopped call's
+ * keeps the highest lower bound its replay passed (`reach`: the replay
+ * with a bound stops exactly when the bound is below it), so it answers
+ * 0 with every estimate, or 1 with reach as est_cycles (the replay's is
+ * above the bound and at most reach): callers read a stopped call's
  * est_cycles only against its bound. */
-static int seg_find(BkMemo *m, const uint64_t key[SEG_KEY], uint64_t bound, BkSegment *sg)
+static int seg_find(BkMemo *m, const uint64_t *key, int nkey, uint64_t bound, BkSegment *sg)
 {
     int nv;
-    const uint64_t *v = m ? bk_memo_find(m, key, SEG_KEY, &nv) : NULL;
+    const uint64_t *v = m ? bk_memo_find(m, key, nkey, &nv) : NULL;
     if (!v || nv != SEG_VAL) return -1;
     if (v[0] == SEG_STOPPED && bound > v[1]) return -1;
-    int stopped = v[0] == SEG_STOPPED || v[2] > bound;
-    sg->est_cycles = v[2];
+    int stopped = v[0] == SEG_STOPPED || v[1] > bound;
+    sg->est_cycles = v[0] == SEG_DONE && stopped ? v[1] : v[2];
     sg->est_compute = stopped ? 0 : v[3];
     sg->est_dma = stopped ? 0 : v[4];
     sg->est_rd = stopped ? 0 : v[5];
@@ -792,18 +798,20 @@ static int seg_find(BkMemo *m, const uint64_t key[SEG_KEY], uint64_t bound, BkSe
     return stopped;
 }
 
-/* The replay's price (rc 0 done, 1 stopped under bound) kept under key:
+/* The replay's price (rc 0 done, with the highest lower bound it passed,
+ * reach; 1 stopped under bound) kept under key:
  * a new entry, or one that replaces a stopped price (the only kind
  * seg_find cannot use). Without memory it is simply not kept. */
-static void seg_keep(BkMemo *m, const uint64_t key[SEG_KEY], uint64_t bound, int rc, const BkSegment *sg)
+static void seg_keep(BkMemo *m, const uint64_t *key, int nkey, uint64_t bound, uint64_t reach, int rc,
+                     const BkSegment *sg)
 {
-    uint64_t v[SEG_VAL] = {rc ? SEG_STOPPED : SEG_DONE, rc ? bound : 0, sg->est_cycles, sg->est_compute, sg->est_dma,
+    uint64_t v[SEG_VAL] = {rc ? SEG_STOPPED : SEG_DONE, rc ? bound : reach, sg->est_cycles, sg->est_compute, sg->est_dma,
                            sg->est_rd, sg->est_wr};
     int nv;
-    const uint64_t *old = bk_memo_find(m, key, SEG_KEY, &nv);
+    const uint64_t *old = bk_memo_find(m, key, nkey, &nv);
     /* the memo's own value words (memo.h: valid until the next store) */
     if (old && nv == SEG_VAL) memcpy((uint64_t *)old, v, sizeof v);
-    else if (!old) bk_memo_store(m, key, SEG_KEY, v, SEG_VAL);
+    else if (!old) bk_memo_store(m, key, nkey, v, SEG_VAL);
 }
 
 static int cost_once(BkCtx *c, BkSegment *sg, uint64_t bound, AtlErr *e)
@@ -824,6 +832,17 @@ static int cost_once(BkCtx *c, BkSegment *sg, uint64_t bound, AtlErr *e)
     CEvents ev = w->ev;   /* its buffers are w's (a copy: the replay's hot loop keeps it at hand) */
     ks = w->ks;
     sh = w->sh;
+    /* a segment whose code has a generator key (genkey.h) is looked up
+     * before any of its queues is built, and its replay kept there too */
+    BkMemo *segs = banked ? NULL : bk_flow_segments(fp);
+    uint64_t gkey[BK_GEN_KEY];
+    int gen = segs && bk_gen_key(c, sg, gkey);
+    w->gen_asks += (uint64_t)gen;
+    if (gen && (rc = seg_find(segs, gkey, BK_GEN_KEY, bound, sg)) >= 0) {
+        w->gen_hits++;
+        goto done;
+    }
+    rc = -1;
     for (int sv = 0; sv < bk_flow_servers(fp); sv++) bk_share_set_ports(sh, sv, bk_flow_server_ports(fp, sv));
     for (int core = sg->cores.first; core < sg->cores.first + sg->cores.count; core++)
         if (build_core(c, sg, core, &ks[core], e)) goto done;
@@ -834,14 +853,13 @@ static int cost_once(BkCtx *c, BkSegment *sg, uint64_t bound, AtlErr *e)
      * segments (cost.h; flow model): a call without a bound builds them
      * whole too (its replay would) and takes a kept price; a replay that
      * runs to its end is kept */
-    BkMemo *segs = banked ? NULL : bk_flow_segments(fp);
     uint64_t key[SEG_KEY];
     int whole = banked || (segs && bound == UINT64_MAX);
     for (int core = sg->cores.first; core < sg->cores.first + sg->cores.count; core++)
         if (build_more(c, sg, core, &ks[core], whole, e)) goto done;
     if (segs && whole) {
         seg_key(ch, sg, ks, key);
-        if ((rc = seg_find(segs, key, bound, sg)) >= 0) goto done;
+        if ((rc = seg_find(segs, key, SEG_KEY, bound, sg)) >= 0) goto done;
         rc = -1;
     }
     /* replay, event by event: a DMA starts when its queue reaches it and
@@ -855,7 +873,7 @@ static int cost_once(BkCtx *c, BkSegment *sg, uint64_t bound, AtlErr *e)
      * queued behind them last at least their cycles), so est_cycles is at
      * least held + barrier; it only grows, and an event changes only the
      * cores it marks */
-    uint64_t now = 0, rd = 0, wr = 0, held = 0;
+    uint64_t now = 0, rd = 0, wr = 0, held = 0, reach = 0;
     for (;;) {
         for (int i = 0; i < ev.nlist; i++) {
             int core = ev.list[i];
@@ -873,10 +891,12 @@ static int cost_once(BkCtx *c, BkSegment *sg, uint64_t bound, AtlErr *e)
         uint64_t next = max64(tp < first ? tp : first, now);
         /* something completes at or after `next`, and a compute engine is busy until held */
         uint64_t at_least = max64(next, held) + (uint64_t)ch->barrier_cycles;
+        reach = max64(reach, at_least);
         if (bound != UINT64_MAX && at_least > bound) {
             sg->est_cycles = at_least;
             sg->est_compute = sg->est_dma = sg->est_rd = sg->est_wr = 0;
             rc = 1;
+            if (gen) seg_keep(segs, gkey, BK_GEN_KEY, bound, reach, rc, sg);
             goto done;
         }
         now = next;
@@ -958,14 +978,22 @@ static int cost_once(BkCtx *c, BkSegment *sg, uint64_t bound, AtlErr *e)
     rc = 0;
     if (segs) {
         if (!whole) seg_key(ch, sg, ks, key);   /* the replay reached every queue's end: all built */
-        seg_keep(segs, key, bound, rc, sg);
+        seg_keep(segs, key, SEG_KEY, bound, reach, rc, sg);
     }
+    if (gen) seg_keep(segs, gkey, BK_GEN_KEY, bound, reach, rc, sg);
     goto done;
 oom:
     atl_fail(e, "out of memory in the cost model");
 done:
     if (fp != c->flow) bk_flow_free(fp);   /* and its workspace */
     return rc;
+}
+
+void bk_cost_gen_stats(BkFlowPlanner *p, uint64_t *asks, uint64_t *hits)
+{
+    const CWork *w = *bk_flow_workspace(p, work_free);
+    *asks = w ? w->gen_asks : 0;
+    *hits = w ? w->gen_hits : 0;
 }
 
 /* A gather that may go in pieces (bk_band_gather_pieces) is priced both

@@ -81,6 +81,10 @@ void bk_flow_stats(const BkFlowPlanner *p, uint64_t *hits, uint64_t *misses);
 struct BkMemo;
 void bk_flow_keep_segments(BkFlowPlanner *p);
 struct BkMemo *bk_flow_segments(BkFlowPlanner *p);
+/* Of a pricer that keeps segments: how many bk_cost_segment replays were
+ * looked up by their generator key (cost/genkey.h), and how many found a
+ * kept price there. */
+void bk_cost_gen_stats(BkFlowPlanner *p, uint64_t *asks, uint64_t *hits);
 /* Pricers shared by the builds of one compile (pool.c): one per chip (its
  * parameters compared whole), each keeping segments; the pool owns them
  * and a copy of each chip. bk_flow_pool_get returns the chip's (made on

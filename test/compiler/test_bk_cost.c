@@ -304,6 +304,101 @@ TEST(pool_pricer_prices_as_fresh)
     bk_flow_pool_free(pool);
 }
 
+/* The generator key (cost/genkey.h): a pool's pricer looks a segment up by
+ * what its code is made of before building any of it, so a bounded
+ * candidate priced before is not replayed. Each answer equals a fresh
+ * pricer's (rc, and every estimate of a priced call); a stopped price
+ * answers only bounds at or below the one that stopped it; a layer or
+ * segment differing in anything its code is made of (a context setting,
+ * an address, the cores) misses; a kind the key does not cover is not
+ * looked up. */
+static void gen_stats(BkFlowPlanner *p, uint64_t *asks, uint64_t *hits) { bk_cost_gen_stats(p, asks, hits); }
+
+TEST(gen_key_finds_bounded_candidates)
+{
+    AtlErr e;
+    Fixture f;
+    REQUIRE(setup(&f, 64) == 0);
+    REQUIRE(bk_cost_segment(&f.c, &f.sg, UINT64_MAX, &e) == 0);   /* the fixture's own pricer: fresh */
+    BkSegment fresh = f.sg;
+    REQUIRE(bk_cost_segment(&f.c, &f.sg, fresh.est_cycles / 2, &e) == 1);
+    BkFlowPool *pool = bk_flow_pool_new();
+    REQUIRE(pool != NULL);
+    BkFlowPlanner *own = f.c.flow, *p = bk_flow_pool_get(pool, &f.chip);
+    REQUIRE(p != NULL);
+    uint64_t est = fresh.est_cycles, asks, hits;
+    f.c.flow = p;
+    CHECK_EQ_INT(bk_cost_segment(&f.c, &f.sg, est / 2, &e), 1);   /* stopped: kept as such */
+    CHECK_EQ_INT(bk_cost_segment(&f.c, &f.sg, est / 4, &e), 1);   /* a lower bound: found */
+    CHECK(f.sg.est_cycles > est / 4);
+    gen_stats(p, &asks, &hits);
+    CHECK_EQ_INT(asks, 2);
+    CHECK_EQ_INT(hits, 1);
+    CHECK_EQ_INT(bk_cost_segment(&f.c, &f.sg, est, &e), 0);       /* above it: replayed, kept priced */
+    CHECK_EQ_INT(f.sg.est_cycles, est);
+    gen_stats(p, &asks, &hits);
+    CHECK_EQ_INT(hits, 1);
+    f.c.flow = own;
+    teardown(&f);
+    /* the same layer built again (another layer, another tile array):
+     * every bound found, each answer a fresh pricer's */
+    uint64_t bounds[] = {est + 1, est, est - 1, est / 2, UINT64_MAX};
+    for (size_t b = 0; b < sizeof bounds / sizeof *bounds; b++) {
+        Fixture g;
+        REQUIRE(setup(&g, 64) == 0);
+        int rc0 = bk_cost_segment(&g.c, &g.sg, bounds[b], &e);
+        BkSegment want = g.sg;
+        g.c.flow = p;
+        int rc = bk_cost_segment(&g.c, &g.sg, bounds[b], &e);
+        CHECKF(rc == rc0, "bound %llu: rc %d, fresh %d", (unsigned long long)bounds[b], rc, rc0);
+        if (rc == 0)
+            CHECKF(g.sg.est_cycles == want.est_cycles && g.sg.est_compute == want.est_compute &&
+                       g.sg.est_dma == want.est_dma && g.sg.est_rd == want.est_rd && g.sg.est_wr == want.est_wr,
+                   "bound %llu: %llu cycles, fresh %llu", (unsigned long long)bounds[b],
+                   (unsigned long long)g.sg.est_cycles, (unsigned long long)want.est_cycles);
+        else CHECK(g.sg.est_cycles > bounds[b] && g.sg.est_cycles <= est);
+        g.c.flow = NULL;
+        teardown(&g);
+    }
+    uint64_t a0, h0;
+    gen_stats(p, &a0, &h0);
+    CHECK_EQ_INT(a0, 3 + 5);
+    CHECK_EQ_INT(h0, 1 + 5);
+    /* what the code is made of, changed: each a miss (then priced as fresh) */
+    for (int k = 0; k < 4; k++) {
+        Fixture g;
+        REQUIRE(setup(&g, 64) == 0);
+        if (k == 0) g.c.sram_stage = 4096;                       /* a context setting */
+        if (k == 1) g.ly.lw.y = 64;                              /* an address of the layer */
+        if (k == 2) g.ly.tile_wkey[5] = 1;                       /* a weight key */
+        if (k == 3) {                                            /* other cores */
+            g.sg.cores = (BkCoreSet){0, 8};
+            REQUIRE(bk_sched_distribute(&g.sg, &e) == 0);
+        }
+        BkFlowPlanner *mine = g.c.flow;
+        g.c.flow = p;
+        REQUIRE(bk_cost_segment(&g.c, &g.sg, est + 1, &e) >= 0);
+        gen_stats(p, &asks, &hits);
+        CHECKF(asks == a0 + 1 && hits == h0, "change %d: %llu asks, %llu hits", k, (unsigned long long)asks,
+               (unsigned long long)hits);
+        a0 = asks;
+        g.c.flow = mine;
+        teardown(&g);
+    }
+    /* a kind whose generator may read more (here: an elementwise layer): no key */
+    Fixture g;
+    REQUIRE(setup(&g, 64) == 0);
+    g.ly.lw.kind = BK_K_ELEM;
+    BkFlowPlanner *mine = g.c.flow;
+    g.c.flow = p;
+    REQUIRE(bk_cost_segment(&g.c, &g.sg, est / 2, &e) >= 0);
+    gen_stats(p, &asks, &hits);
+    CHECK_EQ_INT(asks, a0);
+    g.c.flow = mine;
+    teardown(&g);
+    bk_flow_pool_free(pool);
+}
+
 /* The cost model prices vector instructions with the simulator's formula,
  * so a class's [vector] key moves the estimate: relu is in the add/mul
  * class, each of its 64 tiles' steps costing arith_cycles. */
@@ -418,6 +513,7 @@ int main(void)
     RUN(vector_class_keys_move_the_estimate);
     RUN(shared_pricer_prices_as_fresh);
     RUN(pool_pricer_prices_as_fresh);
+    RUN(gen_key_finds_bounded_candidates);
     RUN(estimate_equals_simulation);
     RUN(banked_estimate_near_simulation);
     return test_summary("test_bk_cost");
