@@ -1219,14 +1219,14 @@ static int chip_stage_subsample(BkStage *st, IrGraph *g, const AtlChip *chip, co
         if (ob.sram_acts != BK_SRAM_ACTS_ROWS) ob.sram_acts = BK_SRAM_ACTS_BANDS;
         ob.no_shards = st->c.no_shards;
     }
-    /* by name: a rewrite kept inserts a node (and replaces g's storage) */
-    char name[SINK_MAX][128];
-    int d[SINK_MAX], n = bk_subsample_find(g, &st->c, d, SINK_MAX);
-    for (int k = 0; k < n; k++) snprintf(name[k], sizeof name[k], "%s", g->nodes[d[k]].name ? g->nodes[d[k]].name : "");
+    /* by output tensor: a rewrite kept inserts a node (and replaces g's
+     * node storage; tensors keep their indices) */
+    int outt[SINK_MAX], d[SINK_MAX], n = bk_subsample_find(g, &st->c, d, SINK_MAX);
+    for (int k = 0; k < n; k++) outt[k] = g->nodes[d[k]].out[0];
     for (int k = n - 1; k >= 0; k--) {
         int cur[SINK_MAX], m = bk_subsample_find(g, &st->c, cur, SINK_MAX), at = -1;
         for (int q = 0; q < m && at < 0; q++)
-            if (g->nodes[cur[q]].name && !strcmp(g->nodes[cur[q]].name, name[k])) at = cur[q];
+            if (g->nodes[cur[q]].out[0] == outt[k]) at = cur[q];
         if (at < 0) continue;
         const IrNode *nd = &g->nodes[at];
         const BkPlace *pl = &st->c.pl[bk_tensor_root(&st->c, nd->in[0])];

@@ -71,6 +71,7 @@
 #include "compiler/cost/banked.h"
 #include "compiler/cost/memo.h"
 #include "compiler/cost/genkey.h"
+#include "compiler/cost/lanes.h"
 #include "isa/operands.h"
 #include "isa/timing.h"
 
@@ -690,85 +691,39 @@ static int work_ready(CWork *w, int nc, int nsv, int banks)
  * words, another length) with the same values. */
 enum { SEG_KEY = 6, SEG_VAL = 7, SEG_DONE = 0, SEG_STOPPED = 1 };
 
-/* Four lanes of 64 bits, a word each in turn (independent chains: the
- * hashing of a segment's code stays a small part of its replay). */
-typedef struct SegHash { uint64_t l[4]; unsigned n; } SegHash;
-
-static inline void seg_word(SegHash *h, uint64_t w)
-{
-    uint64_t *x = &h->l[h->n++ & 3];
-    *x = (*x ^ w) * 0x9e3779b97f4a7c15ull;
-    *x ^= *x >> 29;
-}
-
-static void seg_words(SegHash *h, const void *p, size_t bytes)
-{
-    const unsigned char *c = p;
-    size_t i = 0;
-    for (; i + 32 <= bytes; i += 32) {   /* a word to every lane */
-        uint64_t w[4];
-        memcpy(w, c + i, sizeof w);
-        for (int k = 0; k < 4; k++) {
-            h->l[k] = (h->l[k] ^ w[k]) * 0x9e3779b97f4a7c15ull;
-            h->l[k] ^= h->l[k] >> 29;
-        }
-    }
-    for (; i + 8 <= bytes; i += 8) {
-        uint64_t w;
-        memcpy(&w, c + i, sizeof w);
-        seg_word(h, w);
-    }
-    if (i < bytes) {
-        uint64_t w = 0;
-        for (size_t k = 0; i + k < bytes; k++) w |= (uint64_t)c[i + k] << (8 * k);
-        seg_word(h, w);
-    }
-}
-
-/* murmur3's finaliser */
-static uint64_t seg_fmix(uint64_t x)
-{
-    x ^= x >> 33;
-    x *= 0xff51afd7ed558ccdull;
-    x ^= x >> 33;
-    x *= 0xc4ceb9fe1a85ec53ull;
-    return x ^ (x >> 33);
-}
-
 static void seg_key(const AtlChip *ch, const BkSegment *sg, const CCore *ks, uint64_t key[SEG_KEY])
 {
-    SegHash h = {{0x243f6a8885a308d3ull, 0x13198a2e03707344ull, 0xa4093822299f31d0ull, 0x082efa98ec4e6c89ull}, 0};
+    Lanes h = lanes_start();
     uint64_t nq = 0, ncp = 0;
-    seg_words(&h, ch, sizeof *ch);
+    lanes_bytes(&h, ch, sizeof *ch);
     int cores[2] = {sg->cores.first, sg->cores.count};
-    seg_words(&h, cores, sizeof cores);
+    lanes_bytes(&h, cores, sizeof cores);
     for (int core = sg->cores.first; core < sg->cores.first + sg->cores.count; core++) {
         const CCore *k = &ks[core];
         int n[3] = {k->nq, k->ncp, k->ncomp};
-        seg_words(&h, n, sizeof n);
+        lanes_bytes(&h, n, sizeof n);
         for (int i = 0; i < k->nq; i++) {
             const CDma *d = &k->q[i];
             AtlInsn in = d->in;
             in.layer = 0;
             int64_t f[5] = {d->wait, d->signal, d->kind, d->mask, d->ord};
-            seg_words(&h, &in, sizeof in);
-            seg_words(&h, f, sizeof f);
+            lanes_bytes(&h, &in, sizeof in);
+            lanes_bytes(&h, f, sizeof f);
         }
         for (int i = 0; i < k->ncp; i++) {
             AtlInsn in = k->cp[i];
             in.layer = 0;
-            seg_words(&h, &in, sizeof in);
+            lanes_bytes(&h, &in, sizeof in);
         }
         for (int i = 0; i < k->ncomp; i++) {
             const CComp *a = &k->comp[i];
             int64_t f[5] = {a->first, a->end, a->wait, a->signal, a->nop_mat};
-            seg_words(&h, f, sizeof f);
+            lanes_bytes(&h, f, sizeof f);
         }
         nq += (uint64_t)k->nq;
         ncp += (uint64_t)k->ncp;
     }
-    key[0] = seg_fmix(h.l[0] ^ seg_fmix(h.l[1] + 0x452821e638d01377ull));
-    key[1] = seg_fmix(h.l[2] ^ seg_fmix(h.l[3] + 0xbe5466cf34e90c6cull));
+    lanes_end(&h, key);
     key[2] = nq;
     key[3] = ncp;
     key[4] = (uint64_t)sg->cores.first;

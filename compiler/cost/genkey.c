@@ -19,46 +19,20 @@
  * pipelines (io_sram). */
 #include <string.h>
 #include "compiler/cost/genkey.h"
-
-/* Four 64-bit lanes, a word each in turn; two words out (as cost.c's
- * fingerprint of the code) */
-typedef struct Lanes { uint64_t l[4]; unsigned n; } Lanes;
-
-static void mix(Lanes *h, uint64_t w)
-{
-    uint64_t *x = &h->l[h->n++ & 3];
-    *x = (*x ^ w) * 0x9e3779b97f4a7c15ull;
-    *x ^= *x >> 29;
-}
-
-static void mix_bytes(Lanes *h, const void *p, size_t bytes)
-{
-    const unsigned char *c = p;
-    size_t i = 0;
-    for (; i + 8 <= bytes; i += 8) {
-        uint64_t w;
-        memcpy(&w, c + i, sizeof w);
-        mix(h, w);
-    }
-    uint64_t w = 0;
-    for (size_t k = 0; i + k < bytes; k++) w |= (uint64_t)c[i + k] << (8 * k);
-    mix(h, w ^ (uint64_t)bytes << 56);
-}
-
-static uint64_t fmix(uint64_t x)
-{
-    x ^= x >> 33;
-    x *= 0xff51afd7ed558ccdull;
-    x ^= x >> 33;
-    x *= 0xc4ceb9fe1a85ec53ull;
-    return x ^ (x >> 33);
-}
+#include "compiler/cost/lanes.h"
 
 /* the lowerings whose generators read only the layer and the context's
  * scalars (lower/conv.c, qconv.c, qmatrix.c, mm.c) */
 static int keyed_kind(int kind)
 {
     return kind == BK_K_CONV || kind == BK_K_POOL || kind == BK_K_MM;
+}
+
+/* zeroes the bytes of s after its text */
+static void clear_tail(char *s, size_t size)
+{
+    size_t n = strnlen(s, size);
+    memset(s + n, 0, size - n);
 }
 
 int bk_gen_key(const BkCtx *c, const BkSegment *sg, uint64_t key[BK_GEN_KEY])
@@ -68,8 +42,8 @@ int bk_gen_key(const BkCtx *c, const BkSegment *sg, uint64_t key[BK_GEN_KEY])
         ly->lw.kb_parts || !keyed_kind(ly->lw.kind) || sg->pf_next || sg->cell_owner || sg->row_mask ||
         sg->chan_run || (ly->ntiles && !sg->tile_core))
         return 0;
-    Lanes h = {{0x243f6a8885a308d3ull, 0x13198a2e03707344ull, 0xa4093822299f31d0ull, 0x082efa98ec4e6c89ull}, 0};
-    mix_bytes(&h, c->chip, sizeof *c->chip);
+    Lanes h = lanes_start();
+    lanes_bytes(&h, c->chip, sizeof *c->chip);
     /* the context's settings: its pointers (the graph, the per-tensor and
      * per-node tables, the writer, the pricer) left out */
     BkCtx x = *c;
@@ -88,7 +62,7 @@ int bk_gen_key(const BkCtx *c, const BkSegment *sg, uint64_t key[BK_GEN_KEY])
     x.sram_cap = x.act_sram = x.kb_base = x.kb_bytes = 0;
     x.pf_layer = x.band_look = 0;
     x.pf_room = 0;
-    mix_bytes(&h, &x, sizeof x);
+    lanes_bytes(&h, &x, sizeof x);
     /* the layer: every scalar, the generators' addresses; its candidate
      * shapes and the look options' copies are the search's, not the code's */
     BkLayer y = *ly;
@@ -100,10 +74,15 @@ int bk_gen_key(const BkCtx *c, const BkSegment *sg, uint64_t key[BK_GEN_KEY])
     memset(y.look, 0, sizeof y.look);
     y.nlook = y.look_cur = y.look_pf_layer = 0;
     y.look_pf_room = 0;
-    mix_bytes(&h, &y, sizeof y);
+    /* strings as their text: a shape applied before may leave bytes past
+     * the NUL (split is the summary's only: no generator reads it) */
+    memset(y.split, 0, sizeof y.split);
+    clear_tail(y.lw.act, sizeof y.lw.act);
+    clear_tail(y.lw.t_act, sizeof y.lw.t_act);
+    lanes_bytes(&h, &y, sizeof y);
     if (ly->ntiles) {
-        if (ly->tile_wkey) mix_bytes(&h, ly->tile_wkey, (size_t)ly->ntiles * sizeof *ly->tile_wkey);
-        mix_bytes(&h, sg->tile_core, (size_t)ly->ntiles * sizeof *sg->tile_core);
+        if (ly->tile_wkey) lanes_bytes(&h, ly->tile_wkey, (size_t)ly->ntiles * sizeof *ly->tile_wkey);
+        lanes_bytes(&h, sg->tile_core, (size_t)ly->ntiles * sizeof *sg->tile_core);
     }
     /* the segment: its cores and what the one before fetched (its barrier
      * is the emitter's, and the prefetch's choice; its instance and
@@ -116,9 +95,8 @@ int bk_gen_key(const BkCtx *c, const BkSegment *sg, uint64_t key[BK_GEN_KEY])
     s.pf_in = sg->pf_in;
     s.pf_base = sg->pf_base;
     s.pf_span = sg->pf_span;
-    mix_bytes(&h, &s, sizeof s);
-    key[0] = fmix(h.l[0] ^ fmix(h.l[1] + 0x452821e638d01377ull));
-    key[1] = fmix(h.l[2] ^ fmix(h.l[3] + 0xbe5466cf34e90c6cull));
+    lanes_bytes(&h, &s, sizeof s);
+    lanes_end(&h, key);
     key[2] = (uint64_t)ly->ntiles;
     key[3] = (uint64_t)(uint32_t)sg->cores.first | (uint64_t)(uint32_t)sg->cores.count << 32;
     key[4] = 0x67656e6b6579ull;   /* "genkey" */

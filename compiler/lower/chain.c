@@ -2128,6 +2128,18 @@ static int ost_unsound(const BkCtx *c, const BkChain *ch, AtlErr *e)
     for (int j = 0; j < ch->nitems; j++)
         if (ch->item[j].m == ch->nm - 1 && ch->item[j].ocn > ch->ost)
             return bk_fail(c, node, e, "layer group: a step of %d channels in slot buffers of %d", ch->item[j].ocn, ch->ost);
+    /* the group inputs have one copy, which the next slice's step-0 loads
+     * overwrite during this slice's last step: only step 0 may read them
+     * (every other member computes there), and the last member reads its
+     * input from a row buffer the chain computed, not from DRAM */
+    const ChainMember *last = &ch->m[ch->nm - 1];
+    if (ch->nsteps < 2 || ch->buf[last->in].dram)
+        return bk_fail(c, last->ly->node, e, "layer group: output-channel steps need 2 steps and a computed input");
+    for (int s = 1; s < ch->nsteps; s++)
+        for (int j = ch->step[s].lo; j < ch->step[s].hi; j++)
+            if (ch->item[j].m != ch->nm - 1)
+                return bk_fail(c, ch->m[ch->item[j].m].ly->node, e,
+                               "layer group: output-channel steps compute a member other than the last after step 0");
     return 0;
 }
 
@@ -2142,6 +2154,8 @@ static int ost_offer(const BkCtx *c, BkLayer *ly, BkChain *ch, AtlErr *e)
 {
     static const int widths[] = {32, 64};
     int OC = ch->m[ch->nm - 1].ly->lw.OC;
+    if (c->cslice_only) return 0;
+    ch->vdw = ch->ws = ch->csl = ch->xc = 0;   /* the earlier offers' state: these plans have none */
     int sets[2] = {c->chip->clusters * c->chip->cores_per_cluster, c->chip->cores_per_cluster};
     for (int wi = 0; wi < 2; wi++) {
         int w = widths[wi];

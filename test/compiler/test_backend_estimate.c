@@ -308,7 +308,7 @@ static void compare(const char *what, const IrGraph *g, const BkOptions *o, cons
 /* Under the sanitizers the int8 runs of resnet20_cifar and mobilenetv2_035
  * on a1 are left out too (since session 33: with their fp32 runs there
  * they were most of this test's time in each sanitizer pass): the int8
- * code runs there on the other models, on tiny and edge16k, and
+ * code runs there on the other models (on a1 and edge16k), and
  * resnet20_cifar's int8 on a1 in test/cli/placement.sh (batch 8, split
  * and chip, against each other). */
 static int big_int8_on_a1(const Chip *cp, int m)

@@ -71,7 +71,8 @@ static inline void wsram_check_program(const AtlProgram *p, const AtlChip *chip,
                                 uint64_t at = in->src + a * (uint64_t)in->src_stride[0] + b * (uint64_t)in->src_stride[1] +
                                               d * (uint64_t)in->src_stride[2] + f * (uint64_t)in->src_stride[3];
                                 for (uint64_t x = 0; x < es; x++)
-                                    twice += times[(size_t)(core / cpc) * (hi - lo) + (at + x - lo)]++ > 0;
+                                    if (at + x >= lo && at + x < hi)   /* a read partly over the range */
+                                        twice += times[(size_t)(core / cpc) * (hi - lo) + (at + x - lo)]++ > 0;
                             }
             }
             if (in->src_space == ISA_SPACE_SRAM && in->dst_space == ISA_SPACE_LMEM && !in->mask && !waited) early++;
