@@ -1105,7 +1105,7 @@ static int spill_in(const BkStage *st, const IrGraph *g, int d, int p)
  * again; the rewritten graph and its build replace *ig and st when the
  * cost model prices the stage lower. A rewrite or build that fails is not
  * taken. */
-enum { REWRITE_SINK, REWRITE_SUBSAMPLE, REWRITE_SINK_SUB, REWRITE_OVERLAY };
+enum { REWRITE_SINK, REWRITE_SUBSAMPLE, REWRITE_SINK_SUB, REWRITE_OVERLAY, REWRITE_HOIST };
 static int try_rewrite(BkStage *st, IrGraph *ig, int how, int a, int b, const AtlChip *chip, const BkOptions *opt,
                        const BkSplit *sp, AbmWriter *w, const uint64_t *io_fixed, uint64_t io_bytes, int layer_base, AtlErr *e)
 {
@@ -1114,6 +1114,7 @@ static int try_rewrite(BkStage *st, IrGraph *ig, int how, int a, int b, const At
     AtlErr ke;
     int ok = 1;
     if (how == REWRITE_OVERLAY) ok = bk_overlay_mark(&cg, &st->c, &ke) > 0;
+    else if (how == REWRITE_HOIST) ok = bk_hoist_apply(&cg, &st->c, a, &ke) > 0;
     else {
         if (how != REWRITE_SUBSAMPLE) bk_sink_move(&cg, a, b);
         if (how != REWRITE_SINK) ok = !bk_subsample_apply(&cg, how == REWRITE_SINK_SUB ? b - 1 : a, &ke);
@@ -1199,6 +1200,20 @@ static int sink_stage(BkStage *st, IrGraph *ig, const AtlChip *chip, const BkOpt
     if (!opt->no_overlay && spill_in(st, ig, 0, ig->nn - 1) &&
         try_rewrite(st, ig, REWRITE_OVERLAY, 0, 0, chip, opt, sp, w, io_fixed, io_bytes, layer_base, e))
         return -1;
+    /* a shortcut whose input x a pointwise convolution f reads before it
+     * (and nothing else) runs before f instead, f's output over x's dying
+     * bytes: the block's convolutions after f then run with no second
+     * tensor of x's size beside the shortcut's output (ResNet-50's
+     * layer1.0: its conv2 -> conv3 chain in SRAM; docs/backend.md,
+     * "Shortcuts run late") */
+    if (opt->no_overlay) return 0;
+    n = bk_shortcut_find(ig, &st->c, d, p, SINK_MAX);
+    for (int k = n - 1; k >= 0; k--) {
+        int f = bk_hoist_at(ig, &st->c, d[k]);
+        if (f >= 0 && spill_in(st, ig, f, p[k]) &&
+            try_rewrite(st, ig, REWRITE_HOIST, d[k], 0, chip, opt, sp, w, io_fixed, io_bytes, layer_base, e))
+            return -1;
+    }
     return 0;
 }
 

@@ -34,7 +34,12 @@
  *   one at a time, and keeps a move only when the cost model prices the
  *   stage lower with it (layer2.0's prices higher: its input and the
  *   downsample's output still do not fit together, and conv2 then reads
- *   conv1's output from DRAM with no room left for a copy). */
+ *   conv1's output from DRAM with no room left for a copy).
+ * Also: a shortcut D whose input x an earlier pointwise convolution f
+ *   reads (and nothing else) may instead run first, just before f, f's
+ *   output over x's dying bytes (bk_hoist_apply): in layer1.0 only two
+ *   tensors are then ever live beside each other, x and conv1's output
+ *   sharing bytes (docs/backend.md, "Shortcuts run late"). */
 #include <stdio.h>
 #include <string.h>
 #include "compiler/backend/sink.h"
@@ -61,32 +66,32 @@ static int is_conv(const IrGraph *g, int k)
 
 /* The shortcut of residual Add a (its input other than tensor `main`)
  * when a convolution before node k - 1 makes it and a alone reads it:
- * that convolution's node, else -1. */
-static int shortcut_of(const IrGraph *g, const BkCtx *c, const IrNode *a, int main, int k)
+ * that convolution's node, else -1 (before node k - gap + 1). */
+static int shortcut_of(const IrGraph *g, const BkCtx *c, const IrNode *a, int main, int k, int gap)
 {
     if (a->nin != 2 || main < 0) return -1;
     int q = a->in[0] == main ? a->in[1] : a->in[0];
     if (q < 0 || g->t[q].data || g->t[q].is_output || g->t[q].is_input) return -1;
     int s = g->t[q].producer;
-    if (s < 0 || s >= k - 1 || c->skip[s] || !is_conv(g, s) || g->nodes[s].nout != 1) return -1;
+    if (s < 0 || s > k - gap || c->skip[s] || !is_conv(g, s) || g->nodes[s].nout != 1) return -1;
     return readers(g, q) == 1 ? s : -1;
 }
 
-int bk_sink_find(const IrGraph *g, const BkCtx *c, int *d, int *p, int max)
+static int find_shortcuts(const IrGraph *g, const BkCtx *c, int *d, int *p, int max, int gap)
 {
     int n = 0;
     for (int k = 0; k < g->nn && n < max; k++) {
         if (c->skip[k] || g->nodes[k].dead) continue;
         const IrNode *nd = &g->nodes[k];
         int s = -1, at = k;
-        if (c->tail[k] >= 0 && nd->nout >= 1) s = shortcut_of(g, c, &g->nodes[c->tail[k]], nd->out[0], k);
+        if (c->tail[k] >= 0 && nd->nout >= 1) s = shortcut_of(g, c, &g->nodes[c->tail[k]], nd->out[0], k, gap);
         else if (!strcmp(nd->op, "Int8Add") && nd->nin == 2) {
             /* int8: the Add is a layer of its own after the convolution
              * making its other input (no Int8Conv absorbs it as a tail) */
             for (int i = 0; i < 2 && s < 0; i++) {
                 int m = nd->in[i], pm = m >= 0 ? g->t[m].producer : -1;
                 if (pm < 0 || pm >= k || c->skip[pm] || strcmp(g->nodes[pm].op, "Int8Conv")) continue;
-                if ((s = shortcut_of(g, c, nd, m, pm)) >= 0) at = pm;
+                if ((s = shortcut_of(g, c, nd, m, pm, gap)) >= 0) at = pm;
             }
         }
         if (s < 0 || (n && s < p[n - 1])) continue;
@@ -96,12 +101,56 @@ int bk_sink_find(const IrGraph *g, const BkCtx *c, int *d, int *p, int max)
     return n;
 }
 
+int bk_sink_find(const IrGraph *g, const BkCtx *c, int *d, int *p, int max)
+{
+    return find_shortcuts(g, c, d, p, max, 2);
+}
+
+int bk_shortcut_find(const IrGraph *g, const BkCtx *c, int *d, int *p, int max)
+{
+    return find_shortcuts(g, c, d, p, max, 1);
+}
+
 void bk_sink_move(IrGraph *g, int d, int p)
 {
     IrNode keep = g->nodes[d];
     memmove(&g->nodes[d], &g->nodes[d + 1], (size_t)(p - 1 - d) * sizeof keep);
     g->nodes[p - 1] = keep;
     ir_compact(g);   /* the producers again */
+}
+
+int bk_hoist_at(const IrGraph *g, const BkCtx *c, int d)
+{
+    const IrNode *nd = &g->nodes[d];
+    if (nd->dead || nd->nin < 1 || nd->in[0] < 0) return -1;
+    int rx = bk_tensor_root(c, nd->in[0]), f = -1, later = 0;
+    for (int i = 0; i < g->nn && !later; i++) {
+        const IrNode *a = &g->nodes[i];
+        for (int q = 0; i != d && !a->dead && !c->skip[i] && q < a->nin; q++)   /* absorbed nodes read nothing */
+            if (a->in[q] >= 0 && bk_tensor_root(c, a->in[q]) == rx) {
+                if (f < 0) f = i;
+                else later = 1;   /* x read by two nodes other than d */
+            }
+    }
+    if (f < 0 || f > d || later || c->skip[f] || c->tail[f] >= 0 || !bk_overlay_shape_ok(g, f)) return -1;
+    for (int q = 0; q < nd->nin; q++)   /* each input of d made before f: the order stays topological */
+        if (nd->in[q] >= 0 && g->t[nd->in[q]].producer >= f) return -1;
+    const IrTensor *x = &g->t[g->nodes[f].in[0]], *y = &g->t[g->nodes[f].out[0]];
+    int ry = bk_tensor_root(c, g->nodes[f].out[0]);
+    if (bk_tensor_root(c, g->nodes[f].in[0]) != rx || x->is_input || x->is_output || g->t[rx].is_input || g->t[rx].is_output) return -1;
+    return y->is_output || g->t[ry].is_output ? -1 : f;
+}
+
+int bk_hoist_apply(IrGraph *g, const BkCtx *c, int d, AtlErr *e)
+{
+    int f = bk_hoist_at(g, c, d);
+    if (f < 0) return 0;
+    if (ir_set_attr_int(g, f, BK_OVERLAY_ATTR, 1, e)) return -1;
+    IrNode keep = g->nodes[d];
+    memmove(&g->nodes[f + 1], &g->nodes[f], (size_t)(d - f) * sizeof keep);
+    g->nodes[f] = keep;
+    ir_compact(g);   /* the producers again */
+    return 1;
 }
 
 /* 1 when attribute `name` of n is absent or all its values are v. */

@@ -13,9 +13,20 @@
  * P into p[] (at most max, in node order, the ranges d..p apart);
  * returns how many. */
 int bk_sink_find(const IrGraph *g, const BkCtx *c, int *d, int *p, int max);
+/* As bk_sink_find, D also just before P (already moved late). */
+int bk_shortcut_find(const IrGraph *g, const BkCtx *c, int *d, int *p, int max);
 /* Moves node d of g to just before node p (d < p; the nodes between move
  * up one) and updates the producers. */
 void bk_sink_move(IrGraph *g, int d, int p);
+/* Shortcut convolution d of g (one bk_sink_find gave, c built from g)
+ * whose input x an earlier pointwise convolution f reads last but for d
+ * (bk_overlay_shape_ok, no residual tail, x no graph input or output):
+ * moves d to just before f (the nodes between move down one) and marks
+ * BK_OVERLAY_ATTR on f, whose output may then take x's bytes; 1 when so
+ * rewritten, 0 when d has no such f (g untouched), -1 on error. */
+int bk_hoist_apply(IrGraph *g, const BkCtx *c, int d, AtlErr *e);
+/* bk_hoist_apply's f for d, -1 when none. */
+int bk_hoist_at(const IrGraph *g, const BkCtx *c, int d);
 /* 1 when node k of g is a strided pointwise convolution (float or int8:
  * 1x1, no padding, one group, a stride above 1) of an activation. */
 int bk_subsample_ok(const IrGraph *g, int k);

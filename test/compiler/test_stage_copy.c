@@ -100,7 +100,8 @@ static void block_graph(IrGraph *g)
 /* Runs g split over the clusters in two stages (`plan`) on `chip` with
  * BkOptions.stage_copy never, then auto: without, no layer named `copy`
  * (a substring); with, one, made of DMA copies (lower/move.c: no LMEM), a
- * lower estimate and the same output bits. */
+ * lower estimate and the same output bits (no_pack: no chain packing
+ * and no overlays). */
 static void copy_taken(IrGraph *g, const char *chip, const char *plan, const char *copy, const char *label, int no_pack)
 {
     uint8_t *ys[2] = {NULL, NULL};
@@ -117,6 +118,9 @@ static void copy_taken(IrGraph *g, const char *chip, const char *plan, const cha
          * against (kept in SRAM instead, test_stage_sram, no copy is needed) */
         o.stage_sram = BK_SRAM_NEVER;
         o.no_chain_pack = no_pack;
+        /* no overlays either: with them the downsample runs first, cb's
+         * output over a (sink.c, bk_hoist_apply), and b no longer spills */
+        o.no_overlay = no_pack;
         BkSummary sum;
         memset(&sum, 0, sizeof sum);
         double err = -1;

@@ -16,7 +16,10 @@
  * BkOptions.no_reorder, fewer tensors are left in DRAM, the output is the
  * interpreter's and the simulator's race detector (on in every run) finds
  * nothing. With 1280 KiB, a block like layer1.0 runs its downsample after
- * conv2, at a lower estimate, the interpreter's output.
+ * conv2 (overlays off), at a lower estimate, the interpreter's output;
+ * with overlays, before conv1, whose output then takes a's bytes: a lower
+ * estimate, fewer tensors in DRAM, the interpreter's output, bit for bit
+ * the --no-reorder stage's.
  *
  * int8 (Int8Conv / Int8Add, in a quantised ResNet's node order: the
  * downsample first): the layer2.0-like block with 42 KiB of SRAM moves
@@ -38,6 +41,14 @@ static int node_named(const IrGraph *g, const char *name)
 {
     for (int i = 0; i < g->nn; i++)
         if (!g->nodes[i].dead && !strcmp(g->nodes[i].name, name)) return i;
+    return -1;
+}
+
+/* The unit holding node `name` (a group names its first member), or -1. */
+static int unit_of(const BkSummary *sum, const char *name)
+{
+    for (int i = 0; i < sum->nlayers; i++)
+        if (!strcmp(sum->layers[i].name, name)) return i;
     return -1;
 }
 
@@ -133,6 +144,7 @@ TEST(spilling_stage_runs_its_shortcut_late)
         BkOptions o;
         bk_options_default(&o);
         o.no_reorder = !on;
+        o.no_overlay = 1;   /* the move alone: with overlays the downsample runs first (below) */
         BkSummary sum;
         if (stage_split_run(&g, chip, &o, on ? "reorder" : "no reorder", &sum) == 0) {
             est[on] = sum.est_cycles;
@@ -149,6 +161,53 @@ TEST(spilling_stage_runs_its_shortcut_late)
     CHECK_EQ_INT(late[1], 1);
     CHECKF(est[1] < est[0], "estimate %llu reordered, %llu not", (unsigned long long)est[1], (unsigned long long)est[0]);
     printf("  %llu -> %llu estimated cycles\n", (unsigned long long)est[0], (unsigned long long)est[1]);
+    remove(chip);
+    ir_free(&g);
+}
+
+/* The same block with room for a and d together (1.25 MiB) but not b
+ * beside them: run before cb, whose output then takes a's dying bytes,
+ * the downsample leaves cc -> ce nothing of a's size to spill (ResNet-50's
+ * layer1.0 at 4 MiB). */
+TEST(spilling_stage_runs_its_shortcut_first)
+{
+    char chip[64];
+    REQUIRE(chip_variant("configs/a1.ini", "sram", "bytes", "1280K", chip, sizeof chip) == 0);
+    IrGraph g;
+    stage_block_graph(&g, (BottleneckShape){.a = 64, .b = 64, .c = 64, .e = 256, .out = 32, .stride = 1});
+    uint64_t est[2] = {0, 0};
+    int first[2] = {-1, -1}, dram[2] = {0, 0};
+    uint8_t *y[2] = {NULL, NULL};
+    size_t ylen[2] = {0, 0};
+    for (int way = 0; way < 2; way++) {   /* no reorder, reorder */
+        BkOptions o;
+        bk_options_default(&o);
+        o.placement = BK_PLACE_SPLIT;
+        o.stage_plan = "1,y:2";
+        o.no_reorder = way == 0;
+        BkSummary sum;
+        memset(&sum, 0, sizeof sum);
+        double err = -1;
+        char msg[1024] = "";
+        int rc = e2e_graph_run_y(&g, chip, &o, &err, NULL, &sum, msg, sizeof msg, &y[way], &ylen[way]);
+        CHECKF(rc == 0, "way %d: %s", way, msg);
+        if (rc == 0) CHECKF(err <= 2e-6, "way %d: error %g against the interpreter", way, err);
+        if (rc == 0) {
+            est[way] = sum.est_cycles;
+            dram[way] = sum.act_dram_tensors;
+            int cd = unit_of(&sum, "cd"), cb = unit_of(&sum, "cb");
+            first[way] = cd >= 0 && cb >= 0 ? cd < cb : -1;
+        }
+        bk_summary_free(&sum);
+    }
+    CHECKF(y[1] && y[0] && ylen[1] == ylen[0] && !memcmp(y[1], y[0], ylen[0]), "reordered output differs");
+    CHECK_EQ_INT(first[0], 0);
+    CHECK_EQ_INT(first[1], 1);
+    CHECKF(est[1] < est[0], "estimate %llu reordered, %llu not", (unsigned long long)est[1], (unsigned long long)est[0]);
+    CHECKF(dram[1] < dram[0], "%d tensors in DRAM reordered, %d not", dram[1], dram[0]);
+    printf("  %llu -> %llu estimated cycles, %d -> %d tensors in DRAM\n", (unsigned long long)est[0],
+           (unsigned long long)est[1], dram[0], dram[1]);
+    for (int way = 0; way < 2; way++) free(y[way]);
     remove(chip);
     ir_free(&g);
 }
@@ -236,14 +295,6 @@ static void int8_block_case(BottleneckShape k, const char *sram, BkSummary *out)
     ir_free(&g);
 }
 
-/* The unit holding node `name` (a group names its first member), or -1. */
-static int unit_of(const BkSummary *sum, const char *name)
-{
-    for (int i = 0; i < sum->nlayers; i++)
-        if (!strcmp(sum->layers[i].name, name)) return i;
-    return -1;
-}
-
 /* layer2.0-like in int8 (the downsample listed first, strided): run
  * just before ce, reading a subsampled copy of a made before cb, so a
  * dies at cb (sink and subsample in one rewrite). */
@@ -263,6 +314,7 @@ int main(void)
     RUN(subsample_and_move_keep_the_graph);
     RUN(spilling_stage_reads_a_subsampled_copy);
     RUN(spilling_stage_runs_its_shortcut_late);
+    RUN(spilling_stage_runs_its_shortcut_first);
     RUN(int8_stage_sinks_a_subsampled_shortcut);
     return test_summary("test_stage_sink");
 }
