@@ -727,6 +727,16 @@ static int add_image_shapes(const BkCtx *c, BkLayer *ly, int gc, int m, AtlErr *
             if (rc < 0) return -1;
             if (rc) break;
         }
+    /* one whole image a tile, K split, on bands with at least two images
+     * per core: each core may then run its images' tiles of every chunk
+     * it holds, reading the input once */
+    int cpc = c->chip->cores_per_cluster;
+    for (int i = 0; !m && ly->band_cores && cpc > 1 && l->N >= 2 * cpc && i < nk; i++) {
+        Shape s = {gc, l->OH, l->OW, ks[i], 0, 0, 0, 0, 0};
+        int rc = add_shape(c, ly, s, e);
+        if (rc < 0) return -1;
+        if (rc) break;
+    }
     return 0;
 }
 
