@@ -14,19 +14,13 @@
  * hits). */
 #include <stdlib.h>
 #include "test/test.h"
+#include "test/compiler/rand64.h"
 #include "compiler/cost/cost.h"
 #include "isa/config.h"
 #include "isa/timing.h"
 
 static uint64_t rng = 88172645463325252ull;
-static uint64_t next_rand(void)
-{
-    rng ^= rng << 13;
-    rng ^= rng >> 7;
-    rng ^= rng << 17;
-    return rng;
-}
-static int pick(int n) { return (int)(next_rand() % (uint64_t)n); }
+static int pick(int n) { return rand64_pick(&rng, n); }
 
 /* A random DMA of at most ~64K elements. */
 static AtlInsn random_dma(const AtlChip *ch)

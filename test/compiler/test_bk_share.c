@@ -14,18 +14,12 @@
  * delivery at random times, and leave when it has passed. */
 #include <stdlib.h>
 #include "test/test.h"
+#include "test/compiler/rand64.h"
 #include "compiler/cost/share.h"
 #include "isa/timing.h"
 
 static uint64_t rng = 0x2545f4914f6cdd1dull;
-static uint64_t next_rand(void)
-{
-    rng ^= rng << 13;
-    rng ^= rng >> 7;
-    rng ^= rng << 17;
-    return rng;
-}
-static int pick(int n) { return (int)(next_rand() % (uint64_t)n); }
+static int pick(int n) { return rand64_pick(&rng, n); }
 
 enum { NSV = 6, MAXJ = 4096, MAXU = 1 << 16 };
 
