@@ -27,6 +27,22 @@ static inline void bkc_new_graph(IrGraph *g, const char *in, int ndim, const int
     ir_add_input(g, in, IR_F32, ndim, dims, &e);
 }
 
+/* The options of the layer-group tests (test_backend_group.c,
+ * test_chain_ost.c): the defaults in dtype with `group`, groups on the
+ * whole chip (placement split: test/cli/placement.sh) and the activations
+ * in DRAM, where a chain saves their traffic (in SRAM, the default on
+ * tiny and edge16k, the layers alone are often as fast). */
+static inline BkOptions bkc_group_options(int dtype, int group)
+{
+    BkOptions o;
+    bk_options_default(&o);
+    o.dtype = dtype;
+    o.group = group;
+    o.placement = BK_PLACE_CHIP;
+    o.sram_acts = BK_SRAM_ACTS_NEVER;
+    return o;
+}
+
 static inline void bkc_check_program(const AtlProgram *p, const char *chipfile, const char *what)
 {
     AtlChip chip;

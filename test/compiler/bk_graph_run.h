@@ -39,17 +39,19 @@ static inline void new_graph(IrGraph *g, const char *in, int ndim, const int64_t
 }
 
 /* A ResNet-style bottleneck block for the staged-plan tests (its channels
- * and stride in BottleneckShape): x[8,16,32,32] -> 3x3 conv+Relu a -> 1x1
- * conv+Relu b -> 3x3 conv (stride)+Relu c -> 1x1 conv e; a -> 1x1 conv
- * (stride) d, after b in node order as ResNet-50's downsample after its
- * conv1; e + d -> Relu y -> 1x1 conv -> out. Nodes ca, ra, cb, rb, cd,
- * cc, rc, ce, add, ry, co. */
-typedef struct BottleneckShape { int a, b, c, e, out, stride; } BottleneckShape;
+ * and stride in BottleneckShape): x[8,C,H,H] -> ka x ka conv+Relu a
+ * (ka 1 or 3, padded to keep the size) -> 1x1 conv+Relu b -> 3x3 conv (stride)+Relu c -> 1x1 conv e;
+ * a -> 1x1 conv (stride) d, after b in node order as ResNet-50's
+ * downsample after its conv1; e + d -> Relu y -> 1x1 conv -> out (out 0:
+ * none, y the output). C, H and ka 0: 16, 32 and 3. Nodes ca, ra, cb, rb,
+ * cd, cc, rc, ce, add, ry, co. */
+typedef struct BottleneckShape { int a, b, c, e, out, stride, C, H, ka; } BottleneckShape;
 
 static inline void stage_block_graph(IrGraph *g, BottleneckShape k)
 {
     AtlErr e;
-    int64_t xd[4] = {8, 16, 32, 32}, wa[4] = {k.a, 16, 3, 3}, wb[4] = {k.b, k.a, 1, 1}, wd[4] = {k.e, k.a, 1, 1},
+    int C = k.C ? k.C : 16, H = k.H ? k.H : 32, ka = k.ka ? k.ka : 3;
+    int64_t xd[4] = {8, C, H, H}, wa[4] = {k.a, C, ka, ka}, wb[4] = {k.b, k.a, 1, 1}, wd[4] = {k.e, k.a, 1, 1},
             wc[4] = {k.c, k.b, 3, 3}, we[4] = {k.e, k.c, 1, 1}, wo[4] = {k.out, k.e, 1, 1};
     int64_t pads[4] = {1, 1, 1, 1}, st[2] = {k.stride, k.stride};
     new_graph(g, "x", 4, xd);
@@ -58,8 +60,9 @@ static inline void stage_block_graph(IrGraph *g, BottleneckShape k)
     cst(g, "wd", 4, wd, 0.1f);
     cst(g, "wc", 4, wc, 0.05f);
     cst(g, "we", 4, we, 0.05f);
-    cst(g, "wo", 4, wo, 0.1f);
-    ir_set_attr_ints(g, ir_add_op(g, "Conv", "ca", "x,wa", "a0", &e), "pads", pads, 4, &e);
+    if (k.out) cst(g, "wo", 4, wo, 0.1f);
+    int ca = ir_add_op(g, "Conv", "ca", "x,wa", "a0", &e);
+    if (ka > 1) ir_set_attr_ints(g, ca, "pads", pads, 4, &e);
     ir_add_op(g, "Relu", "ra", "a0", "a", &e);
     ir_add_op(g, "Conv", "cb", "a,wb", "b0", &e);
     ir_add_op(g, "Relu", "rb", "b0", "b", &e);
@@ -74,8 +77,8 @@ static inline void stage_block_graph(IrGraph *g, BottleneckShape k)
     ir_add_op(g, "Conv", "ce", "c,we", "e", &e);
     ir_add_op(g, "Add", "add", "e,d", "s", &e);
     ir_add_op(g, "Relu", "ry", "s", "y", &e);
-    ir_add_op(g, "Conv", "co", "y,wo", "out", &e);
-    ir_add_output(g, "out", &e);
+    if (k.out) ir_add_op(g, "Conv", "co", "y,wo", "out", &e);
+    ir_add_output(g, k.out ? "out" : "y", &e);
 }
 
 /* g must fail to compile for configs/tiny.ini in dtype with a message
@@ -141,24 +144,44 @@ static inline int run_one_layer(IrGraph *g, const char *chip, const BkOptions *o
     return 0;
 }
 
+/* g compiled for chip with options o and run in full mode against the
+ * interpreter (what names the run in failures): 0 when it compiles, runs
+ * and stays within tol of the interpreter's answers (a failed check
+ * otherwise), with the summary in *sum (zeroed here) and, unless y is
+ * NULL, the first output's bytes in *y and *ylen (the caller frees both,
+ * and g). The run of a graph on one chip variant in test_chain_ost.c,
+ * test_conv_image_k.c, test_stage_chip_sub.c and stage_split_run. */
+static inline int graph_run_within(IrGraph *g, const char *chip, const BkOptions *o, double tol, const char *what,
+                                   BkSummary *sum, uint8_t **y, size_t *ylen)
+{
+    memset(sum, 0, sizeof *sum);
+    double err = -1;
+    char msg[1024] = "";
+    int rc = e2e_graph_run_y(g, chip, o, &err, NULL, sum, msg, sizeof msg, y, ylen);
+    CHECKF(rc == 0, "%s: %s", what, msg);
+    if (rc == 0) CHECKF(err <= tol, "%s: error %g", what, err);
+    return rc;
+}
+
 /* g split into two stages at its output y ("1,y:2": stage 0 one image an
  * instance, stage 1 two) on chip with o's other options, run in full mode
  * against the interpreter (what names the run in failures): 0 with the
  * summary in *sum (the caller frees it) when it compiles, runs and stays
- * within 2e-6 of the interpreter's answers (a failed check otherwise).
+ * within 2e-6 of the interpreter's answers (a failed check otherwise);
+ * stage_split_run_y also the first output's bytes (as graph_run_within).
  * The stage tests' run of a block with a pass on and off
  * (test_stage_sink.c, test_stage_overlay.c). */
-static inline int stage_split_run(IrGraph *g, const char *chip, BkOptions *o, const char *what, BkSummary *sum)
+static inline int stage_split_run_y(IrGraph *g, const char *chip, BkOptions *o, const char *what, BkSummary *sum,
+                                    uint8_t **y, size_t *ylen)
 {
     o->placement = BK_PLACE_SPLIT;
     o->stage_plan = "1,y:2";
-    memset(sum, 0, sizeof *sum);
-    double err = -1;
-    char msg[1024] = "";
-    int rc = e2e_graph_run(g, chip, o, &err, NULL, sum, msg, sizeof msg);
-    CHECKF(rc == 0, "%s: %s", what, msg);
-    if (rc == 0) CHECKF(err <= 2e-6, "%s: error %g", what, err);
-    return rc;
+    return graph_run_within(g, chip, o, 2e-6, what, sum, y, ylen);
+}
+
+static inline int stage_split_run(IrGraph *g, const char *chip, BkOptions *o, const char *what, BkSummary *sum)
+{
+    return stage_split_run_y(g, chip, o, what, sum, NULL, NULL);
 }
 
 #endif

@@ -330,15 +330,8 @@ done:
 
 static int run_mode(const Prep *p, const char *chipfile, int dtype, int group, int weights, Run *r)
 {
-    BkOptions o;
-    bk_options_default(&o);
-    o.dtype = dtype;
-    o.group = group;
+    BkOptions o = bkc_group_options(dtype, group);
     o.group_weights = weights;
-    o.placement = BK_PLACE_CHIP;   /* groups on the whole chip (placement split: test/cli/placement.sh) */
-    /* activations in DRAM, where a chain saves their traffic (in SRAM, the
-     * default on tiny and edge16k, the layers alone are often as fast) */
-    o.sram_acts = BK_SRAM_ACTS_NEVER;
     /* depthwise convolutions on the matrix unit, as a chain's members run
      * them (on the vector unit, lower/dwvec.c, the stem, depthwise and 1x1
      * of depthwise_in_a_chain are cheaper as three layers than as a group) */
@@ -889,12 +882,8 @@ TEST(streamed_weights_once_per_cluster)
         int dt = d ? ISA_BF16 : ISA_F32;
         Run r[3];
         for (int ws = 0; ws < 3; ws++) {
-            BkOptions o;
-            bk_options_default(&o);
-            o.dtype = dt;
+            BkOptions o = bkc_group_options(dt, BK_GROUP_AUTO);
             o.group_weights = BK_GW_STREAM;
-            o.placement = BK_PLACE_CHIP;
-            o.sram_acts = BK_SRAM_ACTS_NEVER;
             o.sram_weights = ws == 2 ? BK_SRAM_AUTO : ws ? BK_SRAM_ALWAYS : BK_SRAM_NEVER;
             int rr = run_opts(&p, A1, &o, &r[ws]);
             const char *how = ws == 2 ? "auto" : ws ? "SRAM" : "DRAM";
@@ -928,10 +917,8 @@ TEST(streamed_weights_once_per_cluster)
     }
     /* a plan with SRAM bands never stages (stage_ok), even when forced */
     if (!rc) {
-        BkOptions o;
-        bk_options_default(&o);
+        BkOptions o = bkc_group_options(ISA_F32, BK_GROUP_AUTO);
         o.group_weights = BK_GW_STREAM;
-        o.placement = BK_PLACE_CHIP;
         o.sram_acts = BK_SRAM_ACTS_BANDS;
         o.sram_weights = BK_SRAM_ALWAYS;
         Run rb;
@@ -1311,10 +1298,7 @@ static void packed_against_unpacked(IrGraph *g, const char *what, const char *op
     Run r[2];
     int ok[2] = {0, 0};
     for (int pack = 0; pack < 2 && rc == 0; pack++) {
-        BkOptions o;
-        bk_options_default(&o);
-        o.placement = BK_PLACE_CHIP;
-        o.sram_acts = BK_SRAM_ACTS_NEVER;
+        BkOptions o = bkc_group_options(ISA_F32, BK_GROUP_AUTO);
         o.no_chain_pack = !pack;
         int ra = run_opts(&p, A1, &o, &r[pack]);
         ok[pack] = ra == 0;
@@ -1465,13 +1449,8 @@ static void inverted_residual(IrGraph *g, const int64_t xd[4], int hd, int s, in
  * vector unit, activations in DRAM) into r. */
 static int run_cslice(const Prep *p, const char *chipfile, int dtype, int group, int mode, Run *r)
 {
-    BkOptions o;
-    bk_options_default(&o);
-    o.dtype = dtype;
-    o.group = group;
+    BkOptions o = bkc_group_options(dtype, group);
     o.group_cslice = mode;
-    o.placement = BK_PLACE_CHIP;
-    o.sram_acts = BK_SRAM_ACTS_NEVER;
     return run_opts(p, chipfile, &o, r);
 }
 
@@ -1615,11 +1594,8 @@ static void check_xc(const IrGraph *g, const char *what, const char *chipfile, i
     int rc = prepare(g, &p, msg, sizeof msg);
     CHECKF(rc == 0, "%s: %s", what, msg);
     if (rc) { prep_free(&p); return; }
-    BkOptions o;
-    bk_options_default(&o);
-    o.dtype = dtype;
-    o.placement = BK_PLACE_CHIP;
-    o.sram_acts = sram ? BK_SRAM_ACTS_AUTO : BK_SRAM_ACTS_NEVER;
+    BkOptions o = bkc_group_options(dtype, BK_GROUP_AUTO);
+    if (sram) o.sram_acts = BK_SRAM_ACTS_AUTO;
     o.group_cslice = BK_CS_ONLY;
     int ra = run_opts(&p, chipfile, &o, &a);
     o.group = BK_GROUP_NONE;

@@ -55,21 +55,12 @@ static int run(const char *chip, int dtype, int group, uint8_t **y, size_t *ylen
     IrGraph g;
     rng = 5;
     block_graph(&g);
-    BkOptions o;
-    bk_options_default(&o);
-    o.dtype = dtype;
-    o.group = group;
-    o.placement = BK_PLACE_CHIP;
-    o.sram_acts = BK_SRAM_ACTS_NEVER;
+    BkOptions o = bkc_group_options(dtype, group);
     BkSummary sum;
-    memset(&sum, 0, sizeof sum);
-    double err = -1;
-    char msg[1024] = "";
-    *y = NULL;
-    int rc = e2e_graph_run_y(&g, chip, &o, &err, NULL, &sum, msg, sizeof msg, y, ylen);
-    CHECKF(rc == 0, "%s %s: %s", chip, group == BK_GROUP_NONE ? "none" : "auto", msg);
+    char what[96];
+    snprintf(what, sizeof what, "%s %s", chip, group == BK_GROUP_NONE ? "none" : "auto");
+    int rc = graph_run_within(&g, chip, &o, dtype == ISA_F32 ? 2e-5 : 3e-2, what, &sum, y, ylen);
     if (rc == 0) {
-        CHECKF(err <= (dtype == ISA_F32 ? 2e-5 : 3e-2), "%s: error %g", chip, err);
         *est = sum.est_cycles;
         *ost = 0;
         for (int i = 0; i < sum.nlayers; i++) {

@@ -27,32 +27,11 @@
  * the SRAM, so its output-channel chunks each read the boundary: x
  * [8,64,14,14] -> 1x1 conv+Relu a (256 channels; the boundary) -> 1x1
  * conv+Relu b (64) -> 3x3 stride 2 conv+Relu c -> 1x1 conv e (2048); a ->
- * 1x1 stride 2 conv d (2048); e + d -> Relu y. */
+ * 1x1 stride 2 conv d (2048); e + d -> Relu y: bk_graph_run.h's
+ * stage_block_graph without its last conv. */
 static void layer4_graph(IrGraph *g)
 {
-    AtlErr e;
-    int64_t xd[4] = {8, 64, 14, 14}, wa[4] = {256, 64, 1, 1}, wb[4] = {64, 256, 1, 1}, wc[4] = {64, 64, 3, 3},
-            we[4] = {2048, 64, 1, 1}, wd[4] = {2048, 256, 1, 1};
-    int64_t pads[4] = {1, 1, 1, 1}, st[2] = {2, 2};
-    new_graph(g, "x", 4, xd);
-    cst(g, "wa", 4, wa, 0.1f);
-    cst(g, "wb", 4, wb, 0.05f);
-    cst(g, "wc", 4, wc, 0.05f);
-    cst(g, "we", 4, we, 0.05f);
-    cst(g, "wd", 4, wd, 0.05f);
-    ir_add_op(g, "Conv", "ca", "x,wa", "a0", &e);
-    ir_add_op(g, "Relu", "ra", "a0", "a", &e);
-    ir_add_op(g, "Conv", "cb", "a,wb", "b0", &e);
-    ir_add_op(g, "Relu", "rb", "b0", "b", &e);
-    ir_set_attr_ints(g, ir_add_op(g, "Conv", "cd", "a,wd", "d", &e), "strides", st, 2, &e);
-    int cc = ir_add_op(g, "Conv", "cc", "b,wc", "c0", &e);
-    ir_set_attr_ints(g, cc, "pads", pads, 4, &e);
-    ir_set_attr_ints(g, cc, "strides", st, 2, &e);
-    ir_add_op(g, "Relu", "rc", "c0", "c", &e);
-    ir_add_op(g, "Conv", "ce", "c,we", "e", &e);
-    ir_add_op(g, "Add", "add", "e,d", "s", &e);
-    ir_add_op(g, "Relu", "ry", "s", "y", &e);
-    ir_add_output(g, "y", &e);
+    stage_block_graph(g, (BottleneckShape){.a = 256, .b = 64, .c = 64, .e = 2048, .stride = 2, .C = 64, .H = 14, .ka = 1});
 }
 
 TEST(chip_stage_downsample_reads_a_subsampled_copy)
@@ -72,14 +51,7 @@ TEST(chip_stage_downsample_reads_a_subsampled_copy)
         o.stage_plan = "1,a:c";
         o.no_reorder = !on;
         BkSummary sum;
-        memset(&sum, 0, sizeof sum);
-        double err = -1;
-        char msg[1024] = "";
-        const char *what = on ? "rewrite" : "no rewrite";
-        int rc = e2e_graph_run_y(&g, chip, &o, &err, NULL, &sum, msg, sizeof msg, &y[on], &ylen[on]);
-        CHECKF(rc == 0, "%s: %s", what, msg);
-        if (rc == 0) {
-            CHECKF(err <= 2e-6, "%s: error %g", what, err);
+        if (graph_run_within(&g, chip, &o, 2e-6, on ? "rewrite" : "no rewrite", &sum, &y[on], &ylen[on]) == 0) {
             est[on] = sum.est_cycles;
             onchip[on] = sum.nstages == 2 && sum.stage_chip[1];
             for (int i = 0; i < sum.nlayers; i++) subs[on] += strstr(sum.layers[i].name, "a/subsample") != NULL;

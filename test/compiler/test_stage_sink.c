@@ -52,6 +52,20 @@ static int unit_of(const BkSummary *sum, const char *name)
     return -1;
 }
 
+/* A reordering test's verdict on its runs without the pass ([0]) and with
+ * it ([1]): what the pass does (mark: a subsampled copy, the downsample
+ * run first) absent without it and present with it, a lower estimate and
+ * fewer tensors in DRAM with it; prints the figures. */
+static void check_reordered(const int mark[2], const uint64_t est[2], const int dram[2])
+{
+    CHECK_EQ_INT(mark[0], 0);
+    CHECK_EQ_INT(mark[1], 1);
+    CHECKF(est[1] < est[0], "estimate %llu reordered, %llu not", (unsigned long long)est[1], (unsigned long long)est[0]);
+    CHECKF(dram[1] < dram[0], "%d tensors in DRAM reordered, %d not", dram[1], dram[0]);
+    printf("  %llu -> %llu estimated cycles, %d -> %d tensors in DRAM\n", (unsigned long long)est[0],
+           (unsigned long long)est[1], dram[0], dram[1]);
+}
+
 TEST(subsample_and_move_keep_the_graph)
 {
     IrGraph g;
@@ -117,12 +131,7 @@ TEST(spilling_stage_reads_a_subsampled_copy)
         }
         bk_summary_free(&sum);
     }
-    CHECK_EQ_INT(subs[0], 0);
-    CHECK_EQ_INT(subs[1], 1);
-    CHECKF(est[1] < est[0], "estimate %llu reordered, %llu not", (unsigned long long)est[1], (unsigned long long)est[0]);
-    CHECKF(dram[1] < dram[0], "%d tensors in DRAM reordered, %d not", dram[1], dram[0]);
-    printf("  %llu -> %llu estimated cycles, %d -> %d tensors in DRAM\n", (unsigned long long)est[0],
-           (unsigned long long)est[1], dram[0], dram[1]);
+    check_reordered(subs, est, dram);
     remove(chip);
     ir_free(&g);
 }
@@ -182,17 +191,9 @@ TEST(spilling_stage_runs_its_shortcut_first)
     for (int way = 0; way < 2; way++) {   /* no reorder, reorder */
         BkOptions o;
         bk_options_default(&o);
-        o.placement = BK_PLACE_SPLIT;
-        o.stage_plan = "1,y:2";
         o.no_reorder = way == 0;
         BkSummary sum;
-        memset(&sum, 0, sizeof sum);
-        double err = -1;
-        char msg[1024] = "";
-        int rc = e2e_graph_run_y(&g, chip, &o, &err, NULL, &sum, msg, sizeof msg, &y[way], &ylen[way]);
-        CHECKF(rc == 0, "way %d: %s", way, msg);
-        if (rc == 0) CHECKF(err <= 2e-6, "way %d: error %g against the interpreter", way, err);
-        if (rc == 0) {
+        if (stage_split_run_y(&g, chip, &o, way ? "reorder" : "no reorder", &sum, &y[way], &ylen[way]) == 0) {
             est[way] = sum.est_cycles;
             dram[way] = sum.act_dram_tensors;
             int cd = unit_of(&sum, "cd"), cb = unit_of(&sum, "cb");
@@ -201,12 +202,7 @@ TEST(spilling_stage_runs_its_shortcut_first)
         bk_summary_free(&sum);
     }
     CHECKF(y[1] && y[0] && ylen[1] == ylen[0] && !memcmp(y[1], y[0], ylen[0]), "reordered output differs");
-    CHECK_EQ_INT(first[0], 0);
-    CHECK_EQ_INT(first[1], 1);
-    CHECKF(est[1] < est[0], "estimate %llu reordered, %llu not", (unsigned long long)est[1], (unsigned long long)est[0]);
-    CHECKF(dram[1] < dram[0], "%d tensors in DRAM reordered, %d not", dram[1], dram[0]);
-    printf("  %llu -> %llu estimated cycles, %d -> %d tensors in DRAM\n", (unsigned long long)est[0],
-           (unsigned long long)est[1], dram[0], dram[1]);
+    check_reordered(first, est, dram);
     for (int way = 0; way < 2; way++) free(y[way]);
     remove(chip);
     ir_free(&g);
