@@ -2143,20 +2143,69 @@ static int ost_unsound(const BkCtx *c, const BkChain *ch, AtlErr *e)
     return 0;
 }
 
+static int halving(int OH, int rows);
+static int push_plan(const BkCtx *c, BkLayer *ly, const BkChain *ch, ChainShape sh, int64_t tiles, AtlErr *e);
+
+/* How even_heights walks the slice counts for a set of P cores: j from
+ * ceil(least / P) on, ceil(j x P / div) slices (div: the images that
+ * share the slices), at most `tries` of them (0: until they exceed OH). */
+typedef struct {
+    int least, div, tries;
+    int exact;      /* only counts that ceil(OH / rows) slices give back */
+    int below;      /* only heights below this (0: any) */
+    int halvings;   /* the halvings of OH count as offered already */
+} EvenScan;
+
+/* The heights that spread the rows evenly over all the cores and over one
+ * cluster's (P of them, when that differs): per set, the first of sc's
+ * slice counts whose height fits, added to cand (n of them) unless it is
+ * there already. Shared by the output-channel steps and more_heights. */
+static void even_heights(const BkCtx *c, BkLayer *ly, BkChain *ch, const EvenScan *sc, int *cand, int *n)
+{
+    int sets[2] = {c->chip->clusters * c->chip->cores_per_cluster, c->chip->cores_per_cluster};
+    for (int s = 0; s < 2; s++) {
+        int P = sets[s];
+        if (P < 2 || (s && P == sets[0])) continue;
+        for (int j = (sc->least + P - 1) / P, k = 0; !sc->tries || k < sc->tries; j++, k++) {
+            int nrc = (j * P + sc->div - 1) / sc->div;
+            if (nrc > ch->OH) break;
+            int rows = (ch->OH + nrc - 1) / nrc;
+            if (sc->exact && (ch->OH + rows - 1) / rows != nrc) continue;
+            if (sc->below && rows >= sc->below) continue;
+            int seen = sc->halvings && halving(ch->OH, rows);
+            for (int i = 0; i < *n; i++) seen |= cand[i] == rows;
+            ch->rows = rows;
+            if (layout(c, ly, ch)) continue;
+            if (!seen) cand[(*n)++] = rows;
+            break;
+        }
+    }
+}
+
+/* Offers each of the n heights in cand that fits as plan sh (its rows the
+ * height's). */
+static int push_heights(const BkCtx *c, BkLayer *ly, BkChain *ch, ChainShape sh, const int *cand, int n, AtlErr *e)
+{
+    for (int i = 0; i < n; i++) {
+        sh.rows = ch->rows = cand[i];
+        if (layout(c, ly, ch)) continue;
+        if (push_plan(c, ly, ch, sh, (int64_t)ch->N * ch->nrc * ch->nwc * ch->nsteps, e)) return -1;
+    }
+    return 0;
+}
+
 /* Offers output-channel steps of 32 and 64 channels (as many as a multiple
  * of the alignment allows, fewer than the output's): per width, the
  * tallest whole-row height that fits and, for all the cores and for one
  * cluster's (P of them), the fewest slices that fit in a multiple of P
  * (the rows spread evenly over the slices, slice_rows, so each core gets
  * the same rows). */
-static int push_plan(const BkCtx *c, BkLayer *ly, const BkChain *ch, ChainShape sh, int64_t tiles, AtlErr *e);
 static int ost_offer(const BkCtx *c, BkLayer *ly, BkChain *ch, AtlErr *e)
 {
     static const int widths[] = {32, 64};
     int OC = ch->m[ch->nm - 1].ly->lw.OC;
     if (c->cslice_only) return 0;
     ch->vdw = ch->ws = ch->csl = ch->xc = 0;   /* the earlier offers' state: these plans have none */
-    int sets[2] = {c->chip->clusters * c->chip->cores_per_cluster, c->chip->cores_per_cluster};
     for (int wi = 0; wi < 2; wi++) {
         int w = widths[wi];
         if (w >= OC || (uint64_t)w * ch->es % c->align) continue;
@@ -2170,25 +2219,11 @@ static int ost_offer(const BkCtx *c, BkLayer *ly, BkChain *ch, AtlErr *e)
         }
         if (!top) continue;
         cand[n++] = top;
-        for (int s = 0; s < 2; s++) {
-            int P = sets[s], per = (ch->OH + top - 1) / top;   /* the fewest slices */
-            if (P < 2 || (s && P == sets[0])) continue;
-            for (int nrc = (per + P - 1) / P * P; nrc <= ch->OH; nrc += P) {
-                int rows = (ch->OH + nrc - 1) / nrc, seen = 0;
-                if ((ch->OH + rows - 1) / rows != nrc) continue;   /* not nrc slices of at most `rows` */
-                for (int i = 0; i < n; i++) seen |= cand[i] == rows;
-                ch->rows = rows;
-                if (layout(c, ly, ch)) continue;
-                if (!seen) cand[n++] = rows;
-                break;
-            }
-        }
-        for (int i = 0; i < n; i++) {
-            ChainShape sh = {.rows = cand[i], .cols = ch->OW, .nstream = 1, .ost = w};
-            ch->rows = cand[i];
-            if (layout(c, ly, ch)) continue;
-            if (push_plan(c, ly, ch, sh, (int64_t)ch->N * ch->nrc * ch->nsteps, e)) { ch->ost = 0; return -1; }
-        }
+        /* from the fewest slices (a multiple of P), only counts that nrc slices of at most `rows` give back */
+        EvenScan sc = {.least = (ch->OH + top - 1) / top, .div = 1, .exact = 1};
+        even_heights(c, ly, ch, &sc, cand, &n);
+        ChainShape sh = {.cols = ch->OW, .nstream = 1, .ost = w};
+        if (push_heights(c, ly, ch, sh, cand, n, e)) { ch->ost = 0; return -1; }
     }
     ch->ost = 0;
     ch->nstream = 0;
@@ -2495,30 +2530,10 @@ static int more_heights(const BkCtx *c, BkLayer *ly, BkChain *ch, int ns, int vd
         ch->rows = rows;
         if (layout(c, ly, ch) == 0) { cand[n++] = rows; break; }
     }
-    int sets[2] = {c->chip->clusters * c->chip->cores_per_cluster, c->chip->cores_per_cluster};
-    for (int s = 0; s < 2; s++) {
-        int P = sets[s];
-        if (P < 2 || (s && P == sets[0])) continue;
-        for (int j = 1; j <= EVEN_TRIES; j++) {
-            int nrc = (j * P + ch->N - 1) / ch->N;
-            if (nrc > ch->OH) break;
-            int rows = (ch->OH + nrc - 1) / nrc;
-            if (nofit && rows >= nofit) continue;
-            int seen = halving(ch->OH, rows);
-            for (int i = 0; i < n; i++) seen |= cand[i] == rows;
-            ch->rows = rows;
-            if (layout(c, ly, ch)) continue;
-            if (!seen) cand[n++] = rows;
-            break;
-        }
-    }
-    for (int i = 0; i < n; i++) {
-        ChainShape sh = {.rows = cand[i], .cols = ch->OW, .nstream = ns, .vdw = vdw};
-        ch->rows = cand[i];
-        if (layout(c, ly, ch)) continue;
-        if (push_plan(c, ly, ch, sh, (int64_t)ch->N * ch->nrc * ch->nwc * ch->nsteps, e)) return -1;
-    }
-    return 0;
+    EvenScan sc = {.least = 1, .div = ch->N, .tries = EVEN_TRIES, .below = nofit, .halvings = 1};
+    even_heights(c, ly, ch, &sc, cand, &n);
+    ChainShape sh = {.cols = ch->OW, .nstream = ns, .vdw = vdw};
+    return push_heights(c, ly, ch, sh, cand, n, e);
 }
 
 int bk_lower_chain(BkCtx *c, const BkLayer *const *members, int nm, BkLayer *ly, AtlErr *e)
