@@ -19,7 +19,8 @@
  *     mode, MeanVarianceNormalization's default axes, recurrences (RNN,
  *     GRU, LSTM: dimension 0 is the sequence), and ops whose indices or
  *     equations can reach any axis (Einsum, GatherND, ScatterND, ...);
- *   - every op keeps the images apart where the batch axis moves: a
+ *   - every op keeps the images apart where the batch axis moves (all of
+ *     this only when there are several instances, m < B): a
  *     Transpose carries it where its perm says, a Gather (on another
  *     axis) where its indices' rank puts it, a Reshape only with the same
  *     elements before it on both sides; any other op has it at the same
@@ -121,8 +122,8 @@ static void node_mixes(const IrGraph *g, const IrNode *n, int bx, char *why, siz
 /* Each non-constant tensor's batch axis in bax[] (-1 for constants): the
  * one dimension where full's is inst's times ratio, the others equal; ""
  * when there is one for every tensor (dimension 0 for the graph's inputs
- * and outputs), else why not. At ratio 1 (one instance holds the batch)
- * it is taken to be dimension 0. */
+ * and outputs), else why not. At ratio 1 (one instance holds the batch,
+ * so nothing need be kept apart) it is taken to be dimension 0. */
 static void batch_axes(const IrGraph *full, const IrGraph *inst, int64_t ratio, int *bax, char *why, size_t cap)
 {
     why[0] = 0;
@@ -242,7 +243,8 @@ int bk_split_graph(const IrGraph *g, int m, IrGraph *inst, char *why, size_t cap
     int *bax = malloc(((size_t)inst->nt + 1) * sizeof *bax);
     if (!bax) { ir_free(inst); return atl_fail(e, "out of memory"); }
     batch_axes(g, inst, B / m, bax, why, cap);
-    for (int i = 0; !why[0] && i < inst->nn; i++) {
+    /* one instance holds the whole batch (m = B): there are no images to keep apart */
+    for (int i = 0; !why[0] && B > m && i < inst->nn; i++) {
         const IrNode *n = &inst->nodes[i];
         if (n->dead) continue;
         char r[112];

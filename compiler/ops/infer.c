@@ -85,10 +85,13 @@ int ir_reshape_hint(const IrGraph *g, AtlErr *e)
 {
     if (!e || !g->reshaped[0] || strstr(e->msg, "the graph itself depends")) return -1;
     size_t k = strlen(e->msg);
+    char batch[96] = "";
+    if (g->batch_from && !g->batch_follow)
+        snprintf(batch, sizeof batch, "; if dimension 0 is the batch, give it with --batch %lld", (long long)g->batch_to);
     if (k < sizeof e->msg)
         snprintf(e->msg + k, sizeof e->msg - k, " (the input shapes differ from the exported ones: %s; the graph itself "
-                 "depends on the exported shape at this node, e.g. through a constant shape; export the model with "
-                 "dynamic dimensions or compile it at the exported shape)", g->reshaped);
+                 "depends on the exported shape at this node, e.g. through a constant shape%s; export the model with "
+                 "dynamic dimensions or compile it at the exported shape)", g->reshaped, batch);
     return -1;
 }
 
