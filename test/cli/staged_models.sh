@@ -16,15 +16,17 @@ GEN=$BUILD/test/host/test_run_gen
 chips="configs/a1.ini configs/tiny.ini"; batches="4 8"
 case "$BUILD" in *san*) chips=configs/tiny.ini; batches=4;; esac
 multi=0   # cases the cost model cut into stages (the others compare one stage with itself)
-for m in digits_cnn lenet5 resnet20_cifar mobilenetv2_035 encoder_block vit_tiny; do
-    "$GEN" --extract models/$m.ref.npz input "$TMPD/one.npy" > /dev/null 2>&1
+for path in digits_cnn lenet5 resnet20_cifar mobilenetv2_035 encoder_block vit_tiny quant/fx_cnn; do
+    m=${path##*/}; onnx=models/$path.onnx
+    [ $m = fx_cnn ] && onnx=models/quant/fx_cnn.q.onnx     # the int8 QDQ export (PyTorch FX)
+    "$GEN" --extract models/$path.ref.npz input "$TMPD/one.npy" > /dev/null 2>&1
     for c in $chips; do
         cn=$(basename $c .ini)
         for b in $batches; do
             id=${m}_${cn}_b$b
             "$GEN" --vary "$TMPD/one.npy" $b "$TMPD/in_$id.npy" > /dev/null 2>&1
             for s in staged uniform; do
-                expect_ok "${id}_${s}_compiles" "$ATOLL" compile models/$m.onnx --chip $c --batch $b --placement split \
+                expect_ok "${id}_${s}_compiles" "$ATOLL" compile $onnx --chip $c --batch $b --placement split \
                     --schedule $s --stages -o "$TMPD/${s}_$id.abm"
                 if [ $s = staged ] && grep -qE "^ *stage 1 +:" "$TMPD/out"; then
                     multi=$((multi + 1)); grep -E "^ *stage [0-9]+ +:" "$TMPD/out" | sed "s/^/  $id: /"
