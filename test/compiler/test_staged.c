@@ -144,6 +144,28 @@ TEST(batch_moved_inside_the_graph)
     CHECK_STR_CONTAINS(why, "node 'mixer' (Reshape) works across images: reshapes the batch axis 1 into axis 0");
 }
 
+/* A dynamic-batch export compiled at batch 8 has its Shape arithmetic
+ * folded into constants holding 8 (x[8,6] -> Reshape to [8,2,3] -> y):
+ * the instance at micro-batch 2 makes them follow 2. */
+TEST(folded_batch_constants_follow_the_micro_batch)
+{
+    IrGraph g, inst;
+    AtlErr e;
+    char why[256];
+    int64_t d[2] = {8, 6}, three = 3, tgt[3] = {8, 2, 3};
+    ir_init(&g);
+    g.opset = 17;
+    REQUIRE(ir_add_input(&g, "x", IR_F32, 2, d, &e) >= 0 && ir_add_const(&g, "tgt", IR_I64, 1, &three, tgt, &e) >= 0);
+    REQUIRE(ir_add_op(&g, "Reshape", "heads", "x,tgt", "y", &e) >= 0 && ir_add_output(&g, "y", &e) >= 0);
+    REQUIRE(ir_toposort(&g, &e) == 0 && ir_infer_shapes(&g, &e) == 0);
+    CHECKF(bk_split_graph(&g, 2, &inst, why, sizeof why, &e) == 0, "%s", why);
+    int y = ir_find(&inst, "y");
+    CHECK(y >= 0 && inst.t[y].dims[0] == 2 && inst.t[y].dims[1] == 2 && inst.t[y].dims[2] == 3);
+    CHECK_EQ_INT(inst.batch_followed, 1);
+    ir_free(&inst);
+    ir_free(&g);
+}
+
 /* Tensors crossing the cut before node c, counted the plain way. */
 static int crossing(const IrGraph *g, int c)
 {
@@ -300,6 +322,7 @@ int main(void)
     RUN(separable_graph_clones_at_the_micro_batch);
     RUN(ops_across_images_are_refused);
     RUN(batch_moved_inside_the_graph);
+    RUN(folded_batch_constants_follow_the_micro_batch);
     RUN(cuts_are_where_one_tensor_crosses);
     RUN(stage_graph_has_the_crossing_tensors_as_io);
     RUN(plan_may_run_a_late_stage_on_the_whole_chip);
