@@ -627,6 +627,7 @@ int cmd_compile(int argc, char **argv)
         fprintf(stderr, "atoll compile: note: %d initializers (%lld bytes) have synthetic values: their external data file is missing%s\n",
                 res.nsynthetic ? res.nsynthetic : qsyn, (long long)(res.nsynthetic ? res.synthetic_bytes : qsyn_bytes),
                 zlevel < 0 ? " (stored raw; --zlevel N deflates them)" : "");
+    if (res.batch_followed[0]) fprintf(stderr, "atoll compile: note: %s\n", res.batch_followed);
     if (res.chose_batch[0])
         fprintf(stderr, "atoll compile: note: input %s has an open batch (dimension 0); compiled for batch 1 "
                         "(--batch N for another, --batch 1,8 for several)\n", res.chose_batch);

@@ -24,7 +24,9 @@ static const char usage_text[] =
     "                 (converted, with a note)\n"
     "  --input-shape  fix or change an input's shape (NAME=DIMS, repeatable); a dimension\n"
     "                 the model fixed may be changed when the graph allows it\n"
-    "  --batch N      set dimension 0 of every input\n"
+    "  --batch N      set dimension 0 of every input; in a model exported at another\n"
+    "                 batch, constants that hold the exported batch follow it (its\n"
+    "                 constant subgraphs are folded first)\n"
     "  --output F     write the outputs to F (.npz)\n"
     "  --passes       run the canonicalisation passes before interpreting\n";
 
@@ -93,6 +95,10 @@ int cmd_interp(int argc, char **argv)
               : model_load_opts("interp", model, shapes, nshapes, NULL, &g, &e))
         goto done;
     if (passes && pass_run_all(&g, &e)) goto done;
+    /* a batch the export fixed otherwise: its constant subgraphs are folded (the
+     * same kernels) so that constants holding the exported batch follow the new
+     * one (compiler/ops/batch_follow.c), as they do in `atoll compile` */
+    if (!passes && g.batch_follow && pass_fold_constants(&g, &e)) goto done;
     if (model_read_inputs("interp", &g, (const char *const *)inputs, nin, &tin, &ntin, &e)) goto done;
     if (interp_run(&g, tin, ntin, &outs, &e)) goto done;
     if (outpath) {

@@ -47,6 +47,7 @@ int drv_batch_shapes(const IrGraph *g, int batch, IrInputShape *shapes, int *n, 
         snprintf(s->name, sizeof s->name, "%s", t->name);
         s->ndim = t->ndim;
         s->dims[0] = batch ? batch : 1;
+        s->is_batch = batch > 0;
         for (int d = 1; d < t->ndim; d++) {
             if (t->dims[d] < 0) return atl_fail(e, "--batch: input '%s' dimension %d is unknown; give --input-shape", t->name, d);
             s->dims[d] = t->dims[d];
@@ -180,6 +181,10 @@ static int compile_variant(const char *path, IrGraph *g, const DrvRequest *rq, i
     int bad = pass_run_all(g, e);
     res->phase_s[DRV_PH_PASSES] += atl_clock_s() - t0;
     if (bad) return -1;
+    if (g->batch_followed && !res->batch_followed[0])
+        snprintf(res->batch_followed, sizeof res->batch_followed, "%d node%s read%s constants that held the exported batch "
+                 "%lld; they follow --batch %lld (the first: node '%.100s')", g->batch_followed, g->batch_followed == 1 ? "" : "s",
+                 g->batch_followed == 1 ? "s" : "", (long long)g->batch_from, (long long)g->batch_to, g->batch_followed_first);
     char opts[512];
     options_text(rq, synthetic, batch, opts, sizeof opts);
     BkOptions o;

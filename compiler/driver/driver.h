@@ -70,6 +70,8 @@ typedef struct DrvResult {
     int nsynthetic;                /* initializers given synthetic values */
     int64_t synthetic_bytes;
     char chose_batch[256];         /* inputs whose open dimension 0 was set to 1 ("" none) */
+    char batch_followed[256];      /* nodes whose constants held the exported batch and follow
+                                      --batch (ops/batch_follow.c): "N nodes ... (first ...)", "" none */
     char *unsupported;             /* the full list when ops are not supported (malloc'd), else NULL */
 } DrvResult;
 

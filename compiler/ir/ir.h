@@ -82,6 +82,9 @@ typedef struct IrGraph {
      * what changed, for the messages of ir_infer_shapes */
     char reshaped[256];        /* e.g. "input 'x' [1,3,224,224] -> [8,3,224,224]"; "" none */
     int64_t batch_from, batch_to; /* the exported and the given dimension 0, when that changed */
+    int batch_follow;          /* that change was a batch (--batch): constants follow it (ops/infer.h) */
+    int batch_followed;        /* how many nodes' constants were made to follow it */
+    char batch_followed_first[128]; /* the first such node's name */
 } IrGraph;
 
 /* Dtype helpers. */

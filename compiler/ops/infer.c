@@ -65,6 +65,7 @@ int ir_apply_input_shapes(IrGraph *g, const IrInputShape *s, int n, AtlErr *e)
             if (x->dims[0] >= 0 && x->dims[0] != s[i].dims[0] && !g->batch_from) {
                 g->batch_from = x->dims[0];
                 g->batch_to = s[i].dims[0];
+                g->batch_follow = s[i].is_batch;
             }
             changed = 1;
         }
@@ -84,10 +85,13 @@ int ir_reshape_hint(const IrGraph *g, AtlErr *e)
 {
     if (!e || !g->reshaped[0] || strstr(e->msg, "the graph itself depends")) return -1;
     size_t k = strlen(e->msg);
+    char batch[96] = "";
+    if (g->batch_from && !g->batch_follow)
+        snprintf(batch, sizeof batch, "; if dimension 0 is the batch, give it with --batch %lld", (long long)g->batch_to);
     if (k < sizeof e->msg)
         snprintf(e->msg + k, sizeof e->msg - k, " (the input shapes differ from the exported ones: %s; the graph itself "
-                 "depends on the exported shape at this node, e.g. through a constant shape; export the model with "
-                 "dynamic dimensions or compile it at the exported shape)", g->reshaped);
+                 "depends on the exported shape at this node, e.g. through a constant shape%s; export the model with "
+                 "dynamic dimensions or compile it at the exported shape)", g->reshaped, batch);
     return -1;
 }
 
@@ -106,8 +110,10 @@ static int reshape_keeps_old_batch(const IrGraph *g, const IrNode *n, IrTensor *
         k += (size_t)snprintf(a + k, sizeof a - k, "%s%lld", i ? "," : "", (long long)ir_get_i(sh, i));
     return atl_fail(e, "node '%s' (Reshape): its target shape [%s] is a constant that holds the exported batch %lld, so at "
                     "batch %lld it would fold the images into one another: the graph itself depends on the exported shape "
-                    "here (%s); export the model with a dynamic batch (torch.onnx.export(..., dynamic_axes=...)) or compile "
-                    "it at the exported shape", n->name, a, (long long)g->batch_from, (long long)g->batch_to, g->reshaped);
+                    "here (%s); give the batch with --batch %lld (constants that hold the exported batch then follow it), "
+                    "export the model with a dynamic batch (torch.onnx.export(..., dynamic_axes=...)) or compile it at the "
+                    "exported shape", n->name, a, (long long)g->batch_from, (long long)g->batch_to, g->reshaped,
+                    (long long)g->batch_to);
 }
 
 /* Merges an inferred shape into a declared one; fails on contradiction. */
@@ -178,6 +184,7 @@ int ir_infer_shapes(IrGraph *g, AtlErr *e)
     for (int i = 0; i < g->nn; i++) {
         IrNode *n = &g->nodes[i];
         if (n->dead) continue;
+        if (ir_batch_follow(g, i, e)) goto done;
         ir_node_io_bind(g, n, &io);
         for (int j = 0; j < n->nin; j++)
             if (in[j] && !ir_dtype_size(in[j]->dtype)) {

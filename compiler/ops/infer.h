@@ -8,6 +8,8 @@ typedef struct IrInputShape {
     char name[256];
     int ndim;
     int64_t dims[IR_MAXDIM];
+    int is_batch;              /* dims[0] is the batch (--batch, an instance of a split): constants the
+                                  export fixed at its batch follow it (ops/batch_follow.c) */
 } IrInputShape;
 
 /* Parses "name=1x3x224x224" (a scalar is "name="). */
@@ -19,6 +21,14 @@ int ir_parse_input_shape(const char *spec, IrInputShape *s, AtlErr *e);
  * shapes and is forgotten (dtypes kept), so ir_infer_shapes derives them
  * afresh, and g->reshaped says what changed. */
 int ir_apply_input_shapes(IrGraph *g, const IrInputShape *s, int n, AtlErr *e);
+/* After a batch change given as one (IrInputShape.is_batch), a constant
+ * the export fixed at its batch is made to follow the new one before its
+ * node is inferred (ops/batch_follow.c): a Reshape target holding the
+ * exported batch in front, a constant concatenated with batched tensors
+ * along another axis whose images are all alike. Each such node gets a
+ * new constant (the old one may have other readers); g->batch_followed
+ * counts them. Returns -1 only when out of memory. */
+int ir_batch_follow(IrGraph *g, int node, AtlErr *e);
 /* Infers dtype and shape of every node output, in node order (call
  * ir_toposort first). Known dimensions that contradict the model's
  * value_info are errors naming the node. Checks op support first. After

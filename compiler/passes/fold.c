@@ -50,6 +50,7 @@ int pass_fold_constants(IrGraph *g, AtlErr *e)
     for (int i = 0; i < g->nn; i++) {
         IrNode *n = &g->nodes[i];
         if (n->dead) continue;
+        if (ir_batch_follow(g, i, e)) goto done;   /* constants this folding made known may hold the exported batch */
         ir_node_io_bind(g, n, &io);
         int fold = foldable(g, n);
         if (fold && shape_only(n)) {

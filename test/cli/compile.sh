@@ -24,7 +24,9 @@ expect_grep keep_no_reuse "activations      : \([0-9]*\) bytes peak (liveness pa
 expect_fail bad_dtype "use fp32, fp16, bf16 or int8" "$ATOLL" compile $M/digits_cnn.onnx --chip configs/tiny.ini --dtype int4 -o "$TMPD/x.abm"
 expect_fail no_output "-o FILE is required" "$ATOLL" compile $M/digits_cnn.onnx --chip configs/tiny.ini
 expect_fail bad_chip "nope.ini" "$ATOLL" compile $M/digits_cnn.onnx --chip nope.ini -o "$TMPD/x.abm"
-expect_fail fixed_batch_graph "node '/attn/Reshape' (Reshape): cannot reshape 4x16x64" "$ATOLL" compile $M/encoder_block.onnx --chip configs/tiny.ini --batch 4 -o "$TMPD/x.abm"
+# --input-shape changes the shape without saying it is a batch: the
+# constants that fix batch 1 do not follow (--batch: test/cli/batch_follow.sh)
+expect_fail fixed_batch_graph "node '/attn/Reshape' (Reshape): cannot reshape 4x16x64" "$ATOLL" compile $M/encoder_block.onnx --chip configs/tiny.ini --input-shape input=4x16x64 -o "$TMPD/x.abm"
 expect_grep fixed_batch_says_why "the graph itself depends on the exported shape at this node" "$TMPD/out"
 expect_fail bad_batch "numbers 1..65535" "$ATOLL" compile $M/lenet5.onnx --chip configs/tiny.ini --batch 0 -o "$TMPD/x.abm"
 expect_fail bad_bytes_slack "a percentage 1..1000, or -1" "$ATOLL" compile $M/lenet5.onnx --chip configs/tiny.ini --bytes-slack x -o "$TMPD/x.abm"

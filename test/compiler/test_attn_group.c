@@ -169,6 +169,8 @@ static void vit_graph(IrGraph *g, int S, int E, int H, int D, int div)
 /* Compiles a copy of g on chipfile in dtype (grouped or not, activations
  * in DRAM), runs it: 0 and *err, the ops of the summary joined by spaces
  * in ops, the first output's bytes in *y (malloc'd). */
+static int placement = BK_PLACE_CHIP;    /* BK_PLACE_SPLIT for the ViT-B/16 head block */
+
 static int run(const IrGraph *g, const char *chipfile, int dtype, int group, double *err, char *ops, size_t cap,
                uint8_t **y, size_t *ylen)
 {
@@ -182,7 +184,7 @@ static int run(const IrGraph *g, const char *chipfile, int dtype, int group, dou
     o.dtype = dtype;
     o.group = group;
     o.sram_acts = BK_SRAM_ACTS_NEVER;
-    o.placement = BK_PLACE_CHIP;
+    o.placement = placement;
     if (ir_clone(g, &c, &e)) return -1;
     int rc = e2e_graph_run_y(&c, chipfile, &o, err, NULL, &sum, msg, sizeof msg, y, ylen);
     size_t k = 0;
@@ -343,6 +345,18 @@ TEST(vit_heads)
     ir_free(&g);
     vit_graph(&g, 37, 16, 3, 8, 1);
     check(&g, "vit qkv div 37x3x8", A1, ISA_F32, "Group(10)", 0);
+    ir_free(&g);
+    /* ViT-B/16's attention with placement split (one image a cluster of 4
+     * cores: 12 heads, whole query rows, K and V streamed in 3 key chunks)
+     * and Q's scale in the tile: the tiles of one slot start on the
+     * vector engine (phase 0 scales Q) or on the matrix engine (the V
+     * phases), so the emitter hands the loads' semaphore over between them
+     * (emit.c, loaded_handover); without it the vector engine took a V
+     * chunk's signal and every core deadlocked */
+    vit_graph(&g, 197, 768, 12, 64, 0);
+    placement = BK_PLACE_SPLIT;
+    check(&g, "vit-b16 attention", A1, ISA_F32, "Group(10)", STREAMED);
+    placement = BK_PLACE_CHIP;
     ir_free(&g);
 }
 

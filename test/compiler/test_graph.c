@@ -170,6 +170,95 @@ TEST(batch_override)
     CHECK(ir_infer_shapes(&g, &e) == -1);
     CHECK_STR_CONTAINS(e.msg, "node '/flatten/Reshape' (Reshape): its target shape [1,-1] is a constant that holds the "
                               "exported batch 1, so at batch 4");
+    CHECK_STR_CONTAINS(e.msg, "give the batch with --batch 4");
+    /* the same graph given the batch as one: the target follows it */
+    ir_free(&g);
+    ir_init(&g);
+    g.opset = 13;
+    REQUIRE(ir_add_input(&g, "x", IR_F32, 2, d, &e) >= 0);
+    REQUIRE(ir_add_const(&g, "keep", IR_I64, 1, sd, keep, &e) >= 0);
+    REQUIRE(ir_add_op(&g, "Reshape", "/flatten/Reshape", "x,keep", "y", &e) >= 0);
+    REQUIRE(ir_add_output(&g, "y", &e) >= 0);
+    s.is_batch = 1;
+    REQUIRE(ir_apply_input_shapes(&g, &s, 1, &e) == 0);
+    ok = ir_infer_shapes(&g, &e) == 0;
+    CHECKF(ok, "%s", e.msg);
+    y = ir_find(&g, "y");
+    CHECK(g.t[y].dims[0] == 4 && g.t[y].dims[1] == 8);
+    ir_free(&g);
+}
+
+/* An export traced at batch 1 (x[1,8] -> Reshape to the constant [1,-1,4]
+ * -> Concat after a class token [1,1,4] -> y; the same token Expanded to
+ * the constant shape [1,1,4] -> Concat -> z) given a batch with --batch
+ * (IrInputShape.is_batch): the constants follow it, the old ones keep
+ * their other readers, and each image of the batch gives what it gives
+ * alone. An exported batch of 2 whose token differs per image does not
+ * follow. */
+static void token_graph(IrGraph *g, int64_t batch, const float *tok, int ntok)
+{
+    int64_t d[2] = {batch, 8}, sd[1] = {3}, td[3] = {ntok, 1, 4}, tgt[3] = {batch, -1, 4};
+    ir_init(g);
+    g->opset = 13;
+    REQUIRE(ir_add_input(g, "x", IR_F32, 2, d, &e) >= 0);
+    REQUIRE(ir_add_const(g, "tgt", IR_I64, 1, sd, tgt, &e) >= 0);
+    REQUIRE(ir_add_op(g, "Reshape", "heads", "x,tgt", "r", &e) >= 0);
+    REQUIRE(ir_add_const(g, "tok", IR_F32, 3, td, tok, &e) >= 0);
+    REQUIRE(ir_add_op(g, "Concat", "cat", "tok,r", "y", &e) >= 0 && ir_set_attr_int(g, g->nn - 1, "axis", 1, &e) == 0);
+    REQUIRE(ir_add_const(g, "eshape", IR_I64, 1, sd, (int64_t[3]){ntok, 1, 4}, &e) >= 0);
+    REQUIRE(ir_add_op(g, "Expand", "expand", "tok,eshape", "et", &e) >= 0);
+    REQUIRE(ir_add_op(g, "Concat", "cat2", "et,r", "z", &e) >= 0 && ir_set_attr_int(g, g->nn - 1, "axis", 1, &e) == 0);
+    REQUIRE(ir_add_output(g, "y", &e) >= 0 && ir_add_output(g, "z", &e) >= 0);
+    REQUIRE(ir_toposort(g, &e) == 0 && ir_infer_shapes(g, &e) == 0);
+}
+
+TEST(batch_follow)
+{
+    float tok[8], xs[24];
+    fill(tok, 8, 5);
+    fill(xs, 24, 6);
+    IrGraph g;
+    token_graph(&g, 1, tok, 1);
+    IrInputShape s;
+    REQUIRE(ir_parse_input_shape("x=3x8", &s, &e) == 0);
+    s.is_batch = 1;
+    REQUIRE(ir_apply_input_shapes(&g, &s, 1, &e) == 0);
+    int ok = ir_infer_shapes(&g, &e) == 0;
+    CHECKF(ok, "%s", e.msg);
+    int y = ir_find(&g, "y"), z = ir_find(&g, "z"), tgt = ir_find(&g, "tgt");
+    CHECK(g.t[y].ndim == 3 && g.t[y].dims[0] == 3 && g.t[y].dims[1] == 3 && g.t[y].dims[2] == 4);
+    CHECK(g.t[z].ndim == 3 && g.t[z].dims[0] == 3 && g.t[z].dims[1] == 3);
+    CHECK_EQ_INT(g.batch_followed, 3);                 /* the Reshape and both Concats */
+    CHECK_STR_CONTAINS(g.batch_followed_first, "heads");
+    CHECK_EQ_INT(ir_get_i(&g.t[tgt], 0), 1);           /* the old target is as exported */
+    /* each image of the batch as alone */
+    IrTensor in = {.name = "x", .dtype = IR_F32, .ndim = 2, .dims = {3, 8}, .data = xs};
+    IrTensor *out3 = NULL;
+    REQUIRE(ok && run1(&g, &in, 1, &out3) == 0);
+    for (int k = 0; k < 3; k++) {
+        IrGraph one;
+        token_graph(&one, 1, tok, 1);
+        IrTensor i1 = {.name = "x", .dtype = IR_F32, .ndim = 2, .dims = {1, 8}, .data = xs + 8 * k};
+        IrTensor *out1 = NULL;
+        REQUIRE(run1(&one, &i1, 1, &out1) == 0);
+        for (int o = 0; o < 2; o++) {
+            IrTensor img = out3[o];
+            img.dims[0] = 1;
+            img.data = (float *)out3[o].data + 12 * k;
+            CHECKF(maxdiff(&img, &out1[o]) == 0, "image %d output %d", k, o);
+        }
+        interp_free_outputs(out1, one.nout);
+        ir_free(&one);
+    }
+    interp_free_outputs(out3, g.nout);
+    ir_free(&g);
+    /* exported at batch 2 with a token per image: it cannot follow */
+    token_graph(&g, 2, tok, 2);
+    REQUIRE(ir_parse_input_shape("x=4x8", &s, &e) == 0);
+    s.is_batch = 1;
+    REQUIRE(ir_apply_input_shapes(&g, &s, 1, &e) == 0);
+    CHECK(ir_infer_shapes(&g, &e) == -1);
+    CHECK_STR_CONTAINS(e.msg, "node 'cat' (Concat)");
     ir_free(&g);
 }
 
@@ -535,6 +624,7 @@ int main(void)
     RUN(input_shape_fixing);
     RUN(unsupported_op_message);
     RUN(batch_override);
+    RUN(batch_follow);
     RUN(float_attr_where_int_belongs);
     RUN(interp_conv_by_hand);
     RUN(pass_bnfold_conv_and_gemm);

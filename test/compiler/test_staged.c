@@ -1,12 +1,16 @@
 /* test_staged.c - the graph side of placement split and staged schedules
  * (compiler/backend/split.c, staged.c) on hand-made graphs and costs.
  *
- * Split: a graph separable along dimension 0 is cloned at the micro-batch
- * with every tensor's dimension 0 scaled; ops that work across images
- * (Softmax over axis 0, Concat along 0 by default, a Transpose moving it,
- * a ReduceSum over all axes, a Flatten from axis 0, MeanVarianceNormalization
- * and ArgMax by their default axes, Trilu on [images, n]) are refused with
- * the node named (an RNN's refusal: test_backend_rnn runs at batch 2). Stages: the cut candidates are exactly the node positions
+ * Split: a graph separable along the batch is cloned at the micro-batch
+ * with every tensor's batch axis scaled (dimension 0 at the inputs and
+ * outputs; inside, where a Transpose moves it, as attention's q/k/v split
+ * does); ops that work across images (Softmax over the batch axis, Concat
+ * along 0 by default, a Transpose leaving the batch off axis 0 of an
+ * output, a ReduceSum over all axes, a Flatten from axis 0, a Reshape
+ * putting other elements before the batch, MeanVarianceNormalization and
+ * ArgMax by their default axes, Trilu on [images, n]) are refused with
+ * the node named (an RNN's refusal: test_backend_rnn runs at batch 2).
+ * Stages: the cut candidates are exactly the node positions
  * with one tensor crossing (checked against a brute-force count); a stage
  * graph's inputs and outputs are the crossing tensors; the plan search
  * picks the cut and micro-batches of least cycles, keeps micro-batches
@@ -84,8 +88,82 @@ TEST(ops_across_images_are_refused)
     CHECK(refused("Flatten", "axis", 0, NULL));
     CHECK(!refused("Relu", NULL, 0, NULL));
     CHECK(refused("MeanVarianceNormalization", NULL, 0, "axes include 0 (the default)"));
-    CHECK(refused("Trilu", NULL, 0, "rows are the images"));
+    CHECK(refused("Trilu", NULL, 0, "are the images"));
     CHECK(refused("ArgMax", NULL, 0, NULL));
+}
+
+/* x[8,5,3,4] -> Transpose (2,0,1,3) t[3,8,5,4] (the batch on axis 1, as
+ * attention's q/k/v split) -> MIDDLE -> Gather axis 0 index 1 [8,..] ->
+ * Relu y. MIDDLE is nothing, a Softmax over axis `ax` or a Reshape of t to
+ * [-1,20] and back to [3,-1,5,4] ("reshape"); split at micro-batch 2. */
+static int moved_batch(const char *middle, int ax, char *why, size_t cap, int64_t *tdims)
+{
+    IrGraph g, inst;
+    AtlErr e;
+    int64_t d[4] = {8, 5, 3, 4}, perm[4] = {2, 0, 1, 3}, one = 1, flat[2] = {-1, 20}, back[4] = {3, -1, 5, 4}, two = 2, four = 4;
+    ir_init(&g);
+    g.opset = 17;
+    int ok = (ir_add_input(&g, "x", IR_F32, 4, d, &e) >= 0);
+    ok = ok && (ir_add_op(&g, "Transpose", "qkv", "x", "t", &e) >= 0 && ir_set_attr_ints(&g, g.nn - 1, "perm", perm, 4, &e) == 0);
+    const char *gin = "t";
+    if (!strcmp(middle, "softmax")) {
+        ok = ok && (ir_add_op(&g, "Softmax", "mixer", "t", "m", &e) >= 0 && ir_set_attr_int(&g, g.nn - 1, "axis", ax, &e) == 0);
+        gin = "m";
+    } else if (!strcmp(middle, "reshape")) {
+        ok = ok && (ir_add_const(&g, "flat", IR_I64, 1, &two, flat, &e) >= 0 && ir_add_const(&g, "back", IR_I64, 1, &four, back, &e) >= 0);
+        ok = ok && (ir_add_op(&g, "Reshape", "mixer", "t,flat", "f", &e) >= 0 && ir_add_op(&g, "Reshape", "unflat", "f,back", "m", &e) >= 0);
+        gin = "m";
+    }
+    ok = ok && (ir_add_const(&g, "idx", IR_I64, 0, NULL, &one, &e) >= 0);
+    char ins[32];
+    snprintf(ins, sizeof ins, "%s,idx", gin);
+    ok = ok && (ir_add_op(&g, "Gather", "take_k", ins, "k", &e) >= 0 && ir_set_attr_int(&g, g.nn - 1, "axis", 0, &e) == 0);
+    ok = ok && (ir_add_op(&g, "Relu", "relu", "k", "y", &e) >= 0 && ir_add_output(&g, "y", &e) >= 0);
+    ok = ok && (ir_toposort(&g, &e) == 0 && ir_infer_shapes(&g, &e) == 0);
+    if (!ok) { printf("  graph: %s\n", e.msg); ir_free(&g); return -1; }
+    int rc = bk_split_graph(&g, 2, &inst, why, cap, &e);
+    if (rc == 0) {
+        int t = ir_find(&inst, "t");
+        for (int k = 0; k < 4; k++) tdims[k] = inst.t[t].dims[k];
+        ir_free(&inst);
+    }
+    ir_free(&g);
+    return rc;
+}
+
+TEST(batch_moved_inside_the_graph)
+{
+    char why[256];
+    int64_t td[4] = {0};
+    CHECKF(moved_batch("", 0, why, sizeof why, td) == 0, "%s", why);
+    CHECK(td[0] == 3 && td[1] == 2 && td[2] == 5 && td[3] == 4);   /* an instance's t: its 2 images on axis 1 */
+    CHECKF(moved_batch("softmax", -1, why, sizeof why, td) == 0, "%s", why);
+    CHECK_EQ_INT(moved_batch("softmax", 1, why, sizeof why, td), 1);
+    CHECK_STR_CONTAINS(why, "node 'mixer' (Softmax) works across images: axis 1, the batch");
+    CHECK_EQ_INT(moved_batch("reshape", 0, why, sizeof why, td), 1);
+    CHECK_STR_CONTAINS(why, "node 'mixer' (Reshape) works across images: reshapes the batch axis 1 into axis 0");
+}
+
+/* A dynamic-batch export compiled at batch 8 has its Shape arithmetic
+ * folded into constants holding 8 (x[8,6] -> Reshape to [8,2,3] -> y):
+ * the instance at micro-batch 2 makes them follow 2. */
+TEST(folded_batch_constants_follow_the_micro_batch)
+{
+    IrGraph g, inst;
+    AtlErr e;
+    char why[256];
+    int64_t d[2] = {8, 6}, three = 3, tgt[3] = {8, 2, 3};
+    ir_init(&g);
+    g.opset = 17;
+    REQUIRE(ir_add_input(&g, "x", IR_F32, 2, d, &e) >= 0 && ir_add_const(&g, "tgt", IR_I64, 1, &three, tgt, &e) >= 0);
+    REQUIRE(ir_add_op(&g, "Reshape", "heads", "x,tgt", "y", &e) >= 0 && ir_add_output(&g, "y", &e) >= 0);
+    REQUIRE(ir_toposort(&g, &e) == 0 && ir_infer_shapes(&g, &e) == 0);
+    CHECKF(bk_split_graph(&g, 2, &inst, why, sizeof why, &e) == 0, "%s", why);
+    int y = ir_find(&inst, "y");
+    CHECK(y >= 0 && inst.t[y].dims[0] == 2 && inst.t[y].dims[1] == 2 && inst.t[y].dims[2] == 3);
+    CHECK_EQ_INT(inst.batch_followed, 1);
+    ir_free(&inst);
+    ir_free(&g);
 }
 
 /* Tensors crossing the cut before node c, counted the plain way. */
@@ -243,6 +321,8 @@ int main(void)
 {
     RUN(separable_graph_clones_at_the_micro_batch);
     RUN(ops_across_images_are_refused);
+    RUN(batch_moved_inside_the_graph);
+    RUN(folded_batch_constants_follow_the_micro_batch);
     RUN(cuts_are_where_one_tensor_crosses);
     RUN(stage_graph_has_the_crossing_tensors_as_io);
     RUN(plan_may_run_a_late_stage_on_the_whole_chip);

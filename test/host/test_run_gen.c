@@ -21,6 +21,12 @@
  *   test_run_gen --vary IN.npy N OUT.npy
  *                                 N images from IN's first (float32), image k
  *                                 times 1 + k/8 plus k/16, so no two agree
+ *   test_run_gen --noise DIMS OUT.npy
+ *                                 a float32 array of shape DIMS (e.g.
+ *                                 1x3x224x224), values in [-1, 1) from a
+ *                                 fixed generator
+ *   test_run_gen --take IN.npy K OUT.npy
+ *                                 image K of IN alone (dimension 0 of size 1)
  *   test_run_gen                  self-test: writes the files to a temporary
  *                                 directory and reads them back
  */
@@ -116,6 +122,32 @@ static int close_enough(const char *out, const char *expect, double tol)
     return rc;
 }
 
+/* --noise: an input of any shape for the full-size models (no reference). */
+static int noise(const char *dims, const char *out)
+{
+    AtlErr e;
+    AtlNdArray a;
+    memset(&a, 0, sizeof a);
+    a.dtype = ATL_NPY_F32;
+    for (const char *p = dims; *p && a.ndim < ATL_MAX_DIMS; a.ndim++) {
+        char *end;
+        long v = strtol(p, &end, 10);
+        if (end == p || v < 1) { printf("--noise '%s': dimensions are positive numbers joined by 'x'\n", dims); return 1; }
+        a.shape[a.ndim] = v;
+        p = *end == 'x' ? end + 1 : end;
+    }
+    if (atl_ndarray_alloc(&a, &e)) { printf("%s\n", e.msg); return 1; }
+    uint32_t s = 12345;
+    for (int64_t i = 0; i < atl_ndarray_numel(&a); i++) {
+        s = s * 1103515245u + 12345u;
+        ((float *)a.data)[i] = (float)((s >> 8) % 2000) / 1000.0f - 1.0f;
+    }
+    int rc = atl_npy_write(out, &a, &e) ? 1 : 0;
+    if (rc) printf("%s\n", e.msg);
+    free(a.data);
+    return rc;
+}
+
 static int extract(const char *npz, const char *member, const char *out)
 {
     AtlErr e;
@@ -132,7 +164,7 @@ static int extract(const char *npz, const char *member, const char *out)
     return rc;
 }
 
-/* --cast, --scale, --repeat: derived inputs for test/cli/everyday.sh. */
+/* --cast, --scale, --repeat, --vary, --take: derived inputs for test/cli/everyday.sh. */
 static int transform(const char *op, const char *in, const char *arg, const char *out)
 {
     AtlErr e;
@@ -159,6 +191,14 @@ static int transform(const char *op, const char *in, const char *arg, const char
             for (int64_t k = 0; k < b.shape[0]; k++)
                 for (int64_t i = 0; i < per; i++)
                     ((float *)b.data)[k * per + i] = ((const float *)a.data)[i] * (1.0f + (float)k / 8) + (float)k / 16;
+            rc = 0;
+        }
+    } else if (!strcmp(op, "--take") && a.ndim >= 1 && atoi(arg) >= 0 && atoi(arg) < a.shape[0]) {
+        /* image arg alone (dimension 0 kept, of size 1) */
+        b.shape[0] = 1;
+        size_t bytes = (size_t)(n / a.shape[0]) * atl_npy_dtype_size(a.dtype);
+        if (!atl_ndarray_alloc(&b, &e)) {
+            memcpy(b.data, (const char *)a.data + (size_t)atoi(arg) * bytes, bytes);
             rc = 0;
         }
     } else if (!strcmp(op, "--repeat") && a.ndim >= 1 && atoi(arg) >= 1) {
@@ -232,6 +272,22 @@ TEST(files_round_trip)
     CHECKF(atl_npy_read(c, &d64, &e) == 0 && atl_npy_read(a, &f32, &e) == 0, "%s", e.msg);
     int64_t per = atl_ndarray_numel(&f32) / f32.shape[0];
     CHECK(d64.shape[0] == 3 && ((float *)d64.data)[2 * per] == ((float *)f32.data)[0] * 1.25f + 0.125f);
+    atl_ndarray_free(&f32);
+    CHECK(transform("--take", c, "2", b) == 0);     /* image 2 of the three alone */
+    CHECKF(atl_npy_read(b, &f32, &e) == 0, "%s", e.msg);
+    CHECK(f32.shape[0] == 1 && atl_ndarray_numel(&f32) == per && !memcmp(f32.data, (float *)d64.data + 2 * per, (size_t)per * 4));
+    CHECK(transform("--take", c, "3", b) != 0);     /* there is no image 3 */
+    CHECK(noise("2x3x5", b) == 0 && noise("2xx3", c) != 0 && noise("0", c) != 0);
+    AtlNdArray nz;
+    CHECKF(atl_npy_read(b, &nz, &e) == 0, "%s", e.msg);
+    int in_range = nz.ndim == 3 && nz.shape[0] == 2 && nz.shape[2] == 5 && nz.dtype == ATL_NPY_F32, varied = 0;
+    for (int64_t i = 0; in_range && i < 30; i++) {
+        float v = ((float *)nz.data)[i];
+        in_range = v >= -1 && v < 1;
+        varied |= v != ((float *)nz.data)[0];
+    }
+    CHECK(in_range && varied);
+    atl_ndarray_free(&nz);
     atl_ndarray_free(&d64);
     atl_ndarray_free(&f32);
     CHECK(transform("--scale", a, "2", c) != 0);    /* float32: refused */
@@ -254,8 +310,9 @@ int main(int argc, char **argv)
     }
     if (argc == 4 && !strcmp(argv[1], "--compare")) return compare(argv[2], argv[3]);
     if (argc == 5 && !strcmp(argv[1], "--extract")) return extract(argv[2], argv[3], argv[4]);
+    if (argc == 4 && !strcmp(argv[1], "--noise")) return noise(argv[2], argv[3]);
     if (argc == 5 && !strcmp(argv[1], "--close")) return close_enough(argv[2], argv[3], atof(argv[4]));
-    if (argc == 5 && (!strcmp(argv[1], "--cast") || !strcmp(argv[1], "--scale") || !strcmp(argv[1], "--repeat") ||
+    if (argc == 5 && (!strcmp(argv[1], "--cast") || !strcmp(argv[1], "--scale") || !strcmp(argv[1], "--repeat") || !strcmp(argv[1], "--take") ||
                       !strcmp(argv[1], "--vary")))
         return transform(argv[1], argv[2], argv[3], argv[4]);
     RUN(files_round_trip);
