@@ -784,23 +784,38 @@ static void seg_keep(BkMemo *m, const uint64_t *key, int nkey, uint64_t bound, u
  *     the flow last in its order is delivered at its fluid finish, after
  *     all of it).
  * So a replay bounded below the floor stops, or ends above its bound; the
- * tile search, group formation and the prefetch read either as over. */
-static uint64_t floor_price(const AtlChip *ch, const BkSegment *sg, const CCore *ks)
+ * tile search, group formation and the prefetch read either as over. The
+ * floor of some cores' queues is one of the whole segment's, so it is
+ * taken action by action as the queues are built (CFloor: what they add
+ * up to so far), and the building stops once it is above the bound. */
+typedef struct CFloor { uint64_t most, bytes; } CFloor;
+
+static uint64_t floor_of(const AtlChip *ch, const CFloor *f)
 {
-    uint64_t most = 0, bytes = 0;
-    for (int core = sg->cores.first; core < sg->cores.first + sg->cores.count; core++) {
-        const CCore *k = &ks[core];
-        most = max64(most, max64(k->pend[ISA_ENGINE_MAT], k->pend[ISA_ENGINE_VEC]));
-        for (int i = 0; i < k->nq; i++) {
+    double bpc = tim_dram_bytes_per_cycle(ch);
+    uint64_t dram = bpc > 0 ? (uint64_t)((double)f->bytes / bpc) : 0;
+    return max64(f->most, dram > 2 ? dram - 2 : 0) + (uint64_t)ch->barrier_cycles;
+}
+
+/* Core k's whole queues (as build_more with all), the floor f taken as
+ * they grow: 1 (and *fl) once it is above bound, 0 built, -1 error. */
+static int build_floor(BkCtx *c, const BkSegment *sg, int core, CCore *k, CFloor *f, uint64_t bound, uint64_t *fl,
+                       AtlErr *e)
+{
+    const AtlChip *ch = c->chip;
+    while (k->next < k->tab.n) {
+        int ncomp = k->ncomp, nq = k->nq;
+        if (build_step(c, sg, core, k, e)) return -1;
+        if (k->ncomp != ncomp && comp_refresh(k)) return atl_fail(e, "out of memory in the cost model");
+        f->most = max64(f->most, max64(k->pend[ISA_ENGINE_MAT], k->pend[ISA_ENGINE_VEC]));
+        for (int i = nq; i < k->nq; i++) {
             const AtlInsn *in = &k->q[i].in;
             uint64_t n = in->op == ISA_OP_DMA_COPY ? isa_shape_bytes(in) : 0;
-            bytes += n * (uint64_t)(in->src_space == ISA_SPACE_DRAM) + n * (uint64_t)(in->dst_space == ISA_SPACE_DRAM);
+            f->bytes += n * (uint64_t)(in->src_space == ISA_SPACE_DRAM) + n * (uint64_t)(in->dst_space == ISA_SPACE_DRAM);
         }
+        if ((*fl = floor_of(ch, f)) > bound) return 1;
     }
-    double bpc = tim_dram_bytes_per_cycle(ch);
-    uint64_t dram = bpc > 0 ? (uint64_t)((double)bytes / bpc) : 0;
-    most = max64(most, dram > 2 ? dram - 2 : 0);
-    return most + (uint64_t)ch->barrier_cycles;
+    return 0;
 }
 
 static int cost_once(BkCtx *c, BkSegment *sg, uint64_t bound, AtlErr *e)
@@ -848,14 +863,15 @@ static int cost_once(BkCtx *c, BkSegment *sg, uint64_t bound, AtlErr *e)
      * "Segments priced once per compile"). Not with bands: generating a
      * banded layer's whole code (its loads and stores cut by cells) costs
      * more than the replays it spares */
-    int floor = segs && !banked && !c->bands && bound != UINT64_MAX;
+    int floor = segs && !banked && bound != UINT64_MAX;
     int whole = banked || (segs && bound == UINT64_MAX);
-    for (int core = sg->cores.first; core < sg->cores.first + sg->cores.count; core++)
-        if (build_more(c, sg, core, &ks[core], whole || floor, e)) goto done;
-    if (floor) {
-        uint64_t fl = floor_price(ch, sg, ks);
-        w->floor_asks++;
-        if (fl > bound) {
+    CFloor fs = {0, 0};
+    w->floor_asks += (uint64_t)floor;
+    for (int core = sg->cores.first; core < sg->cores.first + sg->cores.count; core++) {
+        uint64_t fl = 0;
+        int over = floor ? build_floor(c, sg, core, &ks[core], &fs, bound, &fl, e) : build_more(c, sg, core, &ks[core], whole, e);
+        if (over < 0) goto done;
+        if (over) {
             w->floor_hits++;
             sg->est_cycles = fl;
             sg->est_compute = sg->est_dma = sg->est_rd = sg->est_wr = 0;
