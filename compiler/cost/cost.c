@@ -863,7 +863,7 @@ static int cost_once(BkCtx *c, BkSegment *sg, uint64_t bound, AtlErr *e)
      * "Segments priced once per compile"). Not with bands: generating a
      * banded layer's whole code (its loads and stores cut by cells) costs
      * more than the replays it spares */
-    int floor = segs && !banked && bound != UINT64_MAX;
+    int floor = !banked && bound != UINT64_MAX;
     int whole = banked || (segs && bound == UINT64_MAX);
     CFloor fs = {0, 0};
     w->floor_asks += (uint64_t)floor;
