@@ -779,7 +779,9 @@ static void seg_keep(BkMemo *m, const uint64_t *key, int nkey, uint64_t bound, u
  *   - the DRAM bytes of the segment's copies at the chip's DRAM bandwidth,
  *     less two cycles for the doubles (flow.c puts each burst's bytes on
  *     the channels they fall in at a channel's bandwidth, rounded up, so
- *     the busiest channel has at least its share of the work; share.c
+ *     the busiest channel has at least its share of the work; a copy from
+ *     DRAM to DRAM counts once, as flow.c takes the larger end's work on
+ *     a channel both ends use; share.c
  *     serves a channel one cycle of work per cycle, ghosts included, and
  *     the flow last in its order is delivered at its fluid finish, after
  *     all of it).
@@ -811,7 +813,7 @@ static int build_floor(BkCtx *c, const BkSegment *sg, int core, CCore *k, CFloor
         for (int i = nq; i < k->nq; i++) {
             const AtlInsn *in = &k->q[i].in;
             uint64_t n = in->op == ISA_OP_DMA_COPY ? isa_shape_bytes(in) : 0;
-            f->bytes += n * (uint64_t)(in->src_space == ISA_SPACE_DRAM) + n * (uint64_t)(in->dst_space == ISA_SPACE_DRAM);
+            f->bytes += in->src_space == ISA_SPACE_DRAM || in->dst_space == ISA_SPACE_DRAM ? n : 0;
         }
         if ((*fl = floor_of(ch, f)) > bound) return 1;
     }
