@@ -781,10 +781,9 @@ static void seg_keep(BkMemo *m, const uint64_t *key, int nkey, uint64_t bound, u
  *     the channels they fall in at a channel's bandwidth, rounded up, so
  *     the busiest channel has at least its share of the work; a copy from
  *     DRAM to DRAM counts once, as flow.c takes the larger end's work on
- *     a channel both ends use; share.c
- *     serves a channel one cycle of work per cycle, ghosts included, and
- *     the flow last in its order is delivered at its fluid finish, after
- *     all of it).
+ *     a channel both ends use; share.c serves a channel one cycle of work
+ *     per cycle, ghosts included, and the flow last in its order is
+ *     delivered at its fluid finish, after all of it).
  * So a replay bounded below the floor stops, or ends above its bound; the
  * tile search, group formation and the prefetch read either as over. The
  * floor of some cores' queues is one of the whole segment's, so it is
@@ -860,11 +859,11 @@ static int cost_once(BkCtx *c, BkSegment *sg, uint64_t bound, AtlErr *e)
      * whole too (its replay would) and takes a kept price; a replay that
      * runs to its end is kept */
     uint64_t key[SEG_KEY];
-    /* a bounded call of a pricer that keeps segments: the whole queues,
-     * and no replay when their floor is above the bound (docs/backend.md,
-     * "Segments priced once per compile"). Not with bands: generating a
-     * banded layer's whole code (its loads and stores cut by cells) costs
-     * more than the replays it spares */
+    /* a bounded call: its queues built whole, with their floor, and no
+     * replay (nor the rest of its code) once the floor is above the bound
+     * (docs/backend.md, "Segments priced once per compile"). Not with
+     * banked DRAM (banked.c prices requests to banks and rows, not the
+     * channels' bytes the floor counts) */
     int floor = !banked && bound != UINT64_MAX;
     int whole = banked || (segs && bound == UINT64_MAX);
     CFloor fs = {0, 0};

@@ -85,9 +85,9 @@ struct BkMemo *bk_flow_segments(BkFlowPlanner *p);
  * looked up by their generator key (cost/genkey.h), and how many found a
  * kept price there. */
 void bk_cost_gen_stats(BkFlowPlanner *p, uint64_t *asks, uint64_t *hits);
-/* Of a pricer that keeps segments: how many bounded replays had their
- * floor computed (cost.c, floor_price), and how many it spared (the floor
- * above the bound). */
+/* Of a pricer (BkCtx.flow): how many bounded calls took a floor of their
+ * price as their code was built (cost.c, build_floor), and how many it
+ * spared the replay (the floor above the bound). */
 void bk_cost_floor_stats(BkFlowPlanner *p, uint64_t *asks, uint64_t *hits);
 /* Pricers shared by the builds of one compile (pool.c): one per chip (its
  * parameters compared whole), each keeping segments; the pool owns them
