@@ -649,6 +649,7 @@ typedef struct CWork {
     BkShare *sh;
     CEvents ev;
     uint64_t gen_asks, gen_hits;   /* generator-key lookups and their hits (bk_cost_gen_stats) */
+    uint64_t floor_asks, floor_hits; /* floors taken, and the replays they spared (bk_cost_floor_stats) */
 } CWork;
 
 static void work_free(void *v)
@@ -769,6 +770,55 @@ static void seg_keep(BkMemo *m, const uint64_t *key, int nkey, uint64_t bound, u
     else if (!old) bk_memo_store(m, key, nkey, v, SEG_VAL);
 }
 
+/* A floor of the price a replay of the segment gives (its est_cycles when
+ * it runs to its end), from its whole queues, without pricing a DMA: the
+ * barrier plus the most of
+ *   - a core's compute steps on one engine (an engine runs its steps one
+ *     at a time, each at least its cycles: lmem_reserve only delays and
+ *     lengthens them);
+ *   - the DRAM bytes of the segment's copies at the chip's DRAM bandwidth,
+ *     less two cycles for the doubles (flow.c puts each burst's bytes on
+ *     the channels they fall in at a channel's bandwidth, rounded up, so
+ *     the busiest channel has at least its share of the work; a copy from
+ *     DRAM to DRAM counts once, as flow.c takes the larger end's work on
+ *     a channel both ends use; share.c serves a channel one cycle of work
+ *     per cycle, ghosts included, and the flow last in its order is
+ *     delivered at its fluid finish, after all of it).
+ * So a replay bounded below the floor stops, or ends above its bound; the
+ * tile search, group formation and the prefetch read either as over. The
+ * floor of some cores' queues is one of the whole segment's, so it is
+ * taken action by action as the queues are built (CFloor: what they add
+ * up to so far), and the building stops once it is above the bound. */
+typedef struct CFloor { uint64_t most, bytes; } CFloor;
+
+static uint64_t floor_of(const AtlChip *ch, const CFloor *f)
+{
+    double bpc = tim_dram_bytes_per_cycle(ch);
+    uint64_t dram = bpc > 0 ? (uint64_t)((double)f->bytes / bpc) : 0;
+    return max64(f->most, dram > 2 ? dram - 2 : 0) + (uint64_t)ch->barrier_cycles;
+}
+
+/* Core k's whole queues (as build_more with all), the floor f taken as
+ * they grow: 1 (and *fl) once it is above bound, 0 built, -1 error. */
+static int build_floor(BkCtx *c, const BkSegment *sg, int core, CCore *k, CFloor *f, uint64_t bound, uint64_t *fl,
+                       AtlErr *e)
+{
+    const AtlChip *ch = c->chip;
+    while (k->next < k->tab.n) {
+        int ncomp = k->ncomp, nq = k->nq;
+        if (build_step(c, sg, core, k, e)) return -1;
+        if (k->ncomp != ncomp && comp_refresh(k)) return atl_fail(e, "out of memory in the cost model");
+        f->most = max64(f->most, max64(k->pend[ISA_ENGINE_MAT], k->pend[ISA_ENGINE_VEC]));
+        for (int i = nq; i < k->nq; i++) {
+            const AtlInsn *in = &k->q[i].in;
+            uint64_t n = in->op == ISA_OP_DMA_COPY ? isa_shape_bytes(in) : 0;
+            f->bytes += in->src_space == ISA_SPACE_DRAM || in->dst_space == ISA_SPACE_DRAM ? n : 0;
+        }
+        if ((*fl = floor_of(ch, f)) > bound) return 1;
+    }
+    return 0;
+}
+
 static int cost_once(BkCtx *c, BkSegment *sg, uint64_t bound, AtlErr *e)
 {
     const AtlChip *ch = c->chip;
@@ -809,9 +859,28 @@ static int cost_once(BkCtx *c, BkSegment *sg, uint64_t bound, AtlErr *e)
      * whole too (its replay would) and takes a kept price; a replay that
      * runs to its end is kept */
     uint64_t key[SEG_KEY];
+    /* a bounded call: its queues built whole, with their floor, and no
+     * replay (nor the rest of its code) once the floor is above the bound
+     * (docs/backend.md, "Segments priced once per compile"). Not with
+     * banked DRAM (banked.c prices requests to banks and rows, not the
+     * channels' bytes the floor counts) */
+    int floor = !banked && bound != UINT64_MAX;
     int whole = banked || (segs && bound == UINT64_MAX);
-    for (int core = sg->cores.first; core < sg->cores.first + sg->cores.count; core++)
-        if (build_more(c, sg, core, &ks[core], whole, e)) goto done;
+    CFloor fs = {0, 0};
+    w->floor_asks += (uint64_t)floor;
+    for (int core = sg->cores.first; core < sg->cores.first + sg->cores.count; core++) {
+        uint64_t fl = 0;
+        int over = floor ? build_floor(c, sg, core, &ks[core], &fs, bound, &fl, e) : build_more(c, sg, core, &ks[core], whole, e);
+        if (over < 0) goto done;
+        if (over) {
+            w->floor_hits++;
+            sg->est_cycles = fl;
+            sg->est_compute = sg->est_dma = sg->est_rd = sg->est_wr = 0;
+            rc = 1;
+            if (gen) seg_keep(segs, gkey, BK_GEN_KEY, bound, fl, rc, sg);
+            goto done;
+        }
+    }
     if (segs && whole) {
         seg_key(ch, sg, ks, key);
         if ((rc = seg_find(segs, key, SEG_KEY, bound, sg)) >= 0) goto done;
@@ -949,6 +1018,13 @@ void bk_cost_gen_stats(BkFlowPlanner *p, uint64_t *asks, uint64_t *hits)
     const CWork *w = *bk_flow_workspace(p, work_free);
     *asks = w ? w->gen_asks : 0;
     *hits = w ? w->gen_hits : 0;
+}
+
+void bk_cost_floor_stats(BkFlowPlanner *p, uint64_t *asks, uint64_t *hits)
+{
+    const CWork *w = *bk_flow_workspace(p, work_free);
+    *asks = w ? w->floor_asks : 0;
+    *hits = w ? w->floor_hits : 0;
 }
 
 /* A gather that may go in pieces (bk_band_gather_pieces) is priced both

@@ -85,6 +85,10 @@ struct BkMemo *bk_flow_segments(BkFlowPlanner *p);
  * looked up by their generator key (cost/genkey.h), and how many found a
  * kept price there. */
 void bk_cost_gen_stats(BkFlowPlanner *p, uint64_t *asks, uint64_t *hits);
+/* Of a pricer (BkCtx.flow): how many bounded calls took a floor of their
+ * price as their code was built (cost.c, build_floor), and how many it
+ * spared the replay (the floor above the bound). */
+void bk_cost_floor_stats(BkFlowPlanner *p, uint64_t *asks, uint64_t *hits);
 /* Pricers shared by the builds of one compile (pool.c): one per chip (its
  * parameters compared whole), each keeping segments; the pool owns them
  * and a copy of each chip. bk_flow_pool_get returns the chip's (made on

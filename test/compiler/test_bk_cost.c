@@ -304,6 +304,65 @@ TEST(pool_pricer_prices_as_fresh)
     bk_flow_pool_free(pool);
 }
 
+/* The floor (cost.c, build_floor): a bounded call stops building its
+ * queues, without a replay, once the compute steps of one core's engine or
+ * the DRAM bytes at the chip's bandwidth pass the bound. Each answer keeps
+ * the replay's contract, checked against a fresh unbounded pricing:
+ * priced exactly at or above the estimate, else stopped above the bound
+ * and at most the estimate (the floor is one); low bounds are spared
+ * their replay (the pricer's floor count) and bounds at or above the
+ * estimate never are. Segments: rows on all of a1 and on part of it, every
+ * core reading the same block, DRAM-to-DRAM copies, and rows on tiny. */
+TEST(floor_spares_replays_below_it)
+{
+    struct { const char *chip; BkTileGen gen; int direct, tiles, first, count; } seq[] = {
+        {"configs/a1.ini", rows_gen, 0, 64, 0, 16}, {"configs/a1.ini", same_gen, 0, 16, 0, 16},
+        {"configs/a1.ini", rows_gen, 0, 256, 0, 16}, {"configs/a1.ini", rows_gen, 0, 8, 4, 8},
+        {"configs/a1.ini", copy_gen, 1, 12, 0, 16}, {"configs/tiny.ini", rows_gen, 0, 16, 0, 0},
+    };
+    AtlErr e;
+    int spared = 0, asked = 0;
+    for (size_t i = 0; i < sizeof seq / sizeof *seq; i++) {
+        Fixture f;
+        REQUIRE(setup_on(&f, seq[i].chip, seq[i].gen, seq[i].direct, seq[i].tiles) == 0);
+        if (seq[i].count) f.sg.cores = (BkCoreSet){seq[i].first, seq[i].count};
+        REQUIRE(bk_sched_distribute(&f.sg, &e) == 0);
+        REQUIRE(bk_cost_segment(&f.c, &f.sg, UINT64_MAX, &e) == 0);   /* a fresh pricer's */
+        uint64_t est = f.sg.est_cycles, comp = f.sg.est_compute, dma = f.sg.est_dma, rd = f.sg.est_rd, wr = f.sg.est_wr;
+        REQUIRE((f.c.flow = bk_flow_new(&f.chip, &e)) != NULL);
+        uint64_t bounds[] = {1, est / 20, est / 4, est / 2, est / 4 * 3, est - 1, est, est + 1};
+        int low = 0;
+        for (size_t b = 0; b < sizeof bounds / sizeof *bounds; b++) {
+            uint64_t a0, h0, a1, h1;
+            bk_cost_floor_stats(f.c.flow, &a0, &h0);
+            int rc = bk_cost_segment(&f.c, &f.sg, bounds[b], &e);
+            bk_cost_floor_stats(f.c.flow, &a1, &h1);
+            asked += (int)(a1 - a0);
+            spared += (int)(h1 - h0);
+            if (b < 2) low += h1 == h0 + 1;
+            if (bounds[b] >= est) {
+                CHECKF(rc == 0 && h1 == h0 && f.sg.est_cycles == est && f.sg.est_compute == comp && f.sg.est_dma == dma &&
+                           f.sg.est_rd == rd && f.sg.est_wr == wr,
+                       "segment %zu bound %llu: rc %d, %llu cycles against %llu", i, (unsigned long long)bounds[b], rc,
+                       (unsigned long long)f.sg.est_cycles, (unsigned long long)est);
+            } else if (rc == 0) {
+                CHECKF(f.sg.est_cycles == est && f.sg.est_compute == comp && f.sg.est_dma == dma,
+                       "segment %zu bound %llu: priced %llu against %llu", i, (unsigned long long)bounds[b],
+                       (unsigned long long)f.sg.est_cycles, (unsigned long long)est);
+            } else {
+                CHECKF(rc == 1 && f.sg.est_cycles > bounds[b] && f.sg.est_cycles <= est,
+                       "segment %zu bound %llu: rc %d, %llu cycles (estimate %llu)", i, (unsigned long long)bounds[b], rc,
+                       (unsigned long long)f.sg.est_cycles, (unsigned long long)est);
+            }
+        }
+        CHECKF(low == 2, "segment %zu: %d of the bounds 1 and est/20 spared", i, low);
+        bk_flow_free(f.c.flow);
+        f.c.flow = NULL;
+        teardown(&f);
+    }
+    printf("  %d of %d bounded calls spared their replay\n", spared, asked);
+}
+
 /* The generator key (cost/genkey.h): a pool's pricer looks a segment up by
  * what its code is made of before building any of it, so a bounded
  * candidate priced before is not replayed. Each answer equals a fresh
@@ -514,6 +573,7 @@ int main(void)
     RUN(shared_pricer_prices_as_fresh);
     RUN(pool_pricer_prices_as_fresh);
     RUN(gen_key_finds_bounded_candidates);
+    RUN(floor_spares_replays_below_it);
     RUN(estimate_equals_simulation);
     RUN(banked_estimate_near_simulation);
     return test_summary("test_bk_cost");
