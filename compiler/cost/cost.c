@@ -111,7 +111,8 @@ typedef struct CDma {
 typedef struct CComp {
     int first, end;
     int8_t wait, signal;
-    uint8_t nop_mat;       /* a WAIT: the matrix stream idles until its semaphore (one step) */
+    uint8_t nop_eng;       /* 0, or 1 + the engine of a lone nop (one step): a WAIT (the matrix
+                              stream idles until its semaphore) or a tile-start hand-over */
     /* replay */
     int pos;               /* steps done (instructions, or the WAIT's one) */
     uint64_t ready;        /* its wait was met at */
@@ -134,6 +135,7 @@ typedef struct CCore {
     CComp *comp;
     int ncomp, capcomp;
     int opened;        /* actions [0, opened) had their wait met */
+    int8_t loaded_by[2]; /* per slot, the engine whose compute last waited for its loads (emit.c) */
     int next_act[ISA_NUM_ENGINES]; /* no action before it has a step left on the engine */
     int cand_eng;      /* the engine of the next compute step to issue, -1 none */
     int cand_act;      /* its action */
@@ -183,10 +185,10 @@ static int q_push(CCore *k, const AtlInsn *in, int kind, int wait, int signal, u
     return 0;
 }
 
-static int comp_push(CCore *k, int first, int wait, int signal, int nop_mat)
+static int comp_push(CCore *k, int first, int wait, int signal, int nop_eng)
 {
     if (GROW(k->comp, k->ncomp, k->capcomp)) return -1;
-    k->comp[k->ncomp++] = (CComp){first, k->ncp, (int8_t)wait, (int8_t)signal, (uint8_t)nop_mat, 0, 0, 0};
+    k->comp[k->ncomp++] = (CComp){first, k->ncp, (int8_t)wait, (int8_t)signal, (uint8_t)nop_eng, 0, 0, 0};
     return 0;
 }
 
@@ -246,11 +248,11 @@ static uint64_t lmem_reserve(const AtlChip *ch, CCore *k, const AtlInsn *in, uin
  * time order over both engines (issue time, then matrix first), as in the
  * simulator, because each takes the LMEM banks it touches
  * (lmem_reserve) and a later issue waits for them. */
-static int steps(const CComp *a) { return a->nop_mat ? 1 : a->end - a->first; }
+static int steps(const CComp *a) { return a->nop_eng ? 1 : a->end - a->first; }
 
 static int step_engine(const CCore *k, const CComp *a, int pos)
 {
-    if (a->nop_mat) return ISA_ENGINE_MAT;
+    if (a->nop_eng) return a->nop_eng - 1;
     int eng = isa_ops[k->cp[a->first + pos].op].engine;
     return eng == ISA_ENGINE_ANY ? ISA_ENGINE_VEC : eng;
 }
@@ -312,7 +314,7 @@ static int comp_issue(const AtlChip *ch, CCore *k)
     int eng = k->cand_eng;
     CComp *a = &k->comp[k->cand_act];
     uint64_t start = k->cand_t, end = start;
-    if (a->nop_mat) {
+    if (a->nop_eng) {
         k->eng_free[eng] = max64(k->eng_free[eng], start);
     } else {
         const AtlInsn *in = &k->cp[a->first + a->pos];
@@ -382,24 +384,49 @@ static int push_dma(CCore *k, const BkCode *code, const BkAction *a)
     return 0;
 }
 
+/* The emitter's hand-over at a tile's start (emit.c, loaded_handover):
+ * when the engine that waits for a slot's loads changes from one tile of
+ * the slot to the next, the engine that waited last signals the new one
+ * (a nop at the end of its stream so far) and the new one waits for that
+ * before its wait for the loads: two lone nops. */
+static int loaded_handover(CCore *k, const BkCode *code, const BkAction *a)
+{
+    int slot = a->wait - BK_SEM_LOADED;
+    if (slot < 0 || slot > 1) return 0;
+    int eng = ISA_ENGINE_VEC;
+    if (code->ncp) {
+        eng = isa_ops[code->cp[0].op].engine;
+        if (eng == ISA_ENGINE_ANY) eng = ISA_ENGINE_VEC;
+    }
+    int was = k->loaded_by[slot];
+    k->loaded_by[slot] = (int8_t)eng;
+    if (was < 0 || was == eng) return 0;
+    int sem = (eng == ISA_ENGINE_MAT ? BK_SEM_TO_MAT : BK_SEM_TO_VEC) + a->slot;
+    return comp_push(k, k->ncp, -1, sem, was + 1) || comp_push(k, k->ncp, sem, -1, eng + 1) ? -1 : 0;
+}
+
 /* Core k's next action of its table (k->tab.a[k->next]) into its
  * queues. */
 static int build_step(BkCtx *c, const BkSegment *sg, int core, CCore *k, AtlErr *e)
 {
     const BkAction *a = &k->tab.a[k->next++];
-    if (a->kind == BK_ACT_BARRIER) return 0;
+    if (a->kind == BK_ACT_BARRIER) {
+        k->loaded_by[0] = k->loaded_by[1] = -1;
+        return 0;
+    }
     if (a->kind == BK_ACT_WAIT && a->engine == ISA_ENGINE_DMA) {
         AtlInsn nop = nop_insn();
         if (q_push(k, &nop, a->kind, a->wait, a->signal, 0)) goto oom;
         return 0;
     }
     if (a->kind == BK_ACT_WAIT) {
-        if (comp_push(k, k->ncp, a->wait, a->signal, 1)) goto oom;
+        if (comp_push(k, k->ncp, a->wait, a->signal, ISA_ENGINE_MAT + 1)) goto oom;
         return 0;
     }
     const BkCode *code = bk_walk_code(c, sg, &k->walk, a, core, e);
     if (!code) return -1;
     int rc = 0;
+    if (a->kind == BK_ACT_COMPUTE && loaded_handover(k, code, a)) goto oom;
     if (a->kind == BK_ACT_COMPUTE) {
         int first = k->ncp;
         for (int j = 0; j < code->ncp && !rc; j++) {
@@ -638,6 +665,7 @@ static void core_reset(CCore *k, int banks)
     k->tab.n = 0;
     k->walk = keep.walk;
     if ((k->bank_free = keep.bank_free)) memset(k->bank_free, 0, (size_t)banks * sizeof *k->bank_free);
+    k->loaded_by[0] = k->loaded_by[1] = -1;
 }
 
 /* The replay's cores and servers, kept with the context's DMA pricer
@@ -718,7 +746,7 @@ static void seg_key(const AtlChip *ch, const BkSegment *sg, const CCore *ks, uin
         }
         for (int i = 0; i < k->ncomp; i++) {
             const CComp *a = &k->comp[i];
-            int64_t f[5] = {a->first, a->end, a->wait, a->signal, a->nop_mat};
+            int64_t f[5] = {a->first, a->end, a->wait, a->signal, a->nop_eng};
             lanes_bytes(&h, f, sizeof f);
         }
         nq += (uint64_t)k->nq;
