@@ -43,6 +43,16 @@ static const char *const mixing_ops[] = {
     "RNN", "GRU", "LSTM",          /* recurrences: dimension 0 is the sequence (layout 0) */
     "RoiAlign", "MaxRoiPool", NULL};  /* regions name their image */
 
+/* Ops that may have the batch on an axis other than 0: they work on each
+ * position alone (broadcasting), or along axes they name (node_mixes and
+ * node_moves check those against the batch axis). */
+static const char *const moved_ok[] = {
+    "Add", "Sub", "Mul", "Div", "Pow", "Max", "Min", "Sum", "Mean", "Where", "Equal", "Less", "LessOrEqual", "Greater",
+    "GreaterOrEqual", "And", "Or", "Xor", "Not", "Relu", "LeakyRelu", "Sigmoid", "HardSigmoid", "HardSwish", "Tanh", "Erf",
+    "Exp", "Log", "Sqrt", "Reciprocal", "Neg", "Abs", "Clip", "Cast", "Identity", "Gelu", "Elu", "Selu", "Softplus",
+    "Floor", "Ceil", "Round", "Sign", "Dropout", "MatMul", "Softmax", "LogSoftmax", "LayerNormalization", "Concat",
+    "Split", NULL};
+
 /* Ops with an `axis` attribute that defaults to 0 when absent. */
 static const char *const axis0_default[] = {"Gather", "GatherElements", "ScatterElements", "Scatter", "Split",
                                             "ArgMax", "ArgMin", "Concat", NULL};
@@ -128,10 +138,12 @@ static void batch_axes(const IrGraph *full, const IrGraph *inst, int64_t ratio, 
 {
     why[0] = 0;
     for (int t = 0; t < inst->nt; t++) {
-        const IrTensor *a = &full->t[t], *b = &inst->t[t];
+        const IrTensor *b = &inst->t[t];
         bax[t] = -1;
         if (b->data || (b->producer < 0 && !b->is_input)) continue;
-        int ok = t < full->nt && a->ndim == b->ndim && a->ndim >= 1, at = ratio == 1 ? 0 : -1;
+        if (t >= full->nt) { snprintf(why, cap, "tensor '%s' is new in the instance", b->name); return; }
+        const IrTensor *a = &full->t[t];
+        int ok = a->ndim == b->ndim && a->ndim >= 1, at = ratio == 1 ? 0 : -1;
         for (int d = 0; ok && d < a->ndim; d++) {
             ok = a->dims[d] >= 0 && b->dims[d] > 0;
             if (ok && a->dims[d] != b->dims[d]) {
@@ -195,8 +207,16 @@ static void node_moves(const IrGraph *g, const IrNode *n, const int *bax, char *
     for (int k = 0; k < n->nin; k++) all0 &= n->in[k] < 0 || bax[n->in[k]] <= 0;
     for (int k = 0; k < n->nout; k++) all0 &= n->out[k] < 0 || bax[n->out[k]] <= 0;
     if (all0) return;
-    if (ro != ri && (!strncmp(n->op, "Reduce", 6) || !strncmp(n->op, "Arg", 3))) {
-        snprintf(why, cap, "drops axes with the batch on axis %d", bi);
+    /* the batch off axis 0: only ops known to keep each position apart, or
+     * to work along an axis they name (not the batch's) */
+    if (!in_list(moved_ok, n->op)) { snprintf(why, cap, "%s with the batch on axis %d", n->op, bi); return; }
+    if (!strcmp(n->op, "Softmax") || !strcmp(n->op, "LogSoftmax")) {
+        /* before opset 13 they flatten from their axis (default 1) */
+        int64_t a = norm_axis(ir_attr_int(n, "axis", g->opset < 13 ? 1 : -1), ri);
+        if (g->opset < 13 ? bi >= a : bi == a) { snprintf(why, cap, "normalises over the batch on axis %d", bi); return; }
+    }
+    if (!strcmp(n->op, "LayerNormalization") && bi >= norm_axis(ir_attr_int(n, "axis", -1), ri)) {
+        snprintf(why, cap, "normalises over the batch on axis %d", bi);
         return;
     }
     for (int k = 0; k < n->nin; k++)                    /* the rest: the same place counted from the end */
@@ -254,8 +274,8 @@ int bk_split_graph(const IrGraph *g, int m, IrGraph *inst, char *why, size_t cap
         /* the axis rules read input 0's axes: its batch axis, a batched input's of the
          * same rank, none for a constant table a Gather indexes, else 0 (conservative) */
         int in0 = n->nin > 0 && n->in[0] >= 0 ? n->in[0] : -1, bx = 0;
-        if (x >= 0 && in0 >= 0 && inst->t[x].ndim == inst->t[in0].ndim) bx = bax[x];
-        else if (x >= 0 && in0 >= 0 && !strcmp(n->op, "Gather") && bax[in0] < 0) bx = -1;
+        if (x >= 0 && in0 >= 0 && !strcmp(n->op, "Gather") && bax[in0] < 0) bx = -1;
+        else if (x >= 0 && in0 >= 0 && inst->t[x].ndim == inst->t[in0].ndim) bx = bax[x];
         node_mixes(inst, n, bx, r, sizeof r);
         if (!r[0]) node_moves(inst, n, bax, r, sizeof r);
         if (r[0]) snprintf(why, cap, "node '%s' (%s) works across images: %s", n->name ? n->name : "", n->op, r);

@@ -11,8 +11,10 @@
  * This file has the graph side and the search:
  *   - bk_stage_cuts: where the node sequence may be cut: exactly one
  *     non-constant tensor crosses (the stage boundary, written to DRAM by
- *     the stage before and read by the next), and no graph output is made
- *     before it;
+ *     the stage before and read by the next), it holds the batch in front
+ *     (dimension 0 the inputs'; inside attention the batch may sit on
+ *     another axis, docs/backend.md "When a graph can be split"), and no
+ *     graph output is made before it;
  *   - bk_stage_graph: the graph of one stage (nodes [a, b) of the
  *     canonicalised graph; the tensors crossing in are its inputs, those
  *     crossing out or graph outputs its outputs; tensor indices kept);
@@ -55,6 +57,7 @@ int bk_stage_cuts(const IrGraph *g, int *cuts, int max)
     char *open = calloc((size_t)g->nt + 1, 1);
     if (!last || !open) { free(last); free(open); return -1; }
     uses(g, last);
+    int64_t batch = g->nin > 0 && g->t[g->inputs[0]].ndim > 0 ? g->t[g->inputs[0]].dims[0] : -1;
     /* after node i: the tensors made at or before i and read after i */
     int n = 0, crossing = 0, outputs_before = 0;
     for (int i = 0; i < g->nn - 1; i++) {
@@ -70,7 +73,12 @@ int bk_stage_cuts(const IrGraph *g, int *cuts, int max)
             int t = nd->in[k];
             if (t >= 0 && open[t] && last[t] == i) { open[t] = 0; crossing--; }
         }
-        if (crossing == 1 && !outputs_before && n < max) cuts[n++] = i + 1;
+        if (crossing == 1 && !outputs_before && n < max) {
+            /* the boundary must hold the batch in front (inside attention it may have moved) */
+            int b = -1;
+            for (int t = 0; t < g->nt && b < 0; t++) if (open[t]) b = t;
+            if (b >= 0 && g->t[b].ndim >= 1 && g->t[b].dims[0] == batch) cuts[n++] = i + 1;
+        }
     }
     free(open);
     free(last);

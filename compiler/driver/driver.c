@@ -38,7 +38,12 @@ int drv_batch_shapes(const IrGraph *g, int batch, IrInputShape *shapes, int *n, 
     for (int i = 0; i < g->nin; i++) {
         const IrTensor *t = &g->t[g->inputs[i]];
         int given = 0;
-        for (int k = 0; k < *n; k++) if (!strcmp(shapes[k].name, t->name)) given = 1;
+        for (int k = 0; k < *n; k++)
+            if (!strcmp(shapes[k].name, t->name)) {
+                given = 1;
+                /* --input-shape with --batch: its dimension 0 is the batch when it is --batch's */
+                if (batch > 0 && shapes[k].ndim > 0 && shapes[k].dims[0] == batch) shapes[k].is_batch = 1;
+            }
         if (given || (!batch && (t->ndim < 1 || t->dims[0] >= 0))) continue;
         if (t->ndim < 1) return atl_fail(e, "--batch: input '%s' has no batch dimension", t->name);
         if (*n == max) return atl_fail(e, "too many inputs");

@@ -49,27 +49,41 @@ static const IrTensor *const_value(const IrGraph *g, int t)
 
 /* Index of a constant made from input k of node i for the new batch: with
  * `images`, dimension 0 set to the new batch and every image a copy of
- * image 0; without, a copy whose element 0 the caller sets. A constant
- * made before from the same one for the same batch is shared. -1 on
- * failure. */
+ * image 0; without, a copy whose element 0 is the new batch (a Reshape or
+ * Expand target). Named NAME@batchN / NAME@targetN (.2, .3 ... past a
+ * tensor of that name with other contents); one with the same contents is
+ * shared. -1 on failure. */
 static int follow_const(IrGraph *g, int i, int k, int images, AtlErr *e)
 {
-    const IrTensor *old = const_value(g, g->nodes[i].in[k]);
-    char name[512];
-    snprintf(name, sizeof name, "%.480s@%s%lld", g->t[g->nodes[i].in[k]].name, images ? "batch" : "target", (long long)g->batch_to);
-    int have = ir_find(g, name);
-    if (have >= 0 && g->t[have].data) return have;
+    int src = g->nodes[i].in[k];
+    const IrTensor *old = const_value(g, src);
     int64_t dims[IR_MAXDIM];
     int ndim = old->ndim, dtype = old->dtype;
     memcpy(dims, old->dims, sizeof dims);
     size_t image = images ? ir_nbytes(old) / (size_t)old->dims[0] : ir_nbytes(old);
     int64_t copies = images ? g->batch_to : 1;
     if (images) dims[0] = g->batch_to;
-    uint8_t *data = malloc(image * (size_t)copies + 1);
-    if (!data) return atl_fail(e, "out of memory");
-    for (int64_t b = 0; b < copies; b++) memcpy(data + (size_t)b * image, old->data, image);
-    int t = ir_add_const(g, name, dtype, ndim, dims, data, e);   /* may move g->t: old is stale after */
-    free(data);
+    size_t bytes = image * (size_t)copies;
+    IrTensor made = {.dtype = dtype, .ndim = ndim};
+    memcpy(made.dims, dims, sizeof dims);
+    made.data = malloc(bytes + 1);
+    if (!made.data) return atl_fail(e, "out of memory");
+    for (int64_t b = 0; b < copies; b++) memcpy((uint8_t *)made.data + (size_t)b * image, old->data, image);
+    if (!images) ir_set_i(&made, 0, g->batch_to);
+    char name[512];
+    int t = -1;
+    for (int u = 1; t < 0; u++) {
+        char suf[32] = "";
+        if (u > 1) snprintf(suf, sizeof suf, ".%d", u);
+        snprintf(name, sizeof name, "%.440s@%s%lld%s", g->t[src].name, images ? "batch" : "target", (long long)g->batch_to, suf);
+        int have = ir_find(g, name);
+        if (have < 0) t = ir_add_const(g, name, dtype, ndim, dims, made.data, e);   /* may move g->t */
+        else if (g->t[have].data && g->t[have].dtype == dtype && g->t[have].ndim == ndim &&
+                 !memcmp(g->t[have].dims, dims, sizeof dims) && !memcmp(g->t[have].data, made.data, bytes))
+            t = have;
+        if (t < 0 && have < 0) break;   /* ir_add_const failed */
+    }
+    free(made.data);
     return t;
 }
 
@@ -83,7 +97,32 @@ static int images_alike(const IrTensor *t)
     return 1;
 }
 
-/* Reshape: the target's dimension 0 is the exported batch, the data's the new one. */
+/* 1 when tensor t is computed from a graph input (so its dimension 0 can
+ * be the batch), 0 when only from constants (a channel scale reshaped to
+ * [1,C,1,1] must not follow a batch of C), -1 when out of memory. */
+int ir_from_inputs(const IrGraph *g, int t, AtlErr *e)
+{
+    int *stack = malloc(((size_t)g->nt + 1) * sizeof *stack);
+    uint8_t *seen = calloc((size_t)g->nt + 1, 1);
+    if (!stack || !seen) { free(stack); free(seen); return atl_fail(e, "out of memory"); }
+    int n = 0, found = 0;
+    stack[n++] = t;
+    seen[t] = 1;
+    while (n && !found) {
+        const IrTensor *x = &g->t[stack[--n]];
+        if (x->is_input) { found = 1; break; }
+        if (x->data || x->producer < 0 || x->producer >= g->nn || g->nodes[x->producer].dead) continue;
+        const IrNode *p = &g->nodes[x->producer];
+        for (int k = 0; k < p->nin; k++)
+            if (p->in[k] >= 0 && !seen[p->in[k]]) { seen[p->in[k]] = 1; stack[n++] = p->in[k]; }
+    }
+    free(stack);
+    free(seen);
+    return found;
+}
+
+/* Reshape: the target's dimension 0 is the exported batch, the data's
+ * the new one, and the data comes from the inputs. */
 static int follow_reshape(IrGraph *g, int i, AtlErr *e)
 {
     const IrNode *n = &g->nodes[i];
@@ -91,9 +130,10 @@ static int follow_reshape(IrGraph *g, int i, AtlErr *e)
     const IrTensor *x = &g->t[n->in[0]], *sh = const_value(g, n->in[1]);
     if (!sh || sh->ndim != 1 || ir_numel(sh) < 1 || x->ndim < 1 || x->dims[0] != g->batch_to) return 0;
     if (ir_get_i(sh, 0) != g->batch_from) return 0;
+    int r = ir_from_inputs(g, n->in[0], e);
+    if (r <= 0) return r;
     int t = follow_const(g, i, 1, 0, e);
     if (t < 0) return -1;
-    ir_set_i(&g->t[t], 0, g->batch_to);
     g->nodes[i].in[1] = t;
     return 1;
 }
@@ -111,10 +151,9 @@ static int follow_expand(IrGraph *g, int t, int rank, AtlErr *e)
     const IrTensor *x = const_value(g, g->nodes[p].in[0]), *sh = const_value(g, g->nodes[p].in[1]);
     if (!x || !sh || sh->ndim != 1 || ir_numel(sh) != rank || ir_get_i(sh, 0) != g->batch_from) return 0;
     if (x->ndim == rank && x->dims[0] != 1) return 0;
-    if (ir_uses_where(g, t, any_use) != 1) return 0;
+    if (g->t[t].is_output || ir_uses_where(g, t, any_use) != 1) return 0;
     int k = follow_const(g, p, 1, 0, e);
     if (k < 0) return -1;
-    ir_set_i(&g->t[k], 0, g->batch_to);
     g->nodes[p].in[1] = k;
     g->t[t].dims[0] = g->batch_to;
     return 1;
@@ -126,9 +165,12 @@ static int follow_concat(IrGraph *g, int i, AtlErr *e)
 {
     const IrNode *n = &g->nodes[i];
     int batched = 0, rank = -1;
-    for (int k = 0; k < n->nin; k++) {
+    for (int k = 0; k < n->nin && !batched; k++) {
         const IrTensor *x = n->in[k] >= 0 ? &g->t[n->in[k]] : NULL;
-        if (x && !const_value(g, n->in[k]) && x->ndim >= 1 && x->dims[0] == g->batch_to) batched = 1, rank = x->ndim;
+        if (!x || const_value(g, n->in[k]) || x->ndim < 1 || x->dims[0] != g->batch_to) continue;
+        int r = ir_from_inputs(g, n->in[k], e);
+        if (r < 0) return -1;
+        if (r) batched = 1, rank = x->ndim;
     }
     int64_t axis = ir_attr_int(n, "axis", 0);
     if (!batched || (axis < 0 ? axis + rank : axis) == 0) return 0;

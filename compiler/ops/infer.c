@@ -103,6 +103,7 @@ static int reshape_keeps_old_batch(const IrGraph *g, const IrNode *n, IrTensor *
     const IrTensor *sh = in[1];
     if (ir_numel(sh) < 1 || in[0]->ndim < 1 || in[0]->dims[0] != g->batch_to) return 0;
     if (ir_get_i(sh, 0) != g->batch_from) return 0;
+    if (n->in[0] >= 0 && ir_from_inputs(g, n->in[0], e) == 0) return 0;   /* a constant reshaped: no image */
     char a[128];
     size_t k = 0;
     a[0] = 0;

@@ -29,6 +29,9 @@ int ir_apply_input_shapes(IrGraph *g, const IrInputShape *s, int n, AtlErr *e);
  * new constant (the old one may have other readers); g->batch_followed
  * counts them. Returns -1 only when out of memory. */
 int ir_batch_follow(IrGraph *g, int node, AtlErr *e);
+/* 1 when tensor t is computed from a graph input, 0 when only from
+ * constants, -1 when out of memory (ops/batch_follow.c). */
+int ir_from_inputs(const IrGraph *g, int t, AtlErr *e);
 /* Infers dtype and shape of every node output, in node order (call
  * ir_toposort first). Known dimensions that contradict the model's
  * value_info are errors naming the node. Checks op support first. After

@@ -16,10 +16,11 @@ for m in encoder_block vit_tiny; do
     expect_ok ${m}_interp_batch4 "$ATOLL" interp models/$m.onnx --batch 4 --input "$TMPD/in4.npy" --output "$TMPD/ref4.npz"
     "$GEN" --extract "$TMPD/ref4.npz" output "$TMPD/ref4.npy" > /dev/null 2>&1
     for k in 0 3; do
-        "$GEN" --take "$TMPD/in4.npy" $k "$TMPD/in1.npy" > /dev/null 2>&1
-        "$ATOLL" interp models/$m.onnx --input "$TMPD/in1.npy" --output "$TMPD/ref1.npz" > /dev/null 2>&1
-        "$GEN" --extract "$TMPD/ref1.npz" output "$TMPD/ref1.npy" > /dev/null 2>&1
-        "$GEN" --take "$TMPD/ref4.npy" $k "$TMPD/ref4k.npy" > /dev/null 2>&1
+        rm -f "$TMPD/in1.npy" "$TMPD/ref1.npz" "$TMPD/ref1.npy" "$TMPD/ref4k.npy"   # no file of the last image
+        "$GEN" --take "$TMPD/in4.npy" $k "$TMPD/in1.npy" > /dev/null 2>&1 &&
+            "$ATOLL" interp models/$m.onnx --input "$TMPD/in1.npy" --output "$TMPD/ref1.npz" > /dev/null 2>&1 &&
+            "$GEN" --extract "$TMPD/ref1.npz" output "$TMPD/ref1.npy" > /dev/null 2>&1 &&
+            "$GEN" --take "$TMPD/ref4.npy" $k "$TMPD/ref4k.npy" > /dev/null 2>&1
         expect_ok ${m}_image${k}_as_alone "$GEN" --close "$TMPD/ref4k.npy" "$TMPD/ref1.npy" 1e-5
     done
     expect_ok ${m}_compiles_batch4 "$ATOLL" compile models/$m.onnx --chip configs/a1.ini --batch 4 --placement split -o "$TMPD/$m.abm"

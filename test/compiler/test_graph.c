@@ -252,6 +252,27 @@ TEST(batch_follow)
     }
     interp_free_outputs(out3, g.nout);
     ir_free(&g);
+    /* a channel scale gamma[4] reshaped to [1,-1,1] (the constant's own
+     * dimension 0 is 4 = the new batch) does not follow: it is no image */
+    {
+        IrGraph c;
+        int64_t xd[3] = {1, 4, 2}, four = 4, three = 3, tg[3] = {1, -1, 1};
+        float gamma[4] = {1, 2, 3, 4};
+        ir_init(&c);
+        c.opset = 13;
+        REQUIRE(ir_add_input(&c, "x", IR_F32, 3, xd, &e) >= 0 && ir_add_const(&c, "gamma", IR_F32, 1, &four, gamma, &e) >= 0);
+        REQUIRE(ir_add_const(&c, "tg", IR_I64, 1, &three, tg, &e) >= 0 && ir_add_op(&c, "Reshape", "chan", "gamma,tg", "sc", &e) >= 0);
+        REQUIRE(ir_add_op(&c, "Mul", "scale", "x,sc", "y", &e) >= 0 && ir_add_output(&c, "y", &e) >= 0);
+        REQUIRE(ir_toposort(&c, &e) == 0 && ir_infer_shapes(&c, &e) == 0);
+        REQUIRE(ir_parse_input_shape("x=4x4x2", &s, &e) == 0);
+        s.is_batch = 1;
+        REQUIRE(ir_apply_input_shapes(&c, &s, 1, &e) == 0);
+        ok = ir_infer_shapes(&c, &e) == 0;
+        CHECKF(ok, "%s", e.msg);
+        int sc = ir_find(&c, "sc");
+        CHECK(c.t[sc].dims[0] == 1 && c.t[sc].dims[1] == 4 && c.batch_followed == 0);
+        ir_free(&c);
+    }
     /* exported at batch 2 with a token per image: it cannot follow */
     token_graph(&g, 2, tok, 2);
     REQUIRE(ir_parse_input_shape("x=4x8", &s, &e) == 0);

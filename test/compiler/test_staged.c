@@ -144,6 +144,39 @@ TEST(batch_moved_inside_the_graph)
     CHECK_STR_CONTAINS(why, "node 'mixer' (Reshape) works across images: reshapes the batch axis 1 into axis 0");
 }
 
+/* x[8,6] -> Transpose (the batch on axis 1) -> OP with no attributes ->
+ * Transpose back -> y, split at micro-batch 2: "" when accepted, else why. */
+static int transposed_op(const char *op, char *why, size_t cap)
+{
+    IrGraph g, inst;
+    AtlErr e;
+    int64_t d[2] = {8, 6}, p[2] = {1, 0};
+    ir_init(&g);
+    g.opset = 17;
+    int ok = ir_add_input(&g, "x", IR_F32, 2, d, &e) >= 0 && ir_add_op(&g, "Transpose", "t0", "x", "t", &e) >= 0 &&
+             ir_set_attr_ints(&g, g.nn - 1, "perm", p, 2, &e) == 0 && ir_add_op(&g, op, "mixer", "t", "m", &e) >= 0 &&
+             ir_add_op(&g, "Transpose", "t1", "m", "y", &e) >= 0 && ir_set_attr_ints(&g, g.nn - 1, "perm", p, 2, &e) == 0 &&
+             ir_add_output(&g, "y", &e) >= 0 && ir_toposort(&g, &e) == 0 && ir_infer_shapes(&g, &e) == 0;
+    if (!ok) { printf("  graph: %s\n", e.msg); ir_free(&g); return -1; }
+    int rc = bk_split_graph(&g, 2, &inst, why, cap, &e);
+    if (rc == 0) ir_free(&inst);
+    ir_free(&g);
+    return rc;
+}
+
+/* With the batch off axis 0 only ops that keep positions apart, or name
+ * their axes, pass: a Softmax by its default axis (-1, here the batch) and
+ * an op outside that list are refused; a Relu passes. */
+TEST(moved_batch_meets_implicit_axes)
+{
+    char why[256];
+    CHECK_EQ_INT(transposed_op("Softmax", why, sizeof why), 1);
+    CHECK_STR_CONTAINS(why, "node 'mixer' (Softmax) works across images: normalises over the batch on axis 1");
+    CHECK_EQ_INT(transposed_op("Hardmax", why, sizeof why), 1);
+    CHECK_STR_CONTAINS(why, "Hardmax with the batch on axis 1");
+    CHECKF(transposed_op("Relu", why, sizeof why) == 0, "%s", why);
+}
+
 /* A dynamic-batch export compiled at batch 8 has its Shape arithmetic
  * folded into constants holding 8 (x[8,6] -> Reshape to [8,2,3] -> y):
  * the instance at micro-batch 2 makes them follow 2. */
@@ -323,6 +356,7 @@ int main(void)
     RUN(ops_across_images_are_refused);
     RUN(batch_moved_inside_the_graph);
     RUN(folded_batch_constants_follow_the_micro_batch);
+    RUN(moved_batch_meets_implicit_axes);
     RUN(cuts_are_where_one_tensor_crosses);
     RUN(stage_graph_has_the_crossing_tensors_as_io);
     RUN(plan_may_run_a_late_stage_on_the_whole_chip);
