@@ -134,6 +134,18 @@ TEST(input_shape_fixing)
     ir_free(&g);
 }
 
+/* x[1,8] -> Reshape to the constant [1,-1] (a flatten traced at batch 1) -> y. */
+static void flatten_graph(IrGraph *g)
+{
+    int64_t d[2] = {1, 8}, sd[1] = {2}, keep[2] = {1, -1};
+    ir_init(g);
+    g->opset = 13;
+    REQUIRE(ir_add_input(g, "x", IR_F32, 2, d, &e) >= 0);
+    REQUIRE(ir_add_const(g, "keep", IR_I64, 1, sd, keep, &e) >= 0);
+    REQUIRE(ir_add_op(g, "Reshape", "/flatten/Reshape", "x,keep", "y", &e) >= 0);
+    REQUIRE(ir_add_output(g, "y", &e) >= 0);
+}
+
 /* A fixed-batch export at another batch: declared shapes of computed
  * tensors are forgotten and inferred afresh; a Reshape to a constant shape
  * that holds the exported batch is refused, naming it. */
@@ -142,7 +154,7 @@ TEST(batch_override)
     IrGraph g;
     ir_init(&g);
     g.opset = 13;
-    int64_t d[2] = {1, 8}, sd[1] = {2}, flat[2] = {-1, 8}, keep[2] = {1, -1};
+    int64_t d[2] = {1, 8}, sd[1] = {2}, flat[2] = {-1, 8};
     REQUIRE(ir_add_input(&g, "x", IR_F32, 2, d, &e) >= 0);
     REQUIRE(ir_add_op(&g, "Relu", "relu", "x", "r", &e) >= 0);
     REQUIRE(ir_add_const(&g, "flat", IR_I64, 1, sd, flat, &e) >= 0);
@@ -160,12 +172,7 @@ TEST(batch_override)
     CHECKF(ok, "%s", e.msg);
     CHECK_EQ_INT(g.t[y].dims[0], 4);
     ir_free(&g);
-    ir_init(&g);
-    g.opset = 13;
-    REQUIRE(ir_add_input(&g, "x", IR_F32, 2, d, &e) >= 0);
-    REQUIRE(ir_add_const(&g, "keep", IR_I64, 1, sd, keep, &e) >= 0);
-    REQUIRE(ir_add_op(&g, "Reshape", "/flatten/Reshape", "x,keep", "y", &e) >= 0);
-    REQUIRE(ir_add_output(&g, "y", &e) >= 0);
+    flatten_graph(&g);
     REQUIRE(ir_apply_input_shapes(&g, &s, 1, &e) == 0);
     CHECK(ir_infer_shapes(&g, &e) == -1);
     CHECK_STR_CONTAINS(e.msg, "node '/flatten/Reshape' (Reshape): its target shape [1,-1] is a constant that holds the "
@@ -173,12 +180,7 @@ TEST(batch_override)
     CHECK_STR_CONTAINS(e.msg, "give the batch with --batch 4");
     /* the same graph given the batch as one: the target follows it */
     ir_free(&g);
-    ir_init(&g);
-    g.opset = 13;
-    REQUIRE(ir_add_input(&g, "x", IR_F32, 2, d, &e) >= 0);
-    REQUIRE(ir_add_const(&g, "keep", IR_I64, 1, sd, keep, &e) >= 0);
-    REQUIRE(ir_add_op(&g, "Reshape", "/flatten/Reshape", "x,keep", "y", &e) >= 0);
-    REQUIRE(ir_add_output(&g, "y", &e) >= 0);
+    flatten_graph(&g);
     s.is_batch = 1;
     REQUIRE(ir_apply_input_shapes(&g, &s, 1, &e) == 0);
     ok = ir_infer_shapes(&g, &e) == 0;
