@@ -135,7 +135,7 @@ typedef struct CCore {
     CComp *comp;
     int ncomp, capcomp;
     int opened;        /* actions [0, opened) had their wait met */
-    int8_t loaded_by[2]; /* per slot, the engine whose compute last waited for its loads (emit.c) */
+    int loaded_by[2];  /* per slot, the engine whose compute last waited for its loads (bk_sched_handover) */
     int next_act[ISA_NUM_ENGINES]; /* no action before it has a step left on the engine */
     int cand_eng;      /* the engine of the next compute step to issue, -1 none */
     int cand_act;      /* its action */
@@ -384,25 +384,18 @@ static int push_dma(CCore *k, const BkCode *code, const BkAction *a)
     return 0;
 }
 
-/* The emitter's hand-over at a tile's start (emit.c, loaded_handover):
- * when the engine that waits for a slot's loads changes from one tile of
- * the slot to the next, the engine that waited last signals the new one
- * (a nop at the end of its stream so far) and the new one waits for that
- * before its wait for the loads: two lone nops. */
+/* The emitter's hand-over at a tile's start (bk_sched_handover): two
+ * lone nops, the engine that waited last signalling and the new one
+ * waiting for that before its wait for the loads. */
 static int loaded_handover(CCore *k, const BkCode *code, const BkAction *a)
 {
-    int slot = a->wait - BK_SEM_LOADED;
-    if (slot < 0 || slot > 1) return 0;
-    int eng = ISA_ENGINE_VEC;
+    int eng = ISA_ENGINE_VEC, was;
     if (code->ncp) {
         eng = isa_ops[code->cp[0].op].engine;
         if (eng == ISA_ENGINE_ANY) eng = ISA_ENGINE_VEC;
     }
-    int was = k->loaded_by[slot];
-    k->loaded_by[slot] = (int8_t)eng;
-    if (was < 0 || was == eng) return 0;
-    int sem = (eng == ISA_ENGINE_MAT ? BK_SEM_TO_MAT : BK_SEM_TO_VEC) + a->slot;
-    return comp_push(k, k->ncp, -1, sem, was + 1) || comp_push(k, k->ncp, sem, -1, eng + 1) ? -1 : 0;
+    int sem = bk_sched_handover(k->loaded_by, a, eng, &was);
+    return sem >= 0 && (comp_push(k, k->ncp, -1, sem, was + 1) || comp_push(k, k->ncp, sem, -1, eng + 1)) ? -1 : 0;
 }
 
 /* Core k's next action of its table (k->tab.a[k->next]) into its

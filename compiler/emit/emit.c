@@ -123,32 +123,15 @@ static int engine_of(const AtlInsn *in)
     return eng == ISA_ENGINE_ANY ? ISA_ENGINE_VEC : eng;
 }
 
-/* A compute action's first instruction waits for its tile's loads
- * (BK_SEM_LOADED + slot). Tiles of one slot may start on different
- * engines (an attention group's phases: the vector engine scales Q in
- * some, the matrix engine multiplies first in others); a counting
- * semaphore hands its signals to whichever waiter comes first, so when the
- * engine changes from one tile of a slot to the next, the engine that took
- * the last tile's signal hands over to the new one first (`loaded_by`, per
- * slot, the engine that waited last in this segment on this core): the
- * signals are then taken in tile order. */
-static int loaded_handover(BkEmit *x, int core, const BkAction *a, int eng, int *loaded_by, int layer, int *w2, AtlErr *e)
-{
-    int slot = a->wait - BK_SEM_LOADED;
-    if (!loaded_by || slot < 0 || slot > 1) return 0;
-    int was = loaded_by[slot];
-    loaded_by[slot] = eng;
-    if (was < 0 || was == eng) return 0;
-    int sem = (eng == ISA_ENGINE_MAT ? BK_SEM_TO_MAT : BK_SEM_TO_VEC) + a->slot;
-    *w2 = sem;
-    return put(x, core, was, nop(-1, sem), layer, e);
-}
-
+/* A compute action's first instruction waits for its tile's loads; when
+ * the engine that waits changes from one tile of a slot to the next, the
+ * engine that took the last signal hands over first (bk_sched_handover):
+ * a counting semaphore gives its signals to whichever waiter comes first. */
 static int emit_compute(BkEmit *x, int core, const BkCode *k, const BkAction *a, int *loaded_by, int layer, AtlErr *e)
 {
-    int first = k->ncp ? engine_of(&k->cp[0]) : ISA_ENGINE_VEC, w0 = -1;
-    if (loaded_handover(x, core, a, first, loaded_by, layer, &w0, e)) return -1;
-    if (w0 >= 0 && put(x, core, first, nop(w0, -1), layer, e)) return -1;
+    int first = k->ncp ? engine_of(&k->cp[0]) : ISA_ENGINE_VEC, was;
+    int w0 = bk_sched_handover(loaded_by, a, first, &was);
+    if (w0 >= 0 && (put(x, core, was, nop(-1, w0), layer, e) || put(x, core, first, nop(w0, -1), layer, e))) return -1;
     if (k->ncp == 0) return put(x, core, ISA_ENGINE_VEC, nop(a->wait, a->signal), layer, e);
     int prev = -1;
     for (int i = 0; i < k->ncp; i++) {

@@ -197,6 +197,25 @@ typedef struct BkAction {
                                    * BK_PF_MC (tile -1): the next segment's multicast
                                    * weights DRAM -> SRAM (its prologue's, re-aimed) */
 } BkAction;
+
+/* The tile-start hand-over of a compute action a whose first instruction
+ * runs on engine eng (docs/backend.md, "Attention groups"): its wait for
+ * the slot's loads (BK_SEM_LOADED + slot) must come after the previous
+ * tile of that slot took its signal, so when the waiting engine changes,
+ * the engine that waited last (*from) signals the returned semaphore and
+ * eng waits for it first; -1 when no hand-over is needed. loaded_by holds
+ * per slot the engine that waited last (-1 none); the emitter (emit.c)
+ * and the cost model (cost.c) both keep it, per core and segment.
+ * Inline: emit and cost both use it (no object-level circle). */
+static inline int bk_sched_handover(int *loaded_by, const BkAction *a, int eng, int *from)
+{
+    int slot = a->wait - BK_SEM_LOADED;
+    if (slot < 0 || slot > 1) return -1;
+    *from = loaded_by[slot];
+    loaded_by[slot] = eng;
+    if (*from < 0 || *from == eng) return -1;
+    return (eng == ISA_ENGINE_MAT ? BK_SEM_TO_MAT : BK_SEM_TO_VEC) + a->slot;
+}
 enum { BK_PF_COPY = 1, BK_PF_FLAG = 2, BK_PF_LMEM = 3, BK_PF_MC = 4 };
 
 /* A core's table: actions (malloc'd by bk_sched_table, grown as needed). */
