@@ -351,7 +351,7 @@ TEST(vit_heads)
      * and Q's scale in the tile: the tiles of one slot start on the
      * vector engine (phase 0 scales Q) or on the matrix engine (the V
      * phases), so the emitter hands the loads' semaphore over between them
-     * (emit.c, loaded_handover); without it the vector engine took a V
+     * (schedule.h bk_sched_handover); without it the vector engine took a V
      * chunk's signal and every core deadlocked */
     vit_graph(&g, 197, 768, 12, 64, 0);
     placement = BK_PLACE_SPLIT;
