@@ -23,6 +23,15 @@ float num_f64_to_f32(double x);
  * (eb + mb < 32), by the rules above: what the three encoders share. */
 uint32_t num_f64_to_bits(double x, int eb, int mb);
 
+/* A float conv sums its products over the input channels of a group in
+ * blocks of NUM_CONV_CBLOCK channels: block by block, within a block tap
+ * by tap (kh, kw), within a tap channel by channel. A compiler that cuts a
+ * conv's input channels into chunks of whole blocks (each chunk one conv,
+ * acc=1 after the first) therefore gets the uncut conv's sums bit for bit,
+ * whatever the chunk size: schedules that tile a layer differently agree
+ * (compiler/lower/conv.c says where its chunks are not whole blocks). */
+#define NUM_CONV_CBLOCK 8
+
 /* Round half to even of a finite double to an integer-valued double. */
 double num_round_half_even(double x);
 /* Float -> integer of range [lo, hi]: round half to even, saturate, NaN -> 0. */

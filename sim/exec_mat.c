@@ -3,8 +3,10 @@
  * accumulated in an aligned int32 scratch row with an axpy inner loop over
  * contiguous n (B rows, or conv weights whose innermost index is oc), which
  * the compiler vectorises. Floats: products and sums in fp32, each output
- * accumulated in increasing k order (kh, kw, c order for conv), starting
- * from the old C when acc=1, else from +0. */
+ * accumulated in increasing k order, starting from the old C when acc=1,
+ * else from +0. A conv's k order is (channel block of NUM_CONV_CBLOCK, kh,
+ * kw, channel within the block), so a conv cut into input-channel chunks
+ * that are whole blocks sums exactly as the uncut conv does. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -119,38 +121,53 @@ int sim_exec_fmt_CONV(AtlSim *s, int core, const AtlInsn *in)
     uint8_t *Y = L + in->dst;
     const uint8_t *X = L + in->src, *Wt = L + in->src2;
     size_t wn = (size_t)in->kh * in->kw * cg * OC;
-    size_t need = (size_t)OC * 4 + (isf ? (wn + (size_t)H * W * C) * 4 : 0);
+    int taps = in->kh * in->kw;
+    /* tap_x: per output pixel, each tap's input offset (SIZE_MAX: padding) */
+    size_t need = (size_t)taps * sizeof(size_t) + (size_t)OC * 4 + (isf ? (wn + (size_t)H * W * C) * 4 : 0);
     if (sim_scratch(s, need)) return -1;
-    uint32_t *acc = (uint32_t *)s->scratch;
-    float *accf = (float *)s->scratch, *wf = accf + OC, *xf = wf + wn;
-    if (isf) { to_f32(wf, Wt, in->dtype, wn); to_f32(xf, X, in->dtype, (size_t)H * W * C); }
+    size_t *tap_x = (size_t *)s->scratch;
+    uint32_t *acc = (uint32_t *)(void *)(tap_x + taps);
+    float *accf = (float *)(void *)(tap_x + taps), *wf = accf + OC, *xf = wf + wn;
+    if (isf) {
+        /* float weights block-major, in the order the sums read them: row
+         * (cb * taps + t * bw + c - cb) of OC for block cb of bw channels */
+        for (int cb = 0; cb < cg; cb += NUM_CONV_CBLOCK) {
+            int bw = cg - cb < NUM_CONV_CBLOCK ? cg - cb : NUM_CONV_CBLOCK;
+            for (int t = 0; t < taps; t++)
+                to_f32(wf + ((size_t)cb * taps + (size_t)t * bw) * OC, Wt + ((size_t)t * cg + cb) * OC * es, in->dtype,
+                       (size_t)bw * OC);
+        }
+        to_f32(xf, X, in->dtype, (size_t)H * W * C);
+    }
     float padf = (float)in->ival;
     for (int oy = 0; oy < oh; oy++)
         for (int ox = 0; ox < ow; ox++) {
             uint8_t *yrow = Y + ((size_t)oy * ow + ox) * OC * 4;
             if (in->acc) memcpy(acc, yrow, (size_t)OC * 4); else memset(acc, 0, (size_t)OC * 4);
+            for (int ky = 0, t = 0; ky < in->kh; ky++)
+                for (int kx = 0; kx < in->kw; kx++, t++) {
+                    int iy = oy * in->sh - in->pad_top + ky * in->dh, ix = ox * in->sw - in->pad_left + kx * in->dw;
+                    tap_x[t] = iy >= 0 && iy < H && ix >= 0 && ix < W ? ((size_t)iy * W + ix) * C : SIZE_MAX;
+                }
             for (int g = 0; g < G; g++)
-                for (int ky = 0; ky < in->kh; ky++) {
-                    int iy = oy * in->sh - in->pad_top + ky * in->dh;
-                    for (int kx = 0; kx < in->kw; kx++) {
-                        int ix = ox * in->sw - in->pad_left + kx * in->dw;
-                        int inside = iy >= 0 && iy < H && ix >= 0 && ix < W;
-                        size_t xoff = ((size_t)iy * W + ix) * C + (size_t)g * cg;
-                        size_t woff = ((size_t)ky * in->kw + kx) * cg * OC + (size_t)g * ocg;
-                        for (int c = 0; c < cg; c++) {
-                            size_t wo = woff + (size_t)c * OC;
-                            if (isf) {
-                                float xv = inside ? xf[xoff + c] : padf;
-                                axpy_f32(accf + (size_t)g * ocg, xv, wf + wo, ocg);
-                            } else {
-                                int32_t xv = inside ? ((const int8_t *)X)[xoff + c] : in->ival;
-                                axpy_i8(acc + (size_t)g * ocg, xv, (const int8_t *)Wt + wo, ocg);
-                            }
+                for (int cb = 0; cb < cg; cb += NUM_CONV_CBLOCK) {
+                    int bw = cg - cb < NUM_CONV_CBLOCK ? cg - cb : NUM_CONV_CBLOCK;
+                    for (int t = 0; t < taps; t++) {
+                        int inside = tap_x[t] != SIZE_MAX;
+                        size_t xoff = tap_x[t] + (size_t)g * cg + cb;
+                        if (isf) {
+                            const float *wrow = wf + ((size_t)cb * taps + (size_t)t * bw) * OC + (size_t)g * ocg;
+                            for (int c = 0; c < bw; c++)
+                                axpy_f32(accf + (size_t)g * ocg, inside ? xf[xoff + c] : padf, wrow + (size_t)c * OC, ocg);
+                        } else {
+                            const int8_t *wrow = (const int8_t *)Wt + ((size_t)t * cg + cb) * OC + (size_t)g * ocg;
+                            for (int c = 0; c < bw; c++)
+                                axpy_i8(acc + (size_t)g * ocg, inside ? ((const int8_t *)X)[xoff + c] : in->ival,
+                                        wrow + (size_t)c * OC, ocg);
                         }
                     }
                 }
             memcpy(yrow, acc, (size_t)OC * 4);
         }
-    (void)es;
     return 0;
 }

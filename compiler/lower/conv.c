@@ -110,13 +110,20 @@
  *   (the matrix unit pays a fill and drain per channel); the search keeps
  *   the cheaper.
  * Guarantees: the output equals the ONNX op's (f32 accumulation order of
- *   the matrix unit: kh, kw, c within a k chunk, chunks in order). */
+ *   the matrix unit: channel blocks of NUM_CONV_CBLOCK, then kh, kw, then c
+ *   within a block; k chunks of several taps are whole blocks, so a K split
+ *   inside a core gives the uncut conv's bits. Two exceptions round
+ *   otherwise: a layer that fits only in chunks of fewer than a block's
+ *   channels (kchunk_sizes' fallback), and the K split across clusters of
+ *   lower/kbands.c (placement chip with bands), whose parts are summed
+ *   apart and then added). */
 #include <math.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <stdio.h>
 #include "compiler/lower/lower.h"
+#include "isa/numerics.h"
 #include "isa/timing.h"
 
 enum { SPLIT_PAIRS = 7, SPLIT_PAIRS_NONE = 3, DEEP_K_PAIRS = 3, WEIGHT_K_PAIRS = 6, MIN_COSTED = 2, TILE_BUDGET = 1 << 16, MAX_TILES = 1 << 24 };
@@ -124,6 +131,27 @@ enum { SPLIT_PAIRS = 7, SPLIT_PAIRS_NONE = 3, DEEP_K_PAIRS = 3, WEIGHT_K_PAIRS =
 static int imin(int a, int b) { return a < b ? a : b; }
 
 static int is_kconv(const BkLow *l) { return l->groups == 1 && l->kind == BK_K_CONV; }
+
+/* The input-channel chunk sizes a K split may take (bk_chunk_sizes of C,
+ * largest first). With several taps, each is rounded up to whole blocks
+ * of NUM_CONV_CBLOCK channels (isa/numerics.h): the chunks then sum in the
+ * uncut conv's order, so a layer gives the same bits however a schedule
+ * cuts it (staged and uniform schedules, micro-batch 1 or 8). any_size
+ * keeps the sizes as they are: the fallback of a layer that fits in no
+ * chunk of whole blocks (a few channels of a large kernel on a small
+ * LMEM), whose sums then round as its chunks say. */
+static int kchunk_sizes(const BkLow *l, int any_size, int *ks, int cap)
+{
+    int n = bk_chunk_sizes(l->C, ks, cap), kept = 0;
+    for (int i = 0; i < n; i++) {
+        int k = ks[i];
+        if (l->kh * l->kw > 1 && !any_size) k = (k + NUM_CONV_CBLOCK - 1) / NUM_CONV_CBLOCK * NUM_CONV_CBLOCK;
+        if (k > l->C) k = l->C;
+        if (kept && ks[kept - 1] == k) continue;
+        ks[kept++] = k;
+    }
+    return kept;
+}
 
 
 static int chunk_width(const BkLow *l);
@@ -718,7 +746,7 @@ static int add_image_shapes(const BkCtx *c, BkLayer *ly, int gc, int m, AtlErr *
     const BkLow *l = &ly->lw;
     if (!is_kconv(l)) return 0;
     int nbs[BK_IMAGE_COUNTS], nn = bk_image_counts(c, l, 1, nbs);
-    int ks[64], nk = nn ? m ? 1 : bk_chunk_sizes(l->C, ks, 64) : 0;
+    int ks[64], nk = nn ? m ? 1 : kchunk_sizes(l, 0, ks, 64) : 0;
     if (m) ks[0] = l->C;
     for (int j = 0; j < nn; j++)
         for (int i = 0; i < nk; i++) {
@@ -828,13 +856,13 @@ static int weight_bound(const BkCtx *c, const BkLow *l)
  * k chunk of a whole number of DRAM interleave periods spreads the 16
  * cores' loads (the same rows at once) evenly over the channels
  * (layer4.1 conv2: K32 instead of K4, 158 K cycles instead of 170 K). */
-static int search_splits(BkCtx *c, BkLayer *ly, AtlErr *e)
+static int search_splits(BkCtx *c, BkLayer *ly, int any_size, AtlErr *e)
 {
     BkLow *l = &ly->lw;
     int ks[64], ws[64];
     int nk = 1;
     ks[0] = l->C;
-    if (is_kconv(l)) nk = bk_chunk_sizes(l->C, ks, 64);
+    if (is_kconv(l)) nk = kchunk_sizes(l, any_size, ks, 64);
     int nw = bk_chunk_sizes(l->OW, ws, 64);
     BkSplitPair *pairs = malloc((size_t)nk * nw * sizeof *pairs);
     if (!pairs) return bk_fail(c, ly->node, e, "out of memory in the tile search");
@@ -928,7 +956,9 @@ static int choose_tiles(BkCtx *c, BkLayer *ly, AtlErr *e)
     /* split shapes too: otherwise a layer whose weights fill a slot takes
      * narrow output-channel chunks that each re-read the input (with
      * --group none only when nothing else fits, as before grouping) */
-    if ((c->grouping || !ly->shapes.n) && search_splits(c, ly, e)) return -1;
+    if ((c->grouping || !ly->shapes.n) && search_splits(c, ly, 0, e)) return -1;
+    /* chunks of fewer channels than a block, where nothing else fits */
+    if (!ly->shapes.n && is_kconv(l) && l->kh * l->kw > 1 && search_splits(c, ly, 1, e)) return -1;
     if (!ly->shapes.n) {
         set_shape(l, 1, 1, 1, 1, 1);
         if (plan(c, ly, 0, 0, 0) == 0 && !bk_window_spans_ok(l))

@@ -9,7 +9,9 @@
 # History: recorded before the backend restructure (no --group option then);
 # regenerated when --group arrived, because the metadata records
 # " --group none" in the compile options: the same binary with the option
-# left out of the metadata still gave the 42 recorded hashes.
+# left out of the metadata still gave the 42 recorded hashes. Regenerated
+# when a conv's k chunks became whole blocks of 8 channels (isa/numerics.h
+# NUM_CONV_CBLOCK): only ResNet-50 on edge16k (fp32, bf16) changed.
 # Under the sanitizer builds (BUILD=*san*) ResNet-50 is left out: its
 # compiles take minutes there; the plain pass checks it (on a1 and edge16k:
 # tiny's DRAM cannot hold its weights, so it is refused there), with

@@ -60,29 +60,59 @@ static void run(IrGraph *g, const char *chip, const char *what, const char *laye
     split_run(g, chip, &o, &k);
 }
 
-/* 3x3 conv on 8 images of 2x2 with C input channels and 2 output
- * channels: the weights alone (9 x C x 2 x 4 bytes) exceed an 8 KiB slot
- * for C >= 120, W tiling cannot help, and with C/nkc channels per chunk a
- * whole image fits one tile, so more chunks than needed only cost. Four
- * output tiles (images) per core: both accumulators are reused. */
-static void ksplit_case(int C, const char *want)
+/* 3x3 conv on 8 images of 2x2 with C input channels and OC output
+ * channels: the weights alone (9 x C x OC x 4 bytes) exceed an 8 KiB slot
+ * (C >= 120 at OC 2), W tiling cannot help, and with C/nkc channels per
+ * chunk a whole image fits one tile; the cost model picks how many chunks
+ * (of whole blocks of 8 channels: at 160 x 2, three chunks of 56 price
+ * below two of 80, at 160 x 4 two win). Four output tiles (images) per
+ * core: both accumulators are reused. */
+static void ksplit_case(int C, int OC, const char *want)
 {
     IrGraph g;
-    int64_t xd[4] = {8, C, 2, 2}, wd[4] = {2, C, 3, 3}, p1[4] = {1, 1, 1, 1};
+    int64_t xd[4] = {8, C, 2, 2}, wd[4] = {OC, C, 3, 3}, p1[4] = {1, 1, 1, 1};
     conv_graph(&g, "conv", xd, wd, 0.1f, p1, NULL, 1, 1);
     char what[64];
-    snprintf(what, sizeof what, "conv C%d K split", C);
+    snprintf(what, sizeof what, "conv C%d OC%d K split", C, OC);
     run(&g, EDGE, what, "conv", want);
 }
 
 TEST(conv_ksplit_2_chunks)
 {
-    ksplit_case(160, "K2");
+    ksplit_case(160, 4, "K2");
 }
 
 TEST(conv_ksplit_3_chunks)
 {
-    ksplit_case(240, "K3");
+    ksplit_case(240, 2, "K3");
+}
+
+/* A K split sums as the uncut conv does (isa/numerics.h NUM_CONV_CBLOCK):
+ * 180 input channels cut into chunks on edge16k take whole blocks of 8
+ * (K3: 64, 64 and 52 channels, not 60 each), and the output is the same
+ * bits as a1's, where the conv runs uncut. */
+TEST(conv_ksplit_same_bits_as_uncut)
+{
+    int64_t xd[4] = {8, 180, 2, 2}, wd[4] = {2, 180, 3, 3}, p1[4] = {1, 1, 1, 1};
+    uint8_t *y[2] = {NULL, NULL};
+    size_t n[2] = {0, 0};
+    /* a1: weights multicast (" mc"), which never goes with a K split */
+    const char *chips[2] = {EDGE, "configs/a1.ini"}, *want[2] = {" K", " mc"};
+    for (int i = 0; i < 2; i++) {
+        IrGraph g;
+        uint32_t seed = rng;
+        conv_graph(&g, "conv", xd, wd, 0.1f, p1, NULL, 1, 1);
+        rng = seed;   /* the same weights for both */
+        BkOptions o;
+        bk_options_default(&o);
+        o.group = BK_GROUP_NONE;
+        SplitCheck k = {"conv C180 K split vs uncut", NULL, "conv", want[i], 1e-4, NULL, &y[i], &n[i]};
+        split_run(&g, chips[i], &o, &k);
+    }
+    REQUIRE(y[0] && y[1]);
+    CHECKF(n[0] == n[1] && !memcmp(y[0], y[1], n[0]), "the K-split conv's output is not the uncut conv's bit for bit");
+    free(y[0]);
+    free(y[1]);
 }
 
 /* Convs that only fit as column blocks on edge16k, each with the split
@@ -144,6 +174,19 @@ TEST(conv_patchify_stride16)
     }
 }
 
+/* A kernel so large that edge16k's slots hold it only for fewer input
+ * channels than a block of 8 (16 x 16 x 24 outputs x 4 bytes = 24 KiB a
+ * channel): the search of whole-block chunks finds nothing, and the
+ * fallback (lower/conv.c kchunk_sizes any_size) takes chunks of fewer
+ * channels rather than refusing the layer. */
+TEST(conv_ksplit_below_a_block)
+{
+    IrGraph g;
+    int64_t xd[4] = {1, 8, 64, 48}, wd[4] = {24, 8, 16, 16}, s16[2] = {16, 16};
+    conv_graph(&g, "patch", xd, wd, 0.1f, NULL, s16, 1, 0);
+    run(&g, EDGE, "patchify 8 channels", "patch", " K");
+}
+
 /* A stride beyond the widened field (6 bits) fails naming node and field. */
 TEST(conv_stride_beyond_field)
 {
@@ -200,9 +243,11 @@ int main(void)
 {
     RUN(conv_ksplit_2_chunks);
     RUN(conv_ksplit_3_chunks);
+    RUN(conv_ksplit_same_bits_as_uncut);
     RUN(conv_wtiled);
     RUN(pool_wtiled);
     RUN(conv_patchify_stride16);
+    RUN(conv_ksplit_below_a_block);
     RUN(conv_stride_beyond_field);
     RUN(resnet20_on_edge16k);
     RUN(mobilenetv2_convs_on_edge16k);

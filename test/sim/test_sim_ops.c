@@ -170,8 +170,19 @@ static void conv_setup(AtlSim *s, void *ctx)
     memcpy(Y, c->Y0, sizeof c->Y0);
 }
 
-static void conv_case(int dt, int C, int H, int W, int OC, int kh, int kw, int sh, int sw, int dh, int dw,
-                      int pt, int pl, int pb, int pr, int G, int acc, int padv)
+/* v rounded to float dtype dt (f32, f16, bf16) and back */
+static float as_dtype(int dt, float v)
+{
+    if (dt == ISA_F16) return num_f16_to_f32(num_f32_to_f16(v));
+    if (dt == ISA_BF16) return num_bf16_to_f32(num_f32_to_bf16(v));
+    return v;
+}
+
+/* inexact: float operands with rounding in every sum, so the order of the
+ * sums shows (*order_shows counts outputs the plain (kh, kw, c) order
+ * would give other bits); else small dyadic values, exact in any order. */
+static void conv_case_v(int dt, int C, int H, int W, int OC, int kh, int kw, int sh, int sw, int dh, int dw,
+                        int pt, int pl, int pb, int pr, int G, int acc, int padv, int inexact, int *order_shows)
 {
     static ConvCase c;
     memset(&c, 0, sizeof c);
@@ -185,6 +196,11 @@ static void conv_case(int dt, int C, int H, int W, int OC, int kh, int kw, int s
     for (int i = 0; i < 4096; i++) {
         c.X[i] = trand_i8(); c.W[i] = trand_i8();
         c.Xf[i] = (float)((int)(trand() % 32) - 16) / 4.0f; c.Wf[i] = (float)((int)(trand() % 32) - 16) / 2.0f;
+        if (inexact) {
+            /* the values as the dtype stores them (f16/bf16 round), so the reference reads the sim's operands */
+            c.Xf[i] = as_dtype(dt, (float)((int)(trand() % 2001) - 1000) / 3.0f);
+            c.Wf[i] = as_dtype(dt, (float)((int)(trand() % 2001) - 1000) / 7.0f);
+        }
     }
     for (int i = 0; i < 8192; i++) c.Y0[i] = (int32_t)(trand() % 1000) - 500;
     if (dt != ISA_I8) for (int i = 0; i < 8192; i++) { float f = (float)c.Y0[i]; memcpy(&c.Y0[i], &f, 4); }
@@ -198,17 +214,29 @@ static void conv_case(int dt, int C, int H, int W, int OC, int kh, int kw, int s
             for (int oc = 0; oc < OC && !bad; oc++) {
                 int g = oc / ocg;
                 int64_t ri = 0;
-                float rf = 0.0f;
+                float rf = 0.0f, plain = 0.0f;
                 if (acc) { if (dt == ISA_I8) ri = c.Y0[(oy * OW + ox) * OC + oc]; else memcpy(&rf, &c.Y0[(oy * OW + ox) * OC + oc], 4); }
-                for (int ky = 0; ky < kh; ky++)
+                plain = rf;
+                /* docs/isa-numerics.md: blocks of NUM_CONV_CBLOCK channels, then kh, kw, c */
+                for (int cb = 0; cb < cg; cb += NUM_CONV_CBLOCK)
+                    for (int ky = 0; ky < kh; ky++)
+                        for (int kx = 0; kx < kw; kx++)
+                            for (int ci = cb; ci < cg && ci < cb + NUM_CONV_CBLOCK; ci++) {
+                                int iy = oy * sh - pt + ky * dh, ix = ox * sw - pl + kx * dw;
+                                int in_img = iy >= 0 && iy < H && ix >= 0 && ix < W;
+                                int xi = (iy * W + ix) * C + g * cg + ci, wi = ((ky * kw + kx) * cg + ci) * OC + oc;
+                                if (dt == ISA_I8) ri += (int64_t)(in_img ? c.X[xi] : padv) * c.W[wi];
+                                else rf += (in_img ? c.Xf[xi] : (float)padv) * c.Wf[wi];
+                            }
+                for (int ky = 0; ky < kh && order_shows; ky++)
                     for (int kx = 0; kx < kw; kx++)
                         for (int ci = 0; ci < cg; ci++) {
                             int iy = oy * sh - pt + ky * dh, ix = ox * sw - pl + kx * dw;
                             int in_img = iy >= 0 && iy < H && ix >= 0 && ix < W;
                             int xi = (iy * W + ix) * C + g * cg + ci, wi = ((ky * kw + kx) * cg + ci) * OC + oc;
-                            if (dt == ISA_I8) ri += (int64_t)(in_img ? c.X[xi] : padv) * c.W[wi];
-                            else rf += (in_img ? c.Xf[xi] : (float)padv) * c.Wf[wi];
+                            plain += (in_img ? c.Xf[xi] : (float)padv) * c.Wf[wi];
                         }
+                if (order_shows && plain != rf) ++*order_shows;
                 const uint8_t *p = Y + ((size_t)(oy * OW + ox) * OC + oc) * 4;
                 if (dt == ISA_I8) {
                     int32_t got;
@@ -218,10 +246,16 @@ static void conv_case(int dt, int C, int H, int W, int OC, int kh, int kw, int s
                 } else {
                     float got;
                     memcpy(&got, p, 4);
-                    if (got != rf) { bad = 1; CHECKF(0, "%s conv y[%d][%d][%d]=%g want %g", isa_dtype_name(dt), oy, ox, oc, got, rf); }
+                    if (got != rf) { bad = 1; CHECKF(0, "%s conv y[%d][%d][%d]=%.9g want %.9g", isa_dtype_name(dt), oy, ox, oc, got, rf); }
                 }
             }
     sim_free(s);
+}
+
+static void conv_case(int dt, int C, int H, int W, int OC, int kh, int kw, int sh, int sw, int dh, int dw,
+                      int pt, int pl, int pb, int pr, int G, int acc, int padv)
+{
+    conv_case_v(dt, C, H, W, OC, kh, kw, sh, sw, dh, dw, pt, pl, pb, pr, G, acc, padv, 0, NULL);
 }
 
 TEST(conv_i8_variants)
@@ -240,6 +274,22 @@ TEST(conv_float)
     conv_case(ISA_F32, 3, 5, 5, 4, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0);
     conv_case(ISA_F16, 4, 4, 4, 4, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 2, 1, 1);
     conv_case(ISA_BF16, 2, 6, 3, 2, 2, 2, 1, 1, 2, 1, 0, 0, 1, 1, 2, 0, 0);
+}
+
+/* A float conv's sums go block by block of NUM_CONV_CBLOCK input channels,
+ * tap by tap within a block (what lets a compiler cut a conv into chunks of
+ * whole blocks and get the uncut sums bit for bit). The operands round in
+ * every sum, and the check that the plain (kh, kw, c) order gives other
+ * bits for some outputs shows the case tells the orders apart. */
+TEST(conv_float_channel_blocks)
+{
+    int shows = 0;
+    conv_case_v(ISA_F32, 24, 5, 5, 8, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 1, &shows);
+    conv_case_v(ISA_F32, 20, 4, 4, 4, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1, &shows);   /* a part block, acc */
+    conv_case_v(ISA_F32, 32, 4, 4, 4, 3, 3, 1, 1, 1, 1, 0, 0, 0, 0, 2, 0, 0, 1, &shows);   /* 2 groups of 16 */
+    conv_case_v(ISA_F32, 26, 6, 6, 4, 3, 3, 1, 1, 2, 2, 2, 2, 2, 2, 2, 1, 3, 1, &shows);   /* groups of 13, dilation, pad value */
+    conv_case_v(ISA_F16, 20, 4, 4, 4, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 1, &shows);   /* widened to f32 */
+    CHECKF(shows > 0, "no output tells the block order from the plain order (%d)", shows);
 }
 
 /* ------------------------------------------------------------ vector */
@@ -676,6 +726,7 @@ int main(void)
     RUN(mm_functional_mode_same_result);
     RUN(conv_i8_variants);
     RUN(conv_float);
+    RUN(conv_float_channel_blocks);
     RUN(vec_int_binary_saturating);
     RUN(vec_float_binary);
     RUN(vec_int_relu_clip_mov);
